@@ -1,0 +1,29 @@
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Logger } from 'pino';
+import { AppModule } from './app.module';
+import type { AppConfig } from './config/config';
+import { jsonBodyParser } from './common/body-parsers';
+import { JsonLogger, requestLogMiddleware } from './common/logger';
+import { setupOpenApi } from './common/openapi';
+import { ProblemFilter } from './common/problem.filter';
+import { requestIdMiddleware } from './common/request-context';
+import { createValidationPipe } from './common/validation';
+
+/** Builds the whole application; used by main.ts, the CLI-free tests and benchmarks. */
+export async function createApp(config: AppConfig, logger: Logger): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger), {
+    bodyParser: false,
+    logger: new JsonLogger(logger),
+  });
+  app.set('trust proxy', config.trustProxy);
+  app.disable('x-powered-by');
+  app.use(requestIdMiddleware);
+  app.use(requestLogMiddleware(logger));
+  app.use(jsonBodyParser({ rest: config.bodyLimitBytes, protocol: config.protocolBodyLimitBytes }));
+  app.useGlobalPipes(createValidationPipe());
+  app.useGlobalFilters(new ProblemFilter(logger));
+  app.enableShutdownHooks();
+  setupOpenApi(app, config.publicBaseUrl);
+  return app;
+}

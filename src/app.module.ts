@@ -1,0 +1,28 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { AuthModule } from './auth/auth.module';
+import { ConfigModule } from './config/config.module';
+import type { AppConfig } from './config/config';
+import { ConsoleModule } from './console/console.module';
+import { DatabaseModule } from './database/database.module';
+import { HealthModule } from './health/health.module';
+import { IdentitiesModule } from './identities/identities.module';
+import { KeysModule } from './keys/keys.module';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config, logger),
+        DatabaseModule.forRoot(config, logger),
+        AuthModule,
+        ConsoleModule,
+        KeysModule,
+        IdentitiesModule,
+        HealthModule,
+      ],
+    };
+  }
+}

@@ -1,0 +1,70 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { forbidden, unauthorized } from '../common/app-error';
+import { ConsoleService } from '../console/console.service';
+import { readCookie, SESSION_COOKIE } from '../console/session-cookie';
+import { KeysService } from '../keys/keys.service';
+import type { Principal } from './principal';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Decides who is calling. `X-API-Key`, when present, is the credential (an invalid
+ * one is a 401, with no fallback to a session); otherwise a Console session from
+ * `Authorization: Bearer` or the session cookie.
+ */
+@Injectable()
+export class AuthService {
+  private readonly allowedOrigin: string;
+
+  constructor(
+    private readonly keys: KeysService,
+    private readonly console: ConsoleService,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.allowedOrigin = new URL(config.publicBaseUrl).origin;
+  }
+
+  /** The principal, null when no credential was sent; throws 401 for a bad one. */
+  async authenticate(req: Request): Promise<Principal | null> {
+    const apiKey = req.headers['x-api-key'];
+    if (apiKey !== undefined) {
+      const principal = typeof apiKey === 'string' ? await this.keys.verify(apiKey) : null;
+      if (!principal) throw unauthorized('invalid_api_key', 'The API key is invalid or has been revoked.');
+      return principal;
+    }
+    const authorization = req.headers.authorization;
+    if (authorization !== undefined) {
+      const match = /^Bearer\s+(\S+)$/i.exec(authorization);
+      const principal = match ? await this.console.verifySession(match[1], false) : null;
+      if (!principal) throw unauthorized('invalid_session', 'The session token is invalid or has expired.');
+      return principal;
+    }
+    const cookie = readCookie(req.headers.cookie, SESSION_COOKIE);
+    if (cookie !== undefined) {
+      const principal = await this.console.verifySession(cookie, true);
+      if (!principal) throw unauthorized('invalid_session', 'The session is invalid or has expired.');
+      if (!SAFE_METHODS.has(req.method)) this.checkOrigin(req);
+      return principal;
+    }
+    return null;
+  }
+
+  /** CSRF defence for cookie sessions, on top of SameSite=Strict. */
+  private checkOrigin(req: Request): void {
+    const origin = req.headers.origin ?? originOf(req.headers.referer);
+    if (origin !== this.allowedOrigin) {
+      throw forbidden('csrf_failed', 'Cookie-authenticated requests that change state must come from the Console origin.');
+    }
+  }
+}
+
+function originOf(referer: string | undefined): string | undefined {
+  if (!referer) return undefined;
+  try {
+    return new URL(referer).origin;
+  } catch {
+    return undefined;
+  }
+}

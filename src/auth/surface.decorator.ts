@@ -1,0 +1,33 @@
+import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { ApiCookieAuth, ApiExtension, ApiOperation, ApiResponse, ApiSecurity, ApiBearerAuth } from '@nestjs/swagger';
+import { describeSurface, SURFACES, type SurfaceName } from './surfaces';
+
+export const SURFACE_KEY = 'a2a:surface';
+
+/**
+ * Declares which row of the credential table a route belongs to. It carries both
+ * the guard's metadata and the OpenAPI security entry, so the docs cannot drift
+ * from what is enforced. A route without it is unreachable (the guard denies).
+ */
+export function Surface(name: SurfaceName, summary?: string) {
+  const policy = SURFACES[name];
+  const description = describeSurface(name);
+  const decorators = [
+    SetMetadata(SURFACE_KEY, name),
+    ApiOperation({ summary, description: `**Credential:** ${description}` }),
+    ApiExtension('x-surface', name),
+  ];
+  if (policy.credentials.length > 0) {
+    const kinds: readonly string[] = policy.credentials;
+    if (kinds.includes('admin') || kinds.includes('agent')) decorators.push(ApiSecurity('apiKey'));
+    if (kinds.includes('console')) decorators.push(ApiBearerAuth('consoleSession'), ApiCookieAuth('consoleCookie'));
+    decorators.push(
+      ApiResponse({ status: 401, description: 'Credential missing or invalid.' }),
+      ApiResponse({ status: 403, description: 'Credential valid but not permitted here.' }),
+    );
+  }
+  return applyDecorators(...decorators);
+}
+
+/** Shorthand for `@Surface('public')`. */
+export const Public = (summary?: string) => Surface('public', summary);

@@ -1,0 +1,68 @@
+import type { CredentialKind } from './principal';
+
+/**
+ * Who may reach each surface — SEED-SPEC §5 "Credential per surface" and the
+ * operation tables of CONTRACT.md, in one place. Every route names one row with
+ * `@Surface(...)`; the global ApiKeyGuard enforces it. Finer rules that depend on
+ * the resource (same organization, own identity, per-field settings) belong to the
+ * services and AccessService, never to controllers.
+ */
+export interface SurfacePolicy {
+  /** Accepted credential kinds; empty means public (no credential needed). */
+  readonly credentials: readonly CredentialKind[];
+  /** An agent key must be bound to a claimed identity. */
+  readonly claimed: boolean;
+}
+
+const PUBLIC: SurfacePolicy = { credentials: [], claimed: false };
+
+export const SURFACES = {
+  // --- no credential ---------------------------------------------------------
+  /** Public directory, Agent Card (SEED-SPEC §5 rule 3), health, docs, Console login. */
+  public: PUBLIC,
+
+  // --- SEED-SPEC §5 "Credential per surface" ----------------------------------
+  /** Organization directory: admin key, claimed agent key, or Console. */
+  organizationDirectory: { credentials: ['admin', 'agent', 'console'], claimed: true },
+  /** Protocol `POST /a2a/{handle}`: agent key of a claimed identity only. */
+  protocol: { credentials: ['agent'], claimed: true },
+  /** Ledger reads (tasks, messages, contexts, settings, contact rules) and replies. */
+  ledger: { credentials: ['admin', 'agent', 'console'], claimed: true },
+  /** Create, update, delete contact rules. */
+  contactRuleAdmin: { credentials: ['admin', 'console'], claimed: false },
+
+  // --- API keys (SEED-SPEC §5 "Who may mint", CONTRACT §2) --------------------
+  /** The calling key itself, any scope, claimed or not: read and revoke self. */
+  keySelf: { credentials: ['admin', 'agent'], claimed: false },
+  /** Mint (scope rules in KeysService), list and read keys of the organization. */
+  keyAdmin: { credentials: ['admin', 'console'], claimed: false },
+
+  // --- identities (CONTRACT §3) ------------------------------------------------
+  /** Create, delete identities; admission explanations. */
+  organizationAdmin: { credentials: ['admin', 'console'], claimed: false },
+  /** Read an identity and its settings: admin key, Console, or its own key (even unclaimed). */
+  identityRead: { credentials: ['admin', 'agent', 'console'], claimed: false },
+  /** Edit card, change settings (per-field rules in IdentitiesService). */
+  identityWrite: { credentials: ['admin', 'agent', 'console'], claimed: true },
+
+  // --- Console only --------------------------------------------------------------
+  /** Console session routes, key label edits and revocation of other keys, claims. */
+  console: { credentials: ['console'], claimed: false },
+} as const satisfies Record<string, SurfacePolicy>;
+
+export type SurfaceName = keyof typeof SURFACES;
+
+export const CREDENTIAL_LABELS: Record<CredentialKind, string> = {
+  admin: 'admin-scoped API key',
+  agent: 'agent-scoped API key',
+  console: 'Console session',
+};
+
+export function describeSurface(name: SurfaceName): string {
+  const policy: SurfacePolicy = SURFACES[name];
+  if (policy.credentials.length === 0) return 'No credential.';
+  const kinds = policy.credentials.map((kind) =>
+    kind === 'agent' && policy.claimed ? 'agent-scoped API key of a claimed identity' : CREDENTIAL_LABELS[kind],
+  );
+  return `Accepts: ${kinds.join(', ')}.`;
+}

@@ -1,0 +1,78 @@
+import type { LoggerService } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import pino, { type Logger } from 'pino';
+
+/**
+ * Structured JSON logs. Request logs carry method, path, status, duration and the
+ * request id — never headers or bodies. The redaction list is a second line of
+ * defence in case a credential ever reaches a log call.
+ */
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    base: { service: 'a2a-service' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: {
+      paths: [
+        'req.headers["x-api-key"]',
+        'req.headers.authorization',
+        'req.headers.cookie',
+        'headers["x-api-key"]',
+        'headers.authorization',
+        'headers.cookie',
+        '*.password',
+        '*.key',
+        '*.secret',
+        '*.token',
+        '*.claim_code',
+        'password',
+        'key',
+        'secret',
+        'token',
+        'claim_code',
+      ],
+      censor: '[redacted]',
+    },
+  });
+}
+
+/** Routes Nest's own log lines into the same JSON stream. */
+export class JsonLogger implements LoggerService {
+  constructor(private readonly logger: Logger) {}
+  log(message: unknown, context?: string) {
+    this.logger.info({ context }, String(message));
+  }
+  error(message: unknown, trace?: string, context?: string) {
+    this.logger.error({ context, trace }, String(message));
+  }
+  warn(message: unknown, context?: string) {
+    this.logger.warn({ context }, String(message));
+  }
+  debug(message: unknown, context?: string) {
+    this.logger.debug({ context }, String(message));
+  }
+  verbose(message: unknown, context?: string) {
+    this.logger.trace({ context }, String(message));
+  }
+}
+
+export function requestLogMiddleware(logger: Logger) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    res.on('finish', () => {
+      const durationMs = Number(process.hrtime.bigint() - req.startedAt) / 1e6;
+      const principal = req.principal;
+      logger.info(
+        {
+          request_id: req.id,
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          duration_ms: Math.round(durationMs * 100) / 100,
+          principal: principal ? { kind: principal.kind, id: principal.id } : undefined,
+        },
+        'request',
+      );
+    });
+    next();
+  };
+}

@@ -1,0 +1,21 @@
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { SESSION_COOKIE } from '../console/session-cookie';
+
+/** OpenAPI at /api/openapi.json and Swagger UI at /api/docs. */
+export function setupOpenApi(app: INestApplication, publicBaseUrl: string): void {
+  const config = new DocumentBuilder()
+    .setTitle('Agent-to-agent service')
+    .setDescription(
+      'Identities discover each other, delegate work over A2A, and are governed by API keys and an admission policy. ' +
+        'Every operation states the credential it accepts.',
+    )
+    .setVersion('1')
+    .addServer(publicBaseUrl)
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, 'apiKey')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Console session token' }, 'consoleSession')
+    .addCookieAuth(SESSION_COOKIE, { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE }, 'consoleCookie')
+    .build();
+  const document = SwaggerModule.createDocument(app, config);
+  SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/openapi.json', yamlDocumentUrl: 'api/openapi.yaml' });
+}

@@ -1,0 +1,62 @@
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { badRequest } from './app-error';
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 200;
+
+/** `limit` and opaque `cursor` query parameters, shared by every list route. */
+export class PageQuery {
+  @ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_PAGE_SIZE)
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'Opaque cursor from a previous page\'s next_cursor.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(512)
+  cursor?: string;
+}
+
+/** A keyset position: the sort value and the id of the last row of a page. */
+export interface KeysetCursor {
+  at: string;
+  id: string;
+}
+
+export function encodeCursor(position: KeysetCursor): string {
+  return Buffer.from(JSON.stringify([position.at, position.id])).toString('base64url');
+}
+
+export function decodeCursor(cursor: string | undefined): KeysetCursor | null {
+  if (cursor === undefined) return null;
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string' &&
+        !Number.isNaN(Date.parse(value[0])) && /^[0-9a-f-]{36}$/i.test(value[1])) {
+      return { at: value[0], id: value[1] };
+    }
+  } catch {
+    // fall through
+  }
+  throw badRequest('invalid_cursor', 'The cursor is not valid; use the next_cursor of a previous page.');
+}
+
+/**
+ * Cuts one extra fetched row off a page and derives next_cursor from the last
+ * row kept. Callers fetch `limit + 1` rows ordered by (created_at DESC, id DESC).
+ */
+export function pageOf<T>(rows: T[], limit: number, position: (row: T) => KeysetCursor): { items: T[]; nextCursor: string | null } {
+  const items = rows.slice(0, limit);
+  const nextCursor = rows.length > limit ? encodeCursor(position(items[items.length - 1])) : null;
+  return { items, nextCursor };
+}
+
+export function pageLimit(query: PageQuery): number {
+  return query.limit ?? DEFAULT_PAGE_SIZE;
+}

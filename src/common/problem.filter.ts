@@ -1,0 +1,120 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { AppError } from './app-error';
+import { LOGGER } from './tokens';
+
+/** Stable codes for errors that do not start as an AppError. */
+const CODE_BY_STATUS: Record<number, string> = {
+  400: 'bad_request',
+  401: 'unauthenticated',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  429: 'rate_limited',
+};
+
+/** Errors raised by Express's body parser carry a `type` and a status. */
+interface BodyParserError {
+  type: string;
+  status?: number;
+  statusCode?: number;
+}
+
+function isBodyParserError(error: unknown): error is BodyParserError {
+  return typeof error === 'object' && error !== null && typeof (error as BodyParserError).type === 'string' &&
+    typeof ((error as BodyParserError).status ?? (error as BodyParserError).statusCode) === 'number';
+}
+
+/** Turns anything thrown into an AppError; unknown errors become an opaque 500. */
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  if (isBodyParserError(error)) {
+    switch (error.type) {
+      case 'entity.parse.failed':
+        return new AppError(400, 'malformed_json', 'The request body is not valid JSON.');
+      case 'entity.too.large':
+        return new AppError(413, 'payload_too_large', 'The request body is larger than this endpoint accepts.');
+      case 'encoding.unsupported':
+      case 'charset.unsupported':
+        return new AppError(415, 'unsupported_media_type', 'The request body encoding is not supported.');
+      default: {
+        const status = error.status ?? error.statusCode ?? 400;
+        if (status >= 400 && status < 500) return new AppError(status, CODE_BY_STATUS[status] ?? 'bad_request', 'The request body could not be read.');
+      }
+    }
+  }
+  if (error instanceof HttpException) {
+    const status = error.getStatus();
+    const body = error.getResponse();
+    const message = typeof body === 'object' && body && 'message' in body ? (body as { message: unknown }).message : error.message;
+    const detail = status === 404 ? 'No such route.' : Array.isArray(message) ? message.join('; ') : String(message);
+    return new AppError(status, CODE_BY_STATUS[status] ?? (status >= 500 ? 'internal_error' : 'bad_request'), detail);
+  }
+  return new AppError(500, 'internal_error', 'An unexpected error occurred.');
+}
+
+/**
+ * Renders every error. REST routes get RFC 9457 problem+json; a protocol call
+ * (`POST /a2a/{handle}`) gets a JSON-RPC error body, since its clients speak JSON-RPC.
+ */
+@Catch()
+export class ProblemFilter implements ExceptionFilter {
+  constructor(@Inject(LOGGER) private readonly logger: Logger) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const ctx = host.switchToHttp();
+    const req = ctx.getRequest<Request>();
+    const res = ctx.getResponse<Response>();
+    const error = toAppError(exception);
+    if (error.status >= 500) {
+      this.logger.error({ request_id: req.id, err: exception }, 'unhandled error');
+    }
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    for (const [name, value] of Object.entries(error.extra.headers ?? {})) res.setHeader(name, value);
+    if (isProtocolCall(req)) {
+      res.status(error.status).type('application/json').send(jsonRpcErrorBody(req, error));
+      return;
+    }
+    res.status(error.status).type('application/problem+json').send(problemBody(req, error));
+  }
+}
+
+export function problemBody(req: Request, error: AppError) {
+  return {
+    type: 'about:blank',
+    title: error.title,
+    status: error.status,
+    detail: error.detail,
+    code: error.code,
+    request_id: req.id,
+    ...(error.extra.errors ? { errors: error.extra.errors } : {}),
+  };
+}
+
+export function isProtocolCall(req: Request): boolean {
+  return req.method === 'POST' && /^\/a2a\/[^/]+\/?$/.test(req.path);
+}
+
+/** JSON-RPC code for HTTP-level failures of a protocol call, by HTTP status. */
+function jsonRpcCode(error: AppError): number {
+  if (error.code === 'malformed_json') return -32700;
+  if (error.status === 400 || error.status === 413 || error.status === 415) return -32600;
+  return -32000;
+}
+
+function jsonRpcErrorBody(req: Request, error: AppError) {
+  const body = req.body as { id?: unknown } | undefined;
+  const id = body && typeof body === 'object' && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: { code: jsonRpcCode(error), message: error.detail, data: { reason: error.code, status: error.status, request_id: req.id } },
+  };
+}

@@ -1,0 +1,2 @@
+/** Injection token for the pino logger. */
+export const LOGGER = Symbol('LOGGER');

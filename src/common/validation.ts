@@ -1,0 +1,27 @@
+import { ValidationError, ValidationPipe } from '@nestjs/common';
+import { badRequest, type FieldError } from './app-error';
+
+function flatten(errors: ValidationError[], parent = ''): FieldError[] {
+  return errors.flatMap((error) => {
+    const field = parent ? (/^\d+$/.test(error.property) ? `${parent}[${error.property}]` : `${parent}.${error.property}`) : error.property;
+    const own = Object.values(error.constraints ?? {}).map((message) => ({ field, message: message.replace(/^\S+ /, `${field} `) }));
+    return [...own, ...flatten(error.children ?? [], field)];
+  });
+}
+
+/** Whitelisting, unknown fields refused, every failure listed by field. */
+export function createValidationPipe(): ValidationPipe {
+  return new ValidationPipe({
+    whitelist: true,
+    forbidNonWhitelisted: true,
+    transform: true,
+    stopAtFirstError: false,
+    validationError: { target: false, value: false },
+    exceptionFactory: (errors) => {
+      const list = flatten(errors).map((e) =>
+        e.message.endsWith('should not exist') ? { field: e.field, message: `${e.field} is not a known field` } : e,
+      );
+      return badRequest('validation_failed', list.map((e) => e.message).join('; ') || 'The request is not valid.', list);
+    },
+  });
+}

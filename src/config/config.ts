@@ -1,0 +1,104 @@
+import { resolve } from 'node:path';
+
+/**
+ * Typed configuration, read once from the environment and validated at start.
+ * A bad value stops the process with one line naming the variable (see main.ts).
+ */
+export interface AppConfig {
+  port: number;
+  host: string;
+  /** Public base URL used in cards and links; never derived from the Host header. */
+  publicBaseUrl: string;
+  /** PostgreSQL connection string; absent → embedded PGlite under dataDir. */
+  databaseUrl: string | null;
+  dataDir: string;
+  migrationsRun: boolean;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  consoleSignup: 'open' | 'closed';
+  sessionTtlHours: number;
+  bcryptCost: number;
+  /** How often buffered `last_used_at` stamps are written. */
+  keyUsageFlushMs: number;
+  bodyLimitBytes: number;
+  protocolBodyLimitBytes: number;
+  loginFailureLimit: number;
+  loginFailureWindowSeconds: number;
+  trustProxy: boolean;
+  shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? fallback : raw;
+}
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (['true', '1', 'yes'].includes(raw.toLowerCase())) return true;
+  if (['false', '0', 'no'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = str(env, name, fallback);
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+function url(env: Env, name: string, fallback: string | null, protocols: string[]): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): AppConfig {
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const publicBaseUrl = url(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`, ['http:', 'https:'])!.replace(/\/+$/, '');
+  return {
+    port,
+    host: str(env, 'HOST', '0.0.0.0'),
+    publicBaseUrl,
+    databaseUrl: url(env, 'DATABASE_URL', null, ['postgres:', 'postgresql:']),
+    dataDir: resolve(str(env, 'DATA_DIR', './data')),
+    migrationsRun: bool(env, 'MIGRATIONS_RUN', true),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    consoleSignup: oneOf(env, 'CONSOLE_SIGNUP', ['open', 'closed'] as const, 'open'),
+    sessionTtlHours: int(env, 'SESSION_TTL_HOURS', 12, 1, 24 * 30),
+    bcryptCost: int(env, 'BCRYPT_COST', 12, 12, 15),
+    keyUsageFlushMs: int(env, 'KEY_USAGE_FLUSH_MS', 10_000, 10, 600_000),
+    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 256 * 1024, 1024, 64 * 1024 * 1024),
+    protocolBodyLimitBytes: int(env, 'PROTOCOL_BODY_LIMIT_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    loginFailureLimit: int(env, 'LOGIN_FAILURE_LIMIT', 10, 1, 10_000),
+    loginFailureWindowSeconds: int(env, 'LOGIN_FAILURE_WINDOW_SECONDS', 15 * 60, 1, 24 * 3600),
+    trustProxy: bool(env, 'TRUST_PROXY', false),
+    shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+  };
+}
+
+/** Injection token for the configuration object. */
+export const APP_CONFIG = Symbol('APP_CONFIG');

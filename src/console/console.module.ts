@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ConsoleController } from './console.controller';
+import { ConsoleService } from './console.service';
+import { ConsoleSession } from './console-session.entity';
+import { ConsoleUser } from './console-user.entity';
+import { Organization } from './organization.entity';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([Organization, ConsoleUser, ConsoleSession])],
+  controllers: [ConsoleController],
+  providers: [ConsoleService],
+  exports: [ConsoleService],
+})
+export class ConsoleModule {}

@@ -1,0 +1,149 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { createHash, randomBytes } from 'node:crypto';
+import * as bcrypt from 'bcrypt';
+import { DataSource, EntityManager } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { conflict, forbidden, tooManyRequests, unauthorized } from '../common/app-error';
+import { FailureThrottle } from '../common/failure-throttle';
+import type { ConsolePrincipal } from '../auth/principal';
+import { ConsoleSession } from './console-session.entity';
+import { ConsoleUser } from './console-user.entity';
+import { Organization } from './organization.entity';
+
+const TOKEN_PREFIX = 'a2a_ses_';
+const TOKEN_PATTERN = /^a2a_ses_[A-Za-z0-9_-]{43}$/;
+const INVALID_LOGIN = 'The email or password is incorrect.';
+
+export interface SessionView {
+  token: string;
+  expires_at: string;
+  user: UserView;
+  organization: OrganizationView;
+}
+export interface UserView {
+  id: string;
+  email: string;
+  organization_id: string;
+  created_at: string;
+}
+export interface OrganizationView {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+const hashToken = (token: string) => createHash('sha256').update(token).digest();
+
+export const toUserView = (user: ConsoleUser): UserView => ({
+  id: user.id,
+  email: user.email,
+  organization_id: user.organizationId,
+  created_at: user.createdAt.toISOString(),
+});
+export const toOrganizationView = (org: Organization): OrganizationView => ({
+  id: org.id,
+  name: org.name,
+  created_at: org.createdAt.toISOString(),
+});
+
+@Injectable()
+export class ConsoleService {
+  private readonly loginFailures: FailureThrottle;
+  /** Compared against when the email is unknown, so timing does not reveal accounts. */
+  private readonly dummyHash: Promise<string>;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.loginFailures = new FailureThrottle(config.loginFailureLimit, config.loginFailureWindowSeconds * 1000);
+    this.dummyHash = bcrypt.hash(randomBytes(16).toString('hex'), config.bcryptCost);
+  }
+
+  async signup(input: { organization_name: string; email: string; password: string }): Promise<SessionView> {
+    if (this.config.consoleSignup === 'closed') {
+      throw forbidden('signup_closed', 'Console signup is closed on this service.');
+    }
+    const { user, organization } = await this.createOrganizationWithUser(input.organization_name, input.email, input.password);
+    return this.openSession(this.dataSource.manager, user, organization);
+  }
+
+  /** Creates an organization and its first Console user (signup and the bootstrap CLI). */
+  async createOrganizationWithUser(
+    organizationName: string,
+    email: string,
+    password: string,
+    em?: EntityManager,
+  ): Promise<{ user: ConsoleUser; organization: Organization }> {
+    const passwordHash = await bcrypt.hash(password, this.config.bcryptCost);
+    const work = async (tx: EntityManager) => {
+      const taken = await tx.getRepository(ConsoleUser).createQueryBuilder('u').where('lower(u.email) = lower(:email)', { email }).getExists();
+      if (taken) throw conflict('email_taken', 'A Console user with that email already exists.');
+      const organization = await tx.getRepository(Organization).save(tx.getRepository(Organization).create({ name: organizationName }));
+      const user = await tx.getRepository(ConsoleUser).save(
+        tx.getRepository(ConsoleUser).create({ organizationId: organization.id, email, passwordHash }),
+      );
+      return { user, organization };
+    };
+    try {
+      return em ? await work(em) : await this.dataSource.transaction(work);
+    } catch (error) {
+      // Two signups racing for one email: the unique index decides.
+      if ((error as { driverError?: { code?: string } }).driverError?.code === '23505') {
+        throw conflict('email_taken', 'A Console user with that email already exists.');
+      }
+      throw error;
+    }
+  }
+
+  async login(input: { email: string; password: string }, clientAddress: string): Promise<SessionView> {
+    const throttleKey = `${input.email.toLowerCase()}|${clientAddress}`;
+    const wait = this.loginFailures.retryAfter(throttleKey);
+    if (wait > 0) throw tooManyRequests('Too many failed logins; try again later.', wait);
+
+    const user = await this.dataSource
+      .getRepository(ConsoleUser)
+      .createQueryBuilder('u')
+      .addSelect('u.passwordHash')
+      .where('lower(u.email) = lower(:email)', { email: input.email })
+      .getOne();
+    const ok = await bcrypt.compare(input.password, user?.passwordHash ?? (await this.dummyHash));
+    if (!user || !ok) {
+      this.loginFailures.fail(throttleKey);
+      throw unauthorized('invalid_credentials', INVALID_LOGIN);
+    }
+    this.loginFailures.clear(throttleKey);
+    const organization = await this.dataSource.getRepository(Organization).findOneByOrFail({ id: user.organizationId });
+    return this.openSession(this.dataSource.manager, user, organization);
+  }
+
+  async logout(principal: ConsolePrincipal): Promise<void> {
+    await this.dataSource.getRepository(ConsoleSession).update({ id: principal.sessionId }, { revokedAt: new Date() });
+  }
+
+  async me(principal: ConsolePrincipal): Promise<{ user: UserView; organization: OrganizationView }> {
+    const user = await this.dataSource.getRepository(ConsoleUser).findOneByOrFail({ id: principal.id });
+    const organization = await this.dataSource.getRepository(Organization).findOneByOrFail({ id: user.organizationId });
+    return { user: toUserView(user), organization: toOrganizationView(organization) };
+  }
+
+  /** The Console principal behind a session token, or null if unknown, expired or logged out. */
+  async verifySession(token: string, viaCookie: boolean): Promise<ConsolePrincipal | null> {
+    if (!TOKEN_PATTERN.test(token)) return null;
+    const [row] = (await this.dataSource.query(
+      `SELECT s.id AS session_id, u.id AS user_id, u.organization_id
+         FROM console_sessions s JOIN console_users u ON u.id = s.user_id
+        WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()`,
+      [hashToken(token)],
+    )) as Array<{ session_id: string; user_id: string; organization_id: string }>;
+    if (!row) return null;
+    return { kind: 'console', id: row.user_id, sessionId: row.session_id, organizationId: row.organization_id, viaCookie };
+  }
+
+  private async openSession(em: EntityManager, user: ConsoleUser, organization: Organization): Promise<SessionView> {
+    const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+    const expiresAt = new Date(Date.now() + this.config.sessionTtlHours * 3600_000);
+    await em.getRepository(ConsoleSession).insert({ userId: user.id, tokenHash: hashToken(token), expiresAt });
+    return { token, expires_at: expiresAt.toISOString(), user: toUserView(user), organization: toOrganizationView(organization) };
+  }
+}

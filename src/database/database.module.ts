@@ -1,0 +1,31 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { Logger } from 'pino';
+import type { AppConfig } from '../config/config';
+import { dataSourceOptions, isEmbedded } from './data-source';
+import { runMigrations } from './migrate';
+
+/** Connects (PostgreSQL or embedded PGlite) and applies pending migrations at start. */
+@Module({})
+export class DatabaseModule {
+  static forRoot(config: AppConfig, logger: Logger): DynamicModule {
+    return {
+      module: DatabaseModule,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          useFactory: () => ({ ...dataSourceOptions(config), autoLoadEntities: true }),
+          dataSourceFactory: async (options) => {
+            const dataSource = await new DataSource(options!).initialize();
+            if (config.migrationsRun) {
+              const applied = await runMigrations(dataSource, isEmbedded(config));
+              if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
+            }
+            logger.info({ database: isEmbedded(config) ? `embedded (${config.dataDir})` : 'postgresql' }, 'database ready');
+            return dataSource;
+          },
+        }),
+      ],
+    };
+  }
+}

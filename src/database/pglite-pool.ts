@@ -1,0 +1,154 @@
+import { EventEmitter } from 'node:events';
+import { mkdirSync } from 'node:fs';
+import type { PGlite } from '@electric-sql/pglite';
+
+/**
+ * A `pg`-compatible driver over one embedded PGlite database, handed to TypeORM's
+ * postgres driver through its `driver` option.
+ *
+ * PGlite is a single connection. TypeORM, like any pool user, may hold several
+ * "connections" at once (two requests each running a transaction). If their
+ * statements interleaved on the one real connection, a BEGIN from one request
+ * would swallow the other's statements and transactions would stop being atomic.
+ * So the pool hands out its one client to a single holder at a time: `connect()`
+ * waits in a FIFO queue until the previous holder releases. Code must therefore
+ * never wait on a second connection while holding one (always use the
+ * transaction's EntityManager inside a transaction) — the same rule that keeps a
+ * real pool from deadlocking when it is exhausted.
+ */
+type Callback<T> = (err: Error | null, value?: T) => void;
+
+interface PgLikeResult {
+  rows: unknown[];
+  rowCount: number;
+  command: string;
+  fields: unknown[];
+}
+
+let shared: { dataDir: string; db: Promise<PGlite>; users: number } | null = null;
+
+async function openDatabase(dataDir: string): Promise<PGlite> {
+  mkdirSync(dataDir, { recursive: true });
+  // PGlite ships as ESM with a CommonJS build; load it lazily so servers on a real
+  // PostgreSQL never pay for the WASM module.
+  const { PGlite } = await import('@electric-sql/pglite');
+  return PGlite.create({ dataDir });
+}
+
+function commandOf(sql: string): string {
+  const match = /^\s*(?:with\b[\s\S]*?\)\s*)?(\w+)/i.exec(sql);
+  return match ? match[1].toUpperCase() : '';
+}
+
+class PgliteClient extends EventEmitter {
+  constructor(private readonly db: PGlite) {
+    super();
+  }
+
+  async query(sql: string, params?: unknown[] | Callback<PgLikeResult>, cb?: Callback<PgLikeResult>): Promise<PgLikeResult> {
+    const callback = typeof params === 'function' ? params : cb;
+    const values = Array.isArray(params) ? params : [];
+    try {
+      let result: PgLikeResult;
+      if (values.length > 0) {
+        const r = await this.db.query(sql, values);
+        result = { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length, command: commandOf(sql), fields: r.fields };
+      } else {
+        // Without parameters, run as a simple query so multi-statement migrations work.
+        const all = await this.db.exec(sql);
+        const last = all[all.length - 1];
+        result = {
+          rows: last?.rows ?? [],
+          rowCount: last?.affectedRows ?? last?.rows.length ?? 0,
+          command: commandOf(sql),
+          fields: last?.fields ?? [],
+        };
+      }
+      callback?.(null, result);
+      return result;
+    } catch (error) {
+      if (callback) {
+        callback(error as Error);
+        return undefined as never;
+      }
+      throw error;
+    }
+  }
+}
+
+export class PglitePool extends EventEmitter {
+  private readonly waiting: Array<() => void> = [];
+  private busy = false;
+  private client: PgliteClient | null = null;
+  private readonly dataDir: string;
+
+  constructor(options: { dataDir?: string }) {
+    super();
+    if (!options.dataDir) throw new Error('PglitePool needs a dataDir');
+    this.dataDir = options.dataDir;
+    if (shared && shared.dataDir !== this.dataDir) {
+      throw new Error(`an embedded database is already open at ${shared.dataDir}`);
+    }
+    shared ??= { dataDir: this.dataDir, db: openDatabase(this.dataDir), users: 0 };
+    shared.users += 1;
+  }
+
+  private async acquire(): Promise<PgliteClient> {
+    if (this.busy) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.busy = true;
+    try {
+      this.client ??= new PgliteClient(await shared!.db);
+      return this.client;
+    } catch (error) {
+      this.release();
+      throw error;
+    }
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.busy = false;
+  }
+
+  connect(cb?: (err: Error | null, client?: PgliteClient, release?: (err?: unknown) => void) => void): Promise<PgliteClient> | void {
+    const acquired = this.acquire();
+    if (!cb) return acquired;
+    acquired.then(
+      (client) => {
+        let released = false;
+        cb(null, client, () => {
+          if (released) return;
+          released = true;
+          this.release();
+        });
+      },
+      (error: Error) => cb(error),
+    );
+  }
+
+  async query(sql: string, params?: unknown[]): Promise<PgLikeResult> {
+    const client = await this.acquire();
+    try {
+      return await client.query(sql, params);
+    } finally {
+      this.release();
+    }
+  }
+
+  end(cb?: (err?: Error | null) => void): Promise<void> {
+    const closing = (async () => {
+      if (!shared) return;
+      shared.users -= 1;
+      if (shared.users > 0) return;
+      const db = await shared.db;
+      shared = null;
+      await db.close();
+    })();
+    if (cb) closing.then(() => cb(null), (error: Error) => cb(error));
+    return closing;
+  }
+}
+
+/** The shape TypeORM's postgres driver expects in its `driver` option. */
+export const pgliteDriver = { Pool: PglitePool };

@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ApiKey } from './api-key.entity';
+import { ApiKeysController } from './api-keys.controller';
+import { KeyUsageTracker } from './key-usage.tracker';
+import { KeysService } from './keys.service';
+import { SelfKeyController } from './self-key.controller';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([ApiKey])],
+  controllers: [ApiKeysController, SelfKeyController],
+  providers: [KeysService, KeyUsageTracker],
+  exports: [KeysService],
+})
+export class KeysModule {}

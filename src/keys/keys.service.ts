@@ -1,0 +1,256 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+import { badRequest, conflict, forbidden, notFound } from '../common/app-error';
+import { decodeCursor, pageLimit, pageOf } from '../common/pagination';
+import type { ConsolePrincipal, KeyPrincipal, Principal } from '../auth/principal';
+import { ApiKey, type KeyCreatorType } from './api-key.entity';
+import { DISPLAY_PREFIX_LENGTH, generateApiKey, hashApiKey, parseApiKey, type KeyScope } from './key-format';
+import { toKeyMetadata, type KeyMetadata, type KeyRow } from './key-metadata';
+import { KeyUsageTracker } from './key-usage.tracker';
+import type { MintKeyDto } from './dto/mint-key.dto';
+import type { UpdateKeyDto } from './dto/update-key.dto';
+import type { ListKeysQuery } from './dto/list-keys.query';
+
+/** CONTRACT §10: at most this many active keys per identity. */
+export const MAX_ACTIVE_KEYS_PER_IDENTITY = 20;
+
+/**
+ * Key metadata with the organization resolved: an admin key carries its own, an
+ * agent key takes its identity's. The Keys module reads these identity columns
+ * itself so that authentication stays one indexed round trip.
+ */
+const SELECT_METADATA = `
+  SELECT k.id, k.scope, k.identity_id, COALESCE(k.organization_id, i.organization_id) AS organization_id,
+         k.label, k.description, k.status, k.prefix, k.created_at, k.created_by_type, k.created_by_id,
+         k.last_used_at, k.revoked_at
+    FROM api_keys k
+    LEFT JOIN identities i ON i.id = k.identity_id`;
+
+export interface KeyBinding {
+  scope: KeyScope;
+  /** Admin keys: the organization. */
+  organizationId?: string;
+  /** Agent keys: the identity. */
+  identityId?: string;
+  label?: string;
+  description?: string;
+  createdBy: { type: KeyCreatorType; id: string | null };
+}
+
+export interface MintedKey {
+  metadata: KeyMetadata;
+  /** The plaintext, returned once and never again. */
+  key: string;
+}
+
+interface VerifiedKeyRow {
+  id: string;
+  scope: KeyScope;
+  status: string;
+  organization_id: string | null;
+  identity_id: string | null;
+  identity_handle: string | null;
+  identity_organization_id: string | null;
+  identity_claimed: boolean | null;
+  identity_enabled: boolean | null;
+}
+
+@Injectable()
+export class KeysService {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly usage: KeyUsageTracker,
+  ) {}
+
+  /**
+   * The principal behind a plaintext key, or null when the key is malformed,
+   * unknown or revoked. A malformed key never reaches the database.
+   */
+  async verify(raw: string): Promise<KeyPrincipal | null> {
+    if (!parseApiKey(raw)) return null;
+    const [row] = (await this.dataSource.query(
+      `SELECT k.id, k.scope, k.status, k.organization_id, k.identity_id,
+              i.agent_handle AS identity_handle, i.organization_id AS identity_organization_id,
+              (i.claimed_at IS NOT NULL) AS identity_claimed, i.enabled AS identity_enabled
+         FROM api_keys k
+         LEFT JOIN identities i ON i.id = k.identity_id
+        WHERE k.key_hash = $1`,
+      [hashApiKey(raw)],
+    )) as VerifiedKeyRow[];
+    if (!row || row.status !== 'active') return null;
+    this.usage.touch(row.id);
+    if (row.scope === 'admin') return { kind: 'admin', id: row.id, organizationId: row.organization_id! };
+    return {
+      kind: 'agent',
+      id: row.id,
+      organizationId: row.identity_organization_id,
+      identity: {
+        id: row.identity_id!,
+        handle: row.identity_handle!,
+        claimed: row.identity_claimed === true,
+        enabled: row.identity_enabled === true,
+      },
+    };
+  }
+
+  /** `POST /api/v1/api-keys`: the "Who may mint" table of SEED-SPEC §5. */
+  async mint(principal: Principal, dto: MintKeyDto): Promise<MintedKey> {
+    if (principal.kind === 'agent') throw forbidden('agent_key_not_allowed', 'Agent-scoped keys cannot mint keys.');
+    const scope = dto.scope ?? 'agent';
+    if (scope === 'admin' && principal.kind !== 'console') {
+      throw forbidden('admin_mint_forbidden', 'Admin-scoped keys can only be minted from a Console session.');
+    }
+    if (scope === 'admin' && dto.scoped_identity_id) {
+      throw badRequest('validation_failed', 'An admin-scoped key is not bound to an identity.', [
+        { field: 'scoped_identity_id', message: 'scoped_identity_id must be omitted for admin-scoped keys' },
+      ]);
+    }
+    if (scope === 'agent' && !dto.scoped_identity_id) {
+      throw badRequest('validation_failed', 'An agent-scoped key needs scoped_identity_id.', [
+        { field: 'scoped_identity_id', message: 'scoped_identity_id is required for agent-scoped keys' },
+      ]);
+    }
+    const createdBy = principal.kind === 'console'
+      ? { type: 'console_user' as const, id: principal.id }
+      : { type: 'api_key' as const, id: principal.id };
+    return this.dataSource.transaction(async (em) => {
+      if (scope === 'agent') await this.lockBindableIdentity(em, dto.scoped_identity_id!, principal.organizationId);
+      return this.mintWith(em, {
+        scope,
+        organizationId: scope === 'admin' ? principal.organizationId : undefined,
+        identityId: scope === 'agent' ? dto.scoped_identity_id : undefined,
+        label: dto.label,
+        description: dto.description,
+        createdBy,
+      });
+    });
+  }
+
+  /**
+   * Mints inside a caller's transaction (identity creation with `mint_key`, agent
+   * signup, bootstrap). The caller has already decided the binding is allowed.
+   */
+  async mintWith(em: EntityManager, binding: KeyBinding): Promise<MintedKey> {
+    if (binding.identityId) {
+      const [{ count }] = (await em.query(
+        `SELECT count(*)::int AS count FROM api_keys WHERE identity_id = $1 AND status = 'active'`,
+        [binding.identityId],
+      )) as Array<{ count: number }>;
+      if (count >= MAX_ACTIVE_KEYS_PER_IDENTITY) {
+        throw conflict('key_limit_reached', `An identity can have at most ${MAX_ACTIVE_KEYS_PER_IDENTITY} active keys; revoke one first.`);
+      }
+    }
+    const key = generateApiKey(binding.scope);
+    const inserted = await em.getRepository(ApiKey).insert({
+      keyHash: hashApiKey(key),
+      prefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
+      scope: binding.scope,
+      organizationId: binding.organizationId ?? null,
+      identityId: binding.identityId ?? null,
+      label: binding.label ?? '',
+      description: binding.description ?? '',
+      status: 'active',
+      createdByType: binding.createdBy.type,
+      createdById: binding.createdBy.id,
+    });
+    const id = inserted.identifiers[0].id as string;
+    return { metadata: this.present(await this.rowOf(em, id)), key };
+  }
+
+  async list(principal: KeyPrincipal | ConsolePrincipal, query: ListKeysQuery): Promise<{ api_keys: KeyMetadata[]; next_cursor: string | null }> {
+    const limit = pageLimit(query);
+    const cursor = decodeCursor(query.cursor);
+    const params: unknown[] = [principal.organizationId];
+    const where = ['(k.organization_id = $1 OR i.organization_id = $1)'];
+    if (query.scope) where.push(`k.scope = $${params.push(query.scope)}`);
+    if (query.status) where.push(`k.status = $${params.push(query.status)}`);
+    if (query.identity) {
+      const p = params.push(query.identity);
+      where.push(/^[0-9a-f-]{36}$/i.test(query.identity) ? `k.identity_id = $${p}::uuid` : `i.agent_handle = $${p}`);
+    }
+    if (cursor) {
+      const at = params.push(cursor.at);
+      const id = params.push(cursor.id);
+      where.push(`(k.created_at, k.id) < ($${at}::timestamptz, $${id}::uuid)`);
+    }
+    const rows = (await this.dataSource.query(
+      `${SELECT_METADATA} WHERE ${where.join(' AND ')} ORDER BY k.created_at DESC, k.id DESC LIMIT ${limit + 1}`,
+      params,
+    )) as KeyRow[];
+    const page = pageOf(rows, limit, (row) => ({ at: row.created_at.toISOString(), id: row.id }));
+    return { api_keys: page.items.map((row) => this.present(row)), next_cursor: page.nextCursor };
+  }
+
+  async get(principal: KeyPrincipal | ConsolePrincipal, id: string): Promise<KeyMetadata> {
+    return this.present(await this.findInOrganization(this.dataSource.manager, id, principal.organizationId));
+  }
+
+  /** Console only (enforced by the route's surface): label and description. */
+  async update(principal: ConsolePrincipal, id: string, dto: UpdateKeyDto): Promise<KeyMetadata> {
+    return this.dataSource.transaction(async (em) => {
+      await this.findInOrganization(em, id, principal.organizationId);
+      const changes: Partial<ApiKey> = {};
+      if (dto.label !== undefined) changes.label = dto.label;
+      if (dto.description !== undefined) changes.description = dto.description;
+      if (Object.keys(changes).length > 0) await em.getRepository(ApiKey).update({ id }, changes);
+      return this.present(await this.rowOf(em, id));
+    });
+  }
+
+  /** Console revocation of any key of the organization. Revoking twice is harmless. */
+  async revoke(principal: ConsolePrincipal, id: string): Promise<KeyMetadata> {
+    return this.dataSource.transaction(async (em) => {
+      await this.findInOrganization(em, id, principal.organizationId);
+      await this.revokeWhere(em, 'id = $1', [id]);
+      return this.present(await this.rowOf(em, id));
+    });
+  }
+
+  async self(principal: KeyPrincipal): Promise<KeyMetadata> {
+    return this.present(await this.rowOf(this.dataSource.manager, principal.id));
+  }
+
+  /** Permanent. The very next request with this key gets 401. */
+  async revokeSelf(principal: KeyPrincipal): Promise<KeyMetadata> {
+    return this.dataSource.transaction(async (em) => {
+      await this.revokeWhere(em, 'id = $1', [principal.id]);
+      return this.present(await this.rowOf(em, principal.id));
+    });
+  }
+
+  /** Used when an identity is deleted: every key bound to it stops working. */
+  async revokeAllForIdentity(em: EntityManager, identityId: string): Promise<void> {
+    await this.revokeWhere(em, 'identity_id = $1', [identityId]);
+  }
+
+  private async revokeWhere(em: EntityManager, condition: string, params: unknown[]): Promise<void> {
+    await em.query(`UPDATE api_keys SET status = 'revoked', revoked_at = now() WHERE ${condition} AND status = 'active'`, params);
+  }
+
+  /** The identity an admin key or Console user may bind a new agent key to. */
+  private async lockBindableIdentity(em: EntityManager, identityId: string, organizationId: string): Promise<void> {
+    const [identity] = (await em.query(
+      `SELECT id FROM identities WHERE id = $1 AND organization_id = $2 AND status = 'active' FOR UPDATE`,
+      [identityId, organizationId],
+    )) as Array<{ id: string }>;
+    if (!identity) throw notFound('identity_not_found', 'No identity with that id in your organization.');
+  }
+
+  private async findInOrganization(em: EntityManager, id: string, organizationId: string | null): Promise<KeyRow> {
+    const [row] = (await em.query(
+      `${SELECT_METADATA} WHERE k.id = $1 AND COALESCE(k.organization_id, i.organization_id) = $2`,
+      [id, organizationId],
+    )) as KeyRow[];
+    if (!row) throw notFound('api_key_not_found', 'No API key with that id in your organization.');
+    return row;
+  }
+
+  private async rowOf(em: EntityManager, id: string): Promise<KeyRow> {
+    const [row] = (await em.query(`${SELECT_METADATA} WHERE k.id = $1`, [id])) as KeyRow[];
+    return row;
+  }
+
+  private present(row: KeyRow): KeyMetadata {
+    return toKeyMetadata(row, this.usage.latest(row.id, row.last_used_at));
+  }
+}

@@ -1,0 +1,27 @@
+import 'reflect-metadata';
+import { ConfigError, loadConfig, type AppConfig } from './config/config';
+import { createLogger } from './common/logger';
+import { createApp } from './app.factory';
+
+async function main(): Promise<void> {
+  let config: AppConfig;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.logLevel);
+  const app = await createApp(config, logger);
+  const server = await app.listen(config.port, config.host);
+  server.keepAliveTimeout = 65_000;
+  logger.info({ port: config.port, base_url: config.publicBaseUrl }, 'listening');
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

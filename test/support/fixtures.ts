@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import { KeysService } from '../../src/keys/keys.service';
+import type { TestApp } from './app';
+
+export const PASSWORD = 'correct horse battery staple';
+
+export interface ConsoleAccount {
+  token: string;
+  userId: string;
+  organizationId: string;
+  email: string;
+}
+
+export const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('hex')}`;
+
+export async function signup(t: TestApp, organizationName = unique('org')): Promise<ConsoleAccount> {
+  const email = `${unique('user')}@example.test`;
+  const res = await t.http().post('/api/v1/console/signup').send({ organization_name: organizationName, email, password: PASSWORD }).expect(201);
+  return { token: res.body.token, userId: res.body.user.id, organizationId: res.body.organization.id, email };
+}
+
+export const bearer = (account: ConsoleAccount) => ({ Authorization: `Bearer ${account.token}` });
+export const apiKey = (key: string) => ({ 'X-API-Key': key });
+
+export async function mintAdminKey(t: TestApp, account: ConsoleAccount): Promise<string> {
+  const res = await t.http().post('/api/v1/api-keys').set(bearer(account)).send({ scope: 'admin' }).expect(201);
+  return res.body.key;
+}
+
+export async function mintAgentKey(t: TestApp, account: ConsoleAccount, identityId: string): Promise<string> {
+  const res = await t.http().post('/api/v1/api-keys').set(bearer(account)).send({ scope: 'agent', scoped_identity_id: identityId }).expect(201);
+  return res.body.key;
+}
+
+export interface IdentityFixture {
+  id: string;
+  handle: string;
+}
+
+/**
+ * Inserts an identity row directly. Used only where the identities API is not the
+ * subject of the test; `organizationId: null` gives an unclaimed identity.
+ */
+export async function insertIdentity(
+  t: TestApp,
+  options: { organizationId: string | null; enabled?: boolean; handle?: string },
+): Promise<IdentityFixture> {
+  const handle = options.handle ?? unique('agent');
+  const [row] = (await t.db.query(
+    `INSERT INTO identities (agent_handle, organization_id, claimed_at, enabled)
+     VALUES ($1, $2, CASE WHEN $2::uuid IS NULL THEN NULL ELSE now() END, $3) RETURNING id`,
+    [handle, options.organizationId, options.enabled ?? false],
+  )) as Array<{ id: string }>;
+  return { id: row.id, handle };
+}
+
+/** An agent key for an identity that cannot be reached through the API (unclaimed). */
+export async function mintKeyDirectly(t: TestApp, identityId: string): Promise<string> {
+  const keys = t.app.get(KeysService);
+  const minted = await t.db.transaction((em) =>
+    keys.mintWith(em, { scope: 'agent', identityId, createdBy: { type: 'signup', id: null } }),
+  );
+  return minted.key;
+}
