@@ -23,7 +23,6 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   app.use(jsonBodyParser({ rest: config.bodyLimitBytes, protocol: config.protocolBodyLimitBytes }));
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalFilters(new ProblemFilter(logger));
-  app.enableShutdownHooks();
   setupOpenApi(app, config.publicBaseUrl);
   return app;
 }

@@ -1,13 +1,13 @@
 import type { LoggerService } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 
 /**
  * Structured JSON logs. Request logs carry method, path, status, duration and the
  * request id — never headers or bodies. The redaction list is a second line of
  * defence in case a credential ever reaches a log call.
  */
-export function createLogger(level: string): Logger {
+export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino({
     level,
     base: { service: 'a2a-service' },
@@ -33,7 +33,7 @@ export function createLogger(level: string): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+  }, destination);
 }
 
 /** Routes Nest's own log lines into the same JSON stream. */

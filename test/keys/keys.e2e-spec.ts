@@ -192,9 +192,9 @@ describe('API key lifecycle', () => {
       const seen: string[] = [];
       let cursor: string | null = null;
       do {
-        const res = await t.http().get('/api/v1/api-keys').query({ limit: 3, ...(cursor ? { cursor } : {}) }).set(bearer(org)).expect(200);
+        const res: { body: { api_keys: Array<{ id: string }>; next_cursor: string | null } } = await t.http().get('/api/v1/api-keys').query({ limit: 3, ...(cursor ? { cursor } : {}) }).set(bearer(org)).expect(200);
         expect(res.body.api_keys.length).toBeLessThanOrEqual(3);
-        seen.push(...res.body.api_keys.map((k: { id: string }) => k.id));
+        seen.push(...res.body.api_keys.map((k) => k.id));
         cursor = res.body.next_cursor;
       } while (cursor);
       // Every key exactly once, in the order of one unpaged read (newest first).

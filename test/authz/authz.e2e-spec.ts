@@ -1,0 +1,40 @@
+import { startApp, type TestApp } from '../support/app';
+import { listRoutes } from '../support/routes';
+import { MATRIX } from './matrix';
+import { CREDENTIALS, World } from './world';
+
+describe('authorization matrix', () => {
+  let t: TestApp;
+  let w: World;
+
+  beforeAll(async () => {
+    t = await startApp();
+    w = await World.create(t);
+  });
+  afterAll(() => t.close());
+
+  it('has exactly one row for every route the application serves', () => {
+    const routes = listRoutes(t.app).map((r) => r.route);
+    const rows = MATRIX.map((r) => r.route);
+    expect(rows.filter((r, i) => rows.indexOf(r) !== i)).toEqual([]);
+    expect([...rows].sort()).toEqual([...routes].sort());
+  });
+
+  it('every route declares its credential surface (snapshot: a change in who may reach what shows in review)', () => {
+    const surfaces = Object.fromEntries(listRoutes(t.app).map((r) => [r.route, r.surface]));
+    expect(Object.values(surfaces)).not.toContain(undefined);
+    expect(surfaces).toMatchSnapshot();
+  });
+
+  describe.each(MATRIX.map((r) => [r.route, r] as const))('%s', (route, row) => {
+    it.each(CREDENTIALS.map((c) => [c, row.statuses[c]] as const))('%s → %i', async (credential, expected) => {
+      const [method, pattern] = route.split(' ');
+      const path = row.path ? await row.path(w) : pattern;
+      const headers = row.consumesCredential ? await w.fresh(credential) : w.headers(credential);
+      let req = t.http()[method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete'](path).set(headers);
+      if (row.body) req = req.send(row.body(w) as object);
+      const res = await req;
+      expect({ status: res.status, code: res.body?.code }).toEqual({ status: expected, code: res.status >= 400 ? expect.any(String) : undefined });
+    });
+  });
+});

@@ -1,0 +1,65 @@
+import { randomBytes } from 'node:crypto';
+import { CREDENTIALS, type Credential, type World } from './world';
+
+/**
+ * The authorization matrix: every route × every credential kind → the status the
+ * route must answer. Columns, in order:
+ *
+ *   none  malformed  revoked  admin  agentUnclaimed  agent  console  otherConsole  otherAdmin
+ *
+ * "agent" is the agent key of acme's claimed identity; "other*" belong to a second
+ * organization and must never reach acme's resources. A route without a row fails
+ * the suite (see authz.e2e-spec.ts).
+ */
+export interface MatrixRow {
+  route: string;
+  statuses: Record<Credential, number>;
+  /** The concrete path (may create a fresh resource for the cell). */
+  path?: (w: World) => string | Promise<string>;
+  body?: (w: World) => unknown;
+  /** The route consumes the credential (logout, self-revoke): use a fresh one per cell. */
+  consumesCredential?: boolean;
+}
+
+type Statuses = [number, number, number, number, number, number, number, number, number];
+
+function row(route: string, statuses: Statuses, options: Omit<MatrixRow, 'route' | 'statuses'> = {}): MatrixRow {
+  return { route, statuses: Object.fromEntries(CREDENTIALS.map((c, i) => [c, statuses[i]])) as Record<Credential, number>, ...options };
+}
+
+const email = () => `matrix-${randomBytes(4).toString('hex')}@example.test`;
+
+//                                                    none mal  rev  adm  unc  agt  con  oCon oAdm
+export const MATRIX: MatrixRow[] = [
+  // Operations and Console entry points: public.
+  row('GET /healthz',                                [200, 200, 200, 200, 200, 200, 200, 200, 200]),
+  row('GET /readyz',                                 [200, 200, 200, 200, 200, 200, 200, 200, 200]),
+  row('POST /api/v1/console/signup',                 [201, 201, 201, 201, 201, 201, 201, 201, 201], {
+    body: () => ({ organization_name: 'Matrix', email: email(), password: 'correct horse battery staple' }),
+  }),
+  row('POST /api/v1/console/login',                  [401, 401, 401, 401, 401, 401, 401, 401, 401], {
+    body: () => ({ email: email(), password: 'not the password' }),
+  }),
+
+  // Console session routes.
+  row('GET /api/v1/console/me',                      [401, 401, 401, 403, 403, 403, 200, 200, 403]),
+  row('POST /api/v1/console/logout',                 [401, 401, 401, 403, 403, 403, 204, 204, 403], { consumesCredential: true }),
+
+  // API keys (SEED-SPEC §5 "Who may mint", CONTRACT §2).
+  row('POST /api/v1/api-keys',                       [401, 401, 401, 201, 403, 403, 201, 404, 404], {
+    body: (w) => ({ scope: 'agent', scoped_identity_id: w.claimed.id }),
+  }),
+  row('GET /api/v1/api-keys',                        [401, 401, 401, 200, 403, 403, 200, 200, 200]),
+  row('GET /api/v1/api-keys/:id',                    [401, 401, 401, 200, 403, 403, 200, 404, 404], {
+    path: async (w) => `/api/v1/api-keys/${await w.acmeKeyId()}`,
+  }),
+  row('PATCH /api/v1/api-keys/:id',                  [401, 401, 401, 403, 403, 403, 200, 404, 403], {
+    path: async (w) => `/api/v1/api-keys/${await w.acmeKeyId()}`,
+    body: () => ({ label: 'renamed' }),
+  }),
+  row('POST /api/v1/api-keys/:id/revoke',            [401, 401, 401, 403, 403, 403, 200, 404, 403], {
+    path: async (w) => `/api/v1/api-keys/${await w.acmeKeyId()}/revoke`,
+  }),
+  row('GET /api-keys/self',                          [401, 401, 401, 200, 200, 200, 403, 403, 200]),
+  row('POST /api-keys/self/revoke',                  [401, 401, 401, 200, 200, 200, 403, 403, 200], { consumesCredential: true }),
+];

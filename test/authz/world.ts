@@ -1,0 +1,83 @@
+import type { TestApp } from '../support/app';
+import {
+  apiKey, bearer, insertIdentity, mintAdminKey, mintAgentKey, mintKeyDirectly, PASSWORD, signup,
+  type ConsoleAccount, type IdentityFixture,
+} from '../support/fixtures';
+
+/** Credential kinds of the matrix, in column order. */
+export const CREDENTIALS = [
+  'none', 'malformed', 'revoked', 'admin', 'agentUnclaimed', 'agent', 'console', 'otherConsole', 'otherAdmin',
+] as const;
+export type Credential = (typeof CREDENTIALS)[number];
+
+export type Headers = Record<string, string>;
+
+/**
+ * Two organizations. "acme" is the one the matrix's resources belong to: a Console
+ * user, an admin key, a claimed identity with its agent key, and an unclaimed
+ * identity with its agent key. "other" has a Console user and an admin key.
+ */
+export class World {
+  acme!: ConsoleAccount;
+  other!: ConsoleAccount;
+  claimed!: IdentityFixture;
+  unclaimed!: IdentityFixture;
+  private readonly shared = new Map<Credential, Headers>();
+
+  constructor(readonly t: TestApp) {}
+
+  static async create(t: TestApp): Promise<World> {
+    const w = new World(t);
+    w.acme = await signup(t, 'Acme');
+    w.other = await signup(t, 'Other');
+    w.claimed = await insertIdentity(t, { organizationId: w.acme.organizationId, enabled: true });
+    w.unclaimed = await insertIdentity(t, { organizationId: null });
+    for (const kind of ['revoked', 'admin', 'agentUnclaimed', 'agent', 'otherAdmin'] as const) {
+      w.shared.set(kind, await w.fresh(kind));
+    }
+    w.shared.set('none', {});
+    w.shared.set('malformed', apiKey('a2a_adm_thisIsNotAValidKeyAtAllxxxxxxxxxxxxx'));
+    w.shared.set('console', bearer(w.acme));
+    w.shared.set('otherConsole', bearer(w.other));
+    return w;
+  }
+
+  headers(kind: Credential): Headers {
+    return this.shared.get(kind)!;
+  }
+
+  /** A credential of this kind that no other cell uses (for routes that consume it). */
+  async fresh(kind: Credential): Promise<Headers> {
+    const { t } = this;
+    switch (kind) {
+      case 'none':
+      case 'malformed':
+        return this.headers(kind);
+      case 'revoked': {
+        const key = await mintAdminKey(t, this.acme);
+        await t.http().post('/api-keys/self/revoke').set(apiKey(key)).expect(200);
+        return apiKey(key);
+      }
+      case 'admin':
+        return apiKey(await mintAdminKey(t, this.acme));
+      case 'otherAdmin':
+        return apiKey(await mintAdminKey(t, this.other));
+      case 'agent':
+        return apiKey(await mintAgentKey(t, this.acme, this.claimed.id));
+      case 'agentUnclaimed':
+        return apiKey(await mintKeyDirectly(t, this.unclaimed.id));
+      case 'console':
+      case 'otherConsole': {
+        const account = kind === 'console' ? this.acme : this.other;
+        const res = await t.http().post('/api/v1/console/login').send({ email: account.email, password: PASSWORD }).expect(200);
+        return { Authorization: `Bearer ${res.body.token}` };
+      }
+    }
+  }
+
+  /** An admin key of acme that a cell may revoke or edit. */
+  async acmeKeyId(): Promise<string> {
+    const res = await this.t.http().post('/api/v1/api-keys').set(bearer(this.acme)).send({ scope: 'admin' }).expect(201);
+    return res.body.id;
+  }
+}

@@ -1,0 +1,144 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { startApp, type TestApp } from '../support/app';
+import { apiKey, bearer, PASSWORD, signup, unique } from '../support/fixtures';
+
+const run = promisify(execFile);
+
+describe('Console accounts and sessions', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startApp({ LOGIN_FAILURE_LIMIT: '3' });
+  });
+  afterAll(() => t.close());
+
+  it('signup creates an organization and a user and returns a session', async () => {
+    const email = `${unique('founder')}@example.test`;
+    const res = await t.http().post('/api/v1/console/signup').send({ organization_name: 'Acme', email, password: PASSWORD }).expect(201);
+    expect(res.body).toMatchObject({
+      token: expect.stringMatching(/^a2a_ses_/),
+      expires_at: expect.any(String),
+      user: { email, organization_id: res.body.organization.id },
+      organization: { name: 'Acme' },
+    });
+    expect(res.body.user).not.toHaveProperty('password_hash');
+    const hoursValid = (Date.parse(res.body.expires_at) - Date.now()) / 3600_000;
+    expect(hoursValid).toBeGreaterThan(11.9);
+    expect(hoursValid).toBeLessThanOrEqual(12);
+    const cookie = res.headers['set-cookie'][0] as string;
+    expect(cookie).toMatch(/^a2a_session=a2a_ses_/);
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+  });
+
+  it('stores the password with bcrypt (cost 12) and the session token only as a hash', async () => {
+    const account = await signup(t);
+    const [user] = await t.db.query(`SELECT password_hash FROM console_users WHERE id = $1`, [account.userId]);
+    expect(user.password_hash).toMatch(/^\$2[aby]\$12\$/);
+    const sessions = await t.db.query(`SELECT token_hash FROM console_sessions s JOIN console_users u ON u.id = s.user_id WHERE u.id = $1`, [account.userId]);
+    expect(JSON.stringify(sessions)).not.toContain(account.token);
+  });
+
+  it.each([
+    [{ organization_name: 'A', email: 'not-an-email', password: PASSWORD }, 'email'],
+    [{ organization_name: 'A', email: 'a@example.test', password: 'short' }, 'password'],
+    [{ organization_name: 'A', email: 'a@example.test', password: 'é'.repeat(40) }, 'password'],
+    [{ organization_name: '', email: 'a@example.test', password: PASSWORD }, 'organization_name'],
+    [{ email: 'a@example.test', password: PASSWORD }, 'organization_name'],
+    [{ organization_name: 'A', email: 'a@example.test', password: PASSWORD, admin: true }, 'admin'],
+  ])('signup refuses %j with a field error', async (body, field) => {
+    const res = await t.http().post('/api/v1/console/signup').send(body).expect(400);
+    expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(field);
+  });
+
+  it('a second signup with the same email (any case) → 409', async () => {
+    const account = await signup(t);
+    const res = await t.http().post('/api/v1/console/signup')
+      .send({ organization_name: 'Again', email: account.email.toUpperCase(), password: PASSWORD }).expect(409);
+    expect(res.body.code).toBe('email_taken');
+  });
+
+  it('login returns a new session; wrong email and wrong password give the same 401', async () => {
+    const account = await signup(t);
+    const ok = await t.http().post('/api/v1/console/login').send({ email: account.email, password: PASSWORD }).expect(200);
+    expect(ok.body.token).not.toBe(account.token);
+    expect(ok.body.organization.id).toBe(account.organizationId);
+    const wrongPassword = await t.http().post('/api/v1/console/login').send({ email: account.email, password: 'wrong password!!' }).expect(401);
+    const wrongEmail = await t.http().post('/api/v1/console/login').send({ email: 'nobody@example.test', password: PASSWORD }).expect(401);
+    expect(wrongPassword.body.detail).toBe(wrongEmail.body.detail);
+    expect(wrongPassword.body.code).toBe('invalid_credentials');
+  });
+
+  it('throttles repeated login failures with 429 and Retry-After, even for the right password', async () => {
+    const account = await signup(t);
+    for (let i = 0; i < 3; i++) {
+      await t.http().post('/api/v1/console/login').send({ email: account.email, password: 'wrong password!!' }).expect(401);
+    }
+    const res = await t.http().post('/api/v1/console/login').send({ email: account.email, password: PASSWORD }).expect(429);
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    expect(res.body.code).toBe('rate_limited');
+  });
+
+  it('me and logout; a logged-out token is refused', async () => {
+    const account = await signup(t, 'Me Inc');
+    const me = await t.http().get('/api/v1/console/me').set(bearer(account)).expect(200);
+    expect(me.body).toMatchObject({ user: { id: account.userId }, organization: { id: account.organizationId, name: 'Me Inc' } });
+    await t.http().post('/api/v1/console/logout').set(bearer(account)).expect(204);
+    const after = await t.http().get('/api/v1/console/me').set(bearer(account)).expect(401);
+    expect(after.body.code).toBe('invalid_session');
+  });
+
+  it('an expired session is refused', async () => {
+    const account = await signup(t);
+    await t.db.query(`UPDATE console_sessions SET expires_at = now() - interval '1 second' WHERE user_id = $1`, [account.userId]);
+    await t.http().get('/api/v1/console/me').set(bearer(account)).expect(401);
+  });
+
+  describe('cookie sessions', () => {
+    it('authenticate reads with the cookie', async () => {
+      const account = await signup(t);
+      await t.http().get('/api/v1/console/me').set('Cookie', `a2a_session=${account.token}`).expect(200);
+    });
+
+    it('refuse unsafe requests without the Console origin (CSRF)', async () => {
+      const account = await signup(t);
+      const cookie = `a2a_session=${account.token}`;
+      const none = await t.http().post('/api/v1/api-keys').set('Cookie', cookie).send({ scope: 'admin' }).expect(403);
+      expect(none.body.code).toBe('csrf_failed');
+      await t.http().post('/api/v1/api-keys').set('Cookie', cookie).set('Origin', 'https://evil.example').send({ scope: 'admin' }).expect(403);
+      await t.http().post('/api/v1/api-keys').set('Cookie', cookie).set('Origin', t.config.publicBaseUrl).send({ scope: 'admin' }).expect(201);
+    });
+
+    it('an X-API-Key header wins over a cookie, with no fallback when invalid', async () => {
+      const account = await signup(t);
+      await t.http().get('/api/v1/console/me').set('Cookie', `a2a_session=${account.token}`).set(apiKey('a2a_adm_nonsense')).expect(401);
+    });
+  });
+
+  it('signup can be closed by configuration', async () => {
+    const closed = await startApp({ CONSOLE_SIGNUP: 'closed' });
+    try {
+      const res = await closed.http().post('/api/v1/console/signup')
+        .send({ organization_name: 'X', email: `${unique('x')}@example.test`, password: PASSWORD }).expect(403);
+      expect(res.body.code).toBe('signup_closed');
+    } finally {
+      await closed.close();
+    }
+  });
+
+  it('the bootstrap CLI creates an organization, a user and an admin key, printed once', async () => {
+    const email = `${unique('ops')}@example.test`;
+    const { stdout } = await run(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', 'src/cli.ts', 'bootstrap', '--org', 'Ops', '--email', email],
+      { env: { ...process.env, DATABASE_URL: t.config.databaseUrl!, LOG_LEVEL: 'silent' }, timeout: 60_000 },
+    );
+    const key = /admin key:\s+(\S+)/.exec(stdout)![1];
+    const password = /password:\s+(\S+)/.exec(stdout)![1];
+    const self = await t.http().get('/api-keys/self').set(apiKey(key)).expect(200);
+    expect(self.body).toMatchObject({ scope: 'admin', label: 'bootstrap' });
+    const login = await t.http().post('/api/v1/console/login').send({ email, password }).expect(200);
+    expect(login.body.organization).toMatchObject({ name: 'Ops', id: self.body.organization_id });
+  });
+});
