@@ -1,9 +1,11 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { IdentitiesService } from './identities.service';
 import { Identity } from './identity.entity';
 
-/** Agent identities. Routes, signup and claim arrive with the identities issue. */
 @Module({
   imports: [TypeOrmModule.forFeature([Identity])],
+  providers: [IdentitiesService],
+  exports: [IdentitiesService],
 })
 export class IdentitiesModule {}

@@ -1,0 +1,31 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { Identity } from './identity.entity';
+
+/**
+ * Identity rows for the rest of the service. Other modules (admission, protocol,
+ * ledger) look identities up here rather than querying the table themselves.
+ */
+@Injectable()
+export class IdentitiesService {
+  constructor(@InjectRepository(Identity) private readonly identities: Repository<Identity>) {}
+
+  /** Any identity with this handle, whatever its state (handles are never reused). */
+  findByHandle(handle: string): Promise<Identity | null> {
+    return this.identities.findOneBy({ agentHandle: handle });
+  }
+
+  findById(id: string): Promise<Identity | null> {
+    return this.identities.findOneBy({ id });
+  }
+
+  /**
+   * The identity that may be served at /a2a/{handle} (card and protocol): claimed,
+   * receiver enabled and not deleted; otherwise null (→ 404).
+   */
+  async findServable(handle: string): Promise<Identity | null> {
+    const identity = await this.findByHandle(handle);
+    return identity && identity.claimed && identity.enabled && identity.status === 'active' ? identity : null;
+  }
+}
