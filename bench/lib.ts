@@ -1,0 +1,116 @@
+import 'reflect-metadata';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { cpus, totalmem } from 'node:os';
+import pino from 'pino';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { DataSource } from 'typeorm';
+import { createApp } from '../src/app.factory';
+import { loadConfig } from '../src/config/config';
+import { dataSourceOptions } from '../src/database/data-source';
+import { dropDatabase, urlFor, withServer } from '../test/support/database';
+
+const run = promisify(execFile);
+
+/**
+ * Shared benchmark plumbing: a server on a fresh, migrated PostgreSQL database,
+ * autocannon runs, and percentile helpers. Benchmarks print figures; they assert
+ * nothing.
+ */
+export interface BenchServer {
+  app: NestExpressApplication;
+  db: DataSource;
+  baseUrl: string;
+  close: () => Promise<void>;
+}
+
+export async function startBenchServer(env: Record<string, string> = {}): Promise<BenchServer> {
+  const database = `a2a_bench_${process.pid}_${Date.now()}`;
+  await withServer((c) => c.query(`CREATE DATABASE "${database}"`));
+  const migrate = await new DataSource(dataSourceOptions({ databaseUrl: urlFor(database), dataDir: '' })).initialize();
+  await migrate.runMigrations({ transaction: 'each' });
+  await migrate.destroy();
+  const config = loadConfig({ DATABASE_URL: urlFor(database), MIGRATIONS_RUN: 'false', LOG_LEVEL: 'silent', ...env });
+  const app = await createApp(config, pino({ level: 'silent' }));
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as { port: number };
+  return {
+    app,
+    db: app.get(DataSource),
+    baseUrl: `http://127.0.0.1:${port}`,
+    close: async () => {
+      await app.close();
+      await dropDatabase(database);
+    },
+  };
+}
+
+export interface LoadResult {
+  name: string;
+  requestsPerSecond: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+/**
+ * Drives a URL with autocannon in its own process, so the load generator never
+ * competes with the server for its event loop.
+ */
+export async function load(
+  name: string,
+  options: { url: string; connections?: number; duration?: number; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string },
+): Promise<LoadResult> {
+  const args = [
+    require.resolve('autocannon/autocannon.js'), '--json',
+    '-c', String(options.connections ?? 50), '-d', String(options.duration ?? 10), '-m', options.method ?? 'GET',
+    ...Object.entries(options.headers ?? {}).flatMap(([k, v]) => ['-H', `${k}=${v}`]),
+    ...(options.body ? ['-b', options.body] : []),
+    options.url,
+  ];
+  const { stdout } = await run(process.execPath, args, { maxBuffer: 64 * 1024 * 1024 });
+  const result = JSON.parse(stdout) as {
+    requests: { average: number }; latency: { p50: number; p99: number }; errors: number; timeouts: number; non2xx: number;
+  };
+  return {
+    name,
+    requestsPerSecond: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+export function percentile(sortedMs: number[], p: number): number {
+  if (sortedMs.length === 0) return NaN;
+  return sortedMs[Math.min(sortedMs.length - 1, Math.ceil((p / 100) * sortedMs.length) - 1)];
+}
+
+/** Times `fn` `iterations` times (after a warm-up) and returns p50/p99 in ms. */
+export async function timeIt(iterations: number, fn: () => Promise<unknown>): Promise<{ p50: number; p99: number; mean: number }> {
+  for (let i = 0; i < Math.min(50, iterations); i++) await fn();
+  const samples: number[] = [];
+  for (let i = 0; i < iterations; i++) {
+    const start = process.hrtime.bigint();
+    await fn();
+    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  samples.sort((a, b) => a - b);
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99), mean: samples.reduce((a, b) => a + b, 0) / samples.length };
+}
+
+export function machine(): string {
+  return `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+}
+
+export function table(rows: Array<Record<string, string | number>>): void {
+  const format = (v: string | number) => (typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(2)) : v);
+  const headers = Object.keys(rows[0] ?? {});
+  const widths = headers.map((h) => Math.max(h.length, ...rows.map((r) => format(r[h]).length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  console.log(line(headers));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const row of rows) console.log(line(headers.map((h) => format(row[h]))));
+}
