@@ -1,4 +1,5 @@
 import { Foundation1763700000000 } from './1763700000000-foundation';
+import { Admission1763700200000 } from './1763700200000-admission';
 
 /** Every migration, in order. New migrations are appended here. */
-export const MIGRATIONS = [Foundation1763700000000];
+export const MIGRATIONS = [Foundation1763700000000, Admission1763700200000];
