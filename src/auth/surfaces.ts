@@ -45,6 +45,14 @@ export const SURFACES = {
   /** Edit card, change settings (per-field rules in IdentitiesService). */
   identityWrite: { credentials: ['admin', 'agent', 'console'], claimed: true },
 
+  // --- events (CONTRACT §8) ------------------------------------------------------
+  /**
+   * Webhooks, their deliveries, secret rotation and test pings: "Admin key or Console:
+   * organization-wide or for one of its identities. Claimed agent key: its own
+   * identity's events only" (the identity rule lives in WebhooksService).
+   */
+  webhooks: { credentials: ['admin', 'agent', 'console'], claimed: true },
+
   // --- Console only --------------------------------------------------------------
   /** Console session routes, key label edits and revocation of other keys, claims. */
   console: { credentials: ['console'], claimed: false },

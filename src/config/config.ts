@@ -35,6 +35,21 @@ export interface AppConfig {
     publicPerMinute: number;
     signupsPerHour: number;
   };
+  /** Lifts the https-only and public-address rules for webhook and push notification URLs (tests, development). */
+  webhooksAllowPrivateNetworks: boolean;
+  /** Event delivery (CONTRACT §8). */
+  events: {
+    /** `inline`: this process runs a dispatcher; `off`: only `npm run worker` processes deliver. */
+    dispatcher: 'inline' | 'off';
+    /** How often an idle dispatcher looks for due deliveries (it also wakes on this process's commits). */
+    pollIntervalMs: number;
+    /** Deliveries claimed, and sent concurrently, per round. */
+    batchSize: number;
+    /** A 2xx within this time is success. */
+    timeoutMs: number;
+    /** Waits before each retry after a failed attempt; past the last one the delivery is failed. */
+    retryScheduleMs: number[];
+  };
 }
 
 export class ConfigError extends Error {}
@@ -69,6 +84,16 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
     throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
   }
   return raw as T;
+}
+
+function durations(env: Env, name: string, fallback: number[]): number[] {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const parts = raw.split(',').map((part) => part.trim());
+  if (parts.length > 20 || !parts.every((part) => /^\d{1,10}$/.test(part))) {
+    throw new ConfigError(`${name} must be a comma-separated list of at most 20 durations in milliseconds, got "${raw}"`);
+  }
+  return parts.map(Number);
 }
 
 function url(env: Env, name: string, fallback: string | null, protocols: string[]): string | null {
@@ -115,7 +140,27 @@ export function loadConfig(env: Env = process.env): AppConfig {
       publicPerMinute: int(env, 'RATE_LIMIT_PUBLIC_PER_MINUTE', 300, 1, 10_000_000),
       signupsPerHour: int(env, 'RATE_LIMIT_SIGNUPS_PER_HOUR', 10, 1, 10_000_000),
     },
+    webhooksAllowPrivateNetworks: bool(env, 'WEBHOOKS_ALLOW_PRIVATE_NETWORKS', false),
+    events: {
+      dispatcher: oneOf(env, 'EVENTS_DISPATCHER', ['inline', 'off'] as const, 'inline'),
+      pollIntervalMs: int(env, 'EVENTS_POLL_INTERVAL_MS', 1000, 10, 60_000),
+      batchSize: int(env, 'EVENTS_BATCH_SIZE', 20, 1, 500),
+      timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
+      // CONTRACT §8: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed.
+      retryScheduleMs: durations(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
+    },
   };
+}
+
+/** For entry points: the configuration, or exit with one line naming what is wrong. */
+export function loadConfigOrExit(env: Env = process.env): AppConfig {
+  try {
+    return loadConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`configuration error: ${error.message}\n`);
+    process.exit(1);
+  }
 }
 
 /** Injection token for the configuration object. */

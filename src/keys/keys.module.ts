@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { EventsModule } from '../events/events.module';
 import { ApiKey } from './api-key.entity';
 import { ApiKeysController } from './api-keys.controller';
 import { KeyUsageTracker } from './key-usage.tracker';
@@ -7,7 +8,7 @@ import { KeysService } from './keys.service';
 import { SelfKeyController } from './self-key.controller';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([ApiKey])],
+  imports: [TypeOrmModule.forFeature([ApiKey]), EventsModule],
   controllers: [ApiKeysController, SelfKeyController],
   providers: [KeysService, KeyUsageTracker],
   exports: [KeysService],

@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { badRequest, conflict, forbidden, notFound } from '../common/app-error';
-import { decodeCursor, pageLimit, pageOf } from '../common/pagination';
+import { creationPosition, decodeCursor, keysetAfter, pageLimit, pageOf } from '../common/pagination';
 import type { ConsolePrincipal, KeyPrincipal, Principal } from '../auth/principal';
+import { EventsService } from '../events/events.service';
 import { ApiKey, type KeyCreatorType } from './api-key.entity';
 import { DISPLAY_PREFIX_LENGTH, generateApiKey, hashApiKey, parseApiKey, type KeyScope } from './key-format';
 import { toKeyMetadata, type KeyMetadata, type KeyRow } from './key-metadata';
@@ -62,6 +63,7 @@ export class KeysService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly usage: KeyUsageTracker,
+    private readonly events: EventsService,
   ) {}
 
   /**
@@ -153,7 +155,9 @@ export class KeysService {
       createdById: binding.createdBy.id,
     });
     const id = inserted.identifiers[0].id as string;
-    return { metadata: this.present(await this.rowOf(em, id)), key };
+    const metadata = this.present(await this.rowOf(em, id));
+    await this.events.emit(em, { type: 'api_key.created', organizationId: metadata.organization_id, data: { api_key: metadata } });
+    return { metadata, key };
   }
 
   async list(principal: KeyPrincipal | ConsolePrincipal, query: ListKeysQuery): Promise<{ api_keys: KeyMetadata[]; next_cursor: string | null }> {
@@ -167,16 +171,12 @@ export class KeysService {
       const p = params.push(query.identity);
       where.push(/^[0-9a-f-]{36}$/i.test(query.identity) ? `k.identity_id = $${p}::uuid` : `i.agent_handle = $${p}`);
     }
-    if (cursor) {
-      const at = params.push(cursor.at);
-      const id = params.push(cursor.id);
-      where.push(`(k.created_at, k.id) < ($${at}::timestamptz, $${id}::uuid)`);
-    }
+    where.push(...keysetAfter('k', cursor, params));
     const rows = (await this.dataSource.query(
       `${SELECT_METADATA} WHERE ${where.join(' AND ')} ORDER BY k.created_at DESC, k.id DESC LIMIT ${limit + 1}`,
       params,
     )) as KeyRow[];
-    const page = pageOf(rows, limit, (row) => ({ at: row.created_at.toISOString(), id: row.id }));
+    const page = pageOf(rows, limit, creationPosition);
     return { api_keys: page.items.map((row) => this.present(row)), next_cursor: page.nextCursor };
   }
 
@@ -222,8 +222,17 @@ export class KeysService {
     await this.revokeWhere(em, 'identity_id = $1', [identityId]);
   }
 
+  /** Revokes the active keys matching `condition`, each with its `api_key.revoked` event. */
   private async revokeWhere(em: EntityManager, condition: string, params: unknown[]): Promise<void> {
-    await em.query(`UPDATE api_keys SET status = 'revoked', revoked_at = now() WHERE ${condition} AND status = 'active'`, params);
+    const [revoked] = (await em.query(
+      `UPDATE api_keys SET status = 'revoked', revoked_at = now() WHERE ${condition} AND status = 'active' RETURNING id`, params,
+    )) as [Array<{ id: string }>, number];
+    if (revoked.length === 0) return;
+    const rows = (await em.query(`${SELECT_METADATA} WHERE k.id = ANY($1::uuid[])`, [revoked.map((r) => r.id)])) as KeyRow[];
+    for (const row of rows) {
+      const metadata = this.present(row);
+      await this.events.emit(em, { type: 'api_key.revoked', organizationId: metadata.organization_id, data: { api_key: metadata } });
+    }
   }
 
   /** The identity an admin key or Console user may bind a new agent key to. */

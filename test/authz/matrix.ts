@@ -62,4 +62,38 @@ export const MATRIX: MatrixRow[] = [
   }),
   row('GET /api-keys/self',                          [401, 401, 401, 200, 200, 200, 403, 403, 200]),
   row('POST /api-keys/self/revoke',                  [401, 401, 401, 200, 200, 200, 403, 403, 200], { consumesCredential: true }),
+
+  // Webhooks (CONTRACT §8). The resource is an organization-wide webhook of acme: acme's
+  // agent key may only reach its own identity's webhooks (404), the other
+  // organization never (404). Creating one is open to every organization and, for an
+  // agent key, subscribes its own identity.
+  row('POST /api/v1/webhooks',                       [401, 401, 401, 201, 403, 201, 201, 201, 201], {
+    body: () => ({ url: 'https://hooks.example.invalid/matrix', events: ['task.created'] }),
+  }),
+  row('GET /api/v1/webhooks',                        [401, 401, 401, 200, 403, 200, 200, 200, 200]),
+  row('GET /api/v1/webhooks/:id',                    [401, 401, 401, 200, 403, 404, 200, 404, 404], {
+    path: async (w) => `/api/v1/webhooks/${await w.acmeWebhookId()}`,
+  }),
+  row('PATCH /api/v1/webhooks/:id',                  [401, 401, 401, 200, 403, 404, 200, 404, 404], {
+    path: async (w) => `/api/v1/webhooks/${await w.acmeWebhookId()}`,
+    body: () => ({ description: 'renamed' }),
+  }),
+  row('DELETE /api/v1/webhooks/:id',                 [401, 401, 401, 204, 403, 404, 204, 404, 404], {
+    path: async (w) => `/api/v1/webhooks/${await w.acmeWebhookId(true)}`,
+  }),
+  row('POST /api/v1/webhooks/:id/rotate-secret',     [401, 401, 401, 200, 403, 404, 200, 404, 404], {
+    path: async (w) => `/api/v1/webhooks/${await w.acmeWebhookId()}/rotate-secret`,
+  }),
+  row('POST /api/v1/webhooks/:id/test',              [401, 401, 401, 202, 403, 404, 202, 404, 404], {
+    path: async (w) => `/api/v1/webhooks/${await w.acmeWebhookId()}/test`,
+  }),
+  row('GET /api/v1/webhooks/:id/deliveries',         [401, 401, 401, 200, 403, 404, 200, 404, 404], {
+    path: async (w) => `/api/v1/webhooks/${await w.acmeWebhookId()}/deliveries`,
+  }),
+  row('POST /api/v1/webhooks/:id/deliveries/:delivery_id/retry', [401, 401, 401, 202, 403, 404, 202, 404, 404], {
+    path: async (w) => {
+      const { webhookId, deliveryId } = await w.acmeDelivery();
+      return `/api/v1/webhooks/${webhookId}/deliveries/${deliveryId}/retry`;
+    },
+  }),
 ];

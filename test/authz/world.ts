@@ -23,6 +23,7 @@ export class World {
   claimed!: IdentityFixture;
   unclaimed!: IdentityFixture;
   private readonly shared = new Map<Credential, Headers>();
+  private webhookId: string | null = null;
 
   constructor(readonly t: TestApp) {}
 
@@ -73,6 +74,22 @@ export class World {
         return { Authorization: `Bearer ${res.body.token}` };
       }
     }
+  }
+
+  /** An organization-wide webhook of acme; `fresh` for a cell that may delete it (an organization has at most 50). */
+  async acmeWebhookId(fresh = false): Promise<string> {
+    if (!fresh && this.webhookId) return this.webhookId;
+    const res = await this.t.http().post('/api/v1/webhooks').set(bearer(this.acme))
+      .send({ url: 'https://hooks.example.invalid/matrix', events: ['*'] }).expect(201);
+    if (!fresh) this.webhookId = res.body.id;
+    return res.body.id;
+  }
+
+  /** A new delivery (a test ping) of acme's webhook, for the delivery routes. */
+  async acmeDelivery(): Promise<{ webhookId: string; deliveryId: string }> {
+    const webhookId = await this.acmeWebhookId();
+    const res = await this.t.http().post(`/api/v1/webhooks/${webhookId}/test`).set(bearer(this.acme)).expect(202);
+    return { webhookId, deliveryId: res.body.id };
   }
 
   /** An admin key of acme that a cell may revoke or edit. */

@@ -15,15 +15,25 @@ export interface TestApp {
   http: () => ReturnType<typeof request>;
   /** Base URL of the listening server, for real HTTP clients. */
   baseUrl: string;
+  /** The database's name (pass it to another startApp to share it). */
+  database: string;
   close: () => Promise<void>;
+}
+
+export interface StartOptions {
+  /**
+   * Run on this existing database instead of a fresh one (a second instance, or a
+   * restart). The app that created the database drops it on close; this one does not.
+   */
+  database?: string;
 }
 
 /**
  * Starts the whole application on a fresh database cloned from the migrated
- * template, listening on an ephemeral loopback port.
+ * template (or on an existing one), listening on an ephemeral loopback port.
  */
-export async function startApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+export async function startApp(env: Record<string, string> = {}, options: StartOptions = {}): Promise<TestApp> {
+  const database = options.database ?? (await createTestDatabase());
   const config = loadConfig({
     DATABASE_URL: urlFor(database),
     MIGRATIONS_RUN: 'false',
@@ -42,9 +52,10 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
     db: app.get(DataSource),
     http: () => request(server),
     baseUrl,
+    database,
     close: async () => {
       await app.close();
-      await dropDatabase(database);
+      if (!options.database) await dropDatabase(database);
     },
   };
 }

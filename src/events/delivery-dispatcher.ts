@@ -1,0 +1,113 @@
+import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { LOGGER } from '../common/tokens';
+import { DeliveryQueue, type ClaimedDelivery } from './delivery-queue';
+import { DeliverySender } from './delivery-sender';
+import { signatureHeaders } from './signing';
+
+/**
+ * Sends due deliveries: claims up to `EVENTS_BATCH_SIZE` at a time, keeps that many
+ * sends in flight (a slow endpoint holds one slot, not the queue), and records each
+ * outcome. It sleeps `EVENTS_POLL_INTERVAL_MS` when idle and wakes at once when a
+ * transaction of this process that emitted an event commits.
+ *
+ * Runs inside the server (`EVENTS_DISPATCHER=inline`, the default) and in
+ * `npm run worker`; any number of dispatchers may share a database. On shutdown it
+ * stops claiming and waits for the sends in flight.
+ */
+@Injectable()
+export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
+  private woken = false;
+  private wakeUp: (() => void) | null = null;
+
+  constructor(
+    private readonly queue: DeliveryQueue,
+    private readonly sender: DeliverySender,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.config.events.dispatcher === 'inline') this.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.stop();
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.loop;
+    await Promise.all(this.inFlight);
+  }
+
+  /** There may be new work: claim now instead of at the next poll. */
+  wake(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+
+  private async run(): Promise<void> {
+    const { batchSize } = this.config.events;
+    while (this.running) {
+      this.woken = false;
+      const free = batchSize - this.inFlight.size;
+      let claimed: ClaimedDelivery[] = [];
+      if (free > 0) {
+        try {
+          claimed = await this.queue.claim(free);
+        } catch (error) {
+          this.logger.error({ err: error }, 'could not claim deliveries');
+        }
+      }
+      for (const delivery of claimed) {
+        const send = this.deliver(delivery).finally(() => {
+          this.inFlight.delete(send);
+          this.wake();
+        });
+        this.inFlight.add(send);
+      }
+      // Claim again at once while the queue yields full batches and slots are free.
+      if (claimed.length === free && free > 0) continue;
+      if (!this.woken && this.running) await this.sleep();
+    }
+  }
+
+  private sleep(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wakeUp = null;
+        resolve();
+      };
+      const timer = setTimeout(done, this.config.events.pollIntervalMs);
+      this.wakeUp = done;
+    });
+  }
+
+  private async deliver(delivery: ClaimedDelivery): Promise<void> {
+    const body = JSON.stringify(delivery.event);
+    const outcome = await this.sender.send({
+      url: delivery.url,
+      headers: { ...signatureHeaders(delivery.secrets, delivery.event.id, body) },
+      body,
+    });
+    try {
+      await this.queue.complete(delivery, outcome);
+    } catch (error) {
+      // The lease runs out and the delivery is attempted again: at least once, never lost.
+      this.logger.error({ err: error, delivery_id: delivery.id }, 'could not record a delivery attempt');
+    }
+  }
+}

@@ -1,0 +1,170 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import type { Logger } from 'pino';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { LOGGER } from '../common/tokens';
+import type { SendOutcome } from './delivery-sender';
+import type { EventType } from './event-types';
+import { DISABLE_AFTER_MS, retryDelay } from './retry-schedule';
+
+/** A delivery a dispatcher has claimed: what to send, where, signed with which secrets. */
+export interface ClaimedDelivery {
+  id: string;
+  /** This attempt's number; only the dispatcher that claimed it sends it. */
+  attempt: number;
+  webhookId: string;
+  url: string;
+  /** Every secret valid now, newest first. */
+  secrets: string[];
+  /** The envelope of CONTRACT §8, in its order. */
+  event: { id: string; type: EventType; created_at: string; organization_id: string; data: Record<string, unknown> };
+}
+
+interface ClaimedRow {
+  id: string;
+  attempt: number;
+  interrupted: boolean;
+  webhook_id: string;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  event_id: string;
+  event_type: EventType;
+  organization_id: string;
+  event_created_at: Date;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Claims due deliveries. The inner SELECT locks the rows it picks and skips rows
+ * another dispatcher holds, so concurrent claims never overlap; the UPDATE counts
+ * the attempt and leases the row (next_attempt_at moves to the end of the lease). A
+ * row still `in_flight` when it falls due again was claimed by a dispatcher that
+ * stopped before recording a result: its lease has run out.
+ */
+const CLAIM = `
+  UPDATE deliveries d
+     SET attempts = d.attempts + 1, in_flight = true, updated_at = now(),
+         next_attempt_at = now() + $2 * interval '1 millisecond'
+    FROM (SELECT q.id, q.in_flight AS interrupted
+            FROM deliveries q
+           WHERE q.status = 'pending' AND q.next_attempt_at <= now()
+           ORDER BY q.next_attempt_at
+           LIMIT $1
+             FOR UPDATE SKIP LOCKED) due,
+         webhooks w, events e
+   WHERE d.id = due.id AND w.id = d.webhook_id AND e.id = d.event_id
+  RETURNING d.id, d.attempts AS attempt, due.interrupted, w.id AS webhook_id, w.url, w.secret,
+            CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
+            e.id AS event_id, e.type AS event_type, e.organization_id, e.created_at AS event_created_at, e.data`;
+
+const INSERT_ATTEMPT = `
+  INSERT INTO delivery_attempts (delivery_id, attempt, succeeded, status_code, error, duration_ms)
+  SELECT d.id, $2, $3, $4, $5, $6 FROM deliveries d WHERE d.id = $1`;
+/** Logs an attempt; a late result replaces the `interrupted` entry a later claim wrote for it. */
+const LOG_ATTEMPT = `${INSERT_ATTEMPT}
+  ON CONFLICT (delivery_id, attempt) DO UPDATE
+     SET succeeded = EXCLUDED.succeeded, status_code = EXCLUDED.status_code, error = EXCLUDED.error,
+         duration_ms = EXCLUDED.duration_ms, created_at = now()`;
+const LOG_INTERRUPTED = `${INSERT_ATTEMPT} ON CONFLICT DO NOTHING`;
+
+const INTERRUPTED = 'interrupted: the dispatcher stopped before the result was recorded';
+
+@Injectable()
+export class DeliveryQueue {
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** A lease outlives any send (bounded by the timeout), so only a stopped dispatcher's claims expire. */
+  private get leaseMs(): number {
+    return 2 * this.config.events.timeoutMs + 5_000;
+  }
+
+  async claim(limit: number): Promise<ClaimedDelivery[]> {
+    const rows = await this.dataSource.transaction(async (em) => {
+      const [claimed] = (await em.query(CLAIM, [limit, this.leaseMs])) as [ClaimedRow[], number];
+      for (const row of claimed.filter((r) => r.interrupted)) {
+        await em.query(LOG_INTERRUPTED, [row.id, row.attempt - 1, false, null, INTERRUPTED, 0]);
+      }
+      return claimed;
+    });
+    return rows.map((row) => ({
+      id: row.id,
+      attempt: row.attempt,
+      webhookId: row.webhook_id,
+      url: row.url,
+      secrets: row.previous_secret ? [row.secret, row.previous_secret] : [row.secret],
+      event: {
+        id: row.event_id,
+        type: row.event_type,
+        created_at: row.event_created_at.toISOString(),
+        organization_id: row.organization_id,
+        data: row.data,
+      },
+    }));
+  }
+
+  /**
+   * Records an attempt's outcome. Success finishes the delivery and ends the
+   * endpoint's failing run. Failure schedules the next attempt (or fails the
+   * delivery when the schedule is spent), starts or extends the failing run, and
+   * disables the webhook once that run has lasted DISABLE_AFTER_MS. The delivery
+   * is only updated while this claim still holds it.
+   */
+  async complete(delivery: ClaimedDelivery, outcome: SendOutcome): Promise<void> {
+    await this.dataSource.transaction(async (em) => {
+      await em.query(LOG_ATTEMPT, [delivery.id, delivery.attempt, outcome.ok, outcome.statusCode, outcome.error, outcome.durationMs]);
+      if (outcome.ok) {
+        await em.query(`UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`, [delivery.webhookId]);
+        await this.finish(em, delivery, outcome, 'succeeded', null);
+        return;
+      }
+      const [webhook] = (await em.query(
+        `SELECT status, (failing_since <= now() - $2 * interval '1 millisecond') AS expired FROM webhooks WHERE id = $1 FOR UPDATE`,
+        [delivery.webhookId, DISABLE_AFTER_MS],
+      )) as Array<{ status: string; expired: boolean | null }>;
+      const disable = webhook?.status === 'active' && webhook.expired === true;
+      await em.query(
+        `UPDATE webhooks SET failing_since = COALESCE(failing_since, now()) WHERE id = $1`, [delivery.webhookId],
+      );
+      const delay = retryDelay(this.config.events.retryScheduleMs, delivery.attempt);
+      const retry = webhook?.status === 'active' && !disable && delay !== null;
+      await this.finish(em, delivery, outcome, retry ? 'pending' : 'failed', retry ? delay : null);
+      if (disable) {
+        await em.query(`UPDATE webhooks SET status = 'disabled', updated_at = now() WHERE id = $1`, [delivery.webhookId]);
+        const failed = await this.failPending(em, delivery.webhookId);
+        this.logger.warn({ webhook_id: delivery.webhookId, failed_deliveries: failed }, 'webhook disabled: its endpoint has been failing for 5 days');
+      }
+    });
+  }
+
+  /**
+   * A disabled webhook sends nothing more: its waiting deliveries fail (each can be
+   * retried once the webhook is enabled again). Returns how many.
+   */
+  async failPending(em: EntityManager, webhookId: string): Promise<number> {
+    const [, count] = (await em.query(
+      `UPDATE deliveries
+          SET status = 'failed', next_attempt_at = NULL, updated_at = now(),
+              last_error = COALESCE(last_error, 'the webhook was disabled')
+        WHERE webhook_id = $1 AND status = 'pending' AND NOT in_flight`,
+      [webhookId],
+    )) as [unknown, number];
+    return count;
+  }
+
+  /** `delayMs` is the wait before the next attempt of a pending delivery, null for a finished one. */
+  private async finish(em: EntityManager, delivery: ClaimedDelivery, outcome: SendOutcome, status: 'pending' | 'succeeded' | 'failed', delayMs: number | null): Promise<void> {
+    await em.query(
+      `UPDATE deliveries
+          SET status = $3, in_flight = false, updated_at = now(),
+              next_attempt_at = now() + $4 * interval '1 millisecond',
+              last_attempt_at = now(), last_status_code = $5, last_error = $6, last_duration_ms = $7
+        WHERE id = $1 AND attempts = $2 AND in_flight`,
+      [delivery.id, delivery.attempt, status, delayMs, outcome.statusCode, outcome.error, outcome.durationMs],
+    );
+  }
+}

@@ -1,0 +1,24 @@
+/** The event types of CONTRACT §8, in the order the contract lists them. */
+export const EVENT_TYPES = [
+  'task.created', 'task.message', 'task.status', 'task.artifact',
+  'api_key.created', 'api_key.revoked',
+  'identity.claimed', 'identity.updated',
+  'contact_rule.created', 'contact_rule.updated', 'contact_rule.deleted',
+  'ping',
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** A subscription's filter: every type, or a list of them. */
+export const ALL_EVENTS = '*';
+
+/**
+ * Types that never concern an identity in the sense of identity-scoped subscriptions:
+ * an identity's own key may not read the organization's key metadata, so a webhook
+ * scoped to one identity never receives them (only organization-wide ones do).
+ */
+export const ORGANIZATION_ONLY_TYPES: readonly EventType[] = ['api_key.created', 'api_key.revoked'];
+
+export function isEventType(value: string): value is EventType {
+  return (EVENT_TYPES as readonly string[]).includes(value);
+}

@@ -1,0 +1,102 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager, type EntitySubscriberInterface, type QueryRunner, type TransactionCommitEvent, type TransactionRollbackEvent } from 'typeorm';
+import { DeliveryDispatcher } from './delivery-dispatcher';
+import { newEventId } from './event-id';
+import { ORGANIZATION_ONLY_TYPES, type EventType } from './event-types';
+
+export interface EventInput {
+  type: EventType;
+  /** The organization the event belongs to; null (an unclaimed identity's change) has no subscriber and records nothing. */
+  organizationId: string | null;
+  /** That organization's identities the event is about, for identity-scoped subscriptions. */
+  identityIds?: readonly string[];
+  /** The envelope's `data`: resource views as the REST API shows them; never a secret. */
+  data: Record<string, unknown>;
+}
+
+/** One participant of a change that concerns several identities (a task's requester and worker). */
+export interface Participant {
+  identityId: string;
+  organizationId: string | null;
+}
+
+/**
+ * Writes an event and its deliveries in one statement: the outbox row, and one
+ * delivery for every active subscription of the organization whose filter and scope
+ * match. Subscriptions scoped to one identity match when the event is about it;
+ * organization-only types (api_key.*) never match them.
+ */
+const INSERT_EVENT = `
+  WITH event AS (
+    INSERT INTO events (id, type, organization_id, identity_ids, data)
+    VALUES ($1, $2, $3, $4::uuid[], $5::json)
+    RETURNING id, type, organization_id, identity_ids
+  )
+  INSERT INTO deliveries (webhook_id, event_id)
+  SELECT w.id, event.id
+    FROM event JOIN webhooks w ON w.organization_id = event.organization_id AND w.status = 'active'
+   WHERE ($6::uuid IS NULL OR w.id = $6::uuid)
+     AND ($6::uuid IS NOT NULL OR (
+           ('*' = ANY(w.events) OR event.type = ANY(w.events))
+       AND (w.identity_id IS NULL OR (w.identity_id = ANY(event.identity_ids) AND NOT event.type = ANY($7::text[])))))`;
+
+/**
+ * The outbox (CONTRACT §8). Other modules call `emit` inside the transaction that
+ * makes the change, with that transaction's EntityManager: the event commits or
+ * rolls back with the change. Once a transaction that emitted commits, this
+ * process's dispatcher is woken; other processes find the work when they poll.
+ */
+@Injectable()
+export class EventsService implements EntitySubscriberInterface {
+  private readonly emitted = new WeakSet<QueryRunner>();
+
+  constructor(
+    dataSource: DataSource,
+    private readonly dispatcher: DeliveryDispatcher,
+  ) {
+    dataSource.subscribers.push(this);
+  }
+
+  /** Records an event in the caller's transaction; returns its id, or null when it concerns no organization. */
+  async emit(em: EntityManager, event: EventInput): Promise<string | null> {
+    return this.insert(em, event, null);
+  }
+
+  /** One event per organization concerned, each about that organization's participants. */
+  async emitForParticipants(em: EntityManager, participants: readonly Participant[], event: Omit<EventInput, 'organizationId' | 'identityIds'>): Promise<void> {
+    const byOrganization = new Map<string, string[]>();
+    for (const { identityId, organizationId } of participants) {
+      if (organizationId === null) continue;
+      const ids = byOrganization.get(organizationId) ?? [];
+      if (!ids.includes(identityId)) ids.push(identityId);
+      byOrganization.set(organizationId, ids);
+    }
+    for (const [organizationId, identityIds] of byOrganization) await this.emit(em, { ...event, organizationId, identityIds });
+  }
+
+  /** An event for one subscription only, whatever its filter (the `ping` of a webhook test). */
+  async emitToWebhook(em: EntityManager, webhookId: string, event: EventInput): Promise<string> {
+    return (await this.insert(em, event, webhookId))!;
+  }
+
+  private async insert(em: EntityManager, event: EventInput, webhookId: string | null): Promise<string | null> {
+    const runner = em.queryRunner;
+    if (!runner?.isTransactionActive) throw new Error('EventsService.emit must run inside the transaction that makes the change');
+    if (event.organizationId === null) return null;
+    const id = newEventId();
+    await em.query(INSERT_EVENT, [
+      id, event.type, event.organizationId, event.identityIds ?? [], JSON.stringify(event.data), webhookId, ORGANIZATION_ONLY_TYPES,
+    ]);
+    this.emitted.add(runner);
+    return id;
+  }
+
+  afterTransactionCommit(event: TransactionCommitEvent): void {
+    if (event.queryRunner.isTransactionActive || !this.emitted.delete(event.queryRunner)) return;
+    this.dispatcher.wake();
+  }
+
+  afterTransactionRollback(event: TransactionRollbackEvent): void {
+    if (!event.queryRunner.isTransactionActive) this.emitted.delete(event.queryRunner);
+  }
+}

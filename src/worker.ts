@@ -1,0 +1,30 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from './app.module';
+import { createLogger, JsonLogger } from './common/logger';
+import { exitOnSignals } from './common/shutdown';
+import { loadConfigOrExit, type AppConfig } from './config/config';
+
+/**
+ * `npm run worker` (or `node dist/worker.js`): a process that only delivers events —
+ * webhooks and push notifications — with no HTTP server. Run any number of them on
+ * the server's PostgreSQL, beside servers started with EVENTS_DISPATCHER=off (or
+ * inline: every dispatcher shares one queue and never sends the same attempt twice).
+ */
+async function main(): Promise<void> {
+  const loaded = loadConfigOrExit();
+  if (!loaded.databaseUrl) {
+    process.stderr.write('configuration error: DATABASE_URL is required; the embedded database belongs to the server process\n');
+    process.exit(1);
+  }
+  const config: AppConfig = { ...loaded, events: { ...loaded.events, dispatcher: 'inline' } };
+  const logger = createLogger(config.logLevel);
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), { logger: new JsonLogger(logger) });
+  logger.info({ poll_interval_ms: config.events.pollIntervalMs, batch_size: config.events.batchSize }, 'event worker started');
+  exitOnSignals(app, config.shutdownGraceMs, logger);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});
