@@ -92,8 +92,9 @@ export class DeliverySender implements OnApplicationShutdown {
     if (addresses.length === 0) throw new Refused(`refused: ${host} has no address`);
     if (!allowPrivate) {
       for (const { address } of addresses) {
-        const kind = classifyAddress(address);
-        if (kind !== 'public') throw new Refused(`refused: ${host} resolves to a ${kind.replace('_', '-')} address (${address})`);
+        const kind = classifyAddress(address).replace('_', '-');
+        if (kind === 'public') continue;
+        throw new Refused(family !== 0 ? `refused: ${host} is a ${kind} address` : `refused: ${host} resolves to a ${kind} address (${address})`);
       }
     }
     return addresses[0];

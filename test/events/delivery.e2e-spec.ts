@@ -1,6 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { KeysService } from '../../src/keys/keys.service';
 import { startApp, type TestApp } from '../support/app';
+import { eventually } from '../support/eventually';
 import { apiKey, bearer, insertIdentity, mintAdminKey, signup, type ConsoleAccount } from '../support/fixtures';
 import { startReceiver, type ReceivedRequest, type Receiver } from '../support/receiver';
 
@@ -288,15 +289,12 @@ describe('event delivery', () => {
     });
   });
 
-  /** Polls a webhook's deliveries until they satisfy `predicate`. */
-  async function waitForDeliveries(org: ConsoleAccount, webhookId: string, predicate: (all: any[]) => boolean, timeoutMs = 20_000): Promise<any[]> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const res = await t.http().get(`/api/v1/webhooks/${webhookId}/deliveries`).set(bearer(org)).expect(200);
-      if (predicate(res.body.deliveries)) return res.body.deliveries;
-      if (Date.now() > deadline) throw new Error(`the deliveries never matched; last seen: ${JSON.stringify(res.body.deliveries)}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+  /** Reads a webhook's deliveries until they satisfy `predicate`. */
+  async function waitForDeliveries(org: ConsoleAccount, webhookId: string, predicate: (all: any[]) => boolean): Promise<any[]> {
+    return eventually(
+      async () => (await t.http().get(`/api/v1/webhooks/${webhookId}/deliveries`).set(bearer(org)).expect(200)).body.deliveries,
+      predicate,
+    );
   }
 
   async function waitForDelivery(org: ConsoleAccount, webhookId: string, deliveryId: string, predicate: (d: any) => boolean): Promise<any> {

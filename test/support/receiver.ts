@@ -15,6 +15,8 @@ export interface Receiver {
   url: string;
   received: ReceivedRequest[];
   respond: Responder;
+  /** Wait this long before answering (a slow endpoint). */
+  delayMs: number;
   /** Requests answered 2xx. */
   accepted: () => ReceivedRequest[];
   /** Waits until `predicate` holds for what has been received; fails with what did arrive after `timeoutMs`. */
@@ -31,6 +33,7 @@ export async function startReceiver(respond: Responder = () => 200): Promise<Rec
     url: '',
     received,
     respond,
+    delayMs: 0,
     accepted: () => received.filter((r) => r.status >= 200 && r.status < 300),
     waitFor: async (predicate, timeoutMs = 20_000) => {
       const deadline = Date.now() + timeoutMs;
@@ -59,7 +62,7 @@ export async function startReceiver(respond: Responder = () => 200): Promise<Rec
       const answer = receiver.respond({ headers: req.headers, body, nth });
       received.push({ headers: req.headers, body, status: answer === 'hang' ? 0 : answer });
       if (answer === 'hang') return;
-      res.writeHead(answer, { 'content-type': 'text/plain' }).end('ok');
+      setTimeout(() => res.writeHead(answer, { 'content-type': 'text/plain' }).end('ok'), receiver.delayMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

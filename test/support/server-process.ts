@@ -12,46 +12,61 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export interface ServerProcess {
-  baseUrl: string;
+export interface ChildScript {
   process: ChildProcess;
   output: () => string;
   stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
 
-/** Runs src/main.ts in its own process, as `npm start` would, and waits for /healthz. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
-    env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', HOST: '127.0.0.1', PORT: String(port), ...env },
+export interface ServerProcess extends ChildScript {
+  baseUrl: string;
+}
+
+/** Runs a TypeScript entry point (src/main.ts, src/worker.ts) in its own process, as its npm script would. */
+function spawnScript(script: string, env: Record<string, string>): ChildScript {
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', script], {
+    env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited early: ${output}`);
-    try {
-      if ((await fetch(`${baseUrl}/healthz`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`server did not start: ${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
   return {
-    baseUrl,
     process: child,
     output: () => output,
     stop: async (signal = 'SIGTERM') => {
-      if (child.exitCode === null) child.kill(signal);
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;
     },
   };
+}
+
+/** Polls `ready` until it holds; kills the child and fails if it exits or takes longer than a minute. */
+async function waitUntil(child: ChildScript, ready: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!(await ready())) {
+    if (child.process.exitCode !== null) throw new Error(`${what} exited early: ${child.output()}`);
+    if (Date.now() > deadline) {
+      child.process.kill('SIGKILL');
+      throw new Error(`${what} did not start: ${child.output()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Runs src/main.ts in its own process, as `npm start` would, and waits for /healthz. */
+export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  const port = await freePort();
+  const child = spawnScript('src/main.ts', { HOST: '127.0.0.1', PORT: String(port), ...env });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitUntil(child, () => fetch(`${baseUrl}/healthz`).then((res) => res.ok, () => false), 'server');
+  return { ...child, baseUrl };
+}
+
+/** Runs src/worker.ts (`npm run worker`) and waits for its start line. */
+export async function startWorkerProcess(env: Record<string, string>): Promise<ChildScript> {
+  const child = spawnScript('src/worker.ts', { LOG_LEVEL: 'info', ...env });
+  await waitUntil(child, async () => child.output().includes('event worker started'), 'worker');
+  return child;
 }
