@@ -144,7 +144,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     events: {
       dispatcher: oneOf(env, 'EVENTS_DISPATCHER', ['inline', 'off'] as const, 'inline'),
       pollIntervalMs: int(env, 'EVENTS_POLL_INTERVAL_MS', 1000, 10, 60_000),
-      batchSize: int(env, 'EVENTS_BATCH_SIZE', 20, 1, 500),
+      batchSize: int(env, 'EVENTS_BATCH_SIZE', 50, 1, 500),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
       // CONTRACT §8: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed.
       retryScheduleMs: durations(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),

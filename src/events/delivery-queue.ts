@@ -58,15 +58,30 @@ const CLAIM = `
             CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
             e.id AS event_id, e.type AS event_type, e.organization_id, e.created_at AS event_created_at, e.data`;
 
-const INSERT_ATTEMPT = `
-  INSERT INTO delivery_attempts (delivery_id, attempt, succeeded, status_code, error, duration_ms)
-  SELECT d.id, $2, $3, $4, $5, $6 FROM deliveries d WHERE d.id = $1`;
-/** Logs an attempt; a late result replaces the `interrupted` entry a later claim wrote for it. */
-const LOG_ATTEMPT = `${INSERT_ATTEMPT}
+const INSERT_ATTEMPT = 'INSERT INTO delivery_attempts (delivery_id, attempt, succeeded, status_code, error, duration_ms)';
+/** A late result replaces the `interrupted` entry a later claim wrote for the same attempt. */
+const REPLACING_INTERRUPTED = `
   ON CONFLICT (delivery_id, attempt) DO UPDATE
      SET succeeded = EXCLUDED.succeeded, status_code = EXCLUDED.status_code, error = EXCLUDED.error,
          duration_ms = EXCLUDED.duration_ms, created_at = now()`;
-const LOG_INTERRUPTED = `${INSERT_ATTEMPT} ON CONFLICT DO NOTHING`;
+/** Logs an attempt of a delivery that still exists (its webhook may have been deleted meanwhile). */
+const LOG_ATTEMPT = `${INSERT_ATTEMPT} SELECT d.id, $2, $3, $4, $5, $6 FROM deliveries d WHERE d.id = $1 ${REPLACING_INTERRUPTED}`;
+const LOG_INTERRUPTED = `${INSERT_ATTEMPT} SELECT d.id, $2, $3, $4, $5, $6 FROM deliveries d WHERE d.id = $1 ON CONFLICT DO NOTHING`;
+
+/**
+ * A success in one statement (the hot path): the delivery is finished while this
+ * claim still holds it, the endpoint's failing run ends, and the attempt is logged.
+ */
+const SUCCEEDED = `
+  WITH finished AS (
+    UPDATE deliveries
+       SET status = 'succeeded', in_flight = false, next_attempt_at = NULL, updated_at = now(),
+           last_attempt_at = now(), last_status_code = $3, last_error = NULL, last_duration_ms = $4
+     WHERE id = $1 AND attempts = $2 AND in_flight
+  ), recovered AS (
+    UPDATE webhooks SET failing_since = NULL WHERE id = $5 AND failing_since IS NOT NULL
+  )
+  ${INSERT_ATTEMPT} SELECT d.id, $2, true, $3, NULL, $4 FROM deliveries d WHERE d.id = $1 ${REPLACING_INTERRUPTED}`;
 
 const INTERRUPTED = 'interrupted: the dispatcher stopped before the result was recorded';
 
@@ -84,13 +99,12 @@ export class DeliveryQueue {
   }
 
   async claim(limit: number): Promise<ClaimedDelivery[]> {
-    const rows = await this.dataSource.transaction(async (em) => {
-      const [claimed] = (await em.query(CLAIM, [limit, this.leaseMs])) as [ClaimedRow[], number];
-      for (const row of claimed.filter((r) => r.interrupted)) {
-        await em.query(LOG_INTERRUPTED, [row.id, row.attempt - 1, false, null, INTERRUPTED, 0]);
-      }
-      return claimed;
-    });
+    // One statement, its own transaction. The log of an interrupted attempt follows it;
+    // should this process stop in between, only that log line is missing.
+    const [rows] = (await this.dataSource.query(CLAIM, [limit, this.leaseMs])) as [ClaimedRow[], number];
+    for (const row of rows.filter((r) => r.interrupted)) {
+      await this.dataSource.query(LOG_INTERRUPTED, [row.id, row.attempt - 1, false, null, INTERRUPTED, 0]);
+    }
     return rows.map((row) => ({
       id: row.id,
       attempt: row.attempt,
@@ -115,13 +129,12 @@ export class DeliveryQueue {
    * is only updated while this claim still holds it.
    */
   async complete(delivery: ClaimedDelivery, outcome: SendOutcome): Promise<void> {
+    if (outcome.ok) {
+      await this.dataSource.query(SUCCEEDED, [delivery.id, delivery.attempt, outcome.statusCode, outcome.durationMs, delivery.webhookId]);
+      return;
+    }
     await this.dataSource.transaction(async (em) => {
-      await em.query(LOG_ATTEMPT, [delivery.id, delivery.attempt, outcome.ok, outcome.statusCode, outcome.error, outcome.durationMs]);
-      if (outcome.ok) {
-        await em.query(`UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`, [delivery.webhookId]);
-        await this.finish(em, delivery, outcome, 'succeeded', null);
-        return;
-      }
+      await em.query(LOG_ATTEMPT, [delivery.id, delivery.attempt, false, outcome.statusCode, outcome.error, outcome.durationMs]);
       const [webhook] = (await em.query(
         `SELECT status, (failing_since <= now() - $2 * interval '1 millisecond') AS expired FROM webhooks WHERE id = $1 FOR UPDATE`,
         [delivery.webhookId, DISABLE_AFTER_MS],
