@@ -4,10 +4,12 @@ import { IdentitiesModule } from '../identities/identities.module';
 import { AdmissionDecisionRecord } from './admission-decision.entity';
 import { AdmissionService } from './admission.service';
 import { ContactRule } from './contact-rule.entity';
+import { ContactRulesController } from './contact-rules.controller';
 import { ContactRulesService } from './contact-rules.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([ContactRule, AdmissionDecisionRecord]), IdentitiesModule],
+  controllers: [ContactRulesController],
   providers: [AdmissionService, ContactRulesService],
   exports: [AdmissionService],
 })
