@@ -77,4 +77,10 @@ export const MATRIX: MatrixRow[] = [
   row('DELETE /api/v1/contact-rules/:id',            [401, 401, 401, 204, 403, 403, 204, 404, 404], {
     path: async (w) => `/api/v1/contact-rules/${await w.acmeRuleId()}`,
   }),
+
+  // Admission explanations (CONTRACT §6): admin key or Console; only the caller's side.
+  row('POST /api/v1/admission/check',                [401, 401, 401, 200, 403, 403, 200, 404, 404], {
+    body: (w) => ({ requester: w.claimed.handle, worker: w.claimed.handle }),
+  }),
+  row('GET /api/v1/admission/decisions',             [401, 401, 401, 200, 403, 403, 200, 200, 200]),
 ];
