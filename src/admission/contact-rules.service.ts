@@ -29,7 +29,7 @@ const SELECT_RULE = `SELECT ${RULE_COLUMNS} FROM contact_rules`;
  * organization. Four probes of the partial unique indexes, each reading at most two
  * rows, whatever the number of rules either identity has.
  */
-const RULES_BETWEEN = `
+export const RULES_BETWEEN = `
   ${SELECT_RULE} WHERE identity_id = $1 AND peer_type = 'identity' AND peer_identity_id = $2 AND direction IN ('outbound', 'both')
   UNION ALL
   ${SELECT_RULE} WHERE identity_id = $1 AND peer_type = 'organization' AND peer_organization_id = $4 AND direction IN ('outbound', 'both')
