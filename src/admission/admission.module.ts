@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { EventsModule } from '../events/events.module';
 import { IdentitiesModule } from '../identities/identities.module';
 import { AdmissionDecisionRecord } from './admission-decision.entity';
 import { AdmissionController } from './admission.controller';
@@ -9,7 +10,7 @@ import { ContactRulesController } from './contact-rules.controller';
 import { ContactRulesService } from './contact-rules.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([ContactRule, AdmissionDecisionRecord]), IdentitiesModule],
+  imports: [TypeOrmModule.forFeature([ContactRule, AdmissionDecisionRecord]), IdentitiesModule, EventsModule],
   controllers: [ContactRulesController, AdmissionController],
   providers: [AdmissionService, ContactRulesService],
   exports: [AdmissionService],

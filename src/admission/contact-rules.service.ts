@@ -1,13 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { badRequest, conflict, notFound } from '../common/app-error';
 import { decodeCursor, pageLimit, pageOf } from '../common/pagination';
 import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../auth/principal';
+import { EventsService } from '../events/events.service';
 import { IdentitiesService } from '../identities/identities.service';
 import type { Identity } from '../identities/identity.entity';
 import type { AdmissionParty } from './admission.decision';
 import { ContactRule } from './contact-rule.entity';
-import { namesOf, toContactRuleView, type ContactRuleView } from './contact-rule.view';
+import { namesOf, toContactRuleView, type ContactRuleView, type IdentityNames } from './contact-rule.view';
 import type { CreateContactRuleDto, RulePeerDto } from './dto/create-contact-rule.dto';
 import type { ListContactRulesQuery } from './dto/list-contact-rules.query';
 import type { UpdateContactRuleDto } from './dto/update-contact-rule.dto';
@@ -49,6 +50,7 @@ export class ContactRulesService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly identities: IdentitiesService,
+    private readonly events: EventsService,
   ) {}
 
   /** The rules the decision needs for this pair, in one indexed round trip. */
@@ -92,7 +94,8 @@ export class ContactRulesService {
       throw notFound('identity_not_found', `No identity with handle '${dto.identity}' in your organization.`);
     }
     const peer = await this.resolvePeer(owner, dto.peer);
-    const rule = await this.dataSource.transaction(async (em) => {
+    const names = namesOf(peer.identity ? [owner, peer.identity] : [owner]);
+    return this.dataSource.transaction(async (em) => {
       // Serializes rule creation per owner, so concurrent creates cannot pass the limit together.
       await em.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [owner.id]);
       const [{ count }] = (await em.query(`SELECT count(*)::int AS count FROM contact_rules WHERE identity_id = $1`, [owner.id])) as Array<{ count: number }>;
@@ -104,9 +107,8 @@ export class ContactRulesService {
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${RULE_COLUMNS}`,
         [owner.id, owner.organizationId, dto.direction, dto.action, dto.peer.type, peer.identity?.id ?? null, peer.organizationId, dto.note ?? ''],
       ).catch(ruleConflict)) as ContactRule[];
-      return inserted;
+      return this.emitted(em, 'contact_rule.created', inserted, names);
     });
-    return toContactRuleView(rule, namesOf(peer.identity ? [owner, peer.identity] : [owner]));
   }
 
   /**
@@ -114,22 +116,49 @@ export class ContactRulesService {
    * 409. `updated_at` moves only when a value actually changes.
    */
   async update(principal: OrganizationPrincipal, id: string, dto: UpdateContactRuleDto): Promise<ContactRuleView> {
-    const [rows] = (await this.dataSource.query(
-      `UPDATE contact_rules
-          SET direction = COALESCE($3, direction), action = COALESCE($4, action), note = COALESCE($5, note),
-              updated_at = CASE WHEN (direction, action, note) IS DISTINCT FROM (COALESCE($3, direction), COALESCE($4, action), COALESCE($5, note))
-                                THEN now() ELSE updated_at END
-        WHERE id = $1 AND organization_id = $2
-    RETURNING ${RULE_COLUMNS}`,
-      [id, principal.organizationId, dto.direction ?? null, dto.action ?? null, dto.note ?? null],
-    ).catch(ruleConflict)) as [ContactRule[], number];
-    if (rows.length === 0) throw ruleNotFound();
-    return (await this.present(rows))[0];
+    const names = await this.namesOfRule(principal, id);
+    return this.dataSource.transaction(async (em) => {
+      const [rows] = (await em.query(
+        `UPDATE contact_rules
+            SET direction = COALESCE($3, direction), action = COALESCE($4, action), note = COALESCE($5, note),
+                updated_at = CASE WHEN (direction, action, note) IS DISTINCT FROM (COALESCE($3, direction), COALESCE($4, action), COALESCE($5, note))
+                                  THEN now() ELSE updated_at END
+          WHERE id = $1 AND organization_id = $2
+      RETURNING ${RULE_COLUMNS}, (updated_at = now()::timestamptz(3)) AS changed`,
+        [id, principal.organizationId, dto.direction ?? null, dto.action ?? null, dto.note ?? null],
+      ).catch(ruleConflict)) as [Array<ContactRule & { changed: boolean }>, number];
+      if (rows.length === 0) throw ruleNotFound();
+      const { changed, ...rule } = rows[0];
+      return changed ? this.emitted(em, 'contact_rule.updated', rule, names) : toContactRuleView(rule, names);
+    });
   }
 
   async remove(principal: OrganizationPrincipal, id: string): Promise<void> {
-    const result = await this.dataSource.getRepository(ContactRule).delete({ id, organizationId: principal.organizationId });
-    if (!result.affected) throw ruleNotFound();
+    const names = await this.namesOfRule(principal, id);
+    await this.dataSource.transaction(async (em) => {
+      const [rows] = (await em.query(
+        `DELETE FROM contact_rules WHERE id = $1 AND organization_id = $2 RETURNING ${RULE_COLUMNS}`, [id, principal.organizationId],
+      )) as [ContactRule[], number];
+      if (rows.length === 0) throw ruleNotFound();
+      await this.emitted(em, 'contact_rule.deleted', rows[0], names);
+    });
+  }
+
+  /** The rule as every read shows it, reported to its owner's organization in the change's transaction. */
+  private async emitted(em: EntityManager, type: 'contact_rule.created' | 'contact_rule.updated' | 'contact_rule.deleted', rule: ContactRule, names: IdentityNames): Promise<ContactRuleView> {
+    const view = toContactRuleView(rule, names);
+    await this.events.emit(em, { type, organizationId: rule.organizationId, identityIds: [rule.identityId], data: { rule: view } });
+    return view;
+  }
+
+  /**
+   * The handles a rule of the organization names (its owner and peer never change),
+   * read before the change's transaction opens; 404 when there is no such rule.
+   */
+  private async namesOfRule(principal: OrganizationPrincipal, id: string): Promise<IdentityNames> {
+    const [rule] = (await this.dataSource.query(`${SELECT_RULE} WHERE id = $1 AND organization_id = $2`, [id, principal.organizationId])) as ContactRule[];
+    if (!rule) throw ruleNotFound();
+    return namesOf(await this.identities.findByIds(rule.peerIdentityId ? [rule.identityId, rule.peerIdentityId] : [rule.identityId]));
   }
 
   /** Shows rules with the handles they name, looked up in one query. */

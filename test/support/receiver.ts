@@ -1,6 +1,8 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 
 export interface ReceivedRequest {
+  /** The request's path, e.g. `/hook/acme`. */
+  path: string;
   headers: IncomingHttpHeaders;
   body: string;
   /** The status this receiver answered with; 0 for a request it never answered. */
@@ -60,7 +62,7 @@ export async function startReceiver(respond: Responder = () => 200): Promise<Rec
       const nth = seen.get(id) ?? 0;
       seen.set(id, nth + 1);
       const answer = receiver.respond({ headers: req.headers, body, nth });
-      received.push({ headers: req.headers, body, status: answer === 'hang' ? 0 : answer });
+      received.push({ path: req.url ?? '', headers: req.headers, body, status: answer === 'hang' ? 0 : answer });
       if (answer === 'hang') return;
       setTimeout(() => res.writeHead(answer, { 'content-type': 'text/plain' }).end('ok'), receiver.delayMs);
     });
