@@ -1,22 +1,8 @@
-import { Webhook } from 'standardwebhooks';
 import { KeysService } from '../../src/keys/keys.service';
 import { startApp, type TestApp } from '../support/app';
 import { eventually } from '../support/eventually';
 import { apiKey, bearer, insertIdentity, mintAdminKey, signup, type ConsoleAccount } from '../support/fixtures';
-import { startReceiver, type ReceivedRequest, type Receiver } from '../support/receiver';
-
-interface Envelope {
-  id: string;
-  type: string;
-  created_at: string;
-  organization_id: string;
-  data: Record<string, any>;
-}
-
-/** Verifies a request's signature with the standardwebhooks package, as a receiver would, and returns the envelope. */
-function verified(secret: string, request: ReceivedRequest): Envelope {
-  return new Webhook(secret).verify(request.body, request.headers as Record<string, string>) as Envelope;
-}
+import { startReceiver, verified, type Envelope, type ReceivedRequest, type Receiver } from '../support/receiver';
 
 const envelopes = (received: ReceivedRequest[]) => received.map((r) => JSON.parse(r.body) as Envelope);
 const ofType = (type: string) => (received: ReceivedRequest[]) => envelopes(received).filter((e) => e.type === type);

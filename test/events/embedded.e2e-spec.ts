@@ -2,10 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { Webhook } from 'standardwebhooks';
 import { eventually } from '../support/eventually';
 import { PASSWORD } from '../support/fixtures';
-import { startReceiver } from '../support/receiver';
+import { startReceiver, verified } from '../support/receiver';
 import { startServerProcess } from '../support/server-process';
 
 /** The outbox and the dispatcher on the embedded PGlite: one connection, the same SQL. */
@@ -28,7 +27,7 @@ describe('events on the embedded database', () => {
       await receiver.waitFor((r) => r.some((x) => x.status === 200));
       const accepted = receiver.accepted();
       expect(accepted).toHaveLength(1);
-      const envelope = new Webhook(hook.body.secret).verify(accepted[0].body, accepted[0].headers as Record<string, string>);
+      const envelope = verified(hook.body.secret, accepted[0]);
       expect(envelope).toMatchObject({ type: 'api_key.created', data: { api_key: { id: minted.body.id } } });
       const deliveries = await eventually(
         async () => (await request(server.baseUrl).get(`/api/v1/webhooks/${hook.body.id}/deliveries`).set(auth).expect(200)).body.deliveries,

@@ -1,15 +1,6 @@
-import { Webhook } from 'standardwebhooks';
 import { startApp, type TestApp } from '../support/app';
 import { bearer, insertIdentity, signup, type ConsoleAccount, type IdentityFixture } from '../support/fixtures';
-import { startReceiver, type ReceivedRequest, type Receiver } from '../support/receiver';
-
-interface Envelope {
-  id: string;
-  type: string;
-  created_at: string;
-  organization_id: string;
-  data: Record<string, any>;
-}
+import { startReceiver, verified, type Envelope, type ReceivedRequest, type Receiver } from '../support/receiver';
 
 /**
  * The events other modules emit, each in the transaction of its change, as a
@@ -38,7 +29,7 @@ describe('events emitted by the other modules', () => {
       id: res.body.id as string,
       take: async (count: number): Promise<Envelope[]> => {
         const received = mine(await receiver.waitFor((all) => mine(all).length >= count));
-        return received.map((r) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as Envelope);
+        return received.map((r) => verified(secret, r));
       },
       count: () => mine(receiver.received).length,
     };

@@ -1,4 +1,14 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { Webhook } from 'standardwebhooks';
+
+/** The body of every webhook request (CONTRACT §8). */
+export interface Envelope {
+  id: string;
+  type: string;
+  created_at: string;
+  organization_id: string;
+  data: Record<string, any>;
+}
 
 export interface ReceivedRequest {
   /** The request's path, e.g. `/hook/acme`. */
@@ -70,4 +80,9 @@ export async function startReceiver(respond: Responder = () => 200): Promise<Rec
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiver.url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
   return receiver;
+}
+
+/** Verifies a request's signature with the standardwebhooks package, as a receiver would; returns the envelope. */
+export function verified(secret: string, request: ReceivedRequest): Envelope {
+  return new Webhook(secret).verify(request.body, request.headers as Record<string, string>) as Envelope;
 }
