@@ -1,4 +1,5 @@
 import { Foundation1763700000000 } from './1763700000000-foundation';
+import { IdentitiesDirectory1763700100000 } from './1763700100000-identities-directory';
 
 /** Every migration, in order. New migrations are appended here. */
-export const MIGRATIONS = [Foundation1763700000000];
+export const MIGRATIONS = [Foundation1763700000000, IdentitiesDirectory1763700100000];
