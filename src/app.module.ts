@@ -5,6 +5,7 @@ import { ConfigModule } from './config/config.module';
 import type { AppConfig } from './config/config';
 import { ConsoleModule } from './console/console.module';
 import { DatabaseModule } from './database/database.module';
+import { DirectoryModule } from './directory/directory.module';
 import { HealthModule } from './health/health.module';
 import { IdentitiesModule } from './identities/identities.module';
 import { KeysModule } from './keys/keys.module';
@@ -21,6 +22,7 @@ export class AppModule {
         ConsoleModule,
         KeysModule,
         IdentitiesModule,
+        DirectoryModule,
         HealthModule,
       ],
     };

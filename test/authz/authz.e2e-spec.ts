@@ -32,7 +32,7 @@ describe('authorization matrix', () => {
       const path = row.path ? await row.path(w) : pattern;
       const headers = row.consumesCredential ? await w.fresh(credential) : w.headers(credential);
       let req = t.http()[method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete'](path).set(headers);
-      if (row.body) req = req.send(row.body(w) as object);
+      if (row.body) req = req.send((await row.body(w)) as object);
       const res = await req;
       expect({ status: res.status, code: res.body?.code }).toEqual({ status: expected, code: res.status >= 400 ? expect.any(String) : undefined });
     });
