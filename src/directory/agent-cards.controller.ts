@@ -1,23 +1,14 @@
-import { Controller, Get, Query, Res } from '@nestjs/common';
+import { Controller, Get, Query, Req, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { Public } from '../auth/surface.decorator';
+import { sendCacheable } from '../common/conditional-get';
 import { AgentHandle } from '../identities/handle.pipe';
-import { DirectoryService, type ServedCard } from './directory.service';
+import { DirectoryService } from './directory.service';
 import { PublicDirectoryQuery } from './dto/public-directory.query';
 
 /** Cards may be cached briefly by clients and proxies; the server itself never caches identity state. */
 const CARD_CACHE_CONTROL = 'public, max-age=60';
-
-/**
- * Sets the card's validators; Express answers 304 itself when `If-None-Match`
- * matches the ETag (req.fresh), sending no body.
- */
-function cacheable(res: Response, served: ServedCard) {
-  res.setHeader('ETag', served.etag);
-  res.setHeader('Cache-Control', CARD_CACHE_CONTROL);
-  return served.card;
-}
 
 /** Public discovery (no credential): SEED-SPEC §4 and CONTRACT §4. */
 @ApiTags('Discovery')
@@ -35,7 +26,8 @@ export class AgentCardsController {
   // relative to the agent's URL find the card.
   @Get([':handle/card', ':handle/.well-known/agent-card.json'])
   @Public('The Agent Card of an enabled, claimed agent (ETag; 304 on If-None-Match)')
-  async card(@AgentHandle('agent_not_found') handle: string, @Res({ passthrough: true }) res: Response) {
-    return cacheable(res, await this.directory.card(handle));
+  async card(@AgentHandle('agent_not_found') handle: string, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const { card, etag } = await this.directory.card(handle);
+    sendCacheable(req, res, card, { etag, cacheControl: CARD_CACHE_CONTROL });
   }
 }

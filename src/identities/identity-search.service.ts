@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository, type SelectQueryBuilder } from 'typeorm';
+import { In, Repository } from 'typeorm';
 import { decodeCursor, pageLimit, pageOf, type PageQuery } from '../common/pagination';
 import { Identity, type IdentityStatus } from './identity.entity';
 
@@ -10,6 +10,15 @@ import { Identity, type IdentityStatus } from './identity.entity';
  * 1763700100000-identities-directory, so the planner can use them.
  */
 const PUBLICLY_LISTED = `i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL`;
+const NEWEST_FIRST = 'ORDER BY i.created_at DESC, i.id DESC';
+
+/**
+ * How many rows of the keyset index a filtered public listing examines before it
+ * concludes the filters are selective and asks their indexes instead. About
+ * √(page × listed rows) balances the two plans' worst cases; 2,000 suits up to a
+ * few hundred thousand listed identities.
+ */
+export const WALK_LIMIT = 2000;
 
 /** Search words: letters and digits, each matched as a prefix; at most this many. */
 const MAX_SEARCH_WORDS = 8;
@@ -32,56 +41,114 @@ export interface IdentityPage {
   nextCursor: string | null;
 }
 
+interface Position {
+  id: string;
+  created_at: Date;
+}
+
+/** Numbered SQL parameters: `param(value)` appends one and returns its `$n`. */
+class Params {
+  readonly values: unknown[] = [];
+  param = (value: unknown): string => `$${this.values.push(value)}`;
+}
+
+/** Full-text match: every word of `q` must start a word of the identity's text. */
+function textMatch(q: string | undefined, p: Params): string[] {
+  const tsquery = toPrefixQuery(q);
+  return tsquery ? [`i.search_vector @@ to_tsquery('simple', ${p.param(tsquery)})`] : [];
+}
+
+/** Keyset position: rows after the cursor in (created_at DESC, id DESC) order. */
+function after(cursor: string | undefined, p: Params): string[] {
+  const position = decodeCursor(cursor);
+  return position ? [`(i.created_at, i.id) < (${p.param(position.at)}::timestamptz, ${p.param(position.id)}::uuid)`] : [];
+}
+
+const and = (conditions: string[]) => conditions.join(' AND ');
+
 /**
- * The directories' queries. Keyset pagination over (created_at DESC, id DESC) and
- * indexed filters only, so a page costs the same at any depth and size.
+ * The directories' queries: keyset pagination over (created_at DESC, id DESC) and
+ * indexed filters, so a page costs about the same at any depth and table size.
+ * Each listing finds the page's ids, then loads those rows.
  */
 @Injectable()
 export class IdentitySearchService {
   constructor(@InjectRepository(Identity) private readonly identities: Repository<Identity>) {}
 
-  /** The public directory's rows: `q` over name, handle, description and skills; `skill`; `tag`. */
-  listPublic(query: PublicListing): Promise<IdentityPage> {
-    const qb = this.identities.createQueryBuilder('i').where(PUBLICLY_LISTED);
-    matchText(qb, query.q);
-    if (query.skill) qb.andWhere('i.skill_keys @> ARRAY[lower(CAST(:skill AS text))]', { skill: query.skill });
-    if (query.tag) qb.andWhere('i.skill_tags @> ARRAY[lower(CAST(:tag AS text))]', { tag: query.tag });
-    return page(qb, query);
+  /**
+   * The public directory: `q` over handle, name, description and skills; `skill`;
+   * `tag`. No single plan is fast for every filter: walking the keyset index and
+   * filtering costs ~1/selectivity rows (a search that matches nothing reads every
+   * listed row), fetching all matches through the GIN indexes and sorting costs
+   * ~matches (a common word reads most rows), and planner estimates for prefix
+   * searches are too rough to choose. So: walk at most WALK_LIMIT rows; if that
+   * fills the page the matches are common and the page is exact; otherwise they are
+   * rare, and the indexes fetch them all.
+   */
+  async listPublic(query: PublicListing): Promise<IdentityPage> {
+    const limit = pageLimit(query);
+    const p = new Params();
+    const keyset = [PUBLICLY_LISTED, ...after(query.cursor, p)];
+    const filters = [
+      ...textMatch(query.q, p),
+      ...(query.skill ? [`i.skill_keys @> ARRAY[lower(${p.param(query.skill)}::text)]`] : []),
+      ...(query.tag ? [`i.skill_tags @> ARRAY[lower(${p.param(query.tag)}::text)]`] : []),
+    ];
+    if (filters.length === 0) {
+      return this.load(await this.positions(`SELECT i.id, i.created_at FROM identities i WHERE ${and(keyset)} ${NEWEST_FIRST} LIMIT ${limit + 1}`, p), limit);
+    }
+    let rows = await this.positions(
+      `SELECT i.id, i.created_at
+         FROM (SELECT id, created_at, search_vector, skill_keys, skill_tags FROM identities i
+                WHERE ${and(keyset)} ${NEWEST_FIRST} LIMIT ${WALK_LIMIT}) i
+        WHERE ${and(filters)} ${NEWEST_FIRST} LIMIT ${limit + 1}`,
+      p,
+    );
+    if (rows.length <= limit) {
+      // MATERIALIZED keeps the planner from turning this back into the walk.
+      rows = await this.positions(
+        `WITH matches AS MATERIALIZED (SELECT i.id, i.created_at FROM identities i WHERE ${and([...keyset, ...filters])})
+         SELECT i.id, i.created_at FROM matches i ${NEWEST_FIRST} LIMIT ${limit + 1}`,
+        p,
+      );
+    }
+    return this.load(rows, limit);
   }
 
   /** Every identity of one organization, whatever its state, optionally filtered. */
-  listForOrganization(organizationId: string, query: OrganizationListing): Promise<IdentityPage> {
-    const qb = this.identities.createQueryBuilder('i').where('i.organization_id = :organizationId', { organizationId });
-    matchText(qb, query.q);
-    if (query.enabled !== undefined) qb.andWhere('i.enabled = :enabled', { enabled: query.enabled });
-    if (query.claimed !== undefined) qb.andWhere(query.claimed ? 'i.claimed_at IS NOT NULL' : 'i.claimed_at IS NULL');
-    if (query.status) qb.andWhere('i.status = :status', { status: query.status });
-    return page(qb, query);
+  async listForOrganization(organizationId: string, query: OrganizationListing): Promise<IdentityPage> {
+    const p = new Params();
+    const where = [
+      `i.organization_id = ${p.param(organizationId)}::uuid`,
+      ...textMatch(query.q, p),
+      ...(query.enabled !== undefined ? [`i.enabled = ${p.param(query.enabled)}::boolean`] : []),
+      ...(query.claimed !== undefined ? [query.claimed ? 'i.claimed_at IS NOT NULL' : 'i.claimed_at IS NULL'] : []),
+      ...(query.status ? [`i.status = ${p.param(query.status)}`] : []),
+      ...after(query.cursor, p),
+    ];
+    const limit = pageLimit(query);
+    return this.load(await this.positions(`SELECT i.id, i.created_at FROM identities i WHERE ${and(where)} ${NEWEST_FIRST} LIMIT ${limit + 1}`, p), limit);
+  }
+
+  private positions(sql: string, p: Params): Promise<Position[]> {
+    return this.identities.query(sql, p.values) as Promise<Position[]>;
+  }
+
+  /** The page's rows, in the order of `positions` (limit + 1 of them at most). */
+  private async load(positions: Position[], limit: number): Promise<IdentityPage> {
+    const { items, nextCursor } = pageOf(positions, limit, (row) => ({ at: row.created_at.toISOString(), id: row.id }));
+    const rows = items.length > 0 ? await this.identities.findBy({ id: In(items.map((item) => item.id)) }) : [];
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return { items: items.map((item) => byId.get(item.id)!), nextCursor };
   }
 }
 
 /**
- * Full-text match on the stored `search_vector`: every word of `q` must start a
- * word of the identity's text. Words are letters and digits only, so user input
- * never reaches the tsquery syntax. `q` without any word filters nothing.
+ * The tsquery for `q`: each word a prefix, all required. Words are letters and
+ * digits only, so user input never reaches the tsquery syntax; `q` without any
+ * word filters nothing.
  */
 export function toPrefixQuery(q: string | undefined): string | null {
   const words = (q?.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, MAX_SEARCH_WORDS);
   return words.length > 0 ? words.map((word) => `${word}:*`).join(' & ') : null;
-}
-
-function matchText(qb: SelectQueryBuilder<Identity>, q: string | undefined): void {
-  const tsquery = toPrefixQuery(q);
-  if (tsquery) qb.andWhere(`i.search_vector @@ to_tsquery('simple', :tsquery)`, { tsquery });
-}
-
-async function page(qb: SelectQueryBuilder<Identity>, query: PageQuery): Promise<IdentityPage> {
-  const limit = pageLimit(query);
-  const cursor = decodeCursor(query.cursor);
-  if (cursor) {
-    qb.andWhere('(i.created_at, i.id) < (CAST(:at AS timestamptz), CAST(:id AS uuid))', { at: cursor.at, id: cursor.id });
-  }
-  const rows = await qb.orderBy('i.created_at', 'DESC').addOrderBy('i.id', 'DESC').limit(limit + 1).getMany();
-  const { items, nextCursor } = pageOf(rows, limit, (row) => ({ at: row.createdAt.toISOString(), id: row.id }));
-  return { items, nextCursor };
 }

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { WALK_LIMIT } from '../../src/identities/identity-search.service';
 import { startApp, type TestApp } from '../support/app';
 import {
   agentSignup, apiKey, bearer, createEnabledIdentity, createIdentity, mintAdminKey, signup, unique, type ConsoleAccount,
@@ -80,6 +81,12 @@ describe('discovery', () => {
       expect(cached.text).toBe('');
       expect(cached.headers.etag).toBe(etag);
       await t.http().get(`/a2a/${handle}/card`).set('If-None-Match', `W/"x", ${etag}`).expect(304);
+      // fetch() adds Cache-Control: no-cache to conditional requests; that binds caches, not the origin.
+      await t.http().get(`/a2a/${handle}/card`).set('If-None-Match', etag).set('Cache-Control', 'no-cache').expect(304);
+      const viaFetch = await fetch(`${t.baseUrl}/a2a/${handle}/.well-known/agent-card.json`, { headers: { 'If-None-Match': etag } });
+      expect(viaFetch.status).toBe(304);
+      const head = await t.http().head(`/a2a/${handle}/card`).expect(200);
+      expect(head.headers.etag).toBe(etag);
       await t.http().get(`/a2a/${handle}/card`).set('If-None-Match', '"something-else"').expect(200);
 
       await t.http().patch(`/api/v1/identities/${handle}`).set(apiKey(key)).send({ display_name: 'After' }).expect(200);
@@ -197,6 +204,26 @@ describe('discovery', () => {
       expect(pages).toBe(3);
       expect(handles).toEqual([...created].reverse());
       expect((await allPages({ q: word, limit: 200 })).handles).toEqual(handles);
+    });
+
+    it(`finds matches behind more than WALK_LIMIT (${WALK_LIMIT}) newer rows, and pages exactly through more matches than that`, async () => {
+      const common = marker('bison');
+      const rare = marker('narwhal');
+      const oldest = await listed(acme, { description: `${common} ${rare}`, skills: [{ id: rare, name: 'Rare', description: '', tags: [rare] }] });
+      const bulk = WALK_LIMIT + 150;
+      await t.db.query(
+        `INSERT INTO identities (agent_handle, organization_id, claimed_at, enabled, publicly_discoverable, description, created_at)
+         SELECT $1 || '-' || g, $2, now(), true, true, $3, now() + make_interval(secs => g) FROM generate_series(1, $4::int) g`,
+        [common, acme.organizationId, `About ${common}.`, bulk],
+      );
+      for (const query of [{ q: rare }, { q: `${common} ${rare}` }, { tag: rare }, { skill: rare }]) {
+        const res = await t.http().get('/a2a/directory').query(query).expect(200);
+        expect(res.body.agents.map((a: Agent) => a.agent_handle)).toEqual([oldest.handle]);
+      }
+      const { handles, pages } = await allPages({ q: common, limit: 200 });
+      const expected = Array.from({ length: bulk }, (_, i) => `${common}-${bulk - i}`).concat(oldest.handle);
+      expect(pages).toBe(Math.ceil(expected.length / 200));
+      expect(handles).toEqual(expected);
     });
 
     it('rejects bad parameters with 400', async () => {

@@ -11,6 +11,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * - `skill_keys` / `skill_tags`: lower-cased skill ids and names / tags, for the
  *   `skill` and `tag` filters.
  * - keyset order (created_at DESC, id DESC), as every other list.
+ * How a filtered listing chooses between these is in IdentitySearchService.
  * The public predicate in the partial indexes must match the query's WHERE
  * verbatim (IdentitySearchService.PUBLICLY_LISTED) for the planner to use them.
  */
@@ -48,9 +49,14 @@ export class IdentitiesDirectory1763700100000 implements MigrationInterface {
         ADD COLUMN skill_tags text[] GENERATED ALWAYS AS (identity_skill_terms(skills, 'tags')) STORED;
 
       CREATE INDEX ix_identities_public_directory ON identities (created_at DESC, id DESC) WHERE ${PUBLICLY_LISTED};
-      CREATE INDEX ix_identities_public_search ON identities USING gin (search_vector) WHERE ${PUBLICLY_LISTED};
-      CREATE INDEX ix_identities_public_skill_keys ON identities USING gin (skill_keys) WHERE ${PUBLICLY_LISTED};
-      CREATE INDEX ix_identities_public_skill_tags ON identities USING gin (skill_tags) WHERE ${PUBLICLY_LISTED};
+      -- fastupdate off: reads never scan a pending list that only vacuum flushes; the
+      -- price, slower identity writes, is small (they are rare next to directory reads).
+      CREATE INDEX ix_identities_public_search ON identities USING gin (search_vector)
+        WITH (fastupdate = off) WHERE ${PUBLICLY_LISTED};
+      CREATE INDEX ix_identities_public_skill_keys ON identities USING gin (skill_keys)
+        WITH (fastupdate = off) WHERE ${PUBLICLY_LISTED};
+      CREATE INDEX ix_identities_public_skill_tags ON identities USING gin (skill_tags)
+        WITH (fastupdate = off) WHERE ${PUBLICLY_LISTED};
     `);
   }
 
