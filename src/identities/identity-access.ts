@@ -3,8 +3,9 @@ import type { Principal } from '../auth/principal';
 
 /**
  * Who may do what to one identity, once the guard has let the credential kind
- * through (src/auth/surfaces.ts). Pure functions of the principal and the row, so
- * the rules read like CONTRACT §3 and are unit-tested on their own.
+ * through (src/auth/surfaces.ts: agent keys never reach create or delete, for
+ * instance). Pure functions of the principal and the row, so the rules read like
+ * CONTRACT §3 and are unit-tested on their own.
  */
 export type IdentityAction = 'read' | 'readSettings' | 'editCard' | 'changeSettings' | 'delete';
 
