@@ -107,6 +107,7 @@ export async function run(): Promise<void> {
     const tag = (i: number) => TAGS[i % TAGS.length];
     const cases: Array<{ name: string; path: (i: number) => string; headers?: (i: number) => Record<string, string> }> = [
       { name: 'directory, first page', path: () => '/a2a/directory' },
+      { name: 'directory, first page, limit=10', path: () => '/a2a/directory?limit=10' },
       { name: 'directory, page 101 (cursor)', path: () => `/a2a/directory?cursor=${deepCursor}` },
       { name: 'directory ?q=<word>', path: (i) => `/a2a/directory?q=${word(i)}` },
       { name: 'directory ?q=<prefix>', path: (i) => `/a2a/directory?q=${word(i).slice(0, 4)}` },
@@ -126,18 +127,19 @@ export async function run(): Promise<void> {
       plans.push({ request: c.name, 'plan (walk → index fetch when the walk falls short)': (await explain(server, c.path(1))).map(planSummary).join(' → ') });
     }
     table(plans);
-    if (process.env.BENCH_VERBOSE) console.log(`\n${(await explain(server, cases[6].path(1))).join('\n\n')}`);
+    if (process.env.BENCH_VERBOSE) console.log(`\n${(await explain(server, cases[7].path(1))).join('\n\n')}`);
 
     console.log(`\nLatency, one request at a time (${ITERATIONS} requests after a warm-up, varying words and handles):\n`);
     const rows: Array<Record<string, string | number>> = [];
     for (const c of cases) {
       let i = 0;
+      let bytes = 0;
       const timing = await timeIt(ITERATIONS, async () => {
         const res = await fetch(server.baseUrl + c.path(i++));
-        await res.arrayBuffer();
+        bytes += (await res.arrayBuffer()).byteLength;
         if (res.status !== 200) throw new Error(`${c.name}: ${res.status}`);
       });
-      rows.push({ request: c.name, 'p50 ms': timing.p50, 'p99 ms': timing.p99 });
+      rows.push({ request: c.name, 'p50 ms': timing.p50, 'p99 ms': timing.p99, 'avg KiB': Math.round(bytes / i / 1024) });
     }
     const etag = (await fetch(`${server.baseUrl}/a2a/${handleOf(1)}/card`)).headers.get('etag')!;
     const revalidate = await timeIt(ITERATIONS, async () => {
@@ -145,7 +147,7 @@ export async function run(): Promise<void> {
       await res.arrayBuffer();
       if (res.status !== 304) throw new Error(`revalidation: ${res.status}`);
     });
-    rows.push({ request: 'card, If-None-Match → 304', 'p50 ms': revalidate.p50, 'p99 ms': revalidate.p99 });
+    rows.push({ request: 'card, If-None-Match → 304', 'p50 ms': revalidate.p50, 'p99 ms': revalidate.p99, 'avg KiB': 0 });
     table(rows);
 
     const duration = Number(process.env.BENCH_DURATION ?? 10);
