@@ -13,18 +13,24 @@ export function ifNoneMatchMatches(header: string | undefined, etag: string): bo
 
 const opaque = (etag: string) => etag.replace(/^W\//, '').replace(/^"|"$/g, '');
 
+/** A representation and its entity tag. */
+export interface Tagged<T> {
+  body: T;
+  etag: string;
+}
+
 /**
- * Sends `body` as JSON with its validators, or a bodiless 304 when the client's
- * copy is current. The origin answers 304 even when the request says
- * `Cache-Control: no-cache` (which fetch() adds to every conditional request):
- * that directive binds caches, not the origin — unlike Express's req.fresh.
+ * Sends the representation as JSON with its validators, or a bodiless 304 when the
+ * client's copy is current. The origin answers 304 even when the request says
+ * `Cache-Control: no-cache` (which fetch() adds to every conditional request): that
+ * directive binds caches, not the origin — unlike Express's req.fresh.
  */
-export function sendCacheable(req: Request, res: Response, body: unknown, validators: { etag: string; cacheControl: string }): void {
-  res.setHeader('ETag', validators.etag);
-  res.setHeader('Cache-Control', validators.cacheControl);
-  if (ifNoneMatchMatches(req.headers['if-none-match'], validators.etag)) {
+export function sendCacheable(req: Request, res: Response, representation: Tagged<unknown>, cacheControl: string): void {
+  res.setHeader('ETag', representation.etag);
+  res.setHeader('Cache-Control', cacheControl);
+  if (ifNoneMatchMatches(req.headers['if-none-match'], representation.etag)) {
     res.status(304).end();
     return;
   }
-  res.json(body);
+  res.json(representation.body);
 }

@@ -27,7 +27,6 @@ export class AgentCardsController {
   @Get([':handle/card', ':handle/.well-known/agent-card.json'])
   @Public('The Agent Card of an enabled, claimed agent (ETag; 304 on If-None-Match)')
   async card(@AgentHandle('agent_not_found') handle: string, @Req() req: Request, @Res() res: Response): Promise<void> {
-    const { card, etag } = await this.directory.card(handle);
-    sendCacheable(req, res, card, { etag, cacheControl: CARD_CACHE_CONTROL });
+    sendCacheable(req, res, await this.directory.card(handle), CARD_CACHE_CONTROL);
   }
 }

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { notFound } from '../common/app-error';
+import type { Tagged } from '../common/conditional-get';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { Principal } from '../auth/principal';
 import { ConsoleService } from '../console/console.service';
@@ -10,11 +11,6 @@ import type { Identity } from '../identities/identity.entity';
 import { cardETag, toAgentCard, type AgentCardJson } from './agent-card';
 import type { OrganizationDirectoryQuery } from './dto/organization-directory.query';
 import type { PublicDirectoryQuery } from './dto/public-directory.query';
-
-export interface ServedCard {
-  card: AgentCardJson;
-  etag: string;
-}
 
 /**
  * Discovery: Agent Cards, the public directory and the organization directory.
@@ -38,11 +34,11 @@ export class DirectoryService {
    * The card of a claimed, enabled, non-deleted identity, whatever its directory
    * visibility (SEED-SPEC §5 rule 3); anything else is a 404.
    */
-  async card(handle: string): Promise<ServedCard> {
+  async card(handle: string): Promise<Tagged<AgentCardJson>> {
     const identity = await this.identities.findServable(handle);
     if (!identity) throw notFound('agent_not_found', 'No enabled, claimed agent has that handle.');
     const [card] = await this.cards([identity]);
-    return { card, etag: cardETag(card) };
+    return { body: card, etag: cardETag(card) };
   }
 
   async publicDirectory(query: PublicDirectoryQuery): Promise<{ agents: Array<{ agent_handle: string; card: AgentCardJson }>; next_cursor: string | null }> {
