@@ -1,5 +1,6 @@
 import { Foundation1763700000000 } from './1763700000000-foundation';
+import { IdentitiesDirectory1763700100000 } from './1763700100000-identities-directory';
 import { Admission1763700200000 } from './1763700200000-admission';
 
 /** Every migration, in order. New migrations are appended here. */
-export const MIGRATIONS = [Foundation1763700000000, Admission1763700200000];
+export const MIGRATIONS = [Foundation1763700000000, IdentitiesDirectory1763700100000, Admission1763700200000];
