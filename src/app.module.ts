@@ -6,6 +6,7 @@ import { ConfigModule } from './config/config.module';
 import type { AppConfig } from './config/config';
 import { ConsoleModule } from './console/console.module';
 import { DatabaseModule } from './database/database.module';
+import { DirectoryModule } from './directory/directory.module';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { IdentitiesModule } from './identities/identities.module';
@@ -24,6 +25,7 @@ export class AppModule {
         KeysModule,
         IdentitiesModule,
         AdmissionModule,
+        DirectoryModule,
         EventsModule,
         HealthModule,
       ],

@@ -1,6 +1,6 @@
 import type { TestApp } from '../support/app';
 import {
-  apiKey, bearer, insertIdentity, mintAdminKey, mintAgentKey, mintKeyDirectly, PASSWORD, signup,
+  agentSignup, apiKey, bearer, createIdentity, insertIdentity, mintAdminKey, mintAgentKey, mintKeyDirectly, PASSWORD, signup,
   type ConsoleAccount, type IdentityFixture,
 } from '../support/fixtures';
 
@@ -90,6 +90,16 @@ export class World {
     const webhookId = await this.acmeWebhookId();
     const res = await this.t.http().post(`/api/v1/webhooks/${webhookId}/test`).set(bearer(this.acme)).expect(202);
     return { webhookId, deliveryId: res.body.id };
+  }
+
+  /** A fresh identity of acme that a cell may delete. */
+  async acmeIdentityHandle(): Promise<string> {
+    return (await createIdentity(this.t, bearer(this.acme))).agent_handle;
+  }
+
+  /** A fresh claim code from an agent signup, for a cell to claim. */
+  async claimCode(): Promise<string> {
+    return (await agentSignup(this.t)).claimCode;
   }
 
   /** An admin key of acme that a cell may revoke or edit. */
