@@ -3,9 +3,11 @@ import { DataSource } from 'typeorm';
 import { notFound } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { ConsolePrincipal } from '../auth/principal';
+import { EventsService } from '../events/events.service';
 import { KeysService } from '../keys/keys.service';
 import { generateClaimCode, hashClaimCode } from './claim-code';
 import type { AgentSignupDto } from './dto/agent-signup.dto';
+import { emitIdentityEvent } from './identity-events';
 import { insertIdentity } from './identity-rows';
 import { toIdentityView, type IdentityView, type MintedKeyView } from './identity-view';
 import { Identity } from './identity.entity';
@@ -31,6 +33,7 @@ export class AgentSignupService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly keys: KeysService,
+    private readonly events: EventsService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.baseUrl = config.publicBaseUrl;
@@ -80,7 +83,8 @@ export class AgentSignupService {
         claimExpiresAt: null,
         cardVersion: () => 'card_version + 1',
       });
-      return toIdentityView(await em.getRepository(Identity).findOneByOrFail({ id: row.id }), this.baseUrl);
+      const claimed = toIdentityView(await em.getRepository(Identity).findOneByOrFail({ id: row.id }), this.baseUrl);
+      return emitIdentityEvent(this.events, em, 'identity.claimed', claimed);
     });
   }
 }

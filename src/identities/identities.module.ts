@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { EventsModule } from '../events/events.module';
 import { KeysModule } from '../keys/keys.module';
 import { AgentSignupController } from './agent-signup.controller';
 import { AgentSignupService } from './agent-signup.service';
@@ -9,7 +10,7 @@ import { IdentitySearchService } from './identity-search.service';
 import { Identity } from './identity.entity';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Identity]), KeysModule],
+  imports: [TypeOrmModule.forFeature([Identity]), KeysModule, EventsModule],
   controllers: [IdentitiesController, AgentSignupController],
   providers: [IdentitiesService, AgentSignupService, IdentitySearchService],
   exports: [IdentitiesService, IdentitySearchService],

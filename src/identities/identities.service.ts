@@ -4,11 +4,13 @@ import { DataSource, EntityManager, In, Repository } from 'typeorm';
 import { conflict } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../auth/principal';
+import { EventsService } from '../events/events.service';
 import { KeysService } from '../keys/keys.service';
 import type { CardFieldsDto } from './dto/card-fields.dto';
 import type { CreateIdentityDto } from './dto/create-identity.dto';
 import type { UpdateSettingsDto } from './dto/update-settings.dto';
 import { checkIdentityAccess, checkSettingsChange, type IdentityAction, type SettingField } from './identity-access';
+import { emitIdentityEvent } from './identity-events';
 import { insertIdentity, lockIdentity } from './identity-rows';
 import { canonicalSkills, toIdentityView, toSettingsView, type IdentityView, type MintedKeyView, type SettingsView } from './identity-view';
 import { Identity } from './identity.entity';
@@ -34,6 +36,7 @@ export class IdentitiesService {
     @InjectRepository(Identity) private readonly identities: Repository<Identity>,
     private readonly dataSource: DataSource,
     private readonly keys: KeysService,
+    private readonly events: EventsService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.baseUrl = config.publicBaseUrl;
@@ -72,7 +75,8 @@ export class IdentitiesService {
         card: dto,
         settings: { publiclyDiscoverable: dto.publicly_discoverable, allowPublicEgress: dto.allow_public_egress, filterMode: dto.filter_mode },
       });
-      const view = toIdentityView(identity, this.baseUrl);
+      // Created claimed: for its organization it is an identity that has just been claimed into it.
+      const view = await this.emitted(em, 'identity.claimed', identity);
       if (!dto.mint_key) return view;
       const { metadata, key } = await this.keys.mintWith(em, {
         scope: 'agent',
@@ -98,8 +102,9 @@ export class IdentitiesService {
       };
       const changed = next.displayName !== identity.displayName || next.description !== identity.description ||
         JSON.stringify(next.skills) !== JSON.stringify(canonicalSkills(identity.skills));
-      if (changed) await em.getRepository(Identity).update({ id: identity.id }, { ...next, cardVersion: () => 'card_version + 1' });
-      return toIdentityView(await em.getRepository(Identity).findOneByOrFail({ id: identity.id }), this.baseUrl);
+      if (!changed) return toIdentityView(identity, this.baseUrl);
+      await em.getRepository(Identity).update({ id: identity.id }, { ...next, cardVersion: () => 'card_version + 1' });
+      return this.emitted(em, 'identity.updated', await em.getRepository(Identity).findOneByOrFail({ id: identity.id }));
     });
   }
 
@@ -119,7 +124,11 @@ export class IdentitiesService {
       if (fields.length > 0) {
         await em.getRepository(Identity).update({ id: identity.id }, Object.fromEntries(fields.map((field) => [SETTING_COLUMNS[field], dto[field]])));
       }
-      return toSettingsView(await em.getRepository(Identity).findOneByOrFail({ id: identity.id }));
+      const updated = await em.getRepository(Identity).findOneByOrFail({ id: identity.id });
+      if (fields.some((field) => updated[SETTING_COLUMNS[field]] !== identity[SETTING_COLUMNS[field]])) {
+        await this.emitted(em, 'identity.updated', updated);
+      }
+      return toSettingsView(updated);
     });
   }
 
@@ -131,8 +140,14 @@ export class IdentitiesService {
     await this.dataSource.transaction(async (em) => {
       const identity = await this.lockForChange(em, principal, handle, 'delete');
       await em.getRepository(Identity).update({ id: identity.id }, { status: 'deleted', deletedAt: () => 'now()', enabled: false });
+      await this.emitted(em, 'identity.updated', await em.getRepository(Identity).findOneByOrFail({ id: identity.id }));
       await this.keys.revokeAllForIdentity(em, identity.id);
     });
+  }
+
+  /** The identity as every read shows it, reported to its organization in the change's transaction. */
+  private async emitted(em: EntityManager, type: 'identity.claimed' | 'identity.updated', identity: Identity): Promise<IdentityView> {
+    return emitIdentityEvent(this.events, em, type, toIdentityView(identity, this.baseUrl));
   }
 
   private async visible(principal: Principal, handle: string, action: IdentityAction): Promise<Identity> {

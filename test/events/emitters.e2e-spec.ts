@@ -1,5 +1,7 @@
 import { startApp, type TestApp } from '../support/app';
-import { bearer, insertIdentity, signup, type ConsoleAccount, type IdentityFixture } from '../support/fixtures';
+import {
+  agentSignup, apiKey, bearer, createIdentity, insertIdentity, signup, type ConsoleAccount, type IdentityFixture,
+} from '../support/fixtures';
 import { startReceiver, verified, type Envelope, type ReceivedRequest, type Receiver } from '../support/receiver';
 
 /**
@@ -19,7 +21,11 @@ describe('events emitted by the other modules', () => {
     await receiver.close();
   });
 
-  /** A webhook on its own receiver path; `take(n)` waits for n events there and returns them verified. */
+  /**
+   * A webhook on its own receiver path; `take(n)` waits for n events there and returns
+   * them verified, in the order they were emitted (deliveries may arrive in any order;
+   * event ids sort by creation time).
+   */
   async function subscribe(org: ConsoleAccount, body: { events: string[]; identity?: string }) {
     const url = `${receiver.url}/${Math.random().toString(36).slice(2)}`;
     const res = await t.http().post('/api/v1/webhooks').set(bearer(org)).send({ url, ...body }).expect(201);
@@ -29,7 +35,7 @@ describe('events emitted by the other modules', () => {
       id: res.body.id as string,
       take: async (count: number): Promise<Envelope[]> => {
         const received = mine(await receiver.waitFor((all) => mine(all).length >= count));
-        return received.map((r) => verified(secret, r));
+        return received.map((r) => verified(secret, r)).sort((a, b) => a.id.localeCompare(b.id));
       },
       count: () => mine(receiver.received).length,
     };
@@ -74,6 +80,66 @@ describe('events emitted by the other modules', () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(all.count()).toBe(3);
       expect(otherOnly.count()).toBe(0);
+    });
+  });
+
+  describe('identities', () => {
+    it('identity.claimed when created claimed (with a minted key: then api_key.created)', async () => {
+      const acme = await signup(t);
+      const all = await subscribe(acme, { events: ['*'] });
+      const created = await createIdentity(t, bearer(acme), { display_name: 'Billing', mint_key: true });
+      // One transaction: the two events may come in either order.
+      const events = await all.take(2);
+      const claimed = events.find((e) => e.type === 'identity.claimed')!;
+      const keyCreated = events.find((e) => e.type === 'api_key.created')!;
+      const { api_key: minted, ...identity } = created;
+      expect(claimed).toMatchObject({ type: 'identity.claimed', organization_id: acme.organizationId, data: { identity } });
+      expect(keyCreated).toMatchObject({ type: 'api_key.created', data: { api_key: { id: minted!.id, scoped_identity_id: created.id } } });
+      expect(JSON.stringify(keyCreated)).not.toContain(minted!.key.slice(12));
+    });
+
+    it('agent signup emits nothing (no organization yet); the claim emits identity.claimed to the claiming organization', async () => {
+      const acme = await signup(t);
+      const all = await subscribe(acme, { events: ['*'] });
+      const signedUp = await agentSignup(t, { display_name: 'Scout' });
+      const [{ count }] = await t.db.query(`SELECT count(*)::int AS count FROM events WHERE $1 = ANY(identity_ids) OR data::text LIKE $2`, [signedUp.id, `%${signedUp.id}%`]);
+      expect(count).toBe(0);
+      const claimed = await t.http().post('/api/v1/identities/claim').set(bearer(acme)).send({ claim_code: signedUp.claimCode }).expect(200);
+      const [event] = await all.take(1);
+      expect(event).toMatchObject({ type: 'identity.claimed', organization_id: acme.organizationId, data: { identity: claimed.body } });
+      expect(JSON.stringify(event)).not.toContain(signedUp.claimCode);
+    });
+
+    it('identity.updated on a real card or settings change and on deletion, to org-wide and identity-scoped webhooks', async () => {
+      const acme = await signup(t);
+      const created = await createIdentity(t, bearer(acme), { mint_key: true });
+      const handle = created.agent_handle;
+      const all = await subscribe(acme, { events: ['identity.updated', 'api_key.revoked'] });
+      const scoped = await subscribe(acme, { events: ['*'], identity: handle });
+      const ownKey = apiKey(created.api_key!.key);
+
+      const card = await t.http().patch(`/api/v1/identities/${handle}`).set(ownKey).send({ description: 'Invoices, on request.' }).expect(200);
+      await t.http().patch(`/api/v1/identities/${handle}`).set(ownKey).send({ description: 'Invoices, on request.' }).expect(200); // no change
+      await t.http().patch(`/api/v1/identities/${handle}/settings`).set(bearer(acme)).send({ enabled: true }).expect(200);
+      await t.http().patch(`/api/v1/identities/${handle}/settings`).set(bearer(acme)).send({ enabled: true }).expect(200); // no change
+      await t.http().patch(`/api/v1/identities/${handle}/settings`).set(ownKey).send({ filter_mode: 'blacklist' }).expect(403); // refused
+      await t.http().delete(`/api/v1/identities/${handle}`).set(bearer(acme)).expect(204);
+      const read = await t.http().get(`/api/v1/identities/${handle}`).set(bearer(acme)).expect(200);
+
+      const events = await all.take(4);
+      const updates = events.filter((e) => e.type === 'identity.updated');
+      expect(updates).toHaveLength(3);
+      expect(updates[0].data).toEqual({ identity: card.body });
+      expect(updates[1].data.identity).toMatchObject({ enabled: true, status: 'active' });
+      expect(updates[2].data).toEqual({ identity: read.body });
+      expect(updates[2].data.identity).toMatchObject({ status: 'deleted', enabled: false });
+      expect(events.filter((e) => e.type === 'api_key.revoked').map((e) => e.data.api_key))
+        .toEqual([expect.objectContaining({ id: created.api_key!.id, status: 'revoked' })]);
+      // The identity's own webhook: its identity events, not the organization's key events.
+      expect((await scoped.take(3)).map((e) => e.type)).toEqual(['identity.updated', 'identity.updated', 'identity.updated']);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(all.count()).toBe(4);
+      expect(scoped.count()).toBe(3);
     });
   });
 });
