@@ -1,4 +1,5 @@
 import { Foundation1763700000000 } from './1763700000000-foundation';
+import { Ledger1763700300000 } from './1763700300000-ledger';
 
 /** Every migration, in order. New migrations are appended here. */
-export const MIGRATIONS = [Foundation1763700000000];
+export const MIGRATIONS = [Foundation1763700000000, Ledger1763700300000];
