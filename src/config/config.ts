@@ -25,6 +25,14 @@ export interface AppConfig {
   loginFailureWindowSeconds: number;
   trustProxy: boolean;
   shutdownGraceMs: number;
+  /** How long a blocking A2A send waits for the worker before returning the task as it is. */
+  protocolBlockingTimeoutMs: number;
+  /** Interval of SSE keep-alive comments on protocol streams. */
+  sseKeepaliveMs: number;
+  /** A protocol stream is closed by the server after this long. */
+  sseMaxDurationMs: number;
+  /** Lifts the https-only and public-address rules for webhook and push notification URLs (tests, development). */
+  webhooksAllowPrivateNetworks: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -97,6 +105,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     loginFailureWindowSeconds: int(env, 'LOGIN_FAILURE_WINDOW_SECONDS', 15 * 60, 1, 24 * 3600),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    protocolBlockingTimeoutMs: int(env, 'PROTOCOL_BLOCKING_TIMEOUT_MS', 30_000, 0, 120_000),
+    sseKeepaliveMs: int(env, 'SSE_KEEPALIVE_MS', 15_000, 10, 15_000),
+    sseMaxDurationMs: int(env, 'SSE_MAX_DURATION_MS', 15 * 60_000, 1_000, 24 * 3600_000),
+    webhooksAllowPrivateNetworks: bool(env, 'WEBHOOKS_ALLOW_PRIVATE_NETWORKS', false),
   };
 }
 
