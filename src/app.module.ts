@@ -8,6 +8,8 @@ import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { IdentitiesModule } from './identities/identities.module';
 import { KeysModule } from './keys/keys.module';
+import { LedgerModule } from './ledger/ledger.module';
+import { ProtocolModule } from './protocol/protocol.module';
 
 @Module({})
 export class AppModule {
@@ -21,6 +23,8 @@ export class AppModule {
         ConsoleModule,
         KeysModule,
         IdentitiesModule,
+        LedgerModule,
+        ProtocolModule,
         HealthModule,
       ],
     };

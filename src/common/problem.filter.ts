@@ -109,12 +109,20 @@ function jsonRpcCode(error: AppError): number {
   return -32000;
 }
 
+/**
+ * CONTRACT §5 names the reasons of the protocol's HTTP errors; every 401 there is
+ * `unauthenticated` (missing, malformed, unknown or revoked key alike).
+ */
+function jsonRpcReason(error: AppError): string {
+  return error.status === 401 ? 'unauthenticated' : error.code;
+}
+
 function jsonRpcErrorBody(req: Request, error: AppError) {
   const body = req.body as { id?: unknown } | undefined;
   const id = body && typeof body === 'object' && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
   return {
     jsonrpc: '2.0',
     id,
-    error: { code: jsonRpcCode(error), message: error.detail, data: { reason: error.code, status: error.status, request_id: req.id } },
+    error: { code: jsonRpcCode(error), message: error.detail, data: { reason: jsonRpcReason(error), status: error.status, request_id: req.id } },
   };
 }
