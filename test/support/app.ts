@@ -10,6 +10,8 @@ import { createTestDatabase, dropDatabase, urlFor } from './database';
 export interface TestApp {
   app: NestExpressApplication;
   config: AppConfig;
+  /** The database's name (another app may be started on it, see `startApp`). */
+  database: string;
   db: DataSource;
   /** supertest bound to the in-process HTTP server. */
   http: () => ReturnType<typeof request>;
@@ -20,10 +22,11 @@ export interface TestApp {
 
 /**
  * Starts the whole application on a fresh database cloned from the migrated
- * template, listening on an ephemeral loopback port.
+ * template, listening on an ephemeral loopback port. With `on`, a second instance
+ * of the service on the database of an app already started (that app drops it).
  */
-export async function startApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+export async function startApp(env: Record<string, string> = {}, on?: TestApp): Promise<TestApp> {
+  const database = on?.database ?? (await createTestDatabase());
   const config = loadConfig({
     DATABASE_URL: urlFor(database),
     MIGRATIONS_RUN: 'false',
@@ -39,12 +42,13 @@ export async function startApp(env: Record<string, string> = {}): Promise<TestAp
   return {
     app,
     config,
+    database,
     db: app.get(DataSource),
     http: () => request(server),
     baseUrl,
     close: async () => {
       await app.close();
-      await dropDatabase(database);
+      if (!on) await dropDatabase(database);
     },
   };
 }
