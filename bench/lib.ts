@@ -30,7 +30,17 @@ export async function startBenchServer(env: Record<string, string> = {}): Promis
   const migrate = await new DataSource(dataSourceOptions({ databaseUrl: urlFor(database), dataDir: '' })).initialize();
   await migrate.runMigrations({ transaction: 'each' });
   await migrate.destroy();
-  const config = loadConfig({ DATABASE_URL: urlFor(database), MIGRATIONS_RUN: 'false', LOG_LEVEL: 'silent', ...env });
+  const unlimited = String(10_000_000);
+  const config = loadConfig({
+    DATABASE_URL: urlFor(database),
+    MIGRATIONS_RUN: 'false',
+    LOG_LEVEL: 'silent',
+    // Benchmarks measure the service, not its quotas.
+    RATE_LIMIT_PROTOCOL_PER_MINUTE: unlimited,
+    RATE_LIMIT_REST_PER_MINUTE: unlimited,
+    RATE_LIMIT_PUBLIC_PER_MINUTE: unlimited,
+    ...env,
+  });
   const app = await createApp(config, pino({ level: 'silent' }));
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };

@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
+import { AdmissionModule } from './admission/admission.module';
 import { AuthModule } from './auth/auth.module';
 import { ConfigModule } from './config/config.module';
 import type { AppConfig } from './config/config';
@@ -23,6 +24,7 @@ export class AppModule {
         ConsoleModule,
         KeysModule,
         IdentitiesModule,
+        AdmissionModule,
         LedgerModule,
         ProtocolModule,
         HealthModule,

@@ -1,7 +1,9 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { forbidden, unauthorized } from '../common/app-error';
+import { EXTRA_QUOTA_KEY } from '../limits/rate-limit.decorator';
+import { RateLimitService, type QuotaName } from '../limits/rate-limit.service';
 import { AuthService } from './auth.service';
 import type { Principal } from './principal';
 import { SURFACE_KEY } from './surface.decorator';
@@ -11,27 +13,45 @@ const NOT_ALLOWED_CODE = { admin: 'admin_key_not_allowed', agent: 'agent_key_not
 
 /**
  * The global guard: denies by default. A route is reachable only through the row
- * of the credential table that its `@Surface(...)` names.
+ * of the credential table that its `@Surface(...)` names. It also spends the
+ * caller's quota: per client address on public routes (and for failed
+ * authentication), per API key id or Console user elsewhere.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly auth: AuthService,
+    private readonly limits: RateLimitService,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const name = this.reflector.getAllAndOverride<SurfaceName | undefined>(SURFACE_KEY, [context.getHandler(), context.getClass()]);
+    const targets = [context.getHandler(), context.getClass()];
+    const name = this.reflector.getAllAndOverride<SurfaceName | undefined>(SURFACE_KEY, targets);
     if (!name) throw forbidden('route_not_declared', 'This route declares no credential policy and is closed.');
     const policy: SurfacePolicy = SURFACES[name];
-    if (policy.credentials.length === 0) return true;
+    const http = context.switchToHttp();
+    const req = http.getRequest<Request>();
+    const res = http.getResponse<Response>();
+    const address = `ip:${req.ip ?? 'unknown'}`;
 
-    const req = context.switchToHttp().getRequest<Request>();
-    const principal = await this.auth.authenticate(req);
+    const extra = this.reflector.getAllAndOverride<QuotaName | undefined>(EXTRA_QUOTA_KEY, targets);
+    if (extra) await this.limits.enforce(res, extra, address);
+    if (policy.credentials.length === 0) {
+      await this.limits.enforce(res, 'public', address);
+      return true;
+    }
+
+    const principal = await this.auth.authenticate(req).catch(async (error: unknown) => {
+      await this.limits.enforce(res, 'public', address);
+      throw error;
+    });
     if (!principal) {
+      await this.limits.enforce(res, 'public', address);
       throw unauthorized('unauthenticated', 'Send an API key in X-API-Key or sign in to the Console.');
     }
     req.principal = principal;
+    await this.limits.enforce(res, name === 'protocol' ? 'protocol' : 'rest', `${principal.kind}:${principal.id}`);
     authorize(policy, principal);
     return true;
   }

@@ -29,5 +29,3 @@ export const unauthorized = (code: string, detail: string) => new AppError(401, 
 export const forbidden = (code: string, detail: string) => new AppError(403, code, detail);
 export const notFound = (code: string, detail: string) => new AppError(404, code, detail);
 export const conflict = (code: string, detail: string) => new AppError(409, code, detail);
-export const tooManyRequests = (detail: string, retryAfterSeconds: number) =>
-  new AppError(429, 'rate_limited', detail, { headers: { 'Retry-After': String(retryAfterSeconds) } });

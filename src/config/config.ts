@@ -25,6 +25,16 @@ export interface AppConfig {
   loginFailureWindowSeconds: number;
   trustProxy: boolean;
   shutdownGraceMs: number;
+  /** Shared rate-limit counters; unset → per-instance memory. */
+  redisUrl: string | null;
+  /** Namespace of this deployment's counters in Redis. */
+  redisKeyPrefix: string;
+  rateLimits: {
+    protocolPerMinute: number;
+    restPerMinute: number;
+    publicPerMinute: number;
+    signupsPerHour: number;
+  };
   /** How long a blocking A2A send waits for the worker before returning the task as it is. */
   protocolBlockingTimeoutMs: number;
   /** Interval of SSE keep-alive comments on protocol streams. */
@@ -105,6 +115,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
     loginFailureWindowSeconds: int(env, 'LOGIN_FAILURE_WINDOW_SECONDS', 15 * 60, 1, 24 * 3600),
     trustProxy: bool(env, 'TRUST_PROXY', false),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    redisUrl: url(env, 'REDIS_URL', null, ['redis:', 'rediss:']),
+    redisKeyPrefix: str(env, 'REDIS_KEY_PREFIX', 'a2a:'),
+    rateLimits: {
+      protocolPerMinute: int(env, 'RATE_LIMIT_PROTOCOL_PER_MINUTE', 1200, 1, 10_000_000),
+      restPerMinute: int(env, 'RATE_LIMIT_REST_PER_MINUTE', 600, 1, 10_000_000),
+      publicPerMinute: int(env, 'RATE_LIMIT_PUBLIC_PER_MINUTE', 300, 1, 10_000_000),
+      signupsPerHour: int(env, 'RATE_LIMIT_SIGNUPS_PER_HOUR', 10, 1, 10_000_000),
+    },
     protocolBlockingTimeoutMs: int(env, 'PROTOCOL_BLOCKING_TIMEOUT_MS', 30_000, 0, 120_000),
     sseKeepaliveMs: int(env, 'SSE_KEEPALIVE_MS', 15_000, 10, 15_000),
     sseMaxDurationMs: int(env, 'SSE_MAX_DURATION_MS', 15 * 60_000, 1_000, 24 * 3600_000),

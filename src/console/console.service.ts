@@ -3,8 +3,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as bcrypt from 'bcrypt';
 import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { conflict, forbidden, tooManyRequests, unauthorized } from '../common/app-error';
-import { FailureThrottle } from '../common/failure-throttle';
+import { conflict, forbidden, unauthorized } from '../common/app-error';
+import { RateLimitService } from '../limits/rate-limit.service';
 import type { ConsolePrincipal } from '../auth/principal';
 import { ConsoleSession } from './console-session.entity';
 import { ConsoleUser } from './console-user.entity';
@@ -48,15 +48,14 @@ export const toOrganizationView = (org: Organization): OrganizationView => ({
 
 @Injectable()
 export class ConsoleService {
-  private readonly loginFailures: FailureThrottle;
   /** Compared against when the email is unknown, so timing does not reveal accounts. */
   private readonly dummyHash: Promise<string>;
 
   constructor(
     private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly limits: RateLimitService,
   ) {
-    this.loginFailures = new FailureThrottle(config.loginFailureLimit, config.loginFailureWindowSeconds * 1000);
     this.dummyHash = bcrypt.hash(randomBytes(16).toString('hex'), config.bcryptCost);
   }
 
@@ -97,9 +96,9 @@ export class ConsoleService {
   }
 
   async login(input: { email: string; password: string }, clientAddress: string): Promise<SessionView> {
+    // Failures are counted per (email, client address), in the shared store.
     const throttleKey = `${input.email.toLowerCase()}|${clientAddress}`;
-    const wait = this.loginFailures.retryAfter(throttleKey);
-    if (wait > 0) throw tooManyRequests('Too many failed logins; try again later.', wait);
+    await this.limits.check('login', throttleKey);
 
     const user = await this.dataSource
       .getRepository(ConsoleUser)
@@ -109,10 +108,10 @@ export class ConsoleService {
       .getOne();
     const ok = await bcrypt.compare(input.password, user?.passwordHash ?? (await this.dummyHash));
     if (!user || !ok) {
-      this.loginFailures.fail(throttleKey);
+      await this.limits.penalize('login', throttleKey);
       throw unauthorized('invalid_credentials', INVALID_LOGIN);
     }
-    this.loginFailures.clear(throttleKey);
+    await this.limits.clear('login', throttleKey);
     const organization = await this.dataSource.getRepository(Organization).findOneByOrFail({ id: user.organizationId });
     return this.openSession(this.dataSource.manager, user, organization);
   }

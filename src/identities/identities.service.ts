@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { In, Repository } from 'typeorm';
 import { Identity } from './identity.entity';
 
 /**
@@ -18,6 +18,11 @@ export class IdentitiesService {
 
   findById(id: string): Promise<Identity | null> {
     return this.identities.findOneBy({ id });
+  }
+
+  /** Several identities in one query (to show the handles a page of rows names). */
+  async findByIds(ids: readonly string[]): Promise<Identity[]> {
+    return ids.length === 0 ? [] : this.identities.findBy({ id: In([...new Set(ids)]) });
   }
 
   /**

@@ -19,12 +19,18 @@ export const MAX_ACTIVE_KEYS_PER_IDENTITY = 20;
  * agent key takes its identity's. The Keys module reads these identity columns
  * itself so that authentication stays one indexed round trip.
  */
-const SELECT_METADATA = `
-  SELECT k.id, k.scope, k.identity_id, COALESCE(k.organization_id, i.organization_id) AS organization_id,
-         k.label, k.description, k.status, k.prefix, k.created_at, k.created_by_type, k.created_by_id,
-         k.last_used_at, k.revoked_at
-    FROM api_keys k
-    LEFT JOIN identities i ON i.id = k.identity_id`;
+const METADATA_COLUMNS = `
+  k.id, k.scope, k.identity_id, COALESCE(k.organization_id, i.organization_id) AS organization_id,
+  k.label, k.description, k.status, k.prefix, k.created_at, k.created_by_type, k.created_by_id,
+  k.last_used_at, k.revoked_at`;
+const FROM_KEYS = `FROM api_keys k LEFT JOIN identities i ON i.id = k.identity_id`;
+const SELECT_METADATA = `SELECT ${METADATA_COLUMNS} ${FROM_KEYS}`;
+/** Authentication: the metadata plus the bound identity's state, by key hash. */
+const SELECT_VERIFIED = `
+  SELECT ${METADATA_COLUMNS}, i.agent_handle AS identity_handle,
+         (i.claimed_at IS NOT NULL) AS identity_claimed, i.enabled AS identity_enabled
+    ${FROM_KEYS}
+   WHERE k.key_hash = $1`;
 
 export interface KeyBinding {
   scope: KeyScope;
@@ -43,20 +49,16 @@ export interface MintedKey {
   key: string;
 }
 
-interface VerifiedKeyRow {
-  id: string;
-  scope: KeyScope;
-  status: string;
-  organization_id: string | null;
-  identity_id: string | null;
+interface VerifiedKeyRow extends KeyRow {
   identity_handle: string | null;
-  identity_organization_id: string | null;
   identity_claimed: boolean | null;
   identity_enabled: boolean | null;
 }
 
 @Injectable()
 export class KeysService {
+  private readonly verified = new WeakMap<KeyPrincipal, KeyRow>();
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly usage: KeyUsageTracker,
@@ -68,29 +70,26 @@ export class KeysService {
    */
   async verify(raw: string): Promise<KeyPrincipal | null> {
     if (!parseApiKey(raw)) return null;
-    const [row] = (await this.dataSource.query(
-      `SELECT k.id, k.scope, k.status, k.organization_id, k.identity_id,
-              i.agent_handle AS identity_handle, i.organization_id AS identity_organization_id,
-              (i.claimed_at IS NOT NULL) AS identity_claimed, i.enabled AS identity_enabled
-         FROM api_keys k
-         LEFT JOIN identities i ON i.id = k.identity_id
-        WHERE k.key_hash = $1`,
-      [hashApiKey(raw)],
-    )) as VerifiedKeyRow[];
+    const [row] = (await this.dataSource.query(SELECT_VERIFIED, [hashApiKey(raw)])) as VerifiedKeyRow[];
     if (!row || row.status !== 'active') return null;
     this.usage.touch(row.id);
-    if (row.scope === 'admin') return { kind: 'admin', id: row.id, organizationId: row.organization_id! };
-    return {
-      kind: 'agent',
-      id: row.id,
-      organizationId: row.identity_organization_id,
-      identity: {
-        id: row.identity_id!,
-        handle: row.identity_handle!,
-        claimed: row.identity_claimed === true,
-        enabled: row.identity_enabled === true,
-      },
-    };
+    const principal: KeyPrincipal = row.scope === 'admin'
+      ? { kind: 'admin', id: row.id, organizationId: row.organization_id! }
+      : {
+          kind: 'agent',
+          id: row.id,
+          organizationId: row.organization_id,
+          identity: {
+            id: row.identity_id!,
+            handle: row.identity_handle!,
+            claimed: row.identity_claimed === true,
+            enabled: row.identity_enabled === true,
+          },
+        };
+    // Authentication already read the key's metadata; GET /api-keys/self reuses it
+    // for this request instead of a second round trip.
+    this.verified.set(principal, row);
+    return principal;
   }
 
   /** `POST /api/v1/api-keys`: the "Who may mint" table of SEED-SPEC §5. */
@@ -207,7 +206,7 @@ export class KeysService {
   }
 
   async self(principal: KeyPrincipal): Promise<KeyMetadata> {
-    return this.present(await this.rowOf(this.dataSource.manager, principal.id));
+    return this.present(this.verified.get(principal) ?? (await this.rowOf(this.dataSource.manager, principal.id)));
   }
 
   /** Permanent. The very next request with this key gets 401. */

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { FilterMode } from '../../src/identities/identity.entity';
 import { KeysService } from '../../src/keys/keys.service';
 import type { TestApp } from './app';
 
@@ -37,19 +38,29 @@ export interface IdentityFixture {
   handle: string;
 }
 
+export interface IdentityOptions {
+  organizationId: string | null;
+  enabled?: boolean;
+  handle?: string;
+  publiclyDiscoverable?: boolean;
+  allowPublicEgress?: boolean;
+  filterMode?: FilterMode;
+}
+
 /**
  * Inserts an identity row directly. Used only where the identities API is not the
- * subject of the test; `organizationId: null` gives an unclaimed identity.
+ * subject of the test; `organizationId: null` gives an unclaimed identity. Settings
+ * left out take the schema's defaults.
  */
-export async function insertIdentity(
-  t: TestApp,
-  options: { organizationId: string | null; enabled?: boolean; handle?: string },
-): Promise<IdentityFixture> {
+export async function insertIdentity(t: TestApp, options: IdentityOptions): Promise<IdentityFixture> {
   const handle = options.handle ?? unique('agent');
   const [row] = (await t.db.query(
-    `INSERT INTO identities (agent_handle, organization_id, claimed_at, enabled)
-     VALUES ($1, $2, CASE WHEN $2::uuid IS NULL THEN NULL ELSE now() END, $3) RETURNING id`,
-    [handle, options.organizationId, options.enabled ?? false],
+    `INSERT INTO identities (agent_handle, organization_id, claimed_at, enabled, publicly_discoverable, allow_public_egress, filter_mode)
+     VALUES ($1, $2, CASE WHEN $2::uuid IS NULL THEN NULL ELSE now() END, $3, $4, $5, $6) RETURNING id`,
+    [
+      handle, options.organizationId, options.enabled ?? false, options.publiclyDiscoverable ?? false,
+      options.allowPublicEgress ?? false, options.filterMode ?? 'whitelist',
+    ],
   )) as Array<{ id: string }>;
   return { id: row.id, handle };
 }

@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { IdentitiesModule } from '../identities/identities.module';
+import { AdmissionDecisionRecord } from './admission-decision.entity';
+import { AdmissionService } from './admission.service';
+import { ContactRule } from './contact-rule.entity';
+import { ContactRulesService } from './contact-rules.service';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([ContactRule, AdmissionDecisionRecord]), IdentitiesModule],
+  providers: [AdmissionService, ContactRulesService],
+  exports: [AdmissionService],
+})
+export class AdmissionModule {}

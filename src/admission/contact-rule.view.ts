@@ -1,0 +1,40 @@
+import type { PeerType, RuleAction, RuleDirection } from './admission.decision';
+import type { ContactRule } from './contact-rule.entity';
+
+/** A contact rule as every read returns it (CONTRACT §6). */
+export interface ContactRuleView {
+  id: string;
+  /** The owner's handle. */
+  identity: string;
+  direction: RuleDirection;
+  action: RuleAction;
+  /** An identity peer has its handle and its organization (null while unclaimed); an organization peer its id. */
+  peer: { type: PeerType; handle: string | null; organization_id: string | null };
+  note: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The handles and organizations of the identities that rules name, by id. */
+export type IdentityNames = ReadonlyMap<string, { readonly agentHandle: string; readonly organizationId: string | null }>;
+
+export function namesOf(identities: ReadonlyArray<{ id: string; agentHandle: string; organizationId: string | null }>): IdentityNames {
+  return new Map(identities.map((identity) => [identity.id, identity]));
+}
+
+/** `names` must hold the owner and any peer identity (foreign keys guarantee they exist). */
+export function toContactRuleView(rule: ContactRule, names: IdentityNames): ContactRuleView {
+  const peer = rule.peerIdentityId === null ? null : names.get(rule.peerIdentityId)!;
+  return {
+    id: rule.id,
+    identity: names.get(rule.identityId)!.agentHandle,
+    direction: rule.direction,
+    action: rule.action,
+    peer: peer
+      ? { type: 'identity', handle: peer.agentHandle, organization_id: peer.organizationId }
+      : { type: 'organization', handle: null, organization_id: rule.peerOrganizationId },
+    note: rule.note,
+    created_at: rule.createdAt.toISOString(),
+    updated_at: rule.updatedAt.toISOString(),
+  };
+}

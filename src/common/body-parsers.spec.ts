@@ -1,0 +1,27 @@
+import { exceedsDepth } from './body-parsers';
+
+describe('exceedsDepth', () => {
+  const nest = (levels: number): unknown => {
+    let value: unknown = 1;
+    for (let i = 0; i < levels; i++) value = i % 2 ? [value] : { a: value };
+    return value;
+  };
+
+  it.each([
+    [1, 1, false],
+    [3, 3, false],
+    [4, 3, true],
+    [64, 64, false],
+    [65, 64, true],
+    [100_000, 64, true],
+  ])('%i levels against a limit of %i → %s', (levels, limit, expected) => {
+    expect(exceedsDepth(nest(levels), limit)).toBe(expected);
+  });
+
+  it('treats scalars and empty containers as shallow', () => {
+    expect(exceedsDepth(undefined, 1)).toBe(false);
+    expect(exceedsDepth('x', 1)).toBe(false);
+    expect(exceedsDepth({}, 1)).toBe(false);
+    expect(exceedsDepth([[]], 1)).toBe(true);
+  });
+});

@@ -1,0 +1,138 @@
+import { startApp, type TestApp } from '../support/app';
+import { apiKey, bearer, insertIdentity, mintAdminKey, mintAgentKey, signup } from '../support/fixtures';
+import { listRoutes } from '../support/routes';
+
+/**
+ * Throws malformed and hostile input at every route the application serves and
+ * checks that every answer is a documented 4xx (or a success), never a 5xx, and
+ * that the server stays up. Routes come from the application itself, so a new
+ * route is fuzzed without anyone remembering to add it.
+ */
+
+/** mulberry32: a small deterministic PRNG, so a failure can be replayed. */
+function prng(seed: number) {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const SEED = Number(process.env.FUZZ_SEED ?? 20261121);
+const random = prng(SEED);
+const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)];
+
+function randomJson(depth = 0): unknown {
+  const kind = Math.floor(random() * (depth > 3 ? 5 : 7));
+  switch (kind) {
+    case 0: return null;
+    case 1: return random() < 0.5;
+    case 2: return pick([0, -1, 1e308, -1e-308, 2 ** 53 + 1, 3.14]);
+    case 3: return pick(['', ' ', 'a'.repeat(5000), '\u0000', '😀'.repeat(50), '<script>', "' OR 1=1 --", '../../etc/passwd', '%00', '\u202e']);
+    case 4: return pick(['admin', 'agent', 'inbound', 'both', 'block', 'allow', 'completed', '00000000-0000-4000-8000-000000000000']);
+    case 5: return Array.from({ length: Math.floor(random() * 4) }, () => randomJson(depth + 1));
+    default: {
+      const keys = ['scope', 'label', 'email', 'password', 'agent_handle', 'skills', 'state', 'message', 'parts', 'peer',
+        'direction', 'action', 'identity', 'enabled', 'filter_mode', 'jsonrpc', 'method', 'params', 'id', '__proto__', 'constructor'];
+      return Object.fromEntries(Array.from({ length: 1 + Math.floor(random() * 4) }, () => [pick(keys), randomJson(depth + 1)]));
+    }
+  }
+}
+
+const HOSTILE_PARAMS = ['x', 'A'.repeat(300), '%00', '..%2F..', '%E0%A4%A', "1'%20OR%20'1'='1", '00000000-0000-4000-8000-000000000000', '-1', '😀'];
+
+const HOSTILE_BODIES: Array<[string, string | Buffer]> = [
+  ['empty object', '{}'],
+  ['array', '[]'],
+  ['string', '"x"'],
+  ['number', '42'],
+  ['null', 'null'],
+  ['truncated', '{"a":'],
+  ['deep nesting', '{"a":' + '['.repeat(3000) + ']'.repeat(3000) + '}'],
+  ['deep objects', '{"a":'.repeat(1000) + '1' + '}'.repeat(1000)],
+  ['invalid UTF-8', Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0xff, 0x22, 0x7d])],
+  ['prototype pollution', '{"__proto__":{"admin":true},"constructor":{"prototype":{"admin":true}}}'],
+  ['huge string', JSON.stringify({ label: 'x'.repeat(200_000), description: 'y'.repeat(40_000) })],
+  ['bad JSON-RPC: no method', '{"jsonrpc":"2.0","id":1}'],
+  ['bad JSON-RPC: wrong version', '{"jsonrpc":"1.0","id":1,"method":"message/send","params":{}}'],
+  ['bad JSON-RPC: params string', '{"jsonrpc":"2.0","id":1,"method":"message/send","params":"x"}'],
+  ['JSON-RPC batch', '[{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}]'],
+];
+
+const HOSTILE_QUERIES = ['limit=-1', 'limit=abc', 'limit=1e9', 'limit[]=1&limit[]=2', 'cursor=%%%', 'cursor=' + 'Z'.repeat(600),
+  'state=unknown', 'role=owner', 'q=' + encodeURIComponent("'; DROP TABLE identities; --"), 'updated_after=yesterday'];
+
+interface Failure {
+  request: string;
+  status: number;
+  body: string;
+}
+
+describe('fuzzing every route', () => {
+  let t: TestApp;
+  let credentials: Array<[string, Record<string, string>]>;
+  const failures: Failure[] = [];
+  let requests = 0;
+
+  beforeAll(async () => {
+    t = await startApp({
+      RATE_LIMIT_REST_PER_MINUTE: '1000000', RATE_LIMIT_PUBLIC_PER_MINUTE: '1000000', RATE_LIMIT_PROTOCOL_PER_MINUTE: '1000000',
+      RATE_LIMIT_SIGNUPS_PER_HOUR: '1000000', LOGIN_FAILURE_LIMIT: '10000',
+    });
+    const account = await signup(t);
+    const identity = await insertIdentity(t, { organizationId: account.organizationId, enabled: true });
+    credentials = [
+      ['none', {}],
+      ['invalid key', apiKey('a2a_agt_' + '\u00ff'.repeat(38))],
+      ['admin', apiKey(await mintAdminKey(t, account))],
+      ['agent', apiKey(await mintAgentKey(t, account, identity.id))],
+      ['console', bearer(account)],
+    ];
+  });
+  afterAll(() => t.close());
+
+  async function send(method: string, path: string, headers: Record<string, string>, body?: string | Buffer): Promise<void> {
+    requests += 1;
+    const label = `${method} ${path} [${Object.keys(headers).join(',') || 'no credential'}]${body !== undefined ? ` body=${String(body).slice(0, 80)}` : ''}`;
+    let req = t.http()[method.toLowerCase() as 'get'](path).set(headers).timeout(15_000);
+    if (body !== undefined) req = req.set('Content-Type', 'application/json').send(body);
+    let res;
+    try {
+      res = await req;
+    } catch (error) {
+      failures.push({ request: label, status: -1, body: String(error) });
+      return;
+    }
+    const problem = res.headers['content-type']?.startsWith('application/problem+json');
+    const jsonRpc = res.body && typeof res.body === 'object' && res.body.jsonrpc === '2.0' && res.body.error;
+    const documented = res.status < 400 || (problem && typeof res.body.code === 'string' && res.body.status === res.status) ||
+      (jsonRpc && typeof res.body.error.code === 'number');
+    if (res.status >= 500 || !documented) failures.push({ request: label, status: res.status, body: JSON.stringify(res.body).slice(0, 300) });
+  }
+
+  it('answers every hostile request with a documented 4xx or a success, never a 5xx', async () => {
+    const routes = listRoutes(t.app).map((r) => r.route.split(' ') as [string, string]);
+    expect(routes.length).toBeGreaterThan(10);
+    for (const [method, pattern] of routes) {
+      for (const [, headers] of credentials) {
+        const paths = pattern.includes(':') ? HOSTILE_PARAMS.map((p) => pattern.replace(/:[^/]+/g, p)) : [pattern];
+        for (const path of paths) await send(method, path, headers);
+        const base = paths[0];
+        for (const query of HOSTILE_QUERIES) await send(method, `${base}?${query}`, headers);
+        if (method !== 'GET') {
+          for (const [, body] of HOSTILE_BODIES) await send(method, base, headers, body);
+          for (let i = 0; i < 8; i++) await send(method, base, headers, JSON.stringify(randomJson()));
+        }
+      }
+    }
+    expect({ seed: SEED, requests, failures: failures.slice(0, 20), failureCount: failures.length }).toEqual({
+      seed: SEED, requests, failures: [], failureCount: 0,
+    });
+  });
+
+  it('is still up afterwards', async () => {
+    await t.http().get('/healthz').expect(200);
+    await t.http().get('/readyz').expect(200);
+  });
+});

@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto';
+import { startApp, type TestApp } from '../support/app';
+import { apiKey, bearer, mintAdminKey, PASSWORD, signup } from '../support/fixtures';
+
+const RATE_LIMIT_POLICY = /^"(\w+)";q=(\d+);w=(\d+)$/;
+const RATE_LIMIT = /^"(\w+)";r=(\d+);t=(\d+)$/;
+
+describe('rate limits', () => {
+  describe('in memory (one instance)', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await startApp({ RATE_LIMIT_REST_PER_MINUTE: '5', RATE_LIMIT_PUBLIC_PER_MINUTE: '200' });
+    });
+    afterAll(() => t.close());
+
+    it('per API key: the sixth REST request in a minute gets 429 with Retry-After and RateLimit headers', async () => {
+      const key = await mintAdminKey(t, await signup(t));
+      for (let i = 0; i < 5; i++) {
+        const ok = await t.http().get('/api-keys/self').set(apiKey(key)).expect(200);
+        expect(ok.headers['ratelimit-policy']).toBe('"rest";q=5;w=60');
+        expect(RATE_LIMIT.exec(ok.headers.ratelimit)![2]).toBe(String(4 - i));
+      }
+      const limited = await t.http().get('/api-keys/self').set(apiKey(key)).expect(429);
+      expect(limited.headers['content-type']).toMatch(/application\/problem\+json/);
+      expect(limited.body.code).toBe('rate_limited');
+      const retryAfter = Number(limited.headers['retry-after']);
+      expect(retryAfter).toBeGreaterThan(0);
+      expect(limited.headers['ratelimit-policy']).toMatch(RATE_LIMIT_POLICY);
+      const [, quota, remaining, reset] = RATE_LIMIT.exec(limited.headers.ratelimit)!;
+      expect({ quota, remaining, reset: Number(reset) }).toEqual({ quota: 'rest', remaining: '0', reset: retryAfter });
+    });
+
+    it('one tenant\'s flood does not block another tenant, nor another key of the same tenant', async () => {
+      const flooded = await signup(t);
+      const noisy = await mintAdminKey(t, flooded);
+      const quiet = await mintAdminKey(t, flooded);
+      const other = await mintAdminKey(t, await signup(t));
+      for (let i = 0; i < 5; i++) await t.http().get('/api-keys/self').set(apiKey(noisy)).expect(200);
+      await t.http().get('/api-keys/self').set(apiKey(noisy)).expect(429);
+      await t.http().get('/api-keys/self').set(apiKey(quiet)).expect(200);
+      await t.http().get('/api-keys/self').set(apiKey(other)).expect(200);
+    });
+
+    it('Console sessions are limited per user', async () => {
+      const account = await signup(t);
+      for (let i = 0; i < 5; i++) await t.http().get('/api/v1/console/me').set(bearer(account)).expect(200);
+      await t.http().get('/api/v1/console/me').set(bearer(account)).expect(429);
+    });
+  });
+
+  describe('per client address on public routes and failed authentication', () => {
+    let t: TestApp;
+    beforeAll(async () => {
+      t = await startApp({ RATE_LIMIT_PUBLIC_PER_MINUTE: '4' });
+    });
+    afterAll(() => t.close());
+
+    it('public routes share the address budget; failed authentications spend it too', async () => {
+      await t.http().get('/healthz').expect(200);
+      await t.http().get('/healthz').expect(200);
+      const wrong = await t.http().get('/api-keys/self').set(apiKey('a2a_adm_0000000000000000000000000000000000000')).expect(401);
+      expect(wrong.headers['ratelimit-policy']).toBe('"public";q=4;w=60');
+      await t.http().get('/api-keys/self').expect(401);
+      const limited = await t.http().get('/healthz').expect(429);
+      expect(limited.headers['ratelimit-policy']).toBe('"public";q=4;w=60');
+      await t.http().get('/api-keys/self').set(apiKey('a2a_adm_0000000000000000000000000000000000000')).expect(429);
+    });
+  });
+
+  describe('shared through Redis (REDIS_URL)', () => {
+    const redisEnv = () => ({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: `a2a-test-${randomBytes(4).toString('hex')}:` });
+
+    it('two instances draw on one budget', async () => {
+      const env = { ...redisEnv(), RATE_LIMIT_PUBLIC_PER_MINUTE: '3' };
+      const [a, b] = [await startApp(env), await startApp(env)];
+      try {
+        await a.http().get('/healthz').expect(200);
+        await b.http().get('/healthz').expect(200);
+        await a.http().get('/healthz').expect(200);
+        await b.http().get('/healthz').expect(429);
+        await a.http().get('/healthz').expect(429);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+
+    it('login failures through one instance lock the account on the other', async () => {
+      const env = { ...redisEnv(), LOGIN_FAILURE_LIMIT: '2' };
+      const [a, b] = [await startApp(env), await startApp(env)];
+      try {
+        const account = await signup(a);
+        await b.http().post('/api/v1/console/signup').send({ organization_name: 'B', email: account.email, password: PASSWORD });
+        const login = (t: TestApp, password: string) => t.http().post('/api/v1/console/login').send({ email: account.email, password });
+        await login(a, 'wrong password!!').expect(401);
+        await login(b, 'wrong password!!').expect(401);
+        const locked = await login(a, PASSWORD).expect(429);
+        expect(locked.headers['ratelimit-policy']).toBe('"login";q=2;w=900');
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+  });
+
+  it('fails open when Redis is unreachable', async () => {
+    const t = await startApp({ REDIS_URL: 'redis://127.0.0.1:1', RATE_LIMIT_PUBLIC_PER_MINUTE: '1' });
+    try {
+      for (let i = 0; i < 3; i++) await t.http().get('/healthz').expect(200);
+    } finally {
+      await t.close();
+    }
+  });
+});
