@@ -106,6 +106,7 @@ export function isProtocolCall(req: Request): boolean {
 function jsonRpcCode(error: AppError): number {
   if (error.code === 'malformed_json') return -32700;
   if (error.status === 400 || error.status === 413 || error.status === 415) return -32600;
+  if (error.status >= 500) return -32603;
   return -32000;
 }
 

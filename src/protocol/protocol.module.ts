@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AdmissionModule } from '../admission/admission.module';
 import { IdentitiesModule } from '../identities/identities.module';
 import { LedgerModule } from '../ledger/ledger.module';
 import { LedgerRequestHandler } from './ledger-request-handler';
@@ -7,7 +8,7 @@ import { ProtocolService } from './protocol.service';
 
 /** `POST /a2a/{handle}`: A2A JSON-RPC (v1.0 and v0.3) over the ledger. */
 @Module({
-  imports: [IdentitiesModule, LedgerModule],
+  imports: [IdentitiesModule, AdmissionModule, LedgerModule],
   controllers: [ProtocolController],
   providers: [ProtocolService, LedgerRequestHandler],
 })

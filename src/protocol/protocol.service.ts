@@ -6,11 +6,15 @@ import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import type { Request, Response } from 'express';
 import type { AgentKeyPrincipal } from '../auth/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
+import { AdmissionService } from '../admission/admission.service';
 import { forbidden, notFound } from '../common/app-error';
 import { IdentitiesService } from '../identities/identities.service';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
 import { callContext } from './call-context';
 import { LedgerRequestHandler } from './ledger-request-handler';
+
+/** The handle rule (ck_identities_handle): anything else names no identity, and never reaches the database. */
+const HANDLE = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
 
 type RpcId = string | number | null;
 type RpcResponse = { jsonrpc: string; id: RpcId; result?: unknown; error?: unknown };
@@ -19,7 +23,7 @@ type RpcError = { code: number; message: string; data?: unknown };
 /**
  * `POST /a2a/{handle}` (CONTRACT §5). The guard has done check 1 up to the claimed
  * agent key; this service does the rest in order — the caller's own receiver enabled,
- * the worker servable (and admission) — as HTTP errors with a JSON-RPC body, then
+ * the worker servable, admission — as HTTP errors with a JSON-RPC body, then
  * picks the A2A generation from `A2A-Version` and hands the call to the SDK's
  * JSON-RPC transport handler of that generation, which validates the method and its
  * params, calls LedgerRequestHandler and shapes the result. Method-level errors are
@@ -34,6 +38,7 @@ export class ProtocolService implements OnModuleDestroy {
 
   constructor(
     private readonly identities: IdentitiesService,
+    private readonly admission: AdmissionService,
     handler: LedgerRequestHandler,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
@@ -50,8 +55,15 @@ export class ProtocolService implements OnModuleDestroy {
     if (!principal.identity.enabled) {
       throw forbidden('requester_disabled', 'Your identity\'s receiver is disabled; only enabled identities may send work.');
     }
-    const worker = await this.identities.findServable(handle);
+    const [requester, worker] = await Promise.all([
+      this.identities.findById(principal.identity.id),
+      HANDLE.test(handle) ? this.identities.findServable(handle) : null,
+    ]);
     if (!worker) throw notFound('worker_not_found', 'No enabled, claimed identity has that handle.');
+    // The caller learns only that admission said no; the decision is recorded for each side's administrators.
+    if (!(await this.admission.evaluate(requester!, worker)).allowed) {
+      throw forbidden('admission_denied', 'This call is not admitted between these two identities.');
+    }
 
     const body: unknown = req.body;
     const id = rpcId(body);

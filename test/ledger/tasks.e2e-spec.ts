@@ -28,10 +28,8 @@ describe('ledger REST', () => {
 
   /** A worker in Globex that acme's requester may call: public, and the caller allows public egress (admission rule 4). */
   async function globexWorker(): Promise<Agent> {
-    const foreign = await enabledAgent(t, globex);
-    await t.db.query(`UPDATE identities SET publicly_discoverable = true WHERE id = $1`, [foreign.id]);
     await t.db.query(`UPDATE identities SET allow_public_egress = true WHERE id = $1`, [requester.id]);
-    return foreign;
+    return enabledAgent(t, globex, { publiclyDiscoverable: true });
   }
 
   describe('GET /api/v1/tasks/{id}', () => {

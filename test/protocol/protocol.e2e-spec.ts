@@ -344,8 +344,9 @@ describe('protocol endpoint', () => {
     it('only the pair sees a task: a third identity, another organization, the wrong worker handle → -32001', async () => {
       const task = await submitTask(t, requester, worker);
       const third = await enabledAgent(t, acme);
-      const other = await signup(t);
-      const foreign = await enabledAgent(t, other);
+      // Admitted (the worker is public, the foreign caller has public egress), so the call reaches the method.
+      const foreign = await enabledAgent(t, await signup(t), { allowPublicEgress: true });
+      await t.db.query(`UPDATE identities SET publicly_discoverable = true WHERE id = $1`, [worker.id]);
       const cases: Array<[Agent, Agent]> = [[third, worker], [foreign, worker], [requester, third], [worker, requester]];
       for (const [as, to] of cases) {
         for (const [method, params, version] of [

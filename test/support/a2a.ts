@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseSseStream } from '@a2a-js/sdk';
 import type { TestApp } from './app';
-import { apiKey, insertIdentity, mintAgentKey, signup, type ConsoleAccount, type IdentityFixture } from './fixtures';
+import { apiKey, insertIdentity, mintAgentKey, signup, type ConsoleAccount, type IdentityFixture, type IdentityOptions } from './fixtures';
 
 /** An identity with its agent key. */
 export interface Agent extends IdentityFixture {
@@ -9,8 +9,8 @@ export interface Agent extends IdentityFixture {
 }
 
 /** A claimed, enabled identity of the account's organization, with an agent key. */
-export async function enabledAgent(t: TestApp, account: ConsoleAccount): Promise<Agent> {
-  const identity = await insertIdentity(t, { organizationId: account.organizationId, enabled: true });
+export async function enabledAgent(t: TestApp, account: ConsoleAccount, settings: Omit<IdentityOptions, 'organizationId'> = {}): Promise<Agent> {
+  const identity = await insertIdentity(t, { organizationId: account.organizationId, enabled: true, ...settings });
   return { ...identity, key: await mintAgentKey(t, account, identity.id) };
 }
 
