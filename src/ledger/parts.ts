@@ -67,7 +67,8 @@ export function parsePart(input: unknown, field: string, errors: FieldError[]): 
   if (unknown.length > 0) return fail(`has unknown fields: ${unknown.join(', ')}`);
 
   if (input.kind === undefined) {
-    const present = CONTENT_KEYS.filter((key) => input[key] !== undefined);
+    // A null content is no content (the A2A v1.0 JSON mapping reads it as absent).
+    const present = CONTENT_KEYS.filter((key) => input[key] !== undefined && input[key] !== null);
     if (present.length !== 1) return fail('must have exactly one of kind (v0.3) or text, raw, url, data (v1.0)');
     if (input.text !== undefined && typeof input.text !== 'string') return fail('text must be a string');
     if (input.raw !== undefined && (typeof input.raw !== 'string' || !BASE64.test(input.raw))) return fail('raw must be base64');
@@ -102,6 +103,7 @@ export function parsePart(input: unknown, field: string, errors: FieldError[]): 
     case 'data': {
       if (!isObject(input.data)) return fail('data must be an object');
       if (metadata?.[DATA_PART_COMPAT_FLAG] === true && 'value' in input.data) {
+        if (input.data.value === null) return fail('data.value must not be null');
         const { [DATA_PART_COMPAT_FLAG]: _, ...rest } = metadata;
         return withMetadata({ data: input.data.value }, Object.keys(rest).length > 0 ? rest : undefined);
       }
@@ -126,5 +128,5 @@ export function toPartView(part: StoredPart): PartView {
   if (part.raw !== undefined) return { kind: 'file', file: { bytes: part.raw, ...described }, ...metadata };
   if (part.url !== undefined) return { kind: 'file', file: { uri: part.url, ...described }, ...metadata };
   if (isObject(part.data)) return { kind: 'data', data: part.data, ...metadata };
-  return { kind: 'data', data: { value: part.data ?? null }, metadata: { ...part.metadata, [DATA_PART_COMPAT_FLAG]: true } };
+  return { kind: 'data', data: { value: part.data }, metadata: { ...part.metadata, [DATA_PART_COMPAT_FLAG]: true } };
 }
