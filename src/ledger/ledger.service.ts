@@ -60,8 +60,7 @@ export class LedgerService {
   async send(pair: TaskPair, input: SendInput, read: HydrateOptions): Promise<SendResult> {
     if (input.taskId !== undefined) return this.continueTask(pair, input.taskId, input, read);
     try {
-      const taskId = await this.write((em, save) => this.createTask(em, save, pair, input));
-      return { task: (await this.find(pair, taskId, read))!, duplicate: false };
+      return { task: await this.write((em, save) => this.createTask(em, save, pair, input, read)), duplicate: false };
     } catch (error) {
       if (!(error instanceof DuplicateOrigin)) throw error;
       const [row] = (await this.dataSource.query(
@@ -174,34 +173,34 @@ export class LedgerService {
     return { task: (await this.find(pair, taskId, read))!, duplicate };
   }
 
-  private async createTask(em: EntityManager, save: (journal: TaskJournal) => Promise<void>, pair: TaskPair, input: SendInput): Promise<string> {
-    const contextId = input.contextId === undefined ? await this.newContext(em, pair) : await this.pairContext(em, pair, input.contextId);
+  /** Creates the task; its record is known without reading it back (no history but the message, no artifacts). */
+  private async createTask(
+    em: EntityManager, save: (journal: TaskJournal) => Promise<void>, pair: TaskPair, input: SendInput, read: HydrateOptions,
+  ): Promise<TaskRecord> {
     const { requester: r, worker: w } = pair;
+    const params: unknown[] = [r.id, r.handle, r.organizationId, w.id, w.handle, w.organizationId, input.message.messageId,
+      input.metadata ? JSON.stringify(input.metadata) : null];
+    // A new context is inserted by the same statement as the task (a retried send rolls both back).
+    const context = input.contextId === undefined
+      ? `INSERT INTO contexts (requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id)
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`
+      : `SELECT $${params.push(await this.pairContext(em, pair, input.contextId))}::uuid AS id`;
     const [row] = (await em.query(
-      `INSERT INTO tasks (context_id, requester_identity_id, requester_handle, requester_organization_id,
-                          worker_identity_id, worker_handle, worker_organization_id, origin_message_id, metadata)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb)
+      `WITH c AS (${context})
+       INSERT INTO tasks AS t (context_id, requester_identity_id, requester_handle, requester_organization_id,
+                               worker_identity_id, worker_handle, worker_organization_id, origin_message_id, metadata)
+       SELECT c.id, $1, $2, $3, $4, $5, $6, $7, $8::jsonb FROM c
        ON CONFLICT (requester_identity_id, worker_identity_id, origin_message_id) DO NOTHING
-       RETURNING id`,
-      [contextId, r.id, r.handle, r.organizationId, w.id, w.handle, w.organizationId, input.message.messageId,
-        input.metadata ? JSON.stringify(input.metadata) : null],
-    )) as Array<{ id: string }>;
+       RETURNING ${TASK_COLUMNS}`,
+      params,
+    )) as TaskRow[];
     if (!row) throw new DuplicateOrigin();
-    const journal = await TaskJournal.created(em, row.id);
-    await journal.message('user', input.message, 'status', 'submitted');
+    const journal = TaskJournal.created(em, row);
+    const message = await journal.message('user', input.message, 'status', 'submitted');
     await input.alsoWithTask?.(em, journal.task);
     await save(journal);
-    return row.id;
-  }
-
-  private async newContext(em: EntityManager, { requester: r, worker: w }: TaskPair): Promise<string> {
-    const [row] = (await em.query(
-      `INSERT INTO contexts (requester_identity_id, requester_handle, requester_organization_id,
-                             worker_identity_id, worker_handle, worker_organization_id)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-      [r.id, r.handle, r.organizationId, w.id, w.handle, w.organizationId],
-    )) as Array<{ id: string }>;
-    return row.id;
+    const [task] = await hydrateTasks(em, [journal.task], { historyLength: 0, artifacts: false });
+    return { ...task, history: read.historyLength === 0 ? [] : [message], artifacts: read.artifacts ? [] : null };
   }
 
   private async pairContext(em: EntityManager, pair: TaskPair, contextId: string): Promise<string> {

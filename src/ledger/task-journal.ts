@@ -3,7 +3,7 @@ import { conflict } from '../common/app-error';
 import type { ArtifactChunk, TaskEventKind } from './entities/task-event.entity';
 import type { MessageRole } from './entities/task-message.entity';
 import type { StoredPart } from './parts';
-import { TASK_COLUMNS, type TaskRow } from './task-records';
+import { TASK_COLUMNS, type MessageRecord, type TaskRow } from './task-records';
 import type { TaskChange } from './task-notifier';
 import type { TaskState } from './task-state';
 
@@ -36,9 +36,9 @@ export class TaskJournal {
     return row ? new TaskJournal(em, row) : null;
   }
 
-  /** Starts the journal of a task just inserted (seq 0) in this transaction. */
-  static async created(em: EntityManager, taskId: string): Promise<TaskJournal> {
-    return (await TaskJournal.lock(em, 't.id = $1', [taskId]))!;
+  /** The journal of a task this transaction has just inserted (so it holds its lock). */
+  static created(em: EntityManager, row: TaskRow): TaskJournal {
+    return new TaskJournal(em, row);
   }
 
   get state(): TaskState {
@@ -58,16 +58,21 @@ export class TaskJournal {
    * state (an agent message becomes the status message); with `'message'` the state
    * is unchanged and only the history grows.
    */
-  async message(role: MessageRole, message: NewMessage, kind: 'status' | 'message', state: TaskState): Promise<void> {
-    const seq = this.task.seq + 1;
+  async message(role: MessageRole, message: NewMessage, kind: 'status' | 'message', state: TaskState): Promise<MessageRecord> {
+    this.task.seq += 1;
+    // The message and its event in one statement.
     const [row] = (await this.em.query(
-      `INSERT INTO messages (task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq)
-       VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6::jsonb, $7::jsonb, $8) RETURNING id`,
+      `WITH m AS (
+         INSERT INTO messages (task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq)
+         VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6::jsonb, $7::jsonb, $8) RETURNING id, created_at)
+       INSERT INTO task_events (task_id, seq, kind, state, message_id)
+       SELECT $1, $8, $9, $10, m.id FROM m
+       RETURNING message_id AS id, created_at`,
       [this.task.id, message.messageId, role, JSON.stringify(message.parts), json(message.metadata),
-        JSON.stringify(message.extensions), JSON.stringify(message.referenceTaskIds), seq],
-    )) as Array<{ id: string }>;
-    await this.event(kind, state, row.id, null);
+        JSON.stringify(message.extensions), JSON.stringify(message.referenceTaskIds), this.task.seq, kind, state],
+    )) as Array<{ id: string; created_at: Date }>;
     if (kind === 'status') this.setStatus(state, role === 'agent' ? row.id : null);
+    return { rowId: row.id, taskId: this.task.id, contextId: this.task.context_id, role, seq: this.task.seq, createdAt: row.created_at, ...message };
   }
 
   /** A new state without a message. */
