@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
+import { isEmbedded } from '../database/data-source';
 import { LOGGER } from '../common/tokens';
 import { ContextsController } from './contexts.controller';
 import { Artifact } from './entities/artifact.entity';
@@ -36,7 +37,7 @@ import { TasksService } from './tasks.service';
       inject: [APP_CONFIG, LOGGER],
       // One process on the embedded database: an in-process bus. On PostgreSQL: LISTEN/NOTIFY.
       useFactory: (config: AppConfig, logger: Logger) =>
-        config.databaseUrl ? new PgTaskNotifier(config.databaseUrl, logger) : new LocalTaskNotifier(),
+        isEmbedded(config) ? new LocalTaskNotifier() : new PgTaskNotifier(config.databaseUrl!, logger),
     },
   ],
   exports: [LedgerService, PushConfigService],

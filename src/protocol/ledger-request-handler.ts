@@ -64,20 +64,11 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   }
 
   sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-    return this.guardStream(async function* (this: LedgerRequestHandler) {
-      const call = callOf(context);
-      const { task } = await this.send(call, params, { historyLength: 0, artifacts: false });
-      yield* this.follow(call, task.id);
-    }.call(this));
+    return this.guardStream(this.sendAndFollow(callOf(context), params));
   }
 
   resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
-    return this.guardStream(async function* (this: LedgerRequestHandler) {
-      const call = callOf(context);
-      const task = await this.pairTask(call, params.id, { historyLength: 0, artifacts: false });
-      if (isTerminal(task.state)) throw new UnsupportedOperationError(`The task is ${task.state}; there is nothing to subscribe to.`);
-      yield* this.follow(call, task.id);
-    }.call(this));
+    return this.guardStream(this.subscribe(callOf(context), params.id));
   }
 
   getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
@@ -105,13 +96,13 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   }
 
   cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
-    return this.guard(async () => toA2ATask(await this.ledger.cancel(callOf(context).pair, params.id, { artifacts: true })));
+    return this.guard(async () => toA2ATask(await this.ledger.cancel(callOf(context).pair, requireTaskId(params.id), { artifacts: true })));
   }
 
   createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
     return this.guard(async () => {
       const call = callOf(context);
-      return toA2APushConfig(await this.pushConfigs.set(call.pair, params.taskId, fromA2APushConfig(params), call.version));
+      return toA2APushConfig(await this.pushConfigs.set(call.pair, requireTaskId(params.taskId), fromA2APushConfig(params), call.version));
     });
   }
 
@@ -119,9 +110,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     return this.guard(async () => {
       const { pair } = callOf(context);
       // A v0.3 `get` may omit the config id: the task's first config answers.
-      const record = params.id
-        ? await this.pushConfigs.get(pair, params.taskId, params.id)
-        : (await this.pushConfigs.list(pair, params.taskId))[0];
+      const taskId = requireTaskId(params.taskId);
+      const record = params.id ? await this.pushConfigs.get(pair, taskId, params.id) : (await this.pushConfigs.list(pair, taskId))[0];
       if (!record) throw new TaskNotFoundError('The task has no push notification config.');
       return toA2APushConfig(record);
     });
@@ -129,13 +119,24 @@ export class LedgerRequestHandler implements A2ARequestHandler {
 
   listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
     return this.guard(async () => ({
-      configs: (await this.pushConfigs.list(callOf(context).pair, params.taskId)).map(toA2APushConfig),
+      configs: (await this.pushConfigs.list(callOf(context).pair, requireTaskId(params.taskId))).map(toA2APushConfig),
       nextPageToken: '', // at most 10 per task: always one page
     }));
   }
 
   deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
-    return this.guard(() => this.pushConfigs.delete(callOf(context).pair, params.taskId, params.id));
+    return this.guard(() => this.pushConfigs.delete(callOf(context).pair, requireTaskId(params.taskId), params.id));
+  }
+
+  private async *sendAndFollow(call: ProtocolCall, params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
+    const { task } = await this.send(call, params, { historyLength: 0, artifacts: false });
+    yield* this.follow(call, task.id);
+  }
+
+  private async *subscribe(call: ProtocolCall, taskId: string): AsyncGenerator<StreamResponse, void, undefined> {
+    const task = await this.pairTask(call, taskId, { historyLength: 0, artifacts: false });
+    if (isTerminal(task.state)) throw new UnsupportedOperationError(`The task is ${task.state}; there is nothing to subscribe to.`);
+    yield* this.follow(call, task.id);
   }
 
   private send(call: ProtocolCall, params: SendMessageRequest, read: HydrateOptions) {
@@ -152,7 +153,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   }
 
   private async pairTask(call: ProtocolCall, taskId: string, read: HydrateOptions): Promise<TaskRecord> {
-    const task = await this.ledger.find(call.pair, taskId, read);
+    const task = await this.ledger.find(call.pair, requireTaskId(taskId), read);
     if (!task) throw new TaskNotFoundError('No such task between this requester and this worker.');
     return task;
   }
@@ -237,6 +238,12 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     this.logger.error({ err: error }, 'protocol method failed');
     return new Error('An unexpected error occurred.');
   }
+}
+
+/** A missing task id is a malformed request (-32602), as in the SDK's own handler; an unknown one is -32001. */
+function requireTaskId(id: string | undefined): string {
+  if (!id?.trim()) throw new RequestMalformedError('The task id is required.');
+  return id;
 }
 
 function historyLength(value: number | undefined): number | undefined {

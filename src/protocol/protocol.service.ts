@@ -117,7 +117,7 @@ export class ProtocolService implements OnModuleDestroy {
     res.status(200);
     for (const [name, value] of Object.entries(SSE_HEADERS)) res.setHeader(name, value);
     res.flushHeaders();
-    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), this.config.sseKeepaliveMs);
+    const keepAlive = setInterval(() => res.writable && res.write(': keep-alive\n\n'), this.config.sseKeepaliveMs);
     const maxDuration = setTimeout(() => abort.abort(), this.config.sseMaxDurationMs);
     try {
       for (let next = first; !next.done; next = await events.next()) res.write(formatSSEEvent(next.value));

@@ -112,6 +112,10 @@ describe('protocol endpoint', () => {
       expect(noParams.body).toMatchObject({ id: 9, error: { code: -32602 } });
       const arrayParams = await post({ jsonrpc: '2.0', id: 9, method: 'SendMessage', params: [] }, { 'A2A-Version': '1.0' }).expect(200);
       expect(arrayParams.body.error.code).toBe(-32602);
+      // A missing task id is malformed (-32602); an unknown one is not found (-32001).
+      expect((await rpc(t, worker.handle, requester.key, 'GetTask', {}, '1.0')).body.error.code).toBe(-32602);
+      expect((await rpc(t, worker.handle, requester.key, 'tasks/cancel', { id: ' ' })).body.error.code).toBe(-32602);
+      expect((await rpc(t, worker.handle, requester.key, 'SubscribeToTask', {}, '1.0')).body.error.code).toBe(-32602);
     });
 
     it('A2A-Version other than 1.0 and 0.3 → -32009; absent means 0.3', async () => {
