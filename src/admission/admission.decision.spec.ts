@@ -333,9 +333,11 @@ describe('admission decision (CONTRACT §6)', () => {
       expect(reportedReason({ reason, decidedBy }, organizations, viewer)).toBe(expected);
     });
 
-    it('an unclaimed requester\'s own state is the peer\'s decision for the worker\'s organization', () => {
+    it('an unclaimed participant belongs to no organization: its state is reported as it is', () => {
       expect(reportedReason({ reason: 'requester_unclaimed', decidedBy: 'requester' }, { requester: null, worker: 'globex' }, 'globex'))
-        .toBe('denied_by_peer');
+        .toBe('requester_unclaimed');
+      expect(reportedReason({ reason: 'worker_unavailable', decidedBy: 'worker' }, { requester: 'acme', worker: null }, 'acme'))
+        .toBe('worker_unavailable');
     });
 
     it('within one organization nothing is hidden', () => {

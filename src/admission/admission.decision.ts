@@ -134,8 +134,9 @@ export function decide<R extends RuleFacts>(requester: AdmissionParty, worker: A
 }
 
 /**
- * The reason as the administrators of `viewerOrganizationId` see it: a denial that the
- * other organization's side made is reported as `denied_by_peer`, nothing more.
+ * The reason as the administrators of `viewerOrganizationId` see it: a denial that
+ * another organization's side made is reported as `denied_by_peer`, nothing more. An
+ * unclaimed identity belongs to no organization, so its state hides nobody's rules.
  */
 export function reportedReason(
   decision: Pick<AdmissionDecision, 'reason' | 'decidedBy'>,
@@ -143,5 +144,6 @@ export function reportedReason(
   viewerOrganizationId: string,
 ): ReportedReason {
   if (decision.decidedBy === null) return decision.reason;
-  return organizations[decision.decidedBy] === viewerOrganizationId ? decision.reason : 'denied_by_peer';
+  const decider = organizations[decision.decidedBy];
+  return decider === null || decider === viewerOrganizationId ? decision.reason : 'denied_by_peer';
 }

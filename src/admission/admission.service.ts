@@ -1,25 +1,43 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
+import { notFound } from '../common/app-error';
+import { decodeCursor, pageLimit, pageOf, type KeysetCursor } from '../common/pagination';
 import { LOGGER } from '../common/tokens';
+import type { AdminKeyPrincipal, ConsolePrincipal } from '../auth/principal';
+import { IdentitiesService } from '../identities/identities.service';
 import type { Identity } from '../identities/identity.entity';
 import { AdmissionDecisionRecord } from './admission-decision.entity';
-import { decide, standingDenial, type AdmissionDecision } from './admission.decision';
+import { decide, standingDenial, type AdmissionDecision, type Side } from './admission.decision';
+import { explain, toDecisionView, type AdmissionCheckView, type AdmissionDecisionView } from './admission.view';
 import type { ContactRule } from './contact-rule.entity';
-import { namesOf, toContactRuleView } from './contact-rule.view';
+import { namesOf, toContactRuleView, type ContactRuleView } from './contact-rule.view';
 import { ContactRulesService } from './contact-rules.service';
+import type { CheckAdmissionDto } from './dto/check-admission.dto';
+import type { ListDecisionsQuery } from './dto/list-decisions.query';
 
 export type { AdmissionDecision, AdmissionReason } from './admission.decision';
 
+type OrganizationPrincipal = AdminKeyPrincipal | ConsolePrincipal;
+
+/** Decision rows under the entity's property names. */
+const DECISION_COLUMNS = `
+  id, requester_id AS "requesterId", requester_handle AS "requesterHandle", requester_organization_id AS "requesterOrganizationId",
+  worker_id AS "workerId", worker_handle AS "workerHandle", worker_organization_id AS "workerOrganizationId",
+  reason, decided_by AS "decidedBy", rule_id AS "ruleId", requester_rule AS "requesterRule", worker_rule AS "workerRule",
+  created_at AS "createdAt"`;
+
 /**
  * The second gate (CONTRACT §6). The protocol endpoint calls `evaluate` on every call;
- * the decision itself is the pure `decide`, fed by one indexed query.
+ * the decision itself is the pure `decide`, fed by one indexed query. Administrators
+ * ask `check` for an explanation and read the recorded denials of their side.
  */
 @Injectable()
 export class AdmissionService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly rules: ContactRulesService,
+    private readonly identities: IdentitiesService,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -28,6 +46,57 @@ export class AdmissionService {
     const decision = await this.decide(requester, worker);
     if (!decision.allowed) await this.record(requester, worker, decision);
     return decision;
+  }
+
+  /**
+   * `POST /api/v1/admission/check`: the decision for a pair, explained to the caller's
+   * organization. Records nothing. Unless one of the two is the caller's, both are 404s
+   * alike, so the endpoint does not reveal other organizations' identities.
+   */
+  async check(principal: OrganizationPrincipal, dto: CheckAdmissionDto): Promise<AdmissionCheckView> {
+    const [requester, worker] = await Promise.all([this.identities.findByHandle(dto.requester), this.identities.findByHandle(dto.worker)]);
+    const viewer = principal.organizationId;
+    if (requester?.organizationId !== viewer && worker?.organizationId !== viewer) {
+      throw notFound('identity_not_found', 'Neither the requester nor the worker is an identity of your organization.');
+    }
+    if (!requester || !worker) {
+      throw notFound('identity_not_found', `No identity with handle '${requester ? dto.worker : dto.requester}'.`);
+    }
+    const decision = await this.decide(requester, worker);
+    return explain(
+      decision,
+      effectiveViews(decision, requester, worker),
+      { requester: requester.organizationId, worker: worker.organizationId },
+      viewer,
+    );
+  }
+
+  /**
+   * `GET /api/v1/admission/decisions`: denials in which the caller's organization owns the
+   * requester or the worker, newest first. Two keyset scans, one per side, merged.
+   */
+  async decisions(principal: OrganizationPrincipal, query: ListDecisionsQuery): Promise<{ decisions: AdmissionDecisionView[]; next_cursor: string | null }> {
+    const limit = pageLimit(query);
+    const cursor = decodeCursor(query.cursor);
+    const viewer = principal.organizationId;
+    let scope: { requester: string; worker: string; value: string };
+    if (query.identity === undefined) {
+      scope = { requester: 'requester_organization_id', worker: 'worker_organization_id', value: viewer };
+    } else {
+      const identity = await this.identities.findByHandle(query.identity);
+      // As with the rules list, an identity the caller cannot see matches nothing.
+      if (!identity || identity.organizationId !== viewer) return { decisions: [], next_cursor: null };
+      scope = { requester: 'requester_id', worker: 'worker_id', value: identity.id };
+    }
+    const records = (await this.dataSource.query(
+      `(${sideQuery(scope.requester, null, cursor, limit)})
+       UNION ALL
+       (${sideQuery(scope.worker, scope.requester, cursor, limit)})
+       ORDER BY "createdAt" DESC, id DESC LIMIT ${limit + 1}`,
+      cursor ? [scope.value, cursor.at, cursor.id] : [scope.value],
+    )) as AdmissionDecisionRecord[];
+    const page = pageOf(records, limit, (record) => ({ at: record.createdAt.toISOString(), id: record.id }));
+    return { decisions: page.items.map((record) => toDecisionView(record, viewer)), next_cursor: page.nextCursor };
   }
 
   private async decide(requester: Identity, worker: Identity): Promise<AdmissionDecision<ContactRule>> {
@@ -40,8 +109,7 @@ export class AdmissionService {
    * denied whether or not the write succeeds, so a failed write is logged, not thrown.
    */
   private async record(requester: Identity, worker: Identity, decision: AdmissionDecision<ContactRule>): Promise<void> {
-    const names = namesOf([requester, worker]);
-    const view = (rule: ContactRule | null) => (rule ? toContactRuleView(rule, names) : null);
+    const effective = effectiveViews(decision, requester, worker);
     try {
       await this.dataSource.getRepository(AdmissionDecisionRecord).insert({
         requesterId: requester.id,
@@ -53,11 +121,30 @@ export class AdmissionService {
         reason: decision.reason,
         decidedBy: decision.decidedBy!,
         ruleId: decision.rule?.id ?? null,
-        requesterRule: view(decision.effective.requester),
-        workerRule: view(decision.effective.worker),
+        requesterRule: effective.requester,
+        workerRule: effective.worker,
       });
     } catch (error) {
       this.logger.warn({ err: error, requester: requester.id, worker: worker.id }, 'could not record an admission denial');
     }
   }
+}
+
+/** Each side's effective rule as reads show rules; the pair names no identity but its own two. */
+function effectiveViews(decision: AdmissionDecision<ContactRule>, requester: Identity, worker: Identity): Record<Side, ContactRuleView | null> {
+  const names = namesOf([requester, worker]);
+  const view = (rule: ContactRule | null) => (rule ? toContactRuleView(rule, names) : null);
+  return { requester: view(decision.effective.requester), worker: view(decision.effective.worker) };
+}
+
+/**
+ * One side of the decisions list: rows where `column` = $1, newest first from the
+ * cursor ($2, $3). `exclude` drops rows the other side's scan already returns (both
+ * participants in the organization, or an identity calling itself).
+ */
+function sideQuery(column: string, exclude: string | null, cursor: KeysetCursor | null, limit: number): string {
+  const where = [`${column} = $1`];
+  if (exclude) where.push(`${exclude} IS DISTINCT FROM $1`);
+  if (cursor) where.push(`(created_at, id) < ($2::timestamptz, $3::uuid)`);
+  return `SELECT ${DECISION_COLUMNS} FROM admission_decisions WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`;
 }

@@ -1,14 +1,26 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { badRequest, conflict, notFound } from '../common/app-error';
+import { decodeCursor, pageLimit, pageOf } from '../common/pagination';
+import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../auth/principal';
+import { IdentitiesService } from '../identities/identities.service';
+import type { Identity } from '../identities/identity.entity';
 import type { AdmissionParty } from './admission.decision';
-import type { ContactRule } from './contact-rule.entity';
+import { ContactRule } from './contact-rule.entity';
+import { namesOf, toContactRuleView, type ContactRuleView } from './contact-rule.view';
+import type { CreateContactRuleDto, RulePeerDto } from './dto/create-contact-rule.dto';
+import type { ListContactRulesQuery } from './dto/list-contact-rules.query';
+import type { UpdateContactRuleDto } from './dto/update-contact-rule.dto';
 
-/** Rule rows under the entity's property names, so raw queries yield ContactRule-shaped objects. */
-const SELECT_RULE = `
-  SELECT id, identity_id AS "identityId", organization_id AS "organizationId", direction, action,
-         peer_type AS "peerType", peer_identity_id AS "peerIdentityId", peer_organization_id AS "peerOrganizationId",
-         note, created_at AS "createdAt", updated_at AS "updatedAt"
-    FROM contact_rules`;
+/** CONTRACT §10: at most this many contact rules per identity. */
+export const MAX_RULES_PER_IDENTITY = 10_000;
+
+/** Rule columns under the entity's property names, so raw queries yield ContactRule-shaped rows. */
+const RULE_COLUMNS = `
+  id, identity_id AS "identityId", organization_id AS "organizationId", direction, action,
+  peer_type AS "peerType", peer_identity_id AS "peerIdentityId", peer_organization_id AS "peerOrganizationId",
+  note, created_at AS "createdAt", updated_at AS "updatedAt"`;
+const SELECT_RULE = `SELECT ${RULE_COLUMNS} FROM contact_rules`;
 
 /**
  * Every rule that can take part in admitting requester $1 to worker $2 (organizations
@@ -17,7 +29,7 @@ const SELECT_RULE = `
  * organization. Four probes of the partial unique indexes, each reading at most two
  * rows, whatever the number of rules either identity has.
  */
-const RULES_BETWEEN = `
+export const RULES_BETWEEN = `
   ${SELECT_RULE} WHERE identity_id = $1 AND peer_type = 'identity' AND peer_identity_id = $2 AND direction IN ('outbound', 'both')
   UNION ALL
   ${SELECT_RULE} WHERE identity_id = $1 AND peer_type = 'organization' AND peer_organization_id = $4 AND direction IN ('outbound', 'both')
@@ -26,9 +38,18 @@ const RULES_BETWEEN = `
   UNION ALL
   ${SELECT_RULE} WHERE identity_id = $2 AND peer_type = 'organization' AND peer_organization_id = $3 AND direction IN ('inbound', 'both')`;
 
+const UNIQUE_VIOLATION = '23505';
+const FOREIGN_KEY_VIOLATION = '23503';
+
+type OrganizationPrincipal = AdminKeyPrincipal | ConsolePrincipal;
+
+/** Contact rules: CRUD for administrators, reads for the owner's key, the pair lookup for admission. */
 @Injectable()
 export class ContactRulesService {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly identities: IdentitiesService,
+  ) {}
 
   /** The rules the decision needs for this pair, in one indexed round trip. */
   async between(requester: AdmissionParty, worker: AdmissionParty): Promise<ContactRule[]> {
@@ -36,4 +57,127 @@ export class ContactRulesService {
       requester.id, worker.id, requester.organizationId, worker.organizationId,
     ])) as ContactRule[];
   }
+
+  /**
+   * Admin key and Console: the organization's rules. Agent key: its own identity's.
+   * An `identity` filter naming an identity the caller cannot see matches nothing,
+   * as the keys list does.
+   */
+  async list(principal: Principal, query: ListContactRulesQuery): Promise<{ rules: ContactRuleView[]; next_cursor: string | null }> {
+    const limit = pageLimit(query);
+    const cursor = decodeCursor(query.cursor);
+    const owner = await this.ownerFilter(principal, query.identity);
+    if (owner === null) return { rules: [], next_cursor: null };
+    const params: unknown[] = [principal.organizationId];
+    const where = ['organization_id = $1'];
+    if (owner) where.push(`identity_id = $${params.push(owner)}`);
+    if (query.direction) where.push(`direction = $${params.push(query.direction)}`);
+    if (query.action) where.push(`action = $${params.push(query.action)}`);
+    if (cursor) {
+      const at = params.push(cursor.at);
+      const id = params.push(cursor.id);
+      where.push(`(created_at, id) < ($${at}::timestamptz, $${id}::uuid)`);
+    }
+    const rows = (await this.dataSource.query(
+      `${SELECT_RULE} WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`,
+      params,
+    )) as ContactRule[];
+    const page = pageOf(rows, limit, (row) => ({ at: row.createdAt.toISOString(), id: row.id }));
+    return { rules: await this.present(page.items), next_cursor: page.nextCursor };
+  }
+
+  async create(principal: OrganizationPrincipal, dto: CreateContactRuleDto): Promise<ContactRuleView> {
+    const owner = await this.identities.findByHandle(dto.identity);
+    if (!owner || owner.status !== 'active' || owner.organizationId !== principal.organizationId) {
+      throw notFound('identity_not_found', `No identity with handle '${dto.identity}' in your organization.`);
+    }
+    const peer = await this.resolvePeer(owner, dto.peer);
+    const rule = await this.dataSource.transaction(async (em) => {
+      // Serializes rule creation per owner, so concurrent creates cannot pass the limit together.
+      await em.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [owner.id]);
+      const [{ count }] = (await em.query(`SELECT count(*)::int AS count FROM contact_rules WHERE identity_id = $1`, [owner.id])) as Array<{ count: number }>;
+      if (count >= MAX_RULES_PER_IDENTITY) {
+        throw conflict('rule_limit_reached', `An identity can have at most ${MAX_RULES_PER_IDENTITY} contact rules; delete one first.`);
+      }
+      const [inserted] = (await em.query(
+        `INSERT INTO contact_rules (identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${RULE_COLUMNS}`,
+        [owner.id, owner.organizationId, dto.direction, dto.action, dto.peer.type, peer.identity?.id ?? null, peer.organizationId, dto.note ?? ''],
+      ).catch(ruleConflict)) as ContactRule[];
+      return inserted;
+    });
+    return toContactRuleView(rule, namesOf(peer.identity ? [owner, peer.identity] : [owner]));
+  }
+
+  /**
+   * Action, direction and note; a direction that would duplicate another rule is a
+   * 409. `updated_at` moves only when a value actually changes.
+   */
+  async update(principal: OrganizationPrincipal, id: string, dto: UpdateContactRuleDto): Promise<ContactRuleView> {
+    const [rows] = (await this.dataSource.query(
+      `UPDATE contact_rules
+          SET direction = COALESCE($3, direction), action = COALESCE($4, action), note = COALESCE($5, note),
+              updated_at = CASE WHEN (direction, action, note) IS DISTINCT FROM (COALESCE($3, direction), COALESCE($4, action), COALESCE($5, note))
+                                THEN now() ELSE updated_at END
+        WHERE id = $1 AND organization_id = $2
+    RETURNING ${RULE_COLUMNS}`,
+      [id, principal.organizationId, dto.direction ?? null, dto.action ?? null, dto.note ?? null],
+    ).catch(ruleConflict)) as [ContactRule[], number];
+    if (rows.length === 0) throw ruleNotFound();
+    return (await this.present(rows))[0];
+  }
+
+  async remove(principal: OrganizationPrincipal, id: string): Promise<void> {
+    const result = await this.dataSource.getRepository(ContactRule).delete({ id, organizationId: principal.organizationId });
+    if (!result.affected) throw ruleNotFound();
+  }
+
+  /** Shows rules with the handles they name, looked up in one query. */
+  private async present(rules: ContactRule[]): Promise<ContactRuleView[]> {
+    const ids = rules.flatMap((rule) => (rule.peerIdentityId ? [rule.identityId, rule.peerIdentityId] : [rule.identityId]));
+    const names = namesOf(await this.identities.findByIds(ids));
+    return rules.map((rule) => toContactRuleView(rule, names));
+  }
+
+  /** The owner id a list is limited to: undefined for the whole organization, null for nothing. */
+  private async ownerFilter(principal: Principal, handle: string | undefined): Promise<string | undefined | null> {
+    if (principal.kind === 'agent') {
+      return handle === undefined || handle === principal.identity.handle ? principal.identity.id : null;
+    }
+    if (handle === undefined) return undefined;
+    const owner = await this.identities.findByHandle(handle);
+    return owner && owner.organizationId === principal.organizationId ? owner.id : null;
+  }
+
+  /**
+   * A peer identity must exist and not be deleted; it may belong to any organization
+   * (or none yet). A peer organization's existence is left to the foreign key.
+   */
+  private async resolvePeer(owner: Identity, peer: RulePeerDto): Promise<{ identity?: Identity; organizationId: string | null }> {
+    const stray = peer.type === 'identity' ? 'organization_id' : 'handle';
+    if (peer[stray] !== undefined) {
+      throw badRequest('validation_failed', `A peer of type ${peer.type} does not take ${stray}.`, [
+        { field: `peer.${stray}`, message: `peer.${stray} must be omitted when peer.type is ${peer.type}` },
+      ]);
+    }
+    if (peer.type === 'organization') return { organizationId: peer.organization_id! };
+    const identity = await this.identities.findByHandle(peer.handle!);
+    if (!identity || identity.status !== 'active') throw notFound('peer_not_found', `No identity with handle '${peer.handle}'.`);
+    if (identity.id === owner.id) throw badRequest('invalid_peer', 'A contact rule cannot name its own identity as the peer.');
+    return { identity, organizationId: null };
+  }
+}
+
+function ruleNotFound() {
+  return notFound('contact_rule_not_found', 'No contact rule with that id in your organization.');
+}
+
+/** The constraint violations a rule write can meet, as the client errors they are. */
+function ruleConflict(error: unknown): never {
+  const code = (error as { driverError?: { code?: string } }).driverError?.code;
+  if (code === UNIQUE_VIOLATION) {
+    throw conflict('contact_rule_exists', 'The identity already has a rule for that peer in that direction.');
+  }
+  if (code === FOREIGN_KEY_VIOLATION) throw notFound('peer_not_found', 'No organization with that id.');
+  throw error;
 }

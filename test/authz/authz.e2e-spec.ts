@@ -32,7 +32,7 @@ describe('authorization matrix', () => {
       const path = row.path ? await row.path(w) : pattern;
       const headers = row.consumesCredential ? await w.fresh(credential) : w.headers(credential);
       let req = t.http()[method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete'](path).set(headers);
-      if (row.body) req = req.send(row.body(w) as object);
+      if (row.body) req = req.send((await row.body(w)) as object);
       const res = await req;
       // problem+json carries `code`; the protocol's JSON-RPC error bodies carry `error.data.reason`.
       const code = res.body?.code ?? res.body?.error?.data?.reason;

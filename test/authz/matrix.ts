@@ -16,6 +16,7 @@ export interface MatrixRow {
   statuses: Record<Credential, number>;
   /** The concrete path (may create a fresh resource for the cell). */
   path?: (w: World) => string | Promise<string>;
+  /** The request body (may create a fresh resource for the cell). */
   body?: (w: World) => unknown;
   /** The route consumes the credential (logout, self-revoke): use a fresh one per cell. */
   consumesCredential?: boolean;
@@ -62,6 +63,26 @@ export const MATRIX: MatrixRow[] = [
   }),
   row('GET /api-keys/self',                          [401, 401, 401, 200, 200, 200, 403, 403, 200]),
   row('POST /api-keys/self/revoke',                  [401, 401, 401, 200, 200, 200, 403, 403, 200], { consumesCredential: true }),
+
+  // Contact rules (SEED-SPEC §5: listing is a ledger read; create, update, delete need an
+  // admin key or Console; CONTRACT §6: of the owner's organization).
+  row('GET /api/v1/contact-rules',                   [401, 401, 401, 200, 403, 200, 200, 200, 200]),
+  row('POST /api/v1/contact-rules',                  [401, 401, 401, 201, 403, 403, 201, 404, 404], {
+    body: async (w) => ({ identity: w.claimed.handle, direction: 'inbound', action: 'allow', peer: { type: 'identity', handle: await w.freshPeer() } }),
+  }),
+  row('PATCH /api/v1/contact-rules/:id',             [401, 401, 401, 200, 403, 403, 200, 404, 404], {
+    path: async (w) => `/api/v1/contact-rules/${await w.acmeRuleId()}`,
+    body: () => ({ action: 'block' }),
+  }),
+  row('DELETE /api/v1/contact-rules/:id',            [401, 401, 401, 204, 403, 403, 204, 404, 404], {
+    path: async (w) => `/api/v1/contact-rules/${await w.acmeRuleId()}`,
+  }),
+
+  // Admission explanations (CONTRACT §6): admin key or Console; only the caller's side.
+  row('POST /api/v1/admission/check',                [401, 401, 401, 200, 403, 403, 200, 404, 404], {
+    body: (w) => ({ requester: w.claimed.handle, worker: w.claimed.handle }),
+  }),
+  row('GET /api/v1/admission/decisions',             [401, 401, 401, 200, 403, 403, 200, 200, 200]),
 
   // The protocol (SEED-SPEC §5 rule 1–2, CONTRACT §5): a claimed agent key only. A
   // JSON-RPC call the caller may make answers HTTP 200 (here: tasks/get of its task).

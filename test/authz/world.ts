@@ -90,4 +90,17 @@ export class World {
     const res = await this.t.http().post('/api/v1/api-keys').set(bearer(this.acme)).send({ scope: 'admin' }).expect(201);
     return res.body.id;
   }
+
+  /** The handle of a new identity of "other", for a contact rule no other cell has made. */
+  async freshPeer(): Promise<string> {
+    return (await insertIdentity(this.t, { organizationId: this.other.organizationId })).handle;
+  }
+
+  /** A contact rule owned by acme's claimed identity that a cell may edit or delete. */
+  async acmeRuleId(): Promise<string> {
+    const res = await this.t.http().post('/api/v1/contact-rules').set(bearer(this.acme))
+      .send({ identity: this.claimed.handle, direction: 'both', action: 'allow', peer: { type: 'identity', handle: await this.freshPeer() } })
+      .expect(201);
+    return res.body.id;
+  }
 }

@@ -1,0 +1,64 @@
+import type { AdmissionDecisionRecord } from './admission-decision.entity';
+import { reportedReason, type AdmissionDecision, type ReportedReason, type Side } from './admission.decision';
+import type { ContactRuleView } from './contact-rule.view';
+
+/** `POST /api/v1/admission/check` (CONTRACT §6). */
+export interface AdmissionCheckView {
+  allowed: boolean;
+  reason: ReportedReason;
+  /** The caller's own organization's rules that took part; never the other side's. */
+  rules: ContactRuleView[];
+}
+
+/** One recorded denial, as `GET /api/v1/admission/decisions` lists it. */
+export interface AdmissionDecisionView extends AdmissionCheckView {
+  id: string;
+  requester: { handle: string; organization_id: string | null };
+  worker: { handle: string; organization_id: string | null };
+  created_at: string;
+}
+
+/** An explanation for the administrators of `viewer`: their side in full, the other side's decision as `denied_by_peer`. */
+export function explain(
+  outcome: Pick<AdmissionDecision, 'allowed' | 'reason' | 'decidedBy'>,
+  effective: Record<Side, ContactRuleView | null>,
+  organizations: Record<Side, string | null>,
+  viewer: string,
+): AdmissionCheckView {
+  const own = (side: Side) => (organizations[side] === viewer ? effective[side] : null);
+  return {
+    allowed: outcome.allowed,
+    reason: reportedReason(outcome, organizations, viewer),
+    rules: [own('requester'), own('worker')].filter((rule): rule is ContactRuleView => rule !== null).map(copyRuleView),
+  };
+}
+
+export function toDecisionView(record: AdmissionDecisionRecord, viewer: string): AdmissionDecisionView {
+  const organizations = { requester: record.requesterOrganizationId, worker: record.workerOrganizationId };
+  return {
+    id: record.id,
+    requester: { handle: record.requesterHandle, organization_id: record.requesterOrganizationId },
+    worker: { handle: record.workerHandle, organization_id: record.workerOrganizationId },
+    ...explain(
+      { allowed: false, reason: record.reason, decidedBy: record.decidedBy },
+      { requester: record.requesterRule, worker: record.workerRule },
+      organizations,
+      viewer,
+    ),
+    created_at: record.createdAt.toISOString(),
+  };
+}
+
+/** Rules stored as JSON come back with their keys reordered; list them as every read does. */
+function copyRuleView(rule: ContactRuleView): ContactRuleView {
+  return {
+    id: rule.id,
+    identity: rule.identity,
+    direction: rule.direction,
+    action: rule.action,
+    peer: { type: rule.peer.type, handle: rule.peer.handle, organization_id: rule.peer.organization_id },
+    note: rule.note,
+    created_at: rule.created_at,
+    updated_at: rule.updated_at,
+  };
+}
