@@ -129,8 +129,9 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   }
 
   private async *sendAndFollow(call: ProtocolCall, params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
+    const historyWanted = historyLength(params.configuration?.historyLength);
     const { task } = await this.send(call, params, { historyLength: 0, artifacts: false });
-    yield* this.follow(call, task.id);
+    yield* this.follow(call, task.id, historyWanted);
   }
 
   private async *subscribe(call: ProtocolCall, taskId: string): AsyncGenerator<StreamResponse, void, undefined> {
@@ -178,10 +179,10 @@ export class LedgerRequestHandler implements A2ARequestHandler {
    * terminal or interrupted (or the call is aborted). The watch is set up before the
    * first read, so nothing committed in between is missed.
    */
-  private async *follow(call: ProtocolCall, taskId: string): AsyncGenerator<StreamResponse, void, undefined> {
+  private async *follow(call: ProtocolCall, taskId: string, history?: number): AsyncGenerator<StreamResponse, void, undefined> {
     const watch = this.ledger.watch(taskId);
     try {
-      const task = await this.pairTask(call, taskId, { artifacts: true });
+      const task = await this.pairTask(call, taskId, { historyLength: history, artifacts: true });
       yield { payload: { $case: 'task', value: toA2ATask(task) } };
       if (isSettled(task.state)) return;
       let seq = task.seq;
