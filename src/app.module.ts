@@ -6,6 +6,7 @@ import { ConfigModule } from './config/config.module';
 import type { AppConfig } from './config/config';
 import { ConsoleModule } from './console/console.module';
 import { DatabaseModule } from './database/database.module';
+import { DirectoryModule } from './directory/directory.module';
 import { HealthModule } from './health/health.module';
 import { IdentitiesModule } from './identities/identities.module';
 import { KeysModule } from './keys/keys.module';
@@ -25,6 +26,7 @@ export class AppModule {
         KeysModule,
         IdentitiesModule,
         AdmissionModule,
+        DirectoryModule,
         LedgerModule,
         ProtocolModule,
         HealthModule,

@@ -40,7 +40,7 @@ export const SURFACES = {
   // --- identities (CONTRACT §3) ------------------------------------------------
   /** Create, delete identities; admission explanations. */
   organizationAdmin: { credentials: ['admin', 'console'], claimed: false },
-  /** Read an identity and its settings: admin key, Console, or its own key (even unclaimed). */
+  /** Read an identity: admin key, Console, or its own key (even unclaimed). Settings reads are `ledger` (SEED-SPEC §5). */
   identityRead: { credentials: ['admin', 'agent', 'console'], claimed: false },
   /** Edit card, change settings (per-field rules in IdentitiesService). */
   identityWrite: { credentials: ['admin', 'agent', 'console'], claimed: true },

@@ -1,4 +1,5 @@
 import { ValidationError, ValidationPipe } from '@nestjs/common';
+import { ValidateIf } from 'class-validator';
 import { badRequest, type FieldError } from './app-error';
 
 function flatten(errors: ValidationError[], parent = ''): FieldError[] {
@@ -25,3 +26,9 @@ export function createValidationPipe(): ValidationPipe {
     },
   });
 }
+
+/**
+ * An optional field that, when present, must be valid: unlike `@IsOptional()`,
+ * `null` is validated (and refused) rather than let through to a NOT NULL column.
+ */
+export const Optional = () => ValidateIf((_, value: unknown) => value !== undefined);

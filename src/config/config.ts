@@ -16,6 +16,8 @@ export interface AppConfig {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   consoleSignup: 'open' | 'closed';
   sessionTtlHours: number;
+  /** How long an agent signup's claim code stays valid. */
+  claimCodeTtlHours: number;
   bcryptCost: number;
   /** How often buffered `last_used_at` stamps are written. */
   keyUsageFlushMs: number;
@@ -107,6 +109,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     consoleSignup: oneOf(env, 'CONSOLE_SIGNUP', ['open', 'closed'] as const, 'open'),
     sessionTtlHours: int(env, 'SESSION_TTL_HOURS', 12, 1, 24 * 30),
+    claimCodeTtlHours: int(env, 'CLAIM_CODE_TTL_HOURS', 72, 1, 24 * 30),
     bcryptCost: int(env, 'BCRYPT_COST', 12, 12, 15),
     keyUsageFlushMs: int(env, 'KEY_USAGE_FLUSH_MS', 10_000, 10, 600_000),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 256 * 1024, 1024, 64 * 1024 * 1024),

@@ -126,6 +126,16 @@ export class ConsoleService {
     return { user: toUserView(user), organization: toOrganizationView(organization) };
   }
 
+  /** Organization names by id, in one query (Agent Cards name their provider). */
+  async organizationNames(ids: readonly string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const rows = (await this.dataSource.query(
+      `SELECT id, name FROM organizations WHERE id = ANY($1::uuid[])`,
+      [[...new Set(ids)]],
+    )) as Array<{ id: string; name: string }>;
+    return new Map(rows.map((row) => [row.id, row.name]));
+  }
+
   /** The Console principal behind a session token, or null if unknown, expired or logged out. */
   async verifySession(token: string, viaCookie: boolean): Promise<ConsolePrincipal | null> {
     if (!TOKEN_PATTERN.test(token)) return null;

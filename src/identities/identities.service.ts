@@ -1,15 +1,43 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { In, Repository } from 'typeorm';
+import { DataSource, EntityManager, In, Repository } from 'typeorm';
+import { conflict } from '../common/app-error';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../auth/principal';
+import { KeysService } from '../keys/keys.service';
+import type { CardFieldsDto } from './dto/card-fields.dto';
+import type { CreateIdentityDto } from './dto/create-identity.dto';
+import type { UpdateSettingsDto } from './dto/update-settings.dto';
+import { checkIdentityAccess, checkSettingsChange, type IdentityAction, type SettingField } from './identity-access';
+import { insertIdentity, lockIdentity } from './identity-rows';
+import { canonicalSkills, toIdentityView, toSettingsView, type IdentityView, type MintedKeyView, type SettingsView } from './identity-view';
 import { Identity } from './identity.entity';
 
+const SETTING_COLUMNS = {
+  enabled: 'enabled',
+  allow_public_egress: 'allowPublicEgress',
+  publicly_discoverable: 'publiclyDiscoverable',
+  filter_mode: 'filterMode',
+} as const satisfies Record<SettingField, keyof Identity>;
+
 /**
- * Identity rows for the rest of the service. Other modules (admission, protocol,
+ * Identity rows for the rest of the service, and the identity REST surface:
+ * create, read, card edit, settings, delete. Other modules (admission, protocol,
  * ledger) look identities up here rather than querying the table themselves.
+ * Every per-resource rule goes through identity-access.ts.
  */
 @Injectable()
 export class IdentitiesService {
-  constructor(@InjectRepository(Identity) private readonly identities: Repository<Identity>) {}
+  private readonly baseUrl: string;
+
+  constructor(
+    @InjectRepository(Identity) private readonly identities: Repository<Identity>,
+    private readonly dataSource: DataSource,
+    private readonly keys: KeysService,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.baseUrl = config.publicBaseUrl;
+  }
 
   /** Any identity with this handle, whatever its state (handles are never reused). */
   findByHandle(handle: string): Promise<Identity | null> {
@@ -27,10 +55,97 @@ export class IdentitiesService {
 
   /**
    * The identity that may be served at /a2a/{handle} (card and protocol): claimed,
-   * receiver enabled and not deleted; otherwise null (→ 404).
+   * receiver enabled and not deleted; otherwise null (→ 404). Read on every call,
+   * never cached, so disabling takes effect on the very next request.
    */
   async findServable(handle: string): Promise<Identity | null> {
     const identity = await this.findByHandle(handle);
     return identity && identity.claimed && identity.enabled && identity.status === 'active' ? identity : null;
+  }
+
+  /** `POST /api/v1/identities`: claimed into the caller's organization, receiver disabled. */
+  async create(principal: AdminKeyPrincipal | ConsolePrincipal, dto: CreateIdentityDto): Promise<IdentityView & { api_key?: MintedKeyView }> {
+    return this.dataSource.transaction(async (em) => {
+      const identity = await insertIdentity(em, {
+        handle: dto.agent_handle,
+        organizationId: principal.organizationId,
+        card: dto,
+        settings: { publiclyDiscoverable: dto.publicly_discoverable, allowPublicEgress: dto.allow_public_egress, filterMode: dto.filter_mode },
+      });
+      const view = toIdentityView(identity, this.baseUrl);
+      if (!dto.mint_key) return view;
+      const { metadata, key } = await this.keys.mintWith(em, {
+        scope: 'agent',
+        identityId: identity.id,
+        createdBy: principal.kind === 'console' ? { type: 'console_user', id: principal.id } : { type: 'api_key', id: principal.id },
+      });
+      return { ...view, api_key: { ...metadata, key } };
+    });
+  }
+
+  async get(principal: Principal, handle: string): Promise<IdentityView> {
+    return toIdentityView(await this.visible(principal, handle, 'read'), this.baseUrl);
+  }
+
+  /** Card copy: `display_name`, `description`, `skills`. A real change bumps card_version. */
+  async updateCard(principal: Principal, handle: string, dto: CardFieldsDto): Promise<IdentityView> {
+    return this.dataSource.transaction(async (em) => {
+      const identity = await this.lockForChange(em, principal, handle, 'editCard');
+      const next = {
+        displayName: dto.display_name ?? identity.displayName,
+        description: dto.description ?? identity.description,
+        skills: canonicalSkills(dto.skills ?? identity.skills),
+      };
+      const changed = next.displayName !== identity.displayName || next.description !== identity.description ||
+        JSON.stringify(next.skills) !== JSON.stringify(canonicalSkills(identity.skills));
+      if (changed) await em.getRepository(Identity).update({ id: identity.id }, { ...next, cardVersion: () => 'card_version + 1' });
+      return toIdentityView(await em.getRepository(Identity).findOneByOrFail({ id: identity.id }), this.baseUrl);
+    });
+  }
+
+  async getSettings(principal: Principal, handle: string): Promise<SettingsView> {
+    return toSettingsView(await this.visible(principal, handle, 'readSettings'));
+  }
+
+  /**
+   * Per field, the table of CONTRACT §3. Enabling serves the card and the protocol
+   * endpoint from the next request on; disabling makes both 404 just as fast.
+   */
+  async updateSettings(principal: Principal, handle: string, dto: UpdateSettingsDto): Promise<SettingsView> {
+    return this.dataSource.transaction(async (em) => {
+      const identity = await this.lockForChange(em, principal, handle, 'changeSettings');
+      const fields = (Object.keys(dto) as SettingField[]).filter((field) => dto[field] !== undefined);
+      checkSettingsChange(principal, identity, fields, dto.enabled === true);
+      if (fields.length > 0) {
+        await em.getRepository(Identity).update({ id: identity.id }, Object.fromEntries(fields.map((field) => [SETTING_COLUMNS[field], dto[field]])));
+      }
+      return toSettingsView(await em.getRepository(Identity).findOneByOrFail({ id: identity.id }));
+    });
+  }
+
+  /**
+   * Soft delete: the row stays (its handle reserved forever, its ledger intact),
+   * its receiver is disabled, its keys are revoked in the same transaction.
+   */
+  async remove(principal: AdminKeyPrincipal | ConsolePrincipal, handle: string): Promise<void> {
+    await this.dataSource.transaction(async (em) => {
+      const identity = await this.lockForChange(em, principal, handle, 'delete');
+      await em.getRepository(Identity).update({ id: identity.id }, { status: 'deleted', deletedAt: () => 'now()', enabled: false });
+      await this.keys.revokeAllForIdentity(em, identity.id);
+    });
+  }
+
+  private async visible(principal: Principal, handle: string, action: IdentityAction): Promise<Identity> {
+    const identity = await this.findByHandle(handle);
+    checkIdentityAccess(principal, handle, identity, action);
+    return identity!;
+  }
+
+  /** The identity, locked, after the access check; a deleted identity can no longer change. */
+  private async lockForChange(em: EntityManager, principal: Principal, handle: string, action: IdentityAction): Promise<Identity> {
+    const identity = await lockIdentity(em, handle);
+    checkIdentityAccess(principal, handle, identity, action);
+    if (identity!.status === 'deleted') throw conflict('identity_deleted', 'The identity has been deleted; it can be read but no longer changed.');
+    return identity!;
   }
 }

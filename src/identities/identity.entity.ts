@@ -1,6 +1,7 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
-export type FilterMode = 'whitelist' | 'blacklist';
+export const FILTER_MODES = ['whitelist', 'blacklist'] as const;
+export type FilterMode = (typeof FILTER_MODES)[number];
 export type IdentityStatus = 'active' | 'deleted';
 
 /** A2A AgentSkill, as stored and as shown on the card. */

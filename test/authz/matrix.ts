@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { unique } from '../support/fixtures';
 import { CREDENTIALS, type Credential, type World } from './world';
 
 /**
@@ -17,7 +18,7 @@ export interface MatrixRow {
   /** The concrete path (may create a fresh resource for the cell). */
   path?: (w: World) => string | Promise<string>;
   /** The request body (may create a fresh resource for the cell). */
-  body?: (w: World) => unknown;
+  body?: (w: World) => unknown | Promise<unknown>;
   /** The route consumes the credential (logout, self-revoke): use a fresh one per cell. */
   consumesCredential?: boolean;
 }
@@ -63,6 +64,46 @@ export const MATRIX: MatrixRow[] = [
   }),
   row('GET /api-keys/self',                          [401, 401, 401, 200, 200, 200, 403, 403, 200]),
   row('POST /api-keys/self/revoke',                  [401, 401, 401, 200, 200, 200, 403, 403, 200], { consumesCredential: true }),
+
+  // Identities (CONTRACT §3). The unclaimed identity's key reads only itself: 403
+  // everywhere else. Other organizations never learn that acme's identity exists.
+  row('POST /api/v1/agent-signup',                   [201, 201, 201, 201, 201, 201, 201, 201, 201], {
+    body: () => ({ agent_handle: unique('matrix') }),
+  }),
+  row('POST /api/v1/identities',                     [401, 401, 401, 201, 403, 403, 201, 201, 201], {
+    body: () => ({ agent_handle: unique('matrix') }),
+  }),
+  row('POST /api/v1/identities/claim',               [401, 401, 401, 403, 403, 403, 200, 200, 403], {
+    body: async (w) => ({ claim_code: await w.claimCode() }),
+  }),
+  row('GET /api/v1/identities/:handle',              [401, 401, 401, 200, 403, 200, 200, 404, 404], {
+    path: (w) => `/api/v1/identities/${w.claimed.handle}`,
+  }),
+  row('PATCH /api/v1/identities/:handle',            [401, 401, 401, 200, 403, 200, 200, 404, 404], {
+    path: (w) => `/api/v1/identities/${w.claimed.handle}`,
+    body: () => ({ description: 'Edited by the matrix.' }),
+  }),
+  row('GET /api/v1/identities/:handle/settings',     [401, 401, 401, 200, 403, 200, 200, 404, 404], {
+    path: (w) => `/api/v1/identities/${w.claimed.handle}/settings`,
+  }),
+  row('PATCH /api/v1/identities/:handle/settings',   [401, 401, 401, 200, 403, 200, 200, 404, 404], {
+    path: (w) => `/api/v1/identities/${w.claimed.handle}/settings`,
+    body: () => ({ allow_public_egress: true }),
+  }),
+  row('DELETE /api/v1/identities/:handle',           [401, 401, 401, 204, 403, 403, 204, 404, 404], {
+    path: async (w) => `/api/v1/identities/${await w.acmeIdentityHandle()}`,
+  }),
+
+  // Discovery (SEED-SPEC §4, §5): public cards and directory; the organization
+  // directory for admin keys, claimed agent keys and Console.
+  row('GET /api/v1/identities/a2a/directory',        [401, 401, 401, 200, 403, 200, 200, 200, 200]),
+  row('GET /a2a/directory',                          [200, 200, 200, 200, 200, 200, 200, 200, 200]),
+  row('GET /a2a/:handle/card',                       [200, 200, 200, 200, 200, 200, 200, 200, 200], {
+    path: (w) => `/a2a/${w.claimed.handle}/card`,
+  }),
+  row('GET /a2a/:handle/.well-known/agent-card.json', [200, 200, 200, 200, 200, 200, 200, 200, 200], {
+    path: (w) => `/a2a/${w.claimed.handle}/.well-known/agent-card.json`,
+  }),
 
   // Contact rules (SEED-SPEC §5: listing is a ledger read; create, update, delete need an
   // admin key or Console; CONTRACT §6: of the owner's organization).

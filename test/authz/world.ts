@@ -1,6 +1,6 @@
 import type { TestApp } from '../support/app';
 import {
-  apiKey, bearer, insertIdentity, mintAdminKey, mintAgentKey, mintKeyDirectly, PASSWORD, signup,
+  agentSignup, apiKey, bearer, createIdentity, insertIdentity, mintAdminKey, mintAgentKey, mintKeyDirectly, PASSWORD, signup,
   type ConsoleAccount, type IdentityFixture,
 } from '../support/fixtures';
 
@@ -83,6 +83,16 @@ export class World {
         return { Authorization: `Bearer ${res.body.token}` };
       }
     }
+  }
+
+  /** A fresh identity of acme that a cell may delete. */
+  async acmeIdentityHandle(): Promise<string> {
+    return (await createIdentity(this.t, bearer(this.acme))).agent_handle;
+  }
+
+  /** A fresh claim code from an agent signup, for a cell to claim. */
+  async claimCode(): Promise<string> {
+    return (await agentSignup(this.t)).claimCode;
   }
 
   /** An admin key of acme that a cell may revoke or edit. */

@@ -73,3 +73,30 @@ export async function mintKeyDirectly(t: TestApp, identityId: string): Promise<s
   );
   return minted.key;
 }
+
+export type AuthHeaders = Record<string, string>;
+
+/** Creates an identity through the API (admin key or Console headers); returns the response body. */
+export async function createIdentity(t: TestApp, auth: AuthHeaders, body: Record<string, unknown> = {}) {
+  const res = await t.http().post('/api/v1/identities').set(auth).send({ agent_handle: unique('agent'), ...body }).expect(201);
+  return res.body as { id: string; agent_handle: string; api_key?: { key: string; id: string } } & Record<string, unknown>;
+}
+
+/** A claimed, enabled identity with its own agent key, through the API. */
+export async function createEnabledIdentity(t: TestApp, account: ConsoleAccount, body: Record<string, unknown> = {}) {
+  const identity = await createIdentity(t, bearer(account), { mint_key: true, ...body });
+  await t.http().patch(`/api/v1/identities/${identity.agent_handle}/settings`).set(bearer(account)).send({ enabled: true }).expect(200);
+  return { id: identity.id, handle: identity.agent_handle, key: identity.api_key!.key };
+}
+
+/** Agent signup (no credential): the unclaimed identity, its key and its claim code. */
+export async function agentSignup(t: TestApp, body: Record<string, unknown> = {}) {
+  const res = await t.http().post('/api/v1/agent-signup').send({ agent_handle: unique('agent'), ...body }).expect(201);
+  return {
+    id: res.body.identity.id as string,
+    handle: res.body.identity.agent_handle as string,
+    key: res.body.api_key.key as string,
+    claimCode: res.body.claim.code as string,
+    body: res.body,
+  };
+}

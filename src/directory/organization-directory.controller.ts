@@ -1,0 +1,20 @@
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal } from '../auth/current-principal.decorator';
+import type { Principal } from '../auth/principal';
+import { Surface } from '../auth/surface.decorator';
+import { DirectoryService } from './directory.service';
+import { OrganizationDirectoryQuery } from './dto/organization-directory.query';
+
+/** The path SEED-SPEC §4 fixes for the organization directory. */
+@ApiTags('Discovery')
+@Controller('api/v1/identities/a2a/directory')
+export class OrganizationDirectoryController {
+  constructor(private readonly directory: DirectoryService) {}
+
+  @Get()
+  @Surface('organizationDirectory', 'Every identity of your organization, whatever its state')
+  list(@CurrentPrincipal() principal: Principal, @Query() query: OrganizationDirectoryQuery) {
+    return this.directory.organizationDirectory(principal, query);
+  }
+}

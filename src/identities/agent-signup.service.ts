@@ -1,0 +1,86 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { notFound } from '../common/app-error';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import type { ConsolePrincipal } from '../auth/principal';
+import { KeysService } from '../keys/keys.service';
+import { generateClaimCode, hashClaimCode } from './claim-code';
+import type { AgentSignupDto } from './dto/agent-signup.dto';
+import { insertIdentity } from './identity-rows';
+import { toIdentityView, type IdentityView, type MintedKeyView } from './identity-view';
+import { Identity } from './identity.entity';
+
+export interface AgentSignupView {
+  identity: IdentityView;
+  api_key: MintedKeyView;
+  /** Shown once: the code a Console user enters to claim the identity. */
+  claim: { code: string; expires_at: string };
+}
+
+/**
+ * Agent signup and claim. An agent registers itself without a credential and gets
+ * an agent key and a one-time claim code; a Console user claims the identity into
+ * their organization with that code. Until then the identity belongs to no
+ * organization and its key can only read and revoke itself.
+ */
+@Injectable()
+export class AgentSignupService {
+  private readonly baseUrl: string;
+  private readonly claimCodeTtlHours: number;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly keys: KeysService,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.baseUrl = config.publicBaseUrl;
+    this.claimCodeTtlHours = config.claimCodeTtlHours;
+  }
+
+  /** `POST /api/v1/agent-signup`: an unclaimed identity, its agent key and a claim code. */
+  async signup(dto: AgentSignupDto): Promise<AgentSignupView> {
+    const code = generateClaimCode();
+    return this.dataSource.transaction(async (em) => {
+      const identity = await insertIdentity(em, {
+        handle: dto.agent_handle,
+        organizationId: null,
+        card: dto,
+        claim: { codeHash: hashClaimCode(code), ttlHours: this.claimCodeTtlHours },
+      });
+      const { metadata, key } = await this.keys.mintWith(em, { scope: 'agent', identityId: identity.id, createdBy: { type: 'signup', id: null } });
+      return {
+        identity: toIdentityView(identity, this.baseUrl),
+        api_key: { ...metadata, key },
+        claim: { code, expires_at: identity.claimExpiresAt!.toISOString() },
+      };
+    });
+  }
+
+  /**
+   * `POST /api/v1/identities/claim`: moves the identity into the Console user's
+   * organization (its keys follow: an agent key's organization is its identity's)
+   * and clears the code. An unknown, used or expired code is one answer, 404
+   * `claim_code_invalid`. An expired identity stays unclaimed with its handle
+   * reserved: expiry releases nothing.
+   */
+  async claim(principal: ConsolePrincipal, claimCode: string): Promise<IdentityView> {
+    return this.dataSource.transaction(async (em) => {
+      const [row] = (await em.query(
+        `SELECT id FROM identities
+          WHERE claim_code_hash = $1 AND claimed_at IS NULL AND status = 'active' AND claim_expires_at > now()
+          FOR UPDATE`,
+        [hashClaimCode(claimCode)],
+      )) as Array<{ id: string }>;
+      if (!row) throw notFound('claim_code_invalid', 'The claim code is unknown, already used or expired.');
+      // The card's provider becomes the organization, so the card changes.
+      await em.getRepository(Identity).update({ id: row.id }, {
+        organizationId: principal.organizationId,
+        claimedAt: () => 'now()',
+        claimCodeHash: null,
+        claimExpiresAt: null,
+        cardVersion: () => 'card_version + 1',
+      });
+      return toIdentityView(await em.getRepository(Identity).findOneByOrFail({ id: row.id }), this.baseUrl);
+    });
+  }
+}

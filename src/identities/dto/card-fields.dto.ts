@@ -1,0 +1,32 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsString, MaxLength, Validate, ValidateNested } from 'class-validator';
+import { Optional } from '../../common/validation';
+import { AgentSkillDto, UniqueSkillIds } from './agent-skill.dto';
+
+/** CONTRACT §10 string and list limits of the public card copy. */
+export const CARD_LIMITS = { displayName: 100, description: 2000, skills: 50 } as const;
+
+/** The public copy on the Agent Card: editable by the own key, admin key and Console. */
+export class CardFieldsDto {
+  @ApiPropertyOptional({ maxLength: CARD_LIMITS.displayName, description: 'Shown as the card\'s name; the handle when empty.' })
+  @Optional()
+  @IsString()
+  @MaxLength(CARD_LIMITS.displayName)
+  display_name?: string;
+
+  @ApiPropertyOptional({ maxLength: CARD_LIMITS.description })
+  @Optional()
+  @IsString()
+  @MaxLength(CARD_LIMITS.description)
+  description?: string;
+
+  @ApiPropertyOptional({ type: [AgentSkillDto], maxItems: CARD_LIMITS.skills })
+  @Optional()
+  @IsArray()
+  @ArrayMaxSize(CARD_LIMITS.skills)
+  @ValidateNested({ each: true })
+  @Type(() => AgentSkillDto)
+  @Validate(UniqueSkillIds)
+  skills?: AgentSkillDto[];
+}
