@@ -8,13 +8,11 @@ import type { AgentKeyPrincipal } from '../auth/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { AdmissionService } from '../admission/admission.service';
 import { forbidden, notFound } from '../common/app-error';
+import { isHandle } from '../identities/handle';
 import { IdentitiesService } from '../identities/identities.service';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
 import { callContext } from './call-context';
 import { LedgerRequestHandler } from './ledger-request-handler';
-
-/** The handle rule (ck_identities_handle): anything else names no identity, and never reaches the database. */
-const HANDLE = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
 
 type RpcId = string | number | null;
 type RpcResponse = { jsonrpc: string; id: RpcId; result?: unknown; error?: unknown };
@@ -57,7 +55,8 @@ export class ProtocolService implements OnModuleDestroy {
     }
     const [requester, worker] = await Promise.all([
       this.identities.findById(principal.identity.id),
-      HANDLE.test(handle) ? this.identities.findServable(handle) : null,
+      // A segment that cannot be a handle names nobody, and never reaches the database.
+      isHandle(handle) ? this.identities.findServable(handle) : null,
     ]);
     if (!worker) throw notFound('worker_not_found', 'No enabled, claimed identity has that handle.');
     // The caller learns only that admission said no; the decision is recorded for each side's administrators.

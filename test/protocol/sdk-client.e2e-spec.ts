@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { SendMessageRequest, TaskState, type AgentCard, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { SendMessageRequest, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import {
-  ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client,
+  ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type AgentCardResolver, type Client,
 } from '@a2a-js/sdk/client';
 import { startApp, type TestApp } from '../support/app';
+import { freePort } from '../support/server-process';
 import { agentPair, reply, startBlocking, type Agent } from '../support/a2a';
 
 /** Adds the agent's key to every call, as CONTRACT §4's card asks (`X-API-Key` header). */
@@ -18,32 +19,10 @@ class ApiKeyInterceptor {
 }
 
 /**
- * The Agent Card of CONTRACT §4 for an identity. The card route (`GET /a2a/{handle}/card`)
- * belongs to the directory module, which is not on this branch yet; until it is, the
- * client is created from the card as that route will serve it.
- */
-function cardOf(t: TestApp, agent: Agent): unknown {
-  const url = `${t.baseUrl}/a2a/${agent.handle}`;
-  return {
-    name: agent.handle, description: '', version: '1',
-    supportedInterfaces: [
-      { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
-      { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
-    ],
-    provider: { organization: 'Acme', url: t.baseUrl },
-    capabilities: { streaming: true, pushNotifications: true },
-    securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key' } } },
-    securityRequirements: [{ schemes: { apiKey: { list: [] } } }],
-    defaultInputModes: ['text/plain', 'application/json'],
-    defaultOutputModes: ['text/plain', 'application/json'],
-    skills: [],
-    url, protocolVersion: '0.3.0', preferredTransport: 'JSONRPC',
-  };
-}
-
-/**
- * A client of `@a2a-js/sdk` that speaks `version` to the worker, authenticating as
- * the requester. `methods` records the JSON-RPC methods it sends, and their A2A-Version.
+ * A client of `@a2a-js/sdk` created from the worker's card URL, authenticating as
+ * the requester. A v0.3 client sees the card as a v0.3-only peer would (the SDK picks
+ * the 1.0 interface when both are offered). `methods` records the JSON-RPC methods it
+ * sends, with their A2A-Version.
  */
 async function sdkClient(t: TestApp, requester: Agent, worker: Agent, version: '1.0' | '0.3', methods: Set<string>): Promise<Client> {
   const fetchImpl: typeof fetch = (input, init) => {
@@ -51,15 +30,21 @@ async function sdkClient(t: TestApp, requester: Agent, worker: Agent, version: '
     methods.add(`${(JSON.parse(String(init?.body)) as { method: string }).method} (A2A-Version: ${headers.get('A2A-Version')})`);
     return fetch(input, init);
   };
+  const resolver = new DefaultAgentCardResolver();
+  const cardResolver: AgentCardResolver = {
+    resolve: async (url, path) => {
+      const card = await resolver.resolve(url, path);
+      return { ...card, supportedInterfaces: card.supportedInterfaces.filter((i) => i.protocolVersion === version) };
+    },
+  };
   const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
     transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true }, fetchImpl })],
     clientConfig: { interceptors: [new ApiKeyInterceptor(requester.key)] },
+    cardResolver,
   }));
-  const card = cardOf(t, worker) as { supportedInterfaces: Array<{ protocolVersion: string }> };
-  // A v0.3 client: the card as a v0.3-only peer would use it (the SDK picks 1.0 when both are offered).
-  const offered = { ...card, supportedInterfaces: card.supportedInterfaces.filter((i) => i.protocolVersion === version) };
-  const client = await factory.createFromAgentCard(offered as unknown as AgentCard);
+  const client = await factory.createFromUrl(`${t.baseUrl}/a2a/${worker.handle}/card`, '');
   expect(client.protocolVersion).toBe(version);
+  expect((client.transport as unknown as { endpoint: string }).endpoint).toBe(`${t.baseUrl}/a2a/${worker.handle}`);
   return client;
 }
 
@@ -74,7 +59,9 @@ describe.each(['1.0', '0.3'] as const)('@a2a-js/sdk client speaking A2A %s', (ve
   const methods = new Set<string>();
 
   beforeAll(async () => {
-    t = await startApp();
+    // The card's URLs come from PUBLIC_BASE_URL: make it this server's own.
+    const port = await freePort();
+    t = await startApp({ PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` });
     ({ requester, worker } = await agentPair(t));
     client = await sdkClient(t, requester, worker, version, methods);
   });

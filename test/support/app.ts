@@ -35,7 +35,8 @@ export async function startApp(env: Record<string, string> = {}, on?: TestApp): 
     ...env,
   });
   const app = await createApp(config, pino({ level: config.logLevel }));
-  await app.listen(0, '127.0.0.1');
+  // An ephemeral port, unless the test chose one (to make PUBLIC_BASE_URL point at this server).
+  await app.listen(env.PORT ? config.port : 0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   const baseUrl = `http://127.0.0.1:${address.port}`;
   const server = app.getHttpServer();
