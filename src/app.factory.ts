@@ -18,6 +18,8 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   });
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
+  // No automatic weak ETag on every response (a hash of each body); Agent Cards set their own.
+  app.set('etag', false);
   app.use(requestIdMiddleware);
   app.use(requestLogMiddleware(logger));
   app.use(jsonBodyParser({ rest: config.bodyLimitBytes, protocol: config.protocolBodyLimitBytes }));

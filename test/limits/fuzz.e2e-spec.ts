@@ -60,6 +60,11 @@ const HOSTILE_BODIES: Array<[string, string | Buffer]> = [
   ['JSON-RPC batch', '[{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}]'],
 ];
 
+/** Fields the routes accept; each is also sent alone as `null` (NOT NULL columns must never see it). */
+const KNOWN_FIELDS = ['scope', 'scoped_identity_id', 'label', 'description', 'email', 'password', 'organization_name', 'agent_handle',
+  'display_name', 'skills', 'publicly_discoverable', 'allow_public_egress', 'filter_mode', 'enabled', 'mint_key', 'claim_code',
+  'identity', 'direction', 'action', 'peer', 'note', 'requester', 'worker', 'state', 'message', 'artifacts', 'url', 'events'];
+
 const HOSTILE_QUERIES = ['limit=-1', 'limit=abc', 'limit=1e9', 'limit[]=1&limit[]=2', 'cursor=%%%', 'cursor=' + 'Z'.repeat(600),
   'state=unknown', 'role=owner', 'q=' + encodeURIComponent("'; DROP TABLE identities; --"), 'updated_after=yesterday'];
 
@@ -72,6 +77,8 @@ interface Failure {
 describe('fuzzing every route', () => {
   let t: TestApp;
   let credentials: Array<[string, Record<string, string>]>;
+  /** Real resources, so bodies are validated against routes that get past their path. */
+  let realParams: Record<string, string>;
   const failures: Failure[] = [];
   let requests = 0;
 
@@ -82,6 +89,15 @@ describe('fuzzing every route', () => {
     });
     const account = await signup(t);
     const identity = await insertIdentity(t, { organizationId: account.organizationId, enabled: true });
+    const peer = await insertIdentity(t, { organizationId: account.organizationId });
+    const spareKey = await t.http().post('/api/v1/api-keys').set(bearer(account)).send({ scope: 'admin' }).expect(201);
+    const rule = await t.http().post('/api/v1/contact-rules').set(bearer(account))
+      .send({ identity: identity.handle, direction: 'inbound', action: 'allow', peer: { type: 'identity', handle: peer.handle } }).expect(201);
+    realParams = {
+      'api-keys/:id': `api-keys/${spareKey.body.id}`,
+      'contact-rules/:id': `contact-rules/${rule.body.id}`,
+      ':handle': identity.handle,
+    };
     credentials = [
       ['none', {}],
       ['invalid key', apiKey('a2a_agt_' + '\u00ff'.repeat(38))],
@@ -118,11 +134,15 @@ describe('fuzzing every route', () => {
       for (const [, headers] of credentials) {
         const paths = pattern.includes(':') ? HOSTILE_PARAMS.map((p) => pattern.replace(/:[^/]+/g, p)) : [pattern];
         for (const path of paths) await send(method, path, headers);
-        const base = paths[0];
+        // Bodies and queries go to a real resource where the fuzzer knows one (DELETE
+        // would remove it for the routes after), else to the first hostile path.
+        const real = Object.entries(realParams).reduce((path, [param, value]) => path.replace(param, value), pattern);
+        const base = method !== 'DELETE' && !real.includes(':') ? real : paths[0];
         for (const query of HOSTILE_QUERIES) await send(method, `${base}?${query}`, headers);
         if (method !== 'GET') {
           for (const [, body] of HOSTILE_BODIES) await send(method, base, headers, body);
           for (let i = 0; i < 8; i++) await send(method, base, headers, JSON.stringify(randomJson()));
+          for (const field of KNOWN_FIELDS) await send(method, base, headers, JSON.stringify({ [field]: null }));
         }
       }
     }

@@ -67,6 +67,20 @@ describe('rate limits', () => {
     });
   });
 
+  it('agent signups: 10 an hour per client address by default, configurable', async () => {
+    const t = await startApp({ RATE_LIMIT_SIGNUPS_PER_HOUR: '2' });
+    try {
+      const signupAgent = (handle: string) => t.http().post('/api/v1/agent-signup').send({ agent_handle: handle });
+      await signupAgent(`quota-${randomBytes(3).toString('hex')}`).expect(201);
+      await signupAgent(`quota-${randomBytes(3).toString('hex')}`).expect(201);
+      const limited = await signupAgent(`quota-${randomBytes(3).toString('hex')}`).expect(429);
+      expect(limited.headers['ratelimit-policy']).toBe('"signup";q=2;w=3600');
+      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    } finally {
+      await t.close();
+    }
+  });
+
   describe('shared through Redis (REDIS_URL)', () => {
     const redisEnv = () => ({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: `a2a-test-${randomBytes(4).toString('hex')}:` });
 

@@ -32,6 +32,8 @@ export async function startApp(env: Record<string, string> = {}, on?: TestApp): 
     MIGRATIONS_RUN: 'false',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     KEY_USAGE_FLUSH_MS: '50',
+    // Suites sign agents up far more often than 10 an hour from one address.
+    RATE_LIMIT_SIGNUPS_PER_HOUR: '100000',
     ...env,
   });
   const app = await createApp(config, pino({ level: config.logLevel }));

@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsObject, IsOptional, IsString, IsUUID, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
+import { IsIn, IsObject, IsString, IsUUID, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
 import { PEER_TYPES, RULE_ACTIONS, RULE_DIRECTIONS, type PeerType, type RuleAction, type RuleDirection } from '../admission.decision';
+import { Optional } from '../../common/validation';
 
 /** `{type: 'identity', handle}` or `{type: 'organization', organization_id}`. */
 export class RulePeerDto {
@@ -42,7 +43,7 @@ export class CreateContactRuleDto {
   peer: RulePeerDto;
 
   @ApiPropertyOptional({ maxLength: 500 })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(500)
   note?: string;

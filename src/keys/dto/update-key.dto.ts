@@ -1,16 +1,17 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsString, MaxLength } from 'class-validator';
+import { Optional } from '../../common/validation';
 
 /** Only label and description are editable; any other field is refused with 400. */
 export class UpdateKeyDto {
   @ApiPropertyOptional({ maxLength: 100 })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(100)
   label?: string;
 
   @ApiPropertyOptional({ maxLength: 2000 })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(2000)
   description?: string;
