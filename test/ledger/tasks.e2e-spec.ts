@@ -234,6 +234,9 @@ describe('ledger REST', () => {
       ['a file part without bytes or uri', { message: { parts: [{ kind: 'file', file: { name: 'x' } }] } }],
       ['bytes that are not base64', { message: { parts: [{ raw: 'not base64!' }] } }],
       ['a part that is not an object', { message: { parts: ['hello'] } }],
+      ['a null state', { state: null, message: { parts: [{ text: 'x' }] } }],
+      ['null artifacts', { artifacts: null }],
+      ['a null lastChunk', { artifacts: [{ parts: [{ text: 'x' }], lastChunk: null }] }],
     ])('refuses %s with 400', async (_, body) => {
       const task = await submitTask(t, requester, worker);
       const res = await reply(t, task.id, worker.key, body).expect(400);

@@ -1,8 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsObject, IsOptional, IsString, MaxLength, MinLength, ValidateNested,
+  ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsObject, IsString, MaxLength, MinLength, ValidateNested,
 } from 'class-validator';
+import { Optional } from '../../common/validation';
 import { MAX_ARTIFACTS_PER_REPLY, MAX_MESSAGE_PARTS } from '../parts';
 import { REPLY_STATES, type ReplyState } from '../task-state';
 
@@ -17,27 +18,27 @@ export class ReplyMessageDto {
   parts: unknown[];
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: true })
-  @IsOptional()
+  @Optional()
   @IsObject()
   metadata?: Record<string, unknown>;
 }
 
 export class ReplyArtifactDto {
   @ApiPropertyOptional({ maxLength: 200, description: 'Omitted: a new artifact with a generated id.' })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MinLength(1)
   @MaxLength(200)
   artifactId?: string;
 
   @ApiPropertyOptional({ maxLength: 200 })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(200)
   name?: string;
 
   @ApiPropertyOptional({ maxLength: 2000 })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(2000)
   description?: string;
@@ -49,17 +50,17 @@ export class ReplyArtifactDto {
   parts: unknown[];
 
   @ApiPropertyOptional({ description: 'Append these parts to the artifact with this artifactId instead of replacing it.' })
-  @IsOptional()
+  @Optional()
   @IsBoolean()
   append?: boolean;
 
   @ApiPropertyOptional({ description: 'The last chunk of this artifact: nothing more may be appended.' })
-  @IsOptional()
+  @Optional()
   @IsBoolean()
   lastChunk?: boolean;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: true })
-  @IsOptional()
+  @Optional()
   @IsObject()
   metadata?: Record<string, unknown>;
 }
@@ -67,18 +68,18 @@ export class ReplyArtifactDto {
 /** `POST /api/v1/tasks/{id}/reply` (CONTRACT §7): at least one member. */
 export class ReplyDto {
   @ApiPropertyOptional({ enum: REPLY_STATES })
-  @IsOptional()
+  @Optional()
   @IsIn(REPLY_STATES)
   state?: ReplyState;
 
   @ApiPropertyOptional({ type: ReplyMessageDto })
-  @IsOptional()
+  @Optional()
   @ValidateNested()
   @Type(() => ReplyMessageDto)
   message?: ReplyMessageDto;
 
   @ApiPropertyOptional({ type: [ReplyArtifactDto], maxItems: MAX_ARTIFACTS_PER_REPLY })
-  @IsOptional()
+  @Optional()
   @IsArray()
   @ArrayMaxSize(MAX_ARTIFACTS_PER_REPLY)
   @ValidateNested({ each: true })
