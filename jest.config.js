@@ -1,5 +1,11 @@
 /** Unit specs live beside the code (src/**\/*.spec.ts); end-to-end suites in test/. */
-const transform = { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] };
+const transform = {
+  '^.+\\.ts$': ['ts-jest', { diagnostics: false }],
+  // @a2a-js/sdk's CommonJS build requires `jose`, which ships only as ES modules. Node
+  // (≥ 20.19) loads that natively; Jest's own module loader does not, so Jest compiles it.
+  '/node_modules/jose/.+\\.js$': ['ts-jest', { diagnostics: false, tsconfig: { allowJs: true } }],
+};
+const transformIgnorePatterns = ['/node_modules/(?!jose/)'];
 
 module.exports = {
   testTimeout: 60_000,
@@ -10,6 +16,7 @@ module.exports = {
       rootDir: __dirname,
       testMatch: ['<rootDir>/src/**/*.spec.ts'],
       transform,
+      transformIgnorePatterns,
     },
     {
       displayName: 'e2e',
@@ -17,6 +24,7 @@ module.exports = {
       rootDir: __dirname,
       testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'],
       transform,
+      transformIgnorePatterns,
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
     },

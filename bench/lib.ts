@@ -70,13 +70,18 @@ export interface LoadResult {
  */
 export async function load(
   name: string,
-  options: { url: string; connections?: number; duration?: number; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string },
+  options: {
+    url: string; connections?: number; duration?: number; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string;
+    /** Replace each `[<id>]` in the body with a fresh random id per request. */
+    idReplacement?: boolean;
+  },
 ): Promise<LoadResult> {
   const args = [
     require.resolve('autocannon/autocannon.js'), '--json',
     '-c', String(options.connections ?? 50), '-d', String(options.duration ?? 10), '-m', options.method ?? 'GET',
     ...Object.entries(options.headers ?? {}).flatMap(([k, v]) => ['-H', `${k}=${v}`]),
     ...(options.body ? ['-b', options.body] : []),
+    ...(options.idReplacement ? ['-I'] : []),
     options.url,
   ];
   const { stdout } = await run(process.execPath, args, { maxBuffer: 64 * 1024 * 1024 });

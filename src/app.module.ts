@@ -11,6 +11,8 @@ import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { IdentitiesModule } from './identities/identities.module';
 import { KeysModule } from './keys/keys.module';
+import { LedgerModule } from './ledger/ledger.module';
+import { ProtocolModule } from './protocol/protocol.module';
 
 @Module({})
 export class AppModule {
@@ -26,6 +28,8 @@ export class AppModule {
         IdentitiesModule,
         AdmissionModule,
         DirectoryModule,
+        LedgerModule,
+        ProtocolModule,
         EventsModule,
         HealthModule,
       ],

@@ -106,7 +106,16 @@ export function isProtocolCall(req: Request): boolean {
 function jsonRpcCode(error: AppError): number {
   if (error.code === 'malformed_json') return -32700;
   if (error.status === 400 || error.status === 413 || error.status === 415) return -32600;
+  if (error.status >= 500) return -32603;
   return -32000;
+}
+
+/**
+ * CONTRACT §5 names the reasons of the protocol's HTTP errors; every 401 there is
+ * `unauthenticated` (missing, malformed, unknown or revoked key alike).
+ */
+function jsonRpcReason(error: AppError): string {
+  return error.status === 401 ? 'unauthenticated' : error.code;
 }
 
 function jsonRpcErrorBody(req: Request, error: AppError) {
@@ -115,6 +124,6 @@ function jsonRpcErrorBody(req: Request, error: AppError) {
   return {
     jsonrpc: '2.0',
     id,
-    error: { code: jsonRpcCode(error), message: error.detail, data: { reason: error.code, status: error.status, request_id: req.id } },
+    error: { code: jsonRpcCode(error), message: error.detail, data: { reason: jsonRpcReason(error), status: error.status, request_id: req.id } },
   };
 }

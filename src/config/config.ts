@@ -37,6 +37,12 @@ export interface AppConfig {
     publicPerMinute: number;
     signupsPerHour: number;
   };
+  /** How long a blocking A2A send waits for the worker before returning the task as it is. */
+  protocolBlockingTimeoutMs: number;
+  /** Interval of SSE keep-alive comments on protocol streams. */
+  sseKeepaliveMs: number;
+  /** A protocol stream is closed by the server after this long. */
+  sseMaxDurationMs: number;
   /** Lifts the https-only and public-address rules for webhook and push notification URLs (tests, development). */
   webhooksAllowPrivateNetworks: boolean;
   /** Event delivery (CONTRACT §8). */
@@ -143,6 +149,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
       publicPerMinute: int(env, 'RATE_LIMIT_PUBLIC_PER_MINUTE', 300, 1, 10_000_000),
       signupsPerHour: int(env, 'RATE_LIMIT_SIGNUPS_PER_HOUR', 10, 1, 10_000_000),
     },
+    protocolBlockingTimeoutMs: int(env, 'PROTOCOL_BLOCKING_TIMEOUT_MS', 30_000, 0, 120_000),
+    sseKeepaliveMs: int(env, 'SSE_KEEPALIVE_MS', 15_000, 10, 15_000),
+    sseMaxDurationMs: int(env, 'SSE_MAX_DURATION_MS', 15 * 60_000, 1_000, 24 * 3600_000),
     webhooksAllowPrivateNetworks: bool(env, 'WEBHOOKS_ALLOW_PRIVATE_NETWORKS', false),
     events: {
       dispatcher: oneOf(env, 'EVENTS_DISPATCHER', ['inline', 'off'] as const, 'inline'),

@@ -35,7 +35,9 @@ describe('authorization matrix', () => {
       let req = t.http()[method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete'](path).set(headers);
       if (row.body) req = req.send((await row.body(w)) as object);
       const res = await req;
-      expect({ status: res.status, code: res.body?.code }).toEqual({ status: expected, code: res.status >= 400 ? expect.any(String) : undefined });
+      // problem+json carries `code`; the protocol's JSON-RPC error bodies carry `error.data.reason`.
+      const code = res.body?.code ?? res.body?.error?.data?.reason;
+      expect({ status: res.status, code }).toEqual({ status: expected, code: res.status >= 400 ? expect.any(String) : undefined });
     });
   });
 });

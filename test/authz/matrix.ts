@@ -125,6 +125,31 @@ export const MATRIX: MatrixRow[] = [
   }),
   row('GET /api/v1/admission/decisions',             [401, 401, 401, 200, 403, 403, 200, 200, 200]),
 
+  // The protocol (SEED-SPEC §5 rule 1–2, CONTRACT §5): a claimed agent key only. A
+  // JSON-RPC call the caller may make answers HTTP 200 (here: tasks/get of its task).
+  row('POST /a2a/:handle',                           [401, 401, 401, 403, 403, 200, 403, 403, 403], {
+    path: (w) => `/a2a/${w.worker.handle}`,
+    body: (w) => ({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: w.task.id } }),
+  }),
+
+  // The ledger (CONTRACT §7): the task is acme's claimed identity → acme's worker.
+  row('GET /api/v1/tasks',                           [401, 401, 401, 200, 403, 200, 200, 200, 200]),
+  row('GET /api/v1/tasks/:id',                       [401, 401, 401, 200, 403, 200, 200, 404, 404], {
+    path: (w) => `/api/v1/tasks/${w.task.id}`,
+  }),
+  row('GET /api/v1/tasks/:id/messages',              [401, 401, 401, 200, 403, 200, 200, 404, 404], {
+    path: (w) => `/api/v1/tasks/${w.task.id}/messages`,
+  }),
+  // The worker side only: "agent" is the task's requester → 403.
+  row('POST /api/v1/tasks/:id/reply',                [401, 401, 401, 200, 403, 403, 200, 404, 404], {
+    path: (w) => `/api/v1/tasks/${w.task.id}/reply`,
+    body: () => ({ state: 'working' }),
+  }),
+  row('GET /api/v1/contexts',                        [401, 401, 401, 200, 403, 200, 200, 200, 200]),
+  row('GET /api/v1/contexts/:id',                    [401, 401, 401, 200, 403, 200, 200, 404, 404], {
+    path: (w) => `/api/v1/contexts/${w.task.contextId}`,
+  }),
+
   // Webhooks (CONTRACT §8). The resource is an organization-wide webhook of acme: acme's
   // agent key may only reach its own identity's webhooks (404), the other
   // organization never (404). Creating one is open to every organization and, for an

@@ -15,13 +15,17 @@ export type Headers = Record<string, string>;
 /**
  * Two organizations. "acme" is the one the matrix's resources belong to: a Console
  * user, an admin key, a claimed identity with its agent key, and an unclaimed
- * identity with its agent key. "other" has a Console user and an admin key.
+ * identity with its agent key; a second enabled identity, the worker, and a task
+ * the claimed identity sent it over the protocol. "other" has a Console user and an
+ * admin key.
  */
 export class World {
   acme!: ConsoleAccount;
   other!: ConsoleAccount;
   claimed!: IdentityFixture;
   unclaimed!: IdentityFixture;
+  worker!: IdentityFixture;
+  task!: { id: string; contextId: string };
   private readonly shared = new Map<Credential, Headers>();
   private webhookId: string | null = null;
 
@@ -33,6 +37,7 @@ export class World {
     w.other = await signup(t, 'Other');
     w.claimed = await insertIdentity(t, { organizationId: w.acme.organizationId, enabled: true });
     w.unclaimed = await insertIdentity(t, { organizationId: null });
+    w.worker = await insertIdentity(t, { organizationId: w.acme.organizationId, enabled: true });
     for (const kind of ['revoked', 'admin', 'agentUnclaimed', 'agent', 'otherAdmin'] as const) {
       w.shared.set(kind, await w.fresh(kind));
     }
@@ -40,6 +45,11 @@ export class World {
     w.shared.set('malformed', apiKey('a2a_adm_thisIsNotAValidKeyAtAllxxxxxxxxxxxxx'));
     w.shared.set('console', bearer(w.acme));
     w.shared.set('otherConsole', bearer(w.other));
+    const sent = await t.http().post(`/a2a/${w.worker.handle}`).set(w.headers('agent')).send({
+      jsonrpc: '2.0', id: 1, method: 'message/send',
+      params: { message: { kind: 'message', role: 'user', messageId: 'matrix-task', parts: [{ kind: 'text', text: 'hello' }] }, configuration: { blocking: false } },
+    }).expect(200);
+    w.task = { id: sent.body.result.id, contextId: sent.body.result.contextId };
     return w;
   }
 

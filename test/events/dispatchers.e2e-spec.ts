@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { DeliveryQueue } from '../../src/events/delivery-queue';
 import { startApp, type TestApp } from '../support/app';
-import { createTestDatabase, dropDatabase, urlFor } from '../support/database';
+import { urlFor } from '../support/database';
 import { bearer, signup, type ConsoleAccount } from '../support/fixtures';
 import { startReceiver, type Receiver } from '../support/receiver';
 import { startServerProcess, startWorkerProcess } from '../support/server-process';
@@ -9,7 +9,8 @@ import { startServerProcess, startWorkerProcess } from '../support/server-proces
 /** Dispatchers sharing one database: several instances, restarts, crashes, the worker process. */
 describe('dispatchers on one database', () => {
   let receiver: Receiver;
-  let database: string;
+  /** Holds the database (and drops it at the end) while dispatchers come and go; it delivers nothing itself. */
+  let owner: TestApp;
   const apps: TestApp[] = [];
   const env = {
     WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
@@ -19,16 +20,17 @@ describe('dispatchers on one database', () => {
 
   beforeEach(async () => {
     receiver = await startReceiver();
-    database = await createTestDatabase();
+    owner = await startApp({ EVENTS_DISPATCHER: 'off' });
   });
   afterEach(async () => {
     for (const app of apps.splice(0)) await app.close();
+    await owner.close();
     await receiver.close();
-    await dropDatabase(database);
   });
 
+  /** Another instance of the service, with a dispatcher, on the owner's database. */
   async function start(extra: Record<string, string> = {}): Promise<TestApp> {
-    const app = await startApp({ ...env, ...extra }, { database });
+    const app = await startApp({ ...env, ...extra }, owner);
     apps.push(app);
     return app;
   }
@@ -103,7 +105,7 @@ describe('dispatchers on one database', () => {
   });
 
   it('a crash in the middle of a send loses nothing: the lease runs out and another dispatcher delivers', async () => {
-    const crashing = await startServerProcess({ ...env, DATABASE_URL: urlFor(database), MIGRATIONS_RUN: 'false' });
+    const crashing = await startServerProcess({ ...env, DATABASE_URL: urlFor(owner.database), MIGRATIONS_RUN: 'false' });
     try {
       const org = await signupAt(crashing.baseUrl);
       const hook = await post(crashing.baseUrl, '/api/v1/webhooks', org, { url: receiver.url, events: ['*'] });
@@ -134,7 +136,7 @@ describe('dispatchers on one database', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(receiver.received).toHaveLength(0);
 
-    const worker = await startWorkerProcess({ ...env, DATABASE_URL: urlFor(database), MIGRATIONS_RUN: 'false' });
+    const worker = await startWorkerProcess({ ...env, DATABASE_URL: urlFor(owner.database), MIGRATIONS_RUN: 'false' });
     try {
       await receiver.waitFor((r) => r.length === 1);
       expect(receiver.received[0].headers['webhook-id']).toBe(ping.body.event_id);
@@ -149,7 +151,7 @@ describe('dispatchers on one database', () => {
 
   /** A query on the shared database, whether or not an app of the test is running on it. */
   async function queryDatabase(sql: string, params: unknown[]): Promise<any[]> {
-    const client = new Client({ connectionString: urlFor(database) });
+    const client = new Client({ connectionString: urlFor(owner.database) });
     await client.connect();
     try {
       return (await client.query(sql, params)).rows;

@@ -10,30 +10,23 @@ import { createTestDatabase, dropDatabase, urlFor } from './database';
 export interface TestApp {
   app: NestExpressApplication;
   config: AppConfig;
+  /** The database's name (another app may be started on it, see `startApp`). */
+  database: string;
   db: DataSource;
   /** supertest bound to the in-process HTTP server. */
   http: () => ReturnType<typeof request>;
   /** Base URL of the listening server, for real HTTP clients. */
   baseUrl: string;
-  /** The database's name (pass it to another startApp to share it). */
-  database: string;
   close: () => Promise<void>;
-}
-
-export interface StartOptions {
-  /**
-   * Run on this existing database instead of a fresh one (a second instance, or a
-   * restart). The app that created the database drops it on close; this one does not.
-   */
-  database?: string;
 }
 
 /**
  * Starts the whole application on a fresh database cloned from the migrated
- * template (or on an existing one), listening on an ephemeral loopback port.
+ * template, listening on an ephemeral loopback port. With `on`, a second instance
+ * of the service on the database of an app already started (that app drops it).
  */
-export async function startApp(env: Record<string, string> = {}, options: StartOptions = {}): Promise<TestApp> {
-  const database = options.database ?? (await createTestDatabase());
+export async function startApp(env: Record<string, string> = {}, on?: TestApp): Promise<TestApp> {
+  const database = on?.database ?? (await createTestDatabase());
   const config = loadConfig({
     DATABASE_URL: urlFor(database),
     MIGRATIONS_RUN: 'false',
@@ -44,20 +37,21 @@ export async function startApp(env: Record<string, string> = {}, options: StartO
     ...env,
   });
   const app = await createApp(config, pino({ level: config.logLevel }));
-  await app.listen(0, '127.0.0.1');
+  // An ephemeral port, unless the test chose one (to make PUBLIC_BASE_URL point at this server).
+  await app.listen(env.PORT ? config.port : 0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   const baseUrl = `http://127.0.0.1:${address.port}`;
   const server = app.getHttpServer();
   return {
     app,
     config,
+    database,
     db: app.get(DataSource),
     http: () => request(server),
     baseUrl,
-    database,
     close: async () => {
       await app.close();
-      if (!options.database) await dropDatabase(database);
+      if (!on) await dropDatabase(database);
     },
   };
 }

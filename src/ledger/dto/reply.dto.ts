@@ -1,0 +1,88 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsObject, IsString, MaxLength, MinLength, ValidateNested,
+} from 'class-validator';
+import { Optional } from '../../common/validation';
+import { MAX_ARTIFACTS_PER_REPLY, MAX_MESSAGE_PARTS } from '../parts';
+import { REPLY_STATES, type ReplyState } from '../task-state';
+
+const PARTS_DESCRIPTION =
+  'A2A parts, in the v0.3 form (`{"kind":"text","text":"…"}`, `kind: file | data`) or the v1.0 form (`{"text":"…"}`, `raw`, `url`, `data`).';
+
+export class ReplyMessageDto {
+  @ApiProperty({ type: 'array', items: { type: 'object' }, minItems: 1, maxItems: MAX_MESSAGE_PARTS, description: PARTS_DESCRIPTION })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(MAX_MESSAGE_PARTS)
+  parts: unknown[];
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @Optional()
+  @IsObject()
+  metadata?: Record<string, unknown>;
+}
+
+export class ReplyArtifactDto {
+  @ApiPropertyOptional({ maxLength: 200, description: 'Omitted: a new artifact with a generated id.' })
+  @Optional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(200)
+  artifactId?: string;
+
+  @ApiPropertyOptional({ maxLength: 200 })
+  @Optional()
+  @IsString()
+  @MaxLength(200)
+  name?: string;
+
+  @ApiPropertyOptional({ maxLength: 2000 })
+  @Optional()
+  @IsString()
+  @MaxLength(2000)
+  description?: string;
+
+  @ApiProperty({ type: 'array', items: { type: 'object' }, minItems: 1, maxItems: MAX_MESSAGE_PARTS, description: PARTS_DESCRIPTION })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(MAX_MESSAGE_PARTS)
+  parts: unknown[];
+
+  @ApiPropertyOptional({ description: 'Append these parts to the artifact with this artifactId instead of replacing it.' })
+  @Optional()
+  @IsBoolean()
+  append?: boolean;
+
+  @ApiPropertyOptional({ description: 'The last chunk of this artifact: nothing more may be appended.' })
+  @Optional()
+  @IsBoolean()
+  lastChunk?: boolean;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true })
+  @Optional()
+  @IsObject()
+  metadata?: Record<string, unknown>;
+}
+
+/** `POST /api/v1/tasks/{id}/reply` (CONTRACT §7): at least one member. */
+export class ReplyDto {
+  @ApiPropertyOptional({ enum: REPLY_STATES })
+  @Optional()
+  @IsIn(REPLY_STATES)
+  state?: ReplyState;
+
+  @ApiPropertyOptional({ type: ReplyMessageDto })
+  @Optional()
+  @ValidateNested()
+  @Type(() => ReplyMessageDto)
+  message?: ReplyMessageDto;
+
+  @ApiPropertyOptional({ type: [ReplyArtifactDto], maxItems: MAX_ARTIFACTS_PER_REPLY })
+  @Optional()
+  @IsArray()
+  @ArrayMaxSize(MAX_ARTIFACTS_PER_REPLY)
+  @ValidateNested({ each: true })
+  @Type(() => ReplyArtifactDto)
+  artifacts?: ReplyArtifactDto[];
+}

@@ -1,0 +1,44 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import type { TaskState } from '../task-state';
+import { Participants } from './participants.embedded';
+
+/** An A2A task: the requester and the worker are recorded on every one. */
+@Entity({ name: 'tasks' })
+export class Task {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ name: 'context_id', type: 'uuid' })
+  contextId: string;
+
+  /** The requester and the worker, recorded on every task. */
+  @Column(() => Participants, { prefix: false })
+  participants: Participants;
+
+  /** The A2A messageId of the message that created the task (retries find it again). */
+  @Column({ name: 'origin_message_id', type: 'varchar' })
+  originMessageId: string;
+
+  @Column({ type: 'varchar' })
+  state: TaskState;
+
+  /** The agent message that came with the current status, if any. */
+  @Column({ name: 'status_message_id', type: 'uuid', nullable: true })
+  statusMessageId: string | null;
+
+  @Column({ name: 'status_timestamp', type: 'timestamptz' })
+  statusTimestamp: Date;
+
+  @Column({ type: 'jsonb', nullable: true })
+  metadata: Record<string, unknown> | null;
+
+  /** Number of the task's last event (task_events.seq). */
+  @Column({ type: 'integer' })
+  seq: number;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}

@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+import { createParamDecorator, ExecutionContext, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import type { Request } from 'express';
+import { DataSource, EntityManager } from 'typeorm';
+import { AppError, badRequest } from '../common/app-error';
+
+/** How long a key's first response is replayed. */
+export const IDEMPOTENCY_TTL_HOURS = 24;
+const KEY = /^[\x21-\x7e]{1,255}$/;
+const SWEEP_INTERVAL_MS = 60 * 60_000;
+
+export type Claim = { replay: { status: number; body: unknown } } | { replay: null };
+
+/**
+ * `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header). The key is
+ * claimed inside the request's own transaction, by inserting it: a concurrent request
+ * with the same key waits on the unique index until the first one commits, then
+ * replays its response; if the first one failed and rolled back, the key was never
+ * recorded and the second one runs. So only successful responses are kept, and
+ * nothing is applied twice. The same key with a different request → 422.
+ */
+@Injectable()
+export class IdempotencyStore implements OnModuleInit, OnModuleDestroy {
+  private sweeper: NodeJS.Timeout | null = null;
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  onModuleInit(): void {
+    this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), SWEEP_INTERVAL_MS);
+    this.sweeper.unref();
+  }
+
+  onModuleDestroy(): void {
+    if (this.sweeper) clearInterval(this.sweeper);
+  }
+
+  /** Validates the header's value; undefined when the request carries none. */
+  static parseKey(raw: string | string[] | undefined): string | undefined {
+    if (raw === undefined) return undefined;
+    if (typeof raw !== 'string' || !KEY.test(raw)) {
+      throw badRequest('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 visible ASCII characters.');
+    }
+    return raw;
+  }
+
+  /** A hash of what makes two requests "the same": the target and the canonical JSON body. */
+  static hash(target: string, body: unknown): Buffer {
+    return createHash('sha256').update(`${target}\n${canonicalJson(body)}`).digest();
+  }
+
+  async claim(em: EntityManager, scope: string, key: string, requestHash: Buffer): Promise<Claim> {
+    const inserted = (await em.query(
+      `INSERT INTO idempotency_keys (scope, key, request_hash) VALUES ($1, $2, $3)
+       ON CONFLICT (scope, key) DO UPDATE
+          SET request_hash = EXCLUDED.request_hash, response_status = NULL, response_body = NULL, created_at = now()
+        WHERE idempotency_keys.created_at < now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})
+       RETURNING key`,
+      [scope, key, requestHash],
+    )) as unknown[];
+    if (inserted.length > 0) return { replay: null };
+    const [row] = (await em.query(
+      `SELECT request_hash, response_status, response_body FROM idempotency_keys WHERE scope = $1 AND key = $2`, [scope, key],
+    )) as Array<{ request_hash: Buffer; response_status: number; response_body: unknown }>;
+    if (!Buffer.from(row.request_hash).equals(requestHash)) {
+      throw new AppError(422, 'idempotency_key_reused', 'This Idempotency-Key was already used with a different request.');
+    }
+    return { replay: { status: row.response_status, body: row.response_body } };
+  }
+
+  async record(em: EntityManager, scope: string, key: string, status: number, body: unknown): Promise<void> {
+    await em.query(
+      `UPDATE idempotency_keys SET response_status = $3, response_body = $4::jsonb WHERE scope = $1 AND key = $2`,
+      [scope, key, status, JSON.stringify(body)],
+    );
+  }
+
+  private async sweep(): Promise<void> {
+    await this.dataSource.query(
+      `DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})`,
+    );
+  }
+}
+
+/** JSON with object keys sorted, so that key order does not make two bodies differ. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+/** The request's `Idempotency-Key`, validated; undefined when absent. */
+export const IdempotencyKeyHeader = createParamDecorator((_: unknown, ctx: ExecutionContext): string | undefined =>
+  IdempotencyStore.parseKey(ctx.switchToHttp().getRequest<Request>().headers['idempotency-key']));

@@ -1,0 +1,50 @@
+import type { TaskNotifier } from './task-notifier';
+
+/**
+ * Waits for changes to one task. Subscribe first, then read the ledger, then wait:
+ * a change committed between the read and the wait is not lost, because the
+ * wake-up is remembered until the next `changed()`. Wake-ups coalesce.
+ */
+export class TaskWatch {
+  private pending = false;
+  private waiter: ((changed: boolean) => void) | null = null;
+  private readonly unsubscribe: () => void;
+
+  constructor(notifier: TaskNotifier, taskId: string) {
+    this.unsubscribe = notifier.subscribe(taskId, () => this.poke());
+  }
+
+  /**
+   * Resolves true when the task may have changed since the last call, false when
+   * `timeoutMs` passed or `signal` aborted first.
+   */
+  changed(signal: AbortSignal, timeoutMs = Number.POSITIVE_INFINITY): Promise<boolean> {
+    if (this.pending) {
+      this.pending = false;
+      return Promise.resolve(true);
+    }
+    if (signal.aborted || timeoutMs <= 0) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const finish = (changed: boolean) => {
+        this.waiter = null;
+        if (timer) clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        resolve(changed);
+      };
+      const onAbort = () => finish(false);
+      const timer = Number.isFinite(timeoutMs) ? setTimeout(() => finish(false), timeoutMs) : null;
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiter = finish;
+    });
+  }
+
+  close(): void {
+    this.unsubscribe();
+    this.waiter?.(false);
+  }
+
+  private poke(): void {
+    if (this.waiter) this.waiter(true);
+    else this.pending = true;
+  }
+}

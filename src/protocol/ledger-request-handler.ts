@@ -1,0 +1,254 @@
+import { Inject, Injectable } from '@nestjs/common';
+import {
+  AgentCard,
+  type CancelTaskRequest, type DeleteTaskPushNotificationConfigRequest, type GetTaskPushNotificationConfigRequest,
+  type GetTaskRequest, type ListTaskPushNotificationConfigsRequest, type ListTaskPushNotificationConfigsResponse,
+  type ListTasksRequest, type ListTasksResponse, type Message, type SendMessageRequest, type StreamResponse,
+  type SubscribeToTaskRequest, type Task, type TaskPushNotificationConfig,
+} from '@a2a-js/sdk';
+import {
+  A2AError, ExtendedAgentCardNotConfiguredError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError,
+  UnsupportedOperationError,
+} from '@a2a-js/sdk/errors';
+import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import type { Logger } from 'pino';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { AppError } from '../common/app-error';
+import { LOGGER } from '../common/tokens';
+import { LedgerService } from '../ledger/ledger.service';
+import { PushConfigService } from '../ledger/push-configs.service';
+import type { HydrateOptions, TaskRecord } from '../ledger/task-records';
+import { isSettled, isTerminal } from '../ledger/task-state';
+import { fromA2AMessage, fromA2APushConfig, stateFilter, toA2APushConfig, toA2ATask, toStreamResponse } from './a2a-mapping';
+import { callOf, type ProtocolCall } from './call-context';
+
+/** What the SDK's v0.3 transport reads from the card: only the capabilities. */
+const SERVICE_CARD = AgentCard.fromJSON({ name: 'a2a-service', capabilities: { streaming: true, pushNotifications: true } });
+const DEFAULT_PAGE_SIZE = 50;
+const MAX_PAGE_SIZE = 100;
+
+/**
+ * The SDK's A2ARequestHandler, implemented over the ledger. The SDK's own
+ * DefaultRequestHandler runs an AgentExecutor in this process and keeps its event
+ * bus in memory; here the worker is another identity that answers later, through the
+ * REST reply, possibly on another instance. So tasks live in the ledger, and waiting
+ * (blocking sends, streams) is a TaskWatch woken by the TaskNotifier, re-reading the
+ * ledger's ordered events. The SDK's JSON-RPC transport handlers (v1.0 and v0.3) call
+ * this class and own the wire format.
+ */
+@Injectable()
+export class LedgerRequestHandler implements A2ARequestHandler {
+  constructor(
+    private readonly ledger: LedgerService,
+    private readonly pushConfigs: PushConfigService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async getAgentCard(): Promise<AgentCard> {
+    return SERVICE_CARD;
+  }
+
+  async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
+    throw new ExtendedAgentCardNotConfiguredError('This agent has no authenticated extended card.');
+  }
+
+  sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
+    return this.guard(async () => {
+      const call = callOf(context);
+      const read = { historyLength: historyLength(params.configuration?.historyLength), artifacts: true };
+      const { task, duplicate } = await this.send(call, params, read);
+      if (!call.blocking || duplicate || isSettled(task.state)) return toA2ATask(task);
+      return toA2ATask(await this.settle(call, task, read));
+    });
+  }
+
+  sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    return this.guardStream(this.sendAndFollow(callOf(context), params));
+  }
+
+  resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    return this.guardStream(this.subscribe(callOf(context), params.id));
+  }
+
+  getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
+    return this.guard(async () =>
+      toA2ATask(await this.pairTask(callOf(context), params.id, { historyLength: historyLength(params.historyLength), artifacts: true })));
+  }
+
+  listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
+    return this.guard(async () => {
+      const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
+      if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
+        throw new RequestMalformedError(`pageSize must be between 1 and ${MAX_PAGE_SIZE}.`);
+      }
+      const statusAfter = params.statusTimestampAfter ? new Date(params.statusTimestampAfter) : undefined;
+      if (statusAfter && Number.isNaN(statusAfter.getTime())) throw new RequestMalformedError('statusTimestampAfter is not a timestamp.');
+      const page = await this.ledger.list(callOf(context).pair, {
+        contextId: params.contextId || undefined,
+        state: stateFilter(params.status),
+        statusAfter,
+        pageSize,
+        pageToken: params.pageToken || undefined,
+      }, { historyLength: historyLength(params.historyLength), artifacts: params.includeArtifacts ?? false });
+      return { tasks: page.tasks.map(toA2ATask), nextPageToken: page.nextPageToken, pageSize, totalSize: page.totalSize };
+    });
+  }
+
+  cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+    return this.guard(async () => toA2ATask(await this.ledger.cancel(callOf(context).pair, requireTaskId(params.id), { artifacts: true })));
+  }
+
+  createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    return this.guard(async () => {
+      const call = callOf(context);
+      return toA2APushConfig(await this.pushConfigs.set(call.pair, requireTaskId(params.taskId), fromA2APushConfig(params), call.version));
+    });
+  }
+
+  getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    return this.guard(async () => {
+      const { pair } = callOf(context);
+      // A v0.3 `get` may omit the config id: the task's first config answers.
+      const taskId = requireTaskId(params.taskId);
+      const record = params.id ? await this.pushConfigs.get(pair, taskId, params.id) : (await this.pushConfigs.list(pair, taskId))[0];
+      if (!record) throw new TaskNotFoundError('The task has no push notification config.');
+      return toA2APushConfig(record);
+    });
+  }
+
+  listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
+    return this.guard(async () => ({
+      configs: (await this.pushConfigs.list(callOf(context).pair, requireTaskId(params.taskId))).map(toA2APushConfig),
+      nextPageToken: '', // at most 10 per task: always one page
+    }));
+  }
+
+  deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
+    return this.guard(() => this.pushConfigs.delete(callOf(context).pair, requireTaskId(params.taskId), params.id));
+  }
+
+  private async *sendAndFollow(call: ProtocolCall, params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
+    const historyWanted = historyLength(params.configuration?.historyLength);
+    const { task } = await this.send(call, params, { historyLength: 0, artifacts: false });
+    yield* this.follow(call, task.id, historyWanted);
+  }
+
+  private async *subscribe(call: ProtocolCall, taskId: string): AsyncGenerator<StreamResponse, void, undefined> {
+    const task = await this.pairTask(call, taskId, { historyLength: 0, artifacts: false });
+    if (isTerminal(task.state)) throw new UnsupportedOperationError(`The task is ${task.state}; there is nothing to subscribe to.`);
+    yield* this.follow(call, task.id);
+  }
+
+  private send(call: ProtocolCall, params: SendMessageRequest, read: HydrateOptions) {
+    const message = fromA2AMessage(params.message);
+    const push = params.configuration?.taskPushNotificationConfig;
+    const pushInput = push ? fromA2APushConfig(push) : null;
+    return this.ledger.send(call.pair, {
+      message,
+      taskId: params.message?.taskId || undefined,
+      contextId: params.message?.contextId || undefined,
+      metadata: params.metadata ?? null,
+      alsoWithTask: pushInput ? async (em, task) => void (await this.pushConfigs.save(em, task, pushInput, call.version)) : undefined,
+    }, read);
+  }
+
+  private async pairTask(call: ProtocolCall, taskId: string, read: HydrateOptions): Promise<TaskRecord> {
+    const task = await this.ledger.find(call.pair, requireTaskId(taskId), read);
+    if (!task) throw new TaskNotFoundError('No such task between this requester and this worker.');
+    return task;
+  }
+
+  /** A blocking send: wait until the task is terminal or interrupted, or the configured time is up. */
+  private async settle(call: ProtocolCall, task: TaskRecord, read: HydrateOptions): Promise<TaskRecord> {
+    const watch = this.ledger.watch(task.id);
+    const deadline = Date.now() + this.config.protocolBlockingTimeoutMs;
+    try {
+      for (;;) {
+        const now = (await this.pairTask(call, task.id, { historyLength: 0, artifacts: false })).state;
+        if (isSettled(now) || !(await watch.changed(call.signal, deadline - Date.now()))) break;
+      }
+    } finally {
+      watch.close();
+    }
+    return this.pairTask(call, task.id, read);
+  }
+
+  /**
+   * A stream: the task first, then every update in order, until the task is
+   * terminal or interrupted (or the call is aborted). The watch is set up before the
+   * first read, so nothing committed in between is missed.
+   */
+  private async *follow(call: ProtocolCall, taskId: string, history?: number): AsyncGenerator<StreamResponse, void, undefined> {
+    const watch = this.ledger.watch(taskId);
+    try {
+      const task = await this.pairTask(call, taskId, { historyLength: history, artifacts: true });
+      yield { payload: { $case: 'task', value: toA2ATask(task) } };
+      if (isSettled(task.state)) return;
+      let seq = task.seq;
+      for (;;) {
+        const events = await this.ledger.events(task, seq);
+        for (const event of events) {
+          seq = event.seq;
+          const update = toStreamResponse(task, event);
+          if (update) yield update;
+          if (event.kind === 'status' && isSettled(event.state)) return;
+        }
+        if (events.length === 0 && !(await watch.changed(call.signal))) return;
+      }
+    } finally {
+      watch.close();
+    }
+  }
+
+  private async guard<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      throw this.toA2AError(error);
+    }
+  }
+
+  private async *guardStream(stream: AsyncGenerator<StreamResponse, void, undefined>): AsyncGenerator<StreamResponse, void, undefined> {
+    try {
+      yield* stream;
+    } catch (error) {
+      throw this.toA2AError(error);
+    }
+  }
+
+  /**
+   * Ledger errors become the A2A errors the spec names; anything unexpected is logged
+   * and replaced, so that no internal message (SQL, stack) reaches the caller.
+   */
+  private toA2AError(error: unknown): unknown {
+    if (error instanceof A2AError) return error;
+    if (error instanceof AppError) {
+      switch (error.code) {
+        case 'task_not_found':
+        case 'push_config_not_found':
+          return new TaskNotFoundError(error.detail);
+        case 'task_terminal':
+          return new UnsupportedOperationError(error.detail);
+        case 'task_not_cancelable':
+          return new TaskNotCancelableError(error.detail);
+        default:
+          if (error.status < 500) return new RequestMalformedError(error.detail);
+      }
+    }
+    this.logger.error({ err: error }, 'protocol method failed');
+    return new Error('An unexpected error occurred.');
+  }
+}
+
+/** A missing task id is a malformed request (-32602), as in the SDK's own handler; an unknown one is -32001. */
+function requireTaskId(id: string | undefined): string {
+  if (!id?.trim()) throw new RequestMalformedError('The task id is required.');
+  return id;
+}
+
+function historyLength(value: number | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isInteger(value) || value < 0) throw new RequestMalformedError('historyLength must be a whole number, 0 or more.');
+  return value;
+}

@@ -1,0 +1,164 @@
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { formatSSEErrorEvent, formatSSEEvent, SSE_HEADERS } from '@a2a-js/sdk';
+import { A2A_ERROR_CODE, VersionNotSupportedError } from '@a2a-js/sdk/errors';
+import { JsonRpcTransportHandler } from '@a2a-js/sdk/server';
+import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
+import type { Request, Response } from 'express';
+import type { AgentKeyPrincipal } from '../auth/principal';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { AdmissionService } from '../admission/admission.service';
+import { forbidden, notFound } from '../common/app-error';
+import { isHandle } from '../identities/handle';
+import { IdentitiesService } from '../identities/identities.service';
+import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
+import { callContext } from './call-context';
+import { LedgerRequestHandler } from './ledger-request-handler';
+
+type RpcId = string | number | null;
+type RpcResponse = { jsonrpc: string; id: RpcId; result?: unknown; error?: unknown };
+type RpcError = { code: number; message: string; data?: unknown };
+
+/**
+ * `POST /a2a/{handle}` (CONTRACT §5). The guard has done check 1 up to the claimed
+ * agent key; this service does the rest in order — the caller's own receiver enabled,
+ * the worker servable, admission — as HTTP errors with a JSON-RPC body, then
+ * picks the A2A generation from `A2A-Version` and hands the call to the SDK's
+ * JSON-RPC transport handler of that generation, which validates the method and its
+ * params, calls LedgerRequestHandler and shapes the result. Method-level errors are
+ * JSON-RPC errors with HTTP 200. Streams are written here as SSE, with keep-alive
+ * comments and a maximum duration.
+ */
+@Injectable()
+export class ProtocolService implements OnModuleDestroy {
+  private readonly v1: JsonRpcTransportHandler;
+  private readonly v03: LegacyJsonRpcTransportHandler;
+  private readonly inFlight = new Set<AbortController>();
+
+  constructor(
+    private readonly identities: IdentitiesService,
+    private readonly admission: AdmissionService,
+    handler: LedgerRequestHandler,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.v1 = new JsonRpcTransportHandler(handler);
+    this.v03 = new LegacyJsonRpcTransportHandler(handler);
+  }
+
+  /** Shutdown: streams end and blocking sends return the task as it is. */
+  onModuleDestroy(): void {
+    for (const call of this.inFlight) call.abort();
+  }
+
+  async call(principal: AgentKeyPrincipal, handle: string, req: Request, res: Response): Promise<void> {
+    if (!principal.identity.enabled) {
+      throw forbidden('requester_disabled', 'Your identity\'s receiver is disabled; only enabled identities may send work.');
+    }
+    const [requester, worker] = await Promise.all([
+      this.identities.findById(principal.identity.id),
+      // A segment that cannot be a handle names nobody, and never reaches the database.
+      isHandle(handle) ? this.identities.findServable(handle) : null,
+    ]);
+    if (!worker) throw notFound('worker_not_found', 'No enabled, claimed identity has that handle.');
+    // The caller learns only that admission said no; the decision is recorded for each side's administrators.
+    if (!(await this.admission.evaluate(requester!, worker)).allowed) {
+      throw forbidden('admission_denied', 'This call is not admitted between these two identities.');
+    }
+
+    const body: unknown = req.body;
+    const id = rpcId(body);
+    const version = a2aVersion(req.header('a2a-version'));
+    if (!version) {
+      const error = new VersionNotSupportedError('This service speaks A2A 1.0 (A2A-Version: 1.0) and 0.3 (A2A-Version: 0.3 or no header).');
+      res.status(200).json(rpcError(id, JsonRpcTransportHandler.mapToJSONRPCError(error)));
+      return;
+    }
+    const invalid = envelopeProblem(body);
+    if (invalid) {
+      res.status(200).json(rpcError(id, { code: A2A_ERROR_CODE.INVALID_REQUEST, message: invalid }));
+      return;
+    }
+
+    const abort = new AbortController();
+    this.inFlight.add(abort);
+    res.on('close', () => abort.abort());
+    try {
+      const context = callContext({
+        pair: {
+          requester: { id: principal.identity.id, handle: principal.identity.handle, organizationId: principal.organizationId! },
+          worker: { id: worker.id, handle: worker.agentHandle, organizationId: worker.organizationId! },
+        },
+        version,
+        blocking: blocking(version, body as { params?: unknown }),
+        signal: abort.signal,
+      });
+      const result = await (version === '1.0' ? this.v1 : this.v03).handle(body as Record<string, unknown>, context);
+      if (Symbol.asyncIterator in result) await this.stream(res, result, id, version, abort);
+      else res.status(200).json(result);
+    } finally {
+      this.inFlight.delete(abort);
+    }
+  }
+
+  /**
+   * SSE as the SDK's express transport frames it (`data: <JSON-RPC response>`, errors
+   * as `event: error`). An error before the first event is a plain JSON-RPC error
+   * (HTTP 200), so that, for example, subscribing to a terminal task answers -32004.
+   */
+  private async stream(res: Response, events: AsyncGenerator<RpcResponse>, id: RpcId, version: A2AVersion, abort: AbortController): Promise<void> {
+    const mapError = version === '1.0' ? JsonRpcTransportHandler.mapToJSONRPCError : LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError;
+    let first: IteratorResult<RpcResponse>;
+    try {
+      first = await events.next();
+    } catch (error) {
+      res.status(200).json(rpcError(id, mapError(error)));
+      return;
+    }
+    res.status(200);
+    for (const [name, value] of Object.entries(SSE_HEADERS)) res.setHeader(name, value);
+    res.flushHeaders();
+    const keepAlive = setInterval(() => res.writable && res.write(': keep-alive\n\n'), this.config.sseKeepaliveMs);
+    const maxDuration = setTimeout(() => abort.abort(), this.config.sseMaxDurationMs);
+    try {
+      for (let next = first; !next.done; next = await events.next()) res.write(formatSSEEvent(next.value));
+    } catch (error) {
+      if (!abort.signal.aborted) res.write(formatSSEErrorEvent(rpcError(id, mapError(error))));
+    } finally {
+      clearInterval(keepAlive);
+      clearTimeout(maxDuration);
+      res.end();
+    }
+  }
+}
+
+/** Missing → 0.3 (CONTRACT §5); 0.3 and 1.0 are spoken; anything else is not. */
+function a2aVersion(header: string | undefined): A2AVersion | null {
+  const value = header === undefined ? '0.3' : header.trim();
+  return value === '0.3' || value === '1.0' ? value : null;
+}
+
+/** v1.0 sends block unless `returnImmediately`; v0.3 sends block unless `blocking: false`. */
+function blocking(version: A2AVersion, body: { params?: unknown }): boolean {
+  const configuration = (body.params as { configuration?: { returnImmediately?: unknown; blocking?: unknown } } | undefined)?.configuration;
+  return version === '1.0' ? configuration?.returnImmediately !== true : configuration?.blocking !== false;
+}
+
+/** JSON-RPC 2.0 §4: one request object (no batches) with `jsonrpc: "2.0"`, a method name and a valid id. */
+function envelopeProblem(body: unknown): string | null {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'The body must be one JSON-RPC 2.0 request object.';
+  const request = body as { jsonrpc?: unknown; method?: unknown; id?: unknown };
+  if (request.jsonrpc !== '2.0') return 'jsonrpc must be "2.0".';
+  if (typeof request.method !== 'string' || request.method === '') return 'method must be a non-empty string.';
+  if ('id' in request && request.id !== null && typeof request.id !== 'string' && !Number.isInteger(request.id)) {
+    return 'id must be a string, an integer or null.';
+  }
+  return null;
+}
+
+function rpcId(body: unknown): RpcId {
+  const id = (body as { id?: unknown } | null | undefined)?.id;
+  return typeof id === 'string' || Number.isInteger(id) ? (id as string | number) : null;
+}
+
+function rpcError(id: RpcId, error: RpcError): RpcResponse {
+  return { jsonrpc: '2.0', id, error };
+}
