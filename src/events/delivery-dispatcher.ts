@@ -2,8 +2,9 @@ import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap }
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { LOGGER } from '../common/tokens';
-import { DeliveryQueue, type ClaimedDelivery } from './delivery-queue';
-import { DeliverySender } from './delivery-sender';
+import { DeliveryQueue, type ClaimedDelivery, type PushTarget, type WebhookTarget } from './delivery-queue';
+import { DeliverySender, type OutboundRequest, type SendOutcome } from './delivery-sender';
+import { PushNotifications } from './push-notifications';
 import { signatureHeaders } from './signing';
 
 /**
@@ -27,6 +28,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
   constructor(
     private readonly queue: DeliveryQueue,
     private readonly sender: DeliverySender,
+    private readonly push: PushNotifications,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -97,17 +99,34 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
   }
 
   private async deliver(delivery: ClaimedDelivery): Promise<void> {
-    const body = JSON.stringify(delivery.event);
-    const outcome = await this.sender.send({
-      url: delivery.url,
-      headers: { ...signatureHeaders(delivery.secrets, delivery.event.id, body) },
-      body,
-    });
+    let outcome: SendOutcome;
+    try {
+      outcome = await this.sender.send(await this.requestFor(delivery.target));
+    } catch (error) {
+      outcome = { ok: false, statusCode: null, error: `not sent: ${error instanceof Error ? error.message : String(error)}`.slice(0, 500), durationMs: 0 };
+    }
     try {
       await this.queue.complete(delivery, outcome);
     } catch (error) {
       // The lease runs out and the delivery is attempted again: at least once, never lost.
       this.logger.error({ err: error, delivery_id: delivery.id }, 'could not record a delivery attempt');
     }
+  }
+
+  /**
+   * A webhook: the envelope, signed (Standard Webhooks). A push notification: the
+   * A2A payload of the config's version, with `Authorization: <scheme> <credentials>`
+   * and the config's token, as the A2A specification has them.
+   */
+  private async requestFor(target: WebhookTarget | PushTarget): Promise<OutboundRequest> {
+    if (target.kind === 'webhook') {
+      const body = JSON.stringify(target.event);
+      return { url: target.url, headers: { ...signatureHeaders(target.secrets, target.event.id, body) }, body };
+    }
+    const notification = await this.push.render(target.taskId, target.seq, target.version);
+    const headers: Record<string, string> = { 'content-type': notification.contentType };
+    if (target.authentication) headers.authorization = `${target.authentication.scheme} ${target.authentication.credentials}`;
+    if (target.token) headers['x-a2a-notification-token'] = target.token;
+    return { url: target.url, headers, body: notification.body };
   }
 }

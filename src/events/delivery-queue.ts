@@ -5,34 +5,67 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { LOGGER } from '../common/tokens';
 import type { SendOutcome } from './delivery-sender';
 import type { EventType } from './event-types';
+import type { PushVersion } from './push-notifications';
 import { DISABLE_AFTER_MS, retryDelay } from './retry-schedule';
 
-/** A delivery a dispatcher has claimed: what to send, where, signed with which secrets. */
-export interface ClaimedDelivery {
+/** The envelope of CONTRACT §8, in its order. */
+export interface Envelope {
   id: string;
-  /** This attempt's number; only the dispatcher that claimed it sends it. */
-  attempt: number;
+  type: EventType;
+  created_at: string;
+  organization_id: string;
+  data: Record<string, unknown>;
+}
+
+export interface WebhookTarget {
+  kind: 'webhook';
   webhookId: string;
   url: string;
   /** Every secret valid now, newest first. */
   secrets: string[];
-  /** The envelope of CONTRACT §8, in its order. */
-  event: { id: string; type: EventType; created_at: string; organization_id: string; data: Record<string, unknown> };
+  event: Envelope;
+}
+
+/** An A2A push notification config and the task event to report to it. */
+export interface PushTarget {
+  kind: 'push';
+  taskId: string;
+  configId: string;
+  seq: number;
+  url: string;
+  token: string | null;
+  authentication: { scheme: string; credentials: string } | null;
+  version: PushVersion;
+}
+
+/** A delivery a dispatcher has claimed: what to send, and where. */
+export interface ClaimedDelivery {
+  id: string;
+  /** This attempt's number; only the dispatcher that claimed it sends it. */
+  attempt: number;
+  target: WebhookTarget | PushTarget;
 }
 
 interface ClaimedRow {
   id: string;
   attempt: number;
   interrupted: boolean;
-  webhook_id: string;
-  url: string;
-  secret: string;
+  webhook_id: string | null;
+  webhook_url: string | null;
+  secret: string | null;
   previous_secret: string | null;
-  event_id: string;
-  event_type: EventType;
-  organization_id: string;
-  event_created_at: Date;
-  data: Record<string, unknown>;
+  event_id: string | null;
+  event_type: EventType | null;
+  organization_id: string | null;
+  event_created_at: Date | null;
+  data: Record<string, unknown> | null;
+  push_task_id: string | null;
+  push_config_id: string | null;
+  push_seq: number | null;
+  push_url: string | null;
+  token: string | null;
+  authentication: { scheme: string; credentials: string } | null;
+  protocol_version: PushVersion | null;
 }
 
 /**
@@ -40,23 +73,30 @@ interface ClaimedRow {
  * another dispatcher holds, so concurrent claims never overlap; the UPDATE counts
  * the attempt and leases the row (next_attempt_at moves to the end of the lease). A
  * row still `in_flight` when it falls due again was claimed by a dispatcher that
- * stopped before recording a result: its lease has run out.
+ * stopped before recording a result: its lease has run out. The target comes with
+ * it: the webhook and the event, or the push notification config (the ledger's
+ * table: push notifications ride on this engine; the foreign key deletes their
+ * deliveries with the config).
  */
 const CLAIM = `
   UPDATE deliveries d
      SET attempts = d.attempts + 1, in_flight = true, updated_at = now(),
          next_attempt_at = now() + $2 * interval '1 millisecond'
-    FROM (SELECT q.id, q.in_flight AS interrupted
+    FROM (SELECT q.id, q.in_flight AS interrupted, q.webhook_id, q.event_id, q.push_task_id, q.push_config_id
             FROM deliveries q
            WHERE q.status = 'pending' AND q.next_attempt_at <= now()
            ORDER BY q.next_attempt_at
            LIMIT $1
-             FOR UPDATE SKIP LOCKED) due,
-         webhooks w, events e
-   WHERE d.id = due.id AND w.id = d.webhook_id AND e.id = d.event_id
-  RETURNING d.id, d.attempts AS attempt, due.interrupted, w.id AS webhook_id, w.url, w.secret,
+             FOR UPDATE SKIP LOCKED) due
+         LEFT JOIN webhooks w ON w.id = due.webhook_id
+         LEFT JOIN events e ON e.id = due.event_id
+         LEFT JOIN push_notification_configs p ON p.task_id = due.push_task_id AND p.config_id = due.push_config_id
+   WHERE d.id = due.id
+  RETURNING d.id, d.attempts AS attempt, due.interrupted,
+            w.id AS webhook_id, w.url AS webhook_url, w.secret,
             CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
-            e.id AS event_id, e.type AS event_type, e.organization_id, e.created_at AS event_created_at, e.data`;
+            e.id AS event_id, e.type AS event_type, e.organization_id, e.created_at AS event_created_at, e.data,
+            d.push_task_id, d.push_config_id, d.push_seq, p.url AS push_url, p.token, p.authentication, p.protocol_version`;
 
 const INSERT_ATTEMPT = 'INSERT INTO delivery_attempts (delivery_id, attempt, succeeded, status_code, error, duration_ms)';
 /** A late result replaces the `interrupted` entry a later claim wrote for the same attempt. */
@@ -105,20 +145,7 @@ export class DeliveryQueue {
     for (const row of rows.filter((r) => r.interrupted)) {
       await this.dataSource.query(LOG_INTERRUPTED, [row.id, row.attempt - 1, false, null, INTERRUPTED, 0]);
     }
-    return rows.map((row) => ({
-      id: row.id,
-      attempt: row.attempt,
-      webhookId: row.webhook_id,
-      url: row.url,
-      secrets: row.previous_secret ? [row.secret, row.previous_secret] : [row.secret],
-      event: {
-        id: row.event_id,
-        type: row.event_type,
-        created_at: row.event_created_at.toISOString(),
-        organization_id: row.organization_id,
-        data: row.data,
-      },
-    }));
+    return rows.map((row) => ({ id: row.id, attempt: row.attempt, target: targetOf(row) }));
   }
 
   /**
@@ -129,27 +156,31 @@ export class DeliveryQueue {
    * is only updated while this claim still holds it.
    */
   async complete(delivery: ClaimedDelivery, outcome: SendOutcome): Promise<void> {
+    const webhookId = delivery.target.kind === 'webhook' ? delivery.target.webhookId : null;
     if (outcome.ok) {
-      await this.dataSource.query(SUCCEEDED, [delivery.id, delivery.attempt, outcome.statusCode, outcome.durationMs, delivery.webhookId]);
+      await this.dataSource.query(SUCCEEDED, [delivery.id, delivery.attempt, outcome.statusCode, outcome.durationMs, webhookId]);
       return;
     }
     await this.dataSource.transaction(async (em) => {
       await em.query(LOG_ATTEMPT, [delivery.id, delivery.attempt, false, outcome.statusCode, outcome.error, outcome.durationMs]);
+      const delay = retryDelay(this.config.events.retryScheduleMs, delivery.attempt);
+      if (webhookId === null) {
+        // A push notification config has no failing run: it lives as long as its task.
+        await this.finish(em, delivery, outcome, delay !== null ? 'pending' : 'failed', delay);
+        return;
+      }
       const [webhook] = (await em.query(
         `SELECT status, (failing_since <= now() - $2 * interval '1 millisecond') AS expired FROM webhooks WHERE id = $1 FOR UPDATE`,
-        [delivery.webhookId, DISABLE_AFTER_MS],
+        [webhookId, DISABLE_AFTER_MS],
       )) as Array<{ status: string; expired: boolean | null }>;
       const disable = webhook?.status === 'active' && webhook.expired === true;
-      await em.query(
-        `UPDATE webhooks SET failing_since = COALESCE(failing_since, now()) WHERE id = $1`, [delivery.webhookId],
-      );
-      const delay = retryDelay(this.config.events.retryScheduleMs, delivery.attempt);
+      await em.query(`UPDATE webhooks SET failing_since = COALESCE(failing_since, now()) WHERE id = $1`, [webhookId]);
       const retry = webhook?.status === 'active' && !disable && delay !== null;
       await this.finish(em, delivery, outcome, retry ? 'pending' : 'failed', retry ? delay : null);
       if (disable) {
-        await em.query(`UPDATE webhooks SET status = 'disabled', updated_at = now() WHERE id = $1`, [delivery.webhookId]);
-        const failed = await this.failPending(em, delivery.webhookId);
-        this.logger.warn({ webhook_id: delivery.webhookId, failed_deliveries: failed }, 'webhook disabled: its endpoint has been failing for 5 days');
+        await em.query(`UPDATE webhooks SET status = 'disabled', updated_at = now() WHERE id = $1`, [webhookId]);
+        const failed = await this.failPending(em, webhookId);
+        this.logger.warn({ webhook_id: webhookId, failed_deliveries: failed }, 'webhook disabled: its endpoint has been failing for 5 days');
       }
     });
   }
@@ -180,4 +211,32 @@ export class DeliveryQueue {
       [delivery.id, delivery.attempt, status, delayMs, outcome.statusCode, outcome.error, outcome.durationMs],
     );
   }
+}
+
+function targetOf(row: ClaimedRow): WebhookTarget | PushTarget {
+  if (row.webhook_id !== null) {
+    return {
+      kind: 'webhook',
+      webhookId: row.webhook_id,
+      url: row.webhook_url!,
+      secrets: row.previous_secret ? [row.secret!, row.previous_secret] : [row.secret!],
+      event: {
+        id: row.event_id!,
+        type: row.event_type!,
+        created_at: row.event_created_at!.toISOString(),
+        organization_id: row.organization_id!,
+        data: row.data!,
+      },
+    };
+  }
+  return {
+    kind: 'push',
+    taskId: row.push_task_id!,
+    configId: row.push_config_id!,
+    seq: row.push_seq!,
+    url: row.push_url!,
+    token: row.token,
+    authentication: row.authentication,
+    version: row.protocol_version!,
+  };
 }

@@ -2,17 +2,30 @@ import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateCol
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
-/** One event for one subscription; the dispatchers' unit of work. */
+/**
+ * The dispatchers' unit of work: one outbox event for one webhook, or one task event
+ * for one A2A push notification config.
+ */
 @Entity({ name: 'deliveries' })
 export class Delivery {
   @PrimaryGeneratedColumn('uuid')
   id: string;
 
-  @Column({ name: 'webhook_id', type: 'uuid' })
-  webhookId: string;
+  @Column({ name: 'webhook_id', type: 'uuid', nullable: true })
+  webhookId: string | null;
 
-  @Column({ name: 'event_id', type: 'varchar' })
-  eventId: string;
+  @Column({ name: 'event_id', type: 'varchar', nullable: true })
+  eventId: string | null;
+
+  /** A push notification: the task and config it goes to, and the task event (`seq`) it reports. */
+  @Column({ name: 'push_task_id', type: 'uuid', nullable: true })
+  pushTaskId: string | null;
+
+  @Column({ name: 'push_config_id', type: 'varchar', nullable: true })
+  pushConfigId: string | null;
+
+  @Column({ name: 'push_seq', type: 'integer', nullable: true })
+  pushSeq: number | null;
 
   @Column({ type: 'varchar' })
   status: DeliveryStatus;

@@ -7,6 +7,7 @@ import { DeliverySender, HOST_RESOLVER, systemResolver } from './delivery-sender
 import { Delivery } from './delivery.entity';
 import { EventsService } from './events.service';
 import { OutboxEvent } from './outbox-event.entity';
+import { PushNotifications } from './push-notifications';
 import { Webhook } from './webhook.entity';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksService } from './webhooks.service';
@@ -20,9 +21,9 @@ import { WebhooksService } from './webhooks.service';
   imports: [TypeOrmModule.forFeature([OutboxEvent, Webhook, Delivery, DeliveryAttempt])],
   controllers: [WebhooksController],
   providers: [
-    EventsService, WebhooksService, DeliveryQueue, DeliverySender, DeliveryDispatcher,
+    EventsService, WebhooksService, DeliveryQueue, DeliverySender, DeliveryDispatcher, PushNotifications,
     { provide: HOST_RESOLVER, useValue: systemResolver },
   ],
-  exports: [EventsService],
+  exports: [EventsService, PushNotifications],
 })
 export class EventsModule {}

@@ -14,6 +14,12 @@ export interface EventInput {
   data: Record<string, unknown>;
 }
 
+/** A task change that A2A push notifications report: the task, and the number of its event. */
+export interface TaskUpdate {
+  taskId: string;
+  seq: number;
+}
+
 /** One participant of a change that concerns several identities (a task's requester and worker). */
 export interface Participant {
   identityId: string;
@@ -62,8 +68,14 @@ export class EventsService implements EntitySubscriberInterface {
     return this.insert(em, event, null);
   }
 
-  /** One event per organization concerned, each about that organization's participants. */
-  async emitForParticipants(em: EntityManager, participants: readonly Participant[], event: Omit<EventInput, 'organizationId' | 'identityIds'>): Promise<void> {
+  /**
+   * One event per organization concerned, each about that organization's
+   * participants; with `push`, also one A2A push notification per push notification
+   * config of the task (the ledger's configs; they ride on this engine).
+   */
+  async emitForParticipants(
+    em: EntityManager, participants: readonly Participant[], event: Omit<EventInput, 'organizationId' | 'identityIds'>, push?: TaskUpdate,
+  ): Promise<void> {
     const byOrganization = new Map<string, string[]>();
     for (const { identityId, organizationId } of participants) {
       if (organizationId === null) continue;
@@ -72,6 +84,13 @@ export class EventsService implements EntitySubscriberInterface {
       byOrganization.set(organizationId, ids);
     }
     for (const [organizationId, identityIds] of byOrganization) await this.emit(em, { ...event, organizationId, identityIds });
+    if (push) {
+      await em.query(
+        `INSERT INTO deliveries (push_task_id, push_config_id, push_seq)
+         SELECT task_id, config_id, $2 FROM push_notification_configs WHERE task_id = $1`,
+        [push.taskId, push.seq],
+      );
+    }
   }
 
   /** An event for one subscription only, whatever its filter (the `ping` of a webhook test). */

@@ -1,5 +1,5 @@
 import { toPartView, type PartView } from './parts';
-import type { ArtifactRecord, MessageRecord, Participant, TaskRecord } from './task-records';
+import { participantsOf, type ArtifactRecord, type MessageRecord, type Participant, type TaskRecord, type TaskRow } from './task-records';
 import type { TaskState } from './task-state';
 
 /**
@@ -47,6 +47,9 @@ export interface TaskView {
   created_at: string;
   updated_at: string;
 }
+
+/** A task as an event reports it: the task view without history, artifacts or status message. */
+export type TaskSummaryView = Omit<TaskView, 'history' | 'artifacts' | 'status'> & { status: { state: TaskState; timestamp: string } };
 
 export interface ContextRecord {
   id: string;
@@ -111,6 +114,21 @@ export function toTaskView(task: TaskRecord): TaskView {
     worker: toParticipantView(task.worker),
     created_at: task.createdAt.toISOString(),
     updated_at: task.updatedAt.toISOString(),
+  };
+}
+
+export function toTaskSummaryView(row: TaskRow): TaskSummaryView {
+  const { requester, worker } = participantsOf(row);
+  return {
+    kind: 'task',
+    id: row.id,
+    contextId: row.context_id,
+    status: { state: row.state, timestamp: row.status_timestamp.toISOString() },
+    ...(row.metadata ? { metadata: row.metadata } : {}),
+    requester: toParticipantView(requester),
+    worker: toParticipantView(worker),
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
   };
 }
 

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { isEmbedded } from '../database/data-source';
 import { LOGGER } from '../common/tokens';
+import { EventsModule } from '../events/events.module';
 import { ContextsController } from './contexts.controller';
 import { Artifact } from './entities/artifact.entity';
 import { TaskContext } from './entities/context.entity';
@@ -13,6 +14,7 @@ import { TaskEvent } from './entities/task-event.entity';
 import { TaskMessage } from './entities/task-message.entity';
 import { Task } from './entities/task.entity';
 import { IdempotencyStore } from './idempotency';
+import { LedgerEvents } from './ledger-events';
 import { LedgerService } from './ledger.service';
 import { PushConfigService } from './push-configs.service';
 import { LocalTaskNotifier, PgTaskNotifier, TaskNotifier } from './task-notifier';
@@ -25,10 +27,11 @@ import { TasksService } from './tasks.service';
  * LedgerService and PushConfigService; this module never imports the protocol.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([TaskContext, Task, TaskMessage, Artifact, TaskEvent, PushNotificationConfig, IdempotencyKey])],
+  imports: [TypeOrmModule.forFeature([TaskContext, Task, TaskMessage, Artifact, TaskEvent, PushNotificationConfig, IdempotencyKey]), EventsModule],
   controllers: [TasksController, ContextsController],
   providers: [
     LedgerService,
+    LedgerEvents,
     PushConfigService,
     TasksService,
     IdempotencyStore,

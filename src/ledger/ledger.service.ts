@@ -3,6 +3,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { badRequest, conflict, notFound } from '../common/app-error';
 import { decodeCursor, encodeCursor } from '../common/pagination';
 import { isUuid } from '../common/parse-id.pipe';
+import { LedgerEvents } from './ledger-events';
 import { TaskJournal, type NewMessage } from './task-journal';
 import { TaskNotifier, type TaskChange } from './task-notifier';
 import { hydrateTasks, readEvents, TASK_COLUMNS, type HydrateOptions, type Participant, type TaskEventRecord, type TaskRecord, type TaskRow } from './task-records';
@@ -54,6 +55,7 @@ export class LedgerService {
   constructor(
     private readonly dataSource: DataSource,
     private readonly notifier: TaskNotifier,
+    private readonly ledgerEvents: LedgerEvents,
   ) {}
 
   /** A message from the requester: a new task, or the next turn of one of the pair's tasks. */
@@ -123,9 +125,16 @@ export class LedgerService {
     return (await this.find(pair, taskId, read))!;
   }
 
-  /** The task's events after `afterSeq`, in order. */
-  events(task: { id: string; contextId: string }, afterSeq: number): Promise<TaskEventRecord[]> {
-    return readEvents(this.dataSource.manager, task, afterSeq);
+  /** The task's events after `afterSeq`, in order (at most `limit`). */
+  events(task: { id: string; contextId: string }, afterSeq: number, limit?: number): Promise<TaskEventRecord[]> {
+    return readEvents(this.dataSource.manager, task, afterSeq, limit);
+  }
+
+  /** A task by its id alone, for the service's own use (push notifications), never on behalf of a caller. */
+  async taskById(taskId: string, read: HydrateOptions): Promise<TaskRecord | null> {
+    const rows = (await this.dataSource.query(`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = $1`, [taskId])) as TaskRow[];
+    const [task] = await hydrateTasks(this.dataSource.manager, rows, read);
+    return task ?? null;
   }
 
   /** Waits for changes to a task; see TaskWatch. Close it when done. */
@@ -143,14 +152,16 @@ export class LedgerService {
   }
 
   /**
-   * Runs changes to tasks in one transaction. `save` writes a journal and announces
-   * its change; the task's listeners wake once the transaction has committed.
+   * Runs changes to tasks in one transaction. `save` writes a journal, announces its
+   * change and records its events (webhooks, push notifications) in the same
+   * transaction; the task's listeners wake once the transaction has committed.
    */
   async write<T>(work: (em: EntityManager, save: (journal: TaskJournal) => Promise<void>) => Promise<T>): Promise<T> {
     const changes: TaskChange[] = [];
     const result = await this.dataSource.transaction((em) =>
       work(em, async (journal) => {
         changes.push(await journal.save((tx, change) => this.notifier.announce(tx, change)));
+        await this.ledgerEvents.emit(em, journal);
       }));
     for (const change of changes) this.notifier.committed(change);
     return result;

@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, notFound } from '../common/app-error';
+import { checkDestinationUrl } from '../events/address-policy';
 import type { A2AVersion } from './entities/push-notification-config.entity';
 import { LedgerService, type TaskPair } from './ledger.service';
 import type { TaskRow } from './task-records';
@@ -54,7 +55,8 @@ export class PushConfigService {
 
   /** Inside a transaction that holds the task's row lock (set, or a send that carries a config). */
   async save(em: EntityManager, task: TaskRow, input: PushConfigInput, version: A2AVersion): Promise<PushConfigRecord> {
-    this.checkUrl(input.url);
+    // CONTRACT §5: URL rules as for webhooks; addresses are checked again when sending.
+    checkDestinationUrl(input.url, this.config.webhooksAllowPrivateNetworks, 'invalid_push_url');
     if (input.id.length > 200) throw badRequest('invalid_push_config', 'A push notification config id has at most 200 characters.');
     if (input.token.length > 1000) throw badRequest('invalid_push_config', 'A push notification token has at most 1000 characters.');
     const id = input.id || randomUUID();
@@ -103,23 +105,6 @@ export class PushConfigService {
         WHERE task_id = $1 ${condition} ORDER BY created_at, config_id`,
       [task.id, ...params],
     )) as ConfigRow[];
-  }
-
-  /**
-   * The URL rules of CONTRACT §8 that can be checked now: an absolute https URL
-   * without credentials. Addresses are checked at delivery, after DNS resolution.
-   */
-  private checkUrl(raw: string): void {
-    let url: URL;
-    try {
-      url = new URL(raw);
-    } catch {
-      throw badRequest('invalid_push_url', 'The push notification URL is not a valid absolute URL.');
-    }
-    const allowed = this.config.webhooksAllowPrivateNetworks ? ['https:', 'http:'] : ['https:'];
-    if (!allowed.includes(url.protocol)) throw badRequest('invalid_push_url', 'The push notification URL must use https.');
-    if (url.username || url.password) throw badRequest('invalid_push_url', 'The push notification URL must not carry credentials.');
-    if (raw.length > 2048) throw badRequest('invalid_push_url', 'The push notification URL is longer than 2048 characters.');
   }
 }
 

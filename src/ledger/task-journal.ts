@@ -15,6 +15,12 @@ export interface NewMessage {
   referenceTaskIds: string[];
 }
 
+/** One change recorded by a journal, as the events module reports it (CONTRACT §8). */
+export type JournalEntry =
+  | { kind: 'message'; seq: number; message: MessageRecord; state: TaskState; changesStatus: boolean }
+  | { kind: 'status'; seq: number; state: TaskState }
+  | { kind: 'artifact'; seq: number; artifact: ArtifactChunk };
+
 /**
  * The changes made to one task inside one transaction, while its row is locked
  * (`SELECT … FOR UPDATE`): concurrent writers to the same task queue behind the lock,
@@ -24,10 +30,14 @@ export interface NewMessage {
  */
 export class TaskJournal {
   private statusChanged = false;
+  /** What this transaction changed, in order (the task's events). */
+  readonly entries: JournalEntry[] = [];
 
   private constructor(
     private readonly em: EntityManager,
     readonly task: TaskRow,
+    /** The task was inserted by this transaction. */
+    readonly isNew = false,
   ) {}
 
   /** Locks the task matching `where` (over tasks `t`), or returns null. */
@@ -38,7 +48,7 @@ export class TaskJournal {
 
   /** The journal of a task this transaction has just inserted (so it holds its lock). */
   static created(em: EntityManager, row: TaskRow): TaskJournal {
-    return new TaskJournal(em, row);
+    return new TaskJournal(em, row, true);
   }
 
   get state(): TaskState {
@@ -72,13 +82,16 @@ export class TaskJournal {
         JSON.stringify(message.extensions), JSON.stringify(message.referenceTaskIds), this.task.seq, kind, state],
     )) as Array<{ id: string; created_at: Date }>;
     if (kind === 'status') this.setStatus(state, role === 'agent' ? row.id : null);
-    return { rowId: row.id, taskId: this.task.id, contextId: this.task.context_id, role, seq: this.task.seq, createdAt: row.created_at, ...message };
+    const record: MessageRecord = { rowId: row.id, taskId: this.task.id, contextId: this.task.context_id, role, seq: this.task.seq, createdAt: row.created_at, ...message };
+    this.entries.push({ kind: 'message', seq: this.task.seq, message: record, state, changesStatus: kind === 'status' });
+    return record;
   }
 
   /** A new state without a message. */
   async status(state: TaskState): Promise<void> {
     await this.event('status', state, null, null);
     this.setStatus(state, null);
+    this.entries.push({ kind: 'status', seq: this.task.seq, state });
   }
 
   /** One artifact chunk: creates, replaces (no `append`) or extends the artifact. */
@@ -111,21 +124,21 @@ export class TaskJournal {
         [this.task.id, chunk.artifactId, chunk.name, chunk.description, JSON.stringify(chunk.parts), json(chunk.metadata), chunk.lastChunk, seq],
       );
     }
-    await this.event('artifact', this.task.state, null, {
-      ...chunk,
-      name: chunk.name || existing?.name || '',
-      description: chunk.description || existing?.description || '',
-    });
+    const recorded = { ...chunk, name: chunk.name || existing?.name || '', description: chunk.description || existing?.description || '' };
+    await this.event('artifact', this.task.state, null, recorded);
+    this.entries.push({ kind: 'artifact', seq: this.task.seq, artifact: recorded });
   }
 
   /** Writes the task row and announces the change; returns it for after the commit. */
   async save(announce: (em: EntityManager, change: TaskChange) => Promise<void>): Promise<TaskChange> {
-    await this.em.query(
+    const [[saved]] = (await this.em.query(
       `UPDATE tasks SET state = $2, status_message_id = $3, seq = $4, updated_at = now(),
               status_timestamp = CASE WHEN $5 THEN now() ELSE status_timestamp END
-        WHERE id = $1`,
+        WHERE id = $1
+       RETURNING updated_at, status_timestamp`,
       [this.task.id, this.task.state, this.task.status_message_id, this.task.seq, this.statusChanged],
-    );
+    )) as [Array<{ updated_at: Date; status_timestamp: Date }>, number];
+    Object.assign(this.task, saved);
     const change = { taskId: this.task.id, seq: this.task.seq };
     await announce(this.em, change);
     return change;

@@ -1,15 +1,17 @@
 import { Module } from '@nestjs/common';
 import { AdmissionModule } from '../admission/admission.module';
+import { EventsModule } from '../events/events.module';
 import { IdentitiesModule } from '../identities/identities.module';
 import { LedgerModule } from '../ledger/ledger.module';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolController } from './protocol.controller';
 import { ProtocolService } from './protocol.service';
+import { A2APushNotificationRenderer } from './push-notification-renderer';
 
 /** `POST /a2a/{handle}`: A2A JSON-RPC (v1.0 and v0.3) over the ledger. */
 @Module({
-  imports: [IdentitiesModule, AdmissionModule, LedgerModule],
+  imports: [IdentitiesModule, AdmissionModule, LedgerModule, EventsModule],
   controllers: [ProtocolController],
-  providers: [ProtocolService, LedgerRequestHandler],
+  providers: [ProtocolService, LedgerRequestHandler, A2APushNotificationRenderer],
 })
 export class ProtocolModule {}

@@ -2,7 +2,7 @@ import { startApp, type TestApp } from '../support/app';
 import {
   agentSignup, apiKey, bearer, createIdentity, insertIdentity, signup, type ConsoleAccount, type IdentityFixture,
 } from '../support/fixtures';
-import { startReceiver, verified, type Envelope, type ReceivedRequest, type Receiver } from '../support/receiver';
+import { startReceiver, subscribe as subscribeAt, type Receiver } from '../support/receiver';
 
 /**
  * The events other modules emit, each in the transaction of its change, as a
@@ -21,25 +21,8 @@ describe('events emitted by the other modules', () => {
     await receiver.close();
   });
 
-  /**
-   * A webhook on its own receiver path; `take(n)` waits for n events there and returns
-   * them verified, in the order they were emitted (deliveries may arrive in any order;
-   * event ids sort by creation time).
-   */
-  async function subscribe(org: ConsoleAccount, body: { events: string[]; identity?: string }) {
-    const url = `${receiver.url}/${Math.random().toString(36).slice(2)}`;
-    const res = await t.http().post('/api/v1/webhooks').set(bearer(org)).send({ url, ...body }).expect(201);
-    const secret: string = res.body.secret;
-    const mine = (received: ReceivedRequest[]) => received.filter((r) => r.path === new URL(url).pathname);
-    return {
-      id: res.body.id as string,
-      take: async (count: number): Promise<Envelope[]> => {
-        const received = mine(await receiver.waitFor((all) => mine(all).length >= count));
-        return received.map((r) => verified(secret, r)).sort((a, b) => a.id.localeCompare(b.id));
-      },
-      count: () => mine(receiver.received).length,
-    };
-  }
+  const subscribe = (org: ConsoleAccount, body: { events: string[]; identity?: string }) => subscribeAt(t, receiver, bearer(org), body);
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
 
   describe('contact rules', () => {
     let acme: ConsoleAccount;
@@ -77,9 +60,9 @@ describe('events emitted by the other modules', () => {
       expect(events[1].data).toEqual({ rule: updated.body });
       expect(events[2].data).toEqual({ rule: updated.body });
       expect((await ownerOnly.take(3)).map((e) => e.type)).toEqual(['contact_rule.created', 'contact_rule.updated', 'contact_rule.deleted']);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(all.count()).toBe(3);
-      expect(otherOnly.count()).toBe(0);
+      await settle();
+      expect(all.requests().length).toBe(3);
+      expect(otherOnly.requests().length).toBe(0);
     });
   });
 
@@ -137,9 +120,9 @@ describe('events emitted by the other modules', () => {
         .toEqual([expect.objectContaining({ id: created.api_key!.id, status: 'revoked' })]);
       // The identity's own webhook: its identity events, not the organization's key events.
       expect((await scoped.take(3)).map((e) => e.type)).toEqual(['identity.updated', 'identity.updated', 'identity.updated']);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(all.count()).toBe(4);
-      expect(scoped.count()).toBe(3);
+      await settle();
+      expect(all.requests().length).toBe(4);
+      expect(scoped.requests().length).toBe(3);
     });
   });
 });

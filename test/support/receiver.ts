@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { Webhook } from 'standardwebhooks';
+import type { TestApp } from './app';
 
 /** The body of every webhook request (CONTRACT §8). */
 export interface Envelope {
@@ -20,7 +21,7 @@ export interface ReceivedRequest {
 }
 
 /** How to answer a request: a status, or `hang` (never answer). `nth` counts requests for the same webhook-id from 0. */
-export type Responder = (request: { headers: IncomingHttpHeaders; body: string; nth: number }) => number | 'hang';
+export type Responder = (request: { path: string; headers: IncomingHttpHeaders; body: string; nth: number }) => number | 'hang';
 
 export interface Receiver {
   /** http://127.0.0.1:<port>/hook */
@@ -71,7 +72,7 @@ export async function startReceiver(respond: Responder = () => 200): Promise<Rec
       const id = String(req.headers['webhook-id'] ?? '');
       const nth = seen.get(id) ?? 0;
       seen.set(id, nth + 1);
-      const answer = receiver.respond({ headers: req.headers, body, nth });
+      const answer = receiver.respond({ path: req.url ?? '', headers: req.headers, body, nth });
       received.push({ path: req.url ?? '', headers: req.headers, body, status: answer === 'hang' ? 0 : answer });
       if (answer === 'hang') return;
       setTimeout(() => res.writeHead(answer, { 'content-type': 'text/plain' }).end('ok'), receiver.delayMs);
@@ -85,4 +86,36 @@ export async function startReceiver(respond: Responder = () => 200): Promise<Rec
 /** Verifies a request's signature with the standardwebhooks package, as a receiver would; returns the envelope. */
 export function verified(secret: string, request: ReceivedRequest): Envelope {
   return new Webhook(secret).verify(request.body, request.headers as Record<string, string>) as Envelope;
+}
+
+export interface Subscription {
+  id: string;
+  secret: string;
+  /** The requests that reached this webhook's path. */
+  requests: () => ReceivedRequest[];
+  /**
+   * Waits for `count` events at this webhook and returns them verified, in the order
+   * they were emitted (deliveries may arrive in any order; event ids sort by creation
+   * time, except between events of one transaction).
+   */
+  take: (count: number) => Promise<Envelope[]>;
+}
+
+/** A webhook on a path of its own at `receiver`, created with `headers` (a Console session or an API key). */
+export async function subscribe(
+  t: TestApp, receiver: Receiver, headers: Record<string, string>, body: { events: string[]; identity?: string },
+): Promise<Subscription> {
+  const path = `/hook/${Math.random().toString(36).slice(2)}`;
+  const res = await t.http().post('/api/v1/webhooks').set(headers).send({ url: new URL(path, receiver.url).href, ...body }).expect(201);
+  const secret: string = res.body.secret;
+  const mine = (received: ReceivedRequest[]) => received.filter((r) => r.path === path);
+  return {
+    id: res.body.id,
+    secret,
+    requests: () => mine(receiver.received),
+    take: async (count) => {
+      const received = mine(await receiver.waitFor((all) => mine(all).length >= count));
+      return received.map((r) => verified(secret, r)).sort((a, b) => a.id.localeCompare(b.id));
+    },
+  };
 }

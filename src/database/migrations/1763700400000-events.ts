@@ -11,10 +11,11 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *   identities the event is about, which identity-scoped subscriptions match. `data`
  *   is `json`, not `jsonb`: it is only ever sent, never queried, and keeps the key
  *   order of the REST views it copies.
- * - `deliveries` is the work queue: one row per (subscription, event). A pending row
- *   is due at `next_attempt_at`; a dispatcher claims due rows with
- *   `FOR UPDATE SKIP LOCKED`, sets `in_flight` and moves `next_attempt_at` to the end
- *   of its lease, so a crashed dispatcher's claims fall due again by themselves.
+ * - `deliveries` is the work queue: one row per (subscription, event), or per (A2A
+ *   push notification config, numbered task event) — push notifications ride on the
+ *   same engine. A pending row is due at `next_attempt_at`; a dispatcher claims due
+ *   rows with `FOR UPDATE SKIP LOCKED`, sets `in_flight` and moves `next_attempt_at` to
+ *   the end of its lease, so a crashed dispatcher's claims fall due again by themselves.
  *   `attempts` counts claims: each attempt number is sent by one dispatcher only, and
  *   the unique (delivery, attempt) of the log makes that an invariant.
  * - `webhooks.secret` is stored as issued (whsec_…): it must be readable to sign, and
@@ -66,10 +67,15 @@ export class Events1763700400000 implements MigrationInterface {
       CREATE INDEX ix_webhooks_identity ON webhooks (identity_id, created_at DESC, id DESC) WHERE identity_id IS NOT NULL;
       CREATE INDEX ix_webhooks_fan_out ON webhooks (organization_id) WHERE status = 'active';
 
+      -- One row per (target, event): a webhook subscription and an outbox event, or an
+      -- A2A push notification config and the numbered task event it reports.
       CREATE TABLE deliveries (
         id                uuid PRIMARY KEY DEFAULT gen_random_uuid(),
-        webhook_id        uuid NOT NULL CONSTRAINT fk_deliveries_webhook REFERENCES webhooks(id) ON DELETE CASCADE,
-        event_id          varchar(32) NOT NULL CONSTRAINT fk_deliveries_event REFERENCES events(id),
+        webhook_id        uuid CONSTRAINT fk_deliveries_webhook REFERENCES webhooks(id) ON DELETE CASCADE,
+        event_id          varchar(32) CONSTRAINT fk_deliveries_event REFERENCES events(id),
+        push_task_id      uuid,
+        push_config_id    varchar(200),
+        push_seq          integer,
         status            varchar(16) NOT NULL DEFAULT 'pending',
         attempts          integer NOT NULL DEFAULT 0,
         in_flight         boolean NOT NULL DEFAULT false,
@@ -80,17 +86,23 @@ export class Events1763700400000 implements MigrationInterface {
         last_duration_ms  integer,
         created_at        timestamptz(3) NOT NULL DEFAULT now(),
         updated_at        timestamptz(3) NOT NULL DEFAULT now(),
+        CONSTRAINT fk_deliveries_push_config FOREIGN KEY (push_task_id, push_config_id)
+          REFERENCES push_notification_configs (task_id, config_id) ON DELETE CASCADE,
+        CONSTRAINT ck_deliveries_target CHECK (
+          (webhook_id IS NOT NULL AND event_id IS NOT NULL AND push_task_id IS NULL AND push_config_id IS NULL AND push_seq IS NULL) OR
+          (webhook_id IS NULL AND event_id IS NULL AND push_task_id IS NOT NULL AND push_config_id IS NOT NULL AND push_seq IS NOT NULL)),
         CONSTRAINT ck_deliveries_status CHECK (status IN ('pending', 'succeeded', 'failed')),
         CONSTRAINT ck_deliveries_attempts CHECK (attempts >= 0),
         -- Only pending deliveries are scheduled, and only they can be in flight.
         CONSTRAINT ck_deliveries_schedule CHECK ((status = 'pending') = (next_attempt_at IS NOT NULL)),
-        CONSTRAINT ck_deliveries_in_flight CHECK (NOT in_flight OR status = 'pending'),
-        CONSTRAINT uq_deliveries_webhook_event UNIQUE (webhook_id, event_id)
+        CONSTRAINT ck_deliveries_in_flight CHECK (NOT in_flight OR status = 'pending')
       );
+      CREATE UNIQUE INDEX uq_deliveries_webhook_event ON deliveries (webhook_id, event_id) WHERE webhook_id IS NOT NULL;
+      CREATE UNIQUE INDEX uq_deliveries_push ON deliveries (push_task_id, push_config_id, push_seq) WHERE push_task_id IS NOT NULL;
       -- The dispatchers' queue: due rows first; finished rows leave the index.
       CREATE INDEX ix_deliveries_due ON deliveries (next_attempt_at) WHERE status = 'pending';
-      CREATE INDEX ix_deliveries_webhook ON deliveries (webhook_id, created_at DESC, id DESC);
-      CREATE INDEX ix_deliveries_event ON deliveries (event_id);
+      CREATE INDEX ix_deliveries_webhook ON deliveries (webhook_id, created_at DESC, id DESC) WHERE webhook_id IS NOT NULL;
+      CREATE INDEX ix_deliveries_event ON deliveries (event_id) WHERE event_id IS NOT NULL;
 
       CREATE TABLE delivery_attempts (
         id           uuid PRIMARY KEY DEFAULT gen_random_uuid(),

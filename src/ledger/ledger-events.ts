@@ -1,0 +1,65 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { EventsService, type EventInput } from '../events/events.service';
+import { toArtifactView, toMessageView, toTaskSummaryView, type TaskSummaryView } from './ledger-views';
+import type { JournalEntry, TaskJournal } from './task-journal';
+import { participantsOf } from './task-records';
+
+type TaskEvent = Omit<EventInput, 'organizationId' | 'identityIds'>;
+
+/**
+ * A task's changes as events (CONTRACT §8), written in the transaction that made
+ * them. Each event goes to the requester's and the worker's organizations (one event
+ * each; one when they share it) and to webhooks scoped to either identity; `data.seq`
+ * orders a task's events. A change that a stream shows (a status or an artifact
+ * update) is also an A2A push notification to the task's push notification configs.
+ *
+ * - `task.created`: the send that created the task, with its first message;
+ * - `task.message`: every later message, from either side;
+ * - `task.status`: every later status update (a state change, or an agent message that
+ *   comes with its status);
+ * - `task.artifact`: every artifact chunk of a reply.
+ */
+@Injectable()
+export class LedgerEvents {
+  constructor(private readonly events: EventsService) {}
+
+  async emit(em: EntityManager, journal: TaskJournal): Promise<void> {
+    const { requester, worker } = participantsOf(journal.task);
+    const participants = [requester, worker].map((p) => ({ identityId: p.id, organizationId: p.organizationId }));
+    const task = toTaskSummaryView(journal.task);
+    for (const [i, entry] of journal.entries.entries()) {
+      const push = streamed(entry) ? { taskId: journal.task.id, seq: entry.seq } : undefined;
+      for (const [j, event] of eventsOf(entry, task, journal.isNew && i === 0).entries()) {
+        await this.events.emitForParticipants(em, participants, event, j === 0 ? push : undefined);
+      }
+    }
+  }
+}
+
+/** What a stream shows: status updates and artifact updates (not a requester's message that changed nothing). */
+function streamed(entry: JournalEntry): boolean {
+  return entry.kind !== 'message' || entry.changesStatus;
+}
+
+function eventsOf(entry: JournalEntry, task: TaskSummaryView, creates: boolean): TaskEvent[] {
+  const { seq } = entry;
+  switch (entry.kind) {
+    case 'message': {
+      const message = toMessageView(entry.message);
+      if (creates) return [{ type: 'task.created', data: { task, seq, message } }];
+      const events: TaskEvent[] = [{ type: 'task.message', data: { task, seq, message } }];
+      if (entry.changesStatus) {
+        const status = { state: entry.state, ...(entry.message.role === 'agent' ? { message } : {}), timestamp: task.status.timestamp };
+        events.push({ type: 'task.status', data: { task, seq, status } });
+      }
+      return events;
+    }
+    case 'status':
+      return [{ type: 'task.status', data: { task, seq, status: { state: entry.state, timestamp: task.status.timestamp } } }];
+    case 'artifact': {
+      const { append, lastChunk, ...artifact } = entry.artifact;
+      return [{ type: 'task.artifact', data: { task, seq, artifact: { ...toArtifactView(artifact), append, lastChunk } } }];
+    }
+  }
+}
