@@ -27,16 +27,20 @@ export interface Participant {
 }
 
 /**
- * Writes an event and its deliveries in one statement: the outbox row, and one
- * delivery for every active subscription of the organization whose filter and scope
- * match. Subscriptions scoped to one identity match when the event is about it;
- * organization-only types (api_key.*) never match them.
+ * Writes an event and its deliveries in one statement: the outbox row, one delivery
+ * for every active subscription of the organization whose filter and scope match
+ * (subscriptions scoped to one identity match when the event is about it;
+ * organization-only types, api_key.*, never match them), and — for a task update,
+ * $8 and $9 — one delivery for each of the task's A2A push notification configs.
  */
 const INSERT_EVENT = `
   WITH event AS (
     INSERT INTO events (id, type, organization_id, identity_ids, data)
     VALUES ($1, $2, $3, $4::uuid[], $5::json)
     RETURNING id, type, organization_id, identity_ids
+  ), push AS (
+    INSERT INTO deliveries (push_task_id, push_config_id, push_seq)
+    SELECT task_id, config_id, $9::int FROM push_notification_configs WHERE task_id = $8::uuid
   )
   INSERT INTO deliveries (webhook_id, event_id)
   SELECT w.id, event.id
@@ -83,13 +87,11 @@ export class EventsService implements EntitySubscriberInterface {
       if (!ids.includes(identityId)) ids.push(identityId);
       byOrganization.set(organizationId, ids);
     }
-    for (const [organizationId, identityIds] of byOrganization) await this.emit(em, { ...event, organizationId, identityIds });
-    if (push) {
-      await em.query(
-        `INSERT INTO deliveries (push_task_id, push_config_id, push_seq)
-         SELECT task_id, config_id, $2 FROM push_notification_configs WHERE task_id = $1`,
-        [push.taskId, push.seq],
-      );
+    let first = true;
+    for (const [organizationId, identityIds] of byOrganization) {
+      // The push notifications go with the first event only: they are per task, not per organization.
+      await this.insert(em, { ...event, organizationId, identityIds }, null, first ? push : undefined);
+      first = false;
     }
   }
 
@@ -98,13 +100,14 @@ export class EventsService implements EntitySubscriberInterface {
     return (await this.insert(em, event, webhookId))!;
   }
 
-  private async insert(em: EntityManager, event: EventInput, webhookId: string | null): Promise<string | null> {
+  private async insert(em: EntityManager, event: EventInput, webhookId: string | null, push?: TaskUpdate): Promise<string | null> {
     const runner = em.queryRunner;
     if (!runner?.isTransactionActive) throw new Error('EventsService.emit must run inside the transaction that makes the change');
     if (event.organizationId === null) return null;
     const id = newEventId();
     await em.query(INSERT_EVENT, [
       id, event.type, event.organizationId, event.identityIds ?? [], JSON.stringify(event.data), webhookId, ORGANIZATION_ONLY_TYPES,
+      push?.taskId ?? null, push?.seq ?? null,
     ]);
     this.emitted.add(runner);
     return id;
