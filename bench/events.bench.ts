@@ -1,15 +1,17 @@
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { DataSource } from 'typeorm';
 import { DeliveryDispatcher } from '../src/events/delivery-dispatcher';
 import { EventsService, type EventInput } from '../src/events/events.service';
-import { KeysService } from '../src/keys/keys.service';
-import { percentile, startBenchServer, table, type BenchServer } from './lib';
+import { LedgerEvents } from '../src/ledger/ledger-events';
+import { load, percentile, startBenchServer, table, type BenchServer } from './lib';
+import { agentPair } from './protocol.bench';
 
 /**
  * Issue 6: (1) events per second from commit to a loopback receiver's 2xx, with the
  * latency of each event over that path, and the rate at which one dispatcher drains
- * a backlog; (2) what the outbox write adds to a write path that emits (the event
- * row and its fan-out, in the same transaction).
+ * a backlog; (2) what the outbox write adds to the protocol send path (the event
+ * rows and their fan-out, in the send's transaction).
  */
 export async function run(): Promise<void> {
   await throughput();
@@ -78,43 +80,84 @@ async function throughput(): Promise<void> {
   table(rows);
 }
 
+/**
+ * The protocol send path (a non-blocking `message/send`: authentication, admission,
+ * a task, a context, a message, a task event) with and without the outbox write
+ * (`task.created` for each organization concerned, and its fan-out). The dispatcher
+ * is off, so only the write is measured, not the sending.
+ */
 async function outboxCost(): Promise<void> {
-  const iterations = Number(process.env.BENCH_ITERATIONS ?? 1500);
+  const duration = Number(process.env.BENCH_DURATION ?? 10);
+  const iterations = Number(process.env.BENCH_ITERATIONS ?? 600);
+  const rounds = 3;
   const server = await startBenchServer({ EVENTS_DISPATCHER: 'off' });
   try {
-    const keys = server.app.get(KeysService);
-    const events = server.app.get(EventsService);
-    const quiet = await organizationWithWebhooks(server, []);
-    const busy = await organizationWithWebhooks(server, []);
-    await addWebhooks(server.db, busy, 5);
-    const [{ user }] = (await server.db.query(`SELECT id AS user FROM console_users WHERE organization_id = $1`, [quiet])) as Array<{ user: string }>;
-    const mint = (organizationId: string) => () => server.db.transaction((em) =>
-      keys.mintWith(em, { scope: 'admin', organizationId, createdBy: { type: 'console_user', id: user } }));
-    const emit = events.emit.bind(events);
-    const variants: Array<{ path: string; run: () => Promise<unknown>; emits: boolean }> = [
-      { path: 'mint a key, outbox write taken out', run: mint(quiet), emits: false },
-      { path: 'mint + event, no subscriber', run: mint(quiet), emits: true },
-      { path: 'mint + event → 5 deliveries', run: mint(busy), emits: true },
-    ];
-    // Interleaved, so that load from elsewhere on the machine falls on every variant alike.
-    const samples = variants.map(() => [] as number[]);
-    for (let i = 0; i < iterations + 50; i++) {
+    const quiet = await agentPair(server.baseUrl, server.db, 'quiet');
+    const busy = await agentPair(server.baseUrl, server.db, 'busy');
+    const [{ organization }] = (await server.db.query(
+      `SELECT organization_id AS organization FROM identities WHERE agent_handle = $1`, [busy.worker.handle],
+    )) as Array<{ organization: string }>;
+    await addWebhooks(server.db, organization, 3);
+    const ledgerEvents = server.app.get(LedgerEvents);
+    const emit = ledgerEvents.emit.bind(ledgerEvents);
+    const variants = [
+      { path: 'send, outbox write taken out', pair: quiet, emits: false },
+      { path: 'send + task.created, no subscriber', pair: quiet, emits: true },
+      { path: 'send + task.created → 3 deliveries', pair: busy, emits: true },
+    ].map((variant) => ({
+      ...variant,
+      url: `${server.baseUrl}/a2a/${variant.pair.worker.handle}`,
+      headers: { 'content-type': 'application/json', 'x-api-key': variant.pair.requester.key },
+      use: () => {
+        ledgerEvents.emit = variant.emits ? emit : async () => undefined;
+      },
+    }));
+    const body = (messageId: string) => JSON.stringify({
+      jsonrpc: '2.0', id: 1, method: 'message/send',
+      params: { message: { kind: 'message', role: 'user', messageId, parts: [{ kind: 'text', text: 'benchmark' }] }, configuration: { blocking: false } },
+    });
+
+    // Load: rounds of every variant in turn, so that drift (a growing table, other load on the machine) falls on all alike.
+    const throughput = variants.map(() => [] as number[]);
+    const p50 = variants.map(() => [] as number[]);
+    for (const variant of variants) {
+      variant.use();
+      await load('warm-up', { url: variant.url, method: 'POST', headers: variant.headers, body: body('[<id>]'), idReplacement: true, duration: 2 });
+    }
+    for (let round = 0; round < rounds; round++) {
       for (const [v, variant] of variants.entries()) {
-        events.emit = variant.emits ? emit : async () => null;
-        const started = performance.now();
-        await variant.run();
-        if (i >= 50) samples[v].push(performance.now() - started);
+        variant.use();
+        const result = await load(variant.path, { url: variant.url, method: 'POST', headers: variant.headers, body: body('[<id>]'), idReplacement: true, connections: 50, duration });
+        if (result.errors + result.non2xx > 0) throw new Error(`${variant.path}: ${result.errors} errors, ${result.non2xx} non-2xx`);
+        throughput[v].push(result.requestsPerSecond);
+        p50[v].push(result.p50);
       }
     }
-    events.emit = emit;
-    const stats = samples.map((list) => {
-      const sorted = [...list].sort((a, b) => a - b);
-      return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), mean: list.reduce((a, b) => a + b, 0) / list.length };
-    });
-    console.log(`\nOutbox write on a write path that emits: minting a key in its transaction, sequential, ${iterations} of each, interleaved.\n`);
+    // Latency: one send at a time, the variants interleaved send by send.
+    const samples = variants.map(() => [] as number[]);
+    for (let i = 0; i < iterations; i++) {
+      for (const [v, variant] of variants.entries()) {
+        variant.use();
+        const started = performance.now();
+        const res = await fetch(variant.url, { method: 'POST', headers: variant.headers, body: body(randomUUID()) });
+        await res.arrayBuffer();
+        if (res.status !== 200) throw new Error(`send failed: ${res.status}`);
+        samples[v].push(performance.now() - started);
+      }
+    }
+    ledgerEvents.emit = emit;
+    const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
+    const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+    const base = { rps: median(throughput[0]), mean: mean(samples[0]) };
+    console.log(`\nOutbox write on the protocol send path: message/send, non-blocking, requester and worker in one organization. Load: median of ${rounds} runs of ${duration} s at 50 connections per variant, interleaved; sequential: ${iterations} sends per variant, interleaved.\n`);
     table(variants.map((variant, v) => ({
-      path: variant.path, 'p50 ms': stats[v].p50, 'p99 ms': stats[v].p99, 'mean ms': stats[v].mean,
-      'added mean ms': stats[v].mean - stats[0].mean,
+      path: variant.path,
+      'req/s (50 conn.)': Math.round(median(throughput[v])),
+      'vs. without': `${((median(throughput[v]) / base.rps) * 100).toFixed(1)}%`,
+      'p50 ms (50 conn.)': median(p50[v]),
+      'sequential p50 ms': median(samples[v]),
+      'sequential mean ms': mean(samples[v]),
+      'added mean ms': mean(samples[v]) - base.mean,
     })));
   } finally {
     await server.close();

@@ -67,7 +67,8 @@ export async function run(): Promise<void> {
   }
 }
 
-async function agentPair(baseUrl: string, db: { query: (sql: string, params?: unknown[]) => Promise<any> }) {
+/** A requester and a worker in one organization, each with its agent key (also used by the events benchmark). */
+export async function agentPair(baseUrl: string, db: { query: (sql: string, params?: unknown[]) => Promise<any> }, prefix = 'bench') {
   const post = (path: string, body: unknown, auth: Record<string, string> = {}) =>
     fetch(baseUrl + path, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
   const signup = await post('/api/v1/console/signup', { organization_name: 'Bench', email: `bench-${randomUUID()}@example.test`, password: 'correct horse battery staple' });
@@ -80,7 +81,7 @@ async function agentPair(baseUrl: string, db: { query: (sql: string, params?: un
     const minted = await post('/api/v1/api-keys', { scope: 'agent', scoped_identity_id: id }, { authorization: `Bearer ${signup.token}` });
     return { handle, key: minted.key as string };
   };
-  return { requester: await agent('bench-requester'), worker: await agent('bench-worker') };
+  return { requester: await agent(`${prefix}-requester`), worker: await agent(`${prefix}-worker`) };
 }
 
 /** Opens `message/stream` and returns its SSE events. */
