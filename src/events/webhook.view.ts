@@ -69,16 +69,17 @@ export interface DeliveryRow {
   last_duration_ms: number | null;
   created_at: Date;
   updated_at: Date;
+  /** The most recent attempts, oldest first, as json_agg gives them (timestamps as text). */
+  recent_attempts: AttemptRow[];
 }
 
 export interface AttemptRow {
-  delivery_id: string;
   attempt: number;
   succeeded: boolean;
   status_code: number | null;
   error: string | null;
   duration_ms: number;
-  created_at: Date;
+  created_at: string;
 }
 
 export interface AttemptView {
@@ -109,7 +110,7 @@ export interface DeliveryView {
   attempts: AttemptView[];
 }
 
-export function toDeliveryView(row: DeliveryRow, attempts: readonly AttemptRow[]): DeliveryView {
+export function toDeliveryView(row: DeliveryRow): DeliveryView {
   return {
     id: row.id,
     webhook_id: row.webhook_id,
@@ -124,13 +125,13 @@ export function toDeliveryView(row: DeliveryRow, attempts: readonly AttemptRow[]
     last_duration_ms: row.last_duration_ms,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
-    attempts: attempts.map((a) => ({
+    attempts: row.recent_attempts.map((a) => ({
       attempt: a.attempt,
       succeeded: a.succeeded,
       status_code: a.status_code,
       error: a.error,
       duration_ms: a.duration_ms,
-      created_at: a.created_at.toISOString(),
+      created_at: new Date(a.created_at).toISOString(),
     })),
   };
 }

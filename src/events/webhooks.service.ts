@@ -12,7 +12,7 @@ import { ALL_EVENTS, ORGANIZATION_ONLY_TYPES, type EventType } from './event-typ
 import { EventsService } from './events.service';
 import { generateSecret } from './signing';
 import { Webhook } from './webhook.entity';
-import { toDeliveryView, toWebhookView, type AttemptRow, type DeliveryRow, type DeliveryView, type WebhookRow, type WebhookView } from './webhook.view';
+import { toDeliveryView, toWebhookView, type DeliveryRow, type DeliveryView, type WebhookRow, type WebhookView } from './webhook.view';
 import type { CreateWebhookDto } from './dto/create-webhook.dto';
 import type { UpdateWebhookDto } from './dto/update-webhook.dto';
 import type { ListWebhooksQuery } from './dto/list-webhooks.query';
@@ -35,9 +35,17 @@ const SELECT_WEBHOOK = `
          w.status, w.failing_since, w.previous_secret_expires_at, w.created_at, w.updated_at
     FROM webhooks w LEFT JOIN identities i ON i.id = w.identity_id`;
 
+/**
+ * A delivery with its most recent attempts, read by one statement so that both come
+ * from one snapshot (an attempt is never shown without the outcome it recorded).
+ */
 const SELECT_DELIVERY = `
   SELECT d.id, d.webhook_id, d.event_id, e.type AS event_type, d.status, d.attempts, d.next_attempt_at, d.last_attempt_at,
-         d.last_status_code, d.last_error, d.last_duration_ms, d.created_at, d.updated_at
+         d.last_status_code, d.last_error, d.last_duration_ms, d.created_at, d.updated_at,
+         (SELECT COALESCE(json_agg(a ORDER BY a.attempt), '[]'::json)
+            FROM (SELECT attempt, succeeded, status_code, error, duration_ms, created_at
+                    FROM delivery_attempts WHERE delivery_id = d.id ORDER BY attempt DESC LIMIT ${ATTEMPTS_SHOWN}) a
+         ) AS recent_attempts
     FROM deliveries d JOIN events e ON e.id = d.event_id`;
 
 type Caller = KeyPrincipal | ConsolePrincipal;
@@ -180,7 +188,7 @@ export class WebhooksService {
       });
     });
     const [row] = (await this.dataSource.query(`${SELECT_DELIVERY} WHERE d.webhook_id = $1 AND d.event_id = $2`, [id, eventId])) as DeliveryRow[];
-    return toDeliveryView(row, []);
+    return toDeliveryView(row);
   }
 
   async deliveries(principal: Caller, id: string, query: ListDeliveriesQuery): Promise<{ deliveries: DeliveryView[]; next_cursor: string | null }> {
@@ -196,11 +204,7 @@ export class WebhooksService {
       params,
     )) as DeliveryRow[];
     const page = pageOf(rows, limit, creationPosition);
-    const attempts = await this.attemptsOf(page.items.map((row) => row.id));
-    return {
-      deliveries: page.items.map((row) => toDeliveryView(row, attempts.get(row.id) ?? [])),
-      next_cursor: page.nextCursor,
-    };
+    return { deliveries: page.items.map(toDeliveryView), next_cursor: page.nextCursor };
   }
 
   /**
@@ -225,22 +229,7 @@ export class WebhooksService {
     });
     this.dispatcher.wake();
     const [row] = (await this.dataSource.query(`${SELECT_DELIVERY} WHERE d.id = $1`, [deliveryId])) as DeliveryRow[];
-    return toDeliveryView(row, (await this.attemptsOf([deliveryId])).get(deliveryId) ?? []);
-  }
-
-  private async attemptsOf(deliveryIds: string[]): Promise<Map<string, AttemptRow[]>> {
-    const byDelivery = new Map<string, AttemptRow[]>();
-    if (deliveryIds.length === 0) return byDelivery;
-    const rows = (await this.dataSource.query(
-      `SELECT delivery_id, attempt, succeeded, status_code, error, duration_ms, created_at
-         FROM (SELECT a.*, row_number() OVER (PARTITION BY delivery_id ORDER BY attempt DESC) AS recency
-                 FROM delivery_attempts a WHERE delivery_id = ANY($1::uuid[])) recent
-        WHERE recency <= $2
-        ORDER BY delivery_id, attempt`,
-      [deliveryIds, ATTEMPTS_SHOWN],
-    )) as AttemptRow[];
-    for (const row of rows) byDelivery.set(row.delivery_id, [...(byDelivery.get(row.delivery_id) ?? []), row]);
-    return byDelivery;
+    return toDeliveryView(row);
   }
 
   /** The identity a new subscription is scoped to: an agent key's own; for others the one named, if any. */
