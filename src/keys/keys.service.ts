@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { badRequest, conflict, forbidden, notFound } from '../common/app-error';
+import { HotQuery } from '../database/hot-query';
 import { decodeCursor, pageLimit, pageOf } from '../common/pagination';
 import type { ConsolePrincipal, KeyPrincipal, Principal } from '../auth/principal';
 import { ApiKey, type KeyCreatorType } from './api-key.entity';
@@ -61,6 +62,7 @@ export class KeysService {
 
   constructor(
     private readonly dataSource: DataSource,
+    private readonly hot: HotQuery,
     private readonly usage: KeyUsageTracker,
   ) {}
 
@@ -70,7 +72,7 @@ export class KeysService {
    */
   async verify(raw: string): Promise<KeyPrincipal | null> {
     if (!parseApiKey(raw)) return null;
-    const [row] = (await this.dataSource.query(SELECT_VERIFIED, [hashApiKey(raw)])) as VerifiedKeyRow[];
+    const [row] = await this.hot.rows<VerifiedKeyRow>('verify_api_key', SELECT_VERIFIED, [hashApiKey(raw)]);
     if (!row || row.status !== 'active') return null;
     this.usage.touch(row.id);
     const principal: KeyPrincipal = row.scope === 'admin'
