@@ -15,6 +15,7 @@ import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { AppError } from '../common/app-error';
 import { LOGGER } from '../common/tokens';
+import { clampedListHistory, clampedTaskHistory } from '../ledger/history-limits';
 import { LedgerService } from '../ledger/ledger.service';
 import { PushConfigService } from '../ledger/push-configs.service';
 import type { HydrateOptions, TaskRecord } from '../ledger/task-records';
@@ -56,7 +57,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     return this.guard(async () => {
       const call = callOf(context);
-      const read = { historyLength: historyLength(params.configuration?.historyLength), artifacts: true };
+      const read = { historyLength: this.history(params.configuration?.historyLength), artifacts: true };
       const { task, duplicate } = await this.send(call, params, read);
       if (!call.blocking || duplicate || isSettled(task.state)) return toA2ATask(task);
       return toA2ATask(await this.settle(call, task, read));
@@ -73,7 +74,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
 
   getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
     return this.guard(async () =>
-      toA2ATask(await this.pairTask(callOf(context), params.id, { historyLength: historyLength(params.historyLength), artifacts: true })));
+      toA2ATask(await this.pairTask(callOf(context), params.id, { historyLength: this.history(params.historyLength), artifacts: true })));
   }
 
   listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
@@ -90,13 +91,17 @@ export class LedgerRequestHandler implements A2ARequestHandler {
         statusAfter,
         pageSize,
         pageToken: params.pageToken || undefined,
-      }, { historyLength: historyLength(params.historyLength), artifacts: params.includeArtifacts ?? false });
+      }, {
+        historyLength: clampedListHistory(wholeNumber(params.historyLength), pageSize, this.config.ledgerMaxHistory),
+        artifacts: params.includeArtifacts ?? false,
+      });
       return { tasks: page.tasks.map(toA2ATask), nextPageToken: page.nextPageToken, pageSize, totalSize: page.totalSize };
     });
   }
 
   cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
-    return this.guard(async () => toA2ATask(await this.ledger.cancel(callOf(context).pair, requireTaskId(params.id), { artifacts: true })));
+    return this.guard(async () =>
+      toA2ATask(await this.ledger.cancel(callOf(context).pair, requireTaskId(params.id), { historyLength: this.history(undefined), artifacts: true })));
   }
 
   createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
@@ -129,7 +134,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   }
 
   private async *sendAndFollow(call: ProtocolCall, params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
-    const historyWanted = historyLength(params.configuration?.historyLength);
+    const historyWanted = this.history(params.configuration?.historyLength);
     const { task } = await this.send(call, params, { historyLength: 0, artifacts: false });
     yield* this.follow(call, task.id, historyWanted);
   }
@@ -137,7 +142,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   private async *subscribe(call: ProtocolCall, taskId: string): AsyncGenerator<StreamResponse, void, undefined> {
     const task = await this.pairTask(call, taskId, { historyLength: 0, artifacts: false });
     if (isTerminal(task.state)) throw new UnsupportedOperationError(`The task is ${task.state}; there is nothing to subscribe to.`);
-    yield* this.follow(call, task.id);
+    yield* this.follow(call, task.id, this.history(undefined));
   }
 
   private send(call: ProtocolCall, params: SendMessageRequest, read: HydrateOptions) {
@@ -179,7 +184,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
    * terminal or interrupted (or the call is aborted). The watch is set up before the
    * first read, so nothing committed in between is missed.
    */
-  private async *follow(call: ProtocolCall, taskId: string, history?: number): AsyncGenerator<StreamResponse, void, undefined> {
+  private async *follow(call: ProtocolCall, taskId: string, history: number): AsyncGenerator<StreamResponse, void, undefined> {
     const watch = this.ledger.watch(taskId);
     try {
       const task = await this.pairTask(call, taskId, { historyLength: history, artifacts: true });
@@ -199,6 +204,11 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     } finally {
       watch.close();
     }
+  }
+
+  /** One task's history: the latest LEDGER_MAX_HISTORY when absent, and never more (A2A lets the server return less). */
+  private history(requested: number | undefined): number {
+    return clampedTaskHistory(wholeNumber(requested), this.config.ledgerMaxHistory);
   }
 
   private async guard<T>(work: () => Promise<T>): Promise<T> {
@@ -229,6 +239,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
         case 'push_config_not_found':
           return new TaskNotFoundError(error.detail);
         case 'task_terminal':
+        case 'task_message_limit': // like a terminal task, a full one takes no more messages
           return new UnsupportedOperationError(error.detail);
         case 'task_not_cancelable':
           return new TaskNotCancelableError(error.detail);
@@ -247,8 +258,8 @@ function requireTaskId(id: string | undefined): string {
   return id;
 }
 
-function historyLength(value: number | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!Number.isInteger(value) || value < 0) throw new RequestMalformedError('historyLength must be a whole number, 0 or more.');
-  return value;
+function wholeNumber(historyLength: number | undefined): number | undefined {
+  if (historyLength === undefined) return undefined;
+  if (!Number.isInteger(historyLength) || historyLength < 0) throw new RequestMalformedError('historyLength must be a whole number, 0 or more.');
+  return historyLength;
 }
