@@ -20,7 +20,7 @@ import { LedgerService } from '../ledger/ledger.service';
 import { PushConfigService } from '../ledger/push-configs.service';
 import type { HydrateOptions, TaskRecord } from '../ledger/task-records';
 import { isSettled, isTerminal } from '../ledger/task-state';
-import { fromA2AMessage, fromA2APushConfig, stateFilter, toA2APushConfig, toA2ATask, toStreamResponse } from './a2a-mapping';
+import { fromA2AMessage, fromA2APushConfig, stateFilter, toA2APushConfig, toA2ATask, toStreamResponse, withoutSecrets } from './a2a-mapping';
 import { callOf, type ProtocolCall } from './call-context';
 
 /** What the SDK's v0.3 transport reads from the card: only the capabilities. */
@@ -118,13 +118,13 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       const taskId = requireTaskId(params.taskId);
       const record = params.id ? await this.pushConfigs.get(pair, taskId, params.id) : (await this.pushConfigs.list(pair, taskId))[0];
       if (!record) throw new TaskNotFoundError('The task has no push notification config.');
-      return toA2APushConfig(record);
+      return toA2APushConfig(withoutSecrets(record));
     });
   }
 
   listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
     return this.guard(async () => ({
-      configs: (await this.pushConfigs.list(callOf(context).pair, requireTaskId(params.taskId))).map(toA2APushConfig),
+      configs: (await this.pushConfigs.list(callOf(context).pair, requireTaskId(params.taskId))).map((record) => toA2APushConfig(withoutSecrets(record))),
       nextPageToken: '', // at most 10 per task: always one page
     }));
   }
