@@ -118,7 +118,8 @@ function jsonRpcReason(error: AppError): string {
   return error.status === 401 ? 'unauthenticated' : error.code;
 }
 
-function jsonRpcErrorBody(req: Request, error: AppError) {
+/** The JSON-RPC error body of a protocol call's HTTP-level failure (also an SSE error event's). */
+export function jsonRpcErrorBody(req: Request, error: AppError) {
   const body = req.body as { id?: unknown } | undefined;
   const id = body && typeof body === 'object' && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
   return {

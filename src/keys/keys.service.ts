@@ -94,6 +94,15 @@ export class KeysService {
     return principal;
   }
 
+  /**
+   * Whether a key authenticated earlier is still active. Protocol streams and blocking
+   * sends ask each time they wake, so a revocation ends them too (one primary-key probe).
+   */
+  async isActive(keyId: string): Promise<boolean> {
+    const [row] = await this.hot.rows<{ status: string }>('api_key_status', `SELECT status FROM api_keys WHERE id = $1`, [keyId]);
+    return row?.status === 'active';
+  }
+
   /** `POST /api/v1/api-keys`: the "Who may mint" table of SEED-SPEC §5. */
   async mint(principal: Principal, dto: MintKeyDto): Promise<MintedKey> {
     if (principal.kind === 'agent') throw forbidden('agent_key_not_allowed', 'Agent-scoped keys cannot mint keys.');

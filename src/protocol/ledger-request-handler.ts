@@ -20,8 +20,10 @@ import { LedgerService } from '../ledger/ledger.service';
 import { PushConfigService } from '../ledger/push-configs.service';
 import type { HydrateOptions, TaskRecord } from '../ledger/task-records';
 import { isSettled, isTerminal } from '../ledger/task-state';
+import type { TaskWatch } from '../ledger/task-watch';
 import { fromA2AMessage, fromA2APushConfig, stateFilter, toA2APushConfig, toA2ATask, toStreamResponse, withoutSecrets } from './a2a-mapping';
 import { callOf, type ProtocolCall } from './call-context';
+import { CallRefused } from './call-standing';
 
 /** What the SDK's v0.3 transport reads from the card: only the capabilities. */
 const SERVICE_CARD = AgentCard.fromJSON({ name: 'a2a-service', capabilities: { streaming: true, pushNotifications: true } });
@@ -164,18 +166,22 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     return task;
   }
 
-  /** A blocking send: wait until the task is terminal or interrupted, or the configured time is up. */
+  /**
+   * A blocking send: wait until the task is terminal or interrupted, or the configured
+   * time is up; then, unless the call was aborted, re-check the caller before answering.
+   */
   private async settle(call: ProtocolCall, task: TaskRecord, read: HydrateOptions): Promise<TaskRecord> {
     const watch = this.ledger.watch(task.id);
     const deadline = Date.now() + this.config.protocolBlockingTimeoutMs;
     try {
       for (;;) {
         const now = (await this.pairTask(call, task.id, { historyLength: 0, artifacts: false })).state;
-        if (isSettled(now) || !(await watch.changed(call.signal, deadline - Date.now()))) break;
+        if (isSettled(now) || !(await this.nextChange(watch, call, deadline))) break;
       }
     } finally {
       watch.close();
     }
+    if (!call.signal.aborted) await call.standing.require();
     return this.pairTask(call, task.id, read);
   }
 
@@ -193,16 +199,32 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       let seq = task.seq;
       for (;;) {
         const events = await this.ledger.events(task, seq);
+        // Nothing reaches a caller who could no longer make this call.
+        if (events.length > 0) await call.standing.require();
         for (const event of events) {
           seq = event.seq;
           const update = toStreamResponse(task, event);
           if (update) yield update;
           if (event.kind === 'status' && isSettled(event.state)) return;
         }
-        if (events.length === 0 && !(await watch.changed(call.signal))) return;
+        if (events.length === 0 && !(await this.nextChange(watch, call))) return;
       }
     } finally {
       watch.close();
+    }
+  }
+
+  /**
+   * Waits until the task may have changed (true), or the call is aborted or `deadline`
+   * passes (false). While nothing happens the call's standing is re-checked every
+   * keep-alive interval, so an idle call ends soon after its key is revoked.
+   */
+  private async nextChange(watch: TaskWatch, call: ProtocolCall, deadline = Number.POSITIVE_INFINITY): Promise<boolean> {
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0 || call.signal.aborted) return false;
+      if (await watch.changed(call.signal, Math.min(left, this.config.sseKeepaliveMs))) return true;
+      if (!call.signal.aborted) await call.standing.require();
     }
   }
 
@@ -232,7 +254,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
    * and replaced, so that no internal message (SQL, stack) reaches the caller.
    */
   private toA2AError(error: unknown): unknown {
-    if (error instanceof A2AError) return error;
+    // A lost standing ends the call as the checks' HTTP error (ProtocolService), not as an A2A one.
+    if (error instanceof A2AError || error instanceof CallRefused) return error;
     if (error instanceof AppError) {
       switch (error.code) {
         case 'task_not_found':
