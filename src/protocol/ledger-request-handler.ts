@@ -14,6 +14,8 @@ import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { AppError } from '../common/app-error';
+import { clientDataError } from '../common/problem.filter';
+import { isTimestamp } from '../common/pagination';
 import { LOGGER } from '../common/tokens';
 import { LedgerService } from '../ledger/ledger.service';
 import { PushConfigService } from '../ledger/push-configs.service';
@@ -82,8 +84,10 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
         throw new RequestMalformedError(`pageSize must be between 1 and ${MAX_PAGE_SIZE}.`);
       }
+      if (params.statusTimestampAfter && !isTimestamp(params.statusTimestampAfter)) {
+        throw new RequestMalformedError('statusTimestampAfter is not an ISO 8601 timestamp.');
+      }
       const statusAfter = params.statusTimestampAfter ? new Date(params.statusTimestampAfter) : undefined;
-      if (statusAfter && Number.isNaN(statusAfter.getTime())) throw new RequestMalformedError('statusTimestampAfter is not a timestamp.');
       const page = await this.ledger.list(callOf(context).pair, {
         contextId: params.contextId || undefined,
         state: stateFilter(params.status),
@@ -223,6 +227,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
    */
   private toA2AError(error: unknown): unknown {
     if (error instanceof A2AError) return error;
+    const dataError = clientDataError(error);
+    if (dataError) return new RequestMalformedError(dataError.detail);
     if (error instanceof AppError) {
       switch (error.code) {
         case 'task_not_found':
