@@ -36,6 +36,7 @@ export interface AppConfig {
     restPerMinute: number;
     publicPerMinute: number;
     signupsPerHour: number;
+    loginAttemptsPerMinute: number;
   };
   /** How long a blocking A2A send waits for the worker before returning the task as it is. */
   protocolBlockingTimeoutMs: number;
@@ -131,6 +132,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       restPerMinute: int(env, 'RATE_LIMIT_REST_PER_MINUTE', 600, 1, 10_000_000),
       publicPerMinute: int(env, 'RATE_LIMIT_PUBLIC_PER_MINUTE', 300, 1, 10_000_000),
       signupsPerHour: int(env, 'RATE_LIMIT_SIGNUPS_PER_HOUR', 10, 1, 10_000_000),
+      loginAttemptsPerMinute: int(env, 'RATE_LIMIT_LOGIN_ATTEMPTS_PER_MINUTE', 30, 1, 10_000_000),
     },
     protocolBlockingTimeoutMs: int(env, 'PROTOCOL_BLOCKING_TIMEOUT_MS', 30_000, 0, 120_000),
     protocolMaxOpenCallsPerKey: int(env, 'PROTOCOL_MAX_OPEN_CALLS_PER_KEY', 20, 1, 10_000),

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { badRequest, conflict, forbidden, notFound } from '../common/app-error';
 import { HotQuery } from '../database/hot-query';
+import { isUuid } from '../common/parse-id.pipe';
 import { decodeCursor, pageLimit, pageOf } from '../common/pagination';
 import type { ConsolePrincipal, KeyPrincipal, Principal } from '../auth/principal';
 import { ApiKey, type KeyCreatorType } from './api-key.entity';
@@ -176,7 +177,7 @@ export class KeysService {
     if (query.status) where.push(`k.status = $${params.push(query.status)}`);
     if (query.identity) {
       const p = params.push(query.identity);
-      where.push(/^[0-9a-f-]{36}$/i.test(query.identity) ? `k.identity_id = $${p}::uuid` : `i.agent_handle = $${p}`);
+      where.push(isUuid(query.identity) ? `k.identity_id = $${p}::uuid` : `i.agent_handle = $${p}`);
     }
     if (cursor) {
       const at = params.push(cursor.at);

@@ -14,6 +14,8 @@ import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { AppError } from '../common/app-error';
+import { clientDataError } from '../common/problem.filter';
+import { isTimestamp } from '../common/pagination';
 import { LOGGER } from '../common/tokens';
 import { clampedListHistory, clampedTaskHistory } from '../ledger/history-limits';
 import { LedgerService } from '../ledger/ledger.service';
@@ -85,8 +87,10 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
         throw new RequestMalformedError(`pageSize must be between 1 and ${MAX_PAGE_SIZE}.`);
       }
+      if (params.statusTimestampAfter && !isTimestamp(params.statusTimestampAfter)) {
+        throw new RequestMalformedError('statusTimestampAfter is not an ISO 8601 timestamp.');
+      }
       const statusAfter = params.statusTimestampAfter ? new Date(params.statusTimestampAfter) : undefined;
-      if (statusAfter && Number.isNaN(statusAfter.getTime())) throw new RequestMalformedError('statusTimestampAfter is not a timestamp.');
       const page = await this.ledger.list(callOf(context).pair, {
         contextId: params.contextId || undefined,
         state: stateFilter(params.status),
@@ -256,6 +260,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   private toA2AError(error: unknown): unknown {
     // A lost standing ends the call as the checks' HTTP error (ProtocolService), not as an A2A one.
     if (error instanceof A2AError || error instanceof CallRefused) return error;
+    const dataError = clientDataError(error);
+    if (dataError) return new RequestMalformedError(dataError.detail);
     if (error instanceof AppError) {
       switch (error.code) {
         case 'task_not_found':
