@@ -99,7 +99,11 @@ export class AdmissionService {
     return { decisions: page.items.map((record) => toDecisionView(record, viewer)), next_cursor: page.nextCursor };
   }
 
-  private async decide(requester: Identity, worker: Identity): Promise<AdmissionDecision<ContactRule>> {
+  /**
+   * The decision, recording nothing: for a protocol call already admitted (and recorded
+   * by `evaluate` if denied), re-checked while it stays open — a stream or a blocking send.
+   */
+  async decide(requester: Identity, worker: Identity): Promise<AdmissionDecision<ContactRule>> {
     const rules = standingDenial(requester, worker) ? [] : await this.rules.between(requester, worker);
     return decide(requester, worker, rules);
   }

@@ -1,6 +1,8 @@
-import { exceedsDepth } from './body-parsers';
+import { bodyProblem } from './body-parsers';
 
-describe('exceedsDepth', () => {
+const exceedsDepth = (value: unknown, limit: number) => bodyProblem(value, limit) === 'too_deep';
+
+describe('bodyProblem', () => {
   const nest = (levels: number): unknown => {
     let value: unknown = 1;
     for (let i = 0; i < levels; i++) value = i % 2 ? [value] : { a: value };
@@ -16,6 +18,12 @@ describe('exceedsDepth', () => {
     [100_000, 64, true],
   ])('%i levels against a limit of %i → %s', (levels, limit, expected) => {
     expect(exceedsDepth(nest(levels), limit)).toBe(expected);
+  });
+
+  it('finds a NUL character in any string or key, however deep', () => {
+    expect(bodyProblem({ a: ['ok', { b: 'x\u0000y' }] }, 64)).toBe('nul_character');
+    expect(bodyProblem({ ['k\u0000']: 1 }, 64)).toBe('nul_character');
+    expect(bodyProblem({ a: ['fine', { b: 'ü\u0001' }] }, 64)).toBeNull();
   });
 
   it('treats scalars and empty containers as shallow', () => {

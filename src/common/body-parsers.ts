@@ -6,17 +6,30 @@ const JSON_TYPES = ['application/json', 'application/*+json'];
 /** Deeper bodies are refused: recursive validation and mapping would overflow the stack. */
 export const MAX_JSON_DEPTH = 64;
 
-/** Nesting depth of a parsed JSON value, walked iteratively (a recursive walk could overflow too). */
-export function exceedsDepth(value: unknown, limit: number): boolean {
+/**
+ * What makes a parsed body unacceptable before any handler sees it: nesting deeper
+ * than `limit` (recursive validation would overflow the stack) or a NUL character
+ * (PostgreSQL text cannot hold one). Walked iteratively, so the walk cannot overflow.
+ */
+export function bodyProblem(value: unknown, limit: number): 'too_deep' | 'nul_character' | null {
   const stack: Array<[unknown, number]> = [[value, 1]];
   while (stack.length > 0) {
     const [node, depth] = stack.pop()!;
+    if (typeof node === 'string') {
+      if (node.includes('\u0000')) return 'nul_character';
+      continue;
+    }
     if (node === null || typeof node !== 'object') continue;
-    if (depth > limit) return true;
-    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+    if (depth > limit) return 'too_deep';
+    for (const [key, child] of Object.entries(node)) {
+      if (key.includes('\u0000')) return 'nul_character';
+      stack.push([child, depth + 1]);
+    }
   }
-  return false;
+  return null;
 }
+
+const NUL_IN_URL = /%00|\u0000/;
 
 /**
  * JSON bodies only, with a size limit per surface (CONTRACT §10): the protocol
@@ -27,6 +40,10 @@ export function jsonBodyParser(limits: { rest: number; protocol: number }) {
   const rest = express.json({ limit: limits.rest, type: JSON_TYPES });
   const protocol = express.json({ limit: limits.protocol, type: JSON_TYPES });
   return (req: Request, res: Response, next: NextFunction): void => {
+    if (NUL_IN_URL.test(req.url)) {
+      next(new AppError(400, 'nul_character', 'The path or query contains a NUL character.'));
+      return;
+    }
     const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
     if (hasBody && !req.is(JSON_TYPES)) {
       next(new AppError(415, 'unsupported_media_type', 'Send the request body as application/json.'));
@@ -35,10 +52,14 @@ export function jsonBodyParser(limits: { rest: number; protocol: number }) {
     // Map parser failures here: past this point Nest rewrites them as generic 400s.
     (isProtocolCall(req) ? protocol : rest)(req, res, (error?: unknown) => {
       if (error) return next(toAppError(error));
-      if (exceedsDepth(req.body, MAX_JSON_DEPTH)) {
-        return next(new AppError(400, 'body_too_deep', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`));
+      switch (bodyProblem(req.body, MAX_JSON_DEPTH)) {
+        case 'too_deep':
+          return next(new AppError(400, 'body_too_deep', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`));
+        case 'nul_character':
+          return next(new AppError(400, 'nul_character', 'The request body contains a NUL character (\\u0000), which no field accepts.'));
+        default:
+          next();
       }
-      next();
     });
   };
 }

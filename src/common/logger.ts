@@ -7,9 +7,26 @@ import pino, { type DestinationStream, type Logger } from 'pino';
  * request id — never headers or bodies. The redaction list is a second line of
  * defence in case a credential ever reaches a log call.
  */
+/**
+ * How errors are logged (every `logger.x({ err })`): name, code, message and stack —
+ * never a failed query's SQL or parameters (TypeORM's QueryFailedError carries both,
+ * and parameters hold request data: message text, push-notification credentials). A
+ * database error's own message can quote an input value, so only its code is kept.
+ */
+export function serializeError(error: unknown): Record<string, unknown> {
+  if (!(error instanceof Error)) return { type: typeof error };
+  const driver = (error as { driverError?: { code?: unknown } }).driverError;
+  if (driver) {
+    const frames = error.stack?.split('\n').filter((line) => line.trimStart().startsWith('at ')).join('\n');
+    return { type: error.name, code: driver.code, message: `database error ${String(driver.code)}`, stack: frames };
+  }
+  return { type: error.name, code: (error as { code?: unknown }).code, message: error.message, stack: error.stack };
+}
+
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino({
     level,
+    serializers: { err: serializeError },
     base: { service: 'a2a-service' },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: {

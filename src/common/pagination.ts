@@ -2,6 +2,7 @@ import { Type } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { badRequest } from './app-error';
+import { isUuid } from './parse-id.pipe';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
@@ -29,6 +30,13 @@ export interface KeysetCursor {
   id: string;
 }
 
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
+
+/** An ISO 8601 timestamp that PostgreSQL accepts too (years 1–9999, a real date). */
+export function isTimestamp(value: unknown): value is string {
+  return typeof value === 'string' && ISO_TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value)) && !value.startsWith('0000');
+}
+
 export function encodeCursor(position: KeysetCursor): string {
   return Buffer.from(JSON.stringify([position.at, position.id])).toString('base64url');
 }
@@ -37,8 +45,7 @@ export function decodeCursor(cursor: string | undefined): KeysetCursor | null {
   if (cursor === undefined) return null;
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string' &&
-        !Number.isNaN(Date.parse(value[0])) && /^[0-9a-f-]{36}$/i.test(value[1])) {
+    if (Array.isArray(value) && value.length === 2 && isTimestamp(value[0]) && isUuid(value[1])) {
       return { at: value[0], id: value[1] };
     }
   } catch {

@@ -29,9 +29,27 @@ function isBodyParserError(error: unknown): error is BodyParserError {
     typeof ((error as BodyParserError).status ?? (error as BodyParserError).statusCode) === 'number';
 }
 
+/**
+ * PostgreSQL "data exception" codes that only client input can cause here (a value
+ * the column type refuses: bad text for a uuid or timestamp, out of range, NUL, too
+ * long). Validation should refuse such input first; this is the backstop that keeps
+ * a missed case a 400 instead of a 500.
+ */
+const CLIENT_DATA_ERRORS = new Set(['22P02', '22007', '22008', '22003', '22021', '22P05', '22001', '22023', '2201B', '2202E']);
+
+/** A 400 for a database error caused by a value from the request, or null. */
+export function clientDataError(error: unknown): AppError | null {
+  const code = (error as { driverError?: { code?: unknown } } | null)?.driverError?.code;
+  return typeof code === 'string' && CLIENT_DATA_ERRORS.has(code)
+    ? new AppError(400, 'invalid_value', 'A value in the request is not acceptable (wrong format, out of range, or too long).')
+    : null;
+}
+
 /** Turns anything thrown into an AppError; unknown errors become an opaque 500. */
 export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  const dataError = clientDataError(error);
+  if (dataError) return dataError;
   if (isBodyParserError(error)) {
     switch (error.type) {
       case 'entity.parse.failed':
@@ -118,7 +136,8 @@ function jsonRpcReason(error: AppError): string {
   return error.status === 401 ? 'unauthenticated' : error.code;
 }
 
-function jsonRpcErrorBody(req: Request, error: AppError) {
+/** The JSON-RPC error body of a protocol call's HTTP-level failure (also an SSE error event's). */
+export function jsonRpcErrorBody(req: Request, error: AppError) {
   const body = req.body as { id?: unknown } | undefined;
   const id = body && typeof body === 'object' && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
   return {

@@ -36,9 +36,16 @@ export interface AppConfig {
     restPerMinute: number;
     publicPerMinute: number;
     signupsPerHour: number;
+    loginAttemptsPerMinute: number;
   };
   /** How long a blocking A2A send waits for the worker before returning the task as it is. */
   protocolBlockingTimeoutMs: number;
+  /** Open streams and blocking sends per API key, on this instance (beyond → 429). */
+  protocolMaxOpenCallsPerKey: number;
+  /** Messages one task may hold (beyond → 409 / -32004). */
+  ledgerMaxMessagesPerTask: number;
+  /** The most history messages one task read returns (the default when none is asked for). */
+  ledgerMaxHistory: number;
   /** Interval of SSE keep-alive comments on protocol streams. */
   sseKeepaliveMs: number;
   /** A protocol stream is closed by the server after this long. */
@@ -148,8 +155,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
       restPerMinute: int(env, 'RATE_LIMIT_REST_PER_MINUTE', 600, 1, 10_000_000),
       publicPerMinute: int(env, 'RATE_LIMIT_PUBLIC_PER_MINUTE', 300, 1, 10_000_000),
       signupsPerHour: int(env, 'RATE_LIMIT_SIGNUPS_PER_HOUR', 10, 1, 10_000_000),
+      loginAttemptsPerMinute: int(env, 'RATE_LIMIT_LOGIN_ATTEMPTS_PER_MINUTE', 30, 1, 10_000_000),
     },
     protocolBlockingTimeoutMs: int(env, 'PROTOCOL_BLOCKING_TIMEOUT_MS', 30_000, 0, 120_000),
+    protocolMaxOpenCallsPerKey: int(env, 'PROTOCOL_MAX_OPEN_CALLS_PER_KEY', 20, 1, 10_000),
+    ledgerMaxMessagesPerTask: int(env, 'LEDGER_MAX_MESSAGES_PER_TASK', 1_000, 1, 1_000_000),
+    ledgerMaxHistory: int(env, 'LEDGER_MAX_HISTORY', 100, 1, 10_000),
     sseKeepaliveMs: int(env, 'SSE_KEEPALIVE_MS', 15_000, 10, 15_000),
     sseMaxDurationMs: int(env, 'SSE_MAX_DURATION_MS', 15 * 60_000, 1_000, 24 * 3600_000),
     webhooksAllowPrivateNetworks: bool(env, 'WEBHOOKS_ALLOW_PRIVATE_NETWORKS', false),

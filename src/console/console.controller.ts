@@ -5,6 +5,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
 import type { ConsolePrincipal } from '../auth/principal';
 import { Public, Surface } from '../auth/surface.decorator';
+import { ExtraQuota } from '../limits/rate-limit.decorator';
 import { ConsoleService, type SessionView } from './console.service';
 import { LoginDto, SignupDto } from './dto/console-auth.dto';
 import { clearSessionCookie, setSessionCookie } from './session-cookie';
@@ -22,6 +23,7 @@ export class ConsoleController {
   }
 
   @Post('signup')
+  @ExtraQuota('signup')
   @Public('Create an organization and its first Console user; returns a session')
   async signup(@Body() dto: SignupDto, @Res({ passthrough: true }) res: Response): Promise<SessionView> {
     return this.withCookie(res, await this.console.signup(dto));
@@ -29,6 +31,7 @@ export class ConsoleController {
 
   @Post('login')
   @HttpCode(200)
+  @ExtraQuota('login_attempts')
   @Public('Log in; returns a session token (also set as an HttpOnly cookie)')
   async login(@Body() dto: LoginDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<SessionView> {
     return this.withCookie(res, await this.console.login(dto, req.ip ?? 'unknown'));

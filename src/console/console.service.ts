@@ -5,6 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { conflict, forbidden, unauthorized } from '../common/app-error';
 import { RateLimitService } from '../limits/rate-limit.service';
+import { HotQuery } from '../database/hot-query';
 import type { ConsolePrincipal } from '../auth/principal';
 import { ConsoleSession } from './console-session.entity';
 import { ConsoleUser } from './console-user.entity';
@@ -55,6 +56,7 @@ export class ConsoleService {
     private readonly dataSource: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly limits: RateLimitService,
+    private readonly hot: HotQuery,
   ) {
     this.dummyHash = bcrypt.hash(randomBytes(16).toString('hex'), config.bcryptCost);
   }
@@ -139,12 +141,13 @@ export class ConsoleService {
   /** The Console principal behind a session token, or null if unknown, expired or logged out. */
   async verifySession(token: string, viaCookie: boolean): Promise<ConsolePrincipal | null> {
     if (!TOKEN_PATTERN.test(token)) return null;
-    const [row] = (await this.dataSource.query(
+    const [row] = await this.hot.rows<{ session_id: string; user_id: string; organization_id: string }>(
+      'verify_console_session',
       `SELECT s.id AS session_id, u.id AS user_id, u.organization_id
          FROM console_sessions s JOIN console_users u ON u.id = s.user_id
         WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()`,
       [hashToken(token)],
-    )) as Array<{ session_id: string; user_id: string; organization_id: string }>;
+    );
     if (!row) return null;
     return { kind: 'console', id: row.user_id, sessionId: row.session_id, organizationId: row.organization_id, viaCookie };
   }

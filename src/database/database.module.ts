@@ -4,14 +4,18 @@ import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config';
 import { dataSourceOptions, isEmbedded } from './data-source';
+import { HotQuery } from './hot-query';
 import { runMigrations } from './migrate';
 
-/** Connects (PostgreSQL or embedded PGlite) and applies pending migrations at start. */
+/** Connects (PostgreSQL or embedded PGlite), applies pending migrations at start, and offers HotQuery. */
 @Module({})
 export class DatabaseModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: DatabaseModule,
+      global: true,
+      providers: [HotQuery],
+      exports: [HotQuery],
       imports: [
         TypeOrmModule.forRootAsync({
           useFactory: () => ({ ...dataSourceOptions(config), autoLoadEntities: true }),

@@ -127,10 +127,11 @@ export class PglitePool extends EventEmitter {
     );
   }
 
-  async query(sql: string, params?: unknown[]): Promise<PgLikeResult> {
+  /** `pg`'s Pool.query: a text with values, or a config object (a name is ignored here). */
+  async query(sql: string | { text: string; values?: unknown[] }, params?: unknown[]): Promise<PgLikeResult> {
     const client = await this.acquire();
     try {
-      return await client.query(sql, params);
+      return typeof sql === 'string' ? await client.query(sql, params) : await client.query(sql.text, sql.values ?? []);
     } finally {
       this.release();
     }

@@ -4,6 +4,7 @@ import { DataSource, EntityManager, In, Repository } from 'typeorm';
 import { conflict } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../auth/principal';
+import { HotQuery } from '../database/hot-query';
 import { EventsService } from '../events/events.service';
 import { KeysService } from '../keys/keys.service';
 import type { CardFieldsDto } from './dto/card-fields.dto';
@@ -11,7 +12,9 @@ import type { CreateIdentityDto } from './dto/create-identity.dto';
 import type { UpdateSettingsDto } from './dto/update-settings.dto';
 import { checkIdentityAccess, checkSettingsChange, type IdentityAction, type SettingField } from './identity-access';
 import { emitIdentityEvent } from './identity-events';
-import { insertIdentity, lockIdentity } from './identity-rows';
+import {
+  identityFromRow, insertIdentity, lockIdentity, SELECT_IDENTITY_BY_HANDLE, SELECT_IDENTITY_BY_ID, type IdentityRow,
+} from './identity-rows';
 import { canonicalSkills, toIdentityView, toSettingsView, type IdentityView, type MintedKeyView, type SettingsView } from './identity-view';
 import { Identity } from './identity.entity';
 
@@ -35,6 +38,7 @@ export class IdentitiesService {
   constructor(
     @InjectRepository(Identity) private readonly identities: Repository<Identity>,
     private readonly dataSource: DataSource,
+    private readonly hot: HotQuery,
     private readonly keys: KeysService,
     private readonly events: EventsService,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -43,12 +47,12 @@ export class IdentitiesService {
   }
 
   /** Any identity with this handle, whatever its state (handles are never reused). */
-  findByHandle(handle: string): Promise<Identity | null> {
-    return this.identities.findOneBy({ agentHandle: handle });
+  async findByHandle(handle: string): Promise<Identity | null> {
+    return identityFromRow((await this.hot.rows<IdentityRow>('identity_by_handle', SELECT_IDENTITY_BY_HANDLE, [handle]))[0]);
   }
 
-  findById(id: string): Promise<Identity | null> {
-    return this.identities.findOneBy({ id });
+  async findById(id: string): Promise<Identity | null> {
+    return identityFromRow((await this.hot.rows<IdentityRow>('identity_by_id', SELECT_IDENTITY_BY_ID, [id]))[0]);
   }
 
   /** Several identities in one query (to show the handles a page of rows names). */

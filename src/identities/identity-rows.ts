@@ -50,3 +50,56 @@ export async function insertIdentity(em: EntityManager, row: NewIdentity): Promi
 export function lockIdentity(em: EntityManager, handle: string): Promise<Identity | null> {
   return em.getRepository(Identity).findOne({ where: { agentHandle: handle }, lock: { mode: 'pessimistic_write' } });
 }
+
+/** The columns of an identity that its entity maps (the claim code hash stays out). */
+const ENTITY_COLUMNS = `id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
+  publicly_discoverable, allow_public_egress, filter_mode, status, claim_expires_at, card_version, created_at, updated_at, deleted_at`;
+
+interface IdentityRow {
+  id: string;
+  agent_handle: string;
+  organization_id: string | null;
+  display_name: string;
+  description: string;
+  skills: Identity['skills'];
+  claimed_at: Date | null;
+  enabled: boolean;
+  publicly_discoverable: boolean;
+  allow_public_egress: boolean;
+  filter_mode: FilterMode;
+  status: Identity['status'];
+  claim_expires_at: Date | null;
+  card_version: number;
+  created_at: Date;
+  updated_at: Date;
+  deleted_at: Date | null;
+}
+
+/** Lookups by handle and by id, as prepared statements for the per-request paths (HotQuery). */
+export const SELECT_IDENTITY_BY_HANDLE = `SELECT ${ENTITY_COLUMNS} FROM identities WHERE agent_handle = $1`;
+export const SELECT_IDENTITY_BY_ID = `SELECT ${ENTITY_COLUMNS} FROM identities WHERE id = $1`;
+
+export function identityFromRow(row: IdentityRow | undefined): Identity | null {
+  if (!row) return null;
+  return Object.assign(new Identity(), {
+    id: row.id,
+    agentHandle: row.agent_handle,
+    organizationId: row.organization_id,
+    displayName: row.display_name,
+    description: row.description,
+    skills: row.skills,
+    claimedAt: row.claimed_at,
+    enabled: row.enabled,
+    publiclyDiscoverable: row.publicly_discoverable,
+    allowPublicEgress: row.allow_public_egress,
+    filterMode: row.filter_mode,
+    status: row.status,
+    claimExpiresAt: row.claim_expires_at,
+    cardVersion: row.card_version,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    deletedAt: row.deleted_at,
+  });
+}
+
+export type { IdentityRow };

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { badRequest, conflict, forbidden, notFound } from '../common/app-error';
+import { HotQuery } from '../database/hot-query';
+import { isUuid } from '../common/parse-id.pipe';
 import { creationPosition, decodeCursor, keysetAfter, pageLimit, pageOf } from '../common/pagination';
 import type { ConsolePrincipal, KeyPrincipal, Principal } from '../auth/principal';
 import { EventsService } from '../events/events.service';
@@ -62,6 +64,7 @@ export class KeysService {
 
   constructor(
     private readonly dataSource: DataSource,
+    private readonly hot: HotQuery,
     private readonly usage: KeyUsageTracker,
     private readonly events: EventsService,
   ) {}
@@ -72,7 +75,7 @@ export class KeysService {
    */
   async verify(raw: string): Promise<KeyPrincipal | null> {
     if (!parseApiKey(raw)) return null;
-    const [row] = (await this.dataSource.query(SELECT_VERIFIED, [hashApiKey(raw)])) as VerifiedKeyRow[];
+    const [row] = await this.hot.rows<VerifiedKeyRow>('verify_api_key', SELECT_VERIFIED, [hashApiKey(raw)]);
     if (!row || row.status !== 'active') return null;
     this.usage.touch(row.id);
     const principal: KeyPrincipal = row.scope === 'admin'
@@ -92,6 +95,15 @@ export class KeysService {
     // for this request instead of a second round trip.
     this.verified.set(principal, row);
     return principal;
+  }
+
+  /**
+   * Whether a key authenticated earlier is still active. Protocol streams and blocking
+   * sends ask each time they wake, so a revocation ends them too (one primary-key probe).
+   */
+  async isActive(keyId: string): Promise<boolean> {
+    const [row] = await this.hot.rows<{ status: string }>('api_key_status', `SELECT status FROM api_keys WHERE id = $1`, [keyId]);
+    return row?.status === 'active';
   }
 
   /** `POST /api/v1/api-keys`: the "Who may mint" table of SEED-SPEC §5. */
@@ -169,7 +181,7 @@ export class KeysService {
     if (query.status) where.push(`k.status = $${params.push(query.status)}`);
     if (query.identity) {
       const p = params.push(query.identity);
-      where.push(/^[0-9a-f-]{36}$/i.test(query.identity) ? `k.identity_id = $${p}::uuid` : `i.agent_handle = $${p}`);
+      where.push(isUuid(query.identity) ? `k.identity_id = $${p}::uuid` : `i.agent_handle = $${p}`);
     }
     where.push(...keysetAfter('k', cursor, params));
     const rows = (await this.dataSource.query(

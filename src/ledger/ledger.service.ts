@@ -1,5 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, conflict, notFound } from '../common/app-error';
 import { decodeCursor, encodeCursor } from '../common/pagination';
 import { isUuid } from '../common/parse-id.pipe';
@@ -53,6 +54,7 @@ class DuplicateOrigin extends Error {}
 @Injectable()
 export class LedgerService {
   constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly dataSource: DataSource,
     private readonly notifier: TaskNotifier,
     private readonly ledgerEvents: LedgerEvents,
@@ -176,6 +178,7 @@ export class LedgerService {
       if (await journal.hasMessage('user', input.message.messageId)) return true;
       const next = transition(journal.state, { by: 'requester', action: 'message' });
       if (!next.ok) throw conflict('task_terminal', `The task is ${journal.state}; it takes no more messages.`);
+      await journal.requireRoomForMessage(this.config.ledgerMaxMessagesPerTask);
       await journal.message('user', input.message, next.changed ? 'status' : 'message', next.state);
       await input.alsoWithTask?.(em, journal.task);
       await save(journal);

@@ -64,6 +64,20 @@ export class TaskJournal {
   }
 
   /**
+   * Refuses one more message once the task holds `max` (LEDGER_MAX_MESSAGES_PER_TASK).
+   * Counted under the task's row lock, so concurrent writers cannot both slip past the
+   * limit; the count reads at most `max` entries of the (task_id, seq) index.
+   */
+  async requireRoomForMessage(max: number): Promise<void> {
+    const [{ count }] = (await this.em.query(
+      `SELECT count(*)::int AS count FROM (SELECT 1 FROM messages WHERE task_id = $1 LIMIT $2) m`, [this.task.id, max],
+    )) as Array<{ count: number }>;
+    if (count >= max) {
+      throw conflict('task_message_limit', `The task holds its maximum of ${max} messages; continue in a new task (the same contextId keeps the thread).`);
+    }
+  }
+
+  /**
    * Records a message. With `kind: 'status'` the event also carries the task's new
    * state (an agent message becomes the status message); with `'message'` the state
    * is unchanged and only the history grows.

@@ -119,8 +119,11 @@ export const TASK_COLUMNS = `t.id, t.context_id, t.requester_identity_id, t.requ
 const MESSAGE_COLUMNS = 'm.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at';
 
 export interface HydrateOptions {
-  /** undefined: the whole history; 0: none; n: the n most recent messages. */
-  historyLength?: number;
+  /**
+   * The n most recent messages (0: none). Required: no read loads a task's whole
+   * history, which may be long (LEDGER_MAX_HISTORY bounds what callers ask for).
+   */
+  historyLength: number;
   artifacts: boolean;
 }
 
@@ -138,14 +141,15 @@ export async function hydrateTasks(em: EntityManager, rows: TaskRow[], options: 
   const statusById = new Map(statusMessages.map((m) => [m.id, toRecord(m)]));
 
   const history = new Map<string, MessageRecord[]>();
-  if (options.historyLength !== 0) {
+  if (options.historyLength > 0) {
+    // Per task, the latest n from the (task_id, seq) index: older messages are never read.
     const messages = (await em.query(
-      `SELECT * FROM (
-         SELECT ${MESSAGE_COLUMNS}, row_number() OVER (PARTITION BY m.task_id ORDER BY m.seq DESC) AS recent
-           FROM messages m WHERE m.task_id = ANY($1::uuid[])
-       ) h WHERE $2::int IS NULL OR h.recent <= $2::int
-       ORDER BY h.task_id, h.seq`,
-      [ids, options.historyLength ?? null],
+      `SELECT h.* FROM unnest($1::uuid[]) AS ids(task_id)
+         CROSS JOIN LATERAL (
+           SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.task_id = ids.task_id ORDER BY m.seq DESC LIMIT $2
+         ) h
+        ORDER BY h.task_id, h.seq`,
+      [ids, options.historyLength],
     )) as MessageRow[];
     for (const m of messages) push(history, m.task_id, toRecord(m));
   }
@@ -178,8 +182,11 @@ export async function hydrateTasks(em: EntityManager, rows: TaskRow[], options: 
   }));
 }
 
-/** The task's events after `afterSeq`, in order (at most `limit`). */
-export async function readEvents(em: EntityManager, task: { id: string; contextId: string }, afterSeq: number, limit = 500): Promise<TaskEventRecord[]> {
+/**
+ * The task's events after `afterSeq`, in order (at most `limit`: events carry their
+ * messages, which may be large, so a stream catching up reads in modest batches).
+ */
+export async function readEvents(em: EntityManager, task: { id: string; contextId: string }, afterSeq: number, limit = 100): Promise<TaskEventRecord[]> {
   const rows = (await em.query(
     `SELECT e.seq AS event_seq, e.kind, e.state, e.artifact, e.created_at AS event_created_at, ${MESSAGE_COLUMNS}
        FROM task_events e LEFT JOIN messages m ON m.id = e.message_id

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import type { ConsolePrincipal, KeyPrincipal, Principal } from '../auth/principal';
+import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, conflict, forbidden, notFound, type FieldError } from '../common/app-error';
 import { decodeCursor, pageLimit, pageOf, type PageQuery } from '../common/pagination';
 import type { ArtifactChunk } from './entities/task-event.entity';
 import type { HistoryQuery, ListContextsQuery, ListTasksQuery } from './dto/list-tasks.query';
 import type { ReplyDto } from './dto/reply.dto';
+import { listHistory, taskHistory } from './history-limits';
 import { IdempotencyStore } from './idempotency';
 import { sideOf, standsOn, visibleWhere, type LedgerSide } from './ledger-access';
 import { toContextView, toMessageView, toTaskView, type ContextRecord, type ContextView, type MessageView, type TaskView } from './ledger-views';
@@ -41,6 +43,7 @@ export class TasksService {
     private readonly dataSource: DataSource,
     private readonly ledger: LedgerService,
     private readonly idempotency: IdempotencyStore,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async list(principal: LedgerPrincipal, query: ListTasksQuery): Promise<{ tasks: TaskView[]; next_cursor: string | null }> {
@@ -57,13 +60,13 @@ export class TasksService {
     )) as TaskRow[];
     const page = pageOf(rows, limit, (row) => ({ at: row.created_at.toISOString(), id: row.id }));
     const tasks = await hydrateTasks(this.dataSource.manager, page.items, {
-      historyLength: query.history_length ?? 1, artifacts: query.include_artifacts ?? false,
+      historyLength: listHistory(query.history_length, limit, this.config.ledgerMaxHistory), artifacts: query.include_artifacts ?? false,
     });
     return { tasks: tasks.map(toTaskView), next_cursor: page.nextCursor };
   }
 
   async get(principal: LedgerPrincipal, id: string, query: HistoryQuery): Promise<TaskView> {
-    return toTaskView(await this.visibleTask(this.dataSource.manager, principal, id, query.history_length));
+    return toTaskView(await this.visibleTask(this.dataSource.manager, principal, id, taskHistory(query.history_length, this.config.ledgerMaxHistory)));
   }
 
   /** A task's messages, newest first. */
@@ -129,17 +132,18 @@ export class TasksService {
       const next = transition(journal.state, { by: 'worker', action: 'reply', to: dto.state ?? null });
       if (!next.ok && next.reason === 'terminal') throw conflict('task_terminal', `The task is ${journal.state}; it takes no more replies.`);
       if (!next.ok) throw conflict('invalid_transition', `A worker cannot move a task from ${journal.state} to ${dto.state}.`);
+      if (message) await journal.requireRoomForMessage(this.config.ledgerMaxMessagesPerTask);
       for (const chunk of artifacts) await journal.artifact(chunk);
       if (message) await journal.message('agent', message, 'status', next.state);
       else if (dto.state) await journal.status(next.state);
       await save(journal);
-      const result = toTaskView(await this.visibleTask(em, principal, id, undefined));
+      const result = toTaskView(await this.visibleTask(em, principal, id, this.config.ledgerMaxHistory));
       if (idempotencyKey) await this.idempotency.record(em, scope, idempotencyKey, 200, result);
       return result;
     });
   }
 
-  private async visibleTask(em: EntityManager, principal: Principal, id: string, historyLength: number | undefined) {
+  private async visibleTask(em: EntityManager, principal: Principal, id: string, historyLength: number) {
     const params: unknown[] = [id];
     const rows = (await em.query(
       `SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = $1 AND ${visibleWhere('t', sideOf(principal), {}, params)}`, params,

@@ -8,7 +8,7 @@ import { estimate, MemoryRateLimitStore, type RateLimitStore, type StoreOp, type
 import { RedisRateLimitStore } from './redis-rate-limit.store';
 
 /** The quotas of CONTRACT §10, each with a name used in the RateLimit headers. */
-export type QuotaName = 'protocol' | 'rest' | 'public' | 'signup' | 'login';
+export type QuotaName = 'protocol' | 'rest' | 'public' | 'signup' | 'login' | 'login_attempts';
 
 interface Quota {
   limit: number;
@@ -47,6 +47,8 @@ export class RateLimitService implements OnApplicationShutdown {
       public: { limit: limits.publicPerMinute, windowMs: 60_000 },
       signup: { limit: limits.signupsPerHour, windowMs: 3_600_000 },
       login: { limit: config.loginFailureLimit, windowMs: config.loginFailureWindowSeconds * 1000 },
+      // Every login runs bcrypt, even for unknown emails: bounded per address.
+      login_attempts: { limit: limits.loginAttemptsPerMinute, windowMs: 60_000 },
     };
     this.store = config.redisUrl ? new RedisRateLimitStore(config.redisUrl, `${config.redisKeyPrefix}rl:`) : new MemoryRateLimitStore();
   }

@@ -39,6 +39,19 @@ describe('sliding-window rate limiting', () => {
     expect(await consume(s, 3)).toMatchObject({ admitted: true, previous: 0, current: 1 });
   });
 
+  it('a sweep triggered by a per-minute quota keeps an hourly quota\'s counts', async () => {
+    const s = store();
+    const HOUR = 3_600_000;
+    now = 10 * HOUR;
+    for (let i = 0; i < 10; i++) await s.apply('signup:ip', HOUR, { kind: 'consume', limit: 10, cost: 1 });
+    now += 61_000; // a minute later an unrelated per-minute request sweeps
+    await s.apply('rest:key', W, { kind: 'consume', limit: 10, cost: 1 });
+    expect((await s.apply('signup:ip', HOUR, { kind: 'consume', limit: 10, cost: 1 })).admitted).toBe(false);
+    now += 2 * HOUR + 61_000; // two hours idle: now it may go
+    await s.apply('rest:key', W, { kind: 'consume', limit: 10, cost: 1 });
+    expect((await s.apply('signup:ip', HOUR, { kind: 'read' })).current).toBe(0);
+  });
+
   it('keeps subjects apart', async () => {
     const s = store();
     await s.apply('a', W, { kind: 'consume', limit: 1, cost: 1 });

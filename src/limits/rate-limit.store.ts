@@ -34,7 +34,8 @@ export function estimate(state: Pick<WindowState, 'previous' | 'current' | 'elap
 
 /** Per-process counters: correct for one instance; REDIS_URL shares them. */
 export class MemoryRateLimitStore implements RateLimitStore {
-  private readonly windows = new Map<string, { index: number; current: number; previous: number }>();
+  /** Each entry keeps its own window length: quotas of different windows share the map. */
+  private readonly windows = new Map<string, { windowMs: number; index: number; current: number; previous: number }>();
   private lastSweep = 0;
 
   constructor(private readonly now: () => number = Date.now) {}
@@ -42,10 +43,10 @@ export class MemoryRateLimitStore implements RateLimitStore {
   async apply(key: string, windowMs: number, op: StoreOp): Promise<WindowState> {
     const now = this.now();
     const index = Math.floor(now / windowMs);
-    this.sweep(now, windowMs);
+    this.sweep(now);
     let entry = this.windows.get(key);
-    if (!entry || entry.index < index - 1) entry = { index, current: 0, previous: 0 };
-    else if (entry.index === index - 1) entry = { index, current: 0, previous: entry.current };
+    if (!entry || entry.windowMs !== windowMs || entry.index < index - 1) entry = { windowMs, index, current: 0, previous: 0 };
+    else if (entry.index === index - 1) entry = { windowMs, index, current: 0, previous: entry.current };
     const state = { previous: entry.previous, current: entry.current, elapsedMs: now - index * windowMs, admitted: false };
     if (op.kind === 'add' || (op.kind === 'consume' && estimate(state, windowMs) + op.cost <= op.limit)) {
       entry.current += op.cost;
@@ -64,11 +65,12 @@ export class MemoryRateLimitStore implements RateLimitStore {
     this.windows.clear();
   }
 
-  /** Drops subjects idle for two windows, at most once a minute. */
-  private sweep(now: number, windowMs: number): void {
+  /** Drops subjects idle for two of their own windows, at most once a minute. */
+  private sweep(now: number): void {
     if (now - this.lastSweep < 60_000) return;
     this.lastSweep = now;
-    const stale = Math.floor(now / windowMs) - 1;
-    for (const [key, entry] of this.windows) if (entry.index < stale) this.windows.delete(key);
+    for (const [key, entry] of this.windows) {
+      if (entry.index < Math.floor(now / entry.windowMs) - 1) this.windows.delete(key);
+    }
   }
 }

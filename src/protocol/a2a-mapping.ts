@@ -128,6 +128,18 @@ export function fromA2APushConfig(config: TaskPushNotificationConfig): PushConfi
   };
 }
 
+/**
+ * A config as reads show it: without its secrets (the token and the authentication's
+ * credentials; the scheme stays). Only the response that set them carries them.
+ */
+export function withoutSecrets(record: PushConfigRecord): PushConfigRecord {
+  return {
+    ...record,
+    token: '',
+    authentication: record.authentication ? { scheme: record.authentication.scheme, credentials: '' } : null,
+  };
+}
+
 export function toA2APushConfig(record: PushConfigRecord): TaskPushNotificationConfig {
   return {
     tenant: '',

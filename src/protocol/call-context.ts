@@ -1,6 +1,7 @@
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
 import type { TaskPair } from '../ledger/ledger.service';
+import type { CallStanding } from './call-standing';
 
 /**
  * What one protocol call is about, carried to the request handler through the SDK's
@@ -17,6 +18,8 @@ export interface ProtocolCall {
   blocking: boolean;
   /** Aborted when the client goes away, the stream reaches its maximum duration, or the service shuts down. */
   signal: AbortSignal;
+  /** Re-checks the caller's key, both identities and admission: a waiting call asks each time it wakes. */
+  standing: CallStanding;
 }
 
 const CALL = 'a2a-service:call';

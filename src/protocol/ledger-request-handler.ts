@@ -14,13 +14,18 @@ import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { AppError } from '../common/app-error';
+import { clientDataError } from '../common/problem.filter';
+import { isTimestamp } from '../common/pagination';
 import { LOGGER } from '../common/tokens';
+import { clampedListHistory, clampedTaskHistory } from '../ledger/history-limits';
 import { LedgerService } from '../ledger/ledger.service';
 import { PushConfigService } from '../ledger/push-configs.service';
 import type { HydrateOptions, TaskRecord } from '../ledger/task-records';
 import { isSettled, isTerminal } from '../ledger/task-state';
-import { fromA2AMessage, fromA2APushConfig, stateFilter, toA2APushConfig, toA2ATask, toStreamResponse } from './a2a-mapping';
+import type { TaskWatch } from '../ledger/task-watch';
+import { fromA2AMessage, fromA2APushConfig, stateFilter, toA2APushConfig, toA2ATask, toStreamResponse, withoutSecrets } from './a2a-mapping';
 import { callOf, type ProtocolCall } from './call-context';
+import { CallRefused } from './call-standing';
 
 /** What the SDK's v0.3 transport reads from the card: only the capabilities. */
 const SERVICE_CARD = AgentCard.fromJSON({ name: 'a2a-service', capabilities: { streaming: true, pushNotifications: true } });
@@ -56,7 +61,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
     return this.guard(async () => {
       const call = callOf(context);
-      const read = { historyLength: historyLength(params.configuration?.historyLength), artifacts: true };
+      const read = { historyLength: this.history(params.configuration?.historyLength), artifacts: true };
       const { task, duplicate } = await this.send(call, params, read);
       if (!call.blocking || duplicate || isSettled(task.state)) return toA2ATask(task);
       return toA2ATask(await this.settle(call, task, read));
@@ -73,7 +78,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
 
   getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
     return this.guard(async () =>
-      toA2ATask(await this.pairTask(callOf(context), params.id, { historyLength: historyLength(params.historyLength), artifacts: true })));
+      toA2ATask(await this.pairTask(callOf(context), params.id, { historyLength: this.history(params.historyLength), artifacts: true })));
   }
 
   listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
@@ -82,21 +87,27 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
         throw new RequestMalformedError(`pageSize must be between 1 and ${MAX_PAGE_SIZE}.`);
       }
+      if (params.statusTimestampAfter && !isTimestamp(params.statusTimestampAfter)) {
+        throw new RequestMalformedError('statusTimestampAfter is not an ISO 8601 timestamp.');
+      }
       const statusAfter = params.statusTimestampAfter ? new Date(params.statusTimestampAfter) : undefined;
-      if (statusAfter && Number.isNaN(statusAfter.getTime())) throw new RequestMalformedError('statusTimestampAfter is not a timestamp.');
       const page = await this.ledger.list(callOf(context).pair, {
         contextId: params.contextId || undefined,
         state: stateFilter(params.status),
         statusAfter,
         pageSize,
         pageToken: params.pageToken || undefined,
-      }, { historyLength: historyLength(params.historyLength), artifacts: params.includeArtifacts ?? false });
+      }, {
+        historyLength: clampedListHistory(wholeNumber(params.historyLength), pageSize, this.config.ledgerMaxHistory),
+        artifacts: params.includeArtifacts ?? false,
+      });
       return { tasks: page.tasks.map(toA2ATask), nextPageToken: page.nextPageToken, pageSize, totalSize: page.totalSize };
     });
   }
 
   cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
-    return this.guard(async () => toA2ATask(await this.ledger.cancel(callOf(context).pair, requireTaskId(params.id), { artifacts: true })));
+    return this.guard(async () =>
+      toA2ATask(await this.ledger.cancel(callOf(context).pair, requireTaskId(params.id), { historyLength: this.history(undefined), artifacts: true })));
   }
 
   createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
@@ -113,13 +124,13 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       const taskId = requireTaskId(params.taskId);
       const record = params.id ? await this.pushConfigs.get(pair, taskId, params.id) : (await this.pushConfigs.list(pair, taskId))[0];
       if (!record) throw new TaskNotFoundError('The task has no push notification config.');
-      return toA2APushConfig(record);
+      return toA2APushConfig(withoutSecrets(record));
     });
   }
 
   listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
     return this.guard(async () => ({
-      configs: (await this.pushConfigs.list(callOf(context).pair, requireTaskId(params.taskId))).map(toA2APushConfig),
+      configs: (await this.pushConfigs.list(callOf(context).pair, requireTaskId(params.taskId))).map((record) => toA2APushConfig(withoutSecrets(record))),
       nextPageToken: '', // at most 10 per task: always one page
     }));
   }
@@ -129,7 +140,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   }
 
   private async *sendAndFollow(call: ProtocolCall, params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
-    const historyWanted = historyLength(params.configuration?.historyLength);
+    const historyWanted = this.history(params.configuration?.historyLength);
     const { task } = await this.send(call, params, { historyLength: 0, artifacts: false });
     yield* this.follow(call, task.id, historyWanted);
   }
@@ -137,7 +148,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   private async *subscribe(call: ProtocolCall, taskId: string): AsyncGenerator<StreamResponse, void, undefined> {
     const task = await this.pairTask(call, taskId, { historyLength: 0, artifacts: false });
     if (isTerminal(task.state)) throw new UnsupportedOperationError(`The task is ${task.state}; there is nothing to subscribe to.`);
-    yield* this.follow(call, task.id);
+    yield* this.follow(call, task.id, this.history(undefined));
   }
 
   private send(call: ProtocolCall, params: SendMessageRequest, read: HydrateOptions) {
@@ -159,18 +170,22 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     return task;
   }
 
-  /** A blocking send: wait until the task is terminal or interrupted, or the configured time is up. */
+  /**
+   * A blocking send: wait until the task is terminal or interrupted, or the configured
+   * time is up; then, unless the call was aborted, re-check the caller before answering.
+   */
   private async settle(call: ProtocolCall, task: TaskRecord, read: HydrateOptions): Promise<TaskRecord> {
     const watch = this.ledger.watch(task.id);
     const deadline = Date.now() + this.config.protocolBlockingTimeoutMs;
     try {
       for (;;) {
         const now = (await this.pairTask(call, task.id, { historyLength: 0, artifacts: false })).state;
-        if (isSettled(now) || !(await watch.changed(call.signal, deadline - Date.now()))) break;
+        if (isSettled(now) || !(await this.nextChange(watch, call, deadline))) break;
       }
     } finally {
       watch.close();
     }
+    if (!call.signal.aborted) await call.standing.require();
     return this.pairTask(call, task.id, read);
   }
 
@@ -179,7 +194,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
    * terminal or interrupted (or the call is aborted). The watch is set up before the
    * first read, so nothing committed in between is missed.
    */
-  private async *follow(call: ProtocolCall, taskId: string, history?: number): AsyncGenerator<StreamResponse, void, undefined> {
+  private async *follow(call: ProtocolCall, taskId: string, history: number): AsyncGenerator<StreamResponse, void, undefined> {
     const watch = this.ledger.watch(taskId);
     try {
       const task = await this.pairTask(call, taskId, { historyLength: history, artifacts: true });
@@ -188,17 +203,38 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       let seq = task.seq;
       for (;;) {
         const events = await this.ledger.events(task, seq);
+        // Nothing reaches a caller who could no longer make this call.
+        if (events.length > 0) await call.standing.require();
         for (const event of events) {
           seq = event.seq;
           const update = toStreamResponse(task, event);
           if (update) yield update;
           if (event.kind === 'status' && isSettled(event.state)) return;
         }
-        if (events.length === 0 && !(await watch.changed(call.signal))) return;
+        if (events.length === 0 && !(await this.nextChange(watch, call))) return;
       }
     } finally {
       watch.close();
     }
+  }
+
+  /**
+   * Waits until the task may have changed (true), or the call is aborted or `deadline`
+   * passes (false). While nothing happens the call's standing is re-checked every
+   * keep-alive interval, so an idle call ends soon after its key is revoked.
+   */
+  private async nextChange(watch: TaskWatch, call: ProtocolCall, deadline = Number.POSITIVE_INFINITY): Promise<boolean> {
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0 || call.signal.aborted) return false;
+      if (await watch.changed(call.signal, Math.min(left, this.config.sseKeepaliveMs))) return true;
+      if (!call.signal.aborted) await call.standing.require();
+    }
+  }
+
+  /** One task's history: the latest LEDGER_MAX_HISTORY when absent, and never more (A2A lets the server return less). */
+  private history(requested: number | undefined): number {
+    return clampedTaskHistory(wholeNumber(requested), this.config.ledgerMaxHistory);
   }
 
   private async guard<T>(work: () => Promise<T>): Promise<T> {
@@ -222,13 +258,17 @@ export class LedgerRequestHandler implements A2ARequestHandler {
    * and replaced, so that no internal message (SQL, stack) reaches the caller.
    */
   private toA2AError(error: unknown): unknown {
-    if (error instanceof A2AError) return error;
+    // A lost standing ends the call as the checks' HTTP error (ProtocolService), not as an A2A one.
+    if (error instanceof A2AError || error instanceof CallRefused) return error;
+    const dataError = clientDataError(error);
+    if (dataError) return new RequestMalformedError(dataError.detail);
     if (error instanceof AppError) {
       switch (error.code) {
         case 'task_not_found':
         case 'push_config_not_found':
           return new TaskNotFoundError(error.detail);
         case 'task_terminal':
+        case 'task_message_limit': // like a terminal task, a full one takes no more messages
           return new UnsupportedOperationError(error.detail);
         case 'task_not_cancelable':
           return new TaskNotCancelableError(error.detail);
@@ -247,8 +287,8 @@ function requireTaskId(id: string | undefined): string {
   return id;
 }
 
-function historyLength(value: number | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  if (!Number.isInteger(value) || value < 0) throw new RequestMalformedError('historyLength must be a whole number, 0 or more.');
-  return value;
+function wholeNumber(historyLength: number | undefined): number | undefined {
+  if (historyLength === undefined) return undefined;
+  if (!Number.isInteger(historyLength) || historyLength < 0) throw new RequestMalformedError('historyLength must be a whole number, 0 or more.');
+  return historyLength;
 }

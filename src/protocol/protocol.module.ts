@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AdmissionModule } from '../admission/admission.module';
 import { EventsModule } from '../events/events.module';
 import { IdentitiesModule } from '../identities/identities.module';
+import { KeysModule } from '../keys/keys.module';
 import { LedgerModule } from '../ledger/ledger.module';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolController } from './protocol.controller';
@@ -10,7 +11,7 @@ import { A2APushNotificationRenderer } from './push-notification-renderer';
 
 /** `POST /a2a/{handle}`: A2A JSON-RPC (v1.0 and v0.3) over the ledger. */
 @Module({
-  imports: [IdentitiesModule, AdmissionModule, LedgerModule, EventsModule],
+  imports: [IdentitiesModule, AdmissionModule, LedgerModule, KeysModule, EventsModule],
   controllers: [ProtocolController],
   providers: [ProtocolService, LedgerRequestHandler, A2APushNotificationRenderer],
 })

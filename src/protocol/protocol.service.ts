@@ -7,12 +7,18 @@ import type { Request, Response } from 'express';
 import type { AgentKeyPrincipal } from '../auth/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { AdmissionService } from '../admission/admission.service';
-import { forbidden, notFound } from '../common/app-error';
+import { AppError, forbidden, notFound } from '../common/app-error';
+import { jsonRpcErrorBody } from '../common/problem.filter';
 import { isHandle } from '../identities/handle';
 import { IdentitiesService } from '../identities/identities.service';
+import { KeysService } from '../keys/keys.service';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
+import type { TaskPair } from '../ledger/ledger.service';
 import { callContext } from './call-context';
+import { CallRefused, CallStanding, lostStanding } from './call-standing';
 import { LedgerRequestHandler } from './ledger-request-handler';
+import { OpenCalls } from './open-calls';
+import { writeFrame } from './sse';
 
 type RpcId = string | number | null;
 type RpcResponse = { jsonrpc: string; id: RpcId; result?: unknown; error?: unknown };
@@ -26,22 +32,27 @@ type RpcError = { code: number; message: string; data?: unknown };
  * JSON-RPC transport handler of that generation, which validates the method and its
  * params, calls LedgerRequestHandler and shapes the result. Method-level errors are
  * JSON-RPC errors with HTTP 200. Streams are written here as SSE, with keep-alive
- * comments and a maximum duration.
+ * comments and a maximum duration, written no faster than the client reads. A call
+ * that stays open takes one of its key's slots (`openCalls`) and re-checks its caller
+ * each time it wakes (`standing`): one that lost its standing ends with that check's error.
  */
 @Injectable()
 export class ProtocolService implements OnModuleDestroy {
   private readonly v1: JsonRpcTransportHandler;
   private readonly v03: LegacyJsonRpcTransportHandler;
   private readonly inFlight = new Set<AbortController>();
+  private readonly openCalls: OpenCalls;
 
   constructor(
     private readonly identities: IdentitiesService,
     private readonly admission: AdmissionService,
+    private readonly keys: KeysService,
     handler: LedgerRequestHandler,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.v1 = new JsonRpcTransportHandler(handler);
     this.v03 = new LegacyJsonRpcTransportHandler(handler);
+    this.openCalls = new OpenCalls(config.protocolMaxOpenCallsPerKey);
   }
 
   /** Shutdown: streams end and blocking sends return the task as it is. */
@@ -78,62 +89,102 @@ export class ProtocolService implements OnModuleDestroy {
       return;
     }
 
+    const waits = blocking(version, body as { params?: unknown });
+    const release = staysOpen(version, (body as { method: string }).method, waits) ? this.openCalls.take(principal.id) : () => undefined;
+    if (!release) {
+      throw new AppError(429, 'too_many_open_calls',
+        `This API key already has ${this.config.protocolMaxOpenCallsPerKey} streams and blocking sends open; wait for one to end.`);
+    }
     const abort = new AbortController();
     this.inFlight.add(abort);
     res.on('close', () => abort.abort());
     try {
-      const context = callContext({
-        pair: {
-          requester: { id: principal.identity.id, handle: principal.identity.handle, organizationId: principal.organizationId! },
-          worker: { id: worker.id, handle: worker.agentHandle, organizationId: worker.organizationId! },
-        },
-        version,
-        blocking: blocking(version, body as { params?: unknown }),
-        signal: abort.signal,
-      });
+      const pair: TaskPair = {
+        requester: { id: principal.identity.id, handle: principal.identity.handle, organizationId: principal.organizationId! },
+        worker: { id: worker.id, handle: worker.agentHandle, organizationId: worker.organizationId! },
+      };
+      const standing = new CallStanding(() => this.standing(principal.id, pair));
+      const context = callContext({ pair, version, blocking: waits, signal: abort.signal, standing });
       const result = await (version === '1.0' ? this.v1 : this.v03).handle(body as Record<string, unknown>, context);
-      if (Symbol.asyncIterator in result) await this.stream(res, result, id, version, abort);
+      if (Symbol.asyncIterator in result) await this.stream(req, res, result, id, version, abort);
+      // A blocking send that lost its standing answers as the failed check would (the SDK saw an internal error).
+      else if (standing.refusal) throw standing.refusal;
       else res.status(200).json(result);
     } finally {
       this.inFlight.delete(abort);
+      release();
     }
+  }
+
+  /**
+   * The open call's checks, asked again: the key (the guard's), both identities and
+   * admission (without recording a denial; the call was admitted). Three indexed reads.
+   */
+  private async standing(keyId: string, pair: TaskPair): Promise<AppError | null> {
+    const [active, identities] = await Promise.all([this.keys.isActive(keyId), this.identities.findByIds([pair.requester.id, pair.worker.id])]);
+    const requester = identities.find((identity) => identity.id === pair.requester.id);
+    const worker = identities.find((identity) => identity.id === pair.worker.id);
+    // Identity rows are never deleted; were one missing, the call would have nobody to serve.
+    const decision = active && requester && worker ? await this.admission.decide(requester, worker) : UNAVAILABLE;
+    return lostStanding(active, decision);
   }
 
   /**
    * SSE as the SDK's express transport frames it (`data: <JSON-RPC response>`, errors
    * as `event: error`). An error before the first event is a plain JSON-RPC error
    * (HTTP 200), so that, for example, subscribing to a terminal task answers -32004.
+   * A lost standing is the checks' JSON-RPC error body (with `data.reason`), as an
+   * HTTP error before the first event and as the last event after it.
    */
-  private async stream(res: Response, events: AsyncGenerator<RpcResponse>, id: RpcId, version: A2AVersion, abort: AbortController): Promise<void> {
+  private async stream(req: Request, res: Response, events: AsyncGenerator<RpcResponse>, id: RpcId, version: A2AVersion, abort: AbortController): Promise<void> {
     const mapError = version === '1.0' ? JsonRpcTransportHandler.mapToJSONRPCError : LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError;
     let first: IteratorResult<RpcResponse>;
     try {
       first = await events.next();
     } catch (error) {
+      if (error instanceof CallRefused) throw error.refusal;
       res.status(200).json(rpcError(id, mapError(error)));
       return;
     }
     res.status(200);
     for (const [name, value] of Object.entries(SSE_HEADERS)) res.setHeader(name, value);
     res.flushHeaders();
-    const keepAlive = setInterval(() => res.writable && res.write(': keep-alive\n\n'), this.config.sseKeepaliveMs);
+    // A keep-alive is skipped while the client has not read what it was sent.
+    const keepAlive = setInterval(() => res.writable && !res.writableNeedDrain && res.write(': keep-alive\n\n'), this.config.sseKeepaliveMs);
     const maxDuration = setTimeout(() => abort.abort(), this.config.sseMaxDurationMs);
     try {
-      for (let next = first; !next.done; next = await events.next()) res.write(formatSSEEvent(next.value));
+      for (let next = first; !next.done; next = await events.next()) await writeFrame(res, formatSSEEvent(next.value), abort.signal);
     } catch (error) {
-      if (!abort.signal.aborted) res.write(formatSSEErrorEvent(rpcError(id, mapError(error))));
+      if (abort.signal.aborted) return;
+      res.write(formatSSEErrorEvent(error instanceof CallRefused ? jsonRpcErrorBody(req, error.refusal) : rpcError(id, mapError(error))));
     } finally {
       clearInterval(keepAlive);
       clearTimeout(maxDuration);
+      // A stream left while it waited for the client ends here (its ledger watch closes).
+      await events.return(undefined);
       res.end();
     }
   }
 }
 
+/** Standing of a call whose identity rows are gone. */
+const UNAVAILABLE = { allowed: false, reason: 'worker_unavailable' } as const;
+
 /** Missing → 0.3 (CONTRACT §5); 0.3 and 1.0 are spoken; anything else is not. */
 function a2aVersion(header: string | undefined): A2AVersion | null {
   const value = header === undefined ? '0.3' : header.trim();
   return value === '0.3' || value === '1.0' ? value : null;
+}
+
+/** The methods that stay open: streams always, sends while they block for the worker. */
+const OPEN_METHODS: Record<A2AVersion, { streams: readonly string[]; send: string }> = {
+  '1.0': { streams: ['SendStreamingMessage', 'SubscribeToTask'], send: 'SendMessage' },
+  '0.3': { streams: ['message/stream', 'tasks/resubscribe'], send: 'message/send' },
+};
+
+function staysOpen(version: A2AVersion, method: string, blocks: boolean): boolean {
+  const open = OPEN_METHODS[version];
+  return open.streams.includes(method) || (blocks && method === open.send);
 }
 
 /** v1.0 sends block unless `returnImmediately`; v0.3 sends block unless `blocking: false`. */

@@ -129,13 +129,13 @@ describe('ledger REST', () => {
       const [item] = (await list(apiKey(pair.worker.key)).expect(200)).body.tasks;
       expect(item.history.map((m: any) => m.parts[0].text)).toEqual(['ack']);
       expect(item).not.toHaveProperty('artifacts');
-      const [full] = (await list(apiKey(pair.worker.key), '?history_length=5&include_artifacts=true').expect(200)).body.tasks;
+      const [full] = (await list(apiKey(pair.worker.key), '?limit=40&history_length=5&include_artifacts=true').expect(200)).body.tasks;
       expect(full.history).toHaveLength(2);
       expect(full.artifacts).toHaveLength(1);
     });
 
     it.each([
-      '?role=boss', '?state=done', '?context_id=nope', '?updated_after=yesterday', '?limit=0', '?limit=201', '?cursor=%%%', '?history_length=101',
+      '?role=boss', '?state=done', '?context_id=nope', '?updated_after=yesterday', '?limit=0', '?limit=201', '?cursor=%%%', '?history_length=101', '?limit=200&history_length=2',
       '?include_artifacts=maybe', '?colour=red',
     ])('refuses %s with 400', async (query) => {
       const res = await list(apiKey(acmeAdmin), query);

@@ -65,7 +65,14 @@ const KNOWN_FIELDS = ['scope', 'scoped_identity_id', 'label', 'description', 'em
   'display_name', 'skills', 'publicly_discoverable', 'allow_public_egress', 'filter_mode', 'enabled', 'mint_key', 'claim_code',
   'identity', 'direction', 'action', 'peer', 'note', 'requester', 'worker', 'state', 'message', 'artifacts', 'url', 'events'];
 
-const HOSTILE_QUERIES = ['limit=-1', 'limit=abc', 'limit=1e9', 'limit[]=1&limit[]=2', 'cursor=%%%', 'cursor=' + 'Z'.repeat(600),
+const craftedCursor = (value: unknown) => `cursor=${Buffer.from(JSON.stringify(value)).toString('base64url')}`;
+
+const HOSTILE_QUERIES = [
+  craftedCursor(['1', '00000000-0000-4000-8000-000000000000']),
+  craftedCursor(['2026-01-01T00:00:00Z', '-'.repeat(36)]),
+  craftedCursor(['-010000-01-01T00:00:00Z', '00000000-0000-4000-8000-000000000000']),
+  'identity=' + 'a'.repeat(36), 'peer=' + 'a'.repeat(36), 'skill=%00', 'tag=a%00', 'context_id=' + 'f'.repeat(36),
+  'updated_after=%2B010000-01-01T00:00:00Z', 'limit=-1', 'limit=abc', 'limit=1e9', 'limit[]=1&limit[]=2', 'cursor=%%%', 'cursor=' + 'Z'.repeat(600),
   'state=unknown', 'role=owner', 'q=' + encodeURIComponent("'; DROP TABLE identities; --"), 'updated_after=yesterday'];
 
 interface Failure {
@@ -142,7 +149,10 @@ describe('fuzzing every route', () => {
         if (method !== 'GET') {
           for (const [, body] of HOSTILE_BODIES) await send(method, base, headers, body);
           for (let i = 0; i < 8; i++) await send(method, base, headers, JSON.stringify(randomJson()));
-          for (const field of KNOWN_FIELDS) await send(method, base, headers, JSON.stringify({ [field]: null }));
+          for (const field of KNOWN_FIELDS) {
+            await send(method, base, headers, JSON.stringify({ [field]: null }));
+            await send(method, base, headers, JSON.stringify({ [field]: 'x\u0000y' }));
+          }
         }
       }
     }

@@ -81,6 +81,24 @@ describe('rate limits', () => {
     }
   });
 
+  it('Console signups spend the signup quota; login attempts have a per-address quota', async () => {
+    const t = await startApp({ RATE_LIMIT_SIGNUPS_PER_HOUR: '1', RATE_LIMIT_LOGIN_ATTEMPTS_PER_MINUTE: '2' });
+    try {
+      const account = await signup(t);
+      const again = await t.http().post('/api/v1/console/signup').send({ organization_name: 'X', email: `${randomBytes(4).toString('hex')}@example.test`, password: PASSWORD });
+      expect(again.status).toBe(429);
+      expect(again.headers['ratelimit-policy']).toBe('"signup";q=1;w=3600');
+      // Different emails each time: the per-(email, address) failure count never trips, the address quota does.
+      for (const email of ['a@example.test', 'b@example.test']) {
+        await t.http().post('/api/v1/console/login').send({ email, password: 'wrong password!!' }).expect(401);
+      }
+      const limited = await t.http().post('/api/v1/console/login').send({ email: account.email, password: PASSWORD }).expect(429);
+      expect(limited.headers['ratelimit-policy']).toBe('"login_attempts";q=2;w=60');
+    } finally {
+      await t.close();
+    }
+  });
+
   describe('shared through Redis (REDIS_URL)', () => {
     const redisEnv = () => ({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: `a2a-test-${randomBytes(4).toString('hex')}:` });
 

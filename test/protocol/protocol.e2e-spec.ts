@@ -380,7 +380,7 @@ describe('protocol endpoint', () => {
       expect(created.body.result).toMatchObject({ taskId: task.id, id: expect.any(String), url: 'https://hooks.example.test/v1' });
 
       const one = await rpc(t, worker.handle, requester.key, 'GetTaskPushNotificationConfig', { taskId: task.id, id: 'c1' }, '1.0');
-      expect(one.body.result).toMatchObject({ id: 'c1', authentication: { scheme: 'Bearer', credentials: 'secret' } });
+      expect(one.body.result).toMatchObject({ id: 'c1', authentication: { scheme: 'Bearer' } });
       const listed = await rpc(t, worker.handle, requester.key, 'tasks/pushNotificationConfig/list', { id: task.id });
       expect(listed.body.result.map((c: any) => c.pushNotificationConfig.id).sort()).toEqual(['c1', created.body.result.id].sort());
       const v1List = await rpc(t, worker.handle, requester.key, 'ListTaskPushNotificationConfigs', { taskId: task.id }, '1.0');
@@ -393,6 +393,38 @@ describe('protocol endpoint', () => {
       expect(gone.body.error.code).toBe(-32001);
       const [{ version }] = await t.db.query(`SELECT protocol_version AS version FROM push_notification_configs WHERE task_id = $1`, [task.id]);
       expect(version).toBe('1.0');
+    });
+
+    it('the token and credentials are shown only in the response that set them; get and list mask them', async () => {
+      const task = await submitTask(t, requester, worker);
+      const secret = { url: 'https://hooks.example.test/a2a', token: 'tok-secret', authentication: { schemes: ['Bearer'], credentials: 'cred-secret' } };
+      const set = await rpc(t, worker.handle, requester.key, 'tasks/pushNotificationConfig/set', { taskId: task.id, pushNotificationConfig: { ...secret, id: 'c1' } });
+      expect(set.body.result.pushNotificationConfig).toEqual({ ...secret, id: 'c1' });
+      const created = await rpc(t, worker.handle, requester.key, 'CreateTaskPushNotificationConfig', {
+        taskId: task.id, id: 'c2', url: secret.url, token: 'tok-secret', authentication: { scheme: 'Basic', credentials: 'cred-secret' },
+      }, '1.0');
+      expect(created.body.result).toMatchObject({ token: 'tok-secret', authentication: { scheme: 'Basic', credentials: 'cred-secret' } });
+
+      const reads = [
+        await rpc(t, worker.handle, requester.key, 'tasks/pushNotificationConfig/get', { id: task.id, pushNotificationConfigId: 'c1' }),
+        await rpc(t, worker.handle, requester.key, 'tasks/pushNotificationConfig/get', { id: task.id }),
+        await rpc(t, worker.handle, requester.key, 'tasks/pushNotificationConfig/list', { id: task.id }),
+        await rpc(t, worker.handle, requester.key, 'GetTaskPushNotificationConfig', { taskId: task.id, id: 'c2' }, '1.0'),
+        await rpc(t, worker.handle, requester.key, 'ListTaskPushNotificationConfigs', { taskId: task.id }, '1.0'),
+      ];
+      for (const read of reads) {
+        expect(read.body.result).toBeDefined();
+        expect(JSON.stringify(read.body)).not.toMatch(/secret/);
+      }
+      expect(reads[0].body.result).toEqual({ taskId: task.id, pushNotificationConfig: { id: 'c1', url: secret.url, authentication: { schemes: ['Bearer'] } } });
+      expect(reads[3].body.result).toEqual({ taskId: task.id, id: 'c2', url: secret.url, authentication: { scheme: 'Basic' } });
+      expect(reads[4].body.result.configs).toHaveLength(2);
+      // Stored as set: push notifications are sent with them.
+      const rows = await t.db.query(`SELECT token, authentication FROM push_notification_configs WHERE task_id = $1 ORDER BY config_id`, [task.id]);
+      expect(rows).toEqual([
+        { token: 'tok-secret', authentication: { scheme: 'Bearer', credentials: 'cred-secret' } },
+        { token: 'tok-secret', authentication: { scheme: 'Basic', credentials: 'cred-secret' } },
+      ]);
     });
 
     it('a send may carry one; at most 10 per task; https only', async () => {

@@ -44,12 +44,15 @@ export class ListTasksQuery extends ParticipantQuery {
   @IsISO8601({ strict: true })
   updated_after?: string;
 
-  @ApiPropertyOptional({ minimum: 0, maximum: 100, default: 1, description: 'How many of each task\'s most recent messages to include.' })
+  @ApiPropertyOptional({
+    minimum: 0, default: 1,
+    description: 'How many of each task\'s most recent messages to include: at most LEDGER_MAX_HISTORY (default 100), and history_length × limit at most 200.',
+  })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
   @Min(0)
-  @Max(100)
+  @Max(100_000)
   history_length?: number;
 
   @ApiPropertyOptional({ default: false })
@@ -62,7 +65,10 @@ export class ListTasksQuery extends ParticipantQuery {
 export class ListContextsQuery extends ParticipantQuery {}
 
 export class HistoryQuery {
-  @ApiPropertyOptional({ minimum: 0, description: 'How many of the most recent messages to include; all when omitted.' })
+  @ApiPropertyOptional({
+    minimum: 0,
+    description: 'How many of the most recent messages to include: at most LEDGER_MAX_HISTORY (default 100), which is also the default. The whole history pages through /messages.',
+  })
   @IsOptional()
   @Type(() => Number)
   @IsInt()

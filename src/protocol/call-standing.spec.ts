@@ -1,0 +1,43 @@
+import type { AdmissionReason } from '../admission/admission.service';
+import { CallRefused, CallStanding, lostStanding } from './call-standing';
+
+describe('an open call\'s standing', () => {
+  const allowed = { allowed: true, reason: 'same_organization' as const };
+  const denied = (reason: AdmissionReason) => ({ allowed: false, reason });
+
+  it('stands while the key is active and admission allows the pair', () => {
+    for (const reason of ['same_organization', 'public_egress', 'mutual_permit'] as const) {
+      expect(lostStanding(true, { allowed: true, reason })).toBeNull();
+    }
+  });
+
+  it('a revoked key comes first, whatever admission says: 401 (reason unauthenticated)', () => {
+    for (const decision of [allowed, denied('requester_disabled'), denied('worker_unavailable'), denied('blocked_by_worker')]) {
+      expect(lostStanding(false, decision)).toMatchObject({ status: 401, code: 'invalid_api_key' });
+    }
+  });
+
+  it.each<[AdmissionReason, number, string]>([
+    ['requester_unclaimed', 403, 'requester_disabled'],
+    ['requester_disabled', 403, 'requester_disabled'],
+    ['worker_unavailable', 404, 'worker_not_found'],
+    ['blocked_by_requester', 403, 'admission_denied'],
+    ['blocked_by_worker', 403, 'admission_denied'],
+    ['not_permitted_by_requester', 403, 'admission_denied'],
+    ['not_permitted_by_worker', 403, 'admission_denied'],
+  ])('a denial for %s is %i %s, as the same check at the start of a call', (reason, status, code) => {
+    expect(lostStanding(true, denied(reason))).toMatchObject({ status, code });
+  });
+
+  it('CallStanding throws the refusal and keeps it', async () => {
+    const refusal = lostStanding(false, allowed)!;
+    let answer: typeof refusal | null = null;
+    const standing = new CallStanding(async () => answer);
+    await standing.require();
+    expect(standing.refusal).toBeNull();
+    answer = refusal;
+    await expect(standing.require()).rejects.toEqual(new CallRefused(refusal));
+    await expect(standing.require()).rejects.toBeInstanceOf(CallRefused);
+    expect(standing.refusal).toBe(refusal);
+  });
+});
