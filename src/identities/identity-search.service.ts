@@ -55,7 +55,7 @@ class Params {
 /** Full-text match: every word of `q` must start a word of the identity's text. */
 function textMatch(q: string | undefined, p: Params): string[] {
   const tsquery = toPrefixQuery(q);
-  return tsquery ? [`i.search_vector @@ to_tsquery('simple', ${p.param(tsquery)})`] : [];
+  return tsquery ? [`i.search_vector @@ ${p.param(tsquery)}::tsquery`] : [];
 }
 
 /** Keyset position: rows after the cursor in (created_at DESC, id DESC) order. */
@@ -144,11 +144,18 @@ export class IdentitySearchService {
 }
 
 /**
- * The tsquery for `q`: each word a prefix, all required. Words are letters and
- * digits only, so user input never reaches the tsquery syntax; `q` without any
- * word filters nothing.
+ * The tsquery for `q` (cast with `::tsquery`): each word a prefix, all required.
+ * Words are letters and digits only, so user input never reaches the tsquery
+ * syntax; `q` without any word filters nothing.
+ *
+ * Each word is a quoted lexeme, taken as it is: `to_tsquery` would run it through
+ * the text parser, which reads a handle's `3e022f41` as the number `3e022` then the
+ * word `f41`, while the indexed text holds the lexeme `3e022f41` (the parts of a
+ * hyphenated word). The parser does read an all-digit part after a hyphen as a
+ * signed number (`agent-34821630` indexes `-34821630`), so digits match that form too.
  */
 export function toPrefixQuery(q: string | undefined): string | null {
   const words = (q?.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, MAX_SEARCH_WORDS);
-  return words.length > 0 ? words.map((word) => `${word}:*`).join(' & ') : null;
+  const lexeme = (word: string) => (/^\d+$/.test(word) ? `('${word}':* | '-${word}':*)` : `'${word}':*`);
+  return words.length > 0 ? words.map(lexeme).join(' & ') : null;
 }

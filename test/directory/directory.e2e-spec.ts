@@ -146,6 +146,18 @@ describe('discovery', () => {
       }
     });
 
+    it('q finds handles whose parts the text parser reads as numbers (3e022f41, 34821630, 12e4)', async () => {
+      const suffix = randomBytes(2).toString('hex').replace(/[a-f]/g, '7');
+      const handles = [`num-3e022f41-${suffix}`, `num-34821630${suffix}`, `num-12e4-${suffix}`, `num-1e5x-${suffix}`];
+      for (const handle of handles) await listed(acme, { agent_handle: handle });
+      for (const handle of handles) {
+        const found = (q: string) => t.http().get('/a2a/directory').query({ q }).expect(200)
+          .then((res) => (res.body.agents as Agent[]).map((a) => a.agent_handle));
+        expect(await found(handle)).toEqual([handle]);
+        expect(await found(handle.split('-').slice(1).join(' '))).toEqual([handle]);
+      }
+    });
+
     it('q searches handle, name, description and skills by word prefix, every word, any case', async () => {
       const word = marker('okapi');
       const a = await listed(acme, {
