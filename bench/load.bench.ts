@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { dropDatabase, urlFor, withServer } from '../test/support/database';
+import { httpClient } from '../test/support/http-client';
 import { startServerProcess } from '../test/support/server-process';
 import { percentile, table } from './lib';
 
@@ -24,18 +25,7 @@ export async function run(): Promise<void> {
   });
   const base = server.baseUrl;
   try {
-    const http = async (path: string, init: { method?: string; key?: string; token?: string; body?: unknown } = {}) => {
-      const res = await fetch(base + path, {
-        method: init.method ?? 'GET',
-        headers: {
-          'content-type': 'application/json',
-          ...(init.key ? { 'x-api-key': init.key } : {}),
-          ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
-        },
-        body: init.body === undefined ? undefined : JSON.stringify(init.body),
-      });
-      return { status: res.status, body: (await res.json().catch(() => null)) as any };
-    };
+    const http = httpClient(base);
 
     const session = await http('/api/v1/console/signup', { method: 'POST', body: { organization_name: 'Load', email: 'load@example.test', password: 'correct horse battery staple' } });
     const agents: Array<{ handle: string; key: string }> = [];

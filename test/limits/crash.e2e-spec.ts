@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { createTestDatabase, dropDatabase, urlFor } from '../support/database';
 import { PASSWORD, unique } from '../support/fixtures';
+import { httpClient } from '../support/http-client';
 import { startServerProcess, type ServerProcess } from '../support/server-process';
 
 /**
@@ -29,31 +30,18 @@ describe('a SIGKILL mid-load loses nothing that was acknowledged', () => {
     RATE_LIMIT_PUBLIC_PER_MINUTE: '1000000',
   });
 
-  async function call(base: string, path: string, init: { method?: string; key?: string; token?: string; body?: unknown }) {
-    const res = await fetch(base + path, {
-      method: init.method ?? 'GET',
-      headers: {
-        'content-type': 'application/json',
-        ...(init.key ? { 'x-api-key': init.key } : {}),
-        ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
-      },
-      body: init.body === undefined ? undefined : JSON.stringify(init.body),
-    });
-    return { status: res.status, body: (await res.json().catch(() => null)) as any };
-  }
-
   it('keeps every acknowledged send and reply, and every task legal', async () => {
     server = await start();
-    const base = server.baseUrl;
-    const session = await call(base, '/api/v1/console/signup', {
+    const call = httpClient(server.baseUrl);
+    const session = await call('/api/v1/console/signup', {
       method: 'POST', body: { organization_name: 'Crash', email: `${unique('crash')}@example.test`, password: PASSWORD },
     });
     const agents = [];
     for (const role of ['requester', 'worker']) {
-      const created = await call(base, '/api/v1/identities', { method: 'POST', token: session.body.token, body: { agent_handle: unique(role), mint_key: true } });
+      const created = await call('/api/v1/identities', { method: 'POST', token: session.body.token, body: { agent_handle: unique(role), mint_key: true } });
       expect(created.status).toBe(201);
       const handle = created.body.agent_handle as string;
-      expect((await call(base, `/api/v1/identities/${handle}/settings`, { method: 'PATCH', token: session.body.token, body: { enabled: true } })).status).toBe(200);
+      expect((await call(`/api/v1/identities/${handle}/settings`, { method: 'PATCH', token: session.body.token, body: { enabled: true } })).status).toBe(200);
       agents.push({ handle, key: created.body.api_key.key as string });
     }
     const [requester, worker] = agents;
@@ -65,7 +53,7 @@ describe('a SIGKILL mid-load loses nothing that was acknowledged', () => {
       while (!stop) {
         const messageId = randomUUID();
         try {
-          const res = await call(base, `/a2a/${worker.handle}`, {
+          const res = await call(`/a2a/${worker.handle}`, {
             method: 'POST', key: requester.key,
             body: { jsonrpc: '2.0', id: 1, method: 'message/send', params: {
               message: { kind: 'message', role: 'user', messageId, parts: [{ kind: 'text', text: 'work' }] },
@@ -87,7 +75,7 @@ describe('a SIGKILL mid-load loses nothing that was acknowledged', () => {
         }
         const id = pending[Math.floor(Math.random() * pending.length)];
         try {
-          const res = await call(base, `/api/v1/tasks/${id}/reply`, {
+          const res = await call(`/api/v1/tasks/${id}/reply`, {
             method: 'POST', key: worker.key, body: { state: 'completed', message: { parts: [{ kind: 'text', text: 'done' }] } },
           });
           if (res.status === 200) acknowledgedReplies.add(id);
@@ -105,8 +93,9 @@ describe('a SIGKILL mid-load loses nothing that was acknowledged', () => {
     await load;
 
     server = await start();
+    const after = httpClient(server.baseUrl);
     for (const [taskId, messageId] of acknowledgedSends) {
-      const task = await call(server.baseUrl, `/api/v1/tasks/${taskId}`, { key: requester.key });
+      const task = await after(`/api/v1/tasks/${taskId}`, { key: requester.key });
       expect({ taskId, status: task.status }).toEqual({ taskId, status: 200 });
       expect(task.body.history.map((m: { messageId: string }) => m.messageId)).toContain(messageId);
       if (acknowledgedReplies.has(taskId)) expect({ taskId, state: task.body.status.state }).toEqual({ taskId, state: 'completed' });

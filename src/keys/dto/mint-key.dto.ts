@@ -1,9 +1,11 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsString, IsUUID, MaxLength } from 'class-validator';
+import { IsIn, IsUUID } from 'class-validator';
 import { Optional } from '../../common/validation';
 import type { KeyScope } from '../key-format';
+import { UpdateKeyDto } from './update-key.dto';
 
-export class MintKeyDto {
+/** Scope and binding, fixed at creation, plus the editable label and description. */
+export class MintKeyDto extends UpdateKeyDto {
   @ApiPropertyOptional({ enum: ['admin', 'agent'], default: 'agent', description: 'Admin keys may only mint agent keys.' })
   @Optional()
   @IsIn(['admin', 'agent'])
@@ -13,16 +15,4 @@ export class MintKeyDto {
   @Optional()
   @IsUUID()
   scoped_identity_id?: string;
-
-  @ApiPropertyOptional({ maxLength: 100 })
-  @Optional()
-  @IsString()
-  @MaxLength(100)
-  label?: string;
-
-  @ApiPropertyOptional({ maxLength: 2000 })
-  @Optional()
-  @IsString()
-  @MaxLength(2000)
-  description?: string;
 }
