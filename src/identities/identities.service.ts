@@ -13,7 +13,8 @@ import type { UpdateSettingsDto } from './dto/update-settings.dto';
 import { checkIdentityAccess, checkSettingsChange, type IdentityAction, type SettingField } from './identity-access';
 import { emitIdentityEvent } from './identity-events';
 import {
-  identityFromRow, insertIdentity, lockIdentity, SELECT_IDENTITY_BY_HANDLE, SELECT_IDENTITY_BY_ID, type IdentityRow,
+  identityFromRow, insertIdentity, lockIdentity, SELECT_IDENTITY_BY_HANDLE, SELECT_IDENTITY_BY_ID, SELECT_IDENTITY_BY_ID_OR_HANDLE,
+  type IdentityRow,
 } from './identity-rows';
 import { canonicalSkills, toIdentityView, toSettingsView, type IdentityView, type MintedKeyView, type SettingsView } from './identity-view';
 import { Identity } from './identity.entity';
@@ -55,6 +56,17 @@ export class IdentitiesService {
     return identityFromRow((await this.hot.rows<IdentityRow>('identity_by_id', SELECT_IDENTITY_BY_ID, [id]))[0]);
   }
 
+  /**
+   * The parties of a protocol call, read together (one round trip on the hottest
+   * path): the caller by id, and the worker by handle if it is servable (else null).
+   */
+  async findCallParties(requesterId: string, workerHandle: string): Promise<{ requester: Identity | null; worker: Identity | null }> {
+    const rows = (await this.hot.rows<IdentityRow>('identity_call_parties', SELECT_IDENTITY_BY_ID_OR_HANDLE, [requesterId, workerHandle]))
+      .map((row) => identityFromRow(row)!);
+    const worker = rows.find((identity) => identity.agentHandle === workerHandle) ?? null;
+    return { requester: rows.find((identity) => identity.id === requesterId) ?? null, worker: worker && isServable(worker) ? worker : null };
+  }
+
   /** Several identities in one query (to show the handles a page of rows names). */
   async findByIds(ids: readonly string[]): Promise<Identity[]> {
     return ids.length === 0 ? [] : this.identities.findBy({ id: In([...new Set(ids)]) });
@@ -67,7 +79,7 @@ export class IdentitiesService {
    */
   async findServable(handle: string): Promise<Identity | null> {
     const identity = await this.findByHandle(handle);
-    return identity && identity.claimed && identity.enabled && identity.status === 'active' ? identity : null;
+    return identity && isServable(identity) ? identity : null;
   }
 
   /** `POST /api/v1/identities`: claimed into the caller's organization, receiver disabled. */
@@ -167,4 +179,9 @@ export class IdentitiesService {
     if (identity!.status === 'deleted') throw conflict('identity_deleted', 'The identity has been deleted; it can be read but no longer changed.');
     return identity!;
   }
+}
+
+/** Served at /a2a/{handle} (card and protocol): claimed, receiver enabled, not deleted. */
+function isServable(identity: Identity): boolean {
+  return identity.claimed && identity.enabled && identity.status === 'active';
 }

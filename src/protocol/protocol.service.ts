@@ -64,11 +64,10 @@ export class ProtocolService implements OnModuleDestroy {
     if (!principal.identity.enabled) {
       throw forbidden('requester_disabled', 'Your identity\'s receiver is disabled; only enabled identities may send work.');
     }
-    const [requester, worker] = await Promise.all([
-      this.identities.findById(principal.identity.id),
-      // A segment that cannot be a handle names nobody, and never reaches the database.
-      isHandle(handle) ? this.identities.findServable(handle) : null,
-    ]);
+    // A segment that cannot be a handle names nobody, and never reaches the database.
+    const { requester, worker } = isHandle(handle)
+      ? await this.identities.findCallParties(principal.identity.id, handle)
+      : { requester: null, worker: null };
     if (!worker) throw notFound('worker_not_found', 'No enabled, claimed identity has that handle.');
     // The caller learns only that admission said no; the decision is recorded for each side's administrators.
     if (!(await this.admission.evaluate(requester!, worker)).allowed) {
