@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { badRequest, conflict, notFound } from '../common/app-error';
-import { decodeCursor, pageLimit, pageOf } from '../common/pagination';
+import { decodeCursor, keysetAfter, pageLimit, pageOf } from '../common/pagination';
 import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../auth/principal';
 import { EventsService } from '../events/events.service';
 import { IdentitiesService } from '../identities/identities.service';
@@ -75,13 +75,9 @@ export class ContactRulesService {
     if (owner) where.push(`identity_id = $${params.push(owner)}`);
     if (query.direction) where.push(`direction = $${params.push(query.direction)}`);
     if (query.action) where.push(`action = $${params.push(query.action)}`);
-    if (cursor) {
-      const at = params.push(cursor.at);
-      const id = params.push(cursor.id);
-      where.push(`(created_at, id) < ($${at}::timestamptz, $${id}::uuid)`);
-    }
+    where.push(...keysetAfter('r', cursor, params));
     const rows = (await this.dataSource.query(
-      `${SELECT_RULE} WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`,
+      `${SELECT_RULE} r WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`,
       params,
     )) as ContactRule[];
     const page = pageOf(rows, limit, (row) => ({ at: row.createdAt.toISOString(), id: row.id }));

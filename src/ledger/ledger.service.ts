@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, conflict, notFound } from '../common/app-error';
-import { decodeCursor, encodeCursor } from '../common/pagination';
+import { decodeCursor, encodeCursor, keysetAfter } from '../common/pagination';
 import { isUuid } from '../common/parse-id.pipe';
 import { LedgerEvents } from './ledger-events';
 import { TaskJournal, type NewMessage } from './task-journal';
@@ -100,7 +100,7 @@ export class LedgerService {
       `SELECT count(*)::int AS total FROM tasks t WHERE ${where.join(' AND ')}`, params,
     )) as Array<{ total: number }>;
     const cursor = decodeCursor(filter.pageToken || undefined);
-    if (cursor) where.push(`(t.created_at, t.id) < ($${params.push(cursor.at)}::timestamptz, $${params.push(cursor.id)}::uuid)`);
+    where.push(...keysetAfter('t', cursor, params));
     const rows = (await this.dataSource.query(
       `SELECT ${TASK_COLUMNS} FROM tasks t WHERE ${where.join(' AND ')} ORDER BY t.created_at DESC, t.id DESC LIMIT ${filter.pageSize + 1}`,
       params,

@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { ConsolePrincipal, KeyPrincipal, Principal } from '../auth/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, conflict, forbidden, notFound, type FieldError } from '../common/app-error';
-import { decodeCursor, pageLimit, pageOf, type PageQuery } from '../common/pagination';
+import { creationPosition, decodeCursor, keysetAfter, pageLimit, pageOf, type PageQuery } from '../common/pagination';
 import type { ArtifactChunk } from './entities/task-event.entity';
 import type { HistoryQuery, ListContextsQuery, ListTasksQuery } from './dto/list-tasks.query';
 import type { ReplyDto } from './dto/reply.dto';
@@ -53,12 +53,12 @@ export class TasksService {
     if (query.state) where.push(`t.state = $${params.push(query.state)}`);
     if (query.context_id) where.push(`t.context_id = $${params.push(query.context_id)}::uuid`);
     if (query.updated_after) where.push(`t.updated_at > $${params.push(query.updated_after)}::timestamptz`);
-    where.push(...this.after('t', query, params));
+    where.push(...keysetAfter('t', decodeCursor(query.cursor), params));
     const rows = (await this.dataSource.query(
       `SELECT ${TASK_COLUMNS} FROM tasks t WHERE ${where.join(' AND ')} ORDER BY t.created_at DESC, t.id DESC LIMIT ${limit + 1}`,
       params,
     )) as TaskRow[];
-    const page = pageOf(rows, limit, (row) => ({ at: row.created_at.toISOString(), id: row.id }));
+    const page = pageOf(rows, limit, creationPosition);
     const tasks = await hydrateTasks(this.dataSource.manager, page.items, {
       historyLength: listHistory(query.history_length, limit, this.config.ledgerMaxHistory), artifacts: query.include_artifacts ?? false,
     });
@@ -86,12 +86,12 @@ export class TasksService {
   async listContexts(principal: LedgerPrincipal, query: ListContextsQuery): Promise<{ contexts: ContextView[]; next_cursor: string | null }> {
     const limit = pageLimit(query);
     const params: unknown[] = [];
-    const where = [visibleWhere('c', sideOf(principal), query, params), ...this.after('c', query, params)];
+    const where = [visibleWhere('c', sideOf(principal), query, params), ...keysetAfter('c', decodeCursor(query.cursor), params)];
     const rows = (await this.dataSource.query(
       `SELECT ${CONTEXT_COLUMNS} FROM contexts c WHERE ${where.join(' AND ')} ORDER BY c.created_at DESC, c.id DESC LIMIT ${limit + 1}`,
       params,
     )) as ContextRow[];
-    const page = pageOf(rows, limit, (row) => ({ at: row.created_at.toISOString(), id: row.id }));
+    const page = pageOf(rows, limit, creationPosition);
     return { contexts: page.items.map((row) => toContextView(contextRecord(row))), next_cursor: page.nextCursor };
   }
 
@@ -165,11 +165,6 @@ export class TasksService {
     return journal;
   }
 
-  private after(alias: string, query: PageQuery, params: unknown[]): string[] {
-    const cursor = decodeCursor(query.cursor);
-    if (!cursor) return [];
-    return [`(${alias}.created_at, ${alias}.id) < ($${params.push(cursor.at)}::timestamptz, $${params.push(cursor.id)}::uuid)`];
-  }
 
   private newMessage(dto: NonNullable<ReplyDto['message']>): NewMessage {
     return { messageId: randomUUID(), parts: parts(dto.parts, 'message.parts'), metadata: dto.metadata ?? null, extensions: [], referenceTaskIds: [] };
