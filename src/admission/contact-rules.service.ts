@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
+import { HotQuery } from '../database/hot-query';
 import { badRequest, conflict, notFound } from '../common/app-error';
 import { decodeCursor, keysetAfter, pageLimit, pageOf } from '../common/pagination';
 import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../auth/principal';
@@ -49,15 +50,16 @@ type OrganizationPrincipal = AdminKeyPrincipal | ConsolePrincipal;
 export class ContactRulesService {
   constructor(
     private readonly dataSource: DataSource,
+    private readonly hot: HotQuery,
     private readonly identities: IdentitiesService,
     private readonly events: EventsService,
   ) {}
 
-  /** The rules the decision needs for this pair, in one indexed round trip. */
-  async between(requester: AdmissionParty, worker: AdmissionParty): Promise<ContactRule[]> {
-    return (await this.dataSource.query(RULES_BETWEEN, [
+  /** The rules the decision needs for this pair: one indexed round trip, a prepared statement (every protocol call). */
+  between(requester: AdmissionParty, worker: AdmissionParty): Promise<ContactRule[]> {
+    return this.hot.rows<ContactRule>('contact_rules_between', RULES_BETWEEN, [
       requester.id, worker.id, requester.organizationId, worker.organizationId,
-    ])) as ContactRule[];
+    ]);
   }
 
   /**

@@ -42,13 +42,15 @@ export class ApiKeyGuard implements CanActivate {
       return true;
     }
 
-    const principal = await this.auth.authenticate(req).catch(async (error: unknown) => {
+    let principal: Principal;
+    try {
+      const authenticated = await this.auth.authenticate(req);
+      if (!authenticated) throw unauthorized('unauthenticated', 'Send an API key in X-API-Key or sign in to the Console.');
+      principal = authenticated;
+    } catch (error) {
+      // A failed authentication spends the address's public quota (a 429 replaces the 401 past it).
       await this.limits.enforce(res, 'public', address);
       throw error;
-    });
-    if (!principal) {
-      await this.limits.enforce(res, 'public', address);
-      throw unauthorized('unauthenticated', 'Send an API key in X-API-Key or sign in to the Console.');
     }
     req.principal = principal;
     await this.limits.enforce(res, name === 'protocol' ? 'protocol' : 'rest', `${principal.kind}:${principal.id}`);

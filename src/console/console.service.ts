@@ -131,10 +131,11 @@ export class ConsoleService {
   /** Organization names by id, in one query (Agent Cards name their provider). */
   async organizationNames(ids: readonly string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
-    const rows = (await this.dataSource.query(
+    const rows = await this.hot.rows<{ id: string; name: string }>(
+      'organization_names',
       `SELECT id, name FROM organizations WHERE id = ANY($1::uuid[])`,
       [[...new Set(ids)]],
-    )) as Array<{ id: string; name: string }>;
+    );
     return new Map(rows.map((row) => [row.id, row.name]));
   }
 

@@ -19,6 +19,3 @@ export const ALL_EVENTS = '*';
  */
 export const ORGANIZATION_ONLY_TYPES: readonly EventType[] = ['api_key.created', 'api_key.revoked'];
 
-export function isEventType(value: string): value is EventType {
-  return (EVENT_TYPES as readonly string[]).includes(value);
-}

@@ -12,6 +12,10 @@ describe('retry schedule', () => {
     expect(schedule).toEqual([5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR]);
   });
 
+  it('counts a delivery as successful only with a 2xx within 15 s by default (CONTRACT §8)', () => {
+    expect(loadConfig({}).events.timeoutMs).toBe(15 * SECOND);
+  });
+
   it('waits the n-th interval after the n-th failed attempt, then gives up after the eighth', () => {
     const waits = [1, 2, 3, 4, 5, 6, 7, 8].map((attempt) => retryDelay(schedule, attempt));
     expect(waits).toEqual([5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR, null]);

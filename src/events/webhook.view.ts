@@ -82,14 +82,8 @@ export interface AttemptRow {
   created_at: string;
 }
 
-export interface AttemptView {
-  attempt: number;
-  succeeded: boolean;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  created_at: string;
-}
+/** An attempt is shown as recorded. */
+export type AttemptView = AttemptRow;
 
 export interface DeliveryView {
   id: string;

@@ -1,19 +1,19 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In, Repository } from 'typeorm';
+import { DataSource, EntityManager, Repository } from 'typeorm';
 import { conflict } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../auth/principal';
 import { HotQuery } from '../database/hot-query';
 import { EventsService } from '../events/events.service';
-import { KeysService } from '../keys/keys.service';
+import { creatorOf, KeysService } from '../keys/keys.service';
 import type { CardFieldsDto } from './dto/card-fields.dto';
 import type { CreateIdentityDto } from './dto/create-identity.dto';
 import type { UpdateSettingsDto } from './dto/update-settings.dto';
 import { checkIdentityAccess, checkSettingsChange, type IdentityAction, type SettingField } from './identity-access';
 import { emitIdentityEvent } from './identity-events';
 import {
-  identityFromRow, insertIdentity, lockIdentity, SELECT_IDENTITY_BY_HANDLE, SELECT_IDENTITY_BY_ID, SELECT_IDENTITY_BY_ID_OR_HANDLE,
+  identityFromRow, insertIdentity, lockIdentity, SELECT_IDENTITY_BY_HANDLE, SELECT_IDENTITY_BY_ID, SELECT_IDENTITY_BY_ID_OR_HANDLE, SELECT_IDENTITIES_BY_IDS,
   type IdentityRow,
 } from './identity-rows';
 import { canonicalSkills, toIdentityView, toSettingsView, type IdentityView, type MintedKeyView, type SettingsView } from './identity-view';
@@ -69,7 +69,9 @@ export class IdentitiesService {
 
   /** Several identities in one query (to show the handles a page of rows names). */
   async findByIds(ids: readonly string[]): Promise<Identity[]> {
-    return ids.length === 0 ? [] : this.identities.findBy({ id: In([...new Set(ids)]) });
+    if (ids.length === 0) return [];
+    const rows = await this.hot.rows<IdentityRow>('identities_by_ids', SELECT_IDENTITIES_BY_IDS, [[...new Set(ids)]]);
+    return rows.map((row) => identityFromRow(row)!);
   }
 
   /**
@@ -97,7 +99,7 @@ export class IdentitiesService {
       const { metadata, key } = await this.keys.mintWith(em, {
         scope: 'agent',
         identityId: identity.id,
-        createdBy: principal.kind === 'console' ? { type: 'console_user', id: principal.id } : { type: 'api_key', id: principal.id },
+        createdBy: creatorOf(principal),
       });
       return { ...view, api_key: { ...metadata, key } };
     });

@@ -78,6 +78,7 @@ interface IdentityRow {
 /** Lookups by handle and by id, as prepared statements for the per-request paths (HotQuery). */
 export const SELECT_IDENTITY_BY_HANDLE = `SELECT ${ENTITY_COLUMNS} FROM identities WHERE agent_handle = $1`;
 export const SELECT_IDENTITY_BY_ID = `SELECT ${ENTITY_COLUMNS} FROM identities WHERE id = $1`;
+export const SELECT_IDENTITIES_BY_IDS = `SELECT ${ENTITY_COLUMNS} FROM identities WHERE id = ANY($1::uuid[])`;
 /** Both parties of a protocol call in one round trip: the caller by id, the worker by handle. */
 export const SELECT_IDENTITY_BY_ID_OR_HANDLE = `SELECT ${ENTITY_COLUMNS} FROM identities WHERE id = $1 OR agent_handle = $2`;
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, Repository } from 'typeorm';
-import { decodeCursor, pageLimit, pageOf, type PageQuery } from '../common/pagination';
+import { creationPosition, decodeCursor, keysetAfter, pageLimit, pageOf, type PageQuery } from '../common/pagination';
 import { Identity, type IdentityStatus } from './identity.entity';
 
 /**
@@ -58,12 +58,6 @@ function textMatch(q: string | undefined, p: Params): string[] {
   return tsquery ? [`i.search_vector @@ ${p.param(tsquery)}::tsquery`] : [];
 }
 
-/** Keyset position: rows after the cursor in (created_at DESC, id DESC) order. */
-function after(cursor: string | undefined, p: Params): string[] {
-  const position = decodeCursor(cursor);
-  return position ? [`(i.created_at, i.id) < (${p.param(position.at)}::timestamptz, ${p.param(position.id)}::uuid)`] : [];
-}
-
 const and = (conditions: string[]) => conditions.join(' AND ');
 
 /**
@@ -88,7 +82,7 @@ export class IdentitySearchService {
   async listPublic(query: PublicListing): Promise<IdentityPage> {
     const limit = pageLimit(query);
     const p = new Params();
-    const keyset = [PUBLICLY_LISTED, ...after(query.cursor, p)];
+    const keyset = [PUBLICLY_LISTED, ...keysetAfter('i', decodeCursor(query.cursor), p.values)];
     const filters = [
       ...textMatch(query.q, p),
       ...(query.skill ? [`i.skill_keys @> ARRAY[lower(${p.param(query.skill)}::text)]`] : []),
@@ -124,7 +118,7 @@ export class IdentitySearchService {
       ...(query.enabled !== undefined ? [`i.enabled = ${p.param(query.enabled)}::boolean`] : []),
       ...(query.claimed !== undefined ? [query.claimed ? 'i.claimed_at IS NOT NULL' : 'i.claimed_at IS NULL'] : []),
       ...(query.status ? [`i.status = ${p.param(query.status)}`] : []),
-      ...after(query.cursor, p),
+      ...keysetAfter('i', decodeCursor(query.cursor), p.values),
     ];
     const limit = pageLimit(query);
     return this.load(await this.positions(`SELECT i.id, i.created_at FROM identities i WHERE ${and(where)} ${NEWEST_FIRST} LIMIT ${limit + 1}`, p), limit);
@@ -136,7 +130,7 @@ export class IdentitySearchService {
 
   /** The page's rows, in the order of `positions` (limit + 1 of them at most). */
   private async load(positions: Position[], limit: number): Promise<IdentityPage> {
-    const { items, nextCursor } = pageOf(positions, limit, (row) => ({ at: row.created_at.toISOString(), id: row.id }));
+    const { items, nextCursor } = pageOf(positions, limit, creationPosition);
     const rows = items.length > 0 ? await this.identities.findBy({ id: In(items.map((item) => item.id)) }) : [];
     const byId = new Map(rows.map((row) => [row.id, row]));
     return { items: items.map((item) => byId.get(item.id)!), nextCursor };

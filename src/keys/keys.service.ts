@@ -4,7 +4,7 @@ import { badRequest, conflict, forbidden, notFound } from '../common/app-error';
 import { HotQuery } from '../database/hot-query';
 import { isUuid } from '../common/parse-id.pipe';
 import { creationPosition, decodeCursor, keysetAfter, pageLimit, pageOf } from '../common/pagination';
-import type { ConsolePrincipal, KeyPrincipal, Principal } from '../auth/principal';
+import type { AdminKeyPrincipal, ConsolePrincipal, KeyPrincipal, Principal } from '../auth/principal';
 import { EventsService } from '../events/events.service';
 import { ApiKey, type KeyCreatorType } from './api-key.entity';
 import { DISPLAY_PREFIX_LENGTH, generateApiKey, hashApiKey, parseApiKey, type KeyScope } from './key-format';
@@ -44,6 +44,11 @@ export interface KeyBinding {
   label?: string;
   description?: string;
   createdBy: { type: KeyCreatorType; id: string | null };
+}
+
+/** Who a key minted on a principal's request was created by. */
+export function creatorOf(principal: AdminKeyPrincipal | ConsolePrincipal): KeyBinding['createdBy'] {
+  return principal.kind === 'console' ? { type: 'console_user', id: principal.id } : { type: 'api_key', id: principal.id };
 }
 
 export interface MintedKey {
@@ -123,9 +128,7 @@ export class KeysService {
         { field: 'scoped_identity_id', message: 'scoped_identity_id is required for agent-scoped keys' },
       ]);
     }
-    const createdBy = principal.kind === 'console'
-      ? { type: 'console_user' as const, id: principal.id }
-      : { type: 'api_key' as const, id: principal.id };
+    const createdBy = creatorOf(principal);
     return this.dataSource.transaction(async (em) => {
       if (scope === 'agent') await this.lockBindableIdentity(em, dto.scoped_identity_id!, principal.organizationId);
       return this.mintWith(em, {

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, conflict, notFound } from '../common/app-error';
-import { decodeCursor, encodeCursor, keysetAfter } from '../common/pagination';
+import { creationPosition, decodeCursor, keysetAfter, pageOf } from '../common/pagination';
 import { isUuid } from '../common/parse-id.pipe';
 import { LedgerEvents } from './ledger-events';
 import { TaskJournal, type NewMessage } from './task-journal';
@@ -96,20 +96,19 @@ export class LedgerService {
     }
     if (filter.state) where.push(`t.state = $${params.push(filter.state)}`);
     if (filter.statusAfter) where.push(`t.status_timestamp >= $${params.push(filter.statusAfter)}`);
+    const cursor = decodeCursor(filter.pageToken || undefined);
     const [{ total }] = (await this.dataSource.query(
       `SELECT count(*)::int AS total FROM tasks t WHERE ${where.join(' AND ')}`, params,
     )) as Array<{ total: number }>;
-    const cursor = decodeCursor(filter.pageToken || undefined);
     where.push(...keysetAfter('t', cursor, params));
     const rows = (await this.dataSource.query(
       `SELECT ${TASK_COLUMNS} FROM tasks t WHERE ${where.join(' AND ')} ORDER BY t.created_at DESC, t.id DESC LIMIT ${filter.pageSize + 1}`,
       params,
     )) as TaskRow[];
-    const page = rows.slice(0, filter.pageSize);
-    const last = page[page.length - 1];
+    const page = pageOf(rows, filter.pageSize, creationPosition);
     return {
-      tasks: await hydrateTasks(this.dataSource.manager, page, read),
-      nextPageToken: rows.length > filter.pageSize ? encodeCursor({ at: last.created_at.toISOString(), id: last.id }) : '',
+      tasks: await hydrateTasks(this.dataSource.manager, page.items, read),
+      nextPageToken: page.nextCursor ?? '',
       totalSize: total,
     };
   }

@@ -71,7 +71,7 @@ export class TasksService {
 
   /** A task's messages, newest first. */
   async messages(principal: LedgerPrincipal, id: string, query: PageQuery): Promise<{ messages: MessageView[]; next_cursor: string | null }> {
-    const task = await this.visibleTask(this.dataSource.manager, principal, id, 0);
+    const task = await this.visibleTask(this.dataSource.manager, principal, id, 0, false);
     const limit = pageLimit(query);
     const cursor = decodeCursor(query.cursor);
     // The cursor names the last message shown; the next page continues below its place in the history.
@@ -143,12 +143,12 @@ export class TasksService {
     });
   }
 
-  private async visibleTask(em: EntityManager, principal: Principal, id: string, historyLength: number) {
+  private async visibleTask(em: EntityManager, principal: Principal, id: string, historyLength: number, artifacts = true) {
     const params: unknown[] = [id];
     const rows = (await em.query(
       `SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = $1 AND ${visibleWhere('t', sideOf(principal), {}, params)}`, params,
     )) as TaskRow[];
-    const [task] = await hydrateTasks(em, rows, { historyLength, artifacts: true });
+    const [task] = await hydrateTasks(em, rows, { historyLength, artifacts });
     if (!task) throw notFound('task_not_found', 'No task with that id is visible to you.');
     return task;
   }

@@ -29,8 +29,9 @@ import { CallRefused } from './call-standing';
 
 /** What the SDK's v0.3 transport reads from the card: only the capabilities. */
 const SERVICE_CARD = AgentCard.fromJSON({ name: 'a2a-service', capabilities: { streaming: true, pushNotifications: true } });
-const DEFAULT_PAGE_SIZE = 50;
-const MAX_PAGE_SIZE = 100;
+/** ListTasks page bounds (the REST lists allow up to 200). */
+const LIST_TASKS_DEFAULT_PAGE_SIZE = 50;
+const LIST_TASKS_MAX_PAGE_SIZE = 100;
 
 /**
  * The SDK's A2ARequestHandler, implemented over the ledger. The SDK's own
@@ -83,9 +84,9 @@ export class LedgerRequestHandler implements A2ARequestHandler {
 
   listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
     return this.guard(async () => {
-      const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
-      if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
-        throw new RequestMalformedError(`pageSize must be between 1 and ${MAX_PAGE_SIZE}.`);
+      const pageSize = params.pageSize ?? LIST_TASKS_DEFAULT_PAGE_SIZE;
+      if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > LIST_TASKS_MAX_PAGE_SIZE) {
+        throw new RequestMalformedError(`pageSize must be between 1 and ${LIST_TASKS_MAX_PAGE_SIZE}.`);
       }
       if (params.statusTimestampAfter && !isTimestamp(params.statusTimestampAfter)) {
         throw new RequestMalformedError('statusTimestampAfter is not an ISO 8601 timestamp.');

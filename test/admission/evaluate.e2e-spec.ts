@@ -1,4 +1,5 @@
 import { AdmissionService } from '../../src/admission/admission.service';
+import { HotQuery } from '../../src/database/hot-query';
 import { IdentitiesService } from '../../src/identities/identities.service';
 import type { Identity } from '../../src/identities/identity.entity';
 import { startApp, type TestApp } from '../support/app';
@@ -95,13 +96,16 @@ describe('AdmissionService.evaluate', () => {
     const disabled = await load((await insertIdentity(t, { organizationId: acme.organizationId, enabled: false })).id);
     const unclaimed = await load((await insertIdentity(t, { organizationId: null })).id);
     const query = jest.spyOn(t.db, 'query');
+    const hot = jest.spyOn(t.app.get(HotQuery), 'rows');
     try {
       await expect(admission.evaluate(unclaimed, a)).resolves.toMatchObject({ allowed: false, reason: 'requester_unclaimed' });
       await expect(admission.evaluate(disabled, a)).resolves.toMatchObject({ allowed: false, reason: 'requester_disabled' });
       await expect(admission.evaluate(a, disabled)).resolves.toMatchObject({ allowed: false, reason: 'worker_unavailable' });
       expect(query).not.toHaveBeenCalled();
+      expect(hot).not.toHaveBeenCalled();
     } finally {
       query.mockRestore();
+      hot.mockRestore();
     }
     expect((await denialsOf(unclaimed))[0]).toMatchObject({ requester_organization_id: null, decided_by: 'requester' });
   });
@@ -117,11 +121,13 @@ describe('AdmissionService.evaluate', () => {
       await insertRule(other, 'both', 'block', { identity: a });
     }
     const query = jest.spyOn(t.db, 'query');
+    const hot = jest.spyOn(t.app.get(HotQuery), 'rows');
     try {
       await expect(admission.evaluate(a, g)).resolves.toMatchObject({ allowed: true, reason: 'mutual_permit' });
-      expect(query).toHaveBeenCalledTimes(1);
+      expect(query.mock.calls.length + hot.mock.calls.length).toBe(1);
     } finally {
       query.mockRestore();
+      hot.mockRestore();
     }
   });
 });

@@ -110,6 +110,12 @@ describe('Console accounts and sessions', () => {
       await t.http().post('/api/v1/api-keys').set('Cookie', cookie).set('Origin', t.config.publicBaseUrl).send({ scope: 'admin' }).expect(201);
     });
 
+    it('an invalid X-API-Key is a 401 even with a valid bearer session (no fallback, CONTRACT §1)', async () => {
+      const account = await signup(t);
+      const res = await t.http().get('/api/v1/console/me').set(bearer(account)).set(apiKey('a2a_adm_nonsense')).expect(401);
+      expect(res.body.code).toBe('invalid_api_key');
+    });
+
     it('an X-API-Key header wins over a cookie, with no fallback when invalid', async () => {
       const account = await signup(t);
       await t.http().get('/api/v1/console/me').set('Cookie', `a2a_session=${account.token}`).set(apiKey('a2a_adm_nonsense')).expect(401);

@@ -210,6 +210,17 @@ describe('webhook subscriptions', () => {
       expect(count).toBe(0);
     });
 
+    it('a delivery being attempted cannot be retried (409), and the retry changes nothing', async () => {
+      const id = (await create(bearer(acme), { url: URL, events: ['*'] }).expect(201)).body.id;
+      const ping = await t.http().post(`/api/v1/webhooks/${id}/test`).set(bearer(acme)).expect(202);
+      await t.db.query(`UPDATE deliveries SET in_flight = true WHERE id = $1`, [ping.body.id]);
+      const [before] = await t.db.query(`SELECT status, attempts, next_attempt_at FROM deliveries WHERE id = $1`, [ping.body.id]);
+      const res = await t.http().post(`/api/v1/webhooks/${id}/deliveries/${ping.body.id}/retry`).set(bearer(acme)).expect(409);
+      expect(res.body.code).toBe('delivery_in_flight');
+      const [after] = await t.db.query(`SELECT status, attempts, next_attempt_at FROM deliveries WHERE id = $1`, [ping.body.id]);
+      expect(after).toEqual(before);
+    });
+
     it('a retry names a delivery of that webhook', async () => {
       const a = (await create(bearer(acme), { url: URL, events: ['*'] }).expect(201)).body.id;
       const b = (await create(bearer(acme), { url: URL, events: ['*'] }).expect(201)).body.id;

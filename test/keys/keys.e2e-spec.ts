@@ -1,4 +1,5 @@
 import { startApp, type TestApp } from '../support/app';
+import { HotQuery } from '../../src/database/hot-query';
 import {
   apiKey, bearer, insertIdentity, mintAdminKey, mintKeyDirectly, signup, type ConsoleAccount, type IdentityFixture,
 } from '../support/fixtures';
@@ -102,6 +103,24 @@ describe('API key lifecycle', () => {
       }
       const stored = await t.db.query(`SELECT * FROM api_keys WHERE id = $1`, [minted.body.id]);
       expect(JSON.stringify(stored)).not.toContain(key);
+    });
+  });
+
+  describe('malformed keys', () => {
+    it('a key whose checksum is wrong gets 401 without any database lookup (CONTRACT §2)', async () => {
+      const key = await mintAdminKey(t, acme);
+      const tampered = key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a');
+      const hot = jest.spyOn(t.app.get(HotQuery), 'rows');
+      const query = jest.spyOn(t.db, 'query');
+      try {
+        const res = await t.http().get('/api-keys/self').set(apiKey(tampered)).expect(401);
+        expect(res.body.code).toBe('invalid_api_key');
+        expect(hot.mock.calls.filter(([name]) => name === 'verify_api_key')).toEqual([]);
+        expect(query).not.toHaveBeenCalled();
+      } finally {
+        hot.mockRestore();
+        query.mockRestore();
+      }
     });
   });
 

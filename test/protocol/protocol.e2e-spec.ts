@@ -170,6 +170,30 @@ describe('protocol endpoint', () => {
       expect(res.body.result.history.map((m: { role: string }) => m.role)).toEqual(['user', 'agent', 'user']);
     });
 
+    it('an auth-required task goes back to submitted too', async () => {
+      const task = await submitTask(t, requester, worker);
+      await reply(t, task.id, worker.key, { state: 'auth-required' }).expect(200);
+      const res = await rpc(t, worker.handle, requester.key, 'message/send', { message: v03Message('token sent', { taskId: task.id }), configuration: { blocking: false } });
+      expect(res.body.result.status.state).toBe('submitted');
+    });
+
+    it('a repeated messageId returns the task as it is, on an interrupted and then a terminal task', async () => {
+      const task = await submitTask(t, requester, worker);
+      const repeated = v03Message('once', { taskId: task.id });
+      await rpc(t, worker.handle, requester.key, 'message/send', { message: repeated, configuration: { blocking: false } }).expect(200);
+      await reply(t, task.id, worker.key, { state: 'input-required' }).expect(200);
+      const count = async () => (await t.db.query(`SELECT count(*)::int AS count FROM messages WHERE task_id = $1`, [task.id]))[0].count;
+      const stored = await count();
+      // Blocking by default (v0.3): a repeat is not new work, so it answers at once.
+      const interrupted = await rpc(t, worker.handle, requester.key, 'message/send', { message: repeated }).expect(200);
+      expect(interrupted.body.result.status.state).toBe('input-required');
+      await reply(t, task.id, worker.key, { state: 'completed' }).expect(200);
+      const terminal = await rpc(t, worker.handle, requester.key, 'message/send', { message: repeated, configuration: { blocking: false } }).expect(200);
+      expect(terminal.body.error).toBeUndefined();
+      expect(terminal.body.result.status.state).toBe('completed');
+      expect(await count()).toBe(stored);
+    });
+
     it('a message to a working task keeps it working', async () => {
       const task = await submitTask(t, requester, worker);
       await reply(t, task.id, worker.key, { state: 'working' }).expect(200);

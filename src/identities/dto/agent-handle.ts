@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, Validate, ValidatorConstraint, type ValidationArguments, type ValidatorConstraintInterface } from 'class-validator';
-import { handleProblem } from '../handle';
+import { HANDLE_PATTERN, handleProblem } from '../handle';
 
 @ValidatorConstraint({ name: 'agentHandle' })
 class AgentHandleConstraint implements ValidatorConstraintInterface {
@@ -18,7 +18,7 @@ class AgentHandleConstraint implements ValidatorConstraintInterface {
 /** A handle that may be registered: format and reserved words (CONTRACT §3). */
 export const IsAgentHandle = () =>
   applyDecorators(
-    ApiProperty({ minLength: 3, maxLength: 63, pattern: '^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$', example: 'acme-billing' }),
+    ApiProperty({ minLength: 3, maxLength: 63, pattern: HANDLE_PATTERN.source, example: 'acme-billing' }),
     IsString(),
     Validate(AgentHandleConstraint),
   );

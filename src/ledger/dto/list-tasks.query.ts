@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
@@ -48,11 +49,7 @@ export class ListTasksQuery extends ParticipantQuery {
     minimum: 0, default: 1,
     description: 'How many of each task\'s most recent messages to include: at most LEDGER_MAX_HISTORY (default 100), and history_length × limit at most 200.',
   })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
-  @Max(100_000)
+  @HistoryLength()
   history_length?: number;
 
   @ApiPropertyOptional({ default: false })
@@ -62,6 +59,11 @@ export class ListTasksQuery extends ParticipantQuery {
   include_artifacts?: boolean;
 }
 
+/** A history length in a query string; the service applies LEDGER_MAX_HISTORY and the list budget. */
+function HistoryLength() {
+  return applyDecorators(IsOptional(), Type(() => Number), IsInt(), Min(0), Max(100_000));
+}
+
 export class ListContextsQuery extends ParticipantQuery {}
 
 export class HistoryQuery {
@@ -69,10 +71,6 @@ export class HistoryQuery {
     minimum: 0,
     description: 'How many of the most recent messages to include: at most LEDGER_MAX_HISTORY (default 100), which is also the default. The whole history pages through /messages.',
   })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
-  @Max(100_000)
+  @HistoryLength()
   history_length?: number;
 }
