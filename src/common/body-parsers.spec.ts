@@ -1,4 +1,4 @@
-import { bodyProblem } from './body-parsers';
+import { bodyProblem, reservedKeyPath } from './body-parsers';
 
 const exceedsDepth = (value: unknown, limit: number) => bodyProblem(value, limit) === 'too_deep';
 
@@ -31,5 +31,20 @@ describe('bodyProblem', () => {
     expect(exceedsDepth('x', 1)).toBe(false);
     expect(exceedsDepth({}, 1)).toBe(false);
     expect(exceedsDepth([[]], 1)).toBe(true);
+  });
+});
+
+describe('reservedKeyPath', () => {
+  it('finds __proto__, constructor and prototype as keys at any depth, with their path', () => {
+    expect(reservedKeyPath(JSON.parse('{"__proto__":{"admin":true}}'))).toBe('__proto__');
+    expect(reservedKeyPath(JSON.parse('{"peer":{"type":"identity","constructor":{}}}'))).toBe('peer.constructor');
+    expect(reservedKeyPath(JSON.parse('{"message":{"parts":[{"data":{"prototype":1}}]}}'))).toBe('message.parts[0].data.prototype');
+    expect(reservedKeyPath(JSON.parse('[{"a":[{"__proto__":null}]}]'))).toBe('[0].a[0].__proto__');
+  });
+
+  it('lets the same words through as values, and ordinary keys', () => {
+    expect(reservedKeyPath({ label: '__proto__', tags: ['constructor'], proto: { prototypes: 1 } })).toBeNull();
+    expect(reservedKeyPath(null)).toBeNull();
+    expect(reservedKeyPath('constructor')).toBeNull();
   });
 });

@@ -1,5 +1,5 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { AppError } from './app-error';
+import { AppError, badRequest } from './app-error';
 import { isProtocolCall, toAppError } from './problem.filter';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
@@ -24,6 +24,31 @@ export function bodyProblem(value: unknown, limit: number): 'too_deep' | 'nul_ch
     for (const [key, child] of Object.entries(node)) {
       if (key.includes('\u0000')) return 'nul_character';
       stack.push([child, depth + 1]);
+    }
+  }
+  return null;
+}
+
+/** Keys that name JavaScript's object machinery, not data: Nest strips them silently wherever they are. */
+const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * The path (`peer.__proto__`, `message.parts[0].data.constructor`) of the first
+ * `__proto__`, `constructor` or `prototype` key in a parsed body, or null. No field of
+ * this API has such a name, and letting one through would either lose it silently (the
+ * validation pipe deletes them) or hand a prototype-pollution vector to whatever merges
+ * the object later, so they are refused as unknown fields wherever they occur.
+ */
+export function reservedKeyPath(value: unknown): string | null {
+  const stack: Array<[unknown, string]> = [[value, '']];
+  while (stack.length > 0) {
+    const [node, path] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    const array = Array.isArray(node);
+    for (const [key, child] of Object.entries(node)) {
+      const childPath = array ? `${path}[${key}]` : path ? `${path}.${key}` : key;
+      if (!array && RESERVED_KEYS.has(key)) return childPath;
+      stack.push([child, childPath]);
     }
   }
   return null;
@@ -57,8 +82,12 @@ export function jsonBodyParser(limits: { rest: number; protocol: number }) {
           return next(new AppError(400, 'body_too_deep', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`));
         case 'nul_character':
           return next(new AppError(400, 'nul_character', 'The request body contains a NUL character (\\u0000), which no field accepts.'));
-        default:
-          next();
+        default: {
+          const reserved = reservedKeyPath(req.body);
+          if (reserved === null) return next();
+          const message = `${reserved} is not a known field`;
+          next(badRequest('validation_failed', message, [{ field: reserved, message }]));
+        }
       }
     });
   };

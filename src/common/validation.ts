@@ -1,5 +1,6 @@
-import { ValidationError, ValidationPipe } from '@nestjs/common';
-import { ValidateIf } from 'class-validator';
+import { applyDecorators, ValidationError, ValidationPipe } from '@nestjs/common';
+import { Type } from 'class-transformer';
+import { IsObject, ValidateIf, ValidateNested } from 'class-validator';
 import { badRequest, type FieldError } from './app-error';
 
 function flatten(errors: ValidationError[], parent = ''): FieldError[] {
@@ -32,3 +33,17 @@ export function createValidationPipe(): ValidationPipe {
  * `null` is validated (and refused) rather than let through to a NOT NULL column.
  */
 export const Optional = () => ValidateIf((_, value: unknown) => value !== undefined);
+
+/**
+ * A nested DTO field: an object of `type`, or with `each` an array of them. Every
+ * nested field is declared through this decorator, never with a bare `@ValidateNested`:
+ * class-validator's nested validation takes an array where an object is expected (it
+ * validates the array's items, so `[]` and `[[]]` pass) and class-transformer keeps
+ * the array as it is, so the service would get an array instead of the object it
+ * types. `IsObject` refuses arrays, null and primitives, for the value or each item.
+ */
+export function Nested(type: () => new () => object, options: { each?: boolean } = {}): PropertyDecorator {
+  const each = options.each ?? false;
+  const message = each ? '$property must be a list of objects' : '$property must be an object';
+  return applyDecorators(IsObject({ each, message }), ValidateNested({ each }), Type(type));
+}

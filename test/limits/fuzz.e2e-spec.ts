@@ -1,4 +1,7 @@
+import type { MetadataStorage as TransformerMetadata } from 'class-transformer/types/MetadataStorage';
+import { getMetadataStorage } from 'class-validator';
 import { startApp, type TestApp } from '../support/app';
+import { submitTask } from '../support/a2a';
 import { apiKey, bearer, insertIdentity, mintAdminKey, mintAgentKey, signup } from '../support/fixtures';
 import { listRoutes } from '../support/routes';
 
@@ -75,6 +78,34 @@ const HOSTILE_QUERIES = [
   'updated_after=%2B010000-01-01T00:00:00Z', 'limit=-1', 'limit=abc', 'limit=1e9', 'limit[]=1&limit[]=2', 'cursor=%%%', 'cursor=' + 'Z'.repeat(600),
   'state=unknown', 'role=owner', 'q=' + encodeURIComponent("'; DROP TABLE identities; --"), 'updated_after=yesterday'];
 
+/**
+ * Bodies that put an array, an array of arrays or a null where a nested DTO expects an
+ * object (or a list of objects), for every nested field of every DTO the application
+ * has loaded, read from class-validator's metadata: a new DTO is covered without anyone
+ * listing it. A nested DTO's own nested fields are reached through their parent (the
+ * type comes from class-transformer's `@Type`). `field` is the top-level member that a
+ * validation error must name.
+ */
+function nestedFieldBodies(): Array<{ field: string; body: Record<string, unknown> }> {
+  type Rule = { type: string; propertyName: string; each: boolean };
+  const byClass = (getMetadataStorage() as unknown as { validationMetadatas: Map<Function, Rule[]> }).validationMetadatas;
+  // Not exported with types.
+  const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as { defaultMetadataStorage: TransformerMetadata };
+  const nested = (target: Function) => (byClass.get(target) ?? []).filter((m) => m.type === 'nestedValidation');
+  const hostile = (each: boolean): unknown[] => (each ? [[[]], [[[]]], [null], ['x']] : [[], [[]], [{}]]);
+  const values = (target: Function, depth: number): Array<[string, unknown]> => nested(target).flatMap((m) => {
+    const inner = defaultMetadataStorage.findTypeMetadata(target, m.propertyName)?.typeFunction() as Function | undefined;
+    const deeper = inner && depth < 3
+      ? values(inner, depth + 1).map(([field, value]) => (m.each ? [{ [field]: value }] : { [field]: value }))
+      : [];
+    return [...hostile(m.each), ...deeper].map((value): [string, unknown] => [m.propertyName, value]);
+  });
+  const seen = new Set<string>();
+  return [...byClass.keys()].flatMap((target) => values(target, 0))
+    .map(([field, value]) => ({ field, body: { [field]: value } }))
+    .filter(({ body }) => !seen.has(JSON.stringify(body)) && seen.add(JSON.stringify(body)));
+}
+
 interface Failure {
   request: string;
   status: number;
@@ -100,7 +131,12 @@ describe('fuzzing every route', () => {
     const spareKey = await t.http().post('/api/v1/api-keys').set(bearer(account)).send({ scope: 'admin' }).expect(201);
     const rule = await t.http().post('/api/v1/contact-rules').set(bearer(account))
       .send({ identity: identity.handle, direction: 'inbound', action: 'allow', peer: { type: 'identity', handle: peer.handle } }).expect(201);
+    const identityKey = await mintAgentKey(t, account, identity.id);
+    const caller = await insertIdentity(t, { organizationId: account.organizationId, enabled: true });
+    // A task the agent credential works on, so the reply's body is validated rather than refused by path.
+    const task = await submitTask(t, { ...caller, key: await mintAgentKey(t, account, caller.id) }, { ...identity, key: identityKey });
     realParams = {
+      'tasks/:id': `tasks/${task.id}`,
       'api-keys/:id': `api-keys/${spareKey.body.id}`,
       'contact-rules/:id': `contact-rules/${rule.body.id}`,
       ':handle': identity.handle,
@@ -109,13 +145,14 @@ describe('fuzzing every route', () => {
       ['none', {}],
       ['invalid key', apiKey('a2a_agt_' + '\u00ff'.repeat(38))],
       ['admin', apiKey(await mintAdminKey(t, account))],
-      ['agent', apiKey(await mintAgentKey(t, account, identity.id))],
+      ['agent', apiKey(identityKey)],
       ['console', bearer(account)],
     ];
   });
   afterAll(() => t.close());
 
-  async function send(method: string, path: string, headers: Record<string, string>, body?: string | Buffer): Promise<void> {
+  /** `nestedField`: the member a validation failure must name (a nested DTO field sent the wrong shape). */
+  async function send(method: string, path: string, headers: Record<string, string>, body?: string | Buffer, nestedField?: string): Promise<void> {
     requests += 1;
     const label = `${method} ${path} [${Object.keys(headers).join(',') || 'no credential'}]${body !== undefined ? ` body=${String(body).slice(0, 80)}` : ''}`;
     let req = t.http()[method.toLowerCase() as 'get'](path).set(headers).timeout(15_000);
@@ -131,12 +168,17 @@ describe('fuzzing every route', () => {
     const jsonRpc = res.body && typeof res.body === 'object' && res.body.jsonrpc === '2.0' && res.body.error;
     const documented = res.status < 400 || (problem && typeof res.body.code === 'string' && res.body.status === res.status) ||
       (jsonRpc && typeof res.body.error.code === 'number');
-    if (res.status >= 500 || !documented) failures.push({ request: label, status: res.status, body: JSON.stringify(res.body).slice(0, 300) });
+    // Another field's error is not enough: without one naming it, the wrong shape got through.
+    const unnamed = nestedField !== undefined && res.status === 400 && res.body.code === 'validation_failed' &&
+      !(res.body.errors ?? []).some(({ field }: { field: string }) => field === nestedField || field.startsWith(`${nestedField}.`) || field.startsWith(`${nestedField}[`));
+    if (res.status >= 500 || !documented || unnamed) failures.push({ request: label, status: res.status, body: JSON.stringify(res.body).slice(0, 300) });
   }
 
   it('answers every hostile request with a documented 4xx or a success, never a 5xx', async () => {
     const routes = listRoutes(t.app).map((r) => r.route.split(' ') as [string, string]);
     expect(routes.length).toBeGreaterThan(10);
+    const nestedBodies = nestedFieldBodies();
+    expect(new Set(nestedBodies.map((b) => b.field))).toEqual(new Set(['skills', 'message', 'artifacts', 'peer']));
     for (const [method, pattern] of routes) {
       for (const [, headers] of credentials) {
         const paths = pattern.includes(':') ? HOSTILE_PARAMS.map((p) => pattern.replace(/:[^/]+/g, p)) : [pattern];
@@ -149,6 +191,7 @@ describe('fuzzing every route', () => {
         if (method !== 'GET') {
           for (const [, body] of HOSTILE_BODIES) await send(method, base, headers, body);
           for (let i = 0; i < 8; i++) await send(method, base, headers, JSON.stringify(randomJson()));
+          for (const { field, body } of nestedBodies) await send(method, base, headers, JSON.stringify(body), field);
           for (const field of KNOWN_FIELDS) {
             await send(method, base, headers, JSON.stringify({ [field]: null }));
             await send(method, base, headers, JSON.stringify({ [field]: 'x\u0000y' }));

@@ -1,8 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsIn, IsObject, IsString, IsUUID, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
+import { IsIn, IsString, IsUUID, MaxLength, ValidateIf } from 'class-validator';
 import { PEER_TYPES, RULE_ACTIONS, RULE_DIRECTIONS, type PeerType, type RuleAction, type RuleDirection } from '../admission.decision';
-import { Optional } from '../../common/validation';
+import { Nested, Optional } from '../../common/validation';
 
 /** `{type: 'identity', handle}` or `{type: 'organization', organization_id}`. */
 export class RulePeerDto {
@@ -37,9 +36,7 @@ export class CreateContactRuleDto {
   action: RuleAction;
 
   @ApiProperty({ type: RulePeerDto })
-  @IsObject()
-  @ValidateNested()
-  @Type(() => RulePeerDto)
+  @Nested(() => RulePeerDto)
   peer: RulePeerDto;
 
   @ApiPropertyOptional({ maxLength: 500 })

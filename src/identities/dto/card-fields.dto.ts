@@ -1,7 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsString, MaxLength, Validate, ValidateNested } from 'class-validator';
-import { Optional } from '../../common/validation';
+import { ArrayMaxSize, IsArray, IsString, MaxLength, Validate } from 'class-validator';
+import { Nested, Optional } from '../../common/validation';
 import { AgentSkillDto, UniqueSkillIds } from './agent-skill.dto';
 
 /** CONTRACT §10 string and list limits of the public card copy. */
@@ -25,8 +24,7 @@ export class CardFieldsDto {
   @Optional()
   @IsArray()
   @ArrayMaxSize(CARD_LIMITS.skills)
-  @ValidateNested({ each: true })
-  @Type(() => AgentSkillDto)
+  @Nested(() => AgentSkillDto, { each: true })
   @Validate(UniqueSkillIds)
   skills?: AgentSkillDto[];
 }

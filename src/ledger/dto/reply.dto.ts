@@ -1,9 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import {
-  ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsObject, IsString, MaxLength, MinLength, ValidateNested,
+  ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsObject, IsString, MaxLength, MinLength,
 } from 'class-validator';
-import { Optional } from '../../common/validation';
+import { Nested, Optional } from '../../common/validation';
 import { MAX_ARTIFACTS_PER_REPLY, MAX_MESSAGE_PARTS } from '../parts';
 import { REPLY_STATES, type ReplyState } from '../task-state';
 
@@ -74,15 +73,13 @@ export class ReplyDto {
 
   @ApiPropertyOptional({ type: ReplyMessageDto })
   @Optional()
-  @ValidateNested()
-  @Type(() => ReplyMessageDto)
+  @Nested(() => ReplyMessageDto)
   message?: ReplyMessageDto;
 
   @ApiPropertyOptional({ type: [ReplyArtifactDto], maxItems: MAX_ARTIFACTS_PER_REPLY })
   @Optional()
   @IsArray()
   @ArrayMaxSize(MAX_ARTIFACTS_PER_REPLY)
-  @ValidateNested({ each: true })
-  @Type(() => ReplyArtifactDto)
+  @Nested(() => ReplyArtifactDto, { each: true })
   artifacts?: ReplyArtifactDto[];
 }

@@ -1,0 +1,97 @@
+import { startApp, type TestApp } from '../support/app';
+import { agentPair, reply, submitTask, type Agent } from '../support/a2a';
+import { apiKey, bearer, createIdentity, mintAdminKey, signup, unique, type ConsoleAccount } from '../support/fixtures';
+
+/**
+ * CONTRACT §9: bad input is a 400 naming the field, never a 500. These are the shapes
+ * an outside tester found getting past validation: an array (or an array of arrays)
+ * where an object is expected, and the keys Nest strips silently instead of refusing.
+ */
+describe('bad input is a 400, never a 500', () => {
+  let t: TestApp;
+  let acme: ConsoleAccount;
+  let admin: string;
+  let requester: Agent;
+  let worker: Agent;
+
+  beforeAll(async () => {
+    t = await startApp();
+    ({ acme, requester, worker } = await agentPair(t));
+    admin = await mintAdminKey(t, acme);
+  });
+  afterAll(() => t.close());
+
+  const expectFieldError = (res: { status: number; body: any }, field: string) => {
+    expect({ status: res.status, code: res.body.code }).toEqual({ status: 400, code: 'validation_failed' });
+    expect(res.body.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field })]));
+  };
+
+  describe('an array where an object is expected', () => {
+    it.each([[[[]]], [[[{}]]], [[null]], [['x']]])('agent signup (no credential) with skills %j', async (skills) => {
+      const res = await t.http().post('/api/v1/agent-signup').send({ agent_handle: unique('x'), skills });
+      expectFieldError(res, 'skills');
+    });
+
+    it('identity create and PATCH with skills [[]]', async () => {
+      expectFieldError(await t.http().post('/api/v1/identities').set(apiKey(admin)).send({ agent_handle: unique('agent'), skills: [[]] }), 'skills');
+      const identity = await createIdentity(t, bearer(acme));
+      expectFieldError(await t.http().patch(`/api/v1/identities/${identity.agent_handle}`).set(bearer(acme)).send({ skills: [[]] }), 'skills');
+      expectFieldError(await t.http().patch(`/api/v1/identities/${identity.agent_handle}`).set(apiKey(admin)).send({ skills: [[[]]] }), 'skills');
+    });
+
+    it.each([
+      ['message', { message: [] }],
+      ['message', { message: [[]] }],
+      ['message', { message: [{ parts: [{ kind: 'text', text: 'x' }] }] }],
+      ['artifacts', { artifacts: [[]] }],
+      ['artifacts', { artifacts: [[{ parts: [{ kind: 'text', text: 'x' }] }]] }],
+    ])('the reply with %s %j', async (field, body) => {
+      const task = await submitTask(t, requester, worker);
+      expectFieldError(await reply(t, task.id, worker.key, body), field);
+      // The task is untouched and still answers.
+      const after = await t.http().get(`/api/v1/tasks/${task.id}`).set(apiKey(worker.key)).expect(200);
+      expect(after.body.status.state).toBe('submitted');
+    });
+
+    it('a contact rule with peer [] or [[]]', async () => {
+      for (const peer of [[], [[]], [{ type: 'identity', handle: worker.handle }]]) {
+        const res = await t.http().post('/api/v1/contact-rules').set(bearer(acme))
+          .send({ identity: requester.handle, direction: 'inbound', action: 'allow', peer });
+        expectFieldError(res, 'peer');
+      }
+    });
+  });
+
+  describe('__proto__, constructor and prototype are unknown fields', () => {
+    // Sent as raw JSON: JSON.parse makes them own keys, as an attacker's body would.
+    const send = (method: 'post' | 'patch', path: string, headers: Record<string, string>, json: string) =>
+      t.http()[method](path).set(headers).set('Content-Type', 'application/json').send(json);
+
+    it('a PATCH body with __proto__ or constructor at the top level', async () => {
+      const identity = await createIdentity(t, bearer(acme));
+      for (const json of ['{"__proto__":{"enabled":true}}', '{"constructor":{"prototype":{"admin":true}}}', '{"display_name":"x","prototype":{}}']) {
+        const res = await send('patch', `/api/v1/identities/${identity.agent_handle}`, bearer(acme), json);
+        expectFieldError(res, Object.keys(JSON.parse(json)).find((key) => key !== 'display_name')!);
+      }
+      const settings = await send('patch', `/api/v1/identities/${identity.agent_handle}/settings`, bearer(acme), '{"enabled":true,"__proto__":{"x":1}}');
+      expectFieldError(settings, '__proto__');
+      // Nothing was applied.
+      const read = await t.http().get(`/api/v1/identities/${identity.agent_handle}`).set(bearer(acme)).expect(200);
+      expect(read.body.enabled).toBe(false);
+    });
+
+    it('nested, on several routes', async () => {
+      const key = await t.http().post('/api/v1/api-keys').set(bearer(acme)).send({ scope: 'admin' }).expect(201);
+      expectFieldError(await send('patch', `/api/v1/api-keys/${key.body.id}`, bearer(acme), '{"label":"x","constructor":{"name":"y"}}'), 'constructor');
+      expectFieldError(await send('post', '/api/v1/contact-rules', bearer(acme),
+        `{"identity":"${requester.handle}","direction":"inbound","action":"allow","peer":{"type":"identity","handle":"${worker.handle}","__proto__":{"type":"organization"}}}`),
+      'peer.__proto__');
+      const task = await submitTask(t, requester, worker);
+      expectFieldError(await send('post', `/api/v1/tasks/${task.id}/reply`, apiKey(worker.key),
+        '{"message":{"parts":[{"kind":"data","data":{"constructor":{"prototype":{"polluted":true}}}}]}}'),
+      'message.parts[0].data.constructor');
+      expectFieldError(await send('post', '/api/v1/console/signup', {}, '{"__proto__":{"admin":true}}'), '__proto__');
+      expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    });
+  });
+});
