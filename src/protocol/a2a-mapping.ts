@@ -6,7 +6,8 @@ import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { NewMessage } from '../ledger/task-journal';
 import type { PushConfigInput, PushConfigRecord } from '../ledger/push-configs.service';
 import type { ArtifactRecord, MessageRecord, TaskEventRecord, TaskRecord } from '../ledger/task-records';
-import { MAX_MESSAGE_PARTS, type StoredPart } from '../ledger/parts';
+import type { FieldError } from '../common/app-error';
+import { MAX_MESSAGE_PARTS, parsePart, type StoredPart } from '../ledger/parts';
 import type { TaskState } from '../ledger/task-state';
 
 /**
@@ -94,30 +95,65 @@ export function toStreamResponse(task: { id: string; contextId: string }, event:
   };
 }
 
-/** The requester's message, checked (CONTRACT §10) and in the stored form. */
+/**
+ * The requester's message, checked (CONTRACT §5, §10) and in the stored form. The
+ * types are checked here, at the request handler every binding calls, and each part's
+ * contents by the ledger's own `parsePart` (on the part's v1.0 JSON form), as strictly
+ * as the REST reply checks them: a number where text belongs is refused, not stored.
+ */
 export function fromA2AMessage(message: Message | undefined): NewMessage {
   if (!message) throw new RequestMalformedError('params.message is required.');
-  if (!message.messageId) throw new RequestMalformedError('message.messageId is required.');
+  if (typeof message.messageId !== 'string' || !message.messageId) throw new RequestMalformedError('message.messageId is required (a string).');
   if (message.messageId.length > 200) throw new RequestMalformedError('message.messageId has at most 200 characters.');
   if (message.role !== Role.ROLE_USER) throw new RequestMalformedError('A requester\'s message has the role user.');
-  const parts = message.parts ?? [];
-  if (parts.length < 1 || parts.length > MAX_MESSAGE_PARTS) {
+  for (const member of ['taskId', 'contextId'] as const) {
+    if (message[member] != null && typeof message[member] !== 'string') throw new RequestMalformedError(`message.${member} must be a string.`);
+  }
+  const parts: unknown[] = message.parts ?? [];
+  if (!Array.isArray(parts) || parts.length < 1 || parts.length > MAX_MESSAGE_PARTS) {
     throw new RequestMalformedError(`message.parts must have 1 to ${MAX_MESSAGE_PARTS} parts.`);
   }
+  const errors: FieldError[] = [];
+  const stored = (parts as Array<Part | null>).map((part, i) => {
+    const field = `message.parts[${i}]`;
+    if (!isObject(part) || !part.content) {
+      errors.push({ field, message: `${field} has no content (text, raw, url or data).` });
+      return null;
+    }
+    return parsePart(Part.toJSON(part), field, errors);
+  });
+  if (message.metadata != null && !isObject(message.metadata)) errors.push({ field: 'message.metadata', message: 'message.metadata must be an object' });
+  const extensions = stringList(message.extensions, 'message.extensions', errors);
+  const referenceTaskIds = stringList(message.referenceTaskIds, 'message.referenceTaskIds', errors);
+  if (errors.length > 0) throw new RequestMalformedError(errors.map((e) => e.message).join('; '));
   return {
     messageId: message.messageId,
-    parts: parts.map((part, i) => {
-      if (!part.content) throw new RequestMalformedError(`message.parts[${i}] has no content (text, raw, url or data).`);
-      return Part.toJSON(part) as StoredPart;
-    }),
+    parts: stored as StoredPart[],
     metadata: message.metadata ?? null,
-    extensions: message.extensions ?? [],
-    referenceTaskIds: message.referenceTaskIds ?? [],
+    extensions,
+    referenceTaskIds,
   };
 }
 
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function stringList(value: unknown, field: string, errors: FieldError[]): string[] {
+  if (value == null) return [];
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value;
+  errors.push({ field, message: `${field} must be an array of strings` });
+  return [];
+}
+
 export function fromA2APushConfig(config: TaskPushNotificationConfig): PushConfigInput {
-  if (!config.url) throw new RequestMalformedError('The push notification config needs a url.');
+  if (!isObject(config)) throw new RequestMalformedError('The push notification config must be an object.');
+  if (!config.url || typeof config.url !== 'string') throw new RequestMalformedError('The push notification config needs a url (a string).');
+  for (const member of ['id', 'token'] as const) {
+    if (config[member] != null && typeof config[member] !== 'string') throw new RequestMalformedError(`The push notification config's ${member} must be a string.`);
+  }
+  const authentication: unknown = config.authentication;
+  if (authentication != null && (!isObject(authentication) || typeof (authentication.scheme ?? '') !== 'string' || typeof (authentication.credentials ?? '') !== 'string')) {
+    throw new RequestMalformedError('The push notification config\'s authentication must be an object with a scheme and credentials (strings).');
+  }
   return {
     id: config.id ?? '',
     url: config.url,

@@ -114,7 +114,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
     return this.guard(async () => {
       const call = callOf(context);
-      return toA2APushConfig(await this.pushConfigs.set(call.pair, requireTaskId(params.taskId), fromA2APushConfig(params), call.version));
+      return toA2APushConfig(await this.pushConfigs.set(call.pair, requireTaskId(params.taskId, 'taskId'), fromA2APushConfig(params), call.version));
     });
   }
 
@@ -122,8 +122,9 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     return this.guard(async () => {
       const { pair } = callOf(context);
       // A v0.3 `get` may omit the config id: the task's first config answers.
-      const taskId = requireTaskId(params.taskId);
-      const record = params.id ? await this.pushConfigs.get(pair, taskId, params.id) : (await this.pushConfigs.list(pair, taskId))[0];
+      const taskId = requireTaskId(params.taskId, 'taskId');
+      const configId = optionalString(params.id, 'id');
+      const record = configId ? await this.pushConfigs.get(pair, taskId, configId) : (await this.pushConfigs.list(pair, taskId))[0];
       if (!record) throw new TaskNotFoundError('The task has no push notification config.');
       return toA2APushConfig(withoutSecrets(record));
     });
@@ -131,13 +132,13 @@ export class LedgerRequestHandler implements A2ARequestHandler {
 
   listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
     return this.guard(async () => ({
-      configs: (await this.pushConfigs.list(callOf(context).pair, requireTaskId(params.taskId))).map((record) => toA2APushConfig(withoutSecrets(record))),
+      configs: (await this.pushConfigs.list(callOf(context).pair, requireTaskId(params.taskId, 'taskId'))).map((record) => toA2APushConfig(withoutSecrets(record))),
       nextPageToken: '', // at most 10 per task: always one page
     }));
   }
 
   deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
-    return this.guard(() => this.pushConfigs.delete(callOf(context).pair, requireTaskId(params.taskId), params.id));
+    return this.guard(() => this.pushConfigs.delete(callOf(context).pair, requireTaskId(params.taskId, 'taskId'), optionalString(params.id, 'id') ?? ''));
   }
 
   private async *sendAndFollow(call: ProtocolCall, params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
@@ -282,10 +283,21 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   }
 }
 
-/** A missing task id is a malformed request (-32602), as in the SDK's own handler; an unknown one is -32001. */
-function requireTaskId(id: string | undefined): string {
-  if (!id?.trim()) throw new RequestMalformedError('The task id is required.');
+/**
+ * A missing task id is a malformed request (-32602), as in the SDK's own handler; an
+ * unknown one is -32001. The type is checked here too: the request handler is the one
+ * boundary every binding passes, and not every binding's decoder checks types.
+ */
+function requireTaskId(id: unknown, member = 'id'): string {
+  if (id !== undefined && id !== null && typeof id !== 'string') throw new RequestMalformedError(`${member} must be a string.`);
+  if (!id?.trim()) throw new RequestMalformedError(`The task id (${member}) is required.`);
   return id;
+}
+
+function optionalString(value: unknown, member: string): string | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') throw new RequestMalformedError(`${member} must be a string.`);
+  return value;
 }
 
 function wholeNumber(historyLength: number | undefined): number | undefined {

@@ -1,19 +1,22 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { formatSSEErrorEvent, formatSSEEvent, SSE_HEADERS } from '@a2a-js/sdk';
-import { A2A_ERROR_CODE, VersionNotSupportedError } from '@a2a-js/sdk/errors';
+import { A2A_ERROR_CODE, RequestMalformedError, VersionNotSupportedError } from '@a2a-js/sdk/errors';
 import { JsonRpcTransportHandler } from '@a2a-js/sdk/server';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import type { Request, Response } from 'express';
+import type { Logger } from 'pino';
 import type { AgentKeyPrincipal } from '../auth/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { AdmissionService } from '../admission/admission.service';
 import { AppError, forbidden, notFound } from '../common/app-error';
 import { jsonRpcErrorBody } from '../common/problem.filter';
+import { LOGGER } from '../common/tokens';
 import { isHandle } from '../identities/handle';
 import { IdentitiesService } from '../identities/identities.service';
 import { KeysService } from '../keys/keys.service';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
 import type { TaskPair } from '../ledger/ledger.service';
+import { paramsErrors } from './a2a-params';
 import { callContext } from './call-context';
 import { CallRefused, CallStanding, lostStanding } from './call-standing';
 import { LedgerRequestHandler } from './ledger-request-handler';
@@ -49,6 +52,7 @@ export class ProtocolService implements OnModuleDestroy {
     private readonly keys: KeysService,
     handler: LedgerRequestHandler,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.v1 = new JsonRpcTransportHandler(handler);
     this.v03 = new LegacyJsonRpcTransportHandler(handler);
@@ -88,6 +92,15 @@ export class ProtocolService implements OnModuleDestroy {
       return;
     }
 
+    // A client's mistake: -32602 naming the member, before the SDK reads (and trips over) the params.
+    const { method, params } = body as { method: string; params?: unknown };
+    const problems = paramsErrors(version, method, params);
+    if (problems.length > 0) {
+      this.logger.debug({ method, errors: problems }, 'protocol params refused');
+      res.status(200).json(rpcError(id, errorMapper(version)(new RequestMalformedError(problems.map((p) => p.message).join('; ')))));
+      return;
+    }
+
     const waits = blocking(version, body as { params?: unknown });
     const release = staysOpen(version, (body as { method: string }).method, waits) ? this.openCalls.take(principal.id) : () => undefined;
     if (!release) {
@@ -108,11 +121,24 @@ export class ProtocolService implements OnModuleDestroy {
       if (Symbol.asyncIterator in result) await this.stream(req, res, result, id, version, abort);
       // A blocking send that lost its standing answers as the failed check would (the SDK saw an internal error).
       else if (standing.refusal) throw standing.refusal;
-      else res.status(200).json(result);
+      else res.status(200).json(this.withoutInternals(result));
     } finally {
       this.inFlight.delete(abort);
       release();
     }
+  }
+
+  /**
+   * An internal error (-32603) never carries its own text to the caller: the handler
+   * already replaces its own failures, but the SDK's transport maps an exception thrown
+   * by its own code (a TypeError in a translator) with the exception's message. One
+   * that gets here is a shape the params checks missed, so it is logged as an error.
+   */
+  private withoutInternals(response: RpcResponse): RpcResponse {
+    const error = response.error as RpcError | undefined;
+    if (error?.code !== A2A_ERROR_CODE.INTERNAL_ERROR || error.message === INTERNAL_MESSAGE) return response;
+    this.logger.error({ error: error.message }, 'protocol call failed inside the SDK');
+    return { ...response, error: { code: error.code, message: INTERNAL_MESSAGE } };
   }
 
   /**
@@ -136,7 +162,7 @@ export class ProtocolService implements OnModuleDestroy {
    * HTTP error before the first event and as the last event after it.
    */
   private async stream(req: Request, res: Response, events: AsyncGenerator<RpcResponse>, id: RpcId, version: A2AVersion, abort: AbortController): Promise<void> {
-    const mapError = version === '1.0' ? JsonRpcTransportHandler.mapToJSONRPCError : LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError;
+    const mapError = (error: unknown) => this.withoutInternals(rpcError(id, errorMapper(version)(error))).error as RpcError;
     let first: IteratorResult<RpcResponse>;
     try {
       first = await events.next();
@@ -164,6 +190,12 @@ export class ProtocolService implements OnModuleDestroy {
       res.end();
     }
   }
+}
+
+const INTERNAL_MESSAGE = 'An unexpected error occurred.';
+
+function errorMapper(version: A2AVersion): (error: unknown) => RpcError {
+  return version === '1.0' ? JsonRpcTransportHandler.mapToJSONRPCError : LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError;
 }
 
 /** Standing of a call whose identity rows are gone. */
