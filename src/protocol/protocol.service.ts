@@ -224,15 +224,21 @@ function blocking(version: A2AVersion, body: { params?: unknown }): boolean {
   return version === '1.0' ? configuration?.returnImmediately !== true : configuration?.blocking !== false;
 }
 
-/** JSON-RPC 2.0 §4: one request object (no batches) with `jsonrpc: "2.0"`, a method name and a valid id. */
+/**
+ * JSON-RPC 2.0 §4: one request object (no batches) with `jsonrpc: "2.0"`, a method name
+ * and an id. A2A has no notifications: every A2A request carries an id that is a string
+ * or an integer (the v0.3 schema's request types; v1.0 §9.3), so a request without one
+ * (a JSON-RPC notification) or with `id: null` is not an A2A request: -32600, nothing run.
+ */
 function envelopeProblem(body: unknown): string | null {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'The body must be one JSON-RPC 2.0 request object.';
   const request = body as { jsonrpc?: unknown; method?: unknown; id?: unknown };
   if (request.jsonrpc !== '2.0') return 'jsonrpc must be "2.0".';
   if (typeof request.method !== 'string' || request.method === '') return 'method must be a non-empty string.';
-  if ('id' in request && request.id !== null && typeof request.id !== 'string' && !Number.isInteger(request.id)) {
-    return 'id must be a string, an integer or null.';
+  if (request.id === undefined || request.id === null) {
+    return 'id is required: A2A requests carry a string or integer id (notifications are not part of A2A).';
   }
+  if (typeof request.id !== 'string' && !Number.isInteger(request.id)) return 'id must be a string or an integer.';
   return null;
 }
 

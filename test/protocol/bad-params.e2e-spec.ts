@@ -111,4 +111,29 @@ describe('protocol params of the wrong type', () => {
     const unknown = await rpc(t, worker.handle, requester.key, 'tasks/get', { id: randomUUID() }).expect(200);
     expect(unknown.body.error.code).toBe(-32001);
   });
+
+  describe('a request without an id (a JSON-RPC notification)', () => {
+    const post = (body: object, version: A2AVersion) => {
+      const req = t.http().post(`/a2a/${worker.handle}`).set('X-API-Key', requester.key);
+      if (version === '1.0') req.set('A2A-Version', '1.0');
+      return req.send(body);
+    };
+
+    it.each([
+      ['0.3', 'message/send', { message: v03Message('fire and forget'), configuration: { blocking: false } }],
+      ['1.0', 'SendMessage', { message: v1Message('fire and forget'), configuration: { returnImmediately: true } }],
+      ['0.3', 'tasks/cancel', { id: TASK }],
+      ['1.0', 'CancelTask', { id: TASK }],
+    ] as Array<[A2AVersion, string, unknown]>)('v%s %s → -32600 Invalid Request, and nothing is done', async (version, method, params) => {
+      const tasks = async () => (await t.db.query(`SELECT count(*)::int AS n FROM tasks WHERE requester_identity_id = $1`, [requester.id]))[0].n;
+      const before = await tasks();
+      for (const body of [{ jsonrpc: '2.0', method, params: withTask(params) }, { jsonrpc: '2.0', id: null, method, params: withTask(params) }]) {
+        const res = await post(body, version).expect(200);
+        expect(res.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringContaining('id is required') } });
+      }
+      expect(await tasks()).toBe(before);
+      const task = await rpc(t, worker.handle, requester.key, 'tasks/get', { id: taskId }).expect(200);
+      expect(task.body.result.status.state).toBe('submitted');
+    });
+  });
 });
