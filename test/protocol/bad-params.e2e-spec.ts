@@ -17,7 +17,8 @@ describe('protocol params of the wrong type', () => {
   let logger: Logger;
 
   beforeAll(async () => {
-    t = await startApp();
+    // Sends that a mutation leaves valid and blocking return at once.
+    t = await startApp({ PROTOCOL_BLOCKING_TIMEOUT_MS: '50' });
     ({ requester, worker } = await agentPair(t));
     taskId = (await submitTask(t, requester, worker)).id;
     logger = t.app.get(LOGGER);
@@ -135,5 +136,73 @@ describe('protocol params of the wrong type', () => {
       const task = await rpc(t, worker.handle, requester.key, 'tasks/get', { id: taskId }).expect(200);
       expect(task.body.result.status.state).toBe('submitted');
     });
+  });
+
+  /**
+   * Beyond the listed cases: every member (and array item) of well-formed params for
+   * every non-streaming method, replaced by each JSON type or removed. None may end in
+   * -32603 or internal text; the streaming methods take the same params shapes.
+   */
+  it('no member of any method\'s params, replaced by a wrong type or removed, is an internal error', async () => {
+    const REMOVE = Symbol('remove');
+    const HOSTILE: unknown[] = [5, 1.5, 'x', true, null, [], [[]], {}, [null], REMOVE];
+    const unknownId = randomUUID();
+    const v03Parts = [{ kind: 'text', text: 'x' }, { kind: 'file', file: { uri: 'https://example.test/a', mimeType: 'text/plain', name: 'a' } },
+      { kind: 'file', file: { bytes: 'aGk=' } }, { kind: 'data', data: { a: 1 } }];
+    const v1Parts = [{ text: 'x' }, { raw: 'aGk=', mediaType: 'text/plain', filename: 'a' }, { url: 'https://example.test/a' }, { data: { a: 1 } }];
+    const TEMPLATES: Array<[A2AVersion, string, unknown]> = [
+      ['0.3', 'message/send', {
+        message: v03Message('x', { parts: v03Parts, referenceTaskIds: [TASK], extensions: ['https://example.test/ext'], metadata: { a: 1 } }),
+        configuration: { blocking: false, historyLength: 1, acceptedOutputModes: ['text/plain'] }, metadata: { a: 1 },
+      }],
+      ['0.3', 'tasks/get', { id: TASK, historyLength: 1, metadata: { a: 1 } }],
+      ['0.3', 'tasks/cancel', { id: unknownId, metadata: { a: 1 } }],
+      ['0.3', 'tasks/pushNotificationConfig/set', { taskId: TASK, pushNotificationConfig: { url: HOOK, id: 'c1', token: 't', authentication: { schemes: ['Bearer'], credentials: 'c' } } }],
+      ['0.3', 'tasks/pushNotificationConfig/get', { id: TASK, pushNotificationConfigId: 'c1' }],
+      ['0.3', 'tasks/pushNotificationConfig/list', { id: TASK }],
+      ['0.3', 'tasks/pushNotificationConfig/delete', { id: TASK, pushNotificationConfigId: 'none' }],
+      ['1.0', 'SendMessage', {
+        message: v1Message('x', { parts: v1Parts, referenceTaskIds: [TASK], extensions: ['https://example.test/ext'], metadata: { a: 1 } }),
+        configuration: { returnImmediately: true, historyLength: 1, acceptedOutputModes: ['text/plain'] }, metadata: { a: 1 },
+      }],
+      ['1.0', 'GetTask', { id: TASK, historyLength: 1 }],
+      ['1.0', 'ListTasks', { contextId: unknownId, status: 'TASK_STATE_SUBMITTED', pageSize: 10, pageToken: '', historyLength: 1, statusTimestampAfter: '2020-01-01T00:00:00Z', includeArtifacts: true }],
+      ['1.0', 'CancelTask', { id: unknownId, metadata: { a: 1 } }],
+      ['1.0', 'CreateTaskPushNotificationConfig', { taskId: TASK, url: HOOK, id: 'c2', token: 't', authentication: { scheme: 'Bearer', credentials: 'c' } }],
+      ['1.0', 'GetTaskPushNotificationConfig', { taskId: TASK, id: 'c2' }],
+      ['1.0', 'ListTaskPushNotificationConfigs', { taskId: TASK, pageSize: 10, pageToken: '' }],
+      ['1.0', 'DeleteTaskPushNotificationConfig', { taskId: TASK, id: 'none' }],
+    ];
+    const paths = (value: unknown, path: Array<string | number> = []): Array<Array<string | number>> =>
+      value && typeof value === 'object'
+        ? Object.entries(value).flatMap(([key, child]) => [[...path, Array.isArray(value) ? Number(key) : key], ...paths(child, [...path, Array.isArray(value) ? Number(key) : key])])
+        : [];
+    const replaced = (template: unknown, path: Array<string | number>, hostile: unknown) => {
+      const copy = structuredClone(template) as Record<string | number, unknown>;
+      const parent = path.slice(0, -1).reduce((node: any, key) => node[key], copy);
+      if (hostile === REMOVE) {
+        if (Array.isArray(parent)) parent.splice(path[path.length - 1] as number, 1);
+        else delete parent[path[path.length - 1]];
+      } else parent[path[path.length - 1]] = hostile;
+      return copy;
+    };
+    const error = jest.spyOn(logger, 'error');
+    const failures: string[] = [];
+    let requests = 0;
+    for (const [version, method, template] of TEMPLATES) {
+      const base = withTask(template);
+      for (const path of paths(base)) {
+        for (const hostile of HOSTILE) {
+          const params = replaced(base, path, hostile);
+          const res = await rpc(t, worker.handle, requester.key, method, params, version);
+          requests += 1;
+          const internal = res.status !== 200 || res.body.error?.code === -32603 ||
+            /TypeError|Cannot read|of undefined|of null|not iterable|not a function/.test(res.body.error?.message ?? '');
+          if (internal) failures.push(`v${version} ${method} ${path.join('.')}=${String(hostile === REMOVE ? '(removed)' : JSON.stringify(hostile))} → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+        }
+      }
+    }
+    expect({ requests: requests > 500, failures: failures.slice(0, 20) }).toEqual({ requests: true, failures: [] });
+    expect(error).not.toHaveBeenCalled();
   });
 });
