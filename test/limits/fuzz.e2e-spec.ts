@@ -204,6 +204,19 @@ describe('fuzzing every route', () => {
     });
   });
 
+  it('every nested DTO field also refuses arrays and non-objects (declared with Nested, not a bare @ValidateNested)', () => {
+    type Rule = { type: string; propertyName: string; each: boolean; constraintCls?: Function };
+    const storage = getMetadataStorage();
+    const byClass = (storage as unknown as { validationMetadatas: Map<Function, Rule[]> }).validationMetadatas;
+    const unguarded = [...byClass.entries()].flatMap(([target, rules]) => rules
+      .filter((rule) => rule.type === 'nestedValidation')
+      .filter((nested) => !rules.some((rule) => rule.propertyName === nested.propertyName && rule.each === nested.each && rule.constraintCls &&
+        storage.getTargetValidatorConstraints(rule.constraintCls).some((constraint) => constraint.name === 'isObject')))
+      .map((nested) => `${target.name}.${nested.propertyName}`));
+    expect(byClass.size).toBeGreaterThan(10);
+    expect(unguarded).toEqual([]);
+  });
+
   it('is still up afterwards', async () => {
     await t.http().get('/healthz').expect(200);
     await t.http().get('/readyz').expect(200);
