@@ -93,5 +93,12 @@ describe('bad input is a 400, never a 500', () => {
       expectFieldError(await send('post', '/api/v1/console/signup', {}, '{"__proto__":{"admin":true}}'), '__proto__');
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     });
+
+    it('on the protocol endpoint too: -32600 naming the key (HTTP 400)', async () => {
+      const json = `{"jsonrpc":"2.0","id":7,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m-${unique('p')}",` +
+        `"parts":[{"kind":"text","text":"x"}],"metadata":{"__proto__":{"admin":true}}},"configuration":{"blocking":false}}}`;
+      const res = await send('post', `/a2a/${worker.handle}`, apiKey(requester.key), json).expect(400);
+      expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32600, message: 'params.message.metadata.__proto__ is not a known field' } });
+    });
   });
 });
