@@ -204,5 +204,5 @@ describe('protocol params of the wrong type', () => {
     }
     expect({ requests: requests > 500, failures: failures.slice(0, 20) }).toEqual({ requests: true, failures: [] });
     expect(error).not.toHaveBeenCalled();
-   }, 180_000); // about 1,500 calls
+   }, 180_000); // one call per member and wrong type
 });
