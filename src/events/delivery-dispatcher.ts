@@ -105,12 +105,25 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
     } catch (error) {
       outcome = { ok: false, statusCode: null, error: `not sent: ${error instanceof Error ? error.message : String(error)}`.slice(0, 500), durationMs: 0 };
     }
+    if (!outcome.ok) this.logFailure(delivery, outcome);
     try {
       await this.queue.complete(delivery, outcome);
     } catch (error) {
       // The lease runs out and the delivery is attempted again: at least once, never lost.
       this.logger.error({ err: error, delivery_id: delivery.id }, 'could not record a delivery attempt');
     }
+  }
+
+  /** The attempt's reason is the attempt log's: never a secret, never a resolved address. */
+  private logFailure(delivery: ClaimedDelivery, outcome: SendOutcome): void {
+    const { target } = delivery;
+    const subject = target.kind === 'webhook'
+      ? { webhook_id: target.webhookId, event_id: target.event.id }
+      : { task_id: target.taskId, push_config_id: target.configId };
+    this.logger.warn(
+      { ...subject, delivery_id: delivery.id, attempt: delivery.attempt, status_code: outcome.statusCode, reason: outcome.error, final: outcome.final === true },
+      target.kind === 'webhook' ? 'webhook delivery failed' : 'push notification delivery failed',
+    );
   }
 
   /**

@@ -163,7 +163,8 @@ export class DeliveryQueue {
     }
     await this.dataSource.transaction(async (em) => {
       await em.query(LOG_ATTEMPT, [delivery.id, delivery.attempt, false, outcome.statusCode, outcome.error, outcome.durationMs]);
-      const delay = retryDelay(this.config.events.retryScheduleMs, delivery.attempt);
+      // A policy refusal is final: the same destination would be refused at every retry.
+      const delay = outcome.final ? null : retryDelay(this.config.events.retryScheduleMs, delivery.attempt);
       if (webhookId === null) {
         // A push notification config has no failing run: it lives as long as its task.
         await this.finish(em, delivery, outcome, delay !== null ? 'pending' : 'failed', delay);
