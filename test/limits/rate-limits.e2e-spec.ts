@@ -67,6 +67,19 @@ describe('rate limits', () => {
     });
   });
 
+  it('an IPv6 client is counted by its /64: a fresh address in the same /64 shares the budget', async () => {
+    const t = await startApp({ RATE_LIMIT_PUBLIC_PER_MINUTE: '2', TRUST_PROXY: 'true' });
+    try {
+      const from = (address: string) => t.http().get('/healthz').set('X-Forwarded-For', address);
+      await from('2001:db8:77:1::1').expect(200);
+      await from('2001:db8:77:1:a:b:c:d').expect(200);
+      await from('2001:db8:77:1:ffff:ffff:ffff:fffe').expect(429); // another address, same /64
+      await from('2001:db8:77:2::1').expect(200); // the next /64 is another subject
+    } finally {
+      await t.close();
+    }
+  });
+
   it('agent signups: 10 an hour per client address by default, configurable', async () => {
     const t = await startApp({ RATE_LIMIT_SIGNUPS_PER_HOUR: '2' });
     try {
