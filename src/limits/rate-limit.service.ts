@@ -68,15 +68,15 @@ export class RateLimitService implements OnApplicationShutdown {
     if (state.retryAfterSeconds > 0) throw rateLimited(state);
   }
 
-  /** Throws 429 if `subject` has no `quota` left, without spending any (login throttling). */
-  async check(quota: QuotaName, subject: string): Promise<void> {
-    const state = await this.apply(quota, subject, { kind: 'read' });
+  /**
+   * Reserves one unit of `quota` for `subject` before the work it guards runs (a
+   * login's bcrypt): the check and the count are one atomic step in the store, so
+   * concurrent attempts cannot all pass a check made before any of them counted.
+   * Throws 429 past the limit. A success gives its reservation back with `clear`.
+   */
+  async reserve(quota: QuotaName, subject: string): Promise<void> {
+    const state = await this.apply(quota, subject, { kind: 'consume', limit: this.quotas[quota].limit, cost: 1 });
     if (state && state.retryAfterSeconds > 0) throw rateLimited(state);
-  }
-
-  /** Counts a failure against `quota` (login failures). */
-  async penalize(quota: QuotaName, subject: string): Promise<void> {
-    await this.apply(quota, subject, { kind: 'add', cost: 1 });
   }
 
   async clear(quota: QuotaName, subject: string): Promise<void> {

@@ -112,6 +112,23 @@ describe('rate limits', () => {
     }
   });
 
+  /** 25 wrong passwords at once against a limit of 10: the attempts are reserved before bcrypt runs. */
+  async function racingLogins(t: TestApp): Promise<number[]> {
+    const account = await signup(t);
+    const attempts = Array.from({ length: 25 }, () => t.http().post('/api/v1/console/login').send({ email: account.email, password: 'wrong password!!' }));
+    const statuses = (await Promise.all(attempts)).map((res) => res.status);
+    return [statuses.filter((s) => s === 401).length, statuses.filter((s) => s === 429).length];
+  }
+
+  it('concurrent wrong passwords: only the limit is tried, the rest are refused before bcrypt (in memory)', async () => {
+    const t = await startApp();
+    try {
+      expect(await racingLogins(t)).toEqual([10, 15]);
+    } finally {
+      await t.close();
+    }
+  });
+
   describe('shared through Redis (REDIS_URL)', () => {
     const redisEnv = () => ({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: `a2a-test-${randomBytes(4).toString('hex')}:` });
 
@@ -127,6 +144,15 @@ describe('rate limits', () => {
       } finally {
         await a.close();
         await b.close();
+      }
+    });
+
+    it('concurrent wrong passwords: only the limit is tried (Redis)', async () => {
+      const t = await startApp(redisEnv());
+      try {
+        expect(await racingLogins(t)).toEqual([10, 15]);
+      } finally {
+        await t.close();
       }
     });
 
