@@ -1,5 +1,9 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { startApp, type TestApp } from '../support/app';
+import { eventually } from '../support/eventually';
+import { freePort } from '../support/server-process';
 import { apiKey, bearer, mintAdminKey, PASSWORD, signup } from '../support/fixtures';
 
 const RATE_LIMIT_POLICY = /^"(\w+)";q=(\d+);w=(\d+)$/;
@@ -174,12 +178,49 @@ describe('rate limits', () => {
     });
   });
 
-  it('fails open when Redis is unreachable', async () => {
-    const t = await startApp({ REDIS_URL: 'redis://127.0.0.1:1', RATE_LIMIT_PUBLIC_PER_MINUTE: '1' });
+  it('falls back to per-instance memory when Redis is unreachable from the start (limits stay on)', async () => {
+    const t = await startApp({ REDIS_URL: `redis://127.0.0.1:${await freePort()}`, RATE_LIMIT_PUBLIC_PER_MINUTE: '1' });
     try {
-      for (let i = 0; i < 3; i++) await t.http().get('/healthz').expect(200);
+      await t.http().get('/healthz').expect(200);
+      await t.http().get('/healthz').expect(429);
     } finally {
       await t.close();
+    }
+  });
+
+  it('Redis going away: limits count in memory, /readyz says so, and Redis is used again once it is back', async () => {
+    const port = await freePort();
+    const startRedis = async () => {
+      const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      const ping = async () => new Promise<boolean>((resolve) => {
+        const socket = connect(port, '127.0.0.1', () => { socket.destroy(); resolve(true); });
+        socket.on('error', () => resolve(false));
+      });
+      await eventually(ping, (up) => up);
+      return child;
+    };
+    const stopRedis = (child: ChildProcess) => new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGKILL'); });
+    let redis = await startRedis();
+    const t = await startApp({ REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_REST_PER_MINUTE: '3' });
+    try {
+      const key = await mintAdminKey(t, await signup(t));
+      const self = () => t.http().get('/api-keys/self').set(apiKey(key));
+      const readyz = async () => (await t.http().get('/readyz').expect(200)).body;
+      expect(await readyz()).toMatchObject({ status: 'ready', components: { redis: 'healthy' } });
+      await self().expect(200); // counted in Redis
+
+      await stopRedis(redis);
+      expect(await eventually(readyz, (body) => body.components.redis === 'unhealthy')).toMatchObject({ status: 'ready' });
+      // Counted in this instance's memory meanwhile: the limit still holds.
+      for (let i = 0; i < 3; i++) await self().expect(200);
+      await self().expect(429);
+
+      redis = await startRedis(); // a fresh, empty Redis
+      await eventually(readyz, (body) => body.components.redis === 'healthy');
+      await self().expect(200); // counted in Redis again, where this key has a fresh budget
+    } finally {
+      await t.close();
+      await stopRedis(redis);
     }
   });
 });
