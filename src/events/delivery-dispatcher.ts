@@ -101,7 +101,9 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
   private async deliver(delivery: ClaimedDelivery): Promise<void> {
     let outcome: SendOutcome;
     try {
-      outcome = await this.sender.send(await this.requestFor(delivery.target));
+      outcome = delivery.target.kind === 'push' && delivery.target.ownerDeleted
+        ? { ok: false, statusCode: null, error: 'not sent: the requester who set this config has been deleted', durationMs: 0, final: true }
+        : await this.sender.send(await this.requestFor(delivery.target));
     } catch (error) {
       outcome = { ok: false, statusCode: null, error: `not sent: ${error instanceof Error ? error.message : String(error)}`.slice(0, 500), durationMs: 0 };
     }

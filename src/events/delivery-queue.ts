@@ -36,6 +36,8 @@ export interface PushTarget {
   token: string | null;
   authentication: { scheme: string; credentials: string } | null;
   version: PushVersion;
+  /** The requester who set the config has been deleted: nothing more is sent to it. */
+  ownerDeleted: boolean;
 }
 
 /** A delivery a dispatcher has claimed: what to send, and where. */
@@ -66,6 +68,7 @@ interface ClaimedRow {
   token: string | null;
   authentication: { scheme: string; credentials: string } | null;
   protocol_version: PushVersion | null;
+  owner_deleted: boolean | null;
 }
 
 /**
@@ -91,12 +94,14 @@ const CLAIM = `
          LEFT JOIN webhooks w ON w.id = due.webhook_id
          LEFT JOIN events e ON e.id = due.event_id
          LEFT JOIN push_notification_configs p ON p.task_id = due.push_task_id AND p.config_id = due.push_config_id
+         LEFT JOIN identities o ON o.id = p.owner_identity_id
    WHERE d.id = due.id
   RETURNING d.id, d.attempts AS attempt, due.interrupted,
             w.id AS webhook_id, w.url AS webhook_url, w.secret,
             CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
             e.id AS event_id, e.type AS event_type, e.organization_id, e.created_at AS event_created_at, e.data,
-            d.push_task_id, d.push_config_id, d.push_seq, p.url AS push_url, p.token, p.authentication, p.protocol_version`;
+            d.push_task_id, d.push_config_id, d.push_seq, p.url AS push_url, p.token, p.authentication, p.protocol_version,
+            (o.status = 'deleted') AS owner_deleted`;
 
 const INSERT_ATTEMPT = 'INSERT INTO delivery_attempts (delivery_id, attempt, succeeded, status_code, error, duration_ms)';
 /** A late result replaces the `interrupted` entry a later claim wrote for the same attempt. */
@@ -239,5 +244,6 @@ function targetOf(row: ClaimedRow): WebhookTarget | PushTarget {
     token: row.token,
     authentication: row.authentication,
     version: row.protocol_version!,
+    ownerDeleted: row.owner_deleted === true,
   };
 }
