@@ -44,6 +44,8 @@ export interface AppConfig {
   protocolMaxOpenCallsPerKey: number;
   /** Messages one task may hold (beyond → 409 / -32004). */
   ledgerMaxMessagesPerTask: number;
+  /** Artifact content one task may hold, appends included (beyond → 409 / -32004); also what one task read returns at most. */
+  ledgerMaxArtifactBytesPerTask: number;
   /** The most history messages one task read returns (the default when none is asked for). */
   ledgerMaxHistory: number;
   /** Interval of SSE keep-alive comments on protocol streams. */
@@ -160,6 +162,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     protocolBlockingTimeoutMs: int(env, 'PROTOCOL_BLOCKING_TIMEOUT_MS', 30_000, 0, 120_000),
     protocolMaxOpenCallsPerKey: int(env, 'PROTOCOL_MAX_OPEN_CALLS_PER_KEY', 20, 1, 10_000),
     ledgerMaxMessagesPerTask: int(env, 'LEDGER_MAX_MESSAGES_PER_TASK', 1_000, 1, 1_000_000),
+    ledgerMaxArtifactBytesPerTask: int(env, 'LEDGER_MAX_ARTIFACT_BYTES_PER_TASK', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     ledgerMaxHistory: int(env, 'LEDGER_MAX_HISTORY', 100, 1, 10_000),
     sseKeepaliveMs: int(env, 'SSE_KEEPALIVE_MS', 15_000, 10, 15_000),
     sseMaxDurationMs: int(env, 'SSE_MAX_DURATION_MS', 15 * 60_000, 1_000, 24 * 3600_000),
