@@ -8,7 +8,7 @@ import { estimate, MemoryRateLimitStore, type StoreOp, type WindowState } from '
 import { RedisRateLimitStore } from './redis-rate-limit.store';
 
 /** The quotas of CONTRACT §10, each with a name used in the RateLimit headers. */
-export type QuotaName = 'protocol' | 'rest' | 'public' | 'signup' | 'login' | 'login_attempts';
+export type QuotaName = 'protocol' | 'rest' | 'public' | 'signup' | 'login' | 'login_attempts' | 'webhook_tests';
 
 interface Quota {
   limit: number;
@@ -53,6 +53,8 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
       login: { limit: config.loginFailureLimit, windowMs: config.loginFailureWindowSeconds * 1000 },
       // Every login runs bcrypt, even for unknown emails: bounded per address.
       login_attempts: { limit: limits.loginAttemptsPerMinute, windowMs: 60_000 },
+      // Each ping is a delivery: bounded per organization, on top of the REST quota.
+      webhook_tests: { limit: limits.webhookTestsPerMinute, windowMs: 60_000 },
     };
     this.shared = config.redisUrl ? new RedisRateLimitStore(config.redisUrl, `${config.redisKeyPrefix}rl:`) : null;
   }

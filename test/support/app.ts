@@ -36,6 +36,7 @@ export async function startApp(env: Record<string, string> = {}, on?: TestApp, l
     // Suites sign agents up far more often than 10 an hour from one address.
     RATE_LIMIT_SIGNUPS_PER_HOUR: '100000',
     RATE_LIMIT_LOGIN_ATTEMPTS_PER_MINUTE: '100000',
+    RATE_LIMIT_WEBHOOK_TESTS_PER_MINUTE: '100000',
     ...env,
   });
   const app = await createApp(config, logger ?? pino({ level: config.logLevel }));
