@@ -50,6 +50,16 @@ describe('delivery fairness', () => {
       expect(alive.requests()).toHaveLength(1);
       expect(hanging.received).toHaveLength(SHARE);
     });
+
+    it('a failing webhook (its last attempt failed) holds at most a tenth of the slots', async () => {
+      const failing = await signup(t, 'Failing');
+      const dead = await subscribe(t, hanging, bearer(failing), { events: ['*'] });
+      await t.db.query(`UPDATE webhooks SET failing_since = now() WHERE id = $1`, [dead.id]);
+      for (let i = 0; i < 20; i++) await t.http().post(`/api/v1/webhooks/${dead.id}/test`).set(bearer(failing)).expect(202);
+      await hanging.waitFor(() => dead.requests().length >= BATCH / 10);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(dead.requests()).toHaveLength(BATCH / 10);
+    });
   });
 
   it('the ping endpoint has its own quota per organization (RATE_LIMIT_WEBHOOK_TESTS_PER_MINUTE)', async () => {
