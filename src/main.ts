@@ -1,12 +1,13 @@
 import 'reflect-metadata';
 import { loadConfigOrExit } from './config/config';
-import { createLogger } from './common/logger';
+import { createLogger, routeConsoleToLogger } from './common/logger';
 import { createApp } from './app.factory';
 import { exitOnSignals } from './common/shutdown';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel);
+  routeConsoleToLogger(logger);
   const app = await createApp(config, logger);
   const server = await app.listen(config.port, config.host);
   server.keepAliveTimeout = 65_000;

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
-import { createLogger, JsonLogger } from './common/logger';
+import { createLogger, JsonLogger, routeConsoleToLogger } from './common/logger';
 import { exitOnSignals } from './common/shutdown';
 import { loadConfigOrExit, type AppConfig } from './config/config';
 
@@ -19,6 +19,7 @@ async function main(): Promise<void> {
   }
   const config: AppConfig = { ...loaded, events: { ...loaded.events, dispatcher: 'inline' } };
   const logger = createLogger(config.logLevel);
+  routeConsoleToLogger(logger);
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), { logger: new JsonLogger(logger) });
   logger.info({ poll_interval_ms: config.events.pollIntervalMs, batch_size: config.events.batchSize }, 'event worker started');
   exitOnSignals(app, config.shutdownGraceMs, logger);

@@ -2,6 +2,7 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { forbidden, unauthorized } from '../common/app-error';
+import { addressSubject } from '../limits/client-address';
 import { EXTRA_QUOTA_KEY } from '../limits/rate-limit.decorator';
 import { RateLimitService, type QuotaName } from '../limits/rate-limit.service';
 import { AuthService } from './auth.service';
@@ -33,7 +34,7 @@ export class ApiKeyGuard implements CanActivate {
     const http = context.switchToHttp();
     const req = http.getRequest<Request>();
     const res = http.getResponse<Response>();
-    const address = `ip:${req.ip ?? 'unknown'}`;
+    const address = addressSubject(req.ip);
 
     const extra = this.reflector.getAllAndOverride<QuotaName | undefined>(EXTRA_QUOTA_KEY, targets);
     if (extra) await this.limits.enforce(res, extra, address);

@@ -1,5 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
+import { format } from 'node:util';
 import pino, { type DestinationStream, type Logger } from 'pino';
 
 /**
@@ -23,9 +24,21 @@ export function serializeError(error: unknown): Record<string, unknown> {
   return { type: error.name, code: (error as { code?: unknown }).code, message: error.message, stack: error.stack };
 }
 
+/**
+ * JSON already escapes quotes, backslashes and C0 controls (newlines included) in
+ * every string; what it leaves raw — DEL, the C1 controls (U+0085 is a line break
+ * to some readers) and U+2028/U+2029 — is escaped here, so a logged value can never
+ * end a line or start a forged one. Each of these only occurs inside a JSON string.
+ */
+const UNESCAPED_BY_JSON = /[\u007f-\u009f\u2028\u2029]/g;
+export function escapeLine(line: string): string {
+  return line.replace(UNESCAPED_BY_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino({
     level,
+    hooks: { streamWrite: escapeLine },
     serializers: { err: serializeError },
     base: { service: 'a2a-service' },
     timestamp: pino.stdTimeFunctions.isoTime,
@@ -51,6 +64,26 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       censor: '[redacted]',
     },
   }, destination);
+}
+
+/** The longest console text of a dependency that is logged; the rest is cut. */
+const MAX_CONSOLE_TEXT = 2_000;
+
+/**
+ * In the server and worker processes nothing but the logger writes to stdout or
+ * stderr: what dependencies print with console.* (the A2A SDK warns with request
+ * text in it) and process warnings become log entries (`source: "console"` or
+ * `"process"`), the text a JSON value like any other — never a raw line.
+ */
+export function routeConsoleToLogger(logger: Logger): void {
+  const child = logger.child({ source: 'console' });
+  const to = (level: 'debug' | 'info' | 'warn' | 'error') => (...args: unknown[]) => {
+    child[level](format(...args).slice(0, MAX_CONSOLE_TEXT));
+  };
+  Object.assign(console, { log: to('info'), info: to('info'), debug: to('debug'), trace: to('debug'), warn: to('warn'), error: to('error'), dir: to('debug') });
+  // Node's own handler prints warnings to stderr; the logger takes them instead.
+  process.removeAllListeners('warning');
+  process.on('warning', (warning) => logger.warn({ source: 'process', type: warning.name }, warning.message.slice(0, MAX_CONSOLE_TEXT)));
 }
 
 /** Routes Nest's own log lines into the same JSON stream. */

@@ -37,6 +37,8 @@ export interface AppConfig {
     publicPerMinute: number;
     signupsPerHour: number;
     loginAttemptsPerMinute: number;
+    /** Webhook test pings per organization (`POST /api/v1/webhooks/{id}/test`). */
+    webhookTestsPerMinute: number;
   };
   /** How long a blocking A2A send waits for the worker before returning the task as it is. */
   protocolBlockingTimeoutMs: number;
@@ -44,6 +46,8 @@ export interface AppConfig {
   protocolMaxOpenCallsPerKey: number;
   /** Messages one task may hold (beyond → 409 / -32004). */
   ledgerMaxMessagesPerTask: number;
+  /** Artifact content one task may hold, appends included (beyond → 409 / -32004); also what one task read returns at most. */
+  ledgerMaxArtifactBytesPerTask: number;
   /** The most history messages one task read returns (the default when none is asked for). */
   ledgerMaxHistory: number;
   /** Interval of SSE keep-alive comments on protocol streams. */
@@ -60,6 +64,8 @@ export interface AppConfig {
     pollIntervalMs: number;
     /** Deliveries claimed, and sent concurrently, per round. */
     batchSize: number;
+    /** The share of a dispatcher's slots one organization (and so one webhook or push config) may hold; a failing webhook a tenth of them. */
+    maxSharePercent: number;
     /** A 2xx within this time is success. */
     timeoutMs: number;
     /** Waits before each retry after a failed attempt; past the last one the delivery is failed. */
@@ -156,10 +162,12 @@ export function loadConfig(env: Env = process.env): AppConfig {
       publicPerMinute: int(env, 'RATE_LIMIT_PUBLIC_PER_MINUTE', 300, 1, 10_000_000),
       signupsPerHour: int(env, 'RATE_LIMIT_SIGNUPS_PER_HOUR', 10, 1, 10_000_000),
       loginAttemptsPerMinute: int(env, 'RATE_LIMIT_LOGIN_ATTEMPTS_PER_MINUTE', 30, 1, 10_000_000),
+      webhookTestsPerMinute: int(env, 'RATE_LIMIT_WEBHOOK_TESTS_PER_MINUTE', 10, 1, 10_000_000),
     },
     protocolBlockingTimeoutMs: int(env, 'PROTOCOL_BLOCKING_TIMEOUT_MS', 30_000, 0, 120_000),
     protocolMaxOpenCallsPerKey: int(env, 'PROTOCOL_MAX_OPEN_CALLS_PER_KEY', 20, 1, 10_000),
     ledgerMaxMessagesPerTask: int(env, 'LEDGER_MAX_MESSAGES_PER_TASK', 1_000, 1, 1_000_000),
+    ledgerMaxArtifactBytesPerTask: int(env, 'LEDGER_MAX_ARTIFACT_BYTES_PER_TASK', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     ledgerMaxHistory: int(env, 'LEDGER_MAX_HISTORY', 100, 1, 10_000),
     sseKeepaliveMs: int(env, 'SSE_KEEPALIVE_MS', 15_000, 10, 15_000),
     sseMaxDurationMs: int(env, 'SSE_MAX_DURATION_MS', 15 * 60_000, 1_000, 24 * 3600_000),
@@ -168,6 +176,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       dispatcher: oneOf(env, 'EVENTS_DISPATCHER', ['inline', 'off'] as const, 'inline'),
       pollIntervalMs: int(env, 'EVENTS_POLL_INTERVAL_MS', 1000, 10, 60_000),
       batchSize: int(env, 'EVENTS_BATCH_SIZE', 50, 1, 500),
+      maxSharePercent: int(env, 'EVENTS_MAX_SHARE_PERCENT', 50, 1, 100),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
       // CONTRACT §8: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed.
       retryScheduleMs: durations(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),

@@ -5,6 +5,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
 import type { ConsolePrincipal } from '../auth/principal';
 import { Public, Surface } from '../auth/surface.decorator';
+import { addressSubject } from '../limits/client-address';
 import { ExtraQuota } from '../limits/rate-limit.decorator';
 import { ConsoleService, type SessionView } from './console.service';
 import { LoginDto, SignupDto } from './dto/console-auth.dto';
@@ -34,7 +35,7 @@ export class ConsoleController {
   @ExtraQuota('login_attempts')
   @Public('Log in; returns a session token (also set as an HttpOnly cookie)')
   async login(@Body() dto: LoginDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<SessionView> {
-    return this.withCookie(res, await this.console.login(dto, req.ip ?? 'unknown'));
+    return this.withCookie(res, await this.console.login(dto, addressSubject(req.ip)));
   }
 
   @Post('logout')

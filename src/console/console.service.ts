@@ -98,9 +98,11 @@ export class ConsoleService {
   }
 
   async login(input: { email: string; password: string }, clientAddress: string): Promise<SessionView> {
-    // Failures are counted per (email, client address), in the shared store.
+    // Failures are counted per (email, client address), in the shared store. The
+    // attempt is counted before bcrypt runs (atomically: racing attempts cannot all
+    // pass), and a success gives it back.
     const throttleKey = `${input.email.toLowerCase()}|${clientAddress}`;
-    await this.limits.check('login', throttleKey);
+    await this.limits.reserve('login', throttleKey);
 
     const user = await this.dataSource
       .getRepository(ConsoleUser)
@@ -109,10 +111,7 @@ export class ConsoleService {
       .where('lower(u.email) = lower(:email)', { email: input.email })
       .getOne();
     const ok = await bcrypt.compare(input.password, user?.passwordHash ?? (await this.dummyHash));
-    if (!user || !ok) {
-      await this.limits.penalize('login', throttleKey);
-      throw unauthorized('invalid_credentials', INVALID_LOGIN);
-    }
+    if (!user || !ok) throw unauthorized('invalid_credentials', INVALID_LOGIN);
     await this.limits.clear('login', throttleKey);
     const organization = await this.dataSource.getRepository(Organization).findOneByOrFail({ id: user.organizationId });
     return this.openSession(this.dataSource.manager, user, organization);

@@ -10,7 +10,9 @@ import { signatureHeaders } from './signing';
 /**
  * Sends due deliveries: claims up to `EVENTS_BATCH_SIZE` at a time, keeps that many
  * sends in flight (a slow endpoint holds one slot, not the queue), and records each
- * outcome. It sleeps `EVENTS_POLL_INTERVAL_MS` when idle and wakes at once when a
+ * outcome. The slots are shared fairly: one organization, webhook or push config
+ * holds at most EVENTS_MAX_SHARE_PERCENT of them, a failing webhook a tenth, so a
+ * slow or dead endpoint cannot stall everyone else's deliveries. It sleeps `EVENTS_POLL_INTERVAL_MS` when idle and wakes at once when a
  * transaction of this process that emitted an event commits.
  *
  * Runs inside the server (`EVENTS_DISPATCHER=inline`, the default) and in
@@ -22,6 +24,10 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
   private running = false;
   private loop: Promise<void> | null = null;
   private readonly inFlight = new Set<Promise<void>>();
+  /** What is in flight per destination and organization (the fair shares of DeliveryQueue.claim). */
+  private readonly heldByDestination = new Map<string, number>();
+  private readonly shareOfDestination = new Map<string, number>();
+  private readonly heldByOrganization = new Map<string, number>();
   private woken = false;
   private wakeUp: (() => void) | null = null;
 
@@ -60,6 +66,19 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
     this.wakeUp?.();
   }
 
+  /**
+   * The fair shares of the slots: one organization — and so any one webhook or push
+   * config — holds at most EVENTS_MAX_SHARE_PERCENT of them, a failing webhook (its
+   * last attempt failed) a tenth; each at least one.
+   */
+  private get shares() {
+    const { batchSize, maxSharePercent } = this.config.events;
+    return {
+      organizationShare: Math.max(1, Math.floor((batchSize * maxSharePercent) / 100)),
+      failingShare: Math.max(1, Math.floor(batchSize / 10)),
+    };
+  }
+
   private async run(): Promise<void> {
     const { batchSize } = this.config.events;
     while (this.running) {
@@ -68,22 +87,52 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
       let claimed: ClaimedDelivery[] = [];
       if (free > 0) {
         try {
-          claimed = await this.queue.claim(free);
+          claimed = await this.queue.claim(free, {
+            heldByDestination: this.heldByDestination, shareOfDestination: this.shareOfDestination,
+            heldByOrganization: this.heldByOrganization, ...this.shares,
+          });
         } catch (error) {
           this.logger.error({ err: error }, 'could not claim deliveries');
         }
       }
+      let reachedShare = false;
       for (const delivery of claimed) {
+        reachedShare = this.hold(delivery) || reachedShare;
         const send = this.deliver(delivery).finally(() => {
+          this.release(delivery);
           this.inFlight.delete(send);
           this.wake();
         });
         this.inFlight.add(send);
       }
-      // Claim again at once while the queue yields full batches and slots are free.
-      if (claimed.length === free && free > 0) continue;
+      // Claim again at once while the queue yields full batches and slots are free, or
+      // when a destination or organization reached its share: the next claim skips
+      // its backlog, which may have hidden other work from this one.
+      if (free > 0 && (claimed.length === free || (reachedShare && claimed.length < free))) continue;
       if (!this.woken && this.running) await this.sleep();
     }
+  }
+
+  /** Counts a claimed delivery against its shares; true when one of them is now full. */
+  private hold(delivery: ClaimedDelivery): boolean {
+    const atDestination = (this.heldByDestination.get(delivery.destination) ?? 0) + 1;
+    const atOrganization = (this.heldByOrganization.get(delivery.organization) ?? 0) + 1;
+    this.heldByDestination.set(delivery.destination, atDestination);
+    this.shareOfDestination.set(delivery.destination, delivery.destinationShare);
+    this.heldByOrganization.set(delivery.organization, atOrganization);
+    return atDestination >= delivery.destinationShare || atOrganization >= this.shares.organizationShare;
+  }
+
+  private release(delivery: ClaimedDelivery): void {
+    const atDestination = (this.heldByDestination.get(delivery.destination) ?? 1) - 1;
+    if (atDestination > 0) this.heldByDestination.set(delivery.destination, atDestination);
+    else {
+      this.heldByDestination.delete(delivery.destination);
+      this.shareOfDestination.delete(delivery.destination);
+    }
+    const atOrganization = (this.heldByOrganization.get(delivery.organization) ?? 1) - 1;
+    if (atOrganization > 0) this.heldByOrganization.set(delivery.organization, atOrganization);
+    else this.heldByOrganization.delete(delivery.organization);
   }
 
   private sleep(): Promise<void> {
@@ -101,16 +150,31 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
   private async deliver(delivery: ClaimedDelivery): Promise<void> {
     let outcome: SendOutcome;
     try {
-      outcome = await this.sender.send(await this.requestFor(delivery.target));
+      outcome = delivery.target.kind === 'push' && delivery.target.ownerDeleted
+        ? { ok: false, statusCode: null, error: 'not sent: the requester who set this config has been deleted', durationMs: 0, final: true }
+        : await this.sender.send(await this.requestFor(delivery.target));
     } catch (error) {
       outcome = { ok: false, statusCode: null, error: `not sent: ${error instanceof Error ? error.message : String(error)}`.slice(0, 500), durationMs: 0 };
     }
+    if (!outcome.ok) this.logFailure(delivery, outcome);
     try {
       await this.queue.complete(delivery, outcome);
     } catch (error) {
       // The lease runs out and the delivery is attempted again: at least once, never lost.
       this.logger.error({ err: error, delivery_id: delivery.id }, 'could not record a delivery attempt');
     }
+  }
+
+  /** The attempt's reason is the attempt log's: never a secret, never a resolved address. */
+  private logFailure(delivery: ClaimedDelivery, outcome: SendOutcome): void {
+    const { target } = delivery;
+    const subject = target.kind === 'webhook'
+      ? { webhook_id: target.webhookId, event_id: target.event.id }
+      : { task_id: target.taskId, push_config_id: target.configId };
+    this.logger.warn(
+      { ...subject, delivery_id: delivery.id, attempt: delivery.attempt, status_code: outcome.statusCode, reason: outcome.error, final: outcome.final === true },
+      target.kind === 'webhook' ? 'webhook delivery failed' : 'push notification delivery failed',
+    );
   }
 
   /**

@@ -36,6 +36,8 @@ export interface PushTarget {
   token: string | null;
   authentication: { scheme: string; credentials: string } | null;
   version: PushVersion;
+  /** The requester who set the config has been deleted: nothing more is sent to it. */
+  ownerDeleted: boolean;
 }
 
 /** A delivery a dispatcher has claimed: what to send, and where. */
@@ -44,6 +46,24 @@ export interface ClaimedDelivery {
   /** This attempt's number; only the dispatcher that claimed it sends it. */
   attempt: number;
   target: WebhookTarget | PushTarget;
+  /** The keys of its fair share: its destination (webhook or push config) and organization. */
+  destination: string;
+  organization: string;
+  /** How many slots its destination may hold (less while a webhook is failing). */
+  destinationShare: number;
+}
+
+/**
+ * What a dispatcher holds in flight, and the shares: at most `organizationShare`
+ * slots per organization and per destination, `failingShare` per failing webhook.
+ */
+export interface FairShares {
+  heldByDestination: ReadonlyMap<string, number>;
+  /** The share each destination in flight was claimed with (a failing webhook's is smaller). */
+  shareOfDestination: ReadonlyMap<string, number>;
+  heldByOrganization: ReadonlyMap<string, number>;
+  organizationShare: number;
+  failingShare: number;
 }
 
 interface ClaimedRow {
@@ -66,37 +86,89 @@ interface ClaimedRow {
   token: string | null;
   authentication: { scheme: string; credentials: string } | null;
   protocol_version: PushVersion | null;
+  owner_deleted: boolean | null;
+  destination: string;
+  fair_organization: string;
+  share: number;
 }
 
 /**
- * Claims due deliveries. The inner SELECT locks the rows it picks and skips rows
- * another dispatcher holds, so concurrent claims never overlap; the UPDATE counts
- * the attempt and leases the row (next_attempt_at moves to the end of the lease). A
- * row still `in_flight` when it falls due again was claimed by a dispatcher that
- * stopped before recording a result: its lease has run out. The target comes with
- * it: the webhook and the event, or the push notification config (the ledger's
- * table: push notifications ride on this engine; the foreign key deletes their
- * deliveries with the config).
+ * Claims due deliveries, fairly. Each delivery has a destination (its webhook, or
+ * its push notification config) and an organization (the webhook's, or the task
+ * requester's). The dispatcher passes what it already has in flight per
+ * destination and per organization, and the room each may still take; the claim
+ * picks, oldest due first, only rows within that room, so a slow or failing
+ * endpoint — or one organization — never holds more than its share of the slots.
+ * Destinations and organizations already at their share are skipped by the scan
+ * itself ($10, $11), so a backlog of theirs cannot hide other work behind it; the
+ * scan reads at most $9 due rows beyond them.
+ *
+ * The rows picked are then locked, skipping rows another dispatcher holds (and,
+ * re-checked under the lock, rows it has just claimed), so concurrent claims never
+ * overlap; the UPDATE counts the attempt and leases the row (next_attempt_at moves
+ * to the end of the lease). A row still `in_flight` when it falls due again was
+ * claimed by a dispatcher that stopped before recording a result: its lease has run
+ * out. The target comes with it: the webhook and the event, or the push
+ * notification config (the ledger's table: push notifications ride on this engine;
+ * the foreign key deletes their deliveries with the config).
  */
 const CLAIM = `
   UPDATE deliveries d
      SET attempts = d.attempts + 1, in_flight = true, updated_at = now(),
          next_attempt_at = now() + $2 * interval '1 millisecond'
-    FROM (SELECT q.id, q.in_flight AS interrupted, q.webhook_id, q.event_id, q.push_task_id, q.push_config_id
-            FROM deliveries q
-           WHERE q.status = 'pending' AND q.next_attempt_at <= now()
-           ORDER BY q.next_attempt_at
-           LIMIT $1
-             FOR UPDATE SKIP LOCKED) due
+    FROM (
+      WITH held_destination AS (SELECT * FROM unnest($3::text[], $4::int[]) AS h(destination, n)),
+           held_organization AS (SELECT * FROM unnest($5::text[], $6::int[]) AS h(organization, n)),
+      candidates AS (
+        SELECT c.id, c.next_attempt_at, c.destination, c.organization,
+               c.share - COALESCE(hd.n, 0) AS destination_room, $7::int - COALESCE(ho.n, 0) AS organization_room
+          FROM (SELECT q.id, q.next_attempt_at,
+                       COALESCE(q.webhook_id::text, q.push_task_id::text || ' ' || q.push_config_id) AS destination,
+                       COALESCE(cw.organization_id::text, ct.requester_organization_id::text, 'task ' || q.push_task_id::text) AS organization,
+                       CASE WHEN cw.failing_since IS NOT NULL THEN $8::int ELSE $7::int END AS share
+                  FROM deliveries q
+                  LEFT JOIN webhooks cw ON cw.id = q.webhook_id
+                  LEFT JOIN tasks ct ON ct.id = q.push_task_id
+                 WHERE q.status = 'pending' AND q.next_attempt_at <= now()
+                   AND NOT (COALESCE(q.webhook_id::text, q.push_task_id::text || ' ' || q.push_config_id) = ANY($10::text[]))
+                   AND NOT (COALESCE(cw.organization_id::text, ct.requester_organization_id::text, 'task ' || q.push_task_id::text) = ANY($11::text[]))
+                 ORDER BY q.next_attempt_at
+                 LIMIT $9) c
+          LEFT JOIN held_destination hd ON hd.destination = c.destination
+          LEFT JOIN held_organization ho ON ho.organization = c.organization
+      ), ranked AS (
+        SELECT id, next_attempt_at, destination_room, organization_room,
+               row_number() OVER (PARTITION BY destination ORDER BY next_attempt_at, id) AS nth_destination,
+               row_number() OVER (PARTITION BY organization ORDER BY next_attempt_at, id) AS nth_organization
+          FROM candidates
+      ), picked AS (
+        SELECT id FROM ranked
+         WHERE nth_destination <= destination_room AND nth_organization <= organization_room
+         ORDER BY next_attempt_at
+         LIMIT $1
+      )
+      SELECT q.id, q.in_flight AS interrupted, q.webhook_id, q.event_id, q.push_task_id, q.push_config_id
+        FROM deliveries q
+       WHERE q.id IN (SELECT id FROM picked) AND q.status = 'pending' AND q.next_attempt_at <= now()
+         FOR UPDATE OF q SKIP LOCKED) due
          LEFT JOIN webhooks w ON w.id = due.webhook_id
          LEFT JOIN events e ON e.id = due.event_id
          LEFT JOIN push_notification_configs p ON p.task_id = due.push_task_id AND p.config_id = due.push_config_id
+         LEFT JOIN identities o ON o.id = p.owner_identity_id
+         LEFT JOIN tasks pt ON pt.id = due.push_task_id
    WHERE d.id = due.id
   RETURNING d.id, d.attempts AS attempt, due.interrupted,
             w.id AS webhook_id, w.url AS webhook_url, w.secret,
             CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
             e.id AS event_id, e.type AS event_type, e.organization_id, e.created_at AS event_created_at, e.data,
-            d.push_task_id, d.push_config_id, d.push_seq, p.url AS push_url, p.token, p.authentication, p.protocol_version`;
+            d.push_task_id, d.push_config_id, d.push_seq, p.url AS push_url, p.token, p.authentication, p.protocol_version,
+            (o.status = 'deleted') AS owner_deleted,
+            COALESCE(w.id::text, d.push_task_id::text || ' ' || d.push_config_id) AS destination,
+            COALESCE(w.organization_id::text, pt.requester_organization_id::text, 'task ' || d.push_task_id::text) AS fair_organization,
+            CASE WHEN w.failing_since IS NOT NULL THEN $8::int ELSE $7::int END AS share`;
+
+/** How many due rows one claim reads beyond the destinations and organizations at their share, per slot asked for. */
+const SCAN_PER_SLOT = 4;
 
 const INSERT_ATTEMPT = 'INSERT INTO delivery_attempts (delivery_id, attempt, succeeded, status_code, error, duration_ms)';
 /** A late result replaces the `interrupted` entry a later claim wrote for the same attempt. */
@@ -138,14 +210,29 @@ export class DeliveryQueue {
     return 2 * this.config.events.timeoutMs + 5_000;
   }
 
-  async claim(limit: number): Promise<ClaimedDelivery[]> {
+  async claim(limit: number, shares: FairShares): Promise<ClaimedDelivery[]> {
+    const destinations = [...shares.heldByDestination];
+    const organizations = [...shares.heldByOrganization];
+    // At their share already: skipped by the scan.
+    const fullDestinations = destinations
+      .filter(([key, n]) => n >= (shares.shareOfDestination.get(key) ?? shares.organizationShare)).map(([key]) => key);
+    const fullOrganizations = organizations.filter(([, n]) => n >= shares.organizationShare).map(([key]) => key);
     // One statement, its own transaction. The log of an interrupted attempt follows it;
     // should this process stop in between, only that log line is missing.
-    const [rows] = (await this.dataSource.query(CLAIM, [limit, this.leaseMs])) as [ClaimedRow[], number];
+    const [rows] = (await this.dataSource.query(CLAIM, [
+      limit, this.leaseMs,
+      destinations.map(([key]) => key), destinations.map(([, n]) => n),
+      organizations.map(([key]) => key), organizations.map(([, n]) => n),
+      shares.organizationShare, shares.failingShare, limit * SCAN_PER_SLOT,
+      fullDestinations, fullOrganizations,
+    ])) as [ClaimedRow[], number];
     for (const row of rows.filter((r) => r.interrupted)) {
       await this.dataSource.query(LOG_INTERRUPTED, [row.id, row.attempt - 1, false, null, INTERRUPTED, 0]);
     }
-    return rows.map((row) => ({ id: row.id, attempt: row.attempt, target: targetOf(row) }));
+    return rows.map((row) => ({
+      id: row.id, attempt: row.attempt, target: targetOf(row),
+      destination: row.destination, organization: row.fair_organization, destinationShare: row.share,
+    }));
   }
 
   /**
@@ -163,7 +250,8 @@ export class DeliveryQueue {
     }
     await this.dataSource.transaction(async (em) => {
       await em.query(LOG_ATTEMPT, [delivery.id, delivery.attempt, false, outcome.statusCode, outcome.error, outcome.durationMs]);
-      const delay = retryDelay(this.config.events.retryScheduleMs, delivery.attempt);
+      // A policy refusal is final: the same destination would be refused at every retry.
+      const delay = outcome.final ? null : retryDelay(this.config.events.retryScheduleMs, delivery.attempt);
       if (webhookId === null) {
         // A push notification config has no failing run: it lives as long as its task.
         await this.finish(em, delivery, outcome, delay !== null ? 'pending' : 'failed', delay);
@@ -238,5 +326,6 @@ function targetOf(row: ClaimedRow): WebhookTarget | PushTarget {
     token: row.token,
     authentication: row.authentication,
     version: row.protocol_version!,
+    ownerDeleted: row.owner_deleted === true,
   };
 }

@@ -26,12 +26,19 @@ export interface SendOutcome {
   /** A 2xx within the timeout. */
   ok: boolean;
   statusCode: number | null;
-  /** Why it failed, for the attempt log; never the response body. */
+  /** Why it failed, for the attempt log; never the response body, never a resolved address. */
   error: string | null;
   durationMs: number;
+  /** Refused by the destination policy: no retry can succeed, the delivery fails at once. */
+  final?: boolean;
 }
 
 const MAX_ERROR_LENGTH = 500;
+/**
+ * The one answer for every destination the policy refuses: saying what a name
+ * resolves to would make the service a DNS oracle for the networks it can see.
+ */
+export const DESTINATION_NOT_ALLOWED = 'refused: the destination is not allowed';
 
 class Refused extends Error {}
 
@@ -71,9 +78,10 @@ export class DeliverySender implements OnApplicationShutdown {
       const ok = statusCode >= 200 && statusCode < 300;
       return { ok, statusCode, error: ok ? null : `HTTP ${statusCode}`, durationMs: elapsed() };
     } catch (error) {
+      if (error instanceof Refused) return { ok: false, statusCode: null, error: error.message, durationMs: elapsed(), final: true };
       const message = controller.signal.aborted
         ? `timeout: no response within ${this.config.events.timeoutMs} ms`
-        : error instanceof Error ? error.message : String(error);
+        : failureOf(error);
       return { ok: false, statusCode: null, error: message.slice(0, MAX_ERROR_LENGTH), durationMs: elapsed() };
     } finally {
       clearTimeout(timer);
@@ -88,15 +96,15 @@ export class DeliverySender implements OnApplicationShutdown {
     }
     const host = hostOf(url);
     const family = isIP(host);
-    const addresses = family !== 0 ? [{ address: host, family }] : await abortable(this.resolve(host), signal);
-    if (addresses.length === 0) throw new Refused(`refused: ${host} has no address`);
-    if (!allowPrivate) {
-      for (const { address } of addresses) {
-        const kind = classifyAddress(address).replace('_', '-');
-        if (kind === 'public') continue;
-        throw new Refused(family !== 0 ? `refused: ${host} is a ${kind} address` : `refused: ${host} resolves to a ${kind} address (${address})`);
-      }
+    let addresses: ResolvedAddress[];
+    try {
+      addresses = family !== 0 ? [{ address: host, family }] : await abortable(this.resolve(host), signal);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw new Error(`${host} could not be resolved${codeOf(error) ? ` (${codeOf(error)})` : ''}`);
     }
+    if (addresses.length === 0) throw new Error(`${host} has no address`);
+    if (!allowPrivate && addresses.some(({ address }) => classifyAddress(address) !== 'public')) throw new Refused(DESTINATION_NOT_ALLOWED);
     return addresses[0];
   }
 
@@ -127,6 +135,18 @@ export class DeliverySender implements OnApplicationShutdown {
       req.end(request.body);
     });
   }
+}
+
+/** A network error's code names what failed; its message would name the address connected to. */
+function failureOf(error: unknown): string {
+  const code = codeOf(error);
+  if (code) return `connection failed: ${code}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+function codeOf(error: unknown): string | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[A-Z][A-Z0-9_]*$/.test(code) ? code : null;
 }
 
 function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {

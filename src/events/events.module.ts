@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { LimitsModule } from '../limits/limits.module';
 import { DeliveryAttempt } from './delivery-attempt.entity';
 import { DeliveryDispatcher } from './delivery-dispatcher';
 import { DeliveryQueue } from './delivery-queue';
@@ -15,10 +16,11 @@ import { WebhooksService } from './webhooks.service';
 /**
  * Events: the outbox, webhook subscriptions and the delivery engine. It sits low in
  * the module graph — every module that changes something imports it to emit — so it
- * imports nothing but the database (and the global configuration).
+ * imports nothing but the database, the rate limits (the ping quota) and the global
+ * configuration.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([OutboxEvent, Webhook, Delivery, DeliveryAttempt])],
+  imports: [TypeOrmModule.forFeature([OutboxEvent, Webhook, Delivery, DeliveryAttempt]), LimitsModule],
   controllers: [WebhooksController],
   providers: [
     EventsService, WebhooksService, DeliveryQueue, DeliverySender, DeliveryDispatcher, PushNotifications,

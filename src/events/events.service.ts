@@ -31,7 +31,8 @@ export interface Participant {
  * for every active subscription of the organization whose filter and scope match
  * (subscriptions scoped to one identity match when the event is about it;
  * organization-only types, api_key.*, never match them), and — for a task update,
- * $8 and $9 — one delivery for each of the task's A2A push notification configs.
+ * $8 and $9 — one delivery for each of the task's A2A push notification configs
+ * whose owner (the requester who set it) has not been deleted.
  */
 const INSERT_EVENT = `
   WITH event AS (
@@ -40,7 +41,9 @@ const INSERT_EVENT = `
     RETURNING id, type, organization_id, identity_ids
   ), push AS (
     INSERT INTO deliveries (push_task_id, push_config_id, push_seq)
-    SELECT task_id, config_id, $9::int FROM push_notification_configs WHERE task_id = $8::uuid
+    SELECT c.task_id, c.config_id, $9::int
+      FROM push_notification_configs c JOIN identities o ON o.id = c.owner_identity_id
+     WHERE c.task_id = $8::uuid AND o.status = 'active'
   )
   INSERT INTO deliveries (webhook_id, event_id)
   SELECT w.id, event.id

@@ -1,9 +1,11 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
 import type { ConsolePrincipal, KeyPrincipal } from '../auth/principal';
 import { Surface } from '../auth/surface.decorator';
 import { ParseIdPipe } from '../common/parse-id.pipe';
+import { RateLimitService } from '../limits/rate-limit.service';
 import { CreateWebhookDto } from './dto/create-webhook.dto';
 import { ListDeliveriesQuery } from './dto/list-deliveries.query';
 import { ListWebhooksQuery } from './dto/list-webhooks.query';
@@ -18,7 +20,10 @@ type Caller = KeyPrincipal | ConsolePrincipal;
 @ApiTags('Webhooks')
 @Controller('api/v1/webhooks')
 export class WebhooksController {
-  constructor(private readonly webhooks: WebhooksService) {}
+  constructor(
+    private readonly webhooks: WebhooksService,
+    private readonly limits: RateLimitService,
+  ) {}
 
   @Post()
   @Surface('webhooks', 'Subscribe an https endpoint to events. The signing `secret` is returned only here.')
@@ -60,8 +65,10 @@ export class WebhooksController {
 
   @Post(':id/test')
   @HttpCode(202)
-  @Surface('webhooks', 'Send a `ping` event to this webhook')
-  test(@CurrentPrincipal() principal: Caller, @WebhookId() id: string) {
+  @Surface('webhooks', 'Send a `ping` event to this webhook (RATE_LIMIT_WEBHOOK_TESTS_PER_MINUTE per organization)')
+  async test(@CurrentPrincipal() principal: Caller, @WebhookId() id: string, @Res({ passthrough: true }) res: Response) {
+    // The `webhooks` surface admits only principals of an organization.
+    await this.limits.enforce(res, 'webhook_tests', `organization:${principal.organizationId!}`);
     return this.webhooks.test(principal, id);
   }
 

@@ -43,6 +43,6 @@ import { TasksService } from './tasks.service';
         isEmbedded(config) ? new LocalTaskNotifier() : new PgTaskNotifier(config.databaseUrl!, logger),
     },
   ],
-  exports: [LedgerService, PushConfigService],
+  exports: [LedgerService, PushConfigService, TaskNotifier],
 })
 export class LedgerModule {}

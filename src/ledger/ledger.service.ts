@@ -82,7 +82,7 @@ export class LedgerService {
       `SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = $1 AND t.requester_identity_id = $2 AND t.worker_identity_id = $3`,
       [taskId, pair.requester.id, pair.worker.id],
     )) as TaskRow[];
-    const [task] = await hydrateTasks(this.dataSource.manager, rows, read);
+    const [task] = await hydrateTasks(this.dataSource.manager, rows, this.bounded(read));
     return task ?? null;
   }
 
@@ -107,7 +107,7 @@ export class LedgerService {
     )) as TaskRow[];
     const page = pageOf(rows, filter.pageSize, creationPosition);
     return {
-      tasks: await hydrateTasks(this.dataSource.manager, page.items, read),
+      tasks: await hydrateTasks(this.dataSource.manager, page.items, this.bounded(read)),
       nextPageToken: page.nextCursor ?? '',
       totalSize: total,
     };
@@ -126,6 +126,11 @@ export class LedgerService {
     return (await this.find(pair, taskId, read))!;
   }
 
+  /** A read returns at most LEDGER_MAX_ARTIFACT_BYTES_PER_TASK of artifact content per task. */
+  private bounded(read: HydrateOptions): HydrateOptions {
+    return { ...read, maxArtifactBytes: this.config.ledgerMaxArtifactBytesPerTask };
+  }
+
   /** The task's events after `afterSeq`, in order (at most `limit`). */
   events(task: { id: string; contextId: string }, afterSeq: number, limit?: number): Promise<TaskEventRecord[]> {
     return readEvents(this.dataSource.manager, task, afterSeq, limit);
@@ -134,7 +139,7 @@ export class LedgerService {
   /** A task by its id alone, for the service's own use (push notifications), never on behalf of a caller. */
   async taskById(taskId: string, read: HydrateOptions): Promise<TaskRecord | null> {
     const rows = (await this.dataSource.query(`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = $1`, [taskId])) as TaskRow[];
-    const [task] = await hydrateTasks(this.dataSource.manager, rows, read);
+    const [task] = await hydrateTasks(this.dataSource.manager, rows, this.bounded(read));
     return task ?? null;
   }
 

@@ -108,8 +108,23 @@ export class TaskJournal {
     this.entries.push({ kind: 'status', seq: this.task.seq, state });
   }
 
-  /** One artifact chunk: creates, replaces (no `append`) or extends the artifact. */
-  async artifact(chunk: ArtifactChunk): Promise<void> {
+  /**
+   * One artifact chunk: creates, replaces (no `append`) or extends the artifact.
+   * Refused when the task's artifacts would then hold more than `maxBytes` of
+   * content (LEDGER_MAX_ARTIFACT_BYTES_PER_TASK), appends included: counted under the
+   * task's row lock, so concurrent writers cannot both slip past the limit.
+   */
+  async artifact(chunk: ArtifactChunk, maxBytes: number): Promise<void> {
+    const bytes = Buffer.byteLength(JSON.stringify(chunk.parts));
+    const [held] = (await this.em.query(
+      `SELECT COALESCE(sum(content_bytes), 0)::float8 AS total,
+              COALESCE(sum(content_bytes) FILTER (WHERE artifact_id = $2), 0)::float8 AS own
+         FROM artifacts WHERE task_id = $1`,
+      [this.task.id, chunk.artifactId],
+    )) as Array<{ total: number; own: number }>;
+    if (held.total - (chunk.append ? 0 : held.own) + bytes > maxBytes) {
+      throw conflict('task_artifact_limit', `The task's artifacts would exceed their maximum of ${maxBytes} bytes of content; put further output in a new task.`);
+    }
     const [existing] = (await this.em.query(
       `SELECT name, description, last_chunk FROM artifacts WHERE task_id = $1 AND artifact_id = $2 FOR UPDATE`,
       [this.task.id, chunk.artifactId],
@@ -124,18 +139,19 @@ export class TaskJournal {
     if (chunk.append) {
       await this.em.query(
         `UPDATE artifacts SET parts = parts || $3::jsonb, last_chunk = $4, updated_at = now(),
-                metadata = COALESCE($5::jsonb, metadata)
+                metadata = COALESCE($5::jsonb, metadata), content_bytes = content_bytes + $6
           WHERE task_id = $1 AND artifact_id = $2`,
-        [this.task.id, chunk.artifactId, JSON.stringify(chunk.parts), chunk.lastChunk, json(chunk.metadata)],
+        [this.task.id, chunk.artifactId, JSON.stringify(chunk.parts), chunk.lastChunk, json(chunk.metadata), bytes],
       );
     } else {
       await this.em.query(
-        `INSERT INTO artifacts (task_id, artifact_id, name, description, parts, metadata, last_chunk, seq)
-         VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8)
+        `INSERT INTO artifacts (task_id, artifact_id, name, description, parts, metadata, last_chunk, seq, content_bytes)
+         VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9)
          ON CONFLICT (task_id, artifact_id) DO UPDATE
             SET name = EXCLUDED.name, description = EXCLUDED.description, parts = EXCLUDED.parts,
-                metadata = EXCLUDED.metadata, last_chunk = EXCLUDED.last_chunk, updated_at = now()`,
-        [this.task.id, chunk.artifactId, chunk.name, chunk.description, JSON.stringify(chunk.parts), json(chunk.metadata), chunk.lastChunk, seq],
+                metadata = EXCLUDED.metadata, last_chunk = EXCLUDED.last_chunk, updated_at = now(),
+                content_bytes = EXCLUDED.content_bytes`,
+        [this.task.id, chunk.artifactId, chunk.name, chunk.description, JSON.stringify(chunk.parts), json(chunk.metadata), chunk.lastChunk, seq, bytes],
       );
     }
     const recorded = { ...chunk, name: chunk.name || existing?.name || '', description: chunk.description || existing?.description || '' };

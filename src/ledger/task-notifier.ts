@@ -25,6 +25,9 @@ export abstract class TaskNotifier {
   /** Called once that transaction has committed. */
   abstract committed(change: TaskChange): void;
 
+  /** For /readyz: whether the cross-instance channel is up; null when there is none (embedded). */
+  abstract healthy(): boolean | null;
+
   /** Calls `listener` whenever the task may have changed; returns the unsubscribe. */
   subscribe(taskId: string, listener: () => void): () => void {
     let set = this.listeners.get(taskId);
@@ -61,6 +64,10 @@ export class LocalTaskNotifier extends TaskNotifier {
 
   committed(change: TaskChange): void {
     this.wake(change.taskId);
+  }
+
+  healthy(): null {
+    return null;
   }
 }
 
@@ -106,6 +113,11 @@ export class PgTaskNotifier extends TaskNotifier implements OnModuleInit, OnModu
 
   committed(): void {
     // PostgreSQL delivers the notification to every listener, this instance included.
+  }
+
+  /** The LISTEN connection is up (between a loss and the reconnect it is not). */
+  healthy(): boolean {
+    return this.client !== null;
   }
 
   private async connect(): Promise<void> {

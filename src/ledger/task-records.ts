@@ -125,6 +125,12 @@ export interface HydrateOptions {
    */
   historyLength: number;
   artifacts: boolean;
+  /**
+   * At most this much artifact content per task (LEDGER_MAX_ARTIFACT_BYTES_PER_TASK,
+   * set by the services): whole artifacts, in order, while they fit. Writes keep every
+   * task within it; this bounds a read of a task written before the limit existed.
+   */
+  maxArtifactBytes?: number;
 }
 
 /** Turns task rows into records: status messages, history and artifacts in three queries at most. */
@@ -157,9 +163,13 @@ export async function hydrateTasks(em: EntityManager, rows: TaskRow[], options: 
   const artifacts = new Map<string, ArtifactRecord[]>();
   if (options.artifacts) {
     const rowsOfArtifacts = (await em.query(
-      `SELECT task_id, artifact_id, name, description, parts, metadata FROM artifacts
-        WHERE task_id = ANY($1::uuid[]) ORDER BY task_id, seq`,
-      [ids],
+      `SELECT a.task_id, a.artifact_id, a.name, a.description, a.parts, a.metadata
+         FROM (SELECT id, sum(content_bytes) OVER (PARTITION BY task_id ORDER BY seq, artifact_id) AS running
+                 FROM artifacts WHERE task_id = ANY($1::uuid[])) sized
+         JOIN artifacts a ON a.id = sized.id
+        WHERE $2::float8 IS NULL OR sized.running <= $2::float8
+        ORDER BY a.task_id, a.seq`,
+      [ids, options.maxArtifactBytes ?? null],
     )) as Array<{ task_id: string; artifact_id: string; name: string; description: string; parts: StoredPart[]; metadata: Record<string, unknown> | null }>;
     for (const a of rowsOfArtifacts) {
       push(artifacts, a.task_id, { artifactId: a.artifact_id, name: a.name, description: a.description, parts: a.parts, metadata: a.metadata });

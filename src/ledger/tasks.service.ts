@@ -61,6 +61,7 @@ export class TasksService {
     const page = pageOf(rows, limit, creationPosition);
     const tasks = await hydrateTasks(this.dataSource.manager, page.items, {
       historyLength: listHistory(query.history_length, limit, this.config.ledgerMaxHistory), artifacts: query.include_artifacts ?? false,
+      maxArtifactBytes: this.config.ledgerMaxArtifactBytesPerTask,
     });
     return { tasks: tasks.map(toTaskView), next_cursor: page.nextCursor };
   }
@@ -133,7 +134,7 @@ export class TasksService {
       if (!next.ok && next.reason === 'terminal') throw conflict('task_terminal', `The task is ${journal.state}; it takes no more replies.`);
       if (!next.ok) throw conflict('invalid_transition', `A worker cannot move a task from ${journal.state} to ${dto.state}.`);
       if (message) await journal.requireRoomForMessage(this.config.ledgerMaxMessagesPerTask);
-      for (const chunk of artifacts) await journal.artifact(chunk);
+      for (const chunk of artifacts) await journal.artifact(chunk, this.config.ledgerMaxArtifactBytesPerTask);
       if (message) await journal.message('agent', message, 'status', next.state);
       else if (dto.state) await journal.status(next.state);
       await save(journal);
@@ -148,7 +149,7 @@ export class TasksService {
     const rows = (await em.query(
       `SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = $1 AND ${visibleWhere('t', sideOf(principal), {}, params)}`, params,
     )) as TaskRow[];
-    const [task] = await hydrateTasks(em, rows, { historyLength, artifacts });
+    const [task] = await hydrateTasks(em, rows, { historyLength, artifacts, maxArtifactBytes: this.config.ledgerMaxArtifactBytesPerTask });
     if (!task) throw notFound('task_not_found', 'No task with that id is visible to you.');
     return task;
   }

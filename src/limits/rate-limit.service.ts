@@ -1,14 +1,14 @@
-import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { AppError } from '../common/app-error';
 import { LOGGER } from '../common/tokens';
-import { estimate, MemoryRateLimitStore, type RateLimitStore, type StoreOp, type WindowState } from './rate-limit.store';
+import { estimate, MemoryRateLimitStore, type StoreOp, type WindowState } from './rate-limit.store';
 import { RedisRateLimitStore } from './redis-rate-limit.store';
 
 /** The quotas of CONTRACT §10, each with a name used in the RateLimit headers. */
-export type QuotaName = 'protocol' | 'rest' | 'public' | 'signup' | 'login' | 'login_attempts';
+export type QuotaName = 'protocol' | 'rest' | 'public' | 'signup' | 'login' | 'login_attempts' | 'webhook_tests';
 
 interface Quota {
   limit: number;
@@ -28,13 +28,17 @@ export interface QuotaState {
 
 /**
  * Rate limits per subject (an API key's id, a Console user, a client address —
- * never a raw key). A store failure fails open: an outage of Redis must not take
- * the API down with it.
+ * never a raw key). With REDIS_URL the counters are shared; while Redis is
+ * unreachable each instance counts in its own memory instead (limits stay on,
+ * per instance), and goes back to Redis once it answers again.
  */
 @Injectable()
-export class RateLimitService implements OnApplicationShutdown {
+export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   private readonly quotas: Record<QuotaName, Quota>;
-  private readonly store: RateLimitStore;
+  private readonly shared: RedisRateLimitStore | null;
+  private readonly local = new MemoryRateLimitStore();
+  /** Counting in memory because Redis failed (logged once per outage). */
+  private degraded = false;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -49,12 +53,25 @@ export class RateLimitService implements OnApplicationShutdown {
       login: { limit: config.loginFailureLimit, windowMs: config.loginFailureWindowSeconds * 1000 },
       // Every login runs bcrypt, even for unknown emails: bounded per address.
       login_attempts: { limit: limits.loginAttemptsPerMinute, windowMs: 60_000 },
+      // Each ping is a delivery: bounded per organization, on top of the REST quota.
+      webhook_tests: { limit: limits.webhookTestsPerMinute, windowMs: 60_000 },
     };
-    this.store = config.redisUrl ? new RedisRateLimitStore(config.redisUrl, `${config.redisKeyPrefix}rl:`) : new MemoryRateLimitStore();
+    this.shared = config.redisUrl ? new RedisRateLimitStore(config.redisUrl, `${config.redisKeyPrefix}rl:`) : null;
+  }
+
+  /** Starts counting in Redis when it answers within a moment; in memory otherwise (it is retried). */
+  async onModuleInit(): Promise<void> {
+    if (this.shared && !(await this.shared.waitUntilConnected(2_000))) this.fellBack(null);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.store.close();
+    await this.shared?.close();
+    await this.local.close();
+  }
+
+  /** For /readyz: whether the shared store answers; null without REDIS_URL. */
+  redisHealthy(): boolean | null {
+    return this.shared ? this.shared.connected : null;
   }
 
   /**
@@ -63,42 +80,63 @@ export class RateLimitService implements OnApplicationShutdown {
    */
   async enforce(res: Response, quota: QuotaName, subject: string): Promise<void> {
     const state = await this.apply(quota, subject, { kind: 'consume', limit: this.quotas[quota].limit, cost: 1 });
-    if (!state) return;
     setRateLimitHeaders(res, state);
     if (state.retryAfterSeconds > 0) throw rateLimited(state);
   }
 
-  /** Throws 429 if `subject` has no `quota` left, without spending any (login throttling). */
-  async check(quota: QuotaName, subject: string): Promise<void> {
-    const state = await this.apply(quota, subject, { kind: 'read' });
-    if (state && state.retryAfterSeconds > 0) throw rateLimited(state);
-  }
-
-  /** Counts a failure against `quota` (login failures). */
-  async penalize(quota: QuotaName, subject: string): Promise<void> {
-    await this.apply(quota, subject, { kind: 'add', cost: 1 });
+  /**
+   * Reserves one unit of `quota` for `subject` before the work it guards runs (a
+   * login's bcrypt): the check and the count are one atomic step in the store, so
+   * concurrent attempts cannot all pass a check made before any of them counted.
+   * Throws 429 past the limit. A success gives its reservation back with `clear`.
+   */
+  async reserve(quota: QuotaName, subject: string): Promise<void> {
+    const state = await this.apply(quota, subject, { kind: 'consume', limit: this.quotas[quota].limit, cost: 1 });
+    if (state.retryAfterSeconds > 0) throw rateLimited(state);
   }
 
   async clear(quota: QuotaName, subject: string): Promise<void> {
+    const key = `${quota}:${subject}`;
+    await this.local.clear(key);
+    if (!this.shared?.connected) return;
     try {
-      await this.store.clear(`${quota}:${subject}`, this.quotas[quota].windowMs);
+      await this.shared.clear(key, this.quotas[quota].windowMs);
     } catch (error) {
-      this.logger.warn({ err: error, quota }, 'rate limit store unavailable');
+      this.fellBack(error);
     }
   }
 
-  private async apply(quota: QuotaName, subject: string, op: StoreOp): Promise<QuotaState | null> {
+  private async apply(quota: QuotaName, subject: string, op: StoreOp): Promise<QuotaState> {
     const { limit, windowMs } = this.quotas[quota];
-    let window: WindowState;
-    try {
-      window = await this.store.apply(`${quota}:${subject}`, windowMs, op);
-    } catch (error) {
-      this.logger.warn({ err: error, quota }, 'rate limit store unavailable; request admitted');
-      return null;
-    }
+    const window = await this.storeApply(`${quota}:${subject}`, windowMs, op);
     // For reads, "admitted" answers whether one more request would be.
     const admitted = op.kind === 'consume' ? window.admitted : estimate(window, windowMs) + 1 <= limit;
     return quotaState(quota, limit, windowMs, window, admitted);
+  }
+
+  /** Redis when it answers, this instance's memory otherwise. */
+  private async storeApply(key: string, windowMs: number, op: StoreOp): Promise<WindowState> {
+    if (this.shared?.connected) {
+      try {
+        const window = await this.shared.apply(key, windowMs, op);
+        if (this.degraded) {
+          this.degraded = false;
+          this.logger.info('rate limit store reachable again; counting in Redis');
+        }
+        return window;
+      } catch (error) {
+        this.fellBack(error);
+      }
+    } else if (this.shared) {
+      this.fellBack(null);
+    }
+    return this.local.apply(key, windowMs, op);
+  }
+
+  private fellBack(error: unknown): void {
+    if (this.degraded) return;
+    this.degraded = true;
+    this.logger.warn({ err: error ?? undefined }, 'rate limit store unavailable; counting per instance in memory until Redis answers again');
   }
 }
 

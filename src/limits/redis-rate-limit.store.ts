@@ -36,10 +36,31 @@ export class RedisRateLimitStore implements RateLimitStore {
   private readonly redis: Redis;
 
   constructor(url: string, private readonly prefix: string) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+    // No offline queue and a command timeout: while Redis is away a call fails at once
+    // (and the caller falls back), and ioredis keeps reconnecting in the background.
+    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, commandTimeout: 1_000, connectTimeout: 2_000 });
     this.redis.defineCommand('slidingWindow', { numberOfKeys: 1, lua: SCRIPT });
-    // Errors surface on each call (and fail open there); keep ioredis from throwing globally.
+    // Errors surface on each call (and fall back there); keep ioredis from throwing globally.
     this.redis.on('error', () => undefined);
+  }
+
+  /** Resolves once connected, or after `timeoutMs` (the caller then starts in memory). */
+  async waitUntilConnected(timeoutMs: number): Promise<boolean> {
+    if (this.connected) return true;
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.redis.off('ready', done);
+        resolve(this.connected);
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.redis.once('ready', done);
+    });
+  }
+
+  /** Connected and ready for commands (ioredis reconnects by itself after an outage). */
+  get connected(): boolean {
+    return this.redis.status === 'ready';
   }
 
   async apply(key: string, windowMs: number, op: StoreOp): Promise<WindowState> {

@@ -271,6 +271,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
           return new TaskNotFoundError(error.detail);
         case 'task_terminal':
         case 'task_message_limit': // like a terminal task, a full one takes no more messages
+        case 'task_artifact_limit':
           return new UnsupportedOperationError(error.detail);
         case 'task_not_cancelable':
           return new TaskNotCancelableError(error.detail);

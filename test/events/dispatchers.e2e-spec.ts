@@ -52,8 +52,8 @@ describe('dispatchers on one database', () => {
     for (const app of [a, b]) {
       const queue = app.app.get(DeliveryQueue);
       const claim = queue.claim.bind(queue);
-      jest.spyOn(queue, 'claim').mockImplementation(async (limit) => {
-        const batch = await claim(limit);
+      jest.spyOn(queue, 'claim').mockImplementation(async (limit, shares) => {
+        const batch = await claim(limit, shares);
         claimed.set(app, claimed.get(app)! + batch.length);
         return batch;
       });

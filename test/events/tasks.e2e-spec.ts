@@ -1,3 +1,4 @@
+import { DeliveryDispatcher } from '../../src/events/delivery-dispatcher';
 import { startApp, type TestApp } from '../support/app';
 import { enabledAgent, reply, rpc, submitTask, v03Message, type Agent } from '../support/a2a';
 import { eventually } from '../support/eventually';
@@ -188,6 +189,31 @@ describe('task events and push notifications', () => {
       await reply(t, taskId, worker.key, { state: 'completed' }).expect(200);
       await settle();
       expect(at('/push/from-send')(receiver.received)).toHaveLength(1);
+    });
+
+    it('a deleted requester\'s configs get nothing more: neither new updates nor those already queued', async () => {
+      const leaving = await enabledAgent(t, acme, { allowPublicEgress: true });
+      const task = await submitTask(t, leaving, worker);
+      const url = new URL('/push/owner-deleted', receiver.url).href;
+      await rpc(t, worker.handle, leaving.key, 'tasks/pushNotificationConfig/set', { taskId: task.id, pushNotificationConfig: { id: 'c', url } }).expect(200);
+      const dispatcher = t.app.get(DeliveryDispatcher);
+      await dispatcher.stop(); // an update queued before the deletion stays queued
+      try {
+        await reply(t, task.id, worker.key, { state: 'working' }).expect(200);
+        await t.http().delete(`/api/v1/identities/${leaving.handle}`).set(bearer(acme)).expect(204);
+        await reply(t, task.id, worker.key, { state: 'completed' }).expect(200);
+      } finally {
+        dispatcher.start();
+      }
+      const [queued] = await eventually(
+        () => t.db.query(`SELECT status, last_error FROM deliveries WHERE push_task_id = $1`, [task.id]),
+        (rows: Array<{ status: string }>) => rows.length > 0 && rows.every((row) => row.status !== 'pending'),
+      );
+      expect(queued).toEqual({ status: 'failed', last_error: 'not sent: the requester who set this config has been deleted' });
+      // Only the update from before the deletion was queued at all.
+      expect(await t.db.query(`SELECT count(*)::int AS n FROM deliveries WHERE push_task_id = $1`, [task.id])).toEqual([{ n: 1 }]);
+      await settle();
+      expect(at('/push/owner-deleted')(receiver.received)).toEqual([]);
     });
 
     it('are retried until the endpoint answers 2xx, every attempt logged', async () => {

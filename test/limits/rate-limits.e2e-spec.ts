@@ -1,5 +1,9 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 import { startApp, type TestApp } from '../support/app';
+import { eventually } from '../support/eventually';
+import { freePort } from '../support/server-process';
 import { apiKey, bearer, mintAdminKey, PASSWORD, signup } from '../support/fixtures';
 
 const RATE_LIMIT_POLICY = /^"(\w+)";q=(\d+);w=(\d+)$/;
@@ -67,6 +71,19 @@ describe('rate limits', () => {
     });
   });
 
+  it('an IPv6 client is counted by its /64: a fresh address in the same /64 shares the budget', async () => {
+    const t = await startApp({ RATE_LIMIT_PUBLIC_PER_MINUTE: '2', TRUST_PROXY: 'true' });
+    try {
+      const from = (address: string) => t.http().get('/healthz').set('X-Forwarded-For', address);
+      await from('2001:db8:77:1::1').expect(200);
+      await from('2001:db8:77:1:a:b:c:d').expect(200);
+      await from('2001:db8:77:1:ffff:ffff:ffff:fffe').expect(429); // another address, same /64
+      await from('2001:db8:77:2::1').expect(200); // the next /64 is another subject
+    } finally {
+      await t.close();
+    }
+  });
+
   it('agent signups: 10 an hour per client address by default, configurable', async () => {
     const t = await startApp({ RATE_LIMIT_SIGNUPS_PER_HOUR: '2' });
     try {
@@ -99,6 +116,23 @@ describe('rate limits', () => {
     }
   });
 
+  /** 25 wrong passwords at once against a limit of 10: the attempts are reserved before bcrypt runs. */
+  async function racingLogins(t: TestApp): Promise<number[]> {
+    const account = await signup(t);
+    const attempts = Array.from({ length: 25 }, () => t.http().post('/api/v1/console/login').send({ email: account.email, password: 'wrong password!!' }));
+    const statuses = (await Promise.all(attempts)).map((res) => res.status);
+    return [statuses.filter((s) => s === 401).length, statuses.filter((s) => s === 429).length];
+  }
+
+  it('concurrent wrong passwords: only the limit is tried, the rest are refused before bcrypt (in memory)', async () => {
+    const t = await startApp();
+    try {
+      expect(await racingLogins(t)).toEqual([10, 15]);
+    } finally {
+      await t.close();
+    }
+  });
+
   describe('shared through Redis (REDIS_URL)', () => {
     const redisEnv = () => ({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: `a2a-test-${randomBytes(4).toString('hex')}:` });
 
@@ -114,6 +148,15 @@ describe('rate limits', () => {
       } finally {
         await a.close();
         await b.close();
+      }
+    });
+
+    it('concurrent wrong passwords: only the limit is tried (Redis)', async () => {
+      const t = await startApp(redisEnv());
+      try {
+        expect(await racingLogins(t)).toEqual([10, 15]);
+      } finally {
+        await t.close();
       }
     });
 
@@ -135,12 +178,49 @@ describe('rate limits', () => {
     });
   });
 
-  it('fails open when Redis is unreachable', async () => {
-    const t = await startApp({ REDIS_URL: 'redis://127.0.0.1:1', RATE_LIMIT_PUBLIC_PER_MINUTE: '1' });
+  it('falls back to per-instance memory when Redis is unreachable from the start (limits stay on)', async () => {
+    const t = await startApp({ REDIS_URL: `redis://127.0.0.1:${await freePort()}`, RATE_LIMIT_PUBLIC_PER_MINUTE: '1' });
     try {
-      for (let i = 0; i < 3; i++) await t.http().get('/healthz').expect(200);
+      await t.http().get('/healthz').expect(200);
+      await t.http().get('/healthz').expect(429);
     } finally {
       await t.close();
+    }
+  });
+
+  it('Redis going away: limits count in memory, /readyz says so, and Redis is used again once it is back', async () => {
+    const port = await freePort();
+    const startRedis = async () => {
+      const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      const ping = async () => new Promise<boolean>((resolve) => {
+        const socket = connect(port, '127.0.0.1', () => { socket.destroy(); resolve(true); });
+        socket.on('error', () => resolve(false));
+      });
+      await eventually(ping, (up) => up);
+      return child;
+    };
+    const stopRedis = (child: ChildProcess) => new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGKILL'); });
+    let redis = await startRedis();
+    const t = await startApp({ REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_REST_PER_MINUTE: '3' });
+    try {
+      const key = await mintAdminKey(t, await signup(t));
+      const self = () => t.http().get('/api-keys/self').set(apiKey(key));
+      const readyz = async () => (await t.http().get('/readyz').expect(200)).body;
+      expect(await readyz()).toMatchObject({ status: 'ready', components: { redis: 'healthy' } });
+      await self().expect(200); // counted in Redis
+
+      await stopRedis(redis);
+      expect(await eventually(readyz, (body) => body.components.redis === 'unhealthy')).toMatchObject({ status: 'ready' });
+      // Counted in this instance's memory meanwhile: the limit still holds.
+      for (let i = 0; i < 3; i++) await self().expect(200);
+      await self().expect(429);
+
+      redis = await startRedis(); // a fresh, empty Redis
+      await eventually(readyz, (body) => body.components.redis === 'healthy');
+      await self().expect(200); // counted in Redis again, where this key has a fresh budget
+    } finally {
+      await t.close();
+      await stopRedis(redis);
     }
   });
 });

@@ -21,7 +21,7 @@ describe('embedded database (no DATABASE_URL)', () => {
 
   it('migrates, serves, keeps its data across a restart, and shuts down cleanly', async () => {
     let s = await start();
-    expect((await request(s.baseUrl).get('/readyz').expect(200)).body).toEqual({ status: 'ready' });
+    expect((await request(s.baseUrl).get('/readyz').expect(200)).body).toEqual({ status: 'ready', components: { database: 'healthy' } });
     const session = await request(s.baseUrl).post('/api/v1/console/signup')
       .send({ organization_name: 'Local', email: 'me@local.test', password: PASSWORD }).expect(201);
     const key = (await request(s.baseUrl).post('/api/v1/api-keys').set('Authorization', `Bearer ${session.body.token}`)

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
+import { Client } from 'pg';
 import pino from 'pino';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
@@ -9,6 +10,7 @@ import { loadConfig } from '../../src/config/config';
 import { createLogger } from '../../src/common/logger';
 import { startApp, type TestApp } from '../support/app';
 import { createTestDatabase, dropDatabase, urlFor } from '../support/database';
+import { eventually } from '../support/eventually';
 import { apiKey, bearer, mintAdminKey, PASSWORD, signup } from '../support/fixtures';
 
 const run = promisify(execFile);
@@ -82,7 +84,25 @@ describe('platform behaviour', () => {
   describe('operations', () => {
     it('healthz and readyz', async () => {
       expect((await t.http().get('/healthz').expect(200)).body).toEqual({ status: 'ok' });
-      expect((await t.http().get('/readyz').expect(200)).body).toEqual({ status: 'ready' });
+      expect((await t.http().get('/readyz').expect(200)).body).toEqual({ status: 'ready', components: { database: 'healthy', listener: 'healthy' } });
+    });
+
+    it('readyz is 503 while the LISTEN connection is down, and ready again once it is back', async () => {
+      const name = t.database;
+      const admin = new Client({ connectionString: urlFor('postgres') });
+      await admin.connect();
+      try {
+        // Connections to this database are refused: the listener, cut off, cannot reconnect.
+        await admin.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
+        await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'a2a-service-listener'`, [name]);
+        const down = await eventually(async () => t.http().get('/readyz'), (res) => res.status === 503);
+        expect(down.body).toMatchObject({ status: 'not_ready', components: { listener: 'unhealthy' } });
+      } finally {
+        await admin.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
+        await admin.end();
+      }
+      const up = await eventually(async () => t.http().get('/readyz'), (res) => res.status === 200);
+      expect(up.body).toEqual({ status: 'ready', components: { database: 'healthy', listener: 'healthy' } });
     });
 
     it('readyz is 503 while migrations are pending', async () => {
@@ -92,7 +112,7 @@ describe('platform behaviour', () => {
         await app.init();
         await app.get(DataSource).query(`DELETE FROM schema_migrations`);
         const res = await request(app.getHttpServer()).get('/readyz').expect(503);
-        expect(res.body).toEqual({ status: 'not_ready', reason: 'migrations_pending' });
+        expect(res.body).toMatchObject({ status: 'not_ready', reason: 'migrations_pending', components: { database: 'healthy' } });
       } finally {
         await app.close();
         await dropDatabase(database);

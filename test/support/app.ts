@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { createApp } from '../../src/app.factory';
@@ -24,8 +24,9 @@ export interface TestApp {
  * Starts the whole application on a fresh database cloned from the migrated
  * template, listening on an ephemeral loopback port. With `on`, a second instance
  * of the service on the database of an app already started (that app drops it).
+ * With `logger`, the app logs there (tests that read the log lines).
  */
-export async function startApp(env: Record<string, string> = {}, on?: TestApp): Promise<TestApp> {
+export async function startApp(env: Record<string, string> = {}, on?: TestApp, logger?: Logger): Promise<TestApp> {
   const database = on?.database ?? (await createTestDatabase());
   const config = loadConfig({
     DATABASE_URL: urlFor(database),
@@ -35,9 +36,10 @@ export async function startApp(env: Record<string, string> = {}, on?: TestApp): 
     // Suites sign agents up far more often than 10 an hour from one address.
     RATE_LIMIT_SIGNUPS_PER_HOUR: '100000',
     RATE_LIMIT_LOGIN_ATTEMPTS_PER_MINUTE: '100000',
+    RATE_LIMIT_WEBHOOK_TESTS_PER_MINUTE: '100000',
     ...env,
   });
-  const app = await createApp(config, pino({ level: config.logLevel }));
+  const app = await createApp(config, logger ?? pino({ level: config.logLevel }));
   // An ephemeral port, unless the test chose one (to make PUBLIC_BASE_URL point at this server).
   await app.listen(env.PORT ? config.port : 0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };

@@ -29,6 +29,10 @@ export class Artifact {
   @Column({ name: 'last_chunk', type: 'boolean' })
   lastChunk: boolean;
 
+  /** The size of `parts` (their JSON, UTF-8 bytes): counts against LEDGER_MAX_ARTIFACT_BYTES_PER_TASK. */
+  @Column({ name: 'content_bytes', type: 'integer' })
+  contentBytes: number;
+
   /** The event that first created it; orders a task's artifacts. */
   @Column({ type: 'integer' })
   seq: number;
