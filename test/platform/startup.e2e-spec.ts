@@ -62,6 +62,13 @@ describe('starting the server', () => {
     ]);
   });
 
+  it('npm run worker says the same in one line', async () => {
+    const missing = `a2a_missing_${randomBytes(4).toString('hex')}`;
+    const { code, output } = await runScript('src/worker.ts', [], { DATABASE_URL: urlFor(missing), LOG_LEVEL: 'info' });
+    expect(code).toBe(1);
+    expect(output.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^failed to start: database ${missing} does not exist on .+ — create it with: createdb `))]);
+  });
+
   it('stops at once with one line when PostgreSQL cannot be reached', async () => {
     const port = await freePort(); // nothing listens there
     const { code, output } = await runScript('src/main.ts', [], { DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/a2a`, LOG_LEVEL: 'info' });
