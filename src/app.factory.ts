@@ -14,6 +14,7 @@ import { createValidationPipe } from './common/validation';
 export async function createApp(config: AppConfig, logger: Logger): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger), {
     bodyParser: false,
+    abortOnError: false, // a failed start is reported by the caller, not by process.abort()
     logger: new JsonLogger(logger),
   });
   app.set('trust proxy', config.trustProxy);

@@ -7,12 +7,16 @@ import { AppModule } from './app.module';
 import { createLogger, JsonLogger } from './common/logger';
 import { ConfigError, loadConfig } from './config/config';
 import { ConsoleService } from './console/console.service';
+import { explainConnectionError } from './database/database-errors';
+import { EmbeddedDatabaseInUseError } from './database/pglite-pool';
 import { KeysService } from './keys/keys.service';
 
 const USAGE = `usage: npm run cli -- bootstrap --org NAME --email EMAIL [--password-stdin]
+       (in the image: node dist/cli.js bootstrap …)
 
 Creates an organization, its first Console user and an admin-scoped API key.
-The password (generated unless --password-stdin) and the key are printed once.`;
+The password (generated unless --password-stdin) and the key are printed once.
+On the embedded database, run it while the server is stopped.`;
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -37,7 +41,15 @@ async function bootstrap(args: string[]): Promise<void> {
 
   const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env });
   const logger = createLogger(config.logLevel);
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), { logger: new JsonLogger(logger) });
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), { logger: new JsonLogger(logger), abortOnError: false })
+    .catch((error: unknown) => {
+      if (error instanceof EmbeddedDatabaseInUseError) {
+        fail(`${error.message}, most likely a running server: stop it and run bootstrap again, or sign up through it (POST /api/v1/console/signup, or the Console)`);
+      }
+      const reason = explainConnectionError(error, config);
+      if (reason) fail(reason);
+      throw error;
+    });
   try {
     const consoleService = app.get(ConsoleService);
     const keys = app.get(KeysService);

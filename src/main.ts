@@ -1,22 +1,29 @@
 import 'reflect-metadata';
-import { loadConfigOrExit } from './config/config';
+import { loadConfigOrExit, type AppConfig } from './config/config';
 import { createLogger, routeConsoleToLogger } from './common/logger';
 import { createApp } from './app.factory';
 import { exitOnSignals } from './common/shutdown';
+import { describeDatabase, explainConnectionError } from './database/database-errors';
 
-async function main(): Promise<void> {
-  const config = loadConfigOrExit();
+async function main(config: AppConfig): Promise<void> {
   const logger = createLogger(config.logLevel);
   routeConsoleToLogger(logger);
   const app = await createApp(config, logger);
   const server = await app.listen(config.port, config.host);
   server.keepAliveTimeout = 65_000;
-  logger.info({ port: config.port, base_url: config.publicBaseUrl }, 'listening');
+  const listen = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
+  const urls = { console_url: `${config.publicBaseUrl}/console/`, docs_url: `${config.publicBaseUrl}/api/docs`, database: describeDatabase(config) };
+  logger.info(
+    { listen, base_url: config.publicBaseUrl, ...urls },
+    `listening on ${listen} — Console ${urls.console_url} — API docs ${urls.docs_url} — database: ${urls.database}`,
+  );
 
   exitOnSignals(app, config.shutdownGraceMs, logger);
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+const config = loadConfigOrExit();
+main(config).catch((error: unknown) => {
+  const reason = explainConnectionError(error, config) ?? (error instanceof Error ? error.message : String(error));
+  process.stderr.write(`failed to start: ${reason}\n`);
   process.exit(1);
 });

@@ -4,6 +4,7 @@ import { AppModule } from './app.module';
 import { createLogger, JsonLogger, routeConsoleToLogger } from './common/logger';
 import { exitOnSignals } from './common/shutdown';
 import { loadConfigOrExit, type AppConfig } from './config/config';
+import { explainConnectionError } from './database/database-errors';
 
 /**
  * `npm run worker` (or `node dist/worker.js`): a process that only delivers events —
@@ -20,7 +21,10 @@ async function main(): Promise<void> {
   const config: AppConfig = { ...loaded, events: { ...loaded.events, dispatcher: 'inline' } };
   const logger = createLogger(config.logLevel);
   routeConsoleToLogger(logger);
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), { logger: new JsonLogger(logger) });
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), { logger: new JsonLogger(logger), abortOnError: false })
+    .catch((error: unknown) => {
+      throw new Error(explainConnectionError(error, config) ?? (error instanceof Error ? error.message : String(error)));
+    });
   logger.info({ poll_interval_ms: config.events.pollIntervalMs, batch_size: config.events.batchSize }, 'event worker started');
   exitOnSignals(app, config.shutdownGraceMs, logger);
 }

@@ -86,13 +86,22 @@ export function routeConsoleToLogger(logger: Logger): void {
   process.on('warning', (warning) => logger.warn({ source: 'process', type: warning.name }, warning.message.slice(0, MAX_CONSOLE_TEXT)));
 }
 
-/** Routes Nest's own log lines into the same JSON stream. */
+/**
+ * Routes Nest's own log lines into the same JSON stream. Nest's `log` lines (modules
+ * initialized, every route mapped) are debug: at info, a start is the one line main.ts
+ * prints. A failed start is reported by the entry point that catches it, so Nest's
+ * ExceptionHandler line is debug too.
+ */
 export class JsonLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
   log(message: unknown, context?: string) {
-    this.logger.info({ context }, String(message));
+    this.logger.debug({ context }, String(message));
   }
   error(message: unknown, trace?: string, context?: string) {
+    if (context === 'ExceptionHandler' || trace === 'ExceptionHandler') {
+      this.logger.debug({ context: 'ExceptionHandler', err: message }, 'start failed');
+      return;
+    }
     this.logger.error({ context, trace }, String(message));
   }
   warn(message: unknown, context?: string) {

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config';
 import { dataSourceOptions, isEmbedded } from './data-source';
+import { describeDatabase } from './database-errors';
 import { HotQuery } from './hot-query';
 import { runMigrations } from './migrate';
 
@@ -18,14 +19,16 @@ export class DatabaseModule {
       exports: [HotQuery],
       imports: [
         TypeOrmModule.forRootAsync({
-          useFactory: () => ({ ...dataSourceOptions(config), autoLoadEntities: true }),
+          // No retries: a database that is missing or unreachable at start is reported in one
+          // line by the entry point (database-errors.ts), and the process exits at once.
+          useFactory: () => ({ ...dataSourceOptions(config), autoLoadEntities: true, toRetry: () => false }),
           dataSourceFactory: async (options) => {
             const dataSource = await new DataSource(options!).initialize();
             if (config.migrationsRun) {
               const applied = await runMigrations(dataSource, isEmbedded(config));
               if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
             }
-            logger.info({ database: isEmbedded(config) ? `embedded (${config.dataDir})` : 'postgresql' }, 'database ready');
+            logger.debug({ database: describeDatabase(config) }, 'database ready');
             return dataSource;
           },
         }),

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 
 /**
@@ -25,14 +26,73 @@ interface PgLikeResult {
   fields: unknown[];
 }
 
-let shared: { dataDir: string; db: Promise<PGlite>; users: number } | null = null;
+let shared: { dataDir: string; db: Promise<{ db: PGlite; unlock: () => void }>; users: number } | null = null;
 
-async function openDatabase(dataDir: string): Promise<PGlite> {
+/** A second process opening the same embedded database (a server, `npm run cli`) is refused. */
+export class EmbeddedDatabaseInUseError extends Error {
+  readonly code = 'embedded_database_in_use';
+  constructor(readonly dataDir: string, readonly pid: number) {
+    super(`the embedded database at ${dataDir} is in use by another process (pid ${pid})`);
+  }
+}
+
+const LOCK_FILE = 'a2a-embedded.lock';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * PGlite is PostgreSQL in this process's memory, writing its files under DATA_DIR: two
+ * processes on one directory would each believe they own it (and the second would not
+ * see the first's writes). The first process to open it writes its pid to a lock file
+ * there; another process finds a live pid and is refused. A lock left by a process that
+ * died (or by this pid, as when a container restarts) is taken over.
+ */
+function lockDataDir(dataDir: string): () => void {
+  const path = join(dataDir, LOCK_FILE);
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      const fd = openSync(path, 'wx');
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
+      const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) throw new EmbeddedDatabaseInUseError(dataDir, pid);
+      unlinkSync(path);
+    }
+  }
+  const release = () => {
+    process.removeListener('exit', release);
+    try {
+      if (readFileSync(path, 'utf8') === String(process.pid)) unlinkSync(path);
+    } catch {
+      // already gone
+    }
+  };
+  process.on('exit', release);
+  return release;
+}
+
+async function openDatabase(dataDir: string): Promise<{ db: PGlite; unlock: () => void }> {
   mkdirSync(dataDir, { recursive: true });
-  // PGlite ships as ESM with a CommonJS build; load it lazily so servers on a real
-  // PostgreSQL never pay for the WASM module.
-  const { PGlite } = await import('@electric-sql/pglite');
-  return PGlite.create({ dataDir });
+  const unlock = lockDataDir(dataDir);
+  try {
+    // PGlite ships as ESM with a CommonJS build; load it lazily so servers on a real
+    // PostgreSQL never pay for the WASM module.
+    const { PGlite } = await import('@electric-sql/pglite');
+    return { db: await PGlite.create({ dataDir }), unlock };
+  } catch (error) {
+    unlock();
+    throw error;
+  }
 }
 
 function commandOf(sql: string): string {
@@ -97,7 +157,7 @@ export class PglitePool extends EventEmitter {
     if (this.busy) await new Promise<void>((resolve) => this.waiting.push(resolve));
     this.busy = true;
     try {
-      this.client ??= new PgliteClient(await shared!.db);
+      this.client ??= new PgliteClient((await shared!.db).db);
       return this.client;
     } catch (error) {
       this.release();
@@ -142,9 +202,14 @@ export class PglitePool extends EventEmitter {
       if (!shared) return;
       shared.users -= 1;
       if (shared.users > 0) return;
-      const db = await shared.db;
+      const opening = shared.db;
       shared = null;
-      await db.close();
+      const { db, unlock } = await opening;
+      try {
+        await db.close();
+      } finally {
+        unlock();
+      }
     })();
     if (cb) closing.then(() => cb(null), (error: Error) => cb(error));
     return closing;

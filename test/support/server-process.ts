@@ -22,9 +22,9 @@ export interface ServerProcess extends ChildScript {
   baseUrl: string;
 }
 
-/** Runs a TypeScript entry point (src/main.ts, src/worker.ts) in its own process, as its npm script would. */
-function spawnScript(script: string, env: Record<string, string>): ChildScript {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', script], {
+/** Runs a TypeScript entry point (src/main.ts, src/worker.ts, src/cli.ts) in its own process, as its npm script would. */
+function spawnScript(script: string, env: Record<string, string>, args: string[] = []): ChildScript {
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', script, ...args], {
     env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -40,6 +40,20 @@ function spawnScript(script: string, env: Record<string, string>): ChildScript {
       return exited;
     },
   };
+}
+
+/**
+ * Runs an entry point to its end (`npm run cli -- …`, or a server that cannot start): its
+ * exit code and output. One still running after a minute is killed (code null), so a
+ * process that should have stopped fails its test instead of hanging the run.
+ */
+export async function runScript(script: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const child = spawnScript(script, env, args);
+  const closed = new Promise<number | null>((resolve) => child.process.on('close', (exitCode) => resolve(exitCode)));
+  const deadline = setTimeout(() => child.process.kill('SIGKILL'), 50_000);
+  const code = await closed;
+  clearTimeout(deadline);
+  return { code, output: child.output() };
 }
 
 /** Polls `ready` until it holds; kills the child and fails if it exits or takes longer than a minute. */

@@ -1,0 +1,111 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createTestDatabase, dropDatabase, urlFor } from '../support/database';
+import { startServerProcess, type ServerProcess } from '../support/server-process';
+
+const README = resolve(__dirname, '../../README.md');
+const README_BASE = 'BASE=http://localhost:3000';
+
+/**
+ * README.md's ```sh blocks are a walk-through a reader pastes, in order, into one bash
+ * shell against a running server. This test does exactly that, against a server process
+ * on a fresh database, with the convention stated at the top of the walk-through:
+ *
+ * - every HTTP request must answer 2xx (curl fails on a connection error too);
+ * - a request expected to answer something else is one `curl …` line ending with a
+ *   comment `# → NNN`: it must answer exactly NNN;
+ * - the shell runs with `set -euo pipefail`, so an unset variable or a failing command
+ *   stops the walk-through.
+ *
+ * `curl` is wrapped by a shell function that records each answer's status (with
+ * `-D`, so blocks should not use `-D` themselves; `-i` and `-w` are fine).
+ */
+export function walkthroughScript(markdown: string): string {
+  // Lines outside ```sh blocks become blank lines, so the script's line numbers are README.md's.
+  let inBlock = false;
+  let blocks = 0;
+  const lines = markdown.split('\n').map((line, index) => {
+    if (!inBlock) {
+      inBlock = line === '```sh';
+      if (inBlock) blocks += 1;
+      return '';
+    }
+    if (line.startsWith('```')) {
+      inBlock = false;
+      return '';
+    }
+    const announced = /^(?!\s*#).*#\s*→\s*(\d{3})\b/.exec(line);
+    if (!announced) return line;
+    if (!/^\s*curl\s/.test(line)) {
+      throw new Error(`README.md line ${index + 1}: "# → ${announced[1]}" must end a one-line \`curl …\` command: ${line}`);
+    }
+    return line.replace(/^(\s*)curl\s/, `$1A2A_EXPECT=${announced[1]} curl `);
+  });
+  if (blocks === 0) throw new Error('README.md has no ```sh blocks');
+  return lines.join('\n');
+}
+
+/** Replaces the script's first line (README.md's title): the shell options and the curl wrapper, on one line. */
+const PRELUDE = [
+  'set -euo pipefail',
+  'curl() { local headers status rc=0 expected=${A2A_EXPECT:-2xx}',
+  'headers=$(mktemp)',
+  'command curl -D "$headers" "$@" || rc=$?',
+  'status=$(tr -d \'\\r\' < "$headers" | awk \'/^HTTP\\//{s=$2} END{print s}\')',
+  'rm -f "$headers"',
+  'if [ "$expected" = 2xx ]; then [ "$rc" -eq 0 ] && [[ "$status" == 2?? ]] && return 0; else [ "$status" = "$expected" ] && return 0; fi',
+  'echo "README.md line ${BASH_LINENO[0]}: got ${status:-no answer} (curl exit $rc), expected $expected: curl $*" | tee -a "$A2A_FAILURES" >&2',
+  'return 1; }',
+].join('; ');
+
+describe('README walk-through', () => {
+  let database: string;
+  let server: ServerProcess | undefined;
+  let workDir: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    workDir = mkdtempSync(join(tmpdir(), 'a2a-readme-'));
+    server = await startServerProcess({ DATABASE_URL: urlFor(database) });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await dropDatabase(database);
+    rmSync(workDir, { recursive: true, force: true });
+  });
+
+  it('announces every expected failure, and only on one-line curl commands', () => {
+    expect(walkthroughScript('text\n```sh\ncurl -s $BASE/x    # → 401 problem+json\n# → 201 {"id":…}\n```\n'))
+      .toBe('\n\nA2A_EXPECT=401 curl -s $BASE/x    # → 401 problem+json\n# → 201 {"id":…}\n\n');
+    expect(() => walkthroughScript('```sh\nX=$(curl -s $BASE/x)   # → 409\n```\n')).toThrow(/one-line `curl …` command/);
+  });
+
+  it('runs verbatim, top to bottom, against a fresh server', async () => {
+    const markdown = readFileSync(README, 'utf8');
+    const script = walkthroughScript(markdown).split('\n');
+    expect(script.filter((line) => line === README_BASE)).toHaveLength(1);
+    expect(script[0]).toBe('');
+    const failures = join(workDir, 'failures');
+    writeFileSync(failures, '');
+    const runnable = [PRELUDE, ...script.slice(1).map((line) => (line === README_BASE ? `BASE=${server!.baseUrl}` : line))];
+    writeFileSync(join(workDir, 'walkthrough.sh'), runnable.join('\n'));
+
+    const { code, output } = await new Promise<{ code: number | null; output: string }>((done) => {
+      const child = spawn('bash', ['walkthrough.sh'], {
+        cwd: workDir,
+        env: { PATH: process.env.PATH, HOME: workDir, A2A_FAILURES: failures },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (chunk) => (out += chunk));
+      child.stderr.on('data', (chunk) => (out += chunk));
+      child.on('close', (exitCode) => done({ code: exitCode, output: out }));
+    });
+    const failed = readFileSync(failures, 'utf8');
+    if (code !== 0 || failed !== '') {
+      throw new Error(`the walk-through failed (exit ${code}):\n${failed}\n--- output (last 4000 characters) ---\n${output.slice(-4000)}`);
+    }
+  }, 120_000);
+});
