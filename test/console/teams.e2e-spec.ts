@@ -303,6 +303,22 @@ describe('Console teams: invitations, members, passwords', () => {
       await t.http().post('/api/v1/console/login').send({ email: owner.email, password: PASSWORD }).expect(200);
     });
 
+    it('throttles wrong current passwords like login failures (429), even for the right one', async () => {
+      const strict = await startApp({ LOGIN_FAILURE_LIMIT: '2' });
+      try {
+        const owner = await signup(strict);
+        for (let i = 0; i < 2; i++) {
+          await strict.http().post('/api/v1/console/password').set(bearer(owner))
+            .send({ current_password: 'not my password', new_password: NEW_PASSWORD }).expect(400);
+        }
+        const res = await strict.http().post('/api/v1/console/password').set(bearer(owner))
+          .send({ current_password: PASSWORD, new_password: NEW_PASSWORD }).expect(429);
+        expect(res.body.code).toBe('rate_limited');
+      } finally {
+        await strict.close();
+      }
+    });
+
     it('refuses a new password that is too short', async () => {
       const owner = await signup(t);
       const res = await t.http().post('/api/v1/console/password').set(bearer(owner))
