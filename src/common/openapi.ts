@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { SESSION_COOKIE } from '../console/session-cookie';
+import { completeResponses, EXTRA_MODELS } from './api-docs';
 
 /** OpenAPI at /api/openapi.json and Swagger UI at /api/docs. */
 export function setupOpenApi(app: INestApplication, publicBaseUrl: string): void {
@@ -16,6 +17,11 @@ export function setupOpenApi(app: INestApplication, publicBaseUrl: string): void
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Console session token' }, 'consoleSession')
     .addCookieAuth(SESSION_COOKIE, { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE }, 'consoleCookie')
     .build();
-  const document = SwaggerModule.createDocument(app, config);
+  const document = completeResponses(SwaggerModule.createDocument(app, config, {
+    extraModels: EXTRA_MODELS,
+    // Routes without an explicit id: `ApiKeysController.list` → `apiKeysList`.
+    operationIdFactory: (controller, method) =>
+      `${controller.replace(/Controller$/, '').replace(/^./, (c) => c.toLowerCase())}${method.replace(/^./, (c) => c.toUpperCase()).replace(/\[(\d+)\]$/, '$1')}`,
+  }));
   SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/openapi.json', yamlDocumentUrl: 'api/openapi.yaml' });
 }

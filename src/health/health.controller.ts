@@ -1,5 +1,5 @@
 import { Controller, Get, HttpStatus, Res } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiSchema, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/surface.decorator';
@@ -7,7 +7,16 @@ import { migrationsApplied } from '../database/migrate';
 import { TaskNotifier } from '../ledger/task-notifier';
 import { RateLimitService } from '../limits/rate-limit.service';
 
+import { Returns } from '../common/api-docs';
+
 type ComponentHealth = 'healthy' | 'unhealthy';
+
+@ApiSchema({ name: 'HealthStatus' })
+class HealthSchema {
+  @ApiProperty({ enum: ['ok', 'ready', 'not_ready'] }) status: string;
+  @ApiPropertyOptional({ enum: ['database_unreachable', 'migrations_pending', 'listener_disconnected'] }) reason?: string;
+  @ApiPropertyOptional({ description: 'Each part in use: `database`, `listener`, `redis`.', additionalProperties: { enum: ['healthy', 'unhealthy'] } }) components?: Record<string, string>;
+}
 
 @ApiTags('Operations')
 @Controller()
@@ -19,7 +28,8 @@ export class HealthController {
   ) {}
 
   @Get('healthz')
-  @Public('Liveness: the process is up')
+  @Public({ id: 'getHealth', summary: 'Liveness: the process is up' })
+  @Returns(200, HealthSchema)
   alive() {
     return { status: 'ok' };
   }
@@ -31,7 +41,9 @@ export class HealthController {
    * `components` lists each part in use: `database`, `listener` (PostgreSQL), `redis` (REDIS_URL).
    */
   @Get('readyz')
-  @Public('Readiness: the database is reachable, every migration is applied, the task listener is connected; reports Redis')
+  @Public({ id: 'getReadiness', summary: 'Readiness: the database is reachable, every migration is applied, the task listener is connected; reports Redis' })
+  @Returns(200, HealthSchema)
+  @ApiResponse({ status: 503, description: 'Not ready: `database_unreachable`, `migrations_pending` or `listener_disconnected`.', type: HealthSchema })
   async ready(@Res({ passthrough: true }) res: Response) {
     const components: Record<string, ComponentHealth> = {};
     let reason: string | null = null;
