@@ -99,11 +99,10 @@ export class ConsoleService {
    */
   async changePassword(principal: ConsolePrincipal, input: { current_password: string; new_password: string }): Promise<void> {
     const throttleKey = `password|${principal.id}`;
-    await this.limits.check('login', throttleKey);
+    await this.limits.reserve('login', throttleKey);
     const user = await this.dataSource.getRepository(ConsoleUser).createQueryBuilder('u').addSelect('u.passwordHash')
       .where('u.id = :id', { id: principal.id }).getOneOrFail();
     if (!(await bcrypt.compare(input.current_password, user.passwordHash))) {
-      await this.limits.penalize('login', throttleKey);
       throw badRequest('wrong_password', 'The current password is incorrect.', [
         { field: 'current_password', message: 'current_password is incorrect' },
       ]);
