@@ -21,7 +21,7 @@ import { clampedListHistory, clampedTaskHistory } from '../ledger/history-limits
 import { LedgerService } from '../ledger/ledger.service';
 import { PushConfigService } from '../ledger/push-configs.service';
 import type { HydrateOptions, TaskRecord } from '../ledger/task-records';
-import { isSettled, isTerminal } from '../ledger/task-state';
+import { isSettled, isTerminal, type TaskState } from '../ledger/task-state';
 import type { TaskWatch } from '../ledger/task-watch';
 import { fromA2AMessage, fromA2APushConfig, stateFilter, toA2APushConfig, toA2ATask, toStreamResponse, withoutSecrets } from './a2a-mapping';
 import { callOf, type ProtocolCall } from './call-context';
@@ -107,8 +107,12 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   }
 
   cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
-    return this.guard(async () =>
-      toA2ATask(await this.ledger.cancel(callOf(context).pair, requireTaskId(params.id), { historyLength: this.history(undefined), artifacts: true })));
+    return this.guard(async () => {
+      const call = callOf(context);
+      // Cancelling a canceled task: the task in v1.0 (idempotent, §3.3.1), -32002 in v0.3 (a final task is not cancelable).
+      const repeat = call.version === '1.0' ? 'return' : 'refuse';
+      return toA2ATask(await this.ledger.cancel(call.pair, requireTaskId(params.id), { historyLength: this.history(undefined), artifacts: true }, repeat));
+    });
   }
 
   createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
@@ -143,13 +147,14 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   private async *sendAndFollow(call: ProtocolCall, params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
     const historyWanted = this.history(params.configuration?.historyLength);
     const { task } = await this.send(call, params, { historyLength: 0, artifacts: false });
-    yield* this.follow(call, task.id, historyWanted);
+    yield* this.follow(call, task.id, historyWanted, isSettled);
   }
 
   private async *subscribe(call: ProtocolCall, taskId: string): AsyncGenerator<StreamResponse, void, undefined> {
     const task = await this.pairTask(call, taskId, { historyLength: 0, artifacts: false });
     if (isTerminal(task.state)) throw new UnsupportedOperationError(`The task is ${task.state}; there is nothing to subscribe to.`);
-    yield* this.follow(call, task.id, this.history(undefined));
+    // A2A v1.0 §3.1.6: subscribe works on any non-terminal task and ends when it is terminal.
+    yield* this.follow(call, task.id, this.history(undefined), isTerminal);
   }
 
   private send(call: ProtocolCall, params: SendMessageRequest, read: HydrateOptions) {
@@ -191,16 +196,17 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   }
 
   /**
-   * A stream: the task first, then every update in order, until the task is
-   * terminal or interrupted (or the call is aborted). The watch is set up before the
-   * first read, so nothing committed in between is missed.
+   * A stream: the task first, then every update in order, until the task reaches a
+   * state where `ends` holds — terminal or interrupted for a streaming send, terminal
+   * for a subscription — or the call is aborted. The watch is set up before the first
+   * read, so nothing committed in between is missed.
    */
-  private async *follow(call: ProtocolCall, taskId: string, history: number): AsyncGenerator<StreamResponse, void, undefined> {
+  private async *follow(call: ProtocolCall, taskId: string, history: number, ends: (state: TaskState) => boolean): AsyncGenerator<StreamResponse, void, undefined> {
     const watch = this.ledger.watch(taskId);
     try {
       const task = await this.pairTask(call, taskId, { historyLength: history, artifacts: true });
       yield { payload: { $case: 'task', value: toA2ATask(task) } };
-      if (isSettled(task.state)) return;
+      if (ends(task.state)) return;
       let seq = task.seq;
       for (;;) {
         const events = await this.ledger.events(task, seq);
@@ -210,7 +216,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
           seq = event.seq;
           const update = toStreamResponse(task, event);
           if (update) yield update;
-          if (event.kind === 'status' && isSettled(event.state)) return;
+          if (event.kind === 'status' && ends(event.state)) return;
         }
         if (events.length === 0 && !(await this.nextChange(watch, call))) return;
       }

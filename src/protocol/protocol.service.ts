@@ -105,7 +105,7 @@ export class ProtocolService implements OnModuleDestroy {
       const standing = new CallStanding(() => this.standing(principal.id, pair));
       const context = callContext({ pair, version, blocking: waits, signal: abort.signal, standing });
       const result = await (version === '1.0' ? this.v1 : this.v03).handle(body as Record<string, unknown>, context);
-      if (Symbol.asyncIterator in result) await this.stream(req, res, result, id, version, abort);
+      if (Symbol.asyncIterator in result) await this.stream(req, res, result, { id, version, alwaysSse: alwaysSse(version, (body as { method: string }).method) }, abort);
       // A blocking send that lost its standing answers as the failed check would (the SDK saw an internal error).
       else if (standing.refusal) throw standing.refusal;
       else res.status(200).json(result);
@@ -131,23 +131,29 @@ export class ProtocolService implements OnModuleDestroy {
   /**
    * SSE as the SDK's express transport frames it (`data: <JSON-RPC response>`, errors
    * as `event: error`). An error before the first event is a plain JSON-RPC error
-   * (HTTP 200), so that, for example, subscribing to a terminal task answers -32004.
-   * A lost standing is the checks' JSON-RPC error body (with `data.reason`), as an
-   * HTTP error before the first event and as the last event after it.
+   * (HTTP 200), so that, for example, subscribing to a terminal task answers -32004 —
+   * except v0.3 `tasks/resubscribe`, which always answers as SSE, its method errors as
+   * the stream's one event (as the SDK's router does). A lost standing is the checks'
+   * JSON-RPC error body (with `data.reason`), as an HTTP error before the first event
+   * and as the last event after it.
    */
-  private async stream(req: Request, res: Response, events: AsyncGenerator<RpcResponse>, id: RpcId, version: A2AVersion, abort: AbortController): Promise<void> {
+  private async stream(req: Request, res: Response, events: AsyncGenerator<RpcResponse>, call: { id: RpcId; version: A2AVersion; alwaysSse: boolean }, abort: AbortController): Promise<void> {
+    const { id, version } = call;
     const mapError = version === '1.0' ? JsonRpcTransportHandler.mapToJSONRPCError : LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError;
     let first: IteratorResult<RpcResponse>;
     try {
       first = await events.next();
     } catch (error) {
       if (error instanceof CallRefused) throw error.refusal;
-      res.status(200).json(rpcError(id, mapError(error)));
+      if (!call.alwaysSse) {
+        res.status(200).json(rpcError(id, mapError(error)));
+        return;
+      }
+      openSse(res);
+      res.end(formatSSEErrorEvent(rpcError(id, mapError(error))));
       return;
     }
-    res.status(200);
-    for (const [name, value] of Object.entries(SSE_HEADERS)) res.setHeader(name, value);
-    res.flushHeaders();
+    openSse(res);
     // A keep-alive is skipped while the client has not read what it was sent.
     const keepAlive = setInterval(() => res.writable && !res.writableNeedDrain && res.write(': keep-alive\n\n'), this.config.sseKeepaliveMs);
     const maxDuration = setTimeout(() => abort.abort(), this.config.sseMaxDurationMs);
@@ -164,6 +170,17 @@ export class ProtocolService implements OnModuleDestroy {
       res.end();
     }
   }
+}
+
+function openSse(res: Response): void {
+  res.status(200);
+  for (const [name, value] of Object.entries(SSE_HEADERS)) res.setHeader(name, value);
+  res.flushHeaders();
+}
+
+/** v0.3 `tasks/resubscribe` answers as SSE whatever happens, as the SDK's JSON-RPC router does. */
+function alwaysSse(version: A2AVersion, method: string): boolean {
+  return version === '0.3' && method === 'tasks/resubscribe';
 }
 
 /** Standing of a call whose identity rows are gone. */

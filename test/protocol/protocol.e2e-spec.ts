@@ -349,12 +349,14 @@ describe('protocol endpoint', () => {
       }
     });
 
-    it('cancel: non-terminal → canceled; canceled → the task; other terminal → -32002', async () => {
+    it('cancel: non-terminal → canceled; canceled → the task in v1.0 and -32002 in v0.3; other terminal → -32002', async () => {
       const task = await submitTask(t, requester, worker);
       const canceled = await rpc(t, worker.handle, requester.key, 'tasks/cancel', { id: task.id });
       expect(canceled.body.result.status.state).toBe('canceled');
       const again = await rpc(t, worker.handle, requester.key, 'CancelTask', { id: task.id }, '1.0');
       expect(again.body.result.status.state).toBe('TASK_STATE_CANCELED');
+      const v03Again = await rpc(t, worker.handle, requester.key, 'tasks/cancel', { id: task.id });
+      expect(v03Again.body.error).toMatchObject({ code: -32002, message: expect.stringContaining('canceled') });
       await reply(t, task.id, worker.key, { state: 'working' }).expect(409);
 
       for (const state of ['completed', 'failed', 'rejected']) {
@@ -449,6 +451,19 @@ describe('protocol endpoint', () => {
         { token: 'tok-secret', authentication: { scheme: 'Bearer', credentials: 'cred-secret' } },
         { token: 'tok-secret', authentication: { scheme: 'Basic', credentials: 'cred-secret' } },
       ]);
+    });
+
+    it('a missing config on an existing task: TaskNotFoundError (-32001), the error both specs give (v1.0 §3.1.8), naming the config', async () => {
+      const task = await submitTask(t, requester, worker);
+      for (const res of [
+        await rpc(t, worker.handle, requester.key, 'tasks/pushNotificationConfig/get', { id: task.id, pushNotificationConfigId: 'nope' }),
+        await rpc(t, worker.handle, requester.key, 'tasks/pushNotificationConfig/get', { id: task.id }),
+        await rpc(t, worker.handle, requester.key, 'GetTaskPushNotificationConfig', { taskId: task.id, id: 'nope' }, '1.0'),
+      ]) {
+        expect(res.body.error).toMatchObject({ code: -32001, message: expect.stringMatching(/push notification config/) });
+      }
+      const noTask = await rpc(t, worker.handle, requester.key, 'GetTaskPushNotificationConfig', { taskId: randomUUID(), id: 'nope' }, '1.0');
+      expect(noTask.body.error).toMatchObject({ code: -32001, message: expect.not.stringMatching(/push notification config/) });
     });
 
     it('a send may carry one; at most 10 per task; https only', async () => {
