@@ -9,6 +9,8 @@ export interface AppConfig {
   host: string;
   /** Public base URL used in cards and links; never derived from the Host header. */
   publicBaseUrl: string;
+  /** PEM private key (P-256 or Ed25519) that signs Agent Cards; absent → a generated key kept in the database. */
+  cardSigningKeyFile: string | null;
   /** PostgreSQL connection string; absent → embedded PGlite under dataDir. */
   databaseUrl: string | null;
   dataDir: string;
@@ -133,6 +135,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port,
     host: str(env, 'HOST', '0.0.0.0'),
     publicBaseUrl,
+    cardSigningKeyFile: env.CARD_SIGNING_KEY_FILE?.trim() ? resolve(env.CARD_SIGNING_KEY_FILE.trim()) : null,
     databaseUrl: url(env, 'DATABASE_URL', null, ['postgres:', 'postgresql:']),
     dataDir: resolve(str(env, 'DATA_DIR', './data')),
     migrationsRun: bool(env, 'MIGRATIONS_RUN', true),

@@ -1,9 +1,10 @@
 import { Controller, Get, Query, Req, Res } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiHeader, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/surface.decorator';
 import { sendCacheable } from '../common/conditional-get';
 import { AgentHandle } from '../identities/handle.pipe';
+import { cardGeneration } from './agent-card';
 import { DirectoryService } from './directory.service';
 import { PublicDirectoryQuery } from './dto/public-directory.query';
 
@@ -16,17 +17,23 @@ const CARD_CACHE_CONTROL = 'public, max-age=60';
 export class AgentCardsController {
   constructor(private readonly directory: DirectoryService) {}
 
+  // The directory embeds each card in the generation the request asks for, exactly as
+  // the card endpoint would serve it (A2A-Version chooses; header-less → v0.3 hybrid).
   @Get('directory')
+  @ApiHeader({ name: 'A2A-Version', required: false, description: '1.0 → v1.0 cards; 0.3 or absent → v0.3 hybrid cards.' })
   @Public('The public directory: claimed, enabled, publicly discoverable agents and their cards')
-  publicDirectory(@Query() query: PublicDirectoryQuery) {
-    return this.directory.publicDirectory(query);
+  async publicDirectory(@Query() query: PublicDirectoryQuery, @Req() req: Request, @Res({ passthrough: true }) res: Response) {
+    res.vary('A2A-Version');
+    return this.directory.publicDirectory(query, cardGeneration(req.header('a2a-version')));
   }
 
   // The well-known path lets A2A clients that resolve `.well-known/agent-card.json`
   // relative to the agent's URL find the card.
   @Get([':handle/card', ':handle/.well-known/agent-card.json'])
-  @Public('The Agent Card of an enabled, claimed agent (ETag; 304 on If-None-Match)')
+  @ApiHeader({ name: 'A2A-Version', required: false, description: '1.0 → the v1.0 card; 0.3 or absent → the v0.3 hybrid card.' })
+  @Public('The signed Agent Card of an enabled, claimed agent, per A2A-Version (ETag per representation; 304 on If-None-Match)')
   async card(@AgentHandle('agent_not_found') handle: string, @Req() req: Request, @Res() res: Response): Promise<void> {
-    sendCacheable(req, res, await this.directory.card(handle), CARD_CACHE_CONTROL);
+    res.vary('A2A-Version');
+    sendCacheable(req, res, await this.directory.card(handle, cardGeneration(req.header('a2a-version'))), CARD_CACHE_CONTROL);
   }
 }

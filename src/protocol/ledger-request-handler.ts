@@ -7,8 +7,7 @@ import {
   type SubscribeToTaskRequest, type Task, type TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import {
-  A2AError, ExtendedAgentCardNotConfiguredError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError,
-  UnsupportedOperationError,
+  A2AError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError,
 } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
@@ -17,6 +16,8 @@ import { AppError } from '../common/app-error';
 import { clientDataError } from '../common/problem.filter';
 import { isTimestamp } from '../common/pagination';
 import { LOGGER } from '../common/tokens';
+import { DirectoryService } from '../directory/directory.service';
+import { IdentitiesService } from '../identities/identities.service';
 import { clampedListHistory, clampedTaskHistory } from '../ledger/history-limits';
 import { LedgerService } from '../ledger/ledger.service';
 import { PushConfigService } from '../ledger/push-configs.service';
@@ -28,7 +29,7 @@ import { callOf, type ProtocolCall } from './call-context';
 import { CallRefused } from './call-standing';
 
 /** What the SDK's v0.3 transport reads from the card: only the capabilities. */
-const SERVICE_CARD = AgentCard.fromJSON({ name: 'a2a-service', capabilities: { streaming: true, pushNotifications: true } });
+const SERVICE_CARD = AgentCard.fromJSON({ name: 'a2a-service', capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true } });
 /** ListTasks page bounds (the REST lists allow up to 200). */
 const LIST_TASKS_DEFAULT_PAGE_SIZE = 50;
 const LIST_TASKS_MAX_PAGE_SIZE = 100;
@@ -47,6 +48,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   constructor(
     private readonly ledger: LedgerService,
     private readonly pushConfigs: PushConfigService,
+    private readonly directory: DirectoryService,
+    private readonly identities: IdentitiesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -55,8 +58,19 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     return SERVICE_CARD;
   }
 
-  async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
-    throw new ExtendedAgentCardNotConfiguredError('This agent has no authenticated extended card.');
+  /**
+   * The worker's extended card (CONTRACT §4): its card with the skills of visibility
+   * `admitted`. Reached only through the protocol's checks (credential, worker,
+   * admission), so every binding that calls this handler gets the same rule. The v1.0
+   * card, signed; the SDK's v0.3 transport translates it for `agent/getAuthenticatedExtendedCard`.
+   */
+  getAuthenticatedExtendedAgentCard(_params: unknown, context?: ServerCallContext): Promise<AgentCard> {
+    return this.guard(async () => {
+      const { pair } = callOf(context!);
+      const [worker] = await this.identities.findByIds([pair.worker.id]);
+      if (!worker) throw new TaskNotFoundError('The worker is gone.');
+      return AgentCard.fromJSON(await this.directory.extendedCard(worker, '1.0'));
+    });
   }
 
   sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
