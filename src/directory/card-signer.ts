@@ -1,10 +1,9 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { calculateJwkThumbprint, FlattenedSign, type JWK } from 'jose';
 import type { Logger } from 'pino';
 import { DataSource, type EntityManager } from 'typeorm';
-import { APP_CONFIG, ConfigError, type AppConfig } from '../config/config';
+import { APP_CONFIG, ConfigError, readCardSigningKey, type AppConfig } from '../config/config';
 import { LOGGER } from '../common/tokens';
 import { canonicalCardPayload } from './card-canonical';
 import type { CardSignature } from './agent-card';
@@ -176,14 +175,7 @@ async function withKid(key: Omit<SigningKey, 'kid'>): Promise<SigningKey> {
   return { ...key, kid: await calculateJwkThumbprint(jwk, 'sha256') };
 }
 
-async function loadKeyFile(path: string): Promise<SigningKey> {
-  let key: KeyObject;
-  try {
-    key = createPrivateKey(readFileSync(path, 'utf8'));
-  } catch {
-    throw new ConfigError('CARD_SIGNING_KEY_FILE must name a readable PEM private key');
-  }
-  if (key.asymmetricKeyType === 'ed25519') return withKid({ alg: 'EdDSA', key });
-  if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1') return withKid({ alg: 'ES256', key });
-  throw new ConfigError('CARD_SIGNING_KEY_FILE must hold a P-256 (EC) or Ed25519 private key');
+/** The configured key file (loadConfig has already checked it). */
+function loadKeyFile(path: string): Promise<SigningKey> {
+  return withKid(readCardSigningKey(path));
 }
