@@ -154,7 +154,7 @@ describe('Agent Cards: generations and signatures', () => {
       expect(status).toBe('retired');
     });
 
-    it('npm run cli -- rotate-card-key rotates the deployment's key: the JWKS lists the new key and the previous one', async () => {
+    it('npm run cli -- rotate-card-key rotates the deployment\'s key: the JWKS lists the new key and the previous one', async () => {
       const before = (await jwks()).keys[0].kid;
       const { stdout } = await promisify(execFile)(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/cli.ts', 'rotate-card-key'], {
         env: { PATH: process.env.PATH, DATABASE_URL: urlFor(t.database), MIGRATIONS_RUN: 'false', LOG_LEVEL: 'warn' },

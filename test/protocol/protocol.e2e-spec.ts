@@ -487,11 +487,5 @@ describe('protocol endpoint', () => {
     });
   });
 
-  it('extended card → -32007 (not configured), in both generations', async () => {
-    const v1 = await rpc(t, worker.handle, requester.key, 'GetExtendedAgentCard', {}, '1.0').expect(200);
-    expect(v1.body.error.code).toBe(-32007);
-    const v03 = await rpc(t, worker.handle, requester.key, 'agent/getAuthenticatedExtendedCard', {}).expect(200);
-    expect(v03.body.error.code).toBe(-32007);
-  });
 });
 
