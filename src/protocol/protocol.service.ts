@@ -186,10 +186,13 @@ function alwaysSse(version: A2AVersion, method: string): boolean {
 /** Standing of a call whose identity rows are gone. */
 const UNAVAILABLE = { allowed: false, reason: 'worker_unavailable' } as const;
 
-/** Missing → 0.3 (CONTRACT §5); 0.3 and 1.0 are spoken; anything else is not. */
+/**
+ * Missing → 0.3 (CONTRACT §5); 0.3 and 1.0 are spoken; anything else is not. A patch
+ * number is ignored (A2A v1.0 §3.6: it MUST not be considered in negotiation).
+ */
 function a2aVersion(header: string | undefined): A2AVersion | null {
-  const value = header === undefined ? '0.3' : header.trim();
-  return value === '0.3' || value === '1.0' ? value : null;
+  const match = /^(\d+\.\d+)(?:\.\d+)?$/.exec(header === undefined ? '0.3' : header.trim());
+  return match?.[1] === '0.3' || match?.[1] === '1.0' ? match[1] : null;
 }
 
 /** The methods that stay open: streams always, sends while they block for the worker. */

@@ -125,6 +125,11 @@ describe('protocol endpoint', () => {
       }
       const explicit = await post({ jsonrpc: '2.0', id: 4, method: 'tasks/get', params: { id: randomUUID() } }, { 'A2A-Version': '0.3' }).expect(200);
       expect(explicit.body.error.code).toBe(-32001);
+      // A patch number is not considered in negotiation (A2A v1.0 §3.6).
+      for (const [version, method] of [['1.0.2', 'GetTask'], ['0.3.0', 'tasks/get']]) {
+        const patched = await post({ jsonrpc: '2.0', id: 5, method, params: { id: randomUUID() } }, { 'A2A-Version': version }).expect(200);
+        expect(patched.body.error.code).toBe(-32001);
+      }
     });
 
     it('a body over 1 MiB → 413 with a JSON-RPC body', async () => {
@@ -461,6 +466,10 @@ describe('protocol endpoint', () => {
         await rpc(t, worker.handle, requester.key, 'GetTaskPushNotificationConfig', { taskId: task.id, id: 'nope' }, '1.0'),
       ]) {
         expect(res.body.error).toMatchObject({ code: -32001, message: expect.stringMatching(/push notification config/) });
+      }
+      // Delete is idempotent (v1.0 §3.1.10): a config that is not there is deleted already.
+      for (let i = 0; i < 2; i++) {
+        expect((await rpc(t, worker.handle, requester.key, 'DeleteTaskPushNotificationConfig', { taskId: task.id, id: 'nope' }, '1.0')).body).toMatchObject({ result: {} });
       }
       const noTask = await rpc(t, worker.handle, requester.key, 'GetTaskPushNotificationConfig', { taskId: randomUUID(), id: 'nope' }, '1.0');
       expect(noTask.body.error).toMatchObject({ code: -32001, message: expect.not.stringMatching(/push notification config/) });

@@ -19,10 +19,12 @@ export function schemaErrors(card: unknown, generation: '1.0' | '0.3'): string[]
 }
 
 /**
- * The signed bytes, written here from the specification (A2A v1.0 §8.4.1), not taken
- * from the service: the card without `signatures`, every empty value (empty string,
- * list, object; null) left out, then RFC 8785 (keys sorted by UTF-16 code units, no
- * whitespace; the cards hold no numbers).
+ * The signed bytes, written here, not taken from the service: A2A v1.0 §8.4.1 as the
+ * official SDKs read it (`@a2a-js/sdk`'s canonicalizeAgentCard, the Python SDK's
+ * MessageToDict + clean-empty) — the card without `signatures`, every empty value
+ * (empty string, list, object; null) left out — then RFC 8785 (keys sorted by UTF-16
+ * code units, no whitespace; the cards hold no numbers). docs/conformance.md notes
+ * where the specification's text differs (REQUIRED fields kept even when empty).
  */
 export function canonicalForm(card: Record<string, unknown>): string {
   const { signatures: _ignored, ...rest } = card;
