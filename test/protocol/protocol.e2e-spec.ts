@@ -354,6 +354,17 @@ describe('protocol endpoint', () => {
       }
     });
 
+    it('ListTasks omits artifacts entirely unless includeArtifacts (v1.0 §3.1.4)', async () => {
+      const pair = await agentPair(t);
+      const task = await submitTask(t, pair.requester, pair.worker);
+      await reply(t, task.id, pair.worker.key, { artifacts: [{ artifactId: 'a1', parts: [{ kind: 'text', text: 'x' }] }] }).expect(200);
+      const without = await rpc(t, pair.worker.handle, pair.requester.key, 'ListTasks', {}, '1.0');
+      expect(without.body.result.tasks).toHaveLength(1);
+      expect(without.body.result.tasks[0]).not.toHaveProperty('artifacts');
+      const withArtifacts = await rpc(t, pair.worker.handle, pair.requester.key, 'ListTasks', { includeArtifacts: true }, '1.0');
+      expect(withArtifacts.body.result.tasks[0].artifacts).toEqual([expect.objectContaining({ artifactId: 'a1' })]);
+    });
+
     it('cancel: non-terminal → canceled; canceled → the task in v1.0 and -32002 in v0.3; other terminal → -32002', async () => {
       const task = await submitTask(t, requester, worker);
       const canceled = await rpc(t, worker.handle, requester.key, 'tasks/cancel', { id: task.id });
