@@ -1,4 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { AgentCard } from '@a2a-js/sdk';
+import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
+import { ServerCallContext, type A2ARequestHandler } from '@a2a-js/sdk/server';
 import { notFound } from '../common/app-error';
 import type { Tagged } from '../common/conditional-get';
 import { APP_CONFIG, type AppConfig } from '../config/config';
@@ -8,7 +11,7 @@ import { IdentitiesService } from '../identities/identities.service';
 import { IdentitySearchService } from '../identities/identity-search.service';
 import { toIdentityView, type IdentityView } from '../identities/identity-view';
 import type { Identity } from '../identities/identity.entity';
-import { cardETag, toCard, type AgentCardJson, type CardGeneration, type SkillAudience } from './agent-card';
+import { cardETag, toCard, toV1Card, type AgentCardJson, type CardGeneration, type SkillAudience, type V1AgentCard } from './agent-card';
 import { CardSigner } from './card-signer';
 import type { OrganizationDirectoryQuery } from './dto/organization-directory.query';
 import type { PublicDirectoryQuery } from './dto/public-directory.query';
@@ -45,12 +48,18 @@ export class DirectoryService {
   }
 
   /**
-   * The extended card (A2A `GetExtendedAgentCard`): the worker's card with its
-   * `admitted` skills too, for a caller that has passed the protocol's checks.
+   * The extended card (A2A `GetExtendedAgentCard`): the worker's v1.0 card with its
+   * `admitted` skills too, for a caller that has passed the protocol's checks. For a
+   * v0.3 caller the SDK's v0.3 transport translates this card; its signature then
+   * covers that translation — exactly what the caller receives — rather than the v1.0
+   * form, so it verifies in both generations.
    */
-  async extendedCard(identity: Identity, generation: CardGeneration): Promise<AgentCardJson> {
-    const [unsigned] = await this.cards([identity], generation, 'admitted');
-    return this.signer.sign(unsigned);
+  async extendedCard(identity: Identity, generation: CardGeneration): Promise<V1AgentCard> {
+    const names = await this.console.organizationNames([identity.organizationId!]);
+    const unsigned = toV1Card({ identity, organizationName: names.get(identity.organizationId!) ?? '', baseUrl: this.baseUrl, audience: 'admitted' });
+    if (generation === '1.0') return this.signer.sign(unsigned);
+    const { signatures } = await this.signer.sign(await asV03ExtendedCard(unsigned));
+    return { ...unsigned, signatures };
   }
 
   /** The public directory; each entry's card in the requested generation (as the card endpoint), signed, public skills only. */
@@ -75,4 +84,17 @@ export class DirectoryService {
     return identities.map((identity) =>
       toCard({ identity, organizationName: names.get(identity.organizationId!) ?? '', baseUrl: this.baseUrl, audience }, generation));
   }
+}
+
+/**
+ * What `@a2a-js/sdk`'s v0.3 JSON-RPC transport makes of a v1.0 extended card
+ * (`agent/getAuthenticatedExtendedCard`): the SDK's own translation, asked of a
+ * transport over a handler that only knows this card.
+ */
+async function asV03ExtendedCard(card: V1AgentCard): Promise<object> {
+  const core = AgentCard.fromJSON(card);
+  const only = { getAgentCard: async () => core, getAuthenticatedExtendedAgentCard: async () => core } as unknown as A2ARequestHandler;
+  const response = (await new LegacyJsonRpcTransportHandler(only).handle({ jsonrpc: '2.0', id: 0, method: 'agent/getAuthenticatedExtendedCard' }, new ServerCallContext())) as { result?: object };
+  if (!response.result) throw new Error('the SDK did not translate the extended card');
+  return response.result;
 }

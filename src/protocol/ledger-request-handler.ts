@@ -62,14 +62,15 @@ export class LedgerRequestHandler implements A2ARequestHandler {
    * The worker's extended card (CONTRACT §4): its card with the skills of visibility
    * `admitted`. Reached only through the protocol's checks (credential, worker,
    * admission), so every binding that calls this handler gets the same rule. The v1.0
-   * card, signed; the SDK's v0.3 transport translates it for `agent/getAuthenticatedExtendedCard`.
+   * card; the SDK's v0.3 transport translates it for `agent/getAuthenticatedExtendedCard`,
+   * so a v0.3 call gets it signed over that translation (DirectoryService.extendedCard).
    */
   getAuthenticatedExtendedAgentCard(_params: unknown, context?: ServerCallContext): Promise<AgentCard> {
     return this.guard(async () => {
-      const { pair } = callOf(context!);
+      const { pair, version } = callOf(context!);
       const [worker] = await this.identities.findByIds([pair.worker.id]);
       if (!worker) throw new TaskNotFoundError('The worker is gone.');
-      return AgentCard.fromJSON(await this.directory.extendedCard(worker, '1.0'));
+      return AgentCard.fromJSON(await this.directory.extendedCard(worker, version));
     });
   }
 

@@ -82,12 +82,15 @@ describe('extended Agent Card', () => {
       await expect(verifyCard({ ...card, skills: [withoutVisibility[0]] }, await jwks())).rejects.toThrow();
     });
 
-    it('v0.3: the same card in the v0.3 form', async () => {
+    it('v0.3: the same card in the v0.3 form, signed over that form', async () => {
       const res = await rpc(t, worker.handle, requester.key, 'agent/getAuthenticatedExtendedCard', {}).expect(200);
       const card = res.body.result;
       expect(card.skills).toEqual(withoutVisibility);
       expect(card).toMatchObject({ supportsAuthenticatedExtendedCard: true, url: `${t.config.publicBaseUrl}/a2a/${worker.handle}`, preferredTransport: 'JSONRPC' });
       expect(schemaErrors(card, '0.3')).toEqual([]);
+      // Signed over the v0.3 form the caller receives.
+      await verifyCard(card, await jwks());
+      await expect(verifyCard({ ...card, skills: [withoutVisibility[0]] }, await jwks())).rejects.toThrow();
     });
 
     it('only through the protocol checks: no credential 401, not admitted 403, unknown worker 404', async () => {
