@@ -9,14 +9,21 @@ import { ConfigError, loadConfig } from './config/config';
 import { ConsoleService } from './console/console.service';
 import { explainConnectionError } from './database/database-errors';
 import { EmbeddedDatabaseInUseError } from './database/pglite-pool';
+import { CardSigner } from './directory/card-signer';
 import { KeysService } from './keys/keys.service';
 
 const USAGE = `usage: npm run cli -- bootstrap --org NAME --email EMAIL [--password-stdin]
-       (in the image: node dist/cli.js bootstrap …)
+       npm run cli -- rotate-card-key
+       (in the image: node dist/cli.js …)
 
-Creates an organization, its first Console user and an admin-scoped API key.
+bootstrap: creates an organization, its first Console user and an admin-scoped API key.
 The password (generated unless --password-stdin) and the key are printed once.
-On the embedded database, run it while the server is stopped.`;
+
+rotate-card-key: a new generated Agent Card signing key becomes current; the one it
+replaces stays listed in /.well-known/jwks.json as the previous key. (With
+CARD_SIGNING_KEY_FILE configured, replace that file and restart instead.)
+
+On the embedded database, run these while the server is stopped.`;
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -76,14 +83,28 @@ async function bootstrap(args: string[]): Promise<void> {
   }
 }
 
+async function rotateCardKey(args: string[]): Promise<void> {
+  if (args.length > 0) fail(USAGE);
+  const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env });
+  const logger = createLogger(config.logLevel);
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), { logger: new JsonLogger(logger) });
+  try {
+    const { kid, previous } = await app.get(CardSigner).rotate();
+    process.stdout.write(`card signing key: ${kid} (current)\n${previous ? `previous key:     ${previous} (still listed in the JWKS)\n` : ''}`);
+  } finally {
+    await app.close();
+  }
+}
+
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
-  if (command !== 'bootstrap') fail(USAGE);
-  await bootstrap(rest);
+  if (command === 'bootstrap') return bootstrap(rest);
+  if (command === 'rotate-card-key') return rotateCardKey(rest);
+  fail(USAGE);
 }
 
 main().catch((error: unknown) => {
   if (error instanceof ConfigError) fail(`configuration error: ${error.message}`);
   const code = (error as { code?: string }).code;
-  fail(code === 'email_taken' ? 'a Console user with that email already exists' : `bootstrap failed: ${error instanceof Error ? error.message : String(error)}`);
+  fail(code === 'email_taken' ? 'a Console user with that email already exists' : `failed: ${error instanceof Error ? error.message : String(error)}`);
 });

@@ -1,3 +1,5 @@
+import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 
 /**
@@ -9,6 +11,8 @@ export interface AppConfig {
   host: string;
   /** Public base URL used in cards and links; never derived from the Host header. */
   publicBaseUrl: string;
+  /** PEM private key (P-256 or Ed25519) that signs Agent Cards; absent → a generated key kept in the database. */
+  cardSigningKeyFile: string | null;
   /** PostgreSQL connection string; absent → embedded PGlite under dataDir. */
   databaseUrl: string | null;
   dataDir: string;
@@ -145,6 +149,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     port,
     host: str(env, 'HOST', '0.0.0.0'),
     publicBaseUrl,
+    cardSigningKeyFile: cardSigningKeyFile(env),
     databaseUrl: url(env, 'DATABASE_URL', null, ['postgres:', 'postgresql:']),
     dataDir: resolve(str(env, 'DATA_DIR', './data')),
     migrationsRun: bool(env, 'MIGRATIONS_RUN', true),
@@ -193,6 +198,28 @@ export function loadConfig(env: Env = process.env): AppConfig {
       retryScheduleMs: durations(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
     },
   };
+}
+
+/** CARD_SIGNING_KEY_FILE: absent, or a readable PEM private key of a kind that signs Agent Cards. */
+function cardSigningKeyFile(env: Env): string | null {
+  const raw = env.CARD_SIGNING_KEY_FILE?.trim();
+  if (!raw) return null;
+  const path = resolve(raw);
+  readCardSigningKey(path);
+  return path;
+}
+
+/** The Agent Card signing key in `path`: P-256 (ES256) or Ed25519 (EdDSA); anything else is a ConfigError. */
+export function readCardSigningKey(path: string): { alg: 'ES256' | 'EdDSA'; key: KeyObject } {
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(readFileSync(path, 'utf8'));
+  } catch {
+    throw new ConfigError('CARD_SIGNING_KEY_FILE must name a readable PEM private key');
+  }
+  if (key.asymmetricKeyType === 'ed25519') return { alg: 'EdDSA', key };
+  if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1') return { alg: 'ES256', key };
+  throw new ConfigError('CARD_SIGNING_KEY_FILE must hold a P-256 (EC) or Ed25519 private key');
 }
 
 /** For entry points: the configuration, or exit with one line naming what is wrong. */

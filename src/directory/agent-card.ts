@@ -1,73 +1,203 @@
 import { createHash } from 'node:crypto';
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { PageOf } from '../common/api-docs';
-import { AgentSkillDto } from '../identities/dto/agent-skill.dto';
-import { canonicalSkills } from '../identities/identity-view';
 import type { AgentSkill, Identity } from '../identities/identity.entity';
 
 /**
- * The Agent Card as served (CONTRACT §4): an A2A v1.0 AgentCard (proto JSON), plus
- * the v0.3 fields `url`, `protocolVersion` and `preferredTransport`, so clients of
- * either generation can use it. Both generations speak JSON-RPC on one URL; the
- * `A2A-Version` request header picks the method names.
+ * The Agent Card, per A2A generation (CONTRACT §4).
+ *
+ * - v1.0: an A2A v1.0 AgentCard (proto JSON) with no v0.3-only field, valid against
+ *   the v1.0 JSON schema.
+ * - v0.3: the *hybrid* card that `@a2a-js/sdk`'s `agentCardHandler` with
+ *   `legacyCompat` serves to a header-less or `A2A-Version: 0.3` request: the v0.3
+ *   AgentCard (`url`, `preferredTransport`, `protocolVersion`, `additionalInterfaces`,
+ *   OpenAPI-form `securitySchemes` with `security`,
+ *   `supportsAuthenticatedExtendedCard`) plus the v1.0 `supportedInterfaces`.
+ *
+ * Both are built from one description of the agent, so they cannot disagree.
+ * `signatures` are added by CardSigner, over each representation's own canonical form.
  */
-export interface AgentCardJson {
+export type CardGeneration = '1.0' | '0.3';
+
+export type ProtocolBinding = 'JSONRPC' | 'HTTP+JSON' | 'GRPC';
+
+/** A2A v1.0 AgentInterface. */
+export interface AgentInterfaceJson {
+  url: string;
+  protocolBinding: ProtocolBinding;
+  protocolVersion: '1.0' | '0.3';
+  /** gRPC names the worker by tenant (the handle), as A2A v1.0 defines tenants. */
+  tenant?: string;
+}
+
+export interface CardSkill {
+  id: string;
   name: string;
   description: string;
+  tags: string[];
+  examples?: string[];
+}
+
+export interface CardSignature {
+  protected: string;
+  signature: string;
+  header?: Record<string, unknown>;
+}
+
+/** A2A v1.0 AgentCard as served. */
+export interface V1AgentCard {
+  name: string;
+  description: string;
+  supportedInterfaces: AgentInterfaceJson[];
+  provider: { url: string; organization: string };
   version: string;
-  supportedInterfaces: Array<{ url: string; protocolBinding: 'JSONRPC'; protocolVersion: '1.0' | '0.3' }>;
-  provider: { organization: string; url: string };
-  capabilities: { streaming: boolean; pushNotifications: boolean };
-  securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header'; name: 'X-API-Key' } } };
+  capabilities: { streaming: boolean; pushNotifications: boolean; extendedAgentCard: boolean };
+  securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header'; name: typeof API_KEY_HEADER } } };
   securityRequirements: Array<{ schemes: { apiKey: { list: string[] } } }>;
   defaultInputModes: string[];
   defaultOutputModes: string[];
-  skills: AgentSkill[];
-  url: string;
-  protocolVersion: '0.3.0';
-  preferredTransport: 'JSONRPC';
+  skills: CardSkill[];
+  signatures?: CardSignature[];
 }
 
+/** The v0.3 hybrid card: an A2A v0.3 AgentCard plus the v1.0 `supportedInterfaces`. */
+export interface V03AgentCard {
+  name: string;
+  description: string;
+  version: string;
+  url: string;
+  preferredTransport: ProtocolBinding;
+  protocolVersion: '0.3.0';
+  additionalInterfaces: Array<{ url: string; transport: ProtocolBinding }>;
+  provider: { organization: string; url: string };
+  capabilities: { streaming: boolean; pushNotifications: boolean };
+  supportsAuthenticatedExtendedCard: boolean;
+  securitySchemes: { apiKey: { type: 'apiKey'; in: 'header'; name: typeof API_KEY_HEADER } };
+  security: Array<Record<'apiKey', string[]>>;
+  defaultInputModes: string[];
+  defaultOutputModes: string[];
+  skills: CardSkill[];
+  supportedInterfaces: AgentInterfaceJson[];
+  signatures?: CardSignature[];
+}
+
+export type AgentCardJson = V1AgentCard | V03AgentCard;
+
+const API_KEY_HEADER = 'X-API-Key';
 const MODES = ['text/plain', 'application/json'];
 
-export function toAgentCard(identity: Identity, organizationName: string, baseUrl: string): AgentCardJson {
-  const url = `${baseUrl}/a2a/${identity.agentHandle}`;
+/**
+ * Every interface (binding × generation) the service serves for one worker — the one
+ * place that lists them. Bindings added to the service add their entries here; the
+ * first entry is the preferred one (A2A v1.0), and the v0.3 card's `url` is the
+ * first v0.3 entry.
+ */
+export function supportedInterfaces(baseUrl: string, handle: string): AgentInterfaceJson[] {
+  const jsonRpc = `${baseUrl}/a2a/${handle}`;
+  return [
+    { url: jsonRpc, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+    { url: jsonRpc, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+  ];
+}
+
+/** Which skills a card shows: the public card never carries an `admitted` skill. */
+export type SkillAudience = 'public' | 'admitted';
+
+export interface CardSubject {
+  identity: Identity;
+  organizationName: string;
+  baseUrl: string;
+  audience: SkillAudience;
+}
+
+/** The v1.0 card (unsigned). */
+export function toV1Card({ identity, organizationName, baseUrl, audience }: CardSubject): V1AgentCard {
   return {
     name: identity.displayName || identity.agentHandle,
     description: identity.description,
+    supportedInterfaces: supportedInterfaces(baseUrl, identity.agentHandle),
+    provider: { url: baseUrl, organization: organizationName },
     // card_version is bumped by every change of the card's content.
     version: String(identity.cardVersion),
-    supportedInterfaces: [
-      { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
-      { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
-    ],
-    provider: { organization: organizationName, url: baseUrl },
-    capabilities: { streaming: true, pushNotifications: true },
-    securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key' } } },
+    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true },
+    securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header', name: API_KEY_HEADER } } },
     securityRequirements: [{ schemes: { apiKey: { list: [] } } }],
     defaultInputModes: MODES,
     defaultOutputModes: MODES,
-    skills: canonicalSkills(identity.skills),
-    url,
-    protocolVersion: '0.3.0',
-    preferredTransport: 'JSONRPC',
+    skills: cardSkills(identity.skills, audience),
   };
 }
 
+/** The v0.3 hybrid card (unsigned), derived from the v1.0 card as the SDK's compat layer does. */
+export function toV03Card(v1: V1AgentCard): V03AgentCard {
+  const legacy = v1.supportedInterfaces.filter((entry) => entry.protocolVersion === '0.3');
+  const primary = legacy[0];
+  return {
+    name: v1.name,
+    description: v1.description,
+    version: v1.version,
+    url: primary.url,
+    preferredTransport: primary.protocolBinding,
+    protocolVersion: '0.3.0',
+    // v0.3 §5.6: it SHOULD include an entry matching the main url and preferredTransport.
+    additionalInterfaces: legacy.map((entry) => ({ url: entry.url, transport: entry.protocolBinding })),
+    provider: { organization: v1.provider.organization, url: v1.provider.url },
+    capabilities: { streaming: v1.capabilities.streaming, pushNotifications: v1.capabilities.pushNotifications },
+    supportsAuthenticatedExtendedCard: v1.capabilities.extendedAgentCard,
+    securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: API_KEY_HEADER } },
+    security: [{ apiKey: [] }],
+    defaultInputModes: v1.defaultInputModes,
+    defaultOutputModes: v1.defaultOutputModes,
+    skills: v1.skills,
+    supportedInterfaces: v1.supportedInterfaces,
+  };
+}
+
+export function toCard(subject: CardSubject, generation: CardGeneration): AgentCardJson {
+  const v1 = toV1Card(subject);
+  return generation === '1.0' ? v1 : toV03Card(v1);
+}
+
+/** The skills a card shows, in the A2A shape (without this service's `visibility`). */
+function cardSkills(skills: ReadonlyArray<AgentSkill>, audience: SkillAudience): CardSkill[] {
+  return skills
+    .filter((skill) => audience === 'admitted' || (skill.visibility ?? 'public') === 'public')
+    .map(({ id, name, description, tags, examples }) => ({
+      id, name, description, tags: [...tags], ...(examples !== undefined && examples.length > 0 ? { examples: [...examples] } : {}),
+    }));
+}
+
 /**
- * A strong ETag over the card's content. It covers everything the card is made
- * of — identity, card_version, organization name, base URL — so it changes exactly
- * when the card does, with no bookkeeping that could drift.
+ * Which card a request gets, as `@a2a-js/sdk`'s `agentCardHandler` with
+ * `legacyCompat` decides: no (or an empty) `A2A-Version` → 0.3; a version in
+ * [0.3, 1.0) → the v0.3 hybrid; anything else → the v1.0 card.
  */
-export function cardETag(card: AgentCardJson): string {
-  return `"${createHash('sha256').update(JSON.stringify(card)).digest('base64url').slice(0, 27)}"`;
+export function cardGeneration(header: string | undefined): CardGeneration {
+  const value = header?.trim() ?? '';
+  if (value === '') return '0.3';
+  const match = /^(\d+)(?:\.(\d+))?/.exec(value);
+  if (!match) return '1.0';
+  const [major, minor] = [Number(match[1]), Number(match[2] ?? 0)];
+  return major === 0 && minor >= 3 ? '0.3' : '1.0';
+}
+
+/**
+ * A strong ETag per representation: it covers the generation, the signing key and
+ * the card's content — identity, card_version, organization name, base URL — so it
+ * changes exactly when the served bytes do (signatures are deterministic per key and
+ * content, see CardSigner).
+ */
+export function cardETag(unsigned: AgentCardJson, generation: CardGeneration, kid: string): string {
+  const digest = createHash('sha256').update(generation).update('\0').update(kid).update('\0').update(JSON.stringify(unsigned));
+  return `"${digest.digest('base64url').slice(0, 27)}"`;
 }
 
 @ApiSchema({ name: 'AgentInterface' })
 class CardInterfaceSchema {
   @ApiProperty({ format: 'uri' }) url: string;
-  @ApiProperty({ enum: ['JSONRPC'] }) protocolBinding: 'JSONRPC';
+  @ApiProperty({ enum: ['JSONRPC', 'HTTP+JSON', 'GRPC'] }) protocolBinding: ProtocolBinding;
   @ApiProperty({ enum: ['1.0', '0.3'] }) protocolVersion: '1.0' | '0.3';
+  @ApiPropertyOptional({ description: 'gRPC: the worker\'s handle, as the A2A tenant.' }) tenant?: string;
 }
 
 @ApiSchema({ name: 'AgentProvider' })
@@ -80,27 +210,45 @@ class CardProviderSchema {
 class CardCapabilitiesSchema {
   @ApiProperty() streaming: boolean;
   @ApiProperty() pushNotifications: boolean;
+  @ApiPropertyOptional({ description: 'A2A v1.0 cards.' }) extendedAgentCard?: boolean;
 }
 
-/** The OpenAPI schema of the Agent Card (A2A v1.0 AgentCard plus the v0.3 fields). */
+@ApiSchema({ name: 'AgentCardSkill' })
+class CardSkillSchema implements CardSkill {
+  @ApiProperty() id: string;
+  @ApiProperty() name: string;
+  @ApiProperty() description: string;
+  @ApiProperty({ type: [String] }) tags: string[];
+  @ApiPropertyOptional({ type: [String] }) examples?: string[];
+}
+
+/**
+ * The OpenAPI schema of the Agent Card: `A2A-Version: 1.0` gets the v1.0 AgentCard,
+ * otherwise the v0.3 hybrid; the fields of one generation only are optional here.
+ */
 @ApiSchema({ name: 'AgentCard' })
-export class AgentCardSchema implements AgentCardJson {
+export class AgentCardSchema {
   @ApiProperty() name: string;
   @ApiProperty() description: string;
   @ApiProperty() version: string;
-  @ApiProperty({ type: [CardInterfaceSchema] }) supportedInterfaces: AgentCardJson['supportedInterfaces'];
-  @ApiProperty({ type: CardProviderSchema }) provider: AgentCardJson['provider'];
-  @ApiProperty({ type: CardCapabilitiesSchema }) capabilities: AgentCardJson['capabilities'];
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The X-API-Key scheme (A2A v1.0 form).' })
+  @ApiProperty({ type: [CardInterfaceSchema] }) supportedInterfaces: AgentInterfaceJson[];
+  @ApiProperty({ type: CardProviderSchema }) provider: V1AgentCard['provider'];
+  @ApiProperty({ type: CardCapabilitiesSchema }) capabilities: V03AgentCard['capabilities'];
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The X-API-Key scheme, in the generation\'s form.' })
   securitySchemes: AgentCardJson['securitySchemes'];
-  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true } })
-  securityRequirements: AgentCardJson['securityRequirements'];
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'A2A v1.0 cards.' })
+  securityRequirements?: V1AgentCard['securityRequirements'];
   @ApiProperty({ type: [String] }) defaultInputModes: string[];
   @ApiProperty({ type: [String] }) defaultOutputModes: string[];
-  @ApiProperty({ type: [AgentSkillDto] }) skills: AgentSkill[];
-  @ApiProperty({ format: 'uri', description: 'A2A v0.3: the JSON-RPC endpoint.' }) url: string;
-  @ApiProperty({ enum: ['0.3.0'] }) protocolVersion: '0.3.0';
-  @ApiProperty({ enum: ['JSONRPC'] }) preferredTransport: 'JSONRPC';
+  @ApiProperty({ type: [CardSkillSchema] }) skills: CardSkill[];
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'JWS signatures (A2A v1.0 §8.4).' })
+  signatures?: CardSignature[];
+  @ApiPropertyOptional({ format: 'uri', description: 'A2A v0.3: the preferred endpoint.' }) url?: string;
+  @ApiPropertyOptional({ enum: ['0.3.0'] }) protocolVersion?: '0.3.0';
+  @ApiPropertyOptional({ enum: ['JSONRPC', 'HTTP+JSON', 'GRPC'] }) preferredTransport?: ProtocolBinding;
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true } }) additionalInterfaces?: V03AgentCard['additionalInterfaces'];
+  @ApiPropertyOptional() supportsAuthenticatedExtendedCard?: boolean;
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true } }) security?: V03AgentCard['security'];
 }
 
 @ApiSchema({ name: 'PublicDirectoryEntry' })

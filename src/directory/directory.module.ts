@@ -2,12 +2,15 @@ import { Module } from '@nestjs/common';
 import { ConsoleModule } from '../console/console.module';
 import { IdentitiesModule } from '../identities/identities.module';
 import { AgentCardsController } from './agent-cards.controller';
+import { CardSigner } from './card-signer';
 import { DirectoryService } from './directory.service';
+import { JwksController } from './jwks.controller';
 import { OrganizationDirectoryController } from './organization-directory.controller';
 
 @Module({
   imports: [IdentitiesModule, ConsoleModule],
-  controllers: [AgentCardsController, OrganizationDirectoryController],
-  providers: [DirectoryService],
+  controllers: [AgentCardsController, OrganizationDirectoryController, JwksController],
+  providers: [DirectoryService, CardSigner],
+  exports: [DirectoryService, CardSigner],
 })
 export class DirectoryModule {}

@@ -1,4 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { AgentCard } from '@a2a-js/sdk';
+import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
+import { ServerCallContext, type A2ARequestHandler } from '@a2a-js/sdk/server';
 import { notFound } from '../common/app-error';
 import type { Tagged } from '../common/conditional-get';
 import { APP_CONFIG, type AppConfig } from '../config/config';
@@ -8,7 +11,8 @@ import { IdentitiesService } from '../identities/identities.service';
 import { IdentitySearchService } from '../identities/identity-search.service';
 import { toIdentityView, type IdentityView } from '../identities/identity-view';
 import type { Identity } from '../identities/identity.entity';
-import { cardETag, toAgentCard, type AgentCardJson } from './agent-card';
+import { cardETag, toCard, toV1Card, type AgentCardJson, type CardGeneration, type SkillAudience, type V1AgentCard } from './agent-card';
+import { CardSigner } from './card-signer';
 import type { OrganizationDirectoryQuery } from './dto/organization-directory.query';
 import type { PublicDirectoryQuery } from './dto/public-directory.query';
 
@@ -25,6 +29,7 @@ export class DirectoryService {
     private readonly identities: IdentitiesService,
     private readonly search: IdentitySearchService,
     private readonly console: ConsoleService,
+    private readonly signer: CardSigner,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.baseUrl = config.publicBaseUrl;
@@ -32,18 +37,35 @@ export class DirectoryService {
 
   /**
    * The card of a claimed, enabled, non-deleted identity, whatever its directory
-   * visibility (SEED-SPEC §5 rule 3); anything else is a 404.
+   * visibility (SEED-SPEC §5 rule 3), in the requested generation, signed; anything
+   * else is a 404. Public skills only.
    */
-  async card(handle: string): Promise<Tagged<AgentCardJson>> {
+  async card(handle: string, generation: CardGeneration): Promise<Tagged<AgentCardJson>> {
     const identity = await this.identities.findServable(handle);
     if (!identity) throw notFound('agent_not_found', 'No enabled, claimed agent has that handle.');
-    const [card] = await this.cards([identity]);
-    return { body: card, etag: cardETag(card) };
+    const [unsigned] = await this.cards([identity], generation, 'public');
+    return { body: await this.signer.sign(unsigned), etag: cardETag(unsigned, generation, await this.signer.currentKid()) };
   }
 
-  async publicDirectory(query: PublicDirectoryQuery): Promise<{ agents: Array<{ agent_handle: string; card: AgentCardJson }>; next_cursor: string | null }> {
+  /**
+   * The extended card (A2A `GetExtendedAgentCard`): the worker's v1.0 card with its
+   * `admitted` skills too, for a caller that has passed the protocol's checks. For a
+   * v0.3 caller the SDK's v0.3 transport translates this card; its signature then
+   * covers that translation — exactly what the caller receives — rather than the v1.0
+   * form, so it verifies in both generations.
+   */
+  async extendedCard(identity: Identity, generation: CardGeneration): Promise<V1AgentCard> {
+    const names = await this.console.organizationNames([identity.organizationId!]);
+    const unsigned = toV1Card({ identity, organizationName: names.get(identity.organizationId!) ?? '', baseUrl: this.baseUrl, audience: 'admitted' });
+    if (generation === '1.0') return this.signer.sign(unsigned);
+    const { signatures } = await this.signer.sign(await asV03ExtendedCard(unsigned));
+    return { ...unsigned, signatures };
+  }
+
+  /** The public directory; each entry's card in the requested generation (as the card endpoint), signed, public skills only. */
+  async publicDirectory(query: PublicDirectoryQuery, generation: CardGeneration): Promise<{ agents: Array<{ agent_handle: string; card: AgentCardJson }>; next_cursor: string | null }> {
     const page = await this.search.listPublic(query);
-    const cards = await this.cards(page.items);
+    const cards = await Promise.all((await this.cards(page.items, generation, 'public')).map((card) => this.signer.sign(card)));
     return {
       agents: page.items.map((identity, i) => ({ agent_handle: identity.agentHandle, card: cards[i] })),
       next_cursor: page.nextCursor,
@@ -56,9 +78,23 @@ export class DirectoryService {
     return { identities: page.items.map((identity) => toIdentityView(identity, this.baseUrl)), next_cursor: page.nextCursor };
   }
 
-  /** Cards for served identities, with their organizations' names in one query. */
-  private async cards(identities: Identity[]): Promise<AgentCardJson[]> {
+  /** Unsigned cards for served identities, with their organizations' names in one query. */
+  private async cards(identities: Identity[], generation: CardGeneration, audience: SkillAudience): Promise<AgentCardJson[]> {
     const names = await this.console.organizationNames(identities.map((identity) => identity.organizationId!));
-    return identities.map((identity) => toAgentCard(identity, names.get(identity.organizationId!) ?? '', this.baseUrl));
+    return identities.map((identity) =>
+      toCard({ identity, organizationName: names.get(identity.organizationId!) ?? '', baseUrl: this.baseUrl, audience }, generation));
   }
+}
+
+/**
+ * What `@a2a-js/sdk`'s v0.3 JSON-RPC transport makes of a v1.0 extended card
+ * (`agent/getAuthenticatedExtendedCard`): the SDK's own translation, asked of a
+ * transport over a handler that only knows this card.
+ */
+async function asV03ExtendedCard(card: V1AgentCard): Promise<object> {
+  const core = AgentCard.fromJSON(card);
+  const only = { getAgentCard: async () => core, getAuthenticatedExtendedAgentCard: async () => core } as unknown as A2ARequestHandler;
+  const response = (await new LegacyJsonRpcTransportHandler(only).handle({ jsonrpc: '2.0', id: 0, method: 'agent/getAuthenticatedExtendedCard' }, new ServerCallContext())) as { result?: object };
+  if (!response.result) throw new Error('the SDK did not translate the extended card');
+  return response.result;
 }

@@ -40,8 +40,9 @@ export type MintedKeyView = KeyMetadata & { key: string };
  * copies compare equal when they mean the same and read as the A2A spec lists them.
  */
 export function canonicalSkills(skills: ReadonlyArray<AgentSkill>): AgentSkill[] {
-  return skills.map(({ id, name, description, tags, examples }) => ({
+  return skills.map(({ id, name, description, tags, examples, visibility }) => ({
     id, name, description, tags: [...tags], ...(examples !== undefined ? { examples: [...examples] } : {}),
+    visibility: visibility ?? 'public',
   }));
 }
 

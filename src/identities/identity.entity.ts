@@ -4,13 +4,21 @@ export const FILTER_MODES = ['whitelist', 'blacklist'] as const;
 export type FilterMode = (typeof FILTER_MODES)[number];
 export type IdentityStatus = 'active' | 'deleted';
 
-/** A2A AgentSkill, as stored and as shown on the card. */
+export const SKILL_VISIBILITIES = ['public', 'admitted'] as const;
+export type SkillVisibility = (typeof SKILL_VISIBILITIES)[number];
+
+/**
+ * A2A AgentSkill, as stored, plus this service's `visibility` (CONTRACT §3): `public`
+ * skills are on the public card, `admitted` ones only on the extended card. Rows
+ * written before visibility existed have none: public.
+ */
 export interface AgentSkill {
   id: string;
   name: string;
   description: string;
   tags: string[];
   examples?: string[];
+  visibility?: SkillVisibility;
 }
 
 @Entity({ name: 'identities' })

@@ -113,12 +113,18 @@ export class LedgerService {
     };
   }
 
-  /** The requester cancels: a non-terminal task becomes canceled; a canceled one is returned as it is. */
-  async cancel(pair: TaskPair, taskId: string, read: HydrateOptions): Promise<TaskRecord> {
+  /**
+   * The requester cancels: a non-terminal task becomes canceled; a canceled one is
+   * returned as it is (A2A v1.0: cancel is idempotent), or refused like any other final
+   * task when `repeat` is `refuse` (A2A v0.3: a final task is not cancelable).
+   */
+  async cancel(pair: TaskPair, taskId: string, read: HydrateOptions, repeat: 'return' | 'refuse' = 'return'): Promise<TaskRecord> {
     await this.write(async (em, save) => {
       const journal = await this.lockPairTask(em, pair, taskId);
       const next = transition(journal.state, { by: 'requester', action: 'cancel' });
-      if (!next.ok) throw conflict('task_not_cancelable', `The task is ${journal.state} and can no longer be canceled.`);
+      if (!next.ok || (!next.changed && repeat === 'refuse')) {
+        throw conflict('task_not_cancelable', `The task is ${journal.state} and can no longer be canceled.`);
+      }
       if (!next.changed) return;
       await journal.status('canceled');
       await save(journal);

@@ -7,8 +7,7 @@ import {
   type SubscribeToTaskRequest, type Task, type TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import {
-  A2AError, ExtendedAgentCardNotConfiguredError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError,
-  UnsupportedOperationError,
+  A2AError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError,
 } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
@@ -17,18 +16,20 @@ import { AppError } from '../common/app-error';
 import { clientDataError } from '../common/problem.filter';
 import { isTimestamp } from '../common/pagination';
 import { LOGGER } from '../common/tokens';
+import { DirectoryService } from '../directory/directory.service';
+import { IdentitiesService } from '../identities/identities.service';
 import { clampedListHistory, clampedTaskHistory } from '../ledger/history-limits';
 import { LedgerService } from '../ledger/ledger.service';
 import { PushConfigService } from '../ledger/push-configs.service';
 import type { HydrateOptions, TaskRecord } from '../ledger/task-records';
-import { isSettled, isTerminal } from '../ledger/task-state';
+import { isSettled, isTerminal, type TaskState } from '../ledger/task-state';
 import type { TaskWatch } from '../ledger/task-watch';
 import { fromA2AMessage, fromA2APushConfig, stateFilter, toA2APushConfig, toA2ATask, toStreamResponse, withoutSecrets } from './a2a-mapping';
 import { callOf, type ProtocolCall } from './call-context';
 import { CallRefused } from './call-standing';
 
 /** What the SDK's v0.3 transport reads from the card: only the capabilities. */
-const SERVICE_CARD = AgentCard.fromJSON({ name: 'a2a-service', capabilities: { streaming: true, pushNotifications: true } });
+const SERVICE_CARD = AgentCard.fromJSON({ name: 'a2a-service', capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true } });
 /** ListTasks page bounds (the REST lists allow up to 200). */
 const LIST_TASKS_DEFAULT_PAGE_SIZE = 50;
 const LIST_TASKS_MAX_PAGE_SIZE = 100;
@@ -47,6 +48,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   constructor(
     private readonly ledger: LedgerService,
     private readonly pushConfigs: PushConfigService,
+    private readonly directory: DirectoryService,
+    private readonly identities: IdentitiesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -55,8 +58,20 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     return SERVICE_CARD;
   }
 
-  async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
-    throw new ExtendedAgentCardNotConfiguredError('This agent has no authenticated extended card.');
+  /**
+   * The worker's extended card (CONTRACT §4): its card with the skills of visibility
+   * `admitted`. Reached only through the protocol's checks (credential, worker,
+   * admission), so every binding that calls this handler gets the same rule. The v1.0
+   * card; the SDK's v0.3 transport translates it for `agent/getAuthenticatedExtendedCard`,
+   * so a v0.3 call gets it signed over that translation (DirectoryService.extendedCard).
+   */
+  getAuthenticatedExtendedAgentCard(_params: unknown, context?: ServerCallContext): Promise<AgentCard> {
+    return this.guard(async () => {
+      const { pair, version } = callOf(context!);
+      const [worker] = await this.identities.findByIds([pair.worker.id]);
+      if (!worker) throw new TaskNotFoundError('The worker is gone.');
+      return AgentCard.fromJSON(await this.directory.extendedCard(worker, version));
+    });
   }
 
   sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Message | Task> {
@@ -107,8 +122,12 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   }
 
   cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
-    return this.guard(async () =>
-      toA2ATask(await this.ledger.cancel(callOf(context).pair, requireTaskId(params.id), { historyLength: this.history(undefined), artifacts: true })));
+    return this.guard(async () => {
+      const call = callOf(context);
+      // Cancelling a canceled task: the task in v1.0 (idempotent, §3.3.1), -32002 in v0.3 (a final task is not cancelable).
+      const repeat = call.version === '1.0' ? 'return' : 'refuse';
+      return toA2ATask(await this.ledger.cancel(call.pair, requireTaskId(params.id), { historyLength: this.history(undefined), artifacts: true }, repeat));
+    });
   }
 
   createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
@@ -144,13 +163,14 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   private async *sendAndFollow(call: ProtocolCall, params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
     const historyWanted = this.history(params.configuration?.historyLength);
     const { task } = await this.send(call, params, { historyLength: 0, artifacts: false });
-    yield* this.follow(call, task.id, historyWanted);
+    yield* this.follow(call, task.id, historyWanted, isSettled);
   }
 
   private async *subscribe(call: ProtocolCall, taskId: string): AsyncGenerator<StreamResponse, void, undefined> {
     const task = await this.pairTask(call, taskId, { historyLength: 0, artifacts: false });
     if (isTerminal(task.state)) throw new UnsupportedOperationError(`The task is ${task.state}; there is nothing to subscribe to.`);
-    yield* this.follow(call, task.id, this.history(undefined));
+    // A2A v1.0 §3.1.6: subscribe works on any non-terminal task and ends when it is terminal.
+    yield* this.follow(call, task.id, this.history(undefined), isTerminal);
   }
 
   private send(call: ProtocolCall, params: SendMessageRequest, read: HydrateOptions) {
@@ -192,16 +212,17 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   }
 
   /**
-   * A stream: the task first, then every update in order, until the task is
-   * terminal or interrupted (or the call is aborted). The watch is set up before the
-   * first read, so nothing committed in between is missed.
+   * A stream: the task first, then every update in order, until the task reaches a
+   * state where `ends` holds — terminal or interrupted for a streaming send, terminal
+   * for a subscription — or the call is aborted. The watch is set up before the first
+   * read, so nothing committed in between is missed.
    */
-  private async *follow(call: ProtocolCall, taskId: string, history: number): AsyncGenerator<StreamResponse, void, undefined> {
+  private async *follow(call: ProtocolCall, taskId: string, history: number, ends: (state: TaskState) => boolean): AsyncGenerator<StreamResponse, void, undefined> {
     const watch = this.ledger.watch(taskId);
     try {
       const task = await this.pairTask(call, taskId, { historyLength: history, artifacts: true });
       yield { payload: { $case: 'task', value: toA2ATask(task) } };
-      if (isSettled(task.state)) return;
+      if (ends(task.state)) return;
       let seq = task.seq;
       for (;;) {
         const events = await this.ledger.events(task, seq);
@@ -211,7 +232,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
           seq = event.seq;
           const update = toStreamResponse(task, event);
           if (update) yield update;
-          if (event.kind === 'status' && isSettled(event.state)) return;
+          if (event.kind === 'status' && ends(event.state)) return;
         }
         if (events.length === 0 && !(await this.nextChange(watch, call))) return;
       }

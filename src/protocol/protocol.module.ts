@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AdmissionModule } from '../admission/admission.module';
+import { DirectoryModule } from '../directory/directory.module';
 import { EventsModule } from '../events/events.module';
 import { IdentitiesModule } from '../identities/identities.module';
 import { KeysModule } from '../keys/keys.module';
@@ -11,7 +12,7 @@ import { A2APushNotificationRenderer } from './push-notification-renderer';
 
 /** `POST /a2a/{handle}`: A2A JSON-RPC (v1.0 and v0.3) over the ledger. */
 @Module({
-  imports: [IdentitiesModule, AdmissionModule, LedgerModule, KeysModule, EventsModule],
+  imports: [IdentitiesModule, AdmissionModule, LedgerModule, KeysModule, EventsModule, DirectoryModule],
   controllers: [ProtocolController],
   providers: [ProtocolService, LedgerRequestHandler, A2APushNotificationRenderer],
 })

@@ -118,7 +118,7 @@ export class ProtocolService implements OnModuleDestroy {
       const standing = new CallStanding(() => this.standing(principal.id, pair));
       const context = callContext({ pair, version, blocking: waits, signal: abort.signal, standing });
       const result = await (version === '1.0' ? this.v1 : this.v03).handle(body as Record<string, unknown>, context);
-      if (Symbol.asyncIterator in result) await this.stream(req, res, result, id, version, abort);
+      if (Symbol.asyncIterator in result) await this.stream(req, res, result, { id, version, alwaysSse: alwaysSse(version, (body as { method: string }).method) }, abort);
       // A blocking send that lost its standing answers as the failed check would (the SDK saw an internal error).
       else if (standing.refusal) throw standing.refusal;
       else res.status(200).json(this.withoutInternals(result));
@@ -157,23 +157,29 @@ export class ProtocolService implements OnModuleDestroy {
   /**
    * SSE as the SDK's express transport frames it (`data: <JSON-RPC response>`, errors
    * as `event: error`). An error before the first event is a plain JSON-RPC error
-   * (HTTP 200), so that, for example, subscribing to a terminal task answers -32004.
-   * A lost standing is the checks' JSON-RPC error body (with `data.reason`), as an
-   * HTTP error before the first event and as the last event after it.
+   * (HTTP 200), so that, for example, subscribing to a terminal task answers -32004 —
+   * except v0.3 `tasks/resubscribe`, which always answers as SSE, its method errors as
+   * the stream's one event (as the SDK's router does). A lost standing is the checks'
+   * JSON-RPC error body (with `data.reason`), as an HTTP error before the first event
+   * and as the last event after it.
    */
-  private async stream(req: Request, res: Response, events: AsyncGenerator<RpcResponse>, id: RpcId, version: A2AVersion, abort: AbortController): Promise<void> {
+  private async stream(req: Request, res: Response, events: AsyncGenerator<RpcResponse>, call: { id: RpcId; version: A2AVersion; alwaysSse: boolean }, abort: AbortController): Promise<void> {
+    const { id, version } = call;
     const mapError = (error: unknown) => this.withoutInternals(rpcError(id, errorMapper(version)(error))).error as RpcError;
     let first: IteratorResult<RpcResponse>;
     try {
       first = await events.next();
     } catch (error) {
       if (error instanceof CallRefused) throw error.refusal;
-      res.status(200).json(rpcError(id, mapError(error)));
+      if (!call.alwaysSse) {
+        res.status(200).json(rpcError(id, mapError(error)));
+        return;
+      }
+      openSse(res);
+      res.end(formatSSEErrorEvent(rpcError(id, mapError(error))));
       return;
     }
-    res.status(200);
-    for (const [name, value] of Object.entries(SSE_HEADERS)) res.setHeader(name, value);
-    res.flushHeaders();
+    openSse(res);
     // A keep-alive is skipped while the client has not read what it was sent.
     const keepAlive = setInterval(() => res.writable && !res.writableNeedDrain && res.write(': keep-alive\n\n'), this.config.sseKeepaliveMs);
     const maxDuration = setTimeout(() => abort.abort(), this.config.sseMaxDurationMs);
@@ -198,13 +204,27 @@ function errorMapper(version: A2AVersion): (error: unknown) => RpcError {
   return version === '1.0' ? JsonRpcTransportHandler.mapToJSONRPCError : LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError;
 }
 
+function openSse(res: Response): void {
+  res.status(200);
+  for (const [name, value] of Object.entries(SSE_HEADERS)) res.setHeader(name, value);
+  res.flushHeaders();
+}
+
+/** v0.3 `tasks/resubscribe` answers as SSE whatever happens, as the SDK's JSON-RPC router does. */
+function alwaysSse(version: A2AVersion, method: string): boolean {
+  return version === '0.3' && method === 'tasks/resubscribe';
+}
+
 /** Standing of a call whose identity rows are gone. */
 const UNAVAILABLE = { allowed: false, reason: 'worker_unavailable' } as const;
 
-/** Missing → 0.3 (CONTRACT §5); 0.3 and 1.0 are spoken; anything else is not. */
+/**
+ * Missing → 0.3 (CONTRACT §5); 0.3 and 1.0 are spoken; anything else is not. A patch
+ * number is ignored (A2A v1.0 §3.6: it MUST not be considered in negotiation).
+ */
 function a2aVersion(header: string | undefined): A2AVersion | null {
-  const value = header === undefined ? '0.3' : header.trim();
-  return value === '0.3' || value === '1.0' ? value : null;
+  const match = /^(\d+\.\d+)(?:\.\d+)?$/.exec(header === undefined ? '0.3' : header.trim());
+  return match?.[1] === '0.3' || match?.[1] === '1.0' ? match[1] : null;
 }
 
 /** The methods that stay open: streams always, sends while they block for the worker. */

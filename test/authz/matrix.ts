@@ -126,6 +126,7 @@ export const MATRIX: MatrixRow[] = [
   row('GET /a2a/:handle/.well-known/agent-card.json', [200, 200, 200, 200, 200, 200, 200, 200, 200], {
     path: (w) => `/a2a/${w.claimed.handle}/.well-known/agent-card.json`,
   }),
+  row('GET /.well-known/jwks.json',                  [200, 200, 200, 200, 200, 200, 200, 200, 200]),
 
   // Contact rules (SEED-SPEC §5: listing is a ledger read; create, update, delete need an
   // admin key or Console; CONTRACT §6: of the owner's organization).

@@ -46,31 +46,54 @@ describe('discovery', () => {
   }
 
   describe('Agent Card', () => {
-    it('is served with the CONTRACT §4 shape, a strong ETag and Cache-Control, at both paths', async () => {
+    it('is served per generation with the CONTRACT §4 shape, a strong ETag and Cache-Control, at both paths', async () => {
       const { handle } = await createEnabledIdentity(t, acme, { description: 'Plain.' });
       const res = await t.http().get(`/a2a/${handle}/card`).expect(200);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(res.headers['cache-control']).toBe('public, max-age=60');
       expect(res.headers.etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+      expect(res.headers.vary).toMatch(/A2A-Version/i);
       const url = `${PUBLIC_BASE_URL}/a2a/${handle}`;
+      const supportedInterfaces = [
+        { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+        { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+      ];
+      // No A2A-Version: the v0.3 hybrid card.
       expect(res.body).toEqual({
         name: handle, description: 'Plain.', version: '1',
-        supportedInterfaces: [
-          { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
-          { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
-        ],
+        url, preferredTransport: 'JSONRPC', protocolVersion: '0.3.0',
+        additionalInterfaces: [{ url, transport: 'JSONRPC' }],
         provider: { organization: 'Acme', url: PUBLIC_BASE_URL },
         capabilities: { streaming: true, pushNotifications: true },
+        supportsAuthenticatedExtendedCard: true,
+        securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
+        security: [{ apiKey: [] }],
+        defaultInputModes: ['text/plain', 'application/json'],
+        defaultOutputModes: ['text/plain', 'application/json'],
+        skills: [],
+        supportedInterfaces,
+        signatures: [{ protected: expect.any(String), signature: expect.any(String) }],
+      });
+      const v1 = await t.http().get(`/a2a/${handle}/card`).set('A2A-Version', '1.0').expect(200);
+      expect(v1.body).toEqual({
+        name: handle, description: 'Plain.', version: '1',
+        supportedInterfaces,
+        provider: { organization: 'Acme', url: PUBLIC_BASE_URL },
+        capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true },
         securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key' } } },
         securityRequirements: [{ schemes: { apiKey: { list: [] } } }],
         defaultInputModes: ['text/plain', 'application/json'],
         defaultOutputModes: ['text/plain', 'application/json'],
         skills: [],
-        url, protocolVersion: '0.3.0', preferredTransport: 'JSONRPC',
+        signatures: [{ protected: expect.any(String), signature: expect.any(String) }],
       });
-      const wellKnown = await t.http().get(`/a2a/${handle}/.well-known/agent-card.json`).expect(200);
-      expect(wellKnown.body).toEqual(res.body);
-      expect(wellKnown.headers.etag).toBe(res.headers.etag);
+      for (const version of [undefined, '1.0']) {
+        const direct = version ? v1 : res;
+        const wellKnown = t.http().get(`/a2a/${handle}/.well-known/agent-card.json`);
+        const again = await (version ? wellKnown.set('A2A-Version', version) : wellKnown).expect(200);
+        expect(again.body).toEqual(direct.body);
+        expect(again.headers.etag).toBe(direct.headers.etag);
+      }
     });
 
     it('304 on a matching If-None-Match; a change gives a new version and ETag', async () => {

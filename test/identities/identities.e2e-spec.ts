@@ -26,7 +26,7 @@ describe('identities', () => {
         .send({ agent_handle: handle, display_name: 'Billing', description: 'Invoices.', skills: [skill('invoices')] }).expect(201);
       expect(res.body).toEqual({
         id: expect.any(String), agent_handle: handle, organization_id: acme.organizationId,
-        display_name: 'Billing', description: 'Invoices.', skills: [skill('invoices')],
+        display_name: 'Billing', description: 'Invoices.', skills: [{ ...skill('invoices'), visibility: 'public' }],
         claimed: true, claimed_at: expect.any(String), enabled: false, publicly_discoverable: false,
         allow_public_egress: false, filter_mode: 'whitelist', status: 'active',
         card_url: `${t.config.publicBaseUrl}/a2a/${handle}/card`, created_at: expect.any(String), updated_at: expect.any(String),

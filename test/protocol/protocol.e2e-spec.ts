@@ -125,6 +125,11 @@ describe('protocol endpoint', () => {
       }
       const explicit = await post({ jsonrpc: '2.0', id: 4, method: 'tasks/get', params: { id: randomUUID() } }, { 'A2A-Version': '0.3' }).expect(200);
       expect(explicit.body.error.code).toBe(-32001);
+      // A patch number is not considered in negotiation (A2A v1.0 §3.6).
+      for (const [version, method] of [['1.0.2', 'GetTask'], ['0.3.0', 'tasks/get']]) {
+        const patched = await post({ jsonrpc: '2.0', id: 5, method, params: { id: randomUUID() } }, { 'A2A-Version': version }).expect(200);
+        expect(patched.body.error.code).toBe(-32001);
+      }
     });
 
     it('a body over 1 MiB → 413 with a JSON-RPC body', async () => {
@@ -349,12 +354,25 @@ describe('protocol endpoint', () => {
       }
     });
 
-    it('cancel: non-terminal → canceled; canceled → the task; other terminal → -32002', async () => {
+    it('ListTasks omits artifacts entirely unless includeArtifacts (v1.0 §3.1.4)', async () => {
+      const pair = await agentPair(t);
+      const task = await submitTask(t, pair.requester, pair.worker);
+      await reply(t, task.id, pair.worker.key, { artifacts: [{ artifactId: 'a1', parts: [{ kind: 'text', text: 'x' }] }] }).expect(200);
+      const without = await rpc(t, pair.worker.handle, pair.requester.key, 'ListTasks', {}, '1.0');
+      expect(without.body.result.tasks).toHaveLength(1);
+      expect(without.body.result.tasks[0]).not.toHaveProperty('artifacts');
+      const withArtifacts = await rpc(t, pair.worker.handle, pair.requester.key, 'ListTasks', { includeArtifacts: true }, '1.0');
+      expect(withArtifacts.body.result.tasks[0].artifacts).toEqual([expect.objectContaining({ artifactId: 'a1' })]);
+    });
+
+    it('cancel: non-terminal → canceled; canceled → the task in v1.0 and -32002 in v0.3; other terminal → -32002', async () => {
       const task = await submitTask(t, requester, worker);
       const canceled = await rpc(t, worker.handle, requester.key, 'tasks/cancel', { id: task.id });
       expect(canceled.body.result.status.state).toBe('canceled');
       const again = await rpc(t, worker.handle, requester.key, 'CancelTask', { id: task.id }, '1.0');
       expect(again.body.result.status.state).toBe('TASK_STATE_CANCELED');
+      const v03Again = await rpc(t, worker.handle, requester.key, 'tasks/cancel', { id: task.id });
+      expect(v03Again.body.error).toMatchObject({ code: -32002, message: expect.stringContaining('canceled') });
       await reply(t, task.id, worker.key, { state: 'working' }).expect(409);
 
       for (const state of ['completed', 'failed', 'rejected']) {
@@ -451,6 +469,23 @@ describe('protocol endpoint', () => {
       ]);
     });
 
+    it('a missing config on an existing task: TaskNotFoundError (-32001), the error both specs give (v1.0 §3.1.8), naming the config', async () => {
+      const task = await submitTask(t, requester, worker);
+      for (const res of [
+        await rpc(t, worker.handle, requester.key, 'tasks/pushNotificationConfig/get', { id: task.id, pushNotificationConfigId: 'nope' }),
+        await rpc(t, worker.handle, requester.key, 'tasks/pushNotificationConfig/get', { id: task.id }),
+        await rpc(t, worker.handle, requester.key, 'GetTaskPushNotificationConfig', { taskId: task.id, id: 'nope' }, '1.0'),
+      ]) {
+        expect(res.body.error).toMatchObject({ code: -32001, message: expect.stringMatching(/push notification config/) });
+      }
+      // Delete is idempotent (v1.0 §3.1.10): a config that is not there is deleted already.
+      for (let i = 0; i < 2; i++) {
+        expect((await rpc(t, worker.handle, requester.key, 'DeleteTaskPushNotificationConfig', { taskId: task.id, id: 'nope' }, '1.0')).body).toMatchObject({ result: {} });
+      }
+      const noTask = await rpc(t, worker.handle, requester.key, 'GetTaskPushNotificationConfig', { taskId: randomUUID(), id: 'nope' }, '1.0');
+      expect(noTask.body.error).toMatchObject({ code: -32001, message: expect.not.stringMatching(/push notification config/) });
+    });
+
     it('a send may carry one; at most 10 per task; https only', async () => {
       const res = await rpc(t, worker.handle, requester.key, 'message/send', {
         message: v03Message('with push'), configuration: { blocking: false, pushNotificationConfig: config('from-send') },
@@ -472,11 +507,5 @@ describe('protocol endpoint', () => {
     });
   });
 
-  it('extended card → -32007 (not configured), in both generations', async () => {
-    const v1 = await rpc(t, worker.handle, requester.key, 'GetExtendedAgentCard', {}, '1.0').expect(200);
-    expect(v1.body.error.code).toBe(-32007);
-    const v03 = await rpc(t, worker.handle, requester.key, 'agent/getAuthenticatedExtendedCard', {}).expect(200);
-    expect(v03.body.error.code).toBe(-32007);
-  });
 });
 

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { SendMessageRequest, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { AgentCard, SendMessageRequest, TaskState, verifyAgentCardSignature, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { importJWK, type CryptoKey } from 'jose';
 import {
   ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type AgentCardResolver, type Client,
 } from '@a2a-js/sdk/client';
 import { startApp, type TestApp } from '../support/app';
 import { freePort } from '../support/server-process';
 import { agentPair, reply, startBlocking, type Agent } from '../support/a2a';
+import { apiKey } from '../support/fixtures';
 
 /** Adds the agent's key to every call, as CONTRACT §4's card asks (`X-API-Key` header). */
 class ApiKeyInterceptor {
@@ -140,10 +142,22 @@ describe.each(['1.0', '0.3'] as const)('@a2a-js/sdk client speaking A2A %s', (ve
     await expect(client.getTask({ tenant: '', id: randomUUID(), historyLength: undefined })).rejects.toMatchObject({ name: 'TaskNotFoundError' });
   });
 
+  it('getAgentCard fetches the extended card: the worker\'s admitted skills too (v1.0: signature verified with the JWKS)', async () => {
+    const skill = (id: string, visibility: string) => ({ id, name: id, description: `${id}.`, tags: ['t'], visibility });
+    await t.http().patch(`/api/v1/identities/${worker.handle}`).set(apiKey(worker.key))
+      .send({ skills: [skill('open', 'public'), skill('partners-only', 'admitted')] }).expect(200);
+    const jwks = (await t.http().get('/.well-known/jwks.json').expect(200)).body as { keys: Array<{ kid: string }> };
+    const sdkVerify = verifyAgentCardSignature(async (kid) => (await importJWK(jwks.keys.find((key) => key.kid === kid)!, 'ES256')) as CryptoKey);
+    // The client hands the verifier its parsed card; the SDK's canonicalization reads the card's JSON form.
+    const verify = version === '1.0' ? (parsed: AgentCard) => sdkVerify(AgentCard.toJSON(parsed) as AgentCard) : undefined;
+    const card = await client.getAgentCard(undefined, verify);
+    expect(card.skills.map((s) => s.id)).toEqual(['open', 'partners-only']);
+  });
+
   it('spoke the method names of its generation only', () => {
     const names = version === '1.0'
-      ? ['SendMessage', 'SendStreamingMessage', 'GetTask', 'SubscribeToTask', 'CancelTask']
-      : ['message/send', 'message/stream', 'tasks/get', 'tasks/resubscribe', 'tasks/cancel'];
+      ? ['SendMessage', 'SendStreamingMessage', 'GetTask', 'SubscribeToTask', 'CancelTask', 'GetExtendedAgentCard']
+      : ['message/send', 'message/stream', 'tasks/get', 'tasks/resubscribe', 'tasks/cancel', 'agent/getAuthenticatedExtendedCard'];
     expect([...methods].sort()).toEqual(names.map((name) => `${name} (A2A-Version: ${version})`).sort());
   });
 });

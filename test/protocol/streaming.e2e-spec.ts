@@ -81,15 +81,31 @@ describe('protocol streams', () => {
     expect((await v1.rest()).map((e) => e.result.statusUpdate.status.state)).toEqual(['TASK_STATE_REJECTED']);
   });
 
-  it('subscribing to a terminal task → -32004; to an unknown or foreign task → -32001 (plain JSON-RPC, HTTP 200)', async () => {
+  it('subscribing to a terminal task → -32004; to an unknown or foreign task → -32001 (v1.0: plain JSON-RPC, HTTP 200)', async () => {
     const task = await submitTask(t, requester, worker);
     await reply(t, task.id, worker.key, { state: 'completed' }).expect(200);
-    const terminal = await rpc(t, worker.handle, requester.key, 'tasks/resubscribe', { id: task.id }).expect(200);
+    const terminal = await rpc(t, worker.handle, requester.key, 'SubscribeToTask', { id: task.id }, '1.0').expect(200);
     expect(terminal.headers['content-type']).toMatch(/^application\/json/);
     expect(terminal.body.error.code).toBe(-32004);
-    expect((await rpc(t, worker.handle, requester.key, 'SubscribeToTask', { id: task.id }, '1.0')).body.error.code).toBe(-32004);
     expect((await rpc(t, worker.handle, requester.key, 'SubscribeToTask', { id: randomUUID() }, '1.0')).body.error.code).toBe(-32001);
-    expect((await rpc(t, requester.handle, worker.key, 'tasks/resubscribe', { id: task.id })).body.error.code).toBe(-32001);
+    expect((await rpc(t, requester.handle, worker.key, 'SubscribeToTask', { id: task.id }, '1.0')).body.error.code).toBe(-32001);
+  });
+
+  it('v0.3 tasks/resubscribe always answers as SSE: a missing, foreign or terminal task is the stream\'s one error event', async () => {
+    const task = await submitTask(t, requester, worker);
+    await reply(t, task.id, worker.key, { state: 'completed' }).expect(200);
+    for (const [handle, key, id, code] of [
+      [worker.handle, requester.key, randomUUID(), -32001],
+      [requester.handle, worker.key, task.id, -32001],
+      [worker.handle, requester.key, task.id, -32004],
+    ] as const) {
+      const stream = await openStream(t.baseUrl, handle, key, 'tasks/resubscribe', { id });
+      expect(stream.response.status).toBe(200);
+      expect(stream.response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+      const event = await stream.next();
+      expect(event).toMatchObject({ type: 'error', body: { jsonrpc: '2.0', id: expect.any(Number), error: { code } } });
+      expect(await stream.next()).toBeNull();
+    }
   });
 
   it('a streaming send that fails before its first event is a plain JSON-RPC error', async () => {
@@ -97,12 +113,32 @@ describe('protocol streams', () => {
     expect(res.body.error.code).toBe(-32001);
   });
 
-  it('subscribing to an interrupted task gives the task and closes', async () => {
+  it('a subscription stays open through interrupted states until the task is terminal (both generations)', async () => {
     const task = await submitTask(t, requester, worker);
-    await reply(t, task.id, worker.key, { state: 'input-required' }).expect(200);
-    const stream = await openStream(t.baseUrl, worker.handle, requester.key, 'tasks/resubscribe', { id: task.id });
-    expect((await stream.next())!.body.result.status.state).toBe('input-required');
-    expect(await stream.next()).toBeNull();
+    await reply(t, task.id, worker.key, { state: 'input-required', message: text('which format?') }).expect(200);
+    const v03 = await openStream(t.baseUrl, worker.handle, requester.key, 'tasks/resubscribe', { id: task.id });
+    const v1 = await openStream(t.baseUrl, worker.handle, requester.key, 'SubscribeToTask', { id: task.id }, '1.0');
+    expect((await v03.next())!.body.result.status.state).toBe('input-required');
+    expect((await v1.next())!.body.result.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+    // The requester answers (back to submitted); the worker asks again (auth), resumes, and finishes.
+    await rpc(t, worker.handle, requester.key, 'message/send', { message: v03Message('PDF', { taskId: task.id }), configuration: { blocking: false } }).expect(200);
+    await reply(t, task.id, worker.key, { state: 'auth-required' }).expect(200);
+    await reply(t, task.id, worker.key, { state: 'working' }).expect(200);
+    await reply(t, task.id, worker.key, { state: 'completed' }).expect(200);
+    const v03States = (await v03.rest()).filter((e) => e.result.kind === 'status-update').map((e) => [e.result.status.state, e.result.final]);
+    expect(v03States).toEqual([['submitted', false], ['auth-required', false], ['working', false], ['completed', true]]);
+    const v1States = (await v1.rest()).filter((e) => e.result.statusUpdate).map((e) => e.result.statusUpdate.status.state);
+    expect(v1States).toEqual(['TASK_STATE_SUBMITTED', 'TASK_STATE_AUTH_REQUIRED', 'TASK_STATE_WORKING', 'TASK_STATE_COMPLETED']);
+  });
+
+  it('a streaming send still ends at an interrupted state (both generations)', async () => {
+    for (const [method, message, version] of [['message/stream', v03Message('go'), '0.3'], ['SendStreamingMessage', v1Message('go'), '1.0']] as const) {
+      const stream = await openStream(t.baseUrl, worker.handle, requester.key, method, { message }, version);
+      const first = (await stream.next())!.body.result;
+      const taskId = version === '1.0' ? first.task.id : first.id;
+      await reply(t, taskId, worker.key, { state: 'input-required' }).expect(200);
+      expect(await stream.rest()).toHaveLength(1);
+    }
   });
 
   it('sends keep-alive comments while waiting, and closes at the maximum duration', async () => {

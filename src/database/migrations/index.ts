@@ -5,10 +5,12 @@ import { Ledger1763700300000 } from './1763700300000-ledger';
 import { Events1763700400000 } from './1763700400000-events';
 import { ArtifactBytes1763700500000 } from './1763700500000-artifact-bytes';
 import { ConsoleTeams1763700600000 } from './1763700600000-console-teams';
+import { Conformance1763700700000 } from './1763700700000-conformance';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
   Foundation1763700000000, IdentitiesDirectory1763700100000, Admission1763700200000, Ledger1763700300000, Events1763700400000,
   ArtifactBytes1763700500000,
   ConsoleTeams1763700600000,
+  Conformance1763700700000,
 ];

@@ -1,8 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
-  ArrayMaxSize, IsArray, IsString, Length, MaxLength, ValidatorConstraint, type ValidatorConstraintInterface,
+  ArrayMaxSize, IsArray, IsIn, IsString, Length, MaxLength, ValidatorConstraint, type ValidatorConstraintInterface,
 } from 'class-validator';
 import { Optional } from '../../common/validation';
+import { SKILL_VISIBILITIES, type SkillVisibility } from '../identity.entity';
 
 /**
  * Limits of CONTRACT §10 (≤ 20 tags of ≤ 50 characters), and ours where it is
@@ -11,7 +12,7 @@ import { Optional } from '../../common/validation';
  */
 export const SKILL_LIMITS = { id: 100, name: 100, description: 1000, tags: 20, tag: 50, examples: 10, example: 500 } as const;
 
-/** A2A AgentSkill: `{id, name, description, tags[], examples?[]}`. */
+/** A2A AgentSkill: `{id, name, description, tags[], examples?[]}`, plus this service's `visibility`. */
 export class AgentSkillDto {
   @ApiProperty({ minLength: 1, maxLength: SKILL_LIMITS.id, example: 'invoice-lookup' })
   @IsString()
@@ -42,6 +43,14 @@ export class AgentSkillDto {
   @IsString({ each: true })
   @MaxLength(SKILL_LIMITS.example, { each: true })
   examples?: string[];
+
+  @ApiPropertyOptional({
+    enum: SKILL_VISIBILITIES, default: 'public',
+    description: '`public`: on the public Agent Card and in the directory. `admitted`: only on the extended card, for callers that pass the protocol checks and admission.',
+  })
+  @Optional()
+  @IsIn(SKILL_VISIBILITIES)
+  visibility?: SkillVisibility;
 }
 
 /** Skill ids identify a skill within its card, so they must not repeat. */

@@ -1,0 +1,181 @@
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { calculateJwkThumbprint, FlattenedSign, type JWK } from 'jose';
+import type { Logger } from 'pino';
+import { DataSource, type EntityManager } from 'typeorm';
+import { APP_CONFIG, ConfigError, readCardSigningKey, type AppConfig } from '../config/config';
+import { LOGGER } from '../common/tokens';
+import { canonicalCardPayload } from './card-canonical';
+import type { CardSignature } from './agent-card';
+
+type Algorithm = 'ES256' | 'EdDSA';
+
+interface SigningKey {
+  kid: string;
+  alg: Algorithm;
+  key: KeyObject;
+}
+
+interface KeyRow {
+  kid: string;
+  algorithm: Algorithm;
+  public_jwk: JsonWebKey;
+  private_key_pem: string | null;
+  source: 'generated' | 'file';
+  status: 'current' | 'previous' | 'retired';
+}
+
+/** A public key as `/.well-known/jwks.json` lists it. */
+export type PublicJwk = JsonWebKey & { kid: string; alg: Algorithm; use: 'sig' };
+
+/** How long an instance signs with the key it read before asking the database again (a rotation elsewhere reaches it by then). */
+const KEY_REFRESH_MS = 30_000;
+/** Signatures kept per (key, payload): cards are signed once per change, not per request. */
+const SIGNATURE_CACHE_SIZE = 2_000;
+
+/**
+ * Signs Agent Cards (CONTRACT §4; A2A v1.0 §8.4): a JWS (flattened JSON
+ * serialization, detached payload) over the card's canonical form
+ * (card-canonical.ts), protected header `{alg, kid, typ: "JOSE", jku}`, the service
+ * attesting as the cards' provider. The public keys are served at
+ * `/.well-known/jwks.json`: the current one and the one before it.
+ *
+ * The key: CARD_SIGNING_KEY_FILE (a PEM private key, P-256 → ES256 or Ed25519 →
+ * EdDSA) when configured — a changed file is a rotation, noticed at start. Otherwise
+ * the service generates a P-256 key at first start and keeps it in the database
+ * (`card_signing_keys`), a development convenience: whoever reads the database can
+ * sign cards. `npm run cli -- rotate-card-key` replaces a generated key.
+ */
+@Injectable()
+export class CardSigner implements OnModuleInit {
+  private fileKey: SigningKey | null = null;
+  private cached: { key: SigningKey; readAt: number } | null = null;
+  private readonly signatures = new Map<string, CardSignature>();
+  private readonly jku: string;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    this.jku = `${config.publicBaseUrl}/.well-known/jwks.json`;
+  }
+
+  async onModuleInit(): Promise<void> {
+    if (this.config.cardSigningKeyFile) this.fileKey = await loadKeyFile(this.config.cardSigningKeyFile);
+    const key = await this.dataSource.transaction(async (em) => {
+      await lockKeys(em);
+      const current = await currentRow(em);
+      if (this.fileKey) {
+        if (current?.kid !== this.fileKey.kid) await this.install(em, this.fileKey, 'file');
+        return this.fileKey;
+      }
+      // A generated key, kept; a file key that is no longer configured is replaced.
+      if (current?.private_key_pem) return fromRow(current);
+      return this.install(em, await generateKey(), 'generated');
+    });
+    this.cached = { key, readAt: Date.now() };
+    this.logger.info({ kid: key.kid, alg: key.alg, source: this.fileKey ? 'file' : 'generated' }, 'agent card signing key ready');
+  }
+
+  /**
+   * A new generated key becomes current; the current one stays listed as previous.
+   * Refused while CARD_SIGNING_KEY_FILE is configured: then the file is the key.
+   */
+  async rotate(): Promise<{ kid: string; previous: string | null }> {
+    if (this.config.cardSigningKeyFile) {
+      throw new ConfigError('CARD_SIGNING_KEY_FILE is configured: rotate by replacing that file and restarting');
+    }
+    return this.dataSource.transaction(async (em) => {
+      await lockKeys(em);
+      const previous = await currentRow(em);
+      const key = await this.install(em, await generateKey(), 'generated');
+      this.cached = { key, readAt: Date.now() };
+      return { kid: key.kid, previous: previous?.kid ?? null };
+    });
+  }
+
+  /** The current key's id (it takes part in the cards' ETags). */
+  async currentKid(): Promise<string> {
+    return (await this.signingKey()).kid;
+  }
+
+  /** The card with its `signatures`: one signature by the current key. */
+  async sign<T extends object>(card: T): Promise<T & { signatures: CardSignature[] }> {
+    const key = await this.signingKey();
+    const payload = canonicalCardPayload(card);
+    const cacheKey = `${key.kid}\0${createHash('sha256').update(payload).digest('base64url')}`;
+    let signature = this.signatures.get(cacheKey);
+    if (!signature) {
+      const jws = await new FlattenedSign(new TextEncoder().encode(payload))
+        .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JOSE', jku: this.jku })
+        .sign(key.key);
+      signature = { protected: jws.protected!, signature: jws.signature };
+      if (this.signatures.size >= SIGNATURE_CACHE_SIZE) this.signatures.delete(this.signatures.keys().next().value!);
+      this.signatures.set(cacheKey, signature);
+    }
+    return { ...card, signatures: [signature] };
+  }
+
+  /** The keys a verifier may meet: the current one, then the previous one. */
+  async jwks(): Promise<{ keys: PublicJwk[] }> {
+    const rows = (await this.dataSource.query(
+      `SELECT kid, algorithm, public_jwk FROM card_signing_keys WHERE status IN ('current', 'previous') ORDER BY status = 'current' DESC`,
+    )) as Array<Pick<KeyRow, 'kid' | 'algorithm' | 'public_jwk'>>;
+    return { keys: rows.map((row) => ({ ...row.public_jwk, kid: row.kid, alg: row.algorithm, use: 'sig' })) };
+  }
+
+  private async signingKey(): Promise<SigningKey> {
+    if (this.fileKey) return this.fileKey;
+    if (this.cached && Date.now() - this.cached.readAt < KEY_REFRESH_MS) return this.cached.key;
+    const current = await currentRow(this.dataSource.manager);
+    // Until a generated key is current again (it always is, after start), keep signing with the last one read.
+    const key = current?.private_key_pem ? fromRow(current) : this.cached!.key;
+    this.cached = { key, readAt: Date.now() };
+    return key;
+  }
+
+  /** `key` becomes current: the current key becomes previous, the previous one retired. */
+  private async install(em: EntityManager, key: SigningKey, source: KeyRow['source']): Promise<SigningKey> {
+    await em.query(`UPDATE card_signing_keys SET status = 'retired', retired_at = now() WHERE status = 'previous' AND kid <> $1`, [key.kid]);
+    await em.query(`UPDATE card_signing_keys SET status = 'previous' WHERE status = 'current' AND kid <> $1`, [key.kid]);
+    const publicJwk = createPublicKey(key.key).export({ format: 'jwk' });
+    const privatePem = source === 'generated' ? (key.key.export({ format: 'pem', type: 'pkcs8' }) as string) : null;
+    await em.query(
+      `INSERT INTO card_signing_keys (kid, algorithm, public_jwk, private_key_pem, source, status) VALUES ($1, $2, $3, $4, $5, 'current')
+       ON CONFLICT (kid) DO UPDATE SET status = 'current', retired_at = NULL`,
+      [key.kid, key.alg, JSON.stringify(publicJwk), privatePem, source],
+    );
+    return key;
+  }
+}
+
+/** One writer at a time decides which key is current (instances starting together). */
+async function lockKeys(em: EntityManager): Promise<void> {
+  await em.query(`LOCK TABLE card_signing_keys IN SHARE ROW EXCLUSIVE MODE`);
+}
+
+async function currentRow(em: EntityManager): Promise<KeyRow | null> {
+  const [row] = (await em.query(`SELECT * FROM card_signing_keys WHERE status = 'current'`)) as KeyRow[];
+  return row ?? null;
+}
+
+function fromRow(row: KeyRow): SigningKey {
+  return { kid: row.kid, alg: row.algorithm, key: createPrivateKey(row.private_key_pem!) };
+}
+
+function generateKey(): Promise<SigningKey> {
+  const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  return withKid({ alg: 'ES256', key: privateKey });
+}
+
+/** The key's id: its RFC 7638 JWK thumbprint, so the same key always has the same id. */
+async function withKid(key: Omit<SigningKey, 'kid'>): Promise<SigningKey> {
+  const jwk = createPublicKey(key.key).export({ format: 'jwk' }) as JWK;
+  return { ...key, kid: await calculateJwkThumbprint(jwk, 'sha256') };
+}
+
+/** The configured key file (loadConfig has already checked it). */
+function loadKeyFile(path: string): Promise<SigningKey> {
+  return withKid(readCardSigningKey(path));
+}
