@@ -1,6 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { ERROR_INFO_TYPE } from '@a2a-js/sdk/errors';
+import { rpcStatusFor } from '../protocol/binding-status';
 import { AppError } from './app-error';
 import { LOGGER } from './tokens';
 
@@ -100,6 +102,10 @@ export class ProblemFilter implements ExceptionFilter {
       res.status(error.status).type('application/json').send(jsonRpcErrorBody(req, error));
       return;
     }
+    if (isRestBindingCall(req)) {
+      sendRestBindingError(req, res, error);
+      return;
+    }
     res.status(error.status).type('application/problem+json').send(problemBody(req, error));
   }
 }
@@ -118,6 +124,48 @@ export function problemBody(req: Request, error: AppError) {
 
 export function isProtocolCall(req: Request): boolean {
   return req.method === 'POST' && /^\/a2a\/[^/]+\/?$/.test(req.path);
+}
+
+/** A call of the HTTP+JSON binding, `{base}/a2a/{handle}/rest/…` (CONTRACT §5). */
+export function isRestBindingCall(req: Request): boolean {
+  return /^\/a2a\/[^/]+\/rest(\/|$)/.test(req.path);
+}
+
+/**
+ * A protocol check's error (CONTRACT §5) on the HTTP+JSON binding, in that binding's
+ * form for the generation asked for. A2A 1.0 (`A2A-Version: 1.0`): RFC 9457
+ * problem+json whose `error` member is the `google.rpc.Status` that the v1.0
+ * binding and its clients read (`ErrorInfo.reason` is the check's reason). v0.3 (no
+ * header or `0.3`): the v0.3 REST error object `{code, message, data}`, as on the
+ * JSON-RPC endpoint.
+ */
+export function sendRestBindingError(req: Request, res: Response, error: AppError): void {
+  if (isLegacyRequest(req)) {
+    res.status(error.status).type('application/json').send(jsonRpcErrorBody(req, error).error);
+    return;
+  }
+  res.status(error.status).type('application/problem+json').send(restBindingErrorBody(req, error));
+}
+
+/** The v1.0 body of `sendRestBindingError` (also an SSE error event's data). */
+export function restBindingErrorBody(req: Request, error: AppError) {
+  const reason = jsonRpcReason(error);
+  return {
+    ...problemBody(req, error),
+    code: reason,
+    error: {
+      code: error.status,
+      status: rpcStatusFor(error.status),
+      message: error.detail,
+      details: [{ '@type': ERROR_INFO_TYPE, reason: reason.toUpperCase(), domain: 'a2a-service', metadata: { reason, request_id: String(req.id) } }],
+    },
+  };
+}
+
+/** No `A2A-Version`, or 0.3: the v0.3 generation (CONTRACT §5). */
+export function isLegacyRequest(req: Request): boolean {
+  const version = req.header('a2a-version');
+  return version === undefined || version.trim() === '0.3';
 }
 
 /** JSON-RPC code for HTTP-level failures of a protocol call, by HTTP status. */

@@ -12,7 +12,7 @@ export interface AgentCardJson {
   name: string;
   description: string;
   version: string;
-  supportedInterfaces: Array<{ url: string; protocolBinding: 'JSONRPC'; protocolVersion: '1.0' | '0.3' }>;
+  supportedInterfaces: AgentInterfaceJson[];
   provider: { organization: string; url: string };
   capabilities: { streaming: boolean; pushNotifications: boolean };
   securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header'; name: 'X-API-Key' } } };
@@ -25,19 +25,37 @@ export interface AgentCardJson {
   preferredTransport: 'JSONRPC';
 }
 
+export interface AgentInterfaceJson {
+  url: string;
+  protocolBinding: 'JSONRPC' | 'HTTP+JSON' | 'GRPC';
+  protocolVersion: '1.0' | '0.3';
+  tenant?: string;
+}
+
 const MODES = ['text/plain', 'application/json'];
 
-export function toAgentCard(identity: Identity, organizationName: string, baseUrl: string): AgentCardJson {
+/**
+ * Every binding the service serves (CONTRACT §5), each in both generations:
+ * JSON-RPC at the agent's URL, HTTP+JSON under `{url}/rest`, gRPC at the service's
+ * gRPC address with the handle as the tenant (when gRPC is on).
+ */
+export function protocolInterfaces(url: string, handle: string, grpcAddress: string | null): AgentInterfaceJson[] {
+  const versions = ['1.0', '0.3'] as const;
+  return [
+    ...versions.map((protocolVersion) => ({ url, protocolBinding: 'JSONRPC' as const, protocolVersion })),
+    ...versions.map((protocolVersion) => ({ url: `${url}/rest`, protocolBinding: 'HTTP+JSON' as const, protocolVersion })),
+    ...(grpcAddress ? versions.map((protocolVersion) => ({ url: grpcAddress, protocolBinding: 'GRPC' as const, protocolVersion, tenant: handle })) : []),
+  ];
+}
+
+export function toAgentCard(identity: Identity, organizationName: string, baseUrl: string, grpcAddress: string | null = null): AgentCardJson {
   const url = `${baseUrl}/a2a/${identity.agentHandle}`;
   return {
     name: identity.displayName || identity.agentHandle,
     description: identity.description,
     // card_version is bumped by every change of the card's content.
     version: String(identity.cardVersion),
-    supportedInterfaces: [
-      { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
-      { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
-    ],
+    supportedInterfaces: protocolInterfaces(url, identity.agentHandle, grpcAddress),
     provider: { organization: organizationName, url: baseUrl },
     capabilities: { streaming: true, pushNotifications: true },
     securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key' } } },

@@ -20,6 +20,7 @@ import type { PublicDirectoryQuery } from './dto/public-directory.query';
 @Injectable()
 export class DirectoryService {
   private readonly baseUrl: string;
+  private readonly grpcAddress: string | null;
 
   constructor(
     private readonly identities: IdentitiesService,
@@ -28,6 +29,7 @@ export class DirectoryService {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.baseUrl = config.publicBaseUrl;
+    this.grpcAddress = config.grpcPublicAddress;
   }
 
   /**
@@ -59,6 +61,6 @@ export class DirectoryService {
   /** Cards for served identities, with their organizations' names in one query. */
   private async cards(identities: Identity[]): Promise<AgentCardJson[]> {
     const names = await this.console.organizationNames(identities.map((identity) => identity.organizationId!));
-    return identities.map((identity) => toAgentCard(identity, names.get(identity.organizationId!) ?? '', this.baseUrl));
+    return identities.map((identity) => toAgentCard(identity, names.get(identity.organizationId!) ?? '', this.baseUrl, this.grpcAddress));
   }
 }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { formatSSEErrorEvent, formatSSEEvent, SSE_HEADERS } from '@a2a-js/sdk';
 import { A2A_ERROR_CODE, VersionNotSupportedError } from '@a2a-js/sdk/errors';
 import { JsonRpcTransportHandler } from '@a2a-js/sdk/server';
@@ -6,18 +6,11 @@ import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import type { Request, Response } from 'express';
 import type { AgentKeyPrincipal } from '../auth/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { AdmissionService } from '../admission/admission.service';
-import { AppError, forbidden, notFound } from '../common/app-error';
 import { jsonRpcErrorBody } from '../common/problem.filter';
-import { isHandle } from '../identities/handle';
-import { IdentitiesService } from '../identities/identities.service';
-import { KeysService } from '../keys/keys.service';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
-import type { TaskPair } from '../ledger/ledger.service';
-import { callContext } from './call-context';
-import { CallRefused, CallStanding, lostStanding } from './call-standing';
+import { CallRefused } from './call-standing';
 import { LedgerRequestHandler } from './ledger-request-handler';
-import { OpenCalls } from './open-calls';
+import { ProtocolGate, type OpenCall } from './protocol-gate';
 import { writeFrame } from './sse';
 
 type RpcId = string | number | null;
@@ -25,54 +18,34 @@ type RpcResponse = { jsonrpc: string; id: RpcId; result?: unknown; error?: unkno
 type RpcError = { code: number; message: string; data?: unknown };
 
 /**
- * `POST /a2a/{handle}` (CONTRACT §5). The guard has done check 1 up to the claimed
- * agent key; this service does the rest in order — the caller's own receiver enabled,
- * the worker servable, admission — as HTTP errors with a JSON-RPC body, then
+ * `POST /a2a/{handle}` (CONTRACT §5), the JSON-RPC binding. The guard has done check 1
+ * up to the claimed agent key; ProtocolGate does the rest in order — the caller's own
+ * receiver enabled, the worker servable, admission — as HTTP errors with a JSON-RPC body
+ * (ProblemFilter); this service then
  * picks the A2A generation from `A2A-Version` and hands the call to the SDK's
  * JSON-RPC transport handler of that generation, which validates the method and its
  * params, calls LedgerRequestHandler and shapes the result. Method-level errors are
  * JSON-RPC errors with HTTP 200. Streams are written here as SSE, with keep-alive
  * comments and a maximum duration, written no faster than the client reads. A call
- * that stays open takes one of its key's slots (`openCalls`) and re-checks its caller
- * each time it wakes (`standing`): one that lost its standing ends with that check's error.
+ * that stays open takes one of its key's slots and re-checks its caller each time it
+ * wakes (ProtocolGate): one that lost its standing ends with that check's error.
  */
 @Injectable()
-export class ProtocolService implements OnModuleDestroy {
+export class ProtocolService {
   private readonly v1: JsonRpcTransportHandler;
   private readonly v03: LegacyJsonRpcTransportHandler;
-  private readonly inFlight = new Set<AbortController>();
-  private readonly openCalls: OpenCalls;
 
   constructor(
-    private readonly identities: IdentitiesService,
-    private readonly admission: AdmissionService,
-    private readonly keys: KeysService,
+    private readonly gate: ProtocolGate,
     handler: LedgerRequestHandler,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.v1 = new JsonRpcTransportHandler(handler);
     this.v03 = new LegacyJsonRpcTransportHandler(handler);
-    this.openCalls = new OpenCalls(config.protocolMaxOpenCallsPerKey);
-  }
-
-  /** Shutdown: streams end and blocking sends return the task as it is. */
-  onModuleDestroy(): void {
-    for (const call of this.inFlight) call.abort();
   }
 
   async call(principal: AgentKeyPrincipal, handle: string, req: Request, res: Response): Promise<void> {
-    if (!principal.identity.enabled) {
-      throw forbidden('requester_disabled', 'Your identity\'s receiver is disabled; only enabled identities may send work.');
-    }
-    // A segment that cannot be a handle names nobody, and never reaches the database.
-    const { requester, worker } = isHandle(handle)
-      ? await this.identities.findCallParties(principal.identity.id, handle)
-      : { requester: null, worker: null };
-    if (!worker) throw notFound('worker_not_found', 'No enabled, claimed identity has that handle.');
-    // The caller learns only that admission said no; the decision is recorded for each side's administrators.
-    if (!(await this.admission.evaluate(requester!, worker)).allowed) {
-      throw forbidden('admission_denied', 'This call is not admitted between these two identities.');
-    }
+    const pair = await this.gate.admit(principal, handle);
 
     const body: unknown = req.body;
     const id = rpcId(body);
@@ -89,43 +62,17 @@ export class ProtocolService implements OnModuleDestroy {
     }
 
     const waits = blocking(version, body as { params?: unknown });
-    const release = staysOpen(version, (body as { method: string }).method, waits) ? this.openCalls.take(principal.id) : () => undefined;
-    if (!release) {
-      throw new AppError(429, 'too_many_open_calls',
-        `This API key already has ${this.config.protocolMaxOpenCallsPerKey} streams and blocking sends open; wait for one to end.`);
-    }
-    const abort = new AbortController();
-    this.inFlight.add(abort);
-    res.on('close', () => abort.abort());
+    const open = this.gate.start(principal, pair, { version, blocking: waits, staysOpen: staysOpen(version, (body as { method: string }).method, waits) });
+    res.on('close', () => open.abort());
     try {
-      const pair: TaskPair = {
-        requester: { id: principal.identity.id, handle: principal.identity.handle, organizationId: principal.organizationId! },
-        worker: { id: worker.id, handle: worker.agentHandle, organizationId: worker.organizationId! },
-      };
-      const standing = new CallStanding(() => this.standing(principal.id, pair));
-      const context = callContext({ pair, version, blocking: waits, signal: abort.signal, standing });
-      const result = await (version === '1.0' ? this.v1 : this.v03).handle(body as Record<string, unknown>, context);
-      if (Symbol.asyncIterator in result) await this.stream(req, res, result, id, version, abort);
+      const result = await (version === '1.0' ? this.v1 : this.v03).handle(body as Record<string, unknown>, open.context);
+      if (Symbol.asyncIterator in result) await this.stream(req, res, result, id, version, open);
       // A blocking send that lost its standing answers as the failed check would (the SDK saw an internal error).
-      else if (standing.refusal) throw standing.refusal;
+      else if (open.call.standing.refusal) throw open.call.standing.refusal;
       else res.status(200).json(result);
     } finally {
-      this.inFlight.delete(abort);
-      release();
+      open.end();
     }
-  }
-
-  /**
-   * The open call's checks, asked again: the key (the guard's), both identities and
-   * admission (without recording a denial; the call was admitted). Three indexed reads.
-   */
-  private async standing(keyId: string, pair: TaskPair): Promise<AppError | null> {
-    const [active, identities] = await Promise.all([this.keys.isActive(keyId), this.identities.findByIds([pair.requester.id, pair.worker.id])]);
-    const requester = identities.find((identity) => identity.id === pair.requester.id);
-    const worker = identities.find((identity) => identity.id === pair.worker.id);
-    // Identity rows are never deleted; were one missing, the call would have nobody to serve.
-    const decision = active && requester && worker ? await this.admission.decide(requester, worker) : UNAVAILABLE;
-    return lostStanding(active, decision);
   }
 
   /**
@@ -135,7 +82,7 @@ export class ProtocolService implements OnModuleDestroy {
    * A lost standing is the checks' JSON-RPC error body (with `data.reason`), as an
    * HTTP error before the first event and as the last event after it.
    */
-  private async stream(req: Request, res: Response, events: AsyncGenerator<RpcResponse>, id: RpcId, version: A2AVersion, abort: AbortController): Promise<void> {
+  private async stream(req: Request, res: Response, events: AsyncGenerator<RpcResponse>, id: RpcId, version: A2AVersion, open: OpenCall): Promise<void> {
     const mapError = version === '1.0' ? JsonRpcTransportHandler.mapToJSONRPCError : LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError;
     let first: IteratorResult<RpcResponse>;
     try {
@@ -150,11 +97,11 @@ export class ProtocolService implements OnModuleDestroy {
     res.flushHeaders();
     // A keep-alive is skipped while the client has not read what it was sent.
     const keepAlive = setInterval(() => res.writable && !res.writableNeedDrain && res.write(': keep-alive\n\n'), this.config.sseKeepaliveMs);
-    const maxDuration = setTimeout(() => abort.abort(), this.config.sseMaxDurationMs);
+    const maxDuration = setTimeout(() => open.abort(), this.config.sseMaxDurationMs);
     try {
-      for (let next = first; !next.done; next = await events.next()) await writeFrame(res, formatSSEEvent(next.value), abort.signal);
+      for (let next = first; !next.done; next = await events.next()) await writeFrame(res, formatSSEEvent(next.value), open.call.signal);
     } catch (error) {
-      if (abort.signal.aborted) return;
+      if (open.call.signal.aborted) return;
       res.write(formatSSEErrorEvent(error instanceof CallRefused ? jsonRpcErrorBody(req, error.refusal) : rpcError(id, mapError(error))));
     } finally {
       clearInterval(keepAlive);
@@ -166,11 +113,8 @@ export class ProtocolService implements OnModuleDestroy {
   }
 }
 
-/** Standing of a call whose identity rows are gone. */
-const UNAVAILABLE = { allowed: false, reason: 'worker_unavailable' } as const;
-
 /** Missing → 0.3 (CONTRACT §5); 0.3 and 1.0 are spoken; anything else is not. */
-function a2aVersion(header: string | undefined): A2AVersion | null {
+export function a2aVersion(header: string | undefined): A2AVersion | null {
   const value = header === undefined ? '0.3' : header.trim();
   return value === '0.3' || value === '1.0' ? value : null;
 }
@@ -187,7 +131,7 @@ function staysOpen(version: A2AVersion, method: string, blocks: boolean): boolea
 }
 
 /** v1.0 sends block unless `returnImmediately`; v0.3 sends block unless `blocking: false`. */
-function blocking(version: A2AVersion, body: { params?: unknown }): boolean {
+export function blocking(version: A2AVersion, body: { params?: unknown }): boolean {
   const configuration = (body.params as { configuration?: { returnImmediately?: unknown; blocking?: unknown } } | undefined)?.configuration;
   return version === '1.0' ? configuration?.returnImmediately !== true : configuration?.blocking !== false;
 }

@@ -35,6 +35,8 @@ export async function startApp(env: Record<string, string> = {}, on?: TestApp): 
     // Suites sign agents up far more often than 10 an hour from one address.
     RATE_LIMIT_SIGNUPS_PER_HOUR: '100000',
     RATE_LIMIT_LOGIN_ATTEMPTS_PER_MINUTE: '100000',
+    // Suites run in parallel: a suite that speaks gRPC asks for a port ('0': an ephemeral one).
+    GRPC_PORT: 'off',
     ...env,
   });
   const app = await createApp(config, pino({ level: config.logLevel }));
