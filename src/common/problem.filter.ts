@@ -140,7 +140,7 @@ export function isRestBindingCall(req: Request): boolean {
  * JSON-RPC endpoint.
  */
 export function sendRestBindingError(req: Request, res: Response, error: AppError): void {
-  if (isLegacyRequest(req)) {
+  if (restBindingVersion(req) === '0.3') {
     res.status(error.status).type('application/json').send(jsonRpcErrorBody(req, error).error);
     return;
   }
@@ -162,10 +162,15 @@ export function restBindingErrorBody(req: Request, error: AppError) {
   };
 }
 
-/** No `A2A-Version`, or 0.3: the v0.3 generation (CONTRACT §5). */
-export function isLegacyRequest(req: Request): boolean {
-  const version = req.header('a2a-version');
-  return version === undefined || version.trim() === '0.3';
+/**
+ * The generation of an HTTP+JSON binding call, as the SDK's restHandler routes it:
+ * v0.3 for a `/v1/…` route unless `A2A-Version: 1.0` (no header means 0.3, CONTRACT
+ * §5), v1.0 for the others; null for a version this service does not speak.
+ */
+export function restBindingVersion(req: Request): '1.0' | '0.3' | null {
+  const header = req.header('a2a-version')?.trim();
+  if (header !== undefined && header !== '1.0' && header !== '0.3') return null;
+  return header !== '1.0' && /^\/a2a\/[^/]+\/rest\/v1\//.test(req.path) ? '0.3' : '1.0';
 }
 
 /** JSON-RPC code for HTTP-level failures of a protocol call, by HTTP status. */

@@ -114,7 +114,7 @@ export class ProtocolService {
 }
 
 /** Missing → 0.3 (CONTRACT §5); 0.3 and 1.0 are spoken; anything else is not. */
-export function a2aVersion(header: string | undefined): A2AVersion | null {
+function a2aVersion(header: string | undefined): A2AVersion | null {
   const value = header === undefined ? '0.3' : header.trim();
   return value === '0.3' || value === '1.0' ? value : null;
 }

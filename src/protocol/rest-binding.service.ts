@@ -7,12 +7,12 @@ import { restHandler } from '@a2a-js/sdk/server/express';
 import type { Request, RequestHandler, Response } from 'express';
 import type { AgentKeyPrincipal } from '../auth/principal';
 import { notFound, type AppError } from '../common/app-error';
-import { isLegacyRequest, jsonRpcErrorBody, restBindingErrorBody, sendRestBindingError, toAppError } from '../common/problem.filter';
+import { jsonRpcErrorBody, restBindingErrorBody, restBindingVersion, sendRestBindingError, toAppError } from '../common/problem.filter';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { bindHooks, BindingRequestHandler } from './binding-handler';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
-import { a2aVersion, blocking } from './protocol.service';
+import { blocking } from './protocol.service';
 
 /** What a route of the binding does: a send (open while it blocks), a stream (always open), anything else. */
 export type RestCallKind = 'send' | 'stream' | 'unary';
@@ -56,7 +56,7 @@ export class RestBindingService {
 
   async serve(principal: AgentKeyPrincipal, handle: string, kind: RestCallKind, req: Request, res: Response): Promise<void> {
     const pair = await this.gate.admit(principal, handle);
-    const version = a2aVersion(req.header('a2a-version'));
+    const version = restBindingVersion(req);
     if (!version) {
       const error = new VersionNotSupportedError('This service speaks A2A 1.0 (A2A-Version: 1.0) and 0.3 (A2A-Version: 0.3 or no header).');
       res.status(restStatusFor(error)).json(toRestErrorBody(error, restStatusFor(error)));
@@ -117,7 +117,7 @@ export class RestBindingService {
       // The SDK's transport sees a response already sent, and leaves it.
       return new Error(refusal.detail);
     }
-    const body = isLegacyRequest(req) ? jsonRpcErrorBody(req, refusal).error : restBindingErrorBody(req, refusal);
+    const body = restBindingVersion(req) === '0.3' ? jsonRpcErrorBody(req, refusal).error : restBindingErrorBody(req, refusal);
     res.end(formatSSEErrorEvent(body));
     return null;
   }
