@@ -58,6 +58,8 @@ describe('discovery', () => {
         supportedInterfaces: [
           { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
           { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+          { url: `${url}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+          { url: `${url}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' },
         ],
         provider: { organization: 'Acme', url: PUBLIC_BASE_URL },
         capabilities: { streaming: true, pushNotifications: true },
