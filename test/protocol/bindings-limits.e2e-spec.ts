@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ListTasksRequest, SendMessageRequest } from '@a2a-js/sdk';
 import { Metadata, status as GrpcStatus, type ClientReadableStream } from '@grpc/grpc-js';
 import { startApp, type TestApp } from '../support/app';
-import { agentPair, openRestStream, reply, rpc, submitTask, v1Message, type Agent } from '../support/a2a';
+import { agentPair, openRestStream, reply, rpc, startBlocking, submitTask, v1Message, type Agent } from '../support/a2a';
 import { apiKey, bearer } from '../support/fixtures';
 import { grpcClient, metadataOf, unary } from '../support/grpc';
 
@@ -112,6 +112,29 @@ describe('protocol bindings: limits and standing', () => {
     await reply(t, task.id, worker.key, { state: 'working', message: { parts: [{ text: 'the confidential answer' }] } }).expect(200);
     expect(await done).toMatchObject({ code: GrpcStatus.PERMISSION_DENIED, reason: 'requester_disabled' });
     expect(events).toEqual(['task']);
+  });
+
+  it('a blocking HTTP+JSON send whose requester is disabled meanwhile answers 403 requester_disabled, not the task', async () => {
+    const { acme, requester, worker } = await agentPair(t);
+    const sent = await startBlocking(t, worker, () => t.http().post(`/a2a/${worker.handle}/rest/message:send`)
+      .set({ ...apiKey(requester.key), 'A2A-Version': '1.0' }).send({ message: v1Message('work') }).then((res) => res));
+    await t.http().patch(`/api/v1/identities/${requester.handle}/settings`).set(bearer(acme)).send({ enabled: false }).expect(200);
+    await reply(t, sent.taskId, worker.key, { state: 'completed', message: { parts: [{ text: 'the confidential answer' }] } }).expect(200);
+    const res = await sent.response;
+    expect(res.status).toBe(403);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.body).toMatchObject({ code: 'requester_disabled', error: { status: 'PERMISSION_DENIED' } });
+    expect(JSON.stringify(res.body)).not.toContain('confidential');
+  });
+
+  it('a blocking gRPC send whose key is revoked meanwhile ends UNAUTHENTICATED, not with the task', async () => {
+    const { requester, worker } = await agentPair(t);
+    const sent = await startBlocking(t, worker, () => unary(grpcClient(t), 'sendMessage',
+      SendMessageRequest.fromJSON({ tenant: worker.handle, message: v1Message('work') }), metadataOf(apiKey(requester.key))));
+    await t.http().post('/api-keys/self/revoke').set(apiKey(requester.key)).expect(200);
+    await reply(t, sent.taskId, worker.key, { state: 'completed', message: { parts: [{ text: 'the confidential answer' }] } }).expect(200);
+    const outcome = await sent.response;
+    expect({ code: outcome.code, reason: outcome.reason, value: outcome.value }).toEqual({ code: GrpcStatus.UNAUTHENTICATED, reason: 'unauthenticated', value: undefined });
   });
 
   it('shutdown: open gRPC streams end, the server stops, and the port is closed', async () => {
