@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import * as grpc from '@grpc/grpc-js';
@@ -106,24 +107,28 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     for (const [name, method] of Object.entries(service) as Array<[string, Method]>) {
       const kind = KINDS[version][name] ?? 'unary';
       checked[name] = kind === 'stream'
-        ? (call: grpc.ServerWritableStream<unknown, unknown>) => void this.stream(call, method, version)
-        : (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => void this.unary(call, callback, method, version, kind);
+        ? (call: grpc.ServerWritableStream<unknown, unknown>) => void this.stream(call, method, version, new CallLog(this.logger, call))
+        : (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) =>
+            void this.unary(call, callback, method, version, kind, new CallLog(this.logger, call));
     }
     return checked;
   }
 
-  private async unary(call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>, method: Method, version: A2AVersion, kind: Kind) {
+  private async unary(
+    call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>, method: Method, version: A2AVersion, kind: Kind, log: CallLog,
+  ) {
     let answered = false;
     const reply: grpc.sendUnaryData<unknown> = (error, value) => {
       if (answered) return;
       answered = true;
+      log.done(error?.code ?? grpc.status.OK);
       callback(error, value);
     };
-    const open = await this.open(call, version, kind, {
+    const open = await this.open(call, version, kind, log, {
       // The SDK would call it an internal error: answer first, its own answer is then ignored.
-      refuse: (refusal) => (reply(this.status(refusal)), new Error(refusal.detail)),
+      refuse: (refusal) => (reply(this.status(refusal, log)), new Error(refusal.detail)),
       ready: async () => undefined,
-    }).catch((error: unknown) => void reply(this.status(error)));
+    }).catch((error: unknown) => void reply(this.status(error, log)));
     if (!open) return;
     try {
       await method(call, reply);
@@ -132,13 +137,16 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     }
   }
 
-  private async stream(call: grpc.ServerWritableStream<unknown, unknown>, method: Method, version: A2AVersion) {
-    const open = await this.open(call, version, 'stream', {
-      refuse: (refusal) => (call.emit('error', this.status(refusal)), null),
+  private async stream(call: grpc.ServerWritableStream<unknown, unknown>, method: Method, version: A2AVersion, log: CallLog) {
+    call.on('error', (error: { code?: number }) => log.done(error.code ?? grpc.status.UNKNOWN));
+    call.on('finish', () => log.done(grpc.status.OK));
+    call.on('cancelled', () => log.done(grpc.status.CANCELLED));
+    const open = await this.open(call, version, 'stream', log, {
+      refuse: (refusal) => (call.emit('error', this.status(refusal, log)), null),
       ready: async (signal) => {
         if (call.writableNeedDrain) await once(call, 'drain', { signal });
       },
-    }).catch((error: unknown) => void call.emit('error', this.status(error)));
+    }).catch((error: unknown) => void call.emit('error', this.status(error, log)));
     if (!open) return;
     const maxDuration = setTimeout(() => open.abort(), this.config.sseMaxDurationMs);
     try {
@@ -150,14 +158,15 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
   }
 
   /** CONTRACT §5's checks in order, then the call's slot; the SDK then finds the call through `admitted`. */
-  private async open(call: Call, version: A2AVersion, kind: Kind, hooks: BindingHooks): Promise<OpenCall> {
+  private async open(call: Call, version: A2AVersion, kind: Kind, log: CallLog, hooks: BindingHooks): Promise<OpenCall> {
     const headers: Record<string, string> = {};
     for (const name of ['x-api-key', 'authorization']) {
       const value = call.metadata.get(name)[0];
       if (value !== undefined) headers[name] = value.toString();
     }
     // The RateLimit headers of a refusal travel in its trailers (status()); a success has none to carry them.
-    const principal = await this.credentials.admit('protocol', { method: 'POST', headers }, `ip:${peerAddress(call.getPeer())}`, { setHeader: () => undefined }) as AgentKeyPrincipal;
+    const principal = await this.credentials.admit('protocol', { method: 'POST', headers }, `ip:${peerAddress(call.getPeer())}`, { setHeader: () => undefined },
+      (identified) => (log.principal = { kind: identified.kind, id: identified.id })) as AgentKeyPrincipal;
     const request = call.request as { tenant?: string; configuration?: { returnImmediately?: boolean; blocking?: boolean } } | undefined;
     const handle = request?.tenant || call.metadata.get(TENANT_METADATA)[0]?.toString() || '';
     const pair = await this.gate.admit(principal, handle);
@@ -170,14 +179,39 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     return open;
   }
 
-  /** A check's error as a gRPC status (binding-status.ts), its reason and Retry-After in the trailers. */
-  private status(error: unknown): Partial<grpc.StatusObject> {
+  /** A check's error as a gRPC status (binding-status.ts), its reason, request id and Retry-After in the trailers. */
+  private status(error: unknown, log: CallLog): Partial<grpc.StatusObject> {
     const problem = toAppError(error);
-    if (problem.status >= 500) this.logger.error({ err: error }, 'gRPC call failed');
+    if (problem.status >= 500) this.logger.error({ request_id: log.requestId, err: error }, 'gRPC call failed');
     const metadata = new grpc.Metadata();
+    metadata.set('x-request-id', log.requestId);
     metadata.set('a2a-reason', problem.status === 401 ? 'unauthenticated' : problem.code);
     for (const [name, value] of Object.entries(problem.extra.headers ?? {})) metadata.set(name.toLowerCase(), value);
     return { code: RPC_CODE[rpcStatusFor(problem.status)], details: problem.detail, metadata };
+  }
+}
+
+/** One structured log line per gRPC call, as `requestLogMiddleware` writes for HTTP. */
+class CallLog {
+  readonly requestId = randomUUID();
+  principal: { kind: string; id: string } | undefined;
+  private readonly started = process.hrtime.bigint();
+  private logged = false;
+
+  constructor(private readonly logger: Logger, private readonly call: Call) {}
+
+  done(code: number): void {
+    if (this.logged) return;
+    this.logged = true;
+    const durationMs = Number(process.hrtime.bigint() - this.started) / 1e6;
+    this.logger.info({
+      request_id: this.requestId,
+      method: 'gRPC',
+      path: this.call.getPath(),
+      status: grpc.status[code] ?? code,
+      duration_ms: Math.round(durationMs * 100) / 100,
+      principal: this.principal,
+    }, 'request');
   }
 }
 
