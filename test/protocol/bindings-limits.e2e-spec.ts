@@ -137,6 +137,27 @@ describe('protocol bindings: limits and standing', () => {
     expect({ code: outcome.code, reason: outcome.reason, value: outcome.value }).toEqual({ code: GrpcStatus.UNAUTHENTICATED, reason: 'unauthenticated', value: undefined });
   });
 
+  it('streams keep alive and end at the maximum duration: HTTP+JSON (keep-alive comments) and gRPC', async () => {
+    const short = await startApp({ GRPC_PORT: '0', GRPC_HOST: '127.0.0.1', SSE_KEEPALIVE_MS: '50', SSE_MAX_DURATION_MS: '1000' }, t);
+    try {
+      const { requester, worker } = await agentPair(t);
+      const task = await submitTask(t, requester, worker);
+      const response = await fetch(`${short.baseUrl}/a2a/${worker.handle}/rest/tasks/${task.id}:subscribe`, { headers: { 'x-api-key': requester.key, 'A2A-Version': '1.0' } });
+      const frames = (await response.text()).split('\n\n').filter(Boolean); // ends when the server closes the stream
+      expect(frames[0]).toMatch(/^data: \{"task":/);
+      expect(frames.slice(1).length).toBeGreaterThan(0);
+      expect(frames.slice(1).every((frame) => frame === ': keep-alive')).toBe(true);
+
+      const events: string[] = [];
+      const stream = (grpcClient(short) as unknown as { subscribeToTask(request: unknown, metadata: Metadata): ClientReadableStream<{ payload?: { $case: string } }> })
+        .subscribeToTask({ tenant: worker.handle, id: task.id }, metadataOf(apiKey(requester.key)));
+      expect(await ended(stream, events)).toEqual({ code: GrpcStatus.OK, reason: null });
+      expect(events).toEqual(['task']);
+    } finally {
+      await short.close();
+    }
+  });
+
   it('shutdown: open gRPC streams end, the server stops, and the port is closed', async () => {
     const instance = await startApp({ GRPC_PORT: '0', GRPC_HOST: '127.0.0.1' }, t);
     const { requester, worker } = await agentPair(t);
