@@ -86,7 +86,8 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     server.addService(LegacyA2AService, this.checked(legacyGrpcService(options), '0.3'));
     const address = `${this.config.grpcHost}:${this.config.grpcPort}`;
     this.boundPort = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, port) => (error ? reject(error) : resolve(port))));
+      server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, port) =>
+        (error ? reject(new Error(`gRPC cannot listen on ${address} (GRPC_PORT, GRPC_HOST; GRPC_PORT=off disables it): ${error.message}`)) : resolve(port))));
     this.server = server;
     this.logger.info({ grpc_port: this.boundPort }, 'gRPC listening');
   }
