@@ -67,6 +67,14 @@ describe('protocol bindings: limits and standing', () => {
     expect({ code: grpc.code, details: grpc.details }).toEqual({ code: GrpcStatus.RESOURCE_EXHAUSTED, details: expect.any(String) });
   });
 
+  it('an empty v0.3 POST sent as a literal null (as v0.3 reference clients do) is read as no body', async () => {
+    const { requester, worker } = await agentPair(t);
+    const task = await submitTask(t, requester, worker);
+    const res = await t.http().post(`/a2a/${worker.handle}/rest/v1/tasks/${task.id}:cancel`).set(apiKey(requester.key))
+      .set('content-type', 'application/json').send('null').expect(200);
+    expect(res.body).toMatchObject({ id: task.id, status: { state: 'TASK_STATE_CANCELLED' } });
+  });
+
   it('open-call slots are shared by the bindings: a key with its one stream open gets too_many_open_calls on each', async () => {
     const { requester, worker } = await agentPair(t);
     const task = await submitTask(t, requester, worker);
