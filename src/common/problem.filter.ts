@@ -169,8 +169,10 @@ export function restBindingErrorBody(req: Request, error: AppError) {
  */
 export function restBindingVersion(req: Request): '1.0' | '0.3' | null {
   const header = req.header('a2a-version')?.trim();
-  if (header !== undefined && header !== '1.0' && header !== '0.3') return null;
-  return header !== '1.0' && /^\/a2a\/[^/]+\/rest\/v1\//.test(req.path) ? '0.3' : '1.0';
+  // A patch number is ignored (A2A v1.0 §3.6).
+  const version = header === undefined ? undefined : /^(\d+\.\d+)(?:\.\d+)?$/.exec(header)?.[1];
+  if (header !== undefined && version !== '1.0' && version !== '0.3') return null;
+  return version !== '1.0' && /^\/a2a\/[^/]+\/rest\/v1\//.test(req.path) ? '0.3' : '1.0';
 }
 
 /** JSON-RPC code for HTTP-level failures of a protocol call, by HTTP status. */

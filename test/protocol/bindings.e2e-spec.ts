@@ -94,6 +94,17 @@ describe('every binding through the official SDK client', () => {
     ]);
   });
 
+  it('HTTP+JSON: A2A-Version picks the generation (a patch number ignored); another version is VersionNotSupported', async () => {
+    const get = (path: string, version?: string) => {
+      const req = t.http().get(`/a2a/${worker.handle}/rest${path}`).set('X-API-Key', requester.key);
+      return version === undefined ? req : req.set('A2A-Version', version);
+    };
+    expect((await get('/tasks', '1.0.0').expect(200)).body).toMatchObject({ tasks: expect.any(Array), nextPageToken: expect.any(String) });
+    await get(`/v1/tasks/${randomUUID()}`, '0.3.0').expect(404);
+    const refused = await get('/tasks', '2.0').expect(400);
+    expect(refused.body.error).toMatchObject({ code: 400, details: [expect.objectContaining({ reason: 'VERSION_NOT_SUPPORTED' })] });
+  });
+
   describe.each([
     ['JSONRPC', '1.0'], ['JSONRPC', '0.3'], ['HTTP+JSON', '1.0'], ['HTTP+JSON', '0.3'], ['GRPC', '1.0'], ['GRPC', '0.3'],
   ] as const)('%s, A2A %s', (binding, version) => {
