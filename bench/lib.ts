@@ -39,6 +39,7 @@ export async function startBenchServer(env: Record<string, string> = {}): Promis
     RATE_LIMIT_PROTOCOL_PER_MINUTE: unlimited,
     RATE_LIMIT_REST_PER_MINUTE: unlimited,
     RATE_LIMIT_PUBLIC_PER_MINUTE: unlimited,
+    GRPC_PORT: 'off',
     ...env,
   });
   const app = await createApp(config, pino({ level: 'silent' }));

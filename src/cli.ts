@@ -46,7 +46,8 @@ async function bootstrap(args: string[]): Promise<void> {
   const password = values['password-stdin'] ? await readStdin() : randomBytes(18).toString('base64url');
   if (password.length < 12) fail('the password must be at least 12 characters');
 
-  const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env });
+  // A one-shot command serves no protocol: no gRPC server.
+  const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env, GRPC_PORT: 'off' });
   const logger = createLogger(config.logLevel);
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), { logger: new JsonLogger(logger), abortOnError: false })
     .catch((error: unknown) => {

@@ -18,7 +18,8 @@ async function main(): Promise<void> {
     process.stderr.write('configuration error: DATABASE_URL is required; the embedded database belongs to the server process\n');
     process.exit(1);
   }
-  const config: AppConfig = { ...loaded, events: { ...loaded.events, dispatcher: 'inline' } };
+  // The worker serves no protocol: no gRPC server beside the HTTP server's.
+  const config: AppConfig = { ...loaded, grpcPort: null, grpcPublicAddress: null, events: { ...loaded.events, dispatcher: 'inline' } };
   const logger = createLogger(config.logLevel);
   routeConsoleToLogger(logger);
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), { logger: new JsonLogger(logger), abortOnError: false })

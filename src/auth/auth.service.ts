@@ -9,6 +9,9 @@ import type { Principal } from './principal';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** What a credential is read from: an HTTP request, or a gRPC call's metadata as headers. */
+export type CredentialSource = Pick<Request, 'headers' | 'method'>;
+
 /**
  * Decides who is calling. `X-API-Key`, when present, is the credential (an invalid
  * one is a 401, with no fallback to a session); otherwise a Console session from
@@ -27,7 +30,7 @@ export class AuthService {
   }
 
   /** The principal, null when no credential was sent; throws 401 for a bad one. */
-  async authenticate(req: Request): Promise<Principal | null> {
+  async authenticate(req: CredentialSource): Promise<Principal | null> {
     const apiKey = req.headers['x-api-key'];
     if (apiKey !== undefined) {
       const principal = typeof apiKey === 'string' ? await this.keys.verify(apiKey) : null;
@@ -52,7 +55,7 @@ export class AuthService {
   }
 
   /** CSRF defence for cookie sessions, on top of SameSite=Strict. */
-  private checkOrigin(req: Request): void {
+  private checkOrigin(req: CredentialSource): void {
     const origin = req.headers.origin ?? originOf(req.headers.referer);
     if (origin !== this.allowedOrigin) {
       throw forbidden('csrf_failed', 'Cookie-authenticated requests that change state must come from the Console origin.');

@@ -1,6 +1,6 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { AppError, badRequest } from './app-error';
-import { isProtocolCall, toAppError } from './problem.filter';
+import { isProtocolCall, isRestBindingCall, toAppError } from './problem.filter';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 /** Deeper bodies are refused: recursive validation and mapping would overflow the stack. */
@@ -64,6 +64,8 @@ const NUL_IN_URL = /%00|\u0000/;
 export function jsonBodyParser(limits: { rest: number; protocol: number }) {
   const rest = express.json({ limit: limits.rest, type: JSON_TYPES });
   const protocol = express.json({ limit: limits.protocol, type: JSON_TYPES });
+  // The HTTP+JSON binding: the protocol's limit; top-level `null` accepted, as v0.3 clients send it for empty POSTs.
+  const restBinding = express.json({ limit: limits.protocol, type: JSON_TYPES, strict: false });
   return (req: Request, res: Response, next: NextFunction): void => {
     if (NUL_IN_URL.test(req.url)) {
       next(new AppError(400, 'nul_character', 'The path or query contains a NUL character.'));
@@ -75,7 +77,8 @@ export function jsonBodyParser(limits: { rest: number; protocol: number }) {
       return;
     }
     // Map parser failures here: past this point Nest rewrites them as generic 400s.
-    (isProtocolCall(req) ? protocol : rest)(req, res, (error?: unknown) => {
+    const parser = isProtocolCall(req) ? protocol : isRestBindingCall(req) ? restBinding : rest;
+    parser(req, res, (error?: unknown) => {
       if (error) return next(toAppError(error));
       switch (bodyProblem(req.body, MAX_JSON_DEPTH)) {
         case 'too_deep':

@@ -1,6 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
+import { ERROR_INFO_TYPE } from '@a2a-js/sdk/errors';
+import { rpcStatusFor } from '../protocol/binding-status';
 import { AppError } from './app-error';
 import { LOGGER } from './tokens';
 
@@ -100,6 +102,10 @@ export class ProblemFilter implements ExceptionFilter {
       res.status(error.status).type('application/json').send(jsonRpcErrorBody(req, error));
       return;
     }
+    if (isRestBindingCall(req)) {
+      sendRestBindingError(req, res, error);
+      return;
+    }
     res.status(error.status).type('application/problem+json').send(problemBody(req, error));
   }
 }
@@ -118,6 +124,55 @@ export function problemBody(req: Request, error: AppError) {
 
 export function isProtocolCall(req: Request): boolean {
   return req.method === 'POST' && /^\/a2a\/[^/]+\/?$/.test(req.path);
+}
+
+/** A call of the HTTP+JSON binding, `{base}/a2a/{handle}/rest/…` (CONTRACT §5). */
+export function isRestBindingCall(req: Request): boolean {
+  return /^\/a2a\/[^/]+\/rest(\/|$)/.test(req.path);
+}
+
+/**
+ * A protocol check's error (CONTRACT §5) on the HTTP+JSON binding, in that binding's
+ * form for the generation asked for. A2A 1.0 (`A2A-Version: 1.0`): RFC 9457
+ * problem+json whose `error` member is the `google.rpc.Status` that the v1.0
+ * binding and its clients read (`ErrorInfo.reason` is the check's reason). v0.3 (no
+ * header or `0.3`): the v0.3 REST error object `{code, message, data}`, as on the
+ * JSON-RPC endpoint.
+ */
+export function sendRestBindingError(req: Request, res: Response, error: AppError): void {
+  if (restBindingVersion(req) === '0.3') {
+    res.status(error.status).type('application/json').send(jsonRpcErrorBody(req, error).error);
+    return;
+  }
+  res.status(error.status).type('application/problem+json').send(restBindingErrorBody(req, error));
+}
+
+/** The v1.0 body of `sendRestBindingError` (also an SSE error event's data). */
+export function restBindingErrorBody(req: Request, error: AppError) {
+  const reason = jsonRpcReason(error);
+  return {
+    ...problemBody(req, error),
+    code: reason,
+    error: {
+      code: error.status,
+      status: rpcStatusFor(error.status),
+      message: error.detail,
+      details: [{ '@type': ERROR_INFO_TYPE, reason: reason.toUpperCase(), domain: 'a2a-service', metadata: { reason, request_id: String(req.id) } }],
+    },
+  };
+}
+
+/**
+ * The generation of an HTTP+JSON binding call, as the SDK's restHandler routes it:
+ * v0.3 for a `/v1/…` route unless `A2A-Version: 1.0` (no header means 0.3, CONTRACT
+ * §5), v1.0 for the others; null for a version this service does not speak.
+ */
+export function restBindingVersion(req: Request): '1.0' | '0.3' | null {
+  const header = req.header('a2a-version')?.trim();
+  // A patch number is ignored (A2A v1.0 §3.6).
+  const version = header === undefined ? undefined : /^(\d+\.\d+)(?:\.\d+)?$/.exec(header)?.[1];
+  if (header !== undefined && version !== '1.0' && version !== '0.3') return null;
+  return version !== '1.0' && /^\/a2a\/[^/]+\/rest\/v1\//.test(req.path) ? '0.3' : '1.0';
 }
 
 /** JSON-RPC code for HTTP-level failures of a protocol call, by HTTP status. */

@@ -64,6 +64,11 @@ export interface AppConfig {
   sseKeepaliveMs: number;
   /** A protocol stream is closed by the server after this long. */
   sseMaxDurationMs: number;
+  /** The gRPC binding (CONTRACT §5): its listening port (0: an ephemeral one), or null when `GRPC_PORT=off`. */
+  grpcPort: number | null;
+  grpcHost: string;
+  /** `host:port` that Agent Cards advertise for gRPC; null when gRPC is off. */
+  grpcPublicAddress: string | null;
   /** Lifts the https-only and public-address rules for webhook and push notification URLs (tests, development). */
   webhooksAllowPrivateNetworks: boolean;
   /** Event delivery (CONTRACT §8). */
@@ -142,9 +147,15 @@ function url(env: Env, name: string, fallback: string | null, protocols: string[
   return raw;
 }
 
+/** `GRPC_PORT`: a port, or `off`. */
+function grpcPort(env: Env): number | null {
+  return env.GRPC_PORT?.trim().toLowerCase() === 'off' ? null : int(env, 'GRPC_PORT', 50051, 0, 65535);
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const publicBaseUrl = url(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`, ['http:', 'https:'])!.replace(/\/+$/, '');
+  const grpc = grpcPort(env);
   return {
     port,
     host: str(env, 'HOST', '0.0.0.0'),
@@ -188,6 +199,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     sseKeepaliveMs: int(env, 'SSE_KEEPALIVE_MS', 15_000, 10, 15_000),
     sseMaxDurationMs: int(env, 'SSE_MAX_DURATION_MS', 15 * 60_000, 1_000, 24 * 3600_000),
     webhooksAllowPrivateNetworks: bool(env, 'WEBHOOKS_ALLOW_PRIVATE_NETWORKS', false),
+    grpcPort: grpc,
+    grpcHost: str(env, 'GRPC_HOST', str(env, 'HOST', '0.0.0.0')),
+    grpcPublicAddress: grpc === null ? null : str(env, 'GRPC_PUBLIC_ADDRESS', `${new URL(publicBaseUrl).hostname}:${grpc}`),
     events: {
       dispatcher: oneOf(env, 'EVENTS_DISPATCHER', ['inline', 'off'] as const, 'inline'),
       pollIntervalMs: int(env, 'EVENTS_POLL_INTERVAL_MS', 1000, 10, 60_000),

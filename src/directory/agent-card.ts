@@ -92,11 +92,14 @@ const MODES = ['text/plain', 'application/json'];
  * first entry is the preferred one (A2A v1.0), and the v0.3 card's `url` is the
  * first v0.3 entry.
  */
-export function supportedInterfaces(baseUrl: string, handle: string): AgentInterfaceJson[] {
-  const jsonRpc = `${baseUrl}/a2a/${handle}`;
+export function supportedInterfaces(baseUrl: string, handle: string, grpcAddress: string | null = null): AgentInterfaceJson[] {
+  const url = `${baseUrl}/a2a/${handle}`;
+  const versions = ['1.0', '0.3'] as const;
   return [
-    { url: jsonRpc, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
-    { url: jsonRpc, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+    ...versions.map((protocolVersion) => ({ url, protocolBinding: 'JSONRPC' as const, protocolVersion })),
+    ...versions.map((protocolVersion) => ({ url: `${url}/rest`, protocolBinding: 'HTTP+JSON' as const, protocolVersion })),
+    // gRPC (when on) names the worker by tenant, as A2A v1.0 defines tenants.
+    ...(grpcAddress ? versions.map((protocolVersion) => ({ url: grpcAddress, protocolBinding: 'GRPC' as const, protocolVersion, tenant: handle })) : []),
   ];
 }
 
@@ -108,14 +111,16 @@ export interface CardSubject {
   organizationName: string;
   baseUrl: string;
   audience: SkillAudience;
+  /** The gRPC address cards advertise; null while gRPC is off. */
+  grpcAddress?: string | null;
 }
 
 /** The v1.0 card (unsigned). */
-export function toV1Card({ identity, organizationName, baseUrl, audience }: CardSubject): V1AgentCard {
+export function toV1Card({ identity, organizationName, baseUrl, audience, grpcAddress = null }: CardSubject): V1AgentCard {
   return {
     name: identity.displayName || identity.agentHandle,
     description: identity.description,
-    supportedInterfaces: supportedInterfaces(baseUrl, identity.agentHandle),
+    supportedInterfaces: supportedInterfaces(baseUrl, identity.agentHandle, grpcAddress),
     provider: { url: baseUrl, organization: organizationName },
     // card_version is bumped by every change of the card's content.
     version: String(identity.cardVersion),

@@ -24,6 +24,7 @@ import type { PublicDirectoryQuery } from './dto/public-directory.query';
 @Injectable()
 export class DirectoryService {
   private readonly baseUrl: string;
+  private readonly grpcAddress: string | null;
 
   constructor(
     private readonly identities: IdentitiesService,
@@ -33,6 +34,7 @@ export class DirectoryService {
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.baseUrl = config.publicBaseUrl;
+    this.grpcAddress = config.grpcPublicAddress;
   }
 
   /**
@@ -56,7 +58,7 @@ export class DirectoryService {
    */
   async extendedCard(identity: Identity, generation: CardGeneration): Promise<V1AgentCard> {
     const names = await this.console.organizationNames([identity.organizationId!]);
-    const unsigned = toV1Card({ identity, organizationName: names.get(identity.organizationId!) ?? '', baseUrl: this.baseUrl, audience: 'admitted' });
+    const unsigned = toV1Card({ identity, organizationName: names.get(identity.organizationId!) ?? '', baseUrl: this.baseUrl, audience: 'admitted', grpcAddress: this.grpcAddress });
     if (generation === '1.0') return this.signer.sign(unsigned);
     const { signatures } = await this.signer.sign(await asV03ExtendedCard(unsigned));
     return { ...unsigned, signatures };
@@ -82,7 +84,7 @@ export class DirectoryService {
   private async cards(identities: Identity[], generation: CardGeneration, audience: SkillAudience): Promise<AgentCardJson[]> {
     const names = await this.console.organizationNames(identities.map((identity) => identity.organizationId!));
     return identities.map((identity) =>
-      toCard({ identity, organizationName: names.get(identity.organizationId!) ?? '', baseUrl: this.baseUrl, audience }, generation));
+      toCard({ identity, organizationName: names.get(identity.organizationId!) ?? '', baseUrl: this.baseUrl, audience, grpcAddress: this.grpcAddress }, generation));
   }
 }
 

@@ -10,6 +10,11 @@ import { RedisRateLimitStore } from './redis-rate-limit.store';
 /** The quotas of CONTRACT §10, each with a name used in the RateLimit headers. */
 export type QuotaName = 'protocol' | 'rest' | 'public' | 'signup' | 'login' | 'login_attempts' | 'webhook_tests';
 
+/** Where the RateLimit headers go: an HTTP response, or a gRPC call's metadata. */
+export interface HeaderSink {
+  setHeader(name: string, value: string): unknown;
+}
+
 interface Quota {
   limit: number;
   windowMs: number;
@@ -78,7 +83,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
    * Spends one unit of `quota` for `subject`, setting the RateLimit headers on the
    * response; throws 429 (with Retry-After) when the quota is used up.
    */
-  async enforce(res: Response, quota: QuotaName, subject: string): Promise<void> {
+  async enforce(res: HeaderSink, quota: QuotaName, subject: string): Promise<void> {
     const state = await this.apply(quota, subject, { kind: 'consume', limit: this.quotas[quota].limit, cost: 1 });
     setRateLimitHeaders(res, state);
     if (state.retryAfterSeconds > 0) throw rateLimited(state);
@@ -169,7 +174,7 @@ function msUntilAdmitted(limit: number, windowMs: number, w: WindowState): numbe
 }
 
 /** draft-ietf-httpapi-ratelimit-headers: `RateLimit-Policy` and `RateLimit` as structured fields. */
-export function setRateLimitHeaders(res: Response, state: QuotaState): void {
+export function setRateLimitHeaders(res: HeaderSink, state: QuotaState): void {
   for (const [name, value] of Object.entries(rateLimitHeaders(state))) res.setHeader(name, value);
 }
 

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AdmissionModule } from '../admission/admission.module';
+import { AuthModule } from '../auth/auth.module';
 import { DirectoryModule } from '../directory/directory.module';
 import { EventsModule } from '../events/events.module';
 import { IdentitiesModule } from '../identities/identities.module';
@@ -7,13 +8,17 @@ import { KeysModule } from '../keys/keys.module';
 import { LedgerModule } from '../ledger/ledger.module';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolController } from './protocol.controller';
+import { GrpcBindingService } from './grpc-binding.service';
+import { ProtocolGate } from './protocol-gate';
+import { RestBindingController } from './rest-binding.controller';
+import { RestBindingService } from './rest-binding.service';
 import { ProtocolService } from './protocol.service';
 import { A2APushNotificationRenderer } from './push-notification-renderer';
 
-/** `POST /a2a/{handle}`: A2A JSON-RPC (v1.0 and v0.3) over the ledger. */
+/** A2A over the ledger (v1.0 and v0.3): JSON-RPC at `POST /a2a/{handle}`, HTTP+JSON under `/a2a/{handle}/rest`, gRPC on GRPC_PORT. */
 @Module({
-  imports: [IdentitiesModule, AdmissionModule, LedgerModule, KeysModule, EventsModule, DirectoryModule],
-  controllers: [ProtocolController],
-  providers: [ProtocolService, LedgerRequestHandler, A2APushNotificationRenderer],
+  imports: [AuthModule, IdentitiesModule, AdmissionModule, LedgerModule, KeysModule, EventsModule, DirectoryModule],
+  controllers: [ProtocolController, RestBindingController],
+  providers: [ProtocolGate, ProtocolService, RestBindingService, GrpcBindingService, LedgerRequestHandler, A2APushNotificationRenderer],
 })
 export class ProtocolModule {}

@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { formatSSEErrorEvent, formatSSEEvent, SSE_HEADERS } from '@a2a-js/sdk';
 import { A2A_ERROR_CODE, RequestMalformedError, VersionNotSupportedError } from '@a2a-js/sdk/errors';
 import { JsonRpcTransportHandler } from '@a2a-js/sdk/server';
@@ -7,20 +7,14 @@ import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { AgentKeyPrincipal } from '../auth/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { AdmissionService } from '../admission/admission.service';
-import { AppError, forbidden, notFound } from '../common/app-error';
 import { jsonRpcErrorBody } from '../common/problem.filter';
 import { LOGGER } from '../common/tokens';
 import { isHandle } from '../identities/handle';
-import { IdentitiesService } from '../identities/identities.service';
-import { KeysService } from '../keys/keys.service';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
-import type { TaskPair } from '../ledger/ledger.service';
 import { paramsErrors } from './a2a-params';
-import { callContext } from './call-context';
-import { CallRefused, CallStanding, lostStanding } from './call-standing';
+import { CallRefused } from './call-standing';
 import { LedgerRequestHandler } from './ledger-request-handler';
-import { OpenCalls } from './open-calls';
+import { ProtocolGate, type OpenCall } from './protocol-gate';
 import { writeFrame } from './sse';
 
 type RpcId = string | number | null;
@@ -28,55 +22,35 @@ type RpcResponse = { jsonrpc: string; id: RpcId; result?: unknown; error?: unkno
 type RpcError = { code: number; message: string; data?: unknown };
 
 /**
- * `POST /a2a/{handle}` (CONTRACT §5). The guard has done check 1 up to the claimed
- * agent key; this service does the rest in order — the caller's own receiver enabled,
- * the worker servable, admission — as HTTP errors with a JSON-RPC body, then
+ * `POST /a2a/{handle}` (CONTRACT §5), the JSON-RPC binding. The guard has done check 1
+ * up to the claimed agent key; ProtocolGate does the rest in order — the caller's own
+ * receiver enabled, the worker servable, admission — as HTTP errors with a JSON-RPC body
+ * (ProblemFilter); this service then
  * picks the A2A generation from `A2A-Version` and hands the call to the SDK's
  * JSON-RPC transport handler of that generation, which validates the method and its
  * params, calls LedgerRequestHandler and shapes the result. Method-level errors are
  * JSON-RPC errors with HTTP 200. Streams are written here as SSE, with keep-alive
  * comments and a maximum duration, written no faster than the client reads. A call
- * that stays open takes one of its key's slots (`openCalls`) and re-checks its caller
- * each time it wakes (`standing`): one that lost its standing ends with that check's error.
+ * that stays open takes one of its key's slots and re-checks its caller each time it
+ * wakes (ProtocolGate): one that lost its standing ends with that check's error.
  */
 @Injectable()
-export class ProtocolService implements OnModuleDestroy {
+export class ProtocolService {
   private readonly v1: JsonRpcTransportHandler;
   private readonly v03: LegacyJsonRpcTransportHandler;
-  private readonly inFlight = new Set<AbortController>();
-  private readonly openCalls: OpenCalls;
 
   constructor(
-    private readonly identities: IdentitiesService,
-    private readonly admission: AdmissionService,
-    private readonly keys: KeysService,
+    private readonly gate: ProtocolGate,
     handler: LedgerRequestHandler,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     this.v1 = new JsonRpcTransportHandler(handler);
     this.v03 = new LegacyJsonRpcTransportHandler(handler);
-    this.openCalls = new OpenCalls(config.protocolMaxOpenCallsPerKey);
-  }
-
-  /** Shutdown: streams end and blocking sends return the task as it is. */
-  onModuleDestroy(): void {
-    for (const call of this.inFlight) call.abort();
   }
 
   async call(principal: AgentKeyPrincipal, handle: string, req: Request, res: Response): Promise<void> {
-    if (!principal.identity.enabled) {
-      throw forbidden('requester_disabled', 'Your identity\'s receiver is disabled; only enabled identities may send work.');
-    }
-    // A segment that cannot be a handle names nobody, and never reaches the database.
-    const { requester, worker } = isHandle(handle)
-      ? await this.identities.findCallParties(principal.identity.id, handle)
-      : { requester: null, worker: null };
-    if (!worker) throw notFound('worker_not_found', 'No enabled, claimed identity has that handle.');
-    // The caller learns only that admission said no; the decision is recorded for each side's administrators.
-    if (!(await this.admission.evaluate(requester!, worker)).allowed) {
-      throw forbidden('admission_denied', 'This call is not admitted between these two identities.');
-    }
+    const pair = await this.gate.admit(principal, handle);
 
     const body: unknown = req.body;
     const id = rpcId(body);
@@ -102,29 +76,16 @@ export class ProtocolService implements OnModuleDestroy {
     }
 
     const waits = blocking(version, body as { params?: unknown });
-    const release = staysOpen(version, (body as { method: string }).method, waits) ? this.openCalls.take(principal.id) : () => undefined;
-    if (!release) {
-      throw new AppError(429, 'too_many_open_calls',
-        `This API key already has ${this.config.protocolMaxOpenCallsPerKey} streams and blocking sends open; wait for one to end.`);
-    }
-    const abort = new AbortController();
-    this.inFlight.add(abort);
-    res.on('close', () => abort.abort());
+    const open = this.gate.start(principal, pair, { version, blocking: waits, staysOpen: staysOpen(version, (body as { method: string }).method, waits) });
+    res.on('close', () => open.abort());
     try {
-      const pair: TaskPair = {
-        requester: { id: principal.identity.id, handle: principal.identity.handle, organizationId: principal.organizationId! },
-        worker: { id: worker.id, handle: worker.agentHandle, organizationId: worker.organizationId! },
-      };
-      const standing = new CallStanding(() => this.standing(principal.id, pair));
-      const context = callContext({ pair, version, blocking: waits, signal: abort.signal, standing });
-      const result = await (version === '1.0' ? this.v1 : this.v03).handle(body as Record<string, unknown>, context);
-      if (Symbol.asyncIterator in result) await this.stream(req, res, result, { id, version, alwaysSse: alwaysSse(version, (body as { method: string }).method) }, abort);
+      const result = await (version === '1.0' ? this.v1 : this.v03).handle(body as Record<string, unknown>, open.context);
+      if (Symbol.asyncIterator in result) await this.stream(req, res, result, { id, version, alwaysSse: alwaysSse(version, method) }, open);
       // A blocking send that lost its standing answers as the failed check would (the SDK saw an internal error).
-      else if (standing.refusal) throw standing.refusal;
+      else if (open.call.standing.refusal) throw open.call.standing.refusal;
       else res.status(200).json(this.withoutInternals(result));
     } finally {
-      this.inFlight.delete(abort);
-      release();
+      open.end();
     }
   }
 
@@ -142,19 +103,6 @@ export class ProtocolService implements OnModuleDestroy {
   }
 
   /**
-   * The open call's checks, asked again: the key (the guard's), both identities and
-   * admission (without recording a denial; the call was admitted). Three indexed reads.
-   */
-  private async standing(keyId: string, pair: TaskPair): Promise<AppError | null> {
-    const [active, identities] = await Promise.all([this.keys.isActive(keyId), this.identities.findByIds([pair.requester.id, pair.worker.id])]);
-    const requester = identities.find((identity) => identity.id === pair.requester.id);
-    const worker = identities.find((identity) => identity.id === pair.worker.id);
-    // Identity rows are never deleted; were one missing, the call would have nobody to serve.
-    const decision = active && requester && worker ? await this.admission.decide(requester, worker) : UNAVAILABLE;
-    return lostStanding(active, decision);
-  }
-
-  /**
    * SSE as the SDK's express transport frames it (`data: <JSON-RPC response>`, errors
    * as `event: error`). An error before the first event is a plain JSON-RPC error
    * (HTTP 200), so that, for example, subscribing to a terminal task answers -32004 —
@@ -163,7 +111,7 @@ export class ProtocolService implements OnModuleDestroy {
    * JSON-RPC error body (with `data.reason`), as an HTTP error before the first event
    * and as the last event after it.
    */
-  private async stream(req: Request, res: Response, events: AsyncGenerator<RpcResponse>, call: { id: RpcId; version: A2AVersion; alwaysSse: boolean }, abort: AbortController): Promise<void> {
+  private async stream(req: Request, res: Response, events: AsyncGenerator<RpcResponse>, call: { id: RpcId; version: A2AVersion; alwaysSse: boolean }, open: OpenCall): Promise<void> {
     const { id, version } = call;
     const mapError = (error: unknown) => this.withoutInternals(rpcError(id, errorMapper(version)(error))).error as RpcError;
     let first: IteratorResult<RpcResponse>;
@@ -182,11 +130,11 @@ export class ProtocolService implements OnModuleDestroy {
     openSse(res);
     // A keep-alive is skipped while the client has not read what it was sent.
     const keepAlive = setInterval(() => res.writable && !res.writableNeedDrain && res.write(': keep-alive\n\n'), this.config.sseKeepaliveMs);
-    const maxDuration = setTimeout(() => abort.abort(), this.config.sseMaxDurationMs);
+    const maxDuration = setTimeout(() => open.abort(), this.config.sseMaxDurationMs);
     try {
-      for (let next = first; !next.done; next = await events.next()) await writeFrame(res, formatSSEEvent(next.value), abort.signal);
+      for (let next = first; !next.done; next = await events.next()) await writeFrame(res, formatSSEEvent(next.value), open.call.signal);
     } catch (error) {
-      if (abort.signal.aborted) return;
+      if (open.call.signal.aborted) return;
       res.write(formatSSEErrorEvent(error instanceof CallRefused ? jsonRpcErrorBody(req, error.refusal) : rpcError(id, mapError(error))));
     } finally {
       clearInterval(keepAlive);
@@ -215,9 +163,6 @@ function alwaysSse(version: A2AVersion, method: string): boolean {
   return version === '0.3' && method === 'tasks/resubscribe';
 }
 
-/** Standing of a call whose identity rows are gone. */
-const UNAVAILABLE = { allowed: false, reason: 'worker_unavailable' } as const;
-
 /**
  * Missing → 0.3 (CONTRACT §5); 0.3 and 1.0 are spoken; anything else is not. A patch
  * number is ignored (A2A v1.0 §3.6: it MUST not be considered in negotiation).
@@ -239,7 +184,7 @@ function staysOpen(version: A2AVersion, method: string, blocks: boolean): boolea
 }
 
 /** v1.0 sends block unless `returnImmediately`; v0.3 sends block unless `blocking: false`. */
-function blocking(version: A2AVersion, body: { params?: unknown }): boolean {
+export function blocking(version: A2AVersion, body: { params?: unknown }): boolean {
   const configuration = (body.params as { configuration?: { returnImmediately?: unknown; blocking?: unknown } } | undefined)?.configuration;
   return version === '1.0' ? configuration?.returnImmediately !== true : configuration?.blocking !== false;
 }

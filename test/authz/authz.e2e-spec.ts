@@ -36,8 +36,10 @@ describe('authorization matrix', () => {
       let req = t.http()[method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete'](path).set(headers);
       if (row.body) req = req.send((await row.body(w)) as object);
       const res = await req;
-      // problem+json carries `code`; the protocol's JSON-RPC error bodies carry `error.data.reason`.
-      const code = res.body?.code ?? res.body?.error?.data?.reason;
+      // problem+json carries `code`; the protocol's JSON-RPC error bodies carry `error.data.reason`; a method error
+      // of the HTTP+JSON binding is a google.rpc.Status (`error.status`, v1.0) or a v0.3 error object (numeric `code`).
+      const reason = res.body?.code ?? res.body?.error?.data?.reason ?? res.body?.error?.status;
+      const code = reason === undefined ? undefined : String(reason);
       expect({ status: res.status, code }).toEqual({ status: expected, code: res.status >= 400 ? expect.any(String) : undefined });
     });
   });

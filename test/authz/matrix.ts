@@ -155,6 +155,11 @@ export const MATRIX: MatrixRow[] = [
     body: (w) => ({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: w.task.id } }),
   }),
 
+  // The HTTP+JSON binding (CONTRACT §5): the same checks as the JSON-RPC endpoint, each
+  // route answering as the SDK's restHandler does (v0.3's under /v1: no A2A-Version).
+  // A stream on a completed task answers at once with the method's error (400).
+  ...restBindingRows(),
+
   // The ledger (CONTRACT §7): the task is acme's claimed identity → acme's worker.
   row('GET /api/v1/tasks',                           [401, 401, 401, 200, 403, 200, 200, 200, 200]),
   row('GET /api/v1/tasks/:id',                       [401, 401, 401, 200, 403, 200, 200, 404, 404], {
@@ -207,3 +212,75 @@ export const MATRIX: MatrixRow[] = [
     },
   }),
 ];
+
+const say = (text: string) => ({ messageId: `matrix-${Math.random()}`, role: 'ROLE_USER', parts: [{ text }] });
+const sayV03 = (text: string, taskId?: string) => ({ messageId: `matrix-${Math.random()}`, role: 'ROLE_USER', content: [{ text }], ...(taskId ? { taskId } : {}) });
+const PUSH_URL = 'https://hooks.example.invalid/push';
+
+function restBindingRows(): MatrixRow[] {
+  const base = (w: World) => `/a2a/${w.worker.handle}/rest`;
+  const binding = (route: string, agent: number, options: Omit<MatrixRow, 'route' | 'statuses'>) =>
+    row(`${route.split(' ')[0]} /a2a/:handle/rest/${route.split(' ')[1]}`, [401, 401, 401, 403, 403, agent, 403, 403, 403], options);
+  return [
+    binding('POST message\\:send', 200, {
+      path: (w) => `${base(w)}/message:send`, body: () => ({ message: say('hello'), configuration: { returnImmediately: true } }),
+    }),
+    binding('POST v1/message\\:send', 201, {
+      path: (w) => `${base(w)}/v1/message:send`, body: () => ({ request: sayV03('hello'), configuration: { blocking: false } }),
+    }),
+    binding('POST message\\:stream', 400, {
+      path: (w) => `${base(w)}/message:stream`, body: async (w) => ({ message: { ...say('more'), taskId: await w.completedTask() } }),
+    }),
+    binding('POST v1/message\\:stream', 400, {
+      path: (w) => `${base(w)}/v1/message:stream`, body: async (w) => ({ request: sayV03('more', await w.completedTask()) }),
+    }),
+    binding('GET tasks/:taskId\\:subscribe', 400, { path: async (w) => `${base(w)}/tasks/${await w.completedTask()}:subscribe` }),
+    binding('POST tasks/:taskId\\:subscribe', 400, { path: async (w) => `${base(w)}/tasks/${await w.completedTask()}:subscribe` }),
+    binding('GET v1/tasks/:taskId\\:subscribe', 400, { path: async (w) => `${base(w)}/v1/tasks/${await w.completedTask()}:subscribe` }),
+    binding('POST v1/tasks/:taskId\\:subscribe', 400, { path: async (w) => `${base(w)}/v1/tasks/${await w.completedTask()}:subscribe` }),
+    binding('POST tasks/:taskId\\:cancel', 200, { path: async (w) => `${base(w)}/tasks/${await w.newTask()}:cancel` }),
+    binding('POST v1/tasks/:taskId\\:cancel', 200, { path: async (w) => `${base(w)}/v1/tasks/${await w.newTask()}:cancel` }),
+    binding('GET tasks', 200, { path: (w) => `${base(w)}/tasks` }),
+    binding('GET tasks/:taskId', 200, { path: (w) => `${base(w)}/tasks/${w.task.id}` }),
+    binding('GET v1/tasks/:taskId', 200, { path: (w) => `${base(w)}/v1/tasks/${w.task.id}` }),
+    binding('POST tasks/:taskId/pushNotificationConfigs', 201, {
+      path: async (w) => `${base(w)}/tasks/${await w.newTask()}/pushNotificationConfigs`, body: () => ({ url: PUSH_URL }),
+    }),
+    binding('POST v1/tasks/:taskId/pushNotificationConfigs', 201, {
+      path: async (w) => `${base(w)}/v1/tasks/${w.task.id}/pushNotificationConfigs`,
+      body: async (w) => {
+        const taskId = await w.newTask();
+        return { name: `tasks/${taskId}/pushNotificationConfigs/matrix`, pushNotificationConfig: { url: PUSH_URL } };
+      },
+    }),
+    binding('GET tasks/:taskId/pushNotificationConfigs', 200, { path: (w) => `${base(w)}/tasks/${w.task.id}/pushNotificationConfigs` }),
+    binding('GET v1/tasks/:taskId/pushNotificationConfigs', 200, { path: (w) => `${base(w)}/v1/tasks/${w.task.id}/pushNotificationConfigs` }),
+    binding('GET tasks/:taskId/pushNotificationConfigs/:configId', 200, {
+      path: async (w) => {
+        const { taskId, configId } = await w.pushConfig();
+        return `${base(w)}/tasks/${taskId}/pushNotificationConfigs/${configId}`;
+      },
+    }),
+    binding('GET v1/tasks/:taskId/pushNotificationConfigs/:configId', 200, {
+      path: async (w) => {
+        const { taskId, configId } = await w.pushConfig();
+        return `${base(w)}/v1/tasks/${taskId}/pushNotificationConfigs/${configId}`;
+      },
+    }),
+    binding('DELETE tasks/:taskId/pushNotificationConfigs/:configId', 204, {
+      path: async (w) => {
+        const { taskId, configId } = await w.pushConfig();
+        return `${base(w)}/tasks/${taskId}/pushNotificationConfigs/${configId}`;
+      },
+    }),
+    binding('DELETE v1/tasks/:taskId/pushNotificationConfigs/:configId', 204, {
+      path: async (w) => {
+        const { taskId, configId } = await w.pushConfig();
+        return `${base(w)}/v1/tasks/${taskId}/pushNotificationConfigs/${configId}`;
+      },
+    }),
+    // No extended card yet: the method's own error (ExtendedAgentCardNotConfigured, 400).
+    binding('GET extendedAgentCard', 400, { path: (w) => `${base(w)}/extendedAgentCard` }),
+    binding('GET v1/card', 400, { path: (w) => `${base(w)}/v1/card` }),
+  ];
+}

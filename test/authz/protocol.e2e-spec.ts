@@ -1,18 +1,39 @@
 import { randomUUID } from 'node:crypto';
+import { status as GrpcStatus, type Client as GrpcClient } from '@grpc/grpc-js';
 import { startApp, type TestApp } from '../support/app';
+import { grpcClient, metadataOf, unary } from '../support/grpc';
 import { apiKey, bearer, insertIdentity, mintAdminKey, mintKeyDirectly, signup, type ConsoleAccount, type IdentityFixture } from '../support/fixtures';
-import { PROTOCOL_CASES, type Caller, type Party, type RuleSpec } from './protocol-matrix';
+import { PROTOCOL_CASES, type Caller, type Party, type ProtocolCase, type RuleSpec } from './protocol-matrix';
 
-/** PROTOCOL_CASES (protocol-matrix.ts): every credential and admission case of `POST /a2a/{handle}`. */
+/** The gRPC status each of the checks' HTTP statuses must become (README "Protocol bindings"). */
+const GRPC_STATUS: Record<number, GrpcStatus> = {
+  401: GrpcStatus.UNAUTHENTICATED,
+  403: GrpcStatus.PERMISSION_DENIED,
+  404: GrpcStatus.NOT_FOUND,
+};
+
+const BINDINGS = ['JSON-RPC', 'HTTP+JSON 1.0', 'HTTP+JSON 0.3', 'gRPC 1.0'] as const;
+type Binding = (typeof BINDINGS)[number];
+
+/**
+ * PROTOCOL_CASES (protocol-matrix.ts): every credential and admission case, on every
+ * binding — `POST /a2a/{handle}`, the HTTP+JSON routes of both generations, gRPC — with
+ * the same status and reason in each binding's own error form.
+ */
 describe('protocol endpoint: credentials and admission', () => {
   let t: TestApp;
   let orgs: Record<Party['org'], ConsoleAccount>;
+  let grpc: GrpcClient;
 
   beforeAll(async () => {
-    t = await startApp();
+    t = await startApp({ GRPC_PORT: '0', GRPC_HOST: '127.0.0.1' });
     orgs = { acme: await signup(t, 'Acme'), globex: await signup(t, 'Globex') };
+    grpc = grpcClient(t);
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    grpc.close();
+    await t.close();
+  });
 
   async function identity(party: Party): Promise<IdentityFixture> {
     const claimed = party.claimed !== false;
@@ -59,19 +80,59 @@ describe('protocol endpoint: credentials and admission', () => {
     );
   }
 
-  it.each(PROTOCOL_CASES.map((c) => [c.name, c] as const))('%s', async (_, c) => {
+  /**
+   * A GetTask of an unknown task through `binding`. A call that passes the checks
+   * reaches its method, whose own error (task not found) it answers with.
+   */
+  async function getUnknownTask(binding: Binding, c: ProtocolCase, handle: string, headers: Record<string, string>): Promise<void> {
+    const id = randomUUID();
+    switch (binding) {
+      case 'JSON-RPC': {
+        const res = await t.http().post(`/a2a/${handle}`).set(headers).send({ jsonrpc: '2.0', id: 'case', method: 'tasks/get', params: { id } });
+        expect({ status: res.status, reason: res.body.error?.data?.reason ?? null }).toEqual({ status: c.status, reason: c.reason });
+        // A call that reaches its method answers 200 with the method's own JSON-RPC error.
+        if (c.status === 200) expect(res.body).toMatchObject({ id: 'case', error: { code: -32001 } });
+        else expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 'case', error: { code: expect.any(Number), data: { status: c.status } } });
+        return;
+      }
+      case 'HTTP+JSON 1.0': {
+        const res = await t.http().get(`/a2a/${handle}/rest/tasks/${id}`).set({ ...headers, 'A2A-Version': '1.0' });
+        if (c.status === 200) {
+          expect(res.status).toBe(404);
+          expect(res.body.error).toMatchObject({ code: 404, status: 'NOT_FOUND', details: [expect.objectContaining({ reason: 'TASK_NOT_FOUND' })] });
+          return;
+        }
+        // RFC 9457 problem+json, whose `error` member is the google.rpc.Status that v1.0 clients read.
+        expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect({ status: res.status, reason: res.body.code }).toEqual({ status: c.status, reason: c.reason });
+        expect(res.body).toMatchObject({ status: c.status, error: { code: c.status, details: [expect.objectContaining({ reason: c.reason!.toUpperCase() })] } });
+        return;
+      }
+      case 'HTTP+JSON 0.3': {
+        const res = await t.http().get(`/a2a/${handle}/rest/v1/tasks/${id}`).set(headers);
+        if (c.status === 200) {
+          expect({ status: res.status, body: res.body }).toMatchObject({ status: 404, body: { code: -32001 } });
+          return;
+        }
+        // The v0.3 binding's error object, as on the JSON-RPC endpoint.
+        expect({ status: res.status, reason: res.body.data?.reason }).toEqual({ status: c.status, reason: c.reason });
+        expect(res.body).toMatchObject({ code: expect.any(Number), message: expect.any(String) });
+        return;
+      }
+      case 'gRPC 1.0': {
+        const outcome = await unary(grpc, 'getTask', { tenant: handle, id }, metadataOf(headers));
+        const expected = c.status === 200 ? { code: GrpcStatus.NOT_FOUND, reason: null } : { code: GRPC_STATUS[c.status], reason: c.reason };
+        expect({ code: outcome.code, reason: outcome.reason }).toEqual(expected);
+      }
+    }
+  }
+
+  it.each(PROTOCOL_CASES.flatMap((c) => BINDINGS.map((binding) => [c.name, binding, c] as const)))('%s (%s)', async (_, binding, c) => {
     const requester = c.caller.kind === 'agent' ? await identity(c.caller.identity) : null;
     const worker = c.worker === 'missing' ? null : await identity(c.worker);
     for (const rule of c.rules ?? []) await insertRule(rule, requester!, worker!, (c.worker as Party).org);
     const handle = worker?.handle ?? `nobody-${randomUUID().slice(0, 8)}`;
-
-    const res = await t.http().post(`/a2a/${handle}`).set(await credential(c.caller, requester))
-      .send({ jsonrpc: '2.0', id: 'case', method: 'tasks/get', params: { id: randomUUID() } });
-
-    expect({ status: res.status, reason: res.body.error?.data?.reason ?? null }).toEqual({ status: c.status, reason: c.reason });
-    // A call that reaches its method answers 200 with the method's own JSON-RPC error.
-    if (c.status === 200) expect(res.body).toMatchObject({ id: 'case', error: { code: -32001 } });
-    else expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 'case', error: { code: expect.any(Number), data: { status: c.status } } });
+    await getUnknownTask(binding, c, handle, await credential(c.caller, requester));
   });
 
   it('admission runs before the method: a denied call never reaches it, and the denial is recorded for the worker\'s side', async () => {

@@ -153,4 +153,35 @@ export class World {
       .expect(201);
     return res.body.id;
   }
+
+  /** A new submitted task of acme's claimed identity with the worker, for a cell that may cancel it. */
+  async newTask(): Promise<string> {
+    const sent = await this.t.http().post(`/a2a/${this.worker.handle}`).set(this.headers('agent')).send({
+      jsonrpc: '2.0', id: 1, method: 'message/send',
+      params: { message: { kind: 'message', role: 'user', messageId: `matrix-${Math.random()}`, parts: [{ kind: 'text', text: 'hello' }] }, configuration: { blocking: false } },
+    }).expect(200);
+    return sent.body.result.id as string;
+  }
+
+  private completed: string | null = null;
+
+  /** A completed task of acme's claimed identity with the worker: a stream on it answers at once. */
+  async completedTask(): Promise<string> {
+    if (!this.completed) {
+      const id = await this.newTask();
+      await this.t.http().post(`/api/v1/tasks/${id}/reply`).set(bearer(this.acme)).send({ state: 'completed' }).expect(200);
+      this.completed = id;
+    }
+    return this.completed;
+  }
+
+  /** A push notification config on a new task (a task holds at most 10), for a cell that may read or delete it. */
+  async pushConfig(): Promise<{ taskId: string; configId: string }> {
+    const taskId = await this.newTask();
+    const res = await this.t.http().post(`/a2a/${this.worker.handle}`).set(this.headers('agent')).send({
+      jsonrpc: '2.0', id: 1, method: 'tasks/pushNotificationConfig/set',
+      params: { taskId, pushNotificationConfig: { url: 'https://hooks.example.invalid/push' } },
+    }).expect(200);
+    return { taskId, configId: res.body.result.pushNotificationConfig.id as string };
+  }
 }

@@ -57,12 +57,14 @@ describe('discovery', () => {
       const supportedInterfaces = [
         { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
         { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+        { url: `${url}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+        { url: `${url}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' },
       ];
       // No A2A-Version: the v0.3 hybrid card.
       expect(res.body).toEqual({
         name: handle, description: 'Plain.', version: '1',
         url, preferredTransport: 'JSONRPC', protocolVersion: '0.3.0',
-        additionalInterfaces: [{ url, transport: 'JSONRPC' }],
+        additionalInterfaces: [{ url, transport: 'JSONRPC' }, { url: `${url}/rest`, transport: 'HTTP+JSON' }],
         provider: { organization: 'Acme', url: PUBLIC_BASE_URL },
         capabilities: { streaming: true, pushNotifications: true },
         supportsAuthenticatedExtendedCard: true,

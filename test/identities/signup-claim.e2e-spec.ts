@@ -101,6 +101,8 @@ describe('agent signup and claim', () => {
       supportedInterfaces: [
         { url: `${PUBLIC_BASE_URL}/a2a/${handle}`, protocolBinding: 'JSONRPC', protocolVersion: '1.0', tenant: '' },
         { url: `${PUBLIC_BASE_URL}/a2a/${handle}`, protocolBinding: 'JSONRPC', protocolVersion: '0.3', tenant: '' },
+        { url: `${PUBLIC_BASE_URL}/a2a/${handle}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0', tenant: '' },
+        { url: `${PUBLIC_BASE_URL}/a2a/${handle}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '0.3', tenant: '' },
       ],
       provider: { organization: 'Acme Robotics', url: PUBLIC_BASE_URL },
       capabilities: { streaming: true, pushNotifications: true },

@@ -166,8 +166,11 @@ describe('fuzzing every route', () => {
     }
     const problem = res.headers['content-type']?.startsWith('application/problem+json');
     const jsonRpc = res.body && typeof res.body === 'object' && res.body.jsonrpc === '2.0' && res.body.error;
+    // The HTTP+JSON binding's method errors, as A2A defines them: a google.rpc.Status (v1.0), a v0.3 error object.
+    const rpcStatus = res.body?.error && typeof res.body.error.code === 'number' && typeof res.body.error.status === 'string' && res.body.error.code === res.status;
+    const legacyRest = typeof res.body?.code === 'number' && typeof res.body?.message === 'string';
     const documented = res.status < 400 || (problem && typeof res.body.code === 'string' && res.body.status === res.status) ||
-      (jsonRpc && typeof res.body.error.code === 'number');
+      (jsonRpc && typeof res.body.error.code === 'number') || rpcStatus || legacyRest;
     // Another field's error is not enough: without one naming it, the wrong shape got through.
     const unnamed = nestedField !== undefined && res.status === 400 && res.body.code === 'validation_failed' &&
       !(res.body.errors ?? []).some(({ field }: { field: string }) => field === nestedField || field.startsWith(`${nestedField}.`) || field.startsWith(`${nestedField}[`));

@@ -107,7 +107,7 @@ describe('platform behaviour', () => {
 
     it('readyz is 503 while migrations are pending', async () => {
       const database = await createTestDatabase();
-      const app = await createApp(loadConfig({ DATABASE_URL: urlFor(database), MIGRATIONS_RUN: 'false', LOG_LEVEL: 'silent' }), pino({ level: 'silent' }));
+      const app = await createApp(loadConfig({ DATABASE_URL: urlFor(database), MIGRATIONS_RUN: 'false', LOG_LEVEL: 'silent', GRPC_PORT: 'off' }), pino({ level: 'silent' }));
       try {
         await app.init();
         await app.get(DataSource).query(`DELETE FROM schema_migrations`);
@@ -143,7 +143,7 @@ describe('platform behaviour', () => {
       const lines: string[] = [];
       const sink = new Writable({ write(chunk, _, done) { lines.push(String(chunk)); done(); } });
       const database = await createTestDatabase();
-      const config = loadConfig({ DATABASE_URL: urlFor(database), MIGRATIONS_RUN: 'false', LOG_LEVEL: 'trace' });
+      const config = loadConfig({ DATABASE_URL: urlFor(database), MIGRATIONS_RUN: 'false', LOG_LEVEL: 'trace', GRPC_PORT: 'off' });
       const logger = createLogger('trace', sink);
       const app = await createApp(config, logger);
       try {

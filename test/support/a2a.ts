@@ -65,6 +65,25 @@ export async function openStream(baseUrl: string, handle: string, key: string, m
     body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcIds, method, params }),
     signal: abort.signal,
   });
+  return sseOf(response, abort);
+}
+
+/**
+ * A stream of the HTTP+JSON binding (`POST` with `body`, or `GET`) at `{base}/a2a/{handle}/rest{path}`,
+ * read as `openStream` reads JSON-RPC ones (its events are the binding's StreamResponse JSON).
+ */
+export async function openRestStream(baseUrl: string, handle: string, key: string, path: string, body?: unknown, version: A2AVersion = '1.0') {
+  const abort = new AbortController();
+  const response = await fetch(`${baseUrl}/a2a/${handle}/rest${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': key, ...(version === '1.0' ? { 'A2A-Version': '1.0' } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: abort.signal,
+  });
+  return sseOf(response, abort);
+}
+
+function sseOf(response: Response, abort: AbortController) {
   const events = response.headers.get('content-type')?.startsWith('text/event-stream')
     ? parseSseStream(response)
     : null;

@@ -72,7 +72,8 @@ async function waitUntil(child: ChildScript, ready: () => Promise<boolean>, what
 /** Runs src/main.ts in its own process, as `npm start` would, and waits for /healthz. */
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawnScript('src/main.ts', { HOST: '127.0.0.1', PORT: String(port), ...env });
+  // Suites run in parallel: gRPC only where a suite asks for it.
+  const child = spawnScript('src/main.ts', { HOST: '127.0.0.1', PORT: String(port), GRPC_PORT: 'off', ...env });
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUntil(child, () => fetch(`${baseUrl}/healthz`).then((res) => res.ok, () => false), 'server');
   return { ...child, baseUrl };

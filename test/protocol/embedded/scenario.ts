@@ -12,7 +12,7 @@ import { loadConfig } from '../../../src/config/config';
  * application over HTTP and prints what it observed, as JSON, for the spec to check.
  */
 async function main(): Promise<void> {
-  const config = loadConfig({ DATA_DIR: process.env.DATA_DIR!, LOG_LEVEL: 'silent' });
+  const config = loadConfig({ DATA_DIR: process.env.DATA_DIR!, LOG_LEVEL: 'silent', GRPC_PORT: 'off' });
   const app = await createApp(config, pino({ level: 'silent' }));
   await app.listen(0, '127.0.0.1');
   const base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;

@@ -1,0 +1,119 @@
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import type { ServerCallContext } from '@a2a-js/sdk/server';
+import { AdmissionService } from '../admission/admission.service';
+import type { AgentKeyPrincipal } from '../auth/principal';
+import { AppError, forbidden, notFound } from '../common/app-error';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { isHandle } from '../identities/handle';
+import { IdentitiesService } from '../identities/identities.service';
+import { KeysService } from '../keys/keys.service';
+import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
+import type { TaskPair } from '../ledger/ledger.service';
+import { callContext, type ProtocolCall } from './call-context';
+import { CallStanding, lostStanding } from './call-standing';
+import { OpenCalls } from './open-calls';
+
+/** What the binding read from the request before the method runs. */
+export interface CallShape {
+  version: A2AVersion;
+  /** A send that waits for the worker (CONTRACT §5 "Blocking"). */
+  blocking: boolean;
+  /** A stream, or a blocking send: the call holds one of its key's open-call slots. */
+  staysOpen: boolean;
+}
+
+/** An admitted call, from its checks to its end. */
+export interface OpenCall {
+  call: ProtocolCall;
+  /** The ServerCallContext that carries `call` to LedgerRequestHandler. */
+  context: ServerCallContext;
+  /** Ends the call early: the client went away, its time is up. */
+  abort(): void;
+  /** Gives its slot back; once, however often it is called. */
+  end(): void;
+}
+
+/**
+ * CONTRACT §5's checks after the credential, in one place for every binding
+ * (JSON-RPC, HTTP+JSON, gRPC): the caller's own receiver enabled (403), the worker
+ * servable (404), admission (403); then the call's open-call slot (429) and its
+ * standing, re-checked while it stays open. Bindings render the errors in their own
+ * form; none of them decides anything itself.
+ */
+@Injectable()
+export class ProtocolGate implements OnModuleDestroy {
+  private readonly inFlight = new Set<AbortController>();
+  private readonly openCalls: OpenCalls;
+
+  constructor(
+    private readonly identities: IdentitiesService,
+    private readonly admission: AdmissionService,
+    private readonly keys: KeysService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.openCalls = new OpenCalls(config.protocolMaxOpenCallsPerKey);
+  }
+
+  /** Shutdown: streams end and blocking sends return the task as it is. */
+  onModuleDestroy(): void {
+    for (const call of this.inFlight) call.abort();
+  }
+
+  /** Checks 1 (the caller's own receiver), 2 and 3: the pair of identities the call is between. */
+  async admit(principal: AgentKeyPrincipal, handle: string): Promise<TaskPair> {
+    if (!principal.identity.enabled) {
+      throw forbidden('requester_disabled', 'Your identity\'s receiver is disabled; only enabled identities may send work.');
+    }
+    // A segment that cannot be a handle names nobody, and never reaches the database.
+    const { requester, worker } = isHandle(handle)
+      ? await this.identities.findCallParties(principal.identity.id, handle)
+      : { requester: null, worker: null };
+    if (!worker) throw notFound('worker_not_found', 'No enabled, claimed identity has that handle.');
+    // The caller learns only that admission said no; the decision is recorded for each side's administrators.
+    if (!(await this.admission.evaluate(requester!, worker)).allowed) {
+      throw forbidden('admission_denied', 'This call is not admitted between these two identities.');
+    }
+    return {
+      requester: { id: principal.identity.id, handle: principal.identity.handle, organizationId: principal.organizationId! },
+      worker: { id: worker.id, handle: worker.agentHandle, organizationId: worker.organizationId! },
+    };
+  }
+
+  /** An admitted call starts: its slot when it stays open (429 when none is free), its abort signal, its standing. */
+  start(principal: AgentKeyPrincipal, pair: TaskPair, shape: CallShape): OpenCall {
+    const release = shape.staysOpen ? this.openCalls.take(principal.id) : () => undefined;
+    if (!release) {
+      throw new AppError(429, 'too_many_open_calls',
+        `This API key already has ${this.config.protocolMaxOpenCallsPerKey} streams and blocking sends open; wait for one to end.`);
+    }
+    const abort = new AbortController();
+    this.inFlight.add(abort);
+    const standing = new CallStanding(() => this.standing(principal.id, pair));
+    const call: ProtocolCall = { pair, version: shape.version, blocking: shape.blocking, signal: abort.signal, standing };
+    return {
+      call,
+      context: callContext(call),
+      abort: () => abort.abort(),
+      end: () => {
+        this.inFlight.delete(abort);
+        release();
+      },
+    };
+  }
+
+  /**
+   * The open call's checks, asked again: the key (the guard's), both identities and
+   * admission (without recording a denial; the call was admitted). Three indexed reads.
+   */
+  private async standing(keyId: string, pair: TaskPair): Promise<AppError | null> {
+    const [active, identities] = await Promise.all([this.keys.isActive(keyId), this.identities.findByIds([pair.requester.id, pair.worker.id])]);
+    const requester = identities.find((identity) => identity.id === pair.requester.id);
+    const worker = identities.find((identity) => identity.id === pair.worker.id);
+    // Identity rows are never deleted; were one missing, the call would have nobody to serve.
+    const decision = active && requester && worker ? await this.admission.decide(requester, worker) : UNAVAILABLE;
+    return lostStanding(active, decision);
+  }
+}
+
+/** Standing of a call whose identity rows are gone. */
+const UNAVAILABLE = { allowed: false, reason: 'worker_unavailable' } as const;

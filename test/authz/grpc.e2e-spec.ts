@@ -1,0 +1,86 @@
+import * as grpc from '@grpc/grpc-js';
+import { A2AService } from '@a2a-js/sdk/server/grpc';
+import { LegacyA2AService } from '@a2a-js/sdk/compat/v0_3/server/grpc';
+import { GrpcBindingService } from '../../src/protocol/grpc-binding.service';
+import { startApp, type TestApp } from '../support/app';
+import { metadataOf } from '../support/grpc';
+import { World, type Credential } from './world';
+
+/**
+ * The gRPC binding's authorization table: every RPC of both services × every
+ * credential kind → the gRPC status (README "Protocol bindings"), with CONTRACT §5's
+ * reason in the `a2a-reason` trailer. The credential travels as `x-api-key` metadata
+ * (a Console session as `authorization`); the worker as `a2a-tenant`. A call that
+ * passes the checks reaches its method — here with an empty request, which the method
+ * refuses in its own way, with no `a2a-reason`.
+ */
+const TABLE: Array<[Credential, grpc.status | 'method', string | null]> = [
+  ['none', grpc.status.UNAUTHENTICATED, 'unauthenticated'],
+  ['malformed', grpc.status.UNAUTHENTICATED, 'unauthenticated'],
+  ['revoked', grpc.status.UNAUTHENTICATED, 'unauthenticated'],
+  ['admin', grpc.status.PERMISSION_DENIED, 'admin_key_not_allowed'],
+  ['agentUnclaimed', grpc.status.PERMISSION_DENIED, 'identity_unclaimed'],
+  ['agent', 'method', null],
+  ['console', grpc.status.PERMISSION_DENIED, 'console_session_not_allowed'],
+  ['otherConsole', grpc.status.PERMISSION_DENIED, 'console_session_not_allowed'],
+  ['otherAdmin', grpc.status.PERMISSION_DENIED, 'admin_key_not_allowed'],
+];
+
+type Definition = Record<string, { path: string; responseStream: boolean }>;
+const METHODS = [
+  ...Object.values(A2AService as unknown as Definition),
+  ...Object.values(LegacyA2AService as unknown as Definition),
+].map((method) => [method.path, method.responseStream] as const);
+
+describe('gRPC binding: authorization', () => {
+  let t: TestApp;
+  let w: World;
+  let client: grpc.Client;
+
+  beforeAll(async () => {
+    t = await startApp({ EVENTS_DISPATCHER: 'off', GRPC_PORT: '0', GRPC_HOST: '127.0.0.1' });
+    w = await World.create(t);
+    client = new grpc.Client(`127.0.0.1:${t.app.get(GrpcBindingService).port}`, grpc.credentials.createInsecure());
+  });
+  afterAll(async () => {
+    client.close();
+    await t.close();
+  });
+
+  /** One call with an empty request message; its final status and `a2a-reason`. */
+  function call(path: string, stream: boolean, metadata: grpc.Metadata): Promise<{ code: grpc.status; reason: string | null }> {
+    const raw = (value: Buffer) => value;
+    return new Promise((resolve) => {
+      const finish = (error: grpc.ServiceError | null) => {
+        const reason = error?.metadata?.get('a2a-reason')[0];
+        resolve({ code: error?.code ?? grpc.status.OK, reason: reason === undefined ? null : String(reason) });
+      };
+      if (!stream) {
+        client.makeUnaryRequest(path, raw, raw, Buffer.alloc(0), metadata, (error) => finish(error));
+        return;
+      }
+      const events = client.makeServerStreamRequest(path, raw, raw, Buffer.alloc(0), metadata);
+      events.on('data', () => undefined);
+      events.on('error', finish);
+      events.on('end', () => finish(null));
+    });
+  }
+
+  it('serves both services: every RPC of v1.0 and v0.3', () => {
+    expect(METHODS.map(([path]) => path.split('/')[1])).toEqual([...Array(11).fill('lf.a2a.v1.A2AService'), ...Array(10).fill('a2a.v1.A2AService')]);
+  });
+
+  describe.each(METHODS)('%s', (path, stream) => {
+    it.each(TABLE)('%s → %s', async (credential, expected, reason) => {
+      const metadata = metadataOf({ ...w.headers(credential), 'a2a-tenant': w.worker.handle });
+      const outcome = await call(path, stream, metadata);
+      if (expected === 'method') {
+        expect(outcome.reason).toBeNull();
+        // The method's own answer to an empty request: never a check's status, never an internal error.
+        expect([grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED, grpc.status.RESOURCE_EXHAUSTED, grpc.status.INTERNAL, grpc.status.UNKNOWN]).not.toContain(outcome.code);
+      } else {
+        expect(outcome).toEqual({ code: expected, reason });
+      }
+    });
+  });
+});

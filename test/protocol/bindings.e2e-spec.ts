@@ -1,0 +1,167 @@
+import { randomUUID } from 'node:crypto';
+import { SendMessageRequest, TaskState, type AgentCard, type StreamResponse, type Task } from '@a2a-js/sdk';
+import {
+  ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client, type TransportFactory,
+} from '@a2a-js/sdk/client';
+import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
+import { startApp, type TestApp } from '../support/app';
+import { freePort } from '../support/server-process';
+import { agentPair, reply, startBlocking, type Agent } from '../support/a2a';
+
+type Binding = 'JSONRPC' | 'HTTP+JSON' | 'GRPC';
+
+/** Adds the agent's key to every call (`X-API-Key`: an HTTP header, or gRPC metadata), and for v0.3 gRPC the worker as `a2a-tenant`. */
+class CallerInterceptor {
+  constructor(private readonly parameters: Record<string, string>) {}
+
+  async before(args: { options?: { serviceParameters?: Record<string, string> } }): Promise<void> {
+    args.options = { ...args.options, serviceParameters: { ...args.options?.serviceParameters, ...this.parameters } };
+  }
+
+  async after(): Promise<void> {}
+}
+
+const FACTORIES: Record<Binding, () => TransportFactory> = {
+  JSONRPC: () => new JsonRpcTransportFactory({ legacyCompat: { enabled: true } }),
+  'HTTP+JSON': () => new RestTransportFactory({ legacyCompat: { enabled: true } }),
+  GRPC: () => new GrpcTransportFactory({ legacyCompat: { enabled: true } }),
+};
+
+const TRANSPORTS: Record<Binding, Record<'1.0' | '0.3', string>> = {
+  JSONRPC: { '1.0': 'JsonRpcTransport', '0.3': 'LegacyJsonRpcTransport' },
+  'HTTP+JSON': { '1.0': 'RestTransport', '0.3': 'LegacyRestTransport' },
+  GRPC: { '1.0': 'GrpcTransport', '0.3': 'LegacyGrpcTransport' },
+};
+
+/**
+ * The official client with one transport factory, created from the worker's card as
+ * served, seeing only that binding's interface of one generation (the SDK would
+ * otherwise prefer 1.0).
+ */
+async function sdkClient(t: TestApp, requester: Agent, worker: Agent, binding: Binding, version: '1.0' | '0.3'): Promise<{ client: Client; card: AgentCard }> {
+  const resolver = new DefaultAgentCardResolver();
+  let card!: AgentCard;
+  const parameters: Record<string, string> = { 'X-API-Key': requester.key };
+  if (binding === 'GRPC' && version === '0.3') parameters['a2a-tenant'] = worker.handle;
+  const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+    transports: [FACTORIES[binding]()],
+    clientConfig: { interceptors: [new CallerInterceptor(parameters)] },
+    cardResolver: {
+      resolve: async (url, path) => {
+        const served = await resolver.resolve(url, path);
+        card = { ...served, supportedInterfaces: served.supportedInterfaces.filter((i) => i.protocolBinding === binding && i.protocolVersion === version) };
+        return card;
+      },
+    },
+  }));
+  const client = await factory.createFromUrl(`${t.baseUrl}/a2a/${worker.handle}/card`, '');
+  expect(client.protocolVersion).toBe(version);
+  // The transport of that binding and generation, at the advertised endpoint (a tenant decorator wraps gRPC 1.0's).
+  const transport = client.transport as unknown as { base?: { endpoint: string }; endpoint: string };
+  expect((transport.base ?? transport).constructor.name.replace(/^_/, '')).toBe(TRANSPORTS[binding][version]);
+  if (binding !== 'GRPC') expect((transport.base ?? transport).endpoint).toBe(card.supportedInterfaces[0].url);
+  return { client, card };
+}
+
+const say = (text: string, extra: { taskId?: string } = {}) =>
+  SendMessageRequest.fromJSON({ message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], ...extra } });
+
+describe('every binding through the official SDK client', () => {
+  let t: TestApp;
+  let requester: Agent;
+  let worker: Agent;
+  let grpcPort: number;
+
+  beforeAll(async () => {
+    // The card's URLs come from PUBLIC_BASE_URL and GRPC_PORT: make them this server's own.
+    const port = await freePort();
+    grpcPort = await freePort();
+    t = await startApp({ PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, GRPC_PORT: String(grpcPort), GRPC_HOST: '127.0.0.1' });
+    ({ requester, worker } = await agentPair(t));
+  });
+  afterAll(() => t.close());
+
+  it('the card advertises each binding in both generations', async () => {
+    const card = (await t.http().get(`/a2a/${worker.handle}/card`).expect(200)).body as { supportedInterfaces: unknown[] };
+    const url = `${t.baseUrl}/a2a/${worker.handle}`;
+    expect(card.supportedInterfaces).toEqual([
+      { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+      { url: `${url}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+      { url: `${url}/rest`, protocolBinding: 'HTTP+JSON', protocolVersion: '0.3' },
+      { url: `127.0.0.1:${grpcPort}`, protocolBinding: 'GRPC', protocolVersion: '1.0', tenant: worker.handle },
+      { url: `127.0.0.1:${grpcPort}`, protocolBinding: 'GRPC', protocolVersion: '0.3', tenant: worker.handle },
+    ]);
+  });
+
+  it('HTTP+JSON: A2A-Version picks the generation (a patch number ignored); another version is VersionNotSupported', async () => {
+    const get = (path: string, version?: string) => {
+      const req = t.http().get(`/a2a/${worker.handle}/rest${path}`).set('X-API-Key', requester.key);
+      return version === undefined ? req : req.set('A2A-Version', version);
+    };
+    expect((await get('/tasks', '1.0.0').expect(200)).body).toMatchObject({ tasks: expect.any(Array), nextPageToken: expect.any(String) });
+    await get(`/v1/tasks/${randomUUID()}`, '0.3.0').expect(404);
+    const refused = await get('/tasks', '2.0').expect(400);
+    expect(refused.body.error).toMatchObject({ code: 400, details: [expect.objectContaining({ reason: 'VERSION_NOT_SUPPORTED' })] });
+  });
+
+  describe.each([
+    ['JSONRPC', '1.0'], ['JSONRPC', '0.3'], ['HTTP+JSON', '1.0'], ['HTTP+JSON', '0.3'], ['GRPC', '1.0'], ['GRPC', '0.3'],
+  ] as const)('%s, A2A %s', (binding, version) => {
+    let client: Client;
+
+    beforeAll(async () => {
+      ({ client } = await sdkClient(t, requester, worker, binding, version));
+    });
+
+    it('send → the worker replies through REST → the blocking send returns the result', async () => {
+      const sent = await startBlocking(t, worker, () => client.sendMessage(say('What is 6 × 7?')));
+      await reply(t, sent.taskId, worker.key, {
+        state: 'completed', message: { parts: [{ kind: 'text', text: '42' }] },
+        artifacts: [{ artifactId: 'answer', parts: [{ kind: 'data', data: { value: 42 } }] }],
+      }).expect(200);
+      const task = (await sent.response) as Task;
+      expect(task.id).toBe(sent.taskId);
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(task.status?.message?.parts[0].content).toEqual({ $case: 'text', value: '42' });
+      expect(task.artifacts[0].parts[0].content).toEqual({ $case: 'data', value: { value: 42 } });
+    });
+
+    it('stream: the task, then each update, until the task completes', async () => {
+      const events: StreamResponse[] = [];
+      const stream = client.sendMessageStream(say('Write a haiku'));
+      const first = await stream.next();
+      events.push(first.value as StreamResponse);
+      const task = (first.value as StreamResponse).payload;
+      if (task?.$case !== 'task') throw new Error(`first event is ${task?.$case}`);
+      expect(task.value.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
+
+      await reply(t, task.value.id, worker.key, { state: 'working' }).expect(200);
+      await reply(t, task.value.id, worker.key, { artifacts: [{ artifactId: 'haiku', parts: [{ kind: 'text', text: 'old pond' }] }] }).expect(200);
+      await reply(t, task.value.id, worker.key, { state: 'completed' }).expect(200);
+      for await (const event of stream) events.push(event);
+      expect(events.map((e) => e.payload?.$case)).toEqual(['task', 'statusUpdate', 'artifactUpdate', 'statusUpdate']);
+    });
+
+    it('get, subscribe and cancel the task', async () => {
+      const sent = await startBlocking(t, worker, () => client.sendMessage(say('Long job')));
+      await reply(t, sent.taskId, worker.key, { state: 'working' }).expect(200);
+      const got = await client.getTask({ tenant: '', id: sent.taskId, historyLength: 1 });
+      expect(got.status?.state).toBe(TaskState.TASK_STATE_WORKING);
+      expect(got.history.map((m) => m.parts[0].content?.value)).toEqual(['Long job']);
+
+      const subscription = client.resubscribeTask({ tenant: '', id: sent.taskId });
+      expect(((await subscription.next()).value as StreamResponse).payload?.$case).toBe('task');
+      const canceled = await client.cancelTask({ tenant: '', id: sent.taskId, metadata: undefined });
+      expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+      const rest: StreamResponse[] = [];
+      for await (const event of subscription) rest.push(event);
+      expect(rest.map((e) => (e.payload?.$case === 'statusUpdate' ? e.payload.value.status?.state : e.payload?.$case))).toEqual([TaskState.TASK_STATE_CANCELED]);
+      expect(((await sent.response) as Task).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    });
+
+    it('an unknown task is the SDK\'s TaskNotFoundError', async () => {
+      await expect(client.getTask({ tenant: '', id: randomUUID(), historyLength: undefined })).rejects.toMatchObject({ name: 'TaskNotFoundError' });
+    });
+  });
+});
