@@ -7,6 +7,7 @@ import type { AppConfig } from './config/config';
 import { ConsoleModule } from './console/console.module';
 import { DatabaseModule } from './database/database.module';
 import { DirectoryModule } from './directory/directory.module';
+import { EventStreamModule } from './event-stream/event-stream.module';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { IdentitiesModule } from './identities/identities.module';
@@ -31,6 +32,7 @@ export class AppModule {
         LedgerModule,
         ProtocolModule,
         EventsModule,
+        EventStreamModule,
         HealthModule,
       ],
     };

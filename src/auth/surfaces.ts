@@ -52,6 +52,11 @@ export const SURFACES = {
    * identity's events only" (the identity rule lives in WebhooksService).
    */
   webhooks: { credentials: ['admin', 'agent', 'console'], claimed: true },
+  /**
+   * The event list and stream (CONTRACT §14): "admin key or Console: the organization's;
+   * claimed agent key: its identity's" (the scope is EventStreamService's).
+   */
+  events: { credentials: ['admin', 'agent', 'console'], claimed: true },
 
   // --- Console only --------------------------------------------------------------
   /** Console session routes, key label edits and revocation of other keys, claims. */

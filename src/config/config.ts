@@ -64,6 +64,10 @@ export interface AppConfig {
     timeoutMs: number;
     /** Waits before each retry after a failed attempt; past the last one the delivery is failed. */
     retryScheduleMs: number[];
+    /** Events older than this are deleted (with their finished deliveries) by the dispatchers. */
+    retentionDays: number;
+    /** How often a dispatcher deletes expired events, in bounded batches. */
+    pruneIntervalMs: number;
   };
 }
 
@@ -171,6 +175,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
       // CONTRACT §8: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed.
       retryScheduleMs: durations(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
+      retentionDays: int(env, 'EVENTS_RETENTION_DAYS', 30, 1, 3650),
+      pruneIntervalMs: int(env, 'EVENTS_PRUNE_INTERVAL_MS', 3_600_000, 10, 86_400_000),
     },
   };
 }

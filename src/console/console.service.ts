@@ -153,6 +153,16 @@ export class ConsoleService {
     return { kind: 'console', id: row.user_id, sessionId: row.session_id, organizationId: row.organization_id, viaCookie };
   }
 
+  /** Whether a session that authenticated earlier still holds (event streams ask each time they wake). */
+  async isSessionActive(sessionId: string): Promise<boolean> {
+    const [row] = await this.hot.rows<{ active: boolean }>(
+      'console_session_active',
+      `SELECT true AS active FROM console_sessions WHERE id = $1 AND revoked_at IS NULL AND expires_at > now()`,
+      [sessionId],
+    );
+    return row !== undefined;
+  }
+
   private async openSession(em: EntityManager, user: ConsoleUser, organization: Organization): Promise<SessionView> {
     const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
     const expiresAt = new Date(Date.now() + this.config.sessionTtlHours * 3600_000);

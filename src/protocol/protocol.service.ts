@@ -17,7 +17,7 @@ import type { TaskPair } from '../ledger/ledger.service';
 import { callContext } from './call-context';
 import { CallRefused, CallStanding, lostStanding } from './call-standing';
 import { LedgerRequestHandler } from './ledger-request-handler';
-import { OpenCalls } from './open-calls';
+import { OpenCalls } from '../limits/open-calls';
 import { writeFrame } from './sse';
 
 type RpcId = string | number | null;
@@ -41,18 +41,17 @@ export class ProtocolService implements OnModuleDestroy {
   private readonly v1: JsonRpcTransportHandler;
   private readonly v03: LegacyJsonRpcTransportHandler;
   private readonly inFlight = new Set<AbortController>();
-  private readonly openCalls: OpenCalls;
 
   constructor(
     private readonly identities: IdentitiesService,
     private readonly admission: AdmissionService,
     private readonly keys: KeysService,
     handler: LedgerRequestHandler,
+    private readonly openCalls: OpenCalls,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.v1 = new JsonRpcTransportHandler(handler);
     this.v03 = new LegacyJsonRpcTransportHandler(handler);
-    this.openCalls = new OpenCalls(config.protocolMaxOpenCallsPerKey);
   }
 
   /** Shutdown: streams end and blocking sends return the task as it is. */

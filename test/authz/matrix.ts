@@ -177,6 +177,10 @@ export const MATRIX: MatrixRow[] = [
   row('GET /api/v1/webhooks/:id/deliveries',         [401, 401, 401, 200, 403, 404, 200, 404, 404], {
     path: async (w) => `/api/v1/webhooks/${await w.acmeWebhookId()}/deliveries`,
   }),
+  // The event list and stream (CONTRACT §14): every organization sees its own events
+  // (an agent key, its identity's). The stream's 200 cells end at SSE_MAX_DURATION_MS.
+  row('GET /api/v1/events',                          [401, 401, 401, 200, 403, 200, 200, 200, 200]),
+  row('GET /api/v1/events/stream',                   [401, 401, 401, 200, 403, 200, 200, 200, 200]),
   row('POST /api/v1/webhooks/:id/deliveries/:delivery_id/retry', [401, 401, 401, 202, 403, 404, 202, 404, 404], {
     path: async (w) => {
       const { webhookId, deliveryId } = await w.acmeDelivery();
