@@ -14,6 +14,7 @@ import { IdentitiesModule } from './identities/identities.module';
 import { KeysModule } from './keys/keys.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { ProtocolModule } from './protocol/protocol.module';
+import { UpstreamModule } from './upstream/upstream.module';
 
 @Module({})
 export class AppModule {
@@ -31,6 +32,7 @@ export class AppModule {
         DirectoryModule,
         LedgerModule,
         ProtocolModule,
+        UpstreamModule,
         EventsModule,
         EventStreamModule,
         HealthModule,

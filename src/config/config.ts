@@ -69,6 +69,15 @@ export interface AppConfig {
     /** How often a dispatcher deletes expired events, in bounded batches. */
     pruneIntervalMs: number;
   };
+  /** The forwarder to upstream agents (CONTRACT §14). */
+  upstream: {
+    /** The upstream's response headers must arrive within this time. */
+    timeoutMs: number;
+    /** The most one upstream response (a whole stream included) may hold. */
+    maxResponseBytes: number;
+    /** Waits before each retry while the upstream is unreachable; past the last one the task fails. */
+    retryScheduleMs: number[];
+  };
 }
 
 export class ConfigError extends Error {}
@@ -177,6 +186,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
       retryScheduleMs: durations(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
       retentionDays: int(env, 'EVENTS_RETENTION_DAYS', 30, 1, 3650),
       pruneIntervalMs: int(env, 'EVENTS_PRUNE_INTERVAL_MS', 3_600_000, 10, 86_400_000),
+    },
+    upstream: {
+      timeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 15_000, 100, 120_000),
+      maxResponseBytes: int(env, 'UPSTREAM_MAX_RESPONSE_BYTES', 16 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+      retryScheduleMs: durations(env, 'UPSTREAM_RETRY_SCHEDULE_MS', [1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000]),
     },
   };
 }

@@ -8,7 +8,8 @@ import { LedgerEvents } from './ledger-events';
 import { TaskJournal, type NewMessage } from './task-journal';
 import { TaskNotifier, type TaskChange } from './task-notifier';
 import { hydrateTasks, readEvents, TASK_COLUMNS, type HydrateOptions, type Participant, type TaskEventRecord, type TaskRecord, type TaskRow } from './task-records';
-import { transition, type TaskState } from './task-state';
+import type { ArtifactChunk } from './entities/task-event.entity';
+import { transition, type ReplyState, type TaskState } from './task-state';
 import { TaskWatch } from './task-watch';
 
 /** The two identities a protocol call is about: the caller and the handle's identity. */
@@ -41,6 +42,25 @@ export interface PairTaskFilter {
   statusAfter?: Date;
   pageSize: number;
   pageToken?: string;
+}
+
+/** What a forwarded task's upstream agent answered, written as a worker's reply would be. */
+export interface UpstreamUpdate {
+  /** The upstream's own ids for the task, recorded the first time they are known. */
+  upstream?: { taskId: string; contextId: string };
+  state?: ReplyState;
+  /** An agent message (a repeated messageId is not stored twice). */
+  message?: NewMessage;
+  artifacts?: ArtifactChunk[];
+}
+
+/** A forwarded task as the forwarder needs it. */
+export interface ForwardedTask {
+  id: string;
+  state: TaskState;
+  workerIdentityId: string;
+  upstreamTaskId: string | null;
+  upstreamContextId: string | null;
 }
 
 /** Raised inside a transaction to undo it when a retried creating send finds its first task. */
@@ -113,14 +133,19 @@ export class LedgerService {
     };
   }
 
-  /** The requester cancels: a non-terminal task becomes canceled; a canceled one is returned as it is. */
-  async cancel(pair: TaskPair, taskId: string, read: HydrateOptions): Promise<TaskRecord> {
+  /**
+   * The requester cancels: a non-terminal task becomes canceled; a canceled one is
+   * returned as it is. `also` runs in the cancel's transaction when it changed the task
+   * (the upstream forwarder queues the cancel there).
+   */
+  async cancel(pair: TaskPair, taskId: string, read: HydrateOptions, also?: (em: EntityManager, taskId: string) => Promise<void>): Promise<TaskRecord> {
     await this.write(async (em, save) => {
       const journal = await this.lockPairTask(em, pair, taskId);
       const next = transition(journal.state, { by: 'requester', action: 'cancel' });
       if (!next.ok) throw conflict('task_not_cancelable', `The task is ${journal.state} and can no longer be canceled.`);
       if (!next.changed) return;
       await journal.status('canceled');
+      await also?.(em, journal.task.id);
       await save(journal);
     });
     return (await this.find(pair, taskId, read))!;
@@ -129,6 +154,56 @@ export class LedgerService {
   /** The task's events after `afterSeq`, in order (at most `limit`). */
   events(task: { id: string; contextId: string }, afterSeq: number, limit?: number): Promise<TaskEventRecord[]> {
     return readEvents(this.dataSource.manager, task, afterSeq, limit);
+  }
+
+  /** A forwarded task's state and upstream ids, for the forwarder (never on behalf of a caller). */
+  async forwardedTask(taskId: string): Promise<ForwardedTask | null> {
+    const [row] = (await this.dataSource.query(
+      `SELECT id, state, worker_identity_id, upstream_task_id, upstream_context_id FROM tasks WHERE id = $1`, [taskId],
+    )) as Array<{ id: string; state: TaskState; worker_identity_id: string; upstream_task_id: string | null; upstream_context_id: string | null }>;
+    return row
+      ? { id: row.id, state: row.state, workerIdentityId: row.worker_identity_id, upstreamTaskId: row.upstream_task_id, upstreamContextId: row.upstream_context_id }
+      : null;
+  }
+
+  /** The requester's message with this id on the task, as stored (the forwarder sends it on). */
+  async requesterMessage(taskId: string, messageId: string): Promise<NewMessage | null> {
+    const [row] = (await this.dataSource.query(
+      `SELECT message_id, parts, metadata, extensions, reference_task_ids FROM messages WHERE task_id = $1 AND message_id = $2 AND role = 'user'`,
+      [taskId, messageId],
+    )) as Array<{ message_id: string; parts: NewMessage['parts']; metadata: Record<string, unknown> | null; extensions: string[]; reference_task_ids: string[] }>;
+    return row
+      ? { messageId: row.message_id, parts: row.parts, metadata: row.metadata, extensions: row.extensions, referenceTaskIds: row.reference_task_ids }
+      : null;
+  }
+
+  /**
+   * What an upstream agent answered, written through the journal exactly as the
+   * worker's REST reply is (state machine, numbered events, outbox, wake-ups).
+   * `terminal` when the task takes no more (canceled meanwhile, say); `refused` when
+   * the state machine does not allow the move.
+   */
+  async applyUpstream(taskId: string, update: UpstreamUpdate): Promise<'applied' | 'terminal' | 'refused'> {
+    return this.write(async (em, save) => {
+      const journal = await TaskJournal.lock(em, 't.id = $1', [taskId]);
+      if (!journal) return 'terminal';
+      if (update.upstream) {
+        await em.query(`UPDATE tasks SET upstream_task_id = $2, upstream_context_id = $3 WHERE id = $1 AND upstream_task_id IS NULL`,
+          [taskId, update.upstream.taskId, update.upstream.contextId]);
+      }
+      const message = update.message && !(await journal.hasMessage('agent', update.message.messageId)) ? update.message : undefined;
+      const state = update.state === journal.state && !message ? undefined : update.state;
+      const artifacts = update.artifacts ?? [];
+      if (!state && !message && artifacts.length === 0) return 'applied';
+      const next = transition(journal.state, { by: 'worker', action: 'reply', to: state ?? null });
+      if (!next.ok) return next.reason === 'terminal' ? 'terminal' : 'refused';
+      if (message) await journal.requireRoomForMessage(this.config.ledgerMaxMessagesPerTask);
+      for (const chunk of artifacts) await journal.artifact(chunk);
+      if (message) await journal.message('agent', message, 'status', next.state);
+      else if (state) await journal.status(next.state);
+      await save(journal);
+      return 'applied';
+    });
   }
 
   /** A task by its id alone, for the service's own use (push notifications), never on behalf of a caller. */
