@@ -77,6 +77,8 @@ export interface AppConfig {
     maxResponseBytes: number;
     /** Waits before each retry while the upstream is unreachable; past the last one the task fails. */
     retryScheduleMs: number[];
+    /** How long a forwarder's claim holds a forward (renewed while it runs); a dead forwarder's claims fall due after it. */
+    leaseMs: number;
   };
 }
 
@@ -191,6 +193,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       timeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 15_000, 100, 120_000),
       maxResponseBytes: int(env, 'UPSTREAM_MAX_RESPONSE_BYTES', 16 * 1024 * 1024, 1024, 256 * 1024 * 1024),
       retryScheduleMs: durations(env, 'UPSTREAM_RETRY_SCHEDULE_MS', [1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000]),
+      leaseMs: int(env, 'UPSTREAM_LEASE_MS', 60_000, 1_000, 3_600_000),
     },
   };
 }

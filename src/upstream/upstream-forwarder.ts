@@ -16,9 +16,6 @@ import { isSettled, isTerminal, type ReplyState } from '../ledger/task-state';
 import { reasonOf, upstreamFetch } from './upstream-fetch';
 import { UpstreamsService, type UpstreamRecord } from './upstreams.service';
 
-/** How long a claim holds a forward before another forwarder may take it; renewed while the forward runs. */
-const LEASE_MS = 60_000;
-const HEARTBEAT_MS = 20_000;
 /** A non-streaming upstream's unsettled task is read again this often. */
 const POLL_MS = 500;
 /** Forwards in flight per forwarder. */
@@ -130,7 +127,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       let claimed: ClaimedForward[] = [];
       if (free > 0) {
         try {
-          const rows = (await this.dataSource.query(CLAIM, [free, LEASE_MS])) as [Array<{ id: string; task_id: string; kind: 'message' | 'cancel'; message_id: string; attempts: number; accepted: boolean }>, number];
+          const rows = (await this.dataSource.query(CLAIM, [free, this.config.upstream.leaseMs])) as [Array<{ id: string; task_id: string; kind: 'message' | 'cancel'; message_id: string; attempts: number; accepted: boolean }>, number];
           claimed = rows[0].map((r) => ({ id: r.id, taskId: r.task_id, kind: r.kind, messageId: r.message_id, attempt: r.attempts, accepted: r.accepted }));
         } catch (error) {
           this.logger.error({ err: error }, 'could not claim upstream forwards');
@@ -162,8 +159,8 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   private async forward(forward: ClaimedForward, signal: AbortSignal): Promise<void> {
     const heartbeat = setInterval(() => {
       this.dataSource.query(`UPDATE upstream_forwards SET next_attempt_at = now() + make_interval(secs => $3::float / 1000) WHERE ${HOLDS}`,
-        [forward.id, forward.attempt, LEASE_MS]).catch(() => undefined);
-    }, HEARTBEAT_MS);
+        [forward.id, forward.attempt, this.config.upstream.leaseMs]).catch(() => undefined);
+    }, this.config.upstream.leaseMs / 3);
     try {
       const task = await this.ledger.forwardedTask(forward.taskId);
       const upstream = task ? await this.upstreams.upstreamOf(task.workerIdentityId) : null;

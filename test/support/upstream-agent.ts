@@ -21,7 +21,7 @@ export interface Received {
 export async function startUpstreamAgent(port: number) {
   const received: Received[] = [];
   const cancels: string[] = [];
-  const waiting = new Map<string, () => void>();
+  const waiting = new Map<string, (outcome: 'cancel' | 'complete') => void>();
   const contexts = new Map<string, string>();
   let headers: Record<string, string | string[] | undefined> = {};
   const base = `http://127.0.0.1:${port}`;
@@ -51,9 +51,8 @@ export async function startUpstreamAgent(port: number) {
       }
       bus.publish(status(ctx, 'TASK_STATE_WORKING', `working on: ${said}`));
       if (said.startsWith('slow')) {
-        // Still running (the handler keeps the task's event bus) until canceled.
-        await new Promise<void>((resolve) => waiting.set(ctx.taskId, resolve));
-        return;
+        // Still running (the handler keeps the task's event bus) until canceled or released.
+        if (await new Promise<'cancel' | 'complete'>((resolve) => waiting.set(ctx.taskId, resolve)) === 'cancel') return;
       }
       bus.publish(AgentEvent.artifactUpdate(TaskArtifactUpdateEvent.fromJSON({
         taskId: ctx.taskId, contextId: ctx.contextId, append: false, lastChunk: true,
@@ -66,7 +65,7 @@ export async function startUpstreamAgent(port: number) {
       cancels.push(taskId);
       bus.publish(status({ taskId, contextId: contexts.get(taskId) ?? '' }, 'TASK_STATE_CANCELED'));
       bus.finished();
-      waiting.get(taskId)?.();
+      waiting.get(taskId)?.('cancel');
       waiting.delete(taskId);
     },
   };
@@ -100,7 +99,7 @@ export async function startUpstreamAgent(port: number) {
   });
   /** Stops listening and drops every open connection (an upstream that went away mid-task). */
   const stop = () => new Promise<void>((resolve) => {
-    for (const release of waiting.values()) release();
+    for (const release of waiting.values()) release('cancel');
     waiting.clear();
     if (!server) return resolve();
     for (const socket of sockets) socket.destroy();
@@ -108,7 +107,13 @@ export async function startUpstreamAgent(port: number) {
     server = null;
   });
   await start();
-  return { url: `${base}/a2a`, cardUrl: `${base}/.well-known/agent-card.json`, base, received, cancels, start, stop, close: stop };
+  /** Lets a "slow" task finish: the artifact, then completion. */
+  const release = (taskId: string) => {
+    waiting.get(taskId)?.('complete');
+    waiting.delete(taskId);
+  };
+  const running = () => [...waiting.keys()];
+  return { url: `${base}/a2a`, cardUrl: `${base}/.well-known/agent-card.json`, base, received, cancels, start, stop, close: stop, release, running };
 }
 
 export type UpstreamAgent = Awaited<ReturnType<typeof startUpstreamAgent>>;

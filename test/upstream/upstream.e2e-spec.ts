@@ -6,6 +6,7 @@ import { enabledAgent, rpc, v03Message, type Agent } from '../support/a2a';
 import { eventually } from '../support/eventually';
 import { apiKey, bearer, signup, type ConsoleAccount } from '../support/fixtures';
 import { freePort } from '../support/server-process';
+import { UpstreamForwarder } from '../../src/upstream/upstream-forwarder';
 import { startUpstreamAgent, type UpstreamAgent } from '../support/upstream-agent';
 
 const SECRET = 'upstream-secret-token-123';
@@ -204,7 +205,7 @@ describe('forwarding with two service instances', () => {
   let upstream: UpstreamAgent;
 
   beforeAll(async () => {
-    const env = { WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true', EVENTS_POLL_INTERVAL_MS: '20' };
+    const env = { WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true', EVENTS_POLL_INTERVAL_MS: '20', UPSTREAM_LEASE_MS: '1500' };
     a = await startApp(env);
     b = await startApp(env, a);
     upstream = await startUpstreamAgent(await freePort());
@@ -231,5 +232,28 @@ describe('forwarding with two service instances', () => {
       (n: number) => n === 10);
     const ids = upstream.received.map((r) => r.messageId).filter((id) => sent.includes(id));
     expect(ids.sort()).toEqual([...sent].sort());
+  });
+
+  it('a forwarder that stops mid-forward leaves it to another, which follows the upstream task without sending the message again', async () => {
+    const acme = await signup(a);
+    const requester = await enabledAgent(a, acme);
+    const bridged = await enabledAgent(a, acme);
+    await a.http().put(`/api/v1/identities/${bridged.handle}/upstream`).set(bearer(acme)).send({ url: upstream.url }).expect(200);
+    await b.app.get(UpstreamForwarder).stop();
+    const message = v03Message('slow and steady');
+    const res = await rpc(a, bridged.handle, requester.key, 'message/send', { message, configuration: { blocking: false } }).expect(200);
+    const taskId = res.body.result.id as string;
+    // A has forwarded it and follows the upstream's stream: the task is working there.
+    await eventually(async () => (await a.db.query(`SELECT state FROM tasks WHERE id = $1`, [taskId]))[0].state, (state: string) => state === 'working');
+    await a.app.get(UpstreamForwarder).stop(); // as if A died: its claim stays until the lease runs out
+    b.app.get(UpstreamForwarder).start();
+    await eventually(async () => (await a.db.query(`SELECT attempts FROM upstream_forwards WHERE task_id = $1`, [taskId]))[0].attempts, (n: number) => n === 2);
+    upstream.release(upstream.received.find((r) => r.messageId === message.messageId)!.taskId);
+    const done = await eventually(() => a.http().get(`/api/v1/tasks/${taskId}`).set(apiKey(requester.key)).then((r) => r.body),
+      (task: { status: { state: string }; artifacts: unknown[] }) => task.status.state === 'completed');
+    expect(done.artifacts).toEqual([expect.objectContaining({ artifactId: 'echo' })]);
+    expect(upstream.received.filter((r) => r.messageId === message.messageId)).toHaveLength(1);
+    const [forward] = (await a.db.query(`SELECT status, accepted, attempts FROM upstream_forwards WHERE task_id = $1`, [taskId])) as unknown[];
+    expect(forward).toEqual({ status: 'succeeded', accepted: true, attempts: 2 });
   });
 });
