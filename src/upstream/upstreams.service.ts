@@ -111,11 +111,12 @@ export class UpstreamsService {
       throw new AppError(422, 'upstream_card_unreachable',
         `The upstream's Agent Card could not be read (${reasonOf(error)}); give protocol_version and binding, or a card_url that answers.`);
     });
-    const offered = card?.supportedInterfaces ?? [];
-    const chosen = offered.find((i) => (!dto.binding || i.protocolBinding === dto.binding) && (!dto.protocol_version || i.protocolVersion === dto.protocol_version)
-      && FORWARDED_BINDINGS.includes(i.protocolBinding as UpstreamBinding) && (i.protocolVersion === '1.0' || i.protocolVersion === '0.3'));
-    const binding = dto.binding ?? (chosen?.protocolBinding as UpstreamBinding | undefined);
-    const protocolVersion = dto.protocol_version ?? (chosen?.protocolVersion as UpstreamVersion | undefined);
+    // Cards spell versions "1.0", "0.3", "0.3.0"…: the generation is what counts.
+    const offered = (card?.supportedInterfaces ?? []).map((i) => ({ binding: i.protocolBinding as UpstreamBinding, version: generationOf(i.protocolVersion) }));
+    const chosen = offered.find((i) => (!dto.binding || i.binding === dto.binding) && (!dto.protocol_version || i.version === dto.protocol_version)
+      && FORWARDED_BINDINGS.includes(i.binding) && i.version !== null);
+    const binding = dto.binding ?? chosen?.binding;
+    const protocolVersion = dto.protocol_version ?? chosen?.version ?? undefined;
     if (!binding || !protocolVersion) {
       throw new AppError(422, 'upstream_binding_unsupported', 'The upstream\'s card offers no JSON-RPC interface of A2A 1.0 or 0.3 that the forwarder speaks.');
     }
@@ -224,6 +225,12 @@ const upstreamNotSet = () => notFound('upstream_not_set', 'This identity has no 
 
 function wellKnown(url: string): string {
   return new URL('.well-known/agent-card.json', url.endsWith('/') ? url : `${url}/`).toString();
+}
+
+function generationOf(version: string): UpstreamVersion | null {
+  if (/^1\.0(\.\d+)?$/.test(version)) return '1.0';
+  if (/^0\.3(\.\d+)?$/.test(version)) return '0.3';
+  return null;
 }
 
 function clip(value: string, max: number): string {

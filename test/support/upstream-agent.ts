@@ -7,6 +7,8 @@ import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 /** What the upstream agent saw: each message (with the headers of its request) and each cancel. */
 export interface Received {
   messageId: string;
+  /** The A2A-Version header of the call that carried it. */
+  version?: string;
   text: string;
   taskId: string;
   headers: Record<string, string | string[] | undefined>;
@@ -18,7 +20,8 @@ export interface Received {
  * completion. A message starting with "ask" asks for input (input-required) and its
  * next turn completes; "slow" stays working until it is canceled.
  */
-export async function startUpstreamAgent(port: number) {
+export async function startUpstreamAgent(port: number, options: { version?: '1.0' | '0.3' } = {}) {
+  const version = options.version ?? '1.0';
   const received: Received[] = [];
   const cancels: string[] = [];
   const waiting = new Map<string, (outcome: 'cancel' | 'complete') => void>();
@@ -38,7 +41,7 @@ export async function startUpstreamAgent(port: number) {
   const executor: AgentExecutor = {
     async execute(ctx: RequestContext, bus: ExecutionEventBus) {
       const said = ctx.userMessage.parts.map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
-      received.push({ messageId: ctx.userMessage.messageId, text: said, taskId: ctx.taskId, headers });
+      received.push({ messageId: ctx.userMessage.messageId, text: said, taskId: ctx.taskId, headers, version: headers['a2a-version'] as string | undefined });
       contexts.set(ctx.taskId, ctx.contextId);
       bus.publish(AgentEvent.task(ctx.task ?? Task.fromJSON({
         id: ctx.taskId, contextId: ctx.contextId, status: { state: 'TASK_STATE_SUBMITTED', timestamp: new Date().toISOString() },
@@ -72,19 +75,24 @@ export async function startUpstreamAgent(port: number) {
 
   const card = {
     name: 'Echo', description: 'Echoes what it is told, with an artifact.', version: '1.0.0',
-    supportedInterfaces: [{ url: `${base}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+    supportedInterfaces: [{ url: `${base}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: version }],
     capabilities: { streaming: true, pushNotifications: false },
     defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'],
     skills: [{ id: 'echo', name: 'Echo', description: 'Says it back.', tags: ['echo', 'test'], examples: ['hello'] }],
   };
+  // An A2A 0.3 agent publishes a 0.3 card (url, protocolVersion, preferredTransport).
+  const served = version === '1.0' ? card : {
+    name: card.name, description: card.description, version: card.version, url: `${base}/a2a`, protocolVersion: '0.3.0', preferredTransport: 'JSONRPC',
+    capabilities: card.capabilities, defaultInputModes: card.defaultInputModes, defaultOutputModes: card.defaultOutputModes, skills: card.skills,
+  };
   const handler = new DefaultRequestHandler(AgentCard.fromJSON(card), new InMemoryTaskStore(), executor);
   const app = express();
-  app.get('/.well-known/agent-card.json', (_req, res) => res.json(card));
+  app.get('/.well-known/agent-card.json', (_req, res) => res.json(served));
   app.use('/a2a', (req, _res, next) => {
     headers = { ...req.headers };
     next();
   });
-  app.use('/a2a', express.json(), jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+  app.use('/a2a', express.json(), jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: version === '0.3' } }));
 
   let server: Server | null = null;
   const sockets = new Set<import('node:net').Socket>();

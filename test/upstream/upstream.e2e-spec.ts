@@ -184,6 +184,21 @@ describe('upstream (bridged) identities', () => {
       expect(upstream.received.filter((r) => r.text === 'are you there')).toHaveLength(1);
     });
 
+    it('speaks A2A 0.3 to an agent whose card offers only 0.3', async () => {
+      const legacy = await startUpstreamAgent(await freePort(), { version: '0.3' });
+      try {
+        const old = await enabledAgent(t, acme);
+        const set = await t.http().put(`/api/v1/identities/${old.handle}/upstream`).set(bearer(acme)).send({ url: legacy.url }).expect(200);
+        expect(set.body).toMatchObject({ protocol_version: '0.3', binding: 'JSONRPC', streaming: true });
+        const res = await rpc(t, old.handle, requester.key, 'message/send', { message: v03Message('hola') }).expect(200);
+        expect(res.body.result).toMatchObject({ status: { state: 'completed', message: { parts: [{ kind: 'text', text: 'done: hola' }] } } });
+        expect(res.body.result.artifacts).toEqual([expect.objectContaining({ artifactId: 'echo', parts: [{ kind: 'text', text: 'echo: hola' }] })]);
+        expect(legacy.received).toEqual([expect.objectContaining({ text: 'hola', version: '0.3' })]);
+      } finally {
+        await legacy.close();
+      }
+    });
+
     it('an upstream that stays unreachable fails the task with the reason, never its address', async () => {
       const gone = await enabledAgent(t, acme);
       const port = await freePort();
