@@ -184,6 +184,24 @@ describe('upstream (bridged) identities', () => {
       expect(upstream.received.filter((r) => r.text === 'are you there')).toHaveLength(1);
     });
 
+    it('without streaming (no card read): a blocking send to the upstream, whose answer completes the task', async () => {
+      const plain = await enabledAgent(t, acme);
+      const set = await t.http().put(`/api/v1/identities/${plain.handle}/upstream`).set(bearer(acme))
+        .send({ url: upstream.url, protocol_version: '1.0', binding: 'JSONRPC' }).expect(200);
+      expect(set.body.streaming).toBe(false);
+      const quick = await rpc(t, plain.handle, requester.key, 'message/send', { message: v03Message('plain') }).expect(200);
+      expect(quick.body.result).toMatchObject({ status: { state: 'completed', message: { parts: [{ kind: 'text', text: 'done: plain' }] } } });
+      expect(quick.body.result.artifacts).toEqual([expect.objectContaining({ artifactId: 'echo', parts: [{ kind: 'text', text: 'echo: plain' }] })]);
+
+      // A long task: the forwarder's blocking call waits for the upstream's answer.
+      const message = v03Message('slow plain');
+      const slow = await rpc(t, plain.handle, requester.key, 'message/send', { message, configuration: { blocking: false } }).expect(200);
+      await eventually(async () => upstream.received.find((r) => r.messageId === message.messageId), (r) => r !== undefined);
+      upstream.release(upstream.received.find((r) => r.messageId === message.messageId)!.taskId);
+      await eventually(() => t.http().get(`/api/v1/tasks/${slow.body.result.id}`).set(apiKey(requester.key)).then((r) => r.body.status.state as string),
+        (state) => state === 'completed');
+    });
+
     it('speaks A2A 0.3 to an agent whose card offers only 0.3', async () => {
       const legacy = await startUpstreamAgent(await freePort(), { version: '0.3' });
       try {
