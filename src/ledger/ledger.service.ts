@@ -178,31 +178,47 @@ export class LedgerService {
   }
 
   /**
-   * What an upstream agent answered, written through the journal exactly as the
-   * worker's REST reply is (state machine, numbered events, outbox, wake-ups).
-   * `terminal` when the task takes no more (canceled meanwhile, say); `refused` when
-   * the state machine does not allow the move.
+   * What an upstream agent answered — one or several updates that arrived together —
+   * written through the journal exactly as the worker's REST reply is (state machine,
+   * numbered events, outbox, wake-ups), in one transaction. `terminal` when the task
+   * takes no more (canceled meanwhile, say): the updates after that point are dropped.
+   * `refused` lists the states the state machine did not allow (those updates are skipped).
    */
-  async applyUpstream(taskId: string, update: UpstreamUpdate): Promise<'applied' | 'terminal' | 'refused'> {
+  async applyUpstream(taskId: string, updates: readonly UpstreamUpdate[]): Promise<{ terminal: boolean; refused: ReplyState[] }> {
     return this.write(async (em, save) => {
       const journal = await TaskJournal.lock(em, 't.id = $1', [taskId]);
-      if (!journal) return 'terminal';
-      if (update.upstream) {
-        await em.query(`UPDATE tasks SET upstream_task_id = $2, upstream_context_id = $3 WHERE id = $1 AND upstream_task_id IS NULL`,
-          [taskId, update.upstream.taskId, update.upstream.contextId]);
+      const refused: ReplyState[] = [];
+      if (!journal) return { terminal: true, refused };
+      let changed = false;
+      let terminal = false;
+      let upstreamRecorded = false;
+      for (const update of updates) {
+        if (update.upstream && !upstreamRecorded) {
+          await em.query(`UPDATE tasks SET upstream_task_id = $2, upstream_context_id = $3 WHERE id = $1 AND upstream_task_id IS NULL`,
+            [taskId, update.upstream.taskId, update.upstream.contextId]);
+          upstreamRecorded = true;
+        }
+        const message = update.message && !(await journal.hasMessage('agent', update.message.messageId)) ? update.message : undefined;
+        const state = update.state === journal.state && !message ? undefined : update.state;
+        const artifacts = update.artifacts ?? [];
+        if (!state && !message && artifacts.length === 0) continue;
+        const next = transition(journal.state, { by: 'worker', action: 'reply', to: state ?? null });
+        if (!next.ok && next.reason === 'terminal') {
+          terminal = true;
+          break;
+        }
+        if (!next.ok) {
+          refused.push(state!);
+          continue;
+        }
+        if (message) await journal.requireRoomForMessage(this.config.ledgerMaxMessagesPerTask);
+        for (const chunk of artifacts) await journal.artifact(chunk);
+        if (message) await journal.message('agent', message, 'status', next.state);
+        else if (state) await journal.status(next.state);
+        changed = true;
       }
-      const message = update.message && !(await journal.hasMessage('agent', update.message.messageId)) ? update.message : undefined;
-      const state = update.state === journal.state && !message ? undefined : update.state;
-      const artifacts = update.artifacts ?? [];
-      if (!state && !message && artifacts.length === 0) return 'applied';
-      const next = transition(journal.state, { by: 'worker', action: 'reply', to: state ?? null });
-      if (!next.ok) return next.reason === 'terminal' ? 'terminal' : 'refused';
-      if (message) await journal.requireRoomForMessage(this.config.ledgerMaxMessagesPerTask);
-      for (const chunk of artifacts) await journal.artifact(chunk);
-      if (message) await journal.message('agent', message, 'status', next.state);
-      else if (state) await journal.status(next.state);
-      await save(journal);
-      return 'applied';
+      if (changed) await save(journal);
+      return { terminal, refused };
     });
   }
 

@@ -199,11 +199,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       referenceTaskIds: [],
     };
     if (upstream.streaming) {
-      let accepted = false;
-      for await (const event of client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: undefined }, options)) {
-        if (!accepted) accepted = await this.accept(forward);
-        if (await this.apply(forward.taskId, streamUpdate(event)) === 'terminal') return;
-      }
+      const call = linked(signal);
+      const events = client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: undefined }, { ...options, signal: call.signal });
+      if (await this.consume(forward.taskId, events, call, () => this.accept(forward)) === 'terminal') return;
       await this.requireSettled(forward.taskId);
       return;
     }
@@ -221,9 +219,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     if (await this.apply(forward.taskId, taskUpdate(task, true)) === 'terminal') return;
     if (isSettledA2A(task.status?.state)) return;
     if (!upstream.streaming) return this.poll(forward.taskId, client, upstreamTaskId, options);
-    for await (const event of client.resubscribeTask({ tenant: '', id: upstreamTaskId }, options)) {
-      if (await this.apply(forward.taskId, streamUpdate(event)) === 'terminal') return;
-    }
+    const call = linked(options.signal!);
+    const events = client.resubscribeTask({ tenant: '', id: upstreamTaskId }, { ...options, signal: call.signal });
+    if (await this.consume(forward.taskId, events, call, async () => undefined) === 'terminal') return;
     await this.requireSettled(forward.taskId);
   }
 
@@ -263,11 +261,58 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     if (task && !isSettled(task.state)) throw new TryAgain('the upstream\'s stream ended before the task settled');
   }
 
-  private async apply(taskId: string, update: UpstreamUpdate | null): Promise<'applied' | 'terminal' | 'refused'> {
-    if (!update) return 'applied';
-    const outcome = await this.ledger.applyUpstream(taskId, update);
-    if (outcome === 'refused') this.logger.warn({ task_id: taskId, state: update.state }, 'the upstream reported a state change the task does not allow; ignored');
-    return outcome;
+  /**
+   * Reads a stream of upstream events while writing them: whatever has arrived by the
+   * time the previous write is done goes to the ledger in one transaction. Returns
+   * `terminal` when the task took no more (the stream is then closed), `ended` when
+   * the upstream closed it; an error of the stream is thrown.
+   */
+  private async consume(taskId: string, events: AsyncGenerator<StreamResponse>, call: AbortController, onFirst: () => Promise<unknown>): Promise<'terminal' | 'ended'> {
+    const queue: StreamResponse[] = [];
+    let done = false;
+    let failure: unknown = null;
+    const waiting: { wake: (() => void) | null } = { wake: null };
+    const pump = (async () => {
+      try {
+        for await (const event of events) {
+          queue.push(event);
+          waiting.wake?.();
+        }
+      } catch (error) {
+        failure = error;
+      } finally {
+        done = true;
+        waiting.wake?.();
+      }
+    })();
+    let first = true;
+    try {
+      for (;;) {
+        if (queue.length === 0) {
+          if (done) break;
+          await new Promise<void>((resolve) => (waiting.wake = resolve));
+          waiting.wake = null;
+          continue;
+        }
+        const batch = queue.splice(0);
+        if (first) await onFirst();
+        first = false;
+        if (await this.apply(taskId, ...batch.map(streamUpdate)) === 'terminal') return 'terminal';
+      }
+      if (failure) throw failure;
+      return 'ended';
+    } finally {
+      call.abort();
+      await pump;
+    }
+  }
+
+  private async apply(taskId: string, ...updates: Array<UpstreamUpdate | null>): Promise<'applied' | 'terminal'> {
+    const present = updates.filter((update): update is UpstreamUpdate => update !== null);
+    if (present.length === 0) return 'applied';
+    const { terminal, refused } = await this.ledger.applyUpstream(taskId, present);
+    if (refused.length > 0) this.logger.warn({ task_id: taskId, states: refused }, 'the upstream reported state changes the task does not allow; ignored');
+    return terminal ? 'terminal' : 'applied';
   }
 
   private async accept(forward: ClaimedForward): Promise<boolean> {
@@ -302,10 +347,10 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     }
     await this.finish(forward, 'failed', reason);
     if (forward.kind === 'cancel') return; // the task is canceled here already
-    await this.ledger.applyUpstream(forward.taskId, {
+    await this.ledger.applyUpstream(forward.taskId, [{
       state: 'failed',
       message: agentText(forward.accepted ? `The upstream agent stopped answering: ${reason}.` : `The upstream agent could not be reached: ${reason}.`),
-    });
+    }]);
   }
 
   /** One SDK client per upstream (rebuilt when the upstream changes). */
@@ -345,6 +390,14 @@ const FROM_A2A: Partial<Record<A2AState, ReplyState>> = {
   [A2AState.TASK_STATE_FAILED]: 'failed',
   [A2AState.TASK_STATE_REJECTED]: 'rejected',
 };
+
+/** A controller for one upstream call, aborted with the forward (shutdown) or on its own (the task took no more). */
+function linked(signal: AbortSignal): AbortController {
+  const call = new AbortController();
+  if (signal.aborted) call.abort();
+  else signal.addEventListener('abort', () => call.abort(), { once: true });
+  return call;
+}
 
 function isSettledA2A(state: A2AState | undefined): boolean {
   const mapped = state === undefined ? undefined : FROM_A2A[state];
