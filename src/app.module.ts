@@ -7,12 +7,14 @@ import type { AppConfig } from './config/config';
 import { ConsoleModule } from './console/console.module';
 import { DatabaseModule } from './database/database.module';
 import { DirectoryModule } from './directory/directory.module';
+import { EventStreamModule } from './event-stream/event-stream.module';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { IdentitiesModule } from './identities/identities.module';
 import { KeysModule } from './keys/keys.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { ProtocolModule } from './protocol/protocol.module';
+import { UpstreamModule } from './upstream/upstream.module';
 
 @Module({})
 export class AppModule {
@@ -30,7 +32,9 @@ export class AppModule {
         DirectoryModule,
         LedgerModule,
         ProtocolModule,
+        UpstreamModule,
         EventsModule,
+        EventStreamModule,
         HealthModule,
       ],
     };

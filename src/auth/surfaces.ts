@@ -42,6 +42,8 @@ export const SURFACES = {
   organizationAdmin: { credentials: ['admin', 'console'], claimed: false },
   /** Read an identity: admin key, Console, or its own key (even unclaimed). Settings reads are `ledger` (SEED-SPEC §5). */
   identityRead: { credentials: ['admin', 'agent', 'console'], claimed: false },
+  /** Read an identity's upstream agent (CONTRACT §14): admin key, Console, or its own claimed key — never the secret. */
+  upstreamRead: { credentials: ['admin', 'agent', 'console'], claimed: true },
   /** Edit card, change settings (per-field rules in IdentitiesService). */
   identityWrite: { credentials: ['admin', 'agent', 'console'], claimed: true },
 
@@ -52,6 +54,11 @@ export const SURFACES = {
    * identity's events only" (the identity rule lives in WebhooksService).
    */
   webhooks: { credentials: ['admin', 'agent', 'console'], claimed: true },
+  /**
+   * The event list and stream (CONTRACT §14): "admin key or Console: the organization's;
+   * claimed agent key: its identity's" (the scope is EventStreamService's).
+   */
+  events: { credentials: ['admin', 'agent', 'console'], claimed: true },
 
   // --- Console only --------------------------------------------------------------
   /** Console session routes, key label edits and revocation of other keys, claims. */

@@ -41,11 +41,15 @@ export function encodeCursor(position: KeysetCursor): string {
   return Buffer.from(JSON.stringify([position.at, position.id])).toString('base64url');
 }
 
-export function decodeCursor(cursor: string | undefined): KeysetCursor | null {
+/** The usual keyset position: a creation timestamp and a uuid. */
+const creationKey = (at: unknown, id: unknown) => isTimestamp(at) && isUuid(id);
+
+/** Decodes a cursor; `valid` checks its two values (by default a timestamp and a uuid). */
+export function decodeCursor(cursor: string | undefined, valid: (at: unknown, id: unknown) => boolean = creationKey): KeysetCursor | null {
   if (cursor === undefined) return null;
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 2 && isTimestamp(value[0]) && isUuid(value[1])) {
+    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string' && valid(value[0], value[1])) {
       return { at: value[0], id: value[1] };
     }
   } catch {

@@ -85,6 +85,21 @@ export interface AppConfig {
     timeoutMs: number;
     /** Waits before each retry after a failed attempt; past the last one the delivery is failed. */
     retryScheduleMs: number[];
+    /** Events older than this are deleted (with their finished deliveries) by the dispatchers. */
+    retentionDays: number;
+    /** How often a dispatcher deletes expired events, in bounded batches. */
+    pruneIntervalMs: number;
+  };
+  /** The forwarder to upstream agents (CONTRACT §14). */
+  upstream: {
+    /** The upstream's response headers must arrive within this time. */
+    timeoutMs: number;
+    /** The most one upstream response (a whole stream included) may hold. */
+    maxResponseBytes: number;
+    /** Waits before each retry while the upstream is unreachable; past the last one the task fails. */
+    retryScheduleMs: number[];
+    /** How long a forwarder's claim holds a forward (renewed while it runs); a dead forwarder's claims fall due after it. */
+    leaseMs: number;
   };
 }
 
@@ -210,6 +225,14 @@ export function loadConfig(env: Env = process.env): AppConfig {
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
       // CONTRACT §8: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed.
       retryScheduleMs: durations(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
+      retentionDays: int(env, 'EVENTS_RETENTION_DAYS', 30, 1, 3650),
+      pruneIntervalMs: int(env, 'EVENTS_PRUNE_INTERVAL_MS', 3_600_000, 10, 86_400_000),
+    },
+    upstream: {
+      timeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 15_000, 100, 120_000),
+      maxResponseBytes: int(env, 'UPSTREAM_MAX_RESPONSE_BYTES', 16 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+      retryScheduleMs: durations(env, 'UPSTREAM_RETRY_SCHEDULE_MS', [1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000]),
+      leaseMs: int(env, 'UPSTREAM_LEASE_MS', 60_000, 1_000, 3_600_000),
     },
   };
 }

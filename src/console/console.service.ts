@@ -149,6 +149,16 @@ export class ConsoleService {
     return { kind: 'console', id: row.user_id, sessionId: row.session_id, organizationId: row.organization_id, viaCookie };
   }
 
+  /** Whether a session that authenticated earlier still holds (event streams ask each time they wake). */
+  async isSessionActive(sessionId: string): Promise<boolean> {
+    const [row] = await this.hot.rows<{ active: boolean }>(
+      'console_session_active',
+      `SELECT true AS active FROM console_sessions WHERE id = $1 AND revoked_at IS NULL AND expires_at > now()`,
+      [sessionId],
+    );
+    return row !== undefined;
+  }
+
   /** A new session for a user (signup, login, accepting an invitation); stamps the user's last sign-in. */
   async openSession(em: EntityManager, user: ConsoleUser, organization: Organization): Promise<SessionView> {
     const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');

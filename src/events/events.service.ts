@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager, type EntitySubscriberInterface, type QueryRunner, type TransactionCommitEvent, type TransactionRollbackEvent } from 'typeorm';
+import { CHANGES_CHANNEL, eventsKey, TaskNotifier } from '../ledger/task-notifier';
 import { DeliveryDispatcher } from './delivery-dispatcher';
 import { newEventId } from './event-id';
 import { ORGANIZATION_ONLY_TYPES, type EventType } from './event-types';
@@ -32,13 +33,15 @@ export interface Participant {
  * (subscriptions scoped to one identity match when the event is about it;
  * organization-only types, api_key.*, never match them), and — for a task update,
  * $8 and $9 — one delivery for each of the task's A2A push notification configs
- * whose owner (the requester who set it) has not been deleted.
+ * whose owner (the requester who set it) has not been deleted. The same statement
+ * notifies the organization's event streams ($10, delivered by PostgreSQL after the
+ * commit, to every instance).
  */
 const INSERT_EVENT = `
   WITH event AS (
     INSERT INTO events (id, type, organization_id, identity_ids, data)
     VALUES ($1, $2, $3, $4::uuid[], $5::json)
-    RETURNING id, type, organization_id, identity_ids
+    RETURNING id, type, organization_id, identity_ids, pg_notify($10, $11) AS notified
   ), push AS (
     INSERT INTO deliveries (push_task_id, push_config_id, push_seq)
     SELECT c.task_id, c.config_id, $9::int
@@ -61,11 +64,13 @@ const INSERT_EVENT = `
  */
 @Injectable()
 export class EventsService implements EntitySubscriberInterface {
-  private readonly emitted = new WeakSet<QueryRunner>();
+  /** The organizations each open transaction has emitted for (their streams are woken at commit). */
+  private readonly emitted = new WeakMap<QueryRunner, Set<string>>();
 
   constructor(
     dataSource: DataSource,
     private readonly dispatcher: DeliveryDispatcher,
+    private readonly notifier: TaskNotifier,
   ) {
     dataSource.subscribers.push(this);
   }
@@ -110,15 +115,20 @@ export class EventsService implements EntitySubscriberInterface {
     const id = newEventId();
     await em.query(INSERT_EVENT, [
       id, event.type, event.organizationId, event.identityIds ?? [], JSON.stringify(event.data), webhookId, ORGANIZATION_ONLY_TYPES,
-      push?.taskId ?? null, push?.seq ?? null,
+      push?.taskId ?? null, push?.seq ?? null, CHANGES_CHANNEL, `${eventsKey(event.organizationId)}:0`,
     ]);
-    this.emitted.add(runner);
+    const organizations = this.emitted.get(runner) ?? new Set<string>();
+    this.emitted.set(runner, organizations.add(event.organizationId));
     return id;
   }
 
   afterTransactionCommit(event: TransactionCommitEvent): void {
-    if (event.queryRunner.isTransactionActive || !this.emitted.delete(event.queryRunner)) return;
+    const organizations = this.emitted.get(event.queryRunner);
+    if (event.queryRunner.isTransactionActive || !organizations) return;
+    this.emitted.delete(event.queryRunner);
     this.dispatcher.wake();
+    // On PostgreSQL the statement's NOTIFY does this; the embedded bus is woken here.
+    for (const organizationId of organizations) this.notifier.committed({ taskId: eventsKey(organizationId), seq: 0 });
   }
 
   afterTransactionRollback(event: TransactionRollbackEvent): void {

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
-import { LedgerModule } from '../ledger/ledger.module';
+import { EventsModule } from '../events/events.module';
 import { LimitsModule } from '../limits/limits.module';
 import { HealthController } from './health.controller';
 
-@Module({ imports: [LedgerModule, LimitsModule], controllers: [HealthController] })
+@Module({ imports: [EventsModule, LimitsModule], controllers: [HealthController] })
 export class HealthModule {}

@@ -1,9 +1,5 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import type { Logger } from 'pino';
-import { APP_CONFIG, type AppConfig } from '../config/config';
-import { isEmbedded } from '../database/data-source';
-import { LOGGER } from '../common/tokens';
 import { EventsModule } from '../events/events.module';
 import { ContextsController } from './contexts.controller';
 import { Artifact } from './entities/artifact.entity';
@@ -17,7 +13,6 @@ import { IdempotencyStore } from './idempotency';
 import { LedgerEvents } from './ledger-events';
 import { LedgerService } from './ledger.service';
 import { PushConfigService } from './push-configs.service';
-import { LocalTaskNotifier, PgTaskNotifier, TaskNotifier } from './task-notifier';
 import { TasksController } from './tasks.controller';
 import { TasksService } from './tasks.service';
 
@@ -35,14 +30,8 @@ import { TasksService } from './tasks.service';
     PushConfigService,
     TasksService,
     IdempotencyStore,
-    {
-      provide: TaskNotifier,
-      inject: [APP_CONFIG, LOGGER],
-      // One process on the embedded database: an in-process bus. On PostgreSQL: LISTEN/NOTIFY.
-      useFactory: (config: AppConfig, logger: Logger) =>
-        isEmbedded(config) ? new LocalTaskNotifier() : new PgTaskNotifier(config.databaseUrl!, logger),
-    },
+    // TaskNotifier comes from EventsModule: one listening connection per instance serves tasks and the event stream.
   ],
-  exports: [LedgerService, PushConfigService, TaskNotifier],
+  exports: [LedgerService, PushConfigService],
 })
 export class LedgerModule {}

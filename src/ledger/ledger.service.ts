@@ -8,7 +8,8 @@ import { LedgerEvents } from './ledger-events';
 import { TaskJournal, type NewMessage } from './task-journal';
 import { TaskNotifier, type TaskChange } from './task-notifier';
 import { hydrateTasks, readEvents, TASK_COLUMNS, type HydrateOptions, type Participant, type TaskEventRecord, type TaskRecord, type TaskRow } from './task-records';
-import { transition, type TaskState } from './task-state';
+import type { ArtifactChunk } from './entities/task-event.entity';
+import { transition, type ReplyState, type TaskState } from './task-state';
 import { TaskWatch } from './task-watch';
 
 /** The two identities a protocol call is about: the caller and the handle's identity. */
@@ -41,6 +42,25 @@ export interface PairTaskFilter {
   statusAfter?: Date;
   pageSize: number;
   pageToken?: string;
+}
+
+/** What a forwarded task's upstream agent answered, written as a worker's reply would be. */
+export interface UpstreamUpdate {
+  /** The upstream's own ids for the task, recorded the first time they are known. */
+  upstream?: { taskId: string; contextId: string };
+  state?: ReplyState;
+  /** An agent message (a repeated messageId is not stored twice). */
+  message?: NewMessage;
+  artifacts?: ArtifactChunk[];
+}
+
+/** A forwarded task as the forwarder needs it. */
+export interface ForwardedTask {
+  id: string;
+  state: TaskState;
+  workerIdentityId: string;
+  upstreamTaskId: string | null;
+  upstreamContextId: string | null;
 }
 
 /** Raised inside a transaction to undo it when a retried creating send finds its first task. */
@@ -116,9 +136,14 @@ export class LedgerService {
   /**
    * The requester cancels: a non-terminal task becomes canceled; a canceled one is
    * returned as it is (A2A v1.0: cancel is idempotent), or refused like any other final
-   * task when `repeat` is `refuse` (A2A v0.3: a final task is not cancelable).
+   * task when `repeat` is `refuse` (A2A v0.3: a final task is not cancelable). `also`
+   * runs in the cancel's transaction when it changed the task (the upstream forwarder
+   * queues the cancel there).
    */
-  async cancel(pair: TaskPair, taskId: string, read: HydrateOptions, repeat: 'return' | 'refuse' = 'return'): Promise<TaskRecord> {
+  async cancel(
+    pair: TaskPair, taskId: string, read: HydrateOptions, repeat: 'return' | 'refuse' = 'return',
+    also?: (em: EntityManager, taskId: string) => Promise<void>,
+  ): Promise<TaskRecord> {
     await this.write(async (em, save) => {
       const journal = await this.lockPairTask(em, pair, taskId);
       const next = transition(journal.state, { by: 'requester', action: 'cancel' });
@@ -127,6 +152,7 @@ export class LedgerService {
       }
       if (!next.changed) return;
       await journal.status('canceled');
+      await also?.(em, journal.task.id);
       await save(journal);
     });
     return (await this.find(pair, taskId, read))!;
@@ -140,6 +166,72 @@ export class LedgerService {
   /** The task's events after `afterSeq`, in order (at most `limit`). */
   events(task: { id: string; contextId: string }, afterSeq: number, limit?: number): Promise<TaskEventRecord[]> {
     return readEvents(this.dataSource.manager, task, afterSeq, limit);
+  }
+
+  /** A forwarded task's state and upstream ids, for the forwarder (never on behalf of a caller). */
+  async forwardedTask(taskId: string): Promise<ForwardedTask | null> {
+    const [row] = (await this.dataSource.query(
+      `SELECT id, state, worker_identity_id, upstream_task_id, upstream_context_id FROM tasks WHERE id = $1`, [taskId],
+    )) as Array<{ id: string; state: TaskState; worker_identity_id: string; upstream_task_id: string | null; upstream_context_id: string | null }>;
+    return row
+      ? { id: row.id, state: row.state, workerIdentityId: row.worker_identity_id, upstreamTaskId: row.upstream_task_id, upstreamContextId: row.upstream_context_id }
+      : null;
+  }
+
+  /** The requester's message with this id on the task, as stored (the forwarder sends it on). */
+  async requesterMessage(taskId: string, messageId: string): Promise<NewMessage | null> {
+    const [row] = (await this.dataSource.query(
+      `SELECT message_id, parts, metadata, extensions, reference_task_ids FROM messages WHERE task_id = $1 AND message_id = $2 AND role = 'user'`,
+      [taskId, messageId],
+    )) as Array<{ message_id: string; parts: NewMessage['parts']; metadata: Record<string, unknown> | null; extensions: string[]; reference_task_ids: string[] }>;
+    return row
+      ? { messageId: row.message_id, parts: row.parts, metadata: row.metadata, extensions: row.extensions, referenceTaskIds: row.reference_task_ids }
+      : null;
+  }
+
+  /**
+   * What an upstream agent answered — one or several updates that arrived together —
+   * written through the journal exactly as the worker's REST reply is (state machine,
+   * numbered events, outbox, wake-ups), in one transaction. `terminal` when the task
+   * takes no more (canceled meanwhile, say): the updates after that point are dropped.
+   * `refused` lists the states the state machine did not allow (those updates are skipped).
+   */
+  async applyUpstream(taskId: string, updates: readonly UpstreamUpdate[]): Promise<{ terminal: boolean; refused: ReplyState[] }> {
+    return this.write(async (em, save) => {
+      const journal = await TaskJournal.lock(em, 't.id = $1', [taskId]);
+      const refused: ReplyState[] = [];
+      if (!journal) return { terminal: true, refused };
+      let changed = false;
+      let terminal = false;
+      let upstreamRecorded = false;
+      for (const update of updates) {
+        if (update.upstream && !upstreamRecorded) {
+          await em.query(`UPDATE tasks SET upstream_task_id = $2, upstream_context_id = $3 WHERE id = $1 AND upstream_task_id IS NULL`,
+            [taskId, update.upstream.taskId, update.upstream.contextId]);
+          upstreamRecorded = true;
+        }
+        const message = update.message && !(await journal.hasMessage('agent', update.message.messageId)) ? update.message : undefined;
+        const state = update.state === journal.state && !message ? undefined : update.state;
+        const artifacts = update.artifacts ?? [];
+        if (!state && !message && artifacts.length === 0) continue;
+        const next = transition(journal.state, { by: 'worker', action: 'reply', to: state ?? null });
+        if (!next.ok && next.reason === 'terminal') {
+          terminal = true;
+          break;
+        }
+        if (!next.ok) {
+          refused.push(state!);
+          continue;
+        }
+        if (message) await journal.requireRoomForMessage(this.config.ledgerMaxMessagesPerTask);
+        for (const chunk of artifacts) await journal.artifact(chunk, this.config.ledgerMaxArtifactBytesPerTask);
+        if (message) await journal.message('agent', message, 'status', next.state);
+        else if (state) await journal.status(next.state);
+        changed = true;
+      }
+      if (changed) await save(journal);
+      return { terminal, refused };
+    });
   }
 
   /** A task by its id alone, for the service's own use (push notifications), never on behalf of a caller. */

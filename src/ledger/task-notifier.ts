@@ -71,7 +71,16 @@ export class LocalTaskNotifier extends TaskNotifier {
   }
 }
 
-const CHANNEL = 'a2a_task_changes';
+/** The one LISTEN/NOTIFY channel: `taskId:seq` for a task, `events:<organization>:0` for the outbox. */
+export const CHANGES_CHANNEL = 'a2a_task_changes';
+const CHANNEL = CHANGES_CHANNEL;
+
+/**
+ * The key that the outbox's commits wake (instead of a task id): the event stream of
+ * an organization listens on it. The notification is sent by the statement that
+ * writes the event (EventsService), so it reaches every instance after the commit.
+ */
+export const eventsKey = (organizationId: string) => `events:${organizationId}`;
 const MAX_BACKOFF_MS = 5_000;
 
 /**

@@ -24,6 +24,8 @@ import { PushConfigService } from '../ledger/push-configs.service';
 import type { HydrateOptions, TaskRecord } from '../ledger/task-records';
 import { isSettled, isTerminal, type TaskState } from '../ledger/task-state';
 import type { TaskWatch } from '../ledger/task-watch';
+import { UpstreamForwarder } from '../upstream/upstream-forwarder';
+import { UpstreamsService } from '../upstream/upstreams.service';
 import { fromA2AMessage, fromA2APushConfig, stateFilter, toA2APushConfig, toA2ATask, toStreamResponse, withoutSecrets } from './a2a-mapping';
 import { callOf, type ProtocolCall } from './call-context';
 import { CallRefused } from './call-standing';
@@ -50,6 +52,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     private readonly pushConfigs: PushConfigService,
     private readonly directory: DirectoryService,
     private readonly identities: IdentitiesService,
+    private readonly upstreams: UpstreamsService,
+    private readonly forwarder: UpstreamForwarder,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -124,9 +128,15 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     return this.guard(async () => {
       const call = callOf(context);
+      const { pair } = call;
       // Cancelling a canceled task: the task in v1.0 (idempotent, §3.3.1), -32002 in v0.3 (a final task is not cancelable).
       const repeat = call.version === '1.0' ? 'return' : 'refuse';
-      return toA2ATask(await this.ledger.cancel(call.pair, requireTaskId(params.id), { historyLength: this.history(undefined), artifacts: true }, repeat));
+      let forwarded = false;
+      // A worker with an upstream agent: the cancel is forwarded to it, queued in the cancel's transaction.
+      const task = await this.ledger.cancel(pair, requireTaskId(params.id), { historyLength: this.history(undefined), artifacts: true }, repeat,
+        async (em, taskId) => void (forwarded = await this.upstreams.queueCancel(em, taskId, pair.worker.id)));
+      if (forwarded) this.forwarder.wake();
+      return toA2ATask(task);
     });
   }
 
@@ -173,17 +183,24 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     yield* this.follow(call, task.id, this.history(undefined), isTerminal);
   }
 
-  private send(call: ProtocolCall, params: SendMessageRequest, read: HydrateOptions) {
+  private async send(call: ProtocolCall, params: SendMessageRequest, read: HydrateOptions) {
     const message = fromA2AMessage(params.message);
     const push = params.configuration?.taskPushNotificationConfig;
     const pushInput = push ? fromA2APushConfig(push) : null;
-    return this.ledger.send(call.pair, {
+    let forwarded = false;
+    const result = await this.ledger.send(call.pair, {
       message,
       taskId: params.message?.taskId || undefined,
       contextId: params.message?.contextId || undefined,
       metadata: params.metadata ?? null,
-      alsoWithTask: pushInput ? async (em, task) => void (await this.pushConfigs.save(em, task, pushInput, call.version)) : undefined,
+      alsoWithTask: async (em, task) => {
+        if (pushInput) await this.pushConfigs.save(em, task, pushInput, call.version);
+        // A worker with an upstream agent: the message is queued for the forwarder in the send's transaction.
+        forwarded = await this.upstreams.queueMessage(em, task.id, call.pair.worker.id, message.messageId);
+      },
     }, read);
+    if (forwarded) this.forwarder.wake();
+    return result;
   }
 
   private async pairTask(call: ProtocolCall, taskId: string, read: HydrateOptions): Promise<TaskRecord> {

@@ -11,7 +11,7 @@ import type { A2AVersion } from '../ledger/entities/push-notification-config.ent
 import type { TaskPair } from '../ledger/ledger.service';
 import { callContext, type ProtocolCall } from './call-context';
 import { CallStanding, lostStanding } from './call-standing';
-import { OpenCalls } from './open-calls';
+import { OpenCalls } from '../limits/open-calls';
 
 /** What the binding read from the request before the method runs. */
 export interface CallShape {
@@ -43,16 +43,14 @@ export interface OpenCall {
 @Injectable()
 export class ProtocolGate implements OnModuleDestroy {
   private readonly inFlight = new Set<AbortController>();
-  private readonly openCalls: OpenCalls;
 
   constructor(
     private readonly identities: IdentitiesService,
     private readonly admission: AdmissionService,
     private readonly keys: KeysService,
+    private readonly openCalls: OpenCalls,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {
-    this.openCalls = new OpenCalls(config.protocolMaxOpenCallsPerKey);
-  }
+  ) {}
 
   /** Shutdown: streams end and blocking sends return the task as it is. */
   onModuleDestroy(): void {

@@ -6,6 +6,8 @@ import { EventsModule } from '../events/events.module';
 import { IdentitiesModule } from '../identities/identities.module';
 import { KeysModule } from '../keys/keys.module';
 import { LedgerModule } from '../ledger/ledger.module';
+import { LimitsModule } from '../limits/limits.module';
+import { UpstreamModule } from '../upstream/upstream.module';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolController } from './protocol.controller';
 import { GrpcBindingService } from './grpc-binding.service';
@@ -17,7 +19,7 @@ import { A2APushNotificationRenderer } from './push-notification-renderer';
 
 /** A2A over the ledger (v1.0 and v0.3): JSON-RPC at `POST /a2a/{handle}`, HTTP+JSON under `/a2a/{handle}/rest`, gRPC on GRPC_PORT. */
 @Module({
-  imports: [AuthModule, IdentitiesModule, AdmissionModule, LedgerModule, KeysModule, EventsModule, DirectoryModule],
+  imports: [AuthModule, IdentitiesModule, AdmissionModule, LedgerModule, KeysModule, EventsModule, DirectoryModule, LimitsModule, UpstreamModule],
   controllers: [ProtocolController, RestBindingController],
   providers: [ProtocolGate, ProtocolService, RestBindingService, GrpcBindingService, LedgerRequestHandler, A2APushNotificationRenderer],
 })

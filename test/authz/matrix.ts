@@ -33,6 +33,18 @@ function row(route: string, statuses: Statuses, options: Omit<MatrixRow, 'route'
 
 const email = () => `matrix-${randomBytes(4).toString('hex')}@example.test`;
 
+/** An upstream the matrix never reaches (named in full, so setting it reads no card). */
+const UPSTREAM = { url: 'https://upstream.example.invalid/a2a', protocol_version: '1.0', binding: 'JSONRPC' };
+
+/** Acme's claimed identity, with an upstream set (again, for cells that remove it). */
+async function withUpstream(w: World): Promise<string> {
+  await w.t.db.query(
+    `INSERT INTO identity_upstreams (identity_id, url, protocol_version, binding) VALUES ($1, $2, '1.0', 'JSONRPC') ON CONFLICT DO NOTHING`,
+    [w.claimed.id, UPSTREAM.url],
+  );
+  return w.claimed.handle;
+}
+
 //                                                    none mal  rev  adm  unc  agt  con  oCon oAdm
 export const MATRIX: MatrixRow[] = [
   // Operations and Console entry points: public.
@@ -205,6 +217,27 @@ export const MATRIX: MatrixRow[] = [
   row('GET /api/v1/webhooks/:id/deliveries',         [401, 401, 401, 200, 403, 404, 200, 404, 404], {
     path: async (w) => `/api/v1/webhooks/${await w.acmeWebhookId()}/deliveries`,
   }),
+  // Upstream agents (CONTRACT §14): admin key or Console set, remove and import; the own
+  // key reads (never the secret). Import fails after authorization (the upstream is not
+  // reachable from the matrix): 422.
+  row('PUT /api/v1/identities/:handle/upstream',     [401, 401, 401, 200, 403, 403, 200, 404, 404], {
+    path: (w) => `/api/v1/identities/${w.claimed.handle}/upstream`,
+    body: () => UPSTREAM,
+  }),
+  row('GET /api/v1/identities/:handle/upstream',     [401, 401, 401, 200, 403, 200, 200, 404, 404], {
+    path: async (w) => `/api/v1/identities/${await withUpstream(w)}/upstream`,
+  }),
+  row('POST /api/v1/identities/:handle/upstream/import-card', [401, 401, 401, 422, 403, 403, 422, 404, 404], {
+    path: async (w) => `/api/v1/identities/${await withUpstream(w)}/upstream/import-card`,
+  }),
+  row('DELETE /api/v1/identities/:handle/upstream',  [401, 401, 401, 204, 403, 403, 204, 404, 404], {
+    path: async (w) => `/api/v1/identities/${await withUpstream(w)}/upstream`,
+  }),
+
+  // The event list and stream (CONTRACT §14): every organization sees its own events
+  // (an agent key, its identity's). The stream's 200 cells end at SSE_MAX_DURATION_MS.
+  row('GET /api/v1/events',                          [401, 401, 401, 200, 403, 200, 200, 200, 200]),
+  row('GET /api/v1/events/stream',                   [401, 401, 401, 200, 403, 200, 200, 200, 200]),
   row('POST /api/v1/webhooks/:id/deliveries/:delivery_id/retry', [401, 401, 401, 202, 403, 404, 202, 404, 404], {
     path: async (w) => {
       const { webhookId, deliveryId } = await w.acmeDelivery();

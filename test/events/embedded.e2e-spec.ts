@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { eventually } from '../support/eventually';
+import { openEventStream } from '../support/event-stream';
 import { PASSWORD } from '../support/fixtures';
 import { startReceiver, verified } from '../support/receiver';
 import { startServerProcess } from '../support/server-process';
@@ -38,6 +39,26 @@ describe('events on the embedded database', () => {
     } finally {
       await server.stop('SIGKILL');
       await receiver.close();
+    }
+  });
+
+  it('streams events as they commit, woken by the in-process bus', async () => {
+    const server = await startServerProcess({ DATA_DIR: join(dataDir, 'stream') });
+    try {
+      const session = await request(server.baseUrl).post('/api/v1/console/signup')
+        .send({ organization_name: 'Local', email: 'stream@local.test', password: PASSWORD }).expect(201);
+      const auth = { Authorization: `Bearer ${session.body.token}` };
+      const stream = await openEventStream(server.baseUrl, auth);
+      const minted = await request(server.baseUrl).post('/api/v1/api-keys').set(auth).send({ scope: 'admin' }).expect(201);
+      const event = await stream.next();
+      expect(event!.data).toMatchObject({ type: 'api_key.created', data: { api_key: { id: minted.body.id } } });
+      await stream.close();
+      const resumed = await openEventStream(server.baseUrl, auth, { lastEventId: event!.id });
+      await request(server.baseUrl).post('/api/v1/api-keys').set(auth).send({ scope: 'admin' }).expect(201);
+      expect((await resumed.next())!.id).not.toBe(event!.id);
+      await resumed.close();
+    } finally {
+      await server.stop('SIGKILL');
     }
   });
 });

@@ -124,6 +124,8 @@ describe('fuzzing every route', () => {
     t = await startApp({
       RATE_LIMIT_REST_PER_MINUTE: '1000000', RATE_LIMIT_PUBLIC_PER_MINUTE: '1000000', RATE_LIMIT_PROTOCOL_PER_MINUTE: '1000000',
       RATE_LIMIT_SIGNUPS_PER_HOUR: '1000000', LOGIN_FAILURE_LIMIT: '10000',
+      // The event stream answers 200 and stays open: the shortest maximum duration ends each one.
+      SSE_MAX_DURATION_MS: '1000',
     });
     const account = await signup(t);
     const identity = await insertIdentity(t, { organizationId: account.organizationId, enabled: true });

@@ -6,6 +6,7 @@ import { Events1763700400000 } from './1763700400000-events';
 import { ArtifactBytes1763700500000 } from './1763700500000-artifact-bytes';
 import { ConsoleTeams1763700600000 } from './1763700600000-console-teams';
 import { Conformance1763700700000 } from './1763700700000-conformance';
+import { EventStream1763700900000 } from './1763700900000-event-stream';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
@@ -13,4 +14,5 @@ export const MIGRATIONS = [
   ArtifactBytes1763700500000,
   ConsoleTeams1763700600000,
   Conformance1763700700000,
+  EventStream1763700900000,
 ];

@@ -1,5 +1,5 @@
 /**
- * Streams and blocking sends open per API key (PROTOCOL_MAX_OPEN_CALLS_PER_KEY). Counted
+ * Streams (protocol and event streams) and blocking sends open per API key (or Console session) (PROTOCOL_MAX_OPEN_CALLS_PER_KEY). Counted
  * in this process's memory: each instance admits its own maximum, so n instances admit up
  * to n × max per key. A call holds its slot from before the method runs until it ends.
  */

@@ -1,0 +1,58 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsIn, IsString, Length, Matches, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
+import { Optional } from '../../common/validation';
+
+export const UPSTREAM_VERSIONS = ['1.0', '0.3'] as const;
+export type UpstreamVersion = (typeof UPSTREAM_VERSIONS)[number];
+export const UPSTREAM_BINDINGS = ['JSONRPC', 'HTTP+JSON', 'GRPC'] as const;
+export type UpstreamBinding = (typeof UPSTREAM_BINDINGS)[number];
+export const UPSTREAM_AUTH_TYPES = ['none', 'bearer', 'api_key'] as const;
+
+export class UpstreamAuthDto {
+  @ApiProperty({ enum: UPSTREAM_AUTH_TYPES })
+  @IsIn(UPSTREAM_AUTH_TYPES)
+  type: (typeof UPSTREAM_AUTH_TYPES)[number];
+
+  @ApiPropertyOptional({ description: 'For `api_key`: the header that carries it (for example X-API-Key).', maxLength: 100 })
+  @ValidateIf((auth: UpstreamAuthDto) => auth.type === 'api_key' || auth.header !== undefined)
+  @IsString()
+  @Matches(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, { message: 'header must be an HTTP header name' })
+  header?: string;
+
+  @ApiPropertyOptional({ description: 'The secret: a bearer token or an API key. Write-only: never returned.', maxLength: 4096 })
+  @ValidateIf((auth: UpstreamAuthDto) => auth.type !== 'none' || auth.value !== undefined)
+  @IsString()
+  @Length(1, 4096)
+  value?: string;
+}
+
+/** `PUT /api/v1/identities/{handle}/upstream` (CONTRACT §14). */
+export class SetUpstreamDto {
+  @ApiProperty({ description: 'The upstream agent\'s A2A endpoint (https; the webhook URL rules apply).', maxLength: 2048 })
+  @IsString()
+  @MaxLength(2048)
+  url: string;
+
+  @ApiPropertyOptional({ description: 'Its Agent Card; default `<url>/.well-known/agent-card.json`.', maxLength: 2048 })
+  @Optional()
+  @IsString()
+  @MaxLength(2048)
+  card_url?: string;
+
+  @ApiPropertyOptional({ enum: UPSTREAM_VERSIONS, description: 'Default: from its card.' })
+  @Optional()
+  @IsIn(UPSTREAM_VERSIONS)
+  protocol_version?: UpstreamVersion;
+
+  @ApiPropertyOptional({ enum: UPSTREAM_BINDINGS, description: 'Default: from its card. JSONRPC is forwarded today.' })
+  @Optional()
+  @IsIn(UPSTREAM_BINDINGS)
+  binding?: UpstreamBinding;
+
+  @ApiPropertyOptional({ type: UpstreamAuthDto })
+  @Optional()
+  @ValidateNested()
+  @Type(() => UpstreamAuthDto)
+  auth?: UpstreamAuthDto;
+}

@@ -1,0 +1,147 @@
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { Readable, Transform } from 'node:stream';
+import { classifyAddress, hostOf } from '../events/address-policy';
+import type { HostResolver, ResolvedAddress } from '../events/delivery-sender';
+
+/**
+ * Why an upstream could not be reached, in words fit for a task's status message:
+ * never a resolved address, never a stack.
+ */
+export class UpstreamUnreachable extends Error {}
+
+export interface UpstreamFetchOptions {
+  allowPrivateNetworks: boolean;
+  resolve: HostResolver;
+  /** Until the response's headers have arrived. */
+  timeoutMs: number;
+  /** The most a response body may hold (a stream counts all its events). */
+  maxResponseBytes: number;
+}
+
+const NETWORK_ERRORS: Record<string, string> = {
+  ECONNREFUSED: 'the connection was refused',
+  ECONNRESET: 'the connection was reset',
+  ENOTFOUND: 'its host name does not resolve',
+  EAI_AGAIN: 'its host name could not be resolved',
+  EHOSTUNREACH: 'its host is unreachable',
+  ENETUNREACH: 'its network is unreachable',
+  ETIMEDOUT: 'the connection timed out',
+  EPIPE: 'the connection was closed',
+  CERT_HAS_EXPIRED: 'its TLS certificate has expired',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'its TLS certificate is not trusted',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'its TLS certificate is not trusted',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'its TLS certificate does not match its name',
+};
+
+/**
+ * A `fetch` for the SDK's client that obeys the webhook URL rules (CONTRACT §8,
+ * address-policy.ts): https only (http too with WEBHOOKS_ALLOW_PRIVATE_NETWORKS), every
+ * resolved address public, and the connection pinned to the vetted address so a name
+ * cannot resolve one way for the check and another for the connection. Redirects are
+ * not followed (a 3xx is an error); the response headers must come within the
+ * timeout and the body may not exceed the size limit. Sends only the headers the
+ * client sets — nothing of the requester's call reaches the upstream.
+ */
+export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
+  const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+  return (async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+    const target = await vet(url, options);
+    const headers: Record<string, string> = {};
+    new Headers(init?.headers).forEach((value, name) => (headers[name] = value));
+    const body = typeof init?.body === 'string' ? init.body : init?.body ? String(init.body) : undefined;
+    if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+    const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
+      if (lookupOptions.all) (callback as (err: null, addresses: ResolvedAddress[]) => void)(null, [target]);
+      else callback(null, target.address, target.family);
+    };
+    const transport = url.protocol === 'https:' ? https : http;
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      const timer = setTimeout(() => req.destroy(new UpstreamUnreachable(`no answer within ${options.timeoutMs} ms`)), options.timeoutMs);
+      const req = transport.request(url, {
+        method: init?.method ?? 'GET', agent: agents[url.protocol as 'http:' | 'https:'], lookup: pinned, headers: { 'user-agent': 'a2a-service-forwarder/1', ...headers },
+      }, (response) => {
+        clearTimeout(timer);
+        resolve(response);
+      });
+      // Headers and body go out at once (no Nagle delay waiting for the peer's delayed ACK).
+      req.setNoDelay(true);
+      init?.signal?.addEventListener('abort', () => req.destroy(new UpstreamUnreachable('the call was aborted')), { once: true });
+      req.on('error', (error) => {
+        clearTimeout(timer);
+        reject(error instanceof UpstreamUnreachable ? error : new UpstreamUnreachable(describe(error)));
+      });
+      req.end(body);
+    });
+    const status = res.statusCode ?? 0;
+    if (status >= 300 && status < 400) {
+      res.resume();
+      throw new UpstreamUnreachable(`it answered with a redirect (HTTP ${status}), which is not followed`);
+    }
+    let seen = 0;
+    const limited = res.pipe(new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        seen += chunk.length;
+        if (seen > options.maxResponseBytes) done(new UpstreamUnreachable(`its response exceeded ${options.maxResponseBytes} bytes`));
+        else done(null, chunk);
+      },
+    }));
+    res.on('error', (error) => limited.destroy(error));
+    const responseHeaders = new Headers();
+    for (const [name, value] of Object.entries(res.headers)) {
+      if (typeof value === 'string') responseHeaders.set(name, value);
+      else if (Array.isArray(value)) for (const v of value) responseHeaders.append(name, v);
+    }
+    const nullBody = status === 204 || status === 304 || init?.method === 'HEAD';
+    return new Response(nullBody ? null : (Readable.toWeb(limited) as unknown as ReadableStream), { status, headers: responseHeaders });
+  }) as typeof fetch;
+}
+
+async function vet(url: URL, options: UpstreamFetchOptions): Promise<ResolvedAddress> {
+  if (url.protocol !== 'https:' && !(options.allowPrivateNetworks && url.protocol === 'http:')) {
+    throw new UpstreamUnreachable(`${url.protocol} URLs are not allowed; use https`);
+  }
+  const host = hostOf(url);
+  const family = isIP(host);
+  let addresses: ResolvedAddress[];
+  try {
+    addresses = family !== 0 ? [{ address: host, family }] : await withTimeout(options.resolve(host), options.timeoutMs);
+  } catch (error) {
+    throw new UpstreamUnreachable(describe(error));
+  }
+  if (addresses.length === 0) throw new UpstreamUnreachable('its host name does not resolve');
+  if (!options.allowPrivateNetworks) {
+    for (const { address } of addresses) {
+      // The reason names the kind of address, never the address itself.
+      const kind = classifyAddress(address).replace('_', '-');
+      if (kind !== 'public') throw new UpstreamUnreachable(`its host resolves to a ${kind} address, which is not allowed`);
+    }
+  }
+  return addresses[0];
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new UpstreamUnreachable(`its host name did not resolve within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function describe(error: unknown): string {
+  const code = (error as { code?: string } | null)?.code;
+  return (code && NETWORK_ERRORS[code]) ?? 'a network error occurred';
+}
+
+/** The reason an error gives for a status message: ours as written, anything else in general terms. */
+export function reasonOf(error: unknown): string {
+  for (let cause: unknown = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
+    if (cause instanceof UpstreamUnreachable) return cause.message;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  const status = /\b(?:status|HTTP)\D{0,3}(\d{3})\b/i.exec(message)?.[1];
+  if (status) return `it answered HTTP ${status}`;
+  return 'its answer could not be understood';
+}

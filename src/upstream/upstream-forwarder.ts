@@ -1,0 +1,471 @@
+import { randomUUID } from 'node:crypto';
+import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { AgentCard, Part, Role, TaskState as A2AState, type Artifact, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { A2AError } from '@a2a-js/sdk/errors';
+import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client, type RequestOptions } from '@a2a-js/sdk/client';
+import type { Logger } from 'pino';
+import { DataSource } from 'typeorm';
+import { LOGGER } from '../common/tokens';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { systemResolver } from '../events/delivery-sender';
+import type { ArtifactChunk } from '../ledger/entities/task-event.entity';
+import { LedgerService, type UpstreamUpdate } from '../ledger/ledger.service';
+import type { StoredPart } from '../ledger/parts';
+import type { NewMessage } from '../ledger/task-journal';
+import { isSettled, isTerminal, type ReplyState } from '../ledger/task-state';
+import { reasonOf, upstreamFetch } from './upstream-fetch';
+import { UpstreamsService, type UpstreamRecord } from './upstreams.service';
+
+/** A non-streaming upstream's unsettled task is read again this often. */
+const POLL_MS = 500;
+/** Forwards in flight per forwarder. */
+const CONCURRENCY = 20;
+
+interface ClaimedForward {
+  id: string;
+  taskId: string;
+  kind: 'message' | 'cancel';
+  messageId: string;
+  attempt: number;
+  accepted: boolean;
+}
+
+/**
+ * Claims due forwards: the oldest of each task's pending messages only (a follow-up
+ * waits for the turn before it), and cancels whenever due. Rows another forwarder
+ * holds are skipped; the claim counts the attempt and leases the row, so a forwarder
+ * that dies leaves its claim to fall due again.
+ */
+const CLAIM = `
+  UPDATE upstream_forwards f
+     SET attempts = f.attempts + 1, in_flight = true, next_attempt_at = now() + make_interval(secs => $2::float / 1000), updated_at = now()
+    FROM (SELECT c.id FROM upstream_forwards c
+           WHERE c.status = 'pending' AND c.next_attempt_at <= now()
+             AND (c.kind = 'cancel' OR NOT EXISTS (
+                   SELECT 1 FROM upstream_forwards e WHERE e.task_id = c.task_id AND e.status = 'pending' AND e.kind = 'message' AND e.seq < c.seq))
+           ORDER BY c.next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED) due
+   WHERE f.id = due.id
+  RETURNING f.id, f.task_id, f.kind, f.message_id, f.attempts, f.accepted`;
+
+/** Ends a forward's attempt: only while this claim still holds the row. */
+const HOLDS = `id = $1 AND attempts = $2 AND in_flight`;
+
+/** Raised when the forward must be tried again later (the upstream's stream ended early, the task id is not known yet). */
+class TryAgain extends Error {}
+
+/**
+ * The forwarder (CONTRACT §14): delivers the work sent to an identity with an upstream
+ * to that A2A agent, with the official SDK client, and writes every event the upstream
+ * answers with into the ledger task — through the same journal as a worker's REST
+ * reply (LedgerService.applyUpstream), so blocking sends, streams, push notifications
+ * and webhooks see an upstream worker like any other.
+ *
+ * Durability follows the delivery engine: a queue in PostgreSQL (`upstream_forwards`,
+ * written in the send's transaction), claims with SKIP LOCKED and a lease renewed while
+ * a forward runs, retries on UPSTREAM_RETRY_SCHEDULE_MS, then the task fails with a
+ * status message saying why. Once the upstream has answered a message (`accepted`),
+ * a retry never sends it again: it follows the upstream task (resubscribe, or reads)
+ * instead; until then the retry sends the same messageId, so an upstream that
+ * deduplicates by message id sees it once.
+ */
+@Injectable()
+export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private readonly inFlight = new Map<Promise<void>, AbortController>();
+  private woken = false;
+  private wakeUp: (() => void) | null = null;
+  private readonly fetch: typeof fetch;
+  private readonly clients = new Map<string, { version: string; client: Promise<Client> }>();
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly ledger: LedgerService,
+    private readonly upstreams: UpstreamsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    this.fetch = upstreamFetch({
+      allowPrivateNetworks: config.webhooksAllowPrivateNetworks, resolve: systemResolver,
+      timeoutMs: config.upstream.timeoutMs, maxResponseBytes: config.upstream.maxResponseBytes,
+    });
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.config.events.dispatcher === 'inline') this.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.stop();
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Stops claiming; forwards in flight are abandoned to their lease (another forwarder, or this one after a restart, resumes them). */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.loop;
+    for (const abort of this.inFlight.values()) abort.abort();
+    await Promise.all(this.inFlight.keys());
+  }
+
+  /** There may be new work: claim now instead of at the next poll. */
+  wake(): void {
+    this.woken = true;
+    this.wakeUp?.();
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      this.woken = false;
+      const free = CONCURRENCY - this.inFlight.size;
+      let claimed: ClaimedForward[] = [];
+      if (free > 0) {
+        try {
+          const rows = (await this.dataSource.query(CLAIM, [free, this.config.upstream.leaseMs])) as [Array<{ id: string; task_id: string; kind: 'message' | 'cancel'; message_id: string; attempts: number; accepted: boolean }>, number];
+          claimed = rows[0].map((r) => ({ id: r.id, taskId: r.task_id, kind: r.kind, messageId: r.message_id, attempt: r.attempts, accepted: r.accepted }));
+        } catch (error) {
+          this.logger.error({ err: error }, 'could not claim upstream forwards');
+        }
+      }
+      for (const forward of claimed) {
+        const abort = new AbortController();
+        const work = this.forward(forward, abort.signal).finally(() => {
+          this.inFlight.delete(work);
+          this.wake();
+        });
+        this.inFlight.set(work, abort);
+      }
+      if (claimed.length === free && free > 0) continue;
+      if (!this.woken && this.running) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, this.config.events.pollIntervalMs);
+          function done() {
+            clearTimeout(timer);
+            resolve();
+          }
+          this.wakeUp = done;
+        });
+        this.wakeUp = null;
+      }
+    }
+  }
+
+  private async forward(forward: ClaimedForward, signal: AbortSignal): Promise<void> {
+    const heartbeat = setInterval(() => {
+      this.dataSource.query(`UPDATE upstream_forwards SET next_attempt_at = now() + make_interval(secs => $3::float / 1000) WHERE ${HOLDS}`,
+        [forward.id, forward.attempt, this.config.upstream.leaseMs]).catch(() => undefined);
+    }, this.config.upstream.leaseMs / 3);
+    try {
+      const task = await this.ledger.forwardedTask(forward.taskId);
+      const upstream = task ? await this.upstreams.upstreamOf(task.workerIdentityId) : null;
+      if (!task || !upstream) return await this.finish(forward, 'failed', 'the identity has no upstream any more');
+      if (forward.kind === 'cancel') await this.cancel(forward, upstream, task.upstreamTaskId, signal);
+      else if (!isTerminal(task.state)) await this.deliver(forward, upstream, signal);
+      await this.finish(forward, 'succeeded', null);
+    } catch (error) {
+      if (signal.aborted) return; // shutting down: the lease runs out and the forward resumes elsewhere
+      await this.failed(forward, error).catch((err: unknown) => this.logger.error({ err, forward_id: forward.id }, 'could not record an upstream forward attempt'));
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  /** A requester's message: sent once; then the upstream's answers are written to the task until it settles. */
+  private async deliver(forward: ClaimedForward, upstream: UpstreamRecord, signal: AbortSignal): Promise<void> {
+    const client = await this.client(upstream);
+    const options = this.options(upstream, signal);
+    const current = await this.ledger.forwardedTask(forward.taskId);
+    if (forward.accepted) {
+      // The upstream has this message already: follow its task instead of sending it again.
+      if (!current?.upstreamTaskId) throw new TryAgain('the upstream task is not known');
+      return this.follow(forward, upstream, client, current.upstreamTaskId, options);
+    }
+    const stored = await this.ledger.requesterMessage(forward.taskId, forward.messageId);
+    if (!stored) return;
+    const message: Message = {
+      messageId: stored.messageId,
+      role: Role.ROLE_USER,
+      parts: stored.parts.map((part) => Part.fromJSON(part)),
+      taskId: current?.upstreamTaskId ?? '',
+      contextId: current?.upstreamContextId ?? '',
+      metadata: stored.metadata ?? undefined,
+      extensions: stored.extensions,
+      referenceTaskIds: [],
+    };
+    if (upstream.streaming) {
+      const call = linked(signal);
+      const events = client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: undefined }, { ...options, signal: call.signal });
+      if (await this.consume(forward.taskId, events, call, () => this.accept(forward)) === 'terminal') return;
+      await this.requireSettled(forward.taskId);
+      return;
+    }
+    const result = await client.sendMessage({ tenant: '', message, configuration: undefined, metadata: undefined }, options);
+    await this.accept(forward);
+    const answer = 'kind' in result || !('status' in result) ? messageUpdate(result as Message) : taskUpdate(result as Task, true);
+    if (await this.apply(forward.taskId, answer) === 'terminal') return;
+    const upstreamTaskId = (result as Task).id;
+    if (upstreamTaskId) await this.poll(forward.taskId, client, upstreamTaskId, options);
+  }
+
+  /** After a lost connection: the upstream task as it is now, then (streaming) what follows. */
+  private async follow(forward: ClaimedForward, upstream: UpstreamRecord, client: Client, upstreamTaskId: string, options: RequestOptions): Promise<void> {
+    const task = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
+    if (await this.apply(forward.taskId, taskUpdate(task, true)) === 'terminal') return;
+    if (isSettledA2A(task.status?.state)) return;
+    if (!upstream.streaming) return this.poll(forward.taskId, client, upstreamTaskId, options);
+    const call = linked(options.signal!);
+    const events = client.resubscribeTask({ tenant: '', id: upstreamTaskId }, { ...options, signal: call.signal });
+    if (await this.consume(forward.taskId, events, call, async () => undefined) === 'terminal') return;
+    await this.requireSettled(forward.taskId);
+  }
+
+  private async poll(taskId: string, client: Client, upstreamTaskId: string, options: RequestOptions): Promise<void> {
+    for (;;) {
+      const local = await this.ledger.forwardedTask(taskId);
+      if (!local || isSettled(local.state)) return;
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      options.signal?.throwIfAborted();
+      const task = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
+      if (await this.apply(taskId, taskUpdate(task, true)) === 'terminal') return;
+    }
+  }
+
+  private async cancel(forward: ClaimedForward, upstream: UpstreamRecord, upstreamTaskId: string | null, signal: AbortSignal): Promise<void> {
+    if (!upstreamTaskId) {
+      const [pending] = (await this.dataSource.query(
+        `SELECT 1 FROM upstream_forwards WHERE task_id = $1 AND kind = 'message' AND status = 'pending' AND accepted`, [forward.taskId],
+      )) as unknown[];
+      // Nothing reached the upstream: the message forward sees the task canceled and stops there.
+      if (!pending) return;
+      throw new TryAgain('the upstream task id is not known yet');
+    }
+    const client = await this.client(upstream);
+    try {
+      await client.cancelTask({ tenant: '', id: upstreamTaskId, metadata: undefined }, this.options(upstream, signal));
+    } catch (error) {
+      // The upstream answered: the task is already done there (not cancelable, not found). Nothing more to forward.
+      if (error instanceof A2AError) return;
+      throw error;
+    }
+  }
+
+  /** The stream ended: the task must be settled (terminal or waiting for the requester), else the forward is tried again. */
+  private async requireSettled(taskId: string): Promise<void> {
+    const task = await this.ledger.forwardedTask(taskId);
+    if (task && !isSettled(task.state)) throw new TryAgain('the upstream\'s stream ended before the task settled');
+  }
+
+  /**
+   * Reads a stream of upstream events while writing them: whatever has arrived by the
+   * time the previous write is done goes to the ledger in one transaction. Returns
+   * `terminal` when the task took no more (the stream is then closed), `ended` when
+   * the upstream closed it; an error of the stream is thrown.
+   */
+  private async consume(taskId: string, events: AsyncGenerator<StreamResponse>, call: AbortController, onFirst: () => Promise<unknown>): Promise<'terminal' | 'ended'> {
+    const queue: StreamResponse[] = [];
+    let done = false;
+    let failure: unknown = null;
+    const waiting: { wake: (() => void) | null } = { wake: null };
+    const pump = (async () => {
+      try {
+        for await (const event of events) {
+          queue.push(event);
+          waiting.wake?.();
+        }
+      } catch (error) {
+        failure = error;
+      } finally {
+        done = true;
+        waiting.wake?.();
+      }
+    })();
+    let first = true;
+    try {
+      for (;;) {
+        if (queue.length === 0) {
+          if (done) break;
+          await new Promise<void>((resolve) => (waiting.wake = resolve));
+          waiting.wake = null;
+          continue;
+        }
+        const batch = queue.splice(0);
+        if (first) await onFirst();
+        first = false;
+        if (await this.apply(taskId, ...batch.map(streamUpdate)) === 'terminal') return 'terminal';
+      }
+      if (failure) throw failure;
+      return 'ended';
+    } finally {
+      call.abort();
+      await pump;
+    }
+  }
+
+  private async apply(taskId: string, ...updates: Array<UpstreamUpdate | null>): Promise<'applied' | 'terminal'> {
+    const present = updates.filter((update): update is UpstreamUpdate => update !== null);
+    if (present.length === 0) return 'applied';
+    const { terminal, refused } = await this.ledger.applyUpstream(taskId, present);
+    if (refused.length > 0) this.logger.warn({ task_id: taskId, states: refused }, 'the upstream reported state changes the task does not allow; ignored');
+    return terminal ? 'terminal' : 'applied';
+  }
+
+  private async accept(forward: ClaimedForward): Promise<boolean> {
+    await this.dataSource.query(`UPDATE upstream_forwards SET accepted = true WHERE ${HOLDS}`, [forward.id, forward.attempt]);
+    forward.accepted = true;
+    return true;
+  }
+
+  private async finish(forward: ClaimedForward, status: 'succeeded' | 'failed', error: string | null): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE upstream_forwards SET status = $3, in_flight = false, next_attempt_at = NULL, last_error = $4, updated_at = now() WHERE ${HOLDS}`,
+      [forward.id, forward.attempt, status, error],
+    );
+  }
+
+  /**
+   * A failed attempt: again after the schedule's next wait, or — past its end, or when
+   * the upstream refused the message itself — the forward fails and so does the task,
+   * with a status message giving the reason (never an address).
+   */
+  private async failed(forward: ClaimedForward, error: unknown): Promise<void> {
+    const refused = error instanceof A2AError;
+    const reason = error instanceof TryAgain ? error.message : refused ? `it refused the request: ${error.message.slice(0, 200)}` : reasonOf(error);
+    const schedule = this.config.upstream.retryScheduleMs;
+    this.logger.warn({ forward_id: forward.id, task_id: forward.taskId, attempt: forward.attempt, reason }, 'upstream forward attempt failed');
+    if (!refused && forward.attempt <= schedule.length) {
+      await this.dataSource.query(
+        `UPDATE upstream_forwards SET in_flight = false, next_attempt_at = now() + make_interval(secs => $3::float / 1000), last_error = $4, updated_at = now() WHERE ${HOLDS}`,
+        [forward.id, forward.attempt, schedule[forward.attempt - 1], reason],
+      );
+      return;
+    }
+    await this.finish(forward, 'failed', reason);
+    if (forward.kind === 'cancel') return; // the task is canceled here already
+    await this.ledger.applyUpstream(forward.taskId, [{
+      state: 'failed',
+      message: agentText(forward.accepted ? `The upstream agent stopped answering: ${reason}.` : `The upstream agent could not be reached: ${reason}.`),
+    }]);
+  }
+
+  /** One SDK client per upstream (rebuilt when the upstream changes). */
+  private client(upstream: UpstreamRecord): Promise<Client> {
+    const version = upstream.updatedAt.toISOString();
+    const cached = this.clients.get(upstream.identityId);
+    if (cached?.version === version) return cached.client;
+    const card = AgentCard.fromJSON({
+      name: 'upstream', description: '', version: '1',
+      supportedInterfaces: [{ url: upstream.url, protocolBinding: upstream.binding, protocolVersion: upstream.protocolVersion }],
+      capabilities: { streaming: upstream.streaming }, defaultInputModes: [], defaultOutputModes: [], skills: [],
+    });
+    const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true }, fetchImpl: this.fetch })],
+    }));
+    const client = factory.createFromAgentCard(card);
+    this.clients.set(upstream.identityId, { version, client });
+    client.catch(() => this.clients.delete(upstream.identityId));
+    return client;
+  }
+
+  /** The upstream's own credential, and nothing of the requester's. */
+  private options(upstream: UpstreamRecord, signal: AbortSignal): RequestOptions {
+    const { auth } = upstream;
+    const serviceParameters: Record<string, string> = {};
+    if (auth.type === 'bearer') serviceParameters.authorization = `Bearer ${auth.value}`;
+    if (auth.type === 'api_key') serviceParameters[auth.header!] = auth.value!;
+    return { signal, serviceParameters };
+  }
+}
+
+const FROM_A2A: Partial<Record<A2AState, ReplyState>> = {
+  [A2AState.TASK_STATE_WORKING]: 'working',
+  [A2AState.TASK_STATE_INPUT_REQUIRED]: 'input-required',
+  [A2AState.TASK_STATE_AUTH_REQUIRED]: 'auth-required',
+  [A2AState.TASK_STATE_COMPLETED]: 'completed',
+  [A2AState.TASK_STATE_FAILED]: 'failed',
+  [A2AState.TASK_STATE_REJECTED]: 'rejected',
+};
+
+/** A controller for one upstream call, aborted with the forward (shutdown) or on its own (the task took no more). */
+function linked(signal: AbortSignal): AbortController {
+  const call = new AbortController();
+  if (signal.aborted) call.abort();
+  else signal.addEventListener('abort', () => call.abort(), { once: true });
+  return call;
+}
+
+function isSettledA2A(state: A2AState | undefined): boolean {
+  const mapped = state === undefined ? undefined : FROM_A2A[state];
+  return state === A2AState.TASK_STATE_CANCELED || (mapped !== undefined && isSettled(mapped));
+}
+
+function toNewMessage(message: Message): NewMessage {
+  return {
+    messageId: message.messageId || randomUUID(),
+    parts: message.parts.filter((part) => part.content).map((part) => Part.toJSON(part) as StoredPart),
+    metadata: message.metadata ?? null,
+    extensions: message.extensions ?? [],
+    referenceTaskIds: message.referenceTaskIds ?? [],
+  };
+}
+
+function toChunk(artifact: Artifact, append: boolean, lastChunk: boolean): ArtifactChunk {
+  return {
+    artifactId: artifact.artifactId || randomUUID(),
+    name: artifact.name ?? '',
+    description: artifact.description ?? '',
+    parts: artifact.parts.filter((part) => part.content).map((part) => Part.toJSON(part) as StoredPart),
+    metadata: artifact.metadata ?? null,
+    append,
+    lastChunk,
+  };
+}
+
+function agentText(text: string): NewMessage {
+  return { messageId: randomUUID(), parts: [{ text } as StoredPart], metadata: null, extensions: [], referenceTaskIds: [] };
+}
+
+/**
+ * A task as the upstream shows it: its ids, and — when it is an answer, not the first
+ * event of a stream (which shows the task as it was before this turn) — its status
+ * and artifacts.
+ */
+function taskUpdate(task: Task, answer: boolean): UpstreamUpdate {
+  const upstream = task.id ? { taskId: task.id, contextId: task.contextId } : undefined;
+  if (!answer) return { upstream };
+  const state = task.status?.state === undefined ? undefined : FROM_A2A[task.status.state];
+  const message = task.status?.message && task.status.message.parts.length > 0 ? toNewMessage(task.status.message) : undefined;
+  return { upstream, state, message, artifacts: (task.artifacts ?? []).map((artifact) => toChunk(artifact, false, false)) };
+}
+
+/** A direct answer without a task: the agent's message completes the task. */
+function messageUpdate(message: Message): UpstreamUpdate {
+  return { state: 'completed', message: toNewMessage(message) };
+}
+
+function streamUpdate(event: StreamResponse): UpstreamUpdate | null {
+  const payload = event.payload;
+  switch (payload?.$case) {
+    case 'task':
+      return taskUpdate(payload.value, false);
+    case 'message':
+      return messageUpdate(payload.value);
+    case 'statusUpdate': {
+      const { status } = payload.value;
+      const state = status?.state === undefined ? undefined : FROM_A2A[status.state];
+      const message = status?.message && status.message.parts.length > 0 ? toNewMessage(status.message) : undefined;
+      return { upstream: { taskId: payload.value.taskId, contextId: payload.value.contextId }, state, message };
+    }
+    case 'artifactUpdate':
+      return payload.value.artifact
+        ? { upstream: { taskId: payload.value.taskId, contextId: payload.value.contextId }, artifacts: [toChunk(payload.value.artifact, payload.value.append, payload.value.lastChunk)] }
+        : null;
+    default:
+      return null;
+  }
+}

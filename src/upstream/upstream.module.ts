@@ -1,0 +1,19 @@
+import { Module } from '@nestjs/common';
+import { IdentitiesModule } from '../identities/identities.module';
+import { LedgerModule } from '../ledger/ledger.module';
+import { UpstreamController } from './upstream.controller';
+import { UpstreamForwarder } from './upstream-forwarder';
+import { UpstreamsService } from './upstreams.service';
+
+/**
+ * Upstream (bridged) identities and the forwarder (CONTRACT §14). Above the ledger,
+ * which it writes to as a worker; the protocol module queues forwards through
+ * UpstreamsService in the send's and the cancel's transactions.
+ */
+@Module({
+  imports: [IdentitiesModule, LedgerModule],
+  controllers: [UpstreamController],
+  providers: [UpstreamsService, UpstreamForwarder],
+  exports: [UpstreamsService, UpstreamForwarder],
+})
+export class UpstreamModule {}

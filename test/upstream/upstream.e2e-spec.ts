@@ -1,0 +1,292 @@
+import { randomUUID } from 'node:crypto';
+import { SendMessageRequest, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import { startApp, type TestApp } from '../support/app';
+import { enabledAgent, rpc, v03Message, type Agent } from '../support/a2a';
+import { eventually } from '../support/eventually';
+import { apiKey, bearer, signup, type ConsoleAccount } from '../support/fixtures';
+import { freePort } from '../support/server-process';
+import { UpstreamForwarder } from '../../src/upstream/upstream-forwarder';
+import { startUpstreamAgent, type UpstreamAgent } from '../support/upstream-agent';
+
+const SECRET = 'upstream-secret-token-123';
+
+/** The official client, as a requester of the bridged identity, through the service. */
+async function requesterClient(t: TestApp, requester: Agent, handle: string): Promise<Client> {
+  const resolver = new DefaultAgentCardResolver();
+  const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+    transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true } })],
+    clientConfig: {
+      interceptors: [{
+        before: async (args: { options?: { serviceParameters?: Record<string, string> } }) => {
+          args.options = { ...args.options, serviceParameters: { ...args.options?.serviceParameters, 'X-API-Key': requester.key } };
+        },
+        after: async () => undefined,
+      }],
+    },
+    cardResolver: {
+      resolve: async (url: string, path?: string) => {
+        const card = await resolver.resolve(url, path);
+        return { ...card, supportedInterfaces: card.supportedInterfaces.filter((i) => i.protocolVersion === '1.0') };
+      },
+    },
+  }));
+  return factory.createFromUrl(`${t.baseUrl}/a2a/${handle}/card`, '');
+}
+
+const say = (text: string, extra: { taskId?: string; contextId?: string } = {}) =>
+  SendMessageRequest.fromJSON({ message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], ...extra } });
+const textOf = (message: { parts: Array<{ content?: { $case: string; value?: unknown } }> } | undefined) =>
+  message?.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
+
+describe('upstream (bridged) identities', () => {
+  let t: TestApp;
+  let upstream: UpstreamAgent;
+  let acme: ConsoleAccount;
+  let requester: Agent;
+  let bridged: Agent;
+  let client: Client;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    t = await startApp({
+      PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true', EVENTS_POLL_INTERVAL_MS: '50', UPSTREAM_RETRY_SCHEDULE_MS: '100,100,100,100,100,200,200,200,200,200',
+    });
+    upstream = await startUpstreamAgent(await freePort());
+    acme = await signup(t, 'Acme');
+    requester = await enabledAgent(t, acme);
+    bridged = await enabledAgent(t, acme);
+    await t.http().put(`/api/v1/identities/${bridged.handle}/upstream`).set(bearer(acme))
+      .send({ url: upstream.url, card_url: upstream.cardUrl, auth: { type: 'bearer', value: SECRET } }).expect(200);
+    client = await requesterClient(t, requester, bridged.handle);
+  });
+  afterAll(async () => {
+    await t.close();
+    await upstream.close();
+  });
+
+  describe('the upstream resource', () => {
+    it('is set with defaults from the card, read without its secret (by the own key too), and removed', async () => {
+      const other = await enabledAgent(t, acme);
+      const set = await t.http().put(`/api/v1/identities/${other.handle}/upstream`).set(bearer(acme))
+        .send({ url: upstream.url, auth: { type: 'api_key', header: 'X-Upstream-Key', value: SECRET } }).expect(200);
+      expect(set.body).toEqual({
+        url: upstream.url, card_url: null, protocol_version: '1.0', binding: 'JSONRPC', streaming: true,
+        auth: { type: 'api_key', header: 'X-Upstream-Key', value_set: true }, created_at: expect.any(String), updated_at: expect.any(String),
+      });
+      expect(JSON.stringify(set.body)).not.toContain(SECRET);
+      const own = await t.http().get(`/api/v1/identities/${other.handle}/upstream`).set(apiKey(other.key)).expect(200);
+      expect(own.body).toEqual(set.body);
+      expect(JSON.stringify(own.body)).not.toContain(SECRET);
+      await t.http().get(`/api/v1/identities/${other.handle}/upstream`).set(apiKey(requester.key)).expect(403);
+      await t.http().put(`/api/v1/identities/${other.handle}/upstream`).set(apiKey(other.key)).send({ url: upstream.url }).expect(403);
+      const globex = await signup(t, 'Globex');
+      await t.http().get(`/api/v1/identities/${other.handle}/upstream`).set(bearer(globex)).expect(404);
+
+      await t.http().put(`/api/v1/identities/${other.handle}/upstream`).set(bearer(acme)).send({ url: 'ftp://example.test/a2a' }).expect(400)
+        .expect((res) => expect(res.body.code).toBe('invalid_upstream_url'));
+      await t.http().put(`/api/v1/identities/${other.handle}/upstream`).set(bearer(acme)).send({ url: upstream.url, auth: { type: 'bearer' } }).expect(400);
+      await t.http().put(`/api/v1/identities/${other.handle}/upstream`).set(bearer(acme)).send({ url: upstream.url, binding: 'GRPC', protocol_version: '1.0' }).expect(422)
+        .expect((res) => expect(res.body.code).toBe('upstream_binding_unsupported'));
+
+      await t.http().delete(`/api/v1/identities/${other.handle}/upstream`).set(bearer(acme)).expect(204);
+      await t.http().get(`/api/v1/identities/${other.handle}/upstream`).set(bearer(acme)).expect(404)
+        .expect((res) => expect(res.body.code).toBe('upstream_not_set'));
+    });
+
+    it('refuses a private upstream address unless private networks are allowed', async () => {
+      const strict = await startApp({}, t);
+      try {
+        const res = await strict.http().put(`/api/v1/identities/${bridged.handle}/upstream`).set(bearer(acme)).send({ url: 'https://10.0.0.7/a2a' }).expect(400);
+        expect(res.body.code).toBe('invalid_upstream_url');
+        const http = await strict.http().put(`/api/v1/identities/${bridged.handle}/upstream`).set(bearer(acme)).send({ url: upstream.url }).expect(400);
+        expect(http.body.code).toBe('invalid_upstream_url');
+      } finally {
+        await strict.close();
+      }
+    });
+
+    it('imports the upstream card\'s description and skills; the card\'s URLs stay the service\'s', async () => {
+      const res = await t.http().post(`/api/v1/identities/${bridged.handle}/upstream/import-card`).set(bearer(acme)).expect(200);
+      expect(res.body).toMatchObject({
+        description: 'Echoes what it is told, with an artifact.',
+        skills: [expect.objectContaining({ id: 'echo', name: 'Echo', tags: ['echo', 'test'] })],
+        card_url: `${t.baseUrl}/a2a/${bridged.handle}/card`,
+      });
+      const card = await t.http().get(`/a2a/${bridged.handle}/card`).set('A2A-Version', '1.0').expect(200);
+      expect(card.body.supportedInterfaces[0].url).toBe(`${t.baseUrl}/a2a/${bridged.handle}`);
+      expect(card.body.skills.map((s: { id: string }) => s.id)).toEqual(['echo']);
+    });
+  });
+
+  describe('forwarding', () => {
+    it('a blocking send through the service gets the upstream\'s answer; the upstream sees its own credential, never the requester\'s key', async () => {
+      const before = upstream.received.length;
+      const request = say('hello upstream');
+      const task = (await client.sendMessage(request)) as Task;
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(textOf(task.status?.message)).toBe('done: hello upstream');
+      expect(task.artifacts).toEqual([expect.objectContaining({ artifactId: 'echo', name: 'echo.txt' })]);
+      const seen = upstream.received.slice(before);
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toMatchObject({ messageId: request.message!.messageId, text: 'hello upstream' });
+      expect(seen[0].headers.authorization).toBe(`Bearer ${SECRET}`);
+      expect(JSON.stringify(seen[0].headers)).not.toContain(requester.key);
+      // The ledger keeps the upstream's task id; the REST view shows the whole conversation.
+      const [row] = (await t.db.query(`SELECT upstream_task_id FROM tasks WHERE id = $1`, [task.id])) as Array<{ upstream_task_id: string }>;
+      expect(row.upstream_task_id).toBe(seen[0].taskId);
+    });
+
+    it('a stream through the service shows working, the artifact and completion, as a REST worker\'s would', async () => {
+      const events: StreamResponse[] = [];
+      for await (const event of client.sendMessageStream(say('stream it'))) events.push(event);
+      const kinds = events.map((e) => e.payload?.$case === 'statusUpdate' ? `status:${e.payload.value.status?.state}` : e.payload?.$case);
+      expect(kinds).toEqual(['task', `status:${TaskState.TASK_STATE_WORKING}`, 'artifactUpdate', `status:${TaskState.TASK_STATE_COMPLETED}`]);
+      const artifact = events.find((e) => e.payload?.$case === 'artifactUpdate')!.payload as unknown as { value: { artifact: Parameters<typeof textOf>[0] } };
+      expect(textOf(artifact.value.artifact)).toBe('echo: stream it');
+    });
+
+    it('input-required waits for the requester; the follow-up reaches the same upstream task', async () => {
+      const first = (await client.sendMessage(say('ask for money'))) as Task;
+      expect(first.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+      expect(textOf(first.status?.message)).toBe('Which currency?');
+      const before = upstream.received.length;
+      const second = (await client.sendMessage(say('EUR', { taskId: first.id, contextId: first.contextId }))) as Task;
+      expect(second.id).toBe(first.id);
+      expect(second.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(textOf(second.status?.message)).toBe('done: EUR');
+      const turns = upstream.received.filter((r) => r.taskId === upstream.received[before].taskId);
+      expect(turns.map((r) => r.text)).toEqual(['ask for money', 'EUR']);
+    });
+
+    it('a cancel reaches the upstream task', async () => {
+      const res = await rpc(t, bridged.handle, requester.key, 'message/send', { message: v03Message('slow work'), configuration: { blocking: false } }).expect(200);
+      const taskId = res.body.result.id as string;
+      await eventually(async () => (await t.db.query(`SELECT state, upstream_task_id FROM tasks WHERE id = $1`, [taskId]))[0],
+        (row: { state: string; upstream_task_id: string | null }) => row.state === 'working' && row.upstream_task_id !== null);
+      const canceled = await client.cancelTask({ tenant: '', id: taskId, metadata: undefined });
+      expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+      const [row] = (await t.db.query(`SELECT upstream_task_id FROM tasks WHERE id = $1`, [taskId])) as Array<{ upstream_task_id: string }>;
+      await eventually(async () => upstream.cancels, (cancels) => cancels.includes(row.upstream_task_id));
+    });
+
+    it('an upstream that is down is retried, and the task completes once it is back', async () => {
+      await upstream.stop();
+      const res = await rpc(t, bridged.handle, requester.key, 'message/send', { message: v03Message('are you there'), configuration: { blocking: false } }).expect(200);
+      const taskId = res.body.result.id as string;
+      await eventually(async () => (await t.db.query(`SELECT attempts, last_error FROM upstream_forwards WHERE task_id = $1`, [taskId]))[0],
+        (row: { attempts: number; last_error: string | null }) => row.attempts >= 2 && row.last_error === 'the connection was refused');
+      await upstream.start();
+      const done = await eventually(() => t.http().get(`/api/v1/tasks/${taskId}`).set(apiKey(requester.key)).then((r) => r.body),
+        (task: { status: { state: string; message: { parts: Array<{ text: string }> } } }) => task.status.state === 'completed');
+      expect(done.status.message.parts).toEqual([{ kind: 'text', text: 'done: are you there' }]);
+      expect(upstream.received.filter((r) => r.text === 'are you there')).toHaveLength(1);
+    });
+
+    it('without streaming (no card read): a blocking send to the upstream, whose answer completes the task', async () => {
+      const plain = await enabledAgent(t, acme);
+      const set = await t.http().put(`/api/v1/identities/${plain.handle}/upstream`).set(bearer(acme))
+        .send({ url: upstream.url, protocol_version: '1.0', binding: 'JSONRPC' }).expect(200);
+      expect(set.body.streaming).toBe(false);
+      const quick = await rpc(t, plain.handle, requester.key, 'message/send', { message: v03Message('plain') }).expect(200);
+      expect(quick.body.result).toMatchObject({ status: { state: 'completed', message: { parts: [{ kind: 'text', text: 'done: plain' }] } } });
+      expect(quick.body.result.artifacts).toEqual([expect.objectContaining({ artifactId: 'echo', parts: [{ kind: 'text', text: 'echo: plain' }] })]);
+
+      // A long task: the forwarder's blocking call waits for the upstream's answer.
+      const message = v03Message('slow plain');
+      const slow = await rpc(t, plain.handle, requester.key, 'message/send', { message, configuration: { blocking: false } }).expect(200);
+      await eventually(async () => upstream.received.find((r) => r.messageId === message.messageId), (r) => r !== undefined);
+      upstream.release(upstream.received.find((r) => r.messageId === message.messageId)!.taskId);
+      await eventually(() => t.http().get(`/api/v1/tasks/${slow.body.result.id}`).set(apiKey(requester.key)).then((r) => r.body.status.state as string),
+        (state) => state === 'completed');
+    });
+
+    it('speaks A2A 0.3 to an agent whose card offers only 0.3', async () => {
+      const legacy = await startUpstreamAgent(await freePort(), { version: '0.3' });
+      try {
+        const old = await enabledAgent(t, acme);
+        const set = await t.http().put(`/api/v1/identities/${old.handle}/upstream`).set(bearer(acme)).send({ url: legacy.url }).expect(200);
+        expect(set.body).toMatchObject({ protocol_version: '0.3', binding: 'JSONRPC', streaming: true });
+        const res = await rpc(t, old.handle, requester.key, 'message/send', { message: v03Message('hola') }).expect(200);
+        expect(res.body.result).toMatchObject({ status: { state: 'completed', message: { parts: [{ kind: 'text', text: 'done: hola' }] } } });
+        expect(res.body.result.artifacts).toEqual([expect.objectContaining({ artifactId: 'echo', parts: [{ kind: 'text', text: 'echo: hola' }] })]);
+        expect(legacy.received).toEqual([expect.objectContaining({ text: 'hola', version: '0.3' })]);
+      } finally {
+        await legacy.close();
+      }
+    });
+
+    it('an upstream that stays unreachable fails the task with the reason, never its address', async () => {
+      const gone = await enabledAgent(t, acme);
+      const port = await freePort();
+      await t.http().put(`/api/v1/identities/${gone.handle}/upstream`).set(bearer(acme))
+        .send({ url: `http://127.0.0.1:${port}/a2a`, protocol_version: '1.0', binding: 'JSONRPC' }).expect(200);
+      const res = await rpc(t, gone.handle, requester.key, 'message/send', { message: v03Message('anyone?'), configuration: { blocking: false } }).expect(200);
+      const failed = await eventually(() => t.http().get(`/api/v1/tasks/${res.body.result.id}`).set(apiKey(requester.key)).then((r) => r.body),
+        (task: { status: { state: string; message: { parts: Array<{ text: string }> } } }) => task.status.state === 'failed', 30_000);
+      const reason = failed.status.message.parts[0].text;
+      expect(reason).toBe('The upstream agent could not be reached: the connection was refused.');
+      expect(reason).not.toContain('127.0.0.1');
+    });
+  });
+});
+
+describe('forwarding with two service instances', () => {
+  let a: TestApp;
+  let b: TestApp;
+  let upstream: UpstreamAgent;
+
+  beforeAll(async () => {
+    const env = { WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true', EVENTS_POLL_INTERVAL_MS: '20', UPSTREAM_LEASE_MS: '1500' };
+    a = await startApp(env);
+    b = await startApp(env, a);
+    upstream = await startUpstreamAgent(await freePort());
+  });
+  afterAll(async () => {
+    await b.close();
+    await a.close();
+    await upstream.close();
+  });
+
+  it('each message reaches the upstream exactly once', async () => {
+    const acme = await signup(a);
+    const requester = await enabledAgent(a, acme);
+    const bridged = await enabledAgent(a, acme);
+    await a.http().put(`/api/v1/identities/${bridged.handle}/upstream`).set(bearer(acme)).send({ url: upstream.url }).expect(200);
+    const sent: string[] = [];
+    await Promise.all(Array.from({ length: 10 }, async (_, i) => {
+      const via = i % 2 === 0 ? a : b;
+      const message = v03Message(`job ${i}`);
+      sent.push(message.messageId);
+      await rpc(via, bridged.handle, requester.key, 'message/send', { message, configuration: { blocking: false } }).expect(200);
+    }));
+    await eventually(async () => (await a.db.query(`SELECT count(*)::int AS n FROM tasks WHERE worker_identity_id = $1 AND state = 'completed'`, [bridged.id]))[0].n,
+      (n: number) => n === 10);
+    const ids = upstream.received.map((r) => r.messageId).filter((id) => sent.includes(id));
+    expect(ids.sort()).toEqual([...sent].sort());
+  });
+
+  it('a forwarder that stops mid-forward leaves it to another, which follows the upstream task without sending the message again', async () => {
+    const acme = await signup(a);
+    const requester = await enabledAgent(a, acme);
+    const bridged = await enabledAgent(a, acme);
+    await a.http().put(`/api/v1/identities/${bridged.handle}/upstream`).set(bearer(acme)).send({ url: upstream.url }).expect(200);
+    await b.app.get(UpstreamForwarder).stop();
+    const message = v03Message('slow and steady');
+    const res = await rpc(a, bridged.handle, requester.key, 'message/send', { message, configuration: { blocking: false } }).expect(200);
+    const taskId = res.body.result.id as string;
+    // A has forwarded it and follows the upstream's stream: the task is working there.
+    await eventually(async () => (await a.db.query(`SELECT state FROM tasks WHERE id = $1`, [taskId]))[0].state, (state: string) => state === 'working');
+    await a.app.get(UpstreamForwarder).stop(); // as if A died: its claim stays until the lease runs out
+    b.app.get(UpstreamForwarder).start();
+    await eventually(async () => (await a.db.query(`SELECT attempts FROM upstream_forwards WHERE task_id = $1`, [taskId]))[0].attempts, (n: number) => n === 2);
+    upstream.release(upstream.received.find((r) => r.messageId === message.messageId)!.taskId);
+    const done = await eventually(() => a.http().get(`/api/v1/tasks/${taskId}`).set(apiKey(requester.key)).then((r) => r.body),
+      (task: { status: { state: string }; artifacts: unknown[] }) => task.status.state === 'completed');
+    expect(done.artifacts).toEqual([expect.objectContaining({ artifactId: 'echo' })]);
+    expect(upstream.received.filter((r) => r.messageId === message.messageId)).toHaveLength(1);
+    const [forward] = (await a.db.query(`SELECT status, accepted, attempts FROM upstream_forwards WHERE task_id = $1`, [taskId])) as unknown[];
+    expect(forward).toEqual({ status: 'succeeded', accepted: true, attempts: 2 });
+  });
+});
