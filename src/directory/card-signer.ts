@@ -75,7 +75,7 @@ export class CardSigner implements OnModuleInit {
       return this.install(em, await generateKey(), 'generated');
     });
     this.cached = { key, readAt: Date.now() };
-    this.logger.info({ kid: key.kid, alg: key.alg, source: this.fileKey ? 'file' : 'generated' }, 'agent card signing key ready');
+    this.logger.debug({ kid: key.kid, alg: key.alg, source: this.fileKey ? 'file' : 'generated' }, 'agent card signing key ready');
   }
 
   /**

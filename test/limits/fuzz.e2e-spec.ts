@@ -183,7 +183,7 @@ describe('fuzzing every route', () => {
     const routes = listRoutes(t.app).map((r) => r.route.split(' ') as [string, string]);
     expect(routes.length).toBeGreaterThan(10);
     const nestedBodies = nestedFieldBodies();
-    expect(new Set(nestedBodies.map((b) => b.field))).toEqual(new Set(['skills', 'message', 'artifacts', 'peer']));
+    expect(new Set(nestedBodies.map((b) => b.field))).toEqual(new Set(['skills', 'message', 'artifacts', 'peer', 'auth']));
     for (const [method, pattern] of routes) {
       for (const [, headers] of credentials) {
         const paths = pattern.includes(':') ? HOSTILE_PARAMS.map((p) => pattern.replace(/:[^/]+/g, p)) : [pattern];

@@ -1,7 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsIn, IsString, Length, Matches, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
-import { Optional } from '../../common/validation';
+import { IsIn, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { Nested, Optional } from '../../common/validation';
 
 export const UPSTREAM_VERSIONS = ['1.0', '0.3'] as const;
 export type UpstreamVersion = (typeof UPSTREAM_VERSIONS)[number];
@@ -52,7 +51,6 @@ export class SetUpstreamDto {
 
   @ApiPropertyOptional({ type: UpstreamAuthDto })
   @Optional()
-  @ValidateNested()
-  @Type(() => UpstreamAuthDto)
+  @Nested(() => UpstreamAuthDto)
   auth?: UpstreamAuthDto;
 }
