@@ -1,0 +1,20 @@
+import { resolve } from 'node:path';
+import react from '@vitejs/plugin-react';
+import { defineConfig } from 'vite';
+
+// Built into dist/console (CONSOLE_OUT_DIR for the browser tests), served by Nest at /console/.
+export default defineConfig({
+  root: __dirname,
+  base: '/console/',
+  plugins: [react()],
+  build: {
+    outDir: process.env.CONSOLE_OUT_DIR ?? resolve(__dirname, '../dist/console'),
+    emptyOutDir: true,
+    assetsDir: 'assets',
+    sourcemap: false,
+    // No inline modulepreload polyfill, no inlined assets: everything is a file under the CSP's 'self'.
+    modulePreload: { polyfill: false },
+    assetsInlineLimit: 0,
+  },
+  server: { proxy: { '/api': 'http://localhost:3000', '/a2a': 'http://localhost:3000' } },
+});
