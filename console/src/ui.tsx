@@ -166,8 +166,8 @@ export function SecretOnce({ label, value, onDone }: { label: string; value: str
     ) ?? setCopied('failed');
   };
   return (
-    <section className="secret" aria-labelledby={`${id}-title`}>
-      <h3 id={`${id}-title`}>{label}</h3>
+    <section className="secret">
+      <h3>{label}</h3>
       <p className="warning">
         <strong>Copy it now.</strong> This is the only time it is shown; the service keeps only a hash and cannot show it again.
       </p>
