@@ -16,5 +16,13 @@ export default defineConfig({
     modulePreload: { polyfill: false },
     assetsInlineLimit: 0,
   },
-  server: { proxy: { '/api': 'http://localhost:3000', '/a2a': 'http://localhost:3000' } },
+  // `npm run dev:console`: the API of `npm run start:dev`, as if from its own origin (the Origin check).
+  server: {
+    proxy: {
+      '/api': {
+        target: 'http://localhost:3000',
+        configure: (proxy) => proxy.on('proxyReq', (request) => request.setHeader('origin', 'http://localhost:3000')),
+      },
+    },
+  },
 });
