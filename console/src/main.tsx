@@ -41,6 +41,11 @@ function Shell() {
   useEffect(() => {
     if (path === '/') navigate('/identities', { replace: true });
   }, [path]);
+  // After a client-side navigation, focus moves to the new page's content (as a page load would).
+  useEffect(() => {
+    const main = document.getElementById('main');
+    if (main && document.activeElement?.closest('nav, header')) main.focus({ preventScroll: true });
+  }, [path]);
   if (path === '/signin') return <SignInPage />;
   if (path === '/signup') return <SignUpPage />;
   if (path === '/accept') return <AcceptPage />;
