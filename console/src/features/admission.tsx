@@ -49,7 +49,7 @@ export function AdmissionPage() {
 function Rules({ identity, setIdentity }: { identity: string; setIdentity: (value: string) => void }) {
   const [draft, setDraft] = useState(identity);
   const list = usePaged<ContactRule>(['rules', identity], async (cursor) =>
-    pageOf(await call(api.GET('/api/v1/contact-rules', { params: { query: { identity: identity || undefined, cursor } as never } })), 'rules'),
+    pageOf(await call(api.GET('/api/v1/contact-rules', { params: { query: { identity: identity || undefined, cursor } } })), 'rules'),
   );
   return (
     <section aria-labelledby="rules-title">
@@ -239,7 +239,7 @@ function CheckAdmission() {
 
 function Decisions({ identity }: { identity: string }) {
   const list = usePaged<Decision>(['decisions', identity], async (cursor) =>
-    pageOf(await call(api.GET('/api/v1/admission/decisions', { params: { query: { identity: identity || undefined, cursor } as never } })), 'decisions'),
+    pageOf(await call(api.GET('/api/v1/admission/decisions', { params: { query: { identity: identity || undefined, cursor } } })), 'decisions'),
   );
   return (
     <section aria-labelledby="decisions-title">

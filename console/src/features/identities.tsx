@@ -17,7 +17,7 @@ export function IdentitiesPage() {
   const [q, setQ] = useState('');
   const [search, setSearch] = useState('');
   const list = usePaged<Identity>(['identities', search], async (cursor) =>
-    pageOf(await call(api.GET('/api/v1/identities/a2a/directory', { params: { query: { q: search || undefined, cursor, limit: 50 } as never } })), 'identities'),
+    pageOf(await call(api.GET('/api/v1/identities/a2a/directory', { params: { query: { q: search || undefined, cursor, limit: 50 } } })), 'identities'),
   );
   return (
     <>

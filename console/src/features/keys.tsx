@@ -3,24 +3,27 @@ import { useState, type FormEvent } from 'react';
 import { api, call } from '../api';
 import { pageOf, usePaged } from '../paging';
 import { useRoute } from '../router';
+import type { paths } from '../../../client';
 import type { ApiKey, Identity } from '../types';
+
+type KeyQuery = NonNullable<paths['/api/v1/api-keys']['get']['parameters']['query']>;
 import { ConfirmButton, Empty, ErrorNotice, errorFor, Field, Loading, LoadMore, SecretOnce, Select, Submit, when, type FieldErrors } from '../ui';
 
 function useIdentities() {
   return usePaged<Identity>(['identities', ''], async (cursor) =>
-    pageOf(await call(api.GET('/api/v1/identities/a2a/directory', { params: { query: { cursor, limit: 200 } as never } })), 'identities'),
+    pageOf(await call(api.GET('/api/v1/identities/a2a/directory', { params: { query: { cursor, limit: 200 } } })), 'identities'),
   );
 }
 
 export function KeysPage() {
   const { search } = useRoute();
-  const [scope, setScope] = useState('');
-  const [status, setStatus] = useState('active');
+  const [scope, setScope] = useState<KeyQuery['scope'] | ''>('');
+  const [status, setStatus] = useState<KeyQuery['status'] | ''>('active');
   const [identity, setIdentity] = useState(search.get('identity') ?? '');
   const identities = useIdentities();
   const list = usePaged<ApiKey>(['keys', scope, status, identity], async (cursor) =>
     pageOf(
-      await call(api.GET('/api/v1/api-keys', { params: { query: { scope: scope || undefined, status: status || undefined, identity: identity || undefined, cursor } as never } })),
+      await call(api.GET('/api/v1/api-keys', { params: { query: { scope: scope || undefined, status: status || undefined, identity: identity || undefined, cursor } } })),
       'api_keys',
     ),
   );
@@ -32,12 +35,12 @@ export function KeysPage() {
         <section aria-labelledby="keys-title">
           <h2 id="keys-title">Keys</h2>
           <div className="filters">
-            <Select label="Scope" value={scope} onChange={(e) => setScope(e.target.value)}>
+            <Select label="Scope" value={scope} onChange={(e) => setScope(e.target.value as KeyQuery['scope'] | '')}>
               <option value="">any</option>
               <option value="admin">admin</option>
               <option value="agent">agent</option>
             </Select>
-            <Select label="Status" value={status} onChange={(e) => setStatus(e.target.value)}>
+            <Select label="Status" value={status} onChange={(e) => setStatus(e.target.value as KeyQuery['status'] | '')}>
               <option value="">any</option>
               <option value="active">active</option>
               <option value="revoked">revoked</option>

@@ -1,10 +1,13 @@
-import { useQuery } from '@tanstack/react-query';
-import { useEffect, useState } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState, type FormEvent } from 'react';
 import { api, call } from '../api';
 import { pageOf, usePaged } from '../paging';
 import { Link, useRoute } from '../router';
+import type { paths } from '../../../client';
 import type { Artifact, Part, Task } from '../types';
-import { Empty, ErrorNotice, Field, Loading, LoadMore, Select, when } from '../ui';
+
+type TaskQuery = NonNullable<paths['/api/v1/tasks']['get']['parameters']['query']>;
+import { Empty, ErrorNotice, errorFor, Field, Loading, LoadMore, Select, Submit, TextArea, when, type FieldErrors } from '../ui';
 
 const STATES = ['submitted', 'working', 'input-required', 'auth-required', 'completed', 'failed', 'canceled', 'rejected'];
 const TERMINAL = new Set(['completed', 'failed', 'canceled', 'rejected']);
@@ -18,27 +21,27 @@ function stateOf(task: Pick<Task, 'status'>): string {
 
 export function TasksPage() {
   const { search } = useRoute();
-  const [role, setRole] = useState('');
-  const [state, setState] = useState('');
+  const [role, setRole] = useState<TaskQuery['role'] | ''>('');
+  const [state, setState] = useState<TaskQuery['state'] | ''>('');
   const [peer, setPeer] = useState('');
   const [context, setContext] = useState('');
   const [identity, setIdentity] = useState(search.get('identity') ?? '');
   const filters = { role: role || undefined, state: state || undefined, peer: peer.trim() || undefined, context_id: context.trim() || undefined, identity: identity.trim() || undefined };
   const list = usePaged<Task>(
     ['tasks', filters],
-    async (cursor) => pageOf(await call(api.GET('/api/v1/tasks', { params: { query: { ...filters, cursor } as never } })), 'tasks'),
+    async (cursor) => pageOf(await call(api.GET('/api/v1/tasks', { params: { query: { ...filters, cursor } } })), 'tasks'),
     LIVE_MS * 4,
   );
   return (
     <>
       <h1>Tasks</h1>
       <div className="filters">
-        <Select label="Role" value={role} onChange={(e) => setRole(e.target.value)}>
+        <Select label="Role" value={role} onChange={(e) => setRole(e.target.value as TaskQuery['role'] | '')}>
           <option value="">any</option>
           <option value="requester">requester</option>
           <option value="worker">worker</option>
         </Select>
-        <Select label="State" value={state} onChange={(e) => setState(e.target.value)}>
+        <Select label="State" value={state} onChange={(e) => setState(e.target.value as TaskQuery['state'] | '')}>
           <option value="">any</option>
           {STATES.map((s) => (
             <option key={s} value={s}>
@@ -161,7 +164,7 @@ export function TaskPage({ id }: { id: string }) {
               ))}
             </ol>
           )}
-          {data.status.message && (
+          {data.status.message && !(data.history ?? []).some((m) => m.messageId === data.status.message?.messageId) && (
             <div className="notice">
               <strong>Status message:</strong>
               {data.status.message.parts.map((part, i) => (
@@ -181,6 +184,7 @@ export function TaskPage({ id }: { id: string }) {
               ))}
             </ol>
           </section>
+          {live && <Reply id={data.id} />}
           <section aria-labelledby="artifacts-title">
             <h2 id="artifacts-title">Artifacts</h2>
             {(data.artifacts ?? []).length === 0 ? <Empty>No artifacts.</Empty> : (data.artifacts ?? []).map((a: Artifact) => <ArtifactView key={a.artifactId} artifact={a} />)}
@@ -200,5 +204,59 @@ function ArtifactView({ artifact }: { artifact: Artifact }) {
         <PartView key={i} part={part} />
       ))}
     </article>
+  );
+}
+
+type ReplyState = NonNullable<paths['/api/v1/tasks/{id}/reply']['post']['requestBody']>['content']['application/json']['state'];
+
+/** The worker side's answer from the Console (allowed to the worker's organization; the requester's gets the problem's detail). */
+function Reply({ id }: { id: string }) {
+  const client = useQueryClient();
+  const [state, setState] = useState<ReplyState | ''>('');
+  const [text, setText] = useState('');
+  const [local, setLocal] = useState<FieldErrors>({});
+  const reply = useMutation({
+    mutationFn: () =>
+      call(
+        api.POST('/api/v1/tasks/{id}/reply', {
+          params: { path: { id } },
+          body: {
+            state: state || undefined,
+            // Parts are A2A objects; the document types them loosely.
+            message: text.trim() ? { parts: [{ kind: 'text', text: text.trim() }] as never } : undefined,
+          },
+        }),
+      ),
+    onSuccess: () => {
+      setText('');
+      void client.invalidateQueries({ queryKey: ['task', id] });
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const errors: FieldErrors = {};
+    if (!state && !text.trim()) errors.message = 'Write a message or choose a new state.';
+    setLocal(errors);
+    if (!errors.message) reply.mutate();
+  };
+  return (
+    <section aria-labelledby="reply-title">
+      <h2 id="reply-title">Reply as the worker</h2>
+      <form onSubmit={submit} noValidate>
+        <Select label="New state" value={state} onChange={(e) => setState(e.target.value as ReplyState | '')}>
+          <option value="">unchanged</option>
+          {['working', 'input-required', 'auth-required', 'completed', 'failed', 'rejected'].map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
+        </Select>
+        <TextArea label="Message" value={text} onChange={(e) => setText(e.target.value)} error={errorFor('message', local, reply.error)} />
+        <ErrorNotice error={reply.error} />
+        <Submit pending={reply.isPending} pendingLabel="Sending…">
+          Send reply
+        </Submit>
+      </form>
+    </section>
   );
 }

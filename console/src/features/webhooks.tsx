@@ -14,7 +14,7 @@ const EVENTS: EventName[] = [
 ];
 
 export function WebhooksPage() {
-  const list = usePaged<Webhook>(['webhooks'], async (cursor) => pageOf(await call(api.GET('/api/v1/webhooks', { params: { query: { cursor } as never } })), 'webhooks'));
+  const list = usePaged<Webhook>(['webhooks'], async (cursor) => pageOf(await call(api.GET('/api/v1/webhooks', { params: { query: { cursor } } })), 'webhooks'));
   return (
     <>
       <h1>Webhooks</h1>
@@ -211,7 +211,7 @@ function Deliveries({ id }: { id: string }) {
   const client = useQueryClient();
   const list = usePaged<Delivery>(
     ['deliveries', id],
-    async (cursor) => pageOf(await call(api.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id }, query: { cursor } as never } })), 'deliveries'),
+    async (cursor) => pageOf(await call(api.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id }, query: { cursor } } })), 'deliveries'),
     3000,
   );
   const retry = useMutation({
