@@ -119,15 +119,17 @@ export function ConfirmButton({
   className?: string;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
+  const trigger = useRef<HTMLButtonElement>(null);
   const [open, setOpen] = useState(false);
   const titleId = useId();
   useEffect(() => {
     if (open) dialog.current?.showModal();
-    else if (dialog.current?.open) dialog.current.close();
+    // Focus goes back to the button that opened the dialog (if it is still there).
+    else trigger.current?.focus();
   }, [open]);
   return (
     <>
-      <button type="button" className={className} onClick={() => setOpen(true)} disabled={pending} aria-busy={pending}>
+      <button ref={trigger} type="button" className={className} onClick={() => setOpen(true)} disabled={pending} aria-busy={pending}>
         {pending ? 'Working…' : label}
       </button>
       {open && (

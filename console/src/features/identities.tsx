@@ -16,8 +16,17 @@ export function validateHandle(handle: string): string | undefined {
 export function IdentitiesPage() {
   const [q, setQ] = useState('');
   const [search, setSearch] = useState('');
-  const list = usePaged<Identity>(['identities', search], async (cursor) =>
-    pageOf(await call(api.GET('/api/v1/identities/a2a/directory', { params: { query: { q: search || undefined, cursor, limit: 50 } } })), 'identities'),
+  const [enabled, setEnabled] = useState<'' | 'true' | 'false'>('');
+  const [claimed, setClaimed] = useState<'' | 'true' | 'false'>('');
+  const list = usePaged<Identity>(['identities', search, enabled, claimed], async (cursor) =>
+    pageOf(
+      await call(
+        api.GET('/api/v1/identities/a2a/directory', {
+          params: { query: { q: search || undefined, enabled: enabled || undefined, claimed: claimed || undefined, cursor, limit: 50 } },
+        }),
+      ),
+      'identities',
+    ),
   );
   return (
     <>
@@ -36,6 +45,18 @@ export function IdentitiesPage() {
             <Field label="Search identities" type="search" value={q} onChange={(e) => setQ(e.target.value)} />
             <button type="submit">Search</button>
           </form>
+          <div className="filters">
+            <Select label="Enabled" value={enabled} onChange={(e) => setEnabled(e.target.value as '' | 'true' | 'false')}>
+              <option value="">any</option>
+              <option value="true">enabled</option>
+              <option value="false">disabled</option>
+            </Select>
+            <Select label="Claimed" value={claimed} onChange={(e) => setClaimed(e.target.value as '' | 'true' | 'false')}>
+              <option value="">any</option>
+              <option value="true">claimed</option>
+              <option value="false">unclaimed</option>
+            </Select>
+          </div>
           {list.isPending ? (
             <Loading />
           ) : list.error ? (

@@ -10,7 +10,7 @@ type KeyQuery = NonNullable<paths['/api/v1/api-keys']['get']['parameters']['quer
 import { ConfirmButton, Empty, ErrorNotice, errorFor, Field, Loading, LoadMore, SecretOnce, Select, Submit, when, type FieldErrors } from '../ui';
 
 function useIdentities() {
-  return usePaged<Identity>(['identities', ''], async (cursor) =>
+  return usePaged<Identity>(['identities', 'all'], async (cursor) =>
     pageOf(await call(api.GET('/api/v1/identities/a2a/directory', { params: { query: { cursor, limit: 200 } } })), 'identities'),
   );
 }
