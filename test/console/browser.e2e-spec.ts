@@ -120,6 +120,14 @@ describe('The Console in Chromium', () => {
     await page.getByLabel('Handle').fill('Bad Handle!');
     await page.getByRole('button', { name: 'Create identity' }).click();
     await page.getByText(/3–63 characters/).waitFor(WAIT);
+    // The server's field errors (`errors[]` of the problem) are shown next to their field.
+    await page.getByLabel('Handle').fill('directory');
+    await page.getByRole('button', { name: 'Create identity' }).click();
+    await page.getByRole('alert').waitFor(WAIT);
+    const handle = page.getByLabel('Handle');
+    await page.locator('[aria-invalid="true"]').first().waitFor(WAIT);
+    const describedBy = await handle.getAttribute('aria-describedby');
+    expect(await page.locator(`[id="${describedBy}"]`).textContent()).toContain('"directory" is reserved');
     await page.getByLabel('Handle').fill('acme-requester');
     await page.getByLabel('Display name').fill('Acme requester');
     await page.getByRole('button', { name: 'Create identity' }).click();
