@@ -2,13 +2,13 @@ import { resolve } from 'node:path';
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
 
-// Built into dist/console (CONSOLE_OUT_DIR for the browser tests), served by Nest at /console/.
+// Built into dist/console-app (CONSOLE_OUT_DIR for the browser tests), served by Nest at /console/.
 export default defineConfig({
   root: __dirname,
   base: '/console/',
   plugins: [react()],
   build: {
-    outDir: process.env.CONSOLE_OUT_DIR ?? resolve(__dirname, '../dist/console'),
+    outDir: process.env.CONSOLE_OUT_DIR ?? resolve(__dirname, '../dist/console-app'),
     emptyOutDir: true,
     assetsDir: 'assets',
     sourcemap: false,

@@ -137,8 +137,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     publicBaseUrl,
     databaseUrl: url(env, 'DATABASE_URL', null, ['postgres:', 'postgresql:']),
     dataDir: resolve(str(env, 'DATA_DIR', './data')),
-    // dist/console, from src/config (ts-node) as from dist/config (the build).
-    consoleDir: resolve(str(env, 'CONSOLE_DIR', resolve(__dirname, '../../dist/console'))),
+    // dist/console-app, from src/config (ts-node) as from dist/config (the build).
+    consoleDir: resolve(str(env, 'CONSOLE_DIR', resolve(__dirname, '../../dist/console-app'))),
     migrationsRun: bool(env, 'MIGRATIONS_RUN', true),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     consoleSignup: oneOf(env, 'CONSOLE_SIGNUP', ['open', 'closed'] as const, 'open'),
