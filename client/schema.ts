@@ -17,7 +17,7 @@ export interface paths {
          * A2A JSON-RPC to the worker {handle}: send, stream, get, list, cancel, subscribe, push notification configs
          * @description **Credential:** Accepts: agent-scoped API key of a claimed identity.
          */
-        post: operations["ProtocolController_call"];
+        post: operations["protocolCall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -35,7 +35,7 @@ export interface paths {
          * The Agent Card of an enabled, claimed agent (ETag; 304 on If-None-Match)
          * @description **Credential:** No credential.
          */
-        get: operations["AgentCardsController_card[1]"];
+        get: operations["agentCardsCard1"];
         put?: never;
         post?: never;
         delete?: never;
@@ -55,7 +55,7 @@ export interface paths {
          * The Agent Card of an enabled, claimed agent (ETag; 304 on If-None-Match)
          * @description **Credential:** No credential.
          */
-        get: operations["AgentCardsController_card[0]"];
+        get: operations["agentCardsCard0"];
         put?: never;
         post?: never;
         delete?: never;
@@ -75,7 +75,7 @@ export interface paths {
          * The public directory: claimed, enabled, publicly discoverable agents and their cards
          * @description **Credential:** No credential.
          */
-        get: operations["AgentCardsController_publicDirectory"];
+        get: operations["agentCardsPublicDirectory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -95,7 +95,7 @@ export interface paths {
          * Metadata of the calling key (never its plaintext)
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key.
          */
-        get: operations["SelfKeyController_self"];
+        get: operations["selfKeySelf"];
         put?: never;
         post?: never;
         delete?: never;
@@ -117,7 +117,7 @@ export interface paths {
          * Revoke the calling key, permanently
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key.
          */
-        post: operations["SelfKeyController_revoke"];
+        post: operations["selfKeyRevoke"];
         delete?: never;
         options?: never;
         head?: never;
@@ -137,7 +137,7 @@ export interface paths {
          * Explain whether a requester may send work to a worker, showing only your organization's rules
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
-        post: operations["AdmissionController_check"];
+        post: operations["admissionCheck"];
         delete?: never;
         options?: never;
         head?: never;
@@ -155,7 +155,7 @@ export interface paths {
          * Denials recorded on the protocol where your organization owns the requester or the worker
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
-        get: operations["AdmissionController_decisions"];
+        get: operations["admissionDecisions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -177,7 +177,7 @@ export interface paths {
          * Agent signup: an unclaimed identity, its agent key and a one-time claim code (each shown only here)
          * @description **Credential:** No credential.
          */
-        post: operations["AgentSignupController_signup"];
+        post: operations["agentSignupSignup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -195,13 +195,13 @@ export interface paths {
          * List the organization's keys
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
-        get: operations["ApiKeysController_list"];
+        get: operations["apiKeysList"];
         put?: never;
         /**
          * Mint a key (Console: admin or agent scope; admin key: agent scope only). The plaintext `key` is returned only here.
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
-        post: operations["ApiKeysController_mint"];
+        post: operations["apiKeysMint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -219,7 +219,7 @@ export interface paths {
          * Read a key's metadata
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
-        get: operations["ApiKeysController_get"];
+        get: operations["apiKeysGet"];
         put?: never;
         post?: never;
         delete?: never;
@@ -229,7 +229,7 @@ export interface paths {
          * Edit a key's label or description
          * @description **Credential:** Accepts: Console session.
          */
-        patch: operations["ApiKeysController_update"];
+        patch: operations["apiKeysUpdate"];
         trace?: never;
     };
     "/api/v1/api-keys/{id}/revoke": {
@@ -245,7 +245,71 @@ export interface paths {
          * Revoke a key of the organization
          * @description **Credential:** Accepts: Console session.
          */
-        post: operations["ApiKeysController_revoke"];
+        post: operations["apiKeysRevoke"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/invites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List open invitations, newest first
+         * @description **Credential:** Accepts: Console session.
+         */
+        get: operations["listInvites"];
+        put?: never;
+        /**
+         * Invite a person to your organization; returns the one-time link
+         * @description **Credential:** Accepts: Console session.
+         */
+        post: operations["createInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/invites/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Withdraw an open invitation
+         * @description **Credential:** Accepts: Console session.
+         */
+        delete: operations["deleteInvite"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/invites/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation: become a member of the inviting organization; returns a session
+         * @description **Credential:** No credential.
+         */
+        post: operations["acceptInvite"];
         delete?: never;
         options?: never;
         head?: never;
@@ -262,10 +326,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Log in; returns a session token (also set as an HttpOnly cookie)
+         * Sign in; returns a session token (also set as an HttpOnly cookie)
          * @description **Credential:** No credential.
          */
-        post: operations["ConsoleController_login"];
+        post: operations["login"];
         delete?: never;
         options?: never;
         head?: never;
@@ -282,10 +346,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * End the current session
+         * Sign out: end the current session
          * @description **Credential:** Accepts: Console session.
          */
-        post: operations["ConsoleController_logout"];
+        post: operations["logout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -300,12 +364,72 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The signed-in user and organization
+         * The signed-in user and their organization
          * @description **Credential:** Accepts: Console session.
          */
-        get: operations["ConsoleController_me"];
+        get: operations["getMe"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the members of your organization, newest first
+         * @description **Credential:** Accepts: Console session.
+         */
+        get: operations["listMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/members/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member; their sessions end at once
+         * @description **Credential:** Accepts: Console session.
+         */
+        delete: operations["removeMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change your password; your other sessions end
+         * @description **Credential:** Accepts: Console session.
+         */
+        post: operations["changePassword"];
         delete?: never;
         options?: never;
         head?: never;
@@ -325,7 +449,7 @@ export interface paths {
          * Create an organization and its first Console user; returns a session
          * @description **Credential:** No credential.
          */
-        post: operations["ConsoleController_signup"];
+        post: operations["signup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -343,13 +467,13 @@ export interface paths {
          * List contact rules: the organization's (admin key, Console) or the key's own identity's (agent key)
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        get: operations["ContactRulesController_list"];
+        get: operations["contactRulesList"];
         put?: never;
         /**
          * Create a contact rule for an identity of the organization
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
-        post: operations["ContactRulesController_create"];
+        post: operations["contactRulesCreate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -370,14 +494,14 @@ export interface paths {
          * Delete a contact rule
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
-        delete: operations["ContactRulesController_remove"];
+        delete: operations["contactRulesRemove"];
         options?: never;
         head?: never;
         /**
          * Change a contact rule's action, direction or note
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
-        patch: operations["ContactRulesController_update"];
+        patch: operations["contactRulesUpdate"];
         trace?: never;
     };
     "/api/v1/contexts": {
@@ -391,7 +515,7 @@ export interface paths {
          * List the contexts you take part in, newest first (filters: role, peer, identity)
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        get: operations["ContextsController_list"];
+        get: operations["contextsList"];
         put?: never;
         post?: never;
         delete?: never;
@@ -411,7 +535,7 @@ export interface paths {
          * Read a context with its most recent tasks
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        get: operations["ContextsController_get"];
+        get: operations["contextsGet"];
         put?: never;
         post?: never;
         delete?: never;
@@ -433,7 +557,7 @@ export interface paths {
          * Create an identity (claimed, receiver disabled); with `mint_key`, also a bound agent key whose plaintext is returned only here
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
-        post: operations["IdentitiesController_create"];
+        post: operations["identitiesCreate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -451,21 +575,21 @@ export interface paths {
          * Read an identity (admin key or Console of its organization, or its own key even unclaimed)
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key, Console session.
          */
-        get: operations["IdentitiesController_get"];
+        get: operations["identitiesGet"];
         put?: never;
         post?: never;
         /**
          * Delete an identity: its keys are revoked, its card and protocol give 404, its handle stays reserved
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
-        delete: operations["IdentitiesController_remove"];
+        delete: operations["identitiesRemove"];
         options?: never;
         head?: never;
         /**
          * Edit the card copy: display_name, description, skills
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        patch: operations["IdentitiesController_updateCard"];
+        patch: operations["identitiesUpdateCard"];
         trace?: never;
     };
     "/api/v1/identities/{handle}/settings": {
@@ -479,7 +603,7 @@ export interface paths {
          * Read the settings (SEED-SPEC §5 lists settings among the ledger reads)
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        get: operations["IdentitiesController_settings"];
+        get: operations["identitiesSettings"];
         put?: never;
         post?: never;
         delete?: never;
@@ -489,7 +613,7 @@ export interface paths {
          * Change settings; publicly_discoverable and filter_mode need an admin key or the Console
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        patch: operations["IdentitiesController_updateSettings"];
+        patch: operations["identitiesUpdateSettings"];
         trace?: never;
     };
     "/api/v1/identities/a2a/directory": {
@@ -503,7 +627,7 @@ export interface paths {
          * Every identity of your organization, whatever its state
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        get: operations["OrganizationDirectoryController_list"];
+        get: operations["organizationDirectoryList"];
         put?: never;
         post?: never;
         delete?: never;
@@ -525,7 +649,7 @@ export interface paths {
          * Claim a signed-up agent into your organization with its claim code
          * @description **Credential:** Accepts: Console session.
          */
-        post: operations["IdentitiesController_claim"];
+        post: operations["identitiesClaim"];
         delete?: never;
         options?: never;
         head?: never;
@@ -543,7 +667,7 @@ export interface paths {
          * List the tasks you take part in, newest first (filters: role, state, context_id, peer, identity, updated_after)
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        get: operations["TasksController_list"];
+        get: operations["tasksList"];
         put?: never;
         post?: never;
         delete?: never;
@@ -563,7 +687,7 @@ export interface paths {
          * Read a task: A2A shape plus requester, worker, created_at, updated_at
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        get: operations["TasksController_get"];
+        get: operations["tasksGet"];
         put?: never;
         post?: never;
         delete?: never;
@@ -583,7 +707,7 @@ export interface paths {
          * A task's messages, newest first
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        get: operations["TasksController_messages"];
+        get: operations["tasksMessages"];
         put?: never;
         post?: never;
         delete?: never;
@@ -605,7 +729,7 @@ export interface paths {
          * Reply as the task's worker: a new state, a message and/or artifacts
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        post: operations["TasksController_reply"];
+        post: operations["tasksReply"];
         delete?: never;
         options?: never;
         head?: never;
@@ -623,13 +747,13 @@ export interface paths {
          * List webhooks (an agent key sees only its own identity's)
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        get: operations["WebhooksController_list"];
+        get: operations["webhooksList"];
         put?: never;
         /**
          * Subscribe an https endpoint to events. The signing `secret` is returned only here.
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        post: operations["WebhooksController_create"];
+        post: operations["webhooksCreate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -647,21 +771,21 @@ export interface paths {
          * Read a webhook (never its secret)
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        get: operations["WebhooksController_get"];
+        get: operations["webhooksGet"];
         put?: never;
         post?: never;
         /**
          * Delete a webhook and its delivery log
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        delete: operations["WebhooksController_remove"];
+        delete: operations["webhooksRemove"];
         options?: never;
         head?: never;
         /**
          * Change a webhook's URL, event filter, description, or enable / disable it
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        patch: operations["WebhooksController_update"];
+        patch: operations["webhooksUpdate"];
         trace?: never;
     };
     "/api/v1/webhooks/{id}/deliveries": {
@@ -675,7 +799,7 @@ export interface paths {
          * The webhook's deliveries, newest first, with their attempts
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        get: operations["WebhooksController_deliveries"];
+        get: operations["webhooksDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -697,7 +821,7 @@ export interface paths {
          * Attempt a delivery again now
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        post: operations["WebhooksController_retry"];
+        post: operations["webhooksRetry"];
         delete?: never;
         options?: never;
         head?: never;
@@ -717,7 +841,7 @@ export interface paths {
          * Issue a new signing secret (returned only here); the old one keeps signing for 24 hours
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        post: operations["WebhooksController_rotateSecret"];
+        post: operations["webhooksRotateSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -737,7 +861,7 @@ export interface paths {
          * Send a `ping` event to this webhook
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        post: operations["WebhooksController_test"];
+        post: operations["webhooksTest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -755,7 +879,7 @@ export interface paths {
          * Liveness: the process is up
          * @description **Credential:** No credential.
          */
-        get: operations["HealthController_alive"];
+        get: operations["healthAlive"];
         put?: never;
         post?: never;
         delete?: never;
@@ -775,7 +899,7 @@ export interface paths {
          * Readiness: the database is reachable and every migration is applied
          * @description **Credential:** No credential.
          */
-        get: operations["HealthController_ready"];
+        get: operations["healthReady"];
         put?: never;
         post?: never;
         delete?: never;
@@ -788,6 +912,12 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AcceptInviteDto: {
+            /** @description The code: the part of the invitation link after `#`. */
+            code: string;
+            /** @description The new member's password: at least 12 characters, at most 72 bytes. */
+            password: string;
+        };
         AgentSignupDto: {
             /** @example acme-billing */
             agent_handle: string;
@@ -811,6 +941,11 @@ export interface components {
             display_name?: string;
             skills?: components["schemas"]["AgentSkillDto"][];
         };
+        ChangePasswordDto: {
+            current_password: string;
+            /** @description At least 12 characters, at most 72 bytes. */
+            new_password: string;
+        };
         CheckAdmissionDto: {
             /** @description Handle of the identity that would call. */
             requester: string;
@@ -830,6 +965,26 @@ export interface components {
             identity: string;
             note?: string;
             peer: components["schemas"]["RulePeerDto"];
+        };
+        CreatedInviteView: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: email */
+            email: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The member who invited; null once removed.
+             */
+            invited_by: string | null;
+            /**
+             * Format: uri
+             * @description The link to give the invited person: `{base}/console/accept#<code>`. Shown only here; the code is stored hashed.
+             */
+            url: string;
         };
         CreateIdentityDto: {
             /** @example acme-billing */
@@ -853,19 +1008,74 @@ export interface components {
             publicly_discoverable?: boolean;
             skills?: components["schemas"]["AgentSkillDto"][];
         };
+        CreateInviteDto: {
+            /**
+             * Format: email
+             * @description Who is invited; must not be a Console user already.
+             */
+            email: string;
+        };
         CreateWebhookDto: {
             description?: string;
             /** @description Event types to receive, or `["*"]` for every type. */
-            events: ("*" | "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "ping")[];
+            events: ("*" | "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "ping")[];
             /** @description Handle or id of one identity of your organization: only events about it. Omitted: organization-wide (an agent key always subscribes for its own identity). */
             identity?: string;
             /** @description An https URL on a public address. */
             url: string;
         };
+        FieldErrorView: {
+            /** @example email */
+            field: string;
+            /** @example email must be an email */
+            message: string;
+        };
+        InviteList: {
+            invites: components["schemas"]["InviteView"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        InviteView: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: email */
+            email: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description The member who invited; null once removed.
+             */
+            invited_by: string | null;
+        };
         LoginDto: {
             /** Format: email */
             email: string;
             password: string;
+        };
+        MemberList: {
+            members: components["schemas"]["MemberView"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        MemberView: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: email */
+            email: string;
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When a session last opened; null if never.
+             */
+            last_login_at: string | null;
+        };
+        MeView: {
+            organization: components["schemas"]["OrganizationView"];
+            user: components["schemas"]["UserView"];
         };
         MintKeyDto: {
             description?: string;
@@ -881,6 +1091,32 @@ export interface components {
              * @description The identity an agent key is bound to; required for agent keys.
              */
             scoped_identity_id?: string;
+        };
+        OrganizationView: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            name: string;
+        };
+        Problem: {
+            /**
+             * @description A stable, machine-readable code.
+             * @example last_member
+             */
+            code: string;
+            /** @description What went wrong, for people. */
+            detail: string;
+            /** @description On validation failures (400): one entry per refused field. */
+            errors?: components["schemas"]["FieldErrorView"][];
+            /** @description The request id (also in the X-Request-Id header). */
+            request_id: string;
+            /** @example 409 */
+            status: number;
+            /** @example Conflict */
+            title: string;
+            /** @example about:blank */
+            type: string;
         };
         ReplyArtifactDto: {
             /** @description Append these parts to the artifact with this artifactId instead of replacing it. */
@@ -921,6 +1157,14 @@ export interface components {
             /** @enum {string} */
             type: "identity" | "organization";
         };
+        SessionView: {
+            /** Format: date-time */
+            expires_at: string;
+            organization: components["schemas"]["OrganizationView"];
+            /** @description The session token (also set as the HttpOnly `a2a_session` cookie). Send as `Authorization: Bearer`. */
+            token: string;
+            user: components["schemas"]["UserView"];
+        };
         SignupDto: {
             /** Format: email */
             email: string;
@@ -953,13 +1197,23 @@ export interface components {
         };
         UpdateWebhookDto: {
             description?: string;
-            events?: ("*" | "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "ping")[];
+            events?: ("*" | "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "ping")[];
             /**
              * @description Re-enable a webhook that was disabled, or pause one.
              * @enum {string}
              */
             status?: "active" | "disabled";
             url?: string;
+        };
+        UserView: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: email */
+            email: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            organization_id: string;
         };
     };
     responses: never;
@@ -970,7 +1224,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    ProtocolController_call: {
+    protocolCall: {
         parameters: {
             query?: never;
             header?: {
@@ -989,18 +1243,40 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    "AgentCardsController_card[1]": {
+    agentCardsCard1: {
         parameters: {
             query?: never;
             header?: never;
@@ -1017,9 +1293,27 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
-    "AgentCardsController_card[0]": {
+    agentCardsCard0: {
         parameters: {
             query?: never;
             header?: never;
@@ -1036,9 +1330,27 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
-    AgentCardsController_publicDirectory: {
+    agentCardsPublicDirectory: {
         parameters: {
             query?: {
                 /** @description Opaque cursor from a previous page's next_cursor. */
@@ -1063,9 +1375,27 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
-    SelfKeyController_self: {
+    selfKeySelf: {
         parameters: {
             query?: never;
             header?: never;
@@ -1079,18 +1409,31 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    SelfKeyController_revoke: {
+    selfKeyRevoke: {
         parameters: {
             query?: never;
             header?: never;
@@ -1104,18 +1447,31 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    AdmissionController_check: {
+    admissionCheck: {
         parameters: {
             query?: never;
             header?: never;
@@ -1128,23 +1484,63 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    AdmissionController_decisions: {
+    admissionDecisions: {
         parameters: {
             query?: {
                 /** @description Opaque cursor from a previous page's next_cursor. */
@@ -1159,23 +1555,45 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    AgentSignupController_signup: {
+    agentSignupSignup: {
         parameters: {
             query?: never;
             header?: never;
@@ -1194,9 +1612,45 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
-    ApiKeysController_list: {
+    apiKeysList: {
         parameters: {
             query?: {
                 /** @description Opaque cursor from a previous page's next_cursor. */
@@ -1213,23 +1667,45 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    ApiKeysController_mint: {
+    apiKeysMint: {
         parameters: {
             query?: never;
             header?: never;
@@ -1242,23 +1718,63 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    ApiKeysController_get: {
+    apiKeysGet: {
         parameters: {
             query?: never;
             header?: never;
@@ -1274,18 +1790,40 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    ApiKeysController_update: {
+    apiKeysUpdate: {
         parameters: {
             query?: never;
             header?: never;
@@ -1300,23 +1838,72 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    ApiKeysController_revoke: {
+    apiKeysRevoke: {
         parameters: {
             query?: never;
             header?: never;
@@ -1332,18 +1919,321 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    ConsoleController_login: {
+    listInvites: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from a previous page's next_cursor. */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InviteList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateInviteDto"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedInviteView"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `email_taken`: already a Console user; `member_limit` or `invite_limit`: the organization is full. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invite_not_found`: no open invitation of your organization with that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    acceptInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptInviteDto"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionView"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invite_code_invalid`: the code is unknown, already used, withdrawn or expired. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `email_taken`: the invited email became a Console user meanwhile; `member_limit`: the organization is full. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    login: {
         parameters: {
             query?: never;
             header?: never;
@@ -1356,15 +2246,63 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Success. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["SessionView"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invalid_credentials`: the email or password is incorrect. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    ConsoleController_logout: {
+    logout: {
         parameters: {
             query?: never;
             header?: never;
@@ -1373,23 +2311,43 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    ConsoleController_me: {
+    getMe: {
         parameters: {
             query?: never;
             header?: never;
@@ -1398,23 +2356,246 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MeView"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    ConsoleController_signup: {
+    listMembers: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from a previous page's next_cursor. */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemberList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    removeMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `member_not_found`: no member of your organization with that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `last_member`: the last member cannot be removed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePasswordDto"];
+            };
+        };
+        responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `wrong_password`: the current password is incorrect (`errors[]` names `current_password`); or a field is invalid. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    signup: {
         parameters: {
             query?: never;
             header?: never;
@@ -1427,15 +2608,72 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Success. */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["SessionView"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `signup_closed`: signup is closed on this service. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `email_taken`: a Console user with that email exists. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    ContactRulesController_list: {
+    contactRulesList: {
         parameters: {
             query?: {
                 action?: "allow" | "block";
@@ -1452,23 +2690,45 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    ContactRulesController_create: {
+    contactRulesCreate: {
         parameters: {
             query?: never;
             header?: never;
@@ -1481,23 +2741,63 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    ContactRulesController_remove: {
+    contactRulesRemove: {
         parameters: {
             query?: never;
             header?: never;
@@ -1513,18 +2813,40 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    ContactRulesController_update: {
+    contactRulesUpdate: {
         parameters: {
             query?: never;
             header?: never;
@@ -1539,23 +2861,72 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    ContextsController_list: {
+    contextsList: {
         parameters: {
             query?: {
                 /** @description Opaque cursor from a previous page's next_cursor. */
@@ -1574,23 +2945,45 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    ContextsController_get: {
+    contextsGet: {
         parameters: {
             query?: never;
             header?: never;
@@ -1606,18 +2999,40 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    IdentitiesController_create: {
+    identitiesCreate: {
         parameters: {
             query?: never;
             header?: never;
@@ -1630,23 +3045,63 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    IdentitiesController_get: {
+    identitiesGet: {
         parameters: {
             query?: never;
             header?: never;
@@ -1662,18 +3117,40 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    IdentitiesController_remove: {
+    identitiesRemove: {
         parameters: {
             query?: never;
             header?: never;
@@ -1689,18 +3166,40 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    IdentitiesController_updateCard: {
+    identitiesUpdateCard: {
         parameters: {
             query?: never;
             header?: never;
@@ -1715,23 +3214,72 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    IdentitiesController_settings: {
+    identitiesSettings: {
         parameters: {
             query?: never;
             header?: never;
@@ -1747,18 +3295,40 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    IdentitiesController_updateSettings: {
+    identitiesUpdateSettings: {
         parameters: {
             query?: never;
             header?: never;
@@ -1773,23 +3343,72 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    OrganizationDirectoryController_list: {
+    organizationDirectoryList: {
         parameters: {
             query?: {
                 claimed?: "true" | "false";
@@ -1807,23 +3426,45 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    IdentitiesController_claim: {
+    identitiesClaim: {
         parameters: {
             query?: never;
             header?: never;
@@ -1836,23 +3477,63 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    TasksController_list: {
+    tasksList: {
         parameters: {
             query?: {
                 context_id?: string;
@@ -1878,23 +3559,45 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    TasksController_get: {
+    tasksGet: {
         parameters: {
             query?: {
                 /** @description How many of the most recent messages to include: at most LEDGER_MAX_HISTORY (default 100), which is also the default. The whole history pages through /messages. */
@@ -1908,23 +3611,54 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    TasksController_messages: {
+    tasksMessages: {
         parameters: {
             query?: {
                 /** @description Opaque cursor from a previous page's next_cursor. */
@@ -1939,23 +3673,54 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    TasksController_reply: {
+    tasksReply: {
         parameters: {
             query?: never;
             header?: {
@@ -1973,23 +3738,72 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    WebhooksController_list: {
+    webhooksList: {
         parameters: {
             query?: {
                 /** @description Opaque cursor from a previous page's next_cursor. */
@@ -2005,23 +3819,45 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    WebhooksController_create: {
+    webhooksCreate: {
         parameters: {
             query?: never;
             header?: never;
@@ -2034,23 +3870,63 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    WebhooksController_get: {
+    webhooksGet: {
         parameters: {
             query?: never;
             header?: never;
@@ -2066,18 +3942,40 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    WebhooksController_remove: {
+    webhooksRemove: {
         parameters: {
             query?: never;
             header?: never;
@@ -2093,18 +3991,40 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    WebhooksController_update: {
+    webhooksUpdate: {
         parameters: {
             query?: never;
             header?: never;
@@ -2119,23 +4039,72 @@ export interface operations {
             };
         };
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    WebhooksController_deliveries: {
+    webhooksDeliveries: {
         parameters: {
             query?: {
                 /** @description Opaque cursor from a previous page's next_cursor. */
@@ -2151,23 +4120,54 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    WebhooksController_retry: {
+    webhooksRetry: {
         parameters: {
             query?: never;
             header?: never;
@@ -2184,18 +4184,40 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    WebhooksController_rotateSecret: {
+    webhooksRotateSecret: {
         parameters: {
             query?: never;
             header?: never;
@@ -2211,18 +4233,40 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    WebhooksController_test: {
+    webhooksTest: {
         parameters: {
             query?: never;
             header?: never;
@@ -2238,18 +4282,40 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
             /** @description Credential valid but not permitted here. */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };
-    HealthController_alive: {
+    healthAlive: {
         parameters: {
             query?: never;
             header?: never;
@@ -2264,9 +4330,18 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
-    HealthController_ready: {
+    healthReady: {
         parameters: {
             query?: never;
             header?: never;
@@ -2280,6 +4355,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
             };
         };
     };

@@ -1,7 +1,16 @@
-/** Response shapes the Console reads (CONTRACT §1–§8, §13). */
-export interface Organization { id: string; name: string; created_at?: string }
-export interface User { id: string; email: string; organization_id: string; created_at?: string }
-export interface Me { user: User; organization: Organization }
+import type { components } from '../../client';
+
+type Schemas = components['schemas'];
+
+/**
+ * Response shapes the Console reads (CONTRACT §1–§8, §13): the generated client's schemas
+ * where the OpenAPI document describes the response, hand-written below until it does.
+ */
+export type Organization = Schemas['OrganizationView'];
+export type User = Schemas['UserView'];
+export type Me = Schemas['MeView'];
+export type Member = Schemas['MemberView'];
+export type Invite = Schemas['InviteView'] & { url?: string };
 
 export interface Skill {
   id: string;
@@ -117,5 +126,3 @@ export interface Delivery {
   attempts: Attempt[];
 }
 
-export interface Member { id: string; email: string; created_at: string; last_login_at: string | null }
-export interface Invite { id: string; email: string; expires_at: string; created_at?: string; url?: string }

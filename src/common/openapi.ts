@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { SESSION_COOKIE } from '../console/session-cookie';
+import { completeResponses, EXTRA_MODELS } from './api-docs';
 
 /** The OpenAPI document of every route the application serves (also read by `npm run client:generate`). */
 export function buildOpenApiDocument(app: INestApplication, publicBaseUrl: string): OpenAPIObject {
@@ -16,7 +17,12 @@ export function buildOpenApiDocument(app: INestApplication, publicBaseUrl: strin
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Console session token' }, 'consoleSession')
     .addCookieAuth(SESSION_COOKIE, { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE }, 'consoleCookie')
     .build();
-  return SwaggerModule.createDocument(app, config);
+  return completeResponses(SwaggerModule.createDocument(app, config, {
+    extraModels: EXTRA_MODELS,
+    // Routes without an explicit id: `ApiKeysController.list` → `apiKeysList`.
+    operationIdFactory: (controller, method) =>
+      `${controller.replace(/Controller$/, '').replace(/^./, (c) => c.toLowerCase())}${method.replace(/^./, (c) => c.toUpperCase()).replace(/\[(\d+)\]$/, '$1')}`,
+  }));
 }
 
 /** OpenAPI at /api/openapi.json and Swagger UI at /api/docs. */

@@ -20,6 +20,12 @@ export interface AppConfig {
   sessionTtlHours: number;
   /** How long an agent signup's claim code stays valid. */
   claimCodeTtlHours: number;
+  /** Console teams (CONTRACT §13): how long an invitation can be accepted, and the per-organization limits. */
+  console: {
+    inviteTtlHours: number;
+    maxMembers: number;
+    maxOpenInvites: number;
+  };
   bcryptCost: number;
   /** How often buffered `last_used_at` stamps are written. */
   keyUsageFlushMs: number;
@@ -144,6 +150,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     consoleSignup: oneOf(env, 'CONSOLE_SIGNUP', ['open', 'closed'] as const, 'open'),
     sessionTtlHours: int(env, 'SESSION_TTL_HOURS', 12, 1, 24 * 30),
     claimCodeTtlHours: int(env, 'CLAIM_CODE_TTL_HOURS', 72, 1, 24 * 30),
+    console: {
+      inviteTtlHours: int(env, 'CONSOLE_INVITE_TTL_HOURS', 24 * 7, 1, 24 * 30),
+      maxMembers: int(env, 'CONSOLE_MAX_MEMBERS', 100, 1, 10_000),
+      maxOpenInvites: int(env, 'CONSOLE_MAX_OPEN_INVITES', 100, 1, 10_000),
+    },
     bcryptCost: int(env, 'BCRYPT_COST', 12, 12, 15),
     keyUsageFlushMs: int(env, 'KEY_USAGE_FLUSH_MS', 10_000, 10, 600_000),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 256 * 1024, 1024, 64 * 1024 * 1024),

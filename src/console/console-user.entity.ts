@@ -16,4 +16,8 @@ export class ConsoleUser {
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
+
+  /** When a session last opened (signup, login, accepting an invitation). */
+  @Column({ name: 'last_login_at', type: 'timestamptz', nullable: true })
+  lastLoginAt: Date | null;
 }

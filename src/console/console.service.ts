@@ -3,49 +3,20 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as bcrypt from 'bcrypt';
 import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { conflict, forbidden, unauthorized } from '../common/app-error';
+import { badRequest, conflict, forbidden, unauthorized } from '../common/app-error';
 import { RateLimitService } from '../limits/rate-limit.service';
 import { HotQuery } from '../database/hot-query';
 import type { ConsolePrincipal } from '../auth/principal';
 import { ConsoleSession } from './console-session.entity';
 import { ConsoleUser } from './console-user.entity';
 import { Organization } from './organization.entity';
+import { toOrganizationView, toUserView, type MeView, type SessionView } from './console.view';
 
 const TOKEN_PREFIX = 'a2a_ses_';
 const TOKEN_PATTERN = /^a2a_ses_[A-Za-z0-9_-]{43}$/;
 const INVALID_LOGIN = 'The email or password is incorrect.';
 
-export interface SessionView {
-  token: string;
-  expires_at: string;
-  user: UserView;
-  organization: OrganizationView;
-}
-export interface UserView {
-  id: string;
-  email: string;
-  organization_id: string;
-  created_at: string;
-}
-export interface OrganizationView {
-  id: string;
-  name: string;
-  created_at: string;
-}
-
 const hashToken = (token: string) => createHash('sha256').update(token).digest();
-
-export const toUserView = (user: ConsoleUser): UserView => ({
-  id: user.id,
-  email: user.email,
-  organization_id: user.organizationId,
-  created_at: user.createdAt.toISOString(),
-});
-export const toOrganizationView = (org: Organization): OrganizationView => ({
-  id: org.id,
-  name: org.name,
-  created_at: org.createdAt.toISOString(),
-});
 
 @Injectable()
 export class ConsoleService {
@@ -122,7 +93,34 @@ export class ConsoleService {
     await this.dataSource.getRepository(ConsoleSession).update({ id: principal.sessionId }, { revokedAt: new Date() });
   }
 
-  async me(principal: ConsolePrincipal): Promise<{ user: UserView; organization: OrganizationView }> {
+  /**
+   * Changes the caller's password after checking the current one; every other
+   * session of the caller ends (this one stays). Wrong current passwords count
+   * against the login throttle, so a stolen session cannot guess it.
+   */
+  async changePassword(principal: ConsolePrincipal, input: { current_password: string; new_password: string }): Promise<void> {
+    const throttleKey = `password|${principal.id}`;
+    await this.limits.check('login', throttleKey);
+    const user = await this.dataSource.getRepository(ConsoleUser).createQueryBuilder('u').addSelect('u.passwordHash')
+      .where('u.id = :id', { id: principal.id }).getOneOrFail();
+    if (!(await bcrypt.compare(input.current_password, user.passwordHash))) {
+      await this.limits.penalize('login', throttleKey);
+      throw badRequest('wrong_password', 'The current password is incorrect.', [
+        { field: 'current_password', message: 'current_password is incorrect' },
+      ]);
+    }
+    await this.limits.clear('login', throttleKey);
+    const passwordHash = await bcrypt.hash(input.new_password, this.config.bcryptCost);
+    await this.dataSource.transaction(async (em) => {
+      await em.getRepository(ConsoleUser).update({ id: principal.id }, { passwordHash });
+      await em.query(
+        `UPDATE console_sessions SET revoked_at = now() WHERE user_id = $1 AND id <> $2 AND revoked_at IS NULL`,
+        [principal.id, principal.sessionId],
+      );
+    });
+  }
+
+  async me(principal: ConsolePrincipal): Promise<MeView> {
     const user = await this.dataSource.getRepository(ConsoleUser).findOneByOrFail({ id: principal.id });
     const organization = await this.dataSource.getRepository(Organization).findOneByOrFail({ id: user.organizationId });
     return { user: toUserView(user), organization: toOrganizationView(organization) };
@@ -153,10 +151,12 @@ export class ConsoleService {
     return { kind: 'console', id: row.user_id, sessionId: row.session_id, organizationId: row.organization_id, viaCookie };
   }
 
-  private async openSession(em: EntityManager, user: ConsoleUser, organization: Organization): Promise<SessionView> {
+  /** A new session for a user (signup, login, accepting an invitation); stamps the user's last sign-in. */
+  async openSession(em: EntityManager, user: ConsoleUser, organization: Organization): Promise<SessionView> {
     const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
     const expiresAt = new Date(Date.now() + this.config.sessionTtlHours * 3600_000);
     await em.getRepository(ConsoleSession).insert({ userId: user.id, tokenHash: hashToken(token), expiresAt });
+    await em.getRepository(ConsoleUser).update({ id: user.id }, { lastLoginAt: () => 'now()' });
     return { token, expires_at: expiresAt.toISOString(), user: toUserView(user), organization: toOrganizationView(organization) };
   }
 }

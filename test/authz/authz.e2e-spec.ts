@@ -31,7 +31,8 @@ describe('authorization matrix', () => {
     it.each(CREDENTIALS.map((c) => [c, row.statuses[c]] as const))('%s → %i', async (credential, expected) => {
       const [method, pattern] = route.split(' ');
       const path = row.path ? await row.path(w) : pattern;
-      const headers = row.consumesCredential ? await w.fresh(credential) : w.headers(credential);
+      const asMember = row.ownAccount && (credential === 'console' || credential === 'otherConsole');
+      const headers = asMember ? (await w.freshMember(credential)).headers : row.consumesCredential ? await w.fresh(credential) : w.headers(credential);
       let req = t.http()[method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete'](path).set(headers);
       if (row.body) req = req.send((await row.body(w)) as object);
       const res = await req;

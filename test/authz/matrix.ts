@@ -21,6 +21,8 @@ export interface MatrixRow {
   body?: (w: World) => unknown | Promise<unknown>;
   /** The route consumes the credential (logout, self-revoke): use a fresh one per cell. */
   consumesCredential?: boolean;
+  /** The route changes the person's own account (password): Console cells act as a fresh member of their organization. */
+  ownAccount?: boolean;
 }
 
 type Statuses = [number, number, number, number, number, number, number, number, number];
@@ -46,6 +48,26 @@ export const MATRIX: MatrixRow[] = [
   // Console session routes.
   row('GET /api/v1/console/me',                      [401, 401, 401, 403, 403, 403, 200, 200, 403]),
   row('POST /api/v1/console/logout',                 [401, 401, 401, 403, 403, 403, 204, 204, 403], { consumesCredential: true }),
+  row('POST /api/v1/console/password',               [401, 401, 401, 403, 403, 403, 204, 204, 403], {
+    ownAccount: true,
+    body: () => ({ current_password: 'correct horse battery staple', new_password: 'another long passphrase' }),
+  }),
+
+  // Teams (CONTRACT §13): a person's acts, Console only. Accepting needs no credential.
+  row('POST /api/v1/console/invites',                [401, 401, 401, 403, 403, 403, 201, 201, 403], {
+    body: () => ({ email: email() }),
+  }),
+  row('GET /api/v1/console/invites',                 [401, 401, 401, 403, 403, 403, 200, 200, 403]),
+  row('DELETE /api/v1/console/invites/:id',          [401, 401, 401, 403, 403, 403, 204, 404, 403], {
+    path: async (w) => `/api/v1/console/invites/${await w.acmeInviteId()}`,
+  }),
+  row('POST /api/v1/console/invites/accept',         [201, 201, 201, 201, 201, 201, 201, 201, 201], {
+    body: async (w) => ({ code: await w.inviteCode(), password: 'correct horse battery staple' }),
+  }),
+  row('GET /api/v1/console/members',                 [401, 401, 401, 403, 403, 403, 200, 200, 403]),
+  row('DELETE /api/v1/console/members/:id',          [401, 401, 401, 403, 403, 403, 204, 404, 403], {
+    path: async (w) => `/api/v1/console/members/${(await w.freshMember()).id}`,
+  }),
 
   // API keys (SEED-SPEC §5 "Who may mint", CONTRACT §2).
   row('POST /api/v1/api-keys',                       [401, 401, 401, 201, 403, 403, 201, 404, 404], {

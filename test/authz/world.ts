@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { TestApp } from '../support/app';
 import {
   agentSignup, apiKey, bearer, createIdentity, insertIdentity, mintAdminKey, mintAgentKey, mintKeyDirectly, PASSWORD, signup,
@@ -84,6 +85,28 @@ export class World {
         return { Authorization: `Bearer ${res.body.token}` };
       }
     }
+  }
+
+  /** A new member of acme or other (invited and accepted); returns the member's id and session headers. */
+  async freshMember(kind: 'console' | 'otherConsole' = 'console'): Promise<{ id: string; headers: Headers }> {
+    const owner = kind === 'console' ? this.acme : this.other;
+    const code = await this.inviteCode(owner);
+    const res = await this.t.http().post('/api/v1/console/invites/accept').send({ code, password: PASSWORD }).expect(201);
+    return { id: res.body.user.id, headers: { Authorization: `Bearer ${res.body.token}` } };
+  }
+
+  /** A fresh open invitation of acme (or another organization's): its id. */
+  async acmeInviteId(): Promise<string> {
+    const res = await this.t.http().post('/api/v1/console/invites').set(bearer(this.acme))
+      .send({ email: `matrix-${randomBytes(4).toString('hex')}@example.test` }).expect(201);
+    return res.body.id;
+  }
+
+  /** The code of a fresh invitation (acme's unless told), for a cell to accept. */
+  async inviteCode(owner: ConsoleAccount = this.acme): Promise<string> {
+    const res = await this.t.http().post('/api/v1/console/invites').set(bearer(owner))
+      .send({ email: `matrix-${randomBytes(4).toString('hex')}@example.test` }).expect(201);
+    return (res.body.url as string).split('#')[1];
   }
 
   /** An organization-wide webhook of acme; `fresh` for a cell that may delete it (an organization has at most 50). */

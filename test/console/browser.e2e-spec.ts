@@ -282,6 +282,51 @@ describe('The Console in Chromium', () => {
     await page.getByRole('button', { name: 'Enable' }).waitFor(WAIT);
   });
 
+  it('invites a person by link; they accept in their own browser and become a member', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Members' }).click();
+    await page.getByRole('heading', { name: 'Invite a person' }).waitFor(WAIT);
+    const invitee = `colleague-${Date.now()}@example.test`;
+    await page.getByLabel('Their email').fill(invitee);
+    await page.getByRole('button', { name: 'Create invitation link' }).click();
+    const link = page.getByLabel('Invitation link', { exact: true });
+    await link.waitFor(WAIT);
+    const inviteUrl = await link.inputValue();
+    expect(inviteUrl).toMatch(new RegExp(`^${t.baseUrl}/console/accept#.+`));
+    await shot(page, 'invite');
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    await page.getByRole('list', { name: 'Open invitations' }).getByText(invitee, { exact: true }).waitFor(WAIT);
+
+    // The invited person: another browser, no session.
+    const theirs = await browser.newContext();
+    const other = await newPage(theirs);
+    await other.goto(inviteUrl);
+    await other.getByRole('heading', { name: 'Accept an invitation' }).waitFor(WAIT);
+    // The code is read from the fragment and wiped from the address bar.
+    expect(new URL(other.url()).hash).toBe('');
+    await other.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await other.getByLabel('Repeat the password').fill('something else entirely');
+    await other.getByRole('button', { name: 'Join the organization' }).click();
+    await other.getByText('The two passwords differ.').waitFor(WAIT);
+    await other.getByLabel('Repeat the password').fill(PASSWORD);
+    await other.getByRole('button', { name: 'Join the organization' }).click();
+    await other.getByRole('heading', { name: 'Identities', level: 1 }).waitFor(WAIT);
+    await other.getByText(founder.organization).waitFor(WAIT);
+    await other.getByRole('link', { name: 'acme-worker' }).waitFor(WAIT);
+    await theirs.close();
+
+    // The inviter sees the new member, and the invitation is used up.
+    await page.reload();
+    const members = page.getByRole('list', { name: 'Members' });
+    await members.getByText(invitee, { exact: true }).waitFor(WAIT);
+    await page.getByText('No open invitations.').waitFor(WAIT);
+    await shot(page, 'members');
+
+    // Removing a member asks first.
+    await page.getByRole('button', { name: `Remove ${invitee}` }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Remove member' }).click();
+    await members.getByText(invitee, { exact: true }).waitFor({ state: 'detached', ...WAIT });
+  });
+
   it('reads well at 390 px', async () => {
     const small = await newPage(context, 390);
     await small.goto(url('/identities'));
@@ -305,5 +350,21 @@ describe('The Console in Chromium', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor(WAIT);
     expect(new URL(page.url()).pathname).toBe('/console/webhooks');
+  });
+
+  it('changes the password (checked before sending; the server checks the current one)', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Members' }).click();
+    await page.getByLabel('Current password').fill('not my password at all');
+    await page.getByLabel('New password', { exact: true }).fill('a brand new passphrase');
+    await page.getByLabel('Repeat the new password').fill('a different passphrase');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText('The two new passwords differ.').waitFor(WAIT);
+    await page.getByLabel('Repeat the new password').fill('a brand new passphrase');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByRole('alert').waitFor(WAIT);
+    await page.getByLabel('Current password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText('Password changed. Your other sessions have ended.').waitFor(WAIT);
+    await t.http().post('/api/v1/console/login').send({ email: founder.email, password: 'a brand new passphrase' }).expect(200);
   });
 });

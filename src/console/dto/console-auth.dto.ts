@@ -3,7 +3,7 @@ import { IsEmail, IsString, MaxLength, MinLength, Validate, ValidatorConstraint,
 
 /** bcrypt reads at most 72 bytes; a longer password would be silently truncated. */
 @ValidatorConstraint({ name: 'maxBytes72' })
-class MaxBcryptBytes implements ValidatorConstraintInterface {
+export class MaxBcryptBytes implements ValidatorConstraintInterface {
   validate(value: unknown) {
     return typeof value === 'string' && Buffer.byteLength(value, 'utf8') <= 72;
   }

@@ -1,0 +1,137 @@
+import { ApiProperty } from '@nestjs/swagger';
+import type { ConsoleInvite } from './console-invite.entity';
+import type { ConsoleUser } from './console-user.entity';
+import type { Organization } from './organization.entity';
+
+/**
+ * The Console's response bodies. Each class is both the type the mappers return and
+ * the schema the OpenAPI document shows, so the two cannot drift.
+ */
+export class UserView {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ format: 'email' })
+  email: string;
+
+  @ApiProperty({ format: 'uuid' })
+  organization_id: string;
+
+  @ApiProperty({ format: 'date-time' })
+  created_at: string;
+}
+
+export class OrganizationView {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty()
+  name: string;
+
+  @ApiProperty({ format: 'date-time' })
+  created_at: string;
+}
+
+/** The signed-in user and organization (`GET /api/v1/console/me`). */
+export class MeView {
+  @ApiProperty({ type: UserView })
+  user: UserView;
+
+  @ApiProperty({ type: OrganizationView })
+  organization: OrganizationView;
+}
+
+/** A new session: signup, login, accepting an invitation. */
+export class SessionView extends MeView {
+  @ApiProperty({ description: 'The session token (also set as the HttpOnly `a2a_session` cookie). Send as `Authorization: Bearer`.' })
+  token: string;
+
+  @ApiProperty({ format: 'date-time' })
+  expires_at: string;
+}
+
+/** A member of the organization (a Console user). */
+export class MemberView {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ format: 'email' })
+  email: string;
+
+  @ApiProperty({ format: 'date-time' })
+  created_at: string;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When a session last opened; null if never.' })
+  last_login_at: string | null;
+}
+
+export class MemberList {
+  @ApiProperty({ type: [MemberView] })
+  members: MemberView[];
+
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last page.' })
+  next_cursor: string | null;
+}
+
+/** An open invitation. Its code is never shown again after creation. */
+export class InviteView {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ format: 'email' })
+  email: string;
+
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The member who invited; null once removed.' })
+  invited_by: string | null;
+
+  @ApiProperty({ format: 'date-time' })
+  created_at: string;
+
+  @ApiProperty({ format: 'date-time' })
+  expires_at: string;
+}
+
+/** A new invitation: the link carrying its code, shown only here. */
+export class CreatedInviteView extends InviteView {
+  @ApiProperty({
+    format: 'uri',
+    description: 'The link to give the invited person: `{base}/console/accept#<code>`. Shown only here; the code is stored hashed.',
+  })
+  url: string;
+}
+
+export class InviteList {
+  @ApiProperty({ type: [InviteView] })
+  invites: InviteView[];
+
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last page.' })
+  next_cursor: string | null;
+}
+
+export const toUserView = (user: ConsoleUser): UserView => ({
+  id: user.id,
+  email: user.email,
+  organization_id: user.organizationId,
+  created_at: user.createdAt.toISOString(),
+});
+
+export const toOrganizationView = (org: Organization): OrganizationView => ({
+  id: org.id,
+  name: org.name,
+  created_at: org.createdAt.toISOString(),
+});
+
+export const toMemberView = (user: ConsoleUser): MemberView => ({
+  id: user.id,
+  email: user.email,
+  created_at: user.createdAt.toISOString(),
+  last_login_at: user.lastLoginAt?.toISOString() ?? null,
+});
+
+export const toInviteView = (invite: ConsoleInvite): InviteView => ({
+  id: invite.id,
+  email: invite.email,
+  invited_by: invite.invitedBy,
+  created_at: invite.createdAt.toISOString(),
+  expires_at: invite.expiresAt.toISOString(),
+});
