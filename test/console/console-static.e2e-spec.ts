@@ -7,16 +7,20 @@ import { startApp, type TestApp } from '../support/app';
 describe('Serving the Console at /console/', () => {
   let t: TestApp;
   let dir: string;
+  let outside: string;
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'console-'));
-    mkdirSync(join(dir, 'assets'));
+    // A file beside the Console folder that must never be reachable through it.
+    outside = mkdtempSync(join(tmpdir(), 'console-'));
+    writeFileSync(join(outside, 'secret.txt'), 'TOP SECRET');
+    dir = join(outside, 'app');
+    mkdirSync(join(dir, 'assets'), { recursive: true });
     writeFileSync(join(dir, 'index.html'), '<!doctype html><title>Console</title><script type="module" src="/console/assets/index-abc123.js"></script>');
     writeFileSync(join(dir, 'assets', 'index-abc123.js'), 'console.info("console");');
     t = await startApp({ CONSOLE_DIR: dir });
   });
   afterAll(async () => {
     await t.close();
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(outside, { recursive: true, force: true });
   });
 
   it('answers index.html, never cached, with a CSP that allows no inline script', async () => {
@@ -48,6 +52,14 @@ describe('Serving the Console at /console/', () => {
   it('answers a missing asset with 404, not with index.html', async () => {
     const res = await t.http().get('/console/assets/nope-123.js').expect(404);
     expect(res.text).not.toContain('<title>Console</title>');
+  });
+
+  it('never serves a file from outside the Console folder', async () => {
+    for (const path of ['/console/%2e%2e/secret.txt', '/console/assets/%2e%2e/%2e%2e/secret.txt', '/console/..%2fsecret.txt', '/console/assets/..%2f..%2fsecret.txt']) {
+      const res = await t.http().get(path);
+      expect(res.text).not.toContain('TOP SECRET');
+      expect(res.status).toBeLessThan(500);
+    }
   });
 
   it('redirects /console to /console/', async () => {
