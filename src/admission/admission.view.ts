@@ -1,6 +1,8 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { PageOf } from '../common/api-docs';
 import type { AdmissionDecisionRecord } from './admission-decision.entity';
 import { reportedReason, type AdmissionDecision, type ReportedReason, type Side } from './admission.decision';
-import type { ContactRuleView } from './contact-rule.view';
+import { ContactRuleSchema, type ContactRuleView } from './contact-rule.view';
 
 /** `POST /api/v1/admission/check` (CONTRACT §6). */
 export interface AdmissionCheckView {
@@ -62,3 +64,33 @@ function copyRuleView(rule: ContactRuleView): ContactRuleView {
     updated_at: rule.updated_at,
   };
 }
+
+const REPORTED_REASONS: ReportedReason[] = [
+  'requester_unclaimed', 'requester_disabled', 'worker_unavailable', 'blocked_by_requester', 'blocked_by_worker',
+  'same_organization', 'public_egress', 'mutual_permit', 'not_permitted_by_requester', 'not_permitted_by_worker', 'denied_by_peer',
+];
+
+/** The OpenAPI schema of AdmissionCheckView. */
+@ApiSchema({ name: 'AdmissionCheck' })
+export class AdmissionCheckSchema implements AdmissionCheckView {
+  @ApiProperty() allowed: boolean;
+  @ApiProperty({ enum: REPORTED_REASONS, description: 'Why; `denied_by_peer` when the other organization\'s side refused.' }) reason: ReportedReason;
+  @ApiProperty({ type: [ContactRuleSchema], description: 'Your organization\'s rules that took part; never the other side\'s.' })
+  rules: ContactRuleView[];
+}
+
+@ApiSchema({ name: 'AdmissionDecisionParty' })
+class DecisionPartySchema {
+  @ApiProperty() handle: string;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true }) organization_id: string | null;
+}
+
+@ApiSchema({ name: 'AdmissionDecision' })
+export class AdmissionDecisionSchema extends AdmissionCheckSchema implements AdmissionDecisionView {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ type: DecisionPartySchema }) requester: { handle: string; organization_id: string | null };
+  @ApiProperty({ type: DecisionPartySchema }) worker: { handle: string; organization_id: string | null };
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+}
+
+export const AdmissionDecisionPage = PageOf(AdmissionDecisionSchema, 'decisions', 'AdmissionDecisionList');

@@ -1,3 +1,5 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { PageOf } from '../common/api-docs';
 import type { PeerType, RuleAction, RuleDirection } from './admission.decision';
 import type { ContactRule } from './contact-rule.entity';
 
@@ -38,3 +40,26 @@ export function toContactRuleView(rule: ContactRule, names: IdentityNames): Cont
     updated_at: rule.updatedAt.toISOString(),
   };
 }
+
+@ApiSchema({ name: 'ContactRulePeer' })
+class RulePeerSchema {
+  @ApiProperty({ enum: ['identity', 'organization'] }) type: PeerType;
+  @ApiProperty({ type: String, nullable: true, description: 'An identity peer\'s handle; null for an organization peer.' }) handle: string | null;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The peer organization (an identity peer\'s, null while unclaimed).' })
+  organization_id: string | null;
+}
+
+/** The OpenAPI schema of ContactRuleView (it must list every field the mapper returns). */
+@ApiSchema({ name: 'ContactRule' })
+export class ContactRuleSchema implements ContactRuleView {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ description: 'The owner\'s handle.' }) identity: string;
+  @ApiProperty({ enum: ['inbound', 'outbound', 'both'] }) direction: RuleDirection;
+  @ApiProperty({ enum: ['allow', 'block'] }) action: RuleAction;
+  @ApiProperty({ type: RulePeerSchema }) peer: ContactRuleView['peer'];
+  @ApiProperty() note: string;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+}
+
+export const ContactRulePage = PageOf(ContactRuleSchema, 'rules', 'ContactRuleList');

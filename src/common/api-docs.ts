@@ -3,6 +3,7 @@ import { ApiProperty, ApiPropertyOptional, ApiResponse, ApiSchema } from '@nestj
 import type { OpenAPIObject, OperationObject, ResponseObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 
 /** One field a validation failure names (`errors[]` of a 400). */
+@ApiSchema({ name: 'FieldError' })
 export class FieldErrorView {
   @ApiProperty({ example: 'email' })
   field: string;
@@ -88,6 +89,7 @@ export function completeResponses(document: OpenAPIObject): OpenAPIObject {
       if (parameters.some((p) => p.in === 'path')) add(404);
       const errorRef = operation['x-error-schema'] ?? PROBLEM_SCHEMA_REF;
       const errorType = operation['x-error-schema'] ? 'application/json' : 'application/problem+json';
+      delete operation['x-error-schema'];
       for (const [status, response] of Object.entries(responses)) {
         if (Number(status) < 400) continue;
         response.description ||= GENERIC_ERRORS[Number(status)] ?? 'Refused.';
@@ -97,4 +99,18 @@ export function completeResponses(document: OpenAPIObject): OpenAPIObject {
     }
   }
   return document;
+}
+
+/**
+ * The schema of a list response, `{<plural>: [...], next_cursor}` (CONTRACT: every
+ * list pages), named `name` in the document.
+ */
+export function PageOf(item: Type<unknown>, plural: string, name: string): Type<unknown> {
+  class Page {
+    @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last page.' })
+    next_cursor: string | null;
+  }
+  ApiProperty({ type: [item] })(Page.prototype, plural);
+  Object.defineProperty(Page, 'name', { value: name });
+  return Page;
 }

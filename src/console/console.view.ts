@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import type { ConsoleInvite } from './console-invite.entity';
 import type { ConsoleUser } from './console-user.entity';
 import type { Organization } from './organization.entity';
@@ -7,6 +7,7 @@ import type { Organization } from './organization.entity';
  * The Console's response bodies. Each class is both the type the mappers return and
  * the schema the OpenAPI document shows, so the two cannot drift.
  */
+@ApiSchema({ name: 'User' })
 export class UserView {
   @ApiProperty({ format: 'uuid' })
   id: string;
@@ -21,6 +22,7 @@ export class UserView {
   created_at: string;
 }
 
+@ApiSchema({ name: 'Organization' })
 export class OrganizationView {
   @ApiProperty({ format: 'uuid' })
   id: string;
@@ -33,6 +35,7 @@ export class OrganizationView {
 }
 
 /** The signed-in user and organization (`GET /api/v1/console/me`). */
+@ApiSchema({ name: 'Me' })
 export class MeView {
   @ApiProperty({ type: UserView })
   user: UserView;
@@ -42,6 +45,7 @@ export class MeView {
 }
 
 /** A new session: signup, login, accepting an invitation. */
+@ApiSchema({ name: 'Session' })
 export class SessionView extends MeView {
   @ApiProperty({ description: 'The session token (also set as the HttpOnly `a2a_session` cookie). Send as `Authorization: Bearer`.' })
   token: string;
@@ -51,6 +55,7 @@ export class SessionView extends MeView {
 }
 
 /** A member of the organization (a Console user). */
+@ApiSchema({ name: 'Member' })
 export class MemberView {
   @ApiProperty({ format: 'uuid' })
   id: string;
@@ -65,6 +70,7 @@ export class MemberView {
   last_login_at: string | null;
 }
 
+@ApiSchema({ name: 'MemberList' })
 export class MemberList {
   @ApiProperty({ type: [MemberView] })
   members: MemberView[];
@@ -74,6 +80,7 @@ export class MemberList {
 }
 
 /** An open invitation. Its code is never shown again after creation. */
+@ApiSchema({ name: 'Invite' })
 export class InviteView {
   @ApiProperty({ format: 'uuid' })
   id: string;
@@ -92,6 +99,7 @@ export class InviteView {
 }
 
 /** A new invitation: the link carrying its code, shown only here. */
+@ApiSchema({ name: 'CreatedInvite' })
 export class CreatedInviteView extends InviteView {
   @ApiProperty({
     format: 'uri',
@@ -100,6 +108,7 @@ export class CreatedInviteView extends InviteView {
   url: string;
 }
 
+@ApiSchema({ name: 'InviteList' })
 export class InviteList {
   @ApiProperty({ type: [InviteView] })
   invites: InviteView[];

@@ -5,6 +5,8 @@ import type { Principal } from '../auth/principal';
 import { Surface } from '../auth/surface.decorator';
 import { DirectoryService } from './directory.service';
 import { OrganizationDirectoryQuery } from './dto/organization-directory.query';
+import { Returns } from '../common/api-docs';
+import { IdentityPage } from '../identities/identity-view';
 
 /** The path SEED-SPEC §4 fixes for the organization directory. */
 @ApiTags('Discovery')
@@ -13,7 +15,8 @@ export class OrganizationDirectoryController {
   constructor(private readonly directory: DirectoryService) {}
 
   @Get()
-  @Surface('organizationDirectory', 'Every identity of your organization, whatever its state')
+  @Surface('organizationDirectory', { id: 'listOrganizationDirectory', summary: 'List every identity of your organization, whatever its state' })
+  @Returns(200, IdentityPage)
   list(@CurrentPrincipal() principal: Principal, @Query() query: OrganizationDirectoryQuery) {
     return this.directory.organizationDirectory(principal, query);
   }

@@ -1,5 +1,7 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { PageOf } from '../common/api-docs';
 import type { DeliveryStatus } from './delivery.entity';
-import type { EventType } from './event-types';
+import { EVENT_TYPES, type EventType } from './event-types';
 import type { WebhookStatus } from './webhook.entity';
 
 /** One row of the webhook read query (WebhooksService.SELECT_WEBHOOK). Never carries the secret. */
@@ -129,3 +131,60 @@ export function toDeliveryView(row: DeliveryRow): DeliveryView {
     })),
   };
 }
+
+// --- OpenAPI schemas of the views above (each must list every field its view has) ---
+
+@ApiSchema({ name: 'Webhook' })
+export class WebhookSchema implements WebhookView {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid' }) organization_id: string;
+  @ApiProperty({ type: String, nullable: true, description: 'The handle of the identity it is scoped to; null for organization-wide.' })
+  identity: string | null;
+  @ApiProperty({ format: 'uri' }) url: string;
+  @ApiProperty({ type: [String], description: 'Event types, or `["*"]` for all.', example: ['task.created'] }) events: string[];
+  @ApiProperty() description: string;
+  @ApiProperty({ enum: ['active', 'disabled'] }) status: WebhookStatus;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Start of the current run of failed attempts.' })
+  failing_since: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'After a rotation: until when the previous secret also signs.' })
+  previous_secret_expires_at: string | null;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+}
+
+/** A webhook with its signing secret: returned only on creation and rotation. */
+@ApiSchema({ name: 'WebhookWithSecret' })
+export class WebhookWithSecretSchema extends WebhookSchema {
+  @ApiProperty({ example: 'whsec_…', description: 'The signing secret. Shown only in this response; store it now.' }) secret: string;
+}
+
+@ApiSchema({ name: 'DeliveryAttempt' })
+export class AttemptSchema implements AttemptView {
+  @ApiProperty() attempt: number;
+  @ApiProperty() succeeded: boolean;
+  @ApiProperty({ type: Number, nullable: true }) status_code: number | null;
+  @ApiProperty({ type: String, nullable: true }) error: string | null;
+  @ApiProperty() duration_ms: number;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+}
+
+@ApiSchema({ name: 'Delivery' })
+export class DeliverySchema implements DeliveryView {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid' }) webhook_id: string;
+  @ApiProperty() event_id: string;
+  @ApiProperty({ enum: EVENT_TYPES }) event_type: EventType;
+  @ApiProperty({ enum: ['pending', 'succeeded', 'failed'] }) status: DeliveryStatus;
+  @ApiProperty() attempt_count: number;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) next_attempt_at: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) last_attempt_at: string | null;
+  @ApiProperty({ type: Number, nullable: true }) last_status_code: number | null;
+  @ApiProperty({ type: String, nullable: true }) last_error: string | null;
+  @ApiProperty({ type: Number, nullable: true }) last_duration_ms: number | null;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+  @ApiProperty({ type: [AttemptSchema], description: 'The most recent attempts, oldest first.' }) attempts: AttemptView[];
+}
+
+export const WebhookPage = PageOf(WebhookSchema, 'webhooks', 'WebhookList');
+export const DeliveryPage = PageOf(DeliverySchema, 'deliveries', 'DeliveryList');

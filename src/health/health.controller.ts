@@ -1,9 +1,16 @@
 import { Controller, Get, HttpStatus, Res } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiSchema, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/surface.decorator';
 import { migrationsApplied } from '../database/migrate';
+import { Returns } from '../common/api-docs';
+
+@ApiSchema({ name: 'HealthStatus' })
+class HealthSchema {
+  @ApiProperty({ enum: ['ok', 'ready', 'not_ready'] }) status: string;
+  @ApiPropertyOptional({ enum: ['database_unreachable', 'migrations_pending'] }) reason?: string;
+}
 
 @ApiTags('Operations')
 @Controller()
@@ -11,13 +18,16 @@ export class HealthController {
   constructor(private readonly dataSource: DataSource) {}
 
   @Get('healthz')
-  @Public('Liveness: the process is up')
+  @Public({ id: 'getHealth', summary: 'Liveness: the process is up' })
+  @Returns(200, HealthSchema)
   alive() {
     return { status: 'ok' };
   }
 
   @Get('readyz')
-  @Public('Readiness: the database is reachable and every migration is applied')
+  @Public({ id: 'getReadiness', summary: 'Readiness: the database is reachable and every migration is applied' })
+  @Returns(200, HealthSchema)
+  @ApiResponse({ status: 503, description: 'Not ready: `database_unreachable` or `migrations_pending`.', type: HealthSchema })
   async ready(@Res({ passthrough: true }) res: Response) {
     try {
       await this.dataSource.query('SELECT 1');

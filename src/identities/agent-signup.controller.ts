@@ -4,6 +4,8 @@ import { Public } from '../auth/surface.decorator';
 import { ExtraQuota } from '../limits/rate-limit.decorator';
 import { AgentSignupService } from './agent-signup.service';
 import { AgentSignupDto } from './dto/agent-signup.dto';
+import { Refuses, Returns } from '../common/api-docs';
+import { AgentSignupSchema } from './identity-view';
 
 @ApiTags('Identities')
 @Controller('api/v1/agent-signup')
@@ -12,7 +14,13 @@ export class AgentSignupController {
 
   @Post()
   @ExtraQuota('signup')
-  @Public('Agent signup: an unclaimed identity, its agent key and a one-time claim code (each shown only here)')
+  @Public({
+    id: 'agentSignup',
+    summary: 'Sign an agent up: an unclaimed identity, its agent key and a claim code',
+    notes: 'The key and the claim code are shown only in this response.',
+  })
+  @Returns(201, AgentSignupSchema)
+  @Refuses({ 409: '`handle_taken`: handles are never reused, even after deletion.' })
   signup(@Body() dto: AgentSignupDto) {
     return this.signups.signup(dto);
   }

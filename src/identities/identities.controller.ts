@@ -10,6 +10,8 @@ import { CreateIdentityDto } from './dto/create-identity.dto';
 import { UpdateSettingsDto } from './dto/update-settings.dto';
 import { AgentHandle } from './handle.pipe';
 import { IdentitiesService } from './identities.service';
+import { Refuses, Returns } from '../common/api-docs';
+import { CreatedIdentitySchema, IdentitySchema, SettingsSchema } from './identity-view';
 
 @ApiTags('Identities')
 @Controller('api/v1/identities')
@@ -20,45 +22,72 @@ export class IdentitiesController {
   ) {}
 
   @Post()
-  @Surface('organizationAdmin', 'Create an identity (claimed, receiver disabled); with `mint_key`, also a bound agent key whose plaintext is returned only here')
+  @Surface('organizationAdmin', {
+    id: 'createIdentity',
+    summary: 'Create an identity; with `mint_key`, also its first agent key',
+    notes: 'The identity is claimed by your organization at once, its receiver disabled. The key\'s plaintext is returned only here.',
+  })
+  @Returns(201, CreatedIdentitySchema)
+  @Refuses({ 409: '`handle_taken`: handles are never reused, even after deletion.' })
   create(@CurrentPrincipal() principal: AdminKeyPrincipal | ConsolePrincipal, @Body() dto: CreateIdentityDto) {
     return this.identities.create(principal, dto);
   }
 
   @Post('claim')
   @HttpCode(200)
-  @Surface('console', 'Claim a signed-up agent into your organization with its claim code')
+  @Surface('console', { id: 'claimIdentity', summary: 'Claim a signed-up agent into your organization with its claim code' })
+  @Returns(200, IdentitySchema)
+  @Refuses({ 404: '`claim_code_invalid`: the code is unknown, already used or expired.' })
   claim(@CurrentPrincipal() principal: ConsolePrincipal, @Body() dto: ClaimIdentityDto) {
     return this.signups.claim(principal, dto.claim_code);
   }
 
   @Get(':handle')
-  @Surface('identityRead', 'Read an identity (admin key or Console of its organization, or its own key even unclaimed)')
+  @Surface('identityRead', {
+    id: 'getIdentity',
+    summary: 'Read an identity',
+    notes: 'An admin key or Console session of its organization, or its own key (even unclaimed).',
+  })
+  @Returns(200, IdentitySchema)
   get(@CurrentPrincipal() principal: Principal, @AgentHandle() handle: string) {
     return this.identities.get(principal, handle);
   }
 
   @Patch(':handle')
-  @Surface('identityWrite', 'Edit the card copy: display_name, description, skills')
+  @Surface('identityWrite', { id: 'updateIdentity', summary: 'Edit the card: display name, description, skills' })
+  @Returns(200, IdentitySchema)
+  @Refuses({ 409: '`identity_deleted`: a deleted identity can be read but not changed.' })
   updateCard(@CurrentPrincipal() principal: Principal, @AgentHandle() handle: string, @Body() dto: CardFieldsDto) {
     return this.identities.updateCard(principal, handle, dto);
   }
 
   @Get(':handle/settings')
-  @Surface('ledger', 'Read the settings (SEED-SPEC §5 lists settings among the ledger reads)')
+  @Surface('ledger', { id: 'getIdentitySettings', summary: 'Read an identity\'s settings' })
+  @Returns(200, SettingsSchema)
   settings(@CurrentPrincipal() principal: Principal, @AgentHandle() handle: string) {
     return this.identities.getSettings(principal, handle);
   }
 
   @Patch(':handle/settings')
-  @Surface('identityWrite', 'Change settings; publicly_discoverable and filter_mode need an admin key or the Console')
+  @Surface('identityWrite', {
+    id: 'updateIdentitySettings',
+    summary: 'Change an identity\'s settings',
+    notes: '`publicly_discoverable` and `filter_mode` need an admin key or a Console session; its own key may change the others.',
+  })
+  @Returns(200, SettingsSchema)
+  @Refuses({ 409: '`identity_deleted`: a deleted identity can be read but not changed.' })
   updateSettings(@CurrentPrincipal() principal: Principal, @AgentHandle() handle: string, @Body() dto: UpdateSettingsDto) {
     return this.identities.updateSettings(principal, handle, dto);
   }
 
   @Delete(':handle')
   @HttpCode(204)
-  @Surface('organizationAdmin', 'Delete an identity: its keys are revoked, its card and protocol give 404, its handle stays reserved')
+  @Surface('organizationAdmin', {
+    id: 'deleteIdentity',
+    summary: 'Delete an identity',
+    notes: 'Its keys are revoked, its card and protocol endpoint answer 404, and its handle stays reserved.',
+  })
+  @Returns(204)
   remove(@CurrentPrincipal() principal: AdminKeyPrincipal | ConsolePrincipal, @AgentHandle() handle: string) {
     return this.identities.remove(principal, handle);
   }

@@ -1,3 +1,7 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { PageOf } from '../common/api-docs';
+import { MintedKeySchema } from '../keys/key-metadata';
+import { AgentSkillDto } from './dto/agent-skill.dto';
 import type { KeyMetadata } from '../keys/key-metadata';
 import type { AgentSkill, FilterMode, Identity, IdentityStatus } from './identity.entity';
 
@@ -73,3 +77,54 @@ export function toSettingsView(identity: Identity): SettingsView {
     filter_mode: identity.filterMode,
   };
 }
+
+/** The OpenAPI schema of IdentityView (it must list every field the mapper returns). */
+@ApiSchema({ name: 'Identity' })
+export class IdentitySchema implements IdentityView {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ example: 'acme-billing' }) agent_handle: string;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'null while unclaimed.' }) organization_id: string | null;
+  @ApiProperty() display_name: string;
+  @ApiProperty() description: string;
+  @ApiProperty({ type: [AgentSkillDto] }) skills: AgentSkill[];
+  @ApiProperty() claimed: boolean;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) claimed_at: string | null;
+  @ApiProperty({ description: 'Whether its receiver accepts work (and its card is served).' }) enabled: boolean;
+  @ApiProperty() publicly_discoverable: boolean;
+  @ApiProperty() allow_public_egress: boolean;
+  @ApiProperty({ enum: ['whitelist', 'blacklist'] }) filter_mode: FilterMode;
+  @ApiProperty({ enum: ['active', 'deleted'] }) status: IdentityStatus;
+  @ApiProperty({ format: 'uri' }) card_url: string;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+}
+
+@ApiSchema({ name: 'IdentitySettings' })
+export class SettingsSchema implements SettingsView {
+  @ApiProperty() enabled: boolean;
+  @ApiProperty() allow_public_egress: boolean;
+  @ApiProperty() publicly_discoverable: boolean;
+  @ApiProperty({ enum: ['whitelist', 'blacklist'] }) filter_mode: FilterMode;
+}
+
+/** A new identity; with `mint_key`, its first agent key (plaintext shown only here). */
+@ApiSchema({ name: 'CreatedIdentity' })
+export class CreatedIdentitySchema extends IdentitySchema {
+  @ApiPropertyOptional({ type: MintedKeySchema, description: 'Only with `mint_key: true`.' }) api_key?: MintedKeyView;
+}
+
+@ApiSchema({ name: 'ClaimCode' })
+class ClaimCodeSchema {
+  @ApiProperty({ description: 'Give it to a Console user of the organization that should claim the agent. Shown only here.' }) code: string;
+  @ApiProperty({ format: 'date-time' }) expires_at: string;
+}
+
+/** Agent signup: the unclaimed identity, its key and its claim code, each shown only here. */
+@ApiSchema({ name: 'AgentSignup' })
+export class AgentSignupSchema {
+  @ApiProperty({ type: IdentitySchema }) identity: IdentityView;
+  @ApiProperty({ type: MintedKeySchema }) api_key: MintedKeyView;
+  @ApiProperty({ type: ClaimCodeSchema }) claim: { code: string; expires_at: string };
+}
+
+export const IdentityPage = PageOf(IdentitySchema, 'identities', 'IdentityList');

@@ -1,3 +1,5 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { PageOf } from '../common/api-docs';
 import type { KeyCreatorType, KeyStatus } from './api-key.entity';
 import type { KeyScope } from './key-format';
 
@@ -50,3 +52,38 @@ export function toKeyMetadata(row: KeyRow, lastUsedAt: Date | null = row.last_us
     revoked_at: row.revoked_at?.toISOString() ?? null,
   };
 }
+
+@ApiSchema({ name: 'ApiKeyCreator' })
+class KeyCreatorSchema {
+  @ApiProperty({ enum: ['console_user', 'api_key', 'signup'] })
+  type: KeyCreatorType;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The Console user or API key that minted it; null for agent signup.' })
+  id: string | null;
+}
+
+/** The OpenAPI schema of KeyMetadata (it must list every field the mapper returns). */
+@ApiSchema({ name: 'ApiKey' })
+export class KeyMetadataSchema implements KeyMetadata {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ enum: ['admin', 'agent'] }) scope: KeyScope;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The bound identity (agent keys); null for admin keys.' })
+  scoped_identity_id: string | null;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true }) organization_id: string | null;
+  @ApiProperty() label: string;
+  @ApiProperty() description: string;
+  @ApiProperty({ enum: ['active', 'revoked'] }) status: KeyStatus;
+  @ApiProperty({ example: 'a2a_agt_Ab3d', description: 'The first characters of the key, to recognise it.' }) prefix: string;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ type: KeyCreatorSchema }) created_by: { type: KeyCreatorType; id: string | null };
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) last_used_at: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) revoked_at: string | null;
+}
+
+/** A key just minted: its metadata and, this once, the plaintext. */
+@ApiSchema({ name: 'MintedApiKey' })
+export class MintedKeySchema extends KeyMetadataSchema {
+  @ApiProperty({ description: 'The key itself. Shown only in this response; store it now.' }) key: string;
+}
+
+export const KeyPage = PageOf(KeyMetadataSchema, 'api_keys', 'ApiKeyList');

@@ -4,6 +4,8 @@ import { CurrentPrincipal } from '../auth/current-principal.decorator';
 import type { KeyPrincipal } from '../auth/principal';
 import { Surface } from '../auth/surface.decorator';
 import { KeysService } from './keys.service';
+import { Returns } from '../common/api-docs';
+import { KeyMetadataSchema } from './key-metadata';
 
 /** The unversioned paths fixed by SEED-SPEC §4. */
 @ApiTags('API keys')
@@ -12,14 +14,16 @@ export class SelfKeyController {
   constructor(private readonly keys: KeysService) {}
 
   @Get()
-  @Surface('keySelf', 'Metadata of the calling key (never its plaintext)')
+  @Surface('keySelf', { id: 'getSelfKey', summary: 'Read the calling key\'s metadata (never its plaintext)' })
+  @Returns(200, KeyMetadataSchema)
   self(@CurrentPrincipal() principal: KeyPrincipal) {
     return this.keys.self(principal);
   }
 
   @Post('revoke')
   @HttpCode(200)
-  @Surface('keySelf', 'Revoke the calling key, permanently')
+  @Surface('keySelf', { id: 'revokeSelfKey', summary: 'Revoke the calling key, permanently' })
+  @Returns(200, KeyMetadataSchema)
   revoke(@CurrentPrincipal() principal: KeyPrincipal) {
     return this.keys.revokeSelf(principal);
   }

@@ -1,6 +1,8 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { PageOf } from '../common/api-docs';
 import { toPartView, type PartView } from './parts';
 import { participantsOf, type ArtifactRecord, type MessageRecord, type Participant, type TaskRecord, type TaskRow } from './task-records';
-import type { TaskState } from './task-state';
+import { TASK_STATES, type TaskState } from './task-state';
 
 /**
  * REST views of the ledger (CONTRACT §7). A2A members keep the A2A v0.3 JSON form
@@ -141,3 +143,95 @@ export function toContextView(context: ContextRecord): ContextView {
     updated_at: context.updatedAt.toISOString(),
   };
 }
+
+// --- OpenAPI schemas of the views above (each must list every field its view has) ---
+
+@ApiSchema({ name: 'FileContent' })
+class FileContentSchema {
+  @ApiPropertyOptional({ description: 'Base64 content (or `uri`).' }) bytes?: string;
+  @ApiPropertyOptional({ format: 'uri' }) uri?: string;
+  @ApiPropertyOptional() mimeType?: string;
+  @ApiPropertyOptional() name?: string;
+}
+
+/** An A2A v0.3 Part: `text`, `file` or `data`, by `kind`. */
+@ApiSchema({ name: 'Part' })
+export class PartSchema {
+  @ApiProperty({ enum: ['text', 'file', 'data'] }) kind: 'text' | 'file' | 'data';
+  @ApiPropertyOptional({ description: 'kind `text`.' }) text?: string;
+  @ApiPropertyOptional({ type: FileContentSchema, description: 'kind `file`.' }) file?: FileContentSchema;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'kind `data`.' }) data?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) metadata?: Record<string, unknown>;
+}
+
+@ApiSchema({ name: 'Participant' })
+export class ParticipantSchema implements ParticipantView {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() agent_handle: string;
+  @ApiProperty({ format: 'uuid' }) organization_id: string;
+}
+
+@ApiSchema({ name: 'Message' })
+export class MessageSchema implements MessageView {
+  @ApiProperty({ enum: ['message'] }) kind: 'message';
+  @ApiProperty() messageId: string;
+  @ApiProperty({ enum: ['user', 'agent'], description: '`user`: the requester; `agent`: the worker.' }) role: 'user' | 'agent';
+  @ApiProperty({ type: [PartSchema] }) parts: PartView[];
+  @ApiProperty({ format: 'uuid' }) taskId: string;
+  @ApiProperty({ format: 'uuid' }) contextId: string;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) metadata?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: [String] }) extensions?: string[];
+  @ApiPropertyOptional({ type: [String] }) referenceTaskIds?: string[];
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+}
+
+@ApiSchema({ name: 'Artifact' })
+export class ArtifactSchema implements ArtifactView {
+  @ApiProperty() artifactId: string;
+  @ApiPropertyOptional() name?: string;
+  @ApiPropertyOptional() description?: string;
+  @ApiProperty({ type: [PartSchema] }) parts: PartView[];
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) metadata?: Record<string, unknown>;
+}
+
+@ApiSchema({ name: 'TaskStatus' })
+class TaskStatusSchema {
+  @ApiProperty({ enum: TASK_STATES }) state: TaskState;
+  @ApiPropertyOptional({ type: MessageSchema, description: 'The agent message that came with this status, if any.' }) message?: MessageView;
+  @ApiProperty({ format: 'date-time' }) timestamp: string;
+}
+
+/** A task: the A2A v0.3 shape plus who takes part and when. */
+@ApiSchema({ name: 'Task' })
+export class TaskSchema implements TaskView {
+  @ApiProperty({ enum: ['task'] }) kind: 'task';
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid' }) contextId: string;
+  @ApiProperty({ type: TaskStatusSchema }) status: TaskView['status'];
+  @ApiProperty({ type: [MessageSchema], description: 'The most recent messages, oldest first (`history_length`).' }) history: MessageView[];
+  @ApiPropertyOptional({ type: [ArtifactSchema] }) artifacts?: ArtifactView[];
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) metadata?: Record<string, unknown>;
+  @ApiProperty({ type: ParticipantSchema }) requester: ParticipantView;
+  @ApiProperty({ type: ParticipantSchema }) worker: ParticipantView;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+}
+
+@ApiSchema({ name: 'Context' })
+export class ContextSchema implements ContextView {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ type: ParticipantSchema }) requester: ParticipantView;
+  @ApiProperty({ type: ParticipantSchema }) worker: ParticipantView;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ format: 'date-time' }) updated_at: string;
+}
+
+/** A context with its most recent tasks. */
+@ApiSchema({ name: 'ContextWithTasks' })
+export class ContextWithTasksSchema extends ContextSchema {
+  @ApiProperty({ type: [TaskSchema] }) tasks: TaskView[];
+}
+
+export const TaskPage = PageOf(TaskSchema, 'tasks', 'TaskList');
+export const MessagePage = PageOf(MessageSchema, 'messages', 'MessageList');
+export const ContextPage = PageOf(ContextSchema, 'contexts', 'ContextList');

@@ -76,6 +76,22 @@ describe('Console teams: invitations, members, passwords', () => {
     });
   });
 
+  it('member events reach the organization\'s webhooks subscribed to them, never identity-scoped ones', async () => {
+    const owner = await signup(t);
+    const subscribe = (body: object) => t.http().post('/api/v1/webhooks').set(bearer(owner))
+      .send({ url: 'https://hooks.example.invalid/team', ...body }).expect(201);
+    const orgWide = await subscribe({ events: ['console.member_added', 'console.member_removed'] });
+    const identity = await t.http().post('/api/v1/identities').set(bearer(owner)).send({ agent_handle: unique('team') }).expect(201);
+    const scoped = await subscribe({ events: ['*'], identity: identity.body.agent_handle });
+    const member = await addMember(owner);
+    await t.http().delete(`/api/v1/console/members/${member.userId}`).set(bearer(owner)).expect(204);
+    const typesFor = async (webhookId: string) => (await t.db.query(
+      `SELECT e.type FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.webhook_id = $1 ORDER BY e.created_at`, [webhookId],
+    )).map((row: { type: string }) => row.type);
+    expect(await typesFor(orgWide.body.id)).toEqual(['console.member_added', 'console.member_removed']);
+    expect(await typesFor(scoped.body.id)).toEqual([]);
+  });
+
   it('an invitation works once', async () => {
     const owner = await signup(t);
     const invited = await invite(owner);
@@ -285,6 +301,22 @@ describe('Console teams: invitations, members, passwords', () => {
       expect(res.body).toMatchObject({ code: 'wrong_password', errors: [{ field: 'current_password' }] });
       await t.http().get('/api/v1/console/me').set('Authorization', `Bearer ${other.body.token}`).expect(200);
       await t.http().post('/api/v1/console/login').send({ email: owner.email, password: PASSWORD }).expect(200);
+    });
+
+    it('throttles wrong current passwords like login failures (429), even for the right one', async () => {
+      const strict = await startApp({ LOGIN_FAILURE_LIMIT: '2' });
+      try {
+        const owner = await signup(strict);
+        for (let i = 0; i < 2; i++) {
+          await strict.http().post('/api/v1/console/password').set(bearer(owner))
+            .send({ current_password: 'not my password', new_password: NEW_PASSWORD }).expect(400);
+        }
+        const res = await strict.http().post('/api/v1/console/password').set(bearer(owner))
+          .send({ current_password: PASSWORD, new_password: NEW_PASSWORD }).expect(429);
+        expect(res.body.code).toBe('rate_limited');
+      } finally {
+        await strict.close();
+      }
     });
 
     it('refuses a new password that is too short', async () => {
