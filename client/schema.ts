@@ -14,10 +14,12 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * A2A JSON-RPC to the worker {handle}: send, stream, get, list, cancel, subscribe, push notification configs
+         * Call the agent {handle} over A2A JSON-RPC: send, stream, get, list, cancel, subscribe, push notification configs
          * @description **Credential:** Accepts: agent-scoped API key of a claimed identity.
+         *
+         *     Errors answer as JSON-RPC error objects (HTTP 200 for A2A errors; 401, 403, 413 and 429 keep their HTTP status). Streaming methods answer `text/event-stream`, one JSON-RPC response per event.
          */
-        post: operations["protocolCall"];
+        post: operations["callAgent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -32,10 +34,12 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The Agent Card of an enabled, claimed agent (ETag; 304 on If-None-Match)
+         * Read the Agent Card at its well-known path
          * @description **Credential:** No credential.
+         *
+         *     Served with an ETag; `If-None-Match` gives 304. Cacheable for 60 seconds.
          */
-        get: operations["agentCardsCard1"];
+        get: operations["getWellKnownAgentCard"];
         put?: never;
         post?: never;
         delete?: never;
@@ -52,10 +56,12 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The Agent Card of an enabled, claimed agent (ETag; 304 on If-None-Match)
+         * Read the Agent Card of an enabled, claimed agent
          * @description **Credential:** No credential.
+         *
+         *     Served with an ETag; `If-None-Match` gives 304. Cacheable for 60 seconds.
          */
-        get: operations["agentCardsCard0"];
+        get: operations["getAgentCard"];
         put?: never;
         post?: never;
         delete?: never;
@@ -72,10 +78,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The public directory: claimed, enabled, publicly discoverable agents and their cards
+         * Browse the public directory: claimed, enabled, publicly discoverable agents and their cards
          * @description **Credential:** No credential.
          */
-        get: operations["agentCardsPublicDirectory"];
+        get: operations["listPublicDirectory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -92,10 +98,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Metadata of the calling key (never its plaintext)
+         * Read the calling key's metadata (never its plaintext)
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key.
          */
-        get: operations["selfKeySelf"];
+        get: operations["getSelfKey"];
         put?: never;
         post?: never;
         delete?: never;
@@ -117,7 +123,7 @@ export interface paths {
          * Revoke the calling key, permanently
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key.
          */
-        post: operations["selfKeyRevoke"];
+        post: operations["revokeSelfKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -134,10 +140,12 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Explain whether a requester may send work to a worker, showing only your organization's rules
+         * Explain whether a requester may send work to a worker, and why
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         *
+         *     Only your organization's rules are shown; a refusal decided by the other side reads `denied_by_peer`.
          */
-        post: operations["admissionCheck"];
+        post: operations["checkAdmission"];
         delete?: never;
         options?: never;
         head?: never;
@@ -152,10 +160,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Denials recorded on the protocol where your organization owns the requester or the worker
+         * List admission denials where your organization owns the requester or the worker
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
-        get: operations["admissionDecisions"];
+        get: operations["listAdmissionDecisions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -174,10 +182,12 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Agent signup: an unclaimed identity, its agent key and a one-time claim code (each shown only here)
+         * Sign an agent up: an unclaimed identity, its agent key and a claim code
          * @description **Credential:** No credential.
+         *
+         *     The key and the claim code are shown only in this response.
          */
-        post: operations["agentSignupSignup"];
+        post: operations["agentSignup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -192,16 +202,18 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the organization's keys
+         * List your organization's API keys
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
-        get: operations["apiKeysList"];
+        get: operations["listApiKeys"];
         put?: never;
         /**
-         * Mint a key (Console: admin or agent scope; admin key: agent scope only). The plaintext `key` is returned only here.
+         * Mint an API key; the plaintext `key` is returned only here
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         *
+         *     Console sessions mint admin or agent keys; an admin key mints agent keys only (`scope` defaults to `agent`).
          */
-        post: operations["apiKeysMint"];
+        post: operations["mintApiKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -216,20 +228,20 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read a key's metadata
+         * Read an API key's metadata
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
-        get: operations["apiKeysGet"];
+        get: operations["getApiKey"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
         /**
-         * Edit a key's label or description
+         * Edit an API key's label or description
          * @description **Credential:** Accepts: Console session.
          */
-        patch: operations["apiKeysUpdate"];
+        patch: operations["updateApiKey"];
         trace?: never;
     };
     "/api/v1/api-keys/{id}/revoke": {
@@ -242,10 +254,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Revoke a key of the organization
+         * Revoke an API key of your organization
          * @description **Credential:** Accepts: Console session.
          */
-        post: operations["apiKeysRevoke"];
+        post: operations["revokeApiKey"];
         delete?: never;
         options?: never;
         head?: never;
@@ -464,16 +476,18 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List contact rules: the organization's (admin key, Console) or the key's own identity's (agent key)
+         * List contact rules
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
+         *
+         *     An admin key or Console session sees the organization's rules; an agent key its own identity's.
          */
-        get: operations["contactRulesList"];
+        get: operations["listContactRules"];
         put?: never;
         /**
-         * Create a contact rule for an identity of the organization
+         * Create a contact rule for an identity of your organization
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
-        post: operations["contactRulesCreate"];
+        post: operations["createContactRule"];
         delete?: never;
         options?: never;
         head?: never;
@@ -494,14 +508,14 @@ export interface paths {
          * Delete a contact rule
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
-        delete: operations["contactRulesRemove"];
+        delete: operations["deleteContactRule"];
         options?: never;
         head?: never;
         /**
          * Change a contact rule's action, direction or note
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
-        patch: operations["contactRulesUpdate"];
+        patch: operations["updateContactRule"];
         trace?: never;
     };
     "/api/v1/contexts": {
@@ -512,10 +526,12 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the contexts you take part in, newest first (filters: role, peer, identity)
+         * List the contexts you take part in, newest first
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
+         *
+         *     Filters: role, peer, identity.
          */
-        get: operations["contextsList"];
+        get: operations["listContexts"];
         put?: never;
         post?: never;
         delete?: never;
@@ -535,7 +551,7 @@ export interface paths {
          * Read a context with its most recent tasks
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        get: operations["contextsGet"];
+        get: operations["getContext"];
         put?: never;
         post?: never;
         delete?: never;
@@ -554,10 +570,12 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create an identity (claimed, receiver disabled); with `mint_key`, also a bound agent key whose plaintext is returned only here
+         * Create an identity; with `mint_key`, also its first agent key
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         *
+         *     The identity is claimed by your organization at once, its receiver disabled. The key's plaintext is returned only here.
          */
-        post: operations["identitiesCreate"];
+        post: operations["createIdentity"];
         delete?: never;
         options?: never;
         head?: never;
@@ -572,24 +590,28 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read an identity (admin key or Console of its organization, or its own key even unclaimed)
+         * Read an identity
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key, Console session.
+         *
+         *     An admin key or Console session of its organization, or its own key (even unclaimed).
          */
-        get: operations["identitiesGet"];
+        get: operations["getIdentity"];
         put?: never;
         post?: never;
         /**
-         * Delete an identity: its keys are revoked, its card and protocol give 404, its handle stays reserved
+         * Delete an identity
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         *
+         *     Its keys are revoked, its card and protocol endpoint answer 404, and its handle stays reserved.
          */
-        delete: operations["identitiesRemove"];
+        delete: operations["deleteIdentity"];
         options?: never;
         head?: never;
         /**
-         * Edit the card copy: display_name, description, skills
+         * Edit the card: display name, description, skills
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        patch: operations["identitiesUpdateCard"];
+        patch: operations["updateIdentity"];
         trace?: never;
     };
     "/api/v1/identities/{handle}/settings": {
@@ -600,20 +622,22 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read the settings (SEED-SPEC §5 lists settings among the ledger reads)
+         * Read an identity's settings
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        get: operations["identitiesSettings"];
+        get: operations["getIdentitySettings"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
         /**
-         * Change settings; publicly_discoverable and filter_mode need an admin key or the Console
+         * Change an identity's settings
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
+         *
+         *     `publicly_discoverable` and `filter_mode` need an admin key or a Console session; its own key may change the others.
          */
-        patch: operations["identitiesUpdateSettings"];
+        patch: operations["updateIdentitySettings"];
         trace?: never;
     };
     "/api/v1/identities/a2a/directory": {
@@ -624,10 +648,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Every identity of your organization, whatever its state
+         * List every identity of your organization, whatever its state
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        get: operations["organizationDirectoryList"];
+        get: operations["listOrganizationDirectory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -649,7 +673,7 @@ export interface paths {
          * Claim a signed-up agent into your organization with its claim code
          * @description **Credential:** Accepts: Console session.
          */
-        post: operations["identitiesClaim"];
+        post: operations["claimIdentity"];
         delete?: never;
         options?: never;
         head?: never;
@@ -664,10 +688,12 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the tasks you take part in, newest first (filters: role, state, context_id, peer, identity, updated_after)
+         * List the tasks you take part in, newest first
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
+         *
+         *     Filters: role, state, context_id, peer, identity, updated_after.
          */
-        get: operations["tasksList"];
+        get: operations["listTasks"];
         put?: never;
         post?: never;
         delete?: never;
@@ -684,10 +710,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read a task: A2A shape plus requester, worker, created_at, updated_at
+         * Read a task with its recent history and artifacts
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        get: operations["tasksGet"];
+        get: operations["getTask"];
         put?: never;
         post?: never;
         delete?: never;
@@ -704,10 +730,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A task's messages, newest first
+         * List a task's messages, newest first
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        get: operations["tasksMessages"];
+        get: operations["listTaskMessages"];
         put?: never;
         post?: never;
         delete?: never;
@@ -728,8 +754,10 @@ export interface paths {
         /**
          * Reply as the task's worker: a new state, a message and/or artifacts
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
+         *
+         *     Send an `Idempotency-Key` header to make retries safe: the same key and body replayed return the first response.
          */
-        post: operations["tasksReply"];
+        post: operations["replyToTask"];
         delete?: never;
         options?: never;
         head?: never;
@@ -744,16 +772,18 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List webhooks (an agent key sees only its own identity's)
+         * List webhooks
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
+         *
+         *     An agent key sees only its own identity's.
          */
-        get: operations["webhooksList"];
+        get: operations["listWebhooks"];
         put?: never;
         /**
-         * Subscribe an https endpoint to events. The signing `secret` is returned only here.
+         * Subscribe an https endpoint to events; the signing `secret` is returned only here
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        post: operations["webhooksCreate"];
+        post: operations["createWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -771,21 +801,21 @@ export interface paths {
          * Read a webhook (never its secret)
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        get: operations["webhooksGet"];
+        get: operations["getWebhook"];
         put?: never;
         post?: never;
         /**
          * Delete a webhook and its delivery log
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        delete: operations["webhooksRemove"];
+        delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
         /**
-         * Change a webhook's URL, event filter, description, or enable / disable it
+         * Change a webhook's URL, events or description, or enable or disable it
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        patch: operations["webhooksUpdate"];
+        patch: operations["updateWebhook"];
         trace?: never;
     };
     "/api/v1/webhooks/{id}/deliveries": {
@@ -796,10 +826,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The webhook's deliveries, newest first, with their attempts
+         * List a webhook's deliveries, newest first, with their attempts
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        get: operations["webhooksDeliveries"];
+        get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -821,7 +851,7 @@ export interface paths {
          * Attempt a delivery again now
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        post: operations["webhooksRetry"];
+        post: operations["retryWebhookDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -838,10 +868,12 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Issue a new signing secret (returned only here); the old one keeps signing for 24 hours
+         * Issue a new signing secret (returned only here)
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
+         *
+         *     The old secret keeps signing, next to the new one, for 24 hours.
          */
-        post: operations["webhooksRotateSecret"];
+        post: operations["rotateWebhookSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -858,10 +890,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send a `ping` event to this webhook
+         * Send a `ping` event to a webhook
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        post: operations["webhooksTest"];
+        post: operations["testWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -879,7 +911,7 @@ export interface paths {
          * Liveness: the process is up
          * @description **Credential:** No credential.
          */
-        get: operations["healthAlive"];
+        get: operations["getHealth"];
         put?: never;
         post?: never;
         delete?: never;
@@ -899,7 +931,7 @@ export interface paths {
          * Readiness: the database is reachable and every migration is applied
          * @description **Credential:** No credential.
          */
-        get: operations["healthReady"];
+        get: operations["getReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -918,6 +950,91 @@ export interface components {
             /** @description The new member's password: at least 12 characters, at most 72 bytes. */
             password: string;
         };
+        AdmissionCheck: {
+            allowed: boolean;
+            /**
+             * @description Why; `denied_by_peer` when the other organization's side refused.
+             * @enum {string}
+             */
+            reason: "requester_unclaimed" | "requester_disabled" | "worker_unavailable" | "blocked_by_requester" | "blocked_by_worker" | "same_organization" | "public_egress" | "mutual_permit" | "not_permitted_by_requester" | "not_permitted_by_worker" | "denied_by_peer";
+            /** @description Your organization's rules that took part; never the other side's. */
+            rules: components["schemas"]["ContactRule"][];
+        };
+        AdmissionDecision: {
+            allowed: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description Why; `denied_by_peer` when the other organization's side refused.
+             * @enum {string}
+             */
+            reason: "requester_unclaimed" | "requester_disabled" | "worker_unavailable" | "blocked_by_requester" | "blocked_by_worker" | "same_organization" | "public_egress" | "mutual_permit" | "not_permitted_by_requester" | "not_permitted_by_worker" | "denied_by_peer";
+            requester: components["schemas"]["AdmissionDecisionParty"];
+            /** @description Your organization's rules that took part; never the other side's. */
+            rules: components["schemas"]["ContactRule"][];
+            worker: components["schemas"]["AdmissionDecisionParty"];
+        };
+        AdmissionDecisionList: {
+            decisions: components["schemas"]["AdmissionDecision"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        AdmissionDecisionParty: {
+            handle: string;
+            /** Format: uuid */
+            organization_id: string | null;
+        };
+        AgentCapabilities: {
+            pushNotifications: boolean;
+            streaming: boolean;
+        };
+        AgentCard: {
+            capabilities: components["schemas"]["AgentCapabilities"];
+            defaultInputModes: string[];
+            defaultOutputModes: string[];
+            description: string;
+            name: string;
+            /** @enum {string} */
+            preferredTransport: "JSONRPC";
+            /** @enum {string} */
+            protocolVersion: "0.3.0";
+            provider: components["schemas"]["AgentProvider"];
+            securityRequirements: {
+                [key: string]: unknown;
+            }[];
+            /** @description The X-API-Key scheme (A2A v1.0 form). */
+            securitySchemes: {
+                [key: string]: unknown;
+            };
+            skills: components["schemas"]["AgentSkillDto"][];
+            supportedInterfaces: components["schemas"]["AgentInterface"][];
+            /**
+             * Format: uri
+             * @description A2A v0.3: the JSON-RPC endpoint.
+             */
+            url: string;
+            version: string;
+        };
+        AgentInterface: {
+            /** @enum {string} */
+            protocolBinding: "JSONRPC";
+            /** @enum {string} */
+            protocolVersion: "1.0" | "0.3";
+            /** Format: uri */
+            url: string;
+        };
+        AgentProvider: {
+            organization: string;
+            /** Format: uri */
+            url: string;
+        };
+        AgentSignup: {
+            api_key: components["schemas"]["MintedApiKey"];
+            claim: components["schemas"]["ClaimCode"];
+            identity: components["schemas"]["Identity"];
+        };
         AgentSignupDto: {
             /** @example acme-billing */
             agent_handle: string;
@@ -934,6 +1051,55 @@ export interface components {
             /** @example Invoice lookup */
             name: string;
             tags: string[];
+        };
+        ApiKey: {
+            /** Format: date-time */
+            created_at: string;
+            created_by: components["schemas"]["ApiKeyCreator"];
+            description: string;
+            /** Format: uuid */
+            id: string;
+            label: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            /** Format: uuid */
+            organization_id: string | null;
+            /**
+             * @description The first characters of the key, to recognise it.
+             * @example a2a_agt_Ab3d
+             */
+            prefix: string;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** @enum {string} */
+            scope: "admin" | "agent";
+            /**
+             * Format: uuid
+             * @description The bound identity (agent keys); null for admin keys.
+             */
+            scoped_identity_id: string | null;
+            /** @enum {string} */
+            status: "active" | "revoked";
+        };
+        ApiKeyCreator: {
+            /** @description The Console user or API key that minted it; null for agent signup. */
+            id: string | null;
+            /** @enum {string} */
+            type: "console_user" | "api_key" | "signup";
+        };
+        ApiKeyList: {
+            api_keys: components["schemas"]["ApiKey"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        Artifact: {
+            artifactId: string;
+            description?: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+            name?: string;
+            parts: components["schemas"]["Part"][];
         };
         CardFieldsDto: {
             description?: string;
@@ -952,9 +1118,73 @@ export interface components {
             /** @description Handle of the identity that would be called. */
             worker: string;
         };
+        ClaimCode: {
+            /** @description Give it to a Console user of the organization that should claim the agent. Shown only here. */
+            code: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
         ClaimIdentityDto: {
             /** @description The claim code from the agent signup response. */
             claim_code: string;
+        };
+        ContactRule: {
+            /** @enum {string} */
+            action: "allow" | "block";
+            /** Format: date-time */
+            created_at: string;
+            /** @enum {string} */
+            direction: "inbound" | "outbound" | "both";
+            /** Format: uuid */
+            id: string;
+            /** @description The owner's handle. */
+            identity: string;
+            note: string;
+            peer: components["schemas"]["ContactRulePeer"];
+            /** Format: date-time */
+            updated_at: string;
+        };
+        ContactRuleList: {
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+            rules: components["schemas"]["ContactRule"][];
+        };
+        ContactRulePeer: {
+            /** @description An identity peer's handle; null for an organization peer. */
+            handle: string | null;
+            /**
+             * Format: uuid
+             * @description The peer organization (an identity peer's, null while unclaimed).
+             */
+            organization_id: string | null;
+            /** @enum {string} */
+            type: "identity" | "organization";
+        };
+        Context: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            requester: components["schemas"]["Participant"];
+            /** Format: date-time */
+            updated_at: string;
+            worker: components["schemas"]["Participant"];
+        };
+        ContextList: {
+            contexts: components["schemas"]["Context"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        ContextWithTasks: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            requester: components["schemas"]["Participant"];
+            tasks: components["schemas"]["Task"][];
+            /** Format: date-time */
+            updated_at: string;
+            worker: components["schemas"]["Participant"];
         };
         CreateContactRuleDto: {
             /** @enum {string} */
@@ -966,7 +1196,40 @@ export interface components {
             note?: string;
             peer: components["schemas"]["RulePeerDto"];
         };
-        CreatedInviteView: {
+        CreatedIdentity: {
+            /** @example acme-billing */
+            agent_handle: string;
+            allow_public_egress: boolean;
+            /** @description Only with `mint_key: true`. */
+            api_key?: components["schemas"]["MintedApiKey"];
+            /** Format: uri */
+            card_url: string;
+            claimed: boolean;
+            /** Format: date-time */
+            claimed_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            display_name: string;
+            /** @description Whether its receiver accepts work (and its card is served). */
+            enabled: boolean;
+            /** @enum {string} */
+            filter_mode: "whitelist" | "blacklist";
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description null while unclaimed.
+             */
+            organization_id: string | null;
+            publicly_discoverable: boolean;
+            skills: components["schemas"]["AgentSkillDto"][];
+            /** @enum {string} */
+            status: "active" | "deleted";
+            /** Format: date-time */
+            updated_at: string;
+        };
+        CreatedInvite: {
             /** Format: date-time */
             created_at: string;
             /** Format: email */
@@ -1024,18 +1287,109 @@ export interface components {
             /** @description An https URL on a public address. */
             url: string;
         };
-        FieldErrorView: {
+        Delivery: {
+            attempt_count: number;
+            /** @description The most recent attempts, oldest first. */
+            attempts: components["schemas"]["DeliveryAttempt"][];
+            /** Format: date-time */
+            created_at: string;
+            event_id: string;
+            /** @enum {string} */
+            event_type: "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "ping";
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            last_attempt_at: string | null;
+            last_duration_ms: number | null;
+            last_error: string | null;
+            last_status_code: number | null;
+            /** Format: date-time */
+            next_attempt_at: string | null;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: uuid */
+            webhook_id: string;
+        };
+        DeliveryAttempt: {
+            attempt: number;
+            /** Format: date-time */
+            created_at: string;
+            duration_ms: number;
+            error: string | null;
+            status_code: number | null;
+            succeeded: boolean;
+        };
+        DeliveryList: {
+            deliveries: components["schemas"]["Delivery"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        FieldError: {
             /** @example email */
             field: string;
             /** @example email must be an email */
             message: string;
         };
-        InviteList: {
-            invites: components["schemas"]["InviteView"][];
+        FileContent: {
+            /** @description Base64 content (or `uri`). */
+            bytes?: string;
+            mimeType?: string;
+            name?: string;
+            /** Format: uri */
+            uri?: string;
+        };
+        HealthStatus: {
+            /** @enum {string} */
+            reason?: "database_unreachable" | "migrations_pending";
+            /** @enum {string} */
+            status: "ok" | "ready" | "not_ready";
+        };
+        Identity: {
+            /** @example acme-billing */
+            agent_handle: string;
+            allow_public_egress: boolean;
+            /** Format: uri */
+            card_url: string;
+            claimed: boolean;
+            /** Format: date-time */
+            claimed_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            display_name: string;
+            /** @description Whether its receiver accepts work (and its card is served). */
+            enabled: boolean;
+            /** @enum {string} */
+            filter_mode: "whitelist" | "blacklist";
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uuid
+             * @description null while unclaimed.
+             */
+            organization_id: string | null;
+            publicly_discoverable: boolean;
+            skills: components["schemas"]["AgentSkillDto"][];
+            /** @enum {string} */
+            status: "active" | "deleted";
+            /** Format: date-time */
+            updated_at: string;
+        };
+        IdentityList: {
+            identities: components["schemas"]["Identity"][];
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
-        InviteView: {
+        IdentitySettings: {
+            allow_public_egress: boolean;
+            enabled: boolean;
+            /** @enum {string} */
+            filter_mode: "whitelist" | "blacklist";
+            publicly_discoverable: boolean;
+        };
+        Invite: {
             /** Format: date-time */
             created_at: string;
             /** Format: email */
@@ -1050,17 +1404,58 @@ export interface components {
              */
             invited_by: string | null;
         };
+        InviteList: {
+            invites: components["schemas"]["Invite"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        JsonRpcError: {
+            /**
+             * @description JSON-RPC / A2A error code.
+             * @example -32001
+             */
+            code: number;
+            /** @description Carries `reason`, a stable code, and the `request_id`. */
+            data?: {
+                [key: string]: unknown;
+            };
+            message: string;
+        };
+        JsonRpcRequest: {
+            /** @description Echoed in the response. */
+            id: string | number;
+            /** @enum {string} */
+            jsonrpc: "2.0";
+            /**
+             * @description v0.3 names (`message/send`, …) without the `A2A-Version` header or with `0.3`; v1.0 names (`SendMessage`, …) with `A2A-Version: 1.0`.
+             * @enum {string}
+             */
+            method: "message/send" | "message/stream" | "tasks/get" | "tasks/list" | "tasks/cancel" | "tasks/resubscribe" | "tasks/pushNotificationConfig/set" | "tasks/pushNotificationConfig/get" | "tasks/pushNotificationConfig/list" | "tasks/pushNotificationConfig/delete" | "agent/getAuthenticatedExtendedCard" | "SendMessage" | "SendStreamingMessage" | "GetTask" | "ListTasks" | "CancelTask" | "SubscribeToTask" | "CreateTaskPushNotificationConfig" | "GetTaskPushNotificationConfig" | "ListTaskPushNotificationConfigs" | "DeleteTaskPushNotificationConfig" | "GetExtendedAgentCard";
+            /** @description The method's parameters, as the A2A spec of that version defines them. */
+            params?: {
+                [key: string]: unknown;
+            };
+        };
+        JsonRpcResponse: {
+            error?: components["schemas"]["JsonRpcError"];
+            id: (string | number) | null;
+            /** @enum {string} */
+            jsonrpc: "2.0";
+            /** @description The method's result (a Task, a Message, a list, …). */
+            result?: {
+                [key: string]: unknown;
+            };
+        };
         LoginDto: {
             /** Format: email */
             email: string;
             password: string;
         };
-        MemberList: {
-            members: components["schemas"]["MemberView"][];
-            /** @description Pass as `cursor` for the next page; null on the last page. */
-            next_cursor: string | null;
+        Me: {
+            organization: components["schemas"]["Organization"];
+            user: components["schemas"]["User"];
         };
-        MemberView: {
+        Member: {
             /** Format: date-time */
             created_at: string;
             /** Format: email */
@@ -1073,9 +1468,68 @@ export interface components {
              */
             last_login_at: string | null;
         };
-        MeView: {
-            organization: components["schemas"]["OrganizationView"];
-            user: components["schemas"]["UserView"];
+        MemberList: {
+            members: components["schemas"]["Member"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        Message: {
+            /** Format: uuid */
+            contextId: string;
+            /** Format: date-time */
+            created_at: string;
+            extensions?: string[];
+            /** @enum {string} */
+            kind: "message";
+            messageId: string;
+            metadata?: {
+                [key: string]: unknown;
+            };
+            parts: components["schemas"]["Part"][];
+            referenceTaskIds?: string[];
+            /**
+             * @description `user`: the requester; `agent`: the worker.
+             * @enum {string}
+             */
+            role: "user" | "agent";
+            /** Format: uuid */
+            taskId: string;
+        };
+        MessageList: {
+            messages: components["schemas"]["Message"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        MintedApiKey: {
+            /** Format: date-time */
+            created_at: string;
+            created_by: components["schemas"]["ApiKeyCreator"];
+            description: string;
+            /** Format: uuid */
+            id: string;
+            /** @description The key itself. Shown only in this response; store it now. */
+            key: string;
+            label: string;
+            /** Format: date-time */
+            last_used_at: string | null;
+            /** Format: uuid */
+            organization_id: string | null;
+            /**
+             * @description The first characters of the key, to recognise it.
+             * @example a2a_agt_Ab3d
+             */
+            prefix: string;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** @enum {string} */
+            scope: "admin" | "agent";
+            /**
+             * Format: uuid
+             * @description The bound identity (agent keys); null for admin keys.
+             */
+            scoped_identity_id: string | null;
+            /** @enum {string} */
+            status: "active" | "revoked";
         };
         MintKeyDto: {
             description?: string;
@@ -1092,12 +1546,34 @@ export interface components {
              */
             scoped_identity_id?: string;
         };
-        OrganizationView: {
+        Organization: {
             /** Format: date-time */
             created_at: string;
             /** Format: uuid */
             id: string;
             name: string;
+        };
+        Part: {
+            /** @description kind `data`. */
+            data?: {
+                [key: string]: unknown;
+            };
+            /** @description kind `file`. */
+            file?: components["schemas"]["FileContent"];
+            /** @enum {string} */
+            kind: "text" | "file" | "data";
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /** @description kind `text`. */
+            text?: string;
+        };
+        Participant: {
+            agent_handle: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            organization_id: string;
         };
         Problem: {
             /**
@@ -1108,7 +1584,7 @@ export interface components {
             /** @description What went wrong, for people. */
             detail: string;
             /** @description On validation failures (400): one entry per refused field. */
-            errors?: components["schemas"]["FieldErrorView"][];
+            errors?: components["schemas"]["FieldError"][];
             /** @description The request id (also in the X-Request-Id header). */
             request_id: string;
             /** @example 409 */
@@ -1117,6 +1593,15 @@ export interface components {
             title: string;
             /** @example about:blank */
             type: string;
+        };
+        PublicDirectory: {
+            agents: components["schemas"]["PublicDirectoryEntry"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        PublicDirectoryEntry: {
+            agent_handle: string;
+            card: components["schemas"]["AgentCard"];
         };
         ReplyArtifactDto: {
             /** @description Append these parts to the artifact with this artifactId instead of replacing it. */
@@ -1157,13 +1642,13 @@ export interface components {
             /** @enum {string} */
             type: "identity" | "organization";
         };
-        SessionView: {
+        Session: {
             /** Format: date-time */
             expires_at: string;
-            organization: components["schemas"]["OrganizationView"];
+            organization: components["schemas"]["Organization"];
             /** @description The session token (also set as the HttpOnly `a2a_session` cookie). Send as `Authorization: Bearer`. */
             token: string;
-            user: components["schemas"]["UserView"];
+            user: components["schemas"]["User"];
         };
         SignupDto: {
             /** Format: email */
@@ -1171,6 +1656,40 @@ export interface components {
             organization_name: string;
             /** @description At least 12 characters, at most 72 bytes. */
             password: string;
+        };
+        Task: {
+            artifacts?: components["schemas"]["Artifact"][];
+            /** Format: uuid */
+            contextId: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The most recent messages, oldest first (`history_length`). */
+            history: components["schemas"]["Message"][];
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            kind: "task";
+            metadata?: {
+                [key: string]: unknown;
+            };
+            requester: components["schemas"]["Participant"];
+            status: components["schemas"]["TaskStatus"];
+            /** Format: date-time */
+            updated_at: string;
+            worker: components["schemas"]["Participant"];
+        };
+        TaskList: {
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+            tasks: components["schemas"]["Task"][];
+        };
+        TaskStatus: {
+            /** @description The agent message that came with this status, if any. */
+            message?: components["schemas"]["Message"];
+            /** @enum {string} */
+            state: "submitted" | "working" | "input-required" | "auth-required" | "completed" | "failed" | "canceled" | "rejected";
+            /** Format: date-time */
+            timestamp: string;
         };
         UpdateContactRuleDto: {
             /** @enum {string} */
@@ -1205,7 +1724,7 @@ export interface components {
             status?: "active" | "disabled";
             url?: string;
         };
-        UserView: {
+        User: {
             /** Format: date-time */
             created_at: string;
             /** Format: email */
@@ -1214,6 +1733,84 @@ export interface components {
             id: string;
             /** Format: uuid */
             organization_id: string;
+        };
+        Webhook: {
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            /**
+             * @description Event types, or `["*"]` for all.
+             * @example [
+             *       "task.created"
+             *     ]
+             */
+            events: string[];
+            /**
+             * Format: date-time
+             * @description Start of the current run of failed attempts.
+             */
+            failing_since: string | null;
+            /** Format: uuid */
+            id: string;
+            /** @description The handle of the identity it is scoped to; null for organization-wide. */
+            identity: string | null;
+            /** Format: uuid */
+            organization_id: string;
+            /**
+             * Format: date-time
+             * @description After a rotation: until when the previous secret also signs.
+             */
+            previous_secret_expires_at: string | null;
+            /** @enum {string} */
+            status: "active" | "disabled";
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: uri */
+            url: string;
+        };
+        WebhookList: {
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+            webhooks: components["schemas"]["Webhook"][];
+        };
+        WebhookWithSecret: {
+            /** Format: date-time */
+            created_at: string;
+            description: string;
+            /**
+             * @description Event types, or `["*"]` for all.
+             * @example [
+             *       "task.created"
+             *     ]
+             */
+            events: string[];
+            /**
+             * Format: date-time
+             * @description Start of the current run of failed attempts.
+             */
+            failing_since: string | null;
+            /** Format: uuid */
+            id: string;
+            /** @description The handle of the identity it is scoped to; null for organization-wide. */
+            identity: string | null;
+            /** Format: uuid */
+            organization_id: string;
+            /**
+             * Format: date-time
+             * @description After a rotation: until when the previous secret also signs.
+             */
+            previous_secret_expires_at: string | null;
+            /**
+             * @description The signing secret. Shown only in this response; store it now.
+             * @example whsec_…
+             */
+            secret: string;
+            /** @enum {string} */
+            status: "active" | "disabled";
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: uri */
+            url: string;
         };
     };
     responses: never;
@@ -1224,7 +1821,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    protocolCall: {
+    callAgent: {
         parameters: {
             query?: never;
             header?: {
@@ -1236,15 +1833,38 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JsonRpcRequest"];
+            };
+        };
         responses: {
+            /** @description A JSON-RPC response; for streaming methods, a stream of them. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonRpcResponse"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonRpcResponse"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["JsonRpcResponse"];
                 };
             };
             /** @description Credential valid but not permitted here. */
@@ -1253,7 +1873,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["JsonRpcResponse"];
                 };
             };
             /** @description No such resource, or not one the caller may see. */
@@ -1262,7 +1882,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["JsonRpcResponse"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonRpcResponse"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonRpcResponse"];
                 };
             };
             /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
@@ -1271,12 +1909,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": components["schemas"]["JsonRpcResponse"];
                 };
             };
         };
     };
-    agentCardsCard1: {
+    getWellKnownAgentCard: {
         parameters: {
             query?: never;
             header?: never;
@@ -1287,13 +1925,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentCard"];
+                };
+            };
+            /** @description Not modified (the `If-None-Match` ETag matches). */
+            304: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description No such resource, or not one the caller may see. */
+            /** @description `agent_not_found`: no enabled, claimed agent with that handle. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1313,7 +1961,7 @@ export interface operations {
             };
         };
     };
-    agentCardsCard0: {
+    getAgentCard: {
         parameters: {
             query?: never;
             header?: never;
@@ -1324,13 +1972,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentCard"];
+                };
+            };
+            /** @description Not modified (the `If-None-Match` ETag matches). */
+            304: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description No such resource, or not one the caller may see. */
+            /** @description `agent_not_found`: no enabled, claimed agent with that handle. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1350,7 +2008,7 @@ export interface operations {
             };
         };
     };
-    agentCardsPublicDirectory: {
+    listPublicDirectory: {
         parameters: {
             query?: {
                 /** @description Opaque cursor from a previous page's next_cursor. */
@@ -1369,11 +2027,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PublicDirectory"];
+                };
             };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
@@ -1395,7 +2056,7 @@ export interface operations {
             };
         };
     };
-    selfKeySelf: {
+    getSelfKey: {
         parameters: {
             query?: never;
             header?: never;
@@ -1404,6 +2065,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
@@ -1433,7 +2103,7 @@ export interface operations {
             };
         };
     };
-    selfKeyRevoke: {
+    revokeSelfKey: {
         parameters: {
             query?: never;
             header?: never;
@@ -1442,6 +2112,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
@@ -1471,7 +2150,7 @@ export interface operations {
             };
         };
     };
-    admissionCheck: {
+    checkAdmission: {
         parameters: {
             query?: never;
             header?: never;
@@ -1484,6 +2163,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdmissionCheck"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -1504,6 +2192,15 @@ export interface operations {
             };
             /** @description Credential valid but not permitted here. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `identity_not_found`: neither side is an identity of your organization, or a handle is unknown. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1540,7 +2237,7 @@ export interface operations {
             };
         };
     };
-    admissionDecisions: {
+    listAdmissionDecisions: {
         parameters: {
             query?: {
                 /** @description Opaque cursor from a previous page's next_cursor. */
@@ -1555,6 +2252,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdmissionDecisionList"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -1593,7 +2299,7 @@ export interface operations {
             };
         };
     };
-    agentSignupSignup: {
+    agentSignup: {
         parameters: {
             query?: never;
             header?: never;
@@ -1606,14 +2312,26 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Success. */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["AgentSignup"];
+                };
             };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `handle_taken`: handles are never reused, even after deletion. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1650,7 +2368,7 @@ export interface operations {
             };
         };
     };
-    apiKeysList: {
+    listApiKeys: {
         parameters: {
             query?: {
                 /** @description Opaque cursor from a previous page's next_cursor. */
@@ -1667,6 +2385,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -1705,7 +2432,7 @@ export interface operations {
             };
         };
     };
-    apiKeysMint: {
+    mintApiKey: {
         parameters: {
             query?: never;
             header?: never;
@@ -1718,6 +2445,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Success. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MintedApiKey"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -1736,8 +2472,30 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Credential valid but not permitted here. */
+            /**
+             * @description `admin_mint_forbidden`: admin keys are minted from a Console session only; `agent_key_not_allowed`.
+             *
+             *     Credential valid but not permitted here.
+             */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `identity_not_found`: the scoped identity is not one of your organization. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `key_limit_reached`: the identity has the most active keys allowed (20). */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1774,7 +2532,7 @@ export interface operations {
             };
         };
     };
-    apiKeysGet: {
+    getApiKey: {
         parameters: {
             query?: never;
             header?: never;
@@ -1785,6 +2543,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
@@ -1823,7 +2590,7 @@ export interface operations {
             };
         };
     };
-    apiKeysUpdate: {
+    updateApiKey: {
         parameters: {
             query?: never;
             header?: never;
@@ -1838,6 +2605,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -1903,7 +2679,7 @@ export interface operations {
             };
         };
     };
-    apiKeysRevoke: {
+    revokeApiKey: {
         parameters: {
             query?: never;
             header?: never;
@@ -1914,6 +2690,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
@@ -2031,7 +2816,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CreatedInviteView"];
+                    "application/json": components["schemas"]["CreatedInvite"];
                 };
             };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
@@ -2174,7 +2959,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionView"];
+                    "application/json": components["schemas"]["Session"];
                 };
             };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
@@ -2252,7 +3037,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionView"];
+                    "application/json": components["schemas"]["Session"];
                 };
             };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
@@ -2362,7 +3147,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MeView"];
+                    "application/json": components["schemas"]["Me"];
                 };
             };
             /** @description Credential missing or invalid. */
@@ -2614,7 +3399,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionView"];
+                    "application/json": components["schemas"]["Session"];
                 };
             };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
@@ -2673,7 +3458,7 @@ export interface operations {
             };
         };
     };
-    contactRulesList: {
+    listContactRules: {
         parameters: {
             query?: {
                 action?: "allow" | "block";
@@ -2690,6 +3475,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactRuleList"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -2728,7 +3522,7 @@ export interface operations {
             };
         };
     };
-    contactRulesCreate: {
+    createContactRule: {
         parameters: {
             query?: never;
             header?: never;
@@ -2741,6 +3535,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Success. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactRule"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -2761,6 +3564,24 @@ export interface operations {
             };
             /** @description Credential valid but not permitted here. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `identity_not_found`: the owner is not an identity of your organization; `peer_not_found`. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `contact_rule_exists`: the identity has a rule for that peer and direction; `rule_limit_reached`. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2797,7 +3618,7 @@ export interface operations {
             };
         };
     };
-    contactRulesRemove: {
+    deleteContactRule: {
         parameters: {
             query?: never;
             header?: never;
@@ -2808,6 +3629,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
@@ -2846,7 +3674,7 @@ export interface operations {
             };
         };
     };
-    contactRulesUpdate: {
+    updateContactRule: {
         parameters: {
             query?: never;
             header?: never;
@@ -2861,6 +3689,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactRule"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -2897,6 +3734,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `contact_rule_exists`: another rule has that peer and direction. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The request body is too large. */
             413: {
                 headers: {
@@ -2926,7 +3772,7 @@ export interface operations {
             };
         };
     };
-    contextsList: {
+    listContexts: {
         parameters: {
             query?: {
                 /** @description Opaque cursor from a previous page's next_cursor. */
@@ -2945,6 +3791,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContextList"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -2983,7 +3838,7 @@ export interface operations {
             };
         };
     };
-    contextsGet: {
+    getContext: {
         parameters: {
             query?: never;
             header?: never;
@@ -2994,6 +3849,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContextWithTasks"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
@@ -3032,7 +3896,7 @@ export interface operations {
             };
         };
     };
-    identitiesCreate: {
+    createIdentity: {
         parameters: {
             query?: never;
             header?: never;
@@ -3045,6 +3909,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Success. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedIdentity"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -3065,6 +3938,15 @@ export interface operations {
             };
             /** @description Credential valid but not permitted here. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `handle_taken`: handles are never reused, even after deletion. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3101,7 +3983,7 @@ export interface operations {
             };
         };
     };
-    identitiesGet: {
+    getIdentity: {
         parameters: {
             query?: never;
             header?: never;
@@ -3112,6 +3994,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Identity"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
@@ -3150,7 +4041,7 @@ export interface operations {
             };
         };
     };
-    identitiesRemove: {
+    deleteIdentity: {
         parameters: {
             query?: never;
             header?: never;
@@ -3161,6 +4052,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
@@ -3199,7 +4097,7 @@ export interface operations {
             };
         };
     };
-    identitiesUpdateCard: {
+    updateIdentity: {
         parameters: {
             query?: never;
             header?: never;
@@ -3214,6 +4112,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Identity"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -3250,6 +4157,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `identity_deleted`: a deleted identity can be read but not changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The request body is too large. */
             413: {
                 headers: {
@@ -3279,7 +4195,7 @@ export interface operations {
             };
         };
     };
-    identitiesSettings: {
+    getIdentitySettings: {
         parameters: {
             query?: never;
             header?: never;
@@ -3290,6 +4206,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentitySettings"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
@@ -3328,7 +4253,7 @@ export interface operations {
             };
         };
     };
-    identitiesUpdateSettings: {
+    updateIdentitySettings: {
         parameters: {
             query?: never;
             header?: never;
@@ -3343,6 +4268,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentitySettings"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -3379,6 +4313,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `identity_deleted`: a deleted identity can be read but not changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The request body is too large. */
             413: {
                 headers: {
@@ -3408,7 +4351,7 @@ export interface operations {
             };
         };
     };
-    organizationDirectoryList: {
+    listOrganizationDirectory: {
         parameters: {
             query?: {
                 claimed?: "true" | "false";
@@ -3426,6 +4369,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityList"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -3464,7 +4416,7 @@ export interface operations {
             };
         };
     };
-    identitiesClaim: {
+    claimIdentity: {
         parameters: {
             query?: never;
             header?: never;
@@ -3477,6 +4429,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Identity"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -3497,6 +4458,15 @@ export interface operations {
             };
             /** @description Credential valid but not permitted here. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `claim_code_invalid`: the code is unknown, already used or expired. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3533,7 +4503,7 @@ export interface operations {
             };
         };
     };
-    tasksList: {
+    listTasks: {
         parameters: {
             query?: {
                 context_id?: string;
@@ -3559,6 +4529,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskList"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -3597,7 +4576,7 @@ export interface operations {
             };
         };
     };
-    tasksGet: {
+    getTask: {
         parameters: {
             query?: {
                 /** @description How many of the most recent messages to include: at most LEDGER_MAX_HISTORY (default 100), which is also the default. The whole history pages through /messages. */
@@ -3611,6 +4590,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -3658,7 +4646,7 @@ export interface operations {
             };
         };
     };
-    tasksMessages: {
+    listTaskMessages: {
         parameters: {
             query?: {
                 /** @description Opaque cursor from a previous page's next_cursor. */
@@ -3673,6 +4661,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageList"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -3720,7 +4717,7 @@ export interface operations {
             };
         };
     };
-    tasksReply: {
+    replyToTask: {
         parameters: {
             query?: never;
             header?: {
@@ -3738,6 +4735,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -3756,7 +4762,11 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Credential valid but not permitted here. */
+            /**
+             * @description `not_task_worker`: only the task's worker side may reply.
+             *
+             *     Credential valid but not permitted here.
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3767,6 +4777,15 @@ export interface operations {
             };
             /** @description No such resource, or not one the caller may see. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `task_terminal`, `invalid_transition`, `task_message_limit`, `artifact_closed`, `artifact_not_found`. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3803,7 +4822,7 @@ export interface operations {
             };
         };
     };
-    webhooksList: {
+    listWebhooks: {
         parameters: {
             query?: {
                 /** @description Opaque cursor from a previous page's next_cursor. */
@@ -3819,6 +4838,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -3857,7 +4885,7 @@ export interface operations {
             };
         };
     };
-    webhooksCreate: {
+    createWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -3870,6 +4898,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Success. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -3888,8 +4925,30 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Credential valid but not permitted here. */
+            /**
+             * @description `own_identity_only`: an agent key subscribes for its own identity only.
+             *
+             *     Credential valid but not permitted here.
+             */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `identity_not_found`: the identity is not one of your organization. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `webhook_limit_reached`: an organization has at most 50 webhooks. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3926,7 +4985,7 @@ export interface operations {
             };
         };
     };
-    webhooksGet: {
+    getWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -3937,6 +4996,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
@@ -3975,7 +5043,7 @@ export interface operations {
             };
         };
     };
-    webhooksRemove: {
+    deleteWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -3986,6 +5054,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
@@ -4024,7 +5099,7 @@ export interface operations {
             };
         };
     };
-    webhooksUpdate: {
+    updateWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -4039,6 +5114,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -4104,7 +5188,7 @@ export interface operations {
             };
         };
     };
-    webhooksDeliveries: {
+    listWebhookDeliveries: {
         parameters: {
             query?: {
                 /** @description Opaque cursor from a previous page's next_cursor. */
@@ -4120,6 +5204,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryList"];
+                };
+            };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
             400: {
                 headers: {
@@ -4167,7 +5260,7 @@ export interface operations {
             };
         };
     };
-    webhooksRetry: {
+    retryWebhookDelivery: {
         parameters: {
             query?: never;
             header?: never;
@@ -4179,6 +5272,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Accepted: the delivery, due now. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
@@ -4206,6 +5308,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `webhook_disabled`: enable the webhook first; `delivery_in_flight`: it is being attempted right now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
             429: {
                 headers: {
@@ -4217,7 +5328,7 @@ export interface operations {
             };
         };
     };
-    webhooksRotateSecret: {
+    rotateWebhookSecret: {
         parameters: {
             query?: never;
             header?: never;
@@ -4228,6 +5339,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
@@ -4266,7 +5386,7 @@ export interface operations {
             };
         };
     };
-    webhooksTest: {
+    testWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -4277,6 +5397,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Accepted: the ping's delivery, to follow in the delivery log. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
@@ -4304,31 +5433,14 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
-            429: {
+            /** @description `webhook_disabled`: enable the webhook first. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
-            };
-        };
-    };
-    healthAlive: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
             /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
             429: {
@@ -4341,7 +5453,7 @@ export interface operations {
             };
         };
     };
-    healthReady: {
+    getHealth: {
         parameters: {
             query?: never;
             header?: never;
@@ -4350,14 +5462,55 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["HealthStatus"];
+                };
             };
             /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HealthStatus"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not ready: `database_unreachable` or `migrations_pending`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -30,10 +30,11 @@ export class ApiError extends Error {
 }
 
 /**
- * Unwraps an openapi-fetch result: the body on success, an ApiError carrying the problem
- * otherwise. `T` names the response shape the Console reads.
+ * Unwraps an openapi-fetch result: the body on success (typed by the generated client;
+ * naming `T` checks that the operation answers that shape), an ApiError carrying the
+ * problem otherwise.
  */
-export async function call<T = unknown>(request: Promise<{ data?: unknown; error?: unknown; response: Response }>): Promise<T> {
+export async function call<T>(request: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
   let result: Awaited<typeof request>;
   try {
     result = await request;

@@ -3,7 +3,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { api, call } from '../api';
 import { pageOf, usePaged } from '../paging';
 import { Link, navigate } from '../router';
-import type { ApiKey, Identity, Settings, Skill } from '../types';
+import type { CreatedIdentity, Identity, Settings, Skill } from '../types';
 import { Check, ConfirmButton, Empty, ErrorNotice, errorFor, Field, Loading, LoadMore, SecretOnce, Select, Submit, TextArea, when, type FieldErrors } from '../ui';
 
 const HANDLE = /^[a-z0-9](?:[a-z0-9-]{1,61})[a-z0-9]$/;
@@ -109,7 +109,7 @@ function CreateIdentity() {
   const [secret, setSecret] = useState<string | null>(null);
   const create = useMutation({
     mutationFn: () =>
-      call<Identity & { api_key?: ApiKey }>(
+      call<CreatedIdentity>(
         api.POST('/api/v1/identities', { body: { agent_handle: handle, display_name: displayName || undefined, description: description || undefined, mint_key: mintKey } }),
       ),
     onSuccess: (identity) => {

@@ -4,7 +4,7 @@ import { api, call } from '../api';
 import { pageOf, usePaged } from '../paging';
 import { useRoute } from '../router';
 import type { paths } from '../../../client';
-import type { ApiKey, Identity } from '../types';
+import type { ApiKey, Identity, MintedApiKey } from '../types';
 
 type KeyQuery = NonNullable<paths['/api/v1/api-keys']['get']['parameters']['query']>;
 import { ConfirmButton, Empty, ErrorNotice, errorFor, Field, Loading, LoadMore, SecretOnce, Select, Submit, when, type FieldErrors } from '../ui';
@@ -152,7 +152,7 @@ function MintKey({ identities }: { identities: Identity[] }) {
   const [secret, setSecret] = useState<string | null>(null);
   const mint = useMutation({
     mutationFn: () =>
-      call<ApiKey>(
+      call<MintedApiKey>(
         api.POST('/api/v1/api-keys', {
           body: { scope, scoped_identity_id: scope === 'agent' ? identity : undefined, label: label || undefined, description: description || undefined },
         }),

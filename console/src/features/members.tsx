@@ -3,7 +3,7 @@ import { useState, type FormEvent } from 'react';
 import { api, call } from '../api';
 import { pageOf, usePaged } from '../paging';
 import { navigate } from '../router';
-import type { Invite, Me, Member } from '../types';
+import type { CreatedInvite, Invite, Me, Member } from '../types';
 import { ConfirmButton, Empty, ErrorNotice, errorFor, Field, Loading, LoadMore, SecretOnce, Submit, when, type FieldErrors } from '../ui';
 import { ME, useMe } from './auth';
 
@@ -122,7 +122,7 @@ function InviteForm() {
   const [local, setLocal] = useState<FieldErrors>({});
   const [link, setLink] = useState<string | null>(null);
   const invite = useMutation({
-    mutationFn: () => call<Invite>(api.POST('/api/v1/console/invites', { body: { email: email.trim() } })),
+    mutationFn: () => call<CreatedInvite>(api.POST('/api/v1/console/invites', { body: { email: email.trim() } })),
     onSuccess: (created) => {
       void client.invalidateQueries({ queryKey: ['invites'] });
       setLink(created.url ?? null);

@@ -97,7 +97,7 @@ export function TasksPage() {
 function PartView({ part }: { part: Part }) {
   if (typeof part.text === 'string') return <p className="part">{part.text}</p>;
   if (part.data !== undefined) return <pre className="part">{JSON.stringify(part.data, null, 2)}</pre>;
-  return <pre className="part">{JSON.stringify(part.file ?? part.url ?? part, null, 2)}</pre>;
+  return <pre className="part">{JSON.stringify(part.file ?? part, null, 2)}</pre>;
 }
 
 interface Step {

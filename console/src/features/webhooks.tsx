@@ -4,7 +4,7 @@ import { api, call } from '../api';
 import type { components } from '../../../client';
 import { pageOf, usePaged } from '../paging';
 import { Link, navigate } from '../router';
-import type { Delivery, Webhook } from '../types';
+import type { Delivery, Webhook, WebhookWithSecret } from '../types';
 import { Check, ConfirmButton, Empty, ErrorNotice, errorFor, Field, Loading, LoadMore, SecretOnce, Submit, when, type FieldErrors } from '../ui';
 
 type EventName = components['schemas']['CreateWebhookDto']['events'][number];
@@ -64,10 +64,10 @@ function CreateWebhook() {
   const [identity, setIdentity] = useState('');
   const [description, setDescription] = useState('');
   const [local, setLocal] = useState<FieldErrors>({});
-  const [created, setCreated] = useState<Webhook | null>(null);
+  const [created, setCreated] = useState<WebhookWithSecret | null>(null);
   const create = useMutation({
     mutationFn: () =>
-      call<Webhook>(
+      call<WebhookWithSecret>(
         api.POST('/api/v1/webhooks', {
           body: { url: url.trim(), events: all ? ['*'] : events, identity: identity.trim() || undefined, description: description || undefined },
         }),
@@ -140,7 +140,7 @@ export function WebhookPage({ id }: { id: string }) {
   };
   const test = useMutation({ mutationFn: () => call(api.POST('/api/v1/webhooks/{id}/test', { params: { path: { id } } })), onSuccess: refresh });
   const rotate = useMutation({
-    mutationFn: () => call<Webhook>(api.POST('/api/v1/webhooks/{id}/rotate-secret', { params: { path: { id } } })),
+    mutationFn: () => call<WebhookWithSecret>(api.POST('/api/v1/webhooks/{id}/rotate-secret', { params: { path: { id } } })),
     onSuccess: (rotated) => {
       setSecret(rotated.secret ?? null);
       refresh();
