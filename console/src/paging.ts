@@ -24,8 +24,7 @@ export function usePaged<T>(key: readonly unknown[], fetchPage: (cursor: string 
   };
 }
 
-/** Picks a list response apart: `{"<plural>":[…],"next_cursor":…}`. */
-export function pageOf<T>(body: unknown, plural: string): PageResult<T> {
-  const record = body as Record<string, unknown>;
-  return { items: (record[plural] as T[]) ?? [], next: (record.next_cursor as string | null) ?? null };
+/** Picks a list response apart: `{"<plural>":[…],"next_cursor":…}` (typed by the generated client). */
+export function pageOf<K extends string, T>(body: { [P in K]: T[] } & { next_cursor?: string | null }, plural: K): PageResult<T> {
+  return { items: body[plural] ?? [], next: body.next_cursor ?? null };
 }
