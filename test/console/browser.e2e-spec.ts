@@ -254,6 +254,15 @@ describe('The Console in Chromium', () => {
     await timeline.getByText('completed').waitFor(WAIT);
     expect(await timeline.getByRole('listitem').count()).toBeGreaterThanOrEqual(3);
     await shot(page, 'task');
+
+    // The list filters.
+    await page.getByRole('link', { name: '← Tasks' }).click();
+    await page.getByLabel('State').selectOption('failed');
+    await page.getByText('No tasks match.').waitFor(WAIT);
+    await page.getByLabel('State').selectOption('completed');
+    await page.getByLabel('Peer').fill('acme-requester');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('link', { name: `Task ${taskId}` }).waitFor(WAIT);
   });
 
   it('creates a webhook (secret once) and sees a delivery of its test event', async () => {

@@ -23,10 +23,16 @@ export function TasksPage() {
   const { search } = useRoute();
   const [role, setRole] = useState<TaskQuery['role'] | ''>('');
   const [state, setState] = useState<TaskQuery['state'] | ''>('');
-  const [peer, setPeer] = useState('');
-  const [context, setContext] = useState('');
-  const [identity, setIdentity] = useState(search.get('identity') ?? '');
-  const filters = { role: role || undefined, state: state || undefined, peer: peer.trim() || undefined, context_id: context.trim() || undefined, identity: identity.trim() || undefined };
+  // Text filters apply on submit (not on every keystroke).
+  const [draft, setDraft] = useState({ identity: search.get('identity') ?? '', peer: '', context: '' });
+  const [text, setText] = useState(draft);
+  const filters = {
+    role: role || undefined,
+    state: state || undefined,
+    peer: text.peer.trim() || undefined,
+    context_id: text.context.trim() || undefined,
+    identity: text.identity.trim() || undefined,
+  };
   const list = usePaged<Task>(
     ['tasks', filters],
     async (cursor) => pageOf(await call(api.GET('/api/v1/tasks', { params: { query: { ...filters, cursor } } })), 'tasks'),
@@ -35,7 +41,14 @@ export function TasksPage() {
   return (
     <>
       <h1>Tasks</h1>
-      <div className="filters">
+      <form
+        className="filters"
+        aria-label="Task filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setText(draft);
+        }}
+      >
         <Select label="Role" value={role} onChange={(e) => setRole(e.target.value as TaskQuery['role'] | '')}>
           <option value="">any</option>
           <option value="requester">requester</option>
@@ -49,10 +62,11 @@ export function TasksPage() {
             </option>
           ))}
         </Select>
-        <Field label="Identity" value={identity} onChange={(e) => setIdentity(e.target.value)} />
-        <Field label="Peer" value={peer} onChange={(e) => setPeer(e.target.value)} />
-        <Field label="Context id" value={context} onChange={(e) => setContext(e.target.value)} />
-      </div>
+        <Field label="Identity" value={draft.identity} onChange={(e) => setDraft({ ...draft, identity: e.target.value })} />
+        <Field label="Peer" value={draft.peer} onChange={(e) => setDraft({ ...draft, peer: e.target.value })} />
+        <Field label="Context id" value={draft.context} onChange={(e) => setDraft({ ...draft, context: e.target.value })} />
+        <button type="submit">Apply filters</button>
+      </form>
       {list.isPending ? (
         <Loading />
       ) : list.error ? (
