@@ -197,6 +197,14 @@ describe('The Console in Chromium', () => {
     await page.getByText('Rule created.').waitFor(WAIT);
     await page.getByText('no calls while we test', { exact: true }).waitFor(WAIT);
 
+    // A call the rule refuses is recorded in the decisions log.
+    const denied = await rpc(t, 'acme-worker', keys.requester, 'message/send', { message: v03Message('hello?'), configuration: { blocking: false } });
+    expect(denied.status).toBe(403);
+    await page.reload();
+    const log = page.getByRole('table', { name: 'Decisions log (denials)' });
+    await log.getByRole('cell', { name: 'acme-requester → acme-worker' }).waitFor(WAIT);
+    await log.getByRole('cell', { name: 'blocked_by_requester' }).waitFor(WAIT);
+
     await page.getByLabel('Requester (A)').fill('acme-requester');
     await page.getByLabel('Worker (B)').fill('acme-worker');
     await page.getByRole('button', { name: 'Check admission' }).click();

@@ -251,7 +251,7 @@ function Decisions({ identity }: { identity: string }) {
       ) : list.items.length === 0 ? (
         <Empty>No denied calls recorded.</Empty>
       ) : (
-        <table>
+        <table aria-labelledby="decisions-title">
           <thead>
             <tr>
               <th scope="col">When</th>
