@@ -184,6 +184,20 @@ describe('The Console in Chromium', () => {
     await page.getByText('worker bot', { exact: true }).waitFor(WAIT);
     expect(await page.content()).not.toContain(keys.worker);
     await shot(page, 'api-keys');
+
+    // Lists page: more keys than one page (50) → "Load more" fetches the next_cursor page.
+    const session = await t.http().post('/api/v1/console/login').send({ email: founder.email, password: PASSWORD }).expect(200);
+    for (let i = 0; i < 50; i++) {
+      await t.http().post('/api/v1/api-keys').set('Authorization', `Bearer ${session.body.token}`).send({ scope: 'admin', label: `bulk ${i}` }).expect(201);
+    }
+    await page.reload();
+    const list = page.getByRole('list', { name: 'API keys' });
+    await list.getByText('bulk 49', { exact: true }).waitFor(WAIT);
+    expect(await list.locator(':scope > li').count()).toBe(50);
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await list.getByText('worker bot', { exact: true }).waitFor(WAIT);
+    expect(await list.locator(':scope > li').count()).toBeGreaterThan(50);
+    await page.getByRole('button', { name: 'Load more' }).waitFor({ state: 'detached', ...WAIT });
   });
 
   it('writes a contact rule and reads the admission check with its explanation', async () => {

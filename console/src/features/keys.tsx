@@ -61,7 +61,7 @@ export function KeysPage() {
           ) : list.items.length === 0 ? (
             <Empty>No keys match.</Empty>
           ) : (
-            <ul className="cards">
+            <ul className="cards" aria-label="API keys">
               {list.items.map((key) => (
                 <KeyRow key={key.id} apiKey={key} identity={handleOf(key.scoped_identity_id)} />
               ))}
