@@ -163,6 +163,20 @@ describe('The Console in Chromium', () => {
     await shot(page, 'identities');
   });
 
+  it('claims an agent that signed itself up, by its code', async () => {
+    const signup = await t.http().post('/api/v1/agent-signup').send({ agent_handle: 'stray-agent', display_name: 'Stray agent' }).expect(201);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Identities' }).click();
+    await page.getByLabel('Claim code').fill(signup.body.claim.code);
+    await page.getByRole('button', { name: 'Claim', exact: true }).click();
+    await page.getByRole('heading', { name: 'Stray agent' }).waitFor(WAIT);
+    await page.getByText(/claimed/).first().waitFor(WAIT);
+    // A used code is refused, with the problem's detail.
+    await page.getByRole('link', { name: '← Identities' }).click();
+    await page.getByLabel('Claim code').fill(signup.body.claim.code);
+    await page.getByRole('button', { name: 'Claim', exact: true }).click();
+    await page.getByRole('alert').waitFor(WAIT);
+  });
+
   it('mints a key and shows its plaintext once', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click();
     await page.getByRole('heading', { name: 'Mint a key' }).waitFor(WAIT);
