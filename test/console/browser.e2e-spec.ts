@@ -145,8 +145,21 @@ describe('The Console in Chromium', () => {
     await enabled.check();
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByText('Settings saved.').waitFor(WAIT);
-    await shot(page, 'identity');
     await t.http().get('/a2a/acme-requester/card').expect(200);
+
+    // The card and its skills.
+    await page.getByRole('button', { name: 'Add a skill' }).click();
+    await page.getByRole('button', { name: 'Save card' }).click();
+    await page.getByText('A skill needs an id.').waitFor(WAIT);
+    await page.getByLabel('Skill 1 id').fill('invoice-lookup');
+    await page.getByLabel('Skill 1 name').fill('Invoice lookup');
+    await page.getByLabel('Skill 1 description').fill('Finds an invoice by its number.');
+    await page.getByLabel('Skill 1 tags').fill('billing, invoices');
+    await page.getByRole('button', { name: 'Save card' }).click();
+    await page.getByText('Card saved.').waitFor(WAIT);
+    await shot(page, 'identity');
+    const card = await t.http().get('/a2a/acme-requester/card').expect(200);
+    expect(card.body.skills).toEqual([expect.objectContaining({ id: 'invoice-lookup', name: 'Invoice lookup', tags: ['billing', 'invoices'] })]);
 
     // The worker, without a key: its key is minted on the keys page.
     await page.getByRole('link', { name: '← Identities' }).click();
