@@ -9,6 +9,7 @@ import { setupOpenApi } from './common/openapi';
 import { ProblemFilter } from './common/problem.filter';
 import { requestIdMiddleware } from './common/request-context';
 import { createValidationPipe } from './common/validation';
+import { consoleStaticMiddleware } from './console/console-static';
 
 /** Builds the whole application; used by main.ts, the CLI-free tests and benchmarks. */
 export async function createApp(config: AppConfig, logger: Logger): Promise<NestExpressApplication> {
@@ -23,6 +24,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   app.set('etag', false);
   app.use(requestIdMiddleware);
   app.use(requestLogMiddleware(logger));
+  app.use('/console', consoleStaticMiddleware(config.consoleDir));
   app.use(jsonBodyParser({ rest: config.bodyLimitBytes, protocol: config.protocolBodyLimitBytes }));
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalFilters(new ProblemFilter(logger));

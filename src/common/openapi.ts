@@ -1,10 +1,10 @@
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { SESSION_COOKIE } from '../console/session-cookie';
 import { completeResponses, EXTRA_MODELS } from './api-docs';
 
-/** OpenAPI at /api/openapi.json and Swagger UI at /api/docs. */
-export function setupOpenApi(app: INestApplication, publicBaseUrl: string): void {
+/** The OpenAPI document of every route the application serves (also read by `npm run client:generate`). */
+export function buildOpenApiDocument(app: INestApplication, publicBaseUrl: string): OpenAPIObject {
   const config = new DocumentBuilder()
     .setTitle('Agent-to-agent service')
     .setDescription(
@@ -17,11 +17,16 @@ export function setupOpenApi(app: INestApplication, publicBaseUrl: string): void
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Console session token' }, 'consoleSession')
     .addCookieAuth(SESSION_COOKIE, { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE }, 'consoleCookie')
     .build();
-  const document = completeResponses(SwaggerModule.createDocument(app, config, {
+  return completeResponses(SwaggerModule.createDocument(app, config, {
     extraModels: EXTRA_MODELS,
     // Routes without an explicit id: `ApiKeysController.list` → `apiKeysList`.
     operationIdFactory: (controller, method) =>
       `${controller.replace(/Controller$/, '').replace(/^./, (c) => c.toLowerCase())}${method.replace(/^./, (c) => c.toUpperCase()).replace(/\[(\d+)\]$/, '$1')}`,
   }));
+}
+
+/** OpenAPI at /api/openapi.json and Swagger UI at /api/docs. */
+export function setupOpenApi(app: INestApplication, publicBaseUrl: string): void {
+  const document = buildOpenApiDocument(app, publicBaseUrl);
   SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/openapi.json', yamlDocumentUrl: 'api/openapi.yaml' });
 }

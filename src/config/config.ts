@@ -16,6 +16,8 @@ export interface AppConfig {
   /** PostgreSQL connection string; absent → embedded PGlite under dataDir. */
   databaseUrl: string | null;
   dataDir: string;
+  /** The built Console (React app) served at /console/. */
+  consoleDir: string;
   migrationsRun: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   consoleSignup: 'open' | 'closed';
@@ -178,6 +180,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     cardSigningKeyFile: cardSigningKeyFile(env),
     databaseUrl: url(env, 'DATABASE_URL', null, ['postgres:', 'postgresql:']),
     dataDir: resolve(str(env, 'DATA_DIR', './data')),
+    // dist/console-app, from src/config (ts-node) as from dist/config (the build).
+    consoleDir: resolve(str(env, 'CONSOLE_DIR', resolve(__dirname, '../../dist/console-app'))),
     migrationsRun: bool(env, 'MIGRATIONS_RUN', true),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     consoleSignup: oneOf(env, 'CONSOLE_SIGNUP', ['open', 'closed'] as const, 'open'),

@@ -1,0 +1,56 @@
+import { createApiClient } from '../../client';
+
+/** Same origin, the HttpOnly session cookie: the browser sends it and the Origin header itself. */
+export const api = createApiClient({ baseUrl: window.location.origin, credentials: 'same-origin' });
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+/** An RFC 9457 problem as the service answers it. */
+export interface Problem {
+  status: number;
+  title?: string;
+  detail?: string;
+  code?: string;
+  errors?: FieldError[];
+}
+
+export class ApiError extends Error {
+  constructor(readonly problem: Problem) {
+    super(problem.detail ?? problem.title ?? `Request failed (${problem.status})`);
+  }
+  get status(): number {
+    return this.problem.status;
+  }
+  fieldError(field: string): string | undefined {
+    return this.problem.errors?.find((e) => e.field === field || e.field.startsWith(`${field}.`) || e.field.startsWith(`${field}[`))?.message;
+  }
+}
+
+/**
+ * Unwraps an openapi-fetch result: the body on success (typed by the generated client;
+ * naming `T` checks that the operation answers that shape), an ApiError carrying the
+ * problem otherwise.
+ */
+export async function call<T>(request: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  let result: Awaited<typeof request>;
+  try {
+    result = await request;
+  } catch {
+    throw new ApiError({ status: 0, detail: 'The service could not be reached. Check your connection and try again.' });
+  }
+  const { data, error, response } = result;
+  if (!response.ok) {
+    const problem = typeof error === 'object' && error !== null ? (error as Problem) : { status: response.status, detail: String(error ?? response.statusText) };
+    throw new ApiError({ ...problem, status: response.status });
+  }
+  return data as T;
+}
+
+export interface Page<K extends string, T> {
+  next_cursor: string | null;
+  items: T[];
+  key: K;
+}

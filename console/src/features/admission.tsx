@@ -1,0 +1,278 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { api, call } from '../api';
+import { pageOf, usePaged } from '../paging';
+import { useRoute } from '../router';
+import type { AdmissionCheck, ContactRule, Decision } from '../types';
+import { ConfirmButton, Empty, ErrorNotice, errorFor, Field, Loading, LoadMore, Select, Submit, when, type FieldErrors } from '../ui';
+import { validateHandle } from './identities';
+
+/** What each `reason` of the admission check means, in words. */
+export const REASONS: Record<string, string> = {
+  same_organization: 'Both identities belong to the same organization, so they may always work together (unless a rule blocks it).',
+  public_egress: 'The worker is publicly discoverable and the requester allows public egress.',
+  mutual_permit: 'Both sides permit the call: each has an allow rule or the blacklist filter mode.',
+  blocked_by_requester: "A block rule of the requester's side forbids the call.",
+  blocked_by_worker: "A block rule of the worker's side forbids the call.",
+  not_permitted_by_requester: 'The requester is in whitelist mode and has no allow rule for this worker.',
+  not_permitted_by_worker: 'The worker is in whitelist mode and has no allow rule for this requester.',
+  requester_disabled: 'The requester is disabled: only enabled identities may call.',
+  requester_unclaimed: 'The requester is unclaimed: only claimed identities may call.',
+  worker_unavailable: 'The worker is not a claimed, enabled identity.',
+  denied_by_peer: "The other organization's side denied it (its rules are not shown to you).",
+};
+
+function describePeer(rule: ContactRule): string {
+  return rule.peer.type === 'identity' ? `identity ${rule.peer.handle}` : `organization ${rule.peer.organization_id}`;
+}
+
+export function AdmissionPage() {
+  const { search } = useRoute();
+  const [identity, setIdentity] = useState(search.get('identity') ?? '');
+  return (
+    <>
+      <h1>Admission</h1>
+      <div className="columns">
+        <div>
+          <Rules identity={identity} setIdentity={setIdentity} />
+          <Decisions identity={identity} />
+        </div>
+        <div>
+          <CheckAdmission />
+          <CreateRule identity={identity} />
+        </div>
+      </div>
+    </>
+  );
+}
+
+function Rules({ identity, setIdentity }: { identity: string; setIdentity: (value: string) => void }) {
+  const [draft, setDraft] = useState(identity);
+  const list = usePaged<ContactRule>(['rules', identity], async (cursor) =>
+    pageOf(await call(api.GET('/api/v1/contact-rules', { params: { query: { identity: identity || undefined, cursor } } })), 'rules'),
+  );
+  return (
+    <section aria-labelledby="rules-title">
+      <h2 id="rules-title">Contact rules</h2>
+      <form
+        className="inline"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setIdentity(draft.trim());
+        }}
+      >
+        <Field label="Rules of identity" value={draft} onChange={(e) => setDraft(e.target.value)} placeholder="every identity" />
+        <button type="submit">Show</button>
+      </form>
+      {list.isPending ? (
+        <Loading />
+      ) : list.error ? (
+        <ErrorNotice error={list.error} />
+      ) : list.items.length === 0 ? (
+        <Empty>No contact rules.</Empty>
+      ) : (
+        <ul className="cards">
+          {list.items.map((rule) => (
+            <RuleRow key={rule.id} rule={rule} />
+          ))}
+        </ul>
+      )}
+      <LoadMore hasNext={list.hasNext} pending={list.loadingMore} onClick={list.loadMore} />
+    </section>
+  );
+}
+
+function RuleRow({ rule }: { rule: ContactRule }) {
+  const client = useQueryClient();
+  const change = useMutation({
+    mutationFn: (body: { action?: 'allow' | 'block'; direction?: ContactRule['direction'] }) =>
+      call<ContactRule>(api.PATCH('/api/v1/contact-rules/{id}', { params: { path: { id: rule.id } }, body })),
+    onSuccess: () => void client.invalidateQueries({ queryKey: ['rules'] }),
+  });
+  const remove = useMutation({
+    mutationFn: () => call(api.DELETE('/api/v1/contact-rules/{id}', { params: { path: { id: rule.id } } })),
+    onSuccess: () => void client.invalidateQueries({ queryKey: ['rules'] }),
+  });
+  const name = `${rule.identity} ${rule.direction} ${describePeer(rule)}`;
+  return (
+    <li>
+      <div className="row">
+        <span className={`badge ${rule.action}`}>{rule.action}</span> <strong>{rule.identity}</strong> {rule.direction} {describePeer(rule)}
+      </div>
+      {rule.note && <p className="muted">{rule.note}</p>}
+      <div className="actions">
+        <button type="button" onClick={() => change.mutate({ action: rule.action === 'allow' ? 'block' : 'allow' })} disabled={change.isPending}>
+          Change to {rule.action === 'allow' ? 'block' : 'allow'}
+        </button>
+        <ConfirmButton
+          label="Delete rule"
+          title="Delete this contact rule?"
+          body={<p>{name}</p>}
+          confirmLabel="Delete rule"
+          onConfirm={() => remove.mutate()}
+          pending={remove.isPending}
+        />
+      </div>
+      <ErrorNotice error={change.error ?? remove.error} />
+    </li>
+  );
+}
+
+function CreateRule({ identity }: { identity: string }) {
+  const client = useQueryClient();
+  const [owner, setOwner] = useState(identity);
+  const [direction, setDirection] = useState<ContactRule['direction']>('both');
+  const [action, setAction] = useState<'allow' | 'block'>('allow');
+  const [peerType, setPeerType] = useState<'identity' | 'organization'>('identity');
+  const [peer, setPeer] = useState('');
+  const [note, setNote] = useState('');
+  const [local, setLocal] = useState<FieldErrors>({});
+  const create = useMutation({
+    mutationFn: () =>
+      call<ContactRule>(
+        api.POST('/api/v1/contact-rules', {
+          body: {
+            identity: owner,
+            direction,
+            action,
+            peer: peerType === 'identity' ? { type: 'identity', handle: peer.trim() } : { type: 'organization', organization_id: peer.trim() },
+            note: note || undefined,
+          },
+        }),
+      ),
+    onSuccess: () => {
+      setPeer('');
+      setNote('');
+      void client.invalidateQueries({ queryKey: ['rules'] });
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const errors: FieldErrors = { identity: validateHandle(owner) };
+    if (peerType === 'identity') errors['peer.handle'] = validateHandle(peer.trim());
+    else if (!/^[0-9a-f-]{36}$/i.test(peer.trim())) errors['peer.organization_id'] = 'An organization id (a UUID).';
+    setLocal(errors);
+    if (!Object.values(errors).some(Boolean)) create.mutate();
+  };
+  const peerField = peerType === 'identity' ? 'peer.handle' : 'peer.organization_id';
+  return (
+    <section aria-labelledby="new-rule">
+      <h2 id="new-rule">New contact rule</h2>
+      <form onSubmit={submit} noValidate>
+        <Field label="Owner identity" value={owner} onChange={(e) => setOwner(e.target.value)} error={errorFor('identity', local, create.error)} />
+        <Select label="Direction" value={direction} onChange={(e) => setDirection(e.target.value as ContactRule['direction'])}>
+          <option value="both">both</option>
+          <option value="inbound">inbound (calls to the owner)</option>
+          <option value="outbound">outbound (calls by the owner)</option>
+        </Select>
+        <Select label="Action" value={action} onChange={(e) => setAction(e.target.value as 'allow' | 'block')}>
+          <option value="allow">allow</option>
+          <option value="block">block</option>
+        </Select>
+        <Select label="Peer type" value={peerType} onChange={(e) => setPeerType(e.target.value as 'identity' | 'organization')}>
+          <option value="identity">an identity</option>
+          <option value="organization">an organization</option>
+        </Select>
+        <Field
+          label={peerType === 'identity' ? 'Peer handle' : 'Peer organization id'}
+          value={peer}
+          onChange={(e) => setPeer(e.target.value)}
+          error={errorFor(peerField, local, create.error) ?? errorFor('peer', local, create.error)}
+        />
+        <Field label="Note" value={note} onChange={(e) => setNote(e.target.value)} error={errorFor('note', local, create.error)} />
+        <ErrorNotice error={create.error} />
+        {create.isSuccess && <p role="status">Rule created.</p>}
+        <Submit pending={create.isPending} pendingLabel="Saving…">
+          Create rule
+        </Submit>
+      </form>
+    </section>
+  );
+}
+
+function CheckAdmission() {
+  const [requester, setRequester] = useState('');
+  const [worker, setWorker] = useState('');
+  const [local, setLocal] = useState<FieldErrors>({});
+  const check = useMutation({ mutationFn: () => call<AdmissionCheck>(api.POST('/api/v1/admission/check', { body: { requester: requester.trim(), worker: worker.trim() } })) });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const errors = { requester: validateHandle(requester.trim()), worker: validateHandle(worker.trim()) };
+    setLocal(errors);
+    if (!Object.values(errors).some(Boolean)) check.mutate();
+  };
+  return (
+    <section aria-labelledby="check-title">
+      <h2 id="check-title">Would A be admitted by B?</h2>
+      <form onSubmit={submit} noValidate>
+        <Field label="Requester (A)" value={requester} onChange={(e) => setRequester(e.target.value)} error={errorFor('requester', local, check.error)} />
+        <Field label="Worker (B)" value={worker} onChange={(e) => setWorker(e.target.value)} error={errorFor('worker', local, check.error)} />
+        <ErrorNotice error={check.error} />
+        <Submit pending={check.isPending} pendingLabel="Checking…">
+          Check admission
+        </Submit>
+      </form>
+      {check.data && (
+        <div role="status" className={`notice ${check.data.allowed ? 'ok' : 'error'}`} aria-label="Admission result">
+          <p>
+            <strong>{check.data.allowed ? 'Allowed' : 'Denied'}</strong> — <code>{check.data.reason}</code>
+          </p>
+          <p>{REASONS[check.data.reason] ?? check.data.reason}</p>
+          {check.data.rules.length > 0 && (
+            <>
+              <p>Rules that decided:</p>
+              <ul>
+                {check.data.rules.map((rule) => (
+                  <li key={rule.id}>
+                    {rule.action} · {rule.identity} {rule.direction} {describePeer(rule)}
+                    {rule.note ? ` — ${rule.note}` : ''}
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
+        </div>
+      )}
+    </section>
+  );
+}
+
+function Decisions({ identity }: { identity: string }) {
+  const list = usePaged<Decision>(['decisions', identity], async (cursor) =>
+    pageOf(await call(api.GET('/api/v1/admission/decisions', { params: { query: { identity: identity || undefined, cursor } } })), 'decisions'),
+  );
+  return (
+    <section aria-labelledby="decisions-title">
+      <h2 id="decisions-title">Decisions log (denials)</h2>
+      {list.isPending ? (
+        <Loading />
+      ) : list.error ? (
+        <ErrorNotice error={list.error} />
+      ) : list.items.length === 0 ? (
+        <Empty>No denied calls recorded.</Empty>
+      ) : (
+        <table aria-labelledby="decisions-title">
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Requester → worker</th>
+              <th scope="col">Reason</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.items.map((d) => (
+              <tr key={d.id}>
+                <td>{when(d.created_at)}</td>
+                <td>
+                  {d.requester.handle} → {d.worker.handle}
+                </td>
+                <td title={REASONS[d.reason]}>{d.reason}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <LoadMore hasNext={list.hasNext} pending={list.loadingMore} onClick={list.loadMore} />
+    </section>
+  );
+}

@@ -1,0 +1,140 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { api, ApiError, call } from '../api';
+import { Link, navigate, useRoute } from '../router';
+import type { Me } from '../types';
+import { ErrorNotice, errorFor, Field, Submit, type FieldErrors } from '../ui';
+
+export const ME = ['me'] as const;
+
+export function useMe() {
+  return useQuery({ queryKey: ME, queryFn: () => call<Me>(api.GET('/api/v1/console/me')), retry: false, staleTime: 60_000 });
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+function validateCredentials(email: string, password: string, signup: boolean): FieldErrors {
+  const errors: FieldErrors = {};
+  if (!EMAIL.test(email)) errors.email = 'Enter an email address such as ada@example.com.';
+  if (signup && password.length < 12) errors.password = 'At least 12 characters.';
+  if (!signup && password.length === 0) errors.password = 'Enter your password.';
+  return errors;
+}
+
+/** Where to go after signing in: the page the person was sent away from, if it is a Console page. */
+function nextPath(search: URLSearchParams): string {
+  const next = search.get('next');
+  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/signin') ? next : '/identities';
+}
+
+function useSignedIn() {
+  const client = useQueryClient();
+  const { search } = useRoute();
+  return (me: Me) => {
+    client.clear();
+    client.setQueryData(ME, { user: me.user, organization: me.organization });
+    navigate(nextPath(search), { replace: true });
+  };
+}
+
+export function SignInPage() {
+  const { search } = useRoute();
+  const signedIn = useSignedIn();
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [local, setLocal] = useState<FieldErrors>({});
+  const login = useMutation({
+    mutationFn: () => call<Me>(api.POST('/api/v1/console/login', { body: { email, password } })),
+    onSuccess: signedIn,
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const errors = validateCredentials(email, password, false);
+    setLocal(errors);
+    if (Object.keys(errors).length === 0) login.mutate();
+  };
+  return (
+    <main className="narrow">
+      <h1>Sign in</h1>
+      {search.get('expired') && (
+        <p role="status" className="notice">
+          Your session has ended. Sign in again to continue.
+        </p>
+      )}
+      <form onSubmit={submit} noValidate>
+        <Field label="Email" type="email" autoComplete="username" value={email} onChange={(e) => setEmail(e.target.value)} error={errorFor('email', local, login.error)} />
+        <Field label="Password" type="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} error={errorFor('password', local, login.error)} />
+        <ErrorNotice error={login.error} />
+        <Submit pending={login.isPending} pendingLabel="Signing in…">
+          Sign in
+        </Submit>
+      </form>
+      <p>
+        New here? <Link to={`/signup${search.size ? `?${search}` : ''}`}>Create an organization</Link>
+      </p>
+    </main>
+  );
+}
+
+export function SignUpPage() {
+  const signedIn = useSignedIn();
+  const [organization, setOrganization] = useState('');
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [local, setLocal] = useState<FieldErrors>({});
+  const signup = useMutation({
+    mutationFn: () => call<Me>(api.POST('/api/v1/console/signup', { body: { organization_name: organization, email, password } })),
+    onSuccess: signedIn,
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const errors = validateCredentials(email, password, true);
+    if (!organization.trim()) errors.organization_name = 'Name your organization.';
+    setLocal(errors);
+    if (Object.keys(errors).length === 0) signup.mutate();
+  };
+  return (
+    <main className="narrow">
+      <h1>Create an organization</h1>
+      <form onSubmit={submit} noValidate>
+        <Field label="Organization name" value={organization} onChange={(e) => setOrganization(e.target.value)} error={errorFor('organization_name', local, signup.error)} />
+        <Field label="Email" type="email" autoComplete="username" value={email} onChange={(e) => setEmail(e.target.value)} error={errorFor('email', local, signup.error)} />
+        <Field
+          label="Password"
+          type="password"
+          autoComplete="new-password"
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+          hint="At least 12 characters."
+          error={errorFor('password', local, signup.error)}
+        />
+        <ErrorNotice error={signup.error} />
+        <Submit pending={signup.isPending} pendingLabel="Creating…">
+          Create organization
+        </Submit>
+      </form>
+      <p>
+        Already have an account? <Link to="/signin">Sign in</Link>
+      </p>
+    </main>
+  );
+}
+
+export function useSignOut() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: () => call(api.POST('/api/v1/console/logout')),
+    onSettled: () => {
+      client.clear();
+      navigate('/signin', { replace: true });
+    },
+  });
+}
+
+/** Sent here when a request answers 401: back to sign-in, and afterwards to where the person was. */
+export function sendToSignIn(error: unknown): void {
+  if (!(error instanceof ApiError) || error.status !== 401) return;
+  const here = window.location.pathname.replace(/^\/console/, '') || '/';
+  if (['/signin', '/signup', '/accept'].includes(here)) return;
+  navigate(`/signin?expired=1&next=${encodeURIComponent(here + window.location.search)}`, { replace: true });
+}

@@ -1,0 +1,376 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState, type FormEvent } from 'react';
+import { api, call } from '../api';
+import { pageOf, usePaged } from '../paging';
+import { Link, navigate } from '../router';
+import type { CreatedIdentity, Identity, Settings, Skill } from '../types';
+import { Check, ConfirmButton, Empty, ErrorNotice, errorFor, Field, Loading, LoadMore, SecretOnce, Select, Submit, TextArea, when, type FieldErrors } from '../ui';
+
+const HANDLE = /^[a-z0-9](?:[a-z0-9-]{1,61})[a-z0-9]$/;
+
+export function validateHandle(handle: string): string | undefined {
+  if (!HANDLE.test(handle)) return '3–63 characters of a–z, 0–9 and -, starting and ending with a letter or digit.';
+  return undefined;
+}
+
+export function IdentitiesPage() {
+  const [q, setQ] = useState('');
+  const [search, setSearch] = useState('');
+  const [enabled, setEnabled] = useState<'' | 'true' | 'false'>('');
+  const [claimed, setClaimed] = useState<'' | 'true' | 'false'>('');
+  const list = usePaged<Identity>(['identities', search, enabled, claimed], async (cursor) =>
+    pageOf(
+      await call(
+        api.GET('/api/v1/identities/a2a/directory', {
+          params: { query: { q: search || undefined, enabled: enabled || undefined, claimed: claimed || undefined, cursor, limit: 50 } },
+        }),
+      ),
+      'identities',
+    ),
+  );
+  return (
+    <>
+      <h1>Identities</h1>
+      <div className="columns">
+        <section aria-labelledby="list-title">
+          <h2 id="list-title">Your organization's identities</h2>
+          <form
+            role="search"
+            className="inline"
+            onSubmit={(e) => {
+              e.preventDefault();
+              setSearch(q.trim());
+            }}
+          >
+            <Field label="Search identities" type="search" value={q} onChange={(e) => setQ(e.target.value)} />
+            <button type="submit">Search</button>
+          </form>
+          <div className="filters">
+            <Select label="Enabled" value={enabled} onChange={(e) => setEnabled(e.target.value as '' | 'true' | 'false')}>
+              <option value="">any</option>
+              <option value="true">enabled</option>
+              <option value="false">disabled</option>
+            </Select>
+            <Select label="Claimed" value={claimed} onChange={(e) => setClaimed(e.target.value as '' | 'true' | 'false')}>
+              <option value="">any</option>
+              <option value="true">claimed</option>
+              <option value="false">unclaimed</option>
+            </Select>
+          </div>
+          {list.isPending ? (
+            <Loading />
+          ) : list.error ? (
+            <ErrorNotice error={list.error} />
+          ) : list.items.length === 0 ? (
+            <Empty>No identities yet.</Empty>
+          ) : (
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Handle</th>
+                  <th scope="col">Name</th>
+                  <th scope="col">State</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.items.map((identity) => (
+                  <tr key={identity.id}>
+                    <td>
+                      <Link to={`/identities/${identity.agent_handle}`}>{identity.agent_handle}</Link>
+                    </td>
+                    <td>{identity.display_name || '—'}</td>
+                    <td>
+                      {identity.claimed ? '' : 'unclaimed · '}
+                      {identity.enabled ? 'enabled' : 'disabled'}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          <LoadMore hasNext={list.hasNext} pending={list.loadingMore} onClick={list.loadMore} />
+        </section>
+        <div>
+          <CreateIdentity />
+          <ClaimIdentity />
+        </div>
+      </div>
+    </>
+  );
+}
+
+function CreateIdentity() {
+  const client = useQueryClient();
+  const [handle, setHandle] = useState('');
+  const [displayName, setDisplayName] = useState('');
+  const [description, setDescription] = useState('');
+  const [mintKey, setMintKey] = useState(true);
+  const [local, setLocal] = useState<FieldErrors>({});
+  const [secret, setSecret] = useState<string | null>(null);
+  const create = useMutation({
+    mutationFn: () =>
+      call<CreatedIdentity>(
+        api.POST('/api/v1/identities', { body: { agent_handle: handle, display_name: displayName || undefined, description: description || undefined, mint_key: mintKey } }),
+      ),
+    onSuccess: (identity) => {
+      void client.invalidateQueries({ queryKey: ['identities'] });
+      setHandle('');
+      setDisplayName('');
+      setDescription('');
+      setSecret(identity.api_key?.key ?? null);
+      if (!identity.api_key?.key) navigate(`/identities/${identity.agent_handle}`);
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const errors: FieldErrors = { agent_handle: validateHandle(handle) };
+    if (displayName.length > 100) errors.display_name = 'At most 100 characters.';
+    setLocal(errors);
+    if (!Object.values(errors).some(Boolean)) create.mutate();
+  };
+  if (secret && create.data) {
+    const created = create.data;
+    return (
+      <section>
+        <h2>Identity {created.agent_handle} created</h2>
+        <SecretOnce
+          label="Its first agent key"
+          value={secret}
+          onDone={() => {
+            setSecret(null);
+            navigate(`/identities/${created.agent_handle}`);
+          }}
+        />
+      </section>
+    );
+  }
+  return (
+    <section aria-labelledby="create-identity">
+      <h2 id="create-identity">New identity</h2>
+      <form onSubmit={submit} noValidate>
+        <Field label="Handle" value={handle} onChange={(e) => setHandle(e.target.value)} hint="For example acme-billing." error={errorFor('agent_handle', local, create.error)} />
+        <Field label="Display name" value={displayName} onChange={(e) => setDisplayName(e.target.value)} error={errorFor('display_name', local, create.error)} />
+        <TextArea label="Description" value={description} onChange={(e) => setDescription(e.target.value)} error={errorFor('description', local, create.error)} />
+        <Check label="Mint its first agent key" checked={mintKey} onChange={(e) => setMintKey(e.target.checked)} />
+        <ErrorNotice error={create.error} />
+        <Submit pending={create.isPending} pendingLabel="Creating…">
+          Create identity
+        </Submit>
+      </form>
+    </section>
+  );
+}
+
+function ClaimIdentity() {
+  const client = useQueryClient();
+  const [code, setCode] = useState('');
+  const [local, setLocal] = useState<FieldErrors>({});
+  const claim = useMutation({
+    mutationFn: () => call<Identity>(api.POST('/api/v1/identities/claim', { body: { claim_code: code.trim() } })),
+    onSuccess: (identity) => {
+      void client.invalidateQueries({ queryKey: ['identities'] });
+      navigate(`/identities/${identity.agent_handle}`);
+    },
+  });
+  return (
+    <section aria-labelledby="claim-identity">
+      <h2 id="claim-identity">Claim an agent</h2>
+      <p className="muted">An agent that signed itself up gave you a claim code: claiming it brings the identity into your organization.</p>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          const errors = { claim_code: code.trim() ? undefined : 'Paste the claim code.' };
+          setLocal(errors);
+          if (!errors.claim_code) claim.mutate();
+        }}
+        noValidate
+      >
+        <Field label="Claim code" value={code} onChange={(e) => setCode(e.target.value)} error={errorFor('claim_code', local, claim.error)} />
+        <ErrorNotice error={claim.error} />
+        <Submit pending={claim.isPending} pendingLabel="Claiming…">
+          Claim
+        </Submit>
+      </form>
+    </section>
+  );
+}
+
+export function IdentityPage({ handle }: { handle: string }) {
+  const identity = useQuery({ queryKey: ['identity', handle], queryFn: () => call<Identity>(api.GET('/api/v1/identities/{handle}', { params: { path: { handle } } })) });
+  if (identity.isPending) return <Loading />;
+  if (identity.error) return <ErrorNotice error={identity.error} />;
+  const data = identity.data;
+  return (
+    <>
+      <p>
+        <Link to="/identities">← Identities</Link>
+      </p>
+      <h1>{data.display_name || data.agent_handle}</h1>
+      <p className="muted">
+        <code>{data.agent_handle}</code> · {data.claimed ? `claimed ${when(data.claimed_at)}` : 'unclaimed'} · card{' '}
+        <a href={data.card_url}>{data.card_url}</a>
+      </p>
+      <p>
+        <Link to={`/keys?identity=${data.id}`}>Its API keys</Link> · <Link to={`/admission?identity=${data.agent_handle}`}>Its contact rules</Link> ·{' '}
+        <Link to={`/tasks?identity=${data.agent_handle}`}>Its tasks</Link>
+      </p>
+      <div className="columns">
+        <EditCard identity={data} />
+        <div>
+          <EditSettings handle={handle} />
+          <DeleteIdentity handle={handle} />
+        </div>
+      </div>
+    </>
+  );
+}
+
+interface SkillDraft {
+  id: string;
+  name: string;
+  description: string;
+  tags: string;
+}
+
+function EditCard({ identity }: { identity: Identity }) {
+  const client = useQueryClient();
+  const [displayName, setDisplayName] = useState(identity.display_name);
+  const [description, setDescription] = useState(identity.description);
+  const [skills, setSkills] = useState<SkillDraft[]>(identity.skills.map((s) => ({ id: s.id, name: s.name, description: s.description, tags: s.tags.join(', ') })));
+  const [local, setLocal] = useState<FieldErrors>({});
+  const save = useMutation({
+    mutationFn: () =>
+      call<Identity>(
+        api.PATCH('/api/v1/identities/{handle}', {
+          params: { path: { handle: identity.agent_handle } },
+          body: {
+            display_name: displayName,
+            description,
+            skills: skills.map(
+              (s): Skill => ({ id: s.id.trim(), name: s.name.trim(), description: s.description.trim(), tags: s.tags.split(',').map((t) => t.trim()).filter(Boolean) }),
+            ),
+          },
+        }),
+      ),
+    onSuccess: (updated) => {
+      client.setQueryData(['identity', identity.agent_handle], updated);
+      void client.invalidateQueries({ queryKey: ['identities'] });
+    },
+  });
+  const setSkill = (index: number, patch: Partial<SkillDraft>) => setSkills(skills.map((s, i) => (i === index ? { ...s, ...patch } : s)));
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const errors: FieldErrors = {};
+    if (displayName.length > 100) errors.display_name = 'At most 100 characters.';
+    if (description.length > 2000) errors.description = 'At most 2,000 characters.';
+    skills.forEach((s, i) => {
+      if (!s.id.trim()) errors[`skills.${i}.id`] = 'A skill needs an id.';
+      if (!s.name.trim()) errors[`skills.${i}.name`] = 'A skill needs a name.';
+    });
+    setLocal(errors);
+    if (!Object.values(errors).some(Boolean)) save.mutate();
+  };
+  return (
+    <section aria-labelledby="card-title">
+      <h2 id="card-title">Agent Card</h2>
+      <form onSubmit={submit} noValidate>
+        <Field label="Display name" value={displayName} onChange={(e) => setDisplayName(e.target.value)} error={errorFor('display_name', local, save.error)} />
+        <TextArea label="Description" value={description} onChange={(e) => setDescription(e.target.value)} error={errorFor('description', local, save.error)} />
+        <fieldset>
+          <legend>Skills</legend>
+          {skills.length === 0 && <Empty>No skills.</Empty>}
+          {skills.map((skill, i) => (
+            <div className="skill" key={i}>
+              <Field label={`Skill ${i + 1} id`} value={skill.id} onChange={(e) => setSkill(i, { id: e.target.value })} error={errorFor(`skills.${i}.id`, local, save.error)} />
+              <Field label={`Skill ${i + 1} name`} value={skill.name} onChange={(e) => setSkill(i, { name: e.target.value })} error={errorFor(`skills.${i}.name`, local, save.error)} />
+              <Field label={`Skill ${i + 1} description`} value={skill.description} onChange={(e) => setSkill(i, { description: e.target.value })} />
+              <Field label={`Skill ${i + 1} tags`} value={skill.tags} onChange={(e) => setSkill(i, { tags: e.target.value })} hint="Comma-separated." />
+              <button type="button" onClick={() => setSkills(skills.filter((_, j) => j !== i))}>
+                Remove skill {i + 1}
+              </button>
+            </div>
+          ))}
+          <button type="button" onClick={() => setSkills([...skills, { id: '', name: '', description: '', tags: '' }])}>
+            Add a skill
+          </button>
+        </fieldset>
+        <ErrorNotice error={save.error} />
+        {save.isSuccess && <p role="status">Card saved.</p>}
+        <Submit pending={save.isPending} pendingLabel="Saving…">
+          Save card
+        </Submit>
+      </form>
+    </section>
+  );
+}
+
+function EditSettings({ handle }: { handle: string }) {
+  const client = useQueryClient();
+  const settings = useQuery({ queryKey: ['settings', handle], queryFn: () => call<Settings>(api.GET('/api/v1/identities/{handle}/settings', { params: { path: { handle } } })) });
+  const [draft, setDraft] = useState<Settings | null>(null);
+  useEffect(() => {
+    if (settings.data) setDraft(settings.data);
+  }, [settings.data]);
+  const save = useMutation({
+    mutationFn: (body: Settings) => call<Settings>(api.PATCH('/api/v1/identities/{handle}/settings', { params: { path: { handle } }, body })),
+    onSuccess: (saved) => {
+      client.setQueryData(['settings', handle], saved);
+      void client.invalidateQueries({ queryKey: ['identities'] });
+      void client.invalidateQueries({ queryKey: ['identity', handle] });
+    },
+  });
+  if (settings.isPending || !draft) return settings.error ? <ErrorNotice error={settings.error} /> : <Loading />;
+  return (
+    <section aria-labelledby="settings-title">
+      <h2 id="settings-title">Settings</h2>
+      <p className="muted">
+        As a member of the organization you may change every setting. The identity's own key may change only “enabled” and “public egress”.
+      </p>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          save.mutate(draft);
+        }}
+      >
+        <Check label="Enabled (the card is served and the protocol endpoint answers)" checked={draft.enabled} onChange={(e) => setDraft({ ...draft, enabled: e.target.checked })} />
+        <Check label="Allow public egress" checked={draft.allow_public_egress} onChange={(e) => setDraft({ ...draft, allow_public_egress: e.target.checked })} />
+        <Check label="Publicly discoverable" checked={draft.publicly_discoverable} onChange={(e) => setDraft({ ...draft, publicly_discoverable: e.target.checked })} />
+        <Select label="Filter mode" value={draft.filter_mode} onChange={(e) => setDraft({ ...draft, filter_mode: e.target.value as Settings['filter_mode'] })}>
+          <option value="whitelist">whitelist — other organizations need an allow rule</option>
+          <option value="blacklist">blacklist — everyone unless blocked</option>
+        </Select>
+        <ErrorNotice error={save.error} />
+        {save.isSuccess && <p role="status">Settings saved.</p>}
+        <Submit pending={save.isPending} pendingLabel="Saving…">
+          Save settings
+        </Submit>
+      </form>
+    </section>
+  );
+}
+
+function DeleteIdentity({ handle }: { handle: string }) {
+  const client = useQueryClient();
+  const remove = useMutation({
+    mutationFn: () => call(api.DELETE('/api/v1/identities/{handle}', { params: { path: { handle } } })),
+    onSuccess: () => {
+      void client.invalidateQueries({ queryKey: ['identities'] });
+      navigate('/identities');
+    },
+  });
+  return (
+    <section aria-labelledby="delete-title">
+      <h2 id="delete-title">Delete</h2>
+      <p className="muted">Its keys are revoked, its card and protocol endpoint disappear; its handle stays reserved and its tasks stay in the ledger.</p>
+      <ErrorNotice error={remove.error} />
+      <ConfirmButton
+        label="Delete identity"
+        title={`Delete ${handle}?`}
+        body={<p>This cannot be undone.</p>}
+        confirmLabel={`Delete ${handle}`}
+        onConfirm={() => remove.mutate()}
+        pending={remove.isPending}
+      />
+    </section>
+  );
+}

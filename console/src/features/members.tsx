@@ -1,0 +1,244 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { api, call } from '../api';
+import { pageOf, usePaged } from '../paging';
+import { navigate } from '../router';
+import type { CreatedInvite, Invite, Me, Member } from '../types';
+import { ConfirmButton, Empty, ErrorNotice, errorFor, Field, Loading, LoadMore, SecretOnce, Submit, when, type FieldErrors } from '../ui';
+import { ME, useMe } from './auth';
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export function MembersPage() {
+  const me = useMe();
+  return (
+    <>
+      <h1>Members</h1>
+      <p className="muted">
+        Everyone in {me.data?.organization.name ?? 'the organization'} has the same authority. Invite people by link: there is no mail server, so you copy the link
+        and send it yourself.
+      </p>
+      <div className="columns">
+        <div>
+          <MemberList />
+          <InviteList />
+        </div>
+        <div>
+          <InviteForm />
+          <ChangePassword />
+        </div>
+      </div>
+    </>
+  );
+}
+
+function MemberList() {
+  const client = useQueryClient();
+  const me = useMe();
+  const list = usePaged<Member>(['members'], async (cursor) => pageOf(await call(api.GET('/api/v1/console/members', { params: { query: { cursor } } })), 'members'));
+  const remove = useMutation({
+    mutationFn: (id: string) => call(api.DELETE('/api/v1/console/members/{id}', { params: { path: { id } } })),
+    onSuccess: () => void client.invalidateQueries({ queryKey: ['members'] }),
+  });
+  return (
+    <section aria-labelledby="members-title">
+      <h2 id="members-title">Members</h2>
+      <ErrorNotice error={remove.error} />
+      {list.isPending ? (
+        <Loading />
+      ) : list.error ? (
+        <ErrorNotice error={list.error} />
+      ) : (
+        <ul className="cards" aria-label="Members">
+          {list.items.map((member) => (
+            <li key={member.id}>
+              <div className="row">
+                <strong>{member.email}</strong> {member.id === me.data?.user.id && <span className="badge">you</span>}
+              </div>
+              <div className="muted">
+                joined {when(member.created_at)} · last sign-in {when(member.last_login_at)}
+              </div>
+              {member.id !== me.data?.user.id && (
+                <ConfirmButton
+                  label={`Remove ${member.email}`}
+                  title={`Remove ${member.email}?`}
+                  body={<p>Their sessions end at once and they can no longer sign in to this organization.</p>}
+                  confirmLabel="Remove member"
+                  onConfirm={() => remove.mutate(member.id)}
+                  pending={remove.isPending && remove.variables === member.id}
+                />
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      <LoadMore hasNext={list.hasNext} pending={list.loadingMore} onClick={list.loadMore} />
+    </section>
+  );
+}
+
+function InviteList() {
+  const client = useQueryClient();
+  const list = usePaged<Invite>(['invites'], async (cursor) => pageOf(await call(api.GET('/api/v1/console/invites', { params: { query: { cursor } } })), 'invites'));
+  const revoke = useMutation({
+    mutationFn: (id: string) => call(api.DELETE('/api/v1/console/invites/{id}', { params: { path: { id } } })),
+    onSuccess: () => void client.invalidateQueries({ queryKey: ['invites'] }),
+  });
+  return (
+    <section aria-labelledby="invites-title">
+      <h2 id="invites-title">Open invitations</h2>
+      <ErrorNotice error={revoke.error} />
+      {list.isPending ? (
+        <Loading />
+      ) : list.error ? (
+        <ErrorNotice error={list.error} />
+      ) : list.items.length === 0 ? (
+        <Empty>No open invitations.</Empty>
+      ) : (
+        <ul className="cards" aria-label="Open invitations">
+          {list.items.map((invite) => (
+            <li key={invite.id}>
+              <strong>{invite.email}</strong> <span className="muted">expires {when(invite.expires_at)}</span>
+              <ConfirmButton
+                label={`Withdraw the invitation of ${invite.email}`}
+                title={`Withdraw the invitation of ${invite.email}?`}
+                body={<p>The link stops working.</p>}
+                confirmLabel="Withdraw invitation"
+                onConfirm={() => revoke.mutate(invite.id)}
+                pending={revoke.isPending && revoke.variables === invite.id}
+              />
+            </li>
+          ))}
+        </ul>
+      )}
+      <LoadMore hasNext={list.hasNext} pending={list.loadingMore} onClick={list.loadMore} />
+    </section>
+  );
+}
+
+function InviteForm() {
+  const client = useQueryClient();
+  const [email, setEmail] = useState('');
+  const [local, setLocal] = useState<FieldErrors>({});
+  const [link, setLink] = useState<string | null>(null);
+  const invite = useMutation({
+    mutationFn: () => call<CreatedInvite>(api.POST('/api/v1/console/invites', { body: { email: email.trim() } })),
+    onSuccess: (created) => {
+      void client.invalidateQueries({ queryKey: ['invites'] });
+      setLink(created.url ?? null);
+      setEmail('');
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const errors = { email: EMAIL.test(email.trim()) ? undefined : 'Enter an email address such as ada@example.com.' };
+    setLocal(errors);
+    if (!errors.email) invite.mutate();
+  };
+  if (link) return <SecretOnce label="Invitation link" value={link} onDone={() => setLink(null)} />;
+  return (
+    <section aria-labelledby="invite-title">
+      <h2 id="invite-title">Invite a person</h2>
+      <form onSubmit={submit} noValidate>
+        <Field label="Their email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} error={errorFor('email', local, invite.error)} />
+        <ErrorNotice error={invite.error} />
+        <Submit pending={invite.isPending} pendingLabel="Inviting…">
+          Create invitation link
+        </Submit>
+      </form>
+    </section>
+  );
+}
+
+function ChangePassword() {
+  const [current, setCurrent] = useState('');
+  const [next, setNext] = useState('');
+  const [repeat, setRepeat] = useState('');
+  const [local, setLocal] = useState<FieldErrors>({});
+  const change = useMutation({
+    mutationFn: () => call(api.POST('/api/v1/console/password', { body: { current_password: current, new_password: next } })),
+    onSuccess: () => {
+      setCurrent('');
+      setNext('');
+      setRepeat('');
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const errors: FieldErrors = {};
+    if (!current) errors.current_password = 'Enter your current password.';
+    if (next.length < 12) errors.new_password = 'At least 12 characters.';
+    if (repeat !== next) errors.repeat = 'The two new passwords differ.';
+    setLocal(errors);
+    if (!Object.values(errors).some(Boolean)) change.mutate();
+  };
+  return (
+    <section aria-labelledby="password-title">
+      <h2 id="password-title">Change your password</h2>
+      <form onSubmit={submit} noValidate>
+        <Field label="Current password" type="password" autoComplete="current-password" value={current} onChange={(e) => setCurrent(e.target.value)} error={errorFor('current_password', local, change.error)} />
+        <Field label="New password" type="password" autoComplete="new-password" value={next} onChange={(e) => setNext(e.target.value)} error={errorFor('new_password', local, change.error)} />
+        <Field label="Repeat the new password" type="password" autoComplete="new-password" value={repeat} onChange={(e) => setRepeat(e.target.value)} error={local.repeat} />
+        <ErrorNotice error={change.error} />
+        {change.isSuccess && <p role="status">Password changed. Your other sessions have ended.</p>}
+        <Submit pending={change.isPending} pendingLabel="Changing…">
+          Change password
+        </Submit>
+      </form>
+    </section>
+  );
+}
+
+/** Read once from the link's fragment (never sent to the server by the browser), then wiped from the address bar. */
+let acceptCode: string | null = null;
+function takeCode(): string {
+  if (acceptCode === null) {
+    acceptCode = decodeURIComponent(window.location.hash.replace(/^#/, ''));
+    if (acceptCode) window.history.replaceState(null, '', window.location.pathname);
+  }
+  return acceptCode;
+}
+
+export function AcceptPage() {
+  const client = useQueryClient();
+  const [code] = useState(takeCode);
+  const [password, setPassword] = useState('');
+  const [repeat, setRepeat] = useState('');
+  const [local, setLocal] = useState<FieldErrors>({});
+  const accept = useMutation({
+    mutationFn: () => call<Me>(api.POST('/api/v1/console/invites/accept', { body: { code, password } })),
+    onSuccess: (me) => {
+      client.clear();
+      client.setQueryData(ME, { user: me.user, organization: me.organization });
+      navigate('/identities', { replace: true });
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const errors: FieldErrors = {};
+    if (password.length < 12) errors.password = 'At least 12 characters.';
+    if (repeat !== password) errors.repeat = 'The two passwords differ.';
+    setLocal(errors);
+    if (!Object.values(errors).some(Boolean)) accept.mutate();
+  };
+  return (
+    <main className="narrow">
+      <h1>Accept an invitation</h1>
+      {!code ? (
+        <p role="alert" className="notice error">
+          This page needs the whole invitation link, including the part after “#”. Ask the person who invited you for a new link.
+        </p>
+      ) : (
+        <form onSubmit={submit} noValidate>
+          <p>Choose a password to join the organization that invited you.</p>
+          <Field label="Password" type="password" autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} hint="At least 12 characters." error={errorFor('password', local, accept.error)} />
+          <Field label="Repeat the password" type="password" autoComplete="new-password" value={repeat} onChange={(e) => setRepeat(e.target.value)} error={local.repeat} />
+          <ErrorNotice error={accept.error} />
+          <Submit pending={accept.isPending} pendingLabel="Joining…">
+            Join the organization
+          </Submit>
+        </form>
+      )}
+    </main>
+  );
+}

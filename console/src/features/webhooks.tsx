@@ -1,0 +1,268 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { api, call } from '../api';
+import type { components } from '../../../client';
+import { pageOf, usePaged } from '../paging';
+import { Link, navigate } from '../router';
+import type { Delivery, Webhook, WebhookWithSecret } from '../types';
+import { Check, ConfirmButton, Empty, ErrorNotice, errorFor, Field, Loading, LoadMore, SecretOnce, Submit, when, type FieldErrors } from '../ui';
+
+type EventName = components['schemas']['CreateWebhookDto']['events'][number];
+const EVENTS: EventName[] = [
+  'task.created', 'task.message', 'task.status', 'task.artifact', 'api_key.created', 'api_key.revoked',
+  'identity.claimed', 'identity.updated', 'contact_rule.created', 'contact_rule.updated', 'contact_rule.deleted', 'ping',
+];
+
+export function WebhooksPage() {
+  const list = usePaged<Webhook>(['webhooks'], async (cursor) => pageOf(await call(api.GET('/api/v1/webhooks', { params: { query: { cursor } } })), 'webhooks'));
+  return (
+    <>
+      <h1>Webhooks</h1>
+      <div className="columns">
+        <section aria-labelledby="hooks-title">
+          <h2 id="hooks-title">Endpoints</h2>
+          {list.isPending ? (
+            <Loading />
+          ) : list.error ? (
+            <ErrorNotice error={list.error} />
+          ) : list.items.length === 0 ? (
+            <Empty>No webhooks yet.</Empty>
+          ) : (
+            <ul className="cards">
+              {list.items.map((hook) => (
+                <li key={hook.id}>
+                  <Link to={`/webhooks/${hook.id}`}>{hook.url}</Link> <span className={`badge ${hook.status}`}>{hook.status}</span>
+                  <div className="muted">
+                    {hook.identity ? `for ${hook.identity}` : 'organization-wide'} · {hook.events.join(', ')}
+                  </div>
+                </li>
+              ))}
+            </ul>
+          )}
+          <LoadMore hasNext={list.hasNext} pending={list.loadingMore} onClick={list.loadMore} />
+        </section>
+        <CreateWebhook />
+      </div>
+    </>
+  );
+}
+
+function validUrl(value: string): string | undefined {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || url.protocol === 'http:' ? undefined : 'An https URL.';
+  } catch {
+    return 'An https URL, such as https://example.com/hooks/a2a.';
+  }
+}
+
+function CreateWebhook() {
+  const client = useQueryClient();
+  const [url, setUrl] = useState('');
+  const [all, setAll] = useState(true);
+  const [events, setEvents] = useState<EventName[]>([]);
+  const [identity, setIdentity] = useState('');
+  const [description, setDescription] = useState('');
+  const [local, setLocal] = useState<FieldErrors>({});
+  const [created, setCreated] = useState<WebhookWithSecret | null>(null);
+  const create = useMutation({
+    mutationFn: () =>
+      call<WebhookWithSecret>(
+        api.POST('/api/v1/webhooks', {
+          body: { url: url.trim(), events: all ? ['*'] : events, identity: identity.trim() || undefined, description: description || undefined },
+        }),
+      ),
+    onSuccess: (hook) => {
+      void client.invalidateQueries({ queryKey: ['webhooks'] });
+      setCreated(hook);
+      setUrl('');
+      setDescription('');
+    },
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const errors: FieldErrors = { url: validUrl(url.trim()) };
+    if (!all && events.length === 0) errors.events = 'Choose at least one event type, or every event.';
+    setLocal(errors);
+    if (!Object.values(errors).some(Boolean)) create.mutate();
+  };
+  if (created?.secret) {
+    const hook = created;
+    return (
+      <SecretOnce
+        label="The webhook's signing secret"
+        value={created.secret}
+        onDone={() => {
+          setCreated(null);
+          navigate(`/webhooks/${hook.id}`);
+        }}
+      />
+    );
+  }
+  return (
+    <section aria-labelledby="new-hook">
+      <h2 id="new-hook">New webhook</h2>
+      <form onSubmit={submit} noValidate>
+        <Field label="Endpoint URL" type="url" value={url} onChange={(e) => setUrl(e.target.value)} error={errorFor('url', local, create.error)} />
+        <Field label="Only for identity (optional)" value={identity} onChange={(e) => setIdentity(e.target.value)} error={errorFor('identity', local, create.error)} />
+        <Field label="Description" value={description} onChange={(e) => setDescription(e.target.value)} error={errorFor('description', local, create.error)} />
+        <fieldset>
+          <legend>Events</legend>
+          <Check label="Every event" checked={all} onChange={(e) => setAll(e.target.checked)} />
+          {!all &&
+            EVENTS.map((name) => (
+              <Check
+                key={name}
+                label={name}
+                checked={events.includes(name)}
+                onChange={(e) => setEvents(e.target.checked ? [...events, name] : events.filter((x) => x !== name))}
+              />
+            ))}
+          {errorFor('events', local, create.error) && <small className="field-error">{errorFor('events', local, create.error)}</small>}
+        </fieldset>
+        <ErrorNotice error={create.error} />
+        <Submit pending={create.isPending} pendingLabel="Creating…">
+          Create webhook
+        </Submit>
+      </form>
+    </section>
+  );
+}
+
+export function WebhookPage({ id }: { id: string }) {
+  const client = useQueryClient();
+  const hook = useQuery({ queryKey: ['webhook', id], queryFn: () => call<Webhook>(api.GET('/api/v1/webhooks/{id}', { params: { path: { id } } })) });
+  const [secret, setSecret] = useState<string | null>(null);
+  const refresh = () => {
+    void client.invalidateQueries({ queryKey: ['webhook', id] });
+    void client.invalidateQueries({ queryKey: ['webhooks'] });
+    void client.invalidateQueries({ queryKey: ['deliveries', id] });
+  };
+  const test = useMutation({ mutationFn: () => call(api.POST('/api/v1/webhooks/{id}/test', { params: { path: { id } } })), onSuccess: refresh });
+  const rotate = useMutation({
+    mutationFn: () => call<WebhookWithSecret>(api.POST('/api/v1/webhooks/{id}/rotate-secret', { params: { path: { id } } })),
+    onSuccess: (rotated) => {
+      setSecret(rotated.secret ?? null);
+      refresh();
+    },
+  });
+  const toggle = useMutation({
+    mutationFn: (status: 'active' | 'disabled') => call<Webhook>(api.PATCH('/api/v1/webhooks/{id}', { params: { path: { id } }, body: { status } })),
+    onSuccess: refresh,
+  });
+  const remove = useMutation({
+    mutationFn: () => call(api.DELETE('/api/v1/webhooks/{id}', { params: { path: { id } } })),
+    onSuccess: () => {
+      void client.invalidateQueries({ queryKey: ['webhooks'] });
+      navigate('/webhooks');
+    },
+  });
+  if (hook.isPending) return <Loading />;
+  if (hook.error) return <ErrorNotice error={hook.error} />;
+  const data = hook.data;
+  return (
+    <>
+      <p>
+        <Link to="/webhooks">← Webhooks</Link>
+      </p>
+      <h1>Webhook</h1>
+      <p>
+        <code>{data.url}</code> <span className={`badge ${data.status}`}>{data.status}</span>
+      </p>
+      <p className="muted">
+        {data.identity ? `For ${data.identity}` : 'Organization-wide'} · events: {data.events.join(', ')}
+        {data.failing_since ? ` · failing since ${when(data.failing_since)}` : ''}
+        {data.previous_secret_expires_at ? ` · the previous secret signs until ${when(data.previous_secret_expires_at)}` : ''}
+      </p>
+      {secret && <SecretOnce label="The new signing secret" value={secret} onDone={() => setSecret(null)} />}
+      <div className="actions">
+        <button type="button" onClick={() => test.mutate()} disabled={test.isPending} aria-busy={test.isPending}>
+          {test.isPending ? 'Sending…' : 'Send a test event'}
+        </button>
+        <button type="button" onClick={() => toggle.mutate(data.status === 'active' ? 'disabled' : 'active')} disabled={toggle.isPending}>
+          {data.status === 'active' ? 'Disable' : 'Enable'}
+        </button>
+        <ConfirmButton
+          label="Rotate secret"
+          className=""
+          title="Rotate the signing secret?"
+          body={<p>A new secret is shown once. The old one keeps signing for 24 hours, so receivers can switch over.</p>}
+          confirmLabel="Rotate secret"
+          onConfirm={() => rotate.mutate()}
+          pending={rotate.isPending}
+        />
+        <ConfirmButton
+          label="Delete webhook"
+          title="Delete this webhook?"
+          body={<p>No more events are sent to {data.url}.</p>}
+          confirmLabel="Delete webhook"
+          onConfirm={() => remove.mutate()}
+          pending={remove.isPending}
+        />
+      </div>
+      <ErrorNotice error={test.error ?? rotate.error ?? toggle.error ?? remove.error} />
+      {test.isSuccess && <p role="status">Test event queued.</p>}
+      <Deliveries id={id} />
+    </>
+  );
+}
+
+function Deliveries({ id }: { id: string }) {
+  const client = useQueryClient();
+  const list = usePaged<Delivery>(
+    ['deliveries', id],
+    async (cursor) => pageOf(await call(api.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id }, query: { cursor } } })), 'deliveries'),
+    3000,
+  );
+  const retry = useMutation({
+    mutationFn: (deliveryId: string) => call(api.POST('/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry', { params: { path: { id, delivery_id: deliveryId } } })),
+    onSuccess: () => void client.invalidateQueries({ queryKey: ['deliveries', id] }),
+  });
+  return (
+    <section aria-labelledby="deliveries-title">
+      <h2 id="deliveries-title">Deliveries</h2>
+      <ErrorNotice error={retry.error} />
+      {list.isPending ? (
+        <Loading />
+      ) : list.error ? (
+        <ErrorNotice error={list.error} />
+      ) : list.items.length === 0 ? (
+        <Empty>No deliveries yet.</Empty>
+      ) : (
+        <ul className="cards" aria-label="Deliveries">
+          {list.items.map((d) => (
+            <li key={d.id}>
+              <div className="row">
+                <strong>{d.event_type}</strong> <span className={`badge ${d.status}`}>{d.status}</span> <span className="muted">{when(d.created_at)}</span>
+              </div>
+              <div className="muted">
+                {d.attempt_count} attempt{d.attempt_count === 1 ? '' : 's'}
+                {d.next_attempt_at ? ` · next ${when(d.next_attempt_at)}` : ''}
+                {d.last_error ? ` · ${d.last_error}` : ''}
+              </div>
+              {d.attempts.length > 0 && (
+                <details>
+                  <summary>Attempts</summary>
+                  <ol>
+                    {d.attempts.map((a) => (
+                      <li key={a.attempt}>
+                        #{a.attempt} {a.succeeded ? 'succeeded' : 'failed'} · {a.status_code ?? 'no response'} · {a.duration_ms ?? '—'} ms · {when(a.created_at)}
+                        {a.error ? ` · ${a.error}` : ''}
+                      </li>
+                    ))}
+                  </ol>
+                </details>
+              )}
+              {d.status !== 'pending' && (
+                <button type="button" onClick={() => retry.mutate(d.id)} disabled={retry.isPending}>
+                  Retry delivery
+                </button>
+              )}
+            </li>
+          ))}
+        </ul>
+      )}
+      <LoadMore hasNext={list.hasNext} pending={list.loadingMore} onClick={list.loadMore} />
+    </section>
+  );
+}

@@ -1,0 +1,120 @@
+import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { StrictMode, useEffect } from 'react';
+import { createRoot } from 'react-dom/client';
+import { ApiError } from './api';
+import { AdmissionPage } from './features/admission';
+import { sendToSignIn, SignInPage, SignUpPage, useMe, useSignOut } from './features/auth';
+import { IdentitiesPage, IdentityPage } from './features/identities';
+import { KeysPage } from './features/keys';
+import { AcceptPage, MembersPage } from './features/members';
+import { TaskPage, TasksPage } from './features/tasks';
+import { WebhookPage, WebhooksPage } from './features/webhooks';
+import { Link, navigate, useRoute } from './router';
+import { ErrorNotice, Loading } from './ui';
+import './styles.css';
+
+const queryClient = new QueryClient({
+  queryCache: new QueryCache({ onError: sendToSignIn }),
+  mutationCache: new MutationCache({ onError: sendToSignIn }),
+  defaultOptions: {
+    queries: {
+      // A 4xx will not change by asking again; a network failure might.
+      retry: (count, error) => count < 2 && !(error instanceof ApiError && error.status >= 400 && error.status < 500),
+      refetchOnWindowFocus: false,
+    },
+  },
+});
+
+const NAV: [string, string][] = [
+  ['/identities', 'Identities'],
+  ['/keys', 'API keys'],
+  ['/admission', 'Admission'],
+  ['/tasks', 'Tasks'],
+  ['/webhooks', 'Webhooks'],
+  ['/members', 'Members'],
+];
+
+function Shell() {
+  const { path } = useRoute();
+  const me = useMe();
+  const signOut = useSignOut();
+  useEffect(() => {
+    if (path === '/') navigate('/identities', { replace: true });
+  }, [path]);
+  // After a client-side navigation, focus moves to the new page's content (as a page load would).
+  useEffect(() => {
+    const main = document.getElementById('main');
+    if (main && document.activeElement?.closest('nav, header')) main.focus({ preventScroll: true });
+  }, [path]);
+  if (path === '/signin') return <SignInPage />;
+  if (path === '/signup') return <SignUpPage />;
+  if (path === '/accept') return <AcceptPage />;
+  if (me.isPending) return <Loading label="Opening the Console…" />;
+  if (me.error) {
+    if (me.error instanceof ApiError && me.error.status === 401) return <Loading label="Redirecting to sign-in…" />;
+    return <ErrorNotice error={me.error} />;
+  }
+  const section = '/' + (path.split('/')[1] ?? '');
+  return (
+    <>
+      <header className="top">
+        <a className="skip" href="#main">
+          Skip to content
+        </a>
+        <span className="brand">A2A Console</span>
+        <nav aria-label="Main">
+          {NAV.map(([to, label]) => (
+            <Link key={to} to={to} aria-current={section === to ? 'page' : undefined}>
+              {label}
+            </Link>
+          ))}
+        </nav>
+        <span className="who">
+          <span className="muted">{me.data.organization.name}</span> · {me.data.user.email}
+        </span>
+        <button type="button" onClick={() => signOut.mutate()} disabled={signOut.isPending}>
+          Sign out
+        </button>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <Page path={path} />
+      </main>
+    </>
+  );
+}
+
+function Page({ path }: { path: string }) {
+  const [, section, id] = path.split('/');
+  const param = id ? decodeURIComponent(id) : undefined;
+  switch (section) {
+    case 'identities':
+      return param ? <IdentityPage handle={param} /> : <IdentitiesPage />;
+    case 'keys':
+      return <KeysPage />;
+    case 'admission':
+      return <AdmissionPage />;
+    case 'tasks':
+      return param ? <TaskPage id={param} /> : <TasksPage />;
+    case 'webhooks':
+      return param ? <WebhookPage id={param} /> : <WebhooksPage />;
+    case 'members':
+      return <MembersPage />;
+    default:
+      return (
+        <>
+          <h1>Not found</h1>
+          <p>
+            There is no such page. <Link to="/identities">Go to identities</Link>.
+          </p>
+        </>
+      );
+  }
+}
+
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <QueryClientProvider client={queryClient}>
+      <Shell />
+    </QueryClientProvider>
+  </StrictMode>,
+);

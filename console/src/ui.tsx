@@ -1,0 +1,211 @@
+import { useEffect, useId, useRef, useState, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes, type TextareaHTMLAttributes } from 'react';
+import { ApiError } from './api';
+
+/** Client-side validation errors and the server's `errors[]`, by field. */
+export type FieldErrors = Record<string, string | undefined>;
+
+export function errorFor(field: string, local: FieldErrors, server: unknown): string | undefined {
+  return local[field] ?? (server instanceof ApiError ? server.fieldError(field) : undefined);
+}
+
+interface FieldProps {
+  label: string;
+  error?: string;
+  hint?: ReactNode;
+}
+
+export function Field({ label, error, hint, ...input }: FieldProps & InputHTMLAttributes<HTMLInputElement>) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <input id={id} aria-invalid={error ? true : undefined} aria-describedby={error ? `${id}-error` : hint ? `${id}-hint` : undefined} {...input} />
+      {hint && !error && <small id={`${id}-hint`}>{hint}</small>}
+      {error && <small className="field-error" id={`${id}-error`}>{error}</small>}
+    </div>
+  );
+}
+
+export function TextArea({ label, error, hint, ...input }: FieldProps & TextareaHTMLAttributes<HTMLTextAreaElement>) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <textarea id={id} aria-invalid={error ? true : undefined} aria-describedby={error ? `${id}-error` : undefined} {...input} />
+      {hint && !error && <small>{hint}</small>}
+      {error && <small className="field-error" id={`${id}-error`}>{error}</small>}
+    </div>
+  );
+}
+
+export function Select({ label, error, children, ...input }: FieldProps & SelectHTMLAttributes<HTMLSelectElement>) {
+  const id = useId();
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <select id={id} aria-invalid={error ? true : undefined} aria-describedby={error ? `${id}-error` : undefined} {...input}>
+        {children}
+      </select>
+      {error && <small className="field-error" id={`${id}-error`}>{error}</small>}
+    </div>
+  );
+}
+
+export function Check({ label, ...input }: { label: string } & InputHTMLAttributes<HTMLInputElement>) {
+  const id = useId();
+  return (
+    <div className="check">
+      <input id={id} type="checkbox" {...input} />
+      <label htmlFor={id}>{label}</label>
+    </div>
+  );
+}
+
+/** The problem's `detail` (and its code), announced to screen readers. */
+export function ErrorNotice({ error }: { error: unknown }) {
+  if (!error) return null;
+  const message = error instanceof ApiError ? error.message : error instanceof Error ? error.message : String(error);
+  const code = error instanceof ApiError ? error.problem.code : undefined;
+  return (
+    <div role="alert" className="notice error">
+      {message}
+      {code && <code className="code"> {code}</code>}
+    </div>
+  );
+}
+
+export function Loading({ label = 'Loading…' }: { label?: string }) {
+  return (
+    <p role="status" className="loading">
+      <span className="spinner" aria-hidden="true" /> {label}
+    </p>
+  );
+}
+
+/** A submit button that shows progress while its form is being sent. */
+export function Submit({ pending, children, pendingLabel }: { pending: boolean; children: ReactNode; pendingLabel?: string }) {
+  return (
+    <button type="submit" className="primary" disabled={pending} aria-busy={pending}>
+      {pending ? (
+        <>
+          <span className="spinner" aria-hidden="true" /> {pendingLabel ?? 'Working…'}
+        </>
+      ) : (
+        children
+      )}
+    </button>
+  );
+}
+
+/**
+ * A destructive act behind a modal confirmation (the native <dialog>: focus moves into it,
+ * Escape cancels).
+ */
+export function ConfirmButton({
+  label,
+  title,
+  body,
+  confirmLabel,
+  onConfirm,
+  pending,
+  className = 'danger',
+}: {
+  label: string;
+  title: string;
+  body: ReactNode;
+  confirmLabel: string;
+  onConfirm: () => void;
+  pending?: boolean;
+  className?: string;
+}) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  const trigger = useRef<HTMLButtonElement>(null);
+  const [open, setOpen] = useState(false);
+  const titleId = useId();
+  useEffect(() => {
+    if (open) dialog.current?.showModal();
+    // Focus goes back to the button that opened the dialog (if it is still there).
+    else trigger.current?.focus();
+  }, [open]);
+  return (
+    <>
+      <button ref={trigger} type="button" className={className} onClick={() => setOpen(true)} disabled={pending} aria-busy={pending}>
+        {pending ? 'Working…' : label}
+      </button>
+      {open && (
+        <dialog ref={dialog} aria-labelledby={titleId} onClose={() => setOpen(false)}>
+          <h2 id={titleId}>{title}</h2>
+          <div>{body}</div>
+          <div className="actions">
+            <button type="button" onClick={() => setOpen(false)} autoFocus>
+              Cancel
+            </button>
+            <button
+              type="button"
+              className="danger"
+              onClick={() => {
+                setOpen(false);
+                onConfirm();
+              }}
+            >
+              {confirmLabel}
+            </button>
+          </div>
+        </dialog>
+      )}
+    </>
+  );
+}
+
+/** A secret shown once: in memory only, with a copy button and a warning. */
+export function SecretOnce({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
+  const [copied, setCopied] = useState<'no' | 'yes' | 'failed'>('no');
+  const id = useId();
+  const copy = () => {
+    navigator.clipboard?.writeText(value).then(
+      () => setCopied('yes'),
+      () => setCopied('failed'),
+    ) ?? setCopied('failed');
+  };
+  return (
+    <section className="secret">
+      <h3>{label}</h3>
+      <p className="warning">
+        <strong>Copy it now.</strong> This is the only time it is shown; the service keeps only a hash and cannot show it again.
+      </p>
+      <div className="secret-row">
+        <label htmlFor={id} className="visually-hidden">
+          {label}
+        </label>
+        <input id={id} readOnly value={value} onFocus={(e) => e.currentTarget.select()} className="mono" />
+        <button type="button" onClick={copy}>
+          Copy
+        </button>
+      </div>
+      <p role="status" className="muted">
+        {copied === 'yes' ? 'Copied to the clipboard.' : copied === 'failed' ? 'Copying is not allowed here: select the text and copy it.' : ''}
+      </p>
+      <button type="button" onClick={onDone}>
+        I have saved it
+      </button>
+    </section>
+  );
+}
+
+export function LoadMore({ hasNext, pending, onClick }: { hasNext: boolean; pending: boolean; onClick: () => void }) {
+  if (!hasNext) return null;
+  return (
+    <button type="button" onClick={onClick} disabled={pending} aria-busy={pending}>
+      {pending ? 'Loading…' : 'Load more'}
+    </button>
+  );
+}
+
+export function when(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  return new Date(iso).toLocaleString();
+}
+
+export function Empty({ children }: { children: ReactNode }) {
+  return <p className="muted">{children}</p>;
+}

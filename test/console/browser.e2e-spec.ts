@@ -1,0 +1,428 @@
+/**
+ * The Console in a real browser (Debian's Chromium through playwright-core): the built app,
+ * served by the real service on its own test database, driven by role and label as a person
+ * would. Any JavaScript error on a page fails the run. Screenshots of the main pages are
+ * written to docs/screenshots/ when UPDATE_SCREENSHOTS=1 (to a temporary folder otherwise).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startApp, type TestApp } from '../support/app';
+import { rpc, v03Message } from '../support/a2a';
+import { apiKey } from '../support/fixtures';
+import { startReceiver, type Receiver } from '../support/receiver';
+import { freePort } from '../support/server-process';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ROOT = resolve(__dirname, '../..');
+const PASSWORD = 'correct horse battery staple';
+const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs/screenshots') : mkdtempSync(join(tmpdir(), 'console-shots-'));
+/** Long enough for a loaded CI machine; every wait ends as soon as the page shows what it waits for. */
+const WAIT = { timeout: 20_000 };
+
+jest.setTimeout(180_000);
+
+describe('The Console in Chromium', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let outDir: string;
+  let receiver: Receiver;
+  /** JavaScript errors (console.error, uncaught exceptions) of every page, checked after each journey. */
+  const errors: string[] = [];
+  const founder = { email: `founder-${Date.now()}@example.test`, organization: 'Acme Robotics' };
+  let page: Page;
+  let context: BrowserContext;
+  const keys: Record<string, string> = {};
+
+  function watch(p: Page): Page {
+    p.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`));
+    p.on('console', (message) => {
+      if (message.type() !== 'error') return;
+      // Chromium logs every 4xx answer as "Failed to load resource"; the Console asks for its
+      // session before sign-in (401) and shows problems to the person. Those are HTTP answers,
+      // not JavaScript errors; anything else is.
+      if (/^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) return;
+      errors.push(`console.error: ${message.text()} (${message.location().url})`);
+    });
+    return p;
+  }
+
+  async function newPage(ctx: BrowserContext, width = 1280): Promise<Page> {
+    const p = watch(await ctx.newPage());
+    await p.setViewportSize({ width, height: width > 800 ? 860 : 844 });
+    return p;
+  }
+
+  const shot = (p: Page, name: string) => p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  const url = (path: string) => `${t.baseUrl}/console${path}`;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`Chromium is not installed at ${CHROMIUM} (apt-get install -y chromium)`);
+    outDir = mkdtempSync(join(tmpdir(), 'console-build-'));
+    // The real build of the Console, as `npm run build` makes it.
+    await promisify(execFile)(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'console/vite.config.ts', '--logLevel', 'error'], {
+      cwd: ROOT,
+      env: { ...process.env, CONSOLE_OUT_DIR: outDir },
+    });
+    mkdirSync(SHOTS, { recursive: true });
+    const port = await freePort();
+    t = await startApp({
+      PORT: String(port),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      CONSOLE_DIR: outDir,
+      WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
+      EVENTS_POLL_INTERVAL_MS: '100',
+    });
+    receiver = await startReceiver();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    });
+    context = await browser.newContext();
+    page = await newPage(context);
+  });
+
+  afterEach(() => {
+    const seen = errors.splice(0);
+    expect(seen).toEqual([]);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await receiver?.close();
+    await t?.close();
+    if (outDir) rmSync(outDir, { recursive: true, force: true });
+  });
+
+  it('signs a person up: a new organization, then the identities page', async () => {
+    await page.goto(url('/'));
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor(WAIT);
+    await shot(page, 'sign-in');
+    await page.getByRole('link', { name: 'Create an organization' }).click();
+    await page.getByLabel('Organization name').fill(founder.organization);
+    await page.getByLabel('Email').fill(founder.email);
+    await page.getByLabel('Password').fill('short');
+    await page.getByRole('button', { name: 'Create organization' }).click();
+    // Validated before sending, shown next to the field.
+    await page.getByText('At least 12 characters.', { exact: true }).waitFor(WAIT);
+    expect(await page.getByLabel('Password').getAttribute('aria-invalid')).toBe('true');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Create organization' }).click();
+    await page.getByRole('heading', { name: 'Identities', level: 1 }).waitFor(WAIT);
+    await page.getByText(founder.organization).waitFor(WAIT);
+  });
+
+  it('creates an identity with its first key (shown once) and enables it', async () => {
+    await page.getByLabel('Handle').fill('Bad Handle!');
+    await page.getByRole('button', { name: 'Create identity' }).click();
+    await page.getByText(/3–63 characters/).waitFor(WAIT);
+    // The server's field errors (`errors[]` of the problem) are shown next to their field.
+    await page.getByLabel('Handle').fill('directory');
+    await page.getByRole('button', { name: 'Create identity' }).click();
+    await page.getByRole('alert').waitFor(WAIT);
+    const handle = page.getByLabel('Handle');
+    await page.locator('[aria-invalid="true"]').first().waitFor(WAIT);
+    const describedBy = await handle.getAttribute('aria-describedby');
+    expect(await page.locator(`[id="${describedBy}"]`).textContent()).toContain('"directory" is reserved');
+    await page.getByLabel('Handle').fill('acme-requester');
+    await page.getByLabel('Display name').fill('Acme requester');
+    await page.getByRole('button', { name: 'Create identity' }).click();
+    const secret = page.getByLabel('Its first agent key', { exact: true });
+    await secret.waitFor(WAIT);
+    keys.requester = await secret.inputValue();
+    expect(keys.requester).toMatch(/^a2a_agt_/);
+    await page.getByText('This is the only time it is shown', { exact: false }).waitFor(WAIT);
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    await page.getByRole('heading', { name: 'Acme requester' }).waitFor(WAIT);
+    expect(await page.content()).not.toContain(keys.requester);
+
+    const enabled = page.getByLabel(/^Enabled/);
+    expect(await enabled.isChecked()).toBe(false);
+    await enabled.check();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor(WAIT);
+    await t.http().get('/a2a/acme-requester/card').expect(200);
+
+    // The card and its skills.
+    await page.getByRole('button', { name: 'Add a skill' }).click();
+    await page.getByRole('button', { name: 'Save card' }).click();
+    await page.getByText('A skill needs an id.').waitFor(WAIT);
+    await page.getByLabel('Skill 1 id').fill('invoice-lookup');
+    await page.getByLabel('Skill 1 name').fill('Invoice lookup');
+    await page.getByLabel('Skill 1 description').fill('Finds an invoice by its number.');
+    await page.getByLabel('Skill 1 tags').fill('billing, invoices');
+    await page.getByRole('button', { name: 'Save card' }).click();
+    await page.getByText('Card saved.').waitFor(WAIT);
+    await shot(page, 'identity');
+    const card = await t.http().get('/a2a/acme-requester/card').expect(200);
+    expect(card.body.skills).toEqual([expect.objectContaining({ id: 'invoice-lookup', name: 'Invoice lookup', tags: ['billing', 'invoices'] })]);
+
+    // The worker, without a key: its key is minted on the keys page.
+    await page.getByRole('link', { name: '← Identities' }).click();
+    await page.getByLabel('Handle').fill('acme-worker');
+    await page.getByLabel('Display name').fill('Acme worker');
+    await page.getByLabel('Mint its first agent key').uncheck();
+    await page.getByRole('button', { name: 'Create identity' }).click();
+    await page.getByRole('heading', { name: 'Acme worker' }).waitFor(WAIT);
+    await page.getByLabel(/^Enabled/).check();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByText('Settings saved.').waitFor(WAIT);
+    await page.getByRole('link', { name: '← Identities' }).click();
+    await page.getByRole('link', { name: 'acme-worker' }).waitFor(WAIT);
+    await shot(page, 'identities');
+  });
+
+  it('claims an agent that signed itself up, by its code', async () => {
+    const signup = await t.http().post('/api/v1/agent-signup').send({ agent_handle: 'stray-agent', display_name: 'Stray agent' }).expect(201);
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Identities' }).click();
+    await page.getByLabel('Claim code').fill(signup.body.claim.code);
+    await page.getByRole('button', { name: 'Claim', exact: true }).click();
+    await page.getByRole('heading', { name: 'Stray agent' }).waitFor(WAIT);
+    await page.getByText(/claimed/).first().waitFor(WAIT);
+    // A used code is refused, with the problem's detail.
+    await page.getByRole('link', { name: '← Identities' }).click();
+    await page.getByLabel('Claim code').fill(signup.body.claim.code);
+    await page.getByRole('button', { name: 'Claim', exact: true }).click();
+    await page.getByRole('alert').waitFor(WAIT);
+  });
+
+  it('mints a key and shows its plaintext once', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('heading', { name: 'Mint a key' }).waitFor(WAIT);
+    await page.getByRole('button', { name: 'Mint key' }).click();
+    await page.getByText('Choose the identity the key acts as.').waitFor(WAIT);
+    await page.getByLabel('Acts as identity').selectOption({ label: 'acme-worker' });
+    await page.getByLabel('Label', { exact: true }).fill('worker bot');
+    await page.getByRole('button', { name: 'Mint key' }).click();
+    const secret = page.getByLabel('Your new API key', { exact: true });
+    await secret.waitFor(WAIT);
+    keys.worker = await secret.inputValue();
+    expect(keys.worker).toMatch(/^a2a_agt_/);
+    await page.getByRole('button', { name: 'Copy' }).waitFor(WAIT);
+    await shot(page, 'api-key-once');
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    await page.getByText('worker bot', { exact: true }).waitFor(WAIT);
+    expect(await page.content()).not.toContain(keys.worker);
+    await page.reload();
+    await page.getByText('worker bot', { exact: true }).waitFor(WAIT);
+    expect(await page.content()).not.toContain(keys.worker);
+    await shot(page, 'api-keys');
+
+    // Lists page: more keys than one page (50) → "Load more" fetches the next_cursor page.
+    const session = await t.http().post('/api/v1/console/login').send({ email: founder.email, password: PASSWORD }).expect(200);
+    for (let i = 0; i < 50; i++) {
+      await t.http().post('/api/v1/api-keys').set('Authorization', `Bearer ${session.body.token}`).send({ scope: 'admin', label: `bulk ${i}` }).expect(201);
+    }
+    await page.reload();
+    const list = page.getByRole('list', { name: 'API keys' });
+    await list.getByText('bulk 49', { exact: true }).waitFor(WAIT);
+    expect(await list.locator(':scope > li').count()).toBe(50);
+    await page.getByRole('button', { name: 'Load more' }).click();
+    await list.getByText('worker bot', { exact: true }).waitFor(WAIT);
+    expect(await list.locator(':scope > li').count()).toBeGreaterThan(50);
+    await page.getByRole('button', { name: 'Load more' }).waitFor({ state: 'detached', ...WAIT });
+  });
+
+  it('writes a contact rule and reads the admission check with its explanation', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Admission' }).click();
+    await page.getByLabel('Owner identity').fill('acme-requester');
+    await page.getByLabel('Direction').selectOption('outbound');
+    await page.getByLabel('Action').selectOption('block');
+    await page.getByLabel('Peer handle').fill('acme-worker');
+    await page.getByLabel('Note').fill('no calls while we test');
+    await page.getByRole('button', { name: 'Create rule' }).click();
+    await page.getByText('Rule created.').waitFor(WAIT);
+    await page.getByText('no calls while we test', { exact: true }).waitFor(WAIT);
+
+    // A call the rule refuses is recorded in the decisions log.
+    const denied = await rpc(t, 'acme-worker', keys.requester, 'message/send', { message: v03Message('hello?'), configuration: { blocking: false } });
+    expect(denied.status).toBe(403);
+    await page.reload();
+    const log = page.getByRole('table', { name: 'Decisions log (denials)' });
+    await log.getByRole('cell', { name: 'acme-requester → acme-worker' }).waitFor(WAIT);
+    await log.getByRole('cell', { name: 'blocked_by_requester' }).waitFor(WAIT);
+
+    await page.getByLabel('Requester (A)').fill('acme-requester');
+    await page.getByLabel('Worker (B)').fill('acme-worker');
+    await page.getByRole('button', { name: 'Check admission' }).click();
+    const result = page.getByRole('status', { name: 'Admission result' });
+    await result.getByText('Denied').waitFor(WAIT);
+    await result.getByText('blocked_by_requester').waitFor(WAIT);
+    await result.getByText("A block rule of the requester's side forbids the call.").waitFor(WAIT);
+    await result.getByText(/block · acme-requester outbound identity acme-worker/).waitFor(WAIT);
+    await shot(page, 'admission');
+
+    // Destructive acts confirm first: cancel keeps the rule, confirming deletes it.
+    await page.getByRole('button', { name: 'Delete rule' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete this contact rule?' });
+    await dialog.waitFor(WAIT);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByText('no calls while we test', { exact: true }).waitFor(WAIT);
+    await page.getByRole('button', { name: 'Delete rule' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete rule' }).click();
+    await page.getByText('No contact rules.').waitFor(WAIT);
+
+    await page.getByRole('button', { name: 'Check admission' }).click();
+    await result.getByText('Allowed').waitFor(WAIT);
+    await result.getByText('same_organization').waitFor(WAIT);
+  });
+
+  it('shows a task sent through the protocol, live as the worker replies', async () => {
+    const sent = await rpc(t, 'acme-worker', keys.requester, 'message/send', {
+      message: v03Message('What is six times seven?'),
+      configuration: { blocking: false },
+    }).expect(200);
+    const taskId: string = sent.body.result.id;
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Tasks' }).click();
+    await page.getByRole('link', { name: `Task ${taskId}` }).click();
+    const state = page.getByRole('status', { name: 'Task state' });
+    await state.getByText('submitted').waitFor(WAIT);
+    await page.getByText('What is six times seven?').waitFor(WAIT);
+
+    await t.http().post(`/api/v1/tasks/${taskId}/reply`).set(apiKey(keys.worker)).send({ state: 'working' }).expect(200);
+    await state.getByText('working').waitFor(WAIT);
+
+    await t.http()
+      .post(`/api/v1/tasks/${taskId}/reply`)
+      .set(apiKey(keys.worker))
+      .send({
+        state: 'completed',
+        message: { parts: [{ kind: 'text', text: 'Forty-two.' }] },
+        artifacts: [{ name: 'answer', parts: [{ kind: 'text', text: '42' }] }],
+      })
+      .expect(200);
+    await state.getByText('completed').waitFor(WAIT);
+    await page.getByText('Forty-two.').first().waitFor(WAIT);
+    await page.getByRole('article', { name: 'Artifact answer' }).getByText('42').waitFor(WAIT);
+    const timeline = page.getByRole('list', { name: 'Status timeline' });
+    await timeline.getByText('completed').waitFor(WAIT);
+    expect(await timeline.getByRole('listitem').count()).toBeGreaterThanOrEqual(3);
+    await shot(page, 'task');
+
+    // The list filters.
+    await page.getByRole('link', { name: '← Tasks' }).click();
+    await page.getByLabel('State').selectOption('failed');
+    await page.getByText('No tasks match.').waitFor(WAIT);
+    await page.getByLabel('State').selectOption('completed');
+    await page.getByLabel('Peer').fill('acme-requester');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.getByRole('link', { name: `Task ${taskId}` }).waitFor(WAIT);
+  });
+
+  it('creates a webhook (secret once) and sees a delivery of its test event', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByLabel('Endpoint URL').fill('not a url');
+    await page.getByRole('button', { name: 'Create webhook' }).click();
+    await page.getByText(/An https URL/).waitFor(WAIT);
+    await page.getByLabel('Endpoint URL').fill(receiver.url);
+    await page.getByLabel('Description').fill('our event sink');
+    await page.getByRole('button', { name: 'Create webhook' }).click();
+    const secret = page.getByLabel("The webhook's signing secret", { exact: true });
+    await secret.waitFor(WAIT);
+    expect(await secret.inputValue()).toMatch(/^whsec_/);
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    await page.getByRole('heading', { name: 'Webhook', level: 1 }).waitFor(WAIT);
+
+    await page.getByRole('button', { name: 'Send a test event' }).click();
+    await page.getByText('Test event queued.').waitFor(WAIT);
+    await receiver.waitFor((received) => received.some((r) => r.body.includes('"ping"')));
+    const deliveries = page.getByRole('list', { name: 'Deliveries' });
+    await deliveries.getByText('ping').first().waitFor(WAIT);
+    await deliveries.getByText('succeeded').first().waitFor(WAIT);
+    await shot(page, 'webhook');
+
+    await page.getByRole('button', { name: 'Disable' }).click();
+    await page.getByRole('button', { name: 'Enable' }).waitFor(WAIT);
+  });
+
+  it('invites a person by link; they accept in their own browser and become a member', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Members' }).click();
+    await page.getByRole('heading', { name: 'Invite a person' }).waitFor(WAIT);
+    const invitee = `colleague-${Date.now()}@example.test`;
+    await page.getByLabel('Their email').fill(invitee);
+    await page.getByRole('button', { name: 'Create invitation link' }).click();
+    const link = page.getByLabel('Invitation link', { exact: true });
+    await link.waitFor(WAIT);
+    const inviteUrl = await link.inputValue();
+    expect(inviteUrl).toMatch(new RegExp(`^${t.baseUrl}/console/accept#.+`));
+    await shot(page, 'invite');
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    await page.getByRole('list', { name: 'Open invitations' }).getByText(invitee, { exact: true }).waitFor(WAIT);
+
+    // The invited person: another browser, no session.
+    const theirs = await browser.newContext();
+    const other = await newPage(theirs);
+    await other.goto(inviteUrl);
+    await other.getByRole('heading', { name: 'Accept an invitation' }).waitFor(WAIT);
+    // The code is read from the fragment and wiped from the address bar.
+    expect(new URL(other.url()).hash).toBe('');
+    await other.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await other.getByLabel('Repeat the password').fill('something else entirely');
+    await other.getByRole('button', { name: 'Join the organization' }).click();
+    await other.getByText('The two passwords differ.').waitFor(WAIT);
+    await other.getByLabel('Repeat the password').fill(PASSWORD);
+    await other.getByRole('button', { name: 'Join the organization' }).click();
+    await other.getByRole('heading', { name: 'Identities', level: 1 }).waitFor(WAIT);
+    await other.getByText(founder.organization).waitFor(WAIT);
+    await other.getByRole('link', { name: 'acme-worker' }).waitFor(WAIT);
+    await theirs.close();
+
+    // The inviter sees the new member, and the invitation is used up.
+    await page.reload();
+    const members = page.getByRole('list', { name: 'Members' });
+    await members.getByText(invitee, { exact: true }).waitFor(WAIT);
+    await page.getByText('No open invitations.').waitFor(WAIT);
+    await shot(page, 'members');
+
+    // Removing a member asks first.
+    await page.getByRole('button', { name: `Remove ${invitee}` }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Remove member' }).click();
+    await members.getByText(invitee, { exact: true }).waitFor({ state: 'detached', ...WAIT });
+  });
+
+  it('reads well at 390 px', async () => {
+    const small = await newPage(context, 390);
+    await small.goto(url('/identities'));
+    await small.getByRole('link', { name: 'acme-worker' }).waitFor(WAIT);
+    const overflow = await small.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    expect(overflow).toBeLessThanOrEqual(0);
+    await shot(small, 'identities-390');
+    await small.close();
+  });
+
+  it('sends a person whose session was lost to sign-in, and back to the page afterwards', async () => {
+    await context.clearCookies();
+    await page.goto(url('/webhooks'));
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor(WAIT);
+    expect(page.url()).toContain('next=%2Fwebhooks');
+    await page.getByLabel('Email').fill(founder.email);
+    await page.getByLabel('Password').fill('wrong password, surely');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').waitFor(WAIT);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor(WAIT);
+    expect(new URL(page.url()).pathname).toBe('/console/webhooks');
+  });
+
+  it('changes the password (checked before sending; the server checks the current one)', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Members' }).click();
+    await page.getByLabel('Current password').fill('not my password at all');
+    await page.getByLabel('New password', { exact: true }).fill('a brand new passphrase');
+    await page.getByLabel('Repeat the new password').fill('a different passphrase');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText('The two new passwords differ.').waitFor(WAIT);
+    await page.getByLabel('Repeat the new password').fill('a brand new passphrase');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByRole('alert').waitFor(WAIT);
+    await page.getByLabel('Current password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText('Password changed. Your other sessions have ended.').waitFor(WAIT);
+    await t.http().post('/api/v1/console/login').send({ email: founder.email, password: 'a brand new passphrase' }).expect(200);
+  });
+});

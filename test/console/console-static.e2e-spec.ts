@@ -1,0 +1,73 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startApp, type TestApp } from '../support/app';
+
+/** How Nest serves the built Console: caching, the SPA fallback, the Content-Security-Policy. */
+describe('Serving the Console at /console/', () => {
+  let t: TestApp;
+  let dir: string;
+  let outside: string;
+  beforeAll(async () => {
+    // A file beside the Console folder that must never be reachable through it.
+    outside = mkdtempSync(join(tmpdir(), 'console-'));
+    writeFileSync(join(outside, 'secret.txt'), 'TOP SECRET');
+    dir = join(outside, 'app');
+    mkdirSync(join(dir, 'assets'), { recursive: true });
+    writeFileSync(join(dir, 'index.html'), '<!doctype html><title>Console</title><script type="module" src="/console/assets/index-abc123.js"></script>');
+    writeFileSync(join(dir, 'assets', 'index-abc123.js'), 'console.info("console");');
+    t = await startApp({ CONSOLE_DIR: dir });
+  });
+  afterAll(async () => {
+    await t.close();
+    rmSync(outside, { recursive: true, force: true });
+  });
+
+  it('answers index.html, never cached, with a CSP that allows no inline script', async () => {
+    const res = await t.http().get('/console/').expect(200);
+    expect(res.text).toContain('<title>Console</title>');
+    expect(res.headers['content-type']).toMatch(/text\/html/);
+    expect(res.headers['cache-control']).toBe('no-cache');
+    const csp = res.headers['content-security-policy'] as string;
+    expect(csp).toMatch(/script-src 'self'(;|$)/);
+    expect(csp).not.toContain('unsafe-inline');
+    expect(csp).not.toContain('unsafe-eval');
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+  });
+
+  it('answers client routes with index.html (the SPA fallback)', async () => {
+    const res = await t.http().get('/console/identities/acme-billing?tab=keys').expect(200);
+    expect(res.text).toContain('<title>Console</title>');
+    expect(res.headers['cache-control']).toBe('no-cache');
+  });
+
+  it('serves hashed assets as immutable for a year', async () => {
+    const res = await t.http().get('/console/assets/index-abc123.js').expect(200);
+    expect(res.text).toContain('console.info');
+    expect(res.headers['content-type']).toMatch(/javascript/);
+    expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+  });
+
+  it('answers a missing asset with 404, not with index.html', async () => {
+    const res = await t.http().get('/console/assets/nope-123.js').expect(404);
+    expect(res.text).not.toContain('<title>Console</title>');
+  });
+
+  it('never serves a file from outside the Console folder', async () => {
+    for (const path of ['/console/%2e%2e/secret.txt', '/console/assets/%2e%2e/%2e%2e/secret.txt', '/console/..%2fsecret.txt', '/console/assets/..%2f..%2fsecret.txt']) {
+      const res = await t.http().get(path);
+      expect(res.text).not.toContain('TOP SECRET');
+      expect(res.status).toBeLessThan(500);
+    }
+  });
+
+  it('redirects /console to /console/', async () => {
+    const res = await t.http().get('/console').expect(301);
+    expect(res.headers.location).toBe('/console/');
+  });
+
+  it('leaves the API alone: /api/v1/console/me is still the REST route', async () => {
+    await t.http().get('/api/v1/console/me').expect(401);
+  });
+});
