@@ -4,6 +4,26 @@
  */
 
 export interface paths {
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The JWK Set of the Agent Card signing keys: the current key and the previous one
+         * @description **Credential:** No credential.
+         */
+        get: operations["jwksJwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/a2a/{handle}": {
         parameters: {
             query?: never;
@@ -56,7 +76,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read the Agent Card of an enabled, claimed agent
+         * Read the signed Agent Card of an enabled, claimed agent, per A2A-Version
          * @description **Credential:** No credential.
          *
          *     Served with an ETag; `If-None-Match` gives 304. Cacheable for 60 seconds.
@@ -78,7 +98,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Browse the public directory: claimed, enabled, publicly discoverable agents and their cards
+         * Browse the public directory: claimed, enabled, publicly discoverable agents and their signed cards
          * @description **Credential:** No credential.
          */
         get: operations["listPublicDirectory"];
@@ -560,6 +580,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The events you may see (an agent key: its own identity's), newest first
+         * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
+         */
+        get: operations["eventsList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The same events as Server-Sent Events, as they commit; each `id:` is the event id, resumable with Last-Event-ID
+         * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
+         */
+        get: operations["eventsStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/identities": {
         parameters: {
             query?: never;
@@ -638,6 +698,54 @@ export interface paths {
          *     `publicly_discoverable` and `filter_mode` need an admin key or a Console session; its own key may change the others.
          */
         patch: operations["updateIdentitySettings"];
+        trace?: never;
+    };
+    "/api/v1/identities/{handle}/upstream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The identity's upstream agent, without its secret
+         * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
+         */
+        get: operations["upstreamGet"];
+        /**
+         * Forward this identity's work to an existing A2A agent (its secret is write-only: never returned)
+         * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         */
+        put: operations["upstreamSet"];
+        post?: never;
+        /**
+         * Stop forwarding: the identity answers through the ledger again
+         * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         */
+        delete: operations["upstreamRemove"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/identities/{handle}/upstream/import-card": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Copy the upstream's Agent Card description and skills into this identity's card
+         * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         */
+        post: operations["upstreamImportCard"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/identities/a2a/directory": {
@@ -890,7 +998,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send a `ping` event to a webhook
+         * Send a `ping` event to a webhook (RATE_LIMIT_WEBHOOK_TESTS_PER_MINUTE per organization)
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
         post: operations["testWebhook"];
@@ -928,7 +1036,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Readiness: the database is reachable and every migration is applied
+         * Readiness: the database is reachable, every migration is applied, the task listener is connected; reports Redis
          * @description **Credential:** No credential.
          */
         get: operations["getReadiness"];
@@ -987,41 +1095,64 @@ export interface components {
             organization_id: string | null;
         };
         AgentCapabilities: {
+            /** @description A2A v1.0 cards. */
+            extendedAgentCard?: boolean;
             pushNotifications: boolean;
             streaming: boolean;
         };
         AgentCard: {
+            additionalInterfaces?: {
+                [key: string]: unknown;
+            }[];
             capabilities: components["schemas"]["AgentCapabilities"];
             defaultInputModes: string[];
             defaultOutputModes: string[];
             description: string;
             name: string;
             /** @enum {string} */
-            preferredTransport: "JSONRPC";
+            preferredTransport?: "JSONRPC" | "HTTP+JSON" | "GRPC";
             /** @enum {string} */
-            protocolVersion: "0.3.0";
+            protocolVersion?: "0.3.0";
             provider: components["schemas"]["AgentProvider"];
-            securityRequirements: {
+            security?: {
                 [key: string]: unknown;
             }[];
-            /** @description The X-API-Key scheme (A2A v1.0 form). */
+            /** @description A2A v1.0 cards. */
+            securityRequirements?: {
+                [key: string]: unknown;
+            }[];
+            /** @description The X-API-Key scheme, in the generation's form. */
             securitySchemes: {
                 [key: string]: unknown;
             };
-            skills: components["schemas"]["AgentSkillDto"][];
+            /** @description JWS signatures (A2A v1.0 §8.4). */
+            signatures?: {
+                [key: string]: unknown;
+            }[];
+            skills: components["schemas"]["AgentCardSkill"][];
             supportedInterfaces: components["schemas"]["AgentInterface"][];
+            supportsAuthenticatedExtendedCard?: boolean;
             /**
              * Format: uri
-             * @description A2A v0.3: the JSON-RPC endpoint.
+             * @description A2A v0.3: the preferred endpoint.
              */
-            url: string;
+            url?: string;
             version: string;
+        };
+        AgentCardSkill: {
+            description: string;
+            examples?: string[];
+            id: string;
+            name: string;
+            tags: string[];
         };
         AgentInterface: {
             /** @enum {string} */
-            protocolBinding: "JSONRPC";
+            protocolBinding: "JSONRPC" | "HTTP+JSON" | "GRPC";
             /** @enum {string} */
             protocolVersion: "1.0" | "0.3";
+            /** @description gRPC: the worker's handle, as the A2A tenant. */
+            tenant?: string;
             /** Format: uri */
             url: string;
         };
@@ -1051,6 +1182,12 @@ export interface components {
             /** @example Invoice lookup */
             name: string;
             tags: string[];
+            /**
+             * @description `public`: on the public Agent Card and in the directory. `admitted`: only on the extended card, for callers that pass the protocol checks and admission.
+             * @default public
+             * @enum {string}
+             */
+            visibility?: "public" | "admitted";
         };
         ApiKey: {
             /** Format: date-time */
@@ -1341,8 +1478,12 @@ export interface components {
             uri?: string;
         };
         HealthStatus: {
+            /** @description Each part in use: `database`, `listener`, `redis`. */
+            components?: {
+                [key: string]: "healthy" | "unhealthy";
+            };
             /** @enum {string} */
-            reason?: "database_unreachable" | "migrations_pending";
+            reason?: "database_unreachable" | "migrations_pending" | "listener_disconnected";
             /** @enum {string} */
             status: "ok" | "ready" | "not_ready";
         };
@@ -1650,6 +1791,23 @@ export interface components {
             token: string;
             user: components["schemas"]["User"];
         };
+        SetUpstreamDto: {
+            auth?: components["schemas"]["UpstreamAuthDto"];
+            /**
+             * @description Default: from its card. JSONRPC is forwarded today.
+             * @enum {string}
+             */
+            binding?: "JSONRPC" | "HTTP+JSON" | "GRPC";
+            /** @description Its Agent Card; default `<url>/.well-known/agent-card.json`. */
+            card_url?: string;
+            /**
+             * @description Default: from its card.
+             * @enum {string}
+             */
+            protocol_version?: "1.0" | "0.3";
+            /** @description The upstream agent's A2A endpoint (https; the webhook URL rules apply). */
+            url: string;
+        };
         SignupDto: {
             /** Format: email */
             email: string;
@@ -1723,6 +1881,14 @@ export interface components {
              */
             status?: "active" | "disabled";
             url?: string;
+        };
+        UpstreamAuthDto: {
+            /** @description For `api_key`: the header that carries it (for example X-API-Key). */
+            header?: string;
+            /** @enum {string} */
+            type: "none" | "bearer" | "api_key";
+            /** @description The secret: a bearer token or an API key. Write-only: never returned. */
+            value?: string;
         };
         User: {
             /** Format: date-time */
@@ -1821,6 +1987,32 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    jwksJwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     callAgent: {
         parameters: {
             query?: never;
@@ -1964,7 +2156,10 @@ export interface operations {
     getAgentCard: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description 1.0 → the v1.0 card; 0.3 or absent → the v0.3 hybrid card. */
+                "A2A-Version"?: string;
+            };
             path: {
                 handle: string;
             };
@@ -2021,7 +2216,10 @@ export interface operations {
                 /** @description Only agents with a skill carrying this tag (case-insensitive). */
                 tag?: string;
             };
-            header?: never;
+            header?: {
+                /** @description 1.0 → v1.0 cards; 0.3 or absent → v0.3 hybrid cards. */
+                "A2A-Version"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3896,6 +4094,116 @@ export interface operations {
             };
         };
     };
+    eventsList: {
+        parameters: {
+            query?: {
+                /** @description Only events that came after this event id (in commit order). */
+                after?: string;
+                /** @description Opaque cursor from a previous page's next_cursor. */
+                cursor?: string;
+                limit?: number;
+                /** @description Only these event types (comma-separated). */
+                type?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    eventsStream: {
+        parameters: {
+            query?: {
+                /** @description Only events that came after this event id (in commit order). On the stream, `Last-Event-ID` takes precedence. */
+                after?: string;
+                /** @description Only these event types (comma-separated). */
+                type?: string[];
+            };
+            header?: {
+                /** @description Resume exactly after this event id (takes precedence over `after`). */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     createIdentity: {
         parameters: {
             query?: never;
@@ -4333,6 +4641,233 @@ export interface operations {
             };
             /** @description The request body is not JSON. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    upstreamGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handle: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    upstreamSet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handle: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetUpstreamDto"];
+            };
+        };
+        responses: {
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    upstreamRemove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handle: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    upstreamImportCard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handle: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5509,7 +6044,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not ready: `database_unreachable` or `migrations_pending`. */
+            /** @description Not ready: `database_unreachable`, `migrations_pending` or `listener_disconnected`. */
             503: {
                 headers: {
                     [name: string]: unknown;
