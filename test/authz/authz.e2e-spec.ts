@@ -10,7 +10,7 @@ describe('authorization matrix', () => {
   beforeAll(async () => {
     // Authorization only: no event is sent anywhere (and a delivery is never in flight when a cell retries it).
     // Event streams answer 200 and stay open: the shortest maximum duration ends them.
-    t = await startApp({ EVENTS_DISPATCHER: 'off', SSE_MAX_DURATION_MS: '1000' });
+    t = await startApp({ EVENTS_DISPATCHER: 'off', SSE_MAX_DURATION_MS: '1000', RATE_LIMIT_PUBLIC_PER_MINUTE: '100000' });
     w = await World.create(t);
   });
   afterAll(() => t.close());

@@ -312,8 +312,8 @@ function restBindingRows(): MatrixRow[] {
         return `${base(w)}/v1/tasks/${taskId}/pushNotificationConfigs/${configId}`;
       },
     }),
-    // No extended card yet: the method's own error (ExtendedAgentCardNotConfigured, 400).
-    binding('GET extendedAgentCard', 400, { path: (w) => `${base(w)}/extendedAgentCard` }),
-    binding('GET v1/card', 400, { path: (w) => `${base(w)}/v1/card` }),
+    // The extended card: the worker's card with its admitted skills, for an admitted caller.
+    binding('GET extendedAgentCard', 200, { path: (w) => `${base(w)}/extendedAgentCard` }),
+    binding('GET v1/card', 200, { path: (w) => `${base(w)}/v1/card` }),
   ];
 }
