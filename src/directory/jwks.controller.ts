@@ -1,7 +1,9 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Public } from '../auth/surface.decorator';
+import { Returns } from '../common/api-docs';
 import { CardSigner, type PublicJwk } from './card-signer';
+import { JwkSetSchema } from './jwks.view';
 
 /** The public keys that verify Agent Card signatures (CONTRACT §4). */
 @ApiTags('Discovery')
@@ -11,7 +13,12 @@ export class JwksController {
 
   @Get('jwks.json')
   @Header('Cache-Control', 'public, max-age=60')
-  @Public('The JWK Set of the Agent Card signing keys: the current key and the previous one')
+  @Public({
+    id: 'getCardSigningKeys',
+    summary: 'Get the public keys that verify Agent Card signatures: the current key and the previous one',
+    notes: 'Cacheable for 60 seconds.',
+  })
+  @Returns(200, JwkSetSchema)
   jwks(): Promise<{ keys: PublicJwk[] }> {
     return this.signer.jwks();
   }

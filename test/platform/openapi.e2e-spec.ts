@@ -1,4 +1,5 @@
 import { startApp, type TestApp } from '../support/app';
+import { enabledAgent } from '../support/a2a';
 import { bearer, PASSWORD, signup } from '../support/fixtures';
 
 type Schema = { $ref?: string; type?: string; properties?: Record<string, Schema>; items?: Schema; required?: string[]; allOf?: Schema[]; nullable?: boolean; enum?: unknown[] };
@@ -136,5 +137,28 @@ describe('the OpenAPI document', () => {
     expectConforms(members.body.members[0], { $ref: '#/components/schemas/Member' });
     const problem = await t.http().delete(`/api/v1/console/members/${owner.userId}`).set(bearer(owner)).expect(409);
     expectConforms(problem.body, { $ref: '#/components/schemas/Problem' });
+  });
+
+  it('describes upstream agents, events and the card signing keys as served (samples)', async () => {
+    const owner = await signup(t);
+    const schemaOf = (path: string, method: string, status: string) =>
+      doc.paths[path][method].responses[status].content!['application/json'].schema!;
+    const agent = await enabledAgent(t, owner);
+    const upstreamPath = '/api/v1/identities/{handle}/upstream';
+    const set = await t.http().put(`/api/v1/identities/${agent.handle}/upstream`).set(bearer(owner))
+      .send({ url: 'https://upstream.example.com/a2a', protocol_version: '1.0', binding: 'JSONRPC', auth: { type: 'bearer', value: 'upstream-token' } })
+      .expect(200);
+    expectConforms(set.body, schemaOf(upstreamPath, 'put', '200'));
+    expectConforms(set.body.auth, { $ref: '#/components/schemas/UpstreamAuth' });
+    const read = await t.http().get(`/api/v1/identities/${agent.handle}/upstream`).set(bearer(owner)).expect(200);
+    expectConforms(read.body, schemaOf(upstreamPath, 'get', '200'));
+    const events = await t.http().get('/api/v1/events').set(bearer(owner)).expect(200);
+    expectConforms(events.body, schemaOf('/api/v1/events', 'get', '200'));
+    expect(events.body.events.length).toBeGreaterThan(0);
+    for (const event of events.body.events) expectConforms(event, { $ref: '#/components/schemas/Event' });
+    expect(Object.keys(doc.paths['/api/v1/events/stream'].get.responses['200'].content!)).toEqual(['text/event-stream']);
+    const jwks = await t.http().get('/.well-known/jwks.json').expect(200);
+    expectConforms(jwks.body, schemaOf('/.well-known/jwks.json', 'get', '200'));
+    for (const key of jwks.body.keys) expectConforms(key, { $ref: '#/components/schemas/Jwk' });
   });
 });
