@@ -12,10 +12,12 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The JWK Set of the Agent Card signing keys: the current key and the previous one
+         * Get the public keys that verify Agent Card signatures: the current key and the previous one
          * @description **Credential:** No credential.
+         *
+         *     Cacheable for 60 seconds.
          */
-        get: operations["jwksJwks"];
+        get: operations["getCardSigningKeys"];
         put?: never;
         post?: never;
         delete?: never;
@@ -588,10 +590,12 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The events you may see (an agent key: its own identity's), newest first
+         * List the events you may see, newest first
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
+         *
+         *     An admin key or Console session sees its organization's events; an agent key, only its own identity's.
          */
-        get: operations["eventsList"];
+        get: operations["listEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -608,10 +612,12 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The same events as Server-Sent Events, as they commit; each `id:` is the event id, resumable with Last-Event-ID
+         * Follow the events you may see as they happen (Server-Sent Events), resumable with Last-Event-ID
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
+         *
+         *     Each event is one `data:` line (an Event, as in the list) whose `id:` is the event id. A key revoked or a session ended while the stream is open ends it with an `event: error` carrying the problem.
          */
-        get: operations["eventsStream"];
+        get: operations["streamEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -708,21 +714,23 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The identity's upstream agent, without its secret
+         * Read an identity's upstream agent (never its secret)
          * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
          */
-        get: operations["upstreamGet"];
+        get: operations["getUpstream"];
         /**
-         * Forward this identity's work to an existing A2A agent (its secret is write-only: never returned)
+         * Forward an identity's work to an existing A2A agent (its secret is write-only: never returned)
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         *
+         *     Protocol version and binding default to what the upstream's Agent Card offers; the forwarder speaks JSON-RPC.
          */
-        put: operations["upstreamSet"];
+        put: operations["setUpstream"];
         post?: never;
         /**
-         * Stop forwarding: the identity answers through the ledger again
+         * Stop forwarding: the identity answers through the task ledger again
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
-        delete: operations["upstreamRemove"];
+        delete: operations["removeUpstream"];
         options?: never;
         head?: never;
         patch?: never;
@@ -738,10 +746,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Copy the upstream's Agent Card description and skills into this identity's card
+         * Copy the upstream agent's card description and skills into the identity's card
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
-        post: operations["upstreamImportCard"];
+        post: operations["importUpstreamCard"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1463,6 +1471,28 @@ export interface components {
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
+        Event: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description What happened; its fields depend on `type`. */
+            data: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description The event id (also the stream's `id:`, for `Last-Event-ID`).
+             * @example evt_01JD2Z6V4S8R0M6Q3X7N5C9B1A
+             */
+            id: string;
+            /** Format: uuid */
+            organization_id: string;
+            /** @enum {string} */
+            type: "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "ping";
+        };
+        EventList: {
+            events: components["schemas"]["Event"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
         FieldError: {
             /** @example email */
             field: string;
@@ -1586,6 +1616,26 @@ export interface components {
             result?: {
                 [key: string]: unknown;
             };
+        };
+        Jwk: {
+            /** @enum {string} */
+            alg: "ES256" | "EdDSA";
+            /** @enum {string} */
+            crv: "P-256" | "Ed25519";
+            /** @description The key id, as in the `kid` of a card signature's protected header. */
+            kid: string;
+            /** @enum {string} */
+            kty: "EC" | "OKP";
+            /** @enum {string} */
+            use: "sig";
+            /** @description The public key's x coordinate (base64url). */
+            x: string;
+            /** @description The y coordinate (base64url), for EC keys. */
+            y?: string;
+        };
+        JwkSet: {
+            /** @description The current signing key, then the previous one (when there is one). */
+            keys: components["schemas"]["Jwk"][];
         };
         LoginDto: {
             /** Format: email */
@@ -1882,6 +1932,37 @@ export interface components {
             status?: "active" | "disabled";
             url?: string;
         };
+        Upstream: {
+            auth: components["schemas"]["UpstreamAuth"];
+            /** @enum {string} */
+            binding: "JSONRPC" | "HTTP+JSON" | "GRPC";
+            /**
+             * Format: uri
+             * @description Its Agent Card, when given; null: the well-known card under `url`.
+             */
+            card_url: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @enum {string} */
+            protocol_version: "1.0" | "0.3";
+            /** @description Whether the upstream's card says it streams. */
+            streaming: boolean;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * Format: uri
+             * @description The upstream agent's A2A endpoint.
+             */
+            url: string;
+        };
+        UpstreamAuth: {
+            /** @description For `api_key`: the header that carries it. */
+            header: string | null;
+            /** @enum {string} */
+            type: "none" | "bearer" | "api_key";
+            /** @description Whether a secret is stored. The secret itself is write-only: never returned. */
+            value_set: boolean;
+        };
         UpstreamAuthDto: {
             /** @description For `api_key`: the header that carries it (for example X-API-Key). */
             header?: string;
@@ -1987,7 +2068,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    jwksJwks: {
+    getCardSigningKeys: {
         parameters: {
             query?: never;
             header?: never;
@@ -1996,11 +2077,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["JwkSet"];
+                };
             };
             /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
             429: {
@@ -4094,7 +4178,7 @@ export interface operations {
             };
         };
     };
-    eventsList: {
+    listEvents: {
         parameters: {
             query?: {
                 /** @description Only events that came after this event id (in commit order). */
@@ -4111,7 +4195,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            /** @description `unknown_event`: `after` names no event you can see (it may be older than the retention period); other fields: `validation_failed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4149,7 +4242,7 @@ export interface operations {
             };
         };
     };
-    eventsStream: {
+    streamEvents: {
         parameters: {
             query?: {
                 /** @description Only events that came after this event id (in commit order). On the stream, `Last-Event-ID` takes precedence. */
@@ -4166,7 +4259,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            /** @description A stream of events, from now on or after the one named, until the client disconnects. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `unknown_event`: `after` names no event you can see; `invalid_last_event_id`: Last-Event-ID is not an event id; other fields: `validation_failed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4193,7 +4295,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            /** @description `too_many_open_calls`: this credential already holds its share of open streams and blocking sends; or the rate limit is exceeded (see `Retry-After`). */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4659,7 +4761,7 @@ export interface operations {
             };
         };
     };
-    upstreamGet: {
+    getUpstream: {
         parameters: {
             query?: never;
             header?: never;
@@ -4670,6 +4772,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Upstream"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
@@ -4688,7 +4799,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource, or not one the caller may see. */
+            /** @description `identity_not_found`: no identity of your organization has that handle; `upstream_not_set`: it has no upstream agent. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4708,7 +4819,7 @@ export interface operations {
             };
         };
     };
-    upstreamSet: {
+    setUpstream: {
         parameters: {
             query?: never;
             header?: never;
@@ -4723,7 +4834,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Upstream"];
+                };
+            };
+            /** @description `invalid_upstream_url`: `url` or `card_url` is not a public https URL; other fields: `validation_failed`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4750,7 +4870,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource, or not one the caller may see. */
+            /** @description `identity_not_found`: no identity of your organization has that handle. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4777,6 +4897,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description `upstream_card_unreachable`: the upstream's Agent Card could not be read (give `protocol_version` and `binding`, or a `card_url` that answers); `upstream_binding_unsupported`: no JSON-RPC interface of A2A 1.0 or 0.3. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
             429: {
                 headers: {
@@ -4788,7 +4917,7 @@ export interface operations {
             };
         };
     };
-    upstreamRemove: {
+    removeUpstream: {
         parameters: {
             query?: never;
             header?: never;
@@ -4799,6 +4928,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
@@ -4817,7 +4953,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource, or not one the caller may see. */
+            /** @description `identity_not_found`: no identity of your organization has that handle; `upstream_not_set`: it has no upstream agent. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4837,7 +4973,7 @@ export interface operations {
             };
         };
     };
-    upstreamImportCard: {
+    importUpstreamCard: {
         parameters: {
             query?: never;
             header?: never;
@@ -4848,6 +4984,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The identity, with its updated card. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Identity"];
+                };
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
@@ -4866,8 +5011,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource, or not one the caller may see. */
+            /** @description `identity_not_found`: no identity of your organization has that handle; `upstream_not_set`: it has no upstream agent. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `identity_deleted`: a deleted identity can be read but not changed. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `upstream_card_unreachable`: the upstream's Agent Card could not be read. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
