@@ -38,14 +38,15 @@ export function TextArea({ label, error, hint, ...input }: FieldProps & Textarea
   );
 }
 
-export function Select({ label, error, children, ...input }: FieldProps & SelectHTMLAttributes<HTMLSelectElement>) {
+export function Select({ label, error, hint, children, ...input }: FieldProps & SelectHTMLAttributes<HTMLSelectElement>) {
   const id = useId();
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      <select id={id} aria-invalid={error ? true : undefined} aria-describedby={error ? `${id}-error` : undefined} {...input}>
+      <select id={id} aria-invalid={error ? true : undefined} aria-describedby={error ? `${id}-error` : hint ? `${id}-hint` : undefined} {...input}>
         {children}
       </select>
+      {hint && !error && <small id={`${id}-hint`}>{hint}</small>}
       {error && <small className="field-error" id={`${id}-error`}>{error}</small>}
     </div>
   );

@@ -155,11 +155,26 @@ describe('The Console in Chromium', () => {
     await page.getByLabel('Skill 1 name').fill('Invoice lookup');
     await page.getByLabel('Skill 1 description').fill('Finds an invoice by its number.');
     await page.getByLabel('Skill 1 tags').fill('billing, invoices');
+    expect(await page.getByLabel('Skill 1 visibility').inputValue()).toBe('public');
+    // A second skill, for admitted callers only: kept off the public card.
+    await page.getByRole('button', { name: 'Add a skill' }).click();
+    await page.getByLabel('Skill 2 id').fill('refund-issue');
+    await page.getByLabel('Skill 2 name').fill('Refund issue');
+    await page.getByLabel('Skill 2 tags').fill('billing');
+    await page.getByLabel('Skill 2 visibility').selectOption({ label: 'admitted only' });
     await page.getByRole('button', { name: 'Save card' }).click();
     await page.getByText('Card saved.').waitFor(WAIT);
+    const saved = page.getByRole('list', { name: 'Skills on the card' });
+    await saved.getByRole('listitem').filter({ hasText: 'invoice-lookup' }).getByText('public', { exact: true }).waitFor(WAIT);
+    await saved.getByRole('listitem').filter({ hasText: 'refund-issue' }).getByText('admitted only', { exact: true }).waitFor(WAIT);
     await shot(page, 'identity');
     const card = await t.http().get('/a2a/acme-requester/card').expect(200);
     expect(card.body.skills).toEqual([expect.objectContaining({ id: 'invoice-lookup', name: 'Invoice lookup', tags: ['billing', 'invoices'] })]);
+    expect(JSON.stringify(card.body)).not.toContain('refund-issue');
+    // The admitted skill was sent through the API, not dropped: the identity keeps it, and a reload shows it.
+    await page.reload();
+    expect(await page.getByLabel('Skill 2 visibility').inputValue()).toBe('admitted');
+    expect(await page.getByLabel('Skill 1 visibility').inputValue()).toBe('public');
 
     // The worker, without a key: its key is minted on the keys page.
     await page.getByRole('link', { name: '← Identities' }).click();

@@ -230,13 +230,40 @@ interface SkillDraft {
   name: string;
   description: string;
   tags: string;
+  visibility: SkillVisibility;
+}
+
+type SkillVisibility = NonNullable<Skill['visibility']>;
+
+/** What each skill visibility means to whoever reads the card (CONTRACT §3, §4). */
+const VISIBILITY_LABELS: Record<SkillVisibility, string> = {
+  public: 'public',
+  admitted: 'admitted only',
+};
+const VISIBILITY_HINT = 'Public skills are on the public card and in the directory; admitted-only skills appear only on the extended card, to callers admitted to call this agent.';
+
+/** The saved skills as callers see them: each with its visibility. */
+function SavedSkills({ skills }: { skills: Skill[] }) {
+  if (skills.length === 0) return null;
+  return (
+    <ul aria-label="Skills on the card">
+      {skills.map((skill) => {
+        const visibility = skill.visibility ?? 'public';
+        return (
+          <li key={skill.id}>
+            {skill.name} <code>{skill.id}</code> · <span className={`badge ${visibility}`}>{VISIBILITY_LABELS[visibility]}</span>
+          </li>
+        );
+      })}
+    </ul>
+  );
 }
 
 function EditCard({ identity }: { identity: Identity }) {
   const client = useQueryClient();
   const [displayName, setDisplayName] = useState(identity.display_name);
   const [description, setDescription] = useState(identity.description);
-  const [skills, setSkills] = useState<SkillDraft[]>(identity.skills.map((s) => ({ id: s.id, name: s.name, description: s.description, tags: s.tags.join(', ') })));
+  const [skills, setSkills] = useState<SkillDraft[]>(identity.skills.map((s) => ({ id: s.id, name: s.name, description: s.description, tags: s.tags.join(', '), visibility: s.visibility ?? 'public' })));
   const [local, setLocal] = useState<FieldErrors>({});
   const save = useMutation({
     mutationFn: () =>
@@ -247,7 +274,13 @@ function EditCard({ identity }: { identity: Identity }) {
             display_name: displayName,
             description,
             skills: skills.map(
-              (s): Skill => ({ id: s.id.trim(), name: s.name.trim(), description: s.description.trim(), tags: s.tags.split(',').map((t) => t.trim()).filter(Boolean) }),
+              (s): Skill => ({
+                id: s.id.trim(),
+                name: s.name.trim(),
+                description: s.description.trim(),
+                tags: s.tags.split(',').map((t) => t.trim()).filter(Boolean),
+                visibility: s.visibility,
+              }),
             ),
           },
         }),
@@ -276,6 +309,7 @@ function EditCard({ identity }: { identity: Identity }) {
       <form onSubmit={submit} noValidate>
         <Field label="Display name" value={displayName} onChange={(e) => setDisplayName(e.target.value)} error={errorFor('display_name', local, save.error)} />
         <TextArea label="Description" value={description} onChange={(e) => setDescription(e.target.value)} error={errorFor('description', local, save.error)} />
+        <SavedSkills skills={identity.skills} />
         <fieldset>
           <legend>Skills</legend>
           {skills.length === 0 && <Empty>No skills.</Empty>}
@@ -285,12 +319,22 @@ function EditCard({ identity }: { identity: Identity }) {
               <Field label={`Skill ${i + 1} name`} value={skill.name} onChange={(e) => setSkill(i, { name: e.target.value })} error={errorFor(`skills.${i}.name`, local, save.error)} />
               <Field label={`Skill ${i + 1} description`} value={skill.description} onChange={(e) => setSkill(i, { description: e.target.value })} />
               <Field label={`Skill ${i + 1} tags`} value={skill.tags} onChange={(e) => setSkill(i, { tags: e.target.value })} hint="Comma-separated." />
+              <Select
+                label={`Skill ${i + 1} visibility`}
+                value={skill.visibility}
+                onChange={(e) => setSkill(i, { visibility: e.target.value as SkillVisibility })}
+                hint={VISIBILITY_HINT}
+                error={errorFor(`skills.${i}.visibility`, local, save.error)}
+              >
+                <option value="public">{VISIBILITY_LABELS.public}</option>
+                <option value="admitted">{VISIBILITY_LABELS.admitted}</option>
+              </Select>
               <button type="button" onClick={() => setSkills(skills.filter((_, j) => j !== i))}>
                 Remove skill {i + 1}
               </button>
             </div>
           ))}
-          <button type="button" onClick={() => setSkills([...skills, { id: '', name: '', description: '', tags: '' }])}>
+          <button type="button" onClick={() => setSkills([...skills, { id: '', name: '', description: '', tags: '', visibility: 'public' }])}>
             Add a skill
           </button>
         </fieldset>
