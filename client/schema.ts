@@ -4181,7 +4181,7 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Only events that came after this event id (in commit order). */
+                /** @description Only events that came after this event id (in commit order). On the stream, `Last-Event-ID` takes precedence. */
                 after?: string;
                 /** @description Opaque cursor from a previous page's next_cursor. */
                 cursor?: string;

@@ -1,4 +1,4 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsIn, IsOptional, Matches } from 'class-validator';
 import { PageQuery } from '../../common/pagination';
@@ -24,18 +24,7 @@ export class StreamEventsQuery {
   after?: string;
 }
 
-export class ListEventsQuery extends PageQuery {
-  @ApiPropertyOptional({ description: 'Only these event types (comma-separated).', example: 'task.created,task.status' })
-  @IsOptional()
-  @TypeList()
-  @ArrayMaxSize(EVENT_TYPES.length)
-  @IsIn(EVENT_TYPES, { each: true })
-  type?: EventType[];
-
-  @ApiPropertyOptional({ description: 'Only events that came after this event id (in commit order).', pattern: EVENT_ID.source })
-  @IsOptional()
-  @Matches(EVENT_ID, { message: 'after must be an event id (evt_…)' })
-  after?: string;
-}
+/** The list: the same filters, paged. */
+export class ListEventsQuery extends IntersectionType(PageQuery, StreamEventsQuery) {}
 
 export const isEventId = (value: string) => EVENT_ID.test(value);
