@@ -3,6 +3,7 @@ import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validato
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { badRequest } from './app-error';
 import { isUuid } from './parse-id.pipe';
+import { sql, type Sql } from '../database/sql';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
@@ -84,4 +85,69 @@ export const creationPosition = (row: { created_at: Date; id: string }): KeysetC
 
 export function pageLimit(query: PageQuery): number {
   return query.limit ?? DEFAULT_PAGE_SIZE;
+}
+
+/** How a list is ordered for keyset paging: two columns, both descending unless said. */
+export interface KeysetOrder {
+  /** The sort column and the tiebreaker, with the casts their cursor values need. */
+  columns: readonly [{ name: string; cast: string }, { name: string; cast: string }];
+  direction: 'ASC' | 'DESC';
+  /** Checks a decoded cursor's two values. */
+  valid: (at: unknown, id: unknown) => boolean;
+}
+
+/** Newest first: (created_at DESC, id DESC), the order of every REST list. */
+export const NEWEST_FIRST: KeysetOrder = {
+  columns: [{ name: 'created_at', cast: 'timestamptz' }, { name: 'id', cast: 'uuid' }],
+  direction: 'DESC',
+  valid: creationKey,
+};
+
+/**
+ * One keyset page of a list: the condition that starts it after the cursor, the
+ * ORDER BY … LIMIT that ends the statement (one extra row, to know whether another
+ * page follows), and the cut of the fetched rows into the page and its next_cursor.
+ * The one pagination helper: every list goes through it.
+ *
+ *   const page = keyset('k', query);
+ *   const rows = await db.rows<Row>(sql`SELECT … FROM api_keys k WHERE … AND ${page.after} ${page.tail}`);
+ *   return page.cut(rows, creationPosition);
+ */
+export class Keyset {
+  readonly cursor: KeysetCursor | null;
+
+  constructor(
+    readonly alias: string,
+    cursor: string | undefined,
+    readonly limit: number,
+    readonly order: KeysetOrder = NEWEST_FIRST,
+  ) {
+    this.cursor = decodeCursor(cursor, order.valid);
+  }
+
+  /** The condition "after the cursor" (TRUE on the first page). */
+  get after(): Sql {
+    if (!this.cursor) return sql`TRUE`;
+    const [at, id] = this.order.columns;
+    const a = this.alias;
+    const comparison = this.order.direction === 'DESC' ? '<' : '>';
+    return sql`(${sql.raw(`${a}.${at.name}, ${a}.${id.name}`)}) ${sql.raw(comparison)} (${this.cursor.at}::${sql.raw(at.cast)}, ${this.cursor.id}::${sql.raw(id.cast)})`;
+  }
+
+  /** `ORDER BY … LIMIT limit + 1`, the statement's end. */
+  get tail(): Sql {
+    const [at, id] = this.order.columns;
+    const d = this.order.direction;
+    return sql.raw(`ORDER BY ${this.alias}.${at.name} ${d}, ${this.alias}.${id.name} ${d} LIMIT ${this.limit + 1}`);
+  }
+
+  /** The page's rows and the cursor of the next page (null on the last). */
+  cut<T>(rows: T[], position: (row: T) => KeysetCursor): { items: T[]; nextCursor: string | null } {
+    return pageOf(rows, this.limit, position);
+  }
+}
+
+/** The keyset page a list query (`limit`, `cursor`) asks for, on the table aliased `alias`. */
+export function keyset(alias: string, query: PageQuery, order: KeysetOrder = NEWEST_FIRST): Keyset {
+  return new Keyset(alias, query.cursor, pageLimit(query), order);
 }

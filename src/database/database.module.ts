@@ -5,18 +5,19 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config';
 import { dataSourceOptions, isEmbedded } from './data-source';
 import { describeDatabase } from './database-errors';
+import { Database } from './database';
 import { HotQuery } from './hot-query';
 import { runMigrations } from './migrate';
 
-/** Connects (PostgreSQL or embedded PGlite), applies pending migrations at start, and offers HotQuery. */
+/** Connects (PostgreSQL or embedded PGlite), applies pending migrations at start, and offers Database (how repositories run statements). */
 @Module({})
 export class DatabaseModule {
   static forRoot(config: AppConfig, logger: Logger): DynamicModule {
     return {
       module: DatabaseModule,
       global: true,
-      providers: [HotQuery],
-      exports: [HotQuery],
+      providers: [Database, HotQuery],
+      exports: [Database, HotQuery],
       imports: [
         TypeOrmModule.forRootAsync({
           // No retries: a database that is missing or unreachable at start is reported in one

@@ -1,0 +1,20 @@
+/**
+ * The snake_case name of a camelCase property: `organizationId` → `organization_id`.
+ * Entities name their columns this way (test/database/schema.e2e-spec.ts holds them
+ * to the migrations), so the type of a raw row follows from the entity.
+ */
+export type SnakeCase<S extends string> = S extends `${infer Head}${infer Tail}`
+  ? `${Head extends Lowercase<Head> ? Head : `_${Lowercase<Head>}`}${SnakeCase<Tail>}`
+  : S;
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
+type Columns<E> = { [K in keyof E as E[K] extends Function ? never : K]: E[K] };
+
+/**
+ * A table's row as a statement returns it: the entity's columns under their column
+ * names. The one description of a row's shape; select a part with `Pick`, and add
+ * computed columns with `&`:
+ *
+ *   type KeyListRow = Pick<RowOf<ApiKey>, 'id' | 'scope' | 'created_at'> & { identity_handle: string | null };
+ */
+export type RowOf<E> = { [K in keyof Columns<E> & string as SnakeCase<K>]: Columns<E>[K] };

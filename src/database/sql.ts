@@ -1,0 +1,75 @@
+/**
+ * One way to write a statement: the `sql` tag. Interpolated values become numbered
+ * parameters (`$1`, `$2`, …) and never touch the text; an interpolated `Sql` fragment
+ * is spliced in with its parameters renumbered, so conditions compose without the
+ * `$${params.push(x)}` bookkeeping:
+ *
+ *   const byScope = scope ? sql`AND k.scope = ${scope}` : sql.empty;
+ *   await db.rows<KeyRow>(sql`SELECT … FROM api_keys k WHERE k.organization_id = ${org} ${byScope}`);
+ *
+ * Only repositories (and `src/database/`) write statements; see
+ * test/architecture/sql-placement.spec.ts.
+ */
+export class Sql {
+  /** Literal text between parameters, one more than `values`. */
+  private constructor(
+    private readonly strings: readonly string[],
+    readonly values: readonly unknown[],
+  ) {}
+
+  static of(strings: readonly string[], parts: readonly unknown[]): Sql {
+    const texts: string[] = [strings[0]];
+    const values: unknown[] = [];
+    parts.forEach((part, index) => {
+      const next = strings[index + 1];
+      if (part instanceof Sql) {
+        texts[texts.length - 1] += part.strings[0];
+        for (let i = 0; i < part.values.length; i++) {
+          values.push(part.values[i]);
+          texts.push(part.strings[i + 1]);
+        }
+        texts[texts.length - 1] += next;
+      } else {
+        values.push(part);
+        texts.push(next);
+      }
+    });
+    return new Sql(texts, values);
+  }
+
+  /** The statement's text with `$n` placeholders, as the driver takes it. */
+  get text(): string {
+    return this.strings.reduce((text, part, index) => `${text}$${index}${part}`);
+  }
+
+  get isEmpty(): boolean {
+    return this.values.length === 0 && this.strings.every((part) => part.trim() === '');
+  }
+}
+
+export function sql(strings: TemplateStringsArray, ...parts: unknown[]): Sql {
+  return Sql.of(strings, parts);
+}
+
+/** Nothing: an absent optional condition. */
+sql.empty = Sql.of([''], []);
+
+/**
+ * Trusted text spliced in as is: a column list, an alias, a constant of ours.
+ * Never a value from a request.
+ */
+sql.raw = (text: string): Sql => Sql.of([text], []);
+
+/** The fragments joined by `separator`, empty ones skipped. */
+sql.join = (fragments: readonly Sql[], separator = ', '): Sql => {
+  const kept = fragments.filter((fragment) => !fragment.isEmpty);
+  if (kept.length === 0) return sql.empty;
+  const strings = ['', ...kept.slice(1).map(() => separator), ''];
+  return Sql.of(strings, kept);
+};
+
+/** `WHERE a AND b …` over the non-empty conditions, or nothing. */
+sql.where = (conditions: readonly Sql[]): Sql => {
+  const joined = sql.join(conditions, ' AND ');
+  return joined.isEmpty ? sql.empty : sql`WHERE ${joined}`;
+};
