@@ -23,8 +23,6 @@ const PENDING = new Set<string>([
   'identities.skill_keys',
   'identities.skill_tags',
   'identity_upstreams',
-  'tasks.upstream_task_id',
-  'tasks.upstream_context_id',
   'upstream_forwards',
 ]);
 
