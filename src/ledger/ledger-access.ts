@@ -1,5 +1,6 @@
 import type { Principal } from '../auth/principal';
 import { isUuid } from '../common/parse-id.pipe';
+import { sql, type Sql } from '../database/sql';
 import type { ParticipantRow } from './task-records';
 
 /**
@@ -35,27 +36,22 @@ export interface SideFilter {
   peer?: string;
 }
 
-/**
- * The SQL condition for "visible to `side`, and matching `filter`", pushing its
- * parameters onto `params`.
- */
-export function visibleWhere(alias: string, side: LedgerSide, filter: SideFilter, params: unknown[]): string {
+/** The SQL condition for "visible to `side`, and matching `filter`", over the table aliased `alias`. */
+export function visibleWhere(alias: string, side: LedgerSide, filter: SideFilter): Sql {
   const own = side.kind === 'identity' ? side.identityId : side.organizationId;
-  const ownParam = `$${params.push(own)}`;
-  const identity = filter.identity === undefined ? null : identityMatch(filter.identity, params);
-  const peer = filter.peer === undefined ? null : identityMatch(filter.peer, params);
+  const identity = filter.identity === undefined ? null : identityMatch(filter.identity);
+  const peer = filter.peer === undefined ? null : identityMatch(filter.peer);
   const mine = (role: Role) => {
-    const column = side.kind === 'identity' ? `${alias}.${role}_identity_id` : `${alias}.${role}_organization_id`;
-    return [`${column} = ${ownParam}`, ...(identity ? [identity(alias, role)] : [])];
+    const column = sql.raw(side.kind === 'identity' ? `${alias}.${role}_identity_id` : `${alias}.${role}_organization_id`);
+    return [sql`${column} = ${own}`, ...(identity ? [identity(alias, role)] : [])];
   };
   const theirs = (role: Role) => (peer ? [peer(alias, role)] : []);
-  const asRole = (role: Role) => `(${[...mine(role), ...theirs(role === 'requester' ? 'worker' : 'requester')].join(' AND ')})`;
-  return filter.role ? asRole(filter.role) : `(${asRole('requester')} OR ${asRole('worker')})`;
+  const asRole = (role: Role) => sql`(${sql.join([...mine(role), ...theirs(role === 'requester' ? 'worker' : 'requester')], ' AND ')})`;
+  return filter.role ? asRole(filter.role) : sql`(${asRole('requester')} OR ${asRole('worker')})`;
 }
 
-function identityMatch(value: string, params: unknown[]): (alias: string, role: Role) => string {
-  const p = `$${params.push(isUuid(value) ? value.toLowerCase() : value)}`;
+function identityMatch(value: string): (alias: string, role: Role) => Sql {
   return isUuid(value)
-    ? (alias, role) => `${alias}.${role}_identity_id = ${p}::uuid`
-    : (alias, role) => `${alias}.${role}_handle = ${p}`;
+    ? (alias, role) => sql`${sql.raw(`${alias}.${role}_identity_id`)} = ${value.toLowerCase()}::uuid`
+    : (alias, role) => sql`${sql.raw(`${alias}.${role}_handle`)} = ${value}`;
 }

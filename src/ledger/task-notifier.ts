@@ -1,7 +1,6 @@
 import { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { Client } from 'pg';
 import type { Logger } from 'pino';
-import type { EntityManager } from 'typeorm';
+import { PgListener } from '../database/pg-listener';
 
 /** A task changed; its events up to `seq` are committed. */
 export interface TaskChange {
@@ -19,10 +18,11 @@ export interface TaskChange {
 export abstract class TaskNotifier {
   private readonly listeners = new Map<string, Set<() => void>>();
 
-  /** Called inside the transaction that made the change. */
-  abstract announce(em: EntityManager, change: TaskChange): Promise<void>;
-
-  /** Called once that transaction has committed. */
+  /**
+   * Called once the transaction that made the change has committed. (Inside it, the
+   * statement that saves the task also notifies the database's listeners:
+   * LedgerRepository.saveTask.)
+   */
   abstract committed(change: TaskChange): void;
 
   /** For /readyz: whether the cross-instance channel is up; null when there is none (embedded). */
@@ -58,10 +58,6 @@ export abstract class TaskNotifier {
 
 /** Embedded mode (one process, no DATABASE_URL): an in-process bus, woken after commit. */
 export class LocalTaskNotifier extends TaskNotifier {
-  async announce(): Promise<void> {
-    // Nothing to do inside the transaction: listeners are woken once it has committed.
-  }
-
   committed(change: TaskChange): void {
     this.wake(change.taskId);
   }
@@ -81,43 +77,32 @@ const CHANNEL = CHANGES_CHANNEL;
  * writes the event (EventsService), so it reaches every instance after the commit.
  */
 export const eventsKey = (organizationId: string) => `events:${organizationId}`;
-const MAX_BACKOFF_MS = 5_000;
 
 /**
- * PostgreSQL LISTEN/NOTIFY. The change's transaction issues `pg_notify`, which
- * PostgreSQL delivers only when that transaction commits, to every listening session
- * — this instance's and the others'. Each instance listens on one dedicated
- * connection (not TypeORM's pool, whose connections come and go); when it drops, the
- * notifier reconnects with backoff and wakes every listener, since notifications sent
- * in between are lost.
+ * PostgreSQL LISTEN/NOTIFY. The change's transaction issues `pg_notify` (in the
+ * statement that saves the task), which PostgreSQL delivers only when that
+ * transaction commits, to every listening session — this instance's and the
+ * others'. Each instance listens on one dedicated connection (PgListener); when it
+ * drops and comes back, every listener is woken, since notifications sent in
+ * between are lost.
  */
 export class PgTaskNotifier extends TaskNotifier implements OnModuleInit, OnModuleDestroy {
-  private client: Client | null = null;
-  private stopped = false;
-  private backoffMs = 100;
-  private retry: NodeJS.Timeout | null = null;
+  private readonly listener: PgListener;
 
-  constructor(
-    private readonly connectionString: string,
-    private readonly logger: Logger,
-  ) {
+  constructor(connectionString: string, logger: Logger) {
     super();
+    this.listener = new PgListener(connectionString, CHANNEL, logger, {
+      notification: (payload) => this.wake(payload.slice(0, payload.lastIndexOf(':'))),
+      reconnected: () => this.wakeAll(),
+    });
   }
 
   async onModuleInit(): Promise<void> {
-    await this.connect();
+    await this.listener.start();
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
-    if (this.retry) clearTimeout(this.retry);
-    const client = this.client;
-    this.client = null;
-    await client?.end().catch(() => undefined);
-  }
-
-  async announce(em: EntityManager, change: TaskChange): Promise<void> {
-    await em.query('SELECT pg_notify($1, $2)', [CHANNEL, `${change.taskId}:${change.seq}`]);
+    await this.listener.stop();
   }
 
   committed(): void {
@@ -126,53 +111,6 @@ export class PgTaskNotifier extends TaskNotifier implements OnModuleInit, OnModu
 
   /** The LISTEN connection is up (between a loss and the reconnect it is not). */
   healthy(): boolean {
-    return this.client !== null;
-  }
-
-  private async connect(): Promise<void> {
-    const client = new Client({ connectionString: this.connectionString, application_name: 'a2a-service-listener' });
-    client.on('notification', (message) => {
-      if (message.channel !== CHANNEL || !message.payload) return;
-      this.wake(message.payload.slice(0, message.payload.lastIndexOf(':')));
-    });
-    client.on('error', (error) => this.lost(client, error));
-    client.on('end', () => this.lost(client));
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${CHANNEL}`);
-    } catch (error) {
-      await client.end().catch(() => undefined);
-      throw error;
-    }
-    if (this.stopped) {
-      await client.end().catch(() => undefined);
-      return;
-    }
-    this.client = client;
-    this.backoffMs = 100;
-  }
-
-  private lost(client: Client, error?: Error): void {
-    if (this.stopped || this.client !== client) return;
-    this.client = null;
-    this.logger.warn({ err: error?.message }, 'task notification listener lost its connection; reconnecting');
-    client.end().catch(() => undefined);
-    this.scheduleReconnect();
-  }
-
-  private scheduleReconnect(): void {
-    this.retry = setTimeout(() => {
-      this.retry = null;
-      this.connect().then(
-        () => this.wakeAll(),
-        (error: Error) => {
-          if (this.stopped) return;
-          this.logger.warn({ err: error.message, retry_ms: this.backoffMs }, 'task notification listener could not reconnect');
-          this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
-          this.scheduleReconnect();
-        },
-      );
-    }, this.backoffMs);
-    this.retry.unref();
+    return this.listener.connected;
   }
 }

@@ -27,13 +27,6 @@ const PENDING = new Set<string>([
   'src/identities/identity-search.service.ts',
   'src/keys/key-usage.tracker.ts',
   'src/keys/keys.service.ts',
-  'src/ledger/idempotency.ts',
-  'src/ledger/ledger.service.ts',
-  'src/ledger/push-configs.service.ts',
-  'src/ledger/task-journal.ts',
-  'src/ledger/task-notifier.ts',
-  'src/ledger/task-records.ts',
-  'src/ledger/tasks.service.ts',
   'src/upstream/upstream-forwarder.ts',
   'src/upstream/upstreams.service.ts',
 ]);
