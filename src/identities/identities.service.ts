@@ -10,7 +10,7 @@ import { creatorOf, KeysService } from '../keys/keys.service';
 import type { CardFieldsDto } from './dto/card-fields.dto';
 import type { CreateIdentityDto } from './dto/create-identity.dto';
 import type { UpdateSettingsDto } from './dto/update-settings.dto';
-import { checkIdentityAccess, checkSettingsChange, type IdentityAction, type SettingField } from './identity-access';
+import { identityParty, requireAccess, requireSettingsChange, type Permission, type SettingField } from '../auth/access';
 import { emitIdentityEvent } from './identity-events';
 import {
   identityFromRow, insertIdentity, lockIdentity, SELECT_IDENTITY_BY_HANDLE, SELECT_IDENTITY_BY_ID, SELECT_IDENTITY_BY_ID_OR_HANDLE, SELECT_IDENTITIES_BY_IDS,
@@ -30,7 +30,7 @@ const SETTING_COLUMNS = {
  * Identity rows for the rest of the service, and the identity REST surface:
  * create, read, card edit, settings, delete. Other modules (admission, protocol,
  * ledger) look identities up here rather than querying the table themselves.
- * Every per-resource rule goes through identity-access.ts.
+ * Every per-resource rule goes through src/auth/access.ts.
  */
 @Injectable()
 export class IdentitiesService {
@@ -106,13 +106,13 @@ export class IdentitiesService {
   }
 
   async get(principal: Principal, handle: string): Promise<IdentityView> {
-    return toIdentityView(await this.visible(principal, handle, 'read'), this.baseUrl);
+    return toIdentityView(await this.visible(principal, handle, 'identity.read'), this.baseUrl);
   }
 
   /** Card copy: `display_name`, `description`, `skills`. A real change bumps card_version. */
   async updateCard(principal: Principal, handle: string, dto: CardFieldsDto): Promise<IdentityView> {
     return this.dataSource.transaction(async (em) => {
-      const identity = await this.lockForChange(em, principal, handle, 'editCard');
+      const identity = await this.lockForChange(em, principal, handle, 'identity.editCard');
       const next = {
         displayName: dto.display_name ?? identity.displayName,
         description: dto.description ?? identity.description,
@@ -127,7 +127,7 @@ export class IdentitiesService {
   }
 
   async getSettings(principal: Principal, handle: string): Promise<SettingsView> {
-    return toSettingsView(await this.visible(principal, handle, 'readSettings'));
+    return toSettingsView(await this.visible(principal, handle, 'identity.readSettings'));
   }
 
   /**
@@ -136,9 +136,9 @@ export class IdentitiesService {
    */
   async updateSettings(principal: Principal, handle: string, dto: UpdateSettingsDto): Promise<SettingsView> {
     return this.dataSource.transaction(async (em) => {
-      const identity = await this.lockForChange(em, principal, handle, 'changeSettings');
+      const identity = await this.lockForChange(em, principal, handle, 'identity.changeSettings');
       const fields = (Object.keys(dto) as SettingField[]).filter((field) => dto[field] !== undefined);
-      checkSettingsChange(principal, identity, fields, dto.enabled === true);
+      requireSettingsChange(principal, identity, fields, dto.enabled === true);
       if (fields.length > 0) {
         await em.getRepository(Identity).update({ id: identity.id }, Object.fromEntries(fields.map((field) => [SETTING_COLUMNS[field], dto[field]])));
       }
@@ -156,7 +156,7 @@ export class IdentitiesService {
    */
   async remove(principal: AdminKeyPrincipal | ConsolePrincipal, handle: string): Promise<void> {
     await this.dataSource.transaction(async (em) => {
-      const identity = await this.lockForChange(em, principal, handle, 'delete');
+      const identity = await this.lockForChange(em, principal, handle, 'identity.delete');
       await em.getRepository(Identity).update({ id: identity.id }, { status: 'deleted', deletedAt: () => 'now()', enabled: false });
       await this.emitted(em, 'identity.updated', await em.getRepository(Identity).findOneByOrFail({ id: identity.id }));
       await this.keys.revokeAllForIdentity(em, identity.id);
@@ -168,16 +168,16 @@ export class IdentitiesService {
     return emitIdentityEvent(this.events, em, type, toIdentityView(identity, this.baseUrl));
   }
 
-  private async visible(principal: Principal, handle: string, action: IdentityAction): Promise<Identity> {
+  private async visible(principal: Principal, handle: string, permission: Extract<Permission, `identity.${string}`>): Promise<Identity> {
     const identity = await this.findByHandle(handle);
-    checkIdentityAccess(principal, handle, identity, action);
+    requireAccess(principal, permission, identityParty(identity), handle);
     return identity!;
   }
 
   /** The identity, locked, after the access check; a deleted identity can no longer change. */
-  private async lockForChange(em: EntityManager, principal: Principal, handle: string, action: IdentityAction): Promise<Identity> {
+  private async lockForChange(em: EntityManager, principal: Principal, handle: string, permission: Extract<Permission, `identity.${string}`>): Promise<Identity> {
     const identity = await lockIdentity(em, handle);
-    checkIdentityAccess(principal, handle, identity, action);
+    requireAccess(principal, permission, identityParty(identity), handle);
     if (identity!.status === 'deleted') throw conflict('identity_deleted', 'The identity has been deleted; it can be read but no longer changed.');
     return identity!;
   }
