@@ -190,6 +190,12 @@ export function requireAccess(principal: Principal, permission: Permission, reso
   if (rule.acts && !standsOn(principal, grant, resource![rule.acts.as])) throw rule.acts.refuse();
 }
 
+/** `requireAccess` for one row that may be missing; returns the row once allowed. */
+export function requireRow<T>(principal: Principal, permission: Permission, row: T | null | undefined, parties: (row: T) => Resource | null, ref?: string): T {
+  requireAccess(principal, permission, row ? parties(row) : null, ref);
+  return row!;
+}
+
 /** The 404 of a permission's resource, for a row a visibility condition (SQL) already left out. */
 export function notVisible(permission: Permission, ref?: string): AppError {
   return ACCESS_RULES[permission].hidden(ref);
@@ -205,9 +211,14 @@ export function canAccess(principal: Principal, permission: Permission, resource
   }
 }
 
-/** An identity row as the owner party of itself. */
+/** An identity row as a party: its organization and itself. */
+export function partyOf(identity: { id: string; organizationId: string | null } | null | undefined): Party | null {
+  return identity ? { organizationId: identity.organizationId, identityId: identity.id } : null;
+}
+
+/** An identity row as the owner of itself (null: no such identity). */
 export function identityParty(identity: { id: string; organizationId: string | null } | null | undefined): Resource | null {
-  return identity ? { owner: { organizationId: identity.organizationId, identityId: identity.id } } : null;
+  return identity ? { owner: partyOf(identity) } : null;
 }
 
 // ---------------------------------------------------------------------------
