@@ -1,7 +1,7 @@
 import type { AppError } from '../common/app-error';
 import {
   ACCESS_RULES, canAccess, identityParty, notVisible, requireAccess, requireGrant, requireRow, requireSettingsChange,
-  sideOf, visibleWhere, type Permission, type Resource, type SettingField,
+  eventScope, sideOf, visibleWhere, type Permission, type Resource, type SettingField,
 } from './access';
 import type { AgentKeyPrincipal, Principal } from './principal';
 
@@ -276,5 +276,13 @@ describe('visibleWhere: the SQL side of task.read / context.read', () => {
     expect(visibleWhere('c', sideOf(PRINCIPALS.admin), { role: 'worker', identity: 'acme-billing', peer: 'other-bot' }, params))
       .toBe('(c.worker_organization_id = $2 AND c.worker_handle = $3 AND c.requester_handle = $4)');
     expect(params).toEqual(['x', ACME, 'acme-billing', 'other-bot']);
+  });
+});
+
+describe('eventScope: the SQL side of webhook.read and the event stream', () => {
+  it('is the organization, narrowed to the identity for an agent key', () => {
+    expect(eventScope(PRINCIPALS.admin)).toEqual({ organizationId: ACME, identityId: null });
+    expect(eventScope(PRINCIPALS.console)).toEqual({ organizationId: ACME, identityId: null });
+    expect(eventScope(PRINCIPALS.agent)).toEqual({ organizationId: ACME, identityId: billing.id });
   });
 });

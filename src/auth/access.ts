@@ -258,7 +258,18 @@ export function requireSettingsChange(principal: Principal, identity: { claimed:
 }
 
 // ---------------------------------------------------------------------------
-// The SQL side, for lists (CONTRACT §7): the same standing as a WHERE condition.
+// The SQL side, for lists: the same standing as a WHERE condition.
+
+/**
+ * Which events and webhooks a list shows (CONTRACT §8, §14; `webhook.read`): the
+ * organization's, and for an agent key only its own identity's. The surfaces admit
+ * only claimed agent keys, whose organization is set.
+ */
+export function eventScope(principal: Principal): { organizationId: string; identityId: string | null } {
+  return { organizationId: principal.organizationId!, identityId: principal.kind === 'agent' ? principal.identity.id : null };
+}
+
+// CONTRACT §7: the ledger.
 
 /** Where a principal stands in the ledger: its own identity (agent key) or its organization. */
 export type LedgerSide = { kind: 'identity'; identityId: string } | { kind: 'organization'; organizationId: string };

@@ -4,7 +4,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, conflict, notFound } from '../common/app-error';
 import { creationPosition, decodeCursor, keysetAfter, pageLimit, pageOf } from '../common/pagination';
 import { isUuid } from '../common/parse-id.pipe';
-import { requireAccess, type Permission } from '../auth/access';
+import { eventScope, requireAccess, type Permission } from '../auth/access';
 import type { ConsolePrincipal, KeyPrincipal } from '../auth/principal';
 import { checkDestinationUrl } from './address-policy';
 import { DeliveryDispatcher } from './delivery-dispatcher';
@@ -58,8 +58,7 @@ interface Scope {
 }
 
 function scopeOf(principal: Caller): Scope {
-  // The `webhooks` surface admits only claimed agent keys, whose organization is set.
-  return { organizationId: principal.organizationId!, identityId: principal.kind === 'agent' ? principal.identity.id : null };
+  return eventScope(principal);
 }
 
 /**
