@@ -275,8 +275,9 @@ export function eventScope(principal: Principal): { organizationId: string; iden
 export type LedgerSide = { kind: 'identity'; identityId: string } | { kind: 'organization'; organizationId: string };
 export type LedgerRole = 'requester' | 'worker';
 
+/** `task.read`'s standing as the columns a query compares: 'own' → the identity's, 'organization' → the organization's. */
 export function sideOf(principal: Principal): LedgerSide {
-  return ACCESS_RULES['task.read'][principal.kind] === 'own' && principal.kind === 'agent'
+  return principal.kind === 'agent' && ACCESS_RULES['task.read'].agent === 'own'
     ? { kind: 'identity', identityId: principal.identity.id }
     : { kind: 'organization', organizationId: principal.organizationId! };
 }
