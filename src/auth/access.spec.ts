@@ -1,7 +1,7 @@
 import type { AppError } from '../common/app-error';
 import {
   ACCESS_RULES, canAccess, identityParty, notVisible, requireAccess, requireGrant, requireRow, requireSettingsChange,
-  eventScope, sideOf, visibleWhere, type Permission, type Resource, type SettingField,
+  eventScope, sideOf, visibleCondition, visibleWhere, type Permission, type Resource, type SettingField,
 } from './access';
 import type { AgentKeyPrincipal, Principal } from './principal';
 
@@ -262,20 +262,26 @@ describe('requireSettingsChange (CONTRACT §3 settings table)', () => {
   });
 });
 
-describe('visibleWhere: the SQL side of task.read / context.read', () => {
+describe('visibleCondition: the SQL side of task.read / context.read', () => {
   it('an agent key stands on its identity columns, an organization on the organization columns', () => {
     expect(sideOf(PRINCIPALS.agent)).toEqual({ kind: 'identity', identityId: billing.id });
     expect(sideOf(PRINCIPALS.console)).toEqual({ kind: 'organization', organizationId: ACME });
-    const params: unknown[] = [];
-    expect(visibleWhere('t', sideOf(PRINCIPALS.agent), {}, params)).toBe('((t.requester_identity_id = $1) OR (t.worker_identity_id = $1))');
-    expect(params).toEqual([billing.id]);
+    const condition = visibleCondition('t', sideOf(PRINCIPALS.agent), {});
+    expect(condition.text).toBe('((t.requester_identity_id = $1) OR (t.worker_identity_id = $2))');
+    expect(condition.values).toEqual([billing.id, billing.id]);
   });
 
-  it('narrows by role, identity and peer', () => {
+  it('narrows by role, identity and peer (an id in any case, or a handle)', () => {
+    const id = 'AAAAAAAA-0000-4000-8000-000000000001';
+    const condition = visibleCondition('c', sideOf(PRINCIPALS.admin), { role: 'worker', identity: 'acme-billing', peer: id });
+    expect(condition.text).toBe('(c.worker_organization_id = $1 AND c.worker_handle = $2 AND c.requester_identity_id = $3::uuid)');
+    expect(condition.values).toEqual([ACME, 'acme-billing', id.toLowerCase()]);
+  });
+
+  it('visibleWhere numbers it after the parameters already taken', () => {
     const params: unknown[] = ['x'];
-    expect(visibleWhere('c', sideOf(PRINCIPALS.admin), { role: 'worker', identity: 'acme-billing', peer: 'other-bot' }, params))
-      .toBe('(c.worker_organization_id = $2 AND c.worker_handle = $3 AND c.requester_handle = $4)');
-    expect(params).toEqual(['x', ACME, 'acme-billing', 'other-bot']);
+    expect(visibleWhere('t', sideOf(PRINCIPALS.admin), { role: 'requester' }, params)).toBe('(t.requester_organization_id = $2)');
+    expect(params).toEqual(['x', ACME]);
   });
 });
 

@@ -1,5 +1,6 @@
 import { forbidden, notFound, type AppError } from '../common/app-error';
 import { isUuid } from '../common/parse-id.pipe';
+import { sql, type Sql } from '../database/sql';
 import type { Principal } from './principal';
 import { CREDENTIAL_LABELS } from './surfaces';
 
@@ -293,26 +294,33 @@ export interface SideFilter {
 
 /**
  * The SQL condition for "`task.read` / `context.read` allows this row, and it matches
- * `filter`", pushing its parameters onto `params`. Tasks and contexts share the
- * participant columns (`alias` is the table's alias in the query).
+ * `filter`". Tasks and contexts share the participant columns (`alias` is the
+ * table's alias in the query; trusted text, never a value from a request).
  */
-export function visibleWhere(alias: string, side: LedgerSide, filter: SideFilter, params: unknown[]): string {
+export function visibleCondition(alias: string, side: LedgerSide, filter: SideFilter): Sql {
   const own = side.kind === 'identity' ? side.identityId : side.organizationId;
-  const ownParam = `$${params.push(own)}`;
-  const identity = filter.identity === undefined ? null : identityMatch(filter.identity, params);
-  const peer = filter.peer === undefined ? null : identityMatch(filter.peer, params);
-  const mine = (role: LedgerRole) => {
-    const column = side.kind === 'identity' ? `${alias}.${role}_identity_id` : `${alias}.${role}_organization_id`;
-    return [`${column} = ${ownParam}`, ...(identity ? [identity(alias, role)] : [])];
-  };
-  const theirs = (role: LedgerRole) => (peer ? [peer(alias, role)] : []);
-  const asRole = (role: LedgerRole) => `(${[...mine(role), ...theirs(role === 'requester' ? 'worker' : 'requester')].join(' AND ')})`;
-  return filter.role ? asRole(filter.role) : `(${asRole('requester')} OR ${asRole('worker')})`;
+  const column = (role: LedgerRole, name: string) => sql.raw(`${alias}.${role}_${name}`);
+  const mine = (role: LedgerRole) => [
+    sql`${column(role, side.kind === 'identity' ? 'identity_id' : 'organization_id')} = ${own}`,
+    ...(filter.identity === undefined ? [] : [identityMatch(filter.identity, column, role)]),
+  ];
+  const theirs = (role: LedgerRole) => (filter.peer === undefined ? [] : [identityMatch(filter.peer, column, role)]);
+  const asRole = (role: LedgerRole) => sql`(${sql.join([...mine(role), ...theirs(role === 'requester' ? 'worker' : 'requester')], ' AND ')})`;
+  return filter.role ? asRole(filter.role) : sql`(${asRole('requester')} OR ${asRole('worker')})`;
 }
 
-function identityMatch(value: string, params: unknown[]): (alias: string, role: LedgerRole) => string {
-  const p = `$${params.push(isUuid(value) ? value.toLowerCase() : value)}`;
-  return isUuid(value)
-    ? (alias, role) => `${alias}.${role}_identity_id = ${p}::uuid`
-    : (alias, role) => `${alias}.${role}_handle = ${p}`;
+/** An identity named by id (any case) or by handle, on one role's columns. */
+function identityMatch(value: string, column: (role: LedgerRole, name: string) => Sql, role: LedgerRole): Sql {
+  return isUuid(value) ? sql`${column(role, 'identity_id')} = ${value.toLowerCase()}::uuid` : sql`${column(role, 'handle')} = ${value}`;
+}
+
+/**
+ * `visibleCondition` for a statement still built with a `params` array: appends the
+ * values to `params` and returns the text numbered after them.
+ */
+export function visibleWhere(alias: string, side: LedgerSide, filter: SideFilter, params: unknown[]): string {
+  const condition = visibleCondition(alias, side, filter);
+  const offset = params.length;
+  params.push(...condition.values);
+  return condition.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
 }
