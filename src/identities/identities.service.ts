@@ -8,7 +8,7 @@ import { creatorOf, KeysService } from '../keys/keys.service';
 import type { CardFieldsDto } from './dto/card-fields.dto';
 import type { CreateIdentityDto } from './dto/create-identity.dto';
 import type { UpdateSettingsDto } from './dto/update-settings.dto';
-import { checkIdentityAccess, checkSettingsChange, type IdentityAction, type SettingField } from './identity-access';
+import { identityParty, requireAccess, requireSettingsChange, type Permission, type SettingField } from '../auth/access';
 import { emitIdentityEvent } from './identity-events';
 import { IdentitiesRepository, type IdentitySettings, type NewIdentity } from './identities.repository';
 import { canonicalSkills, toIdentityView, toSettingsView, type IdentityView, type MintedKeyView, type SettingsView } from './identity-view';
@@ -35,7 +35,7 @@ export interface IdentityToCreate {
  * Identity rows for the rest of the service, and the identity REST surface:
  * create, read, card edit, settings, delete. Other modules (admission, protocol,
  * ledger) look identities up here rather than querying the table themselves.
- * Every per-resource rule goes through identity-access.ts.
+ * Every per-resource rule goes through src/auth/access.ts.
  */
 @Injectable()
 export class IdentitiesService {
@@ -107,13 +107,13 @@ export class IdentitiesService {
   }
 
   async get(principal: Principal, handle: string): Promise<IdentityView> {
-    return toIdentityView(await this.visible(principal, handle, 'read'), this.baseUrl);
+    return toIdentityView(await this.visible(principal, handle, 'identity.read'), this.baseUrl);
   }
 
   /** Card copy: `display_name`, `description`, `skills`. A real change bumps card_version. */
   async updateCard(principal: Principal, handle: string, dto: CardFieldsDto): Promise<IdentityView> {
     return this.db.transaction(async (tx) => {
-      const identity = await this.lockForChange(tx, principal, handle, 'editCard');
+      const identity = await this.lockForChange(tx, principal, handle, 'identity.editCard');
       const next = {
         displayName: dto.display_name ?? identity.displayName,
         description: dto.description ?? identity.description,
@@ -127,7 +127,7 @@ export class IdentitiesService {
   }
 
   async getSettings(principal: Principal, handle: string): Promise<SettingsView> {
-    return toSettingsView(await this.visible(principal, handle, 'readSettings'));
+    return toSettingsView(await this.visible(principal, handle, 'identity.readSettings'));
   }
 
   /**
@@ -136,9 +136,9 @@ export class IdentitiesService {
    */
   async updateSettings(principal: Principal, handle: string, dto: UpdateSettingsDto): Promise<SettingsView> {
     return this.db.transaction(async (tx) => {
-      const identity = await this.lockForChange(tx, principal, handle, 'changeSettings');
+      const identity = await this.lockForChange(tx, principal, handle, 'identity.changeSettings');
       const fields = (Object.keys(dto) as SettingField[]).filter((field) => dto[field] !== undefined);
-      checkSettingsChange(principal, identity, fields, dto.enabled === true);
+      requireSettingsChange(principal, identity, fields, dto.enabled === true);
       const changes: IdentitySettings = Object.fromEntries(fields.map((field) => [SETTING_PROPERTIES[field], dto[field]]));
       const updated = (await this.identities.updateSettings(identity.id, changes, tx))!;
       if (fields.some((field) => updated[SETTING_PROPERTIES[field]] !== identity[SETTING_PROPERTIES[field]])) {
@@ -154,7 +154,7 @@ export class IdentitiesService {
    */
   async remove(principal: AdminKeyPrincipal | ConsolePrincipal, handle: string): Promise<void> {
     await this.db.transaction(async (tx) => {
-      const identity = await this.lockForChange(tx, principal, handle, 'delete');
+      const identity = await this.lockForChange(tx, principal, handle, 'identity.delete');
       await this.emitted(tx, 'identity.updated', (await this.identities.markDeleted(identity.id, tx))!);
       await this.keys.revokeAllForIdentity(tx, identity.id);
     });
@@ -188,16 +188,16 @@ export class IdentitiesService {
     return emitIdentityEvent(this.events, tx, type, toIdentityView(identity, this.baseUrl));
   }
 
-  private async visible(principal: Principal, handle: string, action: IdentityAction): Promise<Identity> {
+  private async visible(principal: Principal, handle: string, permission: Extract<Permission, `identity.${string}`>): Promise<Identity> {
     const identity = await this.findByHandle(handle);
-    checkIdentityAccess(principal, handle, identity, action);
+    requireAccess(principal, permission, identityParty(identity), handle);
     return identity!;
   }
 
   /** The identity, locked, after the access check; a deleted identity can no longer change. */
-  private async lockForChange(tx: Tx, principal: Principal, handle: string, action: IdentityAction): Promise<Identity> {
+  private async lockForChange(tx: Tx, principal: Principal, handle: string, permission: Extract<Permission, `identity.${string}`>): Promise<Identity> {
     const identity = await this.identities.lockByHandle(handle, tx);
-    checkIdentityAccess(principal, handle, identity, action);
+    requireAccess(principal, permission, identityParty(identity), handle);
     if (identity!.status === 'deleted') throw conflict('identity_deleted', 'The identity has been deleted; it can be read but no longer changed.');
     return identity!;
   }

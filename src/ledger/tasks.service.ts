@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { notVisible, requireAccess, sideOf, visibleWhere, type Resource } from '../auth/access';
 import type { ConsolePrincipal, KeyPrincipal, Principal } from '../auth/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { badRequest, conflict, forbidden, notFound, type FieldError } from '../common/app-error';
+import { badRequest, conflict, type FieldError } from '../common/app-error';
 import { creationPosition, decodeCursor, keysetAfter, pageLimit, pageOf, type PageQuery } from '../common/pagination';
 import type { ArtifactChunk } from './entities/task-event.entity';
 import type { HistoryQuery, ListContextsQuery, ListTasksQuery } from './dto/list-tasks.query';
 import type { ReplyDto } from './dto/reply.dto';
 import { listHistory, taskHistory } from './history-limits';
 import { IdempotencyStore } from './idempotency';
-import { sideOf, standsOn, visibleWhere, type LedgerSide } from './ledger-access';
 import { toContextView, toMessageView, toTaskView, type ContextRecord, type ContextView, type MessageView, type TaskView } from './ledger-views';
 import { LedgerService } from './ledger.service';
 import { parsePart, type StoredPart } from './parts';
@@ -34,7 +34,7 @@ const CONTEXT_TASKS_SHOWN = 200;
 
 /**
  * The REST side of the ledger (CONTRACT §7): reads for both participants and the
- * worker's reply. Who sees what is decided by ledger-access.ts; a task the caller
+ * worker's reply. Who sees what is decided by src/auth/access.ts; a task the caller
  * may not see is "not found", never "forbidden".
  */
 @Injectable()
@@ -102,7 +102,7 @@ export class TasksService {
     const [row] = (await this.dataSource.query(
       `SELECT ${CONTEXT_COLUMNS} FROM contexts c WHERE c.id = $1 AND ${visibleWhere('c', sideOf(principal), {}, params)}`, params,
     )) as ContextRow[];
-    if (!row) throw notFound('context_not_found', 'No context with that id is visible to you.');
+    if (!row) throw notVisible('context.read');
     const taskRows = (await this.dataSource.query(
       `SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.context_id = $1 ORDER BY t.created_at DESC, t.id DESC LIMIT ${CONTEXT_TASKS_SHOWN}`, [id],
     )) as TaskRow[];
@@ -129,7 +129,7 @@ export class TasksService {
         const claim = await this.idempotency.claim(em, scope, idempotencyKey, IdempotencyStore.hash(`reply ${id}`, dto));
         if (claim.replay) return claim.replay.body as TaskView;
       }
-      const journal = await this.lockForWorker(em, sideOf(principal), id);
+      const journal = await this.lockForWorker(em, principal, id);
       const next = transition(journal.state, { by: 'worker', action: 'reply', to: dto.state ?? null });
       if (!next.ok && next.reason === 'terminal') throw conflict('task_terminal', `The task is ${journal.state}; it takes no more replies.`);
       if (!next.ok) throw conflict('invalid_transition', `A worker cannot move a task from ${journal.state} to ${dto.state}.`);
@@ -150,20 +150,15 @@ export class TasksService {
       `SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = $1 AND ${visibleWhere('t', sideOf(principal), {}, params)}`, params,
     )) as TaskRow[];
     const [task] = await hydrateTasks(em, rows, { historyLength, artifacts, maxArtifactBytes: this.config.ledgerMaxArtifactBytesPerTask });
-    if (!task) throw notFound('task_not_found', 'No task with that id is visible to you.');
+    if (!task) throw notVisible('task.read');
     return task;
   }
 
   /** Locks the task for a reply: invisible → 404; visible from the requester's side only → 403. */
-  private async lockForWorker(em: EntityManager, side: LedgerSide, id: string): Promise<TaskJournal> {
+  private async lockForWorker(em: EntityManager, principal: Principal, id: string): Promise<TaskJournal> {
     const journal = await TaskJournal.lock(em, 't.id = $1', [id]);
-    if (!journal || !(standsOn(side, journal.task, 'requester') || standsOn(side, journal.task, 'worker'))) {
-      throw notFound('task_not_found', 'No task with that id is visible to you.');
-    }
-    if (!standsOn(side, journal.task, 'worker')) {
-      throw forbidden('not_task_worker', 'Only the task\'s worker (its own key, or its organization) may reply.');
-    }
-    return journal;
+    requireAccess(principal, 'task.reply', journal ? parties(journal.task) : null);
+    return journal!;
   }
 
 
@@ -189,6 +184,14 @@ function parts(input: unknown[], field: string): StoredPart[] {
   const parsed = input.map((part, i) => parsePart(part, `${field}[${i}]`, errors));
   if (errors.length > 0) throw badRequest('validation_failed', errors.map((e) => e.message).join('; '), errors);
   return parsed as StoredPart[];
+}
+
+/** A task's participants as the access rules see them. */
+function parties(row: ParticipantRow): Resource {
+  return {
+    requester: { organizationId: row.requester_organization_id, identityId: row.requester_identity_id },
+    worker: { organizationId: row.worker_organization_id, identityId: row.worker_identity_id },
+  };
 }
 
 function contextRecord(row: ContextRow): ContextRecord {
