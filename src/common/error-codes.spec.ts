@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { A2A_ERROR_KIND } from '../protocol/a2a-errors';
+import { AppError, badRequest, notFound } from './app-error';
 import { ERROR_CODES, statusesOf, type ErrorCode } from './error-codes';
 
 const ROOT = join(__dirname, '..', '..');
@@ -35,6 +36,18 @@ describe('error codes', () => {
       expect(ERROR_CODES[code].doc.trim()).not.toBe('');
       expect(code).toMatch(/^[a-z]+(_[a-z]+)*$/);
     }
+  });
+
+  it('are the only codes errors take, each with its own status (tsc checks the @ts-expect-error lines)', () => {
+    // @ts-expect-error: not a code of the catalogue
+    expect(badRequest('no_such_code', 'x').status).toBe(400);
+    // @ts-expect-error: a 404 code as a 400
+    expect(badRequest('task_not_found', 'x').status).toBe(400);
+    // @ts-expect-error: a 400 code as a 409
+    expect(new AppError(409, 'validation_failed', 'x').status).toBe(409);
+    // A code with two statuses takes either.
+    expect([notFound('context_not_found', 'x').status, badRequest('context_not_found', 'x').status]).toEqual([404, 400]);
+    expect(AppError.withStatus(418, 'bad_request', 'x')).toMatchObject({ status: 418, code: 'bad_request', detail: 'x', title: 'I\'m a Teapot' });
   });
 
   it('list no code that nothing answers with', () => {
