@@ -5,6 +5,7 @@ import { notFound } from '../common/app-error';
 import { decodeCursor, pageLimit, pageOf, type KeysetCursor } from '../common/pagination';
 import { LOGGER } from '../common/tokens';
 import type { AdminKeyPrincipal, ConsolePrincipal } from '../auth/principal';
+import { canAccess, identityParty, partyOf, requireAccess } from '../auth/access';
 import { IdentitiesService } from '../identities/identities.service';
 import type { Identity } from '../identities/identity.entity';
 import { AdmissionDecisionRecord } from './admission-decision.entity';
@@ -56,9 +57,7 @@ export class AdmissionService {
   async check(principal: OrganizationPrincipal, dto: CheckAdmissionDto): Promise<AdmissionCheckView> {
     const [requester, worker] = await Promise.all([this.identities.findByHandle(dto.requester), this.identities.findByHandle(dto.worker)]);
     const viewer = principal.organizationId;
-    if (requester?.organizationId !== viewer && worker?.organizationId !== viewer) {
-      throw notFound('identity_not_found', 'Neither the requester nor the worker is an identity of your organization.');
-    }
+    requireAccess(principal, 'admission.check', { requester: partyOf(requester), worker: partyOf(worker) });
     if (!requester || !worker) {
       throw notFound('identity_not_found', `No identity with handle '${requester ? dto.worker : dto.requester}'.`);
     }
@@ -85,8 +84,8 @@ export class AdmissionService {
     } else {
       const identity = await this.identities.findByHandle(query.identity);
       // As with the rules list, an identity the caller cannot see matches nothing.
-      if (!identity || identity.organizationId !== viewer) return { decisions: [], next_cursor: null };
-      scope = { requester: 'requester_id', worker: 'worker_id', value: identity.id };
+      if (!canAccess(principal, 'decision.read', identityParty(identity))) return { decisions: [], next_cursor: null };
+      scope = { requester: 'requester_id', worker: 'worker_id', value: identity!.id };
     }
     const records = (await this.dataSource.query(
       `(${sideQuery(scope.requester, null, cursor, limit)})

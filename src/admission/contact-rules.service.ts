@@ -3,6 +3,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { HotQuery } from '../database/hot-query';
 import { badRequest, conflict, notFound } from '../common/app-error';
 import { decodeCursor, keysetAfter, pageLimit, pageOf } from '../common/pagination';
+import { canAccess, identityParty, notVisible, requireAccess, requireRow } from '../auth/access';
 import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../auth/principal';
 import { EventsService } from '../events/events.service';
 import { IdentitiesService } from '../identities/identities.service';
@@ -87,10 +88,8 @@ export class ContactRulesService {
   }
 
   async create(principal: OrganizationPrincipal, dto: CreateContactRuleDto): Promise<ContactRuleView> {
-    const owner = await this.identities.findByHandle(dto.identity);
-    if (!owner || owner.status !== 'active' || owner.organizationId !== principal.organizationId) {
-      throw notFound('identity_not_found', `No identity with handle '${dto.identity}' in your organization.`);
-    }
+    const found = await this.identities.findByHandle(dto.identity);
+    const owner = requireRow(principal, 'rule.create', found?.status === 'active' ? found : null, identityParty, dto.identity);
     const peer = await this.resolvePeer(owner, dto.peer);
     const names = namesOf(peer.identity ? [owner, peer.identity] : [owner]);
     return this.dataSource.transaction(async (em) => {
@@ -154,8 +153,8 @@ export class ContactRulesService {
    * read before the change's transaction opens; 404 when there is no such rule.
    */
   private async namesOfRule(principal: OrganizationPrincipal, id: string): Promise<IdentityNames> {
-    const [rule] = (await this.dataSource.query(`${SELECT_RULE} WHERE id = $1 AND organization_id = $2`, [id, principal.organizationId])) as ContactRule[];
-    if (!rule) throw ruleNotFound();
+    const [rule] = (await this.dataSource.query(`${SELECT_RULE} WHERE id = $1`, [id])) as ContactRule[];
+    requireAccess(principal, 'rule.write', rule ? { owner: { organizationId: rule.organizationId, identityId: rule.identityId } } : null);
     return namesOf(await this.identities.findByIds(rule.peerIdentityId ? [rule.identityId, rule.peerIdentityId] : [rule.identityId]));
   }
 
@@ -168,12 +167,9 @@ export class ContactRulesService {
 
   /** The owner id a list is limited to: undefined for the whole organization, null for nothing. */
   private async ownerFilter(principal: Principal, handle: string | undefined): Promise<string | undefined | null> {
-    if (principal.kind === 'agent') {
-      return handle === undefined || handle === principal.identity.handle ? principal.identity.id : null;
-    }
-    if (handle === undefined) return undefined;
+    if (handle === undefined) return principal.kind === 'agent' ? principal.identity.id : undefined;
     const owner = await this.identities.findByHandle(handle);
-    return owner && owner.organizationId === principal.organizationId ? owner.id : null;
+    return canAccess(principal, 'rule.read', identityParty(owner)) ? owner!.id : null;
   }
 
   /**
@@ -195,9 +191,7 @@ export class ContactRulesService {
   }
 }
 
-function ruleNotFound() {
-  return notFound('contact_rule_not_found', 'No contact rule with that id in your organization.');
-}
+const ruleNotFound = () => notVisible('rule.write');
 
 /** The constraint violations a rule write can meet, as the client errors they are. */
 function ruleConflict(error: unknown): never {

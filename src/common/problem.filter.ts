@@ -4,10 +4,11 @@ import type { Logger } from 'pino';
 import { ERROR_INFO_TYPE } from '@a2a-js/sdk/errors';
 import { rpcStatusFor } from '../protocol/binding-status';
 import { AppError } from './app-error';
+import type { ErrorCode } from './error-codes';
 import { LOGGER } from './tokens';
 
 /** Stable codes for errors that do not start as an AppError. */
-const CODE_BY_STATUS: Record<number, string> = {
+const CODE_BY_STATUS: Record<number, ErrorCode> = {
   400: 'bad_request',
   401: 'unauthenticated',
   403: 'forbidden',
@@ -63,7 +64,7 @@ export function toAppError(error: unknown): AppError {
         return new AppError(415, 'unsupported_media_type', 'The request body encoding is not supported.');
       default: {
         const status = error.status ?? error.statusCode ?? 400;
-        if (status >= 400 && status < 500) return new AppError(status, CODE_BY_STATUS[status] ?? 'bad_request', 'The request body could not be read.');
+        if (status >= 400 && status < 500) return AppError.withStatus(status, CODE_BY_STATUS[status] ?? 'bad_request', 'The request body could not be read.');
       }
     }
   }
@@ -72,7 +73,7 @@ export function toAppError(error: unknown): AppError {
     const body = error.getResponse();
     const message = typeof body === 'object' && body && 'message' in body ? (body as { message: unknown }).message : error.message;
     const detail = status === 404 ? 'No such route.' : Array.isArray(message) ? message.join('; ') : String(message);
-    return new AppError(status, CODE_BY_STATUS[status] ?? (status >= 500 ? 'internal_error' : 'bad_request'), detail);
+    return AppError.withStatus(status, CODE_BY_STATUS[status] ?? (status >= 500 ? 'internal_error' : 'bad_request'), detail);
   }
   return new AppError(500, 'internal_error', 'An unexpected error occurred.');
 }

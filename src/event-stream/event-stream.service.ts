@@ -1,5 +1,6 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { eventScope } from '../auth/access';
 import type { ConsolePrincipal, KeyPrincipal } from '../auth/principal';
 import { AppError, unauthorized } from '../common/app-error';
 import { pageLimit } from '../common/pagination';
@@ -151,8 +152,7 @@ export class EventStreamService implements OnModuleDestroy {
 }
 
 function scopeOf(principal: Caller): FeedScope {
-  // The surface admits only claimed agent keys, whose organization is set.
-  return { organizationId: principal.organizationId!, identityId: principal.kind === 'agent' ? principal.identity.id : null };
+  return eventScope(principal);
 }
 
 /** `Last-Event-ID`, when it is an event id (anything else → 400, as `after` would be). */

@@ -1,5 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import { badRequest } from '../common/app-error';
+import type { CodeWithStatus } from '../common/error-codes';
 
 /**
  * Where the service may send webhooks and push notifications (CONTRACT §8): `https`
@@ -96,7 +97,7 @@ export const MAX_URL_LENGTH = 2048;
  * The checks that can be made when a URL is saved; throws a 400 with `code` naming
  * what is wrong. Host names are resolved only when sending.
  */
-export function checkDestinationUrl(raw: string, allowPrivateNetworks: boolean, code = 'invalid_webhook_url'): URL {
+export function checkDestinationUrl(raw: string, allowPrivateNetworks: boolean, code: CodeWithStatus<400> = 'invalid_webhook_url'): URL {
   const refuse = (detail: string) => badRequest(code, detail, [{ field: 'url', message: detail }]);
   if (raw.length > MAX_URL_LENGTH) throw refuse(`url must be at most ${MAX_URL_LENGTH} characters.`);
   let url: URL;

@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { badRequest, conflict, forbidden, notFound } from '../common/app-error';
+import { badRequest, conflict, notFound } from '../common/app-error';
 import { creationPosition, decodeCursor, keysetAfter, pageLimit, pageOf } from '../common/pagination';
 import { isUuid } from '../common/parse-id.pipe';
-import type { AgentKeyPrincipal, ConsolePrincipal, KeyPrincipal } from '../auth/principal';
+import { eventScope, requireAccess, type Permission } from '../auth/access';
+import type { ConsolePrincipal, KeyPrincipal } from '../auth/principal';
 import { checkDestinationUrl } from './address-policy';
 import { DeliveryDispatcher } from './delivery-dispatcher';
 import { DeliveryQueue } from './delivery-queue';
@@ -57,8 +58,7 @@ interface Scope {
 }
 
 function scopeOf(principal: Caller): Scope {
-  // The `webhooks` surface admits only claimed agent keys, whose organization is set.
-  return { organizationId: principal.organizationId!, identityId: principal.kind === 'agent' ? principal.identity.id : null };
+  return eventScope(principal);
 }
 
 /**
@@ -81,7 +81,7 @@ export class WebhooksService {
     checkDestinationUrl(dto.url, this.config.webhooksAllowPrivateNetworks);
     const secret = generateSecret();
     const id = await this.dataSource.transaction(async (em) => {
-      const identityId = await this.subscriptionIdentity(em, principal, scope, dto.identity);
+      const identityId = await this.subscriptionIdentity(em, principal, dto.identity);
       const events = normalizeEvents(dto.events, identityId);
       // Serializes concurrent creations in one organization, so the limit holds.
       await em.query(`SELECT id FROM organizations WHERE id = $1 FOR UPDATE`, [scope.organizationId]);
@@ -127,14 +127,13 @@ export class WebhooksService {
   }
 
   async get(principal: Caller, id: string): Promise<WebhookView> {
-    return toWebhookView(await this.find(this.dataSource.manager, scopeOf(principal), id));
+    return toWebhookView(await this.find(this.dataSource.manager, principal, 'webhook.read', id));
   }
 
   async update(principal: Caller, id: string, dto: UpdateWebhookDto): Promise<WebhookView> {
-    const scope = scopeOf(principal);
     if (dto.url !== undefined) checkDestinationUrl(dto.url, this.config.webhooksAllowPrivateNetworks);
     await this.dataSource.transaction(async (em) => {
-      const webhook = await this.find(em, scope, id, true);
+      const webhook = await this.find(em, principal, 'webhook.write', id, true);
       const changes: Partial<Webhook> = {};
       if (dto.url !== undefined) changes.url = dto.url;
       if (dto.events !== undefined) changes.events = normalizeEvents(dto.events, webhook.identity_id);
@@ -153,7 +152,7 @@ export class WebhooksService {
   /** Its deliveries and their log go with it. */
   async remove(principal: Caller, id: string): Promise<void> {
     await this.dataSource.transaction(async (em) => {
-      await this.find(em, scopeOf(principal), id, true);
+      await this.find(em, principal, 'webhook.write', id, true);
       await em.query(`DELETE FROM webhooks WHERE id = $1`, [id]);
     });
   }
@@ -162,7 +161,7 @@ export class WebhooksService {
   async rotateSecret(principal: Caller, id: string): Promise<WebhookView & { secret: string }> {
     const secret = generateSecret();
     await this.dataSource.transaction(async (em) => {
-      await this.find(em, scopeOf(principal), id, true);
+      await this.find(em, principal, 'webhook.write', id, true);
       await em.query(
         `UPDATE webhooks
             SET previous_secret = secret, previous_secret_expires_at = now() + $2 * interval '1 millisecond',
@@ -176,9 +175,8 @@ export class WebhooksService {
 
   /** Sends a `ping` event to this webhook only, whatever its filter. */
   async test(principal: Caller, id: string): Promise<DeliveryView> {
-    const scope = scopeOf(principal);
     const eventId = await this.dataSource.transaction(async (em) => {
-      const webhook = await this.find(em, scope, id, true);
+      const webhook = await this.find(em, principal, 'webhook.write', id, true);
       if (webhook.status !== 'active') throw conflict('webhook_disabled', 'The webhook is disabled; enable it before testing.');
       return this.events.emitToWebhook(em, id, {
         type: 'ping',
@@ -192,7 +190,7 @@ export class WebhooksService {
   }
 
   async deliveries(principal: Caller, id: string, query: ListDeliveriesQuery): Promise<{ deliveries: DeliveryView[]; next_cursor: string | null }> {
-    await this.find(this.dataSource.manager, scopeOf(principal), id);
+    await this.find(this.dataSource.manager, principal, 'delivery.read', id);
     const limit = pageLimit(query);
     const cursor = decodeCursor(query.cursor);
     const params: unknown[] = [id];
@@ -214,7 +212,7 @@ export class WebhooksService {
    */
   async retry(principal: Caller, webhookId: string, deliveryId: string): Promise<DeliveryView> {
     await this.dataSource.transaction(async (em) => {
-      const webhook = await this.find(em, scopeOf(principal), webhookId, true);
+      const webhook = await this.find(em, principal, 'webhook.write', webhookId, true);
       if (webhook.status !== 'active') throw conflict('webhook_disabled', 'The webhook is disabled; enable it before retrying a delivery.');
       const [rows] = (await em.query(
         `UPDATE deliveries SET status = 'pending', next_attempt_at = now(), updated_at = now()
@@ -233,30 +231,20 @@ export class WebhooksService {
   }
 
   /** The identity a new subscription is scoped to: an agent key's own; for others the one named, if any. */
-  private async subscriptionIdentity(em: EntityManager, principal: Caller, scope: Scope, named: string | undefined): Promise<string | null> {
-    if (principal.kind === 'agent') {
-      const own = (principal as AgentKeyPrincipal).identity;
-      if (named !== undefined && named !== own.handle && named !== own.id) {
-        throw forbidden('own_identity_only', 'An agent-scoped key can only subscribe to its own identity\'s events.');
-      }
-      return own.id;
-    }
-    if (named === undefined) return null;
+  private async subscriptionIdentity(em: EntityManager, principal: Caller, named: string | undefined): Promise<string | null> {
+    if (named === undefined) return principal.kind === 'agent' ? principal.identity.id : null;
     const [identity] = (await em.query(
-      `SELECT id FROM identities WHERE organization_id = $1 AND status = 'active' AND ${isUuid(named) ? 'id = $2::uuid' : 'agent_handle = $2'}`,
-      [scope.organizationId, named],
-    )) as Array<{ id: string }>;
-    if (!identity) throw notFound('identity_not_found', 'No identity with that handle or id in your organization.');
+      `SELECT id, organization_id FROM identities WHERE status = 'active' AND ${isUuid(named) ? 'id = $1::uuid' : 'agent_handle = $1'}`,
+      [named],
+    )) as Array<{ id: string; organization_id: string | null }>;
+    requireAccess(principal, 'webhook.subscribe', identity ? { owner: { organizationId: identity.organization_id, identityId: identity.id } } : null);
     return identity.id;
   }
 
-  private async find(em: EntityManager, scope: Scope, id: string, lock = false): Promise<WebhookRow> {
-    const [row] = (await em.query(
-      `${SELECT_WEBHOOK} WHERE w.id = $1 AND w.organization_id = $2 AND ($3::uuid IS NULL OR w.identity_id = $3::uuid)
-       ${lock ? 'FOR UPDATE OF w' : ''}`,
-      [id, scope.organizationId, scope.identityId],
-    )) as WebhookRow[];
-    if (!row) throw notFound('webhook_not_found', 'No webhook with that id.');
+  /** The webhook, if `principal` may do `permission` to it. */
+  private async find(em: EntityManager, principal: Caller, permission: Permission, id: string, lock = false): Promise<WebhookRow> {
+    const [row] = (await em.query(`${SELECT_WEBHOOK} WHERE w.id = $1 ${lock ? 'FOR UPDATE OF w' : ''}`, [id])) as WebhookRow[];
+    requireAccess(principal, permission, row ? { owner: { organizationId: row.organization_id, identityId: row.identity_id } } : null);
     return row;
   }
 }

@@ -1,16 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { notFound } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { ConsolePrincipal } from '../auth/principal';
+import { Database } from '../database/database';
 import { EventsService } from '../events/events.service';
 import { KeysService } from '../keys/keys.service';
 import { generateClaimCode, hashClaimCode } from './claim-code';
 import type { AgentSignupDto } from './dto/agent-signup.dto';
 import { emitIdentityEvent } from './identity-events';
-import { insertIdentity } from './identity-rows';
+import { IdentitiesRepository } from './identities.repository';
+import { IdentitiesService } from './identities.service';
 import { toIdentityView, type IdentityView, type MintedKeyView } from './identity-view';
-import { Identity } from './identity.entity';
 
 export interface AgentSignupView {
   identity: IdentityView;
@@ -31,7 +31,9 @@ export class AgentSignupService {
   private readonly claimCodeTtlHours: number;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly db: Database,
+    private readonly identitiesService: IdentitiesService,
+    private readonly identities: IdentitiesRepository,
     private readonly keys: KeysService,
     private readonly events: EventsService,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -43,14 +45,14 @@ export class AgentSignupService {
   /** `POST /api/v1/agent-signup`: an unclaimed identity, its agent key and a claim code. */
   async signup(dto: AgentSignupDto): Promise<AgentSignupView> {
     const code = generateClaimCode();
-    return this.dataSource.transaction(async (em) => {
-      const identity = await insertIdentity(em, {
+    return this.db.transaction(async (tx) => {
+      const identity = await this.identitiesService.insert(tx, {
         handle: dto.agent_handle,
         organizationId: null,
         card: dto,
         claim: { codeHash: hashClaimCode(code), ttlHours: this.claimCodeTtlHours },
       });
-      const { metadata, key } = await this.keys.mintWith(em, { scope: 'agent', identityId: identity.id, createdBy: { type: 'signup', id: null } });
+      const { metadata, key } = await this.keys.mintWith(tx, { scope: 'agent', identityId: identity.id, createdBy: { type: 'signup', id: null } });
       return {
         identity: toIdentityView(identity, this.baseUrl),
         api_key: { ...metadata, key },
@@ -67,24 +69,12 @@ export class AgentSignupService {
    * reserved: expiry releases nothing.
    */
   async claim(principal: ConsolePrincipal, claimCode: string): Promise<IdentityView> {
-    return this.dataSource.transaction(async (em) => {
-      const [row] = (await em.query(
-        `SELECT id FROM identities
-          WHERE claim_code_hash = $1 AND claimed_at IS NULL AND status = 'active' AND claim_expires_at > now()
-          FOR UPDATE`,
-        [hashClaimCode(claimCode)],
-      )) as Array<{ id: string }>;
-      if (!row) throw notFound('claim_code_invalid', 'The claim code is unknown, already used or expired.');
+    return this.db.transaction(async (tx) => {
+      const id = await this.identities.lockClaimable(hashClaimCode(claimCode), tx);
+      if (!id) throw notFound('claim_code_invalid', 'The claim code is unknown, already used or expired.');
       // The card's provider becomes the organization, so the card changes.
-      await em.getRepository(Identity).update({ id: row.id }, {
-        organizationId: principal.organizationId,
-        claimedAt: () => 'now()',
-        claimCodeHash: null,
-        claimExpiresAt: null,
-        cardVersion: () => 'card_version + 1',
-      });
-      const claimed = toIdentityView(await em.getRepository(Identity).findOneByOrFail({ id: row.id }), this.baseUrl);
-      return emitIdentityEvent(this.events, em, 'identity.claimed', claimed);
+      const claimed = toIdentityView((await this.identities.claim(id, principal.organizationId, tx))!, this.baseUrl);
+      return emitIdentityEvent(this.events, tx, 'identity.claimed', claimed);
     });
   }
 }

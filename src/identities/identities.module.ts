@@ -5,6 +5,7 @@ import { KeysModule } from '../keys/keys.module';
 import { AgentSignupController } from './agent-signup.controller';
 import { AgentSignupService } from './agent-signup.service';
 import { IdentitiesController } from './identities.controller';
+import { IdentitiesRepository } from './identities.repository';
 import { IdentitiesService } from './identities.service';
 import { IdentitySearchService } from './identity-search.service';
 import { Identity } from './identity.entity';
@@ -12,7 +13,7 @@ import { Identity } from './identity.entity';
 @Module({
   imports: [TypeOrmModule.forFeature([Identity]), KeysModule, EventsModule],
   controllers: [IdentitiesController, AgentSignupController],
-  providers: [IdentitiesService, AgentSignupService, IdentitySearchService],
-  exports: [IdentitiesService, IdentitySearchService],
+  providers: [IdentitiesRepository, IdentitiesService, AgentSignupService, IdentitySearchService],
+  exports: [IdentitiesRepository, IdentitiesService, IdentitySearchService],
 })
 export class IdentitiesModule {}

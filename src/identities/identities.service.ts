@@ -1,45 +1,49 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { DataSource, EntityManager, Repository } from 'typeorm';
 import { conflict } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../auth/principal';
-import { HotQuery } from '../database/hot-query';
+import { Database, type Tx } from '../database/database';
 import { EventsService } from '../events/events.service';
 import { creatorOf, KeysService } from '../keys/keys.service';
 import type { CardFieldsDto } from './dto/card-fields.dto';
 import type { CreateIdentityDto } from './dto/create-identity.dto';
 import type { UpdateSettingsDto } from './dto/update-settings.dto';
-import { checkIdentityAccess, checkSettingsChange, type IdentityAction, type SettingField } from './identity-access';
+import { identityParty, requireAccess, requireSettingsChange, type Permission, type SettingField } from '../auth/access';
 import { emitIdentityEvent } from './identity-events';
-import {
-  identityFromRow, insertIdentity, lockIdentity, SELECT_IDENTITY_BY_HANDLE, SELECT_IDENTITY_BY_ID, SELECT_IDENTITY_BY_ID_OR_HANDLE, SELECT_IDENTITIES_BY_IDS,
-  type IdentityRow,
-} from './identity-rows';
+import { IdentitiesRepository, type IdentitySettings, type NewIdentity } from './identities.repository';
 import { canonicalSkills, toIdentityView, toSettingsView, type IdentityView, type MintedKeyView, type SettingsView } from './identity-view';
-import { Identity } from './identity.entity';
+import type { FilterMode, Identity } from './identity.entity';
 
-const SETTING_COLUMNS = {
+const SETTING_PROPERTIES = {
   enabled: 'enabled',
   allow_public_egress: 'allowPublicEgress',
   publicly_discoverable: 'publiclyDiscoverable',
   filter_mode: 'filterMode',
-} as const satisfies Record<SettingField, keyof Identity>;
+} as const satisfies Record<SettingField, keyof Identity & keyof IdentitySettings>;
+
+/** An identity to create, as the REST body and agent signup give it. */
+export interface IdentityToCreate {
+  handle: string;
+  /** Null for agent signup: the identity stays unclaimed until a Console user claims it. */
+  organizationId: string | null;
+  card: CardFieldsDto;
+  settings?: { publiclyDiscoverable?: boolean; allowPublicEgress?: boolean; filterMode?: FilterMode };
+  claim?: NewIdentity['claim'];
+}
 
 /**
  * Identity rows for the rest of the service, and the identity REST surface:
  * create, read, card edit, settings, delete. Other modules (admission, protocol,
  * ledger) look identities up here rather than querying the table themselves.
- * Every per-resource rule goes through identity-access.ts.
+ * Every per-resource rule goes through src/auth/access.ts.
  */
 @Injectable()
 export class IdentitiesService {
   private readonly baseUrl: string;
 
   constructor(
-    @InjectRepository(Identity) private readonly identities: Repository<Identity>,
-    private readonly dataSource: DataSource,
-    private readonly hot: HotQuery,
+    private readonly identities: IdentitiesRepository,
+    private readonly db: Database,
     private readonly keys: KeysService,
     private readonly events: EventsService,
     @Inject(APP_CONFIG) config: AppConfig,
@@ -49,11 +53,11 @@ export class IdentitiesService {
 
   /** Any identity with this handle, whatever its state (handles are never reused). */
   async findByHandle(handle: string): Promise<Identity | null> {
-    return identityFromRow((await this.hot.rows<IdentityRow>('identity_by_handle', SELECT_IDENTITY_BY_HANDLE, [handle]))[0]);
+    return this.identities.findByHandle(handle);
   }
 
   async findById(id: string): Promise<Identity | null> {
-    return identityFromRow((await this.hot.rows<IdentityRow>('identity_by_id', SELECT_IDENTITY_BY_ID, [id]))[0]);
+    return this.identities.findById(id);
   }
 
   /**
@@ -61,17 +65,14 @@ export class IdentitiesService {
    * path): the caller by id, and the worker by handle if it is servable (else null).
    */
   async findCallParties(requesterId: string, workerHandle: string): Promise<{ requester: Identity | null; worker: Identity | null }> {
-    const rows = (await this.hot.rows<IdentityRow>('identity_call_parties', SELECT_IDENTITY_BY_ID_OR_HANDLE, [requesterId, workerHandle]))
-      .map((row) => identityFromRow(row)!);
+    const rows = await this.identities.findByIdOrHandle(requesterId, workerHandle);
     const worker = rows.find((identity) => identity.agentHandle === workerHandle) ?? null;
     return { requester: rows.find((identity) => identity.id === requesterId) ?? null, worker: worker && isServable(worker) ? worker : null };
   }
 
   /** Several identities in one query (to show the handles a page of rows names). */
   async findByIds(ids: readonly string[]): Promise<Identity[]> {
-    if (ids.length === 0) return [];
-    const rows = await this.hot.rows<IdentityRow>('identities_by_ids', SELECT_IDENTITIES_BY_IDS, [[...new Set(ids)]]);
-    return rows.map((row) => identityFromRow(row)!);
+    return this.identities.findByIds(ids);
   }
 
   /**
@@ -86,17 +87,17 @@ export class IdentitiesService {
 
   /** `POST /api/v1/identities`: claimed into the caller's organization, receiver disabled. */
   async create(principal: AdminKeyPrincipal | ConsolePrincipal, dto: CreateIdentityDto): Promise<IdentityView & { api_key?: MintedKeyView }> {
-    return this.dataSource.transaction(async (em) => {
-      const identity = await insertIdentity(em, {
+    return this.db.transaction(async (tx) => {
+      const identity = await this.insert(tx, {
         handle: dto.agent_handle,
         organizationId: principal.organizationId,
         card: dto,
         settings: { publiclyDiscoverable: dto.publicly_discoverable, allowPublicEgress: dto.allow_public_egress, filterMode: dto.filter_mode },
       });
       // Created claimed: for its organization it is an identity that has just been claimed into it.
-      const view = await this.emitted(em, 'identity.claimed', identity);
+      const view = await this.emitted(tx, 'identity.claimed', identity);
       if (!dto.mint_key) return view;
-      const { metadata, key } = await this.keys.mintWith(em, {
+      const { metadata, key } = await this.keys.mintWith(tx, {
         scope: 'agent',
         identityId: identity.id,
         createdBy: creatorOf(principal),
@@ -106,13 +107,13 @@ export class IdentitiesService {
   }
 
   async get(principal: Principal, handle: string): Promise<IdentityView> {
-    return toIdentityView(await this.visible(principal, handle, 'read'), this.baseUrl);
+    return toIdentityView(await this.visible(principal, handle, 'identity.read'), this.baseUrl);
   }
 
   /** Card copy: `display_name`, `description`, `skills`. A real change bumps card_version. */
   async updateCard(principal: Principal, handle: string, dto: CardFieldsDto): Promise<IdentityView> {
-    return this.dataSource.transaction(async (em) => {
-      const identity = await this.lockForChange(em, principal, handle, 'editCard');
+    return this.db.transaction(async (tx) => {
+      const identity = await this.lockForChange(tx, principal, handle, 'identity.editCard');
       const next = {
         displayName: dto.display_name ?? identity.displayName,
         description: dto.description ?? identity.description,
@@ -121,13 +122,12 @@ export class IdentitiesService {
       const changed = next.displayName !== identity.displayName || next.description !== identity.description ||
         JSON.stringify(next.skills) !== JSON.stringify(canonicalSkills(identity.skills));
       if (!changed) return toIdentityView(identity, this.baseUrl);
-      await em.getRepository(Identity).update({ id: identity.id }, { ...next, cardVersion: () => 'card_version + 1' });
-      return this.emitted(em, 'identity.updated', await em.getRepository(Identity).findOneByOrFail({ id: identity.id }));
+      return this.emitted(tx, 'identity.updated', (await this.identities.updateCard(identity.id, next, tx))!);
     });
   }
 
   async getSettings(principal: Principal, handle: string): Promise<SettingsView> {
-    return toSettingsView(await this.visible(principal, handle, 'readSettings'));
+    return toSettingsView(await this.visible(principal, handle, 'identity.readSettings'));
   }
 
   /**
@@ -135,16 +135,14 @@ export class IdentitiesService {
    * endpoint from the next request on; disabling makes both 404 just as fast.
    */
   async updateSettings(principal: Principal, handle: string, dto: UpdateSettingsDto): Promise<SettingsView> {
-    return this.dataSource.transaction(async (em) => {
-      const identity = await this.lockForChange(em, principal, handle, 'changeSettings');
+    return this.db.transaction(async (tx) => {
+      const identity = await this.lockForChange(tx, principal, handle, 'identity.changeSettings');
       const fields = (Object.keys(dto) as SettingField[]).filter((field) => dto[field] !== undefined);
-      checkSettingsChange(principal, identity, fields, dto.enabled === true);
-      if (fields.length > 0) {
-        await em.getRepository(Identity).update({ id: identity.id }, Object.fromEntries(fields.map((field) => [SETTING_COLUMNS[field], dto[field]])));
-      }
-      const updated = await em.getRepository(Identity).findOneByOrFail({ id: identity.id });
-      if (fields.some((field) => updated[SETTING_COLUMNS[field]] !== identity[SETTING_COLUMNS[field]])) {
-        await this.emitted(em, 'identity.updated', updated);
+      requireSettingsChange(principal, identity, fields, dto.enabled === true);
+      const changes: IdentitySettings = Object.fromEntries(fields.map((field) => [SETTING_PROPERTIES[field], dto[field]]));
+      const updated = (await this.identities.updateSettings(identity.id, changes, tx))!;
+      if (fields.some((field) => updated[SETTING_PROPERTIES[field]] !== identity[SETTING_PROPERTIES[field]])) {
+        await this.emitted(tx, 'identity.updated', updated);
       }
       return toSettingsView(updated);
     });
@@ -155,29 +153,51 @@ export class IdentitiesService {
    * its receiver is disabled, its keys are revoked in the same transaction.
    */
   async remove(principal: AdminKeyPrincipal | ConsolePrincipal, handle: string): Promise<void> {
-    await this.dataSource.transaction(async (em) => {
-      const identity = await this.lockForChange(em, principal, handle, 'delete');
-      await em.getRepository(Identity).update({ id: identity.id }, { status: 'deleted', deletedAt: () => 'now()', enabled: false });
-      await this.emitted(em, 'identity.updated', await em.getRepository(Identity).findOneByOrFail({ id: identity.id }));
-      await this.keys.revokeAllForIdentity(em, identity.id);
+    await this.db.transaction(async (tx) => {
+      const identity = await this.lockForChange(tx, principal, handle, 'identity.delete');
+      await this.emitted(tx, 'identity.updated', (await this.identities.markDeleted(identity.id, tx))!);
+      await this.keys.revokeAllForIdentity(tx, identity.id);
     });
   }
 
-  /** The identity as every read shows it, reported to its organization in the change's transaction. */
-  private async emitted(em: EntityManager, type: 'identity.claimed' | 'identity.updated', identity: Identity): Promise<IdentityView> {
-    return emitIdentityEvent(this.events, em, type, toIdentityView(identity, this.baseUrl));
+  /**
+   * Inserts an identity (receiver disabled) and returns it. A taken handle — by any
+   * identity, deleted and unclaimed ones included, since handles are never reused —
+   * is a 409.
+   */
+  async insert(tx: Tx, identity: IdentityToCreate): Promise<Identity> {
+    const inserted = await this.identities.insert({
+      handle: identity.handle,
+      organizationId: identity.organizationId,
+      displayName: identity.card.display_name ?? '',
+      description: identity.card.description ?? '',
+      skills: canonicalSkills(identity.card.skills ?? []),
+      publiclyDiscoverable: identity.settings?.publiclyDiscoverable ?? false,
+      allowPublicEgress: identity.settings?.allowPublicEgress ?? false,
+      filterMode: identity.settings?.filterMode ?? 'whitelist',
+      claim: identity.claim,
+    }, tx);
+    if (!inserted) {
+      throw conflict('handle_taken', `The handle "${identity.handle}" is taken; handles are never reused, even after deletion.`);
+    }
+    return inserted;
   }
 
-  private async visible(principal: Principal, handle: string, action: IdentityAction): Promise<Identity> {
+  /** The identity as every read shows it, reported to its organization in the change's transaction. */
+  private async emitted(tx: Tx, type: 'identity.claimed' | 'identity.updated', identity: Identity): Promise<IdentityView> {
+    return emitIdentityEvent(this.events, tx, type, toIdentityView(identity, this.baseUrl));
+  }
+
+  private async visible(principal: Principal, handle: string, permission: Extract<Permission, `identity.${string}`>): Promise<Identity> {
     const identity = await this.findByHandle(handle);
-    checkIdentityAccess(principal, handle, identity, action);
+    requireAccess(principal, permission, identityParty(identity), handle);
     return identity!;
   }
 
   /** The identity, locked, after the access check; a deleted identity can no longer change. */
-  private async lockForChange(em: EntityManager, principal: Principal, handle: string, action: IdentityAction): Promise<Identity> {
-    const identity = await lockIdentity(em, handle);
-    checkIdentityAccess(principal, handle, identity, action);
+  private async lockForChange(tx: Tx, principal: Principal, handle: string, permission: Extract<Permission, `identity.${string}`>): Promise<Identity> {
+    const identity = await this.identities.lockByHandle(handle, tx);
+    requireAccess(principal, permission, identityParty(identity), handle);
     if (identity!.status === 'deleted') throw conflict('identity_deleted', 'The identity has been deleted; it can be read but no longer changed.');
     return identity!;
   }

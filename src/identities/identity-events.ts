@@ -1,4 +1,4 @@
-import type { EntityManager } from 'typeorm';
+import type { Tx } from '../database/database';
 import type { EventsService } from '../events/events.service';
 import type { IdentityView } from './identity-view';
 
@@ -8,8 +8,8 @@ import type { IdentityView } from './identity-view';
  * An identity of no organization (unclaimed) has no subscriber: nothing is written.
  */
 export async function emitIdentityEvent(
-  events: EventsService, em: EntityManager, type: 'identity.claimed' | 'identity.updated', view: IdentityView,
+  events: EventsService, tx: Tx, type: 'identity.claimed' | 'identity.updated', view: IdentityView,
 ): Promise<IdentityView> {
-  await events.emit(em, { type, organizationId: view.organization_id, identityIds: [view.id], data: { identity: view } });
+  await events.emit(tx, { type, organizationId: view.organization_id, identityIds: [view.id], data: { identity: view } });
   return view;
 }

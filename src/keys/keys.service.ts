@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
-import { badRequest, conflict, forbidden, notFound } from '../common/app-error';
+import { badRequest, conflict } from '../common/app-error';
+import { requireAccess, requireGrant, type Permission } from '../auth/access';
 import { HotQuery } from '../database/hot-query';
 import { isUuid } from '../common/parse-id.pipe';
 import { creationPosition, decodeCursor, keysetAfter, pageLimit, pageOf } from '../common/pagination';
@@ -113,11 +114,9 @@ export class KeysService {
 
   /** `POST /api/v1/api-keys`: the "Who may mint" table of SEED-SPEC §5. */
   async mint(principal: Principal, dto: MintKeyDto): Promise<MintedKey> {
-    if (principal.kind === 'agent') throw forbidden('agent_key_not_allowed', 'Agent-scoped keys cannot mint keys.');
     const scope = dto.scope ?? 'agent';
-    if (scope === 'admin' && principal.kind !== 'console') {
-      throw forbidden('admin_mint_forbidden', 'Admin-scoped keys can only be minted from a Console session.');
-    }
+    requireGrant(principal, scope === 'admin' ? 'key.mintAdmin' : 'key.mintAgent');
+    const minter = principal as AdminKeyPrincipal | ConsolePrincipal; // requireGrant refuses agent keys
     if (scope === 'admin' && dto.scoped_identity_id) {
       throw badRequest('validation_failed', 'An admin-scoped key is not bound to an identity.', [
         { field: 'scoped_identity_id', message: 'scoped_identity_id must be omitted for admin-scoped keys' },
@@ -128,12 +127,12 @@ export class KeysService {
         { field: 'scoped_identity_id', message: 'scoped_identity_id is required for agent-scoped keys' },
       ]);
     }
-    const createdBy = creatorOf(principal);
+    const createdBy = creatorOf(minter);
     return this.dataSource.transaction(async (em) => {
-      if (scope === 'agent') await this.lockBindableIdentity(em, dto.scoped_identity_id!, principal.organizationId);
+      if (scope === 'agent') await this.lockBindableIdentity(em, principal, dto.scoped_identity_id!);
       return this.mintWith(em, {
         scope,
-        organizationId: scope === 'admin' ? principal.organizationId : undefined,
+        organizationId: scope === 'admin' ? minter.organizationId : undefined,
         identityId: scope === 'agent' ? dto.scoped_identity_id : undefined,
         label: dto.label,
         description: dto.description,
@@ -196,13 +195,13 @@ export class KeysService {
   }
 
   async get(principal: KeyPrincipal | ConsolePrincipal, id: string): Promise<KeyMetadata> {
-    return this.present(await this.findInOrganization(this.dataSource.manager, id, principal.organizationId));
+    return this.present(await this.findInOrganization(this.dataSource.manager, principal, 'key.read', id));
   }
 
   /** Console only (enforced by the route's surface): label and description. */
   async update(principal: ConsolePrincipal, id: string, dto: UpdateKeyDto): Promise<KeyMetadata> {
     return this.dataSource.transaction(async (em) => {
-      await this.findInOrganization(em, id, principal.organizationId);
+      await this.findInOrganization(em, principal, 'key.edit', id);
       const changes: Partial<ApiKey> = {};
       if (dto.label !== undefined) changes.label = dto.label;
       if (dto.description !== undefined) changes.description = dto.description;
@@ -214,7 +213,7 @@ export class KeysService {
   /** Console revocation of any key of the organization. Revoking twice is harmless. */
   async revoke(principal: ConsolePrincipal, id: string): Promise<KeyMetadata> {
     return this.dataSource.transaction(async (em) => {
-      await this.findInOrganization(em, id, principal.organizationId);
+      await this.findInOrganization(em, principal, 'key.revoke', id);
       await this.revokeWhere(em, 'id = $1', [id]);
       return this.present(await this.rowOf(em, id));
     });
@@ -251,20 +250,18 @@ export class KeysService {
   }
 
   /** The identity an admin key or Console user may bind a new agent key to. */
-  private async lockBindableIdentity(em: EntityManager, identityId: string, organizationId: string): Promise<void> {
+  private async lockBindableIdentity(em: EntityManager, principal: Principal, identityId: string): Promise<void> {
     const [identity] = (await em.query(
-      `SELECT id FROM identities WHERE id = $1 AND organization_id = $2 AND status = 'active' FOR UPDATE`,
-      [identityId, organizationId],
-    )) as Array<{ id: string }>;
-    if (!identity) throw notFound('identity_not_found', 'No identity with that id in your organization.');
+      `SELECT id, organization_id FROM identities WHERE id = $1 AND status = 'active' FOR UPDATE`,
+      [identityId],
+    )) as Array<{ id: string; organization_id: string | null }>;
+    requireAccess(principal, 'key.bind', identity ? { owner: { organizationId: identity.organization_id, identityId: identity.id } } : null);
   }
 
-  private async findInOrganization(em: EntityManager, id: string, organizationId: string | null): Promise<KeyRow> {
-    const [row] = (await em.query(
-      `${SELECT_METADATA} WHERE k.id = $1 AND COALESCE(k.organization_id, i.organization_id) = $2`,
-      [id, organizationId],
-    )) as KeyRow[];
-    if (!row) throw notFound('api_key_not_found', 'No API key with that id in your organization.');
+  /** The key, if `principal` may do `permission` to it (its organization's keys). */
+  private async findInOrganization(em: EntityManager, principal: Principal, permission: Permission, id: string): Promise<KeyRow> {
+    const row = await this.rowOf(em, id);
+    requireAccess(principal, permission, row ? { owner: { organizationId: row.organization_id, identityId: row.identity_id } } : null);
     return row;
   }
 

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { visibleCondition, type LedgerSide, type SideFilter } from '../auth/access';
 import { Keyset, type KeysetOrder, NEWEST_FIRST } from '../common/pagination';
 import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
@@ -11,7 +12,6 @@ import type { A2AVersion, PushNotificationConfig } from './entities/push-notific
 import type { ArtifactChunk, TaskEventKind } from './entities/task-event.entity';
 import type { MessageRole, TaskMessage } from './entities/task-message.entity';
 import type { Task } from './entities/task.entity';
-import { visibleWhere, type LedgerSide, type SideFilter } from './ledger-access';
 import type { ContextRecord } from './ledger-views';
 import type { ForwardedTask, TaskPair } from './ledger.service';
 import type { PushConfigInput, PushConfigRecord } from './push-configs.service';
@@ -138,7 +138,7 @@ export class LedgerRepository {
   )
   async visibleTasks(side: LedgerSide, filter: VisibleTaskFilter, page: Keyset): Promise<TaskRow[]> {
     const conditions = [
-      visibleWhere('t', side, filter),
+      visibleCondition('t', side, filter),
       filter.state ? sql`t.state = ${filter.state}` : sql.empty,
       filter.contextId ? sql`t.context_id = ${filter.contextId}::uuid` : sql.empty,
       filter.updatedAfter ? sql`t.updated_at > ${filter.updatedAfter}::timestamptz` : sql.empty,
@@ -150,7 +150,7 @@ export class LedgerRepository {
   /** A task, when visible to `side`. */
   @GenerateSql({ params: [U, ORGANIZATION_SIDE] })
   async visibleTask(taskId: string, side: LedgerSide, tx?: Tx): Promise<TaskRow | null> {
-    return this.db.one<TaskRow>(sql`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = ${taskId} AND ${visibleWhere('t', side, {})}`, tx);
+    return this.db.one<TaskRow>(sql`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = ${taskId} AND ${visibleCondition('t', side, {})}`, tx);
   }
 
   /** A context's most recent tasks. */
@@ -432,7 +432,7 @@ export class LedgerRepository {
   @GenerateSql({ params: [IDENTITY_SIDE, { role: 'requester', peer: U2 }, new Keyset('c', undefined, 50)] })
   async visibleContexts(side: LedgerSide, filter: SideFilter, page: Keyset): Promise<ContextRecord[]> {
     const rows = await this.db.rows<ContextRow>(sql`
-      SELECT ${CONTEXT_COLUMNS} FROM contexts c WHERE ${visibleWhere('c', side, filter)} AND ${page.after} ${page.tail}`);
+      SELECT ${CONTEXT_COLUMNS} FROM contexts c WHERE ${visibleCondition('c', side, filter)} AND ${page.after} ${page.tail}`);
     return rows.map(contextRecord);
   }
 
@@ -440,7 +440,7 @@ export class LedgerRepository {
   @GenerateSql({ params: [U, ORGANIZATION_SIDE] })
   async visibleContext(contextId: string, side: LedgerSide): Promise<ContextRecord | null> {
     const row = await this.db.one<ContextRow>(sql`
-      SELECT ${CONTEXT_COLUMNS} FROM contexts c WHERE c.id = ${contextId} AND ${visibleWhere('c', side, {})}`);
+      SELECT ${CONTEXT_COLUMNS} FROM contexts c WHERE c.id = ${contextId} AND ${visibleCondition('c', side, {})}`);
     return row ? contextRecord(row) : null;
   }
 

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { notVisible, requireAccess, sideOf, type Resource } from '../auth/access';
 import type { ConsolePrincipal, KeyPrincipal, Principal } from '../auth/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { badRequest, conflict, forbidden, notFound, type FieldError } from '../common/app-error';
+import { badRequest, conflict, type FieldError } from '../common/app-error';
 import { creationPosition, keyset, type PageQuery } from '../common/pagination';
 import type { Tx } from '../database/database';
 import type { ArtifactChunk } from './entities/task-event.entity';
@@ -10,12 +11,12 @@ import type { HistoryQuery, ListContextsQuery, ListTasksQuery } from './dto/list
 import type { ReplyDto } from './dto/reply.dto';
 import { listHistory, taskHistory } from './history-limits';
 import { IdempotencyStore } from './idempotency';
-import { sideOf, standsOn, type LedgerSide } from './ledger-access';
 import { toContextView, toMessageView, toTaskView, type ContextView, type MessageView, type TaskView } from './ledger-views';
 import { LedgerRepository, MESSAGES_NEWEST_FIRST } from './ledger.repository';
 import { LedgerService } from './ledger.service';
 import { parsePart, type StoredPart } from './parts';
 import type { NewMessage, TaskJournal } from './task-journal';
+import type { ParticipantRow } from './task-records';
 import { transition } from './task-state';
 
 type LedgerPrincipal = KeyPrincipal | ConsolePrincipal;
@@ -25,7 +26,7 @@ const CONTEXT_TASKS_SHOWN = 200;
 
 /**
  * The REST side of the ledger (CONTRACT §7): reads for both participants and the
- * worker's reply. Who sees what is decided by ledger-access.ts; a task the caller
+ * worker's reply. Who sees what is decided by src/auth/access.ts; a task the caller
  * may not see is "not found", never "forbidden".
  */
 @Injectable()
@@ -73,7 +74,7 @@ export class TasksService {
   /** A context with its most recent tasks (without history or artifacts). */
   async getContext(principal: LedgerPrincipal, id: string): Promise<ContextView & { tasks: TaskView[] }> {
     const context = await this.repository.visibleContext(id, sideOf(principal));
-    if (!context) throw notFound('context_not_found', 'No context with that id is visible to you.');
+    if (!context) throw notVisible('context.read');
     const tasks = await this.repository.hydrate(await this.repository.contextTasks(id, CONTEXT_TASKS_SHOWN), { historyLength: 0, artifacts: false });
     return { ...toContextView(context), tasks: tasks.map(toTaskView) };
   }
@@ -97,7 +98,7 @@ export class TasksService {
         const claim = await this.idempotency.claim(tx, scope, idempotencyKey, IdempotencyStore.hash(`reply ${id}`, dto));
         if (claim.replay) return claim.replay.body as TaskView;
       }
-      const journal = await this.lockForWorker(tx, sideOf(principal), id);
+      const journal = await this.lockForWorker(tx, principal, id);
       const next = transition(journal.state, { by: 'worker', action: 'reply', to: dto.state ?? null });
       if (!next.ok && next.reason === 'terminal') throw conflict('task_terminal', `The task is ${journal.state}; it takes no more replies.`);
       if (!next.ok) throw conflict('invalid_transition', `A worker cannot move a task from ${journal.state} to ${dto.state}.`);
@@ -116,20 +117,15 @@ export class TasksService {
   private async visibleTask(principal: Principal, id: string, historyLength: number, artifacts = true, tx?: Tx) {
     const row = await this.repository.visibleTask(id, sideOf(principal), tx);
     const [task] = await this.repository.hydrate(row ? [row] : [], { historyLength, artifacts, maxArtifactBytes: this.config.ledgerMaxArtifactBytesPerTask }, tx);
-    if (!task) throw notFound('task_not_found', 'No task with that id is visible to you.');
+    if (!task) throw notVisible('task.read');
     return task;
   }
 
   /** Locks the task for a reply: invisible → 404; visible from the requester's side only → 403. */
-  private async lockForWorker(tx: Tx, side: LedgerSide, id: string): Promise<TaskJournal> {
+  private async lockForWorker(tx: Tx, principal: Principal, id: string): Promise<TaskJournal> {
     const journal = await this.ledger.lockTask(tx, id);
-    if (!journal || !(standsOn(side, journal.task, 'requester') || standsOn(side, journal.task, 'worker'))) {
-      throw notFound('task_not_found', 'No task with that id is visible to you.');
-    }
-    if (!standsOn(side, journal.task, 'worker')) {
-      throw forbidden('not_task_worker', 'Only the task\'s worker (its own key, or its organization) may reply.');
-    }
-    return journal;
+    requireAccess(principal, 'task.reply', journal ? parties(journal.task) : null);
+    return journal!;
   }
 
   private newMessage(dto: NonNullable<ReplyDto['message']>): NewMessage {
@@ -154,4 +150,12 @@ function parts(input: unknown[], field: string): StoredPart[] {
   const parsed = input.map((part, i) => parsePart(part, `${field}[${i}]`, errors));
   if (errors.length > 0) throw badRequest('validation_failed', errors.map((e) => e.message).join('; '), errors);
   return parsed as StoredPart[];
+}
+
+/** A task's participants as the access rules see them. */
+function parties(row: ParticipantRow): Resource {
+  return {
+    requester: { organizationId: row.requester_organization_id, identityId: row.requester_identity_id },
+    worker: { organizationId: row.worker_organization_id, identityId: row.worker_identity_id },
+  };
 }

@@ -9,6 +9,7 @@ import type { User } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
 import { CredentialCheck } from '../auth/credential-check';
 import type { AgentKeyPrincipal } from '../auth/principal';
+import type { SurfaceName } from '../auth/surfaces';
 import { toAppError } from '../common/problem.filter';
 import { LOGGER } from '../common/tokens';
 import { APP_CONFIG, type AppConfig } from '../config/config';
@@ -21,6 +22,9 @@ import { ProtocolGate, type OpenCall } from './protocol-gate';
 type Call = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
 type Kind = 'send' | 'stream' | 'unary';
 type Method = (call: Call, callback?: grpc.sendUnaryData<unknown>) => Promise<void> | void;
+
+/** Who may call each method of both gRPC services: the protocol's surface, as `POST /a2a/{handle}` (snapshotted in test/authz/permissions.snapshot.json). */
+export const GRPC_SURFACE: SurfaceName = 'protocol';
 
 /** The methods that are not plain unary calls, per service (the others are). */
 const KINDS: Record<A2AVersion, Record<string, Kind>> = {
@@ -167,7 +171,7 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
       if (value !== undefined) headers[name] = value.toString();
     }
     // The RateLimit headers of a refusal travel in its trailers (status()); a success has none to carry them.
-    const principal = await this.credentials.admit('protocol', { method: 'POST', headers }, addressSubject(peerAddress(call.getPeer())), { setHeader: () => undefined },
+    const principal = await this.credentials.admit(GRPC_SURFACE, { method: 'POST', headers }, addressSubject(peerAddress(call.getPeer())), { setHeader: () => undefined },
       (identified) => (log.principal = { kind: identified.kind, id: identified.id })) as AgentKeyPrincipal;
     const request = call.request as { tenant?: string; configuration?: { returnImmediately?: boolean; blocking?: boolean } } | undefined;
     const handle = request?.tenant || call.metadata.get(TENANT_METADATA)[0]?.toString() || '';

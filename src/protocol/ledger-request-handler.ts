@@ -7,7 +7,7 @@ import {
   type SubscribeToTaskRequest, type Task, type TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import {
-  A2AError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError,
+  A2AError, RequestMalformedError, TaskNotFoundError, UnsupportedOperationError,
 } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
@@ -27,6 +27,7 @@ import { isSettled, isTerminal, type TaskState } from '../ledger/task-state';
 import type { TaskWatch } from '../ledger/task-watch';
 import { UpstreamForwarder } from '../upstream/upstream-forwarder';
 import { UpstreamsService } from '../upstream/upstreams.service';
+import { a2aErrorFor } from './a2a-errors';
 import { fromA2AMessage, fromA2APushConfig, stateFilter, toA2APushConfig, toA2ATask, toStreamResponse, withoutSecrets } from './a2a-mapping';
 import { callOf, type ProtocolCall } from './call-context';
 import { CallRefused } from './call-standing';
@@ -309,19 +310,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     const dataError = clientDataError(error);
     if (dataError) return new RequestMalformedError(dataError.detail);
     if (error instanceof AppError) {
-      switch (error.code) {
-        case 'task_not_found':
-        case 'push_config_not_found':
-          return new TaskNotFoundError(error.detail);
-        case 'task_terminal':
-        case 'task_message_limit': // like a terminal task, a full one takes no more messages
-        case 'task_artifact_limit':
-          return new UnsupportedOperationError(error.detail);
-        case 'task_not_cancelable':
-          return new TaskNotCancelableError(error.detail);
-        default:
-          if (error.status < 500) return new RequestMalformedError(error.detail);
-      }
+      const a2aError = a2aErrorFor(error);
+      if (a2aError) return a2aError;
     }
     this.logger.error({ err: error }, 'protocol method failed');
     return new Error('An unexpected error occurred.');

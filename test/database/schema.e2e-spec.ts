@@ -19,9 +19,6 @@ const PENDING = new Set<string>([
   'card_signing_keys',
   'events.txid',
   'events.seq',
-  'identities.search_vector',
-  'identities.skill_keys',
-  'identities.skill_tags',
   'identity_upstreams',
   'upstream_forwards',
 ]);

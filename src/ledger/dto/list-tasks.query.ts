@@ -3,7 +3,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import { PageQuery } from '../../common/pagination';
-import type { Role } from '../ledger-access';
+import type { LedgerRole as Role } from '../../auth/access';
 import { TASK_STATES, type TaskState } from '../task-state';
 
 /** `true` / `false` in a query string. */
