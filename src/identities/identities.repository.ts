@@ -281,12 +281,14 @@ export class IdentitiesRepository {
   }
 
   // for keys: keys.service.ts lockBindableIdentity — the identity an admin key or Console user may bind a new agent key to.
-  /** The active identity `id` of `organizationId`, locked for the rest of the transaction; false if there is none. */
-  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2] })
-  async lockBindable(id: string, organizationId: string, tx?: Tx): Promise<boolean> {
-    const row = await this.db.one<Pick<RowOf<Identity>, 'id'>>(sql`
-      SELECT id FROM identities WHERE id = ${id} AND organization_id = ${organizationId} AND status = 'active' FOR UPDATE`, tx);
-    return row !== null;
+  /**
+   * The active identity `id` and its organization, locked for the rest of the transaction; null if there is none.
+   * Whether the caller may bind a key to it is requireAccess's call ('key.bind').
+   */
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async lockBindable(id: string, tx?: Tx): Promise<Pick<RowOf<Identity>, 'id' | 'organization_id'> | null> {
+    return this.db.one<Pick<RowOf<Identity>, 'id' | 'organization_id'>>(
+      sql`SELECT id, organization_id FROM identities WHERE id = ${id} AND status = 'active' FOR UPDATE`, tx);
   }
 
   // for events: webhooks.service.ts — a webhook's identity, named by handle or id, within the organization.

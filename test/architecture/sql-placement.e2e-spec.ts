@@ -21,8 +21,6 @@ const PENDING = new Set<string>([
   'src/events/events.service.ts',
   'src/events/webhooks.service.ts',
   'src/health/health.controller.ts',
-  'src/keys/key-usage.tracker.ts',
-  'src/keys/keys.service.ts',
   'src/ledger/idempotency.ts',
   'src/ledger/ledger.service.ts',
   'src/ledger/push-configs.service.ts',

@@ -1,5 +1,5 @@
 import { startApp, type TestApp } from '../support/app';
-import { HotQuery } from '../../src/database/hot-query';
+import { Database } from '../../src/database/database';
 import {
   apiKey, bearer, insertIdentity, mintAdminKey, mintKeyDirectly, signup, type ConsoleAccount, type IdentityFixture,
 } from '../support/fixtures';
@@ -110,7 +110,7 @@ describe('API key lifecycle', () => {
     it('a key whose checksum is wrong gets 401 without any database lookup (CONTRACT §2)', async () => {
       const key = await mintAdminKey(t, acme);
       const tampered = key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a');
-      const hot = jest.spyOn(t.app.get(HotQuery), 'rows');
+      const hot = jest.spyOn(t.app.get(Database), 'prepared');
       const query = jest.spyOn(t.db, 'query');
       try {
         const res = await t.http().get('/api-keys/self').set(apiKey(tampered)).expect(401);

@@ -84,7 +84,7 @@ SELECT i.id, i.created_at FROM identities i WHERE i.organization_id = $1::uuid A
 SELECT i.id, i.created_at FROM identities i WHERE i.organization_id = $1::uuid AND i.search_vector @@ $2::tsquery AND i.enabled = $3::boolean AND i.claimed_at IS NULL AND i.status = $4 AND (i.created_at, i.id) < ($5::timestamptz, $6::uuid) ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
 
 -- IdentitiesRepository.lockBindable
-SELECT id FROM identities WHERE id = $1 AND organization_id = $2 AND status = 'active' FOR UPDATE;
+SELECT id, organization_id FROM identities WHERE id = $1 AND status = 'active' FOR UPDATE;
 
 -- IdentitiesRepository.findActiveIdInOrganization (by id)
 SELECT id FROM identities WHERE organization_id = $1 AND status = 'active' AND id = $2::uuid;
