@@ -13,8 +13,6 @@ const ROOT = join(__dirname, '../..');
 const PENDING = new Set<string>([
   'src/admission/admission.service.ts',
   'src/admission/contact-rules.service.ts',
-  'src/console/console.service.ts',
-  'src/console/teams.service.ts',
   'src/directory/card-signer.ts',
   'src/events/delivery-queue.ts',
   'src/events/event-feed.ts',
