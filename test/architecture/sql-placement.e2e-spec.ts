@@ -26,8 +26,6 @@ const PENDING = new Set<string>([
   'src/ledger/task-notifier.ts',
   'src/ledger/task-records.ts',
   'src/ledger/tasks.service.ts',
-  'src/upstream/upstream-forwarder.ts',
-  'src/upstream/upstreams.service.ts',
 ]);
 
 const SQL_TEXT = /\b(SELECT\s[\s\S]{0,400}?\bFROM\s|INSERT\s+INTO\s|UPDATE\s+[a-z_]+\s+(\w+\s+)?SET\s|DELETE\s+FROM\s|ON\s+CONFLICT\b|pg_notify\(|LISTEN\s|NOTIFY\s)/;

@@ -19,10 +19,8 @@ const PENDING = new Set<string>([
   'card_signing_keys',
   'events.txid',
   'events.seq',
-  'identity_upstreams',
   'tasks.upstream_task_id',
   'tasks.upstream_context_id',
-  'upstream_forwards',
 ]);
 
 function entityFiles(dir = join(ROOT, 'src')): string[] {
