@@ -11,6 +11,6 @@ import { TeamsService } from './teams.service';
   imports: [LimitsModule, EventsModule],
   controllers: [ConsoleController, TeamsController],
   providers: [ConsoleRepository, ConsoleService, TeamsService],
-  exports: [ConsoleService],
+  exports: [ConsoleService, ConsoleRepository],
 })
 export class ConsoleModule {}
