@@ -26,7 +26,7 @@ WHERE organization_id = $1 AND identity_id = $2 AND direction = $3 AND action = 
 ORDER BY r.created_at DESC, r.id DESC LIMIT 51;
 
 -- AdmissionRepository.rule
-SELECT id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at FROM contact_rules WHERE id = $1 AND organization_id = $2;
+SELECT id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at FROM contact_rules WHERE id = $1;
 
 -- AdmissionRepository.lockRulesOf
 SELECT pg_advisory_xact_lock(hashtextextended($1, 0));
