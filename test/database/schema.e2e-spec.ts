@@ -18,10 +18,8 @@ const NOT_MODULE_TABLES = new Set(['schema_migrations']);
 const PENDING = new Set<string>([
   'events.txid',
   'events.seq',
-  'identity_upstreams',
   'tasks.upstream_task_id',
   'tasks.upstream_context_id',
-  'upstream_forwards',
 ]);
 
 function entityFiles(dir = join(ROOT, 'src')): string[] {
