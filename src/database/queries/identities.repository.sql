@@ -86,8 +86,8 @@ SELECT i.id, i.created_at FROM identities i WHERE i.organization_id = $1::uuid A
 -- IdentitiesRepository.lockBindable
 SELECT id, organization_id FROM identities WHERE id = $1 AND status = 'active' FOR UPDATE;
 
--- IdentitiesRepository.findActiveIdInOrganization (by id)
-SELECT id FROM identities WHERE organization_id = $1 AND status = 'active' AND id = $2::uuid;
+-- IdentitiesRepository.findActiveByIdOrHandle (by id)
+SELECT id, organization_id FROM identities WHERE status = 'active' AND id = $1::uuid;
 
--- IdentitiesRepository.findActiveIdInOrganization (by handle)
-SELECT id FROM identities WHERE organization_id = $1 AND status = 'active' AND agent_handle = $2;
+-- IdentitiesRepository.findActiveByIdOrHandle (by handle)
+SELECT id, organization_id FROM identities WHERE status = 'active' AND agent_handle = $1;
