@@ -1,6 +1,6 @@
 import { loadavg } from 'node:os';
 import { AdmissionService } from '../src/admission/admission.service';
-import { RULES_BETWEEN } from '../src/admission/contact-rules.service';
+import { rulesBetween } from '../src/admission/admission.repository';
 import type { DataSource } from 'typeorm';
 import { IdentitiesService } from '../src/identities/identities.service';
 import type { Identity } from '../src/identities/identity.entity';
@@ -82,7 +82,7 @@ export async function run(): Promise<void> {
     console.log(`load average at end: ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);
     console.log(`\ncontact_rules rows at the end: ${count.toLocaleString('en')}; ${ITERATIONS} allowed / ${Math.round(ITERATIONS / 5)} denied evaluations per size\n`);
 
-    const plan = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, SUMMARY OFF) ${RULES_BETWEEN}`, lookupParams(requester, worker))) as Array<{ 'QUERY PLAN': string }>;
+    const plan = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, SUMMARY OFF) ${lookup(requester, worker).text}`, lookup(requester, worker).values as unknown[])) as Array<{ 'QUERY PLAN': string }>;
     console.log('EXPLAIN of the pair lookup at the largest size:\n');
     console.log(plan.map((line) => `    ${line['QUERY PLAN']}`).join('\n'));
   } finally {
@@ -90,11 +90,12 @@ export async function run(): Promise<void> {
   }
 }
 
-const lookupParams = (requester: Identity, worker: Identity) => [requester.id, worker.id, requester.organizationId, worker.organizationId];
+/** The pair lookup AdmissionRepository.rulesBetween prepares. */
+const lookup = (requester: Identity, worker: Identity) => rulesBetween(requester, worker);
 
 /** Pages the pair lookup touches and its server-side time: a figure the machine's load does not blur. */
 async function explain(db: DataSource, requester: Identity, worker: Identity): Promise<{ buffers: number; executionMs: number }> {
-  const [{ 'QUERY PLAN': [result] }] = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${RULES_BETWEEN}`, lookupParams(requester, worker))) as Array<{
+  const [{ 'QUERY PLAN': [result] }] = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${lookup(requester, worker).text}`, lookup(requester, worker).values as unknown[])) as Array<{
     'QUERY PLAN': Array<{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number }; 'Execution Time': number }>;
   }>;
   return { buffers: result.Plan['Shared Hit Blocks'] + result.Plan['Shared Read Blocks'], executionMs: result['Execution Time'] };

@@ -1,14 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import { notFound } from '../common/app-error';
-import { decodeCursor, pageLimit, pageOf, type KeysetCursor } from '../common/pagination';
+import { decodeCursor } from '../common/pagination';
 import { LOGGER } from '../common/tokens';
 import type { AdminKeyPrincipal, ConsolePrincipal } from '../auth/principal';
 import { canAccess, identityParty, partyOf, requireAccess } from '../auth/access';
 import { IdentitiesService } from '../identities/identities.service';
 import type { Identity } from '../identities/identity.entity';
-import { AdmissionDecisionRecord } from './admission-decision.entity';
+import { AdmissionRepository, type DecisionScope } from './admission.repository';
 import { decide, standingDenial, type AdmissionDecision, type Side } from './admission.decision';
 import { explain, toDecisionView, type AdmissionCheckView, type AdmissionDecisionView } from './admission.view';
 import type { ContactRule } from './contact-rule.entity';
@@ -21,13 +20,6 @@ export type { AdmissionDecision, AdmissionReason } from './admission.decision';
 
 type OrganizationPrincipal = AdminKeyPrincipal | ConsolePrincipal;
 
-/** Decision rows under the entity's property names. */
-const DECISION_COLUMNS = `
-  id, requester_id AS "requesterId", requester_handle AS "requesterHandle", requester_organization_id AS "requesterOrganizationId",
-  worker_id AS "workerId", worker_handle AS "workerHandle", worker_organization_id AS "workerOrganizationId",
-  reason, decided_by AS "decidedBy", rule_id AS "ruleId", requester_rule AS "requesterRule", worker_rule AS "workerRule",
-  created_at AS "createdAt"`;
-
 /**
  * The second gate (CONTRACT §6). The protocol endpoint calls `evaluate` on every call;
  * the decision itself is the pure `decide`, fed by one indexed query. Administrators
@@ -36,7 +28,7 @@ const DECISION_COLUMNS = `
 @Injectable()
 export class AdmissionService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly repository: AdmissionRepository,
     private readonly rules: ContactRulesService,
     private readonly identities: IdentitiesService,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -75,26 +67,18 @@ export class AdmissionService {
    * requester or the worker, newest first. Two keyset scans, one per side, merged.
    */
   async decisions(principal: OrganizationPrincipal, query: ListDecisionsQuery): Promise<{ decisions: AdmissionDecisionView[]; next_cursor: string | null }> {
-    const limit = pageLimit(query);
-    const cursor = decodeCursor(query.cursor);
+    decodeCursor(query.cursor); // a bad cursor is a 400 whatever the filter finds
     const viewer = principal.organizationId;
-    let scope: { requester: string; worker: string; value: string };
+    let scope: DecisionScope;
     if (query.identity === undefined) {
-      scope = { requester: 'requester_organization_id', worker: 'worker_organization_id', value: viewer };
+      scope = { organizationId: viewer };
     } else {
       const identity = await this.identities.findByHandle(query.identity);
       // As with the rules list, an identity the caller cannot see matches nothing.
       if (!canAccess(principal, 'decision.read', identityParty(identity))) return { decisions: [], next_cursor: null };
-      scope = { requester: 'requester_id', worker: 'worker_id', value: identity!.id };
+      scope = { identityId: identity!.id };
     }
-    const records = (await this.dataSource.query(
-      `(${sideQuery(scope.requester, null, cursor, limit)})
-       UNION ALL
-       (${sideQuery(scope.worker, scope.requester, cursor, limit)})
-       ORDER BY "createdAt" DESC, id DESC LIMIT ${limit + 1}`,
-      cursor ? [scope.value, cursor.at, cursor.id] : [scope.value],
-    )) as AdmissionDecisionRecord[];
-    const page = pageOf(records, limit, (record) => ({ at: record.createdAt.toISOString(), id: record.id }));
+    const page = await this.repository.listDecisions(scope, query);
     return { decisions: page.items.map((record) => toDecisionView(record, viewer)), next_cursor: page.nextCursor };
   }
 
@@ -114,7 +98,7 @@ export class AdmissionService {
   private async record(requester: Identity, worker: Identity, decision: AdmissionDecision<ContactRule>): Promise<void> {
     const effective = effectiveViews(decision, requester, worker);
     try {
-      await this.dataSource.getRepository(AdmissionDecisionRecord).insert({
+      await this.repository.insertDecision({
         requesterId: requester.id,
         requesterHandle: requester.agentHandle,
         requesterOrganizationId: requester.organizationId,
@@ -138,16 +122,4 @@ function effectiveViews(decision: AdmissionDecision<ContactRule>, requester: Ide
   const names = namesOf([requester, worker]);
   const view = (rule: ContactRule | null) => (rule ? toContactRuleView(rule, names) : null);
   return { requester: view(decision.effective.requester), worker: view(decision.effective.worker) };
-}
-
-/**
- * One side of the decisions list: rows where `column` = $1, newest first from the
- * cursor ($2, $3). `exclude` drops rows the other side's scan already returns (both
- * participants in the organization, or an identity calling itself).
- */
-function sideQuery(column: string, exclude: string | null, cursor: KeysetCursor | null, limit: number): string {
-  const where = [`${column} = $1`];
-  if (exclude) where.push(`${exclude} IS DISTINCT FROM $1`);
-  if (cursor) where.push(`(created_at, id) < ($2::timestamptz, $3::uuid)`);
-  return `SELECT ${DECISION_COLUMNS} FROM admission_decisions WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`;
 }

@@ -1,15 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import * as bcrypt from 'bcrypt';
-import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, conflict, forbidden, unauthorized } from '../common/app-error';
 import { RateLimitService } from '../limits/rate-limit.service';
-import { HotQuery } from '../database/hot-query';
+import { Database, type Tx } from '../database/database';
 import type { ConsolePrincipal } from '../auth/principal';
-import { ConsoleSession } from './console-session.entity';
-import { ConsoleUser } from './console-user.entity';
-import { Organization } from './organization.entity';
+import { ConsoleRepository, type ConsoleUserRecord } from './console.repository';
+import type { Organization } from './organization.entity';
 import { toOrganizationView, toUserView, type MeView, type SessionView } from './console.view';
 
 const TOKEN_PREFIX = 'a2a_ses_';
@@ -24,10 +22,10 @@ export class ConsoleService {
   private readonly dummyHash: Promise<string>;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly db: Database,
+    private readonly repository: ConsoleRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly limits: RateLimitService,
-    private readonly hot: HotQuery,
   ) {
     this.dummyHash = bcrypt.hash(randomBytes(16).toString('hex'), config.bcryptCost);
   }
@@ -37,7 +35,7 @@ export class ConsoleService {
       throw forbidden('signup_closed', 'Console signup is closed on this service.');
     }
     const { user, organization } = await this.createOrganizationWithUser(input.organization_name, input.email, input.password);
-    return this.openSession(this.dataSource.manager, user, organization);
+    return this.openSession(user, organization);
   }
 
   /** Creates an organization and its first Console user (signup and the bootstrap CLI). */
@@ -45,20 +43,17 @@ export class ConsoleService {
     organizationName: string,
     email: string,
     password: string,
-    em?: EntityManager,
-  ): Promise<{ user: ConsoleUser; organization: Organization }> {
+    tx?: Tx,
+  ): Promise<{ user: ConsoleUserRecord; organization: Organization }> {
     const passwordHash = await bcrypt.hash(password, this.config.bcryptCost);
-    const work = async (tx: EntityManager) => {
-      const taken = await tx.getRepository(ConsoleUser).createQueryBuilder('u').where('lower(u.email) = lower(:email)', { email }).getExists();
-      if (taken) throw conflict('email_taken', 'A Console user with that email already exists.');
-      const organization = await tx.getRepository(Organization).save(tx.getRepository(Organization).create({ name: organizationName }));
-      const user = await tx.getRepository(ConsoleUser).save(
-        tx.getRepository(ConsoleUser).create({ organizationId: organization.id, email, passwordHash }),
-      );
+    const work = async (tx: Tx) => {
+      if (await this.repository.emailTaken(email, tx)) throw conflict('email_taken', 'A Console user with that email already exists.');
+      const organization = await this.repository.insertOrganization(organizationName, tx);
+      const user = await this.repository.insertUser({ organizationId: organization.id, email, passwordHash }, tx);
       return { user, organization };
     };
     try {
-      return em ? await work(em) : await this.dataSource.transaction(work);
+      return tx ? await work(tx) : await this.db.transaction(work);
     } catch (error) {
       // Two signups racing for one email: the unique index decides.
       if ((error as { driverError?: { code?: string } }).driverError?.code === '23505') {
@@ -75,21 +70,16 @@ export class ConsoleService {
     const throttleKey = `${input.email.toLowerCase()}|${clientAddress}`;
     await this.limits.reserve('login', throttleKey);
 
-    const user = await this.dataSource
-      .getRepository(ConsoleUser)
-      .createQueryBuilder('u')
-      .addSelect('u.passwordHash')
-      .where('lower(u.email) = lower(:email)', { email: input.email })
-      .getOne();
+    const user = await this.repository.userWithPassword({ email: input.email });
     const ok = await bcrypt.compare(input.password, user?.passwordHash ?? (await this.dummyHash));
     if (!user || !ok) throw unauthorized('invalid_credentials', INVALID_LOGIN);
     await this.limits.clear('login', throttleKey);
-    const organization = await this.dataSource.getRepository(Organization).findOneByOrFail({ id: user.organizationId });
-    return this.openSession(this.dataSource.manager, user, organization);
+    const organization = await this.organizationOf(user);
+    return this.openSession(user, organization);
   }
 
   async logout(principal: ConsolePrincipal): Promise<void> {
-    await this.dataSource.getRepository(ConsoleSession).update({ id: principal.sessionId }, { revokedAt: new Date() });
+    await this.repository.revokeSession(principal.sessionId);
   }
 
   /**
@@ -100,8 +90,8 @@ export class ConsoleService {
   async changePassword(principal: ConsolePrincipal, input: { current_password: string; new_password: string }): Promise<void> {
     const throttleKey = `password|${principal.id}`;
     await this.limits.reserve('login', throttleKey);
-    const user = await this.dataSource.getRepository(ConsoleUser).createQueryBuilder('u').addSelect('u.passwordHash')
-      .where('u.id = :id', { id: principal.id }).getOneOrFail();
+    const user = await this.repository.userWithPassword({ id: principal.id });
+    if (!user) throw new Error(`Console user ${principal.id} not found`);
     if (!(await bcrypt.compare(input.current_password, user.passwordHash))) {
       throw badRequest('wrong_password', 'The current password is incorrect.', [
         { field: 'current_password', message: 'current_password is incorrect' },
@@ -109,62 +99,50 @@ export class ConsoleService {
     }
     await this.limits.clear('login', throttleKey);
     const passwordHash = await bcrypt.hash(input.new_password, this.config.bcryptCost);
-    await this.dataSource.transaction(async (em) => {
-      await em.getRepository(ConsoleUser).update({ id: principal.id }, { passwordHash });
-      await em.query(
-        `UPDATE console_sessions SET revoked_at = now() WHERE user_id = $1 AND id <> $2 AND revoked_at IS NULL`,
-        [principal.id, principal.sessionId],
-      );
+    await this.db.transaction(async (tx) => {
+      await this.repository.setPassword(principal.id, passwordHash, tx);
+      await this.repository.revokeOtherSessions(principal.id, principal.sessionId, tx);
     });
   }
 
   async me(principal: ConsolePrincipal): Promise<MeView> {
-    const user = await this.dataSource.getRepository(ConsoleUser).findOneByOrFail({ id: principal.id });
-    const organization = await this.dataSource.getRepository(Organization).findOneByOrFail({ id: user.organizationId });
+    const user = await this.repository.user(principal.id);
+    if (!user) throw new Error(`Console user ${principal.id} not found`);
+    const organization = await this.organizationOf(user);
     return { user: toUserView(user), organization: toOrganizationView(organization) };
   }
 
   /** Organization names by id, in one query (Agent Cards name their provider). */
   async organizationNames(ids: readonly string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
-    const rows = await this.hot.rows<{ id: string; name: string }>(
-      'organization_names',
-      `SELECT id, name FROM organizations WHERE id = ANY($1::uuid[])`,
-      [[...new Set(ids)]],
-    );
-    return new Map(rows.map((row) => [row.id, row.name]));
+    return this.repository.organizationNames([...new Set(ids)]);
   }
 
   /** The Console principal behind a session token, or null if unknown, expired or logged out. */
   async verifySession(token: string, viaCookie: boolean): Promise<ConsolePrincipal | null> {
     if (!TOKEN_PATTERN.test(token)) return null;
-    const [row] = await this.hot.rows<{ session_id: string; user_id: string; organization_id: string }>(
-      'verify_console_session',
-      `SELECT s.id AS session_id, u.id AS user_id, u.organization_id
-         FROM console_sessions s JOIN console_users u ON u.id = s.user_id
-        WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now()`,
-      [hashToken(token)],
-    );
+    const row = await this.repository.activeSession(hashToken(token));
     if (!row) return null;
     return { kind: 'console', id: row.user_id, sessionId: row.session_id, organizationId: row.organization_id, viaCookie };
   }
 
   /** Whether a session that authenticated earlier still holds (event streams ask each time they wake). */
   async isSessionActive(sessionId: string): Promise<boolean> {
-    const [row] = await this.hot.rows<{ active: boolean }>(
-      'console_session_active',
-      `SELECT true AS active FROM console_sessions WHERE id = $1 AND revoked_at IS NULL AND expires_at > now()`,
-      [sessionId],
-    );
-    return row !== undefined;
+    return this.repository.isSessionActive(sessionId);
   }
 
   /** A new session for a user (signup, login, accepting an invitation); stamps the user's last sign-in. */
-  async openSession(em: EntityManager, user: ConsoleUser, organization: Organization): Promise<SessionView> {
+  async openSession(user: ConsoleUserRecord, organization: Organization, tx?: Tx): Promise<SessionView> {
     const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
     const expiresAt = new Date(Date.now() + this.config.sessionTtlHours * 3600_000);
-    await em.getRepository(ConsoleSession).insert({ userId: user.id, tokenHash: hashToken(token), expiresAt });
-    await em.getRepository(ConsoleUser).update({ id: user.id }, { lastLoginAt: () => 'now()' });
+    await this.repository.insertSession({ userId: user.id, tokenHash: hashToken(token), expiresAt }, tx);
+    await this.repository.stampLogin(user.id, tx);
     return { token, expires_at: expiresAt.toISOString(), user: toUserView(user), organization: toOrganizationView(organization) };
+  }
+
+  private async organizationOf(user: ConsoleUserRecord): Promise<Organization> {
+    const organization = await this.repository.organization(user.organizationId);
+    if (!organization) throw new Error(`Organization ${user.organizationId} not found`);
+    return organization;
   }
 }

@@ -117,7 +117,7 @@ export class InviteList {
   next_cursor: string | null;
 }
 
-export const toUserView = (user: ConsoleUser): UserView => ({
+export const toUserView = (user: Pick<ConsoleUser, 'id' | 'email' | 'organizationId' | 'createdAt'>): UserView => ({
   id: user.id,
   email: user.email,
   organization_id: user.organizationId,
@@ -130,14 +130,14 @@ export const toOrganizationView = (org: Organization): OrganizationView => ({
   created_at: org.createdAt.toISOString(),
 });
 
-export const toMemberView = (user: ConsoleUser): MemberView => ({
+export const toMemberView = (user: Pick<ConsoleUser, 'id' | 'email' | 'createdAt' | 'lastLoginAt'>): MemberView => ({
   id: user.id,
   email: user.email,
   created_at: user.createdAt.toISOString(),
   last_login_at: user.lastLoginAt?.toISOString() ?? null,
 });
 
-export const toInviteView = (invite: ConsoleInvite): InviteView => ({
+export const toInviteView = (invite: Pick<ConsoleInvite, 'id' | 'email' | 'invitedBy' | 'createdAt' | 'expiresAt'>): InviteView => ({
   id: invite.id,
   email: invite.email,
   invited_by: invite.invitedBy,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import type { Sql } from './sql';
+import { sql, type Sql } from './sql';
 import { installUnitOfWork } from './unit-of-work';
 
 /**
@@ -49,6 +49,11 @@ export class Database {
   async prepared<R>(name: string, query: Sql): Promise<R[]> {
     const pool = (this.dataSource.driver as unknown as { master: PoolLike }).master;
     return (await pool.query({ name, text: query.text, values: [...query.values] })).rows as R[];
+  }
+
+  /** Whether the database answers (readiness); throws when it does not. */
+  async ping(): Promise<void> {
+    await this.run(sql`SELECT 1`);
   }
 
   /** Runs `work` in a transaction; commit hooks (unit-of-work.ts) run at its end. */

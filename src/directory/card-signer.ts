@@ -2,27 +2,20 @@ import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, FlattenedSign, type JWK } from 'jose';
 import type { Logger } from 'pino';
-import { DataSource, type EntityManager } from 'typeorm';
 import { APP_CONFIG, ConfigError, readCardSigningKey, type AppConfig } from '../config/config';
 import { LOGGER } from '../common/tokens';
 import { canonicalCardPayload } from './card-canonical';
+import type { CardSigningAlgorithm, CardSigningKeySource } from './card-signing-key.entity';
+import { Database, type Tx } from '../database/database';
+import { DirectoryRepository, type CardSigningKeyRow } from './directory.repository';
 import type { CardSignature } from './agent-card';
 
-type Algorithm = 'ES256' | 'EdDSA';
+type Algorithm = CardSigningAlgorithm;
 
 interface SigningKey {
   kid: string;
   alg: Algorithm;
   key: KeyObject;
-}
-
-interface KeyRow {
-  kid: string;
-  algorithm: Algorithm;
-  public_jwk: JsonWebKey;
-  private_key_pem: string | null;
-  source: 'generated' | 'file';
-  status: 'current' | 'previous' | 'retired';
 }
 
 /** A public key as `/.well-known/jwks.json` lists it. */
@@ -54,7 +47,8 @@ export class CardSigner implements OnModuleInit {
   private readonly jku: string;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly db: Database,
+    private readonly repository: DirectoryRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
@@ -63,16 +57,16 @@ export class CardSigner implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     if (this.config.cardSigningKeyFile) this.fileKey = await loadKeyFile(this.config.cardSigningKeyFile);
-    const key = await this.dataSource.transaction(async (em) => {
-      await lockKeys(em);
-      const current = await currentRow(em);
+    const key = await this.db.transaction(async (tx) => {
+      await this.repository.lockSigningKeys(tx);
+      const current = await this.repository.currentSigningKey(tx);
       if (this.fileKey) {
-        if (current?.kid !== this.fileKey.kid) await this.install(em, this.fileKey, 'file');
+        if (current?.kid !== this.fileKey.kid) await this.install(tx, this.fileKey, 'file');
         return this.fileKey;
       }
       // A generated key, kept; a file key that is no longer configured is replaced.
       if (current?.private_key_pem) return fromRow(current);
-      return this.install(em, await generateKey(), 'generated');
+      return this.install(tx, await generateKey(), 'generated');
     });
     this.cached = { key, readAt: Date.now() };
     this.logger.debug({ kid: key.kid, alg: key.alg, source: this.fileKey ? 'file' : 'generated' }, 'agent card signing key ready');
@@ -86,10 +80,10 @@ export class CardSigner implements OnModuleInit {
     if (this.config.cardSigningKeyFile) {
       throw new ConfigError('CARD_SIGNING_KEY_FILE is configured: rotate by replacing that file and restarting');
     }
-    return this.dataSource.transaction(async (em) => {
-      await lockKeys(em);
-      const previous = await currentRow(em);
-      const key = await this.install(em, await generateKey(), 'generated');
+    return this.db.transaction(async (tx) => {
+      await this.repository.lockSigningKeys(tx);
+      const previous = await this.repository.currentSigningKey(tx);
+      const key = await this.install(tx, await generateKey(), 'generated');
       this.cached = { key, readAt: Date.now() };
       return { kid: key.kid, previous: previous?.kid ?? null };
     });
@@ -119,16 +113,14 @@ export class CardSigner implements OnModuleInit {
 
   /** The keys a verifier may meet: the current one, then the previous one. */
   async jwks(): Promise<{ keys: PublicJwk[] }> {
-    const rows = (await this.dataSource.query(
-      `SELECT kid, algorithm, public_jwk FROM card_signing_keys WHERE status IN ('current', 'previous') ORDER BY status = 'current' DESC`,
-    )) as Array<Pick<KeyRow, 'kid' | 'algorithm' | 'public_jwk'>>;
+    const rows = await this.repository.publishedSigningKeys();
     return { keys: rows.map((row) => ({ ...row.public_jwk, kid: row.kid, alg: row.algorithm, use: 'sig' })) };
   }
 
   private async signingKey(): Promise<SigningKey> {
     if (this.fileKey) return this.fileKey;
     if (this.cached && Date.now() - this.cached.readAt < KEY_REFRESH_MS) return this.cached.key;
-    const current = await currentRow(this.dataSource.manager);
+    const current = await this.repository.currentSigningKey();
     // Until a generated key is current again (it always is, after start), keep signing with the last one read.
     const key = current?.private_key_pem ? fromRow(current) : this.cached!.key;
     this.cached = { key, readAt: Date.now() };
@@ -136,31 +128,15 @@ export class CardSigner implements OnModuleInit {
   }
 
   /** `key` becomes current: the current key becomes previous, the previous one retired. */
-  private async install(em: EntityManager, key: SigningKey, source: KeyRow['source']): Promise<SigningKey> {
-    await em.query(`UPDATE card_signing_keys SET status = 'retired', retired_at = now() WHERE status = 'previous' AND kid <> $1`, [key.kid]);
-    await em.query(`UPDATE card_signing_keys SET status = 'previous' WHERE status = 'current' AND kid <> $1`, [key.kid]);
+  private async install(tx: Tx, key: SigningKey, source: CardSigningKeySource): Promise<SigningKey> {
     const publicJwk = createPublicKey(key.key).export({ format: 'jwk' });
-    const privatePem = source === 'generated' ? (key.key.export({ format: 'pem', type: 'pkcs8' }) as string) : null;
-    await em.query(
-      `INSERT INTO card_signing_keys (kid, algorithm, public_jwk, private_key_pem, source, status) VALUES ($1, $2, $3, $4, $5, 'current')
-       ON CONFLICT (kid) DO UPDATE SET status = 'current', retired_at = NULL`,
-      [key.kid, key.alg, JSON.stringify(publicJwk), privatePem, source],
-    );
+    const privateKeyPem = source === 'generated' ? (key.key.export({ format: 'pem', type: 'pkcs8' }) as string) : null;
+    await this.repository.installSigningKey({ kid: key.kid, algorithm: key.alg, publicJwk, privateKeyPem, source }, tx);
     return key;
   }
 }
 
-/** One writer at a time decides which key is current (instances starting together). */
-async function lockKeys(em: EntityManager): Promise<void> {
-  await em.query(`LOCK TABLE card_signing_keys IN SHARE ROW EXCLUSIVE MODE`);
-}
-
-async function currentRow(em: EntityManager): Promise<KeyRow | null> {
-  const [row] = (await em.query(`SELECT * FROM card_signing_keys WHERE status = 'current'`)) as KeyRow[];
-  return row ?? null;
-}
-
-function fromRow(row: KeyRow): SigningKey {
+function fromRow(row: CardSigningKeyRow): SigningKey {
   return { kid: row.kid, alg: row.algorithm, key: createPrivateKey(row.private_key_pem!) };
 }
 

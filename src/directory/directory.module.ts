@@ -3,6 +3,7 @@ import { ConsoleModule } from '../console/console.module';
 import { IdentitiesModule } from '../identities/identities.module';
 import { AgentCardsController } from './agent-cards.controller';
 import { CardSigner } from './card-signer';
+import { DirectoryRepository } from './directory.repository';
 import { DirectoryService } from './directory.service';
 import { JwksController } from './jwks.controller';
 import { OrganizationDirectoryController } from './organization-directory.controller';
@@ -10,7 +11,7 @@ import { OrganizationDirectoryController } from './organization-directory.contro
 @Module({
   imports: [IdentitiesModule, ConsoleModule],
   controllers: [AgentCardsController, OrganizationDirectoryController, JwksController],
-  providers: [DirectoryService, CardSigner],
+  providers: [DirectoryService, CardSigner, DirectoryRepository],
   exports: [DirectoryService, CardSigner],
 })
 export class DirectoryModule {}

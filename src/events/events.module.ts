@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { ConsoleRepository } from '../console/console.repository';
+import { IdentitiesRepository } from '../identities/identities.repository';
 import { LimitsModule } from '../limits/limits.module';
 import type { Logger } from 'pino';
 import { LOGGER } from '../common/tokens';
@@ -12,6 +14,7 @@ import { DeliveryQueue } from './delivery-queue';
 import { EventFeed } from './event-feed';
 import { DeliverySender, HOST_RESOLVER, systemResolver } from './delivery-sender';
 import { Delivery } from './delivery.entity';
+import { EventsRepository } from './events.repository';
 import { EventsService } from './events.service';
 import { OutboxEvent } from './outbox-event.entity';
 import { PushNotifications } from './push-notifications';
@@ -23,8 +26,7 @@ import { WebhooksService } from './webhooks.service';
  * Events: the outbox, webhook subscriptions and the delivery engine. It sits low in
  * the module graph — every module that changes something imports it to emit — so it
  * imports nothing but the database, the rate limits (the ping quota) and the global
- * configuration.
- * imports nothing but the database (and the global configuration). It also provides
+ * configuration. It also provides
  * the wake-ups (TaskNotifier: one listening connection per instance, shared by the
  * ledger's tasks and the event stream) and the outbox's reads in commit order
  * (EventFeed, for the event stream module).
@@ -33,8 +35,11 @@ import { WebhooksService } from './webhooks.service';
   imports: [TypeOrmModule.forFeature([OutboxEvent, Webhook, Delivery, DeliveryAttempt]), LimitsModule],
   controllers: [WebhooksController],
   providers: [
-    EventsService, WebhooksService, DeliveryQueue, DeliverySender, DeliveryDispatcher, PushNotifications,
+    EventsRepository, EventsService, WebhooksService, DeliveryQueue, DeliverySender, DeliveryDispatcher, PushNotifications,
     EventFeed,
+    // The owners' repositories for the two reads webhooks.service.ts needs (the organization's lock, a named
+    // identity): provided here too because Console and Identities import this module (they emit events).
+    ConsoleRepository, IdentitiesRepository,
     { provide: HOST_RESOLVER, useValue: systemResolver },
     {
       provide: TaskNotifier,
@@ -44,6 +49,6 @@ import { WebhooksService } from './webhooks.service';
         isEmbedded(config) ? new LocalTaskNotifier() : new PgTaskNotifier(config.databaseUrl!, logger),
     },
   ],
-  exports: [EventsService, PushNotifications, EventFeed, TaskNotifier],
+  exports: [EventsRepository, EventsService, PushNotifications, EventFeed, TaskNotifier],
 })
 export class EventsModule {}

@@ -1,9 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager, type EntitySubscriberInterface, type QueryRunner, type TransactionCommitEvent, type TransactionRollbackEvent } from 'typeorm';
+import type { Tx } from '../database/database';
+import { afterCommit } from '../database/unit-of-work';
 import { CHANGES_CHANNEL, eventsKey, TaskNotifier } from '../ledger/task-notifier';
 import { DeliveryDispatcher } from './delivery-dispatcher';
 import { newEventId } from './event-id';
-import { ORGANIZATION_ONLY_TYPES, type EventType } from './event-types';
+import type { EventType } from './event-types';
+import { EventsRepository } from './events.repository';
 
 export interface EventInput {
   type: EventType;
@@ -28,56 +30,24 @@ export interface Participant {
 }
 
 /**
- * Writes an event and its deliveries in one statement: the outbox row, one delivery
- * for every active subscription of the organization whose filter and scope match
- * (subscriptions scoped to one identity match when the event is about it;
- * organization-only types, api_key.*, never match them), and — for a task update,
- * $8 and $9 — one delivery for each of the task's A2A push notification configs
- * whose owner (the requester who set it) has not been deleted. The same statement
- * notifies the organization's event streams ($10, delivered by PostgreSQL after the
- * commit, to every instance).
- */
-const INSERT_EVENT = `
-  WITH event AS (
-    INSERT INTO events (id, type, organization_id, identity_ids, data)
-    VALUES ($1, $2, $3, $4::uuid[], $5::json)
-    RETURNING id, type, organization_id, identity_ids, pg_notify($10, $11) AS notified
-  ), push AS (
-    INSERT INTO deliveries (push_task_id, push_config_id, push_seq)
-    SELECT c.task_id, c.config_id, $9::int
-      FROM push_notification_configs c JOIN identities o ON o.id = c.owner_identity_id
-     WHERE c.task_id = $8::uuid AND o.status = 'active'
-  )
-  INSERT INTO deliveries (webhook_id, event_id)
-  SELECT w.id, event.id
-    FROM event JOIN webhooks w ON w.organization_id = event.organization_id AND w.status = 'active'
-   WHERE ($6::uuid IS NULL OR w.id = $6::uuid)
-     AND ($6::uuid IS NOT NULL OR (
-           ('*' = ANY(w.events) OR event.type = ANY(w.events))
-       AND (w.identity_id IS NULL OR (w.identity_id = ANY(event.identity_ids) AND NOT event.type = ANY($7::text[])))))`;
-
-/**
  * The outbox (CONTRACT §8). Other modules call `emit` inside the transaction that
- * makes the change, with that transaction's EntityManager: the event commits or
- * rolls back with the change. Once a transaction that emitted commits, this
- * process's dispatcher is woken; other processes find the work when they poll.
+ * makes the change, with that transaction: the event commits or rolls back with the
+ * change (EventsRepository.insertEventWithDeliveries writes it and its deliveries).
+ * Once a transaction that emitted commits, this process's dispatcher is woken
+ * (an after-commit hook of the unit of work); other processes find the work when
+ * they poll.
  */
 @Injectable()
-export class EventsService implements EntitySubscriberInterface {
-  /** The organizations each open transaction has emitted for (their streams are woken at commit). */
-  private readonly emitted = new WeakMap<QueryRunner, Set<string>>();
-
+export class EventsService {
   constructor(
-    dataSource: DataSource,
+    private readonly repository: EventsRepository,
     private readonly dispatcher: DeliveryDispatcher,
     private readonly notifier: TaskNotifier,
-  ) {
-    dataSource.subscribers.push(this);
-  }
+  ) {}
 
   /** Records an event in the caller's transaction; returns its id, or null when it concerns no organization. */
-  async emit(em: EntityManager, event: EventInput): Promise<string | null> {
-    return this.insert(em, event, null);
+  async emit(tx: Tx, event: EventInput): Promise<string | null> {
+    return this.insert(tx, event, null);
   }
 
   /**
@@ -86,7 +56,7 @@ export class EventsService implements EntitySubscriberInterface {
    * config of the task (the ledger's configs; they ride on this engine).
    */
   async emitForParticipants(
-    em: EntityManager, participants: readonly Participant[], event: Omit<EventInput, 'organizationId' | 'identityIds'>, push?: TaskUpdate,
+    tx: Tx, participants: readonly Participant[], event: Omit<EventInput, 'organizationId' | 'identityIds'>, push?: TaskUpdate,
   ): Promise<void> {
     const byOrganization = new Map<string, string[]>();
     for (const { identityId, organizationId } of participants) {
@@ -98,40 +68,31 @@ export class EventsService implements EntitySubscriberInterface {
     let first = true;
     for (const [organizationId, identityIds] of byOrganization) {
       // The push notifications go with the first event only: they are per task, not per organization.
-      await this.insert(em, { ...event, organizationId, identityIds }, null, first ? push : undefined);
+      await this.insert(tx, { ...event, organizationId, identityIds }, null, first ? push : undefined);
       first = false;
     }
   }
 
   /** An event for one subscription only, whatever its filter (the `ping` of a webhook test). */
-  async emitToWebhook(em: EntityManager, webhookId: string, event: EventInput): Promise<string> {
-    return (await this.insert(em, event, webhookId))!;
+  async emitToWebhook(tx: Tx, webhookId: string, event: EventInput): Promise<string> {
+    return (await this.insert(tx, event, webhookId))!;
   }
 
-  private async insert(em: EntityManager, event: EventInput, webhookId: string | null, push?: TaskUpdate): Promise<string | null> {
-    const runner = em.queryRunner;
-    if (!runner?.isTransactionActive) throw new Error('EventsService.emit must run inside the transaction that makes the change');
+  private async insert(tx: Tx, event: EventInput, webhookId: string | null, push?: TaskUpdate): Promise<string | null> {
+    if (!tx.queryRunner?.isTransactionActive) throw new Error('EventsService.emit must run inside the transaction that makes the change');
     if (event.organizationId === null) return null;
+    const organizationId = event.organizationId;
     const id = newEventId();
-    await em.query(INSERT_EVENT, [
-      id, event.type, event.organizationId, event.identityIds ?? [], JSON.stringify(event.data), webhookId, ORGANIZATION_ONLY_TYPES,
-      push?.taskId ?? null, push?.seq ?? null, CHANGES_CHANNEL, `${eventsKey(event.organizationId)}:0`,
-    ]);
-    const organizations = this.emitted.get(runner) ?? new Set<string>();
-    this.emitted.set(runner, organizations.add(event.organizationId));
+    await this.repository.insertEventWithDeliveries(
+      { id, type: event.type, organizationId, identityIds: event.identityIds ?? [], data: event.data },
+      { webhookId, push: push ?? null, notify: { channel: CHANGES_CHANNEL, payload: `${eventsKey(organizationId)}:0` } },
+      tx,
+    );
+    afterCommit(tx, () => {
+      this.dispatcher.wake();
+      // On PostgreSQL the statement's NOTIFY does this; the embedded bus is woken here.
+      this.notifier.committed({ taskId: eventsKey(organizationId), seq: 0 });
+    });
     return id;
-  }
-
-  afterTransactionCommit(event: TransactionCommitEvent): void {
-    const organizations = this.emitted.get(event.queryRunner);
-    if (event.queryRunner.isTransactionActive || !organizations) return;
-    this.emitted.delete(event.queryRunner);
-    this.dispatcher.wake();
-    // On PostgreSQL the statement's NOTIFY does this; the embedded bus is woken here.
-    for (const organizationId of organizations) this.notifier.committed({ taskId: eventsKey(organizationId), seq: 0 });
-  }
-
-  afterTransactionRollback(event: TransactionRollbackEvent): void {
-    if (!event.queryRunner.isTransactionActive) this.emitted.delete(event.queryRunner);
   }
 }

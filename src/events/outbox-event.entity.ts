@@ -1,4 +1,4 @@
-import { Column, CreateDateColumn, Entity, PrimaryColumn } from 'typeorm';
+import { Column, CreateDateColumn, Entity, PrimaryColumn, VirtualColumn, type ColumnType } from 'typeorm';
 import type { EventType } from './event-types';
 
 /** A row of the outbox: an event, written in the transaction of the change it reports. */
@@ -23,4 +23,16 @@ export class OutboxEvent {
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
+
+  /**
+   * The id of the transaction that wrote it (xid8, as decimal text): the stream's
+   * order is (txid, seq) (migration 1763700900000). TypeORM has no xid8 column type,
+   * so it is declared as a virtual column; only the repository's SQL reads it.
+   */
+  @VirtualColumn({ type: 'xid8' as ColumnType, select: false, query: (alias) => `SELECT ${alias}.txid::text` })
+  txid: string;
+
+  /** The row's number in write order (bigint, as decimal text). */
+  @Column({ type: 'bigint', insert: false, update: false, select: false })
+  seq: string;
 }

@@ -1,24 +1,15 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { PageOf } from '../common/api-docs';
-import type { DeliveryStatus } from './delivery.entity';
+import type { RowOf } from '../database/row';
+import type { DeliveryAttempt } from './delivery-attempt.entity';
+import type { Delivery, DeliveryStatus } from './delivery.entity';
 import { EVENT_TYPES, type EventType } from './event-types';
-import type { WebhookStatus } from './webhook.entity';
+import type { Webhook, WebhookStatus } from './webhook.entity';
 
-/** One row of the webhook read query (WebhooksService.SELECT_WEBHOOK). Never carries the secret. */
-export interface WebhookRow {
-  id: string;
-  organization_id: string;
-  identity_id: string | null;
-  identity_handle: string | null;
-  url: string;
-  events: string[];
-  description: string;
-  status: WebhookStatus;
-  failing_since: Date | null;
-  previous_secret_expires_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+/** One row of the webhook read query (EventsRepository's webhook read model). Never carries the secret. */
+export type WebhookRow = Pick<RowOf<Webhook>,
+  'id' | 'organization_id' | 'identity_id' | 'url' | 'events' | 'description' | 'status' | 'failing_since' | 'previous_secret_expires_at' | 'created_at' | 'updated_at'>
+  & { identity_handle: string | null };
 
 /** A webhook subscription as every read returns it. The secret is shown only on creation and rotation. */
 export interface WebhookView {
@@ -56,33 +47,19 @@ export function toWebhookView(row: WebhookRow): WebhookView {
   };
 }
 
-/** One row of the delivery read query (WebhooksService.SELECT_DELIVERY). */
-export interface DeliveryRow {
-  id: string;
-  webhook_id: string;
-  event_id: string;
-  event_type: EventType;
-  status: DeliveryStatus;
-  attempts: number;
-  next_attempt_at: Date | null;
-  last_attempt_at: Date | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  last_duration_ms: number | null;
-  created_at: Date;
-  updated_at: Date;
-  /** The most recent attempts, oldest first, as json_agg gives them (timestamps as text). */
-  recent_attempts: AttemptRow[];
-}
+/** One row of the delivery read query (EventsRepository's SELECT_DELIVERY): a webhook's delivery, so both ids are set. */
+export type DeliveryRow = Pick<RowOf<Delivery>,
+  'id' | 'status' | 'attempts' | 'next_attempt_at' | 'last_attempt_at' | 'last_status_code' | 'last_error' | 'last_duration_ms' | 'created_at' | 'updated_at'>
+  & {
+    webhook_id: string;
+    event_id: string;
+    event_type: EventType;
+    /** The most recent attempts, oldest first, as json_agg gives them (timestamps as text). */
+    recent_attempts: AttemptRow[];
+  };
 
-export interface AttemptRow {
-  attempt: number;
-  succeeded: boolean;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  created_at: string;
-}
+/** An attempt as json_agg gives it: a delivery_attempts row, its timestamp as text. */
+export type AttemptRow = Pick<RowOf<DeliveryAttempt>, 'attempt' | 'succeeded' | 'status_code' | 'error' | 'duration_ms'> & { created_at: string };
 
 /** An attempt is shown as recorded. */
 export type AttemptView = AttemptRow;

@@ -1,8 +1,8 @@
 import { Controller, Get, HttpStatus, Res } from '@nestjs/common';
 import { ApiSchema, ApiProperty, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { DataSource } from 'typeorm';
 import { Public } from '../auth/surface.decorator';
+import { Database } from '../database/database';
 import { migrationsApplied } from '../database/migrate';
 import { TaskNotifier } from '../ledger/task-notifier';
 import { RateLimitService } from '../limits/rate-limit.service';
@@ -22,7 +22,7 @@ class HealthSchema {
 @Controller()
 export class HealthController {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly db: Database,
     private readonly notifier: TaskNotifier,
     private readonly limits: RateLimitService,
   ) {}
@@ -48,9 +48,9 @@ export class HealthController {
     const components: Record<string, ComponentHealth> = {};
     let reason: string | null = null;
     try {
-      await this.dataSource.query('SELECT 1');
+      await this.db.ping();
       components.database = 'healthy';
-      if (!(await migrationsApplied(this.dataSource))) reason = 'migrations_pending';
+      if (!(await migrationsApplied(this.db.dataSource))) reason = 'migrations_pending';
     } catch {
       components.database = 'unhealthy';
       reason = 'database_unreachable';

@@ -281,25 +281,27 @@ export class IdentitiesRepository {
   }
 
   // for keys: keys.service.ts lockBindableIdentity — the identity an admin key or Console user may bind a new agent key to.
-  /** The active identity `id` of `organizationId`, locked for the rest of the transaction; false if there is none. */
-  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2] })
-  async lockBindable(id: string, organizationId: string, tx?: Tx): Promise<boolean> {
-    const row = await this.db.one<Pick<RowOf<Identity>, 'id'>>(sql`
-      SELECT id FROM identities WHERE id = ${id} AND organization_id = ${organizationId} AND status = 'active' FOR UPDATE`, tx);
-    return row !== null;
+  /**
+   * The active identity `id` and its organization, locked for the rest of the transaction; null if there is none.
+   * Whether the caller may bind a key to it is requireAccess's call ('key.bind').
+   */
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async lockBindable(id: string, tx?: Tx): Promise<Pick<RowOf<Identity>, 'id' | 'organization_id'> | null> {
+    return this.db.one<Pick<RowOf<Identity>, 'id' | 'organization_id'>>(
+      sql`SELECT id, organization_id FROM identities WHERE id = ${id} AND status = 'active' FOR UPDATE`, tx);
   }
 
-  // for events: webhooks.service.ts — a webhook's identity, named by handle or id, within the organization.
-  /** The id of the active identity of `organizationId` named by its id (a uuid) or its handle; null if there is none. */
+  // for events: webhooks.service.ts — the identity a new webhook is scoped to, named by handle or id (requireAccess decides whose it may be).
+  /** The active identity named by its id (a uuid) or its handle, with its organization; null if there is none. */
   @GenerateSql(
-    { name: 'by id', params: [DummyValue.UUID, DummyValue.UUID_2] },
-    { name: 'by handle', params: [DummyValue.UUID, DummyValue.HANDLE] },
+    { name: 'by id', params: [DummyValue.UUID] },
+    { name: 'by handle', params: [DummyValue.HANDLE] },
   )
-  async findActiveIdInOrganization(organizationId: string, idOrHandle: string, tx?: Tx): Promise<string | null> {
+  async findActiveByIdOrHandle(idOrHandle: string, tx?: Tx): Promise<{ id: string; organizationId: string | null } | null> {
     const named = isUuid(idOrHandle) ? sql`id = ${idOrHandle}::uuid` : sql`agent_handle = ${idOrHandle}`;
-    const row = await this.db.one<Pick<RowOf<Identity>, 'id'>>(sql`
-      SELECT id FROM identities WHERE organization_id = ${organizationId} AND status = 'active' AND ${named}`, tx);
-    return row?.id ?? null;
+    const row = await this.db.one<Pick<RowOf<Identity>, 'id' | 'organization_id'>>(sql`
+      SELECT id, organization_id FROM identities WHERE status = 'active' AND ${named}`, tx);
+    return row ? { id: row.id, organizationId: row.organization_id } : null;
   }
 
 }

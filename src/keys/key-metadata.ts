@@ -2,23 +2,7 @@ import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { PageOf } from '../common/api-docs';
 import type { KeyCreatorType, KeyStatus } from './api-key.entity';
 import type { KeyScope } from './key-format';
-
-/** One row of the key metadata query (KeysService.SELECT_METADATA). */
-export interface KeyRow {
-  id: string;
-  scope: KeyScope;
-  identity_id: string | null;
-  organization_id: string | null;
-  label: string;
-  description: string;
-  status: KeyStatus;
-  prefix: string;
-  created_at: Date;
-  created_by_type: KeyCreatorType;
-  created_by_id: string | null;
-  last_used_at: Date | null;
-  revoked_at: Date | null;
-}
+import type { KeyRow } from './keys.repository';
 
 /** Key metadata as every read returns it (CONTRACT §2). Never includes the hash. */
 export interface KeyMetadata {

@@ -1,8 +1,8 @@
 import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { LOGGER } from '../common/tokens';
+import { KeysRepository } from './keys.repository';
 
 /**
  * Keeps `last_used_at` without a write on every request: authenticated requests
@@ -15,7 +15,7 @@ export class KeyUsageTracker implements OnModuleInit, OnApplicationShutdown {
   private timer?: NodeJS.Timeout;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly repository: KeysRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -45,12 +45,7 @@ export class KeyUsageTracker implements OnModuleInit, OnApplicationShutdown {
     const batch = this.pending;
     this.pending = new Map();
     try {
-      await this.dataSource.query(
-        `UPDATE api_keys AS k SET last_used_at = u.at
-           FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, at)
-          WHERE k.id = u.id AND (k.last_used_at IS NULL OR k.last_used_at < u.at)`,
-        [[...batch.keys()], [...batch.values()].map((d) => d.toISOString())],
-      );
+      await this.repository.recordUsage([...batch.keys()], [...batch.values()]);
     } catch (error) {
       // Not worth failing anything for; keep the notes for the next flush.
       for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);

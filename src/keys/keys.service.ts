@@ -1,40 +1,21 @@
 import { Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
 import { badRequest, conflict } from '../common/app-error';
 import { requireAccess, requireGrant, type Permission } from '../auth/access';
-import { HotQuery } from '../database/hot-query';
-import { isUuid } from '../common/parse-id.pipe';
-import { creationPosition, decodeCursor, keysetAfter, pageLimit, pageOf } from '../common/pagination';
+import { Database, type Tx } from '../database/database';
 import type { AdminKeyPrincipal, ConsolePrincipal, KeyPrincipal, Principal } from '../auth/principal';
 import { EventsService } from '../events/events.service';
-import { ApiKey, type KeyCreatorType } from './api-key.entity';
+import { IdentitiesRepository } from '../identities/identities.repository';
+import type { KeyCreatorType } from './api-key.entity';
 import { DISPLAY_PREFIX_LENGTH, generateApiKey, hashApiKey, parseApiKey, type KeyScope } from './key-format';
-import { toKeyMetadata, type KeyMetadata, type KeyRow } from './key-metadata';
+import { toKeyMetadata, type KeyMetadata } from './key-metadata';
 import { KeyUsageTracker } from './key-usage.tracker';
+import { KeysRepository, type KeyRow, type KeySelection } from './keys.repository';
 import type { MintKeyDto } from './dto/mint-key.dto';
 import type { UpdateKeyDto } from './dto/update-key.dto';
 import type { ListKeysQuery } from './dto/list-keys.query';
 
 /** CONTRACT §10: at most this many active keys per identity. */
 export const MAX_ACTIVE_KEYS_PER_IDENTITY = 20;
-
-/**
- * Key metadata with the organization resolved: an admin key carries its own, an
- * agent key takes its identity's. The Keys module reads these identity columns
- * itself so that authentication stays one indexed round trip.
- */
-const METADATA_COLUMNS = `
-  k.id, k.scope, k.identity_id, COALESCE(k.organization_id, i.organization_id) AS organization_id,
-  k.label, k.description, k.status, k.prefix, k.created_at, k.created_by_type, k.created_by_id,
-  k.last_used_at, k.revoked_at`;
-const FROM_KEYS = `FROM api_keys k LEFT JOIN identities i ON i.id = k.identity_id`;
-const SELECT_METADATA = `SELECT ${METADATA_COLUMNS} ${FROM_KEYS}`;
-/** Authentication: the metadata plus the bound identity's state, by key hash. */
-const SELECT_VERIFIED = `
-  SELECT ${METADATA_COLUMNS}, i.agent_handle AS identity_handle,
-         (i.claimed_at IS NOT NULL) AS identity_claimed, i.enabled AS identity_enabled
-    ${FROM_KEYS}
-   WHERE k.key_hash = $1`;
 
 export interface KeyBinding {
   scope: KeyScope;
@@ -58,19 +39,14 @@ export interface MintedKey {
   key: string;
 }
 
-interface VerifiedKeyRow extends KeyRow {
-  identity_handle: string | null;
-  identity_claimed: boolean | null;
-  identity_enabled: boolean | null;
-}
-
 @Injectable()
 export class KeysService {
   private readonly verified = new WeakMap<KeyPrincipal, KeyRow>();
 
   constructor(
-    private readonly dataSource: DataSource,
-    private readonly hot: HotQuery,
+    private readonly db: Database,
+    private readonly repository: KeysRepository,
+    private readonly identities: IdentitiesRepository,
     private readonly usage: KeyUsageTracker,
     private readonly events: EventsService,
   ) {}
@@ -81,7 +57,7 @@ export class KeysService {
    */
   async verify(raw: string): Promise<KeyPrincipal | null> {
     if (!parseApiKey(raw)) return null;
-    const [row] = await this.hot.rows<VerifiedKeyRow>('verify_api_key', SELECT_VERIFIED, [hashApiKey(raw)]);
+    const row = await this.repository.findByHash(hashApiKey(raw));
     if (!row || row.status !== 'active') return null;
     this.usage.touch(row.id);
     const principal: KeyPrincipal = row.scope === 'admin'
@@ -108,8 +84,7 @@ export class KeysService {
    * sends ask each time they wake, so a revocation ends them too (one primary-key probe).
    */
   async isActive(keyId: string): Promise<boolean> {
-    const [row] = await this.hot.rows<{ status: string }>('api_key_status', `SELECT status FROM api_keys WHERE id = $1`, [keyId]);
-    return row?.status === 'active';
+    return (await this.repository.status(keyId)) === 'active';
   }
 
   /** `POST /api/v1/api-keys`: the "Who may mint" table of SEED-SPEC §5. */
@@ -128,9 +103,9 @@ export class KeysService {
       ]);
     }
     const createdBy = creatorOf(minter);
-    return this.dataSource.transaction(async (em) => {
-      if (scope === 'agent') await this.lockBindableIdentity(em, principal, dto.scoped_identity_id!);
-      return this.mintWith(em, {
+    return this.db.transaction(async (tx) => {
+      if (scope === 'agent') await this.lockBindableIdentity(tx, principal, dto.scoped_identity_id!);
+      return this.mintWith(tx, {
         scope,
         organizationId: scope === 'admin' ? minter.organizationId : undefined,
         identityId: scope === 'agent' ? dto.scoped_identity_id : undefined,
@@ -145,18 +120,15 @@ export class KeysService {
    * Mints inside a caller's transaction (identity creation with `mint_key`, agent
    * signup, bootstrap). The caller has already decided the binding is allowed.
    */
-  async mintWith(em: EntityManager, binding: KeyBinding): Promise<MintedKey> {
+  async mintWith(tx: Tx, binding: KeyBinding): Promise<MintedKey> {
     if (binding.identityId) {
-      const [{ count }] = (await em.query(
-        `SELECT count(*)::int AS count FROM api_keys WHERE identity_id = $1 AND status = 'active'`,
-        [binding.identityId],
-      )) as Array<{ count: number }>;
+      const count = await this.repository.countActiveForIdentity(binding.identityId, tx);
       if (count >= MAX_ACTIVE_KEYS_PER_IDENTITY) {
         throw conflict('key_limit_reached', `An identity can have at most ${MAX_ACTIVE_KEYS_PER_IDENTITY} active keys; revoke one first.`);
       }
     }
     const key = generateApiKey(binding.scope);
-    const inserted = await em.getRepository(ApiKey).insert({
+    const id = await this.repository.insert({
       keyHash: hashApiKey(key),
       prefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
       scope: binding.scope,
@@ -164,110 +136,81 @@ export class KeysService {
       identityId: binding.identityId ?? null,
       label: binding.label ?? '',
       description: binding.description ?? '',
-      status: 'active',
       createdByType: binding.createdBy.type,
       createdById: binding.createdBy.id,
-    });
-    const id = inserted.identifiers[0].id as string;
-    const metadata = this.present(await this.rowOf(em, id));
-    await this.events.emit(em, { type: 'api_key.created', organizationId: metadata.organization_id, data: { api_key: metadata } });
+    }, tx);
+    const metadata = this.present(await this.rowOf(tx, id));
+    await this.events.emit(tx, { type: 'api_key.created', organizationId: metadata.organization_id, data: { api_key: metadata } });
     return { metadata, key };
   }
 
   async list(principal: KeyPrincipal | ConsolePrincipal, query: ListKeysQuery): Promise<{ api_keys: KeyMetadata[]; next_cursor: string | null }> {
-    const limit = pageLimit(query);
-    const cursor = decodeCursor(query.cursor);
-    const params: unknown[] = [principal.organizationId];
-    const where = ['(k.organization_id = $1 OR i.organization_id = $1)'];
-    if (query.scope) where.push(`k.scope = $${params.push(query.scope)}`);
-    if (query.status) where.push(`k.status = $${params.push(query.status)}`);
-    if (query.identity) {
-      const p = params.push(query.identity);
-      where.push(isUuid(query.identity) ? `k.identity_id = $${p}::uuid` : `i.agent_handle = $${p}`);
-    }
-    where.push(...keysetAfter('k', cursor, params));
-    const rows = (await this.dataSource.query(
-      `${SELECT_METADATA} WHERE ${where.join(' AND ')} ORDER BY k.created_at DESC, k.id DESC LIMIT ${limit + 1}`,
-      params,
-    )) as KeyRow[];
-    const page = pageOf(rows, limit, creationPosition);
+    const page = await this.repository.list(principal.organizationId, query);
     return { api_keys: page.items.map((row) => this.present(row)), next_cursor: page.nextCursor };
   }
 
   async get(principal: KeyPrincipal | ConsolePrincipal, id: string): Promise<KeyMetadata> {
-    return this.present(await this.findInOrganization(this.dataSource.manager, principal, 'key.read', id));
+    return this.present(await this.findInOrganization(principal, 'key.read', id));
   }
 
   /** Console only (enforced by the route's surface): label and description. */
   async update(principal: ConsolePrincipal, id: string, dto: UpdateKeyDto): Promise<KeyMetadata> {
-    return this.dataSource.transaction(async (em) => {
-      await this.findInOrganization(em, principal, 'key.edit', id);
-      const changes: Partial<ApiKey> = {};
-      if (dto.label !== undefined) changes.label = dto.label;
-      if (dto.description !== undefined) changes.description = dto.description;
-      if (Object.keys(changes).length > 0) await em.getRepository(ApiKey).update({ id }, changes);
-      return this.present(await this.rowOf(em, id));
+    return this.db.transaction(async (tx) => {
+      await this.findInOrganization(principal, 'key.edit', id, tx);
+      await this.repository.update(id, { label: dto.label, description: dto.description }, tx);
+      return this.present(await this.rowOf(tx, id));
     });
   }
 
   /** Console revocation of any key of the organization. Revoking twice is harmless. */
   async revoke(principal: ConsolePrincipal, id: string): Promise<KeyMetadata> {
-    return this.dataSource.transaction(async (em) => {
-      await this.findInOrganization(em, principal, 'key.revoke', id);
-      await this.revokeWhere(em, 'id = $1', [id]);
-      return this.present(await this.rowOf(em, id));
+    return this.db.transaction(async (tx) => {
+      await this.findInOrganization(principal, 'key.revoke', id, tx);
+      await this.revokeWhere({ id }, tx);
+      return this.present(await this.rowOf(tx, id));
     });
   }
 
   async self(principal: KeyPrincipal): Promise<KeyMetadata> {
-    return this.present(this.verified.get(principal) ?? (await this.rowOf(this.dataSource.manager, principal.id)));
+    return this.present(this.verified.get(principal) ?? (await this.rowOf(undefined, principal.id)));
   }
 
   /** Permanent. The very next request with this key gets 401. */
   async revokeSelf(principal: KeyPrincipal): Promise<KeyMetadata> {
-    return this.dataSource.transaction(async (em) => {
-      await this.revokeWhere(em, 'id = $1', [principal.id]);
-      return this.present(await this.rowOf(em, principal.id));
+    return this.db.transaction(async (tx) => {
+      await this.revokeWhere({ id: principal.id }, tx);
+      return this.present(await this.rowOf(tx, principal.id));
     });
   }
 
   /** Used when an identity is deleted: every key bound to it stops working. */
-  async revokeAllForIdentity(em: EntityManager, identityId: string): Promise<void> {
-    await this.revokeWhere(em, 'identity_id = $1', [identityId]);
+  async revokeAllForIdentity(tx: Tx, identityId: string): Promise<void> {
+    await this.revokeWhere({ identityId }, tx);
   }
 
-  /** Revokes the active keys matching `condition`, each with its `api_key.revoked` event. */
-  private async revokeWhere(em: EntityManager, condition: string, params: unknown[]): Promise<void> {
-    const [revoked] = (await em.query(
-      `UPDATE api_keys SET status = 'revoked', revoked_at = now() WHERE ${condition} AND status = 'active' RETURNING id`, params,
-    )) as [Array<{ id: string }>, number];
-    if (revoked.length === 0) return;
-    const rows = (await em.query(`${SELECT_METADATA} WHERE k.id = ANY($1::uuid[])`, [revoked.map((r) => r.id)])) as KeyRow[];
-    for (const row of rows) {
+  /** Revokes the selected active keys, each with its `api_key.revoked` event. */
+  private async revokeWhere(selection: KeySelection, tx: Tx): Promise<void> {
+    for (const row of await this.repository.revoke(selection, tx)) {
       const metadata = this.present(row);
-      await this.events.emit(em, { type: 'api_key.revoked', organizationId: metadata.organization_id, data: { api_key: metadata } });
+      await this.events.emit(tx, { type: 'api_key.revoked', organizationId: metadata.organization_id, data: { api_key: metadata } });
     }
   }
 
   /** The identity an admin key or Console user may bind a new agent key to. */
-  private async lockBindableIdentity(em: EntityManager, principal: Principal, identityId: string): Promise<void> {
-    const [identity] = (await em.query(
-      `SELECT id, organization_id FROM identities WHERE id = $1 AND status = 'active' FOR UPDATE`,
-      [identityId],
-    )) as Array<{ id: string; organization_id: string | null }>;
+  private async lockBindableIdentity(tx: Tx, principal: Principal, identityId: string): Promise<void> {
+    const identity = await this.identities.lockBindable(identityId, tx);
     requireAccess(principal, 'key.bind', identity ? { owner: { organizationId: identity.organization_id, identityId: identity.id } } : null);
   }
 
   /** The key, if `principal` may do `permission` to it (its organization's keys). */
-  private async findInOrganization(em: EntityManager, principal: Principal, permission: Permission, id: string): Promise<KeyRow> {
-    const row = await this.rowOf(em, id);
+  private async findInOrganization(principal: Principal, permission: Permission, id: string, tx?: Tx): Promise<KeyRow> {
+    const row = await this.repository.findById(id, tx);
     requireAccess(principal, permission, row ? { owner: { organizationId: row.organization_id, identityId: row.identity_id } } : null);
-    return row;
+    return row!;
   }
 
-  private async rowOf(em: EntityManager, id: string): Promise<KeyRow> {
-    const [row] = (await em.query(`${SELECT_METADATA} WHERE k.id = $1`, [id])) as KeyRow[];
-    return row;
+  private async rowOf(tx: Tx | undefined, id: string): Promise<KeyRow> {
+    return (await this.repository.findById(id, tx))!;
   }
 
   private present(row: KeyRow): KeyMetadata {

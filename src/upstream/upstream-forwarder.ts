@@ -4,7 +4,6 @@ import { AgentCard, Part, Role, TaskState as A2AState, type Artifact, type Messa
 import { A2AError } from '@a2a-js/sdk/errors';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client, type RequestOptions } from '@a2a-js/sdk/client';
 import type { Logger } from 'pino';
-import { DataSource } from 'typeorm';
 import { LOGGER } from '../common/tokens';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { systemResolver } from '../events/delivery-sender';
@@ -14,41 +13,13 @@ import type { StoredPart } from '../ledger/parts';
 import type { NewMessage } from '../ledger/task-journal';
 import { isSettled, isTerminal, type ReplyState } from '../ledger/task-state';
 import { reasonOf, upstreamFetch } from './upstream-fetch';
-import { UpstreamsService, type UpstreamRecord } from './upstreams.service';
+import { UpstreamRepository, type ClaimedForward, type UpstreamRecord } from './upstream.repository';
+import { UpstreamsService } from './upstreams.service';
 
 /** A non-streaming upstream's unsettled task is read again this often. */
 const POLL_MS = 500;
 /** Forwards in flight per forwarder. */
 const CONCURRENCY = 20;
-
-interface ClaimedForward {
-  id: string;
-  taskId: string;
-  kind: 'message' | 'cancel';
-  messageId: string;
-  attempt: number;
-  accepted: boolean;
-}
-
-/**
- * Claims due forwards: the oldest of each task's pending messages only (a follow-up
- * waits for the turn before it), and cancels whenever due. Rows another forwarder
- * holds are skipped; the claim counts the attempt and leases the row, so a forwarder
- * that dies leaves its claim to fall due again.
- */
-const CLAIM = `
-  UPDATE upstream_forwards f
-     SET attempts = f.attempts + 1, in_flight = true, next_attempt_at = now() + make_interval(secs => $2::float / 1000), updated_at = now()
-    FROM (SELECT c.id FROM upstream_forwards c
-           WHERE c.status = 'pending' AND c.next_attempt_at <= now()
-             AND (c.kind = 'cancel' OR NOT EXISTS (
-                   SELECT 1 FROM upstream_forwards e WHERE e.task_id = c.task_id AND e.status = 'pending' AND e.kind = 'message' AND e.seq < c.seq))
-           ORDER BY c.next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED) due
-   WHERE f.id = due.id
-  RETURNING f.id, f.task_id, f.kind, f.message_id, f.attempts, f.accepted`;
-
-/** Ends a forward's attempt: only while this claim still holds the row. */
-const HOLDS = `id = $1 AND attempts = $2 AND in_flight`;
 
 /** Raised when the forward must be tried again later (the upstream's stream ended early, the task id is not known yet). */
 class TryAgain extends Error {}
@@ -79,7 +50,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   private readonly clients = new Map<string, { version: string; client: Promise<Client> }>();
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly repository: UpstreamRepository,
     private readonly ledger: LedgerService,
     private readonly upstreams: UpstreamsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -127,8 +98,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       let claimed: ClaimedForward[] = [];
       if (free > 0) {
         try {
-          const rows = (await this.dataSource.query(CLAIM, [free, this.config.upstream.leaseMs])) as [Array<{ id: string; task_id: string; kind: 'message' | 'cancel'; message_id: string; attempts: number; accepted: boolean }>, number];
-          claimed = rows[0].map((r) => ({ id: r.id, taskId: r.task_id, kind: r.kind, messageId: r.message_id, attempt: r.attempts, accepted: r.accepted }));
+          claimed = await this.repository.claim(free, this.config.upstream.leaseMs);
         } catch (error) {
           this.logger.error({ err: error }, 'could not claim upstream forwards');
         }
@@ -158,8 +128,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
 
   private async forward(forward: ClaimedForward, signal: AbortSignal): Promise<void> {
     const heartbeat = setInterval(() => {
-      this.dataSource.query(`UPDATE upstream_forwards SET next_attempt_at = now() + make_interval(secs => $3::float / 1000) WHERE ${HOLDS}`,
-        [forward.id, forward.attempt, this.config.upstream.leaseMs]).catch(() => undefined);
+      this.repository.renewLease(forward, this.config.upstream.leaseMs).catch(() => undefined);
     }, this.config.upstream.leaseMs / 3);
     try {
       const task = await this.ledger.forwardedTask(forward.taskId);
@@ -238,11 +207,8 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
 
   private async cancel(forward: ClaimedForward, upstream: UpstreamRecord, upstreamTaskId: string | null, signal: AbortSignal): Promise<void> {
     if (!upstreamTaskId) {
-      const [pending] = (await this.dataSource.query(
-        `SELECT 1 FROM upstream_forwards WHERE task_id = $1 AND kind = 'message' AND status = 'pending' AND accepted`, [forward.taskId],
-      )) as unknown[];
       // Nothing reached the upstream: the message forward sees the task canceled and stops there.
-      if (!pending) return;
+      if (!(await this.repository.hasAcceptedPendingMessage(forward.taskId))) return;
       throw new TryAgain('the upstream task id is not known yet');
     }
     const client = await this.client(upstream);
@@ -316,16 +282,13 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   }
 
   private async accept(forward: ClaimedForward): Promise<boolean> {
-    await this.dataSource.query(`UPDATE upstream_forwards SET accepted = true WHERE ${HOLDS}`, [forward.id, forward.attempt]);
+    await this.repository.markAccepted(forward);
     forward.accepted = true;
     return true;
   }
 
   private async finish(forward: ClaimedForward, status: 'succeeded' | 'failed', error: string | null): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE upstream_forwards SET status = $3, in_flight = false, next_attempt_at = NULL, last_error = $4, updated_at = now() WHERE ${HOLDS}`,
-      [forward.id, forward.attempt, status, error],
-    );
+    await this.repository.finish(forward, status, error);
   }
 
   /**
@@ -339,10 +302,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     const schedule = this.config.upstream.retryScheduleMs;
     this.logger.warn({ forward_id: forward.id, task_id: forward.taskId, attempt: forward.attempt, reason }, 'upstream forward attempt failed');
     if (!refused && forward.attempt <= schedule.length) {
-      await this.dataSource.query(
-        `UPDATE upstream_forwards SET in_flight = false, next_attempt_at = now() + make_interval(secs => $3::float / 1000), last_error = $4, updated_at = now() WHERE ${HOLDS}`,
-        [forward.id, forward.attempt, schedule[forward.attempt - 1], reason],
-      );
+      await this.repository.retryLater(forward, schedule[forward.attempt - 1], reason);
       return;
     }
     await this.finish(forward, 'failed', reason);

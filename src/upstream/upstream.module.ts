@@ -4,6 +4,7 @@ import { LedgerModule } from '../ledger/ledger.module';
 import { UpstreamController } from './upstream.controller';
 import { UpstreamForwarder } from './upstream-forwarder';
 import { UpstreamsService } from './upstreams.service';
+import { UpstreamRepository } from './upstream.repository';
 
 /**
  * Upstream (bridged) identities and the forwarder (CONTRACT §14). Above the ledger,
@@ -13,7 +14,7 @@ import { UpstreamsService } from './upstreams.service';
 @Module({
   imports: [IdentitiesModule, LedgerModule],
   controllers: [UpstreamController],
-  providers: [UpstreamsService, UpstreamForwarder],
+  providers: [UpstreamRepository, UpstreamsService, UpstreamForwarder],
   exports: [UpstreamsService, UpstreamForwarder],
 })
 export class UpstreamModule {}

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DefaultAgentCardResolver, type AgentCardResolverOptions } from '@a2a-js/sdk/client';
 import type { AgentCard } from '@a2a-js/sdk';
-import { DataSource, type EntityManager } from 'typeorm';
 import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../auth/principal';
 import { AppError, notFound } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
@@ -11,21 +10,12 @@ import { CARD_LIMITS } from '../identities/dto/card-fields.dto';
 import { SKILL_LIMITS } from '../identities/dto/agent-skill.dto';
 import { IdentitiesService } from '../identities/identities.service';
 import type { IdentityView } from '../identities/identity-view';
+import type { Tx } from '../database/database';
 import type { SetUpstreamDto, UpstreamBinding, UpstreamVersion } from './dto/set-upstream.dto';
 import { reasonOf, upstreamFetch } from './upstream-fetch';
+import { UpstreamRepository, type UpstreamRecord } from './upstream.repository';
 
-/** An identity's upstream, as stored (the secret included: only the forwarder reads it). */
-export interface UpstreamRecord {
-  identityId: string;
-  url: string;
-  cardUrl: string | null;
-  protocolVersion: UpstreamVersion;
-  binding: UpstreamBinding;
-  streaming: boolean;
-  auth: { type: 'none' | 'bearer' | 'api_key'; header: string | null; value: string | null };
-  createdAt: Date;
-  updatedAt: Date;
-}
+export type { UpstreamRecord } from './upstream.repository';
 
 /** What every read shows: never the secret. */
 export interface UpstreamView {
@@ -38,25 +28,6 @@ export interface UpstreamView {
   created_at: string;
   updated_at: string;
 }
-
-interface UpstreamRow {
-  identity_id: string;
-  url: string;
-  card_url: string | null;
-  protocol_version: UpstreamVersion;
-  binding: UpstreamBinding;
-  streaming: boolean;
-  auth_type: 'none' | 'bearer' | 'api_key';
-  auth_header: string | null;
-  auth_value: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const toRecord = (row: UpstreamRow): UpstreamRecord => ({
-  identityId: row.identity_id, url: row.url, cardUrl: row.card_url, protocolVersion: row.protocol_version, binding: row.binding,
-  streaming: row.streaming, auth: { type: row.auth_type, header: row.auth_header, value: row.auth_value }, createdAt: row.created_at, updatedAt: row.updated_at,
-});
 
 export const toUpstreamView = (record: UpstreamRecord): UpstreamView => ({
   url: record.url,
@@ -83,7 +54,7 @@ export class UpstreamsService {
   private readonly fetch: typeof fetch;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly repository: UpstreamRepository,
     private readonly identities: IdentitiesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
@@ -124,22 +95,16 @@ export class UpstreamsService {
       throw new AppError(422, 'upstream_binding_unsupported', `The forwarder speaks ${FORWARDED_BINDINGS.join(', ')} to upstreams; ${binding} is not supported yet.`);
     }
     const auth = dto.auth ?? { type: 'none' as const };
-    const [row] = (await this.dataSource.query(
-      `INSERT INTO identity_upstreams AS u (identity_id, url, card_url, protocol_version, binding, streaming, auth_type, auth_header, auth_value)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-       ON CONFLICT (identity_id) DO UPDATE SET url = $2, card_url = $3, protocol_version = $4, binding = $5, streaming = $6,
-         auth_type = $7, auth_header = $8, auth_value = $9, updated_at = now()
-       RETURNING *`,
-      [identity.id, url, cardUrl, protocolVersion, binding, card?.capabilities?.streaming === true, auth.type,
-        auth.type === 'api_key' ? auth.header : null, auth.type === 'none' ? null : auth.value],
-    )) as UpstreamRow[];
-    return toUpstreamView(toRecord(row));
+    const record = await this.repository.setUpstream({
+      identityId: identity.id, url, cardUrl, protocolVersion, binding, streaming: card?.capabilities?.streaming === true,
+      auth: { type: auth.type, header: auth.type === 'api_key' ? (auth.header ?? null) : null, value: auth.type === 'none' ? null : (auth.value ?? null) },
+    });
+    return toUpstreamView(record);
   }
 
   async remove(principal: AdminKeyPrincipal | ConsolePrincipal, handle: string): Promise<void> {
     const identity = await this.identities.get(principal, handle);
-    const [, removed] = (await this.dataSource.query(`DELETE FROM identity_upstreams WHERE identity_id = $1`, [identity.id])) as [unknown, number];
-    if (removed === 0) throw upstreamNotSet();
+    if (!(await this.repository.removeUpstream(identity.id))) throw upstreamNotSet();
   }
 
   /** Copies the upstream card's description and skills into the identity's card (its URLs stay the service's). */
@@ -166,33 +131,20 @@ export class UpstreamsService {
 
   /** The forwarder's read: the upstream of an identity, with its secret; null when none is set. */
   async upstreamOf(identityId: string): Promise<UpstreamRecord | null> {
-    const [row] = (await this.dataSource.query(`SELECT * FROM identity_upstreams WHERE identity_id = $1`, [identityId])) as UpstreamRow[];
-    return row ? toRecord(row) : null;
+    return this.repository.upstreamOf(identityId);
   }
 
   /**
    * In the send's transaction: when the worker has an upstream, queue the requester's
    * message for it (once per message id). True when something was queued.
    */
-  async queueMessage(em: EntityManager, taskId: string, workerIdentityId: string, messageId: string): Promise<boolean> {
-    const rows = (await em.query(
-      `INSERT INTO upstream_forwards (task_id, kind, message_id)
-       SELECT $1, 'message', $3 FROM identity_upstreams WHERE identity_id = $2
-       ON CONFLICT (task_id, kind, message_id) DO NOTHING RETURNING id`,
-      [taskId, workerIdentityId, messageId],
-    )) as unknown[];
-    return rows.length > 0;
+  queueMessage(tx: Tx, taskId: string, workerIdentityId: string, messageId: string): Promise<boolean> {
+    return this.repository.queueMessage(taskId, workerIdentityId, messageId, tx);
   }
 
   /** In the cancel's transaction: forward the cancel when the worker has an upstream. */
-  async queueCancel(em: EntityManager, taskId: string, workerIdentityId: string): Promise<boolean> {
-    const rows = (await em.query(
-      `INSERT INTO upstream_forwards (task_id, kind, message_id)
-       SELECT $1, 'cancel', '' FROM identity_upstreams WHERE identity_id = $2
-       ON CONFLICT (task_id, kind, message_id) DO NOTHING RETURNING id`,
-      [taskId, workerIdentityId],
-    )) as unknown[];
-    return rows.length > 0;
+  queueCancel(tx: Tx, taskId: string, workerIdentityId: string): Promise<boolean> {
+    return this.repository.queueCancel(taskId, workerIdentityId, tx);
   }
 
   private async require(identityId: string): Promise<UpstreamRecord> {

@@ -1,5 +1,5 @@
 import { AdmissionService } from '../../src/admission/admission.service';
-import { HotQuery } from '../../src/database/hot-query';
+import { Database } from '../../src/database/database';
 import { IdentitiesService } from '../../src/identities/identities.service';
 import type { Identity } from '../../src/identities/identity.entity';
 import { startApp, type TestApp } from '../support/app';
@@ -96,7 +96,7 @@ describe('AdmissionService.evaluate', () => {
     const disabled = await load((await insertIdentity(t, { organizationId: acme.organizationId, enabled: false })).id);
     const unclaimed = await load((await insertIdentity(t, { organizationId: null })).id);
     const query = jest.spyOn(t.db, 'query');
-    const hot = jest.spyOn(t.app.get(HotQuery), 'rows');
+    const hot = jest.spyOn(t.app.get(Database), 'prepared');
     try {
       await expect(admission.evaluate(unclaimed, a)).resolves.toMatchObject({ allowed: false, reason: 'requester_unclaimed' });
       await expect(admission.evaluate(disabled, a)).resolves.toMatchObject({ allowed: false, reason: 'requester_disabled' });
@@ -121,7 +121,7 @@ describe('AdmissionService.evaluate', () => {
       await insertRule(other, 'both', 'block', { identity: a });
     }
     const query = jest.spyOn(t.db, 'query');
-    const hot = jest.spyOn(t.app.get(HotQuery), 'rows');
+    const hot = jest.spyOn(t.app.get(Database), 'prepared');
     try {
       await expect(admission.evaluate(a, g)).resolves.toMatchObject({ allowed: true, reason: 'mutual_permit' });
       expect(query.mock.calls.length + hot.mock.calls.length).toBe(1);

@@ -1,5 +1,6 @@
 import { startApp, type TestApp } from '../support/app';
-import { HotQuery } from '../../src/database/hot-query';
+import { Database } from '../../src/database/database';
+import type { Sql } from '../../src/database/sql';
 import {
   apiKey, bearer, insertIdentity, mintAdminKey, mintKeyDirectly, signup, type ConsoleAccount, type IdentityFixture,
 } from '../support/fixtures';
@@ -110,14 +111,15 @@ describe('API key lifecycle', () => {
     it('a key whose checksum is wrong gets 401 without any database lookup (CONTRACT §2)', async () => {
       const key = await mintAdminKey(t, acme);
       const tampered = key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a');
-      const hot = jest.spyOn(t.app.get(HotQuery), 'rows');
-      const query = jest.spyOn(t.db, 'query');
+      const hot = jest.spyOn(t.app.get(Database), 'prepared');
+      // Every statement of a repository goes through Database's one runner.
+      const query = jest.spyOn(t.app.get(Database) as unknown as { run: (q: Sql) => Promise<unknown> }, 'run');
       try {
         const res = await t.http().get('/api-keys/self').set(apiKey(tampered)).expect(401);
         expect(res.body.code).toBe('invalid_api_key');
         expect(hot.mock.calls.filter(([name]) => name === 'verify_api_key')).toEqual([]);
         // The only statement allowed meanwhile is the periodic last_used_at flush of earlier requests (KeyUsageTracker).
-        const lookups = query.mock.calls.filter(([sql]) => !/^UPDATE api_keys AS k SET last_used_at/.test(String(sql).trim()));
+        const lookups = query.mock.calls.filter(([statement]) => !/^UPDATE api_keys AS k SET last_used_at/.test(statement.text.trim()));
         expect(lookups).toEqual([]);
       } finally {
         hot.mockRestore();

@@ -84,10 +84,10 @@ SELECT i.id, i.created_at FROM identities i WHERE i.organization_id = $1::uuid A
 SELECT i.id, i.created_at FROM identities i WHERE i.organization_id = $1::uuid AND i.search_vector @@ $2::tsquery AND i.enabled = $3::boolean AND i.claimed_at IS NULL AND i.status = $4 AND (i.created_at, i.id) < ($5::timestamptz, $6::uuid) ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
 
 -- IdentitiesRepository.lockBindable
-SELECT id FROM identities WHERE id = $1 AND organization_id = $2 AND status = 'active' FOR UPDATE;
+SELECT id, organization_id FROM identities WHERE id = $1 AND status = 'active' FOR UPDATE;
 
--- IdentitiesRepository.findActiveIdInOrganization (by id)
-SELECT id FROM identities WHERE organization_id = $1 AND status = 'active' AND id = $2::uuid;
+-- IdentitiesRepository.findActiveByIdOrHandle (by id)
+SELECT id, organization_id FROM identities WHERE status = 'active' AND id = $1::uuid;
 
--- IdentitiesRepository.findActiveIdInOrganization (by handle)
-SELECT id FROM identities WHERE organization_id = $1 AND status = 'active' AND agent_handle = $2;
+-- IdentitiesRepository.findActiveByIdOrHandle (by handle)
+SELECT id, organization_id FROM identities WHERE status = 'active' AND agent_handle = $1;

@@ -1,0 +1,250 @@
+import { Injectable } from '@nestjs/common';
+import { keyset, type KeysetCursor, type PageQuery } from '../common/pagination';
+import { Database, type Tx } from '../database/database';
+import { DummyValue, GenerateSql } from '../database/generate-sql';
+import type { RowOf } from '../database/row';
+import { sql, type Sql } from '../database/sql';
+import type { AdmissionDecisionRecord } from './admission-decision.entity';
+import type { AdmissionParty, RuleAction, RuleDirection } from './admission.decision';
+
+type Party = Pick<AdmissionParty, 'id' | 'organizationId'>;
+import type { ContactRule } from './contact-rule.entity';
+
+type RuleRow = RowOf<ContactRule>;
+type DecisionRow = RowOf<AdmissionDecisionRecord>;
+
+/** A new denial for the decisions log (id and time are the database's). */
+export type NewDecision = Omit<AdmissionDecisionRecord, 'id' | 'createdAt'>;
+
+/** A new contact rule (id and times are the database's). */
+export type NewContactRule = Omit<ContactRule, 'id' | 'createdAt' | 'updatedAt'>;
+
+/** Whose denials a decisions list shows: an organization's (either side) or one identity's. */
+export type DecisionScope = { organizationId: string } | { identityId: string };
+
+const RULE_COLUMNS = sql.raw(
+  'id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at',
+);
+const DECISION_COLUMNS = sql.raw(
+  'id, requester_id, requester_handle, requester_organization_id, worker_id, worker_handle, worker_organization_id, '
+  + 'reason, decided_by, rule_id, requester_rule, worker_rule, created_at',
+);
+
+const toRule = (row: RuleRow): ContactRule => ({
+  id: row.id,
+  identityId: row.identity_id,
+  organizationId: row.organization_id,
+  direction: row.direction,
+  action: row.action,
+  peerType: row.peer_type,
+  peerIdentityId: row.peer_identity_id,
+  peerOrganizationId: row.peer_organization_id,
+  note: row.note,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+const toDecision = (row: DecisionRow): AdmissionDecisionRecord => ({
+  id: row.id,
+  requesterId: row.requester_id,
+  requesterHandle: row.requester_handle,
+  requesterOrganizationId: row.requester_organization_id,
+  workerId: row.worker_id,
+  workerHandle: row.worker_handle,
+  workerOrganizationId: row.worker_organization_id,
+  reason: row.reason,
+  decidedBy: row.decided_by,
+  ruleId: row.rule_id,
+  requesterRule: row.requester_rule,
+  workerRule: row.worker_rule,
+  createdAt: row.created_at,
+});
+
+const position = (row: { created_at: Date; id: string }): KeysetCursor => ({ at: row.created_at.toISOString(), id: row.id });
+
+const EXAMPLE_RULE: NewContactRule = {
+  identityId: DummyValue.UUID, organizationId: DummyValue.UUID_2, direction: 'both', action: 'allow',
+  peerType: 'organization', peerIdentityId: null, peerOrganizationId: DummyValue.UUID_2, note: '',
+};
+
+/**
+ * The statement of AdmissionRepository.rulesBetween (bench/admission.bench.ts explains it).
+ */
+export function rulesBetween(requester: Party, worker: Party): Sql {
+  return sql`SELECT ${RULE_COLUMNS} FROM contact_rules
+       WHERE identity_id = ${requester.id} AND peer_type = 'identity' AND peer_identity_id = ${worker.id} AND direction IN ('outbound', 'both')
+      UNION ALL
+      SELECT ${RULE_COLUMNS} FROM contact_rules
+       WHERE identity_id = ${requester.id} AND peer_type = 'organization' AND peer_organization_id = ${worker.organizationId}
+         AND direction IN ('outbound', 'both')
+      UNION ALL
+      SELECT ${RULE_COLUMNS} FROM contact_rules
+       WHERE identity_id = ${worker.id} AND peer_type = 'identity' AND peer_identity_id = ${requester.id} AND direction IN ('inbound', 'both')
+      UNION ALL
+      SELECT ${RULE_COLUMNS} FROM contact_rules
+       WHERE identity_id = ${worker.id} AND peer_type = 'organization' AND peer_organization_id = ${requester.organizationId}
+         AND direction IN ('inbound', 'both')`;
+}
+
+/** Admission's tables: contact_rules and admission_decisions. */
+@Injectable()
+export class AdmissionRepository {
+  constructor(private readonly db: Database) {}
+
+  // contact_rules
+
+  /**
+   * Every rule that can take part in admitting `requester` to `worker`: the requester's
+   * outbound-or-both rules naming the worker or its organization, and the worker's
+   * inbound-or-both rules naming the requester or its organization. Four probes of the
+   * partial unique indexes, each reading at most two rows, whatever the number of rules
+   * either identity has; one prepared statement, on every protocol call.
+   */
+  @GenerateSql({ params: [{ id: DummyValue.UUID, organizationId: DummyValue.UUID_2 }, { id: DummyValue.UUID_2, organizationId: DummyValue.UUID }] })
+  async rulesBetween(requester: Party, worker: Party): Promise<ContactRule[]> {
+    const rows = await this.db.prepared<RuleRow>('contact_rules_between', rulesBetween(requester, worker));
+    return rows.map(toRule);
+  }
+
+  /** The organization's rules, optionally of one owner, direction or action, newest first. */
+  @GenerateSql(
+    { name: 'organization', params: [DummyValue.UUID, {}, { limit: 50 }] },
+    { name: 'filtered', params: [DummyValue.UUID, { identityId: DummyValue.UUID_2, direction: 'both', action: 'block' }, { limit: 50 }] },
+  )
+  async listRules(
+    organizationId: string | null,
+    filter: { identityId?: string; direction?: RuleDirection; action?: RuleAction },
+    query: PageQuery,
+  ): Promise<{ items: ContactRule[]; nextCursor: string | null }> {
+    const page = keyset('r', query);
+    const rows = await this.db.rows<RuleRow>(
+      sql`SELECT ${RULE_COLUMNS} FROM contact_rules r
+          ${sql.where([
+            sql`organization_id = ${organizationId}`,
+            filter.identityId ? sql`identity_id = ${filter.identityId}` : sql.empty,
+            filter.direction ? sql`direction = ${filter.direction}` : sql.empty,
+            filter.action ? sql`action = ${filter.action}` : sql.empty,
+            page.after,
+          ])}
+          ${page.tail}`,
+    );
+    const { items, nextCursor } = page.cut(rows, position);
+    return { items: items.map(toRule), nextCursor };
+  }
+
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async rule(id: string): Promise<ContactRule | null> {
+    const row = await this.db.one<RuleRow>(sql`SELECT ${RULE_COLUMNS} FROM contact_rules WHERE id = ${id}`);
+    return row ? toRule(row) : null;
+  }
+
+  /** Serializes rule creation per owner for the transaction, so concurrent creates cannot pass the limit together. */
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async lockRulesOf(identityId: string, tx?: Tx): Promise<void> {
+    await this.db.rows(sql`SELECT pg_advisory_xact_lock(hashtextextended(${identityId}, 0))`, tx);
+  }
+
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async countRules(identityId: string, tx?: Tx): Promise<number> {
+    const row = await this.db.one<{ count: number }>(sql`SELECT count(*)::int AS count FROM contact_rules WHERE identity_id = ${identityId}`, tx);
+    return row!.count;
+  }
+
+  @GenerateSql({ params: [EXAMPLE_RULE] })
+  async insertRule(rule: NewContactRule, tx?: Tx): Promise<ContactRule> {
+    const row = await this.db.one<RuleRow>(
+      sql`INSERT INTO contact_rules (identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note)
+          VALUES (${rule.identityId}, ${rule.organizationId}, ${rule.direction}, ${rule.action}, ${rule.peerType},
+                  ${rule.peerIdentityId}, ${rule.peerOrganizationId}, ${rule.note})
+          RETURNING ${RULE_COLUMNS}`,
+      tx,
+    );
+    return toRule(row!);
+  }
+
+  /**
+   * Sets the given action, direction and note of the organization's rule; `updated_at`
+   * moves only when a value actually changes (`changed`). Null when there is no such rule.
+   */
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2, { direction: 'both', action: null, note: null }] })
+  async updateRule(
+    organizationId: string,
+    id: string,
+    changes: { direction: RuleDirection | null; action: RuleAction | null; note: string | null },
+    tx?: Tx,
+  ): Promise<{ rule: ContactRule; changed: boolean } | null> {
+    const { direction, action, note } = changes;
+    const row = await this.db.one<RuleRow & { changed: boolean }>(
+      sql`UPDATE contact_rules
+             SET direction = COALESCE(${direction}, direction), action = COALESCE(${action}, action), note = COALESCE(${note}, note),
+                 updated_at = CASE WHEN (direction, action, note)
+                                        IS DISTINCT FROM (COALESCE(${direction}, direction), COALESCE(${action}, action), COALESCE(${note}, note))
+                                   THEN now() ELSE updated_at END
+           WHERE id = ${id} AND organization_id = ${organizationId}
+       RETURNING ${RULE_COLUMNS}, (updated_at = now()::timestamptz(3)) AS changed`,
+      tx,
+    );
+    return row ? { rule: toRule(row), changed: row.changed } : null;
+  }
+
+  /** Deletes the organization's rule and returns it; null when there is no such rule. */
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2] })
+  async deleteRule(organizationId: string, id: string, tx?: Tx): Promise<ContactRule | null> {
+    const row = await this.db.one<RuleRow>(
+      sql`DELETE FROM contact_rules WHERE id = ${id} AND organization_id = ${organizationId} RETURNING ${RULE_COLUMNS}`,
+      tx,
+    );
+    return row ? toRule(row) : null;
+  }
+
+  // admission_decisions
+
+  @GenerateSql({
+    params: [{
+      requesterId: DummyValue.UUID, requesterHandle: DummyValue.HANDLE, requesterOrganizationId: null,
+      workerId: DummyValue.UUID_2, workerHandle: DummyValue.HANDLE, workerOrganizationId: null,
+      reason: 'requester_unclaimed', decidedBy: 'requester', ruleId: null, requesterRule: null, workerRule: null,
+    }],
+  })
+  async insertDecision(decision: NewDecision): Promise<void> {
+    const d = decision;
+    await this.db.execute(
+      sql`INSERT INTO admission_decisions (requester_id, requester_handle, requester_organization_id, worker_id, worker_handle,
+                                           worker_organization_id, reason, decided_by, rule_id, requester_rule, worker_rule)
+          VALUES (${d.requesterId}, ${d.requesterHandle}, ${d.requesterOrganizationId}, ${d.workerId}, ${d.workerHandle},
+                  ${d.workerOrganizationId}, ${d.reason}, ${d.decidedBy}, ${d.ruleId}, ${json(d.requesterRule)}, ${json(d.workerRule)})`,
+    );
+  }
+
+  /**
+   * Denials in which the scope (an organization, or one identity) is the requester or
+   * the worker, newest first: two keyset scans, one per side, merged. The worker side
+   * drops rows the requester side already returns (both participants in the
+   * organization, or an identity calling itself).
+   */
+  @GenerateSql(
+    { name: 'organization', params: [{ organizationId: DummyValue.UUID }, { limit: 50 }] },
+    { name: 'identity', params: [{ identityId: DummyValue.UUID }, { limit: 50 }] },
+  )
+  async listDecisions(scope: DecisionScope, query: PageQuery): Promise<{ items: AdmissionDecisionRecord[]; nextCursor: string | null }> {
+    const [requester, worker, value] = 'organizationId' in scope
+      ? [sql.raw('d.requester_organization_id'), sql.raw('d.worker_organization_id'), scope.organizationId]
+      : [sql.raw('d.requester_id'), sql.raw('d.worker_id'), scope.identityId];
+    const page = keyset('d', query);
+    const rows = await this.db.rows<DecisionRow>(
+      sql`SELECT * FROM (
+            (SELECT ${DECISION_COLUMNS} FROM admission_decisions d WHERE ${requester} = ${value} AND ${page.after} ${page.tail})
+            UNION ALL
+            (SELECT ${DECISION_COLUMNS} FROM admission_decisions d
+              WHERE ${worker} = ${value} AND ${requester} IS DISTINCT FROM ${value} AND ${page.after} ${page.tail})
+          ) d ${page.tail}`,
+    );
+    const { items, nextCursor } = page.cut(rows, position);
+    return { items: items.map(toDecision), nextCursor };
+  }
+}
+
+/** A jsonb parameter: the driver sends objects as JSON, but explicitly is clearer. */
+function json(value: unknown): string | null {
+  return value === null || value === undefined ? null : JSON.stringify(value);
+}

@@ -1,0 +1,253 @@
+import { Injectable } from '@nestjs/common';
+import { creationPosition, keyset, type PageQuery } from '../common/pagination';
+import { Database, type Tx } from '../database/database';
+import { DummyValue, GenerateSql } from '../database/generate-sql';
+import type { RowOf } from '../database/row';
+import { sql } from '../database/sql';
+import type { ConsoleInvite } from './console-invite.entity';
+import type { ConsoleSession } from './console-session.entity';
+import type { ConsoleUser } from './console-user.entity';
+import type { Organization } from './organization.entity';
+
+/** A Console user as reads show it: everything but the password hash. */
+export type ConsoleUserRecord = Omit<ConsoleUser, 'passwordHash'>;
+/** An invitation as reads show it: everything but the code hash. */
+export type InviteRecord = Omit<ConsoleInvite, 'codeHash' | 'acceptedAt' | 'acceptedBy'>;
+
+type OrganizationRow = RowOf<Organization>;
+type UserRow = Omit<RowOf<ConsoleUser>, 'password_hash'>;
+type InviteRow = Pick<RowOf<ConsoleInvite>, 'id' | 'organization_id' | 'email' | 'invited_by' | 'created_at' | 'expires_at'>;
+type SessionPrincipalRow = { session_id: RowOf<ConsoleSession>['id']; user_id: RowOf<ConsoleUser>['id']; organization_id: RowOf<ConsoleUser>['organization_id'] };
+
+const USER_COLUMNS = sql.raw('id, organization_id, email, created_at, last_login_at');
+const INVITE_COLUMNS = sql.raw('id, organization_id, email, invited_by, created_at, expires_at');
+
+const toOrganization = (row: OrganizationRow): Organization => ({ id: row.id, name: row.name, createdAt: row.created_at });
+const toUser = (row: UserRow): ConsoleUserRecord => ({
+  id: row.id, organizationId: row.organization_id, email: row.email, createdAt: row.created_at, lastLoginAt: row.last_login_at,
+});
+const toInvite = (row: InviteRow): InviteRecord => ({
+  id: row.id, organizationId: row.organization_id, email: row.email, invitedBy: row.invited_by, createdAt: row.created_at, expiresAt: row.expires_at,
+});
+
+/**
+ * The Console's tables: organizations, console_users, console_sessions, console_invites.
+ * Session checks run on every Console request, as named prepared statements.
+ */
+@Injectable()
+export class ConsoleRepository {
+  constructor(private readonly db: Database) {}
+
+  // organizations
+
+  @GenerateSql({ params: [DummyValue.STRING] })
+  async insertOrganization(name: string, tx?: Tx): Promise<Organization> {
+    const row = await this.db.one<OrganizationRow>(sql`INSERT INTO organizations (name) VALUES (${name}) RETURNING id, name, created_at`, tx);
+    return toOrganization(row!);
+  }
+
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async organization(id: string, tx?: Tx): Promise<Organization | null> {
+    const row = await this.db.one<OrganizationRow>(sql`SELECT id, name, created_at FROM organizations WHERE id = ${id}`, tx);
+    return row ? toOrganization(row) : null;
+  }
+
+  /** The organization's row, locked for the transaction (teams serialize member and invitation counts on it). */
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async lockOrganization(id: string, tx?: Tx): Promise<Organization | null> {
+    const row = await this.db.one<OrganizationRow>(sql`SELECT id, name, created_at FROM organizations WHERE id = ${id} FOR UPDATE`, tx);
+    return row ? toOrganization(row) : null;
+  }
+
+  /** Organization names by id, in one prepared statement (Agent Cards name their provider). */
+  @GenerateSql({ params: [[DummyValue.UUID]] })
+  async organizationNames(ids: readonly string[]): Promise<Map<string, string>> {
+    const rows = await this.db.prepared<Pick<OrganizationRow, 'id' | 'name'>>(
+      'organization_names',
+      sql`SELECT id, name FROM organizations WHERE id = ANY(${ids}::uuid[])`,
+    );
+    return new Map(rows.map((row) => [row.id, row.name]));
+  }
+
+  // console_users
+
+  @GenerateSql({ params: [DummyValue.STRING] })
+  async emailTaken(email: string, tx?: Tx): Promise<boolean> {
+    const row = await this.db.one<{ taken: boolean }>(sql`SELECT EXISTS (SELECT 1 FROM console_users WHERE lower(email) = lower(${email})) AS taken`, tx);
+    return row!.taken;
+  }
+
+  @GenerateSql({ params: [{ organizationId: DummyValue.UUID, email: DummyValue.STRING, passwordHash: DummyValue.STRING }] })
+  async insertUser(user: { organizationId: string; email: string; passwordHash: string }, tx?: Tx): Promise<ConsoleUserRecord> {
+    const row = await this.db.one<UserRow>(
+      sql`INSERT INTO console_users (organization_id, email, password_hash) VALUES (${user.organizationId}, ${user.email}, ${user.passwordHash})
+          RETURNING ${USER_COLUMNS}`,
+      tx,
+    );
+    return toUser(row!);
+  }
+
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async user(id: string, tx?: Tx): Promise<ConsoleUserRecord | null> {
+    const row = await this.db.one<UserRow>(sql`SELECT ${USER_COLUMNS} FROM console_users WHERE id = ${id}`, tx);
+    return row ? toUser(row) : null;
+  }
+
+  /** A user with the password hash, to check a password: by email (login) or by id (changing it). */
+  @GenerateSql({ name: 'by email', params: [{ email: DummyValue.STRING }] }, { name: 'by id', params: [{ id: DummyValue.UUID }] })
+  async userWithPassword(by: { email: string } | { id: string }): Promise<(ConsoleUserRecord & { passwordHash: string }) | null> {
+    const where = 'email' in by ? sql`lower(email) = lower(${by.email})` : sql`id = ${by.id}`;
+    const row = await this.db.one<UserRow & Pick<RowOf<ConsoleUser>, 'password_hash'>>(
+      sql`SELECT ${USER_COLUMNS}, password_hash FROM console_users WHERE ${where} LIMIT 1`,
+    );
+    return row ? { ...toUser(row), passwordHash: row.password_hash } : null;
+  }
+
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.STRING] })
+  async setPassword(userId: string, passwordHash: string, tx?: Tx): Promise<void> {
+    await this.db.execute(sql`UPDATE console_users SET password_hash = ${passwordHash} WHERE id = ${userId}`, tx);
+  }
+
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async stampLogin(userId: string, tx?: Tx): Promise<void> {
+    await this.db.execute(sql`UPDATE console_users SET last_login_at = now() WHERE id = ${userId}`, tx);
+  }
+
+  /** A member of the organization, or null. */
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2] })
+  async member(organizationId: string, id: string, tx?: Tx): Promise<ConsoleUserRecord | null> {
+    const row = await this.db.one<UserRow>(sql`SELECT ${USER_COLUMNS} FROM console_users WHERE id = ${id} AND organization_id = ${organizationId}`, tx);
+    return row ? toUser(row) : null;
+  }
+
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async countMembers(organizationId: string, tx?: Tx): Promise<number> {
+    const row = await this.db.one<{ members: number }>(sql`SELECT count(*)::int AS members FROM console_users WHERE organization_id = ${organizationId}`, tx);
+    return row!.members;
+  }
+
+  /** Members and open invitations (not accepted, not expired) of the organization. */
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async countMembersAndOpenInvites(organizationId: string, tx?: Tx): Promise<{ members: number; invites: number }> {
+    const row = await this.db.one<{ members: number; invites: number }>(
+      sql`SELECT (SELECT count(*) FROM console_users WHERE organization_id = ${organizationId})::int AS members,
+                 (SELECT count(*) FROM console_invites
+                   WHERE organization_id = ${organizationId} AND accepted_at IS NULL AND expires_at > now())::int AS invites`,
+      tx,
+    );
+    return row!;
+  }
+
+  /** The organization's members, newest first. */
+  @GenerateSql({ params: [DummyValue.UUID, { limit: 50 }] })
+  async listMembers(organizationId: string, query: PageQuery): Promise<{ items: ConsoleUserRecord[]; nextCursor: string | null }> {
+    const page = keyset('u', query);
+    const rows = await this.db.rows<UserRow>(
+      sql`SELECT u.id, u.organization_id, u.email, u.created_at, u.last_login_at FROM console_users u
+           WHERE u.organization_id = ${organizationId} AND ${page.after} ${page.tail}`,
+    );
+    const { items, nextCursor } = page.cut(rows, creationPosition);
+    return { items: items.map(toUser), nextCursor };
+  }
+
+  /** Deletes a user; their sessions go by cascade. */
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async deleteUser(id: string, tx?: Tx): Promise<void> {
+    await this.db.execute(sql`DELETE FROM console_users WHERE id = ${id}`, tx);
+  }
+
+  // console_sessions
+
+  @GenerateSql({ params: [{ userId: DummyValue.UUID, tokenHash: DummyValue.BUFFER, expiresAt: DummyValue.DATE }] })
+  async insertSession(session: { userId: string; tokenHash: Buffer; expiresAt: Date }, tx?: Tx): Promise<void> {
+    await this.db.execute(
+      sql`INSERT INTO console_sessions (user_id, token_hash, expires_at) VALUES (${session.userId}, ${session.tokenHash}, ${session.expiresAt})`,
+      tx,
+    );
+  }
+
+  /** The live session (not revoked, not expired) with that token hash, and its user. */
+  @GenerateSql({ params: [DummyValue.BUFFER] })
+  async activeSession(tokenHash: Buffer): Promise<SessionPrincipalRow | null> {
+    const [row] = await this.db.prepared<SessionPrincipalRow>(
+      'verify_console_session',
+      sql`SELECT s.id AS session_id, u.id AS user_id, u.organization_id
+            FROM console_sessions s JOIN console_users u ON u.id = s.user_id
+           WHERE s.token_hash = ${tokenHash} AND s.revoked_at IS NULL AND s.expires_at > now()`,
+    );
+    return row ?? null;
+  }
+
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async isSessionActive(sessionId: string): Promise<boolean> {
+    const rows = await this.db.prepared<{ active: boolean }>(
+      'console_session_active',
+      sql`SELECT true AS active FROM console_sessions WHERE id = ${sessionId} AND revoked_at IS NULL AND expires_at > now()`,
+    );
+    return rows.length > 0;
+  }
+
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async revokeSession(sessionId: string): Promise<void> {
+    await this.db.execute(sql`UPDATE console_sessions SET revoked_at = now() WHERE id = ${sessionId}`);
+  }
+
+  /** Ends every live session of the user but one. */
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2] })
+  async revokeOtherSessions(userId: string, keepSessionId: string, tx?: Tx): Promise<void> {
+    await this.db.execute(
+      sql`UPDATE console_sessions SET revoked_at = now() WHERE user_id = ${userId} AND id <> ${keepSessionId} AND revoked_at IS NULL`,
+      tx,
+    );
+  }
+
+  // console_invites
+
+  @GenerateSql({ params: [{ organizationId: DummyValue.UUID, email: DummyValue.STRING, codeHash: DummyValue.BUFFER, invitedBy: null, expiresAt: DummyValue.DATE }] })
+  async insertInvite(
+    invite: { organizationId: string; email: string; codeHash: Buffer; invitedBy: string | null; expiresAt: Date },
+    tx?: Tx,
+  ): Promise<InviteRecord> {
+    const row = await this.db.one<InviteRow>(
+      sql`INSERT INTO console_invites (organization_id, email, code_hash, invited_by, expires_at)
+          VALUES (${invite.organizationId}, ${invite.email}, ${invite.codeHash}, ${invite.invitedBy}, ${invite.expiresAt})
+          RETURNING ${INVITE_COLUMNS}`,
+      tx,
+    );
+    return toInvite(row!);
+  }
+
+  /** Open invitations (not accepted, not expired), newest first. */
+  @GenerateSql({ params: [DummyValue.UUID, { limit: 50 }] })
+  async listOpenInvites(organizationId: string, query: PageQuery): Promise<{ items: InviteRecord[]; nextCursor: string | null }> {
+    const page = keyset('i', query);
+    const rows = await this.db.rows<InviteRow>(
+      sql`SELECT i.id, i.organization_id, i.email, i.invited_by, i.created_at, i.expires_at FROM console_invites i
+           WHERE i.organization_id = ${organizationId} AND i.accepted_at IS NULL AND i.expires_at > now() AND ${page.after} ${page.tail}`,
+    );
+    const { items, nextCursor } = page.cut(rows, creationPosition);
+    return { items: items.map(toInvite), nextCursor };
+  }
+
+  /** Deletes an open invitation of the organization; false when there is none. */
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2] })
+  async deleteOpenInvite(organizationId: string, id: string): Promise<boolean> {
+    return (await this.db.execute(sql`DELETE FROM console_invites WHERE id = ${id} AND organization_id = ${organizationId} AND accepted_at IS NULL`)) > 0;
+  }
+
+  /** The open invitation with that code hash, locked for the transaction (a code works once). */
+  @GenerateSql({ params: [DummyValue.BUFFER] })
+  async lockOpenInvite(codeHash: Buffer, tx?: Tx): Promise<InviteRecord | null> {
+    const row = await this.db.one<InviteRow>(
+      sql`SELECT ${INVITE_COLUMNS} FROM console_invites
+           WHERE code_hash = ${codeHash} AND accepted_at IS NULL AND expires_at > now() FOR UPDATE`,
+      tx,
+    );
+    return row ? toInvite(row) : null;
+  }
+
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2] })
+  async markInviteAccepted(id: string, userId: string, tx?: Tx): Promise<void> {
+    await this.db.execute(sql`UPDATE console_invites SET accepted_at = now(), accepted_by = ${userId} WHERE id = ${id}`, tx);
+  }
+}

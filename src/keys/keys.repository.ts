@@ -1,0 +1,181 @@
+import { Injectable } from '@nestjs/common';
+import { creationPosition, encodeCursor, keyset, type PageQuery } from '../common/pagination';
+import { isUuid } from '../common/parse-id.pipe';
+import { Database, type Tx } from '../database/database';
+import { DummyValue, GenerateSql } from '../database/generate-sql';
+import type { RowOf } from '../database/row';
+import { sql, type Sql } from '../database/sql';
+import type { ApiKey, KeyCreatorType, KeyStatus } from './api-key.entity';
+import type { KeyScope } from './key-format';
+
+/** A key's row as every read returns it: the entity's columns without the hash. */
+export type KeyRow = Omit<RowOf<ApiKey>, 'key_hash'>;
+
+/** Authentication's row: the key's metadata plus its bound identity's state. */
+export type VerifiedKeyRow = KeyRow & {
+  identity_handle: string | null;
+  identity_claimed: boolean | null;
+  identity_enabled: boolean | null;
+};
+
+/** A key to store; the caller has decided the binding is allowed. */
+export interface NewKey {
+  keyHash: Buffer;
+  prefix: string;
+  scope: KeyScope;
+  organizationId: string | null;
+  identityId: string | null;
+  label: string;
+  description: string;
+  createdByType: KeyCreatorType;
+  createdById: string | null;
+}
+
+/** The filters of `GET /api-keys` besides the organization. */
+export interface KeyListFilter extends PageQuery {
+  scope?: KeyScope;
+  status?: KeyStatus;
+  /** Handle or id of the bound identity. */
+  identity?: string;
+}
+
+/** Which active keys a revocation ends: one key, or every key bound to an identity. */
+export type KeySelection = { id: string } | { identityId: string };
+
+/**
+ * Key metadata with the organization resolved: an admin key carries its own, an
+ * agent key takes its identity's.
+ */
+const METADATA_COLUMNS = sql.raw(`k.id, k.scope, k.identity_id, COALESCE(k.organization_id, i.organization_id) AS organization_id,
+  k.label, k.description, k.status, k.prefix, k.created_at, k.created_by_type, k.created_by_id,
+  k.last_used_at, k.revoked_at`);
+const FROM_KEYS = sql.raw(`FROM api_keys k LEFT JOIN identities i ON i.id = k.identity_id`);
+
+/**
+ * Read model: key metadata joined to the bound identity (`identities`, owned by the
+ * identities module). An agent key's organization is its identity's, so every key
+ * read resolves it here in the same indexed statement rather than a second round
+ * trip per key (lists would otherwise cost one lookup per row).
+ */
+function selectMetadata(where: Sql): Sql {
+  return sql`SELECT ${METADATA_COLUMNS}
+  ${FROM_KEYS}
+  WHERE ${where}`;
+}
+
+/** Every statement on `api_keys`. */
+@Injectable()
+export class KeysRepository {
+  constructor(private readonly db: Database) {}
+
+  /**
+   * Read model: authentication's lookup by key hash, the key's metadata plus the
+   * bound identity's handle, claim and enabled state (`identities`, owned by the
+   * identities module). Every authenticated request runs it, so it stays one
+   * indexed statement, prepared once per connection (`verify_api_key`), instead of
+   * a key read followed by an identity read.
+   */
+  @GenerateSql({ params: [DummyValue.BUFFER] })
+  async findByHash(keyHash: Buffer): Promise<VerifiedKeyRow | null> {
+    const [row] = await this.db.prepared<VerifiedKeyRow>('verify_api_key', sql`
+      SELECT ${METADATA_COLUMNS}, i.agent_handle AS identity_handle,
+             (i.claimed_at IS NOT NULL) AS identity_claimed, i.enabled AS identity_enabled
+        ${FROM_KEYS}
+       WHERE k.key_hash = ${keyHash}`);
+    return row ?? null;
+  }
+
+  /** A key's status (one primary-key probe, prepared: streams ask each time they wake). */
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async status(id: string): Promise<KeyStatus | null> {
+    const [row] = await this.db.prepared<Pick<KeyRow, 'status'>>('api_key_status', sql`SELECT status FROM api_keys WHERE id = ${id}`);
+    return row?.status ?? null;
+  }
+
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async countActiveForIdentity(identityId: string, tx?: Tx): Promise<number> {
+    const row = await this.db.one<{ count: number }>(
+      sql`SELECT count(*)::int AS count FROM api_keys WHERE identity_id = ${identityId} AND status = 'active'`, tx);
+    return row?.count ?? 0;
+  }
+
+  /** Stores an active key; its id. */
+  @GenerateSql({
+    params: [{
+      keyHash: DummyValue.BUFFER, prefix: 'a2a_adm_Ab3d', scope: 'admin', organizationId: null, identityId: null,
+      label: '', description: '', createdByType: 'signup', createdById: null,
+    } satisfies NewKey],
+  })
+  async insert(key: NewKey, tx?: Tx): Promise<string> {
+    const row = await this.db.one<Pick<KeyRow, 'id'>>(sql`
+      INSERT INTO api_keys (key_hash, prefix, scope, organization_id, identity_id, label, description, status, created_by_type, created_by_id)
+      VALUES (${key.keyHash}, ${key.prefix}, ${key.scope}, ${key.organizationId}, ${key.identityId}, ${key.label}, ${key.description},
+              'active', ${key.createdByType}, ${key.createdById})
+      RETURNING id`, tx);
+    return row!.id;
+  }
+
+  /** A key's metadata by id, or null. */
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async findById(id: string, tx?: Tx): Promise<KeyRow | null> {
+    return this.db.one<KeyRow>(selectMetadata(sql`k.id = ${id}`), tx);
+  }
+
+  /**
+   * One page of the organization's keys, newest first. The identity filter takes an
+   * id or a handle (matched on the joined identity of the metadata read model).
+   */
+  @GenerateSql(
+    { name: 'first page', params: [DummyValue.UUID, {}] },
+    { name: 'filtered', params: [DummyValue.UUID, { scope: 'agent', status: 'active', identity: DummyValue.HANDLE }] },
+    { name: 'by identity id', params: [DummyValue.UUID, { identity: DummyValue.UUID_2, cursor: encodeCursor({ at: DummyValue.DATE.toISOString(), id: DummyValue.UUID }) }] },
+  )
+  async list(organizationId: string | null, filter: KeyListFilter): Promise<{ items: KeyRow[]; nextCursor: string | null }> {
+    const page = keyset('k', filter);
+    const identity = filter.identity === undefined
+      ? sql.empty
+      : isUuid(filter.identity) ? sql`k.identity_id = ${filter.identity}::uuid` : sql`i.agent_handle = ${filter.identity}`;
+    const where = sql.join([
+      sql`(k.organization_id = ${organizationId} OR i.organization_id = ${organizationId})`,
+      filter.scope ? sql`k.scope = ${filter.scope}` : sql.empty,
+      filter.status ? sql`k.status = ${filter.status}` : sql.empty,
+      identity,
+      page.after,
+    ], ' AND ');
+    const rows = await this.db.rows<KeyRow>(sql`${selectMetadata(where)} ${page.tail}`);
+    return page.cut(rows, creationPosition);
+  }
+
+  /** Label and description (the fields Console may change). */
+  @GenerateSql({ params: [DummyValue.UUID, { label: DummyValue.STRING, description: DummyValue.STRING }] })
+  async update(id: string, changes: { label?: string; description?: string }, tx?: Tx): Promise<void> {
+    const sets = sql.join([
+      changes.label !== undefined ? sql`label = ${changes.label}` : sql.empty,
+      changes.description !== undefined ? sql`description = ${changes.description}` : sql.empty,
+    ]);
+    if (sets.isEmpty) return;
+    await this.db.execute(sql`UPDATE api_keys SET ${sets} WHERE id = ${id}`, tx);
+  }
+
+  /** Revokes the selected active keys; the metadata of those it revoked. */
+  @GenerateSql(
+    { name: 'one key', params: [{ id: DummyValue.UUID }] },
+    { name: 'an identity\'s keys', params: [{ identityId: DummyValue.UUID }] },
+  )
+  async revoke(selection: KeySelection, tx?: Tx): Promise<KeyRow[]> {
+    const which = 'id' in selection ? sql`id = ${selection.id}` : sql`identity_id = ${selection.identityId}`;
+    const revoked = await this.db.rows<Pick<KeyRow, 'id'>>(
+      sql`UPDATE api_keys SET status = 'revoked', revoked_at = now() WHERE ${which} AND status = 'active' RETURNING id`, tx);
+    if (revoked.length === 0) return [];
+    return this.db.rows<KeyRow>(selectMetadata(sql`k.id = ANY(${revoked.map((row) => row.id)}::uuid[])`), tx);
+  }
+
+  /** Writes noted uses: each key's `last_used_at` moves forward only. */
+  @GenerateSql({ params: [[DummyValue.UUID], [DummyValue.DATE]] })
+  async recordUsage(ids: string[], at: Date[]): Promise<void> {
+    await this.db.execute(sql`
+      UPDATE api_keys AS k SET last_used_at = u.at
+        FROM unnest(${ids}::uuid[], ${at.map((d) => d.toISOString())}::timestamptz[]) AS u(id, at)
+       WHERE k.id = u.id AND (k.last_used_at IS NULL OR k.last_used_at < u.at)`);
+  }
+}

@@ -1,0 +1,185 @@
+import { Injectable } from '@nestjs/common';
+import { Database, type Tx } from '../database/database';
+import { DummyValue, GenerateSql } from '../database/generate-sql';
+import type { RowOf } from '../database/row';
+import { sql } from '../database/sql';
+import type { UpstreamBinding, UpstreamVersion } from './dto/set-upstream.dto';
+import type { IdentityUpstream, UpstreamAuthType } from './identity-upstream.entity';
+import type { UpstreamForward } from './upstream-forward.entity';
+
+/** An identity's upstream, as stored (the secret included: only the forwarder reads it). */
+export interface UpstreamRecord {
+  identityId: string;
+  url: string;
+  cardUrl: string | null;
+  protocolVersion: UpstreamVersion;
+  binding: UpstreamBinding;
+  streaming: boolean;
+  auth: { type: UpstreamAuthType; header: string | null; value: string | null };
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A forward this forwarder has claimed: `attempt` is the claim's number, which every later write of it names. */
+export interface ClaimedForward {
+  id: string;
+  taskId: string;
+  kind: 'message' | 'cancel';
+  messageId: string;
+  attempt: number;
+  accepted: boolean;
+}
+
+type UpstreamRow = RowOf<IdentityUpstream>;
+type ClaimRow = Pick<RowOf<UpstreamForward>, 'id' | 'task_id' | 'kind' | 'message_id' | 'attempts' | 'accepted'>;
+
+const toRecord = (row: UpstreamRow): UpstreamRecord => ({
+  identityId: row.identity_id, url: row.url, cardUrl: row.card_url, protocolVersion: row.protocol_version, binding: row.binding,
+  streaming: row.streaming, auth: { type: row.auth_type, header: row.auth_header, value: row.auth_value }, createdAt: row.created_at, updatedAt: row.updated_at,
+});
+
+const UPSTREAM_COLUMNS = sql.raw(
+  'identity_id, url, card_url, protocol_version, binding, streaming, auth_type, auth_header, auth_value, created_at, updated_at',
+);
+
+/** The forward's row while this claim still holds it (another claim counts another attempt). */
+const holds = (forward: Pick<ClaimedForward, 'id' | 'attempt'>) => sql`id = ${forward.id} AND attempts = ${forward.attempt} AND in_flight`;
+
+const EXAMPLE_FORWARD = { id: DummyValue.UUID, attempt: 1 };
+
+/** Upstream's tables: identity_upstreams and the forwarder's queue, upstream_forwards. */
+@Injectable()
+export class UpstreamRepository {
+  constructor(private readonly db: Database) {}
+
+  // identity_upstreams
+
+  /** The upstream of an identity, with its secret; null when none is set. */
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async upstreamOf(identityId: string): Promise<UpstreamRecord | null> {
+    const row = await this.db.one<UpstreamRow>(sql`SELECT ${UPSTREAM_COLUMNS} FROM identity_upstreams WHERE identity_id = ${identityId}`);
+    return row ? toRecord(row) : null;
+  }
+
+  /** Sets an identity's upstream (a new one, or replacing the one it has). */
+  @GenerateSql({
+    params: [{
+      identityId: DummyValue.UUID, url: 'https://agent.example/a2a', cardUrl: null, protocolVersion: '1.0', binding: 'JSONRPC', streaming: false,
+      auth: { type: 'none', header: null, value: null },
+    }],
+  })
+  async setUpstream(upstream: Omit<UpstreamRecord, 'createdAt' | 'updatedAt'>): Promise<UpstreamRecord> {
+    const u = upstream;
+    const row = await this.db.one<UpstreamRow>(
+      sql`INSERT INTO identity_upstreams AS u (identity_id, url, card_url, protocol_version, binding, streaming, auth_type, auth_header, auth_value)
+          VALUES (${u.identityId}, ${u.url}, ${u.cardUrl}, ${u.protocolVersion}, ${u.binding}, ${u.streaming},
+                  ${u.auth.type}, ${u.auth.header}, ${u.auth.value})
+          ON CONFLICT (identity_id) DO UPDATE SET url = EXCLUDED.url, card_url = EXCLUDED.card_url, protocol_version = EXCLUDED.protocol_version,
+            binding = EXCLUDED.binding, streaming = EXCLUDED.streaming, auth_type = EXCLUDED.auth_type, auth_header = EXCLUDED.auth_header,
+            auth_value = EXCLUDED.auth_value, updated_at = now()
+          RETURNING ${UPSTREAM_COLUMNS}`,
+    );
+    return toRecord(row!);
+  }
+
+  /** Removes an identity's upstream; false when it had none. */
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async removeUpstream(identityId: string): Promise<boolean> {
+    return (await this.db.execute(sql`DELETE FROM identity_upstreams WHERE identity_id = ${identityId}`)) > 0;
+  }
+
+  // upstream_forwards
+
+  /**
+   * In the send's transaction: when the worker has an upstream, queue the requester's
+   * message for it (once per message id). True when something was queued.
+   */
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2, DummyValue.STRING] })
+  async queueMessage(taskId: string, workerIdentityId: string, messageId: string, tx?: Tx): Promise<boolean> {
+    const rows = await this.db.rows(
+      sql`INSERT INTO upstream_forwards (task_id, kind, message_id)
+          SELECT ${taskId}, 'message', ${messageId} FROM identity_upstreams WHERE identity_id = ${workerIdentityId}
+          ON CONFLICT (task_id, kind, message_id) DO NOTHING RETURNING id`,
+      tx,
+    );
+    return rows.length > 0;
+  }
+
+  /** In the cancel's transaction: queue the cancel when the worker has an upstream. */
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2] })
+  async queueCancel(taskId: string, workerIdentityId: string, tx?: Tx): Promise<boolean> {
+    const rows = await this.db.rows(
+      sql`INSERT INTO upstream_forwards (task_id, kind, message_id)
+          SELECT ${taskId}, 'cancel', '' FROM identity_upstreams WHERE identity_id = ${workerIdentityId}
+          ON CONFLICT (task_id, kind, message_id) DO NOTHING RETURNING id`,
+      tx,
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Claims due forwards: the oldest of each task's pending messages only (a follow-up
+   * waits for the turn before it), and cancels whenever due. Rows another forwarder
+   * holds are skipped; the claim counts the attempt and leases the row for `leaseMs`,
+   * so a forwarder that dies leaves its claim to fall due again.
+   */
+  @GenerateSql({ params: [20, 30_000] })
+  async claim(limit: number, leaseMs: number): Promise<ClaimedForward[]> {
+    const rows = await this.db.rows<ClaimRow>(
+      sql`UPDATE upstream_forwards f
+             SET attempts = f.attempts + 1, in_flight = true, next_attempt_at = now() + make_interval(secs => ${leaseMs}::float / 1000),
+                 updated_at = now()
+            FROM (SELECT c.id FROM upstream_forwards c
+                   WHERE c.status = 'pending' AND c.next_attempt_at <= now()
+                     AND (c.kind = 'cancel' OR NOT EXISTS (
+                           SELECT 1 FROM upstream_forwards e
+                            WHERE e.task_id = c.task_id AND e.status = 'pending' AND e.kind = 'message' AND e.seq < c.seq))
+                   ORDER BY c.next_attempt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED) due
+           WHERE f.id = due.id
+       RETURNING f.id, f.task_id, f.kind, f.message_id, f.attempts, f.accepted`,
+    );
+    return rows.map((r) => ({ id: r.id, taskId: r.task_id, kind: r.kind, messageId: r.message_id, attempt: r.attempts, accepted: r.accepted }));
+  }
+
+  /** Extends the lease of a forward this claim still holds. */
+  @GenerateSql({ params: [EXAMPLE_FORWARD, 30_000] })
+  async renewLease(forward: Pick<ClaimedForward, 'id' | 'attempt'>, leaseMs: number): Promise<void> {
+    await this.db.execute(
+      sql`UPDATE upstream_forwards SET next_attempt_at = now() + make_interval(secs => ${leaseMs}::float / 1000) WHERE ${holds(forward)}`,
+    );
+  }
+
+  /** The upstream has answered the message: a retry follows its task instead of sending it again. */
+  @GenerateSql({ params: [EXAMPLE_FORWARD] })
+  async markAccepted(forward: Pick<ClaimedForward, 'id' | 'attempt'>): Promise<void> {
+    await this.db.execute(sql`UPDATE upstream_forwards SET accepted = true WHERE ${holds(forward)}`);
+  }
+
+  /** Ends a forward for good. */
+  @GenerateSql({ params: [EXAMPLE_FORWARD, 'failed', DummyValue.STRING] })
+  async finish(forward: Pick<ClaimedForward, 'id' | 'attempt'>, status: 'succeeded' | 'failed', error: string | null): Promise<void> {
+    await this.db.execute(
+      sql`UPDATE upstream_forwards SET status = ${status}, in_flight = false, next_attempt_at = NULL, last_error = ${error}, updated_at = now()
+           WHERE ${holds(forward)}`,
+    );
+  }
+
+  /** A failed attempt: the forward falls due again after `delayMs`. */
+  @GenerateSql({ params: [EXAMPLE_FORWARD, 1000, DummyValue.STRING] })
+  async retryLater(forward: Pick<ClaimedForward, 'id' | 'attempt'>, delayMs: number, error: string): Promise<void> {
+    await this.db.execute(
+      sql`UPDATE upstream_forwards
+             SET in_flight = false, next_attempt_at = now() + make_interval(secs => ${delayMs}::float / 1000), last_error = ${error}, updated_at = now()
+           WHERE ${holds(forward)}`,
+    );
+  }
+
+  /** Whether a message of the task is pending after the upstream accepted it (its task id may yet come). */
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async hasAcceptedPendingMessage(taskId: string): Promise<boolean> {
+    const rows = await this.db.rows(
+      sql`SELECT 1 FROM upstream_forwards WHERE task_id = ${taskId} AND kind = 'message' AND status = 'pending' AND accepted`,
+    );
+    return rows.length > 0;
+  }
+}
