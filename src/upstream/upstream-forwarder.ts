@@ -194,7 +194,16 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     if (!upstream.streaming) return this.poll(forward.taskId, client, upstreamTaskId, options);
     const call = linked(options.signal!);
     const events = client.resubscribeTask({ tenant: '', id: upstreamTaskId }, { ...options, signal: call.signal });
-    if (await this.consume(forward.taskId, events, call, async () => undefined) === 'terminal') return;
+    try {
+      if (await this.consume(forward.taskId, events, call, async () => undefined) === 'terminal') return;
+    } catch (error) {
+      // The upstream task may have finished between the read and the resubscribe (an SDK agent
+      // then refuses to resubscribe to a terminal task): read it once more before giving up.
+      if (!refusedBy(error)) throw error;
+      const again = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
+      if (await this.apply(forward.taskId, taskUpdate(again, true)) === 'terminal' || isSettledA2A(again.status?.state)) return;
+      throw error;
+    }
     await this.requireSettled(forward.taskId);
   }
 

@@ -81,7 +81,7 @@ describe('a server SIGKILLed mid-forward', () => {
       (n) => n === 2, 30_000);
     upstream.release(upstream.received.find((r) => r.messageId === messageId)!.taskId);
     const done = await eventually(() => call(`/api/v1/tasks/${taskId}`, { key: requester.key }).then((res) => res.body),
-      (task: { status: { state: string } }) => task.status.state === 'completed', 30_000);
+      (task: { status: { state: string }; artifacts: unknown[] }) => task.status.state === 'completed', 30_000);
     expect(done.artifacts).toEqual([expect.objectContaining({ artifactId: 'echo' })]);
     expect(upstream.received.filter((r) => r.messageId === messageId)).toHaveLength(1);
     const { rows } = await db.query(`SELECT kind, status, accepted, attempts FROM upstream_forwards WHERE task_id = $1`, [taskId]);
