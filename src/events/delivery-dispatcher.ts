@@ -57,7 +57,9 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
     if (this.running) return;
     this.running = true;
     this.loop = this.run();
-    this.pruning = setInterval(() => (this.pruned = this.pruned.then(() => this.prune())), this.config.events.pruneIntervalMs);
+    this.pruning = setInterval(() => {
+      this.pruned = this.pruned.then(() => this.prune());
+    }, this.config.events.pruneIntervalMs);
     this.pruning.unref();
   }
 
