@@ -39,8 +39,9 @@ export default tseslint.config(
     },
   },
   {
-    // Tests and benchmarks read untyped JSON bodies and reach into libraries' metadata
-    // (class-validator's storage is keyed by `Function`, class-transformer's is not exported).
+    // Tests and benchmarks read untyped JSON bodies, reach into libraries' metadata
+    // (class-validator's storage is keyed by `Function`) and require() the files they
+    // discover at run time (repositories, migrations).
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'off',
