@@ -8,7 +8,7 @@ import { afterCommit, beforeCommit } from '../database/unit-of-work';
 import { LedgerEvents } from './ledger-events';
 import { LedgerRepository, type PairTaskFilter as PairTaskRowFilter } from './ledger.repository';
 import { TaskJournal, type NewMessage } from './task-journal';
-import { TaskNotifier } from './task-notifier';
+import { TaskNotifier } from '../events/task-notifier';
 import type { HydrateOptions, MessageRecord, Participant, TaskEventRecord, TaskRecord, TaskRow } from './task-records';
 import type { ArtifactChunk } from './entities/task-event.entity';
 import { transition, type ReplyState, type TaskState } from './task-state';
