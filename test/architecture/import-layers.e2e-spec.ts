@@ -16,12 +16,13 @@ const FOUNDATION = new Set(['config', 'database', 'common']);
 
 /**
  * Imports known to close a loop, not cut yet; left out of the loop check. Must end
- * empty. keys → identities: minting an agent key locks its identity through
- * IdentitiesRepository, while identities mints and revokes keys through KeysService
- * (the modules need a forwardRef). Cut it as auth's were: a port declared in keys/
- * that identities implements, bound outside keys/.
+ * empty. Each is a module reading a higher module's repository (their modules need a
+ * forwardRef): keys → identities (minting an agent key locks its identity), events →
+ * console (a webhook change locks its organization) and events → identities (a
+ * webhook names its identity). Cut them as auth's were: a port declared in the lower
+ * folder, implemented by the higher one's repository, bound outside the lower folder.
  */
-const PENDING = new Set<string>(['keys → identities']);
+const PENDING = new Set<string>(['keys → identities', 'events → console', 'events → identities']);
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -127,10 +128,17 @@ describe('src/ folders are layers', () => {
     expect(edges.get('keys')?.get('common')?.length).toBeGreaterThan(0);
   });
 
-  it('no folder import loops', () => {
-    const checked = new Map(
-      [...edges].map(([from, targets]) => [from, new Map([...targets].filter(([to]) => !PENDING.has(`${from} → ${to}`)))]),
+  /** The graph without the pending imports, except `keep`. */
+  const withoutPending = (keep?: string) =>
+    new Map(
+      [...edges].map(([from, targets]) => [
+        from,
+        new Map([...targets].filter(([to]) => `${from} → ${to}` === keep || !PENDING.has(`${from} → ${to}`))),
+      ]),
     );
+
+  it('no folder import loops', () => {
+    const checked = withoutPending();
     const found = loops(checked).map((members) => ({ loop: members, cycles: cycles(checked, members) }));
     expect(found).toEqual([]);
   });
@@ -138,11 +146,7 @@ describe('src/ folders are layers', () => {
   it('the pending list names only imports that still exist and still close a loop', () => {
     const stale = [...PENDING].filter((edge) => {
       const [from, to] = edge.split(' → ');
-      if (!edges.get(from)?.has(to)) return true;
-      const without = new Map(edges);
-      without.set(from, new Map([...edges.get(from)!].filter(([target]) => target !== to)));
-      const size = (graph: typeof edges) => loops(graph).flat().length;
-      return size(edges) === size(without);
+      return !edges.get(from)?.has(to) || loops(withoutPending(edge)).length === 0;
     });
     expect(stale).toEqual([]);
   });
