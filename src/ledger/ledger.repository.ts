@@ -16,7 +16,7 @@ import type { ContextRecord } from './ledger-views';
 import type { ForwardedTask, TaskPair } from './ledger.service';
 import type { PushConfigInput, PushConfigRecord } from './push-configs.service';
 import type { NewMessage } from './task-journal';
-import { CHANGES_CHANNEL } from './task-notifier';
+import { CHANGES_CHANNEL } from '../events/task-notifier';
 import {
   participantsOf, type ArtifactRecord, type HydrateOptions, type MessageRecord, type ParticipantRow, type TaskEventRecord,
   type TaskRecord, type TaskRow,
