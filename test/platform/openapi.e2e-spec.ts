@@ -1,5 +1,6 @@
 import { startApp, type TestApp } from '../support/app';
 import { enabledAgent } from '../support/a2a';
+import { eventually } from '../support/eventually';
 import { bearer, PASSWORD, signup } from '../support/fixtures';
 
 type Schema = { $ref?: string; type?: string; properties?: Record<string, Schema>; items?: Schema; required?: string[]; allOf?: Schema[]; nullable?: boolean; enum?: unknown[] };
@@ -152,7 +153,11 @@ describe('the OpenAPI document', () => {
     expectConforms(set.body.auth, { $ref: '#/components/schemas/UpstreamAuth' });
     const read = await t.http().get(`/api/v1/identities/${agent.handle}/upstream`).set(bearer(owner)).expect(200);
     expectConforms(read.body, schemaOf(upstreamPath, 'get', '200'));
-    const events = await t.http().get('/api/v1/events').set(bearer(owner)).expect(200);
+    // Events show once no older transaction is open on the server (the list's visibility horizon).
+    const events = await eventually(
+      () => t.http().get('/api/v1/events').set(bearer(owner)).expect(200),
+      (res) => res.body.events.length > 0,
+    );
     expectConforms(events.body, schemaOf('/api/v1/events', 'get', '200'));
     expect(events.body.events.length).toBeGreaterThan(0);
     for (const event of events.body.events) expectConforms(event, { $ref: '#/components/schemas/Event' });
