@@ -16,6 +16,7 @@ import { IdentitiesModule } from './identities/identities.module';
 import { KeysModule } from './keys/keys.module';
 import { KeysService } from './keys/keys.service';
 import { LedgerModule } from './ledger/ledger.module';
+import { PortsModule } from './ports.module';
 import { ProtocolModule } from './protocol/protocol.module';
 import { UpstreamModule } from './upstream/upstream.module';
 
@@ -29,6 +30,7 @@ export class AppModule {
         LoggerModule.forRoot(logger),
         DatabaseModule.forRoot(config, logger),
         AuthModule.forRoot({ imports: [KeysModule, ConsoleModule], apiKeys: KeysService, sessions: ConsoleService }),
+        PortsModule,
         ConsoleModule,
         KeysModule,
         IdentitiesModule,

@@ -1,7 +1,5 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { ConsoleRepository } from '../console/console.repository';
-import { IdentitiesRepository } from '../identities/identities.repository';
 import { LimitsModule } from '../limits/limits.module';
 import type { Logger } from 'pino';
 import { LOGGER } from '../common/tokens';
@@ -37,9 +35,6 @@ import { WebhooksService } from './webhooks.service';
   providers: [
     EventsRepository, EventsService, WebhooksService, DeliveryQueue, DeliverySender, DeliveryDispatcher, PushNotifications,
     EventFeed,
-    // The owners' repositories for the two reads webhooks.service.ts needs (the organization's lock, a named
-    // identity): provided here too because Console and Identities import this module (they emit events).
-    ConsoleRepository, IdentitiesRepository,
     { provide: HOST_RESOLVER, useValue: systemResolver },
     {
       provide: TaskNotifier,

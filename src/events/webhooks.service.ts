@@ -3,9 +3,8 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, conflict, notFound } from '../common/app-error';
 import { eventScope, requireAccess, type Permission } from '../auth/access';
 import type { ConsolePrincipal, KeyPrincipal } from '../auth/principal';
-import { ConsoleRepository } from '../console/console.repository';
 import { Database, type Tx } from '../database/database';
-import { IdentitiesRepository } from '../identities/identities.repository';
+import { OrganizationLocks, WebhookIdentities } from './event-ports';
 import { checkDestinationUrl } from './address-policy';
 import { DeliveryDispatcher } from './delivery-dispatcher';
 import { DeliveryQueue } from './delivery-queue';
@@ -42,8 +41,8 @@ export class WebhooksService {
   constructor(
     private readonly db: Database,
     private readonly repository: EventsRepository,
-    private readonly organizations: ConsoleRepository,
-    private readonly identities: IdentitiesRepository,
+    private readonly organizations: OrganizationLocks,
+    private readonly identities: WebhookIdentities,
     private readonly events: EventsService,
     private readonly queue: DeliveryQueue,
     private readonly dispatcher: DeliveryDispatcher,

@@ -1,4 +1,4 @@
-import { forwardRef, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { EventsModule } from '../events/events.module';
 import { KeysModule } from '../keys/keys.module';
@@ -11,7 +11,7 @@ import { IdentitySearchService } from './identity-search.service';
 import { Identity } from './identity.entity';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Identity]), forwardRef(() => KeysModule), EventsModule],
+  imports: [TypeOrmModule.forFeature([Identity]), KeysModule, EventsModule],
   controllers: [IdentitiesController, AgentSignupController],
   providers: [IdentitiesRepository, IdentitiesService, AgentSignupService, IdentitySearchService],
   exports: [IdentitiesRepository, IdentitiesService, IdentitySearchService],

@@ -4,7 +4,7 @@ import { requireAccess, requireGrant, type Permission } from '../auth/access';
 import { Database, type Tx } from '../database/database';
 import type { AdminKeyPrincipal, ConsolePrincipal, KeyPrincipal, Principal } from '../auth/principal';
 import { EventsService } from '../events/events.service';
-import { IdentitiesRepository } from '../identities/identities.repository';
+import { BindableIdentities } from './key-ports';
 import type { KeyCreatorType } from './api-key.entity';
 import { DISPLAY_PREFIX_LENGTH, generateApiKey, hashApiKey, parseApiKey, type KeyScope } from './key-format';
 import { toKeyMetadata, type KeyMetadata } from './key-metadata';
@@ -46,7 +46,7 @@ export class KeysService {
   constructor(
     private readonly db: Database,
     private readonly repository: KeysRepository,
-    private readonly identities: IdentitiesRepository,
+    private readonly identities: BindableIdentities,
     private readonly usage: KeyUsageTracker,
     private readonly events: EventsService,
   ) {}

@@ -22,7 +22,7 @@ const FOUNDATION = new Set(['config', 'database', 'common']);
  * webhook names its identity). Cut them as auth's were: a port declared in the lower
  * folder, implemented by the higher one's repository, bound outside the lower folder.
  */
-const PENDING = new Set<string>(['keys → identities', 'events → console', 'events → identities']);
+const PENDING = new Set<string>([]);
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
