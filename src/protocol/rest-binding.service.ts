@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { Inject, Injectable } from '@nestjs/common';
 import { formatSSEErrorEvent } from '@a2a-js/sdk';
-import { restStatusFor, toRestErrorBody, VersionNotSupportedError } from '@a2a-js/sdk/errors';
+import { A2A_ERROR_CODE, RequestMalformedError, restStatusFor, toRestErrorBody, VersionNotSupportedError } from '@a2a-js/sdk/errors';
 import type { User } from '@a2a-js/sdk/server';
 import { restHandler } from '@a2a-js/sdk/server/express';
 import type { Request, RequestHandler, Response } from 'express';
@@ -9,6 +9,8 @@ import type { AgentKeyPrincipal } from '../auth/principal';
 import { notFound, type AppError } from '../common/app-error';
 import { jsonRpcErrorBody, restBindingErrorBody, restBindingVersion, sendRestBindingError, toAppError } from '../common/problem.filter';
 import { APP_CONFIG, type AppConfig } from '../config/config';
+import type { FieldError } from '../common/app-error';
+import { requestErrors, V03_REST_REQUESTS, V1_REQUESTS } from './a2a-params';
 import { bindHooks, BindingRequestHandler } from './binding-handler';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
@@ -60,6 +62,14 @@ export class RestBindingService {
     if (!version) {
       const error = new VersionNotSupportedError('This service speaks A2A 1.0 (A2A-Version: 1.0) and 0.3 (A2A-Version: 0.3 or no header).');
       res.status(restStatusFor(error)).json(toRestErrorBody(error, restStatusFor(error)));
+      return;
+    }
+    // A client's mistake: the binding's invalid-params error naming the member, before the SDK decodes (and coerces) the body.
+    const problems = bodyErrors(version, req);
+    if (problems.length > 0) {
+      const error = new RequestMalformedError(problems.map((p) => p.message).join('; '));
+      if (version === '1.0') res.status(400).json(toRestErrorBody(error, 400));
+      else res.status(400).json({ code: A2A_ERROR_CODE.INVALID_PARAMS, message: error.message });
       return;
     }
     const waits = kind === 'send' && blocking(version, { params: req.body });
@@ -121,4 +131,28 @@ export class RestBindingService {
     res.end(formatSSEErrorEvent(body));
     return null;
   }
+}
+
+/**
+ * What is wrong with the body of a route that takes one (CONTRACT §5, as the JSON-RPC
+ * params check): each problem names its member, `body.…`. The other routes' path
+ * and query parameters are checked by the SDK's router and the handler.
+ */
+function bodyErrors(version: '1.0' | '0.3', req: Request): FieldError[] {
+  if (req.method !== 'POST') return [];
+  const route = req.path.replace(/^\/a2a\/[^/]+\/rest\//, '');
+  const body: unknown = req.body;
+  if (version === '1.0') {
+    if (/^message:(send|stream)$/.test(route)) return requestErrors(V1_REQUESTS.SendMessageRequest, body, 'body');
+    const config = /^tasks\/([^/]+)\/pushNotificationConfigs$/.exec(route);
+    if (config) {
+      const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
+      return isObject ? requestErrors(V1_REQUESTS.TaskPushNotificationConfig, { ...body, taskId: decodeURIComponent(config[1]) }, 'body')
+        : [{ field: 'body', message: 'body must be an object' }];
+    }
+    return [];
+  }
+  if (/^v1\/message:(send|stream)$/.test(route)) return requestErrors(V03_REST_REQUESTS.SendMessageRequest, body, 'body');
+  if (/^v1\/tasks\/[^/]+\/pushNotificationConfigs$/.test(route)) return requestErrors(V03_REST_REQUESTS.TaskPushNotificationConfig, body, 'body');
+  return [];
 }
