@@ -6,6 +6,8 @@ import { startApp, type TestApp } from '../support/app';
 import { agentPair, submitTask, v1Message, type A2AVersion, type Agent } from '../support/a2a';
 import { apiKey } from '../support/fixtures';
 import { grpcClient, metadataOf, unary } from '../support/grpc';
+import { LegacyA2AService } from '@a2a-js/sdk/compat/v0_3/server/grpc';
+import { GrpcBindingService } from '../../src/protocol/grpc-binding.service';
 
 /**
  * CONTRACT §5 on the HTTP+JSON and gRPC bindings, as bad-params.e2e-spec.ts pins it on
@@ -141,5 +143,31 @@ describe('protocol bindings: params of the wrong type', () => {
     expect(outcome.details).toContain(member);
     expect(outcome.details).not.toMatch(INTERNAL);
     expect(error).not.toHaveBeenCalled();
+  });
+});
+
+describe('protocol bindings: gRPC v0.3 requests with members missing', () => {
+  let t: TestApp;
+  let requester: Agent;
+  let worker: Agent;
+
+  beforeAll(async () => {
+    t = await startApp({ PROTOCOL_BLOCKING_TIMEOUT_MS: '50', GRPC_PORT: '0', GRPC_HOST: '127.0.0.1' });
+    ({ requester, worker } = await agentPair(t));
+  });
+  afterAll(() => t.close());
+
+  type Definition = Record<string, { path: string; responseStream: boolean }>;
+  const UNARY = Object.values(LegacyA2AService as unknown as Definition).filter((method) => !method.responseStream).map((method) => method.path);
+
+  it.each(UNARY)('%s with an empty request: INVALID_ARGUMENT or NOT_FOUND, never internal text', async (path) => {
+    const client = new grpc.Client(`127.0.0.1:${t.app.get(GrpcBindingService).port}`, grpc.credentials.createInsecure());
+    const metadata = metadataOf({ ...apiKey(requester.key), 'a2a-tenant': worker.handle });
+    const raw = (value: Buffer) => value;
+    const error = await new Promise<grpc.ServiceError | null>((resolve) => client.makeUnaryRequest(path, raw, raw, Buffer.alloc(0), metadata, (e) => resolve(e)));
+    client.close();
+    if (path.endsWith('/GetAgentCard')) return expect(error).toBeNull();
+    expect(error?.details).not.toMatch(INTERNAL);
+    expect([grpc.status.INVALID_ARGUMENT, grpc.status.NOT_FOUND]).toContain(error?.code);
   });
 });
