@@ -170,8 +170,10 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
       const value = call.metadata.get(name)[0];
       if (value !== undefined) headers[name] = value.toString();
     }
-    // The RateLimit headers of a refusal travel in its trailers (status()); a success has none to carry them.
-    const principal = await this.credentials.admit(GRPC_SURFACE, { method: 'POST', headers }, addressSubject(peerAddress(call.getPeer())), { setHeader: () => undefined },
+    // The RateLimit headers: a refusal's travel in its trailers (status()); a success's in the response's initial metadata.
+    const rateLimit = new grpc.Metadata();
+    const principal = await this.credentials.admit(GRPC_SURFACE, { method: 'POST', headers }, addressSubject(peerAddress(call.getPeer())),
+      { setHeader: (name: string, value: string) => rateLimit.set(name.toLowerCase(), value) },
       (identified) => (log.principal = { kind: identified.kind, id: identified.id })) as AgentKeyPrincipal;
     const request = call.request as { tenant?: string; configuration?: { returnImmediately?: boolean; blocking?: boolean } } | undefined;
     const handle = request?.tenant || call.metadata.get(TENANT_METADATA)[0]?.toString() || '';
@@ -181,6 +183,12 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     const open = this.gate.start(principal, pair, { version, blocking, staysOpen: kind === 'stream' || blocking });
     bindHooks(open.context, hooks);
     call.on('cancelled', () => open.abort());
+    // The SDK sends the initial metadata (its extension header) once the method has run; ours joins it.
+    const sendMetadata = call.sendMetadata.bind(call);
+    call.sendMetadata = (metadata: grpc.Metadata) => {
+      metadata.merge(rateLimit);
+      sendMetadata(metadata);
+    };
     this.admitted.set(call, open);
     return open;
   }

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { TaskPushNotificationConfig, SendMessageRequest } from '@a2a-js/sdk';
+import { ListTasksRequest, SendMessageRequest, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import type { Logger } from 'pino';
 import { LOGGER } from '../../src/common/tokens';
 import { startApp, type TestApp } from '../support/app';
@@ -169,5 +169,27 @@ describe('protocol bindings: gRPC v0.3 requests with members missing', () => {
     if (path.endsWith('/GetAgentCard')) return expect(error).toBeNull();
     expect(error?.details).not.toMatch(INTERNAL);
     expect([grpc.status.INVALID_ARGUMENT, grpc.status.NOT_FOUND]).toContain(error?.code);
+  });
+});
+
+describe('protocol bindings: gRPC RateLimit metadata on success', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startApp({ GRPC_PORT: '0', GRPC_HOST: '127.0.0.1', RATE_LIMIT_PROTOCOL_PER_MINUTE: '50' });
+  });
+  afterAll(() => t.close());
+
+  it('a successful call carries RateLimit-Policy and RateLimit in its initial metadata, as HTTP+JSON answers carry the headers', async () => {
+    const { requester, worker } = await agentPair(t);
+    const rest = await t.http().get(`/a2a/${worker.handle}/rest/tasks`).set({ ...apiKey(requester.key), 'A2A-Version': '1.0' }).expect(200);
+    expect(rest.headers['ratelimit-policy']).toBe('"protocol";q=50;w=60');
+    const client = grpcClient(t) as unknown as { listTasks(request: unknown, metadata: grpc.Metadata, callback: (error: grpc.ServiceError | null) => void): grpc.ClientUnaryCall };
+    const initial = await new Promise<grpc.Metadata>((resolve, reject) => {
+      const call = client.listTasks(ListTasksRequest.fromJSON({ tenant: worker.handle }), metadataOf(apiKey(requester.key)), (error) => error && reject(error));
+      call.on('metadata', resolve);
+    });
+    expect(initial.get('ratelimit-policy')).toEqual(['"protocol";q=50;w=60']);
+    expect(String(initial.get('ratelimit')[0])).toMatch(/^"protocol";r=\d+;t=\d+$/);
   });
 });
