@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { Inject, Injectable } from '@nestjs/common';
 import { formatSSEErrorEvent } from '@a2a-js/sdk';
-import { A2A_ERROR_CODE, RequestMalformedError, restStatusFor, toRestErrorBody, VersionNotSupportedError } from '@a2a-js/sdk/errors';
+import { A2A_ERROR_CODE, A2A_ERROR_DOMAIN, RequestMalformedError, restStatusFor, toRestErrorBody, VersionNotSupportedError } from '@a2a-js/sdk/errors';
 import type { User } from '@a2a-js/sdk/server';
 import { restHandler } from '@a2a-js/sdk/server/express';
 import type { Request, RequestHandler, Response } from 'express';
@@ -59,6 +59,7 @@ export class RestBindingService {
   async serve(principal: AgentKeyPrincipal, handle: string, kind: RestCallKind, req: Request, res: Response): Promise<void> {
     const pair = await this.gate.admit(principal, handle);
     const version = restBindingVersion(req);
+    if (version !== '0.3') withProblemTypes(res);
     if (!version) {
       const error = new VersionNotSupportedError('This service speaks A2A 1.0 (A2A-Version: 1.0) and 0.3 (A2A-Version: 0.3 or no header).');
       res.status(restStatusFor(error)).json(toRestErrorBody(error, restStatusFor(error)));
@@ -155,4 +156,43 @@ function bodyErrors(version: '1.0' | '0.3', req: Request): FieldError[] {
   if (/^v1\/message:(send|stream)$/.test(route)) return requestErrors(V03_REST_REQUESTS.SendMessageRequest, body, 'body');
   if (/^v1\/tasks\/[^/]+\/pushNotificationConfigs$/.test(route)) return requestErrors(V03_REST_REQUESTS.TaskPushNotificationConfig, body, 'body');
   return [];
+}
+
+/**
+ * A2A v1.0 §5.4 / §11.6: the problem `type` URI of each A2A error on the HTTP+JSON
+ * binding, by its ErrorInfo reason. Invalid params (a client's malformed request) has
+ * no row in the specification's table, so it keeps no `type` of its own.
+ */
+export const A2A_PROBLEM_TYPES: Record<string, string> = {
+  TASK_NOT_FOUND: 'https://a2a-protocol.org/errors/task-not-found',
+  TASK_NOT_CANCELABLE: 'https://a2a-protocol.org/errors/task-not-cancelable',
+  PUSH_NOTIFICATION_NOT_SUPPORTED: 'https://a2a-protocol.org/errors/push-notification-not-supported',
+  UNSUPPORTED_OPERATION: 'https://a2a-protocol.org/errors/unsupported-operation',
+  CONTENT_TYPE_NOT_SUPPORTED: 'https://a2a-protocol.org/errors/content-type-not-supported',
+  INVALID_AGENT_RESPONSE: 'https://a2a-protocol.org/errors/invalid-agent-response',
+  EXTENDED_AGENT_CARD_NOT_CONFIGURED: 'https://a2a-protocol.org/errors/extended-agent-card-not-configured',
+  EXTENSION_SUPPORT_REQUIRED: 'https://a2a-protocol.org/errors/extension-support-required',
+  VERSION_NOT_SUPPORTED: 'https://a2a-protocol.org/errors/version-not-supported',
+};
+
+/**
+ * The v1.0 binding's A2A errors, as the SDK's router writes them (`{"error":
+ * google.rpc.Status}`, which the SDK's clients read), become RFC 9457 problem+json
+ * with the specification's `type` URI, `title`, `status` and `detail` beside `error`.
+ */
+function withProblemTypes(res: Response): void {
+  const json = res.json.bind(res);
+  res.json = (body: unknown) => {
+    const status = (body as { error?: { message?: unknown; details?: Array<{ reason?: unknown; domain?: unknown }> } } | null)?.error;
+    const reason = status?.details?.find((detail) => detail.domain === A2A_ERROR_DOMAIN)?.reason;
+    const type = res.statusCode >= 400 && typeof reason === 'string' ? A2A_PROBLEM_TYPES[reason] : undefined;
+    if (!type || typeof reason !== 'string') return json(body);
+    res.type('application/problem+json');
+    return json({ type, title: titleOf(reason), status: res.statusCode, detail: status?.message, ...(body as object) });
+  };
+}
+
+/** `TASK_NOT_FOUND` → `Task Not Found`. */
+function titleOf(reason: string): string {
+  return reason.toLowerCase().split('_').map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join(' ');
 }

@@ -193,3 +193,28 @@ describe('protocol bindings: gRPC RateLimit metadata on success', () => {
     expect(String(initial.get('ratelimit')[0])).toMatch(/^"protocol";r=\d+;t=\d+$/);
   });
 });
+
+describe('protocol bindings: HTTP+JSON v1.0 A2A errors as problem+json with the specification\'s type URIs (A2A v1.0 §5.4, §11.6)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startApp({});
+  });
+  afterAll(() => t.close());
+
+  it('task not found, version not supported: the type URI, title, status and detail beside the SDK\'s google.rpc.Status', async () => {
+    const { requester, worker } = await agentPair(t);
+    const missing = await t.http().get(`/a2a/${worker.handle}/rest/tasks/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`)
+      .set({ ...apiKey(requester.key), 'A2A-Version': '1.0' }).expect(404);
+    expect(missing.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(missing.body).toEqual({
+      type: 'https://a2a-protocol.org/errors/task-not-found', title: 'Task Not Found', status: 404, detail: expect.any(String),
+      error: { code: 404, status: 'NOT_FOUND', message: missing.body.detail, details: [expect.objectContaining({ reason: 'TASK_NOT_FOUND', domain: 'a2a-protocol.org' })] },
+    });
+    const version = await t.http().get(`/a2a/${worker.handle}/rest/tasks`).set({ ...apiKey(requester.key), 'A2A-Version': '2.0' }).expect(400);
+    expect(version.body).toMatchObject({ type: 'https://a2a-protocol.org/errors/version-not-supported', status: 400, error: { details: [expect.objectContaining({ reason: 'VERSION_NOT_SUPPORTED' })] } });
+    // The v0.3 binding keeps its own error object.
+    const legacy = await t.http().get(`/a2a/${worker.handle}/rest/v1/tasks/nope`).set(apiKey(requester.key)).expect(404);
+    expect(legacy.body.type).toBeUndefined();
+  });
+});
