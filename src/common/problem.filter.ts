@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@n
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { ERROR_INFO_TYPE } from '@a2a-js/sdk/errors';
-import { rpcStatusFor } from './binding-status';
+import { rpcStatusFor, SERVICE_ERROR_DOMAIN } from './binding-status';
 import { AppError } from './app-error';
 import type { ErrorCode } from './error-codes';
 import { LOGGER } from './tokens';
@@ -158,7 +158,7 @@ export function restBindingErrorBody(req: Request, error: AppError) {
       code: error.status,
       status: rpcStatusFor(error.status),
       message: error.detail,
-      details: [{ '@type': ERROR_INFO_TYPE, reason: reason.toUpperCase(), domain: 'a2a-service', metadata: { reason, request_id: String(req.id) } }],
+      details: [{ '@type': ERROR_INFO_TYPE, reason: reason.toUpperCase(), domain: SERVICE_ERROR_DOMAIN, metadata: { reason, request_id: String(req.id) } }],
     },
   };
 }

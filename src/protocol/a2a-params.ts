@@ -182,3 +182,43 @@ export function requestErrors(check: Check, value: unknown, path: string): Field
   check(value, path, errors);
   return errors;
 }
+
+/**
+ * The v0.3 HTTP+JSON binding's bodies: the JSON mapping of the v0.3 proto
+ * (`a2a.v1`), which the SDK's v0.3 REST router decodes with `fromJSON` (coercing
+ * `5` to `"5"`, dropping a part it cannot read). Parts are `{text}`, `{file:
+ * {fileWithUri | fileWithBytes, mimeType}}` or `{data: {data}}`; the ledger checks
+ * what the SDK then makes of them.
+ */
+const v03RestPart: Check = (value, path, errors) => {
+  if (!isObject(value)) return fail(errors, path, 'must be an object');
+  const contents = ['text', 'file', 'data'].filter((name) => value[name] != null);
+  if (contents.length !== 1) return fail(errors, path, 'must have exactly one of text, file or data');
+  shape({
+    text: string,
+    file: shape({ fileWithUri: string, fileWithBytes: string, mimeType: string }, { snakeCase: true }),
+    data: shape({ data: object }),
+    metadata: object,
+  })(value, path, errors);
+};
+const v03RestPushConfig = shape({
+  url: required(string), id: string, token: string, authentication: shape({ schemes: strings, credentials: string }),
+});
+const v03RestMessage = shape({
+  messageId: required(string), contextId: string, taskId: string, role: oneOf('ROLE_USER', 'ROLE_AGENT', 'ROLE_UNSPECIFIED', 0, 1, 2),
+  content: required(arrayOf(v03RestPart)), metadata: object, extensions: strings,
+}, { snakeCase: true });
+
+/** By v0.3 HTTP+JSON request body. */
+export const V03_REST_REQUESTS = {
+  SendMessageRequest: (value: unknown, path: string, errors: FieldError[]): void => {
+    // The v0.3 proto names the message `request` (JSON `message`); the SDK takes either.
+    const message = isObject(value) && value.message == null && value.request != null ? 'request' : 'message';
+    shape({
+      [message]: required(v03RestMessage),
+      configuration: shape({ acceptedOutputModes: strings, pushNotification: v03RestPushConfig, historyLength: integer, blocking: boolean }, { snakeCase: true }),
+      metadata: object,
+    })(value, path, errors);
+  },
+  TaskPushNotificationConfig: shape({ name: string, pushNotificationConfig: required(v03RestPushConfig) }, { snakeCase: true }),
+} satisfies Record<string, Check>;

@@ -15,7 +15,7 @@ import { LOGGER } from '../common/tokens';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
 import { bindHooks, BindingRequestHandler, type BindingHooks } from './binding-handler';
-import { RPC_CODE, rpcStatusFor } from '../common/binding-status';
+import { grpcStatusDetails, RPC_CODE, rpcStatusFor, SERVICE_ERROR_DOMAIN } from '../common/binding-status';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
 
@@ -170,8 +170,10 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
       const value = call.metadata.get(name)[0];
       if (value !== undefined) headers[name] = value.toString();
     }
-    // The RateLimit headers of a refusal travel in its trailers (status()); a success has none to carry them.
-    const principal = await this.credentials.admit(GRPC_SURFACE, { method: 'POST', headers }, addressSubject(peerAddress(call.getPeer())), { setHeader: () => undefined },
+    // The RateLimit headers: a refusal's travel in its trailers (status()); a success's in the response's initial metadata.
+    const rateLimit = new grpc.Metadata();
+    const principal = await this.credentials.admit(GRPC_SURFACE, { method: 'POST', headers }, addressSubject(peerAddress(call.getPeer())),
+      { setHeader: (name: string, value: string) => rateLimit.set(name.toLowerCase(), value) },
       (identified) => (log.principal = { kind: identified.kind, id: identified.id })) as AgentKeyPrincipal;
     const request = call.request as { tenant?: string; configuration?: { returnImmediately?: boolean; blocking?: boolean } } | undefined;
     const handle = request?.tenant || call.metadata.get(TENANT_METADATA)[0]?.toString() || '';
@@ -181,19 +183,35 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     const open = this.gate.start(principal, pair, { version, blocking, staysOpen: kind === 'stream' || blocking });
     bindHooks(open.context, hooks);
     call.on('cancelled', () => open.abort());
+    // The SDK sends the initial metadata (its extension header) once the method has run; ours joins it.
+    const sendMetadata = call.sendMetadata.bind(call);
+    call.sendMetadata = (metadata: grpc.Metadata) => {
+      metadata.merge(rateLimit);
+      sendMetadata(metadata);
+    };
     this.admitted.set(call, open);
     return open;
   }
 
-  /** A check's error as a gRPC status (binding-status.ts), its reason, request id and Retry-After in the trailers. */
+  /**
+   * A check's error as a gRPC status (binding-status.ts), its reason, request id and
+   * Retry-After in the trailers, and the reason as a `google.rpc.ErrorInfo` in the
+   * status details (`grpc-status-details-bin`).
+   */
   private status(error: unknown, log: CallLog): Partial<grpc.StatusObject> {
     const problem = toAppError(error);
     if (problem.status >= 500) this.logger.error({ request_id: log.requestId, err: error }, 'gRPC call failed');
+    const reason = problem.status === 401 ? 'unauthenticated' : problem.code;
+    const code = RPC_CODE[rpcStatusFor(problem.status)];
     const metadata = new grpc.Metadata();
     metadata.set('x-request-id', log.requestId);
-    metadata.set('a2a-reason', problem.status === 401 ? 'unauthenticated' : problem.code);
+    metadata.set('a2a-reason', reason);
+    // A2A v1.0 §10.6: the status details carry an ErrorInfo (the service's domain: these are not A2A errors).
+    metadata.set('grpc-status-details-bin', grpcStatusDetails(code, problem.detail, {
+      reason: reason.toUpperCase(), domain: SERVICE_ERROR_DOMAIN, metadata: { reason, request_id: log.requestId },
+    }));
     for (const [name, value] of Object.entries(problem.extra.headers ?? {})) metadata.set(name.toLowerCase(), value);
-    return { code: RPC_CODE[rpcStatusFor(problem.status)], details: problem.detail, metadata };
+    return { code, details: problem.detail, metadata };
   }
 }
 

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { Inject, Injectable } from '@nestjs/common';
 import { formatSSEErrorEvent } from '@a2a-js/sdk';
-import { restStatusFor, toRestErrorBody, VersionNotSupportedError } from '@a2a-js/sdk/errors';
+import { A2A_ERROR_CODE, A2A_ERROR_DOMAIN, RequestMalformedError, restStatusFor, toRestErrorBody, VersionNotSupportedError } from '@a2a-js/sdk/errors';
 import type { User } from '@a2a-js/sdk/server';
 import { restHandler } from '@a2a-js/sdk/server/express';
 import type { Request, RequestHandler, Response } from 'express';
@@ -9,6 +9,8 @@ import type { AgentKeyPrincipal } from '../auth/principal';
 import { notFound, type AppError } from '../common/app-error';
 import { jsonRpcErrorBody, restBindingErrorBody, restBindingVersion, sendRestBindingError, toAppError } from '../common/problem.filter';
 import { APP_CONFIG, type AppConfig } from '../config/config';
+import type { FieldError } from '../common/app-error';
+import { requestErrors, V03_REST_REQUESTS, V1_REQUESTS } from './a2a-params';
 import { bindHooks, BindingRequestHandler } from './binding-handler';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
@@ -57,9 +59,18 @@ export class RestBindingService {
   async serve(principal: AgentKeyPrincipal, handle: string, kind: RestCallKind, req: Request, res: Response): Promise<void> {
     const pair = await this.gate.admit(principal, handle);
     const version = restBindingVersion(req);
+    if (version !== '0.3') withProblemTypes(res);
     if (!version) {
       const error = new VersionNotSupportedError('This service speaks A2A 1.0 (A2A-Version: 1.0) and 0.3 (A2A-Version: 0.3 or no header).');
       res.status(restStatusFor(error)).json(toRestErrorBody(error, restStatusFor(error)));
+      return;
+    }
+    // A client's mistake: the binding's invalid-params error naming the member, before the SDK decodes (and coerces) the body.
+    const problems = bodyErrors(version, req);
+    if (problems.length > 0) {
+      const error = new RequestMalformedError(problems.map((p) => p.message).join('; '));
+      if (version === '1.0') res.status(400).json(toRestErrorBody(error, 400));
+      else res.status(400).json({ code: A2A_ERROR_CODE.INVALID_PARAMS, message: error.message });
       return;
     }
     const waits = kind === 'send' && blocking(version, { params: req.body });
@@ -121,4 +132,67 @@ export class RestBindingService {
     res.end(formatSSEErrorEvent(body));
     return null;
   }
+}
+
+/**
+ * What is wrong with the body of a route that takes one (CONTRACT §5, as the JSON-RPC
+ * params check): each problem names its member, `body.…`. The other routes' path
+ * and query parameters are checked by the SDK's router and the handler.
+ */
+function bodyErrors(version: '1.0' | '0.3', req: Request): FieldError[] {
+  if (req.method !== 'POST') return [];
+  const route = req.path.replace(/^\/a2a\/[^/]+\/rest\//, '');
+  const body: unknown = req.body;
+  if (version === '1.0') {
+    if (/^message:(send|stream)$/.test(route)) return requestErrors(V1_REQUESTS.SendMessageRequest, body, 'body');
+    const config = /^tasks\/([^/]+)\/pushNotificationConfigs$/.exec(route);
+    if (config) {
+      const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
+      return isObject ? requestErrors(V1_REQUESTS.TaskPushNotificationConfig, { ...body, taskId: decodeURIComponent(config[1]) }, 'body')
+        : [{ field: 'body', message: 'body must be an object' }];
+    }
+    return [];
+  }
+  if (/^v1\/message:(send|stream)$/.test(route)) return requestErrors(V03_REST_REQUESTS.SendMessageRequest, body, 'body');
+  if (/^v1\/tasks\/[^/]+\/pushNotificationConfigs$/.test(route)) return requestErrors(V03_REST_REQUESTS.TaskPushNotificationConfig, body, 'body');
+  return [];
+}
+
+/**
+ * A2A v1.0 §5.4 / §11.6: the problem `type` URI of each A2A error on the HTTP+JSON
+ * binding, by its ErrorInfo reason. Invalid params (a client's malformed request) has
+ * no row in the specification's table, so it keeps no `type` of its own.
+ */
+export const A2A_PROBLEM_TYPES: Record<string, string> = {
+  TASK_NOT_FOUND: 'https://a2a-protocol.org/errors/task-not-found',
+  TASK_NOT_CANCELABLE: 'https://a2a-protocol.org/errors/task-not-cancelable',
+  PUSH_NOTIFICATION_NOT_SUPPORTED: 'https://a2a-protocol.org/errors/push-notification-not-supported',
+  UNSUPPORTED_OPERATION: 'https://a2a-protocol.org/errors/unsupported-operation',
+  CONTENT_TYPE_NOT_SUPPORTED: 'https://a2a-protocol.org/errors/content-type-not-supported',
+  INVALID_AGENT_RESPONSE: 'https://a2a-protocol.org/errors/invalid-agent-response',
+  EXTENDED_AGENT_CARD_NOT_CONFIGURED: 'https://a2a-protocol.org/errors/extended-agent-card-not-configured',
+  EXTENSION_SUPPORT_REQUIRED: 'https://a2a-protocol.org/errors/extension-support-required',
+  VERSION_NOT_SUPPORTED: 'https://a2a-protocol.org/errors/version-not-supported',
+};
+
+/**
+ * The v1.0 binding's A2A errors, as the SDK's router writes them (`{"error":
+ * google.rpc.Status}`, which the SDK's clients read), become RFC 9457 problem+json
+ * with the specification's `type` URI, `title`, `status` and `detail` beside `error`.
+ */
+function withProblemTypes(res: Response): void {
+  const json = res.json.bind(res);
+  res.json = (body: unknown) => {
+    const status = (body as { error?: { message?: unknown; details?: Array<{ reason?: unknown; domain?: unknown }> } } | null)?.error;
+    const reason = status?.details?.find((detail) => detail.domain === A2A_ERROR_DOMAIN)?.reason;
+    const type = res.statusCode >= 400 && typeof reason === 'string' ? A2A_PROBLEM_TYPES[reason] : undefined;
+    if (!type || typeof reason !== 'string') return json(body);
+    res.type('application/problem+json');
+    return json({ type, title: titleOf(reason), status: res.statusCode, detail: status?.message, ...(body as object) });
+  };
+}
+
+/** `TASK_NOT_FOUND` → `Task Not Found`. */
+function titleOf(reason: string): string {
+  return reason.toLowerCase().split('_').map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join(' ');
 }

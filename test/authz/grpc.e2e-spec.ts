@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { A2AService } from '@a2a-js/sdk/server/grpc';
 import { LegacyA2AService } from '@a2a-js/sdk/compat/v0_3/server/grpc';
+import { decodeErrorInfo, decodeStatus, fromGrpcError, GRPC_STATUS_DETAILS_BIN } from '@a2a-js/sdk/errors/grpc';
 import { GrpcBindingService } from '../../src/protocol/grpc-binding.service';
 import { startApp, type TestApp } from '../support/app';
 import { metadataOf } from '../support/grpc';
@@ -68,6 +69,25 @@ describe('gRPC binding: authorization', () => {
 
   it('serves both services: every RPC of v1.0 and v0.3', () => {
     expect(METHODS.map(([path]) => path.split('/')[1])).toEqual([...Array(11).fill('lf.a2a.v1.A2AService'), ...Array(10).fill('a2a.v1.A2AService')]);
+  });
+
+  it('a refusal carries its reason as a google.rpc.ErrorInfo in grpc-status-details-bin (A2A v1.0 §10.6), in the service\'s domain', async () => {
+    const raw = (value: Buffer) => value;
+    for (const [credential, code, reason] of TABLE.filter(([, expected]) => expected !== 'method')) {
+      const metadata = metadataOf({ ...w.headers(credential), 'a2a-tenant': w.worker.handle });
+      const error = await new Promise<grpc.ServiceError>((resolve) =>
+        client.makeUnaryRequest('/lf.a2a.v1.A2AService/GetTask', raw, raw, Buffer.alloc(0), metadata, (e) => resolve(e!)));
+      const status = decodeStatus(error.metadata.get(GRPC_STATUS_DETAILS_BIN)[0] as Buffer);
+      expect({ code: status.code, message: status.message }).toEqual({ code, message: error.details });
+      expect(status.details.map((detail) => ({ typeUrl: detail.typeUrl, ...decodeErrorInfo(detail.value) }))).toEqual([{
+        typeUrl: 'type.googleapis.com/google.rpc.ErrorInfo',
+        reason: reason!.toUpperCase(),
+        domain: 'a2a-service',
+        metadata: { reason: reason!, request_id: String(error.metadata.get('x-request-id')[0]) },
+      }]);
+      // Not an A2A error: the SDK's client does not mistake it for one.
+      expect(fromGrpcError(error).name).not.toMatch(/TaskNotFound|RequestMalformed|VersionNotSupported/);
+    }
   });
 
   describe.each(METHODS)('%s', (path, stream) => {

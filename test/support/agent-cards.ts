@@ -3,6 +3,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import { flattenedVerify, importJWK, type JWK } from 'jose';
 import v03Schema from '../fixtures/a2a-schemas/v0.3-agent-card.schema.json';
 import v1Schema from '../fixtures/a2a-schemas/v1.0-agent-card.schema.json';
+import v1Published from '../fixtures/a2a-schemas/v1.0-a2a.agent-card.json';
 
 /**
  * Agent Card checks that use nothing of the service's own code: the generations'
@@ -10,12 +11,34 @@ import v1Schema from '../fixtures/a2a-schemas/v1.0-agent-card.schema.json';
  * verification with `jose` over the canonical form that A2A v1.0 §8.4.1 prescribes.
  */
 const validateV03 = new Ajv({ strict: false, allErrors: true }).compile(v03Schema);
-const validateV1 = new Ajv2020({ strict: false, allErrors: true }).compile(v1Schema);
+const validateV1Required = new Ajv2020({ strict: false, allErrors: true }).compile(v1Schema);
+const validateV1 = publishedV1Validator();
 
-/** The schema's complaints about `card` (an empty list when it is valid). */
+/**
+ * The published v1.0 bundle (`a2a.json`) keys its definitions by title ("Agent Card")
+ * while each `$ref` names the per-message file it was bundled from
+ * (`lf.a2a.v1.AgentCard.jsonschema.json`, `google.protobuf.Struct.jsonschema.json`):
+ * each definition is registered under that name, so the refs resolve as published.
+ */
+function publishedV1Validator() {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  for (const definition of Object.values(v1Published.definitions) as Array<{ title: string }>) {
+    const name = definition.title.replace(/ /g, '');
+    const id = ['Struct', 'Timestamp', 'Value'].includes(name) ? `google.protobuf.${name}.jsonschema.json` : `lf.a2a.v1.${name}.jsonschema.json`;
+    ajv.addSchema({ ...definition, $id: id });
+  }
+  return ajv.getSchema('lf.a2a.v1.AgentCard.jsonschema.json')!;
+}
+
+/**
+ * The schema's complaints about `card` (an empty list when it is valid). v1.0: the
+ * published bundle, and the transcription's `required` lists (the specification's
+ * REQUIRED fields, which the bundle does not carry).
+ */
 export function schemaErrors(card: unknown, generation: '1.0' | '0.3'): string[] {
-  const validate = generation === '1.0' ? validateV1 : validateV03;
-  return validate(card) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message} ${JSON.stringify(error.params)}`);
+  const validators = generation === '1.0' ? [validateV1, validateV1Required] : [validateV03];
+  return validators.flatMap((validate) =>
+    validate(card) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message} ${JSON.stringify(error.params)}`));
 }
 
 /**
