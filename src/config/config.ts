@@ -20,6 +20,8 @@ export interface AppConfig {
   consoleDir: string;
   migrationsRun: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** `LOG_FORMAT`: `json` lines, `pretty` (one human-readable line per entry), or `auto` — pretty when stdout is a terminal. */
+  logFormat: 'json' | 'pretty' | 'auto';
   consoleSignup: 'open' | 'closed';
   sessionTtlHours: number;
   /** How long an agent signup's claim code stays valid. */
@@ -184,6 +186,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     consoleDir: resolve(str(env, 'CONSOLE_DIR', resolve(__dirname, '../../dist/console-app'))),
     migrationsRun: bool(env, 'MIGRATIONS_RUN', true),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty', 'auto'] as const, 'auto'),
     consoleSignup: oneOf(env, 'CONSOLE_SIGNUP', ['open', 'closed'] as const, 'open'),
     sessionTtlHours: int(env, 'SESSION_TTL_HOURS', 12, 1, 24 * 30),
     claimCodeTtlHours: int(env, 'CLAIM_CODE_TTL_HOURS', 72, 1, 24 * 30),
