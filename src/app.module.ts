@@ -14,6 +14,7 @@ import { IdentitiesModule } from './identities/identities.module';
 import { KeysModule } from './keys/keys.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { ProtocolModule } from './protocol/protocol.module';
+import { RetentionModule } from './retention/retention.module';
 import { UpstreamModule } from './upstream/upstream.module';
 
 @Module({})
@@ -36,6 +37,7 @@ export class AppModule {
         EventsModule,
         EventStreamModule,
         HealthModule,
+        RetentionModule,
       ],
     };
   }

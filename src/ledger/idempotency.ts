@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createParamDecorator, ExecutionContext, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { DataSource, EntityManager } from 'typeorm';
 import { AppError, badRequest } from '../common/app-error';
@@ -7,7 +7,6 @@ import { AppError, badRequest } from '../common/app-error';
 /** How long a key's first response is replayed. */
 export const IDEMPOTENCY_TTL_HOURS = 24;
 const KEY = /^[\x21-\x7e]{1,255}$/;
-const SWEEP_INTERVAL_MS = 60 * 60_000;
 
 export type Claim = { replay: { status: number; body: unknown } } | { replay: null };
 
@@ -20,19 +19,8 @@ export type Claim = { replay: { status: number; body: unknown } } | { replay: nu
  * nothing is applied twice. The same key with a different request → 422.
  */
 @Injectable()
-export class IdempotencyStore implements OnModuleInit, OnModuleDestroy {
-  private sweeper: NodeJS.Timeout | null = null;
-
+export class IdempotencyStore {
   constructor(private readonly dataSource: DataSource) {}
-
-  onModuleInit(): void {
-    this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), SWEEP_INTERVAL_MS);
-    this.sweeper.unref();
-  }
-
-  onModuleDestroy(): void {
-    if (this.sweeper) clearInterval(this.sweeper);
-  }
 
   /** Validates the header's value; undefined when the request carries none. */
   static parseKey(raw: string | string[] | undefined): string | undefined {
@@ -71,12 +59,6 @@ export class IdempotencyStore implements OnModuleInit, OnModuleDestroy {
     await em.query(
       `UPDATE idempotency_keys SET response_status = $3, response_body = $4::jsonb WHERE scope = $1 AND key = $2`,
       [scope, key, status, JSON.stringify(body)],
-    );
-  }
-
-  private async sweep(): Promise<void> {
-    await this.dataSource.query(
-      `DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})`,
     );
   }
 }
