@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { QueryFailedError } from 'typeorm';
+import { loadConfig } from '../config/config';
 import { createLogger, routeConsoleToLogger, serializeError } from './logger';
 import { runInRequestContext, setActiveTraceIdSource, traceIdOf } from './request-context';
 
@@ -123,6 +124,12 @@ describe('request context and formats', () => {
     expect(line).toContain('delivery_id=d1');
     expect(line).toContain('reason="x\\n{\\"msg\\":\\"forged\\"}"');
     expect(() => JSON.parse(line)).toThrow();
+  });
+
+  it('LOG_FORMAT is json, pretty or auto (the default); anything else stops the start', () => {
+    expect(loadConfig({}).logFormat).toBe('auto');
+    expect(loadConfig({ LOG_FORMAT: 'pretty' }).logFormat).toBe('pretty');
+    expect(() => loadConfig({ LOG_FORMAT: 'fancy' })).toThrow(/LOG_FORMAT must be one of json, pretty, auto/);
   });
 
   it('json is the default when not forced; auto is JSON when the output is not a terminal', () => {

@@ -196,6 +196,8 @@ export function requestLogMiddleware(logger: Logger) {
       logger.info(
         {
           request_id: req.id,
+          // 'finish' may fire outside the request's async context: its trace id is read here.
+          trace_id: currentTraceId() ?? req.context?.traceId,
           method: req.method,
           path: req.path,
           status: res.statusCode,
