@@ -5,6 +5,7 @@ import { startApp, type TestApp } from '../support/app';
 import { agentPair, rpc, type Agent } from '../support/a2a';
 import { eventually } from '../support/eventually';
 import { bearer, signup } from '../support/fixtures';
+import { grpcClient, metadataOf, unary } from '../support/grpc';
 
 /**
  * CONTRACT §15 logs: every line written while serving a request carries its
@@ -21,7 +22,7 @@ describe('request-scoped logs', () => {
 
   beforeAll(async () => {
     const sink = new Writable({ write(chunk, _, done) { lines.push(...String(chunk).split('\n').filter(Boolean)); done(); } });
-    t = await startApp({ EVENTS_POLL_INTERVAL_MS: '50', WEBHOOK_RETRY_SCHEDULE_MS: '600000', WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' },
+    t = await startApp({ GRPC_PORT: '0', EVENTS_POLL_INTERVAL_MS: '50', WEBHOOK_RETRY_SCHEDULE_MS: '600000', WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' },
       undefined, createLogger('debug', sink));
     ({ requester, worker } = await agentPair(t));
   });
@@ -45,6 +46,22 @@ describe('request-scoped logs', () => {
     // No line written between the two carries another request's id or none at all.
     const debugLines = entries().slice(before).filter((e) => e.msg === 'protocol params refused');
     expect(debugLines.every((e) => e.request_id === 'logs-test-0001')).toBe(true);
+  });
+
+  it('a gRPC call\'s lines carry its request id, the traceparent\'s trace id and its principal', async () => {
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    const before = lines.length;
+    const client = grpcClient(t);
+    try {
+      await unary(client, 'GetTask', { tenant: worker.handle, id: 'no-such-task' },
+        metadataOf({ 'x-api-key': requester.key, traceparent: `00-${traceId}-b7ad6b7169203331-01` }));
+    } finally {
+      client.close();
+    }
+    const call = await eventually(async () => entries().slice(before).find((e) => e.msg === 'request' && e.method === 'gRPC'), (found) => found !== undefined);
+    expect(call).toMatchObject({ request_id: expect.any(String), trace_id: traceId, principal: { kind: 'agent', id: expect.any(String) } });
+    const during = entries().slice(before).filter((e) => e.request_id === call!.request_id);
+    expect(during.every((e) => e.trace_id === traceId && (e.principal as { kind?: string } | undefined)?.kind === 'agent')).toBe(true);
   });
 
   it('a failed webhook delivery is one warn line with the ids, never the URL\'s secret or the payload', async () => {
