@@ -1,3 +1,4 @@
+import { ListTasksRequest } from '@a2a-js/sdk';
 import { createServer, type Server } from 'node:http';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/common/logger';
@@ -53,7 +54,7 @@ describe('request-scoped logs', () => {
     const before = lines.length;
     const client = grpcClient(t);
     try {
-      await unary(client, 'GetTask', { tenant: worker.handle, id: 'no-such-task' },
+      await unary(client, 'listTasks', ListTasksRequest.fromJSON({ tenant: worker.handle }),
         metadataOf({ 'x-api-key': requester.key, traceparent: `00-${traceId}-b7ad6b7169203331-01` }));
     } finally {
       client.close();
