@@ -22,10 +22,24 @@ export async function run(): Promise<void> {
     const { requester, worker } = await agentPair(server.baseUrl, server.db, 'retention');
     const url = `${server.baseUrl}/a2a/${worker.handle}`;
     const body = JSON.stringify({
-      jsonrpc: '2.0', id: 1, method: 'message/send',
-      params: { message: { kind: 'message', role: 'user', messageId: '[<id>]', parts: [{ kind: 'text', text: 'benchmark' }] }, configuration: { blocking: false } },
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'message/send',
+      params: {
+        message: { kind: 'message', role: 'user', messageId: '[<id>]', parts: [{ kind: 'text', text: 'benchmark' }] },
+        configuration: { blocking: false },
+      },
     });
-    const send = (name: string) => load(name, { url, method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': requester.key }, body, idReplacement: true, connections: 50, duration });
+    const send = (name: string) =>
+      load(name, {
+        url,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': requester.key },
+        body,
+        idReplacement: true,
+        connections: 50,
+        duration,
+      });
 
     // (a) the pruner alone.
     await seed(server, rows, 0);
@@ -55,12 +69,37 @@ export async function run(): Promise<void> {
     await pruning;
 
     table([
-      { measure: `prune ${pruned} expired rows (3 kinds), alone`, 'rows/s': Math.round(pruned / aloneSeconds), 'req/s': '', 'p50 ms': '', 'p99 ms': '', errors: 0 },
-      { measure: without.name, 'rows/s': '', 'req/s': Math.round(without.requestsPerSecond), 'p50 ms': without.p50, 'p99 ms': without.p99, errors: without.errors + without.non2xx },
-      { measure: withPruning.name, 'rows/s': Math.round(during / duration), 'req/s': Math.round(withPruning.requestsPerSecond), 'p50 ms': withPruning.p50, 'p99 ms': withPruning.p99, errors: withPruning.errors + withPruning.non2xx },
+      {
+        measure: `prune ${pruned} expired rows (3 kinds), alone`,
+        'rows/s': Math.round(pruned / aloneSeconds),
+        'req/s': '',
+        'p50 ms': '',
+        'p99 ms': '',
+        errors: 0,
+      },
+      {
+        measure: without.name,
+        'rows/s': '',
+        'req/s': Math.round(without.requestsPerSecond),
+        'p50 ms': without.p50,
+        'p99 ms': without.p99,
+        errors: without.errors + without.non2xx,
+      },
+      {
+        measure: withPruning.name,
+        'rows/s': Math.round(during / duration),
+        'req/s': Math.round(withPruning.requestsPerSecond),
+        'p50 ms': withPruning.p50,
+        'p99 ms': withPruning.p99,
+        errors: withPruning.errors + withPruning.non2xx,
+      },
     ]);
-    console.log(`\nbacklog: ${rows} rows per kind (events, admission_decisions, idempotency_keys); pruned during the ${duration} s send run: ${during}`);
-    console.log(`send throughput with pruning: ${((withPruning.requestsPerSecond / without.requestsPerSecond - 1) * 100).toFixed(1)}% against without`);
+    console.log(
+      `\nbacklog: ${rows} rows per kind (events, admission_decisions, idempotency_keys); pruned during the ${duration} s send run: ${during}`,
+    );
+    console.log(
+      `send throughput with pruning: ${((withPruning.requestsPerSecond / without.requestsPerSecond - 1) * 100).toFixed(1)}% against without`,
+    );
   } finally {
     await server.close();
   }
@@ -72,14 +111,17 @@ async function seed(server: BenchServer, rows: number, round: number): Promise<v
   await server.db.query(
     `INSERT INTO events (id, type, organization_id, data, created_at)
      SELECT 'evt_Z' || $3::int || lpad(g::text, 24, '0'), 'ping', $1, '{}', now() - interval '40 days' FROM generate_series(1, $2::int) g`,
-    [organization, rows, round]);
+    [organization, rows, round],
+  );
   await server.db.query(
     `INSERT INTO admission_decisions (requester_id, requester_handle, worker_id, worker_handle, reason, decided_by, created_at)
      SELECT gen_random_uuid(), 'r', gen_random_uuid(), 'w', 'blocked_by_worker', 'worker', now() - interval '100 days' FROM generate_series(1, $1::int)`,
-    [rows]);
+    [rows],
+  );
   await server.db.query(
     `INSERT INTO idempotency_keys (scope, key, request_hash, created_at)
      SELECT 'bench', $2::int || '-' || g, '\\x00', now() - interval '2 days' FROM generate_series(1, $1::int) g`,
-    [rows, round]);
+    [rows, round],
+  );
   await server.db.query('ANALYZE events, admission_decisions, idempotency_keys');
 }

@@ -1844,7 +1844,7 @@ export interface components {
         SetUpstreamDto: {
             auth?: components["schemas"]["UpstreamAuthDto"];
             /**
-             * @description Default: from its card. JSONRPC is forwarded today.
+             * @description Default: from its card (the first interface it lists that the forwarder speaks). All three are forwarded.
              * @enum {string}
              */
             binding?: "JSONRPC" | "HTTP+JSON" | "GRPC";
@@ -4897,7 +4897,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `upstream_card_unreachable`: the upstream's Agent Card could not be read (give `protocol_version` and `binding`, or a `card_url` that answers); `upstream_binding_unsupported`: no JSON-RPC interface of A2A 1.0 or 0.3. */
+            /** @description `upstream_card_unreachable`: the upstream's Agent Card could not be read (give `protocol_version` and `binding`, or a `card_url` that answers); `upstream_binding_unsupported`: no JSON-RPC, HTTP+JSON or gRPC interface of A2A 1.0 or 0.3 (of those the request names). */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -2,9 +2,11 @@ import { DynamicModule, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { AdmissionModule } from './admission/admission.module';
 import { AuthModule } from './auth/auth.module';
+import { LoggerModule } from './common/logger.module';
 import { ConfigModule } from './config/config.module';
 import type { AppConfig } from './config/config';
 import { ConsoleModule } from './console/console.module';
+import { ConsoleService } from './console/console.service';
 import { DatabaseModule } from './database/database.module';
 import { DirectoryModule } from './directory/directory.module';
 import { EventStreamModule } from './event-stream/event-stream.module';
@@ -12,6 +14,7 @@ import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { IdentitiesModule } from './identities/identities.module';
 import { KeysModule } from './keys/keys.module';
+import { KeysService } from './keys/keys.service';
 import { LedgerModule } from './ledger/ledger.module';
 import { ProtocolModule } from './protocol/protocol.module';
 import { RetentionModule } from './retention/retention.module';
@@ -23,9 +26,10 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        ConfigModule.forRoot(config, logger),
+        ConfigModule.forRoot(config),
+        LoggerModule.forRoot(logger),
         DatabaseModule.forRoot(config, logger),
-        AuthModule,
+        AuthModule.forRoot({ imports: [KeysModule, ConsoleModule], apiKeys: KeysService, sessions: ConsoleService }),
         ConsoleModule,
         KeysModule,
         IdentitiesModule,

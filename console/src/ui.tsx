@@ -163,10 +163,11 @@ export function SecretOnce({ label, value, onDone }: { label: string; value: str
   const [copied, setCopied] = useState<'no' | 'yes' | 'failed'>('no');
   const id = useId();
   const copy = () => {
-    navigator.clipboard?.writeText(value).then(
+    if (!navigator.clipboard) return setCopied('failed');
+    navigator.clipboard.writeText(value).then(
       () => setCopied('yes'),
       () => setCopied('failed'),
-    ) ?? setCopied('failed');
+    );
   };
   return (
     <section className="secret">

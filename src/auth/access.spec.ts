@@ -1,7 +1,7 @@
 import type { AppError } from '../common/app-error';
 import {
   ACCESS_RULES, canAccess, identityParty, notVisible, requireAccess, requireGrant, requireRow, requireSettingsChange,
-  eventScope, sideOf, visibleCondition, visibleWhere, type Permission, type Resource, type SettingField,
+  eventScope, sideOf, visibleCondition, type Permission, type Resource, type SettingField,
 } from './access';
 import type { AgentKeyPrincipal, Principal } from './principal';
 
@@ -278,11 +278,6 @@ describe('visibleCondition: the SQL side of task.read / context.read', () => {
     expect(condition.values).toEqual([ACME, 'acme-billing', id.toLowerCase()]);
   });
 
-  it('visibleWhere numbers it after the parameters already taken', () => {
-    const params: unknown[] = ['x'];
-    expect(visibleWhere('t', sideOf(PRINCIPALS.admin), { role: 'requester' }, params)).toBe('(t.requester_organization_id = $2)');
-    expect(params).toEqual(['x', ACME]);
-  });
 });
 
 describe('eventScope: the SQL side of webhook.read and the event stream', () => {

@@ -314,13 +314,3 @@ function identityMatch(value: string, column: (role: LedgerRole, name: string) =
   return isUuid(value) ? sql`${column(role, 'identity_id')} = ${value.toLowerCase()}::uuid` : sql`${column(role, 'handle')} = ${value}`;
 }
 
-/**
- * `visibleCondition` for a statement still built with a `params` array: appends the
- * values to `params` and returns the text numbered after them.
- */
-export function visibleWhere(alias: string, side: LedgerSide, filter: SideFilter, params: unknown[]): string {
-  const condition = visibleCondition(alias, side, filter);
-  const offset = params.length;
-  params.push(...condition.values);
-  return condition.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
-}

@@ -2,10 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { forbidden, unauthorized } from '../common/app-error';
-import { ConsoleService } from '../console/console.service';
-import { readCookie, SESSION_COOKIE } from '../console/session-cookie';
-import { KeysService } from '../keys/keys.service';
-import type { Principal } from './principal';
+import type { Principal } from '../common/principal';
+import { readCookie, SESSION_COOKIE } from '../common/session-cookie';
+import { ApiKeyVerifier, SessionVerifier } from './credential-verifiers';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -22,8 +21,8 @@ export class AuthService {
   private readonly allowedOrigin: string;
 
   constructor(
-    private readonly keys: KeysService,
-    private readonly console: ConsoleService,
+    private readonly keys: ApiKeyVerifier,
+    private readonly sessions: SessionVerifier,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.allowedOrigin = new URL(config.publicBaseUrl).origin;
@@ -40,13 +39,13 @@ export class AuthService {
     const authorization = req.headers.authorization;
     if (authorization !== undefined) {
       const match = /^Bearer\s+(\S+)$/i.exec(authorization);
-      const principal = match ? await this.console.verifySession(match[1], false) : null;
+      const principal = match ? await this.sessions.verifySession(match[1], false) : null;
       if (!principal) throw unauthorized('invalid_session', 'The session token is invalid or has expired.');
       return principal;
     }
     const cookie = readCookie(req.headers.cookie, SESSION_COOKIE);
     if (cookie !== undefined) {
-      const principal = await this.console.verifySession(cookie, true);
+      const principal = await this.sessions.verifySession(cookie, true);
       if (!principal) throw unauthorized('invalid_session', 'The session is invalid or has expired.');
       if (!SAFE_METHODS.has(req.method)) this.checkOrigin(req);
       return principal;

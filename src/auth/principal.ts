@@ -1,36 +1,11 @@
-/** The kinds of credential a route can accept (SEED-SPEC §5, CONTRACT §1). */
-export type CredentialKind = 'admin' | 'agent' | 'console';
-
-export interface AdminKeyPrincipal {
-  kind: 'admin';
-  /** The API key's id. */
-  id: string;
-  organizationId: string;
-}
-
-export interface AgentKeyPrincipal {
-  kind: 'agent';
-  /** The API key's id. */
-  id: string;
-  /** The bound identity's organization; null while the identity is unclaimed. */
-  organizationId: string | null;
-  identity: {
-    id: string;
-    handle: string;
-    claimed: boolean;
-    enabled: boolean;
-  };
-}
-
-export interface ConsolePrincipal {
-  kind: 'console';
-  /** The Console user's id. */
-  id: string;
-  sessionId: string;
-  organizationId: string;
-  /** Cookie sessions need CSRF protection; bearer sessions do not. */
-  viaCookie: boolean;
-}
-
-export type Principal = AdminKeyPrincipal | AgentKeyPrincipal | ConsolePrincipal;
-export type KeyPrincipal = AdminKeyPrincipal | AgentKeyPrincipal;
+// The principal types moved to common/ (the request context, below auth, carries the
+// principal). Import them from '../common/principal'; this re-export goes once issue 12's
+// parallel branches have merged (see docs/architecture.md, "Layers").
+export type {
+  AdminKeyPrincipal,
+  AgentKeyPrincipal,
+  ConsolePrincipal,
+  CredentialKind,
+  KeyPrincipal,
+  Principal,
+} from '../common/principal';

@@ -40,7 +40,7 @@ export class ProblemView {
 export const PROBLEM_SCHEMA_REF = '#/components/schemas/Problem';
 
 /** The schema classes the document needs whatever the routes reference. */
-export const EXTRA_MODELS: Function[] = [ProblemView, FieldErrorView];
+export const EXTRA_MODELS: Type<unknown>[] = [ProblemView, FieldErrorView];
 
 /** The success response of an operation, with the class that describes its body (none for 204). */
 export function Returns(status: number, type?: Type<unknown> | [Type<unknown>], description?: string) {

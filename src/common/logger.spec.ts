@@ -118,7 +118,7 @@ describe('request context and formats', () => {
       logger.warn({ delivery_id: 'd1', reason: 'x\n{"msg":"forged"}' }, 'webhook delivery failed'));
     expect(lines()).toHaveLength(1);
     const [line] = lines();
-    expect(line).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN  webhook delivery failed /);
+    expect(line).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN {2}webhook delivery failed /);
     expect(line).toContain('request_id=req-00000003');
     expect(line).toContain('principal=kind:console,id:u1');
     expect(line).toContain('delivery_id=d1');

@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import { SESSION_COOKIE } from '../console/session-cookie';
+import { SESSION_COOKIE } from './session-cookie';
 import { completeResponses, EXTRA_MODELS } from './api-docs';
 
 /** The OpenAPI document of every route the application serves (also read by `npm run client:generate`). */

@@ -69,16 +69,6 @@ export function pageOf<T>(rows: T[], limit: number, position: (row: T) => Keyset
   return { items, nextCursor };
 }
 
-/**
- * The condition that starts a page after `cursor`, for rows of the table aliased
- * `alias` ordered by (created_at DESC, id DESC); appends its values to `params`.
- */
-export function keysetAfter(alias: string, cursor: KeysetCursor | null, params: unknown[]): string[] {
-  if (!cursor) return [];
-  const at = params.push(cursor.at);
-  const id = params.push(cursor.id);
-  return [`(${alias}.created_at, ${alias}.id) < ($${at}::timestamptz, $${id}::uuid)`];
-}
 
 /** The keyset position of a row in creation order (the `position` of pageOf). */
 export const creationPosition = (row: { created_at: Date; id: string }): KeysetCursor => ({ at: row.created_at.toISOString(), id: row.id });

@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Inject } from '@n
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { ERROR_INFO_TYPE } from '@a2a-js/sdk/errors';
-import { rpcStatusFor } from '../protocol/binding-status';
+import { rpcStatusFor } from './binding-status';
 import { AppError } from './app-error';
 import type { ErrorCode } from './error-codes';
 import { LOGGER } from './tokens';

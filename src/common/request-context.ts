@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
-import type { Principal } from '../auth/principal';
+import type { Principal } from './principal';
 
 declare module 'express-serve-static-core' {
   interface Request {

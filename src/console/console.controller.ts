@@ -12,7 +12,7 @@ import { ConsoleService } from './console.service';
 import { MeView, SessionView } from './console.view';
 import { LoginDto, SignupDto } from './dto/console-auth.dto';
 import { AcceptInviteDto, ChangePasswordDto } from './dto/teams.dto';
-import { clearSessionCookie, setSessionCookie } from './session-cookie';
+import { clearSessionCookie, setSessionCookie } from '../common/session-cookie';
 import { TeamsService } from './teams.service';
 
 @ApiTags('Console')

@@ -6,7 +6,6 @@ import type { AppConfig } from '../config/config';
 import { dataSourceOptions, isEmbedded } from './data-source';
 import { describeDatabase } from './database-errors';
 import { Database } from './database';
-import { HotQuery } from './hot-query';
 import { runMigrations } from './migrate';
 
 /** Connects (PostgreSQL or embedded PGlite), applies pending migrations at start, and offers Database (how repositories run statements). */
@@ -16,8 +15,8 @@ export class DatabaseModule {
     return {
       module: DatabaseModule,
       global: true,
-      providers: [Database, HotQuery],
-      exports: [Database, HotQuery],
+      providers: [Database],
+      exports: [Database],
       imports: [
         TypeOrmModule.forRootAsync({
           // No retries: a database that is missing or unreachable at start is reported in one

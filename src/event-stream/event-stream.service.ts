@@ -9,7 +9,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { ConsoleService } from '../console/console.service';
 import { EventFeed, type FeedScope } from '../events/event-feed';
 import { KeysService } from '../keys/keys.service';
-import { eventsKey, TaskNotifier } from '../ledger/task-notifier';
+import { eventsKey, TaskNotifier } from '../events/task-notifier';
 import { OpenCalls } from '../limits/open-calls';
 import { writeFrame } from '../protocol/sse';
 import { isEventId, type ListEventsQuery, type StreamEventsQuery } from './dto/events.query';

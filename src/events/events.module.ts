@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { LOGGER } from '../common/tokens';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { isEmbedded } from '../database/data-source';
-import { LocalTaskNotifier, PgTaskNotifier, TaskNotifier } from '../ledger/task-notifier';
+import { LocalTaskNotifier, PgTaskNotifier, TaskNotifier } from './task-notifier';
 import { DeliveryAttempt } from './delivery-attempt.entity';
 import { DeliveryDispatcher } from './delivery-dispatcher';
 import { DeliveryQueue } from './delivery-queue';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Tx } from '../database/database';
 import { afterCommit } from '../database/unit-of-work';
-import { CHANGES_CHANNEL, eventsKey, TaskNotifier } from '../ledger/task-notifier';
+import { CHANGES_CHANNEL, eventsKey, TaskNotifier } from './task-notifier';
 import { DeliveryDispatcher } from './delivery-dispatcher';
 import { newEventId } from './event-id';
 import type { EventType } from './event-types';

@@ -4,7 +4,7 @@ import type { Response } from 'express';
 import { Public } from '../auth/surface.decorator';
 import { Database } from '../database/database';
 import { migrationsApplied } from '../database/migrate';
-import { TaskNotifier } from '../ledger/task-notifier';
+import { TaskNotifier } from '../events/task-notifier';
 import { RateLimitService } from '../limits/rate-limit.service';
 
 import { Returns } from '../common/api-docs';

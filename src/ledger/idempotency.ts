@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { DataSource, EntityManager } from 'typeorm';
 import { AppError, badRequest } from '../common/app-error';
+import type { Tx } from '../database/database';
+import { LedgerRepository } from './ledger.repository';
 
 /** How long a key's first response is replayed. */
 export const IDEMPOTENCY_TTL_HOURS = 24;
@@ -20,7 +21,7 @@ export type Claim = { replay: { status: number; body: unknown } } | { replay: nu
  */
 @Injectable()
 export class IdempotencyStore {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly repository: LedgerRepository) {}
 
   /** Validates the header's value; undefined when the request carries none. */
   static parseKey(raw: string | string[] | undefined): string | undefined {
@@ -36,30 +37,17 @@ export class IdempotencyStore {
     return createHash('sha256').update(`${target}\n${canonicalJson(body)}`).digest();
   }
 
-  async claim(em: EntityManager, scope: string, key: string, requestHash: Buffer): Promise<Claim> {
-    const inserted = (await em.query(
-      `INSERT INTO idempotency_keys (scope, key, request_hash) VALUES ($1, $2, $3)
-       ON CONFLICT (scope, key) DO UPDATE
-          SET request_hash = EXCLUDED.request_hash, response_status = NULL, response_body = NULL, created_at = now()
-        WHERE idempotency_keys.created_at < now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})
-       RETURNING key`,
-      [scope, key, requestHash],
-    )) as unknown[];
-    if (inserted.length > 0) return { replay: null };
-    const [row] = (await em.query(
-      `SELECT request_hash, response_status, response_body FROM idempotency_keys WHERE scope = $1 AND key = $2`, [scope, key],
-    )) as Array<{ request_hash: Buffer; response_status: number; response_body: unknown }>;
+  async claim(tx: Tx, scope: string, key: string, requestHash: Buffer): Promise<Claim> {
+    if (await this.repository.claimIdempotencyKey(scope, key, requestHash, IDEMPOTENCY_TTL_HOURS, tx)) return { replay: null };
+    const row = (await this.repository.idempotencyKey(scope, key, tx))!;
     if (!Buffer.from(row.request_hash).equals(requestHash)) {
       throw new AppError(422, 'idempotency_key_reused', 'This Idempotency-Key was already used with a different request.');
     }
-    return { replay: { status: row.response_status, body: row.response_body } };
+    return { replay: { status: row.response_status!, body: row.response_body } };
   }
 
-  async record(em: EntityManager, scope: string, key: string, status: number, body: unknown): Promise<void> {
-    await em.query(
-      `UPDATE idempotency_keys SET response_status = $3, response_body = $4::jsonb WHERE scope = $1 AND key = $2`,
-      [scope, key, status, JSON.stringify(body)],
-    );
+  async record(tx: Tx, scope: string, key: string, status: number, body: unknown): Promise<void> {
+    await this.repository.recordIdempotentResponse(scope, key, status, body, tx);
   }
 }
 

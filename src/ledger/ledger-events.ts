@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
+import type { Tx } from '../database/database';
 import { EventsService, type EventInput } from '../events/events.service';
 import { toArtifactView, toMessageView, toTaskSummaryView, type TaskSummaryView } from './ledger-views';
 import type { JournalEntry, TaskJournal } from './task-journal';
@@ -24,14 +24,15 @@ type TaskEvent = Omit<EventInput, 'organizationId' | 'identityIds'>;
 export class LedgerEvents {
   constructor(private readonly events: EventsService) {}
 
-  async emit(em: EntityManager, journal: TaskJournal): Promise<void> {
+  /** The events of `entries` (a journal's changes since its last flush), in the journal's transaction. */
+  async emit(tx: Tx, journal: TaskJournal, entries: readonly JournalEntry[]): Promise<void> {
     const { requester, worker } = participantsOf(journal.task);
     const participants = [requester, worker].map((p) => ({ identityId: p.id, organizationId: p.organizationId }));
     const task = toTaskSummaryView(journal.task);
-    for (const [i, entry] of journal.entries.entries()) {
+    for (const entry of entries) {
       const push = streamed(entry) ? { taskId: journal.task.id, seq: entry.seq } : undefined;
-      for (const [j, event] of eventsOf(entry, task, journal.isNew && i === 0).entries()) {
-        await this.events.emitForParticipants(em, participants, event, j === 0 ? push : undefined);
+      for (const [j, event] of eventsOf(entry, task, journal.isNew && entry === journal.entries[0]).entries()) {
+        await this.events.emitForParticipants(tx, participants, event, j === 0 ? push : undefined);
       }
     }
   }

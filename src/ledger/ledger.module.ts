@@ -11,6 +11,7 @@ import { TaskMessage } from './entities/task-message.entity';
 import { Task } from './entities/task.entity';
 import { IdempotencyStore } from './idempotency';
 import { LedgerEvents } from './ledger-events';
+import { LedgerRepository } from './ledger.repository';
 import { LedgerService } from './ledger.service';
 import { PushConfigService } from './push-configs.service';
 import { TasksController } from './tasks.controller';
@@ -25,6 +26,7 @@ import { TasksService } from './tasks.service';
   imports: [TypeOrmModule.forFeature([TaskContext, Task, TaskMessage, Artifact, TaskEvent, PushNotificationConfig, IdempotencyKey]), EventsModule],
   controllers: [TasksController, ContextsController],
   providers: [
+    LedgerRepository,
     LedgerService,
     LedgerEvents,
     PushConfigService,
@@ -32,6 +34,6 @@ import { TasksService } from './tasks.service';
     IdempotencyStore,
     // TaskNotifier comes from EventsModule: one listening connection per instance serves tasks and the event stream.
   ],
-  exports: [LedgerService, PushConfigService],
+  exports: [LedgerService, PushConfigService, LedgerRepository],
 })
 export class LedgerModule {}

@@ -1,13 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DataSource, EntityManager } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, conflict, notFound } from '../common/app-error';
-import { creationPosition, decodeCursor, keysetAfter, pageOf } from '../common/pagination';
+import { creationPosition, Keyset } from '../common/pagination';
 import { isUuid } from '../common/parse-id.pipe';
+import { Database, type Tx } from '../database/database';
+import { afterCommit, beforeCommit } from '../database/unit-of-work';
 import { LedgerEvents } from './ledger-events';
+import { LedgerRepository, type PairTaskFilter as PairTaskRowFilter } from './ledger.repository';
 import { TaskJournal, type NewMessage } from './task-journal';
-import { TaskNotifier, type TaskChange } from './task-notifier';
-import { hydrateTasks, readEvents, TASK_COLUMNS, type HydrateOptions, type Participant, type TaskEventRecord, type TaskRecord, type TaskRow } from './task-records';
+import { TaskNotifier } from '../events/task-notifier';
+import type { HydrateOptions, MessageRecord, Participant, TaskEventRecord, TaskRecord, TaskRow } from './task-records';
 import type { ArtifactChunk } from './entities/task-event.entity';
 import { transition, type ReplyState, type TaskState } from './task-state';
 import { TaskWatch } from './task-watch';
@@ -26,9 +28,17 @@ export interface SendInput {
   contextId?: string;
   /** Request metadata, kept on a new task. */
   metadata: Record<string, unknown> | null;
-  /** Runs inside the send's transaction once the task is known (push notification config in the send). */
-  alsoWithTask?: (em: EntityManager, task: TaskRow) => Promise<void>;
 }
+
+/**
+ * What a send recorded in its transaction: a new task, the next turn of one, or
+ * nothing (a retried send: the messageId was seen before). The caller may write more
+ * in the same transaction (the task's journal holds its row lock until the commit).
+ */
+export type Sent =
+  | { kind: 'created'; journal: TaskJournal; message: MessageRecord }
+  | { kind: 'continued'; journal: TaskJournal }
+  | { kind: 'duplicate'; taskId: string };
 
 export interface SendResult {
   task: TaskRecord;
@@ -36,10 +46,7 @@ export interface SendResult {
   duplicate: boolean;
 }
 
-export interface PairTaskFilter {
-  contextId?: string;
-  state?: TaskState;
-  statusAfter?: Date;
+export interface PairTaskFilter extends PairTaskRowFilter {
   pageSize: number;
   pageToken?: string;
 }
@@ -63,9 +70,6 @@ export interface ForwardedTask {
   upstreamContextId: string | null;
 }
 
-/** Raised inside a transaction to undo it when a retried creating send finds its first task. */
-class DuplicateOrigin extends Error {}
-
 /**
  * The ledger as the protocol sees it: every read and write is scoped to one
  * (requester, worker) pair, so a task of any other pair is simply not found. Errors
@@ -75,60 +79,57 @@ class DuplicateOrigin extends Error {}
 export class LedgerService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly dataSource: DataSource,
+    private readonly db: Database,
+    private readonly repository: LedgerRepository,
     private readonly notifier: TaskNotifier,
     private readonly ledgerEvents: LedgerEvents,
   ) {}
 
   /** A message from the requester: a new task, or the next turn of one of the pair's tasks. */
   async send(pair: TaskPair, input: SendInput, read: HydrateOptions): Promise<SendResult> {
-    if (input.taskId !== undefined) return this.continueTask(pair, input.taskId, input, read);
-    try {
-      return { task: await this.write((em, save) => this.createTask(em, save, pair, input, read)), duplicate: false };
-    } catch (error) {
-      if (!(error instanceof DuplicateOrigin)) throw error;
-      const [row] = (await this.dataSource.query(
-        `SELECT id FROM tasks WHERE requester_identity_id = $1 AND worker_identity_id = $2 AND origin_message_id = $3`,
-        [pair.requester.id, pair.worker.id, input.message.messageId],
-      )) as Array<{ id: string }>;
-      return { task: (await this.find(pair, row.id, read))!, duplicate: true };
+    return this.sendResult(pair, await this.write((tx) => this.recordSend(tx, pair, input)), read);
+  }
+
+  /**
+   * The send's writes, in the caller's ledger transaction (`write`): a new task, the
+   * next turn of one of the pair's tasks, or — the messageId was seen before — nothing.
+   */
+  recordSend(tx: Tx, pair: TaskPair, input: SendInput): Promise<Sent> {
+    return input.taskId !== undefined ? this.continueTask(tx, pair, input.taskId, input) : this.createTask(tx, pair, input);
+  }
+
+  /** The answer to a send once its transaction has committed; a new task's record is known without reading it back. */
+  async sendResult(pair: TaskPair, sent: Sent, read: HydrateOptions): Promise<SendResult> {
+    switch (sent.kind) {
+      case 'created': {
+        // No history but the message, no artifacts, and no status message (a requester's message is not one).
+        const [task] = await this.repository.hydrate([sent.journal.task], { historyLength: 0, artifacts: false });
+        return { task: { ...task, history: read.historyLength === 0 ? [] : [sent.message], artifacts: read.artifacts ? [] : null }, duplicate: false };
+      }
+      case 'continued':
+        return { task: (await this.find(pair, sent.journal.task.id, read))!, duplicate: false };
+      case 'duplicate':
+        return { task: (await this.find(pair, sent.taskId, read))!, duplicate: true };
     }
   }
 
   /** One of the pair's tasks, or null. */
   async find(pair: TaskPair, taskId: string, read: HydrateOptions): Promise<TaskRecord | null> {
     if (!isUuid(taskId)) return null;
-    const rows = (await this.dataSource.query(
-      `SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = $1 AND t.requester_identity_id = $2 AND t.worker_identity_id = $3`,
-      [taskId, pair.requester.id, pair.worker.id],
-    )) as TaskRow[];
-    const [task] = await hydrateTasks(this.dataSource.manager, rows, this.bounded(read));
+    const row = await this.repository.pairTask(taskId, pair);
+    const [task] = await this.repository.hydrate(row ? [row] : [], this.bounded(read));
     return task ?? null;
   }
 
   /** The pair's tasks, newest first, with the total count of the filtered list. */
   async list(pair: TaskPair, filter: PairTaskFilter, read: HydrateOptions): Promise<{ tasks: TaskRecord[]; nextPageToken: string; totalSize: number }> {
-    const params: unknown[] = [pair.requester.id, pair.worker.id];
-    const where = ['t.requester_identity_id = $1', 't.worker_identity_id = $2'];
-    if (filter.contextId !== undefined) {
-      if (!isUuid(filter.contextId)) return { tasks: [], nextPageToken: '', totalSize: 0 };
-      where.push(`t.context_id = $${params.push(filter.contextId)}`);
-    }
-    if (filter.state) where.push(`t.state = $${params.push(filter.state)}`);
-    if (filter.statusAfter) where.push(`t.status_timestamp >= $${params.push(filter.statusAfter)}`);
-    const cursor = decodeCursor(filter.pageToken || undefined);
-    const [{ total }] = (await this.dataSource.query(
-      `SELECT count(*)::int AS total FROM tasks t WHERE ${where.join(' AND ')}`, params,
-    )) as Array<{ total: number }>;
-    where.push(...keysetAfter('t', cursor, params));
-    const rows = (await this.dataSource.query(
-      `SELECT ${TASK_COLUMNS} FROM tasks t WHERE ${where.join(' AND ')} ORDER BY t.created_at DESC, t.id DESC LIMIT ${filter.pageSize + 1}`,
-      params,
-    )) as TaskRow[];
-    const page = pageOf(rows, filter.pageSize, creationPosition);
+    if (filter.contextId !== undefined && !isUuid(filter.contextId)) return { tasks: [], nextPageToken: '', totalSize: 0 };
+    const page = new Keyset('t', filter.pageToken || undefined, filter.pageSize);
+    const total = await this.repository.countPairTasks(pair, filter);
+    const { items, nextCursor } = page.cut(await this.repository.pairTasks(pair, filter, page), creationPosition);
     return {
-      tasks: await hydrateTasks(this.dataSource.manager, page.items, this.bounded(read)),
-      nextPageToken: page.nextCursor ?? '',
+      tasks: await this.repository.hydrate(items, this.bounded(read)),
+      nextPageToken: nextCursor ?? '',
       totalSize: total,
     };
   }
@@ -136,26 +137,27 @@ export class LedgerService {
   /**
    * The requester cancels: a non-terminal task becomes canceled; a canceled one is
    * returned as it is (A2A v1.0: cancel is idempotent), or refused like any other final
-   * task when `repeat` is `refuse` (A2A v0.3: a final task is not cancelable). `also`
-   * runs in the cancel's transaction when it changed the task (the upstream forwarder
-   * queues the cancel there).
+   * task when `repeat` is `refuse` (A2A v0.3: a final task is not cancelable).
    */
-  async cancel(
-    pair: TaskPair, taskId: string, read: HydrateOptions, repeat: 'return' | 'refuse' = 'return',
-    also?: (em: EntityManager, taskId: string) => Promise<void>,
-  ): Promise<TaskRecord> {
-    await this.write(async (em, save) => {
-      const journal = await this.lockPairTask(em, pair, taskId);
-      const next = transition(journal.state, { by: 'requester', action: 'cancel' });
-      if (!next.ok || (!next.changed && repeat === 'refuse')) {
-        throw conflict('task_not_cancelable', `The task is ${journal.state} and can no longer be canceled.`);
-      }
-      if (!next.changed) return;
-      await journal.status('canceled');
-      await also?.(em, journal.task.id);
-      await save(journal);
-    });
+  async cancel(pair: TaskPair, taskId: string, read: HydrateOptions, repeat: 'return' | 'refuse' = 'return'): Promise<TaskRecord> {
+    await this.write((tx) => this.recordCancel(tx, pair, taskId, repeat));
     return (await this.find(pair, taskId, read))!;
+  }
+
+  /**
+   * The cancel's write, in the caller's ledger transaction: the task's journal when
+   * the cancel changed the task (the upstream forwarder queues the cancel in the same
+   * transaction), null when it was canceled already.
+   */
+  async recordCancel(tx: Tx, pair: TaskPair, taskId: string, repeat: 'return' | 'refuse' = 'return'): Promise<TaskJournal | null> {
+    const journal = await this.lockPairTask(tx, pair, taskId);
+    const next = transition(journal.state, { by: 'requester', action: 'cancel' });
+    if (!next.ok || (!next.changed && repeat === 'refuse')) {
+      throw conflict('task_not_cancelable', `The task is ${journal.state} and can no longer be canceled.`);
+    }
+    if (!next.changed) return null;
+    await journal.status('canceled');
+    return journal;
   }
 
   /** A read returns at most LEDGER_MAX_ARTIFACT_BYTES_PER_TASK of artifact content per task. */
@@ -165,28 +167,17 @@ export class LedgerService {
 
   /** The task's events after `afterSeq`, in order (at most `limit`). */
   events(task: { id: string; contextId: string }, afterSeq: number, limit?: number): Promise<TaskEventRecord[]> {
-    return readEvents(this.dataSource.manager, task, afterSeq, limit);
+    return this.repository.events(task, afterSeq, limit);
   }
 
   /** A forwarded task's state and upstream ids, for the forwarder (never on behalf of a caller). */
-  async forwardedTask(taskId: string): Promise<ForwardedTask | null> {
-    const [row] = (await this.dataSource.query(
-      `SELECT id, state, worker_identity_id, upstream_task_id, upstream_context_id FROM tasks WHERE id = $1`, [taskId],
-    )) as Array<{ id: string; state: TaskState; worker_identity_id: string; upstream_task_id: string | null; upstream_context_id: string | null }>;
-    return row
-      ? { id: row.id, state: row.state, workerIdentityId: row.worker_identity_id, upstreamTaskId: row.upstream_task_id, upstreamContextId: row.upstream_context_id }
-      : null;
+  forwardedTask(taskId: string): Promise<ForwardedTask | null> {
+    return this.repository.forwardedTask(taskId);
   }
 
   /** The requester's message with this id on the task, as stored (the forwarder sends it on). */
-  async requesterMessage(taskId: string, messageId: string): Promise<NewMessage | null> {
-    const [row] = (await this.dataSource.query(
-      `SELECT message_id, parts, metadata, extensions, reference_task_ids FROM messages WHERE task_id = $1 AND message_id = $2 AND role = 'user'`,
-      [taskId, messageId],
-    )) as Array<{ message_id: string; parts: NewMessage['parts']; metadata: Record<string, unknown> | null; extensions: string[]; reference_task_ids: string[] }>;
-    return row
-      ? { messageId: row.message_id, parts: row.parts, metadata: row.metadata, extensions: row.extensions, referenceTaskIds: row.reference_task_ids }
-      : null;
+  requesterMessage(taskId: string, messageId: string): Promise<NewMessage | null> {
+    return this.repository.requesterMessage(taskId, messageId);
   }
 
   /**
@@ -197,17 +188,15 @@ export class LedgerService {
    * `refused` lists the states the state machine did not allow (those updates are skipped).
    */
   async applyUpstream(taskId: string, updates: readonly UpstreamUpdate[]): Promise<{ terminal: boolean; refused: ReplyState[] }> {
-    return this.write(async (em, save) => {
-      const journal = await TaskJournal.lock(em, 't.id = $1', [taskId]);
+    return this.write(async (tx) => {
+      const journal = await this.lockTask(tx, taskId);
       const refused: ReplyState[] = [];
       if (!journal) return { terminal: true, refused };
-      let changed = false;
       let terminal = false;
       let upstreamRecorded = false;
       for (const update of updates) {
         if (update.upstream && !upstreamRecorded) {
-          await em.query(`UPDATE tasks SET upstream_task_id = $2, upstream_context_id = $3 WHERE id = $1 AND upstream_task_id IS NULL`,
-            [taskId, update.upstream.taskId, update.upstream.contextId]);
+          await this.repository.setUpstreamIds(taskId, update.upstream, tx);
           upstreamRecorded = true;
         }
         const message = update.message && !(await journal.hasMessage('agent', update.message.messageId)) ? update.message : undefined;
@@ -227,17 +216,15 @@ export class LedgerService {
         for (const chunk of artifacts) await journal.artifact(chunk, this.config.ledgerMaxArtifactBytesPerTask);
         if (message) await journal.message('agent', message, 'status', next.state);
         else if (state) await journal.status(next.state);
-        changed = true;
       }
-      if (changed) await save(journal);
       return { terminal, refused };
     });
   }
 
   /** A task by its id alone, for the service's own use (push notifications), never on behalf of a caller. */
   async taskById(taskId: string, read: HydrateOptions): Promise<TaskRecord | null> {
-    const rows = (await this.dataSource.query(`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = $1`, [taskId])) as TaskRow[];
-    const [task] = await hydrateTasks(this.dataSource.manager, rows, this.bounded(read));
+    const row = await this.repository.taskById(taskId);
+    const [task] = await this.repository.hydrate(row ? [row] : [], this.bounded(read));
     return task ?? null;
   }
 
@@ -246,88 +233,75 @@ export class LedgerService {
     return new TaskWatch(this.notifier, taskId);
   }
 
-  /** Locks one of the pair's tasks in a transaction, for this module's other writers. */
-  async lockPairTask(em: EntityManager, pair: TaskPair, taskId: string): Promise<TaskJournal> {
-    const journal = isUuid(taskId)
-      ? await TaskJournal.lock(em, 't.id = $1 AND t.requester_identity_id = $2 AND t.worker_identity_id = $3', [taskId, pair.requester.id, pair.worker.id])
-      : null;
-    if (!journal) throw notFound('task_not_found', 'No such task between this requester and this worker.');
-    return journal;
+  /** Locks one of the pair's tasks in a ledger transaction, for this module's other writers. */
+  async lockPairTask(tx: Tx, pair: TaskPair, taskId: string): Promise<TaskJournal> {
+    const row = isUuid(taskId) ? await this.repository.lockTask(taskId, pair, tx) : null;
+    if (!row) throw notFound('task_not_found', 'No such task between this requester and this worker.');
+    return this.open(tx, row, false);
+  }
+
+  /** Locks a task by its id alone in a ledger transaction (the caller decides who may change it). */
+  async lockTask(tx: Tx, taskId: string): Promise<TaskJournal | null> {
+    const row = await this.repository.lockTask(taskId, null, tx);
+    return row ? this.open(tx, row, false) : null;
   }
 
   /**
-   * Runs changes to tasks in one transaction. `save` writes a journal, announces its
-   * change and records its events (webhooks, push notifications) in the same
-   * transaction; the task's listeners wake once the transaction has committed.
+   * Runs changes to tasks in one transaction: a unit of work. Every journal opened in
+   * it (lockTask, lockPairTask, a send) is flushed just before it commits — the task
+   * row, its change announced to listeners, its events (webhooks, push notifications)
+   * — and the task's local listeners wake once it has committed. Nothing to save by hand.
    */
-  async write<T>(work: (em: EntityManager, save: (journal: TaskJournal) => Promise<void>) => Promise<T>): Promise<T> {
-    const changes: TaskChange[] = [];
-    const result = await this.dataSource.transaction((em) =>
-      work(em, async (journal) => {
-        changes.push(await journal.save((tx, change) => this.notifier.announce(tx, change)));
-        await this.ledgerEvents.emit(em, journal);
-      }));
-    for (const change of changes) this.notifier.committed(change);
-    return result;
+  write<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.db.transaction(work);
   }
 
-  private async continueTask(pair: TaskPair, taskId: string, input: SendInput, read: HydrateOptions): Promise<SendResult> {
-    const duplicate = await this.write(async (em, save) => {
-      const journal = await this.lockPairTask(em, pair, taskId);
-      if (input.contextId !== undefined && input.contextId !== journal.task.context_id) {
-        throw badRequest('context_mismatch', 'The message\'s contextId is not the context of its task.');
-      }
-      if (await journal.hasMessage('user', input.message.messageId)) return true;
-      const next = transition(journal.state, { by: 'requester', action: 'message' });
-      if (!next.ok) throw conflict('task_terminal', `The task is ${journal.state}; it takes no more messages.`);
-      await journal.requireRoomForMessage(this.config.ledgerMaxMessagesPerTask);
-      await journal.message('user', input.message, next.changed ? 'status' : 'message', next.state);
-      await input.alsoWithTask?.(em, journal.task);
-      await save(journal);
-      return false;
+  /** A journal registered with its transaction: flushed before the commit, its listeners woken after. */
+  private open(tx: Tx, row: TaskRow, isNew: boolean): TaskJournal {
+    const journal = new TaskJournal(tx, this.repository, row, isNew, async (flushed, entries) => {
+      await this.ledgerEvents.emit(tx, flushed, entries);
+      const change = { taskId: flushed.task.id, seq: flushed.task.seq };
+      afterCommit(tx, () => this.notifier.committed(change));
     });
-    return { task: (await this.find(pair, taskId, read))!, duplicate };
+    beforeCommit(tx, () => journal.flush());
+    return journal;
   }
 
-  /** Creates the task; its record is known without reading it back (no history but the message, no artifacts). */
-  private async createTask(
-    em: EntityManager, save: (journal: TaskJournal) => Promise<void>, pair: TaskPair, input: SendInput, read: HydrateOptions,
-  ): Promise<TaskRecord> {
-    const { requester: r, worker: w } = pair;
-    const params: unknown[] = [r.id, r.handle, r.organizationId, w.id, w.handle, w.organizationId, input.message.messageId,
-      input.metadata ? JSON.stringify(input.metadata) : null];
-    // A new context is inserted by the same statement as the task (a retried send rolls both back).
-    const context = input.contextId === undefined
-      ? `INSERT INTO contexts (requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id)
-         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`
-      : `SELECT $${params.push(await this.pairContext(em, pair, input.contextId))}::uuid AS id`;
-    const [row] = (await em.query(
-      `WITH c AS (${context})
-       INSERT INTO tasks AS t (context_id, requester_identity_id, requester_handle, requester_organization_id,
-                               worker_identity_id, worker_handle, worker_organization_id, origin_message_id, metadata)
-       SELECT c.id, $1, $2, $3, $4, $5, $6, $7, $8::jsonb FROM c
-       ON CONFLICT (requester_identity_id, worker_identity_id, origin_message_id) DO NOTHING
-       RETURNING ${TASK_COLUMNS}`,
-      params,
-    )) as TaskRow[];
-    if (!row) throw new DuplicateOrigin();
-    const journal = TaskJournal.created(em, row);
-    const message = await journal.message('user', input.message, 'status', 'submitted');
-    await input.alsoWithTask?.(em, journal.task);
-    await save(journal);
-    const [task] = await hydrateTasks(em, [journal.task], { historyLength: 0, artifacts: false });
-    return { ...task, history: read.historyLength === 0 ? [] : [message], artifacts: read.artifacts ? [] : null };
+  private async continueTask(tx: Tx, pair: TaskPair, taskId: string, input: SendInput): Promise<Sent> {
+    const journal = await this.lockPairTask(tx, pair, taskId);
+    if (input.contextId !== undefined && input.contextId !== journal.task.context_id) {
+      throw badRequest('context_mismatch', 'The message\'s contextId is not the context of its task.');
+    }
+    if (await journal.hasMessage('user', input.message.messageId)) return { kind: 'duplicate', taskId: journal.task.id };
+    const next = transition(journal.state, { by: 'requester', action: 'message' });
+    if (!next.ok) throw conflict('task_terminal', `The task is ${journal.state}; it takes no more messages.`);
+    await journal.requireRoomForMessage(this.config.ledgerMaxMessagesPerTask);
+    await journal.message('user', input.message, next.changed ? 'status' : 'message', next.state);
+    return { kind: 'continued', journal };
   }
 
-  private async pairContext(em: EntityManager, pair: TaskPair, contextId: string): Promise<string> {
-    // TypeORM answers an UPDATE with [rows, affected].
-    const [rows] = isUuid(contextId)
-      ? ((await em.query(
-        `UPDATE contexts SET updated_at = now() WHERE id = $1 AND requester_identity_id = $2 AND worker_identity_id = $3 RETURNING id`,
-        [contextId, pair.requester.id, pair.worker.id],
-      )) as [Array<{ id: string }>, number])
-      : [[]];
-    if (rows.length === 0) throw badRequest('context_not_found', 'No such context between this requester and this worker.');
-    return rows[0].id;
+  /**
+   * Creates the task, and a new context unless one of the pair's is named, in one
+   * statement. A retried send (the pair has a task for this messageId) inserts no
+   * task: the result says so, and a context inserted for it goes again.
+   */
+  private async createTask(tx: Tx, pair: TaskPair, input: SendInput): Promise<Sent> {
+    if (input.contextId !== undefined && !isUuid(input.contextId)) throw contextNotFound();
+    const created = await this.repository.createTask(pair, input.message.messageId, input.metadata, input.contextId ?? null, tx);
+    switch (created.kind) {
+      case 'no_context':
+        throw contextNotFound();
+      case 'duplicate': {
+        if (created.newContextId) await this.repository.deleteEmptyContext(created.newContextId, tx);
+        return { kind: 'duplicate', taskId: (await this.repository.originTask(pair, input.message.messageId, tx))! };
+      }
+      case 'created': {
+        const journal = this.open(tx, created.row, true);
+        const message = await journal.message('user', input.message, 'status', 'submitted');
+        return { kind: 'created', journal, message };
+      }
+    }
   }
 }
+
+const contextNotFound = () => badRequest('context_not_found', 'No such context between this requester and this worker.');

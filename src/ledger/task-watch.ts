@@ -1,4 +1,4 @@
-import type { TaskNotifier } from './task-notifier';
+import type { TaskNotifier } from '../events/task-notifier';
 
 /**
  * Waits for changes to one task. Subscribe first, then read the ledger, then wait:

@@ -16,7 +16,7 @@ import { LOGGER } from '../common/tokens';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
 import { bindHooks, BindingRequestHandler, type BindingHooks } from './binding-handler';
-import { RPC_CODE, rpcStatusFor } from './binding-status';
+import { RPC_CODE, rpcStatusFor } from '../common/binding-status';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
 

@@ -16,6 +16,7 @@ import { AppError } from '../common/app-error';
 import { clientDataError } from '../common/problem.filter';
 import { isTimestamp } from '../common/pagination';
 import { LOGGER } from '../common/tokens';
+import { afterCommit } from '../database/unit-of-work';
 import { DirectoryService } from '../directory/directory.service';
 import { IdentitiesService } from '../identities/identities.service';
 import { clampedListHistory, clampedTaskHistory } from '../ledger/history-limits';
@@ -132,12 +133,13 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       const { pair } = call;
       // Cancelling a canceled task: the task in v1.0 (idempotent, §3.3.1), -32002 in v0.3 (a final task is not cancelable).
       const repeat = call.version === '1.0' ? 'return' : 'refuse';
-      let forwarded = false;
-      // A worker with an upstream agent: the cancel is forwarded to it, queued in the cancel's transaction.
-      const task = await this.ledger.cancel(pair, requireTaskId(params.id), { historyLength: this.history(undefined), artifacts: true }, repeat,
-        async (em, taskId) => void (forwarded = await this.upstreams.queueCancel(em, taskId, pair.worker.id)));
-      if (forwarded) this.forwarder.wake();
-      return toA2ATask(task);
+      const taskId = requireTaskId(params.id);
+      await this.ledger.write(async (tx) => {
+        const canceled = await this.ledger.recordCancel(tx, pair, taskId, repeat);
+        // A worker with an upstream agent: the cancel is forwarded to it, queued in the cancel's transaction.
+        if (canceled && (await this.upstreams.queueCancel(tx, canceled.task.id, pair.worker.id))) afterCommit(tx, () => this.forwarder.wake());
+      });
+      return toA2ATask((await this.ledger.find(pair, taskId, { historyLength: this.history(undefined), artifacts: true }))!);
     });
   }
 
@@ -188,20 +190,24 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     const message = fromA2AMessage(params.message);
     const push = params.configuration?.taskPushNotificationConfig;
     const pushInput = push ? fromA2APushConfig(push) : null;
-    let forwarded = false;
-    const result = await this.ledger.send(call.pair, {
+    const input = {
       message,
       taskId: params.message?.taskId || undefined,
       contextId: params.message?.contextId || undefined,
       metadata: params.metadata ?? null,
-      alsoWithTask: async (em, task) => {
-        if (pushInput) await this.pushConfigs.save(em, task, pushInput, call.version);
-        // A worker with an upstream agent: the message is queued for the forwarder in the send's transaction.
-        forwarded = await this.upstreams.queueMessage(em, task.id, call.pair.worker.id, message.messageId);
-      },
-    }, read);
-    if (forwarded) this.forwarder.wake();
-    return result;
+    };
+    // One ledger transaction: the message, then — unless it was a retry — the push
+    // notification config it carries and the forward to the worker's upstream agent.
+    const sent = await this.ledger.write(async (tx) => {
+      const sent = await this.ledger.recordSend(tx, call.pair, input);
+      if (sent.kind === 'duplicate') return sent;
+      const task = sent.journal.task;
+      if (pushInput) await this.pushConfigs.save(tx, task, pushInput, call.version);
+      // A worker with an upstream agent: the message is queued for the forwarder in the send's transaction.
+      if (await this.upstreams.queueMessage(tx, task.id, call.pair.worker.id, message.messageId)) afterCommit(tx, () => this.forwarder.wake());
+      return sent;
+    });
+    return this.ledger.sendResult(call.pair, sent, read);
   }
 
   private async pairTask(call: ProtocolCall, taskId: string, read: HydrateOptions): Promise<TaskRecord> {

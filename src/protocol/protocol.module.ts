@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { AdmissionModule } from '../admission/admission.module';
-import { AuthModule } from '../auth/auth.module';
 import { DirectoryModule } from '../directory/directory.module';
 import { EventsModule } from '../events/events.module';
 import { IdentitiesModule } from '../identities/identities.module';
@@ -19,7 +18,7 @@ import { A2APushNotificationRenderer } from './push-notification-renderer';
 
 /** A2A over the ledger (v1.0 and v0.3): JSON-RPC at `POST /a2a/{handle}`, HTTP+JSON under `/a2a/{handle}/rest`, gRPC on GRPC_PORT. */
 @Module({
-  imports: [AuthModule, IdentitiesModule, AdmissionModule, LedgerModule, KeysModule, EventsModule, DirectoryModule, LimitsModule, UpstreamModule],
+  imports: [IdentitiesModule, AdmissionModule, LedgerModule, KeysModule, EventsModule, DirectoryModule, LimitsModule, UpstreamModule],
   controllers: [ProtocolController, RestBindingController],
   providers: [ProtocolGate, ProtocolService, RestBindingService, GrpcBindingService, LedgerRequestHandler, A2APushNotificationRenderer],
 })

@@ -9,7 +9,6 @@ import type { AgentKeyPrincipal } from '../auth/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { jsonRpcErrorBody } from '../common/problem.filter';
 import { LOGGER } from '../common/tokens';
-import { isHandle } from '../identities/handle';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
 import { paramsErrors } from './a2a-params';
 import { CallRefused } from './call-standing';

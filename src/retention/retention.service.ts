@@ -50,11 +50,17 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
-    const { events: { retentionDays }, retention: { decisionsDays } } = config;
+    const {
+      events: { retentionDays },
+      retention: { decisionsDays },
+    } = config;
     this.register({ name: 'events', prune: (batch) => events.pruneEvents(retentionDays, batch) });
     this.register({ name: 'push_deliveries', prune: (batch) => events.prunePushDeliveries(retentionDays, batch) });
     this.register({ name: 'admission_decisions', prune: (batch) => admission.pruneDecisions(decisionsDays, batch) });
-    this.register({ name: 'idempotency_keys', prune: (batch) => ledger.pruneIdempotencyKeys(IDEMPOTENCY_TTL_HOURS, batch) });
+    this.register({
+      name: 'idempotency_keys',
+      prune: (batch) => ledger.pruneIdempotencyKeys(IDEMPOTENCY_TTL_HOURS, batch),
+    });
     this.register({ name: 'console_sessions', prune: (batch) => consoleRepository.pruneExpiredSessions(batch) });
     this.register({ name: 'console_invites', prune: (batch) => consoleRepository.pruneExpiredInvites(batch) });
   }

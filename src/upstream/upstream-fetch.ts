@@ -48,7 +48,7 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
   const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
   return (async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
-    const target = await vet(url, options);
+    const target = await vetUpstream(url, options);
     const headers: Record<string, string> = {};
     new Headers(init?.headers).forEach((value, name) => (headers[name] = value));
     const body = typeof init?.body === 'string' ? init.body : init?.body ? String(init.body) : undefined;
@@ -99,7 +99,12 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
   }) as typeof fetch;
 }
 
-async function vet(url: URL, options: UpstreamFetchOptions): Promise<ResolvedAddress> {
+/**
+ * The checks of every upstream call, before connecting: the scheme, and every address the
+ * host resolves to (public unless private networks are allowed). The gRPC binding uses
+ * it too (its channel then connects by name: see UpstreamForwarder).
+ */
+export async function vetUpstream(url: URL, options: Pick<UpstreamFetchOptions, 'allowPrivateNetworks' | 'resolve' | 'timeoutMs'>): Promise<ResolvedAddress> {
   if (url.protocol !== 'https:' && !(options.allowPrivateNetworks && url.protocol === 'http:')) {
     throw new UpstreamUnreachable(`${url.protocol} URLs are not allowed; use https`);
   }
@@ -130,6 +135,25 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** gRPC statuses that mean the upstream was not reached or did not finish answering (not a refusal of the request). */
+const GRPC_UNREACHED: Record<number, string> = {
+  1: 'the call was canceled',
+  4: 'it did not answer in time',
+  8: 'its response exceeded the size limit',
+  13: 'the connection failed',
+  14: 'it is unavailable (the connection was refused or lost)',
+};
+
+/**
+ * A gRPC call that failed without the upstream answering: a status without an A2A error
+ * reason (the SDK raises them as A2AError too). Its words, else null (the upstream refused the request).
+ */
+export function grpcUnreached(error: unknown): string | null {
+  const e = error as { transport?: string; status?: number; cause?: { code?: number } } | null;
+  if (e?.transport !== 'grpc' || e.cause?.code === undefined) return null;
+  return GRPC_UNREACHED[e.cause.code] ?? null;
+}
+
 function describe(error: unknown): string {
   const code = (error as { code?: string } | null)?.code;
   return (code && NETWORK_ERRORS[code]) ?? 'a network error occurred';
@@ -140,6 +164,8 @@ export function reasonOf(error: unknown): string {
   for (let cause: unknown = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
     if (cause instanceof UpstreamUnreachable) return cause.message;
   }
+  const grpc = grpcUnreached(error);
+  if (grpc) return grpc;
   const message = error instanceof Error ? error.message : String(error);
   const status = /\b(?:status|HTTP)\D{0,3}(\d{3})\b/i.exec(message)?.[1];
   if (status) return `it answered HTTP ${status}`;

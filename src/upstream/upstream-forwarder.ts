@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { AgentCard, Part, Role, TaskState as A2AState, type Artifact, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { A2AError } from '@a2a-js/sdk/errors';
-import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client, type RequestOptions } from '@a2a-js/sdk/client';
+import {
+  ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory, type Client, type RequestOptions, type TransportFactory,
+} from '@a2a-js/sdk/client';
+import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
+import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { LOGGER } from '../common/tokens';
 import { APP_CONFIG, type AppConfig } from '../config/config';
@@ -12,7 +16,7 @@ import { LedgerService, type UpstreamUpdate } from '../ledger/ledger.service';
 import type { StoredPart } from '../ledger/parts';
 import type { NewMessage } from '../ledger/task-journal';
 import { isSettled, isTerminal, type ReplyState } from '../ledger/task-state';
-import { reasonOf, upstreamFetch } from './upstream-fetch';
+import { grpcUnreached, reasonOf, upstreamFetch, vetUpstream } from './upstream-fetch';
 import { UpstreamRepository, type ClaimedForward, type UpstreamRecord } from './upstream.repository';
 import { UpstreamsService } from './upstreams.service';
 
@@ -190,7 +194,16 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     if (!upstream.streaming) return this.poll(forward.taskId, client, upstreamTaskId, options);
     const call = linked(options.signal!);
     const events = client.resubscribeTask({ tenant: '', id: upstreamTaskId }, { ...options, signal: call.signal });
-    if (await this.consume(forward.taskId, events, call, async () => undefined) === 'terminal') return;
+    try {
+      if (await this.consume(forward.taskId, events, call, async () => undefined) === 'terminal') return;
+    } catch (error) {
+      // The upstream task may have finished between the read and the resubscribe (an SDK agent
+      // then refuses to resubscribe to a terminal task): read it once more before giving up.
+      if (!refusedBy(error)) throw error;
+      const again = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
+      if (await this.apply(forward.taskId, taskUpdate(again, true)) === 'terminal' || isSettledA2A(again.status?.state)) return;
+      throw error;
+    }
     await this.requireSettled(forward.taskId);
   }
 
@@ -216,7 +229,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       await client.cancelTask({ tenant: '', id: upstreamTaskId, metadata: undefined }, this.options(upstream, signal));
     } catch (error) {
       // The upstream answered: the task is already done there (not cancelable, not found). Nothing more to forward.
-      if (error instanceof A2AError) return;
+      if (refusedBy(error)) return;
       throw error;
     }
   }
@@ -297,7 +310,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
    * with a status message giving the reason (never an address).
    */
   private async failed(forward: ClaimedForward, error: unknown): Promise<void> {
-    const refused = error instanceof A2AError;
+    const refused = refusedBy(error);
     const reason = error instanceof TryAgain ? error.message : refused ? `it refused the request: ${error.message.slice(0, 200)}` : reasonOf(error);
     const schedule = this.config.upstream.retryScheduleMs;
     this.logger.warn({ forward_id: forward.id, task_id: forward.taskId, attempt: forward.attempt, reason }, 'upstream forward attempt failed');
@@ -313,19 +326,39 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     }]);
   }
 
-  /** One SDK client per upstream (rebuilt when the upstream changes). */
-  private client(upstream: UpstreamRecord): Promise<Client> {
+  /**
+   * One SDK client per upstream (rebuilt when the upstream changes), with the transport
+   * of its binding: JSON-RPC or HTTP+JSON over upstreamFetch (vetted, pinned, no
+   * redirects, limits), or gRPC — whose channel resolves the name itself, so its host is
+   * vetted before every forward (TLS for https, plaintext only for http, which only
+   * WEBHOOKS_ALLOW_PRIVATE_NETWORKS allows).
+   */
+  private async client(upstream: UpstreamRecord): Promise<Client> {
+    const url = new URL(upstream.url);
+    if (upstream.binding === 'GRPC') {
+      await vetUpstream(url, {
+        allowPrivateNetworks: this.config.webhooksAllowPrivateNetworks, resolve: systemResolver, timeoutMs: this.config.upstream.timeoutMs,
+      });
+    }
     const version = upstream.updatedAt.toISOString();
     const cached = this.clients.get(upstream.identityId);
     if (cached?.version === version) return cached.client;
+    const endpoint = upstream.binding === 'GRPC' ? `${url.hostname}:${url.port || (url.protocol === 'https:' ? 443 : 80)}` : upstream.url;
     const card = AgentCard.fromJSON({
       name: 'upstream', description: '', version: '1',
-      supportedInterfaces: [{ url: upstream.url, protocolBinding: upstream.binding, protocolVersion: upstream.protocolVersion }],
+      supportedInterfaces: [{ url: endpoint, protocolBinding: upstream.binding, protocolVersion: upstream.protocolVersion }],
       capabilities: { streaming: upstream.streaming }, defaultInputModes: [], defaultOutputModes: [], skills: [],
     });
-    const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true }, fetchImpl: this.fetch })],
-    }));
+    const legacyCompat = { enabled: true };
+    const transports: Record<UpstreamRecord['binding'], () => TransportFactory> = {
+      JSONRPC: () => new JsonRpcTransportFactory({ legacyCompat, fetchImpl: this.fetch }),
+      'HTTP+JSON': () => new RestTransportFactory({ legacyCompat, fetchImpl: this.fetch }),
+      GRPC: () => new GrpcTransportFactory({
+        legacyCompat,
+        grpcChannelCredentials: url.protocol === 'https:' ? grpc.credentials.createSsl() : grpc.credentials.createInsecure(),
+      }),
+    };
+    const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [transports[upstream.binding]()] }));
     const client = factory.createFromAgentCard(card);
     this.clients.set(upstream.identityId, { version, client });
     client.catch(() => this.clients.delete(upstream.identityId));
@@ -350,6 +383,11 @@ const FROM_A2A: Partial<Record<A2AState, ReplyState>> = {
   [A2AState.TASK_STATE_FAILED]: 'failed',
   [A2AState.TASK_STATE_REJECTED]: 'rejected',
 };
+
+/** The upstream answered with an A2A error (not a gRPC call that failed before it could answer). */
+function refusedBy(error: unknown): error is A2AError {
+  return error instanceof A2AError && grpcUnreached(error) === null;
+}
 
 /** A controller for one upstream call, aborted with the forward (shutdown) or on its own (the task took no more). */
 function linked(signal: AbortSignal): AbortController {

@@ -27,7 +27,7 @@ export class UpstreamController {
   @Refuses({
     400: '`invalid_upstream_url`: `url` or `card_url` is not a public https URL; other fields: `validation_failed`.',
     404: '`identity_not_found`: no identity of your organization has that handle.',
-    422: '`upstream_card_unreachable`: the upstream\'s Agent Card could not be read (give `protocol_version` and `binding`, or a `card_url` that answers); `upstream_binding_unsupported`: no JSON-RPC interface of A2A 1.0 or 0.3.',
+    422: '`upstream_card_unreachable`: the upstream\'s Agent Card could not be read (give `protocol_version` and `binding`, or a `card_url` that answers); `upstream_binding_unsupported`: no JSON-RPC, HTTP+JSON or gRPC interface of A2A 1.0 or 0.3 (of those the request names).',
   })
   set(@CurrentPrincipal() principal: Admin, @AgentHandle() handle: string, @Body() dto: SetUpstreamDto) {
     return this.upstreams.set(principal, handle, dto);

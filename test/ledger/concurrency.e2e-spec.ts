@@ -1,5 +1,5 @@
 import { startApp, type TestApp } from '../support/app';
-import { agentPair, openStream, reply, rpc, submitTask, type Agent } from '../support/a2a';
+import { agentPair, openStream, reply, rpc, submitTask, v03Message, type Agent } from '../support/a2a';
 
 const TERMINAL = new Set(['completed', 'failed', 'canceled', 'rejected']);
 
@@ -105,5 +105,33 @@ describe('concurrent changes to one task', () => {
     const [{ count }] = await t.db.query(`SELECT count(*)::int AS count FROM messages WHERE task_id = $1`, [task.id]);
     expect(count).toBe(1 + 30);
     expect((await events(task.id)).map((e) => e.seq)).toEqual(Array.from({ length: 32 }, (_, i) => i + 1));
+  });
+
+  it('racing retries of a creating send make one task and leave no context behind; a retry in a context does not touch it', async () => {
+    const contexts = async () => ((await t.db.query(
+      `SELECT count(*)::int AS count FROM contexts WHERE requester_identity_id = $1 AND worker_identity_id = $2`, [requester.id, worker.id],
+    )) as Array<{ count: number }>)[0].count;
+    const before = await contexts();
+    const message = v03Message('once');
+    const sends = await Promise.all(Array.from({ length: 8 }, () =>
+      rpc(t, worker.handle, requester.key, 'message/send', { message, configuration: { blocking: false } }).expect(200)));
+    const ids = new Set(sends.map((res) => res.body.result.id as string));
+    expect(ids.size).toBe(1);
+    expect(await contexts()).toBe(before + 1);
+    const [id] = [...ids];
+    const created = (await t.db.query(`SELECT count(*)::int AS count FROM events WHERE type = 'task.created' AND data->'task'->>'id' = $1`, [id])) as Array<{ count: number }>;
+    expect(created[0].count).toBeGreaterThanOrEqual(1);
+    expect(new Set(((await t.db.query(`SELECT organization_id FROM events WHERE type = 'task.created' AND data->'task'->>'id' = $1`, [id])) as Array<{ organization_id: string }>)
+      .map((row) => row.organization_id)).size).toBe(created[0].count); // one per organization, not one per retry
+
+    const contextId = sends[0].body.result.contextId as string;
+    const inContext = v03Message('again', { contextId });
+    await rpc(t, worker.handle, requester.key, 'message/send', { message: inContext, configuration: { blocking: false } }).expect(200);
+    const [{ updated_at: touched }] = await t.db.query(`SELECT updated_at FROM contexts WHERE id = $1`, [contextId]);
+    const retried = await rpc(t, worker.handle, requester.key, 'message/send', { message: inContext, configuration: { blocking: false } }).expect(200);
+    expect(retried.body.result.contextId).toBe(contextId);
+    const [{ updated_at: after }] = await t.db.query(`SELECT updated_at FROM contexts WHERE id = $1`, [contextId]);
+    expect(after).toEqual(touched);
+    expect(await contexts()).toBe(before + 1);
   });
 });

@@ -1,6 +1,6 @@
 import { startApp, type TestApp } from '../support/app';
 import { agentPair, reply, submitTask, type Agent } from '../support/a2a';
-import { apiKey, bearer, createIdentity, mintAdminKey, signup, unique, type ConsoleAccount } from '../support/fixtures';
+import { apiKey, bearer, createIdentity, mintAdminKey, unique, type ConsoleAccount } from '../support/fixtures';
 
 /**
  * CONTRACT §9: bad input is a 400 naming the field, never a 500. These are the shapes

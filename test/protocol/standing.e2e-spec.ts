@@ -1,5 +1,5 @@
 import { startApp, type TestApp } from '../support/app';
-import { agentPair, openStream, reply, rpc, startBlocking, submitTask, v03Message, v1Message, type Agent } from '../support/a2a';
+import { agentPair, openStream, rpc, startBlocking, submitTask, v03Message, v1Message, type Agent } from '../support/a2a';
 import { apiKey, bearer, type ConsoleAccount } from '../support/fixtures';
 
 /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { TaskNotifier } from '../../src/ledger/task-notifier';
+import { TaskNotifier } from '../../src/events/task-notifier';
 import { startApp, type TestApp } from '../support/app';
 import { agentPair, openStream, reply, rpc, submitTask, v03Message, v1Message, type Agent } from '../support/a2a';
 

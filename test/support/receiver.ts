@@ -41,7 +41,6 @@ export interface Receiver {
 export async function startReceiver(respond: Responder = () => 200): Promise<Receiver> {
   const received: ReceivedRequest[] = [];
   const seen = new Map<string, number>();
-  let server: Server;
   const receiver: Receiver = {
     url: '',
     received,
@@ -64,7 +63,7 @@ export async function startReceiver(respond: Responder = () => 200): Promise<Rec
       server.close(() => resolve());
     }),
   };
-  server = createServer((req, res) => {
+  const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {

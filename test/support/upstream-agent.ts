@@ -1,8 +1,14 @@
 import { createServer, type Server } from 'node:http';
+import * as grpc from '@grpc/grpc-js';
 import express from 'express';
 import { AgentCard, Message, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor, type ExecutionEventBus, type RequestContext } from '@a2a-js/sdk/server';
-import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
+import { LegacyA2AService, legacyGrpcService } from '@a2a-js/sdk/compat/v0_3/server/grpc';
+
+/** The binding the upstream's card offers (only that one): JSON-RPC at /a2a, HTTP+JSON at /rest, gRPC on its own port. */
+export type UpstreamAgentBinding = 'JSONRPC' | 'HTTP+JSON' | 'GRPC';
 
 /** What the upstream agent saw: each message (with the headers of its request) and each cancel. */
 export interface Received {
@@ -20,8 +26,10 @@ export interface Received {
  * completion. A message starting with "ask" asks for input (input-required) and its
  * next turn completes; "slow" stays working until it is canceled.
  */
-export async function startUpstreamAgent(port: number, options: { version?: '1.0' | '0.3' } = {}) {
+export async function startUpstreamAgent(port: number, options: { version?: '1.0' | '0.3'; binding?: UpstreamAgentBinding; grpcPort?: number } = {}) {
   const version = options.version ?? '1.0';
+  const binding = options.binding ?? 'JSONRPC';
+  if (binding === 'GRPC' && !options.grpcPort) throw new Error('a gRPC upstream needs grpcPort');
   const received: Received[] = [];
   const cancels: string[] = [];
   const waiting = new Map<string, (outcome: 'cancel' | 'complete') => void>();
@@ -73,16 +81,17 @@ export async function startUpstreamAgent(port: number, options: { version?: '1.0
     },
   };
 
+  const endpoint = binding === 'JSONRPC' ? `${base}/a2a` : binding === 'HTTP+JSON' ? `${base}/rest` : `127.0.0.1:${options.grpcPort}`;
   const card = {
     name: 'Echo', description: 'Echoes what it is told, with an artifact.', version: '1.0.0',
-    supportedInterfaces: [{ url: `${base}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: version }],
+    supportedInterfaces: [{ url: endpoint, protocolBinding: binding, protocolVersion: version }],
     capabilities: { streaming: true, pushNotifications: false },
     defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'],
     skills: [{ id: 'echo', name: 'Echo', description: 'Says it back.', tags: ['echo', 'test'], examples: ['hello'] }],
   };
   // An A2A 0.3 agent publishes a 0.3 card (url, protocolVersion, preferredTransport).
   const served = version === '1.0' ? card : {
-    name: card.name, description: card.description, version: card.version, url: `${base}/a2a`, protocolVersion: '0.3.0', preferredTransport: 'JSONRPC',
+    name: card.name, description: card.description, version: card.version, url: endpoint, protocolVersion: '0.3.0', preferredTransport: binding,
     capabilities: card.capabilities, defaultInputModes: card.defaultInputModes, defaultOutputModes: card.defaultOutputModes, skills: card.skills,
   };
   const handler = new DefaultRequestHandler(AgentCard.fromJSON(card), new InMemoryTaskStore(), executor);
@@ -93,6 +102,29 @@ export async function startUpstreamAgent(port: number, options: { version?: '1.0
     next();
   });
   app.use('/a2a', express.json(), jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: version === '0.3' } }));
+  if (binding === 'HTTP+JSON') {
+    app.use('/rest', (req, _res, next) => {
+      headers = { ...req.headers };
+      next();
+    });
+    app.use('/rest', express.json(), restHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: version === '0.3' } }));
+  }
+  // gRPC (v1.0): its metadata stands for the headers; a2a-version as the SDK's client sends it.
+  const grpcUserBuilder = async (call: { metadata?: grpc.Metadata }) => {
+    const seen: Record<string, string | string[] | undefined> = {};
+    for (const [name, value] of Object.entries(call.metadata?.getMap() ?? {})) seen[name] = String(value);
+    headers = seen;
+    return UserBuilder.noAuthentication();
+  };
+  let grpcServer: grpc.Server | null = null;
+  const startGrpc = async () => {
+    if (binding !== 'GRPC') return;
+    grpcServer = new grpc.Server();
+    if (version === '1.0') grpcServer.addService(A2AService, grpcService({ requestHandler: handler, userBuilder: grpcUserBuilder as never }));
+    else grpcServer.addService(LegacyA2AService, legacyGrpcService({ requestHandler: handler, userBuilder: grpcUserBuilder as never }));
+    await new Promise<void>((resolve, reject) => grpcServer!.bindAsync(`127.0.0.1:${options.grpcPort}`, grpc.ServerCredentials.createInsecure(),
+      (error) => (error ? reject(error) : resolve())));
+  };
 
   let server: Server | null = null;
   const sockets = new Set<import('node:net').Socket>();
@@ -104,11 +136,13 @@ export async function startUpstreamAgent(port: number, options: { version?: '1.0
     });
     server.once('error', reject);
     server.listen(port, '127.0.0.1', () => resolve());
-  });
+  }).then(startGrpc);
   /** Stops listening and drops every open connection (an upstream that went away mid-task). */
   const stop = () => new Promise<void>((resolve) => {
     for (const release of waiting.values()) release('cancel');
     waiting.clear();
+    grpcServer?.forceShutdown();
+    grpcServer = null;
     if (!server) return resolve();
     for (const socket of sockets) socket.destroy();
     server.close(() => resolve());
@@ -121,7 +155,7 @@ export async function startUpstreamAgent(port: number, options: { version?: '1.0
     waiting.delete(taskId);
   };
   const running = () => [...waiting.keys()];
-  return { url: `${base}/a2a`, cardUrl: `${base}/.well-known/agent-card.json`, base, received, cancels, start, stop, close: stop, release, running };
+  return { url: `${base}/a2a`, endpoint, binding, cardUrl: `${base}/.well-known/agent-card.json`, base, received, cancels, start, stop, close: stop, release, running };
 }
 
 export type UpstreamAgent = Awaited<ReturnType<typeof startUpstreamAgent>>;

@@ -1,21 +1,30 @@
 import { randomUUID } from 'node:crypto';
 import { SendMessageRequest, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import {
+  ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client, type TransportFactory,
+} from '@a2a-js/sdk/client';
+import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { startApp, type TestApp } from '../support/app';
 import { enabledAgent, rpc, v03Message, type Agent } from '../support/a2a';
 import { eventually } from '../support/eventually';
 import { apiKey, bearer, signup, type ConsoleAccount } from '../support/fixtures';
 import { freePort } from '../support/server-process';
 import { UpstreamForwarder } from '../../src/upstream/upstream-forwarder';
-import { startUpstreamAgent, type UpstreamAgent } from '../support/upstream-agent';
+import { startUpstreamAgent, type UpstreamAgent, type UpstreamAgentBinding } from '../support/upstream-agent';
 
 const SECRET = 'upstream-secret-token-123';
 
-/** The official client, as a requester of the bridged identity, through the service. */
-async function requesterClient(t: TestApp, requester: Agent, handle: string): Promise<Client> {
+const FACTORIES: Record<UpstreamAgentBinding, () => TransportFactory> = {
+  JSONRPC: () => new JsonRpcTransportFactory({ legacyCompat: { enabled: true } }),
+  'HTTP+JSON': () => new RestTransportFactory({ legacyCompat: { enabled: true } }),
+  GRPC: () => new GrpcTransportFactory({ legacyCompat: { enabled: true } }),
+};
+
+/** The official client, as a requester of the bridged identity, through the service (over one binding the service serves, A2A 1.0). */
+async function requesterClient(t: TestApp, requester: Agent, handle: string, binding: UpstreamAgentBinding = 'JSONRPC'): Promise<Client> {
   const resolver = new DefaultAgentCardResolver();
   const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-    transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true } })],
+    transports: [FACTORIES[binding]()],
     clientConfig: {
       interceptors: [{
         before: async (args: { options?: { serviceParameters?: Record<string, string> } }) => {
@@ -27,7 +36,7 @@ async function requesterClient(t: TestApp, requester: Agent, handle: string): Pr
     cardResolver: {
       resolve: async (url: string, path?: string) => {
         const card = await resolver.resolve(url, path);
-        return { ...card, supportedInterfaces: card.supportedInterfaces.filter((i) => i.protocolVersion === '1.0') };
+        return { ...card, supportedInterfaces: card.supportedInterfaces.filter((i) => i.protocolVersion === '1.0' && i.protocolBinding === binding) };
       },
     },
   }));
@@ -50,7 +59,7 @@ describe('upstream (bridged) identities', () => {
   beforeAll(async () => {
     const port = await freePort();
     t = await startApp({
-      PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, GRPC_PORT: String(await freePort()), GRPC_HOST: '127.0.0.1',
       WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true', EVENTS_POLL_INTERVAL_MS: '50', UPSTREAM_RETRY_SCHEDULE_MS: '100,100,100,100,100,200,200,200,200,200',
     });
     upstream = await startUpstreamAgent(await freePort());
@@ -87,7 +96,8 @@ describe('upstream (bridged) identities', () => {
       await t.http().put(`/api/v1/identities/${other.handle}/upstream`).set(bearer(acme)).send({ url: 'ftp://example.test/a2a' }).expect(400)
         .expect((res) => expect(res.body.code).toBe('invalid_upstream_url'));
       await t.http().put(`/api/v1/identities/${other.handle}/upstream`).set(bearer(acme)).send({ url: upstream.url, auth: { type: 'bearer' } }).expect(400);
-      await t.http().put(`/api/v1/identities/${other.handle}/upstream`).set(bearer(acme)).send({ url: upstream.url, binding: 'GRPC', protocol_version: '1.0' }).expect(422)
+      // Every binding is forwarded now; a card with no interface the request allows is still refused.
+      await t.http().put(`/api/v1/identities/${other.handle}/upstream`).set(bearer(acme)).send({ url: upstream.url, protocol_version: '0.3' }).expect(422)
         .expect((res) => expect(res.body.code).toBe('upstream_binding_unsupported'));
 
       await t.http().delete(`/api/v1/identities/${other.handle}/upstream`).set(bearer(acme)).expect(204);
@@ -145,6 +155,22 @@ describe('upstream (bridged) identities', () => {
       expect(kinds).toEqual(['task', `status:${TaskState.TASK_STATE_WORKING}`, 'artifactUpdate', `status:${TaskState.TASK_STATE_COMPLETED}`]);
       const artifact = events.find((e) => e.payload?.$case === 'artifactUpdate')!.payload as unknown as { value: { artifact: Parameters<typeof textOf>[0] } };
       expect(textOf(artifact.value.artifact)).toBe('echo: stream it');
+    });
+
+    it.each(['HTTP+JSON', 'GRPC'] as const)('a requester speaking %s to the bridged identity gets the upstream\'s answer and stream', async (binding) => {
+      const other = await requesterClient(t, requester, bridged.handle, binding);
+      const before = upstream.received.length;
+      const request = say(`over ${binding}`);
+      const task = (await other.sendMessage(request)) as Task;
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(textOf(task.status?.message)).toBe(`done: over ${binding}`);
+      expect(task.artifacts).toEqual([expect.objectContaining({ artifactId: 'echo', name: 'echo.txt' })]);
+      expect(upstream.received.slice(before)).toEqual([expect.objectContaining({ messageId: request.message!.messageId })]);
+      const kinds: string[] = [];
+      for await (const event of other.sendMessageStream(say(`stream over ${binding}`))) {
+        kinds.push(event.payload?.$case === 'statusUpdate' ? `status:${event.payload.value.status?.state}` : String(event.payload?.$case));
+      }
+      expect(kinds).toEqual(['task', `status:${TaskState.TASK_STATE_WORKING}`, 'artifactUpdate', `status:${TaskState.TASK_STATE_COMPLETED}`]);
     });
 
     it('input-required waits for the requester; the follow-up reaches the same upstream task', async () => {
@@ -228,6 +254,71 @@ describe('upstream (bridged) identities', () => {
       const reason = failed.status.message.parts[0].text;
       expect(reason).toBe('The upstream agent could not be reached: the connection was refused.');
       expect(reason).not.toContain('127.0.0.1');
+    });
+  });
+
+  describe.each([
+    ['HTTP+JSON', '1.0'], ['GRPC', '1.0'], ['HTTP+JSON', '0.3'], ['GRPC', '0.3'],
+  ] as const)('forwarding to an upstream whose card offers only %s (A2A %s)', (binding, version) => {
+    let agent: UpstreamAgent;
+    let bridgedThere: Agent;
+
+    beforeAll(async () => {
+      agent = await startUpstreamAgent(await freePort(), { binding, version, grpcPort: binding === 'GRPC' ? await freePort() : undefined });
+      bridgedThere = await enabledAgent(t, acme);
+    });
+    afterAll(() => agent.close());
+
+    it('is set from the card: the binding, and the interface\'s endpoint', async () => {
+      const set = await t.http().put(`/api/v1/identities/${bridgedThere.handle}/upstream`).set(bearer(acme))
+        .send({ url: agent.base, auth: { type: 'bearer', value: SECRET } }).expect(200);
+      expect(set.body).toMatchObject({
+        binding, protocol_version: version, streaming: true, card_url: agent.cardUrl,
+        url: binding === 'GRPC' ? `http://${agent.endpoint}/` : agent.endpoint,
+      });
+      // The card read again from where it was found.
+      await t.http().post(`/api/v1/identities/${bridgedThere.handle}/upstream/import-card`).set(bearer(acme)).expect(200);
+    });
+
+    it('a blocking send and a stream are forwarded over it; the upstream sees its own credential', async () => {
+      const request = say('hello there');
+      const other = await requesterClient(t, requester, bridgedThere.handle);
+      const task = (await other.sendMessage(request)) as Task;
+      expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(textOf(task.status?.message)).toBe('done: hello there');
+      expect(task.artifacts).toEqual([expect.objectContaining({ artifactId: 'echo', name: 'echo.txt' })]);
+      expect(agent.received).toEqual([expect.objectContaining({ messageId: request.message!.messageId, text: 'hello there' })]);
+      expect(agent.received[0].headers.authorization).toBe(`Bearer ${SECRET}`);
+      expect(JSON.stringify(agent.received[0].headers)).not.toContain(requester.key);
+      const kinds: string[] = [];
+      for await (const event of other.sendMessageStream(say('stream it'))) {
+        kinds.push(event.payload?.$case === 'statusUpdate' ? `status:${event.payload.value.status?.state}` : String(event.payload?.$case));
+      }
+      expect(kinds).toEqual(['task', `status:${TaskState.TASK_STATE_WORKING}`, 'artifactUpdate', `status:${TaskState.TASK_STATE_COMPLETED}`]);
+    });
+
+    it('a cancel is forwarded over it', async () => {
+      const res = await rpc(t, bridgedThere.handle, requester.key, 'message/send', { message: v03Message('slow work'), configuration: { blocking: false } }).expect(200);
+      const taskId = res.body.result.id as string;
+      const row = await eventually(async () => (await t.db.query(`SELECT state, upstream_task_id FROM tasks WHERE id = $1`, [taskId]))[0],
+        (r: { state: string; upstream_task_id: string | null }) => r.state === 'working' && r.upstream_task_id !== null);
+      await rpc(t, bridgedThere.handle, requester.key, 'tasks/cancel', { id: taskId }).expect(200)
+        .expect((r) => expect(r.body.result.status.state).toBe('canceled'));
+      await eventually(async () => agent.cancels, (cancels) => cancels.includes(row.upstream_task_id!));
+    });
+
+    it('an upstream that is down is retried over it, and the task completes once it is back', async () => {
+      await agent.stop();
+      const res = await rpc(t, bridgedThere.handle, requester.key, 'message/send', { message: v03Message('are you there'), configuration: { blocking: false } }).expect(200);
+      const taskId = res.body.result.id as string;
+      const row = await eventually(async () => (await t.db.query(`SELECT attempts, last_error FROM upstream_forwards WHERE task_id = $1`, [taskId]))[0],
+        (r: { attempts: number; last_error: string | null }) => r.attempts >= 2 && r.last_error !== null);
+      expect(row.last_error).toBe(binding === 'GRPC' ? 'it is unavailable (the connection was refused or lost)' : 'the connection was refused');
+      await agent.start();
+      const done = await eventually(() => t.http().get(`/api/v1/tasks/${taskId}`).set(apiKey(requester.key)).then((r) => r.body),
+        (task: { status: { state: string; message: { parts: unknown[] } } }) => task.status.state === 'completed');
+      expect(done.status.message.parts).toEqual([{ kind: 'text', text: 'done: are you there' }]);
+      expect(agent.received.filter((r) => r.text === 'are you there')).toHaveLength(1);
     });
   });
 });

@@ -32,6 +32,14 @@ export class Task {
   @Column({ type: 'jsonb', nullable: true })
   metadata: Record<string, unknown> | null;
 
+  /** A forwarded task's id at its upstream agent, recorded the first time it is known. */
+  @Column({ name: 'upstream_task_id', type: 'varchar', nullable: true })
+  upstreamTaskId: string | null;
+
+  /** A forwarded task's context id at its upstream agent. */
+  @Column({ name: 'upstream_context_id', type: 'varchar', nullable: true })
+  upstreamContextId: string | null;
+
   /** Number of the task's last event (task_events.seq). */
   @Column({ type: 'integer' })
   seq: number;

@@ -44,7 +44,7 @@ export class SetUpstreamDto {
   @IsIn(UPSTREAM_VERSIONS)
   protocol_version?: UpstreamVersion;
 
-  @ApiPropertyOptional({ enum: UPSTREAM_BINDINGS, description: 'Default: from its card. JSONRPC is forwarded today.' })
+  @ApiPropertyOptional({ enum: UPSTREAM_BINDINGS, description: 'Default: from its card (the first interface it lists that the forwarder speaks). All three are forwarded.' })
   @Optional()
   @IsIn(UPSTREAM_BINDINGS)
   binding?: UpstreamBinding;

@@ -1,0 +1,20 @@
+import type { ConsolePrincipal, KeyPrincipal } from '../common/principal';
+
+/*
+ * What authentication needs from the modules that own the credentials. Auth sits
+ * below Keys and Console (their controllers use its decorators), so it names these
+ * two ports and AppModule binds them (AuthModule.forRoot): ApiKeyVerifier to
+ * KeysService, SessionVerifier to ConsoleService.
+ */
+
+/** API keys (the Keys module). */
+export abstract class ApiKeyVerifier {
+  /** The principal of an active key; null for an unknown, malformed or revoked one. */
+  abstract verify(raw: string): Promise<KeyPrincipal | null>;
+}
+
+/** Console sessions (the Console module). */
+export abstract class SessionVerifier {
+  /** The principal of a live session; null for an unknown or expired token. */
+  abstract verifySession(token: string, viaCookie: boolean): Promise<ConsolePrincipal | null>;
+}

@@ -1,0 +1,39 @@
+// Who is calling: the principal an authenticated request carries (req.principal), in
+// common/ because the request context and the request log need it, below auth/.
+
+/** The kinds of credential a route can accept (SEED-SPEC §5, CONTRACT §1). */
+export type CredentialKind = 'admin' | 'agent' | 'console';
+
+export interface AdminKeyPrincipal {
+  kind: 'admin';
+  /** The API key's id. */
+  id: string;
+  organizationId: string;
+}
+
+export interface AgentKeyPrincipal {
+  kind: 'agent';
+  /** The API key's id. */
+  id: string;
+  /** The bound identity's organization; null while the identity is unclaimed. */
+  organizationId: string | null;
+  identity: {
+    id: string;
+    handle: string;
+    claimed: boolean;
+    enabled: boolean;
+  };
+}
+
+export interface ConsolePrincipal {
+  kind: 'console';
+  /** The Console user's id. */
+  id: string;
+  sessionId: string;
+  organizationId: string;
+  /** Cookie sessions need CSRF protection; bearer sessions do not. */
+  viaCookie: boolean;
+}
+
+export type Principal = AdminKeyPrincipal | AgentKeyPrincipal | ConsolePrincipal;
+export type KeyPrincipal = AdminKeyPrincipal | AgentKeyPrincipal;

@@ -1,0 +1,116 @@
+import { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { PgListener } from '../database/pg-listener';
+
+/** A task changed; its events up to `seq` are committed. */
+export interface TaskChange {
+  taskId: string;
+  seq: number;
+}
+
+/**
+ * Wake-ups for whoever waits on a task (blocking sends, SSE streams), across every
+ * instance of the service on one database. A notification only says "task X has
+ * changed"; listeners re-read the ledger, so order and completeness come from the
+ * database, never from the notification. Listeners may therefore be woken more often
+ * than needed (after a reconnect, all of them are), never less.
+ */
+export abstract class TaskNotifier {
+  private readonly listeners = new Map<string, Set<() => void>>();
+
+  /**
+   * Called once the transaction that made the change has committed. (Inside it, the
+   * statement that saves the task also notifies the database's listeners:
+   * LedgerRepository.saveTask.)
+   */
+  abstract committed(change: TaskChange): void;
+
+  /** For /readyz: whether the cross-instance channel is up; null when there is none (embedded). */
+  abstract healthy(): boolean | null;
+
+  /** Calls `listener` whenever the task may have changed; returns the unsubscribe. */
+  subscribe(taskId: string, listener: () => void): () => void {
+    let set = this.listeners.get(taskId);
+    if (!set) this.listeners.set(taskId, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.listeners.get(taskId) === set) this.listeners.delete(taskId);
+    };
+  }
+
+  /** How many listeners are waiting (on one task, or on all): shows that streams clean up after themselves. */
+  listenerCount(taskId?: string): number {
+    if (taskId !== undefined) return this.listeners.get(taskId)?.size ?? 0;
+    let count = 0;
+    for (const set of this.listeners.values()) count += set.size;
+    return count;
+  }
+
+  protected wake(taskId: string): void {
+    for (const listener of [...(this.listeners.get(taskId) ?? [])]) listener();
+  }
+
+  protected wakeAll(): void {
+    for (const taskId of [...this.listeners.keys()]) this.wake(taskId);
+  }
+}
+
+/** Embedded mode (one process, no DATABASE_URL): an in-process bus, woken after commit. */
+export class LocalTaskNotifier extends TaskNotifier {
+  committed(change: TaskChange): void {
+    this.wake(change.taskId);
+  }
+
+  healthy(): null {
+    return null;
+  }
+}
+
+/** The one LISTEN/NOTIFY channel: `taskId:seq` for a task, `events:<organization>:0` for the outbox. */
+export const CHANGES_CHANNEL = 'a2a_task_changes';
+const CHANNEL = CHANGES_CHANNEL;
+
+/**
+ * The key that the outbox's commits wake (instead of a task id): the event stream of
+ * an organization listens on it. The notification is sent by the statement that
+ * writes the event (EventsService), so it reaches every instance after the commit.
+ */
+export const eventsKey = (organizationId: string) => `events:${organizationId}`;
+
+/**
+ * PostgreSQL LISTEN/NOTIFY. The change's transaction issues `pg_notify` (in the
+ * statement that saves the task), which PostgreSQL delivers only when that
+ * transaction commits, to every listening session — this instance's and the
+ * others'. Each instance listens on one dedicated connection (PgListener); when it
+ * drops and comes back, every listener is woken, since notifications sent in
+ * between are lost.
+ */
+export class PgTaskNotifier extends TaskNotifier implements OnModuleInit, OnModuleDestroy {
+  private readonly listener: PgListener;
+
+  constructor(connectionString: string, logger: Logger) {
+    super();
+    this.listener = new PgListener(connectionString, CHANNEL, logger, {
+      notification: (payload) => this.wake(payload.slice(0, payload.lastIndexOf(':'))),
+      reconnected: () => this.wakeAll(),
+    });
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.listener.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.listener.stop();
+  }
+
+  committed(): void {
+    // PostgreSQL delivers the notification to every listener, this instance included.
+  }
+
+  /** The LISTEN connection is up (between a loss and the reconnect it is not). */
+  healthy(): boolean {
+    return this.listener.connected;
+  }
+}
