@@ -7,7 +7,7 @@ import { jsonBodyParser } from './common/body-parsers';
 import { JsonLogger, requestLogMiddleware } from './common/logger';
 import { setupOpenApi } from './common/openapi';
 import { ProblemFilter } from './common/problem.filter';
-import { requestIdMiddleware } from './common/request-context';
+import { requestContextMiddleware, requestIdMiddleware } from './common/request-context';
 import { createValidationPipe } from './common/validation';
 import { consoleStaticMiddleware } from './console/console-static';
 
@@ -26,6 +26,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   app.use(requestLogMiddleware(logger));
   app.use('/console', consoleStaticMiddleware(config.consoleDir));
   app.use(jsonBodyParser({ rest: config.bodyLimitBytes, protocol: config.protocolBodyLimitBytes }));
+  app.use(requestContextMiddleware); // back in the request's log context after the body parser's stream callbacks
   app.useGlobalPipes(createValidationPipe());
   app.useGlobalFilters(new ProblemFilter(logger));
   setupOpenApi(app, config.publicBaseUrl);

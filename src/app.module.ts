@@ -18,6 +18,7 @@ import { KeysService } from './keys/keys.service';
 import { LedgerModule } from './ledger/ledger.module';
 import { PortsModule } from './ports.module';
 import { ProtocolModule } from './protocol/protocol.module';
+import { RetentionModule } from './retention/retention.module';
 import { UpstreamModule } from './upstream/upstream.module';
 
 @Module({})
@@ -42,6 +43,7 @@ export class AppModule {
         EventsModule,
         EventStreamModule,
         HealthModule,
+        RetentionModule,
       ],
     };
   }

@@ -48,7 +48,7 @@ async function bootstrap(args: string[]): Promise<void> {
 
   // A one-shot command serves no protocol: no gRPC server.
   const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env, GRPC_PORT: 'off' });
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, config.logFormat);
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), { logger: new JsonLogger(logger), abortOnError: false })
     .catch((error: unknown) => {
       if (error instanceof EmbeddedDatabaseInUseError) {
@@ -87,7 +87,7 @@ async function bootstrap(args: string[]): Promise<void> {
 async function rotateCardKey(args: string[]): Promise<void> {
   if (args.length > 0) fail(USAGE);
   const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env });
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, config.logFormat);
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), { logger: new JsonLogger(logger) });
   try {
     const { kid, previous } = await app.get(CardSigner).rotate();

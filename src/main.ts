@@ -6,7 +6,7 @@ import { exitOnSignals } from './common/shutdown';
 import { describeDatabase, explainConnectionError } from './database/database-errors';
 
 async function main(config: AppConfig): Promise<void> {
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, config.logFormat);
   routeConsoleToLogger(logger);
   const app = await createApp(config, logger);
   const server = await app.listen(config.port, config.host);

@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   }
   // The worker serves no protocol: no gRPC server beside the HTTP server's.
   const config: AppConfig = { ...loaded, grpcPort: null, grpcPublicAddress: null, events: { ...loaded.events, dispatcher: 'inline' } };
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, config.logFormat);
   routeConsoleToLogger(logger);
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), { logger: new JsonLogger(logger), abortOnError: false })
     .catch((error: unknown) => {

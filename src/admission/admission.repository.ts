@@ -242,6 +242,15 @@ export class AdmissionRepository {
     const { items, nextCursor } = page.cut(rows, position);
     return { items: items.map(toDecision), nextCursor };
   }
+
+  /** Retention: deletes up to `batch` decisions older than `days` (DECISIONS_RETENTION_DAYS); how many went. */
+  @GenerateSql({ params: [90, 500] })
+  async pruneDecisions(days: number, batch: number): Promise<number> {
+    return this.db.execute(sql`
+      DELETE FROM admission_decisions WHERE id IN (
+        SELECT id FROM admission_decisions WHERE created_at < now() - make_interval(days => ${days}::int)
+         LIMIT ${batch} FOR UPDATE SKIP LOCKED)`);
+  }
 }
 
 /** A jsonb parameter: the driver sends objects as JSON, but explicitly is clearer. */

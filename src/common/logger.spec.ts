@@ -1,6 +1,8 @@
 import { Writable } from 'node:stream';
 import { QueryFailedError } from 'typeorm';
+import { loadConfig } from '../config/config';
 import { createLogger, routeConsoleToLogger, serializeError } from './logger';
+import { runInRequestContext, setActiveTraceIdSource, traceIdOf } from './request-context';
 
 describe('error logging', () => {
   const failedQuery = () => {
@@ -62,5 +64,77 @@ describe('log lines cannot be forged', () => {
       expect.objectContaining({ level: 30, source: 'console', msg: 'plain' }),
       expect.objectContaining({ level: 40, source: 'process', type: 'DeprecationWarning', msg: attack }),
     ]);
+  });
+});
+
+describe('request context and formats', () => {
+  const sink = () => {
+    const chunks: string[] = [];
+    const stream = new Writable({ write(chunk, _, done) { chunks.push(String(chunk)); done(); } });
+    return { stream, lines: () => chunks.join('').split('\n').filter(Boolean) };
+  };
+
+  it('every line inside a request context carries request_id, trace_id and principal; outside, none', async () => {
+    const { stream, lines } = sink();
+    const logger = createLogger('info', stream);
+    const context = { requestId: 'req-00000001', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', principal: undefined as { kind: string; id: string } | undefined };
+    await runInRequestContext(context, async () => {
+      logger.info('before auth');
+      context.principal = { kind: 'agent', id: 'k1' };
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      logger.warn({ request_id: 'explicit' }, 'after auth, later');
+    });
+    logger.info('outside');
+    const [before, after, outside] = lines().map((line) => JSON.parse(line));
+    expect(before).toMatchObject({ request_id: 'req-00000001', trace_id: context.traceId });
+    expect(before.principal).toBeUndefined();
+    expect(after).toMatchObject({ request_id: 'explicit', principal: { kind: 'agent', id: 'k1' } });
+    expect(outside.request_id).toBeUndefined();
+  });
+
+  it('the active span\'s trace id wins over the traceparent header\'s', () => {
+    const { stream, lines } = sink();
+    const logger = createLogger('info', stream);
+    setActiveTraceIdSource(() => 'f'.repeat(32));
+    try {
+      runInRequestContext({ requestId: 'req-00000002', traceId: 'a'.repeat(32) }, () => logger.info('x'));
+    } finally {
+      setActiveTraceIdSource(() => undefined);
+    }
+    expect(JSON.parse(lines()[0]).trace_id).toBe('f'.repeat(32));
+  });
+
+  it('traceparent: a valid header\'s trace id, else none', () => {
+    expect(traceIdOf('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(traceIdOf('00-00000000000000000000000000000000-00f067aa0ba902b7-01')).toBeUndefined();
+    expect(traceIdOf('garbage')).toBeUndefined();
+    expect(traceIdOf(undefined)).toBeUndefined();
+  });
+
+  it('LOG_FORMAT=pretty: one human-readable line per entry, values that could forge a line quoted', () => {
+    const { stream, lines } = sink();
+    const logger = createLogger('info', stream, 'pretty');
+    runInRequestContext({ requestId: 'req-00000003', principal: { kind: 'console', id: 'u1' } }, () =>
+      logger.warn({ delivery_id: 'd1', reason: 'x\n{"msg":"forged"}' }, 'webhook delivery failed'));
+    expect(lines()).toHaveLength(1);
+    const [line] = lines();
+    expect(line).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN {2}webhook delivery failed /);
+    expect(line).toContain('request_id=req-00000003');
+    expect(line).toContain('principal=kind:console,id:u1');
+    expect(line).toContain('delivery_id=d1');
+    expect(line).toContain('reason="x\\n{\\"msg\\":\\"forged\\"}"');
+    expect(() => JSON.parse(line)).toThrow();
+  });
+
+  it('LOG_FORMAT is json, pretty or auto (the default); anything else stops the start', () => {
+    expect(loadConfig({}).logFormat).toBe('auto');
+    expect(loadConfig({ LOG_FORMAT: 'pretty' }).logFormat).toBe('pretty');
+    expect(() => loadConfig({ LOG_FORMAT: 'fancy' })).toThrow(/LOG_FORMAT must be one of json, pretty, auto/);
+  });
+
+  it('json is the default when not forced; auto is JSON when the output is not a terminal', () => {
+    const { stream, lines } = sink();
+    createLogger('info', stream, 'auto').info('x');
+    expect(JSON.parse(lines()[0])).toMatchObject({ msg: 'x' });
   });
 });

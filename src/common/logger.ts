@@ -1,7 +1,9 @@
 import type { LoggerService } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
+import { Writable } from 'node:stream';
 import { format } from 'node:util';
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { currentRequestContext, currentTraceId } from './request-context';
 
 /**
  * Structured JSON logs. Request logs carry method, path, status, duration and the
@@ -35,9 +37,31 @@ export function escapeLine(line: string): string {
   return line.replace(UNESCAPED_BY_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-export function createLogger(level: string, destination?: DestinationStream): Logger {
+/** `LOG_FORMAT`: JSON lines, a human-readable line per entry, or `auto` (pretty when stdout is a terminal). */
+export type LogFormat = 'json' | 'pretty' | 'auto';
+
+/**
+ * The request context on every line written while serving a request (request-context.ts):
+ * `request_id`, `trace_id` and, once authenticated, `principal` (kind and id). Fields the
+ * call itself passes win over these.
+ */
+export function requestContextFields(): Record<string, unknown> {
+  const context = currentRequestContext();
+  const traceId = currentTraceId();
+  if (!context) return traceId ? { trace_id: traceId } : {};
+  const fields: Record<string, unknown> = { request_id: context.requestId };
+  if (traceId) fields.trace_id = traceId;
+  const principal = context.principal;
+  if (principal) fields.principal = principal;
+  return fields;
+}
+
+export function createLogger(level: string, destination?: DestinationStream, logFormat: LogFormat = 'json'): Logger {
+  const pretty = logFormat === 'pretty' || (logFormat === 'auto' && destination === undefined && process.stdout.isTTY === true);
+  const out = pretty ? prettyStream(destination ?? process.stdout) : destination;
   return pino({
     level,
+    mixin: requestContextFields,
     hooks: { streamWrite: escapeLine },
     serializers: { err: serializeError },
     base: { service: 'a2a-service' },
@@ -63,7 +87,56 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       ],
       censor: '[redacted]',
     },
-  }, destination);
+  }, out);
+}
+
+const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const LEVEL_COLOURS: Record<number, string> = { 10: '90', 20: '36', 30: '32', 40: '33', 50: '31', 60: '35' };
+const PLAIN_VALUE = /^[\w.:/@+-]{1,200}$/;
+
+/**
+ * The human-readable format (LOG_FORMAT=pretty, or a terminal): one line per entry,
+ * `12:00:00.123 WARN  message key=value …`. A small formatter rather than pino-pretty,
+ * a development tool whose transport runs in a worker thread: this stays synchronous,
+ * in-process and dependency-free. It reads the JSON line pino wrote (already escaped by
+ * escapeLine), so every value is printed either plain or as its JSON string — a value
+ * can never break the line or start a forged one.
+ */
+export function formatPretty(line: string, colour = false): string {
+  let entry: Record<string, unknown>;
+  try {
+    entry = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return line;
+  }
+  const { level, time, msg, service: _service, ...fields } = entry;
+  const name = (LEVEL_NAMES[Number(level)] ?? String(level)).padEnd(5);
+  const when = typeof time === 'string' ? time.slice(11, 23) : '';
+  const rendered = Object.entries(fields).map(([key, value]) => `${key}=${prettyValue(value)}`);
+  const head = colour ? `\u001b[${LEVEL_COLOURS[Number(level)] ?? '0'}m${name}\u001b[0m` : name;
+  return escapeLine(`${when} ${head} ${typeof msg === 'string' ? JSON.stringify(msg).slice(1, -1) : ''}${rendered.length ? ` ${rendered.join(' ')}` : ''}`);
+}
+
+function prettyValue(value: unknown): string {
+  if (typeof value === 'string') return PLAIN_VALUE.test(value) ? value : JSON.stringify(value);
+  if (value && typeof value === 'object' && !Array.isArray(value)) {
+    const entries = Object.entries(value as Record<string, unknown>);
+    if (entries.every(([, v]) => typeof v !== 'object' || v === null) && entries.length <= 4 && !('stack' in value)) {
+      return entries.map(([k, v]) => `${k}:${prettyValue(v)}`).join(',');
+    }
+  }
+  return JSON.stringify(value);
+}
+
+function prettyStream(target: DestinationStream | NodeJS.WritableStream): DestinationStream {
+  const colour = target === process.stdout && process.stdout.isTTY === true;
+  return new Writable({
+    write(chunk, _encoding, done) {
+      const text = String(chunk).split('\n').filter(Boolean).map((line) => `${formatPretty(line, colour)}\n`).join('');
+      target.write(text);
+      done();
+    },
+  });
 }
 
 /** The longest console text of a dependency that is logged; the rest is cut. */
@@ -123,6 +196,8 @@ export function requestLogMiddleware(logger: Logger) {
       logger.info(
         {
           request_id: req.id,
+          // 'finish' may fire outside the request's async context: its trace id is read here.
+          trace_id: currentTraceId() ?? req.context?.traceId,
           method: req.method,
           path: req.path,
           status: res.statusCode,

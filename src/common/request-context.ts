@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Principal } from './principal';
@@ -7,16 +8,86 @@ declare module 'express-serve-static-core' {
     id: string;
     principal?: Principal;
     startedAt: bigint;
+    /** The request's log context (the same object the AsyncLocalStorage holds). */
+    context?: RequestContext;
   }
 }
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 
-/** Gives every request an id (a caller's safe `X-Request-Id` is kept) and echoes it. */
+/**
+ * What every log line written while serving one request (HTTP, SSE stream or gRPC
+ * call) carries: its id, its trace id and, once authenticated, its principal. Kept in
+ * an AsyncLocalStorage, so a log call anywhere below the handler gets it without
+ * passing it along; the logger's `mixin` adds it to each line (logger.ts).
+ */
+export interface RequestContext {
+  readonly requestId: string;
+  /** The trace id of the caller's W3C `traceparent`, when it sent a valid one. */
+  readonly traceId?: string;
+  /** Read when a line is written: set by authentication after the context began. */
+  readonly principal?: { kind: string; id: string };
+}
+
+const storage = new AsyncLocalStorage<RequestContext>();
+
+/** The context of the request being served here, if any. */
+export function currentRequestContext(): RequestContext | undefined {
+  return storage.getStore();
+}
+
+/** Runs `fn` (and everything it starts) inside the request context `context`. */
+export function runInRequestContext<T>(context: RequestContext, fn: () => T): T {
+  return storage.run(context, fn);
+}
+
+/**
+ * The seam for tracing: a function that returns the active span's trace id. The
+ * OpenTelemetry setup registers one (`setActiveTraceIdSource`); until then, and for
+ * lines outside any span, the trace id of the request's `traceparent` header is used.
+ */
+let activeTraceId: () => string | undefined = () => undefined;
+export function setActiveTraceIdSource(source: () => string | undefined): void {
+  activeTraceId = source;
+}
+
+/** The trace id for a log line written now: the active span's, else the request's `traceparent`'s. */
+export function currentTraceId(): string | undefined {
+  return activeTraceId() ?? storage.getStore()?.traceId;
+}
+
+/** W3C trace context: `version-traceid-parentid-flags`; the all-zero trace id is invalid. */
+const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
+export function traceIdOf(traceparent: string | string[] | undefined): string | undefined {
+  if (typeof traceparent !== 'string') return undefined;
+  const match = TRACEPARENT.exec(traceparent.trim());
+  return match && !/^0+$/.test(match[1]) ? match[1] : undefined;
+}
+
+/** Gives every request an id (a caller's safe `X-Request-Id` is kept), echoes it, and starts its log context. */
 export function requestIdMiddleware(req: Request, res: Response, next: NextFunction): void {
   const inbound = req.header('x-request-id');
   req.id = inbound && SAFE_REQUEST_ID.test(inbound) ? inbound : randomUUID();
   req.startedAt = process.hrtime.bigint();
   res.setHeader('X-Request-Id', req.id);
-  next();
+  const context: RequestContext = {
+    requestId: req.id,
+    traceId: traceIdOf(req.header('traceparent')),
+    get principal() {
+      const principal = req.principal;
+      return principal ? { kind: principal.kind, id: principal.id } : undefined;
+    },
+  };
+  req.context = context;
+  storage.run(context, next);
+}
+
+/**
+ * Enters the request's log context again. Stream callbacks (a body parser's `end`)
+ * run in the socket's async context, not the middleware's: this goes right after the
+ * body parser so what follows — guards, handlers — is inside the request's context.
+ */
+export function requestContextMiddleware(req: Request, _res: Response, next: NextFunction): void {
+  if (req.context) storage.run(req.context, next);
+  else next();
 }

@@ -20,6 +20,8 @@ export interface AppConfig {
   consoleDir: string;
   migrationsRun: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** `LOG_FORMAT`: `json` lines, `pretty` (one human-readable line per entry), or `auto` — pretty when stdout is a terminal. */
+  logFormat: 'json' | 'pretty' | 'auto';
   consoleSignup: 'open' | 'closed';
   sessionTtlHours: number;
   /** How long an agent signup's claim code stays valid. */
@@ -87,10 +89,19 @@ export interface AppConfig {
     timeoutMs: number;
     /** Waits before each retry after a failed attempt; past the last one the delivery is failed. */
     retryScheduleMs: number[];
-    /** Events older than this are deleted (with their finished deliveries) by the dispatchers. */
+    /** Events older than this are deleted (with their finished deliveries) by the retention pass. */
     retentionDays: number;
-    /** How often a dispatcher deletes expired events, in bounded batches. */
-    pruneIntervalMs: number;
+  };
+  /** Retention (src/retention): what is kept how long, and how the pass that deletes the rest runs. */
+  retention: {
+    /** How often a process that runs a dispatcher (the server with EVENTS_DISPATCHER=inline, or a worker) runs the pass. */
+    intervalMs: number;
+    /** Rows one delete statement removes at most; a kind is deleted in such batches while they come back full. */
+    batchSize: number;
+    /** Admission decisions (denials) older than this are deleted. */
+    decisionsDays: number;
+    /** Audit events older than this are deleted (by the pruner the audit module registers). */
+    auditDays: number;
   };
   /** The forwarder to upstream agents (CONTRACT §14). */
   upstream: {
@@ -184,6 +195,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     consoleDir: resolve(str(env, 'CONSOLE_DIR', resolve(__dirname, '../../dist/console-app'))),
     migrationsRun: bool(env, 'MIGRATIONS_RUN', true),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty', 'auto'] as const, 'auto'),
     consoleSignup: oneOf(env, 'CONSOLE_SIGNUP', ['open', 'closed'] as const, 'open'),
     sessionTtlHours: int(env, 'SESSION_TTL_HOURS', 12, 1, 24 * 30),
     claimCodeTtlHours: int(env, 'CLAIM_CODE_TTL_HOURS', 72, 1, 24 * 30),
@@ -230,7 +242,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
       // CONTRACT §8: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed.
       retryScheduleMs: durations(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
       retentionDays: int(env, 'EVENTS_RETENTION_DAYS', 30, 1, 3650),
-      pruneIntervalMs: int(env, 'EVENTS_PRUNE_INTERVAL_MS', 3_600_000, 10, 86_400_000),
+    },
+    retention: {
+      // EVENTS_PRUNE_INTERVAL_MS is the earlier name, still read.
+      intervalMs: int(env, 'RETENTION_INTERVAL_MS', int(env, 'EVENTS_PRUNE_INTERVAL_MS', 3_600_000, 10, 86_400_000), 10, 86_400_000),
+      batchSize: int(env, 'RETENTION_BATCH_SIZE', 500, 1, 10_000),
+      decisionsDays: int(env, 'DECISIONS_RETENTION_DAYS', 90, 1, 3650),
+      auditDays: int(env, 'AUDIT_RETENTION_DAYS', 365, 1, 3650),
     },
     upstream: {
       timeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 15_000, 100, 120_000),

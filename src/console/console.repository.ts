@@ -250,4 +250,25 @@ export class ConsoleRepository {
   async markInviteAccepted(id: string, userId: string, tx?: Tx): Promise<void> {
     await this.db.execute(sql`UPDATE console_invites SET accepted_at = now(), accepted_by = ${userId} WHERE id = ${id}`, tx);
   }
+
+  // retention
+
+  /** Retention: deletes up to `batch` sessions past their expiry (they can never be used again); how many went. */
+  @GenerateSql({ params: [500] })
+  async pruneExpiredSessions(batch: number): Promise<number> {
+    return this.db.execute(sql`
+      DELETE FROM console_sessions WHERE id IN (
+        SELECT id FROM console_sessions WHERE expires_at < now() LIMIT ${batch} FOR UPDATE SKIP LOCKED)`);
+  }
+
+  /**
+   * Retention: deletes up to `batch` invitations past their expiry — open ones can no
+   * longer be accepted, accepted ones are read by nothing; how many went.
+   */
+  @GenerateSql({ params: [500] })
+  async pruneExpiredInvites(batch: number): Promise<number> {
+    return this.db.execute(sql`
+      DELETE FROM console_invites WHERE id IN (
+        SELECT id FROM console_invites WHERE expires_at < now() LIMIT ${batch} FOR UPDATE SKIP LOCKED)`);
+  }
 }

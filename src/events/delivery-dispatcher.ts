@@ -4,7 +4,6 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { LOGGER } from '../common/tokens';
 import { DeliveryQueue, type ClaimedDelivery, type PushTarget, type WebhookTarget } from './delivery-queue';
 import { DeliverySender, type OutboundRequest, type SendOutcome } from './delivery-sender';
-import { EventFeed } from './event-feed';
 import { PushNotifications } from './push-notifications';
 import { signatureHeaders } from './signing';
 
@@ -20,8 +19,6 @@ import { signatureHeaders } from './signing';
  * `npm run worker`; any number of dispatchers may share a database. On shutdown it
  * stops claiming and waits for the sends in flight.
  */
-const PRUNE_BATCH = 500;
-
 @Injectable()
 export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private running = false;
@@ -33,12 +30,9 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
   private readonly heldByOrganization = new Map<string, number>();
   private woken = false;
   private wakeUp: (() => void) | null = null;
-  private pruning: NodeJS.Timeout | null = null;
-  private pruned: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly queue: DeliveryQueue,
-    private readonly feed: EventFeed,
     private readonly sender: DeliverySender,
     private readonly push: PushNotifications,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -57,19 +51,12 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
     if (this.running) return;
     this.running = true;
     this.loop = this.run();
-    this.pruning = setInterval(() => {
-      this.pruned = this.pruned.then(() => this.prune());
-    }, this.config.events.pruneIntervalMs);
-    this.pruning.unref();
   }
 
   async stop(): Promise<void> {
     this.running = false;
-    if (this.pruning) clearInterval(this.pruning);
-    this.pruning = null;
     this.wake();
     await this.loop;
-    await this.pruned;
     await Promise.all(this.inFlight);
   }
 
@@ -146,22 +133,6 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
     const atOrganization = (this.heldByOrganization.get(delivery.organization) ?? 1) - 1;
     if (atOrganization > 0) this.heldByOrganization.set(delivery.organization, atOrganization);
     else this.heldByOrganization.delete(delivery.organization);
-  }
-
-  /**
-   * Retention: expired events go in batches of PRUNE_BATCH, one short statement each,
-   * so a large backlog never holds long locks; several dispatchers skip each other's rows.
-   */
-  private async prune(): Promise<void> {
-    try {
-      let total = 0;
-      for (let gone = PRUNE_BATCH; gone === PRUNE_BATCH && this.running && total < PRUNE_BATCH * 100; total += gone) {
-        gone = await this.feed.prune(this.config.events.retentionDays, PRUNE_BATCH);
-      }
-      if (total > 0) this.logger.info({ events: total, retention_days: this.config.events.retentionDays }, 'expired events deleted');
-    } catch (error) {
-      this.logger.error({ err: error }, 'could not delete expired events');
-    }
   }
 
   private sleep(): Promise<void> {

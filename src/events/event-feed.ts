@@ -61,12 +61,4 @@ export class EventFeed {
     const { items, nextCursor } = await this.repository.listEvents(scope, { types: filter.types, from }, page);
     return { events: items.map(envelopeOf), next_cursor: nextCursor };
   }
-
-  /**
-   * Retention (`EVENTS_RETENTION_DAYS`): deletes up to `batch` events older than
-   * `days`, with their finished webhook deliveries; returns how many events went.
-   */
-  async prune(days: number, batch: number): Promise<number> {
-    return this.repository.pruneEvents(days, batch);
-  }
 }

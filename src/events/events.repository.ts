@@ -583,4 +583,18 @@ export class EventsRepository {
   async disableWebhook(webhookId: string, tx?: Tx): Promise<void> {
     await this.db.execute(sql`UPDATE webhooks SET status = 'disabled', updated_at = now() WHERE id = ${webhookId}`, tx);
   }
+
+  /**
+   * Retention: deletes up to `batch` finished push notification deliveries (and, by
+   * cascade, their attempt logs) last updated more than `days` ago — webhook deliveries
+   * go with their events (pruneEvents); how many went.
+   */
+  @GenerateSql({ params: [30, 500] })
+  async prunePushDeliveries(days: number, batch: number): Promise<number> {
+    return this.db.execute(sql`
+      DELETE FROM deliveries WHERE id IN (
+        SELECT id FROM deliveries
+         WHERE push_task_id IS NOT NULL AND status <> 'pending' AND updated_at < now() - make_interval(days => ${days}::int)
+         LIMIT ${batch} FOR UPDATE SKIP LOCKED)`);
+  }
 }

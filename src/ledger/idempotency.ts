@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { createParamDecorator, ExecutionContext, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { AppError, badRequest } from '../common/app-error';
 import type { Tx } from '../database/database';
@@ -8,7 +8,6 @@ import { LedgerRepository } from './ledger.repository';
 /** How long a key's first response is replayed. */
 export const IDEMPOTENCY_TTL_HOURS = 24;
 const KEY = /^[\x21-\x7e]{1,255}$/;
-const SWEEP_INTERVAL_MS = 60 * 60_000;
 
 export type Claim = { replay: { status: number; body: unknown } } | { replay: null };
 
@@ -21,19 +20,8 @@ export type Claim = { replay: { status: number; body: unknown } } | { replay: nu
  * nothing is applied twice. The same key with a different request → 422.
  */
 @Injectable()
-export class IdempotencyStore implements OnModuleInit, OnModuleDestroy {
-  private sweeper: NodeJS.Timeout | null = null;
-
+export class IdempotencyStore {
   constructor(private readonly repository: LedgerRepository) {}
-
-  onModuleInit(): void {
-    this.sweeper = setInterval(() => void this.sweep().catch(() => undefined), SWEEP_INTERVAL_MS);
-    this.sweeper.unref();
-  }
-
-  onModuleDestroy(): void {
-    if (this.sweeper) clearInterval(this.sweeper);
-  }
 
   /** Validates the header's value; undefined when the request carries none. */
   static parseKey(raw: string | string[] | undefined): string | undefined {
@@ -60,10 +48,6 @@ export class IdempotencyStore implements OnModuleInit, OnModuleDestroy {
 
   async record(tx: Tx, scope: string, key: string, status: number, body: unknown): Promise<void> {
     await this.repository.recordIdempotentResponse(scope, key, status, body, tx);
-  }
-
-  private async sweep(): Promise<void> {
-    await this.repository.sweepIdempotencyKeys(IDEMPOTENCY_TTL_HOURS);
   }
 }
 

@@ -514,10 +514,16 @@ export class LedgerRepository {
        WHERE scope = ${scope} AND key = ${key}`, tx);
   }
 
-  /** Forgets keys older than `ttlHours`. */
-  @GenerateSql({ params: [24] })
-  async sweepIdempotencyKeys(ttlHours: number): Promise<void> {
-    await this.db.execute(sql`DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => ${ttlHours})`);
+  /**
+   * Retention (src/retention): deletes up to `batch` keys older than `ttlHours` (they are
+   * never replayed again); how many went.
+   */
+  @GenerateSql({ params: [24, 500] })
+  async pruneIdempotencyKeys(ttlHours: number, batch: number): Promise<number> {
+    return this.db.execute(sql`
+      DELETE FROM idempotency_keys WHERE (scope, key) IN (
+        SELECT scope, key FROM idempotency_keys WHERE created_at < now() - make_interval(hours => ${ttlHours}::int)
+         LIMIT ${batch} FOR UPDATE SKIP LOCKED)`);
   }
 }
 

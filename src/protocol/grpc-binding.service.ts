@@ -7,6 +7,7 @@ import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
 import { LegacyA2AService, legacyGrpcService } from '@a2a-js/sdk/compat/v0_3/server/grpc';
 import type { User } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
+import { runInRequestContext, traceIdOf, type RequestContext } from '../common/request-context';
 import { CredentialCheck } from '../auth/credential-check';
 import type { AgentKeyPrincipal } from '../auth/principal';
 import type { SurfaceName } from '../auth/surfaces';
@@ -113,9 +114,9 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     for (const [name, method] of Object.entries(service) as Array<[string, Method]>) {
       const kind = KINDS[version][name] ?? 'unary';
       checked[name] = kind === 'stream'
-        ? (call: grpc.ServerWritableStream<unknown, unknown>) => void this.stream(call, method, version, new CallLog(this.logger, call))
+        ? (call: grpc.ServerWritableStream<unknown, unknown>) => inContext(new CallLog(this.logger, call), (log) => void this.stream(call, method, version, log))
         : (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) =>
-            void this.unary(call, callback, method, version, kind, new CallLog(this.logger, call));
+            inContext(new CallLog(this.logger, call), (log) => void this.unary(call, callback, method, version, kind, log));
     }
     return checked;
   }
@@ -215,14 +216,25 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
   }
 }
 
-/** One structured log line per gRPC call, as `requestLogMiddleware` writes for HTTP. */
-class CallLog {
+/** Runs a call's handling inside its log context: every line it writes carries the call's request id and principal. */
+function inContext(log: CallLog, handle: (log: CallLog) => void): void {
+  runInRequestContext(log, () => handle(log));
+}
+
+/**
+ * One structured log line per gRPC call, as `requestLogMiddleware` writes for HTTP; also
+ * the call's request context (request-context.ts), its principal set once authenticated.
+ */
+class CallLog implements RequestContext {
   readonly requestId = randomUUID();
+  readonly traceId: string | undefined;
   principal: { kind: string; id: string } | undefined;
   private readonly started = process.hrtime.bigint();
   private logged = false;
 
-  constructor(private readonly logger: Logger, private readonly call: Call) {}
+  constructor(private readonly logger: Logger, private readonly call: Call) {
+    this.traceId = traceIdOf(call.metadata.get('traceparent')[0]?.toString());
+  }
 
   done(code: number): void {
     if (this.logged) return;

@@ -73,3 +73,8 @@ SELECT * FROM (
   (SELECT id, requester_id, requester_handle, requester_organization_id, worker_id, worker_handle, worker_organization_id, reason, decided_by, rule_id, requester_rule, worker_rule, created_at FROM admission_decisions d
     WHERE d.worker_id = $2 AND d.requester_id IS DISTINCT FROM $3 AND TRUE ORDER BY d.created_at DESC, d.id DESC LIMIT 51)
 ) d ORDER BY d.created_at DESC, d.id DESC LIMIT 51;
+
+-- AdmissionRepository.pruneDecisions
+DELETE FROM admission_decisions WHERE id IN (
+SELECT id FROM admission_decisions WHERE created_at < now() - make_interval(days => $1::int)
+ LIMIT $2 FOR UPDATE SKIP LOCKED);

@@ -87,3 +87,11 @@ WHERE code_hash = $1 AND accepted_at IS NULL AND expires_at > now() FOR UPDATE;
 
 -- ConsoleRepository.markInviteAccepted
 UPDATE console_invites SET accepted_at = now(), accepted_by = $1 WHERE id = $2;
+
+-- ConsoleRepository.pruneExpiredSessions
+DELETE FROM console_sessions WHERE id IN (
+SELECT id FROM console_sessions WHERE expires_at < now() LIMIT $1 FOR UPDATE SKIP LOCKED);
+
+-- ConsoleRepository.pruneExpiredInvites
+DELETE FROM console_invites WHERE id IN (
+SELECT id FROM console_invites WHERE expires_at < now() LIMIT $1 FOR UPDATE SKIP LOCKED);

@@ -246,3 +246,9 @@ UPDATE webhooks SET failing_since = COALESCE(failing_since, now()) WHERE id = $1
 
 -- EventsRepository.disableWebhook
 UPDATE webhooks SET status = 'disabled', updated_at = now() WHERE id = $1;
+
+-- EventsRepository.prunePushDeliveries
+DELETE FROM deliveries WHERE id IN (
+SELECT id FROM deliveries
+ WHERE push_task_id IS NOT NULL AND status <> 'pending' AND updated_at < now() - make_interval(days => $1::int)
+ LIMIT $2 FOR UPDATE SKIP LOCKED);

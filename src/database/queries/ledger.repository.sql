@@ -209,5 +209,7 @@ SELECT request_hash, response_status, response_body FROM idempotency_keys WHERE 
 UPDATE idempotency_keys SET response_status = $1, response_body = $2::jsonb
 WHERE scope = $3 AND key = $4;
 
--- LedgerRepository.sweepIdempotencyKeys
-DELETE FROM idempotency_keys WHERE created_at < now() - make_interval(hours => $1);
+-- LedgerRepository.pruneIdempotencyKeys
+DELETE FROM idempotency_keys WHERE (scope, key) IN (
+SELECT scope, key FROM idempotency_keys WHERE created_at < now() - make_interval(hours => $1::int)
+ LIMIT $2 FOR UPDATE SKIP LOCKED);
