@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { AdmissionModule } from './admission/admission.module';
+import { AuditModule } from './audit/audit.module';
 import { AuthModule } from './auth/auth.module';
 import { ConfigModule } from './config/config.module';
 import type { AppConfig } from './config/config';
@@ -24,6 +25,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config, logger),
         DatabaseModule.forRoot(config, logger),
+        AuditModule,
         AuthModule,
         ConsoleModule,
         KeysModule,

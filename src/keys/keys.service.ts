@@ -61,10 +61,11 @@ export class KeysService {
     if (!row || row.status !== 'active') return null;
     this.usage.touch(row.id);
     const principal: KeyPrincipal = row.scope === 'admin'
-      ? { kind: 'admin', id: row.id, organizationId: row.organization_id! }
+      ? { kind: 'admin', id: row.id, label: row.label, organizationId: row.organization_id! }
       : {
           kind: 'agent',
           id: row.id,
+          label: row.label,
           organizationId: row.organization_id,
           identity: {
             id: row.identity_id!,
