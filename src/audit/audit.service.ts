@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { Principal } from '../auth/principal';
 import type { Tx } from '../database/database';
 import { currentRequest } from './audit-context';
 import { AuditRepository, type AuditListFilter, type AuditRow } from './audit.repository';
@@ -10,18 +9,18 @@ import { AuditRepository, type AuditListFilter, type AuditRow } from './audit.re
  * upstream's auth token) never reaches the log.
  */
 export const AUDITED_FIELDS: Record<string, readonly string[]> = {
-  api_key: ['label', 'description', 'scope', 'status', 'identity_id', 'prefix'],
-  identity: ['agent_handle', 'display_name', 'description', 'enabled', 'claimed', 'visibility', 'settings', 'card'],
+  api_key: ['label', 'description', 'scope', 'status', 'scoped_identity_id', 'prefix'],
+  identity: ['agent_handle', 'organization_id', 'display_name', 'description', 'skills', 'claimed', 'enabled', 'publicly_discoverable', 'allow_public_egress', 'filter_mode', 'status'],
   contact_rule: ['direction', 'peer', 'peer_type', 'action', 'effect', 'reason', 'expires_at', 'identity_id'],
   webhook: ['url', 'events', 'event_types', 'identity_id', 'enabled', 'status', 'description'],
   upstream: ['url', 'binding', 'auth_type', 'protocol_version'],
   invitation: ['email', 'role', 'expires_at', 'status'],
   member: ['email', 'role'],
   console_user: ['email'],
-  session: [],
 };
 
-export type AuditActor = Principal | 'signup';
+/** Who made a change: a principal (or, at sign-in, the user signing in), or an agent's signup. */
+export type AuditActor = 'signup' | { kind: 'console'; id: string } | { kind: 'admin' | 'agent'; id: string; label?: string };
 
 export interface AuditEntry {
   /** The organization the change belongs to; an entry without one is not recorded. */
@@ -57,10 +56,14 @@ export function auditChanges(targetType: string, before?: object | null, after?:
 export class AuditService {
   constructor(private readonly repository: AuditRepository) {}
 
-  /** Records one change in `tx`, so it exists exactly when the change commits. */
+  /**
+   * Records one change in `tx`, so it exists exactly when the change commits (a change
+   * that rolls back leaves no entry). Without `tx` (a failed sign-in, which changes
+   * nothing) the entry is written on its own.
+   */
   async record(tx: Tx | undefined, entry: AuditEntry): Promise<void> {
     const req = currentRequest();
-    const actor = entry.actor ?? req?.principal;
+    const actor: AuditActor | undefined = entry.actor ?? req?.principal;
     // No organization (an unclaimed identity's own key) or no principal (the CLI's bootstrap): nothing to attribute.
     if (!entry.organizationId || actor === undefined) return;
     await this.repository.insert({
