@@ -11,11 +11,12 @@ import { AuditRepository, type AuditListFilter, type AuditRow } from './audit.re
 export const AUDITED_FIELDS: Record<string, readonly string[]> = {
   api_key: ['label', 'description', 'scope', 'status', 'scoped_identity_id', 'prefix'],
   identity: ['agent_handle', 'organization_id', 'display_name', 'description', 'skills', 'claimed', 'enabled', 'publicly_discoverable', 'allow_public_egress', 'filter_mode', 'status'],
-  contact_rule: ['direction', 'peer', 'peer_type', 'action', 'effect', 'reason', 'expires_at', 'identity_id'],
-  webhook: ['url', 'events', 'event_types', 'identity_id', 'enabled', 'status', 'description'],
-  upstream: ['url', 'binding', 'auth_type', 'protocol_version'],
-  invitation: ['email', 'role', 'expires_at', 'status'],
-  member: ['email', 'role'],
+  contact_rule: ['identity', 'direction', 'action', 'peer', 'note'],
+  webhook: ['identity', 'url', 'events', 'description', 'status'],
+  // `auth` as the view shows it: type, header name and whether a value is set — never the value.
+  upstream: ['url', 'card_url', 'protocol_version', 'binding', 'streaming', 'auth'],
+  invitation: ['email', 'expires_at'],
+  member: ['email'],
   console_user: ['email'],
 };
 
