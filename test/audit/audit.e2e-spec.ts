@@ -1,3 +1,5 @@
+import { AuditService } from '../../src/audit/audit.service';
+import { Database } from '../../src/database/database';
 import { startApp, type TestApp } from '../support/app';
 import {
   agentSignup, apiKey, bearer, PASSWORD, signup, unique, type ConsoleAccount,
@@ -82,6 +84,17 @@ describe('audit log', () => {
     expect(await entries(acme, { action: 'identity.created', target: handle })).toHaveLength(1);
     const [{ count }] = await t.db.query(`SELECT count(*)::int AS count FROM audit_events WHERE target_label = $1`, [handle]);
     expect(count).toBe(1);
+  });
+
+  it('an entry is part of its transaction: recorded, then rolled back, it is gone', async () => {
+    const audit = t.app.get(AuditService);
+    const label = unique('rolled-back');
+    await expect(t.app.get(Database).transaction(async (tx) => {
+      await audit.record(tx, { organizationId: acme.organizationId, actor: { kind: 'console', id: acme.userId }, action: 'api_key.updated', target: { type: 'api_key', label } });
+      throw new Error('the change fails after recording');
+    })).rejects.toThrow('the change fails');
+    const [{ count }] = await t.db.query(`SELECT count(*)::int AS count FROM audit_events WHERE target_label = $1`, [label]);
+    expect(count).toBe(0);
   });
 
   it('contact rules, webhooks and upstreams', async () => {
