@@ -286,6 +286,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your organization's audit log, newest first
+         * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         *
+         *     Who changed what: keys, identities, settings, contact rules, webhooks, upstreams, invitations, members, sign-ins. Never a secret.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/console/invites": {
         parameters: {
             query?: never;
@@ -1245,6 +1267,53 @@ export interface components {
             };
             name?: string;
             parts: components["schemas"]["Part"][];
+        };
+        AuditActor: {
+            /**
+             * Format: uuid
+             * @description The Console user or API key; null for signup.
+             */
+            id: string | null;
+            /** @description The API key's label when it acted. */
+            label: string | null;
+            /** @enum {string} */
+            type: "console_user" | "api_key" | "signup";
+        };
+        AuditEvent: {
+            /** @example api_key.revoked */
+            action: string;
+            actor: components["schemas"]["AuditActor"];
+            /**
+             * @description Changed fields, `{ field: { before, after } }`; never a secret.
+             * @example {
+             *       "label": {
+             *         "before": "ci",
+             *         "after": "deploy"
+             *       }
+             *     }
+             */
+            changes: {
+                [key: string]: unknown;
+            };
+            client_address: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            request_id: string | null;
+            target: components["schemas"]["AuditTarget"];
+        };
+        AuditEventList: {
+            audit_events: components["schemas"]["AuditEvent"][];
+            /** @description Pass as `cursor` for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        AuditTarget: {
+            id: string | null;
+            /** @description A handle, label or email naming the target. */
+            label: string | null;
+            /** @example api_key */
+            type: string;
         };
         CardFieldsDto: {
             description?: string;
@@ -3001,6 +3070,74 @@ export interface operations {
             };
             /** @description No such resource, or not one the caller may see. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description An action (`api_key.revoked`), or a prefix ending in `.*` (`api_key.*`). */
+                action?: string;
+                /** @description A Console user's or API key's id, or `signup`. */
+                actor?: string;
+                /** @description Opaque cursor from a previous page's next_cursor. */
+                cursor?: string;
+                limit?: number;
+                /** @description Only entries at or after this time. */
+                since?: string;
+                /** @description The target's id, or its handle or label. */
+                target?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEventList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { AdmissionModule } from './admission/admission.module';
+import { AuditModule } from './audit/audit.module';
 import { AuthModule } from './auth/auth.module';
 import { LoggerModule } from './common/logger.module';
 import { ConfigModule } from './config/config.module';
@@ -30,6 +31,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggerModule.forRoot(logger),
         DatabaseModule.forRoot(config, logger),
+        AuditModule,
         AuthModule.forRoot({ imports: [KeysModule, ConsoleModule], apiKeys: KeysService, sessions: ConsoleService }),
         PortsModule,
         ConsoleModule,

@@ -5,6 +5,7 @@ import { ApiError } from './api';
 import { AdmissionPage } from './features/admission';
 import { sendToSignIn, SignInPage, SignUpPage, useMe, useSignOut } from './features/auth';
 import { IdentitiesPage, IdentityPage } from './features/identities';
+import { AuditPage } from './features/audit';
 import { KeysPage } from './features/keys';
 import { AcceptPage, MembersPage } from './features/members';
 import { TaskPage, TasksPage } from './features/tasks';
@@ -32,6 +33,7 @@ const NAV: [string, string][] = [
   ['/tasks', 'Tasks'],
   ['/webhooks', 'Webhooks'],
   ['/members', 'Members'],
+  ['/audit', 'Audit'],
 ];
 
 function Shell() {
@@ -99,6 +101,8 @@ function Page({ path }: { path: string }) {
       return param ? <WebhookPage id={param} /> : <WebhooksPage />;
     case 'members':
       return <MembersPage />;
+    case 'audit':
+      return <AuditPage />;
     default:
       return (
         <>

@@ -33,3 +33,5 @@ export type Webhook = Schemas['Webhook'];
 export type WebhookWithSecret = Schemas['WebhookWithSecret'];
 export type Delivery = Schemas['Delivery'];
 export type Attempt = Schemas['DeliveryAttempt'];
+
+export type AuditEvent = Schemas['AuditEvent'];

@@ -4,6 +4,7 @@ import { badRequest, conflict, notFound } from '../common/app-error';
 import { decodeCursor } from '../common/pagination';
 import { canAccess, identityParty, notVisible, requireAccess, requireRow } from '../auth/access';
 import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../auth/principal';
+import { AuditService } from '../audit/audit.service';
 import { EventsService } from '../events/events.service';
 import { IdentitiesService } from '../identities/identities.service';
 import type { Identity } from '../identities/identity.entity';
@@ -23,6 +24,9 @@ const FOREIGN_KEY_VIOLATION = '23503';
 
 type OrganizationPrincipal = AdminKeyPrincipal | ConsolePrincipal;
 
+/** A rule as the audit log names it: its id and its owner's handle. */
+const ruleTarget = (view: ContactRuleView) => ({ type: 'contact_rule', id: view.id, label: view.identity });
+
 /** Contact rules: CRUD for administrators, reads for the owner's key, the pair lookup for admission. */
 @Injectable()
 export class ContactRulesService {
@@ -31,6 +35,7 @@ export class ContactRulesService {
     private readonly repository: AdmissionRepository,
     private readonly identities: IdentitiesService,
     private readonly events: EventsService,
+    private readonly audit: AuditService,
   ) {}
 
   /** The rules the decision needs for this pair: one indexed round trip, a prepared statement (every protocol call). */
@@ -71,7 +76,9 @@ export class ContactRulesService {
         identityId: owner.id, organizationId: owner.organizationId!, direction: dto.direction, action: dto.action, peerType: dto.peer.type,
         peerIdentityId: peer.identity?.id ?? null, peerOrganizationId: peer.organizationId, note: dto.note ?? '',
       }, tx).catch(ruleConflict);
-      return this.emitted(tx, 'contact_rule.created', inserted, names);
+      const view = await this.emitted(tx, 'contact_rule.created', inserted, names);
+      await this.audit.record(tx, { organizationId: inserted.organizationId, action: 'contact_rule.created', target: ruleTarget(view), after: view });
+      return view;
     });
   }
 
@@ -80,23 +87,29 @@ export class ContactRulesService {
    * 409. `updated_at` moves only when a value actually changes.
    */
   async update(principal: OrganizationPrincipal, id: string, dto: UpdateContactRuleDto): Promise<ContactRuleView> {
-    const names = await this.namesOfRule(principal, id);
+    const { names, rule: previous } = await this.ruleWithNames(principal, id);
     return this.db.transaction(async (tx) => {
       const updated = await this.repository.updateRule(
         principal.organizationId, id, { direction: dto.direction ?? null, action: dto.action ?? null, note: dto.note ?? null }, tx,
       ).catch(ruleConflict);
       if (!updated) throw ruleNotFound();
       const { changed, rule } = updated;
-      return changed ? this.emitted(tx, 'contact_rule.updated', rule, names) : toContactRuleView(rule, names);
+      if (!changed) return toContactRuleView(rule, names);
+      const view = await this.emitted(tx, 'contact_rule.updated', rule, names);
+      await this.audit.record(tx, {
+        organizationId: rule.organizationId, action: 'contact_rule.updated', target: ruleTarget(view), before: toContactRuleView(previous, names), after: view,
+      });
+      return view;
     });
   }
 
   async remove(principal: OrganizationPrincipal, id: string): Promise<void> {
-    const names = await this.namesOfRule(principal, id);
+    const { names } = await this.ruleWithNames(principal, id);
     await this.db.transaction(async (tx) => {
       const deleted = await this.repository.deleteRule(principal.organizationId, id, tx);
       if (!deleted) throw ruleNotFound();
-      await this.emitted(tx, 'contact_rule.deleted', deleted, names);
+      const view = await this.emitted(tx, 'contact_rule.deleted', deleted, names);
+      await this.audit.record(tx, { organizationId: deleted.organizationId, action: 'contact_rule.deleted', target: ruleTarget(view), before: view });
     });
   }
 
@@ -111,11 +124,11 @@ export class ContactRulesService {
    * The handles a rule of the organization names (its owner and peer never change),
    * read before the change's transaction opens; 404 when there is no such rule.
    */
-  private async namesOfRule(principal: OrganizationPrincipal, id: string): Promise<IdentityNames> {
+  private async ruleWithNames(principal: OrganizationPrincipal, id: string): Promise<{ rule: ContactRule; names: IdentityNames }> {
     const rule = await this.repository.rule(id);
     requireAccess(principal, 'rule.write', rule ? { owner: { organizationId: rule.organizationId, identityId: rule.identityId } } : null);
     const { identityId, peerIdentityId } = rule!;
-    return namesOf(await this.identities.findByIds(peerIdentityId ? [identityId, peerIdentityId] : [identityId]));
+    return { rule: rule!, names: namesOf(await this.identities.findByIds(peerIdentityId ? [identityId, peerIdentityId] : [identityId])) };
   }
 
   /** Shows rules with the handles they name, looked up in one query. */

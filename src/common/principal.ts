@@ -8,6 +8,8 @@ export interface AdminKeyPrincipal {
   kind: 'admin';
   /** The API key's id. */
   id: string;
+  /** The key's label (the audit log names the actor by it). */
+  label?: string;
   organizationId: string;
 }
 
@@ -15,6 +17,7 @@ export interface AgentKeyPrincipal {
   kind: 'agent';
   /** The API key's id. */
   id: string;
+  label?: string;
   /** The bound identity's organization; null while the identity is unclaimed. */
   organizationId: string | null;
   identity: {

@@ -231,8 +231,10 @@ export class ConsoleRepository {
 
   /** Deletes an open invitation of the organization; false when there is none. */
   @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2] })
-  async deleteOpenInvite(organizationId: string, id: string): Promise<boolean> {
-    return (await this.db.execute(sql`DELETE FROM console_invites WHERE id = ${id} AND organization_id = ${organizationId} AND accepted_at IS NULL`)) > 0;
+  async deleteOpenInvite(organizationId: string, id: string, tx?: Tx): Promise<InviteRecord | null> {
+    const row = await this.db.one<InviteRow>(
+      sql`DELETE FROM console_invites WHERE id = ${id} AND organization_id = ${organizationId} AND accepted_at IS NULL RETURNING ${INVITE_COLUMNS}`, tx);
+    return row ? toInvite(row) : null;
   }
 
   /** The open invitation with that code hash, locked for the transaction (a code works once). */

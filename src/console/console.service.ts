@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as bcrypt from 'bcrypt';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, conflict, forbidden, unauthorized } from '../common/app-error';
+import { AuditService } from '../audit/audit.service';
 import { RateLimitService } from '../limits/rate-limit.service';
 import { Database, type Tx } from '../database/database';
 import type { ConsolePrincipal } from '../auth/principal';
@@ -16,6 +17,16 @@ const INVALID_LOGIN = 'The email or password is incorrect.';
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest();
 
+/** A sign-in (or failed attempt) as the audit log records it: by and on the user's account. */
+function signInEntry(user: { id: string; organizationId: string; email: string }, action: string) {
+  return {
+    organizationId: user.organizationId,
+    actor: { kind: 'console' as const, id: user.id },
+    action,
+    target: { type: 'console_user', id: user.id, label: user.email },
+  };
+}
+
 @Injectable()
 export class ConsoleService {
   /** Compared against when the email is unknown, so timing does not reveal accounts. */
@@ -26,6 +37,7 @@ export class ConsoleService {
     private readonly repository: ConsoleRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly limits: RateLimitService,
+    private readonly audit: AuditService,
   ) {
     this.dummyHash = bcrypt.hash(randomBytes(16).toString('hex'), config.bcryptCost);
   }
@@ -72,10 +84,19 @@ export class ConsoleService {
 
     const user = await this.repository.userWithPassword({ email: input.email });
     const ok = await bcrypt.compare(input.password, user?.passwordHash ?? (await this.dummyHash));
-    if (!user || !ok) throw unauthorized('invalid_credentials', INVALID_LOGIN);
+    if (!user || !ok) {
+      // A failed sign-in changes nothing, so it has no transaction: its entry is written on its own.
+      // It is the attempted account's organization that sees it (an unknown email has none).
+      if (user) await this.audit.record(undefined, signInEntry(user, 'console.sign_in_failed'));
+      throw unauthorized('invalid_credentials', INVALID_LOGIN);
+    }
     await this.limits.clear('login', throttleKey);
     const organization = await this.organizationOf(user);
-    return this.openSession(user, organization);
+    return this.db.transaction(async (tx) => {
+      const session = await this.openSession(user, organization, tx);
+      await this.audit.record(tx, signInEntry(user, 'console.signed_in'));
+      return session;
+    });
   }
 
   async logout(principal: ConsolePrincipal): Promise<void> {
@@ -102,6 +123,12 @@ export class ConsoleService {
     await this.db.transaction(async (tx) => {
       await this.repository.setPassword(principal.id, passwordHash, tx);
       await this.repository.revokeOtherSessions(principal.id, principal.sessionId, tx);
+      // Which field changed, never its value.
+      await this.audit.record(tx, {
+        organizationId: principal.organizationId,
+        action: 'console_user.password_changed',
+        target: { type: 'console_user', id: principal.id },
+      });
     });
   }
 

@@ -6,6 +6,7 @@ import { conflict, notFound } from '../common/app-error';
 import type { PageQuery } from '../common/pagination';
 import { Database, type Tx } from '../database/database';
 import type { ConsolePrincipal } from '../auth/principal';
+import { AuditService } from '../audit/audit.service';
 import { EventsService } from '../events/events.service';
 import { ConsoleRepository } from './console.repository';
 import { ConsoleService } from './console.service';
@@ -25,6 +26,9 @@ const EMAIL_TAKEN = 'A Console user with that email already exists.';
  * counts members or invitations locks the organization's row first, so the limits
  * and "never the last member" hold under concurrent requests.
  */
+/** An invitation as the audit log names it: its id and the invited email. */
+const inviteTarget = (invite: { id: string; email: string }) => ({ type: 'invitation', id: invite.id, label: invite.email });
+
 @Injectable()
 export class TeamsService {
   private readonly baseUrl: string;
@@ -35,6 +39,7 @@ export class TeamsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly console: ConsoleService,
     private readonly events: EventsService,
+    private readonly audit: AuditService,
   ) {
     this.baseUrl = config.publicBaseUrl;
   }
@@ -58,7 +63,9 @@ export class TeamsService {
         invitedBy: principal.id,
         expiresAt: new Date(Date.now() + this.config.console.inviteTtlHours * 3600_000),
       }, tx);
-      return { ...toInviteView(saved), url: `${this.baseUrl}/console/accept#${code}` };
+      const view = toInviteView(saved);
+      await this.audit.record(tx, { organizationId: principal.organizationId, action: 'invitation.created', target: inviteTarget(saved), after: view });
+      return { ...view, url: `${this.baseUrl}/console/accept#${code}` };
     });
   }
 
@@ -70,7 +77,11 @@ export class TeamsService {
 
   /** Withdraws an open invitation; its link stops working. */
   async withdrawInvite(principal: ConsolePrincipal, id: string): Promise<void> {
-    if (!(await this.repository.deleteOpenInvite(principal.organizationId, id))) throw notFound('invite_not_found', 'No open invitation with that id.');
+    await this.db.transaction(async (tx) => {
+      const withdrawn = await this.repository.deleteOpenInvite(principal.organizationId, id, tx);
+      if (!withdrawn) throw notFound('invite_not_found', 'No open invitation with that id.');
+      await this.audit.record(tx, { organizationId: principal.organizationId, action: 'invitation.revoked', target: inviteTarget(withdrawn), before: toInviteView(withdrawn) });
+    });
   }
 
   /**
@@ -98,6 +109,13 @@ export class TeamsService {
           type: 'console.member_added',
           organizationId: found.organizationId,
           data: { member, invited_by: found.invitedBy },
+        });
+        await this.audit.record(tx, {
+          organizationId: found.organizationId,
+          actor: { kind: 'console', id: user.id },
+          action: 'invitation.accepted',
+          target: inviteTarget(found),
+          after: member,
         });
         return session;
       });
@@ -131,6 +149,12 @@ export class TeamsService {
         type: 'console.member_removed',
         organizationId: principal.organizationId,
         data: { member, removed_by: principal.id },
+      });
+      await this.audit.record(tx, {
+        organizationId: principal.organizationId,
+        action: 'member.removed',
+        target: { type: 'member', id: member.id, label: member.email },
+        before: member,
       });
     });
   }

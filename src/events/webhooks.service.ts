@@ -3,6 +3,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, conflict, notFound } from '../common/app-error';
 import { eventScope, requireAccess, type Permission } from '../auth/access';
 import type { ConsolePrincipal, KeyPrincipal } from '../auth/principal';
+import { AuditService } from '../audit/audit.service';
 import { Database, type Tx } from '../database/database';
 import { OrganizationLocks, WebhookIdentities } from './event-ports';
 import { checkDestinationUrl } from './address-policy';
@@ -47,6 +48,7 @@ export class WebhooksService {
     private readonly queue: DeliveryQueue,
     private readonly dispatcher: DeliveryDispatcher,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly audit: AuditService,
   ) {}
 
   async create(principal: Caller, dto: CreateWebhookDto): Promise<WebhookView & { secret: string }> {
@@ -61,9 +63,16 @@ export class WebhooksService {
       if (await this.repository.countWebhooks(scope.organizationId, tx) >= MAX_WEBHOOKS_PER_ORGANIZATION) {
         throw conflict('webhook_limit_reached', `An organization can have at most ${MAX_WEBHOOKS_PER_ORGANIZATION} webhooks; delete one first.`);
       }
-      return this.repository.insertWebhook({
+      const inserted = await this.repository.insertWebhook({
         organizationId: scope.organizationId, identityId, url: dto.url, events, description: dto.description ?? '', secret,
       }, tx);
+      await this.audit.record(tx, {
+        organizationId: scope.organizationId,
+        action: 'webhook.created',
+        target: { type: 'webhook', id: inserted, label: dto.url },
+        after: { identity: dto.identity ?? null, url: dto.url, events, description: dto.description ?? '', status: 'active' },
+      });
+      return inserted;
     });
     return { ...(await this.get(principal, id)), secret };
   }
@@ -91,7 +100,14 @@ export class WebhooksService {
         if (dto.status === 'active') changes.failingSince = null;
         else await this.queue.failPending(tx, id);
       }
-      if (Object.keys(changes).length > 0) await this.repository.updateWebhook(id, changes, tx);
+      if (Object.keys(changes).length > 0) {
+        await this.repository.updateWebhook(id, changes, tx);
+        const before = toWebhookView(webhook);
+        await this.audit.record(tx, {
+          organizationId: webhook.organization_id, action: 'webhook.updated', target: { type: 'webhook', id, label: changes.url ?? webhook.url },
+          before, after: { ...before, ...changes },
+        });
+      }
     });
     return this.get(principal, id);
   }
@@ -99,8 +115,11 @@ export class WebhooksService {
   /** Its deliveries and their log go with it. */
   async remove(principal: Caller, id: string): Promise<void> {
     await this.db.transaction(async (tx) => {
-      await this.find(tx, principal, 'webhook.write', id);
+      const webhook = await this.find(tx, principal, 'webhook.write', id);
       await this.repository.deleteWebhook(id, tx);
+      await this.audit.record(tx, {
+        organizationId: webhook.organization_id, action: 'webhook.deleted', target: { type: 'webhook', id, label: webhook.url }, before: toWebhookView(webhook),
+      });
     });
   }
 
@@ -108,8 +127,10 @@ export class WebhooksService {
   async rotateSecret(principal: Caller, id: string): Promise<WebhookView & { secret: string }> {
     const secret = generateSecret();
     await this.db.transaction(async (tx) => {
-      await this.find(tx, principal, 'webhook.write', id);
+      const webhook = await this.find(tx, principal, 'webhook.write', id);
       await this.repository.rotateWebhookSecret(id, ROTATION_OVERLAP_MS, secret, tx);
+      // That it rotated, never the secret.
+      await this.audit.record(tx, { organizationId: webhook.organization_id, action: 'webhook.secret_rotated', target: { type: 'webhook', id, label: webhook.url } });
     });
     return { ...(await this.get(principal, id)), secret };
   }

@@ -3,13 +3,14 @@ import { notFound } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { ConsolePrincipal } from '../auth/principal';
 import { Database } from '../database/database';
+import { AuditService } from '../audit/audit.service';
 import { EventsService } from '../events/events.service';
 import { KeysService } from '../keys/keys.service';
 import { generateClaimCode, hashClaimCode } from './claim-code';
 import type { AgentSignupDto } from './dto/agent-signup.dto';
 import { emitIdentityEvent } from './identity-events';
 import { IdentitiesRepository } from './identities.repository';
-import { IdentitiesService } from './identities.service';
+import { IdentitiesService, identityTarget } from './identities.service';
 import { toIdentityView, type IdentityView, type MintedKeyView } from './identity-view';
 
 export interface AgentSignupView {
@@ -36,6 +37,7 @@ export class AgentSignupService {
     private readonly identities: IdentitiesRepository,
     private readonly keys: KeysService,
     private readonly events: EventsService,
+    private readonly audit: AuditService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.baseUrl = config.publicBaseUrl;
@@ -74,6 +76,13 @@ export class AgentSignupService {
       if (!id) throw notFound('claim_code_invalid', 'The claim code is unknown, already used or expired.');
       // The card's provider becomes the organization, so the card changes.
       const claimed = toIdentityView((await this.identities.claim(id, principal.organizationId, tx))!, this.baseUrl);
+      await this.audit.record(tx, {
+        organizationId: claimed.organization_id,
+        action: 'identity.claimed',
+        target: identityTarget(claimed),
+        before: { organization_id: null, claimed: false },
+        after: claimed,
+      });
       return emitIdentityEvent(this.events, tx, 'identity.claimed', claimed);
     });
   }

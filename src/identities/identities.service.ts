@@ -3,6 +3,7 @@ import { conflict } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../auth/principal';
 import { Database, type Tx } from '../database/database';
+import { AuditService } from '../audit/audit.service';
 import { EventsService } from '../events/events.service';
 import { creatorOf, KeysService } from '../keys/keys.service';
 import type { CardFieldsDto } from './dto/card-fields.dto';
@@ -46,6 +47,7 @@ export class IdentitiesService {
     private readonly db: Database,
     private readonly keys: KeysService,
     private readonly events: EventsService,
+    private readonly audit: AuditService,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.baseUrl = config.publicBaseUrl;
@@ -96,6 +98,7 @@ export class IdentitiesService {
       });
       // Created claimed: for its organization it is an identity that has just been claimed into it.
       const view = await this.emitted(tx, 'identity.claimed', identity);
+      await this.audit.record(tx, { organizationId: view.organization_id, action: 'identity.created', target: identityTarget(view), after: view });
       if (!dto.mint_key) return view;
       const { metadata, key } = await this.keys.mintWith(tx, {
         scope: 'agent',
@@ -121,8 +124,11 @@ export class IdentitiesService {
       };
       const changed = next.displayName !== identity.displayName || next.description !== identity.description ||
         JSON.stringify(next.skills) !== JSON.stringify(canonicalSkills(identity.skills));
-      if (!changed) return toIdentityView(identity, this.baseUrl);
-      return this.emitted(tx, 'identity.updated', (await this.identities.updateCard(identity.id, next, tx))!);
+      const before = toIdentityView(identity, this.baseUrl);
+      if (!changed) return before;
+      const after = await this.emitted(tx, 'identity.updated', (await this.identities.updateCard(identity.id, next, tx))!);
+      await this.audit.record(tx, { organizationId: after.organization_id, action: 'identity.updated', target: identityTarget(after), before, after });
+      return after;
     });
   }
 
@@ -142,7 +148,14 @@ export class IdentitiesService {
       const changes: IdentitySettings = Object.fromEntries(fields.map((field) => [SETTING_PROPERTIES[field], dto[field]]));
       const updated = (await this.identities.updateSettings(identity.id, changes, tx))!;
       if (fields.some((field) => updated[SETTING_PROPERTIES[field]] !== identity[SETTING_PROPERTIES[field]])) {
-        await this.emitted(tx, 'identity.updated', updated);
+        const after = await this.emitted(tx, 'identity.updated', updated);
+        await this.audit.record(tx, {
+          organizationId: after.organization_id,
+          action: 'identity.settings_changed',
+          target: identityTarget(after),
+          before: toSettingsView(identity),
+          after: toSettingsView(updated),
+        });
       }
       return toSettingsView(updated);
     });
@@ -155,7 +168,9 @@ export class IdentitiesService {
   async remove(principal: AdminKeyPrincipal | ConsolePrincipal, handle: string): Promise<void> {
     await this.db.transaction(async (tx) => {
       const identity = await this.lockForChange(tx, principal, handle, 'identity.delete');
-      await this.emitted(tx, 'identity.updated', (await this.identities.markDeleted(identity.id, tx))!);
+      const before = toIdentityView(identity, this.baseUrl);
+      const after = await this.emitted(tx, 'identity.updated', (await this.identities.markDeleted(identity.id, tx))!);
+      await this.audit.record(tx, { organizationId: before.organization_id, action: 'identity.deleted', target: identityTarget(before), before, after });
       await this.keys.revokeAllForIdentity(tx, identity.id);
     });
   }
@@ -206,4 +221,9 @@ export class IdentitiesService {
 /** Served at /a2a/{handle} (card and protocol): claimed, receiver enabled, not deleted. */
 function isServable(identity: Identity): boolean {
   return identity.claimed && identity.enabled && identity.status === 'active';
+}
+
+/** An identity as the audit log names it: its id and handle. */
+export function identityTarget(view: { id: string; agent_handle: string }): { type: string; id: string; label: string } {
+  return { type: 'identity', id: view.id, label: view.agent_handle };
 }

@@ -3,6 +3,7 @@ import { badRequest, conflict } from '../common/app-error';
 import { requireAccess, requireGrant, type Permission } from '../auth/access';
 import { Database, type Tx } from '../database/database';
 import type { AdminKeyPrincipal, ConsolePrincipal, KeyPrincipal, Principal } from '../auth/principal';
+import { AuditService } from '../audit/audit.service';
 import { EventsService } from '../events/events.service';
 import { BindableIdentities } from './key-ports';
 import type { KeyCreatorType } from './api-key.entity';
@@ -33,6 +34,11 @@ export function creatorOf(principal: AdminKeyPrincipal | ConsolePrincipal): KeyB
   return principal.kind === 'console' ? { type: 'console_user', id: principal.id } : { type: 'api_key', id: principal.id };
 }
 
+/** A key as the audit log names it: its id and label. */
+function keyTarget(metadata: KeyMetadata): { type: string; id: string; label: string } {
+  return { type: 'api_key', id: metadata.id, label: metadata.label };
+}
+
 export interface MintedKey {
   metadata: KeyMetadata;
   /** The plaintext, returned once and never again. */
@@ -49,6 +55,7 @@ export class KeysService {
     private readonly identities: BindableIdentities,
     private readonly usage: KeyUsageTracker,
     private readonly events: EventsService,
+    private readonly audit: AuditService,
   ) {}
 
   /**
@@ -61,10 +68,11 @@ export class KeysService {
     if (!row || row.status !== 'active') return null;
     this.usage.touch(row.id);
     const principal: KeyPrincipal = row.scope === 'admin'
-      ? { kind: 'admin', id: row.id, organizationId: row.organization_id! }
+      ? { kind: 'admin', id: row.id, label: row.label, organizationId: row.organization_id! }
       : {
           kind: 'agent',
           id: row.id,
+          label: row.label,
           organizationId: row.organization_id,
           identity: {
             id: row.identity_id!,
@@ -141,6 +149,13 @@ export class KeysService {
     }, tx);
     const metadata = this.present(await this.rowOf(tx, id));
     await this.events.emit(tx, { type: 'api_key.created', organizationId: metadata.organization_id, data: { api_key: metadata } });
+    await this.audit.record(tx, {
+      organizationId: metadata.organization_id,
+      actor: binding.createdBy.type === 'signup' ? 'signup' : undefined,
+      action: 'api_key.minted',
+      target: keyTarget(metadata),
+      after: metadata,
+    });
     return { metadata, key };
   }
 
@@ -156,9 +171,11 @@ export class KeysService {
   /** Console only (enforced by the route's surface): label and description. */
   async update(principal: ConsolePrincipal, id: string, dto: UpdateKeyDto): Promise<KeyMetadata> {
     return this.db.transaction(async (tx) => {
-      await this.findInOrganization(principal, 'key.edit', id, tx);
+      const before = this.present(await this.findInOrganization(principal, 'key.edit', id, tx));
       await this.repository.update(id, { label: dto.label, description: dto.description }, tx);
-      return this.present(await this.rowOf(tx, id));
+      const after = this.present(await this.rowOf(tx, id));
+      await this.audit.record(tx, { organizationId: after.organization_id, action: 'api_key.updated', target: keyTarget(after), before, after });
+      return after;
     });
   }
 
@@ -193,6 +210,13 @@ export class KeysService {
     for (const row of await this.repository.revoke(selection, tx)) {
       const metadata = this.present(row);
       await this.events.emit(tx, { type: 'api_key.revoked', organizationId: metadata.organization_id, data: { api_key: metadata } });
+      await this.audit.record(tx, {
+        organizationId: metadata.organization_id,
+        action: 'api_key.revoked',
+        target: keyTarget(metadata),
+        before: { status: 'active' },
+        after: { status: metadata.status },
+      });
     }
   }
 

@@ -56,8 +56,8 @@ export class UpstreamRepository {
 
   /** The upstream of an identity, with its secret; null when none is set. */
   @GenerateSql({ params: [DummyValue.UUID] })
-  async upstreamOf(identityId: string): Promise<UpstreamRecord | null> {
-    const row = await this.db.one<UpstreamRow>(sql`SELECT ${UPSTREAM_COLUMNS} FROM identity_upstreams WHERE identity_id = ${identityId}`);
+  async upstreamOf(identityId: string, tx?: Tx): Promise<UpstreamRecord | null> {
+    const row = await this.db.one<UpstreamRow>(sql`SELECT ${UPSTREAM_COLUMNS} FROM identity_upstreams WHERE identity_id = ${identityId}`, tx);
     return row ? toRecord(row) : null;
   }
 
@@ -68,7 +68,7 @@ export class UpstreamRepository {
       auth: { type: 'none', header: null, value: null },
     }],
   })
-  async setUpstream(upstream: Omit<UpstreamRecord, 'createdAt' | 'updatedAt'>): Promise<UpstreamRecord> {
+  async setUpstream(upstream: Omit<UpstreamRecord, 'createdAt' | 'updatedAt'>, tx?: Tx): Promise<UpstreamRecord> {
     const u = upstream;
     const row = await this.db.one<UpstreamRow>(
       sql`INSERT INTO identity_upstreams AS u (identity_id, url, card_url, protocol_version, binding, streaming, auth_type, auth_header, auth_value)
@@ -77,15 +77,16 @@ export class UpstreamRepository {
           ON CONFLICT (identity_id) DO UPDATE SET url = EXCLUDED.url, card_url = EXCLUDED.card_url, protocol_version = EXCLUDED.protocol_version,
             binding = EXCLUDED.binding, streaming = EXCLUDED.streaming, auth_type = EXCLUDED.auth_type, auth_header = EXCLUDED.auth_header,
             auth_value = EXCLUDED.auth_value, updated_at = now()
-          RETURNING ${UPSTREAM_COLUMNS}`,
+          RETURNING ${UPSTREAM_COLUMNS}`, tx,
     );
     return toRecord(row!);
   }
 
   /** Removes an identity's upstream; false when it had none. */
   @GenerateSql({ params: [DummyValue.UUID] })
-  async removeUpstream(identityId: string): Promise<boolean> {
-    return (await this.db.execute(sql`DELETE FROM identity_upstreams WHERE identity_id = ${identityId}`)) > 0;
+  async removeUpstream(identityId: string, tx?: Tx): Promise<UpstreamRecord | null> {
+    const row = await this.db.one<UpstreamRow>(sql`DELETE FROM identity_upstreams WHERE identity_id = ${identityId} RETURNING ${UPSTREAM_COLUMNS}`, tx);
+    return row ? toRecord(row) : null;
   }
 
   // upstream_forwards

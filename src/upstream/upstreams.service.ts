@@ -11,7 +11,8 @@ import { CARD_LIMITS } from '../identities/dto/card-fields.dto';
 import { SKILL_LIMITS } from '../identities/dto/agent-skill.dto';
 import { IdentitiesService } from '../identities/identities.service';
 import type { IdentityView } from '../identities/identity-view';
-import type { Tx } from '../database/database';
+import { Database, type Tx } from '../database/database';
+import { AuditService } from '../audit/audit.service';
 import type { SetUpstreamDto, UpstreamBinding, UpstreamVersion } from './dto/set-upstream.dto';
 import { reasonOf, upstreamFetch } from './upstream-fetch';
 import { UpstreamRepository, type UpstreamRecord } from './upstream.repository';
@@ -58,6 +59,8 @@ export class UpstreamsService {
     private readonly repository: UpstreamRepository,
     private readonly identities: IdentitiesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly db: Database,
+    private readonly audit: AuditService,
   ) {
     this.fetch = upstreamFetch({
       allowPrivateNetworks: config.webhooksAllowPrivateNetworks, resolve: systemResolver,
@@ -110,16 +113,31 @@ export class UpstreamsService {
       }
     }
     const auth = dto.auth ?? { type: 'none' as const };
-    const record = await this.repository.setUpstream({
-      identityId: identity.id, url: endpoint, cardUrl: readFrom, protocolVersion, binding, streaming: card?.capabilities?.streaming === true,
-      auth: { type: auth.type, header: auth.type === 'api_key' ? (auth.header ?? null) : null, value: auth.type === 'none' ? null : (auth.value ?? null) },
+    return this.db.transaction(async (tx) => {
+      const previous = await this.repository.upstreamOf(identity.id, tx);
+      const record = await this.repository.setUpstream({
+        identityId: identity.id, url: endpoint, cardUrl: readFrom, protocolVersion, binding, streaming: card?.capabilities?.streaming === true,
+        auth: { type: auth.type, header: auth.type === 'api_key' ? (auth.header ?? null) : null, value: auth.type === 'none' ? null : (auth.value ?? null) },
+      }, tx);
+      const view = toUpstreamView(record);
+      await this.audit.record(tx, {
+        organizationId: identity.organization_id, action: 'upstream.set', target: { type: 'upstream', id: identity.id, label: identity.agent_handle },
+        before: previous ? toUpstreamView(previous) : null, after: view,
+      });
+      return view;
     });
-    return toUpstreamView(record);
   }
 
   async remove(principal: AdminKeyPrincipal | ConsolePrincipal, handle: string): Promise<void> {
     const identity = await this.identities.get(principal, handle);
-    if (!(await this.repository.removeUpstream(identity.id))) throw upstreamNotSet();
+    await this.db.transaction(async (tx) => {
+      const removed = await this.repository.removeUpstream(identity.id, tx);
+      if (!removed) throw upstreamNotSet();
+      await this.audit.record(tx, {
+        organizationId: identity.organization_id, action: 'upstream.removed', target: { type: 'upstream', id: identity.id, label: identity.agent_handle },
+        before: toUpstreamView(removed),
+      });
+    });
   }
 
   /** Copies the upstream card's description and skills into the identity's card (its URLs stay the service's). */

@@ -238,6 +238,8 @@ export const MATRIX: MatrixRow[] = [
   // (an agent key, its identity's). The stream's 200 cells end at SSE_MAX_DURATION_MS.
   row('GET /api/v1/events',                          [401, 401, 401, 200, 403, 200, 200, 200, 200]),
   row('GET /api/v1/events/stream',                   [401, 401, 401, 200, 403, 200, 200, 200, 200]),
+  // The audit log (CONTRACT §15): admin key or Console, each organization its own entries; agent keys never.
+  row('GET /api/v1/audit-events',                    [401, 401, 401, 200, 403, 403, 200, 200, 200]),
   row('POST /api/v1/webhooks/:id/deliveries/:delivery_id/retry', [401, 401, 401, 202, 403, 404, 202, 404, 404], {
     path: async (w) => {
       const { webhookId, deliveryId } = await w.acmeDelivery();

@@ -242,6 +242,17 @@ describe('The Console in Chromium', () => {
     await page.getByRole('button', { name: 'Load more' }).waitFor({ state: 'detached', ...WAIT });
   });
 
+  it('reads the audit log: who minted the key', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Audit' }).click();
+    await page.getByRole('heading', { name: 'Audit log', level: 1 }).waitFor(WAIT);
+    await page.getByLabel('Target').fill('worker bot');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    const entries = page.getByRole('list', { name: 'Audit entries' });
+    await entries.getByText('api_key.minted', { exact: true }).waitFor(WAIT);
+    expect(await entries.locator(':scope > li').count()).toBe(1);
+    expect(await page.content()).not.toContain(keys.worker);
+  });
+
   it('writes a contact rule and reads the admission check with its explanation', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Admission' }).click();
     await page.getByLabel('Owner identity').fill('acme-requester');

@@ -79,7 +79,7 @@ SELECT i.id, i.organization_id, i.email, i.invited_by, i.created_at, i.expires_a
 WHERE i.organization_id = $1 AND i.accepted_at IS NULL AND i.expires_at > now() AND TRUE ORDER BY i.created_at DESC, i.id DESC LIMIT 51;
 
 -- ConsoleRepository.deleteOpenInvite
-DELETE FROM console_invites WHERE id = $1 AND organization_id = $2 AND accepted_at IS NULL;
+DELETE FROM console_invites WHERE id = $1 AND organization_id = $2 AND accepted_at IS NULL RETURNING id, organization_id, email, invited_by, created_at, expires_at;
 
 -- ConsoleRepository.lockOpenInvite
 SELECT id, organization_id, email, invited_by, created_at, expires_at FROM console_invites

@@ -13,7 +13,7 @@ ON CONFLICT (identity_id) DO UPDATE SET url = EXCLUDED.url, card_url = EXCLUDED.
 RETURNING identity_id, url, card_url, protocol_version, binding, streaming, auth_type, auth_header, auth_value, created_at, updated_at;
 
 -- UpstreamRepository.removeUpstream
-DELETE FROM identity_upstreams WHERE identity_id = $1;
+DELETE FROM identity_upstreams WHERE identity_id = $1 RETURNING identity_id, url, card_url, protocol_version, binding, streaming, auth_type, auth_header, auth_value, created_at, updated_at;
 
 -- UpstreamRepository.queueMessage
 INSERT INTO upstream_forwards (task_id, kind, message_id)

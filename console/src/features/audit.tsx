@@ -1,0 +1,84 @@
+import { useState, type FormEvent } from 'react';
+import { api, call } from '../api';
+import { pageOf, usePaged } from '../paging';
+import type { AuditEvent } from '../types';
+import { Empty, ErrorNotice, Field, Loading, LoadMore, Submit, when } from '../ui';
+
+interface AuditFilters {
+  action: string;
+  actor: string;
+  target: string;
+}
+
+const NONE: AuditFilters = { action: '', actor: '', target: '' };
+
+/** The organization's audit log (CONTRACT §15), newest first, with the API's filters. */
+export function AuditPage() {
+  const [draft, setDraft] = useState<AuditFilters>(NONE);
+  const [filters, setFilters] = useState<AuditFilters>(NONE);
+  const list = usePaged<AuditEvent>(['audit', filters], async (cursor) =>
+    pageOf(
+      await call(api.GET('/api/v1/audit-events', {
+        params: { query: { action: filters.action || undefined, actor: filters.actor || undefined, target: filters.target || undefined, cursor } },
+      })),
+      'audit_events',
+    ),
+  );
+  const apply = (event: FormEvent) => {
+    event.preventDefault();
+    setFilters({ action: draft.action.trim(), actor: draft.actor.trim(), target: draft.target.trim() });
+  };
+  return (
+    <>
+      <h1>Audit log</h1>
+      <section aria-labelledby="audit-title">
+        <h2 id="audit-title">Changes</h2>
+        <form className="filters" onSubmit={apply} aria-label="Audit filters">
+          <Field label="Action" placeholder="api_key.*" value={draft.action} onChange={(e) => setDraft({ ...draft, action: e.target.value })} />
+          <Field label="Actor id" placeholder="user or key id, or signup" value={draft.actor} onChange={(e) => setDraft({ ...draft, actor: e.target.value })} />
+          <Field label="Target" placeholder="id or handle" value={draft.target} onChange={(e) => setDraft({ ...draft, target: e.target.value })} />
+          <Submit pending={false}>Apply filters</Submit>
+        </form>
+        {list.isPending ? (
+          <Loading />
+        ) : list.error ? (
+          <ErrorNotice error={list.error} />
+        ) : list.items.length === 0 ? (
+          <Empty>No entries match.</Empty>
+        ) : (
+          <ul className="cards" aria-label="Audit entries">
+            {list.items.map((entry) => (
+              <AuditRow key={entry.id} entry={entry} />
+            ))}
+          </ul>
+        )}
+        <LoadMore hasNext={list.hasNext} pending={list.loadingMore} onClick={list.loadMore} />
+      </section>
+    </>
+  );
+}
+
+function AuditRow({ entry }: { entry: AuditEvent }) {
+  const actor = entry.actor.type === 'signup' ? 'agent signup' : `${entry.actor.type === 'api_key' ? 'key' : 'user'} ${entry.actor.label || entry.actor.id}`;
+  const changes = Object.entries(entry.changes as Record<string, { before: unknown; after: unknown }>);
+  return (
+    <li>
+      <div className="row">
+        <strong>{entry.action}</strong> <span className="badge">{entry.target.type}</span> {entry.target.label ?? entry.target.id ?? ''}
+      </div>
+      <div className="muted">
+        {when(entry.created_at)} · by {actor}
+        {entry.client_address ? ` · from ${entry.client_address}` : ''}
+      </div>
+      {changes.length > 0 && (
+        <ul aria-label={`Changes of ${entry.action}`}>
+          {changes.map(([field, change]) => (
+            <li key={field}>
+              <code>{field}</code>: {JSON.stringify(change.before)} → {JSON.stringify(change.after)}
+            </li>
+          ))}
+        </ul>
+      )}
+    </li>
+  );
+}

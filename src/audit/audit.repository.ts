@@ -1,0 +1,100 @@
+import { Injectable } from '@nestjs/common';
+import { creationPosition, encodeCursor, keyset, type PageQuery } from '../common/pagination';
+import { isUuid } from '../common/parse-id.pipe';
+import { Database, type Tx } from '../database/database';
+import { DummyValue, GenerateSql } from '../database/generate-sql';
+import type { RowOf } from '../database/row';
+import { sql } from '../database/sql';
+import type { AuditActorType, AuditEvent } from './audit-event.entity';
+
+export type AuditRow = RowOf<AuditEvent>;
+
+/** An entry to store (the changes are already redacted). */
+export interface NewAuditEntry {
+  organizationId: string;
+  actorType: AuditActorType;
+  actorId: string | null;
+  actorLabel: string | null;
+  action: string;
+  targetType: string;
+  targetId: string | null;
+  targetLabel: string | null;
+  changes: Record<string, { before: unknown; after: unknown }>;
+  requestId: string | null;
+  clientAddress: string | null;
+}
+
+/** The filters of `GET /audit-events` besides the organization. */
+export interface AuditListFilter extends PageQuery {
+  /** An actor id, or `signup`. */
+  actor?: string;
+  /** A target id, or its handle/label. */
+  target?: string;
+  /** An action, or a prefix ending in `.*` (`api_key.*`). */
+  action?: string;
+  since?: string;
+}
+
+/** Every statement on `audit_events`. */
+@Injectable()
+export class AuditRepository {
+  constructor(private readonly db: Database) {}
+
+  @GenerateSql({
+    params: [{
+      organizationId: DummyValue.UUID, actorType: 'api_key', actorId: DummyValue.UUID_2, actorLabel: DummyValue.STRING,
+      action: 'api_key.updated', targetType: 'api_key', targetId: DummyValue.UUID, targetLabel: DummyValue.STRING,
+      changes: { label: { before: 'a', after: 'b' } }, requestId: DummyValue.STRING, clientAddress: 'ip:127.0.0.1',
+    } satisfies NewAuditEntry],
+  })
+  async insert(entry: NewAuditEntry, tx?: Tx): Promise<void> {
+    await this.db.execute(sql`
+      INSERT INTO audit_events (organization_id, actor_type, actor_id, actor_label, action, target_type, target_id, target_label,
+                                changes, request_id, client_address)
+      VALUES (${entry.organizationId}, ${entry.actorType}, ${entry.actorId}, ${entry.actorLabel}, ${entry.action}, ${entry.targetType},
+              ${entry.targetId}, ${entry.targetLabel}, ${JSON.stringify(entry.changes)}::jsonb, ${entry.requestId}, ${entry.clientAddress})`, tx);
+  }
+
+  /** One page of the organization's entries, newest first. */
+  @GenerateSql(
+    { name: 'first page', params: [DummyValue.UUID, {}] },
+    {
+      name: 'filtered',
+      params: [DummyValue.UUID, {
+        actor: DummyValue.UUID_2, target: DummyValue.HANDLE, action: 'api_key.*', since: DummyValue.DATE.toISOString(),
+        cursor: encodeCursor({ at: DummyValue.DATE.toISOString(), id: DummyValue.UUID }),
+      }],
+    },
+    { name: 'by signup, exact action, target id', params: [DummyValue.UUID, { actor: 'signup', target: DummyValue.UUID, action: 'identity.created' }] },
+  )
+  async list(organizationId: string, filter: AuditListFilter): Promise<{ items: AuditRow[]; nextCursor: string | null }> {
+    const page = keyset('a', filter);
+    const actor = filter.actor === undefined
+      ? sql.empty
+      : filter.actor === 'signup' ? sql`a.actor_type = 'signup'` : sql`a.actor_id = ${filter.actor}::uuid`;
+    const target = filter.target === undefined
+      ? sql.empty
+      : isUuid(filter.target) ? sql`a.target_id = ${filter.target}` : sql`(a.target_id = ${filter.target} OR a.target_label = ${filter.target})`;
+    const action = filter.action === undefined
+      ? sql.empty
+      : filter.action.endsWith('.*') ? sql`starts_with(a.action, ${filter.action.slice(0, -1)})` : sql`a.action = ${filter.action}`;
+    const where = sql.join([
+      sql`a.organization_id = ${organizationId}`,
+      actor,
+      target,
+      action,
+      filter.since !== undefined ? sql`a.created_at >= ${filter.since}::timestamptz` : sql.empty,
+      page.after,
+    ], ' AND ');
+    const rows = await this.db.rows<AuditRow>(sql`SELECT a.* FROM audit_events a WHERE ${where} ${page.tail}`);
+    return page.cut(rows, creationPosition);
+  }
+
+  /** Retention: deletes up to `batch` of the oldest entries created before `before`; how many it deleted. */
+  @GenerateSql({ params: [DummyValue.DATE, 1000] })
+  async prune(before: Date, batch: number): Promise<number> {
+    return this.db.execute(sql`
+      DELETE FROM audit_events WHERE id IN (
+        SELECT id FROM audit_events WHERE created_at < ${before.toISOString()}::timestamptz ORDER BY created_at LIMIT ${batch})`);
+  }
+}
