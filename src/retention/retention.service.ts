@@ -1,6 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { AuditRepository } from '../audit/audit.repository';
 import { AdmissionRepository } from '../admission/admission.repository';
 import { LOGGER } from '../common/tokens';
 import { APP_CONFIG, type AppConfig } from '../config/config';
@@ -20,6 +21,7 @@ export interface Pruner {
 const MAX_BATCHES_PER_KIND = 100;
 /** The first pass runs this soon after start (or after the interval, when shorter), so short-lived processes prune too. */
 const FIRST_PASS_MAX_DELAY_MS = 60_000;
+const DAY_MS = 86_400_000;
 
 /**
  * Retention (CONTRACT §15): the one place that deletes what has expired — outbox events
@@ -47,12 +49,13 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
     admission: AdmissionRepository,
     ledger: LedgerRepository,
     consoleRepository: ConsoleRepository,
+    audit: AuditRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
     const {
       events: { retentionDays },
-      retention: { decisionsDays },
+      retention: { decisionsDays, auditDays },
     } = config;
     this.register({ name: 'events', prune: (batch) => events.pruneEvents(retentionDays, batch) });
     this.register({ name: 'push_deliveries', prune: (batch) => events.prunePushDeliveries(retentionDays, batch) });
@@ -63,12 +66,12 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
     });
     this.register({ name: 'console_sessions', prune: (batch) => consoleRepository.pruneExpiredSessions(batch) });
     this.register({ name: 'console_invites', prune: (batch) => consoleRepository.pruneExpiredInvites(batch) });
+    this.register({ name: 'audit_events', prune: (batch) => audit.prune(new Date(Date.now() - auditDays * DAY_MS), batch) });
   }
 
   /**
-   * Adds a kind to every pass. The seam for modules with expiring rows of their own —
-   * the audit log registers `{ name: 'audit_events', prune: (batch) => repo.prune(config.retention.auditDays, batch) }`
-   * in its onModuleInit.
+   * Adds a kind to every pass (tests register their own; a module with expiring rows
+   * of its own may register from its onModuleInit).
    */
   register(pruner: Pruner): void {
     this.pruners.push(pruner);

@@ -76,6 +76,14 @@ describe('retention', () => {
       );
       return row.id as string;
     };
+    const auditEntry = async (ageDays: number) => {
+      const [row] = await t.db.query(
+        `INSERT INTO audit_events (organization_id, actor_type, action, target_type, created_at)
+         VALUES ($1, 'signup', 'identity.created', 'identity', now() - make_interval(days => $2)) RETURNING id`,
+        [acme.organizationId, ageDays],
+      );
+      return row.id as string;
+    };
     const many = <T>(n: number, make: () => Promise<T>) => Promise.all(Array.from({ length: n }, make));
 
     const oldEvents = await many(4, () => event(31));
@@ -88,6 +96,8 @@ describe('retention', () => {
     const freshSessions = await many(1, () => session(1));
     const oldInvites = await many(2, () => invite(-1));
     const freshInvites = await many(1, () => invite(1));
+    const oldAudit = await many(2, () => auditEntry(366));
+    const freshAudit = await many(1, () => auditEntry(364));
 
     const decisions = jest.spyOn(AdmissionRepository.prototype, 'pruneDecisions');
     const pruned = await t.app.get(RetentionService).runOnce();
@@ -98,6 +108,7 @@ describe('retention', () => {
       idempotency_keys: 2,
       console_sessions: 2,
       console_invites: 2,
+      audit_events: 2,
     });
     expect(await ids('events', 'id', [...oldEvents, ...freshEvents])).toEqual([...freshEvents].sort());
     expect(await ids('admission_decisions', 'id', [...oldDecisions, ...freshDecisions])).toEqual(
@@ -106,6 +117,7 @@ describe('retention', () => {
     expect(await ids('idempotency_keys', 'key', [...oldKeys, ...freshKeys])).toEqual([...freshKeys].sort());
     expect(await ids('console_sessions', 'id', [...oldSessions, ...freshSessions])).toEqual([...freshSessions].sort());
     expect(await ids('console_invites', 'id', [...oldInvites, ...freshInvites])).toEqual([...freshInvites].sort());
+    expect(await ids('audit_events', 'id', [...oldAudit, ...freshAudit])).toEqual([...freshAudit].sort());
 
     // Bounded: 7 rows at 3 a statement are 3 statements, and a short batch ends the kind.
     expect(decisions.mock.calls).toEqual([
