@@ -5,6 +5,7 @@ import type { MessageRole } from './entities/task-message.entity';
 import type { StoredPart } from './parts';
 import { TASK_COLUMNS, type MessageRecord, type TaskRow } from './task-records';
 import type { TaskChange } from './task-notifier';
+import { currentTraceId } from '../tracing/tracing';
 import type { TaskState } from './task-state';
 
 export interface NewMessage {
@@ -89,11 +90,11 @@ export class TaskJournal {
       `WITH m AS (
          INSERT INTO messages (task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq)
          VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6::jsonb, $7::jsonb, $8) RETURNING id, created_at)
-       INSERT INTO task_events (task_id, seq, kind, state, message_id)
-       SELECT $1, $8, $9, $10, m.id FROM m
+       INSERT INTO task_events (task_id, seq, kind, state, message_id, trace_id)
+       SELECT $1, $8, $9, $10, m.id, $11 FROM m
        RETURNING message_id AS id, created_at`,
       [this.task.id, message.messageId, role, JSON.stringify(message.parts), json(message.metadata),
-        JSON.stringify(message.extensions), JSON.stringify(message.referenceTaskIds), this.task.seq, kind, state],
+        JSON.stringify(message.extensions), JSON.stringify(message.referenceTaskIds), this.task.seq, kind, state, currentTraceId()],
     )) as Array<{ id: string; created_at: Date }>;
     if (kind === 'status') this.setStatus(state, role === 'agent' ? row.id : null);
     const record: MessageRecord = { rowId: row.id, taskId: this.task.id, contextId: this.task.context_id, role, seq: this.task.seq, createdAt: row.created_at, ...message };
@@ -177,8 +178,8 @@ export class TaskJournal {
   private async event(kind: TaskEventKind, state: TaskState, messageRowId: string | null, artifact: ArtifactChunk | null): Promise<void> {
     this.task.seq += 1;
     await this.em.query(
-      `INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact) VALUES ($1, $2, $3, $4, $5, $6::jsonb)`,
-      [this.task.id, this.task.seq, kind, state, messageRowId, json(artifact)],
+      `INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)`,
+      [this.task.id, this.task.seq, kind, state, messageRowId, json(artifact), currentTraceId()],
     );
   }
 

@@ -7,6 +7,7 @@ import { ArtifactBytes1763700500000 } from './1763700500000-artifact-bytes';
 import { ConsoleTeams1763700600000 } from './1763700600000-console-teams';
 import { Conformance1763700700000 } from './1763700700000-conformance';
 import { EventStream1763700900000 } from './1763700900000-event-stream';
+import { TaskEventTrace1795553876351 } from './1795553876351-task-event-trace';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
@@ -15,4 +16,5 @@ export const MIGRATIONS = [
   ConsoleTeams1763700600000,
   Conformance1763700700000,
   EventStream1763700900000,
+  TaskEventTrace1795553876351,
 ];
