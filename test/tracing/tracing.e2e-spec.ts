@@ -89,6 +89,11 @@ describe('tracing (OpenTelemetry)', () => {
       .set('traceparent', traceparent).expect(200);
     const taskId: string = sent.body.result.id;
     await created.take(1);
+    // The requester also asks for A2A push notifications of the task's updates.
+    const pushPath = `/push/${taskId}`;
+    await rpc(t, worker.handle, requester.key, 'tasks/pushNotificationConfig/set', {
+      taskId, pushNotificationConfig: { id: 'traced', url: new URL(pushPath, receiver.url).href },
+    }).expect(200);
     const [createdRequest] = created.requests();
     const onward = createdRequest.headers.traceparent as string | undefined;
     const answer = reply(t, taskId, worker.key, { state: 'completed', message: { parts: [{ kind: 'text', text: 'done' }] } });
@@ -96,8 +101,9 @@ describe('tracing (OpenTelemetry)', () => {
     await answer.expect(200);
     await statuses.take(1);
     const [statusRequest] = statuses.requests();
+    const [pushRequest] = (await receiver.waitFor((all) => all.some((r) => r.path === pushPath))).filter((r) => r.path === pushPath);
     const events = await t.db.query('SELECT seq, trace_id, kind FROM task_events WHERE task_id = $1 ORDER BY seq', [taskId]) as Array<{ seq: number; trace_id: string | null }>;
-    return { taskId, createdRequest, statusRequest, events };
+    return { taskId, createdRequest, statusRequest, pushRequest, events };
   }
 
   describe('without OTEL_EXPORTER_OTLP_ENDPOINT', () => {
@@ -119,8 +125,9 @@ describe('tracing (OpenTelemetry)', () => {
       expect(tracing.enabled).toBe(false);
       const { requester, worker } = await agentPair(t);
       const { traceparent } = newTraceparent();
-      const { createdRequest, statusRequest, events } = await sendAndReply(t, requester, worker, traceparent);
+      const { createdRequest, statusRequest, pushRequest, events } = await sendAndReply(t, requester, worker, traceparent);
       expect(createdRequest.headers.traceparent).toBeUndefined();
+      expect(pushRequest.headers.traceparent).toBeUndefined();
       expect(statusRequest.headers.traceparent).toBeUndefined();
       expect(events.length).toBeGreaterThanOrEqual(2);
       expect(events.every((e) => e.trace_id === null)).toBe(true);
@@ -150,21 +157,28 @@ describe('tracing (OpenTelemetry)', () => {
       expect(tracing.enabled).toBe(true);
       const { requester, worker } = await agentPair(t);
       const { traceId, traceparent } = newTraceparent();
-      const { taskId, createdRequest, statusRequest, events } = await sendAndReply(t, requester, worker, traceparent);
+      const { taskId, createdRequest, statusRequest, pushRequest, events } = await sendAndReply(t, requester, worker, traceparent);
 
       // The webhooks carry the trace onward: the send's to the worker, the reply's to the requester.
       expect(traceIdOf(createdRequest.headers.traceparent)).toBe(traceId);
       expect(traceIdOf(statusRequest.headers.traceparent)).toBe(traceId);
+      expect(traceIdOf(pushRequest.headers.traceparent)).toBe(traceId);
       expect(createdRequest.headers.traceparent).not.toBe(traceparent); // a span of the service's own: the delivery
       // The task's events record it: the send's and the reply's.
       expect(events.length).toBeGreaterThanOrEqual(2);
       expect(events.map((e) => e.trace_id)).toEqual(events.map(() => traceId));
 
-      await tracing.forceFlush();
-      const spans = collector.spans.filter((s) => s.traceId === traceId);
+      // A delivery's span ends once its outcome is recorded, just after the receiver saw it.
+      const expected = ['POST /a2a/:handle', 'a2a message/send', 'admission', 'POST /api/v1/tasks/:id/reply', 'webhook delivery', 'push notification delivery'];
+      const traced = () => collector.spans.filter((s) => s.traceId === traceId);
+      for (let tries = 0; tries < 50 && !expected.every((name) => traced().some((s) => s.name === name)); tries++) {
+        await tracing.forceFlush();
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const spans = traced();
       const names = spans.map((s) => s.name);
       expect(names).toEqual(expect.arrayContaining([
-        'POST /a2a/:handle', 'a2a message/send', 'admission', 'POST /api/v1/tasks/:id/reply', 'webhook delivery',
+        'POST /a2a/:handle', 'a2a message/send', 'admission', 'POST /api/v1/tasks/:id/reply', 'webhook delivery', 'push notification delivery',
       ]));
       // Database spans are named by the repository method, never by values.
       expect(names.some((name) => /^[A-Z]\w+Repository\.\w+$/.test(name))).toBe(true);
