@@ -4,7 +4,10 @@ import { loadConfig } from '../../src/config/config';
 import { startTracing, type Tracing } from '../../src/tracing/tracing';
 import { startApp, type TestApp } from '../support/app';
 import { agentPair, reply, rpc, v03Message, type Agent } from '../support/a2a';
-import { apiKey } from '../support/fixtures';
+import { eventually } from '../support/eventually';
+import { apiKey, bearer, signup } from '../support/fixtures';
+import { freePort } from '../support/server-process';
+import { startUpstreamAgent } from '../support/upstream-agent';
 import { startReceiver, subscribe, type Receiver } from '../support/receiver';
 
 /** An exported span, as the OTLP/HTTP JSON exporter sends it. */
@@ -188,6 +191,23 @@ describe('tracing (OpenTelemetry)', () => {
       const parent = traceparent.split('-')[2];
       expect(spans.find((s) => s.name === 'POST /a2a/:handle')?.parentSpanId).toBe(parent);
       expect(collector.requests.every((r) => r.path === '/v1/traces' && r.contentType.startsWith('application/json'))).toBe(true);
+    });
+
+    it('a forward to an upstream agent continues the send\'s trace', async () => {
+      const upstream = await startUpstreamAgent(await freePort());
+      try {
+        const acme = await signup(t);
+        const { requester, worker: bridged } = await agentPair(t, acme);
+        await t.http().put(`/api/v1/identities/${bridged.handle}/upstream`).set(bearer(acme))
+          .send({ url: upstream.url, card_url: upstream.cardUrl, auth: { type: 'bearer', value: 'upstream-secret-token-123' } }).expect(200);
+        const { traceId, traceparent } = newTraceparent();
+        await rpc(t, bridged.handle, requester.key, 'message/send', { message: v03Message('forward me'), configuration: { blocking: false } })
+          .set('traceparent', traceparent).expect(200);
+        const [seen] = await eventually(async () => upstream.received, (received) => received.length > 0);
+        expect(traceIdOf(seen.headers.traceparent)).toBe(traceId);
+      } finally {
+        await upstream.close();
+      }
     });
 
     it('a request without traceparent starts a trace of its own, which its webhooks carry', async () => {
