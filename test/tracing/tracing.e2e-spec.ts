@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { SendMessageRequest } from '@a2a-js/sdk';
 import { createServer, type Server } from 'node:http';
 import { loadConfig } from '../../src/config/config';
 import { startTracing, type Tracing } from '../../src/tracing/tracing';
 import { startApp, type TestApp } from '../support/app';
-import { agentPair, reply, rpc, v03Message, type Agent } from '../support/a2a';
+import { agentPair, reply, rpc, v03Message, v1Message, type Agent } from '../support/a2a';
 import { eventually } from '../support/eventually';
 import { apiKey, bearer, signup } from '../support/fixtures';
+import { grpcClient, metadataOf, unary } from '../support/grpc';
 import { freePort } from '../support/server-process';
 import { startUpstreamAgent } from '../support/upstream-agent';
 import { startReceiver, subscribe, type Receiver } from '../support/receiver';
@@ -147,7 +149,7 @@ describe('tracing (OpenTelemetry)', () => {
     let tracing: Tracing;
 
     beforeAll(async () => {
-      const env = { ...APP_ENV, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SERVICE_NAME: 'a2a-tracing-test' };
+      const env = { ...APP_ENV, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SERVICE_NAME: 'a2a-tracing-test', GRPC_PORT: '0', GRPC_HOST: '127.0.0.1' };
       tracing = startTracing(loadConfig(env).tracing);
       t = await startApp(env);
     });
@@ -208,6 +210,25 @@ describe('tracing (OpenTelemetry)', () => {
       } finally {
         await upstream.close();
       }
+    });
+
+    it('a gRPC call continues the traceparent of its metadata', async () => {
+      const { requester, worker } = await agentPair(t);
+      const { traceId, traceparent } = newTraceparent();
+      const client = grpcClient(t);
+      try {
+        const sent = await unary(client, 'sendMessage', SendMessageRequest.fromJSON({
+          tenant: worker.handle, message: v1Message('over gRPC'), configuration: { returnImmediately: true },
+        }), metadataOf({ ...apiKey(requester.key), traceparent }));
+        expect(sent.code).toBe(0);
+      } finally {
+        client.close();
+      }
+      const [{ count }] = await t.db.query('SELECT count(*)::int AS count FROM task_events WHERE trace_id = $1', [traceId]) as Array<{ count: number }>;
+      expect(count).toBeGreaterThan(0);
+      await tracing.forceFlush();
+      const call = collector.spans.find((s) => s.traceId === traceId && s.name.startsWith('a2a grpc '));
+      expect(call?.parentSpanId).toBe(traceparent.split('-')[2]);
     });
 
     it('a request without traceparent starts a trace of its own, which its webhooks carry', async () => {
