@@ -4,8 +4,11 @@ const transform = {
   // @a2a-js/sdk's CommonJS build requires `jose`, which ships only as ES modules. Node
   // (≥ 20.19) loads that natively; Jest's own module loader does not, so Jest compiles it.
   '/node_modules/jose/.+\\.js$': ['ts-jest', { diagnostics: false, tsconfig: { allowJs: true } }],
+  // The OTLP exporter loads `http` with a dynamic import(), which Jest's module loader
+  // cannot run without --experimental-vm-modules; compiled to CommonJS it is a require.
+  '/node_modules/@opentelemetry/otlp-exporter-base/.+\\.js$': ['ts-jest', { diagnostics: false, tsconfig: { allowJs: true } }],
 };
-const transformIgnorePatterns = ['/node_modules/(?!jose/)'];
+const transformIgnorePatterns = ['/node_modules/(?!(jose|@opentelemetry/otlp-exporter-base)/)'];
 
 module.exports = {
   testTimeout: 60_000,

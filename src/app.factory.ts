@@ -10,6 +10,7 @@ import { ProblemFilter } from './common/problem.filter';
 import { requestContextMiddleware, requestIdMiddleware } from './common/request-context';
 import { createValidationPipe } from './common/validation';
 import { consoleStaticMiddleware } from './console/console-static';
+import { httpTracing } from './tracing/tracing';
 
 /** Builds the whole application; used by main.ts, the CLI-free tests and benchmarks. */
 export async function createApp(config: AppConfig, logger: Logger): Promise<NestExpressApplication> {
@@ -22,6 +23,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   app.disable('x-powered-by');
   // No automatic weak ETag on every response (a hash of each body); Agent Cards set their own.
   app.set('etag', false);
+  app.use(httpTracing);
   app.use(requestIdMiddleware);
   app.use(requestLogMiddleware(logger));
   app.use('/console', consoleStaticMiddleware(config.consoleDir));

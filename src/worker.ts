@@ -5,6 +5,8 @@ import { createLogger, JsonLogger, routeConsoleToLogger } from './common/logger'
 import { exitOnSignals } from './common/shutdown';
 import { loadConfigOrExit, type AppConfig } from './config/config';
 import { explainConnectionError } from './database/database-errors';
+import { setActiveTraceIdSource } from './common/request-context';
+import { currentTraceId, startTracing } from './tracing/tracing';
 
 /**
  * `npm run worker` (or `node dist/worker.js`): a process that only delivers events —
@@ -22,12 +24,16 @@ async function main(): Promise<void> {
   const config: AppConfig = { ...loaded, grpcPort: null, grpcPublicAddress: null, events: { ...loaded.events, dispatcher: 'inline' } };
   const logger = createLogger(config.logLevel, undefined, config.logFormat);
   routeConsoleToLogger(logger);
+  // Before Nest starts: deliveries continue the traces stored with their events.
+  const tracing = startTracing(config.tracing);
+  // Log lines carry the active span's trace id (request-context.ts), once tracing is on.
+  setActiveTraceIdSource(() => currentTraceId() ?? undefined);
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), { logger: new JsonLogger(logger), abortOnError: false })
     .catch((error: unknown) => {
       throw new Error(explainConnectionError(error, config) ?? (error instanceof Error ? error.message : String(error)));
     });
   logger.info({ poll_interval_ms: config.events.pollIntervalMs, batch_size: config.events.batchSize }, 'event worker started');
-  exitOnSignals(app, config.shutdownGraceMs, logger);
+  exitOnSignals(app, config.shutdownGraceMs, logger, () => tracing.shutdown());
 }
 
 main().catch((error: unknown) => {

@@ -15,6 +15,7 @@ import { namesOf, toContactRuleView, type ContactRuleView } from './contact-rule
 import { ContactRulesService } from './contact-rules.service';
 import type { CheckAdmissionDto } from './dto/check-admission.dto';
 import type { ListDecisionsQuery } from './dto/list-decisions.query';
+import { inSpan } from '../tracing/tracing';
 
 export type { AdmissionDecision, AdmissionReason } from './admission.decision';
 
@@ -36,9 +37,12 @@ export class AdmissionService {
 
   /** Decides whether requester may send work to worker; records the denial when denied. */
   async evaluate(requester: Identity, worker: Identity): Promise<AdmissionDecision<ContactRule>> {
-    const decision = await this.decide(requester, worker);
-    if (!decision.allowed) await this.record(requester, worker, decision);
-    return decision;
+    return inSpan('admission', {}, async (span) => {
+      const decision = await this.decide(requester, worker);
+      span?.setAttributes({ 'a2a.admission.allowed': decision.allowed, 'a2a.admission.reason': decision.reason });
+      if (!decision.allowed) await this.record(requester, worker, decision);
+      return decision;
+    });
   }
 
   /**

@@ -5,9 +5,10 @@ import type { Logger } from 'pino';
  * Graceful shutdown on SIGTERM or SIGINT: close the application (an HTTP server stops
  * accepting and lets in-flight requests finish; every module's shutdown hook runs —
  * flushes, event deliveries in flight, the database), then exit. A shutdown that takes
- * longer than `graceMs` exits with status 1.
+ * longer than `graceMs` exits with status 1. `flush` runs after the close (the tracing
+ * exporter's last spans).
  */
-export function exitOnSignals(app: INestApplicationContext, graceMs: number, logger: Logger): void {
+export function exitOnSignals(app: INestApplicationContext, graceMs: number, logger: Logger, flush?: () => Promise<void>): void {
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -18,7 +19,9 @@ export function exitOnSignals(app: INestApplicationContext, graceMs: number, log
       process.exit(1);
     }, graceMs);
     deadline.unref();
-    app.close().then(
+    app.close().then(async () => {
+      await flush?.().catch((error: unknown) => logger.warn({ err: error }, 'could not export the last spans'));
+    }).then(
       () => process.exit(0),
       (error: unknown) => {
         logger.error({ err: error }, 'error during shutdown');

@@ -114,6 +114,13 @@ export interface AppConfig {
     /** How long a forwarder's claim holds a forward (renewed while it runs); a dead forwarder's claims fall due after it. */
     leaseMs: number;
   };
+  /** OpenTelemetry tracing (src/tracing): off — nothing started, nothing exported — without an endpoint. */
+  tracing: {
+    /** OTEL_EXPORTER_OTLP_ENDPOINT: the OTLP/HTTP base URL (traces go to `<endpoint>/v1/traces`); null: tracing off. */
+    endpoint: string | null;
+    /** OTEL_SERVICE_NAME: the `service.name` of every span. */
+    serviceName: string;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -255,6 +262,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
       maxResponseBytes: int(env, 'UPSTREAM_MAX_RESPONSE_BYTES', 16 * 1024 * 1024, 1024, 256 * 1024 * 1024),
       retryScheduleMs: durations(env, 'UPSTREAM_RETRY_SCHEDULE_MS', [1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000]),
       leaseMs: int(env, 'UPSTREAM_LEASE_MS', 60_000, 1_000, 3_600_000),
+    },
+    tracing: {
+      endpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', null, ['http:', 'https:']),
+      serviceName: str(env, 'OTEL_SERVICE_NAME', 'a2a-service'),
     },
   };
 }

@@ -1,3 +1,6 @@
+import { SpanKind } from '@opentelemetry/api';
+import { inSpan, tracingEnabled } from '../tracing/tracing';
+
 /**
  * Marks a repository method whose statements are checked in under
  * `src/database/queries/`: test/database/generated-sql.e2e-spec.ts calls it with each
@@ -23,9 +26,20 @@ export interface SqlExamples {
 
 const registry: SqlExamples[] = [];
 
+/**
+ * Also the database span of each repository method: with tracing on, a CLIENT span
+ * named `<Repository>.<method>` (never by parameter values) around its statements.
+ */
 export function GenerateSql(...examples: SqlExample[]): MethodDecorator {
-  return (target, method) => {
+  return (target, method, descriptor: PropertyDescriptor) => {
     registry.push({ owner: target.constructor, method: String(method), examples: examples.length > 0 ? examples : [{ params: [] }] });
+    const original = descriptor.value as (...args: unknown[]) => Promise<unknown>;
+    const name = `${target.constructor.name}.${String(method)}`;
+    descriptor.value = function traced(this: unknown, ...args: unknown[]) {
+      if (!tracingEnabled()) return original.apply(this, args);
+      return inSpan(name, { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'postgresql', 'code.function.name': name } }, () => original.apply(this, args));
+    };
+    return descriptor;
   };
 }
 

@@ -6,6 +6,8 @@ import { DeliveryQueue, type ClaimedDelivery, type PushTarget, type WebhookTarge
 import { DeliverySender, type OutboundRequest, type SendOutcome } from './delivery-sender';
 import { PushNotifications } from './push-notifications';
 import { signatureHeaders } from './signing';
+import { SpanStatusCode } from '@opentelemetry/api';
+import { inDeliverySpan } from '../tracing/tracing';
 
 /**
  * Sends due deliveries: claims up to `EVENTS_BATCH_SIZE` at a time, keeps that many
@@ -148,14 +150,27 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
   }
 
   private async deliver(delivery: ClaimedDelivery): Promise<void> {
-    let outcome: SendOutcome;
-    try {
-      outcome = delivery.target.kind === 'push' && delivery.target.ownerDeleted
-        ? { ok: false, statusCode: null, error: 'not sent: the requester who set this config has been deleted', durationMs: 0, final: true }
-        : await this.sender.send(await this.requestFor(delivery.target));
-    } catch (error) {
-      outcome = { ok: false, statusCode: null, error: `not sent: ${error instanceof Error ? error.message : String(error)}`.slice(0, 500), durationMs: 0 };
-    }
+    const { target } = delivery;
+    const attributes = target.kind === 'webhook'
+      ? { 'a2a.delivery.kind': 'webhook', 'a2a.event.type': target.event.type, 'a2a.delivery.attempt': delivery.attempt }
+      : { 'a2a.delivery.kind': 'push', 'a2a.delivery.attempt': delivery.attempt };
+    // In the trace of the change that caused it: its `traceparent` goes with the request.
+    await inDeliverySpan(target.kind === 'webhook' ? 'webhook delivery' : 'push notification delivery', delivery.traceparent, attributes, async (trace) => {
+      let outcome: SendOutcome;
+      try {
+        outcome = target.kind === 'push' && target.ownerDeleted
+          ? { ok: false, statusCode: null, error: 'not sent: the requester who set this config has been deleted', durationMs: 0, final: true }
+          : await this.sender.send(withHeaders(await this.requestFor(target), trace));
+      } catch (error) {
+        outcome = { ok: false, statusCode: null, error: `not sent: ${error instanceof Error ? error.message : String(error)}`.slice(0, 500), durationMs: 0 };
+      }
+      trace.span?.setAttribute('http.response.status_code', outcome.statusCode ?? 0);
+      if (!outcome.ok) trace.span?.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error ?? undefined });
+      await this.record(delivery, outcome);
+    });
+  }
+
+  private async record(delivery: ClaimedDelivery, outcome: SendOutcome): Promise<void> {
     if (!outcome.ok) this.logFailure(delivery, outcome);
     try {
       await this.queue.complete(delivery, outcome);
@@ -193,4 +208,9 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
     if (target.token) headers['x-a2a-notification-token'] = target.token;
     return { url: target.url, headers, body: notification.body };
   }
+}
+
+/** The request with the trace's headers (`traceparent`) added. */
+function withHeaders(request: OutboundRequest, trace: { headers: Record<string, string> }): OutboundRequest {
+  return Object.keys(trace.headers).length === 0 ? request : { ...request, headers: { ...request.headers, ...trace.headers } };
 }

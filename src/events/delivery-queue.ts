@@ -52,6 +52,8 @@ export interface ClaimedDelivery {
   organization: string;
   /** How many slots its destination may hold (less while a webhook is failing). */
   destinationShare: number;
+  /** The W3C `traceparent` of the change that caused it (sent with it); null without tracing. */
+  traceparent: string | null;
 }
 
 /**
@@ -110,6 +112,7 @@ export class DeliveryQueue {
     return rows.map((row) => ({
       id: row.id, attempt: row.attempt, target: targetOf(row),
       destination: row.destination, organization: row.fair_organization, destinationShare: row.share,
+      traceparent: row.traceparent,
     }));
   }
 

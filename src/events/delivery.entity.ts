@@ -54,6 +54,10 @@ export class Delivery {
   @Column({ name: 'last_duration_ms', type: 'integer', nullable: true })
   lastDurationMs: number | null;
 
+  /** A push notification's: the `traceparent` of the change it reports (a webhook's is its event's); null without tracing. */
+  @Column({ type: 'varchar', nullable: true })
+  traceparent: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

@@ -45,6 +45,8 @@ export interface NewEvent {
   organizationId: string;
   identityIds: readonly string[];
   data: Record<string, unknown>;
+  /** The change's W3C `traceparent` (sent on its deliveries); null without tracing. */
+  traceparent: string | null;
 }
 
 /** Where an event goes besides the matching subscriptions. */
@@ -85,6 +87,8 @@ export type ClaimedRow = Pick<RowOf<Delivery>, 'id' | 'push_task_id' | 'push_con
   organization_id: string | null;
   event_created_at: Date | null;
   data: Record<string, unknown> | null;
+  /** The change's `traceparent`: the event's, or the push delivery's own. */
+  traceparent: string | null;
   push_url: string | null;
   token: string | null;
   authentication: { scheme: string; credentials: string } | null;
@@ -228,14 +232,14 @@ export class EventsRepository {
     {
       name: 'fan-out',
       params: [
-        { id: 'evt_example', type: 'task.created', organizationId: DummyValue.UUID, identityIds: [DummyValue.UUID_2], data: {} },
+        { id: 'evt_example', type: 'task.created', organizationId: DummyValue.UUID, identityIds: [DummyValue.UUID_2], data: {}, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
         { webhookId: null, push: { taskId: DummyValue.UUID_2, seq: 1 }, notify: { channel: 'a2a_changes', payload: 'example:0' } },
       ],
     },
     {
       name: 'one webhook',
       params: [
-        { id: 'evt_example', type: 'ping', organizationId: DummyValue.UUID, identityIds: [], data: {} },
+        { id: 'evt_example', type: 'ping', organizationId: DummyValue.UUID, identityIds: [], data: {}, traceparent: null },
         { webhookId: DummyValue.UUID_2, push: null, notify: { channel: 'a2a_changes', payload: 'example:0' } },
       ],
     },
@@ -243,12 +247,12 @@ export class EventsRepository {
   async insertEventWithDeliveries(event: NewEvent, fanOut: EventFanOut, tx?: Tx): Promise<void> {
     await this.db.execute(sql`
       WITH event AS (
-        INSERT INTO events (id, type, organization_id, identity_ids, data)
-        VALUES (${event.id}, ${event.type}, ${event.organizationId}, ${[...event.identityIds]}::uuid[], ${JSON.stringify(event.data)}::json)
+        INSERT INTO events (id, type, organization_id, identity_ids, data, traceparent)
+        VALUES (${event.id}, ${event.type}, ${event.organizationId}, ${[...event.identityIds]}::uuid[], ${JSON.stringify(event.data)}::json, ${event.traceparent})
         RETURNING id, type, organization_id, identity_ids, pg_notify(${fanOut.notify.channel}, ${fanOut.notify.payload}) AS notified
       ), push AS (
-        INSERT INTO deliveries (push_task_id, push_config_id, push_seq)
-        SELECT c.task_id, c.config_id, ${fanOut.push?.seq ?? null}::int
+        INSERT INTO deliveries (push_task_id, push_config_id, push_seq, traceparent)
+        SELECT c.task_id, c.config_id, ${fanOut.push?.seq ?? null}::int, ${event.traceparent}
           FROM push_notification_configs c JOIN identities o ON o.id = c.owner_identity_id
          WHERE c.task_id = ${fanOut.push?.taskId ?? null}::uuid AND o.status = 'active'
       )
@@ -391,6 +395,7 @@ export class EventsRepository {
                 w.id AS webhook_id, w.url AS webhook_url, w.secret,
                 CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
                 e.id AS event_id, e.type AS event_type, e.organization_id, e.created_at AS event_created_at, e.data,
+                COALESCE(e.traceparent, d.traceparent) AS traceparent,
                 d.push_task_id, d.push_config_id, d.push_seq, p.url AS push_url, p.token, p.authentication, p.protocol_version,
                 (o.status = 'deleted') AS owner_deleted,
                 COALESCE(w.id::text, d.push_task_id::text || ' ' || d.push_config_id) AS destination,

@@ -5,6 +5,7 @@ import { CHANGES_CHANNEL, eventsKey, TaskNotifier } from './task-notifier';
 import { DeliveryDispatcher } from './delivery-dispatcher';
 import { newEventId } from './event-id';
 import type { EventType } from './event-types';
+import { currentTraceparent } from '../tracing/tracing';
 import { EventsRepository } from './events.repository';
 
 export interface EventInput {
@@ -84,7 +85,7 @@ export class EventsService {
     const organizationId = event.organizationId;
     const id = newEventId();
     await this.repository.insertEventWithDeliveries(
-      { id, type: event.type, organizationId, identityIds: event.identityIds ?? [], data: event.data },
+      { id, type: event.type, organizationId, identityIds: event.identityIds ?? [], data: event.data, traceparent: currentTraceparent() },
       { webhookId, push: push ?? null, notify: { channel: CHANGES_CHANNEL, payload: `${eventsKey(organizationId)}:0` } },
       tx,
     );

@@ -24,6 +24,10 @@ export class OutboxEvent {
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 
+  /** The W3C `traceparent` of the change, sent on every delivery of the event; null without tracing. */
+  @Column({ type: 'varchar', nullable: true })
+  traceparent: string | null;
+
   /**
    * The id of the transaction that wrote it (xid8, as decimal text): the stream's
    * order is (txid, seq) (migration 1763700900000). TypeORM has no xid8 column type,

@@ -258,29 +258,31 @@ export class LedgerRepository {
   }
 
   /** A message and its event, in one statement. */
-  @GenerateSql({ params: [U, 'user', EXAMPLE_MESSAGE, 1, 'status', 'submitted'] })
+  @GenerateSql({ params: [U, 'user', EXAMPLE_MESSAGE, 1, 'status', 'submitted', '4bf92f3577b34da6a3ce929d0e0e4736'] })
   async insertMessage(
-    taskId: string, role: MessageRole, message: NewMessage, seq: number, kind: 'status' | 'message', state: TaskState, tx?: Tx,
+    taskId: string, role: MessageRole, message: NewMessage, seq: number, kind: 'status' | 'message', state: TaskState,
+    traceId: string | null, tx?: Tx,
   ): Promise<{ id: string; created_at: Date }> {
     const row = await this.db.one<{ id: string; created_at: Date }>(sql`
       WITH m AS (
         INSERT INTO messages (task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq)
         VALUES (${taskId}, ${message.messageId}, ${role}, ${JSON.stringify(message.parts)}::jsonb, ${json(message.metadata)}::jsonb,
                 ${JSON.stringify(message.extensions)}::jsonb, ${JSON.stringify(message.referenceTaskIds)}::jsonb, ${seq}) RETURNING id, created_at)
-      INSERT INTO task_events (task_id, seq, kind, state, message_id)
-      SELECT ${taskId}, ${seq}, ${kind}, ${state}, m.id FROM m
+      INSERT INTO task_events (task_id, seq, kind, state, message_id, trace_id)
+      SELECT ${taskId}, ${seq}, ${kind}, ${state}, m.id, ${traceId} FROM m
       RETURNING message_id AS id, created_at`, tx);
     return row!;
   }
 
   /** An event without a message. */
-  @GenerateSql({ params: [U, 2, 'artifact', 'working', null, EXAMPLE_CHUNK] })
+  @GenerateSql({ params: [U, 2, 'artifact', 'working', null, EXAMPLE_CHUNK, null] })
   async insertEvent(
-    taskId: string, seq: number, kind: TaskEventKind, state: TaskState, messageRowId: string | null, artifact: ArtifactChunk | null, tx?: Tx,
+    taskId: string, seq: number, kind: TaskEventKind, state: TaskState, messageRowId: string | null, artifact: ArtifactChunk | null,
+    traceId: string | null, tx?: Tx,
   ): Promise<void> {
     await this.db.execute(sql`
-      INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact)
-      VALUES (${taskId}, ${seq}, ${kind}, ${state}, ${messageRowId}, ${json(artifact)}::jsonb)`, tx);
+      INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id)
+      VALUES (${taskId}, ${seq}, ${kind}, ${state}, ${messageRowId}, ${json(artifact)}::jsonb, ${traceId})`, tx);
   }
 
   /** The artifact content the task holds in all, and in the artifact `artifactId`. */

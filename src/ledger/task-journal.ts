@@ -5,6 +5,7 @@ import type { MessageRole } from './entities/task-message.entity';
 import type { StoredPart } from './parts';
 import type { LedgerRepository } from './ledger.repository';
 import type { MessageRecord, TaskRow } from './task-records';
+import { currentTraceId } from '../tracing/tracing';
 import type { TaskState } from './task-state';
 
 export interface NewMessage {
@@ -77,7 +78,7 @@ export class TaskJournal {
    */
   async message(role: MessageRole, message: NewMessage, kind: 'status' | 'message', state: TaskState): Promise<MessageRecord> {
     this.task.seq += 1;
-    const row = await this.repository.insertMessage(this.task.id, role, message, this.task.seq, kind, state, this.tx);
+    const row = await this.repository.insertMessage(this.task.id, role, message, this.task.seq, kind, state, currentTraceId(), this.tx);
     if (kind === 'status') this.setStatus(state, role === 'agent' ? row.id : null);
     const record: MessageRecord = { rowId: row.id, taskId: this.task.id, contextId: this.task.context_id, role, seq: this.task.seq, createdAt: row.created_at, ...message };
     this.entries.push({ kind: 'message', seq: this.task.seq, message: record, state, changesStatus: kind === 'status' });
@@ -133,7 +134,7 @@ export class TaskJournal {
 
   private async event(kind: TaskEventKind, state: TaskState, artifact: ArtifactChunk | null): Promise<void> {
     this.task.seq += 1;
-    await this.repository.insertEvent(this.task.id, this.task.seq, kind, state, null, artifact, this.tx);
+    await this.repository.insertEvent(this.task.id, this.task.seq, kind, state, null, artifact, currentTraceId(), this.tx);
   }
 
   private setStatus(state: TaskState, statusMessageId: string | null): void {

@@ -19,6 +19,8 @@ import { bindHooks, BindingRequestHandler, type BindingHooks } from './binding-h
 import { grpcStatusDetails, RPC_CODE, rpcStatusFor, SERVICE_ERROR_DOMAIN } from '../common/binding-status';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
+import { SpanKind } from '@opentelemetry/api';
+import { contextFrom, inSpan } from '../tracing/tracing';
 
 type Call = grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>;
 type Kind = 'send' | 'stream' | 'unary';
@@ -113,10 +115,15 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     const checked: grpc.UntypedServiceImplementation = {};
     for (const [name, method] of Object.entries(service) as Array<[string, Method]>) {
       const kind = KINDS[version][name] ?? 'unary';
+      // The call's span (SERVER), a child of the `traceparent` metadata when the caller sends one.
+      const traced = (call: Call, work: () => Promise<void>) => inSpan(`a2a grpc ${name}`, {
+        kind: SpanKind.SERVER, attributes: { 'rpc.system': 'grpc', 'rpc.method': name, 'a2a.version': version },
+      }, work, contextFrom({ traceparent: call.metadata.get('traceparent')[0]?.toString(), tracestate: call.metadata.get('tracestate')[0]?.toString() }));
       checked[name] = kind === 'stream'
-        ? (call: grpc.ServerWritableStream<unknown, unknown>) => inContext(new CallLog(this.logger, call), (log) => void this.stream(call, method, version, log))
+        ? (call: grpc.ServerWritableStream<unknown, unknown>) =>
+            inContext(new CallLog(this.logger, call), (log) => void traced(call, () => this.stream(call, method, version, log)))
         : (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) =>
-            inContext(new CallLog(this.logger, call), (log) => void this.unary(call, callback, method, version, kind, log));
+            inContext(new CallLog(this.logger, call), (log) => void traced(call, () => this.unary(call, callback, method, version, kind, log)));
     }
     return checked;
   }

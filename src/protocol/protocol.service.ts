@@ -15,6 +15,7 @@ import { CallRefused } from './call-standing';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
 import { writeFrame } from './sse';
+import { inSpan } from '../tracing/tracing';
 
 type RpcId = string | number | null;
 type RpcResponse = { jsonrpc: string; id: RpcId; result?: unknown; error?: unknown };
@@ -78,11 +79,13 @@ export class ProtocolService {
     const open = this.gate.start(principal, pair, { version, blocking: waits, staysOpen: staysOpen(version, (body as { method: string }).method, waits) });
     res.on('close', () => open.abort());
     try {
-      const result = await (version === '1.0' ? this.v1 : this.v03).handle(body as Record<string, unknown>, open.context);
-      if (Symbol.asyncIterator in result) await this.stream(req, res, result, { id, version, alwaysSse: alwaysSse(version, method) }, open);
-      // A blocking send that lost its standing answers as the failed check would (the SDK saw an internal error).
-      else if (open.call.standing.refusal) throw open.call.standing.refusal;
-      else res.status(200).json(this.withoutInternals(result));
+      await inSpan(`a2a ${method}`, { attributes: { 'rpc.system': 'jsonrpc', 'rpc.method': method, 'a2a.version': version } }, async () => {
+        const result = await (version === '1.0' ? this.v1 : this.v03).handle(body as Record<string, unknown>, open.context);
+        if (Symbol.asyncIterator in result) await this.stream(req, res, result, { id, version, alwaysSse: alwaysSse(version, method) }, open);
+        // A blocking send that lost its standing answers as the failed check would (the SDK saw an internal error).
+        else if (open.call.standing.refusal) throw open.call.standing.refusal;
+        else res.status(200).json(this.withoutInternals(result));
+      });
     } finally {
       open.end();
     }

@@ -15,6 +15,7 @@ import { bindHooks, BindingRequestHandler } from './binding-handler';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
 import { blocking } from './protocol.service';
+import { inSpan } from '../tracing/tracing';
 
 /** What a route of the binding does: a send (open while it blocks), a stream (always open), anything else. */
 export type RestCallKind = 'send' | 'stream' | 'unary';
@@ -84,7 +85,7 @@ export class RestBindingService {
     this.admitted.set(req, open);
     const timers = kind === 'stream' ? this.streamTimers(res, open) : [];
     try {
-      await this.route(req, res, open);
+      await inSpan(`a2a rest ${kind}`, { attributes: { 'rpc.system': 'a2a-http-json', 'a2a.version': version } }, () => this.route(req, res, open));
     } finally {
       for (const timer of timers) clearTimeout(timer);
       open.end();

@@ -3,6 +3,7 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { Readable, Transform } from 'node:stream';
 import { classifyAddress, hostOf } from '../events/address-policy';
+import { traceHeaders } from '../tracing/tracing';
 import type { HostResolver, ResolvedAddress } from '../events/delivery-sender';
 
 /**
@@ -61,7 +62,7 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
       const timer = setTimeout(() => req.destroy(new UpstreamUnreachable(`no answer within ${options.timeoutMs} ms`)), options.timeoutMs);
       const req = transport.request(url, {
-        method: init?.method ?? 'GET', agent: agents[url.protocol as 'http:' | 'https:'], lookup: pinned, headers: { 'user-agent': 'a2a-service-forwarder/1', ...headers },
+        method: init?.method ?? 'GET', agent: agents[url.protocol as 'http:' | 'https:'], lookup: pinned, headers: { 'user-agent': 'a2a-service-forwarder/1', ...traceHeaders(), ...headers },
       }, (response) => {
         clearTimeout(timer);
         resolve(response);

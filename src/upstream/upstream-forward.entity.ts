@@ -41,6 +41,10 @@ export class UpstreamForward {
   @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true })
   nextAttemptAt: Date | null;
 
+  /** The W3C `traceparent` of the send or cancel that queued it; null without tracing. */
+  @Column({ type: 'varchar', nullable: true })
+  traceparent: string | null;
+
   @Column({ name: 'last_error', type: 'varchar', nullable: true })
   lastError: string | null;
 

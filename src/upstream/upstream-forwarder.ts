@@ -18,6 +18,8 @@ import type { NewMessage } from '../ledger/task-journal';
 import { isSettled, isTerminal, type ReplyState } from '../ledger/task-state';
 import { grpcUnreached, reasonOf, upstreamFetch, vetUpstream } from './upstream-fetch';
 import { UpstreamRepository, type ClaimedForward, type UpstreamRecord } from './upstream.repository';
+import { ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
+import { contextFrom, inSpan } from '../tracing/tracing';
 import { UpstreamsService } from './upstreams.service';
 
 /** A non-streaming upstream's unsettled task is read again this often. */
@@ -109,7 +111,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       }
       for (const forward of claimed) {
         const abort = new AbortController();
-        const work = this.forward(forward, abort.signal).finally(() => {
+        // In the trace of the send (or cancel) that queued it: the upstream calls carry its `traceparent`.
+        const work = inSpan(`upstream ${forward.kind}`, { kind: SpanKind.CLIENT, attributes: { 'a2a.forward.attempt': forward.attempt } },
+          () => this.forward(forward, abort.signal), forward.traceparent ? contextFrom({ traceparent: forward.traceparent }) : ROOT_CONTEXT).finally(() => {
           this.inFlight.delete(work);
           this.wake();
         });

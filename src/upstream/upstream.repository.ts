@@ -28,10 +28,12 @@ export interface ClaimedForward {
   messageId: string;
   attempt: number;
   accepted: boolean;
+  /** The W3C `traceparent` of the send or cancel that queued it (its upstream call continues that trace); null without tracing. */
+  traceparent: string | null;
 }
 
 type UpstreamRow = RowOf<IdentityUpstream>;
-type ClaimRow = Pick<RowOf<UpstreamForward>, 'id' | 'task_id' | 'kind' | 'message_id' | 'attempts' | 'accepted'>;
+type ClaimRow = Pick<RowOf<UpstreamForward>, 'id' | 'task_id' | 'kind' | 'message_id' | 'attempts' | 'accepted' | 'traceparent'>;
 
 const toRecord = (row: UpstreamRow): UpstreamRecord => ({
   identityId: row.identity_id, url: row.url, cardUrl: row.card_url, protocolVersion: row.protocol_version, binding: row.binding,
@@ -95,11 +97,11 @@ export class UpstreamRepository {
    * In the send's transaction: when the worker has an upstream, queue the requester's
    * message for it (once per message id). True when something was queued.
    */
-  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2, DummyValue.STRING] })
-  async queueMessage(taskId: string, workerIdentityId: string, messageId: string, tx?: Tx): Promise<boolean> {
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2, DummyValue.STRING, null] })
+  async queueMessage(taskId: string, workerIdentityId: string, messageId: string, traceparent: string | null, tx?: Tx): Promise<boolean> {
     const rows = await this.db.rows(
-      sql`INSERT INTO upstream_forwards (task_id, kind, message_id)
-          SELECT ${taskId}, 'message', ${messageId} FROM identity_upstreams WHERE identity_id = ${workerIdentityId}
+      sql`INSERT INTO upstream_forwards (task_id, kind, message_id, traceparent)
+          SELECT ${taskId}, 'message', ${messageId}, ${traceparent} FROM identity_upstreams WHERE identity_id = ${workerIdentityId}
           ON CONFLICT (task_id, kind, message_id) DO NOTHING RETURNING id`,
       tx,
     );
@@ -107,11 +109,11 @@ export class UpstreamRepository {
   }
 
   /** In the cancel's transaction: queue the cancel when the worker has an upstream. */
-  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2] })
-  async queueCancel(taskId: string, workerIdentityId: string, tx?: Tx): Promise<boolean> {
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2, null] })
+  async queueCancel(taskId: string, workerIdentityId: string, traceparent: string | null, tx?: Tx): Promise<boolean> {
     const rows = await this.db.rows(
-      sql`INSERT INTO upstream_forwards (task_id, kind, message_id)
-          SELECT ${taskId}, 'cancel', '' FROM identity_upstreams WHERE identity_id = ${workerIdentityId}
+      sql`INSERT INTO upstream_forwards (task_id, kind, message_id, traceparent)
+          SELECT ${taskId}, 'cancel', '', ${traceparent} FROM identity_upstreams WHERE identity_id = ${workerIdentityId}
           ON CONFLICT (task_id, kind, message_id) DO NOTHING RETURNING id`,
       tx,
     );
@@ -137,9 +139,11 @@ export class UpstreamRepository {
                             WHERE e.task_id = c.task_id AND e.status = 'pending' AND e.kind = 'message' AND e.seq < c.seq))
                    ORDER BY c.next_attempt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED) due
            WHERE f.id = due.id
-       RETURNING f.id, f.task_id, f.kind, f.message_id, f.attempts, f.accepted`,
+       RETURNING f.id, f.task_id, f.kind, f.message_id, f.attempts, f.accepted, f.traceparent`,
     );
-    return rows.map((r) => ({ id: r.id, taskId: r.task_id, kind: r.kind, messageId: r.message_id, attempt: r.attempts, accepted: r.accepted }));
+    return rows.map((r) => ({
+      id: r.id, taskId: r.task_id, kind: r.kind, messageId: r.message_id, attempt: r.attempts, accepted: r.accepted, traceparent: r.traceparent,
+    }));
   }
 
   /** Extends the lease of a forward this claim still holds. */

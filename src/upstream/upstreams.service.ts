@@ -15,6 +15,7 @@ import { Database, type Tx } from '../database/database';
 import { AuditService } from '../audit/audit.service';
 import type { SetUpstreamDto, UpstreamBinding, UpstreamVersion } from './dto/set-upstream.dto';
 import { reasonOf, upstreamFetch } from './upstream-fetch';
+import { currentTraceparent } from '../tracing/tracing';
 import { UpstreamRepository, type UpstreamRecord } from './upstream.repository';
 
 export type { UpstreamRecord } from './upstream.repository';
@@ -172,12 +173,12 @@ export class UpstreamsService {
    * message for it (once per message id). True when something was queued.
    */
   queueMessage(tx: Tx, taskId: string, workerIdentityId: string, messageId: string): Promise<boolean> {
-    return this.repository.queueMessage(taskId, workerIdentityId, messageId, tx);
+    return this.repository.queueMessage(taskId, workerIdentityId, messageId, currentTraceparent(), tx);
   }
 
   /** In the cancel's transaction: forward the cancel when the worker has an upstream. */
   queueCancel(tx: Tx, taskId: string, workerIdentityId: string): Promise<boolean> {
-    return this.repository.queueCancel(taskId, workerIdentityId, tx);
+    return this.repository.queueCancel(taskId, workerIdentityId, currentTraceparent(), tx);
   }
 
   private async require(identityId: string): Promise<UpstreamRecord> {

@@ -8,6 +8,7 @@ import { ConsoleTeams1763700600000 } from './1763700600000-console-teams';
 import { Conformance1763700700000 } from './1763700700000-conformance';
 import { EventStream1763700900000 } from './1763700900000-event-stream';
 import { AuditEvents1795553649366 } from './1795553649366-audit-events';
+import { TaskEventTrace1795553876351 } from './1795553876351-task-event-trace';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
@@ -17,4 +18,5 @@ export const MIGRATIONS = [
   Conformance1763700700000,
   EventStream1763700900000,
   AuditEvents1795553649366,
+  TaskEventTrace1795553876351,
 ];

@@ -2,41 +2,41 @@
 
 -- EventsRepository.insertEventWithDeliveries (fan-out)
 WITH event AS (
-  INSERT INTO events (id, type, organization_id, identity_ids, data)
-  VALUES ($1, $2, $3, $4::uuid[], $5::json)
-  RETURNING id, type, organization_id, identity_ids, pg_notify($6, $7) AS notified
+  INSERT INTO events (id, type, organization_id, identity_ids, data, traceparent)
+  VALUES ($1, $2, $3, $4::uuid[], $5::json, $6)
+  RETURNING id, type, organization_id, identity_ids, pg_notify($7, $8) AS notified
 ), push AS (
-  INSERT INTO deliveries (push_task_id, push_config_id, push_seq)
-  SELECT c.task_id, c.config_id, $8::int
+  INSERT INTO deliveries (push_task_id, push_config_id, push_seq, traceparent)
+  SELECT c.task_id, c.config_id, $9::int, $10
     FROM push_notification_configs c JOIN identities o ON o.id = c.owner_identity_id
-   WHERE c.task_id = $9::uuid AND o.status = 'active'
+   WHERE c.task_id = $11::uuid AND o.status = 'active'
 )
 INSERT INTO deliveries (webhook_id, event_id)
 SELECT w.id, event.id
   FROM event JOIN webhooks w ON w.organization_id = event.organization_id AND w.status = 'active'
- WHERE ($10::uuid IS NULL OR w.id = $11::uuid)
-   AND ($12::uuid IS NOT NULL OR (
+ WHERE ($12::uuid IS NULL OR w.id = $13::uuid)
+   AND ($14::uuid IS NOT NULL OR (
          ('*' = ANY(w.events) OR event.type = ANY(w.events))
-     AND (w.identity_id IS NULL OR (w.identity_id = ANY(event.identity_ids) AND NOT event.type = ANY($13::text[])))));
+     AND (w.identity_id IS NULL OR (w.identity_id = ANY(event.identity_ids) AND NOT event.type = ANY($15::text[])))));
 
 -- EventsRepository.insertEventWithDeliveries (one webhook)
 WITH event AS (
-  INSERT INTO events (id, type, organization_id, identity_ids, data)
-  VALUES ($1, $2, $3, $4::uuid[], $5::json)
-  RETURNING id, type, organization_id, identity_ids, pg_notify($6, $7) AS notified
+  INSERT INTO events (id, type, organization_id, identity_ids, data, traceparent)
+  VALUES ($1, $2, $3, $4::uuid[], $5::json, $6)
+  RETURNING id, type, organization_id, identity_ids, pg_notify($7, $8) AS notified
 ), push AS (
-  INSERT INTO deliveries (push_task_id, push_config_id, push_seq)
-  SELECT c.task_id, c.config_id, $8::int
+  INSERT INTO deliveries (push_task_id, push_config_id, push_seq, traceparent)
+  SELECT c.task_id, c.config_id, $9::int, $10
     FROM push_notification_configs c JOIN identities o ON o.id = c.owner_identity_id
-   WHERE c.task_id = $9::uuid AND o.status = 'active'
+   WHERE c.task_id = $11::uuid AND o.status = 'active'
 )
 INSERT INTO deliveries (webhook_id, event_id)
 SELECT w.id, event.id
   FROM event JOIN webhooks w ON w.organization_id = event.organization_id AND w.status = 'active'
- WHERE ($10::uuid IS NULL OR w.id = $11::uuid)
-   AND ($12::uuid IS NOT NULL OR (
+ WHERE ($12::uuid IS NULL OR w.id = $13::uuid)
+   AND ($14::uuid IS NOT NULL OR (
          ('*' = ANY(w.events) OR event.type = ANY(w.events))
-     AND (w.identity_id IS NULL OR (w.identity_id = ANY(event.identity_ids) AND NOT event.type = ANY($13::text[])))));
+     AND (w.identity_id IS NULL OR (w.identity_id = ANY(event.identity_ids) AND NOT event.type = ANY($15::text[])))));
 
 -- EventsRepository.feedPosition (organization)
 SELECT e.txid::text AS txid, e.seq::text AS seq FROM events e WHERE e.id = $1 AND e.organization_id = $2::uuid;
@@ -118,6 +118,7 @@ RETURNING d.id, d.attempts AS attempt, due.interrupted,
           w.id AS webhook_id, w.url AS webhook_url, w.secret,
           CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
           e.id AS event_id, e.type AS event_type, e.organization_id, e.created_at AS event_created_at, e.data,
+          COALESCE(e.traceparent, d.traceparent) AS traceparent,
           d.push_task_id, d.push_config_id, d.push_seq, p.url AS push_url, p.token, p.authentication, p.protocol_version,
           (o.status = 'deleted') AS owner_deleted,
           COALESCE(w.id::text, d.push_task_id::text || ' ' || d.push_config_id) AS destination,

@@ -107,13 +107,13 @@ WITH m AS (
   INSERT INTO messages (task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq)
   VALUES ($1, $2, $3, $4::jsonb, $5::jsonb,
           $6::jsonb, $7::jsonb, $8) RETURNING id, created_at)
-INSERT INTO task_events (task_id, seq, kind, state, message_id)
-SELECT $9, $10, $11, $12, m.id FROM m
+INSERT INTO task_events (task_id, seq, kind, state, message_id, trace_id)
+SELECT $9, $10, $11, $12, m.id, $13 FROM m
 RETURNING message_id AS id, created_at;
 
 -- LedgerRepository.insertEvent
-INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact)
-VALUES ($1, $2, $3, $4, $5, $6::jsonb);
+INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id)
+VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7);
 
 -- LedgerRepository.artifactBytes
 SELECT COALESCE(sum(content_bytes), 0)::float8 AS total,

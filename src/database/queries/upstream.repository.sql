@@ -16,13 +16,13 @@ RETURNING identity_id, url, card_url, protocol_version, binding, streaming, auth
 DELETE FROM identity_upstreams WHERE identity_id = $1 RETURNING identity_id, url, card_url, protocol_version, binding, streaming, auth_type, auth_header, auth_value, created_at, updated_at;
 
 -- UpstreamRepository.queueMessage
-INSERT INTO upstream_forwards (task_id, kind, message_id)
-SELECT $1, 'message', $2 FROM identity_upstreams WHERE identity_id = $3
+INSERT INTO upstream_forwards (task_id, kind, message_id, traceparent)
+SELECT $1, 'message', $2, $3 FROM identity_upstreams WHERE identity_id = $4
 ON CONFLICT (task_id, kind, message_id) DO NOTHING RETURNING id;
 
 -- UpstreamRepository.queueCancel
-INSERT INTO upstream_forwards (task_id, kind, message_id)
-SELECT $1, 'cancel', '' FROM identity_upstreams WHERE identity_id = $2
+INSERT INTO upstream_forwards (task_id, kind, message_id, traceparent)
+SELECT $1, 'cancel', '', $2 FROM identity_upstreams WHERE identity_id = $3
 ON CONFLICT (task_id, kind, message_id) DO NOTHING RETURNING id;
 
 -- UpstreamRepository.claim
@@ -36,7 +36,7 @@ UPDATE upstream_forwards f
                      WHERE e.task_id = c.task_id AND e.status = 'pending' AND e.kind = 'message' AND e.seq < c.seq))
             ORDER BY c.next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED) due
     WHERE f.id = due.id
-RETURNING f.id, f.task_id, f.kind, f.message_id, f.attempts, f.accepted;
+RETURNING f.id, f.task_id, f.kind, f.message_id, f.attempts, f.accepted, f.traceparent;
 
 -- UpstreamRepository.renewLease
 UPDATE upstream_forwards SET next_attempt_at = now() + make_interval(secs => $1::float / 1000) WHERE id = $2 AND attempts = $3 AND in_flight;

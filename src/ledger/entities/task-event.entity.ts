@@ -42,6 +42,10 @@ export class TaskEvent {
   @Column({ type: 'jsonb', nullable: true })
   artifact: ArtifactChunk | null;
 
+  /** The W3C trace id of the request that made the change; null without tracing. */
+  @Column({ name: 'trace_id', type: 'varchar', nullable: true })
+  traceId: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }
