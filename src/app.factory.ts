@@ -10,6 +10,8 @@ import { ProblemFilter } from './common/problem.filter';
 import { requestIdMiddleware } from './common/request-context';
 import { createValidationPipe } from './common/validation';
 import { consoleStaticMiddleware } from './console/console-static';
+import { httpMetricsMiddleware } from './metrics/http-metrics';
+import { Metrics } from './metrics/metrics';
 
 /** Builds the whole application; used by main.ts, the CLI-free tests and benchmarks. */
 export async function createApp(config: AppConfig, logger: Logger): Promise<NestExpressApplication> {
@@ -24,6 +26,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   app.set('etag', false);
   app.use(requestIdMiddleware);
   app.use(requestLogMiddleware(logger));
+  app.use(httpMetricsMiddleware(app.get(Metrics)));
   app.use('/console', consoleStaticMiddleware(config.consoleDir));
   app.use(jsonBodyParser({ rest: config.bodyLimitBytes, protocol: config.protocolBodyLimitBytes }));
   app.useGlobalPipes(createValidationPipe());

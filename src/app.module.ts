@@ -12,6 +12,7 @@ import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { IdentitiesModule } from './identities/identities.module';
 import { KeysModule } from './keys/keys.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { ProtocolModule } from './protocol/protocol.module';
 import { UpstreamModule } from './upstream/upstream.module';
@@ -24,6 +25,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config, logger),
         DatabaseModule.forRoot(config, logger),
+        MetricsModule,
         AuthModule,
         ConsoleModule,
         KeysModule,
