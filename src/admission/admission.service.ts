@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { notFound } from '../common/app-error';
 import { decodeCursor } from '../common/pagination';
 import { LOGGER } from '../common/tokens';
+import { Metrics } from '../metrics/metrics';
 import type { AdminKeyPrincipal, ConsolePrincipal } from '../auth/principal';
 import { canAccess, identityParty, partyOf, requireAccess } from '../auth/access';
 import { IdentitiesService } from '../identities/identities.service';
@@ -32,11 +33,13 @@ export class AdmissionService {
     private readonly rules: ContactRulesService,
     private readonly identities: IdentitiesService,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: Metrics,
   ) {}
 
   /** Decides whether requester may send work to worker; records the denial when denied. */
   async evaluate(requester: Identity, worker: Identity): Promise<AdmissionDecision<ContactRule>> {
     const decision = await this.decide(requester, worker);
+    this.metrics.admission(decision.allowed, decision.reason);
     if (!decision.allowed) await this.record(requester, worker, decision);
     return decision;
   }

@@ -2,6 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap }
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { LOGGER } from '../common/tokens';
+import { Metrics } from '../metrics/metrics';
 import { DeliveryQueue, type ClaimedDelivery, type PushTarget, type WebhookTarget } from './delivery-queue';
 import { DeliverySender, type OutboundRequest, type SendOutcome } from './delivery-sender';
 import { EventFeed } from './event-feed';
@@ -43,6 +44,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
     private readonly push: PushNotifications,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: Metrics,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -102,6 +104,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
             heldByDestination: this.heldByDestination, shareOfDestination: this.shareOfDestination,
             heldByOrganization: this.heldByOrganization, ...this.shares,
           });
+          this.metrics.outboxLagSeen(lagOf(claimed));
         } catch (error) {
           this.logger.error({ err: error }, 'could not claim deliveries');
         }
@@ -185,7 +188,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
     }
     if (!outcome.ok) this.logFailure(delivery, outcome);
     try {
-      await this.queue.complete(delivery, outcome);
+      const retries = await this.queue.complete(delivery, outcome);
+      this.metrics.delivery(delivery.target.kind, outcome.ok ? 'succeeded' : retries ? 'retrying' : 'failed');
     } catch (error) {
       // The lease runs out and the delivery is attempted again: at least once, never lost.
       this.logger.error({ err: error, delivery_id: delivery.id }, 'could not record a delivery attempt');
@@ -220,4 +224,10 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
     if (target.token) headers['x-a2a-notification-token'] = target.token;
     return { url: target.url, headers, body: notification.body };
   }
+}
+
+/** Outbox lag as one claim sees it: the age of the oldest event among its first attempts (seconds; 0 when none). */
+function lagOf(claimed: readonly ClaimedDelivery[]): number {
+  const created = claimed.flatMap((d) => (d.attempt === 1 && d.target.kind === 'webhook' ? [Date.parse(d.target.event.created_at)] : []));
+  return created.length === 0 ? 0 : (Date.now() - Math.min(...created)) / 1000;
 }

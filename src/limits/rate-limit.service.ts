@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { AppError } from '../common/app-error';
 import { LOGGER } from '../common/tokens';
+import { Metrics } from '../metrics/metrics';
 import { estimate, MemoryRateLimitStore, type StoreOp, type WindowState } from './rate-limit.store';
 import { RedisRateLimitStore } from './redis-rate-limit.store';
 
@@ -48,6 +49,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: Metrics,
   ) {
     const limits = config.rateLimits;
     this.quotas = {
@@ -86,7 +88,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   async enforce(res: HeaderSink, quota: QuotaName, subject: string): Promise<void> {
     const state = await this.apply(quota, subject, { kind: 'consume', limit: this.quotas[quota].limit, cost: 1 });
     setRateLimitHeaders(res, state);
-    if (state.retryAfterSeconds > 0) throw rateLimited(state);
+    if (state.retryAfterSeconds > 0) throw this.refused(state);
   }
 
   /**
@@ -97,7 +99,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
    */
   async reserve(quota: QuotaName, subject: string): Promise<void> {
     const state = await this.apply(quota, subject, { kind: 'consume', limit: this.quotas[quota].limit, cost: 1 });
-    if (state.retryAfterSeconds > 0) throw rateLimited(state);
+    if (state.retryAfterSeconds > 0) throw this.refused(state);
   }
 
   async clear(quota: QuotaName, subject: string): Promise<void> {
@@ -109,6 +111,11 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     } catch (error) {
       this.fellBack(error);
     }
+  }
+
+  private refused(state: QuotaState): AppError {
+    this.metrics.rateLimit(state.quota);
+    return rateLimited(state);
   }
 
   private async apply(quota: QuotaName, subject: string, op: StoreOp): Promise<QuotaState> {

@@ -15,7 +15,7 @@ export type ForwardOutcome = 'succeeded' | 'retrying' | 'failed';
 /** What a task change tells the metrics: its state after the change, and whether it changed the status. */
 interface TaskChange {
   kind: string;
-  state: string;
+  state?: string;
   changesStatus?: boolean;
 }
 
@@ -119,7 +119,7 @@ export class Metrics {
   /** A task journal's changes, counted once its transaction commits. */
   tasksChanged(tx: Tx, created: boolean, changes: readonly TaskChange[]): void {
     if (!this.enabled) return;
-    const settled = changes.filter((c) => (c.kind === 'status' || c.changesStatus) && TERMINAL_STATES.has(c.state)).map((c) => c.state);
+    const settled = changes.filter((c) => (c.kind === 'status' || c.changesStatus) && c.state !== undefined && TERMINAL_STATES.has(c.state)).map((c) => c.state!);
     if (!created && settled.length === 0) return;
     afterCommit(tx, () => {
       if (created) this.tasksCreated.inc();

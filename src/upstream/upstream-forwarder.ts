@@ -5,6 +5,7 @@ import { A2AError } from '@a2a-js/sdk/errors';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client, type RequestOptions } from '@a2a-js/sdk/client';
 import type { Logger } from 'pino';
 import { LOGGER } from '../common/tokens';
+import { Metrics } from '../metrics/metrics';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { systemResolver } from '../events/delivery-sender';
 import type { ArtifactChunk } from '../ledger/entities/task-event.entity';
@@ -55,6 +56,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     private readonly upstreams: UpstreamsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: Metrics,
   ) {
     this.fetch = upstreamFetch({
       allowPrivateNetworks: config.webhooksAllowPrivateNetworks, resolve: systemResolver,
@@ -289,6 +291,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
 
   private async finish(forward: ClaimedForward, status: 'succeeded' | 'failed', error: string | null): Promise<void> {
     await this.repository.finish(forward, status, error);
+    this.metrics.forward(forward.kind, status);
   }
 
   /**
@@ -303,6 +306,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     this.logger.warn({ forward_id: forward.id, task_id: forward.taskId, attempt: forward.attempt, reason }, 'upstream forward attempt failed');
     if (!refused && forward.attempt <= schedule.length) {
       await this.repository.retryLater(forward, schedule[forward.attempt - 1], reason);
+      this.metrics.forward(forward.kind, 'retrying');
       return;
     }
     await this.finish(forward, 'failed', reason);
