@@ -9,6 +9,8 @@ import type { AgentKeyPrincipal } from '../auth/principal';
 import { notFound, type AppError } from '../common/app-error';
 import { jsonRpcErrorBody, restBindingErrorBody, restBindingVersion, sendRestBindingError, toAppError } from '../common/problem.filter';
 import { APP_CONFIG, type AppConfig } from '../config/config';
+import { Metrics } from '../metrics/metrics';
+import { meteredHandler } from './metered-handler';
 import { bindHooks, BindingRequestHandler } from './binding-handler';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
@@ -45,9 +47,10 @@ export class RestBindingService {
     private readonly gate: ProtocolGate,
     ledger: LedgerRequestHandler,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    metrics: Metrics,
   ) {
     this.router = restHandler({
-      requestHandler: new BindingRequestHandler(ledger),
+      requestHandler: new BindingRequestHandler(meteredHandler(ledger, 'rest', metrics)),
       userBuilder: async (req) => new AdmittedCaller(this.admitted.get(req as Request)!),
       contextBuilder: ({ user }) => (user as AdmittedCaller).open.context,
       legacyCompat: { enabled: true },
