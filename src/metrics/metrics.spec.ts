@@ -11,7 +11,7 @@ const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
 async function registered(): Promise<Set<string>> {
   const metrics = new Metrics(loadConfig({ METRICS_PORT: '0' }), { driver: {} } as unknown as DataSource);
   const names = (await metrics.registry.getMetricsAsJSON()).flatMap((metric) =>
-    metric.type === 'histogram' ? ['', '_bucket', '_count', '_sum'].map((suffix) => metric.name + suffix) : [metric.name]);
+    String(metric.type) === 'histogram' ? ['', '_bucket', '_count', '_sum'].map((suffix) => metric.name + suffix) : [metric.name]);
   metrics.registry.clear();
   return new Set(names);
 }
