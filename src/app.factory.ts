@@ -11,6 +11,8 @@ import { requestContextMiddleware, requestIdMiddleware } from './common/request-
 import { createValidationPipe } from './common/validation';
 import { consoleStaticMiddleware } from './console/console-static';
 import { httpTracing } from './tracing/tracing';
+import { httpMetricsMiddleware } from './metrics/http-metrics';
+import { Metrics } from './metrics/metrics';
 
 /** Builds the whole application; used by main.ts, the CLI-free tests and benchmarks. */
 export async function createApp(config: AppConfig, logger: Logger): Promise<NestExpressApplication> {
@@ -26,6 +28,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   app.use(httpTracing);
   app.use(requestIdMiddleware);
   app.use(requestLogMiddleware(logger));
+  app.use(httpMetricsMiddleware(app.get(Metrics)));
   app.use('/console', consoleStaticMiddleware(config.consoleDir));
   app.use(jsonBodyParser({ rest: config.bodyLimitBytes, protocol: config.protocolBodyLimitBytes }));
   app.use(requestContextMiddleware); // back in the request's log context after the body parser's stream callbacks

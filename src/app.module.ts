@@ -16,6 +16,7 @@ import { HealthModule } from './health/health.module';
 import { IdentitiesModule } from './identities/identities.module';
 import { KeysModule } from './keys/keys.module';
 import { KeysService } from './keys/keys.service';
+import { MetricsModule } from './metrics/metrics.module';
 import { LedgerModule } from './ledger/ledger.module';
 import { PortsModule } from './ports.module';
 import { ProtocolModule } from './protocol/protocol.module';
@@ -32,6 +33,7 @@ export class AppModule {
         LoggerModule.forRoot(logger),
         DatabaseModule.forRoot(config, logger),
         AuditModule,
+        MetricsModule,
         AuthModule.forRoot({ imports: [KeysModule, ConsoleModule], apiKeys: KeysService, sessions: ConsoleService }),
         PortsModule,
         ConsoleModule,

@@ -46,8 +46,8 @@ async function bootstrap(args: string[]): Promise<void> {
   const password = values['password-stdin'] ? await readStdin() : randomBytes(18).toString('base64url');
   if (password.length < 12) fail('the password must be at least 12 characters');
 
-  // A one-shot command serves no protocol: no gRPC server.
-  const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env, GRPC_PORT: 'off' });
+  // A one-shot command serves no protocol and no metrics: no gRPC server, no metrics listener (its port is the server's).
+  const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env, GRPC_PORT: 'off', METRICS_PORT: 'off' });
   const logger = createLogger(config.logLevel, undefined, config.logFormat);
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), { logger: new JsonLogger(logger), abortOnError: false })
     .catch((error: unknown) => {
@@ -86,7 +86,7 @@ async function bootstrap(args: string[]): Promise<void> {
 
 async function rotateCardKey(args: string[]): Promise<void> {
   if (args.length > 0) fail(USAGE);
-  const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env });
+  const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env, METRICS_PORT: 'off' });
   const logger = createLogger(config.logLevel, undefined, config.logFormat);
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), { logger: new JsonLogger(logger) });
   try {

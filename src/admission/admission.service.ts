@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { notFound } from '../common/app-error';
 import { decodeCursor } from '../common/pagination';
 import { LOGGER } from '../common/tokens';
+import { Metrics } from '../metrics/metrics';
 import type { AdminKeyPrincipal, ConsolePrincipal } from '../auth/principal';
 import { canAccess, identityParty, partyOf, requireAccess } from '../auth/access';
 import { IdentitiesService } from '../identities/identities.service';
@@ -33,6 +34,7 @@ export class AdmissionService {
     private readonly rules: ContactRulesService,
     private readonly identities: IdentitiesService,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: Metrics,
   ) {}
 
   /** Decides whether requester may send work to worker; records the denial when denied. */
@@ -40,6 +42,7 @@ export class AdmissionService {
     return inSpan('admission', {}, async (span) => {
       const decision = await this.decide(requester, worker);
       span?.setAttributes({ 'a2a.admission.allowed': decision.allowed, 'a2a.admission.reason': decision.reason });
+      this.metrics.admission(decision.allowed, decision.reason);
       if (!decision.allowed) await this.record(requester, worker, decision);
       return decision;
     });

@@ -73,6 +73,9 @@ export interface AppConfig {
   grpcHost: string;
   /** `host:port` that Agent Cards advertise for gRPC; null when gRPC is off. */
   grpcPublicAddress: string | null;
+  /** The metrics listener (CONTRACT §15): its port (0: an ephemeral one), or null when `METRICS_PORT=off`. */
+  metricsPort: number | null;
+  metricsHost: string;
   /** Lifts the https-only and public-address rules for webhook and push notification URLs (tests, development). */
   webhooksAllowPrivateNetworks: boolean;
   /** Event delivery (CONTRACT §8). */
@@ -182,6 +185,11 @@ function url(env: Env, name: string, fallback: string | null, protocols: string[
   return raw;
 }
 
+/** `METRICS_PORT`: a port, or `off`. */
+function metricsPort(env: Env): number | null {
+  return env.METRICS_PORT?.trim().toLowerCase() === 'off' ? null : int(env, 'METRICS_PORT', 9464, 0, 65535);
+}
+
 /** `GRPC_PORT`: a port, or `off`. */
 function grpcPort(env: Env): number | null {
   return env.GRPC_PORT?.trim().toLowerCase() === 'off' ? null : int(env, 'GRPC_PORT', 50051, 0, 65535);
@@ -240,6 +248,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     grpcPort: grpc,
     grpcHost: str(env, 'GRPC_HOST', str(env, 'HOST', '0.0.0.0')),
     grpcPublicAddress: grpc === null ? null : str(env, 'GRPC_PUBLIC_ADDRESS', `${new URL(publicBaseUrl).hostname}:${grpc}`),
+    metricsPort: metricsPort(env),
+    metricsHost: str(env, 'METRICS_HOST', '127.0.0.1'),
     events: {
       dispatcher: oneOf(env, 'EVENTS_DISPATCHER', ['inline', 'off'] as const, 'inline'),
       pollIntervalMs: int(env, 'EVENTS_POLL_INTERVAL_MS', 1000, 10, 60_000),

@@ -2,6 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap }
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { LOGGER } from '../common/tokens';
+import { Metrics } from '../metrics/metrics';
 import { DeliveryQueue, type ClaimedDelivery, type PushTarget, type WebhookTarget } from './delivery-queue';
 import { DeliverySender, type OutboundRequest, type SendOutcome } from './delivery-sender';
 import { PushNotifications } from './push-notifications';
@@ -39,6 +40,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
     private readonly push: PushNotifications,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: Metrics,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -93,6 +95,7 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
             heldByDestination: this.heldByDestination, shareOfDestination: this.shareOfDestination,
             heldByOrganization: this.heldByOrganization, ...this.shares,
           });
+          this.metrics.outboxLagSeen(lagOf(claimed));
         } catch (error) {
           this.logger.error({ err: error }, 'could not claim deliveries');
         }
@@ -173,7 +176,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
   private async record(delivery: ClaimedDelivery, outcome: SendOutcome): Promise<void> {
     if (!outcome.ok) this.logFailure(delivery, outcome);
     try {
-      await this.queue.complete(delivery, outcome);
+      const retries = await this.queue.complete(delivery, outcome);
+      this.metrics.delivery(delivery.target.kind, outcome.ok ? 'succeeded' : retries ? 'retrying' : 'failed');
     } catch (error) {
       // The lease runs out and the delivery is attempted again: at least once, never lost.
       this.logger.error({ err: error, delivery_id: delivery.id }, 'could not record a delivery attempt');
@@ -213,4 +217,10 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
 /** The request with the trace's headers (`traceparent`) added. */
 function withHeaders(request: OutboundRequest, trace: { headers: Record<string, string> }): OutboundRequest {
   return Object.keys(trace.headers).length === 0 ? request : { ...request, headers: { ...request.headers, ...trace.headers } };
+}
+
+/** Outbox lag as one claim sees it: the age of the oldest event among its first attempts (seconds; 0 when none). */
+function lagOf(claimed: readonly ClaimedDelivery[]): number {
+  const created = claimed.flatMap((d) => (d.attempt === 1 && d.target.kind === 'webhook' ? [Date.parse(d.target.event.created_at)] : []));
+  return created.length === 0 ? 0 : (Date.now() - Math.min(...created)) / 1000;
 }

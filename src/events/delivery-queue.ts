@@ -121,15 +121,16 @@ export class DeliveryQueue {
    * endpoint's failing run. Failure schedules the next attempt (or fails the
    * delivery when the schedule is spent), starts or extends the failing run, and
    * disables the webhook once that run has lasted DISABLE_AFTER_MS. The delivery
-   * is only updated while this claim still holds it.
+   * is only updated while this claim still holds it. Returns whether another attempt
+   * is scheduled (false after a success or a final failure).
    */
-  async complete(delivery: ClaimedDelivery, outcome: SendOutcome): Promise<void> {
+  async complete(delivery: ClaimedDelivery, outcome: SendOutcome): Promise<boolean> {
     const webhookId = delivery.target.kind === 'webhook' ? delivery.target.webhookId : null;
     if (outcome.ok) {
       await this.repository.recordSuccess({ id: delivery.id, attempt: delivery.attempt, statusCode: outcome.statusCode, durationMs: outcome.durationMs }, webhookId);
-      return;
+      return false;
     }
-    await this.db.transaction(async (tx) => {
+    return this.db.transaction(async (tx) => {
       await this.repository.logAttempt({
         deliveryId: delivery.id, attempt: delivery.attempt, succeeded: false, statusCode: outcome.statusCode, error: outcome.error, durationMs: outcome.durationMs,
       }, true, tx);
@@ -138,7 +139,7 @@ export class DeliveryQueue {
       if (webhookId === null) {
         // A push notification config has no failing run: it lives as long as its task.
         await this.finish(tx, delivery, outcome, delay !== null ? 'pending' : 'failed', delay);
-        return;
+        return delay !== null;
       }
       const webhook = await this.repository.lockWebhookFailing(webhookId, DISABLE_AFTER_MS, tx);
       const disable = webhook?.status === 'active' && webhook.expired === true;
@@ -150,6 +151,7 @@ export class DeliveryQueue {
         const failed = await this.failPending(tx, webhookId);
         this.logger.warn({ webhook_id: webhookId, failed_deliveries: failed }, 'webhook disabled: its endpoint has been failing for 5 days');
       }
+      return retry;
     });
   }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Tx } from '../database/database';
 import { EventsService, type EventInput } from '../events/events.service';
+import { Metrics } from '../metrics/metrics';
 import { toArtifactView, toMessageView, toTaskSummaryView, type TaskSummaryView } from './ledger-views';
 import type { JournalEntry, TaskJournal } from './task-journal';
 import { participantsOf } from './task-records';
@@ -22,13 +23,14 @@ type TaskEvent = Omit<EventInput, 'organizationId' | 'identityIds'>;
  */
 @Injectable()
 export class LedgerEvents {
-  constructor(private readonly events: EventsService) {}
+  constructor(private readonly events: EventsService, private readonly metrics: Metrics) {}
 
   /** The events of `entries` (a journal's changes since its last flush), in the journal's transaction. */
   async emit(tx: Tx, journal: TaskJournal, entries: readonly JournalEntry[]): Promise<void> {
     const { requester, worker } = participantsOf(journal.task);
     const participants = [requester, worker].map((p) => ({ identityId: p.id, organizationId: p.organizationId }));
     const task = toTaskSummaryView(journal.task);
+    this.metrics.tasksChanged(tx, journal.isNew && entries[0] === journal.entries[0], entries);
     for (const entry of entries) {
       const push = streamed(entry) ? { taskId: journal.task.id, seq: entry.seq } : undefined;
       for (const [j, event] of eventsOf(entry, task, journal.isNew && entry === journal.entries[0]).entries()) {

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { AppError } from '../common/app-error';
 import { LOGGER } from '../common/tokens';
+import { Metrics } from '../metrics/metrics';
 import { estimate, MemoryRateLimitStore, type StoreOp, type WindowState } from './rate-limit.store';
 import { RedisRateLimitStore } from './redis-rate-limit.store';
 
@@ -47,6 +48,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: Metrics,
   ) {
     const limits = config.rateLimits;
     this.quotas = {
@@ -85,7 +87,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   async enforce(res: HeaderSink, quota: QuotaName, subject: string): Promise<void> {
     const state = await this.apply(quota, subject, { kind: 'consume', limit: this.quotas[quota].limit, cost: 1 });
     setRateLimitHeaders(res, state);
-    if (state.retryAfterSeconds > 0) throw rateLimited(state);
+    if (state.retryAfterSeconds > 0) throw this.refused(state);
   }
 
   /**
@@ -96,7 +98,7 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
    */
   async reserve(quota: QuotaName, subject: string): Promise<void> {
     const state = await this.apply(quota, subject, { kind: 'consume', limit: this.quotas[quota].limit, cost: 1 });
-    if (state.retryAfterSeconds > 0) throw rateLimited(state);
+    if (state.retryAfterSeconds > 0) throw this.refused(state);
   }
 
   async clear(quota: QuotaName, subject: string): Promise<void> {
@@ -108,6 +110,11 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     } catch (error) {
       this.fellBack(error);
     }
+  }
+
+  private refused(state: QuotaState): AppError {
+    this.metrics.rateLimit(state.quota);
+    return rateLimited(state);
   }
 
   private async apply(quota: QuotaName, subject: string, op: StoreOp): Promise<QuotaState> {

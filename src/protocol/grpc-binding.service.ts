@@ -14,6 +14,8 @@ import type { SurfaceName } from '../auth/surfaces';
 import { toAppError } from '../common/problem.filter';
 import { LOGGER } from '../common/tokens';
 import { APP_CONFIG, type AppConfig } from '../config/config';
+import { Metrics } from '../metrics/metrics';
+import { meteredHandler } from './metered-handler';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
 import { bindHooks, BindingRequestHandler, type BindingHooks } from './binding-handler';
 import { grpcStatusDetails, RPC_CODE, rpcStatusFor, SERVICE_ERROR_DOMAIN } from '../common/binding-status';
@@ -75,6 +77,7 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     private readonly ledger: LedgerRequestHandler,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: Metrics,
   ) {}
 
   /** The port the server listens on (GRPC_PORT, or the one chosen for `0`); null when off. */
@@ -86,7 +89,7 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     if (this.config.grpcPort === null) return;
     const server = new grpc.Server({ 'grpc.max_receive_message_length': this.config.protocolBodyLimitBytes });
     const options = {
-      requestHandler: new BindingRequestHandler(this.ledger),
+      requestHandler: new BindingRequestHandler(meteredHandler(this.ledger, 'grpc', this.metrics)),
       userBuilder: async (call: Call) => new AdmittedCaller(this.admitted.get(call)!),
       contextBuilder: ({ user }: { user?: User }) => (user as AdmittedCaller).open.context,
     };

@@ -9,10 +9,12 @@ import type { AgentKeyPrincipal } from '../auth/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { jsonRpcErrorBody } from '../common/problem.filter';
 import { LOGGER } from '../common/tokens';
+import { Metrics } from '../metrics/metrics';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
 import { paramsErrors } from './a2a-params';
 import { CallRefused } from './call-standing';
 import { LedgerRequestHandler } from './ledger-request-handler';
+import { meteredHandler } from './metered-handler';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
 import { writeFrame } from './sse';
 import { inSpan } from '../tracing/tracing';
@@ -44,9 +46,11 @@ export class ProtocolService {
     handler: LedgerRequestHandler,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    metrics: Metrics,
   ) {
-    this.v1 = new JsonRpcTransportHandler(handler);
-    this.v03 = new LegacyJsonRpcTransportHandler(handler);
+    const metered = meteredHandler(handler, 'jsonrpc', metrics);
+    this.v1 = new JsonRpcTransportHandler(metered);
+    this.v03 = new LegacyJsonRpcTransportHandler(metered);
   }
 
   async call(principal: AgentKeyPrincipal, handle: string, req: Request, res: Response): Promise<void> {

@@ -11,6 +11,8 @@ import { jsonRpcErrorBody, restBindingErrorBody, restBindingVersion, sendRestBin
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { FieldError } from '../common/app-error';
 import { requestErrors, V03_REST_REQUESTS, V1_REQUESTS } from './a2a-params';
+import { Metrics } from '../metrics/metrics';
+import { meteredHandler } from './metered-handler';
 import { bindHooks, BindingRequestHandler } from './binding-handler';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
@@ -48,9 +50,10 @@ export class RestBindingService {
     private readonly gate: ProtocolGate,
     ledger: LedgerRequestHandler,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    metrics: Metrics,
   ) {
     this.router = restHandler({
-      requestHandler: new BindingRequestHandler(ledger),
+      requestHandler: new BindingRequestHandler(meteredHandler(ledger, 'rest', metrics)),
       userBuilder: async (req) => new AdmittedCaller(this.admitted.get(req as Request)!),
       contextBuilder: ({ user }) => (user as AdmittedCaller).open.context,
       legacyCompat: { enabled: true },

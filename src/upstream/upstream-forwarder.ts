@@ -9,6 +9,7 @@ import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { LOGGER } from '../common/tokens';
+import { Metrics } from '../metrics/metrics';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { systemResolver } from '../events/delivery-sender';
 import type { ArtifactChunk } from '../ledger/entities/task-event.entity';
@@ -61,6 +62,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     private readonly upstreams: UpstreamsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
+    private readonly metrics: Metrics,
   ) {
     this.fetch = upstreamFetch({
       allowPrivateNetworks: config.webhooksAllowPrivateNetworks, resolve: systemResolver,
@@ -306,6 +308,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
 
   private async finish(forward: ClaimedForward, status: 'succeeded' | 'failed', error: string | null): Promise<void> {
     await this.repository.finish(forward, status, error);
+    this.metrics.forward(forward.kind, status);
   }
 
   /**
@@ -320,6 +323,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     this.logger.warn({ forward_id: forward.id, task_id: forward.taskId, attempt: forward.attempt, reason }, 'upstream forward attempt failed');
     if (!refused && forward.attempt <= schedule.length) {
       await this.repository.retryLater(forward, schedule[forward.attempt - 1], reason);
+      this.metrics.forward(forward.kind, 'retrying');
       return;
     }
     await this.finish(forward, 'failed', reason);

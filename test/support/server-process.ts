@@ -25,7 +25,7 @@ export interface ServerProcess extends ChildScript {
 /** Runs a TypeScript entry point (src/main.ts, src/worker.ts, src/cli.ts) in its own process, as its npm script would. */
 function spawnScript(script: string, env: Record<string, string>, args: string[] = []): ChildScript {
   const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', script, ...args], {
-    env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', METRICS_PORT: 'off', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
