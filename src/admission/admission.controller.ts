@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
-import type { AdminKeyPrincipal, ConsolePrincipal } from '../auth/principal';
+import type { AdminKeyPrincipal, ConsolePrincipal } from '../common/principal';
 import { Surface } from '../auth/surface.decorator';
 import { AdmissionService } from './admission.service';
 import { CheckAdmissionDto } from './dto/check-admission.dto';

@@ -4,7 +4,7 @@ import { notFound } from '../common/app-error';
 import { decodeCursor } from '../common/pagination';
 import { LOGGER } from '../common/tokens';
 import { Metrics } from '../metrics/metrics';
-import type { AdminKeyPrincipal, ConsolePrincipal } from '../auth/principal';
+import type { AdminKeyPrincipal, ConsolePrincipal } from '../common/principal';
 import { canAccess, identityParty, partyOf, requireAccess } from '../auth/access';
 import { IdentitiesService } from '../identities/identities.service';
 import type { Identity } from '../identities/identity.entity';

@@ -3,7 +3,7 @@ import { Database, type Tx } from '../database/database';
 import { badRequest, conflict, notFound } from '../common/app-error';
 import { decodeCursor } from '../common/pagination';
 import { canAccess, identityParty, notVisible, requireAccess, requireRow } from '../auth/access';
-import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../auth/principal';
+import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../common/principal';
 import { AuditService } from '../audit/audit.service';
 import { EventsService } from '../events/events.service';
 import { IdentitiesService } from '../identities/identities.service';

@@ -1,7 +1,7 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
-import type { AdminKeyPrincipal, ConsolePrincipal } from '../auth/principal';
+import type { AdminKeyPrincipal, ConsolePrincipal } from '../common/principal';
 import { Surface } from '../auth/surface.decorator';
 import { Returns } from '../common/api-docs';
 import { AuditEventPage } from './audit-event.view';

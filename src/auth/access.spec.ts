@@ -3,7 +3,7 @@ import {
   ACCESS_RULES, canAccess, identityParty, notVisible, requireAccess, requireGrant, requireRow, requireSettingsChange,
   eventScope, sideOf, visibleCondition, type Permission, type Resource, type SettingField,
 } from './access';
-import type { AgentKeyPrincipal, Principal } from './principal';
+import type { AgentKeyPrincipal, Principal } from '../common/principal';
 
 const ACME = 'org-acme';
 const OTHER = 'org-other';

@@ -1,7 +1,7 @@
 import { forbidden, notFound, type AppError } from '../common/app-error';
 import { isUuid } from '../common/parse-id.pipe';
 import { sql, type Sql } from '../database/sql';
-import type { Principal } from './principal';
+import type { Principal } from '../common/principal';
 import { CREDENTIAL_LABELS } from './surfaces';
 
 /**

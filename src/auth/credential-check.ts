@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { forbidden, unauthorized } from '../common/app-error';
 import { RateLimitService, type HeaderSink } from '../limits/rate-limit.service';
 import { AuthService, type CredentialSource } from './auth.service';
-import type { Principal } from './principal';
+import type { Principal } from '../common/principal';
 import { CREDENTIAL_LABELS, SURFACES, type SurfaceName, type SurfacePolicy } from './surfaces';
 
 const NOT_ALLOWED_CODE = { admin: 'admin_key_not_allowed', agent: 'agent_key_not_allowed', console: 'console_session_not_allowed' } as const;

@@ -1,6 +1,6 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
-import type { Principal } from './principal';
+import type { Principal } from '../common/principal';
 
 /** Hands a handler the authenticated principal that the guard attached. */
 export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal => {

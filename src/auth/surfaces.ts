@@ -1,4 +1,4 @@
-import type { CredentialKind } from './principal';
+import type { CredentialKind } from '../common/principal';
 
 /**
  * Who may reach each surface — SEED-SPEC §5 "Credential per surface" and the

@@ -3,7 +3,7 @@ import { ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
-import type { ConsolePrincipal } from '../auth/principal';
+import type { ConsolePrincipal } from '../common/principal';
 import { Public, Surface } from '../auth/surface.decorator';
 import { addressSubject } from '../limits/client-address';
 import { Refuses, Returns } from '../common/api-docs';

@@ -6,7 +6,7 @@ import { badRequest, conflict, forbidden, unauthorized } from '../common/app-err
 import { AuditService } from '../audit/audit.service';
 import { RateLimitService } from '../limits/rate-limit.service';
 import { Database, type Tx } from '../database/database';
-import type { ConsolePrincipal } from '../auth/principal';
+import type { ConsolePrincipal } from '../common/principal';
 import { ConsoleRepository, type ConsoleUserRecord } from './console.repository';
 import type { Organization } from './organization.entity';
 import { toOrganizationView, toUserView, type MeView, type SessionView } from './console.view';

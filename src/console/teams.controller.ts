@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
-import type { ConsolePrincipal } from '../auth/principal';
+import type { ConsolePrincipal } from '../common/principal';
 import { Surface } from '../auth/surface.decorator';
 import { Refuses, Returns } from '../common/api-docs';
 import { PageQuery } from '../common/pagination';

@@ -5,7 +5,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { conflict, notFound } from '../common/app-error';
 import type { PageQuery } from '../common/pagination';
 import { Database, type Tx } from '../database/database';
-import type { ConsolePrincipal } from '../auth/principal';
+import type { ConsolePrincipal } from '../common/principal';
 import { AuditService } from '../audit/audit.service';
 import { EventsService } from '../events/events.service';
 import { ConsoleRepository } from './console.repository';

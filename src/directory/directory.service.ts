@@ -5,7 +5,7 @@ import { ServerCallContext, type A2ARequestHandler } from '@a2a-js/sdk/server';
 import { notFound } from '../common/app-error';
 import type { Tagged } from '../common/conditional-get';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../common/principal';
 import { ConsoleService } from '../console/console.service';
 import { IdentitiesService } from '../identities/identities.service';
 import { IdentitySearchService } from '../identities/identity-search.service';

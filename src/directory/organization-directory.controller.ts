@@ -1,7 +1,7 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../common/principal';
 import { Surface } from '../auth/surface.decorator';
 import { DirectoryService } from './directory.service';
 import { OrganizationDirectoryQuery } from './dto/organization-directory.query';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { eventScope } from '../auth/access';
-import type { ConsolePrincipal, KeyPrincipal } from '../auth/principal';
+import type { ConsolePrincipal, KeyPrincipal } from '../common/principal';
 import { AppError, unauthorized } from '../common/app-error';
 import { pageLimit } from '../common/pagination';
 import { problemBody } from '../common/problem.filter';

@@ -2,7 +2,7 @@ import { Controller, Get, Query, Req, Res } from '@nestjs/common';
 import { ApiHeader, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
-import type { ConsolePrincipal, KeyPrincipal } from '../auth/principal';
+import type { ConsolePrincipal, KeyPrincipal } from '../common/principal';
 import { Surface } from '../auth/surface.decorator';
 import { Refuses, Returns } from '../common/api-docs';
 import { EventPage } from '../events/event.view';

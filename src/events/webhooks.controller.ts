@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Res
 import { ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
-import type { ConsolePrincipal, KeyPrincipal } from '../auth/principal';
+import type { ConsolePrincipal, KeyPrincipal } from '../common/principal';
 import { Surface } from '../auth/surface.decorator';
 import { ParseIdPipe } from '../common/parse-id.pipe';
 import { RateLimitService } from '../limits/rate-limit.service';

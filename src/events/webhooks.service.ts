@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, conflict, notFound } from '../common/app-error';
 import { eventScope, requireAccess, type Permission } from '../auth/access';
-import type { ConsolePrincipal, KeyPrincipal } from '../auth/principal';
+import type { ConsolePrincipal, KeyPrincipal } from '../common/principal';
 import { AuditService } from '../audit/audit.service';
 import { Database, type Tx } from '../database/database';
 import { OrganizationLocks, WebhookIdentities } from './event-ports';

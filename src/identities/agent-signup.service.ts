@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { notFound } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import type { ConsolePrincipal } from '../auth/principal';
+import type { ConsolePrincipal } from '../common/principal';
 import { Database } from '../database/database';
 import { AuditService } from '../audit/audit.service';
 import { EventsService } from '../events/events.service';

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Patch, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
-import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../auth/principal';
+import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../common/principal';
 import { Surface } from '../auth/surface.decorator';
 import { AgentSignupService } from './agent-signup.service';
 import { CardFieldsDto } from './dto/card-fields.dto';

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { conflict } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../auth/principal';
+import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../common/principal';
 import { Database, type Tx } from '../database/database';
 import { AuditService } from '../audit/audit.service';
 import { EventsService } from '../events/events.service';

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
-import type { ConsolePrincipal, KeyPrincipal, Principal } from '../auth/principal';
+import type { ConsolePrincipal, KeyPrincipal, Principal } from '../common/principal';
 import { Surface } from '../auth/surface.decorator';
 import { ParseIdPipe } from '../common/parse-id.pipe';
 import { MintKeyDto } from './dto/mint-key.dto';

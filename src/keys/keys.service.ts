@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { badRequest, conflict } from '../common/app-error';
 import { requireAccess, requireGrant, type Permission } from '../auth/access';
 import { Database, type Tx } from '../database/database';
-import type { AdminKeyPrincipal, ConsolePrincipal, KeyPrincipal, Principal } from '../auth/principal';
+import type { AdminKeyPrincipal, ConsolePrincipal, KeyPrincipal, Principal } from '../common/principal';
 import { AuditService } from '../audit/audit.service';
 import { EventsService } from '../events/events.service';
 import { BindableIdentities } from './key-ports';

@@ -1,7 +1,7 @@
 import { Controller, Get, HttpCode, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
-import type { KeyPrincipal } from '../auth/principal';
+import type { KeyPrincipal } from '../common/principal';
 import { Surface } from '../auth/surface.decorator';
 import { KeysService } from './keys.service';
 import { Returns } from '../common/api-docs';

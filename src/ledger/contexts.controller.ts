@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../common/principal';
 import { Surface } from '../auth/surface.decorator';
 import { ParseIdPipe } from '../common/parse-id.pipe';
 import { ListContextsQuery } from './dto/list-tasks.query';

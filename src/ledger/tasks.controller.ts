@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiHeader, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../common/principal';
 import { Surface } from '../auth/surface.decorator';
 import { PageQuery } from '../common/pagination';
 import { ParseIdPipe } from '../common/parse-id.pipe';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { notVisible, requireAccess, sideOf, type Resource } from '../auth/access';
-import type { ConsolePrincipal, KeyPrincipal, Principal } from '../auth/principal';
+import type { ConsolePrincipal, KeyPrincipal, Principal } from '../common/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, conflict, type FieldError } from '../common/app-error';
 import { creationPosition, keyset, type PageQuery } from '../common/pagination';

@@ -9,7 +9,7 @@ import type { User } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
 import { runInRequestContext, traceIdOf, type RequestContext } from '../common/request-context';
 import { CredentialCheck } from '../auth/credential-check';
-import type { AgentKeyPrincipal } from '../auth/principal';
+import type { AgentKeyPrincipal } from '../common/principal';
 import type { SurfaceName } from '../auth/surfaces';
 import { toAppError } from '../common/problem.filter';
 import { LOGGER } from '../common/tokens';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
 import { AdmissionService } from '../admission/admission.service';
-import type { AgentKeyPrincipal } from '../auth/principal';
+import type { AgentKeyPrincipal } from '../common/principal';
 import { AppError, forbidden, notFound } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { isHandle } from '../identities/handle';

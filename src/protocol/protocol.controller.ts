@@ -2,7 +2,7 @@ import { Controller, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiBody, ApiExtension, ApiExtraModels, ApiHeader, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
-import type { AgentKeyPrincipal } from '../auth/principal';
+import type { AgentKeyPrincipal } from '../common/principal';
 import { Surface } from '../auth/surface.decorator';
 import { ProtocolService } from './protocol.service';
 import { JsonRpcRequestSchema, JsonRpcResponseSchema } from './json-rpc.schema';

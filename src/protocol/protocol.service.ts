@@ -5,7 +5,7 @@ import { JsonRpcTransportHandler } from '@a2a-js/sdk/server';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
-import type { AgentKeyPrincipal } from '../auth/principal';
+import type { AgentKeyPrincipal } from '../common/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { jsonRpcErrorBody } from '../common/problem.filter';
 import { LOGGER } from '../common/tokens';

@@ -2,7 +2,7 @@ import { Controller, Delete, Get, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
-import type { AgentKeyPrincipal } from '../auth/principal';
+import type { AgentKeyPrincipal } from '../common/principal';
 import { Surface } from '../auth/surface.decorator';
 import { RestBindingService } from './rest-binding.service';
 

@@ -5,7 +5,7 @@ import { A2A_ERROR_CODE, A2A_ERROR_DOMAIN, RequestMalformedError, restStatusFor,
 import type { User } from '@a2a-js/sdk/server';
 import { restHandler } from '@a2a-js/sdk/server/express';
 import type { Request, RequestHandler, Response } from 'express';
-import type { AgentKeyPrincipal } from '../auth/principal';
+import type { AgentKeyPrincipal } from '../common/principal';
 import { notFound, type AppError } from '../common/app-error';
 import { jsonRpcErrorBody, restBindingErrorBody, restBindingVersion, sendRestBindingError, toAppError } from '../common/problem.filter';
 import { APP_CONFIG, type AppConfig } from '../config/config';

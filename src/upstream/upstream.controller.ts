@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Post, Put } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
-import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../auth/principal';
+import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../common/principal';
 import { Surface } from '../auth/surface.decorator';
 import { Refuses, Returns } from '../common/api-docs';
 import { AgentHandle } from '../identities/handle.pipe';

@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { Inject, Injectable } from '@nestjs/common';
 import { DefaultAgentCardResolver, type AgentCardResolverOptions } from '@a2a-js/sdk/client';
 import type { AgentCard } from '@a2a-js/sdk';
-import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../auth/principal';
+import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../common/principal';
 import { AppError, notFound } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { checkDestinationUrl, classifyAddress } from '../events/address-policy';
