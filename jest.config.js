@@ -6,7 +6,10 @@ const transform = {
   '/node_modules/jose/.+\\.js$': ['ts-jest', { diagnostics: false, tsconfig: { allowJs: true } }],
   // The OTLP exporter loads `http` with a dynamic import(), which Jest's module loader
   // cannot run without --experimental-vm-modules; compiled to CommonJS it is a require.
-  '/node_modules/@opentelemetry/otlp-exporter-base/.+\\.js$': ['ts-jest', { diagnostics: false, tsconfig: { allowJs: true } }],
+  '/node_modules/@opentelemetry/otlp-exporter-base/.+\\.js$': [
+    'ts-jest',
+    { diagnostics: false, tsconfig: { allowJs: true } },
+  ],
 };
 const transformIgnorePatterns = ['/node_modules/(?!(jose|@opentelemetry/otlp-exporter-base)/)'];
 

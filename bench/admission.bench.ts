@@ -19,12 +19,16 @@ export async function run(): Promise<void> {
   const server = await startBenchServer();
   try {
     const { db } = server;
-    const [a, b] = (await db.query(`INSERT INTO organizations (name) VALUES ('Bench A'), ('Bench B') RETURNING id`)) as Array<{ id: string }>;
+    const [a, b] = (await db.query(
+      `INSERT INTO organizations (name) VALUES ('Bench A'), ('Bench B') RETURNING id`,
+    )) as Array<{ id: string }>;
     const identity = async (handle: string, organizationId: string) =>
-      ((await db.query(
-        `INSERT INTO identities (agent_handle, organization_id, claimed_at, enabled) VALUES ($1, $2, now(), true) RETURNING id`,
-        [handle, organizationId],
-      )) as Array<{ id: string }>)[0].id;
+      (
+        (await db.query(
+          `INSERT INTO identities (agent_handle, organization_id, claimed_at, enabled) VALUES ($1, $2, now(), true) RETURNING id`,
+          [handle, organizationId],
+        )) as Array<{ id: string }>
+      )[0].id;
     const requesterId = await identity('bench-requester', a.id);
     const workerId = await identity('bench-worker', b.id);
     // The rules that decide: requester allows the worker, the worker allows the requester's organization.
@@ -34,7 +38,10 @@ export async function run(): Promise<void> {
       [requesterId, a.id, workerId, b.id],
     );
     // Peers for the other rules: unclaimed identities, enough for the largest size.
-    await db.query(`INSERT INTO identities (agent_handle) SELECT 'bench-peer-' || g FROM generate_series(1, $1::int) g`, [SIZES[SIZES.length - 1]]);
+    await db.query(
+      `INSERT INTO identities (agent_handle) SELECT 'bench-peer-' || g FROM generate_series(1, $1::int) g`,
+      [SIZES[SIZES.length - 1]],
+    );
 
     const identities = server.app.get(IdentitiesService);
     const admission = server.app.get(AdmissionService);
@@ -43,7 +50,11 @@ export async function run(): Promise<void> {
 
     // Warm the JIT, the pool and PostgreSQL's caches before the first size is timed.
     for (let i = 0; i < 1000; i++) await admission.evaluate(requester, worker);
-    console.log(`load average at start: ${loadavg().map((n) => n.toFixed(2)).join(' ')}\n`);
+    console.log(
+      `load average at start: ${loadavg()
+        .map((n) => n.toFixed(2))
+        .join(' ')}\n`,
+    );
 
     const rows: Array<Record<string, string | number>> = [];
     let seeded = 0;
@@ -68,21 +79,42 @@ export async function run(): Promise<void> {
       const denied = await timeIt(Math.round(ITERATIONS / 5), () => admission.evaluate(worker, requester));
       rows.push(
         {
-          'rules per identity': size.toLocaleString('en'), path: 'allowed (1 read)', 'p50 ms': allowed.p50, 'p99 ms': allowed.p99,
-          'mean ms': allowed.mean, 'lookup buffers': lookup.buffers, 'lookup exec ms': lookup.executionMs,
+          'rules per identity': size.toLocaleString('en'),
+          path: 'allowed (1 read)',
+          'p50 ms': allowed.p50,
+          'p99 ms': allowed.p99,
+          'mean ms': allowed.mean,
+          'lookup buffers': lookup.buffers,
+          'lookup exec ms': lookup.executionMs,
         },
         {
-          'rules per identity': size.toLocaleString('en'), path: 'denied (read + log write)', 'p50 ms': denied.p50, 'p99 ms': denied.p99,
-          'mean ms': denied.mean, 'lookup buffers': '', 'lookup exec ms': '',
+          'rules per identity': size.toLocaleString('en'),
+          path: 'denied (read + log write)',
+          'p50 ms': denied.p50,
+          'p99 ms': denied.p99,
+          'mean ms': denied.mean,
+          'lookup buffers': '',
+          'lookup exec ms': '',
         },
       );
     }
-    const [{ count }] = (await db.query('SELECT count(*)::int AS count FROM contact_rules')) as Array<{ count: number }>;
+    const [{ count }] = (await db.query('SELECT count(*)::int AS count FROM contact_rules')) as Array<{
+      count: number;
+    }>;
     table(rows);
-    console.log(`load average at end: ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);
-    console.log(`\ncontact_rules rows at the end: ${count.toLocaleString('en')}; ${ITERATIONS} allowed / ${Math.round(ITERATIONS / 5)} denied evaluations per size\n`);
+    console.log(
+      `load average at end: ${loadavg()
+        .map((n) => n.toFixed(2))
+        .join(' ')}`,
+    );
+    console.log(
+      `\ncontact_rules rows at the end: ${count.toLocaleString('en')}; ${ITERATIONS} allowed / ${Math.round(ITERATIONS / 5)} denied evaluations per size\n`,
+    );
 
-    const plan = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, SUMMARY OFF) ${lookup(requester, worker).text}`, lookup(requester, worker).values as unknown[])) as Array<{ 'QUERY PLAN': string }>;
+    const plan = (await db.query(
+      `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, SUMMARY OFF) ${lookup(requester, worker).text}`,
+      lookup(requester, worker).values as unknown[],
+    )) as Array<{ 'QUERY PLAN': string }>;
     console.log('EXPLAIN of the pair lookup at the largest size:\n');
     console.log(plan.map((line) => `    ${line['QUERY PLAN']}`).join('\n'));
   } finally {
@@ -94,9 +126,26 @@ export async function run(): Promise<void> {
 const lookup = (requester: Identity, worker: Identity) => rulesBetween(requester, worker);
 
 /** Pages the pair lookup touches and its server-side time: a figure the machine's load does not blur. */
-async function explain(db: DataSource, requester: Identity, worker: Identity): Promise<{ buffers: number; executionMs: number }> {
-  const [{ 'QUERY PLAN': [result] }] = (await db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${lookup(requester, worker).text}`, lookup(requester, worker).values as unknown[])) as Array<{
-    'QUERY PLAN': Array<{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number }; 'Execution Time': number }>;
+async function explain(
+  db: DataSource,
+  requester: Identity,
+  worker: Identity,
+): Promise<{ buffers: number; executionMs: number }> {
+  const [
+    {
+      'QUERY PLAN': [result],
+    },
+  ] = (await db.query(
+    `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${lookup(requester, worker).text}`,
+    lookup(requester, worker).values as unknown[],
+  )) as Array<{
+    'QUERY PLAN': Array<{
+      Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number };
+      'Execution Time': number;
+    }>;
   }>;
-  return { buffers: result.Plan['Shared Hit Blocks'] + result.Plan['Shared Read Blocks'], executionMs: result['Execution Time'] };
+  return {
+    buffers: result.Plan['Shared Hit Blocks'] + result.Plan['Shared Read Blocks'],
+    executionMs: result['Execution Time'],
+  };
 }

@@ -15,14 +15,81 @@ const IDENTITIES = Number(process.env.BENCH_IDENTITIES ?? 100_000);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 500);
 
 const WORDS = [
-  'invoice', 'billing', 'payment', 'ledger', 'audit', 'tax', 'payroll', 'expense', 'budget', 'forecast',
-  'translation', 'summary', 'research', 'search', 'crawler', 'scheduler', 'calendar', 'email', 'support', 'ticket',
-  'shipping', 'logistics', 'inventory', 'warehouse', 'procurement', 'quote', 'pricing', 'contract', 'legal', 'compliance',
-  'security', 'monitoring', 'alerting', 'deployment', 'testing', 'review', 'coding', 'database', 'analytics', 'reporting',
-  'marketing', 'sales', 'lead', 'crm', 'survey', 'feedback', 'recruiting', 'onboarding', 'training', 'travel',
-  'weather', 'maps', 'routing', 'energy', 'insurance', 'claims', 'medical', 'pharmacy', 'nutrition', 'fitness',
+  'invoice',
+  'billing',
+  'payment',
+  'ledger',
+  'audit',
+  'tax',
+  'payroll',
+  'expense',
+  'budget',
+  'forecast',
+  'translation',
+  'summary',
+  'research',
+  'search',
+  'crawler',
+  'scheduler',
+  'calendar',
+  'email',
+  'support',
+  'ticket',
+  'shipping',
+  'logistics',
+  'inventory',
+  'warehouse',
+  'procurement',
+  'quote',
+  'pricing',
+  'contract',
+  'legal',
+  'compliance',
+  'security',
+  'monitoring',
+  'alerting',
+  'deployment',
+  'testing',
+  'review',
+  'coding',
+  'database',
+  'analytics',
+  'reporting',
+  'marketing',
+  'sales',
+  'lead',
+  'crm',
+  'survey',
+  'feedback',
+  'recruiting',
+  'onboarding',
+  'training',
+  'travel',
+  'weather',
+  'maps',
+  'routing',
+  'energy',
+  'insurance',
+  'claims',
+  'medical',
+  'pharmacy',
+  'nutrition',
+  'fitness',
 ];
-const TAGS = ['finance', 'language', 'ops', 'devtools', 'commerce', 'health', 'legal', 'travel', 'data', 'people', 'support', 'media'];
+const TAGS = [
+  'finance',
+  'language',
+  'ops',
+  'devtools',
+  'commerce',
+  'health',
+  'legal',
+  'travel',
+  'data',
+  'people',
+  'support',
+  'media',
+];
 
 export async function seed(server: Pick<BenchServer, 'db'>): Promise<void> {
   await server.db.query(`INSERT INTO organizations (name) SELECT 'Bench org ' || g FROM generate_series(1, 100) g`);
@@ -70,7 +137,10 @@ async function explain(server: BenchServer, path: string): Promise<string[]> {
   }
   const plans: string[] = [];
   for (const query of captured.filter((c) => c.sql.includes('ORDER BY i.created_at DESC'))) {
-    const rows = (await server.db.query(`EXPLAIN (ANALYZE, BUFFERS) ${query.sql}`, query.parameters as unknown[])) as Array<{ 'QUERY PLAN': string }>;
+    const rows = (await server.db.query(
+      `EXPLAIN (ANALYZE, BUFFERS) ${query.sql}`,
+      query.parameters as unknown[],
+    )) as Array<{ 'QUERY PLAN': string }>;
     plans.push(rows.map((r) => r['QUERY PLAN']).join('\n'));
   }
   return plans;
@@ -78,7 +148,13 @@ async function explain(server: BenchServer, path: string): Promise<string[]> {
 
 /** Indexes a plan uses, and its execution time. */
 function planSummary(plan: string): string {
-  const indexes = [...new Set([...plan.matchAll(/(?:Index Scan|Index Only Scan|Bitmap Index Scan)(?: Backward)? on (\w+)|using (\w+)/g)].map((m) => m[1] ?? m[2]))];
+  const indexes = [
+    ...new Set(
+      [...plan.matchAll(/(?:Index Scan|Index Only Scan|Bitmap Index Scan)(?: Backward)? on (\w+)|using (\w+)/g)].map(
+        (m) => m[1] ?? m[2],
+      ),
+    ),
+  ];
   const seq = /Seq Scan/.test(plan) ? ' + Seq Scan' : '';
   const time = /Execution Time: ([\d.]+) ms/.exec(plan)?.[1];
   return `${indexes.join(', ') || 'no index'}${seq} (${time} ms)`;
@@ -89,7 +165,9 @@ export async function run(): Promise<void> {
   try {
     const seeding = Date.now();
     await seed(server);
-    console.log(`seeded ${IDENTITIES.toLocaleString('en')} identities in ${((Date.now() - seeding) / 1000).toFixed(1)} s`);
+    console.log(
+      `seeded ${IDENTITIES.toLocaleString('en')} identities in ${((Date.now() - seeding) / 1000).toFixed(1)} s`,
+    );
     const [{ listed }] = (await server.db.query(
       `SELECT count(*)::int AS listed FROM identities WHERE enabled AND publicly_discoverable AND status = 'active' AND claimed_at IS NOT NULL`,
     )) as Array<{ listed: number }>;
@@ -98,38 +176,48 @@ export async function run(): Promise<void> {
     // A cursor 100 pages deep (5,000 rows), to show pages cost the same at any depth.
     let deepCursor = '';
     for (let i = 0; i < 100; i++) {
-      const res = (await fetch(`${server.baseUrl}/a2a/directory?limit=50${deepCursor ? `&cursor=${deepCursor}` : ''}`).then((r) => r.json())) as { next_cursor: string };
+      const res = (await fetch(
+        `${server.baseUrl}/a2a/directory?limit=50${deepCursor ? `&cursor=${deepCursor}` : ''}`,
+      ).then((r) => r.json())) as { next_cursor: string };
       deepCursor = res.next_cursor;
     }
 
     const handleOf = (i: number) => `bench-agent-${[2, 3, 4, 5, 6, 7, 8, 9][i % 8] + 10 * (i % 9_000)}`;
     const word = (i: number) => WORDS[i % WORDS.length];
     const tag = (i: number) => TAGS[i % TAGS.length];
-    const cases: Array<{ name: string; path: (i: number) => string; headers?: (i: number) => Record<string, string> }> = [
-      { name: 'directory, first page', path: () => '/a2a/directory' },
-      { name: 'directory, first page, limit=10', path: () => '/a2a/directory?limit=10' },
-      { name: 'directory, page 101 (cursor)', path: () => `/a2a/directory?cursor=${deepCursor}` },
-      { name: 'directory ?q=<word>', path: (i) => `/a2a/directory?q=${word(i)}` },
-      { name: 'directory ?q=<prefix>', path: (i) => `/a2a/directory?q=${word(i).slice(0, 4)}` },
-      { name: 'directory ?q=<two words>', path: (i) => `/a2a/directory?q=${word(i)}+${word(i * 7 + 3)}` },
-      { name: 'directory ?q=<handle>', path: (i) => `/a2a/directory?q=${handleOf(i)}` },
-      { name: 'directory ?q=<no match>', path: (i) => `/a2a/directory?q=zz${i}` },
-      { name: 'directory ?skill=<id>', path: (i) => `/a2a/directory?skill=${word(i)}-${i % 5}` },
-      { name: 'directory ?tag=<tag>', path: (i) => `/a2a/directory?tag=${tag(i)}` },
-      { name: 'directory ?q=&tag=', path: (i) => `/a2a/directory?q=${word(i)}&tag=${tag(i)}` },
-      { name: 'card', path: (i) => `/a2a/${handleOf(i)}/card` },
-    ];
+    const cases: Array<{ name: string; path: (i: number) => string; headers?: (i: number) => Record<string, string> }> =
+      [
+        { name: 'directory, first page', path: () => '/a2a/directory' },
+        { name: 'directory, first page, limit=10', path: () => '/a2a/directory?limit=10' },
+        { name: 'directory, page 101 (cursor)', path: () => `/a2a/directory?cursor=${deepCursor}` },
+        { name: 'directory ?q=<word>', path: (i) => `/a2a/directory?q=${word(i)}` },
+        { name: 'directory ?q=<prefix>', path: (i) => `/a2a/directory?q=${word(i).slice(0, 4)}` },
+        { name: 'directory ?q=<two words>', path: (i) => `/a2a/directory?q=${word(i)}+${word(i * 7 + 3)}` },
+        { name: 'directory ?q=<handle>', path: (i) => `/a2a/directory?q=${handleOf(i)}` },
+        { name: 'directory ?q=<no match>', path: (i) => `/a2a/directory?q=zz${i}` },
+        { name: 'directory ?skill=<id>', path: (i) => `/a2a/directory?skill=${word(i)}-${i % 5}` },
+        { name: 'directory ?tag=<tag>', path: (i) => `/a2a/directory?tag=${tag(i)}` },
+        { name: 'directory ?q=&tag=', path: (i) => `/a2a/directory?q=${word(i)}&tag=${tag(i)}` },
+        { name: 'card', path: (i) => `/a2a/${handleOf(i)}/card` },
+      ];
 
     console.log('Plans of the directory queries (EXPLAIN ANALYZE, the SQL the service sends):\n');
     // One at a time: the capture hooks the shared logger.
     const plans: Array<Record<string, string>> = [];
     for (const c of cases.filter((x) => x.name.startsWith('directory'))) {
-      plans.push({ request: c.name, 'plan (walk → index fetch when the walk falls short)': (await explain(server, c.path(1))).map(planSummary).join(' → ') });
+      plans.push({
+        request: c.name,
+        'plan (walk → index fetch when the walk falls short)': (await explain(server, c.path(1)))
+          .map(planSummary)
+          .join(' → '),
+      });
     }
     table(plans);
     if (process.env.BENCH_VERBOSE) console.log(`\n${(await explain(server, cases[7].path(1))).join('\n\n')}`);
 
-    console.log(`\nLatency, one request at a time (${ITERATIONS} requests after a warm-up, varying words and handles):\n`);
+    console.log(
+      `\nLatency, one request at a time (${ITERATIONS} requests after a warm-up, varying words and handles):\n`,
+    );
     const rows: Array<Record<string, string | number>> = [];
     for (const c of cases) {
       let i = 0;
@@ -139,7 +227,12 @@ export async function run(): Promise<void> {
         bytes += (await res.arrayBuffer()).byteLength;
         if (res.status !== 200) throw new Error(`${c.name}: ${res.status}`);
       });
-      rows.push({ request: c.name, 'p50 ms': timing.p50, 'p99 ms': timing.p99, 'avg KiB': Math.round(bytes / i / 1024) });
+      rows.push({
+        request: c.name,
+        'p50 ms': timing.p50,
+        'p99 ms': timing.p99,
+        'avg KiB': Math.round(bytes / i / 1024),
+      });
     }
     const etag = (await fetch(`${server.baseUrl}/a2a/${handleOf(1)}/card`)).headers.get('etag')!;
     const revalidate = await timeIt(ITERATIONS, async () => {
@@ -147,19 +240,35 @@ export async function run(): Promise<void> {
       await res.arrayBuffer();
       if (res.status !== 304) throw new Error(`revalidation: ${res.status}`);
     });
-    rows.push({ request: 'card, If-None-Match → 304', 'p50 ms': revalidate.p50, 'p99 ms': revalidate.p99, 'avg KiB': 0 });
+    rows.push({
+      request: 'card, If-None-Match → 304',
+      'p50 ms': revalidate.p50,
+      'p99 ms': revalidate.p99,
+      'avg KiB': 0,
+    });
     table(rows);
 
     const duration = Number(process.env.BENCH_DURATION ?? 10);
     console.log(`\nUnder load (autocannon, 10 connections, ${duration} s):\n`);
     const loaded = [
       await load('directory, first page', { url: `${server.baseUrl}/a2a/directory`, connections: 10, duration }),
-      await load('directory ?q=invoice', { url: `${server.baseUrl}/a2a/directory?q=invoice`, connections: 10, duration }),
+      await load('directory ?q=invoice', {
+        url: `${server.baseUrl}/a2a/directory?q=invoice`,
+        connections: 10,
+        duration,
+      }),
       await load('card', { url: `${server.baseUrl}/a2a/${handleOf(1)}/card`, connections: 10, duration }),
     ];
-    table(loaded.map((r) => ({
-      request: r.name, 'req/s': Math.round(r.requestsPerSecond), 'p50 ms': r.p50, 'p99 ms': r.p99, errors: r.errors, non2xx: r.non2xx,
-    })));
+    table(
+      loaded.map((r) => ({
+        request: r.name,
+        'req/s': Math.round(r.requestsPerSecond),
+        'p50 ms': r.p50,
+        'p99 ms': r.p99,
+        errors: r.errors,
+        non2xx: r.non2xx,
+      })),
+    );
   } finally {
     await server.close();
   }

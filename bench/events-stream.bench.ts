@@ -17,14 +17,20 @@ export async function run(): Promise<void> {
     const signup = await fetch(`${server.baseUrl}/api/v1/console/signup`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ organization_name: 'Bench', email: `bench-${Date.now()}@example.test`, password: 'correct horse battery staple' }),
+      body: JSON.stringify({
+        organization_name: 'Bench',
+        email: `bench-${Date.now()}@example.test`,
+        password: 'correct horse battery staple',
+      }),
     }).then((r) => r.json() as Promise<{ token: string; organization: { id: string } }>);
     const organizationId = signup.organization.id;
     const emitter = server.app.get(EventsService);
     const stream = await openEventStream(server.baseUrl, { authorization: `Bearer ${signup.token}` });
     const committedAt = new Map<string, number>();
     const emit = async (n: number) => {
-      const id = await server.db.transaction((em) => emitter.emit(em, { type: 'task.status', organizationId, data: { n } }));
+      const id = await server.db.transaction((em) =>
+        emitter.emit(em, { type: 'task.status', organizationId, data: { n } }),
+      );
       committedAt.set(id!, performance.now());
     };
     const receive = async (count: number) => {
@@ -53,16 +59,32 @@ export async function run(): Promise<void> {
     committedAt.clear();
     const received = receive(events);
     let next = 0;
-    await Promise.all(Array.from({ length: 16 }, async () => {
-      while (next < events) await emit(next++);
-    }));
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < events) await emit(next++);
+      }),
+    );
     const concurrent = await received;
     await stream.close();
 
-    console.log('Commit → event received on GET /api/v1/events/stream (one organization-wide stream, in-process client).\n');
+    console.log(
+      'Commit → event received on GET /api/v1/events/stream (one organization-wide stream, in-process client).\n',
+    );
     table([
-      { writers: 1, events, 'p50 ms': percentile(sequential, 50), 'p99 ms': percentile(sequential, 99), 'max ms': sequential[sequential.length - 1] },
-      { writers: 16, events, 'p50 ms': percentile(concurrent, 50), 'p99 ms': percentile(concurrent, 99), 'max ms': concurrent[concurrent.length - 1] },
+      {
+        writers: 1,
+        events,
+        'p50 ms': percentile(sequential, 50),
+        'p99 ms': percentile(sequential, 99),
+        'max ms': sequential[sequential.length - 1],
+      },
+      {
+        writers: 16,
+        events,
+        'p50 ms': percentile(concurrent, 50),
+        'p99 ms': percentile(concurrent, 99),
+        'max ms': concurrent[concurrent.length - 1],
+      },
     ]);
   } finally {
     await server.close();

@@ -21,9 +21,13 @@ export async function run(): Promise<void> {
 async function throughput(): Promise<void> {
   const events = Number(process.env.BENCH_EVENTS ?? 3000);
   const rows: Array<Record<string, string | number>> = [];
-  for (const batch of [20, 50, 100]) { // 50 is the default
+  for (const batch of [20, 50, 100]) {
+    // 50 is the default
     const receiver = await startCountingReceiver();
-    const server = await startBenchServer({ WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true', EVENTS_BATCH_SIZE: String(batch) });
+    const server = await startBenchServer({
+      WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
+      EVENTS_BATCH_SIZE: String(batch),
+    });
     try {
       const organizationId = await organizationWithWebhooks(server, [receiver.url]);
       const emitter = server.app.get(EventsService);
@@ -35,9 +39,11 @@ async function throughput(): Promise<void> {
       };
       const burst = async () => {
         let next = 0;
-        await Promise.all(Array.from({ length: 16 }, async () => {
-          while (next < events) await emit(next++);
-        }));
+        await Promise.all(
+          Array.from({ length: 16 }, async () => {
+            while (next < events) await emit(next++);
+          }),
+        );
       };
       // Warm-up, then a burst from 16 concurrent writers while the dispatcher delivers.
       await Promise.all(Array.from({ length: 100 }, (_, i) => emit(i)));
@@ -62,7 +68,7 @@ async function throughput(): Promise<void> {
       await receiver.until(events);
       const drained = performance.now();
       rows.push({
-        'EVENTS_BATCH_SIZE': batch,
+        EVENTS_BATCH_SIZE: batch,
         events,
         'committed/s': Math.round(events / ((committed - started) / 1000)),
         'delivered/s (commit → 2xx)': Math.round(events / ((finished - started) / 1000)),
@@ -95,7 +101,8 @@ async function outboxCost(): Promise<void> {
     const quiet = await agentPair(server.baseUrl, server.db, 'quiet');
     const busy = await agentPair(server.baseUrl, server.db, 'busy');
     const [{ organization }] = (await server.db.query(
-      `SELECT organization_id AS organization FROM identities WHERE agent_handle = $1`, [busy.worker.handle],
+      `SELECT organization_id AS organization FROM identities WHERE agent_handle = $1`,
+      [busy.worker.handle],
     )) as Array<{ organization: string }>;
     await addWebhooks(server.db, organization, 3);
     const ledgerEvents = server.app.get(LedgerEvents);
@@ -112,23 +119,45 @@ async function outboxCost(): Promise<void> {
         ledgerEvents.emit = variant.emits ? emit : async () => undefined;
       },
     }));
-    const body = (messageId: string) => JSON.stringify({
-      jsonrpc: '2.0', id: 1, method: 'message/send',
-      params: { message: { kind: 'message', role: 'user', messageId, parts: [{ kind: 'text', text: 'benchmark' }] }, configuration: { blocking: false } },
-    });
+    const body = (messageId: string) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'message/send',
+        params: {
+          message: { kind: 'message', role: 'user', messageId, parts: [{ kind: 'text', text: 'benchmark' }] },
+          configuration: { blocking: false },
+        },
+      });
 
     // Load: rounds of every variant in turn, so that drift (a growing table, other load on the machine) falls on all alike.
     const throughput = variants.map(() => [] as number[]);
     const p50 = variants.map(() => [] as number[]);
     for (const variant of variants) {
       variant.use();
-      await load('warm-up', { url: variant.url, method: 'POST', headers: variant.headers, body: body('[<id>]'), idReplacement: true, duration: 2 });
+      await load('warm-up', {
+        url: variant.url,
+        method: 'POST',
+        headers: variant.headers,
+        body: body('[<id>]'),
+        idReplacement: true,
+        duration: 2,
+      });
     }
     for (let round = 0; round < rounds; round++) {
       for (const [v, variant] of variants.entries()) {
         variant.use();
-        const result = await load(variant.path, { url: variant.url, method: 'POST', headers: variant.headers, body: body('[<id>]'), idReplacement: true, connections: 50, duration });
-        if (result.errors + result.non2xx > 0) throw new Error(`${variant.path}: ${result.errors} errors, ${result.non2xx} non-2xx`);
+        const result = await load(variant.path, {
+          url: variant.url,
+          method: 'POST',
+          headers: variant.headers,
+          body: body('[<id>]'),
+          idReplacement: true,
+          connections: 50,
+          duration,
+        });
+        if (result.errors + result.non2xx > 0)
+          throw new Error(`${variant.path}: ${result.errors} errors, ${result.non2xx} non-2xx`);
         throughput[v].push(result.requestsPerSecond);
         p50[v].push(result.p50);
       }
@@ -146,19 +175,27 @@ async function outboxCost(): Promise<void> {
       }
     }
     ledgerEvents.emit = emit;
-    const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
+    const median = (values: number[]) =>
+      percentile(
+        [...values].sort((a, b) => a - b),
+        50,
+      );
     const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
     const base = { rps: median(throughput[0]), mean: mean(samples[0]) };
-    console.log(`\nOutbox write on the protocol send path: message/send, non-blocking, requester and worker in one organization. Load: median of ${rounds} runs of ${duration} s at 50 connections per variant, interleaved; sequential: ${iterations} sends per variant, interleaved.\n`);
-    table(variants.map((variant, v) => ({
-      path: variant.path,
-      'req/s (50 conn.)': Math.round(median(throughput[v])),
-      'vs. without': `${((median(throughput[v]) / base.rps) * 100).toFixed(1)}%`,
-      'p50 ms (50 conn.)': median(p50[v]),
-      'sequential p50 ms': median(samples[v]),
-      'sequential mean ms': mean(samples[v]),
-      'added mean ms': mean(samples[v]) - base.mean,
-    })));
+    console.log(
+      `\nOutbox write on the protocol send path: message/send, non-blocking, requester and worker in one organization. Load: median of ${rounds} runs of ${duration} s at 50 connections per variant, interleaved; sequential: ${iterations} sends per variant, interleaved.\n`,
+    );
+    table(
+      variants.map((variant, v) => ({
+        path: variant.path,
+        'req/s (50 conn.)': Math.round(median(throughput[v])),
+        'vs. without': `${((median(throughput[v]) / base.rps) * 100).toFixed(1)}%`,
+        'p50 ms (50 conn.)': median(p50[v]),
+        'sequential p50 ms': median(samples[v]),
+        'sequential mean ms': mean(samples[v]),
+        'added mean ms': mean(samples[v]) - base.mean,
+      })),
+    );
   } finally {
     await server.close();
   }
@@ -169,7 +206,11 @@ async function organizationWithWebhooks(server: BenchServer, urls: string[]): Pr
   const signup = await fetch(`${server.baseUrl}/api/v1/console/signup`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ organization_name: 'Bench', email: `bench-${Date.now()}@example.test`, password: 'correct horse battery staple' }),
+    body: JSON.stringify({
+      organization_name: 'Bench',
+      email: `bench-${Date.now()}@example.test`,
+      password: 'correct horse battery staple',
+    }),
   }).then((r) => r.json() as Promise<{ token: string; organization: { id: string } }>);
   for (const url of urls) {
     const res = await fetch(`${server.baseUrl}/api/v1/webhooks`, {
@@ -185,7 +226,10 @@ async function organizationWithWebhooks(server: BenchServer, urls: string[]): Pr
 /** Subscriptions that match every event but are never sent to (the dispatcher is off). */
 async function addWebhooks(db: DataSource, organizationId: string, count: number): Promise<void> {
   for (let i = 0; i < count; i++) {
-    await db.query(`INSERT INTO webhooks (organization_id, url, events, secret) VALUES ($1, 'https://hooks.example.invalid/', '{*}', 'whsec_AAAA')`, [organizationId]);
+    await db.query(
+      `INSERT INTO webhooks (organization_id, url, events, secret) VALUES ($1, 'https://hooks.example.invalid/', '{*}', 'whsec_AAAA')`,
+      [organizationId],
+    );
   }
 }
 
@@ -221,9 +265,10 @@ async function startCountingReceiver() {
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
     },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -72,14 +72,25 @@ export interface LoadResult {
 export async function load(
   name: string,
   options: {
-    url: string; connections?: number; duration?: number; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string;
+    url: string;
+    connections?: number;
+    duration?: number;
+    method?: 'GET' | 'POST';
+    headers?: Record<string, string>;
+    body?: string;
     /** Replace each `[<id>]` in the body with a fresh random id per request. */
     idReplacement?: boolean;
   },
 ): Promise<LoadResult> {
   const args = [
-    require.resolve('autocannon/autocannon.js'), '--json',
-    '-c', String(options.connections ?? 50), '-d', String(options.duration ?? 10), '-m', options.method ?? 'GET',
+    require.resolve('autocannon/autocannon.js'),
+    '--json',
+    '-c',
+    String(options.connections ?? 50),
+    '-d',
+    String(options.duration ?? 10),
+    '-m',
+    options.method ?? 'GET',
     ...Object.entries(options.headers ?? {}).flatMap(([k, v]) => ['-H', `${k}=${v}`]),
     ...(options.body ? ['-b', options.body] : []),
     ...(options.idReplacement ? ['-I'] : []),
@@ -87,7 +98,11 @@ export async function load(
   ];
   const { stdout } = await run(process.execPath, args, { maxBuffer: 64 * 1024 * 1024 });
   const result = JSON.parse(stdout) as {
-    requests: { average: number }; latency: { p50: number; p99: number }; errors: number; timeouts: number; non2xx: number;
+    requests: { average: number };
+    latency: { p50: number; p99: number };
+    errors: number;
+    timeouts: number;
+    non2xx: number;
   };
   return {
     name,
@@ -105,7 +120,10 @@ export function percentile(sortedMs: number[], p: number): number {
 }
 
 /** Times `fn` `iterations` times (after a warm-up) and returns p50/p99 in ms. */
-export async function timeIt(iterations: number, fn: () => Promise<unknown>): Promise<{ p50: number; p99: number; mean: number }> {
+export async function timeIt(
+  iterations: number,
+  fn: () => Promise<unknown>,
+): Promise<{ p50: number; p99: number; mean: number }> {
   for (let i = 0; i < Math.min(50, iterations); i++) await fn();
   const samples: number[] = [];
   for (let i = 0; i < iterations; i++) {
@@ -114,7 +132,11 @@ export async function timeIt(iterations: number, fn: () => Promise<unknown>): Pr
     samples.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
   samples.sort((a, b) => a - b);
-  return { p50: percentile(samples, 50), p99: percentile(samples, 99), mean: samples.reduce((a, b) => a + b, 0) / samples.length };
+  return {
+    p50: percentile(samples, 50),
+    p99: percentile(samples, 99),
+    mean: samples.reduce((a, b) => a + b, 0) / samples.length,
+  };
 }
 
 export function machine(): string {

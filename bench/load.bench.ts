@@ -11,7 +11,13 @@ import { percentile, table } from './lib';
  * virtual users — reporting throughput, p50/p99 per operation and errors.
  */
 type Op = 'send' | 'reply' | 'get' | 'directory' | 'card';
-const MIX: Array<[Op, number]> = [['send', 35], ['reply', 20], ['get', 25], ['directory', 12], ['card', 8]];
+const MIX: Array<[Op, number]> = [
+  ['send', 35],
+  ['reply', 20],
+  ['get', 25],
+  ['directory', 12],
+  ['card', 8],
+];
 
 export async function run(): Promise<void> {
   const duration = Number(process.env.BENCH_DURATION ?? 30) * 1000;
@@ -20,31 +26,51 @@ export async function run(): Promise<void> {
   await withServer((c) => c.query(`CREATE DATABASE "${database}"`));
   const unlimited = '10000000';
   const server = await startServerProcess({
-    DATABASE_URL: urlFor(database), LOG_LEVEL: 'warn',
-    RATE_LIMIT_PROTOCOL_PER_MINUTE: unlimited, RATE_LIMIT_REST_PER_MINUTE: unlimited, RATE_LIMIT_PUBLIC_PER_MINUTE: unlimited,
+    DATABASE_URL: urlFor(database),
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PROTOCOL_PER_MINUTE: unlimited,
+    RATE_LIMIT_REST_PER_MINUTE: unlimited,
+    RATE_LIMIT_PUBLIC_PER_MINUTE: unlimited,
   });
   const base = server.baseUrl;
   try {
     const http = httpClient(base);
 
-    const session = await http('/api/v1/console/signup', { method: 'POST', body: { organization_name: 'Load', email: 'load@example.test', password: 'correct horse battery staple' } });
+    const session = await http('/api/v1/console/signup', {
+      method: 'POST',
+      body: { organization_name: 'Load', email: 'load@example.test', password: 'correct horse battery staple' },
+    });
     const agents: Array<{ handle: string; key: string }> = [];
     for (const handle of ['load-requester', 'load-worker']) {
       const created = await http('/api/v1/identities', {
-        method: 'POST', token: session.body.token,
-        body: { agent_handle: handle, mint_key: true, publicly_discoverable: true, description: 'Load test agent', skills: [{ id: 'work', name: 'Work', description: 'Does work', tags: ['load'] }] },
+        method: 'POST',
+        token: session.body.token,
+        body: {
+          agent_handle: handle,
+          mint_key: true,
+          publicly_discoverable: true,
+          description: 'Load test agent',
+          skills: [{ id: 'work', name: 'Work', description: 'Does work', tags: ['load'] }],
+        },
       });
-      await http(`/api/v1/identities/${handle}/settings`, { method: 'PATCH', token: session.body.token, body: { enabled: true } });
+      await http(`/api/v1/identities/${handle}/settings`, {
+        method: 'PATCH',
+        token: session.body.token,
+        body: { enabled: true },
+      });
       agents.push({ handle, key: created.body.api_key.key });
     }
     const [requester, worker] = agents;
     // A directory worth searching: 10,000 listed identities.
     const db = new Client({ connectionString: urlFor(database) });
     await db.connect();
-    await db.query(`
+    await db.query(
+      `
       INSERT INTO identities (agent_handle, organization_id, claimed_at, enabled, publicly_discoverable, display_name, description)
       SELECT 'load-' || g, $1, now(), true, true, 'Agent ' || g, 'Translates documents, batch ' || (g % 100)
-        FROM generate_series(1, 10000) g`, [session.body.user.organization_id]);
+        FROM generate_series(1, 10000) g`,
+      [session.body.user.organization_id],
+    );
     await db.end();
 
     const samples: Record<Op, number[]> = { send: [], reply: [], get: [], directory: [], card: [] };
@@ -61,9 +87,22 @@ export async function run(): Promise<void> {
       switch (op) {
         case 'send': {
           const res = await http(`/a2a/${worker.handle}`, {
-            method: 'POST', key: requester.key,
-            body: { jsonrpc: '2.0', id: 1, method: 'message/send', params: {
-              message: { kind: 'message', role: 'user', messageId: randomUUID(), parts: [{ kind: 'text', text: 'work' }] }, configuration: { blocking: false } } },
+            method: 'POST',
+            key: requester.key,
+            body: {
+              jsonrpc: '2.0',
+              id: 1,
+              method: 'message/send',
+              params: {
+                message: {
+                  kind: 'message',
+                  role: 'user',
+                  messageId: randomUUID(),
+                  parts: [{ kind: 'text', text: 'work' }],
+                },
+                configuration: { blocking: false },
+              },
+            },
           });
           if (res.status !== 200 || !res.body?.result?.id) return false;
           open.push(res.body.result.id);
@@ -73,7 +112,11 @@ export async function run(): Promise<void> {
         case 'reply': {
           const id = open.shift();
           if (!id) return perform('send');
-          const res = await http(`/api/v1/tasks/${id}/reply`, { method: 'POST', key: worker.key, body: { state: 'completed', message: { parts: [{ kind: 'text', text: 'done' }] } } });
+          const res = await http(`/api/v1/tasks/${id}/reply`, {
+            method: 'POST',
+            key: worker.key,
+            body: { state: 'completed', message: { parts: [{ kind: 'text', text: 'done' }] } },
+          });
           return res.status === 200;
         }
         case 'get': {
@@ -91,29 +134,45 @@ export async function run(): Promise<void> {
     };
 
     const started = Date.now();
-    await Promise.all(Array.from({ length: users }, async () => {
-      while (Date.now() - started < duration) {
-        const op = pickOp();
-        const t0 = process.hrtime.bigint();
-        let ok = false;
-        try {
-          ok = await perform(op);
-        } catch {
-          ok = false;
+    await Promise.all(
+      Array.from({ length: users }, async () => {
+        while (Date.now() - started < duration) {
+          const op = pickOp();
+          const t0 = process.hrtime.bigint();
+          let ok = false;
+          try {
+            ok = await perform(op);
+          } catch {
+            ok = false;
+          }
+          samples[op].push(Number(process.hrtime.bigint() - t0) / 1e6);
+          if (!ok) errors[op] += 1;
         }
-        samples[op].push(Number(process.hrtime.bigint() - t0) / 1e6);
-        if (!ok) errors[op] += 1;
-      }
-    }));
+      }),
+    );
     const elapsed = (Date.now() - started) / 1000;
 
     const rows: Array<Record<string, string | number>> = MIX.map(([op]) => {
       const sorted = [...samples[op]].sort((a, b) => a - b);
-      return { operation: op, 'req/s': Math.round(sorted.length / elapsed), 'p50 ms': percentile(sorted, 50), 'p99 ms': percentile(sorted, 99), errors: errors[op] };
+      return {
+        operation: op,
+        'req/s': Math.round(sorted.length / elapsed),
+        'p50 ms': percentile(sorted, 50),
+        'p99 ms': percentile(sorted, 99),
+        errors: errors[op],
+      };
     });
     const all = MIX.flatMap(([op]) => samples[op]).sort((a, b) => a - b);
-    rows.push({ operation: 'all', 'req/s': Math.round(all.length / elapsed), 'p50 ms': percentile(all, 50), 'p99 ms': percentile(all, 99), errors: Object.values(errors).reduce((a, b) => a + b, 0) });
-    console.log(`${users} virtual users for ${elapsed.toFixed(0)} s; mix ${MIX.map(([op, w]) => `${op} ${w}%`).join(', ')}\n`);
+    rows.push({
+      operation: 'all',
+      'req/s': Math.round(all.length / elapsed),
+      'p50 ms': percentile(all, 50),
+      'p99 ms': percentile(all, 99),
+      errors: Object.values(errors).reduce((a, b) => a + b, 0),
+    });
+    console.log(
+      `${users} virtual users for ${elapsed.toFixed(0)} s; mix ${MIX.map(([op, w]) => `${op} ${w}%`).join(', ')}\n`,
+    );
     table(rows);
   } finally {
     await server.stop();

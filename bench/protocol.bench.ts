@@ -3,7 +3,12 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { AgentCard, parseSseStream, TaskState } from '@a2a-js/sdk';
 import {
-  AgentEvent, DefaultRequestHandler, InMemoryTaskStore, type AgentExecutor, type ExecutionEventBus, type RequestContext,
+  AgentEvent,
+  DefaultRequestHandler,
+  InMemoryTaskStore,
+  type AgentExecutor,
+  type ExecutionEventBus,
+  type RequestContext,
 } from '@a2a-js/sdk/server';
 import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 import { load, startBenchServer, table, timeIt } from './lib';
@@ -27,19 +32,53 @@ export async function run(): Promise<void> {
   try {
     const { requester, worker } = await agentPair(server.baseUrl, server.db);
     const ours = `${server.baseUrl}/a2a/${worker.handle}`;
-    const sendBody = (blocking: boolean) => JSON.stringify({
-      jsonrpc: '2.0', id: 1, method: 'message/send',
-      params: { message: { kind: 'message', role: 'user', messageId: '[<id>]', parts: [{ kind: 'text', text: 'benchmark' }] }, configuration: { blocking } },
-    });
+    const sendBody = (blocking: boolean) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'message/send',
+        params: {
+          message: { kind: 'message', role: 'user', messageId: '[<id>]', parts: [{ kind: 'text', text: 'benchmark' }] },
+          configuration: { blocking },
+        },
+      });
     const headers = { 'content-type': 'application/json', 'x-api-key': requester.key };
 
-    await load('warm-up', { url: ours, method: 'POST', headers, body: sendBody(false), idReplacement: true, duration: 2 });
-    await load('warm-up', { url: reference.url, method: 'POST', headers: { 'content-type': 'application/json' }, body: sendBody(false), idReplacement: true, duration: 2 });
+    await load('warm-up', {
+      url: ours,
+      method: 'POST',
+      headers,
+      body: sendBody(false),
+      idReplacement: true,
+      duration: 2,
+    });
+    await load('warm-up', {
+      url: reference.url,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: sendBody(false),
+      idReplacement: true,
+      duration: 2,
+    });
     const [{ before }] = await server.db.query(`SELECT count(*)::int AS before FROM tasks`);
-    const sends = await load('this service: message/send, non-blocking', { url: ours, method: 'POST', headers, body: sendBody(false), idReplacement: true, connections: 50, duration });
+    const sends = await load('this service: message/send, non-blocking', {
+      url: ours,
+      method: 'POST',
+      headers,
+      body: sendBody(false),
+      idReplacement: true,
+      connections: 50,
+      duration,
+    });
     const [{ after }] = await server.db.query(`SELECT count(*)::int AS after FROM tasks`);
     const referenceSends = await load('SDK sample server: message/send, non-blocking', {
-      url: reference.url, method: 'POST', headers: { 'content-type': 'application/json' }, body: sendBody(false), idReplacement: true, connections: 50, duration,
+      url: reference.url,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: sendBody(false),
+      idReplacement: true,
+      connections: 50,
+      duration,
     });
 
     const roundTrip = await timeIt(iterations, async () => {
@@ -47,7 +86,9 @@ export async function run(): Promise<void> {
       const first = await events.next();
       const taskId = (JSON.parse(first.value!.data) as { result: { id: string } }).result.id;
       const replied = await fetch(`${server.baseUrl}/api/v1/tasks/${taskId}/reply`, {
-        method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': worker.key }, body: JSON.stringify({ state: 'completed' }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': worker.key },
+        body: JSON.stringify({ state: 'completed' }),
       });
       if (replied.status !== 200) throw new Error(`reply failed: ${replied.status}`);
       await untilCompleted(events);
@@ -55,12 +96,38 @@ export async function run(): Promise<void> {
     const referenceRoundTrip = await timeIt(iterations, async () => untilCompleted(await stream(reference.url)));
 
     table([
-      { measure: sends.name, 'req/s': Math.round(sends.requestsPerSecond), 'p50 ms': sends.p50, 'p99 ms': sends.p99, errors: sends.errors + sends.non2xx },
-      { measure: referenceSends.name, 'req/s': Math.round(referenceSends.requestsPerSecond), 'p50 ms': referenceSends.p50, 'p99 ms': referenceSends.p99, errors: referenceSends.errors + referenceSends.non2xx },
-      { measure: 'this service: stream → REST reply → completed', 'req/s': '', 'p50 ms': roundTrip.p50, 'p99 ms': roundTrip.p99, errors: 0 },
-      { measure: 'SDK sample server: stream → completed', 'req/s': '', 'p50 ms': referenceRoundTrip.p50, 'p99 ms': referenceRoundTrip.p99, errors: 0 },
+      {
+        measure: sends.name,
+        'req/s': Math.round(sends.requestsPerSecond),
+        'p50 ms': sends.p50,
+        'p99 ms': sends.p99,
+        errors: sends.errors + sends.non2xx,
+      },
+      {
+        measure: referenceSends.name,
+        'req/s': Math.round(referenceSends.requestsPerSecond),
+        'p50 ms': referenceSends.p50,
+        'p99 ms': referenceSends.p99,
+        errors: referenceSends.errors + referenceSends.non2xx,
+      },
+      {
+        measure: 'this service: stream → REST reply → completed',
+        'req/s': '',
+        'p50 ms': roundTrip.p50,
+        'p99 ms': roundTrip.p99,
+        errors: 0,
+      },
+      {
+        measure: 'SDK sample server: stream → completed',
+        'req/s': '',
+        'p50 ms': referenceRoundTrip.p50,
+        'p99 ms': referenceRoundTrip.p99,
+        errors: 0,
+      },
     ]);
-    console.log(`\ntasks persisted during the send run: ${after - before} (${Math.round((after - before) / duration)}/s); round trips: ${iterations} after a warm-up`);
+    console.log(
+      `\ntasks persisted during the send run: ${after - before} (${Math.round((after - before) / duration)}/s); round trips: ${iterations} after a warm-up`,
+    );
   } finally {
     await reference.close();
     await server.close();
@@ -68,17 +135,33 @@ export async function run(): Promise<void> {
 }
 
 /** A requester and a worker in one organization, each with its agent key (also used by the events benchmark). */
-export async function agentPair(baseUrl: string, db: { query: (sql: string, params?: unknown[]) => Promise<any> }, prefix = 'bench') {
+export async function agentPair(
+  baseUrl: string,
+  db: { query: (sql: string, params?: unknown[]) => Promise<any> },
+  prefix = 'bench',
+) {
   const post = (path: string, body: unknown, auth: Record<string, string> = {}) =>
-    fetch(baseUrl + path, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
-  const signup = await post('/api/v1/console/signup', { organization_name: 'Bench', email: `bench-${randomUUID()}@example.test`, password: 'correct horse battery staple' });
+    fetch(baseUrl + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth },
+      body: JSON.stringify(body),
+    }).then((r) => r.json() as Promise<any>);
+  const signup = await post('/api/v1/console/signup', {
+    organization_name: 'Bench',
+    email: `bench-${randomUUID()}@example.test`,
+    password: 'correct horse battery staple',
+  });
   const agent = async (handle: string) => {
     // Identities straight into the table: the identities API is not what is measured here.
     const [{ id }] = await db.query(
       `INSERT INTO identities (agent_handle, organization_id, claimed_at, enabled) VALUES ($1, $2, now(), true) RETURNING id`,
       [handle, signup.organization.id],
     );
-    const minted = await post('/api/v1/api-keys', { scope: 'agent', scoped_identity_id: id }, { authorization: `Bearer ${signup.token}` });
+    const minted = await post(
+      '/api/v1/api-keys',
+      { scope: 'agent', scoped_identity_id: id },
+      { authorization: `Bearer ${signup.token}` },
+    );
     return { handle, key: minted.key as string };
   };
   return { requester: await agent(`${prefix}-requester`), worker: await agent(`${prefix}-worker`) };
@@ -90,8 +173,17 @@ async function stream(url: string, key?: string) {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(key ? { 'x-api-key': key } : {}) },
     body: JSON.stringify({
-      jsonrpc: '2.0', id: 1, method: 'message/stream',
-      params: { message: { kind: 'message', role: 'user', messageId: randomUUID(), parts: [{ kind: 'text', text: 'round trip' }] } },
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'message/stream',
+      params: {
+        message: {
+          kind: 'message',
+          role: 'user',
+          messageId: randomUUID(),
+          parts: [{ kind: 'text', text: 'round trip' }],
+        },
+      },
     }),
   });
   if (!response.ok) throw new Error(`stream failed: ${response.status}`);
@@ -100,7 +192,8 @@ async function stream(url: string, key?: string) {
 
 async function untilCompleted(events: AsyncGenerator<{ data: string }>): Promise<void> {
   for await (const event of events) {
-    if ((JSON.parse(event.data) as { result?: { status?: { state?: string } } }).result?.status?.state === 'completed') return;
+    if ((JSON.parse(event.data) as { result?: { status?: { state?: string } } }).result?.status?.state === 'completed')
+      return;
   }
   throw new Error('the stream ended before the task completed');
 }
@@ -111,12 +204,24 @@ async function startReferenceServer(): Promise<{ url: string; close: () => Promi
     async execute(context: RequestContext, bus: ExecutionEventBus) {
       const ids = { taskId: context.taskId, contextId: context.contextId };
       if (!context.task) {
-        bus.publish(AgentEvent.task({
-          id: context.taskId, contextId: context.contextId, history: [context.userMessage], artifacts: [], metadata: undefined,
-          status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
-        }));
+        bus.publish(
+          AgentEvent.task({
+            id: context.taskId,
+            contextId: context.contextId,
+            history: [context.userMessage],
+            artifacts: [],
+            metadata: undefined,
+            status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: new Date().toISOString() },
+          }),
+        );
       }
-      bus.publish(AgentEvent.statusUpdate({ ...ids, metadata: undefined, status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: new Date().toISOString() } }));
+      bus.publish(
+        AgentEvent.statusUpdate({
+          ...ids,
+          metadata: undefined,
+          status: { state: TaskState.TASK_STATE_COMPLETED, message: undefined, timestamp: new Date().toISOString() },
+        }),
+      );
       bus.finished();
     },
     async cancelTask() {},
@@ -127,11 +232,26 @@ async function startReferenceServer(): Promise<{ url: string; close: () => Promi
   });
   const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/`;
   const card = AgentCard.fromJSON({
-    name: 'reference', description: 'SDK sample', version: '1',
-    supportedInterfaces: [{ url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }, { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' }],
-    capabilities: { streaming: true }, defaultInputModes: ['text/plain'], defaultOutputModes: ['text/plain'], skills: [],
+    name: 'reference',
+    description: 'SDK sample',
+    version: '1',
+    supportedInterfaces: [
+      { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
+    ],
+    capabilities: { streaming: true },
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    skills: [],
   });
   const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
-  app.use('/', jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat: { enabled: true } }));
+  app.use(
+    '/',
+    jsonRpcHandler({
+      requestHandler: handler,
+      userBuilder: UserBuilder.noAuthentication,
+      legacyCompat: { enabled: true },
+    }),
+  );
   return { url, close: () => new Promise((resolve) => http.close(() => resolve())) };
 }

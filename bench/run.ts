@@ -8,7 +8,10 @@ import { machine } from './lib';
  */
 async function main(): Promise<void> {
   const wanted = process.argv.slice(2);
-  const available = readdirSync(__dirname).filter((f) => f.endsWith('.bench.ts')).map((f) => f.replace(/\.bench\.ts$/, '')).sort();
+  const available = readdirSync(__dirname)
+    .filter((f) => f.endsWith('.bench.ts'))
+    .map((f) => f.replace(/\.bench\.ts$/, ''))
+    .sort();
   const selected = wanted.length > 0 ? wanted : available;
   const unknown = selected.filter((name) => !available.includes(name));
   if (unknown.length > 0) {

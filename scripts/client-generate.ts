@@ -26,7 +26,11 @@ async function main(): Promise<void> {
   }
   const config = loadConfig({ LOG_LEVEL: 'silent', DATABASE_URL: 'postgres://unused@127.0.0.1:1/unused' });
   const logger = pino({ level: 'silent' });
-  const app = await NestFactory.create(AppModule.forRoot(config, logger), { preview: true, logger: false, abortOnError: false });
+  const app = await NestFactory.create(AppModule.forRoot(config, logger), {
+    preview: true,
+    logger: false,
+    abortOnError: false,
+  });
   const document = buildOpenApiDocument(app, config.publicBaseUrl);
   const target = resolve(__dirname, '../client/schema.ts');
   writeFileSync(target, await schemaSource(document as unknown as Record<string, unknown>));

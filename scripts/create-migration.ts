@@ -20,7 +20,10 @@ export function createMigration(dir: string, name: string, now = Date.now()): st
   }
   const latest = Math.max(0, ...readdirSync(dir).map((file) => Number(/^(\d{13})-/.exec(file)?.[1] ?? 0)));
   const timestamp = Math.max(now, latest + 100000);
-  const className = `${name.split('-').map((word) => word[0].toUpperCase() + word.slice(1)).join('')}${timestamp}`;
+  const className = `${name
+    .split('-')
+    .map((word) => word[0].toUpperCase() + word.slice(1))
+    .join('')}${timestamp}`;
   const file = `${timestamp}-${name}`;
   writeFileSync(
     join(dir, `${file}.ts`),

@@ -28,7 +28,9 @@ On the embedded database, run these while the server is stopped.`;
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 function fail(message: string): never {
@@ -49,20 +51,29 @@ async function bootstrap(args: string[]): Promise<void> {
   // A one-shot command serves no protocol and no metrics: no gRPC server, no metrics listener (its port is the server's).
   const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env, GRPC_PORT: 'off', METRICS_PORT: 'off' });
   const logger = createLogger(config.logLevel, undefined, config.logFormat);
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), { logger: new JsonLogger(logger), abortOnError: false })
-    .catch((error: unknown) => {
-      if (error instanceof EmbeddedDatabaseInUseError) {
-        fail(`${error.message}, most likely a running server: stop it and run bootstrap again, or sign up through it (POST /api/v1/console/signup, or the Console)`);
-      }
-      const reason = explainConnectionError(error, config);
-      if (reason) fail(reason);
-      throw error;
-    });
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), {
+    logger: new JsonLogger(logger),
+    abortOnError: false,
+  }).catch((error: unknown) => {
+    if (error instanceof EmbeddedDatabaseInUseError) {
+      fail(
+        `${error.message}, most likely a running server: stop it and run bootstrap again, or sign up through it (POST /api/v1/console/signup, or the Console)`,
+      );
+    }
+    const reason = explainConnectionError(error, config);
+    if (reason) fail(reason);
+    throw error;
+  });
   try {
     const consoleService = app.get(ConsoleService);
     const keys = app.get(KeysService);
     const result = await app.get(DataSource).transaction(async (em) => {
-      const { user, organization } = await consoleService.createOrganizationWithUser(values.org!, values.email!, password, em);
+      const { user, organization } = await consoleService.createOrganizationWithUser(
+        values.org!,
+        values.email!,
+        password,
+        em,
+      );
       const minted = await keys.mintWith(em, {
         scope: 'admin',
         organizationId: organization.id,
@@ -88,10 +99,14 @@ async function rotateCardKey(args: string[]): Promise<void> {
   if (args.length > 0) fail(USAGE);
   const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env, METRICS_PORT: 'off' });
   const logger = createLogger(config.logLevel, undefined, config.logFormat);
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), { logger: new JsonLogger(logger) });
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), {
+    logger: new JsonLogger(logger),
+  });
   try {
     const { kid, previous } = await app.get(CardSigner).rotate();
-    process.stdout.write(`card signing key: ${kid} (current)\n${previous ? `previous key:     ${previous} (still listed in the JWKS)\n` : ''}`);
+    process.stdout.write(
+      `card signing key: ${kid} (current)\n${previous ? `previous key:     ${previous} (still listed in the JWKS)\n` : ''}`,
+    );
   } finally {
     await app.close();
   }
@@ -107,5 +122,9 @@ async function main(): Promise<void> {
 main().catch((error: unknown) => {
   if (error instanceof ConfigError) fail(`configuration error: ${error.message}`);
   const code = (error as { code?: string }).code;
-  fail(code === 'email_taken' ? 'a Console user with that email already exists' : `failed: ${error instanceof Error ? error.message : String(error)}`);
+  fail(
+    code === 'email_taken'
+      ? 'a Console user with that email already exists'
+      : `failed: ${error instanceof Error ? error.message : String(error)}`,
+  );
 });

@@ -18,7 +18,11 @@ async function main(config: AppConfig): Promise<void> {
   const server = await app.listen(config.port, config.host);
   server.keepAliveTimeout = 65_000;
   const listen = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${config.port}`;
-  const urls = { console_url: `${config.publicBaseUrl}/console/`, docs_url: `${config.publicBaseUrl}/api/docs`, database: describeDatabase(config) };
+  const urls = {
+    console_url: `${config.publicBaseUrl}/console/`,
+    docs_url: `${config.publicBaseUrl}/api/docs`,
+    database: describeDatabase(config),
+  };
   logger.info(
     { listen, base_url: config.publicBaseUrl, ...urls },
     `listening on ${listen} — Console ${urls.console_url} — API docs ${urls.docs_url} — database: ${urls.database}`,

@@ -17,22 +17,34 @@ import { currentTraceId, startTracing } from './tracing/tracing';
 async function main(): Promise<void> {
   const loaded = loadConfigOrExit();
   if (!loaded.databaseUrl) {
-    process.stderr.write('configuration error: DATABASE_URL is required; the embedded database belongs to the server process\n');
+    process.stderr.write(
+      'configuration error: DATABASE_URL is required; the embedded database belongs to the server process\n',
+    );
     process.exit(1);
   }
   // The worker serves no protocol: no gRPC server beside the HTTP server's.
-  const config: AppConfig = { ...loaded, grpcPort: null, grpcPublicAddress: null, events: { ...loaded.events, dispatcher: 'inline' } };
+  const config: AppConfig = {
+    ...loaded,
+    grpcPort: null,
+    grpcPublicAddress: null,
+    events: { ...loaded.events, dispatcher: 'inline' },
+  };
   const logger = createLogger(config.logLevel, undefined, config.logFormat);
   routeConsoleToLogger(logger);
   // Before Nest starts: deliveries continue the traces stored with their events.
   const tracing = startTracing(config.tracing);
   // Log lines carry the active span's trace id (request-context.ts), once tracing is on.
   setActiveTraceIdSource(() => currentTraceId() ?? undefined);
-  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), { logger: new JsonLogger(logger), abortOnError: false })
-    .catch((error: unknown) => {
-      throw new Error(explainConnectionError(error, config) ?? (error instanceof Error ? error.message : String(error)));
-    });
-  logger.info({ poll_interval_ms: config.events.pollIntervalMs, batch_size: config.events.batchSize }, 'event worker started');
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), {
+    logger: new JsonLogger(logger),
+    abortOnError: false,
+  }).catch((error: unknown) => {
+    throw new Error(explainConnectionError(error, config) ?? (error instanceof Error ? error.message : String(error)));
+  });
+  logger.info(
+    { poll_interval_ms: config.events.pollIntervalMs, batch_size: config.events.batchSize },
+    'event worker started',
+  );
   exitOnSignals(app, config.shutdownGraceMs, logger, () => tracing.shutdown());
 }
 

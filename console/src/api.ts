@@ -25,7 +25,9 @@ export class ApiError extends Error {
     return this.problem.status;
   }
   fieldError(field: string): string | undefined {
-    return this.problem.errors?.find((e) => e.field === field || e.field.startsWith(`${field}.`) || e.field.startsWith(`${field}[`))?.message;
+    return this.problem.errors?.find(
+      (e) => e.field === field || e.field.startsWith(`${field}.`) || e.field.startsWith(`${field}[`),
+    )?.message;
   }
 }
 
@@ -43,7 +45,10 @@ export async function call<T>(request: Promise<{ data?: T; error?: unknown; resp
   }
   const { data, error, response } = result;
   if (!response.ok) {
-    const problem = typeof error === 'object' && error !== null ? (error as Problem) : { status: response.status, detail: String(error ?? response.statusText) };
+    const problem =
+      typeof error === 'object' && error !== null
+        ? (error as Problem)
+        : { status: response.status, detail: String(error ?? response.statusText) };
     throw new ApiError({ ...problem, status: response.status });
   }
   return data as T;

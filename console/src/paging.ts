@@ -6,7 +6,11 @@ export interface PageResult<T> {
 }
 
 /** A list that pages with `next_cursor`: the loaded items and a "load more" handle. */
-export function usePaged<T>(key: readonly unknown[], fetchPage: (cursor: string | undefined) => Promise<PageResult<T>>, refetchInterval?: number) {
+export function usePaged<T>(
+  key: readonly unknown[],
+  fetchPage: (cursor: string | undefined) => Promise<PageResult<T>>,
+  refetchInterval?: number,
+) {
   const query = useInfiniteQuery({
     queryKey: key,
     queryFn: ({ pageParam }) => fetchPage(pageParam),
@@ -25,6 +29,9 @@ export function usePaged<T>(key: readonly unknown[], fetchPage: (cursor: string 
 }
 
 /** Picks a list response apart: `{"<plural>":[…],"next_cursor":…}` (typed by the generated client). */
-export function pageOf<K extends string, T>(body: { [P in K]: T[] } & { next_cursor?: string | null }, plural: K): PageResult<T> {
+export function pageOf<K extends string, T>(
+  body: { [P in K]: T[] } & { next_cursor?: string | null },
+  plural: K,
+): PageResult<T> {
   return { items: body[plural] ?? [], next: body.next_cursor ?? null };
 }

@@ -31,7 +31,15 @@ export function Link({ to, onClick, ...props }: AnchorHTMLAttributes<HTMLAnchorE
   const href = `${BASE}${to}`;
   const follow = (event: MouseEvent<HTMLAnchorElement>) => {
     onClick?.(event);
-    if (event.defaultPrevented || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    if (
+      event.defaultPrevented ||
+      event.button !== 0 ||
+      event.metaKey ||
+      event.ctrlKey ||
+      event.shiftKey ||
+      event.altKey
+    )
+      return;
     event.preventDefault();
     navigate(to);
   };

@@ -1,4 +1,13 @@
-import { useEffect, useId, useRef, useState, type InputHTMLAttributes, type ReactNode, type SelectHTMLAttributes, type TextareaHTMLAttributes } from 'react';
+import {
+  useEffect,
+  useId,
+  useRef,
+  useState,
+  type InputHTMLAttributes,
+  type ReactNode,
+  type SelectHTMLAttributes,
+  type TextareaHTMLAttributes,
+} from 'react';
 import { ApiError } from './api';
 
 /** Client-side validation errors and the server's `errors[]`, by field. */
@@ -19,9 +28,18 @@ export function Field({ label, error, hint, ...input }: FieldProps & InputHTMLAt
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      <input id={id} aria-invalid={error ? true : undefined} aria-describedby={error ? `${id}-error` : hint ? `${id}-hint` : undefined} {...input} />
+      <input
+        id={id}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={error ? `${id}-error` : hint ? `${id}-hint` : undefined}
+        {...input}
+      />
       {hint && !error && <small id={`${id}-hint`}>{hint}</small>}
-      {error && <small className="field-error" id={`${id}-error`}>{error}</small>}
+      {error && (
+        <small className="field-error" id={`${id}-error`}>
+          {error}
+        </small>
+      )}
     </div>
   );
 }
@@ -31,23 +49,47 @@ export function TextArea({ label, error, hint, ...input }: FieldProps & Textarea
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      <textarea id={id} aria-invalid={error ? true : undefined} aria-describedby={error ? `${id}-error` : undefined} {...input} />
+      <textarea
+        id={id}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={error ? `${id}-error` : undefined}
+        {...input}
+      />
       {hint && !error && <small>{hint}</small>}
-      {error && <small className="field-error" id={`${id}-error`}>{error}</small>}
+      {error && (
+        <small className="field-error" id={`${id}-error`}>
+          {error}
+        </small>
+      )}
     </div>
   );
 }
 
-export function Select({ label, error, hint, children, ...input }: FieldProps & SelectHTMLAttributes<HTMLSelectElement>) {
+export function Select({
+  label,
+  error,
+  hint,
+  children,
+  ...input
+}: FieldProps & SelectHTMLAttributes<HTMLSelectElement>) {
   const id = useId();
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      <select id={id} aria-invalid={error ? true : undefined} aria-describedby={error ? `${id}-error` : hint ? `${id}-hint` : undefined} {...input}>
+      <select
+        id={id}
+        aria-invalid={error ? true : undefined}
+        aria-describedby={error ? `${id}-error` : hint ? `${id}-hint` : undefined}
+        {...input}
+      >
         {children}
       </select>
       {hint && !error && <small id={`${id}-hint`}>{hint}</small>}
-      {error && <small className="field-error" id={`${id}-error`}>{error}</small>}
+      {error && (
+        <small className="field-error" id={`${id}-error`}>
+          {error}
+        </small>
+      )}
     </div>
   );
 }
@@ -84,7 +126,15 @@ export function Loading({ label = 'Loading…' }: { label?: string }) {
 }
 
 /** A submit button that shows progress while its form is being sent. */
-export function Submit({ pending, children, pendingLabel }: { pending: boolean; children: ReactNode; pendingLabel?: string }) {
+export function Submit({
+  pending,
+  children,
+  pendingLabel,
+}: {
+  pending: boolean;
+  children: ReactNode;
+  pendingLabel?: string;
+}) {
   return (
     <button type="submit" className="primary" disabled={pending} aria-busy={pending}>
       {pending ? (
@@ -130,7 +180,14 @@ export function ConfirmButton({
   }, [open]);
   return (
     <>
-      <button ref={trigger} type="button" className={className} onClick={() => setOpen(true)} disabled={pending} aria-busy={pending}>
+      <button
+        ref={trigger}
+        type="button"
+        className={className}
+        onClick={() => setOpen(true)}
+        disabled={pending}
+        aria-busy={pending}
+      >
         {pending ? 'Working…' : label}
       </button>
       {open && (
@@ -173,7 +230,8 @@ export function SecretOnce({ label, value, onDone }: { label: string; value: str
     <section className="secret">
       <h3>{label}</h3>
       <p className="warning">
-        <strong>Copy it now.</strong> This is the only time it is shown; the service keeps only a hash and cannot show it again.
+        <strong>Copy it now.</strong> This is the only time it is shown; the service keeps only a hash and cannot show
+        it again.
       </p>
       <div className="secret-row">
         <label htmlFor={id} className="visually-hidden">
@@ -185,7 +243,11 @@ export function SecretOnce({ label, value, onDone }: { label: string; value: str
         </button>
       </div>
       <p role="status" className="muted">
-        {copied === 'yes' ? 'Copied to the clipboard.' : copied === 'failed' ? 'Copying is not allowed here: select the text and copy it.' : ''}
+        {copied === 'yes'
+          ? 'Copied to the clipboard.'
+          : copied === 'failed'
+            ? 'Copying is not allowed here: select the text and copy it.'
+            : ''}
       </p>
       <button type="button" onClick={onDone}>
         I have saved it

@@ -19,7 +19,7 @@ export class AdmissionController {
   @Surface('organizationAdmin', {
     id: 'checkAdmission',
     summary: 'Explain whether a requester may send work to a worker, and why',
-    notes: 'Only your organization\'s rules are shown; a refusal decided by the other side reads `denied_by_peer`.',
+    notes: "Only your organization's rules are shown; a refusal decided by the other side reads `denied_by_peer`.",
   })
   @Returns(200, AdmissionCheckSchema)
   @Refuses({ 404: '`identity_not_found`: neither side is an identity of your organization, or a handle is unknown.' })

@@ -1,6 +1,14 @@
 import {
-  decide, effectiveRule, reportedReason,
-  type AdmissionParty, type AdmissionReason, type PeerType, type RuleAction, type RuleDirection, type RuleFacts, type Side,
+  decide,
+  effectiveRule,
+  reportedReason,
+  type AdmissionParty,
+  type AdmissionReason,
+  type PeerType,
+  type RuleAction,
+  type RuleDirection,
+  type RuleFacts,
+  type Side,
 } from './admission.decision';
 
 /*
@@ -15,10 +23,16 @@ type Mode = 'whitelist' | 'blacklist';
 
 /** A side's four slots, in precedence order (CONTRACT §6 step 1): own direction before `both`; identity before organization. */
 const REQUESTER_SLOTS: ReadonlyArray<[RuleDirection, PeerType]> = [
-  ['outbound', 'identity'], ['outbound', 'organization'], ['both', 'identity'], ['both', 'organization'],
+  ['outbound', 'identity'],
+  ['outbound', 'organization'],
+  ['both', 'identity'],
+  ['both', 'organization'],
 ];
 const WORKER_SLOTS: ReadonlyArray<[RuleDirection, PeerType]> = [
-  ['inbound', 'identity'], ['inbound', 'organization'], ['both', 'identity'], ['both', 'organization'],
+  ['inbound', 'identity'],
+  ['inbound', 'organization'],
+  ['both', 'identity'],
+  ['both', 'organization'],
 ];
 const SLOT_VALUES: readonly Slot[] = ['none', 'allow', 'block'];
 const MODES: readonly Mode[] = ['whitelist', 'blacklist'];
@@ -43,16 +57,19 @@ const OK: AdmissionReason = 'mutual_permit';
  * whitelist/whitelist, whitelist/blacklist, blacklist/whitelist, blacklist/blacklist.
  * When neither side permits, the requester's side is reported.
  */
-const PRIVATE_CROSS_ORGANIZATION: Record<`${Slot}/${Slot}`, [AdmissionReason, AdmissionReason, AdmissionReason, AdmissionReason]> = {
-  'none/none':   [NPR, NPR, NPW, OK],
-  'none/allow':  [NPR, NPR, OK,  OK],
-  'none/block':  [BW,  BW,  BW,  BW],
-  'allow/none':  [NPW, OK,  NPW, OK],
-  'allow/allow': [OK,  OK,  OK,  OK],
-  'allow/block': [BW,  BW,  BW,  BW],
-  'block/none':  [BR,  BR,  BR,  BR],
-  'block/allow': [BR,  BR,  BR,  BR],
-  'block/block': [BR,  BR,  BR,  BR],
+const PRIVATE_CROSS_ORGANIZATION: Record<
+  `${Slot}/${Slot}`,
+  [AdmissionReason, AdmissionReason, AdmissionReason, AdmissionReason]
+> = {
+  'none/none': [NPR, NPR, NPW, OK],
+  'none/allow': [NPR, NPR, OK, OK],
+  'none/block': [BW, BW, BW, BW],
+  'allow/none': [NPW, OK, NPW, OK],
+  'allow/allow': [OK, OK, OK, OK],
+  'allow/block': [BW, BW, BW, BW],
+  'block/none': [BR, BR, BR, BR],
+  'block/allow': [BR, BR, BR, BR],
+  'block/block': [BR, BR, BR, BR],
 };
 
 /**
@@ -61,9 +78,15 @@ const PRIVATE_CROSS_ORGANIZATION: Record<`${Slot}/${Slot}`, [AdmissionReason, Ad
  * whatever the filter modes.
  */
 const PERMITTED_WITHOUT_RULES: Record<`${Slot}/${Slot}`, 'permission' | AdmissionReason> = {
-  'none/none': 'permission', 'none/allow': 'permission', 'none/block': BW,
-  'allow/none': 'permission', 'allow/allow': 'permission', 'allow/block': BW,
-  'block/none': BR, 'block/allow': BR, 'block/block': BR,
+  'none/none': 'permission',
+  'none/allow': 'permission',
+  'none/block': BW,
+  'allow/none': 'permission',
+  'allow/allow': 'permission',
+  'allow/block': BW,
+  'block/none': BR,
+  'block/allow': BR,
+  'block/block': BR,
 };
 
 interface Scenario {
@@ -99,8 +122,10 @@ function model(s: Scenario): Expected {
     reason = PRIVATE_CROSS_ORGANIZATION[key][column];
   }
   const deciding: Record<string, Side | null> = {
-    blocked_by_requester: 'requester', not_permitted_by_requester: 'requester',
-    blocked_by_worker: 'worker', not_permitted_by_worker: 'worker',
+    blocked_by_requester: 'requester',
+    not_permitted_by_requester: 'requester',
+    blocked_by_worker: 'worker',
+    not_permitted_by_worker: 'worker',
   };
   const decidedBy = deciding[reason] ?? null;
   return {
@@ -119,14 +144,30 @@ function model(s: Scenario): Expected {
 
 function party(id: string, organizationId: string | null, extra: Partial<AdmissionParty> = {}): AdmissionParty {
   return {
-    id, organizationId, claimed: organizationId !== null, enabled: organizationId !== null, status: 'active',
-    publiclyDiscoverable: false, allowPublicEgress: false, filterMode: 'whitelist', ...extra,
+    id,
+    organizationId,
+    claimed: organizationId !== null,
+    enabled: organizationId !== null,
+    status: 'active',
+    publiclyDiscoverable: false,
+    allowPublicEgress: false,
+    filterMode: 'whitelist',
+    ...extra,
   };
 }
 
-function rule(id: string, owner: string, direction: RuleDirection, action: RuleAction, peer: { identity?: string; organization?: string }): RuleFacts {
+function rule(
+  id: string,
+  owner: string,
+  direction: RuleDirection,
+  action: RuleAction,
+  peer: { identity?: string; organization?: string },
+): RuleFacts {
   return {
-    id, identityId: owner, direction, action,
+    id,
+    identityId: owner,
+    direction,
+    action,
     peerType: peer.identity ? 'identity' : 'organization',
     peerIdentityId: peer.identity ?? null,
     peerOrganizationId: peer.organization ?? null,
@@ -138,7 +179,15 @@ function slotRules(side: Side, owner: AdmissionParty, peer: AdmissionParty, slot
   return slots.flatMap((value, i) => {
     if (value === 'none') return [];
     const [direction, level] = layout[i];
-    return [rule(slotId(side, i), owner.id, direction, value, level === 'identity' ? { identity: peer.id } : { organization: peer.organizationId! })];
+    return [
+      rule(
+        slotId(side, i),
+        owner.id,
+        direction,
+        value,
+        level === 'identity' ? { identity: peer.id } : { organization: peer.organizationId! },
+      ),
+    ];
   });
 }
 
@@ -174,11 +223,23 @@ function* product<T>(...lists: ReadonlyArray<readonly T[]>): Generator<T[]> {
 const ALL_SLOT_FILLINGS = [...product(SLOT_VALUES, SLOT_VALUES, SLOT_VALUES, SLOT_VALUES)];
 
 function* scenarios(): Generator<Scenario> {
-  for (const [sameOrganization, publiclyDiscoverable, allowPublicEgress] of product<boolean>(BOOLEANS, BOOLEANS, BOOLEANS)) {
+  for (const [sameOrganization, publiclyDiscoverable, allowPublicEgress] of product<boolean>(
+    BOOLEANS,
+    BOOLEANS,
+    BOOLEANS,
+  )) {
     for (const [requesterMode, workerMode] of product(MODES, MODES)) {
       for (const requesterSlots of ALL_SLOT_FILLINGS) {
         for (const workerSlots of ALL_SLOT_FILLINGS) {
-          yield { sameOrganization, publiclyDiscoverable, allowPublicEgress, requesterMode, workerMode, requesterSlots, workerSlots };
+          yield {
+            sameOrganization,
+            publiclyDiscoverable,
+            allowPublicEgress,
+            requesterMode,
+            workerMode,
+            requesterSlots,
+            workerSlots,
+          };
         }
       }
     }
@@ -186,9 +247,18 @@ function* scenarios(): Generator<Scenario> {
 }
 
 function inputs(s: Scenario) {
-  const requester = party('requester', 'org-r', { allowPublicEgress: s.allowPublicEgress, filterMode: s.requesterMode });
-  const worker = party('worker', s.sameOrganization ? 'org-r' : 'org-w', { publiclyDiscoverable: s.publiclyDiscoverable, filterMode: s.workerMode });
-  const rules = [...slotRules('requester', requester, worker, s.requesterSlots), ...slotRules('worker', worker, requester, s.workerSlots)];
+  const requester = party('requester', 'org-r', {
+    allowPublicEgress: s.allowPublicEgress,
+    filterMode: s.requesterMode,
+  });
+  const worker = party('worker', s.sameOrganization ? 'org-r' : 'org-w', {
+    publiclyDiscoverable: s.publiclyDiscoverable,
+    filterMode: s.workerMode,
+  });
+  const rules = [
+    ...slotRules('requester', requester, worker, s.requesterSlots),
+    ...slotRules('worker', worker, requester, s.workerSlots),
+  ];
   return { requester, worker, rules };
 }
 
@@ -199,28 +269,36 @@ describe('admission decision (CONTRACT §6)', () => {
   it.each([
     ['in slot order, nothing else', false],
     ['in reverse order, among rules that must not count', true],
-  ])('matches the model for every combination of organization, public egress, filter modes and rules (%s)', (_, noisy) => {
-    const mismatches: string[] = [];
-    let count = 0;
-    for (const s of scenarios()) {
-      count++;
-      const { requester, worker, rules } = inputs(s);
-      const given = noisy ? [...distractors(requester, worker), ...rules].reverse() : rules;
-      const d = decide(requester, worker, given);
-      const actual: Expected = {
-        reason: d.reason, allowed: d.allowed, decidedBy: d.decidedBy, ruleId: d.rule?.id ?? null,
-        effective: { requester: d.effective.requester?.id ?? null, worker: d.effective.worker?.id ?? null },
-      };
-      const expected = model(s);
-      if (JSON.stringify(actual) !== JSON.stringify(expected) && mismatches.length < 10) {
-        mismatches.push(`${JSON.stringify(s)}\n  expected ${JSON.stringify(expected)}\n  actual   ${JSON.stringify(actual)}`);
+  ])(
+    'matches the model for every combination of organization, public egress, filter modes and rules (%s)',
+    (_, noisy) => {
+      const mismatches: string[] = [];
+      let count = 0;
+      for (const s of scenarios()) {
+        count++;
+        const { requester, worker, rules } = inputs(s);
+        const given = noisy ? [...distractors(requester, worker), ...rules].reverse() : rules;
+        const d = decide(requester, worker, given);
+        const actual: Expected = {
+          reason: d.reason,
+          allowed: d.allowed,
+          decidedBy: d.decidedBy,
+          ruleId: d.rule?.id ?? null,
+          effective: { requester: d.effective.requester?.id ?? null, worker: d.effective.worker?.id ?? null },
+        };
+        const expected = model(s);
+        if (JSON.stringify(actual) !== JSON.stringify(expected) && mismatches.length < 10) {
+          mismatches.push(
+            `${JSON.stringify(s)}\n  expected ${JSON.stringify(expected)}\n  actual   ${JSON.stringify(actual)}`,
+          );
+        }
       }
-    }
-    expect(mismatches).toEqual([]);
-    expect(count).toBe(EXPECTED_SCENARIOS);
-  });
+      expect(mismatches).toEqual([]);
+      expect(count).toBe(EXPECTED_SCENARIOS);
+    },
+  );
 
-  describe('participants\' state comes before any rule', () => {
+  describe("participants' state comes before any rule", () => {
     const states = {
       ok: (id: string, org: string) => party(id, org),
       unclaimed: (id: string) => party(id, null),
@@ -231,29 +309,60 @@ describe('admission decision (CONTRACT §6)', () => {
     const STATE_NAMES = Object.keys(states) as State[];
     // requester state → worker state → reason (hand-written)
     const TABLE: Record<State, Record<State, AdmissionReason | null>> = {
-      ok:        { ok: null,                  unclaimed: 'worker_unavailable',  disabled: 'worker_unavailable',  deleted: 'worker_unavailable' },
-      unclaimed: { ok: 'requester_unclaimed', unclaimed: 'requester_unclaimed', disabled: 'requester_unclaimed', deleted: 'requester_unclaimed' },
-      disabled:  { ok: 'requester_disabled',  unclaimed: 'requester_disabled',  disabled: 'requester_disabled',  deleted: 'requester_disabled' },
-      deleted:   { ok: 'requester_disabled',  unclaimed: 'requester_disabled',  disabled: 'requester_disabled',  deleted: 'requester_disabled' },
+      ok: { ok: null, unclaimed: 'worker_unavailable', disabled: 'worker_unavailable', deleted: 'worker_unavailable' },
+      unclaimed: {
+        ok: 'requester_unclaimed',
+        unclaimed: 'requester_unclaimed',
+        disabled: 'requester_unclaimed',
+        deleted: 'requester_unclaimed',
+      },
+      disabled: {
+        ok: 'requester_disabled',
+        unclaimed: 'requester_disabled',
+        disabled: 'requester_disabled',
+        deleted: 'requester_disabled',
+      },
+      deleted: {
+        ok: 'requester_disabled',
+        unclaimed: 'requester_disabled',
+        disabled: 'requester_disabled',
+        deleted: 'requester_disabled',
+      },
     };
 
-    const cases = [...product<string>(STATE_NAMES, STATE_NAMES, ['none', 'allow', 'block'], ['same', 'cross', 'public'])];
+    const cases = [
+      ...product<string>(STATE_NAMES, STATE_NAMES, ['none', 'allow', 'block'], ['same', 'cross', 'public']),
+    ];
     it.each(cases)('requester %s, worker %s, rules: %s, %s', (rState, wState, rules, relation) => {
       const workerOrg = relation === 'same' ? 'org-r' : 'org-w';
-      const requester = { ...states[rState as State]('requester', 'org-r'), allowPublicEgress: true, filterMode: 'blacklist' as const };
-      const worker = { ...states[wState as State]('worker', workerOrg), publiclyDiscoverable: relation === 'public', filterMode: 'blacklist' as const };
-      const given = rules === 'none' ? [] : [
-        rule('r1', requester.id, 'both', rules as RuleAction, { identity: worker.id }),
-        rule('w1', worker.id, 'both', rules as RuleAction, { identity: requester.id }),
-      ];
+      const requester = {
+        ...states[rState as State]('requester', 'org-r'),
+        allowPublicEgress: true,
+        filterMode: 'blacklist' as const,
+      };
+      const worker = {
+        ...states[wState as State]('worker', workerOrg),
+        publiclyDiscoverable: relation === 'public',
+        filterMode: 'blacklist' as const,
+      };
+      const given =
+        rules === 'none'
+          ? []
+          : [
+              rule('r1', requester.id, 'both', rules as RuleAction, { identity: worker.id }),
+              rule('w1', worker.id, 'both', rules as RuleAction, { identity: requester.id }),
+            ];
       const expectedState = TABLE[rState as State][wState as State];
       const d = decide(requester, worker, given);
       if (expectedState === null) {
         expect(d.reason).not.toMatch(/unclaimed|disabled|unavailable/);
       } else {
         expect(d).toEqual({
-          allowed: false, reason: expectedState, decidedBy: expectedState.startsWith('requester') ? 'requester' : 'worker',
-          rule: null, effective: { requester: null, worker: null },
+          allowed: false,
+          reason: expectedState,
+          decidedBy: expectedState.startsWith('requester') ? 'requester' : 'worker',
+          rule: null,
+          effective: { requester: null, worker: null },
         });
       }
     });
@@ -295,20 +404,31 @@ describe('admission decision (CONTRACT §6)', () => {
     });
 
     it('allow rules on both sides admit a private cross-organization call', () => {
-      const rules = [rule('1', 'a', 'outbound', 'allow', { identity: 'g' }), rule('2', 'g', 'inbound', 'allow', { organization: 'acme' })];
+      const rules = [
+        rule('1', 'a', 'outbound', 'allow', { identity: 'g' }),
+        rule('2', 'g', 'inbound', 'allow', { organization: 'acme' }),
+      ];
       expect(decide(acme('a'), globex('g'), rules)).toMatchObject({ allowed: true, reason: 'mutual_permit' });
     });
 
-    it('a worker\'s block of the whole organization overrides public egress', () => {
+    it("a worker's block of the whole organization overrides public egress", () => {
       const requester = acme('a', { allowPublicEgress: true });
       const worker = globex('g', { publiclyDiscoverable: true });
       expect(decide(requester, worker, []).reason).toBe('public_egress');
       const block = rule('b', 'g', 'both', 'block', { organization: 'acme' });
-      expect(decide(requester, worker, [block])).toMatchObject({ allowed: false, reason: 'blocked_by_worker', decidedBy: 'worker', rule: block });
+      expect(decide(requester, worker, [block])).toMatchObject({
+        allowed: false,
+        reason: 'blocked_by_worker',
+        decidedBy: 'worker',
+        rule: block,
+      });
     });
 
     it('an identity-level allow beats an organization-level block of the same direction', () => {
-      const rules = [rule('1', 'g', 'inbound', 'block', { organization: 'acme' }), rule('2', 'g', 'inbound', 'allow', { identity: 'a' })];
+      const rules = [
+        rule('1', 'g', 'inbound', 'block', { organization: 'acme' }),
+        rule('2', 'g', 'inbound', 'allow', { identity: 'a' }),
+      ];
       expect(decide(acme('a', { filterMode: 'blacklist' }), globex('g'), rules).reason).toBe('mutual_permit');
     });
 
@@ -334,15 +454,30 @@ describe('admission decision (CONTRACT §6)', () => {
     });
 
     it('an unclaimed participant belongs to no organization: its state is reported as it is', () => {
-      expect(reportedReason({ reason: 'requester_unclaimed', decidedBy: 'requester' }, { requester: null, worker: 'globex' }, 'globex'))
-        .toBe('requester_unclaimed');
-      expect(reportedReason({ reason: 'worker_unavailable', decidedBy: 'worker' }, { requester: 'acme', worker: null }, 'acme'))
-        .toBe('worker_unavailable');
+      expect(
+        reportedReason(
+          { reason: 'requester_unclaimed', decidedBy: 'requester' },
+          { requester: null, worker: 'globex' },
+          'globex',
+        ),
+      ).toBe('requester_unclaimed');
+      expect(
+        reportedReason(
+          { reason: 'worker_unavailable', decidedBy: 'worker' },
+          { requester: 'acme', worker: null },
+          'acme',
+        ),
+      ).toBe('worker_unavailable');
     });
 
     it('within one organization nothing is hidden', () => {
-      expect(reportedReason({ reason: 'blocked_by_requester', decidedBy: 'requester' }, { requester: 'acme', worker: 'acme' }, 'acme'))
-        .toBe('blocked_by_requester');
+      expect(
+        reportedReason(
+          { reason: 'blocked_by_requester', decidedBy: 'requester' },
+          { requester: 'acme', worker: 'acme' },
+          'acme',
+        ),
+      ).toBe('blocked_by_requester');
     });
   });
 });

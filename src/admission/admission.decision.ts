@@ -75,7 +75,12 @@ const DIRECTION_OF: Record<Side, RuleDirection> = { requester: 'outbound', worke
  * identity before one naming the peer's organization. Rules about anyone else are
  * ignored, so a caller may pass more than it needs.
  */
-export function effectiveRule<R extends RuleFacts>(rules: readonly R[], side: Side, owner: AdmissionParty, peer: AdmissionParty): R | null {
+export function effectiveRule<R extends RuleFacts>(
+  rules: readonly R[],
+  side: Side,
+  owner: AdmissionParty,
+  peer: AdmissionParty,
+): R | null {
   // Rank 0–3: own direction naming the identity, own direction naming the organization,
   // `both` naming the identity, `both` naming the organization. Lowest rank wins.
   let best: R | null = null;
@@ -83,9 +88,14 @@ export function effectiveRule<R extends RuleFacts>(rules: readonly R[], side: Si
   for (const rule of rules) {
     if (rule.identityId !== owner.id) continue;
     const directionRank = rule.direction === DIRECTION_OF[side] ? 0 : rule.direction === 'both' ? 2 : null;
-    const peerRank = rule.peerType === 'identity'
-      ? (rule.peerIdentityId === peer.id ? 0 : null)
-      : (peer.organizationId !== null && rule.peerOrganizationId === peer.organizationId ? 1 : null);
+    const peerRank =
+      rule.peerType === 'identity'
+        ? rule.peerIdentityId === peer.id
+          ? 0
+          : null
+        : peer.organizationId !== null && rule.peerOrganizationId === peer.organizationId
+          ? 1
+          : null;
     if (directionRank === null || peerRank === null || directionRank + peerRank >= bestRank) continue;
     best = rule;
     bestRank = directionRank + peerRank;
@@ -98,8 +108,13 @@ export function effectiveRule<R extends RuleFacts>(rules: readonly R[], side: Si
  * enabled, live identities exchange work. Checked first, so no rules need fetching.
  */
 export function standingDenial(requester: AdmissionParty, worker: AdmissionParty): AdmissionDecision<never> | null {
-  const deny = (reason: AdmissionReason, decidedBy: Side): AdmissionDecision<never> =>
-    ({ allowed: false, reason, decidedBy, rule: null, effective: { requester: null, worker: null } });
+  const deny = (reason: AdmissionReason, decidedBy: Side): AdmissionDecision<never> => ({
+    allowed: false,
+    reason,
+    decidedBy,
+    rule: null,
+    effective: { requester: null, worker: null },
+  });
   if (!requester.claimed) return deny('requester_unclaimed', 'requester');
   if (!requester.enabled || requester.status !== 'active') return deny('requester_disabled', 'requester');
   if (!worker.claimed || !worker.enabled || worker.status !== 'active') return deny('worker_unavailable', 'worker');
@@ -107,7 +122,11 @@ export function standingDenial(requester: AdmissionParty, worker: AdmissionParty
 }
 
 /** May `requester` send work to `worker`? CONTRACT §6, steps 1–5, after the participants' state. */
-export function decide<R extends RuleFacts>(requester: AdmissionParty, worker: AdmissionParty, rules: readonly R[]): AdmissionDecision<R> {
+export function decide<R extends RuleFacts>(
+  requester: AdmissionParty,
+  worker: AdmissionParty,
+  rules: readonly R[],
+): AdmissionDecision<R> {
   const standing = standingDenial(requester, worker);
   if (standing) return standing;
 
@@ -115,9 +134,20 @@ export function decide<R extends RuleFacts>(requester: AdmissionParty, worker: A
     requester: effectiveRule(rules, 'requester', requester, worker),
     worker: effectiveRule(rules, 'worker', worker, requester),
   };
-  const allow = (reason: AdmissionReason): AdmissionDecision<R> => ({ allowed: true, reason, decidedBy: null, rule: null, effective });
-  const deny = (reason: AdmissionReason, decidedBy: Side, rule: R | null = null): AdmissionDecision<R> =>
-    ({ allowed: false, reason, decidedBy, rule, effective });
+  const allow = (reason: AdmissionReason): AdmissionDecision<R> => ({
+    allowed: true,
+    reason,
+    decidedBy: null,
+    rule: null,
+    effective,
+  });
+  const deny = (reason: AdmissionReason, decidedBy: Side, rule: R | null = null): AdmissionDecision<R> => ({
+    allowed: false,
+    reason,
+    decidedBy,
+    rule,
+    effective,
+  });
 
   // 2. An explicit block from either side overrides every permission below.
   if (effective.requester?.action === 'block') return deny('blocked_by_requester', 'requester', effective.requester);
@@ -127,7 +157,8 @@ export function decide<R extends RuleFacts>(requester: AdmissionParty, worker: A
   // 4. Public egress to a publicly discoverable worker.
   if (worker.publiclyDiscoverable && requester.allowPublicEgress) return allow('public_egress');
   // 5. Both sides permit: an allow rule, or a blacklist filter mode (nothing here blocks).
-  const permits = (side: Side, party: AdmissionParty) => effective[side]?.action === 'allow' || party.filterMode === 'blacklist';
+  const permits = (side: Side, party: AdmissionParty) =>
+    effective[side]?.action === 'allow' || party.filterMode === 'blacklist';
   if (!permits('requester', requester)) return deny('not_permitted_by_requester', 'requester');
   if (!permits('worker', worker)) return deny('not_permitted_by_worker', 'worker');
   return allow('mutual_permit');

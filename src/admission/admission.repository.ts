@@ -26,8 +26,8 @@ const RULE_COLUMNS = sql.raw(
   'id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at',
 );
 const DECISION_COLUMNS = sql.raw(
-  'id, requester_id, requester_handle, requester_organization_id, worker_id, worker_handle, worker_organization_id, '
-  + 'reason, decided_by, rule_id, requester_rule, worker_rule, created_at',
+  'id, requester_id, requester_handle, requester_organization_id, worker_id, worker_handle, worker_organization_id, ' +
+    'reason, decided_by, rule_id, requester_rule, worker_rule, created_at',
 );
 
 const toRule = (row: RuleRow): ContactRule => ({
@@ -60,11 +60,20 @@ const toDecision = (row: DecisionRow): AdmissionDecisionRecord => ({
   createdAt: row.created_at,
 });
 
-const position = (row: { created_at: Date; id: string }): KeysetCursor => ({ at: row.created_at.toISOString(), id: row.id });
+const position = (row: { created_at: Date; id: string }): KeysetCursor => ({
+  at: row.created_at.toISOString(),
+  id: row.id,
+});
 
 const EXAMPLE_RULE: NewContactRule = {
-  identityId: DummyValue.UUID, organizationId: DummyValue.UUID_2, direction: 'both', action: 'allow',
-  peerType: 'organization', peerIdentityId: null, peerOrganizationId: DummyValue.UUID_2, note: '',
+  identityId: DummyValue.UUID,
+  organizationId: DummyValue.UUID_2,
+  direction: 'both',
+  action: 'allow',
+  peerType: 'organization',
+  peerIdentityId: null,
+  peerOrganizationId: DummyValue.UUID_2,
+  note: '',
 };
 
 /**
@@ -100,7 +109,12 @@ export class AdmissionRepository {
    * partial unique indexes, each reading at most two rows, whatever the number of rules
    * either identity has; one prepared statement, on every protocol call.
    */
-  @GenerateSql({ params: [{ id: DummyValue.UUID, organizationId: DummyValue.UUID_2 }, { id: DummyValue.UUID_2, organizationId: DummyValue.UUID }] })
+  @GenerateSql({
+    params: [
+      { id: DummyValue.UUID, organizationId: DummyValue.UUID_2 },
+      { id: DummyValue.UUID_2, organizationId: DummyValue.UUID },
+    ],
+  })
   async rulesBetween(requester: Party, worker: Party): Promise<ContactRule[]> {
     const rows = await this.db.prepared<RuleRow>('contact_rules_between', rulesBetween(requester, worker));
     return rows.map(toRule);
@@ -109,7 +123,10 @@ export class AdmissionRepository {
   /** The organization's rules, optionally of one owner, direction or action, newest first. */
   @GenerateSql(
     { name: 'organization', params: [DummyValue.UUID, {}, { limit: 50 }] },
-    { name: 'filtered', params: [DummyValue.UUID, { identityId: DummyValue.UUID_2, direction: 'both', action: 'block' }, { limit: 50 }] },
+    {
+      name: 'filtered',
+      params: [DummyValue.UUID, { identityId: DummyValue.UUID_2, direction: 'both', action: 'block' }, { limit: 50 }],
+    },
   )
   async listRules(
     organizationId: string | null,
@@ -146,7 +163,10 @@ export class AdmissionRepository {
 
   @GenerateSql({ params: [DummyValue.UUID] })
   async countRules(identityId: string, tx?: Tx): Promise<number> {
-    const row = await this.db.one<{ count: number }>(sql`SELECT count(*)::int AS count FROM contact_rules WHERE identity_id = ${identityId}`, tx);
+    const row = await this.db.one<{ count: number }>(
+      sql`SELECT count(*)::int AS count FROM contact_rules WHERE identity_id = ${identityId}`,
+      tx,
+    );
     return row!.count;
   }
 
@@ -200,11 +220,21 @@ export class AdmissionRepository {
   // admission_decisions
 
   @GenerateSql({
-    params: [{
-      requesterId: DummyValue.UUID, requesterHandle: DummyValue.HANDLE, requesterOrganizationId: null,
-      workerId: DummyValue.UUID_2, workerHandle: DummyValue.HANDLE, workerOrganizationId: null,
-      reason: 'requester_unclaimed', decidedBy: 'requester', ruleId: null, requesterRule: null, workerRule: null,
-    }],
+    params: [
+      {
+        requesterId: DummyValue.UUID,
+        requesterHandle: DummyValue.HANDLE,
+        requesterOrganizationId: null,
+        workerId: DummyValue.UUID_2,
+        workerHandle: DummyValue.HANDLE,
+        workerOrganizationId: null,
+        reason: 'requester_unclaimed',
+        decidedBy: 'requester',
+        ruleId: null,
+        requesterRule: null,
+        workerRule: null,
+      },
+    ],
   })
   async insertDecision(decision: NewDecision): Promise<void> {
     const d = decision;
@@ -226,10 +256,14 @@ export class AdmissionRepository {
     { name: 'organization', params: [{ organizationId: DummyValue.UUID }, { limit: 50 }] },
     { name: 'identity', params: [{ identityId: DummyValue.UUID }, { limit: 50 }] },
   )
-  async listDecisions(scope: DecisionScope, query: PageQuery): Promise<{ items: AdmissionDecisionRecord[]; nextCursor: string | null }> {
-    const [requester, worker, value] = 'organizationId' in scope
-      ? [sql.raw('d.requester_organization_id'), sql.raw('d.worker_organization_id'), scope.organizationId]
-      : [sql.raw('d.requester_id'), sql.raw('d.worker_id'), scope.identityId];
+  async listDecisions(
+    scope: DecisionScope,
+    query: PageQuery,
+  ): Promise<{ items: AdmissionDecisionRecord[]; nextCursor: string | null }> {
+    const [requester, worker, value] =
+      'organizationId' in scope
+        ? [sql.raw('d.requester_organization_id'), sql.raw('d.worker_organization_id'), scope.organizationId]
+        : [sql.raw('d.requester_id'), sql.raw('d.worker_id'), scope.identityId];
     const page = keyset('d', query);
     const rows = await this.db.rows<DecisionRow>(
       sql`SELECT * FROM (

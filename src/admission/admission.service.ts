@@ -54,7 +54,10 @@ export class AdmissionService {
    * alike, so the endpoint does not reveal other organizations' identities.
    */
   async check(principal: OrganizationPrincipal, dto: CheckAdmissionDto): Promise<AdmissionCheckView> {
-    const [requester, worker] = await Promise.all([this.identities.findByHandle(dto.requester), this.identities.findByHandle(dto.worker)]);
+    const [requester, worker] = await Promise.all([
+      this.identities.findByHandle(dto.requester),
+      this.identities.findByHandle(dto.worker),
+    ]);
     const viewer = principal.organizationId;
     requireAccess(principal, 'admission.check', { requester: partyOf(requester), worker: partyOf(worker) });
     if (!requester || !worker) {
@@ -73,7 +76,10 @@ export class AdmissionService {
    * `GET /api/v1/admission/decisions`: denials in which the caller's organization owns the
    * requester or the worker, newest first. Two keyset scans, one per side, merged.
    */
-  async decisions(principal: OrganizationPrincipal, query: ListDecisionsQuery): Promise<{ decisions: AdmissionDecisionView[]; next_cursor: string | null }> {
+  async decisions(
+    principal: OrganizationPrincipal,
+    query: ListDecisionsQuery,
+  ): Promise<{ decisions: AdmissionDecisionView[]; next_cursor: string | null }> {
     decodeCursor(query.cursor); // a bad cursor is a 400 whatever the filter finds
     const viewer = principal.organizationId;
     let scope: DecisionScope;
@@ -119,13 +125,20 @@ export class AdmissionService {
         workerRule: effective.worker,
       });
     } catch (error) {
-      this.logger.warn({ err: error, requester: requester.id, worker: worker.id }, 'could not record an admission denial');
+      this.logger.warn(
+        { err: error, requester: requester.id, worker: worker.id },
+        'could not record an admission denial',
+      );
     }
   }
 }
 
 /** Each side's effective rule as reads show rules; the pair names no identity but its own two. */
-function effectiveViews(decision: AdmissionDecision<ContactRule>, requester: Identity, worker: Identity): Record<Side, ContactRuleView | null> {
+function effectiveViews(
+  decision: AdmissionDecision<ContactRule>,
+  requester: Identity,
+  worker: Identity,
+): Record<Side, ContactRuleView | null> {
   const names = namesOf([requester, worker]);
   const view = (rule: ContactRule | null) => (rule ? toContactRuleView(rule, names) : null);
   return { requester: view(decision.effective.requester), worker: view(decision.effective.worker) };

@@ -66,16 +66,32 @@ function copyRuleView(rule: ContactRuleView): ContactRuleView {
 }
 
 const REPORTED_REASONS: ReportedReason[] = [
-  'requester_unclaimed', 'requester_disabled', 'worker_unavailable', 'blocked_by_requester', 'blocked_by_worker',
-  'same_organization', 'public_egress', 'mutual_permit', 'not_permitted_by_requester', 'not_permitted_by_worker', 'denied_by_peer',
+  'requester_unclaimed',
+  'requester_disabled',
+  'worker_unavailable',
+  'blocked_by_requester',
+  'blocked_by_worker',
+  'same_organization',
+  'public_egress',
+  'mutual_permit',
+  'not_permitted_by_requester',
+  'not_permitted_by_worker',
+  'denied_by_peer',
 ];
 
 /** The OpenAPI schema of AdmissionCheckView. */
 @ApiSchema({ name: 'AdmissionCheck' })
 export class AdmissionCheckSchema implements AdmissionCheckView {
   @ApiProperty() allowed: boolean;
-  @ApiProperty({ enum: REPORTED_REASONS, description: 'Why; `denied_by_peer` when the other organization\'s side refused.' }) reason: ReportedReason;
-  @ApiProperty({ type: [ContactRuleSchema], description: 'Your organization\'s rules that took part; never the other side\'s.' })
+  @ApiProperty({
+    enum: REPORTED_REASONS,
+    description: "Why; `denied_by_peer` when the other organization's side refused.",
+  })
+  reason: ReportedReason;
+  @ApiProperty({
+    type: [ContactRuleSchema],
+    description: "Your organization's rules that took part; never the other side's.",
+  })
   rules: ContactRuleView[];
 }
 

@@ -18,9 +18,14 @@ export interface ContactRuleView {
 }
 
 /** The handles and organizations of the identities that rules name, by id. */
-export type IdentityNames = ReadonlyMap<string, { readonly agentHandle: string; readonly organizationId: string | null }>;
+export type IdentityNames = ReadonlyMap<
+  string,
+  { readonly agentHandle: string; readonly organizationId: string | null }
+>;
 
-export function namesOf(identities: ReadonlyArray<{ id: string; agentHandle: string; organizationId: string | null }>): IdentityNames {
+export function namesOf(
+  identities: ReadonlyArray<{ id: string; agentHandle: string; organizationId: string | null }>,
+): IdentityNames {
   return new Map(identities.map((identity) => [identity.id, identity]));
 }
 
@@ -44,8 +49,18 @@ export function toContactRuleView(rule: ContactRule, names: IdentityNames): Cont
 @ApiSchema({ name: 'ContactRulePeer' })
 class RulePeerSchema {
   @ApiProperty({ enum: ['identity', 'organization'] }) type: PeerType;
-  @ApiProperty({ type: String, nullable: true, description: 'An identity peer\'s handle; null for an organization peer.' }) handle: string | null;
-  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The peer organization (an identity peer\'s, null while unclaimed).' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "An identity peer's handle; null for an organization peer.",
+  })
+  handle: string | null;
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: "The peer organization (an identity peer's, null while unclaimed).",
+  })
   organization_id: string | null;
 }
 
@@ -53,7 +68,7 @@ class RulePeerSchema {
 @ApiSchema({ name: 'ContactRule' })
 export class ContactRuleSchema implements ContactRuleView {
   @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ description: 'The owner\'s handle.' }) identity: string;
+  @ApiProperty({ description: "The owner's handle." }) identity: string;
   @ApiProperty({ enum: ['inbound', 'outbound', 'both'] }) direction: RuleDirection;
   @ApiProperty({ enum: ['allow', 'block'] }) action: RuleAction;
   @ApiProperty({ type: RulePeerSchema }) peer: ContactRuleView['peer'];

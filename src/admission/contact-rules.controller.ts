@@ -22,7 +22,7 @@ export class ContactRulesController {
   @Surface('ledger', {
     id: 'listContactRules',
     summary: 'List contact rules',
-    notes: 'An admin key or Console session sees the organization\'s rules; an agent key its own identity\'s.',
+    notes: "An admin key or Console session sees the organization's rules; an agent key its own identity's.",
   })
   @Returns(200, ContactRulePage)
   list(@CurrentPrincipal() principal: Principal, @Query() query: ListContactRulesQuery) {
@@ -30,7 +30,10 @@ export class ContactRulesController {
   }
 
   @Post()
-  @Surface('contactRuleAdmin', { id: 'createContactRule', summary: 'Create a contact rule for an identity of your organization' })
+  @Surface('contactRuleAdmin', {
+    id: 'createContactRule',
+    summary: 'Create a contact rule for an identity of your organization',
+  })
   @Returns(201, ContactRuleSchema)
   @Refuses({
     404: '`identity_not_found`: the owner is not an identity of your organization; `peer_not_found`.',
@@ -41,10 +44,17 @@ export class ContactRulesController {
   }
 
   @Patch(':id')
-  @Surface('contactRuleAdmin', { id: 'updateContactRule', summary: 'Change a contact rule\'s action, direction or note' })
+  @Surface('contactRuleAdmin', {
+    id: 'updateContactRule',
+    summary: "Change a contact rule's action, direction or note",
+  })
   @Returns(200, ContactRuleSchema)
   @Refuses({ 409: '`contact_rule_exists`: another rule has that peer and direction.' })
-  update(@CurrentPrincipal() principal: AdminKeyPrincipal | ConsolePrincipal, @RuleId() id: string, @Body() dto: UpdateContactRuleDto) {
+  update(
+    @CurrentPrincipal() principal: AdminKeyPrincipal | ConsolePrincipal,
+    @RuleId() id: string,
+    @Body() dto: UpdateContactRuleDto,
+  ) {
     return this.rules.update(principal, id, dto);
   }
 

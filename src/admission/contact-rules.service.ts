@@ -48,7 +48,10 @@ export class ContactRulesService {
    * An `identity` filter naming an identity the caller cannot see matches nothing,
    * as the keys list does.
    */
-  async list(principal: Principal, query: ListContactRulesQuery): Promise<{ rules: ContactRuleView[]; next_cursor: string | null }> {
+  async list(
+    principal: Principal,
+    query: ListContactRulesQuery,
+  ): Promise<{ rules: ContactRuleView[]; next_cursor: string | null }> {
     decodeCursor(query.cursor); // a bad cursor is a 400 whatever the filter finds
     const owner = await this.ownerFilter(principal, query.identity);
     if (owner === null) return { rules: [], next_cursor: null };
@@ -62,7 +65,13 @@ export class ContactRulesService {
 
   async create(principal: OrganizationPrincipal, dto: CreateContactRuleDto): Promise<ContactRuleView> {
     const found = await this.identities.findByHandle(dto.identity);
-    const owner = requireRow(principal, 'rule.create', found?.status === 'active' ? found : null, identityParty, dto.identity);
+    const owner = requireRow(
+      principal,
+      'rule.create',
+      found?.status === 'active' ? found : null,
+      identityParty,
+      dto.identity,
+    );
     const peer = await this.resolvePeer(owner, dto.peer);
     const names = namesOf(peer.identity ? [owner, peer.identity] : [owner]);
     return this.db.transaction(async (tx) => {
@@ -70,14 +79,33 @@ export class ContactRulesService {
       await this.repository.lockRulesOf(owner.id, tx);
       const count = await this.repository.countRules(owner.id, tx);
       if (count >= MAX_RULES_PER_IDENTITY) {
-        throw conflict('rule_limit_reached', `An identity can have at most ${MAX_RULES_PER_IDENTITY} contact rules; delete one first.`);
+        throw conflict(
+          'rule_limit_reached',
+          `An identity can have at most ${MAX_RULES_PER_IDENTITY} contact rules; delete one first.`,
+        );
       }
-      const inserted = await this.repository.insertRule({
-        identityId: owner.id, organizationId: owner.organizationId!, direction: dto.direction, action: dto.action, peerType: dto.peer.type,
-        peerIdentityId: peer.identity?.id ?? null, peerOrganizationId: peer.organizationId, note: dto.note ?? '',
-      }, tx).catch(ruleConflict);
+      const inserted = await this.repository
+        .insertRule(
+          {
+            identityId: owner.id,
+            organizationId: owner.organizationId!,
+            direction: dto.direction,
+            action: dto.action,
+            peerType: dto.peer.type,
+            peerIdentityId: peer.identity?.id ?? null,
+            peerOrganizationId: peer.organizationId,
+            note: dto.note ?? '',
+          },
+          tx,
+        )
+        .catch(ruleConflict);
       const view = await this.emitted(tx, 'contact_rule.created', inserted, names);
-      await this.audit.record(tx, { organizationId: inserted.organizationId, action: 'contact_rule.created', target: ruleTarget(view), after: view });
+      await this.audit.record(tx, {
+        organizationId: inserted.organizationId,
+        action: 'contact_rule.created',
+        target: ruleTarget(view),
+        after: view,
+      });
       return view;
     });
   }
@@ -89,15 +117,24 @@ export class ContactRulesService {
   async update(principal: OrganizationPrincipal, id: string, dto: UpdateContactRuleDto): Promise<ContactRuleView> {
     const { names, rule: previous } = await this.ruleWithNames(principal, id);
     return this.db.transaction(async (tx) => {
-      const updated = await this.repository.updateRule(
-        principal.organizationId, id, { direction: dto.direction ?? null, action: dto.action ?? null, note: dto.note ?? null }, tx,
-      ).catch(ruleConflict);
+      const updated = await this.repository
+        .updateRule(
+          principal.organizationId,
+          id,
+          { direction: dto.direction ?? null, action: dto.action ?? null, note: dto.note ?? null },
+          tx,
+        )
+        .catch(ruleConflict);
       if (!updated) throw ruleNotFound();
       const { changed, rule } = updated;
       if (!changed) return toContactRuleView(rule, names);
       const view = await this.emitted(tx, 'contact_rule.updated', rule, names);
       await this.audit.record(tx, {
-        organizationId: rule.organizationId, action: 'contact_rule.updated', target: ruleTarget(view), before: toContactRuleView(previous, names), after: view,
+        organizationId: rule.organizationId,
+        action: 'contact_rule.updated',
+        target: ruleTarget(view),
+        before: toContactRuleView(previous, names),
+        after: view,
       });
       return view;
     });
@@ -109,14 +146,29 @@ export class ContactRulesService {
       const deleted = await this.repository.deleteRule(principal.organizationId, id, tx);
       if (!deleted) throw ruleNotFound();
       const view = await this.emitted(tx, 'contact_rule.deleted', deleted, names);
-      await this.audit.record(tx, { organizationId: deleted.organizationId, action: 'contact_rule.deleted', target: ruleTarget(view), before: view });
+      await this.audit.record(tx, {
+        organizationId: deleted.organizationId,
+        action: 'contact_rule.deleted',
+        target: ruleTarget(view),
+        before: view,
+      });
     });
   }
 
   /** The rule as every read shows it, reported to its owner's organization in the change's transaction. */
-  private async emitted(tx: Tx, type: 'contact_rule.created' | 'contact_rule.updated' | 'contact_rule.deleted', rule: ContactRule, names: IdentityNames): Promise<ContactRuleView> {
+  private async emitted(
+    tx: Tx,
+    type: 'contact_rule.created' | 'contact_rule.updated' | 'contact_rule.deleted',
+    rule: ContactRule,
+    names: IdentityNames,
+  ): Promise<ContactRuleView> {
     const view = toContactRuleView(rule, names);
-    await this.events.emit(tx, { type, organizationId: rule.organizationId, identityIds: [rule.identityId], data: { rule: view } });
+    await this.events.emit(tx, {
+      type,
+      organizationId: rule.organizationId,
+      identityIds: [rule.identityId],
+      data: { rule: view },
+    });
     return view;
   }
 
@@ -124,16 +176,28 @@ export class ContactRulesService {
    * The handles a rule of the organization names (its owner and peer never change),
    * read before the change's transaction opens; 404 when there is no such rule.
    */
-  private async ruleWithNames(principal: OrganizationPrincipal, id: string): Promise<{ rule: ContactRule; names: IdentityNames }> {
+  private async ruleWithNames(
+    principal: OrganizationPrincipal,
+    id: string,
+  ): Promise<{ rule: ContactRule; names: IdentityNames }> {
     const rule = await this.repository.rule(id);
-    requireAccess(principal, 'rule.write', rule ? { owner: { organizationId: rule.organizationId, identityId: rule.identityId } } : null);
+    requireAccess(
+      principal,
+      'rule.write',
+      rule ? { owner: { organizationId: rule.organizationId, identityId: rule.identityId } } : null,
+    );
     const { identityId, peerIdentityId } = rule!;
-    return { rule: rule!, names: namesOf(await this.identities.findByIds(peerIdentityId ? [identityId, peerIdentityId] : [identityId])) };
+    return {
+      rule: rule!,
+      names: namesOf(await this.identities.findByIds(peerIdentityId ? [identityId, peerIdentityId] : [identityId])),
+    };
   }
 
   /** Shows rules with the handles they name, looked up in one query. */
   private async present(rules: ContactRule[]): Promise<ContactRuleView[]> {
-    const ids = rules.flatMap((rule) => (rule.peerIdentityId ? [rule.identityId, rule.peerIdentityId] : [rule.identityId]));
+    const ids = rules.flatMap((rule) =>
+      rule.peerIdentityId ? [rule.identityId, rule.peerIdentityId] : [rule.identityId],
+    );
     const names = namesOf(await this.identities.findByIds(ids));
     return rules.map((rule) => toContactRuleView(rule, names));
   }
@@ -149,7 +213,10 @@ export class ContactRulesService {
    * A peer identity must exist and not be deleted; it may belong to any organization
    * (or none yet). A peer organization's existence is left to the foreign key.
    */
-  private async resolvePeer(owner: Identity, peer: RulePeerDto): Promise<{ identity?: Identity; organizationId: string | null }> {
+  private async resolvePeer(
+    owner: Identity,
+    peer: RulePeerDto,
+  ): Promise<{ identity?: Identity; organizationId: string | null }> {
     const stray = peer.type === 'identity' ? 'organization_id' : 'handle';
     if (peer[stray] !== undefined) {
       throw badRequest('validation_failed', `A peer of type ${peer.type} does not take ${stray}.`, [
@@ -158,8 +225,10 @@ export class ContactRulesService {
     }
     if (peer.type === 'organization') return { organizationId: peer.organization_id! };
     const identity = await this.identities.findByHandle(peer.handle!);
-    if (!identity || identity.status !== 'active') throw notFound('peer_not_found', `No identity with handle '${peer.handle}'.`);
-    if (identity.id === owner.id) throw badRequest('invalid_peer', 'A contact rule cannot name its own identity as the peer.');
+    if (!identity || identity.status !== 'active')
+      throw notFound('peer_not_found', `No identity with handle '${peer.handle}'.`);
+    if (identity.id === owner.id)
+      throw badRequest('invalid_peer', 'A contact rule cannot name its own identity as the peer.');
     return { identity, organizationId: null };
   }
 }

@@ -5,15 +5,23 @@ import type { AuditChanges, AuditEventView } from './audit.service';
 @ApiSchema({ name: 'AuditActor' })
 class AuditActorSchema {
   @ApiProperty({ enum: ['console_user', 'api_key', 'signup'] }) type: string;
-  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The Console user or API key; null for signup.' }) id: string | null;
-  @ApiProperty({ type: String, nullable: true, description: 'The API key\'s label when it acted.' }) label: string | null;
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'The Console user or API key; null for signup.',
+  })
+  id: string | null;
+  @ApiProperty({ type: String, nullable: true, description: "The API key's label when it acted." }) label:
+    string | null;
 }
 
 @ApiSchema({ name: 'AuditTarget' })
 class AuditTargetSchema {
   @ApiProperty({ example: 'api_key' }) type: string;
   @ApiProperty({ type: String, nullable: true }) id: string | null;
-  @ApiProperty({ type: String, nullable: true, description: 'A handle, label or email naming the target.' }) label: string | null;
+  @ApiProperty({ type: String, nullable: true, description: 'A handle, label or email naming the target.' }) label:
+    string | null;
 }
 
 /** The OpenAPI schema of an audit entry (CONTRACT §15). */
@@ -24,7 +32,8 @@ export class AuditEventSchema implements AuditEventView {
   @ApiProperty({ type: AuditActorSchema }) actor: AuditActorSchema;
   @ApiProperty({ type: AuditTargetSchema }) target: AuditTargetSchema;
   @ApiProperty({
-    type: 'object', additionalProperties: true,
+    type: 'object',
+    additionalProperties: true,
     description: 'Changed fields, `{ field: { before, after } }`; never a secret.',
     example: { label: { before: 'ci', after: 'deploy' } },
   })

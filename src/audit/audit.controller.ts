@@ -16,8 +16,9 @@ export class AuditController {
   @Get()
   @Surface('organizationAdmin', {
     id: 'listAuditEvents',
-    summary: 'List your organization\'s audit log, newest first',
-    notes: 'Who changed what: keys, identities, settings, contact rules, webhooks, upstreams, invitations, members, sign-ins. Never a secret.',
+    summary: "List your organization's audit log, newest first",
+    notes:
+      'Who changed what: keys, identities, settings, contact rules, webhooks, upstreams, invitations, members, sign-ins. Never a secret.',
   })
   @Returns(200, AuditEventPage)
   list(@CurrentPrincipal() principal: AdminKeyPrincipal | ConsolePrincipal, @Query() query: ListAuditEventsQuery) {

@@ -41,18 +41,31 @@ export class AuditRepository {
   constructor(private readonly db: Database) {}
 
   @GenerateSql({
-    params: [{
-      organizationId: DummyValue.UUID, actorType: 'api_key', actorId: DummyValue.UUID_2, actorLabel: DummyValue.STRING,
-      action: 'api_key.updated', targetType: 'api_key', targetId: DummyValue.UUID, targetLabel: DummyValue.STRING,
-      changes: { label: { before: 'a', after: 'b' } }, requestId: DummyValue.STRING, clientAddress: 'ip:127.0.0.1',
-    } satisfies NewAuditEntry],
+    params: [
+      {
+        organizationId: DummyValue.UUID,
+        actorType: 'api_key',
+        actorId: DummyValue.UUID_2,
+        actorLabel: DummyValue.STRING,
+        action: 'api_key.updated',
+        targetType: 'api_key',
+        targetId: DummyValue.UUID,
+        targetLabel: DummyValue.STRING,
+        changes: { label: { before: 'a', after: 'b' } },
+        requestId: DummyValue.STRING,
+        clientAddress: 'ip:127.0.0.1',
+      } satisfies NewAuditEntry,
+    ],
   })
   async insert(entry: NewAuditEntry, tx?: Tx): Promise<void> {
-    await this.db.execute(sql`
+    await this.db.execute(
+      sql`
       INSERT INTO audit_events (organization_id, actor_type, actor_id, actor_label, action, target_type, target_id, target_label,
                                 changes, request_id, client_address)
       VALUES (${entry.organizationId}, ${entry.actorType}, ${entry.actorId}, ${entry.actorLabel}, ${entry.action}, ${entry.targetType},
-              ${entry.targetId}, ${entry.targetLabel}, ${JSON.stringify(entry.changes)}::jsonb, ${entry.requestId}, ${entry.clientAddress})`, tx);
+              ${entry.targetId}, ${entry.targetLabel}, ${JSON.stringify(entry.changes)}::jsonb, ${entry.requestId}, ${entry.clientAddress})`,
+      tx,
+    );
   }
 
   /** One page of the organization's entries, newest first. */
@@ -60,32 +73,56 @@ export class AuditRepository {
     { name: 'first page', params: [DummyValue.UUID, {}] },
     {
       name: 'filtered',
-      params: [DummyValue.UUID, {
-        actor: DummyValue.UUID_2, target: DummyValue.HANDLE, action: 'api_key.*', since: DummyValue.DATE.toISOString(),
-        cursor: encodeCursor({ at: DummyValue.DATE.toISOString(), id: DummyValue.UUID }),
-      }],
+      params: [
+        DummyValue.UUID,
+        {
+          actor: DummyValue.UUID_2,
+          target: DummyValue.HANDLE,
+          action: 'api_key.*',
+          since: DummyValue.DATE.toISOString(),
+          cursor: encodeCursor({ at: DummyValue.DATE.toISOString(), id: DummyValue.UUID }),
+        },
+      ],
     },
-    { name: 'by signup, exact action, target id', params: [DummyValue.UUID, { actor: 'signup', target: DummyValue.UUID, action: 'identity.created' }] },
+    {
+      name: 'by signup, exact action, target id',
+      params: [DummyValue.UUID, { actor: 'signup', target: DummyValue.UUID, action: 'identity.created' }],
+    },
   )
-  async list(organizationId: string, filter: AuditListFilter): Promise<{ items: AuditRow[]; nextCursor: string | null }> {
+  async list(
+    organizationId: string,
+    filter: AuditListFilter,
+  ): Promise<{ items: AuditRow[]; nextCursor: string | null }> {
     const page = keyset('a', filter);
-    const actor = filter.actor === undefined
-      ? sql.empty
-      : filter.actor === 'signup' ? sql`a.actor_type = 'signup'` : sql`a.actor_id = ${filter.actor}::uuid`;
-    const target = filter.target === undefined
-      ? sql.empty
-      : isUuid(filter.target) ? sql`a.target_id = ${filter.target}` : sql`(a.target_id = ${filter.target} OR a.target_label = ${filter.target})`;
-    const action = filter.action === undefined
-      ? sql.empty
-      : filter.action.endsWith('.*') ? sql`starts_with(a.action, ${filter.action.slice(0, -1)})` : sql`a.action = ${filter.action}`;
-    const where = sql.join([
-      sql`a.organization_id = ${organizationId}`,
-      actor,
-      target,
-      action,
-      filter.since !== undefined ? sql`a.created_at >= ${filter.since}::timestamptz` : sql.empty,
-      page.after,
-    ], ' AND ');
+    const actor =
+      filter.actor === undefined
+        ? sql.empty
+        : filter.actor === 'signup'
+          ? sql`a.actor_type = 'signup'`
+          : sql`a.actor_id = ${filter.actor}::uuid`;
+    const target =
+      filter.target === undefined
+        ? sql.empty
+        : isUuid(filter.target)
+          ? sql`a.target_id = ${filter.target}`
+          : sql`(a.target_id = ${filter.target} OR a.target_label = ${filter.target})`;
+    const action =
+      filter.action === undefined
+        ? sql.empty
+        : filter.action.endsWith('.*')
+          ? sql`starts_with(a.action, ${filter.action.slice(0, -1)})`
+          : sql`a.action = ${filter.action}`;
+    const where = sql.join(
+      [
+        sql`a.organization_id = ${organizationId}`,
+        actor,
+        target,
+        action,
+        filter.since !== undefined ? sql`a.created_at >= ${filter.since}::timestamptz` : sql.empty,
+        page.after,
+      ],
+      ' AND ',
+    );
     const rows = await this.db.rows<AuditRow>(sql`SELECT a.* FROM audit_events a WHERE ${where} ${page.tail}`);
     return page.cut(rows, creationPosition);
   }

@@ -10,7 +10,19 @@ import { AuditRepository, type AuditListFilter, type AuditRow } from './audit.re
  */
 export const AUDITED_FIELDS: Record<string, readonly string[]> = {
   api_key: ['label', 'description', 'scope', 'status', 'scoped_identity_id', 'prefix'],
-  identity: ['agent_handle', 'organization_id', 'display_name', 'description', 'skills', 'claimed', 'enabled', 'publicly_discoverable', 'allow_public_egress', 'filter_mode', 'status'],
+  identity: [
+    'agent_handle',
+    'organization_id',
+    'display_name',
+    'description',
+    'skills',
+    'claimed',
+    'enabled',
+    'publicly_discoverable',
+    'allow_public_egress',
+    'filter_mode',
+    'status',
+  ],
   contact_rule: ['identity', 'direction', 'action', 'peer', 'note'],
   webhook: ['identity', 'url', 'events', 'description', 'status'],
   // `auth` as the view shows it: type, header name and whether a value is set — never the value.
@@ -21,7 +33,8 @@ export const AUDITED_FIELDS: Record<string, readonly string[]> = {
 };
 
 /** Who made a change: a principal (or, at sign-in, the user signing in), or an agent's signup. */
-export type AuditActor = 'signup' | { kind: 'console'; id: string } | { kind: 'admin' | 'agent'; id: string; label?: string };
+export type AuditActor =
+  'signup' | { kind: 'console'; id: string } | { kind: 'admin' | 'agent'; id: string; label?: string };
 
 export interface AuditEntry {
   /** The organization the change belongs to; an entry without one is not recorded. */
@@ -45,8 +58,8 @@ export function auditChanges(targetType: string, before?: object | null, after?:
   const a = (after ?? {}) as Record<string, unknown>;
   for (const field of fields) {
     if (!(field in b) && !(field in a)) continue;
-    const was = before ? b[field] ?? null : null;
-    const is = after ? a[field] ?? null : null;
+    const was = before ? (b[field] ?? null) : null;
+    const is = after ? (a[field] ?? null) : null;
     if (JSON.stringify(was) !== JSON.stringify(is)) changes[field] = { before: was, after: is };
   }
   return changes;
@@ -67,22 +80,28 @@ export class AuditService {
     const actor: AuditActor | undefined = entry.actor ?? req?.principal;
     // No organization (an unclaimed identity's own key) or no principal (the CLI's bootstrap): nothing to attribute.
     if (!entry.organizationId || actor === undefined) return;
-    await this.repository.insert({
-      organizationId: entry.organizationId,
-      actorType: actor === 'signup' ? 'signup' : actor.kind === 'console' ? 'console_user' : 'api_key',
-      actorId: actor === 'signup' ? null : actor.id,
-      actorLabel: actor !== 'signup' && actor.kind !== 'console' ? actor.label ?? null : null,
-      action: entry.action,
-      targetType: entry.target.type,
-      targetId: entry.target.id ?? null,
-      targetLabel: entry.target.label ?? null,
-      changes: auditChanges(entry.target.type, entry.before, entry.after),
-      requestId: req?.id ?? null,
-      clientAddress: req?.ip ?? null,
-    }, tx);
+    await this.repository.insert(
+      {
+        organizationId: entry.organizationId,
+        actorType: actor === 'signup' ? 'signup' : actor.kind === 'console' ? 'console_user' : 'api_key',
+        actorId: actor === 'signup' ? null : actor.id,
+        actorLabel: actor !== 'signup' && actor.kind !== 'console' ? (actor.label ?? null) : null,
+        action: entry.action,
+        targetType: entry.target.type,
+        targetId: entry.target.id ?? null,
+        targetLabel: entry.target.label ?? null,
+        changes: auditChanges(entry.target.type, entry.before, entry.after),
+        requestId: req?.id ?? null,
+        clientAddress: req?.ip ?? null,
+      },
+      tx,
+    );
   }
 
-  async list(organizationId: string, filter: AuditListFilter): Promise<{ audit_events: AuditEventView[]; next_cursor: string | null }> {
+  async list(
+    organizationId: string,
+    filter: AuditListFilter,
+  ): Promise<{ audit_events: AuditEventView[]; next_cursor: string | null }> {
     const page = await this.repository.list(organizationId, filter);
     return { audit_events: page.items.map(toAuditEventView), next_cursor: page.nextCursor };
   }

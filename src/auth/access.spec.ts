@@ -1,7 +1,19 @@
 import type { AppError } from '../common/app-error';
 import {
-  ACCESS_RULES, canAccess, identityParty, notVisible, requireAccess, requireGrant, requireRow, requireSettingsChange,
-  eventScope, sideOf, visibleCondition, type Permission, type Resource, type SettingField,
+  ACCESS_RULES,
+  canAccess,
+  identityParty,
+  notVisible,
+  requireAccess,
+  requireGrant,
+  requireRow,
+  requireSettingsChange,
+  eventScope,
+  sideOf,
+  visibleCondition,
+  type Permission,
+  type Resource,
+  type SettingField,
 } from './access';
 import type { AgentKeyPrincipal, Principal } from '../common/principal';
 
@@ -14,11 +26,19 @@ const orphan = { id: 'id-orphan', handle: 'new-bot', organizationId: null, claim
 type Ident = typeof billing | typeof orphan;
 
 const agentOf = (identity: Ident): AgentKeyPrincipal => ({
-  kind: 'agent', id: 'key', organizationId: identity.organizationId,
+  kind: 'agent',
+  id: 'key',
+  organizationId: identity.organizationId,
   identity: { id: identity.id, handle: identity.handle, claimed: identity.claimed, enabled: false },
 });
 const admin = (organizationId: string): Principal => ({ kind: 'admin', id: 'key', organizationId });
-const consoleUser = (organizationId: string): Principal => ({ kind: 'console', id: 'user', sessionId: 's', organizationId, viaCookie: false });
+const consoleUser = (organizationId: string): Principal => ({
+  kind: 'console',
+  id: 'user',
+  sessionId: 's',
+  organizationId,
+  viaCookie: false,
+});
 
 /** The outcome as `status code`, or 'ok'. */
 function outcome(work: () => void): string {
@@ -47,14 +67,24 @@ type Case = 'own' | 'sibling' | 'foreign' | 'orphan' | 'orgWide' | 'foreignOrgWi
 type Who = 'admin' | 'console' | 'foreignAdmin' | 'agent' | 'siblingAgent' | 'foreignAgent' | 'unclaimedAgent';
 
 const PRINCIPALS: Record<Who, Principal> = {
-  admin: admin(ACME), console: consoleUser(ACME), foreignAdmin: admin(OTHER),
-  agent: agentOf(billing), siblingAgent: agentOf(sibling), foreignAgent: agentOf(foreign), unclaimedAgent: agentOf(orphan),
+  admin: admin(ACME),
+  console: consoleUser(ACME),
+  foreignAdmin: admin(OTHER),
+  agent: agentOf(billing),
+  siblingAgent: agentOf(sibling),
+  foreignAgent: agentOf(foreign),
+  unclaimedAgent: agentOf(orphan),
 };
 
 /** Single-owner resources: `own` is billing's row. */
 const OWNER_CASES: Record<Case, Resource | null> = {
-  own: owned(billing), sibling: owned(sibling), foreign: owned(foreign), orphan: owned(orphan),
-  orgWide: orgWide(ACME), foreignOrgWide: orgWide(OTHER), missing: null,
+  own: owned(billing),
+  sibling: owned(sibling),
+  foreign: owned(foreign),
+  orphan: owned(orphan),
+  orgWide: orgWide(ACME),
+  foreignOrgWide: orgWide(OTHER),
+  missing: null,
 };
 
 const CASES = Object.keys(OWNER_CASES) as Case[];
@@ -73,7 +103,10 @@ function organizationRows(hidden: string): Pick<Table, 'admin' | 'console' | 'fo
   return { admin: mine, console: mine, foreignAdmin: { foreign: 'ok', foreignOrgWide: 'ok', else: NF(hidden) } };
 }
 /** An agent key reaches its own identity's rows only; an unclaimed one nothing. */
-function ownRows(hidden: string, outside = NF(hidden)): Pick<Table, 'agent' | 'siblingAgent' | 'foreignAgent' | 'unclaimedAgent'> {
+function ownRows(
+  hidden: string,
+  outside = NF(hidden),
+): Pick<Table, 'agent' | 'siblingAgent' | 'foreignAgent' | 'unclaimedAgent'> {
   return {
     agent: { own: 'ok', else: outside },
     siblingAgent: { sibling: 'ok', else: outside },
@@ -82,13 +115,28 @@ function ownRows(hidden: string, outside = NF(hidden)): Pick<Table, 'agent' | 's
   };
 }
 function refusedAgents(code: string): Pick<Table, 'agent' | 'siblingAgent' | 'foreignAgent' | 'unclaimedAgent'> {
-  return { agent: { else: FB(code) }, siblingAgent: { else: FB(code) }, foreignAgent: { else: FB(code) }, unclaimedAgent: { else: FB(code) } };
+  return {
+    agent: { else: FB(code) },
+    siblingAgent: { else: FB(code) },
+    foreignAgent: { else: FB(code) },
+    unclaimedAgent: { else: FB(code) },
+  };
 }
 
 const identityTable = (extra: Partial<Table> = {}): Table => ({
   ...organizationRows('identity_not_found'),
-  agent: { own: 'ok', sibling: FB('identity_not_own'), orgWide: FB('identity_not_own'), else: NF('identity_not_found') },
-  siblingAgent: { sibling: 'ok', own: FB('identity_not_own'), orgWide: FB('identity_not_own'), else: NF('identity_not_found') },
+  agent: {
+    own: 'ok',
+    sibling: FB('identity_not_own'),
+    orgWide: FB('identity_not_own'),
+    else: NF('identity_not_found'),
+  },
+  siblingAgent: {
+    sibling: 'ok',
+    own: FB('identity_not_own'),
+    orgWide: FB('identity_not_own'),
+    else: NF('identity_not_found'),
+  },
   foreignAgent: { foreign: 'ok', foreignOrgWide: FB('identity_not_own'), else: NF('identity_not_found') },
   unclaimedAgent: { else: FB('identity_unclaimed') },
   ...extra,
@@ -104,12 +152,16 @@ const OWNER_EXPECTED: Partial<Record<Permission, Table>> = {
   'key.bind': { ...organizationRows('identity_not_found'), ...refusedAgents('agent_key_not_allowed') },
   'key.read': { ...organizationRows('api_key_not_found'), ...refusedAgents('agent_key_not_allowed') },
   'key.edit': {
-    ...organizationRows('api_key_not_found'), ...refusedAgents('agent_key_not_allowed'),
-    admin: { else: FB('admin_key_not_allowed') }, foreignAdmin: { else: FB('admin_key_not_allowed') },
+    ...organizationRows('api_key_not_found'),
+    ...refusedAgents('agent_key_not_allowed'),
+    admin: { else: FB('admin_key_not_allowed') },
+    foreignAdmin: { else: FB('admin_key_not_allowed') },
   },
   'key.revoke': {
-    ...organizationRows('api_key_not_found'), ...refusedAgents('agent_key_not_allowed'),
-    admin: { else: FB('admin_key_not_allowed') }, foreignAdmin: { else: FB('admin_key_not_allowed') },
+    ...organizationRows('api_key_not_found'),
+    ...refusedAgents('agent_key_not_allowed'),
+    admin: { else: FB('admin_key_not_allowed') },
+    foreignAdmin: { else: FB('admin_key_not_allowed') },
   },
   'rule.read': { ...organizationRows('contact_rule_not_found'), ...ownRows('contact_rule_not_found') },
   'rule.create': { ...organizationRows('identity_not_found'), ...refusedAgents('agent_key_not_allowed') },
@@ -118,7 +170,10 @@ const OWNER_EXPECTED: Partial<Record<Permission, Table>> = {
   'webhook.read': { ...organizationRows('webhook_not_found'), ...ownRows('webhook_not_found') },
   'webhook.write': { ...organizationRows('webhook_not_found'), ...ownRows('webhook_not_found') },
   'delivery.read': { ...organizationRows('webhook_not_found'), ...ownRows('webhook_not_found') },
-  'webhook.subscribe': { ...organizationRows('identity_not_found'), ...ownRows('identity_not_found', FB('own_identity_only')) },
+  'webhook.subscribe': {
+    ...organizationRows('identity_not_found'),
+    ...ownRows('identity_not_found', FB('own_identity_only')),
+  },
 };
 
 describe('requireAccess: single-owner resources (every principal × permission × ownership case)', () => {
@@ -147,32 +202,49 @@ describe('requireAccess: ledger (CONTRACT §7)', () => {
   /** principal → case → [task.read, task.reply]; context.read is task.read with its own 404. */
   const EXPECTED: Record<Who, Record<string, [string, string]>> = {
     admin: {
-      'billing→sibling': ['ok', 'ok'], 'sibling→billing': ['ok', 'ok'], 'foreign→billing': ['ok', 'ok'],
-      'billing→foreign': ['ok', FB('not_task_worker')], 'foreign→foreign': [NF('task_not_found'), NF('task_not_found')],
+      'billing→sibling': ['ok', 'ok'],
+      'sibling→billing': ['ok', 'ok'],
+      'foreign→billing': ['ok', 'ok'],
+      'billing→foreign': ['ok', FB('not_task_worker')],
+      'foreign→foreign': [NF('task_not_found'), NF('task_not_found')],
       missing: [NF('task_not_found'), NF('task_not_found')],
     },
     console: {} as never,
     foreignAdmin: {
-      'billing→sibling': [NF('task_not_found'), NF('task_not_found')], 'sibling→billing': [NF('task_not_found'), NF('task_not_found')],
-      'foreign→billing': ['ok', FB('not_task_worker')], 'billing→foreign': ['ok', 'ok'], 'foreign→foreign': ['ok', 'ok'],
+      'billing→sibling': [NF('task_not_found'), NF('task_not_found')],
+      'sibling→billing': [NF('task_not_found'), NF('task_not_found')],
+      'foreign→billing': ['ok', FB('not_task_worker')],
+      'billing→foreign': ['ok', 'ok'],
+      'foreign→foreign': ['ok', 'ok'],
       missing: [NF('task_not_found'), NF('task_not_found')],
     },
     agent: {
-      'billing→sibling': ['ok', FB('not_task_worker')], 'sibling→billing': ['ok', 'ok'], 'foreign→billing': ['ok', 'ok'],
-      'billing→foreign': ['ok', FB('not_task_worker')], 'foreign→foreign': [NF('task_not_found'), NF('task_not_found')],
+      'billing→sibling': ['ok', FB('not_task_worker')],
+      'sibling→billing': ['ok', 'ok'],
+      'foreign→billing': ['ok', 'ok'],
+      'billing→foreign': ['ok', FB('not_task_worker')],
+      'foreign→foreign': [NF('task_not_found'), NF('task_not_found')],
       missing: [NF('task_not_found'), NF('task_not_found')],
     },
     siblingAgent: {
-      'billing→sibling': ['ok', 'ok'], 'sibling→billing': ['ok', FB('not_task_worker')],
-      'foreign→billing': [NF('task_not_found'), NF('task_not_found')], 'billing→foreign': [NF('task_not_found'), NF('task_not_found')],
-      'foreign→foreign': [NF('task_not_found'), NF('task_not_found')], missing: [NF('task_not_found'), NF('task_not_found')],
-    },
-    foreignAgent: {
-      'billing→sibling': [NF('task_not_found'), NF('task_not_found')], 'sibling→billing': [NF('task_not_found'), NF('task_not_found')],
-      'foreign→billing': ['ok', FB('not_task_worker')], 'billing→foreign': ['ok', 'ok'], 'foreign→foreign': ['ok', 'ok'],
+      'billing→sibling': ['ok', 'ok'],
+      'sibling→billing': ['ok', FB('not_task_worker')],
+      'foreign→billing': [NF('task_not_found'), NF('task_not_found')],
+      'billing→foreign': [NF('task_not_found'), NF('task_not_found')],
+      'foreign→foreign': [NF('task_not_found'), NF('task_not_found')],
       missing: [NF('task_not_found'), NF('task_not_found')],
     },
-    unclaimedAgent: Object.fromEntries(Object.keys(TASKS).map((k) => [k, [FB('identity_unclaimed'), FB('identity_unclaimed')]])),
+    foreignAgent: {
+      'billing→sibling': [NF('task_not_found'), NF('task_not_found')],
+      'sibling→billing': [NF('task_not_found'), NF('task_not_found')],
+      'foreign→billing': ['ok', FB('not_task_worker')],
+      'billing→foreign': ['ok', 'ok'],
+      'foreign→foreign': ['ok', 'ok'],
+      missing: [NF('task_not_found'), NF('task_not_found')],
+    },
+    unclaimedAgent: Object.fromEntries(
+      Object.keys(TASKS).map((k) => [k, [FB('identity_unclaimed'), FB('identity_unclaimed')]]),
+    ),
   };
   EXPECTED.console = EXPECTED.admin;
 
@@ -181,36 +253,51 @@ describe('requireAccess: ledger (CONTRACT §7)', () => {
       const [read, reply] = EXPECTED[who][c];
       expect(outcome(() => requireAccess(PRINCIPALS[who], 'task.read', TASKS[c]))).toBe(read);
       expect(outcome(() => requireAccess(PRINCIPALS[who], 'task.reply', TASKS[c]))).toBe(reply);
-      expect(outcome(() => requireAccess(PRINCIPALS[who], 'context.read', TASKS[c]))).toBe(read.replace('task_not_found', 'context_not_found'));
+      expect(outcome(() => requireAccess(PRINCIPALS[who], 'context.read', TASKS[c]))).toBe(
+        read.replace('task_not_found', 'context_not_found'),
+      );
     });
   }
 });
 
-describe('requireAccess: admission check (at least one side is the organization\'s)', () => {
+describe("requireAccess: admission check (at least one side is the organization's)", () => {
   const pair = (requester: Ident | null, worker: Ident | null): Resource => ({
-    requester: identityParty(requester)?.owner ?? null, worker: identityParty(worker)?.owner ?? null,
+    requester: identityParty(requester)?.owner ?? null,
+    worker: identityParty(worker)?.owner ?? null,
   });
   const PAIRS: Record<string, Resource> = {
-    'own→foreign': pair(billing, foreign), 'foreign→own': pair(foreign, billing), 'own→unknown': pair(billing, null),
-    'unknown→own': pair(null, billing), 'foreign→unknown': pair(foreign, null), 'unknown→unknown': pair(null, null),
+    'own→foreign': pair(billing, foreign),
+    'foreign→own': pair(foreign, billing),
+    'own→unknown': pair(billing, null),
+    'unknown→own': pair(null, billing),
+    'foreign→unknown': pair(foreign, null),
+    'unknown→unknown': pair(null, null),
     'foreign→orphan': pair(foreign, orphan),
   };
   const ALLOWED = new Set(['own→foreign', 'foreign→own', 'own→unknown', 'unknown→own']);
   for (const who of ['admin', 'console'] as Who[]) {
     it.each(Object.keys(PAIRS))(`${who}: %s`, (c) => {
-      expect(outcome(() => requireAccess(PRINCIPALS[who], 'admission.check', PAIRS[c]))).toBe(ALLOWED.has(c) ? 'ok' : NF('identity_not_found'));
+      expect(outcome(() => requireAccess(PRINCIPALS[who], 'admission.check', PAIRS[c]))).toBe(
+        ALLOWED.has(c) ? 'ok' : NF('identity_not_found'),
+      );
     });
   }
   it('is refused to agent keys', () => {
-    expect(outcome(() => requireAccess(PRINCIPALS.agent, 'admission.check', PAIRS['own→foreign']))).toBe(FB('agent_key_not_allowed'));
+    expect(outcome(() => requireAccess(PRINCIPALS.agent, 'admission.check', PAIRS['own→foreign']))).toBe(
+      FB('agent_key_not_allowed'),
+    );
   });
 });
 
 describe('requireGrant: who may mint (SEED-SPEC §5)', () => {
   const MINT: Record<Who, [string, string]> = {
-    admin: ['ok', FB('admin_mint_forbidden')], foreignAdmin: ['ok', FB('admin_mint_forbidden')], console: ['ok', 'ok'],
-    agent: [FB('agent_key_not_allowed'), FB('agent_key_not_allowed')], siblingAgent: [FB('agent_key_not_allowed'), FB('agent_key_not_allowed')],
-    foreignAgent: [FB('agent_key_not_allowed'), FB('agent_key_not_allowed')], unclaimedAgent: [FB('agent_key_not_allowed'), FB('agent_key_not_allowed')],
+    admin: ['ok', FB('admin_mint_forbidden')],
+    foreignAdmin: ['ok', FB('admin_mint_forbidden')],
+    console: ['ok', 'ok'],
+    agent: [FB('agent_key_not_allowed'), FB('agent_key_not_allowed')],
+    siblingAgent: [FB('agent_key_not_allowed'), FB('agent_key_not_allowed')],
+    foreignAgent: [FB('agent_key_not_allowed'), FB('agent_key_not_allowed')],
+    unclaimedAgent: [FB('agent_key_not_allowed'), FB('agent_key_not_allowed')],
   };
   it.each(WHOS)('%s', (who) => {
     expect(outcome(() => requireGrant(PRINCIPALS[who], 'key.mintAgent'))).toBe(MINT[who][0]);
@@ -220,12 +307,20 @@ describe('requireGrant: who may mint (SEED-SPEC §5)', () => {
 
 describe('the table', () => {
   it('covers every permission in this spec', () => {
-    const covered = new Set<string>([...Object.keys(OWNER_EXPECTED), 'task.read', 'task.reply', 'context.read', 'admission.check', 'key.mintAgent', 'key.mintAdmin']);
+    const covered = new Set<string>([
+      ...Object.keys(OWNER_EXPECTED),
+      'task.read',
+      'task.reply',
+      'context.read',
+      'admission.check',
+      'key.mintAgent',
+      'key.mintAdmin',
+    ]);
     expect(Object.keys(ACCESS_RULES).filter((p) => !covered.has(p))).toEqual([]);
   });
 
-  it('keeps today\'s messages for the 404s that name what the caller asked for', () => {
-    expect(notVisible('rule.create', 'acme-x').detail).toBe('No identity with handle \'acme-x\' in your organization.');
+  it("keeps today's messages for the 404s that name what the caller asked for", () => {
+    expect(notVisible('rule.create', 'acme-x').detail).toBe("No identity with handle 'acme-x' in your organization.");
     expect(notVisible('identity.read').detail).toBe('No identity with that handle is visible to you.');
     expect(notVisible('key.read').detail).toBe('No API key with that id in your organization.');
     expect(notVisible('webhook.read').detail).toBe('No webhook with that id.');
@@ -234,7 +329,9 @@ describe('the table', () => {
 
   it('requireRow returns the row once allowed, and refuses a missing one', () => {
     expect(requireRow(PRINCIPALS.admin, 'identity.read', billing, identityParty)).toBe(billing);
-    expect(outcome(() => requireRow(PRINCIPALS.admin, 'identity.read', null, identityParty))).toBe(NF('identity_not_found'));
+    expect(outcome(() => requireRow(PRINCIPALS.admin, 'identity.read', null, identityParty))).toBe(
+      NF('identity_not_found'),
+    );
   });
 });
 
@@ -251,7 +348,9 @@ describe('requireSettingsChange (CONTRACT §3 settings table)', () => {
   });
 
   it('refuses the whole request when one field is not permitted', () => {
-    expect(outcome(() => requireSettingsChange(agentOf(billing), billing, ['enabled', 'filter_mode'], true))).toBe('403 setting_not_permitted');
+    expect(outcome(() => requireSettingsChange(agentOf(billing), billing, ['enabled', 'filter_mode'], true))).toBe(
+      '403 setting_not_permitted',
+    );
   });
 
   it('never enables an unclaimed identity, whoever asks', () => {
@@ -273,11 +372,16 @@ describe('visibleCondition: the SQL side of task.read / context.read', () => {
 
   it('narrows by role, identity and peer (an id in any case, or a handle)', () => {
     const id = 'AAAAAAAA-0000-4000-8000-000000000001';
-    const condition = visibleCondition('c', sideOf(PRINCIPALS.admin), { role: 'worker', identity: 'acme-billing', peer: id });
-    expect(condition.text).toBe('(c.worker_organization_id = $1 AND c.worker_handle = $2 AND c.requester_identity_id = $3::uuid)');
+    const condition = visibleCondition('c', sideOf(PRINCIPALS.admin), {
+      role: 'worker',
+      identity: 'acme-billing',
+      peer: id,
+    });
+    expect(condition.text).toBe(
+      '(c.worker_organization_id = $1 AND c.worker_handle = $2 AND c.requester_identity_id = $3::uuid)',
+    );
     expect(condition.values).toEqual([ACME, 'acme-billing', id.toLowerCase()]);
   });
-
 });
 
 describe('eventScope: the SQL side of webhook.read and the event stream', () => {

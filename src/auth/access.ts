@@ -17,15 +17,33 @@ import { CREDENTIAL_LABELS } from './surfaces';
  */
 export type Permission =
   // CONTRACT §3 Identities
-  | 'identity.read' | 'identity.readSettings' | 'identity.editCard' | 'identity.changeSettings' | 'identity.delete'
+  | 'identity.read'
+  | 'identity.readSettings'
+  | 'identity.editCard'
+  | 'identity.changeSettings'
+  | 'identity.delete'
   // CONTRACT §2 API keys ("Who may mint", SEED-SPEC §5)
-  | 'key.mintAgent' | 'key.mintAdmin' | 'key.bind' | 'key.read' | 'key.edit' | 'key.revoke'
+  | 'key.mintAgent'
+  | 'key.mintAdmin'
+  | 'key.bind'
+  | 'key.read'
+  | 'key.edit'
+  | 'key.revoke'
   // CONTRACT §7 The ledger
-  | 'task.read' | 'task.reply' | 'context.read'
+  | 'task.read'
+  | 'task.reply'
+  | 'context.read'
   // CONTRACT §6 Admission
-  | 'rule.read' | 'rule.create' | 'rule.write' | 'admission.check' | 'decision.read'
+  | 'rule.read'
+  | 'rule.create'
+  | 'rule.write'
+  | 'admission.check'
+  | 'decision.read'
   // CONTRACT §8 Webhooks
-  | 'webhook.read' | 'webhook.write' | 'webhook.subscribe' | 'delivery.read';
+  | 'webhook.read'
+  | 'webhook.write'
+  | 'webhook.subscribe'
+  | 'delivery.read';
 
 /** One side of a resource: the organization holding it (null: unclaimed) and the identity, if one. */
 export interface Party {
@@ -62,16 +80,22 @@ interface AccessRule {
 }
 
 export const identityNotFound = () => notFound('identity_not_found', 'No identity with that handle is visible to you.');
-export const identityUnclaimed = () => forbidden('identity_unclaimed', 'The identity is not claimed yet; claim it from the Console first.');
+export const identityUnclaimed = () =>
+  forbidden('identity_unclaimed', 'The identity is not claimed yet; claim it from the Console first.');
 const identityNotOwn = () => forbidden('identity_not_own', 'An agent-scoped key may act only on its own identity.');
 const taskNotFound = () => notFound('task_not_found', 'No task with that id is visible to you.');
 const contextNotFound = () => notFound('context_not_found', 'No context with that id is visible to you.');
-const notTaskWorker = () => forbidden('not_task_worker', 'Only the task\'s worker (its own key, or its organization) may reply.');
+const notTaskWorker = () =>
+  forbidden('not_task_worker', "Only the task's worker (its own key, or its organization) may reply.");
 const keyNotFound = () => notFound('api_key_not_found', 'No API key with that id in your organization.');
 const ruleNotFound = () => notFound('contact_rule_not_found', 'No contact rule with that id in your organization.');
 const webhookNotFound = () => notFound('webhook_not_found', 'No webhook with that id.');
 
-const NOT_ALLOWED_CODE = { admin: 'admin_key_not_allowed', agent: 'agent_key_not_allowed', console: 'console_session_not_allowed' } as const;
+const NOT_ALLOWED_CODE = {
+  admin: 'admin_key_not_allowed',
+  agent: 'agent_key_not_allowed',
+  console: 'console_session_not_allowed',
+} as const;
 /** The 403 a credential kind gets where it holds no grant (the surface normally refuses it first, with the same code). */
 const notAccepted = (principal: Principal) =>
   forbidden(NOT_ALLOWED_CODE[principal.kind], `This endpoint does not accept a ${CREDENTIAL_LABELS[principal.kind]}.`);
@@ -81,7 +105,11 @@ const PARTICIPANTS: Role[] = ['requester', 'worker'];
 
 /** An identity: its organization's admin keys and Console users; its own key (another identity of the same organization: 403). */
 const IDENTITY: AccessRule = {
-  admin: 'organization', console: 'organization', agent: 'own', via: OWNER, hidden: identityNotFound,
+  admin: 'organization',
+  console: 'organization',
+  agent: 'own',
+  via: OWNER,
+  hidden: identityNotFound,
   agentOutside: { refuse: identityNotOwn, sameOrganization: true },
 };
 /** Organization administration: admin keys and Console users of the organization. */
@@ -91,7 +119,13 @@ const CONSOLE_ONLY = { admin: notAccepted, console: 'organization', agent: notAc
 /** Ledger reads: the organization of either participant, or a claimed agent key of either participant. */
 const LEDGER = { admin: 'organization', console: 'organization', agent: 'own', via: PARTICIPANTS } as const;
 /** Webhooks: organization-wide or per identity; an agent key only its own identity's. */
-const WEBHOOK = { admin: 'organization', console: 'organization', agent: 'own', via: OWNER, hidden: webhookNotFound } as const;
+const WEBHOOK = {
+  admin: 'organization',
+  console: 'organization',
+  agent: 'own',
+  via: OWNER,
+  hidden: webhookNotFound,
+} as const;
 
 /** The table: CONTRACT's "Who" columns, per permission. */
 export const ACCESS_RULES: Readonly<Record<Permission, AccessRule>> = {
@@ -102,16 +136,21 @@ export const ACCESS_RULES: Readonly<Record<Permission, AccessRule>> = {
   'identity.delete': { ...IDENTITY, agent: notAccepted },
 
   'key.mintAgent': {
-    ...ORGANIZATION, hidden: keyNotFound,
+    ...ORGANIZATION,
+    hidden: keyNotFound,
     agent: () => forbidden('agent_key_not_allowed', 'Agent-scoped keys cannot mint keys.'),
   },
   'key.mintAdmin': {
-    ...CONSOLE_ONLY, hidden: keyNotFound,
+    ...CONSOLE_ONLY,
+    hidden: keyNotFound,
     admin: () => forbidden('admin_mint_forbidden', 'Admin-scoped keys can only be minted from a Console session.'),
     agent: () => forbidden('agent_key_not_allowed', 'Agent-scoped keys cannot mint keys.'),
   },
   /** The identity a new agent key is bound to. */
-  'key.bind': { ...ORGANIZATION, hidden: () => notFound('identity_not_found', 'No identity with that id in your organization.') },
+  'key.bind': {
+    ...ORGANIZATION,
+    hidden: () => notFound('identity_not_found', 'No identity with that id in your organization.'),
+  },
   'key.read': { ...ORGANIZATION, hidden: keyNotFound },
   'key.edit': { ...CONSOLE_ONLY, hidden: keyNotFound },
   'key.revoke': { ...CONSOLE_ONLY, hidden: keyNotFound },
@@ -130,8 +169,10 @@ export const ACCESS_RULES: Readonly<Record<Permission, AccessRule>> = {
   'rule.write': { ...ORGANIZATION, hidden: ruleNotFound },
   /** At least one of the two identities is the caller's organization's. */
   'admission.check': {
-    ...ORGANIZATION, via: PARTICIPANTS,
-    hidden: () => notFound('identity_not_found', 'Neither the requester nor the worker is an identity of your organization.'),
+    ...ORGANIZATION,
+    via: PARTICIPANTS,
+    hidden: () =>
+      notFound('identity_not_found', 'Neither the requester nor the worker is an identity of your organization.'),
   },
   /** Decisions about one identity of the organization. */
   'decision.read': { ...ORGANIZATION, hidden: identityNotFound },
@@ -143,7 +184,8 @@ export const ACCESS_RULES: Readonly<Record<Permission, AccessRule>> = {
     ...WEBHOOK,
     hidden: () => notFound('identity_not_found', 'No identity with that handle or id in your organization.'),
     agentOutside: {
-      refuse: () => forbidden('own_identity_only', 'An agent-scoped key can only subscribe to its own identity\'s events.'),
+      refuse: () =>
+        forbidden('own_identity_only', "An agent-scoped key can only subscribe to its own identity's events."),
       sameOrganization: false,
     },
   },
@@ -154,7 +196,8 @@ export const ACCESS_RULES: Readonly<Record<Permission, AccessRule>> = {
 /** Whether `principal` stands on `party` under `grant`. */
 function standsOn(principal: Principal, grant: Grant, party: Party | null | undefined): boolean {
   if (!party || typeof grant === 'function') return false;
-  if (grant === 'own') return principal.kind === 'agent' && party.identityId !== null && party.identityId === principal.identity.id;
+  if (grant === 'own')
+    return principal.kind === 'agent' && party.identityId !== null && party.identityId === principal.identity.id;
   return party.organizationId !== null && party.organizationId === principal.organizationId;
 }
 
@@ -174,7 +217,12 @@ export function requireGrant(principal: Principal, permission: Permission): Stan
  * Throws unless `principal` may do `permission` to `resource` (null or undefined:
  * no such row). `ref` is what the caller named, for messages.
  */
-export function requireAccess(principal: Principal, permission: Permission, resource: Resource | null | undefined, ref?: string): void {
+export function requireAccess(
+  principal: Principal,
+  permission: Permission,
+  resource: Resource | null | undefined,
+  ref?: string,
+): void {
   const rule = ACCESS_RULES[permission];
   const grant = requireGrant(principal, permission);
   const unclaimed = principal.kind === 'agent' && !principal.identity.claimed;
@@ -182,8 +230,8 @@ export function requireAccess(principal: Principal, permission: Permission, reso
   if (!visible) {
     if (unclaimed) throw identityUnclaimed();
     if (principal.kind === 'agent' && rule.agentOutside) {
-      const sameOrganization = !!resource &&
-        rule.via.some((role) => standsOn(principal, 'organization', resource[role]));
+      const sameOrganization =
+        !!resource && rule.via.some((role) => standsOn(principal, 'organization', resource[role]));
       if (!rule.agentOutside.sameOrganization || sameOrganization) throw rule.agentOutside.refuse();
     }
     throw rule.hidden(ref);
@@ -192,7 +240,13 @@ export function requireAccess(principal: Principal, permission: Permission, reso
 }
 
 /** `requireAccess` for one row that may be missing; returns the row once allowed. */
-export function requireRow<T>(principal: Principal, permission: Permission, row: T | null | undefined, parties: (row: T) => Resource | null, ref?: string): T {
+export function requireRow<T>(
+  principal: Principal,
+  permission: Permission,
+  row: T | null | undefined,
+  parties: (row: T) => Resource | null,
+  ref?: string,
+): T {
   requireAccess(principal, permission, row ? parties(row) : null, ref);
   return row!;
 }
@@ -203,7 +257,11 @@ export function notVisible(permission: Permission, ref?: string): AppError {
 }
 
 /** Whether `requireAccess` would allow (list filters: a row the caller may not touch matches nothing). */
-export function canAccess(principal: Principal, permission: Permission, resource: Resource | null | undefined): boolean {
+export function canAccess(
+  principal: Principal,
+  permission: Permission,
+  resource: Resource | null | undefined,
+): boolean {
   try {
     requireAccess(principal, permission, resource);
     return true;
@@ -218,7 +276,9 @@ export function partyOf(identity: { id: string; organizationId: string | null } 
 }
 
 /** An identity row as the owner of itself (null: no such identity). */
-export function identityParty(identity: { id: string; organizationId: string | null } | null | undefined): Resource | null {
+export function identityParty(
+  identity: { id: string; organizationId: string | null } | null | undefined,
+): Resource | null {
   return identity ? { owner: partyOf(identity) } : null;
 }
 
@@ -244,7 +304,12 @@ export const OWN_KEY_MAY_CHANGE: Readonly<Record<SettingField, boolean>> = {
  * Throws unless `principal` (already allowed `identity.changeSettings`) may change
  * every one of `fields`. The request is refused as a whole: no partial update.
  */
-export function requireSettingsChange(principal: Principal, identity: { claimed: boolean }, fields: SettingField[], enabling: boolean): void {
+export function requireSettingsChange(
+  principal: Principal,
+  identity: { claimed: boolean },
+  fields: SettingField[],
+  enabling: boolean,
+): void {
   if (principal.kind === 'agent') {
     const refused = fields.filter((field) => !OWN_KEY_MAY_CHANGE[field]);
     if (refused.length > 0) {
@@ -267,7 +332,10 @@ export function requireSettingsChange(principal: Principal, identity: { claimed:
  * only claimed agent keys, whose organization is set.
  */
 export function eventScope(principal: Principal): { organizationId: string; identityId: string | null } {
-  return { organizationId: principal.organizationId!, identityId: principal.kind === 'agent' ? principal.identity.id : null };
+  return {
+    organizationId: principal.organizationId!,
+    identityId: principal.kind === 'agent' ? principal.identity.id : null,
+  };
 }
 
 // CONTRACT §7: the ledger.
@@ -305,12 +373,14 @@ export function visibleCondition(alias: string, side: LedgerSide, filter: SideFi
     ...(filter.identity === undefined ? [] : [identityMatch(filter.identity, column, role)]),
   ];
   const theirs = (role: LedgerRole) => (filter.peer === undefined ? [] : [identityMatch(filter.peer, column, role)]);
-  const asRole = (role: LedgerRole) => sql`(${sql.join([...mine(role), ...theirs(role === 'requester' ? 'worker' : 'requester')], ' AND ')})`;
+  const asRole = (role: LedgerRole) =>
+    sql`(${sql.join([...mine(role), ...theirs(role === 'requester' ? 'worker' : 'requester')], ' AND ')})`;
   return filter.role ? asRole(filter.role) : sql`(${asRole('requester')} OR ${asRole('worker')})`;
 }
 
 /** An identity named by id (any case) or by handle, on one role's columns. */
 function identityMatch(value: string, column: (role: LedgerRole, name: string) => Sql, role: LedgerRole): Sql {
-  return isUuid(value) ? sql`${column(role, 'identity_id')} = ${value.toLowerCase()}::uuid` : sql`${column(role, 'handle')} = ${value}`;
+  return isUuid(value)
+    ? sql`${column(role, 'identity_id')} = ${value.toLowerCase()}::uuid`
+    : sql`${column(role, 'handle')} = ${value}`;
 }
-

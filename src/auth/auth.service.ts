@@ -57,7 +57,10 @@ export class AuthService {
   private checkOrigin(req: CredentialSource): void {
     const origin = req.headers.origin ?? originOf(req.headers.referer);
     if (origin !== this.allowedOrigin) {
-      throw forbidden('csrf_failed', 'Cookie-authenticated requests that change state must come from the Console origin.');
+      throw forbidden(
+        'csrf_failed',
+        'Cookie-authenticated requests that change state must come from the Console origin.',
+      );
     }
   }
 }

@@ -5,7 +5,11 @@ import { AuthService, type CredentialSource } from './auth.service';
 import type { Principal } from '../common/principal';
 import { CREDENTIAL_LABELS, SURFACES, type SurfaceName, type SurfacePolicy } from './surfaces';
 
-const NOT_ALLOWED_CODE = { admin: 'admin_key_not_allowed', agent: 'agent_key_not_allowed', console: 'console_session_not_allowed' } as const;
+const NOT_ALLOWED_CODE = {
+  admin: 'admin_key_not_allowed',
+  agent: 'agent_key_not_allowed',
+  console: 'console_session_not_allowed',
+} as const;
 
 /**
  * Check 1 of a surface that takes a credential, in one place for every transport
@@ -21,11 +25,18 @@ export class CredentialCheck {
   ) {}
 
   /** `identified` learns the principal as soon as it is known, even when a later check refuses it (for the request log). */
-  async admit(name: SurfaceName, source: CredentialSource, address: string, headers: HeaderSink, identified?: (principal: Principal) => void): Promise<Principal> {
+  async admit(
+    name: SurfaceName,
+    source: CredentialSource,
+    address: string,
+    headers: HeaderSink,
+    identified?: (principal: Principal) => void,
+  ): Promise<Principal> {
     let principal: Principal;
     try {
       const authenticated = await this.auth.authenticate(source);
-      if (!authenticated) throw unauthorized('unauthenticated', 'Send an API key in X-API-Key or sign in to the Console.');
+      if (!authenticated)
+        throw unauthorized('unauthenticated', 'Send an API key in X-API-Key or sign in to the Console.');
       principal = authenticated;
       identified?.(principal);
     } catch (error) {
@@ -42,7 +53,10 @@ export class CredentialCheck {
 export function authorize(policy: SurfacePolicy, principal: Principal): void {
   if (!policy.credentials.includes(principal.kind)) {
     const accepted = policy.credentials.map((kind) => CREDENTIAL_LABELS[kind]).join(', ');
-    throw forbidden(NOT_ALLOWED_CODE[principal.kind], `This endpoint does not accept a ${CREDENTIAL_LABELS[principal.kind]}; it accepts: ${accepted}.`);
+    throw forbidden(
+      NOT_ALLOWED_CODE[principal.kind],
+      `This endpoint does not accept a ${CREDENTIAL_LABELS[principal.kind]}; it accepts: ${accepted}.`,
+    );
   }
   if (policy.claimed && principal.kind === 'agent' && !principal.identity.claimed) {
     throw forbidden('identity_unclaimed', 'The identity bound to this key is not claimed yet.');

@@ -22,7 +22,8 @@ export interface OperationDoc {
 export function Surface(name: SurfaceName, operation?: string | OperationDoc) {
   const policy = SURFACES[name];
   const description = describeSurface(name);
-  const { summary, id, notes } = typeof operation === 'string' ? { summary: operation, id: undefined, notes: undefined } : (operation ?? {});
+  const { summary, id, notes } =
+    typeof operation === 'string' ? { summary: operation, id: undefined, notes: undefined } : (operation ?? {});
   const decorators = [
     SetMetadata(SURFACE_KEY, name),
     ApiOperation({

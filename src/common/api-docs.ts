@@ -1,6 +1,10 @@
 import { applyDecorators, type Type } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiResponse, ApiSchema } from '@nestjs/swagger';
-import type { OpenAPIObject, OperationObject, ResponseObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
+import type {
+  OpenAPIObject,
+  OperationObject,
+  ResponseObject,
+} from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 
 /** One field a validation failure names (`errors[]` of a 400). */
 @ApiSchema({ name: 'FieldError' })
@@ -33,7 +37,10 @@ export class ProblemView {
   @ApiProperty({ description: 'The request id (also in the X-Request-Id header).' })
   request_id: string;
 
-  @ApiPropertyOptional({ type: [FieldErrorView], description: 'On validation failures (400): one entry per refused field.' })
+  @ApiPropertyOptional({
+    type: [FieldErrorView],
+    description: 'On validation failures (400): one entry per refused field.',
+  })
   errors?: FieldErrorView[];
 }
 
@@ -53,7 +60,9 @@ export function Returns(status: number, type?: Type<unknown> | [Type<unknown>], 
  * the codes it carries. Rendered with the shared Problem schema.
  */
 export function Refuses(errors: Partial<Record<400 | 401 | 403 | 404 | 409 | 410 | 413 | 415 | 422 | 429, string>>) {
-  return applyDecorators(...Object.entries(errors).map(([status, description]) => ApiResponse({ status: Number(status), description })));
+  return applyDecorators(
+    ...Object.entries(errors).map(([status, description]) => ApiResponse({ status: Number(status), description })),
+  );
 }
 
 const GENERIC_ERRORS: Record<number, string> = {
@@ -107,7 +116,11 @@ export function completeResponses(document: OpenAPIObject): OpenAPIObject {
  */
 export function PageOf(item: Type<unknown>, plural: string, name: string): Type<unknown> {
   class Page {
-    @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last page.' })
+    @ApiProperty({
+      type: String,
+      nullable: true,
+      description: 'Pass as `cursor` for the next page; null on the last page.',
+    })
     next_cursor: string | null;
   }
   ApiProperty({ type: [item] })(Page.prototype, plural);

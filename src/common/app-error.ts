@@ -46,7 +46,8 @@ export class AppError extends Error {
   }
 }
 
-export const badRequest = (code: CodeWithStatus<400>, detail: string, errors?: FieldError[]) => new AppError(400, code, detail, { errors });
+export const badRequest = (code: CodeWithStatus<400>, detail: string, errors?: FieldError[]) =>
+  new AppError(400, code, detail, { errors });
 export const unauthorized = (code: CodeWithStatus<401>, detail: string) => new AppError(401, code, detail);
 export const forbidden = (code: CodeWithStatus<403>, detail: string) => new AppError(403, code, detail);
 export const notFound = (code: CodeWithStatus<404>, detail: string) => new AppError(404, code, detail);

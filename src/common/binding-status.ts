@@ -48,11 +48,17 @@ export const ERROR_INFO_TYPE_URL = 'type.googleapis.com/google.rpc.ErrorInfo';
  * the value of the `grpc-status-details-bin` trailer (A2A v1.0 §10.6), as the SDK's
  * `encodeGrpcStatusDetails` writes it for A2A errors, here with the service's domain.
  */
-export function grpcStatusDetails(code: number, message: string, info: { reason: string; domain: string; metadata: Record<string, string> }): Buffer {
+export function grpcStatusDetails(
+  code: number,
+  message: string,
+  info: { reason: string; domain: string; metadata: Record<string, string> },
+): Buffer {
   const errorInfo = Buffer.concat([
     field(1, Buffer.from(info.reason)),
     field(2, Buffer.from(info.domain)),
-    ...Object.entries(info.metadata).map(([key, value]) => field(3, Buffer.concat([field(1, Buffer.from(key)), field(2, Buffer.from(value))]))),
+    ...Object.entries(info.metadata).map(([key, value]) =>
+      field(3, Buffer.concat([field(1, Buffer.from(key)), field(2, Buffer.from(value))])),
+    ),
   ]);
   const any = Buffer.concat([field(1, Buffer.from(ERROR_INFO_TYPE_URL)), field(2, errorInfo)]);
   return Buffer.concat([Buffer.from([0x08]), varint(code), field(2, Buffer.from(message)), field(3, any)]);

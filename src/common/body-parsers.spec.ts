@@ -38,7 +38,9 @@ describe('reservedKeyPath', () => {
   it('finds __proto__, constructor and prototype as keys at any depth, with their path', () => {
     expect(reservedKeyPath(JSON.parse('{"__proto__":{"admin":true}}'))).toBe('__proto__');
     expect(reservedKeyPath(JSON.parse('{"peer":{"type":"identity","constructor":{}}}'))).toBe('peer.constructor');
-    expect(reservedKeyPath(JSON.parse('{"message":{"parts":[{"data":{"prototype":1}}]}}'))).toBe('message.parts[0].data.prototype');
+    expect(reservedKeyPath(JSON.parse('{"message":{"parts":[{"data":{"prototype":1}}]}}'))).toBe(
+      'message.parts[0].data.prototype',
+    );
     expect(reservedKeyPath(JSON.parse('[{"a":[{"__proto__":null}]}]'))).toBe('[0].a[0].__proto__');
   });
 

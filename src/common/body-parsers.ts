@@ -82,9 +82,17 @@ export function jsonBodyParser(limits: { rest: number; protocol: number }) {
       if (error) return next(toAppError(error));
       switch (bodyProblem(req.body, MAX_JSON_DEPTH)) {
         case 'too_deep':
-          return next(new AppError(400, 'body_too_deep', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`));
+          return next(
+            new AppError(400, 'body_too_deep', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`),
+          );
         case 'nul_character':
-          return next(new AppError(400, 'nul_character', 'The request body contains a NUL character (\\u0000), which no field accepts.'));
+          return next(
+            new AppError(
+              400,
+              'nul_character',
+              'The request body contains a NUL character (\\u0000), which no field accepts.',
+            ),
+          );
         default: {
           const reserved = reservedKeyPath(req.body);
           if (reserved === null) return next();

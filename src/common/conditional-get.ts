@@ -25,7 +25,12 @@ export interface Tagged<T> {
  * `Cache-Control: no-cache` (which fetch() adds to every conditional request): that
  * directive binds caches, not the origin — unlike Express's req.fresh.
  */
-export function sendCacheable(req: Request, res: Response, representation: Tagged<unknown>, cacheControl: string): void {
+export function sendCacheable(
+  req: Request,
+  res: Response,
+  representation: Tagged<unknown>,
+  cacheControl: string,
+): void {
   res.setHeader('ETag', representation.etag);
   res.setHeader('Cache-Control', cacheControl);
   if (ifNoneMatchMatches(req.headers['if-none-match'], representation.etag)) {

@@ -6,7 +6,8 @@ import { ERROR_CODES, statusesOf, type ErrorCode } from './error-codes';
 
 const ROOT = join(__dirname, '..', '..');
 const DOCS = join(ROOT, 'docs', 'api.md');
-const START = '<!-- error-codes: generated from src/common/error-codes.ts; error-codes.spec.ts checks it (UPDATE_DOCS=1 rewrites it) -->';
+const START =
+  '<!-- error-codes: generated from src/common/error-codes.ts; error-codes.spec.ts checks it (UPDATE_DOCS=1 rewrites it) -->';
 const END = '<!-- /error-codes -->';
 
 const codes = Object.keys(ERROR_CODES) as ErrorCode[];
@@ -31,8 +32,10 @@ function sourceFiles(dir: string): string[] {
 describe('error codes', () => {
   it('give every code an error status and a line of documentation', () => {
     for (const code of codes) {
-      expect({ code, ok: statusesOf(code).length > 0 && statusesOf(code).every((s) => Number.isInteger(s) && s >= 400 && s < 600) })
-        .toEqual({ code, ok: true });
+      expect({
+        code,
+        ok: statusesOf(code).length > 0 && statusesOf(code).every((s) => Number.isInteger(s) && s >= 400 && s < 600),
+      }).toEqual({ code, ok: true });
       expect(ERROR_CODES[code].doc.trim()).not.toBe('');
       expect(code).toMatch(/^[a-z]+(_[a-z]+)*$/);
     }
@@ -46,13 +49,23 @@ describe('error codes', () => {
     // @ts-expect-error: a 400 code as a 409
     expect(new AppError(409, 'validation_failed', 'x').status).toBe(409);
     // A code with two statuses takes either.
-    expect([notFound('context_not_found', 'x').status, badRequest('context_not_found', 'x').status]).toEqual([404, 400]);
-    expect(AppError.withStatus(418, 'bad_request', 'x')).toMatchObject({ status: 418, code: 'bad_request', detail: 'x', title: 'I\'m a Teapot' });
+    expect([notFound('context_not_found', 'x').status, badRequest('context_not_found', 'x').status]).toEqual([
+      404, 400,
+    ]);
+    expect(AppError.withStatus(418, 'bad_request', 'x')).toMatchObject({
+      status: 418,
+      code: 'bad_request',
+      detail: 'x',
+      title: "I'm a Teapot",
+    });
   });
 
   it('list no code that nothing answers with', () => {
     const catalogue = new Set([join(ROOT, 'src/common/error-codes.ts'), join(ROOT, 'src/protocol/a2a-errors.ts')]);
-    const source = sourceFiles(join(ROOT, 'src')).filter((f) => !catalogue.has(f)).map((f) => readFileSync(f, 'utf8')).join('\n');
+    const source = sourceFiles(join(ROOT, 'src'))
+      .filter((f) => !catalogue.has(f))
+      .map((f) => readFileSync(f, 'utf8'))
+      .join('\n');
     expect(codes.filter((code) => !source.includes(`'${code}'`))).toEqual([]);
   });
 

@@ -15,7 +15,10 @@ export interface ErrorCodeSpec {
 
 export const ERROR_CODES = {
   // --- 400 ---------------------------------------------------------------------
-  bad_request: { status: 400, doc: 'A request the framework refused, without a code of its own (also used for such an error of another 4xx status).' },
+  bad_request: {
+    status: 400,
+    doc: 'A request the framework refused, without a code of its own (also used for such an error of another 4xx status).',
+  },
   validation_failed: { status: 400, doc: 'The body, query or path is not valid; `errors` names each field.' },
   malformed_json: { status: 400, doc: 'The request body is not valid JSON.' },
   body_too_deep: { status: 400, doc: 'The request body nests deeper than the service accepts.' },
@@ -26,16 +29,22 @@ export const ERROR_CODES = {
   invalid_last_event_id: { status: 400, doc: 'Last-Event-ID is not an event id of the stream.' },
   unknown_event: { status: 400, doc: 'The event id to resume after is unknown or older than the retention period.' },
   invalid_peer: { status: 400, doc: 'A contact rule names its own identity as the peer.' },
-  invalid_webhook_url: { status: 400, doc: 'A webhook URL is not acceptable (not https, credentials, a private address).' },
+  invalid_webhook_url: {
+    status: 400,
+    doc: 'A webhook URL is not acceptable (not https, credentials, a private address).',
+  },
   invalid_push_url: { status: 400, doc: 'A push notification URL is not acceptable (as for webhooks).' },
   invalid_upstream_url: { status: 400, doc: 'An upstream agent URL is not acceptable (as for webhooks).' },
   invalid_push_config: { status: 400, doc: 'A push notification config is not valid.' },
   push_config_limit: { status: 400, doc: 'The task already has its maximum of push notification configs.' },
-  context_mismatch: { status: 400, doc: 'A message\'s contextId is not the context of its task.' },
+  context_mismatch: { status: 400, doc: "A message's contextId is not the context of its task." },
   wrong_password: { status: 400, doc: 'The current password given to change it is incorrect.' },
 
   // --- 401 ---------------------------------------------------------------------
-  unauthenticated: { status: 401, doc: 'No credential, or one that is not valid. Every 401 of the protocol has this reason.' },
+  unauthenticated: {
+    status: 401,
+    doc: 'No credential, or one that is not valid. Every 401 of the protocol has this reason.',
+  },
   invalid_api_key: { status: 401, doc: 'The API key is unknown or revoked (also: revoked while a stream was open).' },
   invalid_session: { status: 401, doc: 'The Console session is unknown, expired or ended.' },
   invalid_credentials: { status: 401, doc: 'Console login with a wrong email or password.' },
@@ -47,11 +56,14 @@ export const ERROR_CODES = {
   console_session_not_allowed: { status: 403, doc: 'The route does not accept a Console session (e.g. the protocol).' },
   identity_unclaimed: { status: 403, doc: 'The identity of the agent key is not claimed yet.' },
   identity_not_own: { status: 403, doc: 'An agent-scoped key acting on another identity.' },
-  own_identity_only: { status: 403, doc: 'An agent-scoped key subscribing to another identity\'s events.' },
-  setting_not_permitted: { status: 403, doc: 'An identity\'s own key changing a setting only an admin key or the Console may change.' },
+  own_identity_only: { status: 403, doc: "An agent-scoped key subscribing to another identity's events." },
+  setting_not_permitted: {
+    status: 403,
+    doc: "An identity's own key changing a setting only an admin key or the Console may change.",
+  },
   admin_mint_forbidden: { status: 403, doc: 'Admin-scoped keys are minted from a Console session only.' },
-  not_task_worker: { status: 403, doc: 'Only the task\'s worker may reply to it.' },
-  requester_disabled: { status: 403, doc: 'The caller\'s own receiver is disabled (protocol).' },
+  not_task_worker: { status: 403, doc: "Only the task's worker may reply to it." },
+  requester_disabled: { status: 403, doc: "The caller's own receiver is disabled (protocol)." },
   admission_denied: { status: 403, doc: 'Admission refuses the call between these two identities (protocol).' },
   csrf_failed: { status: 403, doc: 'A cookie-authenticated change that does not come from the Console origin.' },
   route_not_declared: { status: 403, doc: 'The route declares no credential policy and is closed.' },
@@ -64,9 +76,12 @@ export const ERROR_CODES = {
   worker_not_found: { status: 404, doc: 'No enabled, claimed identity has the protocol handle.' },
   api_key_not_found: { status: 404, doc: 'No API key with that id in the organization.' },
   contact_rule_not_found: { status: 404, doc: 'No contact rule with that id in the organization.' },
-  peer_not_found: { status: 404, doc: 'The contact rule\'s peer names no identity or organization.' },
+  peer_not_found: { status: 404, doc: "The contact rule's peer names no identity or organization." },
   task_not_found: { status: 404, doc: 'No such task visible to the caller.' },
-  context_not_found: { status: [404, 400], doc: 'No such context visible to the caller (404); a send names a context not between its requester and worker (400).' },
+  context_not_found: {
+    status: [404, 400],
+    doc: 'No such context visible to the caller (404); a send names a context not between its requester and worker (400).',
+  },
   push_config_not_found: { status: 404, doc: 'No push notification config with that id on the task.' },
   webhook_not_found: { status: 404, doc: 'No webhook with that id.' },
   delivery_not_found: { status: 404, doc: 'No delivery with that id for the webhook.' },
@@ -96,23 +111,26 @@ export const ERROR_CODES = {
   task_terminal: { status: 409, doc: 'The task is terminal and takes no more messages or replies.' },
   task_not_cancelable: { status: 409, doc: 'The task can no longer be canceled.' },
   task_message_limit: { status: 409, doc: 'The task holds its maximum of messages.' },
-  task_artifact_limit: { status: 409, doc: 'The task\'s artifacts would exceed their maximum size.' },
+  task_artifact_limit: { status: 409, doc: "The task's artifacts would exceed their maximum size." },
   invalid_transition: { status: 409, doc: 'A worker cannot move the task to that state.' },
   artifact_not_found: { status: 409, doc: 'An append names an artifact the task does not have.' },
   artifact_closed: { status: 409, doc: 'An append to an artifact that already received its last chunk.' },
 
   // --- 413, 415 --------------------------------------------------------------------
   payload_too_large: { status: 413, doc: 'The request body is larger than the endpoint accepts.' },
-  unsupported_media_type: { status: 415, doc: 'The body\'s content type or encoding is not supported.' },
+  unsupported_media_type: { status: 415, doc: "The body's content type or encoding is not supported." },
 
   // --- 422 ---------------------------------------------------------------------
   idempotency_key_reused: { status: 422, doc: 'The Idempotency-Key was used with a different request.' },
-  upstream_card_unreachable: { status: 422, doc: 'The upstream agent\'s card could not be read.' },
-  upstream_binding_unsupported: { status: 422, doc: 'The upstream\'s card offers no interface the forwarder speaks.' },
+  upstream_card_unreachable: { status: 422, doc: "The upstream agent's card could not be read." },
+  upstream_binding_unsupported: { status: 422, doc: "The upstream's card offers no interface the forwarder speaks." },
 
   // --- 429 ---------------------------------------------------------------------
   rate_limited: { status: 429, doc: 'A rate limit is exceeded (with Retry-After).' },
-  too_many_open_calls: { status: 429, doc: 'The key holds its maximum of open streams and blocking sends (with Retry-After).' },
+  too_many_open_calls: {
+    status: 429,
+    doc: 'The key holds its maximum of open streams and blocking sends (with Retry-After).',
+  },
 
   // --- 500 ---------------------------------------------------------------------
   internal_error: { status: 500, doc: 'An unexpected error (logged; no details are shown).' },
@@ -121,14 +139,18 @@ export const ERROR_CODES = {
 export type ErrorCode = keyof typeof ERROR_CODES;
 
 type StatusesOf<C extends ErrorCode> = (typeof ERROR_CODES)[C]['status'] extends infer S
-  ? S extends readonly (infer E)[] ? E : S
+  ? S extends readonly (infer E)[]
+    ? E
+    : S
   : never;
 
 /** Every status some code is answered with. */
 export type ErrorStatus = { [C in ErrorCode]: StatusesOf<C> }[ErrorCode];
 
 /** The codes that may be answered with status `S`. */
-export type CodeWithStatus<S extends ErrorStatus> = { [C in ErrorCode]: S extends StatusesOf<C> ? C : never }[ErrorCode];
+export type CodeWithStatus<S extends ErrorStatus> = {
+  [C in ErrorCode]: S extends StatusesOf<C> ? C : never;
+}[ErrorCode];
 
 /** A code's statuses, as a list. */
 export function statusesOf(code: ErrorCode): readonly number[] {
@@ -136,4 +158,5 @@ export function statusesOf(code: ErrorCode): readonly number[] {
   return typeof status === 'number' ? [status] : status;
 }
 
-export const isErrorCode = (value: unknown): value is ErrorCode => typeof value === 'string' && Object.hasOwn(ERROR_CODES, value);
+export const isErrorCode = (value: unknown): value is ErrorCode =>
+  typeof value === 'string' && Object.hasOwn(ERROR_CODES, value);

@@ -10,7 +10,7 @@ describe('error logging', () => {
     return new QueryFailedError('INSERT INTO push_configs (token) VALUES ($1)', ['TOP-SECRET-TOKEN'], driverError);
   };
 
-  it('keeps a database error\'s code and stack frames, never its SQL, parameters or message', () => {
+  it("keeps a database error's code and stack frames, never its SQL, parameters or message", () => {
     const serialized = serializeError(failedQuery());
     expect(serialized).toMatchObject({ type: 'QueryFailedError', code: '22P02', message: 'database error 22P02' });
     expect(JSON.stringify(serialized)).not.toMatch(/TOP-SECRET|INSERT INTO/);
@@ -19,7 +19,15 @@ describe('error logging', () => {
 
   it('is what the logger writes for { err }', () => {
     const lines: string[] = [];
-    const logger = createLogger('info', new Writable({ write(chunk, _, done) { lines.push(String(chunk)); done(); } }));
+    const logger = createLogger(
+      'info',
+      new Writable({
+        write(chunk, _, done) {
+          lines.push(String(chunk));
+          done();
+        },
+      }),
+    );
     logger.error({ err: failedQuery() }, 'something failed');
     logger.error({ err: new Error('plain failure') }, 'other');
     expect(lines.join('')).not.toMatch(/TOP-SECRET|INSERT INTO/);
@@ -30,7 +38,15 @@ describe('error logging', () => {
 describe('log lines cannot be forged', () => {
   const capture = () => {
     const chunks: string[] = [];
-    const logger = createLogger('debug', new Writable({ write(chunk, _, done) { chunks.push(String(chunk)); done(); } }));
+    const logger = createLogger(
+      'debug',
+      new Writable({
+        write(chunk, _, done) {
+          chunks.push(String(chunk));
+          done();
+        },
+      }),
+    );
     return { logger, lines: () => chunks.join('').split('\n').filter(Boolean) };
   };
   const attack = 'x\n{"level":50,"msg":"forged"}\r\u0085{"msg":"forged2"}\u2028{"msg":"forged3"}\u2029\u001b[31m\u007f';
@@ -60,7 +76,11 @@ describe('log lines cannot be forged', () => {
     }
     const entries = lines().map((line) => JSON.parse(line));
     expect(entries).toEqual([
-      expect.objectContaining({ level: 40, source: 'console', msg: `toCoreAuthenticationInfo: Multiple schemes declared (${attack})` }),
+      expect.objectContaining({
+        level: 40,
+        source: 'console',
+        msg: `toCoreAuthenticationInfo: Multiple schemes declared (${attack})`,
+      }),
       expect.objectContaining({ level: 30, source: 'console', msg: 'plain' }),
       expect.objectContaining({ level: 40, source: 'process', type: 'DeprecationWarning', msg: attack }),
     ]);
@@ -70,14 +90,23 @@ describe('log lines cannot be forged', () => {
 describe('request context and formats', () => {
   const sink = () => {
     const chunks: string[] = [];
-    const stream = new Writable({ write(chunk, _, done) { chunks.push(String(chunk)); done(); } });
+    const stream = new Writable({
+      write(chunk, _, done) {
+        chunks.push(String(chunk));
+        done();
+      },
+    });
     return { stream, lines: () => chunks.join('').split('\n').filter(Boolean) };
   };
 
   it('every line inside a request context carries request_id, trace_id and principal; outside, none', async () => {
     const { stream, lines } = sink();
     const logger = createLogger('info', stream);
-    const context = { requestId: 'req-00000001', traceId: '4bf92f3577b34da6a3ce929d0e0e4736', principal: undefined as { kind: string; id: string } | undefined };
+    const context = {
+      requestId: 'req-00000001',
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      principal: undefined as { kind: string; id: string } | undefined,
+    };
     await runInRequestContext(context, async () => {
       logger.info('before auth');
       context.principal = { kind: 'agent', id: 'k1' };
@@ -92,7 +121,7 @@ describe('request context and formats', () => {
     expect(outside.request_id).toBeUndefined();
   });
 
-  it('the active span\'s trace id wins over the traceparent header\'s', () => {
+  it("the active span's trace id wins over the traceparent header's", () => {
     const { stream, lines } = sink();
     const logger = createLogger('info', stream);
     setActiveTraceIdSource(() => 'f'.repeat(32));
@@ -104,8 +133,10 @@ describe('request context and formats', () => {
     expect(JSON.parse(lines()[0]).trace_id).toBe('f'.repeat(32));
   });
 
-  it('traceparent: a valid header\'s trace id, else none', () => {
-    expect(traceIdOf('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+  it("traceparent: a valid header's trace id, else none", () => {
+    expect(traceIdOf('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).toBe(
+      '4bf92f3577b34da6a3ce929d0e0e4736',
+    );
     expect(traceIdOf('00-00000000000000000000000000000000-00f067aa0ba902b7-01')).toBeUndefined();
     expect(traceIdOf('garbage')).toBeUndefined();
     expect(traceIdOf(undefined)).toBeUndefined();
@@ -115,7 +146,8 @@ describe('request context and formats', () => {
     const { stream, lines } = sink();
     const logger = createLogger('info', stream, 'pretty');
     runInRequestContext({ requestId: 'req-00000003', principal: { kind: 'console', id: 'u1' } }, () =>
-      logger.warn({ delivery_id: 'd1', reason: 'x\n{"msg":"forged"}' }, 'webhook delivery failed'));
+      logger.warn({ delivery_id: 'd1', reason: 'x\n{"msg":"forged"}' }, 'webhook delivery failed'),
+    );
     expect(lines()).toHaveLength(1);
     const [line] = lines();
     expect(line).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN {2}webhook delivery failed /);

@@ -20,7 +20,10 @@ export function serializeError(error: unknown): Record<string, unknown> {
   if (!(error instanceof Error)) return { type: typeof error };
   const driver = (error as { driverError?: { code?: unknown } }).driverError;
   if (driver) {
-    const frames = error.stack?.split('\n').filter((line) => line.trimStart().startsWith('at ')).join('\n');
+    const frames = error.stack
+      ?.split('\n')
+      .filter((line) => line.trimStart().startsWith('at '))
+      .join('\n');
     return { type: error.name, code: driver.code, message: `database error ${String(driver.code)}`, stack: frames };
   }
   return { type: error.name, code: (error as { code?: unknown }).code, message: error.message, stack: error.stack };
@@ -57,40 +60,51 @@ export function requestContextFields(): Record<string, unknown> {
 }
 
 export function createLogger(level: string, destination?: DestinationStream, logFormat: LogFormat = 'json'): Logger {
-  const pretty = logFormat === 'pretty' || (logFormat === 'auto' && destination === undefined && process.stdout.isTTY === true);
+  const pretty =
+    logFormat === 'pretty' || (logFormat === 'auto' && destination === undefined && process.stdout.isTTY === true);
   const out = pretty ? prettyStream(destination ?? process.stdout) : destination;
-  return pino({
-    level,
-    mixin: requestContextFields,
-    hooks: { streamWrite: escapeLine },
-    serializers: { err: serializeError },
-    base: { service: 'a2a-service' },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    redact: {
-      paths: [
-        'req.headers["x-api-key"]',
-        'req.headers.authorization',
-        'req.headers.cookie',
-        'headers["x-api-key"]',
-        'headers.authorization',
-        'headers.cookie',
-        '*.password',
-        '*.key',
-        '*.secret',
-        '*.token',
-        '*.claim_code',
-        'password',
-        'key',
-        'secret',
-        'token',
-        'claim_code',
-      ],
-      censor: '[redacted]',
+  return pino(
+    {
+      level,
+      mixin: requestContextFields,
+      hooks: { streamWrite: escapeLine },
+      serializers: { err: serializeError },
+      base: { service: 'a2a-service' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: {
+        paths: [
+          'req.headers["x-api-key"]',
+          'req.headers.authorization',
+          'req.headers.cookie',
+          'headers["x-api-key"]',
+          'headers.authorization',
+          'headers.cookie',
+          '*.password',
+          '*.key',
+          '*.secret',
+          '*.token',
+          '*.claim_code',
+          'password',
+          'key',
+          'secret',
+          'token',
+          'claim_code',
+        ],
+        censor: '[redacted]',
+      },
     },
-  }, out);
+    out,
+  );
 }
 
-const LEVEL_NAMES: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const LEVEL_NAMES: Record<number, string> = {
+  10: 'TRACE',
+  20: 'DEBUG',
+  30: 'INFO',
+  40: 'WARN',
+  50: 'ERROR',
+  60: 'FATAL',
+};
 const LEVEL_COLOURS: Record<number, string> = { 10: '90', 20: '36', 30: '32', 40: '33', 50: '31', 60: '35' };
 const PLAIN_VALUE = /^[\w.:/@+-]{1,200}$/;
 
@@ -114,7 +128,9 @@ export function formatPretty(line: string, colour = false): string {
   const when = typeof time === 'string' ? time.slice(11, 23) : '';
   const rendered = Object.entries(fields).map(([key, value]) => `${key}=${prettyValue(value)}`);
   const head = colour ? `\u001b[${LEVEL_COLOURS[Number(level)] ?? '0'}m${name}\u001b[0m` : name;
-  return escapeLine(`${when} ${head} ${typeof msg === 'string' ? JSON.stringify(msg).slice(1, -1) : ''}${rendered.length ? ` ${rendered.join(' ')}` : ''}`);
+  return escapeLine(
+    `${when} ${head} ${typeof msg === 'string' ? JSON.stringify(msg).slice(1, -1) : ''}${rendered.length ? ` ${rendered.join(' ')}` : ''}`,
+  );
 }
 
 function prettyValue(value: unknown): string {
@@ -132,7 +148,11 @@ function prettyStream(target: DestinationStream | NodeJS.WritableStream): Destin
   const colour = target === process.stdout && process.stdout.isTTY === true;
   return new Writable({
     write(chunk, _encoding, done) {
-      const text = String(chunk).split('\n').filter(Boolean).map((line) => `${formatPretty(line, colour)}\n`).join('');
+      const text = String(chunk)
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => `${formatPretty(line, colour)}\n`)
+        .join('');
       target.write(text);
       done();
     },
@@ -150,13 +170,25 @@ const MAX_CONSOLE_TEXT = 2_000;
  */
 export function routeConsoleToLogger(logger: Logger): void {
   const child = logger.child({ source: 'console' });
-  const to = (level: 'debug' | 'info' | 'warn' | 'error') => (...args: unknown[]) => {
-    child[level](format(...args).slice(0, MAX_CONSOLE_TEXT));
-  };
-  Object.assign(console, { log: to('info'), info: to('info'), debug: to('debug'), trace: to('debug'), warn: to('warn'), error: to('error'), dir: to('debug') });
+  const to =
+    (level: 'debug' | 'info' | 'warn' | 'error') =>
+    (...args: unknown[]) => {
+      child[level](format(...args).slice(0, MAX_CONSOLE_TEXT));
+    };
+  Object.assign(console, {
+    log: to('info'),
+    info: to('info'),
+    debug: to('debug'),
+    trace: to('debug'),
+    warn: to('warn'),
+    error: to('error'),
+    dir: to('debug'),
+  });
   // Node's own handler prints warnings to stderr; the logger takes them instead.
   process.removeAllListeners('warning');
-  process.on('warning', (warning) => logger.warn({ source: 'process', type: warning.name }, warning.message.slice(0, MAX_CONSOLE_TEXT)));
+  process.on('warning', (warning) =>
+    logger.warn({ source: 'process', type: warning.name }, warning.message.slice(0, MAX_CONSOLE_TEXT)),
+  );
 }
 
 /**

@@ -17,16 +17,21 @@ export function buildOpenApiDocument(app: INestApplication, publicBaseUrl: strin
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Console session token' }, 'consoleSession')
     .addCookieAuth(SESSION_COOKIE, { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE }, 'consoleCookie')
     .build();
-  return completeResponses(SwaggerModule.createDocument(app, config, {
-    extraModels: EXTRA_MODELS,
-    // Routes without an explicit id: `ApiKeysController.list` → `apiKeysList`.
-    operationIdFactory: (controller, method) =>
-      `${controller.replace(/Controller$/, '').replace(/^./, (c) => c.toLowerCase())}${method.replace(/^./, (c) => c.toUpperCase()).replace(/\[(\d+)\]$/, '$1')}`,
-  }));
+  return completeResponses(
+    SwaggerModule.createDocument(app, config, {
+      extraModels: EXTRA_MODELS,
+      // Routes without an explicit id: `ApiKeysController.list` → `apiKeysList`.
+      operationIdFactory: (controller, method) =>
+        `${controller.replace(/Controller$/, '').replace(/^./, (c) => c.toLowerCase())}${method.replace(/^./, (c) => c.toUpperCase()).replace(/\[(\d+)\]$/, '$1')}`,
+    }),
+  );
 }
 
 /** OpenAPI at /api/openapi.json and Swagger UI at /api/docs. */
 export function setupOpenApi(app: INestApplication, publicBaseUrl: string): void {
   const document = buildOpenApiDocument(app, publicBaseUrl);
-  SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/openapi.json', yamlDocumentUrl: 'api/openapi.yaml' });
+  SwaggerModule.setup('api/docs', app, document, {
+    jsonDocumentUrl: 'api/openapi.json',
+    yamlDocumentUrl: 'api/openapi.yaml',
+  });
 }

@@ -18,7 +18,7 @@ export class PageQuery {
   @Max(MAX_PAGE_SIZE)
   limit?: number;
 
-  @ApiPropertyOptional({ description: 'Opaque cursor from a previous page\'s next_cursor.' })
+  @ApiPropertyOptional({ description: "Opaque cursor from a previous page's next_cursor." })
   @IsOptional()
   @IsString()
   @MaxLength(512)
@@ -35,7 +35,12 @@ const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d
 
 /** An ISO 8601 timestamp that PostgreSQL accepts too (years 1–9999, a real date). */
 export function isTimestamp(value: unknown): value is string {
-  return typeof value === 'string' && ISO_TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value)) && !value.startsWith('0000');
+  return (
+    typeof value === 'string' &&
+    ISO_TIMESTAMP.test(value) &&
+    !Number.isNaN(Date.parse(value)) &&
+    !value.startsWith('0000')
+  );
 }
 
 export function encodeCursor(position: KeysetCursor): string {
@@ -46,11 +51,20 @@ export function encodeCursor(position: KeysetCursor): string {
 const creationKey = (at: unknown, id: unknown) => isTimestamp(at) && isUuid(id);
 
 /** Decodes a cursor; `valid` checks its two values (by default a timestamp and a uuid). */
-export function decodeCursor(cursor: string | undefined, valid: (at: unknown, id: unknown) => boolean = creationKey): KeysetCursor | null {
+export function decodeCursor(
+  cursor: string | undefined,
+  valid: (at: unknown, id: unknown) => boolean = creationKey,
+): KeysetCursor | null {
   if (cursor === undefined) return null;
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string' && valid(value[0], value[1])) {
+    if (
+      Array.isArray(value) &&
+      value.length === 2 &&
+      typeof value[0] === 'string' &&
+      typeof value[1] === 'string' &&
+      valid(value[0], value[1])
+    ) {
       return { at: value[0], id: value[1] };
     }
   } catch {
@@ -63,15 +77,21 @@ export function decodeCursor(cursor: string | undefined, valid: (at: unknown, id
  * Cuts one extra fetched row off a page and derives next_cursor from the last
  * row kept. Callers fetch `limit + 1` rows ordered by (created_at DESC, id DESC).
  */
-export function pageOf<T>(rows: T[], limit: number, position: (row: T) => KeysetCursor): { items: T[]; nextCursor: string | null } {
+export function pageOf<T>(
+  rows: T[],
+  limit: number,
+  position: (row: T) => KeysetCursor,
+): { items: T[]; nextCursor: string | null } {
   const items = rows.slice(0, limit);
   const nextCursor = rows.length > limit ? encodeCursor(position(items[items.length - 1])) : null;
   return { items, nextCursor };
 }
 
-
 /** The keyset position of a row in creation order (the `position` of pageOf). */
-export const creationPosition = (row: { created_at: Date; id: string }): KeysetCursor => ({ at: row.created_at.toISOString(), id: row.id });
+export const creationPosition = (row: { created_at: Date; id: string }): KeysetCursor => ({
+  at: row.created_at.toISOString(),
+  id: row.id,
+});
 
 export function pageLimit(query: PageQuery): number {
   return query.limit ?? DEFAULT_PAGE_SIZE;
@@ -88,7 +108,10 @@ export interface KeysetOrder {
 
 /** Newest first: (created_at DESC, id DESC), the order of every REST list. */
 export const NEWEST_FIRST: KeysetOrder = {
-  columns: [{ name: 'created_at', cast: 'timestamptz' }, { name: 'id', cast: 'uuid' }],
+  columns: [
+    { name: 'created_at', cast: 'timestamptz' },
+    { name: 'id', cast: 'uuid' },
+  ],
   direction: 'DESC',
   valid: creationKey,
 };

@@ -10,7 +10,10 @@ export const isUuid = (value: unknown): value is string => typeof value === 'str
 /** A resource id in the path; something that is not a UUID names no resource (404). */
 @Injectable()
 export class ParseIdPipe implements PipeTransform<string, string> {
-  constructor(private readonly notFoundCode: CodeWithStatus<404>, private readonly what: string) {}
+  constructor(
+    private readonly notFoundCode: CodeWithStatus<404>,
+    private readonly what: string,
+  ) {}
 
   transform(value: string): string {
     if (!isUuid(value)) throw notFound(this.notFoundCode, `No ${this.what} with that id.`);

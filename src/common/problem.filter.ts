@@ -28,8 +28,12 @@ interface BodyParserError {
 }
 
 function isBodyParserError(error: unknown): error is BodyParserError {
-  return typeof error === 'object' && error !== null && typeof (error as BodyParserError).type === 'string' &&
-    typeof ((error as BodyParserError).status ?? (error as BodyParserError).statusCode) === 'number';
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    typeof (error as BodyParserError).type === 'string' &&
+    typeof ((error as BodyParserError).status ?? (error as BodyParserError).statusCode) === 'number'
+  );
 }
 
 /**
@@ -38,13 +42,28 @@ function isBodyParserError(error: unknown): error is BodyParserError {
  * long). Validation should refuse such input first; this is the backstop that keeps
  * a missed case a 400 instead of a 500.
  */
-const CLIENT_DATA_ERRORS = new Set(['22P02', '22007', '22008', '22003', '22021', '22P05', '22001', '22023', '2201B', '2202E']);
+const CLIENT_DATA_ERRORS = new Set([
+  '22P02',
+  '22007',
+  '22008',
+  '22003',
+  '22021',
+  '22P05',
+  '22001',
+  '22023',
+  '2201B',
+  '2202E',
+]);
 
 /** A 400 for a database error caused by a value from the request, or null. */
 export function clientDataError(error: unknown): AppError | null {
   const code = (error as { driverError?: { code?: unknown } } | null)?.driverError?.code;
   return typeof code === 'string' && CLIENT_DATA_ERRORS.has(code)
-    ? new AppError(400, 'invalid_value', 'A value in the request is not acceptable (wrong format, out of range, or too long).')
+    ? new AppError(
+        400,
+        'invalid_value',
+        'A value in the request is not acceptable (wrong format, out of range, or too long).',
+      )
     : null;
 }
 
@@ -64,16 +83,26 @@ export function toAppError(error: unknown): AppError {
         return new AppError(415, 'unsupported_media_type', 'The request body encoding is not supported.');
       default: {
         const status = error.status ?? error.statusCode ?? 400;
-        if (status >= 400 && status < 500) return AppError.withStatus(status, CODE_BY_STATUS[status] ?? 'bad_request', 'The request body could not be read.');
+        if (status >= 400 && status < 500)
+          return AppError.withStatus(
+            status,
+            CODE_BY_STATUS[status] ?? 'bad_request',
+            'The request body could not be read.',
+          );
       }
     }
   }
   if (error instanceof HttpException) {
     const status = error.getStatus();
     const body = error.getResponse();
-    const message = typeof body === 'object' && body && 'message' in body ? (body as { message: unknown }).message : error.message;
+    const message =
+      typeof body === 'object' && body && 'message' in body ? (body as { message: unknown }).message : error.message;
     const detail = status === 404 ? 'No such route.' : Array.isArray(message) ? message.join('; ') : String(message);
-    return AppError.withStatus(status, CODE_BY_STATUS[status] ?? (status >= 500 ? 'internal_error' : 'bad_request'), detail);
+    return AppError.withStatus(
+      status,
+      CODE_BY_STATUS[status] ?? (status >= 500 ? 'internal_error' : 'bad_request'),
+      detail,
+    );
   }
   return new AppError(500, 'internal_error', 'An unexpected error occurred.');
 }
@@ -158,7 +187,14 @@ export function restBindingErrorBody(req: Request, error: AppError) {
       code: error.status,
       status: rpcStatusFor(error.status),
       message: error.detail,
-      details: [{ '@type': ERROR_INFO_TYPE, reason: reason.toUpperCase(), domain: SERVICE_ERROR_DOMAIN, metadata: { reason, request_id: String(req.id) } }],
+      details: [
+        {
+          '@type': ERROR_INFO_TYPE,
+          reason: reason.toUpperCase(),
+          domain: SERVICE_ERROR_DOMAIN,
+          metadata: { reason, request_id: String(req.id) },
+        },
+      ],
     },
   };
 }
@@ -195,10 +231,15 @@ function jsonRpcReason(error: AppError): string {
 /** The JSON-RPC error body of a protocol call's HTTP-level failure (also an SSE error event's). */
 export function jsonRpcErrorBody(req: Request, error: AppError) {
   const body = req.body as { id?: unknown } | undefined;
-  const id = body && typeof body === 'object' && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
+  const id =
+    body && typeof body === 'object' && (typeof body.id === 'string' || typeof body.id === 'number') ? body.id : null;
   return {
     jsonrpc: '2.0',
     id,
-    error: { code: jsonRpcCode(error), message: error.detail, data: { reason: jsonRpcReason(error), status: error.status, request_id: req.id } },
+    error: {
+      code: jsonRpcCode(error),
+      message: error.detail,
+      data: { reason: jsonRpcReason(error), status: error.status, request_id: req.id },
+    },
   };
 }

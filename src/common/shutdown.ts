@@ -8,7 +8,12 @@ import type { Logger } from 'pino';
  * longer than `graceMs` exits with status 1. `flush` runs after the close (the tracing
  * exporter's last spans).
  */
-export function exitOnSignals(app: INestApplicationContext, graceMs: number, logger: Logger, flush?: () => Promise<void>): void {
+export function exitOnSignals(
+  app: INestApplicationContext,
+  graceMs: number,
+  logger: Logger,
+  flush?: () => Promise<void>,
+): void {
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -19,15 +24,18 @@ export function exitOnSignals(app: INestApplicationContext, graceMs: number, log
       process.exit(1);
     }, graceMs);
     deadline.unref();
-    app.close().then(async () => {
-      await flush?.().catch((error: unknown) => logger.warn({ err: error }, 'could not export the last spans'));
-    }).then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'error during shutdown');
-        process.exit(1);
-      },
-    );
+    app
+      .close()
+      .then(async () => {
+        await flush?.().catch((error: unknown) => logger.warn({ err: error }, 'could not export the last spans'));
+      })
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'error during shutdown');
+          process.exit(1);
+        },
+      );
   };
   process.once('SIGTERM', shutdown);
   process.once('SIGINT', shutdown);

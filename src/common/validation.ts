@@ -5,8 +5,15 @@ import { badRequest, type FieldError } from './app-error';
 
 function flatten(errors: ValidationError[], parent = ''): FieldError[] {
   return errors.flatMap((error) => {
-    const field = parent ? (/^\d+$/.test(error.property) ? `${parent}[${error.property}]` : `${parent}.${error.property}`) : error.property;
-    const own = Object.values(error.constraints ?? {}).map((message) => ({ field, message: message.replace(/^\S+ /, `${field} `) }));
+    const field = parent
+      ? /^\d+$/.test(error.property)
+        ? `${parent}[${error.property}]`
+        : `${parent}.${error.property}`
+      : error.property;
+    const own = Object.values(error.constraints ?? {}).map((message) => ({
+      field,
+      message: message.replace(/^\S+ /, `${field} `),
+    }));
     return [...own, ...flatten(error.children ?? [], field)];
   });
 }
@@ -23,7 +30,11 @@ export function createValidationPipe(): ValidationPipe {
       const list = flatten(errors).map((e) =>
         e.message.endsWith('should not exist') ? { field: e.field, message: `${e.field} is not a known field` } : e,
       );
-      return badRequest('validation_failed', list.map((e) => e.message).join('; ') || 'The request is not valid.', list);
+      return badRequest(
+        'validation_failed',
+        list.map((e) => e.message).join('; ') || 'The request is not valid.',
+        list,
+      );
     },
   });
 }

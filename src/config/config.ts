@@ -165,7 +165,9 @@ function durations(env: Env, name: string, fallback: number[]): number[] {
   if (raw === undefined || raw === '') return fallback;
   const parts = raw.split(',').map((part) => part.trim());
   if (parts.length > 20 || !parts.every((part) => /^\d{1,10}$/.test(part))) {
-    throw new ConfigError(`${name} must be a comma-separated list of at most 20 durations in milliseconds, got "${raw}"`);
+    throw new ConfigError(
+      `${name} must be a comma-separated list of at most 20 durations in milliseconds, got "${raw}"`,
+    );
   }
   return parts.map(Number);
 }
@@ -197,7 +199,10 @@ function grpcPort(env: Env): number | null {
 
 export function loadConfig(env: Env = process.env): AppConfig {
   const port = int(env, 'PORT', 3000, 0, 65535);
-  const publicBaseUrl = url(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`, ['http:', 'https:'])!.replace(/\/+$/, '');
+  const publicBaseUrl = url(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`, ['http:', 'https:'])!.replace(
+    /\/+$/,
+    '',
+  );
   const grpc = grpcPort(env);
   return {
     port,
@@ -240,14 +245,21 @@ export function loadConfig(env: Env = process.env): AppConfig {
     protocolBlockingTimeoutMs: int(env, 'PROTOCOL_BLOCKING_TIMEOUT_MS', 30_000, 0, 120_000),
     protocolMaxOpenCallsPerKey: int(env, 'PROTOCOL_MAX_OPEN_CALLS_PER_KEY', 20, 1, 10_000),
     ledgerMaxMessagesPerTask: int(env, 'LEDGER_MAX_MESSAGES_PER_TASK', 1_000, 1, 1_000_000),
-    ledgerMaxArtifactBytesPerTask: int(env, 'LEDGER_MAX_ARTIFACT_BYTES_PER_TASK', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    ledgerMaxArtifactBytesPerTask: int(
+      env,
+      'LEDGER_MAX_ARTIFACT_BYTES_PER_TASK',
+      8 * 1024 * 1024,
+      1024,
+      1024 * 1024 * 1024,
+    ),
     ledgerMaxHistory: int(env, 'LEDGER_MAX_HISTORY', 100, 1, 10_000),
     sseKeepaliveMs: int(env, 'SSE_KEEPALIVE_MS', 15_000, 10, 15_000),
     sseMaxDurationMs: int(env, 'SSE_MAX_DURATION_MS', 15 * 60_000, 1_000, 24 * 3600_000),
     webhooksAllowPrivateNetworks: bool(env, 'WEBHOOKS_ALLOW_PRIVATE_NETWORKS', false),
     grpcPort: grpc,
     grpcHost: str(env, 'GRPC_HOST', str(env, 'HOST', '0.0.0.0')),
-    grpcPublicAddress: grpc === null ? null : str(env, 'GRPC_PUBLIC_ADDRESS', `${new URL(publicBaseUrl).hostname}:${grpc}`),
+    grpcPublicAddress:
+      grpc === null ? null : str(env, 'GRPC_PUBLIC_ADDRESS', `${new URL(publicBaseUrl).hostname}:${grpc}`),
     metricsPort: metricsPort(env),
     metricsHost: str(env, 'METRICS_HOST', '127.0.0.1'),
     events: {
@@ -257,12 +269,22 @@ export function loadConfig(env: Env = process.env): AppConfig {
       maxSharePercent: int(env, 'EVENTS_MAX_SHARE_PERCENT', 50, 1, 100),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
       // CONTRACT §8: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed.
-      retryScheduleMs: durations(env, 'WEBHOOK_RETRY_SCHEDULE_MS', [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
+      retryScheduleMs: durations(
+        env,
+        'WEBHOOK_RETRY_SCHEDULE_MS',
+        [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+      ),
       retentionDays: int(env, 'EVENTS_RETENTION_DAYS', 30, 1, 3650),
     },
     retention: {
       // EVENTS_PRUNE_INTERVAL_MS is the earlier name, still read.
-      intervalMs: int(env, 'RETENTION_INTERVAL_MS', int(env, 'EVENTS_PRUNE_INTERVAL_MS', 3_600_000, 10, 86_400_000), 10, 86_400_000),
+      intervalMs: int(
+        env,
+        'RETENTION_INTERVAL_MS',
+        int(env, 'EVENTS_PRUNE_INTERVAL_MS', 3_600_000, 10, 86_400_000),
+        10,
+        86_400_000,
+      ),
       batchSize: int(env, 'RETENTION_BATCH_SIZE', 500, 1, 10_000),
       decisionsDays: int(env, 'DECISIONS_RETENTION_DAYS', 90, 1, 3650),
       auditDays: int(env, 'AUDIT_RETENTION_DAYS', 365, 1, 3650),
@@ -270,7 +292,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     upstream: {
       timeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 15_000, 100, 120_000),
       maxResponseBytes: int(env, 'UPSTREAM_MAX_RESPONSE_BYTES', 16 * 1024 * 1024, 1024, 256 * 1024 * 1024),
-      retryScheduleMs: durations(env, 'UPSTREAM_RETRY_SCHEDULE_MS', [1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000]),
+      retryScheduleMs: durations(
+        env,
+        'UPSTREAM_RETRY_SCHEDULE_MS',
+        [1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000],
+      ),
       leaseMs: int(env, 'UPSTREAM_LEASE_MS', 60_000, 1_000, 3_600_000),
     },
     tracing: {
@@ -298,7 +324,8 @@ export function readCardSigningKey(path: string): { alg: 'ES256' | 'EdDSA'; key:
     throw new ConfigError('CARD_SIGNING_KEY_FILE must name a readable PEM private key');
   }
   if (key.asymmetricKeyType === 'ed25519') return { alg: 'EdDSA', key };
-  if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1') return { alg: 'ES256', key };
+  if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1')
+    return { alg: 'ES256', key };
   throw new ConfigError('CARD_SIGNING_KEY_FILE must hold a P-256 (EC) or Ed25519 private key');
 }
 

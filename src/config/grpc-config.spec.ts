@@ -3,8 +3,11 @@ import { ConfigError, loadConfig } from './config';
 describe('gRPC configuration', () => {
   it('listens on 50051 by default and advertises the public host with that port', () => {
     const config = loadConfig({ PUBLIC_BASE_URL: 'https://agents.example.test' });
-    expect({ port: config.grpcPort, host: config.grpcHost, address: config.grpcPublicAddress })
-      .toEqual({ port: 50051, host: '0.0.0.0', address: 'agents.example.test:50051' });
+    expect({ port: config.grpcPort, host: config.grpcHost, address: config.grpcPublicAddress }).toEqual({
+      port: 50051,
+      host: '0.0.0.0',
+      address: 'agents.example.test:50051',
+    });
   });
 
   it('GRPC_PORT=off disables it (nothing advertised); 0 picks a free port', () => {
@@ -15,7 +18,9 @@ describe('gRPC configuration', () => {
 
   it('GRPC_HOST defaults to HOST; GRPC_PUBLIC_ADDRESS overrides the advertised address', () => {
     expect(loadConfig({ HOST: '127.0.0.1' }).grpcHost).toBe('127.0.0.1');
-    expect(loadConfig({ GRPC_PUBLIC_ADDRESS: 'grpc.example.test:443' }).grpcPublicAddress).toBe('grpc.example.test:443');
+    expect(loadConfig({ GRPC_PUBLIC_ADDRESS: 'grpc.example.test:443' }).grpcPublicAddress).toBe(
+      'grpc.example.test:443',
+    );
   });
 
   it('refuses a port that is neither a number in range nor off', () => {

@@ -32,7 +32,10 @@ export class ConsoleController {
   @ExtraQuota('signup')
   @Public({ id: 'signup', summary: 'Create an organization and its first Console user; returns a session' })
   @Returns(201, SessionView)
-  @Refuses({ 403: '`signup_closed`: signup is closed on this service.', 409: '`email_taken`: a Console user with that email exists.' })
+  @Refuses({
+    403: '`signup_closed`: signup is closed on this service.',
+    409: '`email_taken`: a Console user with that email exists.',
+  })
   async signup(@Body() dto: SignupDto, @Res({ passthrough: true }) res: Response): Promise<SessionView> {
     return this.withCookie(res, await this.console.signup(dto));
   }
@@ -43,13 +46,20 @@ export class ConsoleController {
   @Public({ id: 'login', summary: 'Sign in; returns a session token (also set as an HttpOnly cookie)' })
   @Returns(200, SessionView)
   @Refuses({ 401: '`invalid_credentials`: the email or password is incorrect.' })
-  async login(@Body() dto: LoginDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<SessionView> {
+  async login(
+    @Body() dto: LoginDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<SessionView> {
     return this.withCookie(res, await this.console.login(dto, addressSubject(req.ip)));
   }
 
   @Post('invites/accept')
   @ExtraQuota('signup')
-  @Public({ id: 'acceptInvite', summary: 'Accept an invitation: become a member of the inviting organization; returns a session' })
+  @Public({
+    id: 'acceptInvite',
+    summary: 'Accept an invitation: become a member of the inviting organization; returns a session',
+  })
   @Returns(201, SessionView)
   @Refuses({
     404: '`invite_code_invalid`: the code is unknown, already used, withdrawn or expired.',
@@ -63,7 +73,10 @@ export class ConsoleController {
   @HttpCode(204)
   @Surface('console', { id: 'logout', summary: 'Sign out: end the current session' })
   @Returns(204)
-  async logout(@CurrentPrincipal() principal: ConsolePrincipal, @Res({ passthrough: true }) res: Response): Promise<void> {
+  async logout(
+    @CurrentPrincipal() principal: ConsolePrincipal,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<void> {
     await this.console.logout(principal);
     clearSessionCookie(res, this.secureCookies);
   }
@@ -79,7 +92,9 @@ export class ConsoleController {
   @HttpCode(204)
   @Surface('console', { id: 'changePassword', summary: 'Change your password; your other sessions end' })
   @Returns(204)
-  @Refuses({ 400: '`wrong_password`: the current password is incorrect (`errors[]` names `current_password`); or a field is invalid.' })
+  @Refuses({
+    400: '`wrong_password`: the current password is incorrect (`errors[]` names `current_password`); or a field is invalid.',
+  })
   changePassword(@CurrentPrincipal() principal: ConsolePrincipal, @Body() dto: ChangePasswordDto): Promise<void> {
     return this.console.changePassword(principal, dto);
   }

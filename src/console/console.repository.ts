@@ -16,18 +16,38 @@ export type InviteRecord = Omit<ConsoleInvite, 'codeHash' | 'acceptedAt' | 'acce
 
 type OrganizationRow = RowOf<Organization>;
 type UserRow = Omit<RowOf<ConsoleUser>, 'password_hash'>;
-type InviteRow = Pick<RowOf<ConsoleInvite>, 'id' | 'organization_id' | 'email' | 'invited_by' | 'created_at' | 'expires_at'>;
-type SessionPrincipalRow = { session_id: RowOf<ConsoleSession>['id']; user_id: RowOf<ConsoleUser>['id']; organization_id: RowOf<ConsoleUser>['organization_id'] };
+type InviteRow = Pick<
+  RowOf<ConsoleInvite>,
+  'id' | 'organization_id' | 'email' | 'invited_by' | 'created_at' | 'expires_at'
+>;
+type SessionPrincipalRow = {
+  session_id: RowOf<ConsoleSession>['id'];
+  user_id: RowOf<ConsoleUser>['id'];
+  organization_id: RowOf<ConsoleUser>['organization_id'];
+};
 
 const USER_COLUMNS = sql.raw('id, organization_id, email, created_at, last_login_at');
 const INVITE_COLUMNS = sql.raw('id, organization_id, email, invited_by, created_at, expires_at');
 
-const toOrganization = (row: OrganizationRow): Organization => ({ id: row.id, name: row.name, createdAt: row.created_at });
+const toOrganization = (row: OrganizationRow): Organization => ({
+  id: row.id,
+  name: row.name,
+  createdAt: row.created_at,
+});
 const toUser = (row: UserRow): ConsoleUserRecord => ({
-  id: row.id, organizationId: row.organization_id, email: row.email, createdAt: row.created_at, lastLoginAt: row.last_login_at,
+  id: row.id,
+  organizationId: row.organization_id,
+  email: row.email,
+  createdAt: row.created_at,
+  lastLoginAt: row.last_login_at,
 });
 const toInvite = (row: InviteRow): InviteRecord => ({
-  id: row.id, organizationId: row.organization_id, email: row.email, invitedBy: row.invited_by, createdAt: row.created_at, expiresAt: row.expires_at,
+  id: row.id,
+  organizationId: row.organization_id,
+  email: row.email,
+  invitedBy: row.invited_by,
+  createdAt: row.created_at,
+  expiresAt: row.expires_at,
 });
 
 /**
@@ -42,20 +62,29 @@ export class ConsoleRepository {
 
   @GenerateSql({ params: [DummyValue.STRING] })
   async insertOrganization(name: string, tx?: Tx): Promise<Organization> {
-    const row = await this.db.one<OrganizationRow>(sql`INSERT INTO organizations (name) VALUES (${name}) RETURNING id, name, created_at`, tx);
+    const row = await this.db.one<OrganizationRow>(
+      sql`INSERT INTO organizations (name) VALUES (${name}) RETURNING id, name, created_at`,
+      tx,
+    );
     return toOrganization(row!);
   }
 
   @GenerateSql({ params: [DummyValue.UUID] })
   async organization(id: string, tx?: Tx): Promise<Organization | null> {
-    const row = await this.db.one<OrganizationRow>(sql`SELECT id, name, created_at FROM organizations WHERE id = ${id}`, tx);
+    const row = await this.db.one<OrganizationRow>(
+      sql`SELECT id, name, created_at FROM organizations WHERE id = ${id}`,
+      tx,
+    );
     return row ? toOrganization(row) : null;
   }
 
   /** The organization's row, locked for the transaction (teams serialize member and invitation counts on it). */
   @GenerateSql({ params: [DummyValue.UUID] })
   async lockOrganization(id: string, tx?: Tx): Promise<Organization | null> {
-    const row = await this.db.one<OrganizationRow>(sql`SELECT id, name, created_at FROM organizations WHERE id = ${id} FOR UPDATE`, tx);
+    const row = await this.db.one<OrganizationRow>(
+      sql`SELECT id, name, created_at FROM organizations WHERE id = ${id} FOR UPDATE`,
+      tx,
+    );
     return row ? toOrganization(row) : null;
   }
 
@@ -73,12 +102,20 @@ export class ConsoleRepository {
 
   @GenerateSql({ params: [DummyValue.STRING] })
   async emailTaken(email: string, tx?: Tx): Promise<boolean> {
-    const row = await this.db.one<{ taken: boolean }>(sql`SELECT EXISTS (SELECT 1 FROM console_users WHERE lower(email) = lower(${email})) AS taken`, tx);
+    const row = await this.db.one<{ taken: boolean }>(
+      sql`SELECT EXISTS (SELECT 1 FROM console_users WHERE lower(email) = lower(${email})) AS taken`,
+      tx,
+    );
     return row!.taken;
   }
 
-  @GenerateSql({ params: [{ organizationId: DummyValue.UUID, email: DummyValue.STRING, passwordHash: DummyValue.STRING }] })
-  async insertUser(user: { organizationId: string; email: string; passwordHash: string }, tx?: Tx): Promise<ConsoleUserRecord> {
+  @GenerateSql({
+    params: [{ organizationId: DummyValue.UUID, email: DummyValue.STRING, passwordHash: DummyValue.STRING }],
+  })
+  async insertUser(
+    user: { organizationId: string; email: string; passwordHash: string },
+    tx?: Tx,
+  ): Promise<ConsoleUserRecord> {
     const row = await this.db.one<UserRow>(
       sql`INSERT INTO console_users (organization_id, email, password_hash) VALUES (${user.organizationId}, ${user.email}, ${user.passwordHash})
           RETURNING ${USER_COLUMNS}`,
@@ -94,8 +131,13 @@ export class ConsoleRepository {
   }
 
   /** A user with the password hash, to check a password: by email (login) or by id (changing it). */
-  @GenerateSql({ name: 'by email', params: [{ email: DummyValue.STRING }] }, { name: 'by id', params: [{ id: DummyValue.UUID }] })
-  async userWithPassword(by: { email: string } | { id: string }): Promise<(ConsoleUserRecord & { passwordHash: string }) | null> {
+  @GenerateSql(
+    { name: 'by email', params: [{ email: DummyValue.STRING }] },
+    { name: 'by id', params: [{ id: DummyValue.UUID }] },
+  )
+  async userWithPassword(
+    by: { email: string } | { id: string },
+  ): Promise<(ConsoleUserRecord & { passwordHash: string }) | null> {
     const where = 'email' in by ? sql`lower(email) = lower(${by.email})` : sql`id = ${by.id}`;
     const row = await this.db.one<UserRow & Pick<RowOf<ConsoleUser>, 'password_hash'>>(
       sql`SELECT ${USER_COLUMNS}, password_hash FROM console_users WHERE ${where} LIMIT 1`,
@@ -116,13 +158,19 @@ export class ConsoleRepository {
   /** A member of the organization, or null. */
   @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2] })
   async member(organizationId: string, id: string, tx?: Tx): Promise<ConsoleUserRecord | null> {
-    const row = await this.db.one<UserRow>(sql`SELECT ${USER_COLUMNS} FROM console_users WHERE id = ${id} AND organization_id = ${organizationId}`, tx);
+    const row = await this.db.one<UserRow>(
+      sql`SELECT ${USER_COLUMNS} FROM console_users WHERE id = ${id} AND organization_id = ${organizationId}`,
+      tx,
+    );
     return row ? toUser(row) : null;
   }
 
   @GenerateSql({ params: [DummyValue.UUID] })
   async countMembers(organizationId: string, tx?: Tx): Promise<number> {
-    const row = await this.db.one<{ members: number }>(sql`SELECT count(*)::int AS members FROM console_users WHERE organization_id = ${organizationId}`, tx);
+    const row = await this.db.one<{ members: number }>(
+      sql`SELECT count(*)::int AS members FROM console_users WHERE organization_id = ${organizationId}`,
+      tx,
+    );
     return row!.members;
   }
 
@@ -140,7 +188,10 @@ export class ConsoleRepository {
 
   /** The organization's members, newest first. */
   @GenerateSql({ params: [DummyValue.UUID, { limit: 50 }] })
-  async listMembers(organizationId: string, query: PageQuery): Promise<{ items: ConsoleUserRecord[]; nextCursor: string | null }> {
+  async listMembers(
+    organizationId: string,
+    query: PageQuery,
+  ): Promise<{ items: ConsoleUserRecord[]; nextCursor: string | null }> {
     const page = keyset('u', query);
     const rows = await this.db.rows<UserRow>(
       sql`SELECT u.id, u.organization_id, u.email, u.created_at, u.last_login_at FROM console_users u
@@ -203,7 +254,17 @@ export class ConsoleRepository {
 
   // console_invites
 
-  @GenerateSql({ params: [{ organizationId: DummyValue.UUID, email: DummyValue.STRING, codeHash: DummyValue.BUFFER, invitedBy: null, expiresAt: DummyValue.DATE }] })
+  @GenerateSql({
+    params: [
+      {
+        organizationId: DummyValue.UUID,
+        email: DummyValue.STRING,
+        codeHash: DummyValue.BUFFER,
+        invitedBy: null,
+        expiresAt: DummyValue.DATE,
+      },
+    ],
+  })
   async insertInvite(
     invite: { organizationId: string; email: string; codeHash: Buffer; invitedBy: string | null; expiresAt: Date },
     tx?: Tx,
@@ -219,7 +280,10 @@ export class ConsoleRepository {
 
   /** Open invitations (not accepted, not expired), newest first. */
   @GenerateSql({ params: [DummyValue.UUID, { limit: 50 }] })
-  async listOpenInvites(organizationId: string, query: PageQuery): Promise<{ items: InviteRecord[]; nextCursor: string | null }> {
+  async listOpenInvites(
+    organizationId: string,
+    query: PageQuery,
+  ): Promise<{ items: InviteRecord[]; nextCursor: string | null }> {
     const page = keyset('i', query);
     const rows = await this.db.rows<InviteRow>(
       sql`SELECT i.id, i.organization_id, i.email, i.invited_by, i.created_at, i.expires_at FROM console_invites i
@@ -233,7 +297,9 @@ export class ConsoleRepository {
   @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2] })
   async deleteOpenInvite(organizationId: string, id: string, tx?: Tx): Promise<InviteRecord | null> {
     const row = await this.db.one<InviteRow>(
-      sql`DELETE FROM console_invites WHERE id = ${id} AND organization_id = ${organizationId} AND accepted_at IS NULL RETURNING ${INVITE_COLUMNS}`, tx);
+      sql`DELETE FROM console_invites WHERE id = ${id} AND organization_id = ${organizationId} AND accepted_at IS NULL RETURNING ${INVITE_COLUMNS}`,
+      tx,
+    );
     return row ? toInvite(row) : null;
   }
 
@@ -250,7 +316,10 @@ export class ConsoleRepository {
 
   @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2] })
   async markInviteAccepted(id: string, userId: string, tx?: Tx): Promise<void> {
-    await this.db.execute(sql`UPDATE console_invites SET accepted_at = now(), accepted_by = ${userId} WHERE id = ${id}`, tx);
+    await this.db.execute(
+      sql`UPDATE console_invites SET accepted_at = now(), accepted_by = ${userId} WHERE id = ${id}`,
+      tx,
+    );
   }
 
   // retention

@@ -46,7 +46,11 @@ export class ConsoleService {
     if (this.config.consoleSignup === 'closed') {
       throw forbidden('signup_closed', 'Console signup is closed on this service.');
     }
-    const { user, organization } = await this.createOrganizationWithUser(input.organization_name, input.email, input.password);
+    const { user, organization } = await this.createOrganizationWithUser(
+      input.organization_name,
+      input.email,
+      input.password,
+    );
     return this.openSession(user, organization);
   }
 
@@ -59,7 +63,8 @@ export class ConsoleService {
   ): Promise<{ user: ConsoleUserRecord; organization: Organization }> {
     const passwordHash = await bcrypt.hash(password, this.config.bcryptCost);
     const work = async (tx: Tx) => {
-      if (await this.repository.emailTaken(email, tx)) throw conflict('email_taken', 'A Console user with that email already exists.');
+      if (await this.repository.emailTaken(email, tx))
+        throw conflict('email_taken', 'A Console user with that email already exists.');
       const organization = await this.repository.insertOrganization(organizationName, tx);
       const user = await this.repository.insertUser({ organizationId: organization.id, email, passwordHash }, tx);
       return { user, organization };
@@ -108,7 +113,10 @@ export class ConsoleService {
    * session of the caller ends (this one stays). Wrong current passwords count
    * against the login throttle, so a stolen session cannot guess it.
    */
-  async changePassword(principal: ConsolePrincipal, input: { current_password: string; new_password: string }): Promise<void> {
+  async changePassword(
+    principal: ConsolePrincipal,
+    input: { current_password: string; new_password: string },
+  ): Promise<void> {
     const throttleKey = `password|${principal.id}`;
     await this.limits.reserve('login', throttleKey);
     const user = await this.repository.userWithPassword({ id: principal.id });
@@ -150,7 +158,13 @@ export class ConsoleService {
     if (!TOKEN_PATTERN.test(token)) return null;
     const row = await this.repository.activeSession(hashToken(token));
     if (!row) return null;
-    return { kind: 'console', id: row.user_id, sessionId: row.session_id, organizationId: row.organization_id, viaCookie };
+    return {
+      kind: 'console',
+      id: row.user_id,
+      sessionId: row.session_id,
+      organizationId: row.organization_id,
+      viaCookie,
+    };
   }
 
   /** Whether a session that authenticated earlier still holds (event streams ask each time they wake). */
@@ -164,7 +178,12 @@ export class ConsoleService {
     const expiresAt = new Date(Date.now() + this.config.sessionTtlHours * 3600_000);
     await this.repository.insertSession({ userId: user.id, tokenHash: hashToken(token), expiresAt }, tx);
     await this.repository.stampLogin(user.id, tx);
-    return { token, expires_at: expiresAt.toISOString(), user: toUserView(user), organization: toOrganizationView(organization) };
+    return {
+      token,
+      expires_at: expiresAt.toISOString(),
+      user: toUserView(user),
+      organization: toOrganizationView(organization),
+    };
   }
 
   private async organizationOf(user: ConsoleUserRecord): Promise<Organization> {

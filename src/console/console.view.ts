@@ -47,7 +47,9 @@ export class MeView {
 /** A new session: signup, login, accepting an invitation. */
 @ApiSchema({ name: 'Session' })
 export class SessionView extends MeView {
-  @ApiProperty({ description: 'The session token (also set as the HttpOnly `a2a_session` cookie). Send as `Authorization: Bearer`.' })
+  @ApiProperty({
+    description: 'The session token (also set as the HttpOnly `a2a_session` cookie). Send as `Authorization: Bearer`.',
+  })
   token: string;
 
   @ApiProperty({ format: 'date-time' })
@@ -66,7 +68,12 @@ export class MemberView {
   @ApiProperty({ format: 'date-time' })
   created_at: string;
 
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When a session last opened; null if never.' })
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'When a session last opened; null if never.',
+  })
   last_login_at: string | null;
 }
 
@@ -75,7 +82,11 @@ export class MemberList {
   @ApiProperty({ type: [MemberView] })
   members: MemberView[];
 
-  @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last page.' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Pass as `cursor` for the next page; null on the last page.',
+  })
   next_cursor: string | null;
 }
 
@@ -88,7 +99,12 @@ export class InviteView {
   @ApiProperty({ format: 'email' })
   email: string;
 
-  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The member who invited; null once removed.' })
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'The member who invited; null once removed.',
+  })
   invited_by: string | null;
 
   @ApiProperty({ format: 'date-time' })
@@ -103,7 +119,8 @@ export class InviteView {
 export class CreatedInviteView extends InviteView {
   @ApiProperty({
     format: 'uri',
-    description: 'The link to give the invited person: `{base}/console/accept#<code>`. Shown only here; the code is stored hashed.',
+    description:
+      'The link to give the invited person: `{base}/console/accept#<code>`. Shown only here; the code is stored hashed.',
   })
   url: string;
 }
@@ -113,7 +130,11 @@ export class InviteList {
   @ApiProperty({ type: [InviteView] })
   invites: InviteView[];
 
-  @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last page.' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Pass as `cursor` for the next page; null on the last page.',
+  })
   next_cursor: string | null;
 }
 
@@ -137,7 +158,9 @@ export const toMemberView = (user: Pick<ConsoleUser, 'id' | 'email' | 'createdAt
   last_login_at: user.lastLoginAt?.toISOString() ?? null,
 });
 
-export const toInviteView = (invite: Pick<ConsoleInvite, 'id' | 'email' | 'invitedBy' | 'createdAt' | 'expiresAt'>): InviteView => ({
+export const toInviteView = (
+  invite: Pick<ConsoleInvite, 'id' | 'email' | 'invitedBy' | 'createdAt' | 'expiresAt'>,
+): InviteView => ({
   id: invite.id,
   email: invite.email,
   invited_by: invite.invitedBy,

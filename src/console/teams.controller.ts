@@ -17,9 +17,14 @@ export class TeamsController {
   constructor(private readonly teams: TeamsService) {}
 
   @Post('invites')
-  @Surface('console', { id: 'createInvite', summary: 'Invite a person to your organization; returns the one-time link' })
+  @Surface('console', {
+    id: 'createInvite',
+    summary: 'Invite a person to your organization; returns the one-time link',
+  })
   @Returns(201, CreatedInviteView)
-  @Refuses({ 409: '`email_taken`: already a Console user; `member_limit` or `invite_limit`: the organization is full.' })
+  @Refuses({
+    409: '`email_taken`: already a Console user; `member_limit` or `invite_limit`: the organization is full.',
+  })
   invite(@CurrentPrincipal() principal: ConsolePrincipal, @Body() dto: CreateInviteDto): Promise<CreatedInviteView> {
     return this.teams.invite(principal, dto.email);
   }

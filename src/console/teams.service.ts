@@ -11,7 +11,13 @@ import { EventsService } from '../events/events.service';
 import { ConsoleRepository } from './console.repository';
 import { ConsoleService } from './console.service';
 import {
-  toInviteView, toMemberView, type CreatedInviteView, type InviteList, type MemberList, type MemberView, type SessionView,
+  toInviteView,
+  toMemberView,
+  type CreatedInviteView,
+  type InviteList,
+  type MemberList,
+  type MemberView,
+  type SessionView,
 } from './console.view';
 import type { Organization } from './organization.entity';
 
@@ -27,7 +33,11 @@ const EMAIL_TAKEN = 'A Console user with that email already exists.';
  * and "never the last member" hold under concurrent requests.
  */
 /** An invitation as the audit log names it: its id and the invited email. */
-const inviteTarget = (invite: { id: string; email: string }) => ({ type: 'invitation', id: invite.id, label: invite.email });
+const inviteTarget = (invite: { id: string; email: string }) => ({
+  type: 'invitation',
+  id: invite.id,
+  label: invite.email,
+});
 
 @Injectable()
 export class TeamsService {
@@ -54,17 +64,28 @@ export class TeamsService {
         throw conflict('member_limit', `An organization has at most ${this.config.console.maxMembers} members.`);
       }
       if (invites >= this.config.console.maxOpenInvites) {
-        throw conflict('invite_limit', `An organization has at most ${this.config.console.maxOpenInvites} open invitations; withdraw one first.`);
+        throw conflict(
+          'invite_limit',
+          `An organization has at most ${this.config.console.maxOpenInvites} open invitations; withdraw one first.`,
+        );
       }
-      const saved = await this.repository.insertInvite({
-        organizationId: principal.organizationId,
-        email,
-        codeHash: hashCode(code),
-        invitedBy: principal.id,
-        expiresAt: new Date(Date.now() + this.config.console.inviteTtlHours * 3600_000),
-      }, tx);
+      const saved = await this.repository.insertInvite(
+        {
+          organizationId: principal.organizationId,
+          email,
+          codeHash: hashCode(code),
+          invitedBy: principal.id,
+          expiresAt: new Date(Date.now() + this.config.console.inviteTtlHours * 3600_000),
+        },
+        tx,
+      );
       const view = toInviteView(saved);
-      await this.audit.record(tx, { organizationId: principal.organizationId, action: 'invitation.created', target: inviteTarget(saved), after: view });
+      await this.audit.record(tx, {
+        organizationId: principal.organizationId,
+        action: 'invitation.created',
+        target: inviteTarget(saved),
+        after: view,
+      });
       return { ...view, url: `${this.baseUrl}/console/accept#${code}` };
     });
   }
@@ -80,7 +101,12 @@ export class TeamsService {
     await this.db.transaction(async (tx) => {
       const withdrawn = await this.repository.deleteOpenInvite(principal.organizationId, id, tx);
       if (!withdrawn) throw notFound('invite_not_found', 'No open invitation with that id.');
-      await this.audit.record(tx, { organizationId: principal.organizationId, action: 'invitation.revoked', target: inviteTarget(withdrawn), before: toInviteView(withdrawn) });
+      await this.audit.record(tx, {
+        organizationId: principal.organizationId,
+        action: 'invitation.revoked',
+        target: inviteTarget(withdrawn),
+        before: toInviteView(withdrawn),
+      });
     });
   }
 
@@ -94,14 +120,18 @@ export class TeamsService {
       return await this.db.transaction(async (tx) => {
         // The row lock makes it single use: a concurrent acceptance waits, then finds it accepted.
         const found = await this.repository.lockOpenInvite(hashCode(code), tx);
-        if (!found) throw notFound('invite_code_invalid', 'The invitation is unknown, already used, withdrawn or expired.');
+        if (!found)
+          throw notFound('invite_code_invalid', 'The invitation is unknown, already used, withdrawn or expired.');
         const organization = await this.lockOrganization(tx, found.organizationId);
         if (await this.repository.emailTaken(found.email, tx)) throw conflict('email_taken', EMAIL_TAKEN);
         const members = await this.repository.countMembers(found.organizationId, tx);
         if (members >= this.config.console.maxMembers) {
           throw conflict('member_limit', `An organization has at most ${this.config.console.maxMembers} members.`);
         }
-        const user = await this.repository.insertUser({ organizationId: found.organizationId, email: found.email, passwordHash }, tx);
+        const user = await this.repository.insertUser(
+          { organizationId: found.organizationId, email: found.email, passwordHash },
+          tx,
+        );
         await this.repository.markInviteAccepted(found.id, user.id, tx);
         const session = await this.console.openSession(user, organization, tx);
         const member = toMemberView((await this.repository.user(user.id, tx))!);
@@ -121,7 +151,8 @@ export class TeamsService {
       });
     } catch (error) {
       // Two acceptances (or a signup) racing for one email: the unique index decides.
-      if ((error as { driverError?: { code?: string } }).driverError?.code === '23505') throw conflict('email_taken', EMAIL_TAKEN);
+      if ((error as { driverError?: { code?: string } }).driverError?.code === '23505')
+        throw conflict('email_taken', EMAIL_TAKEN);
       throw error;
     }
   }

@@ -32,12 +32,20 @@ const registry: SqlExamples[] = [];
  */
 export function GenerateSql(...examples: SqlExample[]): MethodDecorator {
   return (target, method, descriptor: PropertyDescriptor) => {
-    registry.push({ owner: target.constructor, method: String(method), examples: examples.length > 0 ? examples : [{ params: [] }] });
+    registry.push({
+      owner: target.constructor,
+      method: String(method),
+      examples: examples.length > 0 ? examples : [{ params: [] }],
+    });
     const original = descriptor.value as (...args: unknown[]) => Promise<unknown>;
     const name = `${target.constructor.name}.${String(method)}`;
     descriptor.value = function traced(this: unknown, ...args: unknown[]) {
       if (!tracingEnabled()) return original.apply(this, args);
-      return inSpan(name, { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'postgresql', 'code.function.name': name } }, () => original.apply(this, args));
+      return inSpan(
+        name,
+        { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'postgresql', 'code.function.name': name } },
+        () => original.apply(this, args),
+      );
     };
     return descriptor;
   };

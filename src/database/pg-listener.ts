@@ -85,7 +85,10 @@ export class PgListener {
         () => this.handlers.reconnected(),
         (error: Error) => {
           if (this.stopped) return;
-          this.logger.warn({ err: error.message, retry_ms: this.backoffMs }, 'task notification listener could not reconnect');
+          this.logger.warn(
+            { err: error.message, retry_ms: this.backoffMs },
+            'task notification listener could not reconnect',
+          );
           this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
           this.scheduleReconnect();
         },

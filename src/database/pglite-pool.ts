@@ -31,7 +31,10 @@ let shared: { dataDir: string; db: Promise<{ db: PGlite; unlock: () => void }>; 
 /** A second process opening the same embedded database (a server, `npm run cli`) is refused. */
 export class EmbeddedDatabaseInUseError extends Error {
   readonly code = 'embedded_database_in_use';
-  constructor(readonly dataDir: string, readonly pid: number) {
+  constructor(
+    readonly dataDir: string,
+    readonly pid: number,
+  ) {
     super(`the embedded database at ${dataDir} is in use by another process (pid ${pid})`);
   }
 }
@@ -65,7 +68,8 @@ function lockDataDir(dataDir: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
       const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) throw new EmbeddedDatabaseInUseError(dataDir, pid);
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid))
+        throw new EmbeddedDatabaseInUseError(dataDir, pid);
       unlinkSync(path);
     }
   }
@@ -105,7 +109,11 @@ class PgliteClient extends EventEmitter {
     super();
   }
 
-  async query(sql: string, params?: unknown[] | Callback<PgLikeResult>, cb?: Callback<PgLikeResult>): Promise<PgLikeResult> {
+  async query(
+    sql: string,
+    params?: unknown[] | Callback<PgLikeResult>,
+    cb?: Callback<PgLikeResult>,
+  ): Promise<PgLikeResult> {
     const callback = typeof params === 'function' ? params : cb;
     const values = Array.isArray(params) ? params : [];
     try {
@@ -171,7 +179,9 @@ export class PglitePool extends EventEmitter {
     else this.busy = false;
   }
 
-  connect(cb?: (err: Error | null, client?: PgliteClient, release?: (err?: unknown) => void) => void): Promise<PgliteClient> | void {
+  connect(
+    cb?: (err: Error | null, client?: PgliteClient, release?: (err?: unknown) => void) => void,
+  ): Promise<PgliteClient> | void {
     const acquired = this.acquire();
     if (!cb) return acquired;
     acquired.then(
@@ -211,7 +221,11 @@ export class PglitePool extends EventEmitter {
         unlock();
       }
     })();
-    if (cb) closing.then(() => cb(null), (error: Error) => cb(error));
+    if (cb)
+      closing.then(
+        () => cb(null),
+        (error: Error) => cb(error),
+      );
     return closing;
   }
 }

@@ -1,4 +1,10 @@
-import type { DataSource, EntitySubscriberInterface, QueryRunner, TransactionCommitEvent, TransactionRollbackEvent } from 'typeorm';
+import type {
+  DataSource,
+  EntitySubscriberInterface,
+  QueryRunner,
+  TransactionCommitEvent,
+  TransactionRollbackEvent,
+} from 'typeorm';
 import type { Tx } from './database';
 
 type Hook = () => Promise<void> | void;

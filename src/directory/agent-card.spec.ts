@@ -3,19 +3,27 @@ import type { Identity } from '../identities/identity.entity';
 import { cardGeneration, toCard, toV1Card } from './agent-card';
 import { canonicalCardPayload } from './card-canonical';
 
-const identity = (over: Partial<Identity> = {}) => ({
-  agentHandle: 'acme-billing', displayName: '', description: '', cardVersion: 3,
-  skills: [
-    { id: 'open', name: 'Open', description: 'o', tags: [], examples: [] },
-    { id: 'secret', name: 'Secret', description: 's', tags: ['x'], visibility: 'admitted' },
-  ],
-  ...over,
-}) as Identity;
-const subject = (audience: 'public' | 'admitted', over: Partial<Identity> = {}) =>
-  ({ identity: identity(over), organizationName: 'Acme', baseUrl: 'https://a2a.example', audience });
+const identity = (over: Partial<Identity> = {}) =>
+  ({
+    agentHandle: 'acme-billing',
+    displayName: '',
+    description: '',
+    cardVersion: 3,
+    skills: [
+      { id: 'open', name: 'Open', description: 'o', tags: [], examples: [] },
+      { id: 'secret', name: 'Secret', description: 's', tags: ['x'], visibility: 'admitted' },
+    ],
+    ...over,
+  }) as Identity;
+const subject = (audience: 'public' | 'admitted', over: Partial<Identity> = {}) => ({
+  identity: identity(over),
+  organizationName: 'Acme',
+  baseUrl: 'https://a2a.example',
+  audience,
+});
 
 describe('agent cards', () => {
-  it('A2A-Version picks the generation as the SDK\'s agentCardHandler with legacyCompat does', () => {
+  it("A2A-Version picks the generation as the SDK's agentCardHandler with legacyCompat does", () => {
     for (const header of [undefined, '', ' ', '0.3', '0.3.1', '0.9']) expect(cardGeneration(header)).toBe('0.3');
     for (const header of ['1.0', '1.1', '2.0', '0.2', 'latest']) expect(cardGeneration(header)).toBe('1.0');
   });
@@ -26,10 +34,15 @@ describe('agent cards', () => {
     expect(JSON.stringify(toCard(subject('admitted'), '0.3'))).not.toContain('visibility');
   });
 
-  it('the signed payload of a v1.0 card is exactly the SDK\'s canonical form, empty values included', () => {
-    for (const card of [toV1Card(subject('public')), toV1Card(subject('admitted', { description: 'Bills.', displayName: 'Billing' }))]) {
+  it("the signed payload of a v1.0 card is exactly the SDK's canonical form, empty values included", () => {
+    for (const card of [
+      toV1Card(subject('public')),
+      toV1Card(subject('admitted', { description: 'Bills.', displayName: 'Billing' })),
+    ]) {
       expect(canonicalCardPayload(card)).toBe(canonicalizeAgentCard(card as unknown as AgentCard));
-      expect(canonicalCardPayload({ ...card, signatures: [{ protected: 'p', signature: 's' }] })).toBe(canonicalCardPayload(card));
+      expect(canonicalCardPayload({ ...card, signatures: [{ protected: 'p', signature: 's' }] })).toBe(
+        canonicalCardPayload(card),
+      );
     }
   });
 });

@@ -92,14 +92,29 @@ const MODES = ['text/plain', 'application/json'];
  * first entry is the preferred one (A2A v1.0), and the v0.3 card's `url` is the
  * first v0.3 entry.
  */
-export function supportedInterfaces(baseUrl: string, handle: string, grpcAddress: string | null = null): AgentInterfaceJson[] {
+export function supportedInterfaces(
+  baseUrl: string,
+  handle: string,
+  grpcAddress: string | null = null,
+): AgentInterfaceJson[] {
   const url = `${baseUrl}/a2a/${handle}`;
   const versions = ['1.0', '0.3'] as const;
   return [
     ...versions.map((protocolVersion) => ({ url, protocolBinding: 'JSONRPC' as const, protocolVersion })),
-    ...versions.map((protocolVersion) => ({ url: `${url}/rest`, protocolBinding: 'HTTP+JSON' as const, protocolVersion })),
+    ...versions.map((protocolVersion) => ({
+      url: `${url}/rest`,
+      protocolBinding: 'HTTP+JSON' as const,
+      protocolVersion,
+    })),
     // gRPC (when on) names the worker by tenant, as A2A v1.0 defines tenants.
-    ...(grpcAddress ? versions.map((protocolVersion) => ({ url: grpcAddress, protocolBinding: 'GRPC' as const, protocolVersion, tenant: handle })) : []),
+    ...(grpcAddress
+      ? versions.map((protocolVersion) => ({
+          url: grpcAddress,
+          protocolBinding: 'GRPC' as const,
+          protocolVersion,
+          tenant: handle,
+        }))
+      : []),
   ];
 }
 
@@ -116,7 +131,13 @@ export interface CardSubject {
 }
 
 /** The v1.0 card (unsigned). */
-export function toV1Card({ identity, organizationName, baseUrl, audience, grpcAddress = null }: CardSubject): V1AgentCard {
+export function toV1Card({
+  identity,
+  organizationName,
+  baseUrl,
+  audience,
+  grpcAddress = null,
+}: CardSubject): V1AgentCard {
   return {
     name: identity.displayName || identity.agentHandle,
     description: identity.description,
@@ -168,7 +189,11 @@ function cardSkills(skills: ReadonlyArray<AgentSkill>, audience: SkillAudience):
   return skills
     .filter((skill) => audience === 'admitted' || (skill.visibility ?? 'public') === 'public')
     .map(({ id, name, description, tags, examples }) => ({
-      id, name, description, tags: [...tags], ...(examples !== undefined && examples.length > 0 ? { examples: [...examples] } : {}),
+      id,
+      name,
+      description,
+      tags: [...tags],
+      ...(examples !== undefined && examples.length > 0 ? { examples: [...examples] } : {}),
     }));
 }
 
@@ -193,7 +218,12 @@ export function cardGeneration(header: string | undefined): CardGeneration {
  * content, see CardSigner).
  */
 export function cardETag(unsigned: AgentCardJson, generation: CardGeneration, kid: string): string {
-  const digest = createHash('sha256').update(generation).update('\0').update(kid).update('\0').update(JSON.stringify(unsigned));
+  const digest = createHash('sha256')
+    .update(generation)
+    .update('\0')
+    .update(kid)
+    .update('\0')
+    .update(JSON.stringify(unsigned));
   return `"${digest.digest('base64url').slice(0, 27)}"`;
 }
 
@@ -202,7 +232,7 @@ class CardInterfaceSchema {
   @ApiProperty({ format: 'uri' }) url: string;
   @ApiProperty({ enum: ['JSONRPC', 'HTTP+JSON', 'GRPC'] }) protocolBinding: ProtocolBinding;
   @ApiProperty({ enum: ['1.0', '0.3'] }) protocolVersion: '1.0' | '0.3';
-  @ApiPropertyOptional({ description: 'gRPC: the worker\'s handle, as the A2A tenant.' }) tenant?: string;
+  @ApiPropertyOptional({ description: "gRPC: the worker's handle, as the A2A tenant." }) tenant?: string;
 }
 
 @ApiSchema({ name: 'AgentProvider' })
@@ -239,21 +269,35 @@ export class AgentCardSchema {
   @ApiProperty({ type: [CardInterfaceSchema] }) supportedInterfaces: AgentInterfaceJson[];
   @ApiProperty({ type: CardProviderSchema }) provider: V1AgentCard['provider'];
   @ApiProperty({ type: CardCapabilitiesSchema }) capabilities: V03AgentCard['capabilities'];
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'The X-API-Key scheme, in the generation\'s form.' })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: "The X-API-Key scheme, in the generation's form.",
+  })
   securitySchemes: AgentCardJson['securitySchemes'];
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'A2A v1.0 cards.' })
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'object', additionalProperties: true },
+    description: 'A2A v1.0 cards.',
+  })
   securityRequirements?: V1AgentCard['securityRequirements'];
   @ApiProperty({ type: [String] }) defaultInputModes: string[];
   @ApiProperty({ type: [String] }) defaultOutputModes: string[];
   @ApiProperty({ type: [CardSkillSchema] }) skills: CardSkill[];
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'JWS signatures (A2A v1.0 §8.4).' })
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'object', additionalProperties: true },
+    description: 'JWS signatures (A2A v1.0 §8.4).',
+  })
   signatures?: CardSignature[];
   @ApiPropertyOptional({ format: 'uri', description: 'A2A v0.3: the preferred endpoint.' }) url?: string;
   @ApiPropertyOptional({ enum: ['0.3.0'] }) protocolVersion?: '0.3.0';
   @ApiPropertyOptional({ enum: ['JSONRPC', 'HTTP+JSON', 'GRPC'] }) preferredTransport?: ProtocolBinding;
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true } }) additionalInterfaces?: V03AgentCard['additionalInterfaces'];
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true } })
+  additionalInterfaces?: V03AgentCard['additionalInterfaces'];
   @ApiPropertyOptional() supportsAuthenticatedExtendedCard?: boolean;
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true } }) security?: V03AgentCard['security'];
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true } })
+  security?: V03AgentCard['security'];
 }
 
 @ApiSchema({ name: 'PublicDirectoryEntry' })

@@ -1,5 +1,12 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  type JsonWebKey,
+  type KeyObject,
+} from 'node:crypto';
 import { calculateJwkThumbprint, FlattenedSign, type JWK } from 'jose';
 import type { Logger } from 'pino';
 import { APP_CONFIG, ConfigError, readCardSigningKey, type AppConfig } from '../config/config';
@@ -69,7 +76,10 @@ export class CardSigner implements OnModuleInit {
       return this.install(tx, await generateKey(), 'generated');
     });
     this.cached = { key, readAt: Date.now() };
-    this.logger.debug({ kid: key.kid, alg: key.alg, source: this.fileKey ? 'file' : 'generated' }, 'agent card signing key ready');
+    this.logger.debug(
+      { kid: key.kid, alg: key.alg, source: this.fileKey ? 'file' : 'generated' },
+      'agent card signing key ready',
+    );
   }
 
   /**

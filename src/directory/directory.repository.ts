@@ -39,19 +39,37 @@ export class DirectoryRepository {
   @GenerateSql({ params: [] })
   async publishedSigningKeys(): Promise<Array<Pick<CardSigningKeyRow, 'kid' | 'algorithm' | 'public_jwk'>>> {
     return this.db.rows(
-      sql`SELECT kid, algorithm, public_jwk FROM card_signing_keys WHERE status IN ('current', 'previous') ORDER BY status = 'current' DESC`);
+      sql`SELECT kid, algorithm, public_jwk FROM card_signing_keys WHERE status IN ('current', 'previous') ORDER BY status = 'current' DESC`,
+    );
   }
 
   /** `key` becomes current: the current key becomes previous, the previous one retired. */
   @GenerateSql({
-    params: [{ kid: DummyValue.STRING, algorithm: 'ES256', publicJwk: { kty: 'EC' }, privateKeyPem: null, source: 'file' } satisfies InstalledCardKey],
+    params: [
+      {
+        kid: DummyValue.STRING,
+        algorithm: 'ES256',
+        publicJwk: { kty: 'EC' },
+        privateKeyPem: null,
+        source: 'file',
+      } satisfies InstalledCardKey,
+    ],
   })
   async installSigningKey(key: InstalledCardKey, tx?: Tx): Promise<void> {
-    await this.db.execute(sql`UPDATE card_signing_keys SET status = 'retired', retired_at = now() WHERE status = 'previous' AND kid <> ${key.kid}`, tx);
-    await this.db.execute(sql`UPDATE card_signing_keys SET status = 'previous' WHERE status = 'current' AND kid <> ${key.kid}`, tx);
-    await this.db.execute(sql`
+    await this.db.execute(
+      sql`UPDATE card_signing_keys SET status = 'retired', retired_at = now() WHERE status = 'previous' AND kid <> ${key.kid}`,
+      tx,
+    );
+    await this.db.execute(
+      sql`UPDATE card_signing_keys SET status = 'previous' WHERE status = 'current' AND kid <> ${key.kid}`,
+      tx,
+    );
+    await this.db.execute(
+      sql`
       INSERT INTO card_signing_keys (kid, algorithm, public_jwk, private_key_pem, source, status)
       VALUES (${key.kid}, ${key.algorithm}, ${JSON.stringify(key.publicJwk)}, ${key.privateKeyPem}, ${key.source}, 'current')
-      ON CONFLICT (kid) DO UPDATE SET status = 'current', retired_at = NULL`, tx);
+      ON CONFLICT (kid) DO UPDATE SET status = 'current', retired_at = NULL`,
+      tx,
+    );
   }
 }

@@ -11,7 +11,15 @@ import { IdentitiesService } from '../identities/identities.service';
 import { IdentitySearchService } from '../identities/identity-search.service';
 import { toIdentityView, type IdentityView } from '../identities/identity-view';
 import type { Identity } from '../identities/identity.entity';
-import { cardETag, toCard, toV1Card, type AgentCardJson, type CardGeneration, type SkillAudience, type V1AgentCard } from './agent-card';
+import {
+  cardETag,
+  toCard,
+  toV1Card,
+  type AgentCardJson,
+  type CardGeneration,
+  type SkillAudience,
+  type V1AgentCard,
+} from './agent-card';
 import { CardSigner } from './card-signer';
 import type { OrganizationDirectoryQuery } from './dto/organization-directory.query';
 import type { PublicDirectoryQuery } from './dto/public-directory.query';
@@ -46,7 +54,10 @@ export class DirectoryService {
     const identity = await this.identities.findServable(handle);
     if (!identity) throw notFound('agent_not_found', 'No enabled, claimed agent has that handle.');
     const [unsigned] = await this.cards([identity], generation, 'public');
-    return { body: await this.signer.sign(unsigned), etag: cardETag(unsigned, generation, await this.signer.currentKid()) };
+    return {
+      body: await this.signer.sign(unsigned),
+      etag: cardETag(unsigned, generation, await this.signer.currentKid()),
+    };
   }
 
   /**
@@ -58,16 +69,27 @@ export class DirectoryService {
    */
   async extendedCard(identity: Identity, generation: CardGeneration): Promise<V1AgentCard> {
     const names = await this.console.organizationNames([identity.organizationId!]);
-    const unsigned = toV1Card({ identity, organizationName: names.get(identity.organizationId!) ?? '', baseUrl: this.baseUrl, audience: 'admitted', grpcAddress: this.grpcAddress });
+    const unsigned = toV1Card({
+      identity,
+      organizationName: names.get(identity.organizationId!) ?? '',
+      baseUrl: this.baseUrl,
+      audience: 'admitted',
+      grpcAddress: this.grpcAddress,
+    });
     if (generation === '1.0') return this.signer.sign(unsigned);
     const { signatures } = await this.signer.sign(await asV03ExtendedCard(unsigned));
     return { ...unsigned, signatures };
   }
 
   /** The public directory; each entry's card in the requested generation (as the card endpoint), signed, public skills only. */
-  async publicDirectory(query: PublicDirectoryQuery, generation: CardGeneration): Promise<{ agents: Array<{ agent_handle: string; card: AgentCardJson }>; next_cursor: string | null }> {
+  async publicDirectory(
+    query: PublicDirectoryQuery,
+    generation: CardGeneration,
+  ): Promise<{ agents: Array<{ agent_handle: string; card: AgentCardJson }>; next_cursor: string | null }> {
     const page = await this.search.listPublic(query);
-    const cards = await Promise.all((await this.cards(page.items, generation, 'public')).map((card) => this.signer.sign(card)));
+    const cards = await Promise.all(
+      (await this.cards(page.items, generation, 'public')).map((card) => this.signer.sign(card)),
+    );
     return {
       agents: page.items.map((identity, i) => ({ agent_handle: identity.agentHandle, card: cards[i] })),
       next_cursor: page.nextCursor,
@@ -75,16 +97,36 @@ export class DirectoryService {
   }
 
   /** Every identity of the caller's organization (an agent key's is its identity's; the surface requires it claimed). */
-  async organizationDirectory(principal: Principal, query: OrganizationDirectoryQuery): Promise<{ identities: IdentityView[]; next_cursor: string | null }> {
+  async organizationDirectory(
+    principal: Principal,
+    query: OrganizationDirectoryQuery,
+  ): Promise<{ identities: IdentityView[]; next_cursor: string | null }> {
     const page = await this.search.listForOrganization(principal.organizationId!, query);
-    return { identities: page.items.map((identity) => toIdentityView(identity, this.baseUrl)), next_cursor: page.nextCursor };
+    return {
+      identities: page.items.map((identity) => toIdentityView(identity, this.baseUrl)),
+      next_cursor: page.nextCursor,
+    };
   }
 
   /** Unsigned cards for served identities, with their organizations' names in one query. */
-  private async cards(identities: Identity[], generation: CardGeneration, audience: SkillAudience): Promise<AgentCardJson[]> {
+  private async cards(
+    identities: Identity[],
+    generation: CardGeneration,
+    audience: SkillAudience,
+  ): Promise<AgentCardJson[]> {
     const names = await this.console.organizationNames(identities.map((identity) => identity.organizationId!));
     return identities.map((identity) =>
-      toCard({ identity, organizationName: names.get(identity.organizationId!) ?? '', baseUrl: this.baseUrl, audience, grpcAddress: this.grpcAddress }, generation));
+      toCard(
+        {
+          identity,
+          organizationName: names.get(identity.organizationId!) ?? '',
+          baseUrl: this.baseUrl,
+          audience,
+          grpcAddress: this.grpcAddress,
+        },
+        generation,
+      ),
+    );
   }
 }
 
@@ -95,8 +137,14 @@ export class DirectoryService {
  */
 async function asV03ExtendedCard(card: V1AgentCard): Promise<object> {
   const core = AgentCard.fromJSON(card);
-  const only = { getAgentCard: async () => core, getAuthenticatedExtendedAgentCard: async () => core } as unknown as A2ARequestHandler;
-  const response = (await new LegacyJsonRpcTransportHandler(only).handle({ jsonrpc: '2.0', id: 0, method: 'agent/getAuthenticatedExtendedCard' }, new ServerCallContext())) as { result?: object };
+  const only = {
+    getAgentCard: async () => core,
+    getAuthenticatedExtendedAgentCard: async () => core,
+  } as unknown as A2ARequestHandler;
+  const response = (await new LegacyJsonRpcTransportHandler(only).handle(
+    { jsonrpc: '2.0', id: 0, method: 'agent/getAuthenticatedExtendedCard' },
+    new ServerCallContext(),
+  )) as { result?: object };
   if (!response.result) throw new Error('the SDK did not translate the extended card');
   return response.result;
 }

@@ -15,7 +15,10 @@ export class OrganizationDirectoryController {
   constructor(private readonly directory: DirectoryService) {}
 
   @Get()
-  @Surface('organizationDirectory', { id: 'listOrganizationDirectory', summary: 'List every identity of your organization, whatever its state' })
+  @Surface('organizationDirectory', {
+    id: 'listOrganizationDirectory',
+    summary: 'List every identity of your organization, whatever its state',
+  })
   @Returns(200, IdentityPage)
   list(@CurrentPrincipal() principal: Principal, @Query() query: OrganizationDirectoryQuery) {
     return this.directory.organizationDirectory(principal, query);

@@ -50,7 +50,12 @@ export class EventStreamService implements OnModuleDestroy {
   }
 
   list(principal: Caller, query: ListEventsQuery) {
-    return this.feed.list(scopeOf(principal), { types: query.type ?? null, after: query.after, limit: pageLimit(query), cursor: query.cursor });
+    return this.feed.list(scopeOf(principal), {
+      types: query.type ?? null,
+      after: query.after,
+      limit: pageLimit(query),
+      cursor: query.cursor,
+    });
   }
 
   async stream(principal: Caller, query: StreamEventsQuery, req: Request, res: Response): Promise<void> {
@@ -60,8 +65,11 @@ export class EventStreamService implements OnModuleDestroy {
     const types = query.type ?? null;
     const release = this.openCalls.take(principal.kind === 'console' ? principal.sessionId : principal.id);
     if (!release) {
-      throw new AppError(429, 'too_many_open_calls',
-        `This credential already has ${this.config.protocolMaxOpenCallsPerKey} streams and blocking sends open; close one first.`);
+      throw new AppError(
+        429,
+        'too_many_open_calls',
+        `This credential already has ${this.config.protocolMaxOpenCallsPerKey} streams and blocking sends open; close one first.`,
+      );
     }
 
     const abort = new AbortController();
@@ -91,7 +99,10 @@ export class EventStreamService implements OnModuleDestroy {
         if (!woken) {
           // Silent for SSE_KEEPALIVE_MS however often the stream wakes (an agent's stream wakes on its whole organization's events).
           const untilKeepAlive = Math.max(0, lastWrite + this.config.sseKeepaliveMs - Date.now());
-          const timedOut = await this.sleep(heldFor > 0 ? Math.min(heldFor, untilKeepAlive) : untilKeepAlive, (resolve) => (wakeUp = resolve));
+          const timedOut = await this.sleep(
+            heldFor > 0 ? Math.min(heldFor, untilKeepAlive) : untilKeepAlive,
+            (resolve) => (wakeUp = resolve),
+          );
           wakeUp = null;
           if (abort.signal.aborted) break;
           if (timedOut && Date.now() - lastWrite >= this.config.sseKeepaliveMs) {
@@ -104,7 +115,10 @@ export class EventStreamService implements OnModuleDestroy {
           }
         }
         woken = false;
-        const [lost, read] = await Promise.all([this.standing(principal), this.feed.after(scope, position, types, BATCH)]);
+        const [lost, read] = await Promise.all([
+          this.standing(principal),
+          this.feed.after(scope, position, types, BATCH),
+        ]);
         if (lost) return await this.refuse(req, res, lost, abort.signal);
         for (const event of read.events) {
           await writeFrame(res, `id: ${event.envelope.id}\ndata: ${JSON.stringify(event.envelope)}\n\n`, abort.signal);
@@ -138,7 +152,10 @@ export class EventStreamService implements OnModuleDestroy {
 
   /** The key is still active / the session still signed in (one indexed probe). */
   private async standing(principal: Caller): Promise<AppError | null> {
-    const active = principal.kind === 'console' ? await this.console.isSessionActive(principal.sessionId) : await this.keys.isActive(principal.id);
+    const active =
+      principal.kind === 'console'
+        ? await this.console.isSessionActive(principal.sessionId)
+        : await this.keys.isActive(principal.id);
     if (active) return null;
     return principal.kind === 'console'
       ? unauthorized('invalid_session', 'The session ended while this stream was open.')
@@ -159,7 +176,7 @@ function scopeOf(principal: Caller): FeedScope {
 function lastEventId(req: Request): string | undefined {
   const value = req.header('last-event-id');
   if (value === undefined || value === '') return undefined;
-  if (!isEventId(value)) throw new AppError(400, 'invalid_last_event_id', 'Last-Event-ID must be an event id (evt_…) from this stream.');
+  if (!isEventId(value))
+    throw new AppError(400, 'invalid_last_event_id', 'Last-Event-ID must be an event id (evt_…) from this stream.');
   return value;
 }
-

@@ -54,7 +54,7 @@ describe('destination address policy (SSRF)', () => {
       try {
         checkDestinationUrl(url, allowPrivate);
       } catch (error) {
-        return (error as { code: string; status: number; detail: string });
+        return error as { code: string; status: number; detail: string };
       }
       return null;
     };

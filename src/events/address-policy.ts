@@ -10,7 +10,7 @@ import type { CodeWithStatus } from '../common/error-codes';
  * `WEBHOOKS_ALLOW_PRIVATE_NETWORKS=true` lifts both rules (tests, development).
  */
 export type AddressClass =
-  | 'public' | 'unspecified' | 'loopback' | 'private' | 'link_local' | 'shared' | 'multicast' | 'reserved';
+  'public' | 'unspecified' | 'loopback' | 'private' | 'link_local' | 'shared' | 'multicast' | 'reserved';
 
 /** Every range that is not the public internet, by class. Cloud metadata (169.254.169.254, fd00:ec2::254) falls in link-local and private. */
 const RANGES: ReadonlyArray<[AddressClass, string, number, 'ipv4' | 'ipv6']> = [
@@ -97,7 +97,11 @@ export const MAX_URL_LENGTH = 2048;
  * The checks that can be made when a URL is saved; throws a 400 with `code` naming
  * what is wrong. Host names are resolved only when sending.
  */
-export function checkDestinationUrl(raw: string, allowPrivateNetworks: boolean, code: CodeWithStatus<400> = 'invalid_webhook_url'): URL {
+export function checkDestinationUrl(
+  raw: string,
+  allowPrivateNetworks: boolean,
+  code: CodeWithStatus<400> = 'invalid_webhook_url',
+): URL {
   const refuse = (detail: string) => badRequest(code, detail, [{ field: 'url', message: detail }]);
   if (raw.length > MAX_URL_LENGTH) throw refuse(`url must be at most ${MAX_URL_LENGTH} characters.`);
   let url: URL;
@@ -108,11 +112,14 @@ export function checkDestinationUrl(raw: string, allowPrivateNetworks: boolean, 
   }
   const schemes = allowPrivateNetworks ? ['https:', 'http:'] : ['https:'];
   if (!schemes.includes(url.protocol)) throw refuse('url must use https.');
-  if (url.username || url.password) throw refuse('url must not carry credentials; the signature authenticates the service.');
+  if (url.username || url.password)
+    throw refuse('url must not carry credentials; the signature authenticates the service.');
   if (!url.hostname) throw refuse('url must name a host.');
   const host = hostOf(url);
   if (!allowPrivateNetworks && isIP(host) !== 0 && classifyAddress(host) !== 'public') {
-    throw refuse(`url points to a ${classifyAddress(host).replace('_', '-')} address; only public addresses are allowed.`);
+    throw refuse(
+      `url points to a ${classifyAddress(host).replace('_', '-')} address; only public addresses are allowed.`,
+    );
   }
   return url;
 }

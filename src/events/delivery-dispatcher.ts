@@ -92,8 +92,10 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
       if (free > 0) {
         try {
           claimed = await this.queue.claim(free, {
-            heldByDestination: this.heldByDestination, shareOfDestination: this.shareOfDestination,
-            heldByOrganization: this.heldByOrganization, ...this.shares,
+            heldByDestination: this.heldByDestination,
+            shareOfDestination: this.shareOfDestination,
+            heldByOrganization: this.heldByOrganization,
+            ...this.shares,
           });
           this.metrics.outboxLagSeen(lagOf(claimed));
         } catch (error) {
@@ -154,23 +156,45 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
 
   private async deliver(delivery: ClaimedDelivery): Promise<void> {
     const { target } = delivery;
-    const attributes = target.kind === 'webhook'
-      ? { 'a2a.delivery.kind': 'webhook', 'a2a.event.type': target.event.type, 'a2a.delivery.attempt': delivery.attempt }
-      : { 'a2a.delivery.kind': 'push', 'a2a.delivery.attempt': delivery.attempt };
+    const attributes =
+      target.kind === 'webhook'
+        ? {
+            'a2a.delivery.kind': 'webhook',
+            'a2a.event.type': target.event.type,
+            'a2a.delivery.attempt': delivery.attempt,
+          }
+        : { 'a2a.delivery.kind': 'push', 'a2a.delivery.attempt': delivery.attempt };
     // In the trace of the change that caused it: its `traceparent` goes with the request.
-    await inDeliverySpan(target.kind === 'webhook' ? 'webhook delivery' : 'push notification delivery', delivery.traceparent, attributes, async (trace) => {
-      let outcome: SendOutcome;
-      try {
-        outcome = target.kind === 'push' && target.ownerDeleted
-          ? { ok: false, statusCode: null, error: 'not sent: the requester who set this config has been deleted', durationMs: 0, final: true }
-          : await this.sender.send(withHeaders(await this.requestFor(target), trace));
-      } catch (error) {
-        outcome = { ok: false, statusCode: null, error: `not sent: ${error instanceof Error ? error.message : String(error)}`.slice(0, 500), durationMs: 0 };
-      }
-      trace.span?.setAttribute('http.response.status_code', outcome.statusCode ?? 0);
-      if (!outcome.ok) trace.span?.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error ?? undefined });
-      await this.record(delivery, outcome);
-    });
+    await inDeliverySpan(
+      target.kind === 'webhook' ? 'webhook delivery' : 'push notification delivery',
+      delivery.traceparent,
+      attributes,
+      async (trace) => {
+        let outcome: SendOutcome;
+        try {
+          outcome =
+            target.kind === 'push' && target.ownerDeleted
+              ? {
+                  ok: false,
+                  statusCode: null,
+                  error: 'not sent: the requester who set this config has been deleted',
+                  durationMs: 0,
+                  final: true,
+                }
+              : await this.sender.send(withHeaders(await this.requestFor(target), trace));
+        } catch (error) {
+          outcome = {
+            ok: false,
+            statusCode: null,
+            error: `not sent: ${error instanceof Error ? error.message : String(error)}`.slice(0, 500),
+            durationMs: 0,
+          };
+        }
+        trace.span?.setAttribute('http.response.status_code', outcome.statusCode ?? 0);
+        if (!outcome.ok) trace.span?.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error ?? undefined });
+        await this.record(delivery, outcome);
+      },
+    );
   }
 
   private async record(delivery: ClaimedDelivery, outcome: SendOutcome): Promise<void> {
@@ -187,11 +211,19 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
   /** The attempt's reason is the attempt log's: never a secret, never a resolved address. */
   private logFailure(delivery: ClaimedDelivery, outcome: SendOutcome): void {
     const { target } = delivery;
-    const subject = target.kind === 'webhook'
-      ? { webhook_id: target.webhookId, event_id: target.event.id }
-      : { task_id: target.taskId, push_config_id: target.configId };
+    const subject =
+      target.kind === 'webhook'
+        ? { webhook_id: target.webhookId, event_id: target.event.id }
+        : { task_id: target.taskId, push_config_id: target.configId };
     this.logger.warn(
-      { ...subject, delivery_id: delivery.id, attempt: delivery.attempt, status_code: outcome.statusCode, reason: outcome.error, final: outcome.final === true },
+      {
+        ...subject,
+        delivery_id: delivery.id,
+        attempt: delivery.attempt,
+        status_code: outcome.statusCode,
+        reason: outcome.error,
+        final: outcome.final === true,
+      },
       target.kind === 'webhook' ? 'webhook delivery failed' : 'push notification delivery failed',
     );
   }
@@ -208,7 +240,8 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
     }
     const notification = await this.push.render(target.taskId, target.seq, target.version);
     const headers: Record<string, string> = { 'content-type': notification.contentType };
-    if (target.authentication) headers.authorization = `${target.authentication.scheme} ${target.authentication.credentials}`;
+    if (target.authentication)
+      headers.authorization = `${target.authentication.scheme} ${target.authentication.credentials}`;
     if (target.token) headers['x-a2a-notification-token'] = target.token;
     return { url: target.url, headers, body: notification.body };
   }
@@ -216,11 +249,15 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
 
 /** The request with the trace's headers (`traceparent`) added. */
 function withHeaders(request: OutboundRequest, trace: { headers: Record<string, string> }): OutboundRequest {
-  return Object.keys(trace.headers).length === 0 ? request : { ...request, headers: { ...request.headers, ...trace.headers } };
+  return Object.keys(trace.headers).length === 0
+    ? request
+    : { ...request, headers: { ...request.headers, ...trace.headers } };
 }
 
 /** Outbox lag as one claim sees it: the age of the oldest event among its first attempts (seconds; 0 when none). */
 function lagOf(claimed: readonly ClaimedDelivery[]): number {
-  const created = claimed.flatMap((d) => (d.attempt === 1 && d.target.kind === 'webhook' ? [Date.parse(d.target.event.created_at)] : []));
+  const created = claimed.flatMap((d) =>
+    d.attempt === 1 && d.target.kind === 'webhook' ? [Date.parse(d.target.event.created_at)] : [],
+  );
   return created.length === 0 ? 0 : (Date.now() - Math.min(...created)) / 1000;
 }

@@ -93,25 +93,44 @@ export class DeliveryQueue {
     const organizations = [...shares.heldByOrganization];
     // At their share already: skipped by the scan.
     const fullDestinations = destinations
-      .filter(([key, n]) => n >= (shares.shareOfDestination.get(key) ?? shares.organizationShare)).map(([key]) => key);
+      .filter(([key, n]) => n >= (shares.shareOfDestination.get(key) ?? shares.organizationShare))
+      .map(([key]) => key);
     const fullOrganizations = organizations.filter(([, n]) => n >= shares.organizationShare).map(([key]) => key);
     // One statement, its own transaction. The log of an interrupted attempt follows it;
     // should this process stop in between, only that log line is missing.
     const rows = await this.repository.claimDeliveries({
-      limit, leaseMs: this.leaseMs,
-      heldDestinations: destinations.map(([key]) => key), heldDestinationCounts: destinations.map(([, n]) => n),
-      heldOrganizations: organizations.map(([key]) => key), heldOrganizationCounts: organizations.map(([, n]) => n),
-      organizationShare: shares.organizationShare, failingShare: shares.failingShare, scan: limit * SCAN_PER_SLOT,
-      fullDestinations, fullOrganizations,
+      limit,
+      leaseMs: this.leaseMs,
+      heldDestinations: destinations.map(([key]) => key),
+      heldDestinationCounts: destinations.map(([, n]) => n),
+      heldOrganizations: organizations.map(([key]) => key),
+      heldOrganizationCounts: organizations.map(([, n]) => n),
+      organizationShare: shares.organizationShare,
+      failingShare: shares.failingShare,
+      scan: limit * SCAN_PER_SLOT,
+      fullDestinations,
+      fullOrganizations,
     });
     for (const row of rows.filter((r) => r.interrupted)) {
       await this.repository.logAttempt(
-        { deliveryId: row.id, attempt: row.attempt - 1, succeeded: false, statusCode: null, error: INTERRUPTED, durationMs: 0 }, false,
+        {
+          deliveryId: row.id,
+          attempt: row.attempt - 1,
+          succeeded: false,
+          statusCode: null,
+          error: INTERRUPTED,
+          durationMs: 0,
+        },
+        false,
       );
     }
     return rows.map((row) => ({
-      id: row.id, attempt: row.attempt, target: targetOf(row),
-      destination: row.destination, organization: row.fair_organization, destinationShare: row.share,
+      id: row.id,
+      attempt: row.attempt,
+      target: targetOf(row),
+      destination: row.destination,
+      organization: row.fair_organization,
+      destinationShare: row.share,
       traceparent: row.traceparent,
     }));
   }
@@ -127,13 +146,25 @@ export class DeliveryQueue {
   async complete(delivery: ClaimedDelivery, outcome: SendOutcome): Promise<boolean> {
     const webhookId = delivery.target.kind === 'webhook' ? delivery.target.webhookId : null;
     if (outcome.ok) {
-      await this.repository.recordSuccess({ id: delivery.id, attempt: delivery.attempt, statusCode: outcome.statusCode, durationMs: outcome.durationMs }, webhookId);
+      await this.repository.recordSuccess(
+        { id: delivery.id, attempt: delivery.attempt, statusCode: outcome.statusCode, durationMs: outcome.durationMs },
+        webhookId,
+      );
       return false;
     }
     return this.db.transaction(async (tx) => {
-      await this.repository.logAttempt({
-        deliveryId: delivery.id, attempt: delivery.attempt, succeeded: false, statusCode: outcome.statusCode, error: outcome.error, durationMs: outcome.durationMs,
-      }, true, tx);
+      await this.repository.logAttempt(
+        {
+          deliveryId: delivery.id,
+          attempt: delivery.attempt,
+          succeeded: false,
+          statusCode: outcome.statusCode,
+          error: outcome.error,
+          durationMs: outcome.durationMs,
+        },
+        true,
+        tx,
+      );
       // A policy refusal is final: the same destination would be refused at every retry.
       const delay = outcome.final ? null : retryDelay(this.config.events.retryScheduleMs, delivery.attempt);
       if (webhookId === null) {
@@ -149,7 +180,10 @@ export class DeliveryQueue {
       if (disable) {
         await this.repository.disableWebhook(webhookId, tx);
         const failed = await this.failPending(tx, webhookId);
-        this.logger.warn({ webhook_id: webhookId, failed_deliveries: failed }, 'webhook disabled: its endpoint has been failing for 5 days');
+        this.logger.warn(
+          { webhook_id: webhookId, failed_deliveries: failed },
+          'webhook disabled: its endpoint has been failing for 5 days',
+        );
       }
       return retry;
     });
@@ -164,10 +198,25 @@ export class DeliveryQueue {
   }
 
   /** `delayMs` is the wait before the next attempt of a pending delivery, null for a finished one. */
-  private async finish(tx: Tx, delivery: ClaimedDelivery, outcome: SendOutcome, status: 'pending' | 'succeeded' | 'failed', delayMs: number | null): Promise<void> {
-    await this.repository.finishDelivery({
-      id: delivery.id, attempt: delivery.attempt, status, delayMs, statusCode: outcome.statusCode, error: outcome.error, durationMs: outcome.durationMs,
-    }, tx);
+  private async finish(
+    tx: Tx,
+    delivery: ClaimedDelivery,
+    outcome: SendOutcome,
+    status: 'pending' | 'succeeded' | 'failed',
+    delayMs: number | null,
+  ): Promise<void> {
+    await this.repository.finishDelivery(
+      {
+        id: delivery.id,
+        attempt: delivery.attempt,
+        status,
+        delayMs,
+        statusCode: outcome.statusCode,
+        error: outcome.error,
+        durationMs: outcome.durationMs,
+      },
+      tx,
+    );
   }
 }
 

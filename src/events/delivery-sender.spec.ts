@@ -34,10 +34,13 @@ describe('DeliverySender', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as { port: number }).port;
   });
-  afterAll(() => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  }));
+  afterAll(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   beforeEach(() => {
     requests = [];
     connections = 0;
@@ -46,7 +49,10 @@ describe('DeliverySender', () => {
 
   const sender = (resolver: HostResolver, env: Record<string, string> = {}) => {
     const created = new DeliverySender(loadConfig({ WEBHOOK_TIMEOUT_MS: '300', ...env }), resolver);
-    return { send: (url: string) => created.send({ url, headers: { 'webhook-id': 'evt_1' }, body: '{"ok":true}' }), close: () => created.onApplicationShutdown() };
+    return {
+      send: (url: string) => created.send({ url, headers: { 'webhook-id': 'evt_1' }, body: '{"ok":true}' }),
+      close: () => created.onApplicationShutdown(),
+    };
   };
 
   describe('with private networks refused (the default)', () => {
@@ -70,7 +76,12 @@ describe('DeliverySender', () => {
       const outcome = await send(`https://${host}:${port}/hook`);
       close();
       // Final (no retry), and the same words whatever the address: no DNS oracle.
-      expect(outcome).toMatchObject({ ok: false, statusCode: null, error: 'refused: the destination is not allowed', final: true });
+      expect(outcome).toMatchObject({
+        ok: false,
+        statusCode: null,
+        error: 'refused: the destination is not allowed',
+        final: true,
+      });
       expect(resolver.asked).toEqual([host]);
       expect(connections).toBe(0);
     });
@@ -80,7 +91,10 @@ describe('DeliverySender', () => {
       const { send, close } = sender(resolver);
       expect((await send(`https://127.0.0.1:${port}/hook`)).error).toBe('refused: the destination is not allowed');
       expect((await send(`https://[::1]:${port}/hook`)).error).toBe('refused: the destination is not allowed');
-      expect(await send(`http://93.184.216.34/hook`)).toMatchObject({ error: 'refused: http: URLs are not allowed; use https', final: true });
+      expect(await send(`http://93.184.216.34/hook`)).toMatchObject({
+        error: 'refused: http: URLs are not allowed; use https',
+        final: true,
+      });
       close();
       expect(resolver.asked).toEqual([]);
       expect(connections).toBe(0);
@@ -107,7 +121,11 @@ describe('DeliverySender', () => {
       expect(outcome).toMatchObject({ ok: true, statusCode: 200, error: null });
       expect(resolver.asked).toEqual(['receiver.test']);
       expect(requests).toHaveLength(1);
-      expect(requests[0].headers).toMatchObject({ host: `receiver.test:${port}`, 'webhook-id': 'evt_1', 'content-type': 'application/json' });
+      expect(requests[0].headers).toMatchObject({
+        host: `receiver.test:${port}`,
+        'webhook-id': 'evt_1',
+        'content-type': 'application/json',
+      });
       expect(requests[0].body).toBe('{"ok":true}');
     });
 
@@ -126,7 +144,11 @@ describe('DeliverySender', () => {
     it('a non-2xx answer is a failure with its status', async () => {
       answer = 410;
       const { send, close } = sender(resolverOf({}), allow);
-      expect(await send(`http://127.0.0.1:${port}/hook`)).toMatchObject({ ok: false, statusCode: 410, error: 'HTTP 410' });
+      expect(await send(`http://127.0.0.1:${port}/hook`)).toMatchObject({
+        ok: false,
+        statusCode: 410,
+        error: 'HTTP 410',
+      });
       close();
     });
 

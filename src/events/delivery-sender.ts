@@ -78,7 +78,8 @@ export class DeliverySender implements OnApplicationShutdown {
       const ok = statusCode >= 200 && statusCode < 300;
       return { ok, statusCode, error: ok ? null : `HTTP ${statusCode}`, durationMs: elapsed() };
     } catch (error) {
-      if (error instanceof Refused) return { ok: false, statusCode: null, error: error.message, durationMs: elapsed(), final: true };
+      if (error instanceof Refused)
+        return { ok: false, statusCode: null, error: error.message, durationMs: elapsed(), final: true };
       const message = controller.signal.aborted
         ? `timeout: no response within ${this.config.events.timeoutMs} ms`
         : failureOf(error);
@@ -104,7 +105,8 @@ export class DeliverySender implements OnApplicationShutdown {
       throw new Error(`${host} could not be resolved${codeOf(error) ? ` (${codeOf(error)})` : ''}`);
     }
     if (addresses.length === 0) throw new Error(`${host} has no address`);
-    if (!allowPrivate && addresses.some(({ address }) => classifyAddress(address) !== 'public')) throw new Refused(DESTINATION_NOT_ALLOWED);
+    if (!allowPrivate && addresses.some(({ address }) => classifyAddress(address) !== 'public'))
+      throw new Refused(DESTINATION_NOT_ALLOWED);
     return addresses[0];
   }
 
@@ -115,22 +117,26 @@ export class DeliverySender implements OnApplicationShutdown {
     };
     const transport = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
-      const req = transport.request(url, {
-        method: 'POST',
-        agent: this.agents[url.protocol as 'http:' | 'https:'],
-        lookup: pinned,
-        signal,
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'a2a-service-webhooks/1',
-          'content-length': String(Buffer.byteLength(request.body)),
-          ...request.headers,
+      const req = transport.request(
+        url,
+        {
+          method: 'POST',
+          agent: this.agents[url.protocol as 'http:' | 'https:'],
+          lookup: pinned,
+          signal,
+          headers: {
+            'content-type': 'application/json',
+            'user-agent': 'a2a-service-webhooks/1',
+            'content-length': String(Buffer.byteLength(request.body)),
+            ...request.headers,
+          },
         },
-      }, (res: IncomingMessage) => {
-        // Only the status counts; the body is read and dropped so the connection can be reused.
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+        (res: IncomingMessage) => {
+          // Only the status counts; the body is read and dropped so the connection can be reused.
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       req.end(request.body);
     });

@@ -13,7 +13,11 @@ export interface FeedEvent {
 }
 
 const envelopeOf = (row: FeedRow): Envelope => ({
-  id: row.id, type: row.type, created_at: row.created_at.toISOString(), organization_id: row.organization_id, data: row.data,
+  id: row.id,
+  type: row.type,
+  created_at: row.created_at.toISOString(),
+  organization_id: row.organization_id,
+  data: row.data,
 });
 const positionOf = (row: FeedRow): FeedPosition => ({ txid: row.txid, seq: row.seq });
 
@@ -33,7 +37,10 @@ export class EventFeed {
   async positionOf(scope: FeedScope, eventId: string): Promise<FeedPosition> {
     const position = await this.repository.feedPosition(scope, eventId);
     if (!position) {
-      throw badRequest('unknown_event', 'No event you can see has that id (it may be older than the retention period); list the events to find a recent one.');
+      throw badRequest(
+        'unknown_event',
+        'No event you can see has that id (it may be older than the retention period); list the events to find a recent one.',
+      );
     }
     return position;
   }
@@ -47,15 +54,26 @@ export class EventFeed {
    * Up to `limit` events after `after`, oldest first; `held` when committed events
    * exist beyond the horizon (look again soon).
    */
-  async after(scope: FeedScope, after: FeedPosition, types: readonly EventType[] | null, limit: number): Promise<{ events: FeedEvent[]; held: boolean }> {
+  async after(
+    scope: FeedScope,
+    after: FeedPosition,
+    types: readonly EventType[] | null,
+    limit: number,
+  ): Promise<{ events: FeedEvent[]; held: boolean }> {
     const rows = await this.repository.eventsAfter(scope, after, types, limit);
     const shown = rows.findIndex((row) => !row.visible);
     const visible = shown === -1 ? rows : rows.slice(0, shown);
-    return { events: visible.map((row) => ({ envelope: envelopeOf(row), position: positionOf(row) })), held: shown !== -1 };
+    return {
+      events: visible.map((row) => ({ envelope: envelopeOf(row), position: positionOf(row) })),
+      held: shown !== -1,
+    };
   }
 
   /** `GET /api/v1/events`: newest first, a keyset page in stream order. */
-  async list(scope: FeedScope, filter: { types: readonly EventType[] | null; after: string | undefined } & PageQuery): Promise<{ events: Envelope[]; next_cursor: string | null }> {
+  async list(
+    scope: FeedScope,
+    filter: { types: readonly EventType[] | null; after: string | undefined } & PageQuery,
+  ): Promise<{ events: Envelope[]; next_cursor: string | null }> {
     const page = eventPage(filter);
     const from = filter.after === undefined ? null : await this.positionOf(scope, filter.after);
     const { items, nextCursor } = await this.repository.listEvents(scope, { types: filter.types, from }, page);

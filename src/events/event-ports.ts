@@ -12,5 +12,8 @@ export abstract class OrganizationLocks {
 
 export abstract class WebhookIdentities {
   /** The active identity named by id or handle, with its organization; null if there is none. */
-  abstract findActiveByIdOrHandle(idOrHandle: string, tx?: Tx): Promise<{ id: string; organizationId: string | null } | null>;
+  abstract findActiveByIdOrHandle(
+    idOrHandle: string,
+    tx?: Tx,
+  ): Promise<{ id: string; organizationId: string | null } | null>;
 }

@@ -1,10 +1,18 @@
 /** The event types of CONTRACT §8, in the order the contract lists them, and the Console's (§13). */
 export const EVENT_TYPES = [
-  'task.created', 'task.message', 'task.status', 'task.artifact',
-  'api_key.created', 'api_key.revoked',
-  'identity.claimed', 'identity.updated',
-  'contact_rule.created', 'contact_rule.updated', 'contact_rule.deleted',
-  'console.member_added', 'console.member_removed',
+  'task.created',
+  'task.message',
+  'task.status',
+  'task.artifact',
+  'api_key.created',
+  'api_key.revoked',
+  'identity.claimed',
+  'identity.updated',
+  'contact_rule.created',
+  'contact_rule.updated',
+  'contact_rule.deleted',
+  'console.member_added',
+  'console.member_removed',
   'ping',
 ] as const;
 
@@ -19,6 +27,8 @@ export const ALL_EVENTS = '*';
  * scoped to one identity never receives them (only organization-wide ones do).
  */
 export const ORGANIZATION_ONLY_TYPES: readonly EventType[] = [
-  'api_key.created', 'api_key.revoked', 'console.member_added', 'console.member_removed',
+  'api_key.created',
+  'api_key.revoked',
+  'console.member_added',
+  'console.member_removed',
 ];
-

@@ -7,11 +7,19 @@ import { EVENT_TYPES, type EventType } from './event-types';
 
 @ApiSchema({ name: 'Event' })
 export class EventSchema implements Envelope {
-  @ApiProperty({ example: 'evt_01JD2Z6V4S8R0M6Q3X7N5C9B1A', description: 'The event id (also the stream\'s `id:`, for `Last-Event-ID`).' }) id: string;
+  @ApiProperty({
+    example: 'evt_01JD2Z6V4S8R0M6Q3X7N5C9B1A',
+    description: "The event id (also the stream's `id:`, for `Last-Event-ID`).",
+  })
+  id: string;
   @ApiProperty({ enum: EVENT_TYPES }) type: EventType;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'uuid' }) organization_id: string;
-  @ApiProperty({ type: 'object', additionalProperties: true, description: 'What happened; its fields depend on `type`.' })
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    description: 'What happened; its fields depend on `type`.',
+  })
   data: Record<string, unknown>;
 }
 

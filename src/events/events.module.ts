@@ -33,7 +33,13 @@ import { WebhooksService } from './webhooks.service';
   imports: [TypeOrmModule.forFeature([OutboxEvent, Webhook, Delivery, DeliveryAttempt]), LimitsModule],
   controllers: [WebhooksController],
   providers: [
-    EventsRepository, EventsService, WebhooksService, DeliveryQueue, DeliverySender, DeliveryDispatcher, PushNotifications,
+    EventsRepository,
+    EventsService,
+    WebhooksService,
+    DeliveryQueue,
+    DeliverySender,
+    DeliveryDispatcher,
+    PushNotifications,
     EventFeed,
     { provide: HOST_RESOLVER, useValue: systemResolver },
     {

@@ -36,7 +36,10 @@ export interface FeedPosition {
 }
 
 /** An outbox row as the feed reads it: the envelope's columns and the stream position. */
-export type FeedRow = Pick<RowOf<OutboxEvent>, 'id' | 'type' | 'created_at' | 'organization_id' | 'data' | 'txid' | 'seq'>;
+export type FeedRow = Pick<
+  RowOf<OutboxEvent>,
+  'id' | 'type' | 'created_at' | 'organization_id' | 'data' | 'txid' | 'seq'
+>;
 
 /** An event to write: the outbox row. */
 export interface NewEvent {
@@ -100,7 +103,10 @@ export type ClaimedRow = Pick<RowOf<Delivery>, 'id' | 'push_task_id' | 'push_con
 };
 
 /** One attempt's log entry. */
-export type AttemptLog = Pick<DeliveryAttempt, 'deliveryId' | 'attempt' | 'succeeded' | 'statusCode' | 'error' | 'durationMs'>;
+export type AttemptLog = Pick<
+  DeliveryAttempt,
+  'deliveryId' | 'attempt' | 'succeeded' | 'statusCode' | 'error' | 'durationMs'
+>;
 
 /** The outcome written on a claimed delivery (only while that claim still holds it). */
 export interface DeliveryResult {
@@ -142,7 +148,10 @@ const DECIMAL = /^\d{1,20}$/;
 
 /** The event list's order: the stream's (txid, seq), newest first. */
 export const FEED_ORDER: KeysetOrder = {
-  columns: [{ name: 'txid', cast: 'xid8' }, { name: 'seq', cast: 'bigint' }],
+  columns: [
+    { name: 'txid', cast: 'xid8' },
+    { name: 'seq', cast: 'bigint' },
+  ],
   direction: 'DESC',
   valid: (txid, seq) => DECIMAL.test(txid as string) && DECIMAL.test(seq as string),
 };
@@ -154,7 +163,9 @@ export function eventPage(query: PageQuery): Keyset {
 
 /** Every transaction below it has finished: rows under it can never be joined by an earlier one. */
 const HORIZON = sql.raw('pg_snapshot_xmin(pg_current_snapshot())');
-const FEED_COLUMNS = sql.raw('e.id, e.type, e.created_at, e.organization_id, e.data, e.txid::text AS txid, e.seq::text AS seq');
+const FEED_COLUMNS = sql.raw(
+  'e.id, e.type, e.created_at, e.organization_id, e.data, e.txid::text AS txid, e.seq::text AS seq',
+);
 
 function feedScope(scope: FeedScope): Sql {
   const organization = sql`e.organization_id = ${scope.organizationId}::uuid`;
@@ -198,11 +209,26 @@ const REPLACING_INTERRUPTED = sql`
 const SCOPE_EXAMPLE: FeedScope = { organizationId: DummyValue.UUID, identityId: null };
 const AGENT_SCOPE_EXAMPLE: FeedScope = { organizationId: DummyValue.UUID, identityId: DummyValue.UUID_2 };
 const CLAIM_EXAMPLE: ClaimRequest = {
-  limit: 10, leaseMs: 15_000, heldDestinations: ['d'], heldDestinationCounts: [1], heldOrganizations: ['o'], heldOrganizationCounts: [1],
-  organizationShare: 5, failingShare: 1, scan: 40, fullDestinations: [], fullOrganizations: [],
+  limit: 10,
+  leaseMs: 15_000,
+  heldDestinations: ['d'],
+  heldDestinationCounts: [1],
+  heldOrganizations: ['o'],
+  heldOrganizationCounts: [1],
+  organizationShare: 5,
+  failingShare: 1,
+  scan: 40,
+  fullDestinations: [],
+  fullOrganizations: [],
 };
 const RESULT_EXAMPLE: DeliveryResult = {
-  id: DummyValue.UUID, attempt: 1, status: 'pending', delayMs: 1000, statusCode: 500, error: 'HTTP 500', durationMs: 12,
+  id: DummyValue.UUID,
+  attempt: 1,
+  status: 'pending',
+  delayMs: 1000,
+  statusCode: 500,
+  error: 'HTTP 500',
+  durationMs: 12,
 };
 
 /**
@@ -232,20 +258,39 @@ export class EventsRepository {
     {
       name: 'fan-out',
       params: [
-        { id: 'evt_example', type: 'task.created', organizationId: DummyValue.UUID, identityIds: [DummyValue.UUID_2], data: {}, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
-        { webhookId: null, push: { taskId: DummyValue.UUID_2, seq: 1 }, notify: { channel: 'a2a_changes', payload: 'example:0' } },
+        {
+          id: 'evt_example',
+          type: 'task.created',
+          organizationId: DummyValue.UUID,
+          identityIds: [DummyValue.UUID_2],
+          data: {},
+          traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        },
+        {
+          webhookId: null,
+          push: { taskId: DummyValue.UUID_2, seq: 1 },
+          notify: { channel: 'a2a_changes', payload: 'example:0' },
+        },
       ],
     },
     {
       name: 'one webhook',
       params: [
-        { id: 'evt_example', type: 'ping', organizationId: DummyValue.UUID, identityIds: [], data: {}, traceparent: null },
+        {
+          id: 'evt_example',
+          type: 'ping',
+          organizationId: DummyValue.UUID,
+          identityIds: [],
+          data: {},
+          traceparent: null,
+        },
         { webhookId: DummyValue.UUID_2, push: null, notify: { channel: 'a2a_changes', payload: 'example:0' } },
       ],
     },
   )
   async insertEventWithDeliveries(event: NewEvent, fanOut: EventFanOut, tx?: Tx): Promise<void> {
-    await this.db.execute(sql`
+    await this.db.execute(
+      sql`
       WITH event AS (
         INSERT INTO events (id, type, organization_id, identity_ids, data, traceparent)
         VALUES (${event.id}, ${event.type}, ${event.organizationId}, ${[...event.identityIds]}::uuid[], ${JSON.stringify(event.data)}::json, ${event.traceparent})
@@ -262,11 +307,16 @@ export class EventsRepository {
        WHERE (${fanOut.webhookId}::uuid IS NULL OR w.id = ${fanOut.webhookId}::uuid)
          AND (${fanOut.webhookId}::uuid IS NOT NULL OR (
                ('*' = ANY(w.events) OR event.type = ANY(w.events))
-           AND (w.identity_id IS NULL OR (w.identity_id = ANY(event.identity_ids) AND NOT event.type = ANY(${ORGANIZATION_ONLY_TYPES}::text[])))))`, tx);
+           AND (w.identity_id IS NULL OR (w.identity_id = ANY(event.identity_ids) AND NOT event.type = ANY(${ORGANIZATION_ONLY_TYPES}::text[])))))`,
+      tx,
+    );
   }
 
   /** Where an event sits in the stream, if the scope can see it. */
-  @GenerateSql({ name: 'organization', params: [SCOPE_EXAMPLE, 'evt_example'] }, { name: 'agent', params: [AGENT_SCOPE_EXAMPLE, 'evt_example'] })
+  @GenerateSql(
+    { name: 'organization', params: [SCOPE_EXAMPLE, 'evt_example'] },
+    { name: 'agent', params: [AGENT_SCOPE_EXAMPLE, 'evt_example'] },
+  )
   async feedPosition(scope: FeedScope, eventId: string): Promise<FeedPosition | null> {
     return this.db.one<FeedPosition>(sql`
       SELECT e.txid::text AS txid, e.seq::text AS seq FROM events e WHERE e.id = ${eventId} AND ${feedScope(scope)}`);
@@ -281,17 +331,34 @@ export class EventsRepository {
 
   /** Up to `limit` events after `after` in stream order, each marked visible when below the horizon. */
   @GenerateSql({ params: [SCOPE_EXAMPLE, { txid: '1', seq: '0' }, ['task.created'], 100] })
-  async eventsAfter(scope: FeedScope, after: FeedPosition, types: readonly EventType[] | null, limit: number): Promise<Array<FeedRow & { visible: boolean }>> {
-    const conditions = [sql`(e.txid, e.seq) > (${after.txid}::xid8, ${after.seq}::bigint)`, feedScope(scope), byTypes(types)];
+  async eventsAfter(
+    scope: FeedScope,
+    after: FeedPosition,
+    types: readonly EventType[] | null,
+    limit: number,
+  ): Promise<Array<FeedRow & { visible: boolean }>> {
+    const conditions = [
+      sql`(e.txid, e.seq) > (${after.txid}::xid8, ${after.seq}::bigint)`,
+      feedScope(scope),
+      byTypes(types),
+    ];
     return this.db.rows(sql`
       SELECT ${FEED_COLUMNS}, e.txid < ${HORIZON} AS visible FROM events e ${sql.where(conditions)}
        ORDER BY e.txid, e.seq LIMIT ${limit}`);
   }
 
   /** A page of the event list (`eventPage`), newest first in stream order, only rows below the horizon. */
-  @GenerateSql({ params: [AGENT_SCOPE_EXAMPLE, { types: ['task.created'], from: { txid: '1', seq: '0' } }, eventPage({ limit: 50 })] })
-  async listEvents(scope: FeedScope, filter: { types: readonly EventType[] | null; from: FeedPosition | null }, page: Keyset): Promise<{ items: FeedRow[]; nextCursor: string | null }> {
-    const from = filter.from ? sql`(e.txid, e.seq) > (${filter.from.txid}::xid8, ${filter.from.seq}::bigint)` : sql.empty;
+  @GenerateSql({
+    params: [AGENT_SCOPE_EXAMPLE, { types: ['task.created'], from: { txid: '1', seq: '0' } }, eventPage({ limit: 50 })],
+  })
+  async listEvents(
+    scope: FeedScope,
+    filter: { types: readonly EventType[] | null; from: FeedPosition | null },
+    page: Keyset,
+  ): Promise<{ items: FeedRow[]; nextCursor: string | null }> {
+    const from = filter.from
+      ? sql`(e.txid, e.seq) > (${filter.from.txid}::xid8, ${filter.from.seq}::bigint)`
+      : sql.empty;
     const rows = await this.db.rows<FeedRow>(sql`
       SELECT ${FEED_COLUMNS} FROM events e
        ${sql.where([feedScope(scope), sql`e.txid < ${HORIZON}`, byTypes(filter.types), from, page.after])} ${page.tail}`);
@@ -409,13 +476,42 @@ export class EventsRepository {
    * later claim wrote for the same attempt; otherwise an existing entry stays.
    */
   @GenerateSql(
-    { name: 'result', params: [{ deliveryId: DummyValue.UUID, attempt: 1, succeeded: false, statusCode: 500, error: 'HTTP 500', durationMs: 12 }, true] },
-    { name: 'interrupted', params: [{ deliveryId: DummyValue.UUID, attempt: 1, succeeded: false, statusCode: null, error: 'interrupted', durationMs: 0 }, false] },
+    {
+      name: 'result',
+      params: [
+        {
+          deliveryId: DummyValue.UUID,
+          attempt: 1,
+          succeeded: false,
+          statusCode: 500,
+          error: 'HTTP 500',
+          durationMs: 12,
+        },
+        true,
+      ],
+    },
+    {
+      name: 'interrupted',
+      params: [
+        {
+          deliveryId: DummyValue.UUID,
+          attempt: 1,
+          succeeded: false,
+          statusCode: null,
+          error: 'interrupted',
+          durationMs: 0,
+        },
+        false,
+      ],
+    },
   )
   async logAttempt(log: AttemptLog, replace: boolean, tx?: Tx): Promise<void> {
-    await this.db.execute(sql`
+    await this.db.execute(
+      sql`
       ${INSERT_ATTEMPT} SELECT d.id, ${log.attempt}, ${log.succeeded}, ${log.statusCode}, ${log.error}, ${log.durationMs}
-        FROM deliveries d WHERE d.id = ${log.deliveryId} ${replace ? REPLACING_INTERRUPTED : sql`ON CONFLICT DO NOTHING`}`, tx);
+        FROM deliveries d WHERE d.id = ${log.deliveryId} ${replace ? REPLACING_INTERRUPTED : sql`ON CONFLICT DO NOTHING`}`,
+      tx,
+    );
   }
 
   /**
@@ -423,7 +519,10 @@ export class EventsRepository {
    * claim still holds it, the endpoint's failing run ends, and the attempt is logged.
    */
   @GenerateSql({ params: [{ id: DummyValue.UUID, attempt: 1, statusCode: 200, durationMs: 12 }, DummyValue.UUID_2] })
-  async recordSuccess(delivery: { id: string; attempt: number; statusCode: number | null; durationMs: number }, webhookId: string | null): Promise<void> {
+  async recordSuccess(
+    delivery: { id: string; attempt: number; statusCode: number | null; durationMs: number },
+    webhookId: string | null,
+  ): Promise<void> {
     await this.db.execute(sql`
       WITH finished AS (
         UPDATE deliveries
@@ -440,39 +539,51 @@ export class EventsRepository {
   /** Writes a claimed delivery's outcome, while that claim still holds it. */
   @GenerateSql({ params: [RESULT_EXAMPLE] })
   async finishDelivery(result: DeliveryResult, tx?: Tx): Promise<void> {
-    await this.db.execute(sql`
+    await this.db.execute(
+      sql`
       UPDATE deliveries
          SET status = ${result.status}, in_flight = false, updated_at = now(),
              next_attempt_at = now() + ${result.delayMs} * interval '1 millisecond',
              last_attempt_at = now(), last_status_code = ${result.statusCode}, last_error = ${result.error}, last_duration_ms = ${result.durationMs}
-       WHERE id = ${result.id} AND attempts = ${result.attempt} AND in_flight`, tx);
+       WHERE id = ${result.id} AND attempts = ${result.attempt} AND in_flight`,
+      tx,
+    );
   }
 
   /** A disabled webhook's waiting deliveries fail (each can be retried once it is enabled again). Returns how many. */
   @GenerateSql({ params: [DummyValue.UUID] })
   async failPendingDeliveries(webhookId: string, tx?: Tx): Promise<number> {
-    return this.db.execute(sql`
+    return this.db.execute(
+      sql`
       UPDATE deliveries
          SET status = 'failed', next_attempt_at = NULL, updated_at = now(),
              last_error = COALESCE(last_error, 'the webhook was disabled')
-       WHERE webhook_id = ${webhookId} AND status = 'pending' AND NOT in_flight`, tx);
+       WHERE webhook_id = ${webhookId} AND status = 'pending' AND NOT in_flight`,
+      tx,
+    );
   }
 
   /** Makes a delivery of the webhook due now, unless a dispatcher holds it; false when none was. */
   @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2] })
   async requeueDelivery(deliveryId: string, webhookId: string, tx?: Tx): Promise<boolean> {
-    const rows = await this.db.rows<Pick<RowOf<Delivery>, 'id'>>(sql`
+    const rows = await this.db.rows<Pick<RowOf<Delivery>, 'id'>>(
+      sql`
       UPDATE deliveries SET status = 'pending', next_attempt_at = now(), updated_at = now()
        WHERE id = ${deliveryId} AND webhook_id = ${webhookId} AND NOT in_flight
-      RETURNING id`, tx);
+      RETURNING id`,
+      tx,
+    );
     return rows.length > 0;
   }
 
   /** Whether the webhook's delivery is held by a dispatcher; null when the webhook has no such delivery. */
   @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2] })
   async deliveryInFlight(deliveryId: string, webhookId: string, tx?: Tx): Promise<boolean | null> {
-    const row = await this.db.one<Pick<RowOf<Delivery>, 'in_flight'>>(sql`
-      SELECT in_flight FROM deliveries WHERE id = ${deliveryId} AND webhook_id = ${webhookId}`, tx);
+    const row = await this.db.one<Pick<RowOf<Delivery>, 'in_flight'>>(
+      sql`
+      SELECT in_flight FROM deliveries WHERE id = ${deliveryId} AND webhook_id = ${webhookId}`,
+      tx,
+    );
     return row ? row.in_flight : null;
   }
 
@@ -485,12 +596,18 @@ export class EventsRepository {
   /** The delivery of an event to a webhook (a ping's). */
   @GenerateSql({ params: [DummyValue.UUID, 'evt_example'] })
   async deliveryOfEvent(webhookId: string, eventId: string): Promise<DeliveryRow | null> {
-    return this.db.one<DeliveryRow>(sql`${SELECT_DELIVERY} WHERE d.webhook_id = ${webhookId} AND d.event_id = ${eventId}`);
+    return this.db.one<DeliveryRow>(
+      sql`${SELECT_DELIVERY} WHERE d.webhook_id = ${webhookId} AND d.event_id = ${eventId}`,
+    );
   }
 
   /** A page of a webhook's deliveries, newest first. */
   @GenerateSql({ params: [DummyValue.UUID, 'failed', { limit: 50 }] })
-  async listDeliveries(webhookId: string, status: DeliveryStatus | undefined, query: PageQuery): Promise<{ items: DeliveryRow[]; nextCursor: string | null }> {
+  async listDeliveries(
+    webhookId: string,
+    status: DeliveryStatus | undefined,
+    query: PageQuery,
+  ): Promise<{ items: DeliveryRow[]; nextCursor: string | null }> {
     const page = keyset('d', query);
     const rows = await this.db.rows<DeliveryRow>(sql`
       ${SELECT_DELIVERY} ${sql.where([sql`d.webhook_id = ${webhookId}`, status ? sql`d.status = ${status}` : sql.empty, page.after])} ${page.tail}`);
@@ -502,18 +619,43 @@ export class EventsRepository {
   /** The webhook with its identity's handle (whose it is, requireAccess decides); locked for the transaction with `lock`. */
   @GenerateSql({ name: 'read', params: [DummyValue.UUID, false] }, { name: 'locked', params: [DummyValue.UUID, true] })
   async findWebhook(id: string, lock: boolean, tx?: Tx): Promise<WebhookRow | null> {
-    return this.db.one<WebhookRow>(sql`${SELECT_WEBHOOK} WHERE w.id = ${id} ${lock ? sql`FOR UPDATE OF w` : sql.empty}`, tx);
+    return this.db.one<WebhookRow>(
+      sql`${SELECT_WEBHOOK} WHERE w.id = ${id} ${lock ? sql`FOR UPDATE OF w` : sql.empty}`,
+      tx,
+    );
   }
 
   /** A page of the scope's webhooks, newest first (the `identity` filter takes a handle or an id). */
   @GenerateSql(
-    { name: 'by handle', params: [{ organizationId: DummyValue.UUID, identityId: null }, { status: 'active', identity: DummyValue.HANDLE }, { limit: 50 }] },
-    { name: 'agent', params: [{ organizationId: DummyValue.UUID, identityId: DummyValue.UUID_2 }, { identity: DummyValue.UUID_2 }, { limit: 50 }] },
+    {
+      name: 'by handle',
+      params: [
+        { organizationId: DummyValue.UUID, identityId: null },
+        { status: 'active', identity: DummyValue.HANDLE },
+        { limit: 50 },
+      ],
+    },
+    {
+      name: 'agent',
+      params: [
+        { organizationId: DummyValue.UUID, identityId: DummyValue.UUID_2 },
+        { identity: DummyValue.UUID_2 },
+        { limit: 50 },
+      ],
+    },
   )
-  async listWebhooks(scope: WebhookScope, filter: WebhookFilter, query: PageQuery): Promise<{ items: WebhookRow[]; nextCursor: string | null }> {
+  async listWebhooks(
+    scope: WebhookScope,
+    filter: WebhookFilter,
+    query: PageQuery,
+  ): Promise<{ items: WebhookRow[]; nextCursor: string | null }> {
     const page = keyset('w', query);
-    const identity = filter.identity === undefined ? sql.empty
-      : isUuid(filter.identity) ? sql`w.identity_id = ${filter.identity}::uuid` : sql`i.agent_handle = ${filter.identity}`;
+    const identity =
+      filter.identity === undefined
+        ? sql.empty
+        : isUuid(filter.identity)
+          ? sql`w.identity_id = ${filter.identity}::uuid`
+          : sql`i.agent_handle = ${filter.identity}`;
     const rows = await this.db.rows<WebhookRow>(sql`
       ${SELECT_WEBHOOK} ${sql.where([
         sql`w.organization_id = ${scope.organizationId}`,
@@ -527,22 +669,44 @@ export class EventsRepository {
 
   @GenerateSql({ params: [DummyValue.UUID] })
   async countWebhooks(organizationId: string, tx?: Tx): Promise<number> {
-    const row = await this.db.one<{ count: number }>(sql`SELECT count(*)::int AS count FROM webhooks WHERE organization_id = ${organizationId}`, tx);
+    const row = await this.db.one<{ count: number }>(
+      sql`SELECT count(*)::int AS count FROM webhooks WHERE organization_id = ${organizationId}`,
+      tx,
+    );
     return row!.count;
   }
 
   /** Inserts an active webhook; returns its id. */
-  @GenerateSql({ params: [{ organizationId: DummyValue.UUID, identityId: null, url: 'https://example.com/hook', events: ['*'], description: '', secret: 'whsec_example' }] })
+  @GenerateSql({
+    params: [
+      {
+        organizationId: DummyValue.UUID,
+        identityId: null,
+        url: 'https://example.com/hook',
+        events: ['*'],
+        description: '',
+        secret: 'whsec_example',
+      },
+    ],
+  })
   async insertWebhook(webhook: NewWebhook, tx?: Tx): Promise<string> {
-    const row = await this.db.one<Pick<RowOf<Webhook>, 'id'>>(sql`
+    const row = await this.db.one<Pick<RowOf<Webhook>, 'id'>>(
+      sql`
       INSERT INTO webhooks (organization_id, identity_id, url, events, description, secret, status)
       VALUES (${webhook.organizationId}, ${webhook.identityId}, ${webhook.url}, ${webhook.events}::text[], ${webhook.description}, ${webhook.secret}, 'active')
-      RETURNING id`, tx);
+      RETURNING id`,
+      tx,
+    );
     return row!.id;
   }
 
   /** Changes the given columns (none: nothing is written). */
-  @GenerateSql({ params: [DummyValue.UUID, { url: 'https://example.com/hook', events: ['*'], description: 'x', status: 'active', failingSince: null }] })
+  @GenerateSql({
+    params: [
+      DummyValue.UUID,
+      { url: 'https://example.com/hook', events: ['*'], description: 'x', status: 'active', failingSince: null },
+    ],
+  })
   async updateWebhook(id: string, changes: WebhookChanges, tx?: Tx): Promise<void> {
     const set = sql.join([
       changes.url !== undefined ? sql`url = ${changes.url}` : sql.empty,
@@ -564,24 +728,37 @@ export class EventsRepository {
   /** A new signing secret; the previous one keeps signing for `overlapMs`. */
   @GenerateSql({ params: [DummyValue.UUID, 86_400_000, 'whsec_example'] })
   async rotateWebhookSecret(id: string, overlapMs: number, secret: string, tx?: Tx): Promise<void> {
-    await this.db.execute(sql`
+    await this.db.execute(
+      sql`
       UPDATE webhooks
          SET previous_secret = secret, previous_secret_expires_at = now() + ${overlapMs} * interval '1 millisecond',
              secret = ${secret}, updated_at = now()
-       WHERE id = ${id}`, tx);
+       WHERE id = ${id}`,
+      tx,
+    );
   }
 
   /** A failing webhook's state, locked for the transaction: whether its failing run has lasted `disableAfterMs`. */
   @GenerateSql({ params: [DummyValue.UUID, 432_000_000] })
-  async lockWebhookFailing(webhookId: string, disableAfterMs: number, tx?: Tx): Promise<{ status: WebhookStatus; expired: boolean | null } | null> {
-    return this.db.one(sql`
-      SELECT status, (failing_since <= now() - ${disableAfterMs} * interval '1 millisecond') AS expired FROM webhooks WHERE id = ${webhookId} FOR UPDATE`, tx);
+  async lockWebhookFailing(
+    webhookId: string,
+    disableAfterMs: number,
+    tx?: Tx,
+  ): Promise<{ status: WebhookStatus; expired: boolean | null } | null> {
+    return this.db.one(
+      sql`
+      SELECT status, (failing_since <= now() - ${disableAfterMs} * interval '1 millisecond') AS expired FROM webhooks WHERE id = ${webhookId} FOR UPDATE`,
+      tx,
+    );
   }
 
   /** Starts the webhook's failing run, unless one is running. */
   @GenerateSql({ params: [DummyValue.UUID] })
   async markWebhookFailing(webhookId: string, tx?: Tx): Promise<void> {
-    await this.db.execute(sql`UPDATE webhooks SET failing_since = COALESCE(failing_since, now()) WHERE id = ${webhookId}`, tx);
+    await this.db.execute(
+      sql`UPDATE webhooks SET failing_since = COALESCE(failing_since, now()) WHERE id = ${webhookId}`,
+      tx,
+    );
   }
 
   @GenerateSql({ params: [DummyValue.UUID] })

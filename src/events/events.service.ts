@@ -57,7 +57,10 @@ export class EventsService {
    * config of the task (the ledger's configs; they ride on this engine).
    */
   async emitForParticipants(
-    tx: Tx, participants: readonly Participant[], event: Omit<EventInput, 'organizationId' | 'identityIds'>, push?: TaskUpdate,
+    tx: Tx,
+    participants: readonly Participant[],
+    event: Omit<EventInput, 'organizationId' | 'identityIds'>,
+    push?: TaskUpdate,
   ): Promise<void> {
     const byOrganization = new Map<string, string[]>();
     for (const { identityId, organizationId } of participants) {
@@ -80,13 +83,25 @@ export class EventsService {
   }
 
   private async insert(tx: Tx, event: EventInput, webhookId: string | null, push?: TaskUpdate): Promise<string | null> {
-    if (!tx.queryRunner?.isTransactionActive) throw new Error('EventsService.emit must run inside the transaction that makes the change');
+    if (!tx.queryRunner?.isTransactionActive)
+      throw new Error('EventsService.emit must run inside the transaction that makes the change');
     if (event.organizationId === null) return null;
     const organizationId = event.organizationId;
     const id = newEventId();
     await this.repository.insertEventWithDeliveries(
-      { id, type: event.type, organizationId, identityIds: event.identityIds ?? [], data: event.data, traceparent: currentTraceparent() },
-      { webhookId, push: push ?? null, notify: { channel: CHANGES_CHANNEL, payload: `${eventsKey(organizationId)}:0` } },
+      {
+        id,
+        type: event.type,
+        organizationId,
+        identityIds: event.identityIds ?? [],
+        data: event.data,
+        traceparent: currentTraceparent(),
+      },
+      {
+        webhookId,
+        push: push ?? null,
+        notify: { channel: CHANGES_CHANNEL, payload: `${eventsKey(organizationId)}:0` },
+      },
       tx,
     );
     afterCommit(tx, () => {

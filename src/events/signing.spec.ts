@@ -18,11 +18,13 @@ describe('webhook signing (Standard Webhooks)', () => {
     expect(new Webhook(secret).verify(body, { ...headers })).toEqual(JSON.parse(body));
   });
 
-  it('matches the scheme\'s published test vector', () => {
+  it("matches the scheme's published test vector", () => {
     // From the Standard Webhooks specification's reference libraries.
     const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
     const payload = '{"test": 2432232314}';
-    expect(sign(secret, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, payload)).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
+    expect(sign(secret, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, payload)).toBe(
+      'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+    );
   });
 
   it('signs with every valid secret during a rotation; either one verifies', () => {
@@ -41,6 +43,8 @@ describe('webhook signing (Standard Webhooks)', () => {
     const webhook = new Webhook(secret);
     expect(() => webhook.verify(body.replace('true', 'false'), { ...headers })).toThrow();
     expect(() => webhook.verify(body, { ...headers, 'webhook-id': 'evt_04' })).toThrow();
-    expect(() => webhook.verify(body, { ...headers, 'webhook-timestamp': String(Number(headers['webhook-timestamp']) - 1) })).toThrow();
+    expect(() =>
+      webhook.verify(body, { ...headers, 'webhook-timestamp': String(Number(headers['webhook-timestamp']) - 1) }),
+    ).toThrow();
   });
 });

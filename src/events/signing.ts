@@ -25,7 +25,12 @@ export interface SignedHeaders {
 }
 
 /** The three headers for one attempt; `secrets` are every secret valid now, newest first. */
-export function signatureHeaders(secrets: readonly string[], id: string, body: string, now = new Date()): SignedHeaders {
+export function signatureHeaders(
+  secrets: readonly string[],
+  id: string,
+  body: string,
+  now = new Date(),
+): SignedHeaders {
   const timestamp = Math.floor(now.getTime() / 1000);
   return {
     'webhook-id': id,

@@ -7,9 +7,20 @@ import { EVENT_TYPES, type EventType } from './event-types';
 import type { Webhook, WebhookStatus } from './webhook.entity';
 
 /** One row of the webhook read query (EventsRepository's webhook read model). Never carries the secret. */
-export type WebhookRow = Pick<RowOf<Webhook>,
-  'id' | 'organization_id' | 'identity_id' | 'url' | 'events' | 'description' | 'status' | 'failing_since' | 'previous_secret_expires_at' | 'created_at' | 'updated_at'>
-  & { identity_handle: string | null };
+export type WebhookRow = Pick<
+  RowOf<Webhook>,
+  | 'id'
+  | 'organization_id'
+  | 'identity_id'
+  | 'url'
+  | 'events'
+  | 'description'
+  | 'status'
+  | 'failing_since'
+  | 'previous_secret_expires_at'
+  | 'created_at'
+  | 'updated_at'
+> & { identity_handle: string | null };
 
 /** A webhook subscription as every read returns it. The secret is shown only on creation and rotation. */
 export interface WebhookView {
@@ -39,27 +50,41 @@ export function toWebhookView(row: WebhookRow): WebhookView {
     description: row.description,
     status: row.status,
     failing_since: row.failing_since?.toISOString() ?? null,
-    previous_secret_expires_at: row.previous_secret_expires_at && row.previous_secret_expires_at > new Date()
-      ? row.previous_secret_expires_at.toISOString()
-      : null,
+    previous_secret_expires_at:
+      row.previous_secret_expires_at && row.previous_secret_expires_at > new Date()
+        ? row.previous_secret_expires_at.toISOString()
+        : null,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
 }
 
 /** One row of the delivery read query (EventsRepository's SELECT_DELIVERY): a webhook's delivery, so both ids are set. */
-export type DeliveryRow = Pick<RowOf<Delivery>,
-  'id' | 'status' | 'attempts' | 'next_attempt_at' | 'last_attempt_at' | 'last_status_code' | 'last_error' | 'last_duration_ms' | 'created_at' | 'updated_at'>
-  & {
-    webhook_id: string;
-    event_id: string;
-    event_type: EventType;
-    /** The most recent attempts, oldest first, as json_agg gives them (timestamps as text). */
-    recent_attempts: AttemptRow[];
-  };
+export type DeliveryRow = Pick<
+  RowOf<Delivery>,
+  | 'id'
+  | 'status'
+  | 'attempts'
+  | 'next_attempt_at'
+  | 'last_attempt_at'
+  | 'last_status_code'
+  | 'last_error'
+  | 'last_duration_ms'
+  | 'created_at'
+  | 'updated_at'
+> & {
+  webhook_id: string;
+  event_id: string;
+  event_type: EventType;
+  /** The most recent attempts, oldest first, as json_agg gives them (timestamps as text). */
+  recent_attempts: AttemptRow[];
+};
 
 /** An attempt as json_agg gives it: a delivery_attempts row, its timestamp as text. */
-export type AttemptRow = Pick<RowOf<DeliveryAttempt>, 'attempt' | 'succeeded' | 'status_code' | 'error' | 'duration_ms'> & { created_at: string };
+export type AttemptRow = Pick<
+  RowOf<DeliveryAttempt>,
+  'attempt' | 'succeeded' | 'status_code' | 'error' | 'duration_ms'
+> & { created_at: string };
 
 /** An attempt is shown as recorded. */
 export type AttemptView = AttemptRow;
@@ -115,15 +140,30 @@ export function toDeliveryView(row: DeliveryRow): DeliveryView {
 export class WebhookSchema implements WebhookView {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ format: 'uuid' }) organization_id: string;
-  @ApiProperty({ type: String, nullable: true, description: 'The handle of the identity it is scoped to; null for organization-wide.' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The handle of the identity it is scoped to; null for organization-wide.',
+  })
   identity: string | null;
   @ApiProperty({ format: 'uri' }) url: string;
-  @ApiProperty({ type: [String], description: 'Event types, or `["*"]` for all.', example: ['task.created'] }) events: string[];
+  @ApiProperty({ type: [String], description: 'Event types, or `["*"]` for all.', example: ['task.created'] })
+  events: string[];
   @ApiProperty() description: string;
   @ApiProperty({ enum: ['active', 'disabled'] }) status: WebhookStatus;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'Start of the current run of failed attempts.' })
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'Start of the current run of failed attempts.',
+  })
   failing_since: string | null;
-  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'After a rotation: until when the previous secret also signs.' })
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'After a rotation: until when the previous secret also signs.',
+  })
   previous_secret_expires_at: string | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
@@ -132,7 +172,8 @@ export class WebhookSchema implements WebhookView {
 /** A webhook with its signing secret: returned only on creation and rotation. */
 @ApiSchema({ name: 'WebhookWithSecret' })
 export class WebhookWithSecretSchema extends WebhookSchema {
-  @ApiProperty({ example: 'whsec_…', description: 'The signing secret. Shown only in this response; store it now.' }) secret: string;
+  @ApiProperty({ example: 'whsec_…', description: 'The signing secret. Shown only in this response; store it now.' })
+  secret: string;
 }
 
 @ApiSchema({ name: 'DeliveryAttempt' })
@@ -160,7 +201,8 @@ export class DeliverySchema implements DeliveryView {
   @ApiProperty({ type: Number, nullable: true }) last_duration_ms: number | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
-  @ApiProperty({ type: [AttemptSchema], description: 'The most recent attempts, oldest first.' }) attempts: AttemptView[];
+  @ApiProperty({ type: [AttemptSchema], description: 'The most recent attempts, oldest first.' })
+  attempts: AttemptView[];
 }
 
 export const WebhookPage = PageOf(WebhookSchema, 'webhooks', 'WebhookList');

@@ -28,7 +28,10 @@ export class WebhooksController {
   ) {}
 
   @Post()
-  @Surface('webhooks', { id: 'createWebhook', summary: 'Subscribe an https endpoint to events; the signing `secret` is returned only here' })
+  @Surface('webhooks', {
+    id: 'createWebhook',
+    summary: 'Subscribe an https endpoint to events; the signing `secret` is returned only here',
+  })
   @Returns(201, WebhookWithSecretSchema)
   @Refuses({
     403: '`own_identity_only`: an agent key subscribes for its own identity only.',
@@ -40,7 +43,11 @@ export class WebhooksController {
   }
 
   @Get()
-  @Surface('webhooks', { id: 'listWebhooks', summary: 'List webhooks', notes: 'An agent key sees only its own identity\'s.' })
+  @Surface('webhooks', {
+    id: 'listWebhooks',
+    summary: 'List webhooks',
+    notes: "An agent key sees only its own identity's.",
+  })
   @Returns(200, WebhookPage)
   list(@CurrentPrincipal() principal: Caller, @Query() query: ListWebhooksQuery) {
     return this.webhooks.list(principal, query);
@@ -54,7 +61,10 @@ export class WebhooksController {
   }
 
   @Patch(':id')
-  @Surface('webhooks', { id: 'updateWebhook', summary: 'Change a webhook\'s URL, events or description, or enable or disable it' })
+  @Surface('webhooks', {
+    id: 'updateWebhook',
+    summary: "Change a webhook's URL, events or description, or enable or disable it",
+  })
   @Returns(200, WebhookSchema)
   update(@CurrentPrincipal() principal: Caller, @WebhookId() id: string, @Body() dto: UpdateWebhookDto) {
     return this.webhooks.update(principal, id, dto);
@@ -82,17 +92,27 @@ export class WebhooksController {
 
   @Post(':id/test')
   @HttpCode(202)
-  @Surface('webhooks', { id: 'testWebhook', summary: 'Send a `ping` event to a webhook (RATE_LIMIT_WEBHOOK_TESTS_PER_MINUTE per organization)' })
-  @Returns(202, DeliverySchema, 'Accepted: the ping\'s delivery, to follow in the delivery log.')
+  @Surface('webhooks', {
+    id: 'testWebhook',
+    summary: 'Send a `ping` event to a webhook (RATE_LIMIT_WEBHOOK_TESTS_PER_MINUTE per organization)',
+  })
+  @Returns(202, DeliverySchema, "Accepted: the ping's delivery, to follow in the delivery log.")
   @Refuses({ 409: '`webhook_disabled`: enable the webhook first.' })
-  async test(@CurrentPrincipal() principal: Caller, @WebhookId() id: string, @Res({ passthrough: true }) res: Response) {
+  async test(
+    @CurrentPrincipal() principal: Caller,
+    @WebhookId() id: string,
+    @Res({ passthrough: true }) res: Response,
+  ) {
     // The `webhooks` surface admits only principals of an organization.
     await this.limits.enforce(res, 'webhook_tests', `organization:${principal.organizationId!}`);
     return this.webhooks.test(principal, id);
   }
 
   @Get(':id/deliveries')
-  @Surface('webhooks', { id: 'listWebhookDeliveries', summary: 'List a webhook\'s deliveries, newest first, with their attempts' })
+  @Surface('webhooks', {
+    id: 'listWebhookDeliveries',
+    summary: "List a webhook's deliveries, newest first, with their attempts",
+  })
   @Returns(200, DeliveryPage)
   deliveries(@CurrentPrincipal() principal: Caller, @WebhookId() id: string, @Query() query: ListDeliveriesQuery) {
     return this.webhooks.deliveries(principal, id, query);
@@ -102,7 +122,9 @@ export class WebhooksController {
   @HttpCode(202)
   @Surface('webhooks', { id: 'retryWebhookDelivery', summary: 'Attempt a delivery again now' })
   @Returns(202, DeliverySchema, 'Accepted: the delivery, due now.')
-  @Refuses({ 409: '`webhook_disabled`: enable the webhook first; `delivery_in_flight`: it is being attempted right now.' })
+  @Refuses({
+    409: '`webhook_disabled`: enable the webhook first; `delivery_in_flight`: it is being attempted right now.',
+  })
   retry(@CurrentPrincipal() principal: Caller, @WebhookId() id: string, @DeliveryId() deliveryId: string) {
     return this.webhooks.retry(principal, id, deliveryId);
   }

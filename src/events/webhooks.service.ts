@@ -60,25 +60,49 @@ export class WebhooksService {
       const events = normalizeEvents(dto.events, identityId);
       // Serializes concurrent creations in one organization, so the limit holds.
       await this.organizations.lockOrganization(scope.organizationId, tx);
-      if (await this.repository.countWebhooks(scope.organizationId, tx) >= MAX_WEBHOOKS_PER_ORGANIZATION) {
-        throw conflict('webhook_limit_reached', `An organization can have at most ${MAX_WEBHOOKS_PER_ORGANIZATION} webhooks; delete one first.`);
+      if ((await this.repository.countWebhooks(scope.organizationId, tx)) >= MAX_WEBHOOKS_PER_ORGANIZATION) {
+        throw conflict(
+          'webhook_limit_reached',
+          `An organization can have at most ${MAX_WEBHOOKS_PER_ORGANIZATION} webhooks; delete one first.`,
+        );
       }
-      const inserted = await this.repository.insertWebhook({
-        organizationId: scope.organizationId, identityId, url: dto.url, events, description: dto.description ?? '', secret,
-      }, tx);
+      const inserted = await this.repository.insertWebhook(
+        {
+          organizationId: scope.organizationId,
+          identityId,
+          url: dto.url,
+          events,
+          description: dto.description ?? '',
+          secret,
+        },
+        tx,
+      );
       await this.audit.record(tx, {
         organizationId: scope.organizationId,
         action: 'webhook.created',
         target: { type: 'webhook', id: inserted, label: dto.url },
-        after: { identity: dto.identity ?? null, url: dto.url, events, description: dto.description ?? '', status: 'active' },
+        after: {
+          identity: dto.identity ?? null,
+          url: dto.url,
+          events,
+          description: dto.description ?? '',
+          status: 'active',
+        },
       });
       return inserted;
     });
     return { ...(await this.get(principal, id)), secret };
   }
 
-  async list(principal: Caller, query: ListWebhooksQuery): Promise<{ webhooks: WebhookView[]; next_cursor: string | null }> {
-    const page = await this.repository.listWebhooks(scopeOf(principal), { status: query.status, identity: query.identity }, query);
+  async list(
+    principal: Caller,
+    query: ListWebhooksQuery,
+  ): Promise<{ webhooks: WebhookView[]; next_cursor: string | null }> {
+    const page = await this.repository.listWebhooks(
+      scopeOf(principal),
+      { status: query.status, identity: query.identity },
+      query,
+    );
     return { webhooks: page.items.map(toWebhookView), next_cursor: page.nextCursor };
   }
 
@@ -104,8 +128,11 @@ export class WebhooksService {
         await this.repository.updateWebhook(id, changes, tx);
         const before = toWebhookView(webhook);
         await this.audit.record(tx, {
-          organizationId: webhook.organization_id, action: 'webhook.updated', target: { type: 'webhook', id, label: changes.url ?? webhook.url },
-          before, after: { ...before, ...changes },
+          organizationId: webhook.organization_id,
+          action: 'webhook.updated',
+          target: { type: 'webhook', id, label: changes.url ?? webhook.url },
+          before,
+          after: { ...before, ...changes },
         });
       }
     });
@@ -118,7 +145,10 @@ export class WebhooksService {
       const webhook = await this.find(tx, principal, 'webhook.write', id);
       await this.repository.deleteWebhook(id, tx);
       await this.audit.record(tx, {
-        organizationId: webhook.organization_id, action: 'webhook.deleted', target: { type: 'webhook', id, label: webhook.url }, before: toWebhookView(webhook),
+        organizationId: webhook.organization_id,
+        action: 'webhook.deleted',
+        target: { type: 'webhook', id, label: webhook.url },
+        before: toWebhookView(webhook),
       });
     });
   }
@@ -130,7 +160,11 @@ export class WebhooksService {
       const webhook = await this.find(tx, principal, 'webhook.write', id);
       await this.repository.rotateWebhookSecret(id, ROTATION_OVERLAP_MS, secret, tx);
       // That it rotated, never the secret.
-      await this.audit.record(tx, { organizationId: webhook.organization_id, action: 'webhook.secret_rotated', target: { type: 'webhook', id, label: webhook.url } });
+      await this.audit.record(tx, {
+        organizationId: webhook.organization_id,
+        action: 'webhook.secret_rotated',
+        target: { type: 'webhook', id, label: webhook.url },
+      });
     });
     return { ...(await this.get(principal, id)), secret };
   }
@@ -139,7 +173,8 @@ export class WebhooksService {
   async test(principal: Caller, id: string): Promise<DeliveryView> {
     const eventId = await this.db.transaction(async (tx) => {
       const webhook = await this.find(tx, principal, 'webhook.write', id);
-      if (webhook.status !== 'active') throw conflict('webhook_disabled', 'The webhook is disabled; enable it before testing.');
+      if (webhook.status !== 'active')
+        throw conflict('webhook_disabled', 'The webhook is disabled; enable it before testing.');
       return this.events.emitToWebhook(tx, id, {
         type: 'ping',
         organizationId: webhook.organization_id,
@@ -150,7 +185,11 @@ export class WebhooksService {
     return toDeliveryView((await this.repository.deliveryOfEvent(id, eventId))!);
   }
 
-  async deliveries(principal: Caller, id: string, query: ListDeliveriesQuery): Promise<{ deliveries: DeliveryView[]; next_cursor: string | null }> {
+  async deliveries(
+    principal: Caller,
+    id: string,
+    query: ListDeliveriesQuery,
+  ): Promise<{ deliveries: DeliveryView[]; next_cursor: string | null }> {
     await this.find(null, principal, 'delivery.read', id);
     const page = await this.repository.listDeliveries(id, query.status, query);
     return { deliveries: page.items.map(toDeliveryView), next_cursor: page.nextCursor };
@@ -164,7 +203,8 @@ export class WebhooksService {
   async retry(principal: Caller, webhookId: string, deliveryId: string): Promise<DeliveryView> {
     await this.db.transaction(async (tx) => {
       const webhook = await this.find(tx, principal, 'webhook.write', webhookId);
-      if (webhook.status !== 'active') throw conflict('webhook_disabled', 'The webhook is disabled; enable it before retrying a delivery.');
+      if (webhook.status !== 'active')
+        throw conflict('webhook_disabled', 'The webhook is disabled; enable it before retrying a delivery.');
       if (await this.repository.requeueDelivery(deliveryId, webhookId, tx)) return;
       const inFlight = await this.repository.deliveryInFlight(deliveryId, webhookId, tx);
       if (inFlight === null) throw notFound('delivery_not_found', 'No delivery with that id for this webhook.');
@@ -178,14 +218,22 @@ export class WebhooksService {
   private async subscriptionIdentity(tx: Tx, principal: Caller, named: string | undefined): Promise<string | null> {
     if (named === undefined) return principal.kind === 'agent' ? principal.identity.id : null;
     const identity = await this.identities.findActiveByIdOrHandle(named, tx);
-    requireAccess(principal, 'webhook.subscribe', identity ? { owner: { organizationId: identity.organizationId, identityId: identity.id } } : null);
+    requireAccess(
+      principal,
+      'webhook.subscribe',
+      identity ? { owner: { organizationId: identity.organizationId, identityId: identity.id } } : null,
+    );
     return identity!.id;
   }
 
   /** The webhook, if `principal` may do `permission` to it; inside a transaction (`tx`), locked for the rest of it. */
   private async find(tx: Tx | null, principal: Caller, permission: Permission, id: string): Promise<WebhookRow> {
     const row = await this.repository.findWebhook(id, tx !== null, tx ?? undefined);
-    requireAccess(principal, permission, row ? { owner: { organizationId: row.organization_id, identityId: row.identity_id } } : null);
+    requireAccess(
+      principal,
+      permission,
+      row ? { owner: { organizationId: row.organization_id, identityId: row.identity_id } } : null,
+    );
     return row!;
   }
 }

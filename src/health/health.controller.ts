@@ -14,8 +14,13 @@ type ComponentHealth = 'healthy' | 'unhealthy';
 @ApiSchema({ name: 'HealthStatus' })
 class HealthSchema {
   @ApiProperty({ enum: ['ok', 'ready', 'not_ready'] }) status: string;
-  @ApiPropertyOptional({ enum: ['database_unreachable', 'migrations_pending', 'listener_disconnected'] }) reason?: string;
-  @ApiPropertyOptional({ description: 'Each part in use: `database`, `listener`, `redis`.', additionalProperties: { enum: ['healthy', 'unhealthy'] } }) components?: Record<string, string>;
+  @ApiPropertyOptional({ enum: ['database_unreachable', 'migrations_pending', 'listener_disconnected'] })
+  reason?: string;
+  @ApiPropertyOptional({
+    description: 'Each part in use: `database`, `listener`, `redis`.',
+    additionalProperties: { enum: ['healthy', 'unhealthy'] },
+  })
+  components?: Record<string, string>;
 }
 
 @ApiTags('Operations')
@@ -41,9 +46,17 @@ export class HealthController {
    * `components` lists each part in use: `database`, `listener` (PostgreSQL), `redis` (REDIS_URL).
    */
   @Get('readyz')
-  @Public({ id: 'getReadiness', summary: 'Readiness: the database is reachable, every migration is applied, the task listener is connected; reports Redis' })
+  @Public({
+    id: 'getReadiness',
+    summary:
+      'Readiness: the database is reachable, every migration is applied, the task listener is connected; reports Redis',
+  })
   @Returns(200, HealthSchema)
-  @ApiResponse({ status: 503, description: 'Not ready: `database_unreachable`, `migrations_pending` or `listener_disconnected`.', type: HealthSchema })
+  @ApiResponse({
+    status: 503,
+    description: 'Not ready: `database_unreachable`, `migrations_pending` or `listener_disconnected`.',
+    type: HealthSchema,
+  })
   async ready(@Res({ passthrough: true }) res: Response) {
     const components: Record<string, ComponentHealth> = {};
     let reason: string | null = null;

@@ -54,7 +54,11 @@ export class AgentSignupService {
         card: dto,
         claim: { codeHash: hashClaimCode(code), ttlHours: this.claimCodeTtlHours },
       });
-      const { metadata, key } = await this.keys.mintWith(tx, { scope: 'agent', identityId: identity.id, createdBy: { type: 'signup', id: null } });
+      const { metadata, key } = await this.keys.mintWith(tx, {
+        scope: 'agent',
+        identityId: identity.id,
+        createdBy: { type: 'signup', id: null },
+      });
       return {
         identity: toIdentityView(identity, this.baseUrl),
         api_key: { ...metadata, key },

@@ -14,4 +14,5 @@ class ParseHandlePipe implements PipeTransform<string, string> {
 }
 
 /** The `:handle` path parameter; `notFoundCode` names the 404 of the surface. */
-export const AgentHandle = (notFoundCode: CodeWithStatus<404> = 'identity_not_found') => Param('handle', new ParseHandlePipe(notFoundCode));
+export const AgentHandle = (notFoundCode: CodeWithStatus<404> = 'identity_not_found') =>
+  Param('handle', new ParseHandlePipe(notFoundCode));

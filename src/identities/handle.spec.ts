@@ -23,9 +23,12 @@ describe('agent handles', () => {
     expect(isHandle(handle)).toBe(false);
   });
 
-  it.each(['directory', 'api', 'console', 'well-known', 'claim', 'agent-signup'])('refuses the reserved word %s', (handle) => {
-    expect(handleProblem(handle)).toBe(`agent_handle "${handle}" is reserved`);
-  });
+  it.each(['directory', 'api', 'console', 'well-known', 'claim', 'agent-signup'])(
+    'refuses the reserved word %s',
+    (handle) => {
+      expect(handleProblem(handle)).toBe(`agent_handle "${handle}" is reserved`);
+    },
+  );
 
   it('reserves only words that are themselves valid handles (the list has no dead entries)', () => {
     for (const word of RESERVED_HANDLES) expect(isHandle(word)).toBe(true);

@@ -25,7 +25,8 @@ export class IdentitiesController {
   @Surface('organizationAdmin', {
     id: 'createIdentity',
     summary: 'Create an identity; with `mint_key`, also its first agent key',
-    notes: 'The identity is claimed by your organization at once, its receiver disabled. The key\'s plaintext is returned only here.',
+    notes:
+      "The identity is claimed by your organization at once, its receiver disabled. The key's plaintext is returned only here.",
   })
   @Returns(201, CreatedIdentitySchema)
   @Refuses({ 409: '`handle_taken`: handles are never reused, even after deletion.' })
@@ -35,7 +36,10 @@ export class IdentitiesController {
 
   @Post('claim')
   @HttpCode(200)
-  @Surface('console', { id: 'claimIdentity', summary: 'Claim a signed-up agent into your organization with its claim code' })
+  @Surface('console', {
+    id: 'claimIdentity',
+    summary: 'Claim a signed-up agent into your organization with its claim code',
+  })
   @Returns(200, IdentitySchema)
   @Refuses({ 404: '`claim_code_invalid`: the code is unknown, already used or expired.' })
   claim(@CurrentPrincipal() principal: ConsolePrincipal, @Body() dto: ClaimIdentityDto) {
@@ -62,7 +66,7 @@ export class IdentitiesController {
   }
 
   @Get(':handle/settings')
-  @Surface('ledger', { id: 'getIdentitySettings', summary: 'Read an identity\'s settings' })
+  @Surface('ledger', { id: 'getIdentitySettings', summary: "Read an identity's settings" })
   @Returns(200, SettingsSchema)
   settings(@CurrentPrincipal() principal: Principal, @AgentHandle() handle: string) {
     return this.identities.getSettings(principal, handle);
@@ -71,12 +75,17 @@ export class IdentitiesController {
   @Patch(':handle/settings')
   @Surface('identityWrite', {
     id: 'updateIdentitySettings',
-    summary: 'Change an identity\'s settings',
-    notes: '`publicly_discoverable` and `filter_mode` need an admin key or a Console session; its own key may change the others.',
+    summary: "Change an identity's settings",
+    notes:
+      '`publicly_discoverable` and `filter_mode` need an admin key or a Console session; its own key may change the others.',
   })
   @Returns(200, SettingsSchema)
   @Refuses({ 409: '`identity_deleted`: a deleted identity can be read but not changed.' })
-  updateSettings(@CurrentPrincipal() principal: Principal, @AgentHandle() handle: string, @Body() dto: UpdateSettingsDto) {
+  updateSettings(
+    @CurrentPrincipal() principal: Principal,
+    @AgentHandle() handle: string,
+    @Body() dto: UpdateSettingsDto,
+  ) {
     return this.identities.updateSettings(principal, handle, dto);
   }
 

@@ -8,10 +8,26 @@ import { sql, type Sql } from '../database/sql';
 import { Identity, type AgentSkill, type FilterMode, type IdentityStatus } from './identity.entity';
 
 /** The columns of an identity that its entity loads (the claim code hash and the generated search columns stay out). */
-type IdentityRow = Pick<RowOf<Identity>,
-  | 'id' | 'agent_handle' | 'organization_id' | 'display_name' | 'description' | 'skills' | 'claimed_at' | 'enabled'
-  | 'publicly_discoverable' | 'allow_public_egress' | 'filter_mode' | 'status' | 'claim_expires_at' | 'card_version'
-  | 'created_at' | 'updated_at' | 'deleted_at'>;
+type IdentityRow = Pick<
+  RowOf<Identity>,
+  | 'id'
+  | 'agent_handle'
+  | 'organization_id'
+  | 'display_name'
+  | 'description'
+  | 'skills'
+  | 'claimed_at'
+  | 'enabled'
+  | 'publicly_discoverable'
+  | 'allow_public_egress'
+  | 'filter_mode'
+  | 'status'
+  | 'claim_expires_at'
+  | 'card_version'
+  | 'created_at'
+  | 'updated_at'
+  | 'deleted_at'
+>;
 
 const COLUMNS = sql.raw(`id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
   publicly_discoverable, allow_public_egress, filter_mode, status, claim_expires_at, card_version, created_at, updated_at, deleted_at`);
@@ -93,10 +109,19 @@ const SETTING_COLUMNS = {
 } as const satisfies Record<keyof IdentitySettings, string>;
 
 const EXAMPLE_IDENTITY: NewIdentity = {
-  handle: DummyValue.HANDLE, organizationId: DummyValue.UUID, displayName: DummyValue.STRING, description: DummyValue.STRING, skills: [],
-  publiclyDiscoverable: false, allowPublicEgress: false, filterMode: 'whitelist',
+  handle: DummyValue.HANDLE,
+  organizationId: DummyValue.UUID,
+  displayName: DummyValue.STRING,
+  description: DummyValue.STRING,
+  skills: [],
+  publiclyDiscoverable: false,
+  allowPublicEgress: false,
+  filterMode: 'whitelist',
 };
-const EXAMPLE_PAGE: PageQuery = { limit: 10, cursor: encodeCursor({ at: DummyValue.DATE.toISOString(), id: DummyValue.UUID }) };
+const EXAMPLE_PAGE: PageQuery = {
+  limit: 10,
+  cursor: encodeCursor({ at: DummyValue.DATE.toISOString(), id: DummyValue.UUID }),
+};
 
 /**
  * Every statement on `identities`: the per-request lookups (named prepared
@@ -110,21 +135,30 @@ export class IdentitiesRepository {
   /** Any identity with this handle, whatever its state (handles are never reused). Hot path. */
   @GenerateSql({ params: [DummyValue.HANDLE] })
   async findByHandle(handle: string): Promise<Identity | null> {
-    const [row] = await this.db.prepared<IdentityRow>('identity_by_handle', sql`SELECT ${COLUMNS} FROM identities WHERE agent_handle = ${handle}`);
+    const [row] = await this.db.prepared<IdentityRow>(
+      'identity_by_handle',
+      sql`SELECT ${COLUMNS} FROM identities WHERE agent_handle = ${handle}`,
+    );
     return identityFromRow(row);
   }
 
   /** Hot path. */
   @GenerateSql({ params: [DummyValue.UUID] })
   async findById(id: string): Promise<Identity | null> {
-    const [row] = await this.db.prepared<IdentityRow>('identity_by_id', sql`SELECT ${COLUMNS} FROM identities WHERE id = ${id}`);
+    const [row] = await this.db.prepared<IdentityRow>(
+      'identity_by_id',
+      sql`SELECT ${COLUMNS} FROM identities WHERE id = ${id}`,
+    );
     return identityFromRow(row);
   }
 
   /** Both parties of a protocol call in one round trip: the caller by id, the worker by handle. Hot path. */
   @GenerateSql({ params: [DummyValue.UUID, DummyValue.HANDLE] })
   async findByIdOrHandle(id: string, handle: string): Promise<Identity[]> {
-    const rows = await this.db.prepared<IdentityRow>('identity_call_parties', sql`SELECT ${COLUMNS} FROM identities WHERE id = ${id} OR agent_handle = ${handle}`);
+    const rows = await this.db.prepared<IdentityRow>(
+      'identity_call_parties',
+      sql`SELECT ${COLUMNS} FROM identities WHERE id = ${id} OR agent_handle = ${handle}`,
+    );
     return rows.map(toIdentity);
   }
 
@@ -132,7 +166,10 @@ export class IdentitiesRepository {
   @GenerateSql({ params: [[DummyValue.UUID, DummyValue.UUID_2]] })
   async findByIds(ids: readonly string[]): Promise<Identity[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.prepared<IdentityRow>('identities_by_ids', sql`SELECT ${COLUMNS} FROM identities WHERE id = ANY(${[...new Set(ids)]}::uuid[])`);
+    const rows = await this.db.prepared<IdentityRow>(
+      'identities_by_ids',
+      sql`SELECT ${COLUMNS} FROM identities WHERE id = ANY(${[...new Set(ids)]}::uuid[])`,
+    );
     return rows.map(toIdentity);
   }
 
@@ -145,7 +182,8 @@ export class IdentitiesRepository {
   async insert(identity: NewIdentity, tx?: Tx): Promise<Identity | null> {
     const organizationId = identity.organizationId;
     const codeHash = identity.claim?.codeHash ?? null;
-    const row = await this.db.one<IdentityRow>(sql`
+    const row = await this.db.one<IdentityRow>(
+      sql`
       INSERT INTO identities (agent_handle, organization_id, claimed_at, display_name, description, skills,
                               publicly_discoverable, allow_public_egress, filter_mode, claim_code_hash, claim_expires_at)
       VALUES (${identity.handle}, ${organizationId}::uuid, CASE WHEN ${organizationId}::uuid IS NULL THEN NULL ELSE now() END,
@@ -153,58 +191,95 @@ export class IdentitiesRepository {
               ${identity.publiclyDiscoverable}, ${identity.allowPublicEgress}, ${identity.filterMode},
               ${codeHash}::bytea, CASE WHEN ${codeHash}::bytea IS NULL THEN NULL ELSE now() + make_interval(hours => ${identity.claim?.ttlHours ?? null}::int) END)
       ON CONFLICT (agent_handle) DO NOTHING
-      RETURNING ${COLUMNS}`, tx);
+      RETURNING ${COLUMNS}`,
+      tx,
+    );
     return identityFromRow(row);
   }
 
   /** The identity at `handle`, locked for the rest of the transaction. */
   @GenerateSql({ params: [DummyValue.HANDLE] })
   async lockByHandle(handle: string, tx?: Tx): Promise<Identity | null> {
-    return identityFromRow(await this.db.one<IdentityRow>(sql`SELECT ${COLUMNS} FROM identities WHERE agent_handle = ${handle} LIMIT 1 FOR UPDATE`, tx));
+    return identityFromRow(
+      await this.db.one<IdentityRow>(
+        sql`SELECT ${COLUMNS} FROM identities WHERE agent_handle = ${handle} LIMIT 1 FOR UPDATE`,
+        tx,
+      ),
+    );
   }
 
   /** New card copy; bumps card_version. */
-  @GenerateSql({ params: [DummyValue.UUID, { displayName: DummyValue.STRING, description: DummyValue.STRING, skills: [] }] })
+  @GenerateSql({
+    params: [DummyValue.UUID, { displayName: DummyValue.STRING, description: DummyValue.STRING, skills: [] }],
+  })
   async updateCard(id: string, card: CardCopy, tx?: Tx): Promise<Identity | null> {
-    return identityFromRow(await this.db.one<IdentityRow>(sql`
+    return identityFromRow(
+      await this.db.one<IdentityRow>(
+        sql`
       UPDATE identities
          SET display_name = ${card.displayName}, description = ${card.description}, skills = ${JSON.stringify(card.skills)}::jsonb,
              card_version = card_version + 1, updated_at = now()
        WHERE id = ${id}
-      RETURNING ${COLUMNS}`, tx));
+      RETURNING ${COLUMNS}`,
+        tx,
+      ),
+    );
   }
 
   /** Sets the given settings (none: only reads the row back). */
   @GenerateSql(
-    { name: 'all', params: [DummyValue.UUID, { enabled: true, allowPublicEgress: false, publiclyDiscoverable: true, filterMode: 'blacklist' }] },
+    {
+      name: 'all',
+      params: [
+        DummyValue.UUID,
+        { enabled: true, allowPublicEgress: false, publiclyDiscoverable: true, filterMode: 'blacklist' },
+      ],
+    },
     { name: 'none', params: [DummyValue.UUID, {}] },
   )
   async updateSettings(id: string, settings: IdentitySettings, tx?: Tx): Promise<Identity | null> {
-    const fields = (Object.keys(SETTING_COLUMNS) as Array<keyof IdentitySettings>).filter((field) => settings[field] !== undefined);
+    const fields = (Object.keys(SETTING_COLUMNS) as Array<keyof IdentitySettings>).filter(
+      (field) => settings[field] !== undefined,
+    );
     if (fields.length === 0) {
-      return identityFromRow(await this.db.one<IdentityRow>(sql`SELECT ${COLUMNS} FROM identities WHERE id = ${id}`, tx));
+      return identityFromRow(
+        await this.db.one<IdentityRow>(sql`SELECT ${COLUMNS} FROM identities WHERE id = ${id}`, tx),
+      );
     }
     const assignments = fields.map((field) => sql`${sql.raw(SETTING_COLUMNS[field])} = ${settings[field]}`);
-    return identityFromRow(await this.db.one<IdentityRow>(sql`
-      UPDATE identities SET ${sql.join(assignments)}, updated_at = now() WHERE id = ${id} RETURNING ${COLUMNS}`, tx));
+    return identityFromRow(
+      await this.db.one<IdentityRow>(
+        sql`
+      UPDATE identities SET ${sql.join(assignments)}, updated_at = now() WHERE id = ${id} RETURNING ${COLUMNS}`,
+        tx,
+      ),
+    );
   }
 
   /** Soft delete: the row stays (its handle reserved), its receiver off. */
   @GenerateSql({ params: [DummyValue.UUID] })
   async markDeleted(id: string, tx?: Tx): Promise<Identity | null> {
-    return identityFromRow(await this.db.one<IdentityRow>(sql`
+    return identityFromRow(
+      await this.db.one<IdentityRow>(
+        sql`
       UPDATE identities SET status = 'deleted', deleted_at = now(), enabled = false, updated_at = now()
        WHERE id = ${id}
-      RETURNING ${COLUMNS}`, tx));
+      RETURNING ${COLUMNS}`,
+        tx,
+      ),
+    );
   }
 
   /** The id of the unclaimed, active identity whose claim code hashes to `codeHash` and has not expired, locked. */
   @GenerateSql({ params: [DummyValue.BUFFER] })
   async lockClaimable(codeHash: Buffer, tx?: Tx): Promise<string | null> {
-    const row = await this.db.one<Pick<RowOf<Identity>, 'id'>>(sql`
+    const row = await this.db.one<Pick<RowOf<Identity>, 'id'>>(
+      sql`
       SELECT id FROM identities
        WHERE claim_code_hash = ${codeHash} AND claimed_at IS NULL AND status = 'active' AND claim_expires_at > now()
-       FOR UPDATE`, tx);
+       FOR UPDATE`,
+      tx,
+    );
     return row?.id ?? null;
   }
 
@@ -214,12 +289,17 @@ export class IdentitiesRepository {
    */
   @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2] })
   async claim(id: string, organizationId: string, tx?: Tx): Promise<Identity | null> {
-    return identityFromRow(await this.db.one<IdentityRow>(sql`
+    return identityFromRow(
+      await this.db.one<IdentityRow>(
+        sql`
       UPDATE identities
          SET organization_id = ${organizationId}, claimed_at = now(), claim_code_hash = NULL, claim_expires_at = NULL,
              card_version = card_version + 1, updated_at = now()
        WHERE id = ${id}
-      RETURNING ${COLUMNS}`, tx));
+      RETURNING ${COLUMNS}`,
+        tx,
+      ),
+    );
   }
 
   /**
@@ -234,7 +314,10 @@ export class IdentitiesRepository {
    */
   @GenerateSql(
     { name: 'unfiltered', params: [{}, EXAMPLE_PAGE] },
-    { name: 'filtered', params: [{ q: 'billing agent', skill: DummyValue.STRING, tag: DummyValue.STRING }, EXAMPLE_PAGE] },
+    {
+      name: 'filtered',
+      params: [{ q: 'billing agent', skill: DummyValue.STRING, tag: DummyValue.STRING }, EXAMPLE_PAGE],
+    },
   )
   async listPublic(filters: PublicFilters, pageQuery: PageQuery): Promise<IdentityPage> {
     const page = keyset('i', pageQuery);
@@ -246,7 +329,11 @@ export class IdentitiesRepository {
     ];
     const matching = sql.join(conditions, ' AND ');
     if (matching.isEmpty) {
-      return loadPage(await this.db.rows<Position>(sql`SELECT i.id, i.created_at FROM identities i WHERE ${listed} ${page.tail}`), page, (ids) => this.findByIds(ids));
+      return loadPage(
+        await this.db.rows<Position>(sql`SELECT i.id, i.created_at FROM identities i WHERE ${listed} ${page.tail}`),
+        page,
+        (ids) => this.findByIds(ids),
+      );
     }
     let positions = await this.db.rows<Position>(sql`
       SELECT i.id, i.created_at
@@ -265,19 +352,34 @@ export class IdentitiesRepository {
   /** Every identity of one organization, whatever its state, optionally filtered; newest first. */
   @GenerateSql(
     { name: 'unfiltered', params: [DummyValue.UUID, {}, EXAMPLE_PAGE] },
-    { name: 'filtered', params: [DummyValue.UUID, { q: 'billing', enabled: true, claimed: false, status: 'active' }, EXAMPLE_PAGE] },
+    {
+      name: 'filtered',
+      params: [DummyValue.UUID, { q: 'billing', enabled: true, claimed: false, status: 'active' }, EXAMPLE_PAGE],
+    },
   )
-  async listForOrganization(organizationId: string, filters: OrganizationFilters, pageQuery: PageQuery): Promise<IdentityPage> {
+  async listForOrganization(
+    organizationId: string,
+    filters: OrganizationFilters,
+    pageQuery: PageQuery,
+  ): Promise<IdentityPage> {
     const page = keyset('i', pageQuery);
     const where = sql.where([
       sql`i.organization_id = ${organizationId}::uuid`,
       textMatch(filters.q),
       filters.enabled !== undefined ? sql`i.enabled = ${filters.enabled}::boolean` : sql.empty,
-      filters.claimed !== undefined ? (filters.claimed ? sql`i.claimed_at IS NOT NULL` : sql`i.claimed_at IS NULL`) : sql.empty,
+      filters.claimed !== undefined
+        ? filters.claimed
+          ? sql`i.claimed_at IS NOT NULL`
+          : sql`i.claimed_at IS NULL`
+        : sql.empty,
       filters.status ? sql`i.status = ${filters.status}` : sql.empty,
       page.after,
     ]);
-    return loadPage(await this.db.rows<Position>(sql`SELECT i.id, i.created_at FROM identities i ${where} ${page.tail}`), page, (ids) => this.findByIds(ids));
+    return loadPage(
+      await this.db.rows<Position>(sql`SELECT i.id, i.created_at FROM identities i ${where} ${page.tail}`),
+      page,
+      (ids) => this.findByIds(ids),
+    );
   }
 
   // for keys: keys.service.ts lockBindableIdentity — the identity an admin key or Console user may bind a new agent key to.
@@ -288,26 +390,34 @@ export class IdentitiesRepository {
   @GenerateSql({ params: [DummyValue.UUID] })
   async lockBindable(id: string, tx?: Tx): Promise<Pick<RowOf<Identity>, 'id' | 'organization_id'> | null> {
     return this.db.one<Pick<RowOf<Identity>, 'id' | 'organization_id'>>(
-      sql`SELECT id, organization_id FROM identities WHERE id = ${id} AND status = 'active' FOR UPDATE`, tx);
+      sql`SELECT id, organization_id FROM identities WHERE id = ${id} AND status = 'active' FOR UPDATE`,
+      tx,
+    );
   }
 
   // for events: webhooks.service.ts — the identity a new webhook is scoped to, named by handle or id (requireAccess decides whose it may be).
   /** The active identity named by its id (a uuid) or its handle, with its organization; null if there is none. */
-  @GenerateSql(
-    { name: 'by id', params: [DummyValue.UUID] },
-    { name: 'by handle', params: [DummyValue.HANDLE] },
-  )
-  async findActiveByIdOrHandle(idOrHandle: string, tx?: Tx): Promise<{ id: string; organizationId: string | null } | null> {
+  @GenerateSql({ name: 'by id', params: [DummyValue.UUID] }, { name: 'by handle', params: [DummyValue.HANDLE] })
+  async findActiveByIdOrHandle(
+    idOrHandle: string,
+    tx?: Tx,
+  ): Promise<{ id: string; organizationId: string | null } | null> {
     const named = isUuid(idOrHandle) ? sql`id = ${idOrHandle}::uuid` : sql`agent_handle = ${idOrHandle}`;
-    const row = await this.db.one<Pick<RowOf<Identity>, 'id' | 'organization_id'>>(sql`
-      SELECT id, organization_id FROM identities WHERE status = 'active' AND ${named}`, tx);
+    const row = await this.db.one<Pick<RowOf<Identity>, 'id' | 'organization_id'>>(
+      sql`
+      SELECT id, organization_id FROM identities WHERE status = 'active' AND ${named}`,
+      tx,
+    );
     return row ? { id: row.id, organizationId: row.organization_id } : null;
   }
-
 }
 
 /** The page's rows, in the order of `positions` (limit + 1 of them at most), loaded by `find`. */
-async function loadPage(positions: Position[], page: Keyset, find: (ids: string[]) => Promise<Identity[]>): Promise<IdentityPage> {
+async function loadPage(
+  positions: Position[],
+  page: Keyset,
+  find: (ids: string[]) => Promise<Identity[]>,
+): Promise<IdentityPage> {
   const { items, nextCursor } = page.cut(positions, creationPosition);
   const rows = await find(items.map((item) => item.id));
   const byId = new Map(rows.map((row) => [row.id, row]));

@@ -9,10 +9,23 @@ import { creatorOf, KeysService } from '../keys/keys.service';
 import type { CardFieldsDto } from './dto/card-fields.dto';
 import type { CreateIdentityDto } from './dto/create-identity.dto';
 import type { UpdateSettingsDto } from './dto/update-settings.dto';
-import { identityParty, requireAccess, requireSettingsChange, type Permission, type SettingField } from '../auth/access';
+import {
+  identityParty,
+  requireAccess,
+  requireSettingsChange,
+  type Permission,
+  type SettingField,
+} from '../auth/access';
 import { emitIdentityEvent } from './identity-events';
 import { IdentitiesRepository, type IdentitySettings, type NewIdentity } from './identities.repository';
-import { canonicalSkills, toIdentityView, toSettingsView, type IdentityView, type MintedKeyView, type SettingsView } from './identity-view';
+import {
+  canonicalSkills,
+  toIdentityView,
+  toSettingsView,
+  type IdentityView,
+  type MintedKeyView,
+  type SettingsView,
+} from './identity-view';
 import type { FilterMode, Identity } from './identity.entity';
 
 const SETTING_PROPERTIES = {
@@ -66,10 +79,16 @@ export class IdentitiesService {
    * The parties of a protocol call, read together (one round trip on the hottest
    * path): the caller by id, and the worker by handle if it is servable (else null).
    */
-  async findCallParties(requesterId: string, workerHandle: string): Promise<{ requester: Identity | null; worker: Identity | null }> {
+  async findCallParties(
+    requesterId: string,
+    workerHandle: string,
+  ): Promise<{ requester: Identity | null; worker: Identity | null }> {
     const rows = await this.identities.findByIdOrHandle(requesterId, workerHandle);
     const worker = rows.find((identity) => identity.agentHandle === workerHandle) ?? null;
-    return { requester: rows.find((identity) => identity.id === requesterId) ?? null, worker: worker && isServable(worker) ? worker : null };
+    return {
+      requester: rows.find((identity) => identity.id === requesterId) ?? null,
+      worker: worker && isServable(worker) ? worker : null,
+    };
   }
 
   /** Several identities in one query (to show the handles a page of rows names). */
@@ -88,17 +107,29 @@ export class IdentitiesService {
   }
 
   /** `POST /api/v1/identities`: claimed into the caller's organization, receiver disabled. */
-  async create(principal: AdminKeyPrincipal | ConsolePrincipal, dto: CreateIdentityDto): Promise<IdentityView & { api_key?: MintedKeyView }> {
+  async create(
+    principal: AdminKeyPrincipal | ConsolePrincipal,
+    dto: CreateIdentityDto,
+  ): Promise<IdentityView & { api_key?: MintedKeyView }> {
     return this.db.transaction(async (tx) => {
       const identity = await this.insert(tx, {
         handle: dto.agent_handle,
         organizationId: principal.organizationId,
         card: dto,
-        settings: { publiclyDiscoverable: dto.publicly_discoverable, allowPublicEgress: dto.allow_public_egress, filterMode: dto.filter_mode },
+        settings: {
+          publiclyDiscoverable: dto.publicly_discoverable,
+          allowPublicEgress: dto.allow_public_egress,
+          filterMode: dto.filter_mode,
+        },
       });
       // Created claimed: for its organization it is an identity that has just been claimed into it.
       const view = await this.emitted(tx, 'identity.claimed', identity);
-      await this.audit.record(tx, { organizationId: view.organization_id, action: 'identity.created', target: identityTarget(view), after: view });
+      await this.audit.record(tx, {
+        organizationId: view.organization_id,
+        action: 'identity.created',
+        target: identityTarget(view),
+        after: view,
+      });
       if (!dto.mint_key) return view;
       const { metadata, key } = await this.keys.mintWith(tx, {
         scope: 'agent',
@@ -122,12 +153,24 @@ export class IdentitiesService {
         description: dto.description ?? identity.description,
         skills: canonicalSkills(dto.skills ?? identity.skills),
       };
-      const changed = next.displayName !== identity.displayName || next.description !== identity.description ||
+      const changed =
+        next.displayName !== identity.displayName ||
+        next.description !== identity.description ||
         JSON.stringify(next.skills) !== JSON.stringify(canonicalSkills(identity.skills));
       const before = toIdentityView(identity, this.baseUrl);
       if (!changed) return before;
-      const after = await this.emitted(tx, 'identity.updated', (await this.identities.updateCard(identity.id, next, tx))!);
-      await this.audit.record(tx, { organizationId: after.organization_id, action: 'identity.updated', target: identityTarget(after), before, after });
+      const after = await this.emitted(
+        tx,
+        'identity.updated',
+        (await this.identities.updateCard(identity.id, next, tx))!,
+      );
+      await this.audit.record(tx, {
+        organizationId: after.organization_id,
+        action: 'identity.updated',
+        target: identityTarget(after),
+        before,
+        after,
+      });
       return after;
     });
   }
@@ -145,7 +188,9 @@ export class IdentitiesService {
       const identity = await this.lockForChange(tx, principal, handle, 'identity.changeSettings');
       const fields = (Object.keys(dto) as SettingField[]).filter((field) => dto[field] !== undefined);
       requireSettingsChange(principal, identity, fields, dto.enabled === true);
-      const changes: IdentitySettings = Object.fromEntries(fields.map((field) => [SETTING_PROPERTIES[field], dto[field]]));
+      const changes: IdentitySettings = Object.fromEntries(
+        fields.map((field) => [SETTING_PROPERTIES[field], dto[field]]),
+      );
       const updated = (await this.identities.updateSettings(identity.id, changes, tx))!;
       if (fields.some((field) => updated[SETTING_PROPERTIES[field]] !== identity[SETTING_PROPERTIES[field]])) {
         const after = await this.emitted(tx, 'identity.updated', updated);
@@ -170,7 +215,13 @@ export class IdentitiesService {
       const identity = await this.lockForChange(tx, principal, handle, 'identity.delete');
       const before = toIdentityView(identity, this.baseUrl);
       const after = await this.emitted(tx, 'identity.updated', (await this.identities.markDeleted(identity.id, tx))!);
-      await this.audit.record(tx, { organizationId: before.organization_id, action: 'identity.deleted', target: identityTarget(before), before, after });
+      await this.audit.record(tx, {
+        organizationId: before.organization_id,
+        action: 'identity.deleted',
+        target: identityTarget(before),
+        before,
+        after,
+      });
       await this.keys.revokeAllForIdentity(tx, identity.id);
     });
   }
@@ -181,39 +232,59 @@ export class IdentitiesService {
    * is a 409.
    */
   async insert(tx: Tx, identity: IdentityToCreate): Promise<Identity> {
-    const inserted = await this.identities.insert({
-      handle: identity.handle,
-      organizationId: identity.organizationId,
-      displayName: identity.card.display_name ?? '',
-      description: identity.card.description ?? '',
-      skills: canonicalSkills(identity.card.skills ?? []),
-      publiclyDiscoverable: identity.settings?.publiclyDiscoverable ?? false,
-      allowPublicEgress: identity.settings?.allowPublicEgress ?? false,
-      filterMode: identity.settings?.filterMode ?? 'whitelist',
-      claim: identity.claim,
-    }, tx);
+    const inserted = await this.identities.insert(
+      {
+        handle: identity.handle,
+        organizationId: identity.organizationId,
+        displayName: identity.card.display_name ?? '',
+        description: identity.card.description ?? '',
+        skills: canonicalSkills(identity.card.skills ?? []),
+        publiclyDiscoverable: identity.settings?.publiclyDiscoverable ?? false,
+        allowPublicEgress: identity.settings?.allowPublicEgress ?? false,
+        filterMode: identity.settings?.filterMode ?? 'whitelist',
+        claim: identity.claim,
+      },
+      tx,
+    );
     if (!inserted) {
-      throw conflict('handle_taken', `The handle "${identity.handle}" is taken; handles are never reused, even after deletion.`);
+      throw conflict(
+        'handle_taken',
+        `The handle "${identity.handle}" is taken; handles are never reused, even after deletion.`,
+      );
     }
     return inserted;
   }
 
   /** The identity as every read shows it, reported to its organization in the change's transaction. */
-  private async emitted(tx: Tx, type: 'identity.claimed' | 'identity.updated', identity: Identity): Promise<IdentityView> {
+  private async emitted(
+    tx: Tx,
+    type: 'identity.claimed' | 'identity.updated',
+    identity: Identity,
+  ): Promise<IdentityView> {
     return emitIdentityEvent(this.events, tx, type, toIdentityView(identity, this.baseUrl));
   }
 
-  private async visible(principal: Principal, handle: string, permission: Extract<Permission, `identity.${string}`>): Promise<Identity> {
+  private async visible(
+    principal: Principal,
+    handle: string,
+    permission: Extract<Permission, `identity.${string}`>,
+  ): Promise<Identity> {
     const identity = await this.findByHandle(handle);
     requireAccess(principal, permission, identityParty(identity), handle);
     return identity!;
   }
 
   /** The identity, locked, after the access check; a deleted identity can no longer change. */
-  private async lockForChange(tx: Tx, principal: Principal, handle: string, permission: Extract<Permission, `identity.${string}`>): Promise<Identity> {
+  private async lockForChange(
+    tx: Tx,
+    principal: Principal,
+    handle: string,
+    permission: Extract<Permission, `identity.${string}`>,
+  ): Promise<Identity> {
     const identity = await this.identities.lockByHandle(handle, tx);
     requireAccess(principal, permission, identityParty(identity), handle);
-    if (identity!.status === 'deleted') throw conflict('identity_deleted', 'The identity has been deleted; it can be read but no longer changed.');
+    if (identity!.status === 'deleted')
+      throw conflict('identity_deleted', 'The identity has been deleted; it can be read but no longer changed.');
     return identity!;
   }
 }
@@ -224,6 +295,10 @@ function isServable(identity: Identity): boolean {
 }
 
 /** An identity as the audit log names it: its id and handle. */
-export function identityTarget(view: { id: string; agent_handle: string }): { type: string; id: string; label: string } {
+export function identityTarget(view: { id: string; agent_handle: string }): {
+  type: string;
+  id: string;
+  label: string;
+} {
   return { type: 'identity', id: view.id, label: view.agent_handle };
 }

@@ -8,8 +8,16 @@ import type { IdentityView } from './identity-view';
  * An identity of no organization (unclaimed) has no subscriber: nothing is written.
  */
 export async function emitIdentityEvent(
-  events: EventsService, tx: Tx, type: 'identity.claimed' | 'identity.updated', view: IdentityView,
+  events: EventsService,
+  tx: Tx,
+  type: 'identity.claimed' | 'identity.updated',
+  view: IdentityView,
 ): Promise<IdentityView> {
-  await events.emit(tx, { type, organizationId: view.organization_id, identityIds: [view.id], data: { identity: view } });
+  await events.emit(tx, {
+    type,
+    organizationId: view.organization_id,
+    identityIds: [view.id],
+    data: { identity: view },
+  });
   return view;
 }

@@ -1,6 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { PageQuery } from '../common/pagination';
-import { IdentitiesRepository, type IdentityPage, type OrganizationFilters, type PublicFilters } from './identities.repository';
+import {
+  IdentitiesRepository,
+  type IdentityPage,
+  type OrganizationFilters,
+  type PublicFilters,
+} from './identities.repository';
 
 export { WALK_LIMIT, type IdentityPage } from './identities.repository';
 
@@ -19,12 +24,19 @@ export class IdentitySearchService {
 
   /** The public directory: `q` over handle, name, description and skills; `skill`; `tag`. */
   listPublic(query: PublicListing): Promise<IdentityPage> {
-    return this.identities.listPublic({ q: query.q, skill: query.skill, tag: query.tag }, { limit: query.limit, cursor: query.cursor });
+    return this.identities.listPublic(
+      { q: query.q, skill: query.skill, tag: query.tag },
+      { limit: query.limit, cursor: query.cursor },
+    );
   }
 
   /** Every identity of one organization, whatever its state, optionally filtered. */
   listForOrganization(organizationId: string, query: OrganizationListing): Promise<IdentityPage> {
     const { q, enabled, claimed, status } = query;
-    return this.identities.listForOrganization(organizationId, { q, enabled, claimed, status }, { limit: query.limit, cursor: query.cursor });
+    return this.identities.listForOrganization(
+      organizationId,
+      { q, enabled, claimed, status },
+      { limit: query.limit, cursor: query.cursor },
+    );
   }
 }

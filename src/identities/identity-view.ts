@@ -41,7 +41,11 @@ export type MintedKeyView = KeyMetadata & { key: string };
  */
 export function canonicalSkills(skills: ReadonlyArray<AgentSkill>): AgentSkill[] {
   return skills.map(({ id, name, description, tags, examples, visibility }) => ({
-    id, name, description, tags: [...tags], ...(examples !== undefined ? { examples: [...examples] } : {}),
+    id,
+    name,
+    description,
+    tags: [...tags],
+    ...(examples !== undefined ? { examples: [...examples] } : {}),
     visibility: visibility ?? 'public',
   }));
 }
@@ -84,7 +88,8 @@ export function toSettingsView(identity: Identity): SettingsView {
 export class IdentitySchema implements IdentityView {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ example: 'acme-billing' }) agent_handle: string;
-  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'null while unclaimed.' }) organization_id: string | null;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'null while unclaimed.' }) organization_id:
+    string | null;
   @ApiProperty() display_name: string;
   @ApiProperty() description: string;
   @ApiProperty({ type: [AgentSkillDto] }) skills: AgentSkill[];
@@ -116,7 +121,10 @@ export class CreatedIdentitySchema extends IdentitySchema {
 
 @ApiSchema({ name: 'ClaimCode' })
 class ClaimCodeSchema {
-  @ApiProperty({ description: 'Give it to a Console user of the organization that should claim the agent. Shown only here.' }) code: string;
+  @ApiProperty({
+    description: 'Give it to a Console user of the organization that should claim the agent. Shown only here.',
+  })
+  code: string;
   @ApiProperty({ format: 'date-time' }) expires_at: string;
 }
 

@@ -88,11 +88,27 @@ export class Identity {
   searchVector: string | null;
 
   /** Generated: lower-cased ids and names of the public skills (the `skill` filter). */
-  @Column({ name: 'skill_keys', type: 'text', array: true, nullable: true, insert: false, update: false, select: false })
+  @Column({
+    name: 'skill_keys',
+    type: 'text',
+    array: true,
+    nullable: true,
+    insert: false,
+    update: false,
+    select: false,
+  })
   skillKeys: string[] | null;
 
   /** Generated: lower-cased tags of the public skills (the `tag` filter). */
-  @Column({ name: 'skill_tags', type: 'text', array: true, nullable: true, insert: false, update: false, select: false })
+  @Column({
+    name: 'skill_tags',
+    type: 'text',
+    array: true,
+    nullable: true,
+    insert: false,
+    update: false,
+    select: false,
+  })
   skillTags: string[] | null;
 
   get claimed(): boolean {

@@ -22,7 +22,8 @@ export class ApiKeysController {
   @Surface('keyAdmin', {
     id: 'mintApiKey',
     summary: 'Mint an API key; the plaintext `key` is returned only here',
-    notes: 'Console sessions mint admin or agent keys; an admin key mints agent keys only (`scope` defaults to `agent`).',
+    notes:
+      'Console sessions mint admin or agent keys; an admin key mints agent keys only (`scope` defaults to `agent`).',
   })
   @Returns(201, MintedKeySchema)
   @Refuses({
@@ -36,21 +37,21 @@ export class ApiKeysController {
   }
 
   @Get()
-  @Surface('keyAdmin', { id: 'listApiKeys', summary: 'List your organization\'s API keys' })
+  @Surface('keyAdmin', { id: 'listApiKeys', summary: "List your organization's API keys" })
   @Returns(200, KeyPage)
   list(@CurrentPrincipal() principal: KeyPrincipal | ConsolePrincipal, @Query() query: ListKeysQuery) {
     return this.keys.list(principal, query);
   }
 
   @Get(':id')
-  @Surface('keyAdmin', { id: 'getApiKey', summary: 'Read an API key\'s metadata' })
+  @Surface('keyAdmin', { id: 'getApiKey', summary: "Read an API key's metadata" })
   @Returns(200, KeyMetadataSchema)
   get(@CurrentPrincipal() principal: KeyPrincipal | ConsolePrincipal, @KeyId() id: string) {
     return this.keys.get(principal, id);
   }
 
   @Patch(':id')
-  @Surface('console', { id: 'updateApiKey', summary: 'Edit an API key\'s label or description' })
+  @Surface('console', { id: 'updateApiKey', summary: "Edit an API key's label or description" })
   @Returns(200, KeyMetadataSchema)
   update(@CurrentPrincipal() principal: ConsolePrincipal, @KeyId() id: string, @Body() dto: UpdateKeyDto) {
     return this.keys.update(principal, id, dto);

@@ -42,7 +42,11 @@ class KeyCreatorSchema {
   @ApiProperty({ enum: ['console_user', 'api_key', 'signup'] })
   type: KeyCreatorType;
 
-  @ApiProperty({ type: String, nullable: true, description: 'The Console user or API key that minted it; null for agent signup.' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The Console user or API key that minted it; null for agent signup.',
+  })
   id: string | null;
 }
 
@@ -51,13 +55,19 @@ class KeyCreatorSchema {
 export class KeyMetadataSchema implements KeyMetadata {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ enum: ['admin', 'agent'] }) scope: KeyScope;
-  @ApiProperty({ type: String, format: 'uuid', nullable: true, description: 'The bound identity (agent keys); null for admin keys.' })
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'The bound identity (agent keys); null for admin keys.',
+  })
   scoped_identity_id: string | null;
   @ApiProperty({ type: String, format: 'uuid', nullable: true }) organization_id: string | null;
   @ApiProperty() label: string;
   @ApiProperty() description: string;
   @ApiProperty({ enum: ['active', 'revoked'] }) status: KeyStatus;
-  @ApiProperty({ example: 'a2a_agt_Ab3d', description: 'The first characters of the key, to recognise it.' }) prefix: string;
+  @ApiProperty({ example: 'a2a_agt_Ab3d', description: 'The first characters of the key, to recognise it.' })
+  prefix: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ type: KeyCreatorSchema }) created_by: { type: KeyCreatorType; id: string | null };
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) last_used_at: string | null;

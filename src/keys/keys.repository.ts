@@ -46,7 +46,8 @@ export type KeySelection = { id: string } | { identityId: string };
  * Key metadata with the organization resolved: an admin key carries its own, an
  * agent key takes its identity's.
  */
-const METADATA_COLUMNS = sql.raw(`k.id, k.scope, k.identity_id, COALESCE(k.organization_id, i.organization_id) AS organization_id,
+const METADATA_COLUMNS =
+  sql.raw(`k.id, k.scope, k.identity_id, COALESCE(k.organization_id, i.organization_id) AS organization_id,
   k.label, k.description, k.status, k.prefix, k.created_at, k.created_by_type, k.created_by_id,
   k.last_used_at, k.revoked_at`);
 const FROM_KEYS = sql.raw(`FROM api_keys k LEFT JOIN identities i ON i.id = k.identity_id`);
@@ -77,41 +78,61 @@ export class KeysRepository {
    */
   @GenerateSql({ params: [DummyValue.BUFFER] })
   async findByHash(keyHash: Buffer): Promise<VerifiedKeyRow | null> {
-    const [row] = await this.db.prepared<VerifiedKeyRow>('verify_api_key', sql`
+    const [row] = await this.db.prepared<VerifiedKeyRow>(
+      'verify_api_key',
+      sql`
       SELECT ${METADATA_COLUMNS}, i.agent_handle AS identity_handle,
              (i.claimed_at IS NOT NULL) AS identity_claimed, i.enabled AS identity_enabled
         ${FROM_KEYS}
-       WHERE k.key_hash = ${keyHash}`);
+       WHERE k.key_hash = ${keyHash}`,
+    );
     return row ?? null;
   }
 
   /** A key's status (one primary-key probe, prepared: streams ask each time they wake). */
   @GenerateSql({ params: [DummyValue.UUID] })
   async status(id: string): Promise<KeyStatus | null> {
-    const [row] = await this.db.prepared<Pick<KeyRow, 'status'>>('api_key_status', sql`SELECT status FROM api_keys WHERE id = ${id}`);
+    const [row] = await this.db.prepared<Pick<KeyRow, 'status'>>(
+      'api_key_status',
+      sql`SELECT status FROM api_keys WHERE id = ${id}`,
+    );
     return row?.status ?? null;
   }
 
   @GenerateSql({ params: [DummyValue.UUID] })
   async countActiveForIdentity(identityId: string, tx?: Tx): Promise<number> {
     const row = await this.db.one<{ count: number }>(
-      sql`SELECT count(*)::int AS count FROM api_keys WHERE identity_id = ${identityId} AND status = 'active'`, tx);
+      sql`SELECT count(*)::int AS count FROM api_keys WHERE identity_id = ${identityId} AND status = 'active'`,
+      tx,
+    );
     return row?.count ?? 0;
   }
 
   /** Stores an active key; its id. */
   @GenerateSql({
-    params: [{
-      keyHash: DummyValue.BUFFER, prefix: 'a2a_adm_Ab3d', scope: 'admin', organizationId: null, identityId: null,
-      label: '', description: '', createdByType: 'signup', createdById: null,
-    } satisfies NewKey],
+    params: [
+      {
+        keyHash: DummyValue.BUFFER,
+        prefix: 'a2a_adm_Ab3d',
+        scope: 'admin',
+        organizationId: null,
+        identityId: null,
+        label: '',
+        description: '',
+        createdByType: 'signup',
+        createdById: null,
+      } satisfies NewKey,
+    ],
   })
   async insert(key: NewKey, tx?: Tx): Promise<string> {
-    const row = await this.db.one<Pick<KeyRow, 'id'>>(sql`
+    const row = await this.db.one<Pick<KeyRow, 'id'>>(
+      sql`
       INSERT INTO api_keys (key_hash, prefix, scope, organization_id, identity_id, label, description, status, created_by_type, created_by_id)
       VALUES (${key.keyHash}, ${key.prefix}, ${key.scope}, ${key.organizationId}, ${key.identityId}, ${key.label}, ${key.description},
               'active', ${key.createdByType}, ${key.createdById})
-      RETURNING id`, tx);
+      RETURNING id`,
+      tx,
+    );
     return row!.id;
   }
 
@@ -128,20 +149,38 @@ export class KeysRepository {
   @GenerateSql(
     { name: 'first page', params: [DummyValue.UUID, {}] },
     { name: 'filtered', params: [DummyValue.UUID, { scope: 'agent', status: 'active', identity: DummyValue.HANDLE }] },
-    { name: 'by identity id', params: [DummyValue.UUID, { identity: DummyValue.UUID_2, cursor: encodeCursor({ at: DummyValue.DATE.toISOString(), id: DummyValue.UUID }) }] },
+    {
+      name: 'by identity id',
+      params: [
+        DummyValue.UUID,
+        {
+          identity: DummyValue.UUID_2,
+          cursor: encodeCursor({ at: DummyValue.DATE.toISOString(), id: DummyValue.UUID }),
+        },
+      ],
+    },
   )
-  async list(organizationId: string | null, filter: KeyListFilter): Promise<{ items: KeyRow[]; nextCursor: string | null }> {
+  async list(
+    organizationId: string | null,
+    filter: KeyListFilter,
+  ): Promise<{ items: KeyRow[]; nextCursor: string | null }> {
     const page = keyset('k', filter);
-    const identity = filter.identity === undefined
-      ? sql.empty
-      : isUuid(filter.identity) ? sql`k.identity_id = ${filter.identity}::uuid` : sql`i.agent_handle = ${filter.identity}`;
-    const where = sql.join([
-      sql`(k.organization_id = ${organizationId} OR i.organization_id = ${organizationId})`,
-      filter.scope ? sql`k.scope = ${filter.scope}` : sql.empty,
-      filter.status ? sql`k.status = ${filter.status}` : sql.empty,
-      identity,
-      page.after,
-    ], ' AND ');
+    const identity =
+      filter.identity === undefined
+        ? sql.empty
+        : isUuid(filter.identity)
+          ? sql`k.identity_id = ${filter.identity}::uuid`
+          : sql`i.agent_handle = ${filter.identity}`;
+    const where = sql.join(
+      [
+        sql`(k.organization_id = ${organizationId} OR i.organization_id = ${organizationId})`,
+        filter.scope ? sql`k.scope = ${filter.scope}` : sql.empty,
+        filter.status ? sql`k.status = ${filter.status}` : sql.empty,
+        identity,
+        page.after,
+      ],
+      ' AND ',
+    );
     const rows = await this.db.rows<KeyRow>(sql`${selectMetadata(where)} ${page.tail}`);
     return page.cut(rows, creationPosition);
   }
@@ -160,12 +199,14 @@ export class KeysRepository {
   /** Revokes the selected active keys; the metadata of those it revoked. */
   @GenerateSql(
     { name: 'one key', params: [{ id: DummyValue.UUID }] },
-    { name: 'an identity\'s keys', params: [{ identityId: DummyValue.UUID }] },
+    { name: "an identity's keys", params: [{ identityId: DummyValue.UUID }] },
   )
   async revoke(selection: KeySelection, tx?: Tx): Promise<KeyRow[]> {
     const which = 'id' in selection ? sql`id = ${selection.id}` : sql`identity_id = ${selection.identityId}`;
     const revoked = await this.db.rows<Pick<KeyRow, 'id'>>(
-      sql`UPDATE api_keys SET status = 'revoked', revoked_at = now() WHERE ${which} AND status = 'active' RETURNING id`, tx);
+      sql`UPDATE api_keys SET status = 'revoked', revoked_at = now() WHERE ${which} AND status = 'active' RETURNING id`,
+      tx,
+    );
     if (revoked.length === 0) return [];
     return this.db.rows<KeyRow>(selectMetadata(sql`k.id = ANY(${revoked.map((row) => row.id)}::uuid[])`), tx);
   }

@@ -31,7 +31,9 @@ export interface KeyBinding {
 
 /** Who a key minted on a principal's request was created by. */
 export function creatorOf(principal: AdminKeyPrincipal | ConsolePrincipal): KeyBinding['createdBy'] {
-  return principal.kind === 'console' ? { type: 'console_user', id: principal.id } : { type: 'api_key', id: principal.id };
+  return principal.kind === 'console'
+    ? { type: 'console_user', id: principal.id }
+    : { type: 'api_key', id: principal.id };
 }
 
 /** A key as the audit log names it: its id and label. */
@@ -67,20 +69,21 @@ export class KeysService {
     const row = await this.repository.findByHash(hashApiKey(raw));
     if (!row || row.status !== 'active') return null;
     this.usage.touch(row.id);
-    const principal: KeyPrincipal = row.scope === 'admin'
-      ? { kind: 'admin', id: row.id, label: row.label, organizationId: row.organization_id! }
-      : {
-          kind: 'agent',
-          id: row.id,
-          label: row.label,
-          organizationId: row.organization_id,
-          identity: {
-            id: row.identity_id!,
-            handle: row.identity_handle!,
-            claimed: row.identity_claimed === true,
-            enabled: row.identity_enabled === true,
-          },
-        };
+    const principal: KeyPrincipal =
+      row.scope === 'admin'
+        ? { kind: 'admin', id: row.id, label: row.label, organizationId: row.organization_id! }
+        : {
+            kind: 'agent',
+            id: row.id,
+            label: row.label,
+            organizationId: row.organization_id,
+            identity: {
+              id: row.identity_id!,
+              handle: row.identity_handle!,
+              claimed: row.identity_claimed === true,
+              enabled: row.identity_enabled === true,
+            },
+          };
     // Authentication already read the key's metadata; GET /api-keys/self reuses it
     // for this request instead of a second round trip.
     this.verified.set(principal, row);
@@ -132,23 +135,33 @@ export class KeysService {
     if (binding.identityId) {
       const count = await this.repository.countActiveForIdentity(binding.identityId, tx);
       if (count >= MAX_ACTIVE_KEYS_PER_IDENTITY) {
-        throw conflict('key_limit_reached', `An identity can have at most ${MAX_ACTIVE_KEYS_PER_IDENTITY} active keys; revoke one first.`);
+        throw conflict(
+          'key_limit_reached',
+          `An identity can have at most ${MAX_ACTIVE_KEYS_PER_IDENTITY} active keys; revoke one first.`,
+        );
       }
     }
     const key = generateApiKey(binding.scope);
-    const id = await this.repository.insert({
-      keyHash: hashApiKey(key),
-      prefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
-      scope: binding.scope,
-      organizationId: binding.organizationId ?? null,
-      identityId: binding.identityId ?? null,
-      label: binding.label ?? '',
-      description: binding.description ?? '',
-      createdByType: binding.createdBy.type,
-      createdById: binding.createdBy.id,
-    }, tx);
+    const id = await this.repository.insert(
+      {
+        keyHash: hashApiKey(key),
+        prefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
+        scope: binding.scope,
+        organizationId: binding.organizationId ?? null,
+        identityId: binding.identityId ?? null,
+        label: binding.label ?? '',
+        description: binding.description ?? '',
+        createdByType: binding.createdBy.type,
+        createdById: binding.createdBy.id,
+      },
+      tx,
+    );
     const metadata = this.present(await this.rowOf(tx, id));
-    await this.events.emit(tx, { type: 'api_key.created', organizationId: metadata.organization_id, data: { api_key: metadata } });
+    await this.events.emit(tx, {
+      type: 'api_key.created',
+      organizationId: metadata.organization_id,
+      data: { api_key: metadata },
+    });
     await this.audit.record(tx, {
       organizationId: metadata.organization_id,
       actor: binding.createdBy.type === 'signup' ? 'signup' : undefined,
@@ -159,7 +172,10 @@ export class KeysService {
     return { metadata, key };
   }
 
-  async list(principal: KeyPrincipal | ConsolePrincipal, query: ListKeysQuery): Promise<{ api_keys: KeyMetadata[]; next_cursor: string | null }> {
+  async list(
+    principal: KeyPrincipal | ConsolePrincipal,
+    query: ListKeysQuery,
+  ): Promise<{ api_keys: KeyMetadata[]; next_cursor: string | null }> {
     const page = await this.repository.list(principal.organizationId, query);
     return { api_keys: page.items.map((row) => this.present(row)), next_cursor: page.nextCursor };
   }
@@ -174,7 +190,13 @@ export class KeysService {
       const before = this.present(await this.findInOrganization(principal, 'key.edit', id, tx));
       await this.repository.update(id, { label: dto.label, description: dto.description }, tx);
       const after = this.present(await this.rowOf(tx, id));
-      await this.audit.record(tx, { organizationId: after.organization_id, action: 'api_key.updated', target: keyTarget(after), before, after });
+      await this.audit.record(tx, {
+        organizationId: after.organization_id,
+        action: 'api_key.updated',
+        target: keyTarget(after),
+        before,
+        after,
+      });
       return after;
     });
   }
@@ -209,7 +231,11 @@ export class KeysService {
   private async revokeWhere(selection: KeySelection, tx: Tx): Promise<void> {
     for (const row of await this.repository.revoke(selection, tx)) {
       const metadata = this.present(row);
-      await this.events.emit(tx, { type: 'api_key.revoked', organizationId: metadata.organization_id, data: { api_key: metadata } });
+      await this.events.emit(tx, {
+        type: 'api_key.revoked',
+        organizationId: metadata.organization_id,
+        data: { api_key: metadata },
+      });
       await this.audit.record(tx, {
         organizationId: metadata.organization_id,
         action: 'api_key.revoked',
@@ -223,13 +249,21 @@ export class KeysService {
   /** The identity an admin key or Console user may bind a new agent key to. */
   private async lockBindableIdentity(tx: Tx, principal: Principal, identityId: string): Promise<void> {
     const identity = await this.identities.lockBindable(identityId, tx);
-    requireAccess(principal, 'key.bind', identity ? { owner: { organizationId: identity.organization_id, identityId: identity.id } } : null);
+    requireAccess(
+      principal,
+      'key.bind',
+      identity ? { owner: { organizationId: identity.organization_id, identityId: identity.id } } : null,
+    );
   }
 
   /** The key, if `principal` may do `permission` to it (its organization's keys). */
   private async findInOrganization(principal: Principal, permission: Permission, id: string, tx?: Tx): Promise<KeyRow> {
     const row = await this.repository.findById(id, tx);
-    requireAccess(principal, permission, row ? { owner: { organizationId: row.organization_id, identityId: row.identity_id } } : null);
+    requireAccess(
+      principal,
+      permission,
+      row ? { owner: { organizationId: row.organization_id, identityId: row.identity_id } } : null,
+    );
     return row!;
   }
 

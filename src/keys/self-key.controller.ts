@@ -14,7 +14,7 @@ export class SelfKeyController {
   constructor(private readonly keys: KeysService) {}
 
   @Get()
-  @Surface('keySelf', { id: 'getSelfKey', summary: 'Read the calling key\'s metadata (never its plaintext)' })
+  @Surface('keySelf', { id: 'getSelfKey', summary: "Read the calling key's metadata (never its plaintext)" })
   @Returns(200, KeyMetadataSchema)
   self(@CurrentPrincipal() principal: KeyPrincipal) {
     return this.keys.self(principal);

@@ -15,7 +15,11 @@ export class ContextsController {
   constructor(private readonly tasks: TasksService) {}
 
   @Get()
-  @Surface('ledger', { id: 'listContexts', summary: 'List the contexts you take part in, newest first', notes: 'Filters: role, peer, identity.' })
+  @Surface('ledger', {
+    id: 'listContexts',
+    summary: 'List the contexts you take part in, newest first',
+    notes: 'Filters: role, peer, identity.',
+  })
   @Returns(200, ContextPage)
   list(@CurrentPrincipal() principal: Principal, @Query() query: ListContextsQuery) {
     return this.tasks.listContexts(principal, query);
@@ -24,7 +28,10 @@ export class ContextsController {
   @Get(':id')
   @Surface('ledger', { id: 'getContext', summary: 'Read a context with its most recent tasks' })
   @Returns(200, ContextWithTasksSchema)
-  get(@CurrentPrincipal() principal: Principal, @Param('id', new ParseIdPipe('context_not_found', 'context')) id: string) {
+  get(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', new ParseIdPipe('context_not_found', 'context')) id: string,
+  ) {
     return this.tasks.getContext(principal, id);
   }
 }

@@ -1,7 +1,17 @@
-import { clampedListHistory, clampedTaskHistory, LIST_HISTORY_BUDGET, listHistory, taskHistory } from './history-limits';
+import {
+  clampedListHistory,
+  clampedTaskHistory,
+  LIST_HISTORY_BUDGET,
+  listHistory,
+  taskHistory,
+} from './history-limits';
 
 describe('history limits', () => {
-  const refused = expect.objectContaining({ status: 400, code: 'validation_failed', extra: { errors: [expect.objectContaining({ field: 'history_length' })] } });
+  const refused = expect.objectContaining({
+    status: 400,
+    code: 'validation_failed',
+    extra: { errors: [expect.objectContaining({ field: 'history_length' })] },
+  });
 
   it('REST, one task: the latest max when absent; up to max as asked; beyond → 400', () => {
     expect(taskHistory(undefined, 100)).toBe(100);

@@ -16,7 +16,8 @@ export const LIST_HISTORY_BUDGET = MAX_PAGE_SIZE;
 /** REST, one task: the latest `max` when absent; more than `max` → 400. */
 export function taskHistory(requested: number | undefined, max: number): number {
   if (requested === undefined) return max;
-  if (requested > max) throw tooLong(`history_length is at most ${max}; page through GET /api/v1/tasks/{id}/messages for more.`);
+  if (requested > max)
+    throw tooLong(`history_length is at most ${max}; page through GET /api/v1/tasks/{id}/messages for more.`);
   return requested;
 }
 
@@ -25,7 +26,9 @@ export function listHistory(requested: number | undefined, limit: number, max: n
   if (requested === undefined) return 1;
   const allowed = listShare(limit, max);
   if (requested > allowed) {
-    throw tooLong(`history_length × limit is at most ${LIST_HISTORY_BUDGET} (and history_length at most ${max}): with limit ${limit}, history_length is at most ${allowed}.`);
+    throw tooLong(
+      `history_length × limit is at most ${LIST_HISTORY_BUDGET} (and history_length at most ${max}): with limit ${limit}, history_length is at most ${allowed}.`,
+    );
   }
   return requested;
 }

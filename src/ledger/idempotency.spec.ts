@@ -13,11 +13,22 @@ describe('Idempotency-Key helpers', () => {
     expect(IdempotencyStore.hash('reply a', body).equals(IdempotencyStore.hash('reply b', body))).toBe(false);
   });
 
-  it.each([['', false], ['k', true], ['x'.repeat(255), true], ['x'.repeat(256), false], ['with space', false], ['tab\t', false], ['é', false], ['a-b_c.d:e/f=', true]])(
-    'key %j valid: %s', (key, valid) => {
-      if (valid) expect(IdempotencyStore.parseKey(key)).toBe(key);
-      else expect(() => IdempotencyStore.parseKey(key)).toThrow(expect.objectContaining({ code: 'invalid_idempotency_key' }));
-    });
+  it.each([
+    ['', false],
+    ['k', true],
+    ['x'.repeat(255), true],
+    ['x'.repeat(256), false],
+    ['with space', false],
+    ['tab\t', false],
+    ['é', false],
+    ['a-b_c.d:e/f=', true],
+  ])('key %j valid: %s', (key, valid) => {
+    if (valid) expect(IdempotencyStore.parseKey(key)).toBe(key);
+    else
+      expect(() => IdempotencyStore.parseKey(key)).toThrow(
+        expect.objectContaining({ code: 'invalid_idempotency_key' }),
+      );
+  });
 
   it('no header, no key', () => {
     expect(IdempotencyStore.parseKey(undefined)).toBeUndefined();

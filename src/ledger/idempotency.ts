@@ -34,14 +34,21 @@ export class IdempotencyStore {
 
   /** A hash of what makes two requests "the same": the target and the canonical JSON body. */
   static hash(target: string, body: unknown): Buffer {
-    return createHash('sha256').update(`${target}\n${canonicalJson(body)}`).digest();
+    return createHash('sha256')
+      .update(`${target}\n${canonicalJson(body)}`)
+      .digest();
   }
 
   async claim(tx: Tx, scope: string, key: string, requestHash: Buffer): Promise<Claim> {
-    if (await this.repository.claimIdempotencyKey(scope, key, requestHash, IDEMPOTENCY_TTL_HOURS, tx)) return { replay: null };
+    if (await this.repository.claimIdempotencyKey(scope, key, requestHash, IDEMPOTENCY_TTL_HOURS, tx))
+      return { replay: null };
     const row = (await this.repository.idempotencyKey(scope, key, tx))!;
     if (!Buffer.from(row.request_hash).equals(requestHash)) {
-      throw new AppError(422, 'idempotency_key_reused', 'This Idempotency-Key was already used with a different request.');
+      throw new AppError(
+        422,
+        'idempotency_key_reused',
+        'This Idempotency-Key was already used with a different request.',
+      );
     }
     return { replay: { status: row.response_status!, body: row.response_body } };
   }
@@ -55,7 +62,9 @@ export class IdempotencyStore {
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value ?? null);
@@ -63,4 +72,5 @@ export function canonicalJson(value: unknown): string {
 
 /** The request's `Idempotency-Key`, validated; undefined when absent. */
 export const IdempotencyKeyHeader = createParamDecorator((_: unknown, ctx: ExecutionContext): string | undefined =>
-  IdempotencyStore.parseKey(ctx.switchToHttp().getRequest<Request>().headers['idempotency-key']));
+  IdempotencyStore.parseKey(ctx.switchToHttp().getRequest<Request>().headers['idempotency-key']),
+);

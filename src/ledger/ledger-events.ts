@@ -23,7 +23,10 @@ type TaskEvent = Omit<EventInput, 'organizationId' | 'identityIds'>;
  */
 @Injectable()
 export class LedgerEvents {
-  constructor(private readonly events: EventsService, private readonly metrics: Metrics) {}
+  constructor(
+    private readonly events: EventsService,
+    private readonly metrics: Metrics,
+  ) {}
 
   /** The events of `entries` (a journal's changes since its last flush), in the journal's transaction. */
   async emit(tx: Tx, journal: TaskJournal, entries: readonly JournalEntry[]): Promise<void> {
@@ -53,16 +56,24 @@ function eventsOf(entry: JournalEntry, task: TaskSummaryView, creates: boolean):
       if (creates) return [{ type: 'task.created', data: { task, seq, message } }];
       const events: TaskEvent[] = [{ type: 'task.message', data: { task, seq, message } }];
       if (entry.changesStatus) {
-        const status = { state: entry.state, ...(entry.message.role === 'agent' ? { message } : {}), timestamp: task.status.timestamp };
+        const status = {
+          state: entry.state,
+          ...(entry.message.role === 'agent' ? { message } : {}),
+          timestamp: task.status.timestamp,
+        };
         events.push({ type: 'task.status', data: { task, seq, status } });
       }
       return events;
     }
     case 'status':
-      return [{ type: 'task.status', data: { task, seq, status: { state: entry.state, timestamp: task.status.timestamp } } }];
+      return [
+        { type: 'task.status', data: { task, seq, status: { state: entry.state, timestamp: task.status.timestamp } } },
+      ];
     case 'artifact': {
       const { append, lastChunk, ...artifact } = entry.artifact;
-      return [{ type: 'task.artifact', data: { task, seq, artifact: { ...toArtifactView(artifact), append, lastChunk } } }];
+      return [
+        { type: 'task.artifact', data: { task, seq, artifact: { ...toArtifactView(artifact), append, lastChunk } } },
+      ];
     }
   }
 }

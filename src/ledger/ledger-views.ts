@@ -1,7 +1,14 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { PageOf } from '../common/api-docs';
 import { toPartView, type PartView } from './parts';
-import { participantsOf, type ArtifactRecord, type MessageRecord, type Participant, type TaskRecord, type TaskRow } from './task-records';
+import {
+  participantsOf,
+  type ArtifactRecord,
+  type MessageRecord,
+  type Participant,
+  type TaskRecord,
+  type TaskRow,
+} from './task-records';
 import { TASK_STATES, type TaskState } from './task-state';
 
 /**
@@ -51,7 +58,9 @@ export interface TaskView {
 }
 
 /** A task as an event reports it: the task view without history, artifacts or status message. */
-export type TaskSummaryView = Omit<TaskView, 'history' | 'artifacts' | 'status'> & { status: { state: TaskState; timestamp: string } };
+export type TaskSummaryView = Omit<TaskView, 'history' | 'artifacts' | 'status'> & {
+  status: { state: TaskState; timestamp: string };
+};
 
 export interface ContextRecord {
   id: string;
@@ -160,7 +169,10 @@ export class PartSchema {
   @ApiProperty({ enum: ['text', 'file', 'data'] }) kind: 'text' | 'file' | 'data';
   @ApiPropertyOptional({ description: 'kind `text`.' }) text?: string;
   @ApiPropertyOptional({ type: FileContentSchema, description: 'kind `file`.' }) file?: FileContentSchema;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'kind `data`.' }) data?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'kind `data`.' }) data?: Record<
+    string,
+    unknown
+  >;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true }) metadata?: Record<string, unknown>;
 }
 
@@ -175,7 +187,8 @@ export class ParticipantSchema implements ParticipantView {
 export class MessageSchema implements MessageView {
   @ApiProperty({ enum: ['message'] }) kind: 'message';
   @ApiProperty() messageId: string;
-  @ApiProperty({ enum: ['user', 'agent'], description: '`user`: the requester; `agent`: the worker.' }) role: 'user' | 'agent';
+  @ApiProperty({ enum: ['user', 'agent'], description: '`user`: the requester; `agent`: the worker.' }) role:
+    'user' | 'agent';
   @ApiProperty({ type: [PartSchema] }) parts: PartView[];
   @ApiProperty({ format: 'uuid' }) taskId: string;
   @ApiProperty({ format: 'uuid' }) contextId: string;
@@ -197,7 +210,8 @@ export class ArtifactSchema implements ArtifactView {
 @ApiSchema({ name: 'TaskStatus' })
 class TaskStatusSchema {
   @ApiProperty({ enum: TASK_STATES }) state: TaskState;
-  @ApiPropertyOptional({ type: MessageSchema, description: 'The agent message that came with this status, if any.' }) message?: MessageView;
+  @ApiPropertyOptional({ type: MessageSchema, description: 'The agent message that came with this status, if any.' })
+  message?: MessageView;
   @ApiProperty({ format: 'date-time' }) timestamp: string;
 }
 
@@ -208,7 +222,8 @@ export class TaskSchema implements TaskView {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ format: 'uuid' }) contextId: string;
   @ApiProperty({ type: TaskStatusSchema }) status: TaskView['status'];
-  @ApiProperty({ type: [MessageSchema], description: 'The most recent messages, oldest first (`history_length`).' }) history: MessageView[];
+  @ApiProperty({ type: [MessageSchema], description: 'The most recent messages, oldest first (`history_length`).' })
+  history: MessageView[];
   @ApiPropertyOptional({ type: [ArtifactSchema] }) artifacts?: ArtifactView[];
   @ApiPropertyOptional({ type: 'object', additionalProperties: true }) metadata?: Record<string, unknown>;
   @ApiProperty({ type: ParticipantSchema }) requester: ParticipantView;

@@ -23,7 +23,18 @@ import { TasksService } from './tasks.service';
  * LedgerService and PushConfigService; this module never imports the protocol.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([TaskContext, Task, TaskMessage, Artifact, TaskEvent, PushNotificationConfig, IdempotencyKey]), EventsModule],
+  imports: [
+    TypeOrmModule.forFeature([
+      TaskContext,
+      Task,
+      TaskMessage,
+      Artifact,
+      TaskEvent,
+      PushNotificationConfig,
+      IdempotencyKey,
+    ]),
+    EventsModule,
+  ],
   controllers: [TasksController, ContextsController],
   providers: [
     LedgerRepository,

@@ -18,8 +18,14 @@ import type { PushConfigInput, PushConfigRecord } from './push-configs.service';
 import type { NewMessage } from './task-journal';
 import { CHANGES_CHANNEL } from '../events/task-notifier';
 import {
-  participantsOf, type ArtifactRecord, type HydrateOptions, type MessageRecord, type ParticipantRow, type TaskEventRecord,
-  type TaskRecord, type TaskRow,
+  participantsOf,
+  type ArtifactRecord,
+  type HydrateOptions,
+  type MessageRecord,
+  type ParticipantRow,
+  type TaskEventRecord,
+  type TaskRecord,
+  type TaskRow,
 } from './task-records';
 import type { TaskState } from './task-state';
 
@@ -30,11 +36,14 @@ import type { TaskState } from './task-state';
  * hold the rules (state machine, limits, who may see what) and the transactions.
  */
 
-const TASK_COLUMNS = sql.raw(`t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
+const TASK_COLUMNS =
+  sql.raw(`t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
   t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
   t.metadata, t.seq, t.created_at, t.updated_at`);
 
-const MESSAGE_COLUMNS = sql.raw('m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at');
+const MESSAGE_COLUMNS = sql.raw(
+  'm.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at',
+);
 
 const CONTEXT_COLUMNS = sql.raw(`c.id, c.requester_identity_id, c.requester_handle, c.requester_organization_id,
   c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.created_at, c.updated_at`);
@@ -42,7 +51,10 @@ const CONTEXT_COLUMNS = sql.raw(`c.id, c.requester_identity_id, c.requester_hand
 type MessageRow = RowOf<TaskMessage>;
 type ContextRow = Pick<RowOf<TaskContext>, 'id' | 'created_at' | 'updated_at'> & ParticipantRow;
 type ArtifactRow = Pick<RowOf<Artifact>, 'task_id' | 'artifact_id' | 'name' | 'description' | 'parts' | 'metadata'>;
-type PushConfigRow = Pick<RowOf<PushNotificationConfig>, 'task_id' | 'config_id' | 'url' | 'token' | 'authentication' | 'protocol_version'>;
+type PushConfigRow = Pick<
+  RowOf<PushNotificationConfig>,
+  'task_id' | 'config_id' | 'url' | 'token' | 'authentication' | 'protocol_version'
+>;
 type IdempotencyRow = Pick<RowOf<IdempotencyKey>, 'request_hash' | 'response_status' | 'response_body'>;
 
 /** The filters of the protocol's ListTasks, over one pair's tasks. */
@@ -71,7 +83,13 @@ export type CreatedTask =
  * A message page: newest first by its place in the history (seq); the cursor names
  * the last message shown (its created_at and row id, as REST cursors do).
  */
-export const MESSAGES_NEWEST_FIRST: KeysetOrder = { ...NEWEST_FIRST, columns: [{ name: 'seq', cast: 'integer' }, { name: 'id', cast: 'uuid' }] };
+export const MESSAGES_NEWEST_FIRST: KeysetOrder = {
+  ...NEWEST_FIRST,
+  columns: [
+    { name: 'seq', cast: 'integer' },
+    { name: 'id', cast: 'uuid' },
+  ],
+};
 
 const U = DummyValue.UUID;
 const U2 = DummyValue.UUID_2;
@@ -80,13 +98,37 @@ const PAIR: TaskPair = {
   worker: { id: U2, handle: DummyValue.HANDLE, organizationId: U2 },
 };
 const EXAMPLE_TASK: TaskRow = {
-  id: U, context_id: U, requester_identity_id: U, requester_handle: DummyValue.HANDLE, requester_organization_id: U,
-  worker_identity_id: U2, worker_handle: DummyValue.HANDLE, worker_organization_id: U2, state: 'submitted', status_message_id: U,
-  status_timestamp: DummyValue.DATE, metadata: null, seq: 1, created_at: DummyValue.DATE, updated_at: DummyValue.DATE,
+  id: U,
+  context_id: U,
+  requester_identity_id: U,
+  requester_handle: DummyValue.HANDLE,
+  requester_organization_id: U,
+  worker_identity_id: U2,
+  worker_handle: DummyValue.HANDLE,
+  worker_organization_id: U2,
+  state: 'submitted',
+  status_message_id: U,
+  status_timestamp: DummyValue.DATE,
+  metadata: null,
+  seq: 1,
+  created_at: DummyValue.DATE,
+  updated_at: DummyValue.DATE,
 };
-const EXAMPLE_MESSAGE: NewMessage = { messageId: DummyValue.STRING, parts: [{ text: 'hello' }], metadata: null, extensions: [], referenceTaskIds: [] };
+const EXAMPLE_MESSAGE: NewMessage = {
+  messageId: DummyValue.STRING,
+  parts: [{ text: 'hello' }],
+  metadata: null,
+  extensions: [],
+  referenceTaskIds: [],
+};
 const EXAMPLE_CHUNK: ArtifactChunk = {
-  artifactId: DummyValue.STRING, name: 'result', description: '', parts: [{ text: 'out' }], metadata: null, append: false, lastChunk: true,
+  artifactId: DummyValue.STRING,
+  name: 'result',
+  description: '',
+  parts: [{ text: 'out' }],
+  metadata: null,
+  append: false,
+  lastChunk: true,
 };
 const ORGANIZATION_SIDE: LedgerSide = { kind: 'organization', organizationId: U };
 const IDENTITY_SIDE: LedgerSide = { kind: 'identity', identityId: U };
@@ -100,9 +142,12 @@ export class LedgerRepository {
   /** One of the pair's tasks. */
   @GenerateSql({ params: [U, PAIR] })
   async pairTask(taskId: string, pair: TaskPair, tx?: Tx): Promise<TaskRow | null> {
-    return this.db.one<TaskRow>(sql`
+    return this.db.one<TaskRow>(
+      sql`
       SELECT ${TASK_COLUMNS} FROM tasks t
-       WHERE t.id = ${taskId} AND t.requester_identity_id = ${pair.requester.id} AND t.worker_identity_id = ${pair.worker.id}`, tx);
+       WHERE t.id = ${taskId} AND t.requester_identity_id = ${pair.requester.id} AND t.worker_identity_id = ${pair.worker.id}`,
+      tx,
+    );
   }
 
   /** A task by its id alone (the service's own reads, never on behalf of a caller). */
@@ -114,26 +159,44 @@ export class LedgerRepository {
   /** Locks a task (`SELECT … FOR UPDATE`), one of the pair's when `pair` is given. */
   @GenerateSql({ name: 'pair', params: [U, PAIR] }, { name: 'any', params: [U, null] })
   async lockTask(taskId: string, pair: TaskPair | null, tx?: Tx): Promise<TaskRow | null> {
-    const ofPair = pair ? sql`AND t.requester_identity_id = ${pair.requester.id} AND t.worker_identity_id = ${pair.worker.id}` : sql.empty;
-    return this.db.one<TaskRow>(sql`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = ${taskId} ${ofPair} FOR UPDATE`, tx);
+    const ofPair = pair
+      ? sql`AND t.requester_identity_id = ${pair.requester.id} AND t.worker_identity_id = ${pair.worker.id}`
+      : sql.empty;
+    return this.db.one<TaskRow>(
+      sql`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = ${taskId} ${ofPair} FOR UPDATE`,
+      tx,
+    );
   }
 
   /** How many of the pair's tasks match the filter (ListTasks' totalSize). */
   @GenerateSql({ params: [PAIR, { contextId: U, state: 'working', statusAfter: DummyValue.DATE }] })
   async countPairTasks(pair: TaskPair, filter: PairTaskFilter): Promise<number> {
-    const row = await this.db.one<{ total: number }>(sql`SELECT count(*)::int AS total FROM tasks t WHERE ${pairTaskWhere(pair, filter)}`);
+    const row = await this.db.one<{ total: number }>(
+      sql`SELECT count(*)::int AS total FROM tasks t WHERE ${pairTaskWhere(pair, filter)}`,
+    );
     return row!.total;
   }
 
   /** A page of the pair's tasks, newest first. */
-  @GenerateSql({ params: [PAIR, { contextId: U, state: 'working', statusAfter: DummyValue.DATE }, new Keyset('t', undefined, 50)] })
+  @GenerateSql({
+    params: [PAIR, { contextId: U, state: 'working', statusAfter: DummyValue.DATE }, new Keyset('t', undefined, 50)],
+  })
   async pairTasks(pair: TaskPair, filter: PairTaskFilter, page: Keyset): Promise<TaskRow[]> {
-    return this.db.rows<TaskRow>(sql`SELECT ${TASK_COLUMNS} FROM tasks t WHERE ${pairTaskWhere(pair, filter)} AND ${page.after} ${page.tail}`);
+    return this.db.rows<TaskRow>(
+      sql`SELECT ${TASK_COLUMNS} FROM tasks t WHERE ${pairTaskWhere(pair, filter)} AND ${page.after} ${page.tail}`,
+    );
   }
 
   /** A page of the tasks visible to `side`, newest first. */
   @GenerateSql(
-    { name: 'organization', params: [ORGANIZATION_SIDE, { state: 'working', contextId: U, updatedAfter: '2026-01-01T00:00:00Z', peer: DummyValue.HANDLE }, new Keyset('t', undefined, 50)] },
+    {
+      name: 'organization',
+      params: [
+        ORGANIZATION_SIDE,
+        { state: 'working', contextId: U, updatedAfter: '2026-01-01T00:00:00Z', peer: DummyValue.HANDLE },
+        new Keyset('t', undefined, 50),
+      ],
+    },
     { name: 'identity', params: [IDENTITY_SIDE, { role: 'worker', identity: U }, new Keyset('t', undefined, 50)] },
   )
   async visibleTasks(side: LedgerSide, filter: VisibleTaskFilter, page: Keyset): Promise<TaskRow[]> {
@@ -150,7 +213,10 @@ export class LedgerRepository {
   /** A task, when visible to `side`. */
   @GenerateSql({ params: [U, ORGANIZATION_SIDE] })
   async visibleTask(taskId: string, side: LedgerSide, tx?: Tx): Promise<TaskRow | null> {
-    return this.db.one<TaskRow>(sql`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = ${taskId} AND ${visibleCondition('t', side, {})}`, tx);
+    return this.db.one<TaskRow>(
+      sql`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = ${taskId} AND ${visibleCondition('t', side, {})}`,
+      tx,
+    );
   }
 
   /** A context's most recent tasks. */
@@ -163,18 +229,30 @@ export class LedgerRepository {
   /** A forwarded task's state and upstream ids. */
   @GenerateSql({ params: [U] })
   async forwardedTask(taskId: string): Promise<ForwardedTask | null> {
-    const row = await this.db.one<Pick<RowOf<Task>, 'id' | 'state' | 'upstream_task_id' | 'upstream_context_id'> & Pick<ParticipantRow, 'worker_identity_id'>>(sql`SELECT id, state, worker_identity_id, upstream_task_id, upstream_context_id FROM tasks WHERE id = ${taskId}`);
+    const row = await this.db.one<
+      Pick<RowOf<Task>, 'id' | 'state' | 'upstream_task_id' | 'upstream_context_id'> &
+        Pick<ParticipantRow, 'worker_identity_id'>
+    >(sql`SELECT id, state, worker_identity_id, upstream_task_id, upstream_context_id FROM tasks WHERE id = ${taskId}`);
     return row
-      ? { id: row.id, state: row.state, workerIdentityId: row.worker_identity_id, upstreamTaskId: row.upstream_task_id, upstreamContextId: row.upstream_context_id }
+      ? {
+          id: row.id,
+          state: row.state,
+          workerIdentityId: row.worker_identity_id,
+          upstreamTaskId: row.upstream_task_id,
+          upstreamContextId: row.upstream_context_id,
+        }
       : null;
   }
 
   /** Records a forwarded task's upstream ids, the first time they are known. */
   @GenerateSql({ params: [U, { taskId: DummyValue.STRING, contextId: DummyValue.STRING }] })
   async setUpstreamIds(taskId: string, upstream: { taskId: string; contextId: string }, tx?: Tx): Promise<void> {
-    await this.db.execute(sql`
+    await this.db.execute(
+      sql`
       UPDATE tasks SET upstream_task_id = ${upstream.taskId}, upstream_context_id = ${upstream.contextId}
-       WHERE id = ${taskId} AND upstream_task_id IS NULL`, tx);
+       WHERE id = ${taskId} AND upstream_task_id IS NULL`,
+      tx,
+    );
   }
 
   /**
@@ -187,16 +265,25 @@ export class LedgerRepository {
     { name: 'new context', params: [PAIR, DummyValue.STRING, { a: 1 }, null] },
     { name: 'in a context', params: [PAIR, DummyValue.STRING, null, U] },
   )
-  async createTask(pair: TaskPair, originMessageId: string, metadata: Record<string, unknown> | null, contextId: string | null, tx?: Tx): Promise<CreatedTask> {
+  async createTask(
+    pair: TaskPair,
+    originMessageId: string,
+    metadata: Record<string, unknown> | null,
+    contextId: string | null,
+    tx?: Tx,
+  ): Promise<CreatedTask> {
     const { requester: r, worker: w } = pair;
-    const context = contextId === null
-      ? sql`INSERT INTO contexts (requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id)
+    const context =
+      contextId === null
+        ? sql`INSERT INTO contexts (requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id)
             VALUES (${r.id}, ${r.handle}, ${r.organizationId}, ${w.id}, ${w.handle}, ${w.organizationId}) RETURNING id`
-      : sql`SELECT id FROM contexts WHERE id = ${contextId}::uuid AND requester_identity_id = ${r.id} AND worker_identity_id = ${w.id}`;
-    const touch = contextId === null
-      ? sql.empty
-      : sql`, touched AS (UPDATE contexts SET updated_at = now() WHERE id IN (SELECT context_id FROM t))`;
-    const row = await this.db.one<Partial<TaskRow> & { context_row: string }>(sql`
+        : sql`SELECT id FROM contexts WHERE id = ${contextId}::uuid AND requester_identity_id = ${r.id} AND worker_identity_id = ${w.id}`;
+    const touch =
+      contextId === null
+        ? sql.empty
+        : sql`, touched AS (UPDATE contexts SET updated_at = now() WHERE id IN (SELECT context_id FROM t))`;
+    const row = await this.db.one<Partial<TaskRow> & { context_row: string }>(
+      sql`
       WITH c AS (${context}),
       t AS (
         INSERT INTO tasks AS t (context_id, requester_identity_id, requester_handle, requester_organization_id,
@@ -205,7 +292,9 @@ export class LedgerRepository {
         ON CONFLICT (requester_identity_id, worker_identity_id, origin_message_id) DO NOTHING
         RETURNING ${TASK_COLUMNS}
       )${touch}
-      SELECT c.id AS context_row, t.* FROM c LEFT JOIN t ON true`, tx);
+      SELECT c.id AS context_row, t.* FROM c LEFT JOIN t ON true`,
+      tx,
+    );
     if (!row) return { kind: 'no_context' };
     if (!row.id) return { kind: 'duplicate', newContextId: contextId === null ? row.context_row : null };
     const { context_row: _, ...task } = row;
@@ -215,16 +304,22 @@ export class LedgerRepository {
   /** The task the pair created with this origin message. */
   @GenerateSql({ params: [PAIR, DummyValue.STRING] })
   async originTask(pair: TaskPair, originMessageId: string, tx?: Tx): Promise<string | null> {
-    const row = await this.db.one<{ id: string }>(sql`
+    const row = await this.db.one<{ id: string }>(
+      sql`
       SELECT id FROM tasks
-       WHERE requester_identity_id = ${pair.requester.id} AND worker_identity_id = ${pair.worker.id} AND origin_message_id = ${originMessageId}`, tx);
+       WHERE requester_identity_id = ${pair.requester.id} AND worker_identity_id = ${pair.worker.id} AND origin_message_id = ${originMessageId}`,
+      tx,
+    );
     return row?.id ?? null;
   }
 
   /** Removes a context that a retried send inserted for nothing (it has no task). */
   @GenerateSql({ params: [U] })
   async deleteEmptyContext(contextId: string, tx?: Tx): Promise<void> {
-    await this.db.execute(sql`DELETE FROM contexts c WHERE c.id = ${contextId} AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.context_id = c.id)`, tx);
+    await this.db.execute(
+      sql`DELETE FROM contexts c WHERE c.id = ${contextId} AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.context_id = c.id)`,
+      tx,
+    );
   }
 
   /**
@@ -232,12 +327,19 @@ export class LedgerRepository {
    * (PostgreSQL delivers it when the transaction commits, to every instance).
    */
   @GenerateSql({ params: [EXAMPLE_TASK, true] })
-  async saveTask(task: TaskRow, statusChanged: boolean, tx?: Tx): Promise<Pick<TaskRow, 'updated_at' | 'status_timestamp'>> {
-    const row = await this.db.one<Pick<TaskRow, 'updated_at' | 'status_timestamp'>>(sql`
+  async saveTask(
+    task: TaskRow,
+    statusChanged: boolean,
+    tx?: Tx,
+  ): Promise<Pick<TaskRow, 'updated_at' | 'status_timestamp'>> {
+    const row = await this.db.one<Pick<TaskRow, 'updated_at' | 'status_timestamp'>>(
+      sql`
       UPDATE tasks SET state = ${task.state}, status_message_id = ${task.status_message_id}, seq = ${task.seq}, updated_at = now(),
              status_timestamp = CASE WHEN ${statusChanged} THEN now() ELSE status_timestamp END
        WHERE id = ${task.id}
-      RETURNING updated_at, status_timestamp, pg_notify(${CHANGES_CHANNEL}, ${`${task.id}:${task.seq}`}) AS notified`, tx);
+      RETURNING updated_at, status_timestamp, pg_notify(${CHANGES_CHANNEL}, ${`${task.id}:${task.seq}`}) AS notified`,
+      tx,
+    );
     return { updated_at: row!.updated_at, status_timestamp: row!.status_timestamp };
   }
 
@@ -246,82 +348,124 @@ export class LedgerRepository {
   /** Whether the task holds a message with that A2A messageId from that role. */
   @GenerateSql({ params: [U, 'user', DummyValue.STRING] })
   async hasMessage(taskId: string, role: MessageRole, messageId: string, tx?: Tx): Promise<boolean> {
-    return (await this.db.one(sql`SELECT 1 FROM messages WHERE task_id = ${taskId} AND role = ${role} AND message_id = ${messageId}`, tx)) !== null;
+    return (
+      (await this.db.one(
+        sql`SELECT 1 FROM messages WHERE task_id = ${taskId} AND role = ${role} AND message_id = ${messageId}`,
+        tx,
+      )) !== null
+    );
   }
 
   /** The task's message count, counted up to `max` only (it reads at most `max` entries of the (task_id, seq) index). */
   @GenerateSql({ params: [U, 100] })
   async countMessagesUpTo(taskId: string, max: number, tx?: Tx): Promise<number> {
-    const row = await this.db.one<{ count: number }>(sql`
-      SELECT count(*)::int AS count FROM (SELECT 1 FROM messages WHERE task_id = ${taskId} LIMIT ${max}) m`, tx);
+    const row = await this.db.one<{ count: number }>(
+      sql`
+      SELECT count(*)::int AS count FROM (SELECT 1 FROM messages WHERE task_id = ${taskId} LIMIT ${max}) m`,
+      tx,
+    );
     return row!.count;
   }
 
   /** A message and its event, in one statement. */
   @GenerateSql({ params: [U, 'user', EXAMPLE_MESSAGE, 1, 'status', 'submitted', '4bf92f3577b34da6a3ce929d0e0e4736'] })
   async insertMessage(
-    taskId: string, role: MessageRole, message: NewMessage, seq: number, kind: 'status' | 'message', state: TaskState,
-    traceId: string | null, tx?: Tx,
+    taskId: string,
+    role: MessageRole,
+    message: NewMessage,
+    seq: number,
+    kind: 'status' | 'message',
+    state: TaskState,
+    traceId: string | null,
+    tx?: Tx,
   ): Promise<{ id: string; created_at: Date }> {
-    const row = await this.db.one<{ id: string; created_at: Date }>(sql`
+    const row = await this.db.one<{ id: string; created_at: Date }>(
+      sql`
       WITH m AS (
         INSERT INTO messages (task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq)
         VALUES (${taskId}, ${message.messageId}, ${role}, ${JSON.stringify(message.parts)}::jsonb, ${json(message.metadata)}::jsonb,
                 ${JSON.stringify(message.extensions)}::jsonb, ${JSON.stringify(message.referenceTaskIds)}::jsonb, ${seq}) RETURNING id, created_at)
       INSERT INTO task_events (task_id, seq, kind, state, message_id, trace_id)
       SELECT ${taskId}, ${seq}, ${kind}, ${state}, m.id, ${traceId} FROM m
-      RETURNING message_id AS id, created_at`, tx);
+      RETURNING message_id AS id, created_at`,
+      tx,
+    );
     return row!;
   }
 
   /** An event without a message. */
   @GenerateSql({ params: [U, 2, 'artifact', 'working', null, EXAMPLE_CHUNK, null] })
   async insertEvent(
-    taskId: string, seq: number, kind: TaskEventKind, state: TaskState, messageRowId: string | null, artifact: ArtifactChunk | null,
-    traceId: string | null, tx?: Tx,
+    taskId: string,
+    seq: number,
+    kind: TaskEventKind,
+    state: TaskState,
+    messageRowId: string | null,
+    artifact: ArtifactChunk | null,
+    traceId: string | null,
+    tx?: Tx,
   ): Promise<void> {
-    await this.db.execute(sql`
+    await this.db.execute(
+      sql`
       INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id)
-      VALUES (${taskId}, ${seq}, ${kind}, ${state}, ${messageRowId}, ${json(artifact)}::jsonb, ${traceId})`, tx);
+      VALUES (${taskId}, ${seq}, ${kind}, ${state}, ${messageRowId}, ${json(artifact)}::jsonb, ${traceId})`,
+      tx,
+    );
   }
 
   /** The artifact content the task holds in all, and in the artifact `artifactId`. */
   @GenerateSql({ params: [U, DummyValue.STRING] })
   async artifactBytes(taskId: string, artifactId: string, tx?: Tx): Promise<{ total: number; own: number }> {
-    const row = await this.db.one<{ total: number; own: number }>(sql`
+    const row = await this.db.one<{ total: number; own: number }>(
+      sql`
       SELECT COALESCE(sum(content_bytes), 0)::float8 AS total,
              COALESCE(sum(content_bytes) FILTER (WHERE artifact_id = ${artifactId}), 0)::float8 AS own
-        FROM artifacts WHERE task_id = ${taskId}`, tx);
+        FROM artifacts WHERE task_id = ${taskId}`,
+      tx,
+    );
     return row!;
   }
 
   /** Locks one of the task's artifacts. */
   @GenerateSql({ params: [U, DummyValue.STRING] })
-  async lockArtifact(taskId: string, artifactId: string, tx?: Tx): Promise<Pick<RowOf<Artifact>, 'name' | 'description' | 'last_chunk'> | null> {
-    return this.db.one(sql`
-      SELECT name, description, last_chunk FROM artifacts WHERE task_id = ${taskId} AND artifact_id = ${artifactId} FOR UPDATE`, tx);
+  async lockArtifact(
+    taskId: string,
+    artifactId: string,
+    tx?: Tx,
+  ): Promise<Pick<RowOf<Artifact>, 'name' | 'description' | 'last_chunk'> | null> {
+    return this.db.one(
+      sql`
+      SELECT name, description, last_chunk FROM artifacts WHERE task_id = ${taskId} AND artifact_id = ${artifactId} FOR UPDATE`,
+      tx,
+    );
   }
 
   /** Appends a chunk to an artifact. */
   @GenerateSql({ params: [U, EXAMPLE_CHUNK, 10] })
   async appendArtifact(taskId: string, chunk: ArtifactChunk, bytes: number, tx?: Tx): Promise<void> {
-    await this.db.execute(sql`
+    await this.db.execute(
+      sql`
       UPDATE artifacts SET parts = parts || ${JSON.stringify(chunk.parts)}::jsonb, last_chunk = ${chunk.lastChunk}, updated_at = now(),
              metadata = COALESCE(${json(chunk.metadata)}::jsonb, metadata), content_bytes = content_bytes + ${bytes}
-       WHERE task_id = ${taskId} AND artifact_id = ${chunk.artifactId}`, tx);
+       WHERE task_id = ${taskId} AND artifact_id = ${chunk.artifactId}`,
+      tx,
+    );
   }
 
   /** Creates an artifact, or replaces it. */
   @GenerateSql({ params: [U, EXAMPLE_CHUNK, 2, 10] })
   async putArtifact(taskId: string, chunk: ArtifactChunk, seq: number, bytes: number, tx?: Tx): Promise<void> {
-    await this.db.execute(sql`
+    await this.db.execute(
+      sql`
       INSERT INTO artifacts (task_id, artifact_id, name, description, parts, metadata, last_chunk, seq, content_bytes)
       VALUES (${taskId}, ${chunk.artifactId}, ${chunk.name}, ${chunk.description}, ${JSON.stringify(chunk.parts)}::jsonb,
               ${json(chunk.metadata)}::jsonb, ${chunk.lastChunk}, ${seq}, ${bytes})
       ON CONFLICT (task_id, artifact_id) DO UPDATE
          SET name = EXCLUDED.name, description = EXCLUDED.description, parts = EXCLUDED.parts,
              metadata = EXCLUDED.metadata, last_chunk = EXCLUDED.last_chunk, updated_at = now(),
-             content_bytes = EXCLUDED.content_bytes`, tx);
+             content_bytes = EXCLUDED.content_bytes`,
+      tx,
+    );
   }
 
   // ---- reads of messages, artifacts and events
@@ -335,35 +479,51 @@ export class LedgerRepository {
     const toRecord = (m: MessageRow) => messageRecord(m, contextOf.get(m.task_id)!);
 
     const statusIds = rows.map((row) => row.status_message_id).filter((id): id is string => id !== null);
-    const statusMessages = statusIds.length === 0
-      ? []
-      : await this.db.rows<MessageRow>(sql`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.id = ANY(${statusIds}::uuid[])`, tx);
+    const statusMessages =
+      statusIds.length === 0
+        ? []
+        : await this.db.rows<MessageRow>(
+            sql`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.id = ANY(${statusIds}::uuid[])`,
+            tx,
+          );
     const statusById = new Map(statusMessages.map((m) => [m.id, toRecord(m)]));
 
     const history = new Map<string, MessageRecord[]>();
     if (options.historyLength > 0) {
       // Per task, the latest n from the (task_id, seq) index: older messages are never read.
-      const messages = await this.db.rows<MessageRow>(sql`
+      const messages = await this.db.rows<MessageRow>(
+        sql`
         SELECT h.* FROM unnest(${ids}::uuid[]) AS ids(task_id)
           CROSS JOIN LATERAL (
             SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.task_id = ids.task_id ORDER BY m.seq DESC LIMIT ${options.historyLength}
           ) h
-         ORDER BY h.task_id, h.seq`, tx);
+         ORDER BY h.task_id, h.seq`,
+        tx,
+      );
       for (const m of messages) push(history, m.task_id, toRecord(m));
     }
 
     const artifacts = new Map<string, ArtifactRecord[]>();
     if (options.artifacts) {
       const max = options.maxArtifactBytes ?? null;
-      const rowsOfArtifacts = await this.db.rows<ArtifactRow>(sql`
+      const rowsOfArtifacts = await this.db.rows<ArtifactRow>(
+        sql`
         SELECT a.task_id, a.artifact_id, a.name, a.description, a.parts, a.metadata
           FROM (SELECT id, sum(content_bytes) OVER (PARTITION BY task_id ORDER BY seq, artifact_id) AS running
                   FROM artifacts WHERE task_id = ANY(${ids}::uuid[])) sized
           JOIN artifacts a ON a.id = sized.id
          WHERE ${max}::float8 IS NULL OR sized.running <= ${max}::float8
-         ORDER BY a.task_id, a.seq`, tx);
+         ORDER BY a.task_id, a.seq`,
+        tx,
+      );
       for (const a of rowsOfArtifacts) {
-        push(artifacts, a.task_id, { artifactId: a.artifact_id, name: a.name, description: a.description, parts: a.parts, metadata: a.metadata });
+        push(artifacts, a.task_id, {
+          artifactId: a.artifact_id,
+          name: a.name,
+          description: a.description,
+          parts: a.parts,
+          metadata: a.metadata,
+        });
       }
     }
 
@@ -372,14 +532,14 @@ export class LedgerRepository {
       contextId: row.context_id,
       ...participantsOf(row),
       state: row.state,
-      statusMessage: row.status_message_id ? statusById.get(row.status_message_id) ?? null : null,
+      statusMessage: row.status_message_id ? (statusById.get(row.status_message_id) ?? null) : null,
       statusTimestamp: row.status_timestamp,
       metadata: row.metadata,
       seq: row.seq,
       createdAt: row.created_at,
       updatedAt: row.updated_at,
       history: history.get(row.id) ?? [],
-      artifacts: options.artifacts ? artifacts.get(row.id) ?? [] : null,
+      artifacts: options.artifacts ? (artifacts.get(row.id) ?? []) : null,
     }));
   }
 
@@ -389,7 +549,15 @@ export class LedgerRepository {
    */
   @GenerateSql({ params: [{ id: U, contextId: U }, 0, 100] })
   async events(task: { id: string; contextId: string }, afterSeq: number, limit = 100): Promise<TaskEventRecord[]> {
-    const rows = await this.db.rows<MessageRow & { event_seq: number; kind: TaskEventKind; state: TaskState; artifact: ArtifactChunk | null; event_created_at: Date }>(sql`
+    const rows = await this.db.rows<
+      MessageRow & {
+        event_seq: number;
+        kind: TaskEventKind;
+        state: TaskState;
+        artifact: ArtifactChunk | null;
+        event_created_at: Date;
+      }
+    >(sql`
       SELECT e.seq AS event_seq, e.kind, e.state, e.artifact, e.created_at AS event_created_at, ${MESSAGE_COLUMNS}
         FROM task_events e LEFT JOIN messages m ON m.id = e.message_id
        WHERE e.task_id = ${task.id} AND e.seq > ${afterSeq}
@@ -405,26 +573,37 @@ export class LedgerRepository {
   }
 
   /** A page of the task's messages, newest first (`page` ordered by MESSAGES_NEWEST_FIRST, aliased `m`). */
-  @GenerateSql(
-    { name: 'first page', params: [{ id: U, contextId: U }, new Keyset('m', undefined, 50, MESSAGES_NEWEST_FIRST)] },
-  )
+  @GenerateSql({
+    name: 'first page',
+    params: [{ id: U, contextId: U }, new Keyset('m', undefined, 50, MESSAGES_NEWEST_FIRST)],
+  })
   async messagePage(task: { id: string; contextId: string }, page: Keyset): Promise<MessageRecord[]> {
     // The cursor names the last message shown; the next page continues below its place in the history.
     const after = page.cursor
       ? sql`m.seq < (SELECT seq FROM messages WHERE task_id = ${task.id} AND id = ${page.cursor.id}::uuid)`
       : sql`TRUE`;
-    const rows = await this.db.rows<MessageRow>(sql`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.task_id = ${task.id} AND ${after} ${page.tail}`);
+    const rows = await this.db.rows<MessageRow>(
+      sql`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.task_id = ${task.id} AND ${after} ${page.tail}`,
+    );
     return rows.map((row) => messageRecord(row, task.contextId));
   }
 
   /** The requester's message with this id on the task, as stored. */
   @GenerateSql({ params: [U, DummyValue.STRING] })
   async requesterMessage(taskId: string, messageId: string): Promise<NewMessage | null> {
-    const row = await this.db.one<Pick<MessageRow, 'message_id' | 'parts' | 'metadata' | 'extensions' | 'reference_task_ids'>>(sql`
+    const row = await this.db.one<
+      Pick<MessageRow, 'message_id' | 'parts' | 'metadata' | 'extensions' | 'reference_task_ids'>
+    >(sql`
       SELECT message_id, parts, metadata, extensions, reference_task_ids FROM messages
        WHERE task_id = ${taskId} AND message_id = ${messageId} AND role = 'user'`);
     return row
-      ? { messageId: row.message_id, parts: row.parts, metadata: row.metadata, extensions: row.extensions, referenceTaskIds: row.reference_task_ids }
+      ? {
+          messageId: row.message_id,
+          parts: row.parts,
+          metadata: row.metadata,
+          extensions: row.extensions,
+          referenceTaskIds: row.reference_task_ids,
+        }
       : null;
   }
 
@@ -451,22 +630,43 @@ export class LedgerRepository {
   /** How many configs the task has besides `configId`. */
   @GenerateSql({ params: [U, DummyValue.STRING] })
   async countOtherPushConfigs(taskId: string, configId: string, tx?: Tx): Promise<number> {
-    const row = await this.db.one<{ others: number }>(sql`
-      SELECT count(*)::int AS others FROM push_notification_configs WHERE task_id = ${taskId} AND config_id <> ${configId}`, tx);
+    const row = await this.db.one<{ others: number }>(
+      sql`
+      SELECT count(*)::int AS others FROM push_notification_configs WHERE task_id = ${taskId} AND config_id <> ${configId}`,
+      tx,
+    );
     return row!.others;
   }
 
   /** Creates the config, or replaces the task's config with that id. */
-  @GenerateSql({ params: [U, DummyValue.STRING, U, { id: DummyValue.STRING, url: 'https://example.com/hook', token: '', authentication: null }, '1.0'] })
-  async putPushConfig(taskId: string, configId: string, ownerIdentityId: string, input: PushConfigInput, version: A2AVersion, tx?: Tx): Promise<PushConfigRecord> {
-    const row = await this.db.one<PushConfigRow>(sql`
+  @GenerateSql({
+    params: [
+      U,
+      DummyValue.STRING,
+      U,
+      { id: DummyValue.STRING, url: 'https://example.com/hook', token: '', authentication: null },
+      '1.0',
+    ],
+  })
+  async putPushConfig(
+    taskId: string,
+    configId: string,
+    ownerIdentityId: string,
+    input: PushConfigInput,
+    version: A2AVersion,
+    tx?: Tx,
+  ): Promise<PushConfigRecord> {
+    const row = await this.db.one<PushConfigRow>(
+      sql`
       INSERT INTO push_notification_configs (task_id, config_id, owner_identity_id, url, token, authentication, protocol_version)
       VALUES (${taskId}, ${configId}, ${ownerIdentityId}, ${input.url}, ${input.token || null},
               ${input.authentication ? JSON.stringify(input.authentication) : null}::jsonb, ${version})
       ON CONFLICT (task_id, config_id) DO UPDATE
          SET url = EXCLUDED.url, token = EXCLUDED.token, authentication = EXCLUDED.authentication,
              protocol_version = EXCLUDED.protocol_version, updated_at = now()
-      RETURNING task_id, config_id, url, token, authentication, protocol_version`, tx);
+      RETURNING task_id, config_id, url, token, authentication, protocol_version`,
+      tx,
+    );
     return pushConfigRecord(row!);
   }
 
@@ -482,7 +682,10 @@ export class LedgerRepository {
 
   @GenerateSql({ params: [U, DummyValue.STRING] })
   async deletePushConfig(taskId: string, configId: string, tx?: Tx): Promise<void> {
-    await this.db.execute(sql`DELETE FROM push_notification_configs WHERE task_id = ${taskId} AND config_id = ${configId}`, tx);
+    await this.db.execute(
+      sql`DELETE FROM push_notification_configs WHERE task_id = ${taskId} AND config_id = ${configId}`,
+      tx,
+    );
   }
 
   // ---- idempotency keys
@@ -493,27 +696,42 @@ export class LedgerRepository {
    * one commits or rolls back).
    */
   @GenerateSql({ params: [DummyValue.STRING, DummyValue.STRING, DummyValue.BUFFER, 24] })
-  async claimIdempotencyKey(scope: string, key: string, requestHash: Buffer, ttlHours: number, tx?: Tx): Promise<boolean> {
-    const rows = await this.db.rows(sql`
+  async claimIdempotencyKey(
+    scope: string,
+    key: string,
+    requestHash: Buffer,
+    ttlHours: number,
+    tx?: Tx,
+  ): Promise<boolean> {
+    const rows = await this.db.rows(
+      sql`
       INSERT INTO idempotency_keys (scope, key, request_hash) VALUES (${scope}, ${key}, ${requestHash})
       ON CONFLICT (scope, key) DO UPDATE
          SET request_hash = EXCLUDED.request_hash, response_status = NULL, response_body = NULL, created_at = now()
        WHERE idempotency_keys.created_at < now() - make_interval(hours => ${ttlHours})
-      RETURNING key`, tx);
+      RETURNING key`,
+      tx,
+    );
     return rows.length > 0;
   }
 
   @GenerateSql({ params: [DummyValue.STRING, DummyValue.STRING] })
   async idempotencyKey(scope: string, key: string, tx?: Tx): Promise<IdempotencyRow | null> {
-    return this.db.one<IdempotencyRow>(sql`
-      SELECT request_hash, response_status, response_body FROM idempotency_keys WHERE scope = ${scope} AND key = ${key}`, tx);
+    return this.db.one<IdempotencyRow>(
+      sql`
+      SELECT request_hash, response_status, response_body FROM idempotency_keys WHERE scope = ${scope} AND key = ${key}`,
+      tx,
+    );
   }
 
   @GenerateSql({ params: [DummyValue.STRING, DummyValue.STRING, 200, { ok: true }] })
   async recordIdempotentResponse(scope: string, key: string, status: number, body: unknown, tx?: Tx): Promise<void> {
-    await this.db.execute(sql`
+    await this.db.execute(
+      sql`
       UPDATE idempotency_keys SET response_status = ${status}, response_body = ${JSON.stringify(body)}::jsonb
-       WHERE scope = ${scope} AND key = ${key}`, tx);
+       WHERE scope = ${scope} AND key = ${key}`,
+      tx,
+    );
   }
 
   /**
@@ -530,12 +748,15 @@ export class LedgerRepository {
 }
 
 function pairTaskWhere(pair: TaskPair, filter: PairTaskFilter): Sql {
-  return sql.join([
-    sql`t.requester_identity_id = ${pair.requester.id} AND t.worker_identity_id = ${pair.worker.id}`,
-    filter.contextId !== undefined ? sql`t.context_id = ${filter.contextId}` : sql.empty,
-    filter.state ? sql`t.state = ${filter.state}` : sql.empty,
-    filter.statusAfter ? sql`t.status_timestamp >= ${filter.statusAfter}` : sql.empty,
-  ], ' AND ');
+  return sql.join(
+    [
+      sql`t.requester_identity_id = ${pair.requester.id} AND t.worker_identity_id = ${pair.worker.id}`,
+      filter.contextId !== undefined ? sql`t.context_id = ${filter.contextId}` : sql.empty,
+      filter.state ? sql`t.state = ${filter.state}` : sql.empty,
+      filter.statusAfter ? sql`t.status_timestamp >= ${filter.statusAfter}` : sql.empty,
+    ],
+    ' AND ',
+  );
 }
 
 function messageRecord(m: MessageRow, contextId: string): MessageRecord {

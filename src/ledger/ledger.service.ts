@@ -95,7 +95,9 @@ export class LedgerService {
    * next turn of one of the pair's tasks, or — the messageId was seen before — nothing.
    */
   recordSend(tx: Tx, pair: TaskPair, input: SendInput): Promise<Sent> {
-    return input.taskId !== undefined ? this.continueTask(tx, pair, input.taskId, input) : this.createTask(tx, pair, input);
+    return input.taskId !== undefined
+      ? this.continueTask(tx, pair, input.taskId, input)
+      : this.createTask(tx, pair, input);
   }
 
   /** The answer to a send once its transaction has committed; a new task's record is known without reading it back. */
@@ -104,7 +106,14 @@ export class LedgerService {
       case 'created': {
         // No history but the message, no artifacts, and no status message (a requester's message is not one).
         const [task] = await this.repository.hydrate([sent.journal.task], { historyLength: 0, artifacts: false });
-        return { task: { ...task, history: read.historyLength === 0 ? [] : [sent.message], artifacts: read.artifacts ? [] : null }, duplicate: false };
+        return {
+          task: {
+            ...task,
+            history: read.historyLength === 0 ? [] : [sent.message],
+            artifacts: read.artifacts ? [] : null,
+          },
+          duplicate: false,
+        };
       }
       case 'continued':
         return { task: (await this.find(pair, sent.journal.task.id, read))!, duplicate: false };
@@ -122,8 +131,13 @@ export class LedgerService {
   }
 
   /** The pair's tasks, newest first, with the total count of the filtered list. */
-  async list(pair: TaskPair, filter: PairTaskFilter, read: HydrateOptions): Promise<{ tasks: TaskRecord[]; nextPageToken: string; totalSize: number }> {
-    if (filter.contextId !== undefined && !isUuid(filter.contextId)) return { tasks: [], nextPageToken: '', totalSize: 0 };
+  async list(
+    pair: TaskPair,
+    filter: PairTaskFilter,
+    read: HydrateOptions,
+  ): Promise<{ tasks: TaskRecord[]; nextPageToken: string; totalSize: number }> {
+    if (filter.contextId !== undefined && !isUuid(filter.contextId))
+      return { tasks: [], nextPageToken: '', totalSize: 0 };
     const page = new Keyset('t', filter.pageToken || undefined, filter.pageSize);
     const total = await this.repository.countPairTasks(pair, filter);
     const { items, nextCursor } = page.cut(await this.repository.pairTasks(pair, filter, page), creationPosition);
@@ -139,7 +153,12 @@ export class LedgerService {
    * returned as it is (A2A v1.0: cancel is idempotent), or refused like any other final
    * task when `repeat` is `refuse` (A2A v0.3: a final task is not cancelable).
    */
-  async cancel(pair: TaskPair, taskId: string, read: HydrateOptions, repeat: 'return' | 'refuse' = 'return'): Promise<TaskRecord> {
+  async cancel(
+    pair: TaskPair,
+    taskId: string,
+    read: HydrateOptions,
+    repeat: 'return' | 'refuse' = 'return',
+  ): Promise<TaskRecord> {
     await this.write((tx) => this.recordCancel(tx, pair, taskId, repeat));
     return (await this.find(pair, taskId, read))!;
   }
@@ -149,7 +168,12 @@ export class LedgerService {
    * the cancel changed the task (the upstream forwarder queues the cancel in the same
    * transaction), null when it was canceled already.
    */
-  async recordCancel(tx: Tx, pair: TaskPair, taskId: string, repeat: 'return' | 'refuse' = 'return'): Promise<TaskJournal | null> {
+  async recordCancel(
+    tx: Tx,
+    pair: TaskPair,
+    taskId: string,
+    repeat: 'return' | 'refuse' = 'return',
+  ): Promise<TaskJournal | null> {
     const journal = await this.lockPairTask(tx, pair, taskId);
     const next = transition(journal.state, { by: 'requester', action: 'cancel' });
     if (!next.ok || (!next.changed && repeat === 'refuse')) {
@@ -187,7 +211,10 @@ export class LedgerService {
    * takes no more (canceled meanwhile, say): the updates after that point are dropped.
    * `refused` lists the states the state machine did not allow (those updates are skipped).
    */
-  async applyUpstream(taskId: string, updates: readonly UpstreamUpdate[]): Promise<{ terminal: boolean; refused: ReplyState[] }> {
+  async applyUpstream(
+    taskId: string,
+    updates: readonly UpstreamUpdate[],
+  ): Promise<{ terminal: boolean; refused: ReplyState[] }> {
     return this.write(async (tx) => {
       const journal = await this.lockTask(tx, taskId);
       const refused: ReplyState[] = [];
@@ -199,7 +226,8 @@ export class LedgerService {
           await this.repository.setUpstreamIds(taskId, update.upstream, tx);
           upstreamRecorded = true;
         }
-        const message = update.message && !(await journal.hasMessage('agent', update.message.messageId)) ? update.message : undefined;
+        const message =
+          update.message && !(await journal.hasMessage('agent', update.message.messageId)) ? update.message : undefined;
         const state = update.state === journal.state && !message ? undefined : update.state;
         const artifacts = update.artifacts ?? [];
         if (!state && !message && artifacts.length === 0) continue;
@@ -270,9 +298,10 @@ export class LedgerService {
   private async continueTask(tx: Tx, pair: TaskPair, taskId: string, input: SendInput): Promise<Sent> {
     const journal = await this.lockPairTask(tx, pair, taskId);
     if (input.contextId !== undefined && input.contextId !== journal.task.context_id) {
-      throw badRequest('context_mismatch', 'The message\'s contextId is not the context of its task.');
+      throw badRequest('context_mismatch', "The message's contextId is not the context of its task.");
     }
-    if (await journal.hasMessage('user', input.message.messageId)) return { kind: 'duplicate', taskId: journal.task.id };
+    if (await journal.hasMessage('user', input.message.messageId))
+      return { kind: 'duplicate', taskId: journal.task.id };
     const next = transition(journal.state, { by: 'requester', action: 'message' });
     if (!next.ok) throw conflict('task_terminal', `The task is ${journal.state}; it takes no more messages.`);
     await journal.requireRoomForMessage(this.config.ledgerMaxMessagesPerTask);
@@ -287,7 +316,13 @@ export class LedgerService {
    */
   private async createTask(tx: Tx, pair: TaskPair, input: SendInput): Promise<Sent> {
     if (input.contextId !== undefined && !isUuid(input.contextId)) throw contextNotFound();
-    const created = await this.repository.createTask(pair, input.message.messageId, input.metadata, input.contextId ?? null, tx);
+    const created = await this.repository.createTask(
+      pair,
+      input.message.messageId,
+      input.metadata,
+      input.contextId ?? null,
+      tx,
+    );
     switch (created.kind) {
       case 'no_context':
         throw contextNotFound();
@@ -304,4 +339,5 @@ export class LedgerService {
   }
 }
 
-const contextNotFound = () => badRequest('context_not_found', 'No such context between this requester and this worker.');
+const contextNotFound = () =>
+  badRequest('context_not_found', 'No such context between this requester and this worker.');

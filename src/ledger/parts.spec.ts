@@ -12,7 +12,19 @@ const parse = (input: unknown) => {
 /** What the SDK's own v0.3 translation makes of a stored part (through a message it serializes). */
 function sdkV03View(part: StoredPart): unknown {
   const serialized = new V03PushNotificationSerializer().serialize({
-    payload: { $case: 'message', value: { messageId: 'm', contextId: 'c', taskId: 't', role: 2, parts: [Part.fromJSON(part)], metadata: undefined, extensions: [], referenceTaskIds: [] } },
+    payload: {
+      $case: 'message',
+      value: {
+        messageId: 'm',
+        contextId: 'c',
+        taskId: 't',
+        role: 2,
+        parts: [Part.fromJSON(part)],
+        metadata: undefined,
+        extensions: [],
+        referenceTaskIds: [],
+      },
+    },
   });
   return (JSON.parse(String(serialized.body)) as { parts: unknown[] }).parts[0];
 }
@@ -29,17 +41,26 @@ describe('parts', () => {
     { data: false },
   ];
 
-  it.each(stored.map((part) => [JSON.stringify(part), part] as const))('shows %s as the SDK\'s v0.3 translation does', (_, part) => {
-    expect(toPartView(part)).toEqual(sdkV03View(part));
-  });
+  it.each(stored.map((part) => [JSON.stringify(part), part] as const))(
+    "shows %s as the SDK's v0.3 translation does",
+    (_, part) => {
+      expect(toPartView(part)).toEqual(sdkV03View(part));
+    },
+  );
 
-  it.each(stored.map((part) => [JSON.stringify(part), part] as const))('reads back its own v0.3 view of %s', (_, part) => {
-    expect(parse(toPartView(part))).toEqual({ part, errors: [] });
-  });
+  it.each(stored.map((part) => [JSON.stringify(part), part] as const))(
+    'reads back its own v0.3 view of %s',
+    (_, part) => {
+      expect(parse(toPartView(part))).toEqual({ part, errors: [] });
+    },
+  );
 
-  it.each(stored.map((part) => [JSON.stringify(part), part] as const))('accepts the v1.0 form %s as it is', (_, part) => {
-    expect(parse(part)).toEqual({ part, errors: [] });
-  });
+  it.each(stored.map((part) => [JSON.stringify(part), part] as const))(
+    'accepts the v1.0 form %s as it is',
+    (_, part) => {
+      expect(parse(part)).toEqual({ part, errors: [] });
+    },
+  );
 
   it.each([
     ['not an object', 'text'],

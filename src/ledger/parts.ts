@@ -24,7 +24,11 @@ export interface StoredPart {
 
 export type PartView =
   | { kind: 'text'; text: string; metadata?: Record<string, unknown> }
-  | { kind: 'file'; file: { bytes: string; mimeType?: string; name?: string } | { uri: string; mimeType?: string; name?: string }; metadata?: Record<string, unknown> }
+  | {
+      kind: 'file';
+      file: { bytes: string; mimeType?: string; name?: string } | { uri: string; mimeType?: string; name?: string };
+      metadata?: Record<string, unknown>;
+    }
   | { kind: 'data'; data: Record<string, unknown>; metadata?: Record<string, unknown> };
 
 /** CONTRACT §10. */
@@ -34,7 +38,11 @@ export const MAX_ARTIFACTS_PER_REPLY = 10;
 const DATA_PART_COMPAT_FLAG = 'data_part_compat';
 const CONTENT_KEYS = ['text', 'raw', 'url', 'data'] as const;
 const V1_KEYS = [...CONTENT_KEYS, 'mediaType', 'filename', 'metadata'];
-const V03_KEYS: Record<string, string[]> = { text: ['kind', 'text', 'metadata'], file: ['kind', 'file', 'metadata'], data: ['kind', 'data', 'metadata'] };
+const V03_KEYS: Record<string, string[]> = {
+  text: ['kind', 'text', 'metadata'],
+  file: ['kind', 'file', 'metadata'],
+  data: ['kind', 'data', 'metadata'],
+};
 const FILE_KEYS = ['bytes', 'uri', 'mimeType', 'name'];
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
@@ -71,7 +79,8 @@ export function parsePart(input: unknown, field: string, errors: FieldError[]): 
     const present = CONTENT_KEYS.filter((key) => input[key] !== undefined && input[key] !== null);
     if (present.length !== 1) return fail('must have exactly one of kind (v0.3) or text, raw, url, data (v1.0)');
     if (input.text !== undefined && typeof input.text !== 'string') return fail('text must be a string');
-    if (input.raw !== undefined && (typeof input.raw !== 'string' || !BASE64.test(input.raw))) return fail('raw must be base64');
+    if (input.raw !== undefined && (typeof input.raw !== 'string' || !BASE64.test(input.raw)))
+      return fail('raw must be base64');
     if (input.url !== undefined && !isUrl(input.url)) return fail('url must be a URL');
     if (input.mediaType !== undefined && typeof input.mediaType !== 'string') return fail('mediaType must be a string');
     if (input.filename !== undefined && typeof input.filename !== 'string') return fail('filename must be a string');
@@ -85,7 +94,8 @@ export function parsePart(input: unknown, field: string, errors: FieldError[]): 
     case 'file': {
       const file = input.file;
       if (!isObject(file)) return fail('file must be an object');
-      if (Object.keys(file).some((key) => !FILE_KEYS.includes(key))) return fail(`file may only have ${FILE_KEYS.join(', ')}`);
+      if (Object.keys(file).some((key) => !FILE_KEYS.includes(key)))
+        return fail(`file may only have ${FILE_KEYS.join(', ')}`);
       const described = {
         ...(typeof file.mimeType === 'string' ? { mediaType: file.mimeType } : {}),
         ...(typeof file.name === 'string' ? { filename: file.name } : {}),

@@ -49,12 +49,17 @@ export class PushConfigService {
   async save(tx: Tx, task: TaskRow, input: PushConfigInput, version: A2AVersion): Promise<PushConfigRecord> {
     // CONTRACT §5: URL rules as for webhooks; addresses are checked again when sending.
     checkDestinationUrl(input.url, this.config.webhooksAllowPrivateNetworks, 'invalid_push_url');
-    if (input.id.length > 200) throw badRequest('invalid_push_config', 'A push notification config id has at most 200 characters.');
-    if (input.token.length > 1000) throw badRequest('invalid_push_config', 'A push notification token has at most 1000 characters.');
+    if (input.id.length > 200)
+      throw badRequest('invalid_push_config', 'A push notification config id has at most 200 characters.');
+    if (input.token.length > 1000)
+      throw badRequest('invalid_push_config', 'A push notification token has at most 1000 characters.');
     const id = input.id || randomUUID();
     const others = await this.repository.countOtherPushConfigs(task.id, id, tx);
     if (others >= MAX_PUSH_CONFIGS_PER_TASK) {
-      throw badRequest('push_config_limit', `A task can have at most ${MAX_PUSH_CONFIGS_PER_TASK} push notification configs.`);
+      throw badRequest(
+        'push_config_limit',
+        `A task can have at most ${MAX_PUSH_CONFIGS_PER_TASK} push notification configs.`,
+      );
     }
     return this.repository.putPushConfig(task.id, id, task.requester_identity_id, input, version, tx);
   }

@@ -67,7 +67,10 @@ export class TaskJournal {
   async requireRoomForMessage(max: number): Promise<void> {
     const count = await this.repository.countMessagesUpTo(this.task.id, max, this.tx);
     if (count >= max) {
-      throw conflict('task_message_limit', `The task holds its maximum of ${max} messages; continue in a new task (the same contextId keeps the thread).`);
+      throw conflict(
+        'task_message_limit',
+        `The task holds its maximum of ${max} messages; continue in a new task (the same contextId keeps the thread).`,
+      );
     }
   }
 
@@ -76,12 +79,40 @@ export class TaskJournal {
    * state (an agent message becomes the status message); with `'message'` the state
    * is unchanged and only the history grows.
    */
-  async message(role: MessageRole, message: NewMessage, kind: 'status' | 'message', state: TaskState): Promise<MessageRecord> {
+  async message(
+    role: MessageRole,
+    message: NewMessage,
+    kind: 'status' | 'message',
+    state: TaskState,
+  ): Promise<MessageRecord> {
     this.task.seq += 1;
-    const row = await this.repository.insertMessage(this.task.id, role, message, this.task.seq, kind, state, currentTraceId(), this.tx);
+    const row = await this.repository.insertMessage(
+      this.task.id,
+      role,
+      message,
+      this.task.seq,
+      kind,
+      state,
+      currentTraceId(),
+      this.tx,
+    );
     if (kind === 'status') this.setStatus(state, role === 'agent' ? row.id : null);
-    const record: MessageRecord = { rowId: row.id, taskId: this.task.id, contextId: this.task.context_id, role, seq: this.task.seq, createdAt: row.created_at, ...message };
-    this.entries.push({ kind: 'message', seq: this.task.seq, message: record, state, changesStatus: kind === 'status' });
+    const record: MessageRecord = {
+      rowId: row.id,
+      taskId: this.task.id,
+      contextId: this.task.context_id,
+      role,
+      seq: this.task.seq,
+      createdAt: row.created_at,
+      ...message,
+    };
+    this.entries.push({
+      kind: 'message',
+      seq: this.task.seq,
+      message: record,
+      state,
+      changesStatus: kind === 'status',
+    });
     return record;
   }
 
@@ -102,18 +133,28 @@ export class TaskJournal {
     const bytes = Buffer.byteLength(JSON.stringify(chunk.parts));
     const held = await this.repository.artifactBytes(this.task.id, chunk.artifactId, this.tx);
     if (held.total - (chunk.append ? 0 : held.own) + bytes > maxBytes) {
-      throw conflict('task_artifact_limit', `The task's artifacts would exceed their maximum of ${maxBytes} bytes of content; put further output in a new task.`);
+      throw conflict(
+        'task_artifact_limit',
+        `The task's artifacts would exceed their maximum of ${maxBytes} bytes of content; put further output in a new task.`,
+      );
     }
     const existing = await this.repository.lockArtifact(this.task.id, chunk.artifactId, this.tx);
     if (chunk.append && !existing) {
-      throw conflict('artifact_not_found', `Cannot append to artifact "${chunk.artifactId}": the task has no such artifact.`);
+      throw conflict(
+        'artifact_not_found',
+        `Cannot append to artifact "${chunk.artifactId}": the task has no such artifact.`,
+      );
     }
     if (chunk.append && existing!.last_chunk) {
       throw conflict('artifact_closed', `Artifact "${chunk.artifactId}" already received its last chunk.`);
     }
     if (chunk.append) await this.repository.appendArtifact(this.task.id, chunk, bytes, this.tx);
     else await this.repository.putArtifact(this.task.id, chunk, this.task.seq + 1, bytes, this.tx);
-    const recorded = { ...chunk, name: chunk.name || existing?.name || '', description: chunk.description || existing?.description || '' };
+    const recorded = {
+      ...chunk,
+      name: chunk.name || existing?.name || '',
+      description: chunk.description || existing?.description || '',
+    };
     await this.event('artifact', this.task.state, recorded);
     this.entries.push({ kind: 'artifact', seq: this.task.seq, artifact: recorded });
   }
@@ -134,7 +175,16 @@ export class TaskJournal {
 
   private async event(kind: TaskEventKind, state: TaskState, artifact: ArtifactChunk | null): Promise<void> {
     this.task.seq += 1;
-    await this.repository.insertEvent(this.task.id, this.task.seq, kind, state, null, artifact, currentTraceId(), this.tx);
+    await this.repository.insertEvent(
+      this.task.id,
+      this.task.seq,
+      kind,
+      state,
+      null,
+      artifact,
+      currentTraceId(),
+      this.tx,
+    );
   }
 
   private setStatus(state: TaskState, statusMessageId: string | null): void {

@@ -76,14 +76,29 @@ export type ParticipantRow = RowOf<Participants>;
 
 export function participantsOf(row: ParticipantRow): { requester: Participant; worker: Participant } {
   return {
-    requester: { id: row.requester_identity_id, handle: row.requester_handle, organizationId: row.requester_organization_id },
+    requester: {
+      id: row.requester_identity_id,
+      handle: row.requester_handle,
+      organizationId: row.requester_organization_id,
+    },
     worker: { id: row.worker_identity_id, handle: row.worker_handle, organizationId: row.worker_organization_id },
   };
 }
 
 /** A task's row as the ledger reads it (every column but the origin message and the upstream ids). */
-export type TaskRow = Pick<RowOf<Task>, 'id' | 'context_id' | 'state' | 'status_message_id' | 'status_timestamp' | 'metadata' | 'seq' | 'created_at' | 'updated_at'>
-  & ParticipantRow;
+export type TaskRow = Pick<
+  RowOf<Task>,
+  | 'id'
+  | 'context_id'
+  | 'state'
+  | 'status_message_id'
+  | 'status_timestamp'
+  | 'metadata'
+  | 'seq'
+  | 'created_at'
+  | 'updated_at'
+> &
+  ParticipantRow;
 
 export interface HydrateOptions {
   /**

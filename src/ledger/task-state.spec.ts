@@ -1,4 +1,13 @@
-import { isInterrupted, isSettled, isTerminal, REPLY_STATES, TASK_STATES, transition, type TaskAction, type TaskState } from './task-state';
+import {
+  isInterrupted,
+  isSettled,
+  isTerminal,
+  REPLY_STATES,
+  TASK_STATES,
+  transition,
+  type TaskAction,
+  type TaskState,
+} from './task-state';
 
 /**
  * Every (state, action) pair, against the table in task-state.ts written out a
@@ -39,7 +48,9 @@ describe('task state machine', () => {
 
   it.each(TASK_STATES)('worker reply without a state from %s keeps the state unless terminal', (from) => {
     const result = transition(from, { by: 'worker', action: 'reply', to: null });
-    expect(result).toEqual(TERMINAL.includes(from) ? { ok: false, reason: 'terminal' } : { ok: true, state: from, changed: false });
+    expect(result).toEqual(
+      TERMINAL.includes(from) ? { ok: false, reason: 'terminal' } : { ok: true, state: from, changed: false },
+    );
   });
 
   it.each([

@@ -21,7 +21,14 @@
  * - A reply without a state (a message or artifacts only) keeps a non-terminal state.
  */
 export const TASK_STATES = [
-  'submitted', 'working', 'input-required', 'auth-required', 'completed', 'failed', 'canceled', 'rejected',
+  'submitted',
+  'working',
+  'input-required',
+  'auth-required',
+  'completed',
+  'failed',
+  'canceled',
+  'rejected',
 ] as const;
 export type TaskState = (typeof TASK_STATES)[number];
 
@@ -53,8 +60,7 @@ export type TaskAction =
   | { by: 'worker'; action: 'reply'; to: ReplyState | null };
 
 export type Transition =
-  | { ok: true; state: TaskState; changed: boolean }
-  | { ok: false; reason: 'terminal' | 'illegal' };
+  { ok: true; state: TaskState; changed: boolean } | { ok: false; reason: 'terminal' | 'illegal' };
 
 const stay = (state: TaskState): Transition => ({ ok: true, state, changed: false });
 const move = (from: TaskState, to: TaskState): Transition => ({ ok: true, state: to, changed: from !== to });

@@ -38,7 +38,7 @@ export class TasksController {
   }
 
   @Get(':id/messages')
-  @Surface('ledger', { id: 'listTaskMessages', summary: 'List a task\'s messages, newest first' })
+  @Surface('ledger', { id: 'listTaskMessages', summary: "List a task's messages, newest first" })
   @Returns(200, MessagePage)
   messages(@CurrentPrincipal() principal: Principal, @TaskId() id: string, @Query() query: PageQuery) {
     return this.tasks.messages(principal, id, query);
@@ -46,18 +46,28 @@ export class TasksController {
 
   @Post(':id/reply')
   @HttpCode(200)
-  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Replays the first response to the same key and body for 24 h.' })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: 'Replays the first response to the same key and body for 24 h.',
+  })
   @Surface('ledger', {
     id: 'replyToTask',
-    summary: 'Reply as the task\'s worker: a new state, a message and/or artifacts',
-    notes: 'Send an `Idempotency-Key` header to make retries safe: the same key and body replayed return the first response.',
+    summary: "Reply as the task's worker: a new state, a message and/or artifacts",
+    notes:
+      'Send an `Idempotency-Key` header to make retries safe: the same key and body replayed return the first response.',
   })
   @Returns(200, TaskSchema)
   @Refuses({
-    403: '`not_task_worker`: only the task\'s worker side may reply.',
+    403: "`not_task_worker`: only the task's worker side may reply.",
     409: '`task_terminal`, `invalid_transition`, `task_message_limit`, `artifact_closed`, `artifact_not_found`.',
   })
-  reply(@CurrentPrincipal() principal: Principal, @TaskId() id: string, @Body() dto: ReplyDto, @IdempotencyKeyHeader() key?: string) {
+  reply(
+    @CurrentPrincipal() principal: Principal,
+    @TaskId() id: string,
+    @Body() dto: ReplyDto,
+    @IdempotencyKeyHeader() key?: string,
+  ) {
     return this.tasks.reply(principal, id, dto, key);
   }
 }

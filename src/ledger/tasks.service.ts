@@ -11,7 +11,14 @@ import type { HistoryQuery, ListContextsQuery, ListTasksQuery } from './dto/list
 import type { ReplyDto } from './dto/reply.dto';
 import { listHistory, taskHistory } from './history-limits';
 import { IdempotencyStore } from './idempotency';
-import { toContextView, toMessageView, toTaskView, type ContextView, type MessageView, type TaskView } from './ledger-views';
+import {
+  toContextView,
+  toMessageView,
+  toTaskView,
+  type ContextView,
+  type MessageView,
+  type TaskView,
+} from './ledger-views';
 import { LedgerRepository, MESSAGES_NEWEST_FIRST } from './ledger.repository';
 import { LedgerService } from './ledger.service';
 import { parsePart, type StoredPart } from './parts';
@@ -38,35 +45,63 @@ export class TasksService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async list(principal: LedgerPrincipal, query: ListTasksQuery): Promise<{ tasks: TaskView[]; next_cursor: string | null }> {
+  async list(
+    principal: LedgerPrincipal,
+    query: ListTasksQuery,
+  ): Promise<{ tasks: TaskView[]; next_cursor: string | null }> {
     const page = keyset('t', query);
-    const rows = await this.repository.visibleTasks(sideOf(principal), {
-      role: query.role, identity: query.identity, peer: query.peer,
-      state: query.state, contextId: query.context_id, updatedAfter: query.updated_after,
-    }, page);
+    const rows = await this.repository.visibleTasks(
+      sideOf(principal),
+      {
+        role: query.role,
+        identity: query.identity,
+        peer: query.peer,
+        state: query.state,
+        contextId: query.context_id,
+        updatedAfter: query.updated_after,
+      },
+      page,
+    );
     const { items, nextCursor } = page.cut(rows, creationPosition);
     const tasks = await this.repository.hydrate(items, {
-      historyLength: listHistory(query.history_length, page.limit, this.config.ledgerMaxHistory), artifacts: query.include_artifacts ?? false,
+      historyLength: listHistory(query.history_length, page.limit, this.config.ledgerMaxHistory),
+      artifacts: query.include_artifacts ?? false,
       maxArtifactBytes: this.config.ledgerMaxArtifactBytesPerTask,
     });
     return { tasks: tasks.map(toTaskView), next_cursor: nextCursor };
   }
 
   async get(principal: LedgerPrincipal, id: string, query: HistoryQuery): Promise<TaskView> {
-    return toTaskView(await this.visibleTask(principal, id, taskHistory(query.history_length, this.config.ledgerMaxHistory)));
+    return toTaskView(
+      await this.visibleTask(principal, id, taskHistory(query.history_length, this.config.ledgerMaxHistory)),
+    );
   }
 
   /** A task's messages, newest first. */
-  async messages(principal: LedgerPrincipal, id: string, query: PageQuery): Promise<{ messages: MessageView[]; next_cursor: string | null }> {
+  async messages(
+    principal: LedgerPrincipal,
+    id: string,
+    query: PageQuery,
+  ): Promise<{ messages: MessageView[]; next_cursor: string | null }> {
     const task = await this.visibleTask(principal, id, 0, false);
     const page = keyset('m', query, MESSAGES_NEWEST_FIRST);
-    const { items, nextCursor } = page.cut(await this.repository.messagePage(task, page), (m) => ({ at: m.createdAt.toISOString(), id: m.rowId }));
+    const { items, nextCursor } = page.cut(await this.repository.messagePage(task, page), (m) => ({
+      at: m.createdAt.toISOString(),
+      id: m.rowId,
+    }));
     return { messages: items.map(toMessageView), next_cursor: nextCursor };
   }
 
-  async listContexts(principal: LedgerPrincipal, query: ListContextsQuery): Promise<{ contexts: ContextView[]; next_cursor: string | null }> {
+  async listContexts(
+    principal: LedgerPrincipal,
+    query: ListContextsQuery,
+  ): Promise<{ contexts: ContextView[]; next_cursor: string | null }> {
     const page = keyset('c', query);
-    const records = await this.repository.visibleContexts(sideOf(principal), { role: query.role, identity: query.identity, peer: query.peer }, page);
+    const records = await this.repository.visibleContexts(
+      sideOf(principal),
+      { role: query.role, identity: query.identity, peer: query.peer },
+      page,
+    );
     const { items, nextCursor } = page.cut(records, (c) => ({ at: c.createdAt.toISOString(), id: c.id }));
     return { contexts: items.map(toContextView), next_cursor: nextCursor };
   }
@@ -75,7 +110,10 @@ export class TasksService {
   async getContext(principal: LedgerPrincipal, id: string): Promise<ContextView & { tasks: TaskView[] }> {
     const context = await this.repository.visibleContext(id, sideOf(principal));
     if (!context) throw notVisible('context.read');
-    const tasks = await this.repository.hydrate(await this.repository.contextTasks(id, CONTEXT_TASKS_SHOWN), { historyLength: 0, artifacts: false });
+    const tasks = await this.repository.hydrate(await this.repository.contextTasks(id, CONTEXT_TASKS_SHOWN), {
+      historyLength: 0,
+      artifacts: false,
+    });
     return { ...toContextView(context), tasks: tasks.map(toTaskView) };
   }
 
@@ -84,7 +122,12 @@ export class TasksService {
    * transaction, under the task's row lock, after the state machine agrees. With an
    * Idempotency-Key, a repeat of the same request replays the first response.
    */
-  async reply(principal: LedgerPrincipal, id: string, dto: ReplyDto, idempotencyKey: string | undefined): Promise<TaskView> {
+  async reply(
+    principal: LedgerPrincipal,
+    id: string,
+    dto: ReplyDto,
+    idempotencyKey: string | undefined,
+  ): Promise<TaskView> {
     const message = dto.message ? this.newMessage(dto.message) : null;
     const artifacts = (dto.artifacts ?? []).map((artifact, i) => this.chunk(artifact, i));
     if (!dto.state && !message && artifacts.length === 0) {
@@ -95,13 +138,20 @@ export class TasksService {
     return this.ledger.write(async (tx) => {
       const scope = `task_reply:${principal.kind}:${principal.id}`;
       if (idempotencyKey) {
-        const claim = await this.idempotency.claim(tx, scope, idempotencyKey, IdempotencyStore.hash(`reply ${id}`, dto));
+        const claim = await this.idempotency.claim(
+          tx,
+          scope,
+          idempotencyKey,
+          IdempotencyStore.hash(`reply ${id}`, dto),
+        );
         if (claim.replay) return claim.replay.body as TaskView;
       }
       const journal = await this.lockForWorker(tx, principal, id);
       const next = transition(journal.state, { by: 'worker', action: 'reply', to: dto.state ?? null });
-      if (!next.ok && next.reason === 'terminal') throw conflict('task_terminal', `The task is ${journal.state}; it takes no more replies.`);
-      if (!next.ok) throw conflict('invalid_transition', `A worker cannot move a task from ${journal.state} to ${dto.state}.`);
+      if (!next.ok && next.reason === 'terminal')
+        throw conflict('task_terminal', `The task is ${journal.state}; it takes no more replies.`);
+      if (!next.ok)
+        throw conflict('invalid_transition', `A worker cannot move a task from ${journal.state} to ${dto.state}.`);
       if (message) await journal.requireRoomForMessage(this.config.ledgerMaxMessagesPerTask);
       for (const chunk of artifacts) await journal.artifact(chunk, this.config.ledgerMaxArtifactBytesPerTask);
       if (message) await journal.message('agent', message, 'status', next.state);
@@ -116,7 +166,11 @@ export class TasksService {
 
   private async visibleTask(principal: Principal, id: string, historyLength: number, artifacts = true, tx?: Tx) {
     const row = await this.repository.visibleTask(id, sideOf(principal), tx);
-    const [task] = await this.repository.hydrate(row ? [row] : [], { historyLength, artifacts, maxArtifactBytes: this.config.ledgerMaxArtifactBytesPerTask }, tx);
+    const [task] = await this.repository.hydrate(
+      row ? [row] : [],
+      { historyLength, artifacts, maxArtifactBytes: this.config.ledgerMaxArtifactBytesPerTask },
+      tx,
+    );
     if (!task) throw notVisible('task.read');
     return task;
   }
@@ -129,7 +183,13 @@ export class TasksService {
   }
 
   private newMessage(dto: NonNullable<ReplyDto['message']>): NewMessage {
-    return { messageId: randomUUID(), parts: parts(dto.parts, 'message.parts'), metadata: dto.metadata ?? null, extensions: [], referenceTaskIds: [] };
+    return {
+      messageId: randomUUID(),
+      parts: parts(dto.parts, 'message.parts'),
+      metadata: dto.metadata ?? null,
+      extensions: [],
+      referenceTaskIds: [],
+    };
   }
 
   private chunk(dto: NonNullable<ReplyDto['artifacts']>[number], index: number): ArtifactChunk {

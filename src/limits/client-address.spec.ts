@@ -9,7 +9,12 @@ describe('the subject of a per-address quota', () => {
   it('is the whole /64 of an IPv6 address, however it is written', () => {
     const subject = addressSubject('2001:db8:1:2:aaaa:bbbb:cccc:dddd');
     expect(subject).toBe('ip:2001:db8:1:2::/64');
-    for (const other of ['2001:db8:1:2::1', '2001:0db8:0001:0002:ffff:ffff:ffff:fffe', '2001:DB8:1:2:0:0:0:1', '2001:db8:1:2::9%eth0']) {
+    for (const other of [
+      '2001:db8:1:2::1',
+      '2001:0db8:0001:0002:ffff:ffff:ffff:fffe',
+      '2001:DB8:1:2:0:0:0:1',
+      '2001:db8:1:2::9%eth0',
+    ]) {
       expect(addressSubject(other)).toBe(subject);
     }
   });

@@ -17,7 +17,10 @@ export function addressSubject(address: string | undefined): string {
   if (words.slice(0, 5).every((w) => w === 0) && words[5] === 0xffff) {
     return `ip:${words[6] >> 8}.${words[6] & 0xff}.${words[7] >> 8}.${words[7] & 0xff}`;
   }
-  return `ip:${words.slice(0, 4).map((w) => w.toString(16)).join(':')}::/64`;
+  return `ip:${words
+    .slice(0, 4)
+    .map((w) => w.toString(16))
+    .join(':')}::/64`;
 }
 
 /** The eight 16-bit words of an IPv6 address (isIP already said it is one). */

@@ -7,7 +7,11 @@ import { RateLimitService } from './rate-limit.service';
   providers: [
     RateLimitService,
     // One count per process, shared by every call that stays open (protocol streams and blocking sends, event streams).
-    { provide: OpenCalls, inject: [APP_CONFIG], useFactory: (config: AppConfig) => new OpenCalls(config.protocolMaxOpenCallsPerKey) },
+    {
+      provide: OpenCalls,
+      inject: [APP_CONFIG],
+      useFactory: (config: AppConfig) => new OpenCalls(config.protocolMaxOpenCallsPerKey),
+    },
   ],
   exports: [RateLimitService, OpenCalls],
 })

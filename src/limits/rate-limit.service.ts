@@ -147,11 +147,20 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   private fellBack(error: unknown): void {
     if (this.degraded) return;
     this.degraded = true;
-    this.logger.warn({ err: error ?? undefined }, 'rate limit store unavailable; counting per instance in memory until Redis answers again');
+    this.logger.warn(
+      { err: error ?? undefined },
+      'rate limit store unavailable; counting per instance in memory until Redis answers again',
+    );
   }
 }
 
-export function quotaState(quota: QuotaName, limit: number, windowMs: number, window: WindowState, admitted: boolean): QuotaState {
+export function quotaState(
+  quota: QuotaName,
+  limit: number,
+  windowMs: number,
+  window: WindowState,
+  admitted: boolean,
+): QuotaState {
   const used = estimate(window, windowMs);
   const remaining = Math.max(0, Math.floor(limit - used));
   // The previous window's weight falls linearly to zero at the end of this one;
@@ -192,7 +201,12 @@ function rateLimitHeaders(state: QuotaState): Record<string, string> {
 }
 
 function rateLimited(state: QuotaState): AppError {
-  return new AppError(429, 'rate_limited', `Rate limit "${state.quota}" exceeded (${state.limit} per ${state.windowSeconds} s); retry after ${state.retryAfterSeconds} s.`, {
-    headers: { 'Retry-After': String(state.retryAfterSeconds), ...rateLimitHeaders(state) },
-  });
+  return new AppError(
+    429,
+    'rate_limited',
+    `Rate limit "${state.quota}" exceeded (${state.limit} per ${state.windowSeconds} s); retry after ${state.retryAfterSeconds} s.`,
+    {
+      headers: { 'Retry-After': String(state.retryAfterSeconds), ...rateLimitHeaders(state) },
+    },
+  );
 }

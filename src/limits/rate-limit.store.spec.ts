@@ -39,7 +39,7 @@ describe('sliding-window rate limiting', () => {
     expect(await consume(s, 3)).toMatchObject({ admitted: true, previous: 0, current: 1 });
   });
 
-  it('a sweep triggered by a per-minute quota keeps an hourly quota\'s counts', async () => {
+  it("a sweep triggered by a per-minute quota keeps an hourly quota's counts", async () => {
     const s = store();
     const HOUR = 3_600_000;
     now = 10 * HOUR;
@@ -74,7 +74,13 @@ describe('sliding-window rate limiting', () => {
   describe('the reported state', () => {
     it('remaining and reset for an admitted request', () => {
       const state = quotaState('rest', 10, W, { previous: 0, current: 4, elapsedMs: W / 2, admitted: true }, true);
-      expect(state).toMatchObject({ remaining: 6, retryAfterSeconds: 0, resetSeconds: 90, windowSeconds: 60, limit: 10 });
+      expect(state).toMatchObject({
+        remaining: 6,
+        retryAfterSeconds: 0,
+        resetSeconds: 90,
+        windowSeconds: 60,
+        limit: 10,
+      });
     });
 
     it('retry-after points at the moment one more request fits (previous window decaying)', () => {

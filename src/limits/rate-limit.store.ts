@@ -45,9 +45,15 @@ export class MemoryRateLimitStore implements RateLimitStore {
     const index = Math.floor(now / windowMs);
     this.sweep(now);
     let entry = this.windows.get(key);
-    if (!entry || entry.windowMs !== windowMs || entry.index < index - 1) entry = { windowMs, index, current: 0, previous: 0 };
+    if (!entry || entry.windowMs !== windowMs || entry.index < index - 1)
+      entry = { windowMs, index, current: 0, previous: 0 };
     else if (entry.index === index - 1) entry = { windowMs, index, current: 0, previous: entry.current };
-    const state = { previous: entry.previous, current: entry.current, elapsedMs: now - index * windowMs, admitted: false };
+    const state = {
+      previous: entry.previous,
+      current: entry.current,
+      elapsedMs: now - index * windowMs,
+      admitted: false,
+    };
     if (op.kind === 'add' || (op.kind === 'consume' && estimate(state, windowMs) + op.cost <= op.limit)) {
       entry.current += op.cost;
       state.current = entry.current;

@@ -35,10 +35,19 @@ return { previous, current, elapsed, admitted }
 export class RedisRateLimitStore implements RateLimitStore {
   private readonly redis: Redis;
 
-  constructor(url: string, private readonly prefix: string) {
+  constructor(
+    url: string,
+    private readonly prefix: string,
+  ) {
     // No offline queue and a command timeout: while Redis is away a call fails at once
     // (and the caller falls back), and ioredis keeps reconnecting in the background.
-    this.redis = new Redis(url, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false, commandTimeout: 1_000, connectTimeout: 2_000 });
+    this.redis = new Redis(url, {
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      lazyConnect: false,
+      commandTimeout: 1_000,
+      connectTimeout: 2_000,
+    });
     this.redis.defineCommand('slidingWindow', { numberOfKeys: 1, lua: SCRIPT });
     // Errors surface on each call (and fall back there); keep ioredis from throwing globally.
     this.redis.on('error', () => undefined);
@@ -75,7 +84,9 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   private run(key: string, windowMs: number, mode: string, limit: number, cost: number): Promise<number[]> {
-    const redis = this.redis as unknown as { slidingWindow: (key: string, ...args: Array<string | number>) => Promise<number[]> };
+    const redis = this.redis as unknown as {
+      slidingWindow: (key: string, ...args: Array<string | number>) => Promise<number[]>;
+    };
     return redis.slidingWindow(this.prefix + key, windowMs, mode, limit, cost);
   }
 

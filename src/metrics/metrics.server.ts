@@ -35,7 +35,10 @@ export class MetricsServer implements OnApplicationBootstrap, BeforeApplicationS
         return;
       }
       this.metrics.registry.metrics().then(
-        (text) => res.writeHead(200, { 'content-type': this.metrics.registry.contentType }).end(req.method === 'HEAD' ? undefined : text),
+        (text) =>
+          res
+            .writeHead(200, { 'content-type': this.metrics.registry.contentType })
+            .end(req.method === 'HEAD' ? undefined : text),
         (error: unknown) => {
           this.logger.error({ err: error }, 'could not collect metrics');
           res.writeHead(500, { 'content-type': 'text/plain' }).end('could not collect metrics\n');
@@ -44,7 +47,13 @@ export class MetricsServer implements OnApplicationBootstrap, BeforeApplicationS
     });
     const { metricsPort: port, metricsHost: host } = this.config;
     await new Promise<void>((resolve, reject) => {
-      server.once('error', (error) => reject(new Error(`metrics cannot listen on ${host}:${port} (METRICS_PORT, METRICS_HOST; METRICS_PORT=off disables it): ${error.message}`)));
+      server.once('error', (error) =>
+        reject(
+          new Error(
+            `metrics cannot listen on ${host}:${port} (METRICS_PORT, METRICS_HOST; METRICS_PORT=off disables it): ${error.message}`,
+          ),
+        ),
+      );
       server.listen(port, host, () => resolve());
     });
     this.server = server;

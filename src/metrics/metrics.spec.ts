@@ -11,7 +11,10 @@ const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
 async function registered(): Promise<Set<string>> {
   const metrics = new Metrics(loadConfig({ METRICS_PORT: '0' }), { driver: {} } as unknown as DataSource);
   const names = (await metrics.registry.getMetricsAsJSON()).flatMap((metric) =>
-    String(metric.type) === 'histogram' ? ['', '_bucket', '_count', '_sum'].map((suffix) => metric.name + suffix) : [metric.name]);
+    String(metric.type) === 'histogram'
+      ? ['', '_bucket', '_count', '_sum'].map((suffix) => metric.name + suffix)
+      : [metric.name],
+  );
   metrics.registry.clear();
   return new Set(names);
 }
@@ -28,13 +31,19 @@ describe('the deployment files name only metrics that exist', () => {
   });
 
   it('docker/grafana-dashboard.json: every expression', () => {
-    const dashboard = JSON.parse(read('docker/grafana-dashboard.json')) as { panels: Array<{ title: string; targets: Array<{ expr: string }> }> };
+    const dashboard = JSON.parse(read('docker/grafana-dashboard.json')) as {
+      panels: Array<{ title: string; targets: Array<{ expr: string }> }>;
+    };
     const used = dashboard.panels.flatMap((panel) => panel.targets.flatMap((target) => metricNames(target.expr)));
     expect(used.length).toBeGreaterThan(10);
     expect(used.filter((name) => !names.has(name))).toEqual([]);
     // Every series of the service has a panel.
     const own = [...names].filter((name) => name.startsWith('a2a_') && !/_(bucket|sum)$/.test(name));
-    expect(own.filter((name) => ![name, `${name}_bucket`, name.replace(/_count$/, '_bucket')].some((series) => used.includes(series)))).toEqual([]);
+    expect(
+      own.filter(
+        (name) => ![name, `${name}_bucket`, name.replace(/_count$/, '_bucket')].some((series) => used.includes(series)),
+      ),
+    ).toEqual([]);
   });
 
   it('docker/prometheus.yml: the rules it suggests', () => {

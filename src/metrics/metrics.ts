@@ -44,44 +44,63 @@ export class Metrics {
   readonly enabled: boolean;
 
   private readonly httpRequests = new Counter({
-    name: 'a2a_http_requests_total', help: 'HTTP requests, per route template, method and status.',
-    labelNames: ['method', 'route', 'status'] as const, registers: [this.registry],
+    name: 'a2a_http_requests_total',
+    help: 'HTTP requests, per route template, method and status.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
   });
   private readonly httpDuration = new Histogram({
-    name: 'a2a_http_request_duration_seconds', help: 'HTTP request latency (until the response is finished), per route template, method and status class.',
-    labelNames: ['method', 'route', 'status_class'] as const, registers: [this.registry],
+    name: 'a2a_http_request_duration_seconds',
+    help: 'HTTP request latency (until the response is finished), per route template, method and status class.',
+    labelNames: ['method', 'route', 'status_class'] as const,
+    registers: [this.registry],
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
   });
   private readonly protocolCalls = new Counter({
-    name: 'a2a_protocol_calls_total', help: 'A2A protocol method calls, per method, A2A version, binding and outcome.',
-    labelNames: ['method', 'version', 'binding', 'outcome'] as const, registers: [this.registry],
+    name: 'a2a_protocol_calls_total',
+    help: 'A2A protocol method calls, per method, A2A version, binding and outcome.',
+    labelNames: ['method', 'version', 'binding', 'outcome'] as const,
+    registers: [this.registry],
   });
   private readonly admissionDecisions = new Counter({
-    name: 'a2a_admission_decisions_total', help: 'Admission decisions of protocol calls, per decision and reason.',
-    labelNames: ['decision', 'reason'] as const, registers: [this.registry],
+    name: 'a2a_admission_decisions_total',
+    help: 'Admission decisions of protocol calls, per decision and reason.',
+    labelNames: ['decision', 'reason'] as const,
+    registers: [this.registry],
   });
   private readonly tasksCreated = new Counter({
-    name: 'a2a_tasks_created_total', help: 'Tasks created (committed).', registers: [this.registry],
+    name: 'a2a_tasks_created_total',
+    help: 'Tasks created (committed).',
+    registers: [this.registry],
   });
   private readonly tasksSettled = new Counter({
-    name: 'a2a_tasks_settled_total', help: 'Tasks that reached a terminal state (committed), per state.',
-    labelNames: ['state'] as const, registers: [this.registry],
+    name: 'a2a_tasks_settled_total',
+    help: 'Tasks that reached a terminal state (committed), per state.',
+    labelNames: ['state'] as const,
+    registers: [this.registry],
   });
   private readonly deliveries = new Counter({
-    name: 'a2a_deliveries_total', help: 'Delivery attempts of webhooks and push notifications, per kind and outcome.',
-    labelNames: ['kind', 'outcome'] as const, registers: [this.registry],
+    name: 'a2a_deliveries_total',
+    help: 'Delivery attempts of webhooks and push notifications, per kind and outcome.',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [this.registry],
   });
   private readonly outboxLag = new Gauge({
-    name: 'a2a_outbox_lag_seconds', help: 'Age of the oldest event in this dispatcher\'s last claim of first attempts (0 when the claim found none): how far delivery runs behind.',
+    name: 'a2a_outbox_lag_seconds',
+    help: "Age of the oldest event in this dispatcher's last claim of first attempts (0 when the claim found none): how far delivery runs behind.",
     registers: [this.registry],
   });
   private readonly forwards = new Counter({
-    name: 'a2a_upstream_forwards_total', help: 'Attempts of the forwarder to upstream agents, per kind (message, cancel) and outcome.',
-    labelNames: ['kind', 'outcome'] as const, registers: [this.registry],
+    name: 'a2a_upstream_forwards_total',
+    help: 'Attempts of the forwarder to upstream agents, per kind (message, cancel) and outcome.',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [this.registry],
   });
   private readonly rateLimited = new Counter({
-    name: 'a2a_rate_limit_refusals_total', help: 'Requests refused by a rate limit (429), per limit.',
-    labelNames: ['limit'] as const, registers: [this.registry],
+    name: 'a2a_rate_limit_refusals_total',
+    help: 'Requests refused by a rate limit (429), per limit.',
+    labelNames: ['limit'] as const,
+    registers: [this.registry],
   });
 
   constructor(@Inject(APP_CONFIG) config: AppConfig, dataSource: DataSource) {
@@ -91,8 +110,10 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry });
     const pool = () => (dataSource.driver as unknown as { master?: PoolCounts }).master ?? {};
     new Gauge({
-      name: 'a2a_db_pool_connections', help: 'Database pool connections: total, idle, and requests waiting for one.',
-      labelNames: ['state'] as const, registers: [this.registry],
+      name: 'a2a_db_pool_connections',
+      help: 'Database pool connections: total, idle, and requests waiting for one.',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
       collect() {
         const { totalCount, idleCount, waitingCount } = pool();
         this.set({ state: 'total' }, totalCount ?? 0);
@@ -119,7 +140,9 @@ export class Metrics {
   /** A task journal's changes, counted once its transaction commits. */
   tasksChanged(tx: Tx, created: boolean, changes: readonly TaskChange[]): void {
     if (!this.enabled) return;
-    const settled = changes.filter((c) => (c.kind === 'status' || c.changesStatus) && c.state !== undefined && TERMINAL_STATES.has(c.state)).map((c) => c.state!);
+    const settled = changes
+      .filter((c) => (c.kind === 'status' || c.changesStatus) && c.state !== undefined && TERMINAL_STATES.has(c.state))
+      .map((c) => c.state!);
     if (!created && settled.length === 0) return;
     afterCommit(tx, () => {
       if (created) this.tasksCreated.inc();

@@ -1,5 +1,9 @@
 import {
-  RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError, type A2AError,
+  RequestMalformedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+  type A2AError,
 } from '@a2a-js/sdk/errors';
 import type { AppError } from '../common/app-error';
 import type { ErrorCode } from '../common/error-codes';
@@ -11,7 +15,8 @@ import type { ErrorCode } from '../common/error-codes';
  * error. HTTP-level refusals of the checks before the method (CONTRACT §5) do not pass
  * here; problem.filter.ts renders those.
  */
-export type A2AErrorKind = 'TaskNotFound' | 'UnsupportedOperation' | 'TaskNotCancelable' | 'RequestMalformed' | 'Internal';
+export type A2AErrorKind =
+  'TaskNotFound' | 'UnsupportedOperation' | 'TaskNotCancelable' | 'RequestMalformed' | 'Internal';
 
 /**
  * Every code, mapped: a new code in error-codes.ts does not compile until it is

@@ -1,6 +1,12 @@
 import {
-  Part, Role, TaskState as A2AState,
-  type Artifact, type Message, type StreamResponse, type Task, type TaskPushNotificationConfig,
+  Part,
+  Role,
+  TaskState as A2AState,
+  type Artifact,
+  type Message,
+  type StreamResponse,
+  type Task,
+  type TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import type { NewMessage } from '../ledger/task-journal';
@@ -79,11 +85,16 @@ export function toA2ATask(task: TaskRecord): Task {
  * requester's own message that changed nothing; it is in the task's history). An
  * agent message travels as the status message of a status update, as A2A does.
  */
-export function toStreamResponse(task: { id: string; contextId: string }, event: TaskEventRecord): StreamResponse | null {
+export function toStreamResponse(
+  task: { id: string; contextId: string },
+  event: TaskEventRecord,
+): StreamResponse | null {
   const ids = { taskId: task.id, contextId: task.contextId, metadata: undefined };
   if (event.kind === 'artifact' && event.artifact) {
     const { append, lastChunk, ...artifact } = event.artifact;
-    return { payload: { $case: 'artifactUpdate', value: { ...ids, artifact: toA2AArtifact(artifact), append, lastChunk } } };
+    return {
+      payload: { $case: 'artifactUpdate', value: { ...ids, artifact: toA2AArtifact(artifact), append, lastChunk } },
+    };
   }
   if (event.kind !== 'status') return null;
   const message = event.message?.role === 'agent' ? toA2AMessage(event.message) : undefined;
@@ -103,11 +114,13 @@ export function toStreamResponse(task: { id: string; contextId: string }, event:
  */
 export function fromA2AMessage(message: Message | undefined): NewMessage {
   if (!message) throw new RequestMalformedError('params.message is required.');
-  if (typeof message.messageId !== 'string' || !message.messageId) throw new RequestMalformedError('message.messageId is required (a string).');
+  if (typeof message.messageId !== 'string' || !message.messageId)
+    throw new RequestMalformedError('message.messageId is required (a string).');
   if (message.messageId.length > 200) throw new RequestMalformedError('message.messageId has at most 200 characters.');
-  if (message.role !== Role.ROLE_USER) throw new RequestMalformedError('A requester\'s message has the role user.');
+  if (message.role !== Role.ROLE_USER) throw new RequestMalformedError("A requester's message has the role user.");
   for (const member of ['taskId', 'contextId'] as const) {
-    if (message[member] != null && typeof message[member] !== 'string') throw new RequestMalformedError(`message.${member} must be a string.`);
+    if (message[member] != null && typeof message[member] !== 'string')
+      throw new RequestMalformedError(`message.${member} must be a string.`);
   }
   const parts: unknown[] = message.parts ?? [];
   if (!Array.isArray(parts) || parts.length < 1 || parts.length > MAX_MESSAGE_PARTS) {
@@ -122,7 +135,8 @@ export function fromA2AMessage(message: Message | undefined): NewMessage {
     }
     return parsePart(Part.toJSON(part), field, errors);
   });
-  if (message.metadata != null && !isObject(message.metadata)) errors.push({ field: 'message.metadata', message: 'message.metadata must be an object' });
+  if (message.metadata != null && !isObject(message.metadata))
+    errors.push({ field: 'message.metadata', message: 'message.metadata must be an object' });
   const extensions = stringList(message.extensions, 'message.extensions', errors);
   const referenceTaskIds = stringList(message.referenceTaskIds, 'message.referenceTaskIds', errors);
   if (errors.length > 0) throw new RequestMalformedError(errors.map((e) => e.message).join('; '));
@@ -135,7 +149,8 @@ export function fromA2AMessage(message: Message | undefined): NewMessage {
   };
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function stringList(value: unknown, field: string, errors: FieldError[]): string[] {
   if (value == null) return [];
@@ -146,13 +161,22 @@ function stringList(value: unknown, field: string, errors: FieldError[]): string
 
 export function fromA2APushConfig(config: TaskPushNotificationConfig): PushConfigInput {
   if (!isObject(config)) throw new RequestMalformedError('The push notification config must be an object.');
-  if (!config.url || typeof config.url !== 'string') throw new RequestMalformedError('The push notification config needs a url (a string).');
+  if (!config.url || typeof config.url !== 'string')
+    throw new RequestMalformedError('The push notification config needs a url (a string).');
   for (const member of ['id', 'token'] as const) {
-    if (config[member] != null && typeof config[member] !== 'string') throw new RequestMalformedError(`The push notification config's ${member} must be a string.`);
+    if (config[member] != null && typeof config[member] !== 'string')
+      throw new RequestMalformedError(`The push notification config's ${member} must be a string.`);
   }
   const authentication: unknown = config.authentication;
-  if (authentication != null && (!isObject(authentication) || typeof (authentication.scheme ?? '') !== 'string' || typeof (authentication.credentials ?? '') !== 'string')) {
-    throw new RequestMalformedError('The push notification config\'s authentication must be an object with a scheme and credentials (strings).');
+  if (
+    authentication != null &&
+    (!isObject(authentication) ||
+      typeof (authentication.scheme ?? '') !== 'string' ||
+      typeof (authentication.credentials ?? '') !== 'string')
+  ) {
+    throw new RequestMalformedError(
+      "The push notification config's authentication must be an object with a scheme and credentials (strings).",
+    );
   }
   return {
     id: config.id ?? '',

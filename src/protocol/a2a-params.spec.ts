@@ -4,16 +4,35 @@ describe('A2A params checks', () => {
   const fields = (errors: Array<{ field: string }>) => errors.map((e) => e.field);
 
   it('names every offending member, with its path', () => {
-    expect(fields(paramsErrors('0.3', 'tasks/get', { id: 5, historyLength: 'x' }))).toEqual(['params.id', 'params.historyLength']);
-    expect(fields(paramsErrors('0.3', 'message/send', {
-      message: { messageId: 'm', role: 'user', parts: [{ kind: 'text', text: 5 }, { kind: 'file', file: null }], referenceTaskIds: 5 },
-    }))).toEqual(['params.message.parts[0]', 'params.message.parts[1]', 'params.message.referenceTaskIds']);
-    expect(fields(paramsErrors('1.0', 'SendMessage', { message: { messageId: 'm', parts: [null] } })))
-      .toEqual(['params.message.role', 'params.message.parts[0]']);
+    expect(fields(paramsErrors('0.3', 'tasks/get', { id: 5, historyLength: 'x' }))).toEqual([
+      'params.id',
+      'params.historyLength',
+    ]);
+    expect(
+      fields(
+        paramsErrors('0.3', 'message/send', {
+          message: {
+            messageId: 'm',
+            role: 'user',
+            parts: [
+              { kind: 'text', text: 5 },
+              { kind: 'file', file: null },
+            ],
+            referenceTaskIds: 5,
+          },
+        }),
+      ),
+    ).toEqual(['params.message.parts[0]', 'params.message.parts[1]', 'params.message.referenceTaskIds']);
+    expect(fields(paramsErrors('1.0', 'SendMessage', { message: { messageId: 'm', parts: [null] } }))).toEqual([
+      'params.message.role',
+      'params.message.parts[0]',
+    ]);
   });
 
   it('a missing required member, and params that are not an object', () => {
-    expect(paramsErrors('0.3', 'tasks/pushNotificationConfig/set', { taskId: 't' })[0].message).toBe('params.pushNotificationConfig is required');
+    expect(paramsErrors('0.3', 'tasks/pushNotificationConfig/set', { taskId: 't' })[0].message).toBe(
+      'params.pushNotificationConfig is required',
+    );
     expect(paramsErrors('1.0', 'GetTask', [])[0].message).toBe('params must be an object');
     expect(paramsErrors('1.0', 'GetTask', undefined)[0].message).toBe('params must be an object');
   });
@@ -25,19 +44,29 @@ describe('A2A params checks', () => {
   });
 
   it('v1.0 members may be spelled in snake_case, as the SDK reads them', () => {
-    expect(fields(paramsErrors('1.0', 'SendMessage', { message: { message_id: 5, role: 'ROLE_USER', parts: [{ text: 'x' }] } })))
-      .toEqual(['params.message.message_id']);
+    expect(
+      fields(
+        paramsErrors('1.0', 'SendMessage', { message: { message_id: 5, role: 'ROLE_USER', parts: [{ text: 'x' }] } }),
+      ),
+    ).toEqual(['params.message.message_id']);
     expect(paramsErrors('1.0', 'ListTasks', { page_size: 10, include_artifacts: true })).toEqual([]);
   });
 
-  it('each generation\'s own part form', () => {
-    expect(paramsErrors('0.3', 'message/send', { message: { messageId: 'm', role: 'user', parts: [{ text: 'x' }] } })[0].message)
-      .toContain('must have a kind');
-    expect(paramsErrors('1.0', 'SendMessage', { message: { messageId: 'm', role: 'ROLE_USER', parts: [{ kind: 'text', text: 'x' }] } })[0].message)
-      .toContain('is a v0.3 part');
+  it("each generation's own part form", () => {
+    expect(
+      paramsErrors('0.3', 'message/send', { message: { messageId: 'm', role: 'user', parts: [{ text: 'x' }] } })[0]
+        .message,
+    ).toContain('must have a kind');
+    expect(
+      paramsErrors('1.0', 'SendMessage', {
+        message: { messageId: 'm', role: 'ROLE_USER', parts: [{ kind: 'text', text: 'x' }] },
+      })[0].message,
+    ).toContain('is a v0.3 part');
   });
 
   it('by request shape, for the HTTP+JSON binding', () => {
-    expect(requestErrors(V1_REQUESTS.CancelTaskRequest, { id: [] }, 'body')).toEqual([{ field: 'body.id', message: 'body.id must be a string' }]);
+    expect(requestErrors(V1_REQUESTS.CancelTaskRequest, { id: [] }, 'body')).toEqual([
+      { field: 'body.id', message: 'body.id must be a string' },
+    ]);
   });
 });

@@ -25,15 +25,22 @@ interface Member {
   required?: boolean;
 }
 
-const fail = (errors: FieldError[], field: string, message: string) => errors.push({ field, message: `${field} ${message}` });
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const fail = (errors: FieldError[], field: string, message: string) =>
+  errors.push({ field, message: `${field} ${message}` });
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
-const string: Check = (value, path, errors) => void (typeof value !== 'string' && fail(errors, path, 'must be a string'));
-const boolean: Check = (value, path, errors) => void (typeof value !== 'boolean' && fail(errors, path, 'must be a boolean'));
-const integer: Check = (value, path, errors) => void (!Number.isInteger(value) && fail(errors, path, 'must be an integer'));
+const string: Check = (value, path, errors) =>
+  void (typeof value !== 'string' && fail(errors, path, 'must be a string'));
+const boolean: Check = (value, path, errors) =>
+  void (typeof value !== 'boolean' && fail(errors, path, 'must be a boolean'));
+const integer: Check = (value, path, errors) =>
+  void (!Number.isInteger(value) && fail(errors, path, 'must be an integer'));
 const object: Check = (value, path, errors) => void (!isObject(value) && fail(errors, path, 'must be an object'));
-const oneOf = (...values: Array<string | number>): Check => (value, path, errors) =>
-  void (!values.includes(value as string | number) && fail(errors, path, `must be one of ${values.join(', ')}`));
+const oneOf =
+  (...values: Array<string | number>): Check =>
+  (value, path, errors) =>
+    void (!values.includes(value as string | number) && fail(errors, path, `must be one of ${values.join(', ')}`));
 const stringOrInteger: Check = (value, path, errors) =>
   void (typeof value !== 'string' && !Number.isInteger(value) && fail(errors, path, 'must be a string or an integer'));
 
@@ -66,11 +73,15 @@ function shape(members: Record<string, Member | Check>, options: { snakeCase?: b
 const required = (check: Check): Member => ({ check, required: true });
 
 /** A part in the generation's form (v0.3 has `kind`, v1.0 does not), its contents checked by the ledger. */
-const part = (version: A2AVersion): Check => (value, path, errors) => {
-  if (isObject(value) && version === '0.3' && value.kind === undefined) return fail(errors, path, 'must have a kind (text, file or data)');
-  if (isObject(value) && version === '1.0' && value.kind !== undefined) return fail(errors, path, 'is a v0.3 part (kind); send text, raw, url or data');
-  parsePart(value, path, errors);
-};
+const part =
+  (version: A2AVersion): Check =>
+  (value, path, errors) => {
+    if (isObject(value) && version === '0.3' && value.kind === undefined)
+      return fail(errors, path, 'must have a kind (text, file or data)');
+    if (isObject(value) && version === '1.0' && value.kind !== undefined)
+      return fail(errors, path, 'is a v0.3 part (kind); send text, raw, url or data');
+    parsePart(value, path, errors);
+  };
 
 const strings = arrayOf(string);
 
@@ -94,7 +105,12 @@ const v03PushConfig = shape({
 });
 const v03SendParams = shape({
   message: required(v03Message),
-  configuration: shape({ acceptedOutputModes: strings, historyLength: integer, pushNotificationConfig: v03PushConfig, blocking: boolean }),
+  configuration: shape({
+    acceptedOutputModes: strings,
+    historyLength: integer,
+    pushNotificationConfig: v03PushConfig,
+    blocking: boolean,
+  }),
   metadata: object,
 });
 const v03TaskId = shape({ id: required(string), metadata: object });
@@ -105,36 +121,57 @@ export const V03_PARAMS: Record<string, Check> = {
   'tasks/get': shape({ id: required(string), historyLength: integer, metadata: object }),
   'tasks/cancel': v03TaskId,
   'tasks/resubscribe': v03TaskId,
-  'tasks/pushNotificationConfig/set': shape({ taskId: required(string), pushNotificationConfig: required(v03PushConfig) }),
-  'tasks/pushNotificationConfig/get': shape({ id: required(string), pushNotificationConfigId: string, metadata: object }),
+  'tasks/pushNotificationConfig/set': shape({
+    taskId: required(string),
+    pushNotificationConfig: required(v03PushConfig),
+  }),
+  'tasks/pushNotificationConfig/get': shape({
+    id: required(string),
+    pushNotificationConfigId: string,
+    metadata: object,
+  }),
   'tasks/pushNotificationConfig/list': v03TaskId,
-  'tasks/pushNotificationConfig/delete': shape({ id: required(string), pushNotificationConfigId: required(string), metadata: object }),
+  'tasks/pushNotificationConfig/delete': shape({
+    id: required(string),
+    pushNotificationConfigId: required(string),
+    metadata: object,
+  }),
 };
 
 // A2A v1.0 (the JSON mapping of the v1.0 proto).
 const v1 = (members: Record<string, Member | Check>) => shape({ tenant: string, ...members }, { snakeCase: true });
-const v1Message = shape({
-  messageId: required(string),
-  contextId: string,
-  taskId: string,
-  role: required(oneOf('ROLE_USER', 'ROLE_AGENT', 'ROLE_UNSPECIFIED', 0, 1, 2)),
-  parts: required(arrayOf(part('1.0'))),
-  metadata: object,
-  extensions: strings,
-  referenceTaskIds: strings,
-}, { snakeCase: true });
-const v1PushConfig = (taskId: Member | Check) => v1({
-  id: string,
-  taskId,
-  url: required(string),
-  token: string,
-  authentication: shape({ scheme: required(string), credentials: string }),
-});
+const v1Message = shape(
+  {
+    messageId: required(string),
+    contextId: string,
+    taskId: string,
+    role: required(oneOf('ROLE_USER', 'ROLE_AGENT', 'ROLE_UNSPECIFIED', 0, 1, 2)),
+    parts: required(arrayOf(part('1.0'))),
+    metadata: object,
+    extensions: strings,
+    referenceTaskIds: strings,
+  },
+  { snakeCase: true },
+);
+const v1PushConfig = (taskId: Member | Check) =>
+  v1({
+    id: string,
+    taskId,
+    url: required(string),
+    token: string,
+    authentication: shape({ scheme: required(string), credentials: string }),
+  });
 const v1SendMessageRequest = v1({
   message: required(v1Message),
-  configuration: shape({
-    acceptedOutputModes: strings, taskPushNotificationConfig: v1PushConfig(string), historyLength: integer, returnImmediately: boolean,
-  }, { snakeCase: true }),
+  configuration: shape(
+    {
+      acceptedOutputModes: strings,
+      taskPushNotificationConfig: v1PushConfig(string),
+      historyLength: integer,
+      returnImmediately: boolean,
+    },
+    { snakeCase: true },
+  ),
   metadata: object,
 });
 
@@ -143,8 +180,13 @@ export const V1_REQUESTS = {
   SendMessageRequest: v1SendMessageRequest,
   GetTaskRequest: v1({ id: required(string), historyLength: integer }),
   ListTasksRequest: v1({
-    contextId: string, status: stringOrInteger, pageSize: integer, pageToken: string, historyLength: integer,
-    statusTimestampAfter: string, includeArtifacts: boolean,
+    contextId: string,
+    status: stringOrInteger,
+    pageSize: integer,
+    pageToken: string,
+    historyLength: integer,
+    statusTimestampAfter: string,
+    includeArtifacts: boolean,
   }),
   CancelTaskRequest: v1({ id: required(string), metadata: object }),
   SubscribeToTaskRequest: v1({ id: required(string) }),
@@ -202,12 +244,23 @@ const v03RestPart: Check = (value, path, errors) => {
   })(value, path, errors);
 };
 const v03RestPushConfig = shape({
-  url: required(string), id: string, token: string, authentication: shape({ schemes: strings, credentials: string }),
+  url: required(string),
+  id: string,
+  token: string,
+  authentication: shape({ schemes: strings, credentials: string }),
 });
-const v03RestMessage = shape({
-  messageId: required(string), contextId: string, taskId: string, role: oneOf('ROLE_USER', 'ROLE_AGENT', 'ROLE_UNSPECIFIED', 0, 1, 2),
-  content: required(arrayOf(v03RestPart)), metadata: object, extensions: strings,
-}, { snakeCase: true });
+const v03RestMessage = shape(
+  {
+    messageId: required(string),
+    contextId: string,
+    taskId: string,
+    role: oneOf('ROLE_USER', 'ROLE_AGENT', 'ROLE_UNSPECIFIED', 0, 1, 2),
+    content: required(arrayOf(v03RestPart)),
+    metadata: object,
+    extensions: strings,
+  },
+  { snakeCase: true },
+);
 
 /** By v0.3 HTTP+JSON request body. */
 export const V03_REST_REQUESTS = {
@@ -216,9 +269,20 @@ export const V03_REST_REQUESTS = {
     const message = isObject(value) && value.message == null && value.request != null ? 'request' : 'message';
     shape({
       [message]: required(v03RestMessage),
-      configuration: shape({ acceptedOutputModes: strings, pushNotification: v03RestPushConfig, historyLength: integer, blocking: boolean }, { snakeCase: true }),
+      configuration: shape(
+        {
+          acceptedOutputModes: strings,
+          pushNotification: v03RestPushConfig,
+          historyLength: integer,
+          blocking: boolean,
+        },
+        { snakeCase: true },
+      ),
       metadata: object,
     })(value, path, errors);
   },
-  TaskPushNotificationConfig: shape({ name: string, pushNotificationConfig: required(v03RestPushConfig) }, { snakeCase: true }),
+  TaskPushNotificationConfig: shape(
+    { name: string, pushNotificationConfig: required(v03RestPushConfig) },
+    { snakeCase: true },
+  ),
 } satisfies Record<string, Check>;

@@ -31,7 +31,8 @@ function hooksOf(context: ServerCallContext): BindingHooks {
 
 /** The versions each SDK transport checks `A2A-Version` against (its `validateVersion`). */
 const INTERFACES = ['HTTP+JSON', 'GRPC'].flatMap((protocolBinding) =>
-  ['1.0', '0.3'].map((protocolVersion) => ({ url: '', protocolBinding, protocolVersion, tenant: '' })));
+  ['1.0', '0.3'].map((protocolVersion) => ({ url: '', protocolBinding, protocolVersion, tenant: '' })),
+);
 
 /**
  * LedgerRequestHandler as the SDK's HTTP+JSON and gRPC transports see it: the same
@@ -101,7 +102,10 @@ export class BindingRequestHandler implements A2ARequestHandler {
     }
   }
 
-  private async *stream(context: ServerCallContext, events: AsyncGenerator<StreamResponse, void, undefined>): AsyncGenerator<StreamResponse, void, undefined> {
+  private async *stream(
+    context: ServerCallContext,
+    events: AsyncGenerator<StreamResponse, void, undefined>,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     const hooks = hooksOf(context);
     const { signal } = callOf(context);
     try {

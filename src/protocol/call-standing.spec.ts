@@ -1,7 +1,7 @@
 import type { AdmissionReason } from '../admission/admission.service';
 import { CallRefused, CallStanding, lostStanding } from './call-standing';
 
-describe('an open call\'s standing', () => {
+describe("an open call's standing", () => {
   const allowed = { allowed: true, reason: 'same_organization' as const };
   const denied = (reason: AdmissionReason) => ({ allowed: false, reason });
 
@@ -12,7 +12,12 @@ describe('an open call\'s standing', () => {
   });
 
   it('a revoked key comes first, whatever admission says: 401 (reason unauthenticated)', () => {
-    for (const decision of [allowed, denied('requester_disabled'), denied('worker_unavailable'), denied('blocked_by_worker')]) {
+    for (const decision of [
+      allowed,
+      denied('requester_disabled'),
+      denied('worker_unavailable'),
+      denied('blocked_by_worker'),
+    ]) {
       expect(lostStanding(false, decision)).toMatchObject({ status: 401, code: 'invalid_api_key' });
     }
   });

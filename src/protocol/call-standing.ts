@@ -8,15 +8,21 @@ import { forbidden, notFound, unauthorized, type AppError } from '../common/app-
  * identities still claimed, enabled and not deleted, does admission still allow the
  * pair? The first "no" ends the call with the error the same check gives a new call.
  */
-export function lostStanding(keyActive: boolean, decision: Pick<AdmissionDecision, 'allowed' | 'reason'>): AppError | null {
+export function lostStanding(
+  keyActive: boolean,
+  decision: Pick<AdmissionDecision, 'allowed' | 'reason'>,
+): AppError | null {
   if (!keyActive) return unauthorized('invalid_api_key', 'The API key was revoked while this call was open.');
   if (decision.allowed) return null;
   switch (decision.reason) {
     case 'requester_unclaimed':
     case 'requester_disabled':
-      return forbidden('requester_disabled', 'Your identity\'s receiver was disabled while this call was open.');
+      return forbidden('requester_disabled', "Your identity's receiver was disabled while this call was open.");
     case 'worker_unavailable':
-      return notFound('worker_not_found', 'The worker stopped being an enabled, claimed identity while this call was open.');
+      return notFound(
+        'worker_not_found',
+        'The worker stopped being an enabled, claimed identity while this call was open.',
+      );
     default:
       // As at the start of a call, the caller learns only that admission said no.
       return forbidden('admission_denied', 'This call is no longer admitted between these two identities.');

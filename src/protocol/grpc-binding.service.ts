@@ -98,7 +98,15 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     const address = `${this.config.grpcHost}:${this.config.grpcPort}`;
     this.boundPort = await new Promise<number>((resolve, reject) =>
       server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, port) =>
-        (error ? reject(new Error(`gRPC cannot listen on ${address} (GRPC_PORT, GRPC_HOST; GRPC_PORT=off disables it): ${error.message}`)) : resolve(port))));
+        error
+          ? reject(
+              new Error(
+                `gRPC cannot listen on ${address} (GRPC_PORT, GRPC_HOST; GRPC_PORT=off disables it): ${error.message}`,
+              ),
+            )
+          : resolve(port),
+      ),
+    );
     this.server = server;
     this.logger.info({ grpc_port: this.boundPort }, 'gRPC listening');
   }
@@ -119,20 +127,42 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     for (const [name, method] of Object.entries(service) as Array<[string, Method]>) {
       const kind = KINDS[version][name] ?? 'unary';
       // The call's span (SERVER), a child of the `traceparent` metadata when the caller sends one.
-      const traced = (call: Call, work: () => Promise<void>) => inSpan(`a2a grpc ${name}`, {
-        kind: SpanKind.SERVER, attributes: { 'rpc.system': 'grpc', 'rpc.method': name, 'a2a.version': version },
-      }, work, contextFrom({ traceparent: call.metadata.get('traceparent')[0]?.toString(), tracestate: call.metadata.get('tracestate')[0]?.toString() }));
-      checked[name] = kind === 'stream'
-        ? (call: grpc.ServerWritableStream<unknown, unknown>) =>
-            inContext(new CallLog(this.logger, call), (log) => void traced(call, () => this.stream(call, method, version, log)))
-        : (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) =>
-            inContext(new CallLog(this.logger, call), (log) => void traced(call, () => this.unary(call, callback, method, version, kind, log)));
+      const traced = (call: Call, work: () => Promise<void>) =>
+        inSpan(
+          `a2a grpc ${name}`,
+          {
+            kind: SpanKind.SERVER,
+            attributes: { 'rpc.system': 'grpc', 'rpc.method': name, 'a2a.version': version },
+          },
+          work,
+          contextFrom({
+            traceparent: call.metadata.get('traceparent')[0]?.toString(),
+            tracestate: call.metadata.get('tracestate')[0]?.toString(),
+          }),
+        );
+      checked[name] =
+        kind === 'stream'
+          ? (call: grpc.ServerWritableStream<unknown, unknown>) =>
+              inContext(
+                new CallLog(this.logger, call),
+                (log) => void traced(call, () => this.stream(call, method, version, log)),
+              )
+          : (call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) =>
+              inContext(
+                new CallLog(this.logger, call),
+                (log) => void traced(call, () => this.unary(call, callback, method, version, kind, log)),
+              );
     }
     return checked;
   }
 
   private async unary(
-    call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>, method: Method, version: A2AVersion, kind: Kind, log: CallLog,
+    call: grpc.ServerUnaryCall<unknown, unknown>,
+    callback: grpc.sendUnaryData<unknown>,
+    method: Method,
+    version: A2AVersion,
+    kind: Kind,
+    log: CallLog,
   ) {
     let answered = false;
     const reply: grpc.sendUnaryData<unknown> = (error, value) => {
@@ -154,7 +184,12 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     }
   }
 
-  private async stream(call: grpc.ServerWritableStream<unknown, unknown>, method: Method, version: A2AVersion, log: CallLog) {
+  private async stream(
+    call: grpc.ServerWritableStream<unknown, unknown>,
+    method: Method,
+    version: A2AVersion,
+    log: CallLog,
+  ) {
     call.on('error', (error: { code?: number }) => log.done(error.code ?? grpc.status.UNKNOWN));
     call.on('finish', () => log.done(grpc.status.OK));
     call.on('cancelled', () => log.done(grpc.status.CANCELLED));
@@ -175,7 +210,13 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
   }
 
   /** CONTRACT §5's checks in order, then the call's slot; the SDK then finds the call through `admitted`. */
-  private async open(call: Call, version: A2AVersion, kind: Kind, log: CallLog, hooks: BindingHooks): Promise<OpenCall> {
+  private async open(
+    call: Call,
+    version: A2AVersion,
+    kind: Kind,
+    log: CallLog,
+    hooks: BindingHooks,
+  ): Promise<OpenCall> {
     const headers: Record<string, string> = {};
     for (const name of ['x-api-key', 'authorization']) {
       const value = call.metadata.get(name)[0];
@@ -183,14 +224,23 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     }
     // The RateLimit headers: a refusal's travel in its trailers (status()); a success's in the response's initial metadata.
     const rateLimit = new grpc.Metadata();
-    const principal = await this.credentials.admit(GRPC_SURFACE, { method: 'POST', headers }, addressSubject(peerAddress(call.getPeer())),
+    const principal = (await this.credentials.admit(
+      GRPC_SURFACE,
+      { method: 'POST', headers },
+      addressSubject(peerAddress(call.getPeer())),
       { setHeader: (name: string, value: string) => rateLimit.set(name.toLowerCase(), value) },
-      (identified) => (log.principal = { kind: identified.kind, id: identified.id })) as AgentKeyPrincipal;
-    const request = call.request as { tenant?: string; configuration?: { returnImmediately?: boolean; blocking?: boolean } } | undefined;
+      (identified) => (log.principal = { kind: identified.kind, id: identified.id }),
+    )) as AgentKeyPrincipal;
+    const request = call.request as
+      { tenant?: string; configuration?: { returnImmediately?: boolean; blocking?: boolean } } | undefined;
     const handle = request?.tenant || call.metadata.get(TENANT_METADATA)[0]?.toString() || '';
     const pair = await this.gate.admit(principal, handle);
     // Protobuf has no absent booleans: a v0.3 send blocks when it says so (the SDK's v0.3 client does by default).
-    const blocking = kind === 'send' && (version === '1.0' ? request?.configuration?.returnImmediately !== true : request?.configuration?.blocking === true);
+    const blocking =
+      kind === 'send' &&
+      (version === '1.0'
+        ? request?.configuration?.returnImmediately !== true
+        : request?.configuration?.blocking === true);
     const open = this.gate.start(principal, pair, { version, blocking, staysOpen: kind === 'stream' || blocking });
     bindHooks(open.context, hooks);
     call.on('cancelled', () => open.abort());
@@ -218,9 +268,14 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     metadata.set('x-request-id', log.requestId);
     metadata.set('a2a-reason', reason);
     // A2A v1.0 §10.6: the status details carry an ErrorInfo (the service's domain: these are not A2A errors).
-    metadata.set('grpc-status-details-bin', grpcStatusDetails(code, problem.detail, {
-      reason: reason.toUpperCase(), domain: SERVICE_ERROR_DOMAIN, metadata: { reason, request_id: log.requestId },
-    }));
+    metadata.set(
+      'grpc-status-details-bin',
+      grpcStatusDetails(code, problem.detail, {
+        reason: reason.toUpperCase(),
+        domain: SERVICE_ERROR_DOMAIN,
+        metadata: { reason, request_id: log.requestId },
+      }),
+    );
     for (const [name, value] of Object.entries(problem.extra.headers ?? {})) metadata.set(name.toLowerCase(), value);
     return { code, details: problem.detail, metadata };
   }
@@ -242,7 +297,10 @@ class CallLog implements RequestContext {
   private readonly started = process.hrtime.bigint();
   private logged = false;
 
-  constructor(private readonly logger: Logger, private readonly call: Call) {
+  constructor(
+    private readonly logger: Logger,
+    private readonly call: Call,
+  ) {
     this.traceId = traceIdOf(call.metadata.get('traceparent')[0]?.toString());
   }
 
@@ -250,18 +308,26 @@ class CallLog implements RequestContext {
     if (this.logged) return;
     this.logged = true;
     const durationMs = Number(process.hrtime.bigint() - this.started) / 1e6;
-    this.logger.info({
-      request_id: this.requestId,
-      method: 'gRPC',
-      path: this.call.getPath(),
-      status: grpc.status[code] ?? code,
-      duration_ms: Math.round(durationMs * 100) / 100,
-      principal: this.principal,
-    }, 'request');
+    this.logger.info(
+      {
+        request_id: this.requestId,
+        method: 'gRPC',
+        path: this.call.getPath(),
+        status: grpc.status[code] ?? code,
+        duration_ms: Math.round(durationMs * 100) / 100,
+        principal: this.principal,
+      },
+      'request',
+    );
   }
 }
 
 /** `ipv4:127.0.0.1:5000`, `ipv6:[::1]:5000` → the address alone. */
 function peerAddress(peer: string): string {
-  return peer.replace(/^ipv[46]:/, '').replace(/:\d+$/, '').replace(/^\[|\]$/g, '') || 'unknown';
+  return (
+    peer
+      .replace(/^ipv[46]:/, '')
+      .replace(/:\d+$/, '')
+      .replace(/^\[|\]$/g, '') || 'unknown'
+  );
 }

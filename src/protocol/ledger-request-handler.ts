@@ -1,14 +1,22 @@
 import { Inject, Injectable } from '@nestjs/common';
 import {
   AgentCard,
-  type CancelTaskRequest, type DeleteTaskPushNotificationConfigRequest, type GetTaskPushNotificationConfigRequest,
-  type GetTaskRequest, type ListTaskPushNotificationConfigsRequest, type ListTaskPushNotificationConfigsResponse,
-  type ListTasksRequest, type ListTasksResponse, type Message, type SendMessageRequest, type StreamResponse,
-  type SubscribeToTaskRequest, type Task, type TaskPushNotificationConfig,
+  type CancelTaskRequest,
+  type DeleteTaskPushNotificationConfigRequest,
+  type GetTaskPushNotificationConfigRequest,
+  type GetTaskRequest,
+  type ListTaskPushNotificationConfigsRequest,
+  type ListTaskPushNotificationConfigsResponse,
+  type ListTasksRequest,
+  type ListTasksResponse,
+  type Message,
+  type SendMessageRequest,
+  type StreamResponse,
+  type SubscribeToTaskRequest,
+  type Task,
+  type TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
-import {
-  A2AError, RequestMalformedError, TaskNotFoundError, UnsupportedOperationError,
-} from '@a2a-js/sdk/errors';
+import { A2AError, RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
 import { APP_CONFIG, type AppConfig } from '../config/config';
@@ -28,12 +36,23 @@ import type { TaskWatch } from '../ledger/task-watch';
 import { UpstreamForwarder } from '../upstream/upstream-forwarder';
 import { UpstreamsService } from '../upstream/upstreams.service';
 import { a2aErrorFor } from './a2a-errors';
-import { fromA2AMessage, fromA2APushConfig, stateFilter, toA2APushConfig, toA2ATask, toStreamResponse, withoutSecrets } from './a2a-mapping';
+import {
+  fromA2AMessage,
+  fromA2APushConfig,
+  stateFilter,
+  toA2APushConfig,
+  toA2ATask,
+  toStreamResponse,
+  withoutSecrets,
+} from './a2a-mapping';
 import { callOf, type ProtocolCall } from './call-context';
 import { CallRefused } from './call-standing';
 
 /** What the SDK's v0.3 transport reads from the card: only the capabilities. */
-const SERVICE_CARD = AgentCard.fromJSON({ name: 'a2a-service', capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true } });
+const SERVICE_CARD = AgentCard.fromJSON({
+  name: 'a2a-service',
+  capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true },
+});
 /** ListTasks page bounds (the REST lists allow up to 200). */
 const LIST_TASKS_DEFAULT_PAGE_SIZE = 50;
 const LIST_TASKS_MAX_PAGE_SIZE = 100;
@@ -90,17 +109,29 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     });
   }
 
-  sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+  sendMessageStream(
+    params: SendMessageRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     return this.guardStream(this.sendAndFollow(callOf(context), params));
   }
 
-  resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+  resubscribe(
+    params: SubscribeToTaskRequest,
+    context: ServerCallContext,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     return this.guardStream(this.subscribe(callOf(context), params.id));
   }
 
   getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
     return this.guard(async () =>
-      toA2ATask(await this.pairTask(callOf(context), params.id, { historyLength: this.history(params.historyLength), artifacts: true })));
+      toA2ATask(
+        await this.pairTask(callOf(context), params.id, {
+          historyLength: this.history(params.historyLength),
+          artifacts: true,
+        }),
+      ),
+    );
   }
 
   listTasks(params: ListTasksRequest, context: ServerCallContext): Promise<ListTasksResponse> {
@@ -113,17 +144,26 @@ export class LedgerRequestHandler implements A2ARequestHandler {
         throw new RequestMalformedError('statusTimestampAfter is not an ISO 8601 timestamp.');
       }
       const statusAfter = params.statusTimestampAfter ? new Date(params.statusTimestampAfter) : undefined;
-      const page = await this.ledger.list(callOf(context).pair, {
-        contextId: params.contextId || undefined,
-        state: stateFilter(params.status),
-        statusAfter,
+      const page = await this.ledger.list(
+        callOf(context).pair,
+        {
+          contextId: params.contextId || undefined,
+          state: stateFilter(params.status),
+          statusAfter,
+          pageSize,
+          pageToken: params.pageToken || undefined,
+        },
+        {
+          historyLength: clampedListHistory(wholeNumber(params.historyLength), pageSize, this.config.ledgerMaxHistory),
+          artifacts: params.includeArtifacts ?? false,
+        },
+      );
+      return {
+        tasks: page.tasks.map(toA2ATask),
+        nextPageToken: page.nextPageToken,
         pageSize,
-        pageToken: params.pageToken || undefined,
-      }, {
-        historyLength: clampedListHistory(wholeNumber(params.historyLength), pageSize, this.config.ledgerMaxHistory),
-        artifacts: params.includeArtifacts ?? false,
-      });
-      return { tasks: page.tasks.map(toA2ATask), nextPageToken: page.nextPageToken, pageSize, totalSize: page.totalSize };
+        totalSize: page.totalSize,
+      };
     });
   }
 
@@ -137,43 +177,78 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       await this.ledger.write(async (tx) => {
         const canceled = await this.ledger.recordCancel(tx, pair, taskId, repeat);
         // A worker with an upstream agent: the cancel is forwarded to it, queued in the cancel's transaction.
-        if (canceled && (await this.upstreams.queueCancel(tx, canceled.task.id, pair.worker.id))) afterCommit(tx, () => this.forwarder.wake());
+        if (canceled && (await this.upstreams.queueCancel(tx, canceled.task.id, pair.worker.id)))
+          afterCommit(tx, () => this.forwarder.wake());
       });
-      return toA2ATask((await this.ledger.find(pair, taskId, { historyLength: this.history(undefined), artifacts: true }))!);
+      return toA2ATask(
+        (await this.ledger.find(pair, taskId, { historyLength: this.history(undefined), artifacts: true }))!,
+      );
     });
   }
 
-  createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+  createTaskPushNotificationConfig(
+    params: TaskPushNotificationConfig,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
     return this.guard(async () => {
       const call = callOf(context);
-      return toA2APushConfig(await this.pushConfigs.set(call.pair, requireTaskId(params.taskId, 'taskId'), fromA2APushConfig(params), call.version));
+      return toA2APushConfig(
+        await this.pushConfigs.set(
+          call.pair,
+          requireTaskId(params.taskId, 'taskId'),
+          fromA2APushConfig(params),
+          call.version,
+        ),
+      );
     });
   }
 
-  getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+  getTaskPushNotificationConfig(
+    params: GetTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<TaskPushNotificationConfig> {
     return this.guard(async () => {
       const { pair } = callOf(context);
       // A v0.3 `get` may omit the config id: the task's first config answers.
       const taskId = requireTaskId(params.taskId, 'taskId');
       const configId = optionalString(params.id, 'id');
-      const record = configId ? await this.pushConfigs.get(pair, taskId, configId) : (await this.pushConfigs.list(pair, taskId))[0];
+      const record = configId
+        ? await this.pushConfigs.get(pair, taskId, configId)
+        : (await this.pushConfigs.list(pair, taskId))[0];
       if (!record) throw new TaskNotFoundError('The task has no push notification config.');
       return toA2APushConfig(withoutSecrets(record));
     });
   }
 
-  listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
+  listTaskPushNotificationConfigs(
+    params: ListTaskPushNotificationConfigsRequest,
+    context: ServerCallContext,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
     return this.guard(async () => ({
-      configs: (await this.pushConfigs.list(callOf(context).pair, requireTaskId(params.taskId, 'taskId'))).map((record) => toA2APushConfig(withoutSecrets(record))),
+      configs: (await this.pushConfigs.list(callOf(context).pair, requireTaskId(params.taskId, 'taskId'))).map(
+        (record) => toA2APushConfig(withoutSecrets(record)),
+      ),
       nextPageToken: '', // at most 10 per task: always one page
     }));
   }
 
-  deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
-    return this.guard(() => this.pushConfigs.delete(callOf(context).pair, requireTaskId(params.taskId, 'taskId'), optionalString(params.id, 'id') ?? ''));
+  deleteTaskPushNotificationConfig(
+    params: DeleteTaskPushNotificationConfigRequest,
+    context: ServerCallContext,
+  ): Promise<void> {
+    return this.guard(() =>
+      this.pushConfigs.delete(
+        callOf(context).pair,
+        requireTaskId(params.taskId, 'taskId'),
+        optionalString(params.id, 'id') ?? '',
+      ),
+    );
   }
 
-  private async *sendAndFollow(call: ProtocolCall, params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
+  private async *sendAndFollow(
+    call: ProtocolCall,
+    params: SendMessageRequest,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     const historyWanted = this.history(params.configuration?.historyLength);
     const { task } = await this.send(call, params, { historyLength: 0, artifacts: false });
     yield* this.follow(call, task.id, historyWanted, isSettled);
@@ -181,7 +256,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
 
   private async *subscribe(call: ProtocolCall, taskId: string): AsyncGenerator<StreamResponse, void, undefined> {
     const task = await this.pairTask(call, taskId, { historyLength: 0, artifacts: false });
-    if (isTerminal(task.state)) throw new UnsupportedOperationError(`The task is ${task.state}; there is nothing to subscribe to.`);
+    if (isTerminal(task.state))
+      throw new UnsupportedOperationError(`The task is ${task.state}; there is nothing to subscribe to.`);
     // A2A v1.0 §3.1.6: subscribe works on any non-terminal task and ends when it is terminal.
     yield* this.follow(call, task.id, this.history(undefined), isTerminal);
   }
@@ -204,7 +280,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       const task = sent.journal.task;
       if (pushInput) await this.pushConfigs.save(tx, task, pushInput, call.version);
       // A worker with an upstream agent: the message is queued for the forwarder in the send's transaction.
-      if (await this.upstreams.queueMessage(tx, task.id, call.pair.worker.id, message.messageId)) afterCommit(tx, () => this.forwarder.wake());
+      if (await this.upstreams.queueMessage(tx, task.id, call.pair.worker.id, message.messageId))
+        afterCommit(tx, () => this.forwarder.wake());
       return sent;
     });
     return this.ledger.sendResult(call.pair, sent, read);
@@ -241,7 +318,12 @@ export class LedgerRequestHandler implements A2ARequestHandler {
    * for a subscription — or the call is aborted. The watch is set up before the first
    * read, so nothing committed in between is missed.
    */
-  private async *follow(call: ProtocolCall, taskId: string, history: number, ends: (state: TaskState) => boolean): AsyncGenerator<StreamResponse, void, undefined> {
+  private async *follow(
+    call: ProtocolCall,
+    taskId: string,
+    history: number,
+    ends: (state: TaskState) => boolean,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     const watch = this.ledger.watch(taskId);
     try {
       const task = await this.pairTask(call, taskId, { historyLength: history, artifacts: true });
@@ -270,7 +352,11 @@ export class LedgerRequestHandler implements A2ARequestHandler {
    * passes (false). While nothing happens the call's standing is re-checked every
    * keep-alive interval, so an idle call ends soon after its key is revoked.
    */
-  private async nextChange(watch: TaskWatch, call: ProtocolCall, deadline = Number.POSITIVE_INFINITY): Promise<boolean> {
+  private async nextChange(
+    watch: TaskWatch,
+    call: ProtocolCall,
+    deadline = Number.POSITIVE_INFINITY,
+  ): Promise<boolean> {
     for (;;) {
       const left = deadline - Date.now();
       if (left <= 0 || call.signal.aborted) return false;
@@ -292,7 +378,9 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     }
   }
 
-  private async *guardStream(stream: AsyncGenerator<StreamResponse, void, undefined>): AsyncGenerator<StreamResponse, void, undefined> {
+  private async *guardStream(
+    stream: AsyncGenerator<StreamResponse, void, undefined>,
+  ): AsyncGenerator<StreamResponse, void, undefined> {
     try {
       yield* stream;
     } catch (error) {
@@ -324,7 +412,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
  * boundary every binding passes, and not every binding's decoder checks types.
  */
 function requireTaskId(id: unknown, member = 'id'): string {
-  if (id !== undefined && id !== null && typeof id !== 'string') throw new RequestMalformedError(`${member} must be a string.`);
+  if (id !== undefined && id !== null && typeof id !== 'string')
+    throw new RequestMalformedError(`${member} must be a string.`);
   if (!id?.trim()) throw new RequestMalformedError(`The task id (${member}) is required.`);
   return id;
 }
@@ -337,6 +426,7 @@ function optionalString(value: unknown, member: string): string | undefined {
 
 function wholeNumber(historyLength: number | undefined): number | undefined {
   if (historyLength === undefined) return undefined;
-  if (!Number.isInteger(historyLength) || historyLength < 0) throw new RequestMalformedError('historyLength must be a whole number, 0 or more.');
+  if (!Number.isInteger(historyLength) || historyLength < 0)
+    throw new RequestMalformedError('historyLength must be a whole number, 0 or more.');
   return historyLength;
 }

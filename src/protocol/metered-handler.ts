@@ -6,8 +6,15 @@ import { CallRefused } from './call-standing';
 
 /** The handler's methods that serve a call (`getAgentCard` serves the binding's own card, not a call). */
 const UNARY = [
-  'sendMessage', 'getTask', 'listTasks', 'cancelTask', 'getAuthenticatedExtendedAgentCard',
-  'createTaskPushNotificationConfig', 'getTaskPushNotificationConfig', 'listTaskPushNotificationConfigs', 'deleteTaskPushNotificationConfig',
+  'sendMessage',
+  'getTask',
+  'listTasks',
+  'cancelTask',
+  'getAuthenticatedExtendedAgentCard',
+  'createTaskPushNotificationConfig',
+  'getTaskPushNotificationConfig',
+  'listTaskPushNotificationConfigs',
+  'deleteTaskPushNotificationConfig',
 ] as const;
 const STREAMS = ['sendMessageStream', 'resubscribe'] as const;
 
@@ -46,13 +53,18 @@ export function meteredHandler<H extends A2ARequestHandler>(handler: H, binding:
     };
   }
   for (const method of STREAMS) {
-    target[method] = (...args: unknown[]) => metered(original[method].apply(handler, args) as AsyncGenerator<unknown, void, undefined>,
-      (outcome) => record(method, args, outcome));
+    target[method] = (...args: unknown[]) =>
+      metered(original[method].apply(handler, args) as AsyncGenerator<unknown, void, undefined>, (outcome) =>
+        record(method, args, outcome),
+      );
   }
   return wrapped;
 }
 
-async function* metered<T>(events: AsyncGenerator<T, void, undefined>, done: (outcome: ProtocolOutcome) => void): AsyncGenerator<T, void, undefined> {
+async function* metered<T>(
+  events: AsyncGenerator<T, void, undefined>,
+  done: (outcome: ProtocolOutcome) => void,
+): AsyncGenerator<T, void, undefined> {
   let outcome: ProtocolOutcome = 'ok';
   try {
     yield* events;

@@ -60,7 +60,10 @@ export class ProtocolGate implements OnModuleDestroy {
   /** Checks 1 (the caller's own receiver), 2 and 3: the pair of identities the call is between. */
   async admit(principal: AgentKeyPrincipal, handle: string): Promise<TaskPair> {
     if (!principal.identity.enabled) {
-      throw forbidden('requester_disabled', 'Your identity\'s receiver is disabled; only enabled identities may send work.');
+      throw forbidden(
+        'requester_disabled',
+        "Your identity's receiver is disabled; only enabled identities may send work.",
+      );
     }
     // A segment that cannot be a handle names nobody, and never reaches the database.
     const { requester, worker } = isHandle(handle)
@@ -72,7 +75,11 @@ export class ProtocolGate implements OnModuleDestroy {
       throw forbidden('admission_denied', 'This call is not admitted between these two identities.');
     }
     return {
-      requester: { id: principal.identity.id, handle: principal.identity.handle, organizationId: principal.organizationId! },
+      requester: {
+        id: principal.identity.id,
+        handle: principal.identity.handle,
+        organizationId: principal.organizationId!,
+      },
       worker: { id: worker.id, handle: worker.agentHandle, organizationId: worker.organizationId! },
     };
   }
@@ -81,13 +88,22 @@ export class ProtocolGate implements OnModuleDestroy {
   start(principal: AgentKeyPrincipal, pair: TaskPair, shape: CallShape): OpenCall {
     const release = shape.staysOpen ? this.openCalls.take(principal.id) : () => undefined;
     if (!release) {
-      throw new AppError(429, 'too_many_open_calls',
-        `This API key already has ${this.config.protocolMaxOpenCallsPerKey} streams and blocking sends open; wait for one to end.`);
+      throw new AppError(
+        429,
+        'too_many_open_calls',
+        `This API key already has ${this.config.protocolMaxOpenCallsPerKey} streams and blocking sends open; wait for one to end.`,
+      );
     }
     const abort = new AbortController();
     this.inFlight.add(abort);
     const standing = new CallStanding(() => this.standing(principal.id, pair));
-    const call: ProtocolCall = { pair, version: shape.version, blocking: shape.blocking, signal: abort.signal, standing };
+    const call: ProtocolCall = {
+      pair,
+      version: shape.version,
+      blocking: shape.blocking,
+      signal: abort.signal,
+      standing,
+    };
     return {
       call,
       context: callContext(call),
@@ -104,7 +120,10 @@ export class ProtocolGate implements OnModuleDestroy {
    * admission (without recording a denial; the call was admitted). Three indexed reads.
    */
   private async standing(keyId: string, pair: TaskPair): Promise<AppError | null> {
-    const [active, identities] = await Promise.all([this.keys.isActive(keyId), this.identities.findByIds([pair.requester.id, pair.worker.id])]);
+    const [active, identities] = await Promise.all([
+      this.keys.isActive(keyId),
+      this.identities.findByIds([pair.requester.id, pair.worker.id]),
+    ]);
     const requester = identities.find((identity) => identity.id === pair.requester.id);
     const worker = identities.find((identity) => identity.id === pair.worker.id);
     // Identity rows are never deleted; were one missing, the call would have nobody to serve.

@@ -15,11 +15,17 @@ export class ProtocolController {
 
   @Post(':handle')
   @HttpCode(200)
-  @ApiHeader({ name: 'A2A-Version', required: false, description: '1.0 for A2A v1.0 method names; 0.3 or absent for v0.3.' })
+  @ApiHeader({
+    name: 'A2A-Version',
+    required: false,
+    description: '1.0 for A2A v1.0 method names; 0.3 or absent for v0.3.',
+  })
   @Surface('protocol', {
     id: 'callAgent',
-    summary: 'Call the agent {handle} over A2A JSON-RPC: send, stream, get, list, cancel, subscribe, push notification configs',
-    notes: 'Errors answer as JSON-RPC error objects (HTTP 200 for A2A errors; 401, 403, 413 and 429 keep their HTTP status). ' +
+    summary:
+      'Call the agent {handle} over A2A JSON-RPC: send, stream, get, list, cancel, subscribe, push notification configs',
+    notes:
+      'Errors answer as JSON-RPC error objects (HTTP 200 for A2A errors; 401, 403, 413 and 429 keep their HTTP status). ' +
       'Streaming methods answer `text/event-stream`, one JSON-RPC response per event.',
   })
   @ApiBody({ type: JsonRpcRequestSchema })
@@ -29,10 +35,17 @@ export class ProtocolController {
     description: 'A JSON-RPC response; for streaming methods, a stream of them.',
     content: {
       'application/json': { schema: { $ref: '#/components/schemas/JsonRpcResponse' } },
-      'text/event-stream': { schema: { type: 'string', description: 'Server-sent events: each `data:` line is a JSON-RPC response.' } },
+      'text/event-stream': {
+        schema: { type: 'string', description: 'Server-sent events: each `data:` line is a JSON-RPC response.' },
+      },
     },
   })
-  call(@CurrentPrincipal() principal: AgentKeyPrincipal, @Param('handle') handle: string, @Req() req: Request, @Res() res: Response) {
+  call(
+    @CurrentPrincipal() principal: AgentKeyPrincipal,
+    @Param('handle') handle: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
     return this.protocol.call(principal, handle, req, res);
   }
 }

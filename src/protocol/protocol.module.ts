@@ -18,8 +18,24 @@ import { A2APushNotificationRenderer } from './push-notification-renderer';
 
 /** A2A over the ledger (v1.0 and v0.3): JSON-RPC at `POST /a2a/{handle}`, HTTP+JSON under `/a2a/{handle}/rest`, gRPC on GRPC_PORT. */
 @Module({
-  imports: [IdentitiesModule, AdmissionModule, LedgerModule, KeysModule, EventsModule, DirectoryModule, LimitsModule, UpstreamModule],
+  imports: [
+    IdentitiesModule,
+    AdmissionModule,
+    LedgerModule,
+    KeysModule,
+    EventsModule,
+    DirectoryModule,
+    LimitsModule,
+    UpstreamModule,
+  ],
   controllers: [ProtocolController, RestBindingController],
-  providers: [ProtocolGate, ProtocolService, RestBindingService, GrpcBindingService, LedgerRequestHandler, A2APushNotificationRenderer],
+  providers: [
+    ProtocolGate,
+    ProtocolService,
+    RestBindingService,
+    GrpcBindingService,
+    LedgerRequestHandler,
+    A2APushNotificationRenderer,
+  ],
 })
 export class ProtocolModule {}

@@ -60,7 +60,9 @@ export class ProtocolService {
     const id = rpcId(body);
     const version = a2aVersion(req.header('a2a-version'));
     if (!version) {
-      const error = new VersionNotSupportedError('This service speaks A2A 1.0 (A2A-Version: 1.0) and 0.3 (A2A-Version: 0.3 or no header).');
+      const error = new VersionNotSupportedError(
+        'This service speaks A2A 1.0 (A2A-Version: 1.0) and 0.3 (A2A-Version: 0.3 or no header).',
+      );
       res.status(200).json(rpcError(id, JsonRpcTransportHandler.mapToJSONRPCError(error)));
       return;
     }
@@ -75,21 +77,35 @@ export class ProtocolService {
     const problems = paramsErrors(version, method, params);
     if (problems.length > 0) {
       this.logger.debug({ method, errors: problems }, 'protocol params refused');
-      res.status(200).json(rpcError(id, errorMapper(version)(new RequestMalformedError(problems.map((p) => p.message).join('; ')))));
+      res
+        .status(200)
+        .json(rpcError(id, errorMapper(version)(new RequestMalformedError(problems.map((p) => p.message).join('; ')))));
       return;
     }
 
     const waits = blocking(version, body as { params?: unknown });
-    const open = this.gate.start(principal, pair, { version, blocking: waits, staysOpen: staysOpen(version, (body as { method: string }).method, waits) });
+    const open = this.gate.start(principal, pair, {
+      version,
+      blocking: waits,
+      staysOpen: staysOpen(version, (body as { method: string }).method, waits),
+    });
     res.on('close', () => open.abort());
     try {
-      await inSpan(`a2a ${method}`, { attributes: { 'rpc.system': 'jsonrpc', 'rpc.method': method, 'a2a.version': version } }, async () => {
-        const result = await (version === '1.0' ? this.v1 : this.v03).handle(body as Record<string, unknown>, open.context);
-        if (Symbol.asyncIterator in result) await this.stream(req, res, result, { id, version, alwaysSse: alwaysSse(version, method) }, open);
-        // A blocking send that lost its standing answers as the failed check would (the SDK saw an internal error).
-        else if (open.call.standing.refusal) throw open.call.standing.refusal;
-        else res.status(200).json(this.withoutInternals(result));
-      });
+      await inSpan(
+        `a2a ${method}`,
+        { attributes: { 'rpc.system': 'jsonrpc', 'rpc.method': method, 'a2a.version': version } },
+        async () => {
+          const result = await (version === '1.0' ? this.v1 : this.v03).handle(
+            body as Record<string, unknown>,
+            open.context,
+          );
+          if (Symbol.asyncIterator in result)
+            await this.stream(req, res, result, { id, version, alwaysSse: alwaysSse(version, method) }, open);
+          // A blocking send that lost its standing answers as the failed check would (the SDK saw an internal error).
+          else if (open.call.standing.refusal) throw open.call.standing.refusal;
+          else res.status(200).json(this.withoutInternals(result));
+        },
+      );
     } finally {
       open.end();
     }
@@ -117,9 +133,16 @@ export class ProtocolService {
    * JSON-RPC error body (with `data.reason`), as an HTTP error before the first event
    * and as the last event after it.
    */
-  private async stream(req: Request, res: Response, events: AsyncGenerator<RpcResponse>, call: { id: RpcId; version: A2AVersion; alwaysSse: boolean }, open: OpenCall): Promise<void> {
+  private async stream(
+    req: Request,
+    res: Response,
+    events: AsyncGenerator<RpcResponse>,
+    call: { id: RpcId; version: A2AVersion; alwaysSse: boolean },
+    open: OpenCall,
+  ): Promise<void> {
     const { id, version } = call;
-    const mapError = (error: unknown) => this.withoutInternals(rpcError(id, errorMapper(version)(error))).error as RpcError;
+    const mapError = (error: unknown) =>
+      this.withoutInternals(rpcError(id, errorMapper(version)(error))).error as RpcError;
     let first: IteratorResult<RpcResponse>;
     try {
       first = await events.next();
@@ -135,13 +158,21 @@ export class ProtocolService {
     }
     openSse(res);
     // A keep-alive is skipped while the client has not read what it was sent.
-    const keepAlive = setInterval(() => res.writable && !res.writableNeedDrain && res.write(': keep-alive\n\n'), this.config.sseKeepaliveMs);
+    const keepAlive = setInterval(
+      () => res.writable && !res.writableNeedDrain && res.write(': keep-alive\n\n'),
+      this.config.sseKeepaliveMs,
+    );
     const maxDuration = setTimeout(() => open.abort(), this.config.sseMaxDurationMs);
     try {
-      for (let next = first; !next.done; next = await events.next()) await writeFrame(res, formatSSEEvent(next.value), open.call.signal);
+      for (let next = first; !next.done; next = await events.next())
+        await writeFrame(res, formatSSEEvent(next.value), open.call.signal);
     } catch (error) {
       if (open.call.signal.aborted) return;
-      res.write(formatSSEErrorEvent(error instanceof CallRefused ? jsonRpcErrorBody(req, error.refusal) : rpcError(id, mapError(error))));
+      res.write(
+        formatSSEErrorEvent(
+          error instanceof CallRefused ? jsonRpcErrorBody(req, error.refusal) : rpcError(id, mapError(error)),
+        ),
+      );
     } finally {
       clearInterval(keepAlive);
       clearTimeout(maxDuration);
@@ -155,7 +186,9 @@ export class ProtocolService {
 const INTERNAL_MESSAGE = 'An unexpected error occurred.';
 
 function errorMapper(version: A2AVersion): (error: unknown) => RpcError {
-  return version === '1.0' ? JsonRpcTransportHandler.mapToJSONRPCError : LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError;
+  return version === '1.0'
+    ? JsonRpcTransportHandler.mapToJSONRPCError
+    : LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError;
 }
 
 function openSse(res: Response): void {
@@ -191,7 +224,9 @@ function staysOpen(version: A2AVersion, method: string, blocks: boolean): boolea
 
 /** v1.0 sends block unless `returnImmediately`; v0.3 sends block unless `blocking: false`. */
 export function blocking(version: A2AVersion, body: { params?: unknown }): boolean {
-  const configuration = (body.params as { configuration?: { returnImmediately?: unknown; blocking?: unknown } } | undefined)?.configuration;
+  const configuration = (
+    body.params as { configuration?: { returnImmediately?: unknown; blocking?: unknown } } | undefined
+  )?.configuration;
   return version === '1.0' ? configuration?.returnImmediately !== true : configuration?.blocking !== false;
 }
 
@@ -202,7 +237,8 @@ export function blocking(version: A2AVersion, body: { params?: unknown }): boole
  * (a JSON-RPC notification) or with `id: null` is not an A2A request: -32600, nothing run.
  */
 function envelopeProblem(body: unknown): string | null {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'The body must be one JSON-RPC 2.0 request object.';
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    return 'The body must be one JSON-RPC 2.0 request object.';
   const request = body as { jsonrpc?: unknown; method?: unknown; id?: unknown };
   if (request.jsonrpc !== '2.0') return 'jsonrpc must be "2.0".';
   if (typeof request.method !== 'string' || request.method === '') return 'method must be a non-empty string.';

@@ -1,7 +1,12 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { V03PushNotificationSerializer } from '@a2a-js/sdk/compat/v0_3/server';
 import { V1PushNotificationSerializer } from '@a2a-js/sdk/server';
-import { PushNotifications, type PushNotification, type PushNotificationRenderer, type PushVersion } from '../events/push-notifications';
+import {
+  PushNotifications,
+  type PushNotification,
+  type PushNotificationRenderer,
+  type PushVersion,
+} from '../events/push-notifications';
 import { LedgerService } from '../ledger/ledger.service';
 import { toA2ATask, toStreamResponse } from './a2a-mapping';
 
@@ -15,7 +20,10 @@ import { toA2ATask, toStreamResponse } from './a2a-mapping';
  */
 @Injectable()
 export class A2APushNotificationRenderer implements PushNotificationRenderer, OnModuleInit {
-  private readonly serializers = { '1.0': new V1PushNotificationSerializer(), '0.3': new V03PushNotificationSerializer() };
+  private readonly serializers = {
+    '1.0': new V1PushNotificationSerializer(),
+    '0.3': new V03PushNotificationSerializer(),
+  };
 
   constructor(
     private readonly ledger: LedgerService,

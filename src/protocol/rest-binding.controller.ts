@@ -17,14 +17,27 @@ import { RestBindingService } from './rest-binding.service';
 const SEND = ['message\\:send', 'v1/message\\:send'];
 const STREAM = ['message\\:stream', 'v1/message\\:stream'];
 const SUBSCRIBE = ['tasks/:taskId\\:subscribe', 'v1/tasks/:taskId\\:subscribe'];
-const POST = ['tasks/:taskId\\:cancel', 'v1/tasks/:taskId\\:cancel', 'tasks/:taskId/pushNotificationConfigs', 'v1/tasks/:taskId/pushNotificationConfigs'];
-const GET = [
-  'tasks', 'tasks/:taskId', 'v1/tasks/:taskId',
-  'tasks/:taskId/pushNotificationConfigs', 'v1/tasks/:taskId/pushNotificationConfigs',
-  'tasks/:taskId/pushNotificationConfigs/:configId', 'v1/tasks/:taskId/pushNotificationConfigs/:configId',
-  'extendedAgentCard', 'v1/card',
+const POST = [
+  'tasks/:taskId\\:cancel',
+  'v1/tasks/:taskId\\:cancel',
+  'tasks/:taskId/pushNotificationConfigs',
+  'v1/tasks/:taskId/pushNotificationConfigs',
 ];
-const DELETE = ['tasks/:taskId/pushNotificationConfigs/:configId', 'v1/tasks/:taskId/pushNotificationConfigs/:configId'];
+const GET = [
+  'tasks',
+  'tasks/:taskId',
+  'v1/tasks/:taskId',
+  'tasks/:taskId/pushNotificationConfigs',
+  'v1/tasks/:taskId/pushNotificationConfigs',
+  'tasks/:taskId/pushNotificationConfigs/:configId',
+  'v1/tasks/:taskId/pushNotificationConfigs/:configId',
+  'extendedAgentCard',
+  'v1/card',
+];
+const DELETE = [
+  'tasks/:taskId/pushNotificationConfigs/:configId',
+  'v1/tasks/:taskId/pushNotificationConfigs/:configId',
+];
 
 // The A2A specification documents these routes; the service's OpenAPI document describes its own API.
 @ApiExcludeController()
@@ -34,37 +47,67 @@ export class RestBindingController {
 
   @Post(SEND)
   @Surface('protocol')
-  send(@CurrentPrincipal() principal: AgentKeyPrincipal, @Param('handle') handle: string, @Req() req: Request, @Res() res: Response) {
+  send(
+    @CurrentPrincipal() principal: AgentKeyPrincipal,
+    @Param('handle') handle: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
     return this.rest.serve(principal, handle, 'send', req, res);
   }
 
   @Post([...STREAM, ...SUBSCRIBE])
   @Surface('protocol')
-  stream(@CurrentPrincipal() principal: AgentKeyPrincipal, @Param('handle') handle: string, @Req() req: Request, @Res() res: Response) {
+  stream(
+    @CurrentPrincipal() principal: AgentKeyPrincipal,
+    @Param('handle') handle: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
     return this.rest.serve(principal, handle, 'stream', req, res);
   }
 
   @Get(SUBSCRIBE)
   @Surface('protocol')
-  subscribe(@CurrentPrincipal() principal: AgentKeyPrincipal, @Param('handle') handle: string, @Req() req: Request, @Res() res: Response) {
+  subscribe(
+    @CurrentPrincipal() principal: AgentKeyPrincipal,
+    @Param('handle') handle: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
     return this.rest.serve(principal, handle, 'stream', req, res);
   }
 
   @Post(POST)
   @Surface('protocol')
-  post(@CurrentPrincipal() principal: AgentKeyPrincipal, @Param('handle') handle: string, @Req() req: Request, @Res() res: Response) {
+  post(
+    @CurrentPrincipal() principal: AgentKeyPrincipal,
+    @Param('handle') handle: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
     return this.rest.serve(principal, handle, 'unary', req, res);
   }
 
   @Get(GET)
   @Surface('protocol')
-  get(@CurrentPrincipal() principal: AgentKeyPrincipal, @Param('handle') handle: string, @Req() req: Request, @Res() res: Response) {
+  get(
+    @CurrentPrincipal() principal: AgentKeyPrincipal,
+    @Param('handle') handle: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
     return this.rest.serve(principal, handle, 'unary', req, res);
   }
 
   @Delete(DELETE)
   @Surface('protocol')
-  delete(@CurrentPrincipal() principal: AgentKeyPrincipal, @Param('handle') handle: string, @Req() req: Request, @Res() res: Response) {
+  delete(
+    @CurrentPrincipal() principal: AgentKeyPrincipal,
+    @Param('handle') handle: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
     return this.rest.serve(principal, handle, 'unary', req, res);
   }
 }

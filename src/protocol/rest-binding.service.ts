@@ -1,13 +1,26 @@
 import { once } from 'node:events';
 import { Inject, Injectable } from '@nestjs/common';
 import { formatSSEErrorEvent } from '@a2a-js/sdk';
-import { A2A_ERROR_CODE, A2A_ERROR_DOMAIN, RequestMalformedError, restStatusFor, toRestErrorBody, VersionNotSupportedError } from '@a2a-js/sdk/errors';
+import {
+  A2A_ERROR_CODE,
+  A2A_ERROR_DOMAIN,
+  RequestMalformedError,
+  restStatusFor,
+  toRestErrorBody,
+  VersionNotSupportedError,
+} from '@a2a-js/sdk/errors';
 import type { User } from '@a2a-js/sdk/server';
 import { restHandler } from '@a2a-js/sdk/server/express';
 import type { Request, RequestHandler, Response } from 'express';
 import type { AgentKeyPrincipal } from '../common/principal';
 import { notFound, type AppError } from '../common/app-error';
-import { jsonRpcErrorBody, restBindingErrorBody, restBindingVersion, sendRestBindingError, toAppError } from '../common/problem.filter';
+import {
+  jsonRpcErrorBody,
+  restBindingErrorBody,
+  restBindingVersion,
+  sendRestBindingError,
+  toAppError,
+} from '../common/problem.filter';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { FieldError } from '../common/app-error';
 import { requestErrors, V03_REST_REQUESTS, V1_REQUESTS } from './a2a-params';
@@ -60,12 +73,20 @@ export class RestBindingService {
     });
   }
 
-  async serve(principal: AgentKeyPrincipal, handle: string, kind: RestCallKind, req: Request, res: Response): Promise<void> {
+  async serve(
+    principal: AgentKeyPrincipal,
+    handle: string,
+    kind: RestCallKind,
+    req: Request,
+    res: Response,
+  ): Promise<void> {
     const pair = await this.gate.admit(principal, handle);
     const version = restBindingVersion(req);
     if (version !== '0.3') withProblemTypes(res);
     if (!version) {
-      const error = new VersionNotSupportedError('This service speaks A2A 1.0 (A2A-Version: 1.0) and 0.3 (A2A-Version: 0.3 or no header).');
+      const error = new VersionNotSupportedError(
+        'This service speaks A2A 1.0 (A2A-Version: 1.0) and 0.3 (A2A-Version: 0.3 or no header).',
+      );
       res.status(restStatusFor(error)).json(toRestErrorBody(error, restStatusFor(error)));
       return;
     }
@@ -88,7 +109,9 @@ export class RestBindingService {
     this.admitted.set(req, open);
     const timers = kind === 'stream' ? this.streamTimers(res, open) : [];
     try {
-      await inSpan(`a2a rest ${kind}`, { attributes: { 'rpc.system': 'a2a-http-json', 'a2a.version': version } }, () => this.route(req, res, open));
+      await inSpan(`a2a rest ${kind}`, { attributes: { 'rpc.system': 'a2a-http-json', 'a2a.version': version } }, () =>
+        this.route(req, res, open),
+      );
     } finally {
       for (const timer of timers) clearTimeout(timer);
       open.end();
@@ -132,7 +155,8 @@ export class RestBindingService {
       // The SDK's transport sees a response already sent, and leaves it.
       return new Error(refusal.detail);
     }
-    const body = restBindingVersion(req) === '0.3' ? jsonRpcErrorBody(req, refusal).error : restBindingErrorBody(req, refusal);
+    const body =
+      restBindingVersion(req) === '0.3' ? jsonRpcErrorBody(req, refusal).error : restBindingErrorBody(req, refusal);
     res.end(formatSSEErrorEvent(body));
     return null;
   }
@@ -152,13 +176,20 @@ function bodyErrors(version: '1.0' | '0.3', req: Request): FieldError[] {
     const config = /^tasks\/([^/]+)\/pushNotificationConfigs$/.exec(route);
     if (config) {
       const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
-      return isObject ? requestErrors(V1_REQUESTS.TaskPushNotificationConfig, { ...body, taskId: decodeURIComponent(config[1]) }, 'body')
+      return isObject
+        ? requestErrors(
+            V1_REQUESTS.TaskPushNotificationConfig,
+            { ...body, taskId: decodeURIComponent(config[1]) },
+            'body',
+          )
         : [{ field: 'body', message: 'body must be an object' }];
     }
     return [];
   }
-  if (/^v1\/message:(send|stream)$/.test(route)) return requestErrors(V03_REST_REQUESTS.SendMessageRequest, body, 'body');
-  if (/^v1\/tasks\/[^/]+\/pushNotificationConfigs$/.test(route)) return requestErrors(V03_REST_REQUESTS.TaskPushNotificationConfig, body, 'body');
+  if (/^v1\/message:(send|stream)$/.test(route))
+    return requestErrors(V03_REST_REQUESTS.SendMessageRequest, body, 'body');
+  if (/^v1\/tasks\/[^/]+\/pushNotificationConfigs$/.test(route))
+    return requestErrors(V03_REST_REQUESTS.TaskPushNotificationConfig, body, 'body');
   return [];
 }
 
@@ -187,7 +218,9 @@ export const A2A_PROBLEM_TYPES: Record<string, string> = {
 function withProblemTypes(res: Response): void {
   const json = res.json.bind(res);
   res.json = (body: unknown) => {
-    const status = (body as { error?: { message?: unknown; details?: Array<{ reason?: unknown; domain?: unknown }> } } | null)?.error;
+    const status = (
+      body as { error?: { message?: unknown; details?: Array<{ reason?: unknown; domain?: unknown }> } } | null
+    )?.error;
     const reason = status?.details?.find((detail) => detail.domain === A2A_ERROR_DOMAIN)?.reason;
     const type = res.statusCode >= 400 && typeof reason === 'string' ? A2A_PROBLEM_TYPES[reason] : undefined;
     if (!type || typeof reason !== 'string') return json(body);
@@ -198,5 +231,9 @@ function withProblemTypes(res: Response): void {
 
 /** `TASK_NOT_FOUND` → `Task Not Found`. */
 function titleOf(reason: string): string {
-  return reason.toLowerCase().split('_').map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join(' ');
+  return reason
+    .toLowerCase()
+    .split('_')
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join(' ');
 }

@@ -25,7 +25,9 @@ describe('writeFrame', () => {
   it('waits for drain when the buffer is full', async () => {
     const { out, flush } = slowSocket(4);
     let done = false;
-    const writing = writeFrame(out, 'data: a frame longer than the buffer\n\n', new AbortController().signal).then(() => (done = true));
+    const writing = writeFrame(out, 'data: a frame longer than the buffer\n\n', new AbortController().signal).then(
+      () => (done = true),
+    );
     await new Promise((resolve) => setImmediate(resolve));
     expect(done).toBe(false);
     flush();

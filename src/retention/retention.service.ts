@@ -66,7 +66,10 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
     });
     this.register({ name: 'console_sessions', prune: (batch) => consoleRepository.pruneExpiredSessions(batch) });
     this.register({ name: 'console_invites', prune: (batch) => consoleRepository.pruneExpiredInvites(batch) });
-    this.register({ name: 'audit_events', prune: (batch) => audit.prune(new Date(Date.now() - auditDays * DAY_MS), batch) });
+    this.register({
+      name: 'audit_events',
+      prune: (batch) => audit.prune(new Date(Date.now() - auditDays * DAY_MS), batch),
+    });
   }
 
   /**

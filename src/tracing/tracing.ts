@@ -1,6 +1,14 @@
 import {
-  context, isSpanContextValid, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace,
-  type Context, type Span, type SpanOptions,
+  context,
+  isSpanContextValid,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+  type SpanOptions,
 } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -75,7 +83,12 @@ export function tracingEnabled(): boolean {
  * Runs `work` in a new span (a child of `parent`, by default the active context) and
  * ends it when `work` settles; a thrown error marks it failed. Off: runs `work` alone.
  */
-export async function inSpan<T>(name: string, options: SpanOptions, work: (span?: Span) => Promise<T>, parent?: Context): Promise<T> {
+export async function inSpan<T>(
+  name: string,
+  options: SpanOptions,
+  work: (span?: Span) => Promise<T>,
+  parent?: Context,
+): Promise<T> {
   if (!provider) return work();
   return tracer.startActiveSpan(name, options, parent ?? context.active(), async (span) => {
     try {
@@ -129,7 +142,9 @@ export function traceHeaders(): Record<string, string> {
  * context the request carries; off, the stored `traceparent` goes out as it is.
  */
 export async function inDeliverySpan<T>(
-  name: string, stored: string | null, attributes: SpanOptions['attributes'],
+  name: string,
+  stored: string | null,
+  attributes: SpanOptions['attributes'],
   work: (trace: { headers: Record<string, string>; span?: Span }) => Promise<T>,
 ): Promise<T> {
   if (!provider) return work({ headers: stored ? { traceparent: stored } : {} });
@@ -145,10 +160,14 @@ export async function inDeliverySpan<T>(
 export function httpTracing(req: Request, res: Response, next: NextFunction): void {
   if (!provider) return next();
   const parent = contextFrom(req.headers);
-  const span = tracer.startSpan(req.method, {
-    kind: SpanKind.SERVER,
-    attributes: { 'http.request.method': req.method, 'url.scheme': req.protocol },
-  }, parent);
+  const span = tracer.startSpan(
+    req.method,
+    {
+      kind: SpanKind.SERVER,
+      attributes: { 'http.request.method': req.method, 'url.scheme': req.protocol },
+    },
+    parent,
+  );
   const active = trace.setSpan(parent, span);
   let ended = false;
   const end = () => {

@@ -22,7 +22,8 @@ describe('interfaceUrl', () => {
 
 /** gRPC failures the SDK raises as A2AError: a call that did not reach the upstream is not a refusal. */
 describe('grpcUnreached', () => {
-  const grpcError = (code: number) => Object.assign(new A2AError({ message: `gRPC error: ${code}`, cause: { code } } as never), { transport: 'grpc' });
+  const grpcError = (code: number) =>
+    Object.assign(new A2AError({ message: `gRPC error: ${code}`, cause: { code } } as never), { transport: 'grpc' });
 
   it('words an unreachable gRPC upstream, and reasonOf uses the words', () => {
     expect(grpcUnreached(grpcError(14))).toBe('it is unavailable (the connection was refused or lost)');

@@ -11,18 +11,28 @@ describe('upstreamFetch', () => {
       if (req.url === '/redirect') return void res.writeHead(302, { location: 'http://169.254.169.254/' }).end();
       if (req.url === '/big') return void res.end('x'.repeat(10_000));
       if (req.url === '/hang') return; // never answers
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, auth: req.headers.authorization ?? null }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ ok: true, auth: req.headers.authorization ?? null }));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   });
   afterAll(() => new Promise((resolve) => server.close(resolve)));
 
-  const open = (overrides: Partial<Parameters<typeof upstreamFetch>[0]> = {}) => upstreamFetch({
-    allowPrivateNetworks: true, resolve: async () => [{ address: '127.0.0.1', family: 4 }], timeoutMs: 500, maxResponseBytes: 1_000, ...overrides,
-  });
+  const open = (overrides: Partial<Parameters<typeof upstreamFetch>[0]> = {}) =>
+    upstreamFetch({
+      allowPrivateNetworks: true,
+      resolve: async () => [{ address: '127.0.0.1', family: 4 }],
+      timeoutMs: 500,
+      maxResponseBytes: 1_000,
+      ...overrides,
+    });
   const refusal = async (promise: Promise<unknown>) => {
-    const error = await promise.then(() => null, (e: unknown) => e);
+    const error = await promise.then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(UpstreamUnreachable);
     return (error as Error).message;
   };
@@ -33,7 +43,9 @@ describe('upstreamFetch', () => {
   });
 
   it('does not follow redirects', async () => {
-    expect(await refusal(open()(`${base}/redirect`))).toBe('it answered with a redirect (HTTP 302), which is not followed');
+    expect(await refusal(open()(`${base}/redirect`))).toBe(
+      'it answered with a redirect (HTTP 302), which is not followed',
+    );
   });
 
   it('stops a response past the size limit', async () => {
@@ -51,13 +63,17 @@ describe('upstreamFetch', () => {
     const message = await refusal(strict('https://agent.example.com/a2a'));
     expect(message).toBe('its host resolves to a private address, which is not allowed');
     expect(message).not.toContain('10.1.2.3');
-    expect(await refusal(open({ allowPrivateNetworks: false })('https://127.0.0.1/a2a'))).toBe('its host resolves to a loopback address, which is not allowed');
+    expect(await refusal(open({ allowPrivateNetworks: false })('https://127.0.0.1/a2a'))).toBe(
+      'its host resolves to a loopback address, which is not allowed',
+    );
   });
 
   it('words network failures without addresses', async () => {
     const refused = await refusal(open()('http://127.0.0.1:1/a2a'));
     expect(refused).toBe('the connection was refused');
-    expect(reasonOf(new Error('fetch failed', { cause: new UpstreamUnreachable('the connection was refused') }))).toBe('the connection was refused');
+    expect(reasonOf(new Error('fetch failed', { cause: new UpstreamUnreachable('the connection was refused') }))).toBe(
+      'the connection was refused',
+    );
     expect(reasonOf(new Error('HTTP error! status: 503 at 10.0.0.1'))).toBe('it answered HTTP 503');
   });
 });

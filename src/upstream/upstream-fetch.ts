@@ -60,16 +60,28 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
     };
     const transport = url.protocol === 'https:' ? https : http;
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      const timer = setTimeout(() => req.destroy(new UpstreamUnreachable(`no answer within ${options.timeoutMs} ms`)), options.timeoutMs);
-      const req = transport.request(url, {
-        method: init?.method ?? 'GET', agent: agents[url.protocol as 'http:' | 'https:'], lookup: pinned, headers: { 'user-agent': 'a2a-service-forwarder/1', ...traceHeaders(), ...headers },
-      }, (response) => {
-        clearTimeout(timer);
-        resolve(response);
-      });
+      const timer = setTimeout(
+        () => req.destroy(new UpstreamUnreachable(`no answer within ${options.timeoutMs} ms`)),
+        options.timeoutMs,
+      );
+      const req = transport.request(
+        url,
+        {
+          method: init?.method ?? 'GET',
+          agent: agents[url.protocol as 'http:' | 'https:'],
+          lookup: pinned,
+          headers: { 'user-agent': 'a2a-service-forwarder/1', ...traceHeaders(), ...headers },
+        },
+        (response) => {
+          clearTimeout(timer);
+          resolve(response);
+        },
+      );
       // Headers and body go out at once (no Nagle delay waiting for the peer's delayed ACK).
       req.setNoDelay(true);
-      init?.signal?.addEventListener('abort', () => req.destroy(new UpstreamUnreachable('the call was aborted')), { once: true });
+      init?.signal?.addEventListener('abort', () => req.destroy(new UpstreamUnreachable('the call was aborted')), {
+        once: true,
+      });
       req.on('error', (error) => {
         clearTimeout(timer);
         reject(error instanceof UpstreamUnreachable ? error : new UpstreamUnreachable(describe(error)));
@@ -82,13 +94,16 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
       throw new UpstreamUnreachable(`it answered with a redirect (HTTP ${status}), which is not followed`);
     }
     let seen = 0;
-    const limited = res.pipe(new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        seen += chunk.length;
-        if (seen > options.maxResponseBytes) done(new UpstreamUnreachable(`its response exceeded ${options.maxResponseBytes} bytes`));
-        else done(null, chunk);
-      },
-    }));
+    const limited = res.pipe(
+      new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          seen += chunk.length;
+          if (seen > options.maxResponseBytes)
+            done(new UpstreamUnreachable(`its response exceeded ${options.maxResponseBytes} bytes`));
+          else done(null, chunk);
+        },
+      }),
+    );
     res.on('error', (error) => limited.destroy(error));
     const responseHeaders = new Headers();
     for (const [name, value] of Object.entries(res.headers)) {
@@ -96,7 +111,10 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
       else if (Array.isArray(value)) for (const v of value) responseHeaders.append(name, v);
     }
     const nullBody = status === 204 || status === 304 || init?.method === 'HEAD';
-    return new Response(nullBody ? null : (Readable.toWeb(limited) as unknown as ReadableStream), { status, headers: responseHeaders });
+    return new Response(nullBody ? null : (Readable.toWeb(limited) as unknown as ReadableStream), {
+      status,
+      headers: responseHeaders,
+    });
   }) as typeof fetch;
 }
 
@@ -105,7 +123,10 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
  * host resolves to (public unless private networks are allowed). The gRPC binding uses
  * it too (its channel then connects by name: see UpstreamForwarder).
  */
-export async function vetUpstream(url: URL, options: Pick<UpstreamFetchOptions, 'allowPrivateNetworks' | 'resolve' | 'timeoutMs'>): Promise<ResolvedAddress> {
+export async function vetUpstream(
+  url: URL,
+  options: Pick<UpstreamFetchOptions, 'allowPrivateNetworks' | 'resolve' | 'timeoutMs'>,
+): Promise<ResolvedAddress> {
   if (url.protocol !== 'https:' && !(options.allowPrivateNetworks && url.protocol === 'http:')) {
     throw new UpstreamUnreachable(`${url.protocol} URLs are not allowed; use https`);
   }
@@ -113,7 +134,8 @@ export async function vetUpstream(url: URL, options: Pick<UpstreamFetchOptions, 
   const family = isIP(host);
   let addresses: ResolvedAddress[];
   try {
-    addresses = family !== 0 ? [{ address: host, family }] : await withTimeout(options.resolve(host), options.timeoutMs);
+    addresses =
+      family !== 0 ? [{ address: host, family }] : await withTimeout(options.resolve(host), options.timeoutMs);
   } catch (error) {
     throw new UpstreamUnreachable(describe(error));
   }
@@ -122,7 +144,8 @@ export async function vetUpstream(url: URL, options: Pick<UpstreamFetchOptions, 
     for (const { address } of addresses) {
       // The reason names the kind of address, never the address itself.
       const kind = classifyAddress(address).replace('_', '-');
-      if (kind !== 'public') throw new UpstreamUnreachable(`its host resolves to a ${kind} address, which is not allowed`);
+      if (kind !== 'public')
+        throw new UpstreamUnreachable(`its host resolves to a ${kind} address, which is not allowed`);
     }
   }
   return addresses[0];
@@ -162,7 +185,11 @@ function describe(error: unknown): string {
 
 /** The reason an error gives for a status message: ours as written, anything else in general terms. */
 export function reasonOf(error: unknown): string {
-  for (let cause: unknown = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
+  for (
+    let cause: unknown = error, depth = 0;
+    cause && depth < 5;
+    cause = (cause as { cause?: unknown }).cause, depth++
+  ) {
     if (cause instanceof UpstreamUnreachable) return cause.message;
   }
   const grpc = grpcUnreached(error);

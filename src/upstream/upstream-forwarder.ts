@@ -1,9 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { AgentCard, Part, Role, TaskState as A2AState, type Artifact, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import {
+  AgentCard,
+  Part,
+  Role,
+  TaskState as A2AState,
+  type Artifact,
+  type Message,
+  type StreamResponse,
+  type Task,
+} from '@a2a-js/sdk';
 import { A2AError } from '@a2a-js/sdk/errors';
 import {
-  ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory, type Client, type RequestOptions, type TransportFactory,
+  ClientFactory,
+  ClientFactoryOptions,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+  type Client,
+  type RequestOptions,
+  type TransportFactory,
 } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import * as grpc from '@grpc/grpc-js';
@@ -65,8 +80,10 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     private readonly metrics: Metrics,
   ) {
     this.fetch = upstreamFetch({
-      allowPrivateNetworks: config.webhooksAllowPrivateNetworks, resolve: systemResolver,
-      timeoutMs: config.upstream.timeoutMs, maxResponseBytes: config.upstream.maxResponseBytes,
+      allowPrivateNetworks: config.webhooksAllowPrivateNetworks,
+      resolve: systemResolver,
+      timeoutMs: config.upstream.timeoutMs,
+      maxResponseBytes: config.upstream.maxResponseBytes,
     });
   }
 
@@ -114,8 +131,12 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       for (const forward of claimed) {
         const abort = new AbortController();
         // In the trace of the send (or cancel) that queued it: the upstream calls carry its `traceparent`.
-        const work = inSpan(`upstream ${forward.kind}`, { kind: SpanKind.CLIENT, attributes: { 'a2a.forward.attempt': forward.attempt } },
-          () => this.forward(forward, abort.signal), forward.traceparent ? contextFrom({ traceparent: forward.traceparent }) : ROOT_CONTEXT).finally(() => {
+        const work = inSpan(
+          `upstream ${forward.kind}`,
+          { kind: SpanKind.CLIENT, attributes: { 'a2a.forward.attempt': forward.attempt } },
+          () => this.forward(forward, abort.signal),
+          forward.traceparent ? contextFrom({ traceparent: forward.traceparent }) : ROOT_CONTEXT,
+        ).finally(() => {
           this.inFlight.delete(work);
           this.wake();
         });
@@ -149,7 +170,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       await this.finish(forward, 'succeeded', null);
     } catch (error) {
       if (signal.aborted) return; // shutting down: the lease runs out and the forward resumes elsewhere
-      await this.failed(forward, error).catch((err: unknown) => this.logger.error({ err, forward_id: forward.id }, 'could not record an upstream forward attempt'));
+      await this.failed(forward, error).catch((err: unknown) =>
+        this.logger.error({ err, forward_id: forward.id }, 'could not record an upstream forward attempt'),
+      );
     } finally {
       clearInterval(heartbeat);
     }
@@ -179,35 +202,52 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     };
     if (upstream.streaming) {
       const call = linked(signal);
-      const events = client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: undefined }, { ...options, signal: call.signal });
-      if (await this.consume(forward.taskId, events, call, () => this.accept(forward)) === 'terminal') return;
+      const events = client.sendMessageStream(
+        { tenant: '', message, configuration: undefined, metadata: undefined },
+        { ...options, signal: call.signal },
+      );
+      if ((await this.consume(forward.taskId, events, call, () => this.accept(forward))) === 'terminal') return;
       await this.requireSettled(forward.taskId);
       return;
     }
-    const result = await client.sendMessage({ tenant: '', message, configuration: undefined, metadata: undefined }, options);
+    const result = await client.sendMessage(
+      { tenant: '', message, configuration: undefined, metadata: undefined },
+      options,
+    );
     await this.accept(forward);
-    const answer = 'kind' in result || !('status' in result) ? messageUpdate(result as Message) : taskUpdate(result as Task, true);
-    if (await this.apply(forward.taskId, answer) === 'terminal') return;
+    const answer =
+      'kind' in result || !('status' in result) ? messageUpdate(result as Message) : taskUpdate(result as Task, true);
+    if ((await this.apply(forward.taskId, answer)) === 'terminal') return;
     const upstreamTaskId = (result as Task).id;
     if (upstreamTaskId) await this.poll(forward.taskId, client, upstreamTaskId, options);
   }
 
   /** After a lost connection: the upstream task as it is now, then (streaming) what follows. */
-  private async follow(forward: ClaimedForward, upstream: UpstreamRecord, client: Client, upstreamTaskId: string, options: RequestOptions): Promise<void> {
+  private async follow(
+    forward: ClaimedForward,
+    upstream: UpstreamRecord,
+    client: Client,
+    upstreamTaskId: string,
+    options: RequestOptions,
+  ): Promise<void> {
     const task = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
-    if (await this.apply(forward.taskId, taskUpdate(task, true)) === 'terminal') return;
+    if ((await this.apply(forward.taskId, taskUpdate(task, true))) === 'terminal') return;
     if (isSettledA2A(task.status?.state)) return;
     if (!upstream.streaming) return this.poll(forward.taskId, client, upstreamTaskId, options);
     const call = linked(options.signal!);
     const events = client.resubscribeTask({ tenant: '', id: upstreamTaskId }, { ...options, signal: call.signal });
     try {
-      if (await this.consume(forward.taskId, events, call, async () => undefined) === 'terminal') return;
+      if ((await this.consume(forward.taskId, events, call, async () => undefined)) === 'terminal') return;
     } catch (error) {
       // The upstream task may have finished between the read and the resubscribe (an SDK agent
       // then refuses to resubscribe to a terminal task): read it once more before giving up.
       if (!refusedBy(error)) throw error;
       const again = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
-      if (await this.apply(forward.taskId, taskUpdate(again, true)) === 'terminal' || isSettledA2A(again.status?.state)) return;
+      if (
+        (await this.apply(forward.taskId, taskUpdate(again, true))) === 'terminal' ||
+        isSettledA2A(again.status?.state)
+      )
+        return;
       throw error;
     }
     await this.requireSettled(forward.taskId);
@@ -220,11 +260,16 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       options.signal?.throwIfAborted();
       const task = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
-      if (await this.apply(taskId, taskUpdate(task, true)) === 'terminal') return;
+      if ((await this.apply(taskId, taskUpdate(task, true))) === 'terminal') return;
     }
   }
 
-  private async cancel(forward: ClaimedForward, upstream: UpstreamRecord, upstreamTaskId: string | null, signal: AbortSignal): Promise<void> {
+  private async cancel(
+    forward: ClaimedForward,
+    upstream: UpstreamRecord,
+    upstreamTaskId: string | null,
+    signal: AbortSignal,
+  ): Promise<void> {
     if (!upstreamTaskId) {
       // Nothing reached the upstream: the message forward sees the task canceled and stops there.
       if (!(await this.repository.hasAcceptedPendingMessage(forward.taskId))) return;
@@ -243,7 +288,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   /** The stream ended: the task must be settled (terminal or waiting for the requester), else the forward is tried again. */
   private async requireSettled(taskId: string): Promise<void> {
     const task = await this.ledger.forwardedTask(taskId);
-    if (task && !isSettled(task.state)) throw new TryAgain('the upstream\'s stream ended before the task settled');
+    if (task && !isSettled(task.state)) throw new TryAgain("the upstream's stream ended before the task settled");
   }
 
   /**
@@ -252,7 +297,12 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
    * `terminal` when the task took no more (the stream is then closed), `ended` when
    * the upstream closed it; an error of the stream is thrown.
    */
-  private async consume(taskId: string, events: AsyncGenerator<StreamResponse>, call: AbortController, onFirst: () => Promise<unknown>): Promise<'terminal' | 'ended'> {
+  private async consume(
+    taskId: string,
+    events: AsyncGenerator<StreamResponse>,
+    call: AbortController,
+    onFirst: () => Promise<unknown>,
+  ): Promise<'terminal' | 'ended'> {
     const queue: StreamResponse[] = [];
     let done = false;
     let failure: unknown = null;
@@ -282,7 +332,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
         const batch = queue.splice(0);
         if (first) await onFirst();
         first = false;
-        if (await this.apply(taskId, ...batch.map(streamUpdate)) === 'terminal') return 'terminal';
+        if ((await this.apply(taskId, ...batch.map(streamUpdate))) === 'terminal') return 'terminal';
       }
       if (failure) throw failure;
       return 'ended';
@@ -296,7 +346,11 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     const present = updates.filter((update): update is UpstreamUpdate => update !== null);
     if (present.length === 0) return 'applied';
     const { terminal, refused } = await this.ledger.applyUpstream(taskId, present);
-    if (refused.length > 0) this.logger.warn({ task_id: taskId, states: refused }, 'the upstream reported state changes the task does not allow; ignored');
+    if (refused.length > 0)
+      this.logger.warn(
+        { task_id: taskId, states: refused },
+        'the upstream reported state changes the task does not allow; ignored',
+      );
     return terminal ? 'terminal' : 'applied';
   }
 
@@ -318,9 +372,17 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
    */
   private async failed(forward: ClaimedForward, error: unknown): Promise<void> {
     const refused = refusedBy(error);
-    const reason = error instanceof TryAgain ? error.message : refused ? `it refused the request: ${error.message.slice(0, 200)}` : reasonOf(error);
+    const reason =
+      error instanceof TryAgain
+        ? error.message
+        : refused
+          ? `it refused the request: ${error.message.slice(0, 200)}`
+          : reasonOf(error);
     const schedule = this.config.upstream.retryScheduleMs;
-    this.logger.warn({ forward_id: forward.id, task_id: forward.taskId, attempt: forward.attempt, reason }, 'upstream forward attempt failed');
+    this.logger.warn(
+      { forward_id: forward.id, task_id: forward.taskId, attempt: forward.attempt, reason },
+      'upstream forward attempt failed',
+    );
     if (!refused && forward.attempt <= schedule.length) {
       await this.repository.retryLater(forward, schedule[forward.attempt - 1], reason);
       this.metrics.forward(forward.kind, 'retrying');
@@ -328,10 +390,16 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     }
     await this.finish(forward, 'failed', reason);
     if (forward.kind === 'cancel') return; // the task is canceled here already
-    await this.ledger.applyUpstream(forward.taskId, [{
-      state: 'failed',
-      message: agentText(forward.accepted ? `The upstream agent stopped answering: ${reason}.` : `The upstream agent could not be reached: ${reason}.`),
-    }]);
+    await this.ledger.applyUpstream(forward.taskId, [
+      {
+        state: 'failed',
+        message: agentText(
+          forward.accepted
+            ? `The upstream agent stopped answering: ${reason}.`
+            : `The upstream agent could not be reached: ${reason}.`,
+        ),
+      },
+    ]);
   }
 
   /**
@@ -345,28 +413,44 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     const url = new URL(upstream.url);
     if (upstream.binding === 'GRPC') {
       await vetUpstream(url, {
-        allowPrivateNetworks: this.config.webhooksAllowPrivateNetworks, resolve: systemResolver, timeoutMs: this.config.upstream.timeoutMs,
+        allowPrivateNetworks: this.config.webhooksAllowPrivateNetworks,
+        resolve: systemResolver,
+        timeoutMs: this.config.upstream.timeoutMs,
       });
     }
     const version = upstream.updatedAt.toISOString();
     const cached = this.clients.get(upstream.identityId);
     if (cached?.version === version) return cached.client;
-    const endpoint = upstream.binding === 'GRPC' ? `${url.hostname}:${url.port || (url.protocol === 'https:' ? 443 : 80)}` : upstream.url;
+    const endpoint =
+      upstream.binding === 'GRPC'
+        ? `${url.hostname}:${url.port || (url.protocol === 'https:' ? 443 : 80)}`
+        : upstream.url;
     const card = AgentCard.fromJSON({
-      name: 'upstream', description: '', version: '1',
-      supportedInterfaces: [{ url: endpoint, protocolBinding: upstream.binding, protocolVersion: upstream.protocolVersion }],
-      capabilities: { streaming: upstream.streaming }, defaultInputModes: [], defaultOutputModes: [], skills: [],
+      name: 'upstream',
+      description: '',
+      version: '1',
+      supportedInterfaces: [
+        { url: endpoint, protocolBinding: upstream.binding, protocolVersion: upstream.protocolVersion },
+      ],
+      capabilities: { streaming: upstream.streaming },
+      defaultInputModes: [],
+      defaultOutputModes: [],
+      skills: [],
     });
     const legacyCompat = { enabled: true };
     const transports: Record<UpstreamRecord['binding'], () => TransportFactory> = {
       JSONRPC: () => new JsonRpcTransportFactory({ legacyCompat, fetchImpl: this.fetch }),
       'HTTP+JSON': () => new RestTransportFactory({ legacyCompat, fetchImpl: this.fetch }),
-      GRPC: () => new GrpcTransportFactory({
-        legacyCompat,
-        grpcChannelCredentials: url.protocol === 'https:' ? grpc.credentials.createSsl() : grpc.credentials.createInsecure(),
-      }),
+      GRPC: () =>
+        new GrpcTransportFactory({
+          legacyCompat,
+          grpcChannelCredentials:
+            url.protocol === 'https:' ? grpc.credentials.createSsl() : grpc.credentials.createInsecure(),
+        }),
     };
-    const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [transports[upstream.binding]()] }));
+    const factory = new ClientFactory(
+      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [transports[upstream.binding]()] }),
+    );
     const client = factory.createFromAgentCard(card);
     this.clients.set(upstream.identityId, { version, client });
     client.catch(() => this.clients.delete(upstream.identityId));
@@ -433,7 +517,13 @@ function toChunk(artifact: Artifact, append: boolean, lastChunk: boolean): Artif
 }
 
 function agentText(text: string): NewMessage {
-  return { messageId: randomUUID(), parts: [{ text } as StoredPart], metadata: null, extensions: [], referenceTaskIds: [] };
+  return {
+    messageId: randomUUID(),
+    parts: [{ text } as StoredPart],
+    metadata: null,
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }
 
 /**
@@ -445,8 +535,14 @@ function taskUpdate(task: Task, answer: boolean): UpstreamUpdate {
   const upstream = task.id ? { taskId: task.id, contextId: task.contextId } : undefined;
   if (!answer) return { upstream };
   const state = task.status?.state === undefined ? undefined : FROM_A2A[task.status.state];
-  const message = task.status?.message && task.status.message.parts.length > 0 ? toNewMessage(task.status.message) : undefined;
-  return { upstream, state, message, artifacts: (task.artifacts ?? []).map((artifact) => toChunk(artifact, false, false)) };
+  const message =
+    task.status?.message && task.status.message.parts.length > 0 ? toNewMessage(task.status.message) : undefined;
+  return {
+    upstream,
+    state,
+    message,
+    artifacts: (task.artifacts ?? []).map((artifact) => toChunk(artifact, false, false)),
+  };
 }
 
 /** A direct answer without a task: the agent's message completes the task. */
@@ -469,7 +565,10 @@ function streamUpdate(event: StreamResponse): UpstreamUpdate | null {
     }
     case 'artifactUpdate':
       return payload.value.artifact
-        ? { upstream: { taskId: payload.value.taskId, contextId: payload.value.contextId }, artifacts: [toChunk(payload.value.artifact, payload.value.append, payload.value.lastChunk)] }
+        ? {
+            upstream: { taskId: payload.value.taskId, contextId: payload.value.contextId },
+            artifacts: [toChunk(payload.value.artifact, payload.value.append, payload.value.lastChunk)],
+          }
         : null;
     default:
       return null;

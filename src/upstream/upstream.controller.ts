@@ -20,32 +20,40 @@ export class UpstreamController {
   @Put()
   @Surface('organizationAdmin', {
     id: 'setUpstream',
-    summary: 'Forward an identity\'s work to an existing A2A agent (its secret is write-only: never returned)',
-    notes: 'Protocol version and binding default to what the upstream\'s Agent Card offers; the forwarder speaks JSON-RPC.',
+    summary: "Forward an identity's work to an existing A2A agent (its secret is write-only: never returned)",
+    notes:
+      "Protocol version and binding default to what the upstream's Agent Card offers; the forwarder speaks JSON-RPC.",
   })
   @Returns(200, UpstreamSchema)
   @Refuses({
     400: '`invalid_upstream_url`: `url` or `card_url` is not a public https URL; other fields: `validation_failed`.',
     404: '`identity_not_found`: no identity of your organization has that handle.',
-    422: '`upstream_card_unreachable`: the upstream\'s Agent Card could not be read (give `protocol_version` and `binding`, or a `card_url` that answers); `upstream_binding_unsupported`: no JSON-RPC, HTTP+JSON or gRPC interface of A2A 1.0 or 0.3 (of those the request names).',
+    422: "`upstream_card_unreachable`: the upstream's Agent Card could not be read (give `protocol_version` and `binding`, or a `card_url` that answers); `upstream_binding_unsupported`: no JSON-RPC, HTTP+JSON or gRPC interface of A2A 1.0 or 0.3 (of those the request names).",
   })
   set(@CurrentPrincipal() principal: Admin, @AgentHandle() handle: string, @Body() dto: SetUpstreamDto) {
     return this.upstreams.set(principal, handle, dto);
   }
 
   @Get()
-  @Surface('upstreamRead', { id: 'getUpstream', summary: 'Read an identity\'s upstream agent (never its secret)' })
+  @Surface('upstreamRead', { id: 'getUpstream', summary: "Read an identity's upstream agent (never its secret)" })
   @Returns(200, UpstreamSchema)
-  @Refuses({ 404: '`identity_not_found`: no identity of your organization has that handle; `upstream_not_set`: it has no upstream agent.' })
+  @Refuses({
+    404: '`identity_not_found`: no identity of your organization has that handle; `upstream_not_set`: it has no upstream agent.',
+  })
   get(@CurrentPrincipal() principal: Principal, @AgentHandle() handle: string) {
     return this.upstreams.get(principal, handle);
   }
 
   @Delete()
   @HttpCode(204)
-  @Surface('organizationAdmin', { id: 'removeUpstream', summary: 'Stop forwarding: the identity answers through the task ledger again' })
+  @Surface('organizationAdmin', {
+    id: 'removeUpstream',
+    summary: 'Stop forwarding: the identity answers through the task ledger again',
+  })
   @Returns(204)
-  @Refuses({ 404: '`identity_not_found`: no identity of your organization has that handle; `upstream_not_set`: it has no upstream agent.' })
+  @Refuses({
+    404: '`identity_not_found`: no identity of your organization has that handle; `upstream_not_set`: it has no upstream agent.',
+  })
   remove(@CurrentPrincipal() principal: Admin, @AgentHandle() handle: string) {
     return this.upstreams.remove(principal, handle);
   }
@@ -54,13 +62,13 @@ export class UpstreamController {
   @HttpCode(200)
   @Surface('organizationAdmin', {
     id: 'importUpstreamCard',
-    summary: 'Copy the upstream agent\'s card description and skills into the identity\'s card',
+    summary: "Copy the upstream agent's card description and skills into the identity's card",
   })
   @Returns(200, IdentitySchema, 'The identity, with its updated card.')
   @Refuses({
     404: '`identity_not_found`: no identity of your organization has that handle; `upstream_not_set`: it has no upstream agent.',
     409: '`identity_deleted`: a deleted identity can be read but not changed.',
-    422: '`upstream_card_unreachable`: the upstream\'s Agent Card could not be read.',
+    422: "`upstream_card_unreachable`: the upstream's Agent Card could not be read.",
   })
   importCard(@CurrentPrincipal() principal: Admin, @AgentHandle() handle: string) {
     return this.upstreams.importCard(principal, handle);

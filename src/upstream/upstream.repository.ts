@@ -33,11 +33,21 @@ export interface ClaimedForward {
 }
 
 type UpstreamRow = RowOf<IdentityUpstream>;
-type ClaimRow = Pick<RowOf<UpstreamForward>, 'id' | 'task_id' | 'kind' | 'message_id' | 'attempts' | 'accepted' | 'traceparent'>;
+type ClaimRow = Pick<
+  RowOf<UpstreamForward>,
+  'id' | 'task_id' | 'kind' | 'message_id' | 'attempts' | 'accepted' | 'traceparent'
+>;
 
 const toRecord = (row: UpstreamRow): UpstreamRecord => ({
-  identityId: row.identity_id, url: row.url, cardUrl: row.card_url, protocolVersion: row.protocol_version, binding: row.binding,
-  streaming: row.streaming, auth: { type: row.auth_type, header: row.auth_header, value: row.auth_value }, createdAt: row.created_at, updatedAt: row.updated_at,
+  identityId: row.identity_id,
+  url: row.url,
+  cardUrl: row.card_url,
+  protocolVersion: row.protocol_version,
+  binding: row.binding,
+  streaming: row.streaming,
+  auth: { type: row.auth_type, header: row.auth_header, value: row.auth_value },
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
 });
 
 const UPSTREAM_COLUMNS = sql.raw(
@@ -45,7 +55,8 @@ const UPSTREAM_COLUMNS = sql.raw(
 );
 
 /** The forward's row while this claim still holds it (another claim counts another attempt). */
-const holds = (forward: Pick<ClaimedForward, 'id' | 'attempt'>) => sql`id = ${forward.id} AND attempts = ${forward.attempt} AND in_flight`;
+const holds = (forward: Pick<ClaimedForward, 'id' | 'attempt'>) =>
+  sql`id = ${forward.id} AND attempts = ${forward.attempt} AND in_flight`;
 
 const EXAMPLE_FORWARD = { id: DummyValue.UUID, attempt: 1 };
 
@@ -59,16 +70,26 @@ export class UpstreamRepository {
   /** The upstream of an identity, with its secret; null when none is set. */
   @GenerateSql({ params: [DummyValue.UUID] })
   async upstreamOf(identityId: string, tx?: Tx): Promise<UpstreamRecord | null> {
-    const row = await this.db.one<UpstreamRow>(sql`SELECT ${UPSTREAM_COLUMNS} FROM identity_upstreams WHERE identity_id = ${identityId}`, tx);
+    const row = await this.db.one<UpstreamRow>(
+      sql`SELECT ${UPSTREAM_COLUMNS} FROM identity_upstreams WHERE identity_id = ${identityId}`,
+      tx,
+    );
     return row ? toRecord(row) : null;
   }
 
   /** Sets an identity's upstream (a new one, or replacing the one it has). */
   @GenerateSql({
-    params: [{
-      identityId: DummyValue.UUID, url: 'https://agent.example/a2a', cardUrl: null, protocolVersion: '1.0', binding: 'JSONRPC', streaming: false,
-      auth: { type: 'none', header: null, value: null },
-    }],
+    params: [
+      {
+        identityId: DummyValue.UUID,
+        url: 'https://agent.example/a2a',
+        cardUrl: null,
+        protocolVersion: '1.0',
+        binding: 'JSONRPC',
+        streaming: false,
+        auth: { type: 'none', header: null, value: null },
+      },
+    ],
   })
   async setUpstream(upstream: Omit<UpstreamRecord, 'createdAt' | 'updatedAt'>, tx?: Tx): Promise<UpstreamRecord> {
     const u = upstream;
@@ -79,7 +100,8 @@ export class UpstreamRepository {
           ON CONFLICT (identity_id) DO UPDATE SET url = EXCLUDED.url, card_url = EXCLUDED.card_url, protocol_version = EXCLUDED.protocol_version,
             binding = EXCLUDED.binding, streaming = EXCLUDED.streaming, auth_type = EXCLUDED.auth_type, auth_header = EXCLUDED.auth_header,
             auth_value = EXCLUDED.auth_value, updated_at = now()
-          RETURNING ${UPSTREAM_COLUMNS}`, tx,
+          RETURNING ${UPSTREAM_COLUMNS}`,
+      tx,
     );
     return toRecord(row!);
   }
@@ -87,7 +109,10 @@ export class UpstreamRepository {
   /** Removes an identity's upstream; false when it had none. */
   @GenerateSql({ params: [DummyValue.UUID] })
   async removeUpstream(identityId: string, tx?: Tx): Promise<UpstreamRecord | null> {
-    const row = await this.db.one<UpstreamRow>(sql`DELETE FROM identity_upstreams WHERE identity_id = ${identityId} RETURNING ${UPSTREAM_COLUMNS}`, tx);
+    const row = await this.db.one<UpstreamRow>(
+      sql`DELETE FROM identity_upstreams WHERE identity_id = ${identityId} RETURNING ${UPSTREAM_COLUMNS}`,
+      tx,
+    );
     return row ? toRecord(row) : null;
   }
 
@@ -98,7 +123,13 @@ export class UpstreamRepository {
    * message for it (once per message id). True when something was queued.
    */
   @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2, DummyValue.STRING, null] })
-  async queueMessage(taskId: string, workerIdentityId: string, messageId: string, traceparent: string | null, tx?: Tx): Promise<boolean> {
+  async queueMessage(
+    taskId: string,
+    workerIdentityId: string,
+    messageId: string,
+    traceparent: string | null,
+    tx?: Tx,
+  ): Promise<boolean> {
     const rows = await this.db.rows(
       sql`INSERT INTO upstream_forwards (task_id, kind, message_id, traceparent)
           SELECT ${taskId}, 'message', ${messageId}, ${traceparent} FROM identity_upstreams WHERE identity_id = ${workerIdentityId}
@@ -142,7 +173,13 @@ export class UpstreamRepository {
        RETURNING f.id, f.task_id, f.kind, f.message_id, f.attempts, f.accepted, f.traceparent`,
     );
     return rows.map((r) => ({
-      id: r.id, taskId: r.task_id, kind: r.kind, messageId: r.message_id, attempt: r.attempts, accepted: r.accepted, traceparent: r.traceparent,
+      id: r.id,
+      taskId: r.task_id,
+      kind: r.kind,
+      messageId: r.message_id,
+      attempt: r.attempts,
+      accepted: r.accepted,
+      traceparent: r.traceparent,
     }));
   }
 
@@ -162,7 +199,11 @@ export class UpstreamRepository {
 
   /** Ends a forward for good. */
   @GenerateSql({ params: [EXAMPLE_FORWARD, 'failed', DummyValue.STRING] })
-  async finish(forward: Pick<ClaimedForward, 'id' | 'attempt'>, status: 'succeeded' | 'failed', error: string | null): Promise<void> {
+  async finish(
+    forward: Pick<ClaimedForward, 'id' | 'attempt'>,
+    status: 'succeeded' | 'failed',
+    error: string | null,
+  ): Promise<void> {
     await this.db.execute(
       sql`UPDATE upstream_forwards SET status = ${status}, in_flight = false, next_attempt_at = NULL, last_error = ${error}, updated_at = now()
            WHERE ${holds(forward)}`,

@@ -64,8 +64,10 @@ export class UpstreamsService {
     private readonly audit: AuditService,
   ) {
     this.fetch = upstreamFetch({
-      allowPrivateNetworks: config.webhooksAllowPrivateNetworks, resolve: systemResolver,
-      timeoutMs: config.upstream.timeoutMs, maxResponseBytes: config.upstream.maxResponseBytes,
+      allowPrivateNetworks: config.webhooksAllowPrivateNetworks,
+      resolve: systemResolver,
+      timeoutMs: config.upstream.timeoutMs,
+      maxResponseBytes: config.upstream.maxResponseBytes,
     });
   }
 
@@ -74,40 +76,74 @@ export class UpstreamsService {
     return toUpstreamView(await this.require(identity.id));
   }
 
-  async set(principal: AdminKeyPrincipal | ConsolePrincipal, handle: string, dto: SetUpstreamDto): Promise<UpstreamView> {
+  async set(
+    principal: AdminKeyPrincipal | ConsolePrincipal,
+    handle: string,
+    dto: SetUpstreamDto,
+  ): Promise<UpstreamView> {
     const identity = await this.identities.get(principal, handle);
     const allowPrivate = this.config.webhooksAllowPrivateNetworks;
     const url = checkDestinationUrl(dto.url, allowPrivate, 'invalid_upstream_url').toString();
-    const cardUrl = dto.card_url === undefined ? null : checkDestinationUrl(dto.card_url, allowPrivate, 'invalid_upstream_url').toString();
+    const cardUrl =
+      dto.card_url === undefined
+        ? null
+        : checkDestinationUrl(dto.card_url, allowPrivate, 'invalid_upstream_url').toString();
     // The card decides what the request leaves open, and tells whether the upstream streams
     // (not read when the request names everything and no card: the upstream is then called without streaming).
     const named = dto.protocol_version !== undefined && dto.binding !== undefined;
-    const read = named && !cardUrl ? null : await this.fetchCardOf(url, cardUrl).catch((error: unknown) => {
-      if (named) return null;
-      throw new AppError(422, 'upstream_card_unreachable',
-        `The upstream's Agent Card could not be read (${reasonOf(error)}); give protocol_version and binding, or a card_url that answers.`);
-    });
+    const read =
+      named && !cardUrl
+        ? null
+        : await this.fetchCardOf(url, cardUrl).catch((error: unknown) => {
+            if (named) return null;
+            throw new AppError(
+              422,
+              'upstream_card_unreachable',
+              `The upstream's Agent Card could not be read (${reasonOf(error)}); give protocol_version and binding, or a card_url that answers.`,
+            );
+          });
     const card = read?.card ?? null;
     // Cards spell versions "1.0", "0.3", "0.3.0"…: the generation is what counts. The card's order
     // is its preference (a v0.3 card's preferredTransport comes first): the first interface that
     // the forwarder speaks and the request allows is the one called.
-    const offered = (card?.supportedInterfaces ?? []).map((i) => ({ url: i.url, binding: i.protocolBinding as UpstreamBinding, version: generationOf(i.protocolVersion) }));
-    const chosen = offered.find((i) => (!dto.binding || i.binding === dto.binding) && (!dto.protocol_version || i.version === dto.protocol_version)
-      && FORWARDED_BINDINGS.includes(i.binding) && i.version !== null);
+    const offered = (card?.supportedInterfaces ?? []).map((i) => ({
+      url: i.url,
+      binding: i.protocolBinding as UpstreamBinding,
+      version: generationOf(i.protocolVersion),
+    }));
+    const chosen = offered.find(
+      (i) =>
+        (!dto.binding || i.binding === dto.binding) &&
+        (!dto.protocol_version || i.version === dto.protocol_version) &&
+        FORWARDED_BINDINGS.includes(i.binding) &&
+        i.version !== null,
+    );
     const binding = dto.binding ?? chosen?.binding;
     const protocolVersion = dto.protocol_version ?? chosen?.version ?? undefined;
     if (!binding || !protocolVersion) {
-      throw new AppError(422, 'upstream_binding_unsupported', `The upstream's card offers no ${FORWARDED_BINDINGS.join(', ')} interface of A2A 1.0 or 0.3 that the forwarder speaks.`);
+      throw new AppError(
+        422,
+        'upstream_binding_unsupported',
+        `The upstream's card offers no ${FORWARDED_BINDINGS.join(', ')} interface of A2A 1.0 or 0.3 that the forwarder speaks.`,
+      );
     }
     if (!FORWARDED_BINDINGS.includes(binding)) {
-      throw new AppError(422, 'upstream_binding_unsupported', `The forwarder speaks ${FORWARDED_BINDINGS.join(', ')} to upstreams; ${binding} is not supported.`);
+      throw new AppError(
+        422,
+        'upstream_binding_unsupported',
+        `The forwarder speaks ${FORWARDED_BINDINGS.join(', ')} to upstreams; ${binding} is not supported.`,
+      );
     }
     // The forwarder calls the chosen interface where the card says it is; `url` then shows that
     // endpoint, and `card_url` where the card was read (so that import-card reads it again).
     let endpoint = url;
     let readFrom = cardUrl;
     if (chosen && chosen.binding === binding && chosen.version === protocolVersion) {
-      const advertised = checkDestinationUrl(interfaceUrl(chosen.url, binding, allowPrivate), allowPrivate, 'invalid_upstream_url').toString();
+      const advertised = checkDestinationUrl(
+        interfaceUrl(chosen.url, binding, allowPrivate),
+        allowPrivate,
+        'invalid_upstream_url',
+      ).toString();
       if (advertised !== url) {
         endpoint = advertised;
         readFrom = cardUrl ?? read!.from;
@@ -116,14 +152,29 @@ export class UpstreamsService {
     const auth = dto.auth ?? { type: 'none' as const };
     return this.db.transaction(async (tx) => {
       const previous = await this.repository.upstreamOf(identity.id, tx);
-      const record = await this.repository.setUpstream({
-        identityId: identity.id, url: endpoint, cardUrl: readFrom, protocolVersion, binding, streaming: card?.capabilities?.streaming === true,
-        auth: { type: auth.type, header: auth.type === 'api_key' ? (auth.header ?? null) : null, value: auth.type === 'none' ? null : (auth.value ?? null) },
-      }, tx);
+      const record = await this.repository.setUpstream(
+        {
+          identityId: identity.id,
+          url: endpoint,
+          cardUrl: readFrom,
+          protocolVersion,
+          binding,
+          streaming: card?.capabilities?.streaming === true,
+          auth: {
+            type: auth.type,
+            header: auth.type === 'api_key' ? (auth.header ?? null) : null,
+            value: auth.type === 'none' ? null : (auth.value ?? null),
+          },
+        },
+        tx,
+      );
       const view = toUpstreamView(record);
       await this.audit.record(tx, {
-        organizationId: identity.organization_id, action: 'upstream.set', target: { type: 'upstream', id: identity.id, label: identity.agent_handle },
-        before: previous ? toUpstreamView(previous) : null, after: view,
+        organizationId: identity.organization_id,
+        action: 'upstream.set',
+        target: { type: 'upstream', id: identity.id, label: identity.agent_handle },
+        before: previous ? toUpstreamView(previous) : null,
+        after: view,
       });
       return view;
     });
@@ -135,7 +186,9 @@ export class UpstreamsService {
       const removed = await this.repository.removeUpstream(identity.id, tx);
       if (!removed) throw upstreamNotSet();
       await this.audit.record(tx, {
-        organizationId: identity.organization_id, action: 'upstream.removed', target: { type: 'upstream', id: identity.id, label: identity.agent_handle },
+        organizationId: identity.organization_id,
+        action: 'upstream.removed',
+        target: { type: 'upstream', id: identity.id, label: identity.agent_handle },
         before: toUpstreamView(removed),
       });
     });
@@ -149,17 +202,30 @@ export class UpstreamsService {
     try {
       ({ card } = await this.fetchCardOf(upstream.url, upstream.cardUrl));
     } catch (error) {
-      throw new AppError(422, 'upstream_card_unreachable', `The upstream's Agent Card could not be read (${reasonOf(error)}).`);
+      throw new AppError(
+        422,
+        'upstream_card_unreachable',
+        `The upstream's Agent Card could not be read (${reasonOf(error)}).`,
+      );
     }
     return this.identities.updateCard(principal, handle, {
       description: clip(card.description ?? '', CARD_LIMITS.description),
-      skills: (card.skills ?? []).slice(0, CARD_LIMITS.skills).filter((skill) => skill.id && skill.name).map((skill) => ({
-        id: clip(skill.id, SKILL_LIMITS.id),
-        name: clip(skill.name, SKILL_LIMITS.name),
-        description: clip(skill.description ?? '', SKILL_LIMITS.description),
-        tags: (skill.tags ?? []).slice(0, SKILL_LIMITS.tags).map((tag) => clip(tag, SKILL_LIMITS.tag)).filter(Boolean),
-        examples: (skill.examples ?? []).slice(0, SKILL_LIMITS.examples).map((example) => clip(example, SKILL_LIMITS.example)),
-      })).filter((skill, i, all) => all.findIndex((other) => other.id === skill.id) === i),
+      skills: (card.skills ?? [])
+        .slice(0, CARD_LIMITS.skills)
+        .filter((skill) => skill.id && skill.name)
+        .map((skill) => ({
+          id: clip(skill.id, SKILL_LIMITS.id),
+          name: clip(skill.name, SKILL_LIMITS.name),
+          description: clip(skill.description ?? '', SKILL_LIMITS.description),
+          tags: (skill.tags ?? [])
+            .slice(0, SKILL_LIMITS.tags)
+            .map((tag) => clip(tag, SKILL_LIMITS.tag))
+            .filter(Boolean),
+          examples: (skill.examples ?? [])
+            .slice(0, SKILL_LIMITS.examples)
+            .map((example) => clip(example, SKILL_LIMITS.example)),
+        }))
+        .filter((skill, i, all) => all.findIndex((other) => other.id === skill.id) === i),
     });
   }
 
@@ -225,7 +291,8 @@ export function interfaceUrl(raw: string, binding: UpstreamBinding, allowPrivate
   if (scheme === 'grpcs') return `https://${raw.slice('grpcs://'.length)}`;
   const address = scheme === 'grpc' ? raw.slice('grpc://'.length) : raw;
   const host = address.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
-  const plaintext = allowPrivateNetworks && (scheme === 'grpc' || (isIP(host) !== 0 && classifyAddress(host) !== 'public'));
+  const plaintext =
+    allowPrivateNetworks && (scheme === 'grpc' || (isIP(host) !== 0 && classifyAddress(host) !== 'public'));
   return `${plaintext ? 'http' : 'https'}://${address}`;
 }
 

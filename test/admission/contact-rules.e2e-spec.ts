@@ -1,6 +1,13 @@
 import { startApp, type TestApp } from '../support/app';
 import {
-  apiKey, bearer, insertIdentity, mintAdminKey, mintAgentKey, signup, type ConsoleAccount, type IdentityFixture,
+  apiKey,
+  bearer,
+  insertIdentity,
+  mintAdminKey,
+  mintAgentKey,
+  signup,
+  type ConsoleAccount,
+  type IdentityFixture,
 } from '../support/fixtures';
 
 describe('contact rules', () => {
@@ -25,40 +32,67 @@ describe('contact rules', () => {
 
   const peerIdentity = (handle: string) => ({ type: 'identity', handle });
   const peerOrganization = (id: string) => ({ type: 'organization', organization_id: id });
-  const create = (auth: Record<string, string>, body: object) => t.http().post('/api/v1/contact-rules').set(auth).send(body);
-  const newPeer = async (organizationId: string | null = globex.organizationId) => insertIdentity(t, { organizationId });
+  const create = (auth: Record<string, string>, body: object) =>
+    t.http().post('/api/v1/contact-rules').set(auth).send(body);
+  const newPeer = async (organizationId: string | null = globex.organizationId) =>
+    insertIdentity(t, { organizationId });
 
   describe('create', () => {
     it('Console creates a rule naming an identity of another organization', async () => {
       const res = await create(bearer(acme), {
-        identity: billing.handle, direction: 'outbound', action: 'allow', peer: peerIdentity(partner.handle), note: 'invoices',
+        identity: billing.handle,
+        direction: 'outbound',
+        action: 'allow',
+        peer: peerIdentity(partner.handle),
+        note: 'invoices',
       }).expect(201);
       expect(res.body).toEqual({
-        id: expect.stringMatching(/^[0-9a-f-]{36}$/), identity: billing.handle, direction: 'outbound', action: 'allow',
+        id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        identity: billing.handle,
+        direction: 'outbound',
+        action: 'allow',
         peer: { type: 'identity', handle: partner.handle, organization_id: globex.organizationId },
-        note: 'invoices', created_at: expect.any(String), updated_at: res.body.created_at,
+        note: 'invoices',
+        created_at: expect.any(String),
+        updated_at: res.body.created_at,
       });
     });
 
     it('an admin key creates a rule naming a whole organization', async () => {
       const res = await create(apiKey(acmeAdmin), {
-        identity: billing.handle, direction: 'inbound', action: 'block', peer: peerOrganization(globex.organizationId),
+        identity: billing.handle,
+        direction: 'inbound',
+        action: 'block',
+        peer: peerOrganization(globex.organizationId),
       }).expect(201);
       expect(res.body).toMatchObject({
-        identity: billing.handle, direction: 'inbound', action: 'block',
-        peer: { type: 'organization', handle: null, organization_id: globex.organizationId }, note: '',
+        identity: billing.handle,
+        direction: 'inbound',
+        action: 'block',
+        peer: { type: 'organization', handle: null, organization_id: globex.organizationId },
+        note: '',
       });
     });
 
     it('a peer may be unclaimed; its organization is then null', async () => {
       const loner = await newPeer(null);
-      const res = await create(bearer(acme), { identity: billing.handle, direction: 'both', action: 'block', peer: peerIdentity(loner.handle) }).expect(201);
+      const res = await create(bearer(acme), {
+        identity: billing.handle,
+        direction: 'both',
+        action: 'block',
+        peer: peerIdentity(loner.handle),
+      }).expect(201);
       expect(res.body.peer).toEqual({ type: 'identity', handle: loner.handle, organization_id: null });
     });
 
     it('agent keys cannot create rules, not even for their own identity', async () => {
       const own = await mintAgentKey(t, acme, billing.id);
-      const res = await create(apiKey(own), { identity: billing.handle, direction: 'both', action: 'allow', peer: peerIdentity(partner.handle) }).expect(403);
+      const res = await create(apiKey(own), {
+        identity: billing.handle,
+        direction: 'both',
+        action: 'allow',
+        peer: peerIdentity(partner.handle),
+      }).expect(403);
       expect(res.body.code).toBe('agent_key_not_allowed');
     });
 
@@ -73,44 +107,101 @@ describe('contact rules', () => {
       await create(bearer(acme), { ...body, peer: peerOrganization(globex.organizationId) }).expect(201);
     });
 
-    it('the owner must be a live identity of the caller\'s organization (404 otherwise)', async () => {
+    it("the owner must be a live identity of the caller's organization (404 otherwise)", async () => {
       const deleted = await insertIdentity(t, { organizationId: acme.organizationId });
       await t.db.query(`UPDATE identities SET status = 'deleted', deleted_at = now() WHERE id = $1`, [deleted.id]);
       for (const owner of [partner.handle, deleted.handle, 'no-such-agent']) {
-        const res = await create(bearer(acme), { identity: owner, direction: 'both', action: 'allow', peer: peerIdentity(support.handle) }).expect(404);
+        const res = await create(bearer(acme), {
+          identity: owner,
+          direction: 'both',
+          action: 'allow',
+          peer: peerIdentity(support.handle),
+        }).expect(404);
         expect(res.body.code).toBe('identity_not_found');
       }
-      const foreign = await create(bearer(globex), { identity: billing.handle, direction: 'both', action: 'allow', peer: peerIdentity(partner.handle) }).expect(404);
+      const foreign = await create(bearer(globex), {
+        identity: billing.handle,
+        direction: 'both',
+        action: 'allow',
+        peer: peerIdentity(partner.handle),
+      }).expect(404);
       expect(foreign.body.code).toBe('identity_not_found');
     });
 
     it('a peer that does not exist is a 404 peer_not_found', async () => {
       const deleted = await newPeer();
       await t.db.query(`UPDATE identities SET status = 'deleted', deleted_at = now() WHERE id = $1`, [deleted.id]);
-      const peers = [peerIdentity('no-such-agent'), peerIdentity(deleted.handle), peerOrganization('00000000-0000-4000-8000-000000000000')];
+      const peers = [
+        peerIdentity('no-such-agent'),
+        peerIdentity(deleted.handle),
+        peerOrganization('00000000-0000-4000-8000-000000000000'),
+      ];
       for (const peer of peers) {
-        const res = await create(bearer(acme), { identity: billing.handle, direction: 'both', action: 'allow', peer }).expect(404);
-        expect(res.body).toMatchObject({ code: 'peer_not_found', detail: expect.stringMatching(/^No (identity with handle|organization with that id)/) });
+        const res = await create(bearer(acme), {
+          identity: billing.handle,
+          direction: 'both',
+          action: 'allow',
+          peer,
+        }).expect(404);
+        expect(res.body).toMatchObject({
+          code: 'peer_not_found',
+          detail: expect.stringMatching(/^No (identity with handle|organization with that id)/),
+        });
       }
     });
 
     it('a rule cannot name its own identity', async () => {
-      const res = await create(bearer(acme), { identity: billing.handle, direction: 'both', action: 'allow', peer: peerIdentity(billing.handle) }).expect(400);
+      const res = await create(bearer(acme), {
+        identity: billing.handle,
+        direction: 'both',
+        action: 'allow',
+        peer: peerIdentity(billing.handle),
+      }).expect(400);
       expect(res.body.code).toBe('invalid_peer');
     });
 
     it.each([
       ['no peer', { direction: 'both', action: 'allow' }, 'peer'],
-      ['an unknown direction', { direction: 'sideways', action: 'allow', peer: { type: 'identity', handle: 'x-agent' } }, 'direction'],
-      ['an unknown action', { direction: 'both', action: 'maybe', peer: { type: 'identity', handle: 'x-agent' } }, 'action'],
-      ['an identity peer without a handle', { direction: 'both', action: 'allow', peer: { type: 'identity' } }, 'peer.handle'],
-      ['an organization peer with a bad id', { direction: 'both', action: 'allow', peer: { type: 'organization', organization_id: 'acme' } }, 'peer.organization_id'],
-      ['an identity peer that also names an organization', {
-        direction: 'both', action: 'allow', peer: { type: 'identity', handle: 'x-agent', organization_id: '00000000-0000-4000-8000-000000000000' },
-      }, 'peer.organization_id'],
+      [
+        'an unknown direction',
+        { direction: 'sideways', action: 'allow', peer: { type: 'identity', handle: 'x-agent' } },
+        'direction',
+      ],
+      [
+        'an unknown action',
+        { direction: 'both', action: 'maybe', peer: { type: 'identity', handle: 'x-agent' } },
+        'action',
+      ],
+      [
+        'an identity peer without a handle',
+        { direction: 'both', action: 'allow', peer: { type: 'identity' } },
+        'peer.handle',
+      ],
+      [
+        'an organization peer with a bad id',
+        { direction: 'both', action: 'allow', peer: { type: 'organization', organization_id: 'acme' } },
+        'peer.organization_id',
+      ],
+      [
+        'an identity peer that also names an organization',
+        {
+          direction: 'both',
+          action: 'allow',
+          peer: { type: 'identity', handle: 'x-agent', organization_id: '00000000-0000-4000-8000-000000000000' },
+        },
+        'peer.organization_id',
+      ],
       ['an unknown peer type', { direction: 'both', action: 'allow', peer: { type: 'everyone' } }, 'peer.type'],
-      ['an unknown field', { direction: 'both', action: 'allow', peer: { type: 'identity', handle: 'x-agent' }, priority: 1 }, 'priority'],
-      ['an unknown peer field', { direction: 'both', action: 'allow', peer: { type: 'identity', handle: 'x-agent', email: 'x' } }, 'peer.email'],
+      [
+        'an unknown field',
+        { direction: 'both', action: 'allow', peer: { type: 'identity', handle: 'x-agent' }, priority: 1 },
+        'priority',
+      ],
+      [
+        'an unknown peer field',
+        { direction: 'both', action: 'allow', peer: { type: 'identity', handle: 'x-agent', email: 'x' } },
+        'peer.email',
+      ],
     ])('400 for %s', async (_, body, field) => {
       const res = await create(bearer(acme), { identity: billing.handle, ...body }).expect(400);
       expect(res.body.code).toBe('validation_failed');
@@ -146,26 +237,46 @@ describe('contact rules', () => {
       sibling = await insertIdentity(t, { organizationId: lister.organizationId });
       outsider = await insertIdentity(t, { organizationId: globex.organizationId });
       for (const [owner, direction, action] of [
-        [own, 'inbound', 'allow'], [own, 'outbound', 'block'], [own, 'both', 'allow'],
-        [sibling, 'inbound', 'block'], [sibling, 'both', 'allow'],
+        [own, 'inbound', 'allow'],
+        [own, 'outbound', 'block'],
+        [own, 'both', 'allow'],
+        [sibling, 'inbound', 'block'],
+        [sibling, 'both', 'allow'],
       ] as const) {
-        await create(bearer(lister), { identity: owner.handle, direction, action, peer: peerIdentity(outsider.handle) }).expect(201);
+        await create(bearer(lister), {
+          identity: owner.handle,
+          direction,
+          action,
+          peer: peerIdentity(outsider.handle),
+        }).expect(201);
       }
       // A rule of another organization about the same peer must never show.
-      await create(bearer(globex), { identity: partner.handle, direction: 'both', action: 'block', peer: peerIdentity(own.handle) }).expect(201);
+      await create(bearer(globex), {
+        identity: partner.handle,
+        direction: 'both',
+        action: 'block',
+        peer: peerIdentity(own.handle),
+      }).expect(201);
     });
 
-    const list = (auth: Record<string, string>, query = '') => t.http().get(`/api/v1/contact-rules${query}`).set(auth).expect(200);
+    const list = (auth: Record<string, string>, query = '') =>
+      t.http().get(`/api/v1/contact-rules${query}`).set(auth).expect(200);
     const summary = (body: { rules: Array<{ identity: string; direction: string }> }) =>
       body.rules.map((r) => `${r.identity}:${r.direction}`).sort();
 
-    it('admin key and Console see the organization\'s rules, newest first, and nothing else', async () => {
+    it("admin key and Console see the organization's rules, newest first, and nothing else", async () => {
       const admin = await mintAdminKey(t, lister);
       for (const auth of [bearer(lister), apiKey(admin)]) {
         const res = await list(auth);
-        expect(summary(res.body)).toEqual([
-          `${own.handle}:both`, `${own.handle}:inbound`, `${own.handle}:outbound`, `${sibling.handle}:both`, `${sibling.handle}:inbound`,
-        ].sort());
+        expect(summary(res.body)).toEqual(
+          [
+            `${own.handle}:both`,
+            `${own.handle}:inbound`,
+            `${own.handle}:outbound`,
+            `${sibling.handle}:both`,
+            `${sibling.handle}:inbound`,
+          ].sort(),
+        );
         const created = res.body.rules.map((r: { created_at: string }) => r.created_at);
         expect(created).toEqual([...created].sort().reverse());
         expect(res.body.next_cursor).toBeNull();
@@ -173,21 +284,37 @@ describe('contact rules', () => {
     });
 
     it('filters by owner, direction and action', async () => {
-      expect(summary((await list(bearer(lister), `?identity=${sibling.handle}`)).body)).toEqual([`${sibling.handle}:both`, `${sibling.handle}:inbound`]);
-      expect(summary((await list(bearer(lister), '?direction=both')).body)).toEqual([`${own.handle}:both`, `${sibling.handle}:both`].sort());
-      expect(summary((await list(bearer(lister), `?identity=${own.handle}&action=block`)).body)).toEqual([`${own.handle}:outbound`]);
+      expect(summary((await list(bearer(lister), `?identity=${sibling.handle}`)).body)).toEqual([
+        `${sibling.handle}:both`,
+        `${sibling.handle}:inbound`,
+      ]);
+      expect(summary((await list(bearer(lister), '?direction=both')).body)).toEqual(
+        [`${own.handle}:both`, `${sibling.handle}:both`].sort(),
+      );
+      expect(summary((await list(bearer(lister), `?identity=${own.handle}&action=block`)).body)).toEqual([
+        `${own.handle}:outbound`,
+      ]);
     });
 
-    it('an identity filter naming another organization\'s identity matches nothing', async () => {
-      expect((await list(bearer(lister), `?identity=${partner.handle}`)).body).toEqual({ rules: [], next_cursor: null });
+    it("an identity filter naming another organization's identity matches nothing", async () => {
+      expect((await list(bearer(lister), `?identity=${partner.handle}`)).body).toEqual({
+        rules: [],
+        next_cursor: null,
+      });
       expect((await list(bearer(lister), '?identity=no-such-agent')).body).toEqual({ rules: [], next_cursor: null });
     });
 
-    it('an agent key sees only its own identity\'s rules', async () => {
+    it("an agent key sees only its own identity's rules", async () => {
       const key = apiKey(await mintAgentKey(t, lister, own.id));
-      expect(summary((await list(key)).body)).toEqual([`${own.handle}:both`, `${own.handle}:inbound`, `${own.handle}:outbound`]);
+      expect(summary((await list(key)).body)).toEqual([
+        `${own.handle}:both`,
+        `${own.handle}:inbound`,
+        `${own.handle}:outbound`,
+      ]);
       expect((await list(key, `?identity=${sibling.handle}`)).body).toEqual({ rules: [], next_cursor: null });
-      expect(summary((await list(key, `?identity=${own.handle}&direction=inbound`)).body)).toEqual([`${own.handle}:inbound`]);
+      expect(summary((await list(key, `?identity=${own.handle}&direction=inbound`)).body)).toEqual([
+        `${own.handle}:inbound`,
+      ]);
     });
 
     it('pages with limit and cursor, without repeats or gaps', async () => {
@@ -214,11 +341,17 @@ describe('contact rules', () => {
 
     beforeEach(async () => {
       peer = await newPeer();
-      const res = await create(bearer(acme), { identity: support.handle, direction: 'inbound', action: 'allow', peer: peerIdentity(peer.handle) }).expect(201);
+      const res = await create(bearer(acme), {
+        identity: support.handle,
+        direction: 'inbound',
+        action: 'allow',
+        peer: peerIdentity(peer.handle),
+      }).expect(201);
       ruleId = res.body.id;
     });
 
-    const patch = (auth: Record<string, string>, body: object, id = ruleId) => t.http().patch(`/api/v1/contact-rules/${id}`).set(auth).send(body);
+    const patch = (auth: Record<string, string>, body: object, id = ruleId) =>
+      t.http().patch(`/api/v1/contact-rules/${id}`).set(auth).send(body);
 
     it('changes action, direction and note; updated_at moves only on a change', async () => {
       const before = (await patch(bearer(acme), {}).expect(200)).body;
@@ -226,12 +359,23 @@ describe('contact rules', () => {
       expect(same).toEqual(before);
       await new Promise((resolve) => setTimeout(resolve, 5));
       const res = await patch(apiKey(acmeAdmin), { action: 'block', direction: 'both', note: 'spam' }).expect(200);
-      expect(res.body).toEqual({ ...before, action: 'block', direction: 'both', note: 'spam', updated_at: expect.any(String) });
+      expect(res.body).toEqual({
+        ...before,
+        action: 'block',
+        direction: 'both',
+        note: 'spam',
+        updated_at: expect.any(String),
+      });
       expect(Date.parse(res.body.updated_at)).toBeGreaterThan(Date.parse(before.updated_at));
     });
 
     it('a direction that would duplicate another rule is a 409, and nothing changes', async () => {
-      await create(bearer(acme), { identity: support.handle, direction: 'both', action: 'block', peer: peerIdentity(peer.handle) }).expect(201);
+      await create(bearer(acme), {
+        identity: support.handle,
+        direction: 'both',
+        action: 'block',
+        peer: peerIdentity(peer.handle),
+      }).expect(201);
       const res = await patch(bearer(acme), { direction: 'both' }).expect(409);
       expect(res.body.code).toBe('contact_rule_exists');
       expect((await patch(bearer(acme), {}).expect(200)).body.direction).toBe('inbound');
@@ -247,7 +391,9 @@ describe('contact rules', () => {
       const otherAdmin = await mintAdminKey(t, globex);
       for (const auth of [bearer(globex), apiKey(otherAdmin)]) {
         expect((await patch(auth, { action: 'block' }).expect(404)).body.code).toBe('contact_rule_not_found');
-        expect((await t.http().delete(`/api/v1/contact-rules/${ruleId}`).set(auth).expect(404)).body.code).toBe('contact_rule_not_found');
+        expect((await t.http().delete(`/api/v1/contact-rules/${ruleId}`).set(auth).expect(404)).body.code).toBe(
+          'contact_rule_not_found',
+        );
       }
       expect((await patch(bearer(acme), {}).expect(200)).body.action).toBe('allow');
     });
@@ -256,7 +402,11 @@ describe('contact rules', () => {
       await t.http().delete(`/api/v1/contact-rules/${ruleId}`).set(apiKey(acmeAdmin)).expect(204);
       await t.http().delete(`/api/v1/contact-rules/${ruleId}`).set(bearer(acme)).expect(404);
       await patch(bearer(acme), { action: 'block' }).expect(404);
-      const list = await t.http().get(`/api/v1/contact-rules?identity=${support.handle}&limit=200`).set(bearer(acme)).expect(200);
+      const list = await t
+        .http()
+        .get(`/api/v1/contact-rules?identity=${support.handle}&limit=200`)
+        .set(bearer(acme))
+        .expect(200);
       expect(list.body.rules.map((r: { id: string }) => r.id)).not.toContain(ruleId);
     });
 

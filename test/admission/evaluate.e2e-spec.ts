@@ -27,17 +27,32 @@ describe('AdmissionService.evaluate', () => {
   const enabledIn = async (account: ConsoleAccount, settings: Omit<IdentityOptions, 'organizationId'> = {}) =>
     load((await insertIdentity(t, { organizationId: account.organizationId, enabled: true, ...settings })).id);
 
-  async function insertRule(owner: Identity, direction: string, action: string, peer: { identity?: Identity; organizationId?: string }) {
+  async function insertRule(
+    owner: Identity,
+    direction: string,
+    action: string,
+    peer: { identity?: Identity; organizationId?: string },
+  ) {
     const [row] = (await t.db.query(
       `INSERT INTO contact_rules (identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-      [owner.id, owner.organizationId, direction, action, peer.identity ? 'identity' : 'organization', peer.identity?.id ?? null, peer.organizationId ?? null],
+      [
+        owner.id,
+        owner.organizationId,
+        direction,
+        action,
+        peer.identity ? 'identity' : 'organization',
+        peer.identity?.id ?? null,
+        peer.organizationId ?? null,
+      ],
     )) as Array<{ id: string }>;
     return row.id;
   }
 
   const denialsOf = (requester: Identity) =>
-    t.db.query(`SELECT * FROM admission_decisions WHERE requester_id = $1 ORDER BY created_at`, [requester.id]) as Promise<Array<Record<string, unknown>>>;
+    t.db.query(`SELECT * FROM admission_decisions WHERE requester_id = $1 ORDER BY created_at`, [
+      requester.id,
+    ]) as Promise<Array<Record<string, unknown>>>;
 
   it('admits same-organization peers and records nothing', async () => {
     const a = await enabledIn(acme);
@@ -50,12 +65,27 @@ describe('AdmissionService.evaluate', () => {
     const a = await enabledIn(acme);
     const g = await enabledIn(globex);
     const decision = await admission.evaluate(a, g);
-    expect(decision).toMatchObject({ allowed: false, reason: 'not_permitted_by_requester', decidedBy: 'requester', rule: null });
-    expect(await denialsOf(a)).toEqual([expect.objectContaining({
-      requester_id: a.id, requester_handle: a.agentHandle, requester_organization_id: acme.organizationId,
-      worker_id: g.id, worker_handle: g.agentHandle, worker_organization_id: globex.organizationId,
-      reason: 'not_permitted_by_requester', decided_by: 'requester', rule_id: null, requester_rule: null, worker_rule: null,
-    })]);
+    expect(decision).toMatchObject({
+      allowed: false,
+      reason: 'not_permitted_by_requester',
+      decidedBy: 'requester',
+      rule: null,
+    });
+    expect(await denialsOf(a)).toEqual([
+      expect.objectContaining({
+        requester_id: a.id,
+        requester_handle: a.agentHandle,
+        requester_organization_id: acme.organizationId,
+        worker_id: g.id,
+        worker_handle: g.agentHandle,
+        worker_organization_id: globex.organizationId,
+        reason: 'not_permitted_by_requester',
+        decided_by: 'requester',
+        rule_id: null,
+        requester_rule: null,
+        worker_rule: null,
+      }),
+    ]);
   });
 
   it('admits a cross-organization call when both sides allow, by identity or by organization', async () => {
@@ -65,7 +95,10 @@ describe('AdmissionService.evaluate', () => {
     await insertRule(g, 'both', 'allow', { organizationId: acme.organizationId });
     await expect(admission.evaluate(a, g)).resolves.toMatchObject({ allowed: true, reason: 'mutual_permit' });
     // Reversed, g's `both` rule still permits, but a's outbound rule says nothing about inbound calls.
-    await expect(admission.evaluate(g, a)).resolves.toMatchObject({ allowed: false, reason: 'not_permitted_by_worker' });
+    await expect(admission.evaluate(g, a)).resolves.toMatchObject({
+      allowed: false,
+      reason: 'not_permitted_by_worker',
+    });
   });
 
   it('lets public egress reach a publicly discoverable worker, unless the worker blocks', async () => {
@@ -74,13 +107,25 @@ describe('AdmissionService.evaluate', () => {
     await expect(admission.evaluate(a, g)).resolves.toMatchObject({ allowed: true, reason: 'public_egress' });
     const block = await insertRule(g, 'inbound', 'block', { identity: a });
     const decision = await admission.evaluate(a, g);
-    expect(decision).toMatchObject({ allowed: false, reason: 'blocked_by_worker', decidedBy: 'worker', rule: { id: block } });
+    expect(decision).toMatchObject({
+      allowed: false,
+      reason: 'blocked_by_worker',
+      decidedBy: 'worker',
+      rule: { id: block },
+    });
     const [recorded] = await denialsOf(a);
     expect(recorded).toMatchObject({
-      reason: 'blocked_by_worker', decided_by: 'worker', rule_id: block, requester_rule: null,
+      reason: 'blocked_by_worker',
+      decided_by: 'worker',
+      rule_id: block,
+      requester_rule: null,
       worker_rule: {
-        id: block, identity: g.agentHandle, direction: 'inbound', action: 'block',
-        peer: { type: 'identity', handle: a.agentHandle, organization_id: acme.organizationId }, note: '',
+        id: block,
+        identity: g.agentHandle,
+        direction: 'inbound',
+        action: 'block',
+        peer: { type: 'identity', handle: a.agentHandle, organization_id: acme.organizationId },
+        note: '',
       },
     });
   });
@@ -91,16 +136,25 @@ describe('AdmissionService.evaluate', () => {
     await expect(admission.evaluate(a, g)).resolves.toMatchObject({ allowed: true, reason: 'mutual_permit' });
   });
 
-  it('reports the participants\' state before any rule, without reading rules', async () => {
+  it("reports the participants' state before any rule, without reading rules", async () => {
     const a = await enabledIn(acme);
     const disabled = await load((await insertIdentity(t, { organizationId: acme.organizationId, enabled: false })).id);
     const unclaimed = await load((await insertIdentity(t, { organizationId: null })).id);
     const query = jest.spyOn(t.db, 'query');
     const hot = jest.spyOn(t.app.get(Database), 'prepared');
     try {
-      await expect(admission.evaluate(unclaimed, a)).resolves.toMatchObject({ allowed: false, reason: 'requester_unclaimed' });
-      await expect(admission.evaluate(disabled, a)).resolves.toMatchObject({ allowed: false, reason: 'requester_disabled' });
-      await expect(admission.evaluate(a, disabled)).resolves.toMatchObject({ allowed: false, reason: 'worker_unavailable' });
+      await expect(admission.evaluate(unclaimed, a)).resolves.toMatchObject({
+        allowed: false,
+        reason: 'requester_unclaimed',
+      });
+      await expect(admission.evaluate(disabled, a)).resolves.toMatchObject({
+        allowed: false,
+        reason: 'requester_disabled',
+      });
+      await expect(admission.evaluate(a, disabled)).resolves.toMatchObject({
+        allowed: false,
+        reason: 'worker_unavailable',
+      });
       expect(query).not.toHaveBeenCalled();
       expect(hot).not.toHaveBeenCalled();
     } finally {

@@ -3,7 +3,14 @@ import type { AdmissionDecisionView } from '../../src/admission/admission.view';
 import { IdentitiesService } from '../../src/identities/identities.service';
 import { startApp, type TestApp } from '../support/app';
 import {
-  apiKey, bearer, insertIdentity, mintAdminKey, signup, type ConsoleAccount, type IdentityFixture, type IdentityOptions,
+  apiKey,
+  bearer,
+  insertIdentity,
+  mintAdminKey,
+  signup,
+  type ConsoleAccount,
+  type IdentityFixture,
+  type IdentityOptions,
 } from '../support/fixtures';
 
 /**
@@ -28,16 +35,31 @@ describe('admission explanations', () => {
   const agent = (account: ConsoleAccount, settings: Omit<IdentityOptions, 'organizationId'> = {}) =>
     insertIdentity(t, { organizationId: account.organizationId, enabled: true, ...settings });
 
-  async function rule(account: ConsoleAccount, owner: IdentityFixture, direction: string, action: string, peer: object): Promise<{ id: string }> {
-    const res = await t.http().post('/api/v1/contact-rules').set(bearer(account)).send({ identity: owner.handle, direction, action, peer }).expect(201);
+  async function rule(
+    account: ConsoleAccount,
+    owner: IdentityFixture,
+    direction: string,
+    action: string,
+    peer: object,
+  ): Promise<{ id: string }> {
+    const res = await t
+      .http()
+      .post('/api/v1/contact-rules')
+      .set(bearer(account))
+      .send({ identity: owner.handle, direction, action, peer })
+      .expect(201);
     return res.body;
   }
 
   const check = (auth: Record<string, string>, requester: IdentityFixture | string, worker: IdentityFixture | string) =>
-    t.http().post('/api/v1/admission/check').set(auth).send({
-      requester: typeof requester === 'string' ? requester : requester.handle,
-      worker: typeof worker === 'string' ? worker : worker.handle,
-    });
+    t
+      .http()
+      .post('/api/v1/admission/check')
+      .set(auth)
+      .send({
+        requester: typeof requester === 'string' ? requester : requester.handle,
+        worker: typeof worker === 'string' ? worker : worker.handle,
+      });
 
   /** What the protocol endpoint does on every call. */
   async function call(requester: IdentityFixture, worker: IdentityFixture) {
@@ -47,11 +69,14 @@ describe('admission explanations', () => {
   }
 
   describe('check', () => {
-    it('each side sees its own rule and the other side\'s block as denied_by_peer', async () => {
+    it("each side sees its own rule and the other side's block as denied_by_peer", async () => {
       const a = await agent(acme);
       const g = await agent(globex);
       const allow = await rule(acme, a, 'outbound', 'allow', { type: 'identity', handle: g.handle });
-      const block = await rule(globex, g, 'both', 'block', { type: 'organization', organization_id: acme.organizationId });
+      const block = await rule(globex, g, 'both', 'block', {
+        type: 'organization',
+        organization_id: acme.organizationId,
+      });
 
       const seenByAcme = await check(bearer(acme), a, g).expect(200);
       expect(seenByAcme.body).toEqual({ allowed: false, reason: 'denied_by_peer', rules: [allow] });
@@ -62,20 +87,39 @@ describe('admission explanations', () => {
       expect(JSON.stringify(seenByGlobex.body)).not.toContain(allow.id);
     });
 
-    it('a mutual permit lists only the caller\'s own allow rule', async () => {
+    it("a mutual permit lists only the caller's own allow rule", async () => {
       const a = await agent(acme);
       const g = await agent(globex);
-      const mine = await rule(acme, a, 'both', 'allow', { type: 'organization', organization_id: globex.organizationId });
+      const mine = await rule(acme, a, 'both', 'allow', {
+        type: 'organization',
+        organization_id: globex.organizationId,
+      });
       const theirs = await rule(globex, g, 'inbound', 'allow', { type: 'identity', handle: a.handle });
-      expect((await check(bearer(acme), a, g).expect(200)).body).toEqual({ allowed: true, reason: 'mutual_permit', rules: [mine] });
-      expect((await check(bearer(globex), a, g).expect(200)).body).toEqual({ allowed: true, reason: 'mutual_permit', rules: [theirs] });
+      expect((await check(bearer(acme), a, g).expect(200)).body).toEqual({
+        allowed: true,
+        reason: 'mutual_permit',
+        rules: [mine],
+      });
+      expect((await check(bearer(globex), a, g).expect(200)).body).toEqual({
+        allowed: true,
+        reason: 'mutual_permit',
+        rules: [theirs],
+      });
     });
 
-    it('the caller\'s own side failing to permit is named; the other side\'s is denied_by_peer', async () => {
+    it("the caller's own side failing to permit is named; the other side's is denied_by_peer", async () => {
       const a = await agent(acme);
       const g = await agent(globex);
-      expect((await check(bearer(acme), a, g).expect(200)).body).toEqual({ allowed: false, reason: 'not_permitted_by_requester', rules: [] });
-      expect((await check(bearer(globex), a, g).expect(200)).body).toEqual({ allowed: false, reason: 'denied_by_peer', rules: [] });
+      expect((await check(bearer(acme), a, g).expect(200)).body).toEqual({
+        allowed: false,
+        reason: 'not_permitted_by_requester',
+        rules: [],
+      });
+      expect((await check(bearer(globex), a, g).expect(200)).body).toEqual({
+        allowed: false,
+        reason: 'denied_by_peer',
+        rules: [],
+      });
       await rule(acme, a, 'outbound', 'allow', { type: 'identity', handle: g.handle });
       expect((await check(bearer(acme), a, g).expect(200)).body.reason).toBe('denied_by_peer');
       expect((await check(bearer(globex), a, g).expect(200)).body.reason).toBe('not_permitted_by_worker');
@@ -85,19 +129,31 @@ describe('admission explanations', () => {
       const a = await agent(acme, { allowPublicEgress: true });
       const b = await agent(acme);
       const g = await agent(globex, { publiclyDiscoverable: true });
-      expect((await check(bearer(acme), a, b).expect(200)).body).toEqual({ allowed: true, reason: 'same_organization', rules: [] });
-      expect((await check(bearer(acme), a, g).expect(200)).body).toEqual({ allowed: true, reason: 'public_egress', rules: [] });
+      expect((await check(bearer(acme), a, b).expect(200)).body).toEqual({
+        allowed: true,
+        reason: 'same_organization',
+        rules: [],
+      });
+      expect((await check(bearer(acme), a, g).expect(200)).body).toEqual({
+        allowed: true,
+        reason: 'public_egress',
+        rules: [],
+      });
     });
 
-    it('within one organization both sides\' rules are shown', async () => {
+    it("within one organization both sides' rules are shown", async () => {
       const a = await agent(acme);
       const b = await agent(acme);
       const out = await rule(acme, a, 'outbound', 'allow', { type: 'identity', handle: b.handle });
       const block = await rule(acme, b, 'inbound', 'block', { type: 'identity', handle: a.handle });
-      expect((await check(bearer(acme), a, b).expect(200)).body).toEqual({ allowed: false, reason: 'blocked_by_worker', rules: [out, block] });
+      expect((await check(bearer(acme), a, b).expect(200)).body).toEqual({
+        allowed: false,
+        reason: 'blocked_by_worker',
+        rules: [out, block],
+      });
     });
 
-    it('reports the participants\' state', async () => {
+    it("reports the participants' state", async () => {
       const a = await agent(acme);
       const disabled = await insertIdentity(t, { organizationId: acme.organizationId, enabled: false });
       const unclaimed = await insertIdentity(t, { organizationId: null });
@@ -118,7 +174,7 @@ describe('admission explanations', () => {
       expect(await t.db.query(`SELECT id FROM admission_decisions WHERE requester_id = $1`, [a.id])).toEqual([]);
     });
 
-    it('404 unless one of the two is the caller\'s, without revealing whether the others exist', async () => {
+    it("404 unless one of the two is the caller's, without revealing whether the others exist", async () => {
       const a = await agent(acme);
       const g = await agent(globex);
       const i = await agent(initech);
@@ -127,13 +183,24 @@ describe('admission explanations', () => {
       expect(foreign.body.code).toBe('identity_not_found');
       expect(missing.body.detail).toBe(foreign.body.detail);
       const unknownPeer = await check(bearer(acme), a, 'no-such-agent').expect(404);
-      expect(unknownPeer.body).toMatchObject({ code: 'identity_not_found', detail: 'No identity with handle \'no-such-agent\'.' });
+      expect(unknownPeer.body).toMatchObject({
+        code: 'identity_not_found',
+        detail: "No identity with handle 'no-such-agent'.",
+      });
     });
 
     it('validates the body', async () => {
       const a = await agent(acme);
-      expect((await t.http().post('/api/v1/admission/check').set(bearer(acme)).send({ requester: a.handle }).expect(400)).body.code).toBe('validation_failed');
-      await t.http().post('/api/v1/admission/check').set(bearer(acme)).send({ requester: a.handle, worker: a.handle, verbose: true }).expect(400);
+      expect(
+        (await t.http().post('/api/v1/admission/check').set(bearer(acme)).send({ requester: a.handle }).expect(400))
+          .body.code,
+      ).toBe('validation_failed');
+      await t
+        .http()
+        .post('/api/v1/admission/check')
+        .set(bearer(acme))
+        .send({ requester: a.handle, worker: a.handle, verbose: true })
+        .expect(400);
     });
   });
 
@@ -165,43 +232,54 @@ describe('admission explanations', () => {
     });
 
     type Listed = AdmissionDecisionView;
-    const list = (auth: Record<string, string>, query = '') => t.http().get(`/api/v1/admission/decisions${query}`).set(auth).expect(200);
+    const list = (auth: Record<string, string>, query = '') =>
+      t.http().get(`/api/v1/admission/decisions${query}`).set(auth).expect(200);
     /** Denials recorded within one millisecond have no order between them; compare by pair. */
-    const byPair = <T extends Pick<Listed, 'requester' | 'worker'>>(decisions: T[]) => [...decisions].sort((x, y) =>
-      `${x.requester.handle}>${x.worker.handle}`.localeCompare(`${y.requester.handle}>${y.worker.handle}`));
+    const byPair = <T extends Pick<Listed, 'requester' | 'worker'>>(decisions: T[]) =>
+      [...decisions].sort((x, y) =>
+        `${x.requester.handle}>${x.worker.handle}`.localeCompare(`${y.requester.handle}>${y.worker.handle}`),
+      );
 
     it('lists the denials where the organization owns the requester or the worker, newest first, once each', async () => {
       const res = await list(bearer(log));
       expect(res.body.next_cursor).toBeNull();
       const created = res.body.decisions.map((d: Listed) => d.created_at);
       expect(created).toEqual([...created].sort().reverse());
-      expect(byPair(res.body.decisions)).toEqual(byPair([
-        {
-          id: expect.any(String),
-          requester: { handle: a.handle, organization_id: log.organizationId },
-          worker: { handle: a2.handle, organization_id: log.organizationId },
-          allowed: false, reason: 'blocked_by_worker', rules: [expect.objectContaining({ identity: a2.handle, action: 'block' })],
-          created_at: expect.any(String),
-        },
-        {
-          id: expect.any(String),
-          requester: { handle: g.handle, organization_id: peer.organizationId },
-          worker: { handle: a.handle, organization_id: log.organizationId },
-          allowed: false, reason: 'denied_by_peer', rules: [],
-          created_at: expect.any(String),
-        },
-        {
-          id: expect.any(String),
-          requester: { handle: a.handle, organization_id: log.organizationId },
-          worker: { handle: g.handle, organization_id: peer.organizationId },
-          allowed: false, reason: 'denied_by_peer', rules: [expect.objectContaining({ id: outbound.id, action: 'allow' })],
-          created_at: expect.any(String),
-        },
-      ]));
+      expect(byPair(res.body.decisions)).toEqual(
+        byPair([
+          {
+            id: expect.any(String),
+            requester: { handle: a.handle, organization_id: log.organizationId },
+            worker: { handle: a2.handle, organization_id: log.organizationId },
+            allowed: false,
+            reason: 'blocked_by_worker',
+            rules: [expect.objectContaining({ identity: a2.handle, action: 'block' })],
+            created_at: expect.any(String),
+          },
+          {
+            id: expect.any(String),
+            requester: { handle: g.handle, organization_id: peer.organizationId },
+            worker: { handle: a.handle, organization_id: log.organizationId },
+            allowed: false,
+            reason: 'denied_by_peer',
+            rules: [],
+            created_at: expect.any(String),
+          },
+          {
+            id: expect.any(String),
+            requester: { handle: a.handle, organization_id: log.organizationId },
+            worker: { handle: g.handle, organization_id: peer.organizationId },
+            allowed: false,
+            reason: 'denied_by_peer',
+            rules: [expect.objectContaining({ id: outbound.id, action: 'allow' })],
+            created_at: expect.any(String),
+          },
+        ]),
+      );
       expect(JSON.stringify(res.body)).not.toContain(block.id);
     });
 
-    it('the other organization sees the same cross-organization denials from its side, never the first one\'s rules', async () => {
+    it("the other organization sees the same cross-organization denials from its side, never the first one's rules", async () => {
       const res = await list(apiKey(await mintAdminKey(t, peer)));
       const seen = byPair<Listed>(res.body.decisions);
       expect(seen.map((d) => [d.requester.handle, d.worker.handle, d.reason, d.rules.map((r) => r.id)])).toEqual(
@@ -213,7 +291,7 @@ describe('admission explanations', () => {
       expect(JSON.stringify(res.body)).not.toContain(outbound.id);
     });
 
-    it('filters by an identity of the organization; another organization\'s identity matches nothing', async () => {
+    it("filters by an identity of the organization; another organization's identity matches nothing", async () => {
       const res = await list(bearer(log), `?identity=${a2.handle}`);
       expect(res.body.decisions.map((d: Listed) => d.worker.handle)).toEqual([a2.handle]);
       expect((await list(bearer(log), `?identity=${g.handle}`)).body).toEqual({ decisions: [], next_cursor: null });

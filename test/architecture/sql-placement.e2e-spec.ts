@@ -9,7 +9,8 @@ import { join, relative } from 'node:path';
  */
 const ROOT = join(__dirname, '../..');
 
-const SQL_TEXT = /\b(SELECT\s[\s\S]{0,400}?\bFROM\s|INSERT\s+INTO\s|UPDATE\s+[a-z_]+\s+(\w+\s+)?SET\s|DELETE\s+FROM\s|ON\s+CONFLICT\b|pg_notify\(|LISTEN\s|NOTIFY\s)/;
+const SQL_TEXT =
+  /\b(SELECT\s[\s\S]{0,400}?\bFROM\s|INSERT\s+INTO\s|UPDATE\s+[a-z_]+\s+(\w+\s+)?SET\s|DELETE\s+FROM\s|ON\s+CONFLICT\b|pg_notify\(|LISTEN\s|NOTIFY\s)/;
 const DATA_ACCESS = /\.query\(|createQueryBuilder|getRepository\(|\.prepared\(/;
 
 function sources(dir: string): string[] {
@@ -37,5 +38,4 @@ describe('SQL lives in repositories', () => {
     });
     expect(offenders).toEqual([]);
   });
-
 });

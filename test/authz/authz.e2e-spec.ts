@@ -12,7 +12,11 @@ describe('authorization matrix', () => {
   beforeAll(async () => {
     // Authorization only: no event is sent anywhere (and a delivery is never in flight when a cell retries it).
     // Event streams answer 200 and stay open: the shortest maximum duration ends them.
-    t = await startApp({ EVENTS_DISPATCHER: 'off', SSE_MAX_DURATION_MS: '1000', RATE_LIMIT_PUBLIC_PER_MINUTE: '100000' });
+    t = await startApp({
+      EVENTS_DISPATCHER: 'off',
+      SSE_MAX_DURATION_MS: '1000',
+      RATE_LIMIT_PUBLIC_PER_MINUTE: '100000',
+    });
     w = await World.create(t);
   });
   afterAll(() => t.close());
@@ -28,7 +32,9 @@ describe('authorization matrix', () => {
     const surfaces = Object.fromEntries(listRoutes(t.app).map((r) => [r.route, r.surface]));
     expect(Object.values(surfaces)).not.toContain(undefined);
     // The snapshot is permissions-snapshot.e2e-spec.ts's, read from the decorators: the running application agrees with it.
-    const { http } = JSON.parse(readFileSync(PERMISSIONS_SNAPSHOT, 'utf8')) as { http: Record<string, { surface: string }> };
+    const { http } = JSON.parse(readFileSync(PERMISSIONS_SNAPSHOT, 'utf8')) as {
+      http: Record<string, { surface: string }>;
+    };
     expect(surfaces).toEqual(Object.fromEntries(Object.entries(http).map(([route, p]) => [route, p.surface])));
   });
 
@@ -37,7 +43,11 @@ describe('authorization matrix', () => {
       const [method, pattern] = route.split(' ');
       const path = row.path ? await row.path(w) : pattern;
       const asMember = row.ownAccount && (credential === 'console' || credential === 'otherConsole');
-      const headers = asMember ? (await w.freshMember(credential)).headers : row.consumesCredential ? await w.fresh(credential) : w.headers(credential);
+      const headers = asMember
+        ? (await w.freshMember(credential)).headers
+        : row.consumesCredential
+          ? await w.fresh(credential)
+          : w.headers(credential);
       let req = t.http()[method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete'](path).set(headers);
       if (row.body) req = req.send((await row.body(w)) as object);
       const res = await req;
@@ -45,7 +55,10 @@ describe('authorization matrix', () => {
       // of the HTTP+JSON binding is a google.rpc.Status (`error.status`, v1.0) or a v0.3 error object (numeric `code`).
       const reason = res.body?.code ?? res.body?.error?.data?.reason ?? res.body?.error?.status;
       const code = reason === undefined ? undefined : String(reason);
-      expect({ status: res.status, code }).toEqual({ status: expected, code: res.status >= 400 ? expect.any(String) : undefined });
+      expect({ status: res.status, code }).toEqual({
+        status: expected,
+        code: res.status >= 400 ? expect.any(String) : undefined,
+      });
     });
   });
 });

@@ -49,7 +49,11 @@ describe('gRPC binding: authorization', () => {
   });
 
   /** One call with an empty request message; its final status and `a2a-reason`. */
-  function call(path: string, stream: boolean, metadata: grpc.Metadata): Promise<{ code: grpc.status; reason: string | null }> {
+  function call(
+    path: string,
+    stream: boolean,
+    metadata: grpc.Metadata,
+  ): Promise<{ code: grpc.status; reason: string | null }> {
     const raw = (value: Buffer) => value;
     return new Promise((resolve) => {
       const finish = (error: grpc.ServiceError | null) => {
@@ -68,23 +72,31 @@ describe('gRPC binding: authorization', () => {
   }
 
   it('serves both services: every RPC of v1.0 and v0.3', () => {
-    expect(METHODS.map(([path]) => path.split('/')[1])).toEqual([...Array(11).fill('lf.a2a.v1.A2AService'), ...Array(10).fill('a2a.v1.A2AService')]);
+    expect(METHODS.map(([path]) => path.split('/')[1])).toEqual([
+      ...Array(11).fill('lf.a2a.v1.A2AService'),
+      ...Array(10).fill('a2a.v1.A2AService'),
+    ]);
   });
 
-  it('a refusal carries its reason as a google.rpc.ErrorInfo in grpc-status-details-bin (A2A v1.0 §10.6), in the service\'s domain', async () => {
+  it("a refusal carries its reason as a google.rpc.ErrorInfo in grpc-status-details-bin (A2A v1.0 §10.6), in the service's domain", async () => {
     const raw = (value: Buffer) => value;
     for (const [credential, code, reason] of TABLE.filter(([, expected]) => expected !== 'method')) {
       const metadata = metadataOf({ ...w.headers(credential), 'a2a-tenant': w.worker.handle });
       const error = await new Promise<grpc.ServiceError>((resolve) =>
-        client.makeUnaryRequest('/lf.a2a.v1.A2AService/GetTask', raw, raw, Buffer.alloc(0), metadata, (e) => resolve(e!)));
+        client.makeUnaryRequest('/lf.a2a.v1.A2AService/GetTask', raw, raw, Buffer.alloc(0), metadata, (e) =>
+          resolve(e!),
+        ),
+      );
       const status = decodeStatus(error.metadata.get(GRPC_STATUS_DETAILS_BIN)[0] as Buffer);
       expect({ code: status.code, message: status.message }).toEqual({ code, message: error.details });
-      expect(status.details.map((detail) => ({ typeUrl: detail.typeUrl, ...decodeErrorInfo(detail.value) }))).toEqual([{
-        typeUrl: 'type.googleapis.com/google.rpc.ErrorInfo',
-        reason: reason!.toUpperCase(),
-        domain: 'a2a-service',
-        metadata: { reason: reason!, request_id: String(error.metadata.get('x-request-id')[0]) },
-      }]);
+      expect(status.details.map((detail) => ({ typeUrl: detail.typeUrl, ...decodeErrorInfo(detail.value) }))).toEqual([
+        {
+          typeUrl: 'type.googleapis.com/google.rpc.ErrorInfo',
+          reason: reason!.toUpperCase(),
+          domain: 'a2a-service',
+          metadata: { reason: reason!, request_id: String(error.metadata.get('x-request-id')[0]) },
+        },
+      ]);
       // Not an A2A error: the SDK's client does not mistake it for one.
       expect(fromGrpcError(error).name).not.toMatch(/TaskNotFound|RequestMalformed|VersionNotSupported/);
     }
@@ -97,7 +109,13 @@ describe('gRPC binding: authorization', () => {
       if (expected === 'method') {
         expect(outcome.reason).toBeNull();
         // The method's own answer to an empty request: never a check's status, never an internal error.
-        expect([grpc.status.UNAUTHENTICATED, grpc.status.PERMISSION_DENIED, grpc.status.RESOURCE_EXHAUSTED, grpc.status.INTERNAL, grpc.status.UNKNOWN]).not.toContain(outcome.code);
+        expect([
+          grpc.status.UNAUTHENTICATED,
+          grpc.status.PERMISSION_DENIED,
+          grpc.status.RESOURCE_EXHAUSTED,
+          grpc.status.INTERNAL,
+          grpc.status.UNKNOWN,
+        ]).not.toContain(outcome.code);
       } else {
         expect(outcome).toEqual({ code: expected, reason });
       }

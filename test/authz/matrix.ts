@@ -28,7 +28,11 @@ export interface MatrixRow {
 type Statuses = [number, number, number, number, number, number, number, number, number];
 
 function row(route: string, statuses: Statuses, options: Omit<MatrixRow, 'route' | 'statuses'> = {}): MatrixRow {
-  return { route, statuses: Object.fromEntries(CREDENTIALS.map((c, i) => [c, statuses[i]])) as Record<Credential, number>, ...options };
+  return {
+    route,
+    statuses: Object.fromEntries(CREDENTIALS.map((c, i) => [c, statuses[i]])) as Record<Credential, number>,
+    ...options,
+  };
 }
 
 const email = () => `matrix-${randomBytes(4).toString('hex')}@example.test`;
@@ -48,121 +52,126 @@ async function withUpstream(w: World): Promise<string> {
 //                                                    none mal  rev  adm  unc  agt  con  oCon oAdm
 export const MATRIX: MatrixRow[] = [
   // Operations and Console entry points: public.
-  row('GET /healthz',                                [200, 200, 200, 200, 200, 200, 200, 200, 200]),
-  row('GET /readyz',                                 [200, 200, 200, 200, 200, 200, 200, 200, 200]),
-  row('POST /api/v1/console/signup',                 [201, 201, 201, 201, 201, 201, 201, 201, 201], {
+  row('GET /healthz', [200, 200, 200, 200, 200, 200, 200, 200, 200]),
+  row('GET /readyz', [200, 200, 200, 200, 200, 200, 200, 200, 200]),
+  row('POST /api/v1/console/signup', [201, 201, 201, 201, 201, 201, 201, 201, 201], {
     body: () => ({ organization_name: 'Matrix', email: email(), password: 'correct horse battery staple' }),
   }),
-  row('POST /api/v1/console/login',                  [401, 401, 401, 401, 401, 401, 401, 401, 401], {
+  row('POST /api/v1/console/login', [401, 401, 401, 401, 401, 401, 401, 401, 401], {
     body: () => ({ email: email(), password: 'not the password' }),
   }),
 
   // Console session routes.
-  row('GET /api/v1/console/me',                      [401, 401, 401, 403, 403, 403, 200, 200, 403]),
-  row('POST /api/v1/console/logout',                 [401, 401, 401, 403, 403, 403, 204, 204, 403], { consumesCredential: true }),
-  row('POST /api/v1/console/password',               [401, 401, 401, 403, 403, 403, 204, 204, 403], {
+  row('GET /api/v1/console/me', [401, 401, 401, 403, 403, 403, 200, 200, 403]),
+  row('POST /api/v1/console/logout', [401, 401, 401, 403, 403, 403, 204, 204, 403], { consumesCredential: true }),
+  row('POST /api/v1/console/password', [401, 401, 401, 403, 403, 403, 204, 204, 403], {
     ownAccount: true,
     body: () => ({ current_password: 'correct horse battery staple', new_password: 'another long passphrase' }),
   }),
 
   // Teams (CONTRACT §13): a person's acts, Console only. Accepting needs no credential.
-  row('POST /api/v1/console/invites',                [401, 401, 401, 403, 403, 403, 201, 201, 403], {
+  row('POST /api/v1/console/invites', [401, 401, 401, 403, 403, 403, 201, 201, 403], {
     body: () => ({ email: email() }),
   }),
-  row('GET /api/v1/console/invites',                 [401, 401, 401, 403, 403, 403, 200, 200, 403]),
-  row('DELETE /api/v1/console/invites/:id',          [401, 401, 401, 403, 403, 403, 204, 404, 403], {
+  row('GET /api/v1/console/invites', [401, 401, 401, 403, 403, 403, 200, 200, 403]),
+  row('DELETE /api/v1/console/invites/:id', [401, 401, 401, 403, 403, 403, 204, 404, 403], {
     path: async (w) => `/api/v1/console/invites/${await w.acmeInviteId()}`,
   }),
-  row('POST /api/v1/console/invites/accept',         [201, 201, 201, 201, 201, 201, 201, 201, 201], {
+  row('POST /api/v1/console/invites/accept', [201, 201, 201, 201, 201, 201, 201, 201, 201], {
     body: async (w) => ({ code: await w.inviteCode(), password: 'correct horse battery staple' }),
   }),
-  row('GET /api/v1/console/members',                 [401, 401, 401, 403, 403, 403, 200, 200, 403]),
-  row('DELETE /api/v1/console/members/:id',          [401, 401, 401, 403, 403, 403, 204, 404, 403], {
+  row('GET /api/v1/console/members', [401, 401, 401, 403, 403, 403, 200, 200, 403]),
+  row('DELETE /api/v1/console/members/:id', [401, 401, 401, 403, 403, 403, 204, 404, 403], {
     path: async (w) => `/api/v1/console/members/${(await w.freshMember()).id}`,
   }),
 
   // API keys (SEED-SPEC §5 "Who may mint", CONTRACT §2).
-  row('POST /api/v1/api-keys',                       [401, 401, 401, 201, 403, 403, 201, 404, 404], {
+  row('POST /api/v1/api-keys', [401, 401, 401, 201, 403, 403, 201, 404, 404], {
     body: (w) => ({ scope: 'agent', scoped_identity_id: w.claimed.id }),
   }),
-  row('GET /api/v1/api-keys',                        [401, 401, 401, 200, 403, 403, 200, 200, 200]),
-  row('GET /api/v1/api-keys/:id',                    [401, 401, 401, 200, 403, 403, 200, 404, 404], {
+  row('GET /api/v1/api-keys', [401, 401, 401, 200, 403, 403, 200, 200, 200]),
+  row('GET /api/v1/api-keys/:id', [401, 401, 401, 200, 403, 403, 200, 404, 404], {
     path: async (w) => `/api/v1/api-keys/${await w.acmeKeyId()}`,
   }),
-  row('PATCH /api/v1/api-keys/:id',                  [401, 401, 401, 403, 403, 403, 200, 404, 403], {
+  row('PATCH /api/v1/api-keys/:id', [401, 401, 401, 403, 403, 403, 200, 404, 403], {
     path: async (w) => `/api/v1/api-keys/${await w.acmeKeyId()}`,
     body: () => ({ label: 'renamed' }),
   }),
-  row('POST /api/v1/api-keys/:id/revoke',            [401, 401, 401, 403, 403, 403, 200, 404, 403], {
+  row('POST /api/v1/api-keys/:id/revoke', [401, 401, 401, 403, 403, 403, 200, 404, 403], {
     path: async (w) => `/api/v1/api-keys/${await w.acmeKeyId()}/revoke`,
   }),
-  row('GET /api-keys/self',                          [401, 401, 401, 200, 200, 200, 403, 403, 200]),
-  row('POST /api-keys/self/revoke',                  [401, 401, 401, 200, 200, 200, 403, 403, 200], { consumesCredential: true }),
+  row('GET /api-keys/self', [401, 401, 401, 200, 200, 200, 403, 403, 200]),
+  row('POST /api-keys/self/revoke', [401, 401, 401, 200, 200, 200, 403, 403, 200], { consumesCredential: true }),
 
   // Identities (CONTRACT §3). The unclaimed identity's key reads only itself: 403
   // everywhere else. Other organizations never learn that acme's identity exists.
-  row('POST /api/v1/agent-signup',                   [201, 201, 201, 201, 201, 201, 201, 201, 201], {
+  row('POST /api/v1/agent-signup', [201, 201, 201, 201, 201, 201, 201, 201, 201], {
     body: () => ({ agent_handle: unique('matrix') }),
   }),
-  row('POST /api/v1/identities',                     [401, 401, 401, 201, 403, 403, 201, 201, 201], {
+  row('POST /api/v1/identities', [401, 401, 401, 201, 403, 403, 201, 201, 201], {
     body: () => ({ agent_handle: unique('matrix') }),
   }),
-  row('POST /api/v1/identities/claim',               [401, 401, 401, 403, 403, 403, 200, 200, 403], {
+  row('POST /api/v1/identities/claim', [401, 401, 401, 403, 403, 403, 200, 200, 403], {
     body: async (w) => ({ claim_code: await w.claimCode() }),
   }),
-  row('GET /api/v1/identities/:handle',              [401, 401, 401, 200, 403, 200, 200, 404, 404], {
+  row('GET /api/v1/identities/:handle', [401, 401, 401, 200, 403, 200, 200, 404, 404], {
     path: (w) => `/api/v1/identities/${w.claimed.handle}`,
   }),
-  row('PATCH /api/v1/identities/:handle',            [401, 401, 401, 200, 403, 200, 200, 404, 404], {
+  row('PATCH /api/v1/identities/:handle', [401, 401, 401, 200, 403, 200, 200, 404, 404], {
     path: (w) => `/api/v1/identities/${w.claimed.handle}`,
     body: () => ({ description: 'Edited by the matrix.' }),
   }),
-  row('GET /api/v1/identities/:handle/settings',     [401, 401, 401, 200, 403, 200, 200, 404, 404], {
+  row('GET /api/v1/identities/:handle/settings', [401, 401, 401, 200, 403, 200, 200, 404, 404], {
     path: (w) => `/api/v1/identities/${w.claimed.handle}/settings`,
   }),
-  row('PATCH /api/v1/identities/:handle/settings',   [401, 401, 401, 200, 403, 200, 200, 404, 404], {
+  row('PATCH /api/v1/identities/:handle/settings', [401, 401, 401, 200, 403, 200, 200, 404, 404], {
     path: (w) => `/api/v1/identities/${w.claimed.handle}/settings`,
     body: () => ({ allow_public_egress: true }),
   }),
-  row('DELETE /api/v1/identities/:handle',           [401, 401, 401, 204, 403, 403, 204, 404, 404], {
+  row('DELETE /api/v1/identities/:handle', [401, 401, 401, 204, 403, 403, 204, 404, 404], {
     path: async (w) => `/api/v1/identities/${await w.acmeIdentityHandle()}`,
   }),
 
   // Discovery (SEED-SPEC §4, §5): public cards and directory; the organization
   // directory for admin keys, claimed agent keys and Console.
-  row('GET /api/v1/identities/a2a/directory',        [401, 401, 401, 200, 403, 200, 200, 200, 200]),
-  row('GET /a2a/directory',                          [200, 200, 200, 200, 200, 200, 200, 200, 200]),
-  row('GET /a2a/:handle/card',                       [200, 200, 200, 200, 200, 200, 200, 200, 200], {
+  row('GET /api/v1/identities/a2a/directory', [401, 401, 401, 200, 403, 200, 200, 200, 200]),
+  row('GET /a2a/directory', [200, 200, 200, 200, 200, 200, 200, 200, 200]),
+  row('GET /a2a/:handle/card', [200, 200, 200, 200, 200, 200, 200, 200, 200], {
     path: (w) => `/a2a/${w.claimed.handle}/card`,
   }),
   row('GET /a2a/:handle/.well-known/agent-card.json', [200, 200, 200, 200, 200, 200, 200, 200, 200], {
     path: (w) => `/a2a/${w.claimed.handle}/.well-known/agent-card.json`,
   }),
-  row('GET /.well-known/jwks.json',                  [200, 200, 200, 200, 200, 200, 200, 200, 200]),
+  row('GET /.well-known/jwks.json', [200, 200, 200, 200, 200, 200, 200, 200, 200]),
 
   // Contact rules (SEED-SPEC §5: listing is a ledger read; create, update, delete need an
   // admin key or Console; CONTRACT §6: of the owner's organization).
-  row('GET /api/v1/contact-rules',                   [401, 401, 401, 200, 403, 200, 200, 200, 200]),
-  row('POST /api/v1/contact-rules',                  [401, 401, 401, 201, 403, 403, 201, 404, 404], {
-    body: async (w) => ({ identity: w.claimed.handle, direction: 'inbound', action: 'allow', peer: { type: 'identity', handle: await w.freshPeer() } }),
+  row('GET /api/v1/contact-rules', [401, 401, 401, 200, 403, 200, 200, 200, 200]),
+  row('POST /api/v1/contact-rules', [401, 401, 401, 201, 403, 403, 201, 404, 404], {
+    body: async (w) => ({
+      identity: w.claimed.handle,
+      direction: 'inbound',
+      action: 'allow',
+      peer: { type: 'identity', handle: await w.freshPeer() },
+    }),
   }),
-  row('PATCH /api/v1/contact-rules/:id',             [401, 401, 401, 200, 403, 403, 200, 404, 404], {
+  row('PATCH /api/v1/contact-rules/:id', [401, 401, 401, 200, 403, 403, 200, 404, 404], {
     path: async (w) => `/api/v1/contact-rules/${await w.acmeRuleId()}`,
     body: () => ({ action: 'block' }),
   }),
-  row('DELETE /api/v1/contact-rules/:id',            [401, 401, 401, 204, 403, 403, 204, 404, 404], {
+  row('DELETE /api/v1/contact-rules/:id', [401, 401, 401, 204, 403, 403, 204, 404, 404], {
     path: async (w) => `/api/v1/contact-rules/${await w.acmeRuleId()}`,
   }),
 
   // Admission explanations (CONTRACT §6): admin key or Console; only the caller's side.
-  row('POST /api/v1/admission/check',                [401, 401, 401, 200, 403, 403, 200, 404, 404], {
+  row('POST /api/v1/admission/check', [401, 401, 401, 200, 403, 403, 200, 404, 404], {
     body: (w) => ({ requester: w.claimed.handle, worker: w.claimed.handle }),
   }),
-  row('GET /api/v1/admission/decisions',             [401, 401, 401, 200, 403, 403, 200, 200, 200]),
+  row('GET /api/v1/admission/decisions', [401, 401, 401, 200, 403, 403, 200, 200, 200]),
 
   // The protocol (SEED-SPEC §5 rule 1–2, CONTRACT §5): a claimed agent key only. A
   // JSON-RPC call the caller may make answers HTTP 200 (here: tasks/get of its task).
-  row('POST /a2a/:handle',                           [401, 401, 401, 403, 403, 200, 403, 403, 403], {
+  row('POST /a2a/:handle', [401, 401, 401, 403, 403, 200, 403, 403, 403], {
     path: (w) => `/a2a/${w.worker.handle}`,
     body: (w) => ({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: w.task.id } }),
   }),
@@ -173,20 +182,20 @@ export const MATRIX: MatrixRow[] = [
   ...restBindingRows(),
 
   // The ledger (CONTRACT §7): the task is acme's claimed identity → acme's worker.
-  row('GET /api/v1/tasks',                           [401, 401, 401, 200, 403, 200, 200, 200, 200]),
-  row('GET /api/v1/tasks/:id',                       [401, 401, 401, 200, 403, 200, 200, 404, 404], {
+  row('GET /api/v1/tasks', [401, 401, 401, 200, 403, 200, 200, 200, 200]),
+  row('GET /api/v1/tasks/:id', [401, 401, 401, 200, 403, 200, 200, 404, 404], {
     path: (w) => `/api/v1/tasks/${w.task.id}`,
   }),
-  row('GET /api/v1/tasks/:id/messages',              [401, 401, 401, 200, 403, 200, 200, 404, 404], {
+  row('GET /api/v1/tasks/:id/messages', [401, 401, 401, 200, 403, 200, 200, 404, 404], {
     path: (w) => `/api/v1/tasks/${w.task.id}/messages`,
   }),
   // The worker side only: "agent" is the task's requester → 403.
-  row('POST /api/v1/tasks/:id/reply',                [401, 401, 401, 200, 403, 403, 200, 404, 404], {
+  row('POST /api/v1/tasks/:id/reply', [401, 401, 401, 200, 403, 403, 200, 404, 404], {
     path: (w) => `/api/v1/tasks/${w.task.id}/reply`,
     body: () => ({ state: 'working' }),
   }),
-  row('GET /api/v1/contexts',                        [401, 401, 401, 200, 403, 200, 200, 200, 200]),
-  row('GET /api/v1/contexts/:id',                    [401, 401, 401, 200, 403, 200, 200, 404, 404], {
+  row('GET /api/v1/contexts', [401, 401, 401, 200, 403, 200, 200, 200, 200]),
+  row('GET /api/v1/contexts/:id', [401, 401, 401, 200, 403, 200, 200, 404, 404], {
     path: (w) => `/api/v1/contexts/${w.task.contextId}`,
   }),
 
@@ -194,52 +203,52 @@ export const MATRIX: MatrixRow[] = [
   // agent key may only reach its own identity's webhooks (404), the other
   // organization never (404). Creating one is open to every organization and, for an
   // agent key, subscribes its own identity.
-  row('POST /api/v1/webhooks',                       [401, 401, 401, 201, 403, 201, 201, 201, 201], {
+  row('POST /api/v1/webhooks', [401, 401, 401, 201, 403, 201, 201, 201, 201], {
     body: () => ({ url: 'https://hooks.example.invalid/matrix', events: ['task.created'] }),
   }),
-  row('GET /api/v1/webhooks',                        [401, 401, 401, 200, 403, 200, 200, 200, 200]),
-  row('GET /api/v1/webhooks/:id',                    [401, 401, 401, 200, 403, 404, 200, 404, 404], {
+  row('GET /api/v1/webhooks', [401, 401, 401, 200, 403, 200, 200, 200, 200]),
+  row('GET /api/v1/webhooks/:id', [401, 401, 401, 200, 403, 404, 200, 404, 404], {
     path: async (w) => `/api/v1/webhooks/${await w.acmeWebhookId()}`,
   }),
-  row('PATCH /api/v1/webhooks/:id',                  [401, 401, 401, 200, 403, 404, 200, 404, 404], {
+  row('PATCH /api/v1/webhooks/:id', [401, 401, 401, 200, 403, 404, 200, 404, 404], {
     path: async (w) => `/api/v1/webhooks/${await w.acmeWebhookId()}`,
     body: () => ({ description: 'renamed' }),
   }),
-  row('DELETE /api/v1/webhooks/:id',                 [401, 401, 401, 204, 403, 404, 204, 404, 404], {
+  row('DELETE /api/v1/webhooks/:id', [401, 401, 401, 204, 403, 404, 204, 404, 404], {
     path: async (w) => `/api/v1/webhooks/${await w.acmeWebhookId(true)}`,
   }),
-  row('POST /api/v1/webhooks/:id/rotate-secret',     [401, 401, 401, 200, 403, 404, 200, 404, 404], {
+  row('POST /api/v1/webhooks/:id/rotate-secret', [401, 401, 401, 200, 403, 404, 200, 404, 404], {
     path: async (w) => `/api/v1/webhooks/${await w.acmeWebhookId()}/rotate-secret`,
   }),
-  row('POST /api/v1/webhooks/:id/test',              [401, 401, 401, 202, 403, 404, 202, 404, 404], {
+  row('POST /api/v1/webhooks/:id/test', [401, 401, 401, 202, 403, 404, 202, 404, 404], {
     path: async (w) => `/api/v1/webhooks/${await w.acmeWebhookId()}/test`,
   }),
-  row('GET /api/v1/webhooks/:id/deliveries',         [401, 401, 401, 200, 403, 404, 200, 404, 404], {
+  row('GET /api/v1/webhooks/:id/deliveries', [401, 401, 401, 200, 403, 404, 200, 404, 404], {
     path: async (w) => `/api/v1/webhooks/${await w.acmeWebhookId()}/deliveries`,
   }),
   // Upstream agents (CONTRACT §14): admin key or Console set, remove and import; the own
   // key reads (never the secret). Import fails after authorization (the upstream is not
   // reachable from the matrix): 422.
-  row('PUT /api/v1/identities/:handle/upstream',     [401, 401, 401, 200, 403, 403, 200, 404, 404], {
+  row('PUT /api/v1/identities/:handle/upstream', [401, 401, 401, 200, 403, 403, 200, 404, 404], {
     path: (w) => `/api/v1/identities/${w.claimed.handle}/upstream`,
     body: () => UPSTREAM,
   }),
-  row('GET /api/v1/identities/:handle/upstream',     [401, 401, 401, 200, 403, 200, 200, 404, 404], {
+  row('GET /api/v1/identities/:handle/upstream', [401, 401, 401, 200, 403, 200, 200, 404, 404], {
     path: async (w) => `/api/v1/identities/${await withUpstream(w)}/upstream`,
   }),
   row('POST /api/v1/identities/:handle/upstream/import-card', [401, 401, 401, 422, 403, 403, 422, 404, 404], {
     path: async (w) => `/api/v1/identities/${await withUpstream(w)}/upstream/import-card`,
   }),
-  row('DELETE /api/v1/identities/:handle/upstream',  [401, 401, 401, 204, 403, 403, 204, 404, 404], {
+  row('DELETE /api/v1/identities/:handle/upstream', [401, 401, 401, 204, 403, 403, 204, 404, 404], {
     path: async (w) => `/api/v1/identities/${await withUpstream(w)}/upstream`,
   }),
 
   // The event list and stream (CONTRACT §14): every organization sees its own events
   // (an agent key, its identity's). The stream's 200 cells end at SSE_MAX_DURATION_MS.
-  row('GET /api/v1/events',                          [401, 401, 401, 200, 403, 200, 200, 200, 200]),
-  row('GET /api/v1/events/stream',                   [401, 401, 401, 200, 403, 200, 200, 200, 200]),
+  row('GET /api/v1/events', [401, 401, 401, 200, 403, 200, 200, 200, 200]),
+  row('GET /api/v1/events/stream', [401, 401, 401, 200, 403, 200, 200, 200, 200]),
   // The audit log (CONTRACT §15): admin key or Console, each organization its own entries; agent keys never.
-  row('GET /api/v1/audit-events',                    [401, 401, 401, 200, 403, 403, 200, 200, 200]),
+  row('GET /api/v1/audit-events', [401, 401, 401, 200, 403, 403, 200, 200, 200]),
   row('POST /api/v1/webhooks/:id/deliveries/:delivery_id/retry', [401, 401, 401, 202, 403, 404, 202, 404, 404], {
     path: async (w) => {
       const { webhookId, deliveryId } = await w.acmeDelivery();
@@ -249,37 +258,61 @@ export const MATRIX: MatrixRow[] = [
 ];
 
 const say = (text: string) => ({ messageId: `matrix-${Math.random()}`, role: 'ROLE_USER', parts: [{ text }] });
-const sayV03 = (text: string, taskId?: string) => ({ messageId: `matrix-${Math.random()}`, role: 'ROLE_USER', content: [{ text }], ...(taskId ? { taskId } : {}) });
+const sayV03 = (text: string, taskId?: string) => ({
+  messageId: `matrix-${Math.random()}`,
+  role: 'ROLE_USER',
+  content: [{ text }],
+  ...(taskId ? { taskId } : {}),
+});
 const PUSH_URL = 'https://hooks.example.invalid/push';
 
 function restBindingRows(): MatrixRow[] {
   const base = (w: World) => `/a2a/${w.worker.handle}/rest`;
   const binding = (route: string, agent: number, options: Omit<MatrixRow, 'route' | 'statuses'>) =>
-    row(`${route.split(' ')[0]} /a2a/:handle/rest/${route.split(' ')[1]}`, [401, 401, 401, 403, 403, agent, 403, 403, 403], options);
+    row(
+      `${route.split(' ')[0]} /a2a/:handle/rest/${route.split(' ')[1]}`,
+      [401, 401, 401, 403, 403, agent, 403, 403, 403],
+      options,
+    );
   return [
     binding('POST message\\:send', 200, {
-      path: (w) => `${base(w)}/message:send`, body: () => ({ message: say('hello'), configuration: { returnImmediately: true } }),
+      path: (w) => `${base(w)}/message:send`,
+      body: () => ({ message: say('hello'), configuration: { returnImmediately: true } }),
     }),
     binding('POST v1/message\\:send', 201, {
-      path: (w) => `${base(w)}/v1/message:send`, body: () => ({ request: sayV03('hello'), configuration: { blocking: false } }),
+      path: (w) => `${base(w)}/v1/message:send`,
+      body: () => ({ request: sayV03('hello'), configuration: { blocking: false } }),
     }),
     binding('POST message\\:stream', 400, {
-      path: (w) => `${base(w)}/message:stream`, body: async (w) => ({ message: { ...say('more'), taskId: await w.completedTask() } }),
+      path: (w) => `${base(w)}/message:stream`,
+      body: async (w) => ({ message: { ...say('more'), taskId: await w.completedTask() } }),
     }),
     binding('POST v1/message\\:stream', 400, {
-      path: (w) => `${base(w)}/v1/message:stream`, body: async (w) => ({ request: sayV03('more', await w.completedTask()) }),
+      path: (w) => `${base(w)}/v1/message:stream`,
+      body: async (w) => ({ request: sayV03('more', await w.completedTask()) }),
     }),
-    binding('GET tasks/:taskId\\:subscribe', 400, { path: async (w) => `${base(w)}/tasks/${await w.completedTask()}:subscribe` }),
-    binding('POST tasks/:taskId\\:subscribe', 400, { path: async (w) => `${base(w)}/tasks/${await w.completedTask()}:subscribe` }),
-    binding('GET v1/tasks/:taskId\\:subscribe', 400, { path: async (w) => `${base(w)}/v1/tasks/${await w.completedTask()}:subscribe` }),
-    binding('POST v1/tasks/:taskId\\:subscribe', 400, { path: async (w) => `${base(w)}/v1/tasks/${await w.completedTask()}:subscribe` }),
+    binding('GET tasks/:taskId\\:subscribe', 400, {
+      path: async (w) => `${base(w)}/tasks/${await w.completedTask()}:subscribe`,
+    }),
+    binding('POST tasks/:taskId\\:subscribe', 400, {
+      path: async (w) => `${base(w)}/tasks/${await w.completedTask()}:subscribe`,
+    }),
+    binding('GET v1/tasks/:taskId\\:subscribe', 400, {
+      path: async (w) => `${base(w)}/v1/tasks/${await w.completedTask()}:subscribe`,
+    }),
+    binding('POST v1/tasks/:taskId\\:subscribe', 400, {
+      path: async (w) => `${base(w)}/v1/tasks/${await w.completedTask()}:subscribe`,
+    }),
     binding('POST tasks/:taskId\\:cancel', 200, { path: async (w) => `${base(w)}/tasks/${await w.newTask()}:cancel` }),
-    binding('POST v1/tasks/:taskId\\:cancel', 200, { path: async (w) => `${base(w)}/v1/tasks/${await w.newTask()}:cancel` }),
+    binding('POST v1/tasks/:taskId\\:cancel', 200, {
+      path: async (w) => `${base(w)}/v1/tasks/${await w.newTask()}:cancel`,
+    }),
     binding('GET tasks', 200, { path: (w) => `${base(w)}/tasks` }),
     binding('GET tasks/:taskId', 200, { path: (w) => `${base(w)}/tasks/${w.task.id}` }),
     binding('GET v1/tasks/:taskId', 200, { path: (w) => `${base(w)}/v1/tasks/${w.task.id}` }),
     binding('POST tasks/:taskId/pushNotificationConfigs', 201, {
-      path: async (w) => `${base(w)}/tasks/${await w.newTask()}/pushNotificationConfigs`, body: () => ({ url: PUSH_URL }),
+      path: async (w) => `${base(w)}/tasks/${await w.newTask()}/pushNotificationConfigs`,
+      body: () => ({ url: PUSH_URL }),
     }),
     binding('POST v1/tasks/:taskId/pushNotificationConfigs', 201, {
       path: async (w) => `${base(w)}/v1/tasks/${w.task.id}/pushNotificationConfigs`,
@@ -288,8 +321,12 @@ function restBindingRows(): MatrixRow[] {
         return { name: `tasks/${taskId}/pushNotificationConfigs/matrix`, pushNotificationConfig: { url: PUSH_URL } };
       },
     }),
-    binding('GET tasks/:taskId/pushNotificationConfigs', 200, { path: (w) => `${base(w)}/tasks/${w.task.id}/pushNotificationConfigs` }),
-    binding('GET v1/tasks/:taskId/pushNotificationConfigs', 200, { path: (w) => `${base(w)}/v1/tasks/${w.task.id}/pushNotificationConfigs` }),
+    binding('GET tasks/:taskId/pushNotificationConfigs', 200, {
+      path: (w) => `${base(w)}/tasks/${w.task.id}/pushNotificationConfigs`,
+    }),
+    binding('GET v1/tasks/:taskId/pushNotificationConfigs', 200, {
+      path: (w) => `${base(w)}/v1/tasks/${w.task.id}/pushNotificationConfigs`,
+    }),
     binding('GET tasks/:taskId/pushNotificationConfigs/:configId', 200, {
       path: async (w) => {
         const { taskId, configId } = await w.pushConfig();

@@ -12,6 +12,10 @@ describe('permission declarations', () => {
     const actual = renderPermissions(resolvedPermissions());
     if (process.env.UPDATE_SNAPSHOT === '1') writeFileSync(PERMISSIONS_SNAPSHOT, actual);
     // Expected: the checked-in file; received: what the decorators say now.
-    expect(actual).toEqual(existsSync(PERMISSIONS_SNAPSHOT) ? readFileSync(PERMISSIONS_SNAPSHOT, 'utf8') : '(no snapshot: run with UPDATE_SNAPSHOT=1)');
+    expect(actual).toEqual(
+      existsSync(PERMISSIONS_SNAPSHOT)
+        ? readFileSync(PERMISSIONS_SNAPSHOT, 'utf8')
+        : '(no snapshot: run with UPDATE_SNAPSHOT=1)',
+    );
   });
 });

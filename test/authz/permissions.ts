@@ -42,10 +42,14 @@ function permission(surface: string | undefined, extraQuota?: string): Permissio
 /** The snapshot as JSON, one line per route, sorted, so that a diff names each route whose access changed. */
 export function renderPermissions(sections: Record<string, Record<string, Permission>>): string {
   const section = (name: string, entries: Record<string, Permission>) => {
-    const lines = Object.keys(entries).sort().map((key) => `    ${JSON.stringify(key)}: ${JSON.stringify(entries[key])}`);
+    const lines = Object.keys(entries)
+      .sort()
+      .map((key) => `    ${JSON.stringify(key)}: ${JSON.stringify(entries[key])}`);
     return `  ${JSON.stringify(name)}: {\n${lines.join(',\n')}\n  }`;
   };
-  return `{\n${Object.entries(sections).map(([name, entries]) => section(name, entries)).join(',\n')}\n}\n`;
+  return `{\n${Object.entries(sections)
+    .map(([name, entries]) => section(name, entries))
+    .join(',\n')}\n}\n`;
 }
 
 export function resolvedPermissions(): { http: Record<string, Permission>; grpc: Record<string, Permission> } {

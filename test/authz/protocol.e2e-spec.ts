@@ -2,7 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { status as GrpcStatus, type Client as GrpcClient } from '@grpc/grpc-js';
 import { startApp, type TestApp } from '../support/app';
 import { grpcClient, metadataOf, unary } from '../support/grpc';
-import { apiKey, bearer, insertIdentity, mintAdminKey, mintKeyDirectly, signup, type ConsoleAccount, type IdentityFixture } from '../support/fixtures';
+import {
+  apiKey,
+  bearer,
+  insertIdentity,
+  mintAdminKey,
+  mintKeyDirectly,
+  signup,
+  type ConsoleAccount,
+  type IdentityFixture,
+} from '../support/fixtures';
 import { PROTOCOL_CASES, type Caller, type Party, type ProtocolCase, type RuleSpec } from './protocol-matrix';
 
 /** The gRPC status each of the checks' HTTP statuses must become (README "Protocol bindings"). */
@@ -44,7 +53,10 @@ describe('protocol endpoint: credentials and admission', () => {
       allowPublicEgress: party.allowPublicEgress,
       filterMode: party.filterMode,
     });
-    if (party.deleted) await t.db.query(`UPDATE identities SET status = 'deleted', deleted_at = now(), enabled = false WHERE id = $1`, [created.id]);
+    if (party.deleted)
+      await t.db.query(`UPDATE identities SET status = 'deleted', deleted_at = now(), enabled = false WHERE id = $1`, [
+        created.id,
+      ]);
     return created;
   }
 
@@ -68,15 +80,28 @@ describe('protocol endpoint: credentials and admission', () => {
     }
   }
 
-  async function insertRule(rule: RuleSpec, requester: IdentityFixture, worker: IdentityFixture, workerOrg: Party['org']): Promise<void> {
-    const [owner, ownerOrg, peer, peerOrg] = rule.owner === 'requester'
-      ? [requester, 'acme' as const, worker, workerOrg]
-      : [worker, workerOrg, requester, 'acme' as const];
+  async function insertRule(
+    rule: RuleSpec,
+    requester: IdentityFixture,
+    worker: IdentityFixture,
+    workerOrg: Party['org'],
+  ): Promise<void> {
+    const [owner, ownerOrg, peer, peerOrg] =
+      rule.owner === 'requester'
+        ? [requester, 'acme' as const, worker, workerOrg]
+        : [worker, workerOrg, requester, 'acme' as const];
     await t.db.query(
       `INSERT INTO contact_rules (identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [owner.id, orgs[ownerOrg].organizationId, rule.direction, rule.action, rule.peer,
-        rule.peer === 'identity' ? peer.id : null, rule.peer === 'organization' ? orgs[peerOrg].organizationId : null],
+      [
+        owner.id,
+        orgs[ownerOrg].organizationId,
+        rule.direction,
+        rule.action,
+        rule.peer,
+        rule.peer === 'identity' ? peer.id : null,
+        rule.peer === 'organization' ? orgs[peerOrg].organizationId : null,
+      ],
     );
   }
 
@@ -84,28 +109,55 @@ describe('protocol endpoint: credentials and admission', () => {
    * A GetTask of an unknown task through `binding`. A call that passes the checks
    * reaches its method, whose own error (task not found) it answers with.
    */
-  async function getUnknownTask(binding: Binding, c: ProtocolCase, handle: string, headers: Record<string, string>): Promise<void> {
+  async function getUnknownTask(
+    binding: Binding,
+    c: ProtocolCase,
+    handle: string,
+    headers: Record<string, string>,
+  ): Promise<void> {
     const id = randomUUID();
     switch (binding) {
       case 'JSON-RPC': {
-        const res = await t.http().post(`/a2a/${handle}`).set(headers).send({ jsonrpc: '2.0', id: 'case', method: 'tasks/get', params: { id } });
-        expect({ status: res.status, reason: res.body.error?.data?.reason ?? null }).toEqual({ status: c.status, reason: c.reason });
+        const res = await t
+          .http()
+          .post(`/a2a/${handle}`)
+          .set(headers)
+          .send({ jsonrpc: '2.0', id: 'case', method: 'tasks/get', params: { id } });
+        expect({ status: res.status, reason: res.body.error?.data?.reason ?? null }).toEqual({
+          status: c.status,
+          reason: c.reason,
+        });
         // A call that reaches its method answers 200 with the method's own JSON-RPC error.
         if (c.status === 200) expect(res.body).toMatchObject({ id: 'case', error: { code: -32001 } });
-        else expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 'case', error: { code: expect.any(Number), data: { status: c.status } } });
+        else
+          expect(res.body).toMatchObject({
+            jsonrpc: '2.0',
+            id: 'case',
+            error: { code: expect.any(Number), data: { status: c.status } },
+          });
         return;
       }
       case 'HTTP+JSON 1.0': {
-        const res = await t.http().get(`/a2a/${handle}/rest/tasks/${id}`).set({ ...headers, 'A2A-Version': '1.0' });
+        const res = await t
+          .http()
+          .get(`/a2a/${handle}/rest/tasks/${id}`)
+          .set({ ...headers, 'A2A-Version': '1.0' });
         if (c.status === 200) {
           expect(res.status).toBe(404);
-          expect(res.body.error).toMatchObject({ code: 404, status: 'NOT_FOUND', details: [expect.objectContaining({ reason: 'TASK_NOT_FOUND' })] });
+          expect(res.body.error).toMatchObject({
+            code: 404,
+            status: 'NOT_FOUND',
+            details: [expect.objectContaining({ reason: 'TASK_NOT_FOUND' })],
+          });
           return;
         }
         // RFC 9457 problem+json, whose `error` member is the google.rpc.Status that v1.0 clients read.
         expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
         expect({ status: res.status, reason: res.body.code }).toEqual({ status: c.status, reason: c.reason });
-        expect(res.body).toMatchObject({ status: c.status, error: { code: c.status, details: [expect.objectContaining({ reason: c.reason!.toUpperCase() })] } });
+        expect(res.body).toMatchObject({
+          status: c.status,
+          error: { code: c.status, details: [expect.objectContaining({ reason: c.reason!.toUpperCase() })] },
+        });
         return;
       }
       case 'HTTP+JSON 0.3': {
@@ -121,30 +173,45 @@ describe('protocol endpoint: credentials and admission', () => {
       }
       case 'gRPC 1.0': {
         const outcome = await unary(grpc, 'getTask', { tenant: handle, id }, metadataOf(headers));
-        const expected = c.status === 200 ? { code: GrpcStatus.NOT_FOUND, reason: null } : { code: GRPC_STATUS[c.status], reason: c.reason };
+        const expected =
+          c.status === 200
+            ? { code: GrpcStatus.NOT_FOUND, reason: null }
+            : { code: GRPC_STATUS[c.status], reason: c.reason };
         expect({ code: outcome.code, reason: outcome.reason }).toEqual(expected);
       }
     }
   }
 
-  it.each(PROTOCOL_CASES.flatMap((c) => BINDINGS.map((binding) => [c.name, binding, c] as const)))('%s (%s)', async (_, binding, c) => {
-    const requester = c.caller.kind === 'agent' ? await identity(c.caller.identity) : null;
-    const worker = c.worker === 'missing' ? null : await identity(c.worker);
-    for (const rule of c.rules ?? []) await insertRule(rule, requester!, worker!, (c.worker as Party).org);
-    const handle = worker?.handle ?? `nobody-${randomUUID().slice(0, 8)}`;
-    await getUnknownTask(binding, c, handle, await credential(c.caller, requester));
-  });
+  it.each(PROTOCOL_CASES.flatMap((c) => BINDINGS.map((binding) => [c.name, binding, c] as const)))(
+    '%s (%s)',
+    async (_, binding, c) => {
+      const requester = c.caller.kind === 'agent' ? await identity(c.caller.identity) : null;
+      const worker = c.worker === 'missing' ? null : await identity(c.worker);
+      for (const rule of c.rules ?? []) await insertRule(rule, requester!, worker!, (c.worker as Party).org);
+      const handle = worker?.handle ?? `nobody-${randomUUID().slice(0, 8)}`;
+      await getUnknownTask(binding, c, handle, await credential(c.caller, requester));
+    },
+  );
 
-  it('admission runs before the method: a denied call never reaches it, and the denial is recorded for the worker\'s side', async () => {
+  it("admission runs before the method: a denied call never reaches it, and the denial is recorded for the worker's side", async () => {
     const requester = await identity({ org: 'acme', enabled: true });
     const worker = await identity({ org: 'globex', enabled: true });
-    const res = await t.http().post(`/a2a/${worker.handle}`).set(apiKey(await mintKeyDirectly(t, requester.id)))
-      .send({ jsonrpc: '2.0', id: 1, method: 'no/such/method', params: {} }).expect(403);
+    const res = await t
+      .http()
+      .post(`/a2a/${worker.handle}`)
+      .set(apiKey(await mintKeyDirectly(t, requester.id)))
+      .send({ jsonrpc: '2.0', id: 1, method: 'no/such/method', params: {} })
+      .expect(403);
     expect(res.body.error.data.reason).toBe('admission_denied');
     expect(res.body.error.message).not.toMatch(/rule|whitelist|requester|worker/i);
-    const denials = await t.db.query(`SELECT reason FROM admission_decisions WHERE requester_id = $1 AND worker_id = $2`, [requester.id, worker.id]);
+    const denials = await t.db.query(
+      `SELECT reason FROM admission_decisions WHERE requester_id = $1 AND worker_id = $2`,
+      [requester.id, worker.id],
+    );
     expect(denials).toEqual([{ reason: 'not_permitted_by_requester' }]);
-    const [{ count }] = await t.db.query(`SELECT count(*)::int AS count FROM tasks WHERE requester_identity_id = $1`, [requester.id]);
+    const [{ count }] = await t.db.query(`SELECT count(*)::int AS count FROM tasks WHERE requester_identity_id = $1`, [
+      requester.id,
+    ]);
     expect(count).toBe(0);
   });
 });

@@ -1,13 +1,31 @@
 import { randomBytes } from 'node:crypto';
 import type { TestApp } from '../support/app';
 import {
-  agentSignup, apiKey, bearer, createIdentity, insertIdentity, mintAdminKey, mintAgentKey, mintKeyDirectly, PASSWORD, signup,
-  type ConsoleAccount, type IdentityFixture,
+  agentSignup,
+  apiKey,
+  bearer,
+  createIdentity,
+  insertIdentity,
+  mintAdminKey,
+  mintAgentKey,
+  mintKeyDirectly,
+  PASSWORD,
+  signup,
+  type ConsoleAccount,
+  type IdentityFixture,
 } from '../support/fixtures';
 
 /** Credential kinds of the matrix, in column order. */
 export const CREDENTIALS = [
-  'none', 'malformed', 'revoked', 'admin', 'agentUnclaimed', 'agent', 'console', 'otherConsole', 'otherAdmin',
+  'none',
+  'malformed',
+  'revoked',
+  'admin',
+  'agentUnclaimed',
+  'agent',
+  'console',
+  'otherConsole',
+  'otherAdmin',
 ] as const;
 export type Credential = (typeof CREDENTIALS)[number];
 
@@ -46,10 +64,25 @@ export class World {
     w.shared.set('malformed', apiKey('a2a_adm_thisIsNotAValidKeyAtAllxxxxxxxxxxxxx'));
     w.shared.set('console', bearer(w.acme));
     w.shared.set('otherConsole', bearer(w.other));
-    const sent = await t.http().post(`/a2a/${w.worker.handle}`).set(w.headers('agent')).send({
-      jsonrpc: '2.0', id: 1, method: 'message/send',
-      params: { message: { kind: 'message', role: 'user', messageId: 'matrix-task', parts: [{ kind: 'text', text: 'hello' }] }, configuration: { blocking: false } },
-    }).expect(200);
+    const sent = await t
+      .http()
+      .post(`/a2a/${w.worker.handle}`)
+      .set(w.headers('agent'))
+      .send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'message/send',
+        params: {
+          message: {
+            kind: 'message',
+            role: 'user',
+            messageId: 'matrix-task',
+            parts: [{ kind: 'text', text: 'hello' }],
+          },
+          configuration: { blocking: false },
+        },
+      })
+      .expect(200);
     w.task = { id: sent.body.result.id, contextId: sent.body.result.contextId };
     return w;
   }
@@ -81,7 +114,11 @@ export class World {
       case 'console':
       case 'otherConsole': {
         const account = kind === 'console' ? this.acme : this.other;
-        const res = await t.http().post('/api/v1/console/login').send({ email: account.email, password: PASSWORD }).expect(200);
+        const res = await t
+          .http()
+          .post('/api/v1/console/login')
+          .send({ email: account.email, password: PASSWORD })
+          .expect(200);
         return { Authorization: `Bearer ${res.body.token}` };
       }
     }
@@ -91,29 +128,45 @@ export class World {
   async freshMember(kind: 'console' | 'otherConsole' = 'console'): Promise<{ id: string; headers: Headers }> {
     const owner = kind === 'console' ? this.acme : this.other;
     const code = await this.inviteCode(owner);
-    const res = await this.t.http().post('/api/v1/console/invites/accept').send({ code, password: PASSWORD }).expect(201);
+    const res = await this.t
+      .http()
+      .post('/api/v1/console/invites/accept')
+      .send({ code, password: PASSWORD })
+      .expect(201);
     return { id: res.body.user.id, headers: { Authorization: `Bearer ${res.body.token}` } };
   }
 
   /** A fresh open invitation of acme (or another organization's): its id. */
   async acmeInviteId(): Promise<string> {
-    const res = await this.t.http().post('/api/v1/console/invites').set(bearer(this.acme))
-      .send({ email: `matrix-${randomBytes(4).toString('hex')}@example.test` }).expect(201);
+    const res = await this.t
+      .http()
+      .post('/api/v1/console/invites')
+      .set(bearer(this.acme))
+      .send({ email: `matrix-${randomBytes(4).toString('hex')}@example.test` })
+      .expect(201);
     return res.body.id;
   }
 
   /** The code of a fresh invitation (acme's unless told), for a cell to accept. */
   async inviteCode(owner: ConsoleAccount = this.acme): Promise<string> {
-    const res = await this.t.http().post('/api/v1/console/invites').set(bearer(owner))
-      .send({ email: `matrix-${randomBytes(4).toString('hex')}@example.test` }).expect(201);
+    const res = await this.t
+      .http()
+      .post('/api/v1/console/invites')
+      .set(bearer(owner))
+      .send({ email: `matrix-${randomBytes(4).toString('hex')}@example.test` })
+      .expect(201);
     return (res.body.url as string).split('#')[1];
   }
 
   /** An organization-wide webhook of acme; `fresh` for a cell that may delete it (an organization has at most 50). */
   async acmeWebhookId(fresh = false): Promise<string> {
     if (!fresh && this.webhookId) return this.webhookId;
-    const res = await this.t.http().post('/api/v1/webhooks').set(bearer(this.acme))
-      .send({ url: 'https://hooks.example.invalid/matrix', events: ['*'] }).expect(201);
+    const res = await this.t
+      .http()
+      .post('/api/v1/webhooks')
+      .set(bearer(this.acme))
+      .send({ url: 'https://hooks.example.invalid/matrix', events: ['*'] })
+      .expect(201);
     if (!fresh) this.webhookId = res.body.id;
     return res.body.id;
   }
@@ -137,7 +190,12 @@ export class World {
 
   /** An admin key of acme that a cell may revoke or edit. */
   async acmeKeyId(): Promise<string> {
-    const res = await this.t.http().post('/api/v1/api-keys').set(bearer(this.acme)).send({ scope: 'admin' }).expect(201);
+    const res = await this.t
+      .http()
+      .post('/api/v1/api-keys')
+      .set(bearer(this.acme))
+      .send({ scope: 'admin' })
+      .expect(201);
     return res.body.id;
   }
 
@@ -148,18 +206,41 @@ export class World {
 
   /** A contact rule owned by acme's claimed identity that a cell may edit or delete. */
   async acmeRuleId(): Promise<string> {
-    const res = await this.t.http().post('/api/v1/contact-rules').set(bearer(this.acme))
-      .send({ identity: this.claimed.handle, direction: 'both', action: 'allow', peer: { type: 'identity', handle: await this.freshPeer() } })
+    const res = await this.t
+      .http()
+      .post('/api/v1/contact-rules')
+      .set(bearer(this.acme))
+      .send({
+        identity: this.claimed.handle,
+        direction: 'both',
+        action: 'allow',
+        peer: { type: 'identity', handle: await this.freshPeer() },
+      })
       .expect(201);
     return res.body.id;
   }
 
   /** A new submitted task of acme's claimed identity with the worker, for a cell that may cancel it. */
   async newTask(): Promise<string> {
-    const sent = await this.t.http().post(`/a2a/${this.worker.handle}`).set(this.headers('agent')).send({
-      jsonrpc: '2.0', id: 1, method: 'message/send',
-      params: { message: { kind: 'message', role: 'user', messageId: `matrix-${Math.random()}`, parts: [{ kind: 'text', text: 'hello' }] }, configuration: { blocking: false } },
-    }).expect(200);
+    const sent = await this.t
+      .http()
+      .post(`/a2a/${this.worker.handle}`)
+      .set(this.headers('agent'))
+      .send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'message/send',
+        params: {
+          message: {
+            kind: 'message',
+            role: 'user',
+            messageId: `matrix-${Math.random()}`,
+            parts: [{ kind: 'text', text: 'hello' }],
+          },
+          configuration: { blocking: false },
+        },
+      })
+      .expect(200);
     return sent.body.result.id as string;
   }
 
@@ -169,7 +250,12 @@ export class World {
   async completedTask(): Promise<string> {
     if (!this.completed) {
       const id = await this.newTask();
-      await this.t.http().post(`/api/v1/tasks/${id}/reply`).set(bearer(this.acme)).send({ state: 'completed' }).expect(200);
+      await this.t
+        .http()
+        .post(`/api/v1/tasks/${id}/reply`)
+        .set(bearer(this.acme))
+        .send({ state: 'completed' })
+        .expect(200);
       this.completed = id;
     }
     return this.completed;
@@ -178,10 +264,17 @@ export class World {
   /** A push notification config on a new task (a task holds at most 10), for a cell that may read or delete it. */
   async pushConfig(): Promise<{ taskId: string; configId: string }> {
     const taskId = await this.newTask();
-    const res = await this.t.http().post(`/a2a/${this.worker.handle}`).set(this.headers('agent')).send({
-      jsonrpc: '2.0', id: 1, method: 'tasks/pushNotificationConfig/set',
-      params: { taskId, pushNotificationConfig: { url: 'https://hooks.example.invalid/push' } },
-    }).expect(200);
+    const res = await this.t
+      .http()
+      .post(`/a2a/${this.worker.handle}`)
+      .set(this.headers('agent'))
+      .send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tasks/pushNotificationConfig/set',
+        params: { taskId, pushNotificationConfig: { url: 'https://hooks.example.invalid/push' } },
+      })
+      .expect(200);
     return { taskId, configId: res.body.result.pushNotificationConfig.id as string };
   }
 }

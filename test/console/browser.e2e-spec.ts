@@ -19,7 +19,10 @@ import { freePort } from '../support/server-process';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ROOT = resolve(__dirname, '../..');
 const PASSWORD = 'correct horse battery staple';
-const SHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(ROOT, 'docs/screenshots') : mkdtempSync(join(tmpdir(), 'console-shots-'));
+const SHOTS =
+  process.env.UPDATE_SCREENSHOTS === '1'
+    ? join(ROOT, 'docs/screenshots')
+    : mkdtempSync(join(tmpdir(), 'console-shots-'));
 /** Long enough for a loaded CI machine; every wait ends as soon as the page shows what it waits for. */
 const WAIT = { timeout: 20_000 };
 
@@ -60,13 +63,18 @@ describe('The Console in Chromium', () => {
   const url = (path: string) => `${t.baseUrl}/console${path}`;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium is not installed at ${CHROMIUM} (apt-get install -y chromium)`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(`Chromium is not installed at ${CHROMIUM} (apt-get install -y chromium)`);
     outDir = mkdtempSync(join(tmpdir(), 'console-build-'));
     // The real build of the Console, as `npm run build` makes it.
-    await promisify(execFile)(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'console/vite.config.ts', '--logLevel', 'error'], {
-      cwd: ROOT,
-      env: { ...process.env, CONSOLE_OUT_DIR: outDir },
-    });
+    await promisify(execFile)(
+      process.execPath,
+      ['node_modules/vite/bin/vite.js', 'build', '--config', 'console/vite.config.ts', '--logLevel', 'error'],
+      {
+        cwd: ROOT,
+        env: { ...process.env, CONSOLE_OUT_DIR: outDir },
+      },
+    );
     mkdirSync(SHOTS, { recursive: true });
     const port = await freePort();
     t = await startApp({
@@ -80,7 +88,13 @@ describe('The Console in Chromium', () => {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+      ],
     });
     context = await browser.newContext();
     page = await newPage(context);
@@ -165,11 +179,21 @@ describe('The Console in Chromium', () => {
     await page.getByRole('button', { name: 'Save card' }).click();
     await page.getByText('Card saved.').waitFor(WAIT);
     const saved = page.getByRole('list', { name: 'Skills on the card' });
-    await saved.getByRole('listitem').filter({ hasText: 'invoice-lookup' }).getByText('public', { exact: true }).waitFor(WAIT);
-    await saved.getByRole('listitem').filter({ hasText: 'refund-issue' }).getByText('admitted only', { exact: true }).waitFor(WAIT);
+    await saved
+      .getByRole('listitem')
+      .filter({ hasText: 'invoice-lookup' })
+      .getByText('public', { exact: true })
+      .waitFor(WAIT);
+    await saved
+      .getByRole('listitem')
+      .filter({ hasText: 'refund-issue' })
+      .getByText('admitted only', { exact: true })
+      .waitFor(WAIT);
     await shot(page, 'identity');
     const card = await t.http().get('/a2a/acme-requester/card').expect(200);
-    expect(card.body.skills).toEqual([expect.objectContaining({ id: 'invoice-lookup', name: 'Invoice lookup', tags: ['billing', 'invoices'] })]);
+    expect(card.body.skills).toEqual([
+      expect.objectContaining({ id: 'invoice-lookup', name: 'Invoice lookup', tags: ['billing', 'invoices'] }),
+    ]);
     expect(JSON.stringify(card.body)).not.toContain('refund-issue');
     // The admitted skill was sent through the API, not dropped: the identity keeps it, and a reload shows it.
     await page.reload();
@@ -192,12 +216,19 @@ describe('The Console in Chromium', () => {
   });
 
   it('claims an agent that signed itself up, by its code', async () => {
-    const signup = await t.http().post('/api/v1/agent-signup').send({ agent_handle: 'stray-agent', display_name: 'Stray agent' }).expect(201);
+    const signup = await t
+      .http()
+      .post('/api/v1/agent-signup')
+      .send({ agent_handle: 'stray-agent', display_name: 'Stray agent' })
+      .expect(201);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Identities' }).click();
     await page.getByLabel('Claim code').fill(signup.body.claim.code);
     await page.getByRole('button', { name: 'Claim', exact: true }).click();
     await page.getByRole('heading', { name: 'Stray agent' }).waitFor(WAIT);
-    await page.getByText(/claimed/).first().waitFor(WAIT);
+    await page
+      .getByText(/claimed/)
+      .first()
+      .waitFor(WAIT);
     // A used code is refused, with the problem's detail.
     await page.getByRole('link', { name: '← Identities' }).click();
     await page.getByLabel('Claim code').fill(signup.body.claim.code);
@@ -228,9 +259,18 @@ describe('The Console in Chromium', () => {
     await shot(page, 'api-keys');
 
     // Lists page: more keys than one page (50) → "Load more" fetches the next_cursor page.
-    const session = await t.http().post('/api/v1/console/login').send({ email: founder.email, password: PASSWORD }).expect(200);
+    const session = await t
+      .http()
+      .post('/api/v1/console/login')
+      .send({ email: founder.email, password: PASSWORD })
+      .expect(200);
     for (let i = 0; i < 50; i++) {
-      await t.http().post('/api/v1/api-keys').set('Authorization', `Bearer ${session.body.token}`).send({ scope: 'admin', label: `bulk ${i}` }).expect(201);
+      await t
+        .http()
+        .post('/api/v1/api-keys')
+        .set('Authorization', `Bearer ${session.body.token}`)
+        .send({ scope: 'admin', label: `bulk ${i}` })
+        .expect(201);
     }
     await page.reload();
     const list = page.getByRole('list', { name: 'API keys' });
@@ -265,7 +305,10 @@ describe('The Console in Chromium', () => {
     await page.getByText('no calls while we test', { exact: true }).waitFor(WAIT);
 
     // A call the rule refuses is recorded in the decisions log.
-    const denied = await rpc(t, 'acme-worker', keys.requester, 'message/send', { message: v03Message('hello?'), configuration: { blocking: false } });
+    const denied = await rpc(t, 'acme-worker', keys.requester, 'message/send', {
+      message: v03Message('hello?'),
+      configuration: { blocking: false },
+    });
     expect(denied.status).toBe(403);
     await page.reload();
     const log = page.getByRole('table', { name: 'Decisions log (denials)' });
@@ -310,10 +353,16 @@ describe('The Console in Chromium', () => {
     await state.getByText('submitted').waitFor(WAIT);
     await page.getByText('What is six times seven?').waitFor(WAIT);
 
-    await t.http().post(`/api/v1/tasks/${taskId}/reply`).set(apiKey(keys.worker)).send({ state: 'working' }).expect(200);
+    await t
+      .http()
+      .post(`/api/v1/tasks/${taskId}/reply`)
+      .set(apiKey(keys.worker))
+      .send({ state: 'working' })
+      .expect(200);
     await state.getByText('working').waitFor(WAIT);
 
-    await t.http()
+    await t
+      .http()
       .post(`/api/v1/tasks/${taskId}/reply`)
       .set(apiKey(keys.worker))
       .send({
@@ -415,7 +464,9 @@ describe('The Console in Chromium', () => {
     const small = await newPage(context, 390);
     await small.goto(url('/identities'));
     await small.getByRole('link', { name: 'acme-worker' }).waitFor(WAIT);
-    const overflow = await small.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+    const overflow = await small.evaluate<number>(
+      'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+    );
     expect(overflow).toBeLessThanOrEqual(0);
     await shot(small, 'identities-390');
     await small.close();
@@ -449,6 +500,10 @@ describe('The Console in Chromium', () => {
     await page.getByLabel('Current password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Change password' }).click();
     await page.getByText('Password changed. Your other sessions have ended.').waitFor(WAIT);
-    await t.http().post('/api/v1/console/login').send({ email: founder.email, password: 'a brand new passphrase' }).expect(200);
+    await t
+      .http()
+      .post('/api/v1/console/login')
+      .send({ email: founder.email, password: 'a brand new passphrase' })
+      .expect(200);
   });
 });

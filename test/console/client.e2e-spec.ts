@@ -18,7 +18,13 @@ describe('The generated TypeScript client', () => {
     const root = resolve(__dirname, '../..');
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      ['-r', 'ts-node/register/transpile-only', 'scripts/client-generate.ts', '--from', `${t.baseUrl}/api/openapi.json`],
+      [
+        '-r',
+        'ts-node/register/transpile-only',
+        'scripts/client-generate.ts',
+        '--from',
+        `${t.baseUrl}/api/openapi.json`,
+      ],
       { cwd: root, maxBuffer: 64 * 1024 * 1024 },
     );
     const committed = readFileSync(resolve(root, 'client/schema.ts'), 'utf8');

@@ -14,7 +14,10 @@ describe('Serving the Console at /console/', () => {
     writeFileSync(join(outside, 'secret.txt'), 'TOP SECRET');
     dir = join(outside, 'app');
     mkdirSync(join(dir, 'assets'), { recursive: true });
-    writeFileSync(join(dir, 'index.html'), '<!doctype html><title>Console</title><script type="module" src="/console/assets/index-abc123.js"></script>');
+    writeFileSync(
+      join(dir, 'index.html'),
+      '<!doctype html><title>Console</title><script type="module" src="/console/assets/index-abc123.js"></script>',
+    );
     writeFileSync(join(dir, 'assets', 'index-abc123.js'), 'console.info("console");');
     t = await startApp({ CONSOLE_DIR: dir });
   });
@@ -55,7 +58,12 @@ describe('Serving the Console at /console/', () => {
   });
 
   it('never serves a file from outside the Console folder', async () => {
-    for (const path of ['/console/%2e%2e/secret.txt', '/console/assets/%2e%2e/%2e%2e/secret.txt', '/console/..%2fsecret.txt', '/console/assets/..%2f..%2fsecret.txt']) {
+    for (const path of [
+      '/console/%2e%2e/secret.txt',
+      '/console/assets/%2e%2e/%2e%2e/secret.txt',
+      '/console/..%2fsecret.txt',
+      '/console/assets/..%2f..%2fsecret.txt',
+    ]) {
       const res = await t.http().get(path);
       expect(res.text).not.toContain('TOP SECRET');
       expect(res.status).toBeLessThan(500);

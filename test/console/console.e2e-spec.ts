@@ -14,7 +14,11 @@ describe('Console accounts and sessions', () => {
 
   it('signup creates an organization and a user and returns a session', async () => {
     const email = `${unique('founder')}@example.test`;
-    const res = await t.http().post('/api/v1/console/signup').send({ organization_name: 'Acme', email, password: PASSWORD }).expect(201);
+    const res = await t
+      .http()
+      .post('/api/v1/console/signup')
+      .send({ organization_name: 'Acme', email, password: PASSWORD })
+      .expect(201);
     expect(res.body).toMatchObject({
       token: expect.stringMatching(/^a2a_ses_/),
       expires_at: expect.any(String),
@@ -35,7 +39,10 @@ describe('Console accounts and sessions', () => {
     const account = await signup(t);
     const [user] = await t.db.query(`SELECT password_hash FROM console_users WHERE id = $1`, [account.userId]);
     expect(user.password_hash).toMatch(/^\$2[aby]\$12\$/);
-    const sessions = await t.db.query(`SELECT token_hash FROM console_sessions s JOIN console_users u ON u.id = s.user_id WHERE u.id = $1`, [account.userId]);
+    const sessions = await t.db.query(
+      `SELECT token_hash FROM console_sessions s JOIN console_users u ON u.id = s.user_id WHERE u.id = $1`,
+      [account.userId],
+    );
     expect(JSON.stringify(sessions)).not.toContain(account.token);
   });
 
@@ -54,18 +61,33 @@ describe('Console accounts and sessions', () => {
 
   it('a second signup with the same email (any case) → 409', async () => {
     const account = await signup(t);
-    const res = await t.http().post('/api/v1/console/signup')
-      .send({ organization_name: 'Again', email: account.email.toUpperCase(), password: PASSWORD }).expect(409);
+    const res = await t
+      .http()
+      .post('/api/v1/console/signup')
+      .send({ organization_name: 'Again', email: account.email.toUpperCase(), password: PASSWORD })
+      .expect(409);
     expect(res.body.code).toBe('email_taken');
   });
 
   it('login returns a new session; wrong email and wrong password give the same 401', async () => {
     const account = await signup(t);
-    const ok = await t.http().post('/api/v1/console/login').send({ email: account.email, password: PASSWORD }).expect(200);
+    const ok = await t
+      .http()
+      .post('/api/v1/console/login')
+      .send({ email: account.email, password: PASSWORD })
+      .expect(200);
     expect(ok.body.token).not.toBe(account.token);
     expect(ok.body.organization.id).toBe(account.organizationId);
-    const wrongPassword = await t.http().post('/api/v1/console/login').send({ email: account.email, password: 'wrong password!!' }).expect(401);
-    const wrongEmail = await t.http().post('/api/v1/console/login').send({ email: 'nobody@example.test', password: PASSWORD }).expect(401);
+    const wrongPassword = await t
+      .http()
+      .post('/api/v1/console/login')
+      .send({ email: account.email, password: 'wrong password!!' })
+      .expect(401);
+    const wrongEmail = await t
+      .http()
+      .post('/api/v1/console/login')
+      .send({ email: 'nobody@example.test', password: PASSWORD })
+      .expect(401);
     expect(wrongPassword.body.detail).toBe(wrongEmail.body.detail);
     expect(wrongPassword.body.code).toBe('invalid_credentials');
   });
@@ -73,9 +95,17 @@ describe('Console accounts and sessions', () => {
   it('throttles repeated login failures with 429 and Retry-After, even for the right password', async () => {
     const account = await signup(t);
     for (let i = 0; i < 3; i++) {
-      await t.http().post('/api/v1/console/login').send({ email: account.email, password: 'wrong password!!' }).expect(401);
+      await t
+        .http()
+        .post('/api/v1/console/login')
+        .send({ email: account.email, password: 'wrong password!!' })
+        .expect(401);
     }
-    const res = await t.http().post('/api/v1/console/login').send({ email: account.email, password: PASSWORD }).expect(429);
+    const res = await t
+      .http()
+      .post('/api/v1/console/login')
+      .send({ email: account.email, password: PASSWORD })
+      .expect(429);
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
     expect(res.body.code).toBe('rate_limited');
   });
@@ -83,7 +113,10 @@ describe('Console accounts and sessions', () => {
   it('me and logout; a logged-out token is refused', async () => {
     const account = await signup(t, 'Me Inc');
     const me = await t.http().get('/api/v1/console/me').set(bearer(account)).expect(200);
-    expect(me.body).toMatchObject({ user: { id: account.userId }, organization: { id: account.organizationId, name: 'Me Inc' } });
+    expect(me.body).toMatchObject({
+      user: { id: account.userId },
+      organization: { id: account.organizationId, name: 'Me Inc' },
+    });
     await t.http().post('/api/v1/console/logout').set(bearer(account)).expect(204);
     const after = await t.http().get('/api/v1/console/me').set(bearer(account)).expect(401);
     expect(after.body.code).toBe('invalid_session');
@@ -91,7 +124,9 @@ describe('Console accounts and sessions', () => {
 
   it('an expired session is refused', async () => {
     const account = await signup(t);
-    await t.db.query(`UPDATE console_sessions SET expires_at = now() - interval '1 second' WHERE user_id = $1`, [account.userId]);
+    await t.db.query(`UPDATE console_sessions SET expires_at = now() - interval '1 second' WHERE user_id = $1`, [
+      account.userId,
+    ]);
     await t.http().get('/api/v1/console/me').set(bearer(account)).expect(401);
   });
 
@@ -106,27 +141,52 @@ describe('Console accounts and sessions', () => {
       const cookie = `a2a_session=${account.token}`;
       const none = await t.http().post('/api/v1/api-keys').set('Cookie', cookie).send({ scope: 'admin' }).expect(403);
       expect(none.body.code).toBe('csrf_failed');
-      await t.http().post('/api/v1/api-keys').set('Cookie', cookie).set('Origin', 'https://evil.example').send({ scope: 'admin' }).expect(403);
-      await t.http().post('/api/v1/api-keys').set('Cookie', cookie).set('Origin', t.config.publicBaseUrl).send({ scope: 'admin' }).expect(201);
+      await t
+        .http()
+        .post('/api/v1/api-keys')
+        .set('Cookie', cookie)
+        .set('Origin', 'https://evil.example')
+        .send({ scope: 'admin' })
+        .expect(403);
+      await t
+        .http()
+        .post('/api/v1/api-keys')
+        .set('Cookie', cookie)
+        .set('Origin', t.config.publicBaseUrl)
+        .send({ scope: 'admin' })
+        .expect(201);
     });
 
     it('an invalid X-API-Key is a 401 even with a valid bearer session (no fallback, CONTRACT §1)', async () => {
       const account = await signup(t);
-      const res = await t.http().get('/api/v1/console/me').set(bearer(account)).set(apiKey('a2a_adm_nonsense')).expect(401);
+      const res = await t
+        .http()
+        .get('/api/v1/console/me')
+        .set(bearer(account))
+        .set(apiKey('a2a_adm_nonsense'))
+        .expect(401);
       expect(res.body.code).toBe('invalid_api_key');
     });
 
     it('an X-API-Key header wins over a cookie, with no fallback when invalid', async () => {
       const account = await signup(t);
-      await t.http().get('/api/v1/console/me').set('Cookie', `a2a_session=${account.token}`).set(apiKey('a2a_adm_nonsense')).expect(401);
+      await t
+        .http()
+        .get('/api/v1/console/me')
+        .set('Cookie', `a2a_session=${account.token}`)
+        .set(apiKey('a2a_adm_nonsense'))
+        .expect(401);
     });
   });
 
   it('signup can be closed by configuration', async () => {
     const closed = await startApp({ CONSOLE_SIGNUP: 'closed' });
     try {
-      const res = await closed.http().post('/api/v1/console/signup')
-        .send({ organization_name: 'X', email: `${unique('x')}@example.test`, password: PASSWORD }).expect(403);
+      const res = await closed
+        .http()
+        .post('/api/v1/console/signup')
+        .send({ organization_name: 'X', email: `${unique('x')}@example.test`, password: PASSWORD })
+        .expect(403);
       expect(res.body.code).toBe('signup_closed');
     } finally {
       await closed.close();

@@ -21,19 +21,40 @@ describe('Console teams: invitations, members, passwords', () => {
   /** Invites and accepts: a new member of `owner`'s organization. */
   async function addMember(owner: ConsoleAccount): Promise<ConsoleAccount> {
     const invited = await invite(owner);
-    const res = await t.http().post('/api/v1/console/invites/accept').send({ code: invited.code, password: PASSWORD }).expect(201);
-    return { token: res.body.token, userId: res.body.user.id, organizationId: res.body.organization.id, email: invited.email };
+    const res = await t
+      .http()
+      .post('/api/v1/console/invites/accept')
+      .send({ code: invited.code, password: PASSWORD })
+      .expect(201);
+    return {
+      token: res.body.token,
+      userId: res.body.user.id,
+      organizationId: res.body.organization.id,
+      email: invited.email,
+    };
   }
 
   const events = (organizationId: string, type: string) =>
-    t.db.query(`SELECT data FROM events WHERE organization_id = $1 AND type = $2 ORDER BY created_at`, [organizationId, type]) as Promise<Array<{ data: Record<string, any> }>>;
+    t.db.query(`SELECT data FROM events WHERE organization_id = $1 AND type = $2 ORDER BY created_at`, [
+      organizationId,
+      type,
+    ]) as Promise<Array<{ data: Record<string, any> }>>;
 
   it('invite → accept → the new member signs in to the inviting organization', async () => {
     const owner = await signup(t, 'Team Inc');
     const address = email();
-    const created = await t.http().post('/api/v1/console/invites').set(bearer(owner)).send({ email: address }).expect(201);
+    const created = await t
+      .http()
+      .post('/api/v1/console/invites')
+      .set(bearer(owner))
+      .send({ email: address })
+      .expect(201);
     expect(created.body).toEqual({
-      id: expect.any(String), email: address, invited_by: owner.userId, created_at: expect.any(String), expires_at: expect.any(String),
+      id: expect.any(String),
+      email: address,
+      invited_by: owner.userId,
+      created_at: expect.any(String),
+      expires_at: expect.any(String),
       url: expect.stringMatching(new RegExp(`^${t.config.publicBaseUrl}/console/accept#a2a_inv_[A-Za-z0-9_-]{43}$`)),
     });
     const days = (Date.parse(created.body.expires_at) - Date.now()) / 86_400_000;
@@ -41,10 +62,16 @@ describe('Console teams: invitations, members, passwords', () => {
     expect(days).toBeLessThanOrEqual(7);
 
     const code = codeOf(created.body.url);
-    const [stored] = await t.db.query(`SELECT code_hash::text AS hash FROM console_invites WHERE id = $1`, [created.body.id]);
+    const [stored] = await t.db.query(`SELECT code_hash::text AS hash FROM console_invites WHERE id = $1`, [
+      created.body.id,
+    ]);
     expect(JSON.stringify(stored)).not.toContain(code);
 
-    const accepted = await t.http().post('/api/v1/console/invites/accept').send({ code, password: PASSWORD }).expect(201);
+    const accepted = await t
+      .http()
+      .post('/api/v1/console/invites/accept')
+      .send({ code, password: PASSWORD })
+      .expect(201);
     expect(accepted.body).toMatchObject({
       token: expect.stringMatching(/^a2a_ses_/),
       user: { email: address, organization_id: owner.organizationId },
@@ -59,7 +86,12 @@ describe('Console teams: invitations, members, passwords', () => {
     const members = await t.http().get('/api/v1/console/members').set(bearer(owner)).expect(200);
     expect(members.body).toEqual({
       members: [
-        { id: accepted.body.user.id, email: address, created_at: expect.any(String), last_login_at: expect.any(String) },
+        {
+          id: accepted.body.user.id,
+          email: address,
+          created_at: expect.any(String),
+          last_login_at: expect.any(String),
+        },
         { id: owner.userId, email: owner.email, created_at: expect.any(String), last_login_at: expect.any(String) },
       ],
       next_cursor: null,
@@ -76,18 +108,32 @@ describe('Console teams: invitations, members, passwords', () => {
     });
   });
 
-  it('member events reach the organization\'s webhooks subscribed to them, never identity-scoped ones', async () => {
+  it("member events reach the organization's webhooks subscribed to them, never identity-scoped ones", async () => {
     const owner = await signup(t);
-    const subscribe = (body: object) => t.http().post('/api/v1/webhooks').set(bearer(owner))
-      .send({ url: 'https://hooks.example.invalid/team', ...body }).expect(201);
+    const subscribe = (body: object) =>
+      t
+        .http()
+        .post('/api/v1/webhooks')
+        .set(bearer(owner))
+        .send({ url: 'https://hooks.example.invalid/team', ...body })
+        .expect(201);
     const orgWide = await subscribe({ events: ['console.member_added', 'console.member_removed'] });
-    const identity = await t.http().post('/api/v1/identities').set(bearer(owner)).send({ agent_handle: unique('team') }).expect(201);
+    const identity = await t
+      .http()
+      .post('/api/v1/identities')
+      .set(bearer(owner))
+      .send({ agent_handle: unique('team') })
+      .expect(201);
     const scoped = await subscribe({ events: ['*'], identity: identity.body.agent_handle });
     const member = await addMember(owner);
     await t.http().delete(`/api/v1/console/members/${member.userId}`).set(bearer(owner)).expect(204);
-    const typesFor = async (webhookId: string) => (await t.db.query(
-      `SELECT e.type FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.webhook_id = $1 ORDER BY e.created_at`, [webhookId],
-    )).map((row: { type: string }) => row.type);
+    const typesFor = async (webhookId: string) =>
+      (
+        await t.db.query(
+          `SELECT e.type FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.webhook_id = $1 ORDER BY e.created_at`,
+          [webhookId],
+        )
+      ).map((row: { type: string }) => row.type);
     expect(await typesFor(orgWide.body.id)).toEqual(['console.member_added', 'console.member_removed']);
     expect(await typesFor(scoped.body.id)).toEqual([]);
   });
@@ -96,16 +142,27 @@ describe('Console teams: invitations, members, passwords', () => {
     const owner = await signup(t);
     const invited = await invite(owner);
     await t.http().post('/api/v1/console/invites/accept').send({ code: invited.code, password: PASSWORD }).expect(201);
-    const again = await t.http().post('/api/v1/console/invites/accept').send({ code: invited.code, password: PASSWORD }).expect(404);
+    const again = await t
+      .http()
+      .post('/api/v1/console/invites/accept')
+      .send({ code: invited.code, password: PASSWORD })
+      .expect(404);
     expect(again.body.code).toBe('invite_code_invalid');
   });
 
   it('two acceptances of one code at once: exactly one member', async () => {
     const owner = await signup(t);
     const invited = await invite(owner);
-    const results = await Promise.all([1, 2].map(() => t.http().post('/api/v1/console/invites/accept').send({ code: invited.code, password: PASSWORD })));
+    const results = await Promise.all(
+      [1, 2].map(() =>
+        t.http().post('/api/v1/console/invites/accept').send({ code: invited.code, password: PASSWORD }),
+      ),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([201, 404]);
-    const [{ count }] = await t.db.query(`SELECT count(*)::int AS count FROM console_users WHERE organization_id = $1`, [owner.organizationId]);
+    const [{ count }] = await t.db.query(
+      `SELECT count(*)::int AS count FROM console_users WHERE organization_id = $1`,
+      [owner.organizationId],
+    );
     expect(count).toBe(2);
   });
 
@@ -120,7 +177,11 @@ describe('Console teams: invitations, members, passwords', () => {
     const owner = await signup(t);
     const invited = await invite(owner);
     await t.db.query(`UPDATE console_invites SET expires_at = now() - interval '1 second' WHERE id = $1`, [invited.id]);
-    const res = await t.http().post('/api/v1/console/invites/accept').send({ code: invited.code, password: PASSWORD }).expect(404);
+    const res = await t
+      .http()
+      .post('/api/v1/console/invites/accept')
+      .send({ code: invited.code, password: PASSWORD })
+      .expect(404);
     expect(res.body.code).toBe('invite_code_invalid');
     const open = await t.http().get('/api/v1/console/invites').set(bearer(owner)).expect(200);
     expect(open.body.invites).toEqual([]);
@@ -130,7 +191,12 @@ describe('Console teams: invitations, members, passwords', () => {
     const short = await startApp({ CONSOLE_INVITE_TTL_HOURS: '2' });
     try {
       const owner = await signup(short);
-      const res = await short.http().post('/api/v1/console/invites').set(bearer(owner)).send({ email: email() }).expect(201);
+      const res = await short
+        .http()
+        .post('/api/v1/console/invites')
+        .set(bearer(owner))
+        .send({ email: email() })
+        .expect(201);
       const hours = (Date.parse(res.body.expires_at) - Date.now()) / 3600_000;
       expect(hours).toBeGreaterThan(1.99);
       expect(hours).toBeLessThanOrEqual(2);
@@ -157,22 +223,39 @@ describe('Console teams: invitations, members, passwords', () => {
     const ids = [(await invite(owner)).id, (await invite(owner)).id, (await invite(owner)).id].reverse();
     const first = await t.http().get('/api/v1/console/invites?limit=2').set(bearer(owner)).expect(200);
     expect(first.body.invites.map((i: { id: string }) => i.id)).toEqual(ids.slice(0, 2));
-    const second = await t.http().get(`/api/v1/console/invites?limit=2&cursor=${first.body.next_cursor}`).set(bearer(owner)).expect(200);
+    const second = await t
+      .http()
+      .get(`/api/v1/console/invites?limit=2&cursor=${first.body.next_cursor}`)
+      .set(bearer(owner))
+      .expect(200);
     expect(second.body).toEqual({ invites: [expect.objectContaining({ id: ids[2] })], next_cursor: null });
   });
 
   it('an email that is already a Console user cannot be invited (any case) → 409', async () => {
     const owner = await signup(t);
     const someone = await signup(t);
-    const res = await t.http().post('/api/v1/console/invites').set(bearer(owner)).send({ email: someone.email.toUpperCase() }).expect(409);
+    const res = await t
+      .http()
+      .post('/api/v1/console/invites')
+      .set(bearer(owner))
+      .send({ email: someone.email.toUpperCase() })
+      .expect(409);
     expect(res.body.code).toBe('email_taken');
   });
 
   it('an email that became a user after the invitation cannot accept it → 409', async () => {
     const owner = await signup(t);
     const invited = await invite(owner);
-    await t.http().post('/api/v1/console/signup').send({ organization_name: 'Elsewhere', email: invited.email, password: PASSWORD }).expect(201);
-    const res = await t.http().post('/api/v1/console/invites/accept').send({ code: invited.code, password: PASSWORD }).expect(409);
+    await t
+      .http()
+      .post('/api/v1/console/signup')
+      .send({ organization_name: 'Elsewhere', email: invited.email, password: PASSWORD })
+      .expect(201);
+    const res = await t
+      .http()
+      .post('/api/v1/console/invites/accept')
+      .send({ code: invited.code, password: PASSWORD })
+      .expect(409);
     expect(res.body.code).toBe('email_taken');
   });
 
@@ -190,9 +273,18 @@ describe('Console teams: invitations, members, passwords', () => {
     const pending = await invite(other);
     await addMember(other);
     await addMember(other);
-    const noRoom = await t.http().post('/api/v1/console/invites').set(bearer(other)).send({ email: email() }).expect(409);
+    const noRoom = await t
+      .http()
+      .post('/api/v1/console/invites')
+      .set(bearer(other))
+      .send({ email: email() })
+      .expect(409);
     expect(noRoom.body.code).toBe('member_limit');
-    const late = await t.http().post('/api/v1/console/invites/accept').send({ code: pending.code, password: PASSWORD }).expect(409);
+    const late = await t
+      .http()
+      .post('/api/v1/console/invites/accept')
+      .send({ code: pending.code, password: PASSWORD })
+      .expect(409);
     expect(late.body.code).toBe('member_limit');
   });
 
@@ -219,9 +311,17 @@ describe('Console teams: invitations, members, passwords', () => {
     const limited = await startApp({ RATE_LIMIT_SIGNUPS_PER_HOUR: '2' });
     try {
       for (let i = 0; i < 2; i++) {
-        await limited.http().post('/api/v1/console/invites/accept').send({ code: 'nonsense', password: PASSWORD }).expect(404);
+        await limited
+          .http()
+          .post('/api/v1/console/invites/accept')
+          .send({ code: 'nonsense', password: PASSWORD })
+          .expect(404);
       }
-      const res = await limited.http().post('/api/v1/console/invites/accept').send({ code: 'nonsense', password: PASSWORD }).expect(429);
+      const res = await limited
+        .http()
+        .post('/api/v1/console/invites/accept')
+        .send({ code: 'nonsense', password: PASSWORD })
+        .expect(429);
       expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
     } finally {
       await limited.close();
@@ -232,7 +332,11 @@ describe('Console teams: invitations, members, passwords', () => {
     it('ends their sessions at once and records console.member_removed', async () => {
       const owner = await signup(t);
       const member = await addMember(owner);
-      const second = await t.http().post('/api/v1/console/login').send({ email: member.email, password: PASSWORD }).expect(200);
+      const second = await t
+        .http()
+        .post('/api/v1/console/login')
+        .send({ email: member.email, password: PASSWORD })
+        .expect(200);
       await t.http().get('/api/v1/console/me').set(bearer(member)).expect(200);
 
       await t.http().delete(`/api/v1/console/members/${member.userId}`).set(bearer(owner)).expect(204);
@@ -245,7 +349,12 @@ describe('Console teams: invitations, members, passwords', () => {
       expect(members.body.members.map((m: { id: string }) => m.id)).toEqual([owner.userId]);
       const [removed] = await events(owner.organizationId, 'console.member_removed');
       expect(removed.data).toEqual({
-        member: { id: member.userId, email: member.email, created_at: expect.any(String), last_login_at: expect.any(String) },
+        member: {
+          id: member.userId,
+          email: member.email,
+          created_at: expect.any(String),
+          last_login_at: expect.any(String),
+        },
         removed_by: owner.userId,
       });
     });
@@ -267,11 +376,14 @@ describe('Console teams: invitations, members, passwords', () => {
         t.http().delete(`/api/v1/console/members/${owner.userId}`).set(bearer(member)),
       ]);
       expect(results.map((r) => r.status)).toContain(204);
-      const [{ count }] = await t.db.query(`SELECT count(*)::int AS count FROM console_users WHERE organization_id = $1`, [owner.organizationId]);
+      const [{ count }] = await t.db.query(
+        `SELECT count(*)::int AS count FROM console_users WHERE organization_id = $1`,
+        [owner.organizationId],
+      );
       expect(count).toBe(1);
     });
 
-    it('another organization\'s member is not found', async () => {
+    it("another organization's member is not found", async () => {
       const owner = await signup(t);
       const stranger = await signup(t);
       const res = await t.http().delete(`/api/v1/console/members/${stranger.userId}`).set(bearer(owner)).expect(404);
@@ -281,12 +393,24 @@ describe('Console teams: invitations, members, passwords', () => {
   });
 
   describe('changing the password', () => {
-    it('ends the caller\'s other sessions at once; this one stays; the new password signs in', async () => {
+    it("ends the caller's other sessions at once; this one stays; the new password signs in", async () => {
       const owner = await signup(t);
-      const other = await t.http().post('/api/v1/console/login').send({ email: owner.email, password: PASSWORD }).expect(200);
-      await t.http().post('/api/v1/console/password').set(bearer(owner))
-        .send({ current_password: PASSWORD, new_password: NEW_PASSWORD }).expect(204);
-      const ended = await t.http().get('/api/v1/console/me').set('Authorization', `Bearer ${other.body.token}`).expect(401);
+      const other = await t
+        .http()
+        .post('/api/v1/console/login')
+        .send({ email: owner.email, password: PASSWORD })
+        .expect(200);
+      await t
+        .http()
+        .post('/api/v1/console/password')
+        .set(bearer(owner))
+        .send({ current_password: PASSWORD, new_password: NEW_PASSWORD })
+        .expect(204);
+      const ended = await t
+        .http()
+        .get('/api/v1/console/me')
+        .set('Authorization', `Bearer ${other.body.token}`)
+        .expect(401);
       expect(ended.body.code).toBe('invalid_session');
       await t.http().get('/api/v1/console/me').set(bearer(owner)).expect(200);
       await t.http().post('/api/v1/console/login').send({ email: owner.email, password: PASSWORD }).expect(401);
@@ -295,9 +419,17 @@ describe('Console teams: invitations, members, passwords', () => {
 
     it('a wrong current password is a 400 naming the field, and changes nothing', async () => {
       const owner = await signup(t);
-      const other = await t.http().post('/api/v1/console/login').send({ email: owner.email, password: PASSWORD }).expect(200);
-      const res = await t.http().post('/api/v1/console/password').set(bearer(owner))
-        .send({ current_password: 'not my password', new_password: NEW_PASSWORD }).expect(400);
+      const other = await t
+        .http()
+        .post('/api/v1/console/login')
+        .send({ email: owner.email, password: PASSWORD })
+        .expect(200);
+      const res = await t
+        .http()
+        .post('/api/v1/console/password')
+        .set(bearer(owner))
+        .send({ current_password: 'not my password', new_password: NEW_PASSWORD })
+        .expect(400);
       expect(res.body).toMatchObject({ code: 'wrong_password', errors: [{ field: 'current_password' }] });
       await t.http().get('/api/v1/console/me').set('Authorization', `Bearer ${other.body.token}`).expect(200);
       await t.http().post('/api/v1/console/login').send({ email: owner.email, password: PASSWORD }).expect(200);
@@ -308,11 +440,19 @@ describe('Console teams: invitations, members, passwords', () => {
       try {
         const owner = await signup(strict);
         for (let i = 0; i < 2; i++) {
-          await strict.http().post('/api/v1/console/password').set(bearer(owner))
-            .send({ current_password: 'not my password', new_password: NEW_PASSWORD }).expect(400);
+          await strict
+            .http()
+            .post('/api/v1/console/password')
+            .set(bearer(owner))
+            .send({ current_password: 'not my password', new_password: NEW_PASSWORD })
+            .expect(400);
         }
-        const res = await strict.http().post('/api/v1/console/password').set(bearer(owner))
-          .send({ current_password: PASSWORD, new_password: NEW_PASSWORD }).expect(429);
+        const res = await strict
+          .http()
+          .post('/api/v1/console/password')
+          .set(bearer(owner))
+          .send({ current_password: PASSWORD, new_password: NEW_PASSWORD })
+          .expect(429);
         expect(res.body.code).toBe('rate_limited');
       } finally {
         await strict.close();
@@ -321,8 +461,12 @@ describe('Console teams: invitations, members, passwords', () => {
 
     it('refuses a new password that is too short', async () => {
       const owner = await signup(t);
-      const res = await t.http().post('/api/v1/console/password').set(bearer(owner))
-        .send({ current_password: PASSWORD, new_password: 'short' }).expect(400);
+      const res = await t
+        .http()
+        .post('/api/v1/console/password')
+        .set(bearer(owner))
+        .send({ current_password: PASSWORD, new_password: 'short' })
+        .expect(400);
       expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual(['new_password']);
     });
   });
@@ -338,7 +482,11 @@ describe('Console teams: invitations, members, passwords', () => {
       t.http().delete(`/api/v1/console/invites/${invited.id}`).set(key),
       t.http().get('/api/v1/console/members').set(key),
       t.http().delete(`/api/v1/console/members/${member.userId}`).set(key),
-      t.http().post('/api/v1/console/password').set(key).send({ current_password: PASSWORD, new_password: NEW_PASSWORD }),
+      t
+        .http()
+        .post('/api/v1/console/password')
+        .set(key)
+        .send({ current_password: PASSWORD, new_password: NEW_PASSWORD }),
     ];
     for (const res of await Promise.all(calls)) {
       expect({ status: res.status, code: res.body.code }).toEqual({ status: 403, code: 'admin_key_not_allowed' });

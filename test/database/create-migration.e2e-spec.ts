@@ -27,11 +27,19 @@ describe('npm run migration:create', () => {
 
   it('writes the next migration, lists it last, and it runs after the existing ones', async () => {
     const path = createMigration(dir, 'add-example-table');
-    writeFileSync(path, readFileSync(path, 'utf8').replace('q.query(``)', 'q.query(`CREATE TABLE example_table (id int PRIMARY KEY)`)'));
+    writeFileSync(
+      path,
+      readFileSync(path, 'utf8').replace('q.query(``)', 'q.query(`CREATE TABLE example_table (id int PRIMARY KEY)`)'),
+    );
     const { MIGRATIONS } = require(join(dir, 'index.ts')) as { MIGRATIONS: Array<{ name: string }> };
     expect(MIGRATIONS[MIGRATIONS.length - 1].name).toMatch(/^AddExampleTable\d{13}$/);
 
-    const dataSource = await new DataSource({ type: 'postgres', url: urlFor(database), migrations: MIGRATIONS as never[], migrationsTableName: 'schema_migrations' }).initialize();
+    const dataSource = await new DataSource({
+      type: 'postgres',
+      url: urlFor(database),
+      migrations: MIGRATIONS as never[],
+      migrationsTableName: 'schema_migrations',
+    }).initialize();
     try {
       const applied = await dataSource.runMigrations({ transaction: 'each' });
       expect(applied[applied.length - 1].name).toMatch(/^AddExampleTable/);
@@ -46,9 +54,15 @@ describe('npm run migration:create', () => {
   });
 
   it('refuses a name that is not kebab-case, and writes nothing', () => {
-    const run = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', 'scripts/create-migration.ts', 'Bad_Name'], {
-      cwd: ROOT, env: { ...process.env, MIGRATIONS_DIR: dir }, encoding: 'utf8',
-    });
+    const run = spawnSync(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', 'scripts/create-migration.ts', 'Bad_Name'],
+      {
+        cwd: ROOT,
+        env: { ...process.env, MIGRATIONS_DIR: dir },
+        encoding: 'utf8',
+      },
+    );
     expect(run.status).toBe(2);
     expect(run.stderr).toMatch(/kebab-case/);
     expect(readFileSync(join(dir, 'index.ts'), 'utf8')).not.toMatch(/Bad/);

@@ -25,9 +25,24 @@ function entityFiles(dir = join(ROOT, 'src')): string[] {
 /** information_schema's data_type for a TypeORM column type. */
 function family(type: string): string {
   const aliases: Record<string, string> = {
-    varchar: 'character varying', 'character varying': 'character varying', text: 'text', uuid: 'uuid', int: 'integer', integer: 'integer',
-    bigint: 'bigint', boolean: 'boolean', bool: 'boolean', timestamptz: 'timestamp with time zone', 'timestamp with time zone': 'timestamp with time zone',
-    jsonb: 'jsonb', json: 'json', bytea: 'bytea', smallint: 'smallint', tsvector: 'tsvector', 'double precision': 'double precision', inet: 'inet',
+    varchar: 'character varying',
+    'character varying': 'character varying',
+    text: 'text',
+    uuid: 'uuid',
+    int: 'integer',
+    integer: 'integer',
+    bigint: 'bigint',
+    boolean: 'boolean',
+    bool: 'boolean',
+    timestamptz: 'timestamp with time zone',
+    'timestamp with time zone': 'timestamp with time zone',
+    jsonb: 'jsonb',
+    json: 'json',
+    bytea: 'bytea',
+    smallint: 'smallint',
+    tsvector: 'tsvector',
+    'double precision': 'double precision',
+    inet: 'inet',
   };
   return aliases[type] ?? type;
 }
@@ -35,7 +50,13 @@ function family(type: string): string {
 describe('schema: entities describe the migrated tables', () => {
   let name: string;
   let dataSource: DataSource;
-  let columns: Array<{ table_name: string; column_name: string; is_nullable: 'YES' | 'NO'; data_type: string; udt_name: string }>;
+  let columns: Array<{
+    table_name: string;
+    column_name: string;
+    is_nullable: 'YES' | 'NO';
+    data_type: string;
+    udt_name: string;
+  }>;
 
   beforeAll(async () => {
     name = await createTestDatabase();
@@ -50,7 +71,9 @@ describe('schema: entities describe the migrated tables', () => {
   });
 
   it('every table has an entity and every column is described', () => {
-    const described = new Set(dataSource.entityMetadatas.flatMap((m) => m.columns.map((c) => `${m.tableName}.${c.databaseName}`)));
+    const described = new Set(
+      dataSource.entityMetadatas.flatMap((m) => m.columns.map((c) => `${m.tableName}.${c.databaseName}`)),
+    );
     const tables = new Set(dataSource.entityMetadatas.map((m) => m.tableName));
     const missing = columns
       .filter((c) => !NOT_MODULE_TABLES.has(c.table_name))
@@ -71,8 +94,15 @@ describe('schema: entities describe the migrated tables', () => {
           wrong.push(`${key}: no such column`);
           continue;
         }
-        if ((actual.is_nullable === 'YES') !== column.isNullable) wrong.push(`${key}: nullable ${actual.is_nullable} in the database`);
-        const expected = column.isArray ? 'ARRAY' : family(String(typeof column.type === 'function' ? (column.type as { name: string }).name.toLowerCase() : column.type));
+        if ((actual.is_nullable === 'YES') !== column.isNullable)
+          wrong.push(`${key}: nullable ${actual.is_nullable} in the database`);
+        const expected = column.isArray
+          ? 'ARRAY'
+          : family(
+              String(
+                typeof column.type === 'function' ? (column.type as { name: string }).name.toLowerCase() : column.type,
+              ),
+            );
         const dbType = actual.data_type === 'USER-DEFINED' ? actual.udt_name : actual.data_type;
         if (expected !== dbType) wrong.push(`${key}: ${String(column.type)} in the entity, ${dbType} in the database`);
       }

@@ -42,7 +42,14 @@ describe('Agent Cards: generations and signatures', () => {
       const { handle } = await createEnabledIdentity(t, acme, { description: 'Sells.', skills });
       const res = await card(handle, '1.0').expect(200);
       expect(schemaErrors(res.body, '1.0')).toEqual([]);
-      for (const field of ['url', 'preferredTransport', 'protocolVersion', 'additionalInterfaces', 'security', 'supportsAuthenticatedExtendedCard']) {
+      for (const field of [
+        'url',
+        'preferredTransport',
+        'protocolVersion',
+        'additionalInterfaces',
+        'security',
+        'supportsAuthenticatedExtendedCard',
+      ]) {
         expect(res.body).not.toHaveProperty(field);
       }
       expect(res.body.capabilities.extendedAgentCard).toBe(true);
@@ -62,8 +69,11 @@ describe('Agent Cards: generations and signatures', () => {
       expect(new Set(bodies.map((body) => JSON.stringify(body))).size).toBe(1);
       const hybrid = bodies[0];
       expect(hybrid).toMatchObject({
-        protocolVersion: '0.3.0', preferredTransport: 'JSONRPC', url: `${t.config.publicBaseUrl}/a2a/${handle}`,
-        securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } }, security: [{ apiKey: [] }],
+        protocolVersion: '0.3.0',
+        preferredTransport: 'JSONRPC',
+        url: `${t.config.publicBaseUrl}/a2a/${handle}`,
+        securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
+        security: [{ apiKey: [] }],
         supportsAuthenticatedExtendedCard: true,
       });
       expect(hybrid.supportedInterfaces).toEqual((await card(handle, '1.0')).body.supportedInterfaces);
@@ -82,7 +92,11 @@ describe('Agent Cards: generations and signatures', () => {
       await card(handle, '1.0').set('If-None-Match', v1.headers.etag).expect(304);
       const crossed = await card(handle, '1.0').set('If-None-Match', v03.headers.etag).expect(200);
       expect(crossed.body).toEqual(v1.body);
-      const wellKnown = await t.http().get(`/a2a/${handle}/.well-known/agent-card.json`).set('A2A-Version', '1.0').expect(200);
+      const wellKnown = await t
+        .http()
+        .get(`/a2a/${handle}/.well-known/agent-card.json`)
+        .set('A2A-Version', '1.0')
+        .expect(200);
       expect(wellKnown.body).toEqual(v1.body);
       expect(wellKnown.headers.etag).toBe(v1.headers.etag);
     });
@@ -90,7 +104,12 @@ describe('Agent Cards: generations and signatures', () => {
     it('the public directory embeds the generation the request asks for (header-less → v0.3 hybrid), each card valid', async () => {
       const word = unique('dirgen').replace(/-/g, '');
       const { handle } = await createEnabledIdentity(t, acme, { description: word, skills });
-      await t.http().patch(`/api/v1/identities/${handle}/settings`).set(bearer(acme)).send({ publicly_discoverable: true }).expect(200);
+      await t
+        .http()
+        .patch(`/api/v1/identities/${handle}/settings`)
+        .set(bearer(acme))
+        .send({ publicly_discoverable: true })
+        .expect(200);
       for (const version of [undefined, '1.0'] as const) {
         const req = t.http().get('/a2a/directory').query({ q: word });
         const res = await (version ? req.set('A2A-Version', version) : req).expect(200);
@@ -112,7 +131,12 @@ describe('Agent Cards: generations and signatures', () => {
       for (const version of [undefined, '1.0']) {
         const { body } = await card(handle, version).expect(200);
         const [header] = await verifyCard(body, keys);
-        expect(header).toEqual({ alg: 'ES256', kid: keys.keys[0].kid, typ: 'JOSE', jku: `${t.config.publicBaseUrl}/.well-known/jwks.json` });
+        expect(header).toEqual({
+          alg: 'ES256',
+          kid: keys.keys[0].kid,
+          typ: 'JOSE',
+          jku: `${t.config.publicBaseUrl}/.well-known/jwks.json`,
+        });
         for (const tampered of [
           { ...body, name: 'Someone else' },
           { ...body, skills: [...body.skills, { id: 'x', name: 'X', description: 'x', tags: [] }] },
@@ -127,7 +151,13 @@ describe('Agent Cards: generations and signatures', () => {
       const { handle } = await createEnabledIdentity(t, acme, { skills });
       const { body } = await card(handle, '1.0').expect(200);
       const keys = await jwks();
-      const verify = verifyAgentCardSignature(async (kid) => (await importJWK(keys.keys.find((key) => key.kid === kid)!, 'ES256')) as CryptoKey);
+      const verify = verifyAgentCardSignature(
+        async (kid) =>
+          (await importJWK(
+            keys.keys.find((key) => key.kid === kid)!,
+            'ES256',
+          )) as CryptoKey,
+      );
       await expect(verify(body as AgentCard)).resolves.toBeUndefined();
       await expect(verify({ ...body, description: 'changed' } as AgentCard)).rejects.toThrow();
     });
@@ -154,11 +184,15 @@ describe('Agent Cards: generations and signatures', () => {
       expect(status).toBe('retired');
     });
 
-    it('npm run cli -- rotate-card-key rotates the deployment\'s key: the JWKS lists the new key and the previous one', async () => {
+    it("npm run cli -- rotate-card-key rotates the deployment's key: the JWKS lists the new key and the previous one", async () => {
       const before = (await jwks()).keys[0].kid;
-      const { stdout } = await promisify(execFile)(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/cli.ts', 'rotate-card-key'], {
-        env: { PATH: process.env.PATH, DATABASE_URL: urlFor(t.database), MIGRATIONS_RUN: 'false', LOG_LEVEL: 'warn' },
-      });
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        ['-r', 'ts-node/register/transpile-only', 'src/cli.ts', 'rotate-card-key'],
+        {
+          env: { PATH: process.env.PATH, DATABASE_URL: urlFor(t.database), MIGRATIONS_RUN: 'false', LOG_LEVEL: 'warn' },
+        },
+      );
       const [, kid] = /card signing key: (\S+) \(current\)/.exec(stdout)!;
       expect(stdout).toContain(`previous key:     ${before}`);
       expect((await jwks()).keys.map((key) => key.kid)).toEqual([kid, before]);
@@ -179,9 +213,12 @@ describe('Agent Cards: generations and signatures', () => {
   describe('CARD_SIGNING_KEY_FILE', () => {
     const dir = mkdtempSync(join(tmpdir(), 'card-keys-'));
     const pemFile = (name: string, type: 'ed25519' | 'ec' | 'rsa') => {
-      const { privateKey } = type === 'ec'
-        ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
-        : type === 'rsa' ? generateKeyPairSync('rsa', { modulusLength: 2048 }) : generateKeyPairSync('ed25519');
+      const { privateKey } =
+        type === 'ec'
+          ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
+          : type === 'rsa'
+            ? generateKeyPairSync('rsa', { modulusLength: 2048 })
+            : generateKeyPairSync('ed25519');
       const path = join(dir, name);
       writeFileSync(path, privateKey.export({ format: 'pem', type: 'pkcs8' }));
       return path;
@@ -197,7 +234,10 @@ describe('Agent Cards: generations and signatures', () => {
         const signed = (await ed.http().get(`/a2a/${handle}/card`).set('A2A-Version', '1.0').expect(200)).body;
         expect((await verifyCard(signed, keys))[0]).toMatchObject({ alg: 'EdDSA', kid: keys.keys[0].kid });
         expect(keys.keys).toHaveLength(1);
-        const [{ private_key_pem: stored }] = await ed.db.query(`SELECT private_key_pem FROM card_signing_keys WHERE kid = $1`, [keys.keys[0].kid]);
+        const [{ private_key_pem: stored }] = await ed.db.query(
+          `SELECT private_key_pem FROM card_signing_keys WHERE kid = $1`,
+          [keys.keys[0].kid],
+        );
         expect(stored).toBeNull(); // a file key stays in its file
 
         const p256 = await startApp({ CARD_SIGNING_KEY_FILE: pemFile('p256.pem', 'ec') }, ed);
@@ -215,8 +255,12 @@ describe('Agent Cards: generations and signatures', () => {
     });
 
     it('a key of another type, or no key at all, is a configuration error naming the variable', () => {
-      expect(() => loadConfig({ CARD_SIGNING_KEY_FILE: pemFile('rsa.pem', 'rsa') })).toThrow(/CARD_SIGNING_KEY_FILE must hold a P-256 \(EC\) or Ed25519/);
-      expect(() => loadConfig({ CARD_SIGNING_KEY_FILE: join(dir, 'missing.pem') })).toThrow(/CARD_SIGNING_KEY_FILE must name a readable PEM/);
+      expect(() => loadConfig({ CARD_SIGNING_KEY_FILE: pemFile('rsa.pem', 'rsa') })).toThrow(
+        /CARD_SIGNING_KEY_FILE must hold a P-256 \(EC\) or Ed25519/,
+      );
+      expect(() => loadConfig({ CARD_SIGNING_KEY_FILE: join(dir, 'missing.pem') })).toThrow(
+        /CARD_SIGNING_KEY_FILE must name a readable PEM/,
+      );
     });
   });
 });

@@ -2,7 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { WALK_LIMIT } from '../../src/identities/identity-search.service';
 import { startApp, type TestApp } from '../support/app';
 import {
-  agentSignup, apiKey, bearer, createEnabledIdentity, createIdentity, mintAdminKey, signup, unique, type ConsoleAccount,
+  agentSignup,
+  apiKey,
+  bearer,
+  createEnabledIdentity,
+  createIdentity,
+  mintAdminKey,
+  signup,
+  unique,
+  type ConsoleAccount,
 } from '../support/fixtures';
 
 const PUBLIC_BASE_URL = 'https://agents.example.test';
@@ -26,7 +34,12 @@ describe('discovery', () => {
   /** A claimed, enabled, publicly discoverable identity of `account`. */
   async function listed(account: ConsoleAccount, body: Record<string, unknown> = {}) {
     const identity = await createEnabledIdentity(t, account, body);
-    await t.http().patch(`/api/v1/identities/${identity.handle}/settings`).set(bearer(account)).send({ publicly_discoverable: true }).expect(200);
+    await t
+      .http()
+      .patch(`/api/v1/identities/${identity.handle}/settings`)
+      .set(bearer(account))
+      .send({ publicly_discoverable: true })
+      .expect(200);
     return identity;
   }
 
@@ -36,8 +49,11 @@ describe('discovery', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const res: { body: { agents: Agent[]; next_cursor: string | null } } =
-        await t.http().get('/a2a/directory').query({ ...query, ...(cursor ? { cursor } : {}) }).expect(200);
+      const res: { body: { agents: Agent[]; next_cursor: string | null } } = await t
+        .http()
+        .get('/a2a/directory')
+        .query({ ...query, ...(cursor ? { cursor } : {}) })
+        .expect(200);
       handles.push(...res.body.agents.map((a) => a.agent_handle));
       cursor = res.body.next_cursor;
       pages++;
@@ -62,9 +78,16 @@ describe('discovery', () => {
       ];
       // No A2A-Version: the v0.3 hybrid card.
       expect(res.body).toEqual({
-        name: handle, description: 'Plain.', version: '1',
-        url, preferredTransport: 'JSONRPC', protocolVersion: '0.3.0',
-        additionalInterfaces: [{ url, transport: 'JSONRPC' }, { url: `${url}/rest`, transport: 'HTTP+JSON' }],
+        name: handle,
+        description: 'Plain.',
+        version: '1',
+        url,
+        preferredTransport: 'JSONRPC',
+        protocolVersion: '0.3.0',
+        additionalInterfaces: [
+          { url, transport: 'JSONRPC' },
+          { url: `${url}/rest`, transport: 'HTTP+JSON' },
+        ],
         provider: { organization: 'Acme', url: PUBLIC_BASE_URL },
         capabilities: { streaming: true, pushNotifications: true },
         supportsAuthenticatedExtendedCard: true,
@@ -78,7 +101,9 @@ describe('discovery', () => {
       });
       const v1 = await t.http().get(`/a2a/${handle}/card`).set('A2A-Version', '1.0').expect(200);
       expect(v1.body).toEqual({
-        name: handle, description: 'Plain.', version: '1',
+        name: handle,
+        description: 'Plain.',
+        version: '1',
         supportedInterfaces,
         provider: { organization: 'Acme', url: PUBLIC_BASE_URL },
         capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true },
@@ -108,7 +133,9 @@ describe('discovery', () => {
       await t.http().get(`/a2a/${handle}/card`).set('If-None-Match', `W/"x", ${etag}`).expect(304);
       // fetch() adds Cache-Control: no-cache to conditional requests; that binds caches, not the origin.
       await t.http().get(`/a2a/${handle}/card`).set('If-None-Match', etag).set('Cache-Control', 'no-cache').expect(304);
-      const viaFetch = await fetch(`${t.baseUrl}/a2a/${handle}/.well-known/agent-card.json`, { headers: { 'If-None-Match': etag } });
+      const viaFetch = await fetch(`${t.baseUrl}/a2a/${handle}/.well-known/agent-card.json`, {
+        headers: { 'If-None-Match': etag },
+      });
       expect(viaFetch.status).toBe(304);
       const head = await t.http().head(`/a2a/${handle}/card`).expect(200);
       expect(head.headers.etag).toBe(etag);
@@ -122,7 +149,9 @@ describe('discovery', () => {
 
     it('is served whatever the directory visibility (SEED-SPEC §5 rule 3)', async () => {
       const { handle } = await createEnabledIdentity(t, acme);
-      expect((await t.http().get(`/api/v1/identities/${handle}`).set(bearer(acme))).body.publicly_discoverable).toBe(false);
+      expect((await t.http().get(`/api/v1/identities/${handle}`).set(bearer(acme))).body.publicly_discoverable).toBe(
+        false,
+      );
       await t.http().get(`/a2a/${handle}/card`).expect(200);
     });
 
@@ -142,7 +171,12 @@ describe('discovery', () => {
 
     it('takes its URLs from PUBLIC_BASE_URL, never from Host or X-Forwarded-Host', async () => {
       const { handle } = await createEnabledIdentity(t, acme);
-      const res = await t.http().get(`/a2a/${handle}/card`).set('Host', 'evil.example').set('X-Forwarded-Host', 'evil.example').expect(200);
+      const res = await t
+        .http()
+        .get(`/a2a/${handle}/card`)
+        .set('Host', 'evil.example')
+        .set('X-Forwarded-Host', 'evil.example')
+        .expect(200);
       expect(JSON.stringify(res.body)).not.toContain('evil.example');
       expect(res.body.url).toBe(`${PUBLIC_BASE_URL}/a2a/${handle}`);
     });
@@ -161,7 +195,12 @@ describe('discovery', () => {
       const gone = await listed(acme, body);
       await t.http().delete(`/api/v1/identities/${gone.handle}`).set(bearer(acme)).expect(204);
       const disabled = await listed(acme, body);
-      await t.http().patch(`/api/v1/identities/${disabled.handle}/settings`).set(apiKey(disabled.key)).send({ enabled: false }).expect(200);
+      await t
+        .http()
+        .patch(`/api/v1/identities/${disabled.handle}/settings`)
+        .set(apiKey(disabled.key))
+        .send({ enabled: false })
+        .expect(200);
 
       const res = await t.http().get('/a2a/directory').query({ q: word }).expect(200);
       expect(res.body.next_cursor).toBeNull();
@@ -176,8 +215,13 @@ describe('discovery', () => {
       const handles = [`num-3e022f41-${suffix}`, `num-34821630${suffix}`, `num-12e4-${suffix}`, `num-1e5x-${suffix}`];
       for (const handle of handles) await listed(acme, { agent_handle: handle });
       for (const handle of handles) {
-        const found = (q: string) => t.http().get('/a2a/directory').query({ q }).expect(200)
-          .then((res) => (res.body.agents as Agent[]).map((a) => a.agent_handle));
+        const found = (q: string) =>
+          t
+            .http()
+            .get('/a2a/directory')
+            .query({ q })
+            .expect(200)
+            .then((res) => (res.body.agents as Agent[]).map((a) => a.agent_handle));
         expect(await found(handle)).toEqual([handle]);
         expect(await found(handle.split('-').slice(1).join(' '))).toEqual([handle]);
       }
@@ -188,11 +232,21 @@ describe('discovery', () => {
       const a = await listed(acme, {
         display_name: `Ledger ${word}`,
         description: 'Reconciles bank statements.',
-        skills: [{ id: 'recon', name: 'Reconciliation', description: 'Matches payments to invoices.', tags: ['Accounting'], examples: ['Match March payouts'] }],
+        skills: [
+          {
+            id: 'recon',
+            name: 'Reconciliation',
+            description: 'Matches payments to invoices.',
+            tags: ['Accounting'],
+            examples: ['Match March payouts'],
+          },
+        ],
       });
       const b = await listed(acme, { display_name: `Courier ${word}`, description: 'Delivers parcels.' });
       const search = async (q: string) =>
-        ((await t.http().get('/a2a/directory').query({ q }).expect(200)).body.agents as Agent[]).map((x) => x.agent_handle).sort();
+        ((await t.http().get('/a2a/directory').query({ q }).expect(200)).body.agents as Agent[])
+          .map((x) => x.agent_handle)
+          .sort();
 
       expect(await search(word)).toEqual([a.handle, b.handle].sort());
       expect(await search(word.toUpperCase())).toEqual([a.handle, b.handle].sort());
@@ -207,9 +261,12 @@ describe('discovery', () => {
       expect(await search(`${word} nothing-like-this`)).toEqual([]);
     });
 
-    it.each([`' OR 1=1 --`, 'a & b | !c', ':*', '((', '\\', 'naïve café', '%_', '   '])('never fails on hostile q %j', async (q) => {
-      await t.http().get('/a2a/directory').query({ q }).expect(200);
-    });
+    it.each([`' OR 1=1 --`, 'a & b | !c', ':*', '((', '\\', 'naïve café', '%_', '   '])(
+      'never fails on hostile q %j',
+      async (q) => {
+        await t.http().get('/a2a/directory').query({ q }).expect(200);
+      },
+    );
 
     it('skill matches a skill id or name, tag a skill tag, case-insensitively; filters combine', async () => {
       const word = marker('lynx');
@@ -222,7 +279,17 @@ describe('discovery', () => {
         skills: [{ id: 'summarize', name: 'Summaries', description: 'Summarizes text.', tags: ['text'] }],
       });
       const find = async (query: Record<string, string>) =>
-        ((await t.http().get('/a2a/directory').query({ q: word, ...query }).expect(200)).body.agents as Agent[]).map((x) => x.agent_handle).sort();
+        (
+          (
+            await t
+              .http()
+              .get('/a2a/directory')
+              .query({ q: word, ...query })
+              .expect(200)
+          ).body.agents as Agent[]
+        )
+          .map((x) => x.agent_handle)
+          .sort();
 
       expect(await find({ skill: 'translate' })).toEqual([a.handle]);
       expect(await find({ skill: 'SUMMARIES' })).toEqual([b.handle]);
@@ -246,7 +313,10 @@ describe('discovery', () => {
     it(`finds matches behind more than WALK_LIMIT (${WALK_LIMIT}) newer rows, and pages exactly through more matches than that`, async () => {
       const common = marker('bison');
       const rare = marker('narwhal');
-      const oldest = await listed(acme, { description: `${common} ${rare}`, skills: [{ id: rare, name: 'Rare', description: '', tags: [rare] }] });
+      const oldest = await listed(acme, {
+        description: `${common} ${rare}`,
+        skills: [{ id: rare, name: 'Rare', description: '', tags: [rare] }],
+      });
       const bulk = WALK_LIMIT + 150;
       await t.db.query(
         `INSERT INTO identities (agent_handle, organization_id, claimed_at, enabled, publicly_discoverable, description, created_at)
@@ -264,16 +334,25 @@ describe('discovery', () => {
     });
 
     it('rejects bad parameters with 400', async () => {
-      for (const query of [{ limit: 0 }, { limit: 201 }, { limit: 'ten' }, { q: 'x'.repeat(201) }, { tag: 'x'.repeat(51) }, { unknown: 1 }]) {
+      for (const query of [
+        { limit: 0 },
+        { limit: 201 },
+        { limit: 'ten' },
+        { q: 'x'.repeat(201) },
+        { tag: 'x'.repeat(51) },
+        { unknown: 1 },
+      ]) {
         expect((await t.http().get('/a2a/directory').query(query)).status).toBe(400);
       }
-      expect((await t.http().get('/a2a/directory').query({ cursor: 'nope' }).expect(400)).body.code).toBe('invalid_cursor');
+      expect((await t.http().get('/a2a/directory').query({ cursor: 'nope' }).expect(400)).body.code).toBe(
+        'invalid_cursor',
+      );
       expect((await t.http().get('/a2a/directory?q=a&q=b').expect(400)).body.errors[0].field).toBe('q');
     });
   });
 
   describe('organization directory', () => {
-    it('lists every identity of the caller\'s organization with its state, and nothing else', async () => {
+    it("lists every identity of the caller's organization with its state, and nothing else", async () => {
       const org = await signup(t, 'Directory Org');
       const word = marker('ibis');
       const enabled = await createEnabledIdentity(t, org, { description: word });
@@ -282,16 +361,30 @@ describe('discovery', () => {
       await t.http().delete(`/api/v1/identities/${deleted.agent_handle}`).set(bearer(org)).expect(204);
       const claimedLater = await agentSignup(t, { description: word });
       const neverClaimed = await agentSignup(t, { description: word });
-      await t.http().post('/api/v1/identities/claim').set(bearer(org)).send({ claim_code: claimedLater.claimCode }).expect(200);
+      await t
+        .http()
+        .post('/api/v1/identities/claim')
+        .set(bearer(org))
+        .send({ claim_code: claimedLater.claimCode })
+        .expect(200);
       await listed(acme, { description: word });
 
       const admin = apiKey(await mintAdminKey(t, org));
       for (const auth of [bearer(org), admin, apiKey(enabled.key), apiKey(disabled.api_key!.key)]) {
         const res = await t.http().get('/api/v1/identities/a2a/directory').set(auth).expect(200);
         expect(res.body.next_cursor).toBeNull();
-        const byHandle = Object.fromEntries(res.body.identities.map((i: { agent_handle: string }) => [i.agent_handle, i]));
-        expect(Object.keys(byHandle).sort()).toEqual([enabled.handle, disabled.agent_handle, deleted.agent_handle, claimedLater.handle].sort());
-        expect(byHandle[enabled.handle]).toMatchObject({ enabled: true, claimed: true, status: 'active', organization_id: org.organizationId });
+        const byHandle = Object.fromEntries(
+          res.body.identities.map((i: { agent_handle: string }) => [i.agent_handle, i]),
+        );
+        expect(Object.keys(byHandle).sort()).toEqual(
+          [enabled.handle, disabled.agent_handle, deleted.agent_handle, claimedLater.handle].sort(),
+        );
+        expect(byHandle[enabled.handle]).toMatchObject({
+          enabled: true,
+          claimed: true,
+          status: 'active',
+          organization_id: org.organizationId,
+        });
         expect(byHandle[disabled.agent_handle]).toMatchObject({ enabled: false, status: 'active' });
         expect(byHandle[deleted.agent_handle]).toMatchObject({ enabled: false, status: 'deleted' });
         expect(byHandle[claimedLater.handle]).toMatchObject({ claimed: true, enabled: false });
@@ -299,10 +392,16 @@ describe('discovery', () => {
       }
 
       const list = async (query: Record<string, string | number>) =>
-        ((await t.http().get('/api/v1/identities/a2a/directory').query(query).set(admin).expect(200)).body.identities as Array<{ agent_handle: string }>)
-          .map((i) => i.agent_handle).sort();
+        (
+          (await t.http().get('/api/v1/identities/a2a/directory').query(query).set(admin).expect(200)).body
+            .identities as Array<{ agent_handle: string }>
+        )
+          .map((i) => i.agent_handle)
+          .sort();
       expect(await list({ enabled: 'true' })).toEqual([enabled.handle]);
-      expect(await list({ enabled: 'false' })).toEqual([disabled.agent_handle, deleted.agent_handle, claimedLater.handle].sort());
+      expect(await list({ enabled: 'false' })).toEqual(
+        [disabled.agent_handle, deleted.agent_handle, claimedLater.handle].sort(),
+      );
       expect(await list({ claimed: 'false' })).toEqual([]);
       expect(await list({ claimed: 'true', status: 'deleted' })).toEqual([deleted.agent_handle]);
       expect(await list({ q: enabled.handle })).toEqual([enabled.handle]);
@@ -311,8 +410,16 @@ describe('discovery', () => {
     });
 
     it('rejects bad parameters with 400', async () => {
-      for (const query of [{ enabled: 'maybe' }, { claimed: '1' }, { status: 'gone' }, { limit: 500 }, { organization_id: acme.organizationId }]) {
-        expect((await t.http().get('/api/v1/identities/a2a/directory').query(query).set(bearer(acme))).status).toBe(400);
+      for (const query of [
+        { enabled: 'maybe' },
+        { claimed: '1' },
+        { status: 'gone' },
+        { limit: 500 },
+        { organization_id: acme.organizationId },
+      ]) {
+        expect((await t.http().get('/api/v1/identities/a2a/directory').query(query).set(bearer(acme))).status).toBe(
+          400,
+        );
       }
     });
 
@@ -323,8 +430,12 @@ describe('discovery', () => {
       const seen: string[] = [];
       let cursor: string | null = null;
       do {
-        const res: { body: { identities: Array<{ agent_handle: string }>; next_cursor: string | null } } = await t.http()
-          .get('/api/v1/identities/a2a/directory').query({ limit: 2, ...(cursor ? { cursor } : {}) }).set(bearer(org)).expect(200);
+        const res: { body: { identities: Array<{ agent_handle: string }>; next_cursor: string | null } } = await t
+          .http()
+          .get('/api/v1/identities/a2a/directory')
+          .query({ limit: 2, ...(cursor ? { cursor } : {}) })
+          .set(bearer(org))
+          .expect(200);
         seen.push(...res.body.identities.map((i) => i.agent_handle));
         cursor = res.body.next_cursor;
       } while (cursor);

@@ -22,24 +22,39 @@ describe('discovery on the embedded database', () => {
 
   it('signup, create, list and search', async () => {
     const http = () => request(server.baseUrl);
-    const session = await http().post('/api/v1/console/signup')
-      .send({ organization_name: 'Local', email: 'dir@local.test', password: PASSWORD }).expect(201);
+    const session = await http()
+      .post('/api/v1/console/signup')
+      .send({ organization_name: 'Local', email: 'dir@local.test', password: PASSWORD })
+      .expect(201);
     const auth = { Authorization: `Bearer ${session.body.token}` };
-    await http().post('/api/v1/identities').set(auth).send({
-      agent_handle: 'local-translator', display_name: 'Translator', publicly_discoverable: true,
-      skills: [{ id: 'translate', name: 'Translation', description: 'Translates documents.', tags: ['Language'] }],
-    }).expect(201);
+    await http()
+      .post('/api/v1/identities')
+      .set(auth)
+      .send({
+        agent_handle: 'local-translator',
+        display_name: 'Translator',
+        publicly_discoverable: true,
+        skills: [{ id: 'translate', name: 'Translation', description: 'Translates documents.', tags: ['Language'] }],
+      })
+      .expect(201);
     await http().patch('/api/v1/identities/local-translator/settings').set(auth).send({ enabled: true }).expect(200);
     const signup = await http().post('/api/v1/agent-signup').send({ agent_handle: 'local-orphan' }).expect(201);
     await http().post('/api/v1/identities/claim').set(auth).send({ claim_code: signup.body.claim.code }).expect(200);
 
     const card = await http().get('/a2a/local-translator/card').expect(200);
-    expect(card.body).toMatchObject({ name: 'Translator', provider: { organization: 'Local' }, url: 'https://agents.example.test/a2a/local-translator' });
+    expect(card.body).toMatchObject({
+      name: 'Translator',
+      provider: { organization: 'Local' },
+      url: 'https://agents.example.test/a2a/local-translator',
+    });
     for (const query of [{ q: 'transl docum' }, { skill: 'TRANSLATE' }, { tag: 'language' }]) {
       const res = await http().get('/a2a/directory').query(query).expect(200);
       expect(res.body.agents.map((a: { agent_handle: string }) => a.agent_handle)).toEqual(['local-translator']);
     }
     const org = await http().get('/api/v1/identities/a2a/directory').query({ q: 'local' }).set(auth).expect(200);
-    expect(org.body.identities.map((i: { agent_handle: string }) => i.agent_handle).sort()).toEqual(['local-orphan', 'local-translator']);
+    expect(org.body.identities.map((i: { agent_handle: string }) => i.agent_handle).sort()).toEqual([
+      'local-orphan',
+      'local-translator',
+    ]);
   });
 });

@@ -29,10 +29,18 @@ describe('event delivery', () => {
   });
 
   /** A fresh organization with a webhook on its own path of the receiver. */
-  async function subscribed(events: string[] = ['*'], extra: object = {}): Promise<{ org: ConsoleAccount; id: string; secret: string; path: string }> {
+  async function subscribed(
+    events: string[] = ['*'],
+    extra: object = {},
+  ): Promise<{ org: ConsoleAccount; id: string; secret: string; path: string }> {
     const org = await signup(t);
     const path = `${receiver.url}/${org.organizationId}`;
-    const res = await t.http().post('/api/v1/webhooks').set(bearer(org)).send({ url: path, events, ...extra }).expect(201);
+    const res = await t
+      .http()
+      .post('/api/v1/webhooks')
+      .set(bearer(org))
+      .send({ url: path, events, ...extra })
+      .expect(201);
     return { org, id: res.body.id, secret: res.body.secret, path };
   }
   const at = (organizationId: string) => (received: ReceivedRequest[]) =>
@@ -41,29 +49,43 @@ describe('event delivery', () => {
   describe('API key events', () => {
     it('api_key.created and api_key.revoked arrive signed, once, with key metadata and never the key', async () => {
       const { org, id, secret } = await subscribed();
-      const minted = await t.http().post('/api/v1/api-keys').set(bearer(org)).send({ scope: 'admin', label: 'ci' }).expect(201);
+      const minted = await t
+        .http()
+        .post('/api/v1/api-keys')
+        .set(bearer(org))
+        .send({ scope: 'admin', label: 'ci' })
+        .expect(201);
       await t.http().post('/api-keys/self/revoke').set(apiKey(minted.body.key)).expect(200);
 
       const received = at(org.organizationId)(await receiver.waitFor((r) => at(org.organizationId)(r).length >= 2));
       // Deliveries may arrive in any order; event ids sort by creation time.
       const [created, revoked] = received.map((r) => verified(secret, r)).sort((a, b) => a.id.localeCompare(b.id));
       expect(created).toEqual({
-        id: expect.stringMatching(/^evt_[0-9A-Z]{26}$/), type: 'api_key.created', created_at: expect.any(String),
-        organization_id: org.organizationId, data: { api_key: { ...minted.body, key: undefined } },
+        id: expect.stringMatching(/^evt_[0-9A-Z]{26}$/),
+        type: 'api_key.created',
+        created_at: expect.any(String),
+        organization_id: org.organizationId,
+        data: { api_key: { ...minted.body, key: undefined } },
       });
-      expect(revoked).toMatchObject({ type: 'api_key.revoked', data: { api_key: { id: minted.body.id, status: 'revoked', revoked_at: expect.any(String) } } });
+      expect(revoked).toMatchObject({
+        type: 'api_key.revoked',
+        data: { api_key: { id: minted.body.id, status: 'revoked', revoked_at: expect.any(String) } },
+      });
       for (const request of received) {
         expect(JSON.parse(request.body).data.api_key).not.toHaveProperty('key');
         expect(request.body).not.toContain(minted.body.key.slice(12));
         expect(request.headers['webhook-id']).toBe(JSON.parse(request.body).id);
         expect(request.headers['content-type']).toBe('application/json');
       }
-      const [stored] = await t.db.query(`SELECT count(*)::int AS count FROM events WHERE data::text LIKE $1`, [`%${minted.body.key.slice(12)}%`]);
+      const [stored] = await t.db.query(`SELECT count(*)::int AS count FROM events WHERE data::text LIKE $1`, [
+        `%${minted.body.key.slice(12)}%`,
+      ]);
       expect(stored.count).toBe(0);
 
       const deliveries = await waitForDeliveries(org, id, (all) => all.every((d) => d.status === 'succeeded'));
       expect(deliveries.map((d) => [d.event_type, d.status, d.attempt_count, d.attempts.length])).toEqual([
-        ['api_key.revoked', 'succeeded', 1, 1], ['api_key.created', 'succeeded', 1, 1],
+        ['api_key.revoked', 'succeeded', 1, 1],
+        ['api_key.created', 'succeeded', 1, 1],
       ]);
       expect(at(org.organizationId)(receiver.received)).toHaveLength(2);
     });
@@ -73,7 +95,9 @@ describe('event delivery', () => {
       const minted = await t.http().post('/api/v1/api-keys').set(bearer(org)).send({ scope: 'admin' }).expect(201);
       const [request] = at(org.organizationId)(await receiver.waitFor((r) => at(org.organizationId)(r).length >= 1));
       expect(Object.keys(JSON.parse(request.body))).toEqual(['id', 'type', 'created_at', 'organization_id', 'data']);
-      expect(Object.keys(JSON.parse(request.body).data.api_key)).toEqual(Object.keys(minted.body).filter((k) => k !== 'key'));
+      expect(Object.keys(JSON.parse(request.body).data.api_key)).toEqual(
+        Object.keys(minted.body).filter((k) => k !== 'key'),
+      );
     });
 
     it('revoking every key of an identity emits one api_key.revoked per key that was active', async () => {
@@ -81,14 +105,23 @@ describe('event delivery', () => {
       const identity = await insertIdentity(t, { organizationId: org.organizationId });
       const keys = t.app.get(KeysService);
       await t.db.transaction(async (em) => {
-        for (let i = 0; i < 3; i++) await keys.mintWith(em, { scope: 'agent', identityId: identity.id, createdBy: { type: 'console_user', id: org.userId } });
+        for (let i = 0; i < 3; i++)
+          await keys.mintWith(em, {
+            scope: 'agent',
+            identityId: identity.id,
+            createdBy: { type: 'console_user', id: org.userId },
+          });
       });
       await t.db.transaction((em) => keys.revokeAllForIdentity(em, identity.id));
       await t.db.transaction((em) => keys.revokeAllForIdentity(em, identity.id)); // nothing left to revoke: no event
-      const revoked = ofType('api_key.revoked')(at(org.organizationId)(await receiver.waitFor((r) => at(org.organizationId)(r).length >= 3)));
+      const revoked = ofType('api_key.revoked')(
+        at(org.organizationId)(await receiver.waitFor((r) => at(org.organizationId)(r).length >= 3)),
+      );
       expect(revoked).toHaveLength(3);
       expect(new Set(revoked.map((e) => e.data.api_key.id)).size).toBe(3);
-      const [{ count }] = await t.db.query(`SELECT count(*)::int AS count FROM events WHERE organization_id = $1`, [org.organizationId]);
+      const [{ count }] = await t.db.query(`SELECT count(*)::int AS count FROM events WHERE organization_id = $1`, [
+        org.organizationId,
+      ]);
       expect(count).toBe(6); // 3 created (nobody subscribed to them, still in the outbox) + 3 revoked
     });
   });
@@ -97,11 +130,19 @@ describe('event delivery', () => {
     it('a change that rolls back emits nothing', async () => {
       const { org, id } = await subscribed();
       const keys = t.app.get(KeysService);
-      await expect(t.db.transaction(async (em) => {
-        await keys.mintWith(em, { scope: 'admin', organizationId: org.organizationId, createdBy: { type: 'console_user', id: org.userId } });
-        throw new Error('the change fails after its event was written');
-      })).rejects.toThrow('the change fails');
-      const [{ count }] = await t.db.query(`SELECT count(*)::int AS count FROM events WHERE organization_id = $1`, [org.organizationId]);
+      await expect(
+        t.db.transaction(async (em) => {
+          await keys.mintWith(em, {
+            scope: 'admin',
+            organizationId: org.organizationId,
+            createdBy: { type: 'console_user', id: org.userId },
+          });
+          throw new Error('the change fails after its event was written');
+        }),
+      ).rejects.toThrow('the change fails');
+      const [{ count }] = await t.db.query(`SELECT count(*)::int AS count FROM events WHERE organization_id = $1`, [
+        org.organizationId,
+      ]);
       expect(count).toBe(0);
       // A later, committed change is delivered; the rolled back one never is.
       await t.http().post(`/api/v1/webhooks/${id}/test`).set(bearer(org)).expect(202);
@@ -114,8 +155,13 @@ describe('event delivery', () => {
     it('an event outside any transaction is a programming error', async () => {
       const keys = t.app.get(KeysService);
       const org = await signup(t);
-      await expect(keys.mintWith(t.db.manager, { scope: 'admin', organizationId: org.organizationId, createdBy: { type: 'console_user', id: org.userId } }))
-        .rejects.toThrow('inside the transaction');
+      await expect(
+        keys.mintWith(t.db.manager, {
+          scope: 'admin',
+          organizationId: org.organizationId,
+          createdBy: { type: 'console_user', id: org.userId },
+        }),
+      ).rejects.toThrow('inside the transaction');
     });
   });
 
@@ -124,27 +170,42 @@ describe('event delivery', () => {
       const org = await signup(t);
       const identity = await insertIdentity(t, { organizationId: org.organizationId });
       const make = async (events: string[], identityHandle?: string) => {
-        const res = await t.http().post('/api/v1/webhooks').set(bearer(org))
-          .send({ url: `${receiver.url}/${org.organizationId}/${events.join('+')}${identityHandle ?? ''}`, events, identity: identityHandle }).expect(201);
+        const res = await t
+          .http()
+          .post('/api/v1/webhooks')
+          .set(bearer(org))
+          .send({
+            url: `${receiver.url}/${org.organizationId}/${events.join('+')}${identityHandle ?? ''}`,
+            events,
+            identity: identityHandle,
+          })
+          .expect(201);
         return res.body.id as string;
       };
       const revokedOnly = await make(['api_key.revoked']);
       const everything = await make(['*']);
       const scoped = await make(['*'], identity.handle);
-      const minted = await t.http().post('/api/v1/api-keys').set(bearer(org)).send({ scope: 'agent', scoped_identity_id: identity.id }).expect(201);
+      const minted = await t
+        .http()
+        .post('/api/v1/api-keys')
+        .set(bearer(org))
+        .send({ scope: 'agent', scoped_identity_id: identity.id })
+        .expect(201);
       await t.http().post('/api-keys/self/revoke').set(apiKey(minted.body.key)).expect(200);
       await receiver.waitFor((r) => at(org.organizationId)(r).length >= 3);
       await new Promise((resolve) => setTimeout(resolve, 300));
 
-      const deliveries = async (id: string) => (await t.http().get(`/api/v1/webhooks/${id}/deliveries`).set(bearer(org)).expect(200)).body.deliveries
-        .map((d: { event_type: string }) => d.event_type).sort();
+      const deliveries = async (id: string) =>
+        (await t.http().get(`/api/v1/webhooks/${id}/deliveries`).set(bearer(org)).expect(200)).body.deliveries
+          .map((d: { event_type: string }) => d.event_type)
+          .sort();
       expect(await deliveries(revokedOnly)).toEqual(['api_key.revoked']);
       expect(await deliveries(everything)).toEqual(['api_key.created', 'api_key.revoked']);
       expect(await deliveries(scoped)).toEqual([]);
       expect(at(org.organizationId)(receiver.received)).toHaveLength(3);
     });
 
-    it('another organization\'s events never reach a subscription', async () => {
+    it("another organization's events never reach a subscription", async () => {
       const mine = await subscribed();
       const other = await signup(t);
       await mintAdminKey(t, other);
@@ -160,7 +221,11 @@ describe('event delivery', () => {
       const { org, id, secret } = await subscribed(['task.created']);
       const ping = await t.http().post(`/api/v1/webhooks/${id}/test`).set(bearer(org)).expect(202);
       const [request] = at(org.organizationId)(await receiver.waitFor((r) => at(org.organizationId)(r).length >= 1));
-      expect(verified(secret, request)).toMatchObject({ id: ping.body.event_id, type: 'ping', data: { webhook_id: id } });
+      expect(verified(secret, request)).toMatchObject({
+        id: ping.body.event_id,
+        type: 'ping',
+        data: { webhook_id: id },
+      });
     });
   });
 
@@ -175,7 +240,9 @@ describe('event delivery', () => {
       expect(verified(old, during).type).toBe('ping');
 
       // 24 hours later.
-      await t.db.query(`UPDATE webhooks SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1`, [id]);
+      await t.db.query(`UPDATE webhooks SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1`, [
+        id,
+      ]);
       await t.http().post(`/api/v1/webhooks/${id}/test`).set(bearer(org)).expect(202);
       const after = at(org.organizationId)(await receiver.waitFor((r) => at(org.organizationId)(r).length >= 2))[1];
       expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
@@ -204,11 +271,27 @@ describe('event delivery', () => {
       const res = await t.http().get(`/api/v1/webhooks/${id}/deliveries`).set(bearer(org)).expect(200);
       const [delivery] = res.body.deliveries;
       expect(delivery).toMatchObject({
-        id: ping.body.id, status: 'succeeded', attempt_count: 4, next_attempt_at: null, last_status_code: 204, last_error: null,
+        id: ping.body.id,
+        status: 'succeeded',
+        attempt_count: 4,
+        next_attempt_at: null,
+        last_status_code: 204,
+        last_error: null,
       });
-      expect(delivery.attempts.map((a: { attempt: number; succeeded: boolean; status_code: number; error: string | null }) =>
-        [a.attempt, a.succeeded, a.status_code, a.error])).toEqual([
-        [1, false, 503, 'HTTP 503'], [2, false, 503, 'HTTP 503'], [3, false, 503, 'HTTP 503'], [4, true, 204, null],
+      expect(
+        delivery.attempts.map(
+          (a: { attempt: number; succeeded: boolean; status_code: number; error: string | null }) => [
+            a.attempt,
+            a.succeeded,
+            a.status_code,
+            a.error,
+          ],
+        ),
+      ).toEqual([
+        [1, false, 503, 'HTTP 503'],
+        [2, false, 503, 'HTTP 503'],
+        [3, false, 503, 'HTTP 503'],
+        [4, true, 204, null],
       ]);
       expect(delivery.attempts.every((a: { duration_ms: number }) => a.duration_ms >= 0)).toBe(true);
       const webhook = await t.http().get(`/api/v1/webhooks/${id}`).set(bearer(org)).expect(200);
@@ -226,7 +309,11 @@ describe('event delivery', () => {
       expect(webhook.body).toMatchObject({ status: 'active', failing_since: expect.any(String) });
 
       receiver.respond = () => 200;
-      const retried = await t.http().post(`/api/v1/webhooks/${id}/deliveries/${ping.body.id}/retry`).set(bearer(org)).expect(202);
+      const retried = await t
+        .http()
+        .post(`/api/v1/webhooks/${id}/deliveries/${ping.body.id}/retry`)
+        .set(bearer(org))
+        .expect(202);
       expect(retried.body.status).toBe('pending');
       const done = await waitForDelivery(org, id, ping.body.id, (d) => d.status === 'succeeded');
       expect(done).toMatchObject({ attempt_count: 6, last_status_code: 200 });
@@ -238,7 +325,10 @@ describe('event delivery', () => {
       receiver.respond = ({ nth }) => (nth === 0 ? 'hang' : 200);
       const ping = await t.http().post(`/api/v1/webhooks/${id}/test`).set(bearer(org)).expect(202);
       const done = await waitForDelivery(org, id, ping.body.id, (d) => d.status === 'succeeded');
-      expect(done.attempts.map((a: { error: string | null }) => a.error)).toEqual([expect.stringContaining('timeout'), null]);
+      expect(done.attempts.map((a: { error: string | null }) => a.error)).toEqual([
+        expect.stringContaining('timeout'),
+        null,
+      ]);
     });
 
     it('a redirect is not followed and counts as a failure', async () => {
@@ -277,14 +367,24 @@ describe('event delivery', () => {
   });
 
   /** Reads a webhook's deliveries until they satisfy `predicate`. */
-  async function waitForDeliveries(org: ConsoleAccount, webhookId: string, predicate: (all: any[]) => boolean): Promise<any[]> {
+  async function waitForDeliveries(
+    org: ConsoleAccount,
+    webhookId: string,
+    predicate: (all: any[]) => boolean,
+  ): Promise<any[]> {
     return eventually(
-      async () => (await t.http().get(`/api/v1/webhooks/${webhookId}/deliveries`).set(bearer(org)).expect(200)).body.deliveries,
+      async () =>
+        (await t.http().get(`/api/v1/webhooks/${webhookId}/deliveries`).set(bearer(org)).expect(200)).body.deliveries,
       predicate,
     );
   }
 
-  async function waitForDelivery(org: ConsoleAccount, webhookId: string, deliveryId: string, predicate: (d: any) => boolean): Promise<any> {
+  async function waitForDelivery(
+    org: ConsoleAccount,
+    webhookId: string,
+    deliveryId: string,
+    predicate: (d: any) => boolean,
+  ): Promise<any> {
     const match = (all: any[]) => all.find((d: { id: string }) => d.id === deliveryId);
     return match(await waitForDeliveries(org, webhookId, (all) => match(all) !== undefined && predicate(match(all))));
   }

@@ -37,7 +37,12 @@ describe('dispatchers on one database', () => {
 
   async function subscribe(t: TestApp): Promise<{ org: ConsoleAccount; id: string; secret: string }> {
     const org = await signup(t);
-    const res = await t.http().post('/api/v1/webhooks').set(bearer(org)).send({ url: receiver.url, events: ['*'] }).expect(201);
+    const res = await t
+      .http()
+      .post('/api/v1/webhooks')
+      .set(bearer(org))
+      .send({ url: receiver.url, events: ['*'] })
+      .expect(201);
     return { org, id: res.body.id, secret: res.body.secret };
   }
 
@@ -48,7 +53,10 @@ describe('dispatchers on one database', () => {
   it('two dispatchers never deliver the same attempt twice', async () => {
     const a = await start({ EVENTS_BATCH_SIZE: '4' });
     const b = await start({ EVENTS_BATCH_SIZE: '4' });
-    const claimed = new Map<TestApp, number>([[a, 0], [b, 0]]);
+    const claimed = new Map<TestApp, number>([
+      [a, 0],
+      [b, 0],
+    ]);
     for (const app of [a, b]) {
       const queue = app.app.get(DeliveryQueue);
       const claim = queue.claim.bind(queue);
@@ -62,8 +70,11 @@ describe('dispatchers on one database', () => {
     const { org, id } = await subscribe(a);
     const EVENTS = 120;
     // Events are emitted through both instances, so both are woken by their own commits and both poll.
-    await Promise.all(Array.from({ length: EVENTS }, (_, i) =>
-      (i % 2 === 0 ? a : b).http().post(`/api/v1/webhooks/${id}/test`).set(bearer(org)).expect(202)));
+    await Promise.all(
+      Array.from({ length: EVENTS }, (_, i) =>
+        (i % 2 === 0 ? a : b).http().post(`/api/v1/webhooks/${id}/test`).set(bearer(org)).expect(202),
+      ),
+    );
 
     await receiver.waitFor((r) => r.length >= EVENTS, 60_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -89,7 +100,9 @@ describe('dispatchers on one database', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     await first.close(); // graceful: the attempt in flight was recorded
     apps.splice(apps.indexOf(first), 1);
-    const [pending] = await queryDatabase(`SELECT status, attempts, in_flight FROM deliveries WHERE id = $1`, [ping.body.id]);
+    const [pending] = await queryDatabase(`SELECT status, attempts, in_flight FROM deliveries WHERE id = $1`, [
+      ping.body.id,
+    ]);
     expect(pending).toEqual({ status: 'pending', attempts: 1, in_flight: false });
 
     receiver.respond = () => 200;
@@ -97,15 +110,21 @@ describe('dispatchers on one database', () => {
     await receiver.waitFor((r) => r.some((x) => x.status === 200));
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(receiver.received.map((r) => [r.headers['webhook-id'], r.status])).toEqual([
-      [ping.body.event_id, 503], [ping.body.event_id, 200],
+      [ping.body.event_id, 503],
+      [ping.body.event_id, 200],
     ]);
     expect(await attempts(second)).toEqual([
-      { attempt: 1, succeeded: false, error: 'HTTP 503' }, { attempt: 2, succeeded: true, error: null },
+      { attempt: 1, succeeded: false, error: 'HTTP 503' },
+      { attempt: 2, succeeded: true, error: null },
     ]);
   });
 
   it('a crash in the middle of a send loses nothing: the lease runs out and another dispatcher delivers', async () => {
-    const crashing = await startServerProcess({ ...env, DATABASE_URL: urlFor(owner.database), MIGRATIONS_RUN: 'false' });
+    const crashing = await startServerProcess({
+      ...env,
+      DATABASE_URL: urlFor(owner.database),
+      MIGRATIONS_RUN: 'false',
+    });
     try {
       const org = await signupAt(crashing.baseUrl);
       const hook = await post(crashing.baseUrl, '/api/v1/webhooks', org, { url: receiver.url, events: ['*'] });
@@ -165,7 +184,11 @@ async function signupAt(baseUrl: string): Promise<{ token: string }> {
   const res = await fetch(`${baseUrl}/api/v1/console/signup`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ organization_name: 'Crash', email: `crash-${Date.now()}@example.test`, password: 'correct horse battery staple' }),
+    body: JSON.stringify({
+      organization_name: 'Crash',
+      email: `crash-${Date.now()}@example.test`,
+      password: 'correct horse battery staple',
+    }),
   });
   return (await res.json()) as { token: string };
 }

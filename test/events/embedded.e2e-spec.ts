@@ -16,14 +16,27 @@ describe('events on the embedded database', () => {
   it('delivers a signed event, and retries, with the inline dispatcher', async () => {
     const receiver = await startReceiver(({ nth }) => (nth === 0 ? 500 : 200));
     const server = await startServerProcess({
-      DATA_DIR: dataDir, WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true', EVENTS_POLL_INTERVAL_MS: '50', WEBHOOK_RETRY_SCHEDULE_MS: '100',
+      DATA_DIR: dataDir,
+      WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
+      EVENTS_POLL_INTERVAL_MS: '50',
+      WEBHOOK_RETRY_SCHEDULE_MS: '100',
     });
     try {
-      const session = await request(server.baseUrl).post('/api/v1/console/signup')
-        .send({ organization_name: 'Local', email: 'events@local.test', password: PASSWORD }).expect(201);
+      const session = await request(server.baseUrl)
+        .post('/api/v1/console/signup')
+        .send({ organization_name: 'Local', email: 'events@local.test', password: PASSWORD })
+        .expect(201);
       const auth = { Authorization: `Bearer ${session.body.token}` };
-      const hook = await request(server.baseUrl).post('/api/v1/webhooks').set(auth).send({ url: receiver.url, events: ['api_key.created'] }).expect(201);
-      const minted = await request(server.baseUrl).post('/api/v1/api-keys').set(auth).send({ scope: 'admin' }).expect(201);
+      const hook = await request(server.baseUrl)
+        .post('/api/v1/webhooks')
+        .set(auth)
+        .send({ url: receiver.url, events: ['api_key.created'] })
+        .expect(201);
+      const minted = await request(server.baseUrl)
+        .post('/api/v1/api-keys')
+        .set(auth)
+        .send({ scope: 'admin' })
+        .expect(201);
 
       await receiver.waitFor((r) => r.some((x) => x.status === 200));
       const accepted = receiver.accepted();
@@ -31,7 +44,9 @@ describe('events on the embedded database', () => {
       const envelope = verified(hook.body.secret, accepted[0]);
       expect(envelope).toMatchObject({ type: 'api_key.created', data: { api_key: { id: minted.body.id } } });
       const deliveries = await eventually(
-        async () => (await request(server.baseUrl).get(`/api/v1/webhooks/${hook.body.id}/deliveries`).set(auth).expect(200)).body.deliveries,
+        async () =>
+          (await request(server.baseUrl).get(`/api/v1/webhooks/${hook.body.id}/deliveries`).set(auth).expect(200)).body
+            .deliveries,
         (all: Array<{ status: string }>) => all.every((d) => d.status !== 'pending'),
       );
       expect(deliveries).toEqual([expect.objectContaining({ status: 'succeeded', attempt_count: 2 })]);
@@ -45,11 +60,17 @@ describe('events on the embedded database', () => {
   it('streams events as they commit, woken by the in-process bus', async () => {
     const server = await startServerProcess({ DATA_DIR: join(dataDir, 'stream') });
     try {
-      const session = await request(server.baseUrl).post('/api/v1/console/signup')
-        .send({ organization_name: 'Local', email: 'stream@local.test', password: PASSWORD }).expect(201);
+      const session = await request(server.baseUrl)
+        .post('/api/v1/console/signup')
+        .send({ organization_name: 'Local', email: 'stream@local.test', password: PASSWORD })
+        .expect(201);
       const auth = { Authorization: `Bearer ${session.body.token}` };
       const stream = await openEventStream(server.baseUrl, auth);
-      const minted = await request(server.baseUrl).post('/api/v1/api-keys').set(auth).send({ scope: 'admin' }).expect(201);
+      const minted = await request(server.baseUrl)
+        .post('/api/v1/api-keys')
+        .set(auth)
+        .send({ scope: 'admin' })
+        .expect(201);
       const event = await stream.next();
       expect(event!.data).toMatchObject({ type: 'api_key.created', data: { api_key: { id: minted.body.id } } });
       await stream.close();

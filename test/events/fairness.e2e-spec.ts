@@ -32,13 +32,14 @@ describe('delivery fairness', () => {
       await healthy.close();
     });
 
-    it('200 pings to it hold at most its share of the slots; another organization\'s delivery still arrives within 2 s', async () => {
+    it("200 pings to it hold at most its share of the slots; another organization's delivery still arrives within 2 s", async () => {
       const noisy = await signup(t, 'Noisy');
       const quiet = await signup(t, 'Quiet');
       const dead = await subscribe(t, hanging, bearer(noisy), { events: ['*'] });
       const alive = await subscribe(t, healthy, bearer(quiet), { events: ['*'] });
 
-      for (let i = 0; i < 200; i++) await t.http().post(`/api/v1/webhooks/${dead.id}/test`).set(bearer(noisy)).expect(202);
+      for (let i = 0; i < 200; i++)
+        await t.http().post(`/api/v1/webhooks/${dead.id}/test`).set(bearer(noisy)).expect(202);
       // The dead endpoint has taken all it may: its share, no more.
       await hanging.waitFor((received) => received.length >= SHARE);
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -55,7 +56,8 @@ describe('delivery fairness', () => {
       const failing = await signup(t, 'Failing');
       const dead = await subscribe(t, hanging, bearer(failing), { events: ['*'] });
       await t.db.query(`UPDATE webhooks SET failing_since = now() WHERE id = $1`, [dead.id]);
-      for (let i = 0; i < 20; i++) await t.http().post(`/api/v1/webhooks/${dead.id}/test`).set(bearer(failing)).expect(202);
+      for (let i = 0; i < 20; i++)
+        await t.http().post(`/api/v1/webhooks/${dead.id}/test`).set(bearer(failing)).expect(202);
       await hanging.waitFor(() => dead.requests().length >= BATCH / 10);
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(dead.requests()).toHaveLength(BATCH / 10);
@@ -63,12 +65,23 @@ describe('delivery fairness', () => {
   });
 
   it('the ping endpoint has its own quota per organization (RATE_LIMIT_WEBHOOK_TESTS_PER_MINUTE)', async () => {
-    const t = await startApp({ RATE_LIMIT_WEBHOOK_TESTS_PER_MINUTE: '3', WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true', EVENTS_DISPATCHER: 'off' });
+    const t = await startApp({
+      RATE_LIMIT_WEBHOOK_TESTS_PER_MINUTE: '3',
+      WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
+      EVENTS_DISPATCHER: 'off',
+    });
     try {
       const org = await signup(t);
       const other = await signup(t);
       const create = async (account: typeof org) =>
-        (await t.http().post('/api/v1/webhooks').set(bearer(account)).send({ url: 'http://127.0.0.1:9/hook', events: ['*'] }).expect(201)).body.id as string;
+        (
+          await t
+            .http()
+            .post('/api/v1/webhooks')
+            .set(bearer(account))
+            .send({ url: 'http://127.0.0.1:9/hook', events: ['*'] })
+            .expect(201)
+        ).body.id as string;
       const [first, second] = [await create(org), await create(org)];
       await t.http().post(`/api/v1/webhooks/${first}/test`).set(bearer(org)).expect(202);
       await t.http().post(`/api/v1/webhooks/${second}/test`).set(bearer(org)).expect(202);
@@ -78,7 +91,11 @@ describe('delivery fairness', () => {
       expect(limited.body.code).toBe('rate_limited');
       expect(limited.headers['ratelimit-policy']).toBe('"webhook_tests";q=3;w=60');
       // Another organization has its own.
-      await t.http().post(`/api/v1/webhooks/${await create(other)}/test`).set(bearer(other)).expect(202);
+      await t
+        .http()
+        .post(`/api/v1/webhooks/${await create(other)}/test`)
+        .set(bearer(other))
+        .expect(202);
       // Other webhook routes are not affected.
       await t.http().get(`/api/v1/webhooks/${first}`).set(bearer(org)).expect(200);
     } finally {

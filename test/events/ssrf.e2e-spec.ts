@@ -20,9 +20,18 @@ describe('SSRF protection', () => {
   const lines: string[] = [];
 
   beforeAll(async () => {
-    const sink = new Writable({ write(chunk, _, done) { lines.push(...String(chunk).split('\n').filter(Boolean)); done(); } });
+    const sink = new Writable({
+      write(chunk, _, done) {
+        lines.push(...String(chunk).split('\n').filter(Boolean));
+        done();
+      },
+    });
     // A retry schedule that would retry within the test, were a refusal retried.
-    t = await startApp({ EVENTS_POLL_INTERVAL_MS: '50', WEBHOOK_RETRY_SCHEDULE_MS: '100,100,100' }, undefined, createLogger('warn', sink));
+    t = await startApp(
+      { EVENTS_POLL_INTERVAL_MS: '50', WEBHOOK_RETRY_SCHEDULE_MS: '100,100,100' },
+      undefined,
+      createLogger('warn', sink),
+    );
     acme = await signup(t, 'Acme');
     // Something listening on loopback that must never be reached.
     listener = createServer((socket) => {
@@ -52,40 +61,79 @@ describe('SSRF protection', () => {
     ['unspecified', 'https://0.0.0.0/a2a'],
     ['carrier-grade NAT', 'https://100.64.0.1/a2a'],
   ])('refuses a %s URL when it is saved (400)', async (_, url) => {
-    const res = await t.http().post('/api/v1/webhooks').set(bearer(acme)).send({ url, events: ['*'] }).expect(400);
+    const res = await t
+      .http()
+      .post('/api/v1/webhooks')
+      .set(bearer(acme))
+      .send({ url, events: ['*'] })
+      .expect(400);
     expect(res.body.code).toBe('invalid_webhook_url');
   });
 
   it('refuses the same when a URL is changed', async () => {
-    const created = await t.http().post('/api/v1/webhooks').set(bearer(acme)).send({ url: 'https://hooks.example.invalid/a2a', events: ['*'] }).expect(201);
-    const res = await t.http().patch(`/api/v1/webhooks/${created.body.id}`).set(bearer(acme)).send({ url: 'https://169.254.169.254/' }).expect(400);
+    const created = await t
+      .http()
+      .post('/api/v1/webhooks')
+      .set(bearer(acme))
+      .send({ url: 'https://hooks.example.invalid/a2a', events: ['*'] })
+      .expect(201);
+    const res = await t
+      .http()
+      .patch(`/api/v1/webhooks/${created.body.id}`)
+      .set(bearer(acme))
+      .send({ url: 'https://169.254.169.254/' })
+      .expect(400);
     expect(res.body.code).toBe('invalid_webhook_url');
   });
 
   it('refuses at send time a host name that resolves to a loopback address, without connecting, without saying what it resolves to, and for good', async () => {
-    const created = await t.http().post('/api/v1/webhooks').set(bearer(acme))
-      .send({ url: `https://localhost:${port}/a2a`, events: ['*'] }).expect(201);
+    const created = await t
+      .http()
+      .post('/api/v1/webhooks')
+      .set(bearer(acme))
+      .send({ url: `https://localhost:${port}/a2a`, events: ['*'] })
+      .expect(201);
     const ping = await t.http().post(`/api/v1/webhooks/${created.body.id}/test`).set(bearer(acme)).expect(202);
     const delivery = await eventually(
-      async () => (await t.http().get(`/api/v1/webhooks/${created.body.id}/deliveries`).set(bearer(acme)).expect(200)).body.deliveries[0],
+      async () =>
+        (await t.http().get(`/api/v1/webhooks/${created.body.id}/deliveries`).set(bearer(acme)).expect(200)).body
+          .deliveries[0],
       (d: { id: string; status: string; attempts: unknown[] }) => d.status !== 'pending',
     );
     expect(delivery.id).toBe(ping.body.id);
-    expect(delivery.attempts).toEqual([expect.objectContaining({
-      attempt: 1, succeeded: false, status_code: null, error: 'refused: the destination is not allowed',
-    })]);
+    expect(delivery.attempts).toEqual([
+      expect.objectContaining({
+        attempt: 1,
+        succeeded: false,
+        status_code: null,
+        error: 'refused: the destination is not allowed',
+      }),
+    ]);
     // Final: failed after one attempt, not retried on the schedule.
-    expect(delivery).toMatchObject({ status: 'failed', attempt_count: 1, next_attempt_at: null, last_error: 'refused: the destination is not allowed' });
+    expect(delivery).toMatchObject({
+      status: 'failed',
+      attempt_count: 1,
+      next_attempt_at: null,
+      last_error: 'refused: the destination is not allowed',
+    });
     expect(connections).toBe(0);
     const everything = JSON.stringify(delivery) + lines.join('\n');
     expect(everything).not.toMatch(/127\.0\.0\.1|::1|loopback/);
 
     // The failed attempt is logged at warn, with the webhook id and the reason (never the secret).
-    const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>)
+    const logged = lines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
       .filter((entry) => entry.msg === 'webhook delivery failed' && entry.webhook_id === created.body.id);
-    expect(logged).toEqual([expect.objectContaining({
-      level: 40, webhook_id: created.body.id, delivery_id: ping.body.id, attempt: 1, reason: 'refused: the destination is not allowed', final: true,
-    })]);
+    expect(logged).toEqual([
+      expect.objectContaining({
+        level: 40,
+        webhook_id: created.body.id,
+        delivery_id: ping.body.id,
+        attempt: 1,
+        reason: 'refused: the destination is not allowed',
+        final: true,
+      }),
+    ]);
     expect(lines.join('\n')).not.toContain(created.body.secret);
   });
 });

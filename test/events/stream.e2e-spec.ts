@@ -29,9 +29,14 @@ describe('the event stream', () => {
 
   /** The organization's event ids in write order (one writer at a time here, so commit order too), after `since`. */
   const written = async (organizationId: string, since = 0): Promise<string[]> =>
-    ((await t.db.query(`SELECT id FROM events WHERE organization_id = $1 AND seq > $2 ORDER BY seq`, [organizationId, since])) as Array<{ id: string }>)
-      .map((row) => row.id);
-  const lastSeq = async () => Number(((await t.db.query(`SELECT coalesce(max(seq), 0) AS seq FROM events`)) as Array<{ seq: string }>)[0].seq);
+    (
+      (await t.db.query(`SELECT id FROM events WHERE organization_id = $1 AND seq > $2 ORDER BY seq`, [
+        organizationId,
+        since,
+      ])) as Array<{ id: string }>
+    ).map((row) => row.id);
+  const lastSeq = async () =>
+    Number(((await t.db.query(`SELECT coalesce(max(seq), 0) AS seq FROM events`)) as Array<{ seq: string }>)[0].seq);
 
   it('delivers task.created the moment a send commits', async () => {
     const stream = await openEventStream(t.baseUrl, apiKey(worker.key));
@@ -39,7 +44,10 @@ describe('the event stream', () => {
     expect(stream.response.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const task = await submitTask(t, requester, worker, 'stream me');
     const event = await stream.next();
-    expect(event).toMatchObject({ event: 'message', data: { type: 'task.created', organization_id: acme.organizationId, data: { task: { id: task.id } } } });
+    expect(event).toMatchObject({
+      event: 'message',
+      data: { type: 'task.created', organization_id: acme.organizationId, data: { task: { id: task.id } } },
+    });
     expect(event!.id).toBe(event!.data.id);
     await stream.close();
   });
@@ -56,9 +64,17 @@ describe('the event stream', () => {
     const mark = await lastSeq();
 
     // While disconnected: a reply, a new task, a webhook-free identity change.
-    await reply(t, first.id, worker.key, { state: 'working', message: { parts: [{ kind: 'text', text: 'on it' }] } }).expect(200);
+    await reply(t, first.id, worker.key, {
+      state: 'working',
+      message: { parts: [{ kind: 'text', text: 'on it' }] },
+    }).expect(200);
     await submitTask(t, requester, worker, 'while away');
-    await t.http().patch(`/api/v1/identities/${bystander.handle}`).set(bearer(acme)).send({ description: 'changed while away' }).expect(200);
+    await t
+      .http()
+      .patch(`/api/v1/identities/${bystander.handle}`)
+      .set(bearer(acme))
+      .send({ description: 'changed while away' })
+      .expect(200);
     const missed = await written(acme.organizationId, mark);
     expect(missed.length).toBeGreaterThanOrEqual(4);
 
@@ -85,7 +101,10 @@ describe('the event stream', () => {
     await late.connect();
     const lateId = newEventId();
     await late.query('BEGIN');
-    await late.query(`INSERT INTO events (id, type, organization_id, data) VALUES ($1, 'ping', $2, '{}')`, [lateId, acme.organizationId]);
+    await late.query(`INSERT INTO events (id, type, organization_id, data) VALUES ($1, 'ping', $2, '{}')`, [
+      lateId,
+      acme.organizationId,
+    ]);
     const task = await submitTask(t, requester, worker, 'committed first');
     const committedFirst = (await written(acme.organizationId, 0)).filter((id) => id !== lateId).slice(-1)[0];
     expect(committedFirst > lateId).toBe(true); // its id sorts after the late one's
@@ -104,21 +123,39 @@ describe('the event stream', () => {
     await stream.close();
   });
 
-  it('an agent key sees only its own identity\'s events', async () => {
+  it("an agent key sees only its own identity's events", async () => {
     const own = await openEventStream(t.baseUrl, apiKey(bystander.key));
     const org = await openEventStream(t.baseUrl, bearer(acme));
     await submitTask(t, requester, worker, 'not about the bystander');
-    await t.http().patch(`/api/v1/identities/${bystander.handle}`).set(bearer(acme)).send({ display_name: 'Bystander' }).expect(200);
+    await t
+      .http()
+      .patch(`/api/v1/identities/${bystander.handle}`)
+      .set(bearer(acme))
+      .send({ display_name: 'Bystander' })
+      .expect(200);
     // The organization sees both; the bystander's key only the second.
     const orgEvents = await org.take(2);
     expect(orgEvents.map((e) => e.data.type)).toEqual(['task.created', 'identity.updated']);
     const ownEvents = await own.take(1);
     expect(ownEvents[0].id).toBe(orgEvents[1].id);
     // Key events are the organization's only, never an identity's.
-    await t.http().post('/api/v1/api-keys').set(bearer(acme)).send({ scope: 'agent', scoped_identity_id: bystander.id }).expect(201);
+    await t
+      .http()
+      .post('/api/v1/api-keys')
+      .set(bearer(acme))
+      .send({ scope: 'agent', scoped_identity_id: bystander.id })
+      .expect(201);
     expect((await org.next())!.data.type).toBe('api_key.created');
-    await t.http().patch(`/api/v1/identities/${bystander.handle}`).set(bearer(acme)).send({ display_name: 'Bystander 2' }).expect(200);
-    expect((await own.next())!.data).toMatchObject({ type: 'identity.updated', data: { identity: { display_name: 'Bystander 2' } } });
+    await t
+      .http()
+      .patch(`/api/v1/identities/${bystander.handle}`)
+      .set(bearer(acme))
+      .send({ display_name: 'Bystander 2' })
+      .expect(200);
+    expect((await own.next())!.data).toMatchObject({
+      type: 'identity.updated',
+      data: { identity: { display_name: 'Bystander 2' } },
+    });
     await own.close();
     await org.close();
 
@@ -128,7 +165,9 @@ describe('the event stream', () => {
     // Another organization sees none of acme's.
     const globex = await signup(t, 'Globex');
     const theirs = await t.http().get('/api/v1/events').set(bearer(globex)).expect(200);
-    expect(theirs.body.events.filter((e: { organization_id: string }) => e.organization_id === acme.organizationId)).toEqual([]);
+    expect(
+      theirs.body.events.filter((e: { organization_id: string }) => e.organization_id === acme.organizationId),
+    ).toEqual([]);
     // And cannot resume after one of acme's events.
     await t.http().get(`/api/v1/events?after=${listed.body.events[0].id}`).set(bearer(globex)).expect(400);
   });
@@ -151,25 +190,45 @@ describe('the event stream', () => {
     const created = await t.http().get('/api/v1/events?type=task.created&limit=200').set(admin).expect(200);
     expect(created.body.events.length).toBeGreaterThan(0);
     expect(new Set(created.body.events.map((e: { type: string }) => e.type))).toEqual(new Set(['task.created']));
-    const two = await t.http().get('/api/v1/events?type=task.created,identity.updated&limit=200').set(admin).expect(200);
-    expect(new Set(two.body.events.map((e: { type: string }) => e.type))).toEqual(new Set(['task.created', 'identity.updated']));
+    const two = await t
+      .http()
+      .get('/api/v1/events?type=task.created,identity.updated&limit=200')
+      .set(admin)
+      .expect(200);
+    expect(new Set(two.body.events.map((e: { type: string }) => e.type))).toEqual(
+      new Set(['task.created', 'identity.updated']),
+    );
 
-    const after = await t.http().get(`/api/v1/events?after=${all[all.length - 3]}`).set(admin).expect(200);
+    const after = await t
+      .http()
+      .get(`/api/v1/events?after=${all[all.length - 3]}`)
+      .set(admin)
+      .expect(200);
     expect(after.body.events.map((e: { id: string }) => e.id)).toEqual(all.slice(-2).reverse());
 
     for (const bad of ['type=task.nope', 'after=evt_nope', 'cursor=abc', 'limit=0']) {
       const res = await t.http().get(`/api/v1/events?${bad}`).set(admin).expect(400);
       expect(res.headers['content-type']).toMatch(/problem\+json/);
     }
-    await t.http().get(`/api/v1/events?after=${newEventId()}`).set(admin).expect(400).expect((res) => expect(res.body.code).toBe('unknown_event'));
-    const stream = await fetch(`${t.baseUrl}/api/v1/events/stream`, { headers: { ...admin, 'Last-Event-ID': newEventId() } });
+    await t
+      .http()
+      .get(`/api/v1/events?after=${newEventId()}`)
+      .set(admin)
+      .expect(400)
+      .expect((res) => expect(res.body.code).toBe('unknown_event'));
+    const stream = await fetch(`${t.baseUrl}/api/v1/events/stream`, {
+      headers: { ...admin, 'Last-Event-ID': newEventId() },
+    });
     expect(stream.status).toBe(400);
     expect(((await stream.json()) as { code: string }).code).toBe('unknown_event');
   });
 
   it('sends keep-alives while idle', async () => {
     const stream = await openEventStream(t.baseUrl, apiKey(bystander.key));
-    await eventually(async () => stream.keepAlives, (count) => count >= 2);
+    await eventually(
+      async () => stream.keepAlives,
+      (count) => count >= 2,
+    );
     await stream.close();
   });
 
@@ -183,7 +242,7 @@ describe('the event stream', () => {
     expect(await stream.next()).toBeNull();
   });
 
-  it('a stream holds one of its key\'s open-call slots', async () => {
+  it("a stream holds one of its key's open-call slots", async () => {
     const account = await signup(t);
     const agent = await enabledAgent(t, account);
     const open = [];
@@ -192,8 +251,14 @@ describe('the event stream', () => {
     expect(refused.status).toBe(429);
     expect(((await refused.json()) as { code: string }).code).toBe('too_many_open_calls');
     await open[0].close();
-    await eventually(async () => (await fetch(`${t.baseUrl}/api/v1/events?limit=1`, { headers: apiKey(agent.key) })).status, (s) => s === 200);
-    const again = await eventually(() => openEventStream(t.baseUrl, apiKey(agent.key)), (s) => s.response.status === 200);
+    await eventually(
+      async () => (await fetch(`${t.baseUrl}/api/v1/events?limit=1`, { headers: apiKey(agent.key) })).status,
+      (s) => s === 200,
+    );
+    const again = await eventually(
+      () => openEventStream(t.baseUrl, apiKey(agent.key)),
+      (s) => s.response.status === 200,
+    );
     await again.close();
     for (const stream of open.slice(1)) await stream.close();
   });
@@ -203,30 +268,51 @@ describe('event retention', () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    t = await startApp({ EVENTS_RETENTION_DAYS: '30', EVENTS_PRUNE_INTERVAL_MS: '50', WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' });
+    t = await startApp({
+      EVENTS_RETENTION_DAYS: '30',
+      EVENTS_PRUNE_INTERVAL_MS: '50',
+      WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
+    });
   });
   afterAll(() => t.close());
 
   it('deletes events older than EVENTS_RETENTION_DAYS, except those with a delivery still pending', async () => {
     const acme = await signup(t);
-    const webhook = await t.http().post('/api/v1/webhooks').set(bearer(acme)).send({ url: 'https://hooks.example.invalid/x', events: ['ping'] }).expect(201);
+    const webhook = await t
+      .http()
+      .post('/api/v1/webhooks')
+      .set(bearer(acme))
+      .send({ url: 'https://hooks.example.invalid/x', events: ['ping'] })
+      .expect(201);
     /** An event `ageDays` old, with a delivery of the given status in the same transaction (the pruner runs meanwhile). */
-    const insert = (ageDays: number, delivery?: 'pending' | 'succeeded') => t.db.transaction(async (em) => {
-      const id = newEventId();
-      await em.query(`INSERT INTO events (id, type, organization_id, data, created_at) VALUES ($1, 'ping', $2, '{}', now() - make_interval(days => $3))`,
-        [id, acme.organizationId, ageDays]);
-      if (delivery) {
-        await em.query(`INSERT INTO deliveries (webhook_id, event_id, status, next_attempt_at) VALUES ($1, $2, $3::varchar, CASE WHEN $3::varchar = 'pending' THEN now() + interval '1 day' END)`,
-          [webhook.body.id, id, delivery]);
-      }
-      return id;
-    });
+    const insert = (ageDays: number, delivery?: 'pending' | 'succeeded') =>
+      t.db.transaction(async (em) => {
+        const id = newEventId();
+        await em.query(
+          `INSERT INTO events (id, type, organization_id, data, created_at) VALUES ($1, 'ping', $2, '{}', now() - make_interval(days => $3))`,
+          [id, acme.organizationId, ageDays],
+        );
+        if (delivery) {
+          await em.query(
+            `INSERT INTO deliveries (webhook_id, event_id, status, next_attempt_at) VALUES ($1, $2, $3::varchar, CASE WHEN $3::varchar = 'pending' THEN now() + interval '1 day' END)`,
+            [webhook.body.id, id, delivery],
+          );
+        }
+        return id;
+      });
     const old = await insert(31);
     const recent = await insert(29);
     const pending = await insert(31, 'pending');
     const finished = await insert(40, 'succeeded');
 
-    const left = async () => ((await t.db.query(`SELECT id FROM events WHERE id = ANY($1)`, [[old, recent, pending, finished]])) as Array<{ id: string }>).map((r) => r.id).sort();
+    const left = async () =>
+      (
+        (await t.db.query(`SELECT id FROM events WHERE id = ANY($1)`, [[old, recent, pending, finished]])) as Array<{
+          id: string;
+        }>
+      )
+        .map((r) => r.id)
+        .sort();
     expect(await eventually(left, (ids) => ids.length === 2)).toEqual([recent, pending].sort());
   });
 });
@@ -255,7 +341,10 @@ describe('the event stream across instances', () => {
     await onB.close();
     await reply(b, task.id, worker.key, { state: 'completed' }).expect(200);
     const onA = await openEventStream(a.baseUrl, apiKey(worker.key), { lastEventId: got!.id });
-    expect((await onA.next())!.data).toMatchObject({ type: 'task.status', data: { task: { id: task.id, status: { state: 'completed' } } } });
+    expect((await onA.next())!.data).toMatchObject({
+      type: 'task.status',
+      data: { task: { id: task.id, status: { state: 'completed' } } },
+    });
     await onA.close();
   });
 });

@@ -1,6 +1,14 @@
 import { startApp, type TestApp } from '../support/app';
 import {
-  apiKey, bearer, insertIdentity, mintAdminKey, mintAgentKey, mintKeyDirectly, signup, type ConsoleAccount, type IdentityFixture,
+  apiKey,
+  bearer,
+  insertIdentity,
+  mintAdminKey,
+  mintAgentKey,
+  mintKeyDirectly,
+  signup,
+  type ConsoleAccount,
+  type IdentityFixture,
 } from '../support/fixtures';
 
 const URL = 'https://hooks.example.invalid/a2a';
@@ -26,22 +34,40 @@ describe('webhook subscriptions', () => {
   });
   afterAll(() => t.close());
 
-  const create = (headers: Record<string, string>, body: object) => t.http().post('/api/v1/webhooks').set(headers).send(body);
+  const create = (headers: Record<string, string>, body: object) =>
+    t.http().post('/api/v1/webhooks').set(headers).send(body);
 
   describe('create', () => {
     it('returns the subscription with its whsec_ secret, once', async () => {
-      const res = await create(bearer(acme), { url: URL, events: ['task.created', 'task.status'], description: 'ops' }).expect(201);
+      const res = await create(bearer(acme), {
+        url: URL,
+        events: ['task.created', 'task.status'],
+        description: 'ops',
+      }).expect(201);
       expect(res.body).toEqual({
-        id: expect.any(String), organization_id: acme.organizationId, identity: null, url: URL,
-        events: ['task.created', 'task.status'], description: 'ops', status: 'active', failing_since: null,
-        previous_secret_expires_at: null, created_at: expect.any(String), updated_at: expect.any(String),
+        id: expect.any(String),
+        organization_id: acme.organizationId,
+        identity: null,
+        url: URL,
+        events: ['task.created', 'task.status'],
+        description: 'ops',
+        status: 'active',
+        failing_since: null,
+        previous_secret_expires_at: null,
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
         secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
       });
       const secret: string = res.body.secret;
       const reads = [
         await t.http().get(`/api/v1/webhooks/${res.body.id}`).set(bearer(acme)).expect(200),
         await t.http().get('/api/v1/webhooks').set(apiKey(admin)).expect(200),
-        await t.http().patch(`/api/v1/webhooks/${res.body.id}`).set(bearer(acme)).send({ description: 'ops 2' }).expect(200),
+        await t
+          .http()
+          .patch(`/api/v1/webhooks/${res.body.id}`)
+          .set(bearer(acme))
+          .send({ description: 'ops 2' })
+          .expect(200),
       ];
       for (const read of reads) {
         expect(JSON.stringify(read.body)).not.toContain(secret.slice(6));
@@ -75,13 +101,18 @@ describe('webhook subscriptions', () => {
       ['a loopback address', 'https://127.0.0.1/a2a'],
     ])('refuses %s with invalid_webhook_url', async (_, url) => {
       const res = await create(bearer(acme), { url, events: ['*'] }).expect(400);
-      expect(res.body).toMatchObject({ code: 'invalid_webhook_url', errors: [{ field: 'url', message: expect.any(String) }] });
+      expect(res.body).toMatchObject({
+        code: 'invalid_webhook_url',
+        errors: [{ field: 'url', message: expect.any(String) }],
+      });
     });
 
     it('scopes a subscription to one identity of the organization, by handle or id', async () => {
       const byHandle = await create(bearer(acme), { url: URL, events: ['*'], identity: billing.handle }).expect(201);
       expect(byHandle.body.identity).toBe(billing.handle);
-      const byId = await create(apiKey(admin), { url: URL, events: ['task.created'], identity: support.id }).expect(201);
+      const byId = await create(apiKey(admin), { url: URL, events: ['task.created'], identity: support.id }).expect(
+        201,
+      );
       expect(byId.body.identity).toBe(support.handle);
     });
 
@@ -94,7 +125,11 @@ describe('webhook subscriptions', () => {
     });
 
     it('refuses organization-only event types on an identity-scoped subscription', async () => {
-      const res = await create(bearer(acme), { url: URL, events: ['api_key.created', 'task.created'], identity: billing.handle }).expect(400);
+      const res = await create(bearer(acme), {
+        url: URL,
+        events: ['api_key.created', 'task.created'],
+        identity: billing.handle,
+      }).expect(400);
       expect(res.body.errors).toEqual([{ field: 'events', message: expect.stringContaining('api_key.created') }]);
     });
   });
@@ -105,7 +140,8 @@ describe('webhook subscriptions', () => {
 
     beforeAll(async () => {
       orgWide = (await create(bearer(acme), { url: URL, events: ['*'] }).expect(201)).body.id;
-      supportHook = (await create(bearer(acme), { url: URL, events: ['*'], identity: support.handle }).expect(201)).body.id;
+      supportHook = (await create(bearer(acme), { url: URL, events: ['*'], identity: support.handle }).expect(201)).body
+        .id;
     });
 
     it('subscribes for its own identity, named or not', async () => {
@@ -120,15 +156,19 @@ describe('webhook subscriptions', () => {
       expect(res.body.code).toBe('own_identity_only');
     });
 
-    it('lists only its own identity\'s webhooks, also when filtering for another', async () => {
+    it("lists only its own identity's webhooks, also when filtering for another", async () => {
       const res = await t.http().get('/api/v1/webhooks?limit=200').set(apiKey(billingKey)).expect(200);
       expect(res.body.webhooks.length).toBeGreaterThan(0);
       expect(res.body.webhooks.every((w: { identity: string }) => w.identity === billing.handle)).toBe(true);
-      const filtered = await t.http().get(`/api/v1/webhooks?identity=${support.handle}`).set(apiKey(billingKey)).expect(200);
+      const filtered = await t
+        .http()
+        .get(`/api/v1/webhooks?identity=${support.handle}`)
+        .set(apiKey(billingKey))
+        .expect(200);
       expect(filtered.body.webhooks).toEqual([]);
     });
 
-    it('never sees an organization-wide webhook or another identity\'s (404 everywhere)', async () => {
+    it("never sees an organization-wide webhook or another identity's (404 everywhere)", async () => {
       for (const id of [orgWide, supportHook]) {
         const requests = [
           t.http().get(`/api/v1/webhooks/${id}`),
@@ -146,7 +186,7 @@ describe('webhook subscriptions', () => {
       await t.http().get(`/api/v1/webhooks/${orgWide}`).set(bearer(acme)).expect(200);
     });
 
-    it('an unclaimed identity\'s key is refused (403)', async () => {
+    it("an unclaimed identity's key is refused (403)", async () => {
       const unclaimed = await insertIdentity(t, { organizationId: null });
       const key = await mintKeyDirectly(t, unclaimed.id);
       const res = await create(apiKey(key), { url: URL, events: ['*'] }).expect(403);
@@ -155,7 +195,7 @@ describe('webhook subscriptions', () => {
   });
 
   describe('another organization', () => {
-    it('gets 404 for every operation on acme\'s webhook', async () => {
+    it("gets 404 for every operation on acme's webhook", async () => {
       const id = (await create(bearer(acme), { url: URL, events: ['*'] }).expect(201)).body.id;
       const otherAdmin = await mintAdminKey(t, other);
       for (const headers of [bearer(other), apiKey(otherAdmin)]) {
@@ -170,14 +210,39 @@ describe('webhook subscriptions', () => {
 
   describe('update and delete', () => {
     it('changes URL, filter and description; the identity cannot change', async () => {
-      const id = (await create(bearer(acme), { url: URL, events: ['*'], identity: billing.handle }).expect(201)).body.id;
-      const res = await t.http().patch(`/api/v1/webhooks/${id}`).set(apiKey(billingKey))
-        .send({ url: 'https://other.example.invalid/hook', events: ['task.status'], description: 'status only' }).expect(200);
-      expect(res.body).toMatchObject({ url: 'https://other.example.invalid/hook', events: ['task.status'], description: 'status only', identity: billing.handle });
-      const moved = await t.http().patch(`/api/v1/webhooks/${id}`).set(bearer(acme)).send({ identity: support.handle }).expect(400);
+      const id = (await create(bearer(acme), { url: URL, events: ['*'], identity: billing.handle }).expect(201)).body
+        .id;
+      const res = await t
+        .http()
+        .patch(`/api/v1/webhooks/${id}`)
+        .set(apiKey(billingKey))
+        .send({ url: 'https://other.example.invalid/hook', events: ['task.status'], description: 'status only' })
+        .expect(200);
+      expect(res.body).toMatchObject({
+        url: 'https://other.example.invalid/hook',
+        events: ['task.status'],
+        description: 'status only',
+        identity: billing.handle,
+      });
+      const moved = await t
+        .http()
+        .patch(`/api/v1/webhooks/${id}`)
+        .set(bearer(acme))
+        .send({ identity: support.handle })
+        .expect(400);
       expect(moved.body.errors).toEqual([{ field: 'identity', message: 'identity is not a known field' }]);
-      await t.http().patch(`/api/v1/webhooks/${id}`).set(bearer(acme)).send({ url: 'http://plain.example.invalid/' }).expect(400);
-      await t.http().patch(`/api/v1/webhooks/${id}`).set(bearer(acme)).send({ events: ['api_key.revoked'] }).expect(400);
+      await t
+        .http()
+        .patch(`/api/v1/webhooks/${id}`)
+        .set(bearer(acme))
+        .send({ url: 'http://plain.example.invalid/' })
+        .expect(400);
+      await t
+        .http()
+        .patch(`/api/v1/webhooks/${id}`)
+        .set(bearer(acme))
+        .send({ events: ['api_key.revoked'] })
+        .expect(400);
       await t.http().patch(`/api/v1/webhooks/${id}`).set(bearer(acme)).send({ status: 'paused' }).expect(400);
     });
 
@@ -187,17 +252,33 @@ describe('webhook subscriptions', () => {
       expect(ping.body).toMatchObject({ event_type: 'ping', status: 'pending', attempt_count: 0 });
       await t.db.query(`UPDATE webhooks SET failing_since = now() - interval '1 day' WHERE id = $1`, [id]);
 
-      const disabled = await t.http().patch(`/api/v1/webhooks/${id}`).set(bearer(acme)).send({ status: 'disabled' }).expect(200);
+      const disabled = await t
+        .http()
+        .patch(`/api/v1/webhooks/${id}`)
+        .set(bearer(acme))
+        .send({ status: 'disabled' })
+        .expect(200);
       expect(disabled.body.status).toBe('disabled');
       const deliveries = await t.http().get(`/api/v1/webhooks/${id}/deliveries`).set(bearer(acme)).expect(200);
-      expect(deliveries.body.deliveries).toEqual([expect.objectContaining({ id: ping.body.id, status: 'failed', next_attempt_at: null })]);
+      expect(deliveries.body.deliveries).toEqual([
+        expect.objectContaining({ id: ping.body.id, status: 'failed', next_attempt_at: null }),
+      ]);
       const test = await t.http().post(`/api/v1/webhooks/${id}/test`).set(bearer(acme)).expect(409);
       expect(test.body.code).toBe('webhook_disabled');
       await t.http().post(`/api/v1/webhooks/${id}/deliveries/${ping.body.id}/retry`).set(bearer(acme)).expect(409);
 
-      const enabled = await t.http().patch(`/api/v1/webhooks/${id}`).set(bearer(acme)).send({ status: 'active' }).expect(200);
+      const enabled = await t
+        .http()
+        .patch(`/api/v1/webhooks/${id}`)
+        .set(bearer(acme))
+        .send({ status: 'active' })
+        .expect(200);
       expect(enabled.body).toMatchObject({ status: 'active', failing_since: null });
-      const retried = await t.http().post(`/api/v1/webhooks/${id}/deliveries/${ping.body.id}/retry`).set(bearer(acme)).expect(202);
+      const retried = await t
+        .http()
+        .post(`/api/v1/webhooks/${id}/deliveries/${ping.body.id}/retry`)
+        .set(bearer(acme))
+        .expect(202);
       expect(retried.body).toMatchObject({ id: ping.body.id, status: 'pending', next_attempt_at: expect.any(String) });
     });
 
@@ -214,10 +295,18 @@ describe('webhook subscriptions', () => {
       const id = (await create(bearer(acme), { url: URL, events: ['*'] }).expect(201)).body.id;
       const ping = await t.http().post(`/api/v1/webhooks/${id}/test`).set(bearer(acme)).expect(202);
       await t.db.query(`UPDATE deliveries SET in_flight = true WHERE id = $1`, [ping.body.id]);
-      const [before] = await t.db.query(`SELECT status, attempts, next_attempt_at FROM deliveries WHERE id = $1`, [ping.body.id]);
-      const res = await t.http().post(`/api/v1/webhooks/${id}/deliveries/${ping.body.id}/retry`).set(bearer(acme)).expect(409);
+      const [before] = await t.db.query(`SELECT status, attempts, next_attempt_at FROM deliveries WHERE id = $1`, [
+        ping.body.id,
+      ]);
+      const res = await t
+        .http()
+        .post(`/api/v1/webhooks/${id}/deliveries/${ping.body.id}/retry`)
+        .set(bearer(acme))
+        .expect(409);
       expect(res.body.code).toBe('delivery_in_flight');
-      const [after] = await t.db.query(`SELECT status, attempts, next_attempt_at FROM deliveries WHERE id = $1`, [ping.body.id]);
+      const [after] = await t.db.query(`SELECT status, attempts, next_attempt_at FROM deliveries WHERE id = $1`, [
+        ping.body.id,
+      ]);
       expect(after).toEqual(before);
     });
 
@@ -225,7 +314,11 @@ describe('webhook subscriptions', () => {
       const a = (await create(bearer(acme), { url: URL, events: ['*'] }).expect(201)).body.id;
       const b = (await create(bearer(acme), { url: URL, events: ['*'] }).expect(201)).body.id;
       const ping = await t.http().post(`/api/v1/webhooks/${a}/test`).set(bearer(acme)).expect(202);
-      const res = await t.http().post(`/api/v1/webhooks/${b}/deliveries/${ping.body.id}/retry`).set(bearer(acme)).expect(404);
+      const res = await t
+        .http()
+        .post(`/api/v1/webhooks/${b}/deliveries/${ping.body.id}/retry`)
+        .set(bearer(acme))
+        .expect(404);
       expect(res.body.code).toBe('delivery_not_found');
       await t.http().post(`/api/v1/webhooks/${a}/deliveries/not-an-id/retry`).set(bearer(acme)).expect(404);
     });
@@ -235,7 +328,11 @@ describe('webhook subscriptions', () => {
     it('returns a new secret once and keeps the old one signing for 24 hours', async () => {
       const created = await create(bearer(acme), { url: URL, events: ['*'] }).expect(201);
       const before = Date.now();
-      const rotated = await t.http().post(`/api/v1/webhooks/${created.body.id}/rotate-secret`).set(bearer(acme)).expect(200);
+      const rotated = await t
+        .http()
+        .post(`/api/v1/webhooks/${created.body.id}/rotate-secret`)
+        .set(bearer(acme))
+        .expect(200);
       expect(rotated.body.secret).toMatch(/^whsec_/);
       expect(rotated.body.secret).not.toBe(created.body.secret);
       const expires = Date.parse(rotated.body.previous_secret_expires_at);
@@ -247,18 +344,29 @@ describe('webhook subscriptions', () => {
   });
 
   describe('list', () => {
-    it('pages through the organization\'s webhooks, newest first, and filters by identity and status', async () => {
+    it("pages through the organization's webhooks, newest first, and filters by identity and status", async () => {
       const org = await signup(t, 'Paged');
       const agent = await insertIdentity(t, { organizationId: org.organizationId });
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) {
-        ids.push((await create(bearer(org), { url: `${URL}/${i}`, events: ['*'], identity: i < 2 ? agent.handle : undefined }).expect(201)).body.id);
+        ids.push(
+          (
+            await create(bearer(org), {
+              url: `${URL}/${i}`,
+              events: ['*'],
+              identity: i < 2 ? agent.handle : undefined,
+            }).expect(201)
+          ).body.id,
+        );
       }
       const seen: string[] = [];
       let cursor: string | null = null;
       do {
-        const res: { body: { webhooks: Array<{ id: string }>; next_cursor: string | null } } =
-          await t.http().get(`/api/v1/webhooks?limit=2${cursor ? `&cursor=${cursor}` : ''}`).set(bearer(org)).expect(200);
+        const res: { body: { webhooks: Array<{ id: string }>; next_cursor: string | null } } = await t
+          .http()
+          .get(`/api/v1/webhooks?limit=2${cursor ? `&cursor=${cursor}` : ''}`)
+          .set(bearer(org))
+          .expect(200);
         seen.push(...res.body.webhooks.map((w) => w.id));
         cursor = res.body.next_cursor;
       } while (cursor);
@@ -275,7 +383,9 @@ describe('webhook subscriptions', () => {
   describe('limits', () => {
     it('refuses a 51st webhook in an organization (409 webhook_limit_reached)', async () => {
       const org = await signup(t, 'Crowded');
-      const results = await Promise.all(Array.from({ length: 50 }, () => create(bearer(org), { url: URL, events: ['*'] })));
+      const results = await Promise.all(
+        Array.from({ length: 50 }, () => create(bearer(org), { url: URL, events: ['*'] })),
+      );
       expect(results.map((r) => r.status)).toEqual(Array(50).fill(201));
       const res = await create(bearer(org), { url: URL, events: ['*'] }).expect(409);
       expect(res.body.code).toBe('webhook_limit_reached');

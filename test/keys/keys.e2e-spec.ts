@@ -2,7 +2,14 @@ import { startApp, type TestApp } from '../support/app';
 import { Database } from '../../src/database/database';
 import type { Sql } from '../../src/database/sql';
 import {
-  apiKey, bearer, insertIdentity, mintAdminKey, mintKeyDirectly, signup, type ConsoleAccount, type IdentityFixture,
+  apiKey,
+  bearer,
+  insertIdentity,
+  mintAdminKey,
+  mintKeyDirectly,
+  signup,
+  type ConsoleAccount,
+  type IdentityFixture,
 } from '../support/fixtures';
 
 describe('API key lifecycle', () => {
@@ -21,25 +28,50 @@ describe('API key lifecycle', () => {
 
   describe('who may mint (SEED-SPEC §5)', () => {
     it('Console mints an admin key; the plaintext is returned once with the metadata', async () => {
-      const res = await t.http().post('/api/v1/api-keys').set(bearer(acme)).send({ scope: 'admin', label: 'ci' }).expect(201);
+      const res = await t
+        .http()
+        .post('/api/v1/api-keys')
+        .set(bearer(acme))
+        .send({ scope: 'admin', label: 'ci' })
+        .expect(201);
       expect(res.body.key).toMatch(/^a2a_adm_[0-9A-Za-z]{38}$/);
       expect(res.body).toMatchObject({
-        scope: 'admin', scoped_identity_id: null, organization_id: acme.organizationId, label: 'ci',
-        status: 'active', prefix: res.body.key.slice(0, 12), created_by: { type: 'console_user', id: acme.userId },
-        last_used_at: null, revoked_at: null,
+        scope: 'admin',
+        scoped_identity_id: null,
+        organization_id: acme.organizationId,
+        label: 'ci',
+        status: 'active',
+        prefix: res.body.key.slice(0, 12),
+        created_by: { type: 'console_user', id: acme.userId },
+        last_used_at: null,
+        revoked_at: null,
       });
       expect(res.body).not.toHaveProperty('key_hash');
     });
 
     it('Console mints an agent key bound to an identity of its organization', async () => {
-      const res = await t.http().post('/api/v1/api-keys').set(bearer(acme)).send({ scope: 'agent', scoped_identity_id: billing.id }).expect(201);
+      const res = await t
+        .http()
+        .post('/api/v1/api-keys')
+        .set(bearer(acme))
+        .send({ scope: 'agent', scoped_identity_id: billing.id })
+        .expect(201);
       expect(res.body.key).toMatch(/^a2a_agt_/);
-      expect(res.body).toMatchObject({ scope: 'agent', scoped_identity_id: billing.id, organization_id: acme.organizationId });
+      expect(res.body).toMatchObject({
+        scope: 'agent',
+        scoped_identity_id: billing.id,
+        organization_id: acme.organizationId,
+      });
     });
 
     it('an admin key mints agent keys; omitted scope means agent', async () => {
       const admin = await mintAdminKey(t, acme);
-      const res = await t.http().post('/api/v1/api-keys').set(apiKey(admin)).send({ scoped_identity_id: billing.id }).expect(201);
+      const res = await t
+        .http()
+        .post('/api/v1/api-keys')
+        .set(apiKey(admin))
+        .send({ scoped_identity_id: billing.id })
+        .expect(201);
       expect(res.body).toMatchObject({ scope: 'agent', scoped_identity_id: billing.id });
       const self = await t.http().get('/api-keys/self').set(apiKey(admin)).expect(200);
       expect(res.body.created_by).toEqual({ type: 'api_key', id: self.body.id });
@@ -63,17 +95,27 @@ describe('API key lifecycle', () => {
       const admin = await mintAdminKey(t, acme);
       const missing = await t.http().post('/api/v1/api-keys').set(apiKey(admin)).send({ scope: 'agent' }).expect(400);
       expect(missing.body.errors).toEqual([{ field: 'scoped_identity_id', message: expect.any(String) }]);
-      await t.http().post('/api/v1/api-keys').set(bearer(acme)).send({ scope: 'admin', scoped_identity_id: billing.id }).expect(400);
+      await t
+        .http()
+        .post('/api/v1/api-keys')
+        .set(bearer(acme))
+        .send({ scope: 'admin', scoped_identity_id: billing.id })
+        .expect(400);
       await t.http().post('/api/v1/api-keys').set(bearer(acme)).send({ scope: 'root' }).expect(400);
     });
 
-    it('cannot bind a key to another organization\'s identity, an unclaimed or a deleted identity', async () => {
+    it("cannot bind a key to another organization's identity, an unclaimed or a deleted identity", async () => {
       const foreign = await insertIdentity(t, { organizationId: other.organizationId });
       const unclaimed = await insertIdentity(t, { organizationId: null });
       const deleted = await insertIdentity(t, { organizationId: acme.organizationId });
       await t.db.query(`UPDATE identities SET status = 'deleted', deleted_at = now() WHERE id = $1`, [deleted.id]);
       for (const id of [foreign.id, unclaimed.id, deleted.id, '00000000-0000-4000-8000-000000000000']) {
-        const res = await t.http().post('/api/v1/api-keys').set(bearer(acme)).send({ scope: 'agent', scoped_identity_id: id }).expect(404);
+        const res = await t
+          .http()
+          .post('/api/v1/api-keys')
+          .set(bearer(acme))
+          .send({ scope: 'agent', scoped_identity_id: id })
+          .expect(404);
         expect(res.body.code).toBe('identity_not_found');
       }
     });
@@ -84,7 +126,12 @@ describe('API key lifecycle', () => {
       for (let i = 0; i < 20; i++) {
         await t.http().post('/api/v1/api-keys').set(apiKey(admin)).send({ scoped_identity_id: crowded.id }).expect(201);
       }
-      const res = await t.http().post('/api/v1/api-keys').set(apiKey(admin)).send({ scoped_identity_id: crowded.id }).expect(409);
+      const res = await t
+        .http()
+        .post('/api/v1/api-keys')
+        .set(apiKey(admin))
+        .send({ scoped_identity_id: crowded.id })
+        .expect(409);
       expect(res.body.code).toBe('key_limit_reached');
     });
   });
@@ -119,7 +166,9 @@ describe('API key lifecycle', () => {
         expect(res.body.code).toBe('invalid_api_key');
         expect(hot.mock.calls.filter(([name]) => name === 'verify_api_key')).toEqual([]);
         // The only statement allowed meanwhile is the periodic last_used_at flush of earlier requests (KeyUsageTracker).
-        const lookups = query.mock.calls.filter(([statement]) => !/^UPDATE api_keys AS k SET last_used_at/.test(statement.text.trim()));
+        const lookups = query.mock.calls.filter(
+          ([statement]) => !/^UPDATE api_keys AS k SET last_used_at/.test(statement.text.trim()),
+        );
         expect(lookups).toEqual([]);
       } finally {
         hot.mockRestore();
@@ -132,7 +181,11 @@ describe('API key lifecycle', () => {
     it('reads the calling key, any scope, with scoped_identity_id', async () => {
       const admin = await mintAdminKey(t, acme);
       const adminSelf = await t.http().get('/api-keys/self').set(apiKey(admin)).expect(200);
-      expect(adminSelf.body).toMatchObject({ scope: 'admin', scoped_identity_id: null, organization_id: acme.organizationId });
+      expect(adminSelf.body).toMatchObject({
+        scope: 'admin',
+        scoped_identity_id: null,
+        organization_id: acme.organizationId,
+      });
 
       const unclaimed = await insertIdentity(t, { organizationId: null });
       const agent = await mintKeyDirectly(t, unclaimed.id);
@@ -160,7 +213,7 @@ describe('API key lifecycle', () => {
       await t.http().post('/api-keys/self/revoke').set(apiKey(admin)).expect(401);
     });
 
-    it('an unclaimed identity\'s key may revoke itself', async () => {
+    it("an unclaimed identity's key may revoke itself", async () => {
       const unclaimed = await insertIdentity(t, { organizationId: null });
       const agent = await mintKeyDirectly(t, unclaimed.id);
       await t.http().post('/api-keys/self/revoke').set(apiKey(agent)).expect(200);
@@ -171,8 +224,12 @@ describe('API key lifecycle', () => {
   describe('rotation', () => {
     it('mint a new key, then revoke the old one; only the new one works', async () => {
       const old = await mintAdminKey(t, acme);
-      const agentOld = (await t.http().post('/api/v1/api-keys').set(apiKey(old)).send({ scoped_identity_id: billing.id }).expect(201)).body.key;
-      const agentNew = (await t.http().post('/api/v1/api-keys').set(apiKey(old)).send({ scoped_identity_id: billing.id }).expect(201)).body.key;
+      const agentOld = (
+        await t.http().post('/api/v1/api-keys').set(apiKey(old)).send({ scoped_identity_id: billing.id }).expect(201)
+      ).body.key;
+      const agentNew = (
+        await t.http().post('/api/v1/api-keys').set(apiKey(old)).send({ scoped_identity_id: billing.id }).expect(201)
+      ).body.key;
       await t.http().post('/api-keys/self/revoke').set(apiKey(agentOld)).expect(200);
       await t.http().get('/api-keys/self').set(apiKey(agentOld)).expect(401);
       await t.http().get('/api-keys/self').set(apiKey(agentNew)).expect(200);
@@ -197,7 +254,12 @@ describe('API key lifecycle', () => {
     it('Console edits label and description; API keys may not', async () => {
       const admin = await mintAdminKey(t, acme);
       const id = (await t.http().get('/api-keys/self').set(apiKey(admin))).body.id;
-      const res = await t.http().patch(`/api/v1/api-keys/${id}`).set(bearer(acme)).send({ label: 'deploy', description: 'CI' }).expect(200);
+      const res = await t
+        .http()
+        .patch(`/api/v1/api-keys/${id}`)
+        .set(bearer(acme))
+        .send({ label: 'deploy', description: 'CI' })
+        .expect(200);
       expect(res.body).toMatchObject({ label: 'deploy', description: 'CI' });
       const denied = await t.http().patch(`/api/v1/api-keys/${id}`).set(apiKey(admin)).send({ label: 'x' }).expect(403);
       expect(denied.body.code).toBe('admin_key_not_allowed');
@@ -209,13 +271,28 @@ describe('API key lifecycle', () => {
       const org = await signup(t, 'Lister');
       const identity = await insertIdentity(t, { organizationId: org.organizationId });
       const ids: string[] = [];
-      for (let i = 0; i < 5; i++) ids.push((await t.http().post('/api/v1/api-keys').set(bearer(org)).send({ scope: 'admin' })).body.id);
-      for (let i = 0; i < 2; i++) ids.push((await t.http().post('/api/v1/api-keys').set(bearer(org)).send({ scope: 'agent', scoped_identity_id: identity.id })).body.id);
+      for (let i = 0; i < 5; i++)
+        ids.push((await t.http().post('/api/v1/api-keys').set(bearer(org)).send({ scope: 'admin' })).body.id);
+      for (let i = 0; i < 2; i++)
+        ids.push(
+          (
+            await t
+              .http()
+              .post('/api/v1/api-keys')
+              .set(bearer(org))
+              .send({ scope: 'agent', scoped_identity_id: identity.id })
+          ).body.id,
+        );
 
       const seen: string[] = [];
       let cursor: string | null = null;
       do {
-        const res: { body: { api_keys: Array<{ id: string }>; next_cursor: string | null } } = await t.http().get('/api/v1/api-keys').query({ limit: 3, ...(cursor ? { cursor } : {}) }).set(bearer(org)).expect(200);
+        const res: { body: { api_keys: Array<{ id: string }>; next_cursor: string | null } } = await t
+          .http()
+          .get('/api/v1/api-keys')
+          .query({ limit: 3, ...(cursor ? { cursor } : {}) })
+          .set(bearer(org))
+          .expect(200);
         expect(res.body.api_keys.length).toBeLessThanOrEqual(3);
         seen.push(...res.body.api_keys.map((k) => k.id));
         cursor = res.body.next_cursor;
@@ -229,7 +306,12 @@ describe('API key lifecycle', () => {
 
       const agents = await t.http().get('/api/v1/api-keys').query({ scope: 'agent' }).set(bearer(org)).expect(200);
       expect(agents.body.api_keys).toHaveLength(2);
-      const byHandle = await t.http().get('/api/v1/api-keys').query({ identity: identity.handle }).set(bearer(org)).expect(200);
+      const byHandle = await t
+        .http()
+        .get('/api/v1/api-keys')
+        .query({ identity: identity.handle })
+        .set(bearer(org))
+        .expect(200);
       expect(byHandle.body.api_keys).toHaveLength(2);
 
       await t.http().post(`/api/v1/api-keys/${ids[0]}/revoke`).set(bearer(org)).expect(200);
@@ -251,10 +333,18 @@ describe('API key lifecycle', () => {
     });
 
     it('rejects a bad cursor, limit or id with a clear 4xx', async () => {
-      expect((await t.http().get('/api/v1/api-keys?cursor=nonsense').set(bearer(acme)).expect(400)).body.code).toBe('invalid_cursor');
-      expect((await t.http().get('/api/v1/api-keys?limit=201').set(bearer(acme)).expect(400)).body.errors[0].field).toBe('limit');
-      expect((await t.http().get('/api/v1/api-keys?limit=abc').set(bearer(acme)).expect(400)).body.code).toBe('validation_failed');
-      expect((await t.http().get('/api/v1/api-keys/not-a-uuid').set(bearer(acme)).expect(404)).body.code).toBe('api_key_not_found');
+      expect((await t.http().get('/api/v1/api-keys?cursor=nonsense').set(bearer(acme)).expect(400)).body.code).toBe(
+        'invalid_cursor',
+      );
+      expect(
+        (await t.http().get('/api/v1/api-keys?limit=201').set(bearer(acme)).expect(400)).body.errors[0].field,
+      ).toBe('limit');
+      expect((await t.http().get('/api/v1/api-keys?limit=abc').set(bearer(acme)).expect(400)).body.code).toBe(
+        'validation_failed',
+      );
+      expect((await t.http().get('/api/v1/api-keys/not-a-uuid').set(bearer(acme)).expect(404)).body.code).toBe(
+        'api_key_not_found',
+      );
     });
   });
 });

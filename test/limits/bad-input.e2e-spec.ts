@@ -28,15 +28,39 @@ describe('bad input is a 400, never a 500', () => {
 
   describe('an array where an object is expected', () => {
     it.each([[[[]]], [[[{}]]], [[null]], [['x']]])('agent signup (no credential) with skills %j', async (skills) => {
-      const res = await t.http().post('/api/v1/agent-signup').send({ agent_handle: unique('x'), skills });
+      const res = await t
+        .http()
+        .post('/api/v1/agent-signup')
+        .send({ agent_handle: unique('x'), skills });
       expectFieldError(res, 'skills');
     });
 
     it('identity create and PATCH with skills [[]]', async () => {
-      expectFieldError(await t.http().post('/api/v1/identities').set(apiKey(admin)).send({ agent_handle: unique('agent'), skills: [[]] }), 'skills');
+      expectFieldError(
+        await t
+          .http()
+          .post('/api/v1/identities')
+          .set(apiKey(admin))
+          .send({ agent_handle: unique('agent'), skills: [[]] }),
+        'skills',
+      );
       const identity = await createIdentity(t, bearer(acme));
-      expectFieldError(await t.http().patch(`/api/v1/identities/${identity.agent_handle}`).set(bearer(acme)).send({ skills: [[]] }), 'skills');
-      expectFieldError(await t.http().patch(`/api/v1/identities/${identity.agent_handle}`).set(apiKey(admin)).send({ skills: [[[]]] }), 'skills');
+      expectFieldError(
+        await t
+          .http()
+          .patch(`/api/v1/identities/${identity.agent_handle}`)
+          .set(bearer(acme))
+          .send({ skills: [[]] }),
+        'skills',
+      );
+      expectFieldError(
+        await t
+          .http()
+          .patch(`/api/v1/identities/${identity.agent_handle}`)
+          .set(apiKey(admin))
+          .send({ skills: [[[]]] }),
+        'skills',
+      );
     });
 
     it.each([
@@ -55,7 +79,10 @@ describe('bad input is a 400, never a 500', () => {
 
     it('a contact rule with peer [] or [[]]', async () => {
       for (const peer of [[], [[]], [{ type: 'identity', handle: worker.handle }]]) {
-        const res = await t.http().post('/api/v1/contact-rules').set(bearer(acme))
+        const res = await t
+          .http()
+          .post('/api/v1/contact-rules')
+          .set(bearer(acme))
           .send({ identity: requester.handle, direction: 'inbound', action: 'allow', peer });
         expectFieldError(res, 'peer');
       }
@@ -69,11 +96,23 @@ describe('bad input is a 400, never a 500', () => {
 
     it('a PATCH body with __proto__ or constructor at the top level', async () => {
       const identity = await createIdentity(t, bearer(acme));
-      for (const json of ['{"__proto__":{"enabled":true}}', '{"constructor":{"prototype":{"admin":true}}}', '{"display_name":"x","prototype":{}}']) {
+      for (const json of [
+        '{"__proto__":{"enabled":true}}',
+        '{"constructor":{"prototype":{"admin":true}}}',
+        '{"display_name":"x","prototype":{}}',
+      ]) {
         const res = await send('patch', `/api/v1/identities/${identity.agent_handle}`, bearer(acme), json);
-        expectFieldError(res, Object.keys(JSON.parse(json)).find((key) => key !== 'display_name')!);
+        expectFieldError(
+          res,
+          Object.keys(JSON.parse(json)).find((key) => key !== 'display_name')!,
+        );
       }
-      const settings = await send('patch', `/api/v1/identities/${identity.agent_handle}/settings`, bearer(acme), '{"enabled":true,"__proto__":{"x":1}}');
+      const settings = await send(
+        'patch',
+        `/api/v1/identities/${identity.agent_handle}/settings`,
+        bearer(acme),
+        '{"enabled":true,"__proto__":{"x":1}}',
+      );
       expectFieldError(settings, '__proto__');
       // Nothing was applied.
       const read = await t.http().get(`/api/v1/identities/${identity.agent_handle}`).set(bearer(acme)).expect(200);
@@ -82,23 +121,48 @@ describe('bad input is a 400, never a 500', () => {
 
     it('nested, on several routes', async () => {
       const key = await t.http().post('/api/v1/api-keys').set(bearer(acme)).send({ scope: 'admin' }).expect(201);
-      expectFieldError(await send('patch', `/api/v1/api-keys/${key.body.id}`, bearer(acme), '{"label":"x","constructor":{"name":"y"}}'), 'constructor');
-      expectFieldError(await send('post', '/api/v1/contact-rules', bearer(acme),
-        `{"identity":"${requester.handle}","direction":"inbound","action":"allow","peer":{"type":"identity","handle":"${worker.handle}","__proto__":{"type":"organization"}}}`),
-      'peer.__proto__');
+      expectFieldError(
+        await send(
+          'patch',
+          `/api/v1/api-keys/${key.body.id}`,
+          bearer(acme),
+          '{"label":"x","constructor":{"name":"y"}}',
+        ),
+        'constructor',
+      );
+      expectFieldError(
+        await send(
+          'post',
+          '/api/v1/contact-rules',
+          bearer(acme),
+          `{"identity":"${requester.handle}","direction":"inbound","action":"allow","peer":{"type":"identity","handle":"${worker.handle}","__proto__":{"type":"organization"}}}`,
+        ),
+        'peer.__proto__',
+      );
       const task = await submitTask(t, requester, worker);
-      expectFieldError(await send('post', `/api/v1/tasks/${task.id}/reply`, apiKey(worker.key),
-        '{"message":{"parts":[{"kind":"data","data":{"constructor":{"prototype":{"polluted":true}}}}]}}'),
-      'message.parts[0].data.constructor');
+      expectFieldError(
+        await send(
+          'post',
+          `/api/v1/tasks/${task.id}/reply`,
+          apiKey(worker.key),
+          '{"message":{"parts":[{"kind":"data","data":{"constructor":{"prototype":{"polluted":true}}}}]}}',
+        ),
+        'message.parts[0].data.constructor',
+      );
       expectFieldError(await send('post', '/api/v1/console/signup', {}, '{"__proto__":{"admin":true}}'), '__proto__');
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     });
 
     it('on the protocol endpoint too: -32600 naming the key (HTTP 400)', async () => {
-      const json = `{"jsonrpc":"2.0","id":7,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m-${unique('p')}",` +
+      const json =
+        `{"jsonrpc":"2.0","id":7,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m-${unique('p')}",` +
         `"parts":[{"kind":"text","text":"x"}],"metadata":{"__proto__":{"admin":true}}},"configuration":{"blocking":false}}}`;
       const res = await send('post', `/a2a/${worker.handle}`, apiKey(requester.key), json).expect(400);
-      expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32600, message: 'params.message.metadata.__proto__ is not a known field' } });
+      expect(res.body).toMatchObject({
+        jsonrpc: '2.0',
+        id: 7,
+        error: { code: -32600, message: 'params.message.metadata.__proto__ is not a known field' },
+      });
     });
   });
 });

@@ -23,25 +23,39 @@ describe('a SIGKILL mid-load loses nothing that was acknowledged', () => {
     await dropDatabase(database);
   });
 
-  const start = () => startServerProcess({
-    DATABASE_URL: urlFor(database),
-    RATE_LIMIT_PROTOCOL_PER_MINUTE: '1000000',
-    RATE_LIMIT_REST_PER_MINUTE: '1000000',
-    RATE_LIMIT_PUBLIC_PER_MINUTE: '1000000',
-  });
+  const start = () =>
+    startServerProcess({
+      DATABASE_URL: urlFor(database),
+      RATE_LIMIT_PROTOCOL_PER_MINUTE: '1000000',
+      RATE_LIMIT_REST_PER_MINUTE: '1000000',
+      RATE_LIMIT_PUBLIC_PER_MINUTE: '1000000',
+    });
 
   it('keeps every acknowledged send and reply, and every task legal', async () => {
     server = await start();
     const call = httpClient(server.baseUrl);
     const session = await call('/api/v1/console/signup', {
-      method: 'POST', body: { organization_name: 'Crash', email: `${unique('crash')}@example.test`, password: PASSWORD },
+      method: 'POST',
+      body: { organization_name: 'Crash', email: `${unique('crash')}@example.test`, password: PASSWORD },
     });
     const agents = [];
     for (const role of ['requester', 'worker']) {
-      const created = await call('/api/v1/identities', { method: 'POST', token: session.body.token, body: { agent_handle: unique(role), mint_key: true } });
+      const created = await call('/api/v1/identities', {
+        method: 'POST',
+        token: session.body.token,
+        body: { agent_handle: unique(role), mint_key: true },
+      });
       expect(created.status).toBe(201);
       const handle = created.body.agent_handle as string;
-      expect((await call(`/api/v1/identities/${handle}/settings`, { method: 'PATCH', token: session.body.token, body: { enabled: true } })).status).toBe(200);
+      expect(
+        (
+          await call(`/api/v1/identities/${handle}/settings`, {
+            method: 'PATCH',
+            token: session.body.token,
+            body: { enabled: true },
+          })
+        ).status,
+      ).toBe(200);
       agents.push({ handle, key: created.body.api_key.key as string });
     }
     const [requester, worker] = agents;
@@ -54,11 +68,17 @@ describe('a SIGKILL mid-load loses nothing that was acknowledged', () => {
         const messageId = randomUUID();
         try {
           const res = await call(`/a2a/${worker.handle}`, {
-            method: 'POST', key: requester.key,
-            body: { jsonrpc: '2.0', id: 1, method: 'message/send', params: {
-              message: { kind: 'message', role: 'user', messageId, parts: [{ kind: 'text', text: 'work' }] },
-              configuration: { blocking: false },
-            } },
+            method: 'POST',
+            key: requester.key,
+            body: {
+              jsonrpc: '2.0',
+              id: 1,
+              method: 'message/send',
+              params: {
+                message: { kind: 'message', role: 'user', messageId, parts: [{ kind: 'text', text: 'work' }] },
+                configuration: { blocking: false },
+              },
+            },
           });
           if (res.status === 200 && res.body?.result?.id) acknowledgedSends.set(res.body.result.id, messageId);
         } catch {
@@ -76,7 +96,9 @@ describe('a SIGKILL mid-load loses nothing that was acknowledged', () => {
         const id = pending[Math.floor(Math.random() * pending.length)];
         try {
           const res = await call(`/api/v1/tasks/${id}/reply`, {
-            method: 'POST', key: worker.key, body: { state: 'completed', message: { parts: [{ kind: 'text', text: 'done' }] } },
+            method: 'POST',
+            key: worker.key,
+            body: { state: 'completed', message: { parts: [{ kind: 'text', text: 'done' }] } },
           });
           if (res.status === 200) acknowledgedReplies.add(id);
         } catch {
@@ -87,7 +109,8 @@ describe('a SIGKILL mid-load loses nothing that was acknowledged', () => {
     const load = Promise.all([...Array.from({ length: 6 }, sender), ...Array.from({ length: 2 }, replier)]);
 
     // Let the load build, then kill the server without warning.
-    while (acknowledgedSends.size < 150 || acknowledgedReplies.size < 30) await new Promise((resolve) => setTimeout(resolve, 20));
+    while (acknowledgedSends.size < 150 || acknowledgedReplies.size < 30)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     expect(await server.stop('SIGKILL')).toBeNull();
     stop = true;
     await load;
@@ -98,13 +121,16 @@ describe('a SIGKILL mid-load loses nothing that was acknowledged', () => {
       const task = await after(`/api/v1/tasks/${taskId}`, { key: requester.key });
       expect({ taskId, status: task.status }).toEqual({ taskId, status: 200 });
       expect(task.body.history.map((m: { messageId: string }) => m.messageId)).toContain(messageId);
-      if (acknowledgedReplies.has(taskId)) expect({ taskId, state: task.body.status.state }).toEqual({ taskId, state: 'completed' });
+      if (acknowledgedReplies.has(taskId))
+        expect({ taskId, state: task.body.status.state }).toEqual({ taskId, state: 'completed' });
     }
 
     const db = new Client({ connectionString: urlFor(database) });
     await db.connect();
     try {
-      const { rows: [facts] } = await db.query(`
+      const {
+        rows: [facts],
+      } = await db.query(`
         SELECT count(*)::int AS tasks,
                count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.task_id = t.id))::int AS without_messages,
                count(*) FILTER (WHERE state NOT IN ('submitted', 'completed'))::int AS unexpected_states

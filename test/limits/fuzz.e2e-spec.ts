@@ -29,21 +29,80 @@ const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.le
 function randomJson(depth = 0): unknown {
   const kind = Math.floor(random() * (depth > 3 ? 5 : 7));
   switch (kind) {
-    case 0: return null;
-    case 1: return random() < 0.5;
-    case 2: return pick([0, -1, 1e308, -1e-308, 2 ** 53 + 1, 3.14]);
-    case 3: return pick(['', ' ', 'a'.repeat(5000), '\u0000', '😀'.repeat(50), '<script>', "' OR 1=1 --", '../../etc/passwd', '%00', '\u202e']);
-    case 4: return pick(['admin', 'agent', 'inbound', 'both', 'block', 'allow', 'completed', '00000000-0000-4000-8000-000000000000']);
-    case 5: return Array.from({ length: Math.floor(random() * 4) }, () => randomJson(depth + 1));
+    case 0:
+      return null;
+    case 1:
+      return random() < 0.5;
+    case 2:
+      return pick([0, -1, 1e308, -1e-308, 2 ** 53 + 1, 3.14]);
+    case 3:
+      return pick([
+        '',
+        ' ',
+        'a'.repeat(5000),
+        '\u0000',
+        '😀'.repeat(50),
+        '<script>',
+        "' OR 1=1 --",
+        '../../etc/passwd',
+        '%00',
+        '\u202e',
+      ]);
+    case 4:
+      return pick([
+        'admin',
+        'agent',
+        'inbound',
+        'both',
+        'block',
+        'allow',
+        'completed',
+        '00000000-0000-4000-8000-000000000000',
+      ]);
+    case 5:
+      return Array.from({ length: Math.floor(random() * 4) }, () => randomJson(depth + 1));
     default: {
-      const keys = ['scope', 'label', 'email', 'password', 'agent_handle', 'skills', 'state', 'message', 'parts', 'peer',
-        'direction', 'action', 'identity', 'enabled', 'filter_mode', 'jsonrpc', 'method', 'params', 'id', '__proto__', 'constructor'];
-      return Object.fromEntries(Array.from({ length: 1 + Math.floor(random() * 4) }, () => [pick(keys), randomJson(depth + 1)]));
+      const keys = [
+        'scope',
+        'label',
+        'email',
+        'password',
+        'agent_handle',
+        'skills',
+        'state',
+        'message',
+        'parts',
+        'peer',
+        'direction',
+        'action',
+        'identity',
+        'enabled',
+        'filter_mode',
+        'jsonrpc',
+        'method',
+        'params',
+        'id',
+        '__proto__',
+        'constructor',
+      ];
+      return Object.fromEntries(
+        Array.from({ length: 1 + Math.floor(random() * 4) }, () => [pick(keys), randomJson(depth + 1)]),
+      );
     }
   }
 }
 
-const HOSTILE_PARAMS = ['x', 'A'.repeat(300), '%00', '..%2F..', '%E0%A4%A', "1'%20OR%20'1'='1", '00000000-0000-4000-8000-000000000000', '-1', '😀'];
+const HOSTILE_PARAMS = [
+  'x',
+  'A'.repeat(300),
+  '%00',
+  '..%2F..',
+  '%E0%A4%A',
+  "1'%20OR%20'1'='1",
+  '00000000-0000-4000-8000-000000000000',
+  '-1',
+  '😀',
+];
 
 const HOSTILE_BODIES: Array<[string, string | Buffer]> = [
   ['empty object', '{}'],
@@ -64,9 +123,36 @@ const HOSTILE_BODIES: Array<[string, string | Buffer]> = [
 ];
 
 /** Fields the routes accept; each is also sent alone as `null` (NOT NULL columns must never see it). */
-const KNOWN_FIELDS = ['scope', 'scoped_identity_id', 'label', 'description', 'email', 'password', 'organization_name', 'agent_handle',
-  'display_name', 'skills', 'publicly_discoverable', 'allow_public_egress', 'filter_mode', 'enabled', 'mint_key', 'claim_code',
-  'identity', 'direction', 'action', 'peer', 'note', 'requester', 'worker', 'state', 'message', 'artifacts', 'url', 'events'];
+const KNOWN_FIELDS = [
+  'scope',
+  'scoped_identity_id',
+  'label',
+  'description',
+  'email',
+  'password',
+  'organization_name',
+  'agent_handle',
+  'display_name',
+  'skills',
+  'publicly_discoverable',
+  'allow_public_egress',
+  'filter_mode',
+  'enabled',
+  'mint_key',
+  'claim_code',
+  'identity',
+  'direction',
+  'action',
+  'peer',
+  'note',
+  'requester',
+  'worker',
+  'state',
+  'message',
+  'artifacts',
+  'url',
+  'events',
+];
 
 const craftedCursor = (value: unknown) => `cursor=${Buffer.from(JSON.stringify(value)).toString('base64url')}`;
 
@@ -74,9 +160,23 @@ const HOSTILE_QUERIES = [
   craftedCursor(['1', '00000000-0000-4000-8000-000000000000']),
   craftedCursor(['2026-01-01T00:00:00Z', '-'.repeat(36)]),
   craftedCursor(['-010000-01-01T00:00:00Z', '00000000-0000-4000-8000-000000000000']),
-  'identity=' + 'a'.repeat(36), 'peer=' + 'a'.repeat(36), 'skill=%00', 'tag=a%00', 'context_id=' + 'f'.repeat(36),
-  'updated_after=%2B010000-01-01T00:00:00Z', 'limit=-1', 'limit=abc', 'limit=1e9', 'limit[]=1&limit[]=2', 'cursor=%%%', 'cursor=' + 'Z'.repeat(600),
-  'state=unknown', 'role=owner', 'q=' + encodeURIComponent("'; DROP TABLE identities; --"), 'updated_after=yesterday'];
+  'identity=' + 'a'.repeat(36),
+  'peer=' + 'a'.repeat(36),
+  'skill=%00',
+  'tag=a%00',
+  'context_id=' + 'f'.repeat(36),
+  'updated_after=%2B010000-01-01T00:00:00Z',
+  'limit=-1',
+  'limit=abc',
+  'limit=1e9',
+  'limit[]=1&limit[]=2',
+  'cursor=%%%',
+  'cursor=' + 'Z'.repeat(600),
+  'state=unknown',
+  'role=owner',
+  'q=' + encodeURIComponent("'; DROP TABLE identities; --"),
+  'updated_after=yesterday',
+];
 
 /**
  * Bodies that put an array, an array of arrays or a null where a nested DTO expects an
@@ -88,20 +188,27 @@ const HOSTILE_QUERIES = [
  */
 function nestedFieldBodies(): Array<{ field: string; body: Record<string, unknown> }> {
   type Rule = { type: string; propertyName: string; each: boolean };
-  const byClass = (getMetadataStorage() as unknown as { validationMetadatas: Map<Function, Rule[]> }).validationMetadatas;
+  const byClass = (getMetadataStorage() as unknown as { validationMetadatas: Map<Function, Rule[]> })
+    .validationMetadatas;
   // Not exported with types.
-  const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as { defaultMetadataStorage: TransformerMetadata };
+  const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as {
+    defaultMetadataStorage: TransformerMetadata;
+  };
   const nested = (target: Function) => (byClass.get(target) ?? []).filter((m) => m.type === 'nestedValidation');
   const hostile = (each: boolean): unknown[] => (each ? [[[]], [[[]]], [null], ['x']] : [[], [[]], [{}]]);
-  const values = (target: Function, depth: number): Array<[string, unknown]> => nested(target).flatMap((m) => {
-    const inner = defaultMetadataStorage.findTypeMetadata(target, m.propertyName)?.typeFunction() as Function | undefined;
-    const deeper = inner && depth < 3
-      ? values(inner, depth + 1).map(([field, value]) => (m.each ? [{ [field]: value }] : { [field]: value }))
-      : [];
-    return [...hostile(m.each), ...deeper].map((value): [string, unknown] => [m.propertyName, value]);
-  });
+  const values = (target: Function, depth: number): Array<[string, unknown]> =>
+    nested(target).flatMap((m) => {
+      const inner = defaultMetadataStorage.findTypeMetadata(target, m.propertyName)?.typeFunction() as
+        Function | undefined;
+      const deeper =
+        inner && depth < 3
+          ? values(inner, depth + 1).map(([field, value]) => (m.each ? [{ [field]: value }] : { [field]: value }))
+          : [];
+      return [...hostile(m.each), ...deeper].map((value): [string, unknown] => [m.propertyName, value]);
+    });
   const seen = new Set<string>();
-  return [...byClass.keys()].flatMap((target) => values(target, 0))
+  return [...byClass.keys()]
+    .flatMap((target) => values(target, 0))
     .map(([field, value]) => ({ field, body: { [field]: value } }))
     .filter(({ body }) => !seen.has(JSON.stringify(body)) && seen.add(JSON.stringify(body)));
 }
@@ -122,8 +229,11 @@ describe('fuzzing every route', () => {
 
   beforeAll(async () => {
     t = await startApp({
-      RATE_LIMIT_REST_PER_MINUTE: '1000000', RATE_LIMIT_PUBLIC_PER_MINUTE: '1000000', RATE_LIMIT_PROTOCOL_PER_MINUTE: '1000000',
-      RATE_LIMIT_SIGNUPS_PER_HOUR: '1000000', LOGIN_FAILURE_LIMIT: '10000',
+      RATE_LIMIT_REST_PER_MINUTE: '1000000',
+      RATE_LIMIT_PUBLIC_PER_MINUTE: '1000000',
+      RATE_LIMIT_PROTOCOL_PER_MINUTE: '1000000',
+      RATE_LIMIT_SIGNUPS_PER_HOUR: '1000000',
+      LOGIN_FAILURE_LIMIT: '10000',
       // The event stream answers 200 and stays open: the shortest maximum duration ends each one.
       SSE_MAX_DURATION_MS: '1000',
     });
@@ -131,12 +241,25 @@ describe('fuzzing every route', () => {
     const identity = await insertIdentity(t, { organizationId: account.organizationId, enabled: true });
     const peer = await insertIdentity(t, { organizationId: account.organizationId });
     const spareKey = await t.http().post('/api/v1/api-keys').set(bearer(account)).send({ scope: 'admin' }).expect(201);
-    const rule = await t.http().post('/api/v1/contact-rules').set(bearer(account))
-      .send({ identity: identity.handle, direction: 'inbound', action: 'allow', peer: { type: 'identity', handle: peer.handle } }).expect(201);
+    const rule = await t
+      .http()
+      .post('/api/v1/contact-rules')
+      .set(bearer(account))
+      .send({
+        identity: identity.handle,
+        direction: 'inbound',
+        action: 'allow',
+        peer: { type: 'identity', handle: peer.handle },
+      })
+      .expect(201);
     const identityKey = await mintAgentKey(t, account, identity.id);
     const caller = await insertIdentity(t, { organizationId: account.organizationId, enabled: true });
     // A task the agent credential works on, so the reply's body is validated rather than refused by path.
-    const task = await submitTask(t, { ...caller, key: await mintAgentKey(t, account, caller.id) }, { ...identity, key: identityKey });
+    const task = await submitTask(
+      t,
+      { ...caller, key: await mintAgentKey(t, account, caller.id) },
+      { ...identity, key: identityKey },
+    );
     realParams = {
       'tasks/:id': `tasks/${task.id}`,
       'api-keys/:id': `api-keys/${spareKey.body.id}`,
@@ -154,7 +277,13 @@ describe('fuzzing every route', () => {
   afterAll(() => t.close());
 
   /** `nestedField`: the member a validation failure must name (a nested DTO field sent the wrong shape). */
-  async function send(method: string, path: string, headers: Record<string, string>, body?: string | Buffer, nestedField?: string): Promise<void> {
+  async function send(
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    body?: string | Buffer,
+    nestedField?: string,
+  ): Promise<void> {
     requests += 1;
     const label = `${method} ${path} [${Object.keys(headers).join(',') || 'no credential'}]${body !== undefined ? ` body=${String(body).slice(0, 80)}` : ''}`;
     let req = t.http()[method.toLowerCase() as 'get'](path).set(headers).timeout(15_000);
@@ -169,21 +298,38 @@ describe('fuzzing every route', () => {
     const problem = res.headers['content-type']?.startsWith('application/problem+json');
     const jsonRpc = res.body && typeof res.body === 'object' && res.body.jsonrpc === '2.0' && res.body.error;
     // The HTTP+JSON binding's method errors, as A2A defines them: a google.rpc.Status (v1.0), a v0.3 error object.
-    const rpcStatus = res.body?.error && typeof res.body.error.code === 'number' && typeof res.body.error.status === 'string' && res.body.error.code === res.status;
+    const rpcStatus =
+      res.body?.error &&
+      typeof res.body.error.code === 'number' &&
+      typeof res.body.error.status === 'string' &&
+      res.body.error.code === res.status;
     const legacyRest = typeof res.body?.code === 'number' && typeof res.body?.message === 'string';
-    const documented = res.status < 400 || (problem && typeof res.body.code === 'string' && res.body.status === res.status) ||
-      (jsonRpc && typeof res.body.error.code === 'number') || rpcStatus || legacyRest;
+    const documented =
+      res.status < 400 ||
+      (problem && typeof res.body.code === 'string' && res.body.status === res.status) ||
+      (jsonRpc && typeof res.body.error.code === 'number') ||
+      rpcStatus ||
+      legacyRest;
     // Another field's error is not enough: without one naming it, the wrong shape got through.
-    const unnamed = nestedField !== undefined && res.status === 400 && res.body.code === 'validation_failed' &&
-      !(res.body.errors ?? []).some(({ field }: { field: string }) => field === nestedField || field.startsWith(`${nestedField}.`) || field.startsWith(`${nestedField}[`));
-    if (res.status >= 500 || !documented || unnamed) failures.push({ request: label, status: res.status, body: JSON.stringify(res.body).slice(0, 300) });
+    const unnamed =
+      nestedField !== undefined &&
+      res.status === 400 &&
+      res.body.code === 'validation_failed' &&
+      !(res.body.errors ?? []).some(
+        ({ field }: { field: string }) =>
+          field === nestedField || field.startsWith(`${nestedField}.`) || field.startsWith(`${nestedField}[`),
+      );
+    if (res.status >= 500 || !documented || unnamed)
+      failures.push({ request: label, status: res.status, body: JSON.stringify(res.body).slice(0, 300) });
   }
 
   it('answers every hostile request with a documented 4xx or a success, never a 5xx', async () => {
     const routes = listRoutes(t.app).map((r) => r.route.split(' ') as [string, string]);
     expect(routes.length).toBeGreaterThan(10);
     const nestedBodies = nestedFieldBodies();
-    expect(new Set(nestedBodies.map((b) => b.field))).toEqual(new Set(['skills', 'message', 'artifacts', 'peer', 'auth']));
+    expect(new Set(nestedBodies.map((b) => b.field))).toEqual(
+      new Set(['skills', 'message', 'artifacts', 'peer', 'auth']),
+    );
     for (const [method, pattern] of routes) {
       for (const [, headers] of credentials) {
         const paths = pattern.includes(':') ? HOSTILE_PARAMS.map((p) => pattern.replace(/:[^/]+/g, p)) : [pattern];
@@ -205,7 +351,10 @@ describe('fuzzing every route', () => {
       }
     }
     expect({ seed: SEED, requests, failures: failures.slice(0, 20), failureCount: failures.length }).toEqual({
-      seed: SEED, requests, failures: [], failureCount: 0,
+      seed: SEED,
+      requests,
+      failures: [],
+      failureCount: 0,
     });
   }, 300_000); // several thousand requests: on a loaded machine this outlasts the default 60 s
 
@@ -213,11 +362,23 @@ describe('fuzzing every route', () => {
     type Rule = { type: string; propertyName: string; each: boolean; constraintCls?: Function };
     const storage = getMetadataStorage();
     const byClass = (storage as unknown as { validationMetadatas: Map<Function, Rule[]> }).validationMetadatas;
-    const unguarded = [...byClass.entries()].flatMap(([target, rules]) => rules
-      .filter((rule) => rule.type === 'nestedValidation')
-      .filter((nested) => !rules.some((rule) => rule.propertyName === nested.propertyName && rule.each === nested.each && rule.constraintCls &&
-        storage.getTargetValidatorConstraints(rule.constraintCls).some((constraint) => constraint.name === 'isObject')))
-      .map((nested) => `${target.name}.${nested.propertyName}`));
+    const unguarded = [...byClass.entries()].flatMap(([target, rules]) =>
+      rules
+        .filter((rule) => rule.type === 'nestedValidation')
+        .filter(
+          (nested) =>
+            !rules.some(
+              (rule) =>
+                rule.propertyName === nested.propertyName &&
+                rule.each === nested.each &&
+                rule.constraintCls &&
+                storage
+                  .getTargetValidatorConstraints(rule.constraintCls)
+                  .some((constraint) => constraint.name === 'isObject'),
+            ),
+        )
+        .map((nested) => `${target.name}.${nested.propertyName}`),
+    );
     expect(byClass.size).toBeGreaterThan(10);
     expect(unguarded).toEqual([]);
   });

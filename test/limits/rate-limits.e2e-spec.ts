@@ -34,7 +34,7 @@ describe('rate limits', () => {
       expect({ quota, remaining, reset: Number(reset) }).toEqual({ quota: 'rest', remaining: '0', reset: retryAfter });
     });
 
-    it('one tenant\'s flood does not block another tenant, nor another key of the same tenant', async () => {
+    it("one tenant's flood does not block another tenant, nor another key of the same tenant", async () => {
       const flooded = await signup(t);
       const noisy = await mintAdminKey(t, flooded);
       const quiet = await mintAdminKey(t, flooded);
@@ -62,7 +62,11 @@ describe('rate limits', () => {
     it('public routes share the address budget; failed authentications spend it too', async () => {
       await t.http().get('/healthz').expect(200);
       await t.http().get('/healthz').expect(200);
-      const wrong = await t.http().get('/api-keys/self').set(apiKey('a2a_adm_0000000000000000000000000000000000000')).expect(401);
+      const wrong = await t
+        .http()
+        .get('/api-keys/self')
+        .set(apiKey('a2a_adm_0000000000000000000000000000000000000'))
+        .expect(401);
       expect(wrong.headers['ratelimit-policy']).toBe('"public";q=4;w=60');
       await t.http().get('/api-keys/self').expect(401);
       const limited = await t.http().get('/healthz').expect(429);
@@ -102,14 +106,21 @@ describe('rate limits', () => {
     const t = await startApp({ RATE_LIMIT_SIGNUPS_PER_HOUR: '1', RATE_LIMIT_LOGIN_ATTEMPTS_PER_MINUTE: '2' });
     try {
       const account = await signup(t);
-      const again = await t.http().post('/api/v1/console/signup').send({ organization_name: 'X', email: `${randomBytes(4).toString('hex')}@example.test`, password: PASSWORD });
+      const again = await t
+        .http()
+        .post('/api/v1/console/signup')
+        .send({ organization_name: 'X', email: `${randomBytes(4).toString('hex')}@example.test`, password: PASSWORD });
       expect(again.status).toBe(429);
       expect(again.headers['ratelimit-policy']).toBe('"signup";q=1;w=3600');
       // Different emails each time: the per-(email, address) failure count never trips, the address quota does.
       for (const email of ['a@example.test', 'b@example.test']) {
         await t.http().post('/api/v1/console/login').send({ email, password: 'wrong password!!' }).expect(401);
       }
-      const limited = await t.http().post('/api/v1/console/login').send({ email: account.email, password: PASSWORD }).expect(429);
+      const limited = await t
+        .http()
+        .post('/api/v1/console/login')
+        .send({ email: account.email, password: PASSWORD })
+        .expect(429);
       expect(limited.headers['ratelimit-policy']).toBe('"login_attempts";q=2;w=60');
     } finally {
       await t.close();
@@ -119,7 +130,9 @@ describe('rate limits', () => {
   /** 25 wrong passwords at once against a limit of 10: the attempts are reserved before bcrypt runs. */
   async function racingLogins(t: TestApp): Promise<number[]> {
     const account = await signup(t);
-    const attempts = Array.from({ length: 25 }, () => t.http().post('/api/v1/console/login').send({ email: account.email, password: 'wrong password!!' }));
+    const attempts = Array.from({ length: 25 }, () =>
+      t.http().post('/api/v1/console/login').send({ email: account.email, password: 'wrong password!!' }),
+    );
     const statuses = (await Promise.all(attempts)).map((res) => res.status);
     return [statuses.filter((s) => s === 401).length, statuses.filter((s) => s === 429).length];
   }
@@ -134,7 +147,10 @@ describe('rate limits', () => {
   });
 
   describe('shared through Redis (REDIS_URL)', () => {
-    const redisEnv = () => ({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: `a2a-test-${randomBytes(4).toString('hex')}:` });
+    const redisEnv = () => ({
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      REDIS_KEY_PREFIX: `a2a-test-${randomBytes(4).toString('hex')}:`,
+    });
 
     it('two instances draw on one budget', async () => {
       const env = { ...redisEnv(), RATE_LIMIT_PUBLIC_PER_MINUTE: '3' };
@@ -165,8 +181,12 @@ describe('rate limits', () => {
       const [a, b] = [await startApp(env), await startApp(env)];
       try {
         const account = await signup(a);
-        await b.http().post('/api/v1/console/signup').send({ organization_name: 'B', email: account.email, password: PASSWORD });
-        const login = (t: TestApp, password: string) => t.http().post('/api/v1/console/login').send({ email: account.email, password });
+        await b
+          .http()
+          .post('/api/v1/console/signup')
+          .send({ organization_name: 'B', email: account.email, password: PASSWORD });
+        const login = (t: TestApp, password: string) =>
+          t.http().post('/api/v1/console/login').send({ email: account.email, password });
         await login(a, 'wrong password!!').expect(401);
         await login(b, 'wrong password!!').expect(401);
         const locked = await login(a, PASSWORD).expect(429);
@@ -191,15 +211,27 @@ describe('rate limits', () => {
   it('Redis going away: limits count in memory, /readyz says so, and Redis is used again once it is back', async () => {
     const port = await freePort();
     const startRedis = async () => {
-      const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-      const ping = async () => new Promise<boolean>((resolve) => {
-        const socket = connect(port, '127.0.0.1', () => { socket.destroy(); resolve(true); });
-        socket.on('error', () => resolve(false));
-      });
+      const child = spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+        { stdio: 'ignore' },
+      );
+      const ping = async () =>
+        new Promise<boolean>((resolve) => {
+          const socket = connect(port, '127.0.0.1', () => {
+            socket.destroy();
+            resolve(true);
+          });
+          socket.on('error', () => resolve(false));
+        });
       await eventually(ping, (up) => up);
       return child;
     };
-    const stopRedis = (child: ChildProcess) => new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGKILL'); });
+    const stopRedis = (child: ChildProcess) =>
+      new Promise((resolve) => {
+        child.once('exit', resolve);
+        child.kill('SIGKILL');
+      });
     let redis = await startRedis();
     const t = await startApp({ REDIS_URL: `redis://127.0.0.1:${port}`, RATE_LIMIT_REST_PER_MINUTE: '3' });
     try {
@@ -210,7 +242,9 @@ describe('rate limits', () => {
       await self().expect(200); // counted in Redis
 
       await stopRedis(redis);
-      expect(await eventually(readyz, (body) => body.components.redis === 'unhealthy')).toMatchObject({ status: 'ready' });
+      expect(await eventually(readyz, (body) => body.components.redis === 'unhealthy')).toMatchObject({
+        status: 'ready',
+      });
       // Counted in this instance's memory meanwhile: the limit still holds.
       for (let i = 0; i < 3; i++) await self().expect(200);
       await self().expect(429);

@@ -11,7 +11,9 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
     if (line.startsWith('#')) continue;
     const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!match || match[1] !== name) continue;
-    const found = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
+    const found = Object.fromEntries(
+      [...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]),
+    );
     if (Object.entries(labels).every(([key, value]) => found[key] === value)) return Number(match[3]);
   }
   return null;
@@ -69,23 +71,44 @@ describe('metrics (CONTRACT §15)', () => {
     const task = await submitTask(t, requester, worker);
     await reply(t, task.id, worker.key, { state: 'completed' }).expect(200);
     const stranger = await enabledAgent(t, await signup(t));
-    await rpc(t, worker.handle, stranger.key, 'message/send', { message: v03Message('hello'), configuration: { blocking: false } }).expect(403);
+    await rpc(t, worker.handle, stranger.key, 'message/send', {
+      message: v03Message('hello'),
+      configuration: { blocking: false },
+    }).expect(403);
 
     // Webhooks: a ping delivered, a ping that fails (retried later); a second ping over the limit (429).
     const good = await signup(t);
     const bad = await signup(t);
-    const goodHook = await t.http().post('/api/v1/webhooks').set(bearer(good)).send({ url: `${receiver.url}/good`, events: ['ping'] }).expect(201);
-    const badHook = await t.http().post('/api/v1/webhooks').set(bearer(bad)).send({ url: `${receiver.url}/bad`, events: ['ping'] }).expect(201);
+    const goodHook = await t
+      .http()
+      .post('/api/v1/webhooks')
+      .set(bearer(good))
+      .send({ url: `${receiver.url}/good`, events: ['ping'] })
+      .expect(201);
+    const badHook = await t
+      .http()
+      .post('/api/v1/webhooks')
+      .set(bearer(bad))
+      .send({ url: `${receiver.url}/bad`, events: ['ping'] })
+      .expect(201);
     await t.http().post(`/api/v1/webhooks/${goodHook.body.id}/test`).set(bearer(good)).expect(202);
     await t.http().post(`/api/v1/webhooks/${badHook.body.id}/test`).set(bearer(bad)).expect(202);
     await t.http().post(`/api/v1/webhooks/${goodHook.body.id}/test`).set(bearer(good)).expect(429);
 
-    const text = await eventually(scrape, (scraped) =>
-      sample(scraped, 'a2a_deliveries_total', { kind: 'webhook', outcome: 'succeeded' }) !== null
-      && sample(scraped, 'a2a_deliveries_total', { kind: 'webhook', outcome: 'retrying' }) !== null);
+    const text = await eventually(
+      scrape,
+      (scraped) =>
+        sample(scraped, 'a2a_deliveries_total', { kind: 'webhook', outcome: 'succeeded' }) !== null &&
+        sample(scraped, 'a2a_deliveries_total', { kind: 'webhook', outcome: 'retrying' }) !== null,
+    );
     expect(sample(text, 'a2a_deliveries_total', { kind: 'webhook', outcome: 'succeeded' })).toBe(1);
     expect(sample(text, 'a2a_deliveries_total', { kind: 'webhook', outcome: 'retrying' })).toBe(1);
-    expect(receiver.received.map((r) => [r.path.split('/')[2], r.status])).toEqual(expect.arrayContaining([['good', 200], ['bad', 500]]));
+    expect(receiver.received.map((r) => [r.path.split('/')[2], r.status])).toEqual(
+      expect.arrayContaining([
+        ['good', 200],
+        ['bad', 500],
+      ]),
+    );
     expect(receiver.received).toHaveLength(2);
     expect(sample(text, 'a2a_deliveries_total', { kind: 'webhook', outcome: 'failed' })).toBeNull();
     expect(sample(text, 'a2a_outbox_lag_seconds')).toBeGreaterThanOrEqual(0);
@@ -97,19 +120,46 @@ describe('metrics (CONTRACT §15)', () => {
     expect(sample(text, 'a2a_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' })).toBe(2);
     expect(sample(text, 'a2a_http_requests_total', { method: 'POST', route: '/a2a/:handle', status: '200' })).toBe(1);
     expect(sample(text, 'a2a_http_requests_total', { method: 'POST', route: '/a2a/:handle', status: '403' })).toBe(1);
-    expect(sample(text, 'a2a_http_requests_total', { method: 'POST', route: '/api/v1/webhooks/:id/test', status: '202' })).toBe(2);
-    expect(sample(text, 'a2a_http_requests_total', { method: 'POST', route: '/api/v1/webhooks/:id/test', status: '429' })).toBe(1);
-    expect(sample(text, 'a2a_http_request_duration_seconds_count', { method: 'GET', route: identityRoute, status_class: '2xx' })).toBe(1);
+    expect(
+      sample(text, 'a2a_http_requests_total', { method: 'POST', route: '/api/v1/webhooks/:id/test', status: '202' }),
+    ).toBe(2);
+    expect(
+      sample(text, 'a2a_http_requests_total', { method: 'POST', route: '/api/v1/webhooks/:id/test', status: '429' }),
+    ).toBe(1);
+    expect(
+      sample(text, 'a2a_http_request_duration_seconds_count', {
+        method: 'GET',
+        route: identityRoute,
+        status_class: '2xx',
+      }),
+    ).toBe(1);
 
-    expect(sample(text, 'a2a_protocol_calls_total', { method: 'sendMessage', version: '0.3', binding: 'jsonrpc', outcome: 'ok' })).toBe(1);
+    expect(
+      sample(text, 'a2a_protocol_calls_total', {
+        method: 'sendMessage',
+        version: '0.3',
+        binding: 'jsonrpc',
+        outcome: 'ok',
+      }),
+    ).toBe(1);
     expect(sample(text, 'a2a_admission_decisions_total', { decision: 'allowed', reason: 'same_organization' })).toBe(1);
-    expect(sample(text, 'a2a_admission_decisions_total', { decision: 'denied', reason: 'not_permitted_by_requester' })).toBe(1);
+    expect(
+      sample(text, 'a2a_admission_decisions_total', { decision: 'denied', reason: 'not_permitted_by_requester' }),
+    ).toBe(1);
     expect(sample(text, 'a2a_tasks_created_total')).toBe(1);
     expect(sample(text, 'a2a_tasks_settled_total', { state: 'completed' })).toBe(1);
     expect(sample(text, 'a2a_rate_limit_refusals_total', { limit: 'webhook_tests' })).toBe(1);
 
     // Bounded labels: no identity handle, no id of any kind.
-    for (const value of [requester.handle, worker.handle, stranger.handle, requester.id, task.id, goodHook.body.id, acme.organizationId]) {
+    for (const value of [
+      requester.handle,
+      worker.handle,
+      stranger.handle,
+      requester.id,
+      task.id,
+      goodHook.body.id,
+      acme.organizationId,
+    ]) {
       expect(text).not.toContain(value);
     }
     const labelValues = [...text.matchAll(/\w+="((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]);

@@ -26,18 +26,36 @@ describe('nothing but the structured logger writes to stdout and stderr', () => 
     server = await startServerProcess({ DATABASE_URL: urlFor(database), LOG_LEVEL: 'warn' });
     const call = httpClient(server.baseUrl);
     const session = await call('/api/v1/console/signup', {
-      method: 'POST', body: { organization_name: 'Logs', email: `${unique('logs')}@example.test`, password: PASSWORD },
+      method: 'POST',
+      body: { organization_name: 'Logs', email: `${unique('logs')}@example.test`, password: PASSWORD },
     });
     const agents = [];
     for (const role of ['requester', 'worker']) {
-      const created = await call('/api/v1/identities', { method: 'POST', token: session.body.token, body: { agent_handle: unique(role), mint_key: true } });
+      const created = await call('/api/v1/identities', {
+        method: 'POST',
+        token: session.body.token,
+        body: { agent_handle: unique(role), mint_key: true },
+      });
       expect(created.status).toBe(201);
       const handle = created.body.agent_handle as string;
-      expect((await call(`/api/v1/identities/${handle}/settings`, { method: 'PATCH', token: session.body.token, body: { enabled: true } })).status).toBe(200);
+      expect(
+        (
+          await call(`/api/v1/identities/${handle}/settings`, {
+            method: 'PATCH',
+            token: session.body.token,
+            body: { enabled: true },
+          })
+        ).status,
+      ).toBe(200);
       agents.push({ handle, key: created.body.api_key.key as string });
     }
     const [requester, worker] = agents;
-    const rpc = (method: string, params: unknown) => call(`/a2a/${worker.handle}`, { method: 'POST', key: requester.key, body: { jsonrpc: '2.0', id: 1, method, params } });
+    const rpc = (method: string, params: unknown) =>
+      call(`/a2a/${worker.handle}`, {
+        method: 'POST',
+        key: requester.key,
+        body: { jsonrpc: '2.0', id: 1, method, params },
+      });
     const sent = await rpc('message/send', {
       message: { kind: 'message', role: 'user', messageId: randomUUID(), parts: [{ kind: 'text', text: 'work' }] },
       configuration: { blocking: false },
@@ -47,15 +65,24 @@ describe('nothing but the structured logger writes to stdout and stderr', () => 
     const forged = '{"level":60,"time":"2026-01-01T00:00:00.000Z","service":"a2a-service","msg":"FORGED"}';
     const schemes = ['Bearer', `x\n${forged}\n`, `y\r\n${forged}\u2028${forged}`];
     const set = await rpc('tasks/pushNotificationConfig/set', {
-      taskId, pushNotificationConfig: { id: 'c1', url: 'https://hooks.example.test/a2a', authentication: { schemes, credentials: 'c' } },
+      taskId,
+      pushNotificationConfig: {
+        id: 'c1',
+        url: 'https://hooks.example.test/a2a',
+        authentication: { schemes, credentials: 'c' },
+      },
     });
     expect(set.status).toBe(200);
 
     // The SDK's warning arrives as a log entry; then the server is stopped so the output is complete.
     const deadline = Date.now() + 20_000;
-    while (!server.output().includes('Lossy conversion') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (!server.output().includes('Lossy conversion') && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await server.stop()).toBe(0);
-    const lines = server.output().split('\n').filter((line) => line !== '');
+    const lines = server
+      .output()
+      .split('\n')
+      .filter((line) => line !== '');
     const entries = lines.map((line) => {
       expect(line).not.toMatch(/[\r\u0085\u2028\u2029]/);
       return JSON.parse(line) as Record<string, unknown>; // every line is one JSON entry

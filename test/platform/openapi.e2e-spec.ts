@@ -3,8 +3,20 @@ import { enabledAgent } from '../support/a2a';
 import { eventually } from '../support/eventually';
 import { bearer, PASSWORD, signup } from '../support/fixtures';
 
-type Schema = { $ref?: string; type?: string; properties?: Record<string, Schema>; items?: Schema; required?: string[]; allOf?: Schema[]; nullable?: boolean; enum?: unknown[] };
-interface Response { description?: string; content?: Record<string, { schema?: Schema }> }
+type Schema = {
+  $ref?: string;
+  type?: string;
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  required?: string[];
+  allOf?: Schema[];
+  nullable?: boolean;
+  enum?: unknown[];
+};
+interface Response {
+  description?: string;
+  content?: Record<string, { schema?: Schema }>;
+}
 interface Operation {
   operationId?: string;
   summary?: string;
@@ -30,7 +42,8 @@ describe('the OpenAPI document', () => {
     t = await startApp({ EVENTS_DISPATCHER: 'off' });
     doc = (await t.http().get('/api/openapi.json').expect(200)).body;
     operations = Object.entries(doc.paths).flatMap(([path, item]) =>
-      Object.entries(item).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op] as [string, Operation]));
+      Object.entries(item).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op] as [string, Operation]),
+    );
   });
   afterAll(() => t.close());
 
@@ -61,25 +74,34 @@ describe('the OpenAPI document', () => {
     expect(missing).toEqual([]);
   });
 
-  it('documents every operation\'s errors with the shared Problem schema (JSON-RPC errors on the protocol)', () => {
+  it("documents every operation's errors with the shared Problem schema (JSON-RPC errors on the protocol)", () => {
     const missing: string[] = [];
     for (const [name, op] of operations) {
       const statuses = Object.keys(op.responses);
       const errors = statuses.filter((status) => /^4\d\d$/.test(status));
       if (errors.length === 0) missing.push(`${name}: no 4xx response`);
       if (!statuses.includes('429')) missing.push(`${name}: no 429`);
-      if (op.security?.length && !(statuses.includes('401') && statuses.includes('403'))) missing.push(`${name}: no 401/403`);
-      if (op.requestBody && !['400', '413', '415'].every((s) => statuses.includes(s))) missing.push(`${name}: body without 400/413/415`);
-      const errorRef = name === 'POST /a2a/{handle}' ? '#/components/schemas/JsonRpcResponse' : '#/components/schemas/Problem';
+      if (op.security?.length && !(statuses.includes('401') && statuses.includes('403')))
+        missing.push(`${name}: no 401/403`);
+      if (op.requestBody && !['400', '413', '415'].every((s) => statuses.includes(s)))
+        missing.push(`${name}: body without 400/413/415`);
+      const errorRef =
+        name === 'POST /a2a/{handle}' ? '#/components/schemas/JsonRpcResponse' : '#/components/schemas/Problem';
       for (const status of errors) {
         const contents = Object.values(op.responses[status].content ?? {});
-        if (contents.length !== 1 || contents[0].schema?.$ref !== errorRef) missing.push(`${name}: ${status} without ${errorRef}`);
+        if (contents.length !== 1 || contents[0].schema?.$ref !== errorRef)
+          missing.push(`${name}: ${status} without ${errorRef}`);
         if (!op.responses[status].description) missing.push(`${name}: ${status} without a description`);
       }
     }
     expect(missing).toEqual([]);
     expect(resolve({ $ref: '#/components/schemas/Problem' })).toMatchObject({
-      properties: { code: { type: 'string' }, detail: { type: 'string' }, status: { type: 'number' }, errors: { type: 'array' } },
+      properties: {
+        code: { type: 'string' },
+        detail: { type: 'string' },
+        status: { type: 'number' },
+        errors: { type: 'array' },
+      },
     });
   });
 
@@ -103,16 +125,20 @@ describe('the OpenAPI document', () => {
     for (const ref of new Set(refs)) resolve({ $ref: JSON.parse(`{${ref}}`).$ref });
   });
 
-  it('documents the protocol endpoint\'s JSON-RPC request body, with the methods of both generations', () => {
+  it("documents the protocol endpoint's JSON-RPC request body, with the methods of both generations", () => {
     const op = doc.paths['/a2a/{handle}'].post;
     const body = resolve(op.requestBody!.content!['application/json'].schema!);
     expect(body.required).toEqual(expect.arrayContaining(['jsonrpc', 'id', 'method']));
-    expect(body.properties!.method.enum).toEqual(expect.arrayContaining(['message/send', 'tasks/get', 'SendMessage', 'GetTask']));
+    expect(body.properties!.method.enum).toEqual(
+      expect.arrayContaining(['message/send', 'tasks/get', 'SendMessage', 'GetTask']),
+    );
     expect(Object.keys(op.responses['200'].content!)).toEqual(['application/json', 'text/event-stream']);
   });
 
   it('lists in the {<plural>: [...], next_cursor} shape', () => {
-    const list = resolve(doc.paths['/api/v1/console/members'].get.responses['200'].content!['application/json'].schema!);
+    const list = resolve(
+      doc.paths['/api/v1/console/members'].get.responses['200'].content!['application/json'].schema!,
+    );
     expect(Object.keys(list.properties!).sort()).toEqual(['members', 'next_cursor']);
     expect(list.properties!.members).toMatchObject({ type: 'array', items: { $ref: '#/components/schemas/Member' } });
   });
@@ -128,9 +154,18 @@ describe('the OpenAPI document', () => {
     const owner = await signup(t);
     const schemaOf = (path: string, method: string, status: string) =>
       doc.paths[path][method].responses[status].content!['application/json'].schema!;
-    const session = await t.http().post('/api/v1/console/login').send({ email: owner.email, password: PASSWORD }).expect(200);
+    const session = await t
+      .http()
+      .post('/api/v1/console/login')
+      .send({ email: owner.email, password: PASSWORD })
+      .expect(200);
     expectConforms(session.body, schemaOf('/api/v1/console/login', 'post', '200'));
-    const invite = await t.http().post('/api/v1/console/invites').set(bearer(owner)).send({ email: 'sample@example.test' }).expect(201);
+    const invite = await t
+      .http()
+      .post('/api/v1/console/invites')
+      .set(bearer(owner))
+      .send({ email: 'sample@example.test' })
+      .expect(201);
     expectConforms(invite.body, schemaOf('/api/v1/console/invites', 'post', '201'));
     const minted = await t.http().post('/api/v1/api-keys').set(bearer(owner)).send({ scope: 'admin' }).expect(201);
     expectConforms(minted.body, schemaOf('/api/v1/api-keys', 'post', '201'));
@@ -146,8 +181,16 @@ describe('the OpenAPI document', () => {
       doc.paths[path][method].responses[status].content!['application/json'].schema!;
     const agent = await enabledAgent(t, owner);
     const upstreamPath = '/api/v1/identities/{handle}/upstream';
-    const set = await t.http().put(`/api/v1/identities/${agent.handle}/upstream`).set(bearer(owner))
-      .send({ url: 'https://upstream.example.com/a2a', protocol_version: '1.0', binding: 'JSONRPC', auth: { type: 'bearer', value: 'upstream-token' } })
+    const set = await t
+      .http()
+      .put(`/api/v1/identities/${agent.handle}/upstream`)
+      .set(bearer(owner))
+      .send({
+        url: 'https://upstream.example.com/a2a',
+        protocol_version: '1.0',
+        binding: 'JSONRPC',
+        auth: { type: 'bearer', value: 'upstream-token' },
+      })
       .expect(200);
     expectConforms(set.body, schemaOf(upstreamPath, 'put', '200'));
     expectConforms(set.body.auth, { $ref: '#/components/schemas/UpstreamAuth' });
@@ -161,7 +204,9 @@ describe('the OpenAPI document', () => {
     expectConforms(events.body, schemaOf('/api/v1/events', 'get', '200'));
     expect(events.body.events.length).toBeGreaterThan(0);
     for (const event of events.body.events) expectConforms(event, { $ref: '#/components/schemas/Event' });
-    expect(Object.keys(doc.paths['/api/v1/events/stream'].get.responses['200'].content!)).toEqual(['text/event-stream']);
+    expect(Object.keys(doc.paths['/api/v1/events/stream'].get.responses['200'].content!)).toEqual([
+      'text/event-stream',
+    ]);
     const jwks = await t.http().get('/.well-known/jwks.json').expect(200);
     expectConforms(jwks.body, schemaOf('/.well-known/jwks.json', 'get', '200'));
     for (const key of jwks.body.keys) expectConforms(key, { $ref: '#/components/schemas/Jwk' });

@@ -16,13 +16,18 @@ describe('npm run build', () => {
   let dir: string;
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'a2a-build-'));
-    for (const file of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'nest-cli.json']) cpSync(join(ROOT, file), join(dir, file));
+    for (const file of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'nest-cli.json'])
+      cpSync(join(ROOT, file), join(dir, file));
     cpSync(join(ROOT, 'src'), join(dir, 'src'), { recursive: true });
     symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  const build = () => execFileSync(process.execPath, [join(ROOT, 'node_modules/@nestjs/cli/bin/nest.js'), 'build'], { cwd: dir, stdio: 'pipe' });
+  const build = () =>
+    execFileSync(process.execPath, [join(ROOT, 'node_modules/@nestjs/cli/bin/nest.js'), 'build'], {
+      cwd: dir,
+      stdio: 'pipe',
+    });
   const entryPoints = () => ['main.js', 'worker.js', 'cli.js'].filter((file) => existsSync(join(dir, 'dist', file)));
 
   it('leaves dist/main.js after every build: twice in a row, and after dist was deleted', () => {
@@ -38,18 +43,25 @@ describe('npm run build', () => {
 
 describe('package.json', () => {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-  const sources = (dir: string): string[] => readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? sources(path) : path.endsWith('.ts') ? [path] : [];
-  });
+  const sources = (dir: string): string[] =>
+    readdirSync(dir).flatMap((name) => {
+      const path = join(dir, name);
+      return statSync(path).isDirectory() ? sources(path) : path.endsWith('.ts') ? [path] : [];
+    });
 
   it('lists only runtime dependencies that src/ imports, or that another dependency needs as a peer', () => {
-    const code = sources(join(ROOT, 'src')).map((file) => readFileSync(file, 'utf8')).join('\n');
+    const code = sources(join(ROOT, 'src'))
+      .map((file) => readFileSync(file, 'utf8'))
+      .join('\n');
     const names = Object.keys(pkg.dependencies);
-    const peers = new Set(names.flatMap((name) => {
-      const manifest = join(ROOT, 'node_modules', name, 'package.json');
-      return existsSync(manifest) ? Object.keys(JSON.parse(readFileSync(manifest, 'utf8')).peerDependencies ?? {}) : [];
-    }));
+    const peers = new Set(
+      names.flatMap((name) => {
+        const manifest = join(ROOT, 'node_modules', name, 'package.json');
+        return existsSync(manifest)
+          ? Object.keys(JSON.parse(readFileSync(manifest, 'utf8')).peerDependencies ?? {})
+          : [];
+      }),
+    );
     const escape = (name: string) => name.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
     const unused = names.filter((name) => {
       const imported = new RegExp(`(from |import |import\\(|require\\()'${escape(name)}(/[^']*)?'`).test(code);

@@ -27,23 +27,41 @@ describe('platform behaviour', () => {
       const res = await t.http().get('/no/such/route').expect(404);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(res.body).toEqual({
-        type: 'about:blank', title: 'Not Found', status: 404, detail: expect.any(String), code: 'not_found',
+        type: 'about:blank',
+        title: 'Not Found',
+        status: 404,
+        detail: expect.any(String),
+        code: 'not_found',
         request_id: res.headers['x-request-id'],
       });
     });
 
     it('malformed JSON → 400 malformed_json', async () => {
-      const res = await t.http().post('/api/v1/console/login').set('Content-Type', 'application/json').send('{"email": ').expect(400);
+      const res = await t
+        .http()
+        .post('/api/v1/console/login')
+        .set('Content-Type', 'application/json')
+        .send('{"email": ')
+        .expect(400);
       expect(res.body).toMatchObject({ code: 'malformed_json', status: 400 });
     });
 
     it('a body over the limit → 413', async () => {
-      const res = await t.http().post('/api/v1/console/login').send({ email: 'a@example.test', password: 'x'.repeat(4096) }).expect(413);
+      const res = await t
+        .http()
+        .post('/api/v1/console/login')
+        .send({ email: 'a@example.test', password: 'x'.repeat(4096) })
+        .expect(413);
       expect(res.body.code).toBe('payload_too_large');
     });
 
     it('a body that is not JSON → 415', async () => {
-      const res = await t.http().post('/api/v1/console/login').set('Content-Type', 'text/plain').send('email=a').expect(415);
+      const res = await t
+        .http()
+        .post('/api/v1/console/login')
+        .set('Content-Type', 'text/plain')
+        .send('email=a')
+        .expect(415);
       expect(res.body.code).toBe('unsupported_media_type');
     });
 
@@ -60,7 +78,11 @@ describe('platform behaviour', () => {
     });
 
     it('a bad percent-encoding in the path → 400', async () => {
-      const res = await t.http().get('/api/v1/api-keys/%E0%A4%A').set(bearer(await signup(t))).expect(400);
+      const res = await t
+        .http()
+        .get('/api/v1/api-keys/%E0%A4%A')
+        .set(bearer(await signup(t)))
+        .expect(400);
       expect(res.body.code).toBe('bad_request');
     });
 
@@ -84,7 +106,10 @@ describe('platform behaviour', () => {
   describe('operations', () => {
     it('healthz and readyz', async () => {
       expect((await t.http().get('/healthz').expect(200)).body).toEqual({ status: 'ok' });
-      expect((await t.http().get('/readyz').expect(200)).body).toEqual({ status: 'ready', components: { database: 'healthy', listener: 'healthy' } });
+      expect((await t.http().get('/readyz').expect(200)).body).toEqual({
+        status: 'ready',
+        components: { database: 'healthy', listener: 'healthy' },
+      });
     });
 
     it('readyz is 503 while the LISTEN connection is down, and ready again once it is back', async () => {
@@ -94,25 +119,41 @@ describe('platform behaviour', () => {
       try {
         // Connections to this database are refused: the listener, cut off, cannot reconnect.
         await admin.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS false`);
-        await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'a2a-service-listener'`, [name]);
-        const down = await eventually(async () => t.http().get('/readyz'), (res) => res.status === 503);
+        await admin.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'a2a-service-listener'`,
+          [name],
+        );
+        const down = await eventually(
+          async () => t.http().get('/readyz'),
+          (res) => res.status === 503,
+        );
         expect(down.body).toMatchObject({ status: 'not_ready', components: { listener: 'unhealthy' } });
       } finally {
         await admin.query(`ALTER DATABASE "${name}" ALLOW_CONNECTIONS true`);
         await admin.end();
       }
-      const up = await eventually(async () => t.http().get('/readyz'), (res) => res.status === 200);
+      const up = await eventually(
+        async () => t.http().get('/readyz'),
+        (res) => res.status === 200,
+      );
       expect(up.body).toEqual({ status: 'ready', components: { database: 'healthy', listener: 'healthy' } });
     });
 
     it('readyz is 503 while migrations are pending', async () => {
       const database = await createTestDatabase();
-      const app = await createApp(loadConfig({ DATABASE_URL: urlFor(database), MIGRATIONS_RUN: 'false', LOG_LEVEL: 'silent', GRPC_PORT: 'off' }), pino({ level: 'silent' }));
+      const app = await createApp(
+        loadConfig({ DATABASE_URL: urlFor(database), MIGRATIONS_RUN: 'false', LOG_LEVEL: 'silent', GRPC_PORT: 'off' }),
+        pino({ level: 'silent' }),
+      );
       try {
         await app.init();
         await app.get(DataSource).query(`DELETE FROM schema_migrations`);
         const res = await request(app.getHttpServer()).get('/readyz').expect(503);
-        expect(res.body).toMatchObject({ status: 'not_ready', reason: 'migrations_pending', components: { database: 'healthy' } });
+        expect(res.body).toMatchObject({
+          status: 'not_ready',
+          reason: 'migrations_pending',
+          components: { database: 'healthy' },
+        });
       } finally {
         await app.close();
         await dropDatabase(database);
@@ -129,7 +170,9 @@ describe('platform behaviour', () => {
       const mint = doc.paths['/api/v1/api-keys'].post;
       expect(mint.description).toMatch(/admin-scoped API key, Console session/);
       expect(mint['x-surface']).toBe('keyAdmin');
-      for (const [path, operations] of Object.entries(doc.paths as Record<string, Record<string, { description?: string }>>)) {
+      for (const [path, operations] of Object.entries(
+        doc.paths as Record<string, Record<string, { description?: string }>>,
+      )) {
         for (const [method, operation] of Object.entries(operations)) {
           expect(`${method} ${path}: ${operation.description}`).toMatch(/Credential:/);
         }
@@ -141,17 +184,38 @@ describe('platform behaviour', () => {
   describe('logs', () => {
     it('are JSON with the request id, and never contain keys, tokens or passwords', async () => {
       const lines: string[] = [];
-      const sink = new Writable({ write(chunk, _, done) { lines.push(String(chunk)); done(); } });
+      const sink = new Writable({
+        write(chunk, _, done) {
+          lines.push(String(chunk));
+          done();
+        },
+      });
       const database = await createTestDatabase();
-      const config = loadConfig({ DATABASE_URL: urlFor(database), MIGRATIONS_RUN: 'false', LOG_LEVEL: 'trace', GRPC_PORT: 'off' });
+      const config = loadConfig({
+        DATABASE_URL: urlFor(database),
+        MIGRATIONS_RUN: 'false',
+        LOG_LEVEL: 'trace',
+        GRPC_PORT: 'off',
+      });
       const logger = createLogger('trace', sink);
       const app = await createApp(config, logger);
       try {
         await app.init();
         const http = () => request(app.getHttpServer());
-        const signed = await http().post('/api/v1/console/signup').send({ organization_name: 'Logs', email: 'logs@example.test', password: PASSWORD }).expect(201);
-        const minted = await http().post('/api/v1/api-keys').set({ Authorization: `Bearer ${signed.body.token}` }).send({ scope: 'admin' }).expect(201);
-        await http().get('/api-keys/self').set(apiKey(minted.body.key)).set('Cookie', `a2a_session=${signed.body.token}`).expect(200);
+        const signed = await http()
+          .post('/api/v1/console/signup')
+          .send({ organization_name: 'Logs', email: 'logs@example.test', password: PASSWORD })
+          .expect(201);
+        const minted = await http()
+          .post('/api/v1/api-keys')
+          .set({ Authorization: `Bearer ${signed.body.token}` })
+          .send({ scope: 'admin' })
+          .expect(201);
+        await http()
+          .get('/api-keys/self')
+          .set(apiKey(minted.body.key))
+          .set('Cookie', `a2a_session=${signed.body.token}`)
+          .expect(200);
         await http().get('/api-keys/self').set(apiKey('a2a_adm_forgedkeyforgedkeyforgedkeyforgedke')).expect(401);
         const all = lines.join('');
         expect(all).not.toContain(minted.body.key);
@@ -160,7 +224,12 @@ describe('platform behaviour', () => {
         expect(all).not.toContain('forgedkey');
         const requestLines = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
         expect(requestLines.length).toBeGreaterThanOrEqual(4);
-        for (const line of requestLines) expect(line).toMatchObject({ request_id: expect.any(String), status: expect.any(Number), duration_ms: expect.any(Number) });
+        for (const line of requestLines)
+          expect(line).toMatchObject({
+            request_id: expect.any(String),
+            status: expect.any(Number),
+            duration_ms: expect.any(Number),
+          });
       } finally {
         await app.close();
         await dropDatabase(database);
@@ -177,8 +246,12 @@ describe('platform behaviour', () => {
       [{ PUBLIC_BASE_URL: 'not a url' }, 'PUBLIC_BASE_URL'],
     ])('%j stops the process with one line naming it', async (env, name) => {
       const result = await run(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
-        env: { PATH: process.env.PATH, ...env }, timeout: 30_000,
-      }).then(() => null, (error: { code: number; stderr: string }) => error);
+        env: { PATH: process.env.PATH, ...env },
+        timeout: 30_000,
+      }).then(
+        () => null,
+        (error: { code: number; stderr: string }) => error,
+      );
       expect(result).not.toBeNull();
       expect(result!.code).toBe(1);
       expect(result!.stderr.trim().split('\n')).toHaveLength(1);

@@ -2,7 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { ListTasksRequest, SendMessageRequest } from '@a2a-js/sdk';
 import { Metadata, status as GrpcStatus, type ClientReadableStream } from '@grpc/grpc-js';
 import { startApp, type TestApp } from '../support/app';
-import { agentPair, openRestStream, reply, rpc, startBlocking, submitTask, v1Message, type Agent } from '../support/a2a';
+import {
+  agentPair,
+  openRestStream,
+  reply,
+  rpc,
+  startBlocking,
+  submitTask,
+  v1Message,
+  type Agent,
+} from '../support/a2a';
 import { apiKey, bearer } from '../support/fixtures';
 import { grpcClient, metadataOf, unary } from '../support/grpc';
 
@@ -26,13 +35,21 @@ describe('protocol bindings: limits and standing', () => {
   });
 
   const restGet = (agent: Agent, worker: Agent, path: string, app = t) =>
-    app.http().get(`/a2a/${worker.handle}/rest${path}`).set({ ...apiKey(agent.key), 'A2A-Version': '1.0' });
+    app
+      .http()
+      .get(`/a2a/${worker.handle}/rest${path}`)
+      .set({ ...apiKey(agent.key), 'A2A-Version': '1.0' });
 
   it('one protocol quota per key across bindings: past it, HTTP+JSON answers 429 and gRPC RESOURCE_EXHAUSTED, with Retry-After', async () => {
     const { acme, requester, worker } = await agentPair(t);
     await rpc(limited, worker.handle, requester.key, 'ListTasks', {}, '1.0').expect(200);
     await restGet(requester, worker, '/tasks', limited).expect(200);
-    const listed = await unary(grpcClient(limited), 'listTasks', ListTasksRequest.fromJSON({ tenant: worker.handle }), metadataOf(apiKey(requester.key)));
+    const listed = await unary(
+      grpcClient(limited),
+      'listTasks',
+      ListTasksRequest.fromJSON({ tenant: worker.handle }),
+      metadataOf(apiKey(requester.key)),
+    );
     expect({ code: listed.code, details: listed.details }).toEqual({ code: GrpcStatus.OK, details: '' });
     await rpc(limited, worker.handle, requester.key, 'ListTasks', {}, '1.0').expect(200);
 
@@ -40,38 +57,82 @@ describe('protocol bindings: limits and standing', () => {
     expect(rest.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(rest.headers['retry-after']).toMatch(/^\d+$/);
     expect(rest.headers.ratelimit).toMatch(/^"protocol";r=0;t=\d+$/);
-    expect(rest.body).toMatchObject({ status: 429, code: 'rate_limited', error: { code: 429, status: 'RESOURCE_EXHAUSTED' } });
-    const legacy = await limited.http().get(`/a2a/${worker.handle}/rest/v1/tasks/${randomUUID()}`).set(apiKey(requester.key)).expect(429);
+    expect(rest.body).toMatchObject({
+      status: 429,
+      code: 'rate_limited',
+      error: { code: 429, status: 'RESOURCE_EXHAUSTED' },
+    });
+    const legacy = await limited
+      .http()
+      .get(`/a2a/${worker.handle}/rest/v1/tasks/${randomUUID()}`)
+      .set(apiKey(requester.key))
+      .expect(429);
     expect(legacy.body).toMatchObject({ code: -32000, data: { reason: 'rate_limited', status: 429 } });
 
-    const grpc = await unary(grpcClient(limited), 'listTasks', ListTasksRequest.fromJSON({ tenant: worker.handle }), metadataOf(apiKey(requester.key)));
-    expect({ code: grpc.code, reason: grpc.reason }).toEqual({ code: GrpcStatus.RESOURCE_EXHAUSTED, reason: 'rate_limited' });
+    const grpc = await unary(
+      grpcClient(limited),
+      'listTasks',
+      ListTasksRequest.fromJSON({ tenant: worker.handle }),
+      metadataOf(apiKey(requester.key)),
+    );
+    expect({ code: grpc.code, reason: grpc.reason }).toEqual({
+      code: GrpcStatus.RESOURCE_EXHAUSTED,
+      reason: 'rate_limited',
+    });
     expect(grpc.trailers.get('retry-after')[0]).toMatch(/^\d+$/);
 
     // Another key of the same identity has its own quota.
-    const other = await t.http().post('/api/v1/api-keys').set(bearer(acme)).send({ scope: 'agent', scoped_identity_id: requester.id }).expect(201);
+    const other = await t
+      .http()
+      .post('/api/v1/api-keys')
+      .set(bearer(acme))
+      .send({ scope: 'agent', scoped_identity_id: requester.id })
+      .expect(201);
     await restGet({ ...requester, key: other.body.key }, worker, '/tasks', limited).expect(200);
   });
 
   it('the protocol body limit (1 MiB), not the REST one (256 KiB): HTTP+JSON 413 past it; gRPC RESOURCE_EXHAUSTED', async () => {
     const { requester, worker } = await agentPair(t);
-    const send = (text: string) => t.http().post(`/a2a/${worker.handle}/rest/message:send`).set({ ...apiKey(requester.key), 'A2A-Version': '1.0' })
-      .send({ message: v1Message(text), configuration: { returnImmediately: true } });
+    const send = (text: string) =>
+      t
+        .http()
+        .post(`/a2a/${worker.handle}/rest/message:send`)
+        .set({ ...apiKey(requester.key), 'A2A-Version': '1.0' })
+        .send({ message: v1Message(text), configuration: { returnImmediately: true } });
     expect((await send('x'.repeat(300 * 1024)).expect(200)).body.task.status.state).toBe('TASK_STATE_SUBMITTED');
     const tooLarge = await send('x'.repeat(1024 * 1024 + 1)).expect(413);
-    expect(tooLarge.body).toMatchObject({ status: 413, code: 'payload_too_large', error: { code: 413, status: 'RESOURCE_EXHAUSTED' } });
+    expect(tooLarge.body).toMatchObject({
+      status: 413,
+      code: 'payload_too_large',
+      error: { code: 413, status: 'RESOURCE_EXHAUSTED' },
+    });
 
-    const grpc = await unary(grpcClient(t), 'sendMessage', SendMessageRequest.fromJSON({
-      tenant: worker.handle, message: v1Message('x'.repeat(1024 * 1024 + 1)), configuration: { returnImmediately: true },
-    }), metadataOf(apiKey(requester.key)));
-    expect({ code: grpc.code, details: grpc.details }).toEqual({ code: GrpcStatus.RESOURCE_EXHAUSTED, details: expect.any(String) });
+    const grpc = await unary(
+      grpcClient(t),
+      'sendMessage',
+      SendMessageRequest.fromJSON({
+        tenant: worker.handle,
+        message: v1Message('x'.repeat(1024 * 1024 + 1)),
+        configuration: { returnImmediately: true },
+      }),
+      metadataOf(apiKey(requester.key)),
+    );
+    expect({ code: grpc.code, details: grpc.details }).toEqual({
+      code: GrpcStatus.RESOURCE_EXHAUSTED,
+      details: expect.any(String),
+    });
   });
 
   it('an empty v0.3 POST sent as a literal null (as v0.3 reference clients do) is read as no body', async () => {
     const { requester, worker } = await agentPair(t);
     const task = await submitTask(t, requester, worker);
-    const res = await t.http().post(`/a2a/${worker.handle}/rest/v1/tasks/${task.id}:cancel`).set(apiKey(requester.key))
-      .set('content-type', 'application/json').send('null').expect(200);
+    const res = await t
+      .http()
+      .post(`/a2a/${worker.handle}/rest/v1/tasks/${task.id}:cancel`)
+      .set(apiKey(requester.key))
+      .set('content-type', 'application/json')
+      .send('null')
+      .expect(200);
     expect(res.body).toMatchObject({ id: task.id, status: { state: 'TASK_STATE_CANCELLED' } });
   });
 
@@ -81,9 +142,16 @@ describe('protocol bindings: limits and standing', () => {
     const open = await openRestStream(t.baseUrl, worker.handle, requester.key, `/tasks/${task.id}:subscribe`);
     expect((await open.next())!.body.task).toMatchObject({ id: task.id });
 
-    const rest = await t.http().post(`/a2a/${worker.handle}/rest/tasks/${task.id}:subscribe`).set({ ...apiKey(requester.key), 'A2A-Version': '1.0' }).expect(429);
+    const rest = await t
+      .http()
+      .post(`/a2a/${worker.handle}/rest/tasks/${task.id}:subscribe`)
+      .set({ ...apiKey(requester.key), 'A2A-Version': '1.0' })
+      .expect(429);
     expect(rest.body).toMatchObject({ code: 'too_many_open_calls', error: { status: 'RESOURCE_EXHAUSTED' } });
-    const stream = subscriber().subscribeToTask({ tenant: worker.handle, id: task.id }, metadataOf(apiKey(requester.key)));
+    const stream = subscriber().subscribeToTask(
+      { tenant: worker.handle, id: task.id },
+      metadataOf(apiKey(requester.key)),
+    );
     expect(await ended(stream)).toMatchObject({ code: GrpcStatus.RESOURCE_EXHAUSTED, reason: 'too_many_open_calls' });
 
     open.close();
@@ -102,32 +170,65 @@ describe('protocol bindings: limits and standing', () => {
     const stream = await openRestStream(t.baseUrl, worker.handle, requester.key, `/tasks/${task.id}:subscribe`, {});
     expect((await stream.next())!.body.task).toMatchObject({ id: task.id });
     await t.http().post('/api-keys/self/revoke').set(apiKey(requester.key)).expect(200);
-    await t.http().post(`/api/v1/tasks/${task.id}/reply`).set(bearer(acme)).send({ state: 'working', message: { parts: [{ text: 'the confidential answer' }] } }).expect(200);
+    await t
+      .http()
+      .post(`/api/v1/tasks/${task.id}/reply`)
+      .set(bearer(acme))
+      .send({ state: 'working', message: { parts: [{ text: 'the confidential answer' }] } })
+      .expect(200);
     const last = await stream.next();
-    expect(last).toMatchObject({ type: 'error', body: { code: 'unauthenticated', status: 401, error: { code: 401, status: 'UNAUTHENTICATED' } } });
+    expect(last).toMatchObject({
+      type: 'error',
+      body: { code: 'unauthenticated', status: 401, error: { code: 401, status: 'UNAUTHENTICATED' } },
+    });
     expect(await stream.next()).toBeNull();
   });
 
   it('a gRPC stream whose requester is disabled ends with PERMISSION_DENIED (requester_disabled), and delivers nothing more', async () => {
     const { acme, requester, worker } = await agentPair(t);
     const task = await submitTask(t, requester, worker);
-    const stream = subscriber().subscribeToTask({ tenant: worker.handle, id: task.id }, metadataOf(apiKey(requester.key)));
+    const stream = subscriber().subscribeToTask(
+      { tenant: worker.handle, id: task.id },
+      metadataOf(apiKey(requester.key)),
+    );
     const events: string[] = [];
     const done = ended(stream, events);
     await waitFor(() => events.length === 1);
     expect(events).toEqual(['task']);
-    await t.http().patch(`/api/v1/identities/${requester.handle}/settings`).set(bearer(acme)).send({ enabled: false }).expect(200);
-    await reply(t, task.id, worker.key, { state: 'working', message: { parts: [{ text: 'the confidential answer' }] } }).expect(200);
+    await t
+      .http()
+      .patch(`/api/v1/identities/${requester.handle}/settings`)
+      .set(bearer(acme))
+      .send({ enabled: false })
+      .expect(200);
+    await reply(t, task.id, worker.key, {
+      state: 'working',
+      message: { parts: [{ text: 'the confidential answer' }] },
+    }).expect(200);
     expect(await done).toMatchObject({ code: GrpcStatus.PERMISSION_DENIED, reason: 'requester_disabled' });
     expect(events).toEqual(['task']);
   });
 
   it('a blocking HTTP+JSON send whose requester is disabled meanwhile answers 403 requester_disabled, not the task', async () => {
     const { acme, requester, worker } = await agentPair(t);
-    const sent = await startBlocking(t, worker, () => t.http().post(`/a2a/${worker.handle}/rest/message:send`)
-      .set({ ...apiKey(requester.key), 'A2A-Version': '1.0' }).send({ message: v1Message('work') }).then((res) => res));
-    await t.http().patch(`/api/v1/identities/${requester.handle}/settings`).set(bearer(acme)).send({ enabled: false }).expect(200);
-    await reply(t, sent.taskId, worker.key, { state: 'completed', message: { parts: [{ text: 'the confidential answer' }] } }).expect(200);
+    const sent = await startBlocking(t, worker, () =>
+      t
+        .http()
+        .post(`/a2a/${worker.handle}/rest/message:send`)
+        .set({ ...apiKey(requester.key), 'A2A-Version': '1.0' })
+        .send({ message: v1Message('work') })
+        .then((res) => res),
+    );
+    await t
+      .http()
+      .patch(`/api/v1/identities/${requester.handle}/settings`)
+      .set(bearer(acme))
+      .send({ enabled: false })
+      .expect(200);
+    await reply(t, sent.taskId, worker.key, {
+      state: 'completed',
+      message: { parts: [{ text: 'the confidential answer' }] },
+    }).expect(200);
     const res = await sent.response;
     expect(res.status).toBe(403);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
@@ -137,28 +238,49 @@ describe('protocol bindings: limits and standing', () => {
 
   it('a blocking gRPC send whose key is revoked meanwhile ends UNAUTHENTICATED, not with the task', async () => {
     const { requester, worker } = await agentPair(t);
-    const sent = await startBlocking(t, worker, () => unary(grpcClient(t), 'sendMessage',
-      SendMessageRequest.fromJSON({ tenant: worker.handle, message: v1Message('work') }), metadataOf(apiKey(requester.key))));
+    const sent = await startBlocking(t, worker, () =>
+      unary(
+        grpcClient(t),
+        'sendMessage',
+        SendMessageRequest.fromJSON({ tenant: worker.handle, message: v1Message('work') }),
+        metadataOf(apiKey(requester.key)),
+      ),
+    );
     await t.http().post('/api-keys/self/revoke').set(apiKey(requester.key)).expect(200);
-    await reply(t, sent.taskId, worker.key, { state: 'completed', message: { parts: [{ text: 'the confidential answer' }] } }).expect(200);
+    await reply(t, sent.taskId, worker.key, {
+      state: 'completed',
+      message: { parts: [{ text: 'the confidential answer' }] },
+    }).expect(200);
     const outcome = await sent.response;
-    expect({ code: outcome.code, reason: outcome.reason, value: outcome.value }).toEqual({ code: GrpcStatus.UNAUTHENTICATED, reason: 'unauthenticated', value: undefined });
+    expect({ code: outcome.code, reason: outcome.reason, value: outcome.value }).toEqual({
+      code: GrpcStatus.UNAUTHENTICATED,
+      reason: 'unauthenticated',
+      value: undefined,
+    });
   });
 
   it('streams keep alive and end at the maximum duration: HTTP+JSON (keep-alive comments) and gRPC', async () => {
-    const short = await startApp({ GRPC_PORT: '0', GRPC_HOST: '127.0.0.1', SSE_KEEPALIVE_MS: '50', SSE_MAX_DURATION_MS: '1000' }, t);
+    const short = await startApp(
+      { GRPC_PORT: '0', GRPC_HOST: '127.0.0.1', SSE_KEEPALIVE_MS: '50', SSE_MAX_DURATION_MS: '1000' },
+      t,
+    );
     try {
       const { requester, worker } = await agentPair(t);
       const task = await submitTask(t, requester, worker);
-      const response = await fetch(`${short.baseUrl}/a2a/${worker.handle}/rest/tasks/${task.id}:subscribe`, { headers: { 'x-api-key': requester.key, 'A2A-Version': '1.0' } });
+      const response = await fetch(`${short.baseUrl}/a2a/${worker.handle}/rest/tasks/${task.id}:subscribe`, {
+        headers: { 'x-api-key': requester.key, 'A2A-Version': '1.0' },
+      });
       const frames = (await response.text()).split('\n\n').filter(Boolean); // ends when the server closes the stream
       expect(frames[0]).toMatch(/^data: \{"task":/);
       expect(frames.slice(1).length).toBeGreaterThan(0);
       expect(frames.slice(1).every((frame) => frame === ': keep-alive')).toBe(true);
 
       const events: string[] = [];
-      const stream = (grpcClient(short) as unknown as { subscribeToTask(request: unknown, metadata: Metadata): ClientReadableStream<{ payload?: { $case: string } }> })
-        .subscribeToTask({ tenant: worker.handle, id: task.id }, metadataOf(apiKey(requester.key)));
+      const stream = (
+        grpcClient(short) as unknown as {
+          subscribeToTask(request: unknown, metadata: Metadata): ClientReadableStream<{ payload?: { $case: string } }>;
+        }
+      ).subscribeToTask({ tenant: worker.handle, id: task.id }, metadataOf(apiKey(requester.key)));
       expect(await ended(stream, events)).toEqual({ code: GrpcStatus.OK, reason: null });
       expect(events).toEqual(['task']);
     } finally {
@@ -170,23 +292,38 @@ describe('protocol bindings: limits and standing', () => {
     const instance = await startApp({ GRPC_PORT: '0', GRPC_HOST: '127.0.0.1' }, t);
     const { requester, worker } = await agentPair(t);
     const task = await submitTask(t, requester, worker);
-    const client = grpcClient(instance) as unknown as { subscribeToTask(request: unknown, metadata: Metadata): ClientReadableStream<{ payload?: { $case: string } }> };
+    const client = grpcClient(instance) as unknown as {
+      subscribeToTask(request: unknown, metadata: Metadata): ClientReadableStream<{ payload?: { $case: string } }>;
+    };
     const events: string[] = [];
-    const done = ended(client.subscribeToTask({ tenant: worker.handle, id: task.id }, metadataOf(apiKey(requester.key))), events);
+    const done = ended(
+      client.subscribeToTask({ tenant: worker.handle, id: task.id }, metadataOf(apiKey(requester.key))),
+      events,
+    );
     await waitFor(() => events.length === 1);
     await instance.close();
     expect(await done).toEqual({ code: GrpcStatus.OK, reason: null });
-    const after = await unary(client as never, 'listTasks', ListTasksRequest.fromJSON({ tenant: worker.handle }), metadataOf(apiKey(requester.key)));
+    const after = await unary(
+      client as never,
+      'listTasks',
+      ListTasksRequest.fromJSON({ tenant: worker.handle }),
+      metadataOf(apiKey(requester.key)),
+    );
     expect(after.code).toBe(GrpcStatus.UNAVAILABLE);
   });
 
   /** The v1.0 service's SubscribeToTask, as a raw gRPC client sees it. */
   const subscriber = () =>
-    grpcClient(t) as unknown as { subscribeToTask(request: unknown, metadata: Metadata): ClientReadableStream<{ payload?: { $case: string } }> };
+    grpcClient(t) as unknown as {
+      subscribeToTask(request: unknown, metadata: Metadata): ClientReadableStream<{ payload?: { $case: string } }>;
+    };
 });
 
 /** Reads a gRPC server stream to its end; resolves with its final status and `a2a-reason` trailer. */
-function ended(stream: ClientReadableStream<any>, events: string[] = []): Promise<{ code: number; reason: string | null }> {
+function ended(
+  stream: ClientReadableStream<any>,
+  events: string[] = [],
+): Promise<{ code: number; reason: string | null }> {
   return new Promise((resolve) => {
     stream.on('data', (event: { payload?: { $case: string } }) => events.push(event.payload?.$case ?? 'raw'));
     stream.on('error', (error: { code: number; metadata?: Metadata }) => {

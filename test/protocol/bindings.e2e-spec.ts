@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { SendMessageRequest, TaskState, type AgentCard, type StreamResponse, type Task } from '@a2a-js/sdk';
 import {
-  ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client, type TransportFactory,
+  ClientFactory,
+  ClientFactoryOptions,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+  type Client,
+  type TransportFactory,
 } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { startApp, type TestApp } from '../support/app';
@@ -38,22 +44,35 @@ const TRANSPORTS: Record<Binding, Record<'1.0' | '0.3', string>> = {
  * served, seeing only that binding's interface of one generation (the SDK would
  * otherwise prefer 1.0).
  */
-async function sdkClient(t: TestApp, requester: Agent, worker: Agent, binding: Binding, version: '1.0' | '0.3'): Promise<{ client: Client; card: AgentCard }> {
+async function sdkClient(
+  t: TestApp,
+  requester: Agent,
+  worker: Agent,
+  binding: Binding,
+  version: '1.0' | '0.3',
+): Promise<{ client: Client; card: AgentCard }> {
   const resolver = new DefaultAgentCardResolver();
   let card!: AgentCard;
   const parameters: Record<string, string> = { 'X-API-Key': requester.key };
   if (binding === 'GRPC' && version === '0.3') parameters['a2a-tenant'] = worker.handle;
-  const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-    transports: [FACTORIES[binding]()],
-    clientConfig: { interceptors: [new CallerInterceptor(parameters)] },
-    cardResolver: {
-      resolve: async (url, path) => {
-        const served = await resolver.resolve(url, path);
-        card = { ...served, supportedInterfaces: served.supportedInterfaces.filter((i) => i.protocolBinding === binding && i.protocolVersion === version) };
-        return card;
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [FACTORIES[binding]()],
+      clientConfig: { interceptors: [new CallerInterceptor(parameters)] },
+      cardResolver: {
+        resolve: async (url, path) => {
+          const served = await resolver.resolve(url, path);
+          card = {
+            ...served,
+            supportedInterfaces: served.supportedInterfaces.filter(
+              (i) => i.protocolBinding === binding && i.protocolVersion === version,
+            ),
+          };
+          return card;
+        },
       },
-    },
-  }));
+    }),
+  );
   const client = await factory.createFromUrl(`${t.baseUrl}/a2a/${worker.handle}/card`, '');
   expect(client.protocolVersion).toBe(version);
   // The transport of that binding and generation, at the advertised endpoint (a tenant decorator wraps gRPC 1.0's).
@@ -76,13 +95,20 @@ describe('every binding through the official SDK client', () => {
     // The card's URLs come from PUBLIC_BASE_URL and GRPC_PORT: make them this server's own.
     const port = await freePort();
     grpcPort = await freePort();
-    t = await startApp({ PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, GRPC_PORT: String(grpcPort), GRPC_HOST: '127.0.0.1' });
+    t = await startApp({
+      PORT: String(port),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      GRPC_PORT: String(grpcPort),
+      GRPC_HOST: '127.0.0.1',
+    });
     ({ requester, worker } = await agentPair(t));
   });
   afterAll(() => t.close());
 
   it('the card advertises each binding in both generations', async () => {
-    const card = (await t.http().get(`/a2a/${worker.handle}/card`).expect(200)).body as { supportedInterfaces: unknown[] };
+    const card = (await t.http().get(`/a2a/${worker.handle}/card`).expect(200)).body as {
+      supportedInterfaces: unknown[];
+    };
     const url = `${t.baseUrl}/a2a/${worker.handle}`;
     expect(card.supportedInterfaces).toEqual([
       { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
@@ -99,14 +125,25 @@ describe('every binding through the official SDK client', () => {
       const req = t.http().get(`/a2a/${worker.handle}/rest${path}`).set('X-API-Key', requester.key);
       return version === undefined ? req : req.set('A2A-Version', version);
     };
-    expect((await get('/tasks', '1.0.0').expect(200)).body).toMatchObject({ tasks: expect.any(Array), nextPageToken: expect.any(String) });
+    expect((await get('/tasks', '1.0.0').expect(200)).body).toMatchObject({
+      tasks: expect.any(Array),
+      nextPageToken: expect.any(String),
+    });
     await get(`/v1/tasks/${randomUUID()}`, '0.3.0').expect(404);
     const refused = await get('/tasks', '2.0').expect(400);
-    expect(refused.body.error).toMatchObject({ code: 400, details: [expect.objectContaining({ reason: 'VERSION_NOT_SUPPORTED' })] });
+    expect(refused.body.error).toMatchObject({
+      code: 400,
+      details: [expect.objectContaining({ reason: 'VERSION_NOT_SUPPORTED' })],
+    });
   });
 
   describe.each([
-    ['JSONRPC', '1.0'], ['JSONRPC', '0.3'], ['HTTP+JSON', '1.0'], ['HTTP+JSON', '0.3'], ['GRPC', '1.0'], ['GRPC', '0.3'],
+    ['JSONRPC', '1.0'],
+    ['JSONRPC', '0.3'],
+    ['HTTP+JSON', '1.0'],
+    ['HTTP+JSON', '0.3'],
+    ['GRPC', '1.0'],
+    ['GRPC', '0.3'],
   ] as const)('%s, A2A %s', (binding, version) => {
     let client: Client;
 
@@ -117,7 +154,8 @@ describe('every binding through the official SDK client', () => {
     it('send → the worker replies through REST → the blocking send returns the result', async () => {
       const sent = await startBlocking(t, worker, () => client.sendMessage(say('What is 6 × 7?')));
       await reply(t, sent.taskId, worker.key, {
-        state: 'completed', message: { parts: [{ kind: 'text', text: '42' }] },
+        state: 'completed',
+        message: { parts: [{ kind: 'text', text: '42' }] },
         artifacts: [{ artifactId: 'answer', parts: [{ kind: 'data', data: { value: 42 } }] }],
       }).expect(200);
       const task = (await sent.response) as Task;
@@ -137,7 +175,9 @@ describe('every binding through the official SDK client', () => {
       expect(task.value.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
 
       await reply(t, task.value.id, worker.key, { state: 'working' }).expect(200);
-      await reply(t, task.value.id, worker.key, { artifacts: [{ artifactId: 'haiku', parts: [{ kind: 'text', text: 'old pond' }] }] }).expect(200);
+      await reply(t, task.value.id, worker.key, {
+        artifacts: [{ artifactId: 'haiku', parts: [{ kind: 'text', text: 'old pond' }] }],
+      }).expect(200);
       await reply(t, task.value.id, worker.key, { state: 'completed' }).expect(200);
       for await (const event of stream) events.push(event);
       expect(events.map((e) => e.payload?.$case)).toEqual(['task', 'statusUpdate', 'artifactUpdate', 'statusUpdate']);
@@ -156,12 +196,16 @@ describe('every binding through the official SDK client', () => {
       expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
       const rest: StreamResponse[] = [];
       for await (const event of subscription) rest.push(event);
-      expect(rest.map((e) => (e.payload?.$case === 'statusUpdate' ? e.payload.value.status?.state : e.payload?.$case))).toEqual([TaskState.TASK_STATE_CANCELED]);
+      expect(
+        rest.map((e) => (e.payload?.$case === 'statusUpdate' ? e.payload.value.status?.state : e.payload?.$case)),
+      ).toEqual([TaskState.TASK_STATE_CANCELED]);
       expect(((await sent.response) as Task).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     });
 
-    it('an unknown task is the SDK\'s TaskNotFoundError', async () => {
-      await expect(client.getTask({ tenant: '', id: randomUUID(), historyLength: undefined })).rejects.toMatchObject({ name: 'TaskNotFoundError' });
+    it("an unknown task is the SDK's TaskNotFoundError", async () => {
+      await expect(client.getTask({ tenant: '', id: randomUUID(), historyLength: undefined })).rejects.toMatchObject({
+        name: 'TaskNotFoundError',
+      });
     });
   });
 });

@@ -16,10 +16,14 @@ describe('protocol on the embedded database (no DATABASE_URL)', () => {
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('streams, blocks and serializes replies with the in-process notifier', async () => {
-    const { stdout } = await run(process.execPath, ['-r', 'ts-node/register/transpile-only', 'test/protocol/embedded/scenario.ts'], {
-      env: { PATH: process.env.PATH, DATA_DIR: dataDir },
-      timeout: 90_000,
-    });
+    const { stdout } = await run(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', 'test/protocol/embedded/scenario.ts'],
+      {
+        env: { PATH: process.env.PATH, DATA_DIR: dataDir },
+        timeout: 90_000,
+      },
+    );
     expect(JSON.parse(stdout)).toEqual({
       // Within one reply, its artifacts come before its status.
       streamed: ['task', 'artifact-update:', 'status-update:working', 'status-update:completed'],

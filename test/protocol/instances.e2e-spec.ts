@@ -25,14 +25,22 @@ describe('two instances on one database', () => {
     const task = await submitTask(a, requester, worker);
     const stream = await openStream(a.baseUrl, worker.handle, requester.key, 'tasks/resubscribe', { id: task.id });
     expect((await stream.next())!.body.result).toMatchObject({ id: task.id, status: { state: 'submitted' } });
-    await reply(b, task.id, worker.key, { state: 'working', message: { parts: [{ kind: 'text', text: 'via B' }] } }).expect(200);
-    expect((await stream.next())!.body.result).toMatchObject({ kind: 'status-update', status: { state: 'working', message: { parts: [{ kind: 'text', text: 'via B' }] } } });
+    await reply(b, task.id, worker.key, {
+      state: 'working',
+      message: { parts: [{ kind: 'text', text: 'via B' }] },
+    }).expect(200);
+    expect((await stream.next())!.body.result).toMatchObject({
+      kind: 'status-update',
+      status: { state: 'working', message: { parts: [{ kind: 'text', text: 'via B' }] } },
+    });
     await reply(b, task.id, worker.key, { state: 'completed' }).expect(200);
     expect((await stream.rest()).map((e) => e.result.status.state)).toEqual(['completed']);
   });
 
   it('a reply through A wakes a blocking send held by B', async () => {
-    const sent = await startBlocking(b, worker, () => rpc(b, worker.handle, requester.key, 'message/send', { message: v03Message('block on B') }));
+    const sent = await startBlocking(b, worker, () =>
+      rpc(b, worker.handle, requester.key, 'message/send', { message: v03Message('block on B') }),
+    );
     await reply(a, sent.taskId, worker.key, { state: 'completed' }).expect(200);
     expect((await sent.response).body.result).toMatchObject({ id: sent.taskId, status: { state: 'completed' } });
   });
@@ -49,16 +57,20 @@ describe('two instances on one database', () => {
     const task = await submitTask(a, requester, worker);
     const stream = await openStream(a.baseUrl, worker.handle, requester.key, 'tasks/resubscribe', { id: task.id });
     await stream.next();
-    const listeners = () => b.db.query(
-      `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'a2a-service-listener'`,
-    ) as Promise<Array<{ pid: number }>>;
+    const listeners = () =>
+      b.db.query(
+        `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'a2a-service-listener'`,
+      ) as Promise<Array<{ pid: number }>>;
     const before = await listeners();
     expect(before).toHaveLength(2); // one listener per instance
-    await b.db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = ANY($1::int[])`, [before.map((l) => l.pid)]);
+    await b.db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = ANY($1::int[])`, [
+      before.map((l) => l.pid),
+    ]);
     await reply(b, task.id, worker.key, { state: 'completed' }).expect(200);
     expect((await stream.rest(20_000)).map((e) => e.result.status.state)).toEqual(['completed']);
     // Both listeners reconnected, on new connections.
-    for (let i = 0; i < 100 && (await listeners()).length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    for (let i = 0; i < 100 && (await listeners()).length < 2; i++)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     const after = await listeners();
     expect(after).toHaveLength(2);
     expect(after.filter((l) => before.some((old) => old.pid === l.pid))).toEqual([]);

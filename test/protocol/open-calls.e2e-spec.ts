@@ -15,16 +15,26 @@ describe('protocol: open calls per key', () => {
   });
   afterAll(() => t.close());
 
-  const subscribe = (key: string, taskId: string) => openStream(t.baseUrl, worker.handle, key, 'SubscribeToTask', { id: taskId }, '1.0');
+  const subscribe = (key: string, taskId: string) =>
+    openStream(t.baseUrl, worker.handle, key, 'SubscribeToTask', { id: taskId }, '1.0');
   const expectTooMany = (res: { status: number; body: any }) => {
     expect(res.status).toBe(429);
     expect(res.body).toEqual({
-      jsonrpc: '2.0', id: expect.any(Number),
-      error: { code: -32000, message: expect.stringContaining('2 streams and blocking sends'), data: { reason: 'too_many_open_calls', status: 429, request_id: expect.any(String) } },
+      jsonrpc: '2.0',
+      id: expect.any(Number),
+      error: {
+        code: -32000,
+        message: expect.stringContaining('2 streams and blocking sends'),
+        data: { reason: 'too_many_open_calls', status: 429, request_id: expect.any(String) },
+      },
     });
   };
   const taskCount = async () =>
-    ((await t.db.query(`SELECT count(*)::int AS count FROM tasks WHERE requester_identity_id = $1`, [requester.id])) as Array<{ count: number }>)[0].count;
+    (
+      (await t.db.query(`SELECT count(*)::int AS count FROM tasks WHERE requester_identity_id = $1`, [
+        requester.id,
+      ])) as Array<{ count: number }>
+    )[0].count;
 
   it('beyond the cap, streams and blocking sends → 429 too_many_open_calls; other calls and other keys go on', async () => {
     const task = await submitTask(t, requester, worker);
@@ -39,9 +49,21 @@ describe('protocol: open calls per key', () => {
     expect(await taskCount()).toBe(before); // refused before the method ran
 
     // Calls that return at once are not counted.
-    await rpc(t, worker.handle, requester.key, 'message/send', { message: v03Message('x'), configuration: { blocking: false } }).expect(200);
-    await rpc(t, worker.handle, requester.key, 'SendMessage', { message: v1Message('x'), configuration: { returnImmediately: true } }, '1.0').expect(200);
-    expect((await rpc(t, worker.handle, requester.key, 'GetTask', { id: task.id }, '1.0').expect(200)).body.result.id).toBe(task.id);
+    await rpc(t, worker.handle, requester.key, 'message/send', {
+      message: v03Message('x'),
+      configuration: { blocking: false },
+    }).expect(200);
+    await rpc(
+      t,
+      worker.handle,
+      requester.key,
+      'SendMessage',
+      { message: v1Message('x'), configuration: { returnImmediately: true } },
+      '1.0',
+    ).expect(200);
+    expect(
+      (await rpc(t, worker.handle, requester.key, 'GetTask', { id: task.id }, '1.0').expect(200)).body.result.id,
+    ).toBe(task.id);
 
     // The cap is per key: the same identity's other key has its own.
     const second = await mintAgentKey(t, acme, requester.id);
@@ -51,7 +73,8 @@ describe('protocol: open calls per key', () => {
 
     // Streams that end give their slots back.
     await reply(t, task.id, worker.key, { state: 'completed' }).expect(200);
-    for (const stream of [...open, other]) expect((await stream.rest()).map((e) => e.result.statusUpdate.status.state)).toEqual(['TASK_STATE_COMPLETED']);
+    for (const stream of [...open, other])
+      expect((await stream.rest()).map((e) => e.result.statusUpdate.status.state)).toEqual(['TASK_STATE_COMPLETED']);
     const next = await submitTask(t, requester, worker);
     const reopened = [await subscribe(requester.key, next.id), await subscribe(requester.key, next.id)];
     for (const stream of reopened) expect(stream.response.status).toBe(200);

@@ -1,8 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import { AgentCard, SendMessageRequest, TaskState, verifyAgentCardSignature, type StreamResponse, type Task } from '@a2a-js/sdk';
+import {
+  AgentCard,
+  SendMessageRequest,
+  TaskState,
+  verifyAgentCardSignature,
+  type StreamResponse,
+  type Task,
+} from '@a2a-js/sdk';
 import { importJWK, type CryptoKey } from 'jose';
 import {
-  ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, type AgentCardResolver, type Client,
+  ClientFactory,
+  ClientFactoryOptions,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  type AgentCardResolver,
+  type Client,
 } from '@a2a-js/sdk/client';
 import { startApp, type TestApp } from '../support/app';
 import { freePort } from '../support/server-process';
@@ -14,7 +26,10 @@ class ApiKeyInterceptor {
   constructor(private readonly key: string) {}
 
   async before(args: { options?: { serviceParameters?: Record<string, string> } }): Promise<void> {
-    args.options = { ...args.options, serviceParameters: { ...args.options?.serviceParameters, 'X-API-Key': this.key } };
+    args.options = {
+      ...args.options,
+      serviceParameters: { ...args.options?.serviceParameters, 'X-API-Key': this.key },
+    };
   }
 
   async after(): Promise<void> {}
@@ -26,10 +41,18 @@ class ApiKeyInterceptor {
  * the 1.0 interface when both are offered). `methods` records the JSON-RPC methods it
  * sends, with their A2A-Version.
  */
-async function sdkClient(t: TestApp, requester: Agent, worker: Agent, version: '1.0' | '0.3', methods: Set<string>): Promise<Client> {
+async function sdkClient(
+  t: TestApp,
+  requester: Agent,
+  worker: Agent,
+  version: '1.0' | '0.3',
+  methods: Set<string>,
+): Promise<Client> {
   const fetchImpl: typeof fetch = (input, init) => {
     const headers = new Headers(init?.headers);
-    methods.add(`${(JSON.parse(String(init?.body)) as { method: string }).method} (A2A-Version: ${headers.get('A2A-Version')})`);
+    methods.add(
+      `${(JSON.parse(String(init?.body)) as { method: string }).method} (A2A-Version: ${headers.get('A2A-Version')})`,
+    );
     return fetch(input, init);
   };
   const resolver = new DefaultAgentCardResolver();
@@ -39,11 +62,13 @@ async function sdkClient(t: TestApp, requester: Agent, worker: Agent, version: '
       return { ...card, supportedInterfaces: card.supportedInterfaces.filter((i) => i.protocolVersion === version) };
     },
   };
-  const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-    transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true }, fetchImpl })],
-    clientConfig: { interceptors: [new ApiKeyInterceptor(requester.key)] },
-    cardResolver,
-  }));
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ legacyCompat: { enabled: true }, fetchImpl })],
+      clientConfig: { interceptors: [new ApiKeyInterceptor(requester.key)] },
+      cardResolver,
+    }),
+  );
   const client = await factory.createFromUrl(`${t.baseUrl}/a2a/${worker.handle}/card`, '');
   expect(client.protocolVersion).toBe(version);
   expect((client.transport as unknown as { endpoint: string }).endpoint).toBe(`${t.baseUrl}/a2a/${worker.handle}`);
@@ -72,7 +97,8 @@ describe.each(['1.0', '0.3'] as const)('@a2a-js/sdk client speaking A2A %s', (ve
   it('a blocking send returns once the worker has replied through REST', async () => {
     const sent = await startBlocking(t, worker, () => client.sendMessage(say('What is 6 × 7?')));
     await reply(t, sent.taskId, worker.key, {
-      state: 'completed', message: { parts: [{ kind: 'text', text: '42' }] },
+      state: 'completed',
+      message: { parts: [{ kind: 'text', text: '42' }] },
       artifacts: [{ artifactId: 'answer', name: 'answer.json', parts: [{ kind: 'data', data: { value: 42 } }] }],
     }).expect(200);
     const task = (await sent.response) as Task;
@@ -93,8 +119,13 @@ describe.each(['1.0', '0.3'] as const)('@a2a-js/sdk client speaking A2A %s', (ve
     if (task?.$case !== 'task') throw new Error(`first event is ${task?.$case}`);
     expect(task.value.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
 
-    await reply(t, task.value.id, worker.key, { state: 'working', message: { parts: [{ kind: 'text', text: 'counting syllables' }] } }).expect(200);
-    await reply(t, task.value.id, worker.key, { artifacts: [{ artifactId: 'haiku', parts: [{ kind: 'text', text: 'old pond / frog jumps in' }] }] }).expect(200);
+    await reply(t, task.value.id, worker.key, {
+      state: 'working',
+      message: { parts: [{ kind: 'text', text: 'counting syllables' }] },
+    }).expect(200);
+    await reply(t, task.value.id, worker.key, {
+      artifacts: [{ artifactId: 'haiku', parts: [{ kind: 'text', text: 'old pond / frog jumps in' }] }],
+    }).expect(200);
     await reply(t, task.value.id, worker.key, { state: 'completed' }).expect(200);
     for await (const event of stream) events.push(event);
 
@@ -105,7 +136,10 @@ describe.each(['1.0', '0.3'] as const)('@a2a-js/sdk client speaking A2A %s', (ve
 
   it('get shows the result, with historyLength', async () => {
     const sent = await startBlocking(t, worker, () => client.sendMessage(say('Summarize')));
-    await reply(t, sent.taskId, worker.key, { state: 'input-required', message: { parts: [{ kind: 'text', text: 'Summarize what?' }] } }).expect(200);
+    await reply(t, sent.taskId, worker.key, {
+      state: 'input-required',
+      message: { parts: [{ kind: 'text', text: 'Summarize what?' }] },
+    }).expect(200);
     expect(((await sent.response) as Task).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
 
     const answered = client.sendMessage(say('The minutes', { taskId: sent.taskId }));
@@ -114,11 +148,19 @@ describe.each(['1.0', '0.3'] as const)('@a2a-js/sdk client speaking A2A %s', (ve
       if (now.status?.state === TaskState.TASK_STATE_SUBMITTED) break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    await reply(t, sent.taskId, worker.key, { state: 'completed', message: { parts: [{ kind: 'text', text: 'Short meeting.' }] } }).expect(200);
+    await reply(t, sent.taskId, worker.key, {
+      state: 'completed',
+      message: { parts: [{ kind: 'text', text: 'Short meeting.' }] },
+    }).expect(200);
     expect(((await answered) as Task).status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
 
     const full = await client.getTask({ tenant: '', id: sent.taskId, historyLength: undefined });
-    expect(full.history.map((m) => m.parts[0].content?.value)).toEqual(['Summarize', 'Summarize what?', 'The minutes', 'Short meeting.']);
+    expect(full.history.map((m) => m.parts[0].content?.value)).toEqual([
+      'Summarize',
+      'Summarize what?',
+      'The minutes',
+      'Short meeting.',
+    ]);
     const last = await client.getTask({ tenant: '', id: sent.taskId, historyLength: 1 });
     expect(last.history.map((m) => m.parts[0].content?.value)).toEqual(['Short meeting.']);
   });
@@ -134,30 +176,59 @@ describe.each(['1.0', '0.3'] as const)('@a2a-js/sdk client speaking A2A %s', (ve
     expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     const rest: StreamResponse[] = [];
     for await (const event of subscription) rest.push(event);
-    expect(rest.map((e) => (e.payload?.$case === 'statusUpdate' ? e.payload.value.status?.state : e.payload?.$case))).toEqual([TaskState.TASK_STATE_CANCELED]);
+    expect(
+      rest.map((e) => (e.payload?.$case === 'statusUpdate' ? e.payload.value.status?.state : e.payload?.$case)),
+    ).toEqual([TaskState.TASK_STATE_CANCELED]);
     expect(((await sent.response) as Task).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
   });
 
-  it('an unknown task is the SDK\'s TaskNotFoundError', async () => {
-    await expect(client.getTask({ tenant: '', id: randomUUID(), historyLength: undefined })).rejects.toMatchObject({ name: 'TaskNotFoundError' });
+  it("an unknown task is the SDK's TaskNotFoundError", async () => {
+    await expect(client.getTask({ tenant: '', id: randomUUID(), historyLength: undefined })).rejects.toMatchObject({
+      name: 'TaskNotFoundError',
+    });
   });
 
-  it('getAgentCard fetches the extended card: the worker\'s admitted skills too (v1.0: signature verified with the JWKS)', async () => {
-    const skill = (id: string, visibility: string) => ({ id, name: id, description: `${id}.`, tags: ['t'], visibility });
-    await t.http().patch(`/api/v1/identities/${worker.handle}`).set(apiKey(worker.key))
-      .send({ skills: [skill('open', 'public'), skill('partners-only', 'admitted')] }).expect(200);
+  it("getAgentCard fetches the extended card: the worker's admitted skills too (v1.0: signature verified with the JWKS)", async () => {
+    const skill = (id: string, visibility: string) => ({
+      id,
+      name: id,
+      description: `${id}.`,
+      tags: ['t'],
+      visibility,
+    });
+    await t
+      .http()
+      .patch(`/api/v1/identities/${worker.handle}`)
+      .set(apiKey(worker.key))
+      .send({ skills: [skill('open', 'public'), skill('partners-only', 'admitted')] })
+      .expect(200);
     const jwks = (await t.http().get('/.well-known/jwks.json').expect(200)).body as { keys: Array<{ kid: string }> };
-    const sdkVerify = verifyAgentCardSignature(async (kid) => (await importJWK(jwks.keys.find((key) => key.kid === kid)!, 'ES256')) as CryptoKey);
+    const sdkVerify = verifyAgentCardSignature(
+      async (kid) =>
+        (await importJWK(
+          jwks.keys.find((key) => key.kid === kid)!,
+          'ES256',
+        )) as CryptoKey,
+    );
     // The client hands the verifier its parsed card; the SDK's canonicalization reads the card's JSON form.
-    const verify = version === '1.0' ? (parsed: AgentCard) => sdkVerify(AgentCard.toJSON(parsed) as AgentCard) : undefined;
+    const verify =
+      version === '1.0' ? (parsed: AgentCard) => sdkVerify(AgentCard.toJSON(parsed) as AgentCard) : undefined;
     const card = await client.getAgentCard(undefined, verify);
     expect(card.skills.map((s) => s.id)).toEqual(['open', 'partners-only']);
   });
 
   it('spoke the method names of its generation only', () => {
-    const names = version === '1.0'
-      ? ['SendMessage', 'SendStreamingMessage', 'GetTask', 'SubscribeToTask', 'CancelTask', 'GetExtendedAgentCard']
-      : ['message/send', 'message/stream', 'tasks/get', 'tasks/resubscribe', 'tasks/cancel', 'agent/getAuthenticatedExtendedCard'];
+    const names =
+      version === '1.0'
+        ? ['SendMessage', 'SendStreamingMessage', 'GetTask', 'SubscribeToTask', 'CancelTask', 'GetExtendedAgentCard']
+        : [
+            'message/send',
+            'message/stream',
+            'tasks/get',
+            'tasks/resubscribe',
+            'tasks/cancel',
+            'agent/getAuthenticatedExtendedCard',
+          ];
     expect([...methods].sort()).toEqual(names.map((name) => `${name} (A2A-Version: ${version})`).sort());
   });
 });

@@ -1,5 +1,14 @@
 import { startApp, type TestApp } from '../support/app';
-import { agentPair, openStream, rpc, startBlocking, submitTask, v03Message, v1Message, type Agent } from '../support/a2a';
+import {
+  agentPair,
+  openStream,
+  rpc,
+  startBlocking,
+  submitTask,
+  v03Message,
+  v1Message,
+  type Agent,
+} from '../support/a2a';
 import { apiKey, bearer, type ConsoleAccount } from '../support/fixtures';
 
 /**
@@ -16,18 +25,56 @@ describe('protocol: open calls lose their standing', () => {
   });
   afterAll(() => t.close());
 
-  interface Pair { acme: ConsoleAccount; requester: Agent; worker: Agent }
+  interface Pair {
+    acme: ConsoleAccount;
+    requester: Agent;
+    worker: Agent;
+  }
 
   /** What changes while the call is open, and what the call must end with. */
   const CHANGES: Array<[string, (pair: Pair) => Promise<unknown>, string, number]> = [
-    ['the requester\'s key is revoked', ({ requester }) => t.http().post('/api-keys/self/revoke').set(apiKey(requester.key)).expect(200), 'unauthenticated', 401],
-    ['the requester is disabled', ({ requester }) => settings(requester, { enabled: false }), 'requester_disabled', 403],
-    ['the requester is deleted', ({ acme, requester }) => t.http().delete(`/api/v1/identities/${requester.handle}`).set(bearer(acme)).expect(204), 'unauthenticated', 401],
+    [
+      "the requester's key is revoked",
+      ({ requester }) => t.http().post('/api-keys/self/revoke').set(apiKey(requester.key)).expect(200),
+      'unauthenticated',
+      401,
+    ],
+    [
+      'the requester is disabled',
+      ({ requester }) => settings(requester, { enabled: false }),
+      'requester_disabled',
+      403,
+    ],
+    [
+      'the requester is deleted',
+      ({ acme, requester }) => t.http().delete(`/api/v1/identities/${requester.handle}`).set(bearer(acme)).expect(204),
+      'unauthenticated',
+      401,
+    ],
     ['the worker is disabled', ({ worker }) => settings(worker, { enabled: false }), 'worker_not_found', 404],
-    ['the worker is deleted', ({ acme, worker }) => t.http().delete(`/api/v1/identities/${worker.handle}`).set(bearer(acme)).expect(204), 'worker_not_found', 404],
-    ['the worker blocks the requester', ({ acme, requester, worker }) => t.http().post('/api/v1/contact-rules').set(bearer(acme)).send({
-      identity: worker.handle, direction: 'inbound', action: 'block', peer: { type: 'identity', handle: requester.handle },
-    }).expect(201), 'admission_denied', 403],
+    [
+      'the worker is deleted',
+      ({ acme, worker }) => t.http().delete(`/api/v1/identities/${worker.handle}`).set(bearer(acme)).expect(204),
+      'worker_not_found',
+      404,
+    ],
+    [
+      'the worker blocks the requester',
+      ({ acme, requester, worker }) =>
+        t
+          .http()
+          .post('/api/v1/contact-rules')
+          .set(bearer(acme))
+          .send({
+            identity: worker.handle,
+            direction: 'inbound',
+            action: 'block',
+            peer: { type: 'identity', handle: requester.handle },
+          })
+          .expect(201),
+      'admission_denied',
+      403,
+    ],
   ];
 
   const settings = (agent: Agent, body: object) =>
@@ -39,34 +86,55 @@ describe('protocol: open calls lose their standing', () => {
   async function subscribed(app = t) {
     const pair = await agentPair(t);
     const task = await submitTask(t, pair.requester, pair.worker);
-    const stream = await openStream(app.baseUrl, pair.worker.handle, pair.requester.key, 'tasks/resubscribe', { id: task.id });
+    const stream = await openStream(app.baseUrl, pair.worker.handle, pair.requester.key, 'tasks/resubscribe', {
+      id: task.id,
+    });
     expect((await stream.next())!.body.result).toMatchObject({ kind: 'task', id: task.id });
     return { pair, task, stream };
   }
   const refusal = (reason: string, status: number) => ({
-    jsonrpc: '2.0', id: expect.any(Number),
+    jsonrpc: '2.0',
+    id: expect.any(Number),
     error: { code: -32000, message: expect.any(String), data: { reason, status, request_id: expect.any(String) } },
   });
 
-  it.each(CHANGES)('SubscribeToTask, then %s: the worker\'s reply is not delivered; the stream ends with the error', async (_, change, reason, status) => {
-    const pair = await agentPair(t);
-    const task = await submitTask(t, pair.requester, pair.worker);
-    const stream = await openStream(t.baseUrl, pair.worker.handle, pair.requester.key, 'SubscribeToTask', { id: task.id }, '1.0');
-    expect((await stream.next())!.body.result.task).toMatchObject({ id: task.id });
-    await change(pair);
-    await workerReplies(pair, task.id, { state: 'working', message: { parts: [{ text: 'the confidential answer' }] } });
-    expect(await stream.next()).toEqual({ type: 'error', body: refusal(reason, status) });
-    expect(await stream.next()).toBeNull();
-  });
+  it.each(CHANGES)(
+    "SubscribeToTask, then %s: the worker's reply is not delivered; the stream ends with the error",
+    async (_, change, reason, status) => {
+      const pair = await agentPair(t);
+      const task = await submitTask(t, pair.requester, pair.worker);
+      const stream = await openStream(
+        t.baseUrl,
+        pair.worker.handle,
+        pair.requester.key,
+        'SubscribeToTask',
+        { id: task.id },
+        '1.0',
+      );
+      expect((await stream.next())!.body.result.task).toMatchObject({ id: task.id });
+      await change(pair);
+      await workerReplies(pair, task.id, {
+        state: 'working',
+        message: { parts: [{ text: 'the confidential answer' }] },
+      });
+      expect(await stream.next()).toEqual({ type: 'error', body: refusal(reason, status) });
+      expect(await stream.next()).toBeNull();
+    },
+  );
 
   it('message/stream (v0.3): a reply after the key is revoked ends the stream with unauthenticated', async () => {
     const pair = await agentPair(t);
-    const stream = await openStream(t.baseUrl, pair.worker.handle, pair.requester.key, 'message/stream', { message: v03Message('work') });
+    const stream = await openStream(t.baseUrl, pair.worker.handle, pair.requester.key, 'message/stream', {
+      message: v03Message('work'),
+    });
     const first = (await stream.next())!.body.result;
     await workerReplies(pair, first.id, { state: 'working', message: { parts: [{ text: 'step 1' }] } });
     expect((await stream.next())!.body.result).toMatchObject({ kind: 'status-update', status: { state: 'working' } });
     await CHANGES[0][1](pair);
-    await workerReplies(pair, first.id, { state: 'completed', message: { parts: [{ text: 'the confidential answer' }] } });
+    await workerReplies(pair, first.id, {
+      state: 'completed',
+      message: { parts: [{ text: 'the confidential answer' }] },
+    });
     expect(await stream.rest()).toEqual([refusal('unauthenticated', 401)]);
   });
 
@@ -75,26 +143,41 @@ describe('protocol: open calls lose their standing', () => {
     await CHANGES[5][1](pair);
     await workerReplies(pair, task.id, { state: 'working' });
     expect((await stream.next())!.body.error.data.reason).toBe('admission_denied');
-    const [{ count }] = await t.db.query(`SELECT count(*)::int AS count FROM admission_decisions WHERE requester_id = $1`, [pair.requester.id]);
+    const [{ count }] = await t.db.query(
+      `SELECT count(*)::int AS count FROM admission_decisions WHERE requester_id = $1`,
+      [pair.requester.id],
+    );
     expect(count).toBe(0);
     // A new call is denied, and recorded, as before.
     const denied = await rpc(t, pair.worker.handle, pair.requester.key, 'tasks/get', { id: task.id }).expect(403);
     expect(denied.body.error.data.reason).toBe('admission_denied');
-    const [{ count: after }] = await t.db.query(`SELECT count(*)::int AS count FROM admission_decisions WHERE requester_id = $1`, [pair.requester.id]);
+    const [{ count: after }] = await t.db.query(
+      `SELECT count(*)::int AS count FROM admission_decisions WHERE requester_id = $1`,
+      [pair.requester.id],
+    );
     expect(after).toBe(1);
   });
 
-  it.each(CHANGES)('a blocking send, then %s: it answers with the check\'s error, not the task', async (_, change, reason, status) => {
-    const pair = await agentPair(t);
-    const blocked = await startBlocking(t, pair.worker, () =>
-      rpc(t, pair.worker.handle, pair.requester.key, 'SendMessage', { message: v1Message('block') }, '1.0').then((res) => res));
-    await change(pair);
-    await workerReplies(pair, blocked.taskId, { state: 'completed', message: { parts: [{ text: 'the confidential answer' }] } });
-    const res = await blocked.response;
-    expect(res.status).toBe(status);
-    expect(res.body).toEqual(refusal(reason, status));
-    expect(JSON.stringify(res.body)).not.toContain('confidential');
-  });
+  it.each(CHANGES)(
+    "a blocking send, then %s: it answers with the check's error, not the task",
+    async (_, change, reason, status) => {
+      const pair = await agentPair(t);
+      const blocked = await startBlocking(t, pair.worker, () =>
+        rpc(t, pair.worker.handle, pair.requester.key, 'SendMessage', { message: v1Message('block') }, '1.0').then(
+          (res) => res,
+        ),
+      );
+      await change(pair);
+      await workerReplies(pair, blocked.taskId, {
+        state: 'completed',
+        message: { parts: [{ text: 'the confidential answer' }] },
+      });
+      const res = await blocked.response;
+      expect(res.status).toBe(status);
+      expect(res.body).toEqual(refusal(reason, status));
+      expect(JSON.stringify(res.body)).not.toContain('confidential');
+    },
+  );
 
   it('calls that keep their standing go on: a stream delivers, a blocking send returns the task', async () => {
     const { pair, task, stream } = await subscribed();
@@ -106,10 +189,21 @@ describe('protocol: open calls lose their standing', () => {
     expect((await stream.rest()).map((event) => event.result.status.state)).toEqual(['completed']);
 
     const blocked = await startBlocking(t, pair.worker, () =>
-      rpc(t, pair.worker.handle, pair.requester.key, 'message/send', { message: v03Message('block') }).then((res) => res));
-    await t.http().post('/api/v1/contact-rules').set(bearer(pair.acme)).send({
-      identity: other.worker.handle, direction: 'inbound', action: 'block', peer: { type: 'identity', handle: pair.requester.handle },
-    }).expect(201);
+      rpc(t, pair.worker.handle, pair.requester.key, 'message/send', { message: v03Message('block') }).then(
+        (res) => res,
+      ),
+    );
+    await t
+      .http()
+      .post('/api/v1/contact-rules')
+      .set(bearer(pair.acme))
+      .send({
+        identity: other.worker.handle,
+        direction: 'inbound',
+        action: 'block',
+        peer: { type: 'identity', handle: pair.requester.handle },
+      })
+      .expect(201);
     await workerReplies(pair, blocked.taskId, { state: 'input-required' });
     const res = await blocked.response;
     expect(res.status).toBe(200);
@@ -134,7 +228,10 @@ describe('protocol: open calls lose their standing', () => {
     it('a blocking send answers 403 soon after the requester is disabled, not at its timeout', async () => {
       const pair = await agentPair(t);
       const blocked = await startBlocking(t, pair.worker, () =>
-        rpc(idle, pair.worker.handle, pair.requester.key, 'message/send', { message: v03Message('block') }).then((res) => res));
+        rpc(idle, pair.worker.handle, pair.requester.key, 'message/send', { message: v03Message('block') }).then(
+          (res) => res,
+        ),
+      );
       await CHANGES[1][1](pair);
       const res = await blocked.response;
       expect(res.body).toEqual(refusal('requester_disabled', 403));

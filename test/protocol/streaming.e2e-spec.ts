@@ -23,46 +23,116 @@ describe('protocol streams', () => {
     expect(stream.response.status).toBe(200);
     expect(stream.response.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const first = (await stream.next())!.body;
-    expect(first).toMatchObject({ jsonrpc: '2.0', result: { kind: 'task', status: { state: 'submitted' }, history: [{ messageId: message.messageId }] } });
+    expect(first).toMatchObject({
+      jsonrpc: '2.0',
+      result: { kind: 'task', status: { state: 'submitted' }, history: [{ messageId: message.messageId }] },
+    });
     const taskId = first.result.id;
 
     await reply(t, taskId, worker.key, { state: 'working', message: text('drafting') }).expect(200);
-    await reply(t, taskId, worker.key, { artifacts: [{ artifactId: 'report', name: 'report.md', parts: [{ kind: 'text', text: '# Q3' }] }] }).expect(200);
-    await reply(t, taskId, worker.key, { artifacts: [{ artifactId: 'report', append: true, lastChunk: true, parts: [{ kind: 'text', text: 'revenue up' }] }] }).expect(200);
+    await reply(t, taskId, worker.key, {
+      artifacts: [{ artifactId: 'report', name: 'report.md', parts: [{ kind: 'text', text: '# Q3' }] }],
+    }).expect(200);
+    await reply(t, taskId, worker.key, {
+      artifacts: [
+        { artifactId: 'report', append: true, lastChunk: true, parts: [{ kind: 'text', text: 'revenue up' }] },
+      ],
+    }).expect(200);
     await reply(t, taskId, worker.key, { state: 'completed', message: text('done') }).expect(200);
 
     const rest = (await stream.rest()).map((envelope) => envelope.result);
     expect(rest).toEqual([
-      { kind: 'status-update', taskId, contextId: first.result.contextId, final: false,
-        status: { state: 'working', timestamp: expect.any(String), message: expect.objectContaining({ role: 'agent', parts: [{ kind: 'text', text: 'drafting' }] }) } },
-      { kind: 'artifact-update', taskId, contextId: first.result.contextId, append: false, lastChunk: false,
-        artifact: { artifactId: 'report', name: 'report.md', parts: [{ kind: 'text', text: '# Q3' }] } },
-      { kind: 'artifact-update', taskId, contextId: first.result.contextId, append: true, lastChunk: true,
-        artifact: { artifactId: 'report', name: 'report.md', parts: [{ kind: 'text', text: 'revenue up' }] } },
-      { kind: 'status-update', taskId, contextId: first.result.contextId, final: true,
-        status: { state: 'completed', timestamp: expect.any(String), message: expect.objectContaining({ parts: [{ kind: 'text', text: 'done' }] }) } },
+      {
+        kind: 'status-update',
+        taskId,
+        contextId: first.result.contextId,
+        final: false,
+        status: {
+          state: 'working',
+          timestamp: expect.any(String),
+          message: expect.objectContaining({ role: 'agent', parts: [{ kind: 'text', text: 'drafting' }] }),
+        },
+      },
+      {
+        kind: 'artifact-update',
+        taskId,
+        contextId: first.result.contextId,
+        append: false,
+        lastChunk: false,
+        artifact: { artifactId: 'report', name: 'report.md', parts: [{ kind: 'text', text: '# Q3' }] },
+      },
+      {
+        kind: 'artifact-update',
+        taskId,
+        contextId: first.result.contextId,
+        append: true,
+        lastChunk: true,
+        artifact: { artifactId: 'report', name: 'report.md', parts: [{ kind: 'text', text: 'revenue up' }] },
+      },
+      {
+        kind: 'status-update',
+        taskId,
+        contextId: first.result.contextId,
+        final: true,
+        status: {
+          state: 'completed',
+          timestamp: expect.any(String),
+          message: expect.objectContaining({ parts: [{ kind: 'text', text: 'done' }] }),
+        },
+      },
     ]);
     const task = await rpc(t, worker.handle, requester.key, 'tasks/get', { id: taskId });
-    expect(task.body.result.artifacts).toEqual([{ artifactId: 'report', name: 'report.md', parts: [{ kind: 'text', text: '# Q3' }, { kind: 'text', text: 'revenue up' }] }]);
+    expect(task.body.result.artifacts).toEqual([
+      {
+        artifactId: 'report',
+        name: 'report.md',
+        parts: [
+          { kind: 'text', text: '# Q3' },
+          { kind: 'text', text: 'revenue up' },
+        ],
+      },
+    ]);
   });
 
   it('SendStreamingMessage (v1.0): v1.0 events; closes when the task is interrupted', async () => {
-    const stream = await openStream(t.baseUrl, worker.handle, requester.key, 'SendStreamingMessage', { message: v1Message('translate') }, '1.0');
+    const stream = await openStream(
+      t.baseUrl,
+      worker.handle,
+      requester.key,
+      'SendStreamingMessage',
+      { message: v1Message('translate') },
+      '1.0',
+    );
     const first = (await stream.next())!.body;
     expect(first.result.task).toMatchObject({ status: { state: 'TASK_STATE_SUBMITTED' } });
-    await reply(t, first.result.task.id, worker.key, { state: 'auth-required', message: text('sign in first') }).expect(200);
-    expect(await stream.rest()).toEqual([{
-      jsonrpc: '2.0', id: expect.any(Number),
-      result: { statusUpdate: { taskId: first.result.task.id, contextId: first.result.task.contextId, status: {
-        state: 'TASK_STATE_AUTH_REQUIRED', timestamp: expect.any(String), message: expect.objectContaining({ role: 'ROLE_AGENT', parts: [{ text: 'sign in first' }] }),
-      } } },
-    }]);
+    await reply(t, first.result.task.id, worker.key, { state: 'auth-required', message: text('sign in first') }).expect(
+      200,
+    );
+    expect(await stream.rest()).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: expect.any(Number),
+        result: {
+          statusUpdate: {
+            taskId: first.result.task.id,
+            contextId: first.result.task.contextId,
+            status: {
+              state: 'TASK_STATE_AUTH_REQUIRED',
+              timestamp: expect.any(String),
+              message: expect.objectContaining({ role: 'ROLE_AGENT', parts: [{ text: 'sign in first' }] }),
+            },
+          },
+        },
+      },
+    ]);
   });
 
   it('a streaming follow-up message on an interrupted task resumes it: the task (submitted) first', async () => {
     const task = await submitTask(t, requester, worker);
     await reply(t, task.id, worker.key, { state: 'input-required', message: text('which format?') }).expect(200);
-    const stream = await openStream(t.baseUrl, worker.handle, requester.key, 'message/stream', { message: v03Message('PDF', { taskId: task.id }) });
+    const stream = await openStream(t.baseUrl, worker.handle, requester.key, 'message/stream', {
+      message: v03Message('PDF', { taskId: task.id }),
+    });
     const first = (await stream.next())!.body;
     expect(first.result).toMatchObject({ id: task.id, status: { state: 'submitted' } });
     expect(first.result.history.map((m: { role: string }) => m.role)).toEqual(['user', 'agent', 'user']);
@@ -87,11 +157,15 @@ describe('protocol streams', () => {
     const terminal = await rpc(t, worker.handle, requester.key, 'SubscribeToTask', { id: task.id }, '1.0').expect(200);
     expect(terminal.headers['content-type']).toMatch(/^application\/json/);
     expect(terminal.body.error.code).toBe(-32004);
-    expect((await rpc(t, worker.handle, requester.key, 'SubscribeToTask', { id: randomUUID() }, '1.0')).body.error.code).toBe(-32001);
-    expect((await rpc(t, requester.handle, worker.key, 'SubscribeToTask', { id: task.id }, '1.0')).body.error.code).toBe(-32001);
+    expect(
+      (await rpc(t, worker.handle, requester.key, 'SubscribeToTask', { id: randomUUID() }, '1.0')).body.error.code,
+    ).toBe(-32001);
+    expect(
+      (await rpc(t, requester.handle, worker.key, 'SubscribeToTask', { id: task.id }, '1.0')).body.error.code,
+    ).toBe(-32001);
   });
 
-  it('v0.3 tasks/resubscribe always answers as SSE: a missing, foreign or terminal task is the stream\'s one error event', async () => {
+  it("v0.3 tasks/resubscribe always answers as SSE: a missing, foreign or terminal task is the stream's one error event", async () => {
     const task = await submitTask(t, requester, worker);
     await reply(t, task.id, worker.key, { state: 'completed' }).expect(200);
     for (const [handle, key, id, code] of [
@@ -109,7 +183,9 @@ describe('protocol streams', () => {
   });
 
   it('a streaming send that fails before its first event is a plain JSON-RPC error', async () => {
-    const res = await rpc(t, worker.handle, requester.key, 'message/stream', { message: v03Message('x', { taskId: randomUUID() }) }).expect(200);
+    const res = await rpc(t, worker.handle, requester.key, 'message/stream', {
+      message: v03Message('x', { taskId: randomUUID() }),
+    }).expect(200);
     expect(res.body.error.code).toBe(-32001);
   });
 
@@ -121,18 +197,38 @@ describe('protocol streams', () => {
     expect((await v03.next())!.body.result.status.state).toBe('input-required');
     expect((await v1.next())!.body.result.task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
     // The requester answers (back to submitted); the worker asks again (auth), resumes, and finishes.
-    await rpc(t, worker.handle, requester.key, 'message/send', { message: v03Message('PDF', { taskId: task.id }), configuration: { blocking: false } }).expect(200);
+    await rpc(t, worker.handle, requester.key, 'message/send', {
+      message: v03Message('PDF', { taskId: task.id }),
+      configuration: { blocking: false },
+    }).expect(200);
     await reply(t, task.id, worker.key, { state: 'auth-required' }).expect(200);
     await reply(t, task.id, worker.key, { state: 'working' }).expect(200);
     await reply(t, task.id, worker.key, { state: 'completed' }).expect(200);
-    const v03States = (await v03.rest()).filter((e) => e.result.kind === 'status-update').map((e) => [e.result.status.state, e.result.final]);
-    expect(v03States).toEqual([['submitted', false], ['auth-required', false], ['working', false], ['completed', true]]);
-    const v1States = (await v1.rest()).filter((e) => e.result.statusUpdate).map((e) => e.result.statusUpdate.status.state);
-    expect(v1States).toEqual(['TASK_STATE_SUBMITTED', 'TASK_STATE_AUTH_REQUIRED', 'TASK_STATE_WORKING', 'TASK_STATE_COMPLETED']);
+    const v03States = (await v03.rest())
+      .filter((e) => e.result.kind === 'status-update')
+      .map((e) => [e.result.status.state, e.result.final]);
+    expect(v03States).toEqual([
+      ['submitted', false],
+      ['auth-required', false],
+      ['working', false],
+      ['completed', true],
+    ]);
+    const v1States = (await v1.rest())
+      .filter((e) => e.result.statusUpdate)
+      .map((e) => e.result.statusUpdate.status.state);
+    expect(v1States).toEqual([
+      'TASK_STATE_SUBMITTED',
+      'TASK_STATE_AUTH_REQUIRED',
+      'TASK_STATE_WORKING',
+      'TASK_STATE_COMPLETED',
+    ]);
   });
 
   it('a streaming send still ends at an interrupted state (both generations)', async () => {
-    for (const [method, message, version] of [['message/stream', v03Message('go'), '0.3'], ['SendStreamingMessage', v1Message('go'), '1.0']] as const) {
+    for (const [method, message, version] of [
+      ['message/stream', v03Message('go'), '0.3'],
+      ['SendStreamingMessage', v1Message('go'), '1.0'],
+    ] as const) {
       const stream = await openStream(t.baseUrl, worker.handle, requester.key, method, { message }, version);
       const first = (await stream.next())!.body.result;
       const taskId = version === '1.0' ? first.task.id : first.id;
@@ -162,7 +258,8 @@ describe('protocol streams', () => {
     await stream.next();
     expect(notifier.listenerCount(task.id)).toBe(1);
     stream.close();
-    for (let i = 0; i < 100 && notifier.listenerCount(task.id) > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let i = 0; i < 100 && notifier.listenerCount(task.id) > 0; i++)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     expect(notifier.listenerCount(task.id)).toBe(0);
   });
 });

@@ -34,9 +34,19 @@ describe('protocol timestamps (A2A v1.0 §5.6.1)', () => {
 
   it('every timestamp in answers and stream events is ISO 8601 UTC with Z', async () => {
     const seen: Array<[string, unknown]> = [];
-    const v03 = await rpc(t, worker.handle, requester.key, 'message/send', { message: v03Message('hi'), configuration: { blocking: false } }).expect(200);
+    const v03 = await rpc(t, worker.handle, requester.key, 'message/send', {
+      message: v03Message('hi'),
+      configuration: { blocking: false },
+    }).expect(200);
     const v03Id = v03.body.result.id as string;
-    const v1 = await rpc(t, worker.handle, requester.key, 'SendMessage', { message: v1Message('hi'), configuration: { returnImmediately: true } }, '1.0').expect(200);
+    const v1 = await rpc(
+      t,
+      worker.handle,
+      requester.key,
+      'SendMessage',
+      { message: v1Message('hi'), configuration: { returnImmediately: true } },
+      '1.0',
+    ).expect(200);
     const v1Id = v1.body.result.task.id as string;
     seen.push(...timestamps(v03.body), ...timestamps(v1.body));
 
@@ -47,17 +57,39 @@ describe('protocol timestamps (A2A v1.0 §5.6.1)', () => {
     ];
     for (const stream of streams) await stream.next();
     for (const id of [v03Id, v1Id]) {
-      await reply(t, id, worker.key, { state: 'working', message: { parts: [{ kind: 'text', text: 'on it' }] } }).expect(200);
-      await reply(t, id, worker.key, { state: 'completed', artifacts: [{ parts: [{ kind: 'text', text: 'done' }] }] }).expect(200);
+      await reply(t, id, worker.key, {
+        state: 'working',
+        message: { parts: [{ kind: 'text', text: 'on it' }] },
+      }).expect(200);
+      await reply(t, id, worker.key, {
+        state: 'completed',
+        artifacts: [{ parts: [{ kind: 'text', text: 'done' }] }],
+      }).expect(200);
     }
     for (const stream of streams) seen.push(...timestamps(await stream.rest()));
 
     seen.push(...timestamps((await rpc(t, worker.handle, requester.key, 'tasks/get', { id: v03Id }).expect(200)).body));
-    seen.push(...timestamps((await rpc(t, worker.handle, requester.key, 'GetTask', { id: v1Id }, '1.0').expect(200)).body));
-    seen.push(...timestamps((await rpc(t, worker.handle, requester.key, 'ListTasks', { includeArtifacts: true }, '1.0').expect(200)).body));
-    const rest = (path: string) => t.http().get(`/a2a/${worker.handle}/rest${path}`).set({ ...apiKey(requester.key), 'A2A-Version': '1.0' }).expect(200);
+    seen.push(
+      ...timestamps((await rpc(t, worker.handle, requester.key, 'GetTask', { id: v1Id }, '1.0').expect(200)).body),
+    );
+    seen.push(
+      ...timestamps(
+        (await rpc(t, worker.handle, requester.key, 'ListTasks', { includeArtifacts: true }, '1.0').expect(200)).body,
+      ),
+    );
+    const rest = (path: string) =>
+      t
+        .http()
+        .get(`/a2a/${worker.handle}/rest${path}`)
+        .set({ ...apiKey(requester.key), 'A2A-Version': '1.0' })
+        .expect(200);
     seen.push(...timestamps((await rest(`/tasks/${v1Id}`)).body), ...timestamps((await rest('/tasks')).body));
-    seen.push(...timestamps((await t.http().get(`/a2a/${worker.handle}/rest/v1/tasks/${v03Id}`).set(apiKey(requester.key)).expect(200)).body));
+    seen.push(
+      ...timestamps(
+        (await t.http().get(`/a2a/${worker.handle}/rest/v1/tasks/${v03Id}`).set(apiKey(requester.key)).expect(200))
+          .body,
+      ),
+    );
 
     expect(seen.length).toBeGreaterThan(15);
     expect(seen.filter(([, value]) => typeof value !== 'string' || !ISO_UTC.test(value))).toEqual([]);

@@ -26,6 +26,10 @@ process.stdout.write(JSON.stringify({ card, transport: client.transport.construc
 
 /** `path` as the SDK takes it: omitted → `.well-known/agent-card.json` relative to `url`; '' → `url` itself. */
 export async function resolveWithSdk(url: string, path?: string): Promise<SdkResolution> {
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', SCRIPT, JSON.stringify([url, path ?? null])], { cwd: process.cwd() });
+  const { stdout } = await run(
+    process.execPath,
+    ['--input-type=module', '-e', SCRIPT, JSON.stringify([url, path ?? null])],
+    { cwd: process.cwd() },
+  );
   return JSON.parse(stdout) as SdkResolution;
 }

@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { parseSseStream } from '@a2a-js/sdk';
 import type { TestApp } from './app';
-import { apiKey, insertIdentity, mintAgentKey, signup, type ConsoleAccount, type IdentityFixture, type IdentityOptions } from './fixtures';
+import {
+  apiKey,
+  insertIdentity,
+  mintAgentKey,
+  signup,
+  type ConsoleAccount,
+  type IdentityFixture,
+  type IdentityOptions,
+} from './fixtures';
 
 /** An identity with its agent key. */
 export interface Agent extends IdentityFixture {
@@ -9,7 +17,11 @@ export interface Agent extends IdentityFixture {
 }
 
 /** A claimed, enabled identity of the account's organization, with an agent key. */
-export async function enabledAgent(t: TestApp, account: ConsoleAccount, settings: Omit<IdentityOptions, 'organizationId'> = {}): Promise<Agent> {
+export async function enabledAgent(
+  t: TestApp,
+  account: ConsoleAccount,
+  settings: Omit<IdentityOptions, 'organizationId'> = {},
+): Promise<Agent> {
   const identity = await insertIdentity(t, { organizationId: account.organizationId, enabled: true, ...settings });
   return { ...identity, key: await mintAgentKey(t, account, identity.id) };
 }
@@ -25,7 +37,14 @@ export type A2AVersion = '0.3' | '1.0';
 let rpcIds = 0;
 
 /** A JSON-RPC call to `POST /a2a/{handle}`; no A2A-Version header for 0.3 unless `explicit`. */
-export function rpc(t: TestApp, handle: string, key: string, method: string, params: unknown, version: A2AVersion = '0.3') {
+export function rpc(
+  t: TestApp,
+  handle: string,
+  key: string,
+  method: string,
+  params: unknown,
+  version: A2AVersion = '0.3',
+) {
   const req = t.http().post(`/a2a/${handle}`).set(apiKey(key));
   if (version === '1.0') req.set('A2A-Version', '1.0');
   return req.send({ jsonrpc: '2.0', id: ++rpcIds, method, params });
@@ -42,26 +61,50 @@ export function v1Message(text: string, extra: Record<string, unknown> = {}) {
 }
 
 /** Sends a non-blocking v0.3 message and returns the new task. */
-export async function submitTask(t: TestApp, requester: Agent, worker: Agent, text = 'please do the thing'): Promise<{ id: string; contextId: string }> {
-  const res = await rpc(t, worker.handle, requester.key, 'message/send', { message: v03Message(text), configuration: { blocking: false } }).expect(200);
+export async function submitTask(
+  t: TestApp,
+  requester: Agent,
+  worker: Agent,
+  text = 'please do the thing',
+): Promise<{ id: string; contextId: string }> {
+  const res = await rpc(t, worker.handle, requester.key, 'message/send', {
+    message: v03Message(text),
+    configuration: { blocking: false },
+  }).expect(200);
   if (!res.body.result) throw new Error(`send failed: ${JSON.stringify(res.body)}`);
   return res.body.result;
 }
 
 /** The worker's REST reply. */
 export function reply(t: TestApp, taskId: string, key: string, body: unknown) {
-  return t.http().post(`/api/v1/tasks/${taskId}/reply`).set(apiKey(key)).send(body as object);
+  return t
+    .http()
+    .post(`/api/v1/tasks/${taskId}/reply`)
+    .set(apiKey(key))
+    .send(body as object);
 }
 
 /**
  * Opens an SSE stream (a streaming JSON-RPC call) with fetch and reads its events,
  * JSON-parsed, as they arrive. Comments (keep-alives) are counted, not yielded.
  */
-export async function openStream(baseUrl: string, handle: string, key: string, method: string, params: unknown, version: A2AVersion = '0.3') {
+export async function openStream(
+  baseUrl: string,
+  handle: string,
+  key: string,
+  method: string,
+  params: unknown,
+  version: A2AVersion = '0.3',
+) {
   const abort = new AbortController();
   const response = await fetch(`${baseUrl}/a2a/${handle}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': key, ...(version === '1.0' ? { 'A2A-Version': '1.0' } : {}) },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      'x-api-key': key,
+      ...(version === '1.0' ? { 'A2A-Version': '1.0' } : {}),
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: ++rpcIds, method, params }),
     signal: abort.signal,
   });
@@ -72,11 +115,23 @@ export async function openStream(baseUrl: string, handle: string, key: string, m
  * A stream of the HTTP+JSON binding (`POST` with `body`, or `GET`) at `{base}/a2a/{handle}/rest{path}`,
  * read as `openStream` reads JSON-RPC ones (its events are the binding's StreamResponse JSON).
  */
-export async function openRestStream(baseUrl: string, handle: string, key: string, path: string, body?: unknown, version: A2AVersion = '1.0') {
+export async function openRestStream(
+  baseUrl: string,
+  handle: string,
+  key: string,
+  path: string,
+  body?: unknown,
+  version: A2AVersion = '1.0',
+) {
   const abort = new AbortController();
   const response = await fetch(`${baseUrl}/a2a/${handle}/rest${path}`, {
     method: body === undefined ? 'GET' : 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': key, ...(version === '1.0' ? { 'A2A-Version': '1.0' } : {}) },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      'x-api-key': key,
+      ...(version === '1.0' ? { 'A2A-Version': '1.0' } : {}),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: abort.signal,
   });
@@ -93,7 +148,9 @@ function sseOf(response: Response, abort: AbortController) {
     async next(timeoutMs = 10_000): Promise<{ type: string; body: any } | null> {
       if (!events) throw new Error(`not a stream: ${response.status} ${await response.text()}`);
       let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('no event in time')), timeoutMs)));
+      const timeout = new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error('no event in time')), timeoutMs)),
+      );
       try {
         const next = await Promise.race([events.next(), timeout]);
         return next.done ? null : { type: next.value.type, body: JSON.parse(next.value.data) };
@@ -116,8 +173,16 @@ function sseOf(response: Response, abort: AbortController) {
  * id of the task it created — found through the worker's REST list — with the
  * pending response.
  */
-export async function startBlocking<T>(t: TestApp, worker: Agent, call: () => PromiseLike<T>): Promise<{ taskId: string; response: Promise<T> }> {
-  const ids = async () => ((await t.http().get('/api/v1/tasks?role=worker&limit=200').set(apiKey(worker.key)).expect(200)).body.tasks as Array<{ id: string }>).map((task) => task.id);
+export async function startBlocking<T>(
+  t: TestApp,
+  worker: Agent,
+  call: () => PromiseLike<T>,
+): Promise<{ taskId: string; response: Promise<T> }> {
+  const ids = async () =>
+    (
+      (await t.http().get('/api/v1/tasks?role=worker&limit=200').set(apiKey(worker.key)).expect(200)).body
+        .tasks as Array<{ id: string }>
+    ).map((task) => task.id);
   const before = new Set(await ids());
   const response = Promise.resolve(call());
   for (let i = 0; i < 500; i++) {

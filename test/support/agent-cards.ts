@@ -24,7 +24,9 @@ function publishedV1Validator() {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   for (const definition of Object.values(v1Published.definitions) as Array<{ title: string }>) {
     const name = definition.title.replace(/ /g, '');
-    const id = ['Struct', 'Timestamp', 'Value'].includes(name) ? `google.protobuf.${name}.jsonschema.json` : `lf.a2a.v1.${name}.jsonschema.json`;
+    const id = ['Struct', 'Timestamp', 'Value'].includes(name)
+      ? `google.protobuf.${name}.jsonschema.json`
+      : `lf.a2a.v1.${name}.jsonschema.json`;
     ajv.addSchema({ ...definition, $id: id });
   }
   return ajv.getSchema('lf.a2a.v1.AgentCard.jsonschema.json')!;
@@ -38,7 +40,12 @@ function publishedV1Validator() {
 export function schemaErrors(card: unknown, generation: '1.0' | '0.3'): string[] {
   const validators = generation === '1.0' ? [validateV1, validateV1Required] : [validateV03];
   return validators.flatMap((validate) =>
-    validate(card) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message} ${JSON.stringify(error.params)}`));
+    validate(card)
+      ? []
+      : (validate.errors ?? []).map(
+          (error) => `${error.instancePath || '/'} ${error.message} ${JSON.stringify(error.params)}`,
+        ),
+  );
 }
 
 /**
@@ -74,7 +81,14 @@ function prune(value: unknown): unknown {
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return '[' + value.map(canonical).join(',') + ']';
   if (typeof value === 'object' && value !== null) {
-    return '{' + Object.keys(value).sort().map((key) => JSON.stringify(key) + ':' + canonical((value as Record<string, unknown>)[key])).join(',') + '}';
+    return (
+      '{' +
+      Object.keys(value)
+        .sort()
+        .map((key) => JSON.stringify(key) + ':' + canonical((value as Record<string, unknown>)[key]))
+        .join(',') +
+      '}'
+    );
   }
   return JSON.stringify(value);
 }
@@ -93,7 +107,10 @@ export async function verifyCard(card: Record<string, unknown>, jwks: Jwks): Pro
   const payload = Buffer.from(canonicalForm(card)).toString('base64url');
   const headers = [];
   for (const { protected: protectedHeader, signature } of signatures) {
-    const header = JSON.parse(Buffer.from(protectedHeader, 'base64url').toString('utf8')) as { kid: string; alg: string };
+    const header = JSON.parse(Buffer.from(protectedHeader, 'base64url').toString('utf8')) as {
+      kid: string;
+      alg: string;
+    };
     const jwk = jwks.keys.find((key) => key.kid === header.kid);
     if (!jwk) throw new Error(`no key ${header.kid} in the JWKS`);
     await flattenedVerify({ payload, protected: protectedHeader, signature }, await importJWK(jwk, header.alg));

@@ -9,10 +9,18 @@ export interface StreamedEvent {
  * Opens the event stream with fetch and parses its frames (id, event, data lines;
  * comments are counted as keep-alives). `next` waits for the next event.
  */
-export async function openEventStream(baseUrl: string, headers: Record<string, string>, options: { lastEventId?: string; query?: string } = {}) {
+export async function openEventStream(
+  baseUrl: string,
+  headers: Record<string, string>,
+  options: { lastEventId?: string; query?: string } = {},
+) {
   const abort = new AbortController();
   const response = await fetch(`${baseUrl}/api/v1/events/stream${options.query ? `?${options.query}` : ''}`, {
-    headers: { accept: 'text/event-stream', ...headers, ...(options.lastEventId ? { 'Last-Event-ID': options.lastEventId } : {}) },
+    headers: {
+      accept: 'text/event-stream',
+      ...headers,
+      ...(options.lastEventId ? { 'Last-Event-ID': options.lastEventId } : {}),
+    },
     signal: abort.signal,
   });
   const queue: StreamedEvent[] = [];

@@ -16,7 +16,11 @@ export const unique = (prefix: string) => `${prefix}-${randomBytes(4).toString('
 
 export async function signup(t: TestApp, organizationName = unique('org')): Promise<ConsoleAccount> {
   const email = `${unique('user')}@example.test`;
-  const res = await t.http().post('/api/v1/console/signup').send({ organization_name: organizationName, email, password: PASSWORD }).expect(201);
+  const res = await t
+    .http()
+    .post('/api/v1/console/signup')
+    .send({ organization_name: organizationName, email, password: PASSWORD })
+    .expect(201);
   return { token: res.body.token, userId: res.body.user.id, organizationId: res.body.organization.id, email };
 }
 
@@ -29,7 +33,12 @@ export async function mintAdminKey(t: TestApp, account: ConsoleAccount): Promise
 }
 
 export async function mintAgentKey(t: TestApp, account: ConsoleAccount, identityId: string): Promise<string> {
-  const res = await t.http().post('/api/v1/api-keys').set(bearer(account)).send({ scope: 'agent', scoped_identity_id: identityId }).expect(201);
+  const res = await t
+    .http()
+    .post('/api/v1/api-keys')
+    .set(bearer(account))
+    .send({ scope: 'agent', scoped_identity_id: identityId })
+    .expect(201);
   return res.body.key;
 }
 
@@ -58,8 +67,12 @@ export async function insertIdentity(t: TestApp, options: IdentityOptions): Prom
     `INSERT INTO identities (agent_handle, organization_id, claimed_at, enabled, publicly_discoverable, allow_public_egress, filter_mode)
      VALUES ($1, $2, CASE WHEN $2::uuid IS NULL THEN NULL ELSE now() END, $3, $4, $5, $6) RETURNING id`,
     [
-      handle, options.organizationId, options.enabled ?? false, options.publiclyDiscoverable ?? false,
-      options.allowPublicEgress ?? false, options.filterMode ?? 'whitelist',
+      handle,
+      options.organizationId,
+      options.enabled ?? false,
+      options.publiclyDiscoverable ?? false,
+      options.allowPublicEgress ?? false,
+      options.filterMode ?? 'whitelist',
     ],
   )) as Array<{ id: string }>;
   return { id: row.id, handle };
@@ -78,20 +91,37 @@ export type AuthHeaders = Record<string, string>;
 
 /** Creates an identity through the API (admin key or Console headers); returns the response body. */
 export async function createIdentity(t: TestApp, auth: AuthHeaders, body: Record<string, unknown> = {}) {
-  const res = await t.http().post('/api/v1/identities').set(auth).send({ agent_handle: unique('agent'), ...body }).expect(201);
-  return res.body as { id: string; agent_handle: string; api_key?: { key: string; id: string } } & Record<string, unknown>;
+  const res = await t
+    .http()
+    .post('/api/v1/identities')
+    .set(auth)
+    .send({ agent_handle: unique('agent'), ...body })
+    .expect(201);
+  return res.body as { id: string; agent_handle: string; api_key?: { key: string; id: string } } & Record<
+    string,
+    unknown
+  >;
 }
 
 /** A claimed, enabled identity with its own agent key, through the API. */
 export async function createEnabledIdentity(t: TestApp, account: ConsoleAccount, body: Record<string, unknown> = {}) {
   const identity = await createIdentity(t, bearer(account), { mint_key: true, ...body });
-  await t.http().patch(`/api/v1/identities/${identity.agent_handle}/settings`).set(bearer(account)).send({ enabled: true }).expect(200);
+  await t
+    .http()
+    .patch(`/api/v1/identities/${identity.agent_handle}/settings`)
+    .set(bearer(account))
+    .send({ enabled: true })
+    .expect(200);
   return { id: identity.id, handle: identity.agent_handle, key: identity.api_key!.key };
 }
 
 /** Agent signup (no credential): the unclaimed identity, its key and its claim code. */
 export async function agentSignup(t: TestApp, body: Record<string, unknown> = {}) {
-  const res = await t.http().post('/api/v1/agent-signup').send({ agent_handle: unique('agent'), ...body }).expect(201);
+  const res = await t
+    .http()
+    .post('/api/v1/agent-signup')
+    .send({ agent_handle: unique('agent'), ...body })
+    .expect(201);
   return {
     id: res.body.identity.id as string,
     handle: res.body.identity.agent_handle as string,

@@ -30,13 +30,28 @@ export function metadataOf(headers: Record<string, string>): grpc.Metadata {
 }
 
 /** One unary call of the v1.0 service, as its status, details and trailers. */
-export function unary(client: grpc.Client, method: string, request: unknown, metadata: grpc.Metadata): Promise<GrpcOutcome> {
+export function unary(
+  client: grpc.Client,
+  method: string,
+  request: unknown,
+  metadata: grpc.Metadata,
+): Promise<GrpcOutcome> {
   return new Promise((resolve) => {
-    const call = (client as unknown as Record<string, (r: unknown, m: grpc.Metadata, cb: grpc.requestCallback<unknown>) => grpc.ClientUnaryCall>)[method];
+    const call = (
+      client as unknown as Record<
+        string,
+        (r: unknown, m: grpc.Metadata, cb: grpc.requestCallback<unknown>) => grpc.ClientUnaryCall
+      >
+    )[method];
     call.call(client, request, metadata, (error, value) => {
       if (!error) return resolve({ code: 0, details: '', reason: null, trailers: new grpc.Metadata(), value });
       const reason = error.metadata?.get('a2a-reason')[0];
-      resolve({ code: error.code, details: error.details, reason: reason === undefined ? null : String(reason), trailers: error.metadata });
+      resolve({
+        code: error.code,
+        details: error.details,
+        reason: reason === undefined ? null : String(reason),
+        trailers: error.metadata,
+      });
     });
   });
 }

@@ -21,7 +21,12 @@ export interface ReceivedRequest {
 }
 
 /** How to answer a request: a status, or `hang` (never answer). `nth` counts requests for the same webhook-id from 0. */
-export type Responder = (request: { path: string; headers: IncomingHttpHeaders; body: string; nth: number }) => number | 'hang';
+export type Responder = (request: {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  nth: number;
+}) => number | 'hang';
 
 export interface Receiver {
   /** http://127.0.0.1:<port>/hook */
@@ -51,17 +56,22 @@ export async function startReceiver(respond: Responder = () => 200): Promise<Rec
       const deadline = Date.now() + timeoutMs;
       while (!predicate(received)) {
         if (Date.now() > deadline) {
-          const summary = received.map((r) => `${r.status} ${r.headers['webhook-id']} ${r.body.slice(0, 120)}`).join('\n');
-          throw new Error(`the receiver did not get what was expected within ${timeoutMs} ms; it got ${received.length} request(s):\n${summary}`);
+          const summary = received
+            .map((r) => `${r.status} ${r.headers['webhook-id']} ${r.body.slice(0, 120)}`)
+            .join('\n');
+          throw new Error(
+            `the receiver did not get what was expected within ${timeoutMs} ms; it got ${received.length} request(s):\n${summary}`,
+          );
         }
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       return received;
     },
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -102,10 +112,18 @@ export interface Subscription {
 
 /** A webhook on a path of its own at `receiver`, created with `headers` (a Console session or an API key). */
 export async function subscribe(
-  t: TestApp, receiver: Receiver, headers: Record<string, string>, body: { events: string[]; identity?: string },
+  t: TestApp,
+  receiver: Receiver,
+  headers: Record<string, string>,
+  body: { events: string[]; identity?: string },
 ): Promise<Subscription> {
   const path = `/hook/${Math.random().toString(36).slice(2)}`;
-  const res = await t.http().post('/api/v1/webhooks').set(headers).send({ url: new URL(path, receiver.url).href, ...body }).expect(201);
+  const res = await t
+    .http()
+    .post('/api/v1/webhooks')
+    .set(headers)
+    .send({ url: new URL(path, receiver.url).href, ...body })
+    .expect(201);
   const secret: string = res.body.secret;
   const mine = (received: ReceivedRequest[]) => received.filter((r) => r.path === path);
   return {

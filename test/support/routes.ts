@@ -13,7 +13,12 @@ export interface RouteInfo {
   extraQuota?: string;
 }
 
-const join = (...parts: string[]) => '/' + parts.map((p) => p.replace(/^\/+|\/+$/g, '')).filter(Boolean).join('/');
+const join = (...parts: string[]) =>
+  '/' +
+  parts
+    .map((p) => p.replace(/^\/+|\/+$/g, ''))
+    .filter(Boolean)
+    .join('/');
 
 /** One controller's routes, from its decorators (as the guard reads them: the handler's, else the class's). */
 function routesOf(controller: object, prototype: Record<string, unknown>, scanner: MetadataScanner): RouteInfo[] {
@@ -24,7 +29,8 @@ function routesOf(controller: object, prototype: Record<string, unknown>, scanne
     const path = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
     if (path === undefined) continue;
     const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as number];
-    const read = (key: string) => (Reflect.getMetadata(key, handler) ?? Reflect.getMetadata(key, controller)) as string | undefined;
+    const read = (key: string) =>
+      (Reflect.getMetadata(key, handler) ?? Reflect.getMetadata(key, controller)) as string | undefined;
     const surface = read(SURFACE_KEY);
     const extraQuota = read(EXTRA_QUOTA_KEY);
     for (const p of Array.isArray(path) ? path : [path]) {
@@ -40,8 +46,11 @@ const byRoute = (a: RouteInfo, b: RouteInfo) => a.route.localeCompare(b.route);
 export function listRoutes(app: INestApplication): RouteInfo[] {
   const discovery = app.get(DiscoveryService);
   const scanner = app.get(MetadataScanner);
-  return discovery.getControllers()
-    .flatMap((wrapper) => routesOf(wrapper.metatype as object, Object.getPrototypeOf(wrapper.instance) as Record<string, unknown>, scanner))
+  return discovery
+    .getControllers()
+    .flatMap((wrapper) =>
+      routesOf(wrapper.metatype as object, Object.getPrototypeOf(wrapper.instance) as Record<string, unknown>, scanner),
+    )
     .sort(byRoute);
 }
 
@@ -63,9 +72,13 @@ export function declaredRoutes(root: ModuleRef): RouteInfo[] {
     const dynamic = 'module' in resolved ? resolved : undefined;
     const type = dynamic ? dynamic.module : (resolved as Type);
     const metadata = (key: string) => (Reflect.getMetadata(key, type) as unknown[] | undefined) ?? [];
-    for (const controller of [...metadata(MODULE_METADATA.CONTROLLERS), ...(dynamic?.controllers ?? [])]) controllers.add(controller as Type);
-    for (const imported of [...metadata(MODULE_METADATA.IMPORTS), ...(dynamic?.imports ?? [])]) visit(imported as ModuleRef);
+    for (const controller of [...metadata(MODULE_METADATA.CONTROLLERS), ...(dynamic?.controllers ?? [])])
+      controllers.add(controller as Type);
+    for (const imported of [...metadata(MODULE_METADATA.IMPORTS), ...(dynamic?.imports ?? [])])
+      visit(imported as ModuleRef);
   };
   visit(root);
-  return [...controllers].flatMap((controller) => routesOf(controller, controller.prototype as Record<string, unknown>, scanner)).sort(byRoute);
+  return [...controllers]
+    .flatMap((controller) => routesOf(controller, controller.prototype as Record<string, unknown>, scanner))
+    .sort(byRoute);
 }

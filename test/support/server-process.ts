@@ -47,7 +47,11 @@ function spawnScript(script: string, env: Record<string, string>, args: string[]
  * exit code and output. One still running after a minute is killed (code null), so a
  * process that should have stopped fails its test instead of hanging the run.
  */
-export async function runScript(script: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+export async function runScript(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; output: string }> {
   const child = spawnScript(script, env, args);
   const closed = new Promise<number | null>((resolve) => child.process.on('close', (exitCode) => resolve(exitCode)));
   const deadline = setTimeout(() => child.process.kill('SIGKILL'), 50_000);
@@ -75,7 +79,15 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   // Suites run in parallel: gRPC only where a suite asks for it.
   const child = spawnScript('src/main.ts', { HOST: '127.0.0.1', PORT: String(port), GRPC_PORT: 'off', ...env });
   const baseUrl = `http://127.0.0.1:${port}`;
-  await waitUntil(child, () => fetch(`${baseUrl}/healthz`).then((res) => res.ok, () => false), 'server');
+  await waitUntil(
+    child,
+    () =>
+      fetch(`${baseUrl}/healthz`).then(
+        (res) => res.ok,
+        () => false,
+      ),
+    'server',
+  );
   return { ...child, baseUrl };
 }
 

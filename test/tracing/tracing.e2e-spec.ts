@@ -39,8 +39,10 @@ async function startCollector() {
           }>;
         };
         for (const resource of body.resourceSpans) {
-          const serviceName = resource.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue ?? '';
-          for (const scope of resource.scopeSpans) for (const span of scope.spans) spans.push({ ...span, traceId: hex(span.traceId), serviceName });
+          const serviceName =
+            resource.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue ?? '';
+          for (const scope of resource.scopeSpans)
+            for (const span of scope.spans) spans.push({ ...span, traceId: hex(span.traceId), serviceName });
         }
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
@@ -51,10 +53,11 @@ async function startCollector() {
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
     requests,
     spans,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -64,7 +67,8 @@ const newTraceparent = () => {
   const traceId = randomBytes(16).toString('hex');
   return { traceId, traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` };
 };
-const traceIdOf = (traceparent: unknown) => /^00-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(String(traceparent))?.[1] ?? null;
+const traceIdOf = (traceparent: unknown) =>
+  /^00-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(String(traceparent))?.[1] ?? null;
 
 const APP_ENV = { WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true', EVENTS_POLL_INTERVAL_MS: '50' };
 
@@ -90,24 +94,36 @@ describe('tracing (OpenTelemetry)', () => {
   async function sendAndReply(t: TestApp, requester: Agent, worker: Agent, traceparent: string) {
     const created = await subscribe(t, receiver, apiKey(worker.key), { events: ['task.created'] });
     const statuses = await subscribe(t, receiver, apiKey(requester.key), { events: ['task.status'] });
-    const sent = await rpc(t, worker.handle, requester.key, 'message/send', { message: v03Message('traced'), configuration: { blocking: false } })
-      .set('traceparent', traceparent).expect(200);
+    const sent = await rpc(t, worker.handle, requester.key, 'message/send', {
+      message: v03Message('traced'),
+      configuration: { blocking: false },
+    })
+      .set('traceparent', traceparent)
+      .expect(200);
     const taskId: string = sent.body.result.id;
     await created.take(1);
     // The requester also asks for A2A push notifications of the task's updates.
     const pushPath = `/push/${taskId}`;
     await rpc(t, worker.handle, requester.key, 'tasks/pushNotificationConfig/set', {
-      taskId, pushNotificationConfig: { id: 'traced', url: new URL(pushPath, receiver.url).href },
+      taskId,
+      pushNotificationConfig: { id: 'traced', url: new URL(pushPath, receiver.url).href },
     }).expect(200);
     const [createdRequest] = created.requests();
     const onward = createdRequest.headers.traceparent as string | undefined;
-    const answer = reply(t, taskId, worker.key, { state: 'completed', message: { parts: [{ kind: 'text', text: 'done' }] } });
+    const answer = reply(t, taskId, worker.key, {
+      state: 'completed',
+      message: { parts: [{ kind: 'text', text: 'done' }] },
+    });
     if (onward) answer.set('traceparent', onward);
     await answer.expect(200);
     await statuses.take(1);
     const [statusRequest] = statuses.requests();
-    const [pushRequest] = (await receiver.waitFor((all) => all.some((r) => r.path === pushPath))).filter((r) => r.path === pushPath);
-    const events = await t.db.query('SELECT seq, trace_id, kind FROM task_events WHERE task_id = $1 ORDER BY seq', [taskId]) as Array<{ seq: number; trace_id: string | null }>;
+    const [pushRequest] = (await receiver.waitFor((all) => all.some((r) => r.path === pushPath))).filter(
+      (r) => r.path === pushPath,
+    );
+    const events = (await t.db.query('SELECT seq, trace_id, kind FROM task_events WHERE task_id = $1 ORDER BY seq', [
+      taskId,
+    ])) as Array<{ seq: number; trace_id: string | null }>;
     return { taskId, createdRequest, statusRequest, pushRequest, events };
   }
 
@@ -126,17 +142,24 @@ describe('tracing (OpenTelemetry)', () => {
       await tracing.shutdown();
     });
 
-    it('starts nothing, exports nothing and stores no trace; a caller\'s traceparent changes nothing', async () => {
+    it("starts nothing, exports nothing and stores no trace; a caller's traceparent changes nothing", async () => {
       expect(tracing.enabled).toBe(false);
       const { requester, worker } = await agentPair(t);
       const { traceparent } = newTraceparent();
-      const { createdRequest, statusRequest, pushRequest, events } = await sendAndReply(t, requester, worker, traceparent);
+      const { createdRequest, statusRequest, pushRequest, events } = await sendAndReply(
+        t,
+        requester,
+        worker,
+        traceparent,
+      );
       expect(createdRequest.headers.traceparent).toBeUndefined();
       expect(pushRequest.headers.traceparent).toBeUndefined();
       expect(statusRequest.headers.traceparent).toBeUndefined();
       expect(events.length).toBeGreaterThanOrEqual(2);
       expect(events.every((e) => e.trace_id === null)).toBe(true);
-      const [{ count }] = await t.db.query('SELECT count(*)::int AS count FROM events WHERE traceparent IS NOT NULL') as Array<{ count: number }>;
+      const [{ count }] = (await t.db.query(
+        'SELECT count(*)::int AS count FROM events WHERE traceparent IS NOT NULL',
+      )) as Array<{ count: number }>;
       expect(count).toBe(0);
       await tracing.forceFlush();
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -149,7 +172,13 @@ describe('tracing (OpenTelemetry)', () => {
     let tracing: Tracing;
 
     beforeAll(async () => {
-      const env = { ...APP_ENV, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SERVICE_NAME: 'a2a-tracing-test', GRPC_PORT: '0', GRPC_HOST: '127.0.0.1' };
+      const env = {
+        ...APP_ENV,
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+        OTEL_SERVICE_NAME: 'a2a-tracing-test',
+        GRPC_PORT: '0',
+        GRPC_HOST: '127.0.0.1',
+      };
       tracing = startTracing(loadConfig(env).tracing);
       t = await startApp(env);
     });
@@ -158,11 +187,16 @@ describe('tracing (OpenTelemetry)', () => {
       await tracing.shutdown();
     });
 
-    it('one trace from the send through the task events and the webhooks to the worker\'s reply', async () => {
+    it("one trace from the send through the task events and the webhooks to the worker's reply", async () => {
       expect(tracing.enabled).toBe(true);
       const { requester, worker } = await agentPair(t);
       const { traceId, traceparent } = newTraceparent();
-      const { taskId, createdRequest, statusRequest, pushRequest, events } = await sendAndReply(t, requester, worker, traceparent);
+      const { taskId, createdRequest, statusRequest, pushRequest, events } = await sendAndReply(
+        t,
+        requester,
+        worker,
+        traceparent,
+      );
 
       // The webhooks carry the trace onward: the send's to the worker, the reply's to the requester.
       expect(traceIdOf(createdRequest.headers.traceparent)).toBe(traceId);
@@ -174,7 +208,14 @@ describe('tracing (OpenTelemetry)', () => {
       expect(events.map((e) => e.trace_id)).toEqual(events.map(() => traceId));
 
       // A delivery's span ends once its outcome is recorded, just after the receiver saw it.
-      const expected = ['POST /a2a/:handle', 'a2a message/send', 'admission', 'POST /api/v1/tasks/:id/reply', 'webhook delivery', 'push notification delivery'];
+      const expected = [
+        'POST /a2a/:handle',
+        'a2a message/send',
+        'admission',
+        'POST /api/v1/tasks/:id/reply',
+        'webhook delivery',
+        'push notification delivery',
+      ];
       const traced = () => collector.spans.filter((s) => s.traceId === traceId);
       for (let tries = 0; tries < 50 && !expected.every((name) => traced().some((s) => s.name === name)); tries++) {
         await tracing.forceFlush();
@@ -182,9 +223,16 @@ describe('tracing (OpenTelemetry)', () => {
       }
       const spans = traced();
       const names = spans.map((s) => s.name);
-      expect(names).toEqual(expect.arrayContaining([
-        'POST /a2a/:handle', 'a2a message/send', 'admission', 'POST /api/v1/tasks/:id/reply', 'webhook delivery', 'push notification delivery',
-      ]));
+      expect(names).toEqual(
+        expect.arrayContaining([
+          'POST /a2a/:handle',
+          'a2a message/send',
+          'admission',
+          'POST /api/v1/tasks/:id/reply',
+          'webhook delivery',
+          'push notification delivery',
+        ]),
+      );
       // Database spans are named by the repository method, never by values.
       expect(names.some((name) => /^[A-Z]\w+Repository\.\w+$/.test(name))).toBe(true);
       expect(names.some((name) => name.includes(taskId))).toBe(false);
@@ -192,20 +240,37 @@ describe('tracing (OpenTelemetry)', () => {
       // The send's HTTP span continues the caller's span.
       const parent = traceparent.split('-')[2];
       expect(spans.find((s) => s.name === 'POST /a2a/:handle')?.parentSpanId).toBe(parent);
-      expect(collector.requests.every((r) => r.path === '/v1/traces' && r.contentType.startsWith('application/json'))).toBe(true);
+      expect(
+        collector.requests.every((r) => r.path === '/v1/traces' && r.contentType.startsWith('application/json')),
+      ).toBe(true);
     });
 
-    it('a forward to an upstream agent continues the send\'s trace', async () => {
+    it("a forward to an upstream agent continues the send's trace", async () => {
       const upstream = await startUpstreamAgent(await freePort());
       try {
         const acme = await signup(t);
         const { requester, worker: bridged } = await agentPair(t, acme);
-        await t.http().put(`/api/v1/identities/${bridged.handle}/upstream`).set(bearer(acme))
-          .send({ url: upstream.url, card_url: upstream.cardUrl, auth: { type: 'bearer', value: 'upstream-secret-token-123' } }).expect(200);
+        await t
+          .http()
+          .put(`/api/v1/identities/${bridged.handle}/upstream`)
+          .set(bearer(acme))
+          .send({
+            url: upstream.url,
+            card_url: upstream.cardUrl,
+            auth: { type: 'bearer', value: 'upstream-secret-token-123' },
+          })
+          .expect(200);
         const { traceId, traceparent } = newTraceparent();
-        await rpc(t, bridged.handle, requester.key, 'message/send', { message: v03Message('forward me'), configuration: { blocking: false } })
-          .set('traceparent', traceparent).expect(200);
-        const [seen] = await eventually(async () => upstream.received, (received) => received.length > 0);
+        await rpc(t, bridged.handle, requester.key, 'message/send', {
+          message: v03Message('forward me'),
+          configuration: { blocking: false },
+        })
+          .set('traceparent', traceparent)
+          .expect(200);
+        const [seen] = await eventually(
+          async () => upstream.received,
+          (received) => received.length > 0,
+        );
         expect(traceIdOf(seen.headers.traceparent)).toBe(traceId);
       } finally {
         await upstream.close();
@@ -217,14 +282,23 @@ describe('tracing (OpenTelemetry)', () => {
       const { traceId, traceparent } = newTraceparent();
       const client = grpcClient(t);
       try {
-        const sent = await unary(client, 'sendMessage', SendMessageRequest.fromJSON({
-          tenant: worker.handle, message: v1Message('over gRPC'), configuration: { returnImmediately: true },
-        }), metadataOf({ ...apiKey(requester.key), traceparent }));
+        const sent = await unary(
+          client,
+          'sendMessage',
+          SendMessageRequest.fromJSON({
+            tenant: worker.handle,
+            message: v1Message('over gRPC'),
+            configuration: { returnImmediately: true },
+          }),
+          metadataOf({ ...apiKey(requester.key), traceparent }),
+        );
         expect(sent.code).toBe(0);
       } finally {
         client.close();
       }
-      const [{ count }] = await t.db.query('SELECT count(*)::int AS count FROM task_events WHERE trace_id = $1', [traceId]) as Array<{ count: number }>;
+      const [{ count }] = (await t.db.query('SELECT count(*)::int AS count FROM task_events WHERE trace_id = $1', [
+        traceId,
+      ])) as Array<{ count: number }>;
       expect(count).toBeGreaterThan(0);
       await tracing.forceFlush();
       const call = collector.spans.find((s) => s.traceId === traceId && s.name.startsWith('a2a grpc '));
@@ -234,11 +308,16 @@ describe('tracing (OpenTelemetry)', () => {
     it('a request without traceparent starts a trace of its own, which its webhooks carry', async () => {
       const { requester, worker } = await agentPair(t);
       const created = await subscribe(t, receiver, apiKey(worker.key), { events: ['task.created'] });
-      const sent = await rpc(t, worker.handle, requester.key, 'message/send', { message: v03Message('untraced'), configuration: { blocking: false } }).expect(200);
+      const sent = await rpc(t, worker.handle, requester.key, 'message/send', {
+        message: v03Message('untraced'),
+        configuration: { blocking: false },
+      }).expect(200);
       await created.take(1);
       const traceId = traceIdOf(created.requests()[0].headers.traceparent);
       expect(traceId).toMatch(/^[0-9a-f]{32}$/);
-      const [row] = await t.db.query('SELECT trace_id FROM task_events WHERE task_id = $1 AND seq = 1', [sent.body.result.id]) as Array<{ trace_id: string }>;
+      const [row] = (await t.db.query('SELECT trace_id FROM task_events WHERE task_id = $1 AND seq = 1', [
+        sent.body.result.id,
+      ])) as Array<{ trace_id: string }>;
       expect(row.trace_id).toBe(traceId);
     });
   });

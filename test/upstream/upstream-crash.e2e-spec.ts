@@ -36,7 +36,10 @@ describe('a server SIGKILLed mid-forward', () => {
 
   const start = async () => {
     const server = await startServerProcess({
-      DATABASE_URL: urlFor(database), WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true', EVENTS_POLL_INTERVAL_MS: '50', UPSTREAM_LEASE_MS: '2000',
+      DATABASE_URL: urlFor(database),
+      WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
+      EVENTS_POLL_INTERVAL_MS: '50',
+      UPSTREAM_LEASE_MS: '2000',
     });
     servers.push(server);
     return server;
@@ -46,45 +49,91 @@ describe('a server SIGKILLed mid-forward', () => {
     const first = await start();
     let call = httpClient(first.baseUrl);
     const session = await call('/api/v1/console/signup', {
-      method: 'POST', body: { organization_name: 'Crash', email: `${unique('crash')}@example.test`, password: PASSWORD },
+      method: 'POST',
+      body: { organization_name: 'Crash', email: `${unique('crash')}@example.test`, password: PASSWORD },
     });
     const agents: Array<{ handle: string; key: string }> = [];
     for (const role of ['requester', 'bridged']) {
-      const created = await call('/api/v1/identities', { method: 'POST', token: session.body.token, body: { agent_handle: unique(role), mint_key: true } });
+      const created = await call('/api/v1/identities', {
+        method: 'POST',
+        token: session.body.token,
+        body: { agent_handle: unique(role), mint_key: true },
+      });
       expect(created.status).toBe(201);
       const handle = created.body.agent_handle as string;
-      expect((await call(`/api/v1/identities/${handle}/settings`, { method: 'PATCH', token: session.body.token, body: { enabled: true } })).status).toBe(200);
+      expect(
+        (
+          await call(`/api/v1/identities/${handle}/settings`, {
+            method: 'PATCH',
+            token: session.body.token,
+            body: { enabled: true },
+          })
+        ).status,
+      ).toBe(200);
       agents.push({ handle, key: created.body.api_key.key as string });
     }
     const [requester, bridged] = agents;
-    expect((await call(`/api/v1/identities/${bridged.handle}/upstream`, { method: 'PUT', token: session.body.token, body: { url: upstream.url } })).status).toBe(200);
+    expect(
+      (
+        await call(`/api/v1/identities/${bridged.handle}/upstream`, {
+          method: 'PUT',
+          token: session.body.token,
+          body: { url: upstream.url },
+        })
+      ).status,
+    ).toBe(200);
 
     const messageId = randomUUID();
     const sent = await call(`/a2a/${bridged.handle}`, {
-      method: 'POST', key: requester.key,
-      body: { jsonrpc: '2.0', id: 1, method: 'message/send', params: {
-        message: { kind: 'message', role: 'user', messageId, parts: [{ kind: 'text', text: 'slow and steady' }] },
-        configuration: { blocking: false },
-      } },
+      method: 'POST',
+      key: requester.key,
+      body: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'message/send',
+        params: {
+          message: { kind: 'message', role: 'user', messageId, parts: [{ kind: 'text', text: 'slow and steady' }] },
+          configuration: { blocking: false },
+        },
+      },
     });
     expect(sent.status).toBe(200);
     const taskId = sent.body.result.id as string;
     // The first process has forwarded it, the upstream accepted it, and its stream is being followed.
-    await eventually(async () => (await db.query(`SELECT t.state, f.accepted FROM tasks t JOIN upstream_forwards f ON f.task_id = t.id WHERE t.id = $1`, [taskId])).rows[0],
-      (row: { state: string; accepted: boolean } | undefined) => row?.state === 'working' && row.accepted);
+    await eventually(
+      async () =>
+        (
+          await db.query(
+            `SELECT t.state, f.accepted FROM tasks t JOIN upstream_forwards f ON f.task_id = t.id WHERE t.id = $1`,
+            [taskId],
+          )
+        ).rows[0],
+      (row: { state: string; accepted: boolean } | undefined) => row?.state === 'working' && row.accepted,
+    );
     await first.stop('SIGKILL');
 
     const second = await start();
     call = httpClient(second.baseUrl);
     // The second claims the forward once the dead one's lease has run out.
-    await eventually(async () => (await db.query(`SELECT attempts FROM upstream_forwards WHERE task_id = $1`, [taskId])).rows[0].attempts as number,
-      (n) => n === 2, 30_000);
+    await eventually(
+      async () =>
+        (await db.query(`SELECT attempts FROM upstream_forwards WHERE task_id = $1`, [taskId])).rows[0]
+          .attempts as number,
+      (n) => n === 2,
+      30_000,
+    );
     upstream.release(upstream.received.find((r) => r.messageId === messageId)!.taskId);
-    const done = await eventually(() => call(`/api/v1/tasks/${taskId}`, { key: requester.key }).then((res) => res.body),
-      (task: { status: { state: string }; artifacts: unknown[] }) => task.status.state === 'completed', 30_000);
+    const done = await eventually(
+      () => call(`/api/v1/tasks/${taskId}`, { key: requester.key }).then((res) => res.body),
+      (task: { status: { state: string }; artifacts: unknown[] }) => task.status.state === 'completed',
+      30_000,
+    );
     expect(done.artifacts).toEqual([expect.objectContaining({ artifactId: 'echo' })]);
     expect(upstream.received.filter((r) => r.messageId === messageId)).toHaveLength(1);
-    const { rows } = await db.query(`SELECT kind, status, accepted, attempts FROM upstream_forwards WHERE task_id = $1`, [taskId]);
+    const { rows } = await db.query(
+      `SELECT kind, status, accepted, attempts FROM upstream_forwards WHERE task_id = $1`,
+      [taskId],
+    );
     expect(rows).toEqual([{ kind: 'message', status: 'succeeded', accepted: true, attempts: 2 }]);
   });
 });

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { SendMessageRequest, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import {
-  ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client, type TransportFactory,
+  ClientFactory,
+  ClientFactoryOptions,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+  type Client,
+  type TransportFactory,
 } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { startApp, type TestApp } from '../support/app';
@@ -21,25 +27,42 @@ const FACTORIES: Record<UpstreamAgentBinding, () => TransportFactory> = {
 };
 
 /** The official client, as a requester of the bridged identity, through the service (over one binding the service serves, A2A 1.0). */
-async function requesterClient(t: TestApp, requester: Agent, handle: string, binding: UpstreamAgentBinding = 'JSONRPC'): Promise<Client> {
+async function requesterClient(
+  t: TestApp,
+  requester: Agent,
+  handle: string,
+  binding: UpstreamAgentBinding = 'JSONRPC',
+): Promise<Client> {
   const resolver = new DefaultAgentCardResolver();
-  const factory = new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-    transports: [FACTORIES[binding]()],
-    clientConfig: {
-      interceptors: [{
-        before: async (args: { options?: { serviceParameters?: Record<string, string> } }) => {
-          args.options = { ...args.options, serviceParameters: { ...args.options?.serviceParameters, 'X-API-Key': requester.key } };
-        },
-        after: async () => undefined,
-      }],
-    },
-    cardResolver: {
-      resolve: async (url: string, path?: string) => {
-        const card = await resolver.resolve(url, path);
-        return { ...card, supportedInterfaces: card.supportedInterfaces.filter((i) => i.protocolVersion === '1.0' && i.protocolBinding === binding) };
+  const factory = new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [FACTORIES[binding]()],
+      clientConfig: {
+        interceptors: [
+          {
+            before: async (args: { options?: { serviceParameters?: Record<string, string> } }) => {
+              args.options = {
+                ...args.options,
+                serviceParameters: { ...args.options?.serviceParameters, 'X-API-Key': requester.key },
+              };
+            },
+            after: async () => undefined,
+          },
+        ],
       },
-    },
-  }));
+      cardResolver: {
+        resolve: async (url: string, path?: string) => {
+          const card = await resolver.resolve(url, path);
+          return {
+            ...card,
+            supportedInterfaces: card.supportedInterfaces.filter(
+              (i) => i.protocolVersion === '1.0' && i.protocolBinding === binding,
+            ),
+          };
+        },
+      },
+    }),
+  );
   return factory.createFromUrl(`${t.baseUrl}/a2a/${handle}/card`, '');
 }
 
@@ -59,15 +82,24 @@ describe('upstream (bridged) identities', () => {
   beforeAll(async () => {
     const port = await freePort();
     t = await startApp({
-      PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}`, GRPC_PORT: String(await freePort()), GRPC_HOST: '127.0.0.1',
-      WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true', EVENTS_POLL_INTERVAL_MS: '50', UPSTREAM_RETRY_SCHEDULE_MS: '100,100,100,100,100,200,200,200,200,200',
+      PORT: String(port),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      GRPC_PORT: String(await freePort()),
+      GRPC_HOST: '127.0.0.1',
+      WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
+      EVENTS_POLL_INTERVAL_MS: '50',
+      UPSTREAM_RETRY_SCHEDULE_MS: '100,100,100,100,100,200,200,200,200,200',
     });
     upstream = await startUpstreamAgent(await freePort());
     acme = await signup(t, 'Acme');
     requester = await enabledAgent(t, acme);
     bridged = await enabledAgent(t, acme);
-    await t.http().put(`/api/v1/identities/${bridged.handle}/upstream`).set(bearer(acme))
-      .send({ url: upstream.url, card_url: upstream.cardUrl, auth: { type: 'bearer', value: SECRET } }).expect(200);
+    await t
+      .http()
+      .put(`/api/v1/identities/${bridged.handle}/upstream`)
+      .set(bearer(acme))
+      .send({ url: upstream.url, card_url: upstream.cardUrl, auth: { type: 'bearer', value: SECRET } })
+      .expect(200);
     client = await requesterClient(t, requester, bridged.handle);
   });
   afterAll(async () => {
@@ -78,47 +110,95 @@ describe('upstream (bridged) identities', () => {
   describe('the upstream resource', () => {
     it('is set with defaults from the card, read without its secret (by the own key too), and removed', async () => {
       const other = await enabledAgent(t, acme);
-      const set = await t.http().put(`/api/v1/identities/${other.handle}/upstream`).set(bearer(acme))
-        .send({ url: upstream.url, auth: { type: 'api_key', header: 'X-Upstream-Key', value: SECRET } }).expect(200);
+      const set = await t
+        .http()
+        .put(`/api/v1/identities/${other.handle}/upstream`)
+        .set(bearer(acme))
+        .send({ url: upstream.url, auth: { type: 'api_key', header: 'X-Upstream-Key', value: SECRET } })
+        .expect(200);
       expect(set.body).toEqual({
-        url: upstream.url, card_url: null, protocol_version: '1.0', binding: 'JSONRPC', streaming: true,
-        auth: { type: 'api_key', header: 'X-Upstream-Key', value_set: true }, created_at: expect.any(String), updated_at: expect.any(String),
+        url: upstream.url,
+        card_url: null,
+        protocol_version: '1.0',
+        binding: 'JSONRPC',
+        streaming: true,
+        auth: { type: 'api_key', header: 'X-Upstream-Key', value_set: true },
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
       });
       expect(JSON.stringify(set.body)).not.toContain(SECRET);
       const own = await t.http().get(`/api/v1/identities/${other.handle}/upstream`).set(apiKey(other.key)).expect(200);
       expect(own.body).toEqual(set.body);
       expect(JSON.stringify(own.body)).not.toContain(SECRET);
       await t.http().get(`/api/v1/identities/${other.handle}/upstream`).set(apiKey(requester.key)).expect(403);
-      await t.http().put(`/api/v1/identities/${other.handle}/upstream`).set(apiKey(other.key)).send({ url: upstream.url }).expect(403);
+      await t
+        .http()
+        .put(`/api/v1/identities/${other.handle}/upstream`)
+        .set(apiKey(other.key))
+        .send({ url: upstream.url })
+        .expect(403);
       const globex = await signup(t, 'Globex');
       await t.http().get(`/api/v1/identities/${other.handle}/upstream`).set(bearer(globex)).expect(404);
 
-      await t.http().put(`/api/v1/identities/${other.handle}/upstream`).set(bearer(acme)).send({ url: 'ftp://example.test/a2a' }).expect(400)
+      await t
+        .http()
+        .put(`/api/v1/identities/${other.handle}/upstream`)
+        .set(bearer(acme))
+        .send({ url: 'ftp://example.test/a2a' })
+        .expect(400)
         .expect((res) => expect(res.body.code).toBe('invalid_upstream_url'));
-      await t.http().put(`/api/v1/identities/${other.handle}/upstream`).set(bearer(acme)).send({ url: upstream.url, auth: { type: 'bearer' } }).expect(400);
+      await t
+        .http()
+        .put(`/api/v1/identities/${other.handle}/upstream`)
+        .set(bearer(acme))
+        .send({ url: upstream.url, auth: { type: 'bearer' } })
+        .expect(400);
       // Every binding is forwarded now; a card with no interface the request allows is still refused.
-      await t.http().put(`/api/v1/identities/${other.handle}/upstream`).set(bearer(acme)).send({ url: upstream.url, protocol_version: '0.3' }).expect(422)
+      await t
+        .http()
+        .put(`/api/v1/identities/${other.handle}/upstream`)
+        .set(bearer(acme))
+        .send({ url: upstream.url, protocol_version: '0.3' })
+        .expect(422)
         .expect((res) => expect(res.body.code).toBe('upstream_binding_unsupported'));
 
       await t.http().delete(`/api/v1/identities/${other.handle}/upstream`).set(bearer(acme)).expect(204);
-      await t.http().get(`/api/v1/identities/${other.handle}/upstream`).set(bearer(acme)).expect(404)
+      await t
+        .http()
+        .get(`/api/v1/identities/${other.handle}/upstream`)
+        .set(bearer(acme))
+        .expect(404)
         .expect((res) => expect(res.body.code).toBe('upstream_not_set'));
     });
 
     it('refuses a private upstream address unless private networks are allowed', async () => {
       const strict = await startApp({}, t);
       try {
-        const res = await strict.http().put(`/api/v1/identities/${bridged.handle}/upstream`).set(bearer(acme)).send({ url: 'https://10.0.0.7/a2a' }).expect(400);
+        const res = await strict
+          .http()
+          .put(`/api/v1/identities/${bridged.handle}/upstream`)
+          .set(bearer(acme))
+          .send({ url: 'https://10.0.0.7/a2a' })
+          .expect(400);
         expect(res.body.code).toBe('invalid_upstream_url');
-        const http = await strict.http().put(`/api/v1/identities/${bridged.handle}/upstream`).set(bearer(acme)).send({ url: upstream.url }).expect(400);
+        const http = await strict
+          .http()
+          .put(`/api/v1/identities/${bridged.handle}/upstream`)
+          .set(bearer(acme))
+          .send({ url: upstream.url })
+          .expect(400);
         expect(http.body.code).toBe('invalid_upstream_url');
       } finally {
         await strict.close();
       }
     });
 
-    it('imports the upstream card\'s description and skills; the card\'s URLs stay the service\'s', async () => {
-      const res = await t.http().post(`/api/v1/identities/${bridged.handle}/upstream/import-card`).set(bearer(acme)).expect(200);
+    it("imports the upstream card's description and skills; the card's URLs stay the service's", async () => {
+      const res = await t
+        .http()
+        .post(`/api/v1/identities/${bridged.handle}/upstream/import-card`)
+        .set(bearer(acme))
+        .expect(200);
       expect(res.body).toMatchObject({
         description: 'Echoes what it is told, with an artifact.',
         skills: [expect.objectContaining({ id: 'echo', name: 'Echo', tags: ['echo', 'test'] })],
@@ -131,7 +211,7 @@ describe('upstream (bridged) identities', () => {
   });
 
   describe('forwarding', () => {
-    it('a blocking send through the service gets the upstream\'s answer; the upstream sees its own credential, never the requester\'s key', async () => {
+    it("a blocking send through the service gets the upstream's answer; the upstream sees its own credential, never the requester's key", async () => {
       const before = upstream.received.length;
       const request = say('hello upstream');
       const task = (await client.sendMessage(request)) as Task;
@@ -144,34 +224,59 @@ describe('upstream (bridged) identities', () => {
       expect(seen[0].headers.authorization).toBe(`Bearer ${SECRET}`);
       expect(JSON.stringify(seen[0].headers)).not.toContain(requester.key);
       // The ledger keeps the upstream's task id; the REST view shows the whole conversation.
-      const [row] = (await t.db.query(`SELECT upstream_task_id FROM tasks WHERE id = $1`, [task.id])) as Array<{ upstream_task_id: string }>;
+      const [row] = (await t.db.query(`SELECT upstream_task_id FROM tasks WHERE id = $1`, [task.id])) as Array<{
+        upstream_task_id: string;
+      }>;
       expect(row.upstream_task_id).toBe(seen[0].taskId);
     });
 
-    it('a stream through the service shows working, the artifact and completion, as a REST worker\'s would', async () => {
+    it("a stream through the service shows working, the artifact and completion, as a REST worker's would", async () => {
       const events: StreamResponse[] = [];
       for await (const event of client.sendMessageStream(say('stream it'))) events.push(event);
-      const kinds = events.map((e) => e.payload?.$case === 'statusUpdate' ? `status:${e.payload.value.status?.state}` : e.payload?.$case);
-      expect(kinds).toEqual(['task', `status:${TaskState.TASK_STATE_WORKING}`, 'artifactUpdate', `status:${TaskState.TASK_STATE_COMPLETED}`]);
-      const artifact = events.find((e) => e.payload?.$case === 'artifactUpdate')!.payload as unknown as { value: { artifact: Parameters<typeof textOf>[0] } };
+      const kinds = events.map((e) =>
+        e.payload?.$case === 'statusUpdate' ? `status:${e.payload.value.status?.state}` : e.payload?.$case,
+      );
+      expect(kinds).toEqual([
+        'task',
+        `status:${TaskState.TASK_STATE_WORKING}`,
+        'artifactUpdate',
+        `status:${TaskState.TASK_STATE_COMPLETED}`,
+      ]);
+      const artifact = events.find((e) => e.payload?.$case === 'artifactUpdate')!.payload as unknown as {
+        value: { artifact: Parameters<typeof textOf>[0] };
+      };
       expect(textOf(artifact.value.artifact)).toBe('echo: stream it');
     });
 
-    it.each(['HTTP+JSON', 'GRPC'] as const)('a requester speaking %s to the bridged identity gets the upstream\'s answer and stream', async (binding) => {
-      const other = await requesterClient(t, requester, bridged.handle, binding);
-      const before = upstream.received.length;
-      const request = say(`over ${binding}`);
-      const task = (await other.sendMessage(request)) as Task;
-      expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-      expect(textOf(task.status?.message)).toBe(`done: over ${binding}`);
-      expect(task.artifacts).toEqual([expect.objectContaining({ artifactId: 'echo', name: 'echo.txt' })]);
-      expect(upstream.received.slice(before)).toEqual([expect.objectContaining({ messageId: request.message!.messageId })]);
-      const kinds: string[] = [];
-      for await (const event of other.sendMessageStream(say(`stream over ${binding}`))) {
-        kinds.push(event.payload?.$case === 'statusUpdate' ? `status:${event.payload.value.status?.state}` : String(event.payload?.$case));
-      }
-      expect(kinds).toEqual(['task', `status:${TaskState.TASK_STATE_WORKING}`, 'artifactUpdate', `status:${TaskState.TASK_STATE_COMPLETED}`]);
-    });
+    it.each(['HTTP+JSON', 'GRPC'] as const)(
+      "a requester speaking %s to the bridged identity gets the upstream's answer and stream",
+      async (binding) => {
+        const other = await requesterClient(t, requester, bridged.handle, binding);
+        const before = upstream.received.length;
+        const request = say(`over ${binding}`);
+        const task = (await other.sendMessage(request)) as Task;
+        expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+        expect(textOf(task.status?.message)).toBe(`done: over ${binding}`);
+        expect(task.artifacts).toEqual([expect.objectContaining({ artifactId: 'echo', name: 'echo.txt' })]);
+        expect(upstream.received.slice(before)).toEqual([
+          expect.objectContaining({ messageId: request.message!.messageId }),
+        ]);
+        const kinds: string[] = [];
+        for await (const event of other.sendMessageStream(say(`stream over ${binding}`))) {
+          kinds.push(
+            event.payload?.$case === 'statusUpdate'
+              ? `status:${event.payload.value.status?.state}`
+              : String(event.payload?.$case),
+          );
+        }
+        expect(kinds).toEqual([
+          'task',
+          `status:${TaskState.TASK_STATE_WORKING}`,
+          'artifactUpdate',
+          `status:${TaskState.TASK_STATE_COMPLETED}`,
+        ]);
+      },
+    );
 
     it('input-required waits for the requester; the follow-up reaches the same upstream task', async () => {
       const first = (await client.sendMessage(say('ask for money'))) as Task;
@@ -187,56 +292,116 @@ describe('upstream (bridged) identities', () => {
     });
 
     it('a cancel reaches the upstream task', async () => {
-      const res = await rpc(t, bridged.handle, requester.key, 'message/send', { message: v03Message('slow work'), configuration: { blocking: false } }).expect(200);
+      const res = await rpc(t, bridged.handle, requester.key, 'message/send', {
+        message: v03Message('slow work'),
+        configuration: { blocking: false },
+      }).expect(200);
       const taskId = res.body.result.id as string;
-      await eventually(async () => (await t.db.query(`SELECT state, upstream_task_id FROM tasks WHERE id = $1`, [taskId]))[0],
-        (row: { state: string; upstream_task_id: string | null }) => row.state === 'working' && row.upstream_task_id !== null);
+      await eventually(
+        async () => (await t.db.query(`SELECT state, upstream_task_id FROM tasks WHERE id = $1`, [taskId]))[0],
+        (row: { state: string; upstream_task_id: string | null }) =>
+          row.state === 'working' && row.upstream_task_id !== null,
+      );
       const canceled = await client.cancelTask({ tenant: '', id: taskId, metadata: undefined });
       expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
-      const [row] = (await t.db.query(`SELECT upstream_task_id FROM tasks WHERE id = $1`, [taskId])) as Array<{ upstream_task_id: string }>;
-      await eventually(async () => upstream.cancels, (cancels) => cancels.includes(row.upstream_task_id));
+      const [row] = (await t.db.query(`SELECT upstream_task_id FROM tasks WHERE id = $1`, [taskId])) as Array<{
+        upstream_task_id: string;
+      }>;
+      await eventually(
+        async () => upstream.cancels,
+        (cancels) => cancels.includes(row.upstream_task_id),
+      );
     });
 
     it('an upstream that is down is retried, and the task completes once it is back', async () => {
       await upstream.stop();
-      const res = await rpc(t, bridged.handle, requester.key, 'message/send', { message: v03Message('are you there'), configuration: { blocking: false } }).expect(200);
+      const res = await rpc(t, bridged.handle, requester.key, 'message/send', {
+        message: v03Message('are you there'),
+        configuration: { blocking: false },
+      }).expect(200);
       const taskId = res.body.result.id as string;
-      await eventually(async () => (await t.db.query(`SELECT attempts, last_error FROM upstream_forwards WHERE task_id = $1`, [taskId]))[0],
-        (row: { attempts: number; last_error: string | null }) => row.attempts >= 2 && row.last_error === 'the connection was refused');
+      await eventually(
+        async () =>
+          (await t.db.query(`SELECT attempts, last_error FROM upstream_forwards WHERE task_id = $1`, [taskId]))[0],
+        (row: { attempts: number; last_error: string | null }) =>
+          row.attempts >= 2 && row.last_error === 'the connection was refused',
+      );
       await upstream.start();
-      const done = await eventually(() => t.http().get(`/api/v1/tasks/${taskId}`).set(apiKey(requester.key)).then((r) => r.body),
-        (task: { status: { state: string; message: { parts: Array<{ text: string }> } } }) => task.status.state === 'completed');
+      const done = await eventually(
+        () =>
+          t
+            .http()
+            .get(`/api/v1/tasks/${taskId}`)
+            .set(apiKey(requester.key))
+            .then((r) => r.body),
+        (task: { status: { state: string; message: { parts: Array<{ text: string }> } } }) =>
+          task.status.state === 'completed',
+      );
       expect(done.status.message.parts).toEqual([{ kind: 'text', text: 'done: are you there' }]);
       expect(upstream.received.filter((r) => r.text === 'are you there')).toHaveLength(1);
     });
 
     it('without streaming (no card read): a blocking send to the upstream, whose answer completes the task', async () => {
       const plain = await enabledAgent(t, acme);
-      const set = await t.http().put(`/api/v1/identities/${plain.handle}/upstream`).set(bearer(acme))
-        .send({ url: upstream.url, protocol_version: '1.0', binding: 'JSONRPC' }).expect(200);
+      const set = await t
+        .http()
+        .put(`/api/v1/identities/${plain.handle}/upstream`)
+        .set(bearer(acme))
+        .send({ url: upstream.url, protocol_version: '1.0', binding: 'JSONRPC' })
+        .expect(200);
       expect(set.body.streaming).toBe(false);
-      const quick = await rpc(t, plain.handle, requester.key, 'message/send', { message: v03Message('plain') }).expect(200);
-      expect(quick.body.result).toMatchObject({ status: { state: 'completed', message: { parts: [{ kind: 'text', text: 'done: plain' }] } } });
-      expect(quick.body.result.artifacts).toEqual([expect.objectContaining({ artifactId: 'echo', parts: [{ kind: 'text', text: 'echo: plain' }] })]);
+      const quick = await rpc(t, plain.handle, requester.key, 'message/send', { message: v03Message('plain') }).expect(
+        200,
+      );
+      expect(quick.body.result).toMatchObject({
+        status: { state: 'completed', message: { parts: [{ kind: 'text', text: 'done: plain' }] } },
+      });
+      expect(quick.body.result.artifacts).toEqual([
+        expect.objectContaining({ artifactId: 'echo', parts: [{ kind: 'text', text: 'echo: plain' }] }),
+      ]);
 
       // A long task: the forwarder's blocking call waits for the upstream's answer.
       const message = v03Message('slow plain');
-      const slow = await rpc(t, plain.handle, requester.key, 'message/send', { message, configuration: { blocking: false } }).expect(200);
-      await eventually(async () => upstream.received.find((r) => r.messageId === message.messageId), (r) => r !== undefined);
+      const slow = await rpc(t, plain.handle, requester.key, 'message/send', {
+        message,
+        configuration: { blocking: false },
+      }).expect(200);
+      await eventually(
+        async () => upstream.received.find((r) => r.messageId === message.messageId),
+        (r) => r !== undefined,
+      );
       upstream.release(upstream.received.find((r) => r.messageId === message.messageId)!.taskId);
-      await eventually(() => t.http().get(`/api/v1/tasks/${slow.body.result.id}`).set(apiKey(requester.key)).then((r) => r.body.status.state as string),
-        (state) => state === 'completed');
+      await eventually(
+        () =>
+          t
+            .http()
+            .get(`/api/v1/tasks/${slow.body.result.id}`)
+            .set(apiKey(requester.key))
+            .then((r) => r.body.status.state as string),
+        (state) => state === 'completed',
+      );
     });
 
     it('speaks A2A 0.3 to an agent whose card offers only 0.3', async () => {
       const legacy = await startUpstreamAgent(await freePort(), { version: '0.3' });
       try {
         const old = await enabledAgent(t, acme);
-        const set = await t.http().put(`/api/v1/identities/${old.handle}/upstream`).set(bearer(acme)).send({ url: legacy.url }).expect(200);
+        const set = await t
+          .http()
+          .put(`/api/v1/identities/${old.handle}/upstream`)
+          .set(bearer(acme))
+          .send({ url: legacy.url })
+          .expect(200);
         expect(set.body).toMatchObject({ protocol_version: '0.3', binding: 'JSONRPC', streaming: true });
-        const res = await rpc(t, old.handle, requester.key, 'message/send', { message: v03Message('hola') }).expect(200);
-        expect(res.body.result).toMatchObject({ status: { state: 'completed', message: { parts: [{ kind: 'text', text: 'done: hola' }] } } });
-        expect(res.body.result.artifacts).toEqual([expect.objectContaining({ artifactId: 'echo', parts: [{ kind: 'text', text: 'echo: hola' }] })]);
+        const res = await rpc(t, old.handle, requester.key, 'message/send', { message: v03Message('hola') }).expect(
+          200,
+        );
+        expect(res.body.result).toMatchObject({
+          status: { state: 'completed', message: { parts: [{ kind: 'text', text: 'done: hola' }] } },
+        });
+        expect(res.body.result.artifacts).toEqual([
+          expect.objectContaining({ artifactId: 'echo', parts: [{ kind: 'text', text: 'echo: hola' }] }),
+        ]);
         expect(legacy.received).toEqual([expect.objectContaining({ text: 'hola', version: '0.3' })]);
       } finally {
         await legacy.close();
@@ -246,11 +411,27 @@ describe('upstream (bridged) identities', () => {
     it('an upstream that stays unreachable fails the task with the reason, never its address', async () => {
       const gone = await enabledAgent(t, acme);
       const port = await freePort();
-      await t.http().put(`/api/v1/identities/${gone.handle}/upstream`).set(bearer(acme))
-        .send({ url: `http://127.0.0.1:${port}/a2a`, protocol_version: '1.0', binding: 'JSONRPC' }).expect(200);
-      const res = await rpc(t, gone.handle, requester.key, 'message/send', { message: v03Message('anyone?'), configuration: { blocking: false } }).expect(200);
-      const failed = await eventually(() => t.http().get(`/api/v1/tasks/${res.body.result.id}`).set(apiKey(requester.key)).then((r) => r.body),
-        (task: { status: { state: string; message: { parts: Array<{ text: string }> } } }) => task.status.state === 'failed', 30_000);
+      await t
+        .http()
+        .put(`/api/v1/identities/${gone.handle}/upstream`)
+        .set(bearer(acme))
+        .send({ url: `http://127.0.0.1:${port}/a2a`, protocol_version: '1.0', binding: 'JSONRPC' })
+        .expect(200);
+      const res = await rpc(t, gone.handle, requester.key, 'message/send', {
+        message: v03Message('anyone?'),
+        configuration: { blocking: false },
+      }).expect(200);
+      const failed = await eventually(
+        () =>
+          t
+            .http()
+            .get(`/api/v1/tasks/${res.body.result.id}`)
+            .set(apiKey(requester.key))
+            .then((r) => r.body),
+        (task: { status: { state: string; message: { parts: Array<{ text: string }> } } }) =>
+          task.status.state === 'failed',
+        30_000,
+      );
       const reason = failed.status.message.parts[0].text;
       expect(reason).toBe('The upstream agent could not be reached: the connection was refused.');
       expect(reason).not.toContain('127.0.0.1');
@@ -258,26 +439,44 @@ describe('upstream (bridged) identities', () => {
   });
 
   describe.each([
-    ['HTTP+JSON', '1.0'], ['GRPC', '1.0'], ['HTTP+JSON', '0.3'], ['GRPC', '0.3'],
+    ['HTTP+JSON', '1.0'],
+    ['GRPC', '1.0'],
+    ['HTTP+JSON', '0.3'],
+    ['GRPC', '0.3'],
   ] as const)('forwarding to an upstream whose card offers only %s (A2A %s)', (binding, version) => {
     let agent: UpstreamAgent;
     let bridgedThere: Agent;
 
     beforeAll(async () => {
-      agent = await startUpstreamAgent(await freePort(), { binding, version, grpcPort: binding === 'GRPC' ? await freePort() : undefined });
+      agent = await startUpstreamAgent(await freePort(), {
+        binding,
+        version,
+        grpcPort: binding === 'GRPC' ? await freePort() : undefined,
+      });
       bridgedThere = await enabledAgent(t, acme);
     });
     afterAll(() => agent.close());
 
-    it('is set from the card: the binding, and the interface\'s endpoint', async () => {
-      const set = await t.http().put(`/api/v1/identities/${bridgedThere.handle}/upstream`).set(bearer(acme))
-        .send({ url: agent.base, auth: { type: 'bearer', value: SECRET } }).expect(200);
+    it("is set from the card: the binding, and the interface's endpoint", async () => {
+      const set = await t
+        .http()
+        .put(`/api/v1/identities/${bridgedThere.handle}/upstream`)
+        .set(bearer(acme))
+        .send({ url: agent.base, auth: { type: 'bearer', value: SECRET } })
+        .expect(200);
       expect(set.body).toMatchObject({
-        binding, protocol_version: version, streaming: true, card_url: agent.cardUrl,
+        binding,
+        protocol_version: version,
+        streaming: true,
+        card_url: agent.cardUrl,
         url: binding === 'GRPC' ? `http://${agent.endpoint}/` : agent.endpoint,
       });
       // The card read again from where it was found.
-      await t.http().post(`/api/v1/identities/${bridgedThere.handle}/upstream/import-card`).set(bearer(acme)).expect(200);
+      await t
+        .http()
+        .post(`/api/v1/identities/${bridgedThere.handle}/upstream/import-card`)
+        .set(bearer(acme))
+        .expect(200);
     });
 
     it('a blocking send and a stream are forwarded over it; the upstream sees its own credential', async () => {
@@ -287,36 +486,71 @@ describe('upstream (bridged) identities', () => {
       expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       expect(textOf(task.status?.message)).toBe('done: hello there');
       expect(task.artifacts).toEqual([expect.objectContaining({ artifactId: 'echo', name: 'echo.txt' })]);
-      expect(agent.received).toEqual([expect.objectContaining({ messageId: request.message!.messageId, text: 'hello there' })]);
+      expect(agent.received).toEqual([
+        expect.objectContaining({ messageId: request.message!.messageId, text: 'hello there' }),
+      ]);
       expect(agent.received[0].headers.authorization).toBe(`Bearer ${SECRET}`);
       expect(JSON.stringify(agent.received[0].headers)).not.toContain(requester.key);
       const kinds: string[] = [];
       for await (const event of other.sendMessageStream(say('stream it'))) {
-        kinds.push(event.payload?.$case === 'statusUpdate' ? `status:${event.payload.value.status?.state}` : String(event.payload?.$case));
+        kinds.push(
+          event.payload?.$case === 'statusUpdate'
+            ? `status:${event.payload.value.status?.state}`
+            : String(event.payload?.$case),
+        );
       }
-      expect(kinds).toEqual(['task', `status:${TaskState.TASK_STATE_WORKING}`, 'artifactUpdate', `status:${TaskState.TASK_STATE_COMPLETED}`]);
+      expect(kinds).toEqual([
+        'task',
+        `status:${TaskState.TASK_STATE_WORKING}`,
+        'artifactUpdate',
+        `status:${TaskState.TASK_STATE_COMPLETED}`,
+      ]);
     });
 
     it('a cancel is forwarded over it', async () => {
-      const res = await rpc(t, bridgedThere.handle, requester.key, 'message/send', { message: v03Message('slow work'), configuration: { blocking: false } }).expect(200);
+      const res = await rpc(t, bridgedThere.handle, requester.key, 'message/send', {
+        message: v03Message('slow work'),
+        configuration: { blocking: false },
+      }).expect(200);
       const taskId = res.body.result.id as string;
-      const row = await eventually(async () => (await t.db.query(`SELECT state, upstream_task_id FROM tasks WHERE id = $1`, [taskId]))[0],
-        (r: { state: string; upstream_task_id: string | null }) => r.state === 'working' && r.upstream_task_id !== null);
-      await rpc(t, bridgedThere.handle, requester.key, 'tasks/cancel', { id: taskId }).expect(200)
+      const row = await eventually(
+        async () => (await t.db.query(`SELECT state, upstream_task_id FROM tasks WHERE id = $1`, [taskId]))[0],
+        (r: { state: string; upstream_task_id: string | null }) => r.state === 'working' && r.upstream_task_id !== null,
+      );
+      await rpc(t, bridgedThere.handle, requester.key, 'tasks/cancel', { id: taskId })
+        .expect(200)
         .expect((r) => expect(r.body.result.status.state).toBe('canceled'));
-      await eventually(async () => agent.cancels, (cancels) => cancels.includes(row.upstream_task_id!));
+      await eventually(
+        async () => agent.cancels,
+        (cancels) => cancels.includes(row.upstream_task_id!),
+      );
     });
 
     it('an upstream that is down is retried over it, and the task completes once it is back', async () => {
       await agent.stop();
-      const res = await rpc(t, bridgedThere.handle, requester.key, 'message/send', { message: v03Message('are you there'), configuration: { blocking: false } }).expect(200);
+      const res = await rpc(t, bridgedThere.handle, requester.key, 'message/send', {
+        message: v03Message('are you there'),
+        configuration: { blocking: false },
+      }).expect(200);
       const taskId = res.body.result.id as string;
-      const row = await eventually(async () => (await t.db.query(`SELECT attempts, last_error FROM upstream_forwards WHERE task_id = $1`, [taskId]))[0],
-        (r: { attempts: number; last_error: string | null }) => r.attempts >= 2 && r.last_error !== null);
-      expect(row.last_error).toBe(binding === 'GRPC' ? 'it is unavailable (the connection was refused or lost)' : 'the connection was refused');
+      const row = await eventually(
+        async () =>
+          (await t.db.query(`SELECT attempts, last_error FROM upstream_forwards WHERE task_id = $1`, [taskId]))[0],
+        (r: { attempts: number; last_error: string | null }) => r.attempts >= 2 && r.last_error !== null,
+      );
+      expect(row.last_error).toBe(
+        binding === 'GRPC' ? 'it is unavailable (the connection was refused or lost)' : 'the connection was refused',
+      );
       await agent.start();
-      const done = await eventually(() => t.http().get(`/api/v1/tasks/${taskId}`).set(apiKey(requester.key)).then((r) => r.body),
-        (task: { status: { state: string; message: { parts: unknown[] } } }) => task.status.state === 'completed');
+      const done = await eventually(
+        () =>
+          t
+            .http()
+            .get(`/api/v1/tasks/${taskId}`)
+            .set(apiKey(requester.key))
+            .then((r) => r.body),
+        (task: { status: { state: string; message: { parts: unknown[] } } }) => task.status.state === 'completed',
+      );
       expect(done.status.message.parts).toEqual([{ kind: 'text', text: 'done: are you there' }]);
       expect(agent.received.filter((r) => r.text === 'are you there')).toHaveLength(1);
     });
@@ -344,16 +578,34 @@ describe('forwarding with two service instances', () => {
     const acme = await signup(a);
     const requester = await enabledAgent(a, acme);
     const bridged = await enabledAgent(a, acme);
-    await a.http().put(`/api/v1/identities/${bridged.handle}/upstream`).set(bearer(acme)).send({ url: upstream.url }).expect(200);
+    await a
+      .http()
+      .put(`/api/v1/identities/${bridged.handle}/upstream`)
+      .set(bearer(acme))
+      .send({ url: upstream.url })
+      .expect(200);
     const sent: string[] = [];
-    await Promise.all(Array.from({ length: 10 }, async (_, i) => {
-      const via = i % 2 === 0 ? a : b;
-      const message = v03Message(`job ${i}`);
-      sent.push(message.messageId);
-      await rpc(via, bridged.handle, requester.key, 'message/send', { message, configuration: { blocking: false } }).expect(200);
-    }));
-    await eventually(async () => (await a.db.query(`SELECT count(*)::int AS n FROM tasks WHERE worker_identity_id = $1 AND state = 'completed'`, [bridged.id]))[0].n,
-      (n: number) => n === 10);
+    await Promise.all(
+      Array.from({ length: 10 }, async (_, i) => {
+        const via = i % 2 === 0 ? a : b;
+        const message = v03Message(`job ${i}`);
+        sent.push(message.messageId);
+        await rpc(via, bridged.handle, requester.key, 'message/send', {
+          message,
+          configuration: { blocking: false },
+        }).expect(200);
+      }),
+    );
+    await eventually(
+      async () =>
+        (
+          await a.db.query(
+            `SELECT count(*)::int AS n FROM tasks WHERE worker_identity_id = $1 AND state = 'completed'`,
+            [bridged.id],
+          )
+        )[0].n,
+      (n: number) => n === 10,
+    );
     const ids = upstream.received.map((r) => r.messageId).filter((id) => sent.includes(id));
     expect(ids.sort()).toEqual([...sent].sort());
   });
@@ -362,22 +614,45 @@ describe('forwarding with two service instances', () => {
     const acme = await signup(a);
     const requester = await enabledAgent(a, acme);
     const bridged = await enabledAgent(a, acme);
-    await a.http().put(`/api/v1/identities/${bridged.handle}/upstream`).set(bearer(acme)).send({ url: upstream.url }).expect(200);
+    await a
+      .http()
+      .put(`/api/v1/identities/${bridged.handle}/upstream`)
+      .set(bearer(acme))
+      .send({ url: upstream.url })
+      .expect(200);
     await b.app.get(UpstreamForwarder).stop();
     const message = v03Message('slow and steady');
-    const res = await rpc(a, bridged.handle, requester.key, 'message/send', { message, configuration: { blocking: false } }).expect(200);
+    const res = await rpc(a, bridged.handle, requester.key, 'message/send', {
+      message,
+      configuration: { blocking: false },
+    }).expect(200);
     const taskId = res.body.result.id as string;
     // A has forwarded it and follows the upstream's stream: the task is working there.
-    await eventually(async () => (await a.db.query(`SELECT state FROM tasks WHERE id = $1`, [taskId]))[0].state, (state: string) => state === 'working');
+    await eventually(
+      async () => (await a.db.query(`SELECT state FROM tasks WHERE id = $1`, [taskId]))[0].state,
+      (state: string) => state === 'working',
+    );
     await a.app.get(UpstreamForwarder).stop(); // as if A died: its claim stays until the lease runs out
     b.app.get(UpstreamForwarder).start();
-    await eventually(async () => (await a.db.query(`SELECT attempts FROM upstream_forwards WHERE task_id = $1`, [taskId]))[0].attempts, (n: number) => n === 2);
+    await eventually(
+      async () => (await a.db.query(`SELECT attempts FROM upstream_forwards WHERE task_id = $1`, [taskId]))[0].attempts,
+      (n: number) => n === 2,
+    );
     upstream.release(upstream.received.find((r) => r.messageId === message.messageId)!.taskId);
-    const done = await eventually(() => a.http().get(`/api/v1/tasks/${taskId}`).set(apiKey(requester.key)).then((r) => r.body),
-      (task: { status: { state: string }; artifacts: unknown[] }) => task.status.state === 'completed');
+    const done = await eventually(
+      () =>
+        a
+          .http()
+          .get(`/api/v1/tasks/${taskId}`)
+          .set(apiKey(requester.key))
+          .then((r) => r.body),
+      (task: { status: { state: string }; artifacts: unknown[] }) => task.status.state === 'completed',
+    );
     expect(done.artifacts).toEqual([expect.objectContaining({ artifactId: 'echo' })]);
     expect(upstream.received.filter((r) => r.messageId === message.messageId)).toHaveLength(1);
-    const [forward] = (await a.db.query(`SELECT status, accepted, attempts FROM upstream_forwards WHERE task_id = $1`, [taskId])) as unknown[];
+    const [forward] = (await a.db.query(`SELECT status, accepted, attempts FROM upstream_forwards WHERE task_id = $1`, [
+      taskId,
+    ])) as unknown[];
     expect(forward).toEqual({ status: 'succeeded', accepted: true, attempts: 2 });
   });
 });

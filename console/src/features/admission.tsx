@@ -4,12 +4,25 @@ import { api, call } from '../api';
 import { pageOf, usePaged } from '../paging';
 import { useRoute } from '../router';
 import type { AdmissionCheck, ContactRule, Decision } from '../types';
-import { ConfirmButton, Empty, ErrorNotice, errorFor, Field, Loading, LoadMore, Select, Submit, when, type FieldErrors } from '../ui';
+import {
+  ConfirmButton,
+  Empty,
+  ErrorNotice,
+  errorFor,
+  Field,
+  Loading,
+  LoadMore,
+  Select,
+  Submit,
+  when,
+  type FieldErrors,
+} from '../ui';
 import { validateHandle } from './identities';
 
 /** What each `reason` of the admission check means, in words. */
 export const REASONS: Record<string, string> = {
-  same_organization: 'Both identities belong to the same organization, so they may always work together (unless a rule blocks it).',
+  same_organization:
+    'Both identities belong to the same organization, so they may always work together (unless a rule blocks it).',
   public_egress: 'The worker is publicly discoverable and the requester allows public egress.',
   mutual_permit: 'Both sides permit the call: each has an allow rule or the blacklist filter mode.',
   blocked_by_requester: "A block rule of the requester's side forbids the call.",
@@ -49,7 +62,10 @@ export function AdmissionPage() {
 function Rules({ identity, setIdentity }: { identity: string; setIdentity: (value: string) => void }) {
   const [draft, setDraft] = useState(identity);
   const list = usePaged<ContactRule>(['rules', identity], async (cursor) =>
-    pageOf(await call(api.GET('/api/v1/contact-rules', { params: { query: { identity: identity || undefined, cursor } } })), 'rules'),
+    pageOf(
+      await call(api.GET('/api/v1/contact-rules', { params: { query: { identity: identity || undefined, cursor } } })),
+      'rules',
+    ),
   );
   return (
     <section aria-labelledby="rules-title">
@@ -61,7 +77,12 @@ function Rules({ identity, setIdentity }: { identity: string; setIdentity: (valu
           setIdentity(draft.trim());
         }}
       >
-        <Field label="Rules of identity" value={draft} onChange={(e) => setDraft(e.target.value)} placeholder="every identity" />
+        <Field
+          label="Rules of identity"
+          value={draft}
+          onChange={(e) => setDraft(e.target.value)}
+          placeholder="every identity"
+        />
         <button type="submit">Show</button>
       </form>
       {list.isPending ? (
@@ -97,11 +118,16 @@ function RuleRow({ rule }: { rule: ContactRule }) {
   return (
     <li>
       <div className="row">
-        <span className={`badge ${rule.action}`}>{rule.action}</span> <strong>{rule.identity}</strong> {rule.direction} {describePeer(rule)}
+        <span className={`badge ${rule.action}`}>{rule.action}</span> <strong>{rule.identity}</strong> {rule.direction}{' '}
+        {describePeer(rule)}
       </div>
       {rule.note && <p className="muted">{rule.note}</p>}
       <div className="actions">
-        <button type="button" onClick={() => change.mutate({ action: rule.action === 'allow' ? 'block' : 'allow' })} disabled={change.isPending}>
+        <button
+          type="button"
+          onClick={() => change.mutate({ action: rule.action === 'allow' ? 'block' : 'allow' })}
+          disabled={change.isPending}
+        >
           Change to {rule.action === 'allow' ? 'block' : 'allow'}
         </button>
         <ConfirmButton
@@ -135,7 +161,10 @@ function CreateRule({ identity }: { identity: string }) {
             identity: owner,
             direction,
             action,
-            peer: peerType === 'identity' ? { type: 'identity', handle: peer.trim() } : { type: 'organization', organization_id: peer.trim() },
+            peer:
+              peerType === 'identity'
+                ? { type: 'identity', handle: peer.trim() }
+                : { type: 'organization', organization_id: peer.trim() },
             note: note || undefined,
           },
         }),
@@ -159,8 +188,17 @@ function CreateRule({ identity }: { identity: string }) {
     <section aria-labelledby="new-rule">
       <h2 id="new-rule">New contact rule</h2>
       <form onSubmit={submit} noValidate>
-        <Field label="Owner identity" value={owner} onChange={(e) => setOwner(e.target.value)} error={errorFor('identity', local, create.error)} />
-        <Select label="Direction" value={direction} onChange={(e) => setDirection(e.target.value as ContactRule['direction'])}>
+        <Field
+          label="Owner identity"
+          value={owner}
+          onChange={(e) => setOwner(e.target.value)}
+          error={errorFor('identity', local, create.error)}
+        />
+        <Select
+          label="Direction"
+          value={direction}
+          onChange={(e) => setDirection(e.target.value as ContactRule['direction'])}
+        >
           <option value="both">both</option>
           <option value="inbound">inbound (calls to the owner)</option>
           <option value="outbound">outbound (calls by the owner)</option>
@@ -169,7 +207,11 @@ function CreateRule({ identity }: { identity: string }) {
           <option value="allow">allow</option>
           <option value="block">block</option>
         </Select>
-        <Select label="Peer type" value={peerType} onChange={(e) => setPeerType(e.target.value as 'identity' | 'organization')}>
+        <Select
+          label="Peer type"
+          value={peerType}
+          onChange={(e) => setPeerType(e.target.value as 'identity' | 'organization')}
+        >
           <option value="identity">an identity</option>
           <option value="organization">an organization</option>
         </Select>
@@ -179,7 +221,12 @@ function CreateRule({ identity }: { identity: string }) {
           onChange={(e) => setPeer(e.target.value)}
           error={errorFor(peerField, local, create.error) ?? errorFor('peer', local, create.error)}
         />
-        <Field label="Note" value={note} onChange={(e) => setNote(e.target.value)} error={errorFor('note', local, create.error)} />
+        <Field
+          label="Note"
+          value={note}
+          onChange={(e) => setNote(e.target.value)}
+          error={errorFor('note', local, create.error)}
+        />
         <ErrorNotice error={create.error} />
         {create.isSuccess && <p role="status">Rule created.</p>}
         <Submit pending={create.isPending} pendingLabel="Saving…">
@@ -194,7 +241,12 @@ function CheckAdmission() {
   const [requester, setRequester] = useState('');
   const [worker, setWorker] = useState('');
   const [local, setLocal] = useState<FieldErrors>({});
-  const check = useMutation({ mutationFn: () => call<AdmissionCheck>(api.POST('/api/v1/admission/check', { body: { requester: requester.trim(), worker: worker.trim() } })) });
+  const check = useMutation({
+    mutationFn: () =>
+      call<AdmissionCheck>(
+        api.POST('/api/v1/admission/check', { body: { requester: requester.trim(), worker: worker.trim() } }),
+      ),
+  });
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const errors = { requester: validateHandle(requester.trim()), worker: validateHandle(worker.trim()) };
@@ -205,8 +257,18 @@ function CheckAdmission() {
     <section aria-labelledby="check-title">
       <h2 id="check-title">Would A be admitted by B?</h2>
       <form onSubmit={submit} noValidate>
-        <Field label="Requester (A)" value={requester} onChange={(e) => setRequester(e.target.value)} error={errorFor('requester', local, check.error)} />
-        <Field label="Worker (B)" value={worker} onChange={(e) => setWorker(e.target.value)} error={errorFor('worker', local, check.error)} />
+        <Field
+          label="Requester (A)"
+          value={requester}
+          onChange={(e) => setRequester(e.target.value)}
+          error={errorFor('requester', local, check.error)}
+        />
+        <Field
+          label="Worker (B)"
+          value={worker}
+          onChange={(e) => setWorker(e.target.value)}
+          error={errorFor('worker', local, check.error)}
+        />
         <ErrorNotice error={check.error} />
         <Submit pending={check.isPending} pendingLabel="Checking…">
           Check admission
@@ -239,7 +301,12 @@ function CheckAdmission() {
 
 function Decisions({ identity }: { identity: string }) {
   const list = usePaged<Decision>(['decisions', identity], async (cursor) =>
-    pageOf(await call(api.GET('/api/v1/admission/decisions', { params: { query: { identity: identity || undefined, cursor } } })), 'decisions'),
+    pageOf(
+      await call(
+        api.GET('/api/v1/admission/decisions', { params: { query: { identity: identity || undefined, cursor } } }),
+      ),
+      'decisions',
+    ),
   );
   return (
     <section aria-labelledby="decisions-title">

@@ -18,9 +18,18 @@ export function AuditPage() {
   const [filters, setFilters] = useState<AuditFilters>(NONE);
   const list = usePaged<AuditEvent>(['audit', filters], async (cursor) =>
     pageOf(
-      await call(api.GET('/api/v1/audit-events', {
-        params: { query: { action: filters.action || undefined, actor: filters.actor || undefined, target: filters.target || undefined, cursor } },
-      })),
+      await call(
+        api.GET('/api/v1/audit-events', {
+          params: {
+            query: {
+              action: filters.action || undefined,
+              actor: filters.actor || undefined,
+              target: filters.target || undefined,
+              cursor,
+            },
+          },
+        }),
+      ),
       'audit_events',
     ),
   );
@@ -34,9 +43,24 @@ export function AuditPage() {
       <section aria-labelledby="audit-title">
         <h2 id="audit-title">Changes</h2>
         <form className="filters" onSubmit={apply} aria-label="Audit filters">
-          <Field label="Action" placeholder="api_key.*" value={draft.action} onChange={(e) => setDraft({ ...draft, action: e.target.value })} />
-          <Field label="Actor id" placeholder="user or key id, or signup" value={draft.actor} onChange={(e) => setDraft({ ...draft, actor: e.target.value })} />
-          <Field label="Target" placeholder="id or handle" value={draft.target} onChange={(e) => setDraft({ ...draft, target: e.target.value })} />
+          <Field
+            label="Action"
+            placeholder="api_key.*"
+            value={draft.action}
+            onChange={(e) => setDraft({ ...draft, action: e.target.value })}
+          />
+          <Field
+            label="Actor id"
+            placeholder="user or key id, or signup"
+            value={draft.actor}
+            onChange={(e) => setDraft({ ...draft, actor: e.target.value })}
+          />
+          <Field
+            label="Target"
+            placeholder="id or handle"
+            value={draft.target}
+            onChange={(e) => setDraft({ ...draft, target: e.target.value })}
+          />
           <Submit pending={false}>Apply filters</Submit>
         </form>
         {list.isPending ? (
@@ -59,12 +83,16 @@ export function AuditPage() {
 }
 
 function AuditRow({ entry }: { entry: AuditEvent }) {
-  const actor = entry.actor.type === 'signup' ? 'agent signup' : `${entry.actor.type === 'api_key' ? 'key' : 'user'} ${entry.actor.label || entry.actor.id}`;
+  const actor =
+    entry.actor.type === 'signup'
+      ? 'agent signup'
+      : `${entry.actor.type === 'api_key' ? 'key' : 'user'} ${entry.actor.label || entry.actor.id}`;
   const changes = Object.entries(entry.changes as Record<string, { before: unknown; after: unknown }>);
   return (
     <li>
       <div className="row">
-        <strong>{entry.action}</strong> <span className="badge">{entry.target.type}</span> {entry.target.label ?? entry.target.id ?? ''}
+        <strong>{entry.action}</strong> <span className="badge">{entry.target.type}</span>{' '}
+        {entry.target.label ?? entry.target.id ?? ''}
       </div>
       <div className="muted">
         {when(entry.created_at)} · by {actor}

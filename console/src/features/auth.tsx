@@ -8,7 +8,12 @@ import { ErrorNotice, errorFor, Field, Submit, type FieldErrors } from '../ui';
 export const ME = ['me'] as const;
 
 export function useMe() {
-  return useQuery({ queryKey: ME, queryFn: () => call<Me>(api.GET('/api/v1/console/me')), retry: false, staleTime: 60_000 });
+  return useQuery({
+    queryKey: ME,
+    queryFn: () => call<Me>(api.GET('/api/v1/console/me')),
+    retry: false,
+    staleTime: 60_000,
+  });
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -62,8 +67,22 @@ export function SignInPage() {
         </p>
       )}
       <form onSubmit={submit} noValidate>
-        <Field label="Email" type="email" autoComplete="username" value={email} onChange={(e) => setEmail(e.target.value)} error={errorFor('email', local, login.error)} />
-        <Field label="Password" type="password" autoComplete="current-password" value={password} onChange={(e) => setPassword(e.target.value)} error={errorFor('password', local, login.error)} />
+        <Field
+          label="Email"
+          type="email"
+          autoComplete="username"
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+          error={errorFor('email', local, login.error)}
+        />
+        <Field
+          label="Password"
+          type="password"
+          autoComplete="current-password"
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+          error={errorFor('password', local, login.error)}
+        />
         <ErrorNotice error={login.error} />
         <Submit pending={login.isPending} pendingLabel="Signing in…">
           Sign in
@@ -83,7 +102,8 @@ export function SignUpPage() {
   const [password, setPassword] = useState('');
   const [local, setLocal] = useState<FieldErrors>({});
   const signup = useMutation({
-    mutationFn: () => call<Me>(api.POST('/api/v1/console/signup', { body: { organization_name: organization, email, password } })),
+    mutationFn: () =>
+      call<Me>(api.POST('/api/v1/console/signup', { body: { organization_name: organization, email, password } })),
     onSuccess: signedIn,
   });
   const submit = (event: FormEvent) => {
@@ -97,8 +117,20 @@ export function SignUpPage() {
     <main className="narrow">
       <h1>Create an organization</h1>
       <form onSubmit={submit} noValidate>
-        <Field label="Organization name" value={organization} onChange={(e) => setOrganization(e.target.value)} error={errorFor('organization_name', local, signup.error)} />
-        <Field label="Email" type="email" autoComplete="username" value={email} onChange={(e) => setEmail(e.target.value)} error={errorFor('email', local, signup.error)} />
+        <Field
+          label="Organization name"
+          value={organization}
+          onChange={(e) => setOrganization(e.target.value)}
+          error={errorFor('organization_name', local, signup.error)}
+        />
+        <Field
+          label="Email"
+          type="email"
+          autoComplete="username"
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+          error={errorFor('email', local, signup.error)}
+        />
         <Field
           label="Password"
           type="password"

@@ -4,7 +4,22 @@ import { api, call } from '../api';
 import { pageOf, usePaged } from '../paging';
 import { Link, navigate } from '../router';
 import type { CreatedIdentity, Identity, Settings, Skill } from '../types';
-import { Check, ConfirmButton, Empty, ErrorNotice, errorFor, Field, Loading, LoadMore, SecretOnce, Select, Submit, TextArea, when, type FieldErrors } from '../ui';
+import {
+  Check,
+  ConfirmButton,
+  Empty,
+  ErrorNotice,
+  errorFor,
+  Field,
+  Loading,
+  LoadMore,
+  SecretOnce,
+  Select,
+  Submit,
+  TextArea,
+  when,
+  type FieldErrors,
+} from '../ui';
 
 const HANDLE = /^[a-z0-9](?:[a-z0-9-]{1,61})[a-z0-9]$/;
 
@@ -22,7 +37,15 @@ export function IdentitiesPage() {
     pageOf(
       await call(
         api.GET('/api/v1/identities/a2a/directory', {
-          params: { query: { q: search || undefined, enabled: enabled || undefined, claimed: claimed || undefined, cursor, limit: 50 } },
+          params: {
+            query: {
+              q: search || undefined,
+              enabled: enabled || undefined,
+              claimed: claimed || undefined,
+              cursor,
+              limit: 50,
+            },
+          },
         }),
       ),
       'identities',
@@ -46,12 +69,20 @@ export function IdentitiesPage() {
             <button type="submit">Search</button>
           </form>
           <div className="filters">
-            <Select label="Enabled" value={enabled} onChange={(e) => setEnabled(e.target.value as '' | 'true' | 'false')}>
+            <Select
+              label="Enabled"
+              value={enabled}
+              onChange={(e) => setEnabled(e.target.value as '' | 'true' | 'false')}
+            >
               <option value="">any</option>
               <option value="true">enabled</option>
               <option value="false">disabled</option>
             </Select>
-            <Select label="Claimed" value={claimed} onChange={(e) => setClaimed(e.target.value as '' | 'true' | 'false')}>
+            <Select
+              label="Claimed"
+              value={claimed}
+              onChange={(e) => setClaimed(e.target.value as '' | 'true' | 'false')}
+            >
               <option value="">any</option>
               <option value="true">claimed</option>
               <option value="false">unclaimed</option>
@@ -110,7 +141,14 @@ function CreateIdentity() {
   const create = useMutation({
     mutationFn: () =>
       call<CreatedIdentity>(
-        api.POST('/api/v1/identities', { body: { agent_handle: handle, display_name: displayName || undefined, description: description || undefined, mint_key: mintKey } }),
+        api.POST('/api/v1/identities', {
+          body: {
+            agent_handle: handle,
+            display_name: displayName || undefined,
+            description: description || undefined,
+            mint_key: mintKey,
+          },
+        }),
       ),
     onSuccess: (identity) => {
       void client.invalidateQueries({ queryKey: ['identities'] });
@@ -148,9 +186,25 @@ function CreateIdentity() {
     <section aria-labelledby="create-identity">
       <h2 id="create-identity">New identity</h2>
       <form onSubmit={submit} noValidate>
-        <Field label="Handle" value={handle} onChange={(e) => setHandle(e.target.value)} hint="For example acme-billing." error={errorFor('agent_handle', local, create.error)} />
-        <Field label="Display name" value={displayName} onChange={(e) => setDisplayName(e.target.value)} error={errorFor('display_name', local, create.error)} />
-        <TextArea label="Description" value={description} onChange={(e) => setDescription(e.target.value)} error={errorFor('description', local, create.error)} />
+        <Field
+          label="Handle"
+          value={handle}
+          onChange={(e) => setHandle(e.target.value)}
+          hint="For example acme-billing."
+          error={errorFor('agent_handle', local, create.error)}
+        />
+        <Field
+          label="Display name"
+          value={displayName}
+          onChange={(e) => setDisplayName(e.target.value)}
+          error={errorFor('display_name', local, create.error)}
+        />
+        <TextArea
+          label="Description"
+          value={description}
+          onChange={(e) => setDescription(e.target.value)}
+          error={errorFor('description', local, create.error)}
+        />
         <Check label="Mint its first agent key" checked={mintKey} onChange={(e) => setMintKey(e.target.checked)} />
         <ErrorNotice error={create.error} />
         <Submit pending={create.isPending} pendingLabel="Creating…">
@@ -175,7 +229,9 @@ function ClaimIdentity() {
   return (
     <section aria-labelledby="claim-identity">
       <h2 id="claim-identity">Claim an agent</h2>
-      <p className="muted">An agent that signed itself up gave you a claim code: claiming it brings the identity into your organization.</p>
+      <p className="muted">
+        An agent that signed itself up gave you a claim code: claiming it brings the identity into your organization.
+      </p>
       <form
         onSubmit={(e) => {
           e.preventDefault();
@@ -185,7 +241,12 @@ function ClaimIdentity() {
         }}
         noValidate
       >
-        <Field label="Claim code" value={code} onChange={(e) => setCode(e.target.value)} error={errorFor('claim_code', local, claim.error)} />
+        <Field
+          label="Claim code"
+          value={code}
+          onChange={(e) => setCode(e.target.value)}
+          error={errorFor('claim_code', local, claim.error)}
+        />
         <ErrorNotice error={claim.error} />
         <Submit pending={claim.isPending} pendingLabel="Claiming…">
           Claim
@@ -196,7 +257,10 @@ function ClaimIdentity() {
 }
 
 export function IdentityPage({ handle }: { handle: string }) {
-  const identity = useQuery({ queryKey: ['identity', handle], queryFn: () => call<Identity>(api.GET('/api/v1/identities/{handle}', { params: { path: { handle } } })) });
+  const identity = useQuery({
+    queryKey: ['identity', handle],
+    queryFn: () => call<Identity>(api.GET('/api/v1/identities/{handle}', { params: { path: { handle } } })),
+  });
   if (identity.isPending) return <Loading />;
   if (identity.error) return <ErrorNotice error={identity.error} />;
   const data = identity.data;
@@ -211,7 +275,8 @@ export function IdentityPage({ handle }: { handle: string }) {
         <a href={data.card_url}>{data.card_url}</a>
       </p>
       <p>
-        <Link to={`/keys?identity=${data.id}`}>Its API keys</Link> · <Link to={`/admission?identity=${data.agent_handle}`}>Its contact rules</Link> ·{' '}
+        <Link to={`/keys?identity=${data.id}`}>Its API keys</Link> ·{' '}
+        <Link to={`/admission?identity=${data.agent_handle}`}>Its contact rules</Link> ·{' '}
         <Link to={`/tasks?identity=${data.agent_handle}`}>Its tasks</Link>
       </p>
       <div className="columns">
@@ -240,7 +305,8 @@ const VISIBILITY_LABELS: Record<SkillVisibility, string> = {
   public: 'public',
   admitted: 'admitted only',
 };
-const VISIBILITY_HINT = 'Public skills are on the public card and in the directory; admitted-only skills appear only on the extended card, to callers admitted to call this agent.';
+const VISIBILITY_HINT =
+  'Public skills are on the public card and in the directory; admitted-only skills appear only on the extended card, to callers admitted to call this agent.';
 
 /** The saved skills as callers see them: each with its visibility. */
 function SavedSkills({ skills }: { skills: Skill[] }) {
@@ -251,7 +317,8 @@ function SavedSkills({ skills }: { skills: Skill[] }) {
         const visibility = skill.visibility ?? 'public';
         return (
           <li key={skill.id}>
-            {skill.name} <code>{skill.id}</code> · <span className={`badge ${visibility}`}>{VISIBILITY_LABELS[visibility]}</span>
+            {skill.name} <code>{skill.id}</code> ·{' '}
+            <span className={`badge ${visibility}`}>{VISIBILITY_LABELS[visibility]}</span>
           </li>
         );
       })}
@@ -263,7 +330,15 @@ function EditCard({ identity }: { identity: Identity }) {
   const client = useQueryClient();
   const [displayName, setDisplayName] = useState(identity.display_name);
   const [description, setDescription] = useState(identity.description);
-  const [skills, setSkills] = useState<SkillDraft[]>(identity.skills.map((s) => ({ id: s.id, name: s.name, description: s.description, tags: s.tags.join(', '), visibility: s.visibility ?? 'public' })));
+  const [skills, setSkills] = useState<SkillDraft[]>(
+    identity.skills.map((s) => ({
+      id: s.id,
+      name: s.name,
+      description: s.description,
+      tags: s.tags.join(', '),
+      visibility: s.visibility ?? 'public',
+    })),
+  );
   const [local, setLocal] = useState<FieldErrors>({});
   const save = useMutation({
     mutationFn: () =>
@@ -273,15 +348,16 @@ function EditCard({ identity }: { identity: Identity }) {
           body: {
             display_name: displayName,
             description,
-            skills: skills.map(
-              (s): Skill => ({
-                id: s.id.trim(),
-                name: s.name.trim(),
-                description: s.description.trim(),
-                tags: s.tags.split(',').map((t) => t.trim()).filter(Boolean),
-                visibility: s.visibility,
-              }),
-            ),
+            skills: skills.map((s): Skill => ({
+              id: s.id.trim(),
+              name: s.name.trim(),
+              description: s.description.trim(),
+              tags: s.tags
+                .split(',')
+                .map((t) => t.trim())
+                .filter(Boolean),
+              visibility: s.visibility,
+            })),
           },
         }),
       ),
@@ -290,7 +366,8 @@ function EditCard({ identity }: { identity: Identity }) {
       void client.invalidateQueries({ queryKey: ['identities'] });
     },
   });
-  const setSkill = (index: number, patch: Partial<SkillDraft>) => setSkills(skills.map((s, i) => (i === index ? { ...s, ...patch } : s)));
+  const setSkill = (index: number, patch: Partial<SkillDraft>) =>
+    setSkills(skills.map((s, i) => (i === index ? { ...s, ...patch } : s)));
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const errors: FieldErrors = {};
@@ -307,18 +384,47 @@ function EditCard({ identity }: { identity: Identity }) {
     <section aria-labelledby="card-title">
       <h2 id="card-title">Agent Card</h2>
       <form onSubmit={submit} noValidate>
-        <Field label="Display name" value={displayName} onChange={(e) => setDisplayName(e.target.value)} error={errorFor('display_name', local, save.error)} />
-        <TextArea label="Description" value={description} onChange={(e) => setDescription(e.target.value)} error={errorFor('description', local, save.error)} />
+        <Field
+          label="Display name"
+          value={displayName}
+          onChange={(e) => setDisplayName(e.target.value)}
+          error={errorFor('display_name', local, save.error)}
+        />
+        <TextArea
+          label="Description"
+          value={description}
+          onChange={(e) => setDescription(e.target.value)}
+          error={errorFor('description', local, save.error)}
+        />
         <SavedSkills skills={identity.skills} />
         <fieldset>
           <legend>Skills</legend>
           {skills.length === 0 && <Empty>No skills.</Empty>}
           {skills.map((skill, i) => (
             <div className="skill" key={i}>
-              <Field label={`Skill ${i + 1} id`} value={skill.id} onChange={(e) => setSkill(i, { id: e.target.value })} error={errorFor(`skills.${i}.id`, local, save.error)} />
-              <Field label={`Skill ${i + 1} name`} value={skill.name} onChange={(e) => setSkill(i, { name: e.target.value })} error={errorFor(`skills.${i}.name`, local, save.error)} />
-              <Field label={`Skill ${i + 1} description`} value={skill.description} onChange={(e) => setSkill(i, { description: e.target.value })} />
-              <Field label={`Skill ${i + 1} tags`} value={skill.tags} onChange={(e) => setSkill(i, { tags: e.target.value })} hint="Comma-separated." />
+              <Field
+                label={`Skill ${i + 1} id`}
+                value={skill.id}
+                onChange={(e) => setSkill(i, { id: e.target.value })}
+                error={errorFor(`skills.${i}.id`, local, save.error)}
+              />
+              <Field
+                label={`Skill ${i + 1} name`}
+                value={skill.name}
+                onChange={(e) => setSkill(i, { name: e.target.value })}
+                error={errorFor(`skills.${i}.name`, local, save.error)}
+              />
+              <Field
+                label={`Skill ${i + 1} description`}
+                value={skill.description}
+                onChange={(e) => setSkill(i, { description: e.target.value })}
+              />
+              <Field
+                label={`Skill ${i + 1} tags`}
+                value={skill.tags}
+                onChange={(e) => setSkill(i, { tags: e.target.value })}
+                hint="Comma-separated."
+              />
               <Select
                 label={`Skill ${i + 1} visibility`}
                 value={skill.visibility}
@@ -334,7 +440,12 @@ function EditCard({ identity }: { identity: Identity }) {
               </button>
             </div>
           ))}
-          <button type="button" onClick={() => setSkills([...skills, { id: '', name: '', description: '', tags: '', visibility: 'public' }])}>
+          <button
+            type="button"
+            onClick={() =>
+              setSkills([...skills, { id: '', name: '', description: '', tags: '', visibility: 'public' }])
+            }
+          >
             Add a skill
           </button>
         </fieldset>
@@ -350,13 +461,17 @@ function EditCard({ identity }: { identity: Identity }) {
 
 function EditSettings({ handle }: { handle: string }) {
   const client = useQueryClient();
-  const settings = useQuery({ queryKey: ['settings', handle], queryFn: () => call<Settings>(api.GET('/api/v1/identities/{handle}/settings', { params: { path: { handle } } })) });
+  const settings = useQuery({
+    queryKey: ['settings', handle],
+    queryFn: () => call<Settings>(api.GET('/api/v1/identities/{handle}/settings', { params: { path: { handle } } })),
+  });
   const [draft, setDraft] = useState<Settings | null>(null);
   useEffect(() => {
     if (settings.data) setDraft(settings.data);
   }, [settings.data]);
   const save = useMutation({
-    mutationFn: (body: Settings) => call<Settings>(api.PATCH('/api/v1/identities/{handle}/settings', { params: { path: { handle } }, body })),
+    mutationFn: (body: Settings) =>
+      call<Settings>(api.PATCH('/api/v1/identities/{handle}/settings', { params: { path: { handle } }, body })),
     onSuccess: (saved) => {
       client.setQueryData(['settings', handle], saved);
       void client.invalidateQueries({ queryKey: ['identities'] });
@@ -368,7 +483,8 @@ function EditSettings({ handle }: { handle: string }) {
     <section aria-labelledby="settings-title">
       <h2 id="settings-title">Settings</h2>
       <p className="muted">
-        As a member of the organization you may change every setting. The identity's own key may change only “enabled” and “public egress”.
+        As a member of the organization you may change every setting. The identity's own key may change only “enabled”
+        and “public egress”.
       </p>
       <form
         onSubmit={(e) => {
@@ -376,10 +492,26 @@ function EditSettings({ handle }: { handle: string }) {
           save.mutate(draft);
         }}
       >
-        <Check label="Enabled (the card is served and the protocol endpoint answers)" checked={draft.enabled} onChange={(e) => setDraft({ ...draft, enabled: e.target.checked })} />
-        <Check label="Allow public egress" checked={draft.allow_public_egress} onChange={(e) => setDraft({ ...draft, allow_public_egress: e.target.checked })} />
-        <Check label="Publicly discoverable" checked={draft.publicly_discoverable} onChange={(e) => setDraft({ ...draft, publicly_discoverable: e.target.checked })} />
-        <Select label="Filter mode" value={draft.filter_mode} onChange={(e) => setDraft({ ...draft, filter_mode: e.target.value as Settings['filter_mode'] })}>
+        <Check
+          label="Enabled (the card is served and the protocol endpoint answers)"
+          checked={draft.enabled}
+          onChange={(e) => setDraft({ ...draft, enabled: e.target.checked })}
+        />
+        <Check
+          label="Allow public egress"
+          checked={draft.allow_public_egress}
+          onChange={(e) => setDraft({ ...draft, allow_public_egress: e.target.checked })}
+        />
+        <Check
+          label="Publicly discoverable"
+          checked={draft.publicly_discoverable}
+          onChange={(e) => setDraft({ ...draft, publicly_discoverable: e.target.checked })}
+        />
+        <Select
+          label="Filter mode"
+          value={draft.filter_mode}
+          onChange={(e) => setDraft({ ...draft, filter_mode: e.target.value as Settings['filter_mode'] })}
+        >
           <option value="whitelist">whitelist — other organizations need an allow rule</option>
           <option value="blacklist">blacklist — everyone unless blocked</option>
         </Select>
@@ -405,7 +537,10 @@ function DeleteIdentity({ handle }: { handle: string }) {
   return (
     <section aria-labelledby="delete-title">
       <h2 id="delete-title">Delete</h2>
-      <p className="muted">Its keys are revoked, its card and protocol endpoint disappear; its handle stays reserved and its tasks stay in the ledger.</p>
+      <p className="muted">
+        Its keys are revoked, its card and protocol endpoint disappear; its handle stays reserved and its tasks stay in
+        the ledger.
+      </p>
       <ErrorNotice error={remove.error} />
       <ConfirmButton
         label="Delete identity"

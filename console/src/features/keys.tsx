@@ -7,11 +7,27 @@ import type { paths } from '../../../client';
 import type { ApiKey, Identity, MintedApiKey } from '../types';
 
 type KeyQuery = NonNullable<paths['/api/v1/api-keys']['get']['parameters']['query']>;
-import { ConfirmButton, Empty, ErrorNotice, errorFor, Field, Loading, LoadMore, SecretOnce, Select, Submit, when, type FieldErrors } from '../ui';
+import {
+  ConfirmButton,
+  Empty,
+  ErrorNotice,
+  errorFor,
+  Field,
+  Loading,
+  LoadMore,
+  SecretOnce,
+  Select,
+  Submit,
+  when,
+  type FieldErrors,
+} from '../ui';
 
 function useIdentities() {
   return usePaged<Identity>(['identities', 'all'], async (cursor) =>
-    pageOf(await call(api.GET('/api/v1/identities/a2a/directory', { params: { query: { cursor, limit: 200 } } })), 'identities'),
+    pageOf(
+      await call(api.GET('/api/v1/identities/a2a/directory', { params: { query: { cursor, limit: 200 } } })),
+      'identities',
+    ),
   );
 }
 
@@ -23,7 +39,13 @@ export function KeysPage() {
   const identities = useIdentities();
   const list = usePaged<ApiKey>(['keys', scope, status, identity], async (cursor) =>
     pageOf(
-      await call(api.GET('/api/v1/api-keys', { params: { query: { scope: scope || undefined, status: status || undefined, identity: identity || undefined, cursor } } })),
+      await call(
+        api.GET('/api/v1/api-keys', {
+          params: {
+            query: { scope: scope || undefined, status: status || undefined, identity: identity || undefined, cursor },
+          },
+        }),
+      ),
       'api_keys',
     ),
   );
@@ -40,7 +62,11 @@ export function KeysPage() {
               <option value="admin">admin</option>
               <option value="agent">agent</option>
             </Select>
-            <Select label="Status" value={status} onChange={(e) => setStatus(e.target.value as KeyQuery['status'] | '')}>
+            <Select
+              label="Status"
+              value={status}
+              onChange={(e) => setStatus(e.target.value as KeyQuery['status'] | '')}
+            >
               <option value="">any</option>
               <option value="active">active</option>
               <option value="revoked">revoked</option>
@@ -81,7 +107,10 @@ function KeyRow({ apiKey, identity }: { apiKey: ApiKey; identity: string }) {
   const [label, setLabel] = useState(apiKey.label);
   const [description, setDescription] = useState(apiKey.description);
   const save = useMutation({
-    mutationFn: () => call<ApiKey>(api.PATCH('/api/v1/api-keys/{id}', { params: { path: { id: apiKey.id } }, body: { label, description } })),
+    mutationFn: () =>
+      call<ApiKey>(
+        api.PATCH('/api/v1/api-keys/{id}', { params: { path: { id: apiKey.id } }, body: { label, description } }),
+      ),
     onSuccess: () => {
       setEditing(false);
       void client.invalidateQueries({ queryKey: ['keys'] });
@@ -95,11 +124,12 @@ function KeyRow({ apiKey, identity }: { apiKey: ApiKey; identity: string }) {
   return (
     <li>
       <div className="row">
-        <strong>{apiKey.label || '(no label)'}</strong> <code>{apiKey.prefix}…</code> <span className={`badge ${apiKey.status}`}>{apiKey.status}</span>{' '}
-        <span className="badge">{apiKey.scope}</span>
+        <strong>{apiKey.label || '(no label)'}</strong> <code>{apiKey.prefix}…</code>{' '}
+        <span className={`badge ${apiKey.status}`}>{apiKey.status}</span> <span className="badge">{apiKey.scope}</span>
       </div>
       <div className="muted">
-        {apiKey.scope === 'agent' ? `for ${identity} · ` : ''}created {when(apiKey.created_at)} · last used {when(apiKey.last_used_at)}
+        {apiKey.scope === 'agent' ? `for ${identity} · ` : ''}created {when(apiKey.created_at)} · last used{' '}
+        {when(apiKey.last_used_at)}
         {apiKey.revoked_at ? ` · revoked ${when(apiKey.revoked_at)}` : ''}
       </div>
       {apiKey.description && <p>{apiKey.description}</p>}
@@ -110,8 +140,18 @@ function KeyRow({ apiKey, identity }: { apiKey: ApiKey; identity: string }) {
             save.mutate();
           }}
         >
-          <Field label={`Label of ${name}`} value={label} onChange={(e) => setLabel(e.target.value)} error={errorFor('label', {}, save.error)} />
-          <Field label={`Description of ${name}`} value={description} onChange={(e) => setDescription(e.target.value)} error={errorFor('description', {}, save.error)} />
+          <Field
+            label={`Label of ${name}`}
+            value={label}
+            onChange={(e) => setLabel(e.target.value)}
+            error={errorFor('label', {}, save.error)}
+          />
+          <Field
+            label={`Description of ${name}`}
+            value={description}
+            onChange={(e) => setDescription(e.target.value)}
+            error={errorFor('description', {}, save.error)}
+          />
           <ErrorNotice error={save.error} />
           <div className="actions">
             <Submit pending={save.isPending}>Save</Submit>
@@ -129,7 +169,9 @@ function KeyRow({ apiKey, identity }: { apiKey: ApiKey; identity: string }) {
             <ConfirmButton
               label={`Revoke ${name}`}
               title={`Revoke ${name}?`}
-              body={<p>Every request with this key is refused from now on, on every instance. This cannot be undone.</p>}
+              body={
+                <p>Every request with this key is refused from now on, on every instance. This cannot be undone.</p>
+              }
               confirmLabel="Revoke key"
               onConfirm={() => revoke.mutate()}
               pending={revoke.isPending}
@@ -154,7 +196,12 @@ function MintKey({ identities }: { identities: Identity[] }) {
     mutationFn: () =>
       call<MintedApiKey>(
         api.POST('/api/v1/api-keys', {
-          body: { scope, scoped_identity_id: scope === 'agent' ? identity : undefined, label: label || undefined, description: description || undefined },
+          body: {
+            scope,
+            scoped_identity_id: scope === 'agent' ? identity : undefined,
+            label: label || undefined,
+            description: description || undefined,
+          },
         }),
       ),
     onSuccess: (key) => {
@@ -181,7 +228,12 @@ function MintKey({ identities }: { identities: Identity[] }) {
           <option value="admin">admin — manages the organization</option>
         </Select>
         {scope === 'agent' && (
-          <Select label="Acts as identity" value={identity} onChange={(e) => setIdentity(e.target.value)} error={errorFor('scoped_identity_id', local, mint.error)}>
+          <Select
+            label="Acts as identity"
+            value={identity}
+            onChange={(e) => setIdentity(e.target.value)}
+            error={errorFor('scoped_identity_id', local, mint.error)}
+          >
             <option value="">Choose…</option>
             {identities.map((i) => (
               <option key={i.id} value={i.id}>
@@ -190,8 +242,18 @@ function MintKey({ identities }: { identities: Identity[] }) {
             ))}
           </Select>
         )}
-        <Field label="Label" value={label} onChange={(e) => setLabel(e.target.value)} error={errorFor('label', local, mint.error)} />
-        <Field label="Description" value={description} onChange={(e) => setDescription(e.target.value)} error={errorFor('description', local, mint.error)} />
+        <Field
+          label="Label"
+          value={label}
+          onChange={(e) => setLabel(e.target.value)}
+          error={errorFor('label', local, mint.error)}
+        />
+        <Field
+          label="Description"
+          value={description}
+          onChange={(e) => setDescription(e.target.value)}
+          error={errorFor('description', local, mint.error)}
+        />
         <ErrorNotice error={mint.error} />
         <Submit pending={mint.isPending} pendingLabel="Minting…">
           Mint key

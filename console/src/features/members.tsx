@@ -4,7 +4,19 @@ import { api, call } from '../api';
 import { pageOf, usePaged } from '../paging';
 import { navigate } from '../router';
 import type { CreatedInvite, Invite, Me, Member } from '../types';
-import { ConfirmButton, Empty, ErrorNotice, errorFor, Field, Loading, LoadMore, SecretOnce, Submit, when, type FieldErrors } from '../ui';
+import {
+  ConfirmButton,
+  Empty,
+  ErrorNotice,
+  errorFor,
+  Field,
+  Loading,
+  LoadMore,
+  SecretOnce,
+  Submit,
+  when,
+  type FieldErrors,
+} from '../ui';
 import { ME, useMe } from './auth';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -15,8 +27,8 @@ export function MembersPage() {
     <>
       <h1>Members</h1>
       <p className="muted">
-        Everyone in {me.data?.organization.name ?? 'the organization'} has the same authority. Invite people by link: there is no mail server, so you copy the link
-        and send it yourself.
+        Everyone in {me.data?.organization.name ?? 'the organization'} has the same authority. Invite people by link:
+        there is no mail server, so you copy the link and send it yourself.
       </p>
       <div className="columns">
         <div>
@@ -35,7 +47,9 @@ export function MembersPage() {
 function MemberList() {
   const client = useQueryClient();
   const me = useMe();
-  const list = usePaged<Member>(['members'], async (cursor) => pageOf(await call(api.GET('/api/v1/console/members', { params: { query: { cursor } } })), 'members'));
+  const list = usePaged<Member>(['members'], async (cursor) =>
+    pageOf(await call(api.GET('/api/v1/console/members', { params: { query: { cursor } } })), 'members'),
+  );
   const remove = useMutation({
     mutationFn: (id: string) => call(api.DELETE('/api/v1/console/members/{id}', { params: { path: { id } } })),
     onSuccess: () => void client.invalidateQueries({ queryKey: ['members'] }),
@@ -79,7 +93,9 @@ function MemberList() {
 
 function InviteList() {
   const client = useQueryClient();
-  const list = usePaged<Invite>(['invites'], async (cursor) => pageOf(await call(api.GET('/api/v1/console/invites', { params: { query: { cursor } } })), 'invites'));
+  const list = usePaged<Invite>(['invites'], async (cursor) =>
+    pageOf(await call(api.GET('/api/v1/console/invites', { params: { query: { cursor } } })), 'invites'),
+  );
   const revoke = useMutation({
     mutationFn: (id: string) => call(api.DELETE('/api/v1/console/invites/{id}', { params: { path: { id } } })),
     onSuccess: () => void client.invalidateQueries({ queryKey: ['invites'] }),
@@ -140,7 +156,13 @@ function InviteForm() {
     <section aria-labelledby="invite-title">
       <h2 id="invite-title">Invite a person</h2>
       <form onSubmit={submit} noValidate>
-        <Field label="Their email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} error={errorFor('email', local, invite.error)} />
+        <Field
+          label="Their email"
+          type="email"
+          value={email}
+          onChange={(e) => setEmail(e.target.value)}
+          error={errorFor('email', local, invite.error)}
+        />
         <ErrorNotice error={invite.error} />
         <Submit pending={invite.isPending} pendingLabel="Inviting…">
           Create invitation link
@@ -156,7 +178,8 @@ function ChangePassword() {
   const [repeat, setRepeat] = useState('');
   const [local, setLocal] = useState<FieldErrors>({});
   const change = useMutation({
-    mutationFn: () => call(api.POST('/api/v1/console/password', { body: { current_password: current, new_password: next } })),
+    mutationFn: () =>
+      call(api.POST('/api/v1/console/password', { body: { current_password: current, new_password: next } })),
     onSuccess: () => {
       setCurrent('');
       setNext('');
@@ -176,9 +199,30 @@ function ChangePassword() {
     <section aria-labelledby="password-title">
       <h2 id="password-title">Change your password</h2>
       <form onSubmit={submit} noValidate>
-        <Field label="Current password" type="password" autoComplete="current-password" value={current} onChange={(e) => setCurrent(e.target.value)} error={errorFor('current_password', local, change.error)} />
-        <Field label="New password" type="password" autoComplete="new-password" value={next} onChange={(e) => setNext(e.target.value)} error={errorFor('new_password', local, change.error)} />
-        <Field label="Repeat the new password" type="password" autoComplete="new-password" value={repeat} onChange={(e) => setRepeat(e.target.value)} error={local.repeat} />
+        <Field
+          label="Current password"
+          type="password"
+          autoComplete="current-password"
+          value={current}
+          onChange={(e) => setCurrent(e.target.value)}
+          error={errorFor('current_password', local, change.error)}
+        />
+        <Field
+          label="New password"
+          type="password"
+          autoComplete="new-password"
+          value={next}
+          onChange={(e) => setNext(e.target.value)}
+          error={errorFor('new_password', local, change.error)}
+        />
+        <Field
+          label="Repeat the new password"
+          type="password"
+          autoComplete="new-password"
+          value={repeat}
+          onChange={(e) => setRepeat(e.target.value)}
+          error={local.repeat}
+        />
         <ErrorNotice error={change.error} />
         {change.isSuccess && <p role="status">Password changed. Your other sessions have ended.</p>}
         <Submit pending={change.isPending} pendingLabel="Changing…">
@@ -226,13 +270,29 @@ export function AcceptPage() {
       <h1>Accept an invitation</h1>
       {!code ? (
         <p role="alert" className="notice error">
-          This page needs the whole invitation link, including the part after “#”. Ask the person who invited you for a new link.
+          This page needs the whole invitation link, including the part after “#”. Ask the person who invited you for a
+          new link.
         </p>
       ) : (
         <form onSubmit={submit} noValidate>
           <p>Choose a password to join the organization that invited you.</p>
-          <Field label="Password" type="password" autoComplete="new-password" value={password} onChange={(e) => setPassword(e.target.value)} hint="At least 12 characters." error={errorFor('password', local, accept.error)} />
-          <Field label="Repeat the password" type="password" autoComplete="new-password" value={repeat} onChange={(e) => setRepeat(e.target.value)} error={local.repeat} />
+          <Field
+            label="Password"
+            type="password"
+            autoComplete="new-password"
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+            hint="At least 12 characters."
+            error={errorFor('password', local, accept.error)}
+          />
+          <Field
+            label="Repeat the password"
+            type="password"
+            autoComplete="new-password"
+            value={repeat}
+            onChange={(e) => setRepeat(e.target.value)}
+            error={local.repeat}
+          />
           <ErrorNotice error={accept.error} />
           <Submit pending={accept.isPending} pendingLabel="Joining…">
             Join the organization

@@ -7,16 +7,40 @@ import type { paths } from '../../../client';
 import type { Artifact, Part, Task } from '../types';
 
 type TaskQuery = NonNullable<paths['/api/v1/tasks']['get']['parameters']['query']>;
-import { Empty, ErrorNotice, errorFor, Field, Loading, LoadMore, Select, Submit, TextArea, when, type FieldErrors } from '../ui';
+import {
+  Empty,
+  ErrorNotice,
+  errorFor,
+  Field,
+  Loading,
+  LoadMore,
+  Select,
+  Submit,
+  TextArea,
+  when,
+  type FieldErrors,
+} from '../ui';
 
-const STATES = ['submitted', 'working', 'input-required', 'auth-required', 'completed', 'failed', 'canceled', 'rejected'];
+const STATES = [
+  'submitted',
+  'working',
+  'input-required',
+  'auth-required',
+  'completed',
+  'failed',
+  'canceled',
+  'rejected',
+];
 const TERMINAL = new Set(['completed', 'failed', 'canceled', 'rejected']);
 /** How often an open task and the task list are read again while someone watches them. */
 const LIVE_MS = 1500;
 
 /** Task states as the REST ledger spells them (v1.0 wire names are folded). */
 function stateOf(task: Pick<Task, 'status'>): string {
-  return task.status.state.replace(/^TASK_STATE_/, '').toLowerCase().replace(/_/g, '-');
+  return task.status.state
+    .replace(/^TASK_STATE_/, '')
+    .toLowerCase()
+    .replace(/_/g, '-');
 }
 
 export function TasksPage() {
@@ -35,7 +59,8 @@ export function TasksPage() {
   };
   const list = usePaged<Task>(
     ['tasks', filters],
-    async (cursor) => pageOf(await call(api.GET('/api/v1/tasks', { params: { query: { ...filters, cursor } } })), 'tasks'),
+    async (cursor) =>
+      pageOf(await call(api.GET('/api/v1/tasks', { params: { query: { ...filters, cursor } } })), 'tasks'),
     LIVE_MS * 4,
   );
   return (
@@ -62,9 +87,17 @@ export function TasksPage() {
             </option>
           ))}
         </Select>
-        <Field label="Identity" value={draft.identity} onChange={(e) => setDraft({ ...draft, identity: e.target.value })} />
+        <Field
+          label="Identity"
+          value={draft.identity}
+          onChange={(e) => setDraft({ ...draft, identity: e.target.value })}
+        />
         <Field label="Peer" value={draft.peer} onChange={(e) => setDraft({ ...draft, peer: e.target.value })} />
-        <Field label="Context id" value={draft.context} onChange={(e) => setDraft({ ...draft, context: e.target.value })} />
+        <Field
+          label="Context id"
+          value={draft.context}
+          onChange={(e) => setDraft({ ...draft, context: e.target.value })}
+        />
         <button type="submit">Apply filters</button>
       </form>
       {list.isPending ? (
@@ -138,7 +171,9 @@ export function TaskPage({ id }: { id: string }) {
         return state === 'submitted' ? first : [...first, { state, at: data.status.timestamp }];
       }
       const last = steps[steps.length - 1];
-      return last.state === state && last.at === data.status.timestamp ? steps : [...steps, { state, at: data.status.timestamp }];
+      return last.state === state && last.at === data.status.timestamp
+        ? steps
+        : [...steps, { state, at: data.status.timestamp }];
     });
   }, [data]);
   if (task.isPending) return <Loading />;
@@ -157,7 +192,8 @@ export function TaskPage({ id }: { id: string }) {
         {data.requester.agent_handle} → {data.worker.agent_handle} · context <code>{data.contextId.slice(0, 8)}</code>
       </p>
       <p role="status" aria-live="polite" aria-label="Task state">
-        State: <span className={`badge ${state}`}>{state}</span> {live ? <span className="muted">(live — updates as the worker answers)</span> : null}
+        State: <span className={`badge ${state}`}>{state}</span>{' '}
+        {live ? <span className="muted">(live — updates as the worker answers)</span> : null}
       </p>
       <div className="columns">
         <section aria-labelledby="history-title">
@@ -169,7 +205,8 @@ export function TaskPage({ id }: { id: string }) {
               {(data.history ?? []).map((message) => (
                 <li key={message.messageId} className={message.role}>
                   <div className="muted">
-                    {message.role === 'user' ? data.requester.agent_handle : data.worker.agent_handle} · {when(message.created_at)}
+                    {message.role === 'user' ? data.requester.agent_handle : data.worker.agent_handle} ·{' '}
+                    {when(message.created_at)}
                   </div>
                   {message.parts.map((part, i) => (
                     <PartView key={i} part={part} />
@@ -201,7 +238,11 @@ export function TaskPage({ id }: { id: string }) {
           {live && <Reply id={data.id} />}
           <section aria-labelledby="artifacts-title">
             <h2 id="artifacts-title">Artifacts</h2>
-            {(data.artifacts ?? []).length === 0 ? <Empty>No artifacts.</Empty> : (data.artifacts ?? []).map((a: Artifact) => <ArtifactView key={a.artifactId} artifact={a} />)}
+            {(data.artifacts ?? []).length === 0 ? (
+              <Empty>No artifacts.</Empty>
+            ) : (
+              (data.artifacts ?? []).map((a: Artifact) => <ArtifactView key={a.artifactId} artifact={a} />)
+            )}
           </section>
         </div>
       </div>
@@ -221,7 +262,9 @@ function ArtifactView({ artifact }: { artifact: Artifact }) {
   );
 }
 
-type ReplyState = NonNullable<paths['/api/v1/tasks/{id}/reply']['post']['requestBody']>['content']['application/json']['state'];
+type ReplyState = NonNullable<
+  paths['/api/v1/tasks/{id}/reply']['post']['requestBody']
+>['content']['application/json']['state'];
 
 /** The worker side's answer from the Console (allowed to the worker's organization; the requester's gets the problem's detail). */
 function Reply({ id }: { id: string }) {
@@ -265,7 +308,12 @@ function Reply({ id }: { id: string }) {
             </option>
           ))}
         </Select>
-        <TextArea label="Message" value={text} onChange={(e) => setText(e.target.value)} error={errorFor('message', local, reply.error)} />
+        <TextArea
+          label="Message"
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+          error={errorFor('message', local, reply.error)}
+        />
         <ErrorNotice error={reply.error} />
         <Submit pending={reply.isPending} pendingLabel="Sending…">
           Send reply

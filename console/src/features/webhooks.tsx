@@ -5,16 +5,41 @@ import type { components } from '../../../client';
 import { pageOf, usePaged } from '../paging';
 import { Link, navigate } from '../router';
 import type { Delivery, Webhook, WebhookWithSecret } from '../types';
-import { Check, ConfirmButton, Empty, ErrorNotice, errorFor, Field, Loading, LoadMore, SecretOnce, Submit, when, type FieldErrors } from '../ui';
+import {
+  Check,
+  ConfirmButton,
+  Empty,
+  ErrorNotice,
+  errorFor,
+  Field,
+  Loading,
+  LoadMore,
+  SecretOnce,
+  Submit,
+  when,
+  type FieldErrors,
+} from '../ui';
 
 type EventName = components['schemas']['CreateWebhookDto']['events'][number];
 const EVENTS: EventName[] = [
-  'task.created', 'task.message', 'task.status', 'task.artifact', 'api_key.created', 'api_key.revoked',
-  'identity.claimed', 'identity.updated', 'contact_rule.created', 'contact_rule.updated', 'contact_rule.deleted', 'ping',
+  'task.created',
+  'task.message',
+  'task.status',
+  'task.artifact',
+  'api_key.created',
+  'api_key.revoked',
+  'identity.claimed',
+  'identity.updated',
+  'contact_rule.created',
+  'contact_rule.updated',
+  'contact_rule.deleted',
+  'ping',
 ];
 
 export function WebhooksPage() {
-  const list = usePaged<Webhook>(['webhooks'], async (cursor) => pageOf(await call(api.GET('/api/v1/webhooks', { params: { query: { cursor } } })), 'webhooks'));
+  const list = usePaged<Webhook>(['webhooks'], async (cursor) =>
+    pageOf(await call(api.GET('/api/v1/webhooks', { params: { query: { cursor } } })), 'webhooks'),
+  );
   return (
     <>
       <h1>Webhooks</h1>
@@ -31,7 +56,8 @@ export function WebhooksPage() {
             <ul className="cards">
               {list.items.map((hook) => (
                 <li key={hook.id}>
-                  <Link to={`/webhooks/${hook.id}`}>{hook.url}</Link> <span className={`badge ${hook.status}`}>{hook.status}</span>
+                  <Link to={`/webhooks/${hook.id}`}>{hook.url}</Link>{' '}
+                  <span className={`badge ${hook.status}`}>{hook.status}</span>
                   <div className="muted">
                     {hook.identity ? `for ${hook.identity}` : 'organization-wide'} · {hook.events.join(', ')}
                   </div>
@@ -69,7 +95,12 @@ function CreateWebhook() {
     mutationFn: () =>
       call<WebhookWithSecret>(
         api.POST('/api/v1/webhooks', {
-          body: { url: url.trim(), events: all ? ['*'] : events, identity: identity.trim() || undefined, description: description || undefined },
+          body: {
+            url: url.trim(),
+            events: all ? ['*'] : events,
+            identity: identity.trim() || undefined,
+            description: description || undefined,
+          },
         }),
       ),
     onSuccess: (hook) => {
@@ -103,9 +134,25 @@ function CreateWebhook() {
     <section aria-labelledby="new-hook">
       <h2 id="new-hook">New webhook</h2>
       <form onSubmit={submit} noValidate>
-        <Field label="Endpoint URL" type="url" value={url} onChange={(e) => setUrl(e.target.value)} error={errorFor('url', local, create.error)} />
-        <Field label="Only for identity (optional)" value={identity} onChange={(e) => setIdentity(e.target.value)} error={errorFor('identity', local, create.error)} />
-        <Field label="Description" value={description} onChange={(e) => setDescription(e.target.value)} error={errorFor('description', local, create.error)} />
+        <Field
+          label="Endpoint URL"
+          type="url"
+          value={url}
+          onChange={(e) => setUrl(e.target.value)}
+          error={errorFor('url', local, create.error)}
+        />
+        <Field
+          label="Only for identity (optional)"
+          value={identity}
+          onChange={(e) => setIdentity(e.target.value)}
+          error={errorFor('identity', local, create.error)}
+        />
+        <Field
+          label="Description"
+          value={description}
+          onChange={(e) => setDescription(e.target.value)}
+          error={errorFor('description', local, create.error)}
+        />
         <fieldset>
           <legend>Events</legend>
           <Check label="Every event" checked={all} onChange={(e) => setAll(e.target.checked)} />
@@ -118,7 +165,9 @@ function CreateWebhook() {
                 onChange={(e) => setEvents(e.target.checked ? [...events, name] : events.filter((x) => x !== name))}
               />
             ))}
-          {errorFor('events', local, create.error) && <small className="field-error">{errorFor('events', local, create.error)}</small>}
+          {errorFor('events', local, create.error) && (
+            <small className="field-error">{errorFor('events', local, create.error)}</small>
+          )}
         </fieldset>
         <ErrorNotice error={create.error} />
         <Submit pending={create.isPending} pendingLabel="Creating…">
@@ -131,23 +180,31 @@ function CreateWebhook() {
 
 export function WebhookPage({ id }: { id: string }) {
   const client = useQueryClient();
-  const hook = useQuery({ queryKey: ['webhook', id], queryFn: () => call<Webhook>(api.GET('/api/v1/webhooks/{id}', { params: { path: { id } } })) });
+  const hook = useQuery({
+    queryKey: ['webhook', id],
+    queryFn: () => call<Webhook>(api.GET('/api/v1/webhooks/{id}', { params: { path: { id } } })),
+  });
   const [secret, setSecret] = useState<string | null>(null);
   const refresh = () => {
     void client.invalidateQueries({ queryKey: ['webhook', id] });
     void client.invalidateQueries({ queryKey: ['webhooks'] });
     void client.invalidateQueries({ queryKey: ['deliveries', id] });
   };
-  const test = useMutation({ mutationFn: () => call(api.POST('/api/v1/webhooks/{id}/test', { params: { path: { id } } })), onSuccess: refresh });
+  const test = useMutation({
+    mutationFn: () => call(api.POST('/api/v1/webhooks/{id}/test', { params: { path: { id } } })),
+    onSuccess: refresh,
+  });
   const rotate = useMutation({
-    mutationFn: () => call<WebhookWithSecret>(api.POST('/api/v1/webhooks/{id}/rotate-secret', { params: { path: { id } } })),
+    mutationFn: () =>
+      call<WebhookWithSecret>(api.POST('/api/v1/webhooks/{id}/rotate-secret', { params: { path: { id } } })),
     onSuccess: (rotated) => {
       setSecret(rotated.secret ?? null);
       refresh();
     },
   });
   const toggle = useMutation({
-    mutationFn: (status: 'active' | 'disabled') => call<Webhook>(api.PATCH('/api/v1/webhooks/{id}', { params: { path: { id } }, body: { status } })),
+    mutationFn: (status: 'active' | 'disabled') =>
+      call<Webhook>(api.PATCH('/api/v1/webhooks/{id}', { params: { path: { id } }, body: { status } })),
     onSuccess: refresh,
   });
   const remove = useMutation({
@@ -172,21 +229,29 @@ export function WebhookPage({ id }: { id: string }) {
       <p className="muted">
         {data.identity ? `For ${data.identity}` : 'Organization-wide'} · events: {data.events.join(', ')}
         {data.failing_since ? ` · failing since ${when(data.failing_since)}` : ''}
-        {data.previous_secret_expires_at ? ` · the previous secret signs until ${when(data.previous_secret_expires_at)}` : ''}
+        {data.previous_secret_expires_at
+          ? ` · the previous secret signs until ${when(data.previous_secret_expires_at)}`
+          : ''}
       </p>
       {secret && <SecretOnce label="The new signing secret" value={secret} onDone={() => setSecret(null)} />}
       <div className="actions">
         <button type="button" onClick={() => test.mutate()} disabled={test.isPending} aria-busy={test.isPending}>
           {test.isPending ? 'Sending…' : 'Send a test event'}
         </button>
-        <button type="button" onClick={() => toggle.mutate(data.status === 'active' ? 'disabled' : 'active')} disabled={toggle.isPending}>
+        <button
+          type="button"
+          onClick={() => toggle.mutate(data.status === 'active' ? 'disabled' : 'active')}
+          disabled={toggle.isPending}
+        >
           {data.status === 'active' ? 'Disable' : 'Enable'}
         </button>
         <ConfirmButton
           label="Rotate secret"
           className=""
           title="Rotate the signing secret?"
-          body={<p>A new secret is shown once. The old one keeps signing for 24 hours, so receivers can switch over.</p>}
+          body={
+            <p>A new secret is shown once. The old one keeps signing for 24 hours, so receivers can switch over.</p>
+          }
           confirmLabel="Rotate secret"
           onConfirm={() => rotate.mutate()}
           pending={rotate.isPending}
@@ -211,11 +276,20 @@ function Deliveries({ id }: { id: string }) {
   const client = useQueryClient();
   const list = usePaged<Delivery>(
     ['deliveries', id],
-    async (cursor) => pageOf(await call(api.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id }, query: { cursor } } })), 'deliveries'),
+    async (cursor) =>
+      pageOf(
+        await call(api.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id }, query: { cursor } } })),
+        'deliveries',
+      ),
     3000,
   );
   const retry = useMutation({
-    mutationFn: (deliveryId: string) => call(api.POST('/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry', { params: { path: { id, delivery_id: deliveryId } } })),
+    mutationFn: (deliveryId: string) =>
+      call(
+        api.POST('/api/v1/webhooks/{id}/deliveries/{delivery_id}/retry', {
+          params: { path: { id, delivery_id: deliveryId } },
+        }),
+      ),
     onSuccess: () => void client.invalidateQueries({ queryKey: ['deliveries', id] }),
   });
   return (
@@ -233,7 +307,8 @@ function Deliveries({ id }: { id: string }) {
           {list.items.map((d) => (
             <li key={d.id}>
               <div className="row">
-                <strong>{d.event_type}</strong> <span className={`badge ${d.status}`}>{d.status}</span> <span className="muted">{when(d.created_at)}</span>
+                <strong>{d.event_type}</strong> <span className={`badge ${d.status}`}>{d.status}</span>{' '}
+                <span className="muted">{when(d.created_at)}</span>
               </div>
               <div className="muted">
                 {d.attempt_count} attempt{d.attempt_count === 1 ? '' : 's'}
@@ -246,7 +321,8 @@ function Deliveries({ id }: { id: string }) {
                   <ol>
                     {d.attempts.map((a) => (
                       <li key={a.attempt}>
-                        #{a.attempt} {a.succeeded ? 'succeeded' : 'failed'} · {a.status_code ?? 'no response'} · {a.duration_ms ?? '—'} ms · {when(a.created_at)}
+                        #{a.attempt} {a.succeeded ? 'succeeded' : 'failed'} · {a.status_code ?? 'no response'} ·{' '}
+                        {a.duration_ms ?? '—'} ms · {when(a.created_at)}
                         {a.error ? ` · ${a.error}` : ''}
                       </li>
                     ))}

@@ -1,6 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsString, IsUUID, MaxLength, ValidateIf } from 'class-validator';
-import { PEER_TYPES, RULE_ACTIONS, RULE_DIRECTIONS, type PeerType, type RuleAction, type RuleDirection } from '../admission.decision';
+import {
+  PEER_TYPES,
+  RULE_ACTIONS,
+  RULE_DIRECTIONS,
+  type PeerType,
+  type RuleAction,
+  type RuleDirection,
+} from '../admission.decision';
 import { Nested, Optional } from '../../common/validation';
 
 /** `{type: 'identity', handle}` or `{type: 'organization', organization_id}`. */
@@ -9,13 +16,16 @@ export class RulePeerDto {
   @IsIn(PEER_TYPES)
   type: PeerType;
 
-  @ApiPropertyOptional({ description: 'The peer identity\'s handle; required when type is identity.' })
+  @ApiPropertyOptional({ description: "The peer identity's handle; required when type is identity." })
   @ValidateIf((peer: RulePeerDto) => peer.type === 'identity')
   @IsString()
   @MaxLength(63)
   handle?: string;
 
-  @ApiPropertyOptional({ format: 'uuid', description: 'The peer organization\'s id; required when type is organization.' })
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description: "The peer organization's id; required when type is organization.",
+  })
   @ValidateIf((peer: RulePeerDto) => peer.type === 'organization')
   @IsUUID()
   organization_id?: string;

@@ -1,5 +1,13 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Matches, MaxLength, Validate, ValidatorConstraint, type ValidatorConstraintInterface } from 'class-validator';
+import {
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  Validate,
+  ValidatorConstraint,
+  type ValidatorConstraintInterface,
+} from 'class-validator';
 import { isTimestamp, PageQuery } from '../../common/pagination';
 import { isUuid } from '../../common/parse-id.pipe';
 
@@ -24,18 +32,21 @@ class IsActor implements ValidatorConstraintInterface {
 }
 
 export class ListAuditEventsQuery extends PageQuery {
-  @ApiPropertyOptional({ description: 'A Console user\'s or API key\'s id, or `signup`.' })
+  @ApiPropertyOptional({ description: "A Console user's or API key's id, or `signup`." })
   @IsOptional()
   @Validate(IsActor)
   actor?: string;
 
-  @ApiPropertyOptional({ description: 'The target\'s id, or its handle or label.' })
+  @ApiPropertyOptional({ description: "The target's id, or its handle or label." })
   @IsOptional()
   @IsString()
   @MaxLength(200)
   target?: string;
 
-  @ApiPropertyOptional({ description: 'An action (`api_key.revoked`), or a prefix ending in `.*` (`api_key.*`).', example: 'api_key.*' })
+  @ApiPropertyOptional({
+    description: 'An action (`api_key.revoked`), or a prefix ending in `.*` (`api_key.*`).',
+    example: 'api_key.*',
+  })
   @IsOptional()
   @Matches(/^[a-z_]+(\.[a-z_]+|\.\*)?$/, { message: 'action must look like api_key.revoked or api_key.*' })
   @MaxLength(64)

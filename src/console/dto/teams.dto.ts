@@ -16,7 +16,7 @@ export class AcceptInviteDto {
   @MaxLength(200)
   code: string;
 
-  @ApiProperty({ minLength: 12, description: 'The new member\'s password: at least 12 characters, at most 72 bytes.' })
+  @ApiProperty({ minLength: 12, description: "The new member's password: at least 12 characters, at most 72 bytes." })
   @IsString()
   @MinLength(12)
   @Validate(MaxBcryptBytes)

@@ -12,7 +12,11 @@ import { TaskEventTrace1795553876351 } from './1795553876351-task-event-trace';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
-  Foundation1763700000000, IdentitiesDirectory1763700100000, Admission1763700200000, Ledger1763700300000, Events1763700400000,
+  Foundation1763700000000,
+  IdentitiesDirectory1763700100000,
+  Admission1763700200000,
+  Ledger1763700300000,
+  Events1763700400000,
   ArtifactBytes1763700500000,
   ConsoleTeams1763700600000,
   Conformance1763700700000,

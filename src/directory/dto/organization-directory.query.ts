@@ -7,7 +7,8 @@ import type { OrganizationListing } from '../../identities/identity-search.servi
 import type { IdentityStatus } from '../../identities/identity.entity';
 
 /** `true` / `false` in a query string; anything else is left for IsBoolean to refuse. */
-const BooleanQuery = () => Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value));
+const BooleanQuery = () =>
+  Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value));
 
 export class OrganizationDirectoryQuery extends PageQuery implements OrganizationListing {
   @ApiPropertyOptional({ maxLength: 200, description: 'Words to find in the name, handle, description and skills.' })

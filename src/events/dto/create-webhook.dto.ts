@@ -11,14 +11,24 @@ export class CreateWebhookDto {
   @MaxLength(MAX_URL_LENGTH)
   url: string;
 
-  @ApiProperty({ enum: EVENT_FILTERS, isArray: true, description: 'Event types to receive, or `["*"]` for every type.' })
+  @ApiProperty({
+    enum: EVENT_FILTERS,
+    isArray: true,
+    description: 'Event types to receive, or `["*"]` for every type.',
+  })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(EVENT_FILTERS.length)
-  @IsIn(EVENT_FILTERS, { each: true, message: `events must contain only known event types or "*": ${EVENT_FILTERS.join(', ')}` })
+  @IsIn(EVENT_FILTERS, {
+    each: true,
+    message: `events must contain only known event types or "*": ${EVENT_FILTERS.join(', ')}`,
+  })
   events: string[];
 
-  @ApiPropertyOptional({ description: 'Handle or id of one identity of your organization: only events about it. Omitted: organization-wide (an agent key always subscribes for its own identity).' })
+  @ApiPropertyOptional({
+    description:
+      'Handle or id of one identity of your organization: only events about it. Omitted: organization-wide (an agent key always subscribes for its own identity).',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(63)

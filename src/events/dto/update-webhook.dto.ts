@@ -17,7 +17,10 @@ export class UpdateWebhookDto {
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(EVENT_FILTERS.length)
-  @IsIn(EVENT_FILTERS, { each: true, message: `events must contain only known event types or "*": ${EVENT_FILTERS.join(', ')}` })
+  @IsIn(EVENT_FILTERS, {
+    each: true,
+    message: `events must contain only known event types or "*": ${EVENT_FILTERS.join(', ')}`,
+  })
   events?: string[];
 
   @ApiPropertyOptional({ maxLength: 500 })
@@ -26,7 +29,10 @@ export class UpdateWebhookDto {
   @MaxLength(500)
   description?: string;
 
-  @ApiPropertyOptional({ enum: ['active', 'disabled'], description: 'Re-enable a webhook that was disabled, or pause one.' })
+  @ApiPropertyOptional({
+    enum: ['active', 'disabled'],
+    description: 'Re-enable a webhook that was disabled, or pause one.',
+  })
   @IsOptional()
   @IsIn(['active', 'disabled'])
   status?: WebhookStatus;

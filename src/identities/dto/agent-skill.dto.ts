@@ -1,6 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
-  ArrayMaxSize, IsArray, IsIn, IsString, Length, MaxLength, ValidatorConstraint, type ValidatorConstraintInterface,
+  ArrayMaxSize,
+  IsArray,
+  IsIn,
+  IsString,
+  Length,
+  MaxLength,
+  ValidatorConstraint,
+  type ValidatorConstraintInterface,
 } from 'class-validator';
 import { Optional } from '../../common/validation';
 import { SKILL_VISIBILITIES, type SkillVisibility } from '../identity.entity';
@@ -10,7 +17,15 @@ import { SKILL_VISIBILITIES, type SkillVisibility } from '../identity.entity';
  * silent: id and name ≤ 100, description ≤ 1,000, ≤ 10 examples of ≤ 500. With
  * ≤ 50 skills a card stays well inside the 256 KiB body limit.
  */
-export const SKILL_LIMITS = { id: 100, name: 100, description: 1000, tags: 20, tag: 50, examples: 10, example: 500 } as const;
+export const SKILL_LIMITS = {
+  id: 100,
+  name: 100,
+  description: 1000,
+  tags: 20,
+  tag: 50,
+  examples: 10,
+  example: 500,
+} as const;
 
 /** A2A AgentSkill: `{id, name, description, tags[], examples?[]}`, plus this service's `visibility`. */
 export class AgentSkillDto {
@@ -45,8 +60,10 @@ export class AgentSkillDto {
   examples?: string[];
 
   @ApiPropertyOptional({
-    enum: SKILL_VISIBILITIES, default: 'public',
-    description: '`public`: on the public Agent Card and in the directory. `admitted`: only on the extended card, for callers that pass the protocol checks and admission.',
+    enum: SKILL_VISIBILITIES,
+    default: 'public',
+    description:
+      '`public`: on the public Agent Card and in the directory. `admitted`: only on the extended card, for callers that pass the protocol checks and admission.',
   })
   @Optional()
   @IsIn(SKILL_VISIBILITIES)

@@ -8,7 +8,10 @@ export const CARD_LIMITS = { displayName: 100, description: 2000, skills: 50 } a
 
 /** The public copy on the Agent Card: editable by the own key, admin key and Console. */
 export class CardFieldsDto {
-  @ApiPropertyOptional({ maxLength: CARD_LIMITS.displayName, description: 'Shown as the card\'s name; the handle when empty.' })
+  @ApiPropertyOptional({
+    maxLength: CARD_LIMITS.displayName,
+    description: "Shown as the card's name; the handle when empty.",
+  })
   @Optional()
   @IsString()
   @MaxLength(CARD_LIMITS.displayName)

@@ -25,7 +25,10 @@ export class CreateIdentityDto extends CardFieldsDto {
   @IsIn(FILTER_MODES)
   filter_mode?: FilterMode;
 
-  @ApiPropertyOptional({ default: false, description: 'Also mint an agent key bound to the identity; its plaintext is returned once.' })
+  @ApiPropertyOptional({
+    default: false,
+    description: 'Also mint an agent key bound to the identity; its plaintext is returned once.',
+  })
   @Optional()
   @IsBoolean()
   mint_key?: boolean;

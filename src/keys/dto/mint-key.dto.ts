@@ -6,12 +6,19 @@ import { UpdateKeyDto } from './update-key.dto';
 
 /** Scope and binding, fixed at creation, plus the editable label and description. */
 export class MintKeyDto extends UpdateKeyDto {
-  @ApiPropertyOptional({ enum: ['admin', 'agent'], default: 'agent', description: 'Admin keys may only mint agent keys.' })
+  @ApiPropertyOptional({
+    enum: ['admin', 'agent'],
+    default: 'agent',
+    description: 'Admin keys may only mint agent keys.',
+  })
   @Optional()
   @IsIn(['admin', 'agent'])
   scope?: KeyScope;
 
-  @ApiPropertyOptional({ format: 'uuid', description: 'The identity an agent key is bound to; required for agent keys.' })
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description: 'The identity an agent key is bound to; required for agent keys.',
+  })
   @Optional()
   @IsUUID()
   scoped_identity_id?: string;

@@ -7,16 +7,20 @@ import type { LedgerRole as Role } from '../../auth/access';
 import { TASK_STATES, type TaskState } from '../task-state';
 
 /** `true` / `false` in a query string. */
-export const QueryBoolean = () => Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value));
+export const QueryBoolean = () =>
+  Transform(({ value }) => (value === 'true' ? true : value === 'false' ? false : value));
 
 /** Filters that tasks and contexts share: which side the caller is on, and who is on the other. */
 export class ParticipantQuery extends PageQuery {
-  @ApiPropertyOptional({ enum: ['requester', 'worker'], description: 'Only rows where the caller\'s side is the requester, or the worker.' })
+  @ApiPropertyOptional({
+    enum: ['requester', 'worker'],
+    description: "Only rows where the caller's side is the requester, or the worker.",
+  })
   @IsOptional()
   @IsIn(['requester', 'worker'])
   role?: Role;
 
-  @ApiPropertyOptional({ description: 'Narrow the caller\'s side to one identity (handle or id).' })
+  @ApiPropertyOptional({ description: "Narrow the caller's side to one identity (handle or id)." })
   @IsOptional()
   @IsString()
   @MaxLength(63)
@@ -46,8 +50,10 @@ export class ListTasksQuery extends ParticipantQuery {
   updated_after?: string;
 
   @ApiPropertyOptional({
-    minimum: 0, default: 1,
-    description: 'How many of each task\'s most recent messages to include: at most LEDGER_MAX_HISTORY (default 100), and history_length × limit at most 200.',
+    minimum: 0,
+    default: 1,
+    description:
+      "How many of each task's most recent messages to include: at most LEDGER_MAX_HISTORY (default 100), and history_length × limit at most 200.",
   })
   @HistoryLength()
   history_length?: number;
@@ -61,7 +67,13 @@ export class ListTasksQuery extends ParticipantQuery {
 
 /** A history length in a query string; the service applies LEDGER_MAX_HISTORY and the list budget. */
 function HistoryLength() {
-  return applyDecorators(IsOptional(), Type(() => Number), IsInt(), Min(0), Max(100_000));
+  return applyDecorators(
+    IsOptional(),
+    Type(() => Number),
+    IsInt(),
+    Min(0),
+    Max(100_000),
+  );
 }
 
 export class ListContextsQuery extends ParticipantQuery {}
@@ -69,7 +81,8 @@ export class ListContextsQuery extends ParticipantQuery {}
 export class HistoryQuery {
   @ApiPropertyOptional({
     minimum: 0,
-    description: 'How many of the most recent messages to include: at most LEDGER_MAX_HISTORY (default 100), which is also the default. The whole history pages through /messages.',
+    description:
+      'How many of the most recent messages to include: at most LEDGER_MAX_HISTORY (default 100), which is also the default. The whole history pages through /messages.',
   })
   @HistoryLength()
   history_length?: number;

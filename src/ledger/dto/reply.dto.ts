@@ -1,6 +1,14 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
-  ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsObject, IsString, MaxLength, MinLength,
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsObject,
+  IsString,
+  MaxLength,
+  MinLength,
 } from 'class-validator';
 import { Nested, Optional } from '../../common/validation';
 import { MAX_ARTIFACTS_PER_REPLY, MAX_MESSAGE_PARTS } from '../parts';
@@ -10,7 +18,13 @@ const PARTS_DESCRIPTION =
   'A2A parts, in the v0.3 form (`{"kind":"text","text":"…"}`, `kind: file | data`) or the v1.0 form (`{"text":"…"}`, `raw`, `url`, `data`).';
 
 export class ReplyMessageDto {
-  @ApiProperty({ type: 'array', items: { type: 'object' }, minItems: 1, maxItems: MAX_MESSAGE_PARTS, description: PARTS_DESCRIPTION })
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'object' },
+    minItems: 1,
+    maxItems: MAX_MESSAGE_PARTS,
+    description: PARTS_DESCRIPTION,
+  })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(MAX_MESSAGE_PARTS)
@@ -42,13 +56,21 @@ export class ReplyArtifactDto {
   @MaxLength(2000)
   description?: string;
 
-  @ApiProperty({ type: 'array', items: { type: 'object' }, minItems: 1, maxItems: MAX_MESSAGE_PARTS, description: PARTS_DESCRIPTION })
+  @ApiProperty({
+    type: 'array',
+    items: { type: 'object' },
+    minItems: 1,
+    maxItems: MAX_MESSAGE_PARTS,
+    description: PARTS_DESCRIPTION,
+  })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(MAX_MESSAGE_PARTS)
   parts: unknown[];
 
-  @ApiPropertyOptional({ description: 'Append these parts to the artifact with this artifactId instead of replacing it.' })
+  @ApiPropertyOptional({
+    description: 'Append these parts to the artifact with this artifactId instead of replacing it.',
+  })
   @Optional()
   @IsBoolean()
   append?: boolean;

@@ -13,13 +13,19 @@ export class UpstreamAuthDto {
   @IsIn(UPSTREAM_AUTH_TYPES)
   type: (typeof UPSTREAM_AUTH_TYPES)[number];
 
-  @ApiPropertyOptional({ description: 'For `api_key`: the header that carries it (for example X-API-Key).', maxLength: 100 })
+  @ApiPropertyOptional({
+    description: 'For `api_key`: the header that carries it (for example X-API-Key).',
+    maxLength: 100,
+  })
   @ValidateIf((auth: UpstreamAuthDto) => auth.type === 'api_key' || auth.header !== undefined)
   @IsString()
   @Matches(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, { message: 'header must be an HTTP header name' })
   header?: string;
 
-  @ApiPropertyOptional({ description: 'The secret: a bearer token or an API key. Write-only: never returned.', maxLength: 4096 })
+  @ApiPropertyOptional({
+    description: 'The secret: a bearer token or an API key. Write-only: never returned.',
+    maxLength: 4096,
+  })
   @ValidateIf((auth: UpstreamAuthDto) => auth.type !== 'none' || auth.value !== undefined)
   @IsString()
   @Length(1, 4096)
@@ -28,7 +34,10 @@ export class UpstreamAuthDto {
 
 /** `PUT /api/v1/identities/{handle}/upstream` (CONTRACT §14). */
 export class SetUpstreamDto {
-  @ApiProperty({ description: 'The upstream agent\'s A2A endpoint (https; the webhook URL rules apply).', maxLength: 2048 })
+  @ApiProperty({
+    description: "The upstream agent's A2A endpoint (https; the webhook URL rules apply).",
+    maxLength: 2048,
+  })
   @IsString()
   @MaxLength(2048)
   url: string;
@@ -44,7 +53,11 @@ export class SetUpstreamDto {
   @IsIn(UPSTREAM_VERSIONS)
   protocol_version?: UpstreamVersion;
 
-  @ApiPropertyOptional({ enum: UPSTREAM_BINDINGS, description: 'Default: from its card (the first interface it lists that the forwarder speaks). All three are forwarded.' })
+  @ApiPropertyOptional({
+    enum: UPSTREAM_BINDINGS,
+    description:
+      'Default: from its card (the first interface it lists that the forwarder speaks). All three are forwarded.',
+  })
   @Optional()
   @IsIn(UPSTREAM_BINDINGS)
   binding?: UpstreamBinding;

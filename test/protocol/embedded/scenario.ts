@@ -30,35 +30,56 @@ async function main(): Promise<void> {
     return { status: res.status, body: (await res.json()) as any };
   };
   try {
-    const signup = await call('/api/v1/console/signup', { body: { organization_name: 'Local', email: 'embedded@local.test', password: 'correct horse battery staple' } });
+    const signup = await call('/api/v1/console/signup', {
+      body: { organization_name: 'Local', email: 'embedded@local.test', password: 'correct horse battery staple' },
+    });
     const organizationId: string = signup.body.organization.id;
     const agent = async (handle: string) => {
       const [{ id }] = await db.query(
-        `INSERT INTO identities (agent_handle, organization_id, claimed_at, enabled) VALUES ($1, $2, now(), true) RETURNING id`, [handle, organizationId],
+        `INSERT INTO identities (agent_handle, organization_id, claimed_at, enabled) VALUES ($1, $2, now(), true) RETURNING id`,
+        [handle, organizationId],
       );
-      const minted = await call('/api/v1/api-keys', { token: signup.body.token, body: { scope: 'agent', scoped_identity_id: id } });
+      const minted = await call('/api/v1/api-keys', {
+        token: signup.body.token,
+        body: { scope: 'agent', scoped_identity_id: id },
+      });
       return { handle, key: minted.body.key as string };
     };
     const requester = await agent('embedded-requester');
     const worker = await agent('embedded-worker');
     const rpc = (method: string, params: unknown) =>
       call(`/a2a/${worker.handle}`, { key: requester.key, body: { jsonrpc: '2.0', id: 1, method, params } });
-    const message = (text: string, extra: object = {}) => ({ kind: 'message', role: 'user', messageId: `m-${text}`, parts: [{ kind: 'text', text }], ...extra });
+    const message = (text: string, extra: object = {}) => ({
+      kind: 'message',
+      role: 'user',
+      messageId: `m-${text}`,
+      parts: [{ kind: 'text', text }],
+      ...extra,
+    });
     const replyTo = (taskId: string, body: unknown) => call(`/api/v1/tasks/${taskId}/reply`, { key: worker.key, body });
 
     // 1. A stream wakes on the worker's reply (the in-process notifier).
     const response = await fetch(`${base}/a2a/${worker.handle}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': requester.key },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'message/stream', params: { message: message('stream me') } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'message/stream',
+        params: { message: message('stream me') },
+      }),
     });
     const events = parseSseStream(response);
     const first = JSON.parse((await events.next()).value!.data);
     const taskId: string = first.result.id;
-    await replyTo(taskId, { state: 'working', artifacts: [{ artifactId: 'out', parts: [{ kind: 'text', text: 'partial' }] }] });
+    await replyTo(taskId, {
+      state: 'working',
+      artifacts: [{ artifactId: 'out', parts: [{ kind: 'text', text: 'partial' }] }],
+    });
     await replyTo(taskId, { state: 'completed', message: { parts: [{ kind: 'text', text: 'done' }] } });
     const streamed: unknown[] = [first.result.kind];
-    for await (const event of events) streamed.push(JSON.parse(event.data).result.kind + ':' + (JSON.parse(event.data).result.status?.state ?? ''));
+    for await (const event of events)
+      streamed.push(JSON.parse(event.data).result.kind + ':' + (JSON.parse(event.data).result.status?.state ?? ''));
 
     // 2. A blocking send returns when the worker replies.
     const blocking = rpc('message/send', { message: message('block me') });
@@ -73,18 +94,25 @@ async function main(): Promise<void> {
 
     // 3. Racing replies on the single embedded connection.
     const raced = await rpc('message/send', { message: message('race'), configuration: { blocking: false } });
-    const statuses = await Promise.all(Array.from({ length: 20 }, (_, i) =>
-      replyTo(raced.body.result.id, { message: { parts: [{ kind: 'text', text: `r${i}` }] } }).then((r) => r.status)));
-    const seqs = (await db.query(`SELECT seq FROM task_events WHERE task_id = $1 ORDER BY seq`, [raced.body.result.id])) as Array<{ seq: number }>;
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        replyTo(raced.body.result.id, { message: { parts: [{ kind: 'text', text: `r${i}` }] } }).then((r) => r.status),
+      ),
+    );
+    const seqs = (await db.query(`SELECT seq FROM task_events WHERE task_id = $1 ORDER BY seq`, [
+      raced.body.result.id,
+    ])) as Array<{ seq: number }>;
     const got = await rpc('tasks/get', { id: raced.body.result.id, historyLength: 3 });
 
-    process.stdout.write(JSON.stringify({
-      streamed,
-      blocked: blocked.body.result.status.state,
-      racedStatuses: [...new Set(statuses)],
-      seqs: seqs.map((row) => row.seq),
-      recentHistory: got.body.result.history.map((m: { parts: Array<{ text: string }> }) => m.parts[0].text).length,
-    }) + '\n');
+    process.stdout.write(
+      JSON.stringify({
+        streamed,
+        blocked: blocked.body.result.status.state,
+        racedStatuses: [...new Set(statuses)],
+        seqs: seqs.map((row) => row.seq),
+        recentHistory: got.body.result.history.map((m: { parts: Array<{ text: string }> }) => m.parts[0].text).length,
+      }) + '\n',
+    );
   } finally {
     await app.close();
   }
