@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { DataSource } from 'typeorm';
+import { Database } from './database/database';
 import { AppModule } from './app.module';
 import { createLogger, JsonLogger } from './common/logger';
 import { ConfigError, loadConfig } from './config/config';
@@ -67,14 +67,14 @@ async function bootstrap(args: string[]): Promise<void> {
   try {
     const consoleService = app.get(ConsoleService);
     const keys = app.get(KeysService);
-    const result = await app.get(DataSource).transaction(async (em) => {
+    const result = await app.get(Database).transaction(async (tx) => {
       const { user, organization } = await consoleService.createOrganizationWithUser(
         values.org!,
         values.email!,
         password,
-        em,
+        tx,
       );
-      const minted = await keys.mintWith(em, {
+      const minted = await keys.mintWith(tx, {
         scope: 'admin',
         organizationId: organization.id,
         label: 'bootstrap',
