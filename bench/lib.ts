@@ -40,6 +40,8 @@ export async function startBenchServer(env: Record<string, string> = {}): Promis
     RATE_LIMIT_REST_PER_MINUTE: unlimited,
     RATE_LIMIT_PUBLIC_PER_MINUTE: unlimited,
     GRPC_PORT: 'off',
+    // Metrics and tracing are measured on and off by bench/observability.bench.ts.
+    METRICS_PORT: 'off',
     ...env,
   });
   const app = await createApp(config, pino({ level: 'silent' }));

@@ -1,0 +1,96 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startTracing, type Tracing } from '../src/tracing/tracing';
+import { load, startBenchServer, table, type LoadResult } from './lib';
+import { agentPair } from './protocol.bench';
+
+/**
+ * Issue 16: what metrics and tracing cost on the send path. Two servers in one
+ * process, one with metrics off (`METRICS_PORT=off`), one with metrics on (a listener
+ * on a free port); tracing is started (an OTLP/HTTP exporter to a local sink that
+ * answers 200) only while the "on" server is loaded, and shut down for the "off"
+ * rounds. Rounds alternate off, on, off, on …, non-blocking `message/send` at 50
+ * connections, so drift on the machine hits both alike.
+ */
+export async function run(): Promise<void> {
+  const duration = Number(process.env.BENCH_DURATION ?? 10);
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+  const sink = await startSink();
+  const off = await startBenchServer({ METRICS_PORT: 'off' });
+  const on = await startBenchServer({ METRICS_PORT: '0' });
+  let tracing: Tracing | null = null;
+  try {
+    const targets = {
+      off: { server: off, pair: await agentPair(off.baseUrl, off.db, 'obs-off') },
+      on: { server: on, pair: await agentPair(on.baseUrl, on.db, 'obs-on') },
+    };
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'message/send',
+      params: {
+        message: { kind: 'message', role: 'user', messageId: '[<id>]', parts: [{ kind: 'text', text: 'benchmark' }] },
+        configuration: { blocking: false },
+      },
+    });
+    const send = (which: 'off' | 'on', seconds: number) =>
+      load(`metrics + tracing ${which}`, {
+        url: `${targets[which].server.baseUrl}/a2a/${targets[which].pair.worker.handle}`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': targets[which].pair.requester.key },
+        body,
+        idReplacement: true,
+        connections: 50,
+        duration: seconds,
+      });
+    const results: Record<'off' | 'on', LoadResult[]> = { off: [], on: [] };
+    await send('off', 2);
+    for (let round = 0; round < rounds; round++) {
+      results.off.push(await send('off', duration));
+      tracing = startTracing({ endpoint: sink.url, serviceName: 'a2a-bench' });
+      if (round === 0) await send('on', 2);
+      results.on.push(await send('on', duration));
+      await tracing.shutdown();
+      tracing = null;
+    }
+    const rows = [...results.off, ...results.on].map((r) => ({
+      measure: r.name,
+      'req/s': Math.round(r.requestsPerSecond),
+      'p50 ms': r.p50,
+      'p99 ms': r.p99,
+      errors: r.errors,
+      non2xx: r.non2xx,
+    }));
+    table(rows);
+    const mean = (list: LoadResult[]) => list.reduce((sum, r) => sum + r.requestsPerSecond, 0) / list.length;
+    const overhead = 1 - mean(results.on) / mean(results.off);
+    console.log(
+      `\nmean over ${rounds} rounds each: off ${Math.round(mean(results.off))} req/s, on ${Math.round(mean(results.on))} req/s` +
+        ` → overhead ${(overhead * 100).toFixed(1)}%; spans received by the sink: ${sink.batches()} batches`,
+    );
+  } finally {
+    await tracing?.shutdown();
+    await off.close();
+    await on.close();
+    await sink.close();
+  }
+}
+
+/** An OTLP/HTTP receiver that accepts and discards every export. */
+async function startSink(): Promise<{ url: string; batches: () => number; close: () => Promise<void> }> {
+  let batches = 0;
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (req.url === '/v1/traces') batches += 1;
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    batches: () => batches,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
