@@ -1,8 +1,6 @@
 import { Global, Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditEvent } from './audit-event.entity';
-import { AuditContextInterceptor } from './audit-context';
 import { AuditController } from './audit.controller';
 import { AuditRepository } from './audit.repository';
 import { AuditService } from './audit.service';
@@ -12,7 +10,7 @@ import { AuditService } from './audit.service';
 @Module({
   imports: [TypeOrmModule.forFeature([AuditEvent])],
   controllers: [AuditController],
-  providers: [AuditService, AuditRepository, { provide: APP_INTERCEPTOR, useClass: AuditContextInterceptor }],
+  providers: [AuditService, AuditRepository],
   exports: [AuditService, AuditRepository],
 })
 export class AuditModule {}

@@ -27,6 +27,8 @@ export interface RequestContext {
   readonly traceId?: string;
   /** Read when a line is written: set by authentication after the context began. */
   readonly principal?: { kind: string; id: string };
+  /** The HTTP request itself (the audit log reads its principal, id and client address); none for a gRPC call. */
+  readonly request?: Request;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();
@@ -78,6 +80,7 @@ export function requestIdMiddleware(req: Request, res: Response, next: NextFunct
       return principal ? { kind: principal.kind, id: principal.id } : undefined;
     },
   };
+  Object.defineProperty(context, 'request', { value: req, enumerable: false });
   req.context = context;
   storage.run(context, next);
 }
