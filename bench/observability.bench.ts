@@ -8,9 +8,9 @@ import { agentPair } from './protocol.bench';
  * Issue 16: what metrics and tracing cost on the send path. Two servers in one
  * process, one with metrics off (`METRICS_PORT=off`), one with metrics on (a listener
  * on a free port); tracing is started (an OTLP/HTTP exporter to a local sink that
- * answers 200) only while the "on" server is loaded, and shut down for the "off"
- * rounds. Rounds alternate off, on, off, on …, non-blocking `message/send` at 50
- * connections, so drift on the machine hits both alike.
+ * answers 200) only for the "metrics + tracing" rounds, and shut down otherwise.
+ * Each round runs both off, metrics on, metrics + tracing on — non-blocking
+ * `message/send` at 50 connections — so drift on the machine hits all three alike.
  */
 export async function run(): Promise<void> {
   const duration = Number(process.env.BENCH_DURATION ?? 10);
@@ -33,27 +33,33 @@ export async function run(): Promise<void> {
         configuration: { blocking: false },
       },
     });
-    const send = (which: 'off' | 'on', seconds: number) =>
-      load(`metrics + tracing ${which}`, {
-        url: `${targets[which].server.baseUrl}/a2a/${targets[which].pair.worker.handle}`,
+    const label = { off: 'both off', metrics: 'metrics on', on: 'metrics + tracing on' };
+    const send = (which: 'off' | 'metrics' | 'on', seconds: number) =>
+      load(label[which], {
+        url: `${targets[which === 'off' ? 'off' : 'on'].server.baseUrl}/a2a/${targets[which === 'off' ? 'off' : 'on'].pair.worker.handle}`,
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': targets[which].pair.requester.key },
+        headers: {
+          'content-type': 'application/json',
+          'x-api-key': targets[which === 'off' ? 'off' : 'on'].pair.requester.key,
+        },
         body,
         idReplacement: true,
         connections: 50,
         duration: seconds,
       });
-    const results: Record<'off' | 'on', LoadResult[]> = { off: [], on: [] };
+    const results: Record<'off' | 'metrics' | 'on', LoadResult[]> = { off: [], metrics: [], on: [] };
     await send('off', 2);
+    await send('metrics', 2);
     for (let round = 0; round < rounds; round++) {
       results.off.push(await send('off', duration));
+      results.metrics.push(await send('metrics', duration));
       tracing = startTracing({ endpoint: sink.url, serviceName: 'a2a-bench' });
       if (round === 0) await send('on', 2);
       results.on.push(await send('on', duration));
       await tracing.shutdown();
       tracing = null;
     }
-    const rows = [...results.off, ...results.on].map((r) => ({
+    const rows = [...results.off, ...results.metrics, ...results.on].map((r) => ({
       measure: r.name,
       'req/s': Math.round(r.requestsPerSecond),
       'p50 ms': r.p50,
@@ -63,10 +69,11 @@ export async function run(): Promise<void> {
     }));
     table(rows);
     const mean = (list: LoadResult[]) => list.reduce((sum, r) => sum + r.requestsPerSecond, 0) / list.length;
-    const overhead = 1 - mean(results.on) / mean(results.off);
+    const overhead = (list: LoadResult[]) => `${((1 - mean(list) / mean(results.off)) * 100).toFixed(1)}%`;
     console.log(
-      `\nmean over ${rounds} rounds each: off ${Math.round(mean(results.off))} req/s, on ${Math.round(mean(results.on))} req/s` +
-        ` → overhead ${(overhead * 100).toFixed(1)}%; spans received by the sink: ${sink.batches()} batches`,
+      `\nmean over ${rounds} rounds each: both off ${Math.round(mean(results.off))} req/s; metrics on ` +
+        `${Math.round(mean(results.metrics))} req/s (overhead ${overhead(results.metrics)}); metrics + tracing on ` +
+        `${Math.round(mean(results.on))} req/s (overhead ${overhead(results.on)}); the sink received ${sink.batches()} span batches`,
     );
   } finally {
     await tracing?.shutdown();

@@ -1,5 +1,5 @@
 import { SpanKind } from '@opentelemetry/api';
-import { inSpan, tracingEnabled } from '../tracing/tracing';
+import { inLeafSpan, tracingEnabled } from '../tracing/tracing';
 
 /**
  * Marks a repository method whose statements are checked in under
@@ -41,7 +41,7 @@ export function GenerateSql(...examples: SqlExample[]): MethodDecorator {
     const name = `${target.constructor.name}.${String(method)}`;
     descriptor.value = function traced(this: unknown, ...args: unknown[]) {
       if (!tracingEnabled()) return original.apply(this, args);
-      return inSpan(
+      return inLeafSpan(
         name,
         { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'postgresql', 'code.function.name': name } },
         () => original.apply(this, args),
