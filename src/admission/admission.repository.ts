@@ -8,9 +8,15 @@ import type { AdmissionDecisionRecord } from './admission-decision.entity';
 import type { AdmissionParty, RuleAction, RuleDirection } from './admission.decision';
 
 type Party = Pick<AdmissionParty, 'id' | 'organizationId'>;
+/** A party's id and organization as values, or as expressions of the statement that holds them. */
+type PartyTerms = { [K in keyof Party]: Party[K] | Sql };
 import type { ContactRule } from './contact-rule.entity';
+import type { Identity } from '../identities/identity.entity';
+import { IDENTITY_COLUMNS, toIdentity, type IdentityRow } from '../identities/identities.repository';
 
 type RuleRow = RowOf<ContactRule>;
+/** A row as to_jsonb gives it: timestamps are ISO strings. */
+type JsonRow<R> = { [K in keyof R]: R[K] extends Date ? string : R[K] };
 type DecisionRow = RowOf<AdmissionDecisionRecord>;
 
 /** A new denial for the decisions log (id and time are the database's). */
@@ -79,7 +85,7 @@ const EXAMPLE_RULE: NewContactRule = {
 /**
  * The statement of AdmissionRepository.rulesBetween (bench/admission.bench.ts explains it).
  */
-export function rulesBetween(requester: Party, worker: Party): Sql {
+export function rulesBetween(requester: PartyTerms, worker: PartyTerms): Sql {
   return sql`SELECT ${RULE_COLUMNS} FROM contact_rules
        WHERE identity_id = ${requester.id} AND peer_type = 'identity' AND peer_identity_id = ${worker.id} AND direction IN ('outbound', 'both')
       UNION ALL
@@ -118,6 +124,33 @@ export class AdmissionRepository {
   async rulesBetween(requester: Party, worker: Party): Promise<ContactRule[]> {
     const rows = await this.db.prepared<RuleRow>('contact_rules_between', rulesBetween(requester, worker));
     return rows.map(toRule);
+  }
+
+  /**
+   * Read model: both parties of a protocol call and every rule that can take part in
+   * admitting one to the other, in one round trip on every call: the caller by id and
+   * the worker by handle (`identities`, the identities module's table), then the four
+   * probes of `rulesBetween` for that pair. One prepared statement; the rules come as
+   * one JSON array on each party's row.
+   */
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.HANDLE] })
+  async callParties(requesterId: string, workerHandle: string): Promise<{ parties: Identity[]; rules: ContactRule[] }> {
+    const side = (cte: string): PartyTerms => ({
+      id: sql.raw(`(SELECT id FROM ${cte})`),
+      organizationId: sql.raw(`(SELECT organization_id FROM ${cte})`),
+    });
+    const rows = await this.db.prepared<IdentityRow & { rules: Array<JsonRow<RuleRow>> }>(
+      'admission_call_parties',
+      sql`WITH parties AS (SELECT ${IDENTITY_COLUMNS} FROM identities WHERE id = ${requesterId} OR agent_handle = ${workerHandle}),
+               requester AS (SELECT id, organization_id FROM parties WHERE id = ${requesterId}),
+               worker AS (SELECT id, organization_id FROM parties WHERE agent_handle = ${workerHandle})
+          SELECT parties.*, (SELECT COALESCE(jsonb_agg(r), '[]'::jsonb) FROM (${rulesBetween(side('requester'), side('worker'))}) r) AS rules
+            FROM parties`,
+    );
+    const rules = (rows[0]?.rules ?? []).map((rule) =>
+      toRule({ ...rule, created_at: new Date(rule.created_at), updated_at: new Date(rule.updated_at) }),
+    );
+    return { parties: rows.map(toIdentity), rules };
   }
 
   /** The organization's rules, optionally of one owner, direction or action, newest first. */

@@ -6,7 +6,7 @@ import { LOGGER } from '../common/tokens';
 import { Metrics } from '../metrics/metrics';
 import type { AdminKeyPrincipal, ConsolePrincipal } from '../common/principal';
 import { canAccess, identityParty, partyOf, requireAccess } from '../auth/access';
-import { IdentitiesService } from '../identities/identities.service';
+import { IdentitiesService, isServable } from '../identities/identities.service';
 import type { Identity } from '../identities/identity.entity';
 import { AdmissionRepository, type DecisionScope } from './admission.repository';
 import { decide, standingDenial, type AdmissionDecision, type Side } from './admission.decision';
@@ -16,6 +16,7 @@ import { namesOf, toContactRuleView, type ContactRuleView } from './contact-rule
 import { ContactRulesService } from './contact-rules.service';
 import type { CheckAdmissionDto } from './dto/check-admission.dto';
 import type { ListDecisionsQuery } from './dto/list-decisions.query';
+import type { Span } from '@opentelemetry/api';
 import { inSpan } from '../tracing/tracing';
 
 export type { AdmissionDecision, AdmissionReason } from './admission.decision';
@@ -39,13 +40,42 @@ export class AdmissionService {
 
   /** Decides whether requester may send work to worker; records the denial when denied. */
   async evaluate(requester: Identity, worker: Identity): Promise<AdmissionDecision<ContactRule>> {
+    return inSpan('admission', {}, async (span) =>
+      this.conclude(span, requester, worker, await this.decide(requester, worker)),
+    );
+  }
+
+  /**
+   * A protocol call's parties and admission, from one round trip (the hottest path):
+   * the caller by id, the worker behind `workerHandle` when it may be served (else
+   * null, and no decision), and the decision for the pair, recorded when denied as
+   * `evaluate` records it.
+   */
+  async admitCall(
+    requesterId: string,
+    workerHandle: string,
+  ): Promise<{ requester: Identity; worker: Identity; decision: AdmissionDecision<ContactRule> } | null> {
     return inSpan('admission', {}, async (span) => {
-      const decision = await this.decide(requester, worker);
-      span?.setAttributes({ 'a2a.admission.allowed': decision.allowed, 'a2a.admission.reason': decision.reason });
-      this.metrics.admission(decision.allowed, decision.reason);
-      if (!decision.allowed) await this.record(requester, worker, decision);
-      return decision;
+      const { parties, rules } = await this.repository.callParties(requesterId, workerHandle);
+      const requester = parties.find((identity) => identity.id === requesterId);
+      const worker = parties.find((identity) => identity.agentHandle === workerHandle);
+      if (!requester || !worker || !isServable(worker)) return null;
+      const decision = decide(requester, worker, standingDenial(requester, worker) ? [] : rules);
+      return { requester, worker, decision: await this.conclude(span, requester, worker, decision) };
     });
+  }
+
+  /** A call's decision made: on its span, in the metrics, and recorded when denied. */
+  private async conclude(
+    span: Span | undefined,
+    requester: Identity,
+    worker: Identity,
+    decision: AdmissionDecision<ContactRule>,
+  ): Promise<AdmissionDecision<ContactRule>> {
+    span?.setAttributes({ 'a2a.admission.allowed': decision.allowed, 'a2a.admission.reason': decision.reason });
+    this.metrics.admission(decision.allowed, decision.reason);
+    if (!decision.allowed) await this.record(requester, worker, decision);
+    return decision;
   }
 
   /**

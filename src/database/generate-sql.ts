@@ -1,5 +1,6 @@
 import { SpanKind } from '@opentelemetry/api';
 import { inLeafSpan, tracingEnabled } from '../tracing/tracing';
+import { WriteBatch } from './write-batch';
 
 /**
  * Marks a repository method whose statements are checked in under
@@ -65,4 +66,6 @@ export const DummyValue = {
   HANDLE: 'example-agent',
   NUMBER: 1,
   BUFFER: Buffer.alloc(32),
+  /** A write batch: the test sends what the method queued in it (a fresh one each run). */
+  BATCH: new WriteBatch(),
 } as const;

@@ -6,6 +6,7 @@ import type {
   TransactionRollbackEvent,
 } from 'typeorm';
 import type { Tx } from './database';
+import { WriteBatch } from './write-batch';
 
 type Hook = () => Promise<void> | void;
 
@@ -35,12 +36,13 @@ export function beforeCommit(tx: Tx, hook: Hook): void {
 }
 
 /**
- * Runs `hook` once `tx` has committed (never when it rolls back): wake-ups of
- * dispatchers and streams. A failing hook is logged by the caller's own means; it
- * cannot undo the commit.
+ * Runs `hook` once `unit` — a transaction or a write batch — has committed (never
+ * when it rolls back): wake-ups of dispatchers and streams. A failing hook is logged
+ * by the caller's own means; it cannot undo the commit.
  */
-export function afterCommit(tx: Tx, hook: Hook): void {
-  workOf(tx).after.push(hook);
+export function afterCommit(unit: Tx | WriteBatch, hook: Hook): void {
+  if (unit instanceof WriteBatch) unit.afterCommit(hook);
+  else workOf(unit).after.push(hook);
 }
 
 /** The subscriber that runs the hooks; installed once per DataSource by `Database`. */

@@ -5,6 +5,7 @@ import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import type { RowOf } from '../database/row';
 import { sql, type Sql } from '../database/sql';
+import type { WriteBatch } from '../database/write-batch';
 import type { DeliveryAttempt } from './delivery-attempt.entity';
 import type { Delivery, DeliveryStatus } from './delivery.entity';
 import { ORGANIZATION_ONLY_TYPES, type EventType } from './event-types';
@@ -288,27 +289,42 @@ export class EventsRepository {
       ],
     },
   )
-  async insertEventWithDeliveries(event: NewEvent, fanOut: EventFanOut, tx?: Tx): Promise<void> {
-    await this.db.execute(
-      sql`
-      WITH event AS (
-        INSERT INTO events (id, type, organization_id, identity_ids, data, traceparent)
-        VALUES (${event.id}, ${event.type}, ${event.organizationId}, ${[...event.identityIds]}::uuid[], ${JSON.stringify(event.data)}::json, ${event.traceparent})
-        RETURNING id, type, organization_id, identity_ids, pg_notify(${fanOut.notify.channel}, ${fanOut.notify.payload}) AS notified
-      ), push AS (
-        INSERT INTO deliveries (push_task_id, push_config_id, push_seq, traceparent)
-        SELECT c.task_id, c.config_id, ${fanOut.push?.seq ?? null}::int, ${event.traceparent}
-          FROM push_notification_configs c JOIN identities o ON o.id = c.owner_identity_id
-         WHERE c.task_id = ${fanOut.push?.taskId ?? null}::uuid AND o.status = 'active'
-      )
-      INSERT INTO deliveries (webhook_id, event_id)
-      SELECT w.id, event.id
-        FROM event JOIN webhooks w ON w.organization_id = event.organization_id AND w.status = 'active'
-       WHERE (${fanOut.webhookId}::uuid IS NULL OR w.id = ${fanOut.webhookId}::uuid)
-         AND (${fanOut.webhookId}::uuid IS NOT NULL OR (
-               ('*' = ANY(w.events) OR event.type = ANY(w.events))
-           AND (w.identity_id IS NULL OR (w.identity_id = ANY(event.identity_ids) AND NOT event.type = ANY(${ORGANIZATION_ONLY_TYPES}::text[])))))`,
-      tx,
+  async insertEventWithDeliveries(
+    event: NewEvent,
+    fanOut: EventFanOut,
+    unit?: Tx | WriteBatch,
+    committed?: (deliveries: number) => void,
+  ): Promise<void> {
+    const { push, webhookId } = fanOut;
+    // Three independent writes (the event's id is ours, so no write reads another's): one
+    // statement in the change's transaction, or members of the change's write batch.
+    // `committed` learns how many deliveries were queued.
+    await this.db.write(
+      [
+        sql`INSERT INTO events (id, type, organization_id, identity_ids, data, traceparent)
+            VALUES (${event.id}, ${event.type}, ${event.organizationId}, ${[...event.identityIds]}::uuid[], ${JSON.stringify(event.data)}::json, ${event.traceparent})
+            RETURNING pg_notify(${fanOut.notify.channel}, ${fanOut.notify.payload}) AS notified`,
+        push
+          ? sql`INSERT INTO deliveries (push_task_id, push_config_id, push_seq, traceparent)
+                SELECT c.task_id, c.config_id, ${push.seq}::int, ${event.traceparent}
+                  FROM push_notification_configs c JOIN identities o ON o.id = c.owner_identity_id
+                 WHERE c.task_id = ${push.taskId}::uuid AND o.status = 'active'
+                RETURNING id`
+          : sql.empty,
+        webhookId
+          ? sql`INSERT INTO deliveries (webhook_id, event_id)
+                SELECT w.id, ${event.id} FROM webhooks w
+                 WHERE w.id = ${webhookId}::uuid AND w.organization_id = ${event.organizationId}::uuid AND w.status = 'active'
+                RETURNING id`
+          : sql`INSERT INTO deliveries (webhook_id, event_id)
+                SELECT w.id, ${event.id} FROM webhooks w
+                 WHERE w.organization_id = ${event.organizationId}::uuid AND w.status = 'active'
+                   AND ('*' = ANY(w.events) OR ${event.type}::text = ANY(w.events))
+                   AND (w.identity_id IS NULL OR (w.identity_id = ANY(${[...event.identityIds]}::uuid[]) AND NOT ${event.type}::text = ANY(${ORGANIZATION_ONLY_TYPES}::text[])))
+                RETURNING id`,
+      ].filter((statement) => !statement.isEmpty),
+      unit,
+      committed && ((rows) => committed(rows.slice(1).reduce((count, deliveries) => count + deliveries.length, 0))),
     );
   }
 

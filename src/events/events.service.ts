@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Tx } from '../database/database';
-import { afterCommit } from '../database/unit-of-work';
+import { WriteBatch } from '../database/write-batch';
 import { CHANGES_CHANNEL, eventsKey, TaskNotifier } from './task-notifier';
 import { DeliveryDispatcher } from './delivery-dispatcher';
 import { newEventId } from './event-id';
@@ -57,7 +57,7 @@ export class EventsService {
    * config of the task (the ledger's configs; they ride on this engine).
    */
   async emitForParticipants(
-    tx: Tx,
+    unit: Tx | WriteBatch,
     participants: readonly Participant[],
     event: Omit<EventInput, 'organizationId' | 'identityIds'>,
     push?: TaskUpdate,
@@ -72,7 +72,7 @@ export class EventsService {
     let first = true;
     for (const [organizationId, identityIds] of byOrganization) {
       // The push notifications go with the first event only: they are per task, not per organization.
-      await this.insert(tx, { ...event, organizationId, identityIds }, null, first ? push : undefined);
+      await this.insert(unit, { ...event, organizationId, identityIds }, null, first ? push : undefined);
       first = false;
     }
   }
@@ -82,9 +82,14 @@ export class EventsService {
     return (await this.insert(tx, event, webhookId))!;
   }
 
-  private async insert(tx: Tx, event: EventInput, webhookId: string | null, push?: TaskUpdate): Promise<string | null> {
-    if (!tx.queryRunner?.isTransactionActive)
-      throw new Error('EventsService.emit must run inside the transaction that makes the change');
+  private async insert(
+    unit: Tx | WriteBatch,
+    event: EventInput,
+    webhookId: string | null,
+    push?: TaskUpdate,
+  ): Promise<string | null> {
+    if (!(unit instanceof WriteBatch) && !unit.queryRunner?.isTransactionActive)
+      throw new Error('EventsService.emit must run inside the transaction (or write batch) that makes the change');
     if (event.organizationId === null) return null;
     const organizationId = event.organizationId;
     const id = newEventId();
@@ -102,13 +107,15 @@ export class EventsService {
         push: push ?? null,
         notify: { channel: CHANGES_CHANNEL, payload: `${eventsKey(organizationId)}:0` },
       },
-      tx,
+      unit,
+      (deliveries) => {
+        // Once committed: the dispatcher, when there is something to deliver (an event
+        // no subscription wants costs it no claim); on PostgreSQL the statement's NOTIFY
+        // wakes the event streams, the embedded bus is woken here.
+        if (deliveries > 0) this.dispatcher.wake();
+        this.notifier.committed({ taskId: eventsKey(organizationId), seq: 0 });
+      },
     );
-    afterCommit(tx, () => {
-      this.dispatcher.wake();
-      // On PostgreSQL the statement's NOTIFY does this; the embedded bus is woken here.
-      this.notifier.committed({ taskId: eventsKey(organizationId), seq: 0 });
-    });
     return id;
   }
 }

@@ -8,7 +8,7 @@ import { sql, type Sql } from '../database/sql';
 import { Identity, type AgentSkill, type FilterMode, type IdentityStatus } from './identity.entity';
 
 /** The columns of an identity that its entity loads (the claim code hash and the generated search columns stay out). */
-type IdentityRow = Pick<
+export type IdentityRow = Pick<
   RowOf<Identity>,
   | 'id'
   | 'agent_handle'
@@ -29,7 +29,8 @@ type IdentityRow = Pick<
   | 'deleted_at'
 >;
 
-const COLUMNS = sql.raw(`id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
+export const IDENTITY_COLUMNS =
+  sql.raw(`id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
   publicly_discoverable, allow_public_egress, filter_mode, status, claim_expires_at, card_version, created_at, updated_at, deleted_at`);
 
 /** A row of a keyset walk: the page position only; the page's rows are loaded after. */
@@ -137,7 +138,7 @@ export class IdentitiesRepository {
   async findByHandle(handle: string): Promise<Identity | null> {
     const [row] = await this.db.prepared<IdentityRow>(
       'identity_by_handle',
-      sql`SELECT ${COLUMNS} FROM identities WHERE agent_handle = ${handle}`,
+      sql`SELECT ${IDENTITY_COLUMNS} FROM identities WHERE agent_handle = ${handle}`,
     );
     return identityFromRow(row);
   }
@@ -147,19 +148,9 @@ export class IdentitiesRepository {
   async findById(id: string): Promise<Identity | null> {
     const [row] = await this.db.prepared<IdentityRow>(
       'identity_by_id',
-      sql`SELECT ${COLUMNS} FROM identities WHERE id = ${id}`,
+      sql`SELECT ${IDENTITY_COLUMNS} FROM identities WHERE id = ${id}`,
     );
     return identityFromRow(row);
-  }
-
-  /** Both parties of a protocol call in one round trip: the caller by id, the worker by handle. Hot path. */
-  @GenerateSql({ params: [DummyValue.UUID, DummyValue.HANDLE] })
-  async findByIdOrHandle(id: string, handle: string): Promise<Identity[]> {
-    const rows = await this.db.prepared<IdentityRow>(
-      'identity_call_parties',
-      sql`SELECT ${COLUMNS} FROM identities WHERE id = ${id} OR agent_handle = ${handle}`,
-    );
-    return rows.map(toIdentity);
   }
 
   /** Several identities in one query, in no particular order. Hot path. */
@@ -168,7 +159,7 @@ export class IdentitiesRepository {
     if (ids.length === 0) return [];
     const rows = await this.db.prepared<IdentityRow>(
       'identities_by_ids',
-      sql`SELECT ${COLUMNS} FROM identities WHERE id = ANY(${[...new Set(ids)]}::uuid[])`,
+      sql`SELECT ${IDENTITY_COLUMNS} FROM identities WHERE id = ANY(${[...new Set(ids)]}::uuid[])`,
     );
     return rows.map(toIdentity);
   }
@@ -191,7 +182,7 @@ export class IdentitiesRepository {
               ${identity.publiclyDiscoverable}, ${identity.allowPublicEgress}, ${identity.filterMode},
               ${codeHash}::bytea, CASE WHEN ${codeHash}::bytea IS NULL THEN NULL ELSE now() + make_interval(hours => ${identity.claim?.ttlHours ?? null}::int) END)
       ON CONFLICT (agent_handle) DO NOTHING
-      RETURNING ${COLUMNS}`,
+      RETURNING ${IDENTITY_COLUMNS}`,
       tx,
     );
     return identityFromRow(row);
@@ -202,7 +193,7 @@ export class IdentitiesRepository {
   async lockByHandle(handle: string, tx?: Tx): Promise<Identity | null> {
     return identityFromRow(
       await this.db.one<IdentityRow>(
-        sql`SELECT ${COLUMNS} FROM identities WHERE agent_handle = ${handle} LIMIT 1 FOR UPDATE`,
+        sql`SELECT ${IDENTITY_COLUMNS} FROM identities WHERE agent_handle = ${handle} LIMIT 1 FOR UPDATE`,
         tx,
       ),
     );
@@ -220,7 +211,7 @@ export class IdentitiesRepository {
          SET display_name = ${card.displayName}, description = ${card.description}, skills = ${JSON.stringify(card.skills)}::jsonb,
              card_version = card_version + 1, updated_at = now()
        WHERE id = ${id}
-      RETURNING ${COLUMNS}`,
+      RETURNING ${IDENTITY_COLUMNS}`,
         tx,
       ),
     );
@@ -243,14 +234,14 @@ export class IdentitiesRepository {
     );
     if (fields.length === 0) {
       return identityFromRow(
-        await this.db.one<IdentityRow>(sql`SELECT ${COLUMNS} FROM identities WHERE id = ${id}`, tx),
+        await this.db.one<IdentityRow>(sql`SELECT ${IDENTITY_COLUMNS} FROM identities WHERE id = ${id}`, tx),
       );
     }
     const assignments = fields.map((field) => sql`${sql.raw(SETTING_COLUMNS[field])} = ${settings[field]}`);
     return identityFromRow(
       await this.db.one<IdentityRow>(
         sql`
-      UPDATE identities SET ${sql.join(assignments)}, updated_at = now() WHERE id = ${id} RETURNING ${COLUMNS}`,
+      UPDATE identities SET ${sql.join(assignments)}, updated_at = now() WHERE id = ${id} RETURNING ${IDENTITY_COLUMNS}`,
         tx,
       ),
     );
@@ -264,7 +255,7 @@ export class IdentitiesRepository {
         sql`
       UPDATE identities SET status = 'deleted', deleted_at = now(), enabled = false, updated_at = now()
        WHERE id = ${id}
-      RETURNING ${COLUMNS}`,
+      RETURNING ${IDENTITY_COLUMNS}`,
         tx,
       ),
     );
@@ -296,7 +287,7 @@ export class IdentitiesRepository {
          SET organization_id = ${organizationId}, claimed_at = now(), claim_code_hash = NULL, claim_expires_at = NULL,
              card_version = card_version + 1, updated_at = now()
        WHERE id = ${id}
-      RETURNING ${COLUMNS}`,
+      RETURNING ${IDENTITY_COLUMNS}`,
         tx,
       ),
     );
@@ -447,7 +438,7 @@ export function toPrefixQuery(q: string | undefined): string | null {
   return words.length > 0 ? words.map(lexeme).join(' & ') : null;
 }
 
-function toIdentity(row: IdentityRow): Identity {
+export function toIdentity(row: IdentityRow): Identity {
   return Object.assign(new Identity(), {
     id: row.id,
     agentHandle: row.agent_handle,

@@ -75,22 +75,6 @@ export class IdentitiesService {
     return this.identities.findById(id);
   }
 
-  /**
-   * The parties of a protocol call, read together (one round trip on the hottest
-   * path): the caller by id, and the worker by handle if it is servable (else null).
-   */
-  async findCallParties(
-    requesterId: string,
-    workerHandle: string,
-  ): Promise<{ requester: Identity | null; worker: Identity | null }> {
-    const rows = await this.identities.findByIdOrHandle(requesterId, workerHandle);
-    const worker = rows.find((identity) => identity.agentHandle === workerHandle) ?? null;
-    return {
-      requester: rows.find((identity) => identity.id === requesterId) ?? null,
-      worker: worker && isServable(worker) ? worker : null,
-    };
-  }
-
   /** Several identities in one query (to show the handles a page of rows names). */
   async findByIds(ids: readonly string[]): Promise<Identity[]> {
     return this.identities.findByIds(ids);
@@ -290,7 +274,7 @@ export class IdentitiesService {
 }
 
 /** Served at /a2a/{handle} (card and protocol): claimed, receiver enabled, not deleted. */
-function isServable(identity: Identity): boolean {
+export function isServable(identity: Identity): boolean {
   return identity.claimed && identity.enabled && identity.status === 'active';
 }
 

@@ -3,8 +3,9 @@ import type { Tx } from '../database/database';
 import { EventsService, type EventInput } from '../events/events.service';
 import { Metrics } from '../metrics/metrics';
 import { toArtifactView, toMessageView, toTaskSummaryView, type TaskSummaryView } from './ledger-views';
-import type { JournalEntry, TaskJournal } from './task-journal';
-import { participantsOf } from './task-records';
+import type { WriteBatch } from '../database/write-batch';
+import type { JournalEntry } from './task-journal';
+import { participantsOf, type TaskRow } from './task-records';
 
 type TaskEvent = Omit<EventInput, 'organizationId' | 'identityIds'>;
 
@@ -28,16 +29,25 @@ export class LedgerEvents {
     private readonly metrics: Metrics,
   ) {}
 
-  /** The events of `entries` (a journal's changes since its last flush), in the journal's transaction. */
-  async emit(tx: Tx, journal: TaskJournal, entries: readonly JournalEntry[]): Promise<void> {
-    const { requester, worker } = participantsOf(journal.task);
+  /**
+   * The events of `entries` (a task's changes since they were last written), in the
+   * unit of work that writes them. `creation` is the entry that created the task, when
+   * this unit created it.
+   */
+  async emit(
+    unit: Tx | WriteBatch,
+    taskRow: TaskRow,
+    entries: readonly JournalEntry[],
+    creation: JournalEntry | null,
+  ): Promise<void> {
+    const { requester, worker } = participantsOf(taskRow);
     const participants = [requester, worker].map((p) => ({ identityId: p.id, organizationId: p.organizationId }));
-    const task = toTaskSummaryView(journal.task);
-    this.metrics.tasksChanged(tx, journal.isNew && entries[0] === journal.entries[0], entries);
+    const task = toTaskSummaryView(taskRow);
+    this.metrics.tasksChanged(unit, creation !== null && entries[0] === creation, entries);
     for (const entry of entries) {
-      const push = streamed(entry) ? { taskId: journal.task.id, seq: entry.seq } : undefined;
-      for (const [j, event] of eventsOf(entry, task, journal.isNew && entry === journal.entries[0]).entries()) {
-        await this.events.emitForParticipants(tx, participants, event, j === 0 ? push : undefined);
+      const push = streamed(entry) ? { taskId: taskRow.id, seq: entry.seq } : undefined;
+      for (const [j, event] of eventsOf(entry, task, entry === creation).entries()) {
+        await this.events.emitForParticipants(unit, participants, event, j === 0 ? push : undefined);
       }
     }
   }

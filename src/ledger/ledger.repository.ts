@@ -5,6 +5,7 @@ import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import type { RowOf } from '../database/row';
 import { sql, type Sql } from '../database/sql';
+import type { WriteBatch } from '../database/write-batch';
 import type { Artifact } from './entities/artifact.entity';
 import type { TaskContext } from './entities/context.entity';
 import type { IdempotencyKey } from './entities/idempotency-key.entity';
@@ -120,6 +121,15 @@ const EXAMPLE_MESSAGE: NewMessage = {
   metadata: null,
   extensions: [],
   referenceTaskIds: [],
+};
+const EXAMPLE_FIRST_MESSAGE: MessageRecord = {
+  ...EXAMPLE_MESSAGE,
+  rowId: U2,
+  taskId: U,
+  contextId: U,
+  role: 'user',
+  seq: 1,
+  createdAt: DummyValue.DATE,
 };
 const EXAMPLE_CHUNK: ArtifactChunk = {
   artifactId: DummyValue.STRING,
@@ -299,6 +309,57 @@ export class LedgerRepository {
     if (!row.id) return { kind: 'duplicate', newContextId: contextId === null ? row.context_row : null };
     const { context_row: _, ...task } = row;
     return { kind: 'created', row: task as TaskRow };
+  }
+
+  /**
+   * A new task with its first message, as members of a write batch (one statement):
+   * its context (inserted, or — one of the pair's — touched), the task row as it
+   * stands after the message, the message and its event, and the notification of the
+   * task's listeners. Ids and times are the caller's, so no member reads another's
+   * effect. A retried send breaks uq_tasks_origin and a context of another pair
+   * fk_tasks_context: the statement fails whole and writes nothing.
+   */
+  @GenerateSql(
+    {
+      name: 'new context',
+      params: [DummyValue.BATCH, EXAMPLE_TASK, EXAMPLE_FIRST_MESSAGE, DummyValue.STRING, true, null],
+    },
+    {
+      name: 'in a context',
+      params: [DummyValue.BATCH, EXAMPLE_TASK, EXAMPLE_FIRST_MESSAGE, DummyValue.STRING, false, null],
+    },
+  )
+  async queueNewTask(
+    batch: WriteBatch,
+    task: TaskRow,
+    message: MessageRecord,
+    originMessageId: string,
+    newContext: boolean,
+    traceId: string | null,
+  ): Promise<void> {
+    const at = task.created_at;
+    await this.db.write(
+      [
+        newContext
+          ? sql`INSERT INTO contexts (id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id, created_at, updated_at)
+                VALUES (${task.context_id}, ${task.requester_identity_id}, ${task.requester_handle}, ${task.requester_organization_id},
+                        ${task.worker_identity_id}, ${task.worker_handle}, ${task.worker_organization_id}, ${at}, ${at})`
+          : sql`UPDATE contexts SET updated_at = ${at}
+                 WHERE id = ${task.context_id} AND requester_identity_id = ${task.requester_identity_id} AND worker_identity_id = ${task.worker_identity_id}`,
+        sql`INSERT INTO tasks (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle,
+                               worker_organization_id, origin_message_id, metadata, state, status_message_id, status_timestamp, seq, created_at, updated_at)
+            VALUES (${task.id}, ${task.context_id}, ${task.requester_identity_id}, ${task.requester_handle}, ${task.requester_organization_id},
+                    ${task.worker_identity_id}, ${task.worker_handle}, ${task.worker_organization_id}, ${originMessageId}, ${json(task.metadata)}::jsonb,
+                    ${task.state}, ${task.status_message_id}, ${task.status_timestamp}, ${task.seq}, ${at}, ${task.updated_at})
+            RETURNING pg_notify(${CHANGES_CHANNEL}, ${`${task.id}:${task.seq}`}) AS notified`,
+        sql`INSERT INTO messages (id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at)
+            VALUES (${message.rowId}, ${task.id}, ${message.messageId}, ${message.role}, ${JSON.stringify(message.parts)}::jsonb, ${json(message.metadata)}::jsonb,
+                    ${JSON.stringify(message.extensions)}::jsonb, ${JSON.stringify(message.referenceTaskIds)}::jsonb, ${message.seq}, ${message.createdAt})`,
+        sql`INSERT INTO task_events (task_id, seq, kind, state, message_id, trace_id, created_at)
+            VALUES (${task.id}, ${message.seq}, 'status', ${task.state}, ${message.rowId}, ${traceId}, ${message.createdAt})`,
+      ],
+      batch,
+    );
   }
 
   /** The task the pair created with this origin message. */

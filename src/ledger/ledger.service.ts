@@ -1,13 +1,17 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, conflict, notFound } from '../common/app-error';
 import { creationPosition, Keyset } from '../common/pagination';
 import { isUuid } from '../common/parse-id.pipe';
 import { Database, type Tx } from '../database/database';
+import { brokenConstraint } from '../database/errors';
 import { afterCommit, beforeCommit } from '../database/unit-of-work';
+import type { WriteBatch } from '../database/write-batch';
+import { currentTraceId } from '../tracing/tracing';
 import { LedgerEvents } from './ledger-events';
 import { LedgerRepository, type PairTaskFilter as PairTaskRowFilter } from './ledger.repository';
-import { TaskJournal, type NewMessage } from './task-journal';
+import { TaskJournal, type JournalEntry, type NewMessage } from './task-journal';
 import { TaskNotifier } from '../events/task-notifier';
 import type { HydrateOptions, MessageRecord, Participant, TaskEventRecord, TaskRecord, TaskRow } from './task-records';
 import type { ArtifactChunk } from './entities/task-event.entity';
@@ -36,7 +40,7 @@ export interface SendInput {
  * in the same transaction (the task's journal holds its row lock until the commit).
  */
 export type Sent =
-  | { kind: 'created'; journal: TaskJournal; message: MessageRecord }
+  | { kind: 'created'; task: TaskRow; message: MessageRecord }
   | { kind: 'continued'; journal: TaskJournal }
   | { kind: 'duplicate'; taskId: string };
 
@@ -87,7 +91,70 @@ export class LedgerService {
 
   /** A message from the requester: a new task, or the next turn of one of the pair's tasks. */
   async send(pair: TaskPair, input: SendInput, read: HydrateOptions): Promise<SendResult> {
+    if (input.taskId === undefined) return this.start(pair, input, read);
     return this.sendResult(pair, await this.write((tx) => this.recordSend(tx, pair, input)), read);
+  }
+
+  /**
+   * A send that starts a task, written as one statement (Database.batch): the
+   * context, the task, its first message and event, the outbox events, the
+   * notification of the task's listeners and whatever `also` queues with them (the
+   * forward to an upstream agent) commit together in one round trip. Every id and
+   * time is chosen here, so the new task's record is known without reading it back.
+   * A retried send (the pair has a task for this messageId) writes nothing and
+   * returns that task as it is.
+   */
+  async start(
+    pair: TaskPair,
+    input: Omit<SendInput, 'taskId'>,
+    read: HydrateOptions,
+    also?: (batch: WriteBatch, taskId: string) => Promise<void> | void,
+  ): Promise<SendResult> {
+    if (input.contextId !== undefined && !isUuid(input.contextId)) throw contextNotFound();
+    const at = new Date();
+    const row: TaskRow = {
+      id: randomUUID(),
+      context_id: input.contextId ?? randomUUID(),
+      requester_identity_id: pair.requester.id,
+      requester_handle: pair.requester.handle,
+      requester_organization_id: pair.requester.organizationId,
+      worker_identity_id: pair.worker.id,
+      worker_handle: pair.worker.handle,
+      worker_organization_id: pair.worker.organizationId,
+      state: 'submitted',
+      status_message_id: null,
+      status_timestamp: at,
+      metadata: input.metadata,
+      seq: 1,
+      created_at: at,
+      updated_at: at,
+    };
+    const message: MessageRecord = {
+      ...input.message,
+      rowId: randomUUID(),
+      taskId: row.id,
+      contextId: row.context_id,
+      role: 'user',
+      seq: row.seq,
+      createdAt: at,
+    };
+    const creation: JournalEntry = { kind: 'message', seq: row.seq, message, state: row.state, changesStatus: true };
+    try {
+      await this.db.batch(async (batch) => {
+        const newContext = input.contextId === undefined;
+        await this.repository.queueNewTask(batch, row, message, message.messageId, newContext, currentTraceId());
+        await this.ledgerEvents.emit(batch, row, [creation], creation);
+        afterCommit(batch, () => this.notifier.committed({ taskId: row.id, seq: row.seq }));
+        await also?.(batch, row.id);
+      });
+    } catch (error) {
+      const constraint = brokenConstraint(error);
+      if (constraint === 'fk_tasks_context') throw contextNotFound();
+      if (constraint !== 'uq_tasks_origin') throw error;
+      const taskId = await this.repository.originTask(pair, message.messageId);
+      return { task: (await this.find(pair, taskId!, read))!, duplicate: true };
+    }
+    return this.sendResult(pair, { kind: 'created', task: row, message }, read);
   }
 
   /**
@@ -105,7 +172,7 @@ export class LedgerService {
     switch (sent.kind) {
       case 'created': {
         // No history but the message, no artifacts, and no status message (a requester's message is not one).
-        const [task] = await this.repository.hydrate([sent.journal.task], { historyLength: 0, artifacts: false });
+        const [task] = await this.repository.hydrate([sent.task], { historyLength: 0, artifacts: false });
         return {
           task: {
             ...task,
@@ -287,7 +354,7 @@ export class LedgerService {
   /** A journal registered with its transaction: flushed before the commit, its listeners woken after. */
   private open(tx: Tx, row: TaskRow, isNew: boolean): TaskJournal {
     const journal = new TaskJournal(tx, this.repository, row, isNew, async (flushed, entries) => {
-      await this.ledgerEvents.emit(tx, flushed, entries);
+      await this.ledgerEvents.emit(tx, flushed.task, entries, flushed.isNew ? flushed.entries[0] : null);
       const change = { taskId: flushed.task.id, seq: flushed.task.seq };
       afterCommit(tx, () => this.notifier.committed(change));
     });
@@ -333,7 +400,7 @@ export class LedgerService {
       case 'created': {
         const journal = this.open(tx, created.row, true);
         const message = await journal.message('user', input.message, 'status', 'submitted');
-        return { kind: 'created', journal, message };
+        return { kind: 'created', task: journal.task, message };
       }
     }
   }

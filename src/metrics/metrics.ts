@@ -3,6 +3,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { Tx } from '../database/database';
+import type { WriteBatch } from '../database/write-batch';
 import { afterCommit } from '../database/unit-of-work';
 
 /** The bindings of CONTRACT §5. */
@@ -138,13 +139,13 @@ export class Metrics {
   }
 
   /** A task journal's changes, counted once its transaction commits. */
-  tasksChanged(tx: Tx, created: boolean, changes: readonly TaskChange[]): void {
+  tasksChanged(unit: Tx | WriteBatch, created: boolean, changes: readonly TaskChange[]): void {
     if (!this.enabled) return;
     const settled = changes
       .filter((c) => (c.kind === 'status' || c.changesStatus) && c.state !== undefined && TERMINAL_STATES.has(c.state))
       .map((c) => c.state!);
     if (!created && settled.length === 0) return;
-    afterCommit(tx, () => {
+    afterCommit(unit, () => {
       if (created) this.tasksCreated.inc();
       for (const state of settled) this.tasksSettled.inc({ state });
     });

@@ -272,16 +272,22 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       contextId: params.message?.contextId || undefined,
       metadata: params.metadata ?? null,
     };
-    // One ledger transaction: the message, then — unless it was a retry — the push
-    // notification config it carries and the forward to the worker's upstream agent.
+    const wake = () => this.forwarder.wake();
+    // A send that starts a task without a push notification config — the usual one —
+    // is one statement, the forward to the worker's upstream agent queued in it.
+    if (input.taskId === undefined && !pushInput) {
+      return this.ledger.start(call.pair, input, read, (batch, taskId) =>
+        this.upstreams.queueMessage(batch, taskId, call.pair.worker.id, message.messageId, wake),
+      );
+    }
+    // Otherwise one ledger transaction: the message, then — unless it was a retry — the
+    // push notification config it carries and the forward to the worker's upstream agent.
     const sent = await this.ledger.write(async (tx) => {
       const sent = await this.ledger.recordSend(tx, call.pair, input);
       if (sent.kind === 'duplicate') return sent;
-      const task = sent.journal.task;
+      const task = sent.kind === 'created' ? sent.task : sent.journal.task;
       if (pushInput) await this.pushConfigs.save(tx, task, pushInput, call.version);
-      // A worker with an upstream agent: the message is queued for the forwarder in the send's transaction.
-      if (await this.upstreams.queueMessage(tx, task.id, call.pair.worker.id, message.messageId))
-        afterCommit(tx, () => this.forwarder.wake());
+      await this.upstreams.queueMessage(tx, task.id, call.pair.worker.id, message.messageId, wake);
       return sent;
     });
     return this.ledger.sendResult(call.pair, sent, read);

@@ -66,12 +66,11 @@ export class ProtocolGate implements OnModuleDestroy {
       );
     }
     // A segment that cannot be a handle names nobody, and never reaches the database.
-    const { requester, worker } = isHandle(handle)
-      ? await this.identities.findCallParties(principal.identity.id, handle)
-      : { requester: null, worker: null };
-    if (!worker) throw notFound('worker_not_found', 'No enabled, claimed identity has that handle.');
+    const call = isHandle(handle) ? await this.admission.admitCall(principal.identity.id, handle) : null;
+    if (!call) throw notFound('worker_not_found', 'No enabled, claimed identity has that handle.');
+    const { worker } = call;
     // The caller learns only that admission said no; the decision is recorded for each side's administrators.
-    if (!(await this.admission.evaluate(requester!, worker)).allowed) {
+    if (!call.decision.allowed) {
       throw forbidden('admission_denied', 'This call is not admitted between these two identities.');
     }
     return {

@@ -3,6 +3,7 @@ import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import type { RowOf } from '../database/row';
 import { sql } from '../database/sql';
+import type { WriteBatch } from '../database/write-batch';
 import type { UpstreamBinding, UpstreamVersion } from './dto/set-upstream.dto';
 import type { IdentityUpstream, UpstreamAuthType } from './identity-upstream.entity';
 import type { UpstreamForward } from './upstream-forward.entity';
@@ -119,24 +120,30 @@ export class UpstreamRepository {
   // upstream_forwards
 
   /**
-   * In the send's transaction: when the worker has an upstream, queue the requester's
-   * message for it (once per message id). True when something was queued.
+   * In the send's unit of work (its transaction, or its write batch): when the worker
+   * has an upstream, queue the requester's message for it (once per message id);
+   * `queued` runs after the commit when something was queued.
    */
-  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2, DummyValue.STRING, null] })
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2, DummyValue.STRING, null, undefined, () => undefined] })
   async queueMessage(
     taskId: string,
     workerIdentityId: string,
     messageId: string,
     traceparent: string | null,
-    tx?: Tx,
-  ): Promise<boolean> {
-    const rows = await this.db.rows(
-      sql`INSERT INTO upstream_forwards (task_id, kind, message_id, traceparent)
-          SELECT ${taskId}, 'message', ${messageId}, ${traceparent} FROM identity_upstreams WHERE identity_id = ${workerIdentityId}
-          ON CONFLICT (task_id, kind, message_id) DO NOTHING RETURNING id`,
-      tx,
+    unit: Tx | WriteBatch | undefined,
+    queued: () => void,
+  ): Promise<void> {
+    await this.db.write(
+      [
+        sql`INSERT INTO upstream_forwards (task_id, kind, message_id, traceparent)
+            SELECT ${taskId}, 'message', ${messageId}, ${traceparent} FROM identity_upstreams WHERE identity_id = ${workerIdentityId}
+            ON CONFLICT (task_id, kind, message_id) DO NOTHING RETURNING id`,
+      ],
+      unit,
+      ([rows]) => {
+        if (rows.length > 0) queued();
+      },
     );
-    return rows.length > 0;
   }
 
   /** In the cancel's transaction: queue the cancel when the worker has an upstream. */

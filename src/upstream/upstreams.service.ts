@@ -12,6 +12,7 @@ import { SKILL_LIMITS } from '../identities/dto/agent-skill.dto';
 import { IdentitiesService } from '../identities/identities.service';
 import type { IdentityView } from '../identities/identity-view';
 import { Database, type Tx } from '../database/database';
+import type { WriteBatch } from '../database/write-batch';
 import { AuditService } from '../audit/audit.service';
 import type { SetUpstreamDto, UpstreamBinding, UpstreamVersion } from './dto/set-upstream.dto';
 import { reasonOf, upstreamFetch } from './upstream-fetch';
@@ -235,11 +236,18 @@ export class UpstreamsService {
   }
 
   /**
-   * In the send's transaction: when the worker has an upstream, queue the requester's
-   * message for it (once per message id). True when something was queued.
+   * In the send's unit of work (transaction or write batch): when the worker has an
+   * upstream, queue the requester's message for it (once per message id); `queued`
+   * runs after the commit when something was queued.
    */
-  queueMessage(tx: Tx, taskId: string, workerIdentityId: string, messageId: string): Promise<boolean> {
-    return this.repository.queueMessage(taskId, workerIdentityId, messageId, currentTraceparent(), tx);
+  queueMessage(
+    unit: Tx | WriteBatch,
+    taskId: string,
+    workerIdentityId: string,
+    messageId: string,
+    queued: () => void,
+  ): Promise<void> {
+    return this.repository.queueMessage(taskId, workerIdentityId, messageId, currentTraceparent(), unit, queued);
   }
 
   /** In the cancel's transaction: forward the cancel when the worker has an upstream. */

@@ -184,4 +184,81 @@ describe('AdmissionService.evaluate', () => {
       hot.mockRestore();
     }
   });
+
+  describe('admitCall: the parties and the decision of a protocol call, in one round trip', () => {
+    const handleOf = (identity: Identity) => identity.agentHandle;
+
+    it('reads both parties and the rules of both sides with one statement', async () => {
+      const a = await enabledIn(acme);
+      const g = await enabledIn(globex);
+      await insertRule(a, 'outbound', 'allow', { organizationId: globex.organizationId });
+      await insertRule(g, 'inbound', 'allow', { identity: a });
+      for (let i = 0; i < 3; i++) {
+        const other = await enabledIn(globex);
+        await insertRule(a, 'both', 'block', { identity: other });
+        await insertRule(g, 'both', 'block', { identity: other });
+      }
+      const query = jest.spyOn(t.db, 'query');
+      const hot = jest.spyOn(t.app.get(Database), 'prepared');
+      try {
+        const call = await admission.admitCall(a.id, handleOf(g));
+        expect(call).toMatchObject({
+          requester: { id: a.id },
+          worker: { id: g.id },
+          decision: { allowed: true, reason: 'mutual_permit' },
+        });
+        expect(query.mock.calls.length + hot.mock.calls.length).toBe(1);
+      } finally {
+        query.mockRestore();
+        hot.mockRestore();
+      }
+    });
+
+    it('decides as evaluate does, and records a denial the same way', async () => {
+      const a = await enabledIn(acme);
+      const g = await enabledIn(globex);
+      await insertRule(g, 'inbound', 'block', { identity: a });
+      const call = await admission.admitCall(a.id, handleOf(g));
+      expect(call?.decision).toEqual(await admission.decide(a, g));
+      expect(call?.decision.allowed).toBe(false);
+      expect(await denialsOf(a)).toHaveLength(1);
+      expect((await denialsOf(a))[0]).toMatchObject({ worker_id: g.id, reason: call!.decision.reason });
+    });
+
+    it('reads the rule timestamps back as dates', async () => {
+      const a = await enabledIn(acme);
+      const g = await enabledIn(globex);
+      await insertRule(a, 'outbound', 'allow', { identity: g });
+      await insertRule(g, 'inbound', 'allow', { organizationId: acme.organizationId });
+      const call = await admission.admitCall(a.id, handleOf(g));
+      const rules = [call!.decision.effective.requester, call!.decision.effective.worker];
+      expect(rules).toHaveLength(2);
+      for (const rule of rules) {
+        expect(rule?.createdAt).toBeInstanceOf(Date);
+        expect(rule?.createdAt.getTime()).not.toBeNaN();
+      }
+      expect(call!.decision).toEqual(await admission.decide(a, g));
+    });
+
+    it('has no worker for an unknown, disabled or unclaimed handle', async () => {
+      const a = await enabledIn(acme);
+      const disabled = await load(
+        (await insertIdentity(t, { organizationId: acme.organizationId, enabled: false })).id,
+      );
+      const unclaimed = await load((await insertIdentity(t, { organizationId: null })).id);
+      await expect(admission.admitCall(a.id, 'nobody-has-this-handle')).resolves.toBeNull();
+      await expect(admission.admitCall(a.id, handleOf(disabled))).resolves.toBeNull();
+      await expect(admission.admitCall(a.id, handleOf(unclaimed))).resolves.toBeNull();
+      expect(await denialsOf(a)).toHaveLength(0);
+    });
+
+    it('admits a call to oneself (one row is both parties)', async () => {
+      const a = await enabledIn(acme);
+      await expect(admission.admitCall(a.id, handleOf(a))).resolves.toMatchObject({
+        requester: { id: a.id },
+        worker: { id: a.id },
+        decision: { allowed: true },
+      });
+    });
+  });
 });

@@ -4,6 +4,7 @@ import { DataSource, type QueryRunner } from 'typeorm';
 import { Database, type Tx } from '../../src/database/database';
 import { sqlExamples } from '../../src/database/generate-sql';
 import type { Sql } from '../../src/database/sql';
+import { WriteBatch } from '../../src/database/write-batch';
 import { createTestDatabase, dropDatabase, urlFor } from '../support/database';
 
 /**
@@ -45,6 +46,11 @@ class RecordingDatabase extends Database {
 
   override transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     return work(this.runner.manager);
+  }
+
+  /** What a method queued in a write batch, sent as Database.batch sends it. */
+  async send(batch: WriteBatch): Promise<void> {
+    if (!batch.isEmpty) await this.run(batch.statement());
   }
 }
 
@@ -106,8 +112,11 @@ describe('generated SQL (src/database/queries)', () => {
         const repository = new (
           owner as new (db: Database) => Record<string, (...args: unknown[]) => Promise<unknown>>
         )(db);
+        // A write batch is filled by the method and sent after it, a fresh one each time.
+        const params = example.params.map((param) => (param instanceof WriteBatch ? new WriteBatch() : param));
         try {
-          await repository[method](...example.params);
+          await repository[method](...params);
+          for (const param of params) if (param instanceof WriteBatch) await db.send(param);
         } catch (error) {
           if (isStatementError(error)) throw new Error(`${owner.name}.${method}: ${(error as Error).message}`);
         } finally {

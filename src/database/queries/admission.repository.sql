@@ -15,6 +15,26 @@ SELECT id, identity_id, organization_id, direction, action, peer_type, peer_iden
  WHERE identity_id = $7 AND peer_type = 'organization' AND peer_organization_id = $8
    AND direction IN ('inbound', 'both');
 
+-- AdmissionRepository.callParties
+WITH parties AS (SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
+publicly_discoverable, allow_public_egress, filter_mode, status, claim_expires_at, card_version, created_at, updated_at, deleted_at FROM identities WHERE id = $1 OR agent_handle = $2),
+             requester AS (SELECT id, organization_id FROM parties WHERE id = $3),
+             worker AS (SELECT id, organization_id FROM parties WHERE agent_handle = $4)
+        SELECT parties.*, (SELECT COALESCE(jsonb_agg(r), '[]'::jsonb) FROM (SELECT id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at FROM contact_rules
+     WHERE identity_id = (SELECT id FROM requester) AND peer_type = 'identity' AND peer_identity_id = (SELECT id FROM worker) AND direction IN ('outbound', 'both')
+    UNION ALL
+    SELECT id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at FROM contact_rules
+     WHERE identity_id = (SELECT id FROM requester) AND peer_type = 'organization' AND peer_organization_id = (SELECT organization_id FROM worker)
+       AND direction IN ('outbound', 'both')
+    UNION ALL
+    SELECT id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at FROM contact_rules
+     WHERE identity_id = (SELECT id FROM worker) AND peer_type = 'identity' AND peer_identity_id = (SELECT id FROM requester) AND direction IN ('inbound', 'both')
+    UNION ALL
+    SELECT id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at FROM contact_rules
+     WHERE identity_id = (SELECT id FROM worker) AND peer_type = 'organization' AND peer_organization_id = (SELECT organization_id FROM requester)
+       AND direction IN ('inbound', 'both')) r) AS rules
+          FROM parties;
+
 -- AdmissionRepository.listRules (organization)
 SELECT id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at FROM contact_rules r
 WHERE organization_id = $1 AND TRUE

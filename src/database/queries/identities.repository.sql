@@ -8,10 +8,6 @@ publicly_discoverable, allow_public_egress, filter_mode, status, claim_expires_a
 SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
 publicly_discoverable, allow_public_egress, filter_mode, status, claim_expires_at, card_version, created_at, updated_at, deleted_at FROM identities WHERE id = $1;
 
--- IdentitiesRepository.findByIdOrHandle
-SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-publicly_discoverable, allow_public_egress, filter_mode, status, claim_expires_at, card_version, created_at, updated_at, deleted_at FROM identities WHERE id = $1 OR agent_handle = $2;
-
 -- IdentitiesRepository.findByIds
 SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
 publicly_discoverable, allow_public_egress, filter_mode, status, claim_expires_at, card_version, created_at, updated_at, deleted_at FROM identities WHERE id = ANY($1::uuid[]);

@@ -83,6 +83,39 @@ t.metadata, t.seq, t.created_at, t.updated_at
     ), touched AS (UPDATE contexts SET updated_at = now() WHERE id IN (SELECT context_id FROM t))
     SELECT c.id AS context_row, t.* FROM c LEFT JOIN t ON true;
 
+-- LedgerRepository.queueNewTask (new context)
+WITH w0 AS (INSERT INTO contexts (id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id, created_at, updated_at)
+                VALUES ($1, $2, $3, $4,
+                        $5, $6, $7, $8, $9)),
+w1 AS (INSERT INTO tasks (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle,
+                               worker_organization_id, origin_message_id, metadata, state, status_message_id, status_timestamp, seq, created_at, updated_at)
+            VALUES ($10, $11, $12, $13, $14,
+                    $15, $16, $17, $18, $19::jsonb,
+                    $20, $21, $22, $23, $24, $25)
+            RETURNING pg_notify($26, $27) AS notified),
+w2 AS (INSERT INTO messages (id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at)
+            VALUES ($28, $29, $30, $31, $32::jsonb, $33::jsonb,
+                    $34::jsonb, $35::jsonb, $36, $37)),
+w3 AS (INSERT INTO task_events (task_id, seq, kind, state, message_id, trace_id, created_at)
+            VALUES ($38, $39, 'status', $40, $41, $42, $43))
+SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
+
+-- LedgerRepository.queueNewTask (in a context)
+WITH w0 AS (UPDATE contexts SET updated_at = $1
+                 WHERE id = $2 AND requester_identity_id = $3 AND worker_identity_id = $4),
+w1 AS (INSERT INTO tasks (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle,
+                               worker_organization_id, origin_message_id, metadata, state, status_message_id, status_timestamp, seq, created_at, updated_at)
+            VALUES ($5, $6, $7, $8, $9,
+                    $10, $11, $12, $13, $14::jsonb,
+                    $15, $16, $17, $18, $19, $20)
+            RETURNING pg_notify($21, $22) AS notified),
+w2 AS (INSERT INTO messages (id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at)
+            VALUES ($23, $24, $25, $26, $27::jsonb, $28::jsonb,
+                    $29::jsonb, $30::jsonb, $31, $32)),
+w3 AS (INSERT INTO task_events (task_id, seq, kind, state, message_id, trace_id, created_at)
+            VALUES ($33, $34, 'status', $35, $36, $37, $38))
+SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
+
 -- LedgerRepository.originTask
 SELECT id FROM tasks
 WHERE requester_identity_id = $1 AND worker_identity_id = $2 AND origin_message_id = $3;

@@ -16,9 +16,10 @@ RETURNING identity_id, url, card_url, protocol_version, binding, streaming, auth
 DELETE FROM identity_upstreams WHERE identity_id = $1 RETURNING identity_id, url, card_url, protocol_version, binding, streaming, auth_type, auth_header, auth_value, created_at, updated_at;
 
 -- UpstreamRepository.queueMessage
-INSERT INTO upstream_forwards (task_id, kind, message_id, traceparent)
-SELECT $1, 'message', $2, $3 FROM identity_upstreams WHERE identity_id = $4
-ON CONFLICT (task_id, kind, message_id) DO NOTHING RETURNING id;
+WITH w0 AS (INSERT INTO upstream_forwards (task_id, kind, message_id, traceparent)
+            SELECT $1, 'message', $2, $3 FROM identity_upstreams WHERE identity_id = $4
+            ON CONFLICT (task_id, kind, message_id) DO NOTHING RETURNING id)
+SELECT 0 AS member, to_jsonb(w0) AS row FROM w0;
 
 -- UpstreamRepository.queueCancel
 INSERT INTO upstream_forwards (task_id, kind, message_id, traceparent)
