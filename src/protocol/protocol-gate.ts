@@ -27,7 +27,7 @@ export interface OpenCall {
   call: ProtocolCall;
   /** The ServerCallContext that carries `call` to LedgerRequestHandler. */
   context: ServerCallContext;
-  /** Ends the call early: the client went away, its time is up. */
+  /** Ends the call early: the client went away, its time is up. Nothing once it has ended. */
   abort(): void;
   /** Gives its slot back; once, however often it is called. */
   end(): void;
@@ -103,11 +103,16 @@ export class ProtocolGate implements OnModuleDestroy {
       signal: abort.signal,
       standing,
     };
+    let ended = false;
     return {
       call,
       context: callContext(call),
-      abort: () => abort.abort(),
+      // A call that has ended has nothing to abort (and an abort's DOMException is not free).
+      abort: () => {
+        if (!ended) abort.abort();
+      },
       end: () => {
+        ended = true;
         this.inFlight.delete(abort);
         release();
       },

@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { startApp, type TestApp } from '../support/app';
+import { agentPair, rpc, v03Message, type Agent } from '../support/a2a';
+import { signup } from '../support/fixtures';
+
+/**
+ * A send that starts a task is one statement (LedgerService.start, a write batch): the
+ * key, the call's parties and rules, then the write — three round trips, no BEGIN or
+ * COMMIT — and all of it or nothing is written.
+ */
+describe('a send that starts a task: one statement', () => {
+  let t: TestApp;
+  let requester: Agent;
+  let worker: Agent;
+
+  beforeAll(async () => {
+    t = await startApp({ RATE_LIMIT_PROTOCOL_PER_MINUTE: '100000' });
+    ({ requester, worker } = await agentPair(t));
+  });
+  afterAll(() => t.close());
+
+  /** The statements the app sends while `work` runs (the test's own queries go through t.db, not counted). */
+  async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
+    const sent: string[] = [];
+    const query = Client.prototype.query as (...args: unknown[]) => unknown;
+    const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
+      const first = args[0] as string | { text: string };
+      sent.push(typeof first === 'string' ? first : first.text);
+      return query.apply(this, args) as never;
+    });
+    try {
+      await work();
+    } finally {
+      spy.mockRestore();
+    }
+    // Timers of their own are not the send's: the dispatcher's claim, the key usage flush.
+    return sent.filter((text) => !/deliveries d SET attempts|SET last_used_at/.test(text));
+  }
+
+  const counts = async () =>
+    (
+      (await t.db.query(
+        `SELECT (SELECT count(*) FROM tasks)::int AS tasks, (SELECT count(*) FROM contexts)::int AS contexts,
+                (SELECT count(*) FROM messages)::int AS messages, (SELECT count(*) FROM task_events)::int AS task_events,
+                (SELECT count(*) FROM events)::int AS events`,
+      )) as Array<Record<string, number>>
+    )[0];
+
+  it('takes three round trips: the key, the parties with their rules, and one write without BEGIN/COMMIT', async () => {
+    const sent = await statementsOf(() =>
+      rpc(t, worker.handle, requester.key, 'message/send', {
+        message: v03Message('one statement'),
+        configuration: { blocking: false },
+      }).expect(200),
+    );
+    expect(sent.map((text) => text.trim().slice(0, 60))).toHaveLength(3);
+    expect(sent.some((text) => /^\s*(BEGIN|START TRANSACTION|COMMIT)/i.test(text))).toBe(false);
+    const write = sent[2];
+    for (const table of ['contexts', 'tasks', 'messages', 'task_events', 'events', 'deliveries', 'upstream_forwards'])
+      expect(write).toContain(`INSERT INTO ${table} `);
+  });
+
+  it('writes the task, its context, message and event, and the outbox event as the transactional path did', async () => {
+    const res = await rpc(t, worker.handle, requester.key, 'message/send', {
+      message: v03Message('look at me', { metadata: { k: 'v' } }),
+      metadata: { request: 1 },
+      configuration: { blocking: false },
+    }).expect(200);
+    const { id, contextId, status } = res.body.result as {
+      id: string;
+      contextId: string;
+      status: { timestamp: string };
+    };
+    const [task] = await t.db.query(`SELECT * FROM tasks WHERE id = $1`, [id]);
+    expect(task).toMatchObject({ context_id: contextId, state: 'submitted', seq: 1, status_message_id: null });
+    expect(task.metadata).toEqual({ request: 1 });
+    expect(new Date(task.status_timestamp as string).toISOString()).toBe(status.timestamp);
+    const [message] = await t.db.query(`SELECT * FROM messages WHERE task_id = $1`, [id]);
+    expect(message).toMatchObject({ role: 'user', seq: 1, metadata: { k: 'v' } });
+    const events = await t.db.query(`SELECT seq, kind, state, message_id FROM task_events WHERE task_id = $1`, [id]);
+    expect(events).toEqual([{ seq: 1, kind: 'status', state: 'submitted', message_id: message.id }]);
+    const outbox = await t.db.query(
+      `SELECT type, data FROM events WHERE type = 'task.created' AND data->'task'->>'id' = $1`,
+      [id],
+    );
+    expect(outbox).toHaveLength(1);
+    expect(outbox[0].data).toMatchObject({
+      seq: 1,
+      task: { id, contextId, status: { state: 'submitted', timestamp: status.timestamp } },
+      message: { messageId: message.message_id, taskId: id, contextId, created_at: status.timestamp },
+    });
+    const [context] = await t.db.query(`SELECT * FROM contexts WHERE id = $1`, [contextId]);
+    expect(context).toMatchObject({ requester_identity_id: requester.id, worker_identity_id: worker.id });
+  });
+
+  it("a context of another pair fails the whole statement: nothing is written, and the caller is told it's not found", async () => {
+    const other = await agentPair(t, await signup(t, 'Other'));
+    const theirs = await rpc(t, other.worker.handle, other.requester.key, 'message/send', {
+      message: v03Message('theirs'),
+      configuration: { blocking: false },
+    }).expect(200);
+    const before = await counts();
+    const res = await rpc(t, worker.handle, requester.key, 'message/send', {
+      message: v03Message('into their context', { contextId: theirs.body.result.contextId }),
+      configuration: { blocking: false },
+    }).expect(200);
+    expect(res.body.error).toMatchObject({ code: -32602 });
+    expect(await counts()).toEqual(before);
+    const unknown = await rpc(t, worker.handle, requester.key, 'message/send', {
+      message: v03Message('into no context', { contextId: randomUUID() }),
+      configuration: { blocking: false },
+    }).expect(200);
+    expect(unknown.body.error).toMatchObject({ code: -32602 });
+    expect(await counts()).toEqual(before);
+  });
+
+  it('a retried send writes nothing and answers with the task it created', async () => {
+    const message = v03Message('retry me');
+    const first = await rpc(t, worker.handle, requester.key, 'message/send', {
+      message,
+      configuration: { blocking: false },
+    }).expect(200);
+    const before = await counts();
+    const again = await rpc(t, worker.handle, requester.key, 'message/send', {
+      message,
+      configuration: { blocking: false },
+    }).expect(200);
+    expect(again.body.result.id).toBe(first.body.result.id);
+    expect(again.body.result.contextId).toBe(first.body.result.contextId);
+    expect(await counts()).toEqual(before);
+  });
+});
