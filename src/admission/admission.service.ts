@@ -9,7 +9,7 @@ import { canAccess, identityParty, partyOf, requireAccess } from '../auth/access
 import { IdentitiesService, isServable } from '../identities/identities.service';
 import type { Identity } from '../identities/identity.entity';
 import { AdmissionRepository, type DecisionScope } from './admission.repository';
-import { decide, standingDenial, type AdmissionDecision, type Side } from './admission.decision';
+import { decide, standingDenial, type AdmissionDecision, type AdmissionParty, type Side } from './admission.decision';
 import { explain, toDecisionView, type AdmissionCheckView, type AdmissionDecisionView } from './admission.view';
 import type { ContactRule } from './contact-rule.entity';
 import { namesOf, toContactRuleView, type ContactRuleView } from './contact-rule.view';
@@ -129,9 +129,25 @@ export class AdmissionService {
    * The decision, recording nothing: for a protocol call already admitted (and recorded
    * by `evaluate` if denied), re-checked while it stays open — a stream or a blocking send.
    */
-  async decide(requester: Identity, worker: Identity): Promise<AdmissionDecision<ContactRule>> {
-    const rules = standingDenial(requester, worker) ? [] : await this.rules.between(requester, worker);
-    return decide(requester, worker, rules);
+  async decide(
+    requester: Identity,
+    worker: Identity,
+    rules?: readonly ContactRule[],
+  ): Promise<AdmissionDecision<ContactRule>> {
+    if (standingDenial(requester, worker)) return decide(requester, worker, []);
+    return decide(requester, worker, rules ?? (await this.rules.between(requester, worker)));
+  }
+
+  /**
+   * The rules that can take part in admitting one party to the other, read ahead of
+   * the decision (`decide(requester, worker, rules)`) by a caller who knows both
+   * parties' organizations.
+   */
+  rulesBetween(
+    requester: Pick<AdmissionParty, 'id' | 'organizationId'>,
+    worker: Pick<AdmissionParty, 'id' | 'organizationId'>,
+  ): Promise<ContactRule[]> {
+    return this.rules.between(requester, worker);
   }
 
   /**

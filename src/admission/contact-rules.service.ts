@@ -39,7 +39,10 @@ export class ContactRulesService {
   ) {}
 
   /** The rules the decision needs for this pair: one indexed round trip, a prepared statement (every protocol call). */
-  between(requester: AdmissionParty, worker: AdmissionParty): Promise<ContactRule[]> {
+  between(
+    requester: Pick<AdmissionParty, 'id' | 'organizationId'>,
+    worker: Pick<AdmissionParty, 'id' | 'organizationId'>,
+  ): Promise<ContactRule[]> {
     return this.repository.rulesBetween(requester, worker);
   }
 

@@ -249,9 +249,11 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     call: ProtocolCall,
     params: SendMessageRequest,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    const historyWanted = this.history(params.configuration?.historyLength);
-    const { task } = await this.send(call, params, { historyLength: 0, artifacts: false });
-    yield* this.follow(call, task.id, historyWanted, isSettled);
+    // The task as the send left it is the stream's first event: a new one is known
+    // without reading it back; follow then reads what came after it.
+    const history = this.history(params.configuration?.historyLength);
+    const { task } = await this.send(call, params, { historyLength: history, artifacts: true });
+    yield* this.follow(call, task.id, history, isSettled, task);
   }
 
   private async *subscribe(call: ProtocolCall, taskId: string): AsyncGenerator<StreamResponse, void, undefined> {
@@ -329,10 +331,13 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     taskId: string,
     history: number,
     ends: (state: TaskState) => boolean,
+    initial?: TaskRecord,
   ): AsyncGenerator<StreamResponse, void, undefined> {
     const watch = this.ledger.watch(taskId);
     try {
-      const task = await this.pairTask(call, taskId, { historyLength: history, artifacts: true });
+      // Given the task as it was (the send's answer), the events after it are read below,
+      // after the watch is set up, so nothing committed since is missed either way.
+      const task = initial ?? (await this.pairTask(call, taskId, { historyLength: history, artifacts: true }));
       yield { payload: { $case: 'task', value: toA2ATask(task) } };
       if (ends(task.state)) return;
       let seq = task.seq;

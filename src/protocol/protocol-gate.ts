@@ -121,17 +121,21 @@ export class ProtocolGate implements OnModuleDestroy {
 
   /**
    * The open call's checks, asked again: the key (the guard's), both identities and
-   * admission (without recording a denial; the call was admitted). Three indexed reads.
+   * admission (without recording a denial; the call was admitted). Three indexed reads,
+   * side by side: the rules are read for the pair's organizations, which an identity
+   * never changes once claimed.
    */
   private async standing(keyId: string, pair: TaskPair): Promise<AppError | null> {
-    const [active, identities] = await Promise.all([
+    const [active, identities, rules] = await Promise.all([
       this.keys.isActive(keyId),
       this.identities.findByIds([pair.requester.id, pair.worker.id]),
+      this.admission.rulesBetween(pair.requester, pair.worker),
     ]);
     const requester = identities.find((identity) => identity.id === pair.requester.id);
     const worker = identities.find((identity) => identity.id === pair.worker.id);
     // Identity rows are never deleted; were one missing, the call would have nobody to serve.
-    const decision = active && requester && worker ? await this.admission.decide(requester, worker) : UNAVAILABLE;
+    const decision =
+      active && requester && worker ? await this.admission.decide(requester, worker, rules) : UNAVAILABLE;
     return lostStanding(active, decision);
   }
 }
