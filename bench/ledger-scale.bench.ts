@@ -17,9 +17,12 @@ import { agentPair } from './protocol.bench';
  * - `tasks/get` (JSON-RPC, v0.3: no A2A-Version header) p50 over tasks of the pair;
  * - `GET /api/v1/tasks?role=worker` (the worker's key) p50: the first page, and a page
  *   in the middle of the worker's list (a keyset cursor, no OFFSET).
+ * Two servers (one empty, one seeded) measured in BENCH_ROUNDS alternating rounds
+ * (default 3; BENCH_DURATION, BENCH_ITERATIONS as elsewhere); the medians are compared.
  * Then the EXPLAIN (ANALYZE, BUFFERS) plan of every statement that one call of each
  * kind sends, captured at run time (the driver spied on), so a rewrite of a path is
- * explained as it is, not as a copy here remembers it.
+ * explained as it is, not as a copy here remembers it. BENCH_SEED_VERBOSE=1 prints the
+ * time of each seeding statement.
  */
 
 type Db = BenchServer['db'];
@@ -533,6 +536,7 @@ async function explainCalls(server: BenchServer, { requester, worker }: Pair): P
     ],
   ];
   const explained: Explained[] = [];
+  const checkedIn = checkedInLabels();
   for (const [call, send] of calls) {
     const requestId = `bench-explain-${randomUUID()}`;
     const captured = await whileExplaining(requestId, async () => {
@@ -544,7 +548,7 @@ async function explainCalls(server: BenchServer, { requester, worker }: Pair): P
       const plan = await c.plan;
       explained.push({
         call,
-        label: c.method ?? checkedInLabels().get(normalize(c.text)) ?? '(unlabelled)',
+        label: c.method ?? checkedIn.get(normalize(c.text)) ?? '(unlabelled)',
         text: c.text.trim(),
         plan,
         executionMs: Number(/Execution Time: ([\d.]+) ms/.exec(plan)?.[1] ?? NaN),
