@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Client } from 'pg';
 import { sqlExamples } from '../src/database/generate-sql';
+import { WriteBatch } from '../src/database/write-batch';
 import { currentRequestContext } from '../src/common/request-context';
 import { encodeCursor } from '../src/common/pagination';
 import { load, percentile, startBenchServer, table, timeIt, type BenchServer } from './lib';
@@ -548,7 +549,7 @@ async function explainCalls(server: BenchServer, { requester, worker }: Pair): P
       const plan = await c.plan;
       explained.push({
         call,
-        label: c.method ?? checkedIn.get(normalize(c.text)) ?? '(unlabelled)',
+        label: c.method ?? batchLabels.get(c.text) ?? checkedIn.get(normalize(c.text)) ?? '(unlabelled)',
         text: c.text.trim(),
         plan,
         executionMs: Number(/Execution Time: ([\d.]+) ms/.exec(plan)?.[1] ?? NaN),
@@ -618,7 +619,7 @@ async function whileExplaining(requestId: string, work: () => Promise<void>): Pr
   return captured;
 }
 
-/** Runs every `@GenerateSql` repository method inside its name (innermost wins); returns the undo. */
+/** Runs every `@GenerateSql` repository method inside its name (innermost wins), names write batches; returns the undo. */
 function labelRepositoryMethods(): () => void {
   const undo: Array<() => void> = [];
   for (const { owner, method } of sqlExamples()) {
@@ -630,8 +631,26 @@ function labelRepositoryMethods(): () => void {
     };
     undo.push(() => (proto[method] = original));
   }
+  // A write batch (src/database/write-batch.ts) is sent by Database.batch after the methods that
+  // queued its members have returned: its statement is named after them.
+  const members = new WeakMap<WriteBatch, string[]>();
+  const batch = WriteBatch.prototype;
+  const { write, statement } = batch;
+  batch.write = function (this: WriteBatch, ...args: Parameters<WriteBatch['write']>) {
+    members.set(this, [...(members.get(this) ?? []), repositoryMethod.getStore() ?? '(unlabelled)']);
+    return write.apply(this, args);
+  };
+  batch.statement = function (this: WriteBatch) {
+    const sent = statement.apply(this);
+    batchLabels.set(sent.text, `write batch: ${[...new Set(members.get(this))].join(' + ')}`);
+    return sent;
+  };
+  undo.push(() => Object.assign(batch, { write, statement }));
   return () => undo.reverse().forEach((fn) => fn());
 }
+
+/** Write batch statement text → the repository methods that queued its members. */
+const batchLabels = new Map<string, string>();
 
 /** A plan's nodes without their costs and timings. */
 const shape = (plan: string) =>
