@@ -210,14 +210,21 @@ export class LedgerRepository {
     { name: 'identity', params: [IDENTITY_SIDE, { role: 'worker', identity: U }, new Keyset('t', undefined, 50)] },
   )
   async visibleTasks(side: LedgerSide, filter: VisibleTaskFilter, page: Keyset): Promise<TaskRow[]> {
-    const conditions = [
-      visibleCondition('t', side, filter),
+    const rest = [
       filter.state ? sql`t.state = ${filter.state}` : sql.empty,
       filter.contextId ? sql`t.context_id = ${filter.contextId}::uuid` : sql.empty,
       filter.updatedAfter ? sql`t.updated_at > ${filter.updatedAfter}::timestamptz` : sql.empty,
       page.after,
     ];
-    return this.db.rows<TaskRow>(sql`SELECT ${TASK_COLUMNS} FROM tasks t ${sql.where(conditions)} ${page.tail}`);
+    const branch = (...side: Sql[]) =>
+      sql`SELECT ${TASK_COLUMNS} FROM tasks t ${sql.where([...side, ...rest])} ${page.tail}`;
+    if (filter.role) return this.db.rows<TaskRow>(branch(visibleCondition('t', side, filter)));
+    // Either role: one keyset page per role, each read in order from its own index, then merged.
+    // A single `requester = x OR worker = x` reads and sorts every task of the caller.
+    const asRequester = visibleCondition('t', side, { ...filter, role: 'requester' });
+    const asWorker = visibleCondition('t', side, { ...filter, role: 'worker' });
+    return this.db.rows<TaskRow>(sql`
+      SELECT t.* FROM ((${branch(asRequester)}) UNION ALL (${branch(asWorker, sql`NOT ${asRequester}`)})) t ${page.tail}`);
   }
 
   /** A task, when visible to `side`. */

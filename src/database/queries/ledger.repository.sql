@@ -30,9 +30,11 @@ t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.stat
 t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.requester_identity_id = $1 AND t.worker_identity_id = $2 AND t.context_id = $3 AND t.state = $4 AND t.status_timestamp >= $5 AND TRUE ORDER BY t.created_at DESC, t.id DESC LIMIT 51;
 
 -- LedgerRepository.visibleTasks (organization)
-SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
+SELECT t.* FROM ((SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE ((t.requester_organization_id = $1 AND t.worker_handle = $2) OR (t.worker_organization_id = $3 AND t.requester_handle = $4)) AND t.state = $5 AND t.context_id = $6::uuid AND t.updated_at > $7::timestamptz AND TRUE ORDER BY t.created_at DESC, t.id DESC LIMIT 51;
+t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE (t.requester_organization_id = $1 AND t.worker_handle = $2) AND t.state = $3 AND t.context_id = $4::uuid AND t.updated_at > $5::timestamptz AND TRUE ORDER BY t.created_at DESC, t.id DESC LIMIT 51) UNION ALL (SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
+t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
+t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE (t.worker_organization_id = $6 AND t.requester_handle = $7) AND NOT (t.requester_organization_id = $8 AND t.worker_handle = $9) AND t.state = $10 AND t.context_id = $11::uuid AND t.updated_at > $12::timestamptz AND TRUE ORDER BY t.created_at DESC, t.id DESC LIMIT 51)) t ORDER BY t.created_at DESC, t.id DESC LIMIT 51;
 
 -- LedgerRepository.visibleTasks (identity)
 SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
