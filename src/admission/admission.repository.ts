@@ -15,6 +15,18 @@ import type { Identity } from '../identities/identity.entity';
 import { IDENTITY_COLUMNS, toIdentity, type IdentityRow } from '../identities/identities.repository';
 
 type RuleRow = RowOf<ContactRule>;
+/** A protocol call asked about: the caller's identity and the handle it calls. */
+export interface CallAsked {
+  requesterId: string;
+  workerHandle: string;
+}
+
+/** What a protocol call's admission reads: both parties (one row when the caller calls itself) and the rules between them. */
+export interface CallParties {
+  parties: Identity[];
+  rules: ContactRule[];
+}
+
 /** A row as to_jsonb gives it: timestamps are ISO strings. */
 type JsonRow<R> = { [K in keyof R]: R[K] extends Date ? string : R[K] };
 type DecisionRow = RowOf<AdmissionDecisionRecord>;
@@ -127,30 +139,44 @@ export class AdmissionRepository {
   }
 
   /**
-   * Read model: both parties of a protocol call and every rule that can take part in
-   * admitting one to the other, in one round trip on every call: the caller by id and
-   * the worker by handle (`identities`, the identities module's table), then the four
-   * probes of `rulesBetween` for that pair. One prepared statement; the rules come as
-   * one JSON array on each party's row.
+   * Read model: for each protocol call asked about, both parties and every rule that
+   * can take part in admitting one to the other, in one round trip on every call: the
+   * caller by id and the worker by handle (`identities`, the identities module's
+   * table), then the four probes of `rulesBetween` for that pair. Calls arriving
+   * together share the statement (AdmissionService coalesces them); each answer is
+   * at its position, the rules one JSON array on each party's row.
    */
-  @GenerateSql({ params: [DummyValue.UUID, DummyValue.HANDLE] })
-  async callParties(requesterId: string, workerHandle: string): Promise<{ parties: Identity[]; rules: ContactRule[] }> {
-    const side = (cte: string): PartyTerms => ({
-      id: sql.raw(`(SELECT id FROM ${cte})`),
-      organizationId: sql.raw(`(SELECT organization_id FROM ${cte})`),
-    });
-    const rows = await this.db.prepared<IdentityRow & { rules: Array<JsonRow<RuleRow>> }>(
+  @GenerateSql({ params: [[{ requesterId: DummyValue.UUID, workerHandle: DummyValue.HANDLE }]] })
+  async callParties(calls: ReadonlyArray<CallAsked>): Promise<CallParties[]> {
+    const column = (name: string): Sql => sql.raw(`p.${name}`);
+    const requester = { id: column('requester_id'), organizationId: column('requester_organization_id') };
+    const worker = { id: column('worker_id'), organizationId: column('worker_organization_id') };
+    const rows = await this.db.prepared<IdentityRow & { position: number; rules: Array<JsonRow<RuleRow>> }>(
       'admission_call_parties',
-      sql`WITH parties AS (SELECT ${IDENTITY_COLUMNS} FROM identities WHERE id = ${requesterId} OR agent_handle = ${workerHandle}),
-               requester AS (SELECT id, organization_id FROM parties WHERE id = ${requesterId}),
-               worker AS (SELECT id, organization_id FROM parties WHERE agent_handle = ${workerHandle})
-          SELECT parties.*, (SELECT COALESCE(jsonb_agg(r), '[]'::jsonb) FROM (${rulesBetween(side('requester'), side('worker'))}) r) AS rules
-            FROM parties`,
+      sql`WITH asked AS (
+            SELECT * FROM unnest(${calls.map((c) => c.requesterId)}::uuid[], ${calls.map((c) => c.workerHandle)}::text[])
+                     WITH ORDINALITY AS a(requester_id, worker_handle, position)),
+          pairs AS (
+            SELECT a.position, r.id AS requester_id, r.organization_id AS requester_organization_id,
+                   w.id AS worker_id, w.organization_id AS worker_organization_id
+              FROM asked a LEFT JOIN identities r ON r.id = a.requester_id LEFT JOIN identities w ON w.agent_handle = a.worker_handle),
+          rules AS (
+            SELECT p.position, jsonb_agg(x) AS rules FROM pairs p CROSS JOIN LATERAL (${rulesBetween(requester, worker)}) x GROUP BY p.position)
+          SELECT a.position::int AS position, i.*, COALESCE(rules.rules, '[]'::jsonb) AS rules
+            FROM asked a
+            JOIN LATERAL (SELECT ${IDENTITY_COLUMNS} FROM identities WHERE id = a.requester_id OR agent_handle = a.worker_handle) i ON true
+            LEFT JOIN rules ON rules.position = a.position`,
     );
-    const rules = (rows[0]?.rules ?? []).map((rule) =>
-      toRule({ ...rule, created_at: new Date(rule.created_at), updated_at: new Date(rule.updated_at) }),
-    );
-    return { parties: rows.map(toIdentity), rules };
+    const answers: CallParties[] = calls.map(() => ({ parties: [], rules: [] }));
+    for (const { position, rules, ...identity } of rows) {
+      const answer = answers[position - 1];
+      answer.parties.push(toIdentity(identity));
+      if (answer.rules.length === 0 && rules.length > 0)
+        answer.rules = rules.map((rule) =>
+          toRule({ ...rule, created_at: new Date(rule.created_at), updated_at: new Date(rule.updated_at) }),
+        );
+    }
+    return answers;
   }
 
   /** The organization's rules, optionally of one owner, direction or action, newest first. */

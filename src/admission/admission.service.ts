@@ -8,7 +8,8 @@ import type { AdminKeyPrincipal, ConsolePrincipal } from '../common/principal';
 import { canAccess, identityParty, partyOf, requireAccess } from '../auth/access';
 import { IdentitiesService, isServable } from '../identities/identities.service';
 import type { Identity } from '../identities/identity.entity';
-import { AdmissionRepository, type DecisionScope } from './admission.repository';
+import { AdmissionRepository, type CallAsked, type CallParties, type DecisionScope } from './admission.repository';
+import { CoalescedLookup } from '../database/coalesced-lookup';
 import { decide, standingDenial, type AdmissionDecision, type AdmissionParty, type Side } from './admission.decision';
 import { explain, toDecisionView, type AdmissionCheckView, type AdmissionDecisionView } from './admission.view';
 import type { ContactRule } from './contact-rule.entity';
@@ -30,6 +31,12 @@ type OrganizationPrincipal = AdminKeyPrincipal | ConsolePrincipal;
  */
 @Injectable()
 export class AdmissionService {
+  /** Protocol calls' parties and rules, read together for the calls that arrive together. */
+  private readonly calls = new CoalescedLookup<CallAsked, CallParties>(
+    (calls) => this.repository.callParties(calls),
+    (call) => `${call.requesterId} ${call.workerHandle}`,
+  );
+
   constructor(
     private readonly repository: AdmissionRepository,
     private readonly rules: ContactRulesService,
@@ -56,7 +63,7 @@ export class AdmissionService {
     workerHandle: string,
   ): Promise<{ requester: Identity; worker: Identity; decision: AdmissionDecision<ContactRule> } | null> {
     return inSpan('admission', {}, async (span) => {
-      const { parties, rules } = await this.repository.callParties(requesterId, workerHandle);
+      const { parties, rules } = (await this.calls.find({ requesterId, workerHandle }))!;
       const requester = parties.find((identity) => identity.id === requesterId);
       const worker = parties.find((identity) => identity.agentHandle === workerHandle);
       if (!requester || !worker || !isServable(worker)) return null;

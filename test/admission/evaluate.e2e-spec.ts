@@ -240,6 +240,31 @@ describe('AdmissionService.evaluate', () => {
       expect(call!.decision).toEqual(await admission.decide(a, g));
     });
 
+    it('calls that arrive together share one statement, each answered about its own pair', async () => {
+      const a = await enabledIn(acme);
+      const b = await enabledIn(acme);
+      const g = await enabledIn(globex);
+      await insertRule(a, 'outbound', 'allow', { identity: g });
+      await insertRule(g, 'inbound', 'allow', { identity: a });
+      const hot = jest.spyOn(t.app.get(Database), 'prepared');
+      try {
+        const [ag, ab, ga, nobody] = await Promise.all([
+          admission.admitCall(a.id, handleOf(g)),
+          admission.admitCall(a.id, handleOf(b)),
+          admission.admitCall(g.id, handleOf(a)),
+          admission.admitCall(a.id, 'nobody-has-this-handle'),
+        ]);
+        expect(hot).toHaveBeenCalledTimes(1);
+        expect(ag).toMatchObject({ worker: { id: g.id }, decision: { allowed: true, reason: 'mutual_permit' } });
+        expect(ab).toMatchObject({ worker: { id: b.id }, decision: { allowed: true, reason: 'same_organization' } });
+        expect(ga).toMatchObject({ requester: { id: g.id }, worker: { id: a.id }, decision: { allowed: false } });
+        expect(ga!.decision).toEqual(await admission.decide(g, a));
+        expect(nobody).toBeNull();
+      } finally {
+        hot.mockRestore();
+      }
+    });
+
     it('has no worker for an unknown, disabled or unclaimed handle', async () => {
       const a = await enabledIn(acme);
       const disabled = await load(

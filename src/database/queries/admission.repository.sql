@@ -16,24 +16,32 @@ SELECT id, identity_id, organization_id, direction, action, peer_type, peer_iden
    AND direction IN ('inbound', 'both');
 
 -- AdmissionRepository.callParties
-WITH parties AS (SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-publicly_discoverable, allow_public_egress, filter_mode, status, claim_expires_at, card_version, created_at, updated_at, deleted_at FROM identities WHERE id = $1 OR agent_handle = $2),
-             requester AS (SELECT id, organization_id FROM parties WHERE id = $3),
-             worker AS (SELECT id, organization_id FROM parties WHERE agent_handle = $4)
-        SELECT parties.*, (SELECT COALESCE(jsonb_agg(r), '[]'::jsonb) FROM (SELECT id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at FROM contact_rules
-     WHERE identity_id = (SELECT id FROM requester) AND peer_type = 'identity' AND peer_identity_id = (SELECT id FROM worker) AND direction IN ('outbound', 'both')
+WITH asked AS (
+          SELECT * FROM unnest($1::uuid[], $2::text[])
+                   WITH ORDINALITY AS a(requester_id, worker_handle, position)),
+        pairs AS (
+          SELECT a.position, r.id AS requester_id, r.organization_id AS requester_organization_id,
+                 w.id AS worker_id, w.organization_id AS worker_organization_id
+            FROM asked a LEFT JOIN identities r ON r.id = a.requester_id LEFT JOIN identities w ON w.agent_handle = a.worker_handle),
+        rules AS (
+          SELECT p.position, jsonb_agg(x) AS rules FROM pairs p CROSS JOIN LATERAL (SELECT id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at FROM contact_rules
+     WHERE identity_id = p.requester_id AND peer_type = 'identity' AND peer_identity_id = p.worker_id AND direction IN ('outbound', 'both')
     UNION ALL
     SELECT id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at FROM contact_rules
-     WHERE identity_id = (SELECT id FROM requester) AND peer_type = 'organization' AND peer_organization_id = (SELECT organization_id FROM worker)
+     WHERE identity_id = p.requester_id AND peer_type = 'organization' AND peer_organization_id = p.worker_organization_id
        AND direction IN ('outbound', 'both')
     UNION ALL
     SELECT id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at FROM contact_rules
-     WHERE identity_id = (SELECT id FROM worker) AND peer_type = 'identity' AND peer_identity_id = (SELECT id FROM requester) AND direction IN ('inbound', 'both')
+     WHERE identity_id = p.worker_id AND peer_type = 'identity' AND peer_identity_id = p.requester_id AND direction IN ('inbound', 'both')
     UNION ALL
     SELECT id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at FROM contact_rules
-     WHERE identity_id = (SELECT id FROM worker) AND peer_type = 'organization' AND peer_organization_id = (SELECT organization_id FROM requester)
-       AND direction IN ('inbound', 'both')) r) AS rules
-          FROM parties;
+     WHERE identity_id = p.worker_id AND peer_type = 'organization' AND peer_organization_id = p.requester_organization_id
+       AND direction IN ('inbound', 'both')) x GROUP BY p.position)
+        SELECT a.position::int AS position, i.*, COALESCE(rules.rules, '[]'::jsonb) AS rules
+          FROM asked a
+          JOIN LATERAL (SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
+publicly_discoverable, allow_public_egress, filter_mode, status, claim_expires_at, card_version, created_at, updated_at, deleted_at FROM identities WHERE id = a.requester_id OR agent_handle = a.worker_handle) i ON true
+          LEFT JOIN rules ON rules.position = a.position;
 
 -- AdmissionRepository.listRules (organization)
 SELECT id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at FROM contact_rules r
