@@ -28,7 +28,7 @@ import { Metrics } from '../metrics/metrics';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { systemResolver } from '../events/delivery-sender';
 import type { ArtifactChunk } from '../ledger/entities/task-event.entity';
-import { LedgerService, type UpstreamUpdate } from '../ledger/ledger.service';
+import { LedgerService, type ForwardedTask, type UpstreamApplied, type UpstreamUpdate } from '../ledger/ledger.service';
 import type { StoredPart } from '../ledger/parts';
 import type { NewMessage } from '../ledger/task-journal';
 import { isSettled, isTerminal, type ReplyState } from '../ledger/task-state';
@@ -162,11 +162,17 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       this.repository.renewLease(forward, this.config.upstream.leaseMs).catch(() => undefined);
     }, this.config.upstream.leaseMs / 3);
     try {
-      const task = await this.ledger.forwardedTask(forward.taskId);
+      // The task and (unless the upstream has it already) the message to send, read together.
+      const [task, message] = await Promise.all([
+        this.ledger.forwardedTask(forward.taskId),
+        forward.kind === 'message' && !forward.accepted
+          ? this.ledger.requesterMessage(forward.taskId, forward.messageId)
+          : null,
+      ]);
       const upstream = task ? await this.upstreams.upstreamOf(task.workerIdentityId) : null;
       if (!task || !upstream) return await this.finish(forward, 'failed', 'the identity has no upstream any more');
       if (forward.kind === 'cancel') await this.cancel(forward, upstream, task.upstreamTaskId, signal);
-      else if (!isTerminal(task.state)) await this.deliver(forward, upstream, signal);
+      else if (!isTerminal(task.state)) await this.deliver(forward, task, message, upstream, signal);
       await this.finish(forward, 'succeeded', null);
     } catch (error) {
       if (signal.aborted) return; // shutting down: the lease runs out and the forward resumes elsewhere
@@ -179,23 +185,27 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   }
 
   /** A requester's message: sent once; then the upstream's answers are written to the task until it settles. */
-  private async deliver(forward: ClaimedForward, upstream: UpstreamRecord, signal: AbortSignal): Promise<void> {
+  private async deliver(
+    forward: ClaimedForward,
+    current: ForwardedTask,
+    stored: NewMessage | null,
+    upstream: UpstreamRecord,
+    signal: AbortSignal,
+  ): Promise<void> {
     const client = await this.client(upstream);
     const options = this.options(upstream, signal);
-    const current = await this.ledger.forwardedTask(forward.taskId);
     if (forward.accepted) {
       // The upstream has this message already: follow its task instead of sending it again.
-      if (!current?.upstreamTaskId) throw new TryAgain('the upstream task is not known');
+      if (!current.upstreamTaskId) throw new TryAgain('the upstream task is not known');
       return this.follow(forward, upstream, client, current.upstreamTaskId, options);
     }
-    const stored = await this.ledger.requesterMessage(forward.taskId, forward.messageId);
     if (!stored) return;
     const message: Message = {
       messageId: stored.messageId,
       role: Role.ROLE_USER,
       parts: stored.parts.map((part) => Part.fromJSON(part)),
-      taskId: current?.upstreamTaskId ?? '',
-      contextId: current?.upstreamContextId ?? '',
+      taskId: current.upstreamTaskId ?? '',
+      contextId: current.upstreamContextId ?? '',
       metadata: stored.metadata ?? undefined,
       extensions: stored.extensions,
       referenceTaskIds: [],
@@ -206,7 +216,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
         { tenant: '', message, configuration: undefined, metadata: undefined },
         { ...options, signal: call.signal },
       );
-      if ((await this.consume(forward.taskId, events, call, () => this.accept(forward))) === 'terminal') return;
+      if ((await this.consume(forward, events, call)) === 'terminal') return;
       await this.requireSettled(forward.taskId);
       return;
     }
@@ -214,12 +224,11 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       { tenant: '', message, configuration: undefined, metadata: undefined },
       options,
     );
-    await this.accept(forward);
     const answer =
       'kind' in result || !('status' in result) ? messageUpdate(result as Message) : taskUpdate(result as Task, true);
-    if ((await this.apply(forward.taskId, answer)) === 'terminal') return;
+    if ((await this.apply(forward, [answer])) === 'terminal') return;
     const upstreamTaskId = (result as Task).id;
-    if (upstreamTaskId) await this.poll(forward.taskId, client, upstreamTaskId, options);
+    if (upstreamTaskId) await this.poll(forward, client, upstreamTaskId, options);
   }
 
   /** After a lost connection: the upstream task as it is now, then (streaming) what follows. */
@@ -231,36 +240,38 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     options: RequestOptions,
   ): Promise<void> {
     const task = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
-    if ((await this.apply(forward.taskId, taskUpdate(task, true))) === 'terminal') return;
+    if ((await this.apply(forward, [taskUpdate(task, true)])) === 'terminal') return;
     if (isSettledA2A(task.status?.state)) return;
-    if (!upstream.streaming) return this.poll(forward.taskId, client, upstreamTaskId, options);
+    if (!upstream.streaming) return this.poll(forward, client, upstreamTaskId, options);
     const call = linked(options.signal!);
     const events = client.resubscribeTask({ tenant: '', id: upstreamTaskId }, { ...options, signal: call.signal });
     try {
-      if ((await this.consume(forward.taskId, events, call, async () => undefined)) === 'terminal') return;
+      if ((await this.consume(forward, events, call)) === 'terminal') return;
     } catch (error) {
       // The upstream task may have finished between the read and the resubscribe (an SDK agent
       // then refuses to resubscribe to a terminal task): read it once more before giving up.
       if (!refusedBy(error)) throw error;
       const again = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
-      if (
-        (await this.apply(forward.taskId, taskUpdate(again, true))) === 'terminal' ||
-        isSettledA2A(again.status?.state)
-      )
+      if ((await this.apply(forward, [taskUpdate(again, true)])) === 'terminal' || isSettledA2A(again.status?.state))
         return;
       throw error;
     }
     await this.requireSettled(forward.taskId);
   }
 
-  private async poll(taskId: string, client: Client, upstreamTaskId: string, options: RequestOptions): Promise<void> {
+  private async poll(
+    forward: ClaimedForward,
+    client: Client,
+    upstreamTaskId: string,
+    options: RequestOptions,
+  ): Promise<void> {
     for (;;) {
-      const local = await this.ledger.forwardedTask(taskId);
+      const local = await this.ledger.forwardedTask(forward.taskId);
       if (!local || isSettled(local.state)) return;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       options.signal?.throwIfAborted();
       const task = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
-      if ((await this.apply(taskId, taskUpdate(task, true))) === 'terminal') return;
+      if ((await this.apply(forward, [taskUpdate(task, true)])) === 'terminal') return;
     }
   }
 
@@ -293,15 +304,15 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
 
   /**
    * Reads a stream of upstream events while writing them: whatever has arrived by the
-   * time the previous write is done goes to the ledger in one transaction. Returns
-   * `terminal` when the task took no more (the stream is then closed), `ended` when
-   * the upstream closed it; an error of the stream is thrown.
+   * time the previous write is done goes to the ledger in one transaction, and so does
+   * whatever arrives while that transaction is being written. Returns `terminal` when
+   * the task took no more (the stream is then closed), `ended` when the upstream closed
+   * it; an error of the stream is thrown.
    */
   private async consume(
-    taskId: string,
+    forward: ClaimedForward,
     events: AsyncGenerator<StreamResponse>,
     call: AbortController,
-    onFirst: () => Promise<unknown>,
   ): Promise<'terminal' | 'ended'> {
     const queue: StreamResponse[] = [];
     let done = false;
@@ -320,7 +331,6 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
         waiting.wake?.();
       }
     })();
-    let first = true;
     try {
       for (;;) {
         if (queue.length === 0) {
@@ -329,10 +339,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
           waiting.wake = null;
           continue;
         }
-        const batch = queue.splice(0);
-        if (first) await onFirst();
-        first = false;
-        if ((await this.apply(taskId, ...batch.map(streamUpdate))) === 'terminal') return 'terminal';
+        const batch = queue.splice(0).map(streamUpdate);
+        if ((await this.apply(forward, batch, () => queue.splice(0).map(streamUpdate))) === 'terminal')
+          return 'terminal';
       }
       if (failure) throw failure;
       return 'ended';
@@ -342,22 +351,48 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
-  private async apply(taskId: string, ...updates: Array<UpstreamUpdate | null>): Promise<'applied' | 'terminal'> {
-    const present = updates.filter((update): update is UpstreamUpdate => update !== null);
-    if (present.length === 0) return 'applied';
-    const { terminal, refused } = await this.ledger.applyUpstream(taskId, present);
-    if (refused.length > 0)
+  /**
+   * Writes what the upstream answered in one ledger transaction, with the updates that
+   * arrive meanwhile (`more`). The upstream's first answer to a message also marks the
+   * forward accepted in that transaction (after the task's lock, the order every writer
+   * of both takes), so a retry never sends the message again and finds the upstream
+   * task's id recorded with it; should the write fail, the mark is made on its own
+   * before the error goes on.
+   */
+  private async apply(
+    forward: ClaimedForward,
+    updates: Array<UpstreamUpdate | null>,
+    more: () => Array<UpstreamUpdate | null> = () => [],
+  ): Promise<'applied' | 'terminal'> {
+    const present = updates.filter(isPresent);
+    const accept = !forward.accepted;
+    if (present.length === 0) {
+      if (accept) await this.accept(forward);
+      return 'applied';
+    }
+    let applied: UpstreamApplied;
+    try {
+      applied = await this.ledger.write(async (tx) => {
+        const written = await this.ledger.recordUpstream(tx, forward.taskId, present, () => more().filter(isPresent));
+        if (accept) await this.repository.markAccepted(forward, tx);
+        return written;
+      });
+    } catch (error) {
+      if (accept) await this.accept(forward);
+      throw error;
+    }
+    forward.accepted = true;
+    if (applied.refused.length > 0)
       this.logger.warn(
-        { task_id: taskId, states: refused },
+        { task_id: forward.taskId, states: applied.refused },
         'the upstream reported state changes the task does not allow; ignored',
       );
-    return terminal ? 'terminal' : 'applied';
+    return applied.terminal ? 'terminal' : 'applied';
   }
 
-  private async accept(forward: ClaimedForward): Promise<boolean> {
+  private async accept(forward: ClaimedForward): Promise<void> {
     await this.repository.markAccepted(forward);
     forward.accepted = true;
-    return true;
   }
 
   private async finish(forward: ClaimedForward, status: 'succeeded' | 'failed', error: string | null): Promise<void> {
@@ -475,6 +510,10 @@ const FROM_A2A: Partial<Record<A2AState, ReplyState>> = {
   [A2AState.TASK_STATE_FAILED]: 'failed',
   [A2AState.TASK_STATE_REJECTED]: 'rejected',
 };
+
+function isPresent(update: UpstreamUpdate | null): update is UpstreamUpdate {
+  return update !== null;
+}
 
 /** The upstream answered with an A2A error (not a gRPC call that failed before it could answer). */
 function refusedBy(error: unknown): error is A2AError {

@@ -191,10 +191,10 @@ export class UpstreamRepository {
     );
   }
 
-  /** The upstream has answered the message: a retry follows its task instead of sending it again. */
+  /** The upstream has answered the message: a retry follows its task instead of sending it again (in the answer's transaction, or on its own). */
   @GenerateSql({ params: [EXAMPLE_FORWARD] })
-  async markAccepted(forward: Pick<ClaimedForward, 'id' | 'attempt'>): Promise<void> {
-    await this.db.execute(sql`UPDATE upstream_forwards SET accepted = true WHERE ${holds(forward)}`);
+  async markAccepted(forward: Pick<ClaimedForward, 'id' | 'attempt'>, tx?: Tx): Promise<void> {
+    await this.db.execute(sql`UPDATE upstream_forwards SET accepted = true WHERE ${holds(forward)}`, tx);
   }
 
   /** Ends a forward for good. */
