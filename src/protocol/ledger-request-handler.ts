@@ -295,7 +295,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
 
   /**
    * A blocking send: wait until the task is terminal or interrupted, or the configured
-   * time is up; then, unless the call was aborted, re-check the caller before answering.
+   * time is up; then, unless the call was aborted, re-check the caller before answering
+   * (while the answer is read: it goes out only if the check passes).
    */
   private async settle(call: ProtocolCall, task: TaskRecord, read: HydrateOptions): Promise<TaskRecord> {
     const watch = this.ledger.watch(task.id);
@@ -308,8 +309,11 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     } finally {
       watch.close();
     }
-    if (!call.signal.aborted) await call.standing.require();
-    return this.pairTask(call, task.id, read);
+    const [, answer] = await Promise.all([
+      call.signal.aborted ? undefined : call.standing.require(),
+      this.pairTask(call, task.id, read),
+    ]);
+    return answer;
   }
 
   /**
