@@ -280,8 +280,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       const task = sent.journal.task;
       if (pushInput) await this.pushConfigs.save(tx, task, pushInput, call.version);
       // A worker with an upstream agent: the message is queued for the forwarder in the send's transaction.
-      if (await this.upstreams.queueMessage(tx, task.id, call.pair.worker.id, message.messageId))
-        afterCommit(tx, () => this.forwarder.wake());
+      await this.forwarder.queueMessage(tx, task.id, call.pair.worker.id, message.messageId);
       return sent;
     });
     return this.ledger.sendResult(call.pair, sent, read);

@@ -24,6 +24,8 @@ import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { LOGGER } from '../common/tokens';
+import type { Tx } from '../database/database';
+import { afterCommit } from '../database/unit-of-work';
 import { Metrics } from '../metrics/metrics';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { systemResolver } from '../events/delivery-sender';
@@ -128,20 +130,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
           this.logger.error({ err: error }, 'could not claim upstream forwards');
         }
       }
-      for (const forward of claimed) {
-        const abort = new AbortController();
-        // In the trace of the send (or cancel) that queued it: the upstream calls carry its `traceparent`.
-        const work = inSpan(
-          `upstream ${forward.kind}`,
-          { kind: SpanKind.CLIENT, attributes: { 'a2a.forward.attempt': forward.attempt } },
-          () => this.forward(forward, abort.signal),
-          forward.traceparent ? contextFrom({ traceparent: forward.traceparent }) : ROOT_CONTEXT,
-        ).finally(() => {
-          this.inFlight.delete(work);
-          this.wake();
-        });
-        this.inFlight.set(work, abort);
-      }
+      for (const forward of claimed) this.begin(forward, null);
       if (claimed.length === free && free > 0) continue;
       if (!this.woken && this.running) {
         await new Promise<void>((resolve) => {
@@ -157,7 +146,42 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
-  private async forward(forward: ClaimedForward, signal: AbortSignal): Promise<void> {
+  /**
+   * In the send's transaction: queues the requester's message when the worker has an
+   * upstream. While this forwarder runs and has a slot free, the message is queued
+   * claimed by it (the send's commit is the claim, lease and all) and its forward
+   * starts as soon as the send has committed — no wake-up, no claim, no read of the
+   * upstream, which came with the queueing; else the loop is woken to claim it. A send
+   * that rolls back takes its claim with it. (Sends committing together can take this
+   * forwarder past CONCURRENCY by at most the pool's connections, one per transaction.)
+   */
+  async queueMessage(tx: Tx, taskId: string, workerIdentityId: string, messageId: string): Promise<void> {
+    const claim = this.running && this.inFlight.size < CONCURRENCY ? this.config.upstream.leaseMs : null;
+    const queued = await this.upstreams.queueMessage(tx, taskId, workerIdentityId, messageId, claim);
+    if (!queued) return;
+    if (queued.claimed) afterCommit(tx, () => this.begin(queued.forward, queued.upstream));
+    else afterCommit(tx, () => this.wake());
+  }
+
+  /** Runs a forward this forwarder holds; `upstream` when it is known already (read with the claim). */
+  private begin(forward: ClaimedForward, upstream: UpstreamRecord | null): void {
+    // Stopping: the forward is left to its lease, as the claims of a forwarder that stopped are.
+    if (!this.running) return;
+    const abort = new AbortController();
+    // In the trace of the send (or cancel) that queued it: the upstream calls carry its `traceparent`.
+    const work = inSpan(
+      `upstream ${forward.kind}`,
+      { kind: SpanKind.CLIENT, attributes: { 'a2a.forward.attempt': forward.attempt } },
+      () => this.forward(forward, upstream, abort.signal),
+      forward.traceparent ? contextFrom({ traceparent: forward.traceparent }) : ROOT_CONTEXT,
+    ).finally(() => {
+      this.inFlight.delete(work);
+      this.wake();
+    });
+    this.inFlight.set(work, abort);
+  }
+
+  private async forward(forward: ClaimedForward, known: UpstreamRecord | null, signal: AbortSignal): Promise<void> {
     const heartbeat = setInterval(() => {
       this.repository.renewLease(forward, this.config.upstream.leaseMs).catch(() => undefined);
     }, this.config.upstream.leaseMs / 3);
@@ -169,7 +193,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
           ? this.ledger.requesterMessage(forward.taskId, forward.messageId)
           : null,
       ]);
-      const upstream = task ? await this.upstreams.upstreamOf(task.workerIdentityId) : null;
+      const upstream = task ? (known ?? (await this.upstreams.upstreamOf(task.workerIdentityId))) : null;
       if (!task || !upstream) return await this.finish(forward, 'failed', 'the identity has no upstream any more');
       if (forward.kind === 'cancel') await this.cancel(forward, upstream, task.upstreamTaskId, signal);
       else if (!isTerminal(task.state)) await this.deliver(forward, task, message, upstream, signal);

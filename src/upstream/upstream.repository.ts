@@ -32,11 +32,29 @@ export interface ClaimedForward {
   traceparent: string | null;
 }
 
+/** A message queued in the send's transaction: its forward (claimed already, or not), and the upstream it goes to. */
+export interface QueuedForward {
+  forward: ClaimedForward;
+  claimed: boolean;
+  upstream: UpstreamRecord;
+}
+
 type UpstreamRow = RowOf<IdentityUpstream>;
 type ClaimRow = Pick<
   RowOf<UpstreamForward>,
   'id' | 'task_id' | 'kind' | 'message_id' | 'attempts' | 'accepted' | 'traceparent'
 >;
+type QueuedRow = ClaimRow & Pick<RowOf<UpstreamForward>, 'in_flight'> & UpstreamRow;
+
+const toClaimed = (row: ClaimRow): ClaimedForward => ({
+  id: row.id,
+  taskId: row.task_id,
+  kind: row.kind,
+  messageId: row.message_id,
+  attempt: row.attempts,
+  accepted: row.accepted,
+  traceparent: row.traceparent,
+});
 
 const toRecord = (row: UpstreamRow): UpstreamRecord => ({
   identityId: row.identity_id,
@@ -120,23 +138,41 @@ export class UpstreamRepository {
 
   /**
    * In the send's transaction: when the worker has an upstream, queue the requester's
-   * message for it (once per message id). True when something was queued.
+   * message for it (once per message id), and return the forward with that upstream;
+   * null when nothing was queued. With `claimLeaseMs`, the forward is queued claimed
+   * already — its first attempt counted, leased for `claimLeaseMs` from the send's
+   * start — unless an earlier message of the task is still pending (a follow-up waits
+   * for its turn, as in `claim`): the send's commit is then the claim.
    */
-  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2, DummyValue.STRING, null] })
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2, DummyValue.STRING, null, 30_000] })
   async queueMessage(
     taskId: string,
     workerIdentityId: string,
     messageId: string,
     traceparent: string | null,
+    claimLeaseMs: number | null,
     tx?: Tx,
-  ): Promise<boolean> {
-    const rows = await this.db.rows(
-      sql`INSERT INTO upstream_forwards (task_id, kind, message_id, traceparent)
-          SELECT ${taskId}, 'message', ${messageId}, ${traceparent} FROM identity_upstreams WHERE identity_id = ${workerIdentityId}
-          ON CONFLICT (task_id, kind, message_id) DO NOTHING RETURNING id`,
+  ): Promise<QueuedForward | null> {
+    const row = await this.db.one<QueuedRow>(
+      sql`WITH upstream AS (
+            SELECT ${UPSTREAM_COLUMNS} FROM identity_upstreams WHERE identity_id = ${workerIdentityId}
+          ), claim AS (
+            SELECT ${claimLeaseMs}::float8 IS NOT NULL AND NOT EXISTS (
+                     SELECT 1 FROM upstream_forwards e WHERE e.task_id = ${taskId} AND e.status = 'pending' AND e.kind = 'message'
+                   ) AS claimed
+          ), queued AS (
+            INSERT INTO upstream_forwards (task_id, kind, message_id, traceparent, attempts, in_flight, next_attempt_at)
+            SELECT ${taskId}, 'message', ${messageId}, ${traceparent}, CASE WHEN claim.claimed THEN 1 ELSE 0 END, claim.claimed,
+                   CASE WHEN claim.claimed THEN now() + make_interval(secs => ${claimLeaseMs}::float8 / 1000) ELSE now() END
+              FROM upstream, claim
+            ON CONFLICT (task_id, kind, message_id) DO NOTHING
+            RETURNING id, task_id, kind, message_id, attempts, accepted, traceparent, in_flight
+          )
+          SELECT queued.*, upstream.* FROM queued, upstream`,
       tx,
     );
-    return rows.length > 0;
+    if (!row) return null;
+    return { forward: toClaimed(row), claimed: row.in_flight, upstream: toRecord(row) };
   }
 
   /** In the cancel's transaction: queue the cancel when the worker has an upstream. */
@@ -172,15 +208,7 @@ export class UpstreamRepository {
            WHERE f.id = due.id
        RETURNING f.id, f.task_id, f.kind, f.message_id, f.attempts, f.accepted, f.traceparent`,
     );
-    return rows.map((r) => ({
-      id: r.id,
-      taskId: r.task_id,
-      kind: r.kind,
-      messageId: r.message_id,
-      attempt: r.attempts,
-      accepted: r.accepted,
-      traceparent: r.traceparent,
-    }));
+    return rows.map(toClaimed);
   }
 
   /** Extends the lease of a forward this claim still holds. */

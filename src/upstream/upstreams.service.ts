@@ -16,7 +16,7 @@ import { AuditService } from '../audit/audit.service';
 import type { SetUpstreamDto, UpstreamBinding, UpstreamVersion } from './dto/set-upstream.dto';
 import { reasonOf, upstreamFetch } from './upstream-fetch';
 import { currentTraceparent } from '../tracing/tracing';
-import { UpstreamRepository, type UpstreamRecord } from './upstream.repository';
+import { UpstreamRepository, type QueuedForward, type UpstreamRecord } from './upstream.repository';
 
 export type { UpstreamRecord } from './upstream.repository';
 
@@ -236,10 +236,17 @@ export class UpstreamsService {
 
   /**
    * In the send's transaction: when the worker has an upstream, queue the requester's
-   * message for it (once per message id). True when something was queued.
+   * message for it (once per message id), claimed already with `claimLeaseMs`
+   * (UpstreamForwarder.queueMessage). Null when nothing was queued.
    */
-  queueMessage(tx: Tx, taskId: string, workerIdentityId: string, messageId: string): Promise<boolean> {
-    return this.repository.queueMessage(taskId, workerIdentityId, messageId, currentTraceparent(), tx);
+  queueMessage(
+    tx: Tx,
+    taskId: string,
+    workerIdentityId: string,
+    messageId: string,
+    claimLeaseMs: number | null,
+  ): Promise<QueuedForward | null> {
+    return this.repository.queueMessage(taskId, workerIdentityId, messageId, currentTraceparent(), claimLeaseMs, tx);
   }
 
   /** In the cancel's transaction: forward the cancel when the worker has an upstream. */

@@ -16,9 +16,21 @@ RETURNING identity_id, url, card_url, protocol_version, binding, streaming, auth
 DELETE FROM identity_upstreams WHERE identity_id = $1 RETURNING identity_id, url, card_url, protocol_version, binding, streaming, auth_type, auth_header, auth_value, created_at, updated_at;
 
 -- UpstreamRepository.queueMessage
-INSERT INTO upstream_forwards (task_id, kind, message_id, traceparent)
-SELECT $1, 'message', $2, $3 FROM identity_upstreams WHERE identity_id = $4
-ON CONFLICT (task_id, kind, message_id) DO NOTHING RETURNING id;
+WITH upstream AS (
+  SELECT identity_id, url, card_url, protocol_version, binding, streaming, auth_type, auth_header, auth_value, created_at, updated_at FROM identity_upstreams WHERE identity_id = $1
+), claim AS (
+  SELECT $2::float8 IS NOT NULL AND NOT EXISTS (
+           SELECT 1 FROM upstream_forwards e WHERE e.task_id = $3 AND e.status = 'pending' AND e.kind = 'message'
+         ) AS claimed
+), queued AS (
+  INSERT INTO upstream_forwards (task_id, kind, message_id, traceparent, attempts, in_flight, next_attempt_at)
+  SELECT $4, 'message', $5, $6, CASE WHEN claim.claimed THEN 1 ELSE 0 END, claim.claimed,
+         CASE WHEN claim.claimed THEN now() + make_interval(secs => $7::float8 / 1000) ELSE now() END
+    FROM upstream, claim
+  ON CONFLICT (task_id, kind, message_id) DO NOTHING
+  RETURNING id, task_id, kind, message_id, attempts, accepted, traceparent, in_flight
+)
+SELECT queued.*, upstream.* FROM queued, upstream;
 
 -- UpstreamRepository.queueCancel
 INSERT INTO upstream_forwards (task_id, kind, message_id, traceparent)
