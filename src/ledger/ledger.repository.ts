@@ -168,6 +168,26 @@ export class LedgerRepository {
     );
   }
 
+  /**
+   * lockTask for an upstream agent's answer: locks the task (by its id alone) and
+   * records the upstream's ids for it unless it has them already, in one statement.
+   */
+  @GenerateSql({ params: [U, { taskId: 'upstream-task', contextId: 'upstream-context' }] })
+  async lockTaskRecordingUpstream(
+    taskId: string,
+    upstream: { taskId: string; contextId: string },
+    tx?: Tx,
+  ): Promise<TaskRow | null> {
+    return this.db.one<TaskRow>(
+      sql`
+      UPDATE tasks t SET upstream_task_id = COALESCE(t.upstream_task_id, ${upstream.taskId}),
+             upstream_context_id = CASE WHEN t.upstream_task_id IS NULL THEN ${upstream.contextId} ELSE t.upstream_context_id END
+       WHERE t.id = ${taskId}
+      RETURNING ${TASK_COLUMNS}`,
+      tx,
+    );
+  }
+
   /** How many of the pair's tasks match the filter (ListTasks' totalSize). */
   @GenerateSql({ params: [PAIR, { contextId: U, state: 'working', statusAfter: DummyValue.DATE }] })
   async countPairTasks(pair: TaskPair, filter: PairTaskFilter): Promise<number> {
@@ -356,6 +376,27 @@ export class LedgerRepository {
     );
   }
 
+  /**
+   * Whether the task holds a message with that messageId from that role, and its
+   * message count up to `max` (as countMessagesUpTo), in one statement.
+   */
+  @GenerateSql({ params: [U, 'agent', DummyValue.STRING, 100] })
+  async messageRoom(
+    taskId: string,
+    role: MessageRole,
+    messageId: string,
+    max: number,
+    tx?: Tx,
+  ): Promise<{ held: boolean; count: number }> {
+    const row = await this.db.one<{ held: boolean; count: number }>(
+      sql`
+      SELECT EXISTS (SELECT 1 FROM messages WHERE task_id = ${taskId} AND role = ${role} AND message_id = ${messageId}) AS held,
+             (SELECT count(*)::int FROM (SELECT 1 FROM messages WHERE task_id = ${taskId} LIMIT ${max}) m) AS count`,
+      tx,
+    );
+    return row!;
+  }
+
   /** The task's message count, counted up to `max` only (it reads at most `max` entries of the (task_id, seq) index). */
   @GenerateSql({ params: [U, 100] })
   async countMessagesUpTo(taskId: string, max: number, tx?: Tx): Promise<number> {
@@ -413,31 +454,37 @@ export class LedgerRepository {
     );
   }
 
-  /** The artifact content the task holds in all, and in the artifact `artifactId`. */
-  @GenerateSql({ params: [U, DummyValue.STRING] })
-  async artifactBytes(taskId: string, artifactId: string, tx?: Tx): Promise<{ total: number; own: number }> {
-    const row = await this.db.one<{ total: number; own: number }>(
-      sql`
-      SELECT COALESCE(sum(content_bytes), 0)::float8 AS total,
-             COALESCE(sum(content_bytes) FILTER (WHERE artifact_id = ${artifactId}), 0)::float8 AS own
-        FROM artifacts WHERE task_id = ${taskId}`,
-      tx,
-    );
-    return row!;
-  }
-
-  /** Locks one of the task's artifacts. */
+  /**
+   * Before a chunk is written: the artifact content the task holds in all and in the
+   * artifact `artifactId`, and that artifact, locked (null when the task has none by
+   * that id) — in one statement.
+   */
   @GenerateSql({ params: [U, DummyValue.STRING] })
   async lockArtifact(
     taskId: string,
     artifactId: string,
     tx?: Tx,
-  ): Promise<Pick<RowOf<Artifact>, 'name' | 'description' | 'last_chunk'> | null> {
-    return this.db.one(
+  ): Promise<{
+    total: number;
+    own: number;
+    existing: Pick<RowOf<Artifact>, 'name' | 'description' | 'last_chunk'> | null;
+  }> {
+    const row = await this.db.one<
+      { total: number; own: number; found: boolean } & Pick<RowOf<Artifact>, 'name' | 'description' | 'last_chunk'>
+    >(
       sql`
-      SELECT name, description, last_chunk FROM artifacts WHERE task_id = ${taskId} AND artifact_id = ${artifactId} FOR UPDATE`,
+      WITH own AS (
+        SELECT name, description, last_chunk FROM artifacts WHERE task_id = ${taskId} AND artifact_id = ${artifactId} FOR UPDATE
+      )
+      SELECT held.total, held.own, own.name IS NOT NULL AS found, own.name, own.description, own.last_chunk
+        FROM (SELECT COALESCE(sum(content_bytes), 0)::float8 AS total,
+                     COALESCE(sum(content_bytes) FILTER (WHERE artifact_id = ${artifactId}), 0)::float8 AS own
+                FROM artifacts WHERE task_id = ${taskId}) held
+        LEFT JOIN own ON true`,
       tx,
     );
+    const { total, own, found, name, description, last_chunk } = row!;
+    return { total, own, existing: found ? { name, description, last_chunk } : null };
   }
 
   /** Appends a chunk to an artifact. */

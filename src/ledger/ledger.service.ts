@@ -237,10 +237,15 @@ export class LedgerService {
     updates: readonly UpstreamUpdate[],
     more: () => readonly UpstreamUpdate[] = () => [],
   ): Promise<UpstreamApplied> {
-    const journal = await this.lockTask(tx, taskId);
+    // The upstream's ids, when the first updates carry them, are recorded by the statement that locks the task.
+    const ids = updates.find((update) => update.upstream)?.upstream;
+    const row = ids
+      ? await this.repository.lockTaskRecordingUpstream(taskId, ids, tx)
+      : await this.repository.lockTask(taskId, null, tx);
     const refused: ReplyState[] = [];
-    if (!journal) return { terminal: true, refused };
-    let upstreamRecorded = false;
+    if (!row) return { terminal: true, refused };
+    const journal = this.open(tx, row, false);
+    let upstreamRecorded = ids !== undefined;
     let written = 0;
     for (let batch = updates; batch.length > 0; batch = written < UPSTREAM_UPDATES_PER_TRANSACTION ? more() : []) {
       for (const update of batch) {
@@ -249,8 +254,10 @@ export class LedgerService {
           await this.repository.setUpstreamIds(taskId, update.upstream, tx);
           upstreamRecorded = true;
         }
-        const message =
-          update.message && !(await journal.hasMessage('agent', update.message.messageId)) ? update.message : undefined;
+        const room = update.message
+          ? await journal.messageRoom('agent', update.message.messageId, this.config.ledgerMaxMessagesPerTask)
+          : null;
+        const message = room && !room.held ? update.message : undefined;
         const state = update.state === journal.state && !message ? undefined : update.state;
         const artifacts = update.artifacts ?? [];
         if (!state && !message && artifacts.length === 0) continue;
@@ -260,7 +267,7 @@ export class LedgerService {
           refused.push(state!);
           continue;
         }
-        if (message) await journal.requireRoomForMessage(this.config.ledgerMaxMessagesPerTask);
+        if (message) room!.requireRoom();
         for (const chunk of artifacts) await journal.artifact(chunk, this.config.ledgerMaxArtifactBytesPerTask);
         if (message) await journal.message('agent', message, 'status', next.state);
         else if (state) await journal.status(next.state);

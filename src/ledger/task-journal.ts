@@ -66,12 +66,26 @@ export class TaskJournal {
    */
   async requireRoomForMessage(max: number): Promise<void> {
     const count = await this.repository.countMessagesUpTo(this.task.id, max, this.tx);
-    if (count >= max) {
-      throw conflict(
-        'task_message_limit',
-        `The task holds its maximum of ${max} messages; continue in a new task (the same contextId keeps the thread).`,
-      );
-    }
+    if (count >= max) throw messageLimit(max);
+  }
+
+  /**
+   * hasMessage and requireRoomForMessage in one read: whether the task holds that
+   * message already, and a `requireRoom` that throws as requireRoomForMessage would
+   * (call it once the message is known to be written).
+   */
+  async messageRoom(
+    role: MessageRole,
+    messageId: string,
+    max: number,
+  ): Promise<{ held: boolean; requireRoom: () => void }> {
+    const { held, count } = await this.repository.messageRoom(this.task.id, role, messageId, max, this.tx);
+    return {
+      held,
+      requireRoom: () => {
+        if (count >= max) throw messageLimit(max);
+      },
+    };
   }
 
   /**
@@ -131,14 +145,13 @@ export class TaskJournal {
    */
   async artifact(chunk: ArtifactChunk, maxBytes: number): Promise<void> {
     const bytes = Buffer.byteLength(JSON.stringify(chunk.parts));
-    const held = await this.repository.artifactBytes(this.task.id, chunk.artifactId, this.tx);
-    if (held.total - (chunk.append ? 0 : held.own) + bytes > maxBytes) {
+    const { total, own, existing } = await this.repository.lockArtifact(this.task.id, chunk.artifactId, this.tx);
+    if (total - (chunk.append ? 0 : own) + bytes > maxBytes) {
       throw conflict(
         'task_artifact_limit',
         `The task's artifacts would exceed their maximum of ${maxBytes} bytes of content; put further output in a new task.`,
       );
     }
-    const existing = await this.repository.lockArtifact(this.task.id, chunk.artifactId, this.tx);
     if (chunk.append && !existing) {
       throw conflict(
         'artifact_not_found',
@@ -193,3 +206,9 @@ export class TaskJournal {
     this.statusChanged = true;
   }
 }
+
+const messageLimit = (max: number) =>
+  conflict(
+    'task_message_limit',
+    `The task holds its maximum of ${max} messages; continue in a new task (the same contextId keeps the thread).`,
+  );

@@ -21,6 +21,14 @@ SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.reques
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
 t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.id = $1  FOR UPDATE;
 
+-- LedgerRepository.lockTaskRecordingUpstream
+UPDATE tasks t SET upstream_task_id = COALESCE(t.upstream_task_id, $1),
+           upstream_context_id = CASE WHEN t.upstream_task_id IS NULL THEN $2 ELSE t.upstream_context_id END
+     WHERE t.id = $3
+    RETURNING t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
+t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
+t.metadata, t.seq, t.created_at, t.updated_at;
+
 -- LedgerRepository.countPairTasks
 SELECT count(*)::int AS total FROM tasks t WHERE t.requester_identity_id = $1 AND t.worker_identity_id = $2 AND t.context_id = $3 AND t.state = $4 AND t.status_timestamp >= $5;
 
@@ -99,6 +107,10 @@ RETURNING updated_at, status_timestamp, pg_notify($6, $7) AS notified;
 -- LedgerRepository.hasMessage
 SELECT 1 FROM messages WHERE task_id = $1 AND role = $2 AND message_id = $3;
 
+-- LedgerRepository.messageRoom
+SELECT EXISTS (SELECT 1 FROM messages WHERE task_id = $1 AND role = $2 AND message_id = $3) AS held,
+(SELECT count(*)::int FROM (SELECT 1 FROM messages WHERE task_id = $4 LIMIT $5) m) AS count;
+
 -- LedgerRepository.countMessagesUpTo
 SELECT count(*)::int AS count FROM (SELECT 1 FROM messages WHERE task_id = $1 LIMIT $2) m;
 
@@ -115,13 +127,15 @@ RETURNING message_id AS id, created_at;
 INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id)
 VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7);
 
--- LedgerRepository.artifactBytes
-SELECT COALESCE(sum(content_bytes), 0)::float8 AS total,
-     COALESCE(sum(content_bytes) FILTER (WHERE artifact_id = $1), 0)::float8 AS own
-FROM artifacts WHERE task_id = $2;
-
 -- LedgerRepository.lockArtifact
-SELECT name, description, last_chunk FROM artifacts WHERE task_id = $1 AND artifact_id = $2 FOR UPDATE;
+WITH own AS (
+  SELECT name, description, last_chunk FROM artifacts WHERE task_id = $1 AND artifact_id = $2 FOR UPDATE
+)
+SELECT held.total, held.own, own.name IS NOT NULL AS found, own.name, own.description, own.last_chunk
+  FROM (SELECT COALESCE(sum(content_bytes), 0)::float8 AS total,
+               COALESCE(sum(content_bytes) FILTER (WHERE artifact_id = $3), 0)::float8 AS own
+          FROM artifacts WHERE task_id = $4) held
+  LEFT JOIN own ON true;
 
 -- LedgerRepository.appendArtifact
 UPDATE artifacts SET parts = parts || $1::jsonb, last_chunk = $2, updated_at = now(),
