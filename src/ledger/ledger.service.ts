@@ -139,6 +139,12 @@ export class LedgerService {
     return task ?? null;
   }
 
+  /** The state of one of the pair's tasks (its row alone: what a waiting blocking send re-reads), or null. */
+  async state(pair: TaskPair, taskId: string): Promise<TaskState | null> {
+    if (!isUuid(taskId)) return null;
+    return (await this.repository.pairTask(taskId, pair))?.state ?? null;
+  }
+
   /** The pair's tasks, newest first, with the total count of the filtered list. */
   async list(
     pair: TaskPair,

@@ -302,7 +302,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     const deadline = Date.now() + this.config.protocolBlockingTimeoutMs;
     try {
       for (;;) {
-        const now = (await this.pairTask(call, task.id, { historyLength: 0, artifacts: false })).state;
+        const now = await this.ledger.state(call.pair, task.id);
+        if (!now) throw new TaskNotFoundError('No such task between this requester and this worker.');
         if (isSettled(now) || !(await this.nextChange(watch, call, deadline))) break;
       }
     } finally {
