@@ -312,6 +312,78 @@ export class EventsRepository {
     );
   }
 
+  /**
+   * Read model: insertEventWithDeliveries for the events of one change in one
+   * statement (a task journal's flush: a status message is two events, each change of
+   * a reply at least one), written in list order — their `seq` follows it. Each event
+   * gets the deliveries of the organization's matching subscriptions and, with `push`,
+   * one per push notification config of the task whose owner is not deleted; each
+   * notifies its organization's event streams. (No single-webhook events here.)
+   */
+  @GenerateSql({
+    params: [
+      [
+        {
+          event: {
+            id: 'evt_example',
+            type: 'task.message',
+            organizationId: DummyValue.UUID,
+            identityIds: [DummyValue.UUID_2],
+            data: {},
+            traceparent: null,
+          },
+          push: null,
+          notify: { channel: 'a2a_changes', payload: 'example:0' },
+        },
+        {
+          event: {
+            id: 'evt_example2',
+            type: 'task.status',
+            organizationId: DummyValue.UUID,
+            identityIds: [DummyValue.UUID_2],
+            data: {},
+            traceparent: null,
+          },
+          push: { taskId: DummyValue.UUID_2, seq: 2 },
+          notify: { channel: 'a2a_changes', payload: 'example:0' },
+        },
+      ],
+    ],
+  })
+  async insertEventsWithDeliveries(
+    events: ReadonlyArray<{ event: NewEvent; push: EventFanOut['push']; notify: EventFanOut['notify'] }>,
+    tx?: Tx,
+  ): Promise<void> {
+    const column = <T>(of: (item: (typeof events)[number]) => T) => events.map(of);
+    await this.db.execute(
+      sql`
+      WITH input AS (
+        SELECT * FROM unnest(${column((e) => e.event.id)}::varchar[], ${column((e) => e.event.type)}::varchar[],
+                             ${column((e) => e.event.organizationId)}::uuid[], ${column((e) => `{${e.event.identityIds.join(',')}}`)}::text[],
+                             ${column((e) => JSON.stringify(e.event.data))}::text[], ${column((e) => e.event.traceparent)}::varchar[],
+                             ${column((e) => e.push?.taskId ?? null)}::uuid[], ${column((e) => e.push?.seq ?? null)}::int[],
+                             ${column((e) => e.notify.channel)}::text[], ${column((e) => e.notify.payload)}::text[])
+          WITH ORDINALITY AS i(id, type, organization_id, identity_ids, data, traceparent, push_task_id, push_seq, channel, payload, ord)
+      ), event AS (
+        INSERT INTO events (id, type, organization_id, identity_ids, data, traceparent)
+        SELECT i.id, i.type, i.organization_id, i.identity_ids::uuid[], i.data::json, i.traceparent FROM input i ORDER BY i.ord
+        RETURNING id, type, organization_id, identity_ids,
+                  (SELECT pg_notify(i.channel, i.payload) FROM input i WHERE i.id = events.id) AS notified
+      ), push AS (
+        INSERT INTO deliveries (push_task_id, push_config_id, push_seq, traceparent)
+        SELECT c.task_id, c.config_id, i.push_seq, i.traceparent
+          FROM input i JOIN push_notification_configs c ON c.task_id = i.push_task_id JOIN identities o ON o.id = c.owner_identity_id
+         WHERE o.status = 'active'
+      )
+      INSERT INTO deliveries (webhook_id, event_id)
+      SELECT w.id, event.id
+        FROM event JOIN webhooks w ON w.organization_id = event.organization_id AND w.status = 'active'
+       WHERE ('*' = ANY(w.events) OR event.type = ANY(w.events))
+         AND (w.identity_id IS NULL OR (w.identity_id = ANY(event.identity_ids) AND NOT event.type = ANY(${ORGANIZATION_ONLY_TYPES}::text[])))`,
+      tx,
+    );
+  }
+
   /** Where an event sits in the stream, if the scope can see it. */
   @GenerateSql(
     { name: 'organization', params: [SCOPE_EXAMPLE, 'evt_example'] },

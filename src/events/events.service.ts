@@ -52,29 +52,36 @@ export class EventsService {
   }
 
   /**
-   * One event per organization concerned, each about that organization's
-   * participants; with `push`, also one A2A push notification per push notification
-   * config of the task (the ledger's configs; they ride on this engine).
+   * The events of one change, in their order, in one statement (a task journal's flush
+   * writes all the events of a reply at once): each one event per organization
+   * concerned, about that organization's participants; with `push`, also one A2A push
+   * notification per push notification config of the task (the ledger's configs; they
+   * ride on this engine).
    */
-  async emitForParticipants(
+  async emitAllForParticipants(
     tx: Tx,
     participants: readonly Participant[],
-    event: Omit<EventInput, 'organizationId' | 'identityIds'>,
-    push?: TaskUpdate,
+    events: ReadonlyArray<{ event: Omit<EventInput, 'organizationId' | 'identityIds'>; push?: TaskUpdate }>,
   ): Promise<void> {
-    const byOrganization = new Map<string, string[]>();
-    for (const { identityId, organizationId } of participants) {
-      if (organizationId === null) continue;
-      const ids = byOrganization.get(organizationId) ?? [];
-      if (!ids.includes(identityId)) ids.push(identityId);
-      byOrganization.set(organizationId, ids);
-    }
-    let first = true;
-    for (const [organizationId, identityIds] of byOrganization) {
-      // The push notifications go with the first event only: they are per task, not per organization.
-      await this.insert(tx, { ...event, organizationId, identityIds }, null, first ? push : undefined);
-      first = false;
-    }
+    requireTransaction(tx);
+    const organizations = byOrganization(participants);
+    const traceparent = currentTraceparent();
+    const rows = events.flatMap(({ event, push }) =>
+      [...organizations].map(([organizationId, identityIds], i) => ({
+        event: { id: newEventId(), type: event.type, organizationId, identityIds, data: event.data, traceparent },
+        // The push notifications go with the first organization's event only: they are per task.
+        push: i === 0 ? (push ?? null) : null,
+        notify: { channel: CHANGES_CHANNEL, payload: `${eventsKey(organizationId)}:0` },
+      })),
+    );
+    if (rows.length === 0) return;
+    await this.repository.insertEventsWithDeliveries(rows, tx);
+    afterCommit(tx, () => {
+      this.dispatcher.wake();
+      // On PostgreSQL the statement's NOTIFY does this; the embedded bus is woken here.
+      for (const organizationId of organizations.keys())
+        this.notifier.committed({ taskId: eventsKey(organizationId), seq: 0 });
+    });
   }
 
   /** An event for one subscription only, whatever its filter (the `ping` of a webhook test). */
@@ -82,9 +89,8 @@ export class EventsService {
     return (await this.insert(tx, event, webhookId))!;
   }
 
-  private async insert(tx: Tx, event: EventInput, webhookId: string | null, push?: TaskUpdate): Promise<string | null> {
-    if (!tx.queryRunner?.isTransactionActive)
-      throw new Error('EventsService.emit must run inside the transaction that makes the change');
+  private async insert(tx: Tx, event: EventInput, webhookId: string | null): Promise<string | null> {
+    requireTransaction(tx);
     if (event.organizationId === null) return null;
     const organizationId = event.organizationId;
     const id = newEventId();
@@ -99,7 +105,7 @@ export class EventsService {
       },
       {
         webhookId,
-        push: push ?? null,
+        push: null,
         notify: { channel: CHANGES_CHANNEL, payload: `${eventsKey(organizationId)}:0` },
       },
       tx,
@@ -111,4 +117,21 @@ export class EventsService {
     });
     return id;
   }
+}
+
+function requireTransaction(tx: Tx): void {
+  if (!tx.queryRunner?.isTransactionActive)
+    throw new Error('EventsService.emit must run inside the transaction that makes the change');
+}
+
+/** The participants' organizations, each with its identities among them (an unclaimed identity has none). */
+function byOrganization(participants: readonly Participant[]): Map<string, string[]> {
+  const organizations = new Map<string, string[]>();
+  for (const { identityId, organizationId } of participants) {
+    if (organizationId === null) continue;
+    const ids = organizations.get(organizationId) ?? [];
+    if (!ids.includes(identityId)) ids.push(identityId);
+    organizations.set(organizationId, ids);
+  }
+  return organizations;
 }

@@ -34,12 +34,15 @@ export class LedgerEvents {
     const participants = [requester, worker].map((p) => ({ identityId: p.id, organizationId: p.organizationId }));
     const task = toTaskSummaryView(journal.task);
     this.metrics.tasksChanged(tx, journal.isNew && entries[0] === journal.entries[0], entries);
-    for (const entry of entries) {
+    // All of them in one statement, in order; an entry's push notification goes with its first event.
+    const events = entries.flatMap((entry) => {
       const push = streamed(entry) ? { taskId: journal.task.id, seq: entry.seq } : undefined;
-      for (const [j, event] of eventsOf(entry, task, journal.isNew && entry === journal.entries[0]).entries()) {
-        await this.events.emitForParticipants(tx, participants, event, j === 0 ? push : undefined);
-      }
-    }
+      return eventsOf(entry, task, journal.isNew && entry === journal.entries[0]).map((event, j) => ({
+        event,
+        push: j === 0 ? push : undefined,
+      }));
+    });
+    await this.events.emitAllForParticipants(tx, participants, events);
   }
 }
 

@@ -38,6 +38,31 @@ SELECT w.id, event.id
          ('*' = ANY(w.events) OR event.type = ANY(w.events))
      AND (w.identity_id IS NULL OR (w.identity_id = ANY(event.identity_ids) AND NOT event.type = ANY($15::text[])))));
 
+-- EventsRepository.insertEventsWithDeliveries
+WITH input AS (
+  SELECT * FROM unnest($1::varchar[], $2::varchar[],
+                       $3::uuid[], $4::text[],
+                       $5::text[], $6::varchar[],
+                       $7::uuid[], $8::int[],
+                       $9::text[], $10::text[])
+    WITH ORDINALITY AS i(id, type, organization_id, identity_ids, data, traceparent, push_task_id, push_seq, channel, payload, ord)
+), event AS (
+  INSERT INTO events (id, type, organization_id, identity_ids, data, traceparent)
+  SELECT i.id, i.type, i.organization_id, i.identity_ids::uuid[], i.data::json, i.traceparent FROM input i ORDER BY i.ord
+  RETURNING id, type, organization_id, identity_ids,
+            (SELECT pg_notify(i.channel, i.payload) FROM input i WHERE i.id = events.id) AS notified
+), push AS (
+  INSERT INTO deliveries (push_task_id, push_config_id, push_seq, traceparent)
+  SELECT c.task_id, c.config_id, i.push_seq, i.traceparent
+    FROM input i JOIN push_notification_configs c ON c.task_id = i.push_task_id JOIN identities o ON o.id = c.owner_identity_id
+   WHERE o.status = 'active'
+)
+INSERT INTO deliveries (webhook_id, event_id)
+SELECT w.id, event.id
+  FROM event JOIN webhooks w ON w.organization_id = event.organization_id AND w.status = 'active'
+ WHERE ('*' = ANY(w.events) OR event.type = ANY(w.events))
+   AND (w.identity_id IS NULL OR (w.identity_id = ANY(event.identity_ids) AND NOT event.type = ANY($11::text[])));
+
 -- EventsRepository.feedPosition (organization)
 SELECT e.txid::text AS txid, e.seq::text AS seq FROM events e WHERE e.id = $1 AND e.organization_id = $2::uuid;
 
