@@ -487,30 +487,46 @@ export class LedgerRepository {
     return { total, own, existing: found ? { name, description, last_chunk } : null };
   }
 
-  /** Appends a chunk to an artifact. */
-  @GenerateSql({ params: [U, EXAMPLE_CHUNK, 10] })
-  async appendArtifact(taskId: string, chunk: ArtifactChunk, bytes: number, tx?: Tx): Promise<void> {
+  /**
+   * An artifact chunk and its event, in one statement: the artifact created or replaced
+   * (numbered `seq`), or the chunk appended (`append`); the event carries `recorded`
+   * (the chunk with the name and description the artifact keeps).
+   */
+  @GenerateSql(
+    { name: 'put', params: [U, EXAMPLE_CHUNK, EXAMPLE_CHUNK, 2, 10, 'working', null] },
+    {
+      name: 'append',
+      params: [U, { ...EXAMPLE_CHUNK, append: true }, { ...EXAMPLE_CHUNK, append: true }, 2, 10, 'working', null],
+    },
+  )
+  async writeArtifact(
+    taskId: string,
+    chunk: ArtifactChunk,
+    recorded: ArtifactChunk,
+    seq: number,
+    bytes: number,
+    state: TaskState,
+    traceId: string | null,
+    tx?: Tx,
+  ): Promise<void> {
+    const write = chunk.append
+      ? sql`
+        UPDATE artifacts SET parts = parts || ${JSON.stringify(chunk.parts)}::jsonb, last_chunk = ${chunk.lastChunk}, updated_at = now(),
+               metadata = COALESCE(${json(chunk.metadata)}::jsonb, metadata), content_bytes = content_bytes + ${bytes}
+         WHERE task_id = ${taskId} AND artifact_id = ${chunk.artifactId}`
+      : sql`
+        INSERT INTO artifacts (task_id, artifact_id, name, description, parts, metadata, last_chunk, seq, content_bytes)
+        VALUES (${taskId}, ${chunk.artifactId}, ${chunk.name}, ${chunk.description}, ${JSON.stringify(chunk.parts)}::jsonb,
+                ${json(chunk.metadata)}::jsonb, ${chunk.lastChunk}, ${seq}, ${bytes})
+        ON CONFLICT (task_id, artifact_id) DO UPDATE
+           SET name = EXCLUDED.name, description = EXCLUDED.description, parts = EXCLUDED.parts,
+               metadata = EXCLUDED.metadata, last_chunk = EXCLUDED.last_chunk, updated_at = now(),
+               content_bytes = EXCLUDED.content_bytes`;
     await this.db.execute(
       sql`
-      UPDATE artifacts SET parts = parts || ${JSON.stringify(chunk.parts)}::jsonb, last_chunk = ${chunk.lastChunk}, updated_at = now(),
-             metadata = COALESCE(${json(chunk.metadata)}::jsonb, metadata), content_bytes = content_bytes + ${bytes}
-       WHERE task_id = ${taskId} AND artifact_id = ${chunk.artifactId}`,
-      tx,
-    );
-  }
-
-  /** Creates an artifact, or replaces it. */
-  @GenerateSql({ params: [U, EXAMPLE_CHUNK, 2, 10] })
-  async putArtifact(taskId: string, chunk: ArtifactChunk, seq: number, bytes: number, tx?: Tx): Promise<void> {
-    await this.db.execute(
-      sql`
-      INSERT INTO artifacts (task_id, artifact_id, name, description, parts, metadata, last_chunk, seq, content_bytes)
-      VALUES (${taskId}, ${chunk.artifactId}, ${chunk.name}, ${chunk.description}, ${JSON.stringify(chunk.parts)}::jsonb,
-              ${json(chunk.metadata)}::jsonb, ${chunk.lastChunk}, ${seq}, ${bytes})
-      ON CONFLICT (task_id, artifact_id) DO UPDATE
-         SET name = EXCLUDED.name, description = EXCLUDED.description, parts = EXCLUDED.parts,
-             metadata = EXCLUDED.metadata, last_chunk = EXCLUDED.last_chunk, updated_at = now(),
-             content_bytes = EXCLUDED.content_bytes`,
+      WITH written AS (${write})
+      INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id)
+      VALUES (${taskId}, ${seq}, 'artifact', ${state}, NULL, ${json(recorded)}::jsonb, ${traceId})`,
       tx,
     );
   }

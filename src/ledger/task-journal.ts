@@ -161,14 +161,22 @@ export class TaskJournal {
     if (chunk.append && existing!.last_chunk) {
       throw conflict('artifact_closed', `Artifact "${chunk.artifactId}" already received its last chunk.`);
     }
-    if (chunk.append) await this.repository.appendArtifact(this.task.id, chunk, bytes, this.tx);
-    else await this.repository.putArtifact(this.task.id, chunk, this.task.seq + 1, bytes, this.tx);
     const recorded = {
       ...chunk,
       name: chunk.name || existing?.name || '',
       description: chunk.description || existing?.description || '',
     };
-    await this.event('artifact', this.task.state, recorded);
+    this.task.seq += 1;
+    await this.repository.writeArtifact(
+      this.task.id,
+      chunk,
+      recorded,
+      this.task.seq,
+      bytes,
+      this.task.state,
+      currentTraceId(),
+      this.tx,
+    );
     this.entries.push({ kind: 'artifact', seq: this.task.seq, artifact: recorded });
   }
 

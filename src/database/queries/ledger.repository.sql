@@ -137,19 +137,25 @@ SELECT held.total, held.own, own.name IS NOT NULL AS found, own.name, own.descri
           FROM artifacts WHERE task_id = $4) held
   LEFT JOIN own ON true;
 
--- LedgerRepository.appendArtifact
-UPDATE artifacts SET parts = parts || $1::jsonb, last_chunk = $2, updated_at = now(),
-      metadata = COALESCE($3::jsonb, metadata), content_bytes = content_bytes + $4
-WHERE task_id = $5 AND artifact_id = $6;
+-- LedgerRepository.writeArtifact (put)
+WITH written AS (
+  INSERT INTO artifacts (task_id, artifact_id, name, description, parts, metadata, last_chunk, seq, content_bytes)
+  VALUES ($1, $2, $3, $4, $5::jsonb,
+          $6::jsonb, $7, $8, $9)
+  ON CONFLICT (task_id, artifact_id) DO UPDATE
+     SET name = EXCLUDED.name, description = EXCLUDED.description, parts = EXCLUDED.parts,
+         metadata = EXCLUDED.metadata, last_chunk = EXCLUDED.last_chunk, updated_at = now(),
+         content_bytes = EXCLUDED.content_bytes)
+INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id)
+VALUES ($10, $11, 'artifact', $12, NULL, $13::jsonb, $14);
 
--- LedgerRepository.putArtifact
-INSERT INTO artifacts (task_id, artifact_id, name, description, parts, metadata, last_chunk, seq, content_bytes)
-VALUES ($1, $2, $3, $4, $5::jsonb,
-        $6::jsonb, $7, $8, $9)
-ON CONFLICT (task_id, artifact_id) DO UPDATE
-   SET name = EXCLUDED.name, description = EXCLUDED.description, parts = EXCLUDED.parts,
-       metadata = EXCLUDED.metadata, last_chunk = EXCLUDED.last_chunk, updated_at = now(),
-       content_bytes = EXCLUDED.content_bytes;
+-- LedgerRepository.writeArtifact (append)
+WITH written AS (
+  UPDATE artifacts SET parts = parts || $1::jsonb, last_chunk = $2, updated_at = now(),
+         metadata = COALESCE($3::jsonb, metadata), content_bytes = content_bytes + $4
+   WHERE task_id = $5 AND artifact_id = $6)
+INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id)
+VALUES ($7, $8, 'artifact', $9, NULL, $10::jsonb, $11);
 
 -- LedgerRepository.hydrate
 SELECT m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at FROM messages m WHERE m.id = ANY($1::uuid[]);
