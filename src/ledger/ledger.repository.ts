@@ -169,8 +169,10 @@ export class LedgerRepository {
   }
 
   /**
-   * lockTask for an upstream agent's answer: locks the task (by its id alone) and
-   * records the upstream's ids for it unless it has them already, in one statement.
+   * lockTask for an upstream agent's first answer: records the upstream's ids on the
+   * task (by its id alone), which locks it, in one statement. Null when the task has
+   * them already (or is gone): lock it with lockTask then — a later answer writes no
+   * row version of its own.
    */
   @GenerateSql({ params: [U, { taskId: 'upstream-task', contextId: 'upstream-context' }] })
   async lockTaskRecordingUpstream(
@@ -180,9 +182,8 @@ export class LedgerRepository {
   ): Promise<TaskRow | null> {
     return this.db.one<TaskRow>(
       sql`
-      UPDATE tasks t SET upstream_task_id = COALESCE(t.upstream_task_id, ${upstream.taskId}),
-             upstream_context_id = CASE WHEN t.upstream_task_id IS NULL THEN ${upstream.contextId} ELSE t.upstream_context_id END
-       WHERE t.id = ${taskId}
+      UPDATE tasks t SET upstream_task_id = ${upstream.taskId}, upstream_context_id = ${upstream.contextId}
+       WHERE t.id = ${taskId} AND t.upstream_task_id IS NULL
       RETURNING ${TASK_COLUMNS}`,
       tx,
     );

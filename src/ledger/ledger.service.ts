@@ -243,11 +243,11 @@ export class LedgerService {
     updates: readonly UpstreamUpdate[],
     more: () => readonly UpstreamUpdate[] = () => [],
   ): Promise<UpstreamApplied> {
-    // The upstream's ids, when the first updates carry them, are recorded by the statement that locks the task.
+    // The upstream's first answer: the statement that records its ids (the first updates carry them) locks the task.
     const ids = updates.find((update) => update.upstream)?.upstream;
-    const row = ids
-      ? await this.repository.lockTaskRecordingUpstream(taskId, ids, tx)
-      : await this.repository.lockTask(taskId, null, tx);
+    const row =
+      (ids && (await this.repository.lockTaskRecordingUpstream(taskId, ids, tx))) ??
+      (await this.repository.lockTask(taskId, null, tx));
     const refused: ReplyState[] = [];
     if (!row) return { terminal: true, refused };
     const journal = this.open(tx, row, false);

@@ -22,9 +22,8 @@ t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.stat
 t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.id = $1  FOR UPDATE;
 
 -- LedgerRepository.lockTaskRecordingUpstream
-UPDATE tasks t SET upstream_task_id = COALESCE(t.upstream_task_id, $1),
-           upstream_context_id = CASE WHEN t.upstream_task_id IS NULL THEN $2 ELSE t.upstream_context_id END
-     WHERE t.id = $3
+UPDATE tasks t SET upstream_task_id = $1, upstream_context_id = $2
+     WHERE t.id = $3 AND t.upstream_task_id IS NULL
     RETURNING t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
 t.metadata, t.seq, t.created_at, t.updated_at;
