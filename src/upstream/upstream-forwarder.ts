@@ -56,7 +56,8 @@ class TryAgain extends Error {}
  * and webhooks see an upstream worker like any other.
  *
  * Durability follows the delivery engine: a queue in PostgreSQL (`upstream_forwards`,
- * written in the send's transaction), claims with SKIP LOCKED and a lease renewed while
+ * written in the send's transaction — claimed by that very write when this forwarder
+ * can take it, see queueMessage), claims with SKIP LOCKED and a lease renewed while
  * a forward runs, retries on UPSTREAM_RETRY_SCHEDULE_MS, then the task fails with a
  * status message saying why. Once the upstream has answered a message (`accepted`),
  * a retry never sends it again: it follows the upstream task (resubscribe, or reads)
