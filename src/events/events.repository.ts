@@ -53,8 +53,9 @@ export interface NewEvent {
   traceparent: string | null;
 }
 
-/** Where an event goes besides the matching subscriptions. */
-export interface EventFanOut {
+/** One event to write, with where it goes besides the matching subscriptions and the NOTIFY it sends. */
+export interface EventToWrite {
+  event: NewEvent;
   /** This subscription only, whatever its filter (a webhook's `ping`); null: every matching subscription. */
   webhookId: string | null;
   /** A task update: one A2A push notification per push notification config of the task. */
@@ -244,87 +245,90 @@ export class EventsRepository {
   // events (the outbox)
 
   /**
-   * Read model: writes an event and its deliveries in one statement, on the hot path
-   * of every change — the outbox row, one delivery for every active subscription of
-   * the organization whose filter and scope match (subscriptions scoped to one
+   * Read model: writes the events of one change and their deliveries, on the hot path
+   * of every change — the outbox rows, in list order (their `seq` follows it), each
+   * notifying its organization's event streams (delivered by PostgreSQL after the
+   * commit, to every instance); one delivery for every active subscription of an
+   * event's organization whose filter and scope match (subscriptions scoped to one
    * identity match when the event is about it; organization-only types, api_key.*,
-   * never match them), and — for a task update — one delivery for each of the task's
-   * A2A push notification configs (`push_notification_configs`, the ledger's) whose
-   * owner (`identities`: the requester who set it) has not been deleted. Reading the
-   * configs here keeps a task update to one round trip, in the transaction of the
-   * change. The same statement notifies the organization's event streams (delivered
-   * by PostgreSQL after the commit, to every instance).
+   * never match them) or, for an event aimed at one webhook, that webhook's; and — for
+   * a task update — one delivery for each of the task's A2A push notification configs
+   * (`push_notification_configs`, the ledger's) whose owner (`identities`: the
+   * requester who set it) has not been deleted. Three independent writes over the
+   * same arrays (the event ids are ours, so none reads another's rows): one statement
+   * in the change's transaction, or members of its write batch — a change's events
+   * are one round trip however many they are. `committed` learns how many deliveries
+   * were queued.
    */
-  @GenerateSql(
-    {
-      name: 'fan-out',
-      params: [
+  @GenerateSql({
+    params: [
+      [
         {
-          id: 'evt_example',
-          type: 'task.created',
-          organizationId: DummyValue.UUID,
-          identityIds: [DummyValue.UUID_2],
-          data: {},
-          traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+          event: {
+            id: 'evt_example',
+            type: 'task.message',
+            organizationId: DummyValue.UUID,
+            identityIds: [DummyValue.UUID_2],
+            data: {},
+            traceparent: null,
+          },
+          webhookId: null,
+          push: null,
+          notify: { channel: 'a2a_changes', payload: 'example:0' },
         },
         {
-          webhookId: null,
-          push: { taskId: DummyValue.UUID_2, seq: 1 },
+          event: {
+            id: 'evt_example2',
+            type: 'task.status',
+            organizationId: DummyValue.UUID,
+            identityIds: [DummyValue.UUID_2],
+            data: {},
+            traceparent: null,
+          },
+          webhookId: DummyValue.UUID_2,
+          push: { taskId: DummyValue.UUID_2, seq: 2 },
           notify: { channel: 'a2a_changes', payload: 'example:0' },
         },
       ],
-    },
-    {
-      name: 'one webhook',
-      params: [
-        {
-          id: 'evt_example',
-          type: 'ping',
-          organizationId: DummyValue.UUID,
-          identityIds: [],
-          data: {},
-          traceparent: null,
-        },
-        { webhookId: DummyValue.UUID_2, push: null, notify: { channel: 'a2a_changes', payload: 'example:0' } },
-      ],
-    },
-  )
-  async insertEventWithDeliveries(
-    event: NewEvent,
-    fanOut: EventFanOut,
+    ],
+  })
+  async insertEventsWithDeliveries(
+    events: readonly EventToWrite[],
     unit?: Tx | WriteBatch,
     committed?: (deliveries: number) => void,
   ): Promise<void> {
-    const { push, webhookId } = fanOut;
-    // Three independent writes (the event's id is ours, so no write reads another's): one
-    // statement in the change's transaction, or members of the change's write batch.
-    // `committed` learns how many deliveries were queued.
+    const column = <T>(of: (item: EventToWrite) => T) => events.map(of);
+    const ids = column((e) => e.event.id);
+    const input = sql`unnest(${ids}::varchar[], ${column((e) => e.event.type)}::varchar[],
+                             ${column((e) => e.event.organizationId)}::uuid[], ${column((e) => `{${e.event.identityIds.join(',')}}`)}::text[],
+                             ${column((e) => JSON.stringify(e.event.data))}::text[], ${column((e) => e.event.traceparent)}::varchar[],
+                             ${column((e) => e.webhookId)}::uuid[], ${column((e) => e.push?.taskId ?? null)}::uuid[],
+                             ${column((e) => e.push?.seq ?? null)}::int[])
+          WITH ORDINALITY AS i(id, type, organization_id, identity_ids, data, traceparent, webhook_id, push_task_id, push_seq, ord)`;
     await this.db.write(
       [
         sql`INSERT INTO events (id, type, organization_id, identity_ids, data, traceparent)
-            VALUES (${event.id}, ${event.type}, ${event.organizationId}, ${[...event.identityIds]}::uuid[], ${JSON.stringify(event.data)}::json, ${event.traceparent})
-            RETURNING pg_notify(${fanOut.notify.channel}, ${fanOut.notify.payload}) AS notified`,
-        push
-          ? sql`INSERT INTO deliveries (push_task_id, push_config_id, push_seq, traceparent)
-                SELECT c.task_id, c.config_id, ${push.seq}::int, ${event.traceparent}
-                  FROM push_notification_configs c JOIN identities o ON o.id = c.owner_identity_id
-                 WHERE c.task_id = ${push.taskId}::uuid AND o.status = 'active'
-                RETURNING id`
-          : sql.empty,
-        webhookId
-          ? sql`INSERT INTO deliveries (webhook_id, event_id)
-                SELECT w.id, ${event.id} FROM webhooks w
-                 WHERE w.id = ${webhookId}::uuid AND w.organization_id = ${event.organizationId}::uuid AND w.status = 'active'
-                RETURNING id`
-          : sql`INSERT INTO deliveries (webhook_id, event_id)
-                SELECT w.id, ${event.id} FROM webhooks w
-                 WHERE w.organization_id = ${event.organizationId}::uuid AND w.status = 'active'
-                   AND ('*' = ANY(w.events) OR ${event.type}::text = ANY(w.events))
-                   AND (w.identity_id IS NULL OR (w.identity_id = ANY(${[...event.identityIds]}::uuid[]) AND NOT ${event.type}::text = ANY(${ORGANIZATION_ONLY_TYPES}::text[])))
-                RETURNING id`,
-      ].filter((statement) => !statement.isEmpty),
+            SELECT i.id, i.type, i.organization_id, i.identity_ids::uuid[], i.data::json, i.traceparent FROM ${input} ORDER BY i.ord
+            RETURNING (SELECT pg_notify(n.channel, n.payload)
+                         FROM unnest(${ids}::varchar[], ${column((e) => e.notify.channel)}::text[], ${column((e) => e.notify.payload)}::text[])
+                              AS n(id, channel, payload)
+                        WHERE n.id = events.id) AS notified`,
+        sql`INSERT INTO deliveries (push_task_id, push_config_id, push_seq, traceparent)
+            SELECT c.task_id, c.config_id, i.push_seq, i.traceparent
+              FROM ${input} JOIN push_notification_configs c ON c.task_id = i.push_task_id JOIN identities o ON o.id = c.owner_identity_id
+             WHERE o.status = 'active'
+            RETURNING id`,
+        sql`INSERT INTO deliveries (webhook_id, event_id)
+            SELECT w.id, i.id
+              FROM ${input} JOIN webhooks w ON w.organization_id = i.organization_id AND w.status = 'active'
+             WHERE CASE WHEN i.webhook_id IS NOT NULL THEN w.id = i.webhook_id
+                        ELSE ('*' = ANY(w.events) OR i.type = ANY(w.events))
+                         AND (w.identity_id IS NULL OR (w.identity_id = ANY(i.identity_ids::uuid[]) AND NOT i.type = ANY(${ORGANIZATION_ONLY_TYPES}::text[])))
+                   END
+            RETURNING id`,
+      ],
       unit,
-      committed && ((rows) => committed(rows.slice(1).reduce((count, deliveries) => count + deliveries.length, 0))),
+      committed && ((rows) => committed(rows[1].length + rows[2].length)),
     );
   }
 

@@ -6,7 +6,7 @@ import { DeliveryDispatcher } from './delivery-dispatcher';
 import { newEventId } from './event-id';
 import type { EventType } from './event-types';
 import { currentTraceparent } from '../tracing/tracing';
-import { EventsRepository } from './events.repository';
+import { EventsRepository, type EventToWrite } from './events.repository';
 
 export interface EventInput {
   type: EventType;
@@ -33,7 +33,7 @@ export interface Participant {
 /**
  * The outbox (CONTRACT §8). Other modules call `emit` inside the transaction that
  * makes the change, with that transaction: the event commits or rolls back with the
- * change (EventsRepository.insertEventWithDeliveries writes it and its deliveries).
+ * change (EventsRepository.insertEventsWithDeliveries writes it and its deliveries).
  * Once a transaction that emitted commits, this process's dispatcher is woken
  * (an after-commit hook of the unit of work); other processes find the work when
  * they poll.
@@ -52,29 +52,28 @@ export class EventsService {
   }
 
   /**
-   * One event per organization concerned, each about that organization's
-   * participants; with `push`, also one A2A push notification per push notification
-   * config of the task (the ledger's configs; they ride on this engine).
+   * The events of one change, in their order, in one statement (a task journal's flush
+   * writes all the events of a reply at once; a new task's go into its write batch):
+   * each one event per organization concerned, about that organization's participants;
+   * with `push`, also one A2A push notification per push notification config of the
+   * task (the ledger's configs; they ride on this engine).
    */
-  async emitForParticipants(
+  async emitAllForParticipants(
     unit: Tx | WriteBatch,
     participants: readonly Participant[],
-    event: Omit<EventInput, 'organizationId' | 'identityIds'>,
-    push?: TaskUpdate,
+    events: ReadonlyArray<{ event: Omit<EventInput, 'organizationId' | 'identityIds'>; push?: TaskUpdate }>,
   ): Promise<void> {
-    const byOrganization = new Map<string, string[]>();
-    for (const { identityId, organizationId } of participants) {
-      if (organizationId === null) continue;
-      const ids = byOrganization.get(organizationId) ?? [];
-      if (!ids.includes(identityId)) ids.push(identityId);
-      byOrganization.set(organizationId, ids);
-    }
-    let first = true;
-    for (const [organizationId, identityIds] of byOrganization) {
-      // The push notifications go with the first event only: they are per task, not per organization.
-      await this.insert(unit, { ...event, organizationId, identityIds }, null, first ? push : undefined);
-      first = false;
-    }
+    const organizations = byOrganization(participants);
+    const traceparent = currentTraceparent();
+    await this.write(
+      unit,
+      events.flatMap(({ event, push }) =>
+        [...organizations].map(([organizationId, identityIds], i) =>
+          // The push notifications go with the first organization's event only: they are per task.
+          this.toWrite({ ...event, organizationId, identityIds }, traceparent, null, i === 0 ? (push ?? null) : null),
+        ),
+      ),
+    );
   }
 
   /** An event for one subscription only, whatever its filter (the `ping` of a webhook test). */
@@ -82,40 +81,51 @@ export class EventsService {
     return (await this.insert(tx, event, webhookId))!;
   }
 
-  private async insert(
-    unit: Tx | WriteBatch,
-    event: EventInput,
+  private async insert(tx: Tx, event: EventInput, webhookId: string | null): Promise<string | null> {
+    if (event.organizationId === null) return null;
+    const row = this.toWrite({ ...event, organizationId: event.organizationId }, currentTraceparent(), webhookId, null);
+    await this.write(tx, [row]);
+    return row.event.id;
+  }
+
+  private toWrite(
+    event: EventInput & { organizationId: string },
+    traceparent: string | null,
     webhookId: string | null,
-    push?: TaskUpdate,
-  ): Promise<string | null> {
+    push: TaskUpdate | null,
+  ): EventToWrite {
+    const { type, organizationId, identityIds, data } = event;
+    return {
+      event: { id: newEventId(), type, organizationId, identityIds: identityIds ?? [], data, traceparent },
+      webhookId,
+      push,
+      notify: { channel: CHANGES_CHANNEL, payload: `${eventsKey(organizationId)}:0` },
+    };
+  }
+
+  private async write(unit: Tx | WriteBatch, rows: EventToWrite[]): Promise<void> {
     if (!(unit instanceof WriteBatch) && !unit.queryRunner?.isTransactionActive)
       throw new Error('EventsService.emit must run inside the transaction (or write batch) that makes the change');
-    if (event.organizationId === null) return null;
-    const organizationId = event.organizationId;
-    const id = newEventId();
-    await this.repository.insertEventWithDeliveries(
-      {
-        id,
-        type: event.type,
-        organizationId,
-        identityIds: event.identityIds ?? [],
-        data: event.data,
-        traceparent: currentTraceparent(),
-      },
-      {
-        webhookId,
-        push: push ?? null,
-        notify: { channel: CHANGES_CHANNEL, payload: `${eventsKey(organizationId)}:0` },
-      },
-      unit,
-      (deliveries) => {
-        // Once committed: the dispatcher, when there is something to deliver (an event
-        // no subscription wants costs it no claim); on PostgreSQL the statement's NOTIFY
-        // wakes the event streams, the embedded bus is woken here.
-        if (deliveries > 0) this.dispatcher.wake();
+    if (rows.length === 0) return;
+    await this.repository.insertEventsWithDeliveries(rows, unit, (deliveries) => {
+      // Once committed: the dispatcher, when there is something to deliver (an event no
+      // subscription wants costs it no claim); on PostgreSQL the statement's NOTIFY wakes
+      // the event streams, the embedded bus is woken here.
+      if (deliveries > 0) this.dispatcher.wake();
+      for (const organizationId of new Set(rows.map((row) => row.event.organizationId)))
         this.notifier.committed({ taskId: eventsKey(organizationId), seq: 0 });
-      },
-    );
-    return id;
+    });
   }
+}
+
+/** The participants' organizations, each with its identities among them (an unclaimed identity has none). */
+function byOrganization(participants: readonly Participant[]): Map<string, string[]> {
+  const organizations = new Map<string, string[]>();
+  for (const { identityId, organizationId } of participants) {
+    if (organizationId === null) continue;
+    const ids = organizations.get(organizationId) ?? [];
+    if (!ids.includes(identityId)) ids.push(identityId);
+    organizations.set(organizationId, ids);
+  }
+  return organizations;
 }

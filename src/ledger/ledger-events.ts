@@ -44,12 +44,12 @@ export class LedgerEvents {
     const participants = [requester, worker].map((p) => ({ identityId: p.id, organizationId: p.organizationId }));
     const task = toTaskSummaryView(taskRow);
     this.metrics.tasksChanged(unit, creation !== null && entries[0] === creation, entries);
-    for (const entry of entries) {
+    // All of them in one statement, in order; an entry's push notification goes with its first event.
+    const events = entries.flatMap((entry) => {
       const push = streamed(entry) ? { taskId: taskRow.id, seq: entry.seq } : undefined;
-      for (const [j, event] of eventsOf(entry, task, entry === creation).entries()) {
-        await this.events.emitForParticipants(unit, participants, event, j === 0 ? push : undefined);
-      }
-    }
+      return eventsOf(entry, task, entry === creation).map((event, j) => ({ event, push: j === 0 ? push : undefined }));
+    });
+    await this.events.emitAllForParticipants(unit, participants, events);
   }
 }
 

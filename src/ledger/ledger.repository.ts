@@ -178,6 +178,27 @@ export class LedgerRepository {
     );
   }
 
+  /**
+   * lockTask for an upstream agent's first answer: records the upstream's ids on the
+   * task (by its id alone), which locks it, in one statement. Null when the task has
+   * them already (or is gone): lock it with lockTask then — a later answer writes no
+   * row version of its own.
+   */
+  @GenerateSql({ params: [U, { taskId: 'upstream-task', contextId: 'upstream-context' }] })
+  async lockTaskRecordingUpstream(
+    taskId: string,
+    upstream: { taskId: string; contextId: string },
+    tx?: Tx,
+  ): Promise<TaskRow | null> {
+    return this.db.one<TaskRow>(
+      sql`
+      UPDATE tasks t SET upstream_task_id = ${upstream.taskId}, upstream_context_id = ${upstream.contextId}
+       WHERE t.id = ${taskId} AND t.upstream_task_id IS NULL
+      RETURNING ${TASK_COLUMNS}`,
+      tx,
+    );
+  }
+
   /** How many of the pair's tasks match the filter (ListTasks' totalSize). */
   @GenerateSql({ params: [PAIR, { contextId: U, state: 'working', statusAfter: DummyValue.DATE }] })
   async countPairTasks(pair: TaskPair, filter: PairTaskFilter): Promise<number> {
@@ -424,6 +445,27 @@ export class LedgerRepository {
     );
   }
 
+  /**
+   * Whether the task holds a message with that messageId from that role, and its
+   * message count up to `max` (as countMessagesUpTo), in one statement.
+   */
+  @GenerateSql({ params: [U, 'agent', DummyValue.STRING, 100] })
+  async messageRoom(
+    taskId: string,
+    role: MessageRole,
+    messageId: string,
+    max: number,
+    tx?: Tx,
+  ): Promise<{ held: boolean; count: number }> {
+    const row = await this.db.one<{ held: boolean; count: number }>(
+      sql`
+      SELECT EXISTS (SELECT 1 FROM messages WHERE task_id = ${taskId} AND role = ${role} AND message_id = ${messageId}) AS held,
+             (SELECT count(*)::int FROM (SELECT 1 FROM messages WHERE task_id = ${taskId} LIMIT ${max}) m) AS count`,
+      tx,
+    );
+    return row!;
+  }
+
   /** The task's message count, counted up to `max` only (it reads at most `max` entries of the (task_id, seq) index). */
   @GenerateSql({ params: [U, 100] })
   async countMessagesUpTo(taskId: string, max: number, tx?: Tx): Promise<number> {
@@ -481,57 +523,79 @@ export class LedgerRepository {
     );
   }
 
-  /** The artifact content the task holds in all, and in the artifact `artifactId`. */
-  @GenerateSql({ params: [U, DummyValue.STRING] })
-  async artifactBytes(taskId: string, artifactId: string, tx?: Tx): Promise<{ total: number; own: number }> {
-    const row = await this.db.one<{ total: number; own: number }>(
-      sql`
-      SELECT COALESCE(sum(content_bytes), 0)::float8 AS total,
-             COALESCE(sum(content_bytes) FILTER (WHERE artifact_id = ${artifactId}), 0)::float8 AS own
-        FROM artifacts WHERE task_id = ${taskId}`,
-      tx,
-    );
-    return row!;
-  }
-
-  /** Locks one of the task's artifacts. */
+  /**
+   * Before a chunk is written: the artifact content the task holds in all and in the
+   * artifact `artifactId`, and that artifact, locked (null when the task has none by
+   * that id) — in one statement.
+   */
   @GenerateSql({ params: [U, DummyValue.STRING] })
   async lockArtifact(
     taskId: string,
     artifactId: string,
     tx?: Tx,
-  ): Promise<Pick<RowOf<Artifact>, 'name' | 'description' | 'last_chunk'> | null> {
-    return this.db.one(
+  ): Promise<{
+    total: number;
+    own: number;
+    existing: Pick<RowOf<Artifact>, 'name' | 'description' | 'last_chunk'> | null;
+  }> {
+    const row = await this.db.one<
+      { total: number; own: number; found: boolean } & Pick<RowOf<Artifact>, 'name' | 'description' | 'last_chunk'>
+    >(
       sql`
-      SELECT name, description, last_chunk FROM artifacts WHERE task_id = ${taskId} AND artifact_id = ${artifactId} FOR UPDATE`,
+      WITH own AS (
+        SELECT name, description, last_chunk FROM artifacts WHERE task_id = ${taskId} AND artifact_id = ${artifactId} FOR UPDATE
+      )
+      SELECT held.total, held.own, own.name IS NOT NULL AS found, own.name, own.description, own.last_chunk
+        FROM (SELECT COALESCE(sum(content_bytes), 0)::float8 AS total,
+                     COALESCE(sum(content_bytes) FILTER (WHERE artifact_id = ${artifactId}), 0)::float8 AS own
+                FROM artifacts WHERE task_id = ${taskId}) held
+        LEFT JOIN own ON true`,
       tx,
     );
+    const { total, own, found, name, description, last_chunk } = row!;
+    return { total, own, existing: found ? { name, description, last_chunk } : null };
   }
 
-  /** Appends a chunk to an artifact. */
-  @GenerateSql({ params: [U, EXAMPLE_CHUNK, 10] })
-  async appendArtifact(taskId: string, chunk: ArtifactChunk, bytes: number, tx?: Tx): Promise<void> {
+  /**
+   * An artifact chunk and its event, in one statement: the artifact created or replaced
+   * (numbered `seq`), or the chunk appended (`append`); the event carries `recorded`
+   * (the chunk with the name and description the artifact keeps).
+   */
+  @GenerateSql(
+    { name: 'put', params: [U, EXAMPLE_CHUNK, EXAMPLE_CHUNK, 2, 10, 'working', null] },
+    {
+      name: 'append',
+      params: [U, { ...EXAMPLE_CHUNK, append: true }, { ...EXAMPLE_CHUNK, append: true }, 2, 10, 'working', null],
+    },
+  )
+  async writeArtifact(
+    taskId: string,
+    chunk: ArtifactChunk,
+    recorded: ArtifactChunk,
+    seq: number,
+    bytes: number,
+    state: TaskState,
+    traceId: string | null,
+    tx?: Tx,
+  ): Promise<void> {
+    const write = chunk.append
+      ? sql`
+        UPDATE artifacts SET parts = parts || ${JSON.stringify(chunk.parts)}::jsonb, last_chunk = ${chunk.lastChunk}, updated_at = now(),
+               metadata = COALESCE(${json(chunk.metadata)}::jsonb, metadata), content_bytes = content_bytes + ${bytes}
+         WHERE task_id = ${taskId} AND artifact_id = ${chunk.artifactId}`
+      : sql`
+        INSERT INTO artifacts (task_id, artifact_id, name, description, parts, metadata, last_chunk, seq, content_bytes)
+        VALUES (${taskId}, ${chunk.artifactId}, ${chunk.name}, ${chunk.description}, ${JSON.stringify(chunk.parts)}::jsonb,
+                ${json(chunk.metadata)}::jsonb, ${chunk.lastChunk}, ${seq}, ${bytes})
+        ON CONFLICT (task_id, artifact_id) DO UPDATE
+           SET name = EXCLUDED.name, description = EXCLUDED.description, parts = EXCLUDED.parts,
+               metadata = EXCLUDED.metadata, last_chunk = EXCLUDED.last_chunk, updated_at = now(),
+               content_bytes = EXCLUDED.content_bytes`;
     await this.db.execute(
       sql`
-      UPDATE artifacts SET parts = parts || ${JSON.stringify(chunk.parts)}::jsonb, last_chunk = ${chunk.lastChunk}, updated_at = now(),
-             metadata = COALESCE(${json(chunk.metadata)}::jsonb, metadata), content_bytes = content_bytes + ${bytes}
-       WHERE task_id = ${taskId} AND artifact_id = ${chunk.artifactId}`,
-      tx,
-    );
-  }
-
-  /** Creates an artifact, or replaces it. */
-  @GenerateSql({ params: [U, EXAMPLE_CHUNK, 2, 10] })
-  async putArtifact(taskId: string, chunk: ArtifactChunk, seq: number, bytes: number, tx?: Tx): Promise<void> {
-    await this.db.execute(
-      sql`
-      INSERT INTO artifacts (task_id, artifact_id, name, description, parts, metadata, last_chunk, seq, content_bytes)
-      VALUES (${taskId}, ${chunk.artifactId}, ${chunk.name}, ${chunk.description}, ${JSON.stringify(chunk.parts)}::jsonb,
-              ${json(chunk.metadata)}::jsonb, ${chunk.lastChunk}, ${seq}, ${bytes})
-      ON CONFLICT (task_id, artifact_id) DO UPDATE
-         SET name = EXCLUDED.name, description = EXCLUDED.description, parts = EXCLUDED.parts,
-             metadata = EXCLUDED.metadata, last_chunk = EXCLUDED.last_chunk, updated_at = now(),
-             content_bytes = EXCLUDED.content_bytes`,
+      WITH written AS (${write})
+      INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id)
+      VALUES (${taskId}, ${seq}, 'artifact', ${state}, NULL, ${json(recorded)}::jsonb, ${traceId})`,
       tx,
     );
   }

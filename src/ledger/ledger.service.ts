@@ -65,6 +65,15 @@ export interface UpstreamUpdate {
   artifacts?: ArtifactChunk[];
 }
 
+/** What applyUpstream wrote: `terminal` when the task takes no more; the states the state machine refused. */
+export interface UpstreamApplied {
+  terminal: boolean;
+  refused: ReplyState[];
+}
+
+/** How many upstream updates one transaction takes at most, so a chatty stream never holds the task's lock for long. */
+const UPSTREAM_UPDATES_PER_TRANSACTION = 64;
+
 /** A forwarded task as the forwarder needs it. */
 export interface ForwardedTask {
   id: string;
@@ -197,6 +206,12 @@ export class LedgerService {
     return task ?? null;
   }
 
+  /** The state of one of the pair's tasks (its row alone: what a waiting blocking send re-reads), or null. */
+  async state(pair: TaskPair, taskId: string): Promise<TaskState | null> {
+    if (!isUuid(taskId)) return null;
+    return (await this.repository.pairTask(taskId, pair))?.state ?? null;
+  }
+
   /** The pair's tasks, newest first, with the total count of the filtered list. */
   async list(
     pair: TaskPair,
@@ -278,42 +293,60 @@ export class LedgerService {
    * takes no more (canceled meanwhile, say): the updates after that point are dropped.
    * `refused` lists the states the state machine did not allow (those updates are skipped).
    */
-  async applyUpstream(
+  applyUpstream(taskId: string, updates: readonly UpstreamUpdate[]): Promise<UpstreamApplied> {
+    return this.write((tx) => this.recordUpstream(tx, taskId, updates));
+  }
+
+  /**
+   * applyUpstream's writes, in the caller's ledger transaction (the forwarder marks its
+   * forward in the same one). `more` hands over the updates that arrived while these
+   * were written (an upstream's stream sends its events back to back): they join this
+   * transaction — the task's row is locked already — until none is waiting, or
+   * UPSTREAM_UPDATES_PER_TRANSACTION have been written (the rest wait for the next one).
+   */
+  async recordUpstream(
+    tx: Tx,
     taskId: string,
     updates: readonly UpstreamUpdate[],
-  ): Promise<{ terminal: boolean; refused: ReplyState[] }> {
-    return this.write(async (tx) => {
-      const journal = await this.lockTask(tx, taskId);
-      const refused: ReplyState[] = [];
-      if (!journal) return { terminal: true, refused };
-      let terminal = false;
-      let upstreamRecorded = false;
-      for (const update of updates) {
+    more: () => readonly UpstreamUpdate[] = () => [],
+  ): Promise<UpstreamApplied> {
+    // The upstream's first answer: the statement that records its ids (the first updates carry them) locks the task.
+    const ids = updates.find((update) => update.upstream)?.upstream;
+    const row =
+      (ids && (await this.repository.lockTaskRecordingUpstream(taskId, ids, tx))) ??
+      (await this.repository.lockTask(taskId, null, tx));
+    const refused: ReplyState[] = [];
+    if (!row) return { terminal: true, refused };
+    const journal = this.open(tx, row, false);
+    let upstreamRecorded = ids !== undefined;
+    let written = 0;
+    for (let batch = updates; batch.length > 0; batch = written < UPSTREAM_UPDATES_PER_TRANSACTION ? more() : []) {
+      for (const update of batch) {
+        written += 1;
         if (update.upstream && !upstreamRecorded) {
           await this.repository.setUpstreamIds(taskId, update.upstream, tx);
           upstreamRecorded = true;
         }
-        const message =
-          update.message && !(await journal.hasMessage('agent', update.message.messageId)) ? update.message : undefined;
+        const room = update.message
+          ? await journal.messageRoom('agent', update.message.messageId, this.config.ledgerMaxMessagesPerTask)
+          : null;
+        const message = room && !room.held ? update.message : undefined;
         const state = update.state === journal.state && !message ? undefined : update.state;
         const artifacts = update.artifacts ?? [];
         if (!state && !message && artifacts.length === 0) continue;
         const next = transition(journal.state, { by: 'worker', action: 'reply', to: state ?? null });
-        if (!next.ok && next.reason === 'terminal') {
-          terminal = true;
-          break;
-        }
+        if (!next.ok && next.reason === 'terminal') return { terminal: true, refused };
         if (!next.ok) {
           refused.push(state!);
           continue;
         }
-        if (message) await journal.requireRoomForMessage(this.config.ledgerMaxMessagesPerTask);
+        if (message) room!.requireRoom();
         for (const chunk of artifacts) await journal.artifact(chunk, this.config.ledgerMaxArtifactBytesPerTask);
         if (message) await journal.message('agent', message, 'status', next.state);
         else if (state) await journal.status(next.state);
       }
-      return { terminal, refused };
-    });
+    }
+    return { terminal: false, refused };
   }
 
   /** A task by its id alone, for the service's own use (push notifications), never on behalf of a caller. */

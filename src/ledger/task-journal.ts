@@ -66,12 +66,26 @@ export class TaskJournal {
    */
   async requireRoomForMessage(max: number): Promise<void> {
     const count = await this.repository.countMessagesUpTo(this.task.id, max, this.tx);
-    if (count >= max) {
-      throw conflict(
-        'task_message_limit',
-        `The task holds its maximum of ${max} messages; continue in a new task (the same contextId keeps the thread).`,
-      );
-    }
+    if (count >= max) throw messageLimit(max);
+  }
+
+  /**
+   * hasMessage and requireRoomForMessage in one read: whether the task holds that
+   * message already, and a `requireRoom` that throws as requireRoomForMessage would
+   * (call it once the message is known to be written).
+   */
+  async messageRoom(
+    role: MessageRole,
+    messageId: string,
+    max: number,
+  ): Promise<{ held: boolean; requireRoom: () => void }> {
+    const { held, count } = await this.repository.messageRoom(this.task.id, role, messageId, max, this.tx);
+    return {
+      held,
+      requireRoom: () => {
+        if (count >= max) throw messageLimit(max);
+      },
+    };
   }
 
   /**
@@ -131,14 +145,13 @@ export class TaskJournal {
    */
   async artifact(chunk: ArtifactChunk, maxBytes: number): Promise<void> {
     const bytes = Buffer.byteLength(JSON.stringify(chunk.parts));
-    const held = await this.repository.artifactBytes(this.task.id, chunk.artifactId, this.tx);
-    if (held.total - (chunk.append ? 0 : held.own) + bytes > maxBytes) {
+    const { total, own, existing } = await this.repository.lockArtifact(this.task.id, chunk.artifactId, this.tx);
+    if (total - (chunk.append ? 0 : own) + bytes > maxBytes) {
       throw conflict(
         'task_artifact_limit',
         `The task's artifacts would exceed their maximum of ${maxBytes} bytes of content; put further output in a new task.`,
       );
     }
-    const existing = await this.repository.lockArtifact(this.task.id, chunk.artifactId, this.tx);
     if (chunk.append && !existing) {
       throw conflict(
         'artifact_not_found',
@@ -148,14 +161,22 @@ export class TaskJournal {
     if (chunk.append && existing!.last_chunk) {
       throw conflict('artifact_closed', `Artifact "${chunk.artifactId}" already received its last chunk.`);
     }
-    if (chunk.append) await this.repository.appendArtifact(this.task.id, chunk, bytes, this.tx);
-    else await this.repository.putArtifact(this.task.id, chunk, this.task.seq + 1, bytes, this.tx);
     const recorded = {
       ...chunk,
       name: chunk.name || existing?.name || '',
       description: chunk.description || existing?.description || '',
     };
-    await this.event('artifact', this.task.state, recorded);
+    this.task.seq += 1;
+    await this.repository.writeArtifact(
+      this.task.id,
+      chunk,
+      recorded,
+      this.task.seq,
+      bytes,
+      this.task.state,
+      currentTraceId(),
+      this.tx,
+    );
     this.entries.push({ kind: 'artifact', seq: this.task.seq, artifact: recorded });
   }
 
@@ -193,3 +214,9 @@ export class TaskJournal {
     this.statusChanged = true;
   }
 }
+
+const messageLimit = (max: number) =>
+  conflict(
+    'task_message_limit',
+    `The task holds its maximum of ${max} messages; continue in a new task (the same contextId keeps the thread).`,
+  );

@@ -274,12 +274,11 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       contextId: params.message?.contextId || undefined,
       metadata: params.metadata ?? null,
     };
-    const wake = () => this.forwarder.wake();
     // A send that starts a task without a push notification config — the usual one —
     // is one statement, the forward to the worker's upstream agent queued in it.
     if (input.taskId === undefined && !pushInput) {
       return this.ledger.start(call.pair, input, read, (batch, taskId) =>
-        this.upstreams.queueMessage(batch, taskId, call.pair.worker.id, message.messageId, wake),
+        this.forwarder.queueMessage(batch, taskId, call.pair.worker.id, message.messageId),
       );
     }
     // Otherwise one ledger transaction: the message, then — unless it was a retry — the
@@ -289,7 +288,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       if (sent.kind === 'duplicate') return sent;
       const task = sent.kind === 'created' ? sent.task : sent.journal.task;
       if (pushInput) await this.pushConfigs.save(tx, task, pushInput, call.version);
-      await this.upstreams.queueMessage(tx, task.id, call.pair.worker.id, message.messageId, wake);
+      // A worker with an upstream agent: the message is queued for the forwarder in the send's transaction.
+      await this.forwarder.queueMessage(tx, task.id, call.pair.worker.id, message.messageId);
       return sent;
     });
     return this.ledger.sendResult(call.pair, sent, read);
@@ -303,21 +303,26 @@ export class LedgerRequestHandler implements A2ARequestHandler {
 
   /**
    * A blocking send: wait until the task is terminal or interrupted, or the configured
-   * time is up; then, unless the call was aborted, re-check the caller before answering.
+   * time is up; then, unless the call was aborted, re-check the caller before answering
+   * (while the answer is read: it goes out only if the check passes).
    */
   private async settle(call: ProtocolCall, task: TaskRecord, read: HydrateOptions): Promise<TaskRecord> {
     const watch = this.ledger.watch(task.id);
     const deadline = Date.now() + this.config.protocolBlockingTimeoutMs;
     try {
       for (;;) {
-        const now = (await this.pairTask(call, task.id, { historyLength: 0, artifacts: false })).state;
+        const now = await this.ledger.state(call.pair, task.id);
+        if (!now) throw new TaskNotFoundError('No such task between this requester and this worker.');
         if (isSettled(now) || !(await this.nextChange(watch, call, deadline))) break;
       }
     } finally {
       watch.close();
     }
-    if (!call.signal.aborted) await call.standing.require();
-    return this.pairTask(call, task.id, read);
+    const [, answer] = await Promise.all([
+      call.signal.aborted ? undefined : call.standing.require(),
+      this.pairTask(call, task.id, read),
+    ]);
+    return answer;
   }
 
   /**

@@ -24,11 +24,14 @@ import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import { LOGGER } from '../common/tokens';
+import type { Tx } from '../database/database';
+import type { WriteBatch } from '../database/write-batch';
+import { afterCommit } from '../database/unit-of-work';
 import { Metrics } from '../metrics/metrics';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { systemResolver } from '../events/delivery-sender';
 import type { ArtifactChunk } from '../ledger/entities/task-event.entity';
-import { LedgerService, type UpstreamUpdate } from '../ledger/ledger.service';
+import { LedgerService, type ForwardedTask, type UpstreamApplied, type UpstreamUpdate } from '../ledger/ledger.service';
 import type { StoredPart } from '../ledger/parts';
 import type { NewMessage } from '../ledger/task-journal';
 import { isSettled, isTerminal, type ReplyState } from '../ledger/task-state';
@@ -54,7 +57,8 @@ class TryAgain extends Error {}
  * and webhooks see an upstream worker like any other.
  *
  * Durability follows the delivery engine: a queue in PostgreSQL (`upstream_forwards`,
- * written in the send's transaction), claims with SKIP LOCKED and a lease renewed while
+ * written in the send's transaction — claimed by that very write when this forwarder
+ * can take it, see queueMessage), claims with SKIP LOCKED and a lease renewed while
  * a forward runs, retries on UPSTREAM_RETRY_SCHEDULE_MS, then the task fails with a
  * status message saying why. Once the upstream has answered a message (`accepted`),
  * a retry never sends it again: it follows the upstream task (resubscribe, or reads)
@@ -128,20 +132,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
           this.logger.error({ err: error }, 'could not claim upstream forwards');
         }
       }
-      for (const forward of claimed) {
-        const abort = new AbortController();
-        // In the trace of the send (or cancel) that queued it: the upstream calls carry its `traceparent`.
-        const work = inSpan(
-          `upstream ${forward.kind}`,
-          { kind: SpanKind.CLIENT, attributes: { 'a2a.forward.attempt': forward.attempt } },
-          () => this.forward(forward, abort.signal),
-          forward.traceparent ? contextFrom({ traceparent: forward.traceparent }) : ROOT_CONTEXT,
-        ).finally(() => {
-          this.inFlight.delete(work);
-          this.wake();
-        });
-        this.inFlight.set(work, abort);
-      }
+      for (const forward of claimed) this.begin(forward, null);
       if (claimed.length === free && free > 0) continue;
       if (!this.woken && this.running) {
         await new Promise<void>((resolve) => {
@@ -157,16 +148,63 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
-  private async forward(forward: ClaimedForward, signal: AbortSignal): Promise<void> {
+  /**
+   * In the send's unit of work (transaction or write batch): queues the requester's
+   * message when the worker has an
+   * upstream. While this forwarder runs and has a slot free, the message is queued
+   * claimed by it (the send's commit is the claim, lease and all) and its forward
+   * starts as soon as the send has committed — no wake-up, no claim, no read of the
+   * upstream, which came with the queueing; else the loop is woken to claim it. A send
+   * that rolls back takes its claim with it. (Sends committing together can take this
+   * forwarder past CONCURRENCY by at most the pool's connections, one per transaction.)
+   */
+  async queueMessage(
+    unit: Tx | WriteBatch,
+    taskId: string,
+    workerIdentityId: string,
+    messageId: string,
+  ): Promise<void> {
+    const claim = this.running && this.inFlight.size < CONCURRENCY ? this.config.upstream.leaseMs : null;
+    await this.upstreams.queueMessage(unit, taskId, workerIdentityId, messageId, claim, (queued) => {
+      if (queued.claimed) this.begin(queued.forward, queued.upstream);
+      else this.wake();
+    });
+  }
+
+  /** Runs a forward this forwarder holds; `upstream` when it is known already (read with the claim). */
+  private begin(forward: ClaimedForward, upstream: UpstreamRecord | null): void {
+    // Stopping: the forward is left to its lease, as the claims of a forwarder that stopped are.
+    if (!this.running) return;
+    const abort = new AbortController();
+    // In the trace of the send (or cancel) that queued it: the upstream calls carry its `traceparent`.
+    const work = inSpan(
+      `upstream ${forward.kind}`,
+      { kind: SpanKind.CLIENT, attributes: { 'a2a.forward.attempt': forward.attempt } },
+      () => this.forward(forward, upstream, abort.signal),
+      forward.traceparent ? contextFrom({ traceparent: forward.traceparent }) : ROOT_CONTEXT,
+    ).finally(() => {
+      this.inFlight.delete(work);
+      this.wake();
+    });
+    this.inFlight.set(work, abort);
+  }
+
+  private async forward(forward: ClaimedForward, known: UpstreamRecord | null, signal: AbortSignal): Promise<void> {
     const heartbeat = setInterval(() => {
       this.repository.renewLease(forward, this.config.upstream.leaseMs).catch(() => undefined);
     }, this.config.upstream.leaseMs / 3);
     try {
-      const task = await this.ledger.forwardedTask(forward.taskId);
-      const upstream = task ? await this.upstreams.upstreamOf(task.workerIdentityId) : null;
+      // The task and (unless the upstream has it already) the message to send, read together.
+      const [task, message] = await Promise.all([
+        this.ledger.forwardedTask(forward.taskId),
+        forward.kind === 'message' && !forward.accepted
+          ? this.ledger.requesterMessage(forward.taskId, forward.messageId)
+          : null,
+      ]);
+      const upstream = task ? (known ?? (await this.upstreams.upstreamOf(task.workerIdentityId))) : null;
       if (!task || !upstream) return await this.finish(forward, 'failed', 'the identity has no upstream any more');
       if (forward.kind === 'cancel') await this.cancel(forward, upstream, task.upstreamTaskId, signal);
-      else if (!isTerminal(task.state)) await this.deliver(forward, upstream, signal);
+      else if (!isTerminal(task.state)) await this.deliver(forward, task, message, upstream, signal);
       await this.finish(forward, 'succeeded', null);
     } catch (error) {
       if (signal.aborted) return; // shutting down: the lease runs out and the forward resumes elsewhere
@@ -179,23 +217,27 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   }
 
   /** A requester's message: sent once; then the upstream's answers are written to the task until it settles. */
-  private async deliver(forward: ClaimedForward, upstream: UpstreamRecord, signal: AbortSignal): Promise<void> {
+  private async deliver(
+    forward: ClaimedForward,
+    current: ForwardedTask,
+    stored: NewMessage | null,
+    upstream: UpstreamRecord,
+    signal: AbortSignal,
+  ): Promise<void> {
     const client = await this.client(upstream);
     const options = this.options(upstream, signal);
-    const current = await this.ledger.forwardedTask(forward.taskId);
     if (forward.accepted) {
       // The upstream has this message already: follow its task instead of sending it again.
-      if (!current?.upstreamTaskId) throw new TryAgain('the upstream task is not known');
+      if (!current.upstreamTaskId) throw new TryAgain('the upstream task is not known');
       return this.follow(forward, upstream, client, current.upstreamTaskId, options);
     }
-    const stored = await this.ledger.requesterMessage(forward.taskId, forward.messageId);
     if (!stored) return;
     const message: Message = {
       messageId: stored.messageId,
       role: Role.ROLE_USER,
       parts: stored.parts.map((part) => Part.fromJSON(part)),
-      taskId: current?.upstreamTaskId ?? '',
-      contextId: current?.upstreamContextId ?? '',
+      taskId: current.upstreamTaskId ?? '',
+      contextId: current.upstreamContextId ?? '',
       metadata: stored.metadata ?? undefined,
       extensions: stored.extensions,
       referenceTaskIds: [],
@@ -206,7 +248,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
         { tenant: '', message, configuration: undefined, metadata: undefined },
         { ...options, signal: call.signal },
       );
-      if ((await this.consume(forward.taskId, events, call, () => this.accept(forward))) === 'terminal') return;
+      if ((await this.consume(forward, events, call)) === 'terminal') return;
       await this.requireSettled(forward.taskId);
       return;
     }
@@ -214,12 +256,11 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       { tenant: '', message, configuration: undefined, metadata: undefined },
       options,
     );
-    await this.accept(forward);
     const answer =
       'kind' in result || !('status' in result) ? messageUpdate(result as Message) : taskUpdate(result as Task, true);
-    if ((await this.apply(forward.taskId, answer)) === 'terminal') return;
+    if ((await this.apply(forward, [answer])) === 'terminal') return;
     const upstreamTaskId = (result as Task).id;
-    if (upstreamTaskId) await this.poll(forward.taskId, client, upstreamTaskId, options);
+    if (upstreamTaskId) await this.poll(forward, client, upstreamTaskId, options);
   }
 
   /** After a lost connection: the upstream task as it is now, then (streaming) what follows. */
@@ -231,36 +272,38 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     options: RequestOptions,
   ): Promise<void> {
     const task = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
-    if ((await this.apply(forward.taskId, taskUpdate(task, true))) === 'terminal') return;
+    if ((await this.apply(forward, [taskUpdate(task, true)])) === 'terminal') return;
     if (isSettledA2A(task.status?.state)) return;
-    if (!upstream.streaming) return this.poll(forward.taskId, client, upstreamTaskId, options);
+    if (!upstream.streaming) return this.poll(forward, client, upstreamTaskId, options);
     const call = linked(options.signal!);
     const events = client.resubscribeTask({ tenant: '', id: upstreamTaskId }, { ...options, signal: call.signal });
     try {
-      if ((await this.consume(forward.taskId, events, call, async () => undefined)) === 'terminal') return;
+      if ((await this.consume(forward, events, call)) === 'terminal') return;
     } catch (error) {
       // The upstream task may have finished between the read and the resubscribe (an SDK agent
       // then refuses to resubscribe to a terminal task): read it once more before giving up.
       if (!refusedBy(error)) throw error;
       const again = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
-      if (
-        (await this.apply(forward.taskId, taskUpdate(again, true))) === 'terminal' ||
-        isSettledA2A(again.status?.state)
-      )
+      if ((await this.apply(forward, [taskUpdate(again, true)])) === 'terminal' || isSettledA2A(again.status?.state))
         return;
       throw error;
     }
     await this.requireSettled(forward.taskId);
   }
 
-  private async poll(taskId: string, client: Client, upstreamTaskId: string, options: RequestOptions): Promise<void> {
+  private async poll(
+    forward: ClaimedForward,
+    client: Client,
+    upstreamTaskId: string,
+    options: RequestOptions,
+  ): Promise<void> {
     for (;;) {
-      const local = await this.ledger.forwardedTask(taskId);
+      const local = await this.ledger.forwardedTask(forward.taskId);
       if (!local || isSettled(local.state)) return;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       options.signal?.throwIfAborted();
       const task = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
-      if ((await this.apply(taskId, taskUpdate(task, true))) === 'terminal') return;
+      if ((await this.apply(forward, [taskUpdate(task, true)])) === 'terminal') return;
     }
   }
 
@@ -293,15 +336,15 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
 
   /**
    * Reads a stream of upstream events while writing them: whatever has arrived by the
-   * time the previous write is done goes to the ledger in one transaction. Returns
-   * `terminal` when the task took no more (the stream is then closed), `ended` when
-   * the upstream closed it; an error of the stream is thrown.
+   * time the previous write is done goes to the ledger in one transaction, and so does
+   * whatever arrives while that transaction is being written. Returns `terminal` when
+   * the task took no more (the stream is then closed), `ended` when the upstream closed
+   * it; an error of the stream is thrown.
    */
   private async consume(
-    taskId: string,
+    forward: ClaimedForward,
     events: AsyncGenerator<StreamResponse>,
     call: AbortController,
-    onFirst: () => Promise<unknown>,
   ): Promise<'terminal' | 'ended'> {
     const queue: StreamResponse[] = [];
     let done = false;
@@ -320,7 +363,6 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
         waiting.wake?.();
       }
     })();
-    let first = true;
     try {
       for (;;) {
         if (queue.length === 0) {
@@ -329,10 +371,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
           waiting.wake = null;
           continue;
         }
-        const batch = queue.splice(0);
-        if (first) await onFirst();
-        first = false;
-        if ((await this.apply(taskId, ...batch.map(streamUpdate))) === 'terminal') return 'terminal';
+        const batch = queue.splice(0).map(streamUpdate);
+        if ((await this.apply(forward, batch, () => queue.splice(0).map(streamUpdate))) === 'terminal')
+          return 'terminal';
       }
       if (failure) throw failure;
       return 'ended';
@@ -342,22 +383,48 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
-  private async apply(taskId: string, ...updates: Array<UpstreamUpdate | null>): Promise<'applied' | 'terminal'> {
-    const present = updates.filter((update): update is UpstreamUpdate => update !== null);
-    if (present.length === 0) return 'applied';
-    const { terminal, refused } = await this.ledger.applyUpstream(taskId, present);
-    if (refused.length > 0)
+  /**
+   * Writes what the upstream answered in one ledger transaction, with the updates that
+   * arrive meanwhile (`more`). The upstream's first answer to a message also marks the
+   * forward accepted in that transaction (after the task's lock, the order every writer
+   * of both takes), so a retry never sends the message again and finds the upstream
+   * task's id recorded with it; should the write fail, the mark is made on its own
+   * before the error goes on.
+   */
+  private async apply(
+    forward: ClaimedForward,
+    updates: Array<UpstreamUpdate | null>,
+    more: () => Array<UpstreamUpdate | null> = () => [],
+  ): Promise<'applied' | 'terminal'> {
+    const present = updates.filter(isPresent);
+    const accept = !forward.accepted;
+    if (present.length === 0) {
+      if (accept) await this.accept(forward);
+      return 'applied';
+    }
+    let applied: UpstreamApplied;
+    try {
+      applied = await this.ledger.write(async (tx) => {
+        const written = await this.ledger.recordUpstream(tx, forward.taskId, present, () => more().filter(isPresent));
+        if (accept) await this.repository.markAccepted(forward, tx);
+        return written;
+      });
+    } catch (error) {
+      if (accept) await this.accept(forward);
+      throw error;
+    }
+    forward.accepted = true;
+    if (applied.refused.length > 0)
       this.logger.warn(
-        { task_id: taskId, states: refused },
+        { task_id: forward.taskId, states: applied.refused },
         'the upstream reported state changes the task does not allow; ignored',
       );
-    return terminal ? 'terminal' : 'applied';
+    return applied.terminal ? 'terminal' : 'applied';
   }
 
-  private async accept(forward: ClaimedForward): Promise<boolean> {
+  private async accept(forward: ClaimedForward): Promise<void> {
     await this.repository.markAccepted(forward);
     forward.accepted = true;
-    return true;
   }
 
   private async finish(forward: ClaimedForward, status: 'succeeded' | 'failed', error: string | null): Promise<void> {
@@ -475,6 +542,10 @@ const FROM_A2A: Partial<Record<A2AState, ReplyState>> = {
   [A2AState.TASK_STATE_FAILED]: 'failed',
   [A2AState.TASK_STATE_REJECTED]: 'rejected',
 };
+
+function isPresent(update: UpstreamUpdate | null): update is UpstreamUpdate {
+  return update !== null;
+}
 
 /** The upstream answered with an A2A error (not a gRPC call that failed before it could answer). */
 function refusedBy(error: unknown): error is A2AError {

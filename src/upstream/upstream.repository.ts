@@ -33,11 +33,32 @@ export interface ClaimedForward {
   traceparent: string | null;
 }
 
+/** A message queued in the send's transaction: its forward (claimed already, or not), and the upstream it goes to. */
+export interface QueuedForward {
+  forward: ClaimedForward;
+  claimed: boolean;
+  /** The worker's upstream, read with the queueing (null: removed meanwhile). */
+  upstream: UpstreamRecord | null;
+}
+
 type UpstreamRow = RowOf<IdentityUpstream>;
 type ClaimRow = Pick<
   RowOf<UpstreamForward>,
   'id' | 'task_id' | 'kind' | 'message_id' | 'attempts' | 'accepted' | 'traceparent'
 >;
+type QueuedRow = ClaimRow & Pick<RowOf<UpstreamForward>, 'in_flight'>;
+/** A row as to_jsonb gives it: timestamps are ISO strings. */
+type JsonRow<R> = { [K in keyof R]: R[K] extends Date ? string : R[K] };
+
+const toClaimed = (row: ClaimRow): ClaimedForward => ({
+  id: row.id,
+  taskId: row.task_id,
+  kind: row.kind,
+  messageId: row.message_id,
+  attempt: row.attempts,
+  accepted: row.accepted,
+  traceparent: row.traceparent,
+});
 
 const toRecord = (row: UpstreamRow): UpstreamRecord => ({
   identityId: row.identity_id,
@@ -122,26 +143,51 @@ export class UpstreamRepository {
   /**
    * In the send's unit of work (its transaction, or its write batch): when the worker
    * has an upstream, queue the requester's message for it (once per message id);
-   * `queued` runs after the commit when something was queued.
+   * `queued` gets the forward with that upstream after the commit, when something was
+   * queued. With `claimLeaseMs`, the forward is queued claimed already — its first
+   * attempt counted, leased for `claimLeaseMs` from the send's start — unless an
+   * earlier message of the task is still pending (a follow-up waits for its turn, as
+   * in `claim`): the send's commit is then the claim. One INSERT … SELECT (the
+   * upstream read by a subquery of its RETURNING), so it can be a member of a batch.
    */
-  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2, DummyValue.STRING, null, undefined, () => undefined] })
+  @GenerateSql({
+    params: [DummyValue.UUID, DummyValue.UUID_2, DummyValue.STRING, null, 30_000, undefined, () => undefined],
+  })
   async queueMessage(
     taskId: string,
     workerIdentityId: string,
     messageId: string,
     traceparent: string | null,
+    claimLeaseMs: number | null,
     unit: Tx | WriteBatch | undefined,
-    queued: () => void,
+    queued: (forward: QueuedForward) => void,
   ): Promise<void> {
     await this.db.write(
       [
-        sql`INSERT INTO upstream_forwards (task_id, kind, message_id, traceparent)
-            SELECT ${taskId}, 'message', ${messageId}, ${traceparent} FROM identity_upstreams WHERE identity_id = ${workerIdentityId}
-            ON CONFLICT (task_id, kind, message_id) DO NOTHING RETURNING id`,
+        sql`INSERT INTO upstream_forwards (task_id, kind, message_id, traceparent, attempts, in_flight, next_attempt_at)
+            SELECT ${taskId}, 'message', ${messageId}, ${traceparent}, CASE WHEN c.claimed THEN 1 ELSE 0 END, c.claimed,
+                   CASE WHEN c.claimed THEN now() + make_interval(secs => ${claimLeaseMs}::float8 / 1000) ELSE now() END
+              FROM identity_upstreams u,
+                   LATERAL (SELECT ${claimLeaseMs}::float8 IS NOT NULL AND NOT EXISTS (
+                              SELECT 1 FROM upstream_forwards e WHERE e.task_id = ${taskId} AND e.status = 'pending' AND e.kind = 'message'
+                            ) AS claimed) c
+             WHERE u.identity_id = ${workerIdentityId}
+            ON CONFLICT (task_id, kind, message_id) DO NOTHING
+            RETURNING id, task_id, kind, message_id, attempts, accepted, traceparent, in_flight,
+                      (SELECT to_jsonb(u) FROM (SELECT ${UPSTREAM_COLUMNS} FROM identity_upstreams WHERE identity_id = ${workerIdentityId}) u) AS upstream`,
       ],
       unit,
       ([rows]) => {
-        if (rows.length > 0) queued();
+        const row = rows[0] as (QueuedRow & { upstream: JsonRow<UpstreamRow> | null }) | undefined;
+        if (!row) return;
+        const upstream = row.upstream
+          ? toRecord({
+              ...row.upstream,
+              created_at: new Date(row.upstream.created_at),
+              updated_at: new Date(row.upstream.updated_at),
+            })
+          : null;
+        queued({ forward: toClaimed(row), claimed: row.in_flight, upstream });
       },
     );
   }
@@ -179,15 +225,7 @@ export class UpstreamRepository {
            WHERE f.id = due.id
        RETURNING f.id, f.task_id, f.kind, f.message_id, f.attempts, f.accepted, f.traceparent`,
     );
-    return rows.map((r) => ({
-      id: r.id,
-      taskId: r.task_id,
-      kind: r.kind,
-      messageId: r.message_id,
-      attempt: r.attempts,
-      accepted: r.accepted,
-      traceparent: r.traceparent,
-    }));
+    return rows.map(toClaimed);
   }
 
   /** Extends the lease of a forward this claim still holds. */
@@ -198,10 +236,10 @@ export class UpstreamRepository {
     );
   }
 
-  /** The upstream has answered the message: a retry follows its task instead of sending it again. */
+  /** The upstream has answered the message: a retry follows its task instead of sending it again (in the answer's transaction, or on its own). */
   @GenerateSql({ params: [EXAMPLE_FORWARD] })
-  async markAccepted(forward: Pick<ClaimedForward, 'id' | 'attempt'>): Promise<void> {
-    await this.db.execute(sql`UPDATE upstream_forwards SET accepted = true WHERE ${holds(forward)}`);
+  async markAccepted(forward: Pick<ClaimedForward, 'id' | 'attempt'>, tx?: Tx): Promise<void> {
+    await this.db.execute(sql`UPDATE upstream_forwards SET accepted = true WHERE ${holds(forward)}`, tx);
   }
 
   /** Ends a forward for good. */

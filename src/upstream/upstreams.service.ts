@@ -17,7 +17,7 @@ import { AuditService } from '../audit/audit.service';
 import type { SetUpstreamDto, UpstreamBinding, UpstreamVersion } from './dto/set-upstream.dto';
 import { reasonOf, upstreamFetch } from './upstream-fetch';
 import { currentTraceparent } from '../tracing/tracing';
-import { UpstreamRepository, type UpstreamRecord } from './upstream.repository';
+import { UpstreamRepository, type QueuedForward, type UpstreamRecord } from './upstream.repository';
 
 export type { UpstreamRecord } from './upstream.repository';
 
@@ -237,17 +237,20 @@ export class UpstreamsService {
 
   /**
    * In the send's unit of work (transaction or write batch): when the worker has an
-   * upstream, queue the requester's message for it (once per message id); `queued`
-   * runs after the commit when something was queued.
+   * upstream, queue the requester's message for it (once per message id), claimed
+   * already with `claimLeaseMs` (UpstreamForwarder.queueMessage); `queued` gets the
+   * forward after the commit, when something was queued.
    */
   queueMessage(
     unit: Tx | WriteBatch,
     taskId: string,
     workerIdentityId: string,
     messageId: string,
-    queued: () => void,
+    claimLeaseMs: number | null,
+    queued: (forward: QueuedForward) => void,
   ): Promise<void> {
-    return this.repository.queueMessage(taskId, workerIdentityId, messageId, currentTraceparent(), unit, queued);
+    const traceparent = currentTraceparent();
+    return this.repository.queueMessage(taskId, workerIdentityId, messageId, traceparent, claimLeaseMs, unit, queued);
   }
 
   /** In the cancel's transaction: forward the cancel when the worker has an upstream. */

@@ -610,6 +610,60 @@ describe('forwarding with two service instances', () => {
     expect(ids.sort()).toEqual([...sent].sort());
   });
 
+  it('messages queued where no forwarder runs are claimed by the other instance; with those it forwards itself, each reaches the upstream once', async () => {
+    const acme = await signup(a);
+    const requester = await enabledAgent(a, acme);
+    const bridged = await enabledAgent(a, acme);
+    await a
+      .http()
+      .put(`/api/v1/identities/${bridged.handle}/upstream`)
+      .set(bearer(acme))
+      .send({ url: upstream.url })
+      .expect(200);
+    // A queues without claiming (it forwards nothing); B claims A's and forwards its own from its sends.
+    await a.app.get(UpstreamForwarder).stop();
+    try {
+      const sent = Array.from({ length: 10 }, (_, i) => v03Message(`job ${i}`));
+      await Promise.all(
+        sent.map((message, i) =>
+          rpc(i % 2 === 0 ? a : b, bridged.handle, requester.key, 'message/send', {
+            message,
+            configuration: { blocking: false },
+          }).expect(200),
+        ),
+      );
+      await eventually(
+        async () =>
+          (
+            await a.db.query(
+              `SELECT count(*)::int AS n FROM tasks WHERE worker_identity_id = $1 AND state = 'completed'`,
+              [bridged.id],
+            )
+          )[0].n,
+        (n: number) => n === 10,
+      );
+      const ids: string[] = sent.map((message) => message.messageId);
+      expect(
+        upstream.received
+          .map((r) => r.messageId)
+          .filter((id) => ids.includes(id))
+          .sort(),
+      ).toEqual(ids.sort());
+      // Each forward finishes just after its task's last write; each took one attempt, by one forwarder.
+      const forwards = await eventually(
+        () =>
+          a.db.query(
+            `SELECT f.status, f.attempts FROM upstream_forwards f JOIN tasks t ON t.id = f.task_id WHERE t.worker_identity_id = $1`,
+            [bridged.id],
+          ) as Promise<Array<{ status: string; attempts: number }>>,
+        (rows) => rows.every((row) => row.status !== 'pending'),
+      );
+      expect(forwards).toEqual(Array.from({ length: 10 }, () => ({ status: 'succeeded', attempts: 1 })));
+    } finally {
+      a.app.get(UpstreamForwarder).start();
+    }
+  });
+
   it('a forwarder that stops mid-forward leaves it to another, which follows the upstream task without sending the message again', async () => {
     const acme = await signup(a);
     const requester = await enabledAgent(a, acme);

@@ -21,6 +21,13 @@ SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.reques
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
 t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.id = $1  FOR UPDATE;
 
+-- LedgerRepository.lockTaskRecordingUpstream
+UPDATE tasks t SET upstream_task_id = $1, upstream_context_id = $2
+     WHERE t.id = $3 AND t.upstream_task_id IS NULL
+    RETURNING t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
+t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
+t.metadata, t.seq, t.created_at, t.updated_at;
+
 -- LedgerRepository.countPairTasks
 SELECT count(*)::int AS total FROM tasks t WHERE t.requester_identity_id = $1 AND t.worker_identity_id = $2 AND t.context_id = $3 AND t.state = $4 AND t.status_timestamp >= $5;
 
@@ -134,6 +141,10 @@ RETURNING updated_at, status_timestamp, pg_notify($6, $7) AS notified;
 -- LedgerRepository.hasMessage
 SELECT 1 FROM messages WHERE task_id = $1 AND role = $2 AND message_id = $3;
 
+-- LedgerRepository.messageRoom
+SELECT EXISTS (SELECT 1 FROM messages WHERE task_id = $1 AND role = $2 AND message_id = $3) AS held,
+(SELECT count(*)::int FROM (SELECT 1 FROM messages WHERE task_id = $4 LIMIT $5) m) AS count;
+
 -- LedgerRepository.countMessagesUpTo
 SELECT count(*)::int AS count FROM (SELECT 1 FROM messages WHERE task_id = $1 LIMIT $2) m;
 
@@ -150,27 +161,35 @@ RETURNING message_id AS id, created_at;
 INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id)
 VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7);
 
--- LedgerRepository.artifactBytes
-SELECT COALESCE(sum(content_bytes), 0)::float8 AS total,
-     COALESCE(sum(content_bytes) FILTER (WHERE artifact_id = $1), 0)::float8 AS own
-FROM artifacts WHERE task_id = $2;
-
 -- LedgerRepository.lockArtifact
-SELECT name, description, last_chunk FROM artifacts WHERE task_id = $1 AND artifact_id = $2 FOR UPDATE;
+WITH own AS (
+  SELECT name, description, last_chunk FROM artifacts WHERE task_id = $1 AND artifact_id = $2 FOR UPDATE
+)
+SELECT held.total, held.own, own.name IS NOT NULL AS found, own.name, own.description, own.last_chunk
+  FROM (SELECT COALESCE(sum(content_bytes), 0)::float8 AS total,
+               COALESCE(sum(content_bytes) FILTER (WHERE artifact_id = $3), 0)::float8 AS own
+          FROM artifacts WHERE task_id = $4) held
+  LEFT JOIN own ON true;
 
--- LedgerRepository.appendArtifact
-UPDATE artifacts SET parts = parts || $1::jsonb, last_chunk = $2, updated_at = now(),
-      metadata = COALESCE($3::jsonb, metadata), content_bytes = content_bytes + $4
-WHERE task_id = $5 AND artifact_id = $6;
+-- LedgerRepository.writeArtifact (put)
+WITH written AS (
+  INSERT INTO artifacts (task_id, artifact_id, name, description, parts, metadata, last_chunk, seq, content_bytes)
+  VALUES ($1, $2, $3, $4, $5::jsonb,
+          $6::jsonb, $7, $8, $9)
+  ON CONFLICT (task_id, artifact_id) DO UPDATE
+     SET name = EXCLUDED.name, description = EXCLUDED.description, parts = EXCLUDED.parts,
+         metadata = EXCLUDED.metadata, last_chunk = EXCLUDED.last_chunk, updated_at = now(),
+         content_bytes = EXCLUDED.content_bytes)
+INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id)
+VALUES ($10, $11, 'artifact', $12, NULL, $13::jsonb, $14);
 
--- LedgerRepository.putArtifact
-INSERT INTO artifacts (task_id, artifact_id, name, description, parts, metadata, last_chunk, seq, content_bytes)
-VALUES ($1, $2, $3, $4, $5::jsonb,
-        $6::jsonb, $7, $8, $9)
-ON CONFLICT (task_id, artifact_id) DO UPDATE
-   SET name = EXCLUDED.name, description = EXCLUDED.description, parts = EXCLUDED.parts,
-       metadata = EXCLUDED.metadata, last_chunk = EXCLUDED.last_chunk, updated_at = now(),
-       content_bytes = EXCLUDED.content_bytes;
+-- LedgerRepository.writeArtifact (append)
+WITH written AS (
+  UPDATE artifacts SET parts = parts || $1::jsonb, last_chunk = $2, updated_at = now(),
+         metadata = COALESCE($3::jsonb, metadata), content_bytes = content_bytes + $4
+   WHERE task_id = $5 AND artifact_id = $6)
+INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id)
+VALUES ($7, $8, 'artifact', $9, NULL, $10::jsonb, $11);
 
 -- LedgerRepository.hydrate
 SELECT m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at FROM messages m WHERE m.id = ANY($1::uuid[]);

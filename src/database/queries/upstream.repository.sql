@@ -16,9 +16,17 @@ RETURNING identity_id, url, card_url, protocol_version, binding, streaming, auth
 DELETE FROM identity_upstreams WHERE identity_id = $1 RETURNING identity_id, url, card_url, protocol_version, binding, streaming, auth_type, auth_header, auth_value, created_at, updated_at;
 
 -- UpstreamRepository.queueMessage
-WITH w0 AS (INSERT INTO upstream_forwards (task_id, kind, message_id, traceparent)
-            SELECT $1, 'message', $2, $3 FROM identity_upstreams WHERE identity_id = $4
-            ON CONFLICT (task_id, kind, message_id) DO NOTHING RETURNING id)
+WITH w0 AS (INSERT INTO upstream_forwards (task_id, kind, message_id, traceparent, attempts, in_flight, next_attempt_at)
+            SELECT $1, 'message', $2, $3, CASE WHEN c.claimed THEN 1 ELSE 0 END, c.claimed,
+                   CASE WHEN c.claimed THEN now() + make_interval(secs => $4::float8 / 1000) ELSE now() END
+              FROM identity_upstreams u,
+                   LATERAL (SELECT $5::float8 IS NOT NULL AND NOT EXISTS (
+                              SELECT 1 FROM upstream_forwards e WHERE e.task_id = $6 AND e.status = 'pending' AND e.kind = 'message'
+                            ) AS claimed) c
+             WHERE u.identity_id = $7
+            ON CONFLICT (task_id, kind, message_id) DO NOTHING
+            RETURNING id, task_id, kind, message_id, attempts, accepted, traceparent, in_flight,
+                      (SELECT to_jsonb(u) FROM (SELECT identity_id, url, card_url, protocol_version, binding, streaming, auth_type, auth_header, auth_value, created_at, updated_at FROM identity_upstreams WHERE identity_id = $8) u) AS upstream)
 SELECT 0 AS member, to_jsonb(w0) AS row FROM w0;
 
 -- UpstreamRepository.queueCancel
