@@ -26,7 +26,6 @@ import type { Logger } from 'pino';
 import { LOGGER } from '../common/tokens';
 import type { Tx } from '../database/database';
 import type { WriteBatch } from '../database/write-batch';
-import { afterCommit } from '../database/unit-of-work';
 import { Metrics } from '../metrics/metrics';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { systemResolver } from '../events/delivery-sender';
