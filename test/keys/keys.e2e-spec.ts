@@ -164,7 +164,7 @@ describe('API key lifecycle', () => {
       try {
         const res = await t.http().get('/api-keys/self').set(apiKey(tampered)).expect(401);
         expect(res.body.code).toBe('invalid_api_key');
-        expect(hot.mock.calls.filter(([name]) => name === 'verify_api_key')).toEqual([]);
+        expect(hot.mock.calls.filter(([name]) => name === 'verify_api_keys')).toEqual([]);
         // The only statement allowed meanwhile is the periodic last_used_at flush of earlier requests (KeyUsageTracker).
         const lookups = query.mock.calls.filter(
           ([statement]) => !/^UPDATE api_keys AS k SET last_used_at/.test(statement.text.trim()),
