@@ -213,6 +213,31 @@ describe('API key lifecycle', () => {
       await t.http().post('/api-keys/self/revoke').set(apiKey(admin)).expect(401);
     });
 
+    it('revocation holds on the very next request on every instance, under concurrent load (lookups are batched, never cached)', async () => {
+      const second = await startApp({}, t);
+      try {
+        const admin = await mintAdminKey(t, acme);
+        // Keep both instances busy with this key, so lookups are always in flight when the revocation lands.
+        let running = true;
+        const statuses = new Set<number>();
+        const hammer = async (app: TestApp) => {
+          while (running) statuses.add((await app.http().get('/api-keys/self').set(apiKey(admin))).status);
+        };
+        const load = [t, second, t, second, t, second].map(hammer);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await second.http().post('/api-keys/self/revoke').set(apiKey(admin)).expect(200);
+        const next = await Promise.all(
+          [t, second].flatMap((app) => [1, 2, 3, 4].map(() => app.http().get('/api-keys/self').set(apiKey(admin)))),
+        );
+        running = false;
+        await Promise.all(load);
+        expect(next.map((res) => res.status)).toEqual(Array(8).fill(401));
+        expect([...statuses].sort()).toEqual([200, 401]);
+      } finally {
+        await second.close();
+      }
+    });
+
     it("an unclaimed identity's key may revoke itself", async () => {
       const unclaimed = await insertIdentity(t, { organizationId: null });
       const agent = await mintKeyDirectly(t, unclaimed.id);
