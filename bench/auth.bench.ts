@@ -1,3 +1,4 @@
+import { KeysRepository } from '../src/keys/keys.repository';
 import { load, startBenchServer, table, type LoadResult } from './lib';
 import { profiled } from './profile';
 
@@ -27,6 +28,15 @@ export async function run(): Promise<void> {
       body: JSON.stringify({ scope: 'admin' }),
     }).then((r) => r.json() as Promise<{ key: string }>);
 
+    // How many requests share a key lookup (KeyLookup batches the lookups of one turn).
+    const repository = server.app.get(KeysRepository);
+    const findByHashes = repository.findByHashes.bind(repository);
+    const lookups = { statements: 0 };
+    repository.findByHashes = (hashes) => {
+      lookups.statements += 1;
+      return findByHashes(hashes);
+    };
+
     const duration = Number(process.env.BENCH_DURATION ?? 10);
     const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
     const routes = {
@@ -39,6 +49,7 @@ export async function run(): Promise<void> {
     await drive('health', 2);
     await drive('self', 2);
     const results: Record<keyof typeof routes, LoadResult[]> = { health: [], self: [] };
+    lookups.statements = 0;
     for (let round = 0; round < rounds; round++) {
       // Alternate which route goes first, so neither always runs on the warmer machine.
       const order: Array<keyof typeof routes> = round % 2 === 0 ? ['health', 'self'] : ['self', 'health'];
@@ -61,6 +72,12 @@ export async function run(): Promise<void> {
       `\nmean over ${rounds} rounds: /healthz ${Math.round(mean(results.health))} req/s, /api-keys/self ` +
         `${Math.round(mean(results.self))} req/s; authenticated / unauthenticated: ` +
         `${(mean(results.self) / mean(results.health)).toFixed(2)}× (per round: ${perRound.join(', ')})`,
+    );
+
+    const authenticated = results.self.reduce((sum, r) => sum + r.requestsPerSecond * duration, 0);
+    console.log(
+      `key lookups: ${lookups.statements} statements for about ${Math.round(authenticated)} authenticated requests ` +
+        `(${(authenticated / Math.max(1, lookups.statements)).toFixed(1)} requests per statement)`,
     );
 
     const dir = process.env.BENCH_PROFILE;
