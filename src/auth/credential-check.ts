@@ -24,11 +24,15 @@ export class CredentialCheck {
     private readonly limits: RateLimitService,
   ) {}
 
-  /** `identified` learns the principal as soon as it is known, even when a later check refuses it (for the request log). */
+  /**
+   * `identified` learns the principal as soon as it is known, even when a later check
+   * refuses it (for the request log). `address` is the client address's quota subject,
+   * or a function that works it out (only a failed authentication needs it).
+   */
   async admit(
     name: SurfaceName,
     source: CredentialSource,
-    address: string,
+    address: string | (() => string),
     headers: HeaderSink,
     identified?: (principal: Principal) => void,
   ): Promise<Principal> {
@@ -40,7 +44,7 @@ export class CredentialCheck {
       principal = authenticated;
       identified?.(principal);
     } catch (error) {
-      await this.limits.enforce(headers, 'public', address);
+      await this.limits.enforce(headers, 'public', typeof address === 'string' ? address : address());
       throw error;
     }
     await this.limits.enforce(headers, name === 'protocol' ? 'protocol' : 'rest', `${principal.kind}:${principal.id}`);

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 /**
@@ -51,6 +51,7 @@ export function parseApiKey(raw: string): KeyScope | null {
   return raw.startsWith(PREFIX.admin) ? 'admin' : 'agent';
 }
 
+/** SHA-256 of the key (one-shot `crypto.hash`: every authenticated request runs it). */
 export function hashApiKey(raw: string): Buffer {
-  return createHash('sha256').update(raw).digest();
+  return hash('sha256', raw, 'buffer');
 }

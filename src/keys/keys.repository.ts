@@ -73,20 +73,22 @@ export class KeysRepository {
    * Read model: authentication's lookup by key hash, the key's metadata plus the
    * bound identity's handle, claim and enabled state (`identities`, owned by the
    * identities module). Every authenticated request runs it, so it stays one
-   * indexed statement, prepared once per connection (`verify_api_key`), instead of
-   * a key read followed by an identity read.
+   * indexed statement, prepared once per connection (`verify_api_keys`), instead of
+   * a key read followed by an identity read. It takes several hashes, so that
+   * requests arriving together share one round trip (KeyLookup); `position` is the
+   * 1-based index in `keyHashes` of the hash a row answers.
    */
-  @GenerateSql({ params: [DummyValue.BUFFER] })
-  async findByHash(keyHash: Buffer): Promise<VerifiedKeyRow | null> {
-    const [row] = await this.db.prepared<VerifiedKeyRow>(
-      'verify_api_key',
+  @GenerateSql({ params: [[DummyValue.BUFFER]] })
+  async findByHashes(keyHashes: Buffer[]): Promise<Array<VerifiedKeyRow & { position: number }>> {
+    return this.db.prepared<VerifiedKeyRow & { position: number }>(
+      'verify_api_keys',
       sql`
-      SELECT ${METADATA_COLUMNS}, i.agent_handle AS identity_handle,
+      SELECT q.position::int AS position, ${METADATA_COLUMNS}, i.agent_handle AS identity_handle,
              (i.claimed_at IS NOT NULL) AS identity_claimed, i.enabled AS identity_enabled
-        ${FROM_KEYS}
-       WHERE k.key_hash = ${keyHash}`,
+        FROM unnest(${keyHashes}::bytea[]) WITH ORDINALITY AS q(key_hash, position)
+        JOIN api_keys k ON k.key_hash = q.key_hash
+        LEFT JOIN identities i ON i.id = k.identity_id`,
     );
-    return row ?? null;
   }
 
   /** A key's status (one primary-key probe, prepared: streams ask each time they wake). */

@@ -9,6 +9,7 @@ import { BindableIdentities } from './key-ports';
 import type { KeyCreatorType } from './api-key.entity';
 import { DISPLAY_PREFIX_LENGTH, generateApiKey, hashApiKey, parseApiKey, type KeyScope } from './key-format';
 import { toKeyMetadata, type KeyMetadata } from './key-metadata';
+import { KeyLookup } from './key-lookup';
 import { KeyUsageTracker } from './key-usage.tracker';
 import { KeysRepository, type KeyRow, type KeySelection } from './keys.repository';
 import type { MintKeyDto } from './dto/mint-key.dto';
@@ -54,6 +55,7 @@ export class KeysService {
   constructor(
     private readonly db: Database,
     private readonly repository: KeysRepository,
+    private readonly lookup: KeyLookup,
     private readonly identities: BindableIdentities,
     private readonly usage: KeyUsageTracker,
     private readonly events: EventsService,
@@ -62,11 +64,12 @@ export class KeysService {
 
   /**
    * The principal behind a plaintext key, or null when the key is malformed,
-   * unknown or revoked. A malformed key never reaches the database.
+   * unknown or revoked. A malformed key never reaches the database; a well-formed
+   * one is read for this request (KeyLookup batches concurrent reads, never caches).
    */
   async verify(raw: string): Promise<KeyPrincipal | null> {
     if (!parseApiKey(raw)) return null;
-    const row = await this.repository.findByHash(hashApiKey(raw));
+    const row = await this.lookup.find(hashApiKey(raw));
     if (!row || row.status !== 'active') return null;
     this.usage.touch(row.id);
     const principal: KeyPrincipal =

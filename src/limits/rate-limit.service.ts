@@ -82,12 +82,18 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
 
   /**
    * Spends one unit of `quota` for `subject`, setting the RateLimit headers on the
-   * response; throws 429 (with Retry-After) when the quota is used up.
+   * response; throws 429 (with Retry-After) when the quota is used up. Without
+   * REDIS_URL it counts in memory and answers synchronously (no promise: every
+   * request runs it); with Redis it returns the promise of the shared count.
    */
-  async enforce(res: HeaderSink, quota: QuotaName, subject: string): Promise<void> {
-    const state = await this.apply(quota, subject, { kind: 'consume', limit: this.quotas[quota].limit, cost: 1 });
-    setRateLimitHeaders(res, state);
-    if (state.retryAfterSeconds > 0) throw this.refused(state);
+  enforce(res: HeaderSink, quota: QuotaName, subject: string): Promise<void> | void {
+    const { limit, windowMs } = this.quotas[quota];
+    const op: StoreOp = { kind: 'consume', limit, cost: 1 };
+    if (!this.shared) {
+      const window = this.local.applyNow(`${quota}:${subject}`, windowMs, op);
+      return this.spent(res, quotaState(quota, limit, windowMs, window, window.admitted));
+    }
+    return this.apply(quota, subject, op).then((state) => this.spent(res, state));
   }
 
   /**
@@ -110,6 +116,11 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
     } catch (error) {
       this.fellBack(error);
     }
+  }
+
+  private spent(res: HeaderSink, state: QuotaState): void {
+    setRateLimitHeaders(res, state);
+    if (state.retryAfterSeconds > 0) throw this.refused(state);
   }
 
   private refused(state: QuotaState): AppError {
@@ -190,15 +201,17 @@ function msUntilAdmitted(limit: number, windowMs: number, w: WindowState): numbe
 
 /** draft-ietf-httpapi-ratelimit-headers: `RateLimit-Policy` and `RateLimit` as structured fields. */
 export function setRateLimitHeaders(res: HeaderSink, state: QuotaState): void {
-  for (const [name, value] of Object.entries(rateLimitHeaders(state))) res.setHeader(name, value);
+  res.setHeader('RateLimit-Policy', policyHeader(state));
+  res.setHeader('RateLimit', remainingHeader(state));
 }
 
 function rateLimitHeaders(state: QuotaState): Record<string, string> {
-  return {
-    'RateLimit-Policy': `"${state.quota}";q=${state.limit};w=${state.windowSeconds}`,
-    RateLimit: `"${state.quota}";r=${state.remaining};t=${state.retryAfterSeconds || state.resetSeconds}`,
-  };
+  return { 'RateLimit-Policy': policyHeader(state), RateLimit: remainingHeader(state) };
 }
+
+const policyHeader = (state: QuotaState) => `"${state.quota}";q=${state.limit};w=${state.windowSeconds}`;
+const remainingHeader = (state: QuotaState) =>
+  `"${state.quota}";r=${state.remaining};t=${state.retryAfterSeconds || state.resetSeconds}`;
 
 function rateLimited(state: QuotaState): AppError {
   return new AppError(

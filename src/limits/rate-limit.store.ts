@@ -41,6 +41,11 @@ export class MemoryRateLimitStore implements RateLimitStore {
   constructor(private readonly now: () => number = Date.now) {}
 
   async apply(key: string, windowMs: number, op: StoreOp): Promise<WindowState> {
+    return this.applyNow(key, windowMs, op);
+  }
+
+  /** `apply` without the promise: memory answers at once (the rate limit's hot path). */
+  applyNow(key: string, windowMs: number, op: StoreOp): WindowState {
     const now = this.now();
     const index = Math.floor(now / windowMs);
     this.sweep(now);

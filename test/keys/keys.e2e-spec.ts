@@ -164,7 +164,7 @@ describe('API key lifecycle', () => {
       try {
         const res = await t.http().get('/api-keys/self').set(apiKey(tampered)).expect(401);
         expect(res.body.code).toBe('invalid_api_key');
-        expect(hot.mock.calls.filter(([name]) => name === 'verify_api_key')).toEqual([]);
+        expect(hot.mock.calls.filter(([name]) => name === 'verify_api_keys')).toEqual([]);
         // The only statement allowed meanwhile is the periodic last_used_at flush of earlier requests (KeyUsageTracker).
         const lookups = query.mock.calls.filter(
           ([statement]) => !/^UPDATE api_keys AS k SET last_used_at/.test(statement.text.trim()),
@@ -211,6 +211,31 @@ describe('API key lifecycle', () => {
       const after = await t.http().get('/api-keys/self').set(apiKey(admin)).expect(401);
       expect(after.body.code).toBe('invalid_api_key');
       await t.http().post('/api-keys/self/revoke').set(apiKey(admin)).expect(401);
+    });
+
+    it('revocation holds on the very next request on every instance, under concurrent load (lookups are batched, never cached)', async () => {
+      const second = await startApp({}, t);
+      try {
+        const admin = await mintAdminKey(t, acme);
+        // Keep both instances busy with this key, so lookups are always in flight when the revocation lands.
+        let running = true;
+        const statuses = new Set<number>();
+        const hammer = async (app: TestApp) => {
+          while (running) statuses.add((await app.http().get('/api-keys/self').set(apiKey(admin))).status);
+        };
+        const load = [t, second, t, second, t, second].map(hammer);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await second.http().post('/api-keys/self/revoke').set(apiKey(admin)).expect(200);
+        const next = await Promise.all(
+          [t, second].flatMap((app) => [1, 2, 3, 4].map(() => app.http().get('/api-keys/self').set(apiKey(admin)))),
+        );
+        running = false;
+        await Promise.all(load);
+        expect(next.map((res) => res.status)).toEqual(Array(8).fill(401));
+        expect([...statuses].sort()).toEqual([200, 401]);
+      } finally {
+        await second.close();
+      }
     });
 
     it("an unclaimed identity's key may revoke itself", async () => {
