@@ -8,7 +8,7 @@ declare module 'express-serve-static-core' {
     id: string;
     principal?: Principal;
     startedAt: bigint;
-    /** The request's log context (the same object the AsyncLocalStorage holds). */
+    /** The request's log context (the one its AsyncLocalStorage scope holds). */
     context?: RequestContext;
   }
 }
@@ -31,31 +31,69 @@ export interface RequestContext {
   readonly request?: Request;
 }
 
-const storage = new AsyncLocalStorage<RequestContext>();
+/**
+ * What one async context carries: the request being served, and tracing's context
+ * (OpenTelemetry's `Context`, opaque here). Both live in this one AsyncLocalStorage —
+ * tracing's context manager keeps its context here (tracing/request-scoped-context.ts)
+ * instead of in a storage of its own — so each async resource carries one store, and
+ * entering the request's scope again (`requestContextMiddleware`) restores both.
+ * A scope is never changed: entering a new request or trace context makes a new one.
+ */
+interface Scope {
+  readonly request?: RequestContext;
+  readonly trace?: unknown;
+}
+
+const storage = new AsyncLocalStorage<Scope>();
+
+/** The scope a request's middleware entered, to enter again after the body parser. */
+const SCOPE = Symbol('scope');
+type ScopedRequest = Request & { [SCOPE]?: Scope };
 
 /** The context of the request being served here, if any. */
 export function currentRequestContext(): RequestContext | undefined {
-  return storage.getStore();
+  return storage.getStore()?.request;
 }
 
-/** Runs `fn` (and everything it starts) inside the request context `context`. */
+/** Runs `fn` (and everything it starts) inside the request context `context`; the trace context stays. */
 export function runInRequestContext<T>(context: RequestContext, fn: () => T): T {
-  return storage.run(context, fn);
+  return storage.run({ request: context, trace: storage.getStore()?.trace }, fn);
+}
+
+/** Tracing's context here (its context manager's `active()`); undefined outside any. */
+export function currentTraceContext(): unknown {
+  return storage.getStore()?.trace;
+}
+
+/** Runs `fn(...args)` with `trace` as tracing's context (its context manager's `with`); the request context stays. */
+export function runInTraceContext<A extends unknown[], T>(trace: unknown, fn: (...args: A) => T, ...args: A): T {
+  return storage.run({ request: storage.getStore()?.request, trace }, fn, ...args);
 }
 
 /**
- * The seam for tracing: a function that returns the active span's trace id. The
- * OpenTelemetry setup registers one (`setActiveTraceIdSource`); until then, and for
+ * The seam for tracing: reads the trace id of a tracing context (the active span's).
+ * Tracing registers one when it starts (`setActiveTraceIdSource`); until then, and for
  * lines outside any span, the trace id of the request's `traceparent` header is used.
  */
-let activeTraceId: () => string | undefined = () => undefined;
-export function setActiveTraceIdSource(source: () => string | undefined): void {
+let activeTraceId: (trace: unknown) => string | undefined = () => undefined;
+export function setActiveTraceIdSource(source: (trace: unknown) => string | undefined): void {
   activeTraceId = source;
 }
 
 /** The trace id for a log line written now: the active span's, else the request's `traceparent`'s. */
 export function currentTraceId(): string | undefined {
-  return activeTraceId() ?? storage.getStore()?.traceId;
+  const scope = storage.getStore();
+  return activeTraceId(scope?.trace) ?? scope?.request?.traceId;
+}
+
+/**
+ * The trace id of a request's own scope (its HTTP span's, else its `traceparent`'s), for
+ * what runs outside it: a response's `finish` listener runs in whichever async context
+ * ended the response.
+ */
+export function requestTraceId(req: Request): string | undefined {
+  const scope = (req as ScopedRequest)[SCOPE];
+  return activeTraceId(scope?.trace) ?? req.context?.traceId;
 }
 
 /** W3C trace context: `version-traceid-parentid-flags`; the all-zero trace id is invalid. */
@@ -82,15 +120,19 @@ export function requestIdMiddleware(req: Request, res: Response, next: NextFunct
   };
   Object.defineProperty(context, 'request', { value: req, enumerable: false });
   req.context = context;
-  storage.run(context, next);
+  const scope: Scope = { request: context, trace: storage.getStore()?.trace };
+  (req as ScopedRequest)[SCOPE] = scope;
+  storage.run(scope, next);
 }
 
 /**
- * Enters the request's log context again. Stream callbacks (a body parser's `end`)
- * run in the socket's async context, not the middleware's: this goes right after the
- * body parser so what follows — guards, handlers — is inside the request's context.
+ * Enters the request's scope again — its log context and its trace context (the HTTP
+ * span). Stream callbacks (a body parser's `end`) run in the socket's async context,
+ * not the middleware's: this goes right after the body parser so what follows —
+ * guards, handlers — is inside the request's context.
  */
 export function requestContextMiddleware(req: Request, _res: Response, next: NextFunction): void {
-  if (req.context) storage.run(req.context, next);
+  const scope = (req as ScopedRequest)[SCOPE];
+  if (scope) storage.run(scope, next);
   else next();
 }
