@@ -87,12 +87,15 @@ export function tracingEnabled(): boolean {
 
 /**
  * `inSpan` for a leaf: a span that starts no child (a repository method's
- * statements), so it is not made the active context — no context switch per call,
- * which is most of a span's cost on a hot path.
+ * statements), so it is not made the active context — no context switch per call.
+ * Only inside a trace: outside any span (the dispatcher's and the forwarder's polls,
+ * retention) a leaf would be a trace of one span each time, noise at a cost.
  */
 export async function inLeafSpan<T>(name: string, options: SpanOptions, work: () => Promise<T>): Promise<T> {
   if (!provider) return work();
-  const span = tracer.startSpan(name, options);
+  const parent = context.active();
+  if (!trace.getSpan(parent)) return work();
+  const span = tracer.startSpan(name, options, parent);
   try {
     return await work();
   } catch (error) {
