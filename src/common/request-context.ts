@@ -1,6 +1,7 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
+import { createContextKey, type Context } from '@opentelemetry/api';
 import type { NextFunction, Request, Response } from 'express';
+import { activeContext, runInContext, traceIdIn } from '../tracing/context-storage';
 import type { Principal } from './principal';
 
 declare module 'express-serve-static-core' {
@@ -8,7 +9,7 @@ declare module 'express-serve-static-core' {
     id: string;
     principal?: Principal;
     startedAt: bigint;
-    /** The request's log context (the one its AsyncLocalStorage scope holds). */
+    /** The request's log context (the value its async context holds). */
     context?: RequestContext;
   }
 }
@@ -18,7 +19,7 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 /**
  * What every log line written while serving one request (HTTP, SSE stream or gRPC
  * call) carries: its id, its trace id and, once authenticated, its principal. Kept in
- * an AsyncLocalStorage, so a log call anywhere below the handler gets it without
+ * the async context (below), so a log call anywhere below the handler gets it without
  * passing it along; the logger's `mixin` adds it to each line (logger.ts).
  */
 export interface RequestContext {
@@ -32,68 +33,41 @@ export interface RequestContext {
 }
 
 /**
- * What one async context carries: the request being served, and tracing's context
- * (OpenTelemetry's `Context`, opaque here). Both live in this one AsyncLocalStorage —
- * tracing's context manager keeps its context here (tracing/request-scoped-context.ts)
- * instead of in a storage of its own — so each async resource carries one store, and
- * entering the request's scope again (`requestContextMiddleware`) restores both.
- * A scope is never changed: entering a new request or trace context makes a new one.
+ * The request context is a value of the process's one async context (an OpenTelemetry
+ * `Context` in tracing/context-storage.ts's AsyncLocalStorage), next to the active span
+ * when tracing is on: one storage for both, so a context switch for a span keeps the
+ * request's, and entering the request's context again restores both.
  */
-interface Scope {
-  readonly request?: RequestContext;
-  readonly trace?: unknown;
-}
+const REQUEST = createContextKey('a2a request context');
 
-const storage = new AsyncLocalStorage<Scope>();
-
-/** The scope a request's middleware entered, to enter again after the body parser. */
-const SCOPE = Symbol('scope');
-type ScopedRequest = Request & { [SCOPE]?: Scope };
+/** The context a request's middleware entered, to enter again after the body parser. */
+const ENTERED = Symbol('entered context');
+type EnteredRequest = Request & { [ENTERED]?: Context };
 
 /** The context of the request being served here, if any. */
 export function currentRequestContext(): RequestContext | undefined {
-  return storage.getStore()?.request;
+  return activeContext().getValue(REQUEST) as RequestContext | undefined;
 }
 
-/** Runs `fn` (and everything it starts) inside the request context `context`; the trace context stays. */
+/** Runs `fn` (and everything it starts) inside the request context `context`; the active span stays. */
 export function runInRequestContext<T>(context: RequestContext, fn: () => T): T {
-  return storage.run({ request: context, trace: storage.getStore()?.trace }, fn);
-}
-
-/** Tracing's context here (its context manager's `active()`); undefined outside any. */
-export function currentTraceContext(): unknown {
-  return storage.getStore()?.trace;
-}
-
-/** Runs `fn(...args)` with `trace` as tracing's context (its context manager's `with`); the request context stays. */
-export function runInTraceContext<A extends unknown[], T>(trace: unknown, fn: (...args: A) => T, ...args: A): T {
-  return storage.run({ request: storage.getStore()?.request, trace }, fn, ...args);
-}
-
-/**
- * The seam for tracing: reads the trace id of a tracing context (the active span's).
- * Tracing registers one when it starts (`setActiveTraceIdSource`); until then, and for
- * lines outside any span, the trace id of the request's `traceparent` header is used.
- */
-let activeTraceId: (trace: unknown) => string | undefined = () => undefined;
-export function setActiveTraceIdSource(source: (trace: unknown) => string | undefined): void {
-  activeTraceId = source;
+  return runInContext(activeContext().setValue(REQUEST, context), fn);
 }
 
 /** The trace id for a log line written now: the active span's, else the request's `traceparent`'s. */
 export function currentTraceId(): string | undefined {
-  const scope = storage.getStore();
-  return activeTraceId(scope?.trace) ?? scope?.request?.traceId;
+  const active = activeContext();
+  return traceIdIn(active) ?? (active.getValue(REQUEST) as RequestContext | undefined)?.traceId;
 }
 
 /**
- * The trace id of a request's own scope (its HTTP span's, else its `traceparent`'s), for
- * what runs outside it: a response's `finish` listener runs in whichever async context
- * ended the response.
+ * The trace id of a request's own context (its HTTP span's, else its `traceparent`'s),
+ * for what runs outside it: a response's `finish` listener runs in whichever async
+ * context ended the response.
  */
 export function requestTraceId(req: Request): string | undefined {
-  const scope = (req as ScopedRequest)[SCOPE];
-  return activeTraceId(scope?.trace) ?? req.context?.traceId;
+  const entered = (req as EnteredRequest)[ENTERED];
+  return (entered && traceIdIn(entered)) ?? req.context?.traceId;
 }
 
 /** W3C trace context: `version-traceid-parentid-flags`; the all-zero trace id is invalid. */
@@ -120,19 +94,19 @@ export function requestIdMiddleware(req: Request, res: Response, next: NextFunct
   };
   Object.defineProperty(context, 'request', { value: req, enumerable: false });
   req.context = context;
-  const scope: Scope = { request: context, trace: storage.getStore()?.trace };
-  (req as ScopedRequest)[SCOPE] = scope;
-  storage.run(scope, next);
+  const entered = activeContext().setValue(REQUEST, context);
+  (req as EnteredRequest)[ENTERED] = entered;
+  runInContext(entered, next);
 }
 
 /**
- * Enters the request's scope again — its log context and its trace context (the HTTP
- * span). Stream callbacks (a body parser's `end`) run in the socket's async context,
- * not the middleware's: this goes right after the body parser so what follows —
- * guards, handlers — is inside the request's context.
+ * Enters the request's context again — its log context and its HTTP span. Stream
+ * callbacks (a body parser's `end`) run in the socket's async context, not the
+ * middleware's: this goes right after the body parser so what follows — guards,
+ * handlers — is inside the request's context.
  */
 export function requestContextMiddleware(req: Request, _res: Response, next: NextFunction): void {
-  const scope = (req as ScopedRequest)[SCOPE];
-  if (scope) storage.run(scope, next);
+  const entered = (req as EnteredRequest)[ENTERED];
+  if (entered) runInContext(entered, next);
   else next();
 }

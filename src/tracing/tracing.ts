@@ -14,17 +14,15 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { NextFunction, Request, Response } from 'express';
-import { setActiveTraceIdSource } from '../common/request-context';
 import type { AppConfig } from '../config/config';
-import { RequestScopedContextManager } from './request-scoped-context';
+import { StorageContextManager, traceIdIn } from './context-storage';
 
 /**
  * Tracing with OpenTelemetry (CONTRACT §15), in one place. `startTracing` runs before
  * Nest starts (main.ts, worker.ts). With OTEL_EXPORTER_OTLP_ENDPOINT set it registers
- * the SDK — its context kept in the request context's AsyncLocalStorage
- * (request-scoped-context.ts), the W3C `traceparent` propagator, a batch OTLP/HTTP
- * (JSON) exporter — and every helper below records spans; log lines take the active
- * span's trace id. Without it
+ * the SDK — its context in the process's one AsyncLocalStorage, shared with the
+ * request context (context-storage.ts), the W3C `traceparent` propagator, a batch
+ * OTLP/HTTP (JSON) exporter — and every helper below records spans. Without it
  * nothing is started, `@opentelemetry/api` stays a no-op, and the helpers cost one
  * boolean test: no span, no header, no trace id stored.
  *
@@ -59,8 +57,7 @@ export function startTracing(settings: AppConfig['tracing']): Tracing {
     resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
     spanProcessors: [new BatchSpanProcessor(exporter)],
   });
-  started.register({ contextManager: new RequestScopedContextManager() });
-  setActiveTraceIdSource(traceIdIn);
+  started.register({ contextManager: new StorageContextManager() });
   provider = started;
   return {
     enabled: true,
@@ -68,7 +65,6 @@ export function startTracing(settings: AppConfig['tracing']): Tracing {
     shutdown: async () => {
       if (provider !== started) return;
       provider = null;
-      setActiveTraceIdSource(() => undefined);
       try {
         await started.shutdown();
       } finally {
@@ -131,17 +127,10 @@ export async function inSpan<T>(
   });
 }
 
-/** The trace id of the span in a context (request-context.ts reads log lines' trace ids with it). */
-function traceIdIn(stored: unknown): string | undefined {
-  const active = stored ? trace.getSpan(stored as Context)?.spanContext() : undefined;
-  return active && isSpanContextValid(active) ? active.traceId : undefined;
-}
-
 /** The trace id of the active span (what the ledger's task events record); null when tracing is off. */
 export function currentTraceId(): string | null {
   if (!provider) return null;
-  const active = trace.getActiveSpan()?.spanContext();
-  return active && isSpanContextValid(active) ? active.traceId : null;
+  return traceIdIn(context.active()) ?? null;
 }
 
 /** The active span as a W3C `traceparent` (what the outbox keeps for deliveries); null when tracing is off. */
@@ -189,7 +178,7 @@ export async function inDeliverySpan<T>(
 /**
  * The HTTP request's span (SERVER), a child of the caller's `traceparent` when it
  * sends one, active for everything the request does: it is named by the route
- * template (`POST /api/v1/tasks/:id/reply`), never by ids. The request's scope
+ * template (`POST /api/v1/tasks/:id/reply`), never by ids. The request's context
  * (request-context.ts) keeps it, so it is active again after the body parser.
  */
 export function httpTracing(req: Request, res: Response, next: NextFunction): void {
