@@ -9,6 +9,7 @@ import {
   type Context,
   type Span,
   type SpanOptions,
+  type Tracer,
 } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -46,7 +47,13 @@ let provider: NodeTracerProvider | null = null;
 
 const OFF: Tracing = { enabled: false, forceFlush: async () => undefined, shutdown: async () => undefined };
 
-const tracer = trace.getTracer('a2a-service');
+/**
+ * The started provider's own tracer, not the API's proxy (`trace.getTracer`): a proxy
+ * keeps the first provider it reached, so after a restart (tests, the observability
+ * bench) its spans went to a provider that was shut down; and each call through it
+ * costs a lookup more.
+ */
+let tracer: Tracer = trace.getTracer('a2a-service');
 
 /** Starts the SDK when an endpoint is configured; otherwise does nothing at all. */
 export function startTracing(settings: AppConfig['tracing']): Tracing {
@@ -58,6 +65,7 @@ export function startTracing(settings: AppConfig['tracing']): Tracing {
     spanProcessors: [new BatchSpanProcessor(exporter)],
   });
   started.register({ contextManager: new StorageContextManager() });
+  tracer = started.getTracer('a2a-service');
   provider = started;
   return {
     enabled: true,
