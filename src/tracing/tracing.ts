@@ -92,13 +92,14 @@ export function tracingEnabled(): boolean {
 /**
  * `inSpan` for a leaf: a span that starts no child (a repository method's
  * statements), so it is not made the active context — no context switch per call.
- * Only inside a trace: outside any span (the dispatcher's and the forwarder's polls,
- * retention) a leaf would be a trace of one span each time, noise at a cost.
+ * Only inside a recorded trace: outside any span (the dispatcher's and the forwarder's
+ * polls, retention) a leaf would be a trace of one span each time, noise at a cost;
+ * under a span the sampler left out it would be left out too.
  */
 export async function inLeafSpan<T>(name: string, options: SpanOptions, work: () => Promise<T>): Promise<T> {
   if (!provider) return work();
   const parent = context.active();
-  if (!trace.getSpan(parent)) return work();
+  if (!trace.getSpan(parent)?.isRecording()) return work();
   const span = tracer.startSpan(name, options, parent);
   try {
     return await work();
