@@ -1,9 +1,9 @@
 import { Writable } from 'node:stream';
+import { ROOT_CONTEXT, trace, TraceFlags } from '@opentelemetry/api';
 import { QueryFailedError } from 'typeorm';
 import { loadConfig } from '../config/config';
-import { createLogger, routeConsoleToLogger, serializeError } from './logger';
-import { ROOT_CONTEXT, trace, TraceFlags } from '@opentelemetry/api';
 import { runInContext } from '../tracing/context-storage';
+import { createLogger, routeConsoleToLogger, serializeError } from './logger';
 import { runInRequestContext, traceIdOf } from './request-context';
 
 describe('error logging', () => {

@@ -228,7 +228,7 @@ export function requestLogMiddleware(logger: Logger) {
       logger.info(
         {
           request_id: req.id,
-          // 'finish' may fire outside the request's async context: the trace id is read from the request's scope.
+          // 'finish' may fire outside the request's async context: the trace id is the request context's.
           trace_id: requestTraceId(req),
           method: req.method,
           path: req.path,
