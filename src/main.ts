@@ -4,16 +4,14 @@ import { createLogger, routeConsoleToLogger } from './common/logger';
 import { createApp } from './app.factory';
 import { exitOnSignals } from './common/shutdown';
 import { describeDatabase, explainConnectionError } from './database/database-errors';
-import { setActiveTraceIdSource } from './common/request-context';
-import { currentTraceId, startTracing } from './tracing/tracing';
+import { startTracing } from './tracing/tracing';
 
 async function main(config: AppConfig): Promise<void> {
   const logger = createLogger(config.logLevel, undefined, config.logFormat);
   routeConsoleToLogger(logger);
-  // Before Nest starts: every span of the application goes to OTEL_EXPORTER_OTLP_ENDPOINT (none without it).
+  // Before Nest starts: every span of the application goes to OTEL_EXPORTER_OTLP_ENDPOINT (none without it);
+  // log lines then carry the active span's trace id.
   const tracing = startTracing(config.tracing);
-  // Log lines carry the active span's trace id (request-context.ts), once tracing is on.
-  setActiveTraceIdSource(() => currentTraceId() ?? undefined);
   const app = await createApp(config, logger);
   const server = await app.listen(config.port, config.host);
   server.keepAliveTimeout = 65_000;

@@ -5,8 +5,7 @@ import { createLogger, JsonLogger, routeConsoleToLogger } from './common/logger'
 import { exitOnSignals } from './common/shutdown';
 import { loadConfigOrExit, type AppConfig } from './config/config';
 import { explainConnectionError } from './database/database-errors';
-import { setActiveTraceIdSource } from './common/request-context';
-import { currentTraceId, startTracing } from './tracing/tracing';
+import { startTracing } from './tracing/tracing';
 
 /**
  * `npm run worker` (or `node dist/worker.js`): a process that only delivers events —
@@ -31,10 +30,8 @@ async function main(): Promise<void> {
   };
   const logger = createLogger(config.logLevel, undefined, config.logFormat);
   routeConsoleToLogger(logger);
-  // Before Nest starts: deliveries continue the traces stored with their events.
+  // Before Nest starts: deliveries continue the traces stored with their events; log lines carry their trace ids.
   const tracing = startTracing(config.tracing);
-  // Log lines carry the active span's trace id (request-context.ts), once tracing is on.
-  setActiveTraceIdSource(() => currentTraceId() ?? undefined);
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), {
     logger: new JsonLogger(logger),
     abortOnError: false,

@@ -1,8 +1,10 @@
 import { Writable } from 'node:stream';
+import { ROOT_CONTEXT, trace, TraceFlags } from '@opentelemetry/api';
 import { QueryFailedError } from 'typeorm';
 import { loadConfig } from '../config/config';
+import { runInContext } from '../tracing/context-storage';
 import { createLogger, routeConsoleToLogger, serializeError } from './logger';
-import { runInRequestContext, setActiveTraceIdSource, traceIdOf } from './request-context';
+import { runInRequestContext, traceIdOf } from './request-context';
 
 describe('error logging', () => {
   const failedQuery = () => {
@@ -121,16 +123,18 @@ describe('request context and formats', () => {
     expect(outside.request_id).toBeUndefined();
   });
 
-  it("the active span's trace id wins over the traceparent header's", () => {
+  it("the active span's trace id wins over the traceparent header's; the span stays when a request context begins", () => {
     const { stream, lines } = sink();
     const logger = createLogger('info', stream);
-    setActiveTraceIdSource(() => 'f'.repeat(32));
-    try {
-      runInRequestContext({ requestId: 'req-00000002', traceId: 'a'.repeat(32) }, () => logger.info('x'));
-    } finally {
-      setActiveTraceIdSource(() => undefined);
-    }
-    expect(JSON.parse(lines()[0]).trace_id).toBe('f'.repeat(32));
+    const span = trace.wrapSpanContext({
+      traceId: 'f'.repeat(32),
+      spanId: '1'.repeat(16),
+      traceFlags: TraceFlags.SAMPLED,
+    });
+    runInContext(trace.setSpan(ROOT_CONTEXT, span), () =>
+      runInRequestContext({ requestId: 'req-00000002', traceId: 'a'.repeat(32) }, () => logger.info('x')),
+    );
+    expect(JSON.parse(lines()[0])).toMatchObject({ request_id: 'req-00000002', trace_id: 'f'.repeat(32) });
   });
 
   it("traceparent: a valid header's trace id, else none", () => {

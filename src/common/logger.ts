@@ -3,7 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { Writable } from 'node:stream';
 import { format } from 'node:util';
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { currentRequestContext, currentTraceId } from './request-context';
+import { currentRequestContext, currentTraceId, requestTraceId } from './request-context';
 
 /**
  * Structured JSON logs. Request logs carry method, path, status, duration and the
@@ -228,8 +228,8 @@ export function requestLogMiddleware(logger: Logger) {
       logger.info(
         {
           request_id: req.id,
-          // 'finish' may fire outside the request's async context: its trace id is read here.
-          trace_id: currentTraceId() ?? req.context?.traceId,
+          // 'finish' may fire outside the request's async context: the trace id is the request context's.
+          trace_id: requestTraceId(req),
           method: req.method,
           path: req.path,
           status: res.statusCode,

@@ -1,6 +1,7 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
+import { createContextKey, type Context } from '@opentelemetry/api';
 import type { NextFunction, Request, Response } from 'express';
+import { activeContext, runInContext, traceIdIn } from '../tracing/context-storage';
 import type { Principal } from './principal';
 
 declare module 'express-serve-static-core' {
@@ -8,7 +9,7 @@ declare module 'express-serve-static-core' {
     id: string;
     principal?: Principal;
     startedAt: bigint;
-    /** The request's log context (the same object the AsyncLocalStorage holds). */
+    /** The request's log context (the value its async context holds). */
     context?: RequestContext;
   }
 }
@@ -18,7 +19,7 @@ const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{8,128}$/;
 /**
  * What every log line written while serving one request (HTTP, SSE stream or gRPC
  * call) carries: its id, its trace id and, once authenticated, its principal. Kept in
- * an AsyncLocalStorage, so a log call anywhere below the handler gets it without
+ * the async context (below), so a log call anywhere below the handler gets it without
  * passing it along; the logger's `mixin` adds it to each line (logger.ts).
  */
 export interface RequestContext {
@@ -31,31 +32,42 @@ export interface RequestContext {
   readonly request?: Request;
 }
 
-const storage = new AsyncLocalStorage<RequestContext>();
+/**
+ * The request context is a value of the process's one async context (an OpenTelemetry
+ * `Context` in tracing/context-storage.ts's AsyncLocalStorage), next to the active span
+ * when tracing is on: one storage for both, so a context switch for a span keeps the
+ * request's, and entering the request's context again restores both.
+ */
+const REQUEST = createContextKey('a2a request context');
+
+/** The context a request's middleware entered, to enter again after the body parser. */
+const ENTERED = Symbol('entered context');
+type EnteredRequest = Request & { [ENTERED]?: Context };
 
 /** The context of the request being served here, if any. */
 export function currentRequestContext(): RequestContext | undefined {
-  return storage.getStore();
+  return activeContext().getValue(REQUEST) as RequestContext | undefined;
 }
 
-/** Runs `fn` (and everything it starts) inside the request context `context`. */
+/** Runs `fn` (and everything it starts) inside the request context `context`; the active span stays. */
 export function runInRequestContext<T>(context: RequestContext, fn: () => T): T {
-  return storage.run(context, fn);
-}
-
-/**
- * The seam for tracing: a function that returns the active span's trace id. The
- * OpenTelemetry setup registers one (`setActiveTraceIdSource`); until then, and for
- * lines outside any span, the trace id of the request's `traceparent` header is used.
- */
-let activeTraceId: () => string | undefined = () => undefined;
-export function setActiveTraceIdSource(source: () => string | undefined): void {
-  activeTraceId = source;
+  return runInContext(activeContext().setValue(REQUEST, context), fn);
 }
 
 /** The trace id for a log line written now: the active span's, else the request's `traceparent`'s. */
 export function currentTraceId(): string | undefined {
-  return activeTraceId() ?? storage.getStore()?.traceId;
+  const active = activeContext();
+  return traceIdIn(active) ?? (active.getValue(REQUEST) as RequestContext | undefined)?.traceId;
+}
+
+/**
+ * The trace id of a request's own context (its HTTP span's, else its `traceparent`'s),
+ * for what runs outside it: a response's `finish` listener runs in whichever async
+ * context ended the response.
+ */
+export function requestTraceId(req: Request): string | undefined {
+  const entered = (req as EnteredRequest)[ENTERED];
+  return (entered && traceIdIn(entered)) ?? req.context?.traceId;
 }
 
 /** W3C trace context: `version-traceid-parentid-flags`; the all-zero trace id is invalid. */
@@ -82,15 +94,19 @@ export function requestIdMiddleware(req: Request, res: Response, next: NextFunct
   };
   Object.defineProperty(context, 'request', { value: req, enumerable: false });
   req.context = context;
-  storage.run(context, next);
+  const entered = activeContext().setValue(REQUEST, context);
+  (req as EnteredRequest)[ENTERED] = entered;
+  runInContext(entered, next);
 }
 
 /**
- * Enters the request's log context again. Stream callbacks (a body parser's `end`)
- * run in the socket's async context, not the middleware's: this goes right after the
- * body parser so what follows — guards, handlers — is inside the request's context.
+ * Enters the request's context again — its log context and its HTTP span. Stream
+ * callbacks (a body parser's `end`) run in the socket's async context, not the
+ * middleware's: this goes right after the body parser so what follows — guards,
+ * handlers — is inside the request's context.
  */
 export function requestContextMiddleware(req: Request, _res: Response, next: NextFunction): void {
-  if (req.context) storage.run(req.context, next);
+  const entered = (req as EnteredRequest)[ENTERED];
+  if (entered) runInContext(entered, next);
   else next();
 }

@@ -9,17 +9,20 @@ import {
   type Context,
   type Span,
   type SpanOptions,
+  type Tracer,
 } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { NextFunction, Request, Response } from 'express';
 import type { AppConfig } from '../config/config';
+import { StorageContextManager, traceIdIn } from './context-storage';
 
 /**
  * Tracing with OpenTelemetry (CONTRACT §15), in one place. `startTracing` runs before
  * Nest starts (main.ts, worker.ts). With OTEL_EXPORTER_OTLP_ENDPOINT set it registers
- * the SDK — an AsyncLocalStorage context, the W3C `traceparent` propagator, a batch
+ * the SDK — its context in the process's one AsyncLocalStorage, shared with the
+ * request context (context-storage.ts), the W3C `traceparent` propagator, a batch
  * OTLP/HTTP (JSON) exporter — and every helper below records spans. Without it
  * nothing is started, `@opentelemetry/api` stays a no-op, and the helpers cost one
  * boolean test: no span, no header, no trace id stored.
@@ -44,7 +47,13 @@ let provider: NodeTracerProvider | null = null;
 
 const OFF: Tracing = { enabled: false, forceFlush: async () => undefined, shutdown: async () => undefined };
 
-const tracer = trace.getTracer('a2a-service');
+/**
+ * The started provider's own tracer, not the API's proxy (`trace.getTracer`): a proxy
+ * keeps the first provider it reached, so after a restart (tests, the observability
+ * bench) its spans went to a provider that was shut down; and each call through it
+ * costs a lookup more.
+ */
+let tracer: Tracer = trace.getTracer('a2a-service');
 
 /** Starts the SDK when an endpoint is configured; otherwise does nothing at all. */
 export function startTracing(settings: AppConfig['tracing']): Tracing {
@@ -55,7 +64,8 @@ export function startTracing(settings: AppConfig['tracing']): Tracing {
     resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
     spanProcessors: [new BatchSpanProcessor(exporter)],
   });
-  started.register();
+  started.register({ contextManager: new StorageContextManager() });
+  tracer = started.getTracer('a2a-service');
   provider = started;
   return {
     enabled: true,
@@ -81,12 +91,16 @@ export function tracingEnabled(): boolean {
 
 /**
  * `inSpan` for a leaf: a span that starts no child (a repository method's
- * statements), so it is not made the active context — no context switch per call,
- * which is most of a span's cost on a hot path.
+ * statements), so it is not made the active context — no context switch per call.
+ * Only inside a recorded trace: outside any span (the dispatcher's and the forwarder's
+ * polls, retention) a leaf would be a trace of one span each time, noise at a cost;
+ * under a span the sampler left out it would be left out too.
  */
 export async function inLeafSpan<T>(name: string, options: SpanOptions, work: () => Promise<T>): Promise<T> {
   if (!provider) return work();
-  const span = tracer.startSpan(name, options);
+  const parent = context.active();
+  if (!trace.getSpan(parent)?.isRecording()) return work();
+  const span = tracer.startSpan(name, options, parent);
   try {
     return await work();
   } catch (error) {
@@ -125,8 +139,7 @@ export async function inSpan<T>(
 /** The trace id of the active span (what the ledger's task events record); null when tracing is off. */
 export function currentTraceId(): string | null {
   if (!provider) return null;
-  const active = trace.getActiveSpan()?.spanContext();
-  return active && isSpanContextValid(active) ? active.traceId : null;
+  return traceIdIn(context.active()) ?? null;
 }
 
 /** The active span as a W3C `traceparent` (what the outbox keeps for deliveries); null when tracing is off. */
@@ -174,7 +187,8 @@ export async function inDeliverySpan<T>(
 /**
  * The HTTP request's span (SERVER), a child of the caller's `traceparent` when it
  * sends one, active for everything the request does: it is named by the route
- * template (`POST /api/v1/tasks/:id/reply`), never by ids.
+ * template (`POST /api/v1/tasks/:id/reply`), never by ids. The request's context
+ * (request-context.ts) keeps it, so it is active again after the body parser.
  */
 export function httpTracing(req: Request, res: Response, next: NextFunction): void {
   if (!provider) return next();
@@ -203,8 +217,5 @@ export function httpTracing(req: Request, res: Response, next: NextFunction): vo
   };
   res.once('finish', end);
   res.once('close', end);
-  // Body parsers resume the request from stream callbacks: keep them in the request's context.
-  context.bind(active, req);
-  context.bind(active, res);
   context.with(active, next);
 }

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { SendMessageRequest } from '@a2a-js/sdk';
 import { createServer, type Server } from 'node:http';
+import { Writable } from 'node:stream';
+import { createLogger } from '../../src/common/logger';
 import { loadConfig } from '../../src/config/config';
 import { startTracing, type Tracing } from '../../src/tracing/tracing';
 import { startApp, type TestApp } from '../support/app';
@@ -303,6 +305,45 @@ describe('tracing (OpenTelemetry)', () => {
       await tracing.forceFlush();
       const call = collector.spans.find((s) => s.traceId === traceId && s.name.startsWith('a2a grpc '));
       expect(call?.parentSpanId).toBe(traceparent.split('-')[2]);
+    });
+
+    it("every log line of a request, its `request` line too, carries its span's trace id", async () => {
+      const lines: string[] = [];
+      const sink = new Writable({
+        write(chunk, _, done) {
+          lines.push(...String(chunk).split('\n').filter(Boolean));
+          done();
+        },
+      });
+      const logged = await startApp(
+        { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SERVICE_NAME: 'a2a-tracing-test' },
+        t,
+        createLogger('debug', sink),
+      );
+      try {
+        const { requester, worker } = await agentPair(logged);
+        // No traceparent: the trace id is the request span's own. The params are refused after the body is read.
+        const res = await rpc(logged, worker.handle, requester.key, 'tasks/get', { id: 5 }).set(
+          'x-request-id',
+          'traced-logs-0001',
+        );
+        expect(res.body.error.code).toBe(-32602);
+        const during = await eventually(
+          async () =>
+            lines
+              .map((line) => JSON.parse(line) as Record<string, unknown>)
+              .filter((e) => e.request_id === 'traced-logs-0001'),
+          (entries) => entries.some((e) => e.msg === 'request'),
+        );
+        expect(during.map((e) => e.msg)).toEqual(expect.arrayContaining(['protocol params refused', 'request']));
+        const traceId = during[0].trace_id;
+        expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+        expect(during.every((e) => e.trace_id === traceId)).toBe(true);
+        await tracing.forceFlush();
+        expect(collector.spans.some((s) => s.traceId === traceId && s.name === 'POST /a2a/:handle')).toBe(true);
+      } finally {
+        await logged.close();
+      }
     });
 
     it('a request without traceparent starts a trace of its own, which its webhooks carry', async () => {
