@@ -1,7 +1,9 @@
 import 'reflect-metadata';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { cpus, totalmem } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
 import pino from 'pino';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
@@ -24,26 +26,31 @@ export interface BenchServer {
   close: () => Promise<void>;
 }
 
+/** The server settings every bench server shares: quotas off, no gRPC, metrics off, silent logs. */
+const BENCH_ENV = {
+  LOG_LEVEL: 'silent',
+  // Benchmarks measure the service, not its quotas.
+  RATE_LIMIT_PROTOCOL_PER_MINUTE: '10000000',
+  RATE_LIMIT_REST_PER_MINUTE: '10000000',
+  RATE_LIMIT_PUBLIC_PER_MINUTE: '10000000',
+  GRPC_PORT: 'off',
+  // Metrics and tracing are measured on and off by bench/observability.bench.ts.
+  METRICS_PORT: 'off',
+};
+
+/**
+ * A server on a fresh, migrated PostgreSQL database; with BENCH_DATABASE=embedded, on
+ * the embedded default (PGlite in a fresh temporary DATA_DIR), as `npm start` runs
+ * without DATABASE_URL.
+ */
 export async function startBenchServer(env: Record<string, string> = {}): Promise<BenchServer> {
+  if (process.env.BENCH_DATABASE === 'embedded') return startEmbeddedBenchServer(env);
   const database = `a2a_bench_${process.pid}_${Date.now()}`;
   await withServer((c) => c.query(`CREATE DATABASE "${database}"`));
   const migrate = await new DataSource(dataSourceOptions({ databaseUrl: urlFor(database), dataDir: '' })).initialize();
   await migrate.runMigrations({ transaction: 'each' });
   await migrate.destroy();
-  const unlimited = String(10_000_000);
-  const config = loadConfig({
-    DATABASE_URL: urlFor(database),
-    MIGRATIONS_RUN: 'false',
-    LOG_LEVEL: 'silent',
-    // Benchmarks measure the service, not its quotas.
-    RATE_LIMIT_PROTOCOL_PER_MINUTE: unlimited,
-    RATE_LIMIT_REST_PER_MINUTE: unlimited,
-    RATE_LIMIT_PUBLIC_PER_MINUTE: unlimited,
-    GRPC_PORT: 'off',
-    // Metrics and tracing are measured on and off by bench/observability.bench.ts.
-    METRICS_PORT: 'off',
-    ...env,
-  });
+  const config = loadConfig({ ...BENCH_ENV, DATABASE_URL: urlFor(database), MIGRATIONS_RUN: 'false', ...env });
   const app = await createApp(config, pino({ level: 'silent' }));
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
@@ -54,6 +61,23 @@ export async function startBenchServer(env: Record<string, string> = {}): Promis
     close: async () => {
       await app.close();
       await dropDatabase(database);
+    },
+  };
+}
+
+async function startEmbeddedBenchServer(env: Record<string, string>): Promise<BenchServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'a2a-bench-'));
+  const config = loadConfig({ ...BENCH_ENV, DATA_DIR: dataDir, ...env });
+  const app = await createApp(config, pino({ level: 'silent' }));
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as { port: number };
+  return {
+    app,
+    db: app.get(DataSource),
+    baseUrl: `http://127.0.0.1:${port}`,
+    close: async () => {
+      await app.close();
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
