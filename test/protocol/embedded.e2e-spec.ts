@@ -31,6 +31,9 @@ describe('protocol on the embedded database (no DATABASE_URL)', () => {
       racedStatuses: [200],
       seqs: Array.from({ length: 21 }, (_, i) => i + 1),
       recentHistory: 3,
+      retry: 'same task',
+      foreignContext: -32602,
+      tasksWritten: 0,
     });
   });
 });

@@ -104,6 +104,16 @@ async function main(): Promise<void> {
     ])) as Array<{ seq: number }>;
     const got = await rpc('tasks/get', { id: raced.body.result.id, historyLength: 3 });
 
+    // 4. A send that starts a task is one statement; PGlite's constraint errors answer a
+    // retry (the same task, nothing written) and a context that is not the pair's.
+    const tasks = async () => ((await db.query(`SELECT count(*)::int AS n FROM tasks`)) as Array<{ n: number }>)[0].n;
+    const before = await tasks();
+    const retried = await rpc('message/send', { message: message('race'), configuration: { blocking: false } });
+    const foreign = await rpc('message/send', {
+      message: message('elsewhere', { contextId: '00000000-0000-4000-8000-000000000009' }),
+      configuration: { blocking: false },
+    });
+
     process.stdout.write(
       JSON.stringify({
         streamed,
@@ -111,6 +121,9 @@ async function main(): Promise<void> {
         racedStatuses: [...new Set(statuses)],
         seqs: seqs.map((row) => row.seq),
         recentHistory: got.body.result.history.map((m: { parts: Array<{ text: string }> }) => m.parts[0].text).length,
+        retry: retried.body.result?.id === raced.body.result.id ? 'same task' : retried.body,
+        foreignContext: foreign.body.error?.code,
+        tasksWritten: (await tasks()) - before,
       }) + '\n',
     );
   } finally {
