@@ -44,31 +44,23 @@ const BENCH_ENV = {
  * without DATABASE_URL.
  */
 export async function startBenchServer(env: Record<string, string> = {}): Promise<BenchServer> {
-  if (process.env.BENCH_DATABASE === 'embedded') return startEmbeddedBenchServer(env);
+  if (process.env.BENCH_DATABASE === 'embedded') {
+    const dataDir = mkdtempSync(join(tmpdir(), 'a2a-bench-'));
+    return serve({ ...BENCH_ENV, DATA_DIR: dataDir, ...env }, () => rmSync(dataDir, { recursive: true, force: true }));
+  }
   const database = `a2a_bench_${process.pid}_${Date.now()}`;
   await withServer((c) => c.query(`CREATE DATABASE "${database}"`));
   const migrate = await new DataSource(dataSourceOptions({ databaseUrl: urlFor(database), dataDir: '' })).initialize();
   await migrate.runMigrations({ transaction: 'each' });
   await migrate.destroy();
-  const config = loadConfig({ ...BENCH_ENV, DATABASE_URL: urlFor(database), MIGRATIONS_RUN: 'false', ...env });
-  const app = await createApp(config, pino({ level: 'silent' }));
-  await app.listen(0, '127.0.0.1');
-  const { port } = app.getHttpServer().address() as { port: number };
-  return {
-    app,
-    db: app.get(DataSource),
-    baseUrl: `http://127.0.0.1:${port}`,
-    close: async () => {
-      await app.close();
-      await dropDatabase(database);
-    },
-  };
+  return serve({ ...BENCH_ENV, DATABASE_URL: urlFor(database), MIGRATIONS_RUN: 'false', ...env }, () =>
+    dropDatabase(database),
+  );
 }
 
-async function startEmbeddedBenchServer(env: Record<string, string>): Promise<BenchServer> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'a2a-bench-'));
-  const config = loadConfig({ ...BENCH_ENV, DATA_DIR: dataDir, ...env });
-  const app = await createApp(config, pino({ level: 'silent' }));
+/** The app on a free loopback port; `cleanUp` runs once it has closed. */
+async function serve(env: Record<string, string>, cleanUp: () => Promise<void> | void): Promise<BenchServer> {
+  const app = await createApp(loadConfig(env), pino({ level: 'silent' }));
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
   return {
@@ -77,7 +69,7 @@ async function startEmbeddedBenchServer(env: Record<string, string>): Promise<Be
     baseUrl: `http://127.0.0.1:${port}`,
     close: async () => {
       await app.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      await cleanUp();
     },
   };
 }
