@@ -10,7 +10,7 @@ import { IdentitiesService, isServable } from '../identities/identities.service'
 import type { Identity } from '../identities/identity.entity';
 import { AdmissionRepository, type CallAsked, type CallParties, type DecisionScope } from './admission.repository';
 import { CoalescedLookup } from '../database/coalesced-lookup';
-import { decide, standingDenial, type AdmissionDecision, type AdmissionParty, type Side } from './admission.decision';
+import { decide, standingDenial, type AdmissionDecision, type Side } from './admission.decision';
 import { explain, toDecisionView, type AdmissionCheckView, type AdmissionDecisionView } from './admission.view';
 import type { ContactRule } from './contact-rule.entity';
 import { namesOf, toContactRuleView, type ContactRuleView } from './contact-rule.view';
@@ -146,15 +146,15 @@ export class AdmissionService {
   }
 
   /**
-   * The rules that can take part in admitting one party to the other, read ahead of
-   * the decision (`decide(requester, worker, rules)`) by a caller who knows both
-   * parties' organizations.
+   * An admitted call's decision asked again (its standing while it stays open),
+   * recording nothing: the parties and rules read as `admitCall` reads them, shared with
+   * the calls that arrive together. Null when a party's row is gone.
    */
-  rulesBetween(
-    requester: Pick<AdmissionParty, 'id' | 'organizationId'>,
-    worker: Pick<AdmissionParty, 'id' | 'organizationId'>,
-  ): Promise<ContactRule[]> {
-    return this.rules.between(requester, worker);
+  async recheck(requesterId: string, workerHandle: string): Promise<AdmissionDecision<ContactRule> | null> {
+    const { parties, rules } = (await this.calls.find({ requesterId, workerHandle }))!;
+    const requester = parties.find((identity) => identity.id === requesterId);
+    const worker = parties.find((identity) => identity.agentHandle === workerHandle);
+    return requester && worker ? this.decide(requester, worker, rules) : null;
   }
 
   /**

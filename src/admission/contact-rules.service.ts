@@ -39,10 +39,7 @@ export class ContactRulesService {
   ) {}
 
   /** The rules the decision needs for this pair: one indexed round trip, a prepared statement (every protocol call). */
-  between(
-    requester: Pick<AdmissionParty, 'id' | 'organizationId'>,
-    worker: Pick<AdmissionParty, 'id' | 'organizationId'>,
-  ): Promise<ContactRule[]> {
+  between(requester: AdmissionParty, worker: AdmissionParty): Promise<ContactRule[]> {
     return this.repository.rulesBetween(requester, worker);
   }
 

@@ -5,7 +5,6 @@ import type { AgentKeyPrincipal } from '../common/principal';
 import { AppError, forbidden, notFound } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { isHandle } from '../identities/handle';
-import { IdentitiesService } from '../identities/identities.service';
 import { KeysService } from '../keys/keys.service';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
 import type { TaskPair } from '../ledger/ledger.service';
@@ -45,7 +44,6 @@ export class ProtocolGate implements OnModuleDestroy {
   private readonly inFlight = new Set<AbortController>();
 
   constructor(
-    private readonly identities: IdentitiesService,
     private readonly admission: AdmissionService,
     private readonly keys: KeysService,
     private readonly openCalls: OpenCalls,
@@ -121,22 +119,16 @@ export class ProtocolGate implements OnModuleDestroy {
 
   /**
    * The open call's checks, asked again: the key (the guard's), both identities and
-   * admission (without recording a denial; the call was admitted). Three indexed reads,
-   * side by side: the rules are read for the pair's organizations, which an identity
-   * never changes once claimed.
+   * admission (without recording a denial; the call was admitted). Two indexed reads,
+   * side by side; the second is admission's own call lookup.
    */
   private async standing(keyId: string, pair: TaskPair): Promise<AppError | null> {
-    const [active, identities, rules] = await Promise.all([
+    const [active, decision] = await Promise.all([
       this.keys.isActive(keyId),
-      this.identities.findByIds([pair.requester.id, pair.worker.id]),
-      this.admission.rulesBetween(pair.requester, pair.worker),
+      this.admission.recheck(pair.requester.id, pair.worker.handle),
     ]);
-    const requester = identities.find((identity) => identity.id === pair.requester.id);
-    const worker = identities.find((identity) => identity.id === pair.worker.id);
     // Identity rows are never deleted; were one missing, the call would have nobody to serve.
-    const decision =
-      active && requester && worker ? await this.admission.decide(requester, worker, rules) : UNAVAILABLE;
-    return lostStanding(active, decision);
+    return lostStanding(active, active && decision ? decision : UNAVAILABLE);
   }
 }
 
