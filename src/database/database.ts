@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource, QueryFailedError, type EntityManager } from 'typeorm';
 import { sql, type Sql } from './sql';
 import { afterCommit, installUnitOfWork } from './unit-of-work';
 import { batchStatement, WriteBatch, type BatchRows } from './write-batch';
@@ -12,18 +12,32 @@ import { batchStatement, WriteBatch, type BatchRows } from './write-batch';
  */
 export type Tx = EntityManager;
 
-interface PoolLike {
-  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+interface Driven {
+  rows?: unknown[];
+  rowCount?: number | null;
 }
 
+/** node-postgres's Pool and Client (and the embedded pool's) as far as statements go. */
+interface Connection {
+  query(config: { name?: string; text: string; values: unknown[] }): Promise<Driven>;
+}
+
+/** Prepared statement names by text, at most this many (beyond, a text runs unnamed). */
+const MAX_NAMED_TEXTS = 2000;
 const names = new Map<string, string>();
 
-/** A prepared statement's name for a text built at run time: the same text, the same name. */
-function statementName(text: string): string {
+/**
+ * A prepared statement's name for a statement text: the same text, the same name, so
+ * PostgreSQL parses it once per connection and, after a few runs, plans it once.
+ * Texts are the `sql` templates of the repositories (a bounded set); should something
+ * build unbounded texts, those past MAX_NAMED_TEXTS run unnamed instead of filling
+ * every connection with statements.
+ */
+function statementName(text: string): string | undefined {
   let name = names.get(text);
-  if (!name) {
-    name = `batch_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
-    if (names.size < 1000) names.set(text, name);
+  if (!name && names.size < MAX_NAMED_TEXTS) {
+    name = `s_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    names.set(text, name);
   }
   return name;
 }
@@ -54,15 +68,11 @@ export class Database {
   }
 
   /**
-   * A hot-path statement as a named prepared statement, straight on the driver's
-   * pool: PostgreSQL parses and plans it once per connection, and TypeORM's
-   * per-query QueryRunner is skipped (about 45% more authenticated requests per
-   * second, BENCHMARKS.md). It takes a connection of its own, so it never runs
-   * inside a transaction.
+   * A statement under a name of our choosing (so it reads well in PostgreSQL's logs and
+   * pg_stat_statements); otherwise the same as `rows` outside a transaction.
    */
   async prepared<R>(name: string, query: Sql): Promise<R[]> {
-    const pool = (this.dataSource.driver as unknown as { master: PoolLike }).master;
-    return (await pool.query({ name, text: query.text, values: [...query.values] })).rows as R[];
+    return (await this.dispatch(this.pool, query, name)).records as R[];
   }
 
   /**
@@ -108,12 +118,20 @@ export class Database {
     const result = await work(batch);
     if (batch.isEmpty) throw new Error('a batch without writes');
     const statement = batch.statement();
-    const rows = await this.prepared<{ member: number; row: Record<string, unknown> }>(
-      statementName(statement.text),
-      statement,
-    );
+    const rows = await this.rows<{ member: number; row: Record<string, unknown> }>(statement);
     await batch.settle(rows);
     return result;
+  }
+
+  /**
+   * A batch filled inside a transaction, sent as one statement of it (nothing when it
+   * is empty): each member gets its rows at once; its after-commit hooks wait for the
+   * transaction's commit. The task journal sends its writes this way.
+   */
+  async send(batch: WriteBatch, tx: Tx): Promise<void> {
+    if (batch.isEmpty) return;
+    const rows = await this.rows<{ member: number; row: Record<string, unknown> }>(batch.statement(), tx);
+    await batch.settle(rows, (hook) => afterCommit(tx, hook));
   }
 
   /** Whether the database answers (readiness); throws when it does not. */
@@ -126,13 +144,35 @@ export class Database {
     return this.dataSource.transaction(work);
   }
 
+  /**
+   * Every statement goes straight to the driver — the pool, or the transaction's own
+   * connection — as a prepared statement named by its text (statementName), skipping
+   * TypeORM's per-query QueryRunner. A statement without parameters runs as a simple
+   * query (it may hold several statements: the migrations' do). Failures are wrapped
+   * as TypeORM's QueryFailedError, as before, so error handling sees one shape.
+   */
   protected async run(query: Sql, tx?: Tx): Promise<{ records: unknown[]; affected?: number }> {
-    const runner = tx?.queryRunner ?? this.dataSource.createQueryRunner();
+    const runner = tx?.queryRunner;
+    if (runner?.isReleased) throw new Error('the transaction this statement was meant for has ended');
+    const connection = runner ? ((await runner.connect()) as Connection) : this.pool;
+    return this.dispatch(connection, query);
+  }
+
+  private get pool(): Connection {
+    return (this.dataSource.driver as unknown as { master: Connection }).master;
+  }
+
+  private async dispatch(
+    connection: Connection,
+    query: Sql,
+    name = query.values.length > 0 ? statementName(query.text) : undefined,
+  ): Promise<{ records: unknown[]; affected?: number }> {
+    const values = [...query.values];
     try {
-      const result = await runner.query(query.text, [...query.values], true);
-      return { records: Array.isArray(result.records) ? result.records : [], affected: result.affected };
-    } finally {
-      if (!tx?.queryRunner) await runner.release();
+      const result = await connection.query({ name, text: query.text, values });
+      return { records: result.rows ?? [], affected: result.rowCount ?? undefined };
+    } catch (error) {
+      throw new QueryFailedError(query.text, values, error as Error);
     }
   }
 }

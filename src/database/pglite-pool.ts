@@ -109,13 +109,15 @@ class PgliteClient extends EventEmitter {
     super();
   }
 
+  /** `pg`'s Client.query: a text with values (or a callback), or a config object (a name is ignored here). */
   async query(
-    sql: string,
+    statement: string | { text: string; values?: unknown[] },
     params?: unknown[] | Callback<PgLikeResult>,
     cb?: Callback<PgLikeResult>,
   ): Promise<PgLikeResult> {
     const callback = typeof params === 'function' ? params : cb;
-    const values = Array.isArray(params) ? params : [];
+    const sql = typeof statement === 'string' ? statement : statement.text;
+    const values = typeof statement === 'string' ? (Array.isArray(params) ? params : []) : (statement.values ?? []);
     try {
       let result: PgLikeResult;
       if (values.length > 0) {
@@ -201,7 +203,7 @@ export class PglitePool extends EventEmitter {
   async query(sql: string | { text: string; values?: unknown[] }, params?: unknown[]): Promise<PgLikeResult> {
     const client = await this.acquire();
     try {
-      return typeof sql === 'string' ? await client.query(sql, params) : await client.query(sql.text, sql.values ?? []);
+      return typeof sql === 'string' ? await client.query(sql, params) : await client.query(sql);
     } finally {
       this.release();
     }

@@ -50,8 +50,15 @@ export class WriteBatch {
     return batchStatement(this.members);
   }
 
-  /** Hands each member its rows (from `statement()`'s result) and runs the after-commit hooks. */
-  async settle(rows: ReadonlyArray<{ member: number; row: Record<string, unknown> }>): Promise<void> {
+  /**
+   * Hands each member its rows (from `statement()`'s result) and runs the after-commit
+   * hooks — or, for a batch sent inside a transaction, hands them to `defer`, which runs
+   * them once that transaction commits.
+   */
+  async settle(
+    rows: ReadonlyArray<{ member: number; row: Record<string, unknown> }>,
+    defer?: (hook: Hook) => void,
+  ): Promise<void> {
     this.committed = true;
     const byMember = new Map<number, BatchRows>();
     for (const { member, row } of rows) {
@@ -60,7 +67,10 @@ export class WriteBatch {
       byMember.set(member, list);
     }
     this.members.forEach((member, index) => member.returned?.(byMember.get(index) ?? []));
-    for (const hook of this.hooks) await hook();
+    for (const hook of this.hooks) {
+      if (defer) defer(hook);
+      else await hook();
+    }
   }
 }
 
