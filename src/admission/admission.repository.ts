@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { keyset, type KeysetCursor, type PageQuery } from '../common/pagination';
 import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
-import type { RowOf } from '../database/row';
+import type { JsonRow, RowOf } from '../database/row';
 import { sql, type Sql } from '../database/sql';
 import type { AdmissionDecisionRecord } from './admission-decision.entity';
 import type { AdmissionParty, RuleAction, RuleDirection } from './admission.decision';
@@ -27,8 +27,6 @@ export interface CallParties {
   rules: ContactRule[];
 }
 
-/** A row as to_jsonb gives it: timestamps are ISO strings. */
-type JsonRow<R> = { [K in keyof R]: R[K] extends Date ? string : R[K] };
 type DecisionRow = RowOf<AdmissionDecisionRecord>;
 
 /** A new denial for the decisions log (id and time are the database's). */

@@ -18,3 +18,6 @@ type Columns<E> = { [K in keyof E as E[K] extends Function ? never : K]: E[K] };
  *   type KeyListRow = Pick<RowOf<ApiKey>, 'id' | 'scope' | 'created_at'> & { identity_handle: string | null };
  */
 export type RowOf<E> = { [K in keyof Columns<E> & string as SnakeCase<K>]: Columns<E>[K] };
+
+/** A row as to_jsonb gives it (a batch's RETURNING rows, a row nested in another): timestamps are ISO strings. */
+export type JsonRow<R> = { [K in keyof R]: R[K] extends Date ? string : R[K] };

@@ -16,7 +16,7 @@ export interface TaskChange {
  * than needed (after a reconnect, all of them are), never less.
  */
 export abstract class TaskNotifier {
-  private readonly listeners = new Map<string, Set<() => void>>();
+  private readonly listeners = new Map<string, Set<(seq: number) => void>>();
 
   /**
    * Called once the transaction that made the change has committed. (Inside it, the
@@ -28,8 +28,12 @@ export abstract class TaskNotifier {
   /** For /readyz: whether the cross-instance channel is up; null when there is none (embedded). */
   abstract healthy(): boolean | null;
 
-  /** Calls `listener` whenever the task may have changed; returns the unsubscribe. */
-  subscribe(taskId: string, listener: () => void): () => void {
+  /**
+   * Calls `listener` whenever the task may have changed, with the change's `seq` (its
+   * events up to it are committed; Infinity when unknown, as after a reconnect);
+   * returns the unsubscribe.
+   */
+  subscribe(taskId: string, listener: (seq: number) => void): () => void {
     let set = this.listeners.get(taskId);
     if (!set) this.listeners.set(taskId, (set = new Set()));
     set.add(listener);
@@ -47,8 +51,8 @@ export abstract class TaskNotifier {
     return count;
   }
 
-  protected wake(taskId: string): void {
-    for (const listener of [...(this.listeners.get(taskId) ?? [])]) listener();
+  protected wake(taskId: string, seq = Number.POSITIVE_INFINITY): void {
+    for (const listener of [...(this.listeners.get(taskId) ?? [])]) listener(seq);
   }
 
   protected wakeAll(): void {
@@ -59,7 +63,7 @@ export abstract class TaskNotifier {
 /** Embedded mode (one process, no DATABASE_URL): an in-process bus, woken after commit. */
 export class LocalTaskNotifier extends TaskNotifier {
   committed(change: TaskChange): void {
-    this.wake(change.taskId);
+    this.wake(change.taskId, change.seq);
   }
 
   healthy(): null {
@@ -92,7 +96,10 @@ export class PgTaskNotifier extends TaskNotifier implements OnModuleInit, OnModu
   constructor(connectionString: string, logger: Logger) {
     super();
     this.listener = new PgListener(connectionString, CHANNEL, logger, {
-      notification: (payload) => this.wake(payload.slice(0, payload.lastIndexOf(':'))),
+      notification: (payload) => {
+        const at = payload.lastIndexOf(':');
+        this.wake(payload.slice(0, at), Number(payload.slice(at + 1)) || Number.POSITIVE_INFINITY);
+      },
       reconnected: () => this.wakeAll(),
     });
   }

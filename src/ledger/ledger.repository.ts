@@ -3,7 +3,7 @@ import { visibleCondition, type LedgerSide, type SideFilter } from '../auth/acce
 import { Keyset, type KeysetOrder, NEWEST_FIRST } from '../common/pagination';
 import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
-import type { RowOf } from '../database/row';
+import type { JsonRow, RowOf } from '../database/row';
 import { sql, type Sql } from '../database/sql';
 import type { WriteBatch } from '../database/write-batch';
 import type { Artifact } from './entities/artifact.entity';
@@ -412,24 +412,22 @@ export class LedgerRepository {
   }
 
   /**
-   * Writes a journal's task row; the same statement notifies the task's listeners
-   * (PostgreSQL delivers it when the transaction commits, to every instance).
+   * Writes a journal's task row as it stands (its times chosen by the journal); the same
+   * statement notifies the task's listeners (PostgreSQL delivers it when the
+   * transaction commits, to every instance).
    */
-  @GenerateSql({ params: [EXAMPLE_TASK, true] })
-  async saveTask(
-    task: TaskRow,
-    statusChanged: boolean,
-    tx?: Tx,
-  ): Promise<Pick<TaskRow, 'updated_at' | 'status_timestamp'>> {
-    const row = await this.db.one<Pick<TaskRow, 'updated_at' | 'status_timestamp'>>(
-      sql`
-      UPDATE tasks SET state = ${task.state}, status_message_id = ${task.status_message_id}, seq = ${task.seq}, updated_at = now(),
-             status_timestamp = CASE WHEN ${statusChanged} THEN now() ELSE status_timestamp END
-       WHERE id = ${task.id}
-      RETURNING updated_at, status_timestamp, pg_notify(${CHANGES_CHANNEL}, ${`${task.id}:${task.seq}`}) AS notified`,
-      tx,
+  @GenerateSql({ params: [EXAMPLE_TASK, DummyValue.BATCH] })
+  async saveTask(task: TaskRow, unit: Tx | WriteBatch): Promise<void> {
+    await this.db.write(
+      [
+        sql`
+        UPDATE tasks SET state = ${task.state}, status_message_id = ${task.status_message_id}, seq = ${task.seq},
+               updated_at = ${task.updated_at}, status_timestamp = ${task.status_timestamp}
+         WHERE id = ${task.id}
+        RETURNING pg_notify(${CHANGES_CHANNEL}, ${`${task.id}:${task.seq}`}) AS notified`,
+      ],
+      unit,
     );
-    return { updated_at: row!.updated_at, status_timestamp: row!.status_timestamp };
   }
 
   // ---- a journal's changes (under the task's row lock)
@@ -477,50 +475,40 @@ export class LedgerRepository {
     return row!.count;
   }
 
-  /** A message and its event, in one statement. */
-  @GenerateSql({ params: [U, 'user', EXAMPLE_MESSAGE, 1, 'status', 'submitted', '4bf92f3577b34da6a3ce929d0e0e4736'] })
-  async insertMessage(
-    taskId: string,
-    role: MessageRole,
-    message: NewMessage,
-    seq: number,
+  /** A message (its row id and time chosen by the caller) and its event. */
+  @GenerateSql({
+    params: [EXAMPLE_FIRST_MESSAGE, 'status', 'submitted', '4bf92f3577b34da6a3ce929d0e0e4736', DummyValue.BATCH],
+  })
+  async writeMessage(
+    message: MessageRecord,
     kind: 'status' | 'message',
     state: TaskState,
     traceId: string | null,
-    tx?: Tx,
-  ): Promise<{ id: string; created_at: Date }> {
-    const row = await this.db.one<{ id: string; created_at: Date }>(
-      sql`
-      WITH m AS (
-        INSERT INTO messages (task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq)
-        VALUES (${taskId}, ${message.messageId}, ${role}, ${JSON.stringify(message.parts)}::jsonb, ${json(message.metadata)}::jsonb,
-                ${JSON.stringify(message.extensions)}::jsonb, ${JSON.stringify(message.referenceTaskIds)}::jsonb, ${seq}) RETURNING id, created_at)
-      INSERT INTO task_events (task_id, seq, kind, state, message_id, trace_id)
-      SELECT ${taskId}, ${seq}, ${kind}, ${state}, m.id, ${traceId} FROM m
-      RETURNING message_id AS id, created_at`,
-      tx,
+    unit: Tx | WriteBatch,
+  ): Promise<void> {
+    await this.db.write(
+      [
+        sql`INSERT INTO messages (id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at)
+            VALUES (${message.rowId}, ${message.taskId}, ${message.messageId}, ${message.role}, ${JSON.stringify(message.parts)}::jsonb,
+                    ${json(message.metadata)}::jsonb, ${JSON.stringify(message.extensions)}::jsonb,
+                    ${JSON.stringify(message.referenceTaskIds)}::jsonb, ${message.seq}, ${message.createdAt})`,
+        eventInsert(message.taskId, message.seq, kind, state, message.rowId, null, traceId, message.createdAt),
+      ],
+      unit,
     );
-    return row!;
   }
 
   /** An event without a message. */
-  @GenerateSql({ params: [U, 2, 'artifact', 'working', null, EXAMPLE_CHUNK, null] })
-  async insertEvent(
+  @GenerateSql({ params: [U, 2, 'working', new Date(0), null, DummyValue.BATCH] })
+  async writeStatus(
     taskId: string,
     seq: number,
-    kind: TaskEventKind,
     state: TaskState,
-    messageRowId: string | null,
-    artifact: ArtifactChunk | null,
+    at: Date,
     traceId: string | null,
-    tx?: Tx,
+    unit: Tx | WriteBatch,
   ): Promise<void> {
-    await this.db.execute(
-      sql`
-      INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id)
-      VALUES (${taskId}, ${seq}, ${kind}, ${state}, ${messageRowId}, ${json(artifact)}::jsonb, ${traceId})`,
-      tx,
-    );
+    await this.db.write([eventInsert(taskId, seq, 'status', state, null, null, traceId, at)], unit);
   }
 
   /**
@@ -557,15 +545,25 @@ export class LedgerRepository {
   }
 
   /**
-   * An artifact chunk and its event, in one statement: the artifact created or replaced
-   * (numbered `seq`), or the chunk appended (`append`); the event carries `recorded`
-   * (the chunk with the name and description the artifact keeps).
+   * An artifact chunk and its event: the artifact created or replaced (numbered `seq`),
+   * or the chunk appended (`append`); the event carries `recorded` (the chunk with the
+   * name and description the artifact keeps).
    */
   @GenerateSql(
-    { name: 'put', params: [U, EXAMPLE_CHUNK, EXAMPLE_CHUNK, 2, 10, 'working', null] },
+    { name: 'put', params: [U, EXAMPLE_CHUNK, EXAMPLE_CHUNK, 2, 10, 'working', new Date(0), null, DummyValue.BATCH] },
     {
       name: 'append',
-      params: [U, { ...EXAMPLE_CHUNK, append: true }, { ...EXAMPLE_CHUNK, append: true }, 2, 10, 'working', null],
+      params: [
+        U,
+        { ...EXAMPLE_CHUNK, append: true },
+        { ...EXAMPLE_CHUNK, append: true },
+        2,
+        10,
+        'working',
+        new Date(0),
+        null,
+        DummyValue.BATCH,
+      ],
     },
   )
   async writeArtifact(
@@ -575,80 +573,80 @@ export class LedgerRepository {
     seq: number,
     bytes: number,
     state: TaskState,
+    at: Date,
     traceId: string | null,
-    tx?: Tx,
+    unit: Tx | WriteBatch,
   ): Promise<void> {
     const write = chunk.append
       ? sql`
-        UPDATE artifacts SET parts = parts || ${JSON.stringify(chunk.parts)}::jsonb, last_chunk = ${chunk.lastChunk}, updated_at = now(),
+        UPDATE artifacts SET parts = parts || ${JSON.stringify(chunk.parts)}::jsonb, last_chunk = ${chunk.lastChunk}, updated_at = ${at},
                metadata = COALESCE(${json(chunk.metadata)}::jsonb, metadata), content_bytes = content_bytes + ${bytes}
          WHERE task_id = ${taskId} AND artifact_id = ${chunk.artifactId}`
       : sql`
-        INSERT INTO artifacts (task_id, artifact_id, name, description, parts, metadata, last_chunk, seq, content_bytes)
+        INSERT INTO artifacts (task_id, artifact_id, name, description, parts, metadata, last_chunk, seq, content_bytes, created_at, updated_at)
         VALUES (${taskId}, ${chunk.artifactId}, ${chunk.name}, ${chunk.description}, ${JSON.stringify(chunk.parts)}::jsonb,
-                ${json(chunk.metadata)}::jsonb, ${chunk.lastChunk}, ${seq}, ${bytes})
+                ${json(chunk.metadata)}::jsonb, ${chunk.lastChunk}, ${seq}, ${bytes}, ${at}, ${at})
         ON CONFLICT (task_id, artifact_id) DO UPDATE
            SET name = EXCLUDED.name, description = EXCLUDED.description, parts = EXCLUDED.parts,
-               metadata = EXCLUDED.metadata, last_chunk = EXCLUDED.last_chunk, updated_at = now(),
+               metadata = EXCLUDED.metadata, last_chunk = EXCLUDED.last_chunk, updated_at = EXCLUDED.updated_at,
                content_bytes = EXCLUDED.content_bytes`;
-    await this.db.execute(
-      sql`
-      WITH written AS (${write})
-      INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id)
-      VALUES (${taskId}, ${seq}, 'artifact', ${state}, NULL, ${json(recorded)}::jsonb, ${traceId})`,
-      tx,
-    );
+    await this.db.write([write, eventInsert(taskId, seq, 'artifact', state, null, recorded, traceId, at)], unit);
   }
 
   // ---- reads of messages, artifacts and events
 
-  /** Turns task rows into records: status messages, history and artifacts in three statements at most. */
+  /**
+   * Turns task rows into records: their status messages, latest history and artifacts,
+   * read together in one statement (none when nothing beyond the rows is asked for).
+   */
   @GenerateSql({ params: [[EXAMPLE_TASK], { historyLength: 2, artifacts: true, maxArtifactBytes: 1000 }] })
   async hydrate(rows: TaskRow[], options: HydrateOptions, tx?: Tx): Promise<TaskRecord[]> {
     if (rows.length === 0) return [];
     const ids = rows.map((row) => row.id);
     const contextOf = new Map(rows.map((row) => [row.id, row.context_id]));
     const toRecord = (m: MessageRow) => messageRecord(m, contextOf.get(m.task_id)!);
-
     const statusIds = rows.map((row) => row.status_message_id).filter((id): id is string => id !== null);
-    const statusMessages =
-      statusIds.length === 0
-        ? []
-        : await this.db.rows<MessageRow>(
-            sql`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.id = ANY(${statusIds}::uuid[])`,
-            tx,
-          );
-    const statusById = new Map(statusMessages.map((m) => [m.id, toRecord(m)]));
 
+    const statusById = new Map<string, MessageRecord>();
     const history = new Map<string, MessageRecord[]>();
-    if (options.historyLength > 0) {
-      // Per task, the latest n from the (task_id, seq) index: older messages are never read.
-      const messages = await this.db.rows<MessageRow>(
-        sql`
-        SELECT h.* FROM unnest(${ids}::uuid[]) AS ids(task_id)
-          CROSS JOIN LATERAL (
-            SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.task_id = ids.task_id ORDER BY m.seq DESC LIMIT ${options.historyLength}
-          ) h
-         ORDER BY h.task_id, h.seq`,
-        tx,
-      );
-      for (const m of messages) push(history, m.task_id, toRecord(m));
-    }
-
     const artifacts = new Map<string, ArtifactRecord[]>();
-    if (options.artifacts) {
-      const max = options.maxArtifactBytes ?? null;
-      const rowsOfArtifacts = await this.db.rows<ArtifactRow>(
+    if (statusIds.length > 0 || options.historyLength > 0 || options.artifacts) {
+      // Per task, the latest n messages from the (task_id, seq) index (older ones are never
+      // read), and the artifacts as long as their running size stays within the maximum.
+      const parts = await this.db.rows<
+        | { part: 'status' | 'history'; row: JsonRow<MessageRow> }
+        | { part: 'artifact'; row: ArtifactRow & { seq: number } }
+      >(
         sql`
-        SELECT a.task_id, a.artifact_id, a.name, a.description, a.parts, a.metadata
-          FROM (SELECT id, sum(content_bytes) OVER (PARTITION BY task_id ORDER BY seq, artifact_id) AS running
-                  FROM artifacts WHERE task_id = ANY(${ids}::uuid[])) sized
-          JOIN artifacts a ON a.id = sized.id
-         WHERE ${max}::float8 IS NULL OR sized.running <= ${max}::float8
-         ORDER BY a.task_id, a.seq`,
+        SELECT 'status' AS part, to_jsonb(s) AS row
+          FROM (SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.id = ANY(${statusIds}::uuid[])) s
+        UNION ALL
+        SELECT 'history', to_jsonb(h) FROM unnest(${ids}::uuid[]) AS ids(task_id)
+          CROSS JOIN LATERAL (
+            SELECT ${MESSAGE_COLUMNS} FROM messages m
+             WHERE m.task_id = ids.task_id AND ${options.historyLength}::int > 0
+             ORDER BY m.seq DESC LIMIT ${options.historyLength}
+          ) h
+        UNION ALL
+        SELECT 'artifact', to_jsonb(a) FROM (
+          SELECT a.task_id, a.artifact_id, a.name, a.description, a.parts, a.metadata, a.seq
+            FROM (SELECT id, sum(content_bytes) OVER (PARTITION BY task_id ORDER BY seq, artifact_id) AS running
+                    FROM artifacts WHERE ${options.artifacts} AND task_id = ANY(${ids}::uuid[])) sized
+            JOIN artifacts a ON a.id = sized.id
+           WHERE ${options.maxArtifactBytes ?? null}::float8 IS NULL OR sized.running <= ${options.maxArtifactBytes ?? null}::float8
+        ) a`,
         tx,
       );
-      for (const a of rowsOfArtifacts) {
+      for (const { part, row } of parts) {
+        if (part === 'artifact') continue;
+        const message = toRecord({ ...row, created_at: new Date(row.created_at) } as MessageRow);
+        if (part === 'status') statusById.set(message.rowId, message);
+        else push(history, message.taskId, message);
+      }
+      for (const list of history.values()) list.sort((a, b) => a.seq - b.seq);
+      const artifactRows = parts.flatMap((p) => (p.part === 'artifact' ? [p.row] : []));
+      artifactRows.sort((a, b) => a.seq - b.seq || (a.artifact_id < b.artifact_id ? -1 : 1));
+      for (const a of artifactRows) {
         push(artifacts, a.task_id, {
           artifactId: a.artifact_id,
           name: a.name,
@@ -929,3 +927,18 @@ function push<T>(map: Map<string, T[]>, key: string, value: T): void {
 }
 
 const json = (value: unknown): string | null => (value === null || value === undefined ? null : JSON.stringify(value));
+
+/** A task event's INSERT (a member of a journal's or a send's write). */
+function eventInsert(
+  taskId: string,
+  seq: number,
+  kind: TaskEventKind,
+  state: TaskState,
+  messageRowId: string | null,
+  artifact: ArtifactChunk | null,
+  traceId: string | null,
+  at: Date,
+): Sql {
+  return sql`INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id, created_at)
+             VALUES (${taskId}, ${seq}, ${kind}, ${state}, ${messageRowId}, ${json(artifact)}::jsonb, ${traceId}, ${at})`;
+}

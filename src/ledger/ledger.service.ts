@@ -386,8 +386,8 @@ export class LedgerService {
 
   /** A journal registered with its transaction: flushed before the commit, its listeners woken after. */
   private open(tx: Tx, row: TaskRow, isNew: boolean): TaskJournal {
-    const journal = new TaskJournal(tx, this.repository, row, isNew, async (flushed, entries) => {
-      await this.ledgerEvents.emit(tx, flushed.task, entries, flushed.isNew ? flushed.entries[0] : null);
+    const journal = new TaskJournal(tx, this.db, this.repository, row, isNew, async (flushed, entries, unit) => {
+      await this.ledgerEvents.emit(unit, flushed.task, entries, flushed.isNew ? flushed.entries[0] : null);
       const change = { taskId: flushed.task.id, seq: flushed.task.seq };
       afterCommit(tx, () => this.notifier.committed(change));
     });

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { conflict } from '../common/app-error';
-import type { Tx } from '../database/database';
-import type { ArtifactChunk, TaskEventKind } from './entities/task-event.entity';
+import type { Database, Tx } from '../database/database';
+import { WriteBatch } from '../database/write-batch';
+import type { ArtifactChunk } from './entities/task-event.entity';
 import type { MessageRole } from './entities/task-message.entity';
 import type { StoredPart } from './parts';
 import type { LedgerRepository } from './ledger.repository';
@@ -22,17 +24,23 @@ export type JournalEntry =
   | { kind: 'status'; seq: number; state: TaskState }
   | { kind: 'artifact'; seq: number; artifact: ArtifactChunk };
 
-/** What happens to a journal's new entries when it is flushed (LedgerService: events, wake-ups). */
-export type JournalFlush = (journal: TaskJournal, entries: readonly JournalEntry[]) => Promise<void>;
+/**
+ * What happens to a journal's new entries when it is flushed (LedgerService: events,
+ * wake-ups), written into `unit`, the flush's one statement.
+ */
+export type JournalFlush = (journal: TaskJournal, entries: readonly JournalEntry[], unit: WriteBatch) => Promise<void>;
 
 /**
  * The changes made to one task inside one transaction, while its row is locked
  * (`SELECT … FOR UPDATE`): concurrent writers to the same task queue behind the lock,
  * so each sees the state the previous one left and events are numbered without gaps
- * or duplicates. Every change is an event, written at once; the task row, the events
- * of the events module and the wake-ups of listeners are written by `flush()`, which
- * the journal's transaction runs before it commits (LedgerService registers it:
- * the ledger write is a unit of work, there is no save to forget).
+ * or duplicates. Every change is an event. Writes wait in a batch and go to the
+ * database together, as one statement of the transaction: before the journal's next
+ * read (which must see them), or with `flush()` — the task row, the events of the
+ * events module and the listeners' notification — which the transaction runs before
+ * it commits (LedgerService registers it: the ledger write is a unit of work, there is
+ * no save to forget). Ids and times are chosen here, as the transaction's own time is
+ * for PostgreSQL: one per journal.
  */
 export class TaskJournal {
   private statusChanged = false;
@@ -40,9 +48,14 @@ export class TaskJournal {
   readonly entries: JournalEntry[] = [];
   /** How many entries have been flushed. */
   private flushed = 0;
+  /** Writes not yet sent. */
+  private pending = new WriteBatch();
+  /** The time of this journal's changes. */
+  private readonly at = new Date();
 
   constructor(
     private readonly tx: Tx,
+    private readonly db: Database,
     private readonly repository: LedgerRepository,
     readonly task: TaskRow,
     /** The task was inserted by this transaction. */
@@ -55,7 +68,8 @@ export class TaskJournal {
   }
 
   /** Whether this task already holds a message with that A2A messageId from that role. */
-  hasMessage(role: MessageRole, messageId: string): Promise<boolean> {
+  async hasMessage(role: MessageRole, messageId: string): Promise<boolean> {
+    await this.send();
     return this.repository.hasMessage(this.task.id, role, messageId, this.tx);
   }
 
@@ -65,6 +79,7 @@ export class TaskJournal {
    * limit; the count reads at most `max` entries of the (task_id, seq) index.
    */
   async requireRoomForMessage(max: number): Promise<void> {
+    await this.send();
     const count = await this.repository.countMessagesUpTo(this.task.id, max, this.tx);
     if (count >= max) throw messageLimit(max);
   }
@@ -79,6 +94,7 @@ export class TaskJournal {
     messageId: string,
     max: number,
   ): Promise<{ held: boolean; requireRoom: () => void }> {
+    await this.send();
     const { held, count } = await this.repository.messageRoom(this.task.id, role, messageId, max, this.tx);
     return {
       held,
@@ -100,26 +116,17 @@ export class TaskJournal {
     state: TaskState,
   ): Promise<MessageRecord> {
     this.task.seq += 1;
-    const row = await this.repository.insertMessage(
-      this.task.id,
-      role,
-      message,
-      this.task.seq,
-      kind,
-      state,
-      currentTraceId(),
-      this.tx,
-    );
-    if (kind === 'status') this.setStatus(state, role === 'agent' ? row.id : null);
     const record: MessageRecord = {
-      rowId: row.id,
+      rowId: randomUUID(),
       taskId: this.task.id,
       contextId: this.task.context_id,
       role,
       seq: this.task.seq,
-      createdAt: row.created_at,
+      createdAt: this.at,
       ...message,
     };
+    await this.repository.writeMessage(record, kind, state, currentTraceId(), this.pending);
+    if (kind === 'status') this.setStatus(state, role === 'agent' ? record.rowId : null);
     this.entries.push({
       kind: 'message',
       seq: this.task.seq,
@@ -132,7 +139,8 @@ export class TaskJournal {
 
   /** A new state without a message. */
   async status(state: TaskState): Promise<void> {
-    await this.event('status', state, null);
+    this.task.seq += 1;
+    await this.repository.writeStatus(this.task.id, this.task.seq, state, this.at, currentTraceId(), this.pending);
     this.setStatus(state, null);
     this.entries.push({ kind: 'status', seq: this.task.seq, state });
   }
@@ -145,6 +153,7 @@ export class TaskJournal {
    */
   async artifact(chunk: ArtifactChunk, maxBytes: number): Promise<void> {
     const bytes = Buffer.byteLength(JSON.stringify(chunk.parts));
+    await this.send();
     const { total, own, existing } = await this.repository.lockArtifact(this.task.id, chunk.artifactId, this.tx);
     if (total - (chunk.append ? 0 : own) + bytes > maxBytes) {
       throw conflict(
@@ -174,38 +183,36 @@ export class TaskJournal {
       this.task.seq,
       bytes,
       this.task.state,
+      this.at,
       currentTraceId(),
-      this.tx,
+      this.pending,
     );
     this.entries.push({ kind: 'artifact', seq: this.task.seq, artifact: recorded });
   }
 
   /**
    * Writes the task row and hands the entries recorded since the last flush on (their
-   * events, the wake-ups after the commit). Runs by itself just before the transaction
-   * commits; call it earlier only to read the task back inside the transaction. Does
-   * nothing when nothing changed since.
+   * events, the wake-ups after the commit), in one statement with the writes still
+   * waiting. Runs by itself just before the transaction commits; call it earlier only
+   * to read the task back inside the transaction. Does nothing when nothing changed since.
    */
   async flush(): Promise<void> {
     if (this.flushed === this.entries.length) return;
     const entries = this.entries.slice(this.flushed);
     this.flushed = this.entries.length;
-    Object.assign(this.task, await this.repository.saveTask(this.task, this.statusChanged, this.tx));
-    await this.onFlush(this, entries);
+    this.task.updated_at = this.at;
+    if (this.statusChanged) this.task.status_timestamp = this.at;
+    await this.repository.saveTask(this.task, this.pending);
+    await this.onFlush(this, entries, this.pending);
+    await this.send();
   }
 
-  private async event(kind: TaskEventKind, state: TaskState, artifact: ArtifactChunk | null): Promise<void> {
-    this.task.seq += 1;
-    await this.repository.insertEvent(
-      this.task.id,
-      this.task.seq,
-      kind,
-      state,
-      null,
-      artifact,
-      currentTraceId(),
-      this.tx,
-    );
+  /** Sends the waiting writes, as one statement of the transaction. */
+  private async send(): Promise<void> {
+    if (this.pending.isEmpty) return;
+    const batch = this.pending;
+    this.pending = new WriteBatch();
+    await this.db.send(batch, this.tx);
   }
 
   private setStatus(state: TaskState, statusMessageId: string | null): void {

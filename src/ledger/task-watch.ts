@@ -3,15 +3,21 @@ import type { TaskNotifier } from '../events/task-notifier';
 /**
  * Waits for changes to one task. Subscribe first, then read the ledger, then wait:
  * a change committed between the read and the wait is not lost, because the
- * wake-up is remembered until the next `changed()`. Wake-ups coalesce.
+ * wake-up is remembered until the next `changed()`. Wake-ups coalesce. Changes the
+ * caller knows already (`known`) do not wake it.
  */
 export class TaskWatch {
-  private pending = false;
+  /** The latest change announced since the last `changed()` (none: -Infinity). */
+  private pending = Number.NEGATIVE_INFINITY;
+  private knownSeq = Number.NEGATIVE_INFINITY;
   private waiter: ((changed: boolean) => void) | null = null;
   private readonly unsubscribe: () => void;
 
-  constructor(notifier: TaskNotifier, taskId: string) {
-    this.unsubscribe = notifier.subscribe(taskId, () => this.poke());
+  constructor(
+    notifier: TaskNotifier,
+    readonly taskId: string,
+  ) {
+    this.unsubscribe = notifier.subscribe(taskId, (seq) => this.poke(seq));
   }
 
   /**
@@ -19,8 +25,8 @@ export class TaskWatch {
    * `timeoutMs` passed or `signal` aborted first.
    */
   changed(signal: AbortSignal, timeoutMs = Number.POSITIVE_INFINITY): Promise<boolean> {
-    if (this.pending) {
-      this.pending = false;
+    if (this.pending > this.knownSeq) {
+      this.pending = Number.NEGATIVE_INFINITY;
       return Promise.resolve(true);
     }
     if (signal.aborted || timeoutMs <= 0) return Promise.resolve(false);
@@ -43,8 +49,14 @@ export class TaskWatch {
     this.waiter?.(false);
   }
 
-  private poke(): void {
+  /** The task as the caller holds it is at `seq`: a change up to it is no news. */
+  known(seq: number): void {
+    this.knownSeq = seq;
+  }
+
+  private poke(seq: number): void {
+    if (seq <= this.knownSeq) return;
     if (this.waiter) this.waiter(true);
-    else this.pending = true;
+    else this.pending = Math.max(this.pending, seq);
   }
 }

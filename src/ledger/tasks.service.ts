@@ -23,7 +23,7 @@ import { LedgerRepository, MESSAGES_NEWEST_FIRST } from './ledger.repository';
 import { LedgerService } from './ledger.service';
 import { parsePart, type StoredPart } from './parts';
 import type { NewMessage, TaskJournal } from './task-journal';
-import type { ParticipantRow } from './task-records';
+import type { HydrateOptions, ParticipantRow } from './task-records';
 import { transition } from './task-state';
 
 type LedgerPrincipal = KeyPrincipal | ConsolePrincipal;
@@ -156,23 +156,28 @@ export class TasksService {
       for (const chunk of artifacts) await journal.artifact(chunk, this.config.ledgerMaxArtifactBytesPerTask);
       if (message) await journal.message('agent', message, 'status', next.state);
       else if (dto.state) await journal.status(next.state);
-      // The reply answers with the task as it leaves it: flushed now, to be read back in this transaction.
+      // The reply answers with the task as it leaves it: flushed now, its messages and artifacts read in this transaction.
       await journal.flush();
-      const result = toTaskView(await this.visibleTask(principal, id, this.config.ledgerMaxHistory, true, tx));
+      const [task] = await this.repository.hydrate(
+        [journal.task],
+        this.hydration(this.config.ledgerMaxHistory, true),
+        tx,
+      );
+      const result = toTaskView(task);
       if (idempotencyKey) await this.idempotency.record(tx, scope, idempotencyKey, 200, result);
       return result;
     });
   }
 
-  private async visibleTask(principal: Principal, id: string, historyLength: number, artifacts = true, tx?: Tx) {
-    const row = await this.repository.visibleTask(id, sideOf(principal), tx);
-    const [task] = await this.repository.hydrate(
-      row ? [row] : [],
-      { historyLength, artifacts, maxArtifactBytes: this.config.ledgerMaxArtifactBytesPerTask },
-      tx,
-    );
+  private async visibleTask(principal: Principal, id: string, historyLength: number, artifacts = true) {
+    const row = await this.repository.visibleTask(id, sideOf(principal));
+    const [task] = await this.repository.hydrate(row ? [row] : [], this.hydration(historyLength, artifacts));
     if (!task) throw notVisible('task.read');
     return task;
+  }
+
+  private hydration(historyLength: number, artifacts: boolean): HydrateOptions {
+    return { historyLength, artifacts, maxArtifactBytes: this.config.ledgerMaxArtifactBytesPerTask };
   }
 
   /** Locks the task for a reply: invisible → 404; visible from the requester's side only → 403. */

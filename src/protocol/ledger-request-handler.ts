@@ -250,10 +250,22 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     params: SendMessageRequest,
   ): AsyncGenerator<StreamResponse, void, undefined> {
     // The task as the send left it is the stream's first event: a new one is known
-    // without reading it back; follow then reads what came after it.
+    // without reading it back. A new task's watch is set up before the send writes it,
+    // so every later change wakes it and there is nothing to catch up on; otherwise
+    // follow reads what came after the task as the send left it.
     const history = this.history(params.configuration?.historyLength);
-    const { task } = await this.send(call, params, { historyLength: history, artifacts: true });
-    yield* this.follow(call, task.id, history, isSettled, task);
+    let watch: TaskWatch | undefined;
+    try {
+      const { task } = await this.send(call, params, { historyLength: history, artifacts: true }, (taskId) => {
+        watch = this.ledger.watch(taskId);
+      });
+      // The send's own change is the first event; only what comes after it wakes the stream.
+      const fresh = watch?.taskId === task.id ? watch : undefined;
+      fresh?.known(task.seq);
+      yield* this.follow(call, task.id, history, isSettled, task, fresh);
+    } finally {
+      watch?.close();
+    }
   }
 
   private async *subscribe(call: ProtocolCall, taskId: string): AsyncGenerator<StreamResponse, void, undefined> {
@@ -264,7 +276,13 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     yield* this.follow(call, task.id, this.history(undefined), isTerminal);
   }
 
-  private async send(call: ProtocolCall, params: SendMessageRequest, read: HydrateOptions) {
+  /** `starting` hears a new task's id before the send writes it (the stream's watch). */
+  private async send(
+    call: ProtocolCall,
+    params: SendMessageRequest,
+    read: HydrateOptions,
+    starting?: (taskId: string) => void,
+  ) {
     const message = fromA2AMessage(params.message);
     const push = params.configuration?.taskPushNotificationConfig;
     const pushInput = push ? fromA2APushConfig(push) : null;
@@ -277,9 +295,10 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     // A send that starts a task without a push notification config — the usual one —
     // is one statement, the forward to the worker's upstream agent queued in it.
     if (input.taskId === undefined && !pushInput) {
-      return this.ledger.start(call.pair, input, read, (batch, taskId) =>
-        this.forwarder.queueMessage(batch, taskId, call.pair.worker.id, message.messageId),
-      );
+      return this.ledger.start(call.pair, input, read, (batch, taskId) => {
+        starting?.(taskId);
+        return this.forwarder.queueMessage(batch, taskId, call.pair.worker.id, message.messageId);
+      });
     }
     // Otherwise one ledger transaction: the message, then — unless it was a retry — the
     // push notification config it carries and the forward to the worker's upstream agent.
@@ -329,7 +348,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
    * A stream: the task first, then every update in order, until the task reaches a
    * state where `ends` holds — terminal or interrupted for a streaming send, terminal
    * for a subscription — or the call is aborted. The watch is set up before the first
-   * read, so nothing committed in between is missed.
+   * read, so nothing committed in between is missed; a `fresh` watch, set up before
+   * the task was written, has seen every change since, so the first read waits for one.
    */
   private async *follow(
     call: ProtocolCall,
@@ -337,8 +357,9 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     history: number,
     ends: (state: TaskState) => boolean,
     initial?: TaskRecord,
+    fresh?: TaskWatch,
   ): AsyncGenerator<StreamResponse, void, undefined> {
-    const watch = this.ledger.watch(taskId);
+    const watch = fresh ?? this.ledger.watch(taskId);
     try {
       // Given the task as it was (the send's answer), the events after it are read below,
       // after the watch is set up, so nothing committed since is missed either way.
@@ -346,20 +367,28 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       yield { payload: { $case: 'task', value: toA2ATask(task) } };
       if (ends(task.state)) return;
       let seq = task.seq;
-      for (;;) {
-        const events = await this.ledger.events(task, seq);
-        // Nothing reaches a caller who could no longer make this call.
-        if (events.length > 0) await call.standing.require();
+      // A read returns the events committed before it (up to a page); each change after
+      // it wakes the watch. So: catch up once (unless the watch is fresh), then read
+      // after each wake — or at once, while reads come back full.
+      for (let woken = false, full = false; ;) {
+        if ((woken || fresh) && !full && !(await this.nextChange(watch, call))) return;
+        // Nothing reaches a caller who could no longer make this call: once woken, the
+        // standing is asked again while the events are read.
+        const [events] = await Promise.all([
+          this.ledger.events(task, seq, EVENTS_PER_READ),
+          woken || fresh ? call.standing.require() : undefined,
+        ]);
         for (const event of events) {
           seq = event.seq;
           const update = toStreamResponse(task, event);
           if (update) yield update;
           if (event.kind === 'status' && ends(event.state)) return;
         }
-        if (events.length === 0 && !(await this.nextChange(watch, call))) return;
+        woken = true;
+        full = events.length === EVENTS_PER_READ;
       }
     } finally {
-      watch.close();
+      if (!fresh) watch.close();
     }
   }
 
@@ -421,6 +450,9 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     return new Error('An unexpected error occurred.');
   }
 }
+
+/** How many of a task's events a stream reads at once (they carry their messages, which may be large). */
+const EVENTS_PER_READ = 100;
 
 /**
  * A missing task id is a malformed request (-32602), as in the SDK's own handler; an

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
-import type { RowOf } from '../database/row';
+import type { JsonRow, RowOf } from '../database/row';
 import { sql } from '../database/sql';
 import type { WriteBatch } from '../database/write-batch';
 import type { UpstreamBinding, UpstreamVersion } from './dto/set-upstream.dto';
@@ -47,8 +47,6 @@ type ClaimRow = Pick<
   'id' | 'task_id' | 'kind' | 'message_id' | 'attempts' | 'accepted' | 'traceparent'
 >;
 type QueuedRow = ClaimRow & Pick<RowOf<UpstreamForward>, 'in_flight'>;
-/** A row as to_jsonb gives it: timestamps are ISO strings. */
-type JsonRow<R> = { [K in keyof R]: R[K] extends Date ? string : R[K] };
 
 const toClaimed = (row: ClaimRow): ClaimedForward => ({
   id: row.id,

@@ -47,11 +47,6 @@ class RecordingDatabase extends Database {
   override transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     return work(this.runner.manager);
   }
-
-  /** What a method queued in a write batch, sent as Database.batch sends it. */
-  async send(batch: WriteBatch): Promise<void> {
-    if (!batch.isEmpty) await this.run(batch.statement());
-  }
 }
 
 /** Common indentation removed, blank edges trimmed. */
@@ -116,7 +111,7 @@ describe('generated SQL (src/database/queries)', () => {
         const params = example.params.map((param) => (param instanceof WriteBatch ? new WriteBatch() : param));
         try {
           await repository[method](...params);
-          for (const param of params) if (param instanceof WriteBatch) await db.send(param);
+          for (const param of params) if (param instanceof WriteBatch) await db.send(param, runner.manager);
         } catch (error) {
           if (isStatementError(error)) throw new Error(`${owner.name}.${method}: ${(error as Error).message}`);
         } finally {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
 import { startApp, type TestApp } from '../support/app';
 import { agentPair, rpc, v03Message, type Agent } from '../support/a2a';
 import { signup } from '../support/fixtures';
+import { statementsOf } from '../support/statements';
 
 /**
  * A send that starts a task is one statement (LedgerService.start, a write batch): the
@@ -19,24 +19,6 @@ describe('a send that starts a task: one statement', () => {
     ({ requester, worker } = await agentPair(t));
   });
   afterAll(() => t.close());
-
-  /** The statements the app sends while `work` runs (the test's own queries go through t.db, not counted). */
-  async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
-    const sent: string[] = [];
-    const query = Client.prototype.query as (...args: unknown[]) => unknown;
-    const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
-      const first = args[0] as string | { text: string };
-      sent.push(typeof first === 'string' ? first : first.text);
-      return query.apply(this, args) as never;
-    });
-    try {
-      await work();
-    } finally {
-      spy.mockRestore();
-    }
-    // Timers of their own are not the send's: the dispatcher's claim, the key usage flush.
-    return sent.filter((text) => !/deliveries d SET attempts|SET last_used_at/.test(text));
-  }
 
   const counts = async () =>
     (

@@ -133,10 +133,12 @@ WHERE requester_identity_id = $1 AND worker_identity_id = $2 AND origin_message_
 DELETE FROM contexts c WHERE c.id = $1 AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.context_id = c.id);
 
 -- LedgerRepository.saveTask
-UPDATE tasks SET state = $1, status_message_id = $2, seq = $3, updated_at = now(),
-       status_timestamp = CASE WHEN $4 THEN now() ELSE status_timestamp END
- WHERE id = $5
-RETURNING updated_at, status_timestamp, pg_notify($6, $7) AS notified;
+WITH w0 AS (
+        UPDATE tasks SET state = $1, status_message_id = $2, seq = $3,
+               updated_at = $4, status_timestamp = $5
+         WHERE id = $6
+        RETURNING pg_notify($7, $8) AS notified)
+SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
 
 -- LedgerRepository.hasMessage
 SELECT 1 FROM messages WHERE task_id = $1 AND role = $2 AND message_id = $3;
@@ -148,18 +150,19 @@ SELECT EXISTS (SELECT 1 FROM messages WHERE task_id = $1 AND role = $2 AND messa
 -- LedgerRepository.countMessagesUpTo
 SELECT count(*)::int AS count FROM (SELECT 1 FROM messages WHERE task_id = $1 LIMIT $2) m;
 
--- LedgerRepository.insertMessage
-WITH m AS (
-  INSERT INTO messages (task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq)
-  VALUES ($1, $2, $3, $4::jsonb, $5::jsonb,
-          $6::jsonb, $7::jsonb, $8) RETURNING id, created_at)
-INSERT INTO task_events (task_id, seq, kind, state, message_id, trace_id)
-SELECT $9, $10, $11, $12, m.id, $13 FROM m
-RETURNING message_id AS id, created_at;
+-- LedgerRepository.writeMessage
+WITH w0 AS (INSERT INTO messages (id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at)
+            VALUES ($1, $2, $3, $4, $5::jsonb,
+                    $6::jsonb, $7::jsonb,
+                    $8::jsonb, $9, $10)),
+w1 AS (INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id, created_at)
+             VALUES ($11, $12, $13, $14, $15, $16::jsonb, $17, $18))
+SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
 
--- LedgerRepository.insertEvent
-INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id)
-VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7);
+-- LedgerRepository.writeStatus
+WITH w0 AS (INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8))
+SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
 
 -- LedgerRepository.lockArtifact
 WITH own AS (
@@ -172,38 +175,45 @@ SELECT held.total, held.own, own.name IS NOT NULL AS found, own.name, own.descri
   LEFT JOIN own ON true;
 
 -- LedgerRepository.writeArtifact (put)
-WITH written AS (
-  INSERT INTO artifacts (task_id, artifact_id, name, description, parts, metadata, last_chunk, seq, content_bytes)
-  VALUES ($1, $2, $3, $4, $5::jsonb,
-          $6::jsonb, $7, $8, $9)
-  ON CONFLICT (task_id, artifact_id) DO UPDATE
-     SET name = EXCLUDED.name, description = EXCLUDED.description, parts = EXCLUDED.parts,
-         metadata = EXCLUDED.metadata, last_chunk = EXCLUDED.last_chunk, updated_at = now(),
-         content_bytes = EXCLUDED.content_bytes)
-INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id)
-VALUES ($10, $11, 'artifact', $12, NULL, $13::jsonb, $14);
+WITH w0 AS (
+        INSERT INTO artifacts (task_id, artifact_id, name, description, parts, metadata, last_chunk, seq, content_bytes, created_at, updated_at)
+        VALUES ($1, $2, $3, $4, $5::jsonb,
+                $6::jsonb, $7, $8, $9, $10, $11)
+        ON CONFLICT (task_id, artifact_id) DO UPDATE
+           SET name = EXCLUDED.name, description = EXCLUDED.description, parts = EXCLUDED.parts,
+               metadata = EXCLUDED.metadata, last_chunk = EXCLUDED.last_chunk, updated_at = EXCLUDED.updated_at,
+               content_bytes = EXCLUDED.content_bytes),
+w1 AS (INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id, created_at)
+             VALUES ($12, $13, $14, $15, $16, $17::jsonb, $18, $19))
+SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
 
 -- LedgerRepository.writeArtifact (append)
-WITH written AS (
-  UPDATE artifacts SET parts = parts || $1::jsonb, last_chunk = $2, updated_at = now(),
-         metadata = COALESCE($3::jsonb, metadata), content_bytes = content_bytes + $4
-   WHERE task_id = $5 AND artifact_id = $6)
-INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id)
-VALUES ($7, $8, 'artifact', $9, NULL, $10::jsonb, $11);
+WITH w0 AS (
+        UPDATE artifacts SET parts = parts || $1::jsonb, last_chunk = $2, updated_at = $3,
+               metadata = COALESCE($4::jsonb, metadata), content_bytes = content_bytes + $5
+         WHERE task_id = $6 AND artifact_id = $7),
+w1 AS (INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact, trace_id, created_at)
+             VALUES ($8, $9, $10, $11, $12, $13::jsonb, $14, $15))
+SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
 
 -- LedgerRepository.hydrate
-SELECT m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at FROM messages m WHERE m.id = ANY($1::uuid[]);
-SELECT h.* FROM unnest($1::uuid[]) AS ids(task_id)
- CROSS JOIN LATERAL (
-   SELECT m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at FROM messages m WHERE m.task_id = ids.task_id ORDER BY m.seq DESC LIMIT $2
- ) h
-ORDER BY h.task_id, h.seq;
-SELECT a.task_id, a.artifact_id, a.name, a.description, a.parts, a.metadata
- FROM (SELECT id, sum(content_bytes) OVER (PARTITION BY task_id ORDER BY seq, artifact_id) AS running
-         FROM artifacts WHERE task_id = ANY($1::uuid[])) sized
- JOIN artifacts a ON a.id = sized.id
-WHERE $2::float8 IS NULL OR sized.running <= $3::float8
-ORDER BY a.task_id, a.seq;
+SELECT 'status' AS part, to_jsonb(s) AS row
+  FROM (SELECT m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at FROM messages m WHERE m.id = ANY($1::uuid[])) s
+UNION ALL
+SELECT 'history', to_jsonb(h) FROM unnest($2::uuid[]) AS ids(task_id)
+  CROSS JOIN LATERAL (
+    SELECT m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at FROM messages m
+     WHERE m.task_id = ids.task_id AND $3::int > 0
+     ORDER BY m.seq DESC LIMIT $4
+  ) h
+UNION ALL
+SELECT 'artifact', to_jsonb(a) FROM (
+  SELECT a.task_id, a.artifact_id, a.name, a.description, a.parts, a.metadata, a.seq
+    FROM (SELECT id, sum(content_bytes) OVER (PARTITION BY task_id ORDER BY seq, artifact_id) AS running
+            FROM artifacts WHERE $5 AND task_id = ANY($6::uuid[])) sized
+    JOIN artifacts a ON a.id = sized.id
+   WHERE $7::float8 IS NULL OR sized.running <= $8::float8
+) a;
 
 -- LedgerRepository.events
 SELECT e.seq AS event_seq, e.kind, e.state, e.artifact, e.created_at AS event_created_at, m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at
