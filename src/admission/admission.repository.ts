@@ -149,21 +149,26 @@ export class AdmissionRepository {
     const column = (name: string): Sql => sql.raw(`p.${name}`);
     const requester = { id: column('requester_id'), organizationId: column('requester_organization_id') };
     const worker = { id: column('worker_id'), organizationId: column('worker_organization_id') };
-    const rows = await this.db.prepared<IdentityRow & { position: number; rules: Array<JsonRow<RuleRow>> }>(
-      'admission_call_parties',
+    const rows = await this.db.rows<IdentityRow & { position: number; rules: Array<JsonRow<RuleRow>> }>(
       sql`WITH asked AS (
-            SELECT * FROM unnest(${calls.map((c) => c.requesterId)}::uuid[], ${calls.map((c) => c.workerHandle)}::text[])
-                     WITH ORDINALITY AS a(requester_id, worker_handle, position)),
+            SELECT * FROM ${sql.rows(
+              'a',
+              [
+                ['requester_id', 'uuid'],
+                ['worker_handle', 'text'],
+              ],
+              calls.map((c) => [c.requesterId, c.workerHandle]),
+            )}),
           pairs AS (
-            SELECT a.position, r.id AS requester_id, r.organization_id AS requester_organization_id,
+            SELECT a.ord AS position, r.id AS requester_id, r.organization_id AS requester_organization_id,
                    w.id AS worker_id, w.organization_id AS worker_organization_id
               FROM asked a LEFT JOIN identities r ON r.id = a.requester_id LEFT JOIN identities w ON w.agent_handle = a.worker_handle),
           rules AS (
             SELECT p.position, jsonb_agg(x) AS rules FROM pairs p CROSS JOIN LATERAL (${rulesBetween(requester, worker)}) x GROUP BY p.position)
-          SELECT a.position::int AS position, i.*, COALESCE(rules.rules, '[]'::jsonb) AS rules
+          SELECT a.ord::int AS position, i.*, COALESCE(rules.rules, '[]'::jsonb) AS rules
             FROM asked a
             JOIN LATERAL (SELECT ${IDENTITY_COLUMNS} FROM identities WHERE id = a.requester_id OR agent_handle = a.worker_handle) i ON true
-            LEFT JOIN rules ON rules.position = a.position`,
+            LEFT JOIN rules ON rules.position = a.ord`,
     );
     const answers: CallParties[] = calls.map(() => ({ parties: [], rules: [] }));
     for (const { position, rules, ...identity } of rows) {

@@ -26,4 +26,30 @@ describe('sql', () => {
     expect(q.text).toBe('SELECT k.id, k.scope FROM api_keys k WHERE k.id = $1');
     expect(q.values).toEqual(['i']);
   });
+
+  it('rows(): a few rows as a VALUES list, more as unnest, both numbered by ord', () => {
+    const columns = [
+      ['id', 'uuid'],
+      ['name', 'text'],
+    ] as const;
+    const two = sql`SELECT * FROM ${sql.rows('r', columns, [
+      ['a', 'x'],
+      ['b', 'y'],
+    ])}`;
+    expect(two.text).toBe(
+      'SELECT * FROM (VALUES ($1::uuid, $2::text, 1::bigint), ($3::uuid, $4::text, 2::bigint)) AS r(id, name, ord)',
+    );
+    expect(two.values).toEqual(['a', 'x', 'b', 'y']);
+    const many = sql`SELECT * FROM ${sql.rows(
+      'r',
+      columns,
+      ['a', 'b', 'c', 'd', 'e'].map((id) => [id, id.toUpperCase()]),
+    )}`;
+    expect(many.text).toBe('SELECT * FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS r(id, name, ord)');
+    expect(many.values).toEqual([
+      ['a', 'b', 'c', 'd', 'e'],
+      ['A', 'B', 'C', 'D', 'E'],
+    ]);
+    expect(sql`SELECT * FROM ${sql.rows('r', columns, [])}`.text).toContain('unnest(');
+  });
 });

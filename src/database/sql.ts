@@ -73,3 +73,34 @@ sql.where = (conditions: readonly Sql[]): Sql => {
   const joined = sql.join(conditions, ' AND ');
   return joined.isEmpty ? sql.empty : sql`WHERE ${joined}`;
 };
+
+/** Up to this many rows, `sql.rows` writes a VALUES list; beyond, unnest. */
+const VALUES_UP_TO = 4;
+
+/**
+ * Rows given as values, as a FROM item `alias(column…, ord)`: each column of its
+ * PostgreSQL type, `ord` the row's position (1, 2, …). A few rows are a VALUES list —
+ * PostgreSQL knows how many, so after a few runs it keeps one plan for the statement
+ * instead of planning it again each time — more are `unnest` over one array per
+ * column (as many parameters whatever the count; planned each time, as the count is
+ * only known then).
+ */
+sql.rows = (
+  alias: string,
+  columns: ReadonlyArray<readonly [name: string, type: string]>,
+  rows: ReadonlyArray<readonly unknown[]>,
+): Sql => {
+  const names = sql.raw(`${alias}(${[...columns.map(([name]) => name), 'ord'].join(', ')})`);
+  if (rows.length > 0 && rows.length <= VALUES_UP_TO) {
+    const tuples = rows.map(
+      (row, index) =>
+        sql`(${sql.join(
+          columns.map(([, type], c) => sql`${row[c]}::${sql.raw(type)}`),
+          ', ',
+        )}, ${sql.raw(`${index + 1}::bigint`)})`,
+    );
+    return sql`(VALUES ${sql.join(tuples, ', ')}) AS ${names}`;
+  }
+  const arrays = columns.map(([, type], c) => sql`${rows.map((row) => row[c])}::${sql.raw(type)}[]`);
+  return sql`unnest(${sql.join(arrays, ', ')}) WITH ORDINALITY AS ${names}`;
+};

@@ -297,22 +297,45 @@ export class EventsRepository {
     unit?: Tx | WriteBatch,
     committed?: (deliveries: number) => void,
   ): Promise<void> {
-    const column = <T>(of: (item: EventToWrite) => T) => events.map(of);
-    const ids = column((e) => e.event.id);
-    const input = sql`unnest(${ids}::varchar[], ${column((e) => e.event.type)}::varchar[],
-                             ${column((e) => e.event.organizationId)}::uuid[], ${column((e) => `{${e.event.identityIds.join(',')}}`)}::text[],
-                             ${column((e) => JSON.stringify(e.event.data))}::text[], ${column((e) => e.event.traceparent)}::varchar[],
-                             ${column((e) => e.webhookId)}::uuid[], ${column((e) => e.push?.taskId ?? null)}::uuid[],
-                             ${column((e) => e.push?.seq ?? null)}::int[])
-          WITH ORDINALITY AS i(id, type, organization_id, identity_ids, data, traceparent, webhook_id, push_task_id, push_seq, ord)`;
+    const input = sql.rows(
+      'i',
+      [
+        ['id', 'varchar'],
+        ['type', 'varchar'],
+        ['organization_id', 'uuid'],
+        ['identity_ids', 'text'],
+        ['data', 'text'],
+        ['traceparent', 'varchar'],
+        ['webhook_id', 'uuid'],
+        ['push_task_id', 'uuid'],
+        ['push_seq', 'int'],
+      ],
+      events.map((e) => [
+        e.event.id,
+        e.event.type,
+        e.event.organizationId,
+        `{${e.event.identityIds.join(',')}}`,
+        JSON.stringify(e.event.data),
+        e.event.traceparent,
+        e.webhookId,
+        e.push?.taskId ?? null,
+        e.push?.seq ?? null,
+      ]),
+    );
+    const notices = sql.rows(
+      'n',
+      [
+        ['id', 'varchar'],
+        ['channel', 'text'],
+        ['payload', 'text'],
+      ],
+      events.map((e) => [e.event.id, e.notify.channel, e.notify.payload]),
+    );
     await this.db.write(
       [
         sql`INSERT INTO events (id, type, organization_id, identity_ids, data, traceparent)
             SELECT i.id, i.type, i.organization_id, i.identity_ids::uuid[], i.data::json, i.traceparent FROM ${input} ORDER BY i.ord
-            RETURNING (SELECT pg_notify(n.channel, n.payload)
-                         FROM unnest(${ids}::varchar[], ${column((e) => e.notify.channel)}::text[], ${column((e) => e.notify.payload)}::text[])
-                              AS n(id, channel, payload)
-                        WHERE n.id = events.id) AS notified`,
+            RETURNING (SELECT pg_notify(n.channel, n.payload) FROM ${notices} WHERE n.id = events.id) AS notified`,
         sql`INSERT INTO deliveries (push_task_id, push_config_id, push_seq, traceparent)
             SELECT c.task_id, c.config_id, i.push_seq, i.traceparent
               FROM ${input} JOIN push_notification_configs c ON c.task_id = i.push_task_id JOIN identities o ON o.id = c.owner_identity_id

@@ -602,15 +602,14 @@ export class LedgerRepository {
   @GenerateSql({ params: [[EXAMPLE_TASK], { historyLength: 2, artifacts: true, maxArtifactBytes: 1000 }] })
   async hydrate(rows: TaskRow[], options: HydrateOptions, tx?: Tx): Promise<TaskRecord[]> {
     if (rows.length === 0) return [];
-    const ids = rows.map((row) => row.id);
     const contextOf = new Map(rows.map((row) => [row.id, row.context_id]));
     const toRecord = (m: MessageRow) => messageRecord(m, contextOf.get(m.task_id)!);
-    const statusIds = rows.map((row) => row.status_message_id).filter((id): id is string => id !== null);
+    const statuses = rows.some((row) => row.status_message_id !== null);
 
     const statusById = new Map<string, MessageRecord>();
     const history = new Map<string, MessageRecord[]>();
     const artifacts = new Map<string, ArtifactRecord[]>();
-    if (statusIds.length > 0 || options.historyLength > 0 || options.artifacts) {
+    if (statuses || options.historyLength > 0 || options.artifacts) {
       // Per task, the latest n messages from the (task_id, seq) index (older ones are never
       // read), and the artifacts as long as their running size stays within the maximum.
       const parts = await this.db.rows<
@@ -618,23 +617,33 @@ export class LedgerRepository {
         | { part: 'artifact'; row: ArtifactRow & { seq: number } }
       >(
         sql`
+        WITH t AS (
+          SELECT * FROM ${sql.rows(
+            't',
+            [
+              ['task_id', 'uuid'],
+              ['status_id', 'uuid'],
+            ],
+            rows.map((row) => [row.id, row.status_message_id]),
+          )})
         SELECT 'status' AS part, to_jsonb(s) AS row
-          FROM (SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.id = ANY(${statusIds}::uuid[])) s
+          FROM (SELECT ${MESSAGE_COLUMNS} FROM t JOIN messages m ON m.id = t.status_id) s
         UNION ALL
-        SELECT 'history', to_jsonb(h) FROM unnest(${ids}::uuid[]) AS ids(task_id)
+        SELECT 'history', to_jsonb(h) FROM t
           CROSS JOIN LATERAL (
             SELECT ${MESSAGE_COLUMNS} FROM messages m
-             WHERE m.task_id = ids.task_id AND ${options.historyLength}::int > 0
+             WHERE m.task_id = t.task_id AND ${options.historyLength}::int > 0
              ORDER BY m.seq DESC LIMIT ${options.historyLength}
           ) h
         UNION ALL
-        SELECT 'artifact', to_jsonb(a) FROM (
-          SELECT a.task_id, a.artifact_id, a.name, a.description, a.parts, a.metadata, a.seq
-            FROM (SELECT id, sum(content_bytes) OVER (PARTITION BY task_id ORDER BY seq, artifact_id) AS running
-                    FROM artifacts WHERE ${options.artifacts} AND task_id = ANY(${ids}::uuid[])) sized
-            JOIN artifacts a ON a.id = sized.id
-           WHERE ${options.maxArtifactBytes ?? null}::float8 IS NULL OR sized.running <= ${options.maxArtifactBytes ?? null}::float8
-        ) a`,
+        SELECT 'artifact', to_jsonb(a) FROM t
+          CROSS JOIN LATERAL (
+            SELECT a.task_id, a.artifact_id, a.name, a.description, a.parts, a.metadata, a.seq
+              FROM (SELECT id, sum(content_bytes) OVER (ORDER BY seq, artifact_id) AS running
+                      FROM artifacts WHERE ${options.artifacts} AND task_id = t.task_id) sized
+              JOIN artifacts a ON a.id = sized.id
+             WHERE ${options.maxArtifactBytes ?? null}::float8 IS NULL OR sized.running <= ${options.maxArtifactBytes ?? null}::float8
+          ) a`,
         tx,
       );
       for (const { part, row } of parts) {

@@ -17,10 +17,9 @@ SELECT id, identity_id, organization_id, direction, action, peer_type, peer_iden
 
 -- AdmissionRepository.callParties
 WITH asked AS (
-          SELECT * FROM unnest($1::uuid[], $2::text[])
-                   WITH ORDINALITY AS a(requester_id, worker_handle, position)),
+          SELECT * FROM (VALUES ($1::uuid, $2::text, 1::bigint)) AS a(requester_id, worker_handle, ord)),
         pairs AS (
-          SELECT a.position, r.id AS requester_id, r.organization_id AS requester_organization_id,
+          SELECT a.ord AS position, r.id AS requester_id, r.organization_id AS requester_organization_id,
                  w.id AS worker_id, w.organization_id AS worker_organization_id
             FROM asked a LEFT JOIN identities r ON r.id = a.requester_id LEFT JOIN identities w ON w.agent_handle = a.worker_handle),
         rules AS (
@@ -37,11 +36,11 @@ WITH asked AS (
     SELECT id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at FROM contact_rules
      WHERE identity_id = p.worker_id AND peer_type = 'organization' AND peer_organization_id = p.requester_organization_id
        AND direction IN ('inbound', 'both')) x GROUP BY p.position)
-        SELECT a.position::int AS position, i.*, COALESCE(rules.rules, '[]'::jsonb) AS rules
+        SELECT a.ord::int AS position, i.*, COALESCE(rules.rules, '[]'::jsonb) AS rules
           FROM asked a
           JOIN LATERAL (SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
 publicly_discoverable, allow_public_egress, filter_mode, status, claim_expires_at, card_version, created_at, updated_at, deleted_at FROM identities WHERE id = a.requester_id OR agent_handle = a.worker_handle) i ON true
-          LEFT JOIN rules ON rules.position = a.position;
+          LEFT JOIN rules ON rules.position = a.ord;
 
 -- AdmissionRepository.listRules (organization)
 SELECT id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at FROM contact_rules r

@@ -197,23 +197,26 @@ w1 AS (INSERT INTO task_events (task_id, seq, kind, state, message_id, artifact,
 SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
 
 -- LedgerRepository.hydrate
+WITH t AS (
+  SELECT * FROM (VALUES ($1::uuid, $2::uuid, 1::bigint)) AS t(task_id, status_id, ord))
 SELECT 'status' AS part, to_jsonb(s) AS row
-  FROM (SELECT m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at FROM messages m WHERE m.id = ANY($1::uuid[])) s
+  FROM (SELECT m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at FROM t JOIN messages m ON m.id = t.status_id) s
 UNION ALL
-SELECT 'history', to_jsonb(h) FROM unnest($2::uuid[]) AS ids(task_id)
+SELECT 'history', to_jsonb(h) FROM t
   CROSS JOIN LATERAL (
     SELECT m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at FROM messages m
-     WHERE m.task_id = ids.task_id AND $3::int > 0
+     WHERE m.task_id = t.task_id AND $3::int > 0
      ORDER BY m.seq DESC LIMIT $4
   ) h
 UNION ALL
-SELECT 'artifact', to_jsonb(a) FROM (
-  SELECT a.task_id, a.artifact_id, a.name, a.description, a.parts, a.metadata, a.seq
-    FROM (SELECT id, sum(content_bytes) OVER (PARTITION BY task_id ORDER BY seq, artifact_id) AS running
-            FROM artifacts WHERE $5 AND task_id = ANY($6::uuid[])) sized
-    JOIN artifacts a ON a.id = sized.id
-   WHERE $7::float8 IS NULL OR sized.running <= $8::float8
-) a;
+SELECT 'artifact', to_jsonb(a) FROM t
+  CROSS JOIN LATERAL (
+    SELECT a.task_id, a.artifact_id, a.name, a.description, a.parts, a.metadata, a.seq
+      FROM (SELECT id, sum(content_bytes) OVER (ORDER BY seq, artifact_id) AS running
+              FROM artifacts WHERE $5 AND task_id = t.task_id) sized
+      JOIN artifacts a ON a.id = sized.id
+     WHERE $6::float8 IS NULL OR sized.running <= $7::float8
+  ) a;
 
 -- LedgerRepository.events
 SELECT e.seq AS event_seq, e.kind, e.state, e.artifact, e.created_at AS event_created_at, m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at
