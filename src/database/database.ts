@@ -167,7 +167,10 @@ export class Database {
     query: Sql,
     name = query.values.length > 0 ? statementName(query.text) : undefined,
   ): Promise<{ records: unknown[]; affected?: number }> {
-    const values = [...query.values];
+    // Times as ISO strings (every column is timestamptz): the driver's own conversion is slower.
+    const values = query.values.map((value) =>
+      value instanceof Date && !Number.isNaN(value.getTime()) ? value.toISOString() : value,
+    );
     try {
       const result = await connection.query({ name, text: query.text, values });
       return { records: result.rows ?? [], affected: result.rowCount ?? undefined };

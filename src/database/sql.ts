@@ -37,9 +37,12 @@ export class Sql {
     return new Sql(texts, values);
   }
 
-  /** The statement's text with `$n` placeholders, as the driver takes it. */
+  private built?: string;
+
+  /** The statement's text with `$n` placeholders, as the driver takes it (built once). */
   get text(): string {
-    return this.strings.reduce((text, part, index) => `${text}$${index}${part}`);
+    this.built ??= this.strings.reduce((text, part, index) => `${text}$${index}${part}`);
+    return this.built;
   }
 
   get isEmpty(): boolean {

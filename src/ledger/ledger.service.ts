@@ -200,16 +200,19 @@ export class LedgerService {
 
   /** One of the pair's tasks, or null. */
   async find(pair: TaskPair, taskId: string, read: HydrateOptions): Promise<TaskRecord | null> {
-    if (!isUuid(taskId)) return null;
-    const row = await this.repository.pairTask(taskId, pair);
-    const [task] = await this.repository.hydrate(row ? [row] : [], this.bounded(read));
-    return task ?? null;
+    const row = await this.row(pair, taskId);
+    return row && this.record(row, read);
   }
 
-  /** The state of one of the pair's tasks (its row alone: what a waiting blocking send re-reads), or null. */
-  async state(pair: TaskPair, taskId: string): Promise<TaskState | null> {
-    if (!isUuid(taskId)) return null;
-    return (await this.repository.pairTask(taskId, pair))?.state ?? null;
+  /** One of the pair's tasks as its row alone (what a waiting blocking send re-reads), or null. */
+  async row(pair: TaskPair, taskId: string): Promise<TaskRow | null> {
+    return isUuid(taskId) ? this.repository.pairTask(taskId, pair) : null;
+  }
+
+  /** A task row as a record: its status message, history and artifacts read with it. */
+  async record(row: TaskRow, read: HydrateOptions): Promise<TaskRecord> {
+    const [task] = await this.repository.hydrate([row], this.bounded(read));
+    return task;
   }
 
   /** The pair's tasks, newest first, with the total count of the filtered list. */

@@ -30,7 +30,7 @@ import { IdentitiesService } from '../identities/identities.service';
 import { clampedListHistory, clampedTaskHistory } from '../ledger/history-limits';
 import { LedgerService } from '../ledger/ledger.service';
 import { PushConfigService } from '../ledger/push-configs.service';
-import type { HydrateOptions, TaskRecord } from '../ledger/task-records';
+import type { HydrateOptions, TaskRecord, TaskRow } from '../ledger/task-records';
 import { isSettled, isTerminal, type TaskState } from '../ledger/task-state';
 import type { TaskWatch } from '../ledger/task-watch';
 import { UpstreamForwarder } from '../upstream/upstream-forwarder';
@@ -328,18 +328,21 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   private async settle(call: ProtocolCall, task: TaskRecord, read: HydrateOptions): Promise<TaskRecord> {
     const watch = this.ledger.watch(task.id);
     const deadline = Date.now() + this.config.protocolBlockingTimeoutMs;
+    let row: TaskRow;
     try {
       for (;;) {
-        const now = await this.ledger.state(call.pair, task.id);
+        const now = await this.ledger.row(call.pair, task.id);
         if (!now) throw new TaskNotFoundError('No such task between this requester and this worker.');
-        if (isSettled(now) || !(await this.nextChange(watch, call, deadline))) break;
+        row = now;
+        if (isSettled(now.state) || !(await this.nextChange(watch, call, deadline))) break;
       }
     } finally {
       watch.close();
     }
+    // The task as last read is the answer: its messages and artifacts are read with the check.
     const [, answer] = await Promise.all([
       call.signal.aborted ? undefined : call.standing.require(),
-      this.pairTask(call, task.id, read),
+      this.ledger.record(row, read),
     ]);
     return answer;
   }
