@@ -444,20 +444,20 @@ export class LedgerRepository {
   }
 
   /**
-   * Whether the task holds a message with that messageId from that role, and its
-   * message count up to `max` (as countMessagesUpTo), in one statement.
+   * Which of `messageIds` the task holds from that role, and its message count up to
+   * `max` (as countMessagesUpTo), in one statement.
    */
-  @GenerateSql({ params: [U, 'agent', DummyValue.STRING, 100] })
+  @GenerateSql({ params: [U, 'agent', [DummyValue.STRING], 100] })
   async messageRoom(
     taskId: string,
     role: MessageRole,
-    messageId: string,
+    messageIds: readonly string[],
     max: number,
     tx?: Tx,
-  ): Promise<{ held: boolean; count: number }> {
-    const row = await this.db.one<{ held: boolean; count: number }>(
+  ): Promise<{ held: string[]; count: number }> {
+    const row = await this.db.one<{ held: string[]; count: number }>(
       sql`
-      SELECT EXISTS (SELECT 1 FROM messages WHERE task_id = ${taskId} AND role = ${role} AND message_id = ${messageId}) AS held,
+      SELECT ARRAY(SELECT message_id FROM messages WHERE task_id = ${taskId} AND role = ${role} AND message_id = ANY(${messageIds}::text[])) AS held,
              (SELECT count(*)::int FROM (SELECT 1 FROM messages WHERE task_id = ${taskId} LIMIT ${max}) m) AS count`,
       tx,
     );

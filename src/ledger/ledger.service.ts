@@ -306,12 +306,15 @@ export class LedgerService {
    * were written (an upstream's stream sends its events back to back): they join this
    * transaction — the task's row is locked already — until none is waiting, or
    * UPSTREAM_UPDATES_PER_TRANSACTION have been written (the rest wait for the next one).
+   * `also` writes the caller's own change in the same transaction, with the journal's
+   * last statement (the forwarder's mark of its forward).
    */
   async recordUpstream(
     tx: Tx,
     taskId: string,
     updates: readonly UpstreamUpdate[],
     more: () => readonly UpstreamUpdate[] = () => [],
+    also?: (unit: Tx | WriteBatch) => Promise<void>,
   ): Promise<UpstreamApplied> {
     // The upstream's first answer: the statement that records its ids (the first updates carry them) locks the task.
     const ids = updates.find((update) => update.upstream)?.upstream;
@@ -319,9 +322,26 @@ export class LedgerService {
       (ids && (await this.repository.lockTaskRecordingUpstream(taskId, ids, tx))) ??
       (await this.repository.lockTask(taskId, null, tx));
     const refused: ReplyState[] = [];
-    if (!row) return { terminal: true, refused };
+    if (!row) {
+      await also?.(tx);
+      return { terminal: true, refused };
+    }
     const journal = this.open(tx, row, false);
-    let upstreamRecorded = ids !== undefined;
+    const applied = await this.writeUpstream(journal, taskId, updates, more, ids !== undefined, tx);
+    if (also) await journal.alongside(also);
+    return applied;
+  }
+
+  private async writeUpstream(
+    journal: TaskJournal,
+    taskId: string,
+    updates: readonly UpstreamUpdate[],
+    more: () => readonly UpstreamUpdate[],
+    idsRecorded: boolean,
+    tx: Tx,
+  ): Promise<UpstreamApplied> {
+    const refused: ReplyState[] = [];
+    let upstreamRecorded = idsRecorded;
     let written = 0;
     for (let batch = updates; batch.length > 0; batch = written < UPSTREAM_UPDATES_PER_TRANSACTION ? more() : []) {
       for (const update of batch) {
@@ -331,7 +351,12 @@ export class LedgerService {
           upstreamRecorded = true;
         }
         const room = update.message
-          ? await journal.messageRoom('agent', update.message.messageId, this.config.ledgerMaxMessagesPerTask)
+          ? await journal.messageRoom(
+              'agent',
+              update.message.messageId,
+              this.config.ledgerMaxMessagesPerTask,
+              batch.flatMap((next) => (next.message ? [next.message.messageId] : [])),
+            )
           : null;
         const message = room && !room.held ? update.message : undefined;
         const state = update.state === journal.state && !message ? undefined : update.state;

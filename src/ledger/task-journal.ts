@@ -52,6 +52,8 @@ export class TaskJournal {
   private pending = new WriteBatch();
   /** The time of this journal's changes. */
   private readonly at = new Date();
+  /** What messageRoom read, kept up to date as this journal writes messages. */
+  private room: { role: MessageRole; max: number; asked: Set<string>; held: Set<string>; count: number } | null = null;
 
   constructor(
     private readonly tx: Tx,
@@ -87,17 +89,27 @@ export class TaskJournal {
   /**
    * hasMessage and requireRoomForMessage in one read: whether the task holds that
    * message already, and a `requireRoom` that throws as requireRoomForMessage would
-   * (call it once the message is known to be written).
+   * (call it once the message is known to be written). `expected` names the messages
+   * the caller will ask about next in this transaction: they are read now, together,
+   * and answered from what this journal knows afterwards (the messages it writes
+   * included), without reading again.
    */
   async messageRoom(
     role: MessageRole,
     messageId: string,
     max: number,
+    expected: readonly string[] = [],
   ): Promise<{ held: boolean; requireRoom: () => void }> {
-    await this.send();
-    const { held, count } = await this.repository.messageRoom(this.task.id, role, messageId, max, this.tx);
+    const known = this.room?.role === role && this.room.max === max && this.room.asked.has(messageId);
+    if (!known) {
+      await this.send();
+      const asked = [messageId, ...expected.filter((id) => id !== messageId)];
+      const { held, count } = await this.repository.messageRoom(this.task.id, role, asked, max, this.tx);
+      this.room = { role, max, asked: new Set(asked), held: new Set(held), count };
+    }
+    const { held, count } = this.room!;
     return {
-      held,
+      held: held.has(messageId),
       requireRoom: () => {
         if (count >= max) throw messageLimit(max);
       },
@@ -126,6 +138,10 @@ export class TaskJournal {
       ...message,
     };
     await this.repository.writeMessage(record, kind, state, currentTraceId(), this.pending);
+    if (this.room) {
+      this.room.count += 1;
+      if (this.room.role === role) this.room.held.add(message.messageId);
+    }
     if (kind === 'status') this.setStatus(state, role === 'agent' ? record.rowId : null);
     this.entries.push({
       kind: 'message',
@@ -194,10 +210,11 @@ export class TaskJournal {
    * Writes the task row and hands the entries recorded since the last flush on (their
    * events, the wake-ups after the commit), in one statement with the writes still
    * waiting. Runs by itself just before the transaction commits; call it earlier only
-   * to read the task back inside the transaction. Does nothing when nothing changed since.
+   * to read the task back inside the transaction. When nothing changed since, it sends
+   * only the writes waiting (another module's, `alongside`).
    */
   async flush(): Promise<void> {
-    if (this.flushed === this.entries.length) return;
+    if (this.flushed === this.entries.length) return this.send();
     const entries = this.entries.slice(this.flushed);
     this.flushed = this.entries.length;
     this.task.updated_at = this.at;
@@ -205,6 +222,11 @@ export class TaskJournal {
     await this.repository.saveTask(this.task, this.pending);
     await this.onFlush(this, entries, this.pending);
     await this.send();
+  }
+
+  /** Another module's write in this transaction, sent with the journal's next statement. */
+  async alongside(write: (unit: WriteBatch) => Promise<void>): Promise<void> {
+    await write(this.pending);
   }
 
   /** Sends the waiting writes, as one statement of the transaction. */

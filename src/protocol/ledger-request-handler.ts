@@ -259,9 +259,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       const { task } = await this.send(call, params, { historyLength: history, artifacts: true }, (taskId) => {
         watch = this.ledger.watch(taskId);
       });
-      // The send's own change is the first event; only what comes after it wakes the stream.
       const fresh = watch?.taskId === task.id ? watch : undefined;
-      fresh?.known(task.seq);
       yield* this.follow(call, task.id, history, isSettled, task, fresh);
     } finally {
       watch?.close();
@@ -334,6 +332,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
         const now = await this.ledger.row(call.pair, task.id);
         if (!now) throw new TaskNotFoundError('No such task between this requester and this worker.');
         row = now;
+        watch.known(now.seq);
         if (isSettled(now.state) || !(await this.nextChange(watch, call, deadline))) break;
       }
     } finally {
@@ -370,6 +369,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       yield { payload: { $case: 'task', value: toA2ATask(task) } };
       if (ends(task.state)) return;
       let seq = task.seq;
+      // The task as given is no news (a fresh watch hears of the send's own change).
+      watch.known(seq);
       // A read returns the events committed before it (up to a page); each change after
       // it wakes the watch. So: catch up once (unless the watch is fresh), then read
       // after each wake — or at once, while reads come back full.
@@ -387,6 +388,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
           if (update) yield update;
           if (event.kind === 'status' && ends(event.state)) return;
         }
+        // What was read is no news: a wake-up for it (its notification may come later) is not waited for.
+        watch.known(seq);
         woken = true;
         full = events.length === EVENTS_PER_READ;
       }

@@ -403,11 +403,15 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     }
     let applied: UpstreamApplied;
     try {
-      applied = await this.ledger.write(async (tx) => {
-        const written = await this.ledger.recordUpstream(tx, forward.taskId, present, () => more().filter(isPresent));
-        if (accept) await this.repository.markAccepted(forward, tx);
-        return written;
-      });
+      applied = await this.ledger.write((tx) =>
+        this.ledger.recordUpstream(
+          tx,
+          forward.taskId,
+          present,
+          () => more().filter(isPresent),
+          accept ? (unit) => this.repository.markAccepted(forward, unit) : undefined,
+        ),
+      );
     } catch (error) {
       if (accept) await this.accept(forward);
       throw error;

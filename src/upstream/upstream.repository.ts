@@ -236,8 +236,8 @@ export class UpstreamRepository {
 
   /** The upstream has answered the message: a retry follows its task instead of sending it again (in the answer's transaction, or on its own). */
   @GenerateSql({ params: [EXAMPLE_FORWARD] })
-  async markAccepted(forward: Pick<ClaimedForward, 'id' | 'attempt'>, tx?: Tx): Promise<void> {
-    await this.db.execute(sql`UPDATE upstream_forwards SET accepted = true WHERE ${holds(forward)}`, tx);
+  async markAccepted(forward: Pick<ClaimedForward, 'id' | 'attempt'>, unit?: Tx | WriteBatch): Promise<void> {
+    await this.db.write([sql`UPDATE upstream_forwards SET accepted = true WHERE ${holds(forward)}`], unit);
   }
 
   /** Ends a forward for good. */

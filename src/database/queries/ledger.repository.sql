@@ -144,7 +144,7 @@ SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
 SELECT 1 FROM messages WHERE task_id = $1 AND role = $2 AND message_id = $3;
 
 -- LedgerRepository.messageRoom
-SELECT EXISTS (SELECT 1 FROM messages WHERE task_id = $1 AND role = $2 AND message_id = $3) AS held,
+SELECT ARRAY(SELECT message_id FROM messages WHERE task_id = $1 AND role = $2 AND message_id = ANY($3::text[])) AS held,
 (SELECT count(*)::int FROM (SELECT 1 FROM messages WHERE task_id = $4 LIMIT $5) m) AS count;
 
 -- LedgerRepository.countMessagesUpTo
