@@ -112,8 +112,14 @@ export class PgTaskNotifier extends TaskNotifier implements OnModuleInit, OnModu
     await this.listener.stop();
   }
 
-  committed(): void {
-    // PostgreSQL delivers the notification to every listener, this instance included.
+  /**
+   * PostgreSQL delivers the notification to every listener, this instance included. A
+   * task's watches here are woken now, without waiting for it (its second wake-up is
+   * no news to them: a watch knows what its caller has read); the outbox's listeners
+   * (seq 0: an event stream, which would read twice) wait for the notification.
+   */
+  committed(change: TaskChange): void {
+    if (change.seq > 0) this.wake(change.taskId, change.seq);
   }
 
   /** The LISTEN connection is up (between a loss and the reconnect it is not). */
