@@ -3,7 +3,8 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, QueryFailedError, type EntityManager } from 'typeorm';
 import { sql, type Sql } from './sql';
 import { afterCommit, installUnitOfWork } from './unit-of-work';
-import { batchStatement, WriteBatch, type BatchRows } from './write-batch';
+import { brokenConstraint } from './errors';
+import { batchStatement, WriteBatch, type BatchRows, type TaggedRow } from './write-batch';
 
 /**
  * The transaction manager: the one name for "the transaction this work runs in".
@@ -20,6 +21,16 @@ interface Driven {
 /** node-postgres's Pool and Client (and the embedded pool's) as far as statements go. */
 interface Connection {
   query(config: { name?: string; text: string; values: unknown[] }): Promise<Driven>;
+}
+
+/** Group commit (Database.batch): statements of one shape on their way at once, and batches one statement takes at most. */
+const BATCHES_SENDING = 1;
+const BATCHES_TOGETHER = 16;
+
+interface PendingBatch {
+  batch: WriteBatch;
+  resolve: () => void;
+  reject: (error: unknown) => void;
 }
 
 /** Prepared statement names by text, at most this many (beyond, a text runs unnamed). */
@@ -112,15 +123,81 @@ export class Database {
    * connection). Then each member gets its rows and the after-commit hooks run.
    * `work` may be async, but nothing it awaits reads the database: a write queued in
    * the batch resolves at once.
+   *
+   * Group commit: while BATCHES_SENDING statements of a batch's shape (its text) are on
+   * their way, batches of that shape wait, and go together as one statement when one
+   * returns (at most BATCHES_TOGETHER): under load many units of work cost one round
+   * trip and one commit. Alone, a batch goes at once. Should a statement of several
+   * fail on a constraint (a retried send, say), each of its batches goes again alone,
+   * to be answered for itself.
    */
   async batch<T>(work: (batch: WriteBatch) => T | Promise<T>): Promise<T> {
     const batch = new WriteBatch();
     const result = await work(batch);
     if (batch.isEmpty) throw new Error('a batch without writes');
-    const statement = batch.statement();
-    const rows = await this.rows<{ member: number; row: Record<string, unknown> }>(statement);
-    await batch.settle(rows);
+    await new Promise<void>((resolve, reject) => this.enqueue(batch.statement().text, { batch, resolve, reject }));
     return result;
+  }
+
+  /** Batches waiting for a statement of their shape to return, by shape. */
+  private readonly waiting = new Map<string, PendingBatch[]>();
+  /** How many statements of each shape are on their way. */
+  private readonly sending = new Map<string, number>();
+
+  private enqueue(shape: string, pending: PendingBatch): void {
+    const queue = this.waiting.get(shape);
+    if (queue) queue.push(pending);
+    else if ((this.sending.get(shape) ?? 0) < BATCHES_SENDING) void this.sendBatches(shape, [pending]);
+    else this.waiting.set(shape, [pending]);
+  }
+
+  /** Sends batches of one shape as one statement; once it returns, the next waiting ones go. */
+  private async sendBatches(shape: string, group: PendingBatch[]): Promise<void> {
+    this.sending.set(shape, (this.sending.get(shape) ?? 0) + 1);
+    try {
+      await this.commitTogether(group);
+    } finally {
+      const left = this.sending.get(shape)! - 1;
+      if (left > 0) this.sending.set(shape, left);
+      else this.sending.delete(shape);
+      const queue = this.waiting.get(shape);
+      if (queue) {
+        const next = queue.splice(0, BATCHES_TOGETHER);
+        if (queue.length === 0) this.waiting.delete(shape);
+        void this.sendBatches(shape, next);
+      }
+    }
+  }
+
+  /** One statement for the group; each batch settled and answered (never throws). */
+  private async commitTogether(group: readonly PendingBatch[]): Promise<void> {
+    let rows: TaggedRow[][];
+    try {
+      if (group.length === 1) {
+        rows = [await this.rows<TaggedRow>(group[0].batch.statement())];
+      } else {
+        const { statement, split } = WriteBatch.together(group.map((pending) => pending.batch));
+        rows = split(await this.rows<TaggedRow>(statement));
+      }
+    } catch (error) {
+      if (group.length > 1 && brokenConstraint(error) !== null) {
+        // One of them broke a constraint (a retried send, say): each goes again alone, to be answered for itself.
+        await Promise.all(group.map((pending) => this.commitTogether([pending])));
+      } else {
+        for (const pending of group) pending.reject(error);
+      }
+      return;
+    }
+    await Promise.all(
+      group.map(async (pending, i) => {
+        try {
+          await pending.batch.settle(rows[i]);
+          pending.resolve();
+        } catch (error) {
+          pending.reject(error);
+        }
+      }),
+    );
   }
 
   /**

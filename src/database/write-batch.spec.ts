@@ -42,4 +42,27 @@ describe('WriteBatch', () => {
     expect(() => batch.write(sql`DELETE FROM b`)).toThrow(/sent/);
     expect(() => batch.afterCommit(() => undefined)).toThrow(/sent/);
   });
+
+  it('together: several batches as one statement, each handed back its own rows', async () => {
+    const one = new WriteBatch();
+    const two = new WriteBatch();
+    const seen: string[] = [];
+    one.write(sql`INSERT INTO a (x) VALUES (${1}) RETURNING x`, (rows) => seen.push(`one:${JSON.stringify(rows)}`));
+    two.write(sql`INSERT INTO b DEFAULT VALUES`);
+    two.write(sql`INSERT INTO a (x) VALUES (${2}) RETURNING x`, (rows) => seen.push(`two:${JSON.stringify(rows)}`));
+    const { statement, split } = WriteBatch.together([one, two]);
+    expect(statement.text).toBe(
+      'WITH w0 AS (INSERT INTO a (x) VALUES ($1) RETURNING x),\nw1 AS (INSERT INTO b DEFAULT VALUES),\n' +
+        'w2 AS (INSERT INTO a (x) VALUES ($2) RETURNING x)\n' +
+        'SELECT 0 AS member, to_jsonb(w0) AS row FROM w0\nUNION ALL\nSELECT 2 AS member, to_jsonb(w2) AS row FROM w2',
+    );
+    expect(statement.values).toEqual([1, 2]);
+    const [ofOne, ofTwo] = split([
+      { member: 2, row: { x: 2 } },
+      { member: 0, row: { x: 1 } },
+    ]);
+    await one.settle(ofOne);
+    await two.settle(ofTwo);
+    expect(seen).toEqual(['one:[{"x":1}]', 'two:[{"x":2}]']);
+  });
 });

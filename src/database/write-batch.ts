@@ -5,6 +5,12 @@ type Hook = () => Promise<void> | void;
 /** A member's RETURNING rows, as JSON (timestamps arrive as ISO strings). */
 export type BatchRows = Array<Record<string, unknown>>;
 
+/** A row of a batch's statement: which member returned it, and the row. */
+export interface TaggedRow {
+  member: number;
+  row: Record<string, unknown>;
+}
+
 interface Member {
   statement: Sql;
   /** Called with the member's RETURNING rows once the batch has committed. */
@@ -33,6 +39,7 @@ export class WriteBatch {
   write(statement: Sql, returned?: (rows: BatchRows) => void): void {
     if (this.committed) throw new Error('this batch has been sent; start another');
     this.members.push({ statement, returned });
+    this.built = undefined;
   }
 
   /** Runs `hook` once the batch has committed (never when it fails). */
@@ -45,9 +52,41 @@ export class WriteBatch {
     return this.members.length === 0;
   }
 
+  private built?: Sql;
+
   /** The one statement: every member a CTE; the rows of those that asked for them, tagged by member. */
   statement(): Sql {
-    return batchStatement(this.members);
+    this.built ??= batchStatement(this.members);
+    return this.built;
+  }
+
+  /**
+   * Several batches as one statement (their members one after the other), and how to
+   * hand each batch its own rows of its result. They commit together or not at all:
+   * members of different batches must not touch the same rows either.
+   */
+  static together(batches: readonly WriteBatch[]): {
+    statement: Sql;
+    split: (rows: ReadonlyArray<TaggedRow>) => TaggedRow[][];
+  } {
+    const firsts: number[] = [];
+    const members: Member[] = [];
+    for (const batch of batches) {
+      firsts.push(members.length);
+      members.push(...batch.members);
+    }
+    return {
+      statement: batchStatement(members),
+      split: (rows) => {
+        const own: TaggedRow[][] = batches.map(() => []);
+        for (const { member, row } of rows) {
+          let b = firsts.length - 1;
+          while (firsts[b] > member) b -= 1;
+          own[b].push({ member: member - firsts[b], row });
+        }
+        return own;
+      },
+    };
   }
 
   /**
@@ -55,10 +94,7 @@ export class WriteBatch {
    * hooks — or, for a batch sent inside a transaction, hands them to `defer`, which runs
    * them once that transaction commits.
    */
-  async settle(
-    rows: ReadonlyArray<{ member: number; row: Record<string, unknown> }>,
-    defer?: (hook: Hook) => void,
-  ): Promise<void> {
+  async settle(rows: ReadonlyArray<TaggedRow>, defer?: (hook: Hook) => void): Promise<void> {
     this.committed = true;
     const byMember = new Map<number, BatchRows>();
     for (const { member, row } of rows) {

@@ -112,4 +112,46 @@ describe('a send that starts a task: one statement', () => {
     expect(again.body.result.contextId).toBe(first.body.result.contextId);
     expect(await counts()).toEqual(before);
   });
+
+  const write = (text: string) => text.startsWith('WITH w0 AS (INSERT INTO contexts');
+  const send = (message = v03Message('together')) =>
+    rpc(t, worker.handle, requester.key, 'message/send', { message, configuration: { blocking: false } }).expect(200);
+
+  it('sends that arrive together go as fewer statements (group commit), each task written whole', async () => {
+    const before = await counts();
+    let answers: Array<{ body: { result: { id: string } } }> = [];
+    const sent = await statementsOf(async () => {
+      answers = await Promise.all(Array.from({ length: 20 }, () => send()));
+    });
+    expect(sent.filter(write).length).toBeLessThan(20);
+    const ids = answers.map((answer) => answer.body.result.id);
+    expect(new Set(ids).size).toBe(20);
+    const after = await counts();
+    for (const table of ['tasks', 'contexts', 'messages', 'task_events', 'events'] as const)
+      expect(after[table] - before[table]).toBe(20);
+    const rows = await t.db.query(
+      `SELECT t.id FROM tasks t JOIN messages m ON m.task_id = t.id JOIN task_events e ON e.task_id = t.id AND e.message_id = m.id
+        WHERE t.id = ANY($1::uuid[])`,
+      [ids],
+    );
+    expect(rows).toHaveLength(20);
+  });
+
+  it('a retry among sends that go together is answered with its task; the others are written', async () => {
+    const retried = v03Message('sent before');
+    const first = await send(retried);
+    const before = await counts();
+    const answers = await Promise.all([
+      ...Array.from({ length: 8 }, () => send()),
+      send(retried),
+      ...Array.from({ length: 8 }, () => send()),
+    ]);
+    expect(answers[8].body.result.id).toBe(first.body.result.id);
+    const created = answers.filter((_, i) => i !== 8).map((answer) => answer.body.result.id);
+    expect(new Set(created).size).toBe(16);
+    expect(created).not.toContain(first.body.result.id);
+    const after = await counts();
+    expect(after.tasks - before.tasks).toBe(16);
+    expect(after.messages - before.messages).toBe(16);
+  });
 });
