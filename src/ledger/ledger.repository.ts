@@ -638,10 +638,10 @@ export class LedgerRepository {
         UNION ALL
         SELECT 'artifact', to_jsonb(a) FROM t
           CROSS JOIN LATERAL (
-            SELECT a.task_id, a.artifact_id, a.name, a.description, a.parts, a.metadata, a.seq
-              FROM (SELECT id, sum(content_bytes) OVER (ORDER BY seq, artifact_id) AS running
+            SELECT sized.task_id, sized.artifact_id, sized.name, sized.description, sized.parts, sized.metadata, sized.seq
+              FROM (SELECT task_id, artifact_id, name, description, parts, metadata, seq,
+                           sum(content_bytes) OVER (ORDER BY seq, artifact_id) AS running
                       FROM artifacts WHERE ${options.artifacts} AND task_id = t.task_id) sized
-              JOIN artifacts a ON a.id = sized.id
              WHERE ${options.maxArtifactBytes ?? null}::float8 IS NULL OR sized.running <= ${options.maxArtifactBytes ?? null}::float8
           ) a`,
         tx,
