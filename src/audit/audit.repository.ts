@@ -9,6 +9,11 @@ import type { AuditActorType, AuditEvent } from './audit-event.entity';
 
 export type AuditRow = RowOf<AuditEvent>;
 
+/** Named, never `a.*`: a prepared statement's result columns must not change under it when a migration adds one. */
+const AUDIT_COLUMNS = sql.raw(
+  'a.id, a.organization_id, a.actor_type, a.actor_id, a.actor_label, a.action, a.target_type, a.target_id, a.target_label, a.changes, a.request_id, a.client_address, a.created_at',
+);
+
 /** An entry to store (the changes are already redacted). */
 export interface NewAuditEntry {
   organizationId: string;
@@ -123,7 +128,9 @@ export class AuditRepository {
       ],
       ' AND ',
     );
-    const rows = await this.db.rows<AuditRow>(sql`SELECT a.* FROM audit_events a WHERE ${where} ${page.tail}`);
+    const rows = await this.db.rows<AuditRow>(
+      sql`SELECT ${AUDIT_COLUMNS} FROM audit_events a WHERE ${where} ${page.tail}`,
+    );
     return page.cut(rows, creationPosition);
   }
 

@@ -3,7 +3,6 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, QueryFailedError, type EntityManager } from 'typeorm';
 import { sql, type Sql } from './sql';
 import { afterCommit, installUnitOfWork } from './unit-of-work';
-import { brokenConstraint } from './errors';
 import { batchStatement, WriteBatch, type BatchRows, type TaggedRow } from './write-batch';
 
 /**
@@ -33,8 +32,12 @@ interface PendingBatch {
   reject: (error: unknown) => void;
 }
 
-/** Prepared statement names by text, at most this many (beyond, a text runs unnamed). */
-const MAX_NAMED_TEXTS = 2000;
+/**
+ * Prepared statement names by text, at most this many (beyond, a text runs unnamed): each
+ * connection may hold as many prepared statements, some of them large (a group commit of
+ * 16 sends), so the bound is kept modest; the hot texts are the first ones seen.
+ */
+const MAX_NAMED_TEXTS = 500;
 const names = new Map<string, string>();
 
 /**
@@ -180,24 +183,17 @@ export class Database {
         rows = split(await this.rows<TaggedRow>(statement));
       }
     } catch (error) {
-      if (group.length > 1 && brokenConstraint(error) !== null) {
-        // One of them broke a constraint (a retried send, say): each goes again alone, to be answered for itself.
-        await Promise.all(group.map((pending) => this.commitTogether([pending])));
-      } else {
-        for (const pending of group) pending.reject(error);
-      }
+      // A statement of several failed as a whole — one batch broke a constraint (a retried
+      // send), carried a value PostgreSQL refused, met a deadlock: each goes again alone,
+      // to be answered for itself.
+      if (group.length > 1) await Promise.all(group.map((pending) => this.commitTogether([pending])));
+      else group[0].reject(error);
       return;
     }
-    await Promise.all(
-      group.map(async (pending, i) => {
-        try {
-          await pending.batch.settle(rows[i]);
-          pending.resolve();
-        } catch (error) {
-          pending.reject(error);
-        }
-      }),
-    );
+    // Settled without holding up the next group: the after-commit hooks run on their own.
+    group.forEach((pending, i) => {
+      void pending.batch.settle(rows[i]).then(pending.resolve, (error: unknown) => pending.reject(error));
+    });
   }
 
   /**

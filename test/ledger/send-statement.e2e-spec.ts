@@ -154,4 +154,20 @@ describe('a send that starts a task: one statement', () => {
     expect(after.tasks - before.tasks).toBe(16);
     expect(after.messages - before.messages).toBe(16);
   });
+
+  it('a send PostgreSQL refuses among sends that go together fails alone', async () => {
+    const before = await counts();
+    const refused = rpc(t, worker.handle, requester.key, 'message/send', {
+      message: v03Message('\ud800'),
+      configuration: { blocking: false },
+    });
+    const answers = await Promise.all([
+      ...Array.from({ length: 6 }, () => send()),
+      refused,
+      ...Array.from({ length: 6 }, () => send()),
+    ]);
+    expect(answers[6].body.error).toMatchObject({ code: -32602 });
+    expect(answers.filter((_, i) => i !== 6).every((answer) => answer.body.result?.id)).toBe(true);
+    expect((await counts()).tasks - before.tasks).toBe(12);
+  });
 });
