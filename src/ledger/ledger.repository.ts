@@ -432,20 +432,9 @@ export class LedgerRepository {
 
   // ---- a journal's changes (under the task's row lock)
 
-  /** Whether the task holds a message with that A2A messageId from that role. */
-  @GenerateSql({ params: [U, 'user', DummyValue.STRING] })
-  async hasMessage(taskId: string, role: MessageRole, messageId: string, tx?: Tx): Promise<boolean> {
-    return (
-      (await this.db.one(
-        sql`SELECT 1 FROM messages WHERE task_id = ${taskId} AND role = ${role} AND message_id = ${messageId}`,
-        tx,
-      )) !== null
-    );
-  }
-
   /**
    * Which of `messageIds` the task holds from that role, and its message count up to
-   * `max` (as countMessagesUpTo), in one statement.
+   * `max` (it reads at most `max` entries of the (task_id, seq) index), in one statement.
    */
   @GenerateSql({ params: [U, 'agent', [DummyValue.STRING], 100] })
   async messageRoom(
@@ -462,17 +451,6 @@ export class LedgerRepository {
       tx,
     );
     return row!;
-  }
-
-  /** The task's message count, counted up to `max` only (it reads at most `max` entries of the (task_id, seq) index). */
-  @GenerateSql({ params: [U, 100] })
-  async countMessagesUpTo(taskId: string, max: number, tx?: Tx): Promise<number> {
-    const row = await this.db.one<{ count: number }>(
-      sql`
-      SELECT count(*)::int AS count FROM (SELECT 1 FROM messages WHERE task_id = ${taskId} LIMIT ${max}) m`,
-      tx,
-    );
-    return row!.count;
   }
 
   /** A message (its row id and time chosen by the caller) and its event. */

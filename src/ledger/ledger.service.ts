@@ -428,11 +428,11 @@ export class LedgerService {
     if (input.contextId !== undefined && input.contextId !== journal.task.context_id) {
       throw badRequest('context_mismatch', "The message's contextId is not the context of its task.");
     }
-    if (await journal.hasMessage('user', input.message.messageId))
-      return { kind: 'duplicate', taskId: journal.task.id };
+    const room = await journal.messageRoom('user', input.message.messageId, this.config.ledgerMaxMessagesPerTask);
+    if (room.held) return { kind: 'duplicate', taskId: journal.task.id };
     const next = transition(journal.state, { by: 'requester', action: 'message' });
     if (!next.ok) throw conflict('task_terminal', `The task is ${journal.state}; it takes no more messages.`);
-    await journal.requireRoomForMessage(this.config.ledgerMaxMessagesPerTask);
+    room.requireRoom();
     await journal.message('user', input.message, next.changed ? 'status' : 'message', next.state);
     return { kind: 'continued', journal };
   }

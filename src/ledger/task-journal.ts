@@ -69,27 +69,12 @@ export class TaskJournal {
     return this.task.state;
   }
 
-  /** Whether this task already holds a message with that A2A messageId from that role. */
-  async hasMessage(role: MessageRole, messageId: string): Promise<boolean> {
-    await this.send();
-    return this.repository.hasMessage(this.task.id, role, messageId, this.tx);
-  }
-
   /**
-   * Refuses one more message once the task holds `max` (LEDGER_MAX_MESSAGES_PER_TASK).
-   * Counted under the task's row lock, so concurrent writers cannot both slip past the
-   * limit; the count reads at most `max` entries of the (task_id, seq) index.
-   */
-  async requireRoomForMessage(max: number): Promise<void> {
-    await this.send();
-    const count = await this.repository.countMessagesUpTo(this.task.id, max, this.tx);
-    if (count >= max) throw messageLimit(max);
-  }
-
-  /**
-   * hasMessage and requireRoomForMessage in one read: whether the task holds that
-   * message already, and a `requireRoom` that throws as requireRoomForMessage would
-   * (call it once the message is known to be written). `expected` names the messages
+   * Whether the task holds a message with that A2A messageId from that role already,
+   * and a `requireRoom` that refuses one more message once the task holds `max`
+   * (LEDGER_MAX_MESSAGES_PER_TASK; call it once the message is known to be written) —
+   * one read, under the task's row lock, so concurrent writers cannot both slip past the
+   * limit; the count reads at most `max` entries of the (task_id, seq) index. `expected` names the messages
    * the caller will ask about next in this transaction: they are read now, together,
    * and answered from what this journal knows afterwards (the messages it writes
    * included), without reading again.

@@ -152,7 +152,8 @@ export class TasksService {
         throw conflict('task_terminal', `The task is ${journal.state}; it takes no more replies.`);
       if (!next.ok)
         throw conflict('invalid_transition', `A worker cannot move a task from ${journal.state} to ${dto.state}.`);
-      if (message) await journal.requireRoomForMessage(this.config.ledgerMaxMessagesPerTask);
+      if (message)
+        (await journal.messageRoom('agent', message.messageId, this.config.ledgerMaxMessagesPerTask)).requireRoom();
       for (const chunk of artifacts) await journal.artifact(chunk, this.config.ledgerMaxArtifactBytesPerTask);
       if (message) await journal.message('agent', message, 'status', next.state);
       else if (dto.state) await journal.status(next.state);

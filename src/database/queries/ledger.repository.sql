@@ -140,15 +140,9 @@ WITH w0 AS (
         RETURNING pg_notify($7, $8) AS notified)
 SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
 
--- LedgerRepository.hasMessage
-SELECT 1 FROM messages WHERE task_id = $1 AND role = $2 AND message_id = $3;
-
 -- LedgerRepository.messageRoom
 SELECT ARRAY(SELECT message_id FROM messages WHERE task_id = $1 AND role = $2 AND message_id = ANY($3::text[])) AS held,
 (SELECT count(*)::int FROM (SELECT 1 FROM messages WHERE task_id = $4 LIMIT $5) m) AS count;
-
--- LedgerRepository.countMessagesUpTo
-SELECT count(*)::int AS count FROM (SELECT 1 FROM messages WHERE task_id = $1 LIMIT $2) m;
 
 -- LedgerRepository.writeMessage
 WITH w0 AS (INSERT INTO messages (id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at)
