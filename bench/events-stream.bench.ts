@@ -1,3 +1,4 @@
+import { Database } from '../src/database/database';
 import { EventsService } from '../src/events/events.service';
 import { openEventStream } from '../test/support/event-stream';
 import { percentile, startBenchServer, table } from './lib';
@@ -28,9 +29,9 @@ export async function run(): Promise<void> {
     const stream = await openEventStream(server.baseUrl, { authorization: `Bearer ${signup.token}` });
     const committedAt = new Map<string, number>();
     const emit = async (n: number) => {
-      const id = await server.db.transaction((em) =>
-        emitter.emit(em, { type: 'task.status', organizationId, data: { n } }),
-      );
+      const id = await server.app
+        .get(Database)
+        .transaction((em) => emitter.emit(em, { type: 'task.status', organizationId, data: { n } }));
       committedAt.set(id!, performance.now());
     };
     const receive = async (count: number) => {

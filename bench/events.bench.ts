@@ -1,3 +1,4 @@
+import { Database } from '../src/database/database';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { DataSource } from 'typeorm';
@@ -34,7 +35,7 @@ async function throughput(): Promise<void> {
       const committedAt = new Map<string, number>();
       const emit = async (i: number) => {
         const event: EventInput = { type: 'task.status', organizationId, data: { n: i, state: 'working' } };
-        const id = await server.db.transaction((em) => emitter.emit(em, event));
+        const id = await server.app.get(Database).transaction((em) => emitter.emit(em, event));
         committedAt.set(id!, performance.now());
       };
       const burst = async () => {

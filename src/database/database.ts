@@ -1,26 +1,30 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
-import { DataSource, QueryFailedError, type EntityManager } from 'typeorm';
+import { DataSource, QueryFailedError } from 'typeorm';
+import { PipelineError, runPipeline, type Statement, type StatementClient } from './pipeline';
 import { sql, type Sql } from './sql';
-import { afterCommit, installUnitOfWork } from './unit-of-work';
+import { afterCommit, AtCommit, Tx } from './unit-of-work';
 import { batchStatement, WriteBatch, type BatchRows, type TaggedRow } from './write-batch';
 
 /**
- * The transaction manager: the one name for "the transaction this work runs in".
- * Repositories take it as an optional last argument; without it a statement runs on
- * its own connection from the pool.
+ * The transaction: the one name for "the transaction this work runs in". Repositories
+ * take it as an optional last argument; without it a statement runs on its own
+ * connection from the pool.
  */
-export type Tx = EntityManager;
-
-interface Driven {
-  rows?: unknown[];
-  rowCount?: number | null;
-}
+export { AtCommit, Tx };
 
 /** node-postgres's Pool and Client (and the embedded pool's) as far as statements go. */
-interface Connection {
-  query(config: { name?: string; text: string; values: unknown[] }): Promise<Driven>;
+type Connection = StatementClient;
+
+/** node-postgres's Pool (and the embedded pool): a connection of one's own, until released. */
+interface Pool extends Connection {
+  connect(
+    callback: (error: Error | undefined, client: StatementClient, release: (error?: unknown) => void) => void,
+  ): void;
 }
+
+const BEGIN: Statement = { text: 'BEGIN', values: [] };
+const COMMIT: Statement = { text: 'COMMIT', values: [] };
 
 /** Group commit (Database.batch): statements of one shape on their way at once, and batches one statement takes at most. */
 const BATCHES_SENDING = 1;
@@ -62,9 +66,7 @@ function statementName(text: string): string | undefined {
  */
 @Injectable()
 export class Database {
-  constructor(readonly dataSource: DataSource) {
-    installUnitOfWork(dataSource);
-  }
+  constructor(readonly dataSource: DataSource) {}
 
   /** The rows a statement returns. */
   async rows<R>(query: Sql, tx?: Tx): Promise<R[]> {
@@ -198,13 +200,18 @@ export class Database {
 
   /**
    * A batch filled inside a transaction, sent as one statement of it (nothing when it
-   * is empty): each member gets its rows at once; its after-commit hooks wait for the
-   * transaction's commit. The task journal sends its writes this way.
+   * is empty) together with the transaction's next statement — the read that must see
+   * it, or COMMIT — in one round trip. Each member gets its rows then; its after-commit
+   * hooks wait for the transaction's commit. Should it fail, so does that next
+   * statement, with its error. The task journal sends its writes this way.
    */
-  async send(batch: WriteBatch, tx: Tx): Promise<void> {
+  send(batch: WriteBatch, tx: Tx): void {
     if (batch.isEmpty) return;
-    const rows = await this.rows<{ member: number; row: Record<string, unknown> }>(batch.statement(), tx);
-    await batch.settle(rows, (hook) => afterCommit(tx, hook));
+    if (tx.ended) throw new Error('the transaction this statement was meant for has ended');
+    tx.waiting.push({
+      statement: batch.statement(),
+      settle: (rows) => batch.settle(rows, (hook) => afterCommit(tx, hook)),
+    });
   }
 
   /** Whether the database answers (readiness); throws when it does not. */
@@ -212,9 +219,39 @@ export class Database {
     await this.run(sql`SELECT 1`);
   }
 
-  /** Runs `work` in a transaction; commit hooks (unit-of-work.ts) run at its end. */
-  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.dataSource.transaction(work);
+  /**
+   * Runs `work` in a transaction on a connection of its own, and commits; rolls back
+   * if `work` (or a before-commit hook) throws. Commit hooks (unit-of-work.ts) run at
+   * its end. BEGIN goes with the first statement and COMMIT with the last writes, so a
+   * transaction costs no round trip of its own for either.
+   */
+  async transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    const { client, release } = await this.checkout();
+    const tx = new Tx(client);
+    let result: T;
+    try {
+      result = await work(tx);
+      for (let hook = tx.before.shift(); hook; hook = tx.before.shift()) await hook();
+      if (tx.begun || tx.waiting.length > 0 || tx.finals.length > 0) await this.commit(tx);
+      tx.ended = true;
+    } catch (error) {
+      tx.ended = true;
+      for (const read of tx.finals.splice(0)) read.reject(error);
+      await tx.tail.catch(() => undefined);
+      if (!tx.begun) release();
+      else {
+        try {
+          await client.query({ text: 'ROLLBACK', values: [] });
+          release();
+        } catch (rollbackFailed) {
+          release(rollbackFailed); // the connection is not reusable: the pool drops it
+        }
+      }
+      throw error;
+    }
+    release();
+    for (const hook of tx.after) await hook();
+    return result;
   }
 
   /**
@@ -225,14 +262,77 @@ export class Database {
    * as TypeORM's QueryFailedError, as before, so error handling sees one shape.
    */
   protected async run(query: Sql, tx?: Tx): Promise<{ records: unknown[]; affected?: number }> {
-    const runner = tx?.queryRunner;
-    if (runner?.isReleased) throw new Error('the transaction this statement was meant for has ended');
-    const connection = runner ? ((await runner.connect()) as Connection) : this.pool;
-    return this.dispatch(connection, query);
+    if (!tx) return this.dispatch(this.pool, query);
+    if (tx instanceof AtCommit) {
+      if (tx.of.ended) throw new Error('the transaction this statement was meant for has ended');
+      const records = await new Promise<unknown[]>((resolve, reject) =>
+        tx.of.finals.push({ statement: query, resolve, reject }),
+      );
+      return { records };
+    }
+    const result = await this.inTransaction(tx, statementOf(query));
+    return { records: result.rows, affected: result.rowCount ?? undefined };
   }
 
-  private get pool(): Connection {
-    return (this.dataSource.driver as unknown as { master: Connection }).master;
+  /**
+   * A statement of `tx`, sent with what must go before it — BEGIN, if this is the
+   * first; the writes waiting (Database.send) — as one pipeline (one round trip). The
+   * waiting writes' members get their rows before the statement's caller does.
+   */
+  private inTransaction(tx: Tx, statement: Statement): Promise<{ rows: unknown[]; rowCount: number | null }> {
+    if (tx.ended) throw new Error('the transaction this statement was meant for has ended');
+    const waiting = tx.waiting;
+    tx.waiting = [];
+    const statements = [
+      ...(tx.begun ? [] : [BEGIN]),
+      ...waiting.map((write) => statementOf(write.statement)),
+      statement,
+    ];
+    tx.begun = true;
+    const ran = tx.tail.then(async () => {
+      let results;
+      try {
+        results = await runPipeline(tx.client, statements);
+      } catch (error) {
+        if (!(error instanceof PipelineError)) throw error;
+        const failed = statements[error.index];
+        throw new QueryFailedError(failed.text, [...failed.values], error.cause);
+      }
+      const own = results.slice(statements.length - waiting.length - 1);
+      for (const [i, write] of waiting.entries()) await write.settle(own[i].rows as TaggedRow[]);
+      return own[own.length - 1];
+    });
+    tx.tail = ran.catch(() => undefined);
+    return ran;
+  }
+
+  /** COMMIT, with the writes still waiting before it and the reads that go with it (AtCommit). */
+  private async commit(tx: Tx): Promise<void> {
+    const finals = tx.finals.splice(0);
+    const rows: unknown[][] = [];
+    tx.waiting.push(
+      ...finals.map((read, i) => ({
+        statement: read.statement,
+        settle: async (returned: unknown[]) => void (rows[i] = returned),
+      })),
+    );
+    try {
+      await this.inTransaction(tx, COMMIT);
+    } catch (error) {
+      for (const read of finals) read.reject(error);
+      throw error;
+    }
+    finals.forEach((read, i) => read.resolve(rows[i]));
+  }
+
+  private get pool(): Pool {
+    return (this.dataSource.driver as unknown as { master: Pool }).master;
+  }
+
+  private checkout(): Promise<{ client: StatementClient; release: (error?: unknown) => void }> {
+    return new Promise((resolve, reject) =>
+      this.pool.connect((error, client, release) => (error ? reject(error) : resolve({ client, release }))),
+    );
   }
 
   private async dispatch(
@@ -240,15 +340,24 @@ export class Database {
     query: Sql,
     name = query.values.length > 0 ? statementName(query.text) : undefined,
   ): Promise<{ records: unknown[]; affected?: number }> {
-    // Times as ISO strings (every column is timestamptz): the driver's own conversion is slower.
-    const values = query.values.map((value) =>
-      value instanceof Date && !Number.isNaN(value.getTime()) ? value.toISOString() : value,
-    );
+    const { values } = statementOf(query);
     try {
-      const result = await connection.query({ name, text: query.text, values });
+      const result = await connection.query({ name, text: query.text, values: [...values] });
       return { records: result.rows ?? [], affected: result.rowCount ?? undefined };
     } catch (error) {
-      throw new QueryFailedError(query.text, values, error as Error);
+      throw new QueryFailedError(query.text, [...values], error as Error);
     }
   }
+}
+
+/** A statement as the driver takes it: named by its text when it has parameters. */
+function statementOf(query: Sql): Statement {
+  return {
+    name: query.values.length > 0 ? statementName(query.text) : undefined,
+    text: query.text,
+    // Times as ISO strings (every column is timestamptz): the driver's own conversion is slower.
+    values: query.values.map((value) =>
+      value instanceof Date && !Number.isNaN(value.getTime()) ? value.toISOString() : value,
+    ),
+  };
 }

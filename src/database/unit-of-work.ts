@@ -1,38 +1,74 @@
-import type {
-  DataSource,
-  EntitySubscriberInterface,
-  QueryRunner,
-  TransactionCommitEvent,
-  TransactionRollbackEvent,
-} from 'typeorm';
-import type { Tx } from './database';
-import { WriteBatch } from './write-batch';
+import type { Sql } from './sql';
+import type { StatementClient } from './pipeline';
+import { WriteBatch, type TaggedRow } from './write-batch';
 
 type Hook = () => Promise<void> | void;
 
-interface Work {
-  before: Hook[];
-  after: Hook[];
+/** Writes sent with the transaction's next statement (Database.send), and who gets their rows. */
+export interface WaitingWrite {
+  statement: Sql;
+  settle: (rows: TaggedRow[]) => Promise<void>;
 }
 
-/** The hooks registered with each open transaction, by its connection. */
-const pending = new WeakMap<QueryRunner, Work>();
-
-function workOf(tx: Tx): Work {
-  const runner = tx.queryRunner;
-  if (!runner?.isTransactionActive) throw new Error('a commit hook needs the transaction that makes the change');
-  let work = pending.get(runner);
-  if (!work) pending.set(runner, (work = { before: [], after: [] }));
-  return work;
+/** A read that goes with the transaction's COMMIT, and who waits for its rows. */
+export interface FinalRead {
+  statement: Sql;
+  resolve: (rows: unknown[]) => void;
+  reject: (error: unknown) => void;
 }
 
 /**
- * Runs `hook` inside `tx` just before it commits (the outermost transaction, not a
- * savepoint), in registration order; a hook may register more. A hook that throws
- * rolls the transaction back. The ledger flushes its task journals here.
+ * A transaction (Database.transaction): its connection, its hooks, and what waits for
+ * its next statement. Repositories take it as an optional last argument and pass it
+ * on; only src/database/ looks inside.
+ *
+ * BEGIN is not sent on its own: it goes with the transaction's first statement, and
+ * writes queued with Database.send go with the statement after them (or with COMMIT),
+ * each group in one round trip (pipeline.ts). A transaction that runs no statement
+ * sends nothing at all.
+ */
+export class Tx {
+  /** Whether BEGIN has been sent. */
+  begun = false;
+  /** Committed or rolled back: no statement may run in it any more. */
+  ended = false;
+  /** Writes to send before the next statement, in order. */
+  waiting: WaitingWrite[] = [];
+  /** Reads that go with COMMIT (see AtCommit). */
+  readonly finals: FinalRead[] = [];
+  /** Statements run one after the other; a driver without pipelines needs it (pipeline.ts). */
+  tail: Promise<unknown> = Promise.resolve();
+  readonly before: Hook[] = [];
+  readonly after: Hook[] = [];
+
+  constructor(readonly client: StatementClient) {}
+}
+
+/**
+ * `tx` for a read that goes with its COMMIT, in the same round trip: what a unit of work
+ * answers with once its writes are in (it sees them; nothing of the transaction runs
+ * after it). Its rows arrive once the transaction has committed; if it rolls back, the
+ * read fails with it. Pass it where a repository read takes a Tx, and do not wait for
+ * the read inside the unit of work — it cannot come back before the commit.
+ */
+export class AtCommit extends Tx {
+  constructor(readonly of: Tx) {
+    super(of.client);
+  }
+}
+
+function open(tx: Tx): Tx {
+  if (tx.ended) throw new Error('a commit hook needs the transaction that makes the change');
+  return tx;
+}
+
+/**
+ * Runs `hook` inside `tx` just before it commits, in registration order; a hook may
+ * register more. A hook that throws rolls the transaction back. The ledger flushes its
+ * task journals here.
  */
 export function beforeCommit(tx: Tx, hook: Hook): void {
-  workOf(tx).before.push(hook);
+  open(tx).before.push(hook);
 }
 
 /**
@@ -42,35 +78,10 @@ export function beforeCommit(tx: Tx, hook: Hook): void {
  */
 export function afterCommit(unit: Tx | WriteBatch, hook: Hook): void {
   if (unit instanceof WriteBatch) unit.afterCommit(hook);
-  else workOf(unit).after.push(hook);
+  else open(unit).after.push(hook);
 }
 
-/** The subscriber that runs the hooks; installed once per DataSource by `Database`. */
-class UnitOfWork implements EntitySubscriberInterface {
-  async beforeTransactionCommit(event: TransactionCommitEvent): Promise<void> {
-    const runner = event.queryRunner;
-    const work = pending.get(runner);
-    if (!work || (runner as QueryRunner & { transactionDepth?: number }).transactionDepth !== 1) return;
-    for (let hook = work.before.shift(); hook; hook = work.before.shift()) await hook();
-  }
-
-  async afterTransactionCommit(event: TransactionCommitEvent): Promise<void> {
-    const runner = event.queryRunner;
-    const work = pending.get(runner);
-    if (!work || runner.isTransactionActive) return;
-    pending.delete(runner);
-    for (const hook of work.after) await hook();
-  }
-
-  afterTransactionRollback(event: TransactionRollbackEvent): void {
-    if (!event.queryRunner.isTransactionActive) pending.delete(event.queryRunner);
-  }
-}
-
-const installed = new WeakSet<DataSource>();
-
-export function installUnitOfWork(dataSource: DataSource): void {
-  if (installed.has(dataSource)) return;
-  installed.add(dataSource);
-  dataSource.subscribers.push(new UnitOfWork());
+/** Whether `unit` is a transaction still open (or a write batch): where a change may be written. */
+export function isOpen(unit: Tx | WriteBatch): boolean {
+  return unit instanceof WriteBatch || (unit instanceof Tx && !unit.ended);
 }

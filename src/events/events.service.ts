@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Tx } from '../database/database';
 import { WriteBatch } from '../database/write-batch';
+import { isOpen } from '../database/unit-of-work';
 import { CHANGES_CHANNEL, eventsKey, TaskNotifier } from './task-notifier';
 import { DeliveryDispatcher } from './delivery-dispatcher';
 import { newEventId } from './event-id';
@@ -104,7 +105,7 @@ export class EventsService {
   }
 
   private async write(unit: Tx | WriteBatch, rows: EventToWrite[]): Promise<void> {
-    if (!(unit instanceof WriteBatch) && !unit.queryRunner?.isTransactionActive)
+    if (!isOpen(unit))
       throw new Error('EventsService.emit must run inside the transaction (or write batch) that makes the change');
     if (rows.length === 0) return;
     await this.repository.insertEventsWithDeliveries(rows, unit, (deliveries) => {

@@ -248,15 +248,6 @@ export class LedgerRepository {
       SELECT t.* FROM ((${branch(asRequester)}) UNION ALL (${branch(asWorker, sql`NOT ${asRequester}`)})) t ${page.tail}`);
   }
 
-  /** A task, when visible to `side`. */
-  @GenerateSql({ params: [U, ORGANIZATION_SIDE] })
-  async visibleTask(taskId: string, side: LedgerSide, tx?: Tx): Promise<TaskRow | null> {
-    return this.db.one<TaskRow>(
-      sql`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = ${taskId} AND ${visibleCondition('t', side, {})}`,
-      tx,
-    );
-  }
-
   /** A context's most recent tasks. */
   @GenerateSql({ params: [U, 200] })
   async contextTasks(contextId: string, limit: number): Promise<TaskRow[]> {
@@ -580,21 +571,10 @@ export class LedgerRepository {
   @GenerateSql({ params: [[EXAMPLE_TASK], { historyLength: 2, artifacts: true, maxArtifactBytes: 1000 }] })
   async hydrate(rows: TaskRow[], options: HydrateOptions, tx?: Tx): Promise<TaskRecord[]> {
     if (rows.length === 0) return [];
-    const contextOf = new Map(rows.map((row) => [row.id, row.context_id]));
-    const toRecord = (m: MessageRow) => messageRecord(m, contextOf.get(m.task_id)!);
-    const statuses = rows.some((row) => row.status_message_id !== null);
-
-    const statusById = new Map<string, MessageRecord>();
-    const history = new Map<string, MessageRecord[]>();
-    const artifacts = new Map<string, ArtifactRecord[]>();
-    if (statuses || options.historyLength > 0 || options.artifacts) {
-      // Per task, the latest n messages from the (task_id, seq) index (older ones are never
-      // read), and the artifacts as long as their running size stays within the maximum.
-      const parts = await this.db.rows<
-        | { part: 'status' | 'history'; row: JsonRow<MessageRow> }
-        | { part: 'artifact'; row: ArtifactRow & { seq: number } }
-      >(
-        sql`
+    const needed = rows.some((row) => row.status_message_id !== null) || options.historyLength > 0 || options.artifacts;
+    if (!needed) return toRecords(rows, [], options);
+    const parts = await this.db.rows<TaskPart>(
+      sql`
         WITH t AS (
           SELECT * FROM ${sql.rows(
             't',
@@ -604,60 +584,26 @@ export class LedgerRepository {
             ],
             rows.map((row) => [row.id, row.status_message_id]),
           )})
-        SELECT 'status' AS part, to_jsonb(s) AS row
-          FROM (SELECT ${MESSAGE_COLUMNS} FROM t JOIN messages m ON m.id = t.status_id) s
-        UNION ALL
-        SELECT 'history', to_jsonb(h) FROM t
-          CROSS JOIN LATERAL (
-            SELECT ${MESSAGE_COLUMNS} FROM messages m
-             WHERE m.task_id = t.task_id AND ${options.historyLength}::int > 0
-             ORDER BY m.seq DESC LIMIT ${options.historyLength}
-          ) h
-        UNION ALL
-        SELECT 'artifact', to_jsonb(a) FROM t
-          CROSS JOIN LATERAL (
-            SELECT sized.task_id, sized.artifact_id, sized.name, sized.description, sized.parts, sized.metadata, sized.seq
-              FROM (SELECT task_id, artifact_id, name, description, parts, metadata, seq,
-                           sum(content_bytes) OVER (ORDER BY seq, artifact_id) AS running
-                      FROM artifacts WHERE ${options.artifacts} AND task_id = t.task_id) sized
-             WHERE ${options.maxArtifactBytes ?? null}::float8 IS NULL OR sized.running <= ${options.maxArtifactBytes ?? null}::float8
-          ) a`,
-        tx,
-      );
-      for (const { part, row } of parts) {
-        if (part === 'artifact') continue;
-        const message = toRecord({ ...row, created_at: new Date(row.created_at) } as MessageRow);
-        if (part === 'status') statusById.set(message.rowId, message);
-        else push(history, message.taskId, message);
-      }
-      for (const list of history.values()) list.sort((a, b) => a.seq - b.seq);
-      const artifactRows = parts.flatMap((p) => (p.part === 'artifact' ? [p.row] : []));
-      artifactRows.sort((a, b) => a.seq - b.seq || (a.artifact_id < b.artifact_id ? -1 : 1));
-      for (const a of artifactRows) {
-        push(artifacts, a.task_id, {
-          artifactId: a.artifact_id,
-          name: a.name,
-          description: a.description,
-          parts: a.parts,
-          metadata: a.metadata,
-        });
-      }
-    }
+        ${partsOf(options)}`,
+      tx,
+    );
+    return toRecords(rows, parts, options);
+  }
 
-    return rows.map((row) => ({
-      id: row.id,
-      contextId: row.context_id,
-      ...participantsOf(row),
-      state: row.state,
-      statusMessage: row.status_message_id ? (statusById.get(row.status_message_id) ?? null) : null,
-      statusTimestamp: row.status_timestamp,
-      metadata: row.metadata,
-      seq: row.seq,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-      history: history.get(row.id) ?? [],
-      artifacts: options.artifacts ? (artifacts.get(row.id) ?? []) : null,
-    }));
+  /** One of the pair's tasks as a record (findRecord), or null. */
+  @GenerateSql({ params: [U, PAIR, { historyLength: 2, artifacts: true, maxArtifactBytes: 1000 }] })
+  async pairTaskRecord(taskId: string, pair: TaskPair, options: HydrateOptions): Promise<TaskRecord | null> {
+    return findRecord(
+      this.db,
+      sql`t.id = ${taskId} AND t.requester_identity_id = ${pair.requester.id} AND t.worker_identity_id = ${pair.worker.id}`,
+      options,
+    );
+  }
+
+  /** A task as a record (findRecord), when visible to `side`; null otherwise. */
+  @GenerateSql({ params: [U, ORGANIZATION_SIDE, { historyLength: 2, artifacts: true, maxArtifactBytes: 1000 }] })
+  async visibleTaskRecord(taskId: string, side: LedgerSide, options: HydrateOptions): Promise<TaskRecord | null> {
+    return findRecord(this.db, sql`t.id = ${taskId} AND ${visibleCondition('t', side, {})}`, options);
   }
 
   /**
@@ -905,6 +851,107 @@ function pushConfigRecord(row: PushConfigRow): PushConfigRecord {
     authentication: row.authentication,
     protocolVersion: row.protocol_version,
   };
+}
+
+/**
+ * One task as a record, found by `where` (over `tasks t`), with its parts: the row,
+ * its status message, history and artifacts in one statement — a read of one task
+ * is one round trip. Null when no task matches.
+ */
+async function findRecord(db: Database, where: Sql, options: HydrateOptions): Promise<TaskRecord | null> {
+  const parts = await db.rows<TaskPart | { part: 'task'; row: JsonRow<TaskRow> }>(
+    sql`
+    WITH found AS (SELECT ${TASK_COLUMNS} FROM tasks t WHERE ${where}),
+         t AS (SELECT id AS task_id, status_message_id AS status_id FROM found)
+    SELECT 'task' AS part, to_jsonb(found) AS row FROM found
+    UNION ALL
+    ${partsOf(options)}`,
+  );
+  const found = parts.find((part) => part.part === 'task');
+  if (!found) return null;
+  const row = found.row as JsonRow<TaskRow>;
+  const task: TaskRow = {
+    ...row,
+    status_timestamp: new Date(row.status_timestamp),
+    created_at: new Date(row.created_at),
+    updated_at: new Date(row.updated_at),
+  };
+  return toRecords(
+    [task],
+    parts.filter((part): part is TaskPart => part.part !== 'task'),
+    options,
+  )[0];
+}
+
+/** A task's status message, one of its latest messages, or an artifact, as partsOf reads them. */
+type TaskPart =
+  { part: 'status' | 'history'; row: JsonRow<MessageRow> } | { part: 'artifact'; row: ArtifactRow & { seq: number } };
+
+/**
+ * The parts of the tasks of a CTE `t` (task_id, status_id): per task, its status
+ * message, the latest n messages from the (task_id, seq) index (older ones are never
+ * read), and the artifacts as long as their running size stays within the maximum.
+ */
+function partsOf(options: HydrateOptions): Sql {
+  return sql`SELECT 'status' AS part, to_jsonb(s) AS row
+          FROM (SELECT ${MESSAGE_COLUMNS} FROM t JOIN messages m ON m.id = t.status_id) s
+        UNION ALL
+        SELECT 'history', to_jsonb(h) FROM t
+          CROSS JOIN LATERAL (
+            SELECT ${MESSAGE_COLUMNS} FROM messages m
+             WHERE m.task_id = t.task_id AND ${options.historyLength}::int > 0
+             ORDER BY m.seq DESC LIMIT ${options.historyLength}
+          ) h
+        UNION ALL
+        SELECT 'artifact', to_jsonb(a) FROM t
+          CROSS JOIN LATERAL (
+            SELECT sized.task_id, sized.artifact_id, sized.name, sized.description, sized.parts, sized.metadata, sized.seq
+              FROM (SELECT task_id, artifact_id, name, description, parts, metadata, seq,
+                           sum(content_bytes) OVER (ORDER BY seq, artifact_id) AS running
+                      FROM artifacts WHERE ${options.artifacts} AND task_id = t.task_id) sized
+             WHERE ${options.maxArtifactBytes ?? null}::float8 IS NULL OR sized.running <= ${options.maxArtifactBytes ?? null}::float8
+          ) a`;
+}
+
+/** Task rows and their parts (partsOf) as records. */
+function toRecords(rows: TaskRow[], parts: readonly TaskPart[], options: HydrateOptions): TaskRecord[] {
+  const contextOf = new Map(rows.map((row) => [row.id, row.context_id]));
+  const toRecord = (m: MessageRow) => messageRecord(m, contextOf.get(m.task_id)!);
+  const statusById = new Map<string, MessageRecord>();
+  const history = new Map<string, MessageRecord[]>();
+  const artifacts = new Map<string, ArtifactRecord[]>();
+  for (const { part, row } of parts) {
+    if (part === 'artifact') continue;
+    const message = toRecord({ ...row, created_at: new Date(row.created_at) } as MessageRow);
+    if (part === 'status') statusById.set(message.rowId, message);
+    else push(history, message.taskId, message);
+  }
+  for (const list of history.values()) list.sort((a, b) => a.seq - b.seq);
+  const artifactRows = parts.flatMap((p) => (p.part === 'artifact' ? [p.row] : []));
+  artifactRows.sort((a, b) => a.seq - b.seq || (a.artifact_id < b.artifact_id ? -1 : 1));
+  for (const a of artifactRows) {
+    push(artifacts, a.task_id, {
+      artifactId: a.artifact_id,
+      name: a.name,
+      description: a.description,
+      parts: a.parts,
+      metadata: a.metadata,
+    });
+  }
+  return rows.map((row) => ({
+    id: row.id,
+    contextId: row.context_id,
+    ...participantsOf(row),
+    state: row.state,
+    statusMessage: row.status_message_id ? (statusById.get(row.status_message_id) ?? null) : null,
+    statusTimestamp: row.status_timestamp,
+    metadata: row.metadata,
+    seq: row.seq,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    history: history.get(row.id) ?? [],
+    artifacts: options.artifacts ? (artifacts.get(row.id) ?? []) : null,
+  }));
 }
 
 function push<T>(map: Map<string, T[]>, key: string, value: T): void {

@@ -200,8 +200,7 @@ export class LedgerService {
 
   /** One of the pair's tasks, or null. */
   async find(pair: TaskPair, taskId: string, read: HydrateOptions): Promise<TaskRecord | null> {
-    const row = await this.row(pair, taskId);
-    return row && this.record(row, read);
+    return isUuid(taskId) ? this.repository.pairTaskRecord(taskId, pair, this.bounded(read)) : null;
   }
 
   /** One of the pair's tasks as its row alone (what a waiting blocking send re-reads), or null. */

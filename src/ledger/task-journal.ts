@@ -35,12 +35,13 @@ export type JournalFlush = (journal: TaskJournal, entries: readonly JournalEntry
  * (`SELECT … FOR UPDATE`): concurrent writers to the same task queue behind the lock,
  * so each sees the state the previous one left and events are numbered without gaps
  * or duplicates. Every change is an event. Writes wait in a batch and go to the
- * database together, as one statement of the transaction: before the journal's next
- * read (which must see them), or with `flush()` — the task row, the events of the
- * events module and the listeners' notification — which the transaction runs before
- * it commits (LedgerService registers it: the ledger write is a unit of work, there is
- * no save to forget). Ids and times are chosen here, as the transaction's own time is
- * for PostgreSQL: one per journal.
+ * database together, as one statement of the transaction, in the same round trip as
+ * the statement after them (Database.send): the journal's next read (which must see
+ * them), or — after `flush()`, which adds the task row, the events of the events
+ * module and the listeners' notification, and which the transaction runs before it
+ * commits (LedgerService registers it: the ledger write is a unit of work, there is no
+ * save to forget) — COMMIT. Ids and times are chosen here, as the transaction's own
+ * time is for PostgreSQL: one per journal.
  */
 export class TaskJournal {
   private statusChanged = false;
@@ -87,7 +88,7 @@ export class TaskJournal {
   ): Promise<{ held: boolean; requireRoom: () => void }> {
     const known = this.room?.role === role && this.room.max === max && this.room.asked.has(messageId);
     if (!known) {
-      await this.send();
+      this.send();
       const asked = [messageId, ...expected.filter((id) => id !== messageId)];
       const { held, count } = await this.repository.messageRoom(this.task.id, role, asked, max, this.tx);
       this.room = { role, max, asked: new Set(asked), held: new Set(held), count };
@@ -154,7 +155,7 @@ export class TaskJournal {
    */
   async artifact(chunk: ArtifactChunk, maxBytes: number): Promise<void> {
     const bytes = Buffer.byteLength(JSON.stringify(chunk.parts));
-    await this.send();
+    this.send();
     const { total, own, existing } = await this.repository.lockArtifact(this.task.id, chunk.artifactId, this.tx);
     if (total - (chunk.append ? 0 : own) + bytes > maxBytes) {
       throw conflict(
@@ -194,9 +195,10 @@ export class TaskJournal {
   /**
    * Writes the task row and hands the entries recorded since the last flush on (their
    * events, the wake-ups after the commit), in one statement with the writes still
-   * waiting. Runs by itself just before the transaction commits; call it earlier only
-   * to read the task back inside the transaction. When nothing changed since, it sends
-   * only the writes waiting (another module's, `alongside`).
+   * waiting, which goes with the transaction's next statement. Runs by itself just
+   * before the transaction commits; call it earlier only to read the task back inside
+   * the transaction. When nothing changed since, it hands over only the writes waiting
+   * (another module's, `alongside`).
    */
   async flush(): Promise<void> {
     if (this.flushed === this.entries.length) return this.send();
@@ -206,7 +208,7 @@ export class TaskJournal {
     if (this.statusChanged) this.task.status_timestamp = this.at;
     await this.repository.saveTask(this.task, this.pending);
     await this.onFlush(this, entries, this.pending);
-    await this.send();
+    this.send();
   }
 
   /** Another module's write in this transaction, sent with the journal's next statement. */
@@ -214,12 +216,12 @@ export class TaskJournal {
     await write(this.pending);
   }
 
-  /** Sends the waiting writes, as one statement of the transaction. */
-  private async send(): Promise<void> {
+  /** Hands the waiting writes to the transaction, as one statement of it that goes with its next one. */
+  private send(): void {
     if (this.pending.isEmpty) return;
     const batch = this.pending;
     this.pending = new WriteBatch();
-    await this.db.send(batch, this.tx);
+    this.db.send(batch, this.tx);
   }
 
   private setStatus(state: TaskState, statusMessageId: string | null): void {

@@ -5,7 +5,7 @@ import type { ConsolePrincipal, KeyPrincipal, Principal } from '../common/princi
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, conflict, type FieldError } from '../common/app-error';
 import { creationPosition, keyset, type PageQuery } from '../common/pagination';
-import type { Tx } from '../database/database';
+import { AtCommit, type Tx } from '../database/database';
 import type { ArtifactChunk } from './entities/task-event.entity';
 import type { HistoryQuery, ListContextsQuery, ListTasksQuery } from './dto/list-tasks.query';
 import type { ReplyDto } from './dto/reply.dto';
@@ -23,7 +23,7 @@ import { LedgerRepository, MESSAGES_NEWEST_FIRST } from './ledger.repository';
 import { LedgerService } from './ledger.service';
 import { parsePart, type StoredPart } from './parts';
 import type { NewMessage, TaskJournal } from './task-journal';
-import type { HydrateOptions, ParticipantRow } from './task-records';
+import type { HydrateOptions, ParticipantRow, TaskRecord } from './task-records';
 import { transition } from './task-state';
 
 type LedgerPrincipal = KeyPrincipal | ConsolePrincipal;
@@ -135,44 +135,54 @@ export class TasksService {
         { field: 'state', message: 'state, message or artifacts is required' },
       ]);
     }
-    return this.ledger.write(async (tx) => {
-      const scope = `task_reply:${principal.kind}:${principal.id}`;
-      if (idempotencyKey) {
-        const claim = await this.idempotency.claim(
-          tx,
-          scope,
-          idempotencyKey,
-          IdempotencyStore.hash(`reply ${id}`, dto),
-        );
-        if (claim.replay) return claim.replay.body as TaskView;
-      }
-      const journal = await this.lockForWorker(tx, principal, id);
-      const next = transition(journal.state, { by: 'worker', action: 'reply', to: dto.state ?? null });
-      if (!next.ok && next.reason === 'terminal')
-        throw conflict('task_terminal', `The task is ${journal.state}; it takes no more replies.`);
-      if (!next.ok)
-        throw conflict('invalid_transition', `A worker cannot move a task from ${journal.state} to ${dto.state}.`);
-      if (message)
-        (await journal.messageRoom('agent', message.messageId, this.config.ledgerMaxMessagesPerTask)).requireRoom();
-      for (const chunk of artifacts) await journal.artifact(chunk, this.config.ledgerMaxArtifactBytesPerTask);
-      if (message) await journal.message('agent', message, 'status', next.state);
-      else if (dto.state) await journal.status(next.state);
-      // The reply answers with the task as it leaves it: flushed now, its messages and artifacts read in this transaction.
-      await journal.flush();
-      const [task] = await this.repository.hydrate(
-        [journal.task],
-        this.hydration(this.config.ledgerMaxHistory, true),
-        tx,
-      );
-      const result = toTaskView(task);
-      if (idempotencyKey) await this.idempotency.record(tx, scope, idempotencyKey, 200, result);
-      return result;
-    });
+    const outcome = await this.ledger.write(
+      async (tx): Promise<{ view: TaskView } | { later: Promise<TaskRecord[]> }> => {
+        const scope = `task_reply:${principal.kind}:${principal.id}`;
+        if (idempotencyKey) {
+          const claim = await this.idempotency.claim(
+            tx,
+            scope,
+            idempotencyKey,
+            IdempotencyStore.hash(`reply ${id}`, dto),
+          );
+          if (claim.replay) return { view: claim.replay.body as TaskView };
+        }
+        const journal = await this.lockForWorker(tx, principal, id);
+        const next = transition(journal.state, { by: 'worker', action: 'reply', to: dto.state ?? null });
+        if (!next.ok && next.reason === 'terminal')
+          throw conflict('task_terminal', `The task is ${journal.state}; it takes no more replies.`);
+        if (!next.ok)
+          throw conflict('invalid_transition', `A worker cannot move a task from ${journal.state} to ${dto.state}.`);
+        if (message)
+          (await journal.messageRoom('agent', message.messageId, this.config.ledgerMaxMessagesPerTask)).requireRoom();
+        for (const chunk of artifacts) await journal.artifact(chunk, this.config.ledgerMaxArtifactBytesPerTask);
+        if (message) await journal.message('agent', message, 'status', next.state);
+        else if (dto.state) await journal.status(next.state);
+        // The reply answers with the task as it leaves it: flushed now, its messages and
+        // artifacts read after the writes — with COMMIT, in the same round trip, unless the
+        // answer is to be kept for a repeat of the request.
+        await journal.flush();
+        const hydration = this.hydration(this.config.ledgerMaxHistory, true);
+        if (!idempotencyKey) {
+          const later = this.repository.hydrate([journal.task], hydration, new AtCommit(tx));
+          later.catch(() => undefined); // a rollback fails the reply itself; this read is then never awaited
+          return { later };
+        }
+        const [task] = await this.repository.hydrate([journal.task], hydration, tx);
+        const view = toTaskView(task);
+        await this.idempotency.record(tx, scope, idempotencyKey, 200, view);
+        return { view };
+      },
+    );
+    return 'view' in outcome ? outcome.view : toTaskView((await outcome.later)[0]);
   }
 
   private async visibleTask(principal: Principal, id: string, historyLength: number, artifacts = true) {
-    const row = await this.repository.visibleTask(id, sideOf(principal));
-    const [task] = await this.repository.hydrate(row ? [row] : [], this.hydration(historyLength, artifacts));
+    const task = await this.repository.visibleTaskRecord(
+      id,
+      sideOf(principal),
+      this.hydration(historyLength, artifacts),
+    );
     if (!task) throw notVisible('task.read');
     return task;
   }

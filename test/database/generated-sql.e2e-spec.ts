@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, writeFileSync, existsSync, unlinkSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DataSource, type QueryRunner } from 'typeorm';
-import { Database, type Tx } from '../../src/database/database';
+import { Database, Tx } from '../../src/database/database';
 import { sqlExamples } from '../../src/database/generate-sql';
 import type { Sql } from '../../src/database/sql';
 import { WriteBatch } from '../../src/database/write-batch';
@@ -34,7 +34,24 @@ class RecordingDatabase extends Database {
     super(dataSource);
   }
 
+  /** Writes handed over with `send`, run before the next statement (as a transaction sends them). */
+  private readonly handedOver: Sql[] = [];
+
   protected override async run(query: Sql, _tx?: Tx): Promise<{ records: unknown[]; affected?: number }> {
+    for (let write = this.handedOver.shift(); write; write = this.handedOver.shift()) await this.record(write);
+    return this.record(query);
+  }
+
+  override send(batch: WriteBatch, _tx: Tx): void {
+    if (!batch.isEmpty) this.handedOver.push(batch.statement());
+  }
+
+  /** Runs what is still waiting. */
+  async drain(): Promise<void> {
+    for (let write = this.handedOver.shift(); write; write = this.handedOver.shift()) await this.record(write);
+  }
+
+  private async record(query: Sql): Promise<{ records: unknown[]; affected?: number }> {
     this.statements.push(query.text);
     const result = await this.runner.query(query.text, [...query.values], true);
     return { records: Array.isArray(result.records) ? result.records : [], affected: result.affected };
@@ -45,7 +62,8 @@ class RecordingDatabase extends Database {
   }
 
   override transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
-    return work(this.runner.manager);
+    // Statements of the transaction are recorded by `run`; the Tx only carries its hooks.
+    return work(new Tx(this.runner.connection.driver as never));
   }
 }
 
@@ -111,7 +129,9 @@ describe('generated SQL (src/database/queries)', () => {
         const params = example.params.map((param) => (param instanceof WriteBatch ? new WriteBatch() : param));
         try {
           await repository[method](...params);
-          for (const param of params) if (param instanceof WriteBatch) await db.send(param, runner.manager);
+          for (const param of params)
+            if (param instanceof WriteBatch) db.send(param, new Tx(dataSource.driver as never));
+          await db.drain();
         } catch (error) {
           if (isStatementError(error)) throw new Error(`${owner.name}.${method}: ${(error as Error).message}`);
         } finally {

@@ -1,3 +1,5 @@
+import { Database } from '../../src/database/database';
+import { EventsService } from '../../src/events/events.service';
 import { KeysService } from '../../src/keys/keys.service';
 import { startApp, type TestApp } from '../support/app';
 import { eventually } from '../support/eventually';
@@ -104,7 +106,7 @@ describe('event delivery', () => {
       const { org } = await subscribed(['api_key.revoked']);
       const identity = await insertIdentity(t, { organizationId: org.organizationId });
       const keys = t.app.get(KeysService);
-      await t.db.transaction(async (em) => {
+      await t.app.get(Database).transaction(async (em) => {
         for (let i = 0; i < 3; i++)
           await keys.mintWith(em, {
             scope: 'agent',
@@ -112,8 +114,8 @@ describe('event delivery', () => {
             createdBy: { type: 'console_user', id: org.userId },
           });
       });
-      await t.db.transaction((em) => keys.revokeAllForIdentity(em, identity.id));
-      await t.db.transaction((em) => keys.revokeAllForIdentity(em, identity.id)); // nothing left to revoke: no event
+      await t.app.get(Database).transaction((em) => keys.revokeAllForIdentity(em, identity.id));
+      await t.app.get(Database).transaction((em) => keys.revokeAllForIdentity(em, identity.id)); // nothing left to revoke: no event
       const revoked = ofType('api_key.revoked')(
         at(org.organizationId)(await receiver.waitFor((r) => at(org.organizationId)(r).length >= 3)),
       );
@@ -131,7 +133,7 @@ describe('event delivery', () => {
       const { org, id } = await subscribed();
       const keys = t.app.get(KeysService);
       await expect(
-        t.db.transaction(async (em) => {
+        t.app.get(Database).transaction(async (em) => {
           await keys.mintWith(em, {
             scope: 'admin',
             organizationId: org.organizationId,
@@ -152,15 +154,11 @@ describe('event delivery', () => {
       expect(received).toHaveLength(1);
     });
 
-    it('an event outside any transaction is a programming error', async () => {
-      const keys = t.app.get(KeysService);
+    it('an event outside its transaction (one that has ended) is a programming error', async () => {
       const org = await signup(t);
+      const ended = await t.app.get(Database).transaction(async (tx) => tx);
       await expect(
-        keys.mintWith(t.db.manager, {
-          scope: 'admin',
-          organizationId: org.organizationId,
-          createdBy: { type: 'console_user', id: org.userId },
-        }),
+        t.app.get(EventsService).emit(ended, { type: 'ping', organizationId: org.organizationId, data: {} }),
       ).rejects.toThrow('inside the transaction');
     });
   });

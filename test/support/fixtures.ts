@@ -1,3 +1,4 @@
+import { Database } from '../../src/database/database';
 import { randomBytes } from 'node:crypto';
 import type { FilterMode } from '../../src/identities/identity.entity';
 import { KeysService } from '../../src/keys/keys.service';
@@ -81,9 +82,9 @@ export async function insertIdentity(t: TestApp, options: IdentityOptions): Prom
 /** An agent key for an identity that cannot be reached through the API (unclaimed). */
 export async function mintKeyDirectly(t: TestApp, identityId: string): Promise<string> {
   const keys = t.app.get(KeysService);
-  const minted = await t.db.transaction((em) =>
-    keys.mintWith(em, { scope: 'agent', identityId, createdBy: { type: 'signup', id: null } }),
-  );
+  const minted = await t.app
+    .get(Database)
+    .transaction((em) => keys.mintWith(em, { scope: 'agent', identityId, createdBy: { type: 'signup', id: null } }));
   return minted.key;
 }
 

@@ -1,9 +1,11 @@
 import { Client } from 'pg';
 
 /**
- * The statements the app sends to PostgreSQL while `work` runs, in order (the test's
- * own queries through `t.db` count too: keep them out of `work`). Timers of the app's
- * own — the delivery dispatcher's claim, the key usage flush — are left out.
+ * The round trips the app makes to PostgreSQL while `work` runs, in order: each one's
+ * statement, or the statements of a pipeline (src/database/pipeline.ts) joined by
+ * `;\n` (the test's own queries through `t.db` count too: keep them out of `work`).
+ * Timers of the app's own — the delivery dispatcher's claim, the key usage flush — are
+ * left out.
  */
 export async function statementsOf(work: () => Promise<unknown>): Promise<string[]> {
   const sent: string[] = [];

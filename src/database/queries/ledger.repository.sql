@@ -48,11 +48,6 @@ SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.reques
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
 t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE (t.worker_identity_id = $1 AND t.worker_identity_id = $2::uuid) AND TRUE ORDER BY t.created_at DESC, t.id DESC LIMIT 51;
 
--- LedgerRepository.visibleTask
-SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
-t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.id = $1 AND ((t.requester_organization_id = $2) OR (t.worker_organization_id = $3));
-
 -- LedgerRepository.contextTasks
 SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
@@ -211,6 +206,58 @@ SELECT 'artifact', to_jsonb(a) FROM t
               FROM artifacts WHERE $5 AND task_id = t.task_id) sized
      WHERE $6::float8 IS NULL OR sized.running <= $7::float8
   ) a;
+
+-- LedgerRepository.pairTaskRecord
+WITH found AS (SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
+t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
+t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.id = $1 AND t.requester_identity_id = $2 AND t.worker_identity_id = $3),
+       t AS (SELECT id AS task_id, status_message_id AS status_id FROM found)
+  SELECT 'task' AS part, to_jsonb(found) AS row FROM found
+  UNION ALL
+  SELECT 'status' AS part, to_jsonb(s) AS row
+        FROM (SELECT m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at FROM t JOIN messages m ON m.id = t.status_id) s
+      UNION ALL
+      SELECT 'history', to_jsonb(h) FROM t
+        CROSS JOIN LATERAL (
+          SELECT m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at FROM messages m
+           WHERE m.task_id = t.task_id AND $4::int > 0
+           ORDER BY m.seq DESC LIMIT $5
+        ) h
+      UNION ALL
+      SELECT 'artifact', to_jsonb(a) FROM t
+        CROSS JOIN LATERAL (
+          SELECT sized.task_id, sized.artifact_id, sized.name, sized.description, sized.parts, sized.metadata, sized.seq
+            FROM (SELECT task_id, artifact_id, name, description, parts, metadata, seq,
+                         sum(content_bytes) OVER (ORDER BY seq, artifact_id) AS running
+                    FROM artifacts WHERE $6 AND task_id = t.task_id) sized
+           WHERE $7::float8 IS NULL OR sized.running <= $8::float8
+        ) a;
+
+-- LedgerRepository.visibleTaskRecord
+WITH found AS (SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
+t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
+t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.id = $1 AND ((t.requester_organization_id = $2) OR (t.worker_organization_id = $3))),
+       t AS (SELECT id AS task_id, status_message_id AS status_id FROM found)
+  SELECT 'task' AS part, to_jsonb(found) AS row FROM found
+  UNION ALL
+  SELECT 'status' AS part, to_jsonb(s) AS row
+        FROM (SELECT m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at FROM t JOIN messages m ON m.id = t.status_id) s
+      UNION ALL
+      SELECT 'history', to_jsonb(h) FROM t
+        CROSS JOIN LATERAL (
+          SELECT m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at FROM messages m
+           WHERE m.task_id = t.task_id AND $4::int > 0
+           ORDER BY m.seq DESC LIMIT $5
+        ) h
+      UNION ALL
+      SELECT 'artifact', to_jsonb(a) FROM t
+        CROSS JOIN LATERAL (
+          SELECT sized.task_id, sized.artifact_id, sized.name, sized.description, sized.parts, sized.metadata, sized.seq
+            FROM (SELECT task_id, artifact_id, name, description, parts, metadata, seq,
+                         sum(content_bytes) OVER (ORDER BY seq, artifact_id) AS running
+                    FROM artifacts WHERE $6 AND task_id = t.task_id) sized
+           WHERE $7::float8 IS NULL OR sized.running <= $8::float8
+        ) a;
 
 -- LedgerRepository.events
 SELECT e.seq AS event_seq, e.kind, e.state, e.artifact, e.created_at AS event_created_at, m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at

@@ -1,0 +1,170 @@
+import { Client, Query } from 'pg';
+
+/** A statement as the driver takes it: a prepared statement's name (or none), its text and its values. */
+export interface Statement {
+  name?: string;
+  text: string;
+  values: readonly unknown[];
+}
+
+/** What one statement of a pipeline returned. */
+export interface StatementResult {
+  rows: unknown[];
+  rowCount: number | null;
+}
+
+/** A statement of a pipeline failed: which one, and PostgreSQL's error. Those after it did not run. */
+export class PipelineError extends Error {
+  constructor(
+    readonly index: number,
+    override readonly cause: Error,
+  ) {
+    super(cause.message);
+  }
+}
+
+/** A connection as far as statements go: node-postgres's Client, or the embedded driver's. */
+export interface StatementClient {
+  query(config: {
+    name?: string;
+    text: string;
+    values: unknown[];
+  }): Promise<{ rows?: unknown[]; rowCount?: number | null }>;
+}
+
+/**
+ * Runs `statements` in order on one connection and answers with each one's result.
+ *
+ * On node-postgres they go as one pipeline of the extended query protocol: every
+ * statement's Parse (when its connection has not prepared it yet), Bind, Describe and
+ * Execute, then one Sync — a single socket write and a single round trip, however many
+ * statements. PostgreSQL runs them one after the other; should one fail, it skips the
+ * rest up to the Sync (inside a transaction block the transaction is then aborted, as
+ * it would be had they gone one by one). A transaction uses this to send its BEGIN with
+ * its first statement and its COMMIT with its last writes (Database.transaction).
+ *
+ * node-postgres runs one query object at a time and has no pipeline of its own, so this
+ * is a query object of ours (its Submittable interface, built on its Query) that writes
+ * several statements' messages and reads their several results. It keeps the
+ * connection's record of prepared statements as node-postgres does: a name is
+ * "submitted" while its Parse is on the way, "parsed" once PostgreSQL confirms it.
+ *
+ * On another driver (the embedded PGlite) the statements run one by one.
+ */
+export async function runPipeline(
+  client: StatementClient,
+  statements: readonly Statement[],
+): Promise<StatementResult[]> {
+  if (client instanceof Client) {
+    return new Promise<StatementResult[]>((resolve, reject) => {
+      client.query(new PipelineQuery(statements, resolve, reject) as unknown as Query);
+    });
+  }
+  const results: StatementResult[] = [];
+  for (const [index, statement] of statements.entries()) {
+    try {
+      const result = await client.query({ name: statement.name, text: statement.text, values: [...statement.values] });
+      results.push({ rows: result.rows ?? [], rowCount: result.rowCount ?? null });
+    } catch (error) {
+      throw new PipelineError(index, error as Error);
+    }
+  }
+  return results;
+}
+
+/** node-postgres's connection, as far as a pipeline writes to it. */
+interface WireConnection {
+  parsedStatements: Record<string, string>;
+  submittedNamedStatements: Record<string, string>;
+  parse(query: { text: string; name: string; types: unknown[] }): void;
+  bind(config: {
+    portal: string;
+    statement: string;
+    values: readonly unknown[];
+    valueMapper: (value: unknown) => unknown;
+  }): void;
+  describe(message: { type: 'P'; name: string }): void;
+  execute(config: { portal: string; rows: number }): void;
+  sync(): void;
+  on(event: 'parseComplete', listener: () => void): void;
+  removeListener(event: 'parseComplete', listener: () => void): void;
+}
+
+interface PgResult {
+  command: string | null;
+  rows: unknown[];
+  rowCount: number | null;
+}
+
+// node-postgres's own value conversion for parameters (the same a plain query uses).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { prepareValue } = require('pg/lib/utils') as { prepareValue: (value: unknown) => unknown };
+
+/**
+ * The query object of a pipeline. node-postgres's Query already collects several
+ * results (a multi-statement simple query), one per CommandComplete; what this adds
+ * is writing several extended-protocol statements before one Sync.
+ */
+class PipelineQuery extends (Query as unknown as new (config: { text: string; queryMode: 'extended' }) => {
+  _results: PgResult | PgResult[];
+  /** A row the driver could not parse: the query fails once its statements have run. */
+  _canceledDueToError: Error | false;
+}) {
+  /** Names whose Parse this pipeline sent, in order, until PostgreSQL confirms each. */
+  private unconfirmed: Array<{ name: string; text: string }> = [];
+  private connection?: WireConnection;
+  private readonly confirm = () => {
+    const next = this.unconfirmed.shift();
+    if (!next?.name || !this.connection) return;
+    this.connection.parsedStatements[next.name] = next.text;
+    delete this.connection.submittedNamedStatements[next.name];
+  };
+
+  constructor(
+    private readonly statements: readonly Statement[],
+    private readonly resolve: (results: StatementResult[]) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {
+    super({ text: statements.map((statement) => statement.text).join(';\n'), queryMode: 'extended' });
+  }
+
+  /** Called by Query.submit with the socket corked: every message goes out in one write. */
+  prepare(connection: WireConnection): void {
+    this.connection = connection;
+    connection.on('parseComplete', this.confirm);
+    for (const { name = '', text, values } of this.statements) {
+      const prepared =
+        name !== '' &&
+        (connection.parsedStatements[name] !== undefined || connection.submittedNamedStatements[name] !== undefined);
+      if (!prepared) {
+        connection.parse({ text, name, types: [] });
+        if (name) connection.submittedNamedStatements[name] = text;
+        this.unconfirmed.push({ name, text });
+      }
+      connection.bind({ portal: '', statement: name, values, valueMapper: prepareValue });
+      connection.describe({ type: 'P', name: '' });
+      connection.execute({ portal: '', rows: 0 });
+    }
+    connection.sync();
+  }
+
+  handleError(error: Error): void {
+    this.finish();
+    // Parses PostgreSQL skipped after the failure never happened: such a name is not prepared.
+    for (const { name } of this.unconfirmed) if (name) delete this.connection?.submittedNamedStatements[name];
+    const results = Array.isArray(this._results) ? this._results : [this._results];
+    const completed = results.filter((result) => result.command !== null).length;
+    this.reject(new PipelineError(Math.min(completed, this.statements.length - 1), error));
+  }
+
+  handleReadyForQuery(): void {
+    if (this._canceledDueToError) return this.handleError(this._canceledDueToError);
+    this.finish();
+    const results = Array.isArray(this._results) ? this._results : [this._results];
+    this.resolve(results.map((result) => ({ rows: result.rows, rowCount: result.rowCount })));
+  }
+
+  private finish(): void {
+    this.connection?.removeListener('parseComplete', this.confirm);
+  }
+}
