@@ -137,6 +137,10 @@ export async function run(): Promise<void> {
       }
     };
 
+    const fs = require('node:fs');
+    const cpuOf = (pid: number) => { const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' '); return (Number(f[11]) + Number(f[12])) * 10; };
+    const pgCpu = () => { let t = 0; for (const d of fs.readdirSync('/proc')) { if (!/^\d+$/.test(d)) continue; try { const st = fs.readFileSync(`/proc/${d}/stat`, 'utf8'); if (st.includes('(postgres)')) { const f = st.split(') ')[1].split(' '); t += (Number(f[11]) + Number(f[12])) * 10; } } catch {} } return t; };
+    const cpu0 = cpuOf(server.process.pid!); const pg0 = pgCpu();
     const started = Date.now();
     await Promise.all(
       Array.from({ length: users }, async () => {
@@ -155,6 +159,7 @@ export async function run(): Promise<void> {
       }),
     );
     const elapsed = (Date.now() - started) / 1000;
+    { const ops = Object.values(samples).reduce((a, b) => a + b.length, 0); console.log(`CPU ms per op: server ${((cpuOf(server.process.pid!) - cpu0) / ops).toFixed(3)}, postgres ${((pgCpu() - pg0) / ops).toFixed(3)} (ops ${ops})`); }
 
     const rows: Array<Record<string, string | number>> = MIX.map(([op]) => {
       const sorted = [...samples[op]].sort((a, b) => a - b);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource, QueryFailedError } from 'typeorm';
-import { PipelineError, runPipeline, type Statement, type StatementClient } from './pipeline';
+import { PipelineError, runPipeline, type Statement, type StatementClient, type StatementResult } from './pipeline';
 import { sql, type Sql } from './sql';
 import { afterCommit, AtCommit, Tx } from './unit-of-work';
 import { batchStatement, WriteBatch, type BatchRows, type TaggedRow } from './write-batch';
@@ -237,7 +237,8 @@ export class Database {
     } catch (error) {
       tx.ended = true;
       for (const read of tx.finals.splice(0)) read.reject(error);
-      await tx.tail.catch(() => undefined);
+      for (const ask of tx.asked.splice(0)) ask.reject(error);
+      await tx.tail;
       if (!tx.begun) release();
       else {
         try {
@@ -275,35 +276,44 @@ export class Database {
   }
 
   /**
-   * A statement of `tx`, sent with what must go before it — BEGIN, if this is the
-   * first; the writes waiting (Database.send) — as one pipeline (one round trip). The
-   * waiting writes' members get their rows before the statement's caller does.
+   * A statement of `tx`. Statements asked for together — in the same turn of the event
+   * loop, as with Promise.all — go together, after what must go before them: BEGIN, if
+   * they are the first; the writes waiting (Database.send). One pipeline, one round
+   * trip; the waiting writes' members get their rows before the statements' callers do.
    */
-  private inTransaction(tx: Tx, statement: Statement): Promise<{ rows: unknown[]; rowCount: number | null }> {
+  private inTransaction(tx: Tx, statement: Statement): Promise<StatementResult> {
     if (tx.ended) throw new Error('the transaction this statement was meant for has ended');
-    const waiting = tx.waiting;
-    tx.waiting = [];
+    return new Promise((resolve, reject) => {
+      tx.asked.push({ statement, resolve, reject });
+      if (tx.asked.length === 1) queueMicrotask(() => this.sendAsked(tx));
+    });
+  }
+
+  private sendAsked(tx: Tx): void {
+    const asked = tx.asked.splice(0);
+    if (asked.length === 0) return;
+    const waiting = tx.waiting.splice(0);
     const statements = [
       ...(tx.begun ? [] : [BEGIN]),
       ...waiting.map((write) => statementOf(write.statement)),
-      statement,
+      ...asked.map((ask) => ask.statement),
     ];
     tx.begun = true;
-    const ran = tx.tail.then(async () => {
-      let results;
+    const sent = tx.tail.then(async () => {
       try {
-        results = await runPipeline(tx.client, statements);
+        const results = await runPipeline(tx.client, statements).catch((error: unknown) => {
+          if (!(error instanceof PipelineError)) throw error;
+          const failed = statements[error.index];
+          throw new QueryFailedError(failed.text, [...failed.values], error.cause);
+        });
+        const own = results.slice(statements.length - waiting.length - asked.length);
+        for (const [i, write] of waiting.entries()) await write.settle(own[i].rows as TaggedRow[]);
+        asked.forEach((ask, i) => ask.resolve(own[waiting.length + i]));
       } catch (error) {
-        if (!(error instanceof PipelineError)) throw error;
-        const failed = statements[error.index];
-        throw new QueryFailedError(failed.text, [...failed.values], error.cause);
+        for (const ask of asked) ask.reject(error);
       }
-      const own = results.slice(statements.length - waiting.length - 1);
-      for (const [i, write] of waiting.entries()) await write.settle(own[i].rows as TaggedRow[]);
-      return own[own.length - 1];
     });
-    tx.tail = ran.catch(() => undefined);
-    return ran;
+    tx.tail = sent;
   }
 
   /** COMMIT, with the writes still waiting before it and the reads that go with it (AtCommit). */

@@ -1,5 +1,5 @@
 import type { Sql } from './sql';
-import type { StatementClient } from './pipeline';
+import type { Statement, StatementClient, StatementResult } from './pipeline';
 import { WriteBatch, type TaggedRow } from './write-batch';
 
 type Hook = () => Promise<void> | void;
@@ -33,11 +33,17 @@ export class Tx {
   /** Committed or rolled back: no statement may run in it any more. */
   ended = false;
   /** Writes to send before the next statement, in order. */
-  waiting: WaitingWrite[] = [];
+  readonly waiting: WaitingWrite[] = [];
   /** Reads that go with COMMIT (see AtCommit). */
   readonly finals: FinalRead[] = [];
-  /** Statements run one after the other; a driver without pipelines needs it (pipeline.ts). */
-  tail: Promise<unknown> = Promise.resolve();
+  /** Statements asked for in this turn of the event loop: they go together (Database.inTransaction). */
+  readonly asked: Array<{
+    statement: Statement;
+    resolve: (result: StatementResult) => void;
+    reject: (error: unknown) => void;
+  }> = [];
+  /** The last pipeline sent: the next one goes after it (a driver without pipelines needs it, pipeline.ts). */
+  tail: Promise<void> = Promise.resolve();
   readonly before: Hook[] = [];
   readonly after: Hook[] = [];
 

@@ -11,7 +11,7 @@ import type { WriteBatch } from '../database/write-batch';
 import { currentTraceId } from '../tracing/tracing';
 import { LedgerEvents } from './ledger-events';
 import { LedgerRepository, type PairTaskFilter as PairTaskRowFilter } from './ledger.repository';
-import { TaskJournal, type JournalEntry, type NewMessage } from './task-journal';
+import { TaskJournal, type JournalEntry, type NewMessage, type RoomAsked } from './task-journal';
 import { TaskNotifier } from '../events/task-notifier';
 import type { HydrateOptions, MessageRecord, Participant, TaskEventRecord, TaskRecord, TaskRow } from './task-records';
 import type { ArtifactChunk } from './entities/task-event.entity';
@@ -388,17 +388,37 @@ export class LedgerService {
     return new TaskWatch(this.notifier, taskId);
   }
 
-  /** Locks one of the pair's tasks in a ledger transaction, for this module's other writers. */
-  async lockPairTask(tx: Tx, pair: TaskPair, taskId: string): Promise<TaskJournal> {
-    const row = isUuid(taskId) ? await this.repository.lockTask(taskId, pair, tx) : null;
-    if (!row) throw notFound('task_not_found', 'No such task between this requester and this worker.');
-    return this.open(tx, row, false);
+  /**
+   * Locks one of the pair's tasks in a ledger transaction, for this module's other
+   * writers. With `room`, the journal's messageRoom for those messages is read with
+   * the lock, in the same round trip (it runs once the lock is held).
+   */
+  async lockPairTask(tx: Tx, pair: TaskPair, taskId: string, room?: RoomAsked): Promise<TaskJournal> {
+    const found = isUuid(taskId) ? await this.lockWithRoom(tx, taskId, pair, room) : null;
+    if (!found) throw notFound('task_not_found', 'No such task between this requester and this worker.');
+    return found;
   }
 
-  /** Locks a task by its id alone in a ledger transaction (the caller decides who may change it). */
-  async lockTask(tx: Tx, taskId: string): Promise<TaskJournal | null> {
-    const row = await this.repository.lockTask(taskId, null, tx);
-    return row ? this.open(tx, row, false) : null;
+  /** Locks a task by its id alone in a ledger transaction (the caller decides who may change it); `room` as lockPairTask. */
+  async lockTask(tx: Tx, taskId: string, room?: RoomAsked): Promise<TaskJournal | null> {
+    return this.lockWithRoom(tx, taskId, null, room);
+  }
+
+  private async lockWithRoom(
+    tx: Tx,
+    taskId: string,
+    pair: TaskPair | null,
+    room: RoomAsked | undefined,
+  ): Promise<TaskJournal | null> {
+    // Asked together, sent together: the lock, then (under it) the messages' room.
+    const [row, found] = await Promise.all([
+      this.repository.lockTask(taskId, pair, tx),
+      room && this.repository.messageRoom(taskId, room.role, room.messageIds, room.max, tx),
+    ]);
+    if (!row) return null;
+    const journal = this.open(tx, row, false);
+    if (room && found) journal.knowRoom(room, found);
+    return journal;
   }
 
   /**
@@ -423,11 +443,16 @@ export class LedgerService {
   }
 
   private async continueTask(tx: Tx, pair: TaskPair, taskId: string, input: SendInput): Promise<Sent> {
-    const journal = await this.lockPairTask(tx, pair, taskId);
+    const max = this.config.ledgerMaxMessagesPerTask;
+    const journal = await this.lockPairTask(tx, pair, taskId, {
+      role: 'user',
+      messageIds: [input.message.messageId],
+      max,
+    });
     if (input.contextId !== undefined && input.contextId !== journal.task.context_id) {
       throw badRequest('context_mismatch', "The message's contextId is not the context of its task.");
     }
-    const room = await journal.messageRoom('user', input.message.messageId, this.config.ledgerMaxMessagesPerTask);
+    const room = await journal.messageRoom('user', input.message.messageId, max);
     if (room.held) return { kind: 'duplicate', taskId: journal.task.id };
     const next = transition(journal.state, { by: 'requester', action: 'message' });
     if (!next.ok) throw conflict('task_terminal', `The task is ${journal.state}; it takes no more messages.`);

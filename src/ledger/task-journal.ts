@@ -28,6 +28,13 @@ export type JournalEntry =
  * What happens to a journal's new entries when it is flushed (LedgerService: events,
  * wake-ups), written into `unit`, the flush's one statement.
  */
+/** The messages a caller will ask messageRoom about: read with the task's lock (LedgerService.lockTask). */
+export interface RoomAsked {
+  role: MessageRole;
+  messageIds: readonly string[];
+  max: number;
+}
+
 export type JournalFlush = (journal: TaskJournal, entries: readonly JournalEntry[], unit: WriteBatch) => Promise<void>;
 
 /**
@@ -99,6 +106,20 @@ export class TaskJournal {
       requireRoom: () => {
         if (count >= max) throw messageLimit(max);
       },
+    };
+  }
+
+  /**
+   * What a messageRoom read alongside the task's lock found (LedgerService.lockTask):
+   * messageRoom answers for those messages from it, without reading again.
+   */
+  knowRoom(asked: RoomAsked, found: { held: readonly string[]; count: number }): void {
+    this.room = {
+      role: asked.role,
+      max: asked.max,
+      asked: new Set(asked.messageIds),
+      held: new Set(found.held),
+      count: found.count,
     };
   }
 

@@ -22,7 +22,7 @@ import {
 import { LedgerRepository, MESSAGES_NEWEST_FIRST } from './ledger.repository';
 import { LedgerService } from './ledger.service';
 import { parsePart, type StoredPart } from './parts';
-import type { NewMessage, TaskJournal } from './task-journal';
+import type { NewMessage, RoomAsked, TaskJournal } from './task-journal';
 import type { HydrateOptions, ParticipantRow, TaskRecord } from './task-records';
 import { transition } from './task-state';
 
@@ -147,14 +147,15 @@ export class TasksService {
           );
           if (claim.replay) return { view: claim.replay.body as TaskView };
         }
-        const journal = await this.lockForWorker(tx, principal, id);
+        const max = this.config.ledgerMaxMessagesPerTask;
+        const room = message ? { role: 'agent' as const, messageIds: [message.messageId], max } : undefined;
+        const journal = await this.lockForWorker(tx, principal, id, room);
         const next = transition(journal.state, { by: 'worker', action: 'reply', to: dto.state ?? null });
         if (!next.ok && next.reason === 'terminal')
           throw conflict('task_terminal', `The task is ${journal.state}; it takes no more replies.`);
         if (!next.ok)
           throw conflict('invalid_transition', `A worker cannot move a task from ${journal.state} to ${dto.state}.`);
-        if (message)
-          (await journal.messageRoom('agent', message.messageId, this.config.ledgerMaxMessagesPerTask)).requireRoom();
+        if (message) (await journal.messageRoom('agent', message.messageId, max)).requireRoom();
         for (const chunk of artifacts) await journal.artifact(chunk, this.config.ledgerMaxArtifactBytesPerTask);
         if (message) await journal.message('agent', message, 'status', next.state);
         else if (dto.state) await journal.status(next.state);
@@ -191,9 +192,9 @@ export class TasksService {
     return { historyLength, artifacts, maxArtifactBytes: this.config.ledgerMaxArtifactBytesPerTask };
   }
 
-  /** Locks the task for a reply: invisible → 404; visible from the requester's side only → 403. */
-  private async lockForWorker(tx: Tx, principal: Principal, id: string): Promise<TaskJournal> {
-    const journal = await this.ledger.lockTask(tx, id);
+  /** Locks the task for a reply (`room` read alongside): invisible → 404; visible from the requester's side only → 403. */
+  private async lockForWorker(tx: Tx, principal: Principal, id: string, room?: RoomAsked): Promise<TaskJournal> {
+    const journal = await this.ledger.lockTask(tx, id, room);
     requireAccess(principal, 'task.reply', journal ? parties(journal.task) : null);
     return journal!;
   }

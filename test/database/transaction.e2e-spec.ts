@@ -100,6 +100,20 @@ describe('transactions in pipelines', () => {
       expect(await count()).toBe(2);
     });
 
+    it('statements asked for together go together, each answered with its own rows', async () => {
+      const sent = await statementsOf(() =>
+        db.transaction(async (tx) => {
+          const [one, two] = await Promise.all([
+            db.rows(sql`SELECT ${1}::int AS one`, tx),
+            db.rows(sql`SELECT ${2}::int AS two`, tx),
+          ]);
+          expect([one, two]).toEqual([[{ one: 1 }], [{ two: 2 }]]);
+        }),
+      );
+      expect(sent).toHaveLength(2);
+      expect(sent[0].split(';\n')).toHaveLength(3); // BEGIN and both
+    });
+
     it('a transaction that runs nothing sends nothing', async () => {
       const sent = await statementsOf(() => db.transaction(async () => 'nothing'));
       expect(sent).toEqual([]);

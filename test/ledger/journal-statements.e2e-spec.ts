@@ -59,6 +59,27 @@ describe('the task journal: writes in one statement', () => {
     expect(outbox[0].data).toMatchObject({ seq: 2, task: { id: task.id, status: { state: 'completed' } } });
   });
 
+  it("a reply with a message: the message limit's read goes with the lock", async () => {
+    const task = await submitTask(t, requester, worker);
+    let body: any;
+    const sent = await statementsOf(async () => {
+      body = (
+        await reply(t, task.id, worker.key, {
+          state: 'completed',
+          message: { parts: [{ kind: 'text', text: 'done' }] },
+        }).expect(200)
+      ).body;
+    });
+    expect(sent).toHaveLength(3);
+    const [begin, lock, room, ...none] = sent[1].split(';\n');
+    expect([begin, none]).toEqual(['BEGIN', []]);
+    expect(lock).toMatch(/FOR UPDATE/);
+    expect(room).toMatch(/FROM messages WHERE task_id/);
+    expect(sent[2]).toMatch(/INSERT INTO messages[\s\S]*;\n\s*WITH t AS \([\s\S]*;\nCOMMIT$/);
+    expect(body.status.message.parts).toEqual([{ kind: 'text', text: 'done' }]);
+    expect(body.history.map((m: { role: string }) => m.role)).toEqual(['user', 'agent']);
+  });
+
   it('a reply with artifacts and a message: every write numbered in order, the answer holds them', async () => {
     const task = await submitTask(t, requester, worker);
     const { body } = await reply(t, task.id, worker.key, {
