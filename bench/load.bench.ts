@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import { dropDatabase, urlFor, withServer } from '../test/support/database';
 import { httpClient } from '../test/support/http-client';
 import { startServerProcess } from '../test/support/server-process';
-import { percentile, table } from './lib';
+import { cpuTimeMs, percentile, table } from './lib';
 
 /**
  * Issue 7: a steady mixed load against one server process for a fixed time —
@@ -137,10 +137,7 @@ export async function run(): Promise<void> {
       }
     };
 
-    const fs = require('node:fs');
-    const cpuOf = (pid: number) => { const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' '); return (Number(f[11]) + Number(f[12])) * 10; };
-    const pgCpu = () => { let t = 0; for (const d of fs.readdirSync('/proc')) { if (!/^\d+$/.test(d)) continue; try { const st = fs.readFileSync(`/proc/${d}/stat`, 'utf8'); if (st.includes('(postgres)')) { const f = st.split(') ')[1].split(' '); t += (Number(f[11]) + Number(f[12])) * 10; } } catch {} } return t; };
-    const cpu0 = cpuOf(server.process.pid!); const pg0 = pgCpu();
+    const cpu = { server: cpuTimeMs(server.process.pid!), postgres: cpuTimeMs('postgres') };
     const started = Date.now();
     await Promise.all(
       Array.from({ length: users }, async () => {
@@ -159,7 +156,6 @@ export async function run(): Promise<void> {
       }),
     );
     const elapsed = (Date.now() - started) / 1000;
-    { const ops = Object.values(samples).reduce((a, b) => a + b.length, 0); console.log(`CPU ms per op: server ${((cpuOf(server.process.pid!) - cpu0) / ops).toFixed(3)}, postgres ${((pgCpu() - pg0) / ops).toFixed(3)} (ops ${ops})`); }
 
     const rows: Array<Record<string, string | number>> = MIX.map(([op]) => {
       const sorted = [...samples[op]].sort((a, b) => a - b);
@@ -179,8 +175,12 @@ export async function run(): Promise<void> {
       'p99 ms': percentile(all, 99),
       errors: Object.values(errors).reduce((a, b) => a + b, 0),
     });
+    const perRequest = (used: number) => (used / all.length).toFixed(2);
     console.log(
-      `${users} virtual users for ${elapsed.toFixed(0)} s; mix ${MIX.map(([op, w]) => `${op} ${w}%`).join(', ')}\n`,
+      `${users} virtual users for ${elapsed.toFixed(0)} s; mix ${MIX.map(([op, w]) => `${op} ${w}%`).join(', ')}`,
+    );
+    console.log(
+      `CPU per request: server process ${perRequest(cpuTimeMs(server.process.pid!) - cpu.server)} ms, PostgreSQL ${perRequest(cpuTimeMs('postgres') - cpu.postgres)} ms\n`,
     );
     table(rows);
   } finally {
