@@ -7,9 +7,10 @@ import { afterCommit, AtCommit, Tx } from './unit-of-work';
 import { batchStatement, WriteBatch, type BatchRows, type TaggedRow } from './write-batch';
 
 /**
- * The transaction: the one name for "the transaction this work runs in". Repositories
- * take it as an optional last argument; without it a statement runs on its own
- * connection from the pool.
+ * `Tx`, the transaction: the one name for "the transaction this work runs in".
+ * Repositories take it as an optional last argument; without it a statement runs on
+ * its own connection from the pool. `AtCommit(tx)`: the same transaction, for a read
+ * that goes with its COMMIT.
  */
 export { AtCommit, Tx };
 

@@ -301,7 +301,8 @@ export class IdentitiesRepository {
    * through the GIN indexes and sorting costs ~matches (a common word reads most
    * rows), and planner estimates for prefix searches are too rough to choose. So:
    * walk at most WALK_LIMIT rows; if that fills the page the matches are common and
-   * the page is exact; otherwise they are rare, and the indexes fetch them all.
+   * the page is exact (and read whole, one statement); otherwise they are rare, and the
+   * indexes fetch them all.
    */
   @GenerateSql(
     { name: 'unfiltered', params: [{}, EXAMPLE_PAGE] },
@@ -320,23 +321,21 @@ export class IdentitiesRepository {
     ];
     const matching = sql.join(conditions, ' AND ');
     if (matching.isEmpty) {
-      return loadPage(
-        await this.db.rows<Position>(sql`SELECT i.id, i.created_at FROM identities i WHERE ${listed} ${page.tail}`),
+      return rowsPage(
+        await this.db.rows<IdentityRow>(sql`SELECT ${IDENTITY_COLUMNS} FROM identities i WHERE ${listed} ${page.tail}`),
         page,
-        (ids) => this.findByIds(ids),
       );
     }
-    let positions = await this.db.rows<Position>(sql`
-      SELECT i.id, i.created_at
-        FROM (SELECT id, created_at, search_vector, skill_keys, skill_tags FROM identities i
+    const walked = await this.db.rows<IdentityRow>(sql`
+      SELECT ${IDENTITY_COLUMNS}
+        FROM (SELECT ${IDENTITY_COLUMNS}, search_vector, skill_keys, skill_tags FROM identities i
                WHERE ${listed} ORDER BY i.created_at DESC, i.id DESC LIMIT ${sql.raw(String(WALK_LIMIT))}) i
        WHERE ${matching} ${page.tail}`);
-    if (positions.length <= page.limit) {
-      // MATERIALIZED keeps the planner from turning this back into the walk.
-      positions = await this.db.rows<Position>(sql`
-        WITH matches AS MATERIALIZED (SELECT i.id, i.created_at FROM identities i WHERE ${listed} AND ${matching})
-        SELECT i.id, i.created_at FROM matches i ${page.tail}`);
-    }
+    if (walked.length > page.limit) return rowsPage(walked, page);
+    // MATERIALIZED keeps the planner from turning this back into the walk.
+    const positions = await this.db.rows<Position>(sql`
+      WITH matches AS MATERIALIZED (SELECT i.id, i.created_at FROM identities i WHERE ${listed} AND ${matching})
+      SELECT i.id, i.created_at FROM matches i ${page.tail}`);
     return loadPage(positions, page, (ids) => this.findByIds(ids));
   }
 
@@ -366,10 +365,9 @@ export class IdentitiesRepository {
       filters.status ? sql`i.status = ${filters.status}` : sql.empty,
       page.after,
     ]);
-    return loadPage(
-      await this.db.rows<Position>(sql`SELECT i.id, i.created_at FROM identities i ${where} ${page.tail}`),
+    return rowsPage(
+      await this.db.rows<IdentityRow>(sql`SELECT ${IDENTITY_COLUMNS} FROM identities i ${where} ${page.tail}`),
       page,
-      (ids) => this.findByIds(ids),
     );
   }
 
@@ -401,6 +399,12 @@ export class IdentitiesRepository {
     );
     return row ? { id: row.id, organizationId: row.organization_id } : null;
   }
+}
+
+/** A page of whole rows (limit + 1 of them at most), in order. */
+function rowsPage(rows: IdentityRow[], page: Keyset): IdentityPage {
+  const { items, nextCursor } = page.cut(rows, creationPosition);
+  return { items: items.map(toIdentity), nextCursor };
 }
 
 /** The page's rows, in the order of `positions` (limit + 1 of them at most), loaded by `find`. */

@@ -63,21 +63,26 @@ UPDATE identities
 publicly_discoverable, allow_public_egress, filter_mode, status, claim_expires_at, card_version, created_at, updated_at, deleted_at;
 
 -- IdentitiesRepository.listPublic (unfiltered)
-SELECT i.id, i.created_at FROM identities i WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND (i.created_at, i.id) < ($1::timestamptz, $2::uuid) ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
+SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
+publicly_discoverable, allow_public_egress, filter_mode, status, claim_expires_at, card_version, created_at, updated_at, deleted_at FROM identities i WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND (i.created_at, i.id) < ($1::timestamptz, $2::uuid) ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
 
 -- IdentitiesRepository.listPublic (filtered)
-SELECT i.id, i.created_at
- FROM (SELECT id, created_at, search_vector, skill_keys, skill_tags FROM identities i
-        WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND (i.created_at, i.id) < ($1::timestamptz, $2::uuid) ORDER BY i.created_at DESC, i.id DESC LIMIT 2000) i
-WHERE i.search_vector @@ $3::tsquery AND i.skill_keys @> ARRAY[lower($4::text)] AND i.skill_tags @> ARRAY[lower($5::text)] ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
+SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
+publicly_discoverable, allow_public_egress, filter_mode, status, claim_expires_at, card_version, created_at, updated_at, deleted_at
+      FROM (SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
+publicly_discoverable, allow_public_egress, filter_mode, status, claim_expires_at, card_version, created_at, updated_at, deleted_at, search_vector, skill_keys, skill_tags FROM identities i
+             WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND (i.created_at, i.id) < ($1::timestamptz, $2::uuid) ORDER BY i.created_at DESC, i.id DESC LIMIT 2000) i
+     WHERE i.search_vector @@ $3::tsquery AND i.skill_keys @> ARRAY[lower($4::text)] AND i.skill_tags @> ARRAY[lower($5::text)] ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
 WITH matches AS MATERIALIZED (SELECT i.id, i.created_at FROM identities i WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND (i.created_at, i.id) < ($1::timestamptz, $2::uuid) AND i.search_vector @@ $3::tsquery AND i.skill_keys @> ARRAY[lower($4::text)] AND i.skill_tags @> ARRAY[lower($5::text)])
 SELECT i.id, i.created_at FROM matches i ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
 
 -- IdentitiesRepository.listForOrganization (unfiltered)
-SELECT i.id, i.created_at FROM identities i WHERE i.organization_id = $1::uuid AND (i.created_at, i.id) < ($2::timestamptz, $3::uuid) ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
+SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
+publicly_discoverable, allow_public_egress, filter_mode, status, claim_expires_at, card_version, created_at, updated_at, deleted_at FROM identities i WHERE i.organization_id = $1::uuid AND (i.created_at, i.id) < ($2::timestamptz, $3::uuid) ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
 
 -- IdentitiesRepository.listForOrganization (filtered)
-SELECT i.id, i.created_at FROM identities i WHERE i.organization_id = $1::uuid AND i.search_vector @@ $2::tsquery AND i.enabled = $3::boolean AND i.claimed_at IS NULL AND i.status = $4 AND (i.created_at, i.id) < ($5::timestamptz, $6::uuid) ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
+SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
+publicly_discoverable, allow_public_egress, filter_mode, status, claim_expires_at, card_version, created_at, updated_at, deleted_at FROM identities i WHERE i.organization_id = $1::uuid AND i.search_vector @@ $2::tsquery AND i.enabled = $3::boolean AND i.claimed_at IS NULL AND i.status = $4 AND (i.created_at, i.id) < ($5::timestamptz, $6::uuid) ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
 
 -- IdentitiesRepository.lockBindable
 SELECT id, organization_id FROM identities WHERE id = $1 AND status = 'active' FOR UPDATE;
