@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { DataSource, QueryFailedError } from 'typeorm';
 import { PipelineError, runPipeline, type Statement, type StatementClient, type StatementResult } from './pipeline';
 import { sql, type Sql } from './sql';
-import { afterCommit, AtCommit, Tx } from './unit-of-work';
+import { afterCommit, AtCommit, Tx, type Queued } from './unit-of-work';
 import { batchStatement, WriteBatch, type BatchRows, type TaggedRow } from './write-batch';
 
 /**
@@ -202,17 +202,20 @@ export class Database {
   /**
    * A batch filled inside a transaction, sent as one statement of it (nothing when it
    * is empty) together with the transaction's next statement — the read that must see
-   * it, or COMMIT — in one round trip. Each member gets its rows then; its after-commit
-   * hooks wait for the transaction's commit. Should it fail, so does that next
-   * statement, with its error. The task journal sends its writes this way.
+   * it, or COMMIT — in one round trip (or with a statement already asked for in this
+   * turn of the event loop, after it). Each member gets its rows then; its after-commit
+   * hooks wait for the transaction's commit. Should it fail, so does the statement it
+   * went with, and the transaction. The task journal sends its writes this way.
    */
   send(batch: WriteBatch, tx: Tx): void {
     if (batch.isEmpty) return;
-    if (tx.ended) throw new Error('the transaction this statement was meant for has ended');
-    tx.waiting.push({
-      statement: batch.statement(),
-      settle: (rows) => batch.settle(rows, (hook) => afterCommit(tx, hook)),
-    });
+    this.accepting(tx);
+    const write: Queued = {
+      statement: statementOf(batch.statement()),
+      answered: (result) => batch.settle(result.rows as TaggedRow[], (hook) => afterCommit(tx, hook)),
+      failed: () => undefined, // the statement it went with fails too
+    };
+    (tx.asked.length > 0 ? tx.asked : tx.waiting).push(write);
   }
 
   /** Whether the database answers (readiness); throws when it does not. */
@@ -233,12 +236,11 @@ export class Database {
     try {
       result = await work(tx);
       for (let hook = tx.before.shift(); hook; hook = tx.before.shift()) await hook();
-      if (tx.begun || tx.waiting.length > 0 || tx.finals.length > 0) await this.commit(tx);
-      tx.ended = true;
+      await this.commit(tx);
     } catch (error) {
       tx.ended = true;
-      for (const read of tx.finals.splice(0)) read.reject(error);
-      for (const ask of tx.asked.splice(0)) ask.reject(error);
+      for (const queued of [...tx.finals.splice(0), ...tx.asked.splice(0), ...tx.waiting.splice(0)])
+        queued.failed(error);
       await tx.tail;
       if (!tx.begun) release();
       else {
@@ -259,81 +261,75 @@ export class Database {
   /**
    * Every statement goes straight to the driver — the pool, or the transaction's own
    * connection — as a prepared statement named by its text (statementName), skipping
-   * TypeORM's per-query QueryRunner. A statement without parameters runs as a simple
-   * query (it may hold several statements: the migrations' do). Failures are wrapped
-   * as TypeORM's QueryFailedError, as before, so error handling sees one shape.
+   * TypeORM's per-query QueryRunner. On the pool, a statement without parameters runs
+   * as a simple query (it may hold several statements: the migrations' do); in a
+   * transaction every statement is a single one of the extended protocol. Failures are
+   * wrapped as TypeORM's QueryFailedError, as before, so error handling sees one shape.
    */
   protected async run(query: Sql, tx?: Tx): Promise<{ records: unknown[]; affected?: number }> {
     if (!tx) return this.dispatch(this.pool, query);
-    if (tx instanceof AtCommit) {
-      if (tx.of.ended) throw new Error('the transaction this statement was meant for has ended');
-      const records = await new Promise<unknown[]>((resolve, reject) =>
-        tx.of.finals.push({ statement: query, resolve, reject }),
-      );
-      return { records };
-    }
-    const result = await this.inTransaction(tx, statementOf(query));
+    const statement = statementOf(query);
+    const result = await new Promise<StatementResult>((answered, failed) => {
+      if (tx instanceof AtCommit) {
+        this.accepting(tx.of);
+        tx.of.finals.push({ statement, answered, failed });
+      } else {
+        this.accepting(tx);
+        this.queue(tx, { statement, answered, failed });
+      }
+    });
     return { records: result.rows, affected: result.rowCount ?? undefined };
+  }
+
+  /** Throws unless statements may still join `tx`. */
+  private accepting(tx: Tx): void {
+    if (tx instanceof AtCommit) throw new Error('a write needs the transaction itself, not AtCommit');
+    if (tx.ended || tx.closing) throw new Error('the transaction this statement was meant for has ended');
   }
 
   /**
    * A statement of `tx`. Statements asked for together — in the same turn of the event
    * loop, as with Promise.all — go together, after what must go before them: BEGIN, if
    * they are the first; the writes waiting (Database.send). One pipeline, one round
-   * trip; the waiting writes' members get their rows before the statements' callers do.
+   * trip; each is answered in order, the waiting writes' members first.
    */
-  private inTransaction(tx: Tx, statement: Statement): Promise<StatementResult> {
-    if (tx.ended) throw new Error('the transaction this statement was meant for has ended');
-    return new Promise((resolve, reject) => {
-      tx.asked.push({ statement, resolve, reject });
-      if (tx.asked.length === 1) queueMicrotask(() => this.sendAsked(tx));
-    });
+  private queue(tx: Tx, statement: Queued): void {
+    tx.asked.push(statement);
+    if (tx.asked.length === 1) queueMicrotask(() => this.sendAsked(tx));
   }
 
   private sendAsked(tx: Tx): void {
-    const asked = tx.asked.splice(0);
-    if (asked.length === 0) return;
-    const waiting = tx.waiting.splice(0);
-    const statements = [
-      ...(tx.begun ? [] : [BEGIN]),
-      ...waiting.map((write) => statementOf(write.statement)),
-      ...asked.map((ask) => ask.statement),
-    ];
+    const group = [...tx.waiting.splice(0), ...tx.asked.splice(0)];
+    if (group.length === 0) return;
+    const statements = [...(tx.begun ? [] : [BEGIN]), ...group.map((queued) => queued.statement)];
     tx.begun = true;
-    const sent = tx.tail.then(async () => {
+    tx.tail = tx.tail.then(async () => {
       try {
         const results = await runPipeline(tx.client, statements).catch((error: unknown) => {
           if (!(error instanceof PipelineError)) throw error;
           const failed = statements[error.index];
           throw new QueryFailedError(failed.text, [...failed.values], error.cause);
         });
-        const own = results.slice(statements.length - waiting.length - asked.length);
-        for (const [i, write] of waiting.entries()) await write.settle(own[i].rows as TaggedRow[]);
-        asked.forEach((ask, i) => ask.resolve(own[waiting.length + i]));
+        const own = results.slice(statements.length - group.length);
+        for (const [i, queued] of group.entries()) await queued.answered(own[i]);
       } catch (error) {
-        for (const ask of asked) ask.reject(error);
+        for (const queued of group) queued.failed(error);
       }
     });
-    tx.tail = sent;
   }
 
-  /** COMMIT, with the writes still waiting before it and the reads that go with it (AtCommit). */
+  /**
+   * COMMIT, with the writes still waiting and then the reads that go with it
+   * (AtCommit) before it; nothing joins the transaction once it is on its way. Sends
+   * nothing for a transaction that ran nothing.
+   */
   private async commit(tx: Tx): Promise<void> {
-    const finals = tx.finals.splice(0);
-    const rows: unknown[][] = [];
-    tx.waiting.push(
-      ...finals.map((read, i) => ({
-        statement: read.statement,
-        settle: async (returned: unknown[]) => void (rows[i] = returned),
-      })),
-    );
-    try {
-      await this.inTransaction(tx, COMMIT);
-    } catch (error) {
-      for (const read of finals) read.reject(error);
-      throw error;
+    tx.closing = true;
+    if (tx.begun || tx.waiting.length > 0 || tx.finals.length > 0) {
+      tx.waiting.push(...tx.finals.splice(0));
+      await new Promise<StatementResult>((answered, failed) => this.queue(tx, { statement: COMMIT, answered, failed }));
     }
-    finals.forEach((read, i) => read.resolve(rows[i]));
+    tx.ended = true;
   }
 
   private get pool(): Pool {

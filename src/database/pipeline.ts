@@ -43,11 +43,16 @@ export interface StatementClient {
  * it would be had they gone one by one). A transaction uses this to send its BEGIN with
  * its first statement and its COMMIT with its last writes (Database.transaction).
  *
- * node-postgres runs one query object at a time and has no pipeline of its own, so this
- * is a query object of ours (its Submittable interface, built on its Query) that writes
- * several statements' messages and reads their several results. It keeps the
- * connection's record of prepared statements as node-postgres does: a name is
- * "submitted" while its Parse is on the way, "parsed" once PostgreSQL confirms it.
+ * node-postgres runs one query object at a time; its `pipeline` client mode sends the
+ * next query without waiting, but each query still goes in a write of its own with a
+ * Sync of its own, and a socket write is what costs here (a fifth of the server's CPU
+ * under load was writev). So this is a query object of ours (node-postgres's
+ * Submittable interface, built on its Query) that writes several statements' messages
+ * and reads their several results. It keeps the connection's record of prepared
+ * statements as node-postgres does: a name is "submitted" while its Parse is on the
+ * way, "parsed" once PostgreSQL confirms it. It leans on node-postgres's internals
+ * (the connection's message methods, Query's result fields), so `pg` is pinned to an
+ * exact version and test/database/transaction checks the bookkeeping.
  *
  * On another driver (the embedded PGlite) the statements run one by one.
  */
@@ -56,8 +61,17 @@ export async function runPipeline(
   statements: readonly Statement[],
 ): Promise<StatementResult[]> {
   if (client instanceof Client) {
+    // Values as the wire takes them, before anything is written: one the driver cannot
+    // convert fails here, with the connection untouched.
+    const wire = statements.map((statement, index) => {
+      try {
+        return { ...statement, values: statement.values.map((value) => prepareValue(value)) };
+      } catch (error) {
+        throw new PipelineError(index, error as Error);
+      }
+    });
     return new Promise<StatementResult[]>((resolve, reject) => {
-      client.query(new PipelineQuery(statements, resolve, reject) as unknown as Query);
+      client.query(new PipelineQuery(wire, resolve, reject) as unknown as Query);
     });
   }
   const results: StatementResult[] = [];
@@ -77,12 +91,7 @@ interface WireConnection {
   parsedStatements: Record<string, string>;
   submittedNamedStatements: Record<string, string>;
   parse(query: { text: string; name: string; types: unknown[] }): void;
-  bind(config: {
-    portal: string;
-    statement: string;
-    values: readonly unknown[];
-    valueMapper: (value: unknown) => unknown;
-  }): void;
+  bind(config: { portal: string; statement: string; values: readonly unknown[] }): void;
   describe(message: { type: 'P'; name: string }): void;
   execute(config: { portal: string; rows: number }): void;
   sync(): void;
@@ -141,7 +150,7 @@ class PipelineQuery extends (Query as unknown as new (config: { text: string; qu
         if (name) connection.submittedNamedStatements[name] = text;
         this.unconfirmed.push({ name, text });
       }
-      connection.bind({ portal: '', statement: name, values, valueMapper: prepareValue });
+      connection.bind({ portal: '', statement: name, values });
       connection.describe({ type: 'P', name: '' });
       connection.execute({ portal: '', rows: 0 });
     }

@@ -1,20 +1,13 @@
-import type { Sql } from './sql';
 import type { Statement, StatementClient, StatementResult } from './pipeline';
-import { WriteBatch, type TaggedRow } from './write-batch';
+import { WriteBatch } from './write-batch';
 
 type Hook = () => Promise<void> | void;
 
-/** Writes sent with the transaction's next statement (Database.send), and who gets their rows. */
-export interface WaitingWrite {
-  statement: Sql;
-  settle: (rows: TaggedRow[]) => Promise<void>;
-}
-
-/** A read that goes with the transaction's COMMIT, and who waits for its rows. */
-export interface FinalRead {
-  statement: Sql;
-  resolve: (rows: unknown[]) => void;
-  reject: (error: unknown) => void;
+/** A statement waiting in a transaction to be sent, and who gets its answer. */
+export interface Queued {
+  statement: Statement;
+  answered: (result: StatementResult) => Promise<void> | void;
+  failed: (error: unknown) => void;
 }
 
 /**
@@ -22,27 +15,26 @@ export interface FinalRead {
  * its next statement. Repositories take it as an optional last argument and pass it
  * on; only src/database/ looks inside.
  *
- * BEGIN is not sent on its own: it goes with the transaction's first statement, and
- * writes queued with Database.send go with the statement after them (or with COMMIT),
- * each group in one round trip (pipeline.ts). A transaction that runs no statement
- * sends nothing at all.
+ * BEGIN is not sent on its own: it goes with the transaction's first statement;
+ * statements asked for in the same turn of the event loop go together; writes handed
+ * over with Database.send go with the statement after them, or with COMMIT — each
+ * group in one round trip (pipeline.ts). A transaction that runs no statement sends
+ * nothing at all.
  */
 export class Tx {
   /** Whether BEGIN has been sent. */
   begun = false;
+  /** COMMIT is on its way: nothing more may join the transaction (after-commit hooks still may). */
+  closing = false;
   /** Committed or rolled back: no statement may run in it any more. */
   ended = false;
-  /** Writes to send before the next statement, in order. */
-  readonly waiting: WaitingWrite[] = [];
+  /** Writes handed over (Database.send), to go with the next statement asked for. */
+  readonly waiting: Queued[] = [];
+  /** Statements asked for in this turn of the event loop, in order: they go together. */
+  readonly asked: Queued[] = [];
   /** Reads that go with COMMIT (see AtCommit). */
-  readonly finals: FinalRead[] = [];
-  /** Statements asked for in this turn of the event loop: they go together (Database.inTransaction). */
-  readonly asked: Array<{
-    statement: Statement;
-    resolve: (result: StatementResult) => void;
-    reject: (error: unknown) => void;
-  }> = [];
-  /** The last pipeline sent: the next one goes after it (a driver without pipelines needs it, pipeline.ts). */
+  readonly finals: Queued[] = [];
+  /** The last group sent: the next one goes after it (a driver without pipelines needs it, pipeline.ts). */
   tail: Promise<void> = Promise.resolve();
   readonly before: Hook[] = [];
   readonly after: Hook[] = [];
@@ -63,8 +55,10 @@ export class AtCommit extends Tx {
   }
 }
 
-function open(tx: Tx): Tx {
-  if (tx.ended) throw new Error('a commit hook needs the transaction that makes the change');
+function open(tx: Tx, closing: 'allowed' | 'refused'): Tx {
+  if (tx instanceof AtCommit) throw new Error('a commit hook needs the transaction itself, not AtCommit');
+  if (tx.ended || (closing === 'refused' && tx.closing))
+    throw new Error('a commit hook needs the transaction that makes the change');
   return tx;
 }
 
@@ -74,7 +68,7 @@ function open(tx: Tx): Tx {
  * task journals here.
  */
 export function beforeCommit(tx: Tx, hook: Hook): void {
-  open(tx).before.push(hook);
+  open(tx, 'refused').before.push(hook);
 }
 
 /**
@@ -84,10 +78,12 @@ export function beforeCommit(tx: Tx, hook: Hook): void {
  */
 export function afterCommit(unit: Tx | WriteBatch, hook: Hook): void {
   if (unit instanceof WriteBatch) unit.afterCommit(hook);
-  else open(unit).after.push(hook);
+  else open(unit, 'allowed').after.push(hook);
 }
 
 /** Whether `unit` is a transaction still open (or a write batch): where a change may be written. */
 export function isOpen(unit: Tx | WriteBatch): boolean {
-  return unit instanceof WriteBatch || (unit instanceof Tx && !unit.ended);
+  return (
+    unit instanceof WriteBatch || (unit instanceof Tx && !(unit instanceof AtCommit) && !unit.ended && !unit.closing)
+  );
 }

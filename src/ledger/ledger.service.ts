@@ -316,16 +316,19 @@ export class LedgerService {
     also?: (unit: Tx | WriteBatch) => Promise<void>,
   ): Promise<UpstreamApplied> {
     // The upstream's first answer: the statement that records its ids (the first updates carry them) locks the task.
+    // Their messages' room is read with the lock.
     const ids = updates.find((update) => update.upstream)?.upstream;
-    const row =
-      (ids && (await this.repository.lockTaskRecordingUpstream(taskId, ids, tx))) ??
-      (await this.repository.lockTask(taskId, null, tx));
-    const refused: ReplyState[] = [];
-    if (!row) {
+    const messageIds = updates.flatMap((update) => (update.message ? [update.message.messageId] : []));
+    const room: RoomAsked | undefined =
+      messageIds.length > 0 ? { role: 'agent', messageIds, max: this.config.ledgerMaxMessagesPerTask } : undefined;
+    const journal =
+      (ids &&
+        (await this.lockWithRoom(tx, taskId, this.repository.lockTaskRecordingUpstream(taskId, ids, tx), room))) ??
+      (await this.lockWithRoom(tx, taskId, this.repository.lockTask(taskId, null, tx), room));
+    if (!journal) {
       await also?.(tx);
-      return { terminal: true, refused };
+      return { terminal: true, refused: [] };
     }
-    const journal = this.open(tx, row, false);
     const applied = await this.writeUpstream(journal, taskId, updates, more, ids !== undefined, tx);
     if (also) await journal.alongside(also);
     return applied;
@@ -394,25 +397,31 @@ export class LedgerService {
    * the lock, in the same round trip (it runs once the lock is held).
    */
   async lockPairTask(tx: Tx, pair: TaskPair, taskId: string, room?: RoomAsked): Promise<TaskJournal> {
-    const found = isUuid(taskId) ? await this.lockWithRoom(tx, taskId, pair, room) : null;
+    const found = isUuid(taskId)
+      ? await this.lockWithRoom(tx, taskId, this.repository.lockTask(taskId, pair, tx), room)
+      : null;
     if (!found) throw notFound('task_not_found', 'No such task between this requester and this worker.');
     return found;
   }
 
   /** Locks a task by its id alone in a ledger transaction (the caller decides who may change it); `room` as lockPairTask. */
   async lockTask(tx: Tx, taskId: string, room?: RoomAsked): Promise<TaskJournal | null> {
-    return this.lockWithRoom(tx, taskId, null, room);
+    return this.lockWithRoom(tx, taskId, this.repository.lockTask(taskId, null, tx), room);
   }
 
+  /**
+   * The journal of the task `lock` (a statement just asked for) locks, with `room` read
+   * in the same round trip: asked together, sent together, the room's read runs once
+   * the lock is held. Null, and nothing known, when the lock found no task.
+   */
   private async lockWithRoom(
     tx: Tx,
     taskId: string,
-    pair: TaskPair | null,
+    lock: Promise<TaskRow | null>,
     room: RoomAsked | undefined,
   ): Promise<TaskJournal | null> {
-    // Asked together, sent together: the lock, then (under it) the messages' room.
     const [row, found] = await Promise.all([
-      this.repository.lockTask(taskId, pair, tx),
+      lock,
       room && this.repository.messageRoom(taskId, room.role, room.messageIds, room.max, tx),
     ]);
     if (!row) return null;

@@ -24,10 +24,6 @@ export type JournalEntry =
   | { kind: 'status'; seq: number; state: TaskState }
   | { kind: 'artifact'; seq: number; artifact: ArtifactChunk };
 
-/**
- * What happens to a journal's new entries when it is flushed (LedgerService: events,
- * wake-ups), written into `unit`, the flush's one statement.
- */
 /** The messages a caller will ask messageRoom about: read with the task's lock (LedgerService.lockTask). */
 export interface RoomAsked {
   role: MessageRole;
@@ -35,6 +31,10 @@ export interface RoomAsked {
   max: number;
 }
 
+/**
+ * What happens to a journal's new entries when it is flushed (LedgerService: events,
+ * wake-ups), written into `unit`, the flush's one statement.
+ */
 export type JournalFlush = (journal: TaskJournal, entries: readonly JournalEntry[], unit: WriteBatch) => Promise<void>;
 
 /**

@@ -78,6 +78,17 @@ describe('transactions in pipelines', () => {
       expect(failure).toBeInstanceOf(PipelineError);
       expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
     });
+    it('a value the driver cannot convert fails before anything is written, the connection untouched', async () => {
+      const circular: Record<string, unknown> = {};
+      circular.self = circular;
+      const failure = await runPipeline(client, [
+        { text: 'SELECT 1', values: [] },
+        { name: 'p_json', text: 'SELECT $1::jsonb AS j', values: [circular] },
+      ]).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(PipelineError);
+      expect((failure as PipelineError).index).toBe(1);
+      expect((await client.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    });
   });
 
   describe('Database.transaction', () => {
@@ -112,6 +123,43 @@ describe('transactions in pipelines', () => {
       );
       expect(sent).toHaveLength(2);
       expect(sent[0].split(';\n')).toHaveLength(3); // BEGIN and both
+    });
+
+    it('a write handed over after a statement asked for in the same turn goes after it', async () => {
+      await db.transaction(async (tx) => {
+        const before = db.rows<{ n: number }>(sql`SELECT count(*)::int AS n FROM pipeline_notes WHERE id > ${0}`, tx);
+        const batch = new WriteBatch();
+        batch.write(sql`INSERT INTO pipeline_notes VALUES (${1}, ${'one'})`);
+        db.send(batch, tx);
+        expect(await before).toEqual([{ n: 0 }]);
+      });
+      expect(await count()).toBe(1);
+    });
+
+    it('nothing joins a transaction once its COMMIT is on its way; AtCommit is for reads only', async () => {
+      let late: Promise<unknown> | undefined;
+      let misuse: unknown;
+      await db.transaction(async (tx) => {
+        await db.execute(sql`INSERT INTO pipeline_notes VALUES (${1}, ${'one'})`, tx);
+        try {
+          db.send(new WriteBatch(), new AtCommit(tx)); // an empty batch is nothing
+          const batch = new WriteBatch();
+          batch.write(sql`INSERT INTO pipeline_notes VALUES (${2}, ${'two'})`);
+          db.send(batch, new AtCommit(tx));
+        } catch (error) {
+          misuse = error;
+        }
+        // A write handed over last goes with COMMIT; its rows arrive with COMMIT's answer.
+        const last = new WriteBatch();
+        last.write(sql`INSERT INTO pipeline_notes VALUES (${4}, ${'four'}) RETURNING id`, () => {
+          late = db.execute(sql`INSERT INTO pipeline_notes VALUES (${3}, ${'too late'})`, tx);
+          late.catch(() => undefined);
+        });
+        db.send(last, tx);
+      });
+      expect((misuse as Error).message).toMatch(/not AtCommit/);
+      await expect(late).rejects.toThrow(/has ended/);
+      expect(await count()).toBe(2);
     });
 
     it('a transaction that runs nothing sends nothing', async () => {
