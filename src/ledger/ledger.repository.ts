@@ -149,17 +149,6 @@ export class LedgerRepository {
 
   // ---- tasks
 
-  /** One of the pair's tasks. */
-  @GenerateSql({ params: [U, PAIR] })
-  async pairTask(taskId: string, pair: TaskPair, tx?: Tx): Promise<TaskRow | null> {
-    return this.db.one<TaskRow>(
-      sql`
-      SELECT ${TASK_COLUMNS} FROM tasks t
-       WHERE t.id = ${taskId} AND t.requester_identity_id = ${pair.requester.id} AND t.worker_identity_id = ${pair.worker.id}`,
-      tx,
-    );
-  }
-
   /** A task by its id alone (the service's own reads, never on behalf of a caller). */
   @GenerateSql({ params: [U] })
   async taskById(taskId: string, tx?: Tx): Promise<TaskRow | null> {

@@ -203,17 +203,6 @@ export class LedgerService {
     return isUuid(taskId) ? this.repository.pairTaskRecord(taskId, pair, this.bounded(read)) : null;
   }
 
-  /** One of the pair's tasks as its row alone (what a waiting blocking send re-reads), or null. */
-  async row(pair: TaskPair, taskId: string): Promise<TaskRow | null> {
-    return isUuid(taskId) ? this.repository.pairTask(taskId, pair) : null;
-  }
-
-  /** A task row as a record: its status message, history and artifacts read with it. */
-  async record(row: TaskRow, read: HydrateOptions): Promise<TaskRecord> {
-    const [task] = await this.repository.hydrate([row], this.bounded(read));
-    return task;
-  }
-
   /** The pair's tasks, newest first, with the total count of the filtered list. */
   async list(
     pair: TaskPair,

@@ -30,7 +30,7 @@ import { IdentitiesService } from '../identities/identities.service';
 import { clampedListHistory, clampedTaskHistory } from '../ledger/history-limits';
 import { LedgerService } from '../ledger/ledger.service';
 import { PushConfigService } from '../ledger/push-configs.service';
-import type { HydrateOptions, TaskRecord, TaskRow } from '../ledger/task-records';
+import type { HydrateOptions, TaskRecord } from '../ledger/task-records';
 import { isSettled, isTerminal, type TaskState } from '../ledger/task-state';
 import type { TaskWatch } from '../ledger/task-watch';
 import { UpstreamForwarder } from '../upstream/upstream-forwarder';
@@ -320,30 +320,30 @@ export class LedgerRequestHandler implements A2ARequestHandler {
 
   /**
    * A blocking send: wait until the task is terminal or interrupted, or the configured
-   * time is up; then, unless the call was aborted, re-check the caller before answering
-   * (while the answer is read: it goes out only if the check passes).
+   * time is up; each read of the task is whole (its row and parts in one statement: it
+   * may be the answer) and, unless the call was aborted, asks about the caller again
+   * while it reads — the answer goes out only if that check passes.
    */
   private async settle(call: ProtocolCall, task: TaskRecord, read: HydrateOptions): Promise<TaskRecord> {
     const watch = this.ledger.watch(task.id);
     const deadline = Date.now() + this.config.protocolBlockingTimeoutMs;
-    let row: TaskRow;
     try {
       for (;;) {
-        const now = await this.ledger.row(call.pair, task.id);
-        if (!now) throw new TaskNotFoundError('No such task between this requester and this worker.');
-        row = now;
+        const [, now] = await Promise.all([
+          call.signal.aborted ? undefined : call.standing.require(),
+          this.pairTask(call, task.id, read),
+        ]);
         watch.known(now.seq);
-        if (isSettled(now.state) || !(await this.nextChange(watch, call, deadline))) break;
+        if (isSettled(now.state)) return now;
+        if (!(await this.nextChange(watch, call, deadline))) {
+          // Time is up (nothing changed since this read), or the call was aborted.
+          if (!call.signal.aborted) await call.standing.require();
+          return now;
+        }
       }
     } finally {
       watch.close();
     }
-    // The task as last read is the answer: its messages and artifacts are read with the check.
-    const [, answer] = await Promise.all([
-      call.signal.aborted ? undefined : call.standing.require(),
-      this.ledger.record(row, read),
-    ]);
-    return answer;
   }
 
   /**
