@@ -14,11 +14,8 @@ import { batchStatement, WriteBatch, type BatchRows, type TaggedRow } from './wr
  */
 export { AtCommit, Tx };
 
-/** node-postgres's Pool and Client (and the embedded pool's) as far as statements go. */
-type Connection = StatementClient;
-
-/** node-postgres's Pool (and the embedded pool): a connection of one's own, until released. */
-interface Pool extends Connection {
+/** node-postgres's Pool (and the embedded pool): statements, or a connection of one's own until released. */
+interface Pool extends StatementClient {
   connect(
     callback: (error: Error | undefined, client: StatementClient, release: (error?: unknown) => void) => void,
   ): void;
@@ -89,7 +86,7 @@ export class Database {
    * pg_stat_statements); otherwise the same as `rows` outside a transaction.
    */
   async prepared<R>(name: string, query: Sql): Promise<R[]> {
-    return (await this.dispatch(this.pool, query, name)).records as R[];
+    return (await this.dispatch({ ...statementOf(query), name })).records as R[];
   }
 
   /**
@@ -267,8 +264,8 @@ export class Database {
    * wrapped as TypeORM's QueryFailedError, as before, so error handling sees one shape.
    */
   protected async run(query: Sql, tx?: Tx): Promise<{ records: unknown[]; affected?: number }> {
-    if (!tx) return this.dispatch(this.pool, query);
     const statement = statementOf(query);
+    if (!tx) return this.dispatch(statement);
     const result = await new Promise<StatementResult>((answered, failed) => {
       if (tx instanceof AtCommit) {
         this.accepting(tx.of);
@@ -342,17 +339,13 @@ export class Database {
     );
   }
 
-  private async dispatch(
-    connection: Connection,
-    query: Sql,
-    name = query.values.length > 0 ? statementName(query.text) : undefined,
-  ): Promise<{ records: unknown[]; affected?: number }> {
-    const { values } = statementOf(query);
+  /** A statement on a connection of its own from the pool. */
+  private async dispatch({ name, text, values }: Statement): Promise<{ records: unknown[]; affected?: number }> {
     try {
-      const result = await connection.query({ name, text: query.text, values: [...values] });
+      const result = await this.pool.query({ name, text, values });
       return { records: result.rows ?? [], affected: result.rowCount ?? undefined };
     } catch (error) {
-      throw new QueryFailedError(query.text, [...values], error as Error);
+      throw new QueryFailedError(text, [...values], error as Error);
     }
   }
 }

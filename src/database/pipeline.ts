@@ -28,7 +28,7 @@ export interface StatementClient {
   query(config: {
     name?: string;
     text: string;
-    values: unknown[];
+    values: readonly unknown[];
   }): Promise<{ rows?: unknown[]; rowCount?: number | null }>;
 }
 
@@ -77,7 +77,7 @@ export async function runPipeline(
   const results: StatementResult[] = [];
   for (const [index, statement] of statements.entries()) {
     try {
-      const result = await client.query({ name: statement.name, text: statement.text, values: [...statement.values] });
+      const result = await client.query({ name: statement.name, text: statement.text, values: statement.values });
       results.push({ rows: result.rows ?? [], rowCount: result.rowCount ?? null });
     } catch (error) {
       throw new PipelineError(index, error as Error);

@@ -81,11 +81,12 @@ export class TaskJournal {
    * Whether the task holds a message with that A2A messageId from that role already,
    * and a `requireRoom` that refuses one more message once the task holds `max`
    * (LEDGER_MAX_MESSAGES_PER_TASK; call it once the message is known to be written) —
-   * one read, under the task's row lock, so concurrent writers cannot both slip past the
-   * limit; the count reads at most `max` entries of the (task_id, seq) index. `expected` names the messages
-   * the caller will ask about next in this transaction: they are read now, together,
-   * and answered from what this journal knows afterwards (the messages it writes
-   * included), without reading again.
+   * one read, under the task's row lock, so concurrent writers cannot both slip past
+   * the limit; the count reads at most `max` entries of the (task_id, seq) index.
+   * `expected` names the messages the caller will ask about next in this transaction:
+   * they are read now, together, and answered from what this journal knows afterwards
+   * (the messages it writes included), without reading again — as are those read with
+   * the lock (knowRoom).
    */
   async messageRoom(
     role: MessageRole,
@@ -96,9 +97,8 @@ export class TaskJournal {
     const known = this.room?.role === role && this.room.max === max && this.room.asked.has(messageId);
     if (!known) {
       this.send();
-      const asked = [messageId, ...expected.filter((id) => id !== messageId)];
-      const { held, count } = await this.repository.messageRoom(this.task.id, role, asked, max, this.tx);
-      this.room = { role, max, asked: new Set(asked), held: new Set(held), count };
+      const asked = { role, max, messageIds: [messageId, ...expected.filter((id) => id !== messageId)] };
+      this.knowRoom(asked, await this.repository.messageRoom(this.task.id, role, asked.messageIds, max, this.tx));
     }
     const { held, count } = this.room!;
     return {

@@ -321,23 +321,22 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   /**
    * A blocking send: wait until the task is terminal or interrupted, or the configured
    * time is up; each read of the task is whole (its row and parts in one statement: it
-   * may be the answer) and, unless the call was aborted, asks about the caller again
-   * while it reads — the answer goes out only if that check passes.
+   * may be the answer). Unless the call was aborted, the caller is asked about again
+   * before the answer goes out: beside each read after a wake-up, or once at the end
+   * when no wake-up came (the task settled at once, or time ran out).
    */
   private async settle(call: ProtocolCall, task: TaskRecord, read: HydrateOptions): Promise<TaskRecord> {
     const watch = this.ledger.watch(task.id);
     const deadline = Date.now() + this.config.protocolBlockingTimeoutMs;
+    const standing = () => (call.signal.aborted ? undefined : call.standing.require());
     try {
-      for (;;) {
-        const [, now] = await Promise.all([
-          call.signal.aborted ? undefined : call.standing.require(),
-          this.pairTask(call, task.id, read),
-        ]);
+      for (let woken = false; ; woken = true) {
+        const [, now] = await Promise.all([woken ? standing() : undefined, this.pairTask(call, task.id, read)]);
         watch.known(now.seq);
-        if (isSettled(now.state)) return now;
-        if (!(await this.nextChange(watch, call, deadline))) {
-          // Time is up (nothing changed since this read), or the call was aborted.
-          if (!call.signal.aborted) await call.standing.require();
+        const settled = isSettled(now.state);
+        if (settled || !(await this.nextChange(watch, call, deadline))) {
+          // Checked beside this read only if it followed a wake-up and the task has not moved since.
+          if (!(settled && woken)) await standing();
           return now;
         }
       }
