@@ -21,9 +21,12 @@ import { agentPair } from './protocol.bench';
  * Two servers (one empty, one seeded) measured in BENCH_ROUNDS alternating rounds
  * (default 3; BENCH_DURATION, BENCH_ITERATIONS as elsewhere); the medians are compared.
  * Then the EXPLAIN (ANALYZE, BUFFERS) plan of every statement that one call of each
- * kind sends, captured at run time (the driver spied on), so a rewrite of a path is
- * explained as it is, not as a copy here remembers it. BENCH_SEED_VERBOSE=1 prints the
- * time of each seeding statement.
+ * kind sends outside a transaction, captured at run time (the driver spied on), so a
+ * rewrite of a path is explained as it is, not as a copy here remembers it — and
+ * planned as the service runs it: a prepared statement with its generic plan, one
+ * planned on each run (sql.plannedPerRun) for its values. (A transaction's statements
+ * go in pipelines, not explained here; test/ledger/plans-at-scale checks the lock's.)
+ * BENCH_SEED_VERBOSE=1 prints the time of each seeding statement.
  */
 
 type Db = BenchServer['db'];
@@ -560,6 +563,8 @@ async function explainCalls(server: BenchServer, { requester, worker }: Pair): P
 }
 
 type Query = (this: Client, ...args: unknown[]) => unknown;
+/** The driver's own conversion of a parameter to its text, for EXECUTE's literals. */
+const { prepareValue } = require('pg/lib/utils') as { prepareValue: (value: unknown) => string | null };
 interface Captured {
   /** The repository method that sent it (`@GenerateSql` methods are labelled while explaining). */
   method?: string;
@@ -592,16 +597,32 @@ async function whileExplaining(requestId: string, work: () => Promise<void>): Pr
       return original.apply(this, args);
     }
     const params = typeof config === 'string' ? (Array.isArray(values) ? values : []) : (config.values ?? []);
+    const named = typeof config !== 'string' && Boolean((config as { name?: string }).name);
     const nested = inTransaction.get(this) === true;
     const plan = (async () => {
       await send(this, nested ? 'SAVEPOINT bench_explain' : 'BEGIN');
       try {
-        const result = await send(this, `EXPLAIN (ANALYZE, BUFFERS) ${text}`, params);
+        // As the service runs it: a prepared statement with the generic plan PostgreSQL may keep
+        // for it from its sixth run on (made without the values), an unnamed one planned for its values.
+        let explain = `EXPLAIN (ANALYZE, BUFFERS) ${text}`;
+        let explainValues: unknown[] | undefined = params;
+        if (named) {
+          await send(this, `SET LOCAL plan_cache_mode = force_generic_plan`);
+          await send(this, `PREPARE bench_explained AS ${text}`);
+          const literal = (value: unknown) => {
+            const prepared = prepareValue(value);
+            return prepared === null ? 'NULL' : this.escapeLiteral(prepared);
+          };
+          explain = `EXPLAIN (ANALYZE, BUFFERS) EXECUTE bench_explained${params.length > 0 ? `(${params.map(literal).join(', ')})` : ''}`;
+          explainValues = undefined;
+        }
+        const result = await send(this, explain, explainValues);
         return result.rows.map((row) => row['QUERY PLAN']).join('\n');
       } catch (error) {
         return `EXPLAIN failed: ${(error as Error).message}`;
       } finally {
         await send(this, nested ? 'ROLLBACK TO SAVEPOINT bench_explain' : 'ROLLBACK');
+        if (named) await send(this, 'DEALLOCATE bench_explained').catch(() => undefined);
       }
     })();
     captured.push({ method: repositoryMethod.getStore(), text, plan });

@@ -147,8 +147,20 @@ export class Keyset {
     return sql`(${sql.raw(`${a}.${at.name}, ${a}.${id.name}`)}) ${sql.raw(comparison)} (${this.cursor.at}::${sql.raw(at.cast)}, ${this.cursor.id}::${sql.raw(id.cast)})`;
   }
 
-  /** `ORDER BY … LIMIT limit + 1`, the statement's end. */
+  /**
+   * `ORDER BY … LIMIT limit + 1`, the statement's end. The statement is planned for
+   * its values on each run (sql.plannedPerRun): how best to read a page of someone's
+   * rows depends on how many they have.
+   */
   get tail(): Sql {
+    return sql.plannedPerRun(this.preparedTail);
+  }
+
+  /**
+   * `tail` for a statement whose plan does not depend on whose rows it reads — the
+   * public directory's search, which bounds its own reads — kept prepared, planned once.
+   */
+  get preparedTail(): Sql {
     const [at, id] = this.order.columns;
     const d = this.order.direction;
     return sql.raw(`ORDER BY ${this.alias}.${at.name} ${d}, ${this.alias}.${id.name} ${d} LIMIT ${this.limit + 1}`);

@@ -353,7 +353,7 @@ export class Database {
 /** A statement as the driver takes it: named by its text when it has parameters. */
 function statementOf(query: Sql): Statement {
   return {
-    name: query.values.length > 0 ? statementName(query.text) : undefined,
+    name: query.values.length > 0 && !query.plannedPerRun ? statementName(query.text) : undefined,
     text: query.text,
     // Times as ISO strings (every column is timestamptz): the driver's own conversion is slower.
     values: query.values.map((value) =>

@@ -21,6 +21,15 @@ describe('sql', () => {
     expect(q.text).toBe('SELECT 1 FROM t WHERE a = $1');
   });
 
+  it('plannedPerRun() marks every statement the fragment is spliced into, however deep', () => {
+    const page = sql.plannedPerRun(sql.raw('ORDER BY t.created_at DESC LIMIT 51'));
+    const branch = sql`SELECT * FROM t ${sql.where([sql`a = ${1}`])} ${page}`;
+    expect(sql`SELECT * FROM ((${branch}) UNION ALL (${sql`SELECT * FROM u`})) t`.plannedPerRun).toBe(true);
+    expect(sql.join([sql`a = ${1}`, page], ' ').plannedPerRun).toBe(true);
+    expect(sql`SELECT * FROM t WHERE a = ${1} ${sql.raw('LIMIT 51')}`.plannedPerRun).toBe(false);
+    expect(branch.text).toBe('SELECT * FROM t WHERE a = $1 ORDER BY t.created_at DESC LIMIT 51');
+  });
+
   it('raw text is spliced as is, without parameters', () => {
     const q = sql`SELECT ${sql.raw('k.id, k.scope')} FROM api_keys k WHERE k.id = ${'i'}`;
     expect(q.text).toBe('SELECT k.id, k.scope FROM api_keys k WHERE k.id = $1');

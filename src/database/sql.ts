@@ -15,14 +15,17 @@ export class Sql {
   private constructor(
     private readonly strings: readonly string[],
     readonly values: readonly unknown[],
+    /** Planned for its values on every run (sql.plannedPerRun), never kept as a generic plan. */
+    readonly plannedPerRun = false,
   ) {}
 
-  static of(strings: readonly string[], parts: readonly unknown[]): Sql {
+  static of(strings: readonly string[], parts: readonly unknown[], plannedPerRun = false): Sql {
     const texts: string[] = [strings[0]];
     const values: unknown[] = [];
     parts.forEach((part, index) => {
       const next = strings[index + 1];
       if (part instanceof Sql) {
+        plannedPerRun ||= part.plannedPerRun;
         texts[texts.length - 1] += part.strings[0];
         for (let i = 0; i < part.values.length; i++) {
           values.push(part.values[i]);
@@ -34,7 +37,7 @@ export class Sql {
         texts.push(next);
       }
     });
-    return new Sql(texts, values);
+    return new Sql(texts, values, plannedPerRun);
   }
 
   private built?: string;
@@ -63,6 +66,18 @@ sql.empty = Sql.of([''], []);
  */
 sql.raw = (text: string): Sql => Sql.of([text], []);
 
+/**
+ * The fragment, marking every statement it is part of as planned for its values on
+ * each run (Database runs it unnamed) instead of being prepared once. A prepared
+ * statement's plan is, from its sixth run on, a generic one when that looks no
+ * costlier — made without the values, it costs every value as an average one. Where
+ * the best plan depends on the value, that is wrong for the values that matter: a
+ * page of one caller's rows is a walk of the caller's index that stops after the
+ * page for a caller with many, but a generic plan that expects a caller's 40 rows
+ * reads and sorts all of them — 2,000 for a page of 51 (test/ledger/plans-at-scale).
+ * Planning costs a fraction of a millisecond a run; keyset pages pay it.
+ */
+sql.plannedPerRun = (fragment: Sql): Sql => Sql.of(['', ''], [fragment], true);
 /** The fragments joined by `separator`, empty ones skipped. */
 sql.join = (fragments: readonly Sql[], separator = ', '): Sql => {
   const kept = fragments.filter((fragment) => !fragment.isEmpty);

@@ -322,7 +322,9 @@ export class IdentitiesRepository {
     const matching = sql.join(conditions, ' AND ');
     if (matching.isEmpty) {
       return rowsPage(
-        await this.db.rows<IdentityRow>(sql`SELECT ${IDENTITY_COLUMNS} FROM identities i WHERE ${listed} ${page.tail}`),
+        await this.db.rows<IdentityRow>(
+          sql`SELECT ${IDENTITY_COLUMNS} FROM identities i WHERE ${listed} ${page.preparedTail}`,
+        ),
         page,
       );
     }
@@ -330,12 +332,12 @@ export class IdentitiesRepository {
       SELECT ${IDENTITY_COLUMNS}
         FROM (SELECT ${IDENTITY_COLUMNS}, search_vector, skill_keys, skill_tags FROM identities i
                WHERE ${listed} ORDER BY i.created_at DESC, i.id DESC LIMIT ${sql.raw(String(WALK_LIMIT))}) i
-       WHERE ${matching} ${page.tail}`);
+       WHERE ${matching} ${page.preparedTail}`);
     if (walked.length > page.limit) return rowsPage(walked, page);
     // MATERIALIZED keeps the planner from turning this back into the walk.
     const positions = await this.db.rows<Position>(sql`
       WITH matches AS MATERIALIZED (SELECT i.id, i.created_at FROM identities i WHERE ${listed} AND ${matching})
-      SELECT i.id, i.created_at FROM matches i ${page.tail}`);
+      SELECT i.id, i.created_at FROM matches i ${page.preparedTail}`);
     return loadPage(positions, page, (ids) => this.findByIds(ids));
   }
 

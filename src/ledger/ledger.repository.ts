@@ -158,11 +158,10 @@ export class LedgerRepository {
   /** Locks a task (`SELECT … FOR UPDATE`), one of the pair's when `pair` is given. */
   @GenerateSql({ name: 'pair', params: [U, PAIR] }, { name: 'any', params: [U, null] })
   async lockTask(taskId: string, pair: TaskPair | null, tx?: Tx): Promise<TaskRow | null> {
-    const ofPair = pair
-      ? sql`AND t.requester_identity_id = ${pair.requester.id} AND t.worker_identity_id = ${pair.worker.id}`
-      : sql.empty;
     return this.db.one<TaskRow>(
-      sql`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = ${taskId} ${ofPair} FOR UPDATE`,
+      pair
+        ? sql`SELECT ${TASK_COLUMNS} FROM ${taskByKey(taskId, { lock: true })} WHERE ${ofPair(pair)}`
+        : sql`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = ${taskId} FOR UPDATE`,
       tx,
     );
   }
@@ -226,15 +225,14 @@ export class LedgerRepository {
       filter.updatedAfter ? sql`t.updated_at > ${filter.updatedAfter}::timestamptz` : sql.empty,
       page.after,
     ];
-    const branch = (...side: Sql[]) =>
-      sql`SELECT ${TASK_COLUMNS} FROM tasks t ${sql.where([...side, ...rest])} ${page.tail}`;
-    if (filter.role) return this.db.rows<TaskRow>(branch(visibleCondition('t', side, filter)));
-    // Either role: one keyset page per role, each read in order from its own index, then merged.
-    // A single `requester = x OR worker = x` reads and sorts every task of the caller.
-    const asRequester = visibleCondition('t', side, { ...filter, role: 'requester' });
-    const asWorker = visibleCondition('t', side, { ...filter, role: 'worker' });
-    return this.db.rows<TaskRow>(sql`
-      SELECT t.* FROM ((${branch(asRequester)}) UNION ALL (${branch(asWorker, sql`NOT ${asRequester}`)})) t ${page.tail}`);
+    return this.db.rows<TaskRow>(
+      visiblePage(
+        side,
+        filter,
+        page,
+        (...visible) => sql`SELECT ${TASK_COLUMNS} FROM tasks t ${sql.where([...visible, ...rest])} ${page.tail}`,
+      ),
+    );
   }
 
   /** A context's most recent tasks. */
@@ -582,17 +580,13 @@ export class LedgerRepository {
   /** One of the pair's tasks as a record (findRecord), or null. */
   @GenerateSql({ params: [U, PAIR, { historyLength: 2, artifacts: true, maxArtifactBytes: 1000 }] })
   async pairTaskRecord(taskId: string, pair: TaskPair, options: HydrateOptions): Promise<TaskRecord | null> {
-    return findRecord(
-      this.db,
-      sql`t.id = ${taskId} AND t.requester_identity_id = ${pair.requester.id} AND t.worker_identity_id = ${pair.worker.id}`,
-      options,
-    );
+    return findRecord(this.db, taskId, ofPair(pair), options);
   }
 
   /** A task as a record (findRecord), when visible to `side`; null otherwise. */
   @GenerateSql({ params: [U, ORGANIZATION_SIDE, { historyLength: 2, artifacts: true, maxArtifactBytes: 1000 }] })
   async visibleTaskRecord(taskId: string, side: LedgerSide, options: HydrateOptions): Promise<TaskRecord | null> {
-    return findRecord(this.db, sql`t.id = ${taskId} AND ${visibleCondition('t', side, {})}`, options);
+    return findRecord(this.db, taskId, visibleCondition('t', side, {}), options);
   }
 
   /**
@@ -662,10 +656,20 @@ export class LedgerRepository {
   // ---- contexts
 
   /** A page of the contexts visible to `side`, newest first. */
-  @GenerateSql({ params: [IDENTITY_SIDE, { role: 'requester', peer: U2 }, new Keyset('c', undefined, 50)] })
+  @GenerateSql(
+    { name: 'one role', params: [IDENTITY_SIDE, { role: 'requester', peer: U2 }, new Keyset('c', undefined, 50)] },
+    { name: 'either role', params: [IDENTITY_SIDE, {}, new Keyset('c', undefined, 50)] },
+  )
   async visibleContexts(side: LedgerSide, filter: SideFilter, page: Keyset): Promise<ContextRecord[]> {
-    const rows = await this.db.rows<ContextRow>(sql`
-      SELECT ${CONTEXT_COLUMNS} FROM contexts c WHERE ${visibleCondition('c', side, filter)} AND ${page.after} ${page.tail}`);
+    const rows = await this.db.rows<ContextRow>(
+      visiblePage(
+        side,
+        filter,
+        page,
+        (...visible) =>
+          sql`SELECT ${CONTEXT_COLUMNS} FROM contexts c ${sql.where([...visible, page.after])} ${page.tail}`,
+      ),
+    );
     return rows.map(contextRecord);
   }
 
@@ -799,10 +803,49 @@ export class LedgerRepository {
   }
 }
 
+/** The pair's tasks: its two identities on their sides (over `tasks t`). */
+function ofPair(pair: TaskPair): Sql {
+  return sql`t.requester_identity_id = ${pair.requester.id} AND t.worker_identity_id = ${pair.worker.id}`;
+}
+
+/**
+ * `tasks t` narrowed to the task with this id through the primary key, for conditions
+ * on its sides after it. Written into one WHERE with them, `id = $1` may be read
+ * through another index of those columns instead: a cached generic plan (a prepared
+ * statement's sixth execution on) costs both alike, as each expects one row, and
+ * took the pair's index (requester, worker, created_at, id) — which can only seek to
+ * the pair and then walks every task of it: 341 index pages a read for a pair of
+ * 20,000 tasks, growing with the ledger (BENCHMARKS.md, "Ledger at scale"). OFFSET 0
+ * keeps the planner from merging the conditions into the lookup. With `lock`, the
+ * row is locked as it is found, before the conditions: a caller who names another
+ * pair's task has it locked only until its own transaction ends, on "not found".
+ */
+function taskByKey(taskId: string, { lock = false } = {}): Sql {
+  return sql`(SELECT * FROM tasks WHERE id = ${taskId} OFFSET 0${lock ? sql` FOR UPDATE` : sql.empty}) t`;
+}
+
+/**
+ * A keyset page of the rows visible to `side`; `select` turns the visibility
+ * conditions into one ordered, limited statement (over the page's alias). With a
+ * role, one walk of that role's index. With either role, one page per role, each
+ * read in order from its own index, then merged (a row on both sides is read in the
+ * requester's): a single `requester = x OR worker = x` reads and sorts every row of
+ * the caller — 10,682 pages and 10 ms for a page of a caller's 20,000 contexts in a
+ * ledger of a million (BENCHMARKS.md).
+ */
+function visiblePage(side: LedgerSide, filter: SideFilter, page: Keyset, select: (...visible: Sql[]) => Sql): Sql {
+  const alias = page.alias;
+  if (filter.role) return select(visibleCondition(alias, side, filter));
+  const asRequester = visibleCondition(alias, side, { ...filter, role: 'requester' });
+  const asWorker = visibleCondition(alias, side, { ...filter, role: 'worker' });
+  return sql`
+    SELECT ${sql.raw(alias)}.* FROM ((${select(asRequester)}) UNION ALL (${select(asWorker, sql`NOT ${asRequester}`)})) ${sql.raw(alias)} ${page.tail}`;
+}
+
 function pairTaskWhere(pair: TaskPair, filter: PairTaskFilter): Sql {
   return sql.join(
     [
-      sql`t.requester_identity_id = ${pair.requester.id} AND t.worker_identity_id = ${pair.worker.id}`,
+      ofPair(pair),
       filter.contextId !== undefined ? sql`t.context_id = ${filter.contextId}` : sql.empty,
       filter.state ? sql`t.state = ${filter.state}` : sql.empty,
       filter.statusAfter ? sql`t.status_timestamp >= ${filter.statusAfter}` : sql.empty,
@@ -843,14 +886,19 @@ function pushConfigRecord(row: PushConfigRow): PushConfigRecord {
 }
 
 /**
- * One task as a record, found by `where` (over `tasks t`), with its parts: the row,
- * its status message, history and artifacts in one statement — a read of one task
- * is one round trip. Null when no task matches.
+ * The task with this id, when it also meets `where` (over `tasks t`), as a record with
+ * its parts: the row, its status message, history and artifacts in one statement — a
+ * read of one task is one round trip. Null when there is no such task.
  */
-async function findRecord(db: Database, where: Sql, options: HydrateOptions): Promise<TaskRecord | null> {
+async function findRecord(
+  db: Database,
+  taskId: string,
+  where: Sql,
+  options: HydrateOptions,
+): Promise<TaskRecord | null> {
   const parts = await db.rows<TaskPart | { part: 'task'; row: JsonRow<TaskRow> }>(
     sql`
-    WITH found AS (SELECT ${TASK_COLUMNS} FROM tasks t WHERE ${where}),
+    WITH found AS (SELECT ${TASK_COLUMNS} FROM ${taskByKey(taskId)} WHERE ${where}),
          t AS (SELECT id AS task_id, status_message_id AS status_id FROM found)
     SELECT 'task' AS part, to_jsonb(found) AS row FROM found
     UNION ALL

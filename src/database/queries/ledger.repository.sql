@@ -8,12 +8,12 @@ t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.id = $1;
 -- LedgerRepository.lockTask (pair)
 SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.id = $1 AND t.requester_identity_id = $2 AND t.worker_identity_id = $3 FOR UPDATE;
+t.metadata, t.seq, t.created_at, t.updated_at FROM (SELECT * FROM tasks WHERE id = $1 OFFSET 0 FOR UPDATE) t WHERE t.requester_identity_id = $2 AND t.worker_identity_id = $3;
 
 -- LedgerRepository.lockTask (any)
 SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.id = $1  FOR UPDATE;
+t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.id = $1 FOR UPDATE;
 
 -- LedgerRepository.lockTaskRecordingUpstream
 UPDATE tasks t SET upstream_task_id = $1, upstream_context_id = $2
@@ -204,7 +204,7 @@ SELECT 'artifact', to_jsonb(a) FROM t
 -- LedgerRepository.pairTaskRecord
 WITH found AS (SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.id = $1 AND t.requester_identity_id = $2 AND t.worker_identity_id = $3),
+t.metadata, t.seq, t.created_at, t.updated_at FROM (SELECT * FROM tasks WHERE id = $1 OFFSET 0) t WHERE t.requester_identity_id = $2 AND t.worker_identity_id = $3),
        t AS (SELECT id AS task_id, status_message_id AS status_id FROM found)
   SELECT 'task' AS part, to_jsonb(found) AS row FROM found
   UNION ALL
@@ -230,7 +230,7 @@ t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.id = $1 AND t
 -- LedgerRepository.visibleTaskRecord
 WITH found AS (SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.id = $1 AND ((t.requester_organization_id = $2) OR (t.worker_organization_id = $3))),
+t.metadata, t.seq, t.created_at, t.updated_at FROM (SELECT * FROM tasks WHERE id = $1 OFFSET 0) t WHERE ((t.requester_organization_id = $2) OR (t.worker_organization_id = $3))),
        t AS (SELECT id AS task_id, status_message_id AS status_id FROM found)
   SELECT 'task' AS part, to_jsonb(found) AS row FROM found
   UNION ALL
@@ -266,9 +266,14 @@ SELECT m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions,
 SELECT message_id, parts, metadata, extensions, reference_task_ids FROM messages
 WHERE task_id = $1 AND message_id = $2 AND role = 'user';
 
--- LedgerRepository.visibleContexts
+-- LedgerRepository.visibleContexts (one role)
 SELECT c.id, c.requester_identity_id, c.requester_handle, c.requester_organization_id,
 c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.created_at, c.updated_at FROM contexts c WHERE (c.requester_identity_id = $1 AND c.worker_identity_id = $2::uuid) AND TRUE ORDER BY c.created_at DESC, c.id DESC LIMIT 51;
+
+-- LedgerRepository.visibleContexts (either role)
+SELECT c.* FROM ((SELECT c.id, c.requester_identity_id, c.requester_handle, c.requester_organization_id,
+c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.created_at, c.updated_at FROM contexts c WHERE (c.requester_identity_id = $1) AND TRUE ORDER BY c.created_at DESC, c.id DESC LIMIT 51) UNION ALL (SELECT c.id, c.requester_identity_id, c.requester_handle, c.requester_organization_id,
+c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.created_at, c.updated_at FROM contexts c WHERE (c.worker_identity_id = $2) AND NOT (c.requester_identity_id = $3) AND TRUE ORDER BY c.created_at DESC, c.id DESC LIMIT 51)) c ORDER BY c.created_at DESC, c.id DESC LIMIT 51;
 
 -- LedgerRepository.visibleContext
 SELECT c.id, c.requester_identity_id, c.requester_handle, c.requester_organization_id,
