@@ -255,7 +255,8 @@ export class EventsRepository {
    * a task update — one delivery for each of the task's A2A push notification configs
    * (`push_notification_configs`, the ledger's) whose owner (`identities`: the
    * requester who set it) has not been deleted. Three independent writes over the
-   * same arrays (the event ids are ours, so none reads another's rows): one statement
+   * same events (the event ids are ours, so none reads another's rows; an event's data,
+   * its largest value, goes only with the events' own rows): one statement
    * in the change's transaction, or members of its write batch — a change's events
    * are one round trip however many they are. `committed` learns how many deliveries
    * were queued.
@@ -297,7 +298,8 @@ export class EventsRepository {
     unit?: Tx | WriteBatch,
     committed?: (deliveries: number) => void,
   ): Promise<void> {
-    const input = sql.rows(
+    // The events' rows, and what their deliveries are made from: each event's data (its largest value) is sent once.
+    const written = sql.rows(
       'i',
       [
         ['id', 'varchar'],
@@ -305,6 +307,24 @@ export class EventsRepository {
         ['organization_id', 'uuid'],
         ['identity_ids', 'text'],
         ['data', 'text'],
+        ['traceparent', 'varchar'],
+      ],
+      events.map(({ event: e }) => [
+        e.id,
+        e.type,
+        e.organizationId,
+        `{${e.identityIds.join(',')}}`,
+        JSON.stringify(e.data),
+        e.traceparent,
+      ]),
+    );
+    const input = sql.rows(
+      'i',
+      [
+        ['id', 'varchar'],
+        ['type', 'varchar'],
+        ['organization_id', 'uuid'],
+        ['identity_ids', 'text'],
         ['traceparent', 'varchar'],
         ['webhook_id', 'uuid'],
         ['push_task_id', 'uuid'],
@@ -315,7 +335,6 @@ export class EventsRepository {
         e.event.type,
         e.event.organizationId,
         `{${e.event.identityIds.join(',')}}`,
-        JSON.stringify(e.event.data),
         e.event.traceparent,
         e.webhookId,
         e.push?.taskId ?? null,
@@ -334,7 +353,7 @@ export class EventsRepository {
     await this.db.write(
       [
         sql`INSERT INTO events (id, type, organization_id, identity_ids, data, traceparent)
-            SELECT i.id, i.type, i.organization_id, i.identity_ids::uuid[], i.data::json, i.traceparent FROM ${input} ORDER BY i.ord
+            SELECT i.id, i.type, i.organization_id, i.identity_ids::uuid[], i.data::json, i.traceparent FROM ${written} ORDER BY i.ord
             RETURNING (SELECT pg_notify(n.channel, n.payload) FROM ${notices} WHERE n.id = events.id) AS notified`,
         sql`INSERT INTO deliveries (push_task_id, push_config_id, push_seq, traceparent)
             SELECT c.task_id, c.config_id, i.push_seq, i.traceparent
