@@ -320,9 +320,10 @@ export class LedgerRepository {
   /**
    * A new task with its first message, as members of a write batch (one statement):
    * its context (inserted, or — one of the pair's — touched), the task row as it
-   * stands after the message, the message and its event, and the notification of the
-   * task's listeners. Ids and times are the caller's, so no member reads another's
-   * effect. A retried send breaks uq_tasks_origin and a context of another pair
+   * stands after the message, the message and its event. No `pg_notify`: the task's id
+   * is ours, so nobody on another instance can be waiting on it before this commits
+   * (the send's own watch, here, is woken at commit). Ids and times are the caller's,
+   * so no member reads another's effect. A retried send breaks uq_tasks_origin and a context of another pair
    * fk_tasks_context: the statement fails whole and writes nothing.
    */
   @GenerateSql(
@@ -356,8 +357,7 @@ export class LedgerRepository {
                                worker_organization_id, origin_message_id, metadata, state, status_message_id, status_timestamp, seq, created_at, updated_at)
             VALUES (${task.id}, ${task.context_id}, ${task.requester_identity_id}, ${task.requester_handle}, ${task.requester_organization_id},
                     ${task.worker_identity_id}, ${task.worker_handle}, ${task.worker_organization_id}, ${originMessageId}, ${json(task.metadata)}::jsonb,
-                    ${task.state}, ${task.status_message_id}, ${task.status_timestamp}, ${task.seq}, ${at}, ${task.updated_at})
-            RETURNING pg_notify(${CHANGES_CHANNEL}, ${`${task.id}:${task.seq}`}) AS notified`,
+                    ${task.state}, ${task.status_message_id}, ${task.status_timestamp}, ${task.seq}, ${at}, ${task.updated_at})`,
         sql`INSERT INTO messages (id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at)
             VALUES (${message.rowId}, ${task.id}, ${message.messageId}, ${message.role}, ${JSON.stringify(message.parts)}::jsonb, ${json(message.metadata)}::jsonb,
                     ${JSON.stringify(message.extensions)}::jsonb, ${JSON.stringify(message.referenceTaskIds)}::jsonb, ${message.seq}, ${message.createdAt})`,

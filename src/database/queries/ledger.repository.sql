@@ -89,13 +89,12 @@ w1 AS (INSERT INTO tasks (id, context_id, requester_identity_id, requester_handl
                                worker_organization_id, origin_message_id, metadata, state, status_message_id, status_timestamp, seq, created_at, updated_at)
             VALUES ($10, $11, $12, $13, $14,
                     $15, $16, $17, $18, $19::jsonb,
-                    $20, $21, $22, $23, $24, $25)
-            RETURNING pg_notify($26, $27) AS notified),
+                    $20, $21, $22, $23, $24, $25)),
 w2 AS (INSERT INTO messages (id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at)
-            VALUES ($28, $29, $30, $31, $32::jsonb, $33::jsonb,
-                    $34::jsonb, $35::jsonb, $36, $37)),
+            VALUES ($26, $27, $28, $29, $30::jsonb, $31::jsonb,
+                    $32::jsonb, $33::jsonb, $34, $35)),
 w3 AS (INSERT INTO task_events (task_id, seq, kind, state, message_id, trace_id, created_at)
-            VALUES ($38, $39, 'status', $40, $41, $42, $43))
+            VALUES ($36, $37, 'status', $38, $39, $40, $41))
 SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
 
 -- LedgerRepository.queueNewTask (in a context)
@@ -105,13 +104,12 @@ w1 AS (INSERT INTO tasks (id, context_id, requester_identity_id, requester_handl
                                worker_organization_id, origin_message_id, metadata, state, status_message_id, status_timestamp, seq, created_at, updated_at)
             VALUES ($5, $6, $7, $8, $9,
                     $10, $11, $12, $13, $14::jsonb,
-                    $15, $16, $17, $18, $19, $20)
-            RETURNING pg_notify($21, $22) AS notified),
+                    $15, $16, $17, $18, $19, $20)),
 w2 AS (INSERT INTO messages (id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at)
-            VALUES ($23, $24, $25, $26, $27::jsonb, $28::jsonb,
-                    $29::jsonb, $30::jsonb, $31, $32)),
+            VALUES ($21, $22, $23, $24, $25::jsonb, $26::jsonb,
+                    $27::jsonb, $28::jsonb, $29, $30)),
 w3 AS (INSERT INTO task_events (task_id, seq, kind, state, message_id, trace_id, created_at)
-            VALUES ($33, $34, 'status', $35, $36, $37, $38))
+            VALUES ($31, $32, 'status', $33, $34, $35, $36))
 SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
 
 -- LedgerRepository.originTask
