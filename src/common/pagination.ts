@@ -158,7 +158,8 @@ export class Keyset {
 
   /**
    * `tail` for a statement whose plan does not depend on whose rows it reads — the
-   * public directory's search, which bounds its own reads — kept prepared, planned once.
+   * public directory's search, which chooses between a bounded walk and reading the
+   * matches itself instead of leaving it to estimates — kept prepared, planned once.
    */
   get preparedTail(): Sql {
     const [at, id] = this.order.columns;

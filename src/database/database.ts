@@ -257,7 +257,8 @@ export class Database {
 
   /**
    * Every statement goes straight to the driver — the pool, or the transaction's own
-   * connection — as a prepared statement named by its text (statementName), skipping
+   * connection — as a prepared statement named by its text (statementName; unnamed,
+   * so planned for its values each run, when marked sql.plannedPerRun), skipping
    * TypeORM's per-query QueryRunner. On the pool, a statement without parameters runs
    * as a simple query (it may hold several statements: the migrations' do); in a
    * transaction every statement is a single one of the extended protocol. Failures are
@@ -350,7 +351,7 @@ export class Database {
   }
 }
 
-/** A statement as the driver takes it: named by its text when it has parameters. */
+/** A statement as the driver takes it: named by its text when it has parameters and may keep a plan. */
 function statementOf(query: Sql): Statement {
   return {
     name: query.values.length > 0 && !query.plannedPerRun ? statementName(query.text) : undefined,

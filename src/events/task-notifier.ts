@@ -21,7 +21,8 @@ export abstract class TaskNotifier {
   /**
    * Called once the transaction that made the change has committed. (Inside it, the
    * statement that saves the task also notifies the database's listeners:
-   * LedgerRepository.saveTask.)
+   * LedgerRepository.saveTask; a task's creation notifies only here, as nobody else
+   * can know its id yet: LedgerRepository.queueNewTask.)
    */
   abstract committed(change: TaskChange): void;
 
@@ -83,8 +84,8 @@ const CHANNEL = CHANGES_CHANNEL;
 export const eventsKey = (organizationId: string) => `events:${organizationId}`;
 
 /**
- * PostgreSQL LISTEN/NOTIFY. The change's transaction issues `pg_notify` (in the
- * statement that saves the task), which PostgreSQL delivers only when that
+ * PostgreSQL LISTEN/NOTIFY. A change's transaction issues `pg_notify` (in the
+ * statement that saves the task; not for a task's creation), which PostgreSQL delivers only when that
  * transaction commits, to every listening session — this instance's and the
  * others'. Each instance listens on one dedicated connection (PgListener); when it
  * drops and comes back, every listener is woken, since notifications sent in

@@ -818,7 +818,9 @@ function ofPair(pair: TaskPair): Sql {
  * 20,000 tasks, growing with the ledger (BENCHMARKS.md, "Ledger at scale"). OFFSET 0
  * keeps the planner from merging the conditions into the lookup. With `lock`, the
  * row is locked as it is found, before the conditions: a caller who names another
- * pair's task has it locked only until its own transaction ends, on "not found".
+ * pair's task (its id known only to that pair) waits for that task's current writer,
+ * as its owner would, and then holds the lock until its own transaction ends on "not
+ * found" — at once.
  */
 function taskByKey(taskId: string, { lock = false } = {}): Sql {
   return sql`(SELECT * FROM tasks WHERE id = ${taskId} OFFSET 0${lock ? sql` FOR UPDATE` : sql.empty}) t`;
@@ -828,10 +830,12 @@ function taskByKey(taskId: string, { lock = false } = {}): Sql {
  * A keyset page of the rows visible to `side`; `select` turns the visibility
  * conditions into one ordered, limited statement (over the page's alias). With a
  * role, one walk of that role's index. With either role, one page per role, each
- * read in order from its own index, then merged (a row on both sides is read in the
- * requester's): a single `requester = x OR worker = x` reads and sorts every row of
- * the caller — 10,682 pages and 10 ms for a page of a caller's 20,000 contexts in a
- * ledger of a million (BENCHMARKS.md).
+ * read in order from its own index, then merged: a single `requester = x OR worker = x`
+ * reads and sorts every row of the caller — 10,682 pages and 10 ms for a page of a
+ * caller's 20,000 contexts in a ledger of a million (BENCHMARKS.md). A row on both
+ * sides (an organization's own tasks, an identity's tasks to itself) comes from both
+ * walks and is kept once (UNION: at most twice the page to compare); excluding it
+ * from one walk instead would make that walk skip over every such row.
  */
 function visiblePage(side: LedgerSide, filter: SideFilter, page: Keyset, select: (...visible: Sql[]) => Sql): Sql {
   const alias = page.alias;
@@ -839,7 +843,7 @@ function visiblePage(side: LedgerSide, filter: SideFilter, page: Keyset, select:
   const asRequester = visibleCondition(alias, side, { ...filter, role: 'requester' });
   const asWorker = visibleCondition(alias, side, { ...filter, role: 'worker' });
   return sql`
-    SELECT ${sql.raw(alias)}.* FROM ((${select(asRequester)}) UNION ALL (${select(asWorker, sql`NOT ${asRequester}`)})) ${sql.raw(alias)} ${page.tail}`;
+    SELECT ${sql.raw(alias)}.* FROM ((${select(asRequester)}) UNION (${select(asWorker)})) ${sql.raw(alias)} ${page.tail}`;
 }
 
 function pairTaskWhere(pair: TaskPair, filter: PairTaskFilter): Sql {

@@ -106,9 +106,10 @@ export class LedgerService {
 
   /**
    * A send that starts a task, written as one statement (Database.batch): the
-   * context, the task, its first message and event, the outbox events, the
-   * notification of the task's listeners and whatever `also` queues with them (the
-   * forward to an upstream agent) commit together in one round trip. Every id and
+   * context, the task, its first message and event, the outbox events and whatever
+   * `also` queues with them (the forward to an upstream agent) commit together in one
+   * round trip. The task's watchers here are woken at commit; no other instance can be
+   * waiting on a task whose id it has not yet been told (LedgerRepository.queueNewTask). Every id and
    * time is chosen here, so the new task's record is known without reading it back.
    * A retried send (the pair has a task for this messageId) writes nothing and
    * returns that task as it is.

@@ -33,9 +33,9 @@ t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.requester_ide
 -- LedgerRepository.visibleTasks (organization)
 SELECT t.* FROM ((SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE (t.requester_organization_id = $1 AND t.worker_handle = $2) AND t.state = $3 AND t.context_id = $4::uuid AND t.updated_at > $5::timestamptz AND TRUE ORDER BY t.created_at DESC, t.id DESC LIMIT 51) UNION ALL (SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
+t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE (t.requester_organization_id = $1 AND t.worker_handle = $2) AND t.state = $3 AND t.context_id = $4::uuid AND t.updated_at > $5::timestamptz AND TRUE ORDER BY t.created_at DESC, t.id DESC LIMIT 51) UNION (SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE (t.worker_organization_id = $6 AND t.requester_handle = $7) AND NOT (t.requester_organization_id = $8 AND t.worker_handle = $9) AND t.state = $10 AND t.context_id = $11::uuid AND t.updated_at > $12::timestamptz AND TRUE ORDER BY t.created_at DESC, t.id DESC LIMIT 51)) t ORDER BY t.created_at DESC, t.id DESC LIMIT 51;
+t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE (t.worker_organization_id = $6 AND t.requester_handle = $7) AND t.state = $8 AND t.context_id = $9::uuid AND t.updated_at > $10::timestamptz AND TRUE ORDER BY t.created_at DESC, t.id DESC LIMIT 51)) t ORDER BY t.created_at DESC, t.id DESC LIMIT 51;
 
 -- LedgerRepository.visibleTasks (identity)
 SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
@@ -270,8 +270,8 @@ c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.created_at, c
 
 -- LedgerRepository.visibleContexts (either role)
 SELECT c.* FROM ((SELECT c.id, c.requester_identity_id, c.requester_handle, c.requester_organization_id,
-c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.created_at, c.updated_at FROM contexts c WHERE (c.requester_identity_id = $1) AND TRUE ORDER BY c.created_at DESC, c.id DESC LIMIT 51) UNION ALL (SELECT c.id, c.requester_identity_id, c.requester_handle, c.requester_organization_id,
-c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.created_at, c.updated_at FROM contexts c WHERE (c.worker_identity_id = $2) AND NOT (c.requester_identity_id = $3) AND TRUE ORDER BY c.created_at DESC, c.id DESC LIMIT 51)) c ORDER BY c.created_at DESC, c.id DESC LIMIT 51;
+c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.created_at, c.updated_at FROM contexts c WHERE (c.requester_identity_id = $1) AND TRUE ORDER BY c.created_at DESC, c.id DESC LIMIT 51) UNION (SELECT c.id, c.requester_identity_id, c.requester_handle, c.requester_organization_id,
+c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.created_at, c.updated_at FROM contexts c WHERE (c.worker_identity_id = $2) AND TRUE ORDER BY c.created_at DESC, c.id DESC LIMIT 51)) c ORDER BY c.created_at DESC, c.id DESC LIMIT 51;
 
 -- LedgerRepository.visibleContext
 SELECT c.id, c.requester_identity_id, c.requester_handle, c.requester_organization_id,
