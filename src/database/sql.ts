@@ -78,6 +78,7 @@ sql.raw = (text: string): Sql => Sql.of([text], []);
  * Planning costs a fraction of a millisecond a run; keyset pages pay it.
  */
 sql.plannedPerRun = (fragment: Sql): Sql => Sql.of(['', ''], [fragment], true);
+
 /** The fragments joined by `separator`, empty ones skipped. */
 sql.join = (fragments: readonly Sql[], separator = ', '): Sql => {
   const kept = fragments.filter((fragment) => !fragment.isEmpty);
