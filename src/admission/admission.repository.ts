@@ -310,9 +310,9 @@ export class AdmissionRepository {
 
   /**
    * Denials in which the scope (an organization, or one identity) is the requester or
-   * the worker, newest first: two keyset scans, one per side, merged. The worker side
-   * drops rows the requester side already returns (both participants in the
-   * organization, or an identity calling itself).
+   * the worker, newest first: two keyset scans, one per side, merged (Keyset.merged: a
+   * denial with the scope on both sides — both participants in the organization, or an
+   * identity calling itself — is listed once).
    */
   @GenerateSql(
     { name: 'organization', params: [{ organizationId: DummyValue.UUID }, { limit: 50 }] },
@@ -327,14 +327,9 @@ export class AdmissionRepository {
         ? [sql.raw('d.requester_organization_id'), sql.raw('d.worker_organization_id'), scope.organizationId]
         : [sql.raw('d.requester_id'), sql.raw('d.worker_id'), scope.identityId];
     const page = keyset('d', query);
-    const rows = await this.db.rows<DecisionRow>(
-      sql`SELECT * FROM (
-            (SELECT ${DECISION_COLUMNS} FROM admission_decisions d WHERE ${requester} = ${value} AND ${page.after} ${page.tail})
-            UNION ALL
-            (SELECT ${DECISION_COLUMNS} FROM admission_decisions d
-              WHERE ${worker} = ${value} AND ${requester} IS DISTINCT FROM ${value} AND ${page.after} ${page.tail})
-          ) d ${page.tail}`,
-    );
+    const walk = (side: Sql) =>
+      sql`SELECT ${DECISION_COLUMNS} FROM admission_decisions d WHERE ${side} = ${value} AND ${page.after} ${page.tail}`;
+    const rows = await this.db.rows<DecisionRow>(page.merged(walk(requester), walk(worker)));
     const { items, nextCursor } = page.cut(rows, position);
     return { items: items.map(toDecision), nextCursor };
   }

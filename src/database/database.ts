@@ -282,7 +282,7 @@ export class Database {
   /** Throws unless statements may still join `tx`. */
   private accepting(tx: Tx): void {
     if (tx instanceof AtCommit) throw new Error('a write needs the transaction itself, not AtCommit');
-    if (tx.ended || tx.closing) throw new Error('the transaction this statement was meant for has ended');
+    if (!tx.accepts()) throw new Error('the transaction this statement was meant for has ended');
   }
 
   /**

@@ -40,6 +40,15 @@ export class Tx {
   readonly after: Hook[] = [];
 
   constructor(readonly client: StatementClient) {}
+
+  /**
+   * Whether a statement or a before-commit hook may still join it — or, for
+   * `'after-commit hook'`, a hook that runs once it has committed (those may still be
+   * added while COMMIT is on its way). Never an AtCommit: it only reads.
+   */
+  accepts(what: 'statement' | 'after-commit hook' = 'statement'): boolean {
+    return !(this instanceof AtCommit) && !this.ended && (what === 'after-commit hook' || !this.closing);
+  }
 }
 
 /**
@@ -55,10 +64,9 @@ export class AtCommit extends Tx {
   }
 }
 
-function open(tx: Tx, closing: 'allowed' | 'refused'): Tx {
+function open(tx: Tx, what: 'statement' | 'after-commit hook'): Tx {
   if (tx instanceof AtCommit) throw new Error('a commit hook needs the transaction itself, not AtCommit');
-  if (tx.ended || (closing === 'refused' && tx.closing))
-    throw new Error('a commit hook needs the transaction that makes the change');
+  if (!tx.accepts(what)) throw new Error('a commit hook needs the transaction that makes the change');
   return tx;
 }
 
@@ -68,7 +76,7 @@ function open(tx: Tx, closing: 'allowed' | 'refused'): Tx {
  * task journals here.
  */
 export function beforeCommit(tx: Tx, hook: Hook): void {
-  open(tx, 'refused').before.push(hook);
+  open(tx, 'statement').before.push(hook);
 }
 
 /**
@@ -78,12 +86,10 @@ export function beforeCommit(tx: Tx, hook: Hook): void {
  */
 export function afterCommit(unit: Tx | WriteBatch, hook: Hook): void {
   if (unit instanceof WriteBatch) unit.afterCommit(hook);
-  else open(unit, 'allowed').after.push(hook);
+  else open(unit, 'after-commit hook').after.push(hook);
 }
 
 /** Whether `unit` is a transaction still open (or a write batch): where a change may be written. */
 export function isOpen(unit: Tx | WriteBatch): boolean {
-  return (
-    unit instanceof WriteBatch || (unit instanceof Tx && !(unit instanceof AtCommit) && !unit.ended && !unit.closing)
-  );
+  return unit instanceof WriteBatch || unit.accepts();
 }

@@ -149,10 +149,10 @@ export class LedgerRepository {
 
   // ---- tasks
 
-  /** A task by its id alone (the service's own reads, never on behalf of a caller). */
-  @GenerateSql({ params: [U] })
-  async taskById(taskId: string, tx?: Tx): Promise<TaskRow | null> {
-    return this.db.one<TaskRow>(sql`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = ${taskId}`, tx);
+  /** A task by its id alone as a record (findRecord): the service's own reads, never on behalf of a caller. */
+  @GenerateSql({ params: [U, { historyLength: 0, artifacts: true, maxArtifactBytes: 1000 }] })
+  async taskRecord(taskId: string, options: HydrateOptions): Promise<TaskRecord | null> {
+    return findRecord(this.db, taskId, sql`TRUE`, options);
   }
 
   /** Locks a task (`SELECT … FOR UPDATE`), one of the pair's when `pair` is given. */
@@ -162,27 +162,6 @@ export class LedgerRepository {
       pair
         ? sql`SELECT ${TASK_COLUMNS} FROM ${taskByKey(taskId, { lock: true })} WHERE ${ofPair(pair)}`
         : sql`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = ${taskId} FOR UPDATE`,
-      tx,
-    );
-  }
-
-  /**
-   * lockTask for an upstream agent's first answer: records the upstream's ids on the
-   * task (by its id alone), which locks it, in one statement. Null when the task has
-   * them already (or is gone): lock it with lockTask then — a later answer writes no
-   * row version of its own.
-   */
-  @GenerateSql({ params: [U, { taskId: 'upstream-task', contextId: 'upstream-context' }] })
-  async lockTaskRecordingUpstream(
-    taskId: string,
-    upstream: { taskId: string; contextId: string },
-    tx?: Tx,
-  ): Promise<TaskRow | null> {
-    return this.db.one<TaskRow>(
-      sql`
-      UPDATE tasks t SET upstream_task_id = ${upstream.taskId}, upstream_context_id = ${upstream.contextId}
-       WHERE t.id = ${taskId} AND t.upstream_task_id IS NULL
-      RETURNING ${TASK_COLUMNS}`,
       tx,
     );
   }
@@ -833,17 +812,16 @@ function taskByKey(taskId: string, { lock = false } = {}): Sql {
  * read in order from its own index, then merged: a single `requester = x OR worker = x`
  * reads and sorts every row of the caller — 10,682 pages and 10 ms for a page of a
  * caller's 20,000 contexts in a ledger of a million (BENCHMARKS.md). A row on both
- * sides (an organization's own tasks, an identity's tasks to itself) comes from both
- * walks and is kept once (UNION: at most twice the page to compare); excluding it
- * from one walk instead would make that walk skip over every such row.
+ * sides (an organization's own tasks, an identity's tasks to itself) is kept once
+ * (Keyset.merged).
  */
 function visiblePage(side: LedgerSide, filter: SideFilter, page: Keyset, select: (...visible: Sql[]) => Sql): Sql {
   const alias = page.alias;
   if (filter.role) return select(visibleCondition(alias, side, filter));
-  const asRequester = visibleCondition(alias, side, { ...filter, role: 'requester' });
-  const asWorker = visibleCondition(alias, side, { ...filter, role: 'worker' });
-  return sql`
-    SELECT ${sql.raw(alias)}.* FROM ((${select(asRequester)}) UNION (${select(asWorker)})) ${sql.raw(alias)} ${page.tail}`;
+  return page.merged(
+    select(visibleCondition(alias, side, { ...filter, role: 'requester' })),
+    select(visibleCondition(alias, side, { ...filter, role: 'worker' })),
+  );
 }
 
 function pairTaskWhere(pair: TaskPair, filter: PairTaskFilter): Sql {

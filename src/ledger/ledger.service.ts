@@ -305,16 +305,15 @@ export class LedgerService {
     more: () => readonly UpstreamUpdate[] = () => [],
     also?: (unit: Tx | WriteBatch) => Promise<void>,
   ): Promise<UpstreamApplied> {
-    // The upstream's first answer: the statement that records its ids (the first updates carry them) locks the task.
-    // Their messages' room is read with the lock.
+    // The task's lock, the upstream's ids (the updates carry them; recorded once, a no-op writing no row
+    // version after that) and their messages' room: asked together, one round trip.
     const ids = updates.find((update) => update.upstream)?.upstream;
     const messageIds = updates.flatMap((update) => (update.message ? [update.message.messageId] : []));
     const room: RoomAsked | undefined =
       messageIds.length > 0 ? { role: 'agent', messageIds, max: this.config.ledgerMaxMessagesPerTask } : undefined;
-    const journal =
-      (ids &&
-        (await this.lockWithRoom(tx, taskId, this.repository.lockTaskRecordingUpstream(taskId, ids, tx), room))) ??
-      (await this.lockWithRoom(tx, taskId, this.repository.lockTask(taskId, null, tx), room));
+    const lock = this.repository.lockTask(taskId, null, tx);
+    const recorded = ids && this.repository.setUpstreamIds(taskId, ids, tx);
+    const [journal] = await Promise.all([this.lockWithRoom(tx, taskId, lock, room), recorded]);
     if (!journal) {
       await also?.(tx);
       return { terminal: true, refused: [] };
@@ -371,9 +370,7 @@ export class LedgerService {
 
   /** A task by its id alone, for the service's own use (push notifications), never on behalf of a caller. */
   async taskById(taskId: string, read: HydrateOptions): Promise<TaskRecord | null> {
-    const row = await this.repository.taskById(taskId);
-    const [task] = await this.repository.hydrate(row ? [row] : [], this.bounded(read));
-    return task ?? null;
+    return this.repository.taskRecord(taskId, this.bounded(read));
   }
 
   /** Waits for changes to a task; see TaskWatch. Close it when done. */

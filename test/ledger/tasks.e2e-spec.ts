@@ -254,6 +254,29 @@ describe('ledger REST', () => {
       await t.http().get(`/api/v1/contexts/${first.contextId}`).set(bearer(globex)).expect(404);
       await t.http().get('/api/v1/contexts/nope').set(bearer(acme)).expect(404);
     });
+
+    it("an organization's pages of contexts: its own (on both sides) once each, in order, across cursors", async () => {
+      const account = await signup(t);
+      const pair = await agentPair(t, account);
+      const made: string[] = [];
+      for (let i = 0; i < 3; i++) made.push((await submitTask(t, pair.requester, pair.worker)).contextId);
+      made.push((await submitTask(t, pair.worker, pair.requester)).contextId);
+      for (const headers of [apiKey(await mintAdminKey(t, account)), bearer(account)]) {
+        const pages: string[] = [];
+        let cursor: string | null = '';
+        while (cursor !== null) {
+          const res: { body: any } = await t
+            .http()
+            .get(`/api/v1/contexts?limit=2${cursor ? `&cursor=${cursor}` : ''}`)
+            .set(headers)
+            .expect(200);
+          expect(res.body.contexts.length).toBeLessThanOrEqual(2);
+          pages.push(...res.body.contexts.map((context: { id: string }) => context.id));
+          cursor = res.body.next_cursor;
+        }
+        expect(pages).toEqual([...made].reverse());
+      }
+    });
   });
 
   describe('POST /api/v1/tasks/{id}/reply', () => {

@@ -86,20 +86,10 @@ VALUES ($1, $2, $3, $4, $5,
         $6, $7, $8, $9, $10, $11);
 
 -- AdmissionRepository.listDecisions (organization)
-SELECT * FROM (
-  (SELECT id, requester_id, requester_handle, requester_organization_id, worker_id, worker_handle, worker_organization_id, reason, decided_by, rule_id, requester_rule, worker_rule, created_at FROM admission_decisions d WHERE d.requester_organization_id = $1 AND TRUE ORDER BY d.created_at DESC, d.id DESC LIMIT 51)
-  UNION ALL
-  (SELECT id, requester_id, requester_handle, requester_organization_id, worker_id, worker_handle, worker_organization_id, reason, decided_by, rule_id, requester_rule, worker_rule, created_at FROM admission_decisions d
-    WHERE d.worker_organization_id = $2 AND d.requester_organization_id IS DISTINCT FROM $3 AND TRUE ORDER BY d.created_at DESC, d.id DESC LIMIT 51)
-) d ORDER BY d.created_at DESC, d.id DESC LIMIT 51;
+SELECT d.* FROM ((SELECT id, requester_id, requester_handle, requester_organization_id, worker_id, worker_handle, worker_organization_id, reason, decided_by, rule_id, requester_rule, worker_rule, created_at FROM admission_decisions d WHERE d.requester_organization_id = $1 AND TRUE ORDER BY d.created_at DESC, d.id DESC LIMIT 51) UNION (SELECT id, requester_id, requester_handle, requester_organization_id, worker_id, worker_handle, worker_organization_id, reason, decided_by, rule_id, requester_rule, worker_rule, created_at FROM admission_decisions d WHERE d.worker_organization_id = $2 AND TRUE ORDER BY d.created_at DESC, d.id DESC LIMIT 51)) d ORDER BY d.created_at DESC, d.id DESC LIMIT 51;
 
 -- AdmissionRepository.listDecisions (identity)
-SELECT * FROM (
-  (SELECT id, requester_id, requester_handle, requester_organization_id, worker_id, worker_handle, worker_organization_id, reason, decided_by, rule_id, requester_rule, worker_rule, created_at FROM admission_decisions d WHERE d.requester_id = $1 AND TRUE ORDER BY d.created_at DESC, d.id DESC LIMIT 51)
-  UNION ALL
-  (SELECT id, requester_id, requester_handle, requester_organization_id, worker_id, worker_handle, worker_organization_id, reason, decided_by, rule_id, requester_rule, worker_rule, created_at FROM admission_decisions d
-    WHERE d.worker_id = $2 AND d.requester_id IS DISTINCT FROM $3 AND TRUE ORDER BY d.created_at DESC, d.id DESC LIMIT 51)
-) d ORDER BY d.created_at DESC, d.id DESC LIMIT 51;
+SELECT d.* FROM ((SELECT id, requester_id, requester_handle, requester_organization_id, worker_id, worker_handle, worker_organization_id, reason, decided_by, rule_id, requester_rule, worker_rule, created_at FROM admission_decisions d WHERE d.requester_id = $1 AND TRUE ORDER BY d.created_at DESC, d.id DESC LIMIT 51) UNION (SELECT id, requester_id, requester_handle, requester_organization_id, worker_id, worker_handle, worker_organization_id, reason, decided_by, rule_id, requester_rule, worker_rule, created_at FROM admission_decisions d WHERE d.worker_id = $2 AND TRUE ORDER BY d.created_at DESC, d.id DESC LIMIT 51)) d ORDER BY d.created_at DESC, d.id DESC LIMIT 51;
 
 -- AdmissionRepository.pruneDecisions
 DELETE FROM admission_decisions WHERE id IN (
