@@ -704,9 +704,16 @@ describe('forwarding with two service instances', () => {
     );
     expect(done.artifacts).toEqual([expect.objectContaining({ artifactId: 'echo' })]);
     expect(upstream.received.filter((r) => r.messageId === message.messageId)).toHaveLength(1);
-    const [forward] = (await a.db.query(`SELECT status, accepted, attempts FROM upstream_forwards WHERE task_id = $1`, [
-      taskId,
-    ])) as unknown[];
+    // The forward finishes just after the task's last write (as in the test above): waited for, not raced.
+    const forward = await eventually(
+      async () =>
+        (
+          (await a.db.query(`SELECT status, accepted, attempts FROM upstream_forwards WHERE task_id = $1`, [
+            taskId,
+          ])) as Array<{ status: string }>
+        )[0],
+      (row) => row.status !== 'pending',
+    );
     expect(forward).toEqual({ status: 'succeeded', accepted: true, attempts: 2 });
   });
 });
