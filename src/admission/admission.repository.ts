@@ -4,6 +4,7 @@ import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import type { JsonRow, RowOf } from '../database/row';
 import { sql, type Sql } from '../database/sql';
+import { mergedPage } from '../database/merged-page';
 import type { AdmissionDecisionRecord } from './admission-decision.entity';
 import type { AdmissionParty, RuleAction, RuleDirection } from './admission.decision';
 
@@ -310,7 +311,7 @@ export class AdmissionRepository {
 
   /**
    * Denials in which the scope (an organization, or one identity) is the requester or
-   * the worker, newest first: two keyset scans, one per side, merged (Keyset.merged: a
+   * the worker, newest first: two keyset scans, one per side, merged (mergedPage: a
    * denial with the scope on both sides — both participants in the organization, or an
    * identity calling itself — is listed once).
    */
@@ -329,7 +330,7 @@ export class AdmissionRepository {
     const page = keyset('d', query);
     const walk = (side: Sql) =>
       sql`SELECT ${DECISION_COLUMNS} FROM admission_decisions d WHERE ${side} = ${value} AND ${page.after} ${page.tail}`;
-    const rows = await this.db.rows<DecisionRow>(page.merged(walk(requester), walk(worker)));
+    const rows = await this.db.rows<DecisionRow>(mergedPage(page, walk(requester), walk(worker)));
     const { items, nextCursor } = page.cut(rows, position);
     return { items: items.map(toDecision), nextCursor };
   }

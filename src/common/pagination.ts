@@ -167,18 +167,6 @@ export class Keyset {
     return sql.raw(`ORDER BY ${this.alias}.${at.name} ${d}, ${this.alias}.${id.name} ${d} LIMIT ${this.limit + 1}`);
   }
 
-  /**
-   * One page from two keyset walks (statements that end in this page's `after` and
-   * `tail`), each read in order from its own index: their rows merged, a row both
-   * return kept once (UNION: at most twice the page to compare). Excluding one walk's
-   * rows from the other instead makes that walk skip over every one of them — all of an
-   * organization's own rows, when it is on both sides.
-   */
-  merged(first: Sql, second: Sql): Sql {
-    const alias = sql.raw(this.alias);
-    return sql`SELECT ${alias}.* FROM ((${first}) UNION (${second})) ${alias} ${this.tail}`;
-  }
-
   /** The page's rows and the cursor of the next page (null on the last). */
   cut<T>(rows: T[], position: (row: T) => KeysetCursor): { items: T[]; nextCursor: string | null } {
     return pageOf(rows, this.limit, position);

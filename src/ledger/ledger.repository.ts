@@ -5,6 +5,7 @@ import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import type { JsonRow, RowOf } from '../database/row';
 import { sql, type Sql } from '../database/sql';
+import { mergedPage } from '../database/merged-page';
 import type { WriteBatch } from '../database/write-batch';
 import type { Artifact } from './entities/artifact.entity';
 import type { TaskContext } from './entities/context.entity';
@@ -813,12 +814,13 @@ function taskByKey(taskId: string, { lock = false } = {}): Sql {
  * reads and sorts every row of the caller — 10,682 pages and 10 ms for a page of a
  * caller's 20,000 contexts in a ledger of a million (BENCHMARKS.md). A row on both
  * sides (an organization's own tasks, an identity's tasks to itself) is kept once
- * (Keyset.merged).
+ * (mergedPage).
  */
 function visiblePage(side: LedgerSide, filter: SideFilter, page: Keyset, select: (...visible: Sql[]) => Sql): Sql {
   const alias = page.alias;
   if (filter.role) return select(visibleCondition(alias, side, filter));
-  return page.merged(
+  return mergedPage(
+    page,
     select(visibleCondition(alias, side, { ...filter, role: 'requester' })),
     select(visibleCondition(alias, side, { ...filter, role: 'worker' })),
   );
