@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { visibleCondition, type LedgerSide, type SideFilter } from '../auth/access';
 import { Keyset, type KeysetOrder, NEWEST_FIRST } from '../common/pagination';
 import { Database, type Tx } from '../database/database';
+import { newRowId } from '../database/row-id';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import type { JsonRow, RowOf } from '../database/row';
 import { sql, type Sql } from '../database/sql';
@@ -271,8 +272,8 @@ export class LedgerRepository {
     const { requester: r, worker: w } = pair;
     const context =
       contextId === null
-        ? sql`INSERT INTO contexts (requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id)
-            VALUES (${r.id}, ${r.handle}, ${r.organizationId}, ${w.id}, ${w.handle}, ${w.organizationId}) RETURNING id`
+        ? sql`INSERT INTO contexts (id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id)
+            VALUES (${newRowId()}, ${r.id}, ${r.handle}, ${r.organizationId}, ${w.id}, ${w.handle}, ${w.organizationId}) RETURNING id`
         : sql`SELECT id FROM contexts WHERE id = ${contextId}::uuid AND requester_identity_id = ${r.id} AND worker_identity_id = ${w.id}`;
     const touch =
       contextId === null
@@ -282,9 +283,9 @@ export class LedgerRepository {
       sql`
       WITH c AS (${context}),
       t AS (
-        INSERT INTO tasks AS t (context_id, requester_identity_id, requester_handle, requester_organization_id,
+        INSERT INTO tasks AS t (id, context_id, requester_identity_id, requester_handle, requester_organization_id,
                                 worker_identity_id, worker_handle, worker_organization_id, origin_message_id, metadata)
-        SELECT c.id, ${r.id}, ${r.handle}, ${r.organizationId}, ${w.id}, ${w.handle}, ${w.organizationId}, ${originMessageId}, ${json(metadata)}::jsonb FROM c
+        SELECT ${newRowId()}, c.id, ${r.id}, ${r.handle}, ${r.organizationId}, ${w.id}, ${w.handle}, ${w.organizationId}, ${originMessageId}, ${json(metadata)}::jsonb FROM c
         ON CONFLICT (requester_identity_id, worker_identity_id, origin_message_id) DO NOTHING
         RETURNING ${TASK_COLUMNS}
       )${touch}

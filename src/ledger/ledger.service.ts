@@ -1,10 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, conflict, notFound } from '../common/app-error';
 import { creationPosition, Keyset } from '../common/pagination';
 import { isUuid } from '../common/parse-id.pipe';
 import { Database, type Tx } from '../database/database';
+import { newRowId } from '../database/row-id';
 import { brokenConstraint } from '../database/errors';
 import { afterCommit, beforeCommit } from '../database/unit-of-work';
 import type { WriteBatch } from '../database/write-batch';
@@ -123,8 +123,8 @@ export class LedgerService {
     if (input.contextId !== undefined && !isUuid(input.contextId)) throw contextNotFound();
     const at = new Date();
     const row: TaskRow = {
-      id: randomUUID(),
-      context_id: input.contextId ?? randomUUID(),
+      id: newRowId(at.getTime()),
+      context_id: input.contextId ?? newRowId(at.getTime()),
       requester_identity_id: pair.requester.id,
       requester_handle: pair.requester.handle,
       requester_organization_id: pair.requester.organizationId,
@@ -141,7 +141,7 @@ export class LedgerService {
     };
     const message: MessageRecord = {
       ...input.message,
-      rowId: randomUUID(),
+      rowId: newRowId(at.getTime()),
       taskId: row.id,
       contextId: row.context_id,
       role: 'user',

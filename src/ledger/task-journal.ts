@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { conflict } from '../common/app-error';
 import type { Database, Tx } from '../database/database';
 import { WriteBatch } from '../database/write-batch';
+import { newRowId } from '../database/row-id';
 import type { ArtifactChunk } from './entities/task-event.entity';
 import type { MessageRole } from './entities/task-message.entity';
 import type { StoredPart } from './parts';
@@ -136,7 +136,7 @@ export class TaskJournal {
   ): Promise<MessageRecord> {
     this.task.seq += 1;
     const record: MessageRecord = {
-      rowId: randomUUID(),
+      rowId: newRowId(this.at.getTime()),
       taskId: this.task.id,
       contextId: this.task.context_id,
       role,

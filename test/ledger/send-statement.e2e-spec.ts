@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { startApp, type TestApp } from '../support/app';
-import { agentPair, rpc, v03Message, type Agent } from '../support/a2a';
+import { agentPair, reply, rpc, v03Message, type Agent } from '../support/a2a';
 import { signup } from '../support/fixtures';
 import { statementsOf } from '../support/statements';
 
@@ -74,6 +74,40 @@ describe('a send that starts a task: one statement', () => {
     });
     const [context] = await t.db.query(`SELECT * FROM contexts WHERE id = $1`, [contextId]);
     expect(context).toMatchObject({ requester_identity_id: requester.id, worker_identity_id: worker.id });
+  });
+
+  it('numbers the task, its context and its messages with ids that follow time (UUID version 7), on every path', async () => {
+    const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    const millis = (id: string) => parseInt(id.replace(/-/g, '').slice(0, 12), 16);
+    const before = Date.now();
+    // The one-statement path, the transaction's (a send carrying a push notification config), and the journal's (a reply).
+    const started = await rpc(t, worker.handle, requester.key, 'message/send', {
+      message: v03Message('batch path'),
+      configuration: { blocking: false },
+    }).expect(200);
+    const inTransaction = await rpc(t, worker.handle, requester.key, 'message/send', {
+      message: v03Message('transaction path'),
+      configuration: { blocking: false, pushNotificationConfig: { url: 'https://hooks.example.test/a2a' } },
+    }).expect(200);
+    const taskIds = [started.body.result.id as string, inTransaction.body.result.id as string];
+    await reply(t, taskIds[0], worker.key, {
+      state: 'input-required',
+      message: { parts: [{ kind: 'text', text: 'the journal path' }] },
+    }).expect(200);
+    const after = Date.now();
+    const rows = (await t.db.query(
+      `SELECT t.id, t.context_id, array_agg(m.id::text ORDER BY m.seq) AS messages
+         FROM tasks t JOIN messages m ON m.task_id = t.id WHERE t.id = ANY($1::uuid[]) GROUP BY t.id, t.context_id`,
+      [taskIds],
+    )) as Array<{ id: string; context_id: string; messages: string[] }>;
+    expect(rows).toHaveLength(2);
+    const ids = rows.flatMap((row) => [row.id, row.context_id, ...row.messages]);
+    expect(ids).toHaveLength(7); // two tasks, two contexts, three messages
+    for (const id of ids) {
+      expect(id).toMatch(V7);
+      expect(millis(id)).toBeGreaterThanOrEqual(before);
+      expect(millis(id)).toBeLessThanOrEqual(after);
+    }
   });
 
   it("a context of another pair fails the whole statement: nothing is written, and the caller is told it's not found", async () => {

@@ -69,12 +69,12 @@ UPDATE tasks SET upstream_task_id = $1, upstream_context_id = $2
 WHERE id = $3 AND upstream_task_id IS NULL;
 
 -- LedgerRepository.createTask (new context)
-WITH c AS (INSERT INTO contexts (requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id)
-          VALUES ($1, $2, $3, $4, $5, $6) RETURNING id),
+WITH c AS (INSERT INTO contexts (id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id)
+          VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id),
     t AS (
-      INSERT INTO tasks AS t (context_id, requester_identity_id, requester_handle, requester_organization_id,
+      INSERT INTO tasks AS t (id, context_id, requester_identity_id, requester_handle, requester_organization_id,
                               worker_identity_id, worker_handle, worker_organization_id, origin_message_id, metadata)
-      SELECT c.id, $7, $8, $9, $10, $11, $12, $13, $14::jsonb FROM c
+      SELECT $8, c.id, $9, $10, $11, $12, $13, $14, $15, $16::jsonb FROM c
       ON CONFLICT (requester_identity_id, worker_identity_id, origin_message_id) DO NOTHING
       RETURNING t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
@@ -85,9 +85,9 @@ t.metadata, t.seq, t.created_at, t.updated_at
 -- LedgerRepository.createTask (in a context)
 WITH c AS (SELECT id FROM contexts WHERE id = $1::uuid AND requester_identity_id = $2 AND worker_identity_id = $3),
     t AS (
-      INSERT INTO tasks AS t (context_id, requester_identity_id, requester_handle, requester_organization_id,
+      INSERT INTO tasks AS t (id, context_id, requester_identity_id, requester_handle, requester_organization_id,
                               worker_identity_id, worker_handle, worker_organization_id, origin_message_id, metadata)
-      SELECT c.id, $4, $5, $6, $7, $8, $9, $10, $11::jsonb FROM c
+      SELECT $4, c.id, $5, $6, $7, $8, $9, $10, $11, $12::jsonb FROM c
       ON CONFLICT (requester_identity_id, worker_identity_id, origin_message_id) DO NOTHING
       RETURNING t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
