@@ -7,7 +7,7 @@ import { sqlExamples } from '../src/database/generate-sql';
 import { WriteBatch } from '../src/database/write-batch';
 import { currentRequestContext } from '../src/common/request-context';
 import { encodeCursor } from '../src/common/pagination';
-import { load, percentile, startBenchServer, table, timeIt, type BenchServer } from './lib';
+import { load, percentile, startBenchServer, table, type BenchServer, type LoadResult } from './lib';
 import { agentPair } from './protocol.bench';
 
 /**
@@ -15,11 +15,13 @@ import { agentPair } from './protocol.bench';
  * already holds BENCH_LEDGER_TASKS tasks (default 1,000,000) with their contexts,
  * messages, task events and outbox events:
  * - non-blocking `message/send` per second (autocannon, 50 connections);
- * - `tasks/get` (JSON-RPC, v0.3: no A2A-Version header) p50 over tasks of the pair;
+ * - `tasks/get` (JSON-RPC, v0.3: no A2A-Version header) p50 over tasks of the pair: any of
+ *   them, and (like for like) submitted ones with their one message, as a send leaves them;
  * - `GET /api/v1/tasks?role=worker` (the worker's key) p50: the first page, and a page
  *   in the middle of the worker's list (a keyset cursor, no OFFSET).
- * Two servers (one empty, one seeded) measured in BENCH_ROUNDS alternating rounds
- * (default 3; BENCH_DURATION, BENCH_ITERATIONS as elsewhere); the medians are compared.
+ * Two servers (one empty, one seeded) measured in BENCH_ROUNDS rounds (default 3;
+ * BENCH_DURATION, BENCH_ITERATIONS as elsewhere): each round a send run on each, then
+ * the latencies call by call, alternating between the two; the medians are compared.
  * Then the EXPLAIN (ANALYZE, BUFFERS) plan of every statement that one call of each
  * kind sends outside a transaction, captured at run time (the driver spied on), so a
  * rewrite of a path is explained as it is, not as a copy here remembers it — and
@@ -41,8 +43,13 @@ interface Identity {
 interface Figures {
   sends: number;
   sendErrors: number;
+  /** WAL written per task the send run created (bytes): what each send costs the disk and replicas. */
+  walPerSend: number;
   getTask: number;
   getTaskP99: number;
+  /** GetTask of a submitted task with its one message: the same read on both sides. */
+  getSubmitted: number;
+  getSubmittedP99: number;
   list: number;
   listP99: number;
   deepList: number;
@@ -63,8 +70,8 @@ export async function run(): Promise<void> {
   const duration = Number(process.env.BENCH_DURATION ?? 10);
   const iterations = Number(process.env.BENCH_ITERATIONS ?? 300);
   const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-  // Two servers, measured in alternating rounds: a change in the machine's other load
-  // then lands on both sides instead of on one.
+  // Two servers, measured in rounds that take both (latencies call by call, in
+  // alternation): a change in the machine's other load then lands on both sides instead of on one.
   const empty = await startBenchServer();
   const full = await startBenchServer();
   try {
@@ -76,8 +83,14 @@ export async function run(): Promise<void> {
 
     const results = { empty: [] as Figures[], full: [] as Figures[] };
     for (let round = 0; round < rounds; round++) {
-      results.empty.push(await measure(empty, emptyPair, duration, iterations));
-      results.full.push(await measure(full, fullPair, duration, iterations));
+      const figures = await measure(
+        { server: empty, pair: emptyPair },
+        { server: full, pair: fullPair },
+        duration,
+        iterations,
+      );
+      results.empty.push(figures.empty);
+      results.full.push(figures.full);
     }
     const emptyPlans = await explainCalls(empty, emptyPair);
     const fullPlans = await explainCalls(full, fullPair);
@@ -101,8 +114,11 @@ export async function run(): Promise<void> {
       );
     const rows: Array<[string, keyof Figures, 'higher' | 'lower']> = [
       ['message/send, non-blocking (req/s)', 'sends', 'higher'],
+      ['… WAL written per send (bytes)', 'walPerSend', 'lower'],
       ['tasks/get p50 (ms)', 'getTask', 'lower'],
       ['tasks/get p99 (ms)', 'getTaskP99', 'lower'],
+      ['tasks/get of a submitted task p50 (ms)', 'getSubmitted', 'lower'],
+      ['tasks/get of a submitted task p99 (ms)', 'getSubmittedP99', 'lower'],
       ['GET /api/v1/tasks?role=worker p50 (ms)', 'list', 'lower'],
       ['GET /api/v1/tasks?role=worker p99 (ms)', 'listP99', 'lower'],
       ['… the page mid-list (cursor) p50 (ms)', 'deepList', 'lower'],
@@ -113,8 +129,8 @@ export async function run(): Promise<void> {
         const after = median(results.full, key);
         return {
           measure,
-          empty: better === 'higher' ? Math.round(before) : before,
-          [label]: better === 'higher' ? Math.round(after) : after,
+          empty: key === 'sends' || key === 'walPerSend' ? Math.round(before) : before,
+          [label]: key === 'sends' || key === 'walPerSend' ? Math.round(after) : after,
           ratio: `${(after / before).toFixed(2)}×`,
           // Within 20%: throughput at most 20% lower, latency at most 20% higher.
           'within 20%': (better === 'higher' ? after >= 0.8 * before : after <= 1.2 * before) ? 'yes' : 'no',
@@ -195,16 +211,111 @@ function sendBody(messageId = '[<id>]'): string {
   });
 }
 
+/** One ledger as the rounds measure it: its server and its measured pair. */
+interface Side {
+  server: BenchServer;
+  pair: Pair;
+}
+
+/**
+ * One round on both ledgers: each one's send run (autocannon, one after the other),
+ * then every latency measure taken call by call alternating between the two (the
+ * order flipped each iteration), so a slow stretch of the machine lands on both
+ * ledgers' figures alike instead of on whichever was measured then.
+ */
 async function measure(
-  server: BenchServer,
-  { requester, worker }: Pair,
+  empty: Side,
+  full: Side,
   duration: number,
   iterations: number,
-): Promise<Figures> {
-  const url = `${server.baseUrl}/a2a/${worker.handle}`;
-  const headers = { 'content-type': 'application/json', 'x-api-key': requester.key };
+): Promise<{ empty: Figures; full: Figures }> {
+  const emptySends = await sendRun(empty, duration);
+  const fullSends = await sendRun(full, duration);
+  // What autovacuum would do after that many new rows, on both sides alike: neither is then read with a plan
+  // chosen for a table it thought empty.
+  for (const side of [empty, full])
+    await side.server.db.query(`ANALYZE contexts, tasks, messages, task_events, events`);
+
+  // GetTask over samples of the pair's tasks (at scale: mostly seeded ones, anywhere in the table): any task —
+  // at scale many are answered ones, whose answer carries a status message and a second message — and, like
+  // for like, tasks as a non-blocking send leaves them (submitted, one message).
+  const getTask = async (side: Side, condition: string) => {
+    const { requester, worker } = side.pair;
+    const sample = (
+      (await side.server.db.query(
+        `SELECT id FROM tasks WHERE requester_identity_id = $1 AND worker_identity_id = $2 AND ${condition}
+          ORDER BY random() LIMIT 500`,
+        [requester.id, worker.id],
+      )) as Array<{ id: string }>
+    ).map((r) => r.id);
+    let next = 0;
+    return async () => {
+      const response = await fetch(`${side.server.baseUrl}/a2a/${worker.handle}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': requester.key },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tasks/get',
+          params: { id: sample[next++ % sample.length] },
+        }),
+      });
+      const body = (await response.json()) as { result?: { id: string } };
+      if (!body.result) throw new Error(`tasks/get failed: ${JSON.stringify(body)}`);
+    };
+  };
+  const list = (side: Side, cursor?: string) => async () => {
+    const query = cursor ? `?role=worker&cursor=${cursor}` : '?role=worker';
+    const response = await fetch(`${side.server.baseUrl}/api/v1/tasks${query}`, {
+      headers: { 'x-api-key': side.pair.worker.key },
+    });
+    const body = (await response.json()) as { tasks?: unknown[] };
+    if (response.status !== 200 || body.tasks?.length !== 50) throw new Error(`list failed: ${response.status}`);
+  };
+  const [getAny, getSubmitted, firstPage, deepPage] = [
+    await timeBoth(iterations, await getTask(empty, 'TRUE'), await getTask(full, 'TRUE')),
+    await timeBoth(
+      iterations,
+      await getTask(empty, `state = 'submitted' AND seq = 1`),
+      await getTask(full, `state = 'submitted' AND seq = 1`),
+    ),
+    await timeBoth(iterations, list(empty), list(full)),
+    await timeBoth(
+      iterations,
+      list(empty, await midListCursor(empty.server.db, empty.pair.worker)),
+      list(full, await midListCursor(full.server.db, full.pair.worker)),
+    ),
+  ];
+  const figures = (sends: LoadResult & { walPerSend: number }, side: 0 | 1): Figures => ({
+    sends: sends.requestsPerSecond,
+    sendErrors: sends.errors + sends.non2xx,
+    walPerSend: sends.walPerSend,
+    getTask: getAny[side].p50,
+    getTaskP99: getAny[side].p99,
+    getSubmitted: getSubmitted[side].p50,
+    getSubmittedP99: getSubmitted[side].p99,
+    list: firstPage[side].p50,
+    listP99: firstPage[side].p99,
+    deepList: deepPage[side].p50,
+    deepListP99: deepPage[side].p99,
+  });
+  return { empty: figures(emptySends, 0), full: figures(fullSends, 1) };
+}
+
+/** Non-blocking sends of the side's pair for `duration` seconds, 50 connections; and the WAL they wrote per send. */
+async function sendRun({ server, pair }: Side, duration: number): Promise<LoadResult & { walPerSend: number }> {
+  const url = `${server.baseUrl}/a2a/${pair.worker.handle}`;
+  const headers = { 'content-type': 'application/json', 'x-api-key': pair.requester.key };
   await load('warm-up', { url, method: 'POST', headers, body: sendBody(), idReplacement: true, duration: 2 });
-  const sends = await load('message/send', {
+  const position = async () =>
+    (
+      (await server.db.query(
+        `SELECT pg_current_wal_lsn()::text AS lsn, (SELECT count(*)::int FROM tasks WHERE requester_identity_id = $1) AS tasks`,
+        [pair.requester.id],
+      )) as Array<{ lsn: string; tasks: number }>
+    )[0];
+  const before = await position();
+  const result = await load('message/send', {
     url,
     method: 'POST',
     headers,
@@ -213,55 +324,46 @@ async function measure(
     connections: 50,
     duration,
   });
-
-  // What autovacuum would do after that many new rows, on both sides alike: neither is then read with a plan
-  // chosen for a table it thought empty.
-  await server.db.query(`ANALYZE contexts, tasks, messages, task_events, events`);
-
-  // GetTask over a sample of the pair's tasks (at scale: mostly seeded ones, anywhere in the table).
-  const sample = (
-    (await server.db.query(
-      `SELECT id FROM tasks WHERE requester_identity_id = $1 AND worker_identity_id = $2 ORDER BY random() LIMIT 500`,
-      [requester.id, worker.id],
-    )) as Array<{ id: string }>
-  ).map((r) => r.id);
-  let next = 0;
-  const getTask = await timeIt(iterations, async () => {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tasks/get',
-        params: { id: sample[next++ % sample.length] },
-      }),
-    });
-    const body = (await response.json()) as { result?: { id: string } };
-    if (!body.result) throw new Error(`tasks/get failed: ${JSON.stringify(body)}`);
-  });
-
-  const list = (cursor?: string) => async () => {
-    const query = cursor ? `?role=worker&cursor=${cursor}` : '?role=worker';
-    const response = await fetch(`${server.baseUrl}/api/v1/tasks${query}`, { headers: { 'x-api-key': worker.key } });
-    const body = (await response.json()) as { tasks?: unknown[] };
-    if (response.status !== 200 || body.tasks?.length !== 50) throw new Error(`list failed: ${response.status}`);
-  };
-  const firstPage = await timeIt(iterations, list());
-  const deepPage = await timeIt(iterations, list(await midListCursor(server.db, worker)));
-  return {
-    sends: sends.requestsPerSecond,
-    sendErrors: sends.errors + sends.non2xx,
-    getTask: getTask.p50,
-    getTaskP99: getTask.p99,
-    list: firstPage.p50,
-    listP99: firstPage.p99,
-    deepList: deepPage.p50,
-    deepListP99: deepPage.p99,
-  };
+  const after = await position();
+  const [{ bytes }] = (await server.db.query(`SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::float8 AS bytes`, [
+    after.lsn,
+    before.lsn,
+  ])) as Array<{ bytes: number }>;
+  return { ...result, walPerSend: bytes / Math.max(1, after.tasks - before.tasks) };
 }
 
-/** The keyset cursor of the task in the middle of the worker's list (as a client paging down would hold). */
+/** p50/p99 (ms) of `a` and of `b`, timed in alternation (after a warm-up of each). */
+async function timeBoth(
+  iterations: number,
+  a: () => Promise<unknown>,
+  b: () => Promise<unknown>,
+): Promise<[{ p50: number; p99: number }, { p50: number; p99: number }]> {
+  for (let i = 0; i < Math.min(50, iterations); i++) {
+    await a();
+    await b();
+  }
+  const times: [number[], number[]] = [[], []];
+  const timed = async (fn: () => Promise<unknown>, into: number[]) => {
+    const start = process.hrtime.bigint();
+    await fn();
+    into.push(Number(process.hrtime.bigint() - start) / 1e6);
+  };
+  for (let i = 0; i < iterations; i++) {
+    if (i % 2 === 0) {
+      await timed(a, times[0]);
+      await timed(b, times[1]);
+    } else {
+      await timed(b, times[1]);
+      await timed(a, times[0]);
+    }
+  }
+  const summary = (samples: number[]) => {
+    samples.sort((x, y) => x - y);
+    return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
+  };
+  return [summary(times[0]), summary(times[1])];
+}
+
 async function midListCursor(db: Db, worker: Identity): Promise<string> {
   const [row] = (await db.query(
     `SELECT created_at, id FROM tasks WHERE worker_identity_id = $1 ORDER BY created_at DESC, id DESC
