@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { Client } from 'pg';
 import { dropDatabase, urlFor, withServer } from '../test/support/database';
 import { httpClient } from '../test/support/http-client';
@@ -25,13 +26,16 @@ export async function run(): Promise<void> {
   const database = `a2a_bench_load_${process.pid}_${Date.now()}`;
   await withServer((c) => c.query(`CREATE DATABASE "${database}"`));
   const unlimited = '10000000';
-  const server = await startServerProcess({
-    DATABASE_URL: urlFor(database),
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_PROTOCOL_PER_MINUTE: unlimited,
-    RATE_LIMIT_REST_PER_MINUTE: unlimited,
-    RATE_LIMIT_PUBLIC_PER_MINUTE: unlimited,
-  });
+  const server = await startServerProcess(
+    {
+      DATABASE_URL: urlFor(database),
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PROTOCOL_PER_MINUTE: unlimited,
+      RATE_LIMIT_REST_PER_MINUTE: unlimited,
+      RATE_LIMIT_PUBLIC_PER_MINUTE: unlimited,
+    },
+    join(__dirname, 'register.js'), // the benches' loader, as the in-process servers have (bench/register.js)
+  );
   const base = server.baseUrl;
   try {
     const http = httpClient(base);

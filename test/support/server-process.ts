@@ -23,8 +23,13 @@ export interface ServerProcess extends ChildScript {
 }
 
 /** Runs a TypeScript entry point (src/main.ts, src/worker.ts, src/cli.ts) in its own process, as its npm script would. */
-function spawnScript(script: string, env: Record<string, string>, args: string[] = []): ChildScript {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', script, ...args], {
+function spawnScript(
+  script: string,
+  env: Record<string, string>,
+  args: string[] = [],
+  loader = 'ts-node/register/transpile-only',
+): ChildScript {
+  const child = spawn(process.execPath, ['-r', loader, script, ...args], {
     env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', METRICS_PORT: 'off', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -73,11 +78,20 @@ async function waitUntil(child: ChildScript, ready: () => Promise<boolean>, what
   }
 }
 
-/** Runs src/main.ts in its own process, as `npm start` would, and waits for /healthz. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+/**
+ * Runs src/main.ts in its own process, as `npm start` would, and waits for /healthz. A
+ * benchmark passes its own TypeScript `loader` (bench/register.js), which leaves out
+ * what ts-node loads besides (Node's REPL, and with it `domain`).
+ */
+export async function startServerProcess(env: Record<string, string>, loader?: string): Promise<ServerProcess> {
   const port = await freePort();
   // Suites run in parallel: gRPC only where a suite asks for it.
-  const child = spawnScript('src/main.ts', { HOST: '127.0.0.1', PORT: String(port), GRPC_PORT: 'off', ...env });
+  const child = spawnScript(
+    'src/main.ts',
+    { HOST: '127.0.0.1', PORT: String(port), GRPC_PORT: 'off', ...env },
+    [],
+    loader,
+  );
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUntil(
     child,
