@@ -107,10 +107,13 @@ export class CardSigner implements OnModuleInit {
   /** The card with its `signatures`: one signature by the current key. */
   async sign<T extends object>(card: T): Promise<T & { signatures: CardSignature[] }> {
     const key = await this.signingKey();
-    const payload = canonicalCardPayload(card);
-    const cacheKey = `${key.kid}\0${createHash('sha256').update(payload).digest('base64url')}`;
+    // Looked up by the card as built (JSON.stringify and the hash are native): a card signed
+    // before costs no canonical form, which is most of signing's time once signatures are kept
+    // (a directory page canonicalized every card of it on every request).
+    const cacheKey = `${key.kid}\0${createHash('sha256').update(JSON.stringify(card)).digest('base64url')}`;
     let signature = this.signatures.get(cacheKey);
     if (!signature) {
+      const payload = canonicalCardPayload(card);
       const jws = await new FlattenedSign(new TextEncoder().encode(payload))
         .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JOSE', jku: this.jku })
         .sign(key.key);

@@ -147,6 +147,26 @@ describe('Agent Cards: generations and signatures', () => {
       }
     });
 
+    it('signatures are kept per card content: the same card the same signature, a changed card a new one over its own content', async () => {
+      const { handle } = await createEnabledIdentity(t, acme, { description: 'Before.', skills });
+      const keys = await jwks();
+      const first = (await card(handle, '1.0').expect(200)).body;
+      expect((await card(handle, '1.0').expect(200)).body.signatures).toEqual(first.signatures);
+      await t
+        .http()
+        .patch(`/api/v1/identities/${handle}`)
+        .set(bearer(acme))
+        .send({ description: 'After.' })
+        .expect(200);
+      const changed = (await card(handle, '1.0').expect(200)).body;
+      expect(changed.description).toBe('After.');
+      expect(changed.signatures).not.toEqual(first.signatures);
+      await verifyCard(changed, keys);
+      await verifyCard(first, keys);
+      // The earlier signature does not carry over to the changed card.
+      await expect(verifyCard({ ...changed, signatures: first.signatures }, keys)).rejects.toThrow();
+    });
+
     it("the SDK's own verifier accepts the v1.0 card too", async () => {
       const { handle } = await createEnabledIdentity(t, acme, { skills });
       const { body } = await card(handle, '1.0').expect(200);
