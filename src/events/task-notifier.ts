@@ -85,11 +85,11 @@ export const eventsKey = (organizationId: string) => `events:${organizationId}`;
 
 /**
  * PostgreSQL LISTEN/NOTIFY. A change's transaction issues `pg_notify` (in the
- * statement that saves the task; not for a task's creation), which PostgreSQL delivers only when that
- * transaction commits, to every listening session — this instance's and the
- * others'. Each instance listens on one dedicated connection (PgListener); when it
- * drops and comes back, every listener is woken, since notifications sent in
- * between are lost.
+ * statement that saves the task; not for a task's creation), which PostgreSQL
+ * delivers only when that transaction commits, to every listening session — this
+ * instance's and the others'. Each instance listens on one dedicated connection
+ * (PgListener); when it drops and comes back, every listener is woken, since
+ * notifications sent in between are lost.
  */
 export class PgTaskNotifier extends TaskNotifier implements OnModuleInit, OnModuleDestroy {
   private readonly listener: PgListener;

@@ -304,8 +304,9 @@ export class LedgerRepository {
    * stands after the message, the message and its event. No `pg_notify`: the task's id
    * is ours, so nobody on another instance can be waiting on it before this commits
    * (the send's own watch, here, is woken at commit). Ids and times are the caller's,
-   * so no member reads another's effect. A retried send breaks uq_tasks_origin and a context of another pair
-   * fk_tasks_context: the statement fails whole and writes nothing.
+   * so no member reads another's effect. A retried send breaks uq_tasks_origin and a
+   * context of another pair fk_tasks_context: the statement fails whole and writes
+   * nothing.
    */
   @GenerateSql(
     {

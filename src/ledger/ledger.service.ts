@@ -109,8 +109,9 @@ export class LedgerService {
    * context, the task, its first message and event, the outbox events and whatever
    * `also` queues with them (the forward to an upstream agent) commit together in one
    * round trip. The task's watchers here are woken at commit; no other instance can be
-   * waiting on a task whose id it has not yet been told (LedgerRepository.queueNewTask). Every id and
-   * time is chosen here, so the new task's record is known without reading it back.
+   * waiting on a task whose id it has not yet been told (LedgerRepository.queueNewTask).
+   * Every id and time is chosen here (ids that follow time: newRowId), so the new
+   * task's record is known without reading it back.
    * A retried send (the pair has a task for this messageId) writes nothing and
    * returns that task as it is.
    */
@@ -122,9 +123,10 @@ export class LedgerService {
   ): Promise<SendResult> {
     if (input.contextId !== undefined && !isUuid(input.contextId)) throw contextNotFound();
     const at = new Date();
+    const now = at.getTime();
     const row: TaskRow = {
-      id: newRowId(at.getTime()),
-      context_id: input.contextId ?? newRowId(at.getTime()),
+      id: newRowId(now),
+      context_id: input.contextId ?? newRowId(now),
       requester_identity_id: pair.requester.id,
       requester_handle: pair.requester.handle,
       requester_organization_id: pair.requester.organizationId,
@@ -141,7 +143,7 @@ export class LedgerService {
     };
     const message: MessageRecord = {
       ...input.message,
-      rowId: newRowId(at.getTime()),
+      rowId: newRowId(now),
       taskId: row.id,
       contextId: row.context_id,
       role: 'user',
@@ -305,8 +307,9 @@ export class LedgerService {
     more: () => readonly UpstreamUpdate[] = () => [],
     also?: (unit: Tx | WriteBatch) => Promise<void>,
   ): Promise<UpstreamApplied> {
-    // The task's lock, the upstream's ids (the updates carry them; recorded once, a no-op writing no row
-    // version after that) and their messages' room: asked together, one round trip.
+    // The task's lock, the upstream's ids (the updates carry them; recorded once, a no-op
+    // writing no row version after that) and their messages' room: asked together, one
+    // round trip.
     const ids = updates.find((update) => update.upstream)?.upstream;
     const messageIds = updates.flatMap((update) => (update.message ? [update.message.messageId] : []));
     const room: RoomAsked | undefined =
