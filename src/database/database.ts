@@ -4,7 +4,7 @@ import { DataSource, QueryFailedError } from 'typeorm';
 import { PipelineError, runPipeline, type Statement, type StatementClient, type StatementResult } from './pipeline';
 import { sql, type Sql } from './sql';
 import { afterCommit, AtCommit, Tx, type Queued } from './unit-of-work';
-import { batchStatement, WriteBatch, type BatchRows, type TaggedRow } from './write-batch';
+import { batchStatement, sqlOf, WriteBatch, type BatchRows, type ShapedWrite, type TaggedRow } from './write-batch';
 
 /**
  * `Tx`, the transaction: the one name for "the transaction this work runs in".
@@ -24,7 +24,7 @@ interface Pool extends StatementClient {
 const BEGIN: Statement = { text: 'BEGIN', values: [] };
 const COMMIT: Statement = { text: 'COMMIT', values: [] };
 
-/** Group commit (Database.batch): statements of one shape on their way at once, and batches one statement takes at most. */
+/** Group commit (Database.batch): statements of one kind on their way at once, and batches one statement takes at most. */
 const BATCHES_SENDING = 1;
 const BATCHES_TOGETHER = 16;
 
@@ -97,7 +97,7 @@ export class Database {
    * they have committed — never after a rollback — to wake whoever handles them.
    */
   async write(
-    statements: readonly Sql[],
+    statements: ReadonlyArray<Sql | ShapedWrite>,
     unit?: Tx | WriteBatch,
     committed?: (rows: BatchRows[]) => void,
   ): Promise<void> {
@@ -107,9 +107,9 @@ export class Database {
       if (committed) unit.afterCommit(() => committed(rows));
       return;
     }
-    const members = statements.map((statement) => ({ statement, returned: committed }));
+    const members = statements.map((write) => ({ write, returned: committed }));
     const result = await this.rows<{ member: number; row: Record<string, unknown> }>(
-      statements.length === 1 && !committed ? statements[0] : batchStatement(members),
+      statements.length === 1 && !committed ? sqlOf(statements[0]) : batchStatement(members),
       unit,
     );
     if (!committed) return;
@@ -127,10 +127,11 @@ export class Database {
    * `work` may be async, but nothing it awaits reads the database: a write queued in
    * the batch resolves at once.
    *
-   * Group commit: while BATCHES_SENDING statements of a batch's shape (its text) are on
-   * their way, batches of that shape wait, and go together as one statement when one
-   * returns (at most BATCHES_TOGETHER): under load many units of work cost one round
-   * trip and one commit. Alone, a batch goes at once. Should a statement of several
+   * Group commit: while BATCHES_SENDING statements of a batch's kind (WriteBatch.kind:
+   * its members' texts and shapes) are on their way, batches of that kind wait, and go
+   * together as one statement when one returns (at most BATCHES_TOGETHER), the members
+   * of one WriteShape merged: under load many units of work cost one round trip, one
+   * commit and one INSERT a table. Alone, a batch goes at once. Should a statement of several
    * fail on a constraint (a retried send, say), each of its batches goes again alone,
    * to be answered for itself.
    */
@@ -138,36 +139,36 @@ export class Database {
     const batch = new WriteBatch();
     const result = await work(batch);
     if (batch.isEmpty) throw new Error('a batch without writes');
-    await new Promise<void>((resolve, reject) => this.enqueue(batch.statement().text, { batch, resolve, reject }));
+    await new Promise<void>((resolve, reject) => this.enqueue(batch.kind(), { batch, resolve, reject }));
     return result;
   }
 
-  /** Batches waiting for a statement of their shape to return, by shape. */
+  /** Batches waiting for a statement of their kind to return, by kind. */
   private readonly waiting = new Map<string, PendingBatch[]>();
-  /** How many statements of each shape are on their way. */
+  /** How many statements of each kind are on their way. */
   private readonly sending = new Map<string, number>();
 
-  private enqueue(shape: string, pending: PendingBatch): void {
-    const queue = this.waiting.get(shape);
+  private enqueue(kind: string, pending: PendingBatch): void {
+    const queue = this.waiting.get(kind);
     if (queue) queue.push(pending);
-    else if ((this.sending.get(shape) ?? 0) < BATCHES_SENDING) void this.sendBatches(shape, [pending]);
-    else this.waiting.set(shape, [pending]);
+    else if ((this.sending.get(kind) ?? 0) < BATCHES_SENDING) void this.sendBatches(kind, [pending]);
+    else this.waiting.set(kind, [pending]);
   }
 
-  /** Sends batches of one shape as one statement; once it returns, the next waiting ones go. */
-  private async sendBatches(shape: string, group: PendingBatch[]): Promise<void> {
-    this.sending.set(shape, (this.sending.get(shape) ?? 0) + 1);
+  /** Sends batches of one kind as one statement; once it returns, the next waiting ones go. */
+  private async sendBatches(kind: string, group: PendingBatch[]): Promise<void> {
+    this.sending.set(kind, (this.sending.get(kind) ?? 0) + 1);
     try {
       await this.commitTogether(group);
     } finally {
-      const left = this.sending.get(shape)! - 1;
-      if (left > 0) this.sending.set(shape, left);
-      else this.sending.delete(shape);
-      const queue = this.waiting.get(shape);
+      const left = this.sending.get(kind)! - 1;
+      if (left > 0) this.sending.set(kind, left);
+      else this.sending.delete(kind);
+      const queue = this.waiting.get(kind);
       if (queue) {
         const next = queue.splice(0, BATCHES_TOGETHER);
-        if (queue.length === 0) this.waiting.delete(shape);
-        void this.sendBatches(shape, next);
+        if (queue.length === 0) this.waiting.delete(kind);
+        void this.sendBatches(kind, next);
       }
     }
   }

@@ -1,4 +1,4 @@
-import { sql } from './sql';
+import { arrayLiteral, sql } from './sql';
 
 describe('sql', () => {
   it('numbers interpolated values and keeps them out of the text', () => {
@@ -55,10 +55,17 @@ describe('sql', () => {
       ['a', 'b', 'c', 'd', 'e'].map((id) => [id, id.toUpperCase()]),
     )}`;
     expect(many.text).toBe('SELECT * FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS r(id, name, ord)');
-    expect(many.values).toEqual([
-      ['a', 'b', 'c', 'd', 'e'],
-      ['A', 'B', 'C', 'D', 'E'],
-    ]);
+    expect(many.values).toEqual(['{"a","b","c","d","e"}', '{"A","B","C","D","E"}']);
     expect(sql`SELECT * FROM ${sql.rows('r', columns, [])}`.text).toContain('unnest(');
+  });
+
+  it('arrayLiteral(): every element quoted, quotes and backslashes escaped, NULL for null, times in UTC', () => {
+    expect(arrayLiteral(['plain', 'say "hi"', 'C:\\dir', null, undefined, '', 'a,b {c}', 7, true])).toBe(
+      '{"plain","say \\"hi\\"","C:\\\\dir",NULL,NULL,"","a,b {c}","7","true"}',
+    );
+    expect(arrayLiteral([new Date(Date.UTC(2026, 10, 27, 5, 6, 7, 89)), { a: '"' }])).toBe(
+      '{"2026-11-27T05:06:07.089Z","{\\"a\\":\\"\\\\\\"\\"}"}',
+    );
+    expect(arrayLiteral([])).toBe('{}');
   });
 });

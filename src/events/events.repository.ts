@@ -5,7 +5,7 @@ import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import type { RowOf } from '../database/row';
 import { sql, type Sql } from '../database/sql';
-import type { WriteBatch } from '../database/write-batch';
+import { WriteShape, type WriteBatch } from '../database/write-batch';
 import type { DeliveryAttempt } from './delivery-attempt.entity';
 import type { Delivery, DeliveryStatus } from './delivery.entity';
 import { ORGANIZATION_ONLY_TYPES, type EventType } from './event-types';
@@ -238,6 +238,65 @@ const RESULT_EXAMPLE: DeliveryResult = {
  * delivery_attempts. Two statements also read other modules' tables for speed, as
  * named read models (the outbox insert's fan-out and the claim); see their comments.
  */
+/**
+ * An outbox write (insertEventsWithDeliveries) as WriteShapes: the sends that go
+ * together in one statement (group commit) insert their events and deliveries as one
+ * INSERT each; the rows each asks for come back to it by the event's id or the task's.
+ */
+const NEW_EVENTS = new WriteShape(
+  {
+    i: [
+      ['id', 'varchar'],
+      ['type', 'varchar'],
+      ['organization_id', 'uuid'],
+      ['identity_ids', 'text'],
+      ['data', 'text'],
+      ['traceparent', 'varchar'],
+    ],
+    n: [
+      ['id', 'varchar'],
+      ['channel', 'text'],
+      ['payload', 'text'],
+    ],
+  },
+  ({ i, n }) => sql`INSERT INTO events (id, type, organization_id, identity_ids, data, traceparent)
+    SELECT i.id, i.type, i.organization_id, i.identity_ids::uuid[], i.data::json, i.traceparent FROM ${i} ORDER BY i.ord
+    RETURNING id, (SELECT pg_notify(n.channel, n.payload) FROM ${n} WHERE n.id = events.id) AS notified`,
+  { returned: 'id', set: 'i', column: 'id' },
+);
+/** What the deliveries of events are made from. */
+const DELIVERY_INPUT = [
+  ['id', 'varchar'],
+  ['type', 'varchar'],
+  ['organization_id', 'uuid'],
+  ['identity_ids', 'text'],
+  ['traceparent', 'varchar'],
+  ['webhook_id', 'uuid'],
+  ['push_task_id', 'uuid'],
+  ['push_seq', 'int'],
+] as const;
+const PUSH_DELIVERIES = new WriteShape(
+  { i: DELIVERY_INPUT },
+  ({ i }) => sql`INSERT INTO deliveries (push_task_id, push_config_id, push_seq, traceparent)
+    SELECT c.task_id, c.config_id, i.push_seq, i.traceparent
+      FROM ${i} JOIN push_notification_configs c ON c.task_id = i.push_task_id JOIN identities o ON o.id = c.owner_identity_id
+     WHERE o.status = 'active'
+    RETURNING id, push_task_id`,
+  { returned: 'push_task_id', set: 'i', column: 'push_task_id' },
+);
+const WEBHOOK_DELIVERIES = new WriteShape(
+  { i: DELIVERY_INPUT },
+  ({ i }) => sql`INSERT INTO deliveries (webhook_id, event_id)
+    SELECT w.id, i.id
+      FROM ${i} JOIN webhooks w ON w.organization_id = i.organization_id AND w.status = 'active'
+     WHERE CASE WHEN i.webhook_id IS NOT NULL THEN w.id = i.webhook_id
+                ELSE ('*' = ANY(w.events) OR i.type = ANY(w.events))
+                 AND (w.identity_id IS NULL OR (w.identity_id = ANY(i.identity_ids::uuid[]) AND NOT i.type = ANY(${ORGANIZATION_ONLY_TYPES}::text[])))
+           END
+    RETURNING id, event_id`,
+  { returned: 'event_id', set: 'i', column: 'id' },
+);
+
 @Injectable()
 export class EventsRepository {
   constructor(private readonly db: Database) {}
@@ -299,75 +358,31 @@ export class EventsRepository {
     committed?: (deliveries: number) => void,
   ): Promise<void> {
     // The events' rows, and what their deliveries are made from: each event's data (its largest value) is sent once.
-    const written = sql.rows(
-      'i',
-      [
-        ['id', 'varchar'],
-        ['type', 'varchar'],
-        ['organization_id', 'uuid'],
-        ['identity_ids', 'text'],
-        ['data', 'text'],
-        ['traceparent', 'varchar'],
-      ],
-      events.map(({ event: e }) => [
-        e.id,
-        e.type,
-        e.organizationId,
-        `{${e.identityIds.join(',')}}`,
-        JSON.stringify(e.data),
-        e.traceparent,
-      ]),
-    );
-    const input = sql.rows(
-      'i',
-      [
-        ['id', 'varchar'],
-        ['type', 'varchar'],
-        ['organization_id', 'uuid'],
-        ['identity_ids', 'text'],
-        ['traceparent', 'varchar'],
-        ['webhook_id', 'uuid'],
-        ['push_task_id', 'uuid'],
-        ['push_seq', 'int'],
-      ],
-      events.map((e) => [
-        e.event.id,
-        e.event.type,
-        e.event.organizationId,
-        `{${e.event.identityIds.join(',')}}`,
-        e.event.traceparent,
-        e.webhookId,
-        e.push?.taskId ?? null,
-        e.push?.seq ?? null,
-      ]),
-    );
-    const notices = sql.rows(
-      'n',
-      [
-        ['id', 'varchar'],
-        ['channel', 'text'],
-        ['payload', 'text'],
-      ],
-      events.map((e) => [e.event.id, e.notify.channel, e.notify.payload]),
-    );
+    const input = events.map((e) => [
+      e.event.id,
+      e.event.type,
+      e.event.organizationId,
+      `{${e.event.identityIds.join(',')}}`,
+      e.event.traceparent,
+      e.webhookId,
+      e.push?.taskId ?? null,
+      e.push?.seq ?? null,
+    ]);
     await this.db.write(
       [
-        sql`INSERT INTO events (id, type, organization_id, identity_ids, data, traceparent)
-            SELECT i.id, i.type, i.organization_id, i.identity_ids::uuid[], i.data::json, i.traceparent FROM ${written} ORDER BY i.ord
-            RETURNING (SELECT pg_notify(n.channel, n.payload) FROM ${notices} WHERE n.id = events.id) AS notified`,
-        sql`INSERT INTO deliveries (push_task_id, push_config_id, push_seq, traceparent)
-            SELECT c.task_id, c.config_id, i.push_seq, i.traceparent
-              FROM ${input} JOIN push_notification_configs c ON c.task_id = i.push_task_id JOIN identities o ON o.id = c.owner_identity_id
-             WHERE o.status = 'active'
-            RETURNING id`,
-        sql`INSERT INTO deliveries (webhook_id, event_id)
-            SELECT w.id, i.id
-              FROM ${input} JOIN webhooks w ON w.organization_id = i.organization_id AND w.status = 'active'
-             WHERE CASE WHEN i.webhook_id IS NOT NULL THEN w.id = i.webhook_id
-                        ELSE ('*' = ANY(w.events) OR i.type = ANY(w.events))
-                         AND (w.identity_id IS NULL OR (w.identity_id = ANY(i.identity_ids::uuid[]) AND NOT i.type = ANY(${ORGANIZATION_ONLY_TYPES}::text[])))
-                   END
-            RETURNING id`,
+        NEW_EVENTS.of({
+          i: events.map(({ event: e }) => [
+            e.id,
+            e.type,
+            e.organizationId,
+            `{${e.identityIds.join(',')}}`,
+            JSON.stringify(e.data),
+            e.traceparent,
+          ]),
+          n: events.map((e) => [e.event.id, e.notify.channel, e.notify.payload]),
+        }),
+        PUSH_DELIVERIES.of({ i: input }),
+        WEBHOOK_DELIVERIES.of({ i: input }),
       ],
       unit,
       committed && ((rows) => committed(rows[1].length + rows[2].length)),

@@ -7,7 +7,7 @@ import { DummyValue, GenerateSql } from '../database/generate-sql';
 import type { JsonRow, RowOf } from '../database/row';
 import { sql, type Sql } from '../database/sql';
 import { mergedPage } from '../database/merged-page';
-import type { WriteBatch } from '../database/write-batch';
+import { WriteShape, type WriteBatch } from '../database/write-batch';
 import type { Artifact } from './entities/artifact.entity';
 import type { TaskContext } from './entities/context.entity';
 import type { IdempotencyKey } from './entities/idempotency-key.entity';
@@ -144,6 +144,87 @@ const EXAMPLE_CHUNK: ArtifactChunk = {
 };
 const ORGANIZATION_SIDE: LedgerSide = { kind: 'organization', organizationId: U };
 const IDENTITY_SIDE: LedgerSide = { kind: 'identity', identityId: U };
+
+/**
+ * A new task's rows (queueNewTask), as WriteShapes: the sends that go together in one
+ * statement (group commit) insert their contexts, tasks, messages and events as one
+ * INSERT each.
+ */
+/** A task's pair as a context and the task list it. */
+const PAIR_COLUMNS = [
+  ['requester_identity_id', 'uuid'],
+  ['requester_handle', 'text'],
+  ['requester_organization_id', 'uuid'],
+  ['worker_identity_id', 'uuid'],
+  ['worker_handle', 'text'],
+  ['worker_organization_id', 'uuid'],
+] as const;
+const NEW_CONTEXT = new WriteShape(
+  { c: [['id', 'uuid'], ...PAIR_COLUMNS, ['at', 'timestamptz']] },
+  ({ c }) => sql`INSERT INTO contexts
+      (id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id, created_at, updated_at)
+    SELECT c.id, c.requester_identity_id, c.requester_handle, c.requester_organization_id, c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.at, c.at
+      FROM ${c}`,
+);
+const NEW_TASK = new WriteShape(
+  {
+    t: [
+      ['id', 'uuid'],
+      ['context_id', 'uuid'],
+      ...PAIR_COLUMNS,
+      ['origin_message_id', 'text'],
+      ['metadata', 'jsonb'],
+      ['state', 'text'],
+      ['status_message_id', 'uuid'],
+      ['status_timestamp', 'timestamptz'],
+      ['seq', 'int'],
+      ['created_at', 'timestamptz'],
+      ['updated_at', 'timestamptz'],
+    ],
+  },
+  ({ t }) => sql`INSERT INTO tasks
+      (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle,
+       worker_organization_id, origin_message_id, metadata, state, status_message_id, status_timestamp, seq, created_at, updated_at)
+    SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id, t.worker_identity_id, t.worker_handle,
+           t.worker_organization_id, t.origin_message_id, t.metadata, t.state, t.status_message_id, t.status_timestamp, t.seq, t.created_at, t.updated_at
+      FROM ${t}`,
+);
+const FIRST_MESSAGE = new WriteShape(
+  {
+    m: [
+      ['id', 'uuid'],
+      ['task_id', 'uuid'],
+      ['message_id', 'text'],
+      ['role', 'text'],
+      ['parts', 'jsonb'],
+      ['metadata', 'jsonb'],
+      ['extensions', 'jsonb'],
+      ['reference_task_ids', 'jsonb'],
+      ['seq', 'int'],
+      ['created_at', 'timestamptz'],
+    ],
+  },
+  ({ m }) => sql`INSERT INTO messages
+      (id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at)
+    SELECT m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at
+      FROM ${m}`,
+);
+/** The first message's `status` event. */
+const FIRST_EVENT = new WriteShape(
+  {
+    e: [
+      ['task_id', 'uuid'],
+      ['seq', 'int'],
+      ['state', 'text'],
+      ['message_id', 'uuid'],
+      ['trace_id', 'text'],
+      ['created_at', 'timestamptz'],
+    ],
+  },
+  ({ e }) => sql`INSERT INTO task_events (task_id, seq, kind, state, message_id, trace_id, created_at)
+    SELECT e.task_id, e.seq, 'status', e.state, e.message_id, e.trace_id, e.created_at
+      FROM ${e}`,
+);
 
 @Injectable()
 export class LedgerRepository {
@@ -327,24 +408,55 @@ export class LedgerRepository {
     traceId: string | null,
   ): Promise<void> {
     const at = task.created_at;
+    // The pair, as both the context's and the task's columns list it.
+    const pair = [
+      task.requester_identity_id,
+      task.requester_handle,
+      task.requester_organization_id,
+      task.worker_identity_id,
+      task.worker_handle,
+      task.worker_organization_id,
+    ];
     await this.db.write(
       [
         newContext
-          ? sql`INSERT INTO contexts (id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id, created_at, updated_at)
-                VALUES (${task.context_id}, ${task.requester_identity_id}, ${task.requester_handle}, ${task.requester_organization_id},
-                        ${task.worker_identity_id}, ${task.worker_handle}, ${task.worker_organization_id}, ${at}, ${at})`
+          ? NEW_CONTEXT.of({ c: [[task.context_id, ...pair, at]] })
           : sql`UPDATE contexts SET updated_at = ${at}
                  WHERE id = ${task.context_id} AND requester_identity_id = ${task.requester_identity_id} AND worker_identity_id = ${task.worker_identity_id}`,
-        sql`INSERT INTO tasks (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle,
-                               worker_organization_id, origin_message_id, metadata, state, status_message_id, status_timestamp, seq, created_at, updated_at)
-            VALUES (${task.id}, ${task.context_id}, ${task.requester_identity_id}, ${task.requester_handle}, ${task.requester_organization_id},
-                    ${task.worker_identity_id}, ${task.worker_handle}, ${task.worker_organization_id}, ${originMessageId}, ${json(task.metadata)}::jsonb,
-                    ${task.state}, ${task.status_message_id}, ${task.status_timestamp}, ${task.seq}, ${at}, ${task.updated_at})`,
-        sql`INSERT INTO messages (id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at)
-            VALUES (${message.rowId}, ${task.id}, ${message.messageId}, ${message.role}, ${JSON.stringify(message.parts)}::jsonb, ${json(message.metadata)}::jsonb,
-                    ${JSON.stringify(message.extensions)}::jsonb, ${JSON.stringify(message.referenceTaskIds)}::jsonb, ${message.seq}, ${message.createdAt})`,
-        sql`INSERT INTO task_events (task_id, seq, kind, state, message_id, trace_id, created_at)
-            VALUES (${task.id}, ${message.seq}, 'status', ${task.state}, ${message.rowId}, ${traceId}, ${message.createdAt})`,
+        NEW_TASK.of({
+          t: [
+            [
+              task.id,
+              task.context_id,
+              ...pair,
+              originMessageId,
+              json(task.metadata),
+              task.state,
+              task.status_message_id,
+              task.status_timestamp,
+              task.seq,
+              at,
+              task.updated_at,
+            ],
+          ],
+        }),
+        FIRST_MESSAGE.of({
+          m: [
+            [
+              message.rowId,
+              task.id,
+              message.messageId,
+              message.role,
+              JSON.stringify(message.parts),
+              json(message.metadata),
+              JSON.stringify(message.extensions),
+              JSON.stringify(message.referenceTaskIds),
+              message.seq,
+              message.createdAt,
+            ],
+          ],
+        }),
+        FIRST_EVENT.of({ e: [[task.id, message.seq, task.state, message.rowId, traceId, message.createdAt]] }),
       ],
       batch,
     );

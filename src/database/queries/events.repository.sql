@@ -2,21 +2,21 @@
 
 -- EventsRepository.insertEventsWithDeliveries
 WITH w0 AS (INSERT INTO events (id, type, organization_id, identity_ids, data, traceparent)
-            SELECT i.id, i.type, i.organization_id, i.identity_ids::uuid[], i.data::json, i.traceparent FROM (VALUES ($1::varchar, $2::varchar, $3::uuid, $4::text, $5::text, $6::varchar, 1::bigint), ($7::varchar, $8::varchar, $9::uuid, $10::text, $11::text, $12::varchar, 2::bigint)) AS i(id, type, organization_id, identity_ids, data, traceparent, ord) ORDER BY i.ord
-            RETURNING (SELECT pg_notify(n.channel, n.payload) FROM (VALUES ($13::varchar, $14::text, $15::text, 1::bigint), ($16::varchar, $17::text, $18::text, 2::bigint)) AS n(id, channel, payload, ord) WHERE n.id = events.id) AS notified),
+    SELECT i.id, i.type, i.organization_id, i.identity_ids::uuid[], i.data::json, i.traceparent FROM (VALUES ($1::varchar, $2::varchar, $3::uuid, $4::text, $5::text, $6::varchar, 1::bigint), ($7::varchar, $8::varchar, $9::uuid, $10::text, $11::text, $12::varchar, 2::bigint)) AS i(id, type, organization_id, identity_ids, data, traceparent, ord) ORDER BY i.ord
+    RETURNING id, (SELECT pg_notify(n.channel, n.payload) FROM (VALUES ($13::varchar, $14::text, $15::text, 1::bigint), ($16::varchar, $17::text, $18::text, 2::bigint)) AS n(id, channel, payload, ord) WHERE n.id = events.id) AS notified),
 w1 AS (INSERT INTO deliveries (push_task_id, push_config_id, push_seq, traceparent)
-            SELECT c.task_id, c.config_id, i.push_seq, i.traceparent
-              FROM (VALUES ($19::varchar, $20::varchar, $21::uuid, $22::text, $23::varchar, $24::uuid, $25::uuid, $26::int, 1::bigint), ($27::varchar, $28::varchar, $29::uuid, $30::text, $31::varchar, $32::uuid, $33::uuid, $34::int, 2::bigint)) AS i(id, type, organization_id, identity_ids, traceparent, webhook_id, push_task_id, push_seq, ord) JOIN push_notification_configs c ON c.task_id = i.push_task_id JOIN identities o ON o.id = c.owner_identity_id
-             WHERE o.status = 'active'
-            RETURNING id),
+    SELECT c.task_id, c.config_id, i.push_seq, i.traceparent
+      FROM (VALUES ($19::varchar, $20::varchar, $21::uuid, $22::text, $23::varchar, $24::uuid, $25::uuid, $26::int, 1::bigint), ($27::varchar, $28::varchar, $29::uuid, $30::text, $31::varchar, $32::uuid, $33::uuid, $34::int, 2::bigint)) AS i(id, type, organization_id, identity_ids, traceparent, webhook_id, push_task_id, push_seq, ord) JOIN push_notification_configs c ON c.task_id = i.push_task_id JOIN identities o ON o.id = c.owner_identity_id
+     WHERE o.status = 'active'
+    RETURNING id, push_task_id),
 w2 AS (INSERT INTO deliveries (webhook_id, event_id)
-            SELECT w.id, i.id
-              FROM (VALUES ($35::varchar, $36::varchar, $37::uuid, $38::text, $39::varchar, $40::uuid, $41::uuid, $42::int, 1::bigint), ($43::varchar, $44::varchar, $45::uuid, $46::text, $47::varchar, $48::uuid, $49::uuid, $50::int, 2::bigint)) AS i(id, type, organization_id, identity_ids, traceparent, webhook_id, push_task_id, push_seq, ord) JOIN webhooks w ON w.organization_id = i.organization_id AND w.status = 'active'
-             WHERE CASE WHEN i.webhook_id IS NOT NULL THEN w.id = i.webhook_id
-                        ELSE ('*' = ANY(w.events) OR i.type = ANY(w.events))
-                         AND (w.identity_id IS NULL OR (w.identity_id = ANY(i.identity_ids::uuid[]) AND NOT i.type = ANY($51::text[])))
-                   END
-            RETURNING id)
+    SELECT w.id, i.id
+      FROM (VALUES ($35::varchar, $36::varchar, $37::uuid, $38::text, $39::varchar, $40::uuid, $41::uuid, $42::int, 1::bigint), ($43::varchar, $44::varchar, $45::uuid, $46::text, $47::varchar, $48::uuid, $49::uuid, $50::int, 2::bigint)) AS i(id, type, organization_id, identity_ids, traceparent, webhook_id, push_task_id, push_seq, ord) JOIN webhooks w ON w.organization_id = i.organization_id AND w.status = 'active'
+     WHERE CASE WHEN i.webhook_id IS NOT NULL THEN w.id = i.webhook_id
+                ELSE ('*' = ANY(w.events) OR i.type = ANY(w.events))
+                 AND (w.identity_id IS NULL OR (w.identity_id = ANY(i.identity_ids::uuid[]) AND NOT i.type = ANY($51::text[])))
+           END
+    RETURNING id, event_id)
 SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
 
 -- EventsRepository.feedPosition (organization)

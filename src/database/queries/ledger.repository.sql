@@ -96,34 +96,41 @@ t.metadata, t.seq, t.created_at, t.updated_at
     SELECT c.id AS context_row, t.* FROM c LEFT JOIN t ON true;
 
 -- LedgerRepository.queueNewTask (new context)
-WITH w0 AS (INSERT INTO contexts (id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id, created_at, updated_at)
-                VALUES ($1, $2, $3, $4,
-                        $5, $6, $7, $8, $9)),
-w1 AS (INSERT INTO tasks (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle,
-                               worker_organization_id, origin_message_id, metadata, state, status_message_id, status_timestamp, seq, created_at, updated_at)
-            VALUES ($10, $11, $12, $13, $14,
-                    $15, $16, $17, $18, $19::jsonb,
-                    $20, $21, $22, $23, $24, $25)),
-w2 AS (INSERT INTO messages (id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at)
-            VALUES ($26, $27, $28, $29, $30::jsonb, $31::jsonb,
-                    $32::jsonb, $33::jsonb, $34, $35)),
+WITH w0 AS (INSERT INTO contexts
+      (id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id, created_at, updated_at)
+    SELECT c.id, c.requester_identity_id, c.requester_handle, c.requester_organization_id, c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.at, c.at
+      FROM (VALUES ($1::uuid, $2::uuid, $3::text, $4::uuid, $5::uuid, $6::text, $7::uuid, $8::timestamptz, 1::bigint)) AS c(id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id, at, ord)),
+w1 AS (INSERT INTO tasks
+      (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle,
+       worker_organization_id, origin_message_id, metadata, state, status_message_id, status_timestamp, seq, created_at, updated_at)
+    SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id, t.worker_identity_id, t.worker_handle,
+           t.worker_organization_id, t.origin_message_id, t.metadata, t.state, t.status_message_id, t.status_timestamp, t.seq, t.created_at, t.updated_at
+      FROM (VALUES ($9::uuid, $10::uuid, $11::uuid, $12::text, $13::uuid, $14::uuid, $15::text, $16::uuid, $17::text, $18::jsonb, $19::text, $20::uuid, $21::timestamptz, $22::int, $23::timestamptz, $24::timestamptz, 1::bigint)) AS t(id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id, origin_message_id, metadata, state, status_message_id, status_timestamp, seq, created_at, updated_at, ord)),
+w2 AS (INSERT INTO messages
+      (id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at)
+    SELECT m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at
+      FROM (VALUES ($25::uuid, $26::uuid, $27::text, $28::text, $29::jsonb, $30::jsonb, $31::jsonb, $32::jsonb, $33::int, $34::timestamptz, 1::bigint)) AS m(id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at, ord)),
 w3 AS (INSERT INTO task_events (task_id, seq, kind, state, message_id, trace_id, created_at)
-            VALUES ($36, $37, 'status', $38, $39, $40, $41))
+    SELECT e.task_id, e.seq, 'status', e.state, e.message_id, e.trace_id, e.created_at
+      FROM (VALUES ($35::uuid, $36::int, $37::text, $38::uuid, $39::text, $40::timestamptz, 1::bigint)) AS e(task_id, seq, state, message_id, trace_id, created_at, ord))
 SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
 
 -- LedgerRepository.queueNewTask (in a context)
 WITH w0 AS (UPDATE contexts SET updated_at = $1
                  WHERE id = $2 AND requester_identity_id = $3 AND worker_identity_id = $4),
-w1 AS (INSERT INTO tasks (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle,
-                               worker_organization_id, origin_message_id, metadata, state, status_message_id, status_timestamp, seq, created_at, updated_at)
-            VALUES ($5, $6, $7, $8, $9,
-                    $10, $11, $12, $13, $14::jsonb,
-                    $15, $16, $17, $18, $19, $20)),
-w2 AS (INSERT INTO messages (id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at)
-            VALUES ($21, $22, $23, $24, $25::jsonb, $26::jsonb,
-                    $27::jsonb, $28::jsonb, $29, $30)),
+w1 AS (INSERT INTO tasks
+      (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle,
+       worker_organization_id, origin_message_id, metadata, state, status_message_id, status_timestamp, seq, created_at, updated_at)
+    SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id, t.worker_identity_id, t.worker_handle,
+           t.worker_organization_id, t.origin_message_id, t.metadata, t.state, t.status_message_id, t.status_timestamp, t.seq, t.created_at, t.updated_at
+      FROM (VALUES ($5::uuid, $6::uuid, $7::uuid, $8::text, $9::uuid, $10::uuid, $11::text, $12::uuid, $13::text, $14::jsonb, $15::text, $16::uuid, $17::timestamptz, $18::int, $19::timestamptz, $20::timestamptz, 1::bigint)) AS t(id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id, origin_message_id, metadata, state, status_message_id, status_timestamp, seq, created_at, updated_at, ord)),
+w2 AS (INSERT INTO messages
+      (id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at)
+    SELECT m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at
+      FROM (VALUES ($21::uuid, $22::uuid, $23::text, $24::text, $25::jsonb, $26::jsonb, $27::jsonb, $28::jsonb, $29::int, $30::timestamptz, 1::bigint)) AS m(id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at, ord)),
 w3 AS (INSERT INTO task_events (task_id, seq, kind, state, message_id, trace_id, created_at)
-            VALUES ($31, $32, 'status', $33, $34, $35, $36))
+    SELECT e.task_id, e.seq, 'status', e.state, e.message_id, e.trace_id, e.created_at
+      FROM (VALUES ($31::uuid, $32::int, $33::text, $34::uuid, $35::text, $36::timestamptz, 1::bigint)) AS e(task_id, seq, state, message_id, trace_id, created_at, ord))
 SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
 
 -- LedgerRepository.originTask
