@@ -175,13 +175,15 @@ export class Database {
 
   /** One statement for the group; each batch settled and answered (never throws). */
   private async commitTogether(group: readonly PendingBatch[]): Promise<void> {
-    let rows: TaggedRow[][];
+    let returned: TaggedRow[];
+    let split = (rows: TaggedRow[]): TaggedRow[][] => [rows];
     try {
       if (group.length === 1) {
-        rows = [await this.rows<TaggedRow>(group[0].batch.statement())];
+        returned = await this.rows<TaggedRow>(group[0].batch.statement());
       } else {
-        const { statement, split } = WriteBatch.together(group.map((pending) => pending.batch));
-        rows = split(await this.rows<TaggedRow>(statement));
+        const together = WriteBatch.together(group.map((pending) => pending.batch));
+        split = together.split;
+        returned = await this.rows<TaggedRow>(together.statement);
       }
     } catch (error) {
       // A statement of several failed as a whole — one batch broke a constraint (a retried
@@ -189,6 +191,15 @@ export class Database {
       // to be answered for itself.
       if (group.length > 1) await Promise.all(group.map((pending) => this.commitTogether([pending])));
       else group[0].reject(error);
+      return;
+    }
+    // Committed: nothing is sent again from here. A row a merged member cannot hand to
+    // its batch is a WriteShape declared wrong; every batch of the group is told.
+    let rows: TaggedRow[][];
+    try {
+      rows = split(returned);
+    } catch (error) {
+      for (const pending of group) pending.reject(error);
       return;
     }
     // Settled without holding up the next group: the after-commit hooks run on their own.

@@ -67,5 +67,6 @@ describe('sql', () => {
       '{"2026-11-27T05:06:07.089Z","{\\"a\\":\\"\\\\\\"\\"}"}',
     );
     expect(arrayLiteral([])).toBe('{}');
+    expect(arrayLiteral([new Date(NaN)])).toBe('{"invalid date"}'); // PostgreSQL refuses it as a time
   });
 });

@@ -140,7 +140,8 @@ const ESCAPED = /[\\"]/;
  * would make of the array, made here because the driver escapes every element with
  * two regular expressions, and most (ids, times, numbers) hold nothing to escape:
  * under group commit a statement's arrays carry hundreds of elements. Times go as
- * ISO 8601 (UTC), other objects as JSON, as the driver sends them.
+ * ISO 8601 (UTC; for timestamptz columns, as every time of ours is), other objects
+ * as JSON, as the driver sends them; the values are scalars, times and JSON objects.
  */
 export function arrayLiteral(values: readonly unknown[]): string {
   let literal = '{';
@@ -152,8 +153,10 @@ export function arrayLiteral(values: readonly unknown[]): string {
       continue;
     }
     const text =
-      value instanceof Date && !Number.isNaN(value.getTime())
-        ? value.toISOString()
+      value instanceof Date
+        ? Number.isNaN(value.getTime())
+          ? 'invalid date' // refused by PostgreSQL, as the driver's text for it is
+          : value.toISOString()
         : typeof value === 'object'
           ? JSON.stringify(value)
           : String(value);

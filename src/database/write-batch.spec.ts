@@ -82,6 +82,17 @@ describe('WriteBatch', () => {
     const B = '0000000b-0000-4000-8000-000000000000';
     const C = '0000000c-0000-4000-8000-000000000000';
 
+    it('routes only by a column its rows have', () => {
+      expect(
+        () =>
+          new WriteShape({ n: [['id', 'uuid']] }, ({ n }) => sql`INSERT INTO notes (id) SELECT n.id FROM ${n}`, {
+            returned: 'id',
+            set: 'n',
+            column: 'key',
+          }),
+      ).toThrow(/n\.key/);
+    });
+
     it('alone, its statement over its rows', () => {
       const batch = new WriteBatch();
       batch.write(marks.of({ m: [[1]] }));

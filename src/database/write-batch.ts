@@ -41,7 +41,10 @@ export class WriteShape<S extends string = string> {
     readonly sets: Readonly<Record<S, Columns>>,
     readonly build: (from: Readonly<Record<S, Sql>>) => Sql,
     readonly routeBy?: { returned: string; set: NoInfer<S>; column: string },
-  ) {}
+  ) {
+    if (routeBy && !sets[routeBy.set]?.some(([name]) => name === routeBy.column))
+      throw new Error(`a WriteShape routes by ${routeBy.set}.${routeBy.column}, which its rows do not have`);
+  }
 
   /** This write over these rows. */
   of(rows: Readonly<Record<S, Rows>>): ShapedWrite {

@@ -4,7 +4,7 @@ import { AtCommit, Database } from '../../src/database/database';
 import { PipelineError, runPipeline } from '../../src/database/pipeline';
 import { sql } from '../../src/database/sql';
 import { afterCommit, beforeCommit } from '../../src/database/unit-of-work';
-import { WriteBatch } from '../../src/database/write-batch';
+import { WriteBatch, WriteShape } from '../../src/database/write-batch';
 import { createTestDatabase, dropDatabase, urlFor } from '../support/database';
 import { statementsOf } from '../support/statements';
 
@@ -220,6 +220,32 @@ describe('transactions in pipelines', () => {
       expect((failure as Error).message).toMatch(/null value/);
       expect((failure as { query?: string }).query).toMatch(/INSERT INTO pipeline_notes/);
       expect(await count()).toBe(0);
+    });
+  });
+
+  describe('group commit (Database.batch)', () => {
+    it('a merged write whose rows name no batch fails each batch of its group once it has committed, and sends nothing again', async () => {
+      // Wrong on purpose: what it returns is not the id it was given, so no row finds its batch.
+      const misrouted = new WriteShape(
+        {
+          n: [
+            ['id', 'int'],
+            ['body', 'text'],
+          ],
+        },
+        ({ n }) => sql`INSERT INTO pipeline_notes (id, body) SELECT n.id, n.body FROM ${n} RETURNING id + 1000 AS id`,
+        { returned: 'id', set: 'n', column: 'id' },
+      );
+      const write = (id: number) =>
+        db.batch((batch) => batch.write(misrouted.of({ n: [[id, `note ${id}`]] }), () => undefined));
+      // The first goes alone (nothing to route); the next two wait for it and go together, merged.
+      const [alone, ...together] = await Promise.allSettled([write(1), write(2), write(3)]);
+      expect(alone.status).toBe('fulfilled');
+      for (const outcome of together) {
+        expect(outcome.status).toBe('rejected');
+        expect(String((outcome as PromiseRejectedResult).reason)).toMatch(/unknown id/);
+      }
+      expect(await count()).toBe(3);
     });
   });
 });
