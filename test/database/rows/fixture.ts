@@ -27,6 +27,7 @@ const rows = [
   ['00000000-0000-4000-8000-000000000004', 'a,b {c} NULL', '"NULL"', new Date(0), 0],
   ['00000000-0000-4000-8000-000000000005', 'ünïcödé ✓ \t tab', '{}', new Date('2026-01-01T00:00:00Z'), 2147483647],
   ['00000000-0000-4000-8000-000000000006', 'NULL', '[]', new Date('2026-06-30T12:00:00.5Z'), 6],
+  ['00000000-0000-4000-8000-000000000007', '  spaces around  ', '" padded "', new Date('2026-02-28T23:59:59Z'), 7],
 ];
 export const statement = sql`SELECT r.id, r.body, r.doc, r.at, r.n, r.ord::int AS ord FROM ${sql.rows('r', columns, rows)} ORDER BY r.ord`;
 export const expected = rows.map(([id, body, doc, at, n], i) => ({
