@@ -37,12 +37,16 @@ export class WriteShape<S extends string = string> {
   /** Tells shapes apart in a batch's kind (WriteBatch.kind). */
   readonly id = `#${(WriteShape.declared += 1)}`;
 
+  /** Where `routeBy.column` sits in its set's rows (-1 without a route). */
+  readonly routeColumn: number;
+
   constructor(
     readonly sets: Readonly<Record<S, Columns>>,
     readonly build: (from: Readonly<Record<S, Sql>>) => Sql,
     readonly routeBy?: { returned: string; set: NoInfer<S>; column: string },
   ) {
-    if (routeBy && !sets[routeBy.set]?.some(([name]) => name === routeBy.column))
+    this.routeColumn = routeBy ? (sets[routeBy.set]?.findIndex(([name]) => name === routeBy.column) ?? -1) : -1;
+    if (routeBy && this.routeColumn < 0)
       throw new Error(`a WriteShape routes by ${routeBy.set}.${routeBy.column}, which its rows do not have`);
   }
 
@@ -69,9 +73,8 @@ export class ShapedWrite {
 
   /** The route keys of its rows (see WriteShape.routeBy; a row without one returns nothing), or none. */
   keys(): string[] {
-    const route = this.shape.routeBy;
+    const { routeBy: route, routeColumn: column } = this.shape;
     if (!route) return [];
-    const column = this.shape.sets[route.set].findIndex(([name]) => name === route.column);
     return this.rows[route.set].flatMap((row) => (row[column] == null ? [] : [routeKey(row[column])]));
   }
 }
@@ -94,8 +97,8 @@ class Merging {
     first: ShapedWrite,
     owner: Owner,
   ) {
-    this.rows = Object.fromEntries(Object.keys(shape.sets).map((set) => [set, [...first.rows[set]]]));
-    for (const key of first.keys()) this.owners.set(key, owner);
+    this.rows = Object.fromEntries(Object.keys(shape.sets).map((set) => [set, []]));
+    this.join(first, owner);
   }
 
   /** Takes `write`'s rows, unless one of its route keys is another batch's. */
