@@ -78,21 +78,40 @@ export function traceIdOf(traceparent: string | string[] | undefined): string | 
   return match && !/^0+$/.test(match[1]) ? match[1] : undefined;
 }
 
+/**
+ * An HTTP request's context: its principal read when a line is written (authentication
+ * sets it later); the request itself on the prototype, so it is no own property for
+ * whatever copies or prints the context. (An object literal with a getter and a
+ * non-enumerable property defined on it took V8 ~1.3 µs a request; this, ~0.05.)
+ */
+class HttpRequestContext implements RequestContext {
+  readonly requestId: string;
+  readonly traceId: string | undefined;
+  readonly #request: Request;
+
+  constructor(request: Request) {
+    this.#request = request;
+    this.requestId = request.id;
+    this.traceId = traceIdOf(request.header('traceparent'));
+  }
+
+  get principal(): { kind: string; id: string } | undefined {
+    const principal = this.#request.principal;
+    return principal ? { kind: principal.kind, id: principal.id } : undefined;
+  }
+
+  get request(): Request {
+    return this.#request;
+  }
+}
+
 /** Gives every request an id (a caller's safe `X-Request-Id` is kept), echoes it, and starts its log context. */
 export function requestIdMiddleware(req: Request, res: Response, next: NextFunction): void {
   const inbound = req.header('x-request-id');
   req.id = inbound && SAFE_REQUEST_ID.test(inbound) ? inbound : randomUUID();
   req.startedAt = process.hrtime.bigint();
   res.setHeader('X-Request-Id', req.id);
-  const context: RequestContext = {
-    requestId: req.id,
-    traceId: traceIdOf(req.header('traceparent')),
-    get principal() {
-      const principal = req.principal;
-      return principal ? { kind: principal.kind, id: principal.id } : undefined;
-    },
-  };
-  Object.defineProperty(context, 'request', { value: req, enumerable: false });
+  const context = new HttpRequestContext(req);
   req.context = context;
   const entered = activeContext().setValue(REQUEST, context);
   (req as EnteredRequest)[ENTERED] = entered;

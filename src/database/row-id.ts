@@ -1,8 +1,4 @@
-import { randomFillSync } from 'node:crypto';
-
-/** Random bytes drawn from the CSPRNG a block at a time (one call per 256 ids), as Node's randomUUID does. */
-const pool = Buffer.alloc(16 * 256);
-let used = pool.length;
+import { pooledRandomBytes } from '../common/random-bytes';
 
 /**
  * The id of a row the service numbers itself before it writes it — a task, its
@@ -16,12 +12,7 @@ let used = pool.length;
  * carry is the row's creation, which whoever may read the row sees anyway.
  */
 export function newRowId(now = Date.now()): string {
-  if (used === pool.length) {
-    randomFillSync(pool);
-    used = 0;
-  }
-  const bytes = pool.subarray(used, used + 16);
-  used += 16;
+  const bytes = pooledRandomBytes(16);
   bytes.writeUIntBE(now, 0, 6);
   bytes[6] = 0x70 | (bytes[6] & 0x0f); // version 7
   bytes[8] = 0x80 | (bytes[8] & 0x3f); // variant 10

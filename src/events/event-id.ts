@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { pooledRandomBytes } from '../common/random-bytes';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
@@ -10,6 +10,6 @@ export function newEventId(now = Date.now()): string {
   let time = '';
   for (let t = now, i = 0; i < 10; i++, t = Math.floor(t / 32)) time = CROCKFORD[t % 32] + time;
   let random = '';
-  for (const byte of randomBytes(16)) random += CROCKFORD[byte & 31];
+  for (const byte of pooledRandomBytes(16)) random += CROCKFORD[byte & 31];
   return `evt_${time}${random}`;
 }
