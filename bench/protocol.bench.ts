@@ -167,8 +167,8 @@ export async function agentPair(
   return { requester: await agent(`${prefix}-requester`), worker: await agent(`${prefix}-worker`) };
 }
 
-/** Opens `message/stream` and returns its SSE events. */
-async function stream(url: string, key?: string) {
+/** Opens `message/stream` and returns its SSE events (also used by the round-trip benchmark). */
+export async function stream(url: string, key?: string) {
   const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...(key ? { 'x-api-key': key } : {}) },
@@ -190,7 +190,8 @@ async function stream(url: string, key?: string) {
   return parseSseStream(response);
 }
 
-async function untilCompleted(events: AsyncGenerator<{ data: string }>): Promise<void> {
+/** Reads the stream until its task is `completed`. */
+export async function untilCompleted(events: AsyncGenerator<{ data: string }>): Promise<void> {
   for await (const event of events) {
     if ((JSON.parse(event.data) as { result?: { status?: { state?: string } } }).result?.status?.state === 'completed')
       return;
@@ -199,7 +200,7 @@ async function untilCompleted(events: AsyncGenerator<{ data: string }>): Promise
 }
 
 /** @a2a-js/sdk's in-memory sample server: an executor that completes every task at once. */
-async function startReferenceServer(): Promise<{ url: string; close: () => Promise<void> }> {
+export async function startReferenceServer(): Promise<{ url: string; close: () => Promise<void> }> {
   const executor: AgentExecutor = {
     async execute(context: RequestContext, bus: ExecutionEventBus) {
       const ids = { taskId: context.taskId, contextId: context.contextId };

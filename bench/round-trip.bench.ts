@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { cpuTimeMs, percentile, startBenchServer, table } from './lib';
+import { agentPair, startReferenceServer, stream, untilCompleted } from './protocol.bench';
+
+/**
+ * Issue 13: where the stream → REST reply → completed round trip spends its time.
+ * One round trip at a time, as the protocol benchmark times it, in three phases: the
+ * stream's first event (the send has committed), the worker's REST reply answered,
+ * the stream's `completed` after that. Then what a round trip costs: wall time, this
+ * process's CPU (the server and the requester's and worker's fetch, user and system)
+ * and PostgreSQL's, against the SDK sample server's round trip (stream → completed,
+ * no reply leg) and a `GET /healthz`, each one at a time. Last, a non-blocking send's
+ * CPU one at a time against 32 at once: what a request costs when the process has
+ * nothing else to do against when it is busy. (With BENCH_DATABASE=embedded, PGlite
+ * runs in this process: its CPU is the process's, and the PostgreSQL column is 0.)
+ */
+export async function run(): Promise<void> {
+  const iterations = Number(process.env.BENCH_ITERATIONS ?? 300);
+  const server = await startBenchServer();
+  const reference = await startReferenceServer();
+  try {
+    const { requester, worker } = await agentPair(server.baseUrl, server.db, 'round-trip');
+    const ours = `${server.baseUrl}/a2a/${worker.handle}`;
+
+    const phases = { open: [] as number[], reply: [] as number[], completed: [] as number[], total: [] as number[] };
+    const roundTrip = async (record: boolean) => {
+      const started = now();
+      const events = await stream(ours, requester.key);
+      const first = await events.next();
+      const opened = now();
+      const taskId = (JSON.parse(first.value!.data) as { result: { id: string } }).result.id;
+      const replied = await fetch(`${server.baseUrl}/api/v1/tasks/${taskId}/reply`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': worker.key },
+        body: JSON.stringify({ state: 'completed' }),
+      });
+      if (replied.status !== 200) throw new Error(`reply failed: ${replied.status}`);
+      await replied.arrayBuffer();
+      const answered = now();
+      await untilCompleted(events);
+      const completed = now();
+      if (!record) return;
+      phases.open.push(opened - started);
+      phases.reply.push(answered - opened);
+      phases.completed.push(completed - answered);
+      phases.total.push(completed - started);
+    };
+    await repeat(50, () => roundTrip(false));
+    const ourCost = await costOf(iterations, () => repeat(iterations, () => roundTrip(true)));
+
+    const referenceTrip = async () => untilCompleted(await stream(reference.url));
+    await repeat(50, referenceTrip);
+    const referenceTimes: number[] = [];
+    const referenceCost = await costOf(iterations, () =>
+      repeat(iterations, async () => {
+        const started = now();
+        await referenceTrip();
+        referenceTimes.push(now() - started);
+      }),
+    );
+
+    const health = async () => void (await (await fetch(`${server.baseUrl}/healthz`)).arrayBuffer());
+    await repeat(200, health);
+    const healthCost = await costOf(2000, () => repeat(2000, health));
+
+    const send = async () => {
+      const response = await fetch(ours, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': requester.key },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'message/send',
+          params: {
+            message: { kind: 'message', role: 'user', messageId: randomUUID(), parts: [{ kind: 'text', text: 'x' }] },
+            configuration: { blocking: false },
+          },
+        }),
+      });
+      if (response.status !== 200) throw new Error(`send failed: ${response.status}`);
+      await response.arrayBuffer();
+    };
+    await repeat(300, send);
+    const serialSends = await costOf(1000, () => repeat(1000, send));
+    const concurrentSends = await costOf(4000, () =>
+      Promise.all(Array.from({ length: 32 }, () => repeat(125, send))).then(() => undefined),
+    );
+
+    const p = (samples: number[], q: number) =>
+      percentile(
+        [...samples].sort((a, b) => a - b),
+        q,
+      );
+    table([
+      {
+        phase: 'stream opened: the first event (the send committed)',
+        'p50 ms': p(phases.open, 50),
+        'p99 ms': p(phases.open, 99),
+      },
+      { phase: "the worker's REST reply answered", 'p50 ms': p(phases.reply, 50), 'p99 ms': p(phases.reply, 99) },
+      {
+        phase: 'the stream sees `completed` after the answer',
+        'p50 ms': p(phases.completed, 50),
+        'p99 ms': p(phases.completed, 99),
+      },
+      {
+        phase: 'this service: stream → REST reply → completed',
+        'p50 ms': p(phases.total, 50),
+        'p99 ms': p(phases.total, 99),
+      },
+      {
+        phase: 'SDK sample server: stream → completed',
+        'p50 ms': p(referenceTimes, 50),
+        'p99 ms': p(referenceTimes, 99),
+      },
+    ]);
+    console.log('');
+    table([
+      { each: 'round trip, this service', ...ourCost },
+      { each: 'round trip, SDK sample server', ...referenceCost },
+      { each: 'GET /healthz, one at a time', ...healthCost },
+      { each: 'message/send (non-blocking), one at a time', ...serialSends },
+      { each: 'message/send (non-blocking), 32 at once', ...concurrentSends },
+    ]);
+    console.log(
+      `\nms each; "process" is this one process: the server and the fetch clients that drive it. ` +
+        `${iterations} round trips after 50 to warm up.`,
+    );
+  } finally {
+    await reference.close();
+    await server.close();
+  }
+}
+
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+
+async function repeat(times: number, fn: () => Promise<void>): Promise<void> {
+  for (let i = 0; i < times; i++) await fn();
+}
+
+/** Wall time and CPU (this process's user and system time, PostgreSQL's) over `work`, for each of its `units`. */
+async function costOf(units: number, work: () => Promise<void>): Promise<Record<string, number>> {
+  const usage = process.cpuUsage();
+  const postgres = cpuTimeMs('postgres');
+  const started = now();
+  await work();
+  const spent = process.cpuUsage(usage);
+  return {
+    'wall ms': (now() - started) / units,
+    'process user': spent.user / 1000 / units,
+    'process system': spent.system / 1000 / units,
+    PostgreSQL: (cpuTimeMs('postgres') - postgres) / units,
+  };
+}
