@@ -83,14 +83,7 @@ export async function run(): Promise<void> {
 
     const roundTrip = await timeIt(iterations, async () => {
       const events = await stream(ours, requester.key);
-      const first = await events.next();
-      const taskId = (JSON.parse(first.value!.data) as { result: { id: string } }).result.id;
-      const replied = await fetch(`${server.baseUrl}/api/v1/tasks/${taskId}/reply`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': worker.key },
-        body: JSON.stringify({ state: 'completed' }),
-      });
-      if (replied.status !== 200) throw new Error(`reply failed: ${replied.status}`);
+      await replyCompleted(server.baseUrl, worker.key, await firstTaskId(events));
       await untilCompleted(events);
     });
     const referenceRoundTrip = await timeIt(iterations, async () => untilCompleted(await stream(reference.url)));
@@ -188,6 +181,24 @@ export async function stream(url: string, key?: string) {
   });
   if (!response.ok) throw new Error(`stream failed: ${response.status}`);
   return parseSseStream(response);
+}
+
+/** The id of the task a stream's first event carries. */
+export async function firstTaskId(events: AsyncGenerator<{ data: string }>): Promise<string> {
+  const first = await events.next();
+  if (first.done) throw new Error('the stream ended before its first event');
+  return (JSON.parse(first.value.data) as { result: { id: string } }).result.id;
+}
+
+/** The worker's REST reply that completes the task: the round trip's middle leg. */
+export async function replyCompleted(baseUrl: string, workerKey: string, taskId: string): Promise<void> {
+  const replied = await fetch(`${baseUrl}/api/v1/tasks/${taskId}/reply`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': workerKey },
+    body: JSON.stringify({ state: 'completed' }),
+  });
+  if (replied.status !== 200) throw new Error(`reply failed: ${replied.status}`);
+  await replied.arrayBuffer();
 }
 
 /** Reads the stream until its task is `completed`. */

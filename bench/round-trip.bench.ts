@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { cpuTimeMs, percentile, startBenchServer, table } from './lib';
-import { agentPair, startReferenceServer, stream, untilCompleted } from './protocol.bench';
+import { agentPair, firstTaskId, replyCompleted, startReferenceServer, stream, untilCompleted } from './protocol.bench';
 
 /**
  * Issue 13: where the stream → REST reply → completed round trip spends its time.
@@ -26,16 +26,9 @@ export async function run(): Promise<void> {
     const roundTrip = async (record: boolean) => {
       const started = now();
       const events = await stream(ours, requester.key);
-      const first = await events.next();
+      const taskId = await firstTaskId(events);
       const opened = now();
-      const taskId = (JSON.parse(first.value!.data) as { result: { id: string } }).result.id;
-      const replied = await fetch(`${server.baseUrl}/api/v1/tasks/${taskId}/reply`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': worker.key },
-        body: JSON.stringify({ state: 'completed' }),
-      });
-      if (replied.status !== 200) throw new Error(`reply failed: ${replied.status}`);
-      await replied.arrayBuffer();
+      await replyCompleted(server.baseUrl, worker.key, taskId);
       const answered = now();
       await untilCompleted(events);
       const completed = now();

@@ -1,4 +1,4 @@
-import { pooledRandomBytes } from '../common/random-bytes';
+import { pooledRandomBytes } from './random-bytes';
 
 /**
  * The id of a row the service numbers itself before it writes it — a task, its

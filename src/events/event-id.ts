@@ -1,4 +1,4 @@
-import { pooledRandomBytes } from '../common/random-bytes';
+import { pooledRandomBytes } from '../database/random-bytes';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
