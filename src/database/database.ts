@@ -175,16 +175,15 @@ export class Database {
 
   /** One statement for the group; each batch settled and answered (never throws). */
   private async commitTogether(group: readonly PendingBatch[]): Promise<void> {
+    // One batch is its own statement, all its rows its own; several go together (WriteBatch.together).
+    let sent: { statement: Sql; split: (rows: TaggedRow[]) => TaggedRow[][] };
     let returned: TaggedRow[];
-    let split = (rows: TaggedRow[]): TaggedRow[][] => [rows];
     try {
-      if (group.length === 1) {
-        returned = await this.rows<TaggedRow>(group[0].batch.statement());
-      } else {
-        const together = WriteBatch.together(group.map((pending) => pending.batch));
-        split = together.split;
-        returned = await this.rows<TaggedRow>(together.statement);
-      }
+      sent =
+        group.length === 1
+          ? { statement: group[0].batch.statement(), split: (rows) => [rows] }
+          : WriteBatch.together(group.map((pending) => pending.batch));
+      returned = await this.rows<TaggedRow>(sent.statement);
     } catch (error) {
       // A statement of several failed as a whole — one batch broke a constraint (a retried
       // send), carried a value PostgreSQL refused, met a deadlock: each goes again alone,
@@ -197,7 +196,7 @@ export class Database {
     // its batch is a WriteShape declared wrong; every batch of the group is told.
     let rows: TaggedRow[][];
     try {
-      rows = split(returned);
+      rows = sent.split(returned);
     } catch (error) {
       for (const pending of group) pending.reject(error);
       return;
