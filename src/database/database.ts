@@ -86,7 +86,7 @@ export class Database {
    * pg_stat_statements); otherwise the same as `rows` outside a transaction.
    */
   async prepared<R>(name: string, query: Sql): Promise<R[]> {
-    return (await this.dispatch({ ...statementOf(query), name })).records as R[];
+    return (await this.dispatch(statementOf(query, name))).records as R[];
   }
 
   /**
@@ -362,10 +362,14 @@ export class Database {
   }
 }
 
-/** A statement as the driver takes it: named by its text when it has parameters and may keep a plan. */
-function statementOf(query: Sql): Statement {
+/**
+ * A statement as the driver takes it: under the caller's name (Database.prepared), else
+ * named by its text when it has parameters and may keep a plan — a lookup that hashes
+ * the whole text, so it is not made when a name is given.
+ */
+function statementOf(query: Sql, name?: string): Statement {
   return {
-    name: query.values.length > 0 && !query.plannedPerRun ? statementName(query.text) : undefined,
+    name: name ?? (query.values.length > 0 && !query.plannedPerRun ? statementName(query.text) : undefined),
     text: query.text,
     // Times as ISO strings (every column is timestamptz): the driver's own conversion is slower.
     values: query.values.map((value) =>
