@@ -114,7 +114,8 @@ const { prepareValue } = require('pg/lib/utils') as { prepareValue: (value: unkn
  * results (a multi-statement simple query), one per CommandComplete; what this adds
  * is writing several extended-protocol statements before one Sync.
  */
-class PipelineQuery extends (Query as unknown as new (config: { text: string; queryMode: 'extended' }) => {
+class PipelineQuery extends (Query as unknown as new (text: string) => {
+  queryMode?: 'extended';
   _results: PgResult | PgResult[];
   /** A row the driver could not parse: the query fails once its statements have run. */
   _canceledDueToError: Error | false;
@@ -134,7 +135,9 @@ class PipelineQuery extends (Query as unknown as new (config: { text: string; qu
     private readonly resolve: (results: StatementResult[]) => void,
     private readonly reject: (error: unknown) => void,
   ) {
-    super({ text: statements.map((statement) => statement.text).join(';\n'), queryMode: 'extended' });
+    // The text alone: node-postgres copies a config object property by property (its descriptors), a string it does not.
+    super(statements.map((statement) => statement.text).join(';\n'));
+    this.queryMode = 'extended';
   }
 
   /** Called by Query.submit with the socket corked: every message goes out in one write. */
