@@ -6,7 +6,7 @@ import { DeliveryDispatcher } from '../src/events/delivery-dispatcher';
 import { EventsService, type EventInput } from '../src/events/events.service';
 import { LedgerEvents } from '../src/ledger/ledger-events';
 import { load, percentile, startBenchServer, table, type BenchServer } from './lib';
-import { agentPair } from './protocol.bench';
+import { agentPair, sendBody } from './protocol.bench';
 
 /**
  * Issue 6: (1) events per second from commit to a loopback receiver's 2xx, with the
@@ -120,17 +120,6 @@ async function outboxCost(): Promise<void> {
         ledgerEvents.emit = variant.emits ? emit : async () => undefined;
       },
     }));
-    const body = (messageId: string) =>
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'message/send',
-        params: {
-          message: { kind: 'message', role: 'user', messageId, parts: [{ kind: 'text', text: 'benchmark' }] },
-          configuration: { blocking: false },
-        },
-      });
-
     // Load: rounds of every variant in turn, so that drift (a growing table, other load on the machine) falls on all alike.
     const throughput = variants.map(() => [] as number[]);
     const p50 = variants.map(() => [] as number[]);
@@ -140,7 +129,7 @@ async function outboxCost(): Promise<void> {
         url: variant.url,
         method: 'POST',
         headers: variant.headers,
-        body: body('[<id>]'),
+        body: sendBody(),
         idReplacement: true,
         duration: 2,
       });
@@ -152,7 +141,7 @@ async function outboxCost(): Promise<void> {
           url: variant.url,
           method: 'POST',
           headers: variant.headers,
-          body: body('[<id>]'),
+          body: sendBody(),
           idReplacement: true,
           connections: 50,
           duration,
@@ -169,7 +158,11 @@ async function outboxCost(): Promise<void> {
       for (const [v, variant] of variants.entries()) {
         variant.use();
         const started = performance.now();
-        const res = await fetch(variant.url, { method: 'POST', headers: variant.headers, body: body(randomUUID()) });
+        const res = await fetch(variant.url, {
+          method: 'POST',
+          headers: variant.headers,
+          body: sendBody(randomUUID()),
+        });
         await res.arrayBuffer();
         if (res.status !== 200) throw new Error(`send failed: ${res.status}`);
         samples[v].push(performance.now() - started);

@@ -8,7 +8,7 @@ import { WriteBatch } from '../src/database/write-batch';
 import { currentRequestContext } from '../src/common/request-context';
 import { encodeCursor } from '../src/common/pagination';
 import { load, percentile, startBenchServer, table, type BenchServer, type LoadResult } from './lib';
-import { agentPair } from './protocol.bench';
+import { agentPair, sendBody } from './protocol.bench';
 
 /**
  * Issue 13: cost flat with size. The same measures on an empty ledger and on one that
@@ -197,18 +197,6 @@ async function identity(db: Db, agent: { handle: string; key: string }): Promise
 async function count(db: Db, tableName: string): Promise<number> {
   const [row] = (await db.query(`SELECT count(*)::int AS n FROM ${tableName}`)) as Array<{ n: number }>;
   return row.n;
-}
-
-function sendBody(messageId = '[<id>]'): string {
-  return JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'message/send',
-    params: {
-      message: { kind: 'message', role: 'user', messageId, parts: [{ kind: 'text', text: 'benchmark' }] },
-      configuration: { blocking: false },
-    },
-  });
 }
 
 /** One ledger as the rounds measure it: its server and its measured pair. */

@@ -32,23 +32,13 @@ export async function run(): Promise<void> {
   try {
     const { requester, worker } = await agentPair(server.baseUrl, server.db);
     const ours = `${server.baseUrl}/a2a/${worker.handle}`;
-    const sendBody = (blocking: boolean) =>
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'message/send',
-        params: {
-          message: { kind: 'message', role: 'user', messageId: '[<id>]', parts: [{ kind: 'text', text: 'benchmark' }] },
-          configuration: { blocking },
-        },
-      });
     const headers = { 'content-type': 'application/json', 'x-api-key': requester.key };
 
     await load('warm-up', {
       url: ours,
       method: 'POST',
       headers,
-      body: sendBody(false),
+      body: sendBody(),
       idReplacement: true,
       duration: 2,
     });
@@ -56,7 +46,7 @@ export async function run(): Promise<void> {
       url: reference.url,
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: sendBody(false),
+      body: sendBody(),
       idReplacement: true,
       duration: 2,
     });
@@ -65,7 +55,7 @@ export async function run(): Promise<void> {
       url: ours,
       method: 'POST',
       headers,
-      body: sendBody(false),
+      body: sendBody(),
       idReplacement: true,
       connections: 50,
       duration,
@@ -75,7 +65,7 @@ export async function run(): Promise<void> {
       url: reference.url,
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: sendBody(false),
+      body: sendBody(),
       idReplacement: true,
       connections: 50,
       duration,
@@ -158,6 +148,22 @@ export async function agentPair(
     return { handle, key: minted.key as string };
   };
   return { requester: await agent(`${prefix}-requester`), worker: await agent(`${prefix}-worker`) };
+}
+
+/**
+ * A non-blocking `message/send` (v0.3) body. By default its message id is autocannon's
+ * `[<id>]`, replaced per request (`idReplacement`).
+ */
+export function sendBody(messageId = '[<id>]'): string {
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'message/send',
+    params: {
+      message: { kind: 'message', role: 'user', messageId, parts: [{ kind: 'text', text: 'benchmark' }] },
+      configuration: { blocking: false },
+    },
+  });
 }
 
 /** Opens `message/stream` and returns its SSE events (also used by the round-trip benchmark). */

@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { cpuTimeMs, percentile, startBenchServer, table } from './lib';
-import { agentPair, firstTaskId, replyCompleted, startReferenceServer, stream, untilCompleted } from './protocol.bench';
+import {
+  agentPair,
+  firstTaskId,
+  replyCompleted,
+  sendBody,
+  startReferenceServer,
+  stream,
+  untilCompleted,
+} from './protocol.bench';
 
 /**
  * Issue 13: where the stream → REST reply → completed round trip spends its time.
@@ -60,15 +68,7 @@ export async function run(): Promise<void> {
       const response = await fetch(ours, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-api-key': requester.key },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'message/send',
-          params: {
-            message: { kind: 'message', role: 'user', messageId: randomUUID(), parts: [{ kind: 'text', text: 'x' }] },
-            configuration: { blocking: false },
-          },
-        }),
+        body: sendBody(randomUUID()),
       });
       if (response.status !== 200) throw new Error(`send failed: ${response.status}`);
       await response.arrayBuffer();
