@@ -11,7 +11,7 @@ import {
   type RequestContext,
 } from '@a2a-js/sdk/server';
 import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
-import { load, startBenchServer, table, timeIt } from './lib';
+import { load, percentile, startBenchServer, table, type LoadResult } from './lib';
 
 /**
  * Issue 5: the protocol endpoint.
@@ -23,99 +23,118 @@ import { load, startBenchServer, table, timeIt } from './lib';
  * InMemoryTaskStore, an AgentExecutor that completes at once, the SDK's express
  * JSON-RPC handler, no authentication) on a loopback port, measured the same way —
  * there "the worker" is the in-process executor, so its round trip has no reply leg.
+ *
+ * Both are interleaved with the reference, so drift on a shared machine hits both
+ * alike: the sends in BENCH_ROUNDS rounds (default 3) of BENCH_DURATION seconds
+ * (default 10) each, the two servers alternating and the order flipped each round; the
+ * round trips (BENCH_ITERATIONS each, default 300) in turns of 25, alternating. The
+ * ratios are of the rounds' means (req/s, p99).
  */
 export async function run(): Promise<void> {
   const duration = Number(process.env.BENCH_DURATION ?? 10);
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
   const iterations = Number(process.env.BENCH_ITERATIONS ?? 300);
   const server = await startBenchServer();
   const reference = await startReferenceServer();
   try {
     const { requester, worker } = await agentPair(server.baseUrl, server.db);
     const ours = `${server.baseUrl}/a2a/${worker.handle}`;
-    const headers = { 'content-type': 'application/json', 'x-api-key': requester.key };
+    const targets = {
+      ours: {
+        name: 'this service: message/send, non-blocking',
+        url: ours,
+        headers: { 'content-type': 'application/json', 'x-api-key': requester.key },
+      },
+      reference: {
+        name: 'SDK sample server: message/send, non-blocking',
+        url: reference.url,
+        headers: { 'content-type': 'application/json' },
+      },
+    };
+    type Target = keyof typeof targets;
+    const drive = (target: Target, seconds: number, connections?: number) =>
+      load(targets[target].name, {
+        ...targets[target],
+        method: 'POST',
+        body: sendBody(),
+        idReplacement: true,
+        connections,
+        duration: seconds,
+      });
 
-    await load('warm-up', {
-      url: ours,
-      method: 'POST',
-      headers,
-      body: sendBody(),
-      idReplacement: true,
-      duration: 2,
-    });
-    await load('warm-up', {
-      url: reference.url,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: sendBody(),
-      idReplacement: true,
-      duration: 2,
-    });
+    await drive('ours', 2);
+    await drive('reference', 2);
+    const sends: Record<Target, LoadResult[]> = { ours: [], reference: [] };
     const [{ before }] = await server.db.query(`SELECT count(*)::int AS before FROM tasks`);
-    const sends = await load('this service: message/send, non-blocking', {
-      url: ours,
-      method: 'POST',
-      headers,
-      body: sendBody(),
-      idReplacement: true,
-      connections: 50,
-      duration,
-    });
+    for (let round = 0; round < rounds; round++) {
+      const order: Target[] = round % 2 === 0 ? ['ours', 'reference'] : ['reference', 'ours'];
+      for (const target of order) sends[target].push(await drive(target, duration, 50));
+    }
     const [{ after }] = await server.db.query(`SELECT count(*)::int AS after FROM tasks`);
-    const referenceSends = await load('SDK sample server: message/send, non-blocking', {
-      url: reference.url,
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: sendBody(),
-      idReplacement: true,
-      connections: 50,
-      duration,
-    });
 
-    const roundTrip = await timeIt(iterations, async () => {
-      const events = await stream(ours, requester.key);
-      await replyCompleted(server.baseUrl, worker.key, await firstTaskId(events));
-      await untilCompleted(events);
-    });
-    const referenceRoundTrip = await timeIt(iterations, async () => untilCompleted(await stream(reference.url)));
+    const trips = {
+      ours: async () => {
+        const events = await stream(ours, requester.key);
+        await replyCompleted(server.baseUrl, worker.key, await firstTaskId(events));
+        await untilCompleted(events);
+      },
+      reference: async () => untilCompleted(await stream(reference.url)),
+    };
+    const times: Record<Target, number[]> = { ours: [], reference: [] };
+    for (let i = 0; i < 50; i++) for (const target of ['ours', 'reference'] as const) await trips[target]();
+    for (let turn = 0; turn * TURN < iterations; turn++) {
+      const order: Target[] = turn % 2 === 0 ? ['ours', 'reference'] : ['reference', 'ours'];
+      for (const target of order)
+        for (let i = 0; i < Math.min(TURN, iterations - turn * TURN); i++) {
+          const started = process.hrtime.bigint();
+          await trips[target]();
+          times[target].push(Number(process.hrtime.bigint() - started) / 1e6);
+        }
+    }
 
+    const row = (result: LoadResult, round: number) => ({
+      measure: `${result.name} (round ${round + 1})`,
+      'req/s': Math.round(result.requestsPerSecond),
+      'p50 ms': result.p50,
+      'p99 ms': result.p99,
+      errors: result.errors + result.non2xx,
+    });
+    const tripRow = (measure: string, samples: number[]) => {
+      const sorted = [...samples].sort((a, b) => a - b);
+      return { measure, 'req/s': '', 'p50 ms': percentile(sorted, 50), 'p99 ms': percentile(sorted, 99), errors: 0 };
+    };
     table([
-      {
-        measure: sends.name,
-        'req/s': Math.round(sends.requestsPerSecond),
-        'p50 ms': sends.p50,
-        'p99 ms': sends.p99,
-        errors: sends.errors + sends.non2xx,
-      },
-      {
-        measure: referenceSends.name,
-        'req/s': Math.round(referenceSends.requestsPerSecond),
-        'p50 ms': referenceSends.p50,
-        'p99 ms': referenceSends.p99,
-        errors: referenceSends.errors + referenceSends.non2xx,
-      },
-      {
-        measure: 'this service: stream → REST reply → completed',
-        'req/s': '',
-        'p50 ms': roundTrip.p50,
-        'p99 ms': roundTrip.p99,
-        errors: 0,
-      },
-      {
-        measure: 'SDK sample server: stream → completed',
-        'req/s': '',
-        'p50 ms': referenceRoundTrip.p50,
-        'p99 ms': referenceRoundTrip.p99,
-        errors: 0,
-      },
+      ...sends.ours.map(row),
+      ...sends.reference.map(row),
+      tripRow('this service: stream → REST reply → completed', times.ours),
+      tripRow('SDK sample server: stream → completed', times.reference),
     ]);
+    const mean = (list: LoadResult[], of: (r: LoadResult) => number) =>
+      list.reduce((sum, r) => sum + of(r), 0) / list.length;
+    const ratio = (of: (r: LoadResult) => number) => mean(sends.ours, of) / mean(sends.reference, of);
+    const perRound = (of: (r: LoadResult) => number) =>
+      sends.ours.map((r, i) => (of(r) / of(sends.reference[i])).toFixed(2)).join(', ');
+    const throughput = (r: LoadResult) => r.requestsPerSecond;
+    const p99 = (r: LoadResult) => r.p99;
     console.log(
-      `\ntasks persisted during the send run: ${after - before} (${Math.round((after - before) / duration)}/s); round trips: ${iterations} after a warm-up`,
+      `\nsends, mean over ${rounds} rounds: this service ${Math.round(mean(sends.ours, throughput))} req/s, ` +
+        `the SDK sample server ${Math.round(mean(sends.reference, throughput))} req/s: ` +
+        `${ratio(throughput).toFixed(2)}× (per round: ${perRound(throughput)}); ` +
+        `p99 ${ratio(p99).toFixed(1)}× the SDK's (per round: ${perRound(p99)})`,
+    );
+    console.log(
+      `tasks persisted during the send rounds: ${after - before} ` +
+        `(${Math.round((after - before) / (rounds * duration))}/s); ` +
+        `round trips: ${iterations} each after 50, in turns of ${TURN}`,
     );
   } finally {
     await reference.close();
     await server.close();
   }
 }
+
+/** Round trips in a row before the other server takes its turn. */
+const TURN = 25;
 
 /** A requester and a worker in one organization, each with its agent key (also used by the events benchmark). */
 export async function agentPair(

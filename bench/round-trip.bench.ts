@@ -17,7 +17,8 @@ import {
  * the stream's `completed` after that. Then what a round trip costs: wall time, this
  * process's CPU (the server and the requester's and worker's fetch, user and system)
  * and PostgreSQL's, against the SDK sample server's round trip (stream → completed,
- * no reply leg) and a `GET /healthz`, each one at a time. Last, a non-blocking send's
+ * no reply leg; the two take turns of TURN round trips) and a `GET /healthz`, each one
+ * at a time. Last, a non-blocking send's
  * CPU one at a time against 32 at once: what a request costs when the process has
  * nothing else to do against when it is busy. (With BENCH_DATABASE=embedded, PGlite
  * runs in this process: its CPU is the process's, and the PostgreSQL column is 0.)
@@ -46,19 +47,27 @@ export async function run(): Promise<void> {
       phases.completed.push(completed - answered);
       phases.total.push(completed - started);
     };
-    await repeat(50, () => roundTrip(false));
-    const ourCost = await costOf(iterations, () => repeat(iterations, () => roundTrip(true)));
-
-    const referenceTrip = async () => untilCompleted(await stream(reference.url));
-    await repeat(50, referenceTrip);
     const referenceTimes: number[] = [];
-    const referenceCost = await costOf(iterations, () =>
-      repeat(iterations, async () => {
-        const started = now();
-        await referenceTrip();
-        referenceTimes.push(now() - started);
-      }),
-    );
+    const referenceTrip = async (record: boolean) => {
+      const started = now();
+      await untilCompleted(await stream(reference.url));
+      if (record) referenceTimes.push(now() - started);
+    };
+    // Interleaved in turns of TURN round trips, the order flipped each turn, so drift on a
+    // shared machine hits both alike; each side's cost is summed over its turns.
+    for (let i = 0; i < 50; i++) {
+      await roundTrip(false);
+      await referenceTrip(false);
+    }
+    const costs = { ours: new Cost(), reference: new Cost() };
+    const trips = { ours: roundTrip, reference: referenceTrip };
+    for (let turn = 0; turn * TURN < iterations; turn++) {
+      const order = turn % 2 === 0 ? (['ours', 'reference'] as const) : (['reference', 'ours'] as const);
+      const count = Math.min(TURN, iterations - turn * TURN);
+      for (const side of order) await costs[side].add(count, () => repeat(count, () => trips[side](true)));
+    }
+    const ourCost = costs.ours.each();
+    const referenceCost = costs.reference.each();
 
     const health = async () => void (await (await fetch(`${server.baseUrl}/healthz`)).arrayBuffer());
     await repeat(200, health);
@@ -117,7 +126,7 @@ export async function run(): Promise<void> {
     ]);
     console.log(
       `\nms each; "process" is this one process: the server and the fetch clients that drive it. ` +
-        `${iterations} round trips after 50 to warm up.`,
+        `${iterations} round trips each after 50 to warm up, the two servers taking turns of ${TURN}.`,
     );
   } finally {
     await reference.close();
@@ -129,6 +138,25 @@ const now = () => Number(process.hrtime.bigint()) / 1e6;
 
 async function repeat(times: number, fn: () => Promise<void>): Promise<void> {
   for (let i = 0; i < times; i++) await fn();
+}
+
+/** Round trips in a row before the other server takes its turn. */
+const TURN = 25;
+
+/** Wall time and CPU summed over several stretches of work (`add`), then for each unit (`each`). */
+class Cost {
+  private units = 0;
+  private readonly sum: Record<string, number> = {};
+
+  async add(units: number, work: () => Promise<void>): Promise<void> {
+    const spent = await costOf(units, work);
+    for (const [measure, value] of Object.entries(spent)) this.sum[measure] = (this.sum[measure] ?? 0) + value * units;
+    this.units += units;
+  }
+
+  each(): Record<string, number> {
+    return Object.fromEntries(Object.entries(this.sum).map(([measure, total]) => [measure, total / this.units]));
+  }
 }
 
 /** Wall time and CPU (this process's user and system time, PostgreSQL's) over `work`, for each of its `units`. */
