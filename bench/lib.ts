@@ -137,6 +137,24 @@ export function percentile(sortedMs: number[], p: number): number {
   return sortedMs[Math.min(sortedMs.length - 1, Math.ceil((p / 100) * sortedMs.length) - 1)];
 }
 
+/** Units of work in a row before the other side takes its turn (`inTurns`). */
+export const TURN = 25;
+
+/**
+ * `units` units of work for each of `sides`, in turns of TURN in a row, the order
+ * flipped each turn: drift on a shared machine falls on every side alike.
+ */
+export async function inTurns<S extends string>(
+  units: number,
+  sides: readonly S[],
+  work: (side: S, count: number) => Promise<void>,
+): Promise<void> {
+  for (let turn = 0; turn * TURN < units; turn++) {
+    const count = Math.min(TURN, units - turn * TURN);
+    for (const side of turn % 2 === 0 ? sides : [...sides].reverse()) await work(side, count);
+  }
+}
+
 /** Times `fn` `iterations` times (after a warm-up) and returns p50/p99 in ms. */
 export async function timeIt(
   iterations: number,

@@ -11,7 +11,7 @@ import {
   type RequestContext,
 } from '@a2a-js/sdk/server';
 import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
-import { load, percentile, startBenchServer, table, type LoadResult } from './lib';
+import { inTurns, load, percentile, startBenchServer, table, TURN, type LoadResult } from './lib';
 
 /**
  * Issue 5: the protocol endpoint.
@@ -82,15 +82,13 @@ export async function run(): Promise<void> {
     };
     const times: Record<Target, number[]> = { ours: [], reference: [] };
     for (let i = 0; i < 50; i++) for (const target of ['ours', 'reference'] as const) await trips[target]();
-    for (let turn = 0; turn * TURN < iterations; turn++) {
-      const order: Target[] = turn % 2 === 0 ? ['ours', 'reference'] : ['reference', 'ours'];
-      for (const target of order)
-        for (let i = 0; i < Math.min(TURN, iterations - turn * TURN); i++) {
-          const started = process.hrtime.bigint();
-          await trips[target]();
-          times[target].push(Number(process.hrtime.bigint() - started) / 1e6);
-        }
-    }
+    await inTurns(iterations, ['ours', 'reference'] as const, async (target, count) => {
+      for (let i = 0; i < count; i++) {
+        const started = process.hrtime.bigint();
+        await trips[target]();
+        times[target].push(Number(process.hrtime.bigint() - started) / 1e6);
+      }
+    });
 
     const row = (result: LoadResult, round: number) => ({
       measure: `${result.name} (round ${round + 1})`,
@@ -132,9 +130,6 @@ export async function run(): Promise<void> {
     await server.close();
   }
 }
-
-/** Round trips in a row before the other server takes its turn. */
-const TURN = 25;
 
 /** A requester and a worker in one organization, each with its agent key (also used by the events benchmark). */
 export async function agentPair(

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { cpuTimeMs, percentile, startBenchServer, table } from './lib';
+import { cpuTimeMs, inTurns, percentile, startBenchServer, table, TURN } from './lib';
 import {
   agentPair,
   firstTaskId,
@@ -61,11 +61,9 @@ export async function run(): Promise<void> {
     }
     const costs = { ours: new Cost(), reference: new Cost() };
     const trips = { ours: roundTrip, reference: referenceTrip };
-    for (let turn = 0; turn * TURN < iterations; turn++) {
-      const order = turn % 2 === 0 ? (['ours', 'reference'] as const) : (['reference', 'ours'] as const);
-      const count = Math.min(TURN, iterations - turn * TURN);
-      for (const side of order) await costs[side].add(count, () => repeat(count, () => trips[side](true)));
-    }
+    await inTurns(iterations, ['ours', 'reference'] as const, (side, count) =>
+      costs[side].add(count, () => repeat(count, () => trips[side](true))),
+    );
     const ourCost = costs.ours.each();
     const referenceCost = costs.reference.each();
 
@@ -139,9 +137,6 @@ const now = () => Number(process.hrtime.bigint()) / 1e6;
 async function repeat(times: number, fn: () => Promise<void>): Promise<void> {
   for (let i = 0; i < times; i++) await fn();
 }
-
-/** Round trips in a row before the other server takes its turn. */
-const TURN = 25;
 
 /** Wall time and CPU summed over several stretches of work (`add`), then for each unit (`each`). */
 class Cost {
