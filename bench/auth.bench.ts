@@ -1,5 +1,5 @@
 import { KeysRepository } from '../src/keys/keys.repository';
-import { load, startBenchServer, table, type LoadResult } from './lib';
+import { inTurns, load, startBenchServer, table, type LoadResult } from './lib';
 import { profiled } from './profile';
 
 /**
@@ -50,11 +50,13 @@ export async function run(): Promise<void> {
     await drive('self', 2);
     const results: Record<keyof typeof routes, LoadResult[]> = { health: [], self: [] };
     lookups.statements = 0;
-    for (let round = 0; round < rounds; round++) {
-      // Alternate which route goes first, so neither always runs on the warmer machine.
-      const order: Array<keyof typeof routes> = round % 2 === 0 ? ['health', 'self'] : ['self', 'health'];
-      for (const route of order) results[route].push(await drive(route, duration));
-    }
+    // Which route goes first alternates, so neither always runs on the warmer machine.
+    await inTurns(
+      rounds,
+      ['health', 'self'] as const,
+      async (route) => void results[route].push(await drive(route, duration)),
+      1,
+    );
 
     table(
       [...results.health, ...results.self].map((r) => ({

@@ -137,41 +137,72 @@ export function percentile(sortedMs: number[], p: number): number {
   return sortedMs[Math.min(sortedMs.length - 1, Math.ceil((p / 100) * sortedMs.length) - 1)];
 }
 
-/** Units of work in a row before the other side takes its turn (`inTurns`). */
+/** Units of work of one side before the order flips (`inTurns`). */
 export const TURN = 25;
 
 /**
- * `units` units of work for each of `sides`, in turns of TURN in a row, the order
- * flipped each turn: drift on a shared machine falls on every side alike.
+ * `units` units of work for each of `sides`, in turns of `turn` units each side, the
+ * order flipped every turn (A B | B A | A B …, so mid-run a side goes twice in a row):
+ * drift on a shared machine falls on every side alike. Rounds of a load test are turns
+ * of 1; an even number of them puts every side as often first as last.
  */
 export async function inTurns<S extends string>(
   units: number,
   sides: readonly S[],
   work: (side: S, count: number) => Promise<void>,
+  turn = TURN,
 ): Promise<void> {
-  for (let turn = 0; turn * TURN < units; turn++) {
-    const count = Math.min(TURN, units - turn * TURN);
-    for (const side of turn % 2 === 0 ? sides : [...sides].reverse()) await work(side, count);
+  for (let done = 0, flip = false; done < units; done += turn, flip = !flip) {
+    const count = Math.min(turn, units - done);
+    for (const side of flip ? [...sides].reverse() : sides) await work(side, count);
   }
 }
 
+/** Each side's `fn` 50 times, the sides alternating: JIT and caches warm before anything is timed. */
+export async function warmUp(fns: Record<string, () => Promise<unknown>>, times = 50): Promise<void> {
+  for (let i = 0; i < times; i++) for (const fn of Object.values(fns)) await fn();
+}
+
+export interface Timing {
+  p50: number;
+  p99: number;
+  mean: number;
+}
+
 /** Times `fn` `iterations` times (after a warm-up) and returns p50/p99 in ms. */
-export async function timeIt(
-  iterations: number,
-  fn: () => Promise<unknown>,
-): Promise<{ p50: number; p99: number; mean: number }> {
-  for (let i = 0; i < Math.min(50, iterations); i++) await fn();
+export async function timeIt(iterations: number, fn: () => Promise<unknown>): Promise<Timing> {
+  await warmUp({ fn }, Math.min(50, iterations));
   const samples: number[] = [];
-  for (let i = 0; i < iterations; i++) {
-    const start = process.hrtime.bigint();
-    await fn();
-    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
-  }
-  samples.sort((a, b) => a - b);
+  for (let i = 0; i < iterations; i++) samples.push(await elapsedMs(fn));
+  return timing(samples);
+}
+
+/** `timeIt` for several sides at once, in turns (`inTurns`) after a warm-up of each. */
+export async function timeInTurns<S extends string>(
+  iterations: number,
+  fns: Record<S, () => Promise<unknown>>,
+): Promise<Record<S, Timing>> {
+  const sides = Object.keys(fns) as S[];
+  await warmUp(fns);
+  const samples = Object.fromEntries(sides.map((side) => [side, [] as number[]])) as Record<S, number[]>;
+  await inTurns(iterations, sides, async (side, count) => {
+    for (let i = 0; i < count; i++) samples[side].push(await elapsedMs(fns[side]));
+  });
+  return Object.fromEntries(sides.map((side) => [side, timing(samples[side])])) as Record<S, Timing>;
+}
+
+async function elapsedMs(fn: () => Promise<unknown>): Promise<number> {
+  const start = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+function timing(samples: number[]): Timing {
+  const sorted = [...samples].sort((a, b) => a - b);
   return {
-    p50: percentile(samples, 50),
-    p99: percentile(samples, 99),
-    mean: samples.reduce((a, b) => a + b, 0) / samples.length,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    mean: sorted.reduce((a, b) => a + b, 0) / sorted.length,
   };
 }
 

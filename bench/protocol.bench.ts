@@ -11,7 +11,7 @@ import {
   type RequestContext,
 } from '@a2a-js/sdk/server';
 import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
-import { inTurns, load, percentile, startBenchServer, table, TURN, type LoadResult } from './lib';
+import { inTurns, load, startBenchServer, table, timeInTurns, TURN, type LoadResult, type Timing } from './lib';
 
 /**
  * Issue 5: the protocol endpoint.
@@ -25,70 +25,67 @@ import { inTurns, load, percentile, startBenchServer, table, TURN, type LoadResu
  * there "the worker" is the in-process executor, so its round trip has no reply leg.
  *
  * Both are interleaved with the reference, so drift on a shared machine hits both
- * alike: the sends in BENCH_ROUNDS rounds (default 3) of BENCH_DURATION seconds
- * (default 10) each, the two servers alternating and the order flipped each round; the
- * round trips (BENCH_ITERATIONS each, default 300) in turns of 25, alternating. The
- * ratios are of the rounds' means (req/s, p99).
+ * alike: the sends in BENCH_ROUNDS rounds (default 4) of BENCH_DURATION seconds
+ * (default 10) each, the two servers alternating and the order flipped each round
+ * (`inTurns`), the SDK server started afresh for each of its rounds (its tasks stay in
+ * memory, in this process); the round trips (BENCH_ITERATIONS each, default 300) in
+ * turns (`timeInTurns`). The send ratios are of the rounds' means: req/s, and p99 (the
+ * mean of the rounds' p99).
  */
 export async function run(): Promise<void> {
   const duration = Number(process.env.BENCH_DURATION ?? 10);
-  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
   const iterations = Number(process.env.BENCH_ITERATIONS ?? 300);
   const server = await startBenchServer();
-  const reference = await startReferenceServer();
   try {
     const { requester, worker } = await agentPair(server.baseUrl, server.db);
     const ours = `${server.baseUrl}/a2a/${worker.handle}`;
-    const targets = {
-      ours: {
-        name: 'this service: message/send, non-blocking',
-        url: ours,
-        headers: { 'content-type': 'application/json', 'x-api-key': requester.key },
-      },
-      reference: {
-        name: 'SDK sample server: message/send, non-blocking',
-        url: reference.url,
-        headers: { 'content-type': 'application/json' },
+    const body = { method: 'POST' as const, body: sendBody(), idReplacement: true };
+    const drive = {
+      ours: (seconds: number) =>
+        load('this service: message/send, non-blocking', {
+          ...body,
+          url: ours,
+          headers: { 'content-type': 'application/json', 'x-api-key': requester.key },
+          duration: seconds,
+        }),
+      reference: async (seconds: number) => {
+        const reference = await startReferenceServer();
+        try {
+          return await load('SDK sample server: message/send, non-blocking', {
+            ...body,
+            url: reference.url,
+            headers: { 'content-type': 'application/json' },
+            duration: seconds,
+          });
+        } finally {
+          await reference.close();
+        }
       },
     };
-    type Target = keyof typeof targets;
-    const drive = (target: Target, seconds: number, connections?: number) =>
-      load(targets[target].name, {
-        ...targets[target],
-        method: 'POST',
-        body: sendBody(),
-        idReplacement: true,
-        connections,
-        duration: seconds,
-      });
+    type Side = keyof typeof drive;
+    const sides: Side[] = ['ours', 'reference'];
 
-    await drive('ours', 2);
-    await drive('reference', 2);
-    const sends: Record<Target, LoadResult[]> = { ours: [], reference: [] };
+    for (const side of sides) await drive[side](2);
+    const sends: Record<Side, LoadResult[]> = { ours: [], reference: [] };
     const [{ before }] = await server.db.query(`SELECT count(*)::int AS before FROM tasks`);
-    for (let round = 0; round < rounds; round++) {
-      const order: Target[] = round % 2 === 0 ? ['ours', 'reference'] : ['reference', 'ours'];
-      for (const target of order) sends[target].push(await drive(target, duration, 50));
-    }
+    await inTurns(rounds, sides, async (side) => void sends[side].push(await drive[side](duration)), 1);
     const [{ after }] = await server.db.query(`SELECT count(*)::int AS after FROM tasks`);
 
-    const trips = {
-      ours: async () => {
-        const events = await stream(ours, requester.key);
-        await replyCompleted(server.baseUrl, worker.key, await firstTaskId(events));
-        await untilCompleted(events);
-      },
-      reference: async () => untilCompleted(await stream(reference.url)),
-    };
-    const times: Record<Target, number[]> = { ours: [], reference: [] };
-    for (let i = 0; i < 50; i++) for (const target of ['ours', 'reference'] as const) await trips[target]();
-    await inTurns(iterations, ['ours', 'reference'] as const, async (target, count) => {
-      for (let i = 0; i < count; i++) {
-        const started = process.hrtime.bigint();
-        await trips[target]();
-        times[target].push(Number(process.hrtime.bigint() - started) / 1e6);
-      }
-    });
+    const reference = await startReferenceServer();
+    let trips: Record<Side, Timing>;
+    try {
+      trips = await timeInTurns(iterations, {
+        ours: async () => {
+          const events = await stream(ours, requester.key);
+          await replyCompleted(server.baseUrl, worker.key, await firstTaskId(events));
+          await untilCompleted(events);
+        },
+        reference: async () => untilCompleted(await stream(reference.url)),
+      });
+    } finally {
+      await reference.close();
+    }
 
     const row = (result: LoadResult, round: number) => ({
       measure: `${result.name} (round ${round + 1})`,
@@ -97,36 +94,36 @@ export async function run(): Promise<void> {
       'p99 ms': result.p99,
       errors: result.errors + result.non2xx,
     });
-    const tripRow = (measure: string, samples: number[]) => {
-      const sorted = [...samples].sort((a, b) => a - b);
-      return { measure, 'req/s': '', 'p50 ms': percentile(sorted, 50), 'p99 ms': percentile(sorted, 99), errors: 0 };
-    };
+    const tripRow = (measure: string, { p50, p99 }: Timing) => ({
+      measure,
+      'req/s': '',
+      'p50 ms': p50,
+      'p99 ms': p99,
+      errors: 0,
+    });
     table([
       ...sends.ours.map(row),
       ...sends.reference.map(row),
-      tripRow('this service: stream → REST reply → completed', times.ours),
-      tripRow('SDK sample server: stream → completed', times.reference),
+      tripRow('this service: stream → REST reply → completed', trips.ours),
+      tripRow('SDK sample server: stream → completed', trips.reference),
     ]);
     const mean = (list: LoadResult[], of: (r: LoadResult) => number) =>
       list.reduce((sum, r) => sum + of(r), 0) / list.length;
-    const ratio = (of: (r: LoadResult) => number) => mean(sends.ours, of) / mean(sends.reference, of);
-    const perRound = (of: (r: LoadResult) => number) =>
-      sends.ours.map((r, i) => (of(r) / of(sends.reference[i])).toFixed(2)).join(', ');
+    const ratio = (of: (r: LoadResult) => number) =>
+      `${(mean(sends.ours, of) / mean(sends.reference, of)).toFixed(2)}× the SDK server's (per round: ` +
+      `${sends.ours.map((r, i) => (of(r) / of(sends.reference[i])).toFixed(2)).join(', ')})`;
     const throughput = (r: LoadResult) => r.requestsPerSecond;
-    const p99 = (r: LoadResult) => r.p99;
     console.log(
-      `\nsends, mean over ${rounds} rounds: this service ${Math.round(mean(sends.ours, throughput))} req/s, ` +
-        `the SDK sample server ${Math.round(mean(sends.reference, throughput))} req/s: ` +
-        `${ratio(throughput).toFixed(2)}× (per round: ${perRound(throughput)}); ` +
-        `p99 ${ratio(p99).toFixed(1)}× the SDK's (per round: ${perRound(p99)})`,
+      `\nsends over ${rounds} rounds: this service ${Math.round(mean(sends.ours, throughput))} req/s, ` +
+        `the SDK sample server ${Math.round(mean(sends.reference, throughput))} req/s in the mean: ` +
+        `${ratio(throughput)}; mean p99 ${ratio((r) => r.p99)}`,
     );
     console.log(
       `tasks persisted during the send rounds: ${after - before} ` +
         `(${Math.round((after - before) / (rounds * duration))}/s); ` +
-        `round trips: ${iterations} each after 50, in turns of ${TURN}`,
+        `round trips: ${iterations} each, in turns of ${TURN} after a warm-up`,
     );
   } finally {
-    await reference.close();
     await server.close();
   }
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { cpuTimeMs, inTurns, percentile, startBenchServer, table, TURN } from './lib';
+import { cpuTimeMs, inTurns, percentile, startBenchServer, table, TURN, warmUp } from './lib';
 import {
   agentPair,
   firstTaskId,
@@ -17,10 +17,9 @@ import {
  * the stream's `completed` after that. Then what a round trip costs: wall time, this
  * process's CPU (the server and the requester's and worker's fetch, user and system)
  * and PostgreSQL's, against the SDK sample server's round trip (stream → completed,
- * no reply leg; the two take turns of TURN round trips) and a `GET /healthz`, each one
- * at a time. Last, a non-blocking send's
- * CPU one at a time against 32 at once: what a request costs when the process has
- * nothing else to do against when it is busy. (With BENCH_DATABASE=embedded, PGlite
+ * no reply leg; the two in turns, `inTurns`) and a `GET /healthz`, each one at a time.
+ * Last, a non-blocking send's CPU one at a time against 32 at once: what a request
+ * costs when the process has nothing else to do against when it is busy. (With BENCH_DATABASE=embedded, PGlite
  * runs in this process: its CPU is the process's, and the PostgreSQL column is 0.)
  */
 export async function run(): Promise<void> {
@@ -53,12 +52,9 @@ export async function run(): Promise<void> {
       await untilCompleted(await stream(reference.url));
       if (record) referenceTimes.push(now() - started);
     };
-    // Interleaved in turns of TURN round trips, the order flipped each turn, so drift on a
-    // shared machine hits both alike; each side's cost is summed over its turns.
-    for (let i = 0; i < 50; i++) {
-      await roundTrip(false);
-      await referenceTrip(false);
-    }
+    // In turns (inTurns), so drift on a shared machine hits both alike; each side's cost
+    // is summed over its turns.
+    await warmUp({ ours: () => roundTrip(false), reference: () => referenceTrip(false) });
     const costs = { ours: new Cost(), reference: new Cost() };
     const trips = { ours: roundTrip, reference: referenceTrip };
     await inTurns(iterations, ['ours', 'reference'] as const, (side, count) =>
@@ -124,7 +120,7 @@ export async function run(): Promise<void> {
     ]);
     console.log(
       `\nms each; "process" is this one process: the server and the fetch clients that drive it. ` +
-        `${iterations} round trips each after 50 to warm up, the two servers taking turns of ${TURN}.`,
+        `${iterations} round trips each after 50 to warm up, the two servers in turns of ${TURN}.`,
     );
   } finally {
     await reference.close();
@@ -138,12 +134,16 @@ async function repeat(times: number, fn: () => Promise<void>): Promise<void> {
   for (let i = 0; i < times; i++) await fn();
 }
 
+const SETTLE_MS = 50;
+
 /** Wall time and CPU summed over several stretches of work (`add`), then for each unit (`each`). */
 class Cost {
   private units = 0;
   private readonly sum: Record<string, number> = {};
 
   async add(units: number, work: () => Promise<void>): Promise<void> {
+    // What the other side left running (PostgreSQL's notifications and writes, a GC) settles first.
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const spent = await costOf(units, work);
     for (const [measure, value] of Object.entries(spent)) this.sum[measure] = (this.sum[measure] ?? 0) + value * units;
     this.units += units;
@@ -156,8 +156,9 @@ class Cost {
 
 /** Wall time and CPU (this process's user and system time, PostgreSQL's) over `work`, for each of its `units`. */
 async function costOf(units: number, work: () => Promise<void>): Promise<Record<string, number>> {
-  const usage = process.cpuUsage();
+  // PostgreSQL's first: reading it walks /proc, which is this process's CPU, not the work's.
   const postgres = cpuTimeMs('postgres');
+  const usage = process.cpuUsage();
   const started = now();
   await work();
   const spent = process.cpuUsage(usage);

@@ -3,7 +3,7 @@ import { SendMessageRequest } from '@a2a-js/sdk';
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { freePort } from '../test/support/server-process';
 import { startUpstreamAgent } from '../test/support/upstream-agent';
-import { startBenchServer, table, timeIt } from './lib';
+import { startBenchServer, table, timeInTurns, TURN } from './lib';
 import { agentPair } from './protocol.bench';
 
 /**
@@ -65,9 +65,14 @@ export async function run(): Promise<void> {
       const task = (await c.sendMessage(say())) as { status?: { state: number } };
       if (task.status?.state !== 3) throw new Error(`not completed: ${JSON.stringify(task.status)}`); // TASK_STATE_COMPLETED
     };
-    const directTimes = await timeIt(iterations, () => send(direct));
-    const bridgedTimes = await timeIt(iterations, () => send(bridged));
-    console.log(`Blocking send → completed, one at a time, ${iterations} sends per path (after 50 warm-up sends).\n`);
+    const { direct: directTimes, bridged: bridgedTimes } = await timeInTurns(iterations, {
+      direct: () => send(direct),
+      bridged: () => send(bridged),
+    });
+    console.log(
+      `Blocking send → completed, one at a time, ${iterations} sends per path (after 50 warm-up sends), ` +
+        `the two paths in turns of ${TURN}.\n`,
+    );
     table([
       {
         path: 'SDK client → upstream agent',
