@@ -130,10 +130,13 @@ describe('a server SIGKILLed mid-forward', () => {
     );
     expect(done.artifacts).toEqual([expect.objectContaining({ artifactId: 'echo' })]);
     expect(upstream.received.filter((r) => r.messageId === messageId)).toHaveLength(1);
-    const { rows } = await db.query(
-      `SELECT kind, status, accepted, attempts FROM upstream_forwards WHERE task_id = $1`,
-      [taskId],
+    // The forward is closed just after the task it completed commits (a statement of its own), so wait for it.
+    const forwards = await eventually(
+      async () =>
+        (await db.query(`SELECT kind, status, accepted, attempts FROM upstream_forwards WHERE task_id = $1`, [taskId]))
+          .rows,
+      (rows: Array<{ status: string }>) => rows.every((row) => row.status !== 'pending'),
     );
-    expect(rows).toEqual([{ kind: 'message', status: 'succeeded', accepted: true, attempts: 2 }]);
+    expect(forwards).toEqual([{ kind: 'message', status: 'succeeded', accepted: true, attempts: 2 }]);
   });
 });
