@@ -136,36 +136,46 @@ async function repeat(times: number, fn: () => Promise<void>): Promise<void> {
 
 const SETTLE_MS = 50;
 
-/** Wall time and CPU summed over several stretches of work (`add`), then for each unit (`each`). */
+/**
+ * Wall time and CPU (this process's user and system time, PostgreSQL's) summed over
+ * stretches of work (`add`), then for each of their units (`each`).
+ */
 class Cost {
   private units = 0;
-  private readonly sum: Record<string, number> = {};
+  private wall = 0;
+  private user = 0;
+  private system = 0;
+  private postgres = 0;
 
   async add(units: number, work: () => Promise<void>): Promise<void> {
-    // What the other side left running (PostgreSQL's notifications and writes, a GC) settles first.
+    // What ran before (the other side's PostgreSQL notifications and writes, a GC) settles first.
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-    const spent = await costOf(units, work);
-    for (const [measure, value] of Object.entries(spent)) this.sum[measure] = (this.sum[measure] ?? 0) + value * units;
+    // PostgreSQL's first: reading it walks /proc, which is this process's CPU, not the work's.
+    const postgres = cpuTimeMs('postgres');
+    const usage = process.cpuUsage();
+    const started = now();
+    await work();
+    const spent = process.cpuUsage(usage);
+    this.wall += now() - started;
+    this.user += spent.user / 1000;
+    this.system += spent.system / 1000;
+    this.postgres += cpuTimeMs('postgres') - postgres;
     this.units += units;
   }
 
   each(): Record<string, number> {
-    return Object.fromEntries(Object.entries(this.sum).map(([measure, total]) => [measure, total / this.units]));
+    return {
+      'wall ms': this.wall / this.units,
+      'process user': this.user / this.units,
+      'process system': this.system / this.units,
+      PostgreSQL: this.postgres / this.units,
+    };
   }
 }
 
-/** Wall time and CPU (this process's user and system time, PostgreSQL's) over `work`, for each of its `units`. */
+/** The Cost of `work`, for each of its `units`. */
 async function costOf(units: number, work: () => Promise<void>): Promise<Record<string, number>> {
-  // PostgreSQL's first: reading it walks /proc, which is this process's CPU, not the work's.
-  const postgres = cpuTimeMs('postgres');
-  const usage = process.cpuUsage();
-  const started = now();
-  await work();
-  const spent = process.cpuUsage(usage);
-  return {
-    'wall ms': (now() - started) / units,
-    'process user': spent.user / 1000 / units,
-    'process system': spent.system / 1000 / units,
-    PostgreSQL: (cpuTimeMs('postgres') - postgres) / units,
-  };
+  const cost = new Cost();
+  await cost.add(units, work);
+  return cost.each();
 }
