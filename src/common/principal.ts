@@ -26,6 +26,11 @@ export interface AgentKeyPrincipal {
     claimed: boolean;
     enabled: boolean;
   };
+  /**
+   * `performance.now()` before the key was read: what was committed and counted before
+   * it, this request's checks saw (an open call's standing starts from it: CallStanding).
+   */
+  checkedAt?: number;
 }
 
 export interface ConsolePrincipal {

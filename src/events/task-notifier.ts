@@ -16,7 +16,7 @@ export interface TaskChange {
  * than needed (after a reconnect, all of them are), never less.
  */
 export abstract class TaskNotifier {
-  private readonly listeners = new Map<string, Set<(seq: number) => void>>();
+  private readonly listeners = new Map<string, Set<TaskListener>>();
 
   /**
    * Called once the transaction that made the change has committed. (Inside it, the
@@ -30,11 +30,20 @@ export abstract class TaskNotifier {
   abstract healthy(): boolean | null;
 
   /**
-   * Calls `listener` whenever the task may have changed, with the change's `seq` (its
-   * events up to it are committed; Infinity when unknown, as after a reconnect);
-   * returns the unsubscribe.
+   * When (`performance.now()`) this instance last counted a change to anyone's
+   * standing — a key's status, an identity, a contact rule — or could have missed one;
+   * +Infinity while it cannot count them. A read issued after that time saw every
+   * such change announced so far; see CallStanding.
    */
-  subscribe(taskId: string, listener: (seq: number) => void): () => void {
+  abstract standingChangedAt(): number;
+
+  /**
+   * Calls `listener` whenever the task may have changed, with the change's `seq` (its
+   * events up to it are committed; Infinity when unknown, as after a reconnect) and
+   * whether the database's channel announced it (see TaskListener); returns the
+   * unsubscribe.
+   */
+  subscribe(taskId: string, listener: TaskListener): () => void {
     let set = this.listeners.get(taskId);
     if (!set) this.listeners.set(taskId, (set = new Set()));
     set.add(listener);
@@ -52,8 +61,8 @@ export abstract class TaskNotifier {
     return count;
   }
 
-  protected wake(taskId: string, seq = Number.POSITIVE_INFINITY): void {
-    for (const listener of [...(this.listeners.get(taskId) ?? [])]) listener(seq);
+  protected wake(taskId: string, seq = Number.POSITIVE_INFINITY, announced = false): void {
+    for (const listener of [...(this.listeners.get(taskId) ?? [])]) listener(seq, announced);
   }
 
   protected wakeAll(): void {
@@ -70,11 +79,32 @@ export class LocalTaskNotifier extends TaskNotifier {
   healthy(): null {
     return null;
   }
+
+  /** Nothing announces standing changes here: never counted, so always read. */
+  standingChangedAt(): number {
+    return Number.POSITIVE_INFINITY;
+  }
 }
 
-/** The one LISTEN/NOTIFY channel: `taskId:seq` for a task, `events:<organization>:0` for the outbox. */
+/**
+ * The one LISTEN/NOTIFY channel: `taskId:seq` for a task, `events:<organization>:0` for
+ * the outbox, `standing:0` for a change to anyone's standing (sent by triggers: the
+ * StandingChanges migration).
+ */
 export const CHANGES_CHANNEL = 'a2a_task_changes';
 const CHANNEL = CHANGES_CHANNEL;
+
+/** The key of a standing change's notification (`standing:0`). */
+export const STANDING_KEY = 'standing';
+
+/**
+ * A task's listener: `seq` as TaskNotifier.subscribe says; `announced` when the
+ * database's channel delivered it. PostgreSQL delivers a session's notifications in
+ * the order their transactions committed, so an announced change comes after every
+ * standing change committed before it has been counted (standingChangedAt); a wake-up
+ * from this instance's own commit can come before them.
+ */
+export type TaskListener = (seq: number, announced: boolean) => void;
 
 /**
  * The key that the outbox's commits wake (instead of a task id): the event stream of
@@ -93,20 +123,30 @@ export const eventsKey = (organizationId: string) => `events:${organizationId}`;
  */
 export class PgTaskNotifier extends TaskNotifier implements OnModuleInit, OnModuleDestroy {
   private readonly listener: PgListener;
+  /** See standingChangedAt: +Infinity until the channel is first listened to. */
+  private standingChanged = Number.POSITIVE_INFINITY;
 
   constructor(connectionString: string, logger: Logger) {
     super();
     this.listener = new PgListener(connectionString, CHANNEL, logger, {
       notification: (payload) => {
         const at = payload.lastIndexOf(':');
-        this.wake(payload.slice(0, at), Number(payload.slice(at + 1)) || Number.POSITIVE_INFINITY);
+        const key = payload.slice(0, at);
+        if (key === STANDING_KEY) this.standingChanged = performance.now();
+        else this.wake(key, Number(payload.slice(at + 1)) || Number.POSITIVE_INFINITY, true);
       },
-      reconnected: () => this.wakeAll(),
+      // What was announced while the connection was down is lost: standing changes too.
+      reconnected: () => {
+        this.standingChanged = performance.now();
+        this.wakeAll();
+      },
     });
   }
 
   async onModuleInit(): Promise<void> {
     await this.listener.start();
+    // Listening from now on: changes committed before were never announced here, but a read issued from now on sees them.
+    this.standingChanged = performance.now();
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -126,5 +166,9 @@ export class PgTaskNotifier extends TaskNotifier implements OnModuleInit, OnModu
   /** The LISTEN connection is up (between a loss and the reconnect it is not). */
   healthy(): boolean {
     return this.listener.connected;
+  }
+
+  standingChangedAt(): number {
+    return this.listener.connected ? this.standingChanged : Number.POSITIVE_INFINITY;
   }
 }

@@ -69,6 +69,7 @@ export class KeysService {
    */
   async verify(raw: string): Promise<KeyPrincipal | null> {
     if (!parseApiKey(raw)) return null;
+    const checkedAt = performance.now();
     const row = await this.lookup.find(hashApiKey(raw));
     if (!row || row.status !== 'active') return null;
     this.usage.touch(row.id);
@@ -86,6 +87,7 @@ export class KeysService {
               claimed: row.identity_claimed === true,
               enabled: row.identity_enabled === true,
             },
+            checkedAt,
           };
     // Authentication already read the key's metadata; GET /api-keys/self reuses it
     // for this request instead of a second round trip.

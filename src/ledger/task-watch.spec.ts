@@ -1,4 +1,4 @@
-import { LocalTaskNotifier } from '../events/task-notifier';
+import { LocalTaskNotifier, TaskNotifier } from '../events/task-notifier';
 import { TaskWatch } from './task-watch';
 
 describe('TaskWatch', () => {
@@ -46,6 +46,36 @@ describe('TaskWatch', () => {
     const waiting = watch.changed(abort.signal);
     abort.abort();
     await expect(waiting).resolves.toBe(false);
+    watch.close();
+  });
+
+  it('remembers the latest change the channel announced, whatever the caller knows; its own commits do not count', () => {
+    class Channel extends TaskNotifier {
+      committed(change: { taskId: string; seq: number }): void {
+        this.wake(change.taskId, change.seq);
+      }
+      announce(taskId: string, seq: number): void {
+        this.wake(taskId, seq, true);
+      }
+      healthy(): boolean {
+        return true;
+      }
+      standingChangedAt(): number {
+        return 0;
+      }
+    }
+    const notifier = new Channel();
+    const watch = new TaskWatch(notifier, 't1');
+    expect(watch.announcedThrough).toBe(Number.NEGATIVE_INFINITY);
+    notifier.committed({ taskId: 't1', seq: 3 });
+    expect(watch.announcedThrough).toBe(Number.NEGATIVE_INFINITY);
+    notifier.announce('t1', 2);
+    watch.known(3);
+    notifier.announce('t1', 3);
+    notifier.announce('t2', 9);
+    expect(watch.announcedThrough).toBe(3);
+    notifier.announce('t1', 1);
+    expect(watch.announcedThrough).toBe(3);
     watch.close();
   });
 });

@@ -10,6 +10,7 @@ export class TaskWatch {
   /** The latest change announced since the last `changed()` (none: -Infinity). */
   private pending = Number.NEGATIVE_INFINITY;
   private knownSeq = Number.NEGATIVE_INFINITY;
+  private announced = Number.NEGATIVE_INFINITY;
   private waiter: ((changed: boolean) => void) | null = null;
   private readonly unsubscribe: () => void;
 
@@ -17,7 +18,15 @@ export class TaskWatch {
     notifier: TaskNotifier,
     readonly taskId: string,
   ) {
-    this.unsubscribe = notifier.subscribe(taskId, (seq) => this.poke(seq));
+    this.unsubscribe = notifier.subscribe(taskId, (seq, announced) => this.poke(seq, announced));
+  }
+
+  /**
+   * The latest change the database's channel announced (none: -Infinity): every
+   * standing change committed before it has been counted (TaskListener).
+   */
+  get announcedThrough(): number {
+    return this.announced;
   }
 
   /**
@@ -54,7 +63,8 @@ export class TaskWatch {
     this.knownSeq = seq;
   }
 
-  private poke(seq: number): void {
+  private poke(seq: number, announced: boolean): void {
+    if (announced) this.announced = Math.max(this.announced, seq);
     if (seq <= this.knownSeq) return;
     if (this.waiter) this.waiter(true);
     else this.pending = Math.max(this.pending, seq);

@@ -45,4 +45,41 @@ describe("an open call's standing", () => {
     await expect(standing.require()).rejects.toBeInstanceOf(CallRefused);
     expect(standing.refusal).toBe(refusal);
   });
+
+  describe('vouchedThrough: the events a wake-up may deliver without asking again', () => {
+    const ok = async () => null;
+
+    it('up to the announced change while nothing was counted since the standing was read', () => {
+      const standing = new CallStanding(ok, () => 10, 20);
+      expect(standing.vouchedThrough(7)).toBe(7);
+      // Nothing announced on the channel: nothing vouched.
+      expect(standing.vouchedThrough(Number.NEGATIVE_INFINITY)).toBe(Number.NEGATIVE_INFINITY);
+    });
+
+    it('nothing once a change was counted at or after the read, or when changes cannot be counted', () => {
+      expect(new CallStanding(ok, () => 20, 20).vouchedThrough(7)).toBe(Number.NEGATIVE_INFINITY);
+      expect(new CallStanding(ok, () => 30, 20).vouchedThrough(7)).toBe(Number.NEGATIVE_INFINITY);
+      expect(new CallStanding(ok, () => Number.POSITIVE_INFINITY, 20).vouchedThrough(7)).toBe(Number.NEGATIVE_INFINITY);
+      // Without the time its key was read, a call asks on every wake-up.
+      expect(new CallStanding(ok, () => 10).vouchedThrough(7)).toBe(Number.NEGATIVE_INFINITY);
+    });
+
+    it('a read that passed vouches again from when it was asked; one that failed does not', async () => {
+      let changed = 30;
+      let answer: ReturnType<typeof lostStanding> = null;
+      const standing = new CallStanding(
+        async () => answer,
+        () => changed,
+        20,
+      );
+      expect(standing.vouchedThrough(7)).toBe(Number.NEGATIVE_INFINITY);
+      await standing.require();
+      expect(standing.vouchedThrough(7)).toBe(7);
+      changed = performance.now();
+      expect(standing.vouchedThrough(8)).toBe(Number.NEGATIVE_INFINITY);
+      answer = lostStanding(false, allowed);
+      await expect(standing.require()).rejects.toBeInstanceOf(CallRefused);
+      expect(standing.vouchedThrough(8)).toBe(Number.NEGATIVE_INFINITY);
+    });
+  });
 });

@@ -36,16 +36,46 @@ export class CallRefused extends Error {
   }
 }
 
-/** One open call's re-checks, and the refusal that ended it, if one did. */
+/**
+ * One open call's re-checks, and the refusal that ended it, if one did.
+ *
+ * A re-check is two reads; most wake-ups need neither. Every change that can cost a
+ * call its standing is announced on the database's channel when it commits (triggers:
+ * the StandingChanges migration), and PostgreSQL delivers a session's notifications
+ * in commit order. So when the task change that woke a call was announced there, every
+ * standing change committed before it has been counted (TaskNotifier.standingChangedAt);
+ * if none was counted since the call's standing was last read — each read issued
+ * after the time it notes — the answer is the one that read gave, and the events up to
+ * the announced one go out without asking (`vouchedThrough`). Anything else asks: a
+ * wake-up from this instance's own commit (which can outrun the channel), an event
+ * past the announced one, the embedded database, a listener that is down or came back.
+ */
 export class CallStanding {
   private lost: AppError | null = null;
 
-  constructor(private readonly check: () => Promise<AppError | null>) {}
+  constructor(
+    private readonly check: () => Promise<AppError | null>,
+    /** TaskNotifier.standingChangedAt. */
+    private readonly changedAt: () => number = () => Number.POSITIVE_INFINITY,
+    /** When its standing was last read (`performance.now()` before the reads went out): the credential check's at first. */
+    private checkedAt = Number.NEGATIVE_INFINITY,
+  ) {}
 
-  /** Throws CallRefused when the call may no longer deliver anything. */
+  /**
+   * The latest event the call may deliver without asking again: `announced` (the
+   * latest change the channel announced, TaskWatch.announcedThrough) when no standing
+   * change has been counted since the call's standing was last read; otherwise none.
+   */
+  vouchedThrough(announced: number): number {
+    return this.changedAt() < this.checkedAt ? announced : Number.NEGATIVE_INFINITY;
+  }
+
+  /** Asks again; throws CallRefused when the call may no longer deliver anything. */
   async require(): Promise<void> {
+    const asked = performance.now();
     this.lost = await this.check();
     if (this.lost) throw new CallRefused(this.lost);
+    this.checkedAt = Math.max(this.checkedAt, asked);
   }
 
   get refusal(): AppError | null {

@@ -376,12 +376,20 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       for (let woken = false, full = false; ;) {
         if ((woken || fresh) && !full && !(await this.nextChange(watch, call))) return;
         // Nothing reaches a caller who could no longer make this call: once woken, the
-        // standing is asked again while the events are read.
+        // standing is asked again while the events are read — unless it is vouched for
+        // up to the change that woke it (CallStanding); an event past that asks first.
+        let vouched = woken || fresh ? call.standing.vouchedThrough(watch.announcedThrough) : Infinity;
+        const asked = vouched <= seq;
         const [events] = await Promise.all([
           this.ledger.events(task, seq, EVENTS_PER_READ),
-          woken || fresh ? call.standing.require() : undefined,
+          asked ? call.standing.require() : undefined,
         ]);
+        if (asked) vouched = Infinity;
         for (const event of events) {
+          if (event.seq > vouched) {
+            await call.standing.require();
+            vouched = Infinity;
+          }
           seq = event.seq;
           const update = toStreamResponse(task, event);
           if (update) yield update;

@@ -6,6 +6,7 @@ import { AppError, forbidden, notFound } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { isHandle } from '../identities/handle';
 import { KeysService } from '../keys/keys.service';
+import { TaskNotifier } from '../events/task-notifier';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
 import type { TaskPair } from '../ledger/ledger.service';
 import { callContext, type ProtocolCall } from './call-context';
@@ -47,6 +48,7 @@ export class ProtocolGate implements OnModuleDestroy {
     private readonly admission: AdmissionService,
     private readonly keys: KeysService,
     private readonly openCalls: OpenCalls,
+    private readonly notifier: TaskNotifier,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -93,7 +95,12 @@ export class ProtocolGate implements OnModuleDestroy {
     }
     const abort = new AbortController();
     this.inFlight.add(abort);
-    const standing = new CallStanding(() => this.standing(principal.id, pair));
+    // As read by the checks that admitted it, from before its key was read (KeysService.verify).
+    const standing = new CallStanding(
+      () => this.standing(principal.id, pair),
+      () => this.notifier.standingChangedAt(),
+      principal.checkedAt,
+    );
     const call: ProtocolCall = {
       pair,
       version: shape.version,

@@ -1,4 +1,10 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { currentRequestContext } from '../../src/common/request-context';
+import { Database } from '../../src/database/database';
+import { CHANGES_CHANNEL, STANDING_KEY, TaskNotifier } from '../../src/events/task-notifier';
 import { startApp, type TestApp } from '../support/app';
+import { urlFor } from '../support/database';
 import {
   agentPair,
   openStream,
@@ -236,5 +242,156 @@ describe('protocol: open calls lose their standing', () => {
       const res = await blocked.response;
       expect(res.body).toEqual(refusal('requester_disabled', 403));
     }, 15_000);
+  });
+  describe('a wake-up the channel announced, with no standing change since', () => {
+    let other: TestApp;
+    let listener: Client;
+    const heard: string[] = [];
+
+    beforeAll(async () => {
+      // A second instance on the same database: a reply committed there reaches this one's streams only on the channel.
+      other = await startApp({ PROTOCOL_BLOCKING_TIMEOUT_MS: '20000' }, t);
+      listener = new Client({ connectionString: urlFor(t.database) });
+      await listener.connect();
+      listener.on('notification', (message) => heard.push(message.payload ?? ''));
+      await listener.query(`LISTEN ${CHANGES_CHANNEL}`);
+    });
+    afterAll(async () => {
+      await listener.end();
+      await other.close();
+    });
+
+    /**
+     * What the channel announces for `change`: everything heard until a marker sent
+     * after it comes back (PostgreSQL delivers in commit order), task changes left out.
+     */
+    async function announced(change: () => Promise<unknown>): Promise<string[]> {
+      await settled();
+      heard.length = 0;
+      await change();
+      await settled();
+      return heard.filter((payload) => !payload.startsWith('marker-') && payload.startsWith(`${STANDING_KEY}:`));
+    }
+    /** Resolves once this suite's listener and `t`'s have heard everything committed so far. */
+    async function settled(): Promise<void> {
+      const marker = `marker-${randomUUID()}`;
+      const notifier = t.app.get(TaskNotifier);
+      const arrived = new Promise<void>((resolve) => {
+        const unsubscribe = notifier.subscribe(marker, () => {
+          unsubscribe();
+          resolve();
+        });
+      });
+      const ours = new Promise<void>((resolve) => {
+        const check = (message: { payload?: string }) => {
+          if (message.payload !== `${marker}:1`) return;
+          listener.removeListener('notification', check);
+          resolve();
+        };
+        listener.on('notification', check);
+      });
+      await t.db.query(`SELECT pg_notify($1, $2)`, [CHANGES_CHANNEL, `${marker}:1`]);
+      await Promise.all([arrived, ours]);
+    }
+    /**
+     * The standing reads `app` makes on behalf of requests with `key`, from now on: the
+     * key's status (`prepared` under its name) and admission's parties (`run`).
+     */
+    function standingReads(app: TestApp, key: string): () => string[] {
+      const db = app.app.get(Database) as unknown as Record<
+        'run' | 'prepared',
+        (...args: unknown[]) => Promise<unknown>
+      >;
+      const reads: string[] = [];
+      const spies = (['run', 'prepared'] as const).map((method) => {
+        const original = db[method];
+        return jest.spyOn(db, method).mockImplementation(function (this: unknown, ...args: unknown[]) {
+          if (currentRequestContext()?.request?.headers['x-api-key'] === key) {
+            if (args[0] === 'api_key_status') reads.push('api_key_status');
+            else if (/^\s*WITH asked AS/.test((args[0] as { text: string }).text)) reads.push('admission');
+          }
+          return original.apply(this, args);
+        });
+      });
+      return () => {
+        for (const spy of spies) spy.mockRestore();
+        return reads;
+      };
+    }
+
+    it("the triggers announce every change to a key's status, an identity or a contact rule, and nothing else", async () => {
+      const pair = await agentPair(t);
+      const task = await submitTask(t, pair.requester, pair.worker);
+      const rule = {
+        identity: pair.worker.handle,
+        direction: 'inbound',
+        action: 'block',
+        peer: { type: 'identity', handle: pair.requester.handle },
+      };
+      const standing = [`${STANDING_KEY}:0`];
+      expect(await announced(() => workerReplies(pair, task.id, { state: 'working' }))).toEqual([]);
+      expect(
+        await announced(() =>
+          t.db.query(`UPDATE api_keys SET last_used_at = now(), status = status WHERE identity_id = $1`, [
+            pair.requester.id,
+          ]),
+        ),
+      ).toEqual([]);
+      expect(await announced(() => settings(pair.worker, { enabled: false }))).toEqual(standing);
+      expect(
+        await announced(() => t.db.query(`UPDATE identities SET description = 'x' WHERE id = $1`, [pair.worker.id])),
+      ).toEqual(standing);
+      let ruleId = '';
+      expect(
+        await announced(async () => {
+          ruleId = (await t.http().post('/api/v1/contact-rules').set(bearer(pair.acme)).send(rule).expect(201)).body.id;
+        }),
+      ).toEqual(standing);
+      expect(await announced(() => t.db.query(`DELETE FROM contact_rules WHERE id = $1`, [ruleId]))).toEqual(standing);
+      expect(
+        await announced(() => t.http().post('/api-keys/self/revoke').set(apiKey(pair.requester.key)).expect(200)),
+      ).toEqual(standing);
+    });
+
+    /**
+     * A pair with a task, subscribed to on `t` once `t` has counted the pair's
+     * creation; replies go through `other`, so `t` hears of them only on the channel.
+     */
+    async function subscribedHere() {
+      const pair = await agentPair(t);
+      const task = await submitTask(t, pair.requester, pair.worker);
+      await settled();
+      const stream = await openStream(t.baseUrl, pair.worker.handle, pair.requester.key, 'tasks/resubscribe', {
+        id: task.id,
+      });
+      expect((await stream.next())!.body.result).toMatchObject({ kind: 'task', id: task.id });
+      const replyOnOther = (body: object) =>
+        other.http().post(`/api/v1/tasks/${task.id}/reply`).set(bearer(pair.acme)).send(body).expect(200);
+      return { pair, stream, replyOnOther };
+    }
+
+    it('delivers without reading the standing again; a key revoked by a hand-written UPDATE is still refused', async () => {
+      const { pair, stream, replyOnOther } = await subscribedHere();
+      let reads = standingReads(t, pair.requester.key);
+      await replyOnOther({ state: 'working' });
+      expect((await stream.next())!.body.result).toMatchObject({ kind: 'status-update', status: { state: 'working' } });
+      expect(reads()).toEqual([]);
+
+      // No endpoint made this change: the trigger announced it before the reply's change, so the wake-up asks.
+      reads = standingReads(t, pair.requester.key);
+      await t.db.query(`UPDATE api_keys SET status = 'revoked', revoked_at = now() WHERE identity_id = $1`, [
+        pair.requester.id,
+      ]);
+      await replyOnOther({ state: 'completed', message: { parts: [{ text: 'the confidential answer' }] } });
+      expect(await stream.rest()).toEqual([refusal('unauthenticated', 401)]);
+      expect(reads().sort()).toEqual(['admission', 'api_key_status']);
+    });
+
+    it('an identity disabled by hand ends the stream at its next announced wake-up', async () => {
+      const { pair, stream, replyOnOther } = await subscribedHere();
+      await t.db.query(`UPDATE identities SET enabled = false WHERE id = $1`, [pair.worker.id]);
+      await replyOnOther({ state: 'completed', message: { parts: [{ text: 'the confidential answer' }] } });
+      expect(await stream.rest()).toEqual([refusal('worker_not_found', 404)]);
+    });
   });
 });

@@ -9,6 +9,7 @@ import { Conformance1763700700000 } from './1763700700000-conformance';
 import { EventStream1763700900000 } from './1763700900000-event-stream';
 import { AuditEvents1795553649366 } from './1795553649366-audit-events';
 import { TaskEventTrace1795553876351 } from './1795553876351-task-event-trace';
+import { StandingChanges1795600000000 } from './1795600000000-standing-changes';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   EventStream1763700900000,
   AuditEvents1795553649366,
   TaskEventTrace1795553876351,
+  StandingChanges1795600000000,
 ];
