@@ -1,7 +1,10 @@
+import type { Socket } from 'node:net';
 import { Client } from 'pg';
 import type { Logger } from 'pino';
 
 const MAX_BACKOFF_MS = 5_000;
+/** How often an idle listening connection is asked `SELECT 1`, and how long its answer may take. */
+const HEARTBEAT_MS = 10_000;
 
 export interface PgListenerHandlers {
   /** A notification's payload on the channel. */
@@ -14,20 +17,26 @@ export interface PgListenerHandlers {
  * PostgreSQL LISTEN on one channel, over one dedicated connection (not TypeORM's
  * pool, whose connections come and go). Connection-level plumbing: when the
  * connection drops it reconnects with backoff and says so, since notifications sent
- * in between are lost. The notifications themselves are sent by the statements of
- * the repositories (`pg_notify`), delivered when their transaction commits.
+ * in between are lost. A connection that stops answering without closing (a server
+ * gone without a word, a network that dropped it) is found by a heartbeat — `SELECT 1`
+ * every `heartbeatMs`, unanswered within as long — and dropped the same way: a
+ * listener that only listens would otherwise wait on it for ever. The notifications
+ * themselves are sent by the statements of the repositories (`pg_notify`) and by
+ * triggers, delivered when their transaction commits.
  */
 export class PgListener {
   private client: Client | null = null;
   private stopped = false;
   private backoffMs = 100;
   private retry: NodeJS.Timeout | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly connectionString: string,
     private readonly channel: string,
     private readonly logger: Logger,
     private readonly handlers: PgListenerHandlers,
+    private readonly heartbeatMs = HEARTBEAT_MS,
   ) {}
 
   start(): Promise<void> {
@@ -37,6 +46,7 @@ export class PgListener {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.retry) clearTimeout(this.retry);
+    if (this.heartbeat) clearInterval(this.heartbeat);
     const client = this.client;
     this.client = null;
     await client?.end().catch(() => undefined);
@@ -47,7 +57,8 @@ export class PgListener {
     return this.client !== null;
   }
 
-  private async connect(): Promise<void> {
+  /** Connects and listens; `again` after a loss, when the handlers are told (see below). */
+  private async connect(again = false): Promise<void> {
     const client = new Client({ connectionString: this.connectionString, application_name: 'a2a-service-listener' });
     client.on('notification', (message) => {
       if (message.channel !== this.channel || !message.payload) return;
@@ -68,11 +79,39 @@ export class PgListener {
     }
     this.client = client;
     this.backoffMs = 100;
+    this.beat(client);
+    // Told at once, as `connected` turns true: nothing may run between the two and
+    // take this connection for one that missed nothing (a standing change, say).
+    if (again) this.handlers.reconnected();
+  }
+
+  /** Asks `client` to answer every heartbeatMs; one that does not in as long is lost. */
+  private beat(client: Client): void {
+    let asking = false;
+    this.heartbeat = setInterval(() => {
+      if (asking) return;
+      asking = true;
+      const silent = setTimeout(() => {
+        this.lost(client, new Error(`no answer to a heartbeat in ${this.heartbeatMs} ms`));
+        // Ending it politely waits on the silent peer; its socket goes now (which ends the query too).
+        (client as unknown as { connection: { stream: Socket } }).connection.stream.destroy();
+      }, this.heartbeatMs);
+      client
+        .query('SELECT 1')
+        .catch(() => undefined) // a failed connection says so itself ('error', 'end')
+        .finally(() => {
+          clearTimeout(silent);
+          asking = false;
+        });
+    }, this.heartbeatMs);
+    this.heartbeat.unref();
   }
 
   private lost(client: Client, error?: Error): void {
     if (this.stopped || this.client !== client) return;
     this.client = null;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
     this.logger.warn({ err: error?.message }, 'task notification listener lost its connection; reconnecting');
     client.end().catch(() => undefined);
     this.scheduleReconnect();
@@ -81,8 +120,8 @@ export class PgListener {
   private scheduleReconnect(): void {
     this.retry = setTimeout(() => {
       this.retry = null;
-      this.connect().then(
-        () => this.handlers.reconnected(),
+      this.connect(true).then(
+        () => undefined,
         (error: Error) => {
           if (this.stopped) return;
           this.logger.warn(

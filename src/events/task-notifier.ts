@@ -22,7 +22,8 @@ export abstract class TaskNotifier {
    * Called once the transaction that made the change has committed. (Inside it, the
    * statement that saves the task also notifies the database's listeners:
    * LedgerRepository.saveTask; a task's creation notifies only here, as nobody else
-   * can know its id yet: LedgerRepository.queueNewTask.)
+   * can know its id yet: LedgerRepository.queueNewTask. On PostgreSQL this wakes
+   * this instance's watches only while its listener is down: PgTaskNotifier.)
    */
   abstract committed(change: TaskChange): void;
 
@@ -154,13 +155,16 @@ export class PgTaskNotifier extends TaskNotifier implements OnModuleInit, OnModu
   }
 
   /**
-   * PostgreSQL delivers the notification to every listener, this instance included. A
-   * task's watches here are woken now, without waiting for it (its second wake-up is
-   * no news to them: a watch knows what its caller has read); the outbox's listeners
-   * (seq 0: an event stream, which would read twice) wait for the notification.
+   * PostgreSQL delivers the notification to every listener, this instance included,
+   * and as a change announced on the channel a wake-up may skip its standing re-check
+   * (CallStanding), where one from here may not: so while the listener is up, a task's
+   * watches here wait for it too (it tends to arrive as the commit's own answer does,
+   * often before: BENCHMARKS.md); while it is down they are woken now. A task's
+   * creation, which notifies nobody, wakes nobody: no watch waits on a task before
+   * its send has answered. The outbox's listeners (seq 0) always wait for the notification.
    */
   committed(change: TaskChange): void {
-    if (change.seq > 0) this.wake(change.taskId, change.seq);
+    if (change.seq > 0 && !this.listener.connected) this.wake(change.taskId, change.seq);
   }
 
   /** The LISTEN connection is up (between a loss and the reconnect it is not). */

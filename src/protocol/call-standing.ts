@@ -49,6 +49,12 @@ export class CallRefused extends Error {
  * the announced one go out without asking (`vouchedThrough`). Anything else asks: a
  * wake-up from this instance's own commit (which can outrun the channel), an event
  * past the announced one, the embedded database, a listener that is down or came back.
+ *
+ * It rests on what the service keeps true: no transaction both changes someone's
+ * standing and a task (within one commit, notifications go in the order sent, and a
+ * socket read could end between them); no standing change is made with the triggers
+ * disabled; and nobody but the service notifies on the channel (a forged `task:seq`
+ * could vouch for events nobody announced — which takes a database role).
  */
 export class CallStanding {
   private lost: AppError | null = null;

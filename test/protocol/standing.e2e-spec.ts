@@ -3,6 +3,7 @@ import { Client } from 'pg';
 import { currentRequestContext } from '../../src/common/request-context';
 import { Database } from '../../src/database/database';
 import { CHANGES_CHANNEL, STANDING_KEY, TaskNotifier } from '../../src/events/task-notifier';
+import { LedgerService } from '../../src/ledger/ledger.service';
 import { startApp, type TestApp } from '../support/app';
 import { urlFor } from '../support/database';
 import {
@@ -372,9 +373,15 @@ describe('protocol: open calls lose their standing', () => {
 
     it('delivers without reading the standing again; a key revoked by a hand-written UPDATE is still refused', async () => {
       const { pair, stream, replyOnOther } = await subscribedHere();
-      let reads = standingReads(t, pair.requester.key);
+      // Past the stream's catch-up read (which asks nothing either way), a wake-up brings the next change.
       await replyOnOther({ state: 'working' });
       expect((await stream.next())!.body.result).toMatchObject({ kind: 'status-update', status: { state: 'working' } });
+      let reads = standingReads(t, pair.requester.key);
+      await replyOnOther({ state: 'input-required' });
+      expect((await stream.next())!.body.result).toMatchObject({
+        kind: 'status-update',
+        status: { state: 'input-required' },
+      });
       expect(reads()).toEqual([]);
 
       // No endpoint made this change: the trigger announced it before the reply's change, so the wake-up asks.
@@ -385,6 +392,37 @@ describe('protocol: open calls lose their standing', () => {
       await replyOnOther({ state: 'completed', message: { parts: [{ text: 'the confidential answer' }] } });
       expect(await stream.rest()).toEqual([refusal('unauthenticated', 401)]);
       expect(reads().sort()).toEqual(['admission', 'api_key_status']);
+    });
+
+    it('an event read past the announced one asks first: a key revoked between the wake-up and its read ends the stream there', async () => {
+      const { pair, stream, replyOnOther } = await subscribedHere();
+      await replyOnOther({ state: 'working' });
+      expect((await stream.next())!.body.result).toMatchObject({ kind: 'status-update', status: { state: 'working' } });
+      // The wake-up for `input-required` is vouched for; before its read goes out, the key
+      // is revoked and the task completes — a change the read returns, not yet announced.
+      const ledger = t.app.get(LedgerService);
+      const read = ledger.events.bind(ledger);
+      const spy = jest.spyOn(ledger, 'events').mockImplementationOnce(async (...args) => {
+        await t.db.query(`UPDATE api_keys SET status = 'revoked', revoked_at = now() WHERE identity_id = $1`, [
+          pair.requester.id,
+        ]);
+        await replyOnOther({ state: 'completed', message: { parts: [{ text: 'the confidential answer' }] } });
+        return read(...args);
+      });
+      try {
+        await replyOnOther({ state: 'input-required' });
+        const rest = await stream.rest();
+        expect(rest).toEqual([
+          expect.objectContaining({
+            result: expect.objectContaining({ status: expect.objectContaining({ state: 'input-required' }) }),
+          }),
+          refusal('unauthenticated', 401),
+        ]);
+        expect(JSON.stringify(rest)).not.toContain('confidential');
+        expect(spy).toHaveBeenCalled();
+      } finally {
+        spy.mockRestore();
+      }
     });
 
     it('an identity disabled by hand ends the stream at its next announced wake-up', async () => {
