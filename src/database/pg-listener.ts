@@ -1,4 +1,3 @@
-import type { Socket } from 'node:net';
 import { Client } from 'pg';
 import type { Logger } from 'pino';
 
@@ -9,6 +8,8 @@ const HEARTBEAT_MS = 10_000;
 export interface PgListenerHandlers {
   /** A notification's payload on the channel. */
   notification(payload: string): void;
+  /** The connection was lost: notifications sent from now until it is back are lost. */
+  lost(): void;
   /** The connection came back after a loss: notifications sent in between are lost. */
   reconnected(): void;
 }
@@ -91,11 +92,12 @@ export class PgListener {
     this.heartbeat = setInterval(() => {
       if (asking) return;
       asking = true;
-      const silent = setTimeout(() => {
-        this.lost(client, new Error(`no answer to a heartbeat in ${this.heartbeatMs} ms`));
-        // Ending it politely waits on the silent peer; its socket goes now (which ends the query too).
-        (client as unknown as { connection: { stream: Socket } }).connection.stream.destroy();
-      }, this.heartbeatMs);
+      // Lost, it is ended — with a query on its way, node-postgres destroys its socket rather than wait on the silent peer.
+      const silent = setTimeout(
+        () => this.lost(client, new Error(`no answer to a heartbeat in ${this.heartbeatMs} ms`)),
+        this.heartbeatMs,
+      );
+      silent.unref();
       client
         .query('SELECT 1')
         .catch(() => undefined) // a failed connection says so itself ('error', 'end')
@@ -113,6 +115,7 @@ export class PgListener {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
     this.logger.warn({ err: error?.message }, 'task notification listener lost its connection; reconnecting');
+    this.handlers.lost();
     client.end().catch(() => undefined);
     this.scheduleReconnect();
   }

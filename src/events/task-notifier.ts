@@ -62,6 +62,10 @@ export abstract class TaskNotifier {
     return count;
   }
 
+  protected isWatched(taskId: string): boolean {
+    return this.listeners.has(taskId);
+  }
+
   protected wake(taskId: string, seq = Number.POSITIVE_INFINITY, announced = false): void {
     for (const listener of [...(this.listeners.get(taskId) ?? [])]) listener(seq, announced);
   }
@@ -94,6 +98,9 @@ export class LocalTaskNotifier extends TaskNotifier {
  */
 export const CHANGES_CHANNEL = 'a2a_task_changes';
 const CHANNEL = CHANGES_CHANNEL;
+
+/** How long this instance's own commit waits for its notification before waking its watches itself (PgTaskNotifier.committed). */
+const LATE_WAKE_MS = 100;
 
 /** The key of a standing change's notification (`standing:0`). */
 export const STANDING_KEY = 'standing';
@@ -136,7 +143,9 @@ export class PgTaskNotifier extends TaskNotifier implements OnModuleInit, OnModu
         if (key === STANDING_KEY) this.standingChanged = performance.now();
         else this.wake(key, Number(payload.slice(at + 1)) || Number.POSITIVE_INFINITY, true);
       },
-      // What was announced while the connection was down is lost: standing changes too.
+      // What is announced while the connection is down is lost, standing changes too:
+      // every watch reads again (unannounced, so it asks), at the loss and once back.
+      lost: () => this.wakeAll(),
       reconnected: () => {
         this.standingChanged = performance.now();
         this.wakeAll();
@@ -159,12 +168,16 @@ export class PgTaskNotifier extends TaskNotifier implements OnModuleInit, OnModu
    * and as a change announced on the channel a wake-up may skip its standing re-check
    * (CallStanding), where one from here may not: so while the listener is up, a task's
    * watches here wait for it too (it tends to arrive as the commit's own answer does,
-   * often before: BENCHMARKS.md); while it is down they are woken now. A task's
-   * creation, which notifies nobody, wakes nobody: no watch waits on a task before
-   * its send has answered. The outbox's listeners (seq 0) always wait for the notification.
+   * often before: BENCHMARKS.md), and are woken from here only LATE_WAKE_MS later —
+   * no news by then, unless the notification never came (a connection fallen silent
+   * that the heartbeat has not found yet, a pooler that does not pass LISTEN on).
+   * While it is down they are woken now. The outbox's listeners (seq 0) always wait
+   * for the notification.
    */
   committed(change: TaskChange): void {
-    if (change.seq > 0 && !this.listener.connected) this.wake(change.taskId, change.seq);
+    if (change.seq <= 0 || !this.isWatched(change.taskId)) return;
+    if (!this.listener.connected) this.wake(change.taskId, change.seq);
+    else setTimeout(() => this.wake(change.taskId, change.seq), LATE_WAKE_MS).unref();
   }
 
   /** The LISTEN connection is up (between a loss and the reconnect it is not). */

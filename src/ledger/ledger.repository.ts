@@ -384,7 +384,7 @@ export class LedgerRepository {
    * its context (inserted, or — one of the pair's — touched), the task row as it
    * stands after the message, the message and its event. No `pg_notify`: the task's id
    * is ours, so nobody on another instance can be waiting on it before this commits
-   * (the send's own watch, here, is woken at commit). Ids and times are the caller's,
+   * (the send's own watch, here, has it from the send's answer). Ids and times are the caller's,
    * so no member reads another's effect. A retried send breaks uq_tasks_origin and a
    * context of another pair fk_tasks_context: the statement fails whole and writes
    * nothing.

@@ -108,8 +108,8 @@ export class LedgerService {
    * A send that starts a task, written as one statement (Database.batch): the
    * context, the task, its first message and event, the outbox events and whatever
    * `also` queues with them (the forward to an upstream agent) commit together in one
-   * round trip. The task's watchers here are woken at commit; no other instance can be
-   * waiting on a task whose id it has not yet been told (LedgerRepository.queueNewTask).
+   * round trip. The notifier is told at commit (TaskNotifier.committed); nobody can be
+   * waiting on a task whose id they have not yet been told (LedgerRepository.queueNewTask).
    * Every id and time is chosen here (ids that follow time: newRowId), so the new
    * task's record is known without reading it back.
    * A retried send (the pair has a task for this messageId) writes nothing and
@@ -424,13 +424,13 @@ export class LedgerService {
    * Runs changes to tasks in one transaction: a unit of work. Every journal opened in
    * it (lockTask, lockPairTask, a send) is flushed just before it commits — the task
    * row, its change announced to listeners, its events (webhooks, push notifications)
-   * — and the task's local listeners wake once it has committed. Nothing to save by hand.
+   * — and the notifier is told once it has committed (TaskNotifier.committed). Nothing to save by hand.
    */
   write<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     return this.db.transaction(work);
   }
 
-  /** A journal registered with its transaction: flushed before the commit, its listeners woken after. */
+  /** A journal registered with its transaction: flushed before the commit, the notifier told after. */
   private open(tx: Tx, row: TaskRow, isNew: boolean): TaskJournal {
     const journal = new TaskJournal(tx, this.db, this.repository, row, isNew, async (flushed, entries, unit) => {
       await this.ledgerEvents.emit(unit, flushed.task, entries, flushed.isNew ? flushed.entries[0] : null);

@@ -47,7 +47,8 @@ export class CallRefused extends Error {
  * if none was counted since the call's standing was last read — each read issued
  * after the time it notes — the answer is the one that read gave, and the events up to
  * the announced one go out without asking (`vouchedThrough`). Anything else asks: a
- * wake-up from this instance's own commit (which can outrun the channel), an event
+ * wake-up that did not come by the channel (this instance's own commit, while the
+ * listener is down or its notification late: PgTaskNotifier.committed), an event
  * past the announced one, the embedded database, a listener that is down or came back.
  *
  * It rests on what the service keeps true: no transaction both changes someone's

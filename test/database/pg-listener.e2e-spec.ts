@@ -83,13 +83,23 @@ describe('the LISTEN connection', () => {
   it('PgListener: a connection that falls silent is found by its heartbeat, dropped and listened to again', async () => {
     const through = await relay();
     const heard: string[] = [];
+    let lost = 0;
     let reconnected = 0;
+    const connectedWhenTold: boolean[] = [];
     const listener = new PgListener(
       through.url,
       channel,
       pino({ level: 'silent' }),
-      { notification: (payload) => heard.push(payload), reconnected: () => (reconnected += 1) },
-      100,
+      {
+        notification: (payload) => heard.push(payload),
+        lost: () => (lost += 1),
+        // Told as the connection comes back, in the same turn.
+        reconnected: () => {
+          reconnected += 1;
+          connectedWhenTold.push(listener.connected);
+        },
+      },
+      500,
     );
     try {
       await listener.start();
@@ -98,15 +108,21 @@ describe('the LISTEN connection', () => {
         async () => heard,
         (payloads) => payloads.includes('before'),
       );
-      // Answered heartbeats keep it: several intervals pass without a reconnect.
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      expect({ connected: listener.connected, reconnected }).toEqual({ connected: true, reconnected: 0 });
+      // Answered heartbeats keep it: three intervals pass without a loss.
+      await new Promise((resolve) => setTimeout(resolve, 1600));
+      expect({ connected: listener.connected, lost, reconnected }).toEqual({
+        connected: true,
+        lost: 0,
+        reconnected: 0,
+      });
 
       through.silence();
       await eventually(
         async () => reconnected,
-        (count) => count === 1,
+        (count) => count >= 1,
       );
+      expect(lost).toBeGreaterThanOrEqual(1);
+      expect(connectedWhenTold.every(Boolean)).toBe(true);
       expect(listener.connected).toBe(true);
       await notify('after');
       await eventually(
@@ -118,6 +134,55 @@ describe('the LISTEN connection', () => {
       await through.close();
     }
   });
+
+  it("PgTaskNotifier wakes this instance's watches by the channel while it hears it, itself a little later should nothing come, and at once while it is down", async () => {
+    const through = await relay();
+    const notifier = new PgTaskNotifier(through.url, pino({ level: 'silent' }));
+    const woken: Array<[number, boolean]> = [];
+    const unsubscribe = notifier.subscribe('t1', (seq, announced) => woken.push([seq, announced]));
+    try {
+      await notifier.onModuleInit();
+      // Healthy: the commit's notification comes by the channel, announced; its late wake-up, unannounced, is no news to a watch by then.
+      await notify('t1:2', CHANGES_CHANNEL);
+      await eventually(
+        async () => woken.length,
+        (count) => count === 1,
+      );
+      notifier.committed({ taskId: 't1', seq: 2 });
+      await eventually(
+        async () => woken.length,
+        (count) => count === 2,
+      );
+      expect(woken).toEqual([
+        [2, true],
+        [2, false],
+      ]);
+      // Silent: nothing comes by the channel, the late wake-up still does.
+      woken.length = 0;
+      through.silence();
+      notifier.committed({ taskId: 't1', seq: 3 });
+      expect(woken).toEqual([]);
+      await eventually(
+        async () => woken,
+        (calls) => calls.length > 0,
+      );
+      expect(woken[0]).toEqual([3, false]);
+      // Down: the loss wakes every watch, and a commit wakes its watches at once.
+      through.cut(true);
+      await eventually(
+        async () => notifier.healthy(),
+        (healthy) => !healthy,
+      );
+      woken.length = 0;
+      notifier.committed({ taskId: 't1', seq: 4 });
+      expect(woken).toEqual([[4, false]]);
+    } finally {
+      unsubscribe();
+      await notifier.onModuleDestroy();
+      await through.close();
+    }
+  });
+
   it('PgTaskNotifier counts no standing change while it cannot hear them, and counts a reconnect as one', async () => {
     const through = await relay();
     const notifier = new PgTaskNotifier(through.url, pino({ level: 'silent' }));

@@ -320,7 +320,7 @@ describe('protocol: open calls lose their standing', () => {
       };
     }
 
-    it("the triggers announce every change to a key's status, an identity or a contact rule, and nothing else", async () => {
+    it("the triggers announce every change to a key's status, an identity or a contact rule (a TRUNCATE too), and nothing else", async () => {
       const pair = await agentPair(t);
       const task = await submitTask(t, pair.requester, pair.worker);
       const rule = {
@@ -349,6 +349,7 @@ describe('protocol: open calls lose their standing', () => {
         }),
       ).toEqual(standing);
       expect(await announced(() => t.db.query(`DELETE FROM contact_rules WHERE id = $1`, [ruleId]))).toEqual(standing);
+      expect(await announced(() => t.db.query(`TRUNCATE contact_rules`))).toEqual(standing);
       expect(
         await announced(() => t.http().post('/api-keys/self/revoke').set(apiKey(pair.requester.key)).expect(200)),
       ).toEqual(standing);
