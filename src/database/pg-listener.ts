@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 const MAX_BACKOFF_MS = 5_000;
 /** How often an idle listening connection is asked `SELECT 1`, and how long its answer may take. */
 const HEARTBEAT_MS = 10_000;
+/** How long `stop` waits for the server to take its goodbye before dropping the socket. */
+const GOODBYE_MS = 1_000;
 
 export interface PgListenerHandlers {
   /** A notification's payload on the channel. */
@@ -50,7 +52,18 @@ export class PgListener {
     if (this.heartbeat) clearInterval(this.heartbeat);
     const client = this.client;
     this.client = null;
-    await client?.end().catch(() => undefined);
+    if (!client) return;
+    // A connection fallen silent never takes a goodbye (node-postgres waits for the
+    // close): after GOODBYE_MS its socket is dropped (a field of node-postgres's own; `pg` is pinned).
+    let timer: NodeJS.Timeout | undefined;
+    const dropped = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+        resolve();
+      }, GOODBYE_MS);
+    });
+    await Promise.race([client.end().catch(() => undefined), dropped]);
+    clearTimeout(timer);
   }
 
   /** The LISTEN connection is up (between a loss and the reconnect it is not). */

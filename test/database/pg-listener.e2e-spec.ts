@@ -135,6 +135,23 @@ describe('the LISTEN connection', () => {
     }
   });
 
+  it('PgListener: stops on a connection fallen silent, too', async () => {
+    const through = await relay();
+    const listener = new PgListener(through.url, channel, pino({ level: 'silent' }), {
+      notification: () => undefined,
+      lost: () => undefined,
+      reconnected: () => undefined,
+    });
+    try {
+      await listener.start();
+      through.silence();
+      await listener.stop();
+      expect(listener.connected).toBe(false);
+    } finally {
+      await through.close();
+    }
+  });
+
   it("PgTaskNotifier wakes this instance's watches by the channel while it hears it, itself a little later should nothing come, and at once while it is down", async () => {
     const through = await relay();
     const notifier = new PgTaskNotifier(through.url, pino({ level: 'silent' }));
