@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import type { Logger } from 'pino';
+import { withTimeout } from './with-timeout';
 
 const MAX_BACKOFF_MS = 5_000;
 /** How often an idle listening connection is asked `SELECT 1`, and how long its answer may take. */
@@ -12,8 +13,11 @@ export interface PgListenerHandlers {
   notification(payload: string): void;
   /** The connection was lost: notifications sent from now until it is back are lost. */
   lost(): void;
-  /** The connection came back after a loss: notifications sent in between are lost. */
-  reconnected(): void;
+  /**
+   * The connection listens — first, or `again` after a loss (notifications sent in
+   * between are lost). Told as `connected` turns true, in the same turn.
+   */
+  listening(again: boolean): void;
 }
 
 /**
@@ -55,15 +59,9 @@ export class PgListener {
     if (!client) return;
     // A connection fallen silent never takes a goodbye (node-postgres waits for the
     // close): after GOODBYE_MS its socket is dropped (a field of node-postgres's own; `pg` is pinned).
-    let timer: NodeJS.Timeout | undefined;
-    const dropped = new Promise<void>((resolve) => {
-      timer = setTimeout(() => {
-        (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
-        resolve();
-      }, GOODBYE_MS);
-    });
-    await Promise.race([client.end().catch(() => undefined), dropped]);
-    clearTimeout(timer);
+    await withTimeout(client.end(), GOODBYE_MS, () => new Error('no goodbye')).catch(() =>
+      (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy(),
+    );
   }
 
   /** The LISTEN connection is up (between a loss and the reconnect it is not). */
@@ -71,7 +69,7 @@ export class PgListener {
     return this.client !== null;
   }
 
-  /** Connects and listens; `again` after a loss, when the handlers are told (see below). */
+  /** Connects and listens; `again` after a loss. */
   private async connect(again = false): Promise<void> {
     const client = new Client({ connectionString: this.connectionString, application_name: 'a2a-service-listener' });
     client.on('notification', (message) => {
@@ -96,28 +94,27 @@ export class PgListener {
     this.beat(client);
     // Told at once, as `connected` turns true: nothing may run between the two and
     // take this connection for one that missed nothing (a standing change, say).
-    if (again) this.handlers.reconnected();
+    this.handlers.listening(again);
   }
 
-  /** Asks `client` to answer every heartbeatMs; one that does not in as long is lost. */
+  /**
+   * Asks `client` to answer every heartbeatMs; one that does not in as long, or fails,
+   * is lost — and ended: with a query on its way, node-postgres destroys its socket
+   * rather than wait on a silent peer.
+   */
   private beat(client: Client): void {
     let asking = false;
     this.heartbeat = setInterval(() => {
       if (asking) return;
       asking = true;
-      // Lost, it is ended — with a query on its way, node-postgres destroys its socket rather than wait on the silent peer.
-      const silent = setTimeout(
-        () => this.lost(client, new Error(`no answer to a heartbeat in ${this.heartbeatMs} ms`)),
+      withTimeout(
+        client.query('SELECT 1'),
         this.heartbeatMs,
+        () => new Error(`no answer to a heartbeat in ${this.heartbeatMs} ms`),
+      ).then(
+        () => (asking = false),
+        (error: Error) => this.lost(client, error),
       );
-      silent.unref();
-      client
-        .query('SELECT 1')
-        .catch(() => undefined) // a failed connection says so itself ('error', 'end')
-        .finally(() => {
-          clearTimeout(silent);
-          asking = false;
-        });
     }, this.heartbeatMs);
     this.heartbeat.unref();
   }

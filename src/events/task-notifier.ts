@@ -146,17 +146,17 @@ export class PgTaskNotifier extends TaskNotifier implements OnModuleInit, OnModu
       // What is announced while the connection is down is lost, standing changes too:
       // every watch reads again (unannounced, so it asks), at the loss and once back.
       lost: () => this.wakeAll(),
-      reconnected: () => {
+      // Listening from now on: what was committed before was never announced here (or
+      // was lost), but a read issued from now on sees it.
+      listening: (again) => {
         this.standingChanged = performance.now();
-        this.wakeAll();
+        if (again) this.wakeAll();
       },
     });
   }
 
   async onModuleInit(): Promise<void> {
     await this.listener.start();
-    // Listening from now on: changes committed before were never announced here, but a read issued from now on sees them.
-    this.standingChanged = performance.now();
   }
 
   async onModuleDestroy(): Promise<void> {

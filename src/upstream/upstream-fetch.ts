@@ -2,6 +2,7 @@ import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { Readable, Transform } from 'node:stream';
+import { withTimeout } from '../database/with-timeout';
 import { classifyAddress, hostOf } from '../events/address-policy';
 import { traceHeaders } from '../tracing/tracing';
 import type { HostResolver, ResolvedAddress } from '../events/delivery-sender';
@@ -135,7 +136,13 @@ export async function vetUpstream(
   let addresses: ResolvedAddress[];
   try {
     addresses =
-      family !== 0 ? [{ address: host, family }] : await withTimeout(options.resolve(host), options.timeoutMs);
+      family !== 0
+        ? [{ address: host, family }]
+        : await withTimeout(
+            options.resolve(host),
+            options.timeoutMs,
+            () => new UpstreamUnreachable(`its host name did not resolve within ${options.timeoutMs} ms`),
+          );
   } catch (error) {
     throw new UpstreamUnreachable(describe(error));
   }
@@ -149,14 +156,6 @@ export async function vetUpstream(
     }
   }
   return addresses[0];
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new UpstreamUnreachable(`its host name did not resolve within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** gRPC statuses that mean the upstream was not reached or did not finish answering (not a refusal of the request). */

@@ -94,7 +94,8 @@ describe('the LISTEN connection', () => {
         notification: (payload) => heard.push(payload),
         lost: () => (lost += 1),
         // Told as the connection comes back, in the same turn.
-        reconnected: () => {
+        listening: (again) => {
+          if (!again) return;
           reconnected += 1;
           connectedWhenTold.push(listener.connected);
         },
@@ -140,7 +141,7 @@ describe('the LISTEN connection', () => {
     const listener = new PgListener(through.url, channel, pino({ level: 'silent' }), {
       notification: () => undefined,
       lost: () => undefined,
-      reconnected: () => undefined,
+      listening: () => undefined,
     });
     try {
       await listener.start();

@@ -1,7 +1,5 @@
 import { startApp, type TestApp } from '../support/app';
-import { Database } from '../../src/database/database';
-import type { Sql } from '../../src/database/sql';
-import { currentRequestContext } from '../../src/common/request-context';
+import { statementsFor } from '../support/statements';
 import {
   apiKey,
   bearer,
@@ -159,26 +157,16 @@ describe('API key lifecycle', () => {
     it('a key whose checksum is wrong gets 401 without any database lookup (CONTRACT §2)', async () => {
       const key = await mintAdminKey(t, acme);
       const tampered = key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a');
-      // Every statement goes through Database's runner (`run`) or, named, `prepared`: those
-      // issued on behalf of this request (in its context) are recorded. Background work —
-      // the dispatchers' polls, the last_used_at flush — runs outside it.
-      const db = t.app.get(Database) as unknown as Record<'run' | 'prepared', (...args: unknown[]) => Promise<unknown>>;
-      const statements: string[] = [];
-      const spies = (['run', 'prepared'] as const).map((method) => {
-        const original = db[method];
-        return jest.spyOn(db, method).mockImplementation(function (this: unknown, ...args: unknown[]) {
-          if (currentRequestContext()?.request?.headers['x-api-key'] === tampered)
-            statements.push(typeof args[0] === 'string' ? args[0] : (args[0] as Sql).text);
-          return original.apply(this, args);
-        });
-      });
+      // Statements issued on behalf of this request; background work runs outside it.
+      const stop = statementsFor(t, tampered);
+      let statements: string[];
       try {
         const res = await t.http().get('/api-keys/self').set(apiKey(tampered)).expect(401);
         expect(res.body.code).toBe('invalid_api_key');
-        expect(statements).toEqual([]);
       } finally {
-        for (const spy of spies) spy.mockRestore();
+        statements = stop();
       }
+      expect(statements).toEqual([]);
     });
   });
 

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { currentRequestContext } from '../../src/common/request-context';
-import { Database } from '../../src/database/database';
 import { CHANGES_CHANNEL, STANDING_KEY, TaskNotifier } from '../../src/events/task-notifier';
 import { LedgerService } from '../../src/ledger/ledger.service';
 import { startApp, type TestApp } from '../support/app';
 import { urlFor } from '../support/database';
+import { statementsFor } from '../support/statements';
 import {
   agentPair,
   openStream,
@@ -81,6 +80,15 @@ describe('protocol: open calls lose their standing', () => {
           .expect(201),
       'admission_denied',
       403,
+    ],
+    [
+      "the requester's key is revoked from the Console (CONTRACT §2: revoke another key)",
+      async ({ acme, requester }) => {
+        const self = await t.http().get('/api-keys/self').set(apiKey(requester.key)).expect(200);
+        await t.http().post(`/api/v1/api-keys/${self.body.id}/revoke`).set(bearer(acme)).expect(200);
+      },
+      'unauthenticated',
+      401,
     ],
   ];
 
@@ -294,30 +302,14 @@ describe('protocol: open calls lose their standing', () => {
       await t.db.query(`SELECT pg_notify($1, $2)`, [CHANGES_CHANNEL, `${marker}:1`]);
       await Promise.all([arrived, ours]);
     }
-    /**
-     * The standing reads `app` makes on behalf of requests with `key`, from now on: the
-     * key's status (`prepared` under its name) and admission's parties (`run`).
-     */
+    /** The standing reads `app` makes on behalf of requests with `key`, from now on: the key's status, admission's parties. */
     function standingReads(app: TestApp, key: string): () => string[] {
-      const db = app.app.get(Database) as unknown as Record<
-        'run' | 'prepared',
-        (...args: unknown[]) => Promise<unknown>
-      >;
-      const reads: string[] = [];
-      const spies = (['run', 'prepared'] as const).map((method) => {
-        const original = db[method];
-        return jest.spyOn(db, method).mockImplementation(function (this: unknown, ...args: unknown[]) {
-          if (currentRequestContext()?.request?.headers['x-api-key'] === key) {
-            if (args[0] === 'api_key_status') reads.push('api_key_status');
-            else if (/^\s*WITH asked AS/.test((args[0] as { text: string }).text)) reads.push('admission');
-          }
-          return original.apply(this, args);
+      const stop = statementsFor(app, key);
+      return () =>
+        stop().flatMap((statement) => {
+          if (statement === 'api_key_status') return [statement];
+          return /^\s*WITH asked AS/.test(statement) ? ['admission'] : [];
         });
-      });
-      return () => {
-        for (const spy of spies) spy.mockRestore();
-        return reads;
-      };
     }
 
     it("the triggers announce every change to a key's status, an identity or a contact rule (a TRUNCATE too), and nothing else", async () => {

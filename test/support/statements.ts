@@ -1,4 +1,8 @@
 import { Client } from 'pg';
+import { currentRequestContext } from '../../src/common/request-context';
+import { Database } from '../../src/database/database';
+import type { Sql } from '../../src/database/sql';
+import type { TestApp } from './app';
 
 /**
  * The round trips the app makes to PostgreSQL while `work` runs, in order: each one's
@@ -21,4 +25,29 @@ export async function statementsOf(work: () => Promise<unknown>): Promise<string
     spy.mockRestore();
   }
   return sent.filter((text) => !/deliveries d SET attempts|SET last_used_at/.test(text));
+}
+
+/**
+ * The statements `app` runs on behalf of requests that carry `key` in X-API-Key, from
+ * now until the returned function is called (which stops recording and returns them):
+ * a named statement (Database.prepared) by its name, any other by its text. Every
+ * statement goes through Database's runner (`run`) or `prepared`, and only those issued
+ * in such a request's context are kept — background work (a dispatcher's poll, the key
+ * usage flush) runs outside it, however it interleaves.
+ */
+export function statementsFor(app: TestApp, key: string): () => string[] {
+  const db = app.app.get(Database) as unknown as Record<'run' | 'prepared', (...args: unknown[]) => Promise<unknown>>;
+  const recorded: string[] = [];
+  const spies = (['run', 'prepared'] as const).map((method) => {
+    const original = db[method];
+    return jest.spyOn(db, method).mockImplementation(function (this: unknown, ...args: unknown[]) {
+      if (currentRequestContext()?.request?.headers['x-api-key'] === key)
+        recorded.push(typeof args[0] === 'string' ? args[0] : (args[0] as Sql).text);
+      return original.apply(this, args);
+    });
+  });
+  return () => {
+    for (const spy of spies) spy.mockRestore();
+    return recorded;
+  };
 }
