@@ -70,3 +70,49 @@ describe('package.json', () => {
     expect(unused).toEqual([]);
   });
 });
+
+/**
+ * Node's runtime flags (README, "Configuration"): the service's processes run with a
+ * 64 MB young generation — under load a default one is collected often enough to take
+ * a sixth of a send's CPU (BENCHMARKS.md). Every way of starting them carries the same
+ * flags: `npm start`, `npm run worker`, the Docker image (every process of it, through
+ * NODE_OPTIONS), and `npm run bench`, whose servers run in the bench's own process.
+ */
+describe("Node's runtime flags", () => {
+  const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+    .scripts;
+  /** The flags a script gives `node` before its entry point or loader. */
+  const nodeFlags = (script: string): string[] => {
+    const words = script.split(/\s+/);
+    expect(words[0]).toBe('node');
+    const flags: string[] = [];
+    for (const word of words.slice(1)) {
+      if (!word.startsWith('--')) break;
+      flags.push(word);
+    }
+    return flags;
+  };
+  const { NODE_OPTIONS: _, ...env } = process.env;
+  const heapLimit = (flags: string[]) =>
+    Number(
+      execFileSync(process.execPath, [...flags, '-p', "require('v8').getHeapStatistics().heap_size_limit"], { env }),
+    );
+
+  it('npm start gives Node a young generation of 64 MB semi-spaces', () => {
+    const flags = nodeFlags(scripts.start);
+    expect(flags).toEqual(['--max-semi-space-size=64']);
+    // V8 counts the young generation (three semi-spaces' worth) in the heap's limit: the
+    // flag raises it from the default's (16 MB semi-spaces on a 64-bit machine) to 3 × 64 MB.
+    const raised = heapLimit(flags) - heapLimit([]);
+    expect(raised).toBeGreaterThan(0);
+    expect(raised).toBeLessThanOrEqual(3 * 64 * 1024 * 1024);
+  });
+
+  it('the worker, the benchmarks and the Docker image run with the same flags', () => {
+    const flags = nodeFlags(scripts.start);
+    expect(nodeFlags(scripts.worker)).toEqual(flags);
+    expect(nodeFlags(scripts.bench)).toEqual(flags);
+    const dockerfile = readFileSync(join(ROOT, 'docker/Dockerfile'), 'utf8');
+    expect(/^ENV NODE_OPTIONS=(.*)$/m.exec(dockerfile)?.[1]).toBe(flags.join(' '));
+  });
+});
