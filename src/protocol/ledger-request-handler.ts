@@ -321,22 +321,29 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   /**
    * A blocking send: wait until the task is terminal or interrupted, or the configured
    * time is up; each read of the task is whole (its row and parts in one statement: it
-   * may be the answer). Unless the call was aborted, the caller is asked about again
-   * before the answer goes out: beside each read after a wake-up, or once at the end
-   * when no wake-up came (the task settled at once, or time ran out).
+   * may be the answer). Unless the call was aborted, nothing goes to a caller who could
+   * no longer make this call: after a wake-up whose change is not vouched for
+   * (CallStanding) the caller is asked about again beside the read, and an answer that
+   * neither that nor vouching covers — the task settled at once, time ran out, a read
+   * past the announced change — is asked about before it goes out.
    */
   private async settle(call: ProtocolCall, task: TaskRecord, read: HydrateOptions): Promise<TaskRecord> {
     const watch = this.ledger.watch(task.id);
     const deadline = Date.now() + this.config.protocolBlockingTimeoutMs;
     const standing = () => (call.signal.aborted ? undefined : call.standing.require());
+    // The standing is vouched for up to the change the channel announced last (CallStanding).
+    const vouched = () => call.standing.vouchedThrough(watch.announcedThrough);
     try {
-      for (let woken = false; ; woken = true) {
-        const [, now] = await Promise.all([woken ? standing() : undefined, this.pairTask(call, task.id, read)]);
-        watch.known(now.seq);
+      for (let woken = false, seq = task.seq; ; woken = true) {
+        // A wake-up whose change is not vouched for asks again, beside the read.
+        const beside = woken && vouched() <= seq;
+        const [, now] = await Promise.all([beside ? standing() : undefined, this.pairTask(call, task.id, read)]);
+        seq = now.seq;
+        watch.known(seq);
         const settled = isSettled(now.state);
         if (settled || !(await this.nextChange(watch, call, deadline))) {
-          // Checked beside this read only if it followed a wake-up and the task has not moved since.
-          if (!(settled && woken)) await standing();
+          // The answer goes out asked about beside its read, vouched for, or asked about now.
+          if (!(settled && beside) && seq > vouched()) await standing();
           return now;
         }
       }

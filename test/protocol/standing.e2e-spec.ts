@@ -418,6 +418,39 @@ describe('protocol: open calls lose their standing', () => {
       }
     });
 
+    it('a blocking send answers without reading the standing again; a requester disabled by hand is still refused', async () => {
+      const send = async (pair: Pair) => {
+        const blocked = await startBlocking(t, pair.worker, () =>
+          rpc(t, pair.worker.handle, pair.requester.key, 'message/send', { message: v03Message('block') }).then(
+            (res) => res,
+          ),
+        );
+        const replyOnOther = (body: object) =>
+          other.http().post(`/api/v1/tasks/${blocked.taskId}/reply`).set(bearer(pair.acme)).send(body).expect(200);
+        return { ...blocked, replyOnOther };
+      };
+      const pair = await agentPair(t);
+      await settled();
+      const standing = await send(pair);
+      // Past the send's own read (which asks nothing), the reply's change comes on the channel, vouched for.
+      let reads = standingReads(t, pair.requester.key);
+      await standing.replyOnOther({ state: 'input-required' });
+      const res = await standing.response;
+      expect(res.status).toBe(200);
+      expect(res.body.result).toMatchObject({ id: standing.taskId, status: { state: 'input-required' } });
+      expect(reads()).toEqual([]);
+
+      // No endpoint made this change: the trigger announced it before the reply's change, so the answer asks.
+      const refused = await send(pair);
+      reads = standingReads(t, pair.requester.key);
+      await t.db.query(`UPDATE identities SET enabled = false WHERE id = $1`, [pair.requester.id]);
+      await refused.replyOnOther({ state: 'completed', message: { parts: [{ text: 'the confidential answer' }] } });
+      const denied = await refused.response;
+      expect(denied.body).toEqual(refusal('requester_disabled', 403));
+      expect(JSON.stringify(denied.body)).not.toContain('confidential');
+      expect(reads().sort()).toEqual(['admission', 'api_key_status']);
+    });
+
     it('an identity disabled by hand ends the stream at its next announced wake-up', async () => {
       const { pair, stream, replyOnOther } = await subscribedHere();
       await t.db.query(`UPDATE identities SET enabled = false WHERE id = $1`, [pair.worker.id]);
