@@ -97,7 +97,8 @@ export class KeysService {
 
   /**
    * Whether a key authenticated earlier is still active. Protocol streams and blocking
-   * sends ask each time they wake, so a revocation ends them too (one primary-key probe).
+   * sends ask when they wake, unless vouched for (CallStanding), so a revocation ends
+   * them too (one primary-key probe).
    */
   async isActive(keyId: string): Promise<boolean> {
     return (await this.repository.status(keyId)) === 'active';

@@ -323,9 +323,10 @@ export class LedgerRequestHandler implements A2ARequestHandler {
    * time is up; each read of the task is whole (its row and parts in one statement: it
    * may be the answer). Unless the call was aborted, nothing goes to a caller who could
    * no longer make this call: after a wake-up whose change is not vouched for
-   * (CallStanding) the caller is asked about again beside the read, and an answer that
-   * neither that nor vouching covers — the task settled at once, time ran out, a read
-   * past the announced change — is asked about before it goes out.
+   * (CallStanding) the caller is asked about again beside the read; an answer that
+   * neither that nor vouching covers is asked about before it goes out — the task read
+   * past the announced change, or settled at once or at the time limit without its
+   * change announced since the standing was last read.
    */
   private async settle(call: ProtocolCall, task: TaskRecord, read: HydrateOptions): Promise<TaskRecord> {
     const watch = this.ledger.watch(task.id);
