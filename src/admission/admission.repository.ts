@@ -26,6 +26,8 @@ export interface CallAsked {
 export interface CallParties {
   parties: Identity[];
   rules: ContactRule[];
+  /** Admission's version the read saw (`admission_version`); null when it found nobody. */
+  version: string | null;
 }
 
 type DecisionRow = RowOf<AdmissionDecisionRecord>;
@@ -143,14 +145,17 @@ export class AdmissionRepository {
    * caller by id and the worker by handle (`identities`, the identities module's
    * table), then the four probes of `rulesBetween` for that pair. Calls arriving
    * together share the statement (AdmissionService coalesces them); each answer is
-   * at its position, the rules one JSON array on each party's row.
+   * at its position, the rules one JSON array on each party's row, with admission's
+   * version in the same snapshot (what a later call of the pair may reuse it at).
    */
   @GenerateSql({ params: [[{ requesterId: DummyValue.UUID, workerHandle: DummyValue.HANDLE }]] })
   async callParties(calls: ReadonlyArray<CallAsked>): Promise<CallParties[]> {
     const column = (name: string): Sql => sql.raw(`p.${name}`);
     const requester = { id: column('requester_id'), organizationId: column('requester_organization_id') };
     const worker = { id: column('worker_id'), organizationId: column('worker_organization_id') };
-    const rows = await this.db.rows<IdentityRow & { position: number; rules: Array<JsonRow<RuleRow>> }>(
+    const rows = await this.db.rows<
+      IdentityRow & { position: number; rules: Array<JsonRow<RuleRow>>; admission_version: string }
+    >(
       sql`WITH asked AS (
             SELECT * FROM ${sql.rows(
               'a',
@@ -166,14 +171,16 @@ export class AdmissionRepository {
               FROM asked a LEFT JOIN identities r ON r.id = a.requester_id LEFT JOIN identities w ON w.agent_handle = a.worker_handle),
           rules AS (
             SELECT p.position, jsonb_agg(x) AS rules FROM pairs p CROSS JOIN LATERAL (${rulesBetween(requester, worker)}) x GROUP BY p.position)
-          SELECT a.ord::int AS position, i.*, COALESCE(rules.rules, '[]'::jsonb) AS rules
+          SELECT a.ord::int AS position, i.*, COALESCE(rules.rules, '[]'::jsonb) AS rules,
+                 (SELECT version FROM admission_version)::text AS admission_version
             FROM asked a
             JOIN LATERAL (SELECT ${IDENTITY_COLUMNS} FROM identities WHERE id = a.requester_id OR agent_handle = a.worker_handle) i ON true
             LEFT JOIN rules ON rules.position = a.ord`,
     );
-    const answers: CallParties[] = calls.map(() => ({ parties: [], rules: [] }));
-    for (const { position, rules, ...identity } of rows) {
+    const answers: CallParties[] = calls.map(() => ({ parties: [], rules: [], version: null }));
+    for (const { position, rules, admission_version: version, ...identity } of rows) {
       const answer = answers[position - 1];
+      answer.version = version;
       answer.parties.push(toIdentity(identity));
       if (answer.rules.length === 0 && rules.length > 0)
         answer.rules = rules.map((rule) =>

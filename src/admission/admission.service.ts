@@ -22,6 +22,9 @@ import { inSpan } from '../tracing/tracing';
 
 export type { AdmissionDecision, AdmissionReason } from './admission.decision';
 
+/** Pairs whose parties and rules are kept for reuse (AdmissionService.admitCall); beyond, the oldest go. */
+const KEPT_PAIRS = 10_000;
+
 type OrganizationPrincipal = AdminKeyPrincipal | ConsolePrincipal;
 
 /**
@@ -34,8 +37,15 @@ export class AdmissionService {
   /** Protocol calls' parties and rules, read together for the calls that arrive together. */
   private readonly calls = new CoalescedLookup<CallAsked, CallParties>(
     (calls) => this.repository.callParties(calls),
-    (call) => `${call.requesterId} ${call.workerHandle}`,
+    (call) => pairKey(call.requesterId, call.workerHandle),
   );
+
+  /**
+   * Each pair's parties and rules as last read, with admission's version they were
+   * read at (only pairs where both parties were found: an identity's creation does
+   * not raise the version, a pair's change does).
+   */
+  private readonly kept = new Map<string, CallParties>();
 
   constructor(
     private readonly repository: AdmissionRepository,
@@ -56,14 +66,21 @@ export class AdmissionService {
    * A protocol call's parties and admission, from one round trip (the hottest path):
    * the caller by id, the worker behind `workerHandle` when it may be served (else
    * null, and no decision), and the decision for the pair, recorded when denied as
-   * `evaluate` records it.
+   * `evaluate` records it. `version` is admission's version as the call's key lookup
+   * read it (AgentKeyPrincipal.admissionVersion): when the pair was last read at that
+   * version, nothing it depends on has changed since — every change to an identity or
+   * a contact rule raises it, in its own transaction (the AdmissionVersion migration)
+   * — and that read answers, with no round trip of its own.
    */
   async admitCall(
     requesterId: string,
     workerHandle: string,
+    version?: string,
   ): Promise<{ requester: Identity; worker: Identity; decision: AdmissionDecision<ContactRule> } | null> {
     return inSpan('admission', {}, async (span) => {
-      const { parties, rules } = (await this.calls.find({ requesterId, workerHandle }))!;
+      const kept = version === undefined ? undefined : this.kept.get(pairKey(requesterId, workerHandle));
+      const { parties, rules } =
+        kept !== undefined && kept.version === version ? kept : await this.callParties(requesterId, workerHandle);
       const requester = parties.find((identity) => identity.id === requesterId);
       const worker = parties.find((identity) => identity.agentHandle === workerHandle);
       if (!requester || !worker || !isServable(worker)) return null;
@@ -151,10 +168,25 @@ export class AdmissionService {
    * the calls that arrive together. Null when a party's row is gone.
    */
   async recheck(requesterId: string, workerHandle: string): Promise<AdmissionDecision<ContactRule> | null> {
-    const { parties, rules } = (await this.calls.find({ requesterId, workerHandle }))!;
+    const { parties, rules } = await this.callParties(requesterId, workerHandle);
     const requester = parties.find((identity) => identity.id === requesterId);
     const worker = parties.find((identity) => identity.agentHandle === workerHandle);
     return requester && worker ? this.decide(requester, worker, rules) : null;
+  }
+
+  /** The pair's parties and rules, read now (coalesced), and kept at their version when both parties were found. */
+  private async callParties(requesterId: string, workerHandle: string): Promise<CallParties> {
+    const read = (await this.calls.find({ requesterId, workerHandle }))!;
+    const found =
+      read.parties.some((identity) => identity.id === requesterId) &&
+      read.parties.some((identity) => identity.agentHandle === workerHandle);
+    const key = pairKey(requesterId, workerHandle);
+    if (found && read.version !== null) {
+      this.kept.delete(key); // re-inserted last: the oldest pairs go first
+      this.kept.set(key, read);
+      if (this.kept.size > KEPT_PAIRS) this.kept.delete(this.kept.keys().next().value!);
+    } else this.kept.delete(key);
+    return read;
   }
 
   /**
@@ -196,3 +228,5 @@ function effectiveViews(
   const view = (rule: ContactRule | null) => (rule ? toContactRuleView(rule, names) : null);
   return { requester: view(decision.effective.requester), worker: view(decision.effective.worker) };
 }
+
+const pairKey = (requesterId: string, workerHandle: string) => `${requesterId} ${workerHandle}`;

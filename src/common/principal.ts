@@ -31,6 +31,11 @@ export interface AgentKeyPrincipal {
    * it, this request's checks saw (an open call's standing starts from it: CallStanding).
    */
   checkedAt?: number;
+  /**
+   * Admission's version as the key's lookup read it (`admission_version`): a call's
+   * parties read at the same version still hold (AdmissionService.admitCall).
+   */
+  admissionVersion?: string;
 }
 
 export interface ConsolePrincipal {

@@ -16,6 +16,8 @@ export type VerifiedKeyRow = KeyRow & {
   identity_handle: string | null;
   identity_claimed: boolean | null;
   identity_enabled: boolean | null;
+  /** Admission's version as this statement saw it (`admission_version`; AdmissionService.admitCall). */
+  admission_version: string;
 };
 
 /** A key to store; the caller has decided the binding is allowed. */
@@ -76,7 +78,10 @@ export class KeysRepository {
    * indexed statement, prepared once per connection (`verify_api_keys`), instead of
    * a key read followed by an identity read. It takes several hashes, so that
    * requests arriving together share one round trip (KeyLookup); `position` is the
-   * 1-based index in `keyHashes` of the hash a row answers.
+   * 1-based index in `keyHashes` of the hash a row answers. It also reads admission's
+   * version (`admission_version`, the admission module's), in the same snapshot: a
+   * protocol call whose pair was read at that version needs no read of its parties
+   * (AdmissionService.admitCall) — one row, read once per statement.
    */
   @GenerateSql({ params: [[DummyValue.BUFFER]] })
   async findByHashes(keyHashes: Buffer[]): Promise<Array<VerifiedKeyRow & { position: number }>> {
@@ -84,7 +89,8 @@ export class KeysRepository {
       'verify_api_keys',
       sql`
       SELECT q.position::int AS position, ${METADATA_COLUMNS}, i.agent_handle AS identity_handle,
-             (i.claimed_at IS NOT NULL) AS identity_claimed, i.enabled AS identity_enabled
+             (i.claimed_at IS NOT NULL) AS identity_claimed, i.enabled AS identity_enabled,
+             (SELECT version FROM admission_version)::text AS admission_version
         FROM unnest(${keyHashes}::bytea[]) WITH ORDINALITY AS q(key_hash, position)
         JOIN api_keys k ON k.key_hash = q.key_hash
         LEFT JOIN identities i ON i.id = k.identity_id`,

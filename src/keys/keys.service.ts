@@ -88,6 +88,7 @@ export class KeysService {
               enabled: row.identity_enabled === true,
             },
             checkedAt,
+            admissionVersion: row.admission_version,
           };
     // Authentication already read the key's metadata; GET /api-keys/self reuses it
     // for this request instead of a second round trip.

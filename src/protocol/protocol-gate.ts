@@ -66,7 +66,9 @@ export class ProtocolGate implements OnModuleDestroy {
       );
     }
     // A segment that cannot be a handle names nobody, and never reaches the database.
-    const call = isHandle(handle) ? await this.admission.admitCall(principal.identity.id, handle) : null;
+    const call = isHandle(handle)
+      ? await this.admission.admitCall(principal.identity.id, handle, principal.admissionVersion)
+      : null;
     if (!call) throw notFound('worker_not_found', 'No enabled, claimed identity has that handle.');
     const { worker } = call;
     // The caller learns only that admission said no; the decision is recorded for each side's administrators.

@@ -130,8 +130,9 @@ describe('the task journal: writes in one statement', () => {
       });
       taskId = (await stream.next())!.body.result.id;
     });
-    // The key, the parties with their rules, the one write: nothing reads the new task's events.
-    expect(sent).toHaveLength(3);
+    // The key and the one write — and the parties with their rules, unless this pair was
+    // read at admission's version already (by the calls above): nothing reads the new task's events.
+    expect(sent.filter((text) => !/^WITH asked AS/.test(text))).toHaveLength(2);
     expect(sent.some((text) => /FROM task_events/.test(text))).toBe(false);
     await reply(t, taskId, worker.key, { state: 'completed' }).expect(200);
     const update = (await stream.next())!.body.result;

@@ -10,6 +10,7 @@ import { EventStream1763700900000 } from './1763700900000-event-stream';
 import { AuditEvents1795553649366 } from './1795553649366-audit-events';
 import { TaskEventTrace1795553876351 } from './1795553876351-task-event-trace';
 import { StandingChanges1795600000000 } from './1795600000000-standing-changes';
+import { AdmissionVersion1795700000000 } from './1795700000000-admission-version';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   AuditEvents1795553649366,
   TaskEventTrace1795553876351,
   StandingChanges1795600000000,
+  AdmissionVersion1795700000000,
 ];

@@ -36,7 +36,8 @@ WITH asked AS (
     SELECT id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at FROM contact_rules
      WHERE identity_id = p.worker_id AND peer_type = 'organization' AND peer_organization_id = p.requester_organization_id
        AND direction IN ('inbound', 'both')) x GROUP BY p.position)
-        SELECT a.ord::int AS position, i.*, COALESCE(rules.rules, '[]'::jsonb) AS rules
+        SELECT a.ord::int AS position, i.*, COALESCE(rules.rules, '[]'::jsonb) AS rules,
+               (SELECT version FROM admission_version)::text AS admission_version
           FROM asked a
           JOIN LATERAL (SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
 publicly_discoverable, allow_public_egress, filter_mode, status, claim_expires_at, card_version, created_at, updated_at, deleted_at FROM identities WHERE id = a.requester_id OR agent_handle = a.worker_handle) i ON true

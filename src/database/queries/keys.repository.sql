@@ -4,7 +4,8 @@
 SELECT q.position::int AS position, k.id, k.scope, k.identity_id, COALESCE(k.organization_id, i.organization_id) AS organization_id,
 k.label, k.description, k.status, k.prefix, k.created_at, k.created_by_type, k.created_by_id,
 k.last_used_at, k.revoked_at, i.agent_handle AS identity_handle,
-           (i.claimed_at IS NOT NULL) AS identity_claimed, i.enabled AS identity_enabled
+           (i.claimed_at IS NOT NULL) AS identity_claimed, i.enabled AS identity_enabled,
+           (SELECT version FROM admission_version)::text AS admission_version
       FROM unnest($1::bytea[]) WITH ORDINALITY AS q(key_hash, position)
       JOIN api_keys k ON k.key_hash = q.key_hash
       LEFT JOIN identities i ON i.id = k.identity_id;
