@@ -1,15 +1,15 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 
 /**
- * One row: how many changes to identities and contact rules have committed (raised by
- * triggers: the AdmissionVersion migration). A call's parties read at one version hold
- * for as long as the version stays (AdmissionService.admitCall).
+ * One row: a random value replaced by every committed change to identities and contact
+ * rules (triggers: the AdmissionVersion migration). A call's parties read at one version
+ * hold for as long as the version stays (AdmissionService.admitCall).
  */
 @Entity({ name: 'admission_version' })
 export class AdmissionVersion {
-  @PrimaryColumn({ type: 'boolean', default: true })
+  @PrimaryColumn({ type: 'boolean' })
   singleton: boolean;
 
-  @Column({ type: 'bigint', default: 0 })
+  @Column({ type: 'uuid' })
   version: string;
 }

@@ -43,7 +43,7 @@ export class AdmissionService {
   /**
    * Each pair's parties and rules as last read, with admission's version they were
    * read at (only pairs where both parties were found: an identity's creation does
-   * not raise the version, a pair's change does).
+   * not change the version, a change to a pair does).
    */
   private readonly kept = new Map<string, CallParties>();
 
@@ -69,7 +69,7 @@ export class AdmissionService {
    * `evaluate` records it. `version` is admission's version as the call's key lookup
    * read it (AgentKeyPrincipal.admissionVersion): when the pair was last read at that
    * version, nothing it depends on has changed since — every change to an identity or
-   * a contact rule raises it, in its own transaction (the AdmissionVersion migration)
+   * a contact rule replaces it, in its own transaction (the AdmissionVersion migration)
    * — and that read answers, with no round trip of its own.
    */
   async admitCall(
