@@ -79,12 +79,11 @@ export class AdmissionService {
   ): Promise<{ requester: Identity; worker: Identity; decision: AdmissionDecision<ContactRule> } | null> {
     return inSpan('admission', {}, async (span) => {
       const kept = version === undefined ? undefined : this.kept.get(pairKey(requesterId, workerHandle));
-      const { parties, rules } =
+      const read =
         kept !== undefined && kept.version === version ? kept : await this.callParties(requesterId, workerHandle);
-      const requester = parties.find((identity) => identity.id === requesterId);
-      const worker = parties.find((identity) => identity.agentHandle === workerHandle);
+      const { requester, worker } = partiesOf(read, requesterId, workerHandle);
       if (!requester || !worker || !isServable(worker)) return null;
-      const decision = decide(requester, worker, standingDenial(requester, worker) ? [] : rules);
+      const decision = decide(requester, worker, standingDenial(requester, worker) ? [] : read.rules);
       return { requester, worker, decision: await this.conclude(span, requester, worker, decision) };
     });
   }
@@ -168,20 +167,17 @@ export class AdmissionService {
    * the calls that arrive together. Null when a party's row is gone.
    */
   async recheck(requesterId: string, workerHandle: string): Promise<AdmissionDecision<ContactRule> | null> {
-    const { parties, rules } = await this.callParties(requesterId, workerHandle);
-    const requester = parties.find((identity) => identity.id === requesterId);
-    const worker = parties.find((identity) => identity.agentHandle === workerHandle);
-    return requester && worker ? this.decide(requester, worker, rules) : null;
+    const read = await this.callParties(requesterId, workerHandle);
+    const { requester, worker } = partiesOf(read, requesterId, workerHandle);
+    return requester && worker ? this.decide(requester, worker, read.rules) : null;
   }
 
   /** The pair's parties and rules, read now (coalesced), and kept at their version when both parties were found. */
   private async callParties(requesterId: string, workerHandle: string): Promise<CallParties> {
     const read = (await this.calls.find({ requesterId, workerHandle }))!;
-    const found =
-      read.parties.some((identity) => identity.id === requesterId) &&
-      read.parties.some((identity) => identity.agentHandle === workerHandle);
+    const { requester, worker } = partiesOf(read, requesterId, workerHandle);
     const key = pairKey(requesterId, workerHandle);
-    if (found && read.version !== null) {
+    if (requester && worker && read.version !== null) {
       this.kept.delete(key); // re-inserted last: the oldest pairs go first
       this.kept.set(key, read);
       if (this.kept.size > KEPT_PAIRS) this.kept.delete(this.kept.keys().next().value!);
@@ -230,3 +226,15 @@ function effectiveViews(
 }
 
 const pairKey = (requesterId: string, workerHandle: string) => `${requesterId} ${workerHandle}`;
+
+/** The caller (by id) and the worker (by handle) among a read's parties; either may be missing. */
+function partiesOf(
+  read: CallParties,
+  requesterId: string,
+  workerHandle: string,
+): { requester: Identity | undefined; worker: Identity | undefined } {
+  return {
+    requester: read.parties.find((identity) => identity.id === requesterId),
+    worker: read.parties.find((identity) => identity.agentHandle === workerHandle),
+  };
+}
