@@ -59,6 +59,32 @@ describe('sql', () => {
     expect(sql`SELECT * FROM ${sql.rows('r', columns, [])}`.text).toContain('unnest(');
   });
 
+  it('rows(): the same columns under another alias or count write their own text', () => {
+    const columns = [
+      ['id', 'uuid'],
+      ['n', 'int'],
+    ] as const;
+    const one = sql.rows('a', columns, [['x', 1]]);
+    const again = sql.rows('b', columns, [['y', 2]]);
+    const two = sql.rows('a', columns, [
+      ['x', 1],
+      ['z', 3],
+    ]);
+    expect(sql`${one}`.text).toBe('(VALUES ($1::uuid, $2::int, 1::bigint)) AS a(id, n, ord)');
+    expect(sql`${again}`.text).toBe('(VALUES ($1::uuid, $2::int, 1::bigint)) AS b(id, n, ord)');
+    expect(sql`${two}`.values).toEqual(['x', 1, 'z', 3]);
+    expect(sql`${sql.rows('a', columns, [['w', 4]])}`.values).toEqual(['w', 4]);
+  });
+
+  it('a fragment spliced twice, or into two statements, gets its parameters numbered in each place', () => {
+    const near = sql`abs(x - ${5}) < ${1}`;
+    const q = sql`SELECT 1 FROM t WHERE ${near} OR (${near} AND y = ${'y'})`;
+    expect(q.text).toBe('SELECT 1 FROM t WHERE abs(x - $1) < $2 OR (abs(x - $3) < $4 AND y = $5)');
+    expect(q.values).toEqual([5, 1, 5, 1, 'y']);
+    expect(sql`SELECT ${near}`.text).toBe('SELECT abs(x - $1) < $2');
+    expect(near.text).toBe('abs(x - $1) < $2');
+  });
+
   it('arrayLiteral(): every element quoted, quotes and backslashes escaped, NULL for null, times in UTC', () => {
     expect(arrayLiteral(['plain', 'say "hi"', 'C:\\dir', null, undefined, '', 'a,b {c}', 7, true])).toBe(
       '{"plain","say \\"hi\\"","C:\\\\dir",NULL,NULL,"","a,b {c}","7","true"}',

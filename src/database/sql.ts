@@ -11,45 +11,66 @@
  * test/architecture/sql-placement.spec.ts.
  */
 export class Sql {
-  /** Literal text between parameters, one more than `values`. */
+  /** Literal text around `parts`, one more than them. */
   private constructor(
     private readonly strings: readonly string[],
-    readonly values: readonly unknown[],
+    /** Each a value (a parameter) or a fragment spliced in; flattened once, when the statement is run. */
+    private readonly parts: readonly unknown[],
     /** Planned for its values on every run (sql.plannedPerRun), never kept as a generic plan. */
-    readonly plannedPerRun = false,
+    readonly plannedPerRun: boolean,
   ) {}
 
+  /**
+   * A fragment keeps its parts as given: composing is a constant cost however large
+   * they are, and the statement's text and values are written out once, in one walk,
+   * when it runs (a send's statement is a fragment of fragments five deep, 74 values).
+   */
   static of(strings: readonly string[], parts: readonly unknown[], plannedPerRun = false): Sql {
-    const texts: string[] = [strings[0]];
-    const values: unknown[] = [];
-    parts.forEach((part, index) => {
-      const next = strings[index + 1];
-      if (part instanceof Sql) {
-        plannedPerRun ||= part.plannedPerRun;
-        texts[texts.length - 1] += part.strings[0];
-        for (let i = 0; i < part.values.length; i++) {
-          values.push(part.values[i]);
-          texts.push(part.strings[i + 1]);
-        }
-        texts[texts.length - 1] += next;
-      } else {
-        values.push(part);
-        texts.push(next);
-      }
-    });
-    return new Sql(texts, values, plannedPerRun);
+    for (let i = 0; i < parts.length && !plannedPerRun; i++) {
+      const part = parts[i];
+      plannedPerRun = part instanceof Sql && part.plannedPerRun;
+    }
+    return new Sql(strings, parts, plannedPerRun);
   }
 
-  private built?: string;
+  private flat?: { text: string; values: unknown[] };
 
-  /** The statement's text with `$n` placeholders, as the driver takes it (built once). */
+  /** The statement's text with `$n` placeholders, as the driver takes it (written once). */
   get text(): string {
-    this.built ??= this.strings.reduce((text, part, index) => `${text}$${index}${part}`);
-    return this.built;
+    return this.flatten().text;
+  }
+
+  /** Its parameters, in the order of their placeholders. */
+  get values(): readonly unknown[] {
+    return this.flatten().values;
   }
 
   get isEmpty(): boolean {
-    return this.values.length === 0 && this.strings.every((part) => part.trim() === '');
+    return (
+      this.parts.every((part) => part instanceof Sql && part.isEmpty) &&
+      this.strings.every((text) => text.trim() === '')
+    );
+  }
+
+  private flatten(): { text: string; values: unknown[] } {
+    if (!this.flat) {
+      const pieces: string[] = [];
+      const values: unknown[] = [];
+      this.writeInto(pieces, values);
+      this.flat = { text: pieces.join(''), values };
+    }
+    return this.flat;
+  }
+
+  private writeInto(pieces: string[], values: unknown[]): void {
+    const { strings, parts } = this;
+    pieces.push(strings[0]);
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i];
+      if (part instanceof Sql) part.writeInto(pieces, values);
+      else pieces.push(`$${values.push(part)}`);
+      pieces.push(strings[i + 1]);
+    }
   }
 }
 
@@ -104,34 +125,48 @@ const VALUES_UP_TO = 4;
  * column (as many parameters whatever the count; planned each time, as the count is
  * only known then).
  */
-sql.rows = (
-  alias: string,
-  columns: ReadonlyArray<readonly [name: string, type: string]>,
-  rows: ReadonlyArray<readonly unknown[]>,
-): Sql => {
+sql.rows = (alias: string, columns: Columns, rows: ReadonlyArray<readonly unknown[]>): Sql => {
+  if (rows.length > 0 && rows.length <= VALUES_UP_TO) {
+    const values: unknown[] = [];
+    for (const row of rows) for (let c = 0; c < columns.length; c++) values.push(row[c]);
+    return Sql.of(rowsText(alias, columns, rows.length), values);
+  }
+  return Sql.of(
+    rowsText(alias, columns, 0),
+    columns.map((_, c) => arrayLiteral(rows.map((row) => row[c]))),
+  );
+};
+
+type Columns = ReadonlyArray<readonly [name: string, type: string]>;
+
+/**
+ * sql.rows' text between its values — for `count` rows a VALUES list, for 0 the
+ * unnest — written once for each alias and count of a column list (WriteShape's are
+ * declared once), so a send's rows cost only their values.
+ */
+function rowsText(alias: string, columns: Columns, count: number): readonly string[] {
+  let byAlias = rowsTexts.get(columns);
+  if (!byAlias) rowsTexts.set(columns, (byAlias = new Map()));
+  const key = `${alias} ${count}`;
+  const known = byAlias.get(key);
+  if (known) return known;
   const names = `${alias}(${[...columns.map(([name]) => name), 'ord'].join(', ')})`;
   const last = columns.length - 1;
-  // The text written straight between the values: a fragment a value would cost
-  // objects by the dozen for each row of a send.
-  if (rows.length > 0 && rows.length <= VALUES_UP_TO) {
-    const strings = ['(VALUES ('];
-    const values: unknown[] = [];
-    rows.forEach((row, r) =>
-      columns.forEach(([, type], c) => {
-        values.push(row[c]);
-        const end = r < rows.length - 1 ? '), (' : `)) AS ${names}`;
-        strings.push(c < last ? `::${type}, ` : `::${type}, ${r + 1}::bigint${end}`);
-      }),
+  const strings = [count > 0 ? '(VALUES (' : 'unnest('];
+  if (count === 0)
+    columns.forEach(([, type], c) =>
+      strings.push(c < last ? `::${type}[], ` : `::${type}[]) WITH ORDINALITY AS ${names}`),
     );
-    return Sql.of(strings, values);
-  }
-  const strings = ['unnest('];
-  const values = columns.map(([, type], c) => {
-    strings.push(c < last ? `::${type}[], ` : `::${type}[]) WITH ORDINALITY AS ${names}`);
-    return arrayLiteral(rows.map((row) => row[c]));
-  });
-  return Sql.of(strings, values);
-};
+  for (let r = 0; r < count; r++)
+    columns.forEach(([, type], c) => {
+      const end = r < count - 1 ? '), (' : `)) AS ${names}`;
+      strings.push(c < last ? `::${type}, ` : `::${type}, ${r + 1}::bigint${end}`);
+    });
+  byAlias.set(key, strings);
+  return strings;
+}
+
+const rowsTexts = new WeakMap<Columns, Map<string, readonly string[]>>();
 
 const ESCAPED = /[\\"]/;
 
