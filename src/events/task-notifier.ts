@@ -11,8 +11,9 @@ export interface TaskChange {
 /**
  * Wake-ups for whoever waits on a task (blocking sends, SSE streams), across every
  * instance of the service on one database. A notification only says "task X has
- * changed"; listeners re-read the ledger, so order and completeness come from the
- * database, never from the notification. Listeners may therefore be woken more often
+ * changed"; listeners re-read the ledger (or take what their own instance committed
+ * as the ledger hands it to them: TaskWatch.take), so order and completeness never come
+ * from the notification. Listeners may therefore be woken more often
  * than needed (after a reconnect, all of them are), never less.
  */
 export abstract class TaskNotifier {

@@ -378,8 +378,19 @@ export class LedgerService {
 
   /** Waits for changes to a task; see TaskWatch. Close it when done. */
   watch(taskId: string): TaskWatch {
-    return new TaskWatch(this.notifier, taskId);
+    let watches = this.watches.get(taskId);
+    if (!watches) this.watches.set(taskId, (watches = new Set()));
+    const open = watches;
+    const watch = new TaskWatch(this.notifier, taskId, () => {
+      open.delete(watch);
+      if (open.size === 0 && this.watches.get(taskId) === open) this.watches.delete(taskId);
+    });
+    open.add(watch);
+    return watch;
   }
+
+  /** This instance's open watches, by task: handed the events this instance commits (TaskWatch.hand). */
+  private readonly watches = new Map<string, Set<TaskWatch>>();
 
   /**
    * Locks one of the pair's tasks in a ledger transaction, for this module's other
@@ -435,7 +446,12 @@ export class LedgerService {
     const journal = new TaskJournal(tx, this.db, this.repository, row, isNew, async (flushed, entries, unit) => {
       await this.ledgerEvents.emit(unit, flushed.task, entries, flushed.isNew ? flushed.entries[0] : null);
       const change = { taskId: flushed.task.id, seq: flushed.task.seq };
-      afterCommit(tx, () => this.notifier.committed(change));
+      const watches = this.watches.get(change.taskId);
+      const events = watches ? flushed.eventRecords(entries) : [];
+      afterCommit(tx, () => {
+        for (const watch of this.watches.get(change.taskId) ?? []) watch.hand(events);
+        this.notifier.committed(change);
+      });
     });
     beforeCommit(tx, () => journal.flush());
     return journal;

@@ -6,7 +6,7 @@ import type { ArtifactChunk } from './entities/task-event.entity';
 import type { MessageRole } from './entities/task-message.entity';
 import type { StoredPart } from './parts';
 import type { LedgerRepository } from './ledger.repository';
-import type { MessageRecord, TaskRow } from './task-records';
+import type { MessageRecord, TaskEventRecord, TaskRow } from './task-records';
 import { currentTraceId } from '../tracing/tracing';
 import type { TaskState } from './task-state';
 
@@ -22,7 +22,7 @@ export interface NewMessage {
 export type JournalEntry =
   | { kind: 'message'; seq: number; message: MessageRecord; state: TaskState; changesStatus: boolean }
   | { kind: 'status'; seq: number; state: TaskState }
-  | { kind: 'artifact'; seq: number; artifact: ArtifactChunk };
+  | { kind: 'artifact'; seq: number; artifact: ArtifactChunk; state: TaskState };
 
 /** The messages a caller will ask messageRoom about: read with the task's lock (LedgerService.lockTask). */
 export interface RoomAsked {
@@ -210,7 +210,7 @@ export class TaskJournal {
       currentTraceId(),
       this.pending,
     );
-    this.entries.push({ kind: 'artifact', seq: this.task.seq, artifact: recorded });
+    this.entries.push({ kind: 'artifact', seq: this.task.seq, artifact: recorded, state: this.task.state });
   }
 
   /**
@@ -230,6 +230,30 @@ export class TaskJournal {
     await this.repository.saveTask(this.task, this.pending);
     await this.onFlush(this, entries, this.pending);
     this.send();
+  }
+
+  /** `entries` as the task's events, as they are written (and as LedgerRepository.events reads them back). */
+  eventRecords(entries: readonly JournalEntry[]): TaskEventRecord[] {
+    return entries.map((entry) => {
+      const createdAt = this.at;
+      switch (entry.kind) {
+        case 'message': {
+          const kind = entry.changesStatus ? 'status' : 'message';
+          return { seq: entry.seq, kind, state: entry.state, message: entry.message, artifact: null, createdAt };
+        }
+        case 'status':
+          return { seq: entry.seq, kind: 'status', state: entry.state, message: null, artifact: null, createdAt };
+        case 'artifact':
+          return {
+            seq: entry.seq,
+            kind: 'artifact',
+            state: entry.state,
+            message: null,
+            artifact: entry.artifact,
+            createdAt,
+          };
+      }
+    });
   }
 
   /** Another module's write in this transaction, sent with the journal's next statement. */

@@ -1,5 +1,15 @@
 import { LocalTaskNotifier, TaskNotifier } from '../events/task-notifier';
 import { TaskWatch } from './task-watch';
+import type { TaskEventRecord } from './task-records';
+
+const status = (seq: number): TaskEventRecord => ({
+  seq,
+  kind: 'status',
+  state: 'working',
+  message: null,
+  artifact: null,
+  createdAt: new Date(0),
+});
 
 describe('TaskWatch', () => {
   const never = new AbortController().signal;
@@ -77,5 +87,52 @@ describe('TaskWatch', () => {
     notifier.announce('t1', 1);
     expect(watch.announcedThrough).toBe(3);
     watch.close();
+  });
+
+  it('hands over what this instance committed when it is every change since, up to the latest heard of', () => {
+    const notifier = new LocalTaskNotifier();
+    const watch = new TaskWatch(notifier, 't1');
+    watch.hand([status(2), status(3)]);
+    notifier.committed({ taskId: 't1', seq: 3 });
+    expect(watch.take(1)?.map((e) => e.seq)).toEqual([2, 3]);
+    expect(watch.take(3)).toBeNull(); // taken once
+
+    watch.hand([status(4), status(5)]);
+    notifier.committed({ taskId: 't1', seq: 5 });
+    expect(watch.take(4)?.map((e) => e.seq)).toEqual([5]); // what the caller has is skipped
+    watch.close();
+  });
+
+  it('reads instead when a change came from elsewhere, before, between or after what was handed', () => {
+    const notifier = new LocalTaskNotifier();
+    const watch = new TaskWatch(notifier, 't1');
+    watch.hand([status(3)]);
+    notifier.committed({ taskId: 't1', seq: 3 });
+    expect(watch.take(1)).toBeNull(); // seq 2 was committed elsewhere
+
+    watch.hand([status(4)]);
+    watch.hand([status(6)]); // 5 elsewhere: the run starts again at 6
+    notifier.committed({ taskId: 't1', seq: 6 });
+    expect(watch.take(3)).toBeNull();
+
+    watch.hand([status(7)]);
+    notifier.committed({ taskId: 't1', seq: 8 }); // heard of 8, committed elsewhere
+    expect(watch.take(6)).toBeNull();
+
+    watch.hand([status(9)]);
+    notifier.committed({ taskId: 't1', seq: Number.POSITIVE_INFINITY }); // some change, unknown which
+    expect(watch.take(8)).toBeNull();
+    watch.close();
+  });
+
+  it('keeps no more than a page; a closed watch keeps nothing', () => {
+    const notifier = new LocalTaskNotifier();
+    const watch = new TaskWatch(notifier, 't1');
+    watch.hand(Array.from({ length: 101 }, (_, i) => status(i + 2)));
+    notifier.committed({ taskId: 't1', seq: 102 });
+    expect(watch.take(1)).toBeNull();
+    watch.hand([status(103)]);
+    watch.close();
+    expect(watch.take(102)).toBeNull();
   });
 });

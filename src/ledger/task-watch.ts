@@ -1,22 +1,37 @@
 import type { TaskNotifier } from '../events/task-notifier';
+import type { TaskEventRecord } from './task-records';
+
+/** At most this many events wait in a watch to be taken (`hand`); a longer run is read from the ledger. */
+const MAX_HANDED = 100;
 
 /**
  * Waits for changes to one task. Subscribe first, then read the ledger, then wait:
  * a change committed between the read and the wait is not lost, because the
  * wake-up is remembered until the next `changed()`. Wake-ups coalesce. Changes the
  * caller knows already (`known`) do not wake it.
+ *
+ * The events this instance commits to the task are also handed to its watches
+ * (`hand`, LedgerService), so a watcher woken by them takes them from memory instead
+ * of reading them back (`take`) — only when they are every event since the watcher's
+ * last and up to the latest change it has heard of: whatever else was committed
+ * meanwhile (on another instance) is read from the ledger, as before.
  */
 export class TaskWatch {
   /** The latest change announced since the last `changed()` (none: -Infinity). */
   private pending = Number.NEGATIVE_INFINITY;
   private knownSeq = Number.NEGATIVE_INFINITY;
   private announced = Number.NEGATIVE_INFINITY;
+  /** The latest change heard of, announced or not (+Infinity: some change, unknown which). */
+  private heard = Number.NEGATIVE_INFINITY;
+  /** Events this instance committed since they were last taken: consecutive, oldest first. */
+  private handed: TaskEventRecord[] = [];
   private waiter: ((changed: boolean) => void) | null = null;
   private readonly unsubscribe: () => void;
 
   constructor(
     notifier: TaskNotifier,
     readonly taskId: string,
+    private readonly closed: () => void = () => undefined,
   ) {
     this.unsubscribe = notifier.subscribe(taskId, (seq, announced) => this.poke(seq, announced));
   }
@@ -55,7 +70,32 @@ export class TaskWatch {
 
   close(): void {
     this.unsubscribe();
+    this.closed();
+    this.handed = [];
     this.waiter?.(false);
+  }
+
+  /** Events this instance has just committed to the task, in order (LedgerService, after the commit). */
+  hand(events: readonly TaskEventRecord[]): void {
+    if (events.length === 0) return;
+    const last = this.handed.at(-1);
+    if (last && events[0].seq !== last.seq + 1) this.handed = [];
+    this.handed.push(...events);
+    if (this.handed.length > MAX_HANDED) this.handed = [];
+  }
+
+  /**
+   * The events after `seq`, from what was handed, when they are all of them up to the
+   * latest change heard of; null when the ledger must be read instead (some were
+   * committed elsewhere, or which changes there were is not known).
+   */
+  take(seq: number): TaskEventRecord[] | null {
+    const start = this.handed.findIndex((event) => event.seq > seq);
+    const events = start < 0 ? [] : this.handed.slice(start);
+    this.handed = [];
+    const last = events.at(-1);
+    if (!last || events[0].seq !== seq + 1 || last.seq < this.heard) return null;
+    return events;
   }
 
   /** The task as the caller holds it is at `seq`: a change up to it is no news. */
@@ -64,6 +104,7 @@ export class TaskWatch {
   }
 
   private poke(seq: number, announced: boolean): void {
+    this.heard = Math.max(this.heard, seq);
     if (announced) this.announced = Math.max(this.announced, seq);
     if (seq <= this.knownSeq) return;
     if (this.waiter) this.waiter(true);

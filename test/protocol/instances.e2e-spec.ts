@@ -1,3 +1,5 @@
+import { TaskNotifier } from '../../src/events/task-notifier';
+import { LedgerService } from '../../src/ledger/ledger.service';
 import { startApp, type TestApp } from '../support/app';
 import { agentPair, openStream, reply, rpc, startBlocking, submitTask, v03Message, type Agent } from '../support/a2a';
 
@@ -35,6 +37,65 @@ describe('two instances on one database', () => {
     });
     await reply(b, task.id, worker.key, { state: 'completed' }).expect(200);
     expect((await stream.rest()).map((e) => e.result.status.state)).toEqual(['completed']);
+  });
+
+  it('a stream takes what its own instance committed as it was written, and reads what the other committed', async () => {
+    // A's wake-ups wait until a reply has been answered and its change announced to A, so that
+    // A's own commit has handed its events to A's watches first (it always has by its answer).
+    const notifier = a.app.get(TaskNotifier) as unknown as { wake: (key: string, ...rest: unknown[]) => void };
+    const wake = notifier.wake.bind(notifier);
+    const held: Array<Parameters<typeof wake>> = [];
+    notifier.wake = (...args) => void held.push(args);
+    const release = () => held.splice(0).forEach((args) => wake(...args));
+    const announced = async (taskId: string) => {
+      while (!held.some(([key]) => key === taskId)) await new Promise((resolve) => setTimeout(resolve, 5));
+      release();
+    };
+    const reads = jest.spyOn(a.app.get(LedgerService), 'events');
+    const text = (value: string) => ({ parts: [{ kind: 'text', text: value }] });
+    try {
+      const task = await submitTask(a, requester, worker);
+      const stream = await openStream(a.baseUrl, worker.handle, requester.key, 'tasks/resubscribe', { id: task.id });
+      expect((await stream.next())!.body.result).toMatchObject({ id: task.id, status: { state: 'submitted' } });
+
+      await reply(a, task.id, worker.key, { state: 'working', message: text('on A') }).expect(200);
+      await announced(task.id);
+      expect((await stream.next())!.body.result).toMatchObject({
+        kind: 'status-update',
+        status: { state: 'working', message: { role: 'agent', parts: [{ kind: 'text', text: 'on A' }] } },
+      });
+      expect(reads).toHaveBeenCalledTimes(1); // the subscription's catch-up after the task, nothing since
+
+      await reply(b, task.id, worker.key, {
+        artifacts: [{ artifactId: 'r', name: 'r.md', parts: [{ kind: 'text', text: 'B' }] }],
+      }).expect(200);
+      await announced(task.id);
+      expect((await stream.next())!.body.result).toMatchObject({ kind: 'artifact-update', artifact: { name: 'r.md' } });
+      expect(reads).toHaveBeenCalledTimes(2); // committed on B: read
+
+      await reply(a, task.id, worker.key, {
+        artifacts: [{ artifactId: 'r', append: true, lastChunk: true, parts: [{ kind: 'text', text: 'A' }] }],
+        state: 'completed',
+      }).expect(200);
+      await announced(task.id);
+      expect((await stream.rest()).map((e) => e.result)).toEqual([
+        expect.objectContaining({
+          kind: 'artifact-update',
+          append: true,
+          artifact: { artifactId: 'r', name: 'r.md', parts: [{ kind: 'text', text: 'A' }] },
+        }),
+        expect.objectContaining({
+          kind: 'status-update',
+          final: true,
+          status: expect.objectContaining({ state: 'completed' }),
+        }),
+      ]);
+      expect(reads).toHaveBeenCalledTimes(2);
+    } finally {
+      notifier.wake = wake;
+      release();
+      reads.mockRestore();
+    }
   });
 
   it('a reply through A wakes a blocking send held by B', async () => {
