@@ -191,10 +191,10 @@ function errorMapper(version: A2AVersion): (error: unknown) => RpcError {
     : LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError;
 }
 
+/** The headers of an SSE answer; they go out with its first event, in one write (each event is ready when this is called). */
 function openSse(res: Response): void {
   res.status(200);
   for (const [name, value] of Object.entries(SSE_HEADERS)) res.setHeader(name, value);
-  res.flushHeaders();
 }
 
 /** v0.3 `tasks/resubscribe` answers as SSE whatever happens, as the SDK's JSON-RPC router does. */
