@@ -115,6 +115,12 @@ export function rulesBetween(requester: PartyTerms, worker: PartyTerms): Sql {
 }
 
 /** Admission's tables: contact_rules and admission_decisions. */
+/** The calls `callParties` is asked about (its `sql.rows`, declared once). */
+const ASKED_COLUMNS = [
+  ['requester_id', 'uuid'],
+  ['worker_handle', 'text'],
+] as const;
+
 @Injectable()
 export class AdmissionRepository {
   constructor(private readonly db: Database) {}
@@ -159,10 +165,7 @@ export class AdmissionRepository {
       sql`WITH asked AS (
             SELECT * FROM ${sql.rows(
               'a',
-              [
-                ['requester_id', 'uuid'],
-                ['worker_handle', 'text'],
-              ],
+              ASKED_COLUMNS,
               calls.map((c) => [c.requesterId, c.workerHandle]),
             )}),
           pairs AS (

@@ -659,10 +659,7 @@ export class LedgerRepository {
         WITH t AS (
           SELECT * FROM ${sql.rows(
             't',
-            [
-              ['task_id', 'uuid'],
-              ['status_id', 'uuid'],
-            ],
+            HYDRATED_COLUMNS,
             rows.map((row) => [row.id, row.status_message_id]),
           )})
         ${partsOf(options)}`,
@@ -901,6 +898,12 @@ export class LedgerRepository {
 function ofPair(pair: TaskPair): Sql {
   return sql`t.requester_identity_id = ${pair.requester.id} AND t.worker_identity_id = ${pair.worker.id}`;
 }
+
+/** The tasks `hydrate` reads the parts of (its `sql.rows`, declared once). */
+const HYDRATED_COLUMNS = [
+  ['task_id', 'uuid'],
+  ['status_id', 'uuid'],
+] as const;
 
 /**
  * `tasks t` narrowed to the task with this id through the primary key, for conditions

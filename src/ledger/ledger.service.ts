@@ -446,10 +446,12 @@ export class LedgerService {
     const journal = new TaskJournal(tx, this.db, this.repository, row, isNew, async (flushed, entries, unit) => {
       await this.ledgerEvents.emit(unit, flushed.task, entries, flushed.isNew ? flushed.entries[0] : null);
       const change = { taskId: flushed.task.id, seq: flushed.task.seq };
-      const watches = this.watches.get(change.taskId);
-      const events = watches ? flushed.eventRecords(entries) : [];
+      // The watches open now, and so subscribed before the commit (a later one may not hear of what follows it).
+      const watches = [...(this.watches.get(change.taskId) ?? [])];
+      const events = watches.length > 0 ? flushed.eventRecords(entries) : [];
       afterCommit(tx, () => {
-        for (const watch of this.watches.get(change.taskId) ?? []) watch.hand(events);
+        const open = this.watches.get(change.taskId);
+        for (const watch of watches) if (open?.has(watch)) watch.hand(events);
         this.notifier.committed(change);
       });
     });

@@ -77,7 +77,7 @@ export class TaskWatch {
 
   /** Events this instance has just committed to the task, in order (LedgerService, after the commit). */
   hand(events: readonly TaskEventRecord[]): void {
-    if (events.length === 0) return;
+    if (events.length === 0 || events[events.length - 1].seq <= this.knownSeq) return; // read already
     const last = this.handed.at(-1);
     if (last && events[0].seq !== last.seq + 1) this.handed = [];
     this.handed.push(...events);

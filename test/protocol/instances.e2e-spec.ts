@@ -47,8 +47,10 @@ describe('two instances on one database', () => {
     const held: Array<Parameters<typeof wake>> = [];
     notifier.wake = (...args) => void held.push(args);
     const release = () => held.splice(0).forEach((args) => wake(...args));
+    // The reply's own announcement (not the late wake-up of an earlier commit of A's: task-notifier.ts).
     const announced = async (taskId: string) => {
-      while (!held.some(([key]) => key === taskId)) await new Promise((resolve) => setTimeout(resolve, 5));
+      while (!held.some(([key, , channel]) => key === taskId && channel === true))
+        await new Promise((resolve) => setTimeout(resolve, 5));
       release();
     };
     const reads = jest.spyOn(a.app.get(LedgerService), 'events');
