@@ -114,13 +114,13 @@ export function rulesBetween(requester: PartyTerms, worker: PartyTerms): Sql {
          AND direction IN ('inbound', 'both')`;
 }
 
-/** Admission's tables: contact_rules and admission_decisions. */
 /** The calls `callParties` is asked about (its `sql.rows`, declared once). */
 const ASKED_COLUMNS = [
   ['requester_id', 'uuid'],
   ['worker_handle', 'text'],
 ] as const;
 
+/** Admission's tables: contact_rules and admission_decisions. */
 @Injectable()
 export class AdmissionRepository {
   constructor(private readonly db: Database) {}

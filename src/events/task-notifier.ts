@@ -1,5 +1,6 @@
 import { OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
+import { KeyedSets } from '../common/keyed-sets';
 import { PgListener } from '../database/pg-listener';
 
 /** A task changed; its events up to `seq` are committed. */
@@ -17,7 +18,7 @@ export interface TaskChange {
  * than needed (after a reconnect, all of them are), never less.
  */
 export abstract class TaskNotifier {
-  private readonly listeners = new Map<string, Set<TaskListener>>();
+  private readonly listeners = new KeyedSets<string, TaskListener>();
 
   /**
    * Called once the transaction that made the change has committed. (Inside it, the
@@ -46,21 +47,12 @@ export abstract class TaskNotifier {
    * unsubscribe.
    */
   subscribe(taskId: string, listener: TaskListener): () => void {
-    let set = this.listeners.get(taskId);
-    if (!set) this.listeners.set(taskId, (set = new Set()));
-    set.add(listener);
-    return () => {
-      set.delete(listener);
-      if (set.size === 0 && this.listeners.get(taskId) === set) this.listeners.delete(taskId);
-    };
+    return this.listeners.add(taskId, listener);
   }
 
   /** How many listeners are waiting (on one task, or on all): shows that streams clean up after themselves. */
   listenerCount(taskId?: string): number {
-    if (taskId !== undefined) return this.listeners.get(taskId)?.size ?? 0;
-    let count = 0;
-    for (const set of this.listeners.values()) count += set.size;
-    return count;
+    return this.listeners.count(taskId);
   }
 
   protected isWatched(taskId: string): boolean {
@@ -68,11 +60,11 @@ export abstract class TaskNotifier {
   }
 
   protected wake(taskId: string, seq = Number.POSITIVE_INFINITY, announced = false): void {
-    for (const listener of [...(this.listeners.get(taskId) ?? [])]) listener(seq, announced);
+    for (const listener of this.listeners.get(taskId)) listener(seq, announced);
   }
 
   protected wakeAll(): void {
-    for (const taskId of [...this.listeners.keys()]) this.wake(taskId);
+    for (const taskId of this.listeners.keys()) this.wake(taskId);
   }
 }
 

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, conflict, notFound } from '../common/app-error';
 import { creationPosition, Keyset } from '../common/pagination';
+import { KeyedSets } from '../common/keyed-sets';
 import { isUuid } from '../common/parse-id.pipe';
 import { Database, type Tx } from '../database/database';
 import { newRowId } from '../database/row-id';
@@ -378,19 +379,13 @@ export class LedgerService {
 
   /** Waits for changes to a task; see TaskWatch. Close it when done. */
   watch(taskId: string): TaskWatch {
-    let watches = this.watches.get(taskId);
-    if (!watches) this.watches.set(taskId, (watches = new Set()));
-    const open = watches;
-    const watch = new TaskWatch(this.notifier, taskId, () => {
-      open.delete(watch);
-      if (open.size === 0 && this.watches.get(taskId) === open) this.watches.delete(taskId);
-    });
-    open.add(watch);
+    const watch = new TaskWatch(this.notifier, taskId, () => forget());
+    const forget = this.watches.add(taskId, watch);
     return watch;
   }
 
   /** This instance's open watches, by task: handed the events this instance commits (TaskWatch.hand). */
-  private readonly watches = new Map<string, Set<TaskWatch>>();
+  private readonly watches = new KeyedSets<string, TaskWatch>();
 
   /**
    * Locks one of the pair's tasks in a ledger transaction, for this module's other
@@ -447,11 +442,10 @@ export class LedgerService {
       await this.ledgerEvents.emit(unit, flushed.task, entries, flushed.isNew ? flushed.entries[0] : null);
       const change = { taskId: flushed.task.id, seq: flushed.task.seq };
       // The watches open now, and so subscribed before the commit (a later one may not hear of what follows it).
-      const watches = [...(this.watches.get(change.taskId) ?? [])];
+      const watches = this.watches.get(change.taskId);
       const events = watches.length > 0 ? flushed.eventRecords(entries) : [];
       afterCommit(tx, () => {
-        const open = this.watches.get(change.taskId);
-        for (const watch of watches) if (open?.has(watch)) watch.hand(events);
+        for (const watch of watches) if (this.watches.has(change.taskId, watch)) watch.hand(events);
         this.notifier.committed(change);
       });
     });

@@ -110,6 +110,23 @@ describe("admission's version: a pair read at the current version is not read ag
     expect(reads()).toBe(1);
   });
 
+  it('a denial answered from a kept read is recorded for the administrators all the same (CONTRACT §6)', async () => {
+    const pair = await agentPair(t);
+    await t.http().post('/api/v1/contact-rules').set(bearer(pair.acme)).send(blockRule(pair)).expect(201);
+    const recorded = async () =>
+      (
+        (await t.db.query(
+          `SELECT count(*)::int AS n FROM admission_decisions WHERE requester_id = $1 AND worker_id = $2 AND reason = 'blocked_by_worker'`,
+          [pair.requester.id, pair.worker.id],
+        )) as Array<{ n: number }>
+      )[0].n;
+    await send(t, pair).expect(403);
+    const reads = partiesReads(t, pair.requester.key);
+    await send(t, pair).expect(403);
+    expect(reads()).toBe(0); // the pair as kept
+    expect(await recorded()).toBe(2);
+  });
+
   it('a worker disabled by a hand-written UPDATE is heeded at the next call', async () => {
     const pair = await agentPair(t);
     await send(t, pair).expect(200);
