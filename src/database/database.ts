@@ -217,13 +217,31 @@ export class Database {
    */
   send(batch: WriteBatch, tx: Tx): void {
     if (batch.isEmpty) return;
+    this.handOver(tx, batch.statement(), (result) =>
+      batch.settle(result.rows as TaggedRow[], (hook) => afterCommit(tx, hook)),
+    );
+  }
+
+  /**
+   * A statement the transaction goes on only if it succeeds — a check that raises when
+   * what it checks does not hold — sent as Database.send sends a batch: together with
+   * the transaction's next statement, ahead of it, in the same round trip. Its rows are
+   * not read; should it fail, so does the statement it went with, and the transaction
+   * (with its error: the caller may look for it).
+   */
+  expect(check: Sql, tx: Tx): void {
+    this.handOver(tx, check, () => undefined);
+  }
+
+  /** A statement that goes with the transaction's next one (send, expect); its failure is that statement's. */
+  private handOver(tx: Tx, query: Sql, answered: Queued['answered']): void {
     this.accepting(tx);
-    const write: Queued = {
-      statement: statementOf(batch.statement()),
-      answered: (result) => batch.settle(result.rows as TaggedRow[], (hook) => afterCommit(tx, hook)),
+    const queued: Queued = {
+      statement: statementOf(query),
+      answered,
       failed: () => undefined, // the statement it went with fails too
     };
-    (tx.asked.length > 0 ? tx.asked : tx.waiting).push(write);
+    (tx.asked.length > 0 ? tx.asked : tx.waiting).push(queued);
   }
 
   /** Whether the database answers (readiness); throws when it does not. */

@@ -12,3 +12,13 @@ export function brokenConstraint(error: unknown): string | null {
   const driver = (error as { driverError?: DriverError }).driverError ?? (error as DriverError);
   return /^23/.test(driver.code ?? '') ? (driver.constraint ?? null) : null;
 }
+
+/**
+ * Whether a statement failed with serialization_failure (40001): under READ COMMITTED,
+ * only a check that raises it (a2a_lock_task_at: the task moved on) — run it again.
+ */
+export function isSerializationFailure(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const driver = (error as { driverError?: DriverError }).driverError ?? (error as DriverError);
+  return driver.code === '40001';
+}

@@ -249,6 +249,17 @@ export class LedgerRepository {
     );
   }
 
+  /**
+   * Locks a task as lockTask does, if it is still at event `seq`, without reading it:
+   * sent ahead of the transaction's next statement, in its round trip (Database.expect).
+   * Otherwise the transaction fails there, with a serialization failure
+   * (a2a_lock_task_at; isSerializationFailure).
+   */
+  @GenerateSql({ params: [U, 3] })
+  lockTaskAt(taskId: string, seq: number, tx: Tx): void {
+    this.db.expect(sql`SELECT a2a_lock_task_at(${taskId}::uuid, ${seq}::int)`, tx);
+  }
+
   /** How many of the pair's tasks match the filter (ListTasks' totalSize). */
   @GenerateSql({ params: [PAIR, { contextId: U, state: 'working', statusAfter: DummyValue.DATE }] })
   async countPairTasks(pair: TaskPair, filter: PairTaskFilter): Promise<number> {

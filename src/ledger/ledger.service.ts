@@ -6,7 +6,7 @@ import { KeyedSets } from '../common/keyed-sets';
 import { isUuid } from '../common/parse-id.pipe';
 import { Database, type Tx } from '../database/database';
 import { newRowId } from '../database/row-id';
-import { brokenConstraint } from '../database/errors';
+import { brokenConstraint, isSerializationFailure } from '../database/errors';
 import { afterCommit, beforeCommit } from '../database/unit-of-work';
 import type { WriteBatch } from '../database/write-batch';
 import { currentTraceId } from '../tracing/tracing';
@@ -18,6 +18,7 @@ import type { HydrateOptions, MessageRecord, Participant, TaskEventRecord, TaskR
 import type { ArtifactChunk } from './entities/task-event.entity';
 import { transition, type ReplyState, type TaskState } from './task-state';
 import { TaskWatch } from './task-watch';
+import { RememberedTasks, type RememberedTask } from './remembered-tasks';
 
 /** The two identities a protocol call is about: the caller and the handle's identity. */
 export interface TaskPair {
@@ -71,6 +72,9 @@ export interface UpstreamApplied {
   terminal: boolean;
   refused: ReplyState[];
 }
+
+/** How many tasks an instance remembers as it last committed them (LedgerService.remembered): ~1 KB each. */
+const REMEMBERED_TASKS = 10_000;
 
 /** How many upstream updates one transaction takes at most, so a chatty stream never holds the task's lock for long. */
 const UPSTREAM_UPDATES_PER_TRANSACTION = 64;
@@ -157,7 +161,10 @@ export class LedgerService {
         const newContext = input.contextId === undefined;
         await this.repository.queueNewTask(batch, row, message, message.messageId, newContext, currentTraceId());
         await this.ledgerEvents.emit(batch, row, [creation], creation);
-        afterCommit(batch, () => this.notifier.committed({ taskId: row.id, seq: row.seq }));
+        afterCommit(batch, () => {
+          this.remembered.remember(row, 1);
+          this.notifier.committed({ taskId: row.id, seq: row.seq });
+        });
         await also?.(batch, row.id);
       });
     } catch (error) {
@@ -387,6 +394,49 @@ export class LedgerService {
   /** This instance's open watches, by task: handed the events this instance commits (TaskWatch.hand). */
   private readonly watches = new KeyedSets<string, TaskWatch>();
 
+  /** The tasks this instance committed last, as it left them (RememberedTasks). */
+  private readonly remembered = new RememberedTasks(REMEMBERED_TASKS);
+
+  /**
+   * Runs `work` on one task in a ledger transaction, with its journal — the task
+   * locked, `room` read with the lock, as lockTask does — or null when there is no such
+   * task (the caller decides who may change it). When this instance remembers the task
+   * as it last committed it and `mayRemember` accepts that (say, a reply the task as
+   * remembered allows), the transaction does not read it first: its lock goes ahead of
+   * the writes, in their round trip, and holds only if the task is still at the event
+   * remembered (LedgerRepository.lockTaskAt). Should it have moved on, that transaction
+   * fails before any of its writes, what was remembered is forgotten, and `work` runs
+   * again with lockTask. `room` from memory needs the message count remembered, and
+   * messages of new ids (just chosen: the task cannot hold them yet).
+   */
+  async writeTask<T>(
+    taskId: string,
+    room: RoomAsked | undefined,
+    mayRemember: (task: RememberedTask) => boolean,
+    work: (tx: Tx, journal: TaskJournal | null) => Promise<T>,
+  ): Promise<T> {
+    const task = this.remembered.recall(taskId);
+    if (task && (!room || task.messages !== null) && mayRemember(task)) {
+      try {
+        return await this.write((tx) => work(tx, this.lockRemembered(tx, task, room)));
+      } catch (error) {
+        if (!isSerializationFailure(error)) throw error;
+        this.remembered.forget(taskId);
+      }
+    }
+    return this.write(async (tx) => work(tx, await this.lockTask(tx, taskId, room)));
+  }
+
+  /** The journal of a task as remembered, its lock checking that it still is (writeTask). */
+  private lockRemembered(tx: Tx, task: RememberedTask, room: RoomAsked | undefined): TaskJournal {
+    this.repository.lockTaskAt(task.row.id, task.row.seq, tx);
+    const journal = this.open(tx, task.row, false);
+    // The count remembered goes on to what this transaction leaves, asked about or not.
+    const asked = room ?? { role: 'agent', messageIds: [], max: this.config.ledgerMaxMessagesPerTask };
+    if (task.messages !== null) journal.knowRoom(asked, { held: [], count: task.messages });
+    return journal;
+  }
+
   /**
    * Locks one of the pair's tasks in a ledger transaction, for this module's other
    * writers. With `room`, the journal's messageRoom for those messages is read with
@@ -441,10 +491,13 @@ export class LedgerService {
     const journal = new TaskJournal(tx, this.db, this.repository, row, isNew, async (flushed, entries, unit) => {
       await this.ledgerEvents.emit(unit, flushed.task, entries, flushed.isNew ? flushed.entries[0] : null);
       const change = { taskId: flushed.task.id, seq: flushed.task.seq };
+      const row = { ...flushed.task };
+      const messages = flushed.messageCount;
       // The watches open now, and so subscribed before the commit (a later one may not hear of what follows it).
       const watches = this.watches.get(change.taskId);
       const events = watches.length > 0 ? flushed.eventRecords(entries) : [];
       afterCommit(tx, () => {
+        this.remembered.remember(row, messages);
         for (const watch of watches) if (this.watches.has(change.taskId, watch)) watch.hand(events);
         this.notifier.committed(change);
       });

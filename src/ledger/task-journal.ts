@@ -78,6 +78,16 @@ export class TaskJournal {
   }
 
   /**
+   * How many messages the task holds, when this journal knows it exactly: read by
+   * messageRoom (below its `max`), or — for a task this transaction created — the
+   * messages written since; null otherwise.
+   */
+  get messageCount(): number | null {
+    if (this.room) return this.room.count < this.room.max ? this.room.count : null;
+    return this.isNew ? this.entries.filter((entry) => entry.kind === 'message').length : null;
+  }
+
+  /**
    * Whether the task holds a message with that A2A messageId from that role already,
    * and a `requireRoom` that refuses one more message once the task holds `max`
    * (LEDGER_MAX_MESSAGES_PER_TASK; call it once the message is known to be written) —

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { notVisible, requireAccess, sideOf, type Resource } from '../auth/access';
+import { canAccess, notVisible, requireAccess, sideOf, type Resource } from '../auth/access';
 import type { ConsolePrincipal, KeyPrincipal, Principal } from '../common/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, conflict, type FieldError } from '../common/app-error';
 import { creationPosition, keyset, type PageQuery } from '../common/pagination';
-import { AtCommit, type Tx } from '../database/database';
+import { AtCommit } from '../database/database';
 import type { ArtifactChunk } from './entities/task-event.entity';
 import type { HistoryQuery, ListContextsQuery, ListTasksQuery } from './dto/list-tasks.query';
 import type { ReplyDto } from './dto/reply.dto';
@@ -22,7 +22,8 @@ import {
 import { LedgerRepository, MESSAGES_NEWEST_FIRST } from './ledger.repository';
 import { LedgerService } from './ledger.service';
 import { parsePart, type StoredPart } from './parts';
-import type { NewMessage, RoomAsked, TaskJournal } from './task-journal';
+import type { NewMessage } from './task-journal';
+import type { RememberedTask } from './remembered-tasks';
 import type { HydrateOptions, ParticipantRow, TaskRecord } from './task-records';
 import { transition } from './task-state';
 
@@ -135,8 +136,23 @@ export class TasksService {
         { field: 'state', message: 'state, message or artifacts is required' },
       ]);
     }
-    const outcome = await this.ledger.write(
-      async (tx): Promise<{ view: TaskView } | { later: Promise<TaskRecord[]> }> => {
+    const max = this.config.ledgerMaxMessagesPerTask;
+    const room = message ? { role: 'agent' as const, messageIds: [message.messageId], max } : undefined;
+    const to = dto.state ?? null;
+    // Without reading the task first when this instance remembers it and the reply is
+    // allowed by what it remembers (LedgerService.writeTask); not when the answer is kept
+    // for a repeat, nor with artifacts (their sizes are read under the lock anyway).
+    const mayRemember = (task: RememberedTask) =>
+      !idempotencyKey &&
+      artifacts.length === 0 &&
+      (!message || task.messages! < max) &&
+      canAccess(principal, 'task.reply', parties(task.row)) &&
+      transition(task.row.state, { by: 'worker', action: 'reply', to }).ok;
+    const outcome = await this.ledger.writeTask(
+      id,
+      room,
+      mayRemember,
+      async (tx, found): Promise<{ view: TaskView } | { later: Promise<TaskRecord[]> }> => {
         const scope = `task_reply:${principal.kind}:${principal.id}`;
         if (idempotencyKey) {
           const claim = await this.idempotency.claim(
@@ -147,10 +163,10 @@ export class TasksService {
           );
           if (claim.replay) return { view: claim.replay.body as TaskView };
         }
-        const max = this.config.ledgerMaxMessagesPerTask;
-        const room = message ? { role: 'agent' as const, messageIds: [message.messageId], max } : undefined;
-        const journal = await this.lockForWorker(tx, principal, id, room);
-        const next = transition(journal.state, { by: 'worker', action: 'reply', to: dto.state ?? null });
+        // Invisible → 404; visible from the requester's side only → 403.
+        requireAccess(principal, 'task.reply', found ? parties(found.task) : null);
+        const journal = found!;
+        const next = transition(journal.state, { by: 'worker', action: 'reply', to });
         if (!next.ok && next.reason === 'terminal')
           throw conflict('task_terminal', `The task is ${journal.state}; it takes no more replies.`);
         if (!next.ok)
@@ -190,13 +206,6 @@ export class TasksService {
 
   private hydration(historyLength: number, artifacts: boolean): HydrateOptions {
     return { historyLength, artifacts, maxArtifactBytes: this.config.ledgerMaxArtifactBytesPerTask };
-  }
-
-  /** Locks the task for a reply (`room` read alongside): invisible → 404; visible from the requester's side only → 403. */
-  private async lockForWorker(tx: Tx, principal: Principal, id: string, room?: RoomAsked): Promise<TaskJournal> {
-    const journal = await this.ledger.lockTask(tx, id, room);
-    requireAccess(principal, 'task.reply', journal ? parties(journal.task) : null);
-    return journal!;
   }
 
   private newMessage(dto: NonNullable<ReplyDto['message']>): NewMessage {

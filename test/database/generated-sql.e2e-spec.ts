@@ -46,6 +46,10 @@ class RecordingDatabase extends Database {
     if (!batch.isEmpty) this.handedOver.push(batch.statement());
   }
 
+  override expect(check: Sql, _tx: Tx): void {
+    this.handedOver.push(check);
+  }
+
   /** Runs what is still waiting. */
   async drain(): Promise<void> {
     for (let write = this.handedOver.shift(); write; write = this.handedOver.shift()) await this.record(write);

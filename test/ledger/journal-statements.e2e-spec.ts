@@ -5,28 +5,131 @@ import { statementsOf } from '../support/statements';
 /**
  * A task journal's writes wait and go together: a worker's REST reply is the key, then
  * a transaction of the task's lock, one write (event, task row, outbox, notification)
- * and one read of the task's messages and artifacts for the answer — in two round
- * trips after the key, as BEGIN goes with the lock, and the write, the read and
- * COMMIT go together. A stream that
- * starts a task sets its watch before the task is written, so it reads no events
- * until the task changes.
+ * and one read of the task's messages and artifacts for the answer. To a task the
+ * instance remembers as it last committed it, that transaction is one round trip: the
+ * lock (checking the task is still at the event remembered), the write, the read and
+ * COMMIT go together. Otherwise two: BEGIN goes with the lock, which is read first.
+ * A stream that starts a task sets its watch before the task is written, so it reads no
+ * events until the task changes.
  */
 describe('the task journal: writes in one statement', () => {
   let t: TestApp;
+  /** A second instance on the same database: it remembers nothing of t's commits. */
+  let other: TestApp;
   let requester: Agent;
   let worker: Agent;
 
   beforeAll(async () => {
     t = await startApp({ RATE_LIMIT_REST_PER_MINUTE: '100000', RATE_LIMIT_PROTOCOL_PER_MINUTE: '100000' });
+    other = await startApp({ RATE_LIMIT_REST_PER_MINUTE: '100000', RATE_LIMIT_PROTOCOL_PER_MINUTE: '100000' }, t);
     ({ requester, worker } = await agentPair(t));
   });
-  afterAll(() => t.close());
+  afterAll(async () => {
+    await other.close();
+    await t.close();
+  });
 
-  it('a reply: the key; BEGIN with the lock; the write, the read and COMMIT together', async () => {
+  const eventsOf = async (taskId: string) =>
+    (await t.db.query(`SELECT seq, state FROM task_events WHERE task_id = $1 ORDER BY seq`, [taskId])).map(
+      (e: { seq: number; state: string }) => [e.seq, e.state],
+    );
+
+  it('a reply to a task this instance remembers: the key; the lock at the event remembered, the write, the read and COMMIT together', async () => {
     const task = await submitTask(t, requester, worker);
     let body: any;
     const sent = await statementsOf(async () => {
-      body = (await reply(t, task.id, worker.key, { state: 'completed' }).expect(200)).body;
+      body = (await reply(t, task.id, worker.key, { state: 'working' }).expect(200)).body;
+    });
+    expect(sent).toHaveLength(2);
+    const [begin, lock, write, read, commit, ...more] = sent[1].split(';\n');
+    expect(begin).toBe('BEGIN');
+    expect(lock).toMatch(/^SELECT a2a_lock_task_at\(/);
+    for (const change of ['INSERT INTO task_events ', 'UPDATE tasks SET', 'INSERT INTO events '])
+      expect(write).toContain(change);
+    expect(read).toMatch(/^\s*WITH t AS \(/);
+    expect([commit, more]).toEqual(['COMMIT', []]);
+    expect(body).toMatchObject({ id: task.id, status: { state: 'working' } });
+    expect(await eventsOf(task.id)).toEqual([
+      [1, 'submitted'],
+      [2, 'working'],
+    ]);
+
+    // It remembers its own reply as well; with a message, the message count is remembered too.
+    const again = await statementsOf(async () => {
+      body = (
+        await reply(t, task.id, worker.key, { message: { parts: [{ kind: 'text', text: 'still on it' }] } }).expect(200)
+      ).body;
+    });
+    expect(again).toHaveLength(2);
+    expect(again[1]).toMatch(/^BEGIN;\nSELECT a2a_lock_task_at\([\s\S]*INSERT INTO messages[\s\S]*;\nCOMMIT$/);
+    expect(again[1]).not.toMatch(/FROM messages WHERE task_id/);
+    expect(body.history.map((m: { role: string }) => m.role)).toEqual(['user', 'agent']);
+  });
+
+  it('a task that moved on since (another instance replied): the lock at the old event fails, the reply runs again with the lock read', async () => {
+    const task = await submitTask(t, requester, worker);
+    await reply(other, task.id, worker.key, { state: 'working' }).expect(200);
+    let body: any;
+    const sent = await statementsOf(async () => {
+      body = (
+        await reply(t, task.id, worker.key, {
+          state: 'input-required',
+          message: { parts: [{ kind: 'text', text: 'which one?' }] },
+        }).expect(200)
+      ).body;
+    });
+    expect(sent).toHaveLength(5);
+    expect(sent[1]).toMatch(/^BEGIN;\nSELECT a2a_lock_task_at\([\s\S]*;\nCOMMIT$/);
+    expect(sent[2]).toBe('ROLLBACK');
+    expect(sent[3]).toMatch(/^BEGIN;\nSELECT .* FOR UPDATE;\n\s*SELECT ARRAY\(SELECT message_id FROM messages/s);
+    expect(sent[4]).toMatch(/INSERT INTO messages[\s\S]*;\nCOMMIT$/);
+    expect(body).toMatchObject({ status: { state: 'input-required', message: { parts: [{ text: 'which one?' }] } } });
+    expect(await eventsOf(task.id)).toEqual([
+      [1, 'submitted'],
+      [2, 'working'],
+      [3, 'input-required'],
+    ]);
+    const [row] = await t.db.query(`SELECT state, seq FROM tasks WHERE id = $1`, [task.id]);
+    expect(row).toEqual({ state: 'input-required', seq: 3 });
+  });
+
+  it('a reply is refused for the task as it is, not as remembered', async () => {
+    const task = await submitTask(t, requester, worker);
+    await reply(t, task.id, worker.key, { state: 'working' }).expect(200); // t remembers it working
+    await reply(other, task.id, worker.key, { state: 'completed' }).expect(200);
+    const { body } = await reply(t, task.id, worker.key, { state: 'input-required' }).expect(409);
+    expect(body.code).toBe('task_terminal');
+    // What the task as remembered refuses is refused with the lock read, never from memory.
+    const sent = await statementsOf(() => reply(t, task.id, worker.key, { state: 'working' }).expect(409));
+    expect(sent.some((text) => /a2a_lock_task_at/.test(text))).toBe(false);
+    expect(await eventsOf(task.id)).toEqual([
+      [1, 'submitted'],
+      [2, 'working'],
+      [3, 'completed'],
+    ]);
+  });
+
+  it('racing replies to a remembered task: one goes through as remembered, the others again with the lock, each applied once', async () => {
+    const task = await submitTask(t, requester, worker);
+    const text = (i: number) => ({ parts: [{ kind: 'text', text: `note ${i}` }] });
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => reply(t, task.id, worker.key, { state: 'working', message: text(i) })),
+    );
+    expect(replies.map((r) => r.status)).toEqual(Array(8).fill(200));
+    const events = await eventsOf(task.id);
+    expect(events.map(([seq]: [number]) => seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    const agentMessages = await t.db.query(
+      `SELECT count(*)::int AS n FROM messages WHERE task_id = $1 AND role = 'agent'`,
+      [task.id],
+    );
+    expect(agentMessages[0].n).toBe(8);
+  });
+
+  it('a reply to a task this instance does not remember: the key; BEGIN with the lock; the write, the read and COMMIT together', async () => {
+    const task = await submitTask(t, requester, worker);
+    let body: any;
+    const sent = await statementsOf(async () => {
+      body = (await reply(other, task.id, worker.key, { state: 'completed' }).expect(200)).body;
     });
     expect(sent).toHaveLength(3);
     const [begin, lock, ...none] = sent[1].split(';\n');
@@ -59,12 +162,12 @@ describe('the task journal: writes in one statement', () => {
     expect(outbox[0].data).toMatchObject({ seq: 2, task: { id: task.id, status: { state: 'completed' } } });
   });
 
-  it("a reply with a message: the message limit's read goes with the lock", async () => {
+  it("a reply with a message to a task this instance does not remember: the message limit's read goes with the lock", async () => {
     const task = await submitTask(t, requester, worker);
     let body: any;
     const sent = await statementsOf(async () => {
       body = (
-        await reply(t, task.id, worker.key, {
+        await reply(other, task.id, worker.key, {
           state: 'completed',
           message: { parts: [{ kind: 'text', text: 'done' }] },
         }).expect(200)

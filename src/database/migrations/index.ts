@@ -11,6 +11,7 @@ import { AuditEvents1795553649366 } from './1795553649366-audit-events';
 import { TaskEventTrace1795553876351 } from './1795553876351-task-event-trace';
 import { StandingChanges1795600000000 } from './1795600000000-standing-changes';
 import { AdmissionVersion1795700000000 } from './1795700000000-admission-version';
+import { TaskAtSeq1795800000000 } from './1795800000000-task-at-seq';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   TaskEventTrace1795553876351,
   StandingChanges1795600000000,
   AdmissionVersion1795700000000,
+  TaskAtSeq1795800000000,
 ];

@@ -36,6 +36,9 @@ SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.reques
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
 t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.id = $1 FOR UPDATE;
 
+-- LedgerRepository.lockTaskAt
+SELECT a2a_lock_task_at($1::uuid, $2::int);
+
 -- LedgerRepository.countPairTasks
 SELECT count(*)::int AS total FROM tasks t WHERE t.requester_identity_id = $1 AND t.worker_identity_id = $2 AND t.context_id = $3 AND t.state = $4 AND t.status_timestamp >= $5;
 

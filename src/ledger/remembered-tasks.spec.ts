@@ -1,0 +1,44 @@
+import { RememberedTasks } from './remembered-tasks';
+import type { TaskRow } from './task-records';
+
+const row = (id: string, seq: number): TaskRow =>
+  ({ id, seq, state: 'working', status_message_id: null }) as unknown as TaskRow;
+
+describe('RememberedTasks', () => {
+  it('recalls a copy of what a commit left: changing it changes nothing remembered', () => {
+    const tasks = new RememberedTasks(10);
+    const left = row('a', 2);
+    tasks.remember(left, 3);
+    left.seq = 9; // the journal's row goes on changing after its commit's hook
+    const recalled = tasks.recall('a')!;
+    expect(recalled).toEqual({ row: expect.objectContaining({ id: 'a', seq: 2 }), messages: 3 });
+    recalled.row.seq = 5;
+    expect(tasks.recall('a')!.row.seq).toBe(2);
+    expect(tasks.recall('b')).toBeNull();
+  });
+
+  it('never replaces a later event by an earlier one (commit hooks may run out of order)', () => {
+    const tasks = new RememberedTasks(10);
+    tasks.remember(row('a', 4), null);
+    tasks.remember(row('a', 3), 2);
+    expect(tasks.recall('a')).toEqual({ row: expect.objectContaining({ seq: 4 }), messages: null });
+    tasks.remember(row('a', 5), 2);
+    expect(tasks.recall('a')).toEqual({ row: expect.objectContaining({ seq: 5 }), messages: 2 });
+  });
+
+  it('forgets the least recently committed beyond its capacity, and on request', () => {
+    const tasks = new RememberedTasks(2);
+    tasks.remember(row('a', 1), 1);
+    tasks.remember(row('b', 1), 1);
+    tasks.remember(row('a', 2), 1); // a is the most recent again
+    tasks.remember(row('c', 1), 1);
+    expect([tasks.recall('a'), tasks.recall('b'), tasks.recall('c')].map((t) => t?.row.id ?? null)).toEqual([
+      'a',
+      null,
+      'c',
+    ]);
+    expect(tasks.size).toBe(2);
+    tasks.forget('a');
+    expect(tasks.recall('a')).toBeNull();
+  });
+});

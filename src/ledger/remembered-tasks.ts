@@ -1,0 +1,49 @@
+import type { TaskRow } from './task-records';
+
+/** A task as this instance last committed it; see RememberedTasks. */
+export interface RememberedTask {
+  /** Its row, a copy of the caller's own. */
+  row: TaskRow;
+  /** How many messages it holds, when that is known exactly; null otherwise. */
+  messages: number | null;
+}
+
+/**
+ * The tasks this instance committed changes to most recently, as it left them: a writer
+ * may change one of them without reading its row first (LedgerService.lockRemembered).
+ * Never trusted: the lock that writer sends with its writes checks that the task is
+ * still at the event remembered, and fails the transaction otherwise. Bounded; the
+ * least recently committed are forgotten first. Per instance: another instance's
+ * commit makes what this one remembers stale, which the check catches.
+ */
+export class RememberedTasks {
+  private readonly tasks = new Map<string, RememberedTask>();
+
+  constructor(private readonly capacity: number) {}
+
+  /**
+   * The task as a commit left it. A commit's hooks may run after a later commit's:
+   * an older event never replaces a newer one.
+   */
+  remember(row: TaskRow, messages: number | null): void {
+    const known = this.tasks.get(row.id);
+    if (known && known.row.seq >= row.seq) return;
+    this.tasks.delete(row.id); // re-inserted last: the Map's order is the order of commits
+    this.tasks.set(row.id, { row: { ...row }, messages });
+    if (this.tasks.size > this.capacity) this.tasks.delete(this.tasks.keys().next().value!);
+  }
+
+  /** A copy of what is remembered of the task (the caller may change it), or null. */
+  recall(taskId: string): RememberedTask | null {
+    const known = this.tasks.get(taskId);
+    return known ? { row: { ...known.row }, messages: known.messages } : null;
+  }
+
+  forget(taskId: string): void {
+    this.tasks.delete(taskId);
+  }
+
+  get size(): number {
+    return this.tasks.size;
+  }
+}
