@@ -9,6 +9,8 @@ import { setupOpenApi } from './common/openapi';
 import { ProblemFilter } from './common/problem.filter';
 import { requestContextMiddleware, requestIdMiddleware } from './common/request-context';
 import { createValidationPipe } from './common/validation';
+import { AuthService } from './auth/auth.service';
+import { earlyKeyCheck } from './auth/early-key-check';
 import { consoleStaticMiddleware } from './console/console-static';
 import { httpTracing } from './tracing/tracing';
 import { httpMetricsMiddleware } from './metrics/http-metrics';
@@ -30,6 +32,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   app.use(requestLogMiddleware(logger));
   app.use(httpMetricsMiddleware(app.get(Metrics)));
   app.use('/console', consoleStaticMiddleware(config.consoleDir));
+  app.use(earlyKeyCheck(app.get(AuthService)));
   app.use(jsonBodyParser({ rest: config.bodyLimitBytes, protocol: config.protocolBodyLimitBytes }));
   app.use(requestContextMiddleware); // back in the request's log context after the body parser's stream callbacks
   app.useGlobalPipes(createValidationPipe());

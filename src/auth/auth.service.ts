@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { forbidden, unauthorized } from '../common/app-error';
-import type { Principal } from '../common/principal';
+import type { KeyPrincipal, Principal } from '../common/principal';
 import { readCookie, SESSION_COOKIE } from '../common/session-cookie';
 import { ApiKeyVerifier, SessionVerifier } from './credential-verifiers';
 
@@ -28,11 +28,30 @@ export class AuthService {
     this.allowedOrigin = new URL(config.publicBaseUrl).origin;
   }
 
+  /** API key checks begun as their requests arrived (begin), by request. */
+  private readonly begun = new WeakMap<CredentialSource, Promise<KeyPrincipal | null>>();
+
+  /**
+   * Begins checking the request's API key as soon as its headers are in — a middleware
+   * ahead of the body parser (earlyKeyCheck) — so that the key's round trip overlaps the
+   * body's arrival and parsing, and authenticate() finds it under way. The key is still
+   * read after the request arrived, as authenticate's own read would be (KeyLookup):
+   * revocation stays immediate. Any request that sends a key asks, a route that takes
+   * none included (a malformed key is refused without a read).
+   */
+  begin(req: CredentialSource): void {
+    const apiKey = req.headers['x-api-key'];
+    if (typeof apiKey !== 'string') return;
+    const check = this.keys.verify(apiKey);
+    check.catch(() => undefined); // authenticate() reports a failure; a request refused before it never asks
+    this.begun.set(req, check);
+  }
+
   /** The principal, null when no credential was sent; throws 401 for a bad one. */
   async authenticate(req: CredentialSource): Promise<Principal | null> {
     const apiKey = req.headers['x-api-key'];
     if (apiKey !== undefined) {
-      const principal = typeof apiKey === 'string' ? await this.keys.verify(apiKey) : null;
+      const principal = typeof apiKey === 'string' ? await (this.begun.get(req) ?? this.keys.verify(apiKey)) : null;
       if (!principal) throw unauthorized('invalid_api_key', 'The API key is invalid or has been revoked.');
       return principal;
     }

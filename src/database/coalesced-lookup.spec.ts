@@ -1,11 +1,11 @@
 import { CoalescedLookup } from './coalesced-lookup';
 
 /** A fetch whose batches are answered by hand. */
-function controlledFetch() {
+function controlledFetch(options: { atOnce?: boolean } = {}) {
   const batches: Array<{ keys: string[]; answer: (rows: Array<string | null>) => void; fail: (e: Error) => void }> = [];
   const fetch = (keys: string[]) =>
     new Promise<Array<string | null>>((answer, fail) => batches.push({ keys, answer, fail }));
-  return { batches, lookup: new CoalescedLookup<string, string>(fetch, (key) => key) };
+  return { batches, lookup: new CoalescedLookup<string, string>(fetch, (key) => key, options) };
 }
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
@@ -62,5 +62,22 @@ describe('CoalescedLookup', () => {
     batches[1].answer(['B']);
     await expect(failed).rejects.toThrow('boom');
     await expect(fine).resolves.toBe('B');
+  });
+
+  it('atOnce: alone, a lookup goes at once; those asked while it is out gather for the next batch', async () => {
+    const { batches, lookup } = controlledFetch({ atOnce: true });
+    const first = lookup.find('a');
+    expect(batches.map((b) => b.keys)).toEqual([['a']]); // sent before this turn ends
+    const gathered = [lookup.find('b'), lookup.find('c')];
+    expect(batches).toHaveLength(1);
+    await turn();
+    expect(batches.map((b) => b.keys)).toEqual([['a'], ['b', 'c']]);
+    batches[0].answer(['A']);
+    batches[1].answer(['B', 'C']);
+    await expect(Promise.all([first, ...gathered])).resolves.toEqual(['A', 'B', 'C']);
+    const again = lookup.find('a'); // nothing out any more: at once again
+    expect(batches.map((b) => b.keys)).toEqual([['a'], ['b', 'c'], ['a']]);
+    batches[2].answer(['A2']);
+    await expect(again).resolves.toBe('A2');
   });
 });

@@ -11,7 +11,8 @@ interface Queued<K, R> {
  * those that arrive while MAX_BATCHES_IN_FLIGHT batches are out) are answered by one
  * statement — `fetch(keys)`, which answers each key at its position — and a key asked
  * for twice in a batch is looked up once. Under load that is one round trip for many
- * requests instead of one each; alone, a lookup waits one `setImmediate`.
+ * requests instead of one each; alone, a lookup waits one `setImmediate` (or, `atOnce`,
+ * none).
  *
  * It is not a cache: a lookup only ever joins a batch that has not been sent yet, so
  * the statement that answers it is sent after it was asked and sees everything
@@ -28,6 +29,13 @@ export class CoalescedLookup<K, R> {
     private readonly fetch: (keys: K[]) => Promise<Array<R | null>>,
     /** The identity of a key, for asking it once per batch. */
     private readonly idOf: (key: K) => string,
+    /**
+     * `atOnce`: a lookup asked for while no batch is out goes at once, instead of after
+     * the turn — for lookups begun before their caller has other work to do (the key of
+     * a request whose body is still to be read): the round trip runs alongside it. Those
+     * asked for while it is out gather for the next batch, as ever.
+     */
+    private readonly options: { atOnce?: boolean } = {},
   ) {}
 
   find(key: K): Promise<R | null> {
@@ -39,7 +47,8 @@ export class CoalescedLookup<K, R> {
         this.queued.set(id, entry);
       }
       entry.waiters.push({ resolve, reject });
-      this.schedule();
+      if (this.options.atOnce && this.inFlight === 0 && !this.scheduled) this.send();
+      else this.schedule();
     });
   }
 

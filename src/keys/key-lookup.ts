@@ -6,7 +6,9 @@ import { KeysRepository, type VerifiedKeyRow } from './keys.repository';
  * Authentication's key lookups, coalesced (CoalescedLookup): the lookups asked for in
  * one turn of the event loop go to PostgreSQL as one prepared statement
  * (`KeysRepository.findByHashes`), and a key asked for twice in a batch is one row.
- * Under load that is one round trip for many requests instead of one each.
+ * Under load that is one round trip for many requests instead of one each; alone, the
+ * lookup goes at once — it is begun as its request arrives (AuthService.begin), and its
+ * round trip runs while the request's body is read.
  *
  * It is not a cache, so revocation stays immediate on every instance (CONTRACT §2):
  * a lookup only ever joins a batch that has not been sent yet, so the statement that
@@ -22,6 +24,7 @@ export class KeyLookup {
       return found;
     },
     (hash) => hash.toString('latin1'),
+    { atOnce: true }, // begun as the request arrives (AuthService.begin), while its body is still to be read
   );
 
   constructor(private readonly repository: KeysRepository) {}

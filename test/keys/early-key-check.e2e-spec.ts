@@ -1,0 +1,93 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { KeysRepository } from '../../src/keys/keys.repository';
+import { startApp, type TestApp } from '../support/app';
+import { agentPair, submitTask, type Agent } from '../support/a2a';
+import { apiKey } from '../support/fixtures';
+
+/**
+ * A request's API key is read as the request arrives (AuthService.begin, a middleware
+ * ahead of the body parser), so that the key's round trip runs while the body is still
+ * being read; the guard then takes that read. It is still read after the request
+ * arrived, so revocation stays immediate (CONTRACT §2).
+ */
+describe('the API key read as the request arrives', () => {
+  let t: TestApp;
+  let requester: Agent;
+  let worker: Agent;
+  let lookups: jest.SpyInstance;
+
+  beforeAll(async () => {
+    t = await startApp();
+    ({ requester, worker } = await agentPair(t));
+    lookups = jest.spyOn(t.app.get(KeysRepository), 'findByHashes');
+  });
+  afterAll(() => t.close());
+  beforeEach(() => lookups.mockClear());
+
+  /** A POST whose body is sent in two halves, `between` running after the first. */
+  function halves(path: string, key: string, body: string, between: () => Promise<void>) {
+    return new Promise<{ status: number; body: any }>((resolve, reject) => {
+      const req = httpRequest(
+        `${t.baseUrl}${path}`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...apiKey(key) },
+        },
+        (res: IncomingMessage) => {
+          let text = '';
+          res.on('data', (chunk) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(text) }));
+        },
+      );
+      req.on('error', reject);
+      const half = Math.floor(body.length / 2);
+      req.write(body.slice(0, half));
+      between().then(
+        () => req.end(body.slice(half)),
+        (error: unknown) => (req.destroy(), reject(error)),
+      );
+    });
+  }
+
+  const until = async (done: () => boolean) => {
+    for (let i = 0; i < 200 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(done()).toBe(true);
+  };
+
+  it('is read while the body is still on its way, once; the request goes on with it', async () => {
+    const task = await submitTask(t, requester, worker);
+    lookups.mockClear();
+    const answer = await halves(
+      `/api/v1/tasks/${task.id}/reply`,
+      worker.key,
+      JSON.stringify({ state: 'completed', message: { parts: [{ kind: 'text', text: 'done' }] } }),
+      () => until(() => lookups.mock.calls.length === 1),
+    );
+    expect(answer).toMatchObject({ status: 200, body: { id: task.id, status: { state: 'completed' } } });
+    expect(lookups).toHaveBeenCalledTimes(1);
+  });
+
+  it('a key revoked before the request arrived is refused, however early it is read', async () => {
+    const { requester: doomed, worker: other } = await agentPair(t);
+    const task = await submitTask(t, doomed, other);
+    await t.http().post('/api-keys/self/revoke').set(apiKey(other.key)).expect(200);
+    lookups.mockClear();
+    const answer = await halves(`/api/v1/tasks/${task.id}/reply`, other.key, JSON.stringify({ state: 'working' }), () =>
+      until(() => lookups.mock.calls.length === 1),
+    );
+    expect(answer).toMatchObject({ status: 401, body: { code: 'invalid_api_key' } });
+  });
+
+  it('a request refused before its guard (a body of another type), or on a route that takes no key, is answered as ever', async () => {
+    const refused = await t
+      .http()
+      .post(`/api/v1/tasks/00000000-0000-4000-8000-000000000001/reply`)
+      .set(apiKey(worker.key))
+      .set('content-type', 'text/plain')
+      .send('state=completed')
+      .expect(415);
+    expect(refused.body.code).toBe('unsupported_media_type');
+    await t.http().get(`/a2a/${worker.handle}/card`).set(apiKey(worker.key)).expect(200);
+    await t.http().get('/api-keys/self').set(apiKey('a2a_agt_not-even-well-formed')).expect(401);
+  });
+});
