@@ -1,8 +1,8 @@
-import { RememberedTasks } from './remembered-tasks';
+import { MAX_REMEMBERED_METADATA_CHARS, RememberedTasks } from './remembered-tasks';
 import type { TaskRow } from './task-records';
 
-const row = (id: string, seq: number): TaskRow =>
-  ({ id, seq, state: 'working', status_message_id: null }) as unknown as TaskRow;
+const row = (id: string, seq: number, metadata: Record<string, unknown> | null = null): TaskRow =>
+  ({ id, seq, state: 'working', status_message_id: null, metadata }) as unknown as TaskRow;
 
 describe('RememberedTasks', () => {
   it('recalls a copy of what a commit left: changing it changes nothing remembered', () => {
@@ -40,5 +40,15 @@ describe('RememberedTasks', () => {
     expect(tasks.size).toBe(2);
     tasks.forget('a');
     expect(tasks.recall('a')).toBeNull();
+  });
+
+  it('does not remember a task whose metadata is large (memory stays bounded whatever requesters send)', () => {
+    const tasks = new RememberedTasks(10);
+    const large = { blob: 'x'.repeat(MAX_REMEMBERED_METADATA_CHARS) };
+    tasks.remember(row('a', 1, { small: true }), 1);
+    expect(tasks.recall('a')!.row.metadata).toEqual({ small: true });
+    tasks.remember(row('a', 2, large), 1); // what it knew of the task goes too
+    tasks.remember(row('b', 1, large), 1);
+    expect([tasks.recall('a'), tasks.recall('b'), tasks.size]).toEqual([null, null, 0]);
   });
 });

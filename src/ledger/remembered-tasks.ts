@@ -9,11 +9,18 @@ export interface RememberedTask {
 }
 
 /**
+ * A task's metadata (the requester's, kept as sent) of more JSON than this is not worth
+ * its memory: such a task is not remembered, so memory stays ~1 KB a task whatever
+ * requesters send.
+ */
+export const MAX_REMEMBERED_METADATA_CHARS = 1024;
+
+/**
  * The tasks this instance committed changes to most recently, as it left them: a writer
  * may change one of them without reading its row first (LedgerService.lockRemembered).
  * Never trusted: the lock that writer sends with its writes checks that the task is
- * still at the event remembered, and fails the transaction otherwise. Bounded; the
- * least recently committed are forgotten first. Per instance: another instance's
+ * still at the event remembered, and fails the transaction otherwise. Bounded in count
+ * (the least recently committed are forgotten first) and in size (large metadata). Per instance: another instance's
  * commit makes what this one remembers stale, which the check catches.
  */
 export class RememberedTasks {
@@ -28,6 +35,10 @@ export class RememberedTasks {
   remember(row: TaskRow, messages: number | null): void {
     const known = this.tasks.get(row.id);
     if (known && known.row.seq >= row.seq) return;
+    if (row.metadata !== null && JSON.stringify(row.metadata).length > MAX_REMEMBERED_METADATA_CHARS) {
+      this.tasks.delete(row.id);
+      return;
+    }
     this.tasks.delete(row.id); // re-inserted last: the Map's order is the order of commits
     this.tasks.set(row.id, { row: { ...row }, messages });
     if (this.tasks.size > this.capacity) this.tasks.delete(this.tasks.keys().next().value!);

@@ -1,5 +1,5 @@
 import { startApp, type TestApp } from '../support/app';
-import { agentPair, openStream, reply, submitTask, v03Message, type Agent } from '../support/a2a';
+import { agentPair, openStream, reply, rpc, submitTask, v03Message, type Agent } from '../support/a2a';
 import { statementsOf } from '../support/statements';
 
 /**
@@ -64,6 +64,32 @@ describe('the task journal: writes in one statement', () => {
     expect(again[1]).toMatch(/^BEGIN;\nSELECT a2a_lock_task_at\([\s\S]*INSERT INTO messages[\s\S]*;\nCOMMIT$/);
     expect(again[1]).not.toMatch(/FROM messages WHERE task_id/);
     expect(body.history.map((m: { role: string }) => m.role)).toEqual(['user', 'agent']);
+  });
+
+  it("a task's metadata is remembered with it, unless it is large: then the reply reads the task", async () => {
+    const withMetadata = async (metadata: Record<string, unknown>) =>
+      (
+        await rpc(t, worker.handle, requester.key, 'message/send', {
+          message: v03Message('with metadata'),
+          metadata,
+          configuration: { blocking: false },
+        }).expect(200)
+      ).body.result.id as string;
+    const small = await withMetadata({ project: 'atlas' });
+    let body: any;
+    const sent = await statementsOf(async () => {
+      body = (await reply(t, small, worker.key, { state: 'working' }).expect(200)).body;
+    });
+    expect(sent).toHaveLength(2);
+    expect(body.metadata).toEqual({ project: 'atlas' });
+
+    const large = await withMetadata({ notes: 'n'.repeat(2000) });
+    const read = await statementsOf(async () => {
+      body = (await reply(t, large, worker.key, { state: 'working' }).expect(200)).body;
+    });
+    expect(read).toHaveLength(3);
+    expect(read[1]).toMatch(/FOR UPDATE/);
+    expect(body.metadata).toEqual({ notes: 'n'.repeat(2000) });
   });
 
   it('a task that moved on since (another instance replied): the lock at the old event fails, the reply runs again with the lock read', async () => {
