@@ -8,6 +8,13 @@ import { ApiKeyVerifier, SessionVerifier } from './credential-verifiers';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/**
+ * How long after its request arrived a key's early read (AuthService.begin) still
+ * answers for the request; a body slower than this has the key read again when its
+ * guard runs. Bodies on a working connection take far less.
+ */
+const EARLY_READ_FRESH_MS = 50;
+
 /** What a credential is read from: an HTTP request, or a gRPC call's metadata as headers. */
 export type CredentialSource = Pick<Request, 'headers' | 'method'>;
 
@@ -28,31 +35,39 @@ export class AuthService {
     this.allowedOrigin = new URL(config.publicBaseUrl).origin;
   }
 
-  /** API key checks begun as their requests arrived (begin), by request. */
-  private readonly begun = new WeakMap<CredentialSource, Promise<KeyPrincipal | null>>();
+  /** API key reads begun as their requests arrived (begin), by request, with when they began. */
+  private readonly begun = new WeakMap<CredentialSource, { read: Promise<KeyPrincipal | null>; at: number }>();
 
   /**
-   * Begins checking the request's API key as soon as its headers are in — a middleware
-   * ahead of the body parser (earlyKeyCheck) — so that the key's round trip overlaps the
-   * body's arrival and parsing, and authenticate() finds it under way. The key is still
-   * read after the request arrived, as authenticate's own read would be (KeyLookup):
-   * revocation stays immediate. Any request that sends a key asks, a route that takes
-   * none included (a malformed key is refused without a read).
+   * Begins reading the API key of a request that has a body as soon as its headers are
+   * in — a middleware ahead of the body parser (earlyKeyCheck) — so that the key's round
+   * trip overlaps the body's arrival and parsing, and authenticate() finds it under way.
+   * The key is still read after the request arrived (KeyLookup), and authenticate() reads
+   * it again should its body have taken longer than EARLY_READ_FRESH_MS: revocation
+   * stays immediate, a slow upload begun before one included. A request refused before
+   * its guard (an unknown route, a body refused) has had its key read, not used.
    */
   begin(req: CredentialSource): void {
     const apiKey = req.headers['x-api-key'];
     if (typeof apiKey !== 'string') return;
-    const check = this.keys.verify(apiKey);
-    check.catch(() => undefined); // authenticate() reports a failure; a request refused before it never asks
-    this.begun.set(req, check);
+    const read = this.keys.verify(apiKey);
+    read.catch(() => undefined); // authenticate() reports a failure; a request refused before it never asks
+    this.begun.set(req, { read, at: performance.now() });
+  }
+
+  /** The key's read begun on arrival, if it began recently enough to stand for this moment. */
+  private begunRead(req: CredentialSource): Promise<KeyPrincipal | null> | undefined {
+    const begun = this.begun.get(req);
+    return begun && performance.now() - begun.at <= EARLY_READ_FRESH_MS ? begun.read : undefined;
   }
 
   /** The principal, null when no credential was sent; throws 401 for a bad one. */
   async authenticate(req: CredentialSource): Promise<Principal | null> {
     const apiKey = req.headers['x-api-key'];
     if (apiKey !== undefined) {
-      const principal = typeof apiKey === 'string' ? await (this.begun.get(req) ?? this.keys.verify(apiKey)) : null;
+      const principal = typeof apiKey === 'string' ? await (this.begunRead(req) ?? this.keys.verify(apiKey)) : null;
       if (!principal) throw unauthorized('invalid_api_key', 'The API key is invalid or has been revoked.');
+      this.keys.used(principal);
       return principal;
     }
     const authorization = req.headers.authorization;

@@ -9,8 +9,11 @@ import type { ConsolePrincipal, KeyPrincipal } from '../common/principal';
 
 /** API keys (the Keys module). */
 export abstract class ApiKeyVerifier {
-  /** The principal of an active key; null for an unknown, malformed or revoked one. */
+  /** The principal of an active key; null for an unknown, malformed or revoked one. Reads only. */
   abstract verify(raw: string): Promise<KeyPrincipal | null>;
+
+  /** Notes that a request was authenticated with the key (its `last_used_at`). */
+  abstract used(principal: KeyPrincipal): void;
 }
 
 /** Console sessions (the Console module). */

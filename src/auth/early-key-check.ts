@@ -1,10 +1,15 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { AuthService } from './auth.service';
 
-/** Begins each request's API key check as it arrives, before its body is read (AuthService.begin). */
+/**
+ * Begins the API key's read of each request with a body as it arrives, before the body
+ * is read (AuthService.begin). Requests without one (a card, the directory: routes that
+ * may take no key) have nothing to overlap and are left to the guard.
+ */
 export function earlyKeyCheck(auth: AuthService) {
   return (req: Request, _res: Response, next: NextFunction): void => {
-    auth.begin(req);
+    const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+    if (hasBody) auth.begin(req);
     next();
   };
 }

@@ -8,7 +8,8 @@ interface Queued<K, R> {
 
 /**
  * Hot-path lookups, coalesced: those asked for in one turn of the event loop (and
- * those that arrive while MAX_BATCHES_IN_FLIGHT batches are out) are answered by one
+ * those that arrive while MAX_BATCHES_IN_FLIGHT batches are out; with `atOnce`, those
+ * after the first of a turn that found none out) are answered by one
  * statement — `fetch(keys)`, which answers each key at its position — and a key asked
  * for twice in a batch is looked up once. Under load that is one round trip for many
  * requests instead of one each; alone, a lookup waits one `setImmediate` (or, `atOnce`,

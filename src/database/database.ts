@@ -225,15 +225,15 @@ export class Database {
   /**
    * A statement the transaction goes on only if it succeeds — a check that raises when
    * what it checks does not hold — sent as Database.send sends a batch: together with
-   * the transaction's next statement, ahead of it, in the same round trip. Its rows are
-   * not read; should it fail, so does the statement it went with, and the transaction
-   * (with its error: the caller may look for it).
+   * the transaction's next statement, ahead of it (after any asked for in this turn of
+   * the event loop), in the same round trip. Its rows are not read; should it fail, so
+   * does the statement it went with, and the transaction, with the check's error.
    */
-  expect(check: Sql, tx: Tx): void {
+  sendCheck(check: Sql, tx: Tx): void {
     this.handOver(tx, check, () => undefined);
   }
 
-  /** A statement that goes with the transaction's next one (send, expect); its failure is that statement's. */
+  /** A statement that goes with the transaction's next one (send, sendCheck); its failure is that statement's. */
   private handOver(tx: Tx, query: Sql, answered: Queued['answered']): void {
     this.accepting(tx);
     const queued: Queued = {

@@ -13,12 +13,9 @@ export function brokenConstraint(error: unknown): string | null {
   return /^23/.test(driver.code ?? '') ? (driver.constraint ?? null) : null;
 }
 
-/**
- * Whether a statement failed with serialization_failure (40001): under READ COMMITTED,
- * only a check that raises it (a2a_lock_task_at: the task moved on) — run it again.
- */
-export function isSerializationFailure(error: unknown): boolean {
+/** Whether a statement failed with this SQLSTATE (from the driver's error or TypeORM's wrapper of it). */
+export function failedWith(error: unknown, sqlstate: string): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const driver = (error as { driverError?: DriverError }).driverError ?? (error as DriverError);
-  return driver.code === '40001';
+  return driver.code === sqlstate;
 }

@@ -1,3 +1,4 @@
+import type { AppConfig } from '../config/config';
 import { KeyLookup } from './key-lookup';
 import type { KeysRepository, VerifiedKeyRow } from './keys.repository';
 
@@ -16,6 +17,10 @@ function fakeRepository() {
 }
 
 const hash = (n: number) => Buffer.alloc(32, n);
+/** Where lookups batch by turn (PGlite) … */
+const EMBEDDED = {} as AppConfig;
+/** … and where a lookup asked while none is out goes at once (PostgreSQL). */
+const POSTGRES = { databaseUrl: 'postgres://127.0.0.1/a2a' } as AppConfig;
 const row = (position: number, id: string, status: 'active' | 'revoked' = 'active') =>
   ({ position, id, status }) as unknown as Row;
 /** Lets pending callbacks, then the event loop's check phase, run (twice: a settled statement schedules the next). */
@@ -37,7 +42,7 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
 describe('KeyLookup', () => {
   it('sends the lookups of one turn as one statement, one hash per key', async () => {
     const { repository, calls } = fakeRepository();
-    const lookup = new KeyLookup(repository);
+    const lookup = new KeyLookup(repository, EMBEDDED);
     const first = lookup.find(hash(1));
     const again = lookup.find(hash(1));
     const other = lookup.find(hash(2));
@@ -55,7 +60,7 @@ describe('KeyLookup', () => {
 
   it('never answers a lookup with a statement sent before it was asked (a revocation in between is seen)', async () => {
     const { repository, calls } = fakeRepository();
-    const lookup = new KeyLookup(repository);
+    const lookup = new KeyLookup(repository, EMBEDDED);
     const before = lookup.find(hash(1));
     await turn();
     expect(calls).toHaveLength(1);
@@ -72,7 +77,7 @@ describe('KeyLookup', () => {
 
   it('keeps at most two statements out; later lookups go together in the next one', async () => {
     const { repository, calls } = fakeRepository();
-    const lookup = new KeyLookup(repository);
+    const lookup = new KeyLookup(repository, EMBEDDED);
     const one = lookup.find(hash(1));
     await turn();
     const two = lookup.find(hash(2));
@@ -95,7 +100,7 @@ describe('KeyLookup', () => {
 
   it('fails every lookup of a statement that fails, and goes on with the next', async () => {
     const { repository, calls } = fakeRepository();
-    const lookup = new KeyLookup(repository);
+    const lookup = new KeyLookup(repository, EMBEDDED);
     const a = lookup.find(hash(1));
     const b = lookup.find(hash(2));
     await turn();
@@ -106,5 +111,19 @@ describe('KeyLookup', () => {
     await turn();
     calls[1].answer([row(1, 'a')]);
     expect((await c)?.id).toBe('a');
+  });
+
+  it('on PostgreSQL, a lookup asked while none is out goes at once; the rest of its turn gathers behind it', async () => {
+    const { repository, calls } = fakeRepository();
+    const lookup = new KeyLookup(repository, POSTGRES);
+    const first = lookup.find(hash(1));
+    const second = lookup.find(hash(2));
+    const third = lookup.find(hash(3));
+    expect(calls.map((call) => call.hashes)).toEqual([[hash(1)]]);
+    await turn();
+    expect(calls.map((call) => call.hashes)).toEqual([[hash(1)], [hash(2), hash(3)]]);
+    calls[0].answer([row(1, 'a')]);
+    calls[1].answer([row(2, 'c'), row(1, 'b')]);
+    expect(await Promise.all([first, second, third].map(async (found) => (await found)?.id))).toEqual(['a', 'b', 'c']);
   });
 });

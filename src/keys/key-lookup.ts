@@ -1,14 +1,17 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '../config/config';
 import { CoalescedLookup } from '../database/coalesced-lookup';
 import { KeysRepository, type VerifiedKeyRow } from './keys.repository';
 
 /**
- * Authentication's key lookups, coalesced (CoalescedLookup): the lookups asked for in
- * one turn of the event loop go to PostgreSQL as one prepared statement
- * (`KeysRepository.findByHashes`), and a key asked for twice in a batch is one row.
- * Under load that is one round trip for many requests instead of one each; alone, the
- * lookup goes at once — it is begun as its request arrives (AuthService.begin), and its
- * round trip runs while the request's body is read.
+ * Authentication's key lookups, coalesced (CoalescedLookup): the lookups asked for
+ * while a statement is out, or in one turn of the event loop, go to PostgreSQL as one
+ * prepared statement (`KeysRepository.findByHashes`), and a key asked for twice in a
+ * batch is one row. Under load that is one round trip for many requests instead of one
+ * each. On PostgreSQL a lookup asked for while none is out goes at once (`atOnce`): it
+ * is begun as its request arrives (AuthService.begin), so its round trip runs while the
+ * request's body is read. Not on the embedded database: PGlite runs a statement in this
+ * process's own thread, so there is no round trip to overlap, only batches to lose.
  *
  * It is not a cache, so revocation stays immediate on every instance (CONTRACT §2):
  * a lookup only ever joins a batch that has not been sent yet, so the statement that
@@ -17,17 +20,22 @@ import { KeysRepository, type VerifiedKeyRow } from './keys.repository';
  */
 @Injectable()
 export class KeyLookup {
-  private readonly lookup = new CoalescedLookup<Buffer, VerifiedKeyRow>(
-    async (hashes) => {
-      const found: Array<VerifiedKeyRow | null> = hashes.map(() => null);
-      for (const { position, ...row } of await this.repository.findByHashes(hashes)) found[position - 1] = row;
-      return found;
-    },
-    (hash) => hash.toString('latin1'),
-    { atOnce: true }, // begun as the request arrives (AuthService.begin), while its body is still to be read
-  );
+  private readonly lookup: CoalescedLookup<Buffer, VerifiedKeyRow>;
 
-  constructor(private readonly repository: KeysRepository) {}
+  constructor(
+    private readonly repository: KeysRepository,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.lookup = new CoalescedLookup<Buffer, VerifiedKeyRow>(
+      async (hashes) => {
+        const found: Array<VerifiedKeyRow | null> = hashes.map(() => null);
+        for (const { position, ...row } of await this.repository.findByHashes(hashes)) found[position - 1] = row;
+        return found;
+      },
+      (hash) => hash.toString('latin1'),
+      { atOnce: config.databaseUrl !== undefined },
+    );
+  }
 
   /** The key whose SHA-256 is `hash`, with its identity's state; null when there is none. */
   find(hash: Buffer): Promise<VerifiedKeyRow | null> {

@@ -72,7 +72,6 @@ export class KeysService {
     const checkedAt = performance.now();
     const row = await this.lookup.find(hashApiKey(raw));
     if (!row || row.status !== 'active') return null;
-    this.usage.touch(row.id);
     const principal: KeyPrincipal =
       row.scope === 'admin'
         ? { kind: 'admin', id: row.id, label: row.label, organizationId: row.organization_id! }
@@ -94,6 +93,11 @@ export class KeysService {
     // for this request instead of a second round trip.
     this.verified.set(principal, row);
     return principal;
+  }
+
+  /** Notes the key's use by an authenticated request (KeyUsageTracker: `last_used_at`). */
+  used(principal: KeyPrincipal): void {
+    this.usage.touch(principal.id);
   }
 
   /**

@@ -226,6 +226,9 @@ const FIRST_EVENT = new WriteShape(
       FROM ${e}`,
 );
 
+/** The SQLSTATE of a lock at an event the task is no longer at (lockTaskAt). */
+export const TASK_MOVED_ON = 'TMOVE';
+
 @Injectable()
 export class LedgerRepository {
   constructor(private readonly db: Database) {}
@@ -251,13 +254,13 @@ export class LedgerRepository {
 
   /**
    * Locks a task as lockTask does, if it is still at event `seq`, without reading it:
-   * sent ahead of the transaction's next statement, in its round trip (Database.expect).
-   * Otherwise the transaction fails there, with a serialization failure
-   * (a2a_lock_task_at; isSerializationFailure).
+   * sent ahead of the transaction's next statement, in its round trip (Database.sendCheck).
+   * Otherwise the transaction fails there, before COMMIT, with SQLSTATE TASK_MOVED_ON
+   * (a2a_lock_task_at).
    */
   @GenerateSql({ params: [U, 3] })
   lockTaskAt(taskId: string, seq: number, tx: Tx): void {
-    this.db.expect(sql`SELECT a2a_lock_task_at(${taskId}::uuid, ${seq}::int)`, tx);
+    this.db.sendCheck(sql`SELECT a2a_lock_task_at(${taskId}::uuid, ${seq}::int)`, tx);
   }
 
   /** How many of the pair's tasks match the filter (ListTasks' totalSize). */

@@ -6,12 +6,12 @@ import { KeyedSets } from '../common/keyed-sets';
 import { isUuid } from '../common/parse-id.pipe';
 import { Database, type Tx } from '../database/database';
 import { newRowId } from '../database/row-id';
-import { brokenConstraint, isSerializationFailure } from '../database/errors';
+import { brokenConstraint, failedWith } from '../database/errors';
 import { afterCommit, beforeCommit } from '../database/unit-of-work';
 import type { WriteBatch } from '../database/write-batch';
 import { currentTraceId } from '../tracing/tracing';
 import { LedgerEvents } from './ledger-events';
-import { LedgerRepository, type PairTaskFilter as PairTaskRowFilter } from './ledger.repository';
+import { LedgerRepository, TASK_MOVED_ON, type PairTaskFilter as PairTaskRowFilter } from './ledger.repository';
 import { TaskJournal, type JournalEntry, type NewMessage, type RoomAsked } from './task-journal';
 import { TaskNotifier } from '../events/task-notifier';
 import type { HydrateOptions, MessageRecord, Participant, TaskEventRecord, TaskRecord, TaskRow } from './task-records';
@@ -131,7 +131,7 @@ export class LedgerService {
     const now = at.getTime();
     const row: TaskRow = {
       id: newRowId(now),
-      context_id: input.contextId ?? newRowId(now),
+      context_id: input.contextId?.toLowerCase() ?? newRowId(now), // as PostgreSQL keeps a uuid
       requester_identity_id: pair.requester.id,
       requester_handle: pair.requester.handle,
       requester_organization_id: pair.requester.organizationId,
@@ -162,7 +162,8 @@ export class LedgerService {
         await this.repository.queueNewTask(batch, row, message, message.messageId, newContext, currentTraceId());
         await this.ledgerEvents.emit(batch, row, [creation], creation);
         afterCommit(batch, () => {
-          this.remembered.remember(row, 1);
+          // As stored — but for metadata, whose keys jsonb orders its own way: then the first change reads it.
+          if (row.metadata === null) this.remembered.remember(row, 1);
           this.notifier.committed({ taskId: row.id, seq: row.seq });
         });
         await also?.(batch, row.id);
@@ -398,33 +399,34 @@ export class LedgerService {
   private readonly remembered = new RememberedTasks(REMEMBERED_TASKS);
 
   /**
-   * Runs `work` on one task in a ledger transaction, with its journal — the task
-   * locked, `room` read with the lock, as lockTask does — or null when there is no such
-   * task (the caller decides who may change it). When this instance remembers the task
-   * as it last committed it and `mayRemember` accepts that (say, a reply the task as
-   * remembered allows), the transaction does not read it first: its lock goes ahead of
-   * the writes, in their round trip, and holds only if the task is still at the event
-   * remembered (LedgerRepository.lockTaskAt). Should it have moved on, that transaction
-   * fails before any of its writes, what was remembered is forgotten, and `work` runs
-   * again with lockTask. `room` from memory needs the message count remembered, and
-   * messages of new ids (just chosen: the task cannot hold them yet).
+   * Runs `work` on one task in a ledger transaction; `lock()` gives it the task's
+   * journal — the task locked, `room` read with the lock, as lockTask does — or null
+   * when there is no such task (the caller decides who may change it). When this
+   * instance remembers the task as it last committed it and `mayUseRemembered` accepts
+   * that (say, a reply the task as remembered allows), the transaction does not read it
+   * first: its lock goes ahead of the writes, in their round trip, and holds only if the
+   * task is still at the event remembered (LedgerRepository.lockTaskAt). Should it have
+   * moved on, that transaction fails there, before COMMIT and any of its writes; what
+   * was remembered is forgotten, and `work` runs again with lockTask. `room` from memory
+   * needs the message count remembered, and messages of new ids (just chosen: the task
+   * cannot hold them yet).
    */
   async writeTask<T>(
     taskId: string,
     room: RoomAsked | undefined,
-    mayRemember: (task: RememberedTask) => boolean,
-    work: (tx: Tx, journal: TaskJournal | null) => Promise<T>,
+    mayUseRemembered: (task: RememberedTask) => boolean,
+    work: (tx: Tx, lock: () => Promise<TaskJournal | null>) => Promise<T>,
   ): Promise<T> {
     const task = this.remembered.recall(taskId);
-    if (task && (!room || task.messages !== null) && mayRemember(task)) {
+    if (task && (!room || task.messages !== null) && mayUseRemembered(task)) {
       try {
-        return await this.write((tx) => work(tx, this.lockRemembered(tx, task, room)));
+        return await this.write((tx) => work(tx, async () => this.lockRemembered(tx, task, room)));
       } catch (error) {
-        if (!isSerializationFailure(error)) throw error;
+        if (!failedWith(error, TASK_MOVED_ON)) throw error;
         this.remembered.forget(taskId);
       }
     }
-    return this.write(async (tx) => work(tx, await this.lockTask(tx, taskId, room)));
+    return this.write((tx) => work(tx, () => this.lockTask(tx, taskId, room)));
   }
 
   /** The journal of a task as remembered, its lock checking that it still is (writeTask). */

@@ -14,6 +14,11 @@ describe('RememberedTasks', () => {
     expect(recalled).toEqual({ row: expect.objectContaining({ id: 'a', seq: 2 }), messages: 3 });
     recalled.row.seq = 5;
     expect(tasks.recall('a')!.row.seq).toBe(2);
+    const metadata = { labels: ['x'] };
+    tasks.remember(row('m', 1, metadata), 1);
+    metadata.labels.push('y'); // nor does the metadata it was given, or a recalled copy
+    tasks.recall('m')!.row.metadata!.labels = [];
+    expect(tasks.recall('m')!.row.metadata).toEqual({ labels: ['x'] });
     expect(tasks.recall('b')).toBeNull();
   });
 

@@ -9,9 +9,9 @@ export interface RememberedTask {
 }
 
 /**
- * A task's metadata (the requester's, kept as sent) of more JSON than this is not worth
- * its memory: such a task is not remembered, so memory stays ~1 KB a task whatever
- * requesters send.
+ * A task's metadata (the requester's) of more JSON than this is not worth its memory:
+ * such a task is not remembered. Kept as its JSON text, so a task costs ~1 KB more at
+ * most whatever requesters send.
  */
 export const MAX_REMEMBERED_METADATA_CHARS = 1024;
 
@@ -24,7 +24,8 @@ export const MAX_REMEMBERED_METADATA_CHARS = 1024;
  * commit makes what this one remembers stale, which the check catches.
  */
 export class RememberedTasks {
-  private readonly tasks = new Map<string, RememberedTask>();
+  /** By task id, the row without its metadata, and the metadata as JSON (a string is its own size, and shared with no one). */
+  private readonly tasks = new Map<string, { row: TaskRow; metadata: string | null; messages: number | null }>();
 
   constructor(private readonly capacity: number) {}
 
@@ -35,19 +36,19 @@ export class RememberedTasks {
   remember(row: TaskRow, messages: number | null): void {
     const known = this.tasks.get(row.id);
     if (known && known.row.seq >= row.seq) return;
-    if (row.metadata !== null && JSON.stringify(row.metadata).length > MAX_REMEMBERED_METADATA_CHARS) {
-      this.tasks.delete(row.id);
-      return;
-    }
+    const metadata = row.metadata === null ? null : JSON.stringify(row.metadata);
     this.tasks.delete(row.id); // re-inserted last: the Map's order is the order of commits
-    this.tasks.set(row.id, { row: { ...row }, messages });
+    if (metadata !== null && metadata.length > MAX_REMEMBERED_METADATA_CHARS) return;
+    this.tasks.set(row.id, { row: { ...row, metadata: null }, metadata, messages });
     if (this.tasks.size > this.capacity) this.tasks.delete(this.tasks.keys().next().value!);
   }
 
   /** A copy of what is remembered of the task (the caller may change it), or null. */
   recall(taskId: string): RememberedTask | null {
     const known = this.tasks.get(taskId);
-    return known ? { row: { ...known.row }, messages: known.messages } : null;
+    if (!known) return null;
+    const metadata = known.metadata === null ? null : (JSON.parse(known.metadata) as TaskRow['metadata']);
+    return { row: { ...known.row, metadata }, messages: known.messages };
   }
 
   forget(taskId: string): void {

@@ -142,7 +142,7 @@ export class TasksService {
     // Without reading the task first when this instance remembers it and the reply is
     // allowed by what it remembers (LedgerService.writeTask); not when the answer is kept
     // for a repeat, nor with artifacts (their sizes are read under the lock anyway).
-    const mayRemember = (task: RememberedTask) =>
+    const mayUseRemembered = (task: RememberedTask) =>
       !idempotencyKey &&
       artifacts.length === 0 &&
       (!message || task.messages! < max) &&
@@ -151,8 +151,8 @@ export class TasksService {
     const outcome = await this.ledger.writeTask(
       id,
       room,
-      mayRemember,
-      async (tx, found): Promise<{ view: TaskView } | { later: Promise<TaskRecord[]> }> => {
+      mayUseRemembered,
+      async (tx, lock): Promise<{ view: TaskView } | { later: Promise<TaskRecord[]> }> => {
         const scope = `task_reply:${principal.kind}:${principal.id}`;
         if (idempotencyKey) {
           const claim = await this.idempotency.claim(
@@ -164,6 +164,7 @@ export class TasksService {
           if (claim.replay) return { view: claim.replay.body as TaskView };
         }
         // Invisible → 404; visible from the requester's side only → 403.
+        const found = await lock();
         requireAccess(principal, 'task.reply', found ? parties(found.task) : null);
         const journal = found!;
         const next = transition(journal.state, { by: 'worker', action: 'reply', to });

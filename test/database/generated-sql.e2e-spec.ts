@@ -46,7 +46,7 @@ class RecordingDatabase extends Database {
     if (!batch.isEmpty) this.handedOver.push(batch.statement());
   }
 
-  override expect(check: Sql, _tx: Tx): void {
+  override sendCheck(check: Sql, _tx: Tx): void {
     this.handedOver.push(check);
   }
 

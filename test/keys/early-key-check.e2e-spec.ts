@@ -1,4 +1,5 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { KeyUsageTracker } from '../../src/keys/key-usage.tracker';
 import { KeysRepository } from '../../src/keys/keys.repository';
 import { startApp, type TestApp } from '../support/app';
 import { agentPair, submitTask, type Agent } from '../support/a2a';
@@ -7,8 +8,9 @@ import { apiKey } from '../support/fixtures';
 /**
  * A request's API key is read as the request arrives (AuthService.begin, a middleware
  * ahead of the body parser), so that the key's round trip runs while the body is still
- * being read; the guard then takes that read. It is still read after the request
- * arrived, so revocation stays immediate (CONTRACT §2).
+ * being read; the guard then takes that read — unless the body took longer than 50 ms,
+ * when the guard reads it again. It is still read after the request arrived, so
+ * revocation stays immediate (CONTRACT §2).
  */
 describe('the API key read as the request arrives', () => {
   let t: TestApp;
@@ -78,7 +80,26 @@ describe('the API key read as the request arrives', () => {
     expect(answer).toMatchObject({ status: 401, body: { code: 'invalid_api_key' } });
   });
 
-  it('a request refused before its guard (a body of another type), or on a route that takes no key, is answered as ever', async () => {
+  it('a body slower than that has its key read again by its guard: a revocation while it came in is seen', async () => {
+    const { requester: slow, worker: doomed } = await agentPair(t);
+    const task = await submitTask(t, slow, doomed);
+    lookups.mockClear();
+    const answer = await halves(
+      `/api/v1/tasks/${task.id}/reply`,
+      doomed.key,
+      JSON.stringify({ state: 'working' }),
+      async () => {
+        await until(() => lookups.mock.calls.length === 1); // read as it arrived, the key still active
+        await t.http().post('/api-keys/self/revoke').set(apiKey(doomed.key)).expect(200);
+        await new Promise((resolve) => setTimeout(resolve, 60)); // the body takes longer than an early read stands for
+      },
+    );
+    expect(answer).toMatchObject({ status: 401, body: { code: 'invalid_api_key' } });
+    expect(lookups).toHaveBeenCalledTimes(3); // as it arrived, the revocation's own, and again at its guard
+  });
+
+  it('a request refused before its guard has its key read, not used; one without a body is left to its guard', async () => {
+    const uses = jest.spyOn(t.app.get(KeyUsageTracker), 'touch');
     const refused = await t
       .http()
       .post(`/api/v1/tasks/00000000-0000-4000-8000-000000000001/reply`)
@@ -87,7 +108,13 @@ describe('the API key read as the request arrives', () => {
       .send('state=completed')
       .expect(415);
     expect(refused.body.code).toBe('unsupported_media_type');
+    expect(lookups).toHaveBeenCalledTimes(1); // read as it arrived …
+    expect(uses).not.toHaveBeenCalled(); // … and not counted as the key's use
+    // A card (a route that takes no key) with the key sent anyway: nothing read.
     await t.http().get(`/a2a/${worker.handle}/card`).set(apiKey(worker.key)).expect(200);
-    await t.http().get('/api-keys/self').set(apiKey('a2a_agt_not-even-well-formed')).expect(401);
+    expect(lookups).toHaveBeenCalledTimes(1);
+    await t.http().get('/api-keys/self').set(apiKey(worker.key)).expect(200);
+    expect([lookups.mock.calls.length, uses.mock.calls.length]).toEqual([2, 1]);
+    uses.mockRestore();
   });
 });

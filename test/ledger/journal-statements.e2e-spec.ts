@@ -66,7 +66,7 @@ describe('the task journal: writes in one statement', () => {
     expect(body.history.map((m: { role: string }) => m.role)).toEqual(['user', 'agent']);
   });
 
-  it("a task's metadata is remembered with it, unless it is large: then the reply reads the task", async () => {
+  it('a task with metadata is remembered from its first change on (as jsonb keeps it), unless it is large', async () => {
     const withMetadata = async (metadata: Record<string, unknown>) =>
       (
         await rpc(t, worker.handle, requester.key, 'message/send', {
@@ -75,15 +75,22 @@ describe('the task journal: writes in one statement', () => {
           configuration: { blocking: false },
         }).expect(200)
       ).body.result.id as string;
-    const small = await withMetadata({ project: 'atlas' });
+    const small = await withMetadata({ project: 'atlas', at: 1 });
     let body: any;
-    const sent = await statementsOf(async () => {
+    const first = await statementsOf(async () => {
       body = (await reply(t, small, worker.key, { state: 'working' }).expect(200)).body;
     });
+    expect(first).toHaveLength(3); // its creation is not remembered: jsonb orders the keys its own way
+    const sent = await statementsOf(async () => {
+      body = (await reply(t, small, worker.key, { state: 'completed' }).expect(200)).body;
+    });
     expect(sent).toHaveLength(2);
-    expect(body.metadata).toEqual({ project: 'atlas' });
+    expect(sent[1]).toMatch(/a2a_lock_task_at/);
+    const [stored] = await t.db.query(`SELECT metadata::text AS text FROM tasks WHERE id = $1`, [small]);
+    expect(JSON.stringify(body.metadata)).toBe(JSON.stringify(JSON.parse(stored.text)));
 
     const large = await withMetadata({ notes: 'n'.repeat(2000) });
+    await reply(t, large, worker.key, { state: 'working' }).expect(200);
     const read = await statementsOf(async () => {
       body = (await reply(t, large, worker.key, { state: 'working' }).expect(200)).body;
     });
@@ -125,17 +132,25 @@ describe('the task journal: writes in one statement', () => {
     await reply(other, task.id, worker.key, { state: 'completed' }).expect(200);
     const { body } = await reply(t, task.id, worker.key, { state: 'input-required' }).expect(409);
     expect(body.code).toBe('task_terminal');
-    // What the task as remembered refuses is refused with the lock read, never from memory.
-    const sent = await statementsOf(() => reply(t, task.id, worker.key, { state: 'working' }).expect(409));
-    expect(sent.some((text) => /a2a_lock_task_at/.test(text))).toBe(false);
     expect(await eventsOf(task.id)).toEqual([
       [1, 'submitted'],
       [2, 'working'],
       [3, 'completed'],
     ]);
+
+    // What the task as remembered refuses is refused with the lock read, never from memory.
+    const done = await submitTask(t, requester, worker);
+    await reply(t, done.id, worker.key, { state: 'completed' }).expect(200); // t remembers it completed
+    let refusal: any;
+    const sent = await statementsOf(async () => {
+      refusal = (await reply(t, done.id, worker.key, { state: 'working' }).expect(409)).body;
+    });
+    expect(refusal.code).toBe('task_terminal');
+    expect(sent.some((text) => /a2a_lock_task_at/.test(text))).toBe(false);
+    expect(sent.some((text) => /FOR UPDATE/.test(text))).toBe(true);
   });
 
-  it('racing replies to a remembered task: one goes through as remembered, the others again with the lock, each applied once', async () => {
+  it('racing replies to a remembered task are each applied once, in order (those that lost the race run again with the lock)', async () => {
     const task = await submitTask(t, requester, worker);
     const text = (i: number) => ({ parts: [{ kind: 'text', text: `note ${i}` }] });
     const replies = await Promise.all(

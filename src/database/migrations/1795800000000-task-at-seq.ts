@@ -3,8 +3,10 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * A task's lock, taken only if the task is still where its writer believes it is
  * (issue 13): `a2a_lock_task_at(task, seq)` locks the task's row (`FOR UPDATE`, so
- * concurrent writers queue as with LedgerRepository.lockTask) and raises
- * `serialization_failure` (40001) unless the row exists at event `seq`. A writer that
+ * concurrent writers queue as with LedgerRepository.lockTask) and raises SQLSTATE
+ * `TMOVE` ("the task moved on", a code of its own: nothing else raises it, so a writer
+ * that sees it knows its transaction failed there, before COMMIT) unless the row exists
+ * at event `seq`. A writer that
  * knows the task as this instance last committed it sends it ahead of its writes, in
  * the same round trip, instead of reading the row first; a task that has moved on
  * since fails the transaction before any of its writes, and the writer runs again
@@ -19,11 +21,11 @@ export class TaskAtSeq1795800000000 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`
-      CREATE FUNCTION a2a_lock_task_at(task uuid, expected integer) RETURNS void LANGUAGE plpgsql AS $$
+      CREATE FUNCTION a2a_lock_task_at(p_task uuid, p_seq integer) RETURNS void LANGUAGE plpgsql AS $$
       BEGIN
-        PERFORM 1 FROM tasks WHERE id = task AND seq = expected FOR UPDATE;
+        PERFORM 1 FROM tasks WHERE id = p_task AND seq = p_seq FOR UPDATE;
         IF NOT FOUND THEN
-          RAISE EXCEPTION 'task % is no longer at event %', task, expected USING ERRCODE = 'serialization_failure';
+          RAISE EXCEPTION 'task % is no longer at event %', p_task, p_seq USING ERRCODE = 'TMOVE';
         END IF;
       END $$;
     `);
