@@ -18,7 +18,7 @@ function fakeRepository() {
 
 const hash = (n: number) => Buffer.alloc(32, n);
 /** Where lookups batch by turn (PGlite) … */
-const EMBEDDED = {} as AppConfig;
+const EMBEDDED = { databaseUrl: null } as AppConfig;
 /** … and where a lookup asked while none is out goes at once (PostgreSQL). */
 const POSTGRES = { databaseUrl: 'postgres://127.0.0.1/a2a' } as AppConfig;
 const row = (position: number, id: string, status: 'active' | 'revoked' = 'active') =>

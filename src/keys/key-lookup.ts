@@ -33,7 +33,7 @@ export class KeyLookup {
         return found;
       },
       (hash) => hash.toString('latin1'),
-      { atOnce: config.databaseUrl !== undefined },
+      { atOnce: config.databaseUrl !== null },
     );
   }
 
