@@ -1,11 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { CoalescedLookup } from '../database/coalesced-lookup';
+import { isEmbedded } from '../database/data-source';
 import { KeysRepository, type VerifiedKeyRow } from './keys.repository';
 
 /**
- * Authentication's key lookups, coalesced (CoalescedLookup): the lookups asked for
- * while a statement is out, or in one turn of the event loop, go to PostgreSQL as one
+ * Authentication's key lookups, coalesced (CoalescedLookup): the lookups asked for in
+ * one turn of the event loop, or while two statements are out, go to PostgreSQL as one
  * prepared statement (`KeysRepository.findByHashes`), and a key asked for twice in a
  * batch is one row. Under load that is one round trip for many requests instead of one
  * each. On PostgreSQL a lookup asked for while none is out goes at once (`atOnce`): it
@@ -33,7 +34,7 @@ export class KeyLookup {
         return found;
       },
       (hash) => hash.toString('latin1'),
-      { atOnce: config.databaseUrl !== null },
+      { atOnce: !isEmbedded(config) },
     );
   }
 

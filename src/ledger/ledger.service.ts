@@ -515,7 +515,7 @@ export class LedgerService {
       messageIds: [input.message.messageId],
       max,
     });
-    if (input.contextId !== undefined && input.contextId !== journal.task.context_id) {
+    if (input.contextId !== undefined && input.contextId.toLowerCase() !== journal.task.context_id) {
       throw badRequest('context_mismatch', "The message's contextId is not the context of its task.");
     }
     const room = await journal.messageRoom('user', input.message.messageId, max);

@@ -10,8 +10,8 @@ export interface RememberedTask {
 
 /**
  * A task's metadata (the requester's) of more JSON than this is not worth its memory:
- * such a task is not remembered. Kept as its JSON text, so a task costs ~1 KB more at
- * most whatever requesters send.
+ * such a task is not remembered. Kept as its JSON text, so a task costs 1–2 KB more at
+ * most (two bytes a character beyond Latin-1) whatever requesters send.
  */
 export const MAX_REMEMBERED_METADATA_CHARS = 1024;
 

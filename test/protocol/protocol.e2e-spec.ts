@@ -374,6 +374,22 @@ describe('protocol endpoint', () => {
       expect(mismatch.body.error.code).toBe(-32602);
     });
 
+    it('a contextId in upper case names the same context (a uuid, as PostgreSQL reads it): for a new task and a next turn', async () => {
+      const task = await submitTask(t, requester, worker);
+      const upper = task.contextId.toUpperCase();
+      const started = await rpc(t, worker.handle, requester.key, 'message/send', {
+        message: v03Message('same thread', { contextId: upper }),
+        configuration: { blocking: false },
+      });
+      expect(started.body.result).toMatchObject({ contextId: task.contextId });
+      const next = await rpc(t, worker.handle, requester.key, 'message/send', {
+        message: v03Message('and more', { taskId: task.id, contextId: upper }),
+        configuration: { blocking: false },
+      });
+      expect(next.body.error).toBeUndefined();
+      expect(next.body.result).toMatchObject({ id: task.id, contextId: task.contextId });
+    });
+
     it.each([
       ['no parts', { parts: [] }],
       ['101 parts', { parts: Array.from({ length: 101 }, () => ({ kind: 'text', text: 'x' })) }],
