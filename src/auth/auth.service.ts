@@ -50,7 +50,7 @@ export class AuthService {
   begin(req: CredentialSource): void {
     const apiKey = req.headers['x-api-key'];
     if (typeof apiKey !== 'string') return;
-    const read = this.keys.verify(apiKey);
+    const read = this.keys.verify(apiKey, true);
     read.catch(() => undefined); // authenticate() reports a failure; a request refused before it never asks
     this.begun.set(req, { read, at: performance.now() });
   }

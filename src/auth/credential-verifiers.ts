@@ -9,8 +9,12 @@ import type { ConsolePrincipal, KeyPrincipal } from '../common/principal';
 
 /** API keys (the Keys module). */
 export abstract class ApiKeyVerifier {
-  /** The principal of an active key; null for an unknown, malformed or revoked one. Reads only. */
-  abstract verify(raw: string): Promise<KeyPrincipal | null>;
+  /**
+   * The principal of an active key; null for an unknown, malformed or revoked one. Reads
+   * only. `arriving`: asked for as the request arrives, before its body is read (the read
+   * may then go at once).
+   */
+  abstract verify(raw: string, arriving?: boolean): Promise<KeyPrincipal | null>;
 
   /** Notes that a request was authenticated with the key (its `last_used_at`). */
   abstract used(principal: KeyPrincipal): void;

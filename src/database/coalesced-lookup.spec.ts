@@ -1,11 +1,11 @@
 import { CoalescedLookup } from './coalesced-lookup';
 
 /** A fetch whose batches are answered by hand. */
-function controlledFetch(options: { atOnce?: boolean } = {}) {
+function controlledFetch() {
   const batches: Array<{ keys: string[]; answer: (rows: Array<string | null>) => void; fail: (e: Error) => void }> = [];
   const fetch = (keys: string[]) =>
     new Promise<Array<string | null>>((answer, fail) => batches.push({ keys, answer, fail }));
-  return { batches, lookup: new CoalescedLookup<string, string>(fetch, (key) => key, options) };
+  return { batches, lookup: new CoalescedLookup<string, string>(fetch, (key) => key) };
 }
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
@@ -65,19 +65,35 @@ describe('CoalescedLookup', () => {
   });
 
   it('atOnce: alone, a lookup goes at once; those asked while it is out gather for the next batch', async () => {
-    const { batches, lookup } = controlledFetch({ atOnce: true });
-    const first = lookup.find('a');
+    const { batches, lookup } = controlledFetch();
+    const first = lookup.find('a', true);
     expect(batches.map((b) => b.keys)).toEqual([['a']]); // sent before this turn ends
-    const gathered = [lookup.find('b'), lookup.find('c')];
+    const gathered = [lookup.find('b', true), lookup.find('c', true)];
     expect(batches).toHaveLength(1);
     await turn();
     expect(batches.map((b) => b.keys)).toEqual([['a'], ['b', 'c']]);
     batches[0].answer(['A']);
     batches[1].answer(['B', 'C']);
     await expect(Promise.all([first, ...gathered])).resolves.toEqual(['A', 'B', 'C']);
-    const again = lookup.find('a'); // nothing out any more: at once again
-    expect(batches.map((b) => b.keys)).toEqual([['a'], ['b', 'c'], ['a']]);
-    batches[2].answer(['A2']);
-    await expect(again).resolves.toBe('A2');
+    // Nothing out any more, but the last batch held several: lookups are coming in
+    // numbers, so the next waits for its turn and gathers with the others.
+    const busy = [lookup.find('d', true), lookup.find('e', true)];
+    expect(batches).toHaveLength(2);
+    await turn();
+    expect(batches.map((b) => b.keys)).toEqual([['a'], ['b', 'c'], ['d', 'e']]);
+    batches[2].answer(['D', 'E']);
+    await expect(Promise.all(busy)).resolves.toEqual(['D', 'E']);
+  });
+
+  it('atOnce: one at a time again, a lookup goes at once again', async () => {
+    const { batches, lookup } = controlledFetch();
+    const gathered = [lookup.find('a', true), lookup.find('b', true)];
+    await turn(); // 'a' went at once, 'b' after the turn
+    batches.forEach((batch, i) => batch.answer([i === 0 ? 'A' : 'B']));
+    await Promise.all(gathered);
+    const alone = lookup.find('c', true); // the last batch held one: at once
+    expect(batches.map((b) => b.keys)).toEqual([['a'], ['b'], ['c']]);
+    batches[2].answer(['C']);
+    await expect(alone).resolves.toBe('C');
   });
 });

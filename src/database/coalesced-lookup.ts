@@ -8,12 +8,12 @@ interface Queued<K, R> {
 
 /**
  * Hot-path lookups, coalesced: those asked for in one turn of the event loop (and
- * those that arrive while MAX_BATCHES_IN_FLIGHT batches are out; with `atOnce`, those
- * after the first of a turn that found none out) are answered by one
+ * those that arrive while MAX_BATCHES_IN_FLIGHT batches are out; when idle, those
+ * after a first asked `atOnce`) are answered by one
  * statement — `fetch(keys)`, which answers each key at its position — and a key asked
  * for twice in a batch is looked up once. Under load that is one round trip for many
- * requests instead of one each; alone, a lookup waits one `setImmediate` (or, `atOnce`,
- * none).
+ * requests instead of one each; alone, a lookup waits one `setImmediate` (or, asked
+ * `atOnce`, none).
  *
  * It is not a cache: a lookup only ever joins a batch that has not been sent yet, so
  * the statement that answers it is sent after it was asked and sees everything
@@ -24,22 +24,26 @@ export class CoalescedLookup<K, R> {
   private queued = new Map<string, Queued<K, R>>();
   private scheduled = false;
   private inFlight = 0;
+  /** How many lookups the last batch answered: one (or none yet) while lookups come one at a time. */
+  private lastBatch = 0;
 
   constructor(
     /** The rows for `keys`, position for position (null: none). */
     private readonly fetch: (keys: K[]) => Promise<Array<R | null>>,
     /** The identity of a key, for asking it once per batch. */
     private readonly idOf: (key: K) => string,
-    /**
-     * `atOnce`: a lookup asked for while no batch is out goes at once, instead of after
-     * the turn — for lookups begun before their caller has other work to do (the key of
-     * a request whose body is still to be read): the round trip runs alongside it. Those
-     * asked for while it is out gather for the next batch, as ever.
-     */
-    private readonly options: { atOnce?: boolean } = {},
   ) {}
 
-  find(key: K): Promise<R | null> {
+  /**
+   * `atOnce`: while lookups come one at a time — no batch out, and the last one held a
+   * single lookup — this one goes at once instead of after the turn: for a lookup begun
+   * before its caller has other work to do (the key of a request whose body is still
+   * to be read), so that its round trip runs alongside that work. Under load (the last
+   * batch held several) it waits for the turn as ever, and gathers with the others:
+   * fewer statements for PostgreSQL, which is then the limit. Those asked for while one
+   * is out gather for the next batch either way.
+   */
+  find(key: K, atOnce = false): Promise<R | null> {
     return new Promise((resolve, reject) => {
       const id = this.idOf(key);
       let entry = this.queued.get(id);
@@ -48,7 +52,7 @@ export class CoalescedLookup<K, R> {
         this.queued.set(id, entry);
       }
       entry.waiters.push({ resolve, reject });
-      if (this.options.atOnce && this.inFlight === 0 && !this.scheduled) this.send();
+      if (atOnce && this.inFlight === 0 && !this.scheduled && this.lastBatch <= 1) this.send();
       else this.schedule();
     });
   }
@@ -65,6 +69,7 @@ export class CoalescedLookup<K, R> {
     const batch = [...this.queued.values()];
     this.queued = new Map();
     if (batch.length === 0) return;
+    this.lastBatch = batch.length;
     this.inFlight += 1;
     this.fetch(batch.map((entry) => entry.key))
       .then(

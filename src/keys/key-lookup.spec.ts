@@ -113,17 +113,32 @@ describe('KeyLookup', () => {
     expect((await c)?.id).toBe('a');
   });
 
-  it('on PostgreSQL, a lookup asked while none is out goes at once; the rest of its turn gathers behind it', async () => {
+  it('on PostgreSQL, a lookup begun on arrival goes at once; the rest of its turn gathers behind it', async () => {
     const { repository, calls } = fakeRepository();
     const lookup = new KeyLookup(repository, POSTGRES);
-    const first = lookup.find(hash(1));
-    const second = lookup.find(hash(2));
-    const third = lookup.find(hash(3));
+    const first = lookup.find(hash(1), true);
+    const second = lookup.find(hash(2), true);
+    const third = lookup.find(hash(3), true);
     expect(calls.map((call) => call.hashes)).toEqual([[hash(1)]]);
     await turn();
     expect(calls.map((call) => call.hashes)).toEqual([[hash(1)], [hash(2), hash(3)]]);
     calls[0].answer([row(1, 'a')]);
     calls[1].answer([row(2, 'c'), row(1, 'b')]);
     expect(await Promise.all([first, second, third].map(async (found) => (await found)?.id))).toEqual(['a', 'b', 'c']);
+  });
+
+  it('a lookup the guard asks for, or one on the embedded database, waits for its turn', async () => {
+    for (const [config, arriving] of [
+      [POSTGRES, false],
+      [EMBEDDED, true],
+    ] as const) {
+      const { repository, calls } = fakeRepository();
+      const found = new KeyLookup(repository, config).find(hash(1), arriving);
+      expect(calls).toHaveLength(0);
+      await turn();
+      expect(calls).toHaveLength(1);
+      calls[0].answer([row(1, 'a')]);
+      expect((await found)?.id).toBe('a');
+    }
   });
 });

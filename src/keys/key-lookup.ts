@@ -9,10 +9,11 @@ import { KeysRepository, type VerifiedKeyRow } from './keys.repository';
  * one turn of the event loop, or while two statements are out, go to PostgreSQL as one
  * prepared statement (`KeysRepository.findByHashes`), and a key asked for twice in a
  * batch is one row. Under load that is one round trip for many requests instead of one
- * each. On PostgreSQL a lookup asked for while none is out goes at once (`atOnce`): it
- * is begun as its request arrives (AuthService.begin), so its round trip runs while the
- * request's body is read. Not on the embedded database: PGlite runs a statement in this
- * process's own thread, so there is no round trip to overlap, only batches to lose.
+ * each. On PostgreSQL a lookup begun as its request arrives (`arriving`:
+ * AuthService.begin) goes at once while lookups come one at a time (CoalescedLookup's
+ * `atOnce`), so that its round trip runs while the request's body is read. Not on the
+ * embedded database: PGlite runs a statement in this process's own thread, so there is
+ * no round trip to overlap, only batches to lose.
  *
  * It is not a cache, so revocation stays immediate on every instance (CONTRACT §2):
  * a lookup only ever joins a batch that has not been sent yet, so the statement that
@@ -22,6 +23,8 @@ import { KeysRepository, type VerifiedKeyRow } from './keys.repository';
 @Injectable()
 export class KeyLookup {
   private readonly lookup: CoalescedLookup<Buffer, VerifiedKeyRow>;
+  /** Whether a lookup begun on arrival may go at once: on PostgreSQL. */
+  private readonly atOnce: boolean;
 
   constructor(
     private readonly repository: KeysRepository,
@@ -34,12 +37,15 @@ export class KeyLookup {
         return found;
       },
       (hash) => hash.toString('latin1'),
-      { atOnce: !isEmbedded(config) },
     );
+    this.atOnce = !isEmbedded(config);
   }
 
-  /** The key whose SHA-256 is `hash`, with its identity's state; null when there is none. */
-  find(hash: Buffer): Promise<VerifiedKeyRow | null> {
-    return this.lookup.find(hash);
+  /**
+   * The key whose SHA-256 is `hash`, with its identity's state; null when there is none.
+   * `arriving`: asked for as its request arrives, before the request's body is read.
+   */
+  find(hash: Buffer, arriving = false): Promise<VerifiedKeyRow | null> {
+    return this.lookup.find(hash, arriving && this.atOnce);
   }
 }

@@ -67,10 +67,10 @@ export class KeysService {
    * unknown or revoked. A malformed key never reaches the database; a well-formed
    * one is read for this request (KeyLookup batches concurrent reads, never caches).
    */
-  async verify(raw: string): Promise<KeyPrincipal | null> {
+  async verify(raw: string, arriving = false): Promise<KeyPrincipal | null> {
     if (!parseApiKey(raw)) return null;
     const checkedAt = performance.now();
-    const row = await this.lookup.find(hashApiKey(raw));
+    const row = await this.lookup.find(hashApiKey(raw), arriving);
     if (!row || row.status !== 'active') return null;
     const principal: KeyPrincipal =
       row.scope === 'admin'
