@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
+import { hasBody } from '../common/body-parsers';
 import type { AuthService } from './auth.service';
 
 /**
@@ -8,8 +9,7 @@ import type { AuthService } from './auth.service';
  */
 export function earlyKeyCheck(auth: AuthService) {
   return (req: Request, _res: Response, next: NextFunction): void => {
-    const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-    if (hasBody) auth.begin(req);
+    if (hasBody(req)) auth.begin(req);
     next();
   };
 }

@@ -56,6 +56,11 @@ export function reservedKeyPath(value: unknown): string | null {
 
 const NUL_IN_URL = /%00|\u0000/;
 
+/** Whether a request says it carries a body (a length above zero, or chunks). */
+export function hasBody(req: Pick<Request, 'headers'>): boolean {
+  return Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+}
+
 /**
  * JSON bodies only, with a size limit per surface (CONTRACT §10): the protocol
  * endpoint takes larger messages than the REST API. A body of another media type
@@ -71,8 +76,7 @@ export function jsonBodyParser(limits: { rest: number; protocol: number }) {
       next(new AppError(400, 'nul_character', 'The path or query contains a NUL character.'));
       return;
     }
-    const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-    if (hasBody && !req.is(JSON_TYPES)) {
+    if (hasBody(req) && !req.is(JSON_TYPES)) {
       next(new AppError(415, 'unsupported_media_type', 'Send the request body as application/json.'));
       return;
     }

@@ -8,14 +8,17 @@ interface DriverError {
  * from the driver's error or TypeORM's wrapper of it; null for any other failure.
  */
 export function brokenConstraint(error: unknown): string | null {
-  if (typeof error !== 'object' || error === null) return null;
-  const driver = (error as { driverError?: DriverError }).driverError ?? (error as DriverError);
-  return /^23/.test(driver.code ?? '') ? (driver.constraint ?? null) : null;
+  const driver = driverErrorOf(error);
+  return /^23/.test(driver?.code ?? '') ? (driver?.constraint ?? null) : null;
 }
 
 /** Whether a statement failed with this SQLSTATE (from the driver's error or TypeORM's wrapper of it). */
 export function failedWith(error: unknown, sqlstate: string): boolean {
-  if (typeof error !== 'object' || error === null) return false;
-  const driver = (error as { driverError?: DriverError }).driverError ?? (error as DriverError);
-  return driver.code === sqlstate;
+  return driverErrorOf(error)?.code === sqlstate;
+}
+
+/** The driver's error: TypeORM's wrapper unwrapped, or the error itself; null for no object. */
+function driverErrorOf(error: unknown): DriverError | null {
+  if (typeof error !== 'object' || error === null) return null;
+  return (error as { driverError?: DriverError }).driverError ?? (error as DriverError);
 }

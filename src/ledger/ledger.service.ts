@@ -73,7 +73,7 @@ export interface UpstreamApplied {
   refused: ReplyState[];
 }
 
-/** How many tasks an instance remembers as it last committed them (LedgerService.remembered): ~1 KB each. */
+/** How many tasks an instance remembers as it last committed them (RememberedTasks): 1–2 KB each at most. */
 const REMEMBERED_TASKS = 10_000;
 
 /** How many upstream updates one transaction takes at most, so a chatty stream never holds the task's lock for long. */
