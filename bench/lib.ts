@@ -177,13 +177,21 @@ export async function timeIt(iterations: number, fn: () => Promise<unknown>): Pr
   return timing(samples);
 }
 
-/** `timeIt` for several sides at once, in turns (`inTurns`) after a warm-up of each. */
+/**
+ * Round trips (stream → reply → completed) to run on each side before timing any: the
+ * path's code is only fully optimized after ~1,000 of them (V8's TurboFan; BENCHMARKS.md,
+ * "The round trip measured warm"), and a steady service runs it warm. BENCH_WARM_UP.
+ */
+export const ROUND_TRIP_WARM_UP = Number(process.env.BENCH_WARM_UP ?? 1000);
+
+/** `timeIt` for several sides at once, in turns (`inTurns`) after a warm-up of each (`warmUps` calls, 50 by default). */
 export async function timeInTurns<S extends string>(
   iterations: number,
   fns: Record<S, () => Promise<unknown>>,
+  warmUps?: number,
 ): Promise<Record<S, Timing>> {
   const sides = Object.keys(fns) as S[];
-  await warmUp(fns);
+  await warmUp(fns, warmUps);
   const samples = Object.fromEntries(sides.map((side) => [side, [] as number[]])) as Record<S, number[]>;
   await inTurns(iterations, sides, async (side, count) => {
     for (let i = 0; i < count; i++) samples[side].push(await elapsedMs(fns[side]));

@@ -11,7 +11,17 @@ import {
   type RequestContext,
 } from '@a2a-js/sdk/server';
 import { jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
-import { inTurns, load, startBenchServer, table, timeInTurns, TURN, type LoadResult, type Timing } from './lib';
+import {
+  inTurns,
+  load,
+  ROUND_TRIP_WARM_UP,
+  startBenchServer,
+  table,
+  timeInTurns,
+  TURN,
+  type LoadResult,
+  type Timing,
+} from './lib';
 
 /**
  * Issue 5: the protocol endpoint.
@@ -29,7 +39,8 @@ import { inTurns, load, startBenchServer, table, timeInTurns, TURN, type LoadRes
  * (default 10) each, the two servers alternating and the order flipped each round
  * (`inTurns`), the SDK server started afresh for each of its rounds (its tasks stay in
  * memory, in this process); the round trips (BENCH_ITERATIONS each, default 300) in
- * turns (`timeInTurns`). The send ratios are of the rounds' means: req/s, and p99 (the
+ * turns (`timeInTurns`), after ROUND_TRIP_WARM_UP of each (the sends warm up little of
+ * a round trip's code: the stream, the reply, the wake-up). The send ratios are of the rounds' means: req/s, and p99 (the
  * mean of the rounds' p99).
  */
 export async function run(): Promise<void> {
@@ -75,14 +86,18 @@ export async function run(): Promise<void> {
     const reference = await startReferenceServer();
     let trips: Record<Side, Timing>;
     try {
-      trips = await timeInTurns(iterations, {
-        ours: async () => {
-          const events = await stream(ours, requester.key);
-          await replyCompleted(server.baseUrl, worker.key, await firstTaskId(events));
-          await untilCompleted(events);
+      trips = await timeInTurns(
+        iterations,
+        {
+          ours: async () => {
+            const events = await stream(ours, requester.key);
+            await replyCompleted(server.baseUrl, worker.key, await firstTaskId(events));
+            await untilCompleted(events);
+          },
+          reference: async () => untilCompleted(await stream(reference.url)),
         },
-        reference: async () => untilCompleted(await stream(reference.url)),
-      });
+        ROUND_TRIP_WARM_UP,
+      );
     } finally {
       await reference.close();
     }
@@ -121,7 +136,7 @@ export async function run(): Promise<void> {
     console.log(
       `tasks persisted during the send rounds: ${after - before} ` +
         `(${Math.round((after - before) / (rounds * duration))}/s); ` +
-        `round trips: ${iterations} each, in turns of ${TURN} after a warm-up`,
+        `round trips: ${iterations} each, in turns of ${TURN} after ${ROUND_TRIP_WARM_UP} each to warm up (BENCH_WARM_UP)`,
     );
   } finally {
     await server.close();
