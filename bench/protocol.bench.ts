@@ -40,8 +40,8 @@ import {
  * (`inTurns`), the SDK server started afresh for each of its rounds (its tasks stay in
  * memory, in this process); the round trips (BENCH_ITERATIONS each, default 300) in
  * turns (`timeInTurns`), after ROUND_TRIP_WARM_UP of each (the sends warm up little of
- * a round trip's code: the stream, the reply, the wake-up). The send ratios are of the rounds' means: req/s, and p99 (the
- * mean of the rounds' p99).
+ * a round trip's code: the stream, the reply, the wake-up). The send ratios are of the
+ * rounds' means: req/s, and p99 (the mean of the rounds' p99).
  */
 export async function run(): Promise<void> {
   const duration = Number(process.env.BENCH_DURATION ?? 10);
