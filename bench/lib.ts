@@ -158,7 +158,7 @@ export async function inTurns<S extends string>(
   }
 }
 
-/** Each side's `fn` 50 times, the sides alternating: JIT and caches warm before anything is timed. */
+/** Each side's `fn` `times` times (50 by default), the sides alternating: JIT and caches warm before anything is timed. */
 export async function warmUp(fns: Record<string, () => Promise<unknown>>, times = 50): Promise<void> {
   for (let i = 0; i < times; i++) for (const fn of Object.values(fns)) await fn();
 }
@@ -178,13 +178,14 @@ export async function timeIt(iterations: number, fn: () => Promise<unknown>): Pr
 }
 
 /**
- * Round trips (stream → reply → completed) to run on each side before timing any: the
- * path's code is only fully optimized after ~1,000 of them (V8's TurboFan; BENCHMARKS.md,
- * "The round trip measured warm"), and a steady service runs it warm. BENCH_WARM_UP.
+ * Stream round trips (stream → reply → completed) to run against each server before any
+ * is timed: V8's TurboFan optimizes the path over the first thousands of them, most of
+ * the gain within ~1,000 (BENCHMARKS.md, "The round trip measured warm"), and a steady
+ * service runs it warm. BENCH_WARM_UP.
  */
 export const ROUND_TRIP_WARM_UP = Number(process.env.BENCH_WARM_UP ?? 1000);
 
-/** `timeIt` for several sides at once, in turns (`inTurns`) after a warm-up of each (`warmUps` calls, 50 by default). */
+/** `timeIt` for several sides at once, in turns (`inTurns`) after a warm-up of each (`warmUps` calls a side, 50 by default). */
 export async function timeInTurns<S extends string>(
   iterations: number,
   fns: Record<S, () => Promise<unknown>>,

@@ -39,9 +39,9 @@ import {
  * (default 10) each, the two servers alternating and the order flipped each round
  * (`inTurns`), the SDK server started afresh for each of its rounds (its tasks stay in
  * memory, in this process); the round trips (BENCH_ITERATIONS each, default 300) in
- * turns (`timeInTurns`), after ROUND_TRIP_WARM_UP of each (the sends warm up little of
- * a round trip's code: the stream, the reply, the wake-up). The send ratios are of the
- * rounds' means: req/s, and p99 (the mean of the rounds' p99).
+ * turns (`timeInTurns`), after ROUND_TRIP_WARM_UP of each (the sends do not run most
+ * of a round trip's code: the stream, the REST reply, the wake-up). The send ratios are
+ * of the rounds' means: req/s, and p99 (the mean of the rounds' p99).
  */
 export async function run(): Promise<void> {
   const duration = Number(process.env.BENCH_DURATION ?? 10);

@@ -21,9 +21,9 @@ import {
  * Last, a non-blocking send's CPU one at a time against 32 at once: what a request
  * costs when the process has nothing else to do against when it is busy. (With BENCH_DATABASE=embedded, PGlite
  * runs in this process: its CPU is the process's, and the PostgreSQL column is 0.)
- * Everything is timed after ROUND_TRIP_WARM_UP round trips of each server; the p50 of
- * the freshly started ones (FRESH) is printed too: until V8 has optimized the path's
- * code, a round trip takes up to twice as long.
+ * Everything else is timed after ROUND_TRIP_WARM_UP round trips of each server; the p50
+ * and p99 of the freshly started ones (FRESH) are printed too: until V8 has optimized
+ * the path's code, a round trip takes 1.5–2× as long.
  */
 export async function run(): Promise<void> {
   const iterations = Number(process.env.BENCH_ITERATIONS ?? 300);
@@ -55,23 +55,24 @@ export async function run(): Promise<void> {
       await untilCompleted(await stream(reference.url));
       if (record) referenceTimes.push(now() - started);
     };
-    // The warm-up, the sides alternating, timed: the freshly started figures.
+    const trips = { ours: roundTrip, reference: referenceTrip };
+    const sides = ['ours', 'reference'] as const;
+    // The warm-up, in turns as the timed round trips below are (without their pause
+    // before each turn), each side's round trips FRESH timed: the freshly started figures.
     const fresh = { ours: [] as number[], reference: [] as number[] };
-    for (let i = 0; i < ROUND_TRIP_WARM_UP; i++) {
-      for (const [side, trip] of [
-        ['ours', () => roundTrip(false)],
-        ['reference', () => referenceTrip(false)],
-      ] as const) {
+    const warmed = { ours: 0, reference: 0 };
+    await inTurns(ROUND_TRIP_WARM_UP, sides, async (side, count) => {
+      for (let i = 0; i < count; i++) {
         const started = now();
-        await trip();
-        if (i >= FRESH.from && i < FRESH.to) fresh[side].push(now() - started);
+        await trips[side](false);
+        const n = warmed[side]++;
+        if (n >= FRESH.from && n < FRESH.to) fresh[side].push(now() - started);
       }
-    }
+    });
     // In turns (inTurns), so drift on a shared machine hits both alike; each side's cost
     // is summed over its turns.
     const costs = { ours: new Cost(), reference: new Cost() };
-    const trips = { ours: roundTrip, reference: referenceTrip };
-    await inTurns(iterations, ['ours', 'reference'] as const, (side, count) =>
+    await inTurns(iterations, sides, (side, count) =>
       costs[side].add(count, () => repeat(count, () => trips[side](true))),
     );
     const ourCost = costs.ours.each();
