@@ -158,9 +158,9 @@ export async function inTurns<S extends string>(
   }
 }
 
-/** Each side's `fn` `times` times (50 by default), the sides alternating: JIT and caches warm before anything is timed. */
-export async function warmUp(fns: Record<string, () => Promise<unknown>>, times = 50): Promise<void> {
-  for (let i = 0; i < times; i++) for (const fn of Object.values(fns)) await fn();
+/** `fn` `times` times, one after the other. */
+export async function repeat(times: number, fn: () => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < times; i++) await fn();
 }
 
 export interface Timing {
@@ -169,9 +169,9 @@ export interface Timing {
   mean: number;
 }
 
-/** Times `fn` `iterations` times (after a warm-up) and returns p50/p99 in ms. */
+/** Times `fn` `iterations` times (after up to 50 untimed calls: JIT and caches warm) and returns p50/p99 in ms. */
 export async function timeIt(iterations: number, fn: () => Promise<unknown>): Promise<Timing> {
-  await warmUp({ fn }, Math.min(50, iterations));
+  await repeat(Math.min(50, iterations), fn);
   const samples: number[] = [];
   for (let i = 0; i < iterations; i++) samples.push(await elapsedMs(fn));
   return timing(samples);
@@ -185,14 +185,17 @@ export async function timeIt(iterations: number, fn: () => Promise<unknown>): Pr
  */
 export const ROUND_TRIP_WARM_UP = Number(process.env.BENCH_WARM_UP ?? 1000);
 
-/** `timeIt` for several sides at once, in turns (`inTurns`) after a warm-up of each (`warmUps` calls a side, 50 by default). */
+/**
+ * `timeIt` for several sides at once, in turns (`inTurns`), after `warmUps` untimed
+ * calls of each side (50 by default) that go in the same turns.
+ */
 export async function timeInTurns<S extends string>(
   iterations: number,
   fns: Record<S, () => Promise<unknown>>,
-  warmUps?: number,
+  warmUps = 50,
 ): Promise<Record<S, Timing>> {
   const sides = Object.keys(fns) as S[];
-  await warmUp(fns, warmUps);
+  await inTurns(warmUps, sides, (side, count) => repeat(count, fns[side]));
   const samples = Object.fromEntries(sides.map((side) => [side, [] as number[]])) as Record<S, number[]>;
   await inTurns(iterations, sides, async (side, count) => {
     for (let i = 0; i < count; i++) samples[side].push(await elapsedMs(fns[side]));

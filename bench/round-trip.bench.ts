@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { cpuTimeMs, inTurns, percentile, ROUND_TRIP_WARM_UP, startBenchServer, table, TURN } from './lib';
+import { cpuTimeMs, inTurns, percentile, repeat, ROUND_TRIP_WARM_UP, startBenchServer, table, TURN } from './lib';
 import {
   agentPair,
   firstTaskId,
@@ -162,10 +162,6 @@ const now = () => Number(process.hrtime.bigint()) / 1e6;
 
 /** The warm-up's round trips timed as "freshly started": after the first 50, 300 of them. */
 const FRESH = { from: 50, to: 350 };
-
-async function repeat(times: number, fn: () => Promise<void>): Promise<void> {
-  for (let i = 0; i < times; i++) await fn();
-}
 
 const SETTLE_MS = 50;
 
