@@ -95,4 +95,19 @@ describe('sql', () => {
     expect(arrayLiteral([])).toBe('{}');
     expect(arrayLiteral([new Date(NaN)])).toBe('{"invalid date"}'); // PostgreSQL refuses it as a time
   });
+
+  it('arrayLiteral(): a text with quotes escapes only quotes and backslashes, whatever else it holds', () => {
+    // Each way an element is quoted: nothing to escape; quotes and backslashes alone (JSON.stringify
+    // quotes it); with a control character or a surrogate as well (JSON.stringify would escape those too).
+    const texts = [
+      'ünïcödé ✓',
+      '{"text":"say \\"hi\\"","path":"C:\\\\dir"}',
+      'ünïcödé "✓" \u2028 \u007f',
+      'line "one"\nline \\two\t\u0000',
+      'emoji "😀" and a lone \ud800 "',
+    ];
+    const escape = (text: string) => `"${[...text].map((c) => (c === '"' || c === '\\' ? `\\${c}` : c)).join('')}"`;
+    expect(arrayLiteral(texts)).toBe(`{${texts.map(escape).join(',')}}`);
+    expect(arrayLiteral(['line "one"\nline two'])).toBe('{"line \\"one\\"\nline two"}');
+  });
 });

@@ -169,6 +169,9 @@ function rowsText(alias: string, columns: Columns, count: number): readonly stri
 const rowsTexts = new WeakMap<Columns, Map<string, readonly string[]>>();
 
 const ESCAPED = /[\\"]/;
+const ESCAPED_ALL = /[\\"]/g;
+/** What JSON.stringify escapes besides quotes and backslashes: control characters, lone surrogates (all surrogates, to be plain). */
+const JSON_ESCAPES_MORE = /[\u0000-\u001f\ud800-\udfff]/;
 
 /**
  * A column's values as a PostgreSQL array literal (`{"a","b",NULL}`) — what the driver
@@ -177,6 +180,9 @@ const ESCAPED = /[\\"]/;
  * under group commit a statement's arrays carry hundreds of elements. Times go as
  * ISO 8601 (UTC; for timestamptz columns, as every time of ours is), other objects
  * as JSON, as the driver sends them; the values are scalars, times and JSON objects.
+ * An element with quotes or backslashes — a JSON text, mostly — is quoted by
+ * JSON.stringify when that escapes nothing else (then it escapes exactly `"` and `\`,
+ * as an array literal does, natively: a send's event JSON costs a third as much).
  */
 export function arrayLiteral(values: readonly unknown[]): string {
   let literal = '{';
@@ -187,15 +193,19 @@ export function arrayLiteral(values: readonly unknown[]): string {
       literal += 'NULL';
       continue;
     }
-    const text =
-      value instanceof Date
-        ? Number.isNaN(value.getTime())
-          ? 'invalid date' // refused by PostgreSQL, as the driver's text for it is
-          : value.toISOString()
-        : typeof value === 'object'
-          ? JSON.stringify(value)
-          : String(value);
-    literal += ESCAPED.test(text) ? `"${text.replace(/[\\"]/g, '\\$&')}"` : `"${text}"`;
+    const text = typeof value === 'string' ? value : textOf(value);
+    if (!ESCAPED.test(text)) literal += '"' + text + '"';
+    else if (!JSON_ESCAPES_MORE.test(text)) literal += JSON.stringify(text);
+    else literal += '"' + text.replace(ESCAPED_ALL, '\\$&') + '"';
   }
-  return `${literal}}`;
+  return literal + '}';
+}
+
+/** A value other than a string as the driver would send it. */
+function textOf(value: NonNullable<unknown>): string {
+  if (value instanceof Date)
+    return Number.isNaN(value.getTime())
+      ? 'invalid date' // refused by PostgreSQL, as the driver's text for it is
+      : value.toISOString();
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
 }

@@ -28,6 +28,14 @@ const rows = [
   ['00000000-0000-4000-8000-000000000005', 'ünïcödé ✓ \t tab', '{}', new Date('2026-01-01T00:00:00Z'), 2147483647],
   ['00000000-0000-4000-8000-000000000006', 'NULL', '[]', new Date('2026-06-30T12:00:00.5Z'), 6],
   ['00000000-0000-4000-8000-000000000007', '  spaces around  ', '" padded "', new Date('2026-02-28T23:59:59Z'), 7],
+  [
+    '00000000-0000-4000-8000-000000000008',
+    'line "one"\nline \\two\r\t"',
+    '{"text":"emoji 😀 and \\"quotes\\"\\n","sep":"\u2028"}',
+    new Date('2026-03-01T00:00:00Z'),
+    8,
+  ],
+  ['00000000-0000-4000-8000-000000000009', '"ünïcödé" \u007f \\', '{"a":"\\\\\\""}', new Date(1), 9],
 ];
 export const statement = sql`SELECT r.id, r.body, r.doc, r.at, r.n, r.ord::int AS ord FROM ${sql.rows('r', columns, rows)} ORDER BY r.ord`;
 export const expected = rows.map(([id, body, doc, at, n], i) => ({
