@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { AppModule } from './app.module';
 import type { AppConfig } from './config/config';
 import { jsonBodyParser } from './common/body-parsers';
+import { ExpressServerAdapter } from './common/express-server';
 import { JsonLogger, requestLogMiddleware } from './common/logger';
 import { setupOpenApi } from './common/openapi';
 import { ProblemFilter } from './common/problem.filter';
@@ -18,11 +19,15 @@ import { Metrics } from './metrics/metrics';
 
 /** Builds the whole application; used by main.ts, the CLI-free tests and benchmarks. */
 export async function createApp(config: AppConfig, logger: Logger): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, logger), {
-    bodyParser: false,
-    abortOnError: false, // a failed start is reported by the caller, not by process.abort()
-    logger: new JsonLogger(logger),
-  });
+  const app = await NestFactory.create<NestExpressApplication>(
+    AppModule.forRoot(config, logger),
+    new ExpressServerAdapter(),
+    {
+      bodyParser: false,
+      abortOnError: false, // a failed start is reported by the caller, not by process.abort()
+      logger: new JsonLogger(logger),
+    },
+  );
   app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
   // No automatic weak ETag on every response (a hash of each body); Agent Cards set their own.

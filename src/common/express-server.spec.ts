@@ -1,0 +1,36 @@
+import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import express from 'express';
+import { ExpressServerAdapter } from './express-server';
+
+describe('ExpressServerAdapter', () => {
+  it("makes each request and response with Express's prototypes, before Express sees them", async () => {
+    const app = express();
+    app.get('/echo', (req, res) => res.json({ path: req.path, accepts: req.accepts('json') }));
+    const adapter = new ExpressServerAdapter(app);
+    adapter.initHttpServer({});
+    const server = adapter.getHttpServer() as Server;
+    const seen: boolean[] = [];
+    // Ahead of Express's own listener, which would set the prototypes itself.
+    server.prependListener('request', (req: IncomingMessage, res: ServerResponse) =>
+      seen.push(Object.getPrototypeOf(req) === app.request, Object.getPrototypeOf(res) === app.response),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const response = await fetch(`http://127.0.0.1:${port}/echo`);
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ path: '/echo', accepts: 'json' });
+      expect(seen).toEqual([true, true]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("leaves HTTPS to Nest's own server", () => {
+    const adapter = new ExpressServerAdapter(express());
+    adapter.initHttpServer({ httpsOptions: {} });
+    expect(adapter.getHttpServer().constructor.name).toBe('Server');
+    expect((adapter.getHttpServer() as { addContext?: unknown }).addContext).toBeDefined(); // a TLS server
+  });
+});
