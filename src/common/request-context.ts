@@ -44,6 +44,14 @@ const REQUEST = createContextKey('a2a request context');
 const ENTERED = Symbol('entered context');
 type EnteredRequest = Request & { [ENTERED]?: Context };
 
+/**
+ * Runs `fn` (and everything it starts) in the context here without its request: its log
+ * lines carry no request, and what it makes holds none (the active span stays).
+ */
+export function outsideRequestContext<T>(fn: () => T): T {
+  return runInContext(activeContext().deleteValue(REQUEST), fn);
+}
+
 /** The context of the request being served here, if any. */
 export function currentRequestContext(): RequestContext | undefined {
   return activeContext().getValue(REQUEST) as RequestContext | undefined;

@@ -1,6 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { KeyUsageTracker } from '../../src/keys/key-usage.tracker';
 import { KeysRepository } from '../../src/keys/keys.repository';
+import { currentRequestContext } from '../../src/common/request-context';
 import { startApp, type TestApp } from '../support/app';
 import { agentPair, submitTask, type Agent } from '../support/a2a';
 import { apiKey } from '../support/fixtures';
@@ -18,9 +19,12 @@ describe('the API key read as the request arrives', () => {
   let worker: Agent;
   let lookups: jest.SpyInstance;
 
+  let originalFindByHashes: KeysRepository['findByHashes'];
+
   beforeAll(async () => {
     t = await startApp();
     ({ requester, worker } = await agentPair(t));
+    originalFindByHashes = KeysRepository.prototype.findByHashes;
     lookups = jest.spyOn(t.app.get(KeysRepository), 'findByHashes');
   });
   afterAll(() => t.close());
@@ -115,5 +119,36 @@ describe('the API key read as the request arrives', () => {
     await t.http().get('/api-keys/self').set(apiKey(worker.key)).expect(200);
     expect([lookups.mock.calls.length, uses.mock.calls.length]).toEqual([2, 1]);
     uses.mockRestore();
+  });
+
+  it("is read outside its request's context (its span stays); a key its guard reads, inside it", async () => {
+    // Measured (BENCHMARKS.md, "Requests kept for a full collection"): the early read's promise, made in
+    // the request's async context and held until the guard takes it, kept each request's objects alive
+    // through young-generation collections.
+    const contexts: Array<string | undefined> = [];
+    lookups.mockImplementation(function (this: KeysRepository, hashes: Buffer[]) {
+      contexts.push(currentRequestContext()?.requestId);
+      return originalFindByHashes.call(this, hashes);
+    });
+    try {
+      const task = await submitTask(t, requester, worker);
+      contexts.length = 0;
+      await t
+        .http()
+        .post(`/api/v1/tasks/${task.id}/reply`)
+        .set(apiKey(worker.key))
+        .set('x-request-id', 'early-read-request')
+        .send({ state: 'working' })
+        .expect(200);
+      await t
+        .http()
+        .get('/api-keys/self')
+        .set(apiKey(worker.key))
+        .set('x-request-id', 'guard-read-request')
+        .expect(200);
+      expect(contexts).toEqual([undefined, 'guard-read-request']);
+    } finally {
+      lookups.mockImplementation(originalFindByHashes);
+    }
   });
 });
