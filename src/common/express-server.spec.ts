@@ -27,10 +27,17 @@ describe('ExpressServerAdapter', () => {
     }
   });
 
-  it("leaves HTTPS to Nest's own server", () => {
-    const adapter = new ExpressServerAdapter(express());
-    adapter.initHttpServer({ httpsOptions: {} });
-    expect(adapter.getHttpServer().constructor.name).toBe('Server');
-    expect((adapter.getHttpServer() as { addContext?: unknown }).addContext).toBeDefined(); // a TLS server
+  it("leaves HTTPS, and tracking connections to close them, to Nest's own server", () => {
+    const https = new ExpressServerAdapter(express());
+    https.initHttpServer({ httpsOptions: {} });
+    expect((https.getHttpServer() as { addContext?: unknown }).addContext).toBeDefined(); // a TLS server
+    const plain = new ExpressServerAdapter(express());
+    plain.initHttpServer({});
+    const tracked = new ExpressServerAdapter(express());
+    tracked.initHttpServer({ forceCloseConnections: true });
+    // Nest's tracking of open connections: a 'connection' listener beside the server's own.
+    const listeners = (adapter: ExpressServerAdapter) =>
+      (adapter.getHttpServer() as Server).listenerCount('connection');
+    expect(listeners(tracked)).toBe(listeners(plain) + 1);
   });
 });

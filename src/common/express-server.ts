@@ -37,7 +37,7 @@ export class ExpressServerAdapter extends ExpressAdapter {
     );
 
     // Node's own constructors, run on an object of Express's prototype. (Not Reflect.construct
-    // with a new.target of that prototype: measured, it made Express 7× slower still.)
+    // with a new.target whose prototype is that: measured, it made Express 7× slower still.)
     function Request(this: IncomingMessage, socket: Socket): void {
       (IncomingMessage as unknown as Init<[Socket]>).call(this, socket);
     }

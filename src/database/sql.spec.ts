@@ -98,7 +98,8 @@ describe('sql', () => {
 
   it('arrayLiteral(): a text with quotes escapes only quotes and backslashes, whatever else it holds', () => {
     // Each way an element is quoted: nothing to escape; quotes and backslashes alone (JSON.stringify
-    // quotes it); with a control character or a surrogate as well (JSON.stringify would escape those too).
+    // quotes it); with a control character or a surrogate as well (JSON.stringify would escape a control character
+    // or an unpaired surrogate too: every surrogate goes this way).
     const texts = [
       'ünïcödé ✓',
       '{"text":"say \\"hi\\"","path":"C:\\\\dir"}',

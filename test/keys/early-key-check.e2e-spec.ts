@@ -121,7 +121,7 @@ describe('the API key read as the request arrives', () => {
     uses.mockRestore();
   });
 
-  it("is read outside its request's context (its span stays); a key its guard reads, inside it", async () => {
+  it("is read outside its request's log context; a key its guard reads, inside it (the span stays: test/tracing)", async () => {
     // Measured (BENCHMARKS.md, "Requests kept for a full collection"): the early read's promise, made in
     // the request's async context and held until the guard takes it, kept each request's objects alive
     // through young-generation collections.
@@ -146,7 +146,8 @@ describe('the API key read as the request arrives', () => {
         .set(apiKey(worker.key))
         .set('x-request-id', 'guard-read-request')
         .expect(200);
-      expect(contexts).toEqual([undefined, 'guard-read-request']);
+      // (A guard that found the early read stale, the machine being slow, reads it again, in the request's context.)
+      expect([contexts[0], contexts.at(-1)]).toEqual([undefined, 'guard-read-request']);
     } finally {
       lookups.mockImplementation(originalFindByHashes);
     }

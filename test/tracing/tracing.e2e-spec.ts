@@ -219,7 +219,8 @@ describe('tracing (OpenTelemetry)', () => {
         'push notification delivery',
       ];
       const traced = () => collector.spans.filter((s) => s.traceId === traceId);
-      for (let tries = 0; tries < 50 && !expected.every((name) => traced().some((s) => s.name === name)); tries++) {
+      const awaited = [...expected, 'KeysRepository.findByHashes'];
+      for (let tries = 0; tries < 50 && !awaited.every((name) => traced().some((s) => s.name === name)); tries++) {
         await tracing.forceFlush();
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
@@ -241,7 +242,12 @@ describe('tracing (OpenTelemetry)', () => {
       expect(new Set(spans.map((s) => s.serviceName))).toEqual(new Set(['a2a-tracing-test']));
       // The send's HTTP span continues the caller's span.
       const parent = traceparent.split('-')[2];
-      expect(spans.find((s) => s.name === 'POST /a2a/:handle')?.parentSpanId).toBe(parent);
+      const send = spans.find((s) => s.name === 'POST /a2a/:handle');
+      expect(send?.parentSpanId).toBe(parent);
+      // Its API key, read as it arrived outside the request's log context (AuthService.begin), in its span.
+      expect(spans.filter((s) => s.name === 'KeysRepository.findByHashes').map((s) => s.parentSpanId)).toContain(
+        send?.spanId,
+      );
       expect(
         collector.requests.every((r) => r.path === '/v1/traces' && r.contentType.startsWith('application/json')),
       ).toBe(true);

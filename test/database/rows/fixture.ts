@@ -35,7 +35,13 @@ const rows = [
     new Date('2026-03-01T00:00:00Z'),
     8,
   ],
-  ['00000000-0000-4000-8000-000000000009', '"ünïcödé" \u007f \\', '{"a":"\\\\\\""}', new Date(1), 9],
+  [
+    '00000000-0000-4000-8000-000000000009',
+    '"ünïcödé" \u007f \u2028 \\',
+    '{"a":"\\\\\\"","sep":"\u2028"}',
+    new Date(1),
+    9,
+  ],
 ];
 export const statement = sql`SELECT r.id, r.body, r.doc, r.at, r.n, r.ord::int AS ord FROM ${sql.rows('r', columns, rows)} ORDER BY r.ord`;
 export const expected = rows.map(([id, body, doc, at, n], i) => ({
