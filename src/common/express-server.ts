@@ -14,7 +14,7 @@ import type { Express } from 'express';
  * prototype changed per request, the young generation's collections find most of
  * each request's objects alive and promote them — for a bare Express app answering
  * `/healthz`, 10–12 MB promoted and an 11 ms pause every ~100 ms under load, against
- * 0.1–0.25 ms and nothing promoted once the prototype is Express's from the start (3×
+ * 0.25–0.4 ms and nothing promoted once the prototype is Express's from the start (~3×
  * the requests a second; BENCHMARKS.md, "Express's prototype swap"; expressjs/express#5998).
  * Node's `createServer` takes the classes to make requests and responses with: here,
  * Node's own, making objects whose prototype is already `app.request` / `app.response`.
