@@ -4,7 +4,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { forbidden, unauthorized } from '../common/app-error';
 import type { KeyPrincipal, Principal } from '../common/principal';
 import { readCookie, SESSION_COOKIE } from '../common/session-cookie';
-import { outsideRequestContext } from '../common/request-context';
+import { detachedFromRequest } from '../common/request-context';
 import { ApiKeyVerifier, SessionVerifier } from './credential-verifiers';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -47,8 +47,8 @@ export class AuthService {
    * it again should its body have taken longer than EARLY_READ_FRESH_MS: revocation
    * stays immediate, a slow upload begun before one included. A request refused before
    * its guard (an unknown route, a body refused) has had its key read, not used.
-   * The read runs outside the request's log context (its span stays; it logs nothing):
-   * its promise, held for the guard, made in the request's async context kept each
+   * The read runs detached from the request object (its log context and span stay):
+   * its promise, held for the guard, made in a context holding the request kept each
    * request's objects alive through young-generation collections until a full one —
    * measured under load, 7 MB promoted every ~100 ms and 9 ms pauses, against 1.7 MB and
    * 3.6 ms (BENCHMARKS.md, "Requests kept for a full collection").
@@ -56,7 +56,7 @@ export class AuthService {
   begin(req: CredentialSource): void {
     const apiKey = req.headers['x-api-key'];
     if (typeof apiKey !== 'string') return;
-    const read = outsideRequestContext(() => this.keys.verify(apiKey, true));
+    const read = detachedFromRequest(() => this.keys.verify(apiKey, true));
     read.catch(() => undefined); // authenticate() reports a failure; a request refused before it never asks
     this.begun.set(req, { read, at: performance.now() });
   }

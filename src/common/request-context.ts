@@ -45,11 +45,18 @@ const ENTERED = Symbol('entered context');
 type EnteredRequest = Request & { [ENTERED]?: Context };
 
 /**
- * Runs `fn` (and everything it starts) in the context here without its request: its log
- * lines carry no request, and what it makes holds none (the active span stays).
+ * Runs `fn` (and everything it starts) in the request's log context — its request id and
+ * trace id; the active span stays — without the request itself: what `fn` makes holds
+ * none of the request's objects. For work begun early and held for later in the
+ * request (AuthService.begin): a promise held from the request, made in a context that
+ * holds the request, kept the request's objects through young-generation collections
+ * until a full one (BENCHMARKS.md, "Requests kept for a full collection").
  */
-export function outsideRequestContext<T>(fn: () => T): T {
-  return runInContext(activeContext().deleteValue(REQUEST), fn);
+export function detachedFromRequest<T>(fn: () => T): T {
+  const context = currentRequestContext();
+  if (!context) return fn();
+  const detached: RequestContext = { requestId: context.requestId, traceId: context.traceId };
+  return runInContext(activeContext().setValue(REQUEST, detached), fn);
 }
 
 /** The context of the request being served here, if any. */

@@ -244,7 +244,7 @@ describe('tracing (OpenTelemetry)', () => {
       const parent = traceparent.split('-')[2];
       const send = spans.find((s) => s.name === 'POST /a2a/:handle');
       expect(send?.parentSpanId).toBe(parent);
-      // Its API key, read as it arrived outside the request's log context (AuthService.begin), in its span.
+      // Its API key, read as it arrived detached from the request object (AuthService.begin), in its span.
       expect(spans.filter((s) => s.name === 'KeysRepository.findByHashes').map((s) => s.parentSpanId)).toContain(
         send?.spanId,
       );
