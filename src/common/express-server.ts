@@ -28,14 +28,6 @@ export class ExpressServerAdapter extends ExpressAdapter {
     if (options?.httpsOptions || options?.forceCloseConnections || !callable(IncomingMessage, ServerResponse))
       return super.initHttpServer(options);
     const app = this.getInstance<Express>();
-    this.httpServer = createServer(
-      {
-        IncomingMessage: Request as unknown as typeof IncomingMessage,
-        ServerResponse: Response as unknown as typeof ServerResponse,
-      },
-      app,
-    );
-
     // Node's own constructors, run on an object of Express's prototype. (Not Reflect.construct
     // with a new.target whose prototype is that: measured, it made Express 7× slower still.)
     function Request(this: IncomingMessage, socket: Socket): void {
@@ -46,6 +38,13 @@ export class ExpressServerAdapter extends ExpressAdapter {
       (ServerResponse as unknown as Init<[IncomingMessage, object?]>).call(this, req, settings);
     }
     Response.prototype = app.response;
+    this.httpServer = createServer(
+      {
+        IncomingMessage: Request as unknown as typeof IncomingMessage,
+        ServerResponse: Response as unknown as typeof ServerResponse,
+      },
+      app,
+    );
   }
 }
 

@@ -18,7 +18,7 @@ describe('the API key read as the request arrives', () => {
   let requester: Agent;
   let worker: Agent;
   let lookups: jest.SpyInstance;
-
+  /** The repository's own lookup, for a test that wraps the spy's. */
   let originalFindByHashes: KeysRepository['findByHashes'];
 
   beforeAll(async () => {
