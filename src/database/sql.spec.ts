@@ -1,4 +1,4 @@
-import { arrayLiteral, sql } from './sql';
+import { arrayLiteral, Sql, sql } from './sql';
 
 describe('sql', () => {
   it('numbers interpolated values and keeps them out of the text', () => {
@@ -83,6 +83,39 @@ describe('sql', () => {
     expect(q.values).toEqual([5, 1, 5, 1, 'y']);
     expect(sql`SELECT ${near}`.text).toBe('SELECT abs(x - $1) < $2');
     expect(near.text).toBe('abs(x - $1) < $2');
+  });
+
+  it("the text written once for a shape of statement is that shape's: values and fragments in their places, each raw text its own", () => {
+    const pick = (what: unknown, where: Sql) => sql`SELECT ${what} FROM t ${where} LIMIT ${10}`;
+    const shapes: Array<[Sql, string]> = [
+      [pick(sql.raw('a'), sql.where([sql`x = ${1}`])), 'SELECT a FROM t WHERE x = $1 LIMIT $2'],
+      [pick(2, sql.where([sql`x = ${1}`])), 'SELECT $1 FROM t WHERE x = $2 LIMIT $3'],
+      [pick(sql.raw('b'), sql.where([sql`x = ${1}`])), 'SELECT b FROM t WHERE x = $1 LIMIT $2'],
+      [
+        pick(sql.raw('a'), sql.where([sql`x = ${1}`, sql`y = ${2}`])),
+        'SELECT a FROM t WHERE x = $1 AND y = $2 LIMIT $3',
+      ],
+      [
+        pick(sql.raw('a'), sql.join([sql`x = ${1}`, sql`y = ${2}`], ' OR ')),
+        'SELECT a FROM t x = $1 OR y = $2 LIMIT $3',
+      ],
+      [pick(sql.raw('a'), sql.empty), 'SELECT a FROM t  LIMIT $1'],
+      [pick(sql`${3}`, sql.empty), 'SELECT $1 FROM t  LIMIT $2'],
+    ];
+    // Twice over, in another order the second time: each shape's text is found again, not another's.
+    for (const [statement, text] of [...shapes, ...shapes.reverse()]) expect(statement.text).toBe(text);
+    expect(pick(sql.raw('a'), sql.where([sql`x = ${1}`])).text).toBe('SELECT a FROM t WHERE x = $1 LIMIT $2');
+    const pair = (first: unknown, second: unknown) => sql`SELECT ${first}, ${second}`;
+    expect(pair(sql.raw('x'), 1).text).toBe('SELECT x, $1');
+    expect(pair(1, sql.raw('x')).text).toBe('SELECT $1, x');
+  });
+
+  it('a text from an array that is not frozen is written each time, from what the array holds then', () => {
+    const strings = ['SELECT ', ' FROM t'];
+    expect(Sql.of(strings, [1]).text).toBe('SELECT $1 FROM t');
+    strings[1] = ' FROM u';
+    expect(Sql.of(strings, [1]).text).toBe('SELECT $1 FROM u');
+    expect(sql`WHERE ${Sql.of(strings, [2])}`.text).toBe('WHERE SELECT $1 FROM u');
   });
 
   it('arrayLiteral(): every element quoted, quotes and backslashes escaped, NULL for null, times in UTC', () => {

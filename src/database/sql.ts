@@ -47,19 +47,43 @@ export class Sql {
 
   get isEmpty(): boolean {
     return (
-      this.parts.every((part) => part instanceof Sql && part.isEmpty) &&
-      this.strings.every((text) => text.trim() === '')
+      this.strings.every((text) => text.trim() === '') &&
+      this.parts.every((part) => part instanceof Sql && part.isEmpty)
     );
   }
 
   private flatten(): { text: string; values: unknown[] } {
     if (!this.flat) {
-      const pieces: string[] = [];
       const values: unknown[] = [];
-      this.writeInto(pieces, values);
-      this.flat = { text: pieces.join(''), values };
+      const shape = this.walk(SHAPES, values);
+      this.flat = { text: shape ? (shape.text ??= this.writeText()) : this.writeText(), values };
     }
     return this.flat;
+  }
+
+  /**
+   * Collects the values in order and follows the statement's shape (Shape) from `at`:
+   * undefined when it has no cached shape (a text written from an array that is not
+   * frozen, or no room for more shapes), the values collected all the same.
+   */
+  private walk(at: Shape | undefined, values: unknown[]): Shape | undefined {
+    const { strings, parts } = this;
+    let shape = at && Object.isFrozen(strings) ? at.next(strings) : undefined;
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i];
+      if (part instanceof Sql) shape = part.walk(shape, values);
+      else {
+        values.push(part);
+        shape = shape?.next(VALUE);
+      }
+    }
+    return shape;
+  }
+
+  private writeText(): string {
+    const pieces: string[] = [];
+    this.writeInto(pieces, []);
+    return pieces.join('');
   }
 
   private writeInto(pieces: string[], values: unknown[]): void {
@@ -74,18 +98,81 @@ export class Sql {
   }
 }
 
+/**
+ * A statement's text, written once for each shape of statement: a statement's text
+ * depends only on the literal text of each fragment (its `strings`, an array that
+ * never changes once frozen: a template's, or one of sql.raw's, sql.join's, sql.rows')
+ * and on which parts are values, so the fragments' arrays and the values' places, in
+ * the order they are written, name the text. They are the path through a tree of
+ * Shapes, whose node at the path's end keeps the text. A send's statement is 5.6 KB
+ * of text in some 30 fragments around 74 values: written out and then looked up by
+ * its text (Database's statement names hash all of it) it cost a send ~30 µs; the
+ * walk costs a few, and the text is the same string each time, whose hash V8 keeps.
+ * Kept for the process's life, at most MAX_SHAPES nodes: the shapes are the
+ * repositories' statements (a bounded set); past the bound a statement's text is
+ * written out each time, as texts from arrays that are not frozen always are.
+ */
+class Shape {
+  /** The text of the statements whose path ends here; written by the first of them. */
+  text?: string;
+  /** The first step from here, and its node; further steps in `more`. */
+  private token: unknown;
+  private only?: Shape;
+  private more?: Map<unknown, Shape>;
+
+  next(token: unknown): Shape | undefined {
+    if (this.only && this.token === token) return this.only;
+    const known = this.more?.get(token);
+    if (known) return known;
+    if (Shape.count >= MAX_SHAPES) return undefined;
+    Shape.count += 1;
+    const created = new Shape();
+    if (!this.only) {
+      this.token = token;
+      this.only = created;
+    } else (this.more ??= new Map()).set(token, created);
+    return created;
+  }
+
+  static count = 0;
+}
+
+const MAX_SHAPES = 200_000;
+/** A value's place in a path of Shapes. */
+const VALUE = Symbol('value');
+const SHAPES = new Shape();
+
+/**
+ * Frozen arrays for texts of ours (sql.raw's, by text; sql.join's, by separator and
+ * count), the same one each time, so statements made of them have a Shape: up to
+ * MAX_INTERNED, past which they are made afresh.
+ */
+const MAX_INTERNED = 10_000;
+let internedCount = 0;
+const rawStrings = new Map<string, readonly string[]>();
+const joinStrings = new Map<string, Array<readonly string[]>>();
+
+/** `strings` frozen and handed to `keep`, or, past MAX_INTERNED, as they are. */
+function interned(strings: string[], keep: (strings: readonly string[]) => void): readonly string[] {
+  if (internedCount >= MAX_INTERNED) return strings;
+  internedCount += 1;
+  keep(Object.freeze(strings));
+  return strings;
+}
+
 export function sql(strings: TemplateStringsArray, ...parts: unknown[]): Sql {
   return Sql.of(strings, parts);
 }
 
 /** Nothing: an absent optional condition. */
-sql.empty = Sql.of([''], []);
+sql.empty = Sql.of(Object.freeze(['']), []);
 
 /**
  * Trusted text spliced in as is: a column list, an alias, a constant of ours.
  * Never a value from a request.
  */
-sql.raw = (text: string): Sql => Sql.of([text], []);
+sql.raw = (text: string): Sql =>
+  Sql.of(rawStrings.get(text) ?? interned([text], (strings) => rawStrings.set(text, strings)), []);
 
 /**
  * The fragment, marking every statement it is part of as planned for its values on
@@ -98,13 +185,19 @@ sql.raw = (text: string): Sql => Sql.of([text], []);
  * reads and sorts all of them — 2,000 for a page of 51 (test/ledger/plans-at-scale).
  * Planning costs a fraction of a millisecond a run; keyset pages pay it.
  */
-sql.plannedPerRun = (fragment: Sql): Sql => Sql.of(['', ''], [fragment], true);
+sql.plannedPerRun = (fragment: Sql): Sql => Sql.of(AROUND, [fragment], true);
+
+const AROUND: readonly string[] = Object.freeze(['', '']);
 
 /** The fragments joined by `separator`, empty ones skipped. */
 sql.join = (fragments: readonly Sql[], separator = ', '): Sql => {
   const kept = fragments.filter((fragment) => !fragment.isEmpty);
   if (kept.length === 0) return sql.empty;
-  const strings = ['', ...kept.slice(1).map(() => separator), ''];
+  let byCount = joinStrings.get(separator);
+  if (!byCount) joinStrings.set(separator, (byCount = []));
+  const strings =
+    byCount[kept.length] ??
+    interned(['', ...kept.slice(1).map(() => separator), ''], (made) => (byCount[kept.length] = made));
   return Sql.of(strings, kept);
 };
 
@@ -162,7 +255,7 @@ function rowsText(alias: string, columns: Columns, count: number): readonly stri
       const end = r < count - 1 ? '), (' : `)) AS ${names}`;
       strings.push(c < last ? `::${type}, ` : `::${type}, ${r + 1}::bigint${end}`);
     });
-  byAlias.set(key, strings);
+  byAlias.set(key, Object.freeze(strings));
   return strings;
 }
 

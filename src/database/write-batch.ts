@@ -248,17 +248,24 @@ export class WriteBatch {
 export function batchStatement(members: ReadonlyArray<{ write: Sql | ShapedWrite; returned?: unknown }>): Sql {
   if (members.length === 0) throw new Error('an empty batch has no statement');
   const ctes = sql.join(
-    members.map((member, index) => sql`${sql.raw(`w${index}`)} AS (${sqlOf(member.write)})`),
+    members.map((member, index) => sql`${memberSql(index).name} AS (${sqlOf(member.write)})`),
     ',\n',
   );
-  const reads = members.flatMap((member, index) =>
-    member.returned ? [sql.raw(`SELECT ${index} AS member, to_jsonb(w${index}) AS row FROM w${index}`)] : [],
-  );
-  const select =
-    reads.length > 0
-      ? sql.join(reads, '\nUNION ALL\n')
-      : sql.raw('SELECT NULL::int AS member, NULL::jsonb AS row WHERE false');
+  const reads = members.flatMap((member, index) => (member.returned ? [memberSql(index).rows] : []));
+  const select = reads.length > 0 ? sql.join(reads, '\nUNION ALL\n') : NO_ROWS;
   return sql`WITH ${ctes}\n${select}`;
+}
+
+const NO_ROWS = sql.raw('SELECT NULL::int AS member, NULL::jsonb AS row WHERE false');
+
+/** A member's CTE name (`w3`) and the read of its rows, by its index: written once each. */
+const memberSqls: Array<{ name: Sql; rows: Sql }> = [];
+
+function memberSql(index: number): { name: Sql; rows: Sql } {
+  return (memberSqls[index] ??= {
+    name: sql.raw(`w${index}`),
+    rows: sql.raw(`SELECT ${index} AS member, to_jsonb(w${index}) AS row FROM w${index}`),
+  });
 }
 
 /** A member's statement. */
