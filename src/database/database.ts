@@ -277,10 +277,15 @@ export class Database {
           release(rollbackFailed); // the connection is not reusable: the pool drops it
         }
       }
+      tx.finish();
       throw error;
     }
     release();
-    for (const hook of tx.after) await hook();
+    try {
+      for (const hook of tx.after) await hook();
+    } finally {
+      tx.finish();
+    }
     return result;
   }
 

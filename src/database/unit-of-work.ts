@@ -38,8 +38,28 @@ export class Tx {
   tail: Promise<void> = Promise.resolve();
   readonly before: Hook[] = [];
   readonly after: Hook[] = [];
+  /** Settled once the transaction is over (whenOver), made only when asked for. */
+  private over?: { settled: Promise<void>; settle: () => void };
+  private isOver = false;
 
   constructor(readonly client: StatementClient) {}
+
+  /** Resolves once the transaction is over: committed and its after-commit hooks run, or rolled back. */
+  whenOver(): Promise<void> {
+    if (this.isOver) return Promise.resolve();
+    if (!this.over) {
+      let settle!: () => void;
+      const settled = new Promise<void>((resolve) => (settle = resolve));
+      this.over = { settled, settle };
+    }
+    return this.over.settled;
+  }
+
+  /** The transaction is over (Database.transaction, once it has committed or rolled back). */
+  finish(): void {
+    this.isOver = true;
+    this.over?.settle();
+  }
 
   /**
    * Whether a statement or a before-commit hook may still join it — or, for
@@ -87,6 +107,14 @@ export function beforeCommit(tx: Tx, hook: Hook): void {
 export function afterCommit(unit: Tx | WriteBatch, hook: Hook): void {
   if (unit instanceof WriteBatch) unit.afterCommit(hook);
   else open(unit, 'after-commit hook').after.push(hook);
+}
+
+/**
+ * Resolves once `tx` is over — committed, its after-commit hooks run, or rolled back —
+ * for whoever waits on what its after-commit hooks hand over (TaskWatch.expect).
+ */
+export function whenOver(tx: Tx): Promise<void> {
+  return open(tx, 'after-commit hook').whenOver();
 }
 
 /** Whether `unit` is a transaction still open (or a write batch): where a change may be written. */

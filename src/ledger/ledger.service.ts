@@ -7,7 +7,7 @@ import { isUuid } from '../common/parse-id.pipe';
 import { Database, type Tx } from '../database/database';
 import { newRowId } from '../database/row-id';
 import { brokenConstraint, failedWith } from '../database/errors';
-import { afterCommit, beforeCommit } from '../database/unit-of-work';
+import { afterCommit, beforeCommit, whenOver } from '../database/unit-of-work';
 import type { WriteBatch } from '../database/write-batch';
 import { currentTraceId } from '../tracing/tracing';
 import { LedgerEvents } from './ledger-events';
@@ -498,6 +498,10 @@ export class LedgerService {
       // The watches open now, and so subscribed before the commit (a later one may not hear of what follows it).
       const watches = this.watches.get(change.taskId);
       const events = watches.length > 0 ? flushed.eventRecords(entries) : [];
+      if (watches.length > 0) {
+        const over = whenOver(tx);
+        for (const watch of watches) watch.expect(over);
+      }
       afterCommit(tx, () => {
         this.remembered.remember(row, messages);
         for (const watch of watches) if (this.watches.has(change.taskId, watch)) watch.hand(events);

@@ -11,6 +11,22 @@ const status = (seq: number): TaskEventRecord => ({
   createdAt: new Date(0),
 });
 
+/** A notifier with a database channel: `committed` is this instance's own commit, `announce` the channel's notification. */
+class Channel extends TaskNotifier {
+  committed(change: { taskId: string; seq: number }): void {
+    this.wake(change.taskId, change.seq);
+  }
+  announce(taskId: string, seq: number): void {
+    this.wake(taskId, seq, true);
+  }
+  healthy(): boolean {
+    return true;
+  }
+  standingChangedAt(): number {
+    return 0;
+  }
+}
+
 describe('TaskWatch', () => {
   const never = new AbortController().signal;
 
@@ -60,20 +76,6 @@ describe('TaskWatch', () => {
   });
 
   it('remembers the latest change the channel announced, whatever the caller knows; its own commits do not count', () => {
-    class Channel extends TaskNotifier {
-      committed(change: { taskId: string; seq: number }): void {
-        this.wake(change.taskId, change.seq);
-      }
-      announce(taskId: string, seq: number): void {
-        this.wake(taskId, seq, true);
-      }
-      healthy(): boolean {
-        return true;
-      }
-      standingChangedAt(): number {
-        return 0;
-      }
-    }
     const notifier = new Channel();
     const watch = new TaskWatch(notifier, 't1');
     expect(watch.announcedThrough).toBe(Number.NEGATIVE_INFINITY);
@@ -122,6 +124,36 @@ describe('TaskWatch', () => {
     watch.hand([status(9)]);
     notifier.committed({ taskId: 't1', seq: Number.POSITIVE_INFINITY }); // some change, unknown which
     expect(watch.take(8)).toBeNull();
+    watch.close();
+  });
+
+  it('woken by a change before its commit is over here, takes what the commit hands once it is', async () => {
+    const notifier = new Channel();
+    const watch = new TaskWatch(notifier, 't1');
+    let over!: () => void;
+    watch.expect(new Promise<void>((resolve) => (over = resolve)));
+    notifier.announce('t1', 2); // the notification, before the commit's own answer
+    let taken: TaskEventRecord[] | null | undefined;
+    const taking = watch.taken(1).then((events) => (taken = events));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(taken).toBeUndefined(); // waits for the commit under way
+    watch.hand([status(2)]);
+    over();
+    await taking;
+    expect(taken?.map((e) => e.seq)).toEqual([2]);
+    expect(await watch.taken(2)).toBeNull(); // nothing under way: at once
+    watch.close();
+  });
+
+  it('reads instead when the commit it waited for rolled back', async () => {
+    const notifier = new Channel();
+    const watch = new TaskWatch(notifier, 't1');
+    let over!: () => void;
+    watch.expect(new Promise<void>((resolve) => (over = resolve)));
+    notifier.announce('t1', 2); // committed elsewhere
+    const taking = watch.taken(1);
+    over(); // rolled back: nothing handed
+    await expect(taking).resolves.toBeNull();
     watch.close();
   });
 

@@ -25,6 +25,8 @@ export class TaskWatch {
   private heard = Number.NEGATIVE_INFINITY;
   /** Events this instance committed since they were last taken: consecutive, oldest first. */
   private handed: TaskEventRecord[] = [];
+  /** Over once this instance's commits to the task under way are (expect). */
+  private coming?: Promise<void>;
   private waiter: ((changed: boolean) => void) | null = null;
   private readonly unsubscribe: () => void;
 
@@ -72,7 +74,30 @@ export class TaskWatch {
     this.unsubscribe();
     this.closed();
     this.handed = [];
+    this.coming = undefined;
     this.waiter?.(false);
+  }
+
+  /**
+   * This instance is committing a change to the task (LedgerService, as the change is
+   * flushed, with COMMIT on its way): its events are handed once `over` settles — or
+   * never, should it roll back. The change's notification can come back before the
+   * commit's own answer; a watch woken by it then waits for this (`taken`) rather than
+   * read back from the ledger what is about to be handed. The wait is the commit's
+   * round trip at most: its lock and writes are done by then.
+   */
+  expect(over: Promise<void>): void {
+    const coming = this.coming ? Promise.all([this.coming, over]).then(() => undefined) : over;
+    this.coming = coming;
+    void coming.then(() => {
+      if (this.coming === coming) this.coming = undefined;
+    });
+  }
+
+  /** `take`, once the commits to the task this instance has under way (expect) are over. */
+  async taken(seq: number): Promise<TaskEventRecord[] | null> {
+    if (this.coming) await this.coming;
+    return this.take(seq);
   }
 
   /** Events this instance has just committed to the task, in order (LedgerService, after the commit). */

@@ -100,6 +100,24 @@ describe('two instances on one database', () => {
     }
   });
 
+  it("a stream reads back nothing its own instance commits, whether the change's notification or the commit's answer comes first", async () => {
+    // The notification often comes first (TaskWatch.expect): the stream then waits for the commit's hand-over.
+    const reads = jest.spyOn(a.app.get(LedgerService), 'events');
+    try {
+      for (let turn = 0; turn < 20; turn++) {
+        const stream = await openStream(a.baseUrl, worker.handle, requester.key, 'message/stream', {
+          message: v03Message(`turn ${turn}`),
+        });
+        const task = (await stream.next())!.body.result as { id: string };
+        await reply(a, task.id, worker.key, { state: 'completed' }).expect(200);
+        expect((await stream.rest()).map((e) => e.result.status.state)).toEqual(['completed']);
+      }
+      expect(reads).not.toHaveBeenCalled();
+    } finally {
+      reads.mockRestore();
+    }
+  });
+
   it('a reply through A wakes a blocking send held by B', async () => {
     const sent = await startBlocking(b, worker, () =>
       rpc(b, worker.handle, requester.key, 'message/send', { message: v03Message('block on B') }),
