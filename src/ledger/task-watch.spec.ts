@@ -27,6 +27,15 @@ class Channel extends TaskNotifier {
   }
 }
 
+/** A watch of `t1` while this instance commits a change to it: `over()` ends that commit. */
+function committingHere() {
+  const notifier = new Channel();
+  const watch = new TaskWatch(notifier, 't1');
+  let over!: () => void;
+  watch.expect(new Promise<void>((resolve) => (over = resolve)));
+  return { notifier, watch, over };
+}
+
 describe('TaskWatch', () => {
   const never = new AbortController().signal;
 
@@ -128,10 +137,7 @@ describe('TaskWatch', () => {
   });
 
   it('woken by a change before its commit is over here, takes what the commit hands once it is', async () => {
-    const notifier = new Channel();
-    const watch = new TaskWatch(notifier, 't1');
-    let over!: () => void;
-    watch.expect(new Promise<void>((resolve) => (over = resolve)));
+    const { notifier, watch, over } = committingHere();
     notifier.announce('t1', 2); // the notification, before the commit's own answer
     let taken: TaskEventRecord[] | null | undefined;
     const taking = watch.taken(1).then((events) => (taken = events));
@@ -146,10 +152,7 @@ describe('TaskWatch', () => {
   });
 
   it('reads instead when the commit it waited for rolled back', async () => {
-    const notifier = new Channel();
-    const watch = new TaskWatch(notifier, 't1');
-    let over!: () => void;
-    watch.expect(new Promise<void>((resolve) => (over = resolve)));
+    const { notifier, watch, over } = committingHere();
     notifier.announce('t1', 2); // committed elsewhere
     const taking = watch.taken(1);
     over(); // rolled back: nothing handed
