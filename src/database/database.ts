@@ -258,35 +258,35 @@ export class Database {
   async transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
     const { client, release } = await this.checkout();
     const tx = new Tx(client);
-    let result: T;
     try {
-      result = await work(tx);
-      for (let hook = tx.before.shift(); hook; hook = tx.before.shift()) await hook();
-      await this.commit(tx);
-    } catch (error) {
-      tx.ended = true;
-      for (const queued of [...tx.finals.splice(0), ...tx.asked.splice(0), ...tx.waiting.splice(0)])
-        queued.failed(error);
-      await tx.tail;
-      if (!tx.begun) release();
-      else {
-        try {
-          await client.query({ text: 'ROLLBACK', values: [] });
-          release();
-        } catch (rollbackFailed) {
-          release(rollbackFailed); // the connection is not reusable: the pool drops it
+      let result: T;
+      try {
+        result = await work(tx);
+        for (let hook = tx.before.shift(); hook; hook = tx.before.shift()) await hook();
+        await this.commit(tx);
+      } catch (error) {
+        tx.ended = true;
+        tx.settle(); // nothing of it is handed on: whoever waits for it need not wait for the ROLLBACK
+        for (const queued of [...tx.finals.splice(0), ...tx.asked.splice(0), ...tx.waiting.splice(0)])
+          queued.failed(error);
+        await tx.tail;
+        if (!tx.begun) release();
+        else {
+          try {
+            await client.query({ text: 'ROLLBACK', values: [] });
+            release();
+          } catch (rollbackFailed) {
+            release(rollbackFailed); // the connection is not reusable: the pool drops it
+          }
         }
+        throw error;
       }
-      tx.finish();
-      throw error;
-    }
-    release();
-    try {
+      release();
       for (const hook of tx.after) await hook();
+      return result;
     } finally {
-      tx.finish();
+      tx.settle();
     }
-    return result;
   }
 
   /**

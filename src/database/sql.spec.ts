@@ -110,6 +110,10 @@ describe('sql', () => {
     expect(pair(1, sql.raw('x')).text).toBe('SELECT $1, x');
   });
 
+  it('an Sql has one more literal text than parts', () => {
+    expect(() => Sql.of(Object.freeze(['SELECT ', '']), [])).toThrow('one more literal text than parts');
+  });
+
   it('a text from an array that is not frozen is written each time, from what the array holds then', () => {
     const strings = ['SELECT ', ' FROM t'];
     expect(Sql.of(strings, [1]).text).toBe('SELECT $1 FROM t');

@@ -26,6 +26,8 @@ export class Sql {
    * when it runs (a send's statement is a fragment of fragments five deep, 74 values).
    */
   static of(strings: readonly string[], parts: readonly unknown[], plannedPerRun = false): Sql {
+    // A text's Shape (below) takes its parts' number from its strings.
+    if (strings.length !== parts.length + 1) throw new Error('an Sql has one more literal text than parts');
     for (let i = 0; i < parts.length && !plannedPerRun; i++) {
       const part = parts[i];
       plannedPerRun = part instanceof Sql && part.plannedPerRun;
@@ -56,7 +58,7 @@ export class Sql {
     if (!this.flat) {
       const values: unknown[] = [];
       const shape = this.walk(SHAPES, values);
-      this.flat = { text: shape ? (shape.text ??= this.writeText()) : this.writeText(), values };
+      this.flat = { text: shape ? shape.textOf(() => this.writeText()) : this.writeText(), values };
     }
     return this.flat;
   }
@@ -103,18 +105,23 @@ export class Sql {
  * depends only on the literal text of each fragment (its `strings`, an array that
  * never changes once frozen: a template's, or one of sql.raw's, sql.join's, sql.rows')
  * and on which parts are values, so the fragments' arrays and the values' places, in
- * the order they are written, name the text. They are the path through a tree of
- * Shapes, whose node at the path's end keeps the text. A send's statement is 5.6 KB
- * of text in some 30 fragments around 74 values: written out and then looked up by
- * its text (Database's statement names hash all of it) it cost a send ~30 µs; the
- * walk costs a few, and the text is the same string each time, whose hash V8 keeps.
- * Kept for the process's life, at most MAX_SHAPES nodes: the shapes are the
- * repositories' statements (a bounded set); past the bound a statement's text is
- * written out each time, as texts from arrays that are not frozen always are.
+ * the order they are written, name the text — an array also says how many parts
+ * follow it, so no path is the start of another. They are the path through a tree of
+ * Shapes, whose node at the path's end keeps the text. Found when the statement is
+ * run, by identity, one step a fragment or value, the text is the same string each
+ * time, whose hash V8 keeps: Database's statement names need not hash it again. In a
+ * round trip's CPU profile, writing texts and naming them went from 178 µs to ~40 µs
+ * (BENCHMARKS.md, seventeenth session; a shape worked out for every fragment as it is
+ * made, tried before, cost more than it saved). Kept for the process's life, at most
+ * MAX_SHAPES nodes and MAX_TEXTS texts — the shapes are the repositories' statements,
+ * a bounded set; past either bound a text is written out each time, as one from an
+ * array that is not frozen always is.
  */
 class Shape {
-  /** The text of the statements whose path ends here; written by the first of them. */
-  text?: string;
+  private static nodes = 0;
+  private static texts = 0;
+  /** The text of the statements whose path ends here, once written. */
+  private text?: string;
   /** The first step from here, and its node; further steps in `more`. */
   private token: unknown;
   private only?: Shape;
@@ -124,8 +131,8 @@ class Shape {
     if (this.only && this.token === token) return this.only;
     const known = this.more?.get(token);
     if (known) return known;
-    if (Shape.count >= MAX_SHAPES) return undefined;
-    Shape.count += 1;
+    if (Shape.nodes >= MAX_SHAPES) return undefined;
+    Shape.nodes += 1;
     const created = new Shape();
     if (!this.only) {
       this.token = token;
@@ -134,10 +141,20 @@ class Shape {
     return created;
   }
 
-  static count = 0;
+  /** The text of this shape's statements: `write` writes it the first time (each time, past MAX_TEXTS). */
+  textOf(write: () => string): string {
+    if (this.text !== undefined) return this.text;
+    const text = write();
+    if (Shape.texts < MAX_TEXTS) {
+      Shape.texts += 1;
+      this.text = text;
+    }
+    return text;
+  }
 }
 
 const MAX_SHAPES = 200_000;
+const MAX_TEXTS = 5_000;
 /** A value's place in a path of Shapes. */
 const VALUE = Symbol('value');
 const SHAPES = new Shape();
@@ -193,11 +210,13 @@ const AROUND: readonly string[] = Object.freeze(['', '']);
 sql.join = (fragments: readonly Sql[], separator = ', '): Sql => {
   const kept = fragments.filter((fragment) => !fragment.isEmpty);
   if (kept.length === 0) return sql.empty;
-  let byCount = joinStrings.get(separator);
-  if (!byCount) joinStrings.set(separator, (byCount = []));
   const strings =
-    byCount[kept.length] ??
-    interned(['', ...kept.slice(1).map(() => separator), ''], (made) => (byCount[kept.length] = made));
+    joinStrings.get(separator)?.[kept.length] ??
+    interned(['', ...kept.slice(1).map(() => separator), ''], (made) => {
+      const byCount = joinStrings.get(separator) ?? [];
+      byCount[kept.length] = made;
+      joinStrings.set(separator, byCount);
+    });
   return Sql.of(strings, kept);
 };
 
@@ -235,7 +254,8 @@ type Columns = ReadonlyArray<readonly [name: string, type: string]>;
 /**
  * sql.rows' text between its values — for `count` rows a VALUES list, for 0 the
  * unnest — written once for each alias and count of a column list (WriteShape's are
- * declared once), so a send's rows cost only their values.
+ * declared once), so a send's rows cost only their values. A column list is a constant
+ * of ours: its texts, frozen, stay as long as the Shapes of the statements they are in.
  */
 function rowsText(alias: string, columns: Columns, count: number): readonly string[] {
   let byAlias = rowsTexts.get(columns);

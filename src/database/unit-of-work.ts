@@ -38,27 +38,30 @@ export class Tx {
   tail: Promise<void> = Promise.resolve();
   readonly before: Hook[] = [];
   readonly after: Hook[] = [];
-  /** Settled once the transaction is over (whenOver), made only when asked for. */
-  private over?: { settled: Promise<void>; settle: () => void };
-  private isOver = false;
+  /** Resolved once the transaction is settled (whenSettled); made only when asked for. */
+  private settling?: { settled: Promise<void>; resolve: () => void };
+  private isSettled = false;
 
   constructor(readonly client: StatementClient) {}
 
-  /** Resolves once the transaction is over: committed and its after-commit hooks run, or rolled back. */
-  whenOver(): Promise<void> {
-    if (this.isOver) return Promise.resolve();
-    if (!this.over) {
-      let settle!: () => void;
-      const settled = new Promise<void>((resolve) => (settle = resolve));
-      this.over = { settled, settle };
+  /**
+   * Resolves once the transaction is settled: committed and its after-commit hooks run,
+   * or failed (then at once, before its ROLLBACK is answered: nothing of it is handed on).
+   */
+  whenSettled(): Promise<void> {
+    if (this.isSettled) return Promise.resolve();
+    if (!this.settling) {
+      let resolve!: () => void;
+      const settled = new Promise<void>((done) => (resolve = done));
+      this.settling = { settled, resolve };
     }
-    return this.over.settled;
+    return this.settling.settled;
   }
 
-  /** The transaction is over (Database.transaction, once it has committed or rolled back). */
-  finish(): void {
-    this.isOver = true;
-    this.over?.settle();
+  /** Settles the transaction (Database.transaction); again is nothing. */
+  settle(): void {
+    this.isSettled = true;
+    this.settling?.resolve();
   }
 
   /**
@@ -110,11 +113,12 @@ export function afterCommit(unit: Tx | WriteBatch, hook: Hook): void {
 }
 
 /**
- * Resolves once `tx` is over — committed, its after-commit hooks run, or rolled back —
- * for whoever waits on what its after-commit hooks hand over (TaskWatch.expect).
+ * Resolves once `tx` is settled — committed and its after-commit hooks run, or failed —
+ * for whoever waits on what its after-commit hooks hand on (TaskWatch.expect).
  */
-export function whenOver(tx: Tx): Promise<void> {
-  return open(tx, 'after-commit hook').whenOver();
+export function whenSettled(tx: Tx): Promise<void> {
+  if (tx instanceof AtCommit) throw new Error('whenSettled needs the transaction itself, not AtCommit');
+  return tx.whenSettled();
 }
 
 /** Whether `unit` is a transaction still open (or a write batch): where a change may be written. */

@@ -13,7 +13,7 @@ export interface TaskChange {
  * Wake-ups for whoever waits on a task (blocking sends, SSE streams), across every
  * instance of the service on one database. A notification only says "task X has
  * changed"; listeners re-read the ledger (or take what their own instance committed
- * as the ledger hands it to them: TaskWatch.take), so order and completeness never come
+ * as the ledger hands it to them: TaskWatch.takeCommitted), so order and completeness never come
  * from the notification. Listeners may therefore be woken more often
  * than needed (after a reconnect, all of them are), never less.
  */

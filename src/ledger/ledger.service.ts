@@ -7,7 +7,7 @@ import { isUuid } from '../common/parse-id.pipe';
 import { Database, type Tx } from '../database/database';
 import { newRowId } from '../database/row-id';
 import { brokenConstraint, failedWith } from '../database/errors';
-import { afterCommit, beforeCommit, whenOver } from '../database/unit-of-work';
+import { afterCommit, beforeCommit, whenSettled } from '../database/unit-of-work';
 import type { WriteBatch } from '../database/write-batch';
 import { currentTraceId } from '../tracing/tracing';
 import { LedgerEvents } from './ledger-events';
@@ -499,8 +499,8 @@ export class LedgerService {
       const watches = this.watches.get(change.taskId);
       const events = watches.length > 0 ? flushed.eventRecords(entries) : [];
       if (watches.length > 0) {
-        const over = whenOver(tx);
-        for (const watch of watches) watch.expect(over);
+        const settled = whenSettled(tx);
+        for (const watch of watches) watch.expect(change.seq, settled);
       }
       afterCommit(tx, () => {
         this.remembered.remember(row, messages);

@@ -27,13 +27,18 @@ class Channel extends TaskNotifier {
   }
 }
 
-/** A watch of `t1` while this instance commits a change to it: `over()` ends that commit. */
-function committingHere() {
+/** A watch of `t1` while this instance commits change `seq` to it: `settle()` settles that commit. */
+function committingHere(seq = 2) {
   const notifier = new Channel();
   const watch = new TaskWatch(notifier, 't1');
-  let over!: () => void;
-  watch.expect(new Promise<void>((resolve) => (over = resolve)));
-  return { notifier, watch, over };
+  let settle!: () => void;
+  watch.expect(seq, new Promise<void>((resolve) => (settle = resolve)));
+  return { notifier, watch, settle };
+}
+
+/** What `promise` has resolved to by the next turn of the event loop ('pending' if nothing). */
+async function soon<T>(promise: Promise<T>): Promise<T | 'pending'> {
+  return Promise.race([promise, new Promise<'pending'>((resolve) => setImmediate(() => resolve('pending')))]);
 }
 
 describe('TaskWatch', () => {
@@ -136,28 +141,48 @@ describe('TaskWatch', () => {
     watch.close();
   });
 
-  it('woken by a change before its commit is over here, takes what the commit hands once it is', async () => {
-    const { notifier, watch, over } = committingHere();
+  it('woken by a change before its commit here has settled, takes what the commit hands once it has', async () => {
+    const { notifier, watch, settle } = committingHere();
     notifier.announce('t1', 2); // the notification, before the commit's own answer
-    let taken: TaskEventRecord[] | null | undefined;
-    const taking = watch.taken(1).then((events) => (taken = events));
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(taken).toBeUndefined(); // waits for the commit under way
+    const taking = watch.takeCommitted(1, never);
+    expect(await soon(taking)).toBe('pending'); // waits for the commit under way
     watch.hand([status(2)]);
-    over();
-    await taking;
-    expect(taken?.map((e) => e.seq)).toEqual([2]);
-    expect(await watch.taken(2)).toBeNull(); // nothing under way: at once
+    settle();
+    expect((await taking)?.map((e) => e.seq)).toEqual([2]);
+    expect(await soon(watch.takeCommitted(2, never))).toBeNull(); // nothing under way: at once
     watch.close();
   });
 
-  it('reads instead when the commit it waited for rolled back', async () => {
-    const { notifier, watch, over } = committingHere();
+  it('reads instead when the commit it waited for failed', async () => {
+    const { notifier, watch, settle } = committingHere();
     notifier.announce('t1', 2); // committed elsewhere
-    const taking = watch.taken(1);
-    over(); // rolled back: nothing handed
+    const taking = watch.takeCommitted(1, never);
+    settle(); // failed: nothing handed
     await expect(taking).resolves.toBeNull();
     watch.close();
+  });
+
+  it('waits only for commits of the changes heard of, and no longer than its call or the watch', async () => {
+    const later = committingHere(3);
+    later.notifier.announce('t1', 2); // 2 committed elsewhere; this instance's commit of 3 is not heard of yet
+    expect(await soon(later.watch.takeCommitted(1, never))).toBeNull();
+    later.watch.close();
+
+    const aborted = committingHere();
+    aborted.notifier.announce('t1', 2);
+    const call = new AbortController();
+    const taking = aborted.watch.takeCommitted(1, call.signal);
+    expect(await soon(taking)).toBe('pending');
+    call.abort(); // the caller left
+    expect(await soon(taking)).toBeNull();
+
+    const closed = committingHere();
+    closed.notifier.announce('t1', 2);
+    const closing = closed.watch.takeCommitted(1, never);
+    expect(await soon(closing)).toBe('pending');
+    closed.watch.close();
+    expect(await soon(closing)).toBeNull();
+    aborted.watch.close();
   });
 
   it('keeps no more than a page; a closed watch keeps nothing', () => {

@@ -12,9 +12,9 @@ const MAX_HANDED = 100;
  *
  * The events this instance commits to the task are also handed to its watches
  * (`hand`, LedgerService), so a watcher woken by them takes them from memory instead
- * of reading them back (`take`) — only when they are every event since the watcher's
- * last and up to the latest change it has heard of: whatever else was committed
- * meanwhile (on another instance) is read from the ledger, as before.
+ * of reading them back (`takeCommitted`) — only when they are every event since the
+ * watcher's last and up to the latest change it has heard of: whatever else was
+ * committed meanwhile (on another instance) is read from the ledger, as before.
  */
 export class TaskWatch {
   /** The latest change announced since the last `changed()` (none: -Infinity). */
@@ -25,8 +25,10 @@ export class TaskWatch {
   private heard = Number.NEGATIVE_INFINITY;
   /** Events this instance committed since they were last taken: consecutive, oldest first. */
   private handed: TaskEventRecord[] = [];
-  /** Over once this instance's commits to the task under way are (expect). */
-  private coming?: Promise<void>;
+  /** This instance's commits to the task under way (expect): the change each makes, and when it settles. */
+  private coming: Array<{ seq: number; settled: Promise<void> }> = [];
+  /** Ends a `takeCommitted` waiting for them (close). */
+  private stopWaiting?: () => void;
   private waiter: ((changed: boolean) => void) | null = null;
   private readonly unsubscribe: () => void;
 
@@ -74,29 +76,45 @@ export class TaskWatch {
     this.unsubscribe();
     this.closed();
     this.handed = [];
-    this.coming = undefined;
+    this.coming = [];
+    this.stopWaiting?.();
     this.waiter?.(false);
   }
 
   /**
-   * This instance is committing a change to the task (LedgerService, as the change is
-   * flushed, with COMMIT on its way): its events are handed once `over` settles — or
-   * never, should it roll back. The change's notification can come back before the
-   * commit's own answer; a watch woken by it then waits for this (`taken`) rather than
-   * read back from the ledger what is about to be handed. The wait is the commit's
-   * round trip at most: its lock and writes are done by then.
+   * This instance is committing change `seq` to the task (LedgerService, as the change
+   * is flushed, COMMIT to follow): its events are handed once `settled` resolves — or
+   * never, should it fail. The change's notification can come back before the commit's
+   * own answer; a watch woken by it then waits for this (`takeCommitted`) rather than
+   * read back from the ledger what is about to be handed.
    */
-  expect(over: Promise<void>): void {
-    const coming = this.coming ? Promise.all([this.coming, over]).then(() => undefined) : over;
-    this.coming = coming;
-    void coming.then(() => {
-      if (this.coming === coming) this.coming = undefined;
+  expect(seq: number, settled: Promise<void>): void {
+    const commit = { seq, settled };
+    this.coming.push(commit);
+    void settled.then(() => {
+      this.coming = this.coming.filter((other) => other !== commit);
     });
   }
 
-  /** `take`, once the commits to the task this instance has under way (expect) are over. */
-  async taken(seq: number): Promise<TaskEventRecord[] | null> {
-    if (this.coming) await this.coming;
+  /**
+   * `take`, once this instance's commits of the changes heard of so far (expect) have
+   * settled — the last statements of a transaction that is flushing, and its COMMIT;
+   * not those of later changes. At once should `signal` abort or the watch close.
+   */
+  async takeCommitted(seq: number, signal: AbortSignal): Promise<TaskEventRecord[] | null> {
+    const due = this.coming.filter((commit) => commit.seq <= this.heard);
+    if (due.length > 0 && !signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          signal.removeEventListener('abort', done);
+          if (this.stopWaiting === done) this.stopWaiting = undefined;
+          resolve();
+        };
+        signal.addEventListener('abort', done, { once: true });
+        this.stopWaiting = done;
+        void Promise.all(due.map((commit) => commit.settled)).then(done);
+      });
+    }
     return this.take(seq);
   }
 

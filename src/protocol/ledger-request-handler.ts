@@ -388,9 +388,11 @@ export class LedgerRequestHandler implements A2ARequestHandler {
         // up to the change that woke it (CallStanding); an event past that asks first.
         let vouched = woken || fresh ? call.standing.vouchedThrough(watch.announcedThrough) : Infinity;
         const asked = vouched <= seq;
-        // What this instance committed itself is taken as it was written, when that is all there is (TaskWatch.taken).
+        // What this instance committed itself is taken as it was written, when that is all there is (TaskWatch.takeCommitted).
         const [events] = await Promise.all([
-          watch.taken(seq).then((taken) => taken ?? this.ledger.events(task, seq, EVENTS_PER_READ)),
+          watch
+            .takeCommitted(seq, call.signal)
+            .then((taken) => taken ?? this.ledger.events(task, seq, EVENTS_PER_READ)),
           asked ? call.standing.require() : undefined,
         ]);
         if (asked) vouched = Infinity;

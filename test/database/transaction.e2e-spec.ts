@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { AtCommit, Database } from '../../src/database/database';
 import { PipelineError, runPipeline } from '../../src/database/pipeline';
 import { sql } from '../../src/database/sql';
-import { afterCommit, beforeCommit } from '../../src/database/unit-of-work';
+import { afterCommit, beforeCommit, Tx, whenSettled } from '../../src/database/unit-of-work';
 import { WriteBatch, WriteShape } from '../../src/database/write-batch';
 import { createTestDatabase, dropDatabase, urlFor } from '../support/database';
 import { statementsOf } from '../support/statements';
@@ -206,6 +206,38 @@ describe('transactions in pipelines', () => {
       // The connection went back to the pool clean: the next transaction works.
       await db.transaction((tx) => db.execute(sql`INSERT INTO pipeline_notes VALUES (${5}, ${'five'})`, tx));
       expect(await count()).toBe(1);
+    });
+
+    it('whenSettled: after the commit and its after-commit hooks (one that throws too), or at once on a failure', async () => {
+      const events: string[] = [];
+      await db.transaction(async (tx) => {
+        await db.execute(sql`INSERT INTO pipeline_notes VALUES (${1}, ${'one'})`, tx);
+        void whenSettled(tx).then(() => events.push('settled'));
+        afterCommit(tx, () => void events.push('after commit'));
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(events).toEqual(['after commit', 'settled']);
+
+      let settled!: Promise<void>;
+      const hookFailed = await db
+        .transaction(async (tx) => {
+          settled = whenSettled(tx);
+          afterCommit(tx, () => {
+            throw new Error('a hook failed');
+          });
+        })
+        .catch((error: unknown) => error);
+      expect(hookFailed).toEqual(new Error('a hook failed'));
+      await settled; // resolved all the same
+
+      const failed = db.transaction(async (tx) => {
+        await db.execute(sql`INSERT INTO pipeline_notes VALUES (${2}, ${'two'})`, tx);
+        settled = whenSettled(tx);
+        await db.execute(sql`INSERT INTO pipeline_notes VALUES (${2}, ${'the same id'})`, tx);
+      });
+      await expect(failed).rejects.toMatchObject({ driverError: { constraint: 'pipeline_notes_pkey' } });
+      await settled; // rolled back: settled too
+      expect(() => whenSettled(new AtCommit(new Tx(client)))).toThrow('not AtCommit');
     });
 
     it('a write that fails while waiting fails the statement that carried it, with its own error', async () => {
