@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { LocalTaskNotifier, TaskNotifier } from '../events/task-notifier';
 import { TaskWatch } from './task-watch';
 import type { TaskEventRecord } from './task-records';
@@ -144,11 +145,13 @@ describe('TaskWatch', () => {
   it('woken by a change before its commit here has settled, takes what the commit hands once it has', async () => {
     const { notifier, watch, settle } = committingHere();
     notifier.announce('t1', 2); // the notification, before the commit's own answer
-    const taking = watch.takeCommitted(1, never);
+    const call = new AbortController();
+    const taking = watch.takeCommitted(1, call.signal);
     expect(await soon(taking)).toBe('pending'); // waits for the commit under way
     watch.hand([status(2)]);
     settle();
     expect((await taking)?.map((e) => e.seq)).toEqual([2]);
+    expect(getEventListeners(call.signal, 'abort')).toHaveLength(0);
     expect(await soon(watch.takeCommitted(2, never))).toBeNull(); // nothing under way: at once
     watch.close();
   });
@@ -178,10 +181,12 @@ describe('TaskWatch', () => {
 
     const closed = committingHere();
     closed.notifier.announce('t1', 2);
-    const closing = closed.watch.takeCommitted(1, never);
-    expect(await soon(closing)).toBe('pending');
-    closed.watch.close();
-    expect(await soon(closing)).toBeNull();
+    const left = new AbortController();
+    const closing = [closed.watch.takeCommitted(1, left.signal), closed.watch.takeCommitted(1, left.signal)];
+    expect(await soon(Promise.race(closing))).toBe('pending');
+    closed.watch.close(); // every take waiting ends
+    expect(await soon(Promise.all(closing))).toEqual([null, null]);
+    expect(getEventListeners(left.signal, 'abort')).toHaveLength(0);
     aborted.watch.close();
   });
 

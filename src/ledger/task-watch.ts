@@ -27,8 +27,8 @@ export class TaskWatch {
   private handed: TaskEventRecord[] = [];
   /** This instance's commits to the task under way (expect): the change each makes, and when it settles. */
   private coming: Array<{ seq: number; settled: Promise<void> }> = [];
-  /** Ends a `takeCommitted` waiting for them (close). */
-  private stopWaiting?: () => void;
+  /** End the `takeCommitted`s waiting for them (close). */
+  private readonly stopWaiting = new Set<() => void>();
   private waiter: ((changed: boolean) => void) | null = null;
   private readonly unsubscribe: () => void;
 
@@ -77,7 +77,7 @@ export class TaskWatch {
     this.closed();
     this.handed = [];
     this.coming = [];
-    this.stopWaiting?.();
+    for (const stop of this.stopWaiting) stop();
     this.waiter?.(false);
   }
 
@@ -107,11 +107,11 @@ export class TaskWatch {
       await new Promise<void>((resolve) => {
         const done = () => {
           signal.removeEventListener('abort', done);
-          if (this.stopWaiting === done) this.stopWaiting = undefined;
+          this.stopWaiting.delete(done);
           resolve();
         };
         signal.addEventListener('abort', done, { once: true });
-        this.stopWaiting = done;
+        this.stopWaiting.add(done);
         void Promise.all(due.map((commit) => commit.settled)).then(done);
       });
     }

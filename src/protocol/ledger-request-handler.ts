@@ -392,7 +392,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
         const [events] = await Promise.all([
           watch
             .takeCommitted(seq, call.signal)
-            .then((taken) => taken ?? this.ledger.events(task, seq, EVENTS_PER_READ)),
+            // A call that has ended reads nothing: the loop ends at its next wait.
+            .then((taken) => taken ?? (call.signal.aborted ? [] : this.ledger.events(task, seq, EVENTS_PER_READ))),
           asked ? call.standing.require() : undefined,
         ]);
         if (asked) vouched = Infinity;

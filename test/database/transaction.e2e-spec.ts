@@ -219,24 +219,47 @@ describe('transactions in pipelines', () => {
       expect(events).toEqual(['after commit', 'settled']);
 
       let settled!: Promise<void>;
-      const hookFailed = await db
-        .transaction(async (tx) => {
-          settled = whenSettled(tx);
-          afterCommit(tx, () => {
-            throw new Error('a hook failed');
-          });
-        })
-        .catch((error: unknown) => error);
-      expect(hookFailed).toEqual(new Error('a hook failed'));
+      const hookFailure = new Error('a hook failed');
+      const hookFailed = db.transaction(async (tx) => {
+        settled = whenSettled(tx);
+        afterCommit(tx, () => {
+          throw hookFailure;
+        });
+      });
+      await expect(hookFailed).rejects.toBe(hookFailure);
       await settled; // resolved all the same
 
-      const failed = db.transaction(async (tx) => {
-        await db.execute(sql`INSERT INTO pipeline_notes VALUES (${2}, ${'two'})`, tx);
-        settled = whenSettled(tx);
-        await db.execute(sql`INSERT INTO pipeline_notes VALUES (${2}, ${'the same id'})`, tx);
+      // A failed one settles before its ROLLBACK is answered: here the ROLLBACK waits for that, 2 s at most.
+      let settledFirst: Promise<void> | undefined;
+      let rollbackWaited: 'settled' | 'timed out' | undefined;
+      const query = Client.prototype.query;
+      const rollbackHeld = jest.spyOn(Client.prototype, 'query').mockImplementation(function (
+        this: Client,
+        ...args: unknown[]
+      ) {
+        const text = (args[0] as { text?: string } | undefined)?.text;
+        const run = () => (query as (...a: unknown[]) => unknown).apply(this, args);
+        if (text !== 'ROLLBACK' || !settledFirst) return run() as never;
+        let timer!: NodeJS.Timeout;
+        const timedOut = new Promise<'timed out'>((resolve) => (timer = setTimeout(() => resolve('timed out'), 2000)));
+        return Promise.race([settledFirst.then(() => 'settled' as const), timedOut]).then((outcome) => {
+          clearTimeout(timer);
+          rollbackWaited = outcome;
+          return run();
+        }) as never;
       });
-      await expect(failed).rejects.toMatchObject({ driverError: { constraint: 'pipeline_notes_pkey' } });
-      await settled; // rolled back: settled too
+      try {
+        const failed = db.transaction(async (tx) => {
+          await db.execute(sql`INSERT INTO pipeline_notes VALUES (${2}, ${'two'})`, tx);
+          settledFirst = whenSettled(tx);
+          await db.execute(sql`INSERT INTO pipeline_notes VALUES (${2}, ${'the same id'})`, tx);
+        });
+        await expect(failed).rejects.toMatchObject({ driverError: { constraint: 'pipeline_notes_pkey' } });
+      } finally {
+        rollbackHeld.mockRestore();
+      }
+      expect(rollbackWaited).toBe('settled');
+      expect(await count()).toBe(1); // the first transaction's row only: the ROLLBACK went
       expect(() => whenSettled(new AtCommit(new Tx(client)))).toThrow('not AtCommit');
     });
 
