@@ -497,8 +497,9 @@ export class LedgerService {
       const messages = flushed.messageCount;
       // The watches open now, and so subscribed before the commit (a later one may not hear of what follows it).
       const watches = this.watches.get(change.taskId);
-      const events = watches.length > 0 ? flushed.eventRecords(entries) : [];
+      let events: TaskEventRecord[] = [];
       if (watches.length > 0) {
+        events = flushed.eventRecords(entries);
         const settled = whenSettled(tx);
         for (const watch of watches) watch.expect(change.seq, settled);
       }

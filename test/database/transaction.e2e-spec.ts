@@ -5,6 +5,7 @@ import { PipelineError, runPipeline } from '../../src/database/pipeline';
 import { sql } from '../../src/database/sql';
 import { afterCommit, beforeCommit, Tx, whenSettled } from '../../src/database/unit-of-work';
 import { WriteBatch, WriteShape } from '../../src/database/write-batch';
+import { withTimeout } from '../../src/database/with-timeout';
 import { createTestDatabase, dropDatabase, urlFor } from '../support/database';
 import { statementsOf } from '../support/statements';
 
@@ -240,13 +241,17 @@ describe('transactions in pipelines', () => {
         const text = (args[0] as { text?: string } | undefined)?.text;
         const run = () => (query as (...a: unknown[]) => unknown).apply(this, args);
         if (text !== 'ROLLBACK' || !settledFirst) return run() as never;
-        let timer!: NodeJS.Timeout;
-        const timedOut = new Promise<'timed out'>((resolve) => (timer = setTimeout(() => resolve('timed out'), 2000)));
-        return Promise.race([settledFirst.then(() => 'settled' as const), timedOut]).then((outcome) => {
-          clearTimeout(timer);
-          rollbackWaited = outcome;
-          return run();
-        }) as never;
+        const waited = withTimeout(
+          settledFirst.then(() => 'settled' as const),
+          2000,
+          () => new Error('not settled'),
+        );
+        return waited
+          .catch(() => 'timed out' as const)
+          .then((outcome) => {
+            rollbackWaited = outcome;
+            return run();
+          }) as never;
       });
       try {
         const failed = db.transaction(async (tx) => {
