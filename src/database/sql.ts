@@ -111,8 +111,8 @@ export class Sql {
  * run, by identity, one step a fragment or value, the text is the same string each
  * time, whose hash V8 keeps: Database's statement names need not hash it again. In a
  * round trip's CPU profile, writing texts and naming them went from 178 µs to ~40 µs
- * (BENCHMARKS.md, seventeenth session; a shape worked out for every fragment as it is
- * made, tried before, cost more than it saved). Kept for the process's life, at most
+ * (BENCHMARKS.md, "Statement texts written once a shape"; a shape worked out for
+ * every fragment as it is made, tried before, cost more than it saved). Kept for the process's life, at most
  * MAX_SHAPES nodes and MAX_TEXTS texts — the shapes are the repositories' statements,
  * a bounded set; past either bound a text is written out each time, as one from an
  * array that is not frozen always is.
