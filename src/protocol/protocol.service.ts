@@ -86,7 +86,7 @@ export class ProtocolService {
         .json(rpcError(id, errorMapper(version)(new RequestMalformedError(problems.map((p) => p.message).join('; ')))));
       return;
     }
-    // Checked last, so that a request without an id still learns what else is wrong with it (below).
+    // After the method and params: a request without an id gets their specific error first (envelopeProblem).
     if (id === null) {
       res.status(200).json(rpcError(null, { code: A2A_ERROR_CODE.INVALID_REQUEST, message: ID_REQUIRED }));
       return;
