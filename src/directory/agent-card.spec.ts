@@ -1,6 +1,6 @@
 import { canonicalizeAgentCard, type AgentCard } from '@a2a-js/sdk';
 import type { Identity } from '../identities/identity.entity';
-import { cardGeneration, toCard, toV1Card } from './agent-card';
+import { cardGeneration, DEFAULT_SKILL_ID, toCard, toV1Card } from './agent-card';
 import { canonicalCardPayload } from './card-canonical';
 
 const identity = (over: Partial<Identity> = {}) =>
@@ -29,9 +29,29 @@ describe('agent cards', () => {
   });
 
   it('the public card leaves admitted skills out and never shows visibility; the extended card has them', () => {
-    expect(toV1Card(subject('public')).skills).toEqual([{ id: 'open', name: 'Open', description: 'o', tags: [] }]);
+    expect(toV1Card(subject('public')).skills).toEqual([
+      { id: 'open', name: 'Open', description: 'o', tags: ['open'] },
+    ]);
     expect(toV1Card(subject('admitted')).skills.map((skill) => skill.id)).toEqual(['open', 'secret']);
     expect(JSON.stringify(toCard(subject('admitted'), '0.3'))).not.toContain('visibility');
+  });
+
+  it('a card always has a description and a skill, and each skill a description and a tag (A2A v1.0 §5.7)', () => {
+    const bare = toV1Card(subject('public', { skills: [] }));
+    expect(bare.description).toBe('The agent acme-billing, reached over A2A.');
+    expect(bare.skills).toEqual([
+      { id: DEFAULT_SKILL_ID, name: 'acme-billing', description: bare.description, tags: [DEFAULT_SKILL_ID] },
+    ]);
+    const described = toV1Card(subject('public', { displayName: 'Billing', description: 'Bills.', skills: [] }));
+    expect(described.skills).toEqual([{ id: 'agent', name: 'Billing', description: 'Bills.', tags: ['agent'] }]);
+    // Only admitted skills: the public card stands for the agent; the extended card shows them.
+    const admittedOnly = { skills: [identity().skills[1]] };
+    expect(toV1Card(subject('public', admittedOnly)).skills.map((skill) => skill.id)).toEqual(['agent']);
+    expect(toV1Card(subject('admitted', admittedOnly)).skills.map((skill) => skill.id)).toEqual(['secret']);
+    const blank = { skills: [{ id: 'lookup', name: 'Lookup', description: ' ', tags: [] }] };
+    expect(toV1Card(subject('public', blank)).skills).toEqual([
+      { id: 'lookup', name: 'Lookup', description: 'Lookup', tags: ['lookup'] },
+    ]);
   });
 
   it("the signed payload of a v1.0 card is exactly the SDK's canonical form, empty values included", () => {

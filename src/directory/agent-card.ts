@@ -53,7 +53,7 @@ export interface V1AgentCard {
   version: string;
   capabilities: { streaming: boolean; pushNotifications: boolean; extendedAgentCard: boolean };
   securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header'; name: typeof API_KEY_HEADER } } };
-  securityRequirements: Array<{ schemes: { apiKey: { list: string[] } } }>;
+  securityRequirements: Array<{ schemes: { apiKey: { list?: string[] } } }>;
   defaultInputModes: string[];
   defaultOutputModes: string[];
   skills: CardSkill[];
@@ -138,19 +138,22 @@ export function toV1Card({
   audience,
   grpcAddress = null,
 }: CardSubject): V1AgentCard {
+  const name = identity.displayName || identity.agentHandle;
+  const description = identity.description.trim() === '' ? defaultDescription(name) : identity.description;
   return {
-    name: identity.displayName || identity.agentHandle,
-    description: identity.description,
+    name,
+    description,
     supportedInterfaces: supportedInterfaces(baseUrl, identity.agentHandle, grpcAddress),
     provider: { url: baseUrl, organization: organizationName },
     // card_version is bumped by every change of the card's content.
     version: String(identity.cardVersion),
     capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true },
     securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header', name: API_KEY_HEADER } } },
-    securityRequirements: [{ schemes: { apiKey: { list: [] } } }],
+    // The key has no scopes: the empty scope list is left out, as the proto's JSON (which the bindings write) leaves it.
+    securityRequirements: [{ schemes: { apiKey: {} } }],
     defaultInputModes: MODES,
     defaultOutputModes: MODES,
-    skills: cardSkills(identity.skills, audience),
+    skills: cardSkills(identity.skills, audience, { name, description }),
   };
 }
 
@@ -184,17 +187,41 @@ export function toCard(subject: CardSubject, generation: CardGeneration): AgentC
   return generation === '1.0' ? v1 : toV03Card(v1);
 }
 
-/** The skills a card shows, in the A2A shape (without this service's `visibility`). */
-function cardSkills(skills: ReadonlyArray<AgentSkill>, audience: SkillAudience): CardSkill[] {
-  return skills
+/**
+ * The skills a card shows, in the A2A shape (without this service's `visibility`).
+ * A2A v1.0 §5.7: a REQUIRED array holds at least one element and a REQUIRED field is
+ * present — and the protocol bindings write a card as its proto's JSON, which leaves out
+ * an empty string or list, so an empty one would also change the card's shape from one
+ * route to another. So a card always has a skill: an identity that shows this audience
+ * none gets DEFAULT_SKILL_ID, the agent as a whole (its name and description); and a
+ * skill always has a description (else its name) and a tag (else its id). These exist
+ * on the card only (docs/api.md §4), not on the identity nor in the directory's search.
+ */
+function cardSkills(
+  skills: ReadonlyArray<AgentSkill>,
+  audience: SkillAudience,
+  agent: { name: string; description: string },
+): CardSkill[] {
+  const shown = skills
     .filter((skill) => audience === 'admitted' || (skill.visibility ?? 'public') === 'public')
     .map(({ id, name, description, tags, examples }) => ({
       id,
       name,
-      description,
-      tags: [...tags],
+      description: description.trim() === '' ? name : description,
+      tags: tags.length > 0 ? [...tags] : [id],
       ...(examples !== undefined && examples.length > 0 ? { examples: [...examples] } : {}),
     }));
+  return shown.length > 0
+    ? shown
+    : [{ id: DEFAULT_SKILL_ID, name: agent.name, description: agent.description, tags: [DEFAULT_SKILL_ID] }];
+}
+
+/** The id (and tag) of the skill a card shows for an agent that describes none (cardSkills). */
+export const DEFAULT_SKILL_ID = 'agent';
+
+/** A card's description when the identity has none (A2A v1.0: REQUIRED, and left out when empty by the bindings). */
+function defaultDescription(name: string): string {
+  return `The agent ${name}, reached over A2A.`;
 }
 
 /**

@@ -23,9 +23,26 @@ export function httpMetricsMiddleware(metrics: Metrics) {
   };
 }
 
+/** Where `keepRouteLabel` leaves the label of a request handed on to another router. */
+const KEPT_ROUTE = Symbol('metrics route label');
+type Labelled = Request & { route?: { path?: unknown }; [KEPT_ROUTE]?: string };
+
+/**
+ * Fixes the request's route label at the service's route, before the handler hands the
+ * request on to another Express router (the SDK's, for the HTTP+JSON binding): that
+ * router sets `req.route` to its own route, relative to the path it was given
+ * (`/tasks/:taskId`), which would label the request as a route the service does not have.
+ */
+export function keepRouteLabel(req: Request): void {
+  (req as Labelled)[KEPT_ROUTE] = routeOf(req);
+}
+
 function routeOf(req: Request): string {
-  const route = (req as Request & { route?: { path?: unknown } }).route;
-  if (route && typeof route.path === 'string') return `${req.baseUrl}${route.path}`;
+  const kept = (req as Labelled)[KEPT_ROUTE];
+  if (kept !== undefined) return kept;
+  const route = (req as Labelled).route;
+  // `tasks/:taskId\:cancel` escapes a literal colon for the router; the label is the route as documented.
+  if (route && typeof route.path === 'string') return `${req.baseUrl}${route.path}`.replace(/\\(.)/g, '$1');
   if (req.originalUrl === '/console' || req.originalUrl.startsWith('/console/')) return '/console/*';
   return UNMATCHED_ROUTE;
 }

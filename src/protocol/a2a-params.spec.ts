@@ -1,4 +1,6 @@
-import { paramsErrors, requestErrors, V1_REQUESTS } from './a2a-params';
+import { JsonRpcTransportHandler, ServerCallContext, type A2ARequestHandler } from '@a2a-js/sdk/server';
+import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
+import { isA2AMethod, paramsErrors, requestErrors, V03_PARAMS, V1_PARAMS, V1_REQUESTS } from './a2a-params';
 
 describe('A2A params checks', () => {
   const fields = (errors: Array<{ field: string }>) => errors.map((e) => e.field);
@@ -68,5 +70,44 @@ describe('A2A params checks', () => {
     expect(requestErrors(V1_REQUESTS.CancelTaskRequest, { id: [] }, 'body')).toEqual([
       { field: 'body.id', message: 'body.id must be a string' },
     ]);
+  });
+});
+
+/**
+ * isA2AMethod answers -32601 before the SDK sees the request (so that a request without
+ * an id gets it too): it must name exactly the methods the SDK's transports serve.
+ */
+describe('isA2AMethod', () => {
+  const unknown = 'tasks/explode';
+  const candidates = [
+    ...Object.keys(V1_PARAMS),
+    ...Object.keys(V03_PARAMS),
+    'GetExtendedAgentCard',
+    'agent/getAuthenticatedExtendedCard',
+    'tasks/list',
+    'ListTaskPushNotificationConfig',
+    'SetTaskPushNotificationConfig',
+    unknown,
+  ];
+  // Every handler method fails: only whether the transport routes the method matters.
+  const failing = new Proxy(
+    {},
+    {
+      get: () => () => {
+        throw new Error('reached');
+      },
+    },
+  ) as A2ARequestHandler;
+  const sdkServes = async (version: '1.0' | '0.3', method: string) => {
+    const transport =
+      version === '1.0' ? new JsonRpcTransportHandler(failing) : new LegacyJsonRpcTransportHandler(failing);
+    const response = await transport.handle({ jsonrpc: '2.0', id: 1, method, params: {} }, new ServerCallContext());
+    return (response as { error?: { code: number } }).error?.code !== -32601;
+  };
+
+  it.each(['1.0', '0.3'] as const)('v%s: exactly the methods the SDK transport serves', async (version) => {
+    for (const method of candidates)
+      expect([method, isA2AMethod(version, method)]).toEqual([method, await sdkServes(version, method)]);
+    expect(isA2AMethod(version, unknown)).toBe(false);
   });
 });

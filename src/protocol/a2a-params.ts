@@ -218,6 +218,18 @@ export function paramsErrors(version: A2AVersion, method: string, params: unknow
   return Object.hasOwn(table, method) ? requestErrors(table[method], params, 'params') : [];
 }
 
+/** The extended card's method in each generation: it takes no params to check. */
+const EXTENDED_CARD_METHOD: Record<A2AVersion, string> = {
+  '1.0': 'GetExtendedAgentCard',
+  '0.3': 'agent/getAuthenticatedExtendedCard',
+};
+
+/** Whether `method` is one the generation's SDK transport serves (else JSON-RPC -32601). */
+export function isA2AMethod(version: A2AVersion, method: string): boolean {
+  const table = version === '1.0' ? V1_PARAMS : V03_PARAMS;
+  return Object.hasOwn(table, method) || method === EXTENDED_CARD_METHOD[version];
+}
+
 /** The errors of one request shape, rooted at `path` (e.g. `body` for an HTTP+JSON binding). */
 export function requestErrors(check: Check, value: unknown, path: string): FieldError[] {
   const errors: FieldError[] = [];

@@ -11,7 +11,7 @@ import { jsonRpcErrorBody } from '../common/problem.filter';
 import { LOGGER } from '../common/tokens';
 import { Metrics } from '../metrics/metrics';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
-import { paramsErrors } from './a2a-params';
+import { isA2AMethod, paramsErrors } from './a2a-params';
 import { CallRefused } from './call-standing';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { meteredHandler } from './metered-handler';
@@ -72,14 +72,23 @@ export class ProtocolService {
       return;
     }
 
-    // A client's mistake: -32602 naming the member, before the SDK reads (and trips over) the params.
     const { method, params } = body as { method: string; params?: unknown };
+    if (!isA2AMethod(version, method)) {
+      res.status(200).json(rpcError(id, { code: A2A_ERROR_CODE.METHOD_NOT_FOUND, message: 'Method not found.' }));
+      return;
+    }
+    // A client's mistake: -32602 naming the member, before the SDK reads (and trips over) the params.
     const problems = paramsErrors(version, method, params);
     if (problems.length > 0) {
       this.logger.debug({ method, errors: problems }, 'protocol params refused');
       res
         .status(200)
         .json(rpcError(id, errorMapper(version)(new RequestMalformedError(problems.map((p) => p.message).join('; ')))));
+      return;
+    }
+    // After the method and params: a request without an id gets their specific error first (envelopeProblem).
+    if (id === null) {
+      res.status(200).json(rpcError(null, { code: A2A_ERROR_CODE.INVALID_REQUEST, message: ID_REQUIRED }));
       return;
     }
 
@@ -231,10 +240,11 @@ export function blocking(version: A2AVersion, body: { params?: unknown }): boole
 }
 
 /**
- * JSON-RPC 2.0 §4: one request object (no batches) with `jsonrpc: "2.0"`, a method name
- * and an id. A2A has no notifications: every A2A request carries an id that is a string
- * or an integer (the v0.3 schema's request types; v1.0 §9.3), so a request without one
- * (a JSON-RPC notification) or with `id: null` is not an A2A request: -32600, nothing run.
+ * JSON-RPC 2.0 §4: one request object (no batches) with `jsonrpc: "2.0"`, a method name,
+ * and an id that, when given, is a string or an integer (the v0.3 schema's request
+ * types; v1.0 §9.3). A request without an id (or with `id: null`) passes here: the
+ * method and its params are checked first, as the A2A TCK expects (-32601, -32602 with
+ * `"id": null`), and only then is it refused for its missing id (ID_REQUIRED).
  */
 function envelopeProblem(body: unknown): string | null {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
@@ -242,12 +252,13 @@ function envelopeProblem(body: unknown): string | null {
   const request = body as { jsonrpc?: unknown; method?: unknown; id?: unknown };
   if (request.jsonrpc !== '2.0') return 'jsonrpc must be "2.0".';
   if (typeof request.method !== 'string' || request.method === '') return 'method must be a non-empty string.';
-  if (request.id === undefined || request.id === null) {
-    return 'id is required: A2A requests carry a string or integer id (notifications are not part of A2A).';
-  }
+  if (request.id === undefined || request.id === null) return null;
   if (typeof request.id !== 'string' && !Number.isInteger(request.id)) return 'id must be a string or an integer.';
   return null;
 }
+
+/** A2A has no notifications: a request without an id is not run, whatever it asks. */
+const ID_REQUIRED = 'id is required: A2A requests carry a string or integer id (notifications are not part of A2A).';
 
 function rpcId(body: unknown): RpcId {
   const id = (body as { id?: unknown } | null | undefined)?.id;

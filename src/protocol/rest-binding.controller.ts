@@ -1,4 +1,4 @@
-import { Controller, Delete, Get, Param, Post, Req, Res } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
@@ -56,7 +56,10 @@ export class RestBindingController {
     return this.rest.serve(principal, handle, 'send', req, res);
   }
 
+  // A stream answers 200 OK (A2A v1.0 §11.7, and the SDK's own server): the SDK's router
+  // leaves a stream's status alone, so without this it would be Nest's 201 for a POST.
   @Post([...STREAM, ...SUBSCRIBE])
+  @HttpCode(200)
   @Surface('protocol')
   stream(
     @CurrentPrincipal() principal: AgentKeyPrincipal,

@@ -25,6 +25,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { FieldError } from '../common/app-error';
 import { requestErrors, V03_REST_REQUESTS, V1_REQUESTS } from './a2a-params';
 import { Metrics } from '../metrics/metrics';
+import { keepRouteLabel } from '../metrics/http-metrics';
 import { meteredHandler } from './metered-handler';
 import { bindHooks, BindingRequestHandler } from './binding-handler';
 import { LedgerRequestHandler } from './ledger-request-handler';
@@ -125,6 +126,8 @@ export class RestBindingService {
         open.abort();
         resolve();
       });
+      // The SDK's router replaces `req.route` with its own, relative one; the metrics keep the service's.
+      keepRouteLabel(req);
       const query = req.originalUrl.indexOf('?');
       req.url = req.path.replace(/^\/a2a\/[^/]+\/rest/, '') + (query >= 0 ? req.originalUrl.slice(query) : '');
       this.router(req, res, (error?: unknown) => {

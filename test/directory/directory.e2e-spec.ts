@@ -95,7 +95,8 @@ describe('discovery', () => {
         security: [{ apiKey: [] }],
         defaultInputModes: ['text/plain', 'application/json'],
         defaultOutputModes: ['text/plain', 'application/json'],
-        skills: [],
+        // No skill described: the card's one skill stands for the agent (docs/api.md §4).
+        skills: [{ id: 'agent', name: handle, description: 'Plain.', tags: ['agent'] }],
         supportedInterfaces,
         signatures: [{ protected: expect.any(String), signature: expect.any(String) }],
       });
@@ -108,10 +109,10 @@ describe('discovery', () => {
         provider: { organization: 'Acme', url: PUBLIC_BASE_URL },
         capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true },
         securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key' } } },
-        securityRequirements: [{ schemes: { apiKey: { list: [] } } }],
+        securityRequirements: [{ schemes: { apiKey: {} } }],
         defaultInputModes: ['text/plain', 'application/json'],
         defaultOutputModes: ['text/plain', 'application/json'],
-        skills: [],
+        skills: [{ id: 'agent', name: handle, description: 'Plain.', tags: ['agent'] }],
         signatures: [{ protected: expect.any(String), signature: expect.any(String) }],
       });
       for (const version of [undefined, '1.0']) {

@@ -2,7 +2,7 @@ import { MetricsServer } from '../../src/metrics/metrics.server';
 import { agentPair, enabledAgent, reply, rpc, submitTask, v03Message } from '../support/a2a';
 import { startApp, type TestApp } from '../support/app';
 import { eventually } from '../support/eventually';
-import { bearer, signup, type ConsoleAccount } from '../support/fixtures';
+import { apiKey, bearer, signup, type ConsoleAccount } from '../support/fixtures';
 import { startReceiver, type Receiver } from '../support/receiver';
 
 /** One sample of the scrape: `name{labels} value`. */
@@ -164,5 +164,60 @@ describe('metrics (CONTRACT §15)', () => {
     }
     const labelValues = [...text.matchAll(/\w+="((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]);
     expect(labelValues.filter((value) => /[0-9a-f]{8}-[0-9a-f]{4}-/.test(value))).toEqual([]);
+  });
+
+  it("labels every binding's request by its full route template, including the HTTP+JSON binding's", async () => {
+    const acme = await signup(t);
+    const { requester, worker } = await agentPair(t, acme);
+    const task = await submitTask(t, requester, worker);
+    const rest = (path: string) => `/a2a/${worker.handle}/rest${path}`;
+    const v1 = { 'A2A-Version': '1.0' };
+    await t
+      .http()
+      .get(rest(`/tasks/${task.id}`))
+      .set(apiKey(requester.key))
+      .set(v1)
+      .expect(200);
+    await t
+      .http()
+      .get(rest(`/v1/tasks/${task.id}`))
+      .set(apiKey(requester.key))
+      .expect(200);
+    await t.http().get(rest('/tasks/no-such-task')).set(apiKey(requester.key)).set(v1).expect(404);
+    await t.http().get(rest('/extendedAgentCard')).set(apiKey(requester.key)).set(v1).expect(200);
+    await t
+      .http()
+      .post(rest(`/tasks/${task.id}:cancel`))
+      .set(apiKey(requester.key))
+      .set(v1)
+      .send({})
+      .expect(200);
+    await t
+      .http()
+      .get(rest(`/tasks/${task.id}`))
+      .set(v1)
+      .expect(401);
+    await t.http().get(`/a2a/${worker.handle}/card`).expect(200);
+    await t.http().get(`/a2a/${worker.handle}/.well-known/agent-card.json`).expect(200);
+
+    const text = await scrape();
+    const count = (method: string, route: string, status: string) =>
+      sample(text, 'a2a_http_requests_total', { method, route, status });
+    expect(count('GET', '/a2a/:handle/rest/tasks/:taskId', '200')).toBe(1);
+    expect(count('GET', '/a2a/:handle/rest/tasks/:taskId', '404')).toBe(1);
+    expect(count('GET', '/a2a/:handle/rest/tasks/:taskId', '401')).toBe(1);
+    expect(count('GET', '/a2a/:handle/rest/v1/tasks/:taskId', '200')).toBe(1);
+    expect(count('GET', '/a2a/:handle/rest/extendedAgentCard', '200')).toBe(1);
+    expect(count('POST', '/a2a/:handle/rest/tasks/:taskId:cancel', '200')).toBe(1);
+    expect(count('GET', '/a2a/:handle/card', '200')).toBe(1);
+    expect(count('GET', '/a2a/:handle/.well-known/agent-card.json', '200')).toBe(1);
+    // The protocol call itself: the request handler's method, the binding and its generation.
+    for (const version of ['1.0', '0.3'])
+      expect(
+        sample(text, 'a2a_protocol_calls_total', { method: 'getTask', version, binding: 'rest', outcome: 'ok' }),
+      ).toBe(1);
+    // Every route label is a whole template of the service (or one of the two fixed labels).
+    const routes = new Set([...text.matchAll(/^a2a_http_requests_total\{.*route="([^"]*)"/gm)].map((m) => m[1]));
+    for (const route of routes) expect(route).toMatch(/^(\/a2a\/|\/api\/v1\/|unmatched$)/);
   });
 });

@@ -135,6 +135,42 @@ describe('protocol endpoint', () => {
       expect(res.body).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 } });
     });
 
+    /*
+     * The A2A TCK (v0.3, mandatory) sends requests without an id and expects the specific
+     * error, with `"id": null`; A2A has no notifications, so a request without an id that
+     * is otherwise valid is still refused (-32600) and runs nothing.
+     */
+    it('no id, or id null: an unknown method -32601, invalid params -32602, with id null; otherwise -32600, nothing run', async () => {
+      const tasks = async () =>
+        Number((await t.db.query(`SELECT count(*) AS n FROM tasks WHERE worker_identity_id = $1`, [worker.id]))[0].n);
+      const before = await tasks();
+      const cases: Array<[object, Record<string, string>, number]> = [
+        [{ jsonrpc: '2.0', method: 'tasks/explode', params: {} }, {}, -32601],
+        [{ jsonrpc: '2.0', id: null, method: 'tasks/explode', params: {} }, {}, -32601],
+        [{ jsonrpc: '2.0', method: 'tasks/explode' }, {}, -32601],
+        [{ jsonrpc: '2.0', method: 'GetTask', params: { id: randomUUID() } }, {}, -32601],
+        [{ jsonrpc: '2.0', method: 'GetTask', params: {} }, { 'A2A-Version': '1.0' }, -32602],
+        [{ jsonrpc: '2.0', method: 'message/send' }, {}, -32602],
+        [{ jsonrpc: '2.0', id: null, method: 'tasks/get', params: { id: 5 } }, {}, -32602],
+        [{ jsonrpc: '2.0', method: 'message/send', params: { message: v03Message('x') } }, {}, -32600],
+        [
+          { jsonrpc: '2.0', method: 'SendMessage', params: { message: v1Message('x') } },
+          { 'A2A-Version': '1.0' },
+          -32600,
+        ],
+        [{ method: 'tasks/explode', params: {} }, {}, -32600],
+        [{ jsonrpc: '2.0', params: {} }, {}, -32600],
+      ];
+      for (const [body, headers, code] of cases) {
+        const res = await post(body, headers).expect(200);
+        expect([body, res.body]).toEqual([
+          body,
+          { jsonrpc: '2.0', id: null, error: expect.objectContaining({ code }) },
+        ]);
+      }
+      expect(await tasks()).toBe(before);
+    });
+
     it("unknown methods, and the other generation's names → -32601", async () => {
       expect((await rpc(t, worker.handle, requester.key, 'tasks/explode', {})).body.error.code).toBe(-32601);
       expect((await rpc(t, worker.handle, requester.key, 'GetTask', { id: randomUUID() })).body.error.code).toBe(

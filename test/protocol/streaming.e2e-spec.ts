@@ -1,7 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { TaskNotifier } from '../../src/events/task-notifier';
 import { startApp, type TestApp } from '../support/app';
-import { agentPair, openStream, reply, rpc, submitTask, v03Message, v1Message, type Agent } from '../support/a2a';
+import {
+  agentPair,
+  openRestStream,
+  openStream,
+  reply,
+  rpc,
+  submitTask,
+  v03Message,
+  v1Message,
+  type Agent,
+} from '../support/a2a';
+import { apiKey } from '../support/fixtures';
 
 /** Streaming send and subscribe over SSE (CONTRACT §5). */
 describe('protocol streams', () => {
@@ -261,5 +272,74 @@ describe('protocol streams', () => {
     for (let i = 0; i < 100 && notifier.listenerCount(task.id) > 0; i++)
       await new Promise((resolve) => setTimeout(resolve, 20));
     expect(notifier.listenerCount(task.id)).toBe(0);
+  });
+
+  /*
+   * A2A v1.0 §11.7 answers a stream with 200 OK, as the SDK's own server does; the SDK's
+   * REST router leaves a stream's status alone, so the route has to say it. The unary
+   * routes keep the codes the SDK's router sets (v0.3 message:send and a new push
+   * config: 201).
+   */
+  describe('HTTP+JSON status codes, as the SDK server answers them', () => {
+    const v03Body = (text: string) => ({
+      message: { messageId: randomUUID(), role: 'ROLE_USER', content: [{ text }] },
+    });
+
+    it.each([
+      ['1.0', 'POST /message:stream'],
+      ['0.3', 'POST /v1/message:stream'],
+      ['1.0', 'POST /tasks/{id}:subscribe'],
+      ['1.0', 'GET /tasks/{id}:subscribe'],
+      ['0.3', 'POST /v1/tasks/{id}:subscribe'],
+      ['0.3', 'GET /v1/tasks/{id}:subscribe'],
+    ] as const)('v%s %s answers 200 OK with an event stream', async (version, route) => {
+      const task = await submitTask(t, requester, worker);
+      const [method, path] = route.split(' ');
+      const body = path.endsWith(':stream')
+        ? version === '1.0'
+          ? { message: v1Message('stream me') }
+          : v03Body('stream me')
+        : method === 'POST'
+          ? {}
+          : undefined;
+      const stream = await openRestStream(
+        t.baseUrl,
+        worker.handle,
+        requester.key,
+        path.replace('{id}', task.id),
+        body,
+        version,
+      );
+      try {
+        expect(stream.response.status).toBe(200);
+        expect(stream.response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+        expect((await stream.next())!.body).toMatchObject({ task: { id: expect.any(String) } });
+      } finally {
+        stream.close();
+      }
+    });
+
+    it('unary routes: send and cancel 200 (v0.3 send 201), a new push config 201', async () => {
+      const post = (path: string, body: object, version: '1.0' | '0.3') => {
+        const req = t.http().post(`/a2a/${worker.handle}/rest${path}`).set(apiKey(requester.key));
+        return (version === '1.0' ? req.set('A2A-Version', '1.0') : req).send(body);
+      };
+      const sent = await post(
+        '/message:send',
+        { message: v1Message('x'), configuration: { returnImmediately: true } },
+        '1.0',
+      );
+      expect(sent.status).toBe(200);
+      const legacy = await post('/v1/message:send', { ...v03Body('x'), configuration: { blocking: false } }, '0.3');
+      expect(legacy.status).toBe(201);
+      expect((await post(`/tasks/${sent.body.task.id}:cancel`, {}, '1.0')).status).toBe(200);
+      expect((await post(`/v1/tasks/${legacy.body.task.id}:cancel`, {}, '0.3')).status).toBe(200);
+      const config = await post(
+        `/tasks/${(await submitTask(t, requester, worker)).id}/pushNotificationConfigs`,
+        { url: 'https://example.test/hook' },
+        '1.0',
+      );
+      expect(config.status).toBe(201);
+    });
   });
 });
