@@ -150,11 +150,6 @@ export class ConsoleRepository {
     await this.db.execute(sql`UPDATE console_users SET password_hash = ${passwordHash} WHERE id = ${userId}`, tx);
   }
 
-  @GenerateSql({ params: [DummyValue.UUID] })
-  async stampLogin(userId: string, tx?: Tx): Promise<void> {
-    await this.db.execute(sql`UPDATE console_users SET last_login_at = now() WHERE id = ${userId}`, tx);
-  }
-
   /** A member of the organization, or null. */
   @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2] })
   async member(organizationId: string, id: string, tx?: Tx): Promise<ConsoleUserRecord | null> {
@@ -209,12 +204,37 @@ export class ConsoleRepository {
 
   // console_sessions
 
-  @GenerateSql({ params: [{ userId: DummyValue.UUID, tokenHash: DummyValue.BUFFER, expiresAt: DummyValue.DATE }] })
-  async insertSession(session: { userId: string; tokenHash: Buffer; expiresAt: Date }, tx?: Tx): Promise<void> {
-    await this.db.execute(
-      sql`INSERT INTO console_sessions (user_id, token_hash, expires_at) VALUES (${session.userId}, ${session.tokenHash}, ${session.expiresAt})`,
+  /**
+   * Opens a session and stamps the user's last sign-in, only if the user's password
+   * hash is still `passwordHash`, the one the caller verified; false when it is not.
+   * The UPDATE locks the user's row, so a password change either waits for this
+   * transaction (and then revokes the session it opened) or this waits for the change
+   * and, reading the row as the change left it, opens nothing: no session outlives
+   * the password it was opened with.
+   */
+  @GenerateSql({
+    params: [
+      {
+        userId: DummyValue.UUID,
+        passwordHash: DummyValue.STRING,
+        tokenHash: DummyValue.BUFFER,
+        expiresAt: DummyValue.DATE,
+      },
+    ],
+  })
+  async openSession(
+    session: { userId: string; passwordHash: string; tokenHash: Buffer; expiresAt: Date },
+    tx?: Tx,
+  ): Promise<boolean> {
+    const opened = await this.db.execute(
+      sql`WITH verified AS (
+            UPDATE console_users SET last_login_at = now()
+             WHERE id = ${session.userId} AND password_hash = ${session.passwordHash} RETURNING id)
+          INSERT INTO console_sessions (user_id, token_hash, expires_at)
+          SELECT id, ${session.tokenHash}, ${session.expiresAt} FROM verified`,
       tx,
     );
+    return opened === 1;
   }
 
   /** The live session (not revoked, not expired) with that token hash, and its user. */

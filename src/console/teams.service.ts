@@ -133,7 +133,8 @@ export class TeamsService {
           tx,
         );
         await this.repository.markInviteAccepted(found.id, user.id, tx);
-        const session = await this.console.openSession(user, organization, tx);
+        // The password was set in this transaction: nothing can have changed it.
+        const session = (await this.console.openSession(user, passwordHash, organization, tx))!;
         const member = toMemberView((await this.repository.user(user.id, tx))!);
         await this.events.emit(tx, {
           type: 'console.member_added',

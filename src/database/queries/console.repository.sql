@@ -31,9 +31,6 @@ SELECT id, organization_id, email, created_at, last_login_at, password_hash FROM
 -- ConsoleRepository.setPassword
 UPDATE console_users SET password_hash = $1 WHERE id = $2;
 
--- ConsoleRepository.stampLogin
-UPDATE console_users SET last_login_at = now() WHERE id = $1;
-
 -- ConsoleRepository.member
 SELECT id, organization_id, email, created_at, last_login_at FROM console_users WHERE id = $1 AND organization_id = $2;
 
@@ -52,8 +49,12 @@ WHERE u.organization_id = $1 AND TRUE ORDER BY u.created_at DESC, u.id DESC LIMI
 -- ConsoleRepository.deleteUser
 DELETE FROM console_users WHERE id = $1;
 
--- ConsoleRepository.insertSession
-INSERT INTO console_sessions (user_id, token_hash, expires_at) VALUES ($1, $2, $3);
+-- ConsoleRepository.openSession
+WITH verified AS (
+  UPDATE console_users SET last_login_at = now()
+   WHERE id = $1 AND password_hash = $2 RETURNING id)
+INSERT INTO console_sessions (user_id, token_hash, expires_at)
+SELECT id, $3, $4 FROM verified;
 
 -- ConsoleRepository.activeSession
 SELECT s.id AS session_id, u.id AS user_id, u.organization_id
