@@ -8,6 +8,7 @@ import { RateLimitService } from '../limits/rate-limit.service';
 import { Database, type Tx } from '../database/database';
 import type { ConsolePrincipal } from '../common/principal';
 import { ConsoleRepository, type ConsoleUserRecord } from './console.repository';
+import { emailKey } from './email-key';
 import type { Organization } from './organization.entity';
 import { toOrganizationView, toUserView, type MeView, type SessionView } from './console.view';
 
@@ -84,10 +85,11 @@ export class ConsoleService {
   }
 
   async login(input: { email: string; password: string }, clientAddress: string): Promise<SessionView> {
-    // Failures are counted per (email, client address), in the shared store. The
-    // attempt is counted before bcrypt runs (atomically: racing attempts cannot all
-    // pass), and a success gives it back.
-    const throttleKey = `${input.email.toLowerCase()}|${clientAddress}`;
+    // Failures are counted per (email, client address), in the shared store; the email
+    // as the account lookup compares it, so every spelling of one address is one bucket.
+    // The attempt is counted before bcrypt runs (atomically: racing attempts cannot
+    // all pass), and a success gives it back.
+    const throttleKey = `${emailKey(input.email)}|${clientAddress}`;
     await this.limits.reserve('login', throttleKey);
 
     const user = await this.repository.userWithPassword({ email: input.email });

@@ -114,6 +114,46 @@ describe('Console accounts and sessions', () => {
     expect(res.body.code).toBe('rate_limited');
   });
 
+  describe('one email, however it is spelled: one account and one login throttle', () => {
+    const signupAs = (email: string) =>
+      t.http().post('/api/v1/console/signup').send({ organization_name: 'Spelled', email, password: PASSWORD });
+    const login = (email: string, password = PASSWORD) =>
+      t.http().post('/api/v1/console/login').send({ email, password });
+    const failThrice = async (email: string) => {
+      for (let i = 0; i < 3; i++) await login(email, 'wrong password!!').expect(401);
+    };
+
+    it('a dotted capital I (alİce) is neither a fresh throttle bucket for alice nor her account', async () => {
+      const local = unique('alice');
+      const email = `${local}@example.test`;
+      await signupAs(email).expect(201);
+      await failThrice(email);
+      // JavaScript lowercases İ to i + U+0307, PostgreSQL's lower() to i: the same address must not be both.
+      const dotted = `${local.replace('i', 'İ')}@example.test`;
+      const res = await login(dotted);
+      expect(res.status === 429 || (res.status === 401 && res.body.code === 'invalid_credentials')).toBe(true);
+      // Whatever it maps to, it maps there every time: it is not alice's account.
+      const again = await login(dotted.toUpperCase());
+      expect(again.status).not.toBe(200);
+    });
+
+    it('case and Unicode normalization (NFC, NFD) of one address share the account and the bucket', async () => {
+      const local = unique('josé');
+      const email = `${local}@example.test`; // NFC: é is U+00E9
+      await signupAs(email).expect(201);
+      const nfd = email.normalize('NFD');
+      expect(nfd).not.toBe(email);
+      for (const variant of [nfd, email.toUpperCase(), nfd.toUpperCase()]) {
+        await login(variant).expect(200);
+        const taken = await signupAs(variant).expect(409);
+        expect(taken.body.code).toBe('email_taken');
+      }
+      await failThrice(nfd.toUpperCase());
+      await login(email).expect(429);
+      await login(nfd).expect(429);
+    });
+  });
+
   describe('a password change ends every session opened under the old password', () => {
     const NEW_PASSWORD = 'a brand new passphrase';
     const liveSessions = async (account: ConsoleAccount) =>

@@ -13,17 +13,22 @@ SELECT id, name, created_at FROM organizations WHERE id = $1 FOR UPDATE;
 SELECT id, name FROM organizations WHERE id = ANY($1::uuid[]);
 
 -- ConsoleRepository.emailTaken
-SELECT EXISTS (SELECT 1 FROM console_users WHERE lower(email) = lower($1)) AS taken;
+SELECT EXISTS (SELECT 1 FROM console_users WHERE email_key = $1) AS taken;
+
+-- ConsoleRepository.isMemberEmail
+SELECT EXISTS (SELECT 1 FROM console_users
+WHERE organization_id = $1 AND email_key = $2) AS member;
 
 -- ConsoleRepository.insertUser
-INSERT INTO console_users (organization_id, email, password_hash) VALUES ($1, $2, $3)
+INSERT INTO console_users (organization_id, email, email_key, password_hash)
+VALUES ($1, $2, $3, $4)
 RETURNING id, organization_id, email, created_at, last_login_at;
 
 -- ConsoleRepository.user
 SELECT id, organization_id, email, created_at, last_login_at FROM console_users WHERE id = $1;
 
 -- ConsoleRepository.userWithPassword (by email)
-SELECT id, organization_id, email, created_at, last_login_at, password_hash FROM console_users WHERE lower(email) = lower($1) LIMIT 1;
+SELECT id, organization_id, email, created_at, last_login_at, password_hash FROM console_users WHERE email_key = $1 LIMIT 1;
 
 -- ConsoleRepository.userWithPassword (by id)
 SELECT id, organization_id, email, created_at, last_login_at, password_hash FROM console_users WHERE id = $1 LIMIT 1;
