@@ -58,7 +58,11 @@ export class TeamsService {
     const code = CODE_PREFIX + randomBytes(32).toString('base64url');
     return this.db.transaction(async (tx) => {
       await this.lockOrganization(tx, principal.organizationId);
-      if (await this.repository.emailTaken(email, tx)) throw conflict('email_taken', EMAIL_TAKEN);
+      // Only the inviter's own members are refused: they see them anyway. Whether the
+      // address has an account elsewhere is not the inviter's to learn (docs/api.md §13).
+      if (await this.repository.isMemberEmail(principal.organizationId, email, tx)) {
+        throw conflict('email_taken', 'That email is already a member of your organization.');
+      }
       const { members, invites } = await this.repository.countMembersAndOpenInvites(principal.organizationId, tx);
       if (members >= this.config.console.maxMembers) {
         throw conflict('member_limit', `An organization has at most ${this.config.console.maxMembers} members.`);
