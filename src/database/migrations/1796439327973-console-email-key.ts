@@ -1,5 +1,10 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { emailKey } from '../../console/email-key';
+
+/**
+ * src/console/email-key.ts as of this migration, kept here (a migration stands on its
+ * own); email-key.spec.ts checks the two agree.
+ */
+export const emailKeyAtMigration = (email: string): string => email.normalize('NFC').toLowerCase().normalize('NFC');
 
 /**
  * Console emails are compared by `email_key` (src/console/email-key.ts: NFC, then
@@ -17,7 +22,8 @@ export class ConsoleEmailKey1796439327973 implements MigrationInterface {
     await q.query(`ALTER TABLE console_users ADD COLUMN email_key varchar(1000)`);
     const users = (await q.query(`SELECT id, email FROM console_users`)) as Array<{ id: string; email: string }>;
     const byKey = new Map<string, string[]>();
-    for (const user of users) byKey.set(emailKey(user.email), [...(byKey.get(emailKey(user.email)) ?? []), user.id]);
+    for (const user of users)
+      byKey.set(emailKeyAtMigration(user.email), [...(byKey.get(emailKeyAtMigration(user.email)) ?? []), user.id]);
     const shared = [...byKey.values()].filter((ids) => ids.length > 1);
     if (shared.length > 0) {
       throw new Error(`Console users whose emails are one address: ${shared.map((ids) => ids.join(' = ')).join('; ')}`);
@@ -26,7 +32,7 @@ export class ConsoleEmailKey1796439327973 implements MigrationInterface {
       await q.query(
         `UPDATE console_users u SET email_key = k.email_key
            FROM unnest($1::uuid[], $2::varchar[]) AS k(id, email_key) WHERE u.id = k.id`,
-        [users.map((user) => user.id), users.map((user) => emailKey(user.email))],
+        [users.map((user) => user.id), users.map((user) => emailKeyAtMigration(user.email))],
       );
     }
     await q.query(`
