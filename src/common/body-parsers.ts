@@ -9,12 +9,9 @@ export const MAX_JSON_DEPTH = 64;
 /** `String.prototype.isWellFormed` (Node 20 has it; the ES2022 lib the compiler targets does not declare it). */
 const isWellFormed = (String.prototype as unknown as { isWellFormed(this: string): boolean }).isWellFormed;
 
-/** Whether a string is valid Unicode text: no UTF-16 surrogate without its pair. */
-export const wellFormed = (text: string): boolean => isWellFormed.call(text);
-
 type BodyProblem = 'too_deep' | 'nul_character' | 'lone_surrogate';
 
-/** A string's problem, if any: a NUL character, or a lone surrogate. */
+/** A string's problem, if any: a NUL character, or a lone surrogate (a UTF-16 surrogate without its pair). */
 const textProblem = (text: string): BodyProblem | null =>
   text.includes('\u0000') ? 'nul_character' : isWellFormed.call(text) ? null : 'lone_surrogate';
 
