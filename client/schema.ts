@@ -1488,7 +1488,7 @@ export interface components {
         CreateInviteDto: {
             /**
              * Format: email
-             * @description Who is invited; must not be a Console user already.
+             * @description Who is invited; must not be a member of your organization already.
              */
             email: string;
         };
@@ -3265,7 +3265,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `email_taken`: already a Console user; `member_limit` or `invite_limit`: the organization is full. */
+            /** @description `email_taken`: already a member of your organization; `member_limit` or `invite_limit`: the organization is full. */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -23,6 +23,10 @@ export const ERROR_CODES = {
   malformed_json: { status: 400, doc: 'The request body is not valid JSON.' },
   body_too_deep: { status: 400, doc: 'The request body nests deeper than the service accepts.' },
   nul_character: { status: 400, doc: 'The path or query contains a NUL character.' },
+  invalid_content_encoding: {
+    status: 400,
+    doc: 'A compressed body (Content-Encoding gzip, deflate or br) does not decompress.',
+  },
   invalid_value: { status: 400, doc: 'A value the database refuses (wrong format, out of range, too long).' },
   invalid_cursor: { status: 400, doc: 'The cursor is not a next_cursor of a previous page.' },
   invalid_idempotency_key: { status: 400, doc: 'Idempotency-Key is not 1 to 255 visible ASCII characters.' },

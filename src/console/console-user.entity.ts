@@ -11,6 +11,10 @@ export class ConsoleUser {
   @Column({ type: 'varchar' })
   email: string;
 
+  /** The email as compared (unique, signup, login, invitations): see email-key.ts. */
+  @Column({ name: 'email_key', type: 'varchar', select: false })
+  emailKey: string;
+
   @Column({ name: 'password_hash', type: 'varchar', select: false })
   passwordHash: string;
 

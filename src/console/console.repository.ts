@@ -7,15 +7,16 @@ import { sql } from '../database/sql';
 import type { ConsoleInvite } from './console-invite.entity';
 import type { ConsoleSession } from './console-session.entity';
 import type { ConsoleUser } from './console-user.entity';
+import { emailKey } from './email-key';
 import type { Organization } from './organization.entity';
 
-/** A Console user as reads show it: everything but the password hash. */
-export type ConsoleUserRecord = Omit<ConsoleUser, 'passwordHash'>;
+/** A Console user as reads show it: everything but the password hash (and the email's comparison key). */
+export type ConsoleUserRecord = Omit<ConsoleUser, 'passwordHash' | 'emailKey'>;
 /** An invitation as reads show it: everything but the code hash. */
 export type InviteRecord = Omit<ConsoleInvite, 'codeHash' | 'acceptedAt' | 'acceptedBy'>;
 
 type OrganizationRow = RowOf<Organization>;
-type UserRow = Omit<RowOf<ConsoleUser>, 'password_hash'>;
+type UserRow = Omit<RowOf<ConsoleUser>, 'password_hash' | 'email_key'>;
 type InviteRow = Pick<
   RowOf<ConsoleInvite>,
   'id' | 'organization_id' | 'email' | 'invited_by' | 'created_at' | 'expires_at'
@@ -100,13 +101,25 @@ export class ConsoleRepository {
 
   // console_users
 
+  /** Whether a Console user has that email, however it is spelled (email-key.ts). */
   @GenerateSql({ params: [DummyValue.STRING] })
   async emailTaken(email: string, tx?: Tx): Promise<boolean> {
     const row = await this.db.one<{ taken: boolean }>(
-      sql`SELECT EXISTS (SELECT 1 FROM console_users WHERE lower(email) = lower(${email})) AS taken`,
+      sql`SELECT EXISTS (SELECT 1 FROM console_users WHERE email_key = ${emailKey(email)}) AS taken`,
       tx,
     );
     return row!.taken;
+  }
+
+  /** Whether a member of the organization has that email, however it is spelled. */
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.STRING] })
+  async isMemberEmail(organizationId: string, email: string, tx?: Tx): Promise<boolean> {
+    const row = await this.db.one<{ member: boolean }>(
+      sql`SELECT EXISTS (SELECT 1 FROM console_users
+                          WHERE organization_id = ${organizationId} AND email_key = ${emailKey(email)}) AS member`,
+      tx,
+    );
+    return row!.member;
   }
 
   @GenerateSql({
@@ -117,7 +130,8 @@ export class ConsoleRepository {
     tx?: Tx,
   ): Promise<ConsoleUserRecord> {
     const row = await this.db.one<UserRow>(
-      sql`INSERT INTO console_users (organization_id, email, password_hash) VALUES (${user.organizationId}, ${user.email}, ${user.passwordHash})
+      sql`INSERT INTO console_users (organization_id, email, email_key, password_hash)
+          VALUES (${user.organizationId}, ${user.email}, ${emailKey(user.email)}, ${user.passwordHash})
           RETURNING ${USER_COLUMNS}`,
       tx,
     );
@@ -130,7 +144,7 @@ export class ConsoleRepository {
     return row ? toUser(row) : null;
   }
 
-  /** A user with the password hash, to check a password: by email (login) or by id (changing it). */
+  /** A user with the password hash, to check a password: by email, however spelled (login), or by id (changing it). */
   @GenerateSql(
     { name: 'by email', params: [{ email: DummyValue.STRING }] },
     { name: 'by id', params: [{ id: DummyValue.UUID }] },
@@ -138,7 +152,7 @@ export class ConsoleRepository {
   async userWithPassword(
     by: { email: string } | { id: string },
   ): Promise<(ConsoleUserRecord & { passwordHash: string }) | null> {
-    const where = 'email' in by ? sql`lower(email) = lower(${by.email})` : sql`id = ${by.id}`;
+    const where = 'email' in by ? sql`email_key = ${emailKey(by.email)}` : sql`id = ${by.id}`;
     const row = await this.db.one<UserRow & Pick<RowOf<ConsoleUser>, 'password_hash'>>(
       sql`SELECT ${USER_COLUMNS}, password_hash FROM console_users WHERE ${where} LIMIT 1`,
     );
@@ -148,11 +162,6 @@ export class ConsoleRepository {
   @GenerateSql({ params: [DummyValue.UUID, DummyValue.STRING] })
   async setPassword(userId: string, passwordHash: string, tx?: Tx): Promise<void> {
     await this.db.execute(sql`UPDATE console_users SET password_hash = ${passwordHash} WHERE id = ${userId}`, tx);
-  }
-
-  @GenerateSql({ params: [DummyValue.UUID] })
-  async stampLogin(userId: string, tx?: Tx): Promise<void> {
-    await this.db.execute(sql`UPDATE console_users SET last_login_at = now() WHERE id = ${userId}`, tx);
   }
 
   /** A member of the organization, or null. */
@@ -209,12 +218,37 @@ export class ConsoleRepository {
 
   // console_sessions
 
-  @GenerateSql({ params: [{ userId: DummyValue.UUID, tokenHash: DummyValue.BUFFER, expiresAt: DummyValue.DATE }] })
-  async insertSession(session: { userId: string; tokenHash: Buffer; expiresAt: Date }, tx?: Tx): Promise<void> {
-    await this.db.execute(
-      sql`INSERT INTO console_sessions (user_id, token_hash, expires_at) VALUES (${session.userId}, ${session.tokenHash}, ${session.expiresAt})`,
+  /**
+   * Opens a session and stamps the user's last sign-in, only if the user's password
+   * hash is still `passwordHash`, the one the caller verified; false when it is not.
+   * The UPDATE locks the user's row, so a password change either waits for this
+   * transaction (and then revokes the session it opened) or this waits for the change
+   * and, reading the row as the change left it, opens nothing: no session outlives
+   * the password it was opened with.
+   */
+  @GenerateSql({
+    params: [
+      {
+        userId: DummyValue.UUID,
+        passwordHash: DummyValue.STRING,
+        tokenHash: DummyValue.BUFFER,
+        expiresAt: DummyValue.DATE,
+      },
+    ],
+  })
+  async openSession(
+    session: { userId: string; passwordHash: string; tokenHash: Buffer; expiresAt: Date },
+    tx?: Tx,
+  ): Promise<boolean> {
+    const opened = await this.db.execute(
+      sql`WITH verified AS (
+            UPDATE console_users SET last_login_at = now()
+             WHERE id = ${session.userId} AND password_hash = ${session.passwordHash} RETURNING id)
+          INSERT INTO console_sessions (user_id, token_hash, expires_at)
+          SELECT id, ${session.tokenHash}, ${session.expiresAt} FROM verified`,
       tx,
     );
+    return opened === 1;
   }
 
   /** The live session (not revoked, not expired) with that token hash, and its user. */

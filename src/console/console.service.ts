@@ -8,6 +8,7 @@ import { RateLimitService } from '../limits/rate-limit.service';
 import { Database, type Tx } from '../database/database';
 import type { ConsolePrincipal } from '../common/principal';
 import { ConsoleRepository, type ConsoleUserRecord } from './console.repository';
+import { emailKey } from './email-key';
 import type { Organization } from './organization.entity';
 import { toOrganizationView, toUserView, type MeView, type SessionView } from './console.view';
 
@@ -46,12 +47,15 @@ export class ConsoleService {
     if (this.config.consoleSignup === 'closed') {
       throw forbidden('signup_closed', 'Console signup is closed on this service.');
     }
-    const { user, organization } = await this.createOrganizationWithUser(
+    const { user, organization, passwordHash } = await this.createOrganizationWithUser(
       input.organization_name,
       input.email,
       input.password,
     );
-    return this.openSession(user, organization);
+    const session = await this.openSession(user, passwordHash, organization);
+    // Only a login and a password change racing in between can refuse it: sign in again.
+    if (!session) throw unauthorized('invalid_credentials', INVALID_LOGIN);
+    return session;
   }
 
   /** Creates an organization and its first Console user (signup and the bootstrap CLI). */
@@ -60,14 +64,14 @@ export class ConsoleService {
     email: string,
     password: string,
     tx?: Tx,
-  ): Promise<{ user: ConsoleUserRecord; organization: Organization }> {
+  ): Promise<{ user: ConsoleUserRecord; organization: Organization; passwordHash: string }> {
     const passwordHash = await bcrypt.hash(password, this.config.bcryptCost);
     const work = async (tx: Tx) => {
       if (await this.repository.emailTaken(email, tx))
         throw conflict('email_taken', 'A Console user with that email already exists.');
       const organization = await this.repository.insertOrganization(organizationName, tx);
       const user = await this.repository.insertUser({ organizationId: organization.id, email, passwordHash }, tx);
-      return { user, organization };
+      return { user, organization, passwordHash };
     };
     try {
       return tx ? await work(tx) : await this.db.transaction(work);
@@ -81,27 +85,34 @@ export class ConsoleService {
   }
 
   async login(input: { email: string; password: string }, clientAddress: string): Promise<SessionView> {
-    // Failures are counted per (email, client address), in the shared store. The
-    // attempt is counted before bcrypt runs (atomically: racing attempts cannot all
-    // pass), and a success gives it back.
-    const throttleKey = `${input.email.toLowerCase()}|${clientAddress}`;
+    // Failures are counted per (email, client address), in the shared store; the email
+    // as the account lookup compares it, so every spelling of one address is one bucket.
+    // The attempt is counted before bcrypt runs (atomically: racing attempts cannot
+    // all pass), and a success gives it back.
+    const throttleKey = `${emailKey(input.email)}|${clientAddress}`;
     await this.limits.reserve('login', throttleKey);
 
     const user = await this.repository.userWithPassword({ email: input.email });
     const ok = await bcrypt.compare(input.password, user?.passwordHash ?? (await this.dummyHash));
-    if (!user || !ok) {
+    // The session opens only if the password is still the one just verified: a change
+    // that committed meanwhile makes this attempt a failure like any wrong password.
+    const session =
+      user && ok
+        ? await this.db.transaction(async (tx) => {
+            const organization = await this.organizationOf(user, tx);
+            const opened = await this.openSession(user, user.passwordHash, organization, tx);
+            if (opened) await this.audit.record(tx, signInEntry(user, 'console.signed_in'));
+            return opened;
+          })
+        : null;
+    if (!session) {
       // A failed sign-in changes nothing, so it has no transaction: its entry is written on its own.
       // It is the attempted account's organization that sees it (an unknown email has none).
       if (user) await this.audit.record(undefined, signInEntry(user, 'console.sign_in_failed'));
       throw unauthorized('invalid_credentials', INVALID_LOGIN);
     }
     await this.limits.clear('login', throttleKey);
-    const organization = await this.organizationOf(user);
-    return this.db.transaction(async (tx) => {
-      const session = await this.openSession(user, organization, tx);
-      await this.audit.record(tx, signInEntry(user, 'console.signed_in'));
-      return session;
-    });
+    return session;
   }
 
   async logout(principal: ConsolePrincipal): Promise<void> {
@@ -172,12 +183,24 @@ export class ConsoleService {
     return this.repository.isSessionActive(sessionId);
   }
 
-  /** A new session for a user (signup, login, accepting an invitation); stamps the user's last sign-in. */
-  async openSession(user: ConsoleUserRecord, organization: Organization, tx?: Tx): Promise<SessionView> {
+  /**
+   * A new session for a user (signup, login, accepting an invitation), stamping the
+   * user's last sign-in; null when the user's password is no longer `passwordHash`,
+   * the one the caller verified or set (it changed meanwhile).
+   */
+  async openSession(
+    user: ConsoleUserRecord,
+    passwordHash: string,
+    organization: Organization,
+    tx?: Tx,
+  ): Promise<SessionView | null> {
     const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
     const expiresAt = new Date(Date.now() + this.config.sessionTtlHours * 3600_000);
-    await this.repository.insertSession({ userId: user.id, tokenHash: hashToken(token), expiresAt }, tx);
-    await this.repository.stampLogin(user.id, tx);
+    const opened = await this.repository.openSession(
+      { userId: user.id, passwordHash, tokenHash: hashToken(token), expiresAt },
+      tx,
+    );
+    if (!opened) return null;
     return {
       token,
       expires_at: expiresAt.toISOString(),
@@ -186,8 +209,8 @@ export class ConsoleService {
     };
   }
 
-  private async organizationOf(user: ConsoleUserRecord): Promise<Organization> {
-    const organization = await this.repository.organization(user.organizationId);
+  private async organizationOf(user: ConsoleUserRecord, tx?: Tx): Promise<Organization> {
+    const organization = await this.repository.organization(user.organizationId, tx);
     if (!organization) throw new Error(`Organization ${user.organizationId} not found`);
     return organization;
   }

@@ -23,7 +23,7 @@ export class TeamsController {
   })
   @Returns(201, CreatedInviteView)
   @Refuses({
-    409: '`email_taken`: already a Console user; `member_limit` or `invite_limit`: the organization is full.',
+    409: '`email_taken`: already a member of your organization; `member_limit` or `invite_limit`: the organization is full.',
   })
   invite(@CurrentPrincipal() principal: ConsolePrincipal, @Body() dto: CreateInviteDto): Promise<CreatedInviteView> {
     return this.teams.invite(principal, dto.email);

@@ -58,7 +58,11 @@ export class TeamsService {
     const code = CODE_PREFIX + randomBytes(32).toString('base64url');
     return this.db.transaction(async (tx) => {
       await this.lockOrganization(tx, principal.organizationId);
-      if (await this.repository.emailTaken(email, tx)) throw conflict('email_taken', EMAIL_TAKEN);
+      // Only the inviter's own members are refused: they see them anyway. Whether the
+      // address has an account elsewhere is not the inviter's to learn (docs/api.md §13).
+      if (await this.repository.isMemberEmail(principal.organizationId, email, tx)) {
+        throw conflict('email_taken', 'That email is already a member of your organization.');
+      }
       const { members, invites } = await this.repository.countMembersAndOpenInvites(principal.organizationId, tx);
       if (members >= this.config.console.maxMembers) {
         throw conflict('member_limit', `An organization has at most ${this.config.console.maxMembers} members.`);
@@ -133,7 +137,8 @@ export class TeamsService {
           tx,
         );
         await this.repository.markInviteAccepted(found.id, user.id, tx);
-        const session = await this.console.openSession(user, organization, tx);
+        // The password was set in this transaction: nothing can have changed it.
+        const session = (await this.console.openSession(user, passwordHash, organization, tx))!;
         const member = toMemberView((await this.repository.user(user.id, tx))!);
         await this.events.emit(tx, {
           type: 'console.member_added',

@@ -28,6 +28,7 @@ export const A2A_ERROR_KIND: Record<ErrorCode, A2AErrorKind> = {
   malformed_json: 'RequestMalformed',
   body_too_deep: 'RequestMalformed',
   nul_character: 'RequestMalformed',
+  invalid_content_encoding: 'RequestMalformed',
   invalid_value: 'RequestMalformed',
   invalid_cursor: 'RequestMalformed',
   invalid_idempotency_key: 'RequestMalformed',

@@ -1,7 +1,11 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import * as bcrypt from 'bcrypt';
+import { randomBytes } from 'node:crypto';
+import { ConsoleRepository } from '../../src/console/console.repository';
+import { Database } from '../../src/database/database';
 import { startApp, type TestApp } from '../support/app';
-import { apiKey, bearer, PASSWORD, signup, unique } from '../support/fixtures';
+import { apiKey, bearer, PASSWORD, signup, unique, type ConsoleAccount } from '../support/fixtures';
 
 const run = promisify(execFile);
 
@@ -108,6 +112,133 @@ describe('Console accounts and sessions', () => {
       .expect(429);
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
     expect(res.body.code).toBe('rate_limited');
+  });
+
+  describe('one email, however it is spelled: one account and one login throttle', () => {
+    const signupAs = (email: string) =>
+      t.http().post('/api/v1/console/signup').send({ organization_name: 'Spelled', email, password: PASSWORD });
+    const login = (email: string, password = PASSWORD) =>
+      t.http().post('/api/v1/console/login').send({ email, password });
+    const failThrice = async (email: string) => {
+      for (let i = 0; i < 3; i++) await login(email, 'wrong password!!').expect(401);
+    };
+
+    it('a dotted capital I (alİce) is neither a fresh throttle bucket for alice nor her account', async () => {
+      const local = unique('alice');
+      const email = `${local}@example.test`;
+      await signupAs(email).expect(201);
+      await failThrice(email);
+      // JavaScript lowercases İ to i + U+0307, PostgreSQL's lower() to i: the same address must not be both.
+      const dotted = `${local.replace('i', 'İ')}@example.test`;
+      const res = await login(dotted);
+      expect(res.status === 429 || (res.status === 401 && res.body.code === 'invalid_credentials')).toBe(true);
+      // Whatever it maps to, it maps there every time: it is not alice's account.
+      const again = await login(dotted.toUpperCase());
+      expect(again.status).not.toBe(200);
+    });
+
+    it('case and Unicode normalization (NFC, NFD) of one address share the account and the bucket', async () => {
+      const local = unique('josé');
+      const email = `${local}@example.test`; // NFC: é is U+00E9
+      await signupAs(email).expect(201);
+      const nfd = email.normalize('NFD');
+      expect(nfd).not.toBe(email);
+      for (const variant of [nfd, email.toUpperCase(), nfd.toUpperCase()]) {
+        await login(variant).expect(200);
+        const taken = await signupAs(variant).expect(409);
+        expect(taken.body.code).toBe('email_taken');
+      }
+      await failThrice(nfd.toUpperCase());
+      await login(email).expect(429);
+      await login(nfd).expect(429);
+    });
+  });
+
+  describe('a password change ends every session opened under the old password', () => {
+    const NEW_PASSWORD = 'a brand new passphrase';
+    const liveSessions = async (account: ConsoleAccount) =>
+      (
+        await t.db.query(`SELECT count(*)::int AS n FROM console_sessions WHERE user_id = $1 AND revoked_at IS NULL`, [
+          account.userId,
+        ])
+      )[0].n as number;
+    const passwordHash = async (account: ConsoleAccount) =>
+      (await t.db.query(`SELECT password_hash FROM console_users WHERE id = $1`, [account.userId]))[0]
+        .password_hash as string;
+
+    it('a login that verified the old password before the change opens no session after it', async () => {
+      const account = await signup(t);
+      const lookup = ConsoleRepository.prototype.userWithPassword;
+      // The login pauses between reading the hash (and so verifying against it) and opening its session.
+      let paused!: () => void;
+      const reached = new Promise<void>((resolve) => (paused = resolve));
+      let resume!: () => void;
+      const gate = new Promise<void>((resolve) => (resume = resolve));
+      const spy = jest.spyOn(ConsoleRepository.prototype, 'userWithPassword').mockImplementation(async function (
+        this: ConsoleRepository,
+        by,
+      ) {
+        const user = await lookup.call(this, by);
+        if ('email' in by) {
+          paused();
+          await gate;
+        }
+        return user;
+      });
+      try {
+        const login = t.http().post('/api/v1/console/login').send({ email: account.email, password: PASSWORD });
+        const answered = login.then((res) => res);
+        await reached;
+        await t
+          .http()
+          .post('/api/v1/console/password')
+          .set(bearer(account))
+          .send({ current_password: PASSWORD, new_password: NEW_PASSWORD })
+          .expect(204);
+        resume();
+        const res = await answered;
+        expect({ status: res.status, code: res.body.code }).toEqual({ status: 401, code: 'invalid_credentials' });
+      } finally {
+        spy.mockRestore();
+      }
+      // Only the session that changed the password is live.
+      expect(await liveSessions(account)).toBe(1);
+      await t.http().post('/api/v1/console/login').send({ email: account.email, password: NEW_PASSWORD }).expect(200);
+    });
+
+    it('a session opened under the old password while the change is uncommitted waits for it, then opens nothing', async () => {
+      const account = await signup(t);
+      const repository = t.app.get(ConsoleRepository);
+      const oldHash = await passwordHash(account);
+      const newHash = await bcrypt.hash(NEW_PASSWORD, 4);
+      const open = () =>
+        repository.openSession({
+          userId: account.userId,
+          passwordHash: oldHash,
+          tokenHash: randomBytes(32),
+          expiresAt: new Date(Date.now() + 3600_000),
+        });
+      let opened: Promise<boolean> | undefined;
+      let waited = false;
+      await t.app.get(Database).transaction(async (tx) => {
+        await repository.setPassword(account.userId, newHash, tx);
+        opened = open();
+        // The login's statement waits on the user's row, locked by the change.
+        for (let i = 0; i < 100; i++) {
+          const [{ waiting }] = await t.db.query(
+            `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          );
+          if ((waited = waiting > 0)) break;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        await repository.revokeOtherSessions(account.userId, '00000000-0000-4000-8000-000000000000', tx);
+      });
+      expect(waited).toBe(true);
+      expect(await opened).toBe(false);
+      expect(await liveSessions(account)).toBe(0);
+      // With the old hash, now committed over, it does not open either.
+      expect(await open()).toBe(false);
+    });
   });
 
   it('me and logout; a logged-out token is refused', async () => {

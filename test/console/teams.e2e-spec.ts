@@ -231,16 +231,39 @@ describe('Console teams: invitations, members, passwords', () => {
     expect(second.body).toEqual({ invites: [expect.objectContaining({ id: ids[2] })], next_cursor: null });
   });
 
-  it('an email that is already a Console user cannot be invited (any case) → 409', async () => {
+  it('an email with an account in another organization is invited like any other: nothing tells the inviter', async () => {
     const owner = await signup(t);
-    const someone = await signup(t);
+    const elsewhere = await signup(t);
+    const fresh = await invite(owner);
+    const taken = await invite(owner, elsewhere.email.toUpperCase());
+    // The same answer, field for field, as for an address nobody uses.
+    const shape = (body: Record<string, unknown>) => Object.keys(body).sort();
+    expect(shape(taken.body)).toEqual(shape(fresh.body));
+    expect(taken.body).toMatchObject({ email: elsewhere.email.toUpperCase(), invited_by: owner.userId });
+    const listed = await t.http().get('/api/v1/console/invites').set(bearer(owner)).expect(200);
+    expect(listed.body.invites.map((i: { id: string }) => i.id).sort()).toEqual([fresh.id, taken.id].sort());
+    // Accepting it is answered as signing up with that email is (409, at the signup rate):
+    // a Console user belongs to one organization.
     const res = await t
       .http()
-      .post('/api/v1/console/invites')
-      .set(bearer(owner))
-      .send({ email: someone.email.toUpperCase() })
+      .post('/api/v1/console/invites/accept')
+      .send({ code: taken.code, password: PASSWORD })
       .expect(409);
     expect(res.body.code).toBe('email_taken');
+  });
+
+  it("a member of the inviter's own organization cannot be invited again (any spelling) → 409", async () => {
+    const owner = await signup(t);
+    const member = await addMember(owner);
+    for (const address of [owner.email.toUpperCase(), member.email, member.email.normalize('NFD').toUpperCase()]) {
+      const res = await t
+        .http()
+        .post('/api/v1/console/invites')
+        .set(bearer(owner))
+        .send({ email: address })
+        .expect(409);
+      expect(res.body.code).toBe('email_taken');
+    }
   });
 
   it('an email that became a user after the invitation cannot accept it → 409', async () => {

@@ -1,6 +1,17 @@
+import { Writable } from 'node:stream';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import pino from 'pino';
 import { startApp, type TestApp } from '../support/app';
-import { agentPair, reply, submitTask, type Agent } from '../support/a2a';
-import { apiKey, bearer, createIdentity, mintAdminKey, unique, type ConsoleAccount } from '../support/fixtures';
+import { agentPair, reply, submitTask, v03Message, type Agent } from '../support/a2a';
+import {
+  apiKey,
+  bearer,
+  createIdentity,
+  mintAdminKey,
+  PASSWORD,
+  unique,
+  type ConsoleAccount,
+} from '../support/fixtures';
 
 /**
  * CONTRACT §9: bad input is a 400 naming the field, never a 500. These are the shapes
@@ -13,9 +24,17 @@ describe('bad input is a 400, never a 500', () => {
   let admin: string;
   let requester: Agent;
   let worker: Agent;
+  /** The levels of the lines the app logged at warn or above. */
+  const logged: number[] = [];
 
   beforeAll(async () => {
-    t = await startApp();
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        for (const line of chunk.toString().split('\n').filter(Boolean)) logged.push(JSON.parse(line).level);
+        done();
+      },
+    });
+    t = await startApp({}, undefined, pino({ level: 'warn' }, sink));
     ({ acme, requester, worker } = await agentPair(t));
     admin = await mintAdminKey(t, acme);
   });
@@ -163,6 +182,140 @@ describe('bad input is a 400, never a 500', () => {
         id: 7,
         error: { code: -32600, message: 'params.message.metadata.__proto__ is not a known field' },
       });
+    });
+  });
+
+  describe('compressed bodies (Content-Encoding)', () => {
+    const signupBody = () =>
+      JSON.stringify({ organization_name: 'Zipped', email: `${unique('zip')}@example.test`, password: PASSWORD });
+    const ENCODERS: Record<string, (body: string) => Buffer> = {
+      gzip: (body) => gzipSync(body),
+      deflate: (body) => deflateSync(body),
+      br: (body) => brotliCompressSync(body),
+    };
+    const sendEncoded = (path: string, encoding: string, body: Buffer, headers: Record<string, string> = {}) =>
+      t
+        .http()
+        .post(path)
+        .set(headers)
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', encoding)
+        // As is: superagent would serialize a Buffer as JSON ({"type":"Buffer",…}) for a JSON content type.
+        .serialize((raw: unknown) => raw as string)
+        .send(body);
+
+    it.each(Object.keys(ENCODERS))('a valid %s body is read as JSON', async (encoding) => {
+      await sendEncoded('/api/v1/console/signup', encoding, ENCODERS[encoding](signupBody())).expect(201);
+    });
+
+    it.each(Object.keys(ENCODERS))(
+      'a corrupt or truncated %s body is a 400 invalid_content_encoding, not logged as an error',
+      async (encoding) => {
+        const valid = ENCODERS[encoding](signupBody());
+        const before = logged.filter((level) => level >= 50).length;
+        for (const body of [
+          Buffer.from('this is not compressed at all'),
+          valid.subarray(0, Math.floor(valid.length / 2)),
+          Buffer.concat([valid.subarray(0, 4), Buffer.alloc(32, 0xff)]),
+        ]) {
+          const res = await sendEncoded('/api/v1/console/signup', encoding, body);
+          expect({ status: res.status, code: res.body.code }).toEqual({
+            status: 400,
+            code: 'invalid_content_encoding',
+          });
+          expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+        }
+        // On an authenticated route and on the protocol endpoint alike.
+        const rest = await sendEncoded('/api/v1/contact-rules', encoding, Buffer.from('garbage'), bearer(acme));
+        expect({ status: rest.status, code: rest.body.code }).toEqual({
+          status: 400,
+          code: 'invalid_content_encoding',
+        });
+        const protocol = await sendEncoded(
+          `/a2a/${worker.handle}`,
+          encoding,
+          Buffer.from('garbage'),
+          apiKey(requester.key),
+        );
+        expect(protocol.status).toBe(400);
+        expect(protocol.body).toMatchObject({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32600, data: { reason: 'invalid_content_encoding' } },
+        });
+        expect(logged.filter((level) => level >= 50).length).toBe(before);
+      },
+    );
+
+    it.each(['compress', 'zstd', 'x-unknown', 'gzip, gzip'])(
+      'an encoding the service does not accept (%s) is a 415',
+      async (encoding) => {
+        const res = await sendEncoded('/api/v1/console/signup', encoding, gzipSync(signupBody()));
+        expect({ status: res.status, code: res.body.code }).toEqual({ status: 415, code: 'unsupported_media_type' });
+      },
+    );
+  });
+
+  describe('a lone UTF-16 surrogate in a string is a 400 naming the field', () => {
+    it.each(['a\ud800@b.test', 'a\udfff@b.test', '\ud800'])('signup with email %j', async (email) => {
+      const res = await t
+        .http()
+        .post('/api/v1/console/signup')
+        .send({ organization_name: 'X', email, password: PASSWORD });
+      expectFieldError(res, 'email');
+    });
+
+    it('signup with a lone surrogate in the organization name or the password', async () => {
+      const email = `${unique('s')}@example.test`;
+      expectFieldError(
+        await t.http().post('/api/v1/console/signup').send({ organization_name: 'X\udc00', email, password: PASSWORD }),
+        'organization_name',
+      );
+      expectFieldError(
+        await t
+          .http()
+          .post('/api/v1/console/signup')
+          .send({ organization_name: 'X', email, password: `${PASSWORD}\ud83d` }),
+        'password',
+      );
+    });
+
+    it('an invitation to such an email', async () => {
+      const res = await t.http().post('/api/v1/console/invites').set(bearer(acme)).send({ email: 'a\ud800@b.test' });
+      expectFieldError(res, 'email');
+    });
+
+    it('login with such an email', async () => {
+      const res = await t.http().post('/api/v1/console/login').send({ email: 'a\ud800@b.test', password: PASSWORD });
+      expectFieldError(res, 'email');
+    });
+
+    it('nested, in a key or a value, on the protocol endpoint too', async () => {
+      const message = v03Message('fine', { metadata: { 'key\ud800': 'x' } });
+      const res = await t
+        .http()
+        .post(`/a2a/${worker.handle}`)
+        .set(apiKey(requester.key))
+        .send({ jsonrpc: '2.0', id: 9, method: 'message/send', params: { message } })
+        .expect(400);
+      expect(res.body).toMatchObject({
+        jsonrpc: '2.0',
+        id: 9,
+        error: { code: -32600, message: expect.stringContaining('params.message.metadata') },
+      });
+      const task = await submitTask(t, requester, worker);
+      expectFieldError(
+        await reply(t, task.id, worker.key, { message: { parts: [{ kind: 'text', text: 'half an emoji \ud83d' }] } }),
+        'message.parts[0].text',
+      );
+    });
+
+    it('a well-formed pair (an emoji) is accepted', async () => {
+      await t
+        .http()
+        .post('/api/v1/console/signup')
+        .send({ organization_name: 'Emoji 😀', email: `${unique('e')}@example.test`, password: `${PASSWORD} 😀` })
+        .expect(201);
     });
   });
 });

@@ -1,3 +1,4 @@
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import type { MetadataStorage as TransformerMetadata } from 'class-transformer/types/MetadataStorage';
 import { getMetadataStorage } from 'class-validator';
 import { startApp, type TestApp } from '../support/app';
@@ -47,6 +48,8 @@ function randomJson(depth = 0): unknown {
         '../../etc/passwd',
         '%00',
         '\u202e',
+        '\ud800',
+        'a\udfff@b.test',
       ]);
     case 4:
       return pick([
@@ -121,6 +124,40 @@ const HOSTILE_BODIES: Array<[string, string | Buffer]> = [
   ['bad JSON-RPC: params string', '{"jsonrpc":"2.0","id":1,"method":"message/send","params":"x"}'],
   ['JSON-RPC batch', '[{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}]'],
 ];
+
+/**
+ * Compressed bodies, as `[Content-Encoding, body]`: valid (read as JSON), corrupt,
+ * truncated, and encodings the service does not accept. None may be a 5xx.
+ */
+const ENCODED_BODIES: Array<[string, Buffer]> = (() => {
+  const json = JSON.stringify({ label: 'zipped', email: 'z@example.test', jsonrpc: '2.0', id: 1, method: 'x' });
+  const encoders: Array<[string, (body: string) => Buffer]> = [
+    ['gzip', (body) => gzipSync(body)],
+    ['deflate', (body) => deflateSync(body)],
+    ['br', (body) => brotliCompressSync(body)],
+  ];
+  return [
+    ...encoders.flatMap(([encoding, encode]): Array<[string, Buffer]> => {
+      const valid = encode(json);
+      return [
+        [encoding, valid],
+        [encoding, encode('{"a":')],
+        [encoding, Buffer.from('not compressed')],
+        [encoding, valid.subarray(0, Math.floor(valid.length / 2))],
+        [encoding, Buffer.concat([valid.subarray(0, 3), Buffer.alloc(64, 0xff)])],
+        [encoding.toUpperCase(), valid],
+      ];
+    }),
+    ['compress', gzipSync(json)],
+    ['zstd', Buffer.from(json)],
+    ['x-unknown', Buffer.from(json)],
+    ['gzip, br', gzipSync(json)],
+    ['identity', Buffer.from(json)],
+  ];
+})();
+
+/** Lone UTF-16 surrogates (JSON's `"\ud800"` without its pair): not text, refused as the field's error. */
+const LONE_SURROGATES = ['\ud800', 'a\udfff', 'x\ud83d@example.test'];
 
 /** Fields the routes accept; each is also sent alone as `null` (NOT NULL columns must never see it). */
 const KNOWN_FIELDS = [
@@ -283,11 +320,19 @@ describe('fuzzing every route', () => {
     headers: Record<string, string>,
     body?: string | Buffer,
     nestedField?: string,
+    encoding?: string,
   ): Promise<void> {
     requests += 1;
-    const label = `${method} ${path} [${Object.keys(headers).join(',') || 'no credential'}]${body !== undefined ? ` body=${String(body).slice(0, 80)}` : ''}`;
+    const shown = Buffer.isBuffer(body) ? `<${body.length} bytes>` : JSON.stringify(body)?.slice(0, 80);
+    const label = `${method} ${path} [${Object.keys(headers).join(',') || 'no credential'}]${encoding ? ` Content-Encoding: ${encoding}` : ''}${body !== undefined ? ` body=${shown}` : ''}`;
     let req = t.http()[method.toLowerCase() as 'get'](path).set(headers).timeout(15_000);
-    if (body !== undefined) req = req.set('Content-Type', 'application/json').send(body);
+    if (encoding) req = req.set('Content-Encoding', encoding);
+    // A Buffer goes as it is: superagent would serialize it as JSON ({"type":"Buffer",…}) for a JSON content type.
+    if (body !== undefined)
+      req = req
+        .set('Content-Type', 'application/json')
+        .serialize((raw: unknown) => raw as string)
+        .send(body);
     let res;
     try {
       res = await req;
@@ -348,6 +393,28 @@ describe('fuzzing every route', () => {
             await send(method, base, headers, JSON.stringify({ [field]: 'x\u0000y' }));
           }
         }
+      }
+      // Compressed bodies and lone surrogates are judged before any credential is:
+      // without one, and with a Console session (whose routes take the most fields).
+      if (method === 'GET') continue;
+      const real = Object.entries(realParams).reduce((path, [param, value]) => path.replace(param, value), pattern);
+      const base = method !== 'DELETE' && !real.includes(':') ? real : pattern.replace(/:[^/]+/g, 'x');
+      for (const headers of [credentials[0][1], credentials[4][1]]) {
+        for (const [encoding, body] of ENCODED_BODIES) await send(method, base, headers, body, undefined, encoding);
+        for (const field of KNOWN_FIELDS) {
+          for (const text of LONE_SURROGATES) {
+            await send(method, base, headers, JSON.stringify({ [field]: text }), field);
+          }
+          await send(method, base, headers, JSON.stringify({ [field]: { ['key\udc00']: 'x' } }), field);
+          await send(method, base, headers, JSON.stringify({ [field]: [{ text: '\ud800' }] }), field);
+        }
+        await send(
+          method,
+          base,
+          headers,
+          JSON.stringify({ params: { message: { parts: [{ kind: 'text', text: 'half \ud83d' }] } } }),
+          'params',
+        );
       }
     }
     expect({ seed: SEED, requests, failures: failures.slice(0, 20), failureCount: failures.length }).toEqual({

@@ -3,7 +3,7 @@ import { IsEmail, IsString, MaxLength, MinLength, Validate } from 'class-validat
 import { MaxBcryptBytes } from './console-auth.dto';
 
 export class CreateInviteDto {
-  @ApiProperty({ format: 'email', description: 'Who is invited; must not be a Console user already.' })
+  @ApiProperty({ format: 'email', description: 'Who is invited; must not be a member of your organization already.' })
   @IsEmail()
   @MaxLength(254)
   email: string;

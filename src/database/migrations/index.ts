@@ -12,6 +12,7 @@ import { TaskEventTrace1795553876351 } from './1795553876351-task-event-trace';
 import { StandingChanges1795600000000 } from './1795600000000-standing-changes';
 import { AdmissionVersion1795700000000 } from './1795700000000-admission-version';
 import { TaskAtSeq1795800000000 } from './1795800000000-task-at-seq';
+import { ConsoleEmailKey1796439327973 } from './1796439327973-console-email-key';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   StandingChanges1795600000000,
   AdmissionVersion1795700000000,
   TaskAtSeq1795800000000,
+  ConsoleEmailKey1796439327973,
 ];

@@ -13,26 +13,28 @@ SELECT id, name, created_at FROM organizations WHERE id = $1 FOR UPDATE;
 SELECT id, name FROM organizations WHERE id = ANY($1::uuid[]);
 
 -- ConsoleRepository.emailTaken
-SELECT EXISTS (SELECT 1 FROM console_users WHERE lower(email) = lower($1)) AS taken;
+SELECT EXISTS (SELECT 1 FROM console_users WHERE email_key = $1) AS taken;
+
+-- ConsoleRepository.isMemberEmail
+SELECT EXISTS (SELECT 1 FROM console_users
+WHERE organization_id = $1 AND email_key = $2) AS member;
 
 -- ConsoleRepository.insertUser
-INSERT INTO console_users (organization_id, email, password_hash) VALUES ($1, $2, $3)
+INSERT INTO console_users (organization_id, email, email_key, password_hash)
+VALUES ($1, $2, $3, $4)
 RETURNING id, organization_id, email, created_at, last_login_at;
 
 -- ConsoleRepository.user
 SELECT id, organization_id, email, created_at, last_login_at FROM console_users WHERE id = $1;
 
 -- ConsoleRepository.userWithPassword (by email)
-SELECT id, organization_id, email, created_at, last_login_at, password_hash FROM console_users WHERE lower(email) = lower($1) LIMIT 1;
+SELECT id, organization_id, email, created_at, last_login_at, password_hash FROM console_users WHERE email_key = $1 LIMIT 1;
 
 -- ConsoleRepository.userWithPassword (by id)
 SELECT id, organization_id, email, created_at, last_login_at, password_hash FROM console_users WHERE id = $1 LIMIT 1;
 
 -- ConsoleRepository.setPassword
 UPDATE console_users SET password_hash = $1 WHERE id = $2;
-
--- ConsoleRepository.stampLogin
-UPDATE console_users SET last_login_at = now() WHERE id = $1;
 
 -- ConsoleRepository.member
 SELECT id, organization_id, email, created_at, last_login_at FROM console_users WHERE id = $1 AND organization_id = $2;
@@ -52,8 +54,12 @@ WHERE u.organization_id = $1 AND TRUE ORDER BY u.created_at DESC, u.id DESC LIMI
 -- ConsoleRepository.deleteUser
 DELETE FROM console_users WHERE id = $1;
 
--- ConsoleRepository.insertSession
-INSERT INTO console_sessions (user_id, token_hash, expires_at) VALUES ($1, $2, $3);
+-- ConsoleRepository.openSession
+WITH verified AS (
+  UPDATE console_users SET last_login_at = now()
+   WHERE id = $1 AND password_hash = $2 RETURNING id)
+INSERT INTO console_sessions (user_id, token_hash, expires_at)
+SELECT id, $3, $4 FROM verified;
 
 -- ConsoleRepository.activeSession
 SELECT s.id AS session_id, u.id AS user_id, u.organization_id
