@@ -1,0 +1,303 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { startApp, type TestApp } from '../support/app';
+import { enabledAgent, rpc, v03Message, type Agent } from '../support/a2a';
+import { eventually } from '../support/eventually';
+import { apiKey, bearer, signup, type ConsoleAccount } from '../support/fixtures';
+import { freePort } from '../support/server-process';
+
+/**
+ * Upstream agents that answer badly, on purpose: a plain HTTP server started here
+ * plays the upstream, answering each JSON-RPC call as the test says. The service must
+ * keep its limits on what an upstream answers (as on a REST reply), never send an
+ * accepted message twice, and understand the deviations seen from A2A software in the
+ * field (docs/api.md, "Upstream agents").
+ */
+
+interface Call {
+  method: string;
+  id: number | string;
+  params: { message?: { messageId: string; parts: unknown[] }; id?: string };
+}
+
+type Answer = (call: Call, res: ServerResponse) => void;
+
+interface Hostile {
+  url: string;
+  cardUrl: string;
+  calls: Call[];
+  /** How the next calls are answered (by method). */
+  answer: Record<string, Answer>;
+  card: Record<string, unknown>;
+  close: () => Promise<void>;
+}
+
+async function startHostile(): Promise<Hostile> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const hostile: Hostile = {
+    url: `${base}/a2a`,
+    cardUrl: `${base}/card.json`,
+    calls: [],
+    answer: {},
+    card: {},
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(hostile.card));
+      return;
+    }
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      const call = JSON.parse(body) as Call;
+      hostile.calls.push(call);
+      const answer = hostile.answer[call.method];
+      if (answer) answer(call, res);
+      else json(res, { jsonrpc: '2.0', id: call.id, error: { code: -32601, message: 'Method not found' } });
+    });
+  });
+  server.keepAliveTimeout = 100;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return hostile;
+}
+
+const json = (res: ServerResponse, body: unknown) =>
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+
+/** An SSE answer: each result one event (`prefix` before every `data:` line). */
+const sse = (res: ServerResponse, call: Call, results: unknown[], prefix = '') => {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  res.end(
+    results.map((result) => `${prefix}data: ${JSON.stringify({ jsonrpc: '2.0', id: call.id, result })}\n\n`).join(''),
+  );
+};
+
+const ids = { id: 'up-task-1', contextId: 'up-ctx-1' };
+const status = (state: string, text?: string, messageId = `s-${Math.random()}`) => ({
+  state,
+  ...(text ? { message: { messageId, role: 'ROLE_AGENT', parts: [{ text }] } } : {}),
+});
+
+interface TaskView {
+  status: { state: string; message?: { parts: Array<{ text: string }> } };
+  artifacts?: Array<{ artifactId: string; parts: Array<{ text: string }> }>;
+  history?: Array<{ role: string; parts: Array<{ text: string }> }>;
+}
+
+describe('hostile upstream answers', () => {
+  let t: TestApp;
+  let acme: ConsoleAccount;
+  let requester: Agent;
+  let hostile: Hostile;
+
+  beforeAll(async () => {
+    t = await startApp({
+      WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
+      EVENTS_POLL_INTERVAL_MS: '50',
+      UPSTREAM_RETRY_SCHEDULE_MS: '50,50,50',
+      LEDGER_MAX_ARTIFACT_BYTES_PER_TASK: '65536',
+    });
+    acme = await signup(t, 'Acme');
+    requester = await enabledAgent(t, acme);
+    hostile = await startHostile();
+  });
+  afterAll(async () => {
+    await t.close();
+    await hostile.close();
+  });
+
+  /** A new identity bridged to the hostile upstream (no card read: not streaming, unless `card`). */
+  async function bridge(options: { card?: Record<string, unknown>; version?: '1.0' | '0.3' } = {}): Promise<Agent> {
+    const bridged = await enabledAgent(t, acme);
+    if (options.card) hostile.card = options.card;
+    await t
+      .http()
+      .put(`/api/v1/identities/${bridged.handle}/upstream`)
+      .set(bearer(acme))
+      .send(
+        options.card
+          ? { url: hostile.url, card_url: hostile.cardUrl }
+          : { url: hostile.url, protocol_version: options.version ?? '1.0', binding: 'JSONRPC' },
+      )
+      .expect(200);
+    return bridged;
+  }
+
+  const streamingCard = {
+    name: 'Hostile',
+    description: 'Answers badly.',
+    version: '1',
+    supportedInterfaces: [{ url: '', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+    capabilities: { streaming: true },
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    skills: [{ id: 's', name: 'S', description: 'S', tags: ['s'] }],
+  };
+
+  /** Sends `text` without blocking and waits until the task settles; the task as the requester reads it. */
+  async function sendAndSettle(bridged: Agent, text: string): Promise<{ task: TaskView; messageId: string }> {
+    const message = v03Message(text);
+    const sent = await rpc(t, bridged.handle, requester.key, 'message/send', {
+      message,
+      configuration: { blocking: false },
+    }).expect(200);
+    const task = await eventually(
+      () =>
+        t
+          .http()
+          .get(`/api/v1/tasks/${sent.body.result.id}`)
+          .set(apiKey(requester.key))
+          .then((r) => r.body as TaskView),
+      (view) => ['completed', 'failed', 'input-required'].includes(view.status.state),
+      30_000,
+    );
+    return { task, messageId: message.messageId };
+  }
+
+  const sendsOf = (messageId: string) =>
+    hostile.calls.filter((call) => call.params.message?.messageId === messageId).length;
+  const reasonOf = (task: TaskView) => task.status.message?.parts[0].text ?? '';
+
+  it('an answer with 20,000 artifacts fails the task naming the limit (a REST reply holds at most 10)', async () => {
+    const bridged = await bridge();
+    hostile.answer = {
+      SendMessage: (call, res) =>
+        json(res, {
+          jsonrpc: '2.0',
+          id: call.id,
+          result: {
+            task: {
+              ...ids,
+              status: status('TASK_STATE_COMPLETED', 'done'),
+              artifacts: Array.from({ length: 20_000 }, (_, i) => ({ artifactId: `a${i}`, parts: [{ text: 'x' }] })),
+            },
+          },
+        }),
+    };
+    const started = Date.now();
+    const { task, messageId } = await sendAndSettle(bridged, 'flood');
+    expect(task.status.state).toBe('failed');
+    expect(reasonOf(task)).toBe(
+      "The upstream agent's answer was refused: it holds 20000 artifacts, more than the 10 an answer may hold.",
+    );
+    expect(task.artifacts ?? []).toEqual([]);
+    expect(sendsOf(messageId)).toBe(1);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  }, 120_000);
+
+  it('refuses an answer nested deeper than 64 levels, or with too many parts, naming the limit', async () => {
+    const bridged = await bridge();
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 100; i++) deep = { d: deep };
+    hostile.answer = {
+      SendMessage: (call, res) =>
+        json(res, {
+          jsonrpc: '2.0',
+          id: call.id,
+          result: { message: { messageId: 'deep', role: 'ROLE_AGENT', parts: [{ data: deep }] } },
+        }),
+    };
+    const nested = await sendAndSettle(bridged, 'deep');
+    expect(nested.task.status.state).toBe('failed');
+    expect(reasonOf(nested.task)).toBe("The upstream agent's answer was refused: it is nested deeper than 64 levels.");
+
+    const parts = await bridge();
+    hostile.answer = {
+      SendMessage: (call, res) =>
+        json(res, {
+          jsonrpc: '2.0',
+          id: call.id,
+          result: {
+            message: {
+              messageId: 'many',
+              role: 'ROLE_AGENT',
+              parts: Array.from({ length: 101 }, () => ({ text: 'p' })),
+            },
+          },
+        }),
+    };
+    const many = await sendAndSettle(parts, 'parts');
+    expect(many.task.status.state).toBe('failed');
+    expect(reasonOf(many.task)).toBe(
+      "The upstream agent's answer was refused: a message holds 101 parts, more than the 100 it may hold.",
+    );
+  });
+
+  it('a stream of 2,000 artifact events is written in many bounded transactions, not one', async () => {
+    const bridged = await bridge({
+      card: { ...streamingCard, supportedInterfaces: [{ ...streamingCard.supportedInterfaces[0], url: hostile.url }] },
+    });
+    hostile.answer = {
+      SendStreamingMessage: (call, res) =>
+        sse(res, call, [
+          { task: { ...ids, status: status('TASK_STATE_SUBMITTED') } },
+          ...Array.from({ length: 2_000 }, (_, i) => ({
+            artifactUpdate: { ...ids, artifact: { artifactId: `a${i}`, parts: [{ text: 'x' }] } },
+          })),
+          { statusUpdate: { ...ids, status: status('TASK_STATE_COMPLETED', 'done') } },
+        ]),
+    };
+    const { task } = await sendAndSettle(bridged, 'stream flood');
+    expect(task.status.state).toBe('completed');
+    // Every event a transaction wrote has that transaction's id (xmin): none wrote more than its bound.
+    const rows: Array<{ n: number }> = await t.db.query(
+      `SELECT count(*)::int AS n FROM task_events e JOIN tasks k ON k.id = e.task_id
+        WHERE k.upstream_task_id = $1 GROUP BY e.xmin::text ORDER BY n DESC LIMIT 1`,
+      [ids.id],
+    );
+    expect(rows[0].n).toBeLessThanOrEqual(200);
+  }, 120_000);
+
+  it("an artifact over the task's byte limit fails the task naming the limit", async () => {
+    const bridged = await bridge();
+    hostile.answer = {
+      SendMessage: (call, res) =>
+        json(res, {
+          jsonrpc: '2.0',
+          id: call.id,
+          result: {
+            task: {
+              id: 'up-big',
+              contextId: 'up-big-ctx',
+              status: status('TASK_STATE_COMPLETED'),
+              artifacts: [{ artifactId: 'big', parts: [{ text: 'x'.repeat(70_000) }] }],
+            },
+          },
+        }),
+    };
+    const { task, messageId } = await sendAndSettle(bridged, 'big');
+    expect(task.status.state).toBe('failed');
+    expect(reasonOf(task)).toBe(
+      "The upstream agent's answer was refused: the task's artifacts would exceed their maximum of 65536 bytes of content.",
+    );
+    expect(sendsOf(messageId)).toBe(1);
+  });
+
+  describe.each([false, true])('HTTP 200 with a body that cannot be parsed (streaming: %s)', (streaming) => {
+    it('is sent exactly once and never again; the task fails saying the upstream answered', async () => {
+      const bridged = streaming
+        ? await bridge({
+            card: {
+              ...streamingCard,
+              supportedInterfaces: [{ ...streamingCard.supportedInterfaces[0], url: hostile.url }],
+            },
+          })
+        : await bridge();
+      const garbage: Answer = (_call, res) =>
+        streaming
+          ? res.writeHead(200, { 'content-type': 'text/event-stream' }).end('data: {"jsonrpc": "2.0", "res\n\n')
+          : res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc": "2.0", "res');
+      hostile.answer = { SendMessage: garbage, SendStreamingMessage: garbage };
+      const { task, messageId } = await sendAndSettle(bridged, `garbage ${streaming}`);
+      expect(task.status.state).toBe('failed');
+      expect(reasonOf(task)).toBe(
+        'The upstream agent accepted the message, but its answer could not be understood; the message is not sent again.',
+      );
+      // Past the whole retry schedule: still once.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(sendsOf(messageId)).toBe(1);
+    });
+  });
+});
