@@ -61,6 +61,15 @@ const TERMINAL_A2A = new Set([
   A2AState.TASK_STATE_CANCELED,
 ]);
 
+/**
+ * How often a status message that grows under one messageId (VoltAgent streams an
+ * answer's text so, in Task snapshots) is recorded again while the task works: each
+ * version is a message of its own, so the requester sees the text grow without the
+ * task's messages growing with every token. The version the task settles with is
+ * always recorded.
+ */
+const GROWTH_INTERVAL_MS = 1_000;
+
 export function isSettledA2A(state: A2AState | undefined): boolean {
   const mapped = state === undefined ? undefined : FROM_A2A[state];
   return state === A2AState.TASK_STATE_CANCELED || (mapped !== undefined && isSettled(mapped));
@@ -77,6 +86,8 @@ export class AnswerReader {
   private first = true;
   /** What each artifact holds as this reader handed it on: its parts, as JSON. */
   private readonly artifacts = new Map<string, StoredPart[]>();
+  /** Each status message handed on, by its messageId: its parts as JSON, its versions, when the last was handed on. */
+  private readonly said = new Map<string, { parts: string; versions: number; at: number }>();
 
   /** `maxBytes`: the most one answer may hold (the REST body limit). */
   constructor(private readonly maxBytes: number) {}
@@ -114,10 +125,11 @@ export class AnswerReader {
         return this.checked(messageUpdate(payload.value));
       case 'statusUpdate': {
         const { status } = payload.value;
+        const state = status?.state === undefined ? undefined : FROM_A2A[status.state];
         return this.checked({
           upstream: idsOf(payload.value.taskId, payload.value.contextId),
-          state: status?.state === undefined ? undefined : FROM_A2A[status.state],
-          message: statusMessage(status?.message),
+          state,
+          message: this.status(status?.message, state),
         });
       }
       case 'artifactUpdate': {
@@ -135,21 +147,52 @@ export class AnswerReader {
 
   /** A task as the upstream shows it: its ids, state, status message, new agent messages and changed artifacts. */
   private snapshot(task: Task): UpstreamUpdate {
-    const message = statusMessage(task.status?.message);
+    const state = task.status?.state === undefined ? undefined : FROM_A2A[task.status.state];
+    const statusId = task.status?.message?.messageId;
+    const message = this.status(task.status?.message, state);
     const history = (task.history ?? [])
-      .filter((entry) => entry.role === Role.ROLE_AGENT && entry.parts.length > 0)
-      .map(toNewMessage)
-      .filter((entry) => entry.messageId !== message?.messageId);
+      .filter((entry) => entry.role === Role.ROLE_AGENT && entry.parts.length > 0 && entry.messageId !== statusId)
+      .map(toNewMessage);
+    // An artifact without an id is known by its place in the task (the same in every snapshot).
     const artifacts = (task.artifacts ?? [])
+      .map((artifact, i) => (artifact.artifactId ? artifact : { ...artifact, artifactId: `artifact-${i + 1}` }))
       .filter((artifact) => !this.holds(artifact))
       .map((artifact) => this.chunk(artifact, false, false));
     return {
       upstream: idsOf(task.id, task.contextId),
-      state: task.status?.state === undefined ? undefined : FROM_A2A[task.status.state],
+      state,
       message,
       ...(history.length > 0 ? { history } : {}),
       artifacts,
     };
+  }
+
+  /**
+   * A status message to hand on: as it is the first time, and when it is repeated
+   * unchanged while the task works (the ledger stores a messageId once); changed under
+   * the same messageId, or repeated with a state that settles the task, a new version of
+   * it (`<messageId>.<n>`) — while the task works, at most one each GROWTH_INTERVAL_MS
+   * (none in between).
+   */
+  private status(message: Message | undefined, state: ReplyState | undefined): NewMessage | undefined {
+    const mapped = statusMessage(message);
+    if (!mapped) return undefined;
+    const parts = JSON.stringify(mapped.parts);
+    const now = Date.now();
+    const said = this.said.get(mapped.messageId);
+    if (!said) {
+      this.said.set(mapped.messageId, { parts, versions: 1, at: now });
+      return mapped;
+    }
+    const working = state === undefined || state === 'working';
+    // Unchanged while working: nothing new. A state that settles the task takes its message
+    // as a version of its own (a message the task holds already would leave it without one).
+    if (said.parts === parts && working) return said.versions === 1 ? mapped : undefined;
+    if (working && now - said.at < GROWTH_INTERVAL_MS) return undefined;
+    said.versions += 1;
+    said.parts = parts;
+    said.at = now;
+    return { ...mapped, messageId: `${mapped.messageId}.${said.versions}` };
   }
 
   /** Whether this artifact, as the snapshot shows it, is what was handed on already. */

@@ -136,6 +136,22 @@ describe('hostile upstream answers', () => {
     skills: [{ id: 's', name: 'S', description: 'S', tags: ['s'] }],
   };
 
+  /** A v1.0 card offering the hostile upstream's JSON-RPC interface, streaming. */
+  const cardOf = (extra: Record<string, unknown> = {}) => ({
+    ...streamingCard,
+    supportedInterfaces: [{ url: hostile.url, protocolBinding: 'JSONRPC', protocolVersion: '1.0', ...extra }],
+  });
+
+  /** The task's events of one kind, as stored. */
+  const eventsOf = async (upstreamTaskId: string, kind: string): Promise<number> => {
+    const rows: Array<{ n: number }> = await t.db.query(
+      `SELECT count(*)::int AS n FROM task_events e JOIN tasks k ON k.id = e.task_id
+        WHERE k.upstream_task_id = $1 AND e.kind = $2`,
+      [upstreamTaskId, kind],
+    );
+    return rows[0].n;
+  };
+
   /** Sends `text` without blocking and waits until the task settles; the task as the requester reads it. */
   async function sendAndSettle(bridged: Agent, text: string): Promise<{ task: TaskView; messageId: string }> {
     const message = v03Message(text);
@@ -299,5 +315,170 @@ describe('hostile upstream answers', () => {
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(sendsOf(messageId)).toBe(1);
     });
+  });
+
+  it('a Task snapshot mid-stream is applied like the events it summarizes, repeating none of them', async () => {
+    const bridged = await bridge({ card: cardOf() });
+    const snap = { ...ids, id: 'up-snap', contextId: 'up-snap-ctx' };
+    hostile.answer = {
+      SendStreamingMessage: (call, res) =>
+        sse(res, call, [
+          { task: { ...snap, status: status('TASK_STATE_SUBMITTED') } },
+          { statusUpdate: { ...snap, status: status('TASK_STATE_WORKING', 'thinking', 'w1') } },
+          { artifactUpdate: { ...snap, artifact: { artifactId: 'out', parts: [{ text: 'Hel' }] } } },
+          { artifactUpdate: { ...snap, append: true, artifact: { artifactId: 'out', parts: [{ text: 'lo' }] } } },
+          {
+            task: {
+              ...snap,
+              status: status('TASK_STATE_COMPLETED', 'done', 'd1'),
+              history: [
+                { messageId: call.params.message!.messageId, role: 'ROLE_USER', parts: [{ text: 'snapshots' }] },
+                { messageId: 'w1', role: 'ROLE_AGENT', parts: [{ text: 'thinking' }] },
+                { messageId: 'n1', role: 'ROLE_AGENT', parts: [{ text: 'a note' }] },
+              ],
+              artifacts: [{ artifactId: 'out', parts: [{ text: 'Hel' }, { text: 'lo' }] }],
+            },
+          },
+        ]),
+    };
+    const { task, messageId } = await sendAndSettle(bridged, 'snapshots');
+    expect(task.status.state).toBe('completed');
+    expect(reasonOf(task)).toBe('done');
+    expect(task.artifacts).toEqual([
+      expect.objectContaining({
+        artifactId: 'out',
+        parts: [expect.objectContaining({ text: 'Hel' }), expect.objectContaining({ text: 'lo' })],
+      }),
+    ]);
+    const texts = (task.history ?? []).filter((m) => m.role === 'agent').map((m) => m.parts[0].text);
+    expect(texts).toEqual(['thinking', 'a note', 'done']);
+    expect(await eventsOf('up-snap', 'artifact')).toBe(2);
+    expect(sendsOf(messageId)).toBe(1);
+    expect(hostile.calls.filter((call) => call.method === 'GetTask')).toEqual([]);
+  });
+
+  it('reads Server-Sent Events whose data lines start with U+001E', async () => {
+    const bridged = await bridge({ card: cardOf() });
+    const rs = { id: 'up-rs', contextId: 'up-rs-ctx' };
+    hostile.answer = {
+      SendStreamingMessage: (call, res) =>
+        sse(
+          res,
+          call,
+          [
+            { task: { ...rs, status: status('TASK_STATE_SUBMITTED') } },
+            { statusUpdate: { ...rs, status: status('TASK_STATE_COMPLETED', 'separated') } },
+          ],
+          '\u001e',
+        ),
+    };
+    const { task, messageId } = await sendAndSettle(bridged, 'record separator');
+    expect(task.status.state).toBe('completed');
+    expect(reasonOf(task)).toBe('separated');
+    expect(sendsOf(messageId)).toBe(1);
+  });
+
+  it('reads an A2A 0.3 result without kind when its shape says Task or Message', async () => {
+    const bridged = await bridge({ version: '0.3' });
+    hostile.answer = {
+      'message/send': (call, res) =>
+        json(res, {
+          jsonrpc: '2.0',
+          id: call.id,
+          result: {
+            id: 'up-kindless',
+            contextId: 'up-kindless-ctx',
+            status: {
+              state: 'completed',
+              message: { kind: 'message', messageId: 'k1', role: 'agent', parts: [{ kind: 'text', text: 'a task' }] },
+            },
+            history: [],
+          },
+        }),
+    };
+    const asTask = await sendAndSettle(bridged, 'kindless task');
+    expect(asTask.task.status.state).toBe('completed');
+    expect(reasonOf(asTask.task)).toBe('a task');
+
+    hostile.answer = {
+      'message/send': (call, res) =>
+        json(res, {
+          jsonrpc: '2.0',
+          id: call.id,
+          result: { messageId: 'k2', role: 'agent', parts: [{ kind: 'text', text: 'a message' }] },
+        }),
+    };
+    const asMessage = await sendAndSettle(bridged, 'kindless message');
+    expect(asMessage.task.status.state).toBe('completed');
+    expect(reasonOf(asMessage.task)).toBe('a message');
+    expect(sendsOf(asMessage.messageId)).toBe(1);
+  });
+
+  it('takes a card whose interfaces name no protocolVersion: the first interface the forwarder speaks, as A2A 1.0', async () => {
+    const bridged = await enabledAgent(t, acme);
+    hostile.card = {
+      ...cardOf(),
+      supportedInterfaces: [
+        { url: 'https://example.test/ws', protocolBinding: 'WEBSOCKET' },
+        { url: hostile.url, protocolBinding: 'JSONRPC' },
+      ],
+    };
+    const set = await t
+      .http()
+      .put(`/api/v1/identities/${bridged.handle}/upstream`)
+      .set(bearer(acme))
+      .send({ url: hostile.url, card_url: hostile.cardUrl })
+      .expect(200);
+    expect(set.body).toMatchObject({ url: hostile.url, protocol_version: '1.0', binding: 'JSONRPC', streaming: true });
+  });
+
+  it('forwards to an upstream shaped as VoltAgent’s A2A server: a 0.3 card without protocolVersion, kind-less Task snapshots behind U+001E', async () => {
+    const bridged = await bridge({
+      card: {
+        name: 'support',
+        description: 'VoltAgent',
+        url: hostile.url,
+        version: '0.1.0',
+        capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
+        defaultInputModes: ['text'],
+        defaultOutputModes: ['text'],
+        skills: [{ id: 'support', name: 'support', tags: ['support'] }],
+      },
+    });
+    const record = (state: string, text?: string) => ({
+      id: 'up-volt',
+      contextId: 'up-volt-ctx',
+      status: {
+        state,
+        timestamp: new Date().toISOString(),
+        ...(text === undefined
+          ? {}
+          : { message: { kind: 'message', role: 'agent', messageId: 'v1', parts: [{ kind: 'text', text }] } }),
+      },
+      history:
+        text === undefined
+          ? []
+          : [{ kind: 'message', role: 'agent', messageId: 'v1', parts: [{ kind: 'text', text }] }],
+    });
+    hostile.answer = {
+      'message/stream': (call, res) =>
+        sse(
+          res,
+          call,
+          [
+            record('working'),
+            record('working', ''),
+            record('working', 'Hello'),
+            record('working', 'Hello world'),
+            record('completed', 'Hello world'),
+          ],
+          '\u001e',
+        ),
+    };
+    const { task, messageId } = await sendAndSettle(bridged, 'volt');
+    expect(task.status.state).toBe('completed');
+    expect(reasonOf(task)).toBe('Hello world');
+    expect(sendsOf(messageId)).toBe(1);
+    expect(hostile.calls.filter((call) => call.method === 'tasks/get')).toEqual([]);
   });
 });
