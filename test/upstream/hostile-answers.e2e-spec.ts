@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { startApp, type TestApp } from '../support/app';
 import { enabledAgent, rpc, v03Message, type Agent } from '../support/a2a';
 import { eventually } from '../support/eventually';
-import { apiKey, bearer, signup, type ConsoleAccount } from '../support/fixtures';
+import { apiKey, bearer, mintAdminKey, signup, type ConsoleAccount } from '../support/fixtures';
 import { freePort } from '../support/server-process';
 
 /**
@@ -480,5 +480,70 @@ describe('hostile upstream answers', () => {
     expect(reasonOf(task)).toBe('Hello world');
     expect(sendsOf(messageId)).toBe(1);
     expect(hostile.calls.filter((call) => call.method === 'tasks/get')).toEqual([]);
+  });
+
+  it("shows the upstream's own task ids to the worker's organization and the worker's key, never to the requester", async () => {
+    // The requester in another organization, so that each side's view can be told apart.
+    const globex = await signup(t, 'Globex');
+    const outsider = await enabledAgent(t, globex);
+    const bridged = await bridge();
+    await t
+      .http()
+      .post('/api/v1/contact-rules')
+      .set(bearer(acme))
+      .send({
+        identity: bridged.handle,
+        direction: 'inbound',
+        action: 'allow',
+        peer: { type: 'identity', handle: outsider.handle },
+      })
+      .expect(201);
+    await t
+      .http()
+      .post('/api/v1/contact-rules')
+      .set(bearer(globex))
+      .send({
+        identity: outsider.handle,
+        direction: 'outbound',
+        action: 'allow',
+        peer: { type: 'identity', handle: bridged.handle },
+      })
+      .expect(201);
+    hostile.answer = {
+      SendMessage: (call, res) =>
+        json(res, {
+          jsonrpc: '2.0',
+          id: call.id,
+          result: { task: { id: 'up-seen', contextId: 'up-seen-ctx', status: status('TASK_STATE_COMPLETED', 'ok') } },
+        }),
+    };
+    const sent = await rpc(t, bridged.handle, outsider.key, 'message/send', { message: v03Message('ids') });
+    expect(sent.status).toBe(200);
+    const taskId = sent.body.result?.id as string;
+    expect(taskId).toBeDefined();
+    await eventually(
+      () =>
+        t
+          .http()
+          .get(`/api/v1/tasks/${taskId}`)
+          .set(apiKey(outsider.key))
+          .then((r) => r.body.status.state as string),
+      (state) => state === 'completed',
+    );
+    const ids = { upstream_task_id: 'up-seen', upstream_context_id: 'up-seen-ctx' };
+    const admin = await mintAdminKey(t, acme);
+    for (const worker of [bearer(acme), apiKey(admin), apiKey(bridged.key)]) {
+      const view = await t.http().get(`/api/v1/tasks/${taskId}`).set(worker).expect(200);
+      expect(view.body).toMatchObject(ids);
+      const list = await t.http().get(`/api/v1/tasks?role=worker`).set(worker).expect(200);
+      expect(list.body.tasks.find((task: { id: string }) => task.id === taskId)).toMatchObject(ids);
+    }
+    for (const requesterSide of [bearer(globex), apiKey(outsider.key)]) {
+      const view = await t.http().get(`/api/v1/tasks/${taskId}`).set(requesterSide).expect(200);
+      expect(view.body).not.toHaveProperty('upstream_task_id');
+      expect(view.body).not.toHaveProperty('upstream_context_id');
+      const list = await t.http().get(`/api/v1/tasks`).set(requesterSide).expect(200);
+      expect(JSON.stringify(list.body)).not.toContain('up-seen');
+    }
   });
 });
