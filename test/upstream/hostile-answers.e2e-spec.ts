@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { startApp, type TestApp } from '../support/app';
-import { enabledAgent, rpc, v03Message, type Agent } from '../support/a2a';
+import { enabledAgent, openStream, reply, rpc, submitTask, v03Message, type Agent } from '../support/a2a';
 import { eventually } from '../support/eventually';
 import { apiKey, bearer, mintAdminKey, signup, type ConsoleAccount } from '../support/fixtures';
 import { freePort } from '../support/server-process';
@@ -241,21 +241,45 @@ describe('hostile upstream answers', () => {
     );
   });
 
-  it('a stream of 2,000 artifact events is written in many bounded transactions, not one', async () => {
-    const bridged = await bridge({
-      card: { ...streamingCard, supportedInterfaces: [{ ...streamingCard.supportedInterfaces[0], url: hostile.url }] },
-    });
+  it("a stream of 3,000 artifact events is written in many bounded transactions; another organization's stream keeps flowing meanwhile", async () => {
+    const bridged = await bridge({ card: cardOf() });
     hostile.answer = {
       SendStreamingMessage: (call, res) =>
         sse(res, call, [
           { task: { ...ids, status: status('TASK_STATE_SUBMITTED') } },
-          ...Array.from({ length: 2_000 }, (_, i) => ({
+          ...Array.from({ length: 3_000 }, (_, i) => ({
             artifactUpdate: { ...ids, artifact: { artifactId: `a${i}`, parts: [{ text: 'x' }] } },
           })),
           { statusUpdate: { ...ids, status: status('TASK_STATE_COMPLETED', 'done') } },
         ]),
     };
-    const { task } = await sendAndSettle(bridged, 'stream flood');
+    // Another organization: a REST worker's task, its requester on a stream.
+    const globex = await signup(t, 'Globex flood');
+    const [other, worker] = [await enabledAgent(t, globex), await enabledAgent(t, globex)];
+    const quiet = await submitTask(t, other, worker);
+    const stream = await openStream(t.baseUrl, worker.handle, other.key, 'tasks/resubscribe', { id: quiet.id });
+    await stream.next();
+
+    const flood = sendAndSettle(bridged, 'stream flood');
+    await eventually(
+      () => eventsOf(ids.id, 'artifact'),
+      (n) => n > 0,
+      30_000,
+    );
+    const waits: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const started = Date.now();
+      await reply(t, quiet.id, worker.key, { message: { parts: [{ kind: 'text', text: `tick ${i}` }] } }).expect(200);
+      const seen = await stream.next(10_000);
+      expect(seen?.body.result.status.message.parts[0].text).toBe(`tick ${i}`);
+      waits.push(Date.now() - started);
+    }
+    // The flood was still being written while the other stream got its events.
+    expect(await eventsOf(ids.id, 'artifact')).toBeLessThan(3_000);
+    stream.close();
+    expect(Math.max(...waits)).toBeLessThan(2_000);
+
+    const { task } = await flood;
     expect(task.status.state).toBe('completed');
     // Every event a transaction wrote has that transaction's id (xmin): none wrote more than its bound.
     const rows: Array<{ n: number }> = await t.db.query(
