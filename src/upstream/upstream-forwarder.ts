@@ -55,10 +55,13 @@ class TryAgain extends Error {}
  * written in the send's transaction — claimed by that very write when this forwarder
  * can take it, see queueMessage), claims with SKIP LOCKED and a lease renewed while
  * a forward runs, retries on UPSTREAM_RETRY_SCHEDULE_MS, then the task fails with a
- * status message saying why. Once the upstream has answered a message (`accepted`),
- * a retry never sends it again: it follows the upstream task (resubscribe, or reads)
- * instead; until then the retry sends the same messageId, so an upstream that
- * deduplicates by message id sees it once.
+ * status message saying why. Once the upstream has answered a message (`accepted`:
+ * an answer written, or any 2xx response, even one that cannot be read), a retry
+ * never sends it again: it follows the upstream task (resubscribe, or reads) instead,
+ * or — no task id known — the task fails (NotSentAgain); until then the retry sends
+ * the same messageId, so an upstream that deduplicates by message id sees it once.
+ * What an upstream answers is read by AnswerReader (upstream-answer.ts), under the
+ * limits of a REST reply.
  */
 @Injectable()
 export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -269,7 +272,8 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     if (forward.accepted || !this.answered.has(call) || error instanceof AnswerRefused || refusalBy(error))
       return error;
     await this.accept(forward);
-    return error instanceof NotSentAgain ? error : new NotSentAgain('its answer could not be understood');
+    // Its words: an answer that could not be understood, or a connection lost mid-answer.
+    return error instanceof NotSentAgain ? error : new NotSentAgain(reasonOf(error));
   }
 
   /** After a lost connection: the upstream task as it is now, then (streaming) what follows. */
