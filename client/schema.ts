@@ -1953,6 +1953,10 @@ export interface components {
             status: components["schemas"]["TaskStatus"];
             /** Format: date-time */
             updated_at: string;
+            /** @description A task forwarded to the worker's upstream agent: the context's id there. Shown to the worker's side only. */
+            upstream_context_id?: string;
+            /** @description A task forwarded to the worker's upstream agent: the task's id there. Shown to the worker's side only (its organization, its own key). */
+            upstream_task_id?: string;
             worker: components["schemas"]["Participant"];
         };
         TaskList: {

@@ -253,6 +253,9 @@ describe('requireAccess: ledger (CONTRACT §7)', () => {
       const [read, reply] = EXPECTED[who][c];
       expect(outcome(() => requireAccess(PRINCIPALS[who], 'task.read', TASKS[c]))).toBe(read);
       expect(outcome(() => requireAccess(PRINCIPALS[who], 'task.reply', TASKS[c]))).toBe(reply);
+      // A forwarded task's upstream ids: exactly where the caller may reply (the worker's side); else not found.
+      const upstream = reply === 'ok' || reply === FB('identity_unclaimed') ? reply : NF('task_not_found');
+      expect(outcome(() => requireAccess(PRINCIPALS[who], 'task.readUpstream', TASKS[c]))).toBe(upstream);
       expect(outcome(() => requireAccess(PRINCIPALS[who], 'context.read', TASKS[c]))).toBe(
         read.replace('task_not_found', 'context_not_found'),
       );
@@ -311,6 +314,7 @@ describe('the table', () => {
       ...Object.keys(OWNER_EXPECTED),
       'task.read',
       'task.reply',
+      'task.readUpstream',
       'context.read',
       'admission.check',
       'key.mintAgent',

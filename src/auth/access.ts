@@ -32,6 +32,7 @@ export type Permission =
   // CONTRACT §7 The ledger
   | 'task.read'
   | 'task.reply'
+  | 'task.readUpstream'
   | 'context.read'
   // CONTRACT §6 Admission
   | 'rule.read'
@@ -157,6 +158,8 @@ export const ACCESS_RULES: Readonly<Record<Permission, AccessRule>> = {
 
   'task.read': { ...LEDGER, hidden: taskNotFound },
   'task.reply': { ...LEDGER, hidden: taskNotFound, acts: { as: 'worker', refuse: notTaskWorker } },
+  /** A forwarded task's upstream ids: the worker's side only (its organization, its own key), never the requester's. */
+  'task.readUpstream': { ...LEDGER, via: ['worker'], hidden: taskNotFound },
   'context.read': { ...LEDGER, hidden: contextNotFound },
 
   /** Listing an identity's rules (an identity the caller cannot see matches nothing). */

@@ -8,6 +8,7 @@ import {
   type Participant,
   type TaskRecord,
   type TaskRow,
+  type UpstreamIds,
 } from './task-records';
 import { TASK_STATES, type TaskState } from './task-state';
 
@@ -53,12 +54,18 @@ export interface TaskView {
   metadata?: Record<string, unknown>;
   requester: ParticipantView;
   worker: ParticipantView;
+  /** A forwarded task's ids at the upstream agent: on the worker's side only (TasksService). */
+  upstream_task_id?: string;
+  upstream_context_id?: string;
   created_at: string;
   updated_at: string;
 }
 
 /** A task as an event reports it: the task view without history, artifacts or status message. */
-export type TaskSummaryView = Omit<TaskView, 'history' | 'artifacts' | 'status'> & {
+export type TaskSummaryView = Omit<
+  TaskView,
+  'history' | 'artifacts' | 'status' | 'upstream_task_id' | 'upstream_context_id'
+> & {
   status: { state: TaskState; timestamp: string };
 };
 
@@ -107,8 +114,8 @@ export function toArtifactView(artifact: ArtifactRecord): ArtifactView {
   };
 }
 
-/** `artifacts` is present only when the read asked for them. */
-export function toTaskView(task: TaskRecord): TaskView {
+/** `artifacts` is present only when the read asked for them; `upstream` only for the worker's side. */
+export function toTaskView(task: TaskRecord, upstream?: UpstreamIds): TaskView {
   return {
     kind: 'task',
     id: task.id,
@@ -123,6 +130,7 @@ export function toTaskView(task: TaskRecord): TaskView {
     ...(task.metadata ? { metadata: task.metadata } : {}),
     requester: toParticipantView(task.requester),
     worker: toParticipantView(task.worker),
+    ...(upstream ? { upstream_task_id: upstream.taskId, upstream_context_id: upstream.contextId } : {}),
     created_at: task.createdAt.toISOString(),
     updated_at: task.updatedAt.toISOString(),
   };
@@ -228,6 +236,16 @@ export class TaskSchema implements TaskView {
   @ApiPropertyOptional({ type: 'object', additionalProperties: true }) metadata?: Record<string, unknown>;
   @ApiProperty({ type: ParticipantSchema }) requester: ParticipantView;
   @ApiProperty({ type: ParticipantSchema }) worker: ParticipantView;
+  @ApiPropertyOptional({
+    description:
+      "A task forwarded to the worker's upstream agent: the task's id there. Shown to the worker's side only (its organization, its own key).",
+  })
+  upstream_task_id?: string;
+  @ApiPropertyOptional({
+    description:
+      "A task forwarded to the worker's upstream agent: the context's id there. Shown to the worker's side only.",
+  })
+  upstream_context_id?: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
 }

@@ -29,6 +29,7 @@ import {
   type TaskEventRecord,
   type TaskRecord,
   type TaskRow,
+  type UpstreamIds,
 } from './task-records';
 import type { TaskState } from './task-state';
 
@@ -334,6 +335,18 @@ export class LedgerRepository {
           upstreamContextId: row.upstream_context_id,
         }
       : null;
+  }
+
+  /** The upstream ids of those of these tasks that were forwarded and answered, by task id. */
+  @GenerateSql({ params: [[U]] })
+  async upstreamIds(taskIds: readonly string[]): Promise<Map<string, UpstreamIds>> {
+    if (taskIds.length === 0) return new Map();
+    const rows = await this.db.rows<Pick<RowOf<Task>, 'id' | 'upstream_task_id' | 'upstream_context_id'>>(sql`
+      SELECT id, upstream_task_id, upstream_context_id FROM tasks
+       WHERE id = ANY(${[...taskIds]}::uuid[]) AND upstream_task_id IS NOT NULL`);
+    return new Map(
+      rows.map((row) => [row.id, { taskId: row.upstream_task_id!, contextId: row.upstream_context_id ?? '' }]),
+    );
   }
 
   /** Records a forwarded task's upstream ids, the first time they are known. */

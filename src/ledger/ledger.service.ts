@@ -62,8 +62,10 @@ export interface UpstreamUpdate {
   /** The upstream's own ids for the task, recorded the first time they are known. */
   upstream?: { taskId: string; contextId: string };
   state?: ReplyState;
-  /** An agent message (a repeated messageId is not stored twice). */
+  /** An agent message (a repeated messageId is not stored twice): the status message. */
   message?: NewMessage;
+  /** Agent messages of the upstream task's history, recorded before the status message (none stored twice). */
+  history?: NewMessage[];
   artifacts?: ArtifactChunk[];
 }
 
@@ -76,8 +78,12 @@ export interface UpstreamApplied {
 /** How many tasks an instance remembers as it last committed them (RememberedTasks): 1–2 KB each at most. */
 const REMEMBERED_TASKS = 10_000;
 
-/** How many upstream updates one transaction takes at most, so a chatty stream never holds the task's lock for long. */
-const UPSTREAM_UPDATES_PER_TRANSACTION = 64;
+/**
+ * How many upstream updates (counting each artifact and message of one) one transaction
+ * takes at most once its first batch is written, so a chatty stream never holds the
+ * task's lock for long; a caller hands updates over in batches of at most this many.
+ */
+export const UPSTREAM_UPDATES_PER_TRANSACTION = 64;
 
 /** A forwarded task as the forwarder needs it. */
 export interface ForwardedTask {
@@ -348,7 +354,7 @@ export class LedgerService {
     let written = 0;
     for (let batch = updates; batch.length > 0; batch = written < UPSTREAM_UPDATES_PER_TRANSACTION ? more() : []) {
       for (const update of batch) {
-        written += 1;
+        written += 1 + (update.artifacts?.length ?? 0) + (update.history?.length ?? 0);
         if (update.upstream && !upstreamRecorded) {
           await this.repository.setUpstreamIds(taskId, update.upstream, tx);
           upstreamRecorded = true;
@@ -362,9 +368,10 @@ export class LedgerService {
             )
           : null;
         const message = room && !room.held ? update.message : undefined;
+        const history = await this.newHistory(journal, update.history ?? []);
         const state = update.state === journal.state && !message ? undefined : update.state;
         const artifacts = update.artifacts ?? [];
-        if (!state && !message && artifacts.length === 0) continue;
+        if (!state && !message && artifacts.length === 0 && history.length === 0) continue;
         const next = transition(journal.state, { by: 'worker', action: 'reply', to: state ?? null });
         if (!next.ok && next.reason === 'terminal') return { terminal: true, refused };
         if (!next.ok) {
@@ -372,12 +379,27 @@ export class LedgerService {
           continue;
         }
         if (message) room!.requireRoom();
+        for (const entry of history) {
+          (await journal.messageRoom('agent', entry.messageId, this.config.ledgerMaxMessagesPerTask)).requireRoom();
+          await journal.message('agent', entry, 'message', journal.state);
+        }
         for (const chunk of artifacts) await journal.artifact(chunk, this.config.ledgerMaxArtifactBytesPerTask);
         if (message) await journal.message('agent', message, 'status', next.state);
         else if (state) await journal.status(next.state);
       }
     }
     return { terminal: false, refused };
+  }
+
+  /** The messages of an upstream task's history that the task does not hold yet. */
+  private async newHistory(journal: TaskJournal, history: readonly NewMessage[]): Promise<NewMessage[]> {
+    const ids = history.map((entry) => entry.messageId);
+    const fresh: NewMessage[] = [];
+    for (const entry of history) {
+      const room = await journal.messageRoom('agent', entry.messageId, this.config.ledgerMaxMessagesPerTask, ids);
+      if (!room.held) fresh.push(entry);
+    }
+    return fresh;
   }
 
   /** A task by its id alone, for the service's own use (push notifications), never on behalf of a caller. */

@@ -61,6 +61,12 @@ export interface TaskRecord {
   artifacts: ArtifactRecord[] | null;
 }
 
+/** A forwarded task's ids at its upstream agent (shown to the worker's side only). */
+export interface UpstreamIds {
+  taskId: string;
+  contextId: string;
+}
+
 export interface TaskEventRecord {
   seq: number;
   kind: TaskEventKind;

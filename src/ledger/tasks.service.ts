@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { canAccess, notVisible, requireAccess, sideOf, type Resource } from '../auth/access';
+import { canAccess, notVisible, partyOf, requireAccess, sideOf, type Resource } from '../auth/access';
 import type { ConsolePrincipal, KeyPrincipal, Principal } from '../common/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, conflict, type FieldError } from '../common/app-error';
@@ -69,13 +69,25 @@ export class TasksService {
       artifacts: query.include_artifacts ?? false,
       maxArtifactBytes: this.config.ledgerMaxArtifactBytesPerTask,
     });
-    return { tasks: tasks.map(toTaskView), next_cursor: nextCursor };
+    return { ...(await this.views(principal, tasks)), next_cursor: nextCursor };
   }
 
   async get(principal: LedgerPrincipal, id: string, query: HistoryQuery): Promise<TaskView> {
-    return toTaskView(
-      await this.visibleTask(principal, id, taskHistory(query.history_length, this.config.ledgerMaxHistory)),
-    );
+    const task = await this.visibleTask(principal, id, taskHistory(query.history_length, this.config.ledgerMaxHistory));
+    return (await this.views(principal, [task])).tasks[0];
+  }
+
+  /**
+   * Task views; a forwarded task's upstream ids shown to the worker's side only
+   * (`task.readUpstream`), read for those tasks alone (no read when the caller is on
+   * the worker's side of none).
+   */
+  private async views(principal: LedgerPrincipal, tasks: TaskRecord[]): Promise<{ tasks: TaskView[] }> {
+    const workerSide = tasks
+      .filter((task) => canAccess(principal, 'task.readUpstream', { worker: partyOf(task.worker) }))
+      .map((task) => task.id);
+    const upstream = await this.repository.upstreamIds(workerSide);
+    return { tasks: tasks.map((task) => toTaskView(task, upstream.get(task.id))) };
   }
 
   /** A task's messages, newest first. */
@@ -115,7 +127,7 @@ export class TasksService {
       historyLength: 0,
       artifacts: false,
     });
-    return { ...toContextView(context), tasks: tasks.map(toTaskView) };
+    return { ...toContextView(context), ...(await this.views(principal, tasks)) };
   }
 
   /**

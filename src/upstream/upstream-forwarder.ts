@@ -1,15 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import {
-  AgentCard,
-  Part,
-  Role,
-  TaskState as A2AState,
-  type Artifact,
-  type Message,
-  type StreamResponse,
-  type Task,
-} from '@a2a-js/sdk';
+import { AgentCard, Part, Role, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { A2AError } from '@a2a-js/sdk/errors';
 import {
   ClientFactory,
@@ -29,12 +19,18 @@ import type { WriteBatch } from '../database/write-batch';
 import { Metrics } from '../metrics/metrics';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { systemResolver } from '../events/delivery-sender';
-import type { ArtifactChunk } from '../ledger/entities/task-event.entity';
-import { LedgerService, type ForwardedTask, type UpstreamApplied, type UpstreamUpdate } from '../ledger/ledger.service';
-import type { StoredPart } from '../ledger/parts';
+import {
+  LedgerService,
+  UPSTREAM_UPDATES_PER_TRANSACTION,
+  type ForwardedTask,
+  type UpstreamApplied,
+  type UpstreamUpdate,
+} from '../ledger/ledger.service';
 import type { NewMessage } from '../ledger/task-journal';
-import { isSettled, isTerminal, type ReplyState } from '../ledger/task-state';
+import { isSettled, isTerminal } from '../ledger/task-state';
 import { grpcUnreached, reasonOf, upstreamFetch, vetUpstream } from './upstream-fetch';
+import { agentText, AnswerReader, AnswerRefused, isSettledA2A, NotSentAgain, refusalOf } from './upstream-answer';
+import { tolerantFetch } from './upstream-tolerance';
 import { UpstreamRepository, type ClaimedForward, type UpstreamRecord } from './upstream.repository';
 import { ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
 import { contextFrom, inSpan } from '../tracing/tracing';
@@ -59,10 +55,13 @@ class TryAgain extends Error {}
  * written in the send's transaction — claimed by that very write when this forwarder
  * can take it, see queueMessage), claims with SKIP LOCKED and a lease renewed while
  * a forward runs, retries on UPSTREAM_RETRY_SCHEDULE_MS, then the task fails with a
- * status message saying why. Once the upstream has answered a message (`accepted`),
- * a retry never sends it again: it follows the upstream task (resubscribe, or reads)
- * instead; until then the retry sends the same messageId, so an upstream that
- * deduplicates by message id sees it once.
+ * status message saying why. Once the upstream has answered a message (`accepted`:
+ * an answer written, or any 2xx response, even one that cannot be read), a retry
+ * never sends it again: it follows the upstream task (resubscribe, or reads) instead,
+ * or — no task id known — the task fails (NotSentAgain); until then the retry sends
+ * the same messageId, so an upstream that deduplicates by message id sees it once.
+ * What an upstream answers is read by AnswerReader (upstream-answer.ts), under the
+ * limits of a REST reply.
  */
 @Injectable()
 export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -72,6 +71,8 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   private woken = false;
   private wakeUp: (() => void) | null = null;
   private readonly fetch: typeof fetch;
+  /** The calls whose upstream answered with a 2xx status (tolerantFetch): it has the message. */
+  private readonly answered = new WeakSet<AbortSignal>();
   private readonly clients = new Map<string, { version: string; client: Promise<Client> }>();
 
   constructor(
@@ -82,12 +83,13 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly metrics: Metrics,
   ) {
-    this.fetch = upstreamFetch({
+    const guarded = upstreamFetch({
       allowPrivateNetworks: config.webhooksAllowPrivateNetworks,
       resolve: systemResolver,
       timeoutMs: config.upstream.timeoutMs,
       maxResponseBytes: config.upstream.maxResponseBytes,
     });
+    this.fetch = tolerantFetch(guarded, this.answered);
   }
 
   onApplicationBootstrap(): void {
@@ -225,10 +227,11 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   ): Promise<void> {
     const client = await this.client(upstream);
     const options = this.options(upstream, signal);
+    const reader = new AnswerReader(this.config.bodyLimitBytes);
     if (forward.accepted) {
       // The upstream has this message already: follow its task instead of sending it again.
-      if (!current.upstreamTaskId) throw new TryAgain('the upstream task is not known');
-      return this.follow(forward, upstream, client, current.upstreamTaskId, options);
+      if (!current.upstreamTaskId) throw new NotSentAgain('it never named its task');
+      return this.follow(forward, upstream, client, current.upstreamTaskId, options, reader);
     }
     if (!stored) return;
     const message: Message = {
@@ -241,25 +244,36 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       extensions: stored.extensions,
       referenceTaskIds: [],
     };
-    if (upstream.streaming) {
-      const call = linked(signal);
-      const events = client.sendMessageStream(
-        { tenant: '', message, configuration: undefined, metadata: undefined },
-        { ...options, signal: call.signal },
-      );
-      if ((await this.consume(forward, events, call)) === 'terminal') return;
-      await this.requireSettled(forward.taskId);
-      return;
+    const request = { tenant: '', message, configuration: undefined, metadata: undefined };
+    const call = linked(signal);
+    let result: Message | Task;
+    try {
+      if (upstream.streaming) {
+        const events = client.sendMessageStream(request, { ...options, signal: call.signal });
+        if ((await this.consume(forward, events, call, reader)) === 'terminal') return;
+        if (!forward.accepted && this.answered.has(call.signal)) throw new NotSentAgain('its stream ended at once');
+        return await this.requireSettled(forward.taskId);
+      }
+      result = await client.sendMessage(request, { ...options, signal: call.signal });
+    } catch (error) {
+      throw await this.unsent(forward, call.signal, error);
     }
-    const result = await client.sendMessage(
-      { tenant: '', message, configuration: undefined, metadata: undefined },
-      options,
-    );
-    const answer =
-      'kind' in result || !('status' in result) ? messageUpdate(result as Message) : taskUpdate(result as Task, true);
-    if ((await this.apply(forward, [answer])) === 'terminal') return;
+    if ((await this.apply(forward, [reader.result(result)])) === 'terminal') return;
     const upstreamTaskId = (result as Task).id;
-    if (upstreamTaskId) await this.poll(forward, client, upstreamTaskId, options);
+    if (upstreamTaskId) await this.poll(forward, client, upstreamTaskId, options, reader);
+  }
+
+  /**
+   * A send that failed after the upstream answered it with a 2xx status: the upstream has
+   * the message, so it is marked accepted and never sent again; with no task id to follow,
+   * the forward ends (NotSentAgain). Whatever else failed is returned as it is.
+   */
+  private async unsent(forward: ClaimedForward, call: AbortSignal, error: unknown): Promise<unknown> {
+    if (forward.accepted || !this.answered.has(call) || error instanceof AnswerRefused || refusalBy(error))
+      return error;
+    await this.accept(forward);
+    // Its words: an answer that could not be understood, or a connection lost mid-answer.
+    return error instanceof NotSentAgain ? error : new NotSentAgain(reasonOf(error));
   }
 
   /** After a lost connection: the upstream task as it is now, then (streaming) what follows. */
@@ -269,22 +283,22 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     client: Client,
     upstreamTaskId: string,
     options: RequestOptions,
+    reader: AnswerReader,
   ): Promise<void> {
     const task = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
-    if ((await this.apply(forward, [taskUpdate(task, true)])) === 'terminal') return;
+    if ((await this.apply(forward, [reader.task(task)])) === 'terminal') return;
     if (isSettledA2A(task.status?.state)) return;
-    if (!upstream.streaming) return this.poll(forward, client, upstreamTaskId, options);
+    if (!upstream.streaming) return this.poll(forward, client, upstreamTaskId, options, reader);
     const call = linked(options.signal!);
     const events = client.resubscribeTask({ tenant: '', id: upstreamTaskId }, { ...options, signal: call.signal });
     try {
-      if ((await this.consume(forward, events, call)) === 'terminal') return;
+      if ((await this.consume(forward, events, call, reader)) === 'terminal') return;
     } catch (error) {
       // The upstream task may have finished between the read and the resubscribe (an SDK agent
       // then refuses to resubscribe to a terminal task): read it once more before giving up.
-      if (!refusedBy(error)) throw error;
+      if (!refusalBy(error)) throw error;
       const again = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
-      if ((await this.apply(forward, [taskUpdate(again, true)])) === 'terminal' || isSettledA2A(again.status?.state))
-        return;
+      if ((await this.apply(forward, [reader.task(again)])) === 'terminal' || isSettledA2A(again.status?.state)) return;
       throw error;
     }
     await this.requireSettled(forward.taskId);
@@ -295,6 +309,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     client: Client,
     upstreamTaskId: string,
     options: RequestOptions,
+    reader: AnswerReader,
   ): Promise<void> {
     for (;;) {
       const local = await this.ledger.forwardedTask(forward.taskId);
@@ -302,7 +317,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
       options.signal?.throwIfAborted();
       const task = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
-      if ((await this.apply(forward, [taskUpdate(task, true)])) === 'terminal') return;
+      if ((await this.apply(forward, [reader.task(task)])) === 'terminal') return;
     }
   }
 
@@ -322,7 +337,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       await client.cancelTask({ tenant: '', id: upstreamTaskId, metadata: undefined }, this.options(upstream, signal));
     } catch (error) {
       // The upstream answered: the task is already done there (not cancelable, not found). Nothing more to forward.
-      if (refusedBy(error)) return;
+      if (refusalBy(error)) return;
       throw error;
     }
   }
@@ -336,7 +351,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   /**
    * Reads a stream of upstream events while writing them: whatever has arrived by the
    * time the previous write is done goes to the ledger in one transaction, and so does
-   * whatever arrives while that transaction is being written. Returns `terminal` when
+   * whatever arrives while that transaction is being written — at most
+   * UPSTREAM_UPDATES_PER_TRANSACTION at a time, so a flood of events makes many short
+   * transactions, never one long one. Returns `terminal` when
    * the task took no more (the stream is then closed), `ended` when the upstream closed
    * it; an error of the stream is thrown.
    */
@@ -344,6 +361,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     forward: ClaimedForward,
     events: AsyncGenerator<StreamResponse>,
     call: AbortController,
+    reader: AnswerReader,
   ): Promise<'terminal' | 'ended'> {
     const queue: StreamResponse[] = [];
     let done = false;
@@ -370,9 +388,8 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
           waiting.wake = null;
           continue;
         }
-        const batch = queue.splice(0).map(streamUpdate);
-        if ((await this.apply(forward, batch, () => queue.splice(0).map(streamUpdate))) === 'terminal')
-          return 'terminal';
+        const next = () => queue.splice(0, UPSTREAM_UPDATES_PER_TRANSACTION).map((event) => reader.event(event));
+        if ((await this.apply(forward, next(), next)) === 'terminal') return 'terminal';
       }
       if (failure) throw failure;
       return 'ended';
@@ -414,7 +431,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       );
     } catch (error) {
       if (accept) await this.accept(forward);
-      throw error;
+      throw refusalOf(error);
     }
     forward.accepted = true;
     if (applied.refused.length > 0)
@@ -437,39 +454,43 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
 
   /**
    * A failed attempt: again after the schedule's next wait, or — past its end, or when
-   * the upstream refused the message itself — the forward fails and so does the task,
-   * with a status message giving the reason (never an address).
+   * the upstream refused the message itself, or when its answer broke a limit or could
+   * not be read after it accepted the message (which is never sent twice) — the forward
+   * fails and so does the task, with a status message giving the reason (never an
+   * address). An upstream that answered is never said to be unreachable.
    */
   private async failed(forward: ClaimedForward, error: unknown): Promise<void> {
-    const refused = refusedBy(error);
+    const refusal = refusalBy(error);
+    const final = refusal !== null || error instanceof AnswerRefused || error instanceof NotSentAgain;
     const reason =
-      error instanceof TryAgain
+      error instanceof TryAgain || error instanceof AnswerRefused || error instanceof NotSentAgain
         ? error.message
-        : refused
-          ? `it refused the request: ${error.message.slice(0, 200)}`
+        : refusal
+          ? `it refused the request: ${refusal.message.slice(0, 200)}`
           : reasonOf(error);
     const schedule = this.config.upstream.retryScheduleMs;
     this.logger.warn(
       { forward_id: forward.id, task_id: forward.taskId, attempt: forward.attempt, reason },
       'upstream forward attempt failed',
     );
-    if (!refused && forward.attempt <= schedule.length) {
+    if (!final && forward.attempt <= schedule.length) {
       await this.repository.retryLater(forward, schedule[forward.attempt - 1], reason);
       this.metrics.forward(forward.kind, 'retrying');
       return;
     }
     await this.finish(forward, 'failed', reason);
     if (forward.kind === 'cancel') return; // the task is canceled here already
-    await this.ledger.applyUpstream(forward.taskId, [
-      {
-        state: 'failed',
-        message: agentText(
-          forward.accepted
-            ? `The upstream agent stopped answering: ${reason}.`
-            : `The upstream agent could not be reached: ${reason}.`,
-        ),
-      },
-    ]);
+    const text =
+      error instanceof AnswerRefused
+        ? `The upstream agent's answer was refused: ${reason}.`
+        : error instanceof NotSentAgain
+          ? `The upstream agent accepted the message, but ${reason}; the message is not sent again.`
+          : refusal
+            ? `The upstream agent refused the message: ${refusal.message.slice(0, 200)}.`
+            : forward.accepted
+              ? `The upstream agent stopped answering: ${reason}.`
+              : `The upstream agent could not be reached: ${reason}.`;
+    await this.ledger.applyUpstream(forward.taskId, [{ state: 'failed', message: agentText(text) }]);
   }
 
   /**
@@ -537,22 +558,18 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   }
 }
 
-const FROM_A2A: Partial<Record<A2AState, ReplyState>> = {
-  [A2AState.TASK_STATE_WORKING]: 'working',
-  [A2AState.TASK_STATE_INPUT_REQUIRED]: 'input-required',
-  [A2AState.TASK_STATE_AUTH_REQUIRED]: 'auth-required',
-  [A2AState.TASK_STATE_COMPLETED]: 'completed',
-  [A2AState.TASK_STATE_FAILED]: 'failed',
-  [A2AState.TASK_STATE_REJECTED]: 'rejected',
-};
-
 function isPresent(update: UpstreamUpdate | null): update is UpstreamUpdate {
   return update !== null;
 }
 
-/** The upstream answered with an A2A error (not a gRPC call that failed before it could answer). */
-function refusedBy(error: unknown): error is A2AError {
-  return error instanceof A2AError && grpcUnreached(error) === null;
+/**
+ * The upstream's A2A error, when it answered with one (not a gRPC call that failed before
+ * it could answer) — thrown as it is, or as the cause of a stream's error event — else null.
+ */
+function refusalBy(error: unknown): A2AError | null {
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  const found = error instanceof A2AError ? error : cause instanceof A2AError ? cause : null;
+  return found !== null && grpcUnreached(found) === null ? found : null;
 }
 
 /** A controller for one upstream call, aborted with the forward (shutdown) or on its own (the task took no more). */
@@ -561,90 +578,4 @@ function linked(signal: AbortSignal): AbortController {
   if (signal.aborted) call.abort();
   else signal.addEventListener('abort', () => call.abort(), { once: true });
   return call;
-}
-
-function isSettledA2A(state: A2AState | undefined): boolean {
-  const mapped = state === undefined ? undefined : FROM_A2A[state];
-  return state === A2AState.TASK_STATE_CANCELED || (mapped !== undefined && isSettled(mapped));
-}
-
-function toNewMessage(message: Message): NewMessage {
-  return {
-    messageId: message.messageId || randomUUID(),
-    parts: message.parts.filter((part) => part.content).map((part) => Part.toJSON(part) as StoredPart),
-    metadata: message.metadata ?? null,
-    extensions: message.extensions ?? [],
-    referenceTaskIds: message.referenceTaskIds ?? [],
-  };
-}
-
-function toChunk(artifact: Artifact, append: boolean, lastChunk: boolean): ArtifactChunk {
-  return {
-    artifactId: artifact.artifactId || randomUUID(),
-    name: artifact.name ?? '',
-    description: artifact.description ?? '',
-    parts: artifact.parts.filter((part) => part.content).map((part) => Part.toJSON(part) as StoredPart),
-    metadata: artifact.metadata ?? null,
-    append,
-    lastChunk,
-  };
-}
-
-function agentText(text: string): NewMessage {
-  return {
-    messageId: randomUUID(),
-    parts: [{ text } as StoredPart],
-    metadata: null,
-    extensions: [],
-    referenceTaskIds: [],
-  };
-}
-
-/**
- * A task as the upstream shows it: its ids, and — when it is an answer, not the first
- * event of a stream (which shows the task as it was before this turn) — its status
- * and artifacts.
- */
-function taskUpdate(task: Task, answer: boolean): UpstreamUpdate {
-  const upstream = task.id ? { taskId: task.id, contextId: task.contextId } : undefined;
-  if (!answer) return { upstream };
-  const state = task.status?.state === undefined ? undefined : FROM_A2A[task.status.state];
-  const message =
-    task.status?.message && task.status.message.parts.length > 0 ? toNewMessage(task.status.message) : undefined;
-  return {
-    upstream,
-    state,
-    message,
-    artifacts: (task.artifacts ?? []).map((artifact) => toChunk(artifact, false, false)),
-  };
-}
-
-/** A direct answer without a task: the agent's message completes the task. */
-function messageUpdate(message: Message): UpstreamUpdate {
-  return { state: 'completed', message: toNewMessage(message) };
-}
-
-function streamUpdate(event: StreamResponse): UpstreamUpdate | null {
-  const payload = event.payload;
-  switch (payload?.$case) {
-    case 'task':
-      return taskUpdate(payload.value, false);
-    case 'message':
-      return messageUpdate(payload.value);
-    case 'statusUpdate': {
-      const { status } = payload.value;
-      const state = status?.state === undefined ? undefined : FROM_A2A[status.state];
-      const message = status?.message && status.message.parts.length > 0 ? toNewMessage(status.message) : undefined;
-      return { upstream: { taskId: payload.value.taskId, contextId: payload.value.contextId }, state, message };
-    }
-    case 'artifactUpdate':
-      return payload.value.artifact
-        ? {
-            upstream: { taskId: payload.value.taskId, contextId: payload.value.contextId },
-            artifacts: [toChunk(payload.value.artifact, payload.value.append, payload.value.lastChunk)],
-          }
-        : null;
-    default:
-      return null;
-  }
 }

@@ -107,10 +107,12 @@ export class UpstreamsService {
     // Cards spell versions "1.0", "0.3", "0.3.0"…: the generation is what counts. The card's order
     // is its preference (a v0.3 card's preferredTransport comes first): the first interface that
     // the forwarder speaks and the request allows is the one called.
+    // An interface that names no version (some cards in the 1.0 shape omit it; a 0.3-shaped
+    // card is read as 0.3 by the SDK) is taken as 1.0, the generation of its card's shape.
     const offered = (card?.supportedInterfaces ?? []).map((i) => ({
       url: i.url,
       binding: i.protocolBinding as UpstreamBinding,
-      version: generationOf(i.protocolVersion),
+      version: i.protocolVersion ? generationOf(i.protocolVersion) : ('1.0' as const),
     }));
     const chosen = offered.find(
       (i) =>

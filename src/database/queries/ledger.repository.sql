@@ -67,6 +67,10 @@ t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.context_id = 
 -- LedgerRepository.forwardedTask
 SELECT id, state, worker_identity_id, upstream_task_id, upstream_context_id FROM tasks WHERE id = $1;
 
+-- LedgerRepository.upstreamIds
+SELECT id, upstream_task_id, upstream_context_id FROM tasks
+WHERE id = ANY($1::uuid[]) AND upstream_task_id IS NOT NULL;
+
 -- LedgerRepository.setUpstreamIds
 UPDATE tasks SET upstream_task_id = $1, upstream_context_id = $2
 WHERE id = $3 AND upstream_task_id IS NULL;
