@@ -10,6 +10,7 @@ export const MAX_JSON_DEPTH = 64;
  * What makes a parsed body unacceptable before any handler sees it: nesting deeper
  * than `limit` (recursive validation would overflow the stack) or a NUL character
  * (PostgreSQL text cannot hold one). Walked iteratively, so the walk cannot overflow.
+ * Every binding's check: the HTTP bindings' parsed JSON, gRPC's decoded message.
  */
 export function bodyProblem(value: unknown, limit: number): 'too_deep' | 'nul_character' | null {
   const stack: Array<[unknown, number]> = [[value, 1]];
@@ -19,7 +20,8 @@ export function bodyProblem(value: unknown, limit: number): 'too_deep' | 'nul_ch
       if (node.includes('\u0000')) return 'nul_character';
       continue;
     }
-    if (node === null || typeof node !== 'object') continue;
+    // Bytes (a decoded protobuf message's) are data, not nesting.
+    if (node === null || typeof node !== 'object' || ArrayBuffer.isView(node)) continue;
     if (depth > limit) return 'too_deep';
     for (const [key, child] of Object.entries(node)) {
       if (key.includes('\u0000')) return 'nul_character';

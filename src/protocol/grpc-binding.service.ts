@@ -21,6 +21,7 @@ import { bindHooks, BindingRequestHandler, type BindingHooks } from './binding-h
 import { grpcStatusDetails, RPC_CODE, rpcStatusFor, SERVICE_ERROR_DOMAIN } from '../common/binding-status';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
+import { readableService, RefusedRequest } from './grpc-messages';
 import { SpanKind } from '@opentelemetry/api';
 import { contextFrom, inSpan } from '../tracing/tracing';
 
@@ -93,8 +94,8 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
       userBuilder: async (call: Call) => new AdmittedCaller(this.admitted.get(call)!),
       contextBuilder: ({ user }: { user?: User }) => (user as AdmittedCaller).open.context,
     };
-    server.addService(A2AService, this.checked(grpcService(options), '1.0'));
-    server.addService(LegacyA2AService, this.checked(legacyGrpcService(options), '0.3'));
+    server.addService(readableService(A2AService), this.checked(grpcService(options), '1.0'));
+    server.addService(readableService(LegacyA2AService), this.checked(legacyGrpcService(options), '0.3'));
     const address = `${this.config.grpcHost}:${this.config.grpcPort}`;
     this.boundPort = await new Promise<number>((resolve, reject) =>
       server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, port) =>
@@ -171,6 +172,7 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
       log.done(error?.code ?? grpc.status.OK);
       callback(error, value);
     };
+    if (call.request instanceof RefusedRequest) return reply(this.status(call.request.refusal, log));
     const open = await this.open(call, version, kind, log, {
       // The SDK would call it an internal error: answer first, its own answer is then ignored.
       refuse: (refusal) => (reply(this.status(refusal, log)), new Error(refusal.detail)),
@@ -193,6 +195,7 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     call.on('error', (error: { code?: number }) => log.done(error.code ?? grpc.status.UNKNOWN));
     call.on('finish', () => log.done(grpc.status.OK));
     call.on('cancelled', () => log.done(grpc.status.CANCELLED));
+    if (call.request instanceof RefusedRequest) return void call.emit('error', this.status(call.request.refusal, log));
     const open = await this.open(call, version, 'stream', log, {
       refuse: (refusal) => (call.emit('error', this.status(refusal, log)), null),
       ready: async (signal) => {
