@@ -23,7 +23,7 @@ import { bindHooks, BindingRequestHandler, type BindingHooks } from './binding-h
 import { grpcStatusDetails, RPC_CODE, rpcStatusFor, SERVICE_ERROR_DOMAIN } from '../common/binding-status';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
-import { readableService, RefusedRequest } from './grpc-messages';
+import { boundedStatus, readableService, RefusedRequest } from './grpc-messages';
 import { spokenVersion } from './a2a-version';
 import { SpanKind } from '@opentelemetry/api';
 import { contextFrom, inSpan } from '../tracing/tracing';
@@ -92,7 +92,10 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
 
   async onApplicationBootstrap(): Promise<void> {
     if (this.config.grpcPort === null) return;
-    const server = new grpc.Server({ 'grpc.max_receive_message_length': this.config.protocolBodyLimitBytes });
+    const server = new grpc.Server({
+      'grpc.max_receive_message_length': this.config.protocolBodyLimitBytes,
+      interceptors: [boundedStatus],
+    });
     const options = {
       requestHandler: new BindingRequestHandler(meteredHandler(this.ledger, 'grpc', this.metrics)),
       userBuilder: async (call: Call) => new AdmittedCaller(this.admitted.get(call)!),

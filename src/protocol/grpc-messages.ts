@@ -1,5 +1,7 @@
-import type * as grpc from '@grpc/grpc-js';
+import * as grpc from '@grpc/grpc-js';
+import { decodeErrorInfo, decodeStatus, GRPC_STATUS_DETAILS_BIN } from '@a2a-js/sdk/errors/grpc';
 import { AppError, badRequest } from '../common/app-error';
+import { ERROR_INFO_TYPE_URL, grpcStatusDetails } from '../common/binding-status';
 import { bodyProblem, MAX_JSON_DEPTH } from '../common/body-parsers';
 
 /**
@@ -118,4 +120,42 @@ function isContainer(value: unknown): value is object {
   if (Array.isArray(value)) return true;
   const prototype = Object.getPrototypeOf(value) as unknown;
   return prototype === Object.prototype || prototype === null;
+}
+
+/** The most a status message may hold, in UTF-8 bytes: well inside a client's metadata limit (8 KiB by default) once percent-encoded. */
+export const MAX_STATUS_MESSAGE_BYTES = 1024;
+
+/**
+ * Every status the server sends, its message cut to MAX_STATUS_MESSAGE_BYTES (and the
+ * one in its `grpc-status-details-bin` with it). Some of the SDK's messages quote the
+ * request (the v0.3 services' `Invalid or missing task ID in: "<name>"`); a status that
+ * does not fit in the HTTP/2 trailers is never delivered, and the call hangs with its
+ * connection. Costs a length check unless a message is that long.
+ */
+export const boundedStatus: grpc.ServerInterceptor = (_method, call) =>
+  new grpc.ServerInterceptingCall(call, { sendStatus: (status, next) => next(withinBounds(status)) });
+
+/** What a server interceptor's `sendStatus` is given (grpc-js does not export its name). */
+type StatusSent = Parameters<NonNullable<grpc.Responder['sendStatus']>>[0];
+
+function withinBounds(status: StatusSent): StatusSent {
+  const details = status.details ?? '';
+  if (details.length * 3 <= MAX_STATUS_MESSAGE_BYTES || Buffer.byteLength(details) <= MAX_STATUS_MESSAGE_BYTES)
+    return status;
+  let cut = '';
+  let bytes = 0;
+  for (const character of details) {
+    bytes += Buffer.byteLength(character);
+    if (bytes > MAX_STATUS_MESSAGE_BYTES - 3) break;
+    cut += character;
+  }
+  cut += '…';
+  const metadata = status.metadata?.clone();
+  const encoded = metadata?.get(GRPC_STATUS_DETAILS_BIN)[0];
+  if (metadata && encoded !== undefined) {
+    metadata.remove(GRPC_STATUS_DETAILS_BIN);
+    const info = decodeStatus(Buffer.from(encoded)).details.find((detail) => detail.typeUrl === ERROR_INFO_TYPE_URL);
+    if (info) metadata.set(GRPC_STATUS_DETAILS_BIN, grpcStatusDetails(status.code, cut, decodeErrorInfo(info.value)));
+  }
+  return { ...status, details: cut, metadata };
 }

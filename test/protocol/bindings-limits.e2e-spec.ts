@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { ListTasksRequest, SendMessageRequest } from '@a2a-js/sdk';
 import { A2AService } from '@a2a-js/sdk/server/grpc';
+import { decodeErrorInfo, decodeStatus, GRPC_STATUS_DETAILS_BIN } from '@a2a-js/sdk/errors/grpc';
 import { Metadata, status as GrpcStatus, type ClientReadableStream } from '@grpc/grpc-js';
 import { createLogger } from '../../src/common/logger';
 import { startApp, type TestApp } from '../support/app';
@@ -291,6 +292,41 @@ describe('protocol bindings: limits and standing', () => {
       expect(events).toEqual(['task']);
       stream.cancel();
       expect((await done).code).toBe(GrpcStatus.CANCELLED);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('gRPC: a status message that would quote a huge request is cut, so the call is answered and its connection keeps serving', async () => {
+    const { requester, worker } = await agentPair(t);
+    const key = metadataOf({ ...apiKey(requester.key), 'a2a-tenant': worker.handle });
+    const client = grpcClient(t);
+    try {
+      // The v0.3 service's own message quotes the name: `Invalid or missing task ID in: "yyy…"`.
+      const huge = await rawCall(
+        client,
+        '/a2a.v1.A2AService/GetTask',
+        wire.field(1, 'y'.repeat(300_000)),
+        key,
+        false,
+        5000,
+      );
+      expect(huge.code).toBe(GrpcStatus.INVALID_ARGUMENT);
+      expect(Buffer.byteLength(huge.details)).toBeLessThanOrEqual(1024);
+      expect(huge.details).toMatch(/^Invalid or missing task ID in: "y+…$/);
+      // The status details say the same, and still carry the A2A error for the SDK's client.
+      const details = decodeStatus(huge.trailers.get(GRPC_STATUS_DETAILS_BIN)[0] as Buffer);
+      expect(details.message).toBe(huge.details);
+      expect(decodeErrorInfo(details.details[0].value)).toMatchObject({ domain: 'a2a-protocol.org' });
+      const next = await rawCall(
+        client,
+        '/a2a.v1.A2AService/GetTask',
+        wire.field(1, `tasks/${randomUUID()}`),
+        key,
+        false,
+        5000,
+      );
+      expect(next.code).toBe(GrpcStatus.NOT_FOUND);
     } finally {
       client.close();
     }

@@ -63,8 +63,10 @@ export function rawCall(
   request: Buffer,
   metadata: grpc.Metadata,
   stream = false,
+  deadlineMs?: number,
 ): Promise<GrpcOutcome> {
   const raw = (value: Buffer) => value;
+  const options = deadlineMs === undefined ? {} : { deadline: Date.now() + deadlineMs };
   return new Promise((resolve) => {
     const finish = (error: grpc.ServiceError | null, value?: unknown) => {
       if (!error) return resolve({ code: 0, details: '', reason: null, trailers: new grpc.Metadata(), value });
@@ -77,10 +79,10 @@ export function rawCall(
       });
     };
     if (!stream) {
-      client.makeUnaryRequest(path, raw, raw, request, metadata, (error, value) => finish(error, value));
+      client.makeUnaryRequest(path, raw, raw, request, metadata, options, (error, value) => finish(error, value));
       return;
     }
-    const events = client.makeServerStreamRequest(path, raw, raw, request, metadata);
+    const events = client.makeServerStreamRequest(path, raw, raw, request, metadata, options);
     events.on('data', () => undefined);
     events.on('error', (error: grpc.ServiceError) => finish(error));
     events.on('end', () => finish(null));
