@@ -81,8 +81,13 @@ const malformed = () =>
   badRequest('malformed_protobuf', "The request is not a valid protobuf message of this method's request type.");
 const tooDeep = () => badRequest('body_too_deep', `The request message nests deeper than ${MAX_JSON_DEPTH} levels.`);
 
+/**
+ * By name, not `instanceof`: the overflow may surface in a built-in of another realm
+ * (Buffer or TextEncoder inside a test runner's VM context), whose RangeError is not ours.
+ */
 function isStackOverflow(error: unknown): boolean {
-  return error instanceof RangeError && /call stack/i.test(error.message);
+  const { name, message } = (error ?? {}) as { name?: unknown; message?: unknown };
+  return name === 'RangeError' && typeof message === 'string' && /call stack/i.test(message);
 }
 
 /** What a response shows where its data nested deeper than `cutBelow`'s limit. */
