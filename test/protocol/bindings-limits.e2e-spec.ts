@@ -260,7 +260,7 @@ describe('protocol bindings: limits and standing', () => {
     }
   });
 
-  it('a task that holds data deeper than the limit (stored before it, or another way in) still reads on gRPC: GetTask and SubscribeToTask answer, the excess cut', async () => {
+  it('a task that holds data deeper than the limit (stored before it, or another way in) still reads on gRPC: GetTask (both services) and SubscribeToTask answer, the excess cut', async () => {
     const { requester, worker } = await agentPair(t);
     const task = await submitTask(t, requester, worker);
     // 3,000 levels, as the issue's report: deep enough to overflow the SDK's recursive protobuf encoder.
@@ -280,6 +280,13 @@ describe('protocol bindings: limits and standing', () => {
       const text = JSON.stringify(content.value);
       expect(text.startsWith('{"a":{"a":')).toBe(true);
       expect(text).toContain('"[nested deeper than 64 levels]"');
+      const legacy = await rawCall(
+        client,
+        '/a2a.v1.A2AService/GetTask',
+        wire.field(1, `tasks/${task.id}`),
+        metadataOf({ ...apiKey(requester.key), 'a2a-tenant': worker.handle }),
+      );
+      expect({ code: legacy.code, details: legacy.details }).toEqual({ code: GrpcStatus.OK, details: '' });
 
       const events: string[] = [];
       const stream = (
