@@ -20,7 +20,8 @@ const textProblem = (text: string): BodyProblem | null =>
  * than `limit` (recursive validation would overflow the stack), a NUL character
  * (PostgreSQL text cannot hold one) or a lone UTF-16 surrogate (JSON's `\ud800`
  * escape: not text; validators throw on it, and PostgreSQL would get U+FFFD in its
- * place). Walked iteratively, so the walk cannot overflow.
+ * place). Walked iteratively, so the walk cannot overflow. Every binding's check:
+ * the HTTP bindings' parsed JSON, gRPC's decoded message.
  */
 export function bodyProblem(value: unknown, limit: number): BodyProblem | null {
   const stack: Array<[unknown, number]> = [[value, 1]];
@@ -31,7 +32,8 @@ export function bodyProblem(value: unknown, limit: number): BodyProblem | null {
       if (problem) return problem;
       continue;
     }
-    if (node === null || typeof node !== 'object') continue;
+    // Bytes (a decoded protobuf message's) are data, not nesting.
+    if (node === null || typeof node !== 'object' || ArrayBuffer.isView(node)) continue;
     if (depth > limit) return 'too_deep';
     for (const [key, child] of Object.entries(node)) {
       const problem = textProblem(key);

@@ -21,6 +21,7 @@ export const ERROR_CODES = {
   },
   validation_failed: { status: 400, doc: 'The body, query or path is not valid; `errors` names each field.' },
   malformed_json: { status: 400, doc: 'The request body is not valid JSON.' },
+  malformed_protobuf: { status: 400, doc: "A gRPC request is not a valid protobuf message of its method's type." },
   body_too_deep: { status: 400, doc: 'The request body nests deeper than the service accepts.' },
   nul_character: { status: 400, doc: 'The path or query contains a NUL character.' },
   invalid_content_encoding: {

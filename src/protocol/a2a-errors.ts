@@ -26,6 +26,7 @@ export const A2A_ERROR_KIND: Record<ErrorCode, A2AErrorKind> = {
   bad_request: 'RequestMalformed',
   validation_failed: 'RequestMalformed',
   malformed_json: 'RequestMalformed',
+  malformed_protobuf: 'RequestMalformed',
   body_too_deep: 'RequestMalformed',
   nul_character: 'RequestMalformed',
   invalid_content_encoding: 'RequestMalformed',

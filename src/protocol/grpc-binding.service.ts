@@ -5,6 +5,8 @@ import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap }
 import * as grpc from '@grpc/grpc-js';
 import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
 import { LegacyA2AService, legacyGrpcService } from '@a2a-js/sdk/compat/v0_3/server/grpc';
+import { A2AError } from '@a2a-js/sdk/errors';
+import { buildGrpcErrorMetadata, grpcStatusFor, GrpcVersionNotSupportedError } from '@a2a-js/sdk/errors/grpc';
 import type { User } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
 import { runInRequestContext, traceIdOf, type RequestContext } from '../common/request-context';
@@ -21,6 +23,8 @@ import { bindHooks, BindingRequestHandler, type BindingHooks } from './binding-h
 import { grpcStatusDetails, RPC_CODE, rpcStatusFor, SERVICE_ERROR_DOMAIN } from '../common/binding-status';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
+import { boundedStatus, readableService, RefusedRequest } from './grpc-messages';
+import { spokenVersion } from './a2a-version';
 import { SpanKind } from '@opentelemetry/api';
 import { contextFrom, inSpan } from '../tracing/tracing';
 
@@ -43,6 +47,7 @@ const KINDS: Record<A2AVersion, Record<string, Kind>> = {
  * entry carries it (also accepted on v1.0 calls without a `tenant`).
  */
 export const TENANT_METADATA = 'a2a-tenant';
+const A2A_VERSION_METADATA = 'a2a-version';
 
 /** The SDK's view of the caller: the admitted call, handed to the context builder. */
 class AdmittedCaller implements User {
@@ -87,14 +92,17 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
 
   async onApplicationBootstrap(): Promise<void> {
     if (this.config.grpcPort === null) return;
-    const server = new grpc.Server({ 'grpc.max_receive_message_length': this.config.protocolBodyLimitBytes });
+    const server = new grpc.Server({
+      'grpc.max_receive_message_length': this.config.protocolBodyLimitBytes,
+      interceptors: [boundedStatus],
+    });
     const options = {
       requestHandler: new BindingRequestHandler(meteredHandler(this.ledger, 'grpc', this.metrics)),
       userBuilder: async (call: Call) => new AdmittedCaller(this.admitted.get(call)!),
       contextBuilder: ({ user }: { user?: User }) => (user as AdmittedCaller).open.context,
     };
-    server.addService(A2AService, this.checked(grpcService(options), '1.0'));
-    server.addService(LegacyA2AService, this.checked(legacyGrpcService(options), '0.3'));
+    server.addService(readableService(A2AService), this.checked(grpcService(options), '1.0'));
+    server.addService(readableService(LegacyA2AService), this.checked(legacyGrpcService(options), '0.3'));
     const address = `${this.config.grpcHost}:${this.config.grpcPort}`;
     this.boundPort = await new Promise<number>((resolve, reject) =>
       server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (error, port) =>
@@ -171,6 +179,7 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
       log.done(error?.code ?? grpc.status.OK);
       callback(error, value);
     };
+    if (call.request instanceof RefusedRequest) return reply(this.status(call.request.refusal, log));
     const open = await this.open(call, version, kind, log, {
       // The SDK would call it an internal error: answer first, its own answer is then ignored.
       refuse: (refusal) => (reply(this.status(refusal, log)), new Error(refusal.detail)),
@@ -193,6 +202,7 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     call.on('error', (error: { code?: number }) => log.done(error.code ?? grpc.status.UNKNOWN));
     call.on('finish', () => log.done(grpc.status.OK));
     call.on('cancelled', () => log.done(grpc.status.CANCELLED));
+    if (call.request instanceof RefusedRequest) return void call.emit('error', this.status(call.request.refusal, log));
     const open = await this.open(call, version, 'stream', log, {
       refuse: (refusal) => (call.emit('error', this.status(refusal, log)), null),
       ready: async (signal) => {
@@ -235,6 +245,15 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
       { tenant?: string; configuration?: { returnImmediately?: boolean; blocking?: boolean } } | undefined;
     const handle = request?.tenant || call.metadata.get(TENANT_METADATA)[0]?.toString() || '';
     const pair = await this.gate.admit(principal, handle);
+    // The generation is the service called; `a2a-version` may name it, or the other one this service speaks (A2A v1.0 §3.6.2).
+    const requested = call.metadata.get(A2A_VERSION_METADATA)[0]?.toString();
+    if (requested !== undefined && !spokenVersion(requested)) {
+      // The A2A TCK 1.0 checks UNIMPLEMENTED, as the specification v1.0.0 maps it (v1.0.1: FAILED_PRECONDITION; docs/api.md §5).
+      throw new GrpcVersionNotSupportedError({
+        message: `A2A version ${requested} is not spoken here: lf.a2a.v1.A2AService is A2A 1.0, a2a.v1.A2AService 0.3 (a2a-version 1.0, 0.3, or none).`,
+        status: grpc.status.UNIMPLEMENTED,
+      });
+    }
     // Protobuf has no absent booleans: a v0.3 send blocks when it says so (the SDK's v0.3 client does by default).
     const blocking =
       kind === 'send' &&
@@ -260,6 +279,12 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
    * status details (`grpc-status-details-bin`).
    */
   private status(error: unknown, log: CallLog): Partial<grpc.StatusObject> {
+    if (error instanceof A2AError) {
+      // An A2A error of the protocol itself: the SDK's form (its ErrorInfo in the A2A domain), as the SDK answers a method's.
+      const metadata = buildGrpcErrorMetadata(grpc.Metadata, error) ?? new grpc.Metadata();
+      metadata.set('x-request-id', log.requestId);
+      return { code: grpcStatusFor(error), details: error.message, metadata };
+    }
     const problem = toAppError(error);
     if (problem.status >= 500) this.logger.error({ request_id: log.requestId, err: error }, 'gRPC call failed');
     const reason = problem.status === 401 ? 'unauthenticated' : problem.code;

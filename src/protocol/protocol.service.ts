@@ -15,6 +15,7 @@ import { isA2AMethod, paramsErrors } from './a2a-params';
 import { CallRefused } from './call-standing';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { meteredHandler } from './metered-handler';
+import { spokenVersion } from './a2a-version';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
 import { writeFrame } from './sse';
 import { inSpan } from '../tracing/tracing';
@@ -216,8 +217,7 @@ function alwaysSse(version: A2AVersion, method: string): boolean {
  * number is ignored (A2A v1.0 §3.6: it MUST not be considered in negotiation).
  */
 function a2aVersion(header: string | undefined): A2AVersion | null {
-  const match = /^(\d+\.\d+)(?:\.\d+)?$/.exec(header === undefined ? '0.3' : header.trim());
-  return match?.[1] === '0.3' || match?.[1] === '1.0' ? match[1] : null;
+  return spokenVersion(header ?? '0.3');
 }
 
 /** The methods that stay open: streams always, sends while they block for the worker. */

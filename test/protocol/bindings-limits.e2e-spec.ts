@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
 import { ListTasksRequest, SendMessageRequest } from '@a2a-js/sdk';
+import { A2AService } from '@a2a-js/sdk/server/grpc';
+import { decodeErrorInfo, decodeStatus, GRPC_STATUS_DETAILS_BIN } from '@a2a-js/sdk/errors/grpc';
 import { Metadata, status as GrpcStatus, type ClientReadableStream } from '@grpc/grpc-js';
+import { createLogger } from '../../src/common/logger';
 import { startApp, type TestApp } from '../support/app';
+import { eventually } from '../support/eventually';
 import {
   agentPair,
   openRestStream,
@@ -13,7 +18,7 @@ import {
   type Agent,
 } from '../support/a2a';
 import { apiKey, bearer } from '../support/fixtures';
-import { grpcClient, metadataOf, unary } from '../support/grpc';
+import { deepJson, grpcClient, metadataOf, rawCall, unary, wire } from '../support/grpc';
 
 /**
  * The HTTP+JSON and gRPC bindings under the protocol's limits (CONTRACT §5, §10): one
@@ -24,9 +29,21 @@ describe('protocol bindings: limits and standing', () => {
   let t: TestApp;
   /** A second instance on the same database, with a protocol quota of 4 a minute per key. */
   let limited: TestApp;
+  /** `t`'s log lines, parsed. */
+  const logged: Array<Record<string, unknown>> = [];
 
   beforeAll(async () => {
-    t = await startApp({ GRPC_PORT: '0', GRPC_HOST: '127.0.0.1', PROTOCOL_MAX_OPEN_CALLS_PER_KEY: '1' });
+    const sink = new Writable({
+      write(chunk, _, done) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) logged.push(JSON.parse(line));
+        done();
+      },
+    });
+    t = await startApp(
+      { GRPC_PORT: '0', GRPC_HOST: '127.0.0.1', PROTOCOL_MAX_OPEN_CALLS_PER_KEY: '1' },
+      undefined,
+      createLogger('info', sink),
+    );
     limited = await startApp({ GRPC_PORT: '0', GRPC_HOST: '127.0.0.1', RATE_LIMIT_PROTOCOL_PER_MINUTE: '4' }, t);
   });
   afterAll(async () => {
@@ -121,6 +138,205 @@ describe('protocol bindings: limits and standing', () => {
       code: GrpcStatus.RESOURCE_EXHAUSTED,
       details: expect.any(String),
     });
+  });
+
+  it('gRPC: a garbage or truncated request message is INVALID_ARGUMENT (malformed_protobuf), logged as a request, on every kind of method', async () => {
+    const { requester, worker } = await agentPair(t);
+    const whole = wire.deepSend(worker.handle, randomUUID(), 2);
+    const frames: Array<[string, Buffer]> = [
+      ['truncated', whole.subarray(0, whole.length - 5)],
+      ['a wire type that does not exist', Buffer.from([0x0f, 0x01])],
+      ['a string longer than the message', Buffer.from([0x0a, 0x05, 0x61])],
+      ['a varint that never ends', Buffer.alloc(12, 0xff)],
+    ];
+    const methods: Array<[string, boolean]> = [
+      ['/lf.a2a.v1.A2AService/SendMessage', false],
+      ['/lf.a2a.v1.A2AService/GetTask', false],
+      ['/lf.a2a.v1.A2AService/SubscribeToTask', true],
+      ['/a2a.v1.A2AService/SendMessage', false],
+      ['/a2a.v1.A2AService/SendStreamingMessage', true],
+    ];
+    const client = grpcClient(t);
+    try {
+      for (const [path, stream] of methods) {
+        for (const [name, frame] of frames) {
+          const outcome = await rawCall(client, path, frame, metadataOf(apiKey(requester.key)), stream);
+          expect({ name, path, code: outcome.code, reason: outcome.reason }).toEqual({
+            name,
+            path,
+            code: GrpcStatus.INVALID_ARGUMENT,
+            reason: 'malformed_protobuf',
+          });
+          expect(outcome.details).toMatch(/not a valid protobuf/);
+          const requestId = String(outcome.trailers.get('x-request-id')[0]);
+          const line = await eventually(
+            async () => logged.find((entry) => entry.msg === 'request' && entry.request_id === requestId),
+            (found) => found !== undefined,
+          );
+          expect(line).toMatchObject({ method: 'gRPC', path, status: 'INVALID_ARGUMENT', level: 30 });
+        }
+      }
+    } finally {
+      client.close();
+    }
+    // No error-level line: a client's garbage is not the service's failure.
+    expect(logged.filter((entry) => Number(entry.level) >= 50)).toEqual([]);
+  });
+
+  it('the 64-level nesting limit on every binding: JSON-RPC and gRPC (both services) accept the same depth, refuse one level more, and the deepest accepted data reads back everywhere', async () => {
+    const { requester, worker } = await agentPair(t);
+    const key = metadataOf(apiKey(requester.key));
+    // `data` is at the request's sixth level on JSON-RPC (params.message.parts[0].data) and in the decoded gRPC request (message.parts[0].content.value).
+    const deepest = 59;
+    const jsonRpcSend = (depth: number) =>
+      rpc(
+        t,
+        worker.handle,
+        requester.key,
+        'SendMessage',
+        {
+          message: { ...v1Message('deep'), parts: [{ data: deepJson(depth) }] },
+          configuration: { returnImmediately: true },
+        },
+        '1.0',
+      );
+    const viaJsonRpc = await jsonRpcSend(deepest).expect(200);
+    expect(viaJsonRpc.body.result.task.status.state).toBe('TASK_STATE_SUBMITTED');
+    expect((await jsonRpcSend(deepest + 1).expect(400)).body.error.data).toMatchObject({ reason: 'body_too_deep' });
+
+    const client = grpcClient(t);
+    try {
+      const sent = await rawCall(
+        client,
+        '/lf.a2a.v1.A2AService/SendMessage',
+        wire.deepSend(worker.handle, randomUUID(), deepest),
+        key,
+      );
+      expect({ code: sent.code, details: sent.details }).toEqual({ code: GrpcStatus.OK, details: '' });
+      const task = A2AService.sendMessage.responseDeserialize(sent.value as Buffer).payload;
+      if (task?.$case !== 'task') throw new Error('no task');
+      for (const depth of [deepest + 1, 3000, 4500, 60_000]) {
+        const refused = await rawCall(
+          client,
+          '/lf.a2a.v1.A2AService/SendMessage',
+          wire.deepSend(worker.handle, randomUUID(), depth),
+          key,
+        );
+        expect({ depth, code: refused.code, reason: refused.reason }).toEqual({
+          depth,
+          code: GrpcStatus.INVALID_ARGUMENT,
+          reason: 'body_too_deep',
+        });
+      }
+      // The v0.3 service: its Part's DataPart holds a Struct (field 3, then 1); a Message's parts are `content` (field 4).
+      const legacySend = (depth: number) => {
+        const part = wire.field(3, wire.field(1, wire.deepStruct(depth)));
+        const message = Buffer.concat([wire.field(1, randomUUID()), wire.number(4, 1), wire.field(5, part)]);
+        return rawCall(
+          client,
+          '/a2a.v1.A2AService/SendMessage',
+          wire.field(1, message),
+          metadataOf({ ...apiKey(requester.key), 'a2a-tenant': worker.handle }),
+        );
+      };
+      expect((await legacySend(3000)).reason).toBe('body_too_deep');
+
+      // Read back: gRPC GetTask, and JSON-RPC, the data as it was sent.
+      for (const id of [task.value.id, viaJsonRpc.body.result.task.id as string]) {
+        const read = await rawCall(
+          client,
+          '/lf.a2a.v1.A2AService/GetTask',
+          Buffer.concat([wire.field(1, worker.handle), wire.field(2, id)]),
+          key,
+        );
+        expect({ code: read.code, details: read.details }).toEqual({ code: GrpcStatus.OK, details: '' });
+        const part = A2AService.getTask.responseDeserialize(read.value as Buffer).history[0].parts[0].content;
+        expect(part).toEqual({ $case: 'data', value: deepJson(deepest) });
+        const rpcRead = await rpc(t, worker.handle, requester.key, 'GetTask', { id }, '1.0').expect(200);
+        expect(rpcRead.body.result.history[0].parts[0].data).toEqual(deepJson(deepest));
+      }
+    } finally {
+      client.close();
+    }
+  });
+
+  it('a task that holds data deeper than the limit (stored before it, or another way in) still reads on gRPC: GetTask (both services) and SubscribeToTask answer, the excess cut', async () => {
+    const { requester, worker } = await agentPair(t);
+    const task = await submitTask(t, requester, worker);
+    // 3,000 levels, as the issue's report: deep enough to overflow the SDK's recursive protobuf encoder.
+    const deep = '{"a":'.repeat(3000) + '"x"' + '}'.repeat(3000);
+    await t.db.query(`UPDATE messages SET parts = $1::jsonb WHERE task_id = $2`, [`[{"data":${deep}}]`, task.id]);
+    const client = grpcClient(t);
+    try {
+      const read = await rawCall(
+        client,
+        '/lf.a2a.v1.A2AService/GetTask',
+        Buffer.concat([wire.field(1, worker.handle), wire.field(2, task.id)]),
+        metadataOf(apiKey(requester.key)),
+      );
+      expect({ code: read.code, details: read.details }).toEqual({ code: GrpcStatus.OK, details: '' });
+      const content = A2AService.getTask.responseDeserialize(read.value as Buffer).history[0].parts[0].content;
+      if (content?.$case !== 'data') throw new Error('not a data part');
+      const text = JSON.stringify(content.value);
+      expect(text.startsWith('{"a":{"a":')).toBe(true);
+      expect(text).toContain('"[nested deeper than 64 levels]"');
+      const legacy = await rawCall(
+        client,
+        '/a2a.v1.A2AService/GetTask',
+        wire.field(1, `tasks/${task.id}`),
+        metadataOf({ ...apiKey(requester.key), 'a2a-tenant': worker.handle }),
+      );
+      expect({ code: legacy.code, details: legacy.details }).toEqual({ code: GrpcStatus.OK, details: '' });
+
+      const events: string[] = [];
+      const stream = (
+        client as unknown as {
+          subscribeToTask(request: unknown, metadata: Metadata): ClientReadableStream<{ payload?: { $case: string } }>;
+        }
+      ).subscribeToTask({ tenant: worker.handle, id: task.id }, metadataOf(apiKey(requester.key)));
+      const done = ended(stream, events);
+      await waitFor(() => events.length === 1);
+      expect(events).toEqual(['task']);
+      stream.cancel();
+      expect((await done).code).toBe(GrpcStatus.CANCELLED);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('gRPC: a status message that would quote a huge request is cut, so the call is answered and its connection keeps serving', async () => {
+    const { requester, worker } = await agentPair(t);
+    const key = metadataOf({ ...apiKey(requester.key), 'a2a-tenant': worker.handle });
+    const client = grpcClient(t);
+    try {
+      // The v0.3 service's own message quotes the name: `Invalid or missing task ID in: "yyy…"`.
+      const huge = await rawCall(
+        client,
+        '/a2a.v1.A2AService/GetTask',
+        wire.field(1, 'y'.repeat(300_000)),
+        key,
+        false,
+        5000,
+      );
+      expect(huge.code).toBe(GrpcStatus.INVALID_ARGUMENT);
+      expect(Buffer.byteLength(huge.details)).toBeLessThanOrEqual(1024);
+      expect(huge.details).toMatch(/^Invalid or missing task ID in: "y+…$/);
+      // The status details say the same, and still carry the A2A error for the SDK's client.
+      const details = decodeStatus(huge.trailers.get(GRPC_STATUS_DETAILS_BIN)[0] as Buffer);
+      expect(details.message).toBe(huge.details);
+      expect(decodeErrorInfo(details.details[0].value)).toMatchObject({ domain: 'a2a-protocol.org' });
+      const next = await rawCall(
+        client,
+        '/a2a.v1.A2AService/GetTask',
+        wire.field(1, `tasks/${randomUUID()}`),
+        key,
+        false,
+        5000,
+      );
+      expect(next.code).toBe(GrpcStatus.NOT_FOUND);
+    } finally {
+      client.close();
+    }
   });
 
   it('an empty v0.3 POST sent as a literal null (as v0.3 reference clients do) is read as no body', async () => {

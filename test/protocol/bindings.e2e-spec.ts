@@ -10,7 +10,10 @@ import {
   type TransportFactory,
 } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
+import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
+import { fromGrpcError } from '@a2a-js/sdk/errors/grpc';
 import { startApp, type TestApp } from '../support/app';
+import { grpcClient, metadataOf, rawCall, unary, wire } from '../support/grpc';
 import { freePort } from '../support/server-process';
 import { agentPair, reply, startBlocking, type Agent } from '../support/a2a';
 
@@ -135,6 +138,44 @@ describe('every binding through the official SDK client', () => {
       code: 400,
       details: [expect.objectContaining({ reason: 'VERSION_NOT_SUPPORTED' })],
     });
+  });
+
+  it('gRPC: an a2a-version other than 1.0 or 0.3 (a patch number ignored) is VersionNotSupported, as UNIMPLEMENTED (what the A2A TCK 1.0 checks); nothing runs', async () => {
+    const client = grpcClient(t);
+    const send = (version: string) =>
+      unary(
+        client,
+        'sendMessage',
+        SendMessageRequest.fromJSON({
+          tenant: worker.handle,
+          message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text: `version ${version}` }] },
+          configuration: { returnImmediately: true },
+        }),
+        metadataOf({ 'x-api-key': requester.key, 'a2a-version': version }),
+      );
+    const tasks = async () => (await t.db.query(`SELECT count(*)::int AS n FROM tasks`))[0].n as number;
+    try {
+      const before = await tasks();
+      for (const version of ['99.0', '2.0', '1', '1.0.0.0', 'x']) {
+        const refused = await send(version);
+        expect({ version, code: refused.code }).toEqual({ version, code: GrpcStatus.UNIMPLEMENTED });
+        const error = fromGrpcError({ ...refused, metadata: refused.trailers } as unknown as ServiceError);
+        expect(error.name).toBe('VersionNotSupportedError');
+      }
+      expect(await tasks()).toBe(before);
+      for (const version of ['1.0', '1.0.3', '0.3']) expect((await send(version)).code).toBe(GrpcStatus.OK);
+      expect(await tasks()).toBe(before + 3);
+      // The v0.3 service checks it too.
+      const legacy = await rawCall(
+        client,
+        '/a2a.v1.A2AService/GetTask',
+        wire.field(1, `tasks/${randomUUID()}`),
+        metadataOf({ 'x-api-key': requester.key, 'a2a-tenant': worker.handle, 'a2a-version': '99.0' }),
+      );
+      expect(legacy.code).toBe(GrpcStatus.UNIMPLEMENTED);
+    } finally {
+      client.close();
+    }
   });
 
   describe.each([
