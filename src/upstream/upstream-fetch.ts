@@ -80,9 +80,10 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
       );
       // Headers and body go out at once (no Nagle delay waiting for the peer's delayed ACK).
       req.setNoDelay(true);
-      init?.signal?.addEventListener('abort', () => req.destroy(new UpstreamUnreachable('the call was aborted')), {
-        once: true,
-      });
+      // Listening until the response is done only: a forward's signal serves many calls (its polls).
+      const onAbort = () => req.destroy(new UpstreamUnreachable('the call was aborted'));
+      init?.signal?.addEventListener('abort', onAbort, { once: true });
+      req.on('close', () => init?.signal?.removeEventListener('abort', onAbort));
       req.on('error', (error) => {
         clearTimeout(timer);
         reject(error instanceof UpstreamUnreachable ? error : new UpstreamUnreachable(describe(error)));

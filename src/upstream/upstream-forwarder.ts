@@ -30,20 +30,36 @@ import { Metrics } from '../metrics/metrics';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { systemResolver } from '../events/delivery-sender';
 import type { ArtifactChunk } from '../ledger/entities/task-event.entity';
-import { LedgerService, type ForwardedTask, type UpstreamApplied, type UpstreamUpdate } from '../ledger/ledger.service';
+import {
+  LedgerService,
+  type TaskPair,
+  type ForwardedTask,
+  type UpstreamApplied,
+  type UpstreamUpdate,
+} from '../ledger/ledger.service';
 import type { StoredPart } from '../ledger/parts';
 import type { NewMessage } from '../ledger/task-journal';
 import { isSettled, isTerminal, type ReplyState } from '../ledger/task-state';
 import { grpcUnreached, reasonOf, upstreamFetch, vetUpstream } from './upstream-fetch';
-import { UpstreamRepository, type ClaimedForward, type UpstreamRecord } from './upstream.repository';
+import {
+  UpstreamRepository,
+  type ClaimedFairForward,
+  type ClaimedForward,
+  type UpstreamRecord,
+} from './upstream.repository';
+import { BoundExceeded, ForwardRun, ForwardStopped, nextPollWait, pause, watched } from './forward-run';
+import { ClaimLoop, type FairKeys } from '../events/claim-loop';
 import { ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
 import { contextFrom, inSpan } from '../tracing/tracing';
 import { UpstreamsService } from './upstreams.service';
 
-/** A non-streaming upstream's unsettled task is read again this often. */
-const POLL_MS = 500;
 /** Forwards in flight per forwarder. */
 const CONCURRENCY = 20;
+
+/** A forward as the forwarder runs it: claimed, with the keys of its fair share and, when the send handed it over, its upstream. */
+interface ForwardItem extends ClaimedFairForward, FairKeys {
+  known: UpstreamRecord | null;
+}
 
 /** Raised when the forward must be tried again later (the upstream's stream ended early, the task id is not known yet). */
 class TryAgain extends Error {}
@@ -66,11 +82,11 @@ class TryAgain extends Error {}
  */
 @Injectable()
 export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private running = false;
-  private loop: Promise<void> | null = null;
-  private readonly inFlight = new Map<Promise<void>, AbortController>();
-  private woken = false;
-  private wakeUp: (() => void) | null = null;
+  private readonly loop: ClaimLoop<ForwardItem>;
+  /** The forwards running here, by forward id. */
+  private readonly runs = new Map<string, ForwardRun>();
+  /** Slots one upstream, and one organization, may hold. */
+  private readonly share: number;
   private readonly fetch: typeof fetch;
   private readonly clients = new Map<string, { version: string; client: Promise<Client> }>();
 
@@ -88,6 +104,19 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       timeoutMs: config.upstream.timeoutMs,
       maxResponseBytes: config.upstream.maxResponseBytes,
     });
+    this.share = Math.max(1, Math.floor((CONCURRENCY * config.upstream.maxSharePercent) / 100));
+    this.loop = new ClaimLoop<ForwardItem>({
+      what: 'upstream forwards',
+      slots: CONCURRENCY,
+      organizationShare: this.share,
+      pollIntervalMs: config.events.pollIntervalMs,
+      logger,
+      claim: async (limit, held) => {
+        const claimed = await this.repository.claim(limit, config.upstream.leaseMs, { ...held, share: this.share });
+        return claimed.map((forward) => ({ ...forward, destinationShare: this.share, known: null }));
+      },
+      run: (item) => this.run(item),
+    });
   }
 
   onApplicationBootstrap(): void {
@@ -99,52 +128,19 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.run();
+    this.loop.start();
   }
 
   /** Stops claiming; forwards in flight are abandoned to their lease (another forwarder, or this one after a restart, resumes them). */
   async stop(): Promise<void> {
-    this.running = false;
-    this.wake();
-    await this.loop;
-    for (const abort of this.inFlight.values()) abort.abort();
-    await Promise.all(this.inFlight.keys());
+    await this.loop.stop();
+    for (const run of this.runs.values()) run.stop(new ForwardStopped('shutdown'));
+    await this.loop.settled();
   }
 
   /** There may be new work: claim now instead of at the next poll. */
   wake(): void {
-    this.woken = true;
-    this.wakeUp?.();
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      this.woken = false;
-      const free = CONCURRENCY - this.inFlight.size;
-      let claimed: ClaimedForward[] = [];
-      if (free > 0) {
-        try {
-          claimed = await this.repository.claim(free, this.config.upstream.leaseMs);
-        } catch (error) {
-          this.logger.error({ err: error }, 'could not claim upstream forwards');
-        }
-      }
-      for (const forward of claimed) this.begin(forward, null);
-      if (claimed.length === free && free > 0) continue;
-      if (!this.woken && this.running) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, this.config.events.pollIntervalMs);
-          function done() {
-            clearTimeout(timer);
-            resolve();
-          }
-          this.wakeUp = done;
-        });
-        this.wakeUp = null;
-      }
-    }
+    this.loop.wake();
   }
 
   /**
@@ -157,41 +153,69 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
    * that rolls back takes its claim with it. (Sends committing together can take this
    * forwarder past CONCURRENCY by at most the pool's connections, one per transaction.)
    */
-  async queueMessage(
-    unit: Tx | WriteBatch,
-    taskId: string,
-    workerIdentityId: string,
-    messageId: string,
-  ): Promise<void> {
-    const claim = this.running && this.inFlight.size < CONCURRENCY ? this.config.upstream.leaseMs : null;
-    await this.upstreams.queueMessage(unit, taskId, workerIdentityId, messageId, claim, (queued) => {
-      if (queued.claimed) this.begin(queued.forward, queued.upstream);
+  async queueMessage(unit: Tx | WriteBatch, taskId: string, pair: TaskPair, messageId: string): Promise<void> {
+    const keys = {
+      destination: pair.worker.id,
+      organization: pair.requester.organizationId,
+      destinationShare: this.share,
+    };
+    const claim = this.loop.isRunning && this.loop.hasRoom(keys) ? this.config.upstream.leaseMs : null;
+    await this.upstreams.queueMessage(unit, taskId, pair.worker.id, messageId, claim, (queued) => {
+      // Stopping: the forward is left to its lease, as the claims of a forwarder that stopped are.
+      if (queued.claimed && this.loop.isRunning)
+        this.loop.begin({ ...queued.forward, ...keys, known: queued.upstream });
       else this.wake();
     });
   }
 
-  /** Runs a forward this forwarder holds; `upstream` when it is known already (read with the claim). */
-  private begin(forward: ClaimedForward, upstream: UpstreamRecord | null): void {
-    // Stopping: the forward is left to its lease, as the claims of a forwarder that stopped are.
-    if (!this.running) return;
-    const abort = new AbortController();
-    // In the trace of the send (or cancel) that queued it: the upstream calls carry its `traceparent`.
-    const work = inSpan(
-      `upstream ${forward.kind}`,
-      { kind: SpanKind.CLIENT, attributes: { 'a2a.forward.attempt': forward.attempt } },
-      () => this.forward(forward, upstream, abort.signal),
-      forward.traceparent ? contextFrom({ traceparent: forward.traceparent }) : ROOT_CONTEXT,
-    ).finally(() => {
-      this.inFlight.delete(work);
-      this.wake();
-    });
-    this.inFlight.set(work, abort);
+  /**
+   * Runs a forward this forwarder holds, within its bounds (ForwardRun): the lease is
+   * renewed while it runs, and a forward ended elsewhere (its task canceled) stops at
+   * the renewal.
+   */
+  private async run(item: ForwardItem): Promise<void> {
+    const run = new ForwardRun(item.taskId, item.kind, item.queuedAt, this.config.upstream);
+    this.runs.set(item.id, run);
+    const heartbeat = setInterval(() => {
+      this.repository
+        .renewLease(item, this.config.upstream.leaseMs)
+        .then((held) => held || run.stop(new ForwardStopped('ended')))
+        .catch(() => undefined);
+    }, this.config.upstream.leaseMs / 3);
+    try {
+      // In the trace of the send (or cancel) that queued it: the upstream calls carry its `traceparent`.
+      await inSpan(
+        `upstream ${item.kind}`,
+        { kind: SpanKind.CLIENT, attributes: { 'a2a.forward.attempt': item.attempt } },
+        () => this.forward(item, item.known, run.signal),
+        item.traceparent ? contextFrom({ traceparent: item.traceparent }) : ROOT_CONTEXT,
+      );
+    } finally {
+      clearInterval(heartbeat);
+      run.dispose();
+      this.runs.delete(item.id);
+    }
+  }
+
+  /** The task was canceled and its cancel forwarded: its message forwards end, here at once, elsewhere at their next lease renewal. */
+  private async endMessages(taskId: string): Promise<void> {
+    await this.repository.endMessages(taskId);
+    for (const run of this.runs.values())
+      if (run.taskId === taskId && run.kind === 'message') run.stop(new ForwardStopped('ended'));
+  }
+
+  /** A bound passed: the forward fails for good, and so does the task, with a status message naming the bound. */
+  private async exceeded(forward: ClaimedForward, bound: BoundExceeded): Promise<void> {
+    this.logger.warn(
+      { forward_id: forward.id, task_id: forward.taskId, reason: bound.message },
+      'upstream forward stopped',
+    );
+    await this.finish(forward, 'failed', bound.message);
+    if (forward.kind === 'message')
+      await this.ledger.applyUpstream(forward.taskId, [{ state: 'failed', message: agentText(bound.message) }]);
   }
 
   private async forward(forward: ClaimedForward, known: UpstreamRecord | null, signal: AbortSignal): Promise<void> {
-    const heartbeat = setInterval(() => {
-      this.repository.renewLease(forward, this.config.upstream.leaseMs).catch(() => undefined);
-    }, this.config.upstream.leaseMs / 3);
     try {
       // The task and (unless the upstream has it already) the message to send, read together.
       const [task, message] = await Promise.all([
@@ -202,16 +226,18 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       ]);
       const upstream = task ? (known ?? (await this.upstreams.upstreamOf(task.workerIdentityId))) : null;
       if (!task || !upstream) return await this.finish(forward, 'failed', 'the identity has no upstream any more');
+      signal.throwIfAborted();
       if (forward.kind === 'cancel') await this.cancel(forward, upstream, task.upstreamTaskId, signal);
       else if (!isTerminal(task.state)) await this.deliver(forward, task, message, upstream, signal);
       await this.finish(forward, 'succeeded', null);
     } catch (error) {
-      if (signal.aborted) return; // shutting down: the lease runs out and the forward resumes elsewhere
-      await this.failed(forward, error).catch((err: unknown) =>
-        this.logger.error({ err, forward_id: forward.id }, 'could not record an upstream forward attempt'),
+      // Shutting down: the lease runs out and the forward resumes elsewhere. Ended elsewhere: nothing more to record.
+      const stopped: unknown = signal.aborted ? signal.reason : null;
+      if (stopped instanceof ForwardStopped) return;
+      await (stopped instanceof BoundExceeded ? this.exceeded(forward, stopped) : this.failed(forward, error)).catch(
+        (err: unknown) =>
+          this.logger.error({ err, forward_id: forward.id }, 'could not record an upstream forward attempt'),
       );
-    } finally {
-      clearInterval(heartbeat);
     }
   }
 
@@ -223,7 +249,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     upstream: UpstreamRecord,
     signal: AbortSignal,
   ): Promise<void> {
-    const client = await this.client(upstream);
+    const client = await this.client(upstream, forward);
     const options = this.options(upstream, signal);
     if (forward.accepted) {
       // The upstream has this message already: follow its task instead of sending it again.
@@ -296,35 +322,44 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     upstreamTaskId: string,
     options: RequestOptions,
   ): Promise<void> {
+    const { pollIntervalMs, pollMaxIntervalMs } = this.config.upstream;
+    let wait: number | null = null;
     for (;;) {
       const local = await this.ledger.forwardedTask(forward.taskId);
       if (!local || isSettled(local.state)) return;
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-      options.signal?.throwIfAborted();
+      // Read again later and later (UPSTREAM_POLL_INTERVAL_MS, 1.5 times more each time, up to
+      // UPSTREAM_POLL_MAX_INTERVAL_MS): a task that runs long is not read many times a second.
+      wait = nextPollWait(wait, pollIntervalMs, pollMaxIntervalMs);
+      this.runs.get(forward.id)?.pause();
+      await pause(wait, options.signal!);
       const task = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
       if ((await this.apply(forward, [taskUpdate(task, true)])) === 'terminal') return;
     }
   }
 
+  /** A cancel: forwarded to the upstream task, then the task's message forwards end (they take nothing more). */
   private async cancel(
     forward: ClaimedForward,
     upstream: UpstreamRecord,
     upstreamTaskId: string | null,
     signal: AbortSignal,
   ): Promise<void> {
-    if (!upstreamTaskId) {
-      // Nothing reached the upstream: the message forward sees the task canceled and stops there.
-      if (!(await this.repository.hasAcceptedPendingMessage(forward.taskId))) return;
+    if (upstreamTaskId) {
+      const client = await this.client(upstream, forward);
+      try {
+        await client.cancelTask(
+          { tenant: '', id: upstreamTaskId, metadata: undefined },
+          this.options(upstream, signal),
+        );
+      } catch (error) {
+        // The upstream answered: the task is already done there (not cancelable, not found). Nothing more to forward.
+        if (!refusedBy(error)) throw error;
+      }
+    } else if (await this.repository.hasAcceptedPendingMessage(forward.taskId)) {
       throw new TryAgain('the upstream task id is not known yet');
     }
-    const client = await this.client(upstream);
-    try {
-      await client.cancelTask({ tenant: '', id: upstreamTaskId, metadata: undefined }, this.options(upstream, signal));
-    } catch (error) {
-      // The upstream answered: the task is already done there (not cancelable, not found). Nothing more to forward.
-      if (refusedBy(error)) return;
-      throw error;
-    }
+    // Else nothing the upstream answered reached here: there is no upstream task to cancel.
+    await this.endMessages(forward.taskId);
   }
 
   /** The stream ended: the task must be settled (terminal or waiting for the requester), else the forward is tried again. */
@@ -479,7 +514,14 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
    * vetted before every forward (TLS for https, plaintext only for http, which only
    * WEBHOOKS_ALLOW_PRIVATE_NETWORKS allows).
    */
-  private async client(upstream: UpstreamRecord): Promise<Client> {
+  private async client(upstream: UpstreamRecord, forward: ClaimedForward): Promise<Client> {
+    const client = await this.sharedClient(upstream);
+    const run = this.runs.get(forward.id);
+    return run ? watched(client, run) : client;
+  }
+
+  /** The client of an upstream, shared by its forwards. */
+  private async sharedClient(upstream: UpstreamRecord): Promise<Client> {
     const url = new URL(upstream.url);
     if (upstream.binding === 'GRPC') {
       await vetUpstream(url, {
