@@ -38,7 +38,7 @@ const NETWORK_ERRORS: Record<string, string> = {
 };
 
 /**
- * A `fetch` for the SDK's client that obeys the webhook URL rules (CONTRACT §8,
+ * A `fetch` for the SDK's client that obeys the webhook URL rules (docs/api.md §8,
  * address-policy.ts): https only (http too with WEBHOOKS_ALLOW_PRIVATE_NETWORKS), every
  * resolved address public, and the connection pinned to the vetted address so a name
  * cannot resolve one way for the check and another for the connection. Redirects are

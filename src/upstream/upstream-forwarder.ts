@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import {
-  AgentCard,
   Part,
   Role,
   TaskState as A2AState,
@@ -11,24 +10,13 @@ import {
   type Task,
 } from '@a2a-js/sdk';
 import { A2AError } from '@a2a-js/sdk/errors';
-import {
-  ClientFactory,
-  ClientFactoryOptions,
-  JsonRpcTransportFactory,
-  RestTransportFactory,
-  type Client,
-  type RequestOptions,
-  type TransportFactory,
-} from '@a2a-js/sdk/client';
-import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
-import * as grpc from '@grpc/grpc-js';
+import type { Client, RequestOptions } from '@a2a-js/sdk/client';
 import type { Logger } from 'pino';
 import { LOGGER } from '../common/tokens';
 import type { Tx } from '../database/database';
 import type { WriteBatch } from '../database/write-batch';
 import { Metrics } from '../metrics/metrics';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { systemResolver } from '../events/delivery-sender';
 import type { ArtifactChunk } from '../ledger/entities/task-event.entity';
 import {
   LedgerService,
@@ -40,7 +28,8 @@ import {
 import type { StoredPart } from '../ledger/parts';
 import type { NewMessage } from '../ledger/task-journal';
 import { isSettled, isTerminal, type ReplyState } from '../ledger/task-state';
-import { grpcUnreached, reasonOf, upstreamFetch, vetUpstream } from './upstream-fetch';
+import { grpcUnreached, reasonOf } from './upstream-fetch';
+import { UpstreamClients } from './upstream-clients';
 import {
   UpstreamRepository,
   type ClaimedFairForward,
@@ -65,7 +54,7 @@ interface ForwardItem extends ClaimedFairForward, FairKeys {
 class TryAgain extends Error {}
 
 /**
- * The forwarder (CONTRACT §14): delivers the work sent to an identity with an upstream
+ * The forwarder (docs/api.md §14): delivers the work sent to an identity with an upstream
  * to that A2A agent, with the official SDK client, and writes every event the upstream
  * answers with into the ledger task — through the same journal as a worker's REST
  * reply (LedgerService.applyUpstream), so blocking sends, streams, push notifications
@@ -79,6 +68,10 @@ class TryAgain extends Error {}
  * a retry never sends it again: it follows the upstream task (resubscribe, or reads)
  * instead; until then the retry sends the same messageId, so an upstream that
  * deduplicates by message id sees it once.
+ *
+ * Isolation: the slots are shared as the webhook dispatcher's are (ClaimLoop), per
+ * upstream and per requester organization, and every forward is bounded in total and
+ * idle time (ForwardRun), so a slow or hostile upstream holds its share, for a while.
  */
 @Injectable()
 export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -87,8 +80,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   private readonly runs = new Map<string, ForwardRun>();
   /** Slots one upstream, and one organization, may hold. */
   private readonly share: number;
-  private readonly fetch: typeof fetch;
-  private readonly clients = new Map<string, { version: string; client: Promise<Client> }>();
+  private readonly clients: UpstreamClients;
 
   constructor(
     private readonly repository: UpstreamRepository,
@@ -98,12 +90,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly metrics: Metrics,
   ) {
-    this.fetch = upstreamFetch({
-      allowPrivateNetworks: config.webhooksAllowPrivateNetworks,
-      resolve: systemResolver,
-      timeoutMs: config.upstream.timeoutMs,
-      maxResponseBytes: config.upstream.maxResponseBytes,
-    });
+    this.clients = new UpstreamClients(config);
     this.share = Math.max(1, Math.floor((CONCURRENCY * config.upstream.maxSharePercent) / 100));
     this.loop = new ClaimLoop<ForwardItem>({
       what: 'upstream forwards',
@@ -507,66 +494,11 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     ]);
   }
 
-  /**
-   * One SDK client per upstream (rebuilt when the upstream changes), with the transport
-   * of its binding: JSON-RPC or HTTP+JSON over upstreamFetch (vetted, pinned, no
-   * redirects, limits), or gRPC — whose channel resolves the name itself, so its host is
-   * vetted before every forward (TLS for https, plaintext only for http, which only
-   * WEBHOOKS_ALLOW_PRIVATE_NETWORKS allows).
-   */
+  /** The upstream's shared client (UpstreamClients), as this forward uses it: its calls and events keep its run from going idle. */
   private async client(upstream: UpstreamRecord, forward: ClaimedForward): Promise<Client> {
-    const client = await this.sharedClient(upstream);
+    const client = await this.clients.of(upstream);
     const run = this.runs.get(forward.id);
     return run ? watched(client, run) : client;
-  }
-
-  /** The client of an upstream, shared by its forwards. */
-  private async sharedClient(upstream: UpstreamRecord): Promise<Client> {
-    const url = new URL(upstream.url);
-    if (upstream.binding === 'GRPC') {
-      await vetUpstream(url, {
-        allowPrivateNetworks: this.config.webhooksAllowPrivateNetworks,
-        resolve: systemResolver,
-        timeoutMs: this.config.upstream.timeoutMs,
-      });
-    }
-    const version = upstream.updatedAt.toISOString();
-    const cached = this.clients.get(upstream.identityId);
-    if (cached?.version === version) return cached.client;
-    const endpoint =
-      upstream.binding === 'GRPC'
-        ? `${url.hostname}:${url.port || (url.protocol === 'https:' ? 443 : 80)}`
-        : upstream.url;
-    const card = AgentCard.fromJSON({
-      name: 'upstream',
-      description: '',
-      version: '1',
-      supportedInterfaces: [
-        { url: endpoint, protocolBinding: upstream.binding, protocolVersion: upstream.protocolVersion },
-      ],
-      capabilities: { streaming: upstream.streaming },
-      defaultInputModes: [],
-      defaultOutputModes: [],
-      skills: [],
-    });
-    const legacyCompat = { enabled: true };
-    const transports: Record<UpstreamRecord['binding'], () => TransportFactory> = {
-      JSONRPC: () => new JsonRpcTransportFactory({ legacyCompat, fetchImpl: this.fetch }),
-      'HTTP+JSON': () => new RestTransportFactory({ legacyCompat, fetchImpl: this.fetch }),
-      GRPC: () =>
-        new GrpcTransportFactory({
-          legacyCompat,
-          grpcChannelCredentials:
-            url.protocol === 'https:' ? grpc.credentials.createSsl() : grpc.credentials.createInsecure(),
-        }),
-    };
-    const factory = new ClientFactory(
-      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [transports[upstream.binding]()] }),
-    );
-    const client = factory.createFromAgentCard(card);
-    this.clients.set(upstream.identityId, { version, client });
-    client.catch(() => this.clients.delete(upstream.identityId));
-    return client;
   }
 
   /** The upstream's own credential, and nothing of the requester's. */

@@ -1,0 +1,85 @@
+import { AgentCard } from '@a2a-js/sdk';
+import {
+  ClientFactory,
+  ClientFactoryOptions,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+  type Client,
+  type TransportFactory,
+} from '@a2a-js/sdk/client';
+import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
+import * as grpc from '@grpc/grpc-js';
+import type { AppConfig } from '../config/config';
+import { systemResolver } from '../events/delivery-sender';
+import { upstreamFetch, vetUpstream } from './upstream-fetch';
+import type { UpstreamRecord } from './upstream.repository';
+
+/**
+ * One SDK client per upstream (rebuilt when the upstream changes), with the transport
+ * of its binding: JSON-RPC or HTTP+JSON over upstreamFetch (vetted, pinned, no
+ * redirects, limits), or gRPC — whose channel resolves the name itself, so its host is
+ * vetted before every forward (TLS for https, plaintext only for http, which only
+ * WEBHOOKS_ALLOW_PRIVATE_NETWORKS allows).
+ */
+export class UpstreamClients {
+  private readonly fetch: typeof fetch;
+  private readonly clients = new Map<string, { version: string; client: Promise<Client> }>();
+
+  constructor(private readonly config: AppConfig) {
+    this.fetch = upstreamFetch({
+      allowPrivateNetworks: config.webhooksAllowPrivateNetworks,
+      resolve: systemResolver,
+      timeoutMs: config.upstream.timeoutMs,
+      maxResponseBytes: config.upstream.maxResponseBytes,
+    });
+  }
+
+  /** The client of an upstream, shared by its forwards. */
+  async of(upstream: UpstreamRecord): Promise<Client> {
+    const url = new URL(upstream.url);
+    if (upstream.binding === 'GRPC') {
+      await vetUpstream(url, {
+        allowPrivateNetworks: this.config.webhooksAllowPrivateNetworks,
+        resolve: systemResolver,
+        timeoutMs: this.config.upstream.timeoutMs,
+      });
+    }
+    const version = upstream.updatedAt.toISOString();
+    const cached = this.clients.get(upstream.identityId);
+    if (cached?.version === version) return cached.client;
+    const endpoint =
+      upstream.binding === 'GRPC'
+        ? `${url.hostname}:${url.port || (url.protocol === 'https:' ? 443 : 80)}`
+        : upstream.url;
+    const card = AgentCard.fromJSON({
+      name: 'upstream',
+      description: '',
+      version: '1',
+      supportedInterfaces: [
+        { url: endpoint, protocolBinding: upstream.binding, protocolVersion: upstream.protocolVersion },
+      ],
+      capabilities: { streaming: upstream.streaming },
+      defaultInputModes: [],
+      defaultOutputModes: [],
+      skills: [],
+    });
+    const legacyCompat = { enabled: true };
+    const transports: Record<UpstreamRecord['binding'], () => TransportFactory> = {
+      JSONRPC: () => new JsonRpcTransportFactory({ legacyCompat, fetchImpl: this.fetch }),
+      'HTTP+JSON': () => new RestTransportFactory({ legacyCompat, fetchImpl: this.fetch }),
+      GRPC: () =>
+        new GrpcTransportFactory({
+          legacyCompat,
+          grpcChannelCredentials:
+            url.protocol === 'https:' ? grpc.credentials.createSsl() : grpc.credentials.createInsecure(),
+        }),
+    };
+    const factory = new ClientFactory(
+      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [transports[upstream.binding]()] }),
+    );
+    const client = factory.createFromAgentCard(card);
+    this.clients.set(upstream.identityId, { version, client });
+    client.catch(() => this.clients.delete(upstream.identityId));
+    return client;
+  }
+}
