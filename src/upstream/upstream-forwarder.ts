@@ -28,7 +28,7 @@ import {
 import type { StoredPart } from '../ledger/parts';
 import type { NewMessage } from '../ledger/task-journal';
 import { isSettled, isTerminal, type ReplyState } from '../ledger/task-state';
-import { grpcUnreached, reasonOf } from './upstream-fetch';
+import { grpcUnreached, reasonOf, refusedDestination } from './upstream-fetch';
 import { UpstreamClients } from './upstream-clients';
 import {
   UpstreamRepository,
@@ -458,8 +458,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   }
 
   /**
-   * A failed attempt: again after the schedule's next wait, or — past its end, or when
-   * the upstream refused the message itself — the forward fails and so does the task,
+   * A failed attempt: again after the schedule's next wait, or — past its end, when
+   * the upstream refused the message itself, or when the address rules refuse the
+   * upstream — the forward fails and so does the task,
    * with a status message giving the reason (never an address).
    */
   private async failed(forward: ClaimedForward, error: unknown): Promise<void> {
@@ -475,7 +476,8 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       { forward_id: forward.id, task_id: forward.taskId, attempt: forward.attempt, reason },
       'upstream forward attempt failed',
     );
-    if (!refused && forward.attempt <= schedule.length) {
+    // A destination the address rules refuse is refused at every retry too: it fails at once.
+    if (!refused && !refusedDestination(error) && forward.attempt <= schedule.length) {
       await this.repository.retryLater(forward, schedule[forward.attempt - 1], reason);
       this.metrics.forward(forward.kind, 'retrying');
       return;
