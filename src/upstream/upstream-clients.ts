@@ -10,25 +10,31 @@ import {
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import * as grpc from '@grpc/grpc-js';
 import type { AppConfig } from '../config/config';
-import { systemResolver } from '../events/delivery-sender';
+import { systemResolver, type HostResolver } from '../events/delivery-sender';
+import { hostOf } from '../events/address-policy';
+import { pinnedTarget } from './grpc-pinning';
 import { upstreamFetch, vetUpstream } from './upstream-fetch';
 import type { UpstreamRecord } from './upstream.repository';
 
 /**
  * One SDK client per upstream (rebuilt when the upstream changes), with the transport
  * of its binding: JSON-RPC or HTTP+JSON over upstreamFetch (vetted, pinned, no
- * redirects, limits), or gRPC — whose channel resolves the name itself, so its host is
- * vetted before every forward (TLS for https, plaintext only for http, which only
+ * redirects, limits), or gRPC — whose host is vetted before every forward and whose
+ * channel is pinned to the vetted address (grpc-pinning.ts; TLS for https, still
+ * checked against the host name, plaintext only for http, which only
  * WEBHOOKS_ALLOW_PRIVATE_NETWORKS allows).
  */
 export class UpstreamClients {
   private readonly fetch: typeof fetch;
   private readonly clients = new Map<string, { version: string; client: Promise<Client> }>();
 
-  constructor(private readonly config: AppConfig) {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly resolve: HostResolver = systemResolver,
+  ) {
     this.fetch = upstreamFetch({
       allowPrivateNetworks: config.webhooksAllowPrivateNetworks,
-      resolve: systemResolver,
+      resolve,
       timeoutMs: config.upstream.timeoutMs,
       maxResponseBytes: config.upstream.maxResponseBytes,
     });
@@ -37,20 +43,19 @@ export class UpstreamClients {
   /** The client of an upstream, shared by its forwards. */
   async of(upstream: UpstreamRecord): Promise<Client> {
     const url = new URL(upstream.url);
+    // gRPC: the channel is pinned to the address vetted now (grpc-pinning.ts), before every forward.
+    let endpoint = upstream.url;
     if (upstream.binding === 'GRPC') {
-      await vetUpstream(url, {
+      const vetted = await vetUpstream(url, {
         allowPrivateNetworks: this.config.webhooksAllowPrivateNetworks,
-        resolve: systemResolver,
+        resolve: this.resolve,
         timeoutMs: this.config.upstream.timeoutMs,
       });
+      endpoint = pinnedTarget(hostOf(url), Number(url.port || (url.protocol === 'https:' ? 443 : 80)), vetted);
     }
     const version = upstream.updatedAt.toISOString();
     const cached = this.clients.get(upstream.identityId);
     if (cached?.version === version) return cached.client;
-    const endpoint =
-      upstream.binding === 'GRPC'
-        ? `${url.hostname}:${url.port || (url.protocol === 'https:' ? 443 : 80)}`
-        : upstream.url;
     const card = AgentCard.fromJSON({
       name: 'upstream',
       description: '',
