@@ -34,6 +34,11 @@ export interface ClaimLoopOptions<T extends FairKeys> {
   claim(limit: number, held: HeldShares): Promise<T[]>;
   /** Runs one item to its end; its errors are its own (a rejection is logged). */
   run(item: T): Promise<void>;
+  /**
+   * With an owner that also begins items it claimed itself (`begin`), a claimed item may
+   * find its share taken meanwhile: it is handed back to the queue (unclaimed) instead of run.
+   */
+  release?(item: T): Promise<void>;
 }
 
 /**
@@ -127,7 +132,17 @@ export class ClaimLoop<T extends FairKeys> {
         }
       }
       let reachedShare = false;
-      for (const item of claimed) reachedShare = this.begin(item) || reachedShare;
+      for (const item of claimed) {
+        const { release } = this.options;
+        if (release && !this.hasRoom(item)) {
+          release(item).catch((error: unknown) =>
+            this.options.logger.error({ err: error }, `${this.options.what}: could not release a claim`),
+          );
+          reachedShare = true;
+          continue;
+        }
+        reachedShare = this.begin(item) || reachedShare;
+      }
       // Claim again at once while the queue yields full batches and slots are free, or
       // when a destination or organization reached its share: the next claim skips
       // its backlog, which may have hidden other work from this one.

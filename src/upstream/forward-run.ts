@@ -28,6 +28,7 @@ export class ForwardRun {
   private readonly controller = new AbortController();
   private readonly total: NodeJS.Timeout;
   private idle: NodeJS.Timeout | null = null;
+  private disposed = false;
 
   constructor(
     readonly taskId: string,
@@ -55,7 +56,7 @@ export class ForwardRun {
   /** The upstream is asked, or answered: its idle time counts from now. */
   touch(): void {
     if (this.idle) clearTimeout(this.idle);
-    if (this.signal.aborted) return;
+    if (this.disposed || this.signal.aborted) return;
     const { idleTimeoutMs } = this.bounds;
     this.idle = setTimeout(
       () =>
@@ -78,6 +79,7 @@ export class ForwardRun {
   }
 
   dispose(): void {
+    this.disposed = true;
     clearTimeout(this.total);
     this.pause();
   }

@@ -103,6 +103,8 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
         return claimed.map((forward) => ({ ...forward, destinationShare: this.share, known: null }));
       },
       run: (item) => this.run(item),
+      // The sends hand forwards over too (queueMessage): a claim may find its share taken by them meanwhile.
+      release: (item) => this.repository.release(item),
     });
   }
 
@@ -137,8 +139,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
    * claimed by it (the send's commit is the claim, lease and all) and its forward
    * starts as soon as the send has committed — no wake-up, no claim, no read of the
    * upstream, which came with the queueing; else the loop is woken to claim it. A send
-   * that rolls back takes its claim with it. (Sends committing together can take this
-   * forwarder past CONCURRENCY by at most the pool's connections, one per transaction.)
+   * that rolls back takes its claim with it. Sends committing together may all have
+   * seen room: the room is checked again once each has committed, and a forward that
+   * finds none is released to the queue (unclaimed, due), whose claim keeps the shares.
    */
   async queueMessage(unit: Tx | WriteBatch, taskId: string, pair: TaskPair, messageId: string): Promise<void> {
     const keys = {
@@ -149,9 +152,14 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     const claim = this.loop.isRunning && this.loop.hasRoom(keys) ? this.config.upstream.leaseMs : null;
     await this.upstreams.queueMessage(unit, taskId, pair.worker.id, messageId, claim, (queued) => {
       // Stopping: the forward is left to its lease, as the claims of a forwarder that stopped are.
-      if (queued.claimed && this.loop.isRunning)
-        this.loop.begin({ ...queued.forward, ...keys, known: queued.upstream });
-      else this.wake();
+      if (!queued.claimed || !this.loop.isRunning) return this.wake();
+      if (this.loop.hasRoom(keys)) return void this.loop.begin({ ...queued.forward, ...keys, known: queued.upstream });
+      this.repository
+        .release(queued.forward)
+        .catch((err: unknown) =>
+          this.logger.error({ err, forward_id: queued.forward.id }, 'could not release a forward'),
+        )
+        .finally(() => this.wake());
     });
   }
 

@@ -312,6 +312,15 @@ export class UpstreamRepository {
     );
   }
 
+  /** A forward claimed (by its send, or a claim) that this forwarder has no room for after all: unclaimed, due now, its attempt not counted. */
+  @GenerateSql({ params: [EXAMPLE_FORWARD] })
+  async release(forward: Pick<ClaimedForward, 'id' | 'attempt'>): Promise<void> {
+    await this.db.execute(
+      sql`UPDATE upstream_forwards SET attempts = attempts - 1, in_flight = false, next_attempt_at = now(), updated_at = now()
+           WHERE ${holds(forward)}`,
+    );
+  }
+
   /** The upstream has answered the message: a retry follows its task instead of sending it again (in the answer's transaction, or on its own). */
   @GenerateSql({ params: [EXAMPLE_FORWARD] })
   async markAccepted(forward: Pick<ClaimedForward, 'id' | 'attempt'>, unit?: Tx | WriteBatch): Promise<void> {

@@ -201,14 +201,20 @@ describe('a hostile upstream', () => {
       const noisy = await signup(t, 'Noisy');
       const noisyRequester = await enabledAgent(t, noisy);
       const noisyWorker = await bridge(t, noisy, { url: hostile.url, protocol_version: '0.3', binding: 'JSONRPC' });
-      for (let i = 0; i < 20; i++)
-        await sendNonBlocking(t, noisyRequester, noisyWorker, i % 2 === 0 ? `drip ${i}` : `never ${i}`);
-      // The hostile upstream holds what it was given (its share of the forwarder's slots at least).
+      // Sent all at once: the sends that commit together take no more than the share either.
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          sendNonBlocking(t, noisyRequester, noisyWorker, i % 2 === 0 ? `drip ${i}` : `never ${i}`),
+        ),
+      );
+      // The hostile upstream holds what it was given: its share of the forwarder's slots (10 of 20), no more.
+      const sent = () => hostile.calls.filter((c) => c.method === 'message/send').length;
       await eventually(
-        async () => hostile.calls.filter((c) => c.method === 'message/send').length,
+        async () => sent(),
         (n) => n >= 10,
       );
       await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(sent()).toBe(10);
 
       const after = await measure();
       expect(after - before).toBeLessThanOrEqual(1_000);
@@ -304,6 +310,40 @@ describe('a hostile upstream', () => {
         1_000,
       );
     });
+  });
+
+  it('a forward ended by another instance (its task canceled there) stops at its next lease renewal', async () => {
+    const t = await startApp({ WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true', UPSTREAM_LEASE_MS: '1500' });
+    try {
+      const acme = await signup(t, 'Leased');
+      const requester = await enabledAgent(t, acme);
+      const worker = await bridge(t, acme, { url: hostile.url, card_url: hostile.cardUrl });
+      const taskId = await sendNonBlocking(t, requester, worker, 'stream on');
+      const { upstream_task_id: upstreamTaskId } = await eventually(
+        async () =>
+          (
+            (await t.db.query(`SELECT upstream_task_id FROM tasks WHERE id = $1`, [taskId])) as Array<{
+              upstream_task_id: string | null;
+            }>
+          )[0],
+        (row) => row.upstream_task_id !== null,
+      );
+      expect(hostile.open.has(`stream ${upstreamTaskId}`)).toBe(true);
+      // What another instance's forwarded cancel does to the task's message forwards.
+      await t.db.query(
+        `UPDATE upstream_forwards SET status = 'succeeded', in_flight = false, next_attempt_at = NULL
+          WHERE task_id = $1 AND kind = 'message'`,
+        [taskId],
+      );
+      // The lease is renewed every 500 ms: the forward finds its claim gone and lets go of the upstream.
+      await eventually(
+        async () => hostile.open.has(`stream ${upstreamTaskId}`),
+        (held) => !held,
+        2_000,
+      );
+    } finally {
+      await t.close();
+    }
   });
 
   it('polls an upstream task with backoff: a few GetTask calls in 6 s, further and further apart', async () => {

@@ -81,6 +81,10 @@ UPDATE upstream_forwards SET next_attempt_at = now() + make_interval(secs => $1:
 UPDATE upstream_forwards SET status = 'succeeded', in_flight = false, next_attempt_at = NULL, updated_at = now()
 WHERE task_id = $1 AND kind = 'message' AND status = 'pending';
 
+-- UpstreamRepository.release
+UPDATE upstream_forwards SET attempts = attempts - 1, in_flight = false, next_attempt_at = now(), updated_at = now()
+WHERE id = $1 AND attempts = $2 AND in_flight;
+
 -- UpstreamRepository.markAccepted
 UPDATE upstream_forwards SET accepted = true WHERE id = $1 AND attempts = $2 AND in_flight;
 
