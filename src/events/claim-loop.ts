@@ -6,6 +6,8 @@ export interface FairKeys {
   organization: string;
   /** How many slots its destination may hold (the organization share, or less: a failing webhook's). */
   destinationShare: number;
+  /** How many slots its organization may hold, when not the loop's `organizationShare`. */
+  organizationShare?: number;
 }
 
 /**
@@ -94,7 +96,7 @@ export class ClaimLoop<T extends FairKeys> {
     return (
       this.inFlight.size < this.options.slots &&
       (this.heldByDestination.get(keys.destination) ?? 0) < keys.destinationShare &&
-      (this.heldByOrganization.get(keys.organization) ?? 0) < this.options.organizationShare
+      (this.heldByOrganization.get(keys.organization) ?? 0) < (keys.organizationShare ?? this.options.organizationShare)
     );
   }
 
@@ -158,7 +160,10 @@ export class ClaimLoop<T extends FairKeys> {
     this.heldByDestination.set(item.destination, atDestination);
     this.shareOfDestination.set(item.destination, item.destinationShare);
     this.heldByOrganization.set(item.organization, atOrganization);
-    return atDestination >= item.destinationShare || atOrganization >= this.options.organizationShare;
+    return (
+      atDestination >= item.destinationShare ||
+      atOrganization >= (item.organizationShare ?? this.options.organizationShare)
+    );
   }
 
   private release(item: T): void {

@@ -44,6 +44,8 @@ import { UpstreamsService } from './upstreams.service';
 
 /** Forwards in flight per forwarder. */
 const CONCURRENCY = 20;
+/** Cancels in flight per upstream and per organization (apart from their messages' share): a tenth of the slots. */
+const CANCEL_SHARE = CONCURRENCY / 10;
 
 /** A forward as the forwarder runs it: claimed, with the keys of its fair share and, when the send handed it over, its upstream. */
 interface ForwardItem extends ClaimedFairForward, FairKeys {
@@ -99,8 +101,12 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       pollIntervalMs: config.events.pollIntervalMs,
       logger,
       claim: async (limit, held) => {
-        const claimed = await this.repository.claim(limit, config.upstream.leaseMs, { ...held, share: this.share });
-        return claimed.map((forward) => ({ ...forward, destinationShare: this.share, known: null }));
+        const shares = { ...held, share: this.share, cancelShare: CANCEL_SHARE };
+        const claimed = await this.repository.claim(limit, config.upstream.leaseMs, shares);
+        return claimed.map((forward) => {
+          const share = forward.kind === 'cancel' ? CANCEL_SHARE : this.share;
+          return { ...forward, destinationShare: share, organizationShare: share, known: null };
+        });
       },
       run: (item) => this.run(item),
       // The sends hand forwards over too (queueMessage): a claim may find its share taken by them meanwhile.

@@ -45,9 +45,14 @@ export interface ClaimedFairForward extends ClaimedForward {
 export interface ForwardShares {
   heldByDestination: ReadonlyMap<string, number>;
   heldByOrganization: ReadonlyMap<string, number>;
-  /** Slots one upstream, and one organization, may hold. */
+  /** Slots one upstream, and one organization, may hold with messages… */
   share: number;
+  /** …and with cancels, apart (their keys start with CANCEL_KEY): a cancel never waits for the messages it ends. */
+  cancelShare: number;
 }
+
+/** The fair-share keys of a cancel are its upstream's and organization's with this prefix: cancels have shares of their own. */
+export const CANCEL_KEY = 'cancel ';
 
 /** A message queued in the send's transaction: its forward (claimed already, or not), and the upstream it goes to. */
 export interface QueuedForward {
@@ -232,21 +237,26 @@ export class UpstreamRepository {
    * organization — in the same statement, as the delivery claim reads its targets.
    *
    * Claims due forwards: the oldest of each task's pending messages only (a follow-up
-   * waits for the turn before it), and cancels whenever due. A message whose upstream or
+   * waits for the turn before it), and cancels whenever due. A forward whose upstream or
    * organization holds its share of this forwarder's slots already is skipped (ranked
-   * per upstream and per organization, picked within the room each has left); a cancel
-   * never is, so a cancel always gets the next free slot. Rows another forwarder holds
+   * per upstream and per organization, picked within the room each has left). Cancels
+   * have shares of their own (keys prefixed CANCEL_KEY, `cancelShare`) and come first:
+   * a cancel never waits behind the messages it ends, and cancels cannot take every
+   * slot either. Rows another forwarder holds
    * are skipped; the claim counts the attempt and leases the row for `leaseMs`, so a
    * forwarder that dies leaves its claim to fall due again.
    */
   @GenerateSql({
-    params: [20, 30_000, { heldByDestination: new Map(), heldByOrganization: new Map(), share: 10 }],
+    params: [20, 30_000, { heldByDestination: new Map(), heldByOrganization: new Map(), share: 10, cancelShare: 2 }],
   })
   async claim(limit: number, leaseMs: number, shares: ForwardShares): Promise<ClaimedFairForward[]> {
     const destinations = [...shares.heldByDestination];
     const organizations = [...shares.heldByOrganization];
-    const fullDestinations = destinations.filter(([, n]) => n >= shares.share).map(([key]) => key);
-    const fullOrganizations = organizations.filter(([, n]) => n >= shares.share).map(([key]) => key);
+    const shareOf = (key: string) => (key.startsWith(CANCEL_KEY) ? shares.cancelShare : shares.share);
+    const fullDestinations = destinations.filter(([key, n]) => n >= shareOf(key)).map(([key]) => key);
+    const fullOrganizations = organizations.filter(([key, n]) => n >= shareOf(key)).map(([key]) => key);
+    const keyOf = (column: ReturnType<typeof sql.raw>) =>
+      sql`CASE WHEN q.kind = 'cancel' THEN ${CANCEL_KEY} || ${column}::text ELSE ${column}::text END`;
     const rows = await this.db.rows<ClaimRow & { destination: string; organization: string }>(
       sql`UPDATE upstream_forwards f
              SET attempts = f.attempts + 1, in_flight = true, next_attempt_at = now() + make_interval(secs => ${leaseMs}::float / 1000),
@@ -256,27 +266,30 @@ export class UpstreamRepository {
                    held_organization AS (SELECT * FROM unnest(${organizations.map(([key]) => key)}::text[], ${organizations.map(([, n]) => n)}::int[]) AS h(organization, n)),
               candidates AS (
                 SELECT c.id, c.kind, c.next_attempt_at, c.destination, c.organization,
-                       ${shares.share}::int - COALESCE(hd.n, 0) AS destination_room, ${shares.share}::int - COALESCE(ho.n, 0) AS organization_room
-                  FROM (SELECT q.id, q.kind, q.next_attempt_at, t.worker_identity_id::text AS destination, t.requester_organization_id::text AS organization
+                       c.share - COALESCE(hd.n, 0) AS destination_room, c.share - COALESCE(ho.n, 0) AS organization_room
+                  FROM (SELECT q.id, q.kind, q.next_attempt_at,
+                               ${keyOf(sql.raw('t.worker_identity_id'))} AS destination,
+                               ${keyOf(sql.raw('t.requester_organization_id'))} AS organization,
+                               CASE WHEN q.kind = 'cancel' THEN ${shares.cancelShare}::int ELSE ${shares.share}::int END AS share
                           FROM upstream_forwards q JOIN tasks t ON t.id = q.task_id
                          WHERE q.status = 'pending' AND q.next_attempt_at <= now()
-                           AND (q.kind = 'cancel' OR (
-                                 NOT EXISTS (SELECT 1 FROM upstream_forwards e
-                                              WHERE e.task_id = q.task_id AND e.status = 'pending' AND e.kind = 'message' AND e.seq < q.seq)
-                                 AND NOT (t.worker_identity_id::text = ANY(${fullDestinations}::text[]))
-                                 AND NOT (t.requester_organization_id::text = ANY(${fullOrganizations}::text[]))))
+                           AND (q.kind = 'cancel' OR NOT EXISTS (
+                                 SELECT 1 FROM upstream_forwards e
+                                  WHERE e.task_id = q.task_id AND e.status = 'pending' AND e.kind = 'message' AND e.seq < q.seq))
+                           AND NOT (${keyOf(sql.raw('t.worker_identity_id'))} = ANY(${fullDestinations}::text[]))
+                           AND NOT (${keyOf(sql.raw('t.requester_organization_id'))} = ANY(${fullOrganizations}::text[]))
                          ORDER BY q.next_attempt_at
                          LIMIT ${limit * SCAN_PER_SLOT}) c
                   LEFT JOIN held_destination hd ON hd.destination = c.destination
                   LEFT JOIN held_organization ho ON ho.organization = c.organization
               ), ranked AS (
                 SELECT id, kind, next_attempt_at, destination, organization, destination_room, organization_room,
-                       row_number() OVER (PARTITION BY kind, destination ORDER BY next_attempt_at, id) AS nth_destination,
-                       row_number() OVER (PARTITION BY kind, organization ORDER BY next_attempt_at, id) AS nth_organization
+                       row_number() OVER (PARTITION BY destination ORDER BY next_attempt_at, id) AS nth_destination,
+                       row_number() OVER (PARTITION BY organization ORDER BY next_attempt_at, id) AS nth_organization
                   FROM candidates
               ), picked AS (
                 SELECT id, destination, organization FROM ranked
-                 WHERE kind = 'cancel' OR (nth_destination <= destination_room AND nth_organization <= organization_room)
+                 WHERE nth_destination <= destination_room AND nth_organization <= organization_room
                  ORDER BY kind = 'cancel' DESC, next_attempt_at
                  LIMIT ${limit}
               )

@@ -30,8 +30,10 @@ async function startHostileUpstream() {
     contextId: `ctx-${id}`,
     status: { state, timestamp: new Date().toISOString() },
   });
+  const state = { dripCancels: false, peakCancels: 0 };
   const drip = (res: ServerResponse, chunk: string, label: string) => {
     open.add(label);
+    state.peakCancels = Math.max(state.peakCancels, [...open].filter((l) => l.startsWith('cancel ')).length);
     const timer = setInterval(() => res.write(chunk), 100);
     timers.add(timer);
     res.on('close', () => {
@@ -94,6 +96,10 @@ async function startHostileUpstream() {
         return answer(task(taskId ?? '', 'working'));
       case 'tasks/cancel':
         cancels.push(taskId ?? '');
+        if (state.dripCancels) {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          return drip(res, ' ', `cancel ${taskId}`);
+        }
         return answer(task(taskId ?? '', 'canceled'));
       default:
         return answer(null);
@@ -115,8 +121,10 @@ async function startHostileUpstream() {
     cardUrl: `${base}/.well-known/agent-card.json`,
     calls,
     cancels,
-    /** The answers still being dripped (a send's, a stream's), by upstream task id. */
+    /** The answers still being dripped (a send's, a stream's, a cancel's), by upstream task id. */
     open,
+    /** `dripCancels`: cancels are answered by a drip too; `peakCancels`: the most dripped at once. */
+    state,
     close: () =>
       new Promise<void>((resolve) => {
         for (const timer of timers) clearInterval(timer);
@@ -311,6 +319,41 @@ describe('a hostile upstream', () => {
       );
     });
   });
+
+  it("cancels have a share of their own: one organization's cancels to an upstream that holds them take 2 slots at most", async () => {
+    const t = await startApp({
+      WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
+      EVENTS_POLL_INTERVAL_MS: '50',
+      UPSTREAM_IDLE_TIMEOUT_MS: '1000',
+    });
+    try {
+      const acme = await signup(t, 'Canceling');
+      const requester = await enabledAgent(t, acme);
+      const worker = await bridge(t, acme, { url: hostile.url, protocol_version: '0.3', binding: 'JSONRPC' });
+      const taskIds: string[] = [];
+      for (let i = 0; i < 6; i++) taskIds.push(await sendNonBlocking(t, requester, worker, `never ${i}`));
+      const rows = await eventually(
+        async () =>
+          (await t.db.query(`SELECT upstream_task_id FROM tasks WHERE id = ANY($1::uuid[])`, [taskIds])) as Array<{
+            upstream_task_id: string | null;
+          }>,
+        (all) => all.every((row) => row.upstream_task_id !== null),
+      );
+      hostile.state.dripCancels = true;
+      hostile.state.peakCancels = 0;
+      await Promise.all(taskIds.map((id) => rpc(t, worker.handle, requester.key, 'tasks/cancel', { id }).expect(200)));
+      // Every cancel reaches the upstream in turn (each held until the idle bound), never more than 2 at once.
+      await eventually(
+        async () => hostile.cancels,
+        (cancels) => rows.every((row) => cancels.includes(row.upstream_task_id!)),
+        15_000,
+      );
+      expect(hostile.state.peakCancels).toBeLessThanOrEqual(2);
+    } finally {
+      hostile.state.dripCancels = false;
+      await t.close();
+    }
+  }, 30_000);
 
   it('a forward ended by another instance (its task canceled there) stops at its next lease renewal', async () => {
     const t = await startApp({ WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true', UPSTREAM_LEASE_MS: '1500' });

@@ -43,29 +43,32 @@ UPDATE upstream_forwards f
             held_organization AS (SELECT * FROM unnest($4::text[], $5::int[]) AS h(organization, n)),
        candidates AS (
          SELECT c.id, c.kind, c.next_attempt_at, c.destination, c.organization,
-                $6::int - COALESCE(hd.n, 0) AS destination_room, $7::int - COALESCE(ho.n, 0) AS organization_room
-           FROM (SELECT q.id, q.kind, q.next_attempt_at, t.worker_identity_id::text AS destination, t.requester_organization_id::text AS organization
+                c.share - COALESCE(hd.n, 0) AS destination_room, c.share - COALESCE(ho.n, 0) AS organization_room
+           FROM (SELECT q.id, q.kind, q.next_attempt_at,
+                        CASE WHEN q.kind = 'cancel' THEN $6 || t.worker_identity_id::text ELSE t.worker_identity_id::text END AS destination,
+                        CASE WHEN q.kind = 'cancel' THEN $7 || t.requester_organization_id::text ELSE t.requester_organization_id::text END AS organization,
+                        CASE WHEN q.kind = 'cancel' THEN $8::int ELSE $9::int END AS share
                    FROM upstream_forwards q JOIN tasks t ON t.id = q.task_id
                   WHERE q.status = 'pending' AND q.next_attempt_at <= now()
-                    AND (q.kind = 'cancel' OR (
-                          NOT EXISTS (SELECT 1 FROM upstream_forwards e
-                                       WHERE e.task_id = q.task_id AND e.status = 'pending' AND e.kind = 'message' AND e.seq < q.seq)
-                          AND NOT (t.worker_identity_id::text = ANY($8::text[]))
-                          AND NOT (t.requester_organization_id::text = ANY($9::text[]))))
+                    AND (q.kind = 'cancel' OR NOT EXISTS (
+                          SELECT 1 FROM upstream_forwards e
+                           WHERE e.task_id = q.task_id AND e.status = 'pending' AND e.kind = 'message' AND e.seq < q.seq))
+                    AND NOT (CASE WHEN q.kind = 'cancel' THEN $10 || t.worker_identity_id::text ELSE t.worker_identity_id::text END = ANY($11::text[]))
+                    AND NOT (CASE WHEN q.kind = 'cancel' THEN $12 || t.requester_organization_id::text ELSE t.requester_organization_id::text END = ANY($13::text[]))
                   ORDER BY q.next_attempt_at
-                  LIMIT $10) c
+                  LIMIT $14) c
            LEFT JOIN held_destination hd ON hd.destination = c.destination
            LEFT JOIN held_organization ho ON ho.organization = c.organization
        ), ranked AS (
          SELECT id, kind, next_attempt_at, destination, organization, destination_room, organization_room,
-                row_number() OVER (PARTITION BY kind, destination ORDER BY next_attempt_at, id) AS nth_destination,
-                row_number() OVER (PARTITION BY kind, organization ORDER BY next_attempt_at, id) AS nth_organization
+                row_number() OVER (PARTITION BY destination ORDER BY next_attempt_at, id) AS nth_destination,
+                row_number() OVER (PARTITION BY organization ORDER BY next_attempt_at, id) AS nth_organization
            FROM candidates
        ), picked AS (
          SELECT id, destination, organization FROM ranked
-          WHERE kind = 'cancel' OR (nth_destination <= destination_room AND nth_organization <= organization_room)
+          WHERE nth_destination <= destination_room AND nth_organization <= organization_room
           ORDER BY kind = 'cancel' DESC, next_attempt_at
-          LIMIT $11
+          LIMIT $15
        )
        SELECT q.id, p.destination, p.organization
          FROM upstream_forwards q JOIN picked p ON p.id = q.id
