@@ -116,6 +116,16 @@ export interface AppConfig {
     retryScheduleMs: number[];
     /** How long a forwarder's claim holds a forward (renewed while it runs); a dead forwarder's claims fall due after it. */
     leaseMs: number;
+    /** The share of a forwarder's slots one organization (the requester's), and one upstream, may hold. */
+    maxSharePercent: number;
+    /** The longest a forward may take, from when it was queued; past it the task fails. */
+    forwardMaxMs: number;
+    /** The longest an upstream may go without answering anything (an event of its stream, a response); past it the task fails. */
+    idleTimeoutMs: number;
+    /** The first wait before an upstream task is read again (non-streaming upstreams); each wait is 1.5 times the one before… */
+    pollIntervalMs: number;
+    /** …up to this. */
+    pollMaxIntervalMs: number;
   };
   /** OpenTelemetry tracing (src/tracing): off — nothing started, nothing exported — without an endpoint. */
   tracing: {
@@ -298,6 +308,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
         [1_000, 5_000, 30_000, 120_000, 600_000, 1_800_000],
       ),
       leaseMs: int(env, 'UPSTREAM_LEASE_MS', 60_000, 1_000, 3_600_000),
+      maxSharePercent: int(env, 'UPSTREAM_MAX_SHARE_PERCENT', 50, 1, 100),
+      forwardMaxMs: int(env, 'UPSTREAM_FORWARD_MAX_MS', 3_600_000, 1_000, 7 * 86_400_000),
+      idleTimeoutMs: int(env, 'UPSTREAM_IDLE_TIMEOUT_MS', 300_000, 500, 86_400_000),
+      pollIntervalMs: int(env, 'UPSTREAM_POLL_INTERVAL_MS', 500, 10, 60_000),
+      pollMaxIntervalMs: int(env, 'UPSTREAM_POLL_MAX_INTERVAL_MS', 10_000, 10, 600_000),
     },
     tracing: {
       endpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', null, ['http:', 'https:']),

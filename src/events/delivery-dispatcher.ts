@@ -8,14 +8,16 @@ import { DeliverySender, type OutboundRequest, type SendOutcome } from './delive
 import { PushNotifications } from './push-notifications';
 import { signatureHeaders } from './signing';
 import { SpanStatusCode } from '@opentelemetry/api';
+import { ClaimLoop } from './claim-loop';
 import { inDeliverySpan } from '../tracing/tracing';
 
 /**
  * Sends due deliveries: claims up to `EVENTS_BATCH_SIZE` at a time, keeps that many
  * sends in flight (a slow endpoint holds one slot, not the queue), and records each
- * outcome. The slots are shared fairly: one organization, webhook or push config
- * holds at most EVENTS_MAX_SHARE_PERCENT of them, a failing webhook a tenth, so a
- * slow or dead endpoint cannot stall everyone else's deliveries. It sleeps `EVENTS_POLL_INTERVAL_MS` when idle and wakes at once when a
+ * outcome. The slots are shared fairly (ClaimLoop, the forwarder's loop too): one
+ * organization, webhook or push config holds at most EVENTS_MAX_SHARE_PERCENT of them,
+ * a failing webhook a tenth, so a slow or dead endpoint cannot stall everyone else's
+ * deliveries. It sleeps `EVENTS_POLL_INTERVAL_MS` when idle and wakes at once when a
  * transaction of this process that emitted an event commits.
  *
  * Runs inside the server (`EVENTS_DISPATCHER=inline`, the default) and in
@@ -24,15 +26,7 @@ import { inDeliverySpan } from '../tracing/tracing';
  */
 @Injectable()
 export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private running = false;
-  private loop: Promise<void> | null = null;
-  private readonly inFlight = new Set<Promise<void>>();
-  /** What is in flight per destination and organization (the fair shares of DeliveryQueue.claim). */
-  private readonly heldByDestination = new Map<string, number>();
-  private readonly shareOfDestination = new Map<string, number>();
-  private readonly heldByOrganization = new Map<string, number>();
-  private woken = false;
-  private wakeUp: (() => void) | null = null;
+  private readonly loop: ClaimLoop<ClaimedDelivery>;
 
   constructor(
     private readonly queue: DeliveryQueue,
@@ -41,7 +35,26 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly metrics: Metrics,
-  ) {}
+  ) {
+    // One organization — and so any one webhook or push config — holds at most
+    // EVENTS_MAX_SHARE_PERCENT of the slots, a failing webhook (its last attempt failed)
+    // a tenth; each at least one.
+    const { batchSize, maxSharePercent, pollIntervalMs } = config.events;
+    const failingShare = Math.max(1, Math.floor(batchSize / 10));
+    this.loop = new ClaimLoop<ClaimedDelivery>({
+      what: 'deliveries',
+      slots: batchSize,
+      organizationShare: Math.max(1, Math.floor((batchSize * maxSharePercent) / 100)),
+      pollIntervalMs,
+      logger,
+      claim: async (limit, held) => {
+        const claimed = await this.queue.claim(limit, { ...held, failingShare });
+        this.metrics.outboxLagSeen(lagOf(claimed));
+        return claimed;
+      },
+      run: (delivery) => this.deliver(delivery),
+    });
+  }
 
   onApplicationBootstrap(): void {
     if (this.config.events.dispatcher === 'inline') this.start();
@@ -52,106 +65,17 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.run();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.running = false;
-    this.wake();
-    await this.loop;
-    await Promise.all(this.inFlight);
+    await this.loop.stop();
+    await this.loop.settled();
   }
 
   /** There may be new work: claim now instead of at the next poll. */
   wake(): void {
-    this.woken = true;
-    this.wakeUp?.();
-  }
-
-  /**
-   * The fair shares of the slots: one organization — and so any one webhook or push
-   * config — holds at most EVENTS_MAX_SHARE_PERCENT of them, a failing webhook (its
-   * last attempt failed) a tenth; each at least one.
-   */
-  private get shares() {
-    const { batchSize, maxSharePercent } = this.config.events;
-    return {
-      organizationShare: Math.max(1, Math.floor((batchSize * maxSharePercent) / 100)),
-      failingShare: Math.max(1, Math.floor(batchSize / 10)),
-    };
-  }
-
-  private async run(): Promise<void> {
-    const { batchSize } = this.config.events;
-    while (this.running) {
-      this.woken = false;
-      const free = batchSize - this.inFlight.size;
-      let claimed: ClaimedDelivery[] = [];
-      if (free > 0) {
-        try {
-          claimed = await this.queue.claim(free, {
-            heldByDestination: this.heldByDestination,
-            shareOfDestination: this.shareOfDestination,
-            heldByOrganization: this.heldByOrganization,
-            ...this.shares,
-          });
-          this.metrics.outboxLagSeen(lagOf(claimed));
-        } catch (error) {
-          this.logger.error({ err: error }, 'could not claim deliveries');
-        }
-      }
-      let reachedShare = false;
-      for (const delivery of claimed) {
-        reachedShare = this.hold(delivery) || reachedShare;
-        const send = this.deliver(delivery).finally(() => {
-          this.release(delivery);
-          this.inFlight.delete(send);
-          this.wake();
-        });
-        this.inFlight.add(send);
-      }
-      // Claim again at once while the queue yields full batches and slots are free, or
-      // when a destination or organization reached its share: the next claim skips
-      // its backlog, which may have hidden other work from this one.
-      if (free > 0 && (claimed.length === free || (reachedShare && claimed.length < free))) continue;
-      if (!this.woken && this.running) await this.sleep();
-    }
-  }
-
-  /** Counts a claimed delivery against its shares; true when one of them is now full. */
-  private hold(delivery: ClaimedDelivery): boolean {
-    const atDestination = (this.heldByDestination.get(delivery.destination) ?? 0) + 1;
-    const atOrganization = (this.heldByOrganization.get(delivery.organization) ?? 0) + 1;
-    this.heldByDestination.set(delivery.destination, atDestination);
-    this.shareOfDestination.set(delivery.destination, delivery.destinationShare);
-    this.heldByOrganization.set(delivery.organization, atOrganization);
-    return atDestination >= delivery.destinationShare || atOrganization >= this.shares.organizationShare;
-  }
-
-  private release(delivery: ClaimedDelivery): void {
-    const atDestination = (this.heldByDestination.get(delivery.destination) ?? 1) - 1;
-    if (atDestination > 0) this.heldByDestination.set(delivery.destination, atDestination);
-    else {
-      this.heldByDestination.delete(delivery.destination);
-      this.shareOfDestination.delete(delivery.destination);
-    }
-    const atOrganization = (this.heldByOrganization.get(delivery.organization) ?? 1) - 1;
-    if (atOrganization > 0) this.heldByOrganization.set(delivery.organization, atOrganization);
-    else this.heldByOrganization.delete(delivery.organization);
-  }
-
-  private sleep(): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.wakeUp = null;
-        resolve();
-      };
-      const timer = setTimeout(done, this.config.events.pollIntervalMs);
-      this.wakeUp = done;
-    });
+    this.loop.wake();
   }
 
   private async deliver(delivery: ClaimedDelivery): Promise<void> {

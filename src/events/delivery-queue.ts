@@ -4,6 +4,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { LOGGER } from '../common/tokens';
 import { Database, type Tx } from '../database/database';
 import type { SendOutcome } from './delivery-sender';
+import type { HeldShares } from './claim-loop';
 import type { EventType } from './event-types';
 import { EventsRepository, type ClaimedRow } from './events.repository';
 import type { PushVersion } from './push-notifications';
@@ -56,16 +57,8 @@ export interface ClaimedDelivery {
   traceparent: string | null;
 }
 
-/**
- * What a dispatcher holds in flight, and the shares: at most `organizationShare`
- * slots per organization and per destination, `failingShare` per failing webhook.
- */
-export interface FairShares {
-  heldByDestination: ReadonlyMap<string, number>;
-  /** The share each destination in flight was claimed with (a failing webhook's is smaller). */
-  shareOfDestination: ReadonlyMap<string, number>;
-  heldByOrganization: ReadonlyMap<string, number>;
-  organizationShare: number;
+/** What a dispatcher holds in flight, and the shares (ClaimLoop's), with `failingShare` per failing webhook. */
+export interface FairShares extends HeldShares {
   failingShare: number;
 }
 

@@ -295,7 +295,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     if (input.taskId === undefined && !pushInput) {
       return this.ledger.start(call.pair, input, read, (batch, taskId) => {
         starting?.(taskId);
-        return this.forwarder.queueMessage(batch, taskId, call.pair.worker.id, message.messageId);
+        return this.forwarder.queueMessage(batch, taskId, call.pair, message.messageId);
       });
     }
     // Otherwise one ledger transaction: the message, then — unless it was a retry — the
@@ -306,7 +306,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       const task = sent.kind === 'created' ? sent.task : sent.journal.task;
       if (pushInput) await this.pushConfigs.save(tx, task, pushInput, call.version);
       // A worker with an upstream agent: the message is queued for the forwarder in the send's transaction.
-      await this.forwarder.queueMessage(tx, task.id, call.pair.worker.id, message.messageId);
+      await this.forwarder.queueMessage(tx, task.id, call.pair, message.messageId);
       return sent;
     });
     return this.ledger.sendResult(call.pair, sent, read);

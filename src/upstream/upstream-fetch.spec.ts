@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { reasonOf, upstreamFetch, UpstreamUnreachable } from './upstream-fetch';
+import { reasonOf, upstreamFetch, UpstreamRefused, UpstreamUnreachable } from './upstream-fetch';
 
 /** The forwarder's fetch: the webhook URL rules, no redirects, a header timeout and a size limit. */
 describe('upstreamFetch', () => {
@@ -57,15 +57,26 @@ describe('upstreamFetch', () => {
     expect(await refusal(open()(`${base}/hang`))).toBe('no answer within 500 ms');
   });
 
-  it('refuses http, and names that resolve to private addresses, without naming the address', async () => {
+  it('refuses http, and names that resolve to private addresses or do not resolve, in one text that names no address', async () => {
     const strict = open({ allowPrivateNetworks: false, resolve: async () => [{ address: '10.1.2.3', family: 4 }] });
-    expect(await refusal(strict('http://agent.example.com/a2a'))).toBe('http: URLs are not allowed; use https');
-    const message = await refusal(strict('https://agent.example.com/a2a'));
-    expect(message).toBe('its host resolves to a private address, which is not allowed');
-    expect(message).not.toContain('10.1.2.3');
-    expect(await refusal(open({ allowPrivateNetworks: false })('https://127.0.0.1/a2a'))).toBe(
-      'its host resolves to a loopback address, which is not allowed',
-    );
+    const http = await refusal(strict('http://agent.example.com/a2a'));
+    expect(http).toBe('http: URLs are not allowed; use https');
+    const refused = [
+      await refusal(strict('https://agent.example.com/a2a')),
+      await refusal(open({ allowPrivateNetworks: false })('https://127.0.0.1/a2a')),
+      await refusal(open({ allowPrivateNetworks: false, resolve: async () => [] })('https://agent.example.com/a2a')),
+      await refusal(
+        open({
+          allowPrivateNetworks: false,
+          resolve: () => Promise.reject(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' })),
+        })('https://agent.example.com/a2a'),
+      ),
+    ];
+    // Whether a name resolves, and to what kind of address, is not told apart.
+    expect(new Set(refused)).toEqual(new Set(['its host name does not resolve to an allowed address']));
+    // Each refusal is final: no retry can make the same destination allowed.
+    for (const url of ['http://agent.example.com/a2a', 'https://agent.example.com/a2a'])
+      expect(await strict(url).catch((e: unknown) => e)).toBeInstanceOf(UpstreamRefused);
   });
 
   it('words network failures without addresses', async () => {

@@ -13,6 +13,16 @@ import type { HostResolver, ResolvedAddress } from '../events/delivery-sender';
  */
 export class UpstreamUnreachable extends Error {}
 
+/** The address rules refuse the upstream's URL: a retry would be refused the same way, so the forward fails at once. */
+export class UpstreamRefused extends UpstreamUnreachable {}
+
+/**
+ * The one refusal of a host name, whether it does not resolve or resolves to an address
+ * the rules refuse: telling them apart would tell a tenant what the service's resolver
+ * knows of internal names (the webhooks' DESTINATION_NOT_ALLOWED, likewise).
+ */
+export const NOT_ALLOWED = 'its host name does not resolve to an allowed address';
+
 export interface UpstreamFetchOptions {
   allowPrivateNetworks: boolean;
   resolve: HostResolver;
@@ -25,7 +35,6 @@ export interface UpstreamFetchOptions {
 const NETWORK_ERRORS: Record<string, string> = {
   ECONNREFUSED: 'the connection was refused',
   ECONNRESET: 'the connection was reset',
-  ENOTFOUND: 'its host name does not resolve',
   EAI_AGAIN: 'its host name could not be resolved',
   EHOSTUNREACH: 'its host is unreachable',
   ENETUNREACH: 'its network is unreachable',
@@ -38,7 +47,7 @@ const NETWORK_ERRORS: Record<string, string> = {
 };
 
 /**
- * A `fetch` for the SDK's client that obeys the webhook URL rules (CONTRACT §8,
+ * A `fetch` for the SDK's client that obeys the webhook URL rules (docs/api.md §8,
  * address-policy.ts): https only (http too with WEBHOOKS_ALLOW_PRIVATE_NETWORKS), every
  * resolved address public, and the connection pinned to the vetted address so a name
  * cannot resolve one way for the check and another for the connection. Redirects are
@@ -80,9 +89,10 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
       );
       // Headers and body go out at once (no Nagle delay waiting for the peer's delayed ACK).
       req.setNoDelay(true);
-      init?.signal?.addEventListener('abort', () => req.destroy(new UpstreamUnreachable('the call was aborted')), {
-        once: true,
-      });
+      // Listening until the response is done only: a forward's signal serves many calls (its polls).
+      const onAbort = () => req.destroy(new UpstreamUnreachable('the call was aborted'));
+      init?.signal?.addEventListener('abort', onAbort, { once: true });
+      req.on('close', () => init?.signal?.removeEventListener('abort', onAbort));
       req.on('error', (error) => {
         clearTimeout(timer);
         reject(error instanceof UpstreamUnreachable ? error : new UpstreamUnreachable(describe(error)));
@@ -129,7 +139,7 @@ export async function vetUpstream(
   options: Pick<UpstreamFetchOptions, 'allowPrivateNetworks' | 'resolve' | 'timeoutMs'>,
 ): Promise<ResolvedAddress> {
   if (url.protocol !== 'https:' && !(options.allowPrivateNetworks && url.protocol === 'http:')) {
-    throw new UpstreamUnreachable(`${url.protocol} URLs are not allowed; use https`);
+    throw new UpstreamRefused(`${url.protocol} URLs are not allowed; use https`);
   }
   const host = hostOf(url);
   const family = isIP(host);
@@ -144,18 +154,27 @@ export async function vetUpstream(
             () => new UpstreamUnreachable(`its host name did not resolve within ${options.timeoutMs} ms`),
           );
   } catch (error) {
+    if (error instanceof UpstreamUnreachable) throw error;
+    // A name that does not exist is refused as a refused address is; a resolver that failed for now is retried.
+    if ((error as { code?: string } | null)?.code === 'ENOTFOUND') throw new UpstreamRefused(NOT_ALLOWED);
     throw new UpstreamUnreachable(describe(error));
   }
-  if (addresses.length === 0) throw new UpstreamUnreachable('its host name does not resolve');
-  if (!options.allowPrivateNetworks) {
-    for (const { address } of addresses) {
-      // The reason names the kind of address, never the address itself.
-      const kind = classifyAddress(address).replace('_', '-');
-      if (kind !== 'public')
-        throw new UpstreamUnreachable(`its host resolves to a ${kind} address, which is not allowed`);
-    }
-  }
+  if (addresses.length === 0) throw new UpstreamRefused(NOT_ALLOWED);
+  if (!options.allowPrivateNetworks && addresses.some(({ address }) => classifyAddress(address) !== 'public'))
+    throw new UpstreamRefused(NOT_ALLOWED);
   return addresses[0];
+}
+
+/** Whether the address rules refused the upstream (anywhere in the error's causes): the forward fails at once. */
+export function refusedDestination(error: unknown): boolean {
+  for (
+    let cause: unknown = error, depth = 0;
+    cause && depth < 5;
+    cause = (cause as { cause?: unknown }).cause, depth++
+  ) {
+    if (cause instanceof UpstreamRefused) return true;
+  }
+  return false;
 }
 
 /** gRPC statuses that mean the upstream was not reached or did not finish answering (not a refusal of the request). */

@@ -1,51 +1,53 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { AgentCard, Part, Role, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { Part, Role, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { A2AError } from '@a2a-js/sdk/errors';
-import {
-  ClientFactory,
-  ClientFactoryOptions,
-  JsonRpcTransportFactory,
-  RestTransportFactory,
-  type Client,
-  type RequestOptions,
-  type TransportFactory,
-} from '@a2a-js/sdk/client';
-import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
-import * as grpc from '@grpc/grpc-js';
+import type { Client, RequestOptions } from '@a2a-js/sdk/client';
 import type { Logger } from 'pino';
 import { LOGGER } from '../common/tokens';
 import type { Tx } from '../database/database';
 import type { WriteBatch } from '../database/write-batch';
 import { Metrics } from '../metrics/metrics';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { systemResolver } from '../events/delivery-sender';
 import {
   LedgerService,
   UPSTREAM_UPDATES_PER_TRANSACTION,
+  type TaskPair,
   type ForwardedTask,
   type UpstreamApplied,
   type UpstreamUpdate,
 } from '../ledger/ledger.service';
 import type { NewMessage } from '../ledger/task-journal';
 import { isSettled, isTerminal } from '../ledger/task-state';
-import { grpcUnreached, reasonOf, upstreamFetch, vetUpstream } from './upstream-fetch';
+import { grpcUnreached, reasonOf, refusedDestination } from './upstream-fetch';
 import { agentText, AnswerReader, AnswerRefused, isSettledA2A, NotSentAgain, refusalOf } from './upstream-answer';
-import { tolerantFetch } from './upstream-tolerance';
-import { UpstreamRepository, type ClaimedForward, type UpstreamRecord } from './upstream.repository';
+import { UpstreamClients } from './upstream-clients';
+import {
+  UpstreamRepository,
+  type ClaimedFairForward,
+  type ClaimedForward,
+  type UpstreamRecord,
+} from './upstream.repository';
+import { BoundExceeded, ForwardRun, ForwardStopped, nextPollWait, pause, watched } from './forward-run';
+import { ClaimLoop, type FairKeys } from '../events/claim-loop';
 import { ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
 import { contextFrom, inSpan } from '../tracing/tracing';
 import { UpstreamsService } from './upstreams.service';
 
-/** A non-streaming upstream's unsettled task is read again this often. */
-const POLL_MS = 500;
 /** Forwards in flight per forwarder. */
 const CONCURRENCY = 20;
+/** Cancels in flight per upstream and per organization (apart from their messages' share): a tenth of the slots. */
+const CANCEL_SHARE = CONCURRENCY / 10;
+
+/** A forward as the forwarder runs it: claimed, with the keys of its fair share and, when the send handed it over, its upstream. */
+interface ForwardItem extends ClaimedFairForward, FairKeys {
+  known: UpstreamRecord | null;
+}
 
 /** Raised when the forward must be tried again later (the upstream's stream ended early, the task id is not known yet). */
 class TryAgain extends Error {}
 
 /**
- * The forwarder (CONTRACT §14): delivers the work sent to an identity with an upstream
+ * The forwarder (docs/api.md §14): delivers the work sent to an identity with an upstream
  * to that A2A agent, with the official SDK client, and writes every event the upstream
  * answers with into the ledger task — through the same journal as a worker's REST
  * reply (LedgerService.applyUpstream), so blocking sends, streams, push notifications
@@ -62,18 +64,19 @@ class TryAgain extends Error {}
  * the same messageId, so an upstream that deduplicates by message id sees it once.
  * What an upstream answers is read by AnswerReader (upstream-answer.ts), under the
  * limits of a REST reply.
+ *
+ * Isolation: the slots are shared as the webhook dispatcher's are (ClaimLoop), per
+ * upstream and per requester organization, and every forward is bounded in total and
+ * idle time (ForwardRun), so a slow or hostile upstream holds its share, for a while.
  */
 @Injectable()
 export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private running = false;
-  private loop: Promise<void> | null = null;
-  private readonly inFlight = new Map<Promise<void>, AbortController>();
-  private woken = false;
-  private wakeUp: (() => void) | null = null;
-  private readonly fetch: typeof fetch;
-  /** The calls whose upstream answered with a 2xx status (tolerantFetch): it has the message. */
-  private readonly answered = new WeakSet<AbortSignal>();
-  private readonly clients = new Map<string, { version: string; client: Promise<Client> }>();
+  private readonly loop: ClaimLoop<ForwardItem>;
+  /** The forwards running here, by forward id. */
+  private readonly runs = new Map<string, ForwardRun>();
+  /** Slots one upstream, and one organization, may hold. */
+  private readonly share: number;
+  private readonly clients: UpstreamClients;
 
   constructor(
     private readonly repository: UpstreamRepository,
@@ -83,13 +86,26 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly metrics: Metrics,
   ) {
-    const guarded = upstreamFetch({
-      allowPrivateNetworks: config.webhooksAllowPrivateNetworks,
-      resolve: systemResolver,
-      timeoutMs: config.upstream.timeoutMs,
-      maxResponseBytes: config.upstream.maxResponseBytes,
+    this.clients = new UpstreamClients(config);
+    this.share = Math.max(1, Math.floor((CONCURRENCY * config.upstream.maxSharePercent) / 100));
+    this.loop = new ClaimLoop<ForwardItem>({
+      what: 'upstream forwards',
+      slots: CONCURRENCY,
+      organizationShare: this.share,
+      pollIntervalMs: config.events.pollIntervalMs,
+      logger,
+      claim: async (limit, held) => {
+        const shares = { ...held, share: this.share, cancelShare: CANCEL_SHARE };
+        const claimed = await this.repository.claim(limit, config.upstream.leaseMs, shares);
+        return claimed.map((forward) => {
+          const share = forward.kind === 'cancel' ? CANCEL_SHARE : this.share;
+          return { ...forward, destinationShare: share, organizationShare: share, known: null };
+        });
+      },
+      run: (item) => this.run(item),
+      // The sends hand forwards over too (queueMessage): a claim may find its share taken by them meanwhile.
+      release: (item) => this.repository.release(item),
     });
-    this.fetch = tolerantFetch(guarded, this.answered);
   }
 
   onApplicationBootstrap(): void {
@@ -101,52 +117,19 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.run();
+    this.loop.start();
   }
 
   /** Stops claiming; forwards in flight are abandoned to their lease (another forwarder, or this one after a restart, resumes them). */
   async stop(): Promise<void> {
-    this.running = false;
-    this.wake();
-    await this.loop;
-    for (const abort of this.inFlight.values()) abort.abort();
-    await Promise.all(this.inFlight.keys());
+    await this.loop.stop();
+    for (const run of this.runs.values()) run.stop(new ForwardStopped('shutdown'));
+    await this.loop.settled();
   }
 
   /** There may be new work: claim now instead of at the next poll. */
   wake(): void {
-    this.woken = true;
-    this.wakeUp?.();
-  }
-
-  private async run(): Promise<void> {
-    while (this.running) {
-      this.woken = false;
-      const free = CONCURRENCY - this.inFlight.size;
-      let claimed: ClaimedForward[] = [];
-      if (free > 0) {
-        try {
-          claimed = await this.repository.claim(free, this.config.upstream.leaseMs);
-        } catch (error) {
-          this.logger.error({ err: error }, 'could not claim upstream forwards');
-        }
-      }
-      for (const forward of claimed) this.begin(forward, null);
-      if (claimed.length === free && free > 0) continue;
-      if (!this.woken && this.running) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, this.config.events.pollIntervalMs);
-          function done() {
-            clearTimeout(timer);
-            resolve();
-          }
-          this.wakeUp = done;
-        });
-        this.wakeUp = null;
-      }
-    }
+    this.loop.wake();
   }
 
   /**
@@ -156,44 +139,78 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
    * claimed by it (the send's commit is the claim, lease and all) and its forward
    * starts as soon as the send has committed — no wake-up, no claim, no read of the
    * upstream, which came with the queueing; else the loop is woken to claim it. A send
-   * that rolls back takes its claim with it. (Sends committing together can take this
-   * forwarder past CONCURRENCY by at most the pool's connections, one per transaction.)
+   * that rolls back takes its claim with it. Sends committing together may all have
+   * seen room: the room is checked again once each has committed, and a forward that
+   * finds none is released to the queue (unclaimed, due), whose claim keeps the shares.
    */
-  async queueMessage(
-    unit: Tx | WriteBatch,
-    taskId: string,
-    workerIdentityId: string,
-    messageId: string,
-  ): Promise<void> {
-    const claim = this.running && this.inFlight.size < CONCURRENCY ? this.config.upstream.leaseMs : null;
-    await this.upstreams.queueMessage(unit, taskId, workerIdentityId, messageId, claim, (queued) => {
-      if (queued.claimed) this.begin(queued.forward, queued.upstream);
-      else this.wake();
+  async queueMessage(unit: Tx | WriteBatch, taskId: string, pair: TaskPair, messageId: string): Promise<void> {
+    const keys = {
+      destination: pair.worker.id,
+      organization: pair.requester.organizationId,
+      destinationShare: this.share,
+    };
+    const claim = this.loop.isRunning && this.loop.hasRoom(keys) ? this.config.upstream.leaseMs : null;
+    await this.upstreams.queueMessage(unit, taskId, pair.worker.id, messageId, claim, (queued) => {
+      // Stopping: the forward is left to its lease, as the claims of a forwarder that stopped are.
+      if (!queued.claimed || !this.loop.isRunning) return this.wake();
+      if (this.loop.hasRoom(keys)) return void this.loop.begin({ ...queued.forward, ...keys, known: queued.upstream });
+      this.repository
+        .release(queued.forward)
+        .catch((err: unknown) =>
+          this.logger.error({ err, forward_id: queued.forward.id }, 'could not release a forward'),
+        )
+        .finally(() => this.wake());
     });
   }
 
-  /** Runs a forward this forwarder holds; `upstream` when it is known already (read with the claim). */
-  private begin(forward: ClaimedForward, upstream: UpstreamRecord | null): void {
-    // Stopping: the forward is left to its lease, as the claims of a forwarder that stopped are.
-    if (!this.running) return;
-    const abort = new AbortController();
-    // In the trace of the send (or cancel) that queued it: the upstream calls carry its `traceparent`.
-    const work = inSpan(
-      `upstream ${forward.kind}`,
-      { kind: SpanKind.CLIENT, attributes: { 'a2a.forward.attempt': forward.attempt } },
-      () => this.forward(forward, upstream, abort.signal),
-      forward.traceparent ? contextFrom({ traceparent: forward.traceparent }) : ROOT_CONTEXT,
-    ).finally(() => {
-      this.inFlight.delete(work);
-      this.wake();
-    });
-    this.inFlight.set(work, abort);
+  /**
+   * Runs a forward this forwarder holds, within its bounds (ForwardRun): the lease is
+   * renewed while it runs, and a forward ended elsewhere (its task canceled) stops at
+   * the renewal.
+   */
+  private async run(item: ForwardItem): Promise<void> {
+    const run = new ForwardRun(item.taskId, item.kind, item.queuedAt, this.config.upstream);
+    this.runs.set(item.id, run);
+    const heartbeat = setInterval(() => {
+      this.repository
+        .renewLease(item, this.config.upstream.leaseMs)
+        .then((held) => held || run.stop(new ForwardStopped('ended')))
+        .catch(() => undefined);
+    }, this.config.upstream.leaseMs / 3);
+    try {
+      // In the trace of the send (or cancel) that queued it: the upstream calls carry its `traceparent`.
+      await inSpan(
+        `upstream ${item.kind}`,
+        { kind: SpanKind.CLIENT, attributes: { 'a2a.forward.attempt': item.attempt } },
+        () => this.forward(item, item.known, run.signal),
+        item.traceparent ? contextFrom({ traceparent: item.traceparent }) : ROOT_CONTEXT,
+      );
+    } finally {
+      clearInterval(heartbeat);
+      run.dispose();
+      this.runs.delete(item.id);
+    }
+  }
+
+  /** The task was canceled and its cancel forwarded: its message forwards end, here at once, elsewhere at their next lease renewal. */
+  private async endMessages(taskId: string): Promise<void> {
+    await this.repository.endMessages(taskId);
+    for (const run of this.runs.values())
+      if (run.taskId === taskId && run.kind === 'message') run.stop(new ForwardStopped('ended'));
+  }
+
+  /** A bound passed: the forward fails for good, and so does the task, with a status message naming the bound. */
+  private async exceeded(forward: ClaimedForward, bound: BoundExceeded): Promise<void> {
+    this.logger.warn(
+      { forward_id: forward.id, task_id: forward.taskId, reason: bound.message },
+      'upstream forward stopped',
+    );
+    await this.finish(forward, 'failed', bound.message);
+    if (forward.kind === 'message')
+      await this.ledger.applyUpstream(forward.taskId, [{ state: 'failed', message: agentText(bound.message) }]);
   }
 
   private async forward(forward: ClaimedForward, known: UpstreamRecord | null, signal: AbortSignal): Promise<void> {
-    const heartbeat = setInterval(() => {
-      this.repository.renewLease(forward, this.config.upstream.leaseMs).catch(() => undefined);
-    }, this.config.upstream.leaseMs / 3);
     try {
       // The task and (unless the upstream has it already) the message to send, read together.
       const [task, message] = await Promise.all([
@@ -204,16 +221,18 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       ]);
       const upstream = task ? (known ?? (await this.upstreams.upstreamOf(task.workerIdentityId))) : null;
       if (!task || !upstream) return await this.finish(forward, 'failed', 'the identity has no upstream any more');
+      signal.throwIfAborted();
       if (forward.kind === 'cancel') await this.cancel(forward, upstream, task.upstreamTaskId, signal);
       else if (!isTerminal(task.state)) await this.deliver(forward, task, message, upstream, signal);
       await this.finish(forward, 'succeeded', null);
     } catch (error) {
-      if (signal.aborted) return; // shutting down: the lease runs out and the forward resumes elsewhere
-      await this.failed(forward, error).catch((err: unknown) =>
-        this.logger.error({ err, forward_id: forward.id }, 'could not record an upstream forward attempt'),
+      // Shutting down: the lease runs out and the forward resumes elsewhere. Ended elsewhere: nothing more to record.
+      const stopped: unknown = signal.aborted ? signal.reason : null;
+      if (stopped instanceof ForwardStopped) return;
+      await (stopped instanceof BoundExceeded ? this.exceeded(forward, stopped) : this.failed(forward, error)).catch(
+        (err: unknown) =>
+          this.logger.error({ err, forward_id: forward.id }, 'could not record an upstream forward attempt'),
       );
-    } finally {
-      clearInterval(heartbeat);
     }
   }
 
@@ -225,7 +244,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     upstream: UpstreamRecord,
     signal: AbortSignal,
   ): Promise<void> {
-    const client = await this.client(upstream);
+    const client = await this.client(upstream, forward);
     const options = this.options(upstream, signal);
     const reader = new AnswerReader(this.config.bodyLimitBytes);
     if (forward.accepted) {
@@ -251,7 +270,8 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       if (upstream.streaming) {
         const events = client.sendMessageStream(request, { ...options, signal: call.signal });
         if ((await this.consume(forward, events, call, reader)) === 'terminal') return;
-        if (!forward.accepted && this.answered.has(call.signal)) throw new NotSentAgain('its stream ended at once');
+        if (!forward.accepted && this.clients.answered.has(call.signal))
+          throw new NotSentAgain('its stream ended at once');
         return await this.requireSettled(forward.taskId);
       }
       result = await client.sendMessage(request, { ...options, signal: call.signal });
@@ -269,7 +289,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
    * the forward ends (NotSentAgain). Whatever else failed is returned as it is.
    */
   private async unsent(forward: ClaimedForward, call: AbortSignal, error: unknown): Promise<unknown> {
-    if (forward.accepted || !this.answered.has(call) || error instanceof AnswerRefused || refusalBy(error))
+    if (forward.accepted || !this.clients.answered.has(call) || error instanceof AnswerRefused || refusalBy(error))
       return error;
     await this.accept(forward);
     // Its words: an answer that could not be understood, or a connection lost mid-answer.
@@ -311,35 +331,44 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     options: RequestOptions,
     reader: AnswerReader,
   ): Promise<void> {
+    const { pollIntervalMs, pollMaxIntervalMs } = this.config.upstream;
+    let wait: number | null = null;
     for (;;) {
       const local = await this.ledger.forwardedTask(forward.taskId);
       if (!local || isSettled(local.state)) return;
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-      options.signal?.throwIfAborted();
+      // Read again later and later (UPSTREAM_POLL_INTERVAL_MS, 1.5 times more each time, up to
+      // UPSTREAM_POLL_MAX_INTERVAL_MS): a task that runs long is not read many times a second.
+      wait = nextPollWait(wait, pollIntervalMs, pollMaxIntervalMs);
+      this.runs.get(forward.id)?.pause();
+      await pause(wait, options.signal!);
       const task = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
       if ((await this.apply(forward, [reader.task(task)])) === 'terminal') return;
     }
   }
 
+  /** A cancel: forwarded to the upstream task, then the task's message forwards end (they take nothing more). */
   private async cancel(
     forward: ClaimedForward,
     upstream: UpstreamRecord,
     upstreamTaskId: string | null,
     signal: AbortSignal,
   ): Promise<void> {
-    if (!upstreamTaskId) {
-      // Nothing reached the upstream: the message forward sees the task canceled and stops there.
-      if (!(await this.repository.hasAcceptedPendingMessage(forward.taskId))) return;
+    if (upstreamTaskId) {
+      const client = await this.client(upstream, forward);
+      try {
+        await client.cancelTask(
+          { tenant: '', id: upstreamTaskId, metadata: undefined },
+          this.options(upstream, signal),
+        );
+      } catch (error) {
+        // The upstream answered: the task is already done there (not cancelable, not found). Nothing more to forward.
+        if (!refusalBy(error)) throw error;
+      }
+    } else if (await this.repository.hasAcceptedPendingMessage(forward.taskId)) {
       throw new TryAgain('the upstream task id is not known yet');
     }
-    const client = await this.client(upstream);
-    try {
-      await client.cancelTask({ tenant: '', id: upstreamTaskId, metadata: undefined }, this.options(upstream, signal));
-    } catch (error) {
-      // The upstream answered: the task is already done there (not cancelable, not found). Nothing more to forward.
-      if (refusalBy(error)) return;
-      throw error;
-    }
+    // Else nothing the upstream answered reached here: there is no upstream task to cancel.
+    await this.endMessages(forward.taskId);
   }
 
   /** The stream ended: the task must be settled (terminal or waiting for the requester), else the forward is tried again. */
@@ -453,11 +482,12 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   }
 
   /**
-   * A failed attempt: again after the schedule's next wait, or — past its end, or when
-   * the upstream refused the message itself, or when its answer broke a limit or could
-   * not be read after it accepted the message (which is never sent twice) — the forward
-   * fails and so does the task, with a status message giving the reason (never an
-   * address). An upstream that answered is never said to be unreachable.
+   * A failed attempt: again after the schedule's next wait, or — past its end, when
+   * the upstream refused the message itself, when its answer broke a limit or could
+   * not be read after it accepted the message (which is never sent twice), or when the
+   * address rules refuse the upstream — the forward fails and so does the task, with a
+   * status message giving the reason (never an address). An upstream that answered is
+   * never said to be unreachable.
    */
   private async failed(forward: ClaimedForward, error: unknown): Promise<void> {
     const refusal = refusalBy(error);
@@ -473,7 +503,8 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       { forward_id: forward.id, task_id: forward.taskId, attempt: forward.attempt, reason },
       'upstream forward attempt failed',
     );
-    if (!final && forward.attempt <= schedule.length) {
+    // A destination the address rules refuse is refused at every retry too: it fails at once.
+    if (!final && !refusedDestination(error) && forward.attempt <= schedule.length) {
       await this.repository.retryLater(forward, schedule[forward.attempt - 1], reason);
       this.metrics.forward(forward.kind, 'retrying');
       return;
@@ -493,59 +524,11 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     await this.ledger.applyUpstream(forward.taskId, [{ state: 'failed', message: agentText(text) }]);
   }
 
-  /**
-   * One SDK client per upstream (rebuilt when the upstream changes), with the transport
-   * of its binding: JSON-RPC or HTTP+JSON over upstreamFetch (vetted, pinned, no
-   * redirects, limits), or gRPC — whose channel resolves the name itself, so its host is
-   * vetted before every forward (TLS for https, plaintext only for http, which only
-   * WEBHOOKS_ALLOW_PRIVATE_NETWORKS allows).
-   */
-  private async client(upstream: UpstreamRecord): Promise<Client> {
-    const url = new URL(upstream.url);
-    if (upstream.binding === 'GRPC') {
-      await vetUpstream(url, {
-        allowPrivateNetworks: this.config.webhooksAllowPrivateNetworks,
-        resolve: systemResolver,
-        timeoutMs: this.config.upstream.timeoutMs,
-      });
-    }
-    const version = upstream.updatedAt.toISOString();
-    const cached = this.clients.get(upstream.identityId);
-    if (cached?.version === version) return cached.client;
-    const endpoint =
-      upstream.binding === 'GRPC'
-        ? `${url.hostname}:${url.port || (url.protocol === 'https:' ? 443 : 80)}`
-        : upstream.url;
-    const card = AgentCard.fromJSON({
-      name: 'upstream',
-      description: '',
-      version: '1',
-      supportedInterfaces: [
-        { url: endpoint, protocolBinding: upstream.binding, protocolVersion: upstream.protocolVersion },
-      ],
-      capabilities: { streaming: upstream.streaming },
-      defaultInputModes: [],
-      defaultOutputModes: [],
-      skills: [],
-    });
-    const legacyCompat = { enabled: true };
-    const transports: Record<UpstreamRecord['binding'], () => TransportFactory> = {
-      JSONRPC: () => new JsonRpcTransportFactory({ legacyCompat, fetchImpl: this.fetch }),
-      'HTTP+JSON': () => new RestTransportFactory({ legacyCompat, fetchImpl: this.fetch }),
-      GRPC: () =>
-        new GrpcTransportFactory({
-          legacyCompat,
-          grpcChannelCredentials:
-            url.protocol === 'https:' ? grpc.credentials.createSsl() : grpc.credentials.createInsecure(),
-        }),
-    };
-    const factory = new ClientFactory(
-      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [transports[upstream.binding]()] }),
-    );
-    const client = factory.createFromAgentCard(card);
-    this.clients.set(upstream.identityId, { version, client });
-    client.catch(() => this.clients.delete(upstream.identityId));
-    return client;
+  /** The upstream's shared client (UpstreamClients), as this forward uses it: its calls and events keep its run from going idle. */
+  private async client(upstream: UpstreamRecord, forward: ClaimedForward): Promise<Client> {
+    const client = await this.clients.of(upstream);
+    const run = this.runs.get(forward.id);
+    return run ? watched(client, run) : client;
   }
 
   /** The upstream's own credential, and nothing of the requester's. */

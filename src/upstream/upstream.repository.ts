@@ -31,7 +31,28 @@ export interface ClaimedForward {
   accepted: boolean;
   /** The W3C `traceparent` of the send or cancel that queued it (its upstream call continues that trace); null without tracing. */
   traceparent: string | null;
+  /** When it was queued: its total time (UPSTREAM_FORWARD_MAX_MS) counts from then. */
+  queuedAt: Date;
 }
+
+/** A forward claimed by the queue's claim, with the keys of its fair share: its upstream (the worker's identity) and the requester's organization. */
+export interface ClaimedFairForward extends ClaimedForward {
+  destination: string;
+  organization: string;
+}
+
+/** What a forwarder holds in flight (see ClaimLoop): the claim skips upstreams and organizations at their share. */
+export interface ForwardShares {
+  heldByDestination: ReadonlyMap<string, number>;
+  heldByOrganization: ReadonlyMap<string, number>;
+  /** Slots one upstream, and one organization, may hold with messages… */
+  share: number;
+  /** …and with cancels, apart (their keys start with CANCEL_KEY): a cancel never waits for the messages it ends. */
+  cancelShare: number;
+}
+
+/** The fair-share keys of a cancel are its upstream's and organization's with this prefix: cancels have shares of their own. */
+export const CANCEL_KEY = 'cancel ';
 
 /** A message queued in the send's transaction: its forward (claimed already, or not), and the upstream it goes to. */
 export interface QueuedForward {
@@ -44,7 +65,7 @@ export interface QueuedForward {
 type UpstreamRow = RowOf<IdentityUpstream>;
 type ClaimRow = Pick<
   RowOf<UpstreamForward>,
-  'id' | 'task_id' | 'kind' | 'message_id' | 'attempts' | 'accepted' | 'traceparent'
+  'id' | 'task_id' | 'kind' | 'message_id' | 'attempts' | 'accepted' | 'traceparent' | 'created_at'
 >;
 type QueuedRow = ClaimRow & Pick<RowOf<UpstreamForward>, 'in_flight'>;
 
@@ -56,6 +77,7 @@ const toClaimed = (row: ClaimRow): ClaimedForward => ({
   attempt: row.attempts,
   accepted: row.accepted,
   traceparent: row.traceparent,
+  queuedAt: row.created_at,
 });
 
 const toRecord = (row: UpstreamRow): UpstreamRecord => ({
@@ -79,6 +101,9 @@ const holds = (forward: Pick<ClaimedForward, 'id' | 'attempt'>) =>
   sql`id = ${forward.id} AND attempts = ${forward.attempt} AND in_flight`;
 
 const EXAMPLE_FORWARD = { id: DummyValue.UUID, attempt: 1 };
+
+/** How many due rows one claim reads beyond the upstreams and organizations at their share, per slot asked for. */
+const SCAN_PER_SLOT = 4;
 
 /** Upstream's tables: identity_upstreams and the forwarder's queue, upstream_forwards. */
 @Injectable()
@@ -171,7 +196,7 @@ export class UpstreamRepository {
                             ) AS claimed) c
              WHERE u.identity_id = ${workerIdentityId}
             ON CONFLICT (task_id, kind, message_id) DO NOTHING
-            RETURNING id, task_id, kind, message_id, attempts, accepted, traceparent, in_flight,
+            RETURNING id, task_id, kind, message_id, attempts, accepted, traceparent, created_at, in_flight,
                       (SELECT to_jsonb(u) FROM (SELECT ${UPSTREAM_COLUMNS} FROM identity_upstreams WHERE identity_id = ${workerIdentityId}) u) AS upstream`,
       ],
       unit,
@@ -185,7 +210,11 @@ export class UpstreamRepository {
               updated_at: new Date(row.upstream.updated_at),
             })
           : null;
-        queued({ forward: toClaimed(row), claimed: row.in_flight, upstream });
+        queued({
+          forward: toClaimed({ ...row, created_at: new Date(row.created_at) }),
+          claimed: row.in_flight,
+          upstream,
+        });
       },
     );
   }
@@ -203,34 +232,105 @@ export class UpstreamRepository {
   }
 
   /**
+   * Read model: the claim reads each forward's task (the ledger's `tasks`) for the keys
+   * of its fair share — its upstream (the worker's identity) and the requester's
+   * organization — in the same statement, as the delivery claim reads its targets.
+   *
    * Claims due forwards: the oldest of each task's pending messages only (a follow-up
-   * waits for the turn before it), and cancels whenever due. Rows another forwarder
-   * holds are skipped; the claim counts the attempt and leases the row for `leaseMs`,
-   * so a forwarder that dies leaves its claim to fall due again.
+   * waits for the turn before it), and cancels whenever due. A forward whose upstream or
+   * organization holds its share of this forwarder's slots already is skipped (ranked
+   * per upstream and per organization, picked within the room each has left). Cancels
+   * have shares of their own (keys prefixed CANCEL_KEY, `cancelShare`) and come first:
+   * a cancel never waits behind the messages it ends, and cancels cannot take every
+   * slot either. Rows another forwarder holds
+   * are skipped; the claim counts the attempt and leases the row for `leaseMs`, so a
+   * forwarder that dies leaves its claim to fall due again.
    */
-  @GenerateSql({ params: [20, 30_000] })
-  async claim(limit: number, leaseMs: number): Promise<ClaimedForward[]> {
-    const rows = await this.db.rows<ClaimRow>(
+  @GenerateSql({
+    params: [20, 30_000, { heldByDestination: new Map(), heldByOrganization: new Map(), share: 10, cancelShare: 2 }],
+  })
+  async claim(limit: number, leaseMs: number, shares: ForwardShares): Promise<ClaimedFairForward[]> {
+    const destinations = [...shares.heldByDestination];
+    const organizations = [...shares.heldByOrganization];
+    const shareOf = (key: string) => (key.startsWith(CANCEL_KEY) ? shares.cancelShare : shares.share);
+    const fullDestinations = destinations.filter(([key, n]) => n >= shareOf(key)).map(([key]) => key);
+    const fullOrganizations = organizations.filter(([key, n]) => n >= shareOf(key)).map(([key]) => key);
+    const keyOf = (column: ReturnType<typeof sql.raw>) =>
+      sql`CASE WHEN q.kind = 'cancel' THEN ${CANCEL_KEY} || ${column}::text ELSE ${column}::text END`;
+    const rows = await this.db.rows<ClaimRow & { destination: string; organization: string }>(
       sql`UPDATE upstream_forwards f
              SET attempts = f.attempts + 1, in_flight = true, next_attempt_at = now() + make_interval(secs => ${leaseMs}::float / 1000),
                  updated_at = now()
-            FROM (SELECT c.id FROM upstream_forwards c
-                   WHERE c.status = 'pending' AND c.next_attempt_at <= now()
-                     AND (c.kind = 'cancel' OR NOT EXISTS (
-                           SELECT 1 FROM upstream_forwards e
-                            WHERE e.task_id = c.task_id AND e.status = 'pending' AND e.kind = 'message' AND e.seq < c.seq))
-                   ORDER BY c.next_attempt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED) due
+            FROM (
+              WITH held_destination AS (SELECT * FROM unnest(${destinations.map(([key]) => key)}::text[], ${destinations.map(([, n]) => n)}::int[]) AS h(destination, n)),
+                   held_organization AS (SELECT * FROM unnest(${organizations.map(([key]) => key)}::text[], ${organizations.map(([, n]) => n)}::int[]) AS h(organization, n)),
+              candidates AS (
+                SELECT c.id, c.kind, c.next_attempt_at, c.destination, c.organization,
+                       c.share - COALESCE(hd.n, 0) AS destination_room, c.share - COALESCE(ho.n, 0) AS organization_room
+                  FROM (SELECT q.id, q.kind, q.next_attempt_at,
+                               ${keyOf(sql.raw('t.worker_identity_id'))} AS destination,
+                               ${keyOf(sql.raw('t.requester_organization_id'))} AS organization,
+                               CASE WHEN q.kind = 'cancel' THEN ${shares.cancelShare}::int ELSE ${shares.share}::int END AS share
+                          FROM upstream_forwards q JOIN tasks t ON t.id = q.task_id
+                         WHERE q.status = 'pending' AND q.next_attempt_at <= now()
+                           AND (q.kind = 'cancel' OR NOT EXISTS (
+                                 SELECT 1 FROM upstream_forwards e
+                                  WHERE e.task_id = q.task_id AND e.status = 'pending' AND e.kind = 'message' AND e.seq < q.seq))
+                           AND NOT (${keyOf(sql.raw('t.worker_identity_id'))} = ANY(${fullDestinations}::text[]))
+                           AND NOT (${keyOf(sql.raw('t.requester_organization_id'))} = ANY(${fullOrganizations}::text[]))
+                         ORDER BY q.next_attempt_at
+                         LIMIT ${limit * SCAN_PER_SLOT}) c
+                  LEFT JOIN held_destination hd ON hd.destination = c.destination
+                  LEFT JOIN held_organization ho ON ho.organization = c.organization
+              ), ranked AS (
+                SELECT id, kind, next_attempt_at, destination, organization, destination_room, organization_room,
+                       row_number() OVER (PARTITION BY destination ORDER BY next_attempt_at, id) AS nth_destination,
+                       row_number() OVER (PARTITION BY organization ORDER BY next_attempt_at, id) AS nth_organization
+                  FROM candidates
+              ), picked AS (
+                SELECT id, destination, organization FROM ranked
+                 WHERE nth_destination <= destination_room AND nth_organization <= organization_room
+                 ORDER BY kind = 'cancel' DESC, next_attempt_at
+                 LIMIT ${limit}
+              )
+              SELECT q.id, p.destination, p.organization
+                FROM upstream_forwards q JOIN picked p ON p.id = q.id
+               WHERE q.status = 'pending' AND q.next_attempt_at <= now()
+                 FOR UPDATE OF q SKIP LOCKED) due
            WHERE f.id = due.id
-       RETURNING f.id, f.task_id, f.kind, f.message_id, f.attempts, f.accepted, f.traceparent`,
+       RETURNING f.id, f.task_id, f.kind, f.message_id, f.attempts, f.accepted, f.traceparent, f.created_at, due.destination, due.organization`,
     );
-    return rows.map(toClaimed);
+    return rows.map((row) => ({ ...toClaimed(row), destination: row.destination, organization: row.organization }));
   }
 
-  /** Extends the lease of a forward this claim still holds. */
+  /** Extends the lease of a forward this claim still holds; false when it holds it no more (ended elsewhere: a cancel). */
   @GenerateSql({ params: [EXAMPLE_FORWARD, 30_000] })
-  async renewLease(forward: Pick<ClaimedForward, 'id' | 'attempt'>, leaseMs: number): Promise<void> {
-    await this.db.execute(
+  async renewLease(forward: Pick<ClaimedForward, 'id' | 'attempt'>, leaseMs: number): Promise<boolean> {
+    const renewed = await this.db.execute(
       sql`UPDATE upstream_forwards SET next_attempt_at = now() + make_interval(secs => ${leaseMs}::float / 1000) WHERE ${holds(forward)}`,
+    );
+    return renewed > 0;
+  }
+
+  /**
+   * A canceled task's messages take no more forwarding (the cancel has been forwarded):
+   * each pending one ends, held or not; a forwarder holding one learns it at its next
+   * lease renewal. Returns how many ended.
+   */
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async endMessages(taskId: string): Promise<number> {
+    return this.db.execute(
+      sql`UPDATE upstream_forwards SET status = 'succeeded', in_flight = false, next_attempt_at = NULL, updated_at = now()
+           WHERE task_id = ${taskId} AND kind = 'message' AND status = 'pending'`,
+    );
+  }
+
+  /** A forward claimed (by its send, or a claim) that this forwarder has no room for after all: unclaimed, due now, its attempt not counted. */
+  @GenerateSql({ params: [EXAMPLE_FORWARD] })
+  async release(forward: Pick<ClaimedForward, 'id' | 'attempt'>): Promise<void> {
+    await this.db.execute(
+      sql`UPDATE upstream_forwards SET attempts = attempts - 1, in_flight = false, next_attempt_at = now(), updated_at = now()
+           WHERE ${holds(forward)}`,
     );
   }
 
