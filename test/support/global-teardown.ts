@@ -1,5 +1,12 @@
 import { dropDatabase, TEMPLATE_DB } from './database';
+import { OWN_SERVER } from './global-setup';
+import type { OwnPostgres } from './own-postgres';
 
 export default async function globalTeardown(): Promise<void> {
+  const own = (globalThis as Record<symbol, OwnPostgres | undefined>)[OWN_SERVER];
+  if (own) {
+    await own.stop(); // the template goes with it
+    return;
+  }
   await dropDatabase(TEMPLATE_DB);
 }
