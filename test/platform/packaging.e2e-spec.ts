@@ -160,3 +160,20 @@ describe('docker/compose.yaml', () => {
       expect(docker).toContain(name);
   });
 });
+
+/** A newcomer's first hour (docs/testing.md): `npm install`, `npm test`, nothing installed by hand. */
+describe("README's Test it", () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = /^## Test it\n([\s\S]*?)\n## /m.exec(readme)?.[1] ?? '';
+
+  it('is two commands, and asks for nothing to be installed by hand', () => {
+    expect(/```text\n([\s\S]*?)```/.exec(section)?.[1]).toBe('npm install\nnpm test\n');
+    expect(section).not.toMatch(/apt-get|brew |needs? a PostgreSQL server/);
+  });
+
+  it('CI runs the database and ledger suites on the run’s own PostgreSQL too', () => {
+    expect(readFileSync(join(ROOT, '.ci/run'), 'utf8')).toMatch(
+      /^TEST_DATABASE=embedded npx jest --ci test\/database test\/ledger$/m,
+    );
+  });
+});
