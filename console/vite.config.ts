@@ -16,7 +16,7 @@ export default defineConfig({
     modulePreload: { polyfill: false },
     assetsInlineLimit: 0,
   },
-  // `npm run dev:console`: the API of `npm run start:dev`, as if from its own origin (the Origin check).
+  // `npm run dev:console`: the API of `npm run dev`, as if from its own origin (the Origin check).
   server: {
     proxy: {
       '/api': {

@@ -12,7 +12,7 @@ import { requestContextMiddleware, requestIdMiddleware } from './common/request-
 import { createValidationPipe } from './common/validation';
 import { AuthService } from './auth/auth.service';
 import { earlyKeyCheck } from './auth/early-key-check';
-import { consoleStaticMiddleware } from './console/console-static';
+import { consoleStaticMiddleware, rootToConsole } from './console/console-static';
 import { httpTracing } from './tracing/tracing';
 import { httpMetricsMiddleware } from './metrics/http-metrics';
 import { Metrics } from './metrics/metrics';
@@ -37,6 +37,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   app.use(requestLogMiddleware(logger));
   app.use(httpMetricsMiddleware(app.get(Metrics)));
   app.use('/console', consoleStaticMiddleware(config.consoleDir));
+  app.use(rootToConsole);
   app.use(earlyKeyCheck(app.get(AuthService)));
   app.use(jsonBodyParser({ rest: config.bodyLimitBytes, protocol: config.protocolBodyLimitBytes }));
   app.use(requestContextMiddleware); // back in the request's log context after the body parser's stream callbacks

@@ -27,6 +27,18 @@ function securityHeaders(res: Response): void {
 }
 
 /**
+ * `GET /` from a browser (one that asks for text/html by name) goes to the Console: a
+ * person who opens the service's address lands somewhere useful. Any other client keeps
+ * the 404 problem every unknown path answers.
+ */
+export function rootToConsole(req: Request, res: Response, next: NextFunction): void {
+  const html = (req.headers.accept ?? '').split(',').some((type) => type.split(';')[0].trim() === 'text/html');
+  if ((req.method === 'GET' || req.method === 'HEAD') && req.path === '/' && html)
+    return res.redirect(302, '/console/');
+  next();
+}
+
+/**
  * Serves the built Console under /console/ (mounted there): hashed files under assets/ are
  * immutable for a year, every other path that is not a file is a client route and gets
  * index.html, never cached so a deploy is picked up at once.

@@ -1,22 +1,23 @@
 /**
- * The Console in a real browser (Debian's Chromium through playwright-core): the built app,
+ * The Console in a real browser (a Chromium through playwright-core, see
+ * test/support/chromium.ts): the built app,
  * served by the real service on its own test database, driven by role and label as a person
  * would. Any JavaScript error on a page fails the run. Screenshots of the main pages are
  * written to docs/screenshots/ when UPDATE_SCREENSHOTS=1 (to a temporary folder otherwise).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startApp, type TestApp } from '../support/app';
+import { findChromium } from '../support/chromium';
 import { rpc, v03Message } from '../support/a2a';
 import { apiKey } from '../support/fixtures';
 import { startReceiver, type Receiver } from '../support/receiver';
 import { freePort } from '../support/server-process';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ROOT = resolve(__dirname, '../..');
 const PASSWORD = 'correct horse battery staple';
 const SHOTS =
@@ -63,8 +64,7 @@ describe('The Console in Chromium', () => {
   const url = (path: string) => `${t.baseUrl}/console${path}`;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`Chromium is not installed at ${CHROMIUM} (apt-get install -y chromium)`);
+    const executablePath = await findChromium();
     outDir = mkdtempSync(join(tmpdir(), 'console-build-'));
     // The real build of the Console, as `npm run build` makes it.
     await promisify(execFile)(
@@ -86,7 +86,7 @@ describe('The Console in Chromium', () => {
     });
     receiver = await startReceiver();
     browser = await chromium.launch({
-      executablePath: CHROMIUM,
+      executablePath,
       headless: true,
       args: [
         '--no-sandbox',

@@ -75,6 +75,21 @@ describe('Serving the Console at /console/', () => {
     expect(res.headers.location).toBe('/console/');
   });
 
+  it('sends a browser that opens the root to the Console; any other client gets the 404 problem', async () => {
+    for (const accept of ['text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', 'text/html']) {
+      const res = await t.http().get('/').set('Accept', accept).expect(302);
+      expect(res.headers.location).toBe('/console/');
+    }
+    for (const accept of [undefined, '*/*', 'application/json', 'application/problem+json']) {
+      const req = t.http().get('/');
+      const res = await (accept ? req.set('Accept', accept) : req).expect(404);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    }
+    await t.http().get('/?q=1').set('Accept', 'text/html').expect(302);
+    await t.http().post('/').set('Accept', 'text/html').expect(404);
+    await t.http().get('/nope').set('Accept', 'text/html').expect(404);
+  });
+
   it('leaves the API alone: /api/v1/console/me is still the REST route', async () => {
     await t.http().get('/api/v1/console/me').expect(401);
   });

@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import pino from 'pino';
 import { PgListener } from '../../src/database/pg-listener';
 import { CHANGES_CHANNEL, PgTaskNotifier, STANDING_KEY } from '../../src/events/task-notifier';
-import { SERVER_URL } from '../support/database';
+import { serverUrl } from '../support/database';
 import { eventually } from '../support/eventually';
 
 interface Relay {
@@ -21,7 +21,7 @@ interface Relay {
  * network can — or cut its connections and refuse new ones, as a server that went away.
  */
 function relay(): Promise<Relay> {
-  const target = new URL(SERVER_URL);
+  const target = new URL(serverUrl());
   const open = new Set<Socket>();
   let carried: Socket[] = [];
   let refusing = false;
@@ -72,7 +72,7 @@ function relay(): Promise<Relay> {
 describe('the LISTEN connection', () => {
   const channel = `listener_test_${process.pid}`;
   const notify = async (payload: string, on = channel) => {
-    const client = new Client({ connectionString: `${SERVER_URL}/postgres` });
+    const client = new Client({ connectionString: `${serverUrl()}/postgres` });
     await client.connect();
     await client.query('SELECT pg_notify($1, $2)', [on, payload]);
     await client.end();

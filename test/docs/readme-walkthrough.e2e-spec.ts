@@ -1,9 +1,10 @@
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createTestDatabase, dropDatabase, urlFor } from '../support/database';
 import { startServerProcess, type ServerProcess } from '../support/server-process';
+import { NO_CURL, walkthroughPath, which } from '../support/walkthrough-tools';
 
 const README = resolve(__dirname, '../../README.md');
 const README_BASE = 'BASE=http://localhost:3000';
@@ -83,6 +84,22 @@ describe('README walk-through', () => {
     expect(() => walkthroughScript('```sh\nX=$(curl -s $BASE/x)   # → 409\n```\n')).toThrow(/one-line `curl …` command/);
   });
 
+  it("brings a jq when the system has none (jq-wasm), and says in one line how to get curl", () => {
+    // A PATH of nothing but a curl: no jq on it.
+    const only = join(workDir, 'only-curl');
+    mkdirSync(only);
+    symlinkSync(which('curl')!, join(only, 'curl'));
+    const path = walkthroughPath(workDir, only);
+    expect(path).not.toBe(only);
+    const bash = which('bash')!;
+    const run = (script: string) => execFileSync(bash, ['-c', script], { env: { PATH: path }, encoding: 'utf8' });
+    expect(run(`echo '{"api_key":{"key":"a2a_x"}}' | jq -r .api_key.key`)).toBe('a2a_x\n');
+    expect(run(`echo '{"d":[{"id":"1"},{"id":"2"}]}' | jq -e --arg d 2 '.d[] | select(.id == $d) | .id'`)).toBe('"2"\n');
+    expect(() => run(`echo '{"a":null}' | jq -e .a`)).toThrow();
+    expect(() => walkthroughPath(workDir, join(workDir, 'empty'))).toThrow(NO_CURL);
+    expect(NO_CURL).not.toContain('\n');
+  });
+
   it('runs verbatim, top to bottom, against a fresh server', async () => {
     const markdown = readFileSync(README, 'utf8');
     const script = walkthroughScript(markdown).split('\n');
@@ -96,7 +113,7 @@ describe('README walk-through', () => {
     const { code, output } = await new Promise<{ code: number | null; output: string }>((done) => {
       const child = spawn('bash', ['walkthrough.sh'], {
         cwd: workDir,
-        env: { PATH: process.env.PATH, HOME: workDir, A2A_FAILURES: failures },
+        env: { PATH: walkthroughPath(workDir), HOME: workDir, A2A_FAILURES: failures },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let out = '';

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { load } from 'js-yaml';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -114,5 +115,65 @@ describe("Node's runtime flags", () => {
     expect(nodeFlags(scripts.bench)).toEqual(flags);
     const dockerfile = readFileSync(join(ROOT, 'docker/Dockerfile'), 'utf8');
     expect(/^ENV NODE_OPTIONS=(.*)$/m.exec(dockerfile)?.[1]).toBe(flags.join(' '));
+  });
+});
+
+/**
+ * docker/compose.yaml and what the README says of it: one image for the server and the
+ * worker (built once, named, so `docker run` outside compose can use it too), gRPC
+ * published where the cards advertise it, every service named.
+ */
+describe('docker/compose.yaml', () => {
+  type Service = { image?: string; build?: unknown; ports?: string[] };
+  const compose = load(readFileSync(join(ROOT, 'docker/compose.yaml'), 'utf8')) as {
+    services: Record<string, Service>;
+  };
+  const { app, worker } = compose.services;
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+
+  it('builds one image, which the server and the worker both run', () => {
+    expect(app.build).toBeDefined();
+    expect(app.image).toMatch(/^[a-z0-9-]+$/);
+    expect(worker.image).toBe(app.image);
+    expect(worker.build).toBeUndefined();
+    expect(Object.values(compose.services).filter((service) => service.build)).toHaveLength(1);
+  });
+
+  it("publishes the API and gRPC's port (GRPC_PORT's default, which the cards advertise)", () => {
+    expect(app.ports).toEqual(expect.arrayContaining(['3000:3000', '50051:50051']));
+  });
+
+  it('the README builds the image it runs, and names every service compose starts', () => {
+    expect(readme).toContain(`docker build -t ${app.image} -f docker/Dockerfile .`);
+    expect(readme).toContain(`docker run --rm -v a2a-data:/data ${app.image} node dist/cli.js`);
+    expect(readme).not.toMatch(/\bIMAGE\b/);
+    const docker = /^Or with Docker:[\s\S]*?\n\n/m.exec(readme)?.[0] ?? '';
+    expect(Object.keys(compose.services).sort()).toEqual([
+      'app',
+      'grafana',
+      'postgres',
+      'prometheus',
+      'redis',
+      'worker',
+    ]);
+    for (const name of ['server', 'worker', 'PostgreSQL', 'Redis', 'Prometheus', 'Grafana', ':50051'])
+      expect(docker).toContain(name);
+  });
+});
+
+/** A newcomer's first hour (docs/testing.md): `npm install`, `npm test`, nothing installed by hand. */
+describe("README's Test it", () => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = /^## Test it\n([\s\S]*?)\n## /m.exec(readme)?.[1] ?? '';
+
+  it('is two commands, and asks for nothing to be installed by hand', () => {
+    expect(/```text\n([\s\S]*?)```/.exec(section)?.[1]).toBe('npm install\nnpm test\n');
+    expect(section).not.toMatch(/apt-get|brew |needs? a PostgreSQL server/);
+  });
+
+  it('CI runs the database and ledger suites on the run’s own PostgreSQL too', () => {
+    expect(readFileSync(join(ROOT, '.ci/run'), 'utf8')).toMatch(
+      /^TEST_DATABASE=embedded npx jest --ci test\/database test\/ledger$/m,
+    );
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
-import { createTestDatabase, dropDatabase, SERVER_URL, urlFor } from '../support/database';
+import { createTestDatabase, dropDatabase, serverUrl, urlFor } from '../support/database';
 import { freePort, runScript, startServerProcess, type ServerProcess } from '../support/server-process';
 
 /** What a person sees when starting the service, run as real processes. */
@@ -64,11 +64,11 @@ describe('starting the server', () => {
 
   it('stops at once with one line when DATABASE_URL names a database that does not exist', async () => {
     const missing = `a2a_missing_${randomBytes(4).toString('hex')}`;
-    const { host, port } = new URL(SERVER_URL);
+    const { host, port } = new URL(serverUrl());
     const { code, output } = await runScript('src/main.ts', [], { DATABASE_URL: urlFor(missing), LOG_LEVEL: 'info' });
     expect(code).toBe(1);
     expect(output.trim().split('\n')).toEqual([
-      `failed to start: database ${missing} does not exist on ${host.split(':')[0]}:${port || 5432} — create it with: createdb -h ${host.split(':')[0]} -p ${port || 5432} -U ${new URL(SERVER_URL).username || 'postgres'} ${missing}`,
+      `failed to start: database ${missing} does not exist on ${host.split(':')[0]}:${port || 5432} — create it with: createdb -h ${host.split(':')[0]} -p ${port || 5432} -U ${new URL(serverUrl()).username || 'postgres'} ${missing}`,
     ]);
   });
 
