@@ -9,7 +9,12 @@ export const MAX_JSON_DEPTH = 64;
 /** `String.prototype.isWellFormed` (Node 20 has it; the ES2022 lib the compiler targets does not declare it). */
 const isWellFormed = (String.prototype as unknown as { isWellFormed(this: string): boolean }).isWellFormed;
 
-type BodyProblem = 'too_deep' | 'nul_character' | 'lone_surrogate';
+export type BodyProblem = 'too_deep' | 'nul_character' | 'lone_surrogate';
+
+/** The `default` of a `switch` over every BodyProblem: the compiler proves no case is missed. */
+export function unknownBodyProblem(problem: never): never {
+  throw new Error(`unknown body problem: ${String(problem)}`);
+}
 
 /** A string's problem, if any: a NUL character, or a lone surrogate (a UTF-16 surrogate without its pair). */
 const textProblem = (text: string): BodyProblem | null =>
@@ -139,7 +144,8 @@ export function jsonBodyParser(limits: { rest: number; protocol: number }) {
     const parser = isProtocolCall(req) ? protocol : isRestBindingCall(req) ? restBinding : rest;
     parser(req, res, (error?: unknown) => {
       if (error) return next(decodingError(req, error) ?? toAppError(error));
-      switch (bodyProblem(req.body, MAX_JSON_DEPTH)) {
+      const problem = bodyProblem(req.body, MAX_JSON_DEPTH);
+      switch (problem) {
         case 'too_deep':
           return next(
             new AppError(400, 'body_too_deep', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`),
@@ -157,12 +163,14 @@ export function jsonBodyParser(limits: { rest: number; protocol: number }) {
           const message = `${field || 'the body'} is not valid Unicode text (it holds a lone UTF-16 surrogate)`;
           return next(badRequest('validation_failed', message, [{ field, message }]));
         }
-        default: {
+        case null: {
           const reserved = reservedKeyPath(req.body);
           if (reserved === null) return next();
           const message = `${reserved} is not a known field`;
-          next(badRequest('validation_failed', message, [{ field: reserved, message }]));
+          return next(badRequest('validation_failed', message, [{ field: reserved, message }]));
         }
+        default:
+          return unknownBodyProblem(problem);
       }
     });
   };
