@@ -1,101 +1,9 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { AppError, badRequest } from './app-error';
+import { MAX_JSON_DEPTH, requestBodyProblem, unknownBodyProblem } from './body-problem';
 import { isProtocolCall, isRestBindingCall, toAppError } from './problem.filter';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
-/** Deeper bodies are refused: recursive validation and mapping would overflow the stack. */
-export const MAX_JSON_DEPTH = 64;
-
-/** `String.prototype.isWellFormed` (Node 20 has it; the ES2022 lib the compiler targets does not declare it). */
-const isWellFormed = (String.prototype as unknown as { isWellFormed(this: string): boolean }).isWellFormed;
-
-export type BodyProblem = 'too_deep' | 'nul_character' | 'lone_surrogate';
-
-/** The `default` of a `switch` over every BodyProblem: the compiler proves no case is missed. */
-export function unknownBodyProblem(problem: never): never {
-  throw new Error(`unknown body problem: ${String(problem)}`);
-}
-
-/** A string's problem, if any: a NUL character, or a lone surrogate (a UTF-16 surrogate without its pair). */
-const textProblem = (text: string): BodyProblem | null =>
-  text.includes('\u0000') ? 'nul_character' : isWellFormed.call(text) ? null : 'lone_surrogate';
-
-/**
- * What makes a parsed body unacceptable before any handler sees it: nesting deeper
- * than `limit` (recursive validation would overflow the stack), a NUL character
- * (PostgreSQL text cannot hold one) or a lone UTF-16 surrogate (JSON's `\ud800`
- * escape: not text; validators throw on it, and PostgreSQL would get U+FFFD in its
- * place). Walked iteratively, so the walk cannot overflow.
- */
-export function bodyProblem(value: unknown, limit: number): BodyProblem | null {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
-    if (typeof node === 'string') {
-      const problem = textProblem(node);
-      if (problem) return problem;
-      continue;
-    }
-    if (node === null || typeof node !== 'object') continue;
-    if (depth > limit) return 'too_deep';
-    for (const [key, child] of Object.entries(node)) {
-      const problem = textProblem(key);
-      if (problem) return problem;
-      stack.push([child, depth + 1]);
-    }
-  }
-  return null;
-}
-
-/**
- * The path (`email`, `message.parts[0].text`) of the first string that holds a lone
- * surrogate, or of the object whose key holds one; null if none does. Walked only
- * once `bodyProblem` found one, to name the field.
- */
-export function loneSurrogatePath(value: unknown): string | null {
-  const stack: Array<[unknown, string]> = [[value, '']];
-  while (stack.length > 0) {
-    const [node, path] = stack.pop()!;
-    if (typeof node === 'string') {
-      if (!isWellFormed.call(node)) return path;
-      continue;
-    }
-    if (node === null || typeof node !== 'object') continue;
-    const array = Array.isArray(node);
-    for (const [key, child] of Object.entries(node)) {
-      // A key that is not text is named by its parent.
-      if (!isWellFormed.call(key)) return path;
-      stack.push([child, array ? `${path}[${key}]` : path ? `${path}.${key}` : key]);
-    }
-  }
-  return null;
-}
-
-/** Keys that name JavaScript's object machinery, not data: Nest strips them silently wherever they are. */
-const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
-
-/**
- * The path (`peer.__proto__`, `message.parts[0].data.constructor`) of the first
- * `__proto__`, `constructor` or `prototype` key in a parsed body, or null. No field of
- * this API has such a name, and letting one through would either lose it silently (the
- * validation pipe deletes them) or hand a prototype-pollution vector to whatever merges
- * the object later, so they are refused as unknown fields wherever they occur.
- */
-export function reservedKeyPath(value: unknown): string | null {
-  const stack: Array<[unknown, string]> = [[value, '']];
-  while (stack.length > 0) {
-    const [node, path] = stack.pop()!;
-    if (node === null || typeof node !== 'object') continue;
-    const array = Array.isArray(node);
-    for (const [key, child] of Object.entries(node)) {
-      const childPath = array ? `${path}[${key}]` : path ? `${path}.${key}` : key;
-      if (!array && RESERVED_KEYS.has(key)) return childPath;
-      stack.push([child, childPath]);
-    }
-  }
-  return null;
-}
-
 const NUL_IN_URL = /%00|\u0000/;
 
 /** Whether a request says it carries a body (a length above zero, or chunks). */
@@ -144,8 +52,10 @@ export function jsonBodyParser(limits: { rest: number; protocol: number }) {
     const parser = isProtocolCall(req) ? protocol : isRestBindingCall(req) ? restBinding : rest;
     parser(req, res, (error?: unknown) => {
       if (error) return next(decodingError(req, error) ?? toAppError(error));
-      const problem = bodyProblem(req.body, MAX_JSON_DEPTH);
+      const { found: problem, path } = requestBodyProblem(req.body);
       switch (problem) {
+        case null:
+          return next();
         case 'too_deep':
           return next(
             new AppError(400, 'body_too_deep', `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`),
@@ -159,15 +69,12 @@ export function jsonBodyParser(limits: { rest: number; protocol: number }) {
             ),
           );
         case 'lone_surrogate': {
-          const field = loneSurrogatePath(req.body) ?? '';
-          const message = `${field || 'the body'} is not valid Unicode text (it holds a lone UTF-16 surrogate)`;
-          return next(badRequest('validation_failed', message, [{ field, message }]));
+          const message = `${path || 'the body'} is not valid Unicode text (it holds a lone UTF-16 surrogate)`;
+          return next(badRequest('validation_failed', message, [{ field: path, message }]));
         }
-        case null: {
-          const reserved = reservedKeyPath(req.body);
-          if (reserved === null) return next();
-          const message = `${reserved} is not a known field`;
-          return next(badRequest('validation_failed', message, [{ field: reserved, message }]));
+        case 'reserved_key': {
+          const message = `${path} is not a known field`;
+          return next(badRequest('validation_failed', message, [{ field: path, message }]));
         }
         default:
           return unknownBodyProblem(problem);

@@ -9,7 +9,7 @@ import {
   type Task,
 } from '@a2a-js/sdk';
 import { AppError } from '../common/app-error';
-import { bodyProblem, MAX_JSON_DEPTH, unknownBodyProblem } from '../common/body-parsers';
+import { bodyProblem, MAX_JSON_DEPTH, unknownBodyProblem } from '../common/body-problem';
 import type { ArtifactChunk } from '../ledger/entities/task-event.entity';
 import type { UpstreamUpdate } from '../ledger/ledger.service';
 import { MAX_ARTIFACTS_PER_REPLY, MAX_MESSAGE_PARTS, type StoredPart } from '../ledger/parts';
@@ -228,7 +228,7 @@ export class AnswerReader {
         );
     }
     // Depth first: a deeper answer could not even be measured safely.
-    const problem = bodyProblem(update, MAX_JSON_DEPTH);
+    const { found: problem } = bodyProblem(update, MAX_JSON_DEPTH);
     switch (problem) {
       case null:
         break;
