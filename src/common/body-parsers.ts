@@ -12,24 +12,6 @@ export function hasBody(req: Pick<Request, 'headers'>): boolean {
 }
 
 /**
- * The 400 for a compressed body that does not decompress (corrupt, truncated, not
- * what its Content-Encoding names), or null for another error. The body parser
- * passes on zlib's error as it is, with no `type` of its own; an unknown encoding is
- * its own 415 (`encoding.unsupported`), mapped by toAppError.
- */
-export function decodingError(req: Pick<Request, 'headers'>, error: unknown): AppError | null {
-  const encoding = req.headers['content-encoding']?.trim().toLowerCase();
-  if (!encoding || encoding === 'identity') return null;
-  if (typeof error !== 'object' || error === null || typeof (error as { type?: unknown }).type === 'string')
-    return null;
-  return new AppError(
-    400,
-    'invalid_content_encoding',
-    `The request body is not valid ${encoding} data, as its Content-Encoding says it is.`,
-  );
-}
-
-/**
  * JSON bodies only, with a size limit per surface (CONTRACT §10): the protocol
  * endpoint takes larger messages than the REST API. A body of another media type
  * is refused with 415 rather than silently ignored.
@@ -51,7 +33,7 @@ export function jsonBodyParser(limits: { rest: number; protocol: number }) {
     // Map parser failures here: past this point Nest rewrites them as generic 400s.
     const parser = isProtocolCall(req) ? protocol : isRestBindingCall(req) ? restBinding : rest;
     parser(req, res, (error?: unknown) => {
-      if (error) return next(decodingError(req, error) ?? toAppError(error));
+      if (error) return next(toAppError(error));
       const { found: problem, path } = requestBodyProblem(req.body);
       switch (problem) {
         case null:
