@@ -12,9 +12,20 @@ export function hasBody(req: Pick<Request, 'headers'>): boolean {
 }
 
 /**
- * JSON bodies only, with a size limit per surface (CONTRACT §10): the protocol
- * endpoint takes larger messages than the REST API. A body of another media type
- * is refused with 415 rather than silently ignored.
+ * The Content-Encodings a body may come in (docs/api.md §9). The body parser would
+ * take zstd too, on a Node version that has it: the answer must not depend on that.
+ */
+const BODY_ENCODINGS = new Set(['identity', 'gzip', 'deflate', 'br']);
+
+/** Whether a body's Content-Encoding (none: identity) is one the service reads, compared as the body parser compares it. */
+export function acceptsEncoding(req: Pick<Request, 'headers'>): boolean {
+  return BODY_ENCODINGS.has((req.headers['content-encoding'] || 'identity').toLowerCase());
+}
+
+/**
+ * JSON bodies only, with a size limit per surface (docs/api.md §10): the protocol
+ * endpoint takes larger messages than the REST API. A body of another media type or
+ * encoding is refused with 415 rather than silently ignored.
  */
 export function jsonBodyParser(limits: { rest: number; protocol: number }) {
   const rest = express.json({ limit: limits.rest, type: JSON_TYPES });
@@ -28,6 +39,16 @@ export function jsonBodyParser(limits: { rest: number; protocol: number }) {
     }
     if (hasBody(req) && !req.is(JSON_TYPES)) {
       next(new AppError(415, 'unsupported_media_type', 'Send the request body as application/json.'));
+      return;
+    }
+    if (hasBody(req) && !acceptsEncoding(req)) {
+      next(
+        new AppError(
+          415,
+          'unsupported_media_type',
+          'Send the request body with Content-Encoding gzip, deflate or br, or none.',
+        ),
+      );
       return;
     }
     // Map parser failures here: past this point Nest rewrites them as generic 400s.
