@@ -39,6 +39,28 @@ describe('Console accounts and sessions', () => {
     expect(cookie).toMatch(/SameSite=Strict/);
   });
 
+  it('signup creates the user and opens its session in one transaction: a session that fails leaves no account', async () => {
+    const email = `${unique('atomic')}@example.test`;
+    const spy = jest
+      .spyOn(ConsoleRepository.prototype, 'openSession')
+      .mockRejectedValueOnce(new Error('the session could not be stored'));
+    try {
+      await t
+        .http()
+        .post('/api/v1/console/signup')
+        .send({ organization_name: 'Atomic', email, password: PASSWORD })
+        .expect(500);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await t.db.query(`SELECT id FROM console_users WHERE email = $1`, [email])).toEqual([]);
+    await t
+      .http()
+      .post('/api/v1/console/signup')
+      .send({ organization_name: 'Atomic', email, password: PASSWORD })
+      .expect(201);
+  });
+
   it('stores the password with bcrypt (cost 12) and the session token only as a hash', async () => {
     const account = await signup(t);
     const [user] = await t.db.query(`SELECT password_hash FROM console_users WHERE id = $1`, [account.userId]);
