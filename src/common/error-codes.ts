@@ -23,7 +23,7 @@ export const ERROR_CODES = {
   malformed_json: { status: 400, doc: 'The request body is not valid JSON.' },
   malformed_protobuf: { status: 400, doc: "A gRPC request is not a valid protobuf message of its method's type." },
   body_too_deep: { status: 400, doc: 'The request body nests deeper than the service accepts.' },
-  nul_character: { status: 400, doc: 'The path or query contains a NUL character.' },
+  nul_character: { status: 400, doc: 'The path, the query or the request body contains a NUL character.' },
   invalid_content_encoding: {
     status: 400,
     doc: 'A compressed body (Content-Encoding gzip, deflate or br) does not decompress.',

@@ -20,20 +20,46 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
   429: 'rate_limited',
 };
 
-/** Errors raised by Express's body parser carry a `type` and a status. */
+/**
+ * What Express's body parser passes on: its own errors carry a status and a `type`;
+ * zlib's error for a compressed body that does not decompress (corrupt, truncated, not
+ * what its Content-Encoding names) comes as zlib raised it (a numeric `errno` and a
+ * `code`, no `syscall` as a socket's error has), given a status but no `type`.
+ */
 interface BodyParserError {
-  type: string;
-  status?: number;
-  statusCode?: number;
+  type?: unknown;
+  status?: unknown;
+  statusCode?: unknown;
+  errno?: unknown;
+  code?: unknown;
+  syscall?: unknown;
 }
 
-function isBodyParserError(error: unknown): error is BodyParserError {
-  return (
-    typeof error === 'object' &&
-    error !== null &&
-    typeof (error as BodyParserError).type === 'string' &&
-    typeof ((error as BodyParserError).status ?? (error as BodyParserError).statusCode) === 'number'
-  );
+/** The AppError for an error of Express's body parser, or null for any other error. */
+function bodyParserError(error: unknown): AppError | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const { type, errno, code, syscall, status = (error as BodyParserError).statusCode } = error as BodyParserError;
+  if (typeof status !== 'number') return null;
+  if (type === undefined && typeof errno === 'number' && typeof code === 'string' && syscall === undefined)
+    return new AppError(
+      400,
+      'invalid_content_encoding',
+      'The request body does not decompress as its Content-Encoding says.',
+    );
+  if (typeof type !== 'string') return null;
+  switch (type) {
+    case 'entity.parse.failed':
+      return new AppError(400, 'malformed_json', 'The request body is not valid JSON.');
+    case 'entity.too.large':
+      return new AppError(413, 'payload_too_large', 'The request body is larger than this endpoint accepts.');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new AppError(415, 'unsupported_media_type', 'The request body encoding is not supported.');
+    default:
+      return status >= 400 && status < 500
+        ? AppError.withStatus(status, CODE_BY_STATUS[status] ?? 'bad_request', 'The request body could not be read.')
+        : null;
+  }
 }
 
 /**
@@ -72,26 +98,8 @@ export function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   const dataError = clientDataError(error);
   if (dataError) return dataError;
-  if (isBodyParserError(error)) {
-    switch (error.type) {
-      case 'entity.parse.failed':
-        return new AppError(400, 'malformed_json', 'The request body is not valid JSON.');
-      case 'entity.too.large':
-        return new AppError(413, 'payload_too_large', 'The request body is larger than this endpoint accepts.');
-      case 'encoding.unsupported':
-      case 'charset.unsupported':
-        return new AppError(415, 'unsupported_media_type', 'The request body encoding is not supported.');
-      default: {
-        const status = error.status ?? error.statusCode ?? 400;
-        if (status >= 400 && status < 500)
-          return AppError.withStatus(
-            status,
-            CODE_BY_STATUS[status] ?? 'bad_request',
-            'The request body could not be read.',
-          );
-      }
-    }
-  }
+  const parserError = bodyParserError(error);
+  if (parserError) return parserError;
   if (error instanceof HttpException) {
     const status = error.getStatus();
     const body = error.getResponse();

@@ -47,36 +47,46 @@ export class ConsoleService {
     if (this.config.consoleSignup === 'closed') {
       throw forbidden('signup_closed', 'Console signup is closed on this service.');
     }
-    const { user, organization, passwordHash } = await this.createOrganizationWithUser(
-      input.organization_name,
-      input.email,
-      input.password,
+    const passwordHash = await bcrypt.hash(input.password, this.config.bcryptCost);
+    return this.emailUnique(() =>
+      this.db.transaction(async (tx) => {
+        const { user, organization } = await this.insertOrganizationWithUser(
+          input.organization_name,
+          input.email,
+          passwordHash,
+          tx,
+        );
+        // The password was set in this transaction: nothing can have changed it.
+        return (await this.openSession(user, passwordHash, organization, tx))!;
+      }),
     );
-    const session = await this.openSession(user, passwordHash, organization);
-    // Only a login and a password change racing in between can refuse it: sign in again.
-    if (!session) throw unauthorized('invalid_credentials', INVALID_LOGIN);
-    return session;
   }
 
-  /** Creates an organization and its first Console user (signup and the bootstrap CLI). */
+  /** Creates an organization and its first Console user (the bootstrap CLI; signup also opens a session). */
   async createOrganizationWithUser(
     organizationName: string,
     email: string,
     password: string,
     tx?: Tx,
-  ): Promise<{ user: ConsoleUserRecord; organization: Organization; passwordHash: string }> {
+  ): Promise<{ user: ConsoleUserRecord; organization: Organization }> {
     const passwordHash = await bcrypt.hash(password, this.config.bcryptCost);
-    const work = async (tx: Tx) => {
-      if (await this.repository.emailTaken(email, tx))
-        throw conflict('email_taken', 'A Console user with that email already exists.');
-      const organization = await this.repository.insertOrganization(organizationName, tx);
-      const user = await this.repository.insertUser({ organizationId: organization.id, email, passwordHash }, tx);
-      return { user, organization, passwordHash };
-    };
+    const work = (tx: Tx) => this.insertOrganizationWithUser(organizationName, email, passwordHash, tx);
+    return this.emailUnique(() => (tx ? work(tx) : this.db.transaction(work)));
+  }
+
+  private async insertOrganizationWithUser(organizationName: string, email: string, passwordHash: string, tx: Tx) {
+    if (await this.repository.emailTaken(email, tx))
+      throw conflict('email_taken', 'A Console user with that email already exists.');
+    const organization = await this.repository.insertOrganization(organizationName, tx);
+    const user = await this.repository.insertUser({ organizationId: organization.id, email, passwordHash }, tx);
+    return { user, organization };
+  }
+
+  /** Runs `work`; two signups racing for one email are decided by the unique index: email_taken. */
+  private async emailUnique<T>(work: () => Promise<T>): Promise<T> {
     try {
-      return tx ? await work(tx) : await this.db.transaction(work);
+      return await work();
     } catch (error) {
-      // Two signups racing for one email: the unique index decides.
       if ((error as { driverError?: { code?: string } }).driverError?.code === '23505') {
         throw conflict('email_taken', 'A Console user with that email already exists.');
       }

@@ -1,6 +1,8 @@
 import { JsonRpcTransportHandler, ServerCallContext, type A2ARequestHandler } from '@a2a-js/sdk/server';
+import * as legacy from '@a2a-js/sdk/compat/v0_3';
 import { LegacyJsonRpcTransportHandler } from '@a2a-js/sdk/compat/v0_3/server';
-import { isA2AMethod, paramsErrors, requestErrors, V03_PARAMS, V1_PARAMS, V1_REQUESTS } from './a2a-params';
+import { A2AService } from '@a2a-js/sdk/server/grpc';
+import { isA2AMethod, paramsErrors, requestErrors, V1_REQUESTS } from './a2a-params';
 
 describe('A2A params checks', () => {
   const fields = (errors: Array<{ field: string }>) => errors.map((e) => e.field);
@@ -75,20 +77,20 @@ describe('A2A params checks', () => {
 
 /**
  * isA2AMethod answers -32601 before the SDK sees the request (so that a request without
- * an id gets it too): it must name exactly the methods the SDK's transports serve.
+ * an id gets it too): it must name exactly the methods the SDK's transports serve. The
+ * methods are the SDK's own lists, so a method a new SDK adds fails this test: v1.0's
+ * are its A2A service definition's (JSON-RPC names them as gRPC does), v0.3's its
+ * exported `LEGACY_METHOD_*` names.
  */
 describe('isA2AMethod', () => {
   const unknown = 'tasks/explode';
-  const candidates = [
-    ...Object.keys(V1_PARAMS),
-    ...Object.keys(V03_PARAMS),
-    'GetExtendedAgentCard',
-    'agent/getAuthenticatedExtendedCard',
-    'tasks/list',
-    'ListTaskPushNotificationConfig',
-    'SetTaskPushNotificationConfig',
-    unknown,
-  ];
+  const SDK_METHODS = {
+    '1.0': Object.values(A2AService).map(({ path }) => path.slice(path.lastIndexOf('/') + 1)),
+    '0.3': Object.entries(legacy)
+      .filter(([name]) => name.startsWith('LEGACY_METHOD_'))
+      .map(([, method]) => method as string),
+  };
+  const candidates = [...SDK_METHODS['1.0'], ...SDK_METHODS['0.3'], unknown];
   // Every handler method fails: only whether the transport routes the method matters.
   const failing = new Proxy(
     {},
@@ -105,9 +107,25 @@ describe('isA2AMethod', () => {
     return (response as { error?: { code: number } }).error?.code !== -32601;
   };
 
-  it.each(['1.0', '0.3'] as const)('v%s: exactly the methods the SDK transport serves', async (version) => {
-    for (const method of candidates)
-      expect([method, isA2AMethod(version, method)]).toEqual([method, await sdkServes(version, method)]);
-    expect(isA2AMethod(version, unknown)).toBe(false);
+  it('takes the SDK’s lists of methods (if they were empty, this test would prove nothing)', () => {
+    expect(SDK_METHODS['1.0']).toEqual(expect.arrayContaining(['SendMessage', 'ListTasks', 'GetExtendedAgentCard']));
+    expect(SDK_METHODS['0.3']).toEqual(
+      expect.arrayContaining([
+        'message/send',
+        'tasks/pushNotificationConfig/list',
+        'agent/getAuthenticatedExtendedCard',
+      ]),
+    );
   });
+
+  it.each(['1.0', '0.3'] as const)(
+    'v%s: every method of the SDK’s list, and only those, as its transport serves',
+    async (version) => {
+      for (const method of SDK_METHODS[version])
+        expect([method, await sdkServes(version, method)]).toEqual([method, true]);
+      for (const method of candidates)
+        expect([method, isA2AMethod(version, method)]).toEqual([method, await sdkServes(version, method)]);
+      expect(isA2AMethod(version, unknown)).toBe(false);
+    },
+  );
 });

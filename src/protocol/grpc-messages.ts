@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { decodeErrorInfo, decodeStatus, GRPC_STATUS_DETAILS_BIN } from '@a2a-js/sdk/errors/grpc';
 import { AppError, badRequest } from '../common/app-error';
 import { ERROR_INFO_TYPE_URL, grpcStatusDetails } from '../common/binding-status';
-import { bodyProblem, MAX_JSON_DEPTH } from '../common/body-parsers';
+import { bodyProblem, MAX_JSON_DEPTH, unknownBodyProblem } from '../common/body-problem';
 
 /**
  * A request message the gRPC binding refuses before any check, as the HTTP bindings'
@@ -50,7 +50,8 @@ function guardedDecode(decode: (bytes: Buffer) => unknown): (bytes: Buffer) => u
       // Each nested message is a recursive call of the decoder: deep enough, it overflows before the depth check below sees it.
       return new RefusedRequest(isStackOverflow(error) ? tooDeep() : malformed());
     }
-    switch (bodyProblem(request, MAX_JSON_DEPTH)) {
+    const problem = bodyProblem(request, MAX_JSON_DEPTH).found;
+    switch (problem) {
       case 'too_deep':
         return new RefusedRequest(tooDeep());
       case 'nul_character':
@@ -70,6 +71,8 @@ function guardedDecode(decode: (bytes: Buffer) => unknown): (bytes: Buffer) => u
         );
       case null:
         return request;
+      default:
+        return unknownBodyProblem(problem);
     }
   };
 }

@@ -66,6 +66,10 @@ describe('AnswerReader', () => {
     expect(() => new AnswerReader(1024).task(nul)).toThrow(
       new AnswerRefused('it holds a NUL character, which cannot be stored'),
     );
+    const surrogate = Task.fromJSON({ ...ids, status: status('TASK_STATE_COMPLETED', 'm', 'a\ud800b') });
+    expect(() => new AnswerReader(1024).task(surrogate)).toThrow(
+      new AnswerRefused('it holds a lone UTF-16 surrogate, which is not text and cannot be stored'),
+    );
   });
 
   it('turns the ledger’s refusals of an answer into AnswerRefused, and leaves other errors alone', () => {

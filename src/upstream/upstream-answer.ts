@@ -9,7 +9,7 @@ import {
   type Task,
 } from '@a2a-js/sdk';
 import { AppError } from '../common/app-error';
-import { bodyProblem, MAX_JSON_DEPTH } from '../common/body-parsers';
+import { bodyProblem, MAX_JSON_DEPTH, unknownBodyProblem } from '../common/body-problem';
 import type { ArtifactChunk } from '../ledger/entities/task-event.entity';
 import type { UpstreamUpdate } from '../ledger/ledger.service';
 import { MAX_ARTIFACTS_PER_REPLY, MAX_MESSAGE_PARTS, type StoredPart } from '../ledger/parts';
@@ -228,9 +228,19 @@ export class AnswerReader {
         );
     }
     // Depth first: a deeper answer could not even be measured safely.
-    const problem = bodyProblem(update, MAX_JSON_DEPTH);
-    if (problem === 'too_deep') throw new AnswerRefused(`it is nested deeper than ${MAX_JSON_DEPTH} levels`);
-    if (problem === 'nul_character') throw new AnswerRefused('it holds a NUL character, which cannot be stored');
+    const { found: problem } = bodyProblem(update, MAX_JSON_DEPTH);
+    switch (problem) {
+      case null:
+        break;
+      case 'too_deep':
+        throw new AnswerRefused(`it is nested deeper than ${MAX_JSON_DEPTH} levels`);
+      case 'nul_character':
+        throw new AnswerRefused('it holds a NUL character, which cannot be stored');
+      case 'lone_surrogate':
+        throw new AnswerRefused('it holds a lone UTF-16 surrogate, which is not text and cannot be stored');
+      default:
+        return unknownBodyProblem(problem);
+    }
     const bytes = Buffer.byteLength(JSON.stringify(update));
     if (bytes > this.maxBytes)
       throw new AnswerRefused(`it holds ${bytes} bytes, more than the ${this.maxBytes} an answer may hold`);

@@ -1,5 +1,8 @@
 import { DataSource } from 'typeorm';
-import { ConsoleEmailKey1796439327973 } from '../../src/database/migrations/1796439327973-console-email-key';
+import {
+  ConsoleEmailKey1796439327973,
+  emailKeyAtMigration,
+} from '../../src/database/migrations/1796439327973-console-email-key';
 import { createTestDatabase, dropDatabase, urlFor } from '../support/database';
 
 /** The migration that keys Console emails, run again on users the schema before it held. */
@@ -52,5 +55,37 @@ describe('migration: console_users.email_key', () => {
       { email: 'Jose\u0301@example.test', email_key: 'jos\u00e9@example.test' },
     ]);
     await expect(insertUser(organizationId, 'x@example.test')).rejects.toThrow(/email_key/);
+  });
+
+  it('reverts, and stops on two users that lower(email) folds into one address, naming them', async () => {
+    const [{ id: organizationId }] = await db.query(`INSERT INTO organizations (name) VALUES ('p') RETURNING id`);
+    const insertKeyed = async (email: string) =>
+      (
+        await db.query(
+          `INSERT INTO console_users (organization_id, email, email_key, password_hash) VALUES ($1, $2, $3, 'x') RETURNING id`,
+          [organizationId, email, emailKeyAtMigration(email)],
+        )
+      )[0].id as string;
+    // Two addresses by their keys (İ lowercases to i + U+0307), one to PostgreSQL's lower() in this database.
+    const alice = await insertKeyed('alice@example.test');
+    const dotted = await insertKeyed('alİce@example.test');
+    const [{ folded }] = await db.query(`SELECT lower($1) = lower($2) AS folded`, [
+      'alice@example.test',
+      'alİce@example.test',
+    ]);
+    expect(folded).toBe(true);
+    const refused = run('down');
+    await expect(refused).rejects.toThrow(/lower\(email\)/);
+    await expect(refused).rejects.toThrow(alice);
+    await expect(refused).rejects.toThrow(dotted);
+    // Nothing changed: the keys are still there.
+    expect(await db.query(`SELECT email_key FROM console_users WHERE id = $1`, [dotted])).toEqual([
+      { email_key: emailKeyAtMigration('alİce@example.test') },
+    ]);
+
+    await db.query(`DELETE FROM console_users WHERE id = $1`, [dotted]);
+    await run('down');
+    await expect(insertUser(organizationId, 'ALICE@example.test')).rejects.toThrow(/uq_console_users_email/);
+    await run('up');
   });
 });

@@ -231,7 +231,7 @@ describe('Console teams: invitations, members, passwords', () => {
     expect(second.body).toEqual({ invites: [expect.objectContaining({ id: ids[2] })], next_cursor: null });
   });
 
-  it('an email with an account in another organization is invited like any other: nothing tells the inviter', async () => {
+  it('inviting an email with an account elsewhere is answered as any invitation; accepting it answers 409 email_taken, as signup would', async () => {
     const owner = await signup(t);
     const elsewhere = await signup(t);
     const fresh = await invite(owner);

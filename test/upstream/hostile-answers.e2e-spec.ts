@@ -245,6 +245,30 @@ describe('hostile upstream answers', () => {
     );
   });
 
+  it('refuses an answer holding a NUL character or a lone UTF-16 surrogate, naming it, sent once', async () => {
+    for (const [text, reason] of [
+      ['a\u0000b', 'it holds a NUL character, which cannot be stored'],
+      ['a\ud800b', 'it holds a lone UTF-16 surrogate, which is not text and cannot be stored'],
+    ]) {
+      const bridged = await bridge();
+      hostile.answer = {
+        // JSON.stringify writes the surrogate as the escape `\ud800`, as a hostile agent would.
+        SendMessage: (call, res) =>
+          json(res, {
+            jsonrpc: '2.0',
+            id: call.id,
+            result: { task: { ...ids, status: status('TASK_STATE_COMPLETED', text) } },
+          }),
+      };
+      const { task, messageId } = await sendAndSettle(bridged, 'unstorable');
+      expect({ state: task.status.state, reason: reasonOf(task) }).toEqual({
+        state: 'failed',
+        reason: `The upstream agent's answer was refused: ${reason}.`,
+      });
+      expect(sendsOf(messageId)).toBe(1);
+    }
+  });
+
   it("a stream of 1,500 artifact events is written in many bounded transactions; another organization's stream keeps flowing meanwhile", async () => {
     const bridged = await bridge({ card: cardOf() });
     hostile.answer = {

@@ -42,7 +42,20 @@ export class ConsoleEmailKey1796439327973 implements MigrationInterface {
     `);
   }
 
+  /**
+   * Back to `UNIQUE (lower(email))`. PostgreSQL's lower() folds some addresses the keys
+   * tell apart into one (`alİce` and `alice`, in a libc locale): two such users stop
+   * the revert, naming them, to be resolved by hand.
+   */
   async down(q: QueryRunner): Promise<void> {
+    const shared = (await q.query(
+      `SELECT string_agg(id::text, ' = ' ORDER BY id) AS ids FROM console_users GROUP BY lower(email) HAVING count(*) > 1`,
+    )) as Array<{ ids: string }>;
+    if (shared.length > 0) {
+      throw new Error(
+        `Console users whose emails are one address to lower(email): ${shared.map((row) => row.ids).join('; ')}`,
+      );
+    }
     await q.query(`
       CREATE UNIQUE INDEX uq_console_users_email ON console_users (lower(email));
       ALTER TABLE console_users DROP COLUMN email_key;

@@ -1,0 +1,61 @@
+import { gunzip } from 'node:zlib';
+import { promisify } from 'node:util';
+import { HttpException } from '@nestjs/common';
+import { toAppError } from './problem.filter';
+
+/** An error with the status, and the `type` if any, that the body parser (through http-errors) gives it. */
+const createError = (status: number, error: Error | string, extra: { type?: string } = {}) =>
+  Object.assign(
+    typeof error === 'string' ? new Error(error) : error,
+    { status, statusCode: status, expose: true },
+    extra,
+  );
+
+/** zlib's own error for `data`, as the body parser passes it on: a status, no `type`. */
+const zlibError = async (data: Buffer) => {
+  const error = await promisify(gunzip)(data).then(
+    () => new Error('decompressed'),
+    (e: Error) => e,
+  );
+  return createError(400, error);
+};
+
+describe('toAppError: errors of the body parser, mapped in this one place', () => {
+  const mapped = (error: unknown) => {
+    const { status, code } = toAppError(error);
+    return { status, code };
+  };
+
+  it('a compressed body that does not decompress is a 400 invalid_content_encoding', async () => {
+    expect(mapped(await zlibError(Buffer.from('not gzip at all')))).toEqual({
+      status: 400,
+      code: 'invalid_content_encoding',
+    });
+  });
+
+  it('its own errors by their type', () => {
+    expect(mapped(createError(400, 'x', { type: 'entity.parse.failed' }))).toEqual({
+      status: 400,
+      code: 'malformed_json',
+    });
+    expect(mapped(createError(413, 'x', { type: 'entity.too.large' }))).toEqual({
+      status: 413,
+      code: 'payload_too_large',
+    });
+    expect(mapped(createError(415, 'x', { type: 'encoding.unsupported' }))).toEqual({
+      status: 415,
+      code: 'unsupported_media_type',
+    });
+    expect(mapped(createError(400, 'x', { type: 'request.aborted' }))).toEqual({ status: 400, code: 'bad_request' });
+  });
+
+  it('leaves other errors to their own mapping: a socket’s error, an HttpException, anything else', () => {
+    const socket = Object.assign(new Error('read ECONNRESET'), { errno: -104, code: 'ECONNRESET', syscall: 'read' });
+    expect(mapped(createError(400, socket)).code).not.toBe('invalid_content_encoding');
+    expect(mapped(new HttpException('gone', 410))).toEqual({ status: 410, code: 'bad_request' });
+    expect(mapped(Object.assign(new Error('boom'), { errno: 1, code: 'X' }))).toEqual({
+      status: 500,
+      code: 'internal_error',
+    });
+  });
+});
