@@ -119,7 +119,7 @@ export function decodingError(req: Pick<Request, 'headers'>, error: unknown): Ap
 }
 
 /**
- * JSON bodies only, with a size limit per surface (CONTRACT §10): the protocol
+ * JSON bodies only, with a size limit per surface (docs/api.md §10): the protocol
  * endpoint takes larger messages than the REST API. A body of another media type
  * is refused with 415 rather than silently ignored.
  */
