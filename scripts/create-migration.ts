@@ -2,7 +2,7 @@
  * `npm run migration:create -- <name>`: writes the next migration and lists it.
  *
  * The migrations are the schema's source of truth, written as SQL by hand (named
- * constraints and indexes, CONTRACT's checks); TypeORM's migration:generate would
+ * constraints and indexes, the invariants docs/api.md promises); TypeORM's migration:generate would
  * diff against entities that deliberately describe only columns
  * (test/database/schema.e2e-spec.ts), so it is not used. This creates
  * `src/database/migrations/<timestamp>-<name>.ts` with an empty up/down and appends
@@ -29,7 +29,7 @@ export function createMigration(dir: string, name: string, now = Date.now()): st
     join(dir, `${file}.ts`),
     `import type { MigrationInterface, QueryRunner } from 'typeorm';
 
-/** TODO: what this changes and why (the issue or CONTRACT section). */
+/** TODO: what this changes and why (the issue, or the docs/api.md section). */
 export class ${className} implements MigrationInterface {
   name = '${className}';
 

@@ -61,7 +61,7 @@ const task = (requester: Ident, worker: Ident): Resource => ({
 /**
  * The ownership cases every permission is tried against, and the principals. The
  * expected outcome of each (principal, permission, case) is written out below as
- * the CONTRACT's tables say it.
+ * docs/api.md's tables say it.
  */
 type Case = 'own' | 'sibling' | 'foreign' | 'orphan' | 'orgWide' | 'foreignOrgWide' | 'missing';
 type Who = 'admin' | 'console' | 'foreignAdmin' | 'agent' | 'siblingAgent' | 'foreignAgent' | 'unclaimedAgent';
@@ -142,7 +142,7 @@ const identityTable = (extra: Partial<Table> = {}): Table => ({
   ...extra,
 });
 
-/** CONTRACT §2, §3, §6, §8 for single-owner resources. */
+/** docs/api.md §2, §3, §6, §8 for single-owner resources. */
 const OWNER_EXPECTED: Partial<Record<Permission, Table>> = {
   'identity.read': identityTable({ unclaimedAgent: { orphan: 'ok', else: FB('identity_unclaimed') } }),
   'identity.readSettings': identityTable(),
@@ -190,7 +190,7 @@ describe('requireAccess: single-owner resources (every principal × permission �
   }
 });
 
-describe('requireAccess: ledger (CONTRACT §7)', () => {
+describe('requireAccess: ledger (docs/api.md §7)', () => {
   const TASKS: Record<string, Resource | null> = {
     'billing→sibling': task(billing, sibling),
     'sibling→billing': task(sibling, billing),
@@ -292,7 +292,7 @@ describe("requireAccess: admission check (at least one side is the organization'
   });
 });
 
-describe('requireGrant: who may mint (SEED-SPEC §5)', () => {
+describe('requireGrant: who may mint (docs/api.md §2)', () => {
   const MINT: Record<Who, [string, string]> = {
     admin: ['ok', FB('admin_mint_forbidden')],
     foreignAdmin: ['ok', FB('admin_mint_forbidden')],
@@ -339,7 +339,7 @@ describe('the table', () => {
   });
 });
 
-describe('requireSettingsChange (CONTRACT §3 settings table)', () => {
+describe('requireSettingsChange (docs/api.md §3 settings table)', () => {
   it.each<[SettingField, string]>([
     ['enabled', 'ok'],
     ['allow_public_egress', 'ok'],

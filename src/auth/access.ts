@@ -5,8 +5,8 @@ import type { Principal } from '../common/principal';
 import { CREDENTIAL_LABELS } from './surfaces';
 
 /**
- * "May this principal touch this resource", decided in one place (CONTRACT §2, §3,
- * §6, §7, §8; SEED-SPEC §5). The route's surface has already let the credential
+ * "May this principal touch this resource", decided in one place (docs/api.md §1–§3,
+ * §6–§8). The route's surface has already let the credential
  * kind through (src/auth/surfaces.ts); this file decides, for one row, whether the
  * caller reaches it (allow), must not learn it exists (404: never another
  * organization's resources), or sees it but may not do this (403).
@@ -16,31 +16,31 @@ import { CREDENTIAL_LABELS } from './surfaces';
  * parties (its owner, or a task's requester and worker) by organization and identity.
  */
 export type Permission =
-  // CONTRACT §3 Identities
+  // docs/api.md §3 Identities
   | 'identity.read'
   | 'identity.readSettings'
   | 'identity.editCard'
   | 'identity.changeSettings'
   | 'identity.delete'
-  // CONTRACT §2 API keys ("Who may mint", SEED-SPEC §5)
+  // docs/api.md §2 API keys (who may mint)
   | 'key.mintAgent'
   | 'key.mintAdmin'
   | 'key.bind'
   | 'key.read'
   | 'key.edit'
   | 'key.revoke'
-  // CONTRACT §7 The ledger
+  // docs/api.md §7 The ledger
   | 'task.read'
   | 'task.reply'
   | 'task.readUpstream'
   | 'context.read'
-  // CONTRACT §6 Admission
+  // docs/api.md §6 Admission
   | 'rule.read'
   | 'rule.create'
   | 'rule.write'
   | 'admission.check'
   | 'decision.read'
-  // CONTRACT §8 Webhooks
+  // docs/api.md §8 Webhooks (who may: docs/walkthrough.md, "Subscribing")
   | 'webhook.read'
   | 'webhook.write'
   | 'webhook.subscribe'
@@ -74,7 +74,7 @@ interface AccessRule {
   hidden: (ref?: string) => AppError;
   /** Visible, but acting needs standing on this party; otherwise its 403. */
   acts?: { as: Role; refuse: () => AppError };
-  /** An unclaimed identity's key may do this to its own identity (CONTRACT §3); elsewhere it gets 403. */
+  /** An unclaimed identity's key may do this to its own identity (docs/api.md §3); elsewhere it gets 403. */
   unclaimedKey?: boolean;
   /** An agent key that does not stand on the resource: this 403 instead of the 404 (`sameOrganization`: only when the resource is of its organization). */
   agentOutside?: { refuse: () => AppError; sameOrganization: boolean };
@@ -128,7 +128,7 @@ const WEBHOOK = {
   hidden: webhookNotFound,
 } as const;
 
-/** The table: CONTRACT's "Who" columns, per permission. */
+/** The table: the "Who" columns of docs/api.md, per permission. */
 export const ACCESS_RULES: Readonly<Record<Permission, AccessRule>> = {
   'identity.read': { ...IDENTITY, unclaimedKey: true },
   'identity.readSettings': IDENTITY,
@@ -286,13 +286,13 @@ export function identityParty(
 }
 
 // ---------------------------------------------------------------------------
-// Identity settings (CONTRACT §3 "Settings field" table)
+// Identity settings (docs/api.md §3 "Settings field" table)
 
 export type SettingField = 'enabled' | 'allow_public_egress' | 'publicly_discoverable' | 'filter_mode';
 
 /**
  * The own-key column: an admin key or Console user of the identity's organization
- * may change every field; the identity's own key only these (SEED-SPEC §5:
+ * may change every field; the identity's own key only these (docs/api.md §1:
  * publicly_discoverable and filter_mode need an admin-scoped key or a
  * same-organization Console user).
  */
@@ -322,7 +322,7 @@ export function requireSettingsChange(
       );
     }
   }
-  // SEED-SPEC §5 rule 2: an unclaimed identity cannot enable its receiver.
+  // docs/api.md §3: an unclaimed identity cannot enable its receiver.
   if (enabling && !identity.claimed) throw identityUnclaimed();
 }
 
@@ -330,7 +330,7 @@ export function requireSettingsChange(
 // The SQL side, for lists: the same standing as a WHERE condition.
 
 /**
- * Which events and webhooks a list shows (CONTRACT §8, §14; `webhook.read`): the
+ * Which events and webhooks a list shows (docs/api.md §8, §14; `webhook.read`): the
  * organization's, and for an agent key only its own identity's. The surfaces admit
  * only claimed agent keys, whose organization is set.
  */
@@ -341,7 +341,7 @@ export function eventScope(principal: Principal): { organizationId: string; iden
   };
 }
 
-// CONTRACT §7: the ledger.
+// docs/api.md §7: the ledger.
 
 /** Where a principal stands in the ledger: its own identity (agent key) or its organization. */
 export type LedgerSide = { kind: 'identity'; identityId: string } | { kind: 'organization'; organizationId: string };

@@ -1,8 +1,8 @@
 import type { CredentialKind } from '../common/principal';
 
 /**
- * Who may reach each surface — SEED-SPEC §5 "Credential per surface" and the
- * operation tables of CONTRACT.md, in one place. Every route names one row with
+ * Who may reach each surface — docs/api.md §1's credential-per-surface table and the
+ * "Who" columns of its operation tables, in one place. Every route names one row with
  * `@Surface(...)`; the global ApiKeyGuard enforces it. Finer rules that depend on
  * the resource (same organization, own identity, per-field settings) belong to the
  * services and AccessService, never to controllers.
@@ -18,10 +18,10 @@ const PUBLIC: SurfacePolicy = { credentials: [], claimed: false };
 
 export const SURFACES = {
   // --- no credential ---------------------------------------------------------
-  /** Public directory, Agent Card (SEED-SPEC §5 rule 3), health, docs, Console login. */
+  /** Public directory, Agent Card (docs/api.md §4: no credential), health, docs, Console login. */
   public: PUBLIC,
 
-  // --- SEED-SPEC §5 "Credential per surface" ----------------------------------
+  // --- docs/api.md §1, the credential per surface -----------------------------
   /** Organization directory: admin key, claimed agent key, or Console. */
   organizationDirectory: { credentials: ['admin', 'agent', 'console'], claimed: true },
   /** Protocol `POST /a2a/{handle}`: agent key of a claimed identity only. */
@@ -31,23 +31,23 @@ export const SURFACES = {
   /** Create, update, delete contact rules. */
   contactRuleAdmin: { credentials: ['admin', 'console'], claimed: false },
 
-  // --- API keys (SEED-SPEC §5 "Who may mint", CONTRACT §2) --------------------
+  // --- API keys (docs/api.md §2, who may mint) ----------------------------------
   /** The calling key itself, any scope, claimed or not: read and revoke self. */
   keySelf: { credentials: ['admin', 'agent'], claimed: false },
   /** Mint (scope rules in KeysService), list and read keys of the organization. */
   keyAdmin: { credentials: ['admin', 'console'], claimed: false },
 
-  // --- identities (CONTRACT §3) ------------------------------------------------
+  // --- identities (docs/api.md §3) ---------------------------------------------
   /** Create, delete identities; admission explanations. */
   organizationAdmin: { credentials: ['admin', 'console'], claimed: false },
-  /** Read an identity: admin key, Console, or its own key (even unclaimed). Settings reads are `ledger` (SEED-SPEC §5). */
+  /** Read an identity: admin key, Console, or its own key (even unclaimed). Settings reads are `ledger` (docs/api.md §1). */
   identityRead: { credentials: ['admin', 'agent', 'console'], claimed: false },
-  /** Read an identity's upstream agent (CONTRACT §14): admin key, Console, or its own claimed key — never the secret. */
+  /** Read an identity's upstream agent (docs/api.md §14): admin key, Console, or its own claimed key — never the secret. */
   upstreamRead: { credentials: ['admin', 'agent', 'console'], claimed: true },
   /** Edit card, change settings (per-field rules in IdentitiesService). */
   identityWrite: { credentials: ['admin', 'agent', 'console'], claimed: true },
 
-  // --- events (CONTRACT §8) ------------------------------------------------------
+  // --- events (docs/api.md §8) ---------------------------------------------------
   /**
    * Webhooks, their deliveries, secret rotation and test pings: "Admin key or Console:
    * organization-wide or for one of its identities. Claimed agent key: its own
@@ -55,7 +55,7 @@ export const SURFACES = {
    */
   webhooks: { credentials: ['admin', 'agent', 'console'], claimed: true },
   /**
-   * The event list and stream (CONTRACT §14): "admin key or Console: the organization's;
+   * The event list and stream (docs/api.md §14): "admin key or Console: the organization's;
    * claimed agent key: its identity's" (the scope is EventStreamService's).
    */
   events: { credentials: ['admin', 'agent', 'console'], claimed: true },

@@ -16,7 +16,7 @@ export class FieldErrorView {
   message: string;
 }
 
-/** RFC 9457 problem details, the body of every REST error (CONTRACT §9). */
+/** RFC 9457 problem details, the body of every REST error (docs/api.md §9). */
 @ApiSchema({ name: 'Problem' })
 export class ProblemView {
   @ApiProperty({ example: 'about:blank' })
@@ -111,7 +111,7 @@ export function completeResponses(document: OpenAPIObject): OpenAPIObject {
 }
 
 /**
- * The schema of a list response, `{<plural>: [...], next_cursor}` (CONTRACT: every
+ * The schema of a list response, `{<plural>: [...], next_cursor}` (docs/api.md: every
  * list pages), named `name` in the document.
  */
 export function PageOf(item: Type<unknown>, plural: string, name: string): Type<unknown> {

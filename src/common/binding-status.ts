@@ -1,8 +1,8 @@
 /**
- * The one table that turns the protocol checks' HTTP statuses (CONTRACT §5, §10)
+ * The one table that turns the protocol checks' HTTP statuses (docs/api.md §5, §10)
  * into `google.rpc.Code`: the gRPC binding's status codes, and the `status` names of
- * the HTTP+JSON binding's `google.rpc.Status` error member. README "Protocol
- * bindings" lists it.
+ * the HTTP+JSON binding's `google.rpc.Status` error member. docs/walkthrough.md,
+ * "Protocol bindings", lists it.
  */
 export const RPC_CODE = {
   UNKNOWN: 2,

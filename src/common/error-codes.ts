@@ -134,7 +134,7 @@ export const ERROR_CODES = {
   rate_limited: { status: 429, doc: 'A rate limit is exceeded (with Retry-After).' },
   too_many_open_calls: {
     status: 429,
-    doc: 'The key holds its maximum of open streams and blocking sends (with Retry-After).',
+    doc: 'The key holds its maximum of open streams and blocking sends (no Retry-After: a slot frees when a call ends).',
   },
 
   // --- 500 ---------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // Who is calling: the principal an authenticated request carries (req.principal), in
 // common/ because the request context and the request log need it, below auth/.
 
-/** The kinds of credential a route can accept (SEED-SPEC §5, CONTRACT §1). */
+/** The kinds of credential a route can accept (docs/api.md §1). */
 export type CredentialKind = 'admin' | 'agent' | 'console';
 
 export interface AdminKeyPrincipal {

@@ -164,13 +164,13 @@ export function isProtocolCall(req: Request): boolean {
   return req.method === 'POST' && /^\/a2a\/[^/]+\/?$/.test(req.path);
 }
 
-/** A call of the HTTP+JSON binding, `{base}/a2a/{handle}/rest/…` (CONTRACT §5). */
+/** A call of the HTTP+JSON binding, `{base}/a2a/{handle}/rest/…` (docs/api.md §5). */
 export function isRestBindingCall(req: Request): boolean {
   return /^\/a2a\/[^/]+\/rest(\/|$)/.test(req.path);
 }
 
 /**
- * A protocol check's error (CONTRACT §5) on the HTTP+JSON binding, in that binding's
+ * A protocol check's error (docs/api.md §5) on the HTTP+JSON binding, in that binding's
  * form for the generation asked for. A2A 1.0 (`A2A-Version: 1.0`): RFC 9457
  * problem+json whose `error` member is the `google.rpc.Status` that the v1.0
  * binding and its clients read (`ErrorInfo.reason` is the check's reason). v0.3 (no
@@ -209,7 +209,7 @@ export function restBindingErrorBody(req: Request, error: AppError) {
 
 /**
  * The generation of an HTTP+JSON binding call, as the SDK's restHandler routes it:
- * v0.3 for a `/v1/…` route unless `A2A-Version: 1.0` (no header means 0.3, CONTRACT
+ * v0.3 for a `/v1/…` route unless `A2A-Version: 1.0` (no header means 0.3, docs/api.md
  * §5), v1.0 for the others; null for a version this service does not speak.
  */
 export function restBindingVersion(req: Request): '1.0' | '0.3' | null {
@@ -229,7 +229,7 @@ function jsonRpcCode(error: AppError): number {
 }
 
 /**
- * CONTRACT §5 names the reasons of the protocol's HTTP errors; every 401 there is
+ * docs/api.md §5 names the reasons of the protocol's HTTP errors; every 401 there is
  * `unauthenticated` (missing, malformed, unknown or revoked key alike).
  */
 function jsonRpcReason(error: AppError): string {

@@ -7,7 +7,7 @@ import { EventsController } from './events.controller';
 import { EventStreamService } from './event-stream.service';
 
 /**
- * The event list and stream (CONTRACT §14). Above the events module, which owns the
+ * The event list and stream (docs/api.md §14). Above the events module, which owns the
  * outbox and its reads (EventFeed), because an open stream re-checks its caller's
  * key or session (Keys, Console import Events to emit).
  */

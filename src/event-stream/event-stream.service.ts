@@ -23,7 +23,7 @@ const HELD_RETRY_MS = 5;
 const HELD_RETRY_MAX_MS = 1_000;
 
 /**
- * `GET /api/v1/events` and `GET /api/v1/events/stream` (CONTRACT §14). The feed
+ * `GET /api/v1/events` and `GET /api/v1/events/stream` (docs/api.md §14). The feed
  * gives the outbox in commit order; the stream follows it: it reads what came after
  * its position, writes it (`id:` is the event id, so `Last-Event-ID` resumes), and
  * sleeps until the organization's next commit wakes it (LISTEN/NOTIFY, any instance)

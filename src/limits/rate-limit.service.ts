@@ -7,7 +7,7 @@ import { Metrics } from '../metrics/metrics';
 import { estimate, MemoryRateLimitStore, type StoreOp, type WindowState } from './rate-limit.store';
 import { RedisRateLimitStore } from './redis-rate-limit.store';
 
-/** The quotas of CONTRACT §10, each with a name used in the RateLimit headers. */
+/** The quotas of docs/api.md §10, each with a name used in the RateLimit headers. */
 export type QuotaName = 'protocol' | 'rest' | 'public' | 'signup' | 'login' | 'login_attempts' | 'webhook_tests';
 
 /** Where the RateLimit headers go: an HTTP response, or a gRPC call's metadata. */

@@ -7,7 +7,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { Metrics } from './metrics';
 
 /**
- * The separate metrics listener of CONTRACT §15: `GET /metrics` (Prometheus text) on
+ * The separate metrics listener (docs/operations.md, "Metrics"): `GET /metrics` (Prometheus text) on
  * METRICS_PORT, bound to METRICS_HOST — never on the API's port. Started with the
  * application, in the server and in `npm run worker` alike; off with METRICS_PORT=off.
  */
@@ -24,6 +24,11 @@ export class MetricsServer implements OnApplicationBootstrap, BeforeApplicationS
   /** The port it listens on (METRICS_PORT, or the one chosen for `0`); null when off. */
   get port(): number | null {
     return this.server ? (this.server.address() as AddressInfo).port : null;
+  }
+
+  /** The address it listens on (METRICS_HOST); null when off. */
+  get address(): string | null {
+    return this.server ? (this.server.address() as AddressInfo).address : null;
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -51,9 +51,9 @@ describe('the deployment files name only metrics that exist', () => {
     expect(used.filter((name) => !names.has(name))).toEqual([]);
   });
 
-  it('README: the Metrics list names every series of the service, and nothing else', () => {
-    const readme = read('README.md');
-    const section = readme.slice(readme.indexOf('### Metrics'), readme.indexOf('### Several instances'));
+  it('docs/operations.md: the Metrics list names every series of the service, and nothing else', () => {
+    const operations = read('docs/operations.md');
+    const section = operations.slice(operations.indexOf('## Metrics'), operations.indexOf('## Logs'));
     const listed = metricNames(section).filter((name) => name.startsWith('a2a_'));
     const own = [...names].filter((name) => name.startsWith('a2a_') && !/_(bucket|count|sum)$/.test(name));
     expect(listed.filter((name) => !names.has(name))).toEqual([]);

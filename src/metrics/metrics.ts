@@ -6,7 +6,7 @@ import type { Tx } from '../database/database';
 import type { WriteBatch } from '../database/write-batch';
 import { afterCommit } from '../database/unit-of-work';
 
-/** The bindings of CONTRACT §5. */
+/** The bindings of docs/api.md §5. */
 export type Binding = 'jsonrpc' | 'rest' | 'grpc';
 /** How a protocol method ended: a result, an A2A error it answered, a lost standing, or a fault of the service. */
 export type ProtocolOutcome = 'ok' | 'error' | 'refused' | 'internal';
@@ -33,7 +33,7 @@ interface PoolCounts {
 }
 
 /**
- * The process's Prometheus registry and every series of CONTRACT §15, in one place.
+ * The process's Prometheus registry and every series of docs/operations.md, "Metrics", in one place.
  * Each process (server, worker) has its own; `MetricsServer` serves it at
  * `GET /metrics` on METRICS_PORT. Labels are bounded: routes are templates, methods
  * the handler's method names, outcomes and reasons fixed sets — never a handle or an id.

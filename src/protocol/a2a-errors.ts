@@ -12,7 +12,7 @@ import type { ErrorCode } from '../common/error-codes';
  * The A2A error a protocol method answers with when the ledger (or anything it calls)
  * throws an AppError; each binding renders it in its own form (JSON-RPC code, HTTP+JSON
  * status, gRPC status). `Internal` is not shown: it is logged and replaced by an opaque
- * error. HTTP-level refusals of the checks before the method (CONTRACT §5) do not pass
+ * error. HTTP-level refusals of the checks before the method (docs/api.md §5) do not pass
  * here; problem.filter.ts renders those.
  */
 export type A2AErrorKind =

@@ -4,7 +4,7 @@ import { parsePart } from '../ledger/parts';
 
 /**
  * The JSON params of each A2A method, type-checked before the SDK reads them
- * (CONTRACT §5: a wrong type anywhere or a missing required member is -32602 naming
+ * (docs/api.md §5: a wrong type anywhere or a missing required member is -32602 naming
  * the member). Without this, the SDK's v0.3 translators throw TypeErrors on shapes
  * they do not expect (`file: null`, `referenceTaskIds: 5`, a missing
  * `pushNotificationConfig`) and its v1.0 `fromJSON` coerces silently (`id: 5` becomes

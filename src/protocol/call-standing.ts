@@ -3,7 +3,7 @@ import { forbidden, notFound, unauthorized, type AppError } from '../common/app-
 
 /**
  * A call that stays open — a stream, a blocking send — was checked once when it
- * started (CONTRACT §5, checks 1–3), but may last minutes. Before it delivers anything
+ * started (docs/api.md §5, checks 1–3), but may last minutes. Before it delivers anything
  * after that, it asks again (unless vouched for, below): is the caller's key still
  * active, are both identities still claimed, enabled and not deleted, does admission
  * still allow the pair? The first "no" ends the call with the error the same check

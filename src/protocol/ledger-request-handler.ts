@@ -84,7 +84,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   }
 
   /**
-   * The worker's extended card (CONTRACT §4): its card with the skills of visibility
+   * The worker's extended card (docs/api.md §4): its card with the skills of visibility
    * `admitted`. Reached only through the protocol's checks (credential, worker,
    * admission), so every binding that calls this handler gets the same rule. The v1.0
    * card; the SDK's v0.3 transport translates it for `agent/getAuthenticatedExtendedCard`,

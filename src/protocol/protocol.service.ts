@@ -25,7 +25,7 @@ type RpcResponse = { jsonrpc: string; id: RpcId; result?: unknown; error?: unkno
 type RpcError = { code: number; message: string; data?: unknown };
 
 /**
- * `POST /a2a/{handle}` (CONTRACT §5), the JSON-RPC binding. The guard has done check 1
+ * `POST /a2a/{handle}` (docs/api.md §5), the JSON-RPC binding. The guard has done check 1
  * up to the claimed agent key; ProtocolGate does the rest in order — the caller's own
  * receiver enabled, the worker servable, admission — as HTTP errors with a JSON-RPC body
  * (ProblemFilter); this service then
@@ -213,7 +213,7 @@ function alwaysSse(version: A2AVersion, method: string): boolean {
 }
 
 /**
- * Missing → 0.3 (CONTRACT §5); 0.3 and 1.0 are spoken; anything else is not. A patch
+ * Missing → 0.3 (docs/api.md §5); 0.3 and 1.0 are spoken; anything else is not. A patch
  * number is ignored (A2A v1.0 §3.6: it MUST not be considered in negotiation).
  */
 function a2aVersion(header: string | undefined): A2AVersion | null {

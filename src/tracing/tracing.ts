@@ -19,7 +19,7 @@ import type { AppConfig } from '../config/config';
 import { StorageContextManager, traceIdIn } from './context-storage';
 
 /**
- * Tracing with OpenTelemetry (CONTRACT §15), in one place. `startTracing` runs before
+ * Tracing with OpenTelemetry (docs/operations.md, "Tracing"), in one place. `startTracing` runs before
  * Nest starts (main.ts, worker.ts). With OTEL_EXPORTER_OTLP_ENDPOINT set it registers
  * the SDK — its context in the process's one AsyncLocalStorage, shared with the
  * request context (context-storage.ts), the W3C `traceparent` propagator, a batch

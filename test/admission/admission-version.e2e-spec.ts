@@ -110,7 +110,7 @@ describe("admission's version: a pair read at the current version is not read ag
     expect(reads()).toBe(1);
   });
 
-  it('a denial answered from a kept read is recorded for the administrators all the same (CONTRACT §6)', async () => {
+  it('a denial answered from a kept read is recorded for the administrators all the same (docs/api.md §6)', async () => {
     const pair = await agentPair(t);
     await t.http().post('/api/v1/contact-rules').set(bearer(pair.acme)).send(blockRule(pair)).expect(201);
     const recorded = async () =>

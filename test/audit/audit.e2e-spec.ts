@@ -3,7 +3,7 @@ import { Database } from '../../src/database/database';
 import { startApp, type TestApp } from '../support/app';
 import { agentSignup, apiKey, bearer, PASSWORD, signup, unique, type ConsoleAccount } from '../support/fixtures';
 
-/** The audit log (CONTRACT §15): one entry per change, in the change's transaction, never a secret. */
+/** The audit log (docs/api.md §15): one entry per change, in the change's transaction, never a secret. */
 describe('audit log', () => {
   let t: TestApp;
   let acme: ConsoleAccount;

@@ -9,7 +9,7 @@ import { World, type Credential } from './world';
 
 /**
  * The gRPC binding's authorization table: every RPC of both services × every
- * credential kind → the gRPC status (README "Protocol bindings"), with CONTRACT §5's
+ * credential kind → the gRPC status (docs/walkthrough.md, "Protocol bindings"), with docs/api.md §5's
  * reason in the `a2a-reason` trailer. The credential travels as `x-api-key` metadata
  * (a Console session as `authorization`); the worker as `a2a-tenant`. A call that
  * passes the checks reaches its method — here with an empty request, which the method

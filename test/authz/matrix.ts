@@ -69,7 +69,7 @@ export const MATRIX: MatrixRow[] = [
     body: () => ({ current_password: 'correct horse battery staple', new_password: 'another long passphrase' }),
   }),
 
-  // Teams (CONTRACT §13): a person's acts, Console only. Accepting needs no credential.
+  // Teams (docs/api.md §13): a person's acts, Console only. Accepting needs no credential.
   row('POST /api/v1/console/invites', [401, 401, 401, 403, 403, 403, 201, 201, 403], {
     body: () => ({ email: email() }),
   }),
@@ -85,7 +85,7 @@ export const MATRIX: MatrixRow[] = [
     path: async (w) => `/api/v1/console/members/${(await w.freshMember()).id}`,
   }),
 
-  // API keys (SEED-SPEC §5 "Who may mint", CONTRACT §2).
+  // API keys (docs/api.md §2, who may mint).
   row('POST /api/v1/api-keys', [401, 401, 401, 201, 403, 403, 201, 404, 404], {
     body: (w) => ({ scope: 'agent', scoped_identity_id: w.claimed.id }),
   }),
@@ -103,7 +103,7 @@ export const MATRIX: MatrixRow[] = [
   row('GET /api-keys/self', [401, 401, 401, 200, 200, 200, 403, 403, 200]),
   row('POST /api-keys/self/revoke', [401, 401, 401, 200, 200, 200, 403, 403, 200], { consumesCredential: true }),
 
-  // Identities (CONTRACT §3). The unclaimed identity's key reads only itself: 403
+  // Identities (docs/api.md §3). The unclaimed identity's key reads only itself: 403
   // everywhere else. Other organizations never learn that acme's identity exists.
   row('POST /api/v1/agent-signup', [201, 201, 201, 201, 201, 201, 201, 201, 201], {
     body: () => ({ agent_handle: unique('matrix') }),
@@ -132,7 +132,7 @@ export const MATRIX: MatrixRow[] = [
     path: async (w) => `/api/v1/identities/${await w.acmeIdentityHandle()}`,
   }),
 
-  // Discovery (SEED-SPEC §4, §5): public cards and directory; the organization
+  // Discovery (docs/api.md §1, §4): public cards and directory; the organization
   // directory for admin keys, claimed agent keys and Console.
   row('GET /api/v1/identities/a2a/directory', [401, 401, 401, 200, 403, 200, 200, 200, 200]),
   row('GET /a2a/directory', [200, 200, 200, 200, 200, 200, 200, 200, 200]),
@@ -144,8 +144,8 @@ export const MATRIX: MatrixRow[] = [
   }),
   row('GET /.well-known/jwks.json', [200, 200, 200, 200, 200, 200, 200, 200, 200]),
 
-  // Contact rules (SEED-SPEC §5: listing is a ledger read; create, update, delete need an
-  // admin key or Console; CONTRACT §6: of the owner's organization).
+  // Contact rules (docs/api.md §1: listing is a ledger read; create, update, delete need an
+  // admin key or Console; docs/api.md §6: of the owner's organization).
   row('GET /api/v1/contact-rules', [401, 401, 401, 200, 403, 200, 200, 200, 200]),
   row('POST /api/v1/contact-rules', [401, 401, 401, 201, 403, 403, 201, 404, 404], {
     body: async (w) => ({
@@ -163,25 +163,25 @@ export const MATRIX: MatrixRow[] = [
     path: async (w) => `/api/v1/contact-rules/${await w.acmeRuleId()}`,
   }),
 
-  // Admission explanations (CONTRACT §6): admin key or Console; only the caller's side.
+  // Admission explanations (docs/api.md §6): admin key or Console; only the caller's side.
   row('POST /api/v1/admission/check', [401, 401, 401, 200, 403, 403, 200, 404, 404], {
     body: (w) => ({ requester: w.claimed.handle, worker: w.claimed.handle }),
   }),
   row('GET /api/v1/admission/decisions', [401, 401, 401, 200, 403, 403, 200, 200, 200]),
 
-  // The protocol (SEED-SPEC §5 rule 1–2, CONTRACT §5): a claimed agent key only. A
+  // The protocol (docs/api.md §1, §5): a claimed agent key only. A
   // JSON-RPC call the caller may make answers HTTP 200 (here: tasks/get of its task).
   row('POST /a2a/:handle', [401, 401, 401, 403, 403, 200, 403, 403, 403], {
     path: (w) => `/a2a/${w.worker.handle}`,
     body: (w) => ({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: w.task.id } }),
   }),
 
-  // The HTTP+JSON binding (CONTRACT §5): the same checks as the JSON-RPC endpoint, each
+  // The HTTP+JSON binding (docs/api.md §5): the same checks as the JSON-RPC endpoint, each
   // route answering as the SDK's restHandler does (v0.3's under /v1: no A2A-Version).
   // A stream on a completed task answers at once with the method's error (400).
   ...restBindingRows(),
 
-  // The ledger (CONTRACT §7): the task is acme's claimed identity → acme's worker.
+  // The ledger (docs/api.md §7): the task is acme's claimed identity → acme's worker.
   row('GET /api/v1/tasks', [401, 401, 401, 200, 403, 200, 200, 200, 200]),
   row('GET /api/v1/tasks/:id', [401, 401, 401, 200, 403, 200, 200, 404, 404], {
     path: (w) => `/api/v1/tasks/${w.task.id}`,
@@ -199,7 +199,7 @@ export const MATRIX: MatrixRow[] = [
     path: (w) => `/api/v1/contexts/${w.task.contextId}`,
   }),
 
-  // Webhooks (CONTRACT §8). The resource is an organization-wide webhook of acme: acme's
+  // Webhooks (docs/api.md §8). The resource is an organization-wide webhook of acme: acme's
   // agent key may only reach its own identity's webhooks (404), the other
   // organization never (404). Creating one is open to every organization and, for an
   // agent key, subscribes its own identity.
@@ -226,7 +226,7 @@ export const MATRIX: MatrixRow[] = [
   row('GET /api/v1/webhooks/:id/deliveries', [401, 401, 401, 200, 403, 404, 200, 404, 404], {
     path: async (w) => `/api/v1/webhooks/${await w.acmeWebhookId()}/deliveries`,
   }),
-  // Upstream agents (CONTRACT §14): admin key or Console set, remove and import; the own
+  // Upstream agents (docs/api.md §14): admin key or Console set, remove and import; the own
   // key reads (never the secret). Import fails after authorization (the upstream is not
   // reachable from the matrix): 422.
   row('PUT /api/v1/identities/:handle/upstream', [401, 401, 401, 200, 403, 403, 200, 404, 404], {
@@ -243,11 +243,11 @@ export const MATRIX: MatrixRow[] = [
     path: async (w) => `/api/v1/identities/${await withUpstream(w)}/upstream`,
   }),
 
-  // The event list and stream (CONTRACT §14): every organization sees its own events
+  // The event list and stream (docs/api.md §14): every organization sees its own events
   // (an agent key, its identity's). The stream's 200 cells end at SSE_MAX_DURATION_MS.
   row('GET /api/v1/events', [401, 401, 401, 200, 403, 200, 200, 200, 200]),
   row('GET /api/v1/events/stream', [401, 401, 401, 200, 403, 200, 200, 200, 200]),
-  // The audit log (CONTRACT §15): admin key or Console, each organization its own entries; agent keys never.
+  // The audit log (docs/api.md §15): admin key or Console, each organization its own entries; agent keys never.
   row('GET /api/v1/audit-events', [401, 401, 401, 200, 403, 403, 200, 200, 200]),
   row('POST /api/v1/webhooks/:id/deliveries/:delivery_id/retry', [401, 401, 401, 202, 403, 404, 202, 404, 404], {
     path: async (w) => {

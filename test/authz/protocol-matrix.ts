@@ -1,10 +1,10 @@
 /**
- * The protocol endpoint's cases of SEED-SPEC §7 (and CONTRACT §5's order of
+ * The protocol endpoint's cases (and docs/api.md §5's order of
  * checks) as data: who calls, which worker, what the two identities' settings and
  * contact rules say → the HTTP status and the `reason` of the JSON-RPC error body
  * (null: the call reaches its method, HTTP 200). The route's credential columns are
  * also in matrix.ts; these rows add the caller's and the worker's state, and
- * admission (CONTRACT §6).
+ * admission (docs/api.md §6).
  */
 export interface Party {
   /** Organization: acme (the caller's) or globex (another one). */
@@ -122,7 +122,7 @@ export const PROTOCOL_CASES: ProtocolCase[] = [
     status: 404,
     reason: 'worker_not_found',
   },
-  // Admission (CONTRACT §6), in the order of its rules.
+  // Admission (docs/api.md §6), in the order of its rules.
   { name: 'same organization, no rules', caller: caller(), worker: acmeWorker, status: 200, reason: null },
   {
     name: 'same organization, but the requester blocks the worker',

@@ -14,7 +14,7 @@ import {
 } from '../support/fixtures';
 import { PROTOCOL_CASES, type Caller, type Party, type ProtocolCase, type RuleSpec } from './protocol-matrix';
 
-/** The gRPC status each of the checks' HTTP statuses must become (README "Protocol bindings"). */
+/** The gRPC status each of the checks' HTTP statuses must become (docs/walkthrough.md, "Protocol bindings"). */
 const GRPC_STATUS: Record<number, GrpcStatus> = {
   401: GrpcStatus.UNAUTHENTICATED,
   403: GrpcStatus.PERMISSION_DENIED,

@@ -311,7 +311,7 @@ describe('Console accounts and sessions', () => {
         .expect(201);
     });
 
-    it('an invalid X-API-Key is a 401 even with a valid bearer session (no fallback, CONTRACT §1)', async () => {
+    it('an invalid X-API-Key is a 401 even with a valid bearer session (no fallback, docs/api.md §1)', async () => {
       const account = await signup(t);
       const res = await t
         .http()

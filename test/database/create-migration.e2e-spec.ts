@@ -7,7 +7,7 @@ import { DataSource } from 'typeorm';
 import { createMigration } from '../../scripts/create-migration';
 import { dropDatabase, urlFor, withServer } from '../support/database';
 
-/** `npm run migration:create` (README "Writing a migration") makes a migration that runs after the others. */
+/** `npm run migration:create` (docs/configuration.md, "Migrations") makes a migration that runs after the others. */
 const ROOT = join(__dirname, '../..');
 
 describe('npm run migration:create', () => {

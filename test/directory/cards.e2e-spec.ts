@@ -15,7 +15,7 @@ import { createEnabledIdentity, bearer, signup, unique, type ConsoleAccount } fr
 
 /**
  * Agent Cards per A2A generation, checked against each generation's published JSON
- * schema, and their signatures, checked with `jose` and the JWK Set (CONTRACT §4).
+ * schema, and their signatures, checked with `jose` and the JWK Set (docs/api.md §4).
  */
 describe('Agent Cards: generations and signatures', () => {
   let t: TestApp;

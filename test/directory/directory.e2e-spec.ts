@@ -62,7 +62,7 @@ describe('discovery', () => {
   }
 
   describe('Agent Card', () => {
-    it('is served per generation with the CONTRACT §4 shape, a strong ETag and Cache-Control, at both paths', async () => {
+    it('is served per generation with the docs/api.md §4 shape, a strong ETag and Cache-Control, at both paths', async () => {
       const { handle } = await createEnabledIdentity(t, acme, { description: 'Plain.' });
       const res = await t.http().get(`/a2a/${handle}/card`).expect(200);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
@@ -148,7 +148,7 @@ describe('discovery', () => {
       expect(changed.headers.etag).not.toBe(etag);
     });
 
-    it('is served whatever the directory visibility (SEED-SPEC §5 rule 3)', async () => {
+    it('is served whatever the directory visibility (docs/api.md §4: no credential, whatever publicly_discoverable says)', async () => {
       const { handle } = await createEnabledIdentity(t, acme);
       expect((await t.http().get(`/api/v1/identities/${handle}`).set(bearer(acme))).body.publicly_discoverable).toBe(
         false,

@@ -6,7 +6,7 @@ import { eventually } from '../support/eventually';
 import { bearer, signup, type ConsoleAccount } from '../support/fixtures';
 
 /**
- * CONTRACT §8 URL rules with WEBHOOKS_ALLOW_PRIVATE_NETWORKS off (the production
+ * The webhook URL rules (docs/api.md §8, "Delivery") with WEBHOOKS_ALLOW_PRIVATE_NETWORKS off (the production
  * default): https only, and never a loopback, private, link-local or metadata
  * address — refused when saved if the URL names one, and at send time, after DNS
  * resolution, when a host name resolves to one.

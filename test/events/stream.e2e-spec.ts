@@ -8,7 +8,7 @@ import { apiKey, bearer, mintAdminKey, signup, type ConsoleAccount } from '../su
 import { newEventId } from '../../src/events/event-id';
 
 /**
- * The event list and stream (CONTRACT §14): the outbox of §8 in commit order, scoped
+ * The event list and stream (docs/api.md §14): the outbox of §8 in commit order, scoped
  * to the caller, resumable with Last-Event-ID without loss or repetition.
  */
 describe('the event stream', () => {

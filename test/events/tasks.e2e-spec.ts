@@ -6,7 +6,7 @@ import { apiKey, bearer, signup, type ConsoleAccount } from '../support/fixtures
 import { startReceiver, subscribe, type Envelope, type ReceivedRequest, type Receiver } from '../support/receiver';
 
 /**
- * Task events from the ledger (CONTRACT §8) and A2A push notifications (CONTRACT §5),
+ * Task events from the ledger (docs/api.md §8) and A2A push notifications (docs/api.md §8, "A2A push notifications"),
  * both through the events engine, to a real receiver on loopback.
  */
 describe('task events and push notifications', () => {

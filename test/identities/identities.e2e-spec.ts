@@ -35,7 +35,7 @@ describe('identities', () => {
   afterAll(() => t.close());
 
   describe('create', () => {
-    it('Console creates a claimed identity with its receiver disabled and the defaults of CONTRACT §3', async () => {
+    it('Console creates a claimed identity with its receiver disabled and the defaults of docs/api.md §3', async () => {
       const handle = unique('billing');
       const res = await t
         .http()
@@ -174,7 +174,7 @@ describe('identities', () => {
     });
   });
 
-  describe('settings: the permission table of CONTRACT §3, per field and credential kind', () => {
+  describe('settings: the permission table of docs/api.md §3, per field and credential kind', () => {
     const VALUES = {
       enabled: true,
       allow_public_egress: true,

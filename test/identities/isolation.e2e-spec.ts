@@ -12,7 +12,7 @@ import {
 /**
  * BOLA: no credential of one organization reads or changes another's identity
  * through any route, and the answer (404) does not even reveal that it exists.
- * A sibling identity's key in the same organization gets 403 (SEED-SPEC §7).
+ * A sibling identity's key in the same organization gets 403 (docs/api.md §9).
  */
 describe('identity isolation between organizations', () => {
   let t: TestApp;

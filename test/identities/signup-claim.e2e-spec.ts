@@ -112,7 +112,7 @@ describe('agent signup and claim', () => {
     expect((await t.http().get('/api-keys/self').set(key).expect(200)).body.organization_id).toBe(acme.organizationId);
 
     // 4. The own key enables the receiver: the card is served at once, even though
-    //    the identity is not listed (SEED-SPEC §5 rule 3).
+    //    the identity is not listed (docs/api.md §4).
     await t.http().patch(`/api/v1/identities/${handle}/settings`).set(key).send({ enabled: true }).expect(200);
     const card = (await t.http().get(`/a2a/${handle}/card`).expect(200)).body;
     expect(card).toMatchObject({

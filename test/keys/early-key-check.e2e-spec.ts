@@ -11,7 +11,7 @@ import { apiKey } from '../support/fixtures';
  * ahead of the body parser), so that the key's round trip runs while the body is still
  * being read; the guard then takes that read — unless the body took longer than 50 ms,
  * when the guard reads it again. It is still read after the request arrived, so
- * revocation stays immediate (CONTRACT §2).
+ * revocation stays immediate (docs/api.md §2).
  */
 describe('the API key read as the request arrives', () => {
   let t: TestApp;
@@ -124,7 +124,7 @@ describe('the API key read as the request arrives', () => {
   it("is read in its request's log context without the request object; a key its guard reads, with it (the span: test/tracing)", async () => {
     // Measured (BENCHMARKS.md, "Requests kept for a full collection"): the early read's promise, made in a
     // context holding the request and held until the guard takes it, kept each request's objects alive
-    // through young-generation collections. Its log lines still carry the request's id (CONTRACT §15).
+    // through young-generation collections. Its log lines still carry the request's id (docs/operations.md, "Logs").
     const contexts: Array<{ requestId?: string; request: boolean }> = [];
     lookups.mockImplementation(function (this: KeysRepository, hashes: Buffer[]) {
       const context = currentRequestContext();

@@ -25,7 +25,7 @@ describe('API key lifecycle', () => {
   });
   afterAll(() => t.close());
 
-  describe('who may mint (SEED-SPEC §5)', () => {
+  describe('who may mint (docs/api.md §2)', () => {
     it('Console mints an admin key; the plaintext is returned once with the metadata', async () => {
       const res = await t
         .http()
@@ -154,7 +154,7 @@ describe('API key lifecycle', () => {
   });
 
   describe('malformed keys', () => {
-    it('a key whose checksum is wrong gets 401 without any database lookup (CONTRACT §2)', async () => {
+    it('a key whose checksum is wrong gets 401 without any database lookup (docs/api.md §2)', async () => {
       const key = await mintAdminKey(t, acme);
       const tampered = key.slice(0, -1) + (key.endsWith('a') ? 'b' : 'a');
       // Statements issued on behalf of this request; background work runs outside it.

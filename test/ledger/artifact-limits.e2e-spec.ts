@@ -3,7 +3,7 @@ import { agentPair, reply, rpc, submitTask, type Agent } from '../support/a2a';
 import { apiKey } from '../support/fixtures';
 
 /**
- * CONTRACT §10: at most LEDGER_MAX_ARTIFACT_BYTES_PER_TASK of artifact content per
+ * docs/api.md §10: at most LEDGER_MAX_ARTIFACT_BYTES_PER_TASK of artifact content per
  * task, appends included (409 task_artifact_limit), enforced under the task's row
  * lock; and one read returns at most that much artifact content per task.
  */

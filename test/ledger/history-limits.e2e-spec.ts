@@ -3,7 +3,7 @@ import { agentPair, openStream, reply, rpc, submitTask, v03Message, v1Message, t
 import { apiKey } from '../support/fixtures';
 
 /**
- * The bounds on a task's history (CONTRACT §10 as the README states them): at most
+ * The bounds on a task's history (docs/api.md §10, and "Limits (protocol and ledger)" in docs/walkthrough.md): at most
  * LEDGER_MAX_MESSAGES_PER_TASK messages per task, at most LEDGER_MAX_HISTORY of them
  * per read, and a budget of 200 messages per page of tasks.
  */

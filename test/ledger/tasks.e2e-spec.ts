@@ -3,7 +3,7 @@ import { startApp, type TestApp } from '../support/app';
 import { agentPair, enabledAgent, reply, rpc, submitTask, v03Message, type Agent } from '../support/a2a';
 import { apiKey, bearer, mintAdminKey, signup, type ConsoleAccount } from '../support/fixtures';
 
-/** The ledger's REST surface (CONTRACT §7): reads for both sides, the worker's reply. */
+/** The ledger's REST surface (docs/api.md §7): reads for both sides, the worker's reply. */
 describe('ledger REST', () => {
   let t: TestApp;
   let acme: ConsoleAccount;

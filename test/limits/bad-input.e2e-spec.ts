@@ -14,7 +14,7 @@ import {
 } from '../support/fixtures';
 
 /**
- * CONTRACT §9: bad input is a 400 naming the field, never a 500. These are the shapes
+ * docs/api.md §9: bad input is a 400 naming the field, never a 500. These are the shapes
  * an outside tester found getting past validation: an array (or an array of arrays)
  * where an object is expected, and the keys Nest strips silently instead of refusing.
  */

@@ -19,7 +19,7 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   return null;
 }
 
-describe('metrics (CONTRACT §15)', () => {
+describe('metrics (docs/operations.md, Metrics)', () => {
   let t: TestApp;
   let receiver: Receiver;
   let metricsUrl: string;
@@ -50,6 +50,7 @@ describe('metrics (CONTRACT §15)', () => {
 
   it('serves GET /metrics on its own listener, bound to loopback, and not on the API port', async () => {
     expect(t.app.get(MetricsServer).port).toEqual(expect.any(Number));
+    expect(t.app.get(MetricsServer).address).toBe('127.0.0.1'); // METRICS_HOST's default
     await t.http().get('/metrics').expect(404);
     expect((await fetch(metricsUrl.replace('/metrics', '/other'))).status).toBe(404);
     const text = await scrape();

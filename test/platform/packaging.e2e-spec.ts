@@ -73,7 +73,7 @@ describe('package.json', () => {
 });
 
 /**
- * Node's runtime flags (README, "Configuration"): the service's processes run with a
+ * Node's runtime flags (docs/configuration.md): the service's processes run with a
  * 64 MB young generation — under load a default one is collected often enough to take
  * a sixth of a send's CPU (BENCHMARKS.md). Every way of starting them carries the same
  * flags: `npm start`, `npm run worker`, the Docker image (every process of it, through

@@ -9,7 +9,7 @@ import { bearer, signup } from '../support/fixtures';
 import { grpcClient, metadataOf, unary } from '../support/grpc';
 
 /**
- * CONTRACT §15 logs: every line written while serving a request carries its
+ * Logs (docs/operations.md): every line written while serving a request carries its
  * `request_id`, its `trace_id` (from `traceparent`) and, once authenticated, its
  * principal; a failed delivery attempt is one `warn` line with the ids, never the URL's
  * secrets or the payload.

@@ -10,7 +10,7 @@ import { LegacyA2AService } from '@a2a-js/sdk/compat/v0_3/server/grpc';
 import { GrpcBindingService } from '../../src/protocol/grpc-binding.service';
 
 /**
- * CONTRACT §5 on the HTTP+JSON and gRPC bindings, as bad-params.e2e-spec.ts pins it on
+ * docs/api.md §5 on the HTTP+JSON and gRPC bindings, as bad-params.e2e-spec.ts pins it on
  * JSON-RPC: a body member of the wrong type, or a missing required member, is the
  * binding's invalid-params error naming the member — HTTP+JSON v1.0: 400 with the
  * `google.rpc.Status` body (`INVALID_ARGUMENT`, ErrorInfo `INVALID_PARAMS`); v0.3: 400

@@ -5,7 +5,7 @@ import { startApp, type TestApp } from '../support/app';
 import { agentPair, rpc, submitTask, v03Message, v1Message, type A2AVersion, type Agent } from '../support/a2a';
 
 /**
- * CONTRACT §5: params of the wrong type, or a missing required member, are -32602 with
+ * docs/api.md §5: params of the wrong type, or a missing required member, are -32602 with
  * a message naming the member — never -32603, never an internal exception's text, never
  * an error-level log line. Both generations; the cases an outside tester found first.
  */

@@ -21,7 +21,7 @@ import { apiKey, bearer } from '../support/fixtures';
 import { deepJson, grpcClient, metadataOf, rawCall, unary, wire } from '../support/grpc';
 
 /**
- * The HTTP+JSON and gRPC bindings under the protocol's limits (CONTRACT §5, §10): one
+ * The HTTP+JSON and gRPC bindings under the protocol's limits (docs/api.md §5, §10): one
  * per-key quota for every binding, the protocol's body limit, the open-call slots, and
  * open calls that lose their standing.
  */

@@ -12,7 +12,7 @@ import {
 } from '../support/fixtures';
 
 /**
- * Skills of visibility `admitted` and the extended Agent Card (CONTRACT §3, §4):
+ * Skills of visibility `admitted` and the extended Agent Card (docs/api.md §3, §4):
  * admitted skills are never on the public card nor found through the public
  * directory; GetExtendedAgentCard / agent/getAuthenticatedExtendedCard give them to a
  * caller that passes the protocol's checks.

@@ -21,7 +21,7 @@ import {
   type ConsoleAccount,
 } from '../support/fixtures';
 
-/** `POST /a2a/{handle}` (CONTRACT §5): the checks in order, both A2A generations, every method. */
+/** `POST /a2a/{handle}` (docs/api.md §5): the checks in order, both A2A generations, every method. */
 describe('protocol endpoint', () => {
   let t: TestApp;
   let acme: ConsoleAccount;

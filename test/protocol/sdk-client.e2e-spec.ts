@@ -21,7 +21,7 @@ import { freePort } from '../support/server-process';
 import { agentPair, reply, startBlocking, type Agent } from '../support/a2a';
 import { apiKey } from '../support/fixtures';
 
-/** Adds the agent's key to every call, as CONTRACT §4's card asks (`X-API-Key` header). */
+/** Adds the agent's key to every call, as docs/api.md §4's card asks (`X-API-Key` header). */
 class ApiKeyInterceptor {
   constructor(private readonly key: string) {}
 

@@ -82,7 +82,7 @@ describe('protocol: open calls lose their standing', () => {
       403,
     ],
     [
-      "the requester's key is revoked from the Console (CONTRACT §2: revoke another key)",
+      "the requester's key is revoked from the Console (docs/api.md §2: revoke another key)",
       async ({ acme, requester }) => {
         const self = await t.http().get('/api-keys/self').set(apiKey(requester.key)).expect(200);
         await t.http().post(`/api/v1/api-keys/${self.body.id}/revoke`).set(bearer(acme)).expect(200);

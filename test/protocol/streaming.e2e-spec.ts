@@ -14,7 +14,7 @@ import {
 } from '../support/a2a';
 import { apiKey } from '../support/fixtures';
 
-/** Streaming send and subscribe over SSE (CONTRACT §5). */
+/** Streaming send and subscribe over SSE (docs/api.md §5). */
 describe('protocol streams', () => {
   let t: TestApp;
   let requester: Agent;

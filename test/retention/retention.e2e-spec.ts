@@ -6,7 +6,7 @@ import { startApp, type TestApp } from '../support/app';
 import { signup, type ConsoleAccount } from '../support/fixtures';
 
 /**
- * CONTRACT §15 retention: one pass deletes what has expired — events older than
+ * Retention (docs/operations.md): one pass deletes what has expired — events older than
  * EVENTS_RETENTION_DAYS, admission decisions older than DECISIONS_RETENTION_DAYS,
  * Idempotency-Key records older than 24 h, expired Console sessions and invitations —
  * keeps everything fresh, and deletes in statements of at most RETENTION_BATCH_SIZE rows.

@@ -75,7 +75,7 @@ const traceIdOf = (traceparent: unknown) =>
 const APP_ENV = { WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true', EVENTS_POLL_INTERVAL_MS: '50' };
 
 /**
- * CONTRACT §15 tracing: a caller's `traceparent` is continued by the service, carried
+ * Tracing (docs/operations.md): a caller's `traceparent` is continued by the service, carried
  * into the task's events, the webhooks of the change and the worker's reply, and the
  * spans go to OTEL_EXPORTER_OTLP_ENDPOINT — and nothing at all happens without it.
  */

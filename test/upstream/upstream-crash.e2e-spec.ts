@@ -8,7 +8,7 @@ import { freePort, startServerProcess, type ServerProcess } from '../support/ser
 import { startUpstreamAgent, type UpstreamAgent } from '../support/upstream-agent';
 
 /**
- * The forwarder's durability with real processes (CONTRACT §14, docs/architecture.md
+ * The forwarder's durability with real processes (docs/api.md §14, docs/events.md,
  * "Upstream agents: the forwarder"): a server forwarding to a slow upstream is killed
  * with SIGKILL mid-forward, after the upstream accepted the message. Another server
  * process claims the forward once its lease runs out and follows the upstream task

@@ -12,7 +12,7 @@ interface AuditFilters {
 
 const NONE: AuditFilters = { action: '', actor: '', target: '' };
 
-/** The organization's audit log (CONTRACT §15), newest first, with the API's filters. */
+/** The organization's audit log (docs/api.md §15), newest first, with the API's filters. */
 export function AuditPage() {
   const [draft, setDraft] = useState<AuditFilters>(NONE);
   const [filters, setFilters] = useState<AuditFilters>(NONE);

@@ -300,7 +300,7 @@ interface SkillDraft {
 
 type SkillVisibility = NonNullable<Skill['visibility']>;
 
-/** What each skill visibility means to whoever reads the card (CONTRACT §3, §4). */
+/** What each skill visibility means to whoever reads the card (docs/api.md §3, §4). */
 const VISIBILITY_LABELS: Record<SkillVisibility, string> = {
   public: 'public',
   admitted: 'admitted only',

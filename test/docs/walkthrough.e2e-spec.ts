@@ -6,11 +6,11 @@ import { createTestDatabase, dropDatabase, urlFor } from '../support/database';
 import { startServerProcess, type ServerProcess } from '../support/server-process';
 import { NO_CURL, walkthroughPath, which } from '../support/walkthrough-tools';
 
-const README = resolve(__dirname, '../../README.md');
-const README_BASE = 'BASE=http://localhost:3000';
+const WALKTHROUGH = resolve(__dirname, '../../docs/walkthrough.md');
+const WALKTHROUGH_BASE = 'BASE=http://localhost:3000';
 
 /**
- * README.md's ```sh blocks are a walk-through a reader pastes, in order, into one bash
+ * docs/walkthrough.md's ```sh blocks are a walk-through a reader pastes, in order, into one bash
  * shell against a running server. This test does exactly that, against a server process
  * on a fresh database, with the convention stated at the top of the walk-through:
  *
@@ -24,7 +24,7 @@ const README_BASE = 'BASE=http://localhost:3000';
  * `-D`, so blocks should not use `-D` themselves; `-i` and `-w` are fine).
  */
 export function walkthroughScript(markdown: string): string {
-  // Lines outside ```sh blocks become blank lines, so the script's line numbers are README.md's.
+  // Lines outside ```sh blocks become blank lines, so the script's line numbers are the page's.
   let inBlock = false;
   let blocks = 0;
   const lines = markdown.split('\n').map((line, index) => {
@@ -40,15 +40,15 @@ export function walkthroughScript(markdown: string): string {
     const announced = /^(?!\s*#).*#\s*→\s*(\d{3})\b/.exec(line);
     if (!announced) return line;
     if (!/^\s*curl\s/.test(line)) {
-      throw new Error(`README.md line ${index + 1}: "# → ${announced[1]}" must end a one-line \`curl …\` command: ${line}`);
+      throw new Error(`docs/walkthrough.md line ${index + 1}: "# → ${announced[1]}" must end a one-line \`curl …\` command: ${line}`);
     }
     return line.replace(/^(\s*)curl\s/, `$1A2A_EXPECT=${announced[1]} curl `);
   });
-  if (blocks === 0) throw new Error('README.md has no ```sh blocks');
+  if (blocks === 0) throw new Error('docs/walkthrough.md has no ```sh blocks');
   return lines.join('\n');
 }
 
-/** Replaces the script's first line (README.md's title): the shell options and the curl wrapper, on one line. */
+/** Replaces the script's first line (the page's title): the shell options and the curl wrapper, on one line. */
 const PRELUDE = [
   'set -euo pipefail',
   'curl() { local headers status rc=0 expected=${A2A_EXPECT:-2xx}',
@@ -58,18 +58,18 @@ const PRELUDE = [
   'rm -f "$headers"',
   // A stream the reader ends with --max-time (exit 28) after a 2xx answer succeeded.
   'if [ "$expected" = 2xx ]; then { [ "$rc" -eq 0 ] || [ "$rc" -eq 28 ]; } && [[ "$status" == 2?? ]] && return 0; else [ "$status" = "$expected" ] && return 0; fi',
-  'echo "README.md line ${BASH_LINENO[0]}: got ${status:-no answer} (curl exit $rc), expected $expected: curl $*" | tee -a "$A2A_FAILURES" >&2',
+  'echo "docs/walkthrough.md line ${BASH_LINENO[0]}: got ${status:-no answer} (curl exit $rc), expected $expected: curl $*" | tee -a "$A2A_FAILURES" >&2',
   'return 1; }',
 ].join('; ');
 
-describe('README walk-through', () => {
+describe('the walk-through (docs/walkthrough.md)', () => {
   let database: string;
   let server: ServerProcess | undefined;
   let workDir: string;
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    workDir = mkdtempSync(join(tmpdir(), 'a2a-readme-'));
+    workDir = mkdtempSync(join(tmpdir(), 'a2a-walkthrough-'));
     server = await startServerProcess({ DATABASE_URL: urlFor(database) });
   });
   afterAll(async () => {
@@ -101,13 +101,13 @@ describe('README walk-through', () => {
   });
 
   it('runs verbatim, top to bottom, against a fresh server', async () => {
-    const markdown = readFileSync(README, 'utf8');
+    const markdown = readFileSync(WALKTHROUGH, 'utf8');
     const script = walkthroughScript(markdown).split('\n');
-    expect(script.filter((line) => line === README_BASE)).toHaveLength(1);
+    expect(script.filter((line) => line === WALKTHROUGH_BASE)).toHaveLength(1);
     expect(script[0]).toBe('');
     const failures = join(workDir, 'failures');
     writeFileSync(failures, '');
-    const runnable = [PRELUDE, ...script.slice(1).map((line) => (line === README_BASE ? `BASE=${server!.baseUrl}` : line))];
+    const runnable = [PRELUDE, ...script.slice(1).map((line) => (line === WALKTHROUGH_BASE ? `BASE=${server!.baseUrl}` : line))];
     writeFileSync(join(workDir, 'walkthrough.sh'), runnable.join('\n'));
 
     const { code, output } = await new Promise<{ code: number | null; output: string }>((done) => {
