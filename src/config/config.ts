@@ -23,6 +23,13 @@ export interface AppConfig {
    */
   databasePipeline: boolean;
   dataDir: string;
+  /**
+   * `EXPRESS_SERVER_ADAPTER`: `on` makes Node's requests and responses with Express's
+   * prototypes from the start (src/common/express-server.ts); `off` is Nest's own Express
+   * adapter — the switch should an Express or Node upgrade change what it relies on
+   * (src/database/README.md). Read once, at start.
+   */
+  expressServerAdapter: boolean;
   /** The built Console (React app) served at /console/. */
   consoleDir: string;
   migrationsRun: boolean;
@@ -233,6 +240,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     cardSigningKeyFile: cardSigningKeyFile(env),
     databaseUrl: url(env, 'DATABASE_URL', null, ['postgres:', 'postgresql:']),
     databasePipeline: databasePipeline(env),
+    expressServerAdapter: oneOf(env, 'EXPRESS_SERVER_ADAPTER', ['on', 'off'] as const, 'on') === 'on',
     dataDir: resolve(str(env, 'DATA_DIR', './data')),
     // dist/console-app, from src/config (ts-node) as from dist/config (the build).
     consoleDir: resolve(str(env, 'CONSOLE_DIR', resolve(__dirname, '../../dist/console-app'))),
