@@ -40,7 +40,7 @@ export interface AppConfig {
   sessionTtlHours: number;
   /** How long an agent signup's claim code stays valid. */
   claimCodeTtlHours: number;
-  /** Console teams (CONTRACT §13): how long an invitation can be accepted, and the per-organization limits. */
+  /** Console teams (docs/api.md §13): how long an invitation can be accepted, and the per-organization limits. */
   console: {
     inviteTtlHours: number;
     maxMembers: number;
@@ -82,17 +82,17 @@ export interface AppConfig {
   sseKeepaliveMs: number;
   /** A protocol stream is closed by the server after this long. */
   sseMaxDurationMs: number;
-  /** The gRPC binding (CONTRACT §5): its listening port (0: an ephemeral one), or null when `GRPC_PORT=off`. */
+  /** The gRPC binding (docs/api.md §5): its listening port (0: an ephemeral one), or null when `GRPC_PORT=off`. */
   grpcPort: number | null;
   grpcHost: string;
   /** `host:port` that Agent Cards advertise for gRPC; null when gRPC is off. */
   grpcPublicAddress: string | null;
-  /** The metrics listener (CONTRACT §15): its port (0: an ephemeral one), or null when `METRICS_PORT=off`. */
+  /** The metrics listener (`GET /metrics`, Prometheus text): its port (0: an ephemeral one), or null when `METRICS_PORT=off`. */
   metricsPort: number | null;
   metricsHost: string;
   /** Lifts the https-only and public-address rules for webhook and push notification URLs (tests, development). */
   webhooksAllowPrivateNetworks: boolean;
-  /** Event delivery (CONTRACT §8). */
+  /** Event delivery (docs/api.md §8). */
   events: {
     /** `inline`: this process runs a dispatcher; `off`: only `npm run worker` processes deliver. */
     dispatcher: 'inline' | 'off';
@@ -120,7 +120,7 @@ export interface AppConfig {
     /** Audit events older than this are deleted (by the pruner the audit module registers). */
     auditDays: number;
   };
-  /** The forwarder to upstream agents (CONTRACT §14). */
+  /** The forwarder to upstream agents (docs/api.md §14). */
   upstream: {
     /** The upstream's response headers must arrive within this time. */
     timeoutMs: number;
@@ -299,7 +299,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       batchSize: int(env, 'EVENTS_BATCH_SIZE', 50, 1, 500),
       maxSharePercent: int(env, 'EVENTS_MAX_SHARE_PERCENT', 50, 1, 100),
       timeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 60_000),
-      // CONTRACT §8: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed.
+      // docs/api.md §8: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then failed.
       retryScheduleMs: durations(
         env,
         'WEBHOOK_RETRY_SCHEDULE_MS',
