@@ -21,7 +21,7 @@ import { Metrics } from './metrics/metrics';
 export async function createApp(config: AppConfig, logger: Logger): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(
     AppModule.forRoot(config, logger),
-    new ExpressServerAdapter(),
+    ExpressServerAdapter.choose(config.expressServerAdapter),
     {
       bodyParser: false,
       abortOnError: false, // a failed start is reported by the caller, not by process.abort()

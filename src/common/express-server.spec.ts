@@ -1,6 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import express from 'express';
+import { ExpressAdapter } from '@nestjs/platform-express';
+import { loadConfig } from '../config/config';
 import { ExpressServerAdapter } from './express-server';
 
 describe('ExpressServerAdapter', () => {
@@ -39,5 +41,30 @@ describe('ExpressServerAdapter', () => {
     const listeners = (adapter: ExpressServerAdapter) =>
       (adapter.getHttpServer() as Server).listenerCount('connection');
     expect(listeners(tracked)).toBe(listeners(plain) + 1);
+  });
+
+  it("EXPRESS_SERVER_ADAPTER=off: Nest's own Express adapter, whose requests Express swaps the prototype of itself", async () => {
+    expect(loadConfig({}).expressServerAdapter).toBe(true);
+    expect(ExpressServerAdapter.choose(loadConfig({}).expressServerAdapter)).toBeInstanceOf(ExpressServerAdapter);
+    const off = ExpressServerAdapter.choose(loadConfig({ EXPRESS_SERVER_ADAPTER: 'off' }).expressServerAdapter);
+    expect(off).toBeInstanceOf(ExpressAdapter);
+    expect(off).not.toBeInstanceOf(ExpressServerAdapter);
+    expect(() => loadConfig({ EXPRESS_SERVER_ADAPTER: 'no' })).toThrow('EXPRESS_SERVER_ADAPTER must be one of on, off');
+
+    const app = express();
+    app.get('/echo', (req, res) => res.json({ path: req.path }));
+    const adapter = new ExpressAdapter(app);
+    adapter.initHttpServer({});
+    const server = adapter.getHttpServer() as Server;
+    const seen: boolean[] = [];
+    server.prependListener('request', (req: IncomingMessage) => seen.push(Object.getPrototypeOf(req) === app.request));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      expect(await (await fetch(`http://127.0.0.1:${port}/echo`)).json()).toEqual({ path: '/echo' });
+      expect(seen).toEqual([false]); // Node's own IncomingMessage, swapped by Express later
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

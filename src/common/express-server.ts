@@ -19,9 +19,15 @@ import type { Express } from 'express';
  * Node's `createServer` takes the classes to make requests and responses with: here,
  * Node's own, making objects whose prototype is already `app.request` / `app.response`.
  * Express still calls `setPrototypeOf` with the prototype the object already has, which
- * V8 answers at once.
+ * V8 answers at once. EXPRESS_SERVER_ADAPTER=off runs Nest's own adapter instead
+ * (src/database/README.md says what this relies on and which tests guard it).
  */
 export class ExpressServerAdapter extends ExpressAdapter {
+  /** The server adapter the app runs on: this one, or with EXPRESS_SERVER_ADAPTER=off Nest's own (`enabled` false). */
+  static choose(enabled: boolean): ExpressAdapter {
+    return enabled ? new ExpressServerAdapter() : new ExpressAdapter();
+  }
+
   override initHttpServer(options: NestApplicationOptions): void {
     // HTTPS, and forceCloseConnections' connection tracking, stay Nest's own (this service uses
     // neither); so does all of it should Node's constructors ever be classes (see below).

@@ -15,7 +15,21 @@ export interface AppConfig {
   cardSigningKeyFile: string | null;
   /** PostgreSQL connection string; absent → embedded PGlite under dataDir. */
   databaseUrl: string | null;
+  /**
+   * `DATABASE_PIPELINE`: `on` sends each group of a transaction's statements as one pipeline
+   * (src/database/pipeline.ts, on node-postgres's internals); `off` sends them one at a time
+   * through its public API — the switch should a `pg` upgrade break those internals
+   * (src/database/README.md). Read once, at start.
+   */
+  databasePipeline: boolean;
   dataDir: string;
+  /**
+   * `EXPRESS_SERVER_ADAPTER`: `on` makes Node's requests and responses with Express's
+   * prototypes from the start (src/common/express-server.ts); `off` is Nest's own Express
+   * adapter — the switch should an Express or Node upgrade change what it relies on
+   * (src/database/README.md). Read once, at start.
+   */
+  expressServerAdapter: boolean;
   /** The built Console (React app) served at /console/. */
   consoleDir: string;
   migrationsRun: boolean;
@@ -207,6 +221,11 @@ function grpcPort(env: Env): number | null {
   return env.GRPC_PORT?.trim().toLowerCase() === 'off' ? null : int(env, 'GRPC_PORT', 50051, 0, 65535);
 }
 
+/** `DATABASE_PIPELINE`: `on` (the default) or `off` (AppConfig.databasePipeline). */
+export function databasePipeline(env: Env = process.env): boolean {
+  return oneOf(env, 'DATABASE_PIPELINE', ['on', 'off'] as const, 'on') === 'on';
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const publicBaseUrl = url(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`, ['http:', 'https:'])!.replace(
@@ -220,6 +239,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     publicBaseUrl,
     cardSigningKeyFile: cardSigningKeyFile(env),
     databaseUrl: url(env, 'DATABASE_URL', null, ['postgres:', 'postgresql:']),
+    databasePipeline: databasePipeline(env),
+    expressServerAdapter: oneOf(env, 'EXPRESS_SERVER_ADAPTER', ['on', 'off'] as const, 'on') === 'on',
     dataDir: resolve(str(env, 'DATA_DIR', './data')),
     // dist/console-app, from src/config (ts-node) as from dist/config (the build).
     consoleDir: resolve(str(env, 'CONSOLE_DIR', resolve(__dirname, '../../dist/console-app'))),

@@ -15,7 +15,14 @@ export class DatabaseModule {
     return {
       module: DatabaseModule,
       global: true,
-      providers: [Database],
+      // DATABASE_PIPELINE, read once: how a transaction's statements go (DatabaseOptions).
+      providers: [
+        {
+          provide: Database,
+          useFactory: (dataSource: DataSource) => new Database(dataSource, { pipeline: config.databasePipeline }),
+          inject: [DataSource],
+        },
+      ],
       exports: [Database],
       imports: [
         TypeOrmModule.forRootAsync({

@@ -1,8 +1,15 @@
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource, QueryFailedError } from 'typeorm';
-import { PipelineError, runPipeline, type Statement, type StatementClient, type StatementResult } from './pipeline';
 import { sql, type Sql } from './sql';
+import {
+  PipelineError,
+  runInTurn,
+  type GroupRunner,
+  type Statement,
+  type StatementClient,
+  type StatementResult,
+} from './statement';
 import { afterCommit, AtCommit, Tx, type Queued } from './unit-of-work';
 import { batchStatement, sqlOf, WriteBatch, type BatchRows, type ShapedWrite, type TaggedRow } from './write-batch';
 
@@ -58,13 +65,41 @@ function statementName(text: string): string | undefined {
   return name;
 }
 
+/** How a Database sends a transaction's statements; from the configuration (DATABASE_PIPELINE), read once at start. */
+export interface DatabaseOptions {
+  /**
+   * true: each group of a transaction's statements as one pipeline (pipeline.ts, on
+   * node-postgres's internals); false: one at a time through the driver's public API
+   * (runInTurn), the same statements in the same order — the switch for a `pg` whose
+   * internals changed (README.md in this folder).
+   */
+  pipeline: boolean;
+}
+
+/**
+ * pipeline.ts, loaded only when it is used: with DATABASE_PIPELINE=off nothing of
+ * node-postgres's internals is touched, not even by loading it.
+ */
+function loadPipeline(): { runPipeline: GroupRunner } {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('./pipeline') as { runPipeline: GroupRunner };
+}
+
 /**
  * How repositories run statements (built with the `sql` tag). The only place that
  * decodes the driver's results, so no caller handles TypeORM's `[rows, affected]`.
  */
 @Injectable()
 export class Database {
-  constructor(readonly dataSource: DataSource) {}
+  /** pipeline.ts, when a group of a transaction's statements goes as a pipeline (DatabaseOptions.pipeline); chosen once, here. */
+  private readonly pipeline?: { runPipeline: GroupRunner };
+
+  constructor(
+    readonly dataSource: DataSource,
+    options: DatabaseOptions = { pipeline: true },
+  ) {
+    if (options.pipeline) this.pipeline = loadPipeline();
+  }
 
   /** The rows a statement returns. */
   async rows<R>(query: Sql, tx?: Tx): Promise<R[]> {
@@ -323,7 +358,8 @@ export class Database {
    * A statement of `tx`. Statements asked for together — in the same turn of the event
    * loop, as with Promise.all — go together, after what must go before them: BEGIN, if
    * they are the first; the writes waiting (Database.send). One pipeline, one round
-   * trip; each is answered in order, the waiting writes' members first.
+   * trip (one at a time with DATABASE_PIPELINE=off); each is answered in order, the
+   * waiting writes' members first.
    */
   private queue(tx: Tx, statement: Queued): void {
     tx.asked.push(statement);
@@ -337,7 +373,10 @@ export class Database {
     tx.begun = true;
     tx.tail = tx.tail.then(async () => {
       try {
-        const results = await runPipeline(tx.client, statements).catch((error: unknown) => {
+        const sent = this.pipeline
+          ? this.pipeline.runPipeline(tx.client, statements)
+          : runInTurn(tx.client, statements);
+        const results = await sent.catch((error: unknown) => {
           if (!(error instanceof PipelineError)) throw error;
           const failed = statements[error.index];
           throw new QueryFailedError(failed.text, [...failed.values], error.cause);

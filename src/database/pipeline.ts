@@ -1,36 +1,5 @@
 import { Client, Query } from 'pg';
-
-/** A statement as the driver takes it: a prepared statement's name (or none), its text and its values. */
-export interface Statement {
-  name?: string;
-  text: string;
-  values: readonly unknown[];
-}
-
-/** What one statement of a pipeline returned. */
-export interface StatementResult {
-  rows: unknown[];
-  rowCount: number | null;
-}
-
-/** A statement of a pipeline failed: which one, and PostgreSQL's error. Those after it did not run. */
-export class PipelineError extends Error {
-  constructor(
-    readonly index: number,
-    override readonly cause: Error,
-  ) {
-    super(cause.message);
-  }
-}
-
-/** A connection as far as statements go: node-postgres's Client, or the embedded driver's. */
-export interface StatementClient {
-  query(config: {
-    name?: string;
-    text: string;
-    values: readonly unknown[];
-  }): Promise<{ rows?: unknown[]; rowCount?: number | null }>;
-}
+import { PipelineError, runInTurn, type Statement, type StatementClient, type StatementResult } from './statement';
 
 /**
  * Runs `statements` in order on one connection and answers with each one's result.
@@ -52,9 +21,11 @@ export interface StatementClient {
  * statements as node-postgres does: a name is "submitted" while its Parse is on the
  * way, "parsed" once PostgreSQL confirms it. It leans on node-postgres's internals
  * (the connection's message methods, Query's result fields), so `pg` is pinned to an
- * exact version and test/database/transaction checks the bookkeeping.
+ * exact version, pipeline-internals.spec.ts fails when they change,
+ * test/database/transaction checks the bookkeeping, and DATABASE_PIPELINE=off runs
+ * without this module (README.md in this folder).
  *
- * On another driver (the embedded PGlite) the statements run one by one.
+ * On another driver (the embedded PGlite) the statements run one by one (runInTurn).
  */
 export async function runPipeline(
   client: StatementClient,
@@ -74,16 +45,7 @@ export async function runPipeline(
       client.query(new PipelineQuery(wire, resolve, reject) as unknown as Query);
     });
   }
-  const results: StatementResult[] = [];
-  for (const [index, statement] of statements.entries()) {
-    try {
-      const result = await client.query({ name: statement.name, text: statement.text, values: statement.values });
-      results.push({ rows: result.rows ?? [], rowCount: result.rowCount ?? null });
-    } catch (error) {
-      throw new PipelineError(index, error as Error);
-    }
-  }
-  return results;
+  return runInTurn(client, statements);
 }
 
 /** node-postgres's connection, as far as a pipeline writes to it. */

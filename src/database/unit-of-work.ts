@@ -1,4 +1,4 @@
-import type { Statement, StatementClient, StatementResult } from './pipeline';
+import type { Statement, StatementClient, StatementResult } from './statement';
 import { WriteBatch } from './write-batch';
 
 type Hook = () => Promise<void> | void;

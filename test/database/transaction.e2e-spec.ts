@@ -1,19 +1,21 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { AtCommit, Database } from '../../src/database/database';
-import { PipelineError, runPipeline } from '../../src/database/pipeline';
+import { runPipeline } from '../../src/database/pipeline';
+import { PipelineError } from '../../src/database/statement';
 import { sql } from '../../src/database/sql';
 import { afterCommit, beforeCommit, Tx, whenSettled } from '../../src/database/unit-of-work';
 import { WriteBatch, WriteShape } from '../../src/database/write-batch';
 import { withTimeout } from '../../src/database/with-timeout';
 import { createTestDatabase, dropDatabase, urlFor } from '../support/database';
-import { statementsOf } from '../support/statements';
+import { pipelined, statementsOf } from '../support/statements';
 
 /**
  * Database.transaction on PostgreSQL: BEGIN goes with the first statement, writes
  * handed over with `send` go with the next statement, reads AtCommit go with COMMIT —
  * each group one pipeline (src/database/pipeline.ts), one round trip — and a failure
- * anywhere rolls everything back.
+ * anywhere rolls everything back. With DATABASE_PIPELINE=off the same groups go one
+ * statement at a time (statementsOf records them as groups all the same).
  */
 describe('transactions in pipelines', () => {
   let name: string;
@@ -24,7 +26,7 @@ describe('transactions in pipelines', () => {
   beforeAll(async () => {
     name = await createTestDatabase();
     dataSource = await new DataSource({ type: 'postgres', url: urlFor(name), poolSize: 4 }).initialize();
-    db = new Database(dataSource);
+    db = new Database(dataSource, { pipeline: pipelined });
     client = new Client({ connectionString: urlFor(name) });
     await client.connect();
     await client.query(`CREATE TABLE pipeline_notes (id int PRIMARY KEY, body text NOT NULL)`);

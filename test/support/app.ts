@@ -41,6 +41,8 @@ export async function startApp(env: Record<string, string> = {}, on?: TestApp, l
     GRPC_PORT: 'off',
     // The metrics listener would take the same port in every suite: a suite that scrapes asks for '0'.
     METRICS_PORT: 'off',
+    // CI runs some suites again with DATABASE_PIPELINE=off (src/database/README.md).
+    DATABASE_PIPELINE: process.env.DATABASE_PIPELINE ?? '',
     ...env,
   });
   const app = await createApp(config, logger ?? pino({ level: config.logLevel }));

@@ -30,7 +30,13 @@ function spawnScript(
   loader = 'ts-node/register/transpile-only',
 ): ChildScript {
   const child = spawn(process.execPath, ['-r', loader, script, ...args], {
-    env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', METRICS_PORT: 'off', ...env },
+    env: {
+      PATH: process.env.PATH,
+      LOG_LEVEL: 'warn',
+      METRICS_PORT: 'off',
+      DATABASE_PIPELINE: process.env.DATABASE_PIPELINE ?? '',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

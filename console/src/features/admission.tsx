@@ -1,6 +1,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, call } from '../api';
+import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged } from '../paging';
 import { useRoute } from '../router';
 import type { AdmissionCheck, ContactRule, Decision } from '../types';
@@ -8,7 +9,6 @@ import {
   ConfirmButton,
   Empty,
   ErrorNotice,
-  errorFor,
   Field,
   Loading,
   LoadMore,
@@ -152,8 +152,17 @@ function CreateRule({ identity }: { identity: string }) {
   const [peerType, setPeerType] = useState<'identity' | 'organization'>('identity');
   const [peer, setPeer] = useState('');
   const [note, setNote] = useState('');
-  const [local, setLocal] = useState<FieldErrors>({});
-  const create = useMutation({
+  const {
+    mutation: create,
+    submit,
+    errorOf,
+  } = useFormMutation({
+    validate: () => {
+      const errors: FieldErrors = { identity: validateHandle(owner) };
+      if (peerType === 'identity') errors['peer.handle'] = validateHandle(peer.trim());
+      else if (!/^[0-9a-f-]{36}$/i.test(peer.trim())) errors['peer.organization_id'] = 'An organization id (a UUID).';
+      return errors;
+    },
     mutationFn: () =>
       call<ContactRule>(
         api.POST('/api/v1/contact-rules', {
@@ -175,14 +184,6 @@ function CreateRule({ identity }: { identity: string }) {
       void client.invalidateQueries({ queryKey: ['rules'] });
     },
   });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const errors: FieldErrors = { identity: validateHandle(owner) };
-    if (peerType === 'identity') errors['peer.handle'] = validateHandle(peer.trim());
-    else if (!/^[0-9a-f-]{36}$/i.test(peer.trim())) errors['peer.organization_id'] = 'An organization id (a UUID).';
-    setLocal(errors);
-    if (!Object.values(errors).some(Boolean)) create.mutate();
-  };
   const peerField = peerType === 'identity' ? 'peer.handle' : 'peer.organization_id';
   return (
     <section aria-labelledby="new-rule">
@@ -192,7 +193,7 @@ function CreateRule({ identity }: { identity: string }) {
           label="Owner identity"
           value={owner}
           onChange={(e) => setOwner(e.target.value)}
-          error={errorFor('identity', local, create.error)}
+          error={errorOf('identity')}
         />
         <Select
           label="Direction"
@@ -219,14 +220,9 @@ function CreateRule({ identity }: { identity: string }) {
           label={peerType === 'identity' ? 'Peer handle' : 'Peer organization id'}
           value={peer}
           onChange={(e) => setPeer(e.target.value)}
-          error={errorFor(peerField, local, create.error) ?? errorFor('peer', local, create.error)}
+          error={errorOf(peerField) ?? errorOf('peer')}
         />
-        <Field
-          label="Note"
-          value={note}
-          onChange={(e) => setNote(e.target.value)}
-          error={errorFor('note', local, create.error)}
-        />
+        <Field label="Note" value={note} onChange={(e) => setNote(e.target.value)} error={errorOf('note')} />
         <ErrorNotice error={create.error} />
         {create.isSuccess && <p role="status">Rule created.</p>}
         <Submit pending={create.isPending} pendingLabel="Saving…">
@@ -240,19 +236,17 @@ function CreateRule({ identity }: { identity: string }) {
 function CheckAdmission() {
   const [requester, setRequester] = useState('');
   const [worker, setWorker] = useState('');
-  const [local, setLocal] = useState<FieldErrors>({});
-  const check = useMutation({
+  const {
+    mutation: check,
+    submit,
+    errorOf,
+  } = useFormMutation({
+    validate: () => ({ requester: validateHandle(requester.trim()), worker: validateHandle(worker.trim()) }),
     mutationFn: () =>
       call<AdmissionCheck>(
         api.POST('/api/v1/admission/check', { body: { requester: requester.trim(), worker: worker.trim() } }),
       ),
   });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const errors = { requester: validateHandle(requester.trim()), worker: validateHandle(worker.trim()) };
-    setLocal(errors);
-    if (!Object.values(errors).some(Boolean)) check.mutate();
-  };
   return (
     <section aria-labelledby="check-title">
       <h2 id="check-title">Would A be admitted by B?</h2>
@@ -261,13 +255,13 @@ function CheckAdmission() {
           label="Requester (A)"
           value={requester}
           onChange={(e) => setRequester(e.target.value)}
-          error={errorFor('requester', local, check.error)}
+          error={errorOf('requester')}
         />
         <Field
           label="Worker (B)"
           value={worker}
           onChange={(e) => setWorker(e.target.value)}
-          error={errorFor('worker', local, check.error)}
+          error={errorOf('worker')}
         />
         <ErrorNotice error={check.error} />
         <Submit pending={check.isPending} pendingLabel="Checking…">

@@ -1,6 +1,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, call } from '../api';
+import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged } from '../paging';
 import { useRoute } from '../router';
 import type { paths } from '../../../client';
@@ -19,7 +20,6 @@ import {
   Select,
   Submit,
   when,
-  type FieldErrors,
 } from '../ui';
 
 function useIdentities() {
@@ -190,9 +190,15 @@ function MintKey({ identities }: { identities: Identity[] }) {
   const [identity, setIdentity] = useState('');
   const [label, setLabel] = useState('');
   const [description, setDescription] = useState('');
-  const [local, setLocal] = useState<FieldErrors>({});
   const [secret, setSecret] = useState<string | null>(null);
-  const mint = useMutation({
+  const {
+    mutation: mint,
+    submit,
+    errorOf,
+  } = useFormMutation({
+    validate: () => ({
+      scoped_identity_id: scope === 'agent' && !identity ? 'Choose the identity the key acts as.' : undefined,
+    }),
     mutationFn: () =>
       call<MintedApiKey>(
         api.POST('/api/v1/api-keys', {
@@ -211,13 +217,6 @@ function MintKey({ identities }: { identities: Identity[] }) {
       setDescription('');
     },
   });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const errors: FieldErrors = {};
-    if (scope === 'agent' && !identity) errors.scoped_identity_id = 'Choose the identity the key acts as.';
-    setLocal(errors);
-    if (!Object.values(errors).some(Boolean)) mint.mutate();
-  };
   if (secret) return <SecretOnce label="Your new API key" value={secret} onDone={() => setSecret(null)} />;
   return (
     <section aria-labelledby="mint-title">
@@ -232,7 +231,7 @@ function MintKey({ identities }: { identities: Identity[] }) {
             label="Acts as identity"
             value={identity}
             onChange={(e) => setIdentity(e.target.value)}
-            error={errorFor('scoped_identity_id', local, mint.error)}
+            error={errorOf('scoped_identity_id')}
           >
             <option value="">Choose…</option>
             {identities.map((i) => (
@@ -242,17 +241,12 @@ function MintKey({ identities }: { identities: Identity[] }) {
             ))}
           </Select>
         )}
-        <Field
-          label="Label"
-          value={label}
-          onChange={(e) => setLabel(e.target.value)}
-          error={errorFor('label', local, mint.error)}
-        />
+        <Field label="Label" value={label} onChange={(e) => setLabel(e.target.value)} error={errorOf('label')} />
         <Field
           label="Description"
           value={description}
           onChange={(e) => setDescription(e.target.value)}
-          error={errorFor('description', local, mint.error)}
+          error={errorOf('description')}
         />
         <ErrorNotice error={mint.error} />
         <Submit pending={mint.isPending} pendingLabel="Minting…">

@@ -1,22 +1,11 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, call } from '../api';
+import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged } from '../paging';
 import { navigate } from '../router';
 import type { CreatedInvite, Invite, Me, Member } from '../types';
-import {
-  ConfirmButton,
-  Empty,
-  ErrorNotice,
-  errorFor,
-  Field,
-  Loading,
-  LoadMore,
-  SecretOnce,
-  Submit,
-  when,
-  type FieldErrors,
-} from '../ui';
+import { ConfirmButton, Empty, ErrorNotice, Field, Loading, LoadMore, SecretOnce, Submit, when } from '../ui';
 import { ME, useMe } from './auth';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -135,9 +124,15 @@ function InviteList() {
 function InviteForm() {
   const client = useQueryClient();
   const [email, setEmail] = useState('');
-  const [local, setLocal] = useState<FieldErrors>({});
   const [link, setLink] = useState<string | null>(null);
-  const invite = useMutation({
+  const {
+    mutation: invite,
+    submit,
+    errorOf,
+  } = useFormMutation({
+    validate: () => ({
+      email: EMAIL.test(email.trim()) ? undefined : 'Enter an email address such as ada@example.com.',
+    }),
     mutationFn: () => call<CreatedInvite>(api.POST('/api/v1/console/invites', { body: { email: email.trim() } })),
     onSuccess: (created) => {
       void client.invalidateQueries({ queryKey: ['invites'] });
@@ -145,12 +140,6 @@ function InviteForm() {
       setEmail('');
     },
   });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const errors = { email: EMAIL.test(email.trim()) ? undefined : 'Enter an email address such as ada@example.com.' };
-    setLocal(errors);
-    if (!errors.email) invite.mutate();
-  };
   if (link) return <SecretOnce label="Invitation link" value={link} onDone={() => setLink(null)} />;
   return (
     <section aria-labelledby="invite-title">
@@ -161,7 +150,7 @@ function InviteForm() {
           type="email"
           value={email}
           onChange={(e) => setEmail(e.target.value)}
-          error={errorFor('email', local, invite.error)}
+          error={errorOf('email')}
         />
         <ErrorNotice error={invite.error} />
         <Submit pending={invite.isPending} pendingLabel="Inviting…">
@@ -176,8 +165,16 @@ function ChangePassword() {
   const [current, setCurrent] = useState('');
   const [next, setNext] = useState('');
   const [repeat, setRepeat] = useState('');
-  const [local, setLocal] = useState<FieldErrors>({});
-  const change = useMutation({
+  const {
+    mutation: change,
+    submit,
+    errorOf,
+  } = useFormMutation({
+    validate: () => ({
+      current_password: current ? undefined : 'Enter your current password.',
+      new_password: next.length < 12 ? 'At least 12 characters.' : undefined,
+      repeat: repeat !== next ? 'The two new passwords differ.' : undefined,
+    }),
     mutationFn: () =>
       call(api.POST('/api/v1/console/password', { body: { current_password: current, new_password: next } })),
     onSuccess: () => {
@@ -186,15 +183,6 @@ function ChangePassword() {
       setRepeat('');
     },
   });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const errors: FieldErrors = {};
-    if (!current) errors.current_password = 'Enter your current password.';
-    if (next.length < 12) errors.new_password = 'At least 12 characters.';
-    if (repeat !== next) errors.repeat = 'The two new passwords differ.';
-    setLocal(errors);
-    if (!Object.values(errors).some(Boolean)) change.mutate();
-  };
   return (
     <section aria-labelledby="password-title">
       <h2 id="password-title">Change your password</h2>
@@ -205,7 +193,7 @@ function ChangePassword() {
           autoComplete="current-password"
           value={current}
           onChange={(e) => setCurrent(e.target.value)}
-          error={errorFor('current_password', local, change.error)}
+          error={errorOf('current_password')}
         />
         <Field
           label="New password"
@@ -213,7 +201,7 @@ function ChangePassword() {
           autoComplete="new-password"
           value={next}
           onChange={(e) => setNext(e.target.value)}
-          error={errorFor('new_password', local, change.error)}
+          error={errorOf('new_password')}
         />
         <Field
           label="Repeat the new password"
@@ -221,7 +209,7 @@ function ChangePassword() {
           autoComplete="new-password"
           value={repeat}
           onChange={(e) => setRepeat(e.target.value)}
-          error={local.repeat}
+          error={errorOf('repeat')}
         />
         <ErrorNotice error={change.error} />
         {change.isSuccess && <p role="status">Password changed. Your other sessions have ended.</p>}
@@ -248,8 +236,15 @@ export function AcceptPage() {
   const [code] = useState(takeCode);
   const [password, setPassword] = useState('');
   const [repeat, setRepeat] = useState('');
-  const [local, setLocal] = useState<FieldErrors>({});
-  const accept = useMutation({
+  const {
+    mutation: accept,
+    submit,
+    errorOf,
+  } = useFormMutation({
+    validate: () => ({
+      password: password.length < 12 ? 'At least 12 characters.' : undefined,
+      repeat: repeat !== password ? 'The two passwords differ.' : undefined,
+    }),
     mutationFn: () => call<Me>(api.POST('/api/v1/console/invites/accept', { body: { code, password } })),
     onSuccess: (me) => {
       client.clear();
@@ -257,14 +252,6 @@ export function AcceptPage() {
       navigate('/identities', { replace: true });
     },
   });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const errors: FieldErrors = {};
-    if (password.length < 12) errors.password = 'At least 12 characters.';
-    if (repeat !== password) errors.repeat = 'The two passwords differ.';
-    setLocal(errors);
-    if (!Object.values(errors).some(Boolean)) accept.mutate();
-  };
   return (
     <main className="narrow">
       <h1>Accept an invitation</h1>
@@ -283,7 +270,7 @@ export function AcceptPage() {
             value={password}
             onChange={(e) => setPassword(e.target.value)}
             hint="At least 12 characters."
-            error={errorFor('password', local, accept.error)}
+            error={errorOf('password')}
           />
           <Field
             label="Repeat the password"
@@ -291,7 +278,7 @@ export function AcceptPage() {
             autoComplete="new-password"
             value={repeat}
             onChange={(e) => setRepeat(e.target.value)}
-            error={local.repeat}
+            error={errorOf('repeat')}
           />
           <ErrorNotice error={accept.error} />
           <Submit pending={accept.isPending} pendingLabel="Joining…">

@@ -1,0 +1,27 @@
+import { useMutation } from '@tanstack/react-query';
+import { useState, type FormEvent } from 'react';
+import { errorFor, type FieldErrors } from './ui';
+
+/**
+ * A form's submit → mutation → error or success, as every form of the Console has it.
+ * `validate` checks the fields in the browser (a message for each wrong field, undefined
+ * for a right one); `submit` runs the mutation only when none is wrong. `errorOf(field)`
+ * is the message to show by a field: the browser's, else the server's field error.
+ * The mutation (TanStack Query) holds the rest: `isPending`, `error`, `isSuccess`.
+ */
+export function useFormMutation<T>(options: {
+  mutationFn: () => Promise<T>;
+  validate?: () => FieldErrors;
+  onSuccess?: (data: T) => void;
+}) {
+  const [local, setLocal] = useState<FieldErrors>({});
+  const mutation = useMutation({ mutationFn: options.mutationFn, onSuccess: options.onSuccess });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    const errors = options.validate?.() ?? {};
+    setLocal(errors);
+    if (!Object.values(errors).some(Boolean)) mutation.mutate();
+  };
+  const errorOf = (field: string) => errorFor(field, local, mutation.error);
+  return { mutation, submit, errorOf };
+}
