@@ -196,18 +196,34 @@ describe('a send that starts a task: one statement', () => {
   });
 
   it('a send PostgreSQL refuses among sends that go together fails alone', async () => {
-    const before = await counts();
-    const refused = rpc(t, worker.handle, requester.key, 'message/send', {
-      message: v03Message('\ud800'),
-      configuration: { blocking: false },
-    });
-    const answers = await Promise.all([
-      ...Array.from({ length: 6 }, () => send()),
-      refused,
-      ...Array.from({ length: 6 }, () => send()),
-    ]);
-    expect(answers[6].body.error).toMatchObject({ code: -32602 });
-    expect(answers.filter((_, i) => i !== 6).every((answer) => answer.body.result?.id)).toBe(true);
-    expect((await counts()).tasks - before.tasks).toBe(12);
+    // A value only PostgreSQL refuses: the body checks let no such value through any
+    // more, so a trigger of this test's database stands in for one (a data exception).
+    await t.db.query(`
+      CREATE FUNCTION refuse_marked_message() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.parts::text LIKE '%refused by postgresql%' THEN
+          RAISE EXCEPTION 'refused' USING ERRCODE = '22023';
+        END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER refuse_marked_message BEFORE INSERT ON messages
+        FOR EACH ROW EXECUTE FUNCTION refuse_marked_message();`);
+    try {
+      const before = await counts();
+      const refused = rpc(t, worker.handle, requester.key, 'message/send', {
+        message: v03Message('refused by postgresql'),
+        configuration: { blocking: false },
+      });
+      const answers = await Promise.all([
+        ...Array.from({ length: 6 }, () => send()),
+        refused,
+        ...Array.from({ length: 6 }, () => send()),
+      ]);
+      expect(answers[6].body.error).toMatchObject({ code: -32602 });
+      expect(answers.filter((_, i) => i !== 6).every((answer) => answer.body.result?.id)).toBe(true);
+      expect((await counts()).tasks - before.tasks).toBe(12);
+    } finally {
+      await t.db.query(`DROP TRIGGER refuse_marked_message ON messages; DROP FUNCTION refuse_marked_message()`);
+    }
   });
 });
