@@ -1,11 +1,10 @@
-import { isIP } from 'node:net';
 import { Inject, Injectable } from '@nestjs/common';
 import { DefaultAgentCardResolver, type AgentCardResolverOptions } from '@a2a-js/sdk/client';
 import type { AgentCard } from '@a2a-js/sdk';
 import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../common/principal';
 import { AppError, notFound } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { checkDestinationUrl, classifyAddress } from '../events/address-policy';
+import { checkDestinationUrl } from '../events/address-policy';
 import { systemResolver } from '../events/delivery-sender';
 import { CARD_LIMITS } from '../identities/dto/card-fields.dto';
 import { SKILL_LIMITS } from '../identities/dto/agent-skill.dto';
@@ -15,7 +14,8 @@ import { Database, type Tx } from '../database/database';
 import type { WriteBatch } from '../database/write-batch';
 import { AuditService } from '../audit/audit.service';
 import type { SetUpstreamDto, UpstreamBinding, UpstreamVersion } from './dto/set-upstream.dto';
-import { reasonOf, upstreamFetch } from './upstream-fetch';
+import { configuredUpstreamFetch, reasonOf } from './upstream-fetch';
+import { chooseInterface, interfaceUrl } from './upstream-interface';
 import { currentTraceparent } from '../tracing/tracing';
 import { UpstreamRepository, type QueuedForward, type UpstreamRecord } from './upstream.repository';
 
@@ -44,11 +44,8 @@ export const toUpstreamView = (record: UpstreamRecord): UpstreamView => ({
   updated_at: record.updatedAt.toISOString(),
 });
 
-/** The bindings the forwarder speaks (the SDK client's JSON-RPC, HTTP+JSON and gRPC transports, both generations). */
-const FORWARDED_BINDINGS: readonly UpstreamBinding[] = ['JSONRPC', 'HTTP+JSON', 'GRPC'];
-
 /**
- * Upstream (bridged) identities, CONTRACT §14: an identity names an existing A2A agent,
+ * Upstream (bridged) identities, docs/api.md §14: an identity names an existing A2A agent,
  * and the forwarder delivers the identity's work to it. Who may do what follows the
  * identity's own rules (IdentitiesService): admin key or Console of its organization
  * set, remove and import; its own key may read, never the secret.
@@ -64,12 +61,7 @@ export class UpstreamsService {
     private readonly db: Database,
     private readonly audit: AuditService,
   ) {
-    this.fetch = upstreamFetch({
-      allowPrivateNetworks: config.webhooksAllowPrivateNetworks,
-      resolve: systemResolver,
-      timeoutMs: config.upstream.timeoutMs,
-      maxResponseBytes: config.upstream.maxResponseBytes,
-    });
+    this.fetch = configuredUpstreamFetch(config, systemResolver);
   }
 
   async get(principal: Principal, handle: string): Promise<UpstreamView> {
@@ -104,46 +96,21 @@ export class UpstreamsService {
             );
           });
     const card = read?.card ?? null;
-    // Cards spell versions "1.0", "0.3", "0.3.0"…: the generation is what counts. The card's order
-    // is its preference (a v0.3 card's preferredTransport comes first): the first interface that
-    // the forwarder speaks and the request allows is the one called.
-    // An interface that names no version (some cards in the 1.0 shape omit it; a 0.3-shaped
-    // card is read as 0.3 by the SDK) is taken as 1.0, the generation of its card's shape.
-    const offered = (card?.supportedInterfaces ?? []).map((i) => ({
-      url: i.url,
-      binding: i.protocolBinding as UpstreamBinding,
-      version: i.protocolVersion ? generationOf(i.protocolVersion) : ('1.0' as const),
-    }));
-    const chosen = offered.find(
-      (i) =>
-        (!dto.binding || i.binding === dto.binding) &&
-        (!dto.protocol_version || i.version === dto.protocol_version) &&
-        FORWARDED_BINDINGS.includes(i.binding) &&
-        i.version !== null,
-    );
-    const binding = dto.binding ?? chosen?.binding;
-    const protocolVersion = dto.protocol_version ?? chosen?.version ?? undefined;
-    if (!binding || !protocolVersion) {
-      throw new AppError(
-        422,
-        'upstream_binding_unsupported',
-        `The upstream's card offers no ${FORWARDED_BINDINGS.join(', ')} interface of A2A 1.0 or 0.3 that the forwarder speaks.`,
-      );
-    }
-    if (!FORWARDED_BINDINGS.includes(binding)) {
-      throw new AppError(
-        422,
-        'upstream_binding_unsupported',
-        `The forwarder speaks ${FORWARDED_BINDINGS.join(', ')} to upstreams; ${binding} is not supported.`,
-      );
-    }
+    const {
+      binding,
+      protocolVersion,
+      url: offeredUrl,
+    } = chooseInterface(card, {
+      binding: dto.binding,
+      protocolVersion: dto.protocol_version,
+    });
     // The forwarder calls the chosen interface where the card says it is; `url` then shows that
     // endpoint, and `card_url` where the card was read (so that import-card reads it again).
     let endpoint = url;
     let readFrom = cardUrl;
-    if (chosen && chosen.binding === binding && chosen.version === protocolVersion) {
+    if (offeredUrl !== null) {
       const advertised = checkDestinationUrl(
-        interfaceUrl(chosen.url, binding, allowPrivate),
+        interfaceUrl(offeredUrl, binding, allowPrivate),
         allowPrivate,
         'invalid_upstream_url',
       ).toString();
@@ -290,29 +257,6 @@ const upstreamNotSet = () => notFound('upstream_not_set', 'This identity has no 
 
 function wellKnown(url: string): string {
   return new URL('.well-known/agent-card.json', url.endsWith('/') ? url : `${url}/`).toString();
-}
-
-/**
- * A card interface's URL as an upstream URL. gRPC interfaces name `host:port` (or a
- * `grpc://`/`grpcs://` URL): stored as `https://host:port` (TLS), or `http://host:port`
- * (plaintext) when private networks are allowed and the host is a non-public address literal.
- */
-export function interfaceUrl(raw: string, binding: UpstreamBinding, allowPrivateNetworks: boolean): string {
-  if (binding !== 'GRPC') return raw;
-  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(raw)?.[1]?.toLowerCase();
-  if (scheme === 'http' || scheme === 'https') return raw;
-  if (scheme === 'grpcs') return `https://${raw.slice('grpcs://'.length)}`;
-  const address = scheme === 'grpc' ? raw.slice('grpc://'.length) : raw;
-  const host = address.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
-  const plaintext =
-    allowPrivateNetworks && (scheme === 'grpc' || (isIP(host) !== 0 && classifyAddress(host) !== 'public'));
-  return `${plaintext ? 'http' : 'https'}://${address}`;
-}
-
-function generationOf(version: string): UpstreamVersion | null {
-  if (/^1\.0(\.\d+)?$/.test(version)) return '1.0';
-  if (/^0\.3(\.\d+)?$/.test(version)) return '0.3';
-  return null;
 }
 
 function clip(value: string, max: number): string {
