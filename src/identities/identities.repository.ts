@@ -43,7 +43,7 @@ export interface NewIdentity {
   organizationId: string | null;
   displayName: string;
   description: string;
-  /** Canonical (identity-view.ts canonicalSkills). */
+  /** Canonical (identity.view.ts canonicalSkills). */
   skills: AgentSkill[];
   publiclyDiscoverable: boolean;
   allowPublicEgress: boolean;

@@ -9,7 +9,7 @@ import { systemResolver } from '../events/delivery-sender';
 import { CARD_LIMITS } from '../identities/dto/card-fields.dto';
 import { SKILL_LIMITS } from '../identities/dto/agent-skill.dto';
 import { IdentitiesService } from '../identities/identities.service';
-import type { IdentityView } from '../identities/identity-view';
+import type { IdentityView } from '../identities/identity.view';
 import { Database, type Tx } from '../database/database';
 import type { WriteBatch } from '../database/write-batch';
 import { AuditService } from '../audit/audit.service';
@@ -65,7 +65,7 @@ export class UpstreamsService {
   }
 
   async get(principal: Principal, handle: string): Promise<UpstreamView> {
-    const identity = await this.identities.get(principal, handle);
+    const identity = await this.identities.readable(principal, handle);
     return toUpstreamView(await this.require(identity.id));
   }
 
@@ -74,7 +74,7 @@ export class UpstreamsService {
     handle: string,
     dto: SetUpstreamDto,
   ): Promise<UpstreamView> {
-    const identity = await this.identities.get(principal, handle);
+    const identity = await this.identities.readable(principal, handle);
     const allowPrivate = this.config.webhooksAllowPrivateNetworks;
     const url = checkDestinationUrl(dto.url, allowPrivate, 'invalid_upstream_url').toString();
     const cardUrl =
@@ -140,9 +140,9 @@ export class UpstreamsService {
       );
       const view = toUpstreamView(record);
       await this.audit.record(tx, {
-        organizationId: identity.organization_id,
+        organizationId: identity.organizationId,
         action: 'upstream.set',
-        target: { type: 'upstream', id: identity.id, label: identity.agent_handle },
+        target: { type: 'upstream', id: identity.id, label: identity.agentHandle },
         before: previous ? toUpstreamView(previous) : null,
         after: view,
       });
@@ -151,14 +151,14 @@ export class UpstreamsService {
   }
 
   async remove(principal: AdminKeyPrincipal | ConsolePrincipal, handle: string): Promise<void> {
-    const identity = await this.identities.get(principal, handle);
+    const identity = await this.identities.readable(principal, handle);
     await this.db.transaction(async (tx) => {
       const removed = await this.repository.removeUpstream(identity.id, tx);
       if (!removed) throw upstreamNotSet();
       await this.audit.record(tx, {
-        organizationId: identity.organization_id,
+        organizationId: identity.organizationId,
         action: 'upstream.removed',
-        target: { type: 'upstream', id: identity.id, label: identity.agent_handle },
+        target: { type: 'upstream', id: identity.id, label: identity.agentHandle },
         before: toUpstreamView(removed),
       });
     });
@@ -166,7 +166,7 @@ export class UpstreamsService {
 
   /** Copies the upstream card's description and skills into the identity's card (its URLs stay the service's). */
   async importCard(principal: AdminKeyPrincipal | ConsolePrincipal, handle: string): Promise<IdentityView> {
-    const identity = await this.identities.get(principal, handle);
+    const identity = await this.identities.readable(principal, handle);
     const upstream = await this.require(identity.id);
     let card: AgentCard;
     try {
