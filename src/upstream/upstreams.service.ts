@@ -13,36 +13,14 @@ import type { IdentityView } from '../identities/identity.view';
 import { Database, type Tx } from '../database/database';
 import type { WriteBatch } from '../database/write-batch';
 import { AuditService } from '../audit/audit.service';
-import type { SetUpstreamDto, UpstreamBinding, UpstreamVersion } from './dto/set-upstream.dto';
+import type { SetUpstreamDto } from './dto/set-upstream.dto';
 import { configuredUpstreamFetch, reasonOf } from './upstream-fetch';
 import { chooseInterface, interfaceUrl } from './upstream-interface';
 import { currentTraceparent } from '../tracing/tracing';
 import { UpstreamRepository, type QueuedForward, type UpstreamRecord } from './upstream.repository';
+import { toUpstreamView, type UpstreamView } from './upstream.view';
 
 export type { UpstreamRecord } from './upstream.repository';
-
-/** What every read shows: never the secret. */
-export interface UpstreamView {
-  url: string;
-  card_url: string | null;
-  protocol_version: UpstreamVersion;
-  binding: UpstreamBinding;
-  streaming: boolean;
-  auth: { type: 'none' | 'bearer' | 'api_key'; header: string | null; value_set: boolean };
-  created_at: string;
-  updated_at: string;
-}
-
-export const toUpstreamView = (record: UpstreamRecord): UpstreamView => ({
-  url: record.url,
-  card_url: record.cardUrl,
-  protocol_version: record.protocolVersion,
-  binding: record.binding,
-  streaming: record.streaming,
-  auth: { type: record.auth.type, header: record.auth.header, value_set: record.auth.value !== null },
-  created_at: record.createdAt.toISOString(),
-  updated_at: record.updatedAt.toISOString(),
-});
 
 /**
  * Upstream (bridged) identities, docs/api.md §14: an identity names an existing A2A agent,
