@@ -2,7 +2,7 @@ import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeor
 
 export type AuditActorType = 'console_user' | 'api_key' | 'signup';
 
-/** One change made by a principal (CONTRACT §15); written in the change's transaction. */
+/** One change made by a principal (docs/api.md §15); written in the change's transaction. */
 @Entity({ name: 'audit_events' })
 export class AuditEvent {
   @PrimaryGeneratedColumn('uuid')

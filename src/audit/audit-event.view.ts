@@ -1,6 +1,32 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { PageOf } from '../common/api-docs';
-import type { AuditChanges, AuditEventView } from './audit.service';
+import type { AuditRecord } from './audit.repository';
+import type { AuditChanges } from './audit.service';
+
+/** An audit entry as the API shows it (docs/api.md §15). */
+export interface AuditEventView {
+  id: string;
+  action: string;
+  actor: { type: string; id: string | null; label: string | null };
+  target: { type: string; id: string | null; label: string | null };
+  changes: AuditChanges;
+  request_id: string | null;
+  client_address: string | null;
+  created_at: string;
+}
+
+export function toAuditEventView(entry: AuditRecord): AuditEventView {
+  return {
+    id: entry.id,
+    action: entry.action,
+    actor: { type: entry.actorType, id: entry.actorId, label: entry.actorLabel },
+    target: { type: entry.targetType, id: entry.targetId, label: entry.targetLabel },
+    changes: entry.changes,
+    request_id: entry.requestId,
+    client_address: entry.clientAddress,
+    created_at: entry.createdAt.toISOString(),
+  };
+}
 
 @ApiSchema({ name: 'AuditActor' })
 class AuditActorSchema {
@@ -24,7 +50,7 @@ class AuditTargetSchema {
     string | null;
 }
 
-/** The OpenAPI schema of an audit entry (CONTRACT §15). */
+/** The OpenAPI schema of an audit entry (docs/api.md §15). */
 @ApiSchema({ name: 'AuditEvent' })
 export class AuditEventSchema implements AuditEventView {
   @ApiProperty({ format: 'uuid' }) id: string;
@@ -44,3 +70,11 @@ export class AuditEventSchema implements AuditEventView {
 }
 
 export const AuditEventPage = PageOf(AuditEventSchema, 'audit_events', 'AuditEventList');
+
+/** A page of the log as `GET /api/v1/audit-events` answers it. */
+export function toAuditEventPage(page: { items: AuditRecord[]; nextCursor: string | null }): {
+  audit_events: AuditEventView[];
+  next_cursor: string | null;
+} {
+  return { audit_events: page.items.map(toAuditEventView), next_cursor: page.nextCursor };
+}

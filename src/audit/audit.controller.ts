@@ -4,7 +4,7 @@ import { CurrentPrincipal } from '../auth/current-principal.decorator';
 import type { AdminKeyPrincipal, ConsolePrincipal } from '../common/principal';
 import { Surface } from '../auth/surface.decorator';
 import { Returns } from '../common/api-docs';
-import { AuditEventPage } from './audit-event.view';
+import { AuditEventPage, toAuditEventPage } from './audit-event.view';
 import { AuditService } from './audit.service';
 import { ListAuditEventsQuery } from './dto/list-audit-events.query';
 
@@ -21,7 +21,10 @@ export class AuditController {
       'Who changed what: keys, identities, settings, contact rules, webhooks, upstreams, invitations, members, sign-ins. Never a secret.',
   })
   @Returns(200, AuditEventPage)
-  list(@CurrentPrincipal() principal: AdminKeyPrincipal | ConsolePrincipal, @Query() query: ListAuditEventsQuery) {
-    return this.audit.list(principal.organizationId, query);
+  async list(
+    @CurrentPrincipal() principal: AdminKeyPrincipal | ConsolePrincipal,
+    @Query() query: ListAuditEventsQuery,
+  ) {
+    return toAuditEventPage(await this.audit.list(principal.organizationId, query));
   }
 }

@@ -5,7 +5,7 @@ import { AuditController } from './audit.controller';
 import { AuditRepository } from './audit.repository';
 import { AuditService } from './audit.service';
 
-/** The audit log (CONTRACT §15). Global: every module that changes things records here. */
+/** The audit log (docs/api.md §15). Global: every module that changes things records here. */
 @Global()
 @Module({
   imports: [TypeOrmModule.forFeature([AuditEvent])],

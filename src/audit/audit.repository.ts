@@ -1,17 +1,24 @@
 import { Injectable } from '@nestjs/common';
-import { creationPosition, encodeCursor, keyset, type PageQuery } from '../common/pagination';
+import { encodeCursor, recordCreationPosition, keyset, type PageQuery } from '../common/pagination';
 import { isUuid } from '../common/parse-id.pipe';
 import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
-import type { RowOf } from '../database/row';
+import type { RecordOf } from '../database/row';
 import { sql } from '../database/sql';
 import type { AuditActorType, AuditEvent } from './audit-event.entity';
 
-export type AuditRow = RowOf<AuditEvent>;
+/** An entry as the log's reads return it. */
+export type AuditRecord = RecordOf<AuditEvent>;
 
-/** Named, never `a.*`: a prepared statement's result columns must not change under it when a migration adds one. */
+/**
+ * Named, never `a.*`: a prepared statement's result columns must not change under it when a migration adds one.
+ * Named as AuditRecord's properties, so rows arrive as records.
+ */
 const AUDIT_COLUMNS = sql.raw(
-  'a.id, a.organization_id, a.actor_type, a.actor_id, a.actor_label, a.action, a.target_type, a.target_id, a.target_label, a.changes, a.request_id, a.client_address, a.created_at',
+  `a.id, a.organization_id AS "organizationId", a.actor_type AS "actorType", a.actor_id AS "actorId",
+  a.actor_label AS "actorLabel", a.action, a.target_type AS "targetType", a.target_id AS "targetId",
+  a.target_label AS "targetLabel", a.changes, a.request_id AS "requestId", a.client_address AS "clientAddress",
+  a.created_at AS "createdAt"`,
 );
 
 /** An entry to store (the changes are already redacted). */
@@ -97,7 +104,7 @@ export class AuditRepository {
   async list(
     organizationId: string,
     filter: AuditListFilter,
-  ): Promise<{ items: AuditRow[]; nextCursor: string | null }> {
+  ): Promise<{ items: AuditRecord[]; nextCursor: string | null }> {
     const page = keyset('a', filter);
     const actor =
       filter.actor === undefined
@@ -128,10 +135,10 @@ export class AuditRepository {
       ],
       ' AND ',
     );
-    const rows = await this.db.rows<AuditRow>(
+    const rows = await this.db.rows<AuditRecord>(
       sql`SELECT ${AUDIT_COLUMNS} FROM audit_events a WHERE ${where} ${page.tail}`,
     );
-    return page.cut(rows, creationPosition);
+    return page.cut(rows, recordCreationPosition);
   }
 
   /** Retention: deletes up to `batch` of the oldest entries created before `before`; how many it deleted. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Tx } from '../database/database';
 import { currentRequest } from './audit-context';
-import { AuditRepository, type AuditListFilter, type AuditRow } from './audit.repository';
+import { AuditRepository, type AuditListFilter, type AuditRecord } from './audit.repository';
 
 /**
  * The fields of each target type an entry may show before → after. An allow-list:
@@ -65,7 +65,7 @@ export function auditChanges(targetType: string, before?: object | null, after?:
   return changes;
 }
 
-/** The audit log (CONTRACT §15): written in the change's transaction, read by admins. */
+/** The audit log (docs/api.md §15): written in the change's transaction, read by admins. */
 @Injectable()
 export class AuditService {
   constructor(private readonly repository: AuditRepository) {}
@@ -101,32 +101,7 @@ export class AuditService {
   async list(
     organizationId: string,
     filter: AuditListFilter,
-  ): Promise<{ audit_events: AuditEventView[]; next_cursor: string | null }> {
-    const page = await this.repository.list(organizationId, filter);
-    return { audit_events: page.items.map(toAuditEventView), next_cursor: page.nextCursor };
+  ): Promise<{ items: AuditRecord[]; nextCursor: string | null }> {
+    return this.repository.list(organizationId, filter);
   }
-}
-
-export interface AuditEventView {
-  id: string;
-  action: string;
-  actor: { type: string; id: string | null; label: string | null };
-  target: { type: string; id: string | null; label: string | null };
-  changes: AuditChanges;
-  request_id: string | null;
-  client_address: string | null;
-  created_at: string;
-}
-
-export function toAuditEventView(row: AuditRow): AuditEventView {
-  return {
-    id: row.id,
-    action: row.action,
-    actor: { type: row.actor_type, id: row.actor_id, label: row.actor_label },
-    target: { type: row.target_type, id: row.target_id, label: row.target_label },
-    changes: row.changes,
-    request_id: row.request_id,
-    client_address: row.client_address,
-    created_at: row.created_at.toISOString(),
-  };
 }

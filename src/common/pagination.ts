@@ -93,6 +93,12 @@ export const creationPosition = (row: { created_at: Date; id: string }): KeysetC
   id: row.id,
 });
 
+/** creationPosition of a camelCase record. */
+export const recordCreationPosition = (record: { createdAt: Date; id: string }): KeysetCursor => ({
+  at: record.createdAt.toISOString(),
+  id: record.id,
+});
+
 export function pageLimit(query: PageQuery): number {
   return query.limit ?? DEFAULT_PAGE_SIZE;
 }

@@ -21,11 +21,12 @@ type InviteRow = Pick<
   RowOf<ConsoleInvite>,
   'id' | 'organization_id' | 'email' | 'invited_by' | 'created_at' | 'expires_at'
 >;
-type SessionPrincipalRow = {
-  session_id: RowOf<ConsoleSession>['id'];
-  user_id: RowOf<ConsoleUser>['id'];
-  organization_id: RowOf<ConsoleUser>['organization_id'];
-};
+/** A live session and its user, as authentication needs them. */
+export interface ActiveSession {
+  sessionId: ConsoleSession['id'];
+  userId: ConsoleUser['id'];
+  organizationId: ConsoleUser['organizationId'];
+}
 
 const USER_COLUMNS = sql.raw('id, organization_id, email, created_at, last_login_at');
 const INVITE_COLUMNS = sql.raw('id, organization_id, email, invited_by, created_at, expires_at');
@@ -253,10 +254,10 @@ export class ConsoleRepository {
 
   /** The live session (not revoked, not expired) with that token hash, and its user. */
   @GenerateSql({ params: [DummyValue.BUFFER] })
-  async activeSession(tokenHash: Buffer): Promise<SessionPrincipalRow | null> {
-    const [row] = await this.db.prepared<SessionPrincipalRow>(
+  async activeSession(tokenHash: Buffer): Promise<ActiveSession | null> {
+    const [row] = await this.db.prepared<ActiveSession>(
       'verify_console_session',
-      sql`SELECT s.id AS session_id, u.id AS user_id, u.organization_id
+      sql`SELECT s.id AS "sessionId", u.id AS "userId", u.organization_id AS "organizationId"
             FROM console_sessions s JOIN console_users u ON u.id = s.user_id
            WHERE s.token_hash = ${tokenHash} AND s.revoked_at IS NULL AND s.expires_at > now()`,
     );

@@ -177,13 +177,13 @@ export class ConsoleService {
   /** The Console principal behind a session token, or null if unknown, expired or logged out. */
   async verifySession(token: string, viaCookie: boolean): Promise<ConsolePrincipal | null> {
     if (!TOKEN_PATTERN.test(token)) return null;
-    const row = await this.repository.activeSession(hashToken(token));
-    if (!row) return null;
+    const session = await this.repository.activeSession(hashToken(token));
+    if (!session) return null;
     return {
       kind: 'console',
-      id: row.user_id,
-      sessionId: row.session_id,
-      organizationId: row.organization_id,
+      id: session.userId,
+      sessionId: session.sessionId,
+      organizationId: session.organizationId,
       viaCookie,
     };
   }

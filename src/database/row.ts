@@ -19,5 +19,12 @@ type Columns<E> = { [K in keyof E as E[K] extends Function ? never : K]: E[K] };
  */
 export type RowOf<E> = { [K in keyof Columns<E> & string as SnakeCase<K>]: Columns<E>[K] };
 
+/**
+ * A table's record as repositories hand it to services: the entity's columns under
+ * their property names (camelCase), without the entity class. Statements alias their
+ * columns (`identity_id AS "identityId"`) so that rows arrive in this shape.
+ */
+export type RecordOf<E> = Columns<E>;
+
 /** A row as to_jsonb gives it (a batch's RETURNING rows, a row nested in another): timestamps are ISO strings. */
 export type JsonRow<R> = { [K in keyof R]: R[K] extends Date ? string : R[K] };

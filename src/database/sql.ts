@@ -5,7 +5,7 @@
  * `$${params.push(x)}` bookkeeping:
  *
  *   const byScope = scope ? sql`AND k.scope = ${scope}` : sql.empty;
- *   await db.rows<KeyRow>(sql`SELECT … FROM api_keys k WHERE k.organization_id = ${org} ${byScope}`);
+ *   await db.rows<KeyRecord>(sql`SELECT … FROM api_keys k WHERE k.organization_id = ${org} ${byScope}`);
  *
  * Only repositories (and `src/database/`) write statements; see
  * test/architecture/sql-placement.spec.ts.

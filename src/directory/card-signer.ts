@@ -14,7 +14,7 @@ import { LOGGER } from '../common/tokens';
 import { canonicalCardPayload } from './card-canonical';
 import type { CardSigningAlgorithm, CardSigningKeySource } from './card-signing-key.entity';
 import { Database, type Tx } from '../database/database';
-import { DirectoryRepository, type CardSigningKeyRow } from './directory.repository';
+import { DirectoryRepository, type CardSigningKeyRecord } from './directory.repository';
 import type { CardSignature } from './agent-card';
 
 type Algorithm = CardSigningAlgorithm;
@@ -34,7 +34,7 @@ const KEY_REFRESH_MS = 30_000;
 const SIGNATURE_CACHE_SIZE = 2_000;
 
 /**
- * Signs Agent Cards (CONTRACT §4; A2A v1.0 §8.4): a JWS (flattened JSON
+ * Signs Agent Cards (docs/api.md §4; A2A v1.0 §8.4): a JWS (flattened JSON
  * serialization, detached payload) over the card's canonical form
  * (card-canonical.ts), protected header `{alg, kid, typ: "JOSE", jku}`, the service
  * attesting as the cards' provider. The public keys are served at
@@ -72,7 +72,7 @@ export class CardSigner implements OnModuleInit {
         return this.fileKey;
       }
       // A generated key, kept; a file key that is no longer configured is replaced.
-      if (current?.private_key_pem) return fromRow(current);
+      if (current?.privateKeyPem) return fromRecord(current);
       return this.install(tx, await generateKey(), 'generated');
     });
     this.cached = { key, readAt: Date.now() };
@@ -127,7 +127,7 @@ export class CardSigner implements OnModuleInit {
   /** The keys a verifier may meet: the current one, then the previous one. */
   async jwks(): Promise<{ keys: PublicJwk[] }> {
     const rows = await this.repository.publishedSigningKeys();
-    return { keys: rows.map((row) => ({ ...row.public_jwk, kid: row.kid, alg: row.algorithm, use: 'sig' })) };
+    return { keys: rows.map((key) => ({ ...key.publicJwk, kid: key.kid, alg: key.algorithm, use: 'sig' })) };
   }
 
   private async signingKey(): Promise<SigningKey> {
@@ -135,7 +135,7 @@ export class CardSigner implements OnModuleInit {
     if (this.cached && Date.now() - this.cached.readAt < KEY_REFRESH_MS) return this.cached.key;
     const current = await this.repository.currentSigningKey();
     // Until a generated key is current again (it always is, after start), keep signing with the last one read.
-    const key = current?.private_key_pem ? fromRow(current) : this.cached!.key;
+    const key = current?.privateKeyPem ? fromRecord(current) : this.cached!.key;
     this.cached = { key, readAt: Date.now() };
     return key;
   }
@@ -149,8 +149,8 @@ export class CardSigner implements OnModuleInit {
   }
 }
 
-function fromRow(row: CardSigningKeyRow): SigningKey {
-  return { kid: row.kid, alg: row.algorithm, key: createPrivateKey(row.private_key_pem!) };
+function fromRecord(record: CardSigningKeyRecord): SigningKey {
+  return { kid: record.kid, alg: record.algorithm, key: createPrivateKey(record.privateKeyPem!) };
 }
 
 function generateKey(): Promise<SigningKey> {

@@ -2,11 +2,17 @@ import { Injectable } from '@nestjs/common';
 import type { JsonWebKey } from 'node:crypto';
 import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
-import type { RowOf } from '../database/row';
+import type { RecordOf } from '../database/row';
 import { sql } from '../database/sql';
 import type { CardSigningAlgorithm, CardSigningKey, CardSigningKeySource } from './card-signing-key.entity';
 
-export type CardSigningKeyRow = RowOf<CardSigningKey>;
+/** A signing key as the directory's reads return it. */
+export type CardSigningKeyRecord = RecordOf<CardSigningKey>;
+
+const KEY_COLUMNS = sql.raw(
+  `kid, algorithm, public_jwk AS "publicJwk", private_key_pem AS "privateKeyPem", source, status,
+  created_at AS "createdAt", retired_at AS "retiredAt"`,
+);
 
 /** A key becoming current. */
 export interface InstalledCardKey {
@@ -31,15 +37,18 @@ export class DirectoryRepository {
 
   /** The key that signs now, or null before the first start. */
   @GenerateSql({ params: [] })
-  async currentSigningKey(tx?: Tx): Promise<CardSigningKeyRow | null> {
-    return this.db.one<CardSigningKeyRow>(sql`SELECT * FROM card_signing_keys WHERE status = 'current'`, tx);
+  async currentSigningKey(tx?: Tx): Promise<CardSigningKeyRecord | null> {
+    return this.db.one<CardSigningKeyRecord>(
+      sql`SELECT ${KEY_COLUMNS} FROM card_signing_keys WHERE status = 'current'`,
+      tx,
+    );
   }
 
   /** The keys a verifier may meet: the current one, then the previous one. */
   @GenerateSql({ params: [] })
-  async publishedSigningKeys(): Promise<Array<Pick<CardSigningKeyRow, 'kid' | 'algorithm' | 'public_jwk'>>> {
+  async publishedSigningKeys(): Promise<Array<Pick<CardSigningKeyRecord, 'kid' | 'algorithm' | 'publicJwk'>>> {
     return this.db.rows(
-      sql`SELECT kid, algorithm, public_jwk FROM card_signing_keys WHERE status IN ('current', 'previous') ORDER BY status = 'current' DESC`,
+      sql`SELECT kid, algorithm, public_jwk AS "publicJwk" FROM card_signing_keys WHERE status IN ('current', 'previous') ORDER BY status = 'current' DESC`,
     );
   }
 

@@ -9,7 +9,7 @@ import type { Principal } from '../common/principal';
 import { ConsoleService } from '../console/console.service';
 import { IdentitiesService } from '../identities/identities.service';
 import { IdentitySearchService } from '../identities/identity-search.service';
-import { toIdentityView, type IdentityView } from '../identities/identity-view';
+import { toIdentityView, type IdentityView } from '../identities/identity.view';
 import type { Identity } from '../identities/identity.entity';
 import {
   cardETag,
@@ -47,7 +47,7 @@ export class DirectoryService {
 
   /**
    * The card of a claimed, enabled, non-deleted identity, whatever its directory
-   * visibility (SEED-SPEC §5 rule 3), in the requested generation, signed; anything
+   * visibility (docs/api.md §4: a card is served while its identity is claimed, enabled and not deleted), in the requested generation, signed; anything
    * else is a 404. Public skills only.
    */
   async card(handle: string, generation: CardGeneration): Promise<Tagged<AgentCardJson>> {

@@ -6,9 +6,9 @@ import { Surface } from '../auth/surface.decorator';
 import { DirectoryService } from './directory.service';
 import { OrganizationDirectoryQuery } from './dto/organization-directory.query';
 import { Returns } from '../common/api-docs';
-import { IdentityPage } from '../identities/identity-view';
+import { IdentityPage } from '../identities/identity.view';
 
-/** The path SEED-SPEC §4 fixes for the organization directory. */
+/** The organization directory's path (docs/api.md §4). */
 @ApiTags('Discovery')
 @Controller('api/v1/identities/a2a/directory')
 export class OrganizationDirectoryController {

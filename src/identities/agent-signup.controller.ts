@@ -5,7 +5,7 @@ import { ExtraQuota } from '../limits/rate-limit.decorator';
 import { AgentSignupService } from './agent-signup.service';
 import { AgentSignupDto } from './dto/agent-signup.dto';
 import { Refuses, Returns } from '../common/api-docs';
-import { AgentSignupSchema } from './identity-view';
+import { AgentSignupSchema } from './identity.view';
 
 @ApiTags('Identities')
 @Controller('api/v1/agent-signup')

@@ -11,7 +11,7 @@ import type { AgentSignupDto } from './dto/agent-signup.dto';
 import { emitIdentityEvent } from './identity-events';
 import { IdentitiesRepository } from './identities.repository';
 import { IdentitiesService, identityTarget } from './identities.service';
-import { toIdentityView, type IdentityView, type MintedKeyView } from './identity-view';
+import { toIdentityView, type IdentityView, type MintedKeyView } from './identity.view';
 
 export interface AgentSignupView {
   identity: IdentityView;

@@ -11,7 +11,7 @@ import { UpdateSettingsDto } from './dto/update-settings.dto';
 import { AgentHandle } from './handle.pipe';
 import { IdentitiesService } from './identities.service';
 import { Refuses, Returns } from '../common/api-docs';
-import { CreatedIdentitySchema, IdentitySchema, SettingsSchema } from './identity-view';
+import { CreatedIdentitySchema, IdentitySchema, SettingsSchema } from './identity.view';
 
 @ApiTags('Identities')
 @Controller('api/v1/identities')

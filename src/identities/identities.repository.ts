@@ -3,7 +3,7 @@ import { creationPosition, encodeCursor, keyset, type Keyset, type PageQuery } f
 import { isUuid } from '../common/parse-id.pipe';
 import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
-import type { RowOf } from '../database/row';
+import type { RecordOf, RowOf } from '../database/row';
 import { sql, type Sql } from '../database/sql';
 import { Identity, type AgentSkill, type FilterMode, type IdentityStatus } from './identity.entity';
 
@@ -43,7 +43,7 @@ export interface NewIdentity {
   organizationId: string | null;
   displayName: string;
   description: string;
-  /** Canonical (identity-view.ts canonicalSkills). */
+  /** Canonical (identity.view.ts canonicalSkills). */
   skills: AgentSkill[];
   publiclyDiscoverable: boolean;
   allowPublicEgress: boolean;
@@ -379,9 +379,9 @@ export class IdentitiesRepository {
    * Whether the caller may bind a key to it is requireAccess's call ('key.bind').
    */
   @GenerateSql({ params: [DummyValue.UUID] })
-  async lockBindable(id: string, tx?: Tx): Promise<Pick<RowOf<Identity>, 'id' | 'organization_id'> | null> {
-    return this.db.one<Pick<RowOf<Identity>, 'id' | 'organization_id'>>(
-      sql`SELECT id, organization_id FROM identities WHERE id = ${id} AND status = 'active' FOR UPDATE`,
+  async lockBindable(id: string, tx?: Tx): Promise<Pick<RecordOf<Identity>, 'id' | 'organizationId'> | null> {
+    return this.db.one<Pick<RecordOf<Identity>, 'id' | 'organizationId'>>(
+      sql`SELECT id, organization_id AS "organizationId" FROM identities WHERE id = ${id} AND status = 'active' FOR UPDATE`,
       tx,
     );
   }
@@ -394,12 +394,11 @@ export class IdentitiesRepository {
     tx?: Tx,
   ): Promise<{ id: string; organizationId: string | null } | null> {
     const named = isUuid(idOrHandle) ? sql`id = ${idOrHandle}::uuid` : sql`agent_handle = ${idOrHandle}`;
-    const row = await this.db.one<Pick<RowOf<Identity>, 'id' | 'organization_id'>>(
+    return this.db.one<Pick<RecordOf<Identity>, 'id' | 'organizationId'>>(
       sql`
-      SELECT id, organization_id FROM identities WHERE status = 'active' AND ${named}`,
+      SELECT id, organization_id AS "organizationId" FROM identities WHERE status = 'active' AND ${named}`,
       tx,
     );
-    return row ? { id: row.id, organizationId: row.organization_id } : null;
   }
 }
 

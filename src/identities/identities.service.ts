@@ -25,7 +25,7 @@ import {
   type IdentityView,
   type MintedKeyView,
   type SettingsView,
-} from './identity-view';
+} from './identity.view';
 import type { FilterMode, Identity } from './identity.entity';
 
 const SETTING_PROPERTIES = {
@@ -125,7 +125,12 @@ export class IdentitiesService {
   }
 
   async get(principal: Principal, handle: string): Promise<IdentityView> {
-    return toIdentityView(await this.visible(principal, handle, 'identity.read'), this.baseUrl);
+    return toIdentityView(await this.readable(principal, handle), this.baseUrl);
+  }
+
+  /** The identity `principal` may read (`identity.read`): for the modules that act on an identity's behalf. */
+  async readable(principal: Principal, handle: string): Promise<Identity> {
+    return this.visible(principal, handle, 'identity.read');
   }
 
   /** Card copy: `display_name`, `description`, `skills`. A real change bumps card_version. */
@@ -164,7 +169,7 @@ export class IdentitiesService {
   }
 
   /**
-   * Per field, the table of CONTRACT §3. Enabling serves the card and the protocol
+   * Per field, the table of docs/api.md §3. Enabling serves the card and the protocol
    * endpoint from the next request on; disabling makes both 404 just as fast.
    */
   async updateSettings(principal: Principal, handle: string, dto: UpdateSettingsDto): Promise<SettingsView> {

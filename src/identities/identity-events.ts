@@ -1,6 +1,6 @@
 import type { Tx } from '../database/database';
 import type { EventsService } from '../events/events.service';
-import type { IdentityView } from './identity-view';
+import type { IdentityView } from './identity.view';
 
 /**
  * `identity.claimed` or `identity.updated` with the identity as every read shows it,

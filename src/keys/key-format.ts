@@ -2,7 +2,7 @@ import { hash, randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 /**
- * API key format (CONTRACT §2): `a2a_adm_` or `a2a_agt_`, 32 base62 characters of
+ * API key format (docs/api.md §2): `a2a_adm_` or `a2a_agt_`, 32 base62 characters of
  * CSPRNG randomness, then 6 base62 characters of the CRC32 of everything before.
  * The checksum lets the guard reject typos and forgeries before any database work.
  */

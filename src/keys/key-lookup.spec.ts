@@ -1,8 +1,8 @@
 import type { AppConfig } from '../config/config';
 import { KeyLookup } from './key-lookup';
-import type { KeysRepository, VerifiedKeyRow } from './keys.repository';
+import type { KeysRepository, VerifiedKey } from './keys.repository';
 
-type Row = VerifiedKeyRow & { position: number };
+type Row = VerifiedKey & { position: number };
 
 /** A repository whose statements stay unanswered until the test answers them. */
 function fakeRepository() {

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { CoalescedLookup } from '../database/coalesced-lookup';
 import { isEmbedded } from '../database/data-source';
-import { KeysRepository, type VerifiedKeyRow } from './keys.repository';
+import { KeysRepository, type VerifiedKey } from './keys.repository';
 
 /**
  * Authentication's key lookups, coalesced (CoalescedLookup): the lookups asked for in
@@ -15,14 +15,14 @@ import { KeysRepository, type VerifiedKeyRow } from './keys.repository';
  * embedded database: PGlite runs a statement in this process's own thread, so there is
  * no round trip to overlap, only batches to lose.
  *
- * It is not a cache, so revocation stays immediate on every instance (CONTRACT §2):
+ * It is not a cache, so revocation stays immediate on every instance (docs/api.md §2):
  * a lookup only ever joins a batch that has not been sent yet, so the statement that
  * answers a request is sent after that request arrived and sees every revocation
  * committed before it. No row outlives the batch it was read for.
  */
 @Injectable()
 export class KeyLookup {
-  private readonly lookup: CoalescedLookup<Buffer, VerifiedKeyRow>;
+  private readonly lookup: CoalescedLookup<Buffer, VerifiedKey>;
   /** Whether a lookup begun on arrival may go at once: on PostgreSQL. */
   private readonly atOnce: boolean;
 
@@ -30,9 +30,9 @@ export class KeyLookup {
     private readonly repository: KeysRepository,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.lookup = new CoalescedLookup<Buffer, VerifiedKeyRow>(
+    this.lookup = new CoalescedLookup<Buffer, VerifiedKey>(
       async (hashes) => {
-        const found: Array<VerifiedKeyRow | null> = hashes.map(() => null);
+        const found: Array<VerifiedKey | null> = hashes.map(() => null);
         for (const { position, ...row } of await this.repository.findByHashes(hashes)) found[position - 1] = row;
         return found;
       },
@@ -45,7 +45,7 @@ export class KeyLookup {
    * The key whose SHA-256 is `hash`, with its identity's state; null when there is none.
    * `arriving`: asked for as its request arrives, before the request's body is read.
    */
-  find(hash: Buffer, arriving = false): Promise<VerifiedKeyRow | null> {
+  find(hash: Buffer, arriving = false): Promise<VerifiedKey | null> {
     return this.lookup.find(hash, arriving && this.atOnce);
   }
 }

@@ -2,9 +2,9 @@ import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { PageOf } from '../common/api-docs';
 import type { KeyCreatorType, KeyStatus } from './api-key.entity';
 import type { KeyScope } from './key-format';
-import type { KeyRow } from './keys.repository';
+import type { KeyRecord } from './keys.repository';
 
-/** Key metadata as every read returns it (CONTRACT §2). Never includes the hash. */
+/** Key metadata as every read returns it (docs/api.md §2). Never includes the hash. */
 export interface KeyMetadata {
   id: string;
   scope: KeyScope;
@@ -20,20 +20,20 @@ export interface KeyMetadata {
   revoked_at: string | null;
 }
 
-export function toKeyMetadata(row: KeyRow, lastUsedAt: Date | null = row.last_used_at): KeyMetadata {
+export function toKeyMetadata(key: KeyRecord, lastUsedAt: Date | null = key.lastUsedAt): KeyMetadata {
   return {
-    id: row.id,
-    scope: row.scope,
-    scoped_identity_id: row.identity_id,
-    organization_id: row.organization_id,
-    label: row.label,
-    description: row.description,
-    status: row.status,
-    prefix: row.prefix,
-    created_at: row.created_at.toISOString(),
-    created_by: { type: row.created_by_type, id: row.created_by_id },
+    id: key.id,
+    scope: key.scope,
+    scoped_identity_id: key.identityId,
+    organization_id: key.organizationId,
+    label: key.label,
+    description: key.description,
+    status: key.status,
+    prefix: key.prefix,
+    created_at: key.createdAt.toISOString(),
+    created_by: { type: key.createdByType, id: key.createdById },
     last_used_at: lastUsedAt?.toISOString() ?? null,
-    revoked_at: row.revoked_at?.toISOString() ?? null,
+    revoked_at: key.revokedAt?.toISOString() ?? null,
   };
 }
 

@@ -8,5 +8,5 @@ import type { Tx } from '../database/database';
  */
 export abstract class BindableIdentities {
   /** The active identity `id` and its organization, locked; null if there is none. */
-  abstract lockBindable(id: string, tx?: Tx): Promise<{ id: string; organization_id: string | null } | null>;
+  abstract lockBindable(id: string, tx?: Tx): Promise<{ id: string; organizationId: string | null } | null>;
 }

@@ -1,23 +1,23 @@
 import { Injectable } from '@nestjs/common';
-import { creationPosition, encodeCursor, keyset, type PageQuery } from '../common/pagination';
+import { encodeCursor, recordCreationPosition, keyset, type PageQuery } from '../common/pagination';
 import { isUuid } from '../common/parse-id.pipe';
 import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
-import type { RowOf } from '../database/row';
+import type { RecordOf } from '../database/row';
 import { sql, type Sql } from '../database/sql';
 import type { ApiKey, KeyCreatorType, KeyStatus } from './api-key.entity';
 import type { KeyScope } from './key-format';
 
-/** A key's row as every read returns it: the entity's columns without the hash. */
-export type KeyRow = Omit<RowOf<ApiKey>, 'key_hash'>;
+/** A key as every read returns it: the entity's columns without the hash. */
+export type KeyRecord = Omit<RecordOf<ApiKey>, 'keyHash'>;
 
-/** Authentication's row: the key's metadata plus its bound identity's state. */
-export type VerifiedKeyRow = KeyRow & {
-  identity_handle: string | null;
-  identity_claimed: boolean | null;
-  identity_enabled: boolean | null;
+/** Authentication's record: the key's metadata plus its bound identity's state. */
+export type VerifiedKey = KeyRecord & {
+  identityHandle: string | null;
+  identityClaimed: boolean | null;
+  identityEnabled: boolean | null;
   /** Admission's version as this statement saw it (`admission_version`; AdmissionService.admitCall). */
-  admission_version: string;
+  admissionVersion: string;
 };
 
 /** A key to store; the caller has decided the binding is allowed. */
@@ -46,12 +46,12 @@ export type KeySelection = { id: string } | { identityId: string };
 
 /**
  * Key metadata with the organization resolved: an admin key carries its own, an
- * agent key takes its identity's.
+ * agent key takes its identity's. Named as KeyRecord's properties, so rows arrive as records.
  */
 const METADATA_COLUMNS =
-  sql.raw(`k.id, k.scope, k.identity_id, COALESCE(k.organization_id, i.organization_id) AS organization_id,
-  k.label, k.description, k.status, k.prefix, k.created_at, k.created_by_type, k.created_by_id,
-  k.last_used_at, k.revoked_at`);
+  sql.raw(`k.id, k.scope, k.identity_id AS "identityId", COALESCE(k.organization_id, i.organization_id) AS "organizationId",
+  k.label, k.description, k.status, k.prefix, k.created_at AS "createdAt", k.created_by_type AS "createdByType",
+  k.created_by_id AS "createdById", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt"`);
 const FROM_KEYS = sql.raw(`FROM api_keys k LEFT JOIN identities i ON i.id = k.identity_id`);
 
 /**
@@ -84,13 +84,13 @@ export class KeysRepository {
    * (AdmissionService.admitCall) — one row, read once per statement.
    */
   @GenerateSql({ params: [[DummyValue.BUFFER]] })
-  async findByHashes(keyHashes: Buffer[]): Promise<Array<VerifiedKeyRow & { position: number }>> {
-    return this.db.prepared<VerifiedKeyRow & { position: number }>(
+  async findByHashes(keyHashes: Buffer[]): Promise<Array<VerifiedKey & { position: number }>> {
+    return this.db.prepared<VerifiedKey & { position: number }>(
       'verify_api_keys',
       sql`
-      SELECT q.position::int AS position, ${METADATA_COLUMNS}, i.agent_handle AS identity_handle,
-             (i.claimed_at IS NOT NULL) AS identity_claimed, i.enabled AS identity_enabled,
-             (SELECT version FROM admission_version)::text AS admission_version
+      SELECT q.position::int AS position, ${METADATA_COLUMNS}, i.agent_handle AS "identityHandle",
+             (i.claimed_at IS NOT NULL) AS "identityClaimed", i.enabled AS "identityEnabled",
+             (SELECT version FROM admission_version)::text AS "admissionVersion"
         FROM unnest(${keyHashes}::bytea[]) WITH ORDINALITY AS q(key_hash, position)
         JOIN api_keys k ON k.key_hash = q.key_hash
         LEFT JOIN identities i ON i.id = k.identity_id`,
@@ -100,7 +100,7 @@ export class KeysRepository {
   /** A key's status (one primary-key probe, prepared: streams ask each time they wake). */
   @GenerateSql({ params: [DummyValue.UUID] })
   async status(id: string): Promise<KeyStatus | null> {
-    const [row] = await this.db.prepared<Pick<KeyRow, 'status'>>(
+    const [row] = await this.db.prepared<Pick<KeyRecord, 'status'>>(
       'api_key_status',
       sql`SELECT status FROM api_keys WHERE id = ${id}`,
     );
@@ -133,7 +133,7 @@ export class KeysRepository {
     ],
   })
   async insert(key: NewKey, tx?: Tx): Promise<string> {
-    const row = await this.db.one<Pick<KeyRow, 'id'>>(
+    const row = await this.db.one<Pick<KeyRecord, 'id'>>(
       sql`
       INSERT INTO api_keys (key_hash, prefix, scope, organization_id, identity_id, label, description, status, created_by_type, created_by_id)
       VALUES (${key.keyHash}, ${key.prefix}, ${key.scope}, ${key.organizationId}, ${key.identityId}, ${key.label}, ${key.description},
@@ -146,8 +146,8 @@ export class KeysRepository {
 
   /** A key's metadata by id, or null. */
   @GenerateSql({ params: [DummyValue.UUID] })
-  async findById(id: string, tx?: Tx): Promise<KeyRow | null> {
-    return this.db.one<KeyRow>(selectMetadata(sql`k.id = ${id}`), tx);
+  async findById(id: string, tx?: Tx): Promise<KeyRecord | null> {
+    return this.db.one<KeyRecord>(selectMetadata(sql`k.id = ${id}`), tx);
   }
 
   /**
@@ -171,7 +171,7 @@ export class KeysRepository {
   async list(
     organizationId: string | null,
     filter: KeyListFilter,
-  ): Promise<{ items: KeyRow[]; nextCursor: string | null }> {
+  ): Promise<{ items: KeyRecord[]; nextCursor: string | null }> {
     const page = keyset('k', filter);
     const identity =
       filter.identity === undefined
@@ -189,8 +189,8 @@ export class KeysRepository {
       ],
       ' AND ',
     );
-    const rows = await this.db.rows<KeyRow>(sql`${selectMetadata(where)} ${page.tail}`);
-    return page.cut(rows, creationPosition);
+    const rows = await this.db.rows<KeyRecord>(sql`${selectMetadata(where)} ${page.tail}`);
+    return page.cut(rows, recordCreationPosition);
   }
 
   /** Label and description (the fields Console may change). */
@@ -209,14 +209,14 @@ export class KeysRepository {
     { name: 'one key', params: [{ id: DummyValue.UUID }] },
     { name: "an identity's keys", params: [{ identityId: DummyValue.UUID }] },
   )
-  async revoke(selection: KeySelection, tx?: Tx): Promise<KeyRow[]> {
+  async revoke(selection: KeySelection, tx?: Tx): Promise<KeyRecord[]> {
     const which = 'id' in selection ? sql`id = ${selection.id}` : sql`identity_id = ${selection.identityId}`;
-    const revoked = await this.db.rows<Pick<KeyRow, 'id'>>(
+    const revoked = await this.db.rows<Pick<KeyRecord, 'id'>>(
       sql`UPDATE api_keys SET status = 'revoked', revoked_at = now() WHERE ${which} AND status = 'active' RETURNING id`,
       tx,
     );
     if (revoked.length === 0) return [];
-    return this.db.rows<KeyRow>(selectMetadata(sql`k.id = ANY(${revoked.map((row) => row.id)}::uuid[])`), tx);
+    return this.db.rows<KeyRecord>(selectMetadata(sql`k.id = ANY(${revoked.map((row) => row.id)}::uuid[])`), tx);
   }
 
   /** Writes noted uses: each key's `last_used_at` moves forward only. */

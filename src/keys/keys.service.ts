@@ -11,12 +11,12 @@ import { DISPLAY_PREFIX_LENGTH, generateApiKey, hashApiKey, parseApiKey, type Ke
 import { toKeyMetadata, type KeyMetadata } from './key-metadata';
 import { KeyLookup } from './key-lookup';
 import { KeyUsageTracker } from './key-usage.tracker';
-import { KeysRepository, type KeyRow, type KeySelection } from './keys.repository';
+import { KeysRepository, type KeyRecord, type KeySelection } from './keys.repository';
 import type { MintKeyDto } from './dto/mint-key.dto';
 import type { UpdateKeyDto } from './dto/update-key.dto';
 import type { ListKeysQuery } from './dto/list-keys.query';
 
-/** CONTRACT §10: at most this many active keys per identity. */
+/** docs/api.md §10: at most this many active keys per identity. */
 export const MAX_ACTIVE_KEYS_PER_IDENTITY = 20;
 
 export interface KeyBinding {
@@ -50,7 +50,7 @@ export interface MintedKey {
 
 @Injectable()
 export class KeysService {
-  private readonly verified = new WeakMap<KeyPrincipal, KeyRow>();
+  private readonly verified = new WeakMap<KeyPrincipal, KeyRecord>();
 
   constructor(
     private readonly db: Database,
@@ -70,28 +70,28 @@ export class KeysService {
   async verify(raw: string, arriving = false): Promise<KeyPrincipal | null> {
     if (!parseApiKey(raw)) return null;
     const checkedAt = performance.now();
-    const row = await this.lookup.find(hashApiKey(raw), arriving);
-    if (!row || row.status !== 'active') return null;
+    const key = await this.lookup.find(hashApiKey(raw), arriving);
+    if (!key || key.status !== 'active') return null;
     const principal: KeyPrincipal =
-      row.scope === 'admin'
-        ? { kind: 'admin', id: row.id, label: row.label, organizationId: row.organization_id! }
+      key.scope === 'admin'
+        ? { kind: 'admin', id: key.id, label: key.label, organizationId: key.organizationId! }
         : {
             kind: 'agent',
-            id: row.id,
-            label: row.label,
-            organizationId: row.organization_id,
+            id: key.id,
+            label: key.label,
+            organizationId: key.organizationId,
             identity: {
-              id: row.identity_id!,
-              handle: row.identity_handle!,
-              claimed: row.identity_claimed === true,
-              enabled: row.identity_enabled === true,
+              id: key.identityId!,
+              handle: key.identityHandle!,
+              claimed: key.identityClaimed === true,
+              enabled: key.identityEnabled === true,
             },
             checkedAt,
-            admissionVersion: row.admission_version,
+            admissionVersion: key.admissionVersion,
           };
     // Authentication already read the key's metadata; GET /api-keys/self reuses it
     // for this request instead of a second round trip.
-    this.verified.set(principal, row);
+    this.verified.set(principal, key);
     return principal;
   }
 
@@ -109,7 +109,7 @@ export class KeysService {
     return (await this.repository.status(keyId)) === 'active';
   }
 
-  /** `POST /api/v1/api-keys`: the "Who may mint" table of SEED-SPEC §5. */
+  /** `POST /api/v1/api-keys`: who may mint what, as docs/api.md §2's table of operations says. */
   async mint(principal: Principal, dto: MintKeyDto): Promise<MintedKey> {
     const scope = dto.scope ?? 'agent';
     requireGrant(principal, scope === 'admin' ? 'key.mintAdmin' : 'key.mintAgent');
@@ -167,7 +167,7 @@ export class KeysService {
       },
       tx,
     );
-    const metadata = this.present(await this.rowOf(tx, id));
+    const metadata = this.present(await this.keyOf(tx, id));
     await this.events.emit(tx, {
       type: 'api_key.created',
       organizationId: metadata.organization_id,
@@ -188,7 +188,7 @@ export class KeysService {
     query: ListKeysQuery,
   ): Promise<{ api_keys: KeyMetadata[]; next_cursor: string | null }> {
     const page = await this.repository.list(principal.organizationId, query);
-    return { api_keys: page.items.map((row) => this.present(row)), next_cursor: page.nextCursor };
+    return { api_keys: page.items.map((key) => this.present(key)), next_cursor: page.nextCursor };
   }
 
   async get(principal: KeyPrincipal | ConsolePrincipal, id: string): Promise<KeyMetadata> {
@@ -200,7 +200,7 @@ export class KeysService {
     return this.db.transaction(async (tx) => {
       const before = this.present(await this.findInOrganization(principal, 'key.edit', id, tx));
       await this.repository.update(id, { label: dto.label, description: dto.description }, tx);
-      const after = this.present(await this.rowOf(tx, id));
+      const after = this.present(await this.keyOf(tx, id));
       await this.audit.record(tx, {
         organizationId: after.organization_id,
         action: 'api_key.updated',
@@ -217,19 +217,19 @@ export class KeysService {
     return this.db.transaction(async (tx) => {
       await this.findInOrganization(principal, 'key.revoke', id, tx);
       await this.revokeWhere({ id }, tx);
-      return this.present(await this.rowOf(tx, id));
+      return this.present(await this.keyOf(tx, id));
     });
   }
 
   async self(principal: KeyPrincipal): Promise<KeyMetadata> {
-    return this.present(this.verified.get(principal) ?? (await this.rowOf(undefined, principal.id)));
+    return this.present(this.verified.get(principal) ?? (await this.keyOf(undefined, principal.id)));
   }
 
   /** Permanent. The very next request with this key gets 401. */
   async revokeSelf(principal: KeyPrincipal): Promise<KeyMetadata> {
     return this.db.transaction(async (tx) => {
       await this.revokeWhere({ id: principal.id }, tx);
-      return this.present(await this.rowOf(tx, principal.id));
+      return this.present(await this.keyOf(tx, principal.id));
     });
   }
 
@@ -240,8 +240,8 @@ export class KeysService {
 
   /** Revokes the selected active keys, each with its `api_key.revoked` event. */
   private async revokeWhere(selection: KeySelection, tx: Tx): Promise<void> {
-    for (const row of await this.repository.revoke(selection, tx)) {
-      const metadata = this.present(row);
+    for (const key of await this.repository.revoke(selection, tx)) {
+      const metadata = this.present(key);
       await this.events.emit(tx, {
         type: 'api_key.revoked',
         organizationId: metadata.organization_id,
@@ -263,26 +263,31 @@ export class KeysService {
     requireAccess(
       principal,
       'key.bind',
-      identity ? { owner: { organizationId: identity.organization_id, identityId: identity.id } } : null,
+      identity ? { owner: { organizationId: identity.organizationId, identityId: identity.id } } : null,
     );
   }
 
   /** The key, if `principal` may do `permission` to it (its organization's keys). */
-  private async findInOrganization(principal: Principal, permission: Permission, id: string, tx?: Tx): Promise<KeyRow> {
-    const row = await this.repository.findById(id, tx);
+  private async findInOrganization(
+    principal: Principal,
+    permission: Permission,
+    id: string,
+    tx?: Tx,
+  ): Promise<KeyRecord> {
+    const key = await this.repository.findById(id, tx);
     requireAccess(
       principal,
       permission,
-      row ? { owner: { organizationId: row.organization_id, identityId: row.identity_id } } : null,
+      key ? { owner: { organizationId: key.organizationId, identityId: key.identityId } } : null,
     );
-    return row!;
+    return key!;
   }
 
-  private async rowOf(tx: Tx | undefined, id: string): Promise<KeyRow> {
+  private async keyOf(tx: Tx | undefined, id: string): Promise<KeyRecord> {
     return (await this.repository.findById(id, tx))!;
   }
 
-  private present(row: KeyRow): KeyMetadata {
-    return toKeyMetadata(row, this.usage.latest(row.id, row.last_used_at));
+  private present(key: KeyRecord): KeyMetadata {
+    return toKeyMetadata(key, this.usage.latest(key.id, key.lastUsedAt));
   }
 }

@@ -7,7 +7,7 @@ import { KeysService } from './keys.service';
 import { Returns } from '../common/api-docs';
 import { KeyMetadataSchema } from './key-metadata';
 
-/** The unversioned paths fixed by SEED-SPEC §4. */
+/** The unversioned paths of a key's own routes (docs/api.md §2: read itself, revoke itself). */
 @ApiTags('API keys')
 @Controller('api-keys/self')
 export class SelfKeyController {

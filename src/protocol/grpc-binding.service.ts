@@ -7,7 +7,6 @@ import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
 import { LegacyA2AService, legacyGrpcService } from '@a2a-js/sdk/compat/v0_3/server/grpc';
 import { A2AError } from '@a2a-js/sdk/errors';
 import { buildGrpcErrorMetadata, grpcStatusFor, GrpcVersionNotSupportedError } from '@a2a-js/sdk/errors/grpc';
-import type { User } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
 import { runInRequestContext, traceIdOf, type RequestContext } from '../common/request-context';
 import { CredentialCheck } from '../auth/credential-check';
@@ -23,6 +22,7 @@ import { bindHooks, BindingRequestHandler, type BindingHooks } from './binding-h
 import { grpcStatusDetails, RPC_CODE, rpcStatusFor, SERVICE_ERROR_DOMAIN } from '../common/binding-status';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
+import { admittedCallers } from './admitted-caller';
 import { boundedStatus, readableService, RefusedRequest } from './grpc-messages';
 import { spokenVersion } from './a2a-version';
 import { SpanKind } from '@opentelemetry/api';
@@ -49,19 +49,8 @@ const KINDS: Record<A2AVersion, Record<string, Kind>> = {
 export const TENANT_METADATA = 'a2a-tenant';
 const A2A_VERSION_METADATA = 'a2a-version';
 
-/** The SDK's view of the caller: the admitted call, handed to the context builder. */
-class AdmittedCaller implements User {
-  constructor(readonly open: OpenCall) {}
-  get isAuthenticated(): boolean {
-    return true;
-  }
-  get userName(): string {
-    return this.open.call.pair.requester.handle;
-  }
-}
-
 /**
- * The gRPC binding (CONTRACT §5) on GRPC_PORT: the SDK's `A2AService` (v1.0) and
+ * The gRPC binding (docs/api.md §5) on GRPC_PORT: the SDK's `A2AService` (v1.0) and
  * its v0.3 service, over the same LedgerRequestHandler as the other bindings.
  * Before the SDK sees a call: the credential from the `x-api-key` metadata and the
  * protocol quota (CredentialCheck, as the HTTP guard), then ProtocolGate's checks and
@@ -98,8 +87,7 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     });
     const options = {
       requestHandler: new BindingRequestHandler(meteredHandler(this.ledger, 'grpc', this.metrics)),
-      userBuilder: async (call: Call) => new AdmittedCaller(this.admitted.get(call)!),
-      contextBuilder: ({ user }: { user?: User }) => (user as AdmittedCaller).open.context,
+      ...admittedCallers(this.admitted),
     };
     server.addService(readableService(A2AService), this.checked(grpcService(options), '1.0'));
     server.addService(readableService(LegacyA2AService), this.checked(legacyGrpcService(options), '0.3'));
@@ -219,7 +207,7 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     }
   }
 
-  /** CONTRACT §5's checks in order, then the call's slot; the SDK then finds the call through `admitted`. */
+  /** docs/api.md §5's checks in order, then the call's slot; the SDK then finds the call through `admitted`. */
   private async open(
     call: Call,
     version: A2AVersion,

@@ -9,7 +9,6 @@ import {
   toRestErrorBody,
   VersionNotSupportedError,
 } from '@a2a-js/sdk/errors';
-import type { User } from '@a2a-js/sdk/server';
 import { restHandler } from '@a2a-js/sdk/server/express';
 import type { Request, RequestHandler, Response } from 'express';
 import type { AgentKeyPrincipal } from '../common/principal';
@@ -30,25 +29,15 @@ import { meteredHandler } from './metered-handler';
 import { bindHooks, BindingRequestHandler } from './binding-handler';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
+import { admittedCallers } from './admitted-caller';
 import { blocking } from './protocol.service';
 import { inSpan } from '../tracing/tracing';
 
 /** What a route of the binding does: a send (open while it blocks), a stream (always open), anything else. */
 export type RestCallKind = 'send' | 'stream' | 'unary';
 
-/** The SDK's view of the caller: the admitted call, handed from `serve` to the context builder. */
-class AdmittedCaller implements User {
-  constructor(readonly open: OpenCall) {}
-  get isAuthenticated(): boolean {
-    return true;
-  }
-  get userName(): string {
-    return this.open.call.pair.requester.handle;
-  }
-}
-
 /**
- * The HTTP+JSON binding (CONTRACT §5): the SDK's `restHandler` with `legacyCompat`
+ * The HTTP+JSON binding (docs/api.md §5): the SDK's `restHandler` with `legacyCompat`
  * (v1.0 routes, and v0.3's under `/v1`), over the same LedgerRequestHandler as the
  * JSON-RPC endpoint. The guard has checked the credential and spent the protocol
  * quota; ProtocolGate makes the remaining checks and holds the open-call slot; this
@@ -68,8 +57,7 @@ export class RestBindingService {
   ) {
     this.router = restHandler({
       requestHandler: new BindingRequestHandler(meteredHandler(ledger, 'rest', metrics)),
-      userBuilder: async (req) => new AdmittedCaller(this.admitted.get(req as Request)!),
-      contextBuilder: ({ user }) => (user as AdmittedCaller).open.context,
+      ...admittedCallers(this.admitted),
       legacyCompat: { enabled: true },
     });
   }
@@ -166,7 +154,7 @@ export class RestBindingService {
 }
 
 /**
- * What is wrong with the body of a route that takes one (CONTRACT §5, as the JSON-RPC
+ * What is wrong with the body of a route that takes one (docs/api.md §5, as the JSON-RPC
  * params check): each problem names its member, `body.…`. The other routes' path
  * and query parameters are checked by the SDK's router and the handler.
  */

@@ -13,7 +13,7 @@ import type { AppConfig } from '../config/config';
 import { systemResolver, type HostResolver } from '../events/delivery-sender';
 import { hostOf } from '../events/address-policy';
 import { pinnedTarget } from './grpc-pinning';
-import { upstreamFetch, vetUpstream } from './upstream-fetch';
+import { configuredUpstreamFetch, vetUpstream } from './upstream-fetch';
 import { tolerantFetch } from './upstream-tolerance';
 import type { UpstreamRecord } from './upstream.repository';
 
@@ -35,14 +35,8 @@ export class UpstreamClients {
     private readonly config: AppConfig,
     private readonly resolve: HostResolver = systemResolver,
   ) {
-    const guarded = upstreamFetch({
-      allowPrivateNetworks: config.webhooksAllowPrivateNetworks,
-      resolve,
-      timeoutMs: config.upstream.timeoutMs,
-      maxResponseBytes: config.upstream.maxResponseBytes,
-    });
     // The deviations upstreams are known for, repaired in what they answer (upstream-tolerance.ts).
-    this.fetch = tolerantFetch(guarded, this.answered);
+    this.fetch = tolerantFetch(configuredUpstreamFetch(config, resolve), this.answered);
   }
 
   /** The client of an upstream, shared by its forwards. */

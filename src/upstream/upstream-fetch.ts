@@ -2,6 +2,7 @@ import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { Readable, Transform } from 'node:stream';
+import type { AppConfig } from '../config/config';
 import { withTimeout } from '../database/with-timeout';
 import { classifyAddress, hostOf } from '../events/address-policy';
 import { traceHeaders } from '../tracing/tracing';
@@ -30,6 +31,19 @@ export interface UpstreamFetchOptions {
   timeoutMs: number;
   /** The most a response body may hold (a stream counts all its events). */
   maxResponseBytes: number;
+}
+
+/** The configuration every upstream call obeys (the webhooks' address rules, UPSTREAM_* limits). */
+export type UpstreamFetchConfig = Pick<AppConfig, 'webhooksAllowPrivateNetworks' | 'upstream'>;
+
+/** upstreamFetch as the configuration sets it up: the forwarder's clients and card reads share it. */
+export function configuredUpstreamFetch(config: UpstreamFetchConfig, resolve: HostResolver): typeof fetch {
+  return upstreamFetch({
+    allowPrivateNetworks: config.webhooksAllowPrivateNetworks,
+    resolve,
+    timeoutMs: config.upstream.timeoutMs,
+    maxResponseBytes: config.upstream.maxResponseBytes,
+  });
 }
 
 const NETWORK_ERRORS: Record<string, string> = {

@@ -5,7 +5,7 @@ import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../common/p
 import { Surface } from '../auth/surface.decorator';
 import { Refuses, Returns } from '../common/api-docs';
 import { AgentHandle } from '../identities/handle.pipe';
-import { IdentitySchema } from '../identities/identity-view';
+import { IdentitySchema } from '../identities/identity.view';
 import { SetUpstreamDto } from './dto/set-upstream.dto';
 import { UpstreamsService } from './upstreams.service';
 import { UpstreamSchema } from './upstream.view';

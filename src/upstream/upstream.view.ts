@@ -6,9 +6,32 @@ import {
   type UpstreamBinding,
   type UpstreamVersion,
 } from './dto/set-upstream.dto';
-import type { UpstreamView } from './upstreams.service';
+import type { UpstreamRecord } from './upstream.repository';
 
-// --- OpenAPI schemas of UpstreamView (toUpstreamView, upstreams.service.ts); each must list every field its view has ---
+/** What every read shows: never the secret. */
+export interface UpstreamView {
+  url: string;
+  card_url: string | null;
+  protocol_version: UpstreamVersion;
+  binding: UpstreamBinding;
+  streaming: boolean;
+  auth: { type: 'none' | 'bearer' | 'api_key'; header: string | null; value_set: boolean };
+  created_at: string;
+  updated_at: string;
+}
+
+export const toUpstreamView = (record: UpstreamRecord): UpstreamView => ({
+  url: record.url,
+  card_url: record.cardUrl,
+  protocol_version: record.protocolVersion,
+  binding: record.binding,
+  streaming: record.streaming,
+  auth: { type: record.auth.type, header: record.auth.header, value_set: record.auth.value !== null },
+  created_at: record.createdAt.toISOString(),
+  updated_at: record.updatedAt.toISOString(),
+});
+
+// --- OpenAPI schemas of UpstreamView (toUpstreamView); each must list every field its view has ---
 
 type UpstreamAuthView = UpstreamView['auth'];
 

@@ -1,54 +1,29 @@
-import { isIP } from 'node:net';
 import { Inject, Injectable } from '@nestjs/common';
 import { DefaultAgentCardResolver, type AgentCardResolverOptions } from '@a2a-js/sdk/client';
 import type { AgentCard } from '@a2a-js/sdk';
 import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../common/principal';
 import { AppError, notFound } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { checkDestinationUrl, classifyAddress } from '../events/address-policy';
+import { checkDestinationUrl } from '../events/address-policy';
 import { systemResolver } from '../events/delivery-sender';
 import { CARD_LIMITS } from '../identities/dto/card-fields.dto';
 import { SKILL_LIMITS } from '../identities/dto/agent-skill.dto';
 import { IdentitiesService } from '../identities/identities.service';
-import type { IdentityView } from '../identities/identity-view';
+import type { IdentityView } from '../identities/identity.view';
 import { Database, type Tx } from '../database/database';
 import type { WriteBatch } from '../database/write-batch';
 import { AuditService } from '../audit/audit.service';
-import type { SetUpstreamDto, UpstreamBinding, UpstreamVersion } from './dto/set-upstream.dto';
-import { reasonOf, upstreamFetch } from './upstream-fetch';
+import type { SetUpstreamDto } from './dto/set-upstream.dto';
+import { configuredUpstreamFetch, reasonOf } from './upstream-fetch';
+import { chooseInterface, interfaceUrl } from './upstream-interface';
 import { currentTraceparent } from '../tracing/tracing';
 import { UpstreamRepository, type QueuedForward, type UpstreamRecord } from './upstream.repository';
+import { toUpstreamView, type UpstreamView } from './upstream.view';
 
 export type { UpstreamRecord } from './upstream.repository';
 
-/** What every read shows: never the secret. */
-export interface UpstreamView {
-  url: string;
-  card_url: string | null;
-  protocol_version: UpstreamVersion;
-  binding: UpstreamBinding;
-  streaming: boolean;
-  auth: { type: 'none' | 'bearer' | 'api_key'; header: string | null; value_set: boolean };
-  created_at: string;
-  updated_at: string;
-}
-
-export const toUpstreamView = (record: UpstreamRecord): UpstreamView => ({
-  url: record.url,
-  card_url: record.cardUrl,
-  protocol_version: record.protocolVersion,
-  binding: record.binding,
-  streaming: record.streaming,
-  auth: { type: record.auth.type, header: record.auth.header, value_set: record.auth.value !== null },
-  created_at: record.createdAt.toISOString(),
-  updated_at: record.updatedAt.toISOString(),
-});
-
-/** The bindings the forwarder speaks (the SDK client's JSON-RPC, HTTP+JSON and gRPC transports, both generations). */
-const FORWARDED_BINDINGS: readonly UpstreamBinding[] = ['JSONRPC', 'HTTP+JSON', 'GRPC'];
-
 /**
- * Upstream (bridged) identities, CONTRACT §14: an identity names an existing A2A agent,
+ * Upstream (bridged) identities, docs/api.md §14: an identity names an existing A2A agent,
  * and the forwarder delivers the identity's work to it. Who may do what follows the
  * identity's own rules (IdentitiesService): admin key or Console of its organization
  * set, remove and import; its own key may read, never the secret.
@@ -64,16 +39,11 @@ export class UpstreamsService {
     private readonly db: Database,
     private readonly audit: AuditService,
   ) {
-    this.fetch = upstreamFetch({
-      allowPrivateNetworks: config.webhooksAllowPrivateNetworks,
-      resolve: systemResolver,
-      timeoutMs: config.upstream.timeoutMs,
-      maxResponseBytes: config.upstream.maxResponseBytes,
-    });
+    this.fetch = configuredUpstreamFetch(config, systemResolver);
   }
 
   async get(principal: Principal, handle: string): Promise<UpstreamView> {
-    const identity = await this.identities.get(principal, handle);
+    const identity = await this.identities.readable(principal, handle);
     return toUpstreamView(await this.require(identity.id));
   }
 
@@ -82,7 +52,7 @@ export class UpstreamsService {
     handle: string,
     dto: SetUpstreamDto,
   ): Promise<UpstreamView> {
-    const identity = await this.identities.get(principal, handle);
+    const identity = await this.identities.readable(principal, handle);
     const allowPrivate = this.config.webhooksAllowPrivateNetworks;
     const url = checkDestinationUrl(dto.url, allowPrivate, 'invalid_upstream_url').toString();
     const cardUrl =
@@ -104,46 +74,21 @@ export class UpstreamsService {
             );
           });
     const card = read?.card ?? null;
-    // Cards spell versions "1.0", "0.3", "0.3.0"…: the generation is what counts. The card's order
-    // is its preference (a v0.3 card's preferredTransport comes first): the first interface that
-    // the forwarder speaks and the request allows is the one called.
-    // An interface that names no version (some cards in the 1.0 shape omit it; a 0.3-shaped
-    // card is read as 0.3 by the SDK) is taken as 1.0, the generation of its card's shape.
-    const offered = (card?.supportedInterfaces ?? []).map((i) => ({
-      url: i.url,
-      binding: i.protocolBinding as UpstreamBinding,
-      version: i.protocolVersion ? generationOf(i.protocolVersion) : ('1.0' as const),
-    }));
-    const chosen = offered.find(
-      (i) =>
-        (!dto.binding || i.binding === dto.binding) &&
-        (!dto.protocol_version || i.version === dto.protocol_version) &&
-        FORWARDED_BINDINGS.includes(i.binding) &&
-        i.version !== null,
-    );
-    const binding = dto.binding ?? chosen?.binding;
-    const protocolVersion = dto.protocol_version ?? chosen?.version ?? undefined;
-    if (!binding || !protocolVersion) {
-      throw new AppError(
-        422,
-        'upstream_binding_unsupported',
-        `The upstream's card offers no ${FORWARDED_BINDINGS.join(', ')} interface of A2A 1.0 or 0.3 that the forwarder speaks.`,
-      );
-    }
-    if (!FORWARDED_BINDINGS.includes(binding)) {
-      throw new AppError(
-        422,
-        'upstream_binding_unsupported',
-        `The forwarder speaks ${FORWARDED_BINDINGS.join(', ')} to upstreams; ${binding} is not supported.`,
-      );
-    }
+    const {
+      binding,
+      protocolVersion,
+      url: offeredUrl,
+    } = chooseInterface(card, {
+      binding: dto.binding,
+      protocolVersion: dto.protocol_version,
+    });
     // The forwarder calls the chosen interface where the card says it is; `url` then shows that
     // endpoint, and `card_url` where the card was read (so that import-card reads it again).
     let endpoint = url;
     let readFrom = cardUrl;
-    if (chosen && chosen.binding === binding && chosen.version === protocolVersion) {
+    if (offeredUrl !== null) {
       const advertised = checkDestinationUrl(
-        interfaceUrl(chosen.url, binding, allowPrivate),
+        interfaceUrl(offeredUrl, binding, allowPrivate),
         allowPrivate,
         'invalid_upstream_url',
       ).toString();
@@ -173,9 +118,9 @@ export class UpstreamsService {
       );
       const view = toUpstreamView(record);
       await this.audit.record(tx, {
-        organizationId: identity.organization_id,
+        organizationId: identity.organizationId,
         action: 'upstream.set',
-        target: { type: 'upstream', id: identity.id, label: identity.agent_handle },
+        target: { type: 'upstream', id: identity.id, label: identity.agentHandle },
         before: previous ? toUpstreamView(previous) : null,
         after: view,
       });
@@ -184,14 +129,14 @@ export class UpstreamsService {
   }
 
   async remove(principal: AdminKeyPrincipal | ConsolePrincipal, handle: string): Promise<void> {
-    const identity = await this.identities.get(principal, handle);
+    const identity = await this.identities.readable(principal, handle);
     await this.db.transaction(async (tx) => {
       const removed = await this.repository.removeUpstream(identity.id, tx);
       if (!removed) throw upstreamNotSet();
       await this.audit.record(tx, {
-        organizationId: identity.organization_id,
+        organizationId: identity.organizationId,
         action: 'upstream.removed',
-        target: { type: 'upstream', id: identity.id, label: identity.agent_handle },
+        target: { type: 'upstream', id: identity.id, label: identity.agentHandle },
         before: toUpstreamView(removed),
       });
     });
@@ -199,7 +144,7 @@ export class UpstreamsService {
 
   /** Copies the upstream card's description and skills into the identity's card (its URLs stay the service's). */
   async importCard(principal: AdminKeyPrincipal | ConsolePrincipal, handle: string): Promise<IdentityView> {
-    const identity = await this.identities.get(principal, handle);
+    const identity = await this.identities.readable(principal, handle);
     const upstream = await this.require(identity.id);
     let card: AgentCard;
     try {
@@ -290,29 +235,6 @@ const upstreamNotSet = () => notFound('upstream_not_set', 'This identity has no 
 
 function wellKnown(url: string): string {
   return new URL('.well-known/agent-card.json', url.endsWith('/') ? url : `${url}/`).toString();
-}
-
-/**
- * A card interface's URL as an upstream URL. gRPC interfaces name `host:port` (or a
- * `grpc://`/`grpcs://` URL): stored as `https://host:port` (TLS), or `http://host:port`
- * (plaintext) when private networks are allowed and the host is a non-public address literal.
- */
-export function interfaceUrl(raw: string, binding: UpstreamBinding, allowPrivateNetworks: boolean): string {
-  if (binding !== 'GRPC') return raw;
-  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(raw)?.[1]?.toLowerCase();
-  if (scheme === 'http' || scheme === 'https') return raw;
-  if (scheme === 'grpcs') return `https://${raw.slice('grpcs://'.length)}`;
-  const address = scheme === 'grpc' ? raw.slice('grpc://'.length) : raw;
-  const host = address.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
-  const plaintext =
-    allowPrivateNetworks && (scheme === 'grpc' || (isIP(host) !== 0 && classifyAddress(host) !== 'public'));
-  return `${plaintext ? 'http' : 'https'}://${address}`;
-}
-
-function generationOf(version: string): UpstreamVersion | null {
-  if (/^1\.0(\.\d+)?$/.test(version)) return '1.0';
-  if (/^0\.3(\.\d+)?$/.test(version)) return '0.3';
-  return null;
 }
 
 function clip(value: string, max: number): string {

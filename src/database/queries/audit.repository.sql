@@ -7,13 +7,22 @@ VALUES ($1, $2, $3, $4, $5, $6,
         $7, $8, $9::jsonb, $10, $11);
 
 -- AuditRepository.list (first page)
-SELECT a.id, a.organization_id, a.actor_type, a.actor_id, a.actor_label, a.action, a.target_type, a.target_id, a.target_label, a.changes, a.request_id, a.client_address, a.created_at FROM audit_events a WHERE a.organization_id = $1 AND TRUE ORDER BY a.created_at DESC, a.id DESC LIMIT 51;
+SELECT a.id, a.organization_id AS "organizationId", a.actor_type AS "actorType", a.actor_id AS "actorId",
+a.actor_label AS "actorLabel", a.action, a.target_type AS "targetType", a.target_id AS "targetId",
+a.target_label AS "targetLabel", a.changes, a.request_id AS "requestId", a.client_address AS "clientAddress",
+a.created_at AS "createdAt" FROM audit_events a WHERE a.organization_id = $1 AND TRUE ORDER BY a.created_at DESC, a.id DESC LIMIT 51;
 
 -- AuditRepository.list (filtered)
-SELECT a.id, a.organization_id, a.actor_type, a.actor_id, a.actor_label, a.action, a.target_type, a.target_id, a.target_label, a.changes, a.request_id, a.client_address, a.created_at FROM audit_events a WHERE a.organization_id = $1 AND a.actor_id = $2::uuid AND (a.target_id = $3 OR a.target_label = $4) AND starts_with(a.action, $5) AND a.created_at >= $6::timestamptz AND (a.created_at, a.id) < ($7::timestamptz, $8::uuid) ORDER BY a.created_at DESC, a.id DESC LIMIT 51;
+SELECT a.id, a.organization_id AS "organizationId", a.actor_type AS "actorType", a.actor_id AS "actorId",
+a.actor_label AS "actorLabel", a.action, a.target_type AS "targetType", a.target_id AS "targetId",
+a.target_label AS "targetLabel", a.changes, a.request_id AS "requestId", a.client_address AS "clientAddress",
+a.created_at AS "createdAt" FROM audit_events a WHERE a.organization_id = $1 AND a.actor_id = $2::uuid AND (a.target_id = $3 OR a.target_label = $4) AND starts_with(a.action, $5) AND a.created_at >= $6::timestamptz AND (a.created_at, a.id) < ($7::timestamptz, $8::uuid) ORDER BY a.created_at DESC, a.id DESC LIMIT 51;
 
 -- AuditRepository.list (by signup, exact action, target id)
-SELECT a.id, a.organization_id, a.actor_type, a.actor_id, a.actor_label, a.action, a.target_type, a.target_id, a.target_label, a.changes, a.request_id, a.client_address, a.created_at FROM audit_events a WHERE a.organization_id = $1 AND a.actor_type = 'signup' AND a.target_id = $2 AND a.action = $3 AND TRUE ORDER BY a.created_at DESC, a.id DESC LIMIT 51;
+SELECT a.id, a.organization_id AS "organizationId", a.actor_type AS "actorType", a.actor_id AS "actorId",
+a.actor_label AS "actorLabel", a.action, a.target_type AS "targetType", a.target_id AS "targetId",
+a.target_label AS "targetLabel", a.changes, a.request_id AS "requestId", a.client_address AS "clientAddress",
+a.created_at AS "createdAt" FROM audit_events a WHERE a.organization_id = $1 AND a.actor_type = 'signup' AND a.target_id = $2 AND a.action = $3 AND TRUE ORDER BY a.created_at DESC, a.id DESC LIMIT 51;
 
 -- AuditRepository.prune
 DELETE FROM audit_events WHERE id IN (

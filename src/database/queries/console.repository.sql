@@ -62,7 +62,7 @@ INSERT INTO console_sessions (user_id, token_hash, expires_at)
 SELECT id, $3, $4 FROM verified;
 
 -- ConsoleRepository.activeSession
-SELECT s.id AS session_id, u.id AS user_id, u.organization_id
+SELECT s.id AS "sessionId", u.id AS "userId", u.organization_id AS "organizationId"
  FROM console_sessions s JOIN console_users u ON u.id = s.user_id
 WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > now();
 

@@ -4,10 +4,11 @@
 LOCK TABLE card_signing_keys IN SHARE ROW EXCLUSIVE MODE;
 
 -- DirectoryRepository.currentSigningKey
-SELECT * FROM card_signing_keys WHERE status = 'current';
+SELECT kid, algorithm, public_jwk AS "publicJwk", private_key_pem AS "privateKeyPem", source, status,
+created_at AS "createdAt", retired_at AS "retiredAt" FROM card_signing_keys WHERE status = 'current';
 
 -- DirectoryRepository.publishedSigningKeys
-SELECT kid, algorithm, public_jwk FROM card_signing_keys WHERE status IN ('current', 'previous') ORDER BY status = 'current' DESC;
+SELECT kid, algorithm, public_jwk AS "publicJwk" FROM card_signing_keys WHERE status IN ('current', 'previous') ORDER BY status = 'current' DESC;
 
 -- DirectoryRepository.installSigningKey
 UPDATE card_signing_keys SET status = 'retired', retired_at = now() WHERE status = 'previous' AND kid <> $1;

@@ -85,10 +85,10 @@ SELECT id, agent_handle, organization_id, display_name, description, skills, cla
 publicly_discoverable, allow_public_egress, filter_mode, status, claim_expires_at, card_version, created_at, updated_at, deleted_at FROM identities i WHERE i.organization_id = $1::uuid AND i.search_vector @@ $2::tsquery AND i.enabled = $3::boolean AND i.claimed_at IS NULL AND i.status = $4 AND (i.created_at, i.id) < ($5::timestamptz, $6::uuid) ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
 
 -- IdentitiesRepository.lockBindable
-SELECT id, organization_id FROM identities WHERE id = $1 AND status = 'active' FOR UPDATE;
+SELECT id, organization_id AS "organizationId" FROM identities WHERE id = $1 AND status = 'active' FOR UPDATE;
 
 -- IdentitiesRepository.findActiveByIdOrHandle (by id)
-SELECT id, organization_id FROM identities WHERE status = 'active' AND id = $1::uuid;
+SELECT id, organization_id AS "organizationId" FROM identities WHERE status = 'active' AND id = $1::uuid;
 
 -- IdentitiesRepository.findActiveByIdOrHandle (by handle)
-SELECT id, organization_id FROM identities WHERE status = 'active' AND agent_handle = $1;
+SELECT id, organization_id AS "organizationId" FROM identities WHERE status = 'active' AND agent_handle = $1;

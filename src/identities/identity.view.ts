@@ -5,7 +5,7 @@ import { AgentSkillDto } from './dto/agent-skill.dto';
 import type { KeyMetadata } from '../keys/key-metadata';
 import type { AgentSkill, FilterMode, Identity, IdentityStatus } from './identity.entity';
 
-/** An identity as every REST read returns it (CONTRACT §3). Never the claim code hash. */
+/** An identity as every REST read returns it (docs/api.md §3). Never the claim code hash. */
 export interface IdentityView {
   id: string;
   agent_handle: string;
@@ -50,7 +50,7 @@ export function canonicalSkills(skills: ReadonlyArray<AgentSkill>): AgentSkill[]
   }));
 }
 
-/** The direct card URL, served whatever the directory visibility (SEED-SPEC §5 rule 3). */
+/** The direct card URL, served whatever the directory visibility (docs/api.md §4: a card is served while its identity is claimed, enabled and not deleted). */
 export const cardUrl = (baseUrl: string, handle: string) => `${baseUrl}/a2a/${handle}/card`;
 
 export function toIdentityView(identity: Identity, baseUrl: string): IdentityView {
