@@ -1,5 +1,12 @@
 import { createServer, type Server } from 'node:http';
-import { reasonOf, upstreamFetch, UpstreamRefused, UpstreamUnreachable } from './upstream-fetch';
+import {
+  answeredDespiteError,
+  grpcUnreached,
+  reasonOf,
+  upstreamFetch,
+  UpstreamRefused,
+  UpstreamUnreachable,
+} from './upstream-fetch';
 
 /** The forwarder's fetch: the webhook URL rules, no redirects, a header timeout and a size limit. */
 describe('upstreamFetch', () => {
@@ -86,5 +93,34 @@ describe('upstreamFetch', () => {
       'the connection was refused',
     );
     expect(reasonOf(new Error('HTTP error! status: 503 at 10.0.0.1'))).toBe('it answered HTTP 503');
+  });
+});
+
+/** A gRPC call's failure as the SDK raises it: its transport, with grpc-js's status as the cause. */
+const grpcError = (code: number, details: string) =>
+  Object.assign(new Error(`gRPC error for sendMessage: ${code} ${details}`), {
+    transport: 'grpc',
+    status: code,
+    cause: Object.assign(new Error(`${code} ${details}`), { code, details }),
+  });
+
+describe('answeredDespiteError', () => {
+  it('counts a gRPC response that could not be decoded as answered, in the words of an unreadable answer', () => {
+    const garbled = grpcError(13, 'Response message parsing error: index out of range: 4 + 10 > 3');
+    expect(answeredDespiteError(garbled)).toBe(true);
+    expect(reasonOf(garbled)).toBe('its answer could not be understood');
+    // Still no refusal by the upstream: no A2A error came with it.
+    expect(grpcUnreached(garbled)).not.toBeNull();
+  });
+
+  it('does not count a call the upstream never answered, nor a status it sent', () => {
+    for (const error of [
+      grpcError(14, 'No connection established'),
+      grpcError(13, 'Received RST_STREAM with code 2 (Internal server error)'),
+      grpcError(4, 'Deadline exceeded'),
+      new Error('Response message parsing error'),
+      null,
+    ])
+      expect(answeredDespiteError(error)).toBe(false);
   });
 });

@@ -210,10 +210,28 @@ export function grpcUnreached(error: unknown): string | null {
   return GRPC_UNREACHED[e.cause.code] ?? null;
 }
 
+/**
+ * A gRPC call the upstream answered (it took the request and sent its response) whose
+ * response the client could not decode: grpc-js then ends the call itself with INTERNAL
+ * and this text (client-interceptors.js), which the SDK keeps as its error's cause. Like
+ * a 2xx HTTP response that cannot be read, the upstream has the message.
+ */
+export function answeredDespiteError(error: unknown): boolean {
+  const e = error as { transport?: string; cause?: { code?: number; details?: unknown } } | null;
+  return (
+    e?.transport === 'grpc' &&
+    e.cause?.code === 13 &&
+    typeof e.cause.details === 'string' &&
+    e.cause.details.startsWith('Response message parsing error')
+  );
+}
+
 function describe(error: unknown): string {
   const code = (error as { code?: string } | null)?.code;
   return (code && NETWORK_ERRORS[code]) ?? 'a network error occurred';
 }
+
+const ANSWER_NOT_UNDERSTOOD = 'its answer could not be understood';
 
 /** The reason an error gives for a status message: ours as written, anything else in general terms. */
 export function reasonOf(error: unknown): string {
@@ -224,10 +242,11 @@ export function reasonOf(error: unknown): string {
   ) {
     if (cause instanceof UpstreamUnreachable) return cause.message;
   }
+  if (answeredDespiteError(error)) return ANSWER_NOT_UNDERSTOOD;
   const grpc = grpcUnreached(error);
   if (grpc) return grpc;
   const message = error instanceof Error ? error.message : String(error);
   const status = /\b(?:status|HTTP)\D{0,3}(\d{3})\b/i.exec(message)?.[1];
   if (status) return `it answered HTTP ${status}`;
-  return 'its answer could not be understood';
+  return ANSWER_NOT_UNDERSTOOD;
 }

@@ -18,7 +18,7 @@ import {
 } from '../ledger/ledger.service';
 import type { NewMessage } from '../ledger/task-journal';
 import { isSettled, isTerminal } from '../ledger/task-state';
-import { grpcUnreached, reasonOf, refusedDestination } from './upstream-fetch';
+import { answeredDespiteError, grpcUnreached, reasonOf, refusedDestination } from './upstream-fetch';
 import { agentText, AnswerReader, AnswerRefused, isSettledA2A, NotSentAgain, refusalOf } from './upstream-answer';
 import { UpstreamClients } from './upstream-clients';
 import {
@@ -58,12 +58,12 @@ class TryAgain extends Error {}
  * can take it, see queueMessage), claims with SKIP LOCKED and a lease renewed while
  * a forward runs, retries on UPSTREAM_RETRY_SCHEDULE_MS, then the task fails with a
  * status message saying why. Once the upstream has answered a message (`accepted`:
- * an answer written, or any 2xx response, even one that cannot be read), a retry
- * never sends it again: it follows the upstream task (resubscribe, or reads) instead,
- * or — no task id known — the task fails (NotSentAgain); until then the retry sends
- * the same messageId, so an upstream that deduplicates by message id sees it once.
- * What an upstream answers is read by AnswerReader (upstream-answer.ts), under the
- * limits of a REST reply.
+ * an answer written, or any 2xx response or gRPC response, even one that cannot be
+ * read), a retry never sends it again: it follows the upstream task (resubscribe, or
+ * reads) instead, or — no task id known — the task fails (NotSentAgain); until then
+ * the retry sends the same messageId, so an upstream that deduplicates by message id
+ * sees it once. What an upstream answers is read by AnswerReader (upstream-answer.ts),
+ * under the limits of a REST reply.
  *
  * Isolation: the slots are shared as the webhook dispatcher's are (ClaimLoop), per
  * upstream and per requester organization, and every forward is bounded in total and
@@ -284,13 +284,14 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   }
 
   /**
-   * A send that failed after the upstream answered it with a 2xx status: the upstream has
-   * the message, so it is marked accepted and never sent again; with no task id to follow,
-   * the forward ends (NotSentAgain). Whatever else failed is returned as it is.
+   * A send that failed after the upstream answered it (a 2xx status, or a gRPC response
+   * that could not be decoded): the upstream has the message, so it is marked accepted and
+   * never sent again; with no task id to follow, the forward ends (NotSentAgain).
+   * Whatever else failed is returned as it is.
    */
   private async unsent(forward: ClaimedForward, call: AbortSignal, error: unknown): Promise<unknown> {
-    if (forward.accepted || !this.clients.answered.has(call) || error instanceof AnswerRefused || refusalBy(error))
-      return error;
+    const answered = this.clients.answered.has(call) || answeredDespiteError(error);
+    if (forward.accepted || !answered || error instanceof AnswerRefused || refusalBy(error)) return error;
     await this.accept(forward);
     // Its words: an answer that could not be understood, or a connection lost mid-answer.
     return error instanceof NotSentAgain ? error : new NotSentAgain(reasonOf(error));
