@@ -12,7 +12,7 @@ import { ORGANIZATION_ONLY_TYPES, type EventType } from './event-types';
 import type { OutboxEvent } from './outbox-event.entity';
 import type { PushVersion } from './push-notifications';
 import type { Webhook, WebhookStatus } from './webhook.entity';
-import type { DeliveryRow, WebhookRow } from './webhook.view';
+import type { DeliveryRow, WebhookRow } from './webhook-records';
 
 /** A delivery shows at most this many of its attempts (the most recent). */
 const ATTEMPTS_SHOWN = 20;

@@ -13,7 +13,8 @@ import { ALL_EVENTS, ORGANIZATION_ONLY_TYPES, type EventType } from './event-typ
 import { EventsRepository, type WebhookChanges, type WebhookScope } from './events.repository';
 import { EventsService } from './events.service';
 import { generateSecret } from './signing';
-import { toDeliveryView, toWebhookView, type DeliveryView, type WebhookRow, type WebhookView } from './webhook.view';
+import type { WebhookRow } from './webhook-records';
+import { toDeliveryView, toWebhookView, type DeliveryView, type WebhookView } from './webhook.view';
 import type { CreateWebhookDto } from './dto/create-webhook.dto';
 import type { UpdateWebhookDto } from './dto/update-webhook.dto';
 import type { ListWebhooksQuery } from './dto/list-webhooks.query';

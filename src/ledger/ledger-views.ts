@@ -4,6 +4,7 @@ import { toPartView, type PartView } from './parts';
 import {
   participantsOf,
   type ArtifactRecord,
+  type ContextRecord,
   type MessageRecord,
   type Participant,
   type TaskRecord,
@@ -68,14 +69,6 @@ export type TaskSummaryView = Omit<
 > & {
   status: { state: TaskState; timestamp: string };
 };
-
-export interface ContextRecord {
-  id: string;
-  requester: Participant;
-  worker: Participant;
-  createdAt: Date;
-  updatedAt: Date;
-}
 
 export interface ContextView {
   id: string;

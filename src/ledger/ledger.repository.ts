@@ -15,18 +15,20 @@ import type { A2AVersion, PushNotificationConfig } from './entities/push-notific
 import type { ArtifactChunk, TaskEventKind } from './entities/task-event.entity';
 import type { MessageRole, TaskMessage } from './entities/task-message.entity';
 import type { Task } from './entities/task.entity';
-import type { ContextRecord } from './ledger-views';
-import type { ForwardedTask, TaskPair } from './ledger.service';
-import type { PushConfigInput, PushConfigRecord } from './push-configs.service';
-import type { NewMessage } from './task-journal';
 import { CHANGES_CHANNEL } from '../events/task-notifier';
 import {
   participantsOf,
   type ArtifactRecord,
+  type ContextRecord,
+  type ForwardedTask,
   type HydrateOptions,
   type MessageRecord,
+  type NewMessage,
   type ParticipantRow,
+  type PushConfigInput,
+  type PushConfigRecord,
   type TaskEventRecord,
+  type TaskPair,
   type TaskRecord,
   type TaskRow,
   type UpstreamIds,

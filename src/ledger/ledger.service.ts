@@ -12,19 +12,22 @@ import type { WriteBatch } from '../database/write-batch';
 import { currentTraceId } from '../tracing/tracing';
 import { LedgerEvents } from './ledger-events';
 import { LedgerRepository, TASK_MOVED_ON, type PairTaskFilter as PairTaskRowFilter } from './ledger.repository';
-import { TaskJournal, type JournalEntry, type NewMessage, type RoomAsked } from './task-journal';
+import { TaskJournal, type JournalEntry, type RoomAsked } from './task-journal';
 import { TaskNotifier } from '../events/task-notifier';
-import type { HydrateOptions, MessageRecord, Participant, TaskEventRecord, TaskRecord, TaskRow } from './task-records';
+import type {
+  ForwardedTask,
+  HydrateOptions,
+  MessageRecord,
+  NewMessage,
+  TaskEventRecord,
+  TaskPair,
+  TaskRecord,
+  TaskRow,
+} from './task-records';
 import type { ArtifactChunk } from './entities/task-event.entity';
-import { transition, type ReplyState, type TaskState } from './task-state';
+import { transition, type ReplyState } from './task-state';
 import { TaskWatch } from './task-watch';
 import { RememberedTasks, type RememberedTask } from './remembered-tasks';
-
-/** The two identities a protocol call is about: the caller and the handle's identity. */
-export interface TaskPair {
-  requester: Participant;
-  worker: Participant;
-}
 
 export interface SendInput {
   message: NewMessage;
@@ -84,15 +87,6 @@ const REMEMBERED_TASKS = 10_000;
  * task's lock for long; a caller hands updates over in batches of at most this many.
  */
 export const UPSTREAM_UPDATES_PER_TRANSACTION = 64;
-
-/** A forwarded task as the forwarder needs it. */
-export interface ForwardedTask {
-  id: string;
-  state: TaskState;
-  workerIdentityId: string;
-  upstreamTaskId: string | null;
-  upstreamContextId: string | null;
-}
 
 /**
  * The ledger as the protocol sees it: every read and write is scoped to one

@@ -6,24 +6,11 @@ import type { Tx } from '../database/database';
 import { checkDestinationUrl } from '../events/address-policy';
 import type { A2AVersion } from './entities/push-notification-config.entity';
 import { LedgerRepository } from './ledger.repository';
-import { LedgerService, type TaskPair } from './ledger.service';
-import type { TaskRow } from './task-records';
+import { LedgerService } from './ledger.service';
+import type { PushConfigInput, PushConfigRecord, TaskPair, TaskRow } from './task-records';
 
 /** CONTRACT §5. */
 export const MAX_PUSH_CONFIGS_PER_TASK = 10;
-
-export interface PushConfigInput {
-  /** Empty: the service picks one. The same id on the same task replaces the config. */
-  id: string;
-  url: string;
-  token: string;
-  authentication: { scheme: string; credentials: string } | null;
-}
-
-export interface PushConfigRecord extends PushConfigInput {
-  taskId: string;
-  protocolVersion: A2AVersion;
-}
 
 /**
  * A2A push notification configs: owned by the task's requester, so every operation

@@ -22,9 +22,8 @@ import {
 import { LedgerRepository, MESSAGES_NEWEST_FIRST } from './ledger.repository';
 import { LedgerService } from './ledger.service';
 import { parsePart, type StoredPart } from './parts';
-import type { NewMessage } from './task-journal';
 import type { RememberedTask } from './remembered-tasks';
-import type { HydrateOptions, ParticipantRow, TaskRecord } from './task-records';
+import type { HydrateOptions, NewMessage, ParticipantRow, TaskRecord } from './task-records';
 import { transition } from './task-state';
 
 type LedgerPrincipal = KeyPrincipal | ConsolePrincipal;
