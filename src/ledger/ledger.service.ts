@@ -11,7 +11,8 @@ import { afterCommit, beforeCommit, whenSettled } from '../database/unit-of-work
 import type { WriteBatch } from '../database/write-batch';
 import { currentTraceId } from '../tracing/tracing';
 import { LedgerEvents } from './ledger-events';
-import { LedgerRepository, TASK_MOVED_ON, type PairTaskFilter as PairTaskRowFilter } from './ledger.repository';
+import { LedgerRepository, TASK_MOVED_ON } from './ledger.repository';
+import { TaskReadsRepository, type PairTaskFilter as PairTaskRowFilter } from './task-reads.repository';
 import { TaskJournal, type JournalEntry, type RoomAsked } from './task-journal';
 import { TaskNotifier } from '../events/task-notifier';
 import type {
@@ -99,6 +100,7 @@ export class LedgerService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly db: Database,
     private readonly repository: LedgerRepository,
+    private readonly reads: TaskReadsRepository,
     private readonly notifier: TaskNotifier,
     private readonly ledgerEvents: LedgerEvents,
   ) {}
@@ -193,7 +195,7 @@ export class LedgerService {
     switch (sent.kind) {
       case 'created': {
         // No history but the message, no artifacts, and no status message (a requester's message is not one).
-        const [task] = await this.repository.hydrate([sent.task], { historyLength: 0, artifacts: false });
+        const [task] = await this.reads.hydrate([sent.task], { historyLength: 0, artifacts: false });
         return {
           task: {
             ...task,
@@ -212,7 +214,7 @@ export class LedgerService {
 
   /** One of the pair's tasks, or null. */
   async find(pair: TaskPair, taskId: string, read: HydrateOptions): Promise<TaskRecord | null> {
-    return isUuid(taskId) ? this.repository.pairTaskRecord(taskId, pair, this.bounded(read)) : null;
+    return isUuid(taskId) ? this.reads.pairTaskRecord(taskId, pair, this.bounded(read)) : null;
   }
 
   /** The pair's tasks, newest first, with the total count of the filtered list. */
@@ -224,10 +226,10 @@ export class LedgerService {
     if (filter.contextId !== undefined && !isUuid(filter.contextId))
       return { tasks: [], nextPageToken: '', totalSize: 0 };
     const page = new Keyset('t', filter.pageToken || undefined, filter.pageSize);
-    const total = await this.repository.countPairTasks(pair, filter);
-    const { items, nextCursor } = page.cut(await this.repository.pairTasks(pair, filter, page), creationPosition);
+    const total = await this.reads.countPairTasks(pair, filter);
+    const { items, nextCursor } = page.cut(await this.reads.pairTasks(pair, filter, page), creationPosition);
     return {
-      tasks: await this.repository.hydrate(items, this.bounded(read)),
+      tasks: await this.reads.hydrate(items, this.bounded(read)),
       nextPageToken: nextCursor ?? '',
       totalSize: total,
     };
@@ -276,7 +278,7 @@ export class LedgerService {
 
   /** The task's events after `afterSeq`, in order (at most `limit`). */
   events(task: { id: string; contextId: string }, afterSeq: number, limit?: number): Promise<TaskEventRecord[]> {
-    return this.repository.events(task, afterSeq, limit);
+    return this.reads.events(task, afterSeq, limit);
   }
 
   /** A forwarded task's state and upstream ids, for the forwarder (never on behalf of a caller). */
@@ -286,7 +288,7 @@ export class LedgerService {
 
   /** The requester's message with this id on the task, as stored (the forwarder sends it on). */
   requesterMessage(taskId: string, messageId: string): Promise<NewMessage | null> {
-    return this.repository.requesterMessage(taskId, messageId);
+    return this.reads.requesterMessage(taskId, messageId);
   }
 
   /**
@@ -398,7 +400,7 @@ export class LedgerService {
 
   /** A task by its id alone, for the service's own use (push notifications), never on behalf of a caller. */
   async taskById(taskId: string, read: HydrateOptions): Promise<TaskRecord | null> {
-    return this.repository.taskRecord(taskId, this.bounded(read));
+    return this.reads.taskRecord(taskId, this.bounded(read));
   }
 
   /** Waits for changes to a task; see TaskWatch. Close it when done. */

@@ -5,7 +5,7 @@ import { badRequest, notFound } from '../common/app-error';
 import type { Tx } from '../database/database';
 import { checkDestinationUrl } from '../events/address-policy';
 import type { A2AVersion } from './entities/push-notification-config.entity';
-import { LedgerRepository } from './ledger.repository';
+import { PushConfigsRepository } from './push-configs.repository';
 import { LedgerService } from './ledger.service';
 import type { PushConfigInput, PushConfigRecord, TaskPair, TaskRow } from './task-records';
 
@@ -20,7 +20,7 @@ export const MAX_PUSH_CONFIGS_PER_TASK = 10;
 @Injectable()
 export class PushConfigService {
   constructor(
-    private readonly repository: LedgerRepository,
+    private readonly repository: PushConfigsRepository,
     private readonly ledger: LedgerService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}

@@ -19,7 +19,7 @@ import {
   type MessageView,
   type TaskView,
 } from './ledger-views';
-import { LedgerRepository, MESSAGES_NEWEST_FIRST } from './ledger.repository';
+import { MESSAGES_NEWEST_FIRST, TaskReadsRepository } from './task-reads.repository';
 import { LedgerService } from './ledger.service';
 import { parsePart, type StoredPart } from './parts';
 import type { RememberedTask } from './remembered-tasks';
@@ -39,7 +39,7 @@ const CONTEXT_TASKS_SHOWN = 200;
 @Injectable()
 export class TasksService {
   constructor(
-    private readonly repository: LedgerRepository,
+    private readonly repository: TaskReadsRepository,
     private readonly ledger: LedgerService,
     private readonly idempotency: IdempotencyStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,

@@ -8,7 +8,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { ConsoleRepository } from '../console/console.repository';
 import { EventsRepository } from '../events/events.repository';
 import { IDEMPOTENCY_TTL_HOURS } from '../ledger/idempotency';
-import { LedgerRepository } from '../ledger/ledger.repository';
+import { IdempotencyRepository } from '../ledger/idempotency.repository';
 
 /** One kind of row that expires: `prune(batch)` deletes at most `batch` expired rows and says how many went. */
 export interface Pruner {
@@ -47,7 +47,7 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
   constructor(
     events: EventsRepository,
     admission: AdmissionRepository,
-    ledger: LedgerRepository,
+    idempotency: IdempotencyRepository,
     consoleRepository: ConsoleRepository,
     audit: AuditRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -62,7 +62,7 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
     this.register({ name: 'admission_decisions', prune: (batch) => admission.pruneDecisions(decisionsDays, batch) });
     this.register({
       name: 'idempotency_keys',
-      prune: (batch) => ledger.pruneIdempotencyKeys(IDEMPOTENCY_TTL_HOURS, batch),
+      prune: (batch) => idempotency.pruneIdempotencyKeys(IDEMPOTENCY_TTL_HOURS, batch),
     });
     this.register({ name: 'console_sessions', prune: (batch) => consoleRepository.pruneExpiredSessions(batch) });
     this.register({ name: 'console_invites', prune: (batch) => consoleRepository.pruneExpiredInvites(batch) });
