@@ -7,7 +7,7 @@ import type { Webhook } from './webhook.entity';
 // The webhook and delivery rows as the events repositories read them; the views
 // (webhook.view.ts) are made from these at the edge.
 
-/** One row of the webhook read query (EventsRepository's webhook read model). Never carries the secret. */
+/** One row of the webhook read query (WebhooksRepository's webhook read model). Never carries the secret. */
 export type WebhookRow = Pick<
   RowOf<Webhook>,
   | 'id'
@@ -23,7 +23,7 @@ export type WebhookRow = Pick<
   | 'updated_at'
 > & { identity_handle: string | null };
 
-/** One row of the delivery read query (EventsRepository's SELECT_DELIVERY): a webhook's delivery, so both ids are set. */
+/** One row of the delivery read query (DeliveriesRepository's SELECT_DELIVERY): a webhook's delivery, so both ids are set. */
 export type DeliveryRow = Pick<
   RowOf<Delivery>,
   | 'id'

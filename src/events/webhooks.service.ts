@@ -10,7 +10,8 @@ import { checkDestinationUrl } from './address-policy';
 import { DeliveryDispatcher } from './delivery-dispatcher';
 import { DeliveryQueue } from './delivery-queue';
 import { ALL_EVENTS, ORGANIZATION_ONLY_TYPES, type EventType } from './event-types';
-import { EventsRepository, type WebhookChanges, type WebhookScope } from './events.repository';
+import { DeliveriesRepository } from './deliveries.repository';
+import { WebhooksRepository, type WebhookChanges, type WebhookScope } from './webhooks.repository';
 import { EventsService } from './events.service';
 import { generateSecret } from './signing';
 import type { WebhookRow } from './webhook-records';
@@ -42,7 +43,8 @@ function scopeOf(principal: Caller): Scope {
 export class WebhooksService {
   constructor(
     private readonly db: Database,
-    private readonly repository: EventsRepository,
+    private readonly repository: WebhooksRepository,
+    private readonly deliveryRows: DeliveriesRepository,
     private readonly organizations: OrganizationLocks,
     private readonly identities: WebhookIdentities,
     private readonly events: EventsService,
@@ -183,7 +185,7 @@ export class WebhooksService {
         data: { webhook_id: id, message: 'A test event, sent on request.' },
       });
     });
-    return toDeliveryView((await this.repository.deliveryOfEvent(id, eventId))!);
+    return toDeliveryView((await this.deliveryRows.deliveryOfEvent(id, eventId))!);
   }
 
   async deliveries(
@@ -192,7 +194,7 @@ export class WebhooksService {
     query: ListDeliveriesQuery,
   ): Promise<{ deliveries: DeliveryView[]; next_cursor: string | null }> {
     await this.find(null, principal, 'delivery.read', id);
-    const page = await this.repository.listDeliveries(id, query.status, query);
+    const page = await this.deliveryRows.listDeliveries(id, query.status, query);
     return { deliveries: page.items.map(toDeliveryView), next_cursor: page.nextCursor };
   }
 
@@ -206,13 +208,13 @@ export class WebhooksService {
       const webhook = await this.find(tx, principal, 'webhook.write', webhookId);
       if (webhook.status !== 'active')
         throw conflict('webhook_disabled', 'The webhook is disabled; enable it before retrying a delivery.');
-      if (await this.repository.requeueDelivery(deliveryId, webhookId, tx)) return;
-      const inFlight = await this.repository.deliveryInFlight(deliveryId, webhookId, tx);
+      if (await this.deliveryRows.requeueDelivery(deliveryId, webhookId, tx)) return;
+      const inFlight = await this.deliveryRows.deliveryInFlight(deliveryId, webhookId, tx);
       if (inFlight === null) throw notFound('delivery_not_found', 'No delivery with that id for this webhook.');
       throw conflict('delivery_in_flight', 'The delivery is being attempted right now.');
     });
     this.dispatcher.wake();
-    return toDeliveryView((await this.repository.delivery(deliveryId))!);
+    return toDeliveryView((await this.deliveryRows.delivery(deliveryId))!);
   }
 
   /** The identity a new subscription is scoped to: an agent key's own; for others the one named, if any. */

@@ -233,7 +233,7 @@ export class TaskJournal {
     this.send();
   }
 
-  /** `entries` as the task's events, as they are written (and as LedgerRepository.events reads them back). */
+  /** `entries` as the task's events, as they are written (and as TaskReadsRepository.events reads them back). */
   eventRecords(entries: readonly JournalEntry[]): TaskEventRecord[] {
     return entries.map((entry) => {
       const createdAt = this.at;

@@ -10,7 +10,7 @@ import type { TaskState } from './task-state';
 /**
  * What the ledger hands to the rest of the service: plain records, protocol-neutral
  * (parts in the stored A2A v1.0 JSON form). The protocol maps them to the SDK's
- * types, the REST API to its views. LedgerRepository reads them.
+ * types, the REST API to its views. The ledger's repositories read them.
  */
 export interface Participant {
   id: string;

@@ -6,7 +6,8 @@ import { AdmissionRepository } from '../admission/admission.repository';
 import { LOGGER } from '../common/tokens';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { ConsoleRepository } from '../console/console.repository';
-import { EventsRepository } from '../events/events.repository';
+import { DeliveriesRepository } from '../events/deliveries.repository';
+import { OutboxRepository } from '../events/outbox.repository';
 import { IDEMPOTENCY_TTL_HOURS } from '../ledger/idempotency';
 import { IdempotencyRepository } from '../ledger/idempotency.repository';
 
@@ -45,7 +46,8 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
   private pass: Promise<unknown> = Promise.resolve();
 
   constructor(
-    events: EventsRepository,
+    outbox: OutboxRepository,
+    deliveries: DeliveriesRepository,
     admission: AdmissionRepository,
     idempotency: IdempotencyRepository,
     consoleRepository: ConsoleRepository,
@@ -57,8 +59,8 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
       events: { retentionDays },
       retention: { decisionsDays, auditDays },
     } = config;
-    this.register({ name: 'events', prune: (batch) => events.pruneEvents(retentionDays, batch) });
-    this.register({ name: 'push_deliveries', prune: (batch) => events.prunePushDeliveries(retentionDays, batch) });
+    this.register({ name: 'events', prune: (batch) => outbox.pruneEvents(retentionDays, batch) });
+    this.register({ name: 'push_deliveries', prune: (batch) => deliveries.prunePushDeliveries(retentionDays, batch) });
     this.register({ name: 'admission_decisions', prune: (batch) => admission.pruneDecisions(decisionsDays, batch) });
     this.register({
       name: 'idempotency_keys',
