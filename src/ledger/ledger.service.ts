@@ -175,7 +175,7 @@ export class LedgerService {
       if (constraint === 'fk_tasks_context') throw contextNotFound();
       if (constraint !== 'uq_tasks_origin') throw error;
       const taskId = await this.repository.originTask(pair, message.messageId);
-      return { task: (await this.find(pair, taskId!, read))!, duplicate: true };
+      return { task: (await this.pairRecord(pair, taskId!, read))!, duplicate: true };
     }
     return this.sendResult(pair, { kind: 'created', task: row, message }, read);
   }
@@ -206,15 +206,20 @@ export class LedgerService {
         };
       }
       case 'continued':
-        return { task: (await this.find(pair, sent.journal.task.id, read))!, duplicate: false };
+        return { task: (await this.pairRecord(pair, sent.journal.task.id, read))!, duplicate: false };
       case 'duplicate':
-        return { task: (await this.find(pair, sent.taskId, read))!, duplicate: true };
+        return { task: (await this.pairRecord(pair, sent.taskId, read))!, duplicate: true };
     }
   }
 
-  /** One of the pair's tasks, or null. */
+  /** One of the pair's tasks, or null (an id that is no task id names none). */
   async find(pair: TaskPair, taskId: string, read: HydrateOptions): Promise<TaskRecord | null> {
-    return isUuid(taskId) ? this.reads.pairTaskRecord(taskId, pair, this.bounded(read)) : null;
+    return isUuid(taskId) ? this.pairRecord(pair, taskId, read) : null;
+  }
+
+  /** One of the pair's tasks by an id this service has already checked (locked, or read back): not checked again. */
+  private pairRecord(pair: TaskPair, taskId: string, read: HydrateOptions): Promise<TaskRecord | null> {
+    return this.reads.pairTaskRecord(taskId, pair, this.bounded(read));
   }
 
   /** The pair's tasks, newest first, with the total count of the filtered list. */
@@ -247,7 +252,7 @@ export class LedgerService {
     repeat: 'return' | 'refuse' = 'return',
   ): Promise<TaskRecord> {
     await this.write((tx) => this.recordCancel(tx, pair, taskId, repeat));
-    return (await this.find(pair, taskId, read))!;
+    return (await this.pairRecord(pair, taskId, read))!;
   }
 
   /**
