@@ -11,7 +11,7 @@ import type { PushVersion } from './push-notifications';
 import { WebhooksRepository } from './webhooks.repository';
 import { DISABLE_AFTER_MS, retryDelay } from './retry-schedule';
 
-/** The envelope of CONTRACT §8, in its order. */
+/** The event envelope (docs/api.md §8, §14), its members in their order. */
 export interface Envelope {
   id: string;
   type: EventType;

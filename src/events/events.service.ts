@@ -32,7 +32,7 @@ export interface Participant {
 }
 
 /**
- * The outbox (CONTRACT §8). Other modules call `emit` inside the transaction that
+ * The outbox (docs/api.md §8). Other modules call `emit` inside the transaction that
  * makes the change, with that transaction: the event commits or rolls back with the
  * change (OutboxRepository.insertEventsWithDeliveries writes it and its deliveries).
  * Once a transaction that emitted commits, this process's dispatcher is woken

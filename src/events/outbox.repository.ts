@@ -9,7 +9,7 @@ import { ORGANIZATION_ONLY_TYPES, type EventType } from './event-types';
 import type { OutboxEvent } from './outbox-event.entity';
 
 /**
- * Whose events a reader sees (CONTRACT §14): an organization's, or — for an agent
+ * Whose events a reader sees (docs/api.md §14): an organization's, or — for an agent
  * key — only those about its identity, without the organization-only types
  * (api_key.*), exactly as an identity-scoped webhook would receive them.
  */

@@ -21,9 +21,9 @@ import type { UpdateWebhookDto } from './dto/update-webhook.dto';
 import type { ListWebhooksQuery } from './dto/list-webhooks.query';
 import type { ListDeliveriesQuery } from './dto/list-deliveries.query';
 
-/** CONTRACT §10: at most this many webhooks per organization. */
+/** At most this many webhooks per organization (docs/api.md §10). */
 export const MAX_WEBHOOKS_PER_ORGANIZATION = 50;
-/** CONTRACT §8: after a rotation the old secret keeps signing this long. */
+/** After a rotation the previous secret also signs for this long, so receivers can switch without missing a delivery. */
 export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 type Caller = KeyPrincipal | ConsolePrincipal;
 
@@ -35,7 +35,7 @@ function scopeOf(principal: Caller): Scope {
 }
 
 /**
- * Webhook subscriptions (CONTRACT §8). Admin keys and Console users manage their
+ * Webhook subscriptions (docs/api.md §8). Admin keys and Console users manage their
  * organization's webhooks, organization-wide or for one of its identities; a claimed
  * agent key manages only webhooks for its own identity and never sees others (404).
  */

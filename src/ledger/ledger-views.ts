@@ -14,7 +14,7 @@ import {
 import { TASK_STATES, type TaskState } from './task-state';
 
 /**
- * REST views of the ledger (CONTRACT §7). A2A members keep the A2A v0.3 JSON form
+ * REST views of the ledger (docs/api.md §7). A2A members keep the A2A v0.3 JSON form
  * and camelCase (`kind`, lowercase states and roles, the same spelling as the REST
  * filters and the reply body); what the REST API adds is snake_case.
  */

@@ -9,7 +9,7 @@ import type { MessageRecord, NewMessage, TaskEventRecord, TaskRow } from './task
 import { currentTraceId } from '../tracing/tracing';
 import type { TaskState } from './task-state';
 
-/** One change recorded by a journal, as the events module reports it (CONTRACT §8). */
+/** One change recorded by a journal, as the events module reports it (docs/api.md §8). */
 export type JournalEntry =
   | { kind: 'message'; seq: number; message: MessageRecord; state: TaskState; changesStatus: boolean }
   | { kind: 'status'; seq: number; state: TaskState }

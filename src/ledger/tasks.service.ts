@@ -32,7 +32,7 @@ type LedgerPrincipal = KeyPrincipal | ConsolePrincipal;
 const CONTEXT_TASKS_SHOWN = 200;
 
 /**
- * The REST side of the ledger (CONTRACT §7): reads for both participants and the
+ * The REST side of the ledger (docs/api.md §7): reads for both participants and the
  * worker's reply. Who sees what is decided by src/auth/access.ts; a task the caller
  * may not see is "not found", never "forbidden".
  */

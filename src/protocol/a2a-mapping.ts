@@ -106,7 +106,7 @@ export function toStreamResponse(
 }
 
 /**
- * The requester's message, checked (CONTRACT §5, §10) and in the stored form. The
+ * The requester's message, checked (docs/api.md §5, §10) and in the stored form. The
  * types are checked here, at the request handler every binding calls, and each part's
  * contents by the ledger's own `parsePart` (on the part's v1.0 JSON form), as strictly
  * as the REST reply checks them: a number where text belongs is refused, not stored.

@@ -13,7 +13,7 @@ export interface ProtocolCall {
   /**
    * Whether a send waits for the worker. Read from the raw request: the SDK's v0.3
    * translation turns an absent `blocking` into "return immediately", while
-   * CONTRACT §5 says a v0.3 send blocks unless `blocking` is false.
+   * A v0.3 send blocks unless `blocking` is false (docs/api.md §5, Blocking).
    */
   blocking: boolean;
   /** Aborted when the client goes away, the stream reaches its maximum duration, or the service shuts down. */

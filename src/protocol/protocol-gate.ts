@@ -16,7 +16,7 @@ import { OpenCalls } from '../limits/open-calls';
 /** What the binding read from the request before the method runs. */
 export interface CallShape {
   version: A2AVersion;
-  /** A send that waits for the worker (CONTRACT §5 "Blocking"). */
+  /** A send that waits for the worker (docs/api.md §5, Blocking). */
   blocking: boolean;
   /** A stream, or a blocking send: the call holds one of its key's open-call slots. */
   staysOpen: boolean;
@@ -34,7 +34,7 @@ export interface OpenCall {
 }
 
 /**
- * CONTRACT §5's checks after the credential, in one place for every binding
+ * The checks of docs/api.md §5 after the credential, in one place for every binding
  * (JSON-RPC, HTTP+JSON, gRPC): the caller's own receiver enabled (403), the worker
  * servable (404), admission (403); then the call's open-call slot (429) and its
  * standing, re-checked while it stays open. Bindings render the errors in their own

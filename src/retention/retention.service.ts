@@ -25,7 +25,7 @@ const FIRST_PASS_MAX_DELAY_MS = 60_000;
 const DAY_MS = 86_400_000;
 
 /**
- * Retention (CONTRACT §15): the one place that deletes what has expired — outbox events
+ * Retention (how long each kind is kept: docs/api.md §10, §15): the one place that deletes what has expired — outbox events
  * with their webhook deliveries and finished push deliveries (EVENTS_RETENTION_DAYS),
  * admission decisions (DECISIONS_RETENTION_DAYS), Idempotency-Key records (24 h),
  * expired Console sessions and invitations, and whatever another module registers
