@@ -3,7 +3,7 @@ import { badRequest } from '../common/app-error';
 import type { CodeWithStatus } from '../common/error-codes';
 
 /**
- * Where the service may send webhooks and push notifications (CONTRACT §8): `https`
+ * Where the service may send webhooks and push notifications (docs/api.md §8): `https`
  * only, and never to a private, loopback, link-local or metadata address. URLs are
  * checked when a subscription is saved (scheme, credentials, address literals) and
  * again at every send, after DNS resolution, on the address actually connected to.

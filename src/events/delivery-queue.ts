@@ -6,11 +6,12 @@ import { Database, type Tx } from '../database/database';
 import type { SendOutcome } from './delivery-sender';
 import type { HeldShares } from './claim-loop';
 import type { EventType } from './event-types';
-import { EventsRepository, type ClaimedRow } from './events.repository';
+import { DeliveriesRepository, type ClaimedRow } from './deliveries.repository';
 import type { PushVersion } from './push-notifications';
+import { WebhooksRepository } from './webhooks.repository';
 import { DISABLE_AFTER_MS, retryDelay } from './retry-schedule';
 
-/** The envelope of CONTRACT §8, in its order. */
+/** The event envelope (docs/api.md §8, §14), its members in their order. */
 export interface Envelope {
   id: string;
   type: EventType;
@@ -71,7 +72,8 @@ const INTERRUPTED = 'interrupted: the dispatcher stopped before the result was r
 export class DeliveryQueue {
   constructor(
     private readonly db: Database,
-    private readonly repository: EventsRepository,
+    private readonly repository: DeliveriesRepository,
+    private readonly webhooks: WebhooksRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -165,13 +167,13 @@ export class DeliveryQueue {
         await this.finish(tx, delivery, outcome, delay !== null ? 'pending' : 'failed', delay);
         return delay !== null;
       }
-      const webhook = await this.repository.lockWebhookFailing(webhookId, DISABLE_AFTER_MS, tx);
+      const webhook = await this.webhooks.lockWebhookFailing(webhookId, DISABLE_AFTER_MS, tx);
       const disable = webhook?.status === 'active' && webhook.expired === true;
-      await this.repository.markWebhookFailing(webhookId, tx);
+      await this.webhooks.markWebhookFailing(webhookId, tx);
       const retry = webhook?.status === 'active' && !disable && delay !== null;
       await this.finish(tx, delivery, outcome, retry ? 'pending' : 'failed', retry ? delay : null);
       if (disable) {
-        await this.repository.disableWebhook(webhookId, tx);
+        await this.webhooks.disableWebhook(webhookId, tx);
         const failed = await this.failPending(tx, webhookId);
         this.logger.warn(
           { webhook_id: webhookId, failed_deliveries: failed },

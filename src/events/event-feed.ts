@@ -3,9 +3,9 @@ import { badRequest } from '../common/app-error';
 import type { PageQuery } from '../common/pagination';
 import type { Envelope } from './delivery-queue';
 import type { EventType } from './event-types';
-import { eventPage, EventsRepository, type FeedPosition, type FeedRow, type FeedScope } from './events.repository';
+import { eventPage, OutboxRepository, type FeedPosition, type FeedRow, type FeedScope } from './outbox.repository';
 
-export type { FeedPosition, FeedScope } from './events.repository';
+export type { FeedPosition, FeedScope } from './outbox.repository';
 
 export interface FeedEvent {
   envelope: Envelope;
@@ -31,7 +31,7 @@ const positionOf = (row: FeedRow): FeedPosition => ({ txid: row.txid, seq: row.s
  */
 @Injectable()
 export class EventFeed {
-  constructor(private readonly repository: EventsRepository) {}
+  constructor(private readonly repository: OutboxRepository) {}
 
   /** Where an event sits in the stream; 400 when the scope has no such event (never seen, or past retention). */
   async positionOf(scope: FeedScope, eventId: string): Promise<FeedPosition> {

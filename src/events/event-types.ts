@@ -1,4 +1,4 @@
-/** The event types of CONTRACT §8, in the order the contract lists them, and the Console's (§13). */
+/** The event types (docs/api.md §8), and the Console's (§13). */
 export const EVENT_TYPES = [
   'task.created',
   'task.message',

@@ -12,12 +12,14 @@ import { DeliveryQueue } from './delivery-queue';
 import { EventFeed } from './event-feed';
 import { DeliverySender, HOST_RESOLVER, systemResolver } from './delivery-sender';
 import { Delivery } from './delivery.entity';
-import { EventsRepository } from './events.repository';
 import { EventsService } from './events.service';
+import { DeliveriesRepository } from './deliveries.repository';
 import { OutboxEvent } from './outbox-event.entity';
+import { OutboxRepository } from './outbox.repository';
 import { PushNotifications } from './push-notifications';
 import { Webhook } from './webhook.entity';
 import { WebhooksController } from './webhooks.controller';
+import { WebhooksRepository } from './webhooks.repository';
 import { WebhooksService } from './webhooks.service';
 
 /**
@@ -33,7 +35,9 @@ import { WebhooksService } from './webhooks.service';
   imports: [TypeOrmModule.forFeature([OutboxEvent, Webhook, Delivery, DeliveryAttempt]), LimitsModule],
   controllers: [WebhooksController],
   providers: [
-    EventsRepository,
+    OutboxRepository,
+    DeliveriesRepository,
+    WebhooksRepository,
     EventsService,
     WebhooksService,
     DeliveryQueue,
@@ -50,6 +54,14 @@ import { WebhooksService } from './webhooks.service';
         isEmbedded(config) ? new LocalTaskNotifier() : new PgTaskNotifier(config.databaseUrl!, logger),
     },
   ],
-  exports: [EventsRepository, EventsService, PushNotifications, EventFeed, TaskNotifier],
+  exports: [
+    OutboxRepository,
+    DeliveriesRepository,
+    WebhooksRepository,
+    EventsService,
+    PushNotifications,
+    EventFeed,
+    TaskNotifier,
+  ],
 })
 export class EventsModule {}

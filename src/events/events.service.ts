@@ -7,7 +7,7 @@ import { DeliveryDispatcher } from './delivery-dispatcher';
 import { newEventId } from './event-id';
 import type { EventType } from './event-types';
 import { currentTraceparent } from '../tracing/tracing';
-import { EventsRepository, type EventToWrite } from './events.repository';
+import { OutboxRepository, type EventToWrite } from './outbox.repository';
 
 export interface EventInput {
   type: EventType;
@@ -32,9 +32,9 @@ export interface Participant {
 }
 
 /**
- * The outbox (CONTRACT §8). Other modules call `emit` inside the transaction that
+ * The outbox (docs/api.md §8). Other modules call `emit` inside the transaction that
  * makes the change, with that transaction: the event commits or rolls back with the
- * change (EventsRepository.insertEventsWithDeliveries writes it and its deliveries).
+ * change (OutboxRepository.insertEventsWithDeliveries writes it and its deliveries).
  * Once a transaction that emitted commits, this process's dispatcher is woken
  * (an after-commit hook of the unit of work); other processes find the work when
  * they poll.
@@ -42,7 +42,7 @@ export interface Participant {
 @Injectable()
 export class EventsService {
   constructor(
-    private readonly repository: EventsRepository,
+    private readonly repository: OutboxRepository,
     private readonly dispatcher: DeliveryDispatcher,
     private readonly notifier: TaskNotifier,
   ) {}

@@ -1,4 +1,4 @@
-/** CONTRACT §8: an endpoint that has failed every attempt for this long is disabled. */
+/** A webhook whose every attempt has failed for this long is disabled. */
 export const DISABLE_AFTER_MS = 5 * 24 * 3600 * 1000;
 
 /**

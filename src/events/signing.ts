@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 
 /**
- * Standard Webhooks signatures (https://www.standardwebhooks.com), CONTRACT §8:
+ * Standard Webhooks signatures (https://www.standardwebhooks.com), docs/api.md §8:
  * `webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the
  * base64 payload of the `whsec_` secret; during a rotation one signature per valid
  * secret, separated by spaces.

@@ -1,26 +1,9 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { PageOf } from '../common/api-docs';
-import type { RowOf } from '../database/row';
-import type { DeliveryAttempt } from './delivery-attempt.entity';
-import type { Delivery, DeliveryStatus } from './delivery.entity';
+import type { DeliveryStatus } from './delivery.entity';
 import { EVENT_TYPES, type EventType } from './event-types';
-import type { Webhook, WebhookStatus } from './webhook.entity';
-
-/** One row of the webhook read query (EventsRepository's webhook read model). Never carries the secret. */
-export type WebhookRow = Pick<
-  RowOf<Webhook>,
-  | 'id'
-  | 'organization_id'
-  | 'identity_id'
-  | 'url'
-  | 'events'
-  | 'description'
-  | 'status'
-  | 'failing_since'
-  | 'previous_secret_expires_at'
-  | 'created_at'
-  | 'updated_at'
-> & { identity_handle: string | null };
+import type { WebhookStatus } from './webhook.entity';
+import type { AttemptRow, DeliveryRow, WebhookRow } from './webhook-records';
 
 /** A webhook subscription as every read returns it. The secret is shown only on creation and rotation. */
 export interface WebhookView {
@@ -58,33 +41,6 @@ export function toWebhookView(row: WebhookRow): WebhookView {
     updated_at: row.updated_at.toISOString(),
   };
 }
-
-/** One row of the delivery read query (EventsRepository's SELECT_DELIVERY): a webhook's delivery, so both ids are set. */
-export type DeliveryRow = Pick<
-  RowOf<Delivery>,
-  | 'id'
-  | 'status'
-  | 'attempts'
-  | 'next_attempt_at'
-  | 'last_attempt_at'
-  | 'last_status_code'
-  | 'last_error'
-  | 'last_duration_ms'
-  | 'created_at'
-  | 'updated_at'
-> & {
-  webhook_id: string;
-  event_id: string;
-  event_type: EventType;
-  /** The most recent attempts, oldest first, as json_agg gives them (timestamps as text). */
-  recent_attempts: AttemptRow[];
-};
-
-/** An attempt as json_agg gives it: a delivery_attempts row, its timestamp as text. */
-export type AttemptRow = Pick<
-  RowOf<DeliveryAttempt>,
-  'attempt' | 'succeeded' | 'status_code' | 'error' | 'duration_ms'
-> & { created_at: string };
 
 /** An attempt is shown as recorded. */
 export type AttemptView = AttemptRow;

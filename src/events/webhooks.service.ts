@@ -10,18 +10,20 @@ import { checkDestinationUrl } from './address-policy';
 import { DeliveryDispatcher } from './delivery-dispatcher';
 import { DeliveryQueue } from './delivery-queue';
 import { ALL_EVENTS, ORGANIZATION_ONLY_TYPES, type EventType } from './event-types';
-import { EventsRepository, type WebhookChanges, type WebhookScope } from './events.repository';
+import { DeliveriesRepository } from './deliveries.repository';
+import { WebhooksRepository, type WebhookChanges, type WebhookScope } from './webhooks.repository';
 import { EventsService } from './events.service';
 import { generateSecret } from './signing';
-import { toDeliveryView, toWebhookView, type DeliveryView, type WebhookRow, type WebhookView } from './webhook.view';
+import type { WebhookRow } from './webhook-records';
+import { toDeliveryView, toWebhookView, type DeliveryView, type WebhookView } from './webhook.view';
 import type { CreateWebhookDto } from './dto/create-webhook.dto';
 import type { UpdateWebhookDto } from './dto/update-webhook.dto';
 import type { ListWebhooksQuery } from './dto/list-webhooks.query';
 import type { ListDeliveriesQuery } from './dto/list-deliveries.query';
 
-/** CONTRACT §10: at most this many webhooks per organization. */
+/** At most this many webhooks per organization (docs/api.md §10). */
 export const MAX_WEBHOOKS_PER_ORGANIZATION = 50;
-/** CONTRACT §8: after a rotation the old secret keeps signing this long. */
+/** After a rotation the previous secret also signs for this long, so receivers can switch without missing a delivery. */
 export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 type Caller = KeyPrincipal | ConsolePrincipal;
 
@@ -33,7 +35,7 @@ function scopeOf(principal: Caller): Scope {
 }
 
 /**
- * Webhook subscriptions (CONTRACT §8). Admin keys and Console users manage their
+ * Webhook subscriptions (docs/api.md §8). Admin keys and Console users manage their
  * organization's webhooks, organization-wide or for one of its identities; a claimed
  * agent key manages only webhooks for its own identity and never sees others (404).
  */
@@ -41,7 +43,8 @@ function scopeOf(principal: Caller): Scope {
 export class WebhooksService {
   constructor(
     private readonly db: Database,
-    private readonly repository: EventsRepository,
+    private readonly repository: WebhooksRepository,
+    private readonly deliveryRows: DeliveriesRepository,
     private readonly organizations: OrganizationLocks,
     private readonly identities: WebhookIdentities,
     private readonly events: EventsService,
@@ -182,7 +185,7 @@ export class WebhooksService {
         data: { webhook_id: id, message: 'A test event, sent on request.' },
       });
     });
-    return toDeliveryView((await this.repository.deliveryOfEvent(id, eventId))!);
+    return toDeliveryView((await this.deliveryRows.deliveryOfEvent(id, eventId))!);
   }
 
   async deliveries(
@@ -191,7 +194,7 @@ export class WebhooksService {
     query: ListDeliveriesQuery,
   ): Promise<{ deliveries: DeliveryView[]; next_cursor: string | null }> {
     await this.find(null, principal, 'delivery.read', id);
-    const page = await this.repository.listDeliveries(id, query.status, query);
+    const page = await this.deliveryRows.listDeliveries(id, query.status, query);
     return { deliveries: page.items.map(toDeliveryView), next_cursor: page.nextCursor };
   }
 
@@ -205,13 +208,13 @@ export class WebhooksService {
       const webhook = await this.find(tx, principal, 'webhook.write', webhookId);
       if (webhook.status !== 'active')
         throw conflict('webhook_disabled', 'The webhook is disabled; enable it before retrying a delivery.');
-      if (await this.repository.requeueDelivery(deliveryId, webhookId, tx)) return;
-      const inFlight = await this.repository.deliveryInFlight(deliveryId, webhookId, tx);
+      if (await this.deliveryRows.requeueDelivery(deliveryId, webhookId, tx)) return;
+      const inFlight = await this.deliveryRows.deliveryInFlight(deliveryId, webhookId, tx);
       if (inFlight === null) throw notFound('delivery_not_found', 'No delivery with that id for this webhook.');
       throw conflict('delivery_in_flight', 'The delivery is being attempted right now.');
     });
     this.dispatcher.wake();
-    return toDeliveryView((await this.repository.delivery(deliveryId))!);
+    return toDeliveryView((await this.deliveryRows.delivery(deliveryId))!);
   }
 
   /** The identity a new subscription is scoped to: an agent key's own; for others the one named, if any. */

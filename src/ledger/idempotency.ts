@@ -3,7 +3,7 @@ import { createParamDecorator, ExecutionContext, Injectable } from '@nestjs/comm
 import type { Request } from 'express';
 import { AppError, badRequest } from '../common/app-error';
 import type { Tx } from '../database/database';
-import { LedgerRepository } from './ledger.repository';
+import { IdempotencyRepository } from './idempotency.repository';
 
 /** How long a key's first response is replayed. */
 export const IDEMPOTENCY_TTL_HOURS = 24;
@@ -21,7 +21,7 @@ export type Claim = { replay: { status: number; body: unknown } } | { replay: nu
  */
 @Injectable()
 export class IdempotencyStore {
-  constructor(private readonly repository: LedgerRepository) {}
+  constructor(private readonly repository: IdempotencyRepository) {}
 
   /** Validates the header's value; undefined when the request carries none. */
   static parseKey(raw: string | string[] | undefined): string | undefined {

@@ -10,7 +10,7 @@ import { participantsOf, type TaskRow } from './task-records';
 type TaskEvent = Omit<EventInput, 'organizationId' | 'identityIds'>;
 
 /**
- * A task's changes as events (CONTRACT §8), written in the transaction that made
+ * A task's changes as events (docs/api.md §8), written in the transaction that made
  * them. Each event goes to the requester's and the worker's organizations (one event
  * each; one when they share it) and to webhooks scoped to either identity; `data.seq`
  * orders a task's events. A change that a stream shows (a status or an artifact

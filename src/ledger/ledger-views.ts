@@ -4,6 +4,7 @@ import { toPartView, type PartView } from './parts';
 import {
   participantsOf,
   type ArtifactRecord,
+  type ContextRecord,
   type MessageRecord,
   type Participant,
   type TaskRecord,
@@ -13,7 +14,7 @@ import {
 import { TASK_STATES, type TaskState } from './task-state';
 
 /**
- * REST views of the ledger (CONTRACT §7). A2A members keep the A2A v0.3 JSON form
+ * REST views of the ledger (docs/api.md §7). A2A members keep the A2A v0.3 JSON form
  * and camelCase (`kind`, lowercase states and roles, the same spelling as the REST
  * filters and the reply body); what the REST API adds is snake_case.
  */
@@ -68,14 +69,6 @@ export type TaskSummaryView = Omit<
 > & {
   status: { state: TaskState; timestamp: string };
 };
-
-export interface ContextRecord {
-  id: string;
-  requester: Participant;
-  worker: Participant;
-  createdAt: Date;
-  updatedAt: Date;
-}
 
 export interface ContextView {
   id: string;

@@ -10,10 +10,13 @@ import { TaskEvent } from './entities/task-event.entity';
 import { TaskMessage } from './entities/task-message.entity';
 import { Task } from './entities/task.entity';
 import { IdempotencyStore } from './idempotency';
+import { IdempotencyRepository } from './idempotency.repository';
 import { LedgerEvents } from './ledger-events';
 import { LedgerRepository } from './ledger.repository';
 import { LedgerService } from './ledger.service';
+import { PushConfigsRepository } from './push-configs.repository';
 import { PushConfigService } from './push-configs.service';
+import { TaskReadsRepository } from './task-reads.repository';
 import { TasksController } from './tasks.controller';
 import { TasksService } from './tasks.service';
 
@@ -38,6 +41,9 @@ import { TasksService } from './tasks.service';
   controllers: [TasksController, ContextsController],
   providers: [
     LedgerRepository,
+    TaskReadsRepository,
+    PushConfigsRepository,
+    IdempotencyRepository,
     LedgerService,
     LedgerEvents,
     PushConfigService,

@@ -1,79 +1,29 @@
 import { Injectable } from '@nestjs/common';
-import { visibleCondition, type LedgerSide, type SideFilter } from '../auth/access';
-import { Keyset, type KeysetOrder, NEWEST_FIRST } from '../common/pagination';
 import { Database, type Tx } from '../database/database';
 import { newRowId } from '../database/row-id';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
-import type { JsonRow, RowOf } from '../database/row';
+import type { RowOf } from '../database/row';
 import { sql, type Sql } from '../database/sql';
-import { mergedPage } from '../database/merged-page';
 import { WriteShape, type WriteBatch } from '../database/write-batch';
 import type { Artifact } from './entities/artifact.entity';
-import type { TaskContext } from './entities/context.entity';
-import type { IdempotencyKey } from './entities/idempotency-key.entity';
-import type { A2AVersion, PushNotificationConfig } from './entities/push-notification-config.entity';
 import type { ArtifactChunk, TaskEventKind } from './entities/task-event.entity';
-import type { MessageRole, TaskMessage } from './entities/task-message.entity';
+import type { MessageRole } from './entities/task-message.entity';
 import type { Task } from './entities/task.entity';
-import type { ContextRecord } from './ledger-views';
-import type { ForwardedTask, TaskPair } from './ledger.service';
-import type { PushConfigInput, PushConfigRecord } from './push-configs.service';
-import type { NewMessage } from './task-journal';
 import { CHANGES_CHANNEL } from '../events/task-notifier';
 import {
-  participantsOf,
-  type ArtifactRecord,
-  type HydrateOptions,
+  type ForwardedTask,
   type MessageRecord,
+  type NewMessage,
   type ParticipantRow,
-  type TaskEventRecord,
-  type TaskRecord,
+  type TaskPair,
   type TaskRow,
-  type UpstreamIds,
 } from './task-records';
 import type { TaskState } from './task-state';
 
-/**
- * Every statement on the ledger's tables: tasks, contexts, messages, task_events,
- * artifacts, push_notification_configs and idempotency_keys. Rows are typed from the
- * entities (RowOf) and mapped to the records of task-records.ts here; the services
- * hold the rules (state machine, limits, who may see what) and the transactions.
- */
-
-const TASK_COLUMNS =
+export const TASK_COLUMNS =
   sql.raw(`t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
   t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
   t.metadata, t.seq, t.created_at, t.updated_at`);
-
-const MESSAGE_COLUMNS = sql.raw(
-  'm.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at',
-);
-
-const CONTEXT_COLUMNS = sql.raw(`c.id, c.requester_identity_id, c.requester_handle, c.requester_organization_id,
-  c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.created_at, c.updated_at`);
-
-type MessageRow = RowOf<TaskMessage>;
-type ContextRow = Pick<RowOf<TaskContext>, 'id' | 'created_at' | 'updated_at'> & ParticipantRow;
-type ArtifactRow = Pick<RowOf<Artifact>, 'task_id' | 'artifact_id' | 'name' | 'description' | 'parts' | 'metadata'>;
-type PushConfigRow = Pick<
-  RowOf<PushNotificationConfig>,
-  'task_id' | 'config_id' | 'url' | 'token' | 'authentication' | 'protocol_version'
->;
-type IdempotencyRow = Pick<RowOf<IdempotencyKey>, 'request_hash' | 'response_status' | 'response_body'>;
-
-/** The filters of the protocol's ListTasks, over one pair's tasks. */
-export interface PairTaskFilter {
-  contextId?: string;
-  state?: TaskState;
-  statusAfter?: Date;
-}
-
-/** The filters of GET /api/v1/tasks, over the tasks visible to the caller. */
-export interface VisibleTaskFilter extends SideFilter {
-  state?: TaskState;
-  contextId?: string;
-  updatedAfter?: string;
-}
 
 /** What the statement that creates a task found. */
 export type CreatedTask =
@@ -83,25 +33,16 @@ export type CreatedTask =
   /** The given context is not the pair's. */
   | { kind: 'no_context' };
 
-/**
- * A message page: newest first by its place in the history (seq); the cursor names
- * the last message shown (its created_at and row id, as REST cursors do).
- */
-export const MESSAGES_NEWEST_FIRST: KeysetOrder = {
-  ...NEWEST_FIRST,
-  columns: [
-    { name: 'seq', cast: 'integer' },
-    { name: 'id', cast: 'uuid' },
-  ],
-};
+export const U = DummyValue.UUID;
 
-const U = DummyValue.UUID;
-const U2 = DummyValue.UUID_2;
-const PAIR: TaskPair = {
+export const U2 = DummyValue.UUID_2;
+
+export const PAIR: TaskPair = {
   requester: { id: U, handle: DummyValue.HANDLE, organizationId: U },
   worker: { id: U2, handle: DummyValue.HANDLE, organizationId: U2 },
 };
-const EXAMPLE_TASK: TaskRow = {
+
+export const EXAMPLE_TASK: TaskRow = {
   id: U,
   context_id: U,
   requester_identity_id: U,
@@ -118,6 +59,7 @@ const EXAMPLE_TASK: TaskRow = {
   created_at: DummyValue.DATE,
   updated_at: DummyValue.DATE,
 };
+
 const EXAMPLE_MESSAGE: NewMessage = {
   messageId: DummyValue.STRING,
   parts: [{ text: 'hello' }],
@@ -125,6 +67,7 @@ const EXAMPLE_MESSAGE: NewMessage = {
   extensions: [],
   referenceTaskIds: [],
 };
+
 const EXAMPLE_FIRST_MESSAGE: MessageRecord = {
   ...EXAMPLE_MESSAGE,
   rowId: U2,
@@ -134,6 +77,7 @@ const EXAMPLE_FIRST_MESSAGE: MessageRecord = {
   seq: 1,
   createdAt: DummyValue.DATE,
 };
+
 const EXAMPLE_CHUNK: ArtifactChunk = {
   artifactId: DummyValue.STRING,
   name: 'result',
@@ -143,8 +87,6 @@ const EXAMPLE_CHUNK: ArtifactChunk = {
   append: false,
   lastChunk: true,
 };
-const ORGANIZATION_SIDE: LedgerSide = { kind: 'organization', organizationId: U };
-const IDENTITY_SIDE: LedgerSide = { kind: 'identity', identityId: U };
 
 /**
  * A new task's rows (queueNewTask), as WriteShapes: the sends that go together in one
@@ -230,17 +172,16 @@ const FIRST_EVENT = new WriteShape(
 /** The SQLSTATE of a lock at an event the task is no longer at (lockTaskAt). */
 export const TASK_MOVED_ON = 'TMOVE';
 
+/**
+ * The ledger's writes and locks: tasks and their contexts created, locked and saved,
+ * and a journal's messages, events and artifacts (under the task's row lock). Rows are
+ * typed from the entities (RowOf) and mapped to the records of task-records.ts; the
+ * reads of records and pages are TaskReadsRepository's. The services hold the rules
+ * (state machine, limits, who may see what) and the transactions.
+ */
 @Injectable()
 export class LedgerRepository {
   constructor(private readonly db: Database) {}
-
-  // ---- tasks
-
-  /** A task by its id alone as a record (findRecord): the service's own reads, never on behalf of a caller. */
-  @GenerateSql({ params: [U, { historyLength: 0, artifacts: true, maxArtifactBytes: 1000 }] })
-  async taskRecord(taskId: string, options: HydrateOptions): Promise<TaskRecord | null> {
-    return findRecord(this.db, taskId, sql`TRUE`, options);
-  }
 
   /** Locks a task (`SELECT … FOR UPDATE`), one of the pair's when `pair` is given. */
   @GenerateSql({ name: 'pair', params: [U, PAIR] }, { name: 'any', params: [U, null] })
@@ -264,61 +205,6 @@ export class LedgerRepository {
     this.db.sendCheck(sql`SELECT a2a_lock_task_at(${taskId}::uuid, ${seq}::int)`, tx);
   }
 
-  /** How many of the pair's tasks match the filter (ListTasks' totalSize). */
-  @GenerateSql({ params: [PAIR, { contextId: U, state: 'working', statusAfter: DummyValue.DATE }] })
-  async countPairTasks(pair: TaskPair, filter: PairTaskFilter): Promise<number> {
-    const row = await this.db.one<{ total: number }>(
-      sql`SELECT count(*)::int AS total FROM tasks t WHERE ${pairTaskWhere(pair, filter)}`,
-    );
-    return row!.total;
-  }
-
-  /** A page of the pair's tasks, newest first. */
-  @GenerateSql({
-    params: [PAIR, { contextId: U, state: 'working', statusAfter: DummyValue.DATE }, new Keyset('t', undefined, 50)],
-  })
-  async pairTasks(pair: TaskPair, filter: PairTaskFilter, page: Keyset): Promise<TaskRow[]> {
-    return this.db.rows<TaskRow>(
-      sql`SELECT ${TASK_COLUMNS} FROM tasks t WHERE ${pairTaskWhere(pair, filter)} AND ${page.after} ${page.tail}`,
-    );
-  }
-
-  /** A page of the tasks visible to `side`, newest first. */
-  @GenerateSql(
-    {
-      name: 'organization',
-      params: [
-        ORGANIZATION_SIDE,
-        { state: 'working', contextId: U, updatedAfter: '2026-01-01T00:00:00Z', peer: DummyValue.HANDLE },
-        new Keyset('t', undefined, 50),
-      ],
-    },
-    { name: 'identity', params: [IDENTITY_SIDE, { role: 'worker', identity: U }, new Keyset('t', undefined, 50)] },
-  )
-  async visibleTasks(side: LedgerSide, filter: VisibleTaskFilter, page: Keyset): Promise<TaskRow[]> {
-    const rest = [
-      filter.state ? sql`t.state = ${filter.state}` : sql.empty,
-      filter.contextId ? sql`t.context_id = ${filter.contextId}::uuid` : sql.empty,
-      filter.updatedAfter ? sql`t.updated_at > ${filter.updatedAfter}::timestamptz` : sql.empty,
-      page.after,
-    ];
-    return this.db.rows<TaskRow>(
-      visiblePage(
-        side,
-        filter,
-        page,
-        (...visible) => sql`SELECT ${TASK_COLUMNS} FROM tasks t ${sql.where([...visible, ...rest])} ${page.tail}`,
-      ),
-    );
-  }
-
-  /** A context's most recent tasks. */
-  @GenerateSql({ params: [U, 200] })
-  async contextTasks(contextId: string, limit: number): Promise<TaskRow[]> {
-    return this.db.rows<TaskRow>(sql`
-      SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.context_id = ${contextId} ORDER BY t.created_at DESC, t.id DESC LIMIT ${limit}`);
-  }
-
   /** A forwarded task's state and upstream ids. */
   @GenerateSql({ params: [U] })
   async forwardedTask(taskId: string): Promise<ForwardedTask | null> {
@@ -335,18 +221,6 @@ export class LedgerRepository {
           upstreamContextId: row.upstream_context_id,
         }
       : null;
-  }
-
-  /** The upstream ids of those of these tasks that were forwarded and answered, by task id. */
-  @GenerateSql({ params: [[U]] })
-  async upstreamIds(taskIds: readonly string[]): Promise<Map<string, UpstreamIds>> {
-    if (taskIds.length === 0) return new Map();
-    const rows = await this.db.rows<Pick<RowOf<Task>, 'id' | 'upstream_task_id' | 'upstream_context_id'>>(sql`
-      SELECT id, upstream_task_id, upstream_context_id FROM tasks
-       WHERE id = ANY(${[...taskIds]}::uuid[]) AND upstream_task_id IS NOT NULL`);
-    return new Map(
-      rows.map((row) => [row.id, { taskId: row.upstream_task_id!, contextId: row.upstream_context_id ?? '' }]),
-    );
   }
 
   /** Records a forwarded task's upstream ids, the first time they are known. */
@@ -529,8 +403,6 @@ export class LedgerRepository {
     );
   }
 
-  // ---- a journal's changes (under the task's row lock)
-
   /**
    * Which of `messageIds` the task holds from that role, and its message count up to
    * `max` (it reads at most `max` entries of the (task_id, seq) index), in one statement.
@@ -669,268 +541,12 @@ export class LedgerRepository {
                content_bytes = EXCLUDED.content_bytes`;
     await this.db.write([write, eventInsert(taskId, seq, 'artifact', state, null, recorded, traceId, at)], unit);
   }
-
-  // ---- reads of messages, artifacts and events
-
-  /**
-   * Turns task rows into records: their status messages, latest history and artifacts,
-   * read together in one statement (none when nothing beyond the rows is asked for).
-   */
-  @GenerateSql({ params: [[EXAMPLE_TASK], { historyLength: 2, artifacts: true, maxArtifactBytes: 1000 }] })
-  async hydrate(rows: TaskRow[], options: HydrateOptions, tx?: Tx): Promise<TaskRecord[]> {
-    if (rows.length === 0) return [];
-    const needed = rows.some((row) => row.status_message_id !== null) || options.historyLength > 0 || options.artifacts;
-    if (!needed) return toRecords(rows, [], options);
-    const parts = await this.db.rows<TaskPart>(
-      sql`
-        WITH t AS (
-          SELECT * FROM ${sql.rows(
-            't',
-            HYDRATED_COLUMNS,
-            rows.map((row) => [row.id, row.status_message_id]),
-          )})
-        ${partsOf(options)}`,
-      tx,
-    );
-    return toRecords(rows, parts, options);
-  }
-
-  /** One of the pair's tasks as a record (findRecord), or null. */
-  @GenerateSql({ params: [U, PAIR, { historyLength: 2, artifacts: true, maxArtifactBytes: 1000 }] })
-  async pairTaskRecord(taskId: string, pair: TaskPair, options: HydrateOptions): Promise<TaskRecord | null> {
-    return findRecord(this.db, taskId, ofPair(pair), options);
-  }
-
-  /** A task as a record (findRecord), when visible to `side`; null otherwise. */
-  @GenerateSql({ params: [U, ORGANIZATION_SIDE, { historyLength: 2, artifacts: true, maxArtifactBytes: 1000 }] })
-  async visibleTaskRecord(taskId: string, side: LedgerSide, options: HydrateOptions): Promise<TaskRecord | null> {
-    return findRecord(this.db, taskId, visibleCondition('t', side, {}), options);
-  }
-
-  /**
-   * The task's events after `afterSeq`, in order (at most `limit`: events carry their
-   * messages, which may be large, so a stream catching up reads in modest batches).
-   */
-  @GenerateSql({ params: [{ id: U, contextId: U }, 0, 100] })
-  async events(task: { id: string; contextId: string }, afterSeq: number, limit = 100): Promise<TaskEventRecord[]> {
-    const rows = await this.db.rows<
-      MessageRow & {
-        event_seq: number;
-        kind: TaskEventKind;
-        state: TaskState;
-        artifact: ArtifactChunk | null;
-        event_created_at: Date;
-      }
-    >(sql`
-      SELECT e.seq AS event_seq, e.kind, e.state, e.artifact, e.created_at AS event_created_at, ${MESSAGE_COLUMNS}
-        FROM task_events e LEFT JOIN messages m ON m.id = e.message_id
-       WHERE e.task_id = ${task.id} AND e.seq > ${afterSeq}
-       ORDER BY e.seq LIMIT ${limit}`);
-    return rows.map((row) => ({
-      seq: row.event_seq,
-      kind: row.kind,
-      state: row.state,
-      message: row.id ? messageRecord(row, task.contextId) : null,
-      artifact: row.artifact,
-      createdAt: row.event_created_at,
-    }));
-  }
-
-  /** A page of the task's messages, newest first (`page` ordered by MESSAGES_NEWEST_FIRST, aliased `m`). */
-  @GenerateSql({
-    name: 'first page',
-    params: [{ id: U, contextId: U }, new Keyset('m', undefined, 50, MESSAGES_NEWEST_FIRST)],
-  })
-  async messagePage(task: { id: string; contextId: string }, page: Keyset): Promise<MessageRecord[]> {
-    // The cursor names the last message shown; the next page continues below its place in the history.
-    const after = page.cursor
-      ? sql`m.seq < (SELECT seq FROM messages WHERE task_id = ${task.id} AND id = ${page.cursor.id}::uuid)`
-      : sql`TRUE`;
-    const rows = await this.db.rows<MessageRow>(
-      sql`SELECT ${MESSAGE_COLUMNS} FROM messages m WHERE m.task_id = ${task.id} AND ${after} ${page.tail}`,
-    );
-    return rows.map((row) => messageRecord(row, task.contextId));
-  }
-
-  /** The requester's message with this id on the task, as stored. */
-  @GenerateSql({ params: [U, DummyValue.STRING] })
-  async requesterMessage(taskId: string, messageId: string): Promise<NewMessage | null> {
-    const row = await this.db.one<
-      Pick<MessageRow, 'message_id' | 'parts' | 'metadata' | 'extensions' | 'reference_task_ids'>
-    >(sql`
-      SELECT message_id, parts, metadata, extensions, reference_task_ids FROM messages
-       WHERE task_id = ${taskId} AND message_id = ${messageId} AND role = 'user'`);
-    return row
-      ? {
-          messageId: row.message_id,
-          parts: row.parts,
-          metadata: row.metadata,
-          extensions: row.extensions,
-          referenceTaskIds: row.reference_task_ids,
-        }
-      : null;
-  }
-
-  // ---- contexts
-
-  /** A page of the contexts visible to `side`, newest first. */
-  @GenerateSql(
-    { name: 'one role', params: [IDENTITY_SIDE, { role: 'requester', peer: U2 }, new Keyset('c', undefined, 50)] },
-    { name: 'either role', params: [IDENTITY_SIDE, {}, new Keyset('c', undefined, 50)] },
-  )
-  async visibleContexts(side: LedgerSide, filter: SideFilter, page: Keyset): Promise<ContextRecord[]> {
-    const rows = await this.db.rows<ContextRow>(
-      visiblePage(
-        side,
-        filter,
-        page,
-        (...visible) =>
-          sql`SELECT ${CONTEXT_COLUMNS} FROM contexts c ${sql.where([...visible, page.after])} ${page.tail}`,
-      ),
-    );
-    return rows.map(contextRecord);
-  }
-
-  /** A context, when visible to `side`. */
-  @GenerateSql({ params: [U, ORGANIZATION_SIDE] })
-  async visibleContext(contextId: string, side: LedgerSide): Promise<ContextRecord | null> {
-    const row = await this.db.one<ContextRow>(sql`
-      SELECT ${CONTEXT_COLUMNS} FROM contexts c WHERE c.id = ${contextId} AND ${visibleCondition('c', side, {})}`);
-    return row ? contextRecord(row) : null;
-  }
-
-  // ---- push notification configs
-
-  /** How many configs the task has besides `configId`. */
-  @GenerateSql({ params: [U, DummyValue.STRING] })
-  async countOtherPushConfigs(taskId: string, configId: string, tx?: Tx): Promise<number> {
-    const row = await this.db.one<{ others: number }>(
-      sql`
-      SELECT count(*)::int AS others FROM push_notification_configs WHERE task_id = ${taskId} AND config_id <> ${configId}`,
-      tx,
-    );
-    return row!.others;
-  }
-
-  /** Creates the config, or replaces the task's config with that id. */
-  @GenerateSql({
-    params: [
-      U,
-      DummyValue.STRING,
-      U,
-      { id: DummyValue.STRING, url: 'https://example.com/hook', token: '', authentication: null },
-      '1.0',
-    ],
-  })
-  async putPushConfig(
-    taskId: string,
-    configId: string,
-    ownerIdentityId: string,
-    input: PushConfigInput,
-    version: A2AVersion,
-    tx?: Tx,
-  ): Promise<PushConfigRecord> {
-    const row = await this.db.one<PushConfigRow>(
-      sql`
-      INSERT INTO push_notification_configs (task_id, config_id, owner_identity_id, url, token, authentication, protocol_version)
-      VALUES (${taskId}, ${configId}, ${ownerIdentityId}, ${input.url}, ${input.token || null},
-              ${input.authentication ? JSON.stringify(input.authentication) : null}::jsonb, ${version})
-      ON CONFLICT (task_id, config_id) DO UPDATE
-         SET url = EXCLUDED.url, token = EXCLUDED.token, authentication = EXCLUDED.authentication,
-             protocol_version = EXCLUDED.protocol_version, updated_at = now()
-      RETURNING task_id, config_id, url, token, authentication, protocol_version`,
-      tx,
-    );
-    return pushConfigRecord(row!);
-  }
-
-  /** The task's configs (the one with `configId`, when given), oldest first. */
-  @GenerateSql({ name: 'all', params: [U, null] }, { name: 'one', params: [U, DummyValue.STRING] })
-  async pushConfigs(taskId: string, configId: string | null): Promise<PushConfigRecord[]> {
-    const one = configId === null ? sql.empty : sql`AND config_id = ${configId}`;
-    const rows = await this.db.rows<PushConfigRow>(sql`
-      SELECT task_id, config_id, url, token, authentication, protocol_version FROM push_notification_configs
-       WHERE task_id = ${taskId} ${one} ORDER BY created_at, config_id`);
-    return rows.map(pushConfigRecord);
-  }
-
-  @GenerateSql({ params: [U, DummyValue.STRING] })
-  async deletePushConfig(taskId: string, configId: string, tx?: Tx): Promise<void> {
-    await this.db.execute(
-      sql`DELETE FROM push_notification_configs WHERE task_id = ${taskId} AND config_id = ${configId}`,
-      tx,
-    );
-  }
-
-  // ---- idempotency keys
-
-  /**
-   * Claims the key: inserts it, or takes over one older than `ttlHours`. False when a
-   * live claim exists (a concurrent claim waits on the unique index until the first
-   * one commits or rolls back).
-   */
-  @GenerateSql({ params: [DummyValue.STRING, DummyValue.STRING, DummyValue.BUFFER, 24] })
-  async claimIdempotencyKey(
-    scope: string,
-    key: string,
-    requestHash: Buffer,
-    ttlHours: number,
-    tx?: Tx,
-  ): Promise<boolean> {
-    const rows = await this.db.rows(
-      sql`
-      INSERT INTO idempotency_keys (scope, key, request_hash) VALUES (${scope}, ${key}, ${requestHash})
-      ON CONFLICT (scope, key) DO UPDATE
-         SET request_hash = EXCLUDED.request_hash, response_status = NULL, response_body = NULL, created_at = now()
-       WHERE idempotency_keys.created_at < now() - make_interval(hours => ${ttlHours})
-      RETURNING key`,
-      tx,
-    );
-    return rows.length > 0;
-  }
-
-  @GenerateSql({ params: [DummyValue.STRING, DummyValue.STRING] })
-  async idempotencyKey(scope: string, key: string, tx?: Tx): Promise<IdempotencyRow | null> {
-    return this.db.one<IdempotencyRow>(
-      sql`
-      SELECT request_hash, response_status, response_body FROM idempotency_keys WHERE scope = ${scope} AND key = ${key}`,
-      tx,
-    );
-  }
-
-  @GenerateSql({ params: [DummyValue.STRING, DummyValue.STRING, 200, { ok: true }] })
-  async recordIdempotentResponse(scope: string, key: string, status: number, body: unknown, tx?: Tx): Promise<void> {
-    await this.db.execute(
-      sql`
-      UPDATE idempotency_keys SET response_status = ${status}, response_body = ${JSON.stringify(body)}::jsonb
-       WHERE scope = ${scope} AND key = ${key}`,
-      tx,
-    );
-  }
-
-  /**
-   * Retention (src/retention): deletes up to `batch` keys older than `ttlHours` (they are
-   * never replayed again); how many went.
-   */
-  @GenerateSql({ params: [24, 500] })
-  async pruneIdempotencyKeys(ttlHours: number, batch: number): Promise<number> {
-    return this.db.execute(sql`
-      DELETE FROM idempotency_keys WHERE (scope, key) IN (
-        SELECT scope, key FROM idempotency_keys WHERE created_at < now() - make_interval(hours => ${ttlHours}::int)
-         LIMIT ${batch} FOR UPDATE SKIP LOCKED)`);
-  }
 }
 
 /** The pair's tasks: its two identities on their sides (over `tasks t`). */
-function ofPair(pair: TaskPair): Sql {
+export function ofPair(pair: TaskPair): Sql {
   return sql`t.requester_identity_id = ${pair.requester.id} AND t.worker_identity_id = ${pair.worker.id}`;
 }
-
-/** The tasks `hydrate` reads the parts of (its `sql.rows`, declared once). */
-const HYDRATED_COLUMNS = [
-  ['task_id', 'uuid'],
-  ['status_id', 'uuid'],
-] as const;
 
 /**
  * `tasks t` narrowed to the task with this id through the primary key, for conditions
@@ -946,183 +562,8 @@ const HYDRATED_COLUMNS = [
  * as its owner would, and then holds the lock until its own transaction ends on "not
  * found" — at once.
  */
-function taskByKey(taskId: string, { lock = false } = {}): Sql {
+export function taskByKey(taskId: string, { lock = false } = {}): Sql {
   return sql`(SELECT * FROM tasks WHERE id = ${taskId} OFFSET 0${lock ? sql` FOR UPDATE` : sql.empty}) t`;
-}
-
-/**
- * A keyset page of the rows visible to `side`; `select` turns the visibility
- * conditions into one ordered, limited statement (over the page's alias). With a
- * role, one walk of that role's index. With either role, one page per role, each
- * read in order from its own index, then merged: a single `requester = x OR worker = x`
- * reads and sorts every row of the caller — 10,682 pages and 10 ms for a page of a
- * caller's 20,000 contexts in a ledger of a million (BENCHMARKS.md). A row on both
- * sides (an organization's own tasks, an identity's tasks to itself) is kept once
- * (mergedPage).
- */
-function visiblePage(side: LedgerSide, filter: SideFilter, page: Keyset, select: (...visible: Sql[]) => Sql): Sql {
-  const alias = page.alias;
-  if (filter.role) return select(visibleCondition(alias, side, filter));
-  return mergedPage(
-    page,
-    select(visibleCondition(alias, side, { ...filter, role: 'requester' })),
-    select(visibleCondition(alias, side, { ...filter, role: 'worker' })),
-  );
-}
-
-function pairTaskWhere(pair: TaskPair, filter: PairTaskFilter): Sql {
-  return sql.join(
-    [
-      ofPair(pair),
-      filter.contextId !== undefined ? sql`t.context_id = ${filter.contextId}` : sql.empty,
-      filter.state ? sql`t.state = ${filter.state}` : sql.empty,
-      filter.statusAfter ? sql`t.status_timestamp >= ${filter.statusAfter}` : sql.empty,
-    ],
-    ' AND ',
-  );
-}
-
-function messageRecord(m: MessageRow, contextId: string): MessageRecord {
-  return {
-    rowId: m.id,
-    messageId: m.message_id,
-    taskId: m.task_id,
-    contextId,
-    role: m.role,
-    parts: m.parts,
-    metadata: m.metadata,
-    extensions: m.extensions,
-    referenceTaskIds: m.reference_task_ids,
-    seq: m.seq,
-    createdAt: m.created_at,
-  };
-}
-
-function contextRecord(row: ContextRow): ContextRecord {
-  return { id: row.id, ...participantsOf(row), createdAt: row.created_at, updatedAt: row.updated_at };
-}
-
-function pushConfigRecord(row: PushConfigRow): PushConfigRecord {
-  return {
-    taskId: row.task_id,
-    id: row.config_id,
-    url: row.url,
-    token: row.token ?? '',
-    authentication: row.authentication,
-    protocolVersion: row.protocol_version,
-  };
-}
-
-/**
- * The task with this id, when it also meets `where` (over `tasks t`), as a record with
- * its parts: the row, its status message, history and artifacts in one statement — a
- * read of one task is one round trip. Null when there is no such task.
- */
-async function findRecord(
-  db: Database,
-  taskId: string,
-  where: Sql,
-  options: HydrateOptions,
-): Promise<TaskRecord | null> {
-  const parts = await db.rows<TaskPart | { part: 'task'; row: JsonRow<TaskRow> }>(
-    sql`
-    WITH found AS (SELECT ${TASK_COLUMNS} FROM ${taskByKey(taskId)} WHERE ${where}),
-         t AS (SELECT id AS task_id, status_message_id AS status_id FROM found)
-    SELECT 'task' AS part, to_jsonb(found) AS row FROM found
-    UNION ALL
-    ${partsOf(options)}`,
-  );
-  const found = parts.find((part) => part.part === 'task');
-  if (!found) return null;
-  const row = found.row as JsonRow<TaskRow>;
-  const task: TaskRow = {
-    ...row,
-    status_timestamp: new Date(row.status_timestamp),
-    created_at: new Date(row.created_at),
-    updated_at: new Date(row.updated_at),
-  };
-  return toRecords(
-    [task],
-    parts.filter((part): part is TaskPart => part.part !== 'task'),
-    options,
-  )[0];
-}
-
-/** A task's status message, one of its latest messages, or an artifact, as partsOf reads them. */
-type TaskPart =
-  { part: 'status' | 'history'; row: JsonRow<MessageRow> } | { part: 'artifact'; row: ArtifactRow & { seq: number } };
-
-/**
- * The parts of the tasks of a CTE `t` (task_id, status_id): per task, its status
- * message, the latest n messages from the (task_id, seq) index (older ones are never
- * read), and the artifacts as long as their running size stays within the maximum.
- */
-function partsOf(options: HydrateOptions): Sql {
-  return sql`SELECT 'status' AS part, to_jsonb(s) AS row
-          FROM (SELECT ${MESSAGE_COLUMNS} FROM t JOIN messages m ON m.id = t.status_id) s
-        UNION ALL
-        SELECT 'history', to_jsonb(h) FROM t
-          CROSS JOIN LATERAL (
-            SELECT ${MESSAGE_COLUMNS} FROM messages m
-             WHERE m.task_id = t.task_id AND ${options.historyLength}::int > 0
-             ORDER BY m.seq DESC LIMIT ${options.historyLength}
-          ) h
-        UNION ALL
-        SELECT 'artifact', to_jsonb(a) FROM t
-          CROSS JOIN LATERAL (
-            SELECT sized.task_id, sized.artifact_id, sized.name, sized.description, sized.parts, sized.metadata, sized.seq
-              FROM (SELECT task_id, artifact_id, name, description, parts, metadata, seq,
-                           sum(content_bytes) OVER (ORDER BY seq, artifact_id) AS running
-                      FROM artifacts WHERE ${options.artifacts} AND task_id = t.task_id) sized
-             WHERE ${options.maxArtifactBytes ?? null}::float8 IS NULL OR sized.running <= ${options.maxArtifactBytes ?? null}::float8
-          ) a`;
-}
-
-/** Task rows and their parts (partsOf) as records. */
-function toRecords(rows: TaskRow[], parts: readonly TaskPart[], options: HydrateOptions): TaskRecord[] {
-  const contextOf = new Map(rows.map((row) => [row.id, row.context_id]));
-  const toRecord = (m: MessageRow) => messageRecord(m, contextOf.get(m.task_id)!);
-  const statusById = new Map<string, MessageRecord>();
-  const history = new Map<string, MessageRecord[]>();
-  const artifacts = new Map<string, ArtifactRecord[]>();
-  for (const { part, row } of parts) {
-    if (part === 'artifact') continue;
-    const message = toRecord({ ...row, created_at: new Date(row.created_at) } as MessageRow);
-    if (part === 'status') statusById.set(message.rowId, message);
-    else push(history, message.taskId, message);
-  }
-  for (const list of history.values()) list.sort((a, b) => a.seq - b.seq);
-  const artifactRows = parts.flatMap((p) => (p.part === 'artifact' ? [p.row] : []));
-  artifactRows.sort((a, b) => a.seq - b.seq || (a.artifact_id < b.artifact_id ? -1 : 1));
-  for (const a of artifactRows) {
-    push(artifacts, a.task_id, {
-      artifactId: a.artifact_id,
-      name: a.name,
-      description: a.description,
-      parts: a.parts,
-      metadata: a.metadata,
-    });
-  }
-  return rows.map((row) => ({
-    id: row.id,
-    contextId: row.context_id,
-    ...participantsOf(row),
-    state: row.state,
-    statusMessage: row.status_message_id ? (statusById.get(row.status_message_id) ?? null) : null,
-    statusTimestamp: row.status_timestamp,
-    metadata: row.metadata,
-    seq: row.seq,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    history: history.get(row.id) ?? [],
-    artifacts: options.artifacts ? (artifacts.get(row.id) ?? []) : null,
-  }));
-}
-
-function push<T>(map: Map<string, T[]>, key: string, value: T): void {
-  const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
 }
 
 const json = (value: unknown): string | null => (value === null || value === undefined ? null : JSON.stringify(value));

@@ -11,20 +11,24 @@ import { afterCommit, beforeCommit, whenSettled } from '../database/unit-of-work
 import type { WriteBatch } from '../database/write-batch';
 import { currentTraceId } from '../tracing/tracing';
 import { LedgerEvents } from './ledger-events';
-import { LedgerRepository, TASK_MOVED_ON, type PairTaskFilter as PairTaskRowFilter } from './ledger.repository';
-import { TaskJournal, type JournalEntry, type NewMessage, type RoomAsked } from './task-journal';
+import { LedgerRepository, TASK_MOVED_ON } from './ledger.repository';
+import { TaskReadsRepository, type PairTaskFilter as PairTaskRowFilter } from './task-reads.repository';
+import { TaskJournal, type JournalEntry, type RoomAsked } from './task-journal';
 import { TaskNotifier } from '../events/task-notifier';
-import type { HydrateOptions, MessageRecord, Participant, TaskEventRecord, TaskRecord, TaskRow } from './task-records';
+import type {
+  ForwardedTask,
+  HydrateOptions,
+  MessageRecord,
+  NewMessage,
+  TaskEventRecord,
+  TaskPair,
+  TaskRecord,
+  TaskRow,
+} from './task-records';
 import type { ArtifactChunk } from './entities/task-event.entity';
-import { transition, type ReplyState, type TaskState } from './task-state';
+import { transition, type ReplyState } from './task-state';
 import { TaskWatch } from './task-watch';
 import { RememberedTasks, type RememberedTask } from './remembered-tasks';
-
-/** The two identities a protocol call is about: the caller and the handle's identity. */
-export interface TaskPair {
-  requester: Participant;
-  worker: Participant;
-}
 
 export interface SendInput {
   message: NewMessage;
@@ -85,15 +89,6 @@ const REMEMBERED_TASKS = 10_000;
  */
 export const UPSTREAM_UPDATES_PER_TRANSACTION = 64;
 
-/** A forwarded task as the forwarder needs it. */
-export interface ForwardedTask {
-  id: string;
-  state: TaskState;
-  workerIdentityId: string;
-  upstreamTaskId: string | null;
-  upstreamContextId: string | null;
-}
-
 /**
  * The ledger as the protocol sees it: every read and write is scoped to one
  * (requester, worker) pair, so a task of any other pair is simply not found. Errors
@@ -105,6 +100,7 @@ export class LedgerService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly db: Database,
     private readonly repository: LedgerRepository,
+    private readonly reads: TaskReadsRepository,
     private readonly notifier: TaskNotifier,
     private readonly ledgerEvents: LedgerEvents,
   ) {}
@@ -179,7 +175,7 @@ export class LedgerService {
       if (constraint === 'fk_tasks_context') throw contextNotFound();
       if (constraint !== 'uq_tasks_origin') throw error;
       const taskId = await this.repository.originTask(pair, message.messageId);
-      return { task: (await this.find(pair, taskId!, read))!, duplicate: true };
+      return { task: (await this.pairRecord(pair, taskId!, read))!, duplicate: true };
     }
     return this.sendResult(pair, { kind: 'created', task: row, message }, read);
   }
@@ -199,7 +195,7 @@ export class LedgerService {
     switch (sent.kind) {
       case 'created': {
         // No history but the message, no artifacts, and no status message (a requester's message is not one).
-        const [task] = await this.repository.hydrate([sent.task], { historyLength: 0, artifacts: false });
+        const [task] = await this.reads.hydrate([sent.task], { historyLength: 0, artifacts: false });
         return {
           task: {
             ...task,
@@ -210,15 +206,20 @@ export class LedgerService {
         };
       }
       case 'continued':
-        return { task: (await this.find(pair, sent.journal.task.id, read))!, duplicate: false };
+        return { task: (await this.pairRecord(pair, sent.journal.task.id, read))!, duplicate: false };
       case 'duplicate':
-        return { task: (await this.find(pair, sent.taskId, read))!, duplicate: true };
+        return { task: (await this.pairRecord(pair, sent.taskId, read))!, duplicate: true };
     }
   }
 
-  /** One of the pair's tasks, or null. */
+  /** One of the pair's tasks, or null (an id that is no task id names none). */
   async find(pair: TaskPair, taskId: string, read: HydrateOptions): Promise<TaskRecord | null> {
-    return isUuid(taskId) ? this.repository.pairTaskRecord(taskId, pair, this.bounded(read)) : null;
+    return isUuid(taskId) ? this.pairRecord(pair, taskId, read) : null;
+  }
+
+  /** One of the pair's tasks by an id this service has already checked (locked, or read back): not checked again. */
+  private pairRecord(pair: TaskPair, taskId: string, read: HydrateOptions): Promise<TaskRecord | null> {
+    return this.reads.pairTaskRecord(taskId, pair, this.bounded(read));
   }
 
   /** The pair's tasks, newest first, with the total count of the filtered list. */
@@ -230,10 +231,10 @@ export class LedgerService {
     if (filter.contextId !== undefined && !isUuid(filter.contextId))
       return { tasks: [], nextPageToken: '', totalSize: 0 };
     const page = new Keyset('t', filter.pageToken || undefined, filter.pageSize);
-    const total = await this.repository.countPairTasks(pair, filter);
-    const { items, nextCursor } = page.cut(await this.repository.pairTasks(pair, filter, page), creationPosition);
+    const total = await this.reads.countPairTasks(pair, filter);
+    const { items, nextCursor } = page.cut(await this.reads.pairTasks(pair, filter, page), creationPosition);
     return {
-      tasks: await this.repository.hydrate(items, this.bounded(read)),
+      tasks: await this.reads.hydrate(items, this.bounded(read)),
       nextPageToken: nextCursor ?? '',
       totalSize: total,
     };
@@ -251,7 +252,7 @@ export class LedgerService {
     repeat: 'return' | 'refuse' = 'return',
   ): Promise<TaskRecord> {
     await this.write((tx) => this.recordCancel(tx, pair, taskId, repeat));
-    return (await this.find(pair, taskId, read))!;
+    return (await this.pairRecord(pair, taskId, read))!;
   }
 
   /**
@@ -282,7 +283,7 @@ export class LedgerService {
 
   /** The task's events after `afterSeq`, in order (at most `limit`). */
   events(task: { id: string; contextId: string }, afterSeq: number, limit?: number): Promise<TaskEventRecord[]> {
-    return this.repository.events(task, afterSeq, limit);
+    return this.reads.events(task, afterSeq, limit);
   }
 
   /** A forwarded task's state and upstream ids, for the forwarder (never on behalf of a caller). */
@@ -292,7 +293,7 @@ export class LedgerService {
 
   /** The requester's message with this id on the task, as stored (the forwarder sends it on). */
   requesterMessage(taskId: string, messageId: string): Promise<NewMessage | null> {
-    return this.repository.requesterMessage(taskId, messageId);
+    return this.reads.requesterMessage(taskId, messageId);
   }
 
   /**
@@ -404,7 +405,7 @@ export class LedgerService {
 
   /** A task by its id alone, for the service's own use (push notifications), never on behalf of a caller. */
   async taskById(taskId: string, read: HydrateOptions): Promise<TaskRecord | null> {
-    return this.repository.taskRecord(taskId, this.bounded(read));
+    return this.reads.taskRecord(taskId, this.bounded(read));
   }
 
   /** Waits for changes to a task; see TaskWatch. Close it when done. */

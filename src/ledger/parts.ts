@@ -31,7 +31,7 @@ export type PartView =
     }
   | { kind: 'data'; data: Record<string, unknown>; metadata?: Record<string, unknown> };
 
-/** CONTRACT §10. */
+/** 1–100 parts a message, at most 10 artifacts a reply (docs/api.md §10). */
 export const MAX_MESSAGE_PARTS = 100;
 export const MAX_ARTIFACTS_PER_REPLY = 10;
 

@@ -5,25 +5,12 @@ import { badRequest, notFound } from '../common/app-error';
 import type { Tx } from '../database/database';
 import { checkDestinationUrl } from '../events/address-policy';
 import type { A2AVersion } from './entities/push-notification-config.entity';
-import { LedgerRepository } from './ledger.repository';
-import { LedgerService, type TaskPair } from './ledger.service';
-import type { TaskRow } from './task-records';
+import { PushConfigsRepository } from './push-configs.repository';
+import { LedgerService } from './ledger.service';
+import type { PushConfigInput, PushConfigRecord, TaskPair, TaskRow } from './task-records';
 
-/** CONTRACT §5. */
+/** At most this many push notification configs per task; one more is refused with `push_config_limit` (docs/api.md §9). */
 export const MAX_PUSH_CONFIGS_PER_TASK = 10;
-
-export interface PushConfigInput {
-  /** Empty: the service picks one. The same id on the same task replaces the config. */
-  id: string;
-  url: string;
-  token: string;
-  authentication: { scheme: string; credentials: string } | null;
-}
-
-export interface PushConfigRecord extends PushConfigInput {
-  taskId: string;
-  protocolVersion: A2AVersion;
-}
 
 /**
  * A2A push notification configs: owned by the task's requester, so every operation
@@ -33,7 +20,7 @@ export interface PushConfigRecord extends PushConfigInput {
 @Injectable()
 export class PushConfigService {
   constructor(
-    private readonly repository: LedgerRepository,
+    private readonly repository: PushConfigsRepository,
     private readonly ledger: LedgerService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -47,7 +34,7 @@ export class PushConfigService {
 
   /** Inside a transaction that holds the task's row lock (set, or a send that carries a config). */
   async save(tx: Tx, task: TaskRow, input: PushConfigInput, version: A2AVersion): Promise<PushConfigRecord> {
-    // CONTRACT §5: URL rules as for webhooks; addresses are checked again when sending.
+    // The webhook address rules (docs/api.md §8, `invalid_push_url` in §9); addresses are checked again when sending.
     checkDestinationUrl(input.url, this.config.webhooksAllowPrivateNetworks, 'invalid_push_url');
     if (input.id.length > 200)
       throw badRequest('invalid_push_config', 'A push notification config id has at most 200 characters.');

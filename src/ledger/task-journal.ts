@@ -4,21 +4,12 @@ import { WriteBatch } from '../database/write-batch';
 import { newRowId } from '../database/row-id';
 import type { ArtifactChunk } from './entities/task-event.entity';
 import type { MessageRole } from './entities/task-message.entity';
-import type { StoredPart } from './parts';
 import type { LedgerRepository } from './ledger.repository';
-import type { MessageRecord, TaskEventRecord, TaskRow } from './task-records';
+import type { MessageRecord, NewMessage, TaskEventRecord, TaskRow } from './task-records';
 import { currentTraceId } from '../tracing/tracing';
 import type { TaskState } from './task-state';
 
-export interface NewMessage {
-  messageId: string;
-  parts: StoredPart[];
-  metadata: Record<string, unknown> | null;
-  extensions: string[];
-  referenceTaskIds: string[];
-}
-
-/** One change recorded by a journal, as the events module reports it (CONTRACT §8). */
+/** One change recorded by a journal, as the events module reports it (docs/api.md §8). */
 export type JournalEntry =
   | { kind: 'message'; seq: number; message: MessageRecord; state: TaskState; changesStatus: boolean }
   | { kind: 'status'; seq: number; state: TaskState }
@@ -242,7 +233,7 @@ export class TaskJournal {
     this.send();
   }
 
-  /** `entries` as the task's events, as they are written (and as LedgerRepository.events reads them back). */
+  /** `entries` as the task's events, as they are written (and as TaskReadsRepository.events reads them back). */
   eventRecords(entries: readonly JournalEntry[]): TaskEventRecord[] {
     return entries.map((entry) => {
       const createdAt = this.at;

@@ -1,5 +1,6 @@
 import type { RowOf } from '../database/row';
 import type { Participants } from './entities/participants.embedded';
+import type { A2AVersion } from './entities/push-notification-config.entity';
 import type { Task } from './entities/task.entity';
 import type { ArtifactChunk, TaskEventKind } from './entities/task-event.entity';
 import type { MessageRole } from './entities/task-message.entity';
@@ -9,7 +10,7 @@ import type { TaskState } from './task-state';
 /**
  * What the ledger hands to the rest of the service: plain records, protocol-neutral
  * (parts in the stored A2A v1.0 JSON form). The protocol maps them to the SDK's
- * types, the REST API to its views. LedgerRepository reads them.
+ * types, the REST API to its views. The ledger's repositories read them.
  */
 export interface Participant {
   id: string;
@@ -119,4 +120,48 @@ export interface HydrateOptions {
    * task within it; this bounds a read of a task written before the limit existed.
    */
   maxArtifactBytes?: number;
+}
+
+/** The two identities a protocol call is about: the caller and the handle's identity. */
+export interface TaskPair {
+  requester: Participant;
+  worker: Participant;
+}
+
+/** A forwarded task as the forwarder needs it. */
+export interface ForwardedTask {
+  id: string;
+  state: TaskState;
+  workerIdentityId: string;
+  upstreamTaskId: string | null;
+  upstreamContextId: string | null;
+}
+
+export interface NewMessage {
+  messageId: string;
+  parts: StoredPart[];
+  metadata: Record<string, unknown> | null;
+  extensions: string[];
+  referenceTaskIds: string[];
+}
+
+export interface ContextRecord {
+  id: string;
+  requester: Participant;
+  worker: Participant;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface PushConfigInput {
+  /** Empty: the service picks one. The same id on the same task replaces the config. */
+  id: string;
+  url: string;
+  token: string;
+  authentication: { scheme: string; credentials: string } | null;
+}
+
+export interface PushConfigRecord extends PushConfigInput {
+  taskId: string;
+  protocolVersion: A2AVersion;
 }

@@ -1,5 +1,5 @@
 /**
- * The task state machine, as a pure function. CONTRACT §5 names the states and two
+ * The task state machine, as a pure function. docs/api.md §5 names the states and two
  * rules (a terminal task takes nothing more; the requester's message sends an
  * interrupted task back to `submitted`); the rest is decided here, in one place:
  *
@@ -32,7 +32,7 @@ export const TASK_STATES = [
 ] as const;
 export type TaskState = (typeof TASK_STATES)[number];
 
-/** The states a worker's reply may set (CONTRACT §7). */
+/** The states a worker's reply may set (docs/api.md §7). */
 export const REPLY_STATES = ['working', 'input-required', 'auth-required', 'completed', 'failed', 'rejected'] as const;
 export type ReplyState = (typeof REPLY_STATES)[number];
 

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { canAccess, notVisible, partyOf, requireAccess, sideOf, type Resource } from '../auth/access';
+import { canAccess, notVisible, partyOf, sideOf } from '../auth/access';
 import type { ConsolePrincipal, KeyPrincipal, Principal } from '../common/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { badRequest, conflict, type FieldError } from '../common/app-error';
+import { badRequest, type FieldError } from '../common/app-error';
 import { creationPosition, keyset, type PageQuery } from '../common/pagination';
 import { AtCommit } from '../database/database';
 import type { ArtifactChunk } from './entities/task-event.entity';
@@ -19,13 +19,12 @@ import {
   type MessageView,
   type TaskView,
 } from './ledger-views';
-import { LedgerRepository, MESSAGES_NEWEST_FIRST } from './ledger.repository';
+import { MESSAGES_NEWEST_FIRST, TaskReadsRepository } from './task-reads.repository';
 import { LedgerService } from './ledger.service';
 import { parsePart, type StoredPart } from './parts';
-import type { NewMessage } from './task-journal';
 import type { RememberedTask } from './remembered-tasks';
-import type { HydrateOptions, ParticipantRow, TaskRecord } from './task-records';
-import { transition } from './task-state';
+import { checkReply } from './reply-check';
+import type { HydrateOptions, NewMessage, TaskRecord } from './task-records';
 
 type LedgerPrincipal = KeyPrincipal | ConsolePrincipal;
 
@@ -33,14 +32,14 @@ type LedgerPrincipal = KeyPrincipal | ConsolePrincipal;
 const CONTEXT_TASKS_SHOWN = 200;
 
 /**
- * The REST side of the ledger (CONTRACT §7): reads for both participants and the
+ * The REST side of the ledger (docs/api.md §7): reads for both participants and the
  * worker's reply. Who sees what is decided by src/auth/access.ts; a task the caller
  * may not see is "not found", never "forbidden".
  */
 @Injectable()
 export class TasksService {
   constructor(
-    private readonly repository: LedgerRepository,
+    private readonly repository: TaskReadsRepository,
     private readonly ledger: LedgerService,
     private readonly idempotency: IdempotencyStore,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -158,8 +157,7 @@ export class TasksService {
       !idempotencyKey &&
       artifacts.length === 0 &&
       (!message || task.messages! < max) &&
-      canAccess(principal, 'task.reply', parties(task.row)) &&
-      transition(task.row.state, { by: 'worker', action: 'reply', to }).ok;
+      checkReply(principal, { row: task.row, state: task.row.state }, to).ok;
     const outcome = await this.ledger.writeTask(
       id,
       room,
@@ -177,13 +175,9 @@ export class TasksService {
         }
         // Invisible → 404; visible from the requester's side only → 403.
         const found = await lock();
-        requireAccess(principal, 'task.reply', found ? parties(found.task) : null);
+        const next = checkReply(principal, found && { row: found.task, state: found.state }, to);
+        if (!next.ok) throw next.error;
         const journal = found!;
-        const next = transition(journal.state, { by: 'worker', action: 'reply', to });
-        if (!next.ok && next.reason === 'terminal')
-          throw conflict('task_terminal', `The task is ${journal.state}; it takes no more replies.`);
-        if (!next.ok)
-          throw conflict('invalid_transition', `A worker cannot move a task from ${journal.state} to ${dto.state}.`);
         if (message) (await journal.messageRoom('agent', message.messageId, max)).requireRoom();
         for (const chunk of artifacts) await journal.artifact(chunk, this.config.ledgerMaxArtifactBytesPerTask);
         if (message) await journal.message('agent', message, 'status', next.state);
@@ -249,12 +243,4 @@ function parts(input: unknown[], field: string): StoredPart[] {
   const parsed = input.map((part, i) => parsePart(part, `${field}[${i}]`, errors));
   if (errors.length > 0) throw badRequest('validation_failed', errors.map((e) => e.message).join('; '), errors);
   return parsed as StoredPart[];
-}
-
-/** A task's participants as the access rules see them. */
-function parties(row: ParticipantRow): Resource {
-  return {
-    requester: { organizationId: row.requester_organization_id, identityId: row.requester_identity_id },
-    worker: { organizationId: row.worker_organization_id, identityId: row.worker_identity_id },
-  };
 }

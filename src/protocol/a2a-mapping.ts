@@ -9,8 +9,7 @@ import {
   type TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
-import type { NewMessage } from '../ledger/task-journal';
-import type { PushConfigInput, PushConfigRecord } from '../ledger/push-configs.service';
+import type { NewMessage, PushConfigInput, PushConfigRecord } from '../ledger/task-records';
 import type { ArtifactRecord, MessageRecord, TaskEventRecord, TaskRecord } from '../ledger/task-records';
 import type { FieldError } from '../common/app-error';
 import { MAX_MESSAGE_PARTS, parsePart, type StoredPart } from '../ledger/parts';

@@ -1,6 +1,6 @@
 import { ServerCallContext } from '@a2a-js/sdk/server';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
-import type { TaskPair } from '../ledger/ledger.service';
+import type { TaskPair } from '../ledger/task-records';
 import type { CallStanding } from './call-standing';
 
 /**

@@ -8,7 +8,7 @@ import { isHandle } from '../identities/handle';
 import { KeysService } from '../keys/keys.service';
 import { TaskNotifier } from '../events/task-notifier';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
-import type { TaskPair } from '../ledger/ledger.service';
+import type { TaskPair } from '../ledger/task-records';
 import { callContext, type ProtocolCall } from './call-context';
 import { CallStanding, lostStanding } from './call-standing';
 import { OpenCalls } from '../limits/open-calls';

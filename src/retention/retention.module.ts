@@ -1,8 +1,9 @@
 import { Global, Module } from '@nestjs/common';
 import { AdmissionRepository } from '../admission/admission.repository';
 import { ConsoleRepository } from '../console/console.repository';
-import { EventsRepository } from '../events/events.repository';
-import { LedgerRepository } from '../ledger/ledger.repository';
+import { DeliveriesRepository } from '../events/deliveries.repository';
+import { OutboxRepository } from '../events/outbox.repository';
+import { IdempotencyRepository } from '../ledger/idempotency.repository';
 import { RetentionService } from './retention.service';
 
 /**
@@ -13,7 +14,14 @@ import { RetentionService } from './retention.service';
  */
 @Global()
 @Module({
-  providers: [RetentionService, EventsRepository, AdmissionRepository, LedgerRepository, ConsoleRepository],
+  providers: [
+    RetentionService,
+    OutboxRepository,
+    DeliveriesRepository,
+    AdmissionRepository,
+    IdempotencyRepository,
+    ConsoleRepository,
+  ],
   exports: [RetentionService],
 })
 export class RetentionModule {}

@@ -6,9 +6,10 @@ import { AdmissionRepository } from '../admission/admission.repository';
 import { LOGGER } from '../common/tokens';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { ConsoleRepository } from '../console/console.repository';
-import { EventsRepository } from '../events/events.repository';
+import { DeliveriesRepository } from '../events/deliveries.repository';
+import { OutboxRepository } from '../events/outbox.repository';
 import { IDEMPOTENCY_TTL_HOURS } from '../ledger/idempotency';
-import { LedgerRepository } from '../ledger/ledger.repository';
+import { IdempotencyRepository } from '../ledger/idempotency.repository';
 
 /** One kind of row that expires: `prune(batch)` deletes at most `batch` expired rows and says how many went. */
 export interface Pruner {
@@ -45,9 +46,10 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
   private pass: Promise<unknown> = Promise.resolve();
 
   constructor(
-    events: EventsRepository,
+    outbox: OutboxRepository,
+    deliveries: DeliveriesRepository,
     admission: AdmissionRepository,
-    ledger: LedgerRepository,
+    idempotency: IdempotencyRepository,
     consoleRepository: ConsoleRepository,
     audit: AuditRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -57,12 +59,12 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
       events: { retentionDays },
       retention: { decisionsDays, auditDays },
     } = config;
-    this.register({ name: 'events', prune: (batch) => events.pruneEvents(retentionDays, batch) });
-    this.register({ name: 'push_deliveries', prune: (batch) => events.prunePushDeliveries(retentionDays, batch) });
+    this.register({ name: 'events', prune: (batch) => outbox.pruneEvents(retentionDays, batch) });
+    this.register({ name: 'push_deliveries', prune: (batch) => deliveries.prunePushDeliveries(retentionDays, batch) });
     this.register({ name: 'admission_decisions', prune: (batch) => admission.pruneDecisions(decisionsDays, batch) });
     this.register({
       name: 'idempotency_keys',
-      prune: (batch) => ledger.pruneIdempotencyKeys(IDEMPOTENCY_TTL_HOURS, batch),
+      prune: (batch) => idempotency.pruneIdempotencyKeys(IDEMPOTENCY_TTL_HOURS, batch),
     });
     this.register({ name: 'console_sessions', prune: (batch) => consoleRepository.pruneExpiredSessions(batch) });
     this.register({ name: 'console_invites', prune: (batch) => consoleRepository.pruneExpiredInvites(batch) });

@@ -13,7 +13,7 @@ import { bodyProblem, MAX_JSON_DEPTH, unknownBodyProblem } from '../common/body-
 import type { ArtifactChunk } from '../ledger/entities/task-event.entity';
 import type { UpstreamUpdate } from '../ledger/ledger.service';
 import { MAX_ARTIFACTS_PER_REPLY, MAX_MESSAGE_PARTS, type StoredPart } from '../ledger/parts';
-import type { NewMessage } from '../ledger/task-journal';
+import type { NewMessage } from '../ledger/task-records';
 import { isSettled, type ReplyState } from '../ledger/task-state';
 
 /**

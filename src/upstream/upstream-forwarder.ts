@@ -11,12 +11,10 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import {
   LedgerService,
   UPSTREAM_UPDATES_PER_TRANSACTION,
-  type TaskPair,
-  type ForwardedTask,
   type UpstreamApplied,
   type UpstreamUpdate,
 } from '../ledger/ledger.service';
-import type { NewMessage } from '../ledger/task-journal';
+import type { ForwardedTask, NewMessage, TaskPair } from '../ledger/task-records';
 import { isSettled, isTerminal } from '../ledger/task-state';
 import { answeredDespiteError, grpcUnreached, reasonOf, refusedDestination } from './upstream-fetch';
 import { agentText, AnswerReader, AnswerRefused, isSettledA2A, NotSentAgain, refusalOf } from './upstream-answer';

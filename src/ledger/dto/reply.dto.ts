@@ -86,7 +86,7 @@ export class ReplyArtifactDto {
   metadata?: Record<string, unknown>;
 }
 
-/** `POST /api/v1/tasks/{id}/reply` (CONTRACT §7): at least one member. */
+/** `POST /api/v1/tasks/{id}/reply` (docs/api.md §7): at least one member. */
 export class ReplyDto {
   @ApiPropertyOptional({ enum: REPLY_STATES })
   @Optional()

@@ -1,0 +1,54 @@
+import type { AgentKeyPrincipal, Principal } from '../common/principal';
+import { checkReply } from './reply-check';
+import type { ParticipantRow } from './task-records';
+import type { ReplyState, TaskState } from './task-state';
+
+const ACME = 'org-acme';
+const OTHER = 'org-other';
+const agent = (id: string, organizationId: string): AgentKeyPrincipal => ({
+  kind: 'agent',
+  id: 'key',
+  organizationId,
+  identity: { id, handle: id, claimed: true, enabled: true },
+});
+const row: ParticipantRow = {
+  requester_identity_id: 'requester',
+  requester_handle: 'requester',
+  requester_organization_id: OTHER,
+  worker_identity_id: 'worker',
+  worker_handle: 'worker',
+  worker_organization_id: ACME,
+};
+const worker = agent('worker', ACME);
+
+/** The outcome as the state the task moves to, or `status code`. */
+function outcome(principal: Principal, state: TaskState | null, to: ReplyState | null): string {
+  const check = checkReply(principal, state === null ? null : { row, state }, to);
+  return check.ok ? check.state : `${check.error.status} ${check.error.code}`;
+}
+
+describe('checkReply: the preconditions of a worker reply', () => {
+  it.each<[string, Principal, TaskState | null, ReplyState | null, string]>([
+    ['the worker moves a working task on', worker, 'working', 'completed', 'completed'],
+    ['a reply without a state keeps it', worker, 'input-required', null, 'input-required'],
+    [
+      'the worker’s organization replies for it',
+      { kind: 'admin', id: 'k', organizationId: ACME },
+      'working',
+      null,
+      'working',
+    ],
+    ['a finished task takes no reply', worker, 'completed', 'working', '409 task_terminal'],
+    ['nor one without a state', worker, 'canceled', null, '409 task_terminal'],
+    ['a state the worker may not set from here', worker, 'input-required', 'working', '409 invalid_transition'],
+    ['a task that is not there is not found', worker, null, null, '404 task_not_found'],
+    ['the requester may not reply', agent('requester', OTHER), 'working', null, '403 not_task_worker'],
+    ['a stranger does not see the task', agent('stranger', 'org-third'), 'working', null, '404 task_not_found'],
+  ])('%s', (_, principal, state, to, expected) => {
+    expect(outcome(principal, state, to)).toBe(expected);
+  });
+
+  it('access is checked before the state: a stranger learns nothing of a finished task', () => {
+    expect(outcome(agent('stranger', 'org-third'), 'completed', 'working')).toBe('404 task_not_found');
+  });
+});

@@ -1,0 +1,45 @@
+import { requireAccess, type Resource } from '../auth/access';
+import { AppError, conflict } from '../common/app-error';
+import type { Principal } from '../common/principal';
+import type { ParticipantRow } from './task-records';
+import { transition, type ReplyState, type TaskState } from './task-state';
+
+/** What a worker's reply may do to a task: the state it leaves the task in, or why it is refused. */
+export type ReplyCheck = { ok: true; state: TaskState } | { ok: false; error: AppError };
+
+/**
+ * The preconditions of a worker's reply, in one place for both of its paths: the task
+ * as read under its lock, and the task as this instance remembers it (which skips the
+ * read when this allows the reply). The caller may reply to the task (a task it may not
+ * see is "not found"; one it sees from the requester's side only is "forbidden"), and
+ * the task may move to `to` (null: a reply without a new state): it is not finished,
+ * and a worker may set that state from the task's current one.
+ */
+export function checkReply(
+  principal: Principal,
+  task: { row: ParticipantRow; state: TaskState } | null,
+  to: ReplyState | null,
+): ReplyCheck {
+  try {
+    requireAccess(principal, 'task.reply', task ? parties(task.row) : null);
+  } catch (error) {
+    if (error instanceof AppError) return { ok: false, error };
+    throw error;
+  }
+  const next = transition(task!.state, { by: 'worker', action: 'reply', to });
+  if (next.ok) return { ok: true, state: next.state };
+  if (next.reason === 'terminal')
+    return { ok: false, error: conflict('task_terminal', `The task is ${task!.state}; it takes no more replies.`) };
+  return {
+    ok: false,
+    error: conflict('invalid_transition', `A worker cannot move a task from ${task!.state} to ${to}.`),
+  };
+}
+
+/** A task's participants as the access rules see them. */
+export function parties(row: ParticipantRow): Resource {
+  return {
+    requester: { organizationId: row.requester_organization_id, identityId: row.requester_identity_id },
+    worker: { organizationId: row.worker_organization_id, identityId: row.worker_identity_id },
+  };
+}
