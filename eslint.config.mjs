@@ -33,6 +33,10 @@ export default tseslint.config(
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
+      '@typescript-eslint/switch-exhaustiveness-check': [
+        'error',
+        { considerDefaultExhaustiveForUnions: true, requireDefaultForNonUnion: false },
+      ],
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/await-thenable': 'error',
@@ -59,4 +63,9 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   prettier,
+  {
+    // After eslint-config-prettier, which turns `curly` off: braces on every branch, and
+    // === except against null (== null also covers undefined).
+    rules: { curly: ['error', 'all'], eqeqeq: ['error', 'always', { null: 'ignore' }] },
+  },
 );

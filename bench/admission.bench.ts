@@ -49,7 +49,9 @@ export async function run(): Promise<void> {
     const worker = (await identities.findById(workerId))!;
 
     // Warm the JIT, the pool and PostgreSQL's caches before the first size is timed.
-    for (let i = 0; i < 1000; i++) await admission.evaluate(requester, worker);
+    for (let i = 0; i < 1000; i++) {
+      await admission.evaluate(requester, worker);
+    }
     console.log(
       `load average at start: ${loadavg()
         .map((n) => n.toFixed(2))

@@ -213,7 +213,9 @@ export async function run(): Promise<void> {
       });
     }
     table(plans);
-    if (process.env.BENCH_VERBOSE) console.log(`\n${(await explain(server, cases[7].path(1))).join('\n\n')}`);
+    if (process.env.BENCH_VERBOSE) {
+      console.log(`\n${(await explain(server, cases[7].path(1))).join('\n\n')}`);
+    }
 
     console.log(
       `\nLatency, one request at a time (${ITERATIONS} requests after a warm-up, varying words and handles):\n`,
@@ -225,7 +227,9 @@ export async function run(): Promise<void> {
       const timing = await timeIt(ITERATIONS, async () => {
         const res = await fetch(server.baseUrl + c.path(i++));
         bytes += (await res.arrayBuffer()).byteLength;
-        if (res.status !== 200) throw new Error(`${c.name}: ${res.status}`);
+        if (res.status !== 200) {
+          throw new Error(`${c.name}: ${res.status}`);
+        }
       });
       rows.push({
         request: c.name,
@@ -238,7 +242,9 @@ export async function run(): Promise<void> {
     const revalidate = await timeIt(ITERATIONS, async () => {
       const res = await fetch(`${server.baseUrl}/a2a/${handleOf(1)}/card`, { headers: { 'if-none-match': etag } });
       await res.arrayBuffer();
-      if (res.status !== 304) throw new Error(`revalidation: ${res.status}`);
+      if (res.status !== 304) {
+        throw new Error(`revalidation: ${res.status}`);
+      }
     });
     rows.push({
       request: 'card, If-None-Match → 304',

@@ -46,7 +46,9 @@ export async function run(): Promise<void> {
     };
 
     // Warm-up.
-    for (let i = 0; i < 100; i++) await emit(i);
+    for (let i = 0; i < 100; i++) {
+      await emit(i);
+    }
     await receive(100);
 
     const sequential: number[] = [];
@@ -62,7 +64,9 @@ export async function run(): Promise<void> {
     let next = 0;
     await Promise.all(
       Array.from({ length: 16 }, async () => {
-        while (next < events) await emit(next++);
+        while (next < events) {
+          await emit(next++);
+        }
       }),
     );
     const concurrent = await received;

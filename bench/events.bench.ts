@@ -42,7 +42,9 @@ async function throughput(): Promise<void> {
         let next = 0;
         await Promise.all(
           Array.from({ length: 16 }, async () => {
-            while (next < events) await emit(next++);
+            while (next < events) {
+              await emit(next++);
+            }
           }),
         );
       };
@@ -146,8 +148,9 @@ async function outboxCost(): Promise<void> {
           connections: 50,
           duration,
         });
-        if (result.errors + result.non2xx > 0)
+        if (result.errors + result.non2xx > 0) {
           throw new Error(`${variant.path}: ${result.errors} errors, ${result.non2xx} non-2xx`);
+        }
         throughput[v].push(result.requestsPerSecond);
         p50[v].push(result.p50);
       }
@@ -164,7 +167,9 @@ async function outboxCost(): Promise<void> {
           body: sendBody(randomUUID()),
         });
         await res.arrayBuffer();
-        if (res.status !== 200) throw new Error(`send failed: ${res.status}`);
+        if (res.status !== 200) {
+          throw new Error(`send failed: ${res.status}`);
+        }
         samples[v].push(performance.now() - started);
       }
     }
@@ -212,7 +217,9 @@ async function organizationWithWebhooks(server: BenchServer, urls: string[]): Pr
       headers: { 'content-type': 'application/json', authorization: `Bearer ${signup.token}` },
       body: JSON.stringify({ url, events: ['*'] }),
     });
-    if (res.status !== 201) throw new Error(`webhook: ${res.status} ${await res.text()}`);
+    if (res.status !== 201) {
+      throw new Error(`webhook: ${res.status} ${await res.text()}`);
+    }
   }
   return signup.organization.id;
 }
@@ -235,8 +242,11 @@ async function startCountingReceiver() {
     req.resume();
     req.on('end', () => {
       const id = String(req.headers['webhook-id']);
-      if (arrivals.has(id)) duplicates += 1;
-      else arrivals.set(id, performance.now());
+      if (arrivals.has(id)) {
+        duplicates += 1;
+      } else {
+        arrivals.set(id, performance.now());
+      }
       res.writeHead(204).end();
     });
   });
@@ -255,7 +265,9 @@ async function startCountingReceiver() {
     async until(count: number) {
       const deadline = Date.now() + 300_000;
       while (arrivals.size < count) {
-        if (Date.now() > deadline) throw new Error(`only ${arrivals.size} of ${count} events arrived`);
+        if (Date.now() > deadline) {
+          throw new Error(`only ${arrivals.size} of ${count} events arrived`);
+        }
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
     },

@@ -164,7 +164,9 @@ export async function run(): Promise<void> {
     );
     if (differing.length > 0) {
       console.log('\nPlans on the empty ledger whose shape differs from every plan at scale:');
-      for (const e of differing) console.log(`\n### ${e.call}: ${e.label} (empty)\n\n${e.plan}`);
+      for (const e of differing) {
+        console.log(`\n### ${e.call}: ${e.label} (empty)\n\n${e.plan}`);
+      }
     }
     console.log(`\nPlans at ${label}:`);
     for (const [i, s] of fullPlans.entries()) {
@@ -221,8 +223,9 @@ async function measure(
   const fullSends = await sendRun(full, duration);
   // What autovacuum would do after that many new rows, on both sides alike: neither is then read with a plan
   // chosen for a table it thought empty.
-  for (const side of [empty, full])
+  for (const side of [empty, full]) {
     await side.server.db.query(`ANALYZE contexts, tasks, messages, task_events, events`);
+  }
 
   // GetTask over samples of the pair's tasks (at scale: mostly seeded ones, anywhere in the table): any task —
   // at scale many are answered ones, whose answer carries a status message and a second message — and, like
@@ -249,7 +252,9 @@ async function measure(
         }),
       });
       const body = (await response.json()) as { result?: { id: string } };
-      if (!body.result) throw new Error(`tasks/get failed: ${JSON.stringify(body)}`);
+      if (!body.result) {
+        throw new Error(`tasks/get failed: ${JSON.stringify(body)}`);
+      }
     };
   };
   const list = (side: Side, cursor?: string) => async () => {
@@ -258,7 +263,9 @@ async function measure(
       headers: { 'x-api-key': side.pair.worker.key },
     });
     const body = (await response.json()) as { tasks?: unknown[] };
-    if (response.status !== 200 || body.tasks?.length !== 50) throw new Error(`list failed: ${response.status}`);
+    if (response.status !== 200 || body.tasks?.length !== 50) {
+      throw new Error(`list failed: ${response.status}`);
+    }
   };
   const [getAny, getSubmitted, firstPage, deepPage] = [
     await timeBoth(iterations, await getTask(empty, 'TRUE'), await getTask(full, 'TRUE')),
@@ -399,7 +406,9 @@ async function seed(db: Db, size: number, requester: Identity, worker: Identity)
     const q = async (text: string, params: unknown[] = []) => {
       const t0 = Date.now();
       const result = await tx.query(text, params);
-      if (process.env.BENCH_SEED_VERBOSE) console.log(`${Date.now() - t0} ms: ${text.trim().slice(0, 60)}`);
+      if (process.env.BENCH_SEED_VERBOSE) {
+        console.log(`${Date.now() - t0} ms: ${text.trim().slice(0, 60)}`);
+      }
       return result;
     };
     await q(`SET LOCAL session_replication_role = replica`);
@@ -519,8 +528,9 @@ async function seed(db: Db, size: number, requester: Identity, worker: Identity)
   });
   const seconds = (Date.now() - started) / 1000;
   await checkReferences(db);
-  for (const t of ['organizations', 'identities', 'contexts', 'tasks', 'messages', 'task_events', 'events'])
+  for (const t of ['organizations', 'identities', 'contexts', 'tasks', 'messages', 'task_events', 'events']) {
     await db.query(`VACUUM (ANALYZE) ${t}`);
+  }
   const scalar = async (text: string, params: unknown[] = []) =>
     ((await db.query(text, params)) as Array<{ n: number }>)[0].n;
   return {
@@ -558,7 +568,9 @@ async function checkReferences(db: Db): Promise<void> {
           AND i.organization_id = t.worker_organization_id AND i.agent_handle = t.worker_handle))
       + (SELECT count(*) FROM events e WHERE NOT EXISTS (SELECT 1 FROM organizations o WHERE o.id = e.organization_id))
       AS broken`)) as Array<{ broken: string }>;
-  if (Number(row.broken) !== 0) throw new Error(`seeding left ${row.broken} dangling references`);
+  if (Number(row.broken) !== 0) {
+    throw new Error(`seeding left ${row.broken} dangling references`);
+  }
 }
 
 // ---- plans of what the calls actually send
@@ -635,7 +647,9 @@ async function explainCalls(server: BenchServer, { requester, worker }: Pair): P
     const requestId = `bench-explain-${randomUUID()}`;
     const captured = await whileExplaining(requestId, async () => {
       const response = await send(requestId);
-      if (response.status !== 200) throw new Error(`${call} failed: ${response.status}`);
+      if (response.status !== 200) {
+        throw new Error(`${call} failed: ${response.status}`);
+      }
       await response.text();
     });
     for (const c of captured) {
@@ -680,9 +694,14 @@ async function whileExplaining(requestId: string, work: () => Promise<void>): Pr
   proto.query = function spied(this: Client, ...args: unknown[]) {
     const [config, values] = args as [string | { text?: string; values?: unknown[]; submit?: unknown }, unknown];
     const text = typeof config === 'string' ? config : config?.submit ? undefined : config?.text;
-    if (typeof text !== 'string') return original.apply(this, args);
-    if (/^\s*(START TRANSACTION|BEGIN)\b/i.test(text)) inTransaction.set(this, true);
-    else if (/^\s*(COMMIT|ROLLBACK)\s*;?\s*$/i.test(text)) inTransaction.set(this, false);
+    if (typeof text !== 'string') {
+      return original.apply(this, args);
+    }
+    if (/^\s*(START TRANSACTION|BEGIN)\b/i.test(text)) {
+      inTransaction.set(this, true);
+    } else if (/^\s*(COMMIT|ROLLBACK)\s*;?\s*$/i.test(text)) {
+      inTransaction.set(this, false);
+    }
     if (currentRequestContext()?.requestId !== requestId || !/^\s*(SELECT|WITH|INSERT|UPDATE|DELETE)\b/i.test(text)) {
       return original.apply(this, args);
     }
@@ -712,7 +731,9 @@ async function whileExplaining(requestId: string, work: () => Promise<void>): Pr
         return `EXPLAIN failed: ${(error as Error).message}`;
       } finally {
         await send(this, nested ? 'ROLLBACK TO SAVEPOINT bench_explain' : 'ROLLBACK');
-        if (named) await send(this, 'DEALLOCATE bench_explained').catch(() => undefined);
+        if (named) {
+          await send(this, 'DEALLOCATE bench_explained').catch(() => undefined);
+        }
       }
     })();
     captured.push({ method: repositoryMethod.getStore(), text, plan });
@@ -786,7 +807,9 @@ function checkedInLabels(): Map<string, string> {
       const label = block.slice(0, newline).trim();
       for (const statement of block.slice(newline + 1).split(/;\s*$/m)) {
         const key = normalize(statement);
-        if (key) labels.set(key, labels.has(key) ? `${labels.get(key)} / ${label}` : label);
+        if (key) {
+          labels.set(key, labels.has(key) ? `${labels.get(key)} / ${label}` : label);
+        }
       }
     }
   }

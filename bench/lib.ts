@@ -133,7 +133,9 @@ export async function load(
 }
 
 export function percentile(sortedMs: number[], p: number): number {
-  if (sortedMs.length === 0) return NaN;
+  if (sortedMs.length === 0) {
+    return NaN;
+  }
   return sortedMs[Math.min(sortedMs.length - 1, Math.ceil((p / 100) * sortedMs.length) - 1)];
 }
 
@@ -154,13 +156,17 @@ export async function inTurns<S extends string>(
 ): Promise<void> {
   for (let done = 0, flip = false; done < units; done += turn, flip = !flip) {
     const count = Math.min(turn, units - done);
-    for (const side of flip ? [...sides].reverse() : sides) await work(side, count);
+    for (const side of flip ? [...sides].reverse() : sides) {
+      await work(side, count);
+    }
   }
 }
 
 /** `fn` `times` times, one after the other. */
 export async function repeat(times: number, fn: () => Promise<unknown>): Promise<void> {
-  for (let i = 0; i < times; i++) await fn();
+  for (let i = 0; i < times; i++) {
+    await fn();
+  }
 }
 
 export interface Timing {
@@ -173,7 +179,9 @@ export interface Timing {
 export async function timeIt(iterations: number, fn: () => Promise<unknown>): Promise<Timing> {
   await repeat(Math.min(50, iterations), fn);
   const samples: number[] = [];
-  for (let i = 0; i < iterations; i++) samples.push(await elapsedMs(fn));
+  for (let i = 0; i < iterations; i++) {
+    samples.push(await elapsedMs(fn));
+  }
   return timing(samples);
 }
 
@@ -198,7 +206,9 @@ export async function timeInTurns<S extends string>(
   await inTurns(warmUps, sides, (side, count) => repeat(count, fns[side]));
   const samples = Object.fromEntries(sides.map((side) => [side, [] as number[]])) as Record<S, number[]>;
   await inTurns(iterations, sides, async (side, count) => {
-    for (let i = 0; i < count; i++) samples[side].push(await elapsedMs(fns[side]));
+    for (let i = 0; i < count; i++) {
+      samples[side].push(await elapsedMs(fns[side]));
+    }
   });
   return Object.fromEntries(sides.map((side) => [side, timing(samples[side])])) as Record<S, Timing>;
 }
@@ -229,7 +239,9 @@ export function table(rows: Array<Record<string, string | number>>): void {
   const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   console.log(line(headers));
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
-  for (const row of rows) console.log(line(headers.map((h) => format(row[h]))));
+  for (const row of rows) {
+    console.log(line(headers.map((h) => format(row[h]))));
+  }
 }
 
 /**
@@ -256,9 +268,13 @@ export function cpuTimeMs(pid: number | 'postgres'): number {
   }
   let total = 0;
   for (const id of existsSync('/proc') ? readdirSync('/proc') : []) {
-    if (!/^\d+$/.test(id)) continue;
+    if (!/^\d+$/.test(id)) {
+      continue;
+    }
     const stat = read(id);
-    if (stat?.includes('(postgres)')) total += ticks(stat);
+    if (stat?.includes('(postgres)')) {
+      total += ticks(stat);
+    }
   }
   return total;
 }

@@ -88,7 +88,11 @@ export async function run(): Promise<void> {
     const totalWeight = MIX.reduce((sum, [, w]) => sum + w, 0);
     const pickOp = (): Op => {
       let r = Math.random() * totalWeight;
-      for (const [op, weight] of MIX) if ((r -= weight) < 0) return op;
+      for (const [op, weight] of MIX) {
+        if ((r -= weight) < 0) {
+          return op;
+        }
+      }
       return 'send';
     };
     const perform = async (op: Op): Promise<boolean> => {
@@ -112,14 +116,18 @@ export async function run(): Promise<void> {
               },
             },
           });
-          if (res.status !== 200 || !res.body?.result?.id) return false;
+          if (res.status !== 200 || !res.body?.result?.id) {
+            return false;
+          }
           open.push(res.body.result.id);
           seen.push(res.body.result.id);
           return true;
         }
         case 'reply': {
           const id = open.shift();
-          if (!id) return perform('send');
+          if (!id) {
+            return perform('send');
+          }
           const res = await http(`/api/v1/tasks/${id}/reply`, {
             method: 'POST',
             key: worker.key,
@@ -129,7 +137,9 @@ export async function run(): Promise<void> {
         }
         case 'get': {
           const id = seen[Math.floor(Math.random() * seen.length)];
-          if (!id) return perform('send');
+          if (!id) {
+            return perform('send');
+          }
           return (await http(`/api/v1/tasks/${id}`, { key: requester.key })).status === 200;
         }
         case 'directory': {
@@ -155,7 +165,9 @@ export async function run(): Promise<void> {
             ok = false;
           }
           samples[op].push(Number(process.hrtime.bigint() - t0) / 1e6);
-          if (!ok) errors[op] += 1;
+          if (!ok) {
+            errors[op] += 1;
+          }
         }
       }),
     );

@@ -71,7 +71,9 @@ export async function run(): Promise<void> {
       results.off.push(await send('off', duration));
       results.metrics.push(await send('metrics', duration));
       tracing = startTracing({ endpoint: sink.url, serviceName: 'a2a-bench' });
-      if (round === 0) await send('on', 2);
+      if (round === 0) {
+        await send('on', 2);
+      }
       results.on.push(await send('on', duration));
       await tracing.shutdown();
       tracing = null;
@@ -119,7 +121,9 @@ async function startSink(): Promise<{ url: string; batches: () => number; close:
   const server: Server = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
-      if (req.url === '/v1/traces') batches += 1;
+      if (req.url === '/v1/traces') {
+        batches += 1;
+      }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });

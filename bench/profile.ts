@@ -24,7 +24,9 @@ export async function profiled<T>(
     ({ profile } = await session.post('Profiler.stop'));
     session.disconnect();
   }
-  if (file) writeFileSync(file, JSON.stringify(profile));
+  if (file) {
+    writeFileSync(file, JSON.stringify(profile));
+  }
   return { result, ...summarize(profile) };
 }
 
@@ -52,10 +54,14 @@ function summarize(profile: { nodes: ProfileNode[]; samples?: number[]; timeDelt
   const deltas = profile.timeDeltas ?? [];
   for (let i = 0; i < samples.length; i++) {
     const node = nodes.get(samples[i]);
-    if (!node) continue;
+    if (!node) {
+      continue;
+    }
     const us = deltas[i + 1] ?? 0;
     const where = packageOf(node.callFrame);
-    if (where !== '(idle)') busy += us;
+    if (where !== '(idle)') {
+      busy += us;
+    }
     const name = `${node.callFrame.functionName || '(anonymous)'} ${shortUrl(node.callFrame.url)}:${node.callFrame.lineNumber + 1}`;
     fn.set(name, (fn.get(name) ?? 0) + us);
     pkg.set(where, (pkg.get(where) ?? 0) + us);
@@ -70,14 +76,22 @@ function summarize(profile: { nodes: ProfileNode[]; samples?: number[]; timeDelt
 function packageOf(frame: ProfileNode['callFrame']): string {
   const { url, functionName } = frame;
   if (!url) {
-    if (['(idle)', '(program)', '(garbage collector)'].includes(functionName)) return functionName;
+    if (['(idle)', '(program)', '(garbage collector)'].includes(functionName)) {
+      return functionName;
+    }
     return '(native)';
   }
   const modules = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
-  if (modules) return modules[1];
+  if (modules) {
+    return modules[1];
+  }
   const source = /\/(src|bench|test)\/([^/]+)/.exec(url);
-  if (source) return `${source[1]}/${source[2].replace(/\.ts$/, '')}`;
-  if (url.startsWith('node:')) return `node:${url.slice(5).split('/')[0]}`;
+  if (source) {
+    return `${source[1]}/${source[2].replace(/\.ts$/, '')}`;
+  }
+  if (url.startsWith('node:')) {
+    return `node:${url.slice(5).split('/')[0]}`;
+  }
   return url;
 }
 

@@ -77,7 +77,9 @@ export async function run(): Promise<void> {
     type Side = keyof typeof drive;
     const sides: Side[] = ['ours', 'reference'];
 
-    for (const side of sides) await drive[side](2);
+    for (const side of sides) {
+      await drive[side](2);
+    }
     const sends: Record<Side, LoadResult[]> = { ours: [], reference: [] };
     const [{ before }] = await server.db.query(`SELECT count(*)::int AS before FROM tasks`);
     await inTurns(rounds, sides, async (side) => void sends[side].push(await drive[side](duration)), 1);
@@ -211,14 +213,18 @@ export async function stream(url: string, key?: string) {
       },
     }),
   });
-  if (!response.ok) throw new Error(`stream failed: ${response.status}`);
+  if (!response.ok) {
+    throw new Error(`stream failed: ${response.status}`);
+  }
   return parseSseStream(response);
 }
 
 /** The id of the task a stream's first event carries. */
 export async function firstTaskId(events: AsyncGenerator<{ data: string }>): Promise<string> {
   const first = await events.next();
-  if (first.done) throw new Error('the stream ended before its first event');
+  if (first.done) {
+    throw new Error('the stream ended before its first event');
+  }
   return (JSON.parse(first.value.data) as { result: { id: string } }).result.id;
 }
 
@@ -229,15 +235,20 @@ export async function replyCompleted(baseUrl: string, workerKey: string, taskId:
     headers: { 'content-type': 'application/json', 'x-api-key': workerKey },
     body: JSON.stringify({ state: 'completed' }),
   });
-  if (replied.status !== 200) throw new Error(`reply failed: ${replied.status}`);
+  if (replied.status !== 200) {
+    throw new Error(`reply failed: ${replied.status}`);
+  }
   await replied.arrayBuffer();
 }
 
 /** Reads the stream until its task is `completed`. */
 export async function untilCompleted(events: AsyncGenerator<{ data: string }>): Promise<void> {
   for await (const event of events) {
-    if ((JSON.parse(event.data) as { result?: { status?: { state?: string } } }).result?.status?.state === 'completed')
+    if (
+      (JSON.parse(event.data) as { result?: { status?: { state?: string } } }).result?.status?.state === 'completed'
+    ) {
       return;
+    }
   }
   throw new Error('the stream ended before the task completed');
 }

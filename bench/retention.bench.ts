@@ -61,7 +61,9 @@ export async function run(): Promise<void> {
       while (loading) {
         const gone = Object.values(await retention.runOnce()).reduce((a, b) => a + b, 0);
         during += gone;
-        if (gone === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+        if (gone === 0) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
       }
     })();
     const withPruning = await send('message/send, pruning running');

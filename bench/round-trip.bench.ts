@@ -43,7 +43,9 @@ export async function run(): Promise<void> {
       const answered = now();
       await untilCompleted(events);
       const completed = now();
-      if (!record) return;
+      if (!record) {
+        return;
+      }
       phases.open.push(opened - started);
       phases.reply.push(answered - opened);
       phases.completed.push(completed - answered);
@@ -53,7 +55,9 @@ export async function run(): Promise<void> {
     const referenceTrip = async (record: boolean) => {
       const started = now();
       await untilCompleted(await stream(reference.url));
-      if (record) referenceTimes.push(now() - started);
+      if (record) {
+        referenceTimes.push(now() - started);
+      }
     };
     const trips = { ours: roundTrip, reference: referenceTrip };
     const sides = ['ours', 'reference'] as const;
@@ -66,7 +70,9 @@ export async function run(): Promise<void> {
         const started = now();
         await trips[side](false);
         const n = warmed[side]++;
-        if (n >= FRESH.from && n < FRESH.to) fresh[side].push(now() - started);
+        if (n >= FRESH.from && n < FRESH.to) {
+          fresh[side].push(now() - started);
+        }
       }
     });
     // In turns (inTurns), so drift on a shared machine hits both alike; each side's cost
@@ -88,7 +94,9 @@ export async function run(): Promise<void> {
         headers: { 'content-type': 'application/json', 'x-api-key': requester.key },
         body: sendBody(randomUUID()),
       });
-      if (response.status !== 200) throw new Error(`send failed: ${response.status}`);
+      if (response.status !== 200) {
+        throw new Error(`send failed: ${response.status}`);
+      }
       await response.arrayBuffer();
     };
     await repeat(300, send);

@@ -63,7 +63,9 @@ export async function run(): Promise<void> {
       });
     const send = async (c: Client) => {
       const task = (await c.sendMessage(say())) as { status?: { state: number } };
-      if (task.status?.state !== 3) throw new Error(`not completed: ${JSON.stringify(task.status)}`); // TASK_STATE_COMPLETED
+      if (task.status?.state !== 3) {
+        throw new Error(`not completed: ${JSON.stringify(task.status)}`);
+      } // TASK_STATE_COMPLETED
     };
     const { direct: directTimes, bridged: bridgedTimes } = await timeInTurns(iterations, {
       direct: () => send(direct),

@@ -20,7 +20,11 @@ export interface ApiClientOptions extends ClientOptions {
 
 export function createApiClient({ apiKey, sessionToken, headers, ...options }: ApiClientOptions = {}): ApiClient {
   const auth: Record<string, string> = {};
-  if (apiKey) auth['X-API-Key'] = apiKey;
-  if (sessionToken) auth.Authorization = `Bearer ${sessionToken}`;
+  if (apiKey) {
+    auth['X-API-Key'] = apiKey;
+  }
+  if (sessionToken) {
+    auth.Authorization = `Bearer ${sessionToken}`;
+  }
   return createClient<paths>({ ...options, headers: { ...auth, ...(headers as Record<string, string> | undefined) } });
 }

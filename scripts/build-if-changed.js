@@ -26,8 +26,12 @@ const STAMP = 'dist/.build-inputs';
 
 function files(root, path) {
   const full = join(root, path);
-  if (!existsSync(full)) return [];
-  if (!statSync(full).isDirectory()) return [path];
+  if (!existsSync(full)) {
+    return [];
+  }
+  if (!statSync(full).isDirectory()) {
+    return [path];
+  }
   return readdirSync(full)
     .filter((name) => name !== 'node_modules' && !name.endsWith('.tsbuildinfo'))
     .flatMap((name) => files(root, join(path, name)));
@@ -50,10 +54,16 @@ function inputsHash(root) {
 /** Why `root` needs a build, or null when dist/ was built from exactly the inputs it has now. */
 function buildReason(root) {
   const missing = OUTPUTS.find((path) => !existsSync(join(root, path)));
-  if (missing) return `${missing} is missing`;
+  if (missing) {
+    return `${missing} is missing`;
+  }
   const stamp = join(root, STAMP);
-  if (!existsSync(stamp)) return 'dist/ has no record of its inputs';
-  if (readFileSync(stamp, 'utf8').trim() !== inputsHash(root)) return 'the sources changed since the last build';
+  if (!existsSync(stamp)) {
+    return 'dist/ has no record of its inputs';
+  }
+  if (readFileSync(stamp, 'utf8').trim() !== inputsHash(root)) {
+    return 'the sources changed since the last build';
+  }
   return null;
 }
 
@@ -75,10 +85,14 @@ function main() {
     ? [process.execPath, [process.env.npm_execpath, 'run', 'build']]
     : ['npm', ['run', 'build']];
   const result = spawnSync(npm[0], npm[1], { cwd: root, stdio: 'inherit' });
-  if (result.status !== 0) process.exit(result.status ?? 1);
+  if (result.status !== 0) {
+    process.exit(result.status ?? 1);
+  }
   writeFileSync(join(root, STAMP), `${hash}\n`);
 }
 
 module.exports = { INPUTS, OUTPUTS, STAMP, inputsHash, buildReason, writeStamp };
 
-if (require.main === module) main();
+if (require.main === module) {
+  main();
+}

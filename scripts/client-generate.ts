@@ -20,7 +20,9 @@ async function main(): Promise<void> {
   const from = process.argv.indexOf('--from');
   if (from > 0) {
     const res = await fetch(process.argv[from + 1]);
-    if (!res.ok) throw new Error(`GET ${process.argv[from + 1]} → ${res.status}`);
+    if (!res.ok) {
+      throw new Error(`GET ${process.argv[from + 1]} → ${res.status}`);
+    }
     process.stdout.write(await schemaSource((await res.json()) as Record<string, unknown>));
     return;
   }

@@ -47,7 +47,9 @@ export class ${className} implements MigrationInterface {
   const index = readFileSync(indexPath, 'utf8')
     .replace(/(\n)(\n\/\*\*)/, `\nimport { ${className} } from './${file}';$1$2`)
     .replace(/\n\];\s*$/, `\n  ${className},\n];\n`);
-  if (!index.includes(`  ${className},\n];`)) throw new Error(`could not append ${className} to ${indexPath}`);
+  if (!index.includes(`  ${className},\n];`)) {
+    throw new Error(`could not append ${className} to ${indexPath}`);
+  }
   writeFileSync(indexPath, index);
   return join(dir, `${file}.ts`);
 }

@@ -27,7 +27,9 @@ On the embedded database, run these while the server is stopped.`;
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of process.stdin) {
+    chunks.push(chunk as Buffer);
+  }
   return Buffer.concat(chunks)
     .toString('utf8')
     .replace(/\r?\n$/, '');
@@ -44,9 +46,13 @@ async function bootstrap(args: string[]): Promise<void> {
     options: { org: { type: 'string' }, email: { type: 'string' }, 'password-stdin': { type: 'boolean' } },
     strict: true,
   });
-  if (!values.org || !values.email) fail(USAGE);
+  if (!values.org || !values.email) {
+    fail(USAGE);
+  }
   const password = values['password-stdin'] ? await readStdin() : randomBytes(18).toString('base64url');
-  if (password.length < 12) fail('the password must be at least 12 characters');
+  if (password.length < 12) {
+    fail('the password must be at least 12 characters');
+  }
 
   // A one-shot command serves no protocol and no metrics: no gRPC server, no metrics listener (its port is the server's).
   const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env, GRPC_PORT: 'off', METRICS_PORT: 'off' });
@@ -61,7 +67,9 @@ async function bootstrap(args: string[]): Promise<void> {
       );
     }
     const reason = explainConnectionError(error, config);
-    if (reason) fail(reason);
+    if (reason) {
+      fail(reason);
+    }
     throw error;
   });
   try {
@@ -96,7 +104,9 @@ async function bootstrap(args: string[]): Promise<void> {
 }
 
 async function rotateCardKey(args: string[]): Promise<void> {
-  if (args.length > 0) fail(USAGE);
+  if (args.length > 0) {
+    fail(USAGE);
+  }
   const config = loadConfig({ LOG_LEVEL: 'warn', ...process.env, METRICS_PORT: 'off' });
   const logger = createLogger(config.logLevel, undefined, config.logFormat);
   const app = await NestFactory.createApplicationContext(AppModule.forRoot(config, logger), {
@@ -114,13 +124,19 @@ async function rotateCardKey(args: string[]): Promise<void> {
 
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
-  if (command === 'bootstrap') return bootstrap(rest);
-  if (command === 'rotate-card-key') return rotateCardKey(rest);
+  if (command === 'bootstrap') {
+    return bootstrap(rest);
+  }
+  if (command === 'rotate-card-key') {
+    return rotateCardKey(rest);
+  }
   fail(USAGE);
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof ConfigError) fail(`configuration error: ${error.message}`);
+  if (error instanceof ConfigError) {
+    fail(`configuration error: ${error.message}`);
+  }
   const code = (error as { code?: string }).code;
   fail(
     code === 'email_taken'

@@ -20,7 +20,9 @@ export function useFormMutation<T>(options: {
     event.preventDefault();
     const errors = options.validate?.() ?? {};
     setLocal(errors);
-    if (!Object.values(errors).some(Boolean)) mutation.mutate();
+    if (!Object.values(errors).some(Boolean)) {
+      mutation.mutate();
+    }
   };
   const errorOf = (field: string) => errorFor(field, local, mutation.error);
   return { mutation, submit, errorOf };

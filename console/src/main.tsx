@@ -41,19 +41,33 @@ function Shell() {
   const me = useMe();
   const signOut = useSignOut();
   useEffect(() => {
-    if (path === '/') navigate('/identities', { replace: true });
+    if (path === '/') {
+      navigate('/identities', { replace: true });
+    }
   }, [path]);
   // After a client-side navigation, focus moves to the new page's content (as a page load would).
   useEffect(() => {
     const main = document.getElementById('main');
-    if (main && document.activeElement?.closest('nav, header')) main.focus({ preventScroll: true });
+    if (main && document.activeElement?.closest('nav, header')) {
+      main.focus({ preventScroll: true });
+    }
   }, [path]);
-  if (path === '/signin') return <SignInPage />;
-  if (path === '/signup') return <SignUpPage />;
-  if (path === '/accept') return <AcceptPage />;
-  if (me.isPending) return <Loading label="Opening the Console…" />;
+  if (path === '/signin') {
+    return <SignInPage />;
+  }
+  if (path === '/signup') {
+    return <SignUpPage />;
+  }
+  if (path === '/accept') {
+    return <AcceptPage />;
+  }
+  if (me.isPending) {
+    return <Loading label="Opening the Console…" />;
+  }
   if (me.error) {
-    if (me.error instanceof ApiError && me.error.status === 401) return <Loading label="Redirecting to sign-in…" />;
+    if (me.error instanceof ApiError && me.error.status === 401) {
+      return <Loading label="Redirecting to sign-in…" />;
+    }
     return <ErrorNotice error={me.error} />;
   }
   const section = '/' + (path.split('/')[1] ?? '');

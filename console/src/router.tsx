@@ -8,8 +8,11 @@ window.addEventListener('popstate', () => listeners.forEach((listener) => listen
 
 export function navigate(to: string, options: { replace?: boolean } = {}): void {
   const url = to.startsWith(BASE) ? to : `${BASE}${to}`;
-  if (options.replace) window.history.replaceState(null, '', url);
-  else window.history.pushState(null, '', url);
+  if (options.replace) {
+    window.history.replaceState(null, '', url);
+  } else {
+    window.history.pushState(null, '', url);
+  }
   window.scrollTo(0, 0);
   listeners.forEach((listener) => listener());
 }
@@ -38,8 +41,9 @@ export function Link({ to, onClick, ...props }: AnchorHTMLAttributes<HTMLAnchorE
       event.ctrlKey ||
       event.shiftKey ||
       event.altKey
-    )
+    ) {
       return;
+    }
     event.preventDefault();
     navigate(to);
   };

@@ -106,7 +106,9 @@ export function Check({ label, ...input }: { label: string } & InputHTMLAttribut
 
 /** The problem's `detail` (and its code), announced to screen readers. */
 export function ErrorNotice({ error }: { error: unknown }) {
-  if (!error) return null;
+  if (!error) {
+    return null;
+  }
   const message = error instanceof ApiError ? error.message : error instanceof Error ? error.message : String(error);
   const code = error instanceof ApiError ? error.problem.code : undefined;
   return (
@@ -174,9 +176,13 @@ export function ConfirmButton({
   const [open, setOpen] = useState(false);
   const titleId = useId();
   useEffect(() => {
-    if (open) dialog.current?.showModal();
+    if (open) {
+      dialog.current?.showModal();
+    }
     // Focus goes back to the button that opened the dialog (if it is still there).
-    else trigger.current?.focus();
+    else {
+      trigger.current?.focus();
+    }
   }, [open]);
   return (
     <>
@@ -220,7 +226,9 @@ export function SecretOnce({ label, value, onDone }: { label: string; value: str
   const [copied, setCopied] = useState<'no' | 'yes' | 'failed'>('no');
   const id = useId();
   const copy = () => {
-    if (!navigator.clipboard) return setCopied('failed');
+    if (!navigator.clipboard) {
+      return setCopied('failed');
+    }
     navigator.clipboard.writeText(value).then(
       () => setCopied('yes'),
       () => setCopied('failed'),
@@ -257,7 +265,9 @@ export function SecretOnce({ label, value, onDone }: { label: string; value: str
 }
 
 export function LoadMore({ hasNext, pending, onClick }: { hasNext: boolean; pending: boolean; onClick: () => void }) {
-  if (!hasNext) return null;
+  if (!hasNext) {
+    return null;
+  }
   return (
     <button type="button" onClick={onClick} disabled={pending} aria-busy={pending}>
       {pending ? 'Loading…' : 'Load more'}
@@ -266,7 +276,9 @@ export function LoadMore({ hasNext, pending, onClick }: { hasNext: boolean; pend
 }
 
 export function when(iso: string | null | undefined): string {
-  if (!iso) return '—';
+  if (!iso) {
+    return '—';
+  }
   return new Date(iso).toLocaleString();
 }
 

@@ -177,7 +177,9 @@ function rule(
 function slotRules(side: Side, owner: AdmissionParty, peer: AdmissionParty, slots: readonly Slot[]): RuleFacts[] {
   const layout = side === 'requester' ? REQUESTER_SLOTS : WORKER_SLOTS;
   return slots.flatMap((value, i) => {
-    if (value === 'none') return [];
+    if (value === 'none') {
+      return [];
+    }
     const [direction, level] = layout[i];
     return [
       rule(
@@ -217,7 +219,11 @@ function* product<T>(...lists: ReadonlyArray<readonly T[]>): Generator<T[]> {
     return;
   }
   const [first, ...rest] = lists;
-  for (const value of first) for (const tail of product(...rest)) yield [value, ...tail];
+  for (const value of first) {
+    for (const tail of product(...rest)) {
+      yield [value, ...tail];
+    }
+  }
 }
 
 const ALL_SLOT_FILLINGS = [...product(SLOT_VALUES, SLOT_VALUES, SLOT_VALUES, SLOT_VALUES)];

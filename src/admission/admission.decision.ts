@@ -86,7 +86,9 @@ export function effectiveRule<R extends RuleFacts>(
   let best: R | null = null;
   let bestRank = Infinity;
   for (const rule of rules) {
-    if (rule.identityId !== owner.id) continue;
+    if (rule.identityId !== owner.id) {
+      continue;
+    }
     const directionRank = rule.direction === DIRECTION_OF[side] ? 0 : rule.direction === 'both' ? 2 : null;
     const peerRank =
       rule.peerType === 'identity'
@@ -96,7 +98,9 @@ export function effectiveRule<R extends RuleFacts>(
         : peer.organizationId !== null && rule.peerOrganizationId === peer.organizationId
           ? 1
           : null;
-    if (directionRank === null || peerRank === null || directionRank + peerRank >= bestRank) continue;
+    if (directionRank === null || peerRank === null || directionRank + peerRank >= bestRank) {
+      continue;
+    }
     best = rule;
     bestRank = directionRank + peerRank;
   }
@@ -115,9 +119,15 @@ export function standingDenial(requester: AdmissionParty, worker: AdmissionParty
     rule: null,
     effective: { requester: null, worker: null },
   });
-  if (!requester.claimed) return deny('requester_unclaimed', 'requester');
-  if (!requester.enabled || requester.status !== 'active') return deny('requester_disabled', 'requester');
-  if (!worker.claimed || !worker.enabled || worker.status !== 'active') return deny('worker_unavailable', 'worker');
+  if (!requester.claimed) {
+    return deny('requester_unclaimed', 'requester');
+  }
+  if (!requester.enabled || requester.status !== 'active') {
+    return deny('requester_disabled', 'requester');
+  }
+  if (!worker.claimed || !worker.enabled || worker.status !== 'active') {
+    return deny('worker_unavailable', 'worker');
+  }
   return null;
 }
 
@@ -128,7 +138,9 @@ export function decide<R extends RuleFacts>(
   rules: readonly R[],
 ): AdmissionDecision<R> {
   const standing = standingDenial(requester, worker);
-  if (standing) return standing;
+  if (standing) {
+    return standing;
+  }
 
   const effective = {
     requester: effectiveRule(rules, 'requester', requester, worker),
@@ -150,17 +162,29 @@ export function decide<R extends RuleFacts>(
   });
 
   // 2. An explicit block from either side overrides every permission below.
-  if (effective.requester?.action === 'block') return deny('blocked_by_requester', 'requester', effective.requester);
-  if (effective.worker?.action === 'block') return deny('blocked_by_worker', 'worker', effective.worker);
+  if (effective.requester?.action === 'block') {
+    return deny('blocked_by_requester', 'requester', effective.requester);
+  }
+  if (effective.worker?.action === 'block') {
+    return deny('blocked_by_worker', 'worker', effective.worker);
+  }
   // 3. Same organization.
-  if (requester.organizationId === worker.organizationId) return allow('same_organization');
+  if (requester.organizationId === worker.organizationId) {
+    return allow('same_organization');
+  }
   // 4. Public egress to a publicly discoverable worker.
-  if (worker.publiclyDiscoverable && requester.allowPublicEgress) return allow('public_egress');
+  if (worker.publiclyDiscoverable && requester.allowPublicEgress) {
+    return allow('public_egress');
+  }
   // 5. Both sides permit: an allow rule, or a blacklist filter mode (nothing here blocks).
   const permits = (side: Side, party: AdmissionParty) =>
     effective[side]?.action === 'allow' || party.filterMode === 'blacklist';
-  if (!permits('requester', requester)) return deny('not_permitted_by_requester', 'requester');
-  if (!permits('worker', worker)) return deny('not_permitted_by_worker', 'worker');
+  if (!permits('requester', requester)) {
+    return deny('not_permitted_by_requester', 'requester');
+  }
+  if (!permits('worker', worker)) {
+    return deny('not_permitted_by_worker', 'worker');
+  }
   return allow('mutual_permit');
 }
 
@@ -174,7 +198,9 @@ export function reportedReason(
   organizations: Record<Side, string | null>,
   viewerOrganizationId: string,
 ): ReportedReason {
-  if (decision.decidedBy === null) return decision.reason;
+  if (decision.decidedBy === null) {
+    return decision.reason;
+  }
   const decider = organizations[decision.decidedBy];
   return decider === null || decider === viewerOrganizationId ? decision.reason : 'denied_by_peer';
 }

@@ -185,10 +185,11 @@ export class AdmissionRepository {
       const answer = answers[position - 1];
       answer.version = version;
       answer.parties.push(toIdentity(identity));
-      if (answer.rules.length === 0 && rules.length > 0)
+      if (answer.rules.length === 0 && rules.length > 0) {
         answer.rules = rules.map((rule) =>
           toRule({ ...rule, created_at: new Date(rule.created_at), updated_at: new Date(rule.updated_at) }),
         );
+      }
     }
     return answers;
   }

@@ -82,7 +82,9 @@ export class AdmissionService {
       const read =
         kept !== undefined && kept.version === version ? kept : await this.callParties(requesterId, workerHandle);
       const { requester, worker } = partiesOf(read, requesterId, workerHandle);
-      if (!requester || !worker || !isServable(worker)) return null;
+      if (!requester || !worker || !isServable(worker)) {
+        return null;
+      }
       const decision = decide(requester, worker, standingDenial(requester, worker) ? [] : read.rules);
       return { requester, worker, decision: await this.conclude(span, requester, worker, decision) };
     });
@@ -97,7 +99,9 @@ export class AdmissionService {
   ): Promise<AdmissionDecision<ContactRule>> {
     span?.setAttributes({ 'a2a.admission.allowed': decision.allowed, 'a2a.admission.reason': decision.reason });
     this.metrics.admission(decision.allowed, decision.reason);
-    if (!decision.allowed) await this.record(requester, worker, decision);
+    if (!decision.allowed) {
+      await this.record(requester, worker, decision);
+    }
     return decision;
   }
 
@@ -141,7 +145,9 @@ export class AdmissionService {
     } else {
       const identity = await this.identities.findByHandle(query.identity);
       // As with the rules list, an identity the caller cannot see matches nothing.
-      if (!canAccess(principal, 'decision.read', identityParty(identity))) return { decisions: [], next_cursor: null };
+      if (!canAccess(principal, 'decision.read', identityParty(identity))) {
+        return { decisions: [], next_cursor: null };
+      }
       scope = { identityId: identity!.id };
     }
     const page = await this.repository.listDecisions(scope, query);
@@ -157,7 +163,9 @@ export class AdmissionService {
     worker: Identity,
     rules?: readonly ContactRule[],
   ): Promise<AdmissionDecision<ContactRule>> {
-    if (standingDenial(requester, worker)) return decide(requester, worker, []);
+    if (standingDenial(requester, worker)) {
+      return decide(requester, worker, []);
+    }
     return decide(requester, worker, rules ?? (await this.rules.between(requester, worker)));
   }
 
@@ -180,8 +188,12 @@ export class AdmissionService {
     if (requester && worker && read.version !== null) {
       this.kept.delete(key); // re-inserted last: the oldest pairs go first
       this.kept.set(key, read);
-      if (this.kept.size > KEPT_PAIRS) this.kept.delete(this.kept.keys().next().value!);
-    } else this.kept.delete(key);
+      if (this.kept.size > KEPT_PAIRS) {
+        this.kept.delete(this.kept.keys().next().value!);
+      }
+    } else {
+      this.kept.delete(key);
+    }
     return read;
   }
 

@@ -54,7 +54,9 @@ export class ContactRulesService {
   ): Promise<{ rules: ContactRuleView[]; next_cursor: string | null }> {
     decodeCursor(query.cursor); // a bad cursor is a 400 whatever the filter finds
     const owner = await this.ownerFilter(principal, query.identity);
-    if (owner === null) return { rules: [], next_cursor: null };
+    if (owner === null) {
+      return { rules: [], next_cursor: null };
+    }
     const page = await this.repository.listRules(
       principal.organizationId,
       { identityId: owner, direction: query.direction, action: query.action },
@@ -125,9 +127,13 @@ export class ContactRulesService {
           tx,
         )
         .catch(ruleConflict);
-      if (!updated) throw ruleNotFound();
+      if (!updated) {
+        throw ruleNotFound();
+      }
       const { changed, rule } = updated;
-      if (!changed) return toContactRuleView(rule, names);
+      if (!changed) {
+        return toContactRuleView(rule, names);
+      }
       const view = await this.emitted(tx, 'contact_rule.updated', rule, names);
       await this.audit.record(tx, {
         organizationId: rule.organizationId,
@@ -144,7 +150,9 @@ export class ContactRulesService {
     const { names } = await this.ruleWithNames(principal, id);
     await this.db.transaction(async (tx) => {
       const deleted = await this.repository.deleteRule(principal.organizationId, id, tx);
-      if (!deleted) throw ruleNotFound();
+      if (!deleted) {
+        throw ruleNotFound();
+      }
       const view = await this.emitted(tx, 'contact_rule.deleted', deleted, names);
       await this.audit.record(tx, {
         organizationId: deleted.organizationId,
@@ -204,7 +212,9 @@ export class ContactRulesService {
 
   /** The owner id a list is limited to: undefined for the whole organization, null for nothing. */
   private async ownerFilter(principal: Principal, handle: string | undefined): Promise<string | undefined | null> {
-    if (handle === undefined) return principal.kind === 'agent' ? principal.identity.id : undefined;
+    if (handle === undefined) {
+      return principal.kind === 'agent' ? principal.identity.id : undefined;
+    }
     const owner = await this.identities.findByHandle(handle);
     return canAccess(principal, 'rule.read', identityParty(owner)) ? owner!.id : null;
   }
@@ -223,12 +233,16 @@ export class ContactRulesService {
         { field: `peer.${stray}`, message: `peer.${stray} must be omitted when peer.type is ${peer.type}` },
       ]);
     }
-    if (peer.type === 'organization') return { organizationId: peer.organization_id! };
+    if (peer.type === 'organization') {
+      return { organizationId: peer.organization_id! };
+    }
     const identity = await this.identities.findByHandle(peer.handle!);
-    if (!identity || identity.status !== 'active')
+    if (!identity || identity.status !== 'active') {
       throw notFound('peer_not_found', `No identity with handle '${peer.handle}'.`);
-    if (identity.id === owner.id)
+    }
+    if (identity.id === owner.id) {
       throw badRequest('invalid_peer', 'A contact rule cannot name its own identity as the peer.');
+    }
     return { identity, organizationId: null };
   }
 }
@@ -241,6 +255,8 @@ function ruleConflict(error: unknown): never {
   if (code === UNIQUE_VIOLATION) {
     throw conflict('contact_rule_exists', 'The identity already has a rule for that peer in that direction.');
   }
-  if (code === FOREIGN_KEY_VIOLATION) throw notFound('peer_not_found', 'No organization with that id.');
+  if (code === FOREIGN_KEY_VIOLATION) {
+    throw notFound('peer_not_found', 'No organization with that id.');
+  }
   throw error;
 }

@@ -57,10 +57,14 @@ export function auditChanges(targetType: string, before?: object | null, after?:
   const b = (before ?? {}) as Record<string, unknown>;
   const a = (after ?? {}) as Record<string, unknown>;
   for (const field of fields) {
-    if (!(field in b) && !(field in a)) continue;
+    if (!(field in b) && !(field in a)) {
+      continue;
+    }
     const was = before ? (b[field] ?? null) : null;
     const is = after ? (a[field] ?? null) : null;
-    if (JSON.stringify(was) !== JSON.stringify(is)) changes[field] = { before: was, after: is };
+    if (JSON.stringify(was) !== JSON.stringify(is)) {
+      changes[field] = { before: was, after: is };
+    }
   }
   return changes;
 }
@@ -79,7 +83,9 @@ export class AuditService {
     const req = currentRequest();
     const actor: AuditActor | undefined = entry.actor ?? req?.principal;
     // No organization (an unclaimed identity's own key) or no principal (the CLI's bootstrap): nothing to attribute.
-    if (!entry.organizationId || actor === undefined) return;
+    if (!entry.organizationId || actor === undefined) {
+      return;
+    }
     await this.repository.insert(
       {
         organizationId: entry.organizationId,

@@ -198,9 +198,12 @@ export const ACCESS_RULES: Readonly<Record<Permission, AccessRule>> = {
 
 /** Whether `principal` stands on `party` under `grant`. */
 function standsOn(principal: Principal, grant: Grant, party: Party | null | undefined): boolean {
-  if (!party || typeof grant === 'function') return false;
-  if (grant === 'own')
+  if (!party || typeof grant === 'function') {
+    return false;
+  }
+  if (grant === 'own') {
     return principal.kind === 'agent' && party.identityId !== null && party.identityId === principal.identity.id;
+  }
   return party.organizationId !== null && party.organizationId === principal.organizationId;
 }
 
@@ -211,8 +214,12 @@ function standsOn(principal: Principal, grant: Grant, party: Party | null | unde
 export function requireGrant(principal: Principal, permission: Permission): Standing {
   const rule = ACCESS_RULES[permission];
   const grant = rule[principal.kind];
-  if (typeof grant === 'function') throw grant(principal);
-  if (principal.kind === 'agent' && !principal.identity.claimed && !rule.unclaimedKey) throw identityUnclaimed();
+  if (typeof grant === 'function') {
+    throw grant(principal);
+  }
+  if (principal.kind === 'agent' && !principal.identity.claimed && !rule.unclaimedKey) {
+    throw identityUnclaimed();
+  }
   return grant;
 }
 
@@ -231,15 +238,21 @@ export function requireAccess(
   const unclaimed = principal.kind === 'agent' && !principal.identity.claimed;
   const visible = !!resource && rule.via.some((role) => standsOn(principal, grant, resource[role]));
   if (!visible) {
-    if (unclaimed) throw identityUnclaimed();
+    if (unclaimed) {
+      throw identityUnclaimed();
+    }
     if (principal.kind === 'agent' && rule.agentOutside) {
       const sameOrganization =
         !!resource && rule.via.some((role) => standsOn(principal, 'organization', resource[role]));
-      if (!rule.agentOutside.sameOrganization || sameOrganization) throw rule.agentOutside.refuse();
+      if (!rule.agentOutside.sameOrganization || sameOrganization) {
+        throw rule.agentOutside.refuse();
+      }
     }
     throw rule.hidden(ref);
   }
-  if (rule.acts && !standsOn(principal, grant, resource![rule.acts.as])) throw rule.acts.refuse();
+  if (rule.acts && !standsOn(principal, grant, resource![rule.acts.as])) {
+    throw rule.acts.refuse();
+  }
 }
 
 /** `requireAccess` for one row that may be missing; returns the row once allowed. */
@@ -323,7 +336,9 @@ export function requireSettingsChange(
     }
   }
   // docs/api.md §3: an unclaimed identity cannot enable its receiver.
-  if (enabling && !identity.claimed) throw identityUnclaimed();
+  if (enabling && !identity.claimed) {
+    throw identityUnclaimed();
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -42,13 +42,17 @@ export class ApiKeyGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const rule = this.ruleOf(context);
-    if (!rule) throw forbidden('route_not_declared', 'This route declares no credential policy and is closed.');
+    if (!rule) {
+      throw forbidden('route_not_declared', 'This route declares no credential policy and is closed.');
+    }
     const http = context.switchToHttp();
     const req = http.getRequest<Request>();
     const res = http.getResponse<Response>();
     if (rule.extra) {
       const spent = this.limits.enforce(res, rule.extra, addressSubject(req.ip));
-      if (spent) return spent.then(() => this.admit(rule, req, res));
+      if (spent) {
+        return spent.then(() => this.admit(rule, req, res));
+      }
     }
     return this.admit(rule, req, res);
   }
@@ -73,7 +77,9 @@ export class ApiKeyGuard implements CanActivate {
     const controller = context.getClass();
     const handler = context.getHandler();
     let rules = this.rules.get(controller);
-    if (!rules) this.rules.set(controller, (rules = new WeakMap()));
+    if (!rules) {
+      this.rules.set(controller, (rules = new WeakMap()));
+    }
     let rule = rules.get(handler);
     if (rule === undefined) {
       const targets = [handler, controller];

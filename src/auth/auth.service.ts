@@ -55,7 +55,9 @@ export class AuthService {
    */
   begin(req: CredentialSource): void {
     const apiKey = req.headers['x-api-key'];
-    if (typeof apiKey !== 'string') return;
+    if (typeof apiKey !== 'string') {
+      return;
+    }
     const read = detachedFromRequest(() => this.keys.verify(apiKey, true));
     read.catch(() => undefined); // authenticate() reports a failure; a request refused before it never asks
     this.begun.set(req, { read, at: performance.now() });
@@ -72,7 +74,9 @@ export class AuthService {
     const apiKey = req.headers['x-api-key'];
     if (apiKey !== undefined) {
       const principal = typeof apiKey === 'string' ? await (this.begunRead(req) ?? this.keys.verify(apiKey)) : null;
-      if (!principal) throw unauthorized('invalid_api_key', 'The API key is invalid or has been revoked.');
+      if (!principal) {
+        throw unauthorized('invalid_api_key', 'The API key is invalid or has been revoked.');
+      }
       this.keys.used(principal);
       return principal;
     }
@@ -80,14 +84,20 @@ export class AuthService {
     if (authorization !== undefined) {
       const match = /^Bearer\s+(\S+)$/i.exec(authorization);
       const principal = match ? await this.sessions.verifySession(match[1], false) : null;
-      if (!principal) throw unauthorized('invalid_session', 'The session token is invalid or has expired.');
+      if (!principal) {
+        throw unauthorized('invalid_session', 'The session token is invalid or has expired.');
+      }
       return principal;
     }
     const cookie = readCookie(req.headers.cookie, SESSION_COOKIE);
     if (cookie !== undefined) {
       const principal = await this.sessions.verifySession(cookie, true);
-      if (!principal) throw unauthorized('invalid_session', 'The session is invalid or has expired.');
-      if (!SAFE_METHODS.has(req.method)) this.checkOrigin(req);
+      if (!principal) {
+        throw unauthorized('invalid_session', 'The session is invalid or has expired.');
+      }
+      if (!SAFE_METHODS.has(req.method)) {
+        this.checkOrigin(req);
+      }
       return principal;
     }
     return null;
@@ -106,7 +116,9 @@ export class AuthService {
 }
 
 function originOf(referer: string | undefined): string | undefined {
-  if (!referer) return undefined;
+  if (!referer) {
+    return undefined;
+  }
   try {
     return new URL(referer).origin;
   } catch {

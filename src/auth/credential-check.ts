@@ -39,8 +39,9 @@ export class CredentialCheck {
     let principal: Principal;
     try {
       const authenticated = await this.auth.authenticate(source);
-      if (!authenticated)
+      if (!authenticated) {
         throw unauthorized('unauthenticated', 'Send an API key in X-API-Key or sign in to the Console.');
+      }
       principal = authenticated;
       identified?.(principal);
     } catch (error) {

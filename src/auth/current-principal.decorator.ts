@@ -5,6 +5,8 @@ import type { Principal } from '../common/principal';
 /** Hands a handler the authenticated principal that the guard attached. */
 export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal => {
   const principal = ctx.switchToHttp().getRequest<Request>().principal;
-  if (!principal) throw new Error('CurrentPrincipal used on a route without a credential');
+  if (!principal) {
+    throw new Error('CurrentPrincipal used on a route without a credential');
+  }
   return principal;
 });

@@ -9,7 +9,9 @@ import type { AuthService } from './auth.service';
  */
 export function earlyKeyCheck(auth: AuthService) {
   return (req: Request, _res: Response, next: NextFunction): void => {
-    if (hasBody(req)) auth.begin(req);
+    if (hasBody(req)) {
+      auth.begin(req);
+    }
     next();
   };
 }

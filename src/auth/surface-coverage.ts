@@ -19,16 +19,22 @@ export class SurfaceCoverageCheck implements OnModuleInit {
     const missing: string[] = [];
     for (const wrapper of this.discovery.getControllers()) {
       const instance = wrapper.instance as object | undefined;
-      if (!instance) continue;
+      if (!instance) {
+        continue;
+      }
       const prototype = Object.getPrototypeOf(instance) as Record<string, unknown>;
       for (const method of this.scanner.getAllMethodNames(prototype)) {
         const handler = prototype[method] as () => unknown;
-        if (Reflect.getMetadata(PATH_METADATA, handler) === undefined) continue;
+        if (Reflect.getMetadata(PATH_METADATA, handler) === undefined) {
+          continue;
+        }
         if (!this.reflector.getAllAndOverride(SURFACE_KEY, [handler, wrapper.metatype as () => unknown])) {
           missing.push(`${wrapper.name}.${method}`);
         }
       }
     }
-    if (missing.length > 0) throw new Error(`routes without @Surface: ${missing.join(', ')}`);
+    if (missing.length > 0) {
+      throw new Error(`routes without @Surface: ${missing.join(', ')}`);
+    }
   }
 }

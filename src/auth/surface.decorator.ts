@@ -35,8 +35,12 @@ export function Surface(name: SurfaceName, operation?: string | OperationDoc) {
   ];
   if (policy.credentials.length > 0) {
     const kinds: readonly string[] = policy.credentials;
-    if (kinds.includes('admin') || kinds.includes('agent')) decorators.push(ApiSecurity('apiKey'));
-    if (kinds.includes('console')) decorators.push(ApiBearerAuth('consoleSession'), ApiCookieAuth('consoleCookie'));
+    if (kinds.includes('admin') || kinds.includes('agent')) {
+      decorators.push(ApiSecurity('apiKey'));
+    }
+    if (kinds.includes('console')) {
+      decorators.push(ApiBearerAuth('consoleSession'), ApiCookieAuth('consoleCookie'));
+    }
     decorators.push(
       ApiResponse({ status: 401, description: 'Credential missing or invalid.' }),
       ApiResponse({ status: 403, description: 'Credential valid but not permitted here.' }),

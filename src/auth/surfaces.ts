@@ -75,7 +75,9 @@ export const CREDENTIAL_LABELS: Record<CredentialKind, string> = {
 
 export function describeSurface(name: SurfaceName): string {
   const policy: SurfacePolicy = SURFACES[name];
-  if (policy.credentials.length === 0) return 'No credential.';
+  if (policy.credentials.length === 0) {
+    return 'No credential.';
+  }
   const kinds = policy.credentials.map((kind) =>
     kind === 'agent' && policy.claimed ? 'agent-scoped API key of a claimed identity' : CREDENTIAL_LABELS[kind],
   );

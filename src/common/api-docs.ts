@@ -86,21 +86,31 @@ export function completeResponses(document: OpenAPIObject): OpenAPIObject {
   for (const item of Object.values(document.paths)) {
     for (const method of METHODS) {
       const operation = item[method] as (OperationObject & { 'x-error-schema'?: string }) | undefined;
-      if (!operation) continue;
+      if (!operation) {
+        continue;
+      }
       const responses = operation.responses as Record<string, ResponseObject>;
       const parameters = (operation.parameters ?? []) as Array<{ in?: string }>;
       const add = (status: number) => {
         responses[String(status)] ??= { description: GENERIC_ERRORS[status] };
       };
       add(429);
-      if (operation.requestBody) [400, 413, 415].forEach(add);
-      if (parameters.some((p) => p.in === 'query')) add(400);
-      if (parameters.some((p) => p.in === 'path')) add(404);
+      if (operation.requestBody) {
+        [400, 413, 415].forEach(add);
+      }
+      if (parameters.some((p) => p.in === 'query')) {
+        add(400);
+      }
+      if (parameters.some((p) => p.in === 'path')) {
+        add(404);
+      }
       const errorRef = operation['x-error-schema'] ?? PROBLEM_SCHEMA_REF;
       const errorType = operation['x-error-schema'] ? 'application/json' : 'application/problem+json';
       delete operation['x-error-schema'];
       for (const [status, response] of Object.entries(responses)) {
-        if (Number(status) < 400) continue;
+        if (Number(status) < 400) {
+          continue;
+        }
         response.description ||= GENERIC_ERRORS[Number(status)] ?? 'Refused.';
         response.content = { [errorType]: { schema: { $ref: errorRef } } };
       }

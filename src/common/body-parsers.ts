@@ -54,7 +54,9 @@ export function jsonBodyParser(limits: { rest: number; protocol: number }) {
     // Map parser failures here: past this point Nest rewrites them as generic 400s.
     const parser = isProtocolCall(req) ? protocol : isRestBindingCall(req) ? restBinding : rest;
     parser(req, res, (error?: unknown) => {
-      if (error) return next(toAppError(error));
+      if (error) {
+        return next(toAppError(error));
+      }
       const { found: problem, path } = requestBodyProblem(req.body);
       switch (problem) {
         case null:

@@ -19,7 +19,9 @@ describe('firstPath', () => {
 describe('bodyProblem', () => {
   const nest = (levels: number): unknown => {
     let value: unknown = 1;
-    for (let i = 0; i < levels; i++) value = i % 2 ? [value] : { a: value };
+    for (let i = 0; i < levels; i++) {
+      value = i % 2 ? [value] : { a: value };
+    }
     return value;
   };
 

@@ -53,18 +53,25 @@ export function firstPath<T>(
     const place = stack.pop()!;
     const { node } = place;
     const found = test(node, place.depth, typeof place.key === 'string' ? place.key : undefined);
-    if (found !== null) return { found, path: pathOf(place) };
+    if (found !== null) {
+      return { found, path: pathOf(place) };
+    }
     // Bytes (a decoded protobuf message's) are data, not nesting.
-    if (node === null || typeof node !== 'object' || ArrayBuffer.isView(node)) continue;
+    if (node === null || typeof node !== 'object' || ArrayBuffer.isView(node)) {
+      continue;
+    }
     const depth = place.depth + 1;
     // Pushed last to first, so that the first is walked first.
     if (Array.isArray(node)) {
-      for (let i = node.length - 1; i >= 0; i--) stack.push({ node: node[i], depth, key: i, parent: place });
+      for (let i = node.length - 1; i >= 0; i--) {
+        stack.push({ node: node[i], depth, key: i, parent: place });
+      }
     } else {
       // Object.entries, not `node[key]`: a JSON `__proto__` member is an own property that indexing would miss.
       const entries = Object.entries(node);
-      for (let i = entries.length - 1; i >= 0; i--)
+      for (let i = entries.length - 1; i >= 0; i--) {
         stack.push({ node: entries[i][1], depth, key: entries[i][0], parent: place });
+      }
     }
   }
   return { found: null, path: '' };
@@ -74,8 +81,11 @@ export function firstPath<T>(
 function pathOf(place: Place): string {
   const keys: Array<string | number> = [];
   for (let at: Place | undefined = place; at?.key !== undefined; at = at.parent) {
-    if (typeof at.key === 'string' && textProblem(at.key)) keys.length = 0;
-    else keys.push(at.key);
+    if (typeof at.key === 'string' && textProblem(at.key)) {
+      keys.length = 0;
+    } else {
+      keys.push(at.key);
+    }
   }
   let path = '';
   for (let i = keys.length - 1; i >= 0; i--) {

@@ -5,8 +5,12 @@ import type { Request, Response } from 'express';
  * listed entity tag under the weak comparison (the `W/` prefix ignored).
  */
 export function ifNoneMatchMatches(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  if (header.trim() === '*') return true;
+  if (header === undefined) {
+    return false;
+  }
+  if (header.trim() === '*') {
+    return true;
+  }
   const wanted = opaque(etag);
   return [...header.matchAll(/(?:W\/)?"([^"]*)"/g)].some((match) => match[1] === wanted);
 }

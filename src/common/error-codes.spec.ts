@@ -24,7 +24,9 @@ function errorTable(): string {
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(path);
+    if (entry.isDirectory()) {
+      return sourceFiles(path);
+    }
     return entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') ? [path] : [];
   });
 }
@@ -84,7 +86,10 @@ describe('error codes', () => {
     expect(start).toBeGreaterThan(-1);
     expect(end).toBeGreaterThan(start);
     const updated = docs.slice(0, start) + errorTable() + docs.slice(end + END.length);
-    if (process.env.UPDATE_DOCS === '1') writeFileSync(DOCS, updated);
-    else expect(docs.slice(start, end + END.length)).toEqual(errorTable());
+    if (process.env.UPDATE_DOCS === '1') {
+      writeFileSync(DOCS, updated);
+    } else {
+      expect(docs.slice(start, end + END.length)).toEqual(errorTable());
+    }
   });
 });

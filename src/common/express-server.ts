@@ -31,8 +31,9 @@ export class ExpressServerAdapter extends ExpressAdapter {
   override initHttpServer(options: NestApplicationOptions): void {
     // HTTPS, and forceCloseConnections' connection tracking, stay Nest's own (this service uses
     // neither); so does all of it should Node's constructors ever be classes (see below).
-    if (options?.httpsOptions || options?.forceCloseConnections || !callable(IncomingMessage, ServerResponse))
+    if (options?.httpsOptions || options?.forceCloseConnections || !callable(IncomingMessage, ServerResponse)) {
       return super.initHttpServer(options);
+    }
     const app = this.getInstance<Express>();
     // Node's own constructors, run on an object of Express's prototype. (Not Reflect.construct
     // with a new.target whose prototype is that: measured, it made Express 7× slower still.)

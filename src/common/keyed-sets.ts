@@ -8,11 +8,15 @@ export class KeyedSets<K, V> {
   /** Adds `value` under `key`; returns what removes it again. */
   add(key: K, value: V): () => void {
     let set = this.sets.get(key);
-    if (!set) this.sets.set(key, (set = new Set()));
+    if (!set) {
+      this.sets.set(key, (set = new Set()));
+    }
     set.add(value);
     return () => {
       set.delete(value);
-      if (set.size === 0 && this.sets.get(key) === set) this.sets.delete(key);
+      if (set.size === 0 && this.sets.get(key) === set) {
+        this.sets.delete(key);
+      }
     };
   }
 
@@ -34,9 +38,13 @@ export class KeyedSets<K, V> {
 
   /** How many values there are under `key`, or under every key. */
   count(key?: K): number {
-    if (key !== undefined) return this.sets.get(key)?.size ?? 0;
+    if (key !== undefined) {
+      return this.sets.get(key)?.size ?? 0;
+    }
     let count = 0;
-    for (const set of this.sets.values()) count += set.size;
+    for (const set of this.sets.values()) {
+      count += set.size;
+    }
     return count;
   }
 }

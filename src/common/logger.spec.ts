@@ -74,7 +74,9 @@ describe('log lines cannot be forged', () => {
     } finally {
       Object.assign(console, saved);
       process.removeAllListeners('warning');
-      for (const listener of listeners) process.on('warning', listener);
+      for (const listener of listeners) {
+        process.on('warning', listener);
+      }
     }
     const entries = lines().map((line) => JSON.parse(line));
     expect(entries).toEqual([

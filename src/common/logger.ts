@@ -17,7 +17,9 @@ import { currentRequestContext, currentTraceId, requestTraceId } from './request
  * database error's own message can quote an input value, so only its code is kept.
  */
 export function serializeError(error: unknown): Record<string, unknown> {
-  if (!(error instanceof Error)) return { type: typeof error };
+  if (!(error instanceof Error)) {
+    return { type: typeof error };
+  }
   const driver = (error as { driverError?: { code?: unknown } }).driverError;
   if (driver) {
     const frames = error.stack
@@ -51,11 +53,17 @@ export type LogFormat = 'json' | 'pretty' | 'auto';
 export function requestContextFields(): Record<string, unknown> {
   const context = currentRequestContext();
   const traceId = currentTraceId();
-  if (!context) return traceId ? { trace_id: traceId } : {};
+  if (!context) {
+    return traceId ? { trace_id: traceId } : {};
+  }
   const fields: Record<string, unknown> = { request_id: context.requestId };
-  if (traceId) fields.trace_id = traceId;
+  if (traceId) {
+    fields.trace_id = traceId;
+  }
   const principal = context.principal;
-  if (principal) fields.principal = principal;
+  if (principal) {
+    fields.principal = principal;
+  }
   return fields;
 }
 
@@ -134,7 +142,9 @@ export function formatPretty(line: string, colour = false): string {
 }
 
 function prettyValue(value: unknown): string {
-  if (typeof value === 'string') return PLAIN_VALUE.test(value) ? value : JSON.stringify(value);
+  if (typeof value === 'string') {
+    return PLAIN_VALUE.test(value) ? value : JSON.stringify(value);
+  }
   if (value && typeof value === 'object' && !Array.isArray(value)) {
     const entries = Object.entries(value as Record<string, unknown>);
     if (entries.every(([, v]) => typeof v !== 'object' || v === null) && entries.length <= 4 && !('stack' in value)) {

@@ -55,7 +55,9 @@ export function decodeCursor(
   cursor: string | undefined,
   valid: (at: unknown, id: unknown) => boolean = creationKey,
 ): KeysetCursor | null {
-  if (cursor === undefined) return null;
+  if (cursor === undefined) {
+    return null;
+  }
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
     if (
@@ -146,7 +148,9 @@ export class Keyset {
 
   /** The condition "after the cursor" (TRUE on the first page). */
   get after(): Sql {
-    if (!this.cursor) return sql`TRUE`;
+    if (!this.cursor) {
+      return sql`TRUE`;
+    }
     const [at, id] = this.order.columns;
     const a = this.alias;
     const comparison = this.order.direction === 'DESC' ? '<' : '>';

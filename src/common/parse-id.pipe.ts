@@ -16,7 +16,9 @@ export class ParseIdPipe implements PipeTransform<string, string> {
   ) {}
 
   transform(value: string): string {
-    if (!isUuid(value)) throw notFound(this.notFoundCode, `No ${this.what} with that id.`);
+    if (!isUuid(value)) {
+      throw notFound(this.notFoundCode, `No ${this.what} with that id.`);
+    }
     return value.toLowerCase();
   }
 }

@@ -37,16 +37,23 @@ interface BodyParserError {
 
 /** The AppError for an error of Express's body parser, or null for any other error. */
 function bodyParserError(error: unknown): AppError | null {
-  if (typeof error !== 'object' || error === null) return null;
+  if (typeof error !== 'object' || error === null) {
+    return null;
+  }
   const { type, errno, code, syscall, status = (error as BodyParserError).statusCode } = error as BodyParserError;
-  if (typeof status !== 'number') return null;
-  if (type === undefined && typeof errno === 'number' && typeof code === 'string' && syscall === undefined)
+  if (typeof status !== 'number') {
+    return null;
+  }
+  if (type === undefined && typeof errno === 'number' && typeof code === 'string' && syscall === undefined) {
     return new AppError(
       400,
       'invalid_content_encoding',
       'The request body does not decompress as its Content-Encoding says.',
     );
-  if (typeof type !== 'string') return null;
+  }
+  if (typeof type !== 'string') {
+    return null;
+  }
   switch (type) {
     case 'entity.parse.failed':
       return new AppError(400, 'malformed_json', 'The request body is not valid JSON.');
@@ -95,11 +102,17 @@ export function clientDataError(error: unknown): AppError | null {
 
 /** Turns anything thrown into an AppError; unknown errors become an opaque 500. */
 export function toAppError(error: unknown): AppError {
-  if (error instanceof AppError) return error;
+  if (error instanceof AppError) {
+    return error;
+  }
   const dataError = clientDataError(error);
-  if (dataError) return dataError;
+  if (dataError) {
+    return dataError;
+  }
   const parserError = bodyParserError(error);
-  if (parserError) return parserError;
+  if (parserError) {
+    return parserError;
+  }
   if (error instanceof HttpException) {
     const status = error.getStatus();
     const body = error.getResponse();
@@ -135,7 +148,9 @@ export class ProblemFilter implements ExceptionFilter {
       res.end();
       return;
     }
-    for (const [name, value] of Object.entries(error.extra.headers ?? {})) res.setHeader(name, value);
+    for (const [name, value] of Object.entries(error.extra.headers ?? {})) {
+      res.setHeader(name, value);
+    }
     if (isProtocolCall(req)) {
       res.status(error.status).type('application/json').send(jsonRpcErrorBody(req, error));
       return;
@@ -216,15 +231,23 @@ export function restBindingVersion(req: Request): '1.0' | '0.3' | null {
   const header = req.header('a2a-version')?.trim();
   // A patch number is ignored (A2A v1.0 §3.6).
   const version = header === undefined ? undefined : /^(\d+\.\d+)(?:\.\d+)?$/.exec(header)?.[1];
-  if (header !== undefined && version !== '1.0' && version !== '0.3') return null;
+  if (header !== undefined && version !== '1.0' && version !== '0.3') {
+    return null;
+  }
   return version !== '1.0' && /^\/a2a\/[^/]+\/rest\/v1\//.test(req.path) ? '0.3' : '1.0';
 }
 
 /** JSON-RPC code for HTTP-level failures of a protocol call, by HTTP status. */
 function jsonRpcCode(error: AppError): number {
-  if (error.code === 'malformed_json') return -32700;
-  if (error.status === 400 || error.status === 413 || error.status === 415) return -32600;
-  if (error.status >= 500) return -32603;
+  if (error.code === 'malformed_json') {
+    return -32700;
+  }
+  if (error.status === 400 || error.status === 413 || error.status === 415) {
+    return -32600;
+  }
+  if (error.status >= 500) {
+    return -32603;
+  }
   return -32000;
 }
 

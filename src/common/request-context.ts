@@ -54,7 +54,9 @@ type EnteredRequest = Request & { [ENTERED]?: Context };
  */
 export function detachedFromRequest<T>(fn: () => T): T {
   const context = currentRequestContext();
-  if (!context) return fn();
+  if (!context) {
+    return fn();
+  }
   const detached: RequestContext = { requestId: context.requestId, traceId: context.traceId };
   return runInContext(activeContext().setValue(REQUEST, detached), fn);
 }
@@ -88,7 +90,9 @@ export function requestTraceId(req: Request): string | undefined {
 /** W3C trace context: `version-traceid-parentid-flags`; the all-zero trace id is invalid. */
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
 export function traceIdOf(traceparent: string | string[] | undefined): string | undefined {
-  if (typeof traceparent !== 'string') return undefined;
+  if (typeof traceparent !== 'string') {
+    return undefined;
+  }
   const match = TRACEPARENT.exec(traceparent.trim());
   return match && !/^0+$/.test(match[1]) ? match[1] : undefined;
 }
@@ -141,6 +145,9 @@ export function requestIdMiddleware(req: Request, res: Response, next: NextFunct
  */
 export function requestContextMiddleware(req: Request, _res: Response, next: NextFunction): void {
   const entered = (req as EnteredRequest)[ENTERED];
-  if (entered) runInContext(entered, next);
-  else next();
+  if (entered) {
+    runInContext(entered, next);
+  } else {
+    next();
+  }
 }

@@ -13,7 +13,9 @@ export function clearSessionCookie(res: Response, secure: boolean): void {
 
 /** Reads one cookie from the Cookie header without a parsing middleware. */
 export function readCookie(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
+  if (!header) {
+    return undefined;
+  }
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
     if (eq > 0 && part.slice(0, eq).trim() === name) {

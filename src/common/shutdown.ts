@@ -16,7 +16,9 @@ export function exitOnSignals(
 ): void {
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals) => {
-    if (stopping) return;
+    if (stopping) {
+      return;
+    }
     stopping = true;
     logger.info({ signal }, 'shutting down');
     const deadline = setTimeout(() => {

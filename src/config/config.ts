@@ -161,18 +161,30 @@ function str(env: Env, name: string, fallback: string): string {
 
 function int(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  if (raw === undefined || raw === '') {
+    return fallback;
+  }
+  if (!/^\d+$/.test(raw)) {
+    throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  }
   const value = Number(raw);
-  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  if (value < min || value > max) {
+    throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  }
   return value;
 }
 
 function bool(env: Env, name: string, fallback: boolean): boolean {
   const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (['true', '1', 'yes'].includes(raw.toLowerCase())) return true;
-  if (['false', '0', 'no'].includes(raw.toLowerCase())) return false;
+  if (raw === undefined || raw === '') {
+    return fallback;
+  }
+  if (['true', '1', 'yes'].includes(raw.toLowerCase())) {
+    return true;
+  }
+  if (['false', '0', 'no'].includes(raw.toLowerCase())) {
+    return false;
+  }
   throw new ConfigError(`${name} must be true or false, got "${raw}"`);
 }
 
@@ -186,7 +198,9 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
 
 function durations(env: Env, name: string, fallback: number[]): number[] {
   const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
+  if (raw === undefined || raw === '') {
+    return fallback;
+  }
   const parts = raw.split(',').map((part) => part.trim());
   if (parts.length > 20 || !parts.every((part) => /^\d{1,10}$/.test(part))) {
     throw new ConfigError(
@@ -198,7 +212,9 @@ function durations(env: Env, name: string, fallback: number[]): number[] {
 
 function url(env: Env, name: string, fallback: string | null, protocols: string[]): string | null {
   const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
+  if (raw === undefined || raw === '') {
+    return fallback;
+  }
   let parsed: URL;
   try {
     parsed = new URL(raw);
@@ -345,7 +361,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
 /** CARD_SIGNING_KEY_FILE: absent, or a readable PEM private key of a kind that signs Agent Cards. */
 function cardSigningKeyFile(env: Env): string | null {
   const raw = env.CARD_SIGNING_KEY_FILE?.trim();
-  if (!raw) return null;
+  if (!raw) {
+    return null;
+  }
   const path = resolve(raw);
   readCardSigningKey(path);
   return path;
@@ -359,9 +377,12 @@ export function readCardSigningKey(path: string): { alg: 'ES256' | 'EdDSA'; key:
   } catch {
     throw new ConfigError('CARD_SIGNING_KEY_FILE must name a readable PEM private key');
   }
-  if (key.asymmetricKeyType === 'ed25519') return { alg: 'EdDSA', key };
-  if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1')
+  if (key.asymmetricKeyType === 'ed25519') {
+    return { alg: 'EdDSA', key };
+  }
+  if (key.asymmetricKeyType === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1') {
     return { alg: 'ES256', key };
+  }
   throw new ConfigError('CARD_SIGNING_KEY_FILE must hold a P-256 (EC) or Ed25519 private key');
 }
 
@@ -370,7 +391,9 @@ export function loadConfigOrExit(env: Env = process.env): AppConfig {
   try {
     return loadConfig(env);
   } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
+    if (!(error instanceof ConfigError)) {
+      throw error;
+    }
     process.stderr.write(`configuration error: ${error.message}\n`);
     process.exit(1);
   }

@@ -33,8 +33,9 @@ function securityHeaders(res: Response): void {
  */
 export function rootToConsole(req: Request, res: Response, next: NextFunction): void {
   const html = (req.headers.accept ?? '').split(',').some((type) => type.split(';')[0].trim() === 'text/html');
-  if ((req.method === 'GET' || req.method === 'HEAD') && req.path === '/' && html)
+  if ((req.method === 'GET' || req.method === 'HEAD') && req.path === '/' && html) {
     return res.redirect(302, '/console/');
+  }
   next();
 }
 
@@ -62,9 +63,13 @@ export function consoleStaticMiddleware(root: string): RequestHandler {
     },
   });
   return (req: Request, res: Response, next: NextFunction) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return next();
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return next();
+    }
     // Mounted at /console: the bare /console needs the slash for relative asset URLs.
-    if (req.originalUrl.split('?')[0] === '/console') return res.redirect(301, '/console/');
+    if (req.originalUrl.split('?')[0] === '/console') {
+      return res.redirect(301, '/console/');
+    }
     if (!existsSync(index)) {
       securityHeaders(res);
       res.status(503).type('text/plain').send('The Console is not built: run `npm run build`.\n');
@@ -73,7 +78,9 @@ export function consoleStaticMiddleware(root: string): RequestHandler {
     if (req.path.startsWith('/assets/')) {
       req.url = req.url.slice('/assets'.length);
       return assets(req, res, (error?: unknown) => {
-        if (error) res.status(404).type('text/plain').send('Not found\n');
+        if (error) {
+          res.status(404).type('text/plain').send('Not found\n');
+        }
       });
     }
     files(req, res, () => {

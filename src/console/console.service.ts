@@ -75,8 +75,9 @@ export class ConsoleService {
   }
 
   private async insertOrganizationWithUser(organizationName: string, email: string, passwordHash: string, tx: Tx) {
-    if (await this.repository.emailTaken(email, tx))
+    if (await this.repository.emailTaken(email, tx)) {
       throw conflict('email_taken', 'A Console user with that email already exists.');
+    }
     const organization = await this.repository.insertOrganization(organizationName, tx);
     const user = await this.repository.insertUser({ organizationId: organization.id, email, passwordHash }, tx);
     return { user, organization };
@@ -111,14 +112,18 @@ export class ConsoleService {
         ? await this.db.transaction(async (tx) => {
             const organization = await this.organizationOf(user, tx);
             const opened = await this.openSession(user, user.passwordHash, organization, tx);
-            if (opened) await this.audit.record(tx, signInEntry(user, 'console.signed_in'));
+            if (opened) {
+              await this.audit.record(tx, signInEntry(user, 'console.signed_in'));
+            }
             return opened;
           })
         : null;
     if (!session) {
       // A failed sign-in changes nothing, so it has no transaction: its entry is written on its own.
       // It is the attempted account's organization that sees it (an unknown email has none).
-      if (user) await this.audit.record(undefined, signInEntry(user, 'console.sign_in_failed'));
+      if (user) {
+        await this.audit.record(undefined, signInEntry(user, 'console.sign_in_failed'));
+      }
       throw unauthorized('invalid_credentials', INVALID_LOGIN);
     }
     await this.limits.clear('login', throttleKey);
@@ -141,7 +146,9 @@ export class ConsoleService {
     const throttleKey = `password|${principal.id}`;
     await this.limits.reserve('login', throttleKey);
     const user = await this.repository.userWithPassword({ id: principal.id });
-    if (!user) throw new Error(`Console user ${principal.id} not found`);
+    if (!user) {
+      throw new Error(`Console user ${principal.id} not found`);
+    }
     if (!(await bcrypt.compare(input.current_password, user.passwordHash))) {
       throw badRequest('wrong_password', 'The current password is incorrect.', [
         { field: 'current_password', message: 'current_password is incorrect' },
@@ -163,22 +170,30 @@ export class ConsoleService {
 
   async me(principal: ConsolePrincipal): Promise<MeView> {
     const user = await this.repository.user(principal.id);
-    if (!user) throw new Error(`Console user ${principal.id} not found`);
+    if (!user) {
+      throw new Error(`Console user ${principal.id} not found`);
+    }
     const organization = await this.organizationOf(user);
     return { user: toUserView(user), organization: toOrganizationView(organization) };
   }
 
   /** Organization names by id, in one query (Agent Cards name their provider). */
   async organizationNames(ids: readonly string[]): Promise<Map<string, string>> {
-    if (ids.length === 0) return new Map();
+    if (ids.length === 0) {
+      return new Map();
+    }
     return this.repository.organizationNames([...new Set(ids)]);
   }
 
   /** The Console principal behind a session token, or null if unknown, expired or logged out. */
   async verifySession(token: string, viaCookie: boolean): Promise<ConsolePrincipal | null> {
-    if (!TOKEN_PATTERN.test(token)) return null;
+    if (!TOKEN_PATTERN.test(token)) {
+      return null;
+    }
     const session = await this.repository.activeSession(hashToken(token));
-    if (!session) return null;
+    if (!session) {
+      return null;
+    }
     return {
       kind: 'console',
       id: session.userId,
@@ -210,7 +225,9 @@ export class ConsoleService {
       { userId: user.id, passwordHash, tokenHash: hashToken(token), expiresAt },
       tx,
     );
-    if (!opened) return null;
+    if (!opened) {
+      return null;
+    }
     return {
       token,
       expires_at: expiresAt.toISOString(),
@@ -221,7 +238,9 @@ export class ConsoleService {
 
   private async organizationOf(user: ConsoleUserRecord, tx?: Tx): Promise<Organization> {
     const organization = await this.repository.organization(user.organizationId, tx);
-    if (!organization) throw new Error(`Organization ${user.organizationId} not found`);
+    if (!organization) {
+      throw new Error(`Organization ${user.organizationId} not found`);
+    }
     return organization;
   }
 }

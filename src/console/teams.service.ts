@@ -104,7 +104,9 @@ export class TeamsService {
   async withdrawInvite(principal: ConsolePrincipal, id: string): Promise<void> {
     await this.db.transaction(async (tx) => {
       const withdrawn = await this.repository.deleteOpenInvite(principal.organizationId, id, tx);
-      if (!withdrawn) throw notFound('invite_not_found', 'No open invitation with that id.');
+      if (!withdrawn) {
+        throw notFound('invite_not_found', 'No open invitation with that id.');
+      }
       await this.audit.record(tx, {
         organizationId: principal.organizationId,
         action: 'invitation.revoked',
@@ -124,10 +126,13 @@ export class TeamsService {
       return await this.db.transaction(async (tx) => {
         // The row lock makes it single use: a concurrent acceptance waits, then finds it accepted.
         const found = await this.repository.lockOpenInvite(hashCode(code), tx);
-        if (!found)
+        if (!found) {
           throw notFound('invite_code_invalid', 'The invitation is unknown, already used, withdrawn or expired.');
+        }
         const organization = await this.lockOrganization(tx, found.organizationId);
-        if (await this.repository.emailTaken(found.email, tx)) throw conflict('email_taken', EMAIL_TAKEN);
+        if (await this.repository.emailTaken(found.email, tx)) {
+          throw conflict('email_taken', EMAIL_TAKEN);
+        }
         const members = await this.repository.countMembers(found.organizationId, tx);
         if (members >= this.config.console.maxMembers) {
           throw conflict('member_limit', `An organization has at most ${this.config.console.maxMembers} members.`);
@@ -156,8 +161,9 @@ export class TeamsService {
       });
     } catch (error) {
       // Two acceptances (or a signup) racing for one email: the unique index decides.
-      if ((error as { driverError?: { code?: string } }).driverError?.code === '23505')
+      if ((error as { driverError?: { code?: string } }).driverError?.code === '23505') {
         throw conflict('email_taken', EMAIL_TAKEN);
+      }
       throw error;
     }
   }
@@ -176,9 +182,13 @@ export class TeamsService {
     await this.db.transaction(async (tx) => {
       await this.lockOrganization(tx, principal.organizationId);
       const user = await this.repository.member(principal.organizationId, id, tx);
-      if (!user) throw notFound('member_not_found', 'No member of your organization with that id.');
+      if (!user) {
+        throw notFound('member_not_found', 'No member of your organization with that id.');
+      }
       const members = await this.repository.countMembers(principal.organizationId, tx);
-      if (members <= 1) throw conflict('last_member', 'The last member of an organization cannot be removed.');
+      if (members <= 1) {
+        throw conflict('last_member', 'The last member of an organization cannot be removed.');
+      }
       const member: MemberView = toMemberView(user);
       await this.repository.deleteUser(id, tx);
       await this.events.emit(tx, {
@@ -197,7 +207,9 @@ export class TeamsService {
 
   private async lockOrganization(tx: Tx, organizationId: string): Promise<Organization> {
     const organization = await this.repository.lockOrganization(organizationId, tx);
-    if (!organization) throw new Error(`Organization ${organizationId} not found`);
+    if (!organization) {
+      throw new Error(`Organization ${organizationId} not found`);
+    }
     return organization;
   }
 }

@@ -52,14 +52,19 @@ export class CoalescedLookup<K, R> {
         this.queued.set(id, entry);
       }
       entry.waiters.push({ resolve, reject });
-      if (atOnce && this.inFlight === 0 && !this.scheduled && this.lastBatch <= 1) this.send();
-      else this.schedule();
+      if (atOnce && this.inFlight === 0 && !this.scheduled && this.lastBatch <= 1) {
+        this.send();
+      } else {
+        this.schedule();
+      }
     });
   }
 
   /** Sends the queued lookups after this turn's other requests had their say. */
   private schedule(): void {
-    if (this.scheduled || this.inFlight >= MAX_BATCHES_IN_FLIGHT || this.queued.size === 0) return;
+    if (this.scheduled || this.inFlight >= MAX_BATCHES_IN_FLIGHT || this.queued.size === 0) {
+      return;
+    }
     this.scheduled = true;
     setImmediate(this.send);
   }
@@ -68,18 +73,26 @@ export class CoalescedLookup<K, R> {
     this.scheduled = false;
     const batch = [...this.queued.values()];
     this.queued = new Map();
-    if (batch.length === 0) return;
+    if (batch.length === 0) {
+      return;
+    }
     this.lastBatch = batch.length;
     this.inFlight += 1;
     this.fetch(batch.map((entry) => entry.key))
       .then(
         (rows) => {
           batch.forEach((entry, index) => {
-            for (const waiter of entry.waiters) waiter.resolve(rows[index] ?? null);
+            for (const waiter of entry.waiters) {
+              waiter.resolve(rows[index] ?? null);
+            }
           });
         },
         (error: unknown) => {
-          for (const entry of batch) for (const waiter of entry.waiters) waiter.reject(error);
+          for (const entry of batch) {
+            for (const waiter of entry.waiters) {
+              waiter.reject(error);
+            }
+          }
         },
       )
       .finally(() => {

@@ -2,7 +2,9 @@ import type { AppConfig } from '../config/config';
 
 /** Where the database is, for people: the embedded path, or PostgreSQL's host, port and database — never a password. */
 export function describeDatabase(config: Pick<AppConfig, 'databaseUrl' | 'dataDir'>): string {
-  if (!config.databaseUrl) return `embedded (${config.dataDir})`;
+  if (!config.databaseUrl) {
+    return `embedded (${config.dataDir})`;
+  }
   const { host, port, database } = target(config.databaseUrl);
   return `PostgreSQL ${host}:${port}/${database}`;
 }
@@ -33,7 +35,9 @@ const UNREACHABLE = new Set([
  * the password.
  */
 export function explainConnectionError(error: unknown, config: Pick<AppConfig, 'databaseUrl'>): string | null {
-  if (!config.databaseUrl || !(error instanceof Error)) return null;
+  if (!config.databaseUrl || !(error instanceof Error)) {
+    return null;
+  }
   const code = (error as { code?: unknown }).code;
   const { host, port, database, user } = target(config.databaseUrl);
   if (code === '3D000') {

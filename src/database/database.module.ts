@@ -33,7 +33,9 @@ export class DatabaseModule {
             const dataSource = await new DataSource(options!).initialize();
             if (config.migrationsRun) {
               const applied = await runMigrations(dataSource, isEmbedded(config));
-              if (applied.length > 0) logger.info({ migrations: applied }, 'migrations applied');
+              if (applied.length > 0) {
+                logger.info({ migrations: applied }, 'migrations applied');
+              }
             }
             logger.debug({ database: describeDatabase(config) }, 'database ready');
             return dataSource;

@@ -98,7 +98,9 @@ export class Database {
     readonly dataSource: DataSource,
     options: DatabaseOptions = { pipeline: true },
   ) {
-    if (options.pipeline) this.pipeline = loadPipeline();
+    if (options.pipeline) {
+      this.pipeline = loadPipeline();
+    }
   }
 
   /** The rows a statement returns. */
@@ -139,7 +141,9 @@ export class Database {
     if (unit instanceof WriteBatch) {
       const rows: BatchRows[] = statements.map(() => []);
       statements.forEach((statement, i) => unit.write(statement, committed && ((returned) => (rows[i] = returned))));
-      if (committed) unit.afterCommit(() => committed(rows));
+      if (committed) {
+        unit.afterCommit(() => committed(rows));
+      }
       return;
     }
     const members = statements.map((write) => ({ write, returned: committed }));
@@ -147,11 +151,18 @@ export class Database {
       statements.length === 1 && !committed ? sqlOf(statements[0]) : batchStatement(members),
       unit,
     );
-    if (!committed) return;
+    if (!committed) {
+      return;
+    }
     const rows: BatchRows[] = statements.map(() => []);
-    for (const { member, row } of result) rows[member].push(row);
-    if (unit) afterCommit(unit, () => committed(rows));
-    else committed(rows);
+    for (const { member, row } of result) {
+      rows[member].push(row);
+    }
+    if (unit) {
+      afterCommit(unit, () => committed(rows));
+    } else {
+      committed(rows);
+    }
   }
 
   /**
@@ -173,7 +184,9 @@ export class Database {
   async batch<T>(work: (batch: WriteBatch) => T | Promise<T>): Promise<T> {
     const batch = new WriteBatch();
     const result = await work(batch);
-    if (batch.isEmpty) throw new Error('a batch without writes');
+    if (batch.isEmpty) {
+      throw new Error('a batch without writes');
+    }
     await new Promise<void>((resolve, reject) => this.enqueue(batch.kind(), { batch, resolve, reject }));
     return result;
   }
@@ -185,9 +198,13 @@ export class Database {
 
   private enqueue(kind: string, pending: PendingBatch): void {
     const queue = this.waiting.get(kind);
-    if (queue) queue.push(pending);
-    else if ((this.sending.get(kind) ?? 0) < BATCHES_SENDING) void this.sendBatches(kind, [pending]);
-    else this.waiting.set(kind, [pending]);
+    if (queue) {
+      queue.push(pending);
+    } else if ((this.sending.get(kind) ?? 0) < BATCHES_SENDING) {
+      void this.sendBatches(kind, [pending]);
+    } else {
+      this.waiting.set(kind, [pending]);
+    }
   }
 
   /** Sends batches of one kind as one statement; once it returns, the next waiting ones go. */
@@ -197,12 +214,17 @@ export class Database {
       await this.commitTogether(group);
     } finally {
       const left = this.sending.get(kind)! - 1;
-      if (left > 0) this.sending.set(kind, left);
-      else this.sending.delete(kind);
+      if (left > 0) {
+        this.sending.set(kind, left);
+      } else {
+        this.sending.delete(kind);
+      }
       const queue = this.waiting.get(kind);
       if (queue) {
         const next = queue.splice(0, BATCHES_TOGETHER);
-        if (queue.length === 0) this.waiting.delete(kind);
+        if (queue.length === 0) {
+          this.waiting.delete(kind);
+        }
         void this.sendBatches(kind, next);
       }
     }
@@ -223,8 +245,11 @@ export class Database {
       // A statement of several failed as a whole — one batch broke a constraint (a retried
       // send), carried a value PostgreSQL refused, met a deadlock: each goes again alone,
       // to be answered for itself.
-      if (group.length > 1) await Promise.all(group.map((pending) => this.commitTogether([pending])));
-      else group[0].reject(error);
+      if (group.length > 1) {
+        await Promise.all(group.map((pending) => this.commitTogether([pending])));
+      } else {
+        group[0].reject(error);
+      }
       return;
     }
     // Committed: nothing is sent again from here. A row a merged member cannot hand to
@@ -233,7 +258,9 @@ export class Database {
     try {
       rows = sent.split(returned);
     } catch (error) {
-      for (const pending of group) pending.reject(error);
+      for (const pending of group) {
+        pending.reject(error);
+      }
       return;
     }
     // Settled without holding up the next group: the after-commit hooks run on their own.
@@ -251,7 +278,9 @@ export class Database {
    * went with, and the transaction. The task journal sends its writes this way.
    */
   send(batch: WriteBatch, tx: Tx): void {
-    if (batch.isEmpty) return;
+    if (batch.isEmpty) {
+      return;
+    }
     this.handOver(tx, batch.statement(), (result) =>
       batch.settle(result.rows as TaggedRow[], (hook) => afterCommit(tx, hook)),
     );
@@ -297,16 +326,20 @@ export class Database {
       let result: T;
       try {
         result = await work(tx);
-        for (let hook = tx.before.shift(); hook; hook = tx.before.shift()) await hook();
+        for (let hook = tx.before.shift(); hook; hook = tx.before.shift()) {
+          await hook();
+        }
         await this.commit(tx);
       } catch (error) {
         tx.ended = true;
         tx.settle(); // nothing of it is handed on: whoever waits for it need not wait for the ROLLBACK
-        for (const queued of [...tx.finals.splice(0), ...tx.asked.splice(0), ...tx.waiting.splice(0)])
+        for (const queued of [...tx.finals.splice(0), ...tx.asked.splice(0), ...tx.waiting.splice(0)]) {
           queued.failed(error);
+        }
         await tx.tail;
-        if (!tx.begun) release();
-        else {
+        if (!tx.begun) {
+          release();
+        } else {
           try {
             await client.query({ text: 'ROLLBACK', values: [] });
             release();
@@ -317,7 +350,9 @@ export class Database {
         throw error;
       }
       release();
-      for (const hook of tx.after) await hook();
+      for (const hook of tx.after) {
+        await hook();
+      }
       return result;
     } finally {
       tx.settle();
@@ -335,7 +370,9 @@ export class Database {
    */
   protected async run(query: Sql, tx?: Tx): Promise<{ records: unknown[]; affected?: number }> {
     const statement = statementOf(query);
-    if (!tx) return this.dispatch(statement);
+    if (!tx) {
+      return this.dispatch(statement);
+    }
     const result = await new Promise<StatementResult>((answered, failed) => {
       if (tx instanceof AtCommit) {
         this.accepting(tx.of);
@@ -350,8 +387,12 @@ export class Database {
 
   /** Throws unless statements may still join `tx`. */
   private accepting(tx: Tx): void {
-    if (tx instanceof AtCommit) throw new Error('a write needs the transaction itself, not AtCommit');
-    if (!tx.accepts()) throw new Error('the transaction this statement was meant for has ended');
+    if (tx instanceof AtCommit) {
+      throw new Error('a write needs the transaction itself, not AtCommit');
+    }
+    if (!tx.accepts()) {
+      throw new Error('the transaction this statement was meant for has ended');
+    }
   }
 
   /**
@@ -363,12 +404,16 @@ export class Database {
    */
   private queue(tx: Tx, statement: Queued): void {
     tx.asked.push(statement);
-    if (tx.asked.length === 1) queueMicrotask(() => this.sendAsked(tx));
+    if (tx.asked.length === 1) {
+      queueMicrotask(() => this.sendAsked(tx));
+    }
   }
 
   private sendAsked(tx: Tx): void {
     const group = [...tx.waiting.splice(0), ...tx.asked.splice(0)];
-    if (group.length === 0) return;
+    if (group.length === 0) {
+      return;
+    }
     const statements = [...(tx.begun ? [] : [BEGIN]), ...group.map((queued) => queued.statement)];
     tx.begun = true;
     tx.tail = tx.tail.then(async () => {
@@ -377,14 +422,20 @@ export class Database {
           ? this.pipeline.runPipeline(tx.client, statements)
           : runInTurn(tx.client, statements);
         const results = await sent.catch((error: unknown) => {
-          if (!(error instanceof PipelineError)) throw error;
+          if (!(error instanceof PipelineError)) {
+            throw error;
+          }
           const failed = statements[error.index];
           throw new QueryFailedError(failed.text, [...failed.values], error.cause);
         });
         const own = results.slice(statements.length - group.length);
-        for (const [i, queued] of group.entries()) await queued.answered(own[i]);
+        for (const [i, queued] of group.entries()) {
+          await queued.answered(own[i]);
+        }
       } catch (error) {
-        for (const queued of group) queued.failed(error);
+        for (const queued of group) {
+          queued.failed(error);
+        }
       }
     });
   }

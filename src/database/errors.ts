@@ -19,6 +19,8 @@ export function failedWith(error: unknown, sqlstate: string): boolean {
 
 /** The driver's error: TypeORM's wrapper unwrapped, or the error itself; null for no object. */
 function driverErrorOf(error: unknown): DriverError | null {
-  if (typeof error !== 'object' || error === null) return null;
+  if (typeof error !== 'object' || error === null) {
+    return null;
+  }
   return (error as { driverError?: DriverError }).driverError ?? (error as DriverError);
 }

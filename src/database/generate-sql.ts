@@ -41,7 +41,9 @@ export function GenerateSql(...examples: SqlExample[]): MethodDecorator {
     const original = descriptor.value as (...args: unknown[]) => Promise<unknown>;
     const name = `${target.constructor.name}.${String(method)}`;
     descriptor.value = function traced(this: unknown, ...args: unknown[]) {
-      if (!tracingEnabled()) return original.apply(this, args);
+      if (!tracingEnabled()) {
+        return original.apply(this, args);
+      }
       return inLeafSpan(
         name,
         { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'postgresql', 'code.function.name': name } },

@@ -52,11 +52,17 @@ export class PgListener {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.retry) clearTimeout(this.retry);
-    if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.retry) {
+      clearTimeout(this.retry);
+    }
+    if (this.heartbeat) {
+      clearInterval(this.heartbeat);
+    }
     const client = this.client;
     this.client = null;
-    if (!client) return;
+    if (!client) {
+      return;
+    }
     // A connection fallen silent never takes a goodbye (node-postgres waits for the
     // close): after GOODBYE_MS its socket is dropped (a field of node-postgres's own; `pg` is pinned).
     await withTimeout(client.end(), GOODBYE_MS, () => new Error('no goodbye')).catch(() =>
@@ -73,7 +79,9 @@ export class PgListener {
   private async connect(again = false): Promise<void> {
     const client = new Client({ connectionString: this.connectionString, application_name: 'a2a-service-listener' });
     client.on('notification', (message) => {
-      if (message.channel !== this.channel || !message.payload) return;
+      if (message.channel !== this.channel || !message.payload) {
+        return;
+      }
       this.handlers.notification(message.payload);
     });
     client.on('error', (error) => this.lost(client, error));
@@ -105,7 +113,9 @@ export class PgListener {
   private beat(client: Client): void {
     let asking = false;
     this.heartbeat = setInterval(() => {
-      if (asking) return;
+      if (asking) {
+        return;
+      }
       asking = true;
       withTimeout(
         client.query('SELECT 1'),
@@ -120,9 +130,13 @@ export class PgListener {
   }
 
   private lost(client: Client, error?: Error): void {
-    if (this.stopped || this.client !== client) return;
+    if (this.stopped || this.client !== client) {
+      return;
+    }
     this.client = null;
-    if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.heartbeat) {
+      clearInterval(this.heartbeat);
+    }
     this.heartbeat = null;
     this.logger.warn({ err: error?.message }, 'task notification listener lost its connection; reconnecting');
     this.handlers.lost();
@@ -136,7 +150,9 @@ export class PgListener {
       this.connect(true).then(
         () => undefined,
         (error: Error) => {
-          if (this.stopped) return;
+          if (this.stopped) {
+            return;
+          }
           this.logger.warn(
             { err: error.message, retry_ms: this.backoffMs },
             'task notification listener could not reconnect',

@@ -66,17 +66,22 @@ function lockDataDir(dataDir: string): () => void {
       closeSync(fd);
       break;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw error;
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) {
+        throw error;
+      }
       const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid))
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
         throw new EmbeddedDatabaseInUseError(dataDir, pid);
+      }
       unlinkSync(path);
     }
   }
   const release = () => {
     process.removeListener('exit', release);
     try {
-      if (readFileSync(path, 'utf8') === String(process.pid)) unlinkSync(path);
+      if (readFileSync(path, 'utf8') === String(process.pid)) {
+        unlinkSync(path);
+      }
     } catch {
       // already gone
     }
@@ -154,7 +159,9 @@ export class PglitePool extends EventEmitter {
 
   constructor(options: { dataDir?: string }) {
     super();
-    if (!options.dataDir) throw new Error('PglitePool needs a dataDir');
+    if (!options.dataDir) {
+      throw new Error('PglitePool needs a dataDir');
+    }
     this.dataDir = options.dataDir;
     if (shared && shared.dataDir !== this.dataDir) {
       throw new Error(`an embedded database is already open at ${shared.dataDir}`);
@@ -164,7 +171,9 @@ export class PglitePool extends EventEmitter {
   }
 
   private async acquire(): Promise<PgliteClient> {
-    if (this.busy) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    if (this.busy) {
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    }
     this.busy = true;
     try {
       this.client ??= new PgliteClient((await shared!.db).db);
@@ -177,20 +186,27 @@ export class PglitePool extends EventEmitter {
 
   private release(): void {
     const next = this.waiting.shift();
-    if (next) next();
-    else this.busy = false;
+    if (next) {
+      next();
+    } else {
+      this.busy = false;
+    }
   }
 
   connect(
     cb?: (err: Error | null, client?: PgliteClient, release?: (err?: unknown) => void) => void,
   ): Promise<PgliteClient> | void {
     const acquired = this.acquire();
-    if (!cb) return acquired;
+    if (!cb) {
+      return acquired;
+    }
     acquired.then(
       (client) => {
         let released = false;
         cb(null, client, () => {
-          if (released) return;
+          if (released) {
+            return;
+          }
           released = true;
           this.release();
         });
@@ -211,9 +227,13 @@ export class PglitePool extends EventEmitter {
 
   end(cb?: (err?: Error | null) => void): Promise<void> {
     const closing = (async () => {
-      if (!shared) return;
+      if (!shared) {
+        return;
+      }
       shared.users -= 1;
-      if (shared.users > 0) return;
+      if (shared.users > 0) {
+        return;
+      }
       const opening = shared.db;
       shared = null;
       const { db, unlock } = await opening;
@@ -223,11 +243,12 @@ export class PglitePool extends EventEmitter {
         unlock();
       }
     })();
-    if (cb)
+    if (cb) {
       closing.then(
         () => cb(null),
         (error: Error) => cb(error),
       );
+    }
     return closing;
   }
 }

@@ -37,8 +37,9 @@ describe("node-postgres's internals that the pipeline relies on", () => {
       'handleRowDescription',
       'handleDataRow',
       'handleCommandComplete',
-    ])
+    ]) {
       expect(typeof (Query.prototype as unknown as Record<string, unknown>)[method]).toBe('function');
+    }
   });
 
   it("Query.submit: with queryMode 'extended', calls prepare(connection) once, inside the socket's cork/uncork", () => {
@@ -90,8 +91,9 @@ describe("node-postgres's internals that the pipeline relies on", () => {
     };
     expect(connection.parsedStatements).toEqual({});
     expect(connection.submittedNamedStatements).toEqual({});
-    for (const method of ['parse', 'bind', 'describe', 'execute', 'sync', 'removeListener'])
+    for (const method of ['parse', 'bind', 'describe', 'execute', 'sync', 'removeListener']) {
       expect(typeof connection[method]).toBe('function');
+    }
     const stream = new PassThrough();
     let parsed = 0;
     connection.on('parseComplete', () => (parsed += 1));

@@ -87,7 +87,9 @@ class PipelineQuery extends (Query as unknown as new (text: string) => {
   private connection?: WireConnection;
   private readonly confirm = () => {
     const next = this.unconfirmed.shift();
-    if (!next?.name || !this.connection) return;
+    if (!next?.name || !this.connection) {
+      return;
+    }
     this.connection.parsedStatements[next.name] = next.text;
     delete this.connection.submittedNamedStatements[next.name];
   };
@@ -112,7 +114,9 @@ class PipelineQuery extends (Query as unknown as new (text: string) => {
         (connection.parsedStatements[name] !== undefined || connection.submittedNamedStatements[name] !== undefined);
       if (!prepared) {
         connection.parse({ text, name, types: [] });
-        if (name) connection.submittedNamedStatements[name] = text;
+        if (name) {
+          connection.submittedNamedStatements[name] = text;
+        }
         this.unconfirmed.push({ name, text });
       }
       connection.bind({ portal: '', statement: name, values });
@@ -125,14 +129,20 @@ class PipelineQuery extends (Query as unknown as new (text: string) => {
   handleError(error: Error): void {
     this.finish();
     // Parses PostgreSQL skipped after the failure never happened: such a name is not prepared.
-    for (const { name } of this.unconfirmed) if (name) delete this.connection?.submittedNamedStatements[name];
+    for (const { name } of this.unconfirmed) {
+      if (name) {
+        delete this.connection?.submittedNamedStatements[name];
+      }
+    }
     const results = Array.isArray(this._results) ? this._results : [this._results];
     const completed = results.filter((result) => result.command !== null).length;
     this.reject(new PipelineError(Math.min(completed, this.statements.length - 1), error));
   }
 
   handleReadyForQuery(): void {
-    if (this._canceledDueToError) return this.handleError(this._canceledDueToError);
+    if (this._canceledDueToError) {
+      return this.handleError(this._canceledDueToError);
+    }
     this.finish();
     const results = Array.isArray(this._results) ? this._results : [this._results];
     this.resolve(results.map((result) => ({ rows: result.rows, rowCount: result.rowCount })));

@@ -12,7 +12,9 @@ let used = pool.length;
  * load, 103 µs one send at a time; 6 µs drawn from the pool).
  */
 export function pooledRandomBytes(size: number): Buffer {
-  if (size > pool.length) throw new RangeError(`at most ${pool.length} pooled random bytes at a time`);
+  if (size > pool.length) {
+    throw new RangeError(`at most ${pool.length} pooled random bytes at a time`);
+  }
   if (used + size > pool.length) {
     randomFillSync(pool);
     used = 0;

@@ -103,7 +103,9 @@ describe('sql', () => {
       [pick(sql`${3}`, sql.empty), 'SELECT $1 FROM t  LIMIT $2'],
     ];
     // Twice over, in another order the second time: each shape's text is found again, not another's.
-    for (const [statement, text] of [...shapes, ...shapes.reverse()]) expect(statement.text).toBe(text);
+    for (const [statement, text] of [...shapes, ...shapes.reverse()]) {
+      expect(statement.text).toBe(text);
+    }
     expect(pick(sql.raw('a'), sql.where([sql`x = ${1}`])).text).toBe('SELECT a FROM t WHERE x = $1 LIMIT $2');
     const pair = (first: unknown, second: unknown) => sql`SELECT ${first}, ${second}`;
     expect(pair(sql.raw('x'), 1).text).toBe('SELECT x, $1');

@@ -27,7 +27,9 @@ export class Sql {
    */
   static of(strings: readonly string[], parts: readonly unknown[], plannedPerRun = false): Sql {
     // A text's Shape (below) takes its parts' number from its strings.
-    if (strings.length !== parts.length + 1) throw new Error('an Sql has one more literal text than parts');
+    if (strings.length !== parts.length + 1) {
+      throw new Error('an Sql has one more literal text than parts');
+    }
     for (let i = 0; i < parts.length && !plannedPerRun; i++) {
       const part = parts[i];
       plannedPerRun = part instanceof Sql && part.plannedPerRun;
@@ -73,8 +75,9 @@ export class Sql {
     let shape = at && Object.isFrozen(strings) ? at.next(strings) : undefined;
     for (let i = 0; i < parts.length; i++) {
       const part = parts[i];
-      if (part instanceof Sql) shape = part.walk(shape, values);
-      else {
+      if (part instanceof Sql) {
+        shape = part.walk(shape, values);
+      } else {
         values.push(part);
         shape = shape?.next(VALUE);
       }
@@ -93,8 +96,11 @@ export class Sql {
     pieces.push(strings[0]);
     for (let i = 0; i < parts.length; i++) {
       const part = parts[i];
-      if (part instanceof Sql) part.writeInto(pieces, values);
-      else pieces.push(`$${values.push(part)}`);
+      if (part instanceof Sql) {
+        part.writeInto(pieces, values);
+      } else {
+        pieces.push(`$${values.push(part)}`);
+      }
       pieces.push(strings[i + 1]);
     }
   }
@@ -128,22 +134,32 @@ class Shape {
   private more?: Map<unknown, Shape>;
 
   next(token: unknown): Shape | undefined {
-    if (this.only && this.token === token) return this.only;
+    if (this.only && this.token === token) {
+      return this.only;
+    }
     const known = this.more?.get(token);
-    if (known) return known;
-    if (Shape.nodes >= MAX_SHAPES) return undefined;
+    if (known) {
+      return known;
+    }
+    if (Shape.nodes >= MAX_SHAPES) {
+      return undefined;
+    }
     Shape.nodes += 1;
     const created = new Shape();
     if (!this.only) {
       this.token = token;
       this.only = created;
-    } else (this.more ??= new Map()).set(token, created);
+    } else {
+      (this.more ??= new Map()).set(token, created);
+    }
     return created;
   }
 
   /** The text of this shape's statements: `write` writes it the first time (each time, past MAX_TEXTS). */
   textOf(write: () => string): string {
-    if (this.text !== undefined) return this.text;
+    if (this.text !== undefined) {
+      return this.text;
+    }
     const text = write();
     if (Shape.texts < MAX_TEXTS) {
       Shape.texts += 1;
@@ -171,7 +187,9 @@ const joinStrings = new Map<string, Array<readonly string[]>>();
 
 /** `strings` frozen and handed to `keep`, or, past MAX_INTERNED, as they are. */
 function interned(strings: string[], keep: (strings: readonly string[]) => void): readonly string[] {
-  if (internedCount >= MAX_INTERNED) return strings;
+  if (internedCount >= MAX_INTERNED) {
+    return strings;
+  }
   internedCount += 1;
   keep(Object.freeze(strings));
   return strings;
@@ -209,7 +227,9 @@ const AROUND: readonly string[] = Object.freeze(['', '']);
 /** The fragments joined by `separator`, empty ones skipped. */
 sql.join = (fragments: readonly Sql[], separator = ', '): Sql => {
   const kept = fragments.filter((fragment) => !fragment.isEmpty);
-  if (kept.length === 0) return sql.empty;
+  if (kept.length === 0) {
+    return sql.empty;
+  }
   const strings =
     joinStrings.get(separator)?.[kept.length] ??
     interned(['', ...kept.slice(1).map(() => separator), ''], (made) => {
@@ -240,7 +260,11 @@ const VALUES_UP_TO = 4;
 sql.rows = (alias: string, columns: Columns, rows: ReadonlyArray<readonly unknown[]>): Sql => {
   if (rows.length > 0 && rows.length <= VALUES_UP_TO) {
     const values: unknown[] = [];
-    for (const row of rows) for (let c = 0; c < columns.length; c++) values.push(row[c]);
+    for (const row of rows) {
+      for (let c = 0; c < columns.length; c++) {
+        values.push(row[c]);
+      }
+    }
     return Sql.of(rowsText(alias, columns, rows.length), values);
   }
   return Sql.of(
@@ -259,22 +283,28 @@ type Columns = ReadonlyArray<readonly [name: string, type: string]>;
  */
 function rowsText(alias: string, columns: Columns, count: number): readonly string[] {
   let byAlias = rowsTexts.get(columns);
-  if (!byAlias) rowsTexts.set(columns, (byAlias = new Map()));
+  if (!byAlias) {
+    rowsTexts.set(columns, (byAlias = new Map()));
+  }
   const key = `${alias} ${count}`;
   const known = byAlias.get(key);
-  if (known) return known;
+  if (known) {
+    return known;
+  }
   const names = `${alias}(${[...columns.map(([name]) => name), 'ord'].join(', ')})`;
   const last = columns.length - 1;
   const strings = [count > 0 ? '(VALUES (' : 'unnest('];
-  if (count === 0)
+  if (count === 0) {
     columns.forEach(([, type], c) =>
       strings.push(c < last ? `::${type}[], ` : `::${type}[]) WITH ORDINALITY AS ${names}`),
     );
-  for (let r = 0; r < count; r++)
+  }
+  for (let r = 0; r < count; r++) {
     columns.forEach(([, type], c) => {
       const end = r < count - 1 ? '), (' : `)) AS ${names}`;
       strings.push(c < last ? `::${type}, ` : `::${type}, ${r + 1}::bigint${end}`);
     });
+  }
   byAlias.set(key, Object.freeze(strings));
   return strings;
 }
@@ -301,24 +331,31 @@ export function arrayLiteral(values: readonly unknown[]): string {
   let literal = '{';
   for (let i = 0; i < values.length; i++) {
     const value = values[i];
-    if (i > 0) literal += ',';
+    if (i > 0) {
+      literal += ',';
+    }
     if (value == null) {
       literal += 'NULL';
       continue;
     }
     const text = typeof value === 'string' ? value : textOf(value);
-    if (!ESCAPED.test(text)) literal += '"' + text + '"';
-    else if (!JSON_ESCAPES_MORE.test(text)) literal += JSON.stringify(text);
-    else literal += '"' + text.replace(ESCAPED_ALL, '\\$&') + '"';
+    if (!ESCAPED.test(text)) {
+      literal += '"' + text + '"';
+    } else if (!JSON_ESCAPES_MORE.test(text)) {
+      literal += JSON.stringify(text);
+    } else {
+      literal += '"' + text.replace(ESCAPED_ALL, '\\$&') + '"';
+    }
   }
   return literal + '}';
 }
 
 /** A value other than a string as the driver would send it. */
 function textOf(value: NonNullable<unknown>): string {
-  if (value instanceof Date)
+  if (value instanceof Date) {
     return Number.isNaN(value.getTime())
       ? 'invalid date' // refused by PostgreSQL, as the driver's text for it is
       : value.toISOString();
+  }
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
 }

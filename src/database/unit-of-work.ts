@@ -49,7 +49,9 @@ export class Tx {
    * or failed (then at once, before its ROLLBACK is answered: nothing of it is handed on).
    */
   whenSettled(): Promise<void> {
-    if (this.isSettled) return Promise.resolve();
+    if (this.isSettled) {
+      return Promise.resolve();
+    }
     if (!this.settling) {
       let resolve!: () => void;
       const settled = new Promise<void>((done) => (resolve = done));
@@ -88,8 +90,12 @@ export class AtCommit extends Tx {
 }
 
 function open(tx: Tx, what: 'statement' | 'after-commit hook'): Tx {
-  if (tx instanceof AtCommit) throw new Error('a commit hook needs the transaction itself, not AtCommit');
-  if (!tx.accepts(what)) throw new Error('a commit hook needs the transaction that makes the change');
+  if (tx instanceof AtCommit) {
+    throw new Error('a commit hook needs the transaction itself, not AtCommit');
+  }
+  if (!tx.accepts(what)) {
+    throw new Error('a commit hook needs the transaction that makes the change');
+  }
   return tx;
 }
 
@@ -108,8 +114,11 @@ export function beforeCommit(tx: Tx, hook: Hook): void {
  * by the caller's own means; it cannot undo the commit.
  */
 export function afterCommit(unit: Tx | WriteBatch, hook: Hook): void {
-  if (unit instanceof WriteBatch) unit.afterCommit(hook);
-  else open(unit, 'after-commit hook').after.push(hook);
+  if (unit instanceof WriteBatch) {
+    unit.afterCommit(hook);
+  } else {
+    open(unit, 'after-commit hook').after.push(hook);
+  }
 }
 
 /**
@@ -117,7 +126,9 @@ export function afterCommit(unit: Tx | WriteBatch, hook: Hook): void {
  * for whoever waits on what its after-commit hooks hand on (TaskWatch.expect).
  */
 export function whenSettled(tx: Tx): Promise<void> {
-  if (tx instanceof AtCommit) throw new Error('whenSettled needs the transaction itself, not AtCommit');
+  if (tx instanceof AtCommit) {
+    throw new Error('whenSettled needs the transaction itself, not AtCommit');
+  }
   return tx.whenSettled();
 }
 

@@ -105,7 +105,9 @@ describe('WriteBatch', () => {
     it("a batch's kind: its members' texts, a shape by itself whatever its rows", () => {
       const kindOf = (...writes: Array<ReturnType<typeof marks.of> | ReturnType<typeof sql>>) => {
         const batch = new WriteBatch();
-        for (const write of writes) batch.write(write);
+        for (const write of writes) {
+          batch.write(write);
+        }
         return batch.kind();
       };
       expect(kindOf(marks.of({ m: [[1]] }), sql`DELETE FROM a`)).toBe(

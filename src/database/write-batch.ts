@@ -46,8 +46,9 @@ export class WriteShape<S extends string = string> {
     readonly routeBy?: { returned: string; set: NoInfer<S>; column: string },
   ) {
     this.routeColumn = routeBy ? (sets[routeBy.set]?.findIndex(([name]) => name === routeBy.column) ?? -1) : -1;
-    if (routeBy && this.routeColumn < 0)
+    if (routeBy && this.routeColumn < 0) {
       throw new Error(`a WriteShape routes by ${routeBy.set}.${routeBy.column}, which its rows do not have`);
+    }
   }
 
   /** This write over these rows. */
@@ -66,15 +67,18 @@ export class ShapedWrite {
 
   statement(): Sql {
     const from: Record<string, Sql> = {};
-    for (const [alias, columns] of Object.entries(this.shape.sets))
+    for (const [alias, columns] of Object.entries(this.shape.sets)) {
       from[alias] = sql.rows(alias, columns, this.rows[alias]);
+    }
     return this.shape.build(from);
   }
 
   /** The route keys of its rows (see WriteShape.routeBy; a row without one returns nothing), or none. */
   keys(): string[] {
     const { routeBy: route, routeColumn: column } = this.shape;
-    if (!route) return [];
+    if (!route) {
+      return [];
+    }
     return this.rows[route.set].flatMap((row) => (row[column] == null ? [] : [routeKey(row[column])]));
   }
 }
@@ -104,9 +108,15 @@ class Merging {
   /** Takes `write`'s rows, unless one of its route keys is another batch's. */
   join(write: ShapedWrite, owner: Owner): boolean {
     const keys = write.keys();
-    if (keys.some((key) => this.owners.has(key))) return false;
-    for (const key of keys) this.owners.set(key, owner);
-    for (const set of Object.keys(this.rows)) this.rows[set].push(...write.rows[set]);
+    if (keys.some((key) => this.owners.has(key))) {
+      return false;
+    }
+    for (const key of keys) {
+      this.owners.set(key, owner);
+    }
+    for (const set of Object.keys(this.rows)) {
+      this.rows[set].push(...write.rows[set]);
+    }
     return true;
   }
 
@@ -114,7 +124,9 @@ class Merging {
   ownerOf(row: Record<string, unknown>): Owner {
     const route = this.shape.routeBy!;
     const owner = this.owners.get(routeKey(row[route.returned]));
-    if (!owner) throw new Error(`a merged write returned a row with an unknown ${route.returned}`);
+    if (!owner) {
+      throw new Error(`a merged write returned a row with an unknown ${route.returned}`);
+    }
     return owner;
   }
 }
@@ -139,14 +151,18 @@ export class WriteBatch {
 
   /** Adds a write; `returned` gets its RETURNING rows once the batch has committed. */
   write(write: Sql | ShapedWrite, returned?: (rows: BatchRows) => void): void {
-    if (this.committed) throw new Error('this batch has been sent; start another');
+    if (this.committed) {
+      throw new Error('this batch has been sent; start another');
+    }
     this.members.push({ write, returned });
     this.built = undefined;
   }
 
   /** Runs `hook` once the batch has committed (never when it fails). */
   afterCommit(hook: Hook): void {
-    if (this.committed) throw new Error('this batch has been sent; start another');
+    if (this.committed) {
+      throw new Error('this batch has been sent; start another');
+    }
     this.hooks.push(hook);
   }
 
@@ -238,15 +254,20 @@ export class WriteBatch {
     }
     this.members.forEach((member, index) => member.returned?.(byMember.get(index) ?? []));
     for (const hook of this.hooks) {
-      if (defer) defer(hook);
-      else await hook();
+      if (defer) {
+        defer(hook);
+      } else {
+        await hook();
+      }
     }
   }
 }
 
 /** `WITH w0 AS (…), … SELECT member, row FROM …`: the independent writes of one unit as one statement. */
 export function batchStatement(members: ReadonlyArray<{ write: Sql | ShapedWrite; returned?: unknown }>): Sql {
-  if (members.length === 0) throw new Error('an empty batch has no statement');
+  if (members.length === 0) {
+    throw new Error('an empty batch has no statement');
+  }
   const ctes = sql.join(
     members.map((member, index) => sql`${memberSql(index).name} AS (${sqlOf(member.write)})`),
     ',\n',

@@ -24,8 +24,12 @@ const subject = (audience: 'public' | 'admitted', over: Partial<Identity> = {}) 
 
 describe('agent cards', () => {
   it("A2A-Version picks the generation as the SDK's agentCardHandler with legacyCompat does", () => {
-    for (const header of [undefined, '', ' ', '0.3', '0.3.1', '0.9']) expect(cardGeneration(header)).toBe('0.3');
-    for (const header of ['1.0', '1.1', '2.0', '0.2', 'latest']) expect(cardGeneration(header)).toBe('1.0');
+    for (const header of [undefined, '', ' ', '0.3', '0.3.1', '0.9']) {
+      expect(cardGeneration(header)).toBe('0.3');
+    }
+    for (const header of ['1.0', '1.1', '2.0', '0.2', 'latest']) {
+      expect(cardGeneration(header)).toBe('1.0');
+    }
   });
 
   it('the public card leaves admitted skills out and never shows visibility; the extended card has them', () => {

@@ -231,9 +231,13 @@ function defaultDescription(name: string): string {
  */
 export function cardGeneration(header: string | undefined): CardGeneration {
   const value = header?.trim() ?? '';
-  if (value === '') return '0.3';
+  if (value === '') {
+    return '0.3';
+  }
   const match = /^(\d+)(?:\.(\d+))?/.exec(value);
-  if (!match) return '1.0';
+  if (!match) {
+    return '1.0';
+  }
   const [major, minor] = [Number(match[1]), Number(match[2] ?? 0)];
   return major === 0 && minor >= 3 ? '0.3' : '1.0';
 }

@@ -15,7 +15,9 @@ export function canonicalCardPayload(card: object): string {
 }
 
 function withoutEmpty(value: unknown): unknown {
-  if (value === '' || value === null || value === undefined) return undefined;
+  if (value === '' || value === null || value === undefined) {
+    return undefined;
+  }
   if (Array.isArray(value)) {
     const items = value.map(withoutEmpty).filter((item) => item !== undefined);
     return items.length > 0 ? items : undefined;
@@ -30,12 +32,16 @@ function withoutEmpty(value: unknown): unknown {
 }
 
 function jcs(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(jcs).join(',')}]`;
+  if (Array.isArray(value)) {
+    return `[${value.map(jcs).join(',')}]`;
+  }
   if (value !== null && typeof value === 'object') {
     // Default sort compares UTF-16 code units, as RFC 8785 §3.2.3 requires.
     const keys = Object.keys(value).sort();
     return `{${keys.map((key) => `${JSON.stringify(key)}:${jcs((value as Record<string, unknown>)[key])}`).join(',')}}`;
   }
-  if (typeof value === 'number' && !Number.isFinite(value)) throw new Error('a card holds no non-finite numbers');
+  if (typeof value === 'number' && !Number.isFinite(value)) {
+    throw new Error('a card holds no non-finite numbers');
+  }
   return JSON.stringify(value);
 }

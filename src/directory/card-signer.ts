@@ -63,16 +63,22 @@ export class CardSigner implements OnModuleInit {
   }
 
   async onModuleInit(): Promise<void> {
-    if (this.config.cardSigningKeyFile) this.fileKey = await loadKeyFile(this.config.cardSigningKeyFile);
+    if (this.config.cardSigningKeyFile) {
+      this.fileKey = await loadKeyFile(this.config.cardSigningKeyFile);
+    }
     const key = await this.db.transaction(async (tx) => {
       await this.repository.lockSigningKeys(tx);
       const current = await this.repository.currentSigningKey(tx);
       if (this.fileKey) {
-        if (current?.kid !== this.fileKey.kid) await this.install(tx, this.fileKey, 'file');
+        if (current?.kid !== this.fileKey.kid) {
+          await this.install(tx, this.fileKey, 'file');
+        }
         return this.fileKey;
       }
       // A generated key, kept; a file key that is no longer configured is replaced.
-      if (current?.privateKeyPem) return fromRecord(current);
+      if (current?.privateKeyPem) {
+        return fromRecord(current);
+      }
       return this.install(tx, await generateKey(), 'generated');
     });
     this.cached = { key, readAt: Date.now() };
@@ -118,7 +124,9 @@ export class CardSigner implements OnModuleInit {
         .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JOSE', jku: this.jku })
         .sign(key.key);
       signature = { protected: jws.protected!, signature: jws.signature };
-      if (this.signatures.size >= SIGNATURE_CACHE_SIZE) this.signatures.delete(this.signatures.keys().next().value!);
+      if (this.signatures.size >= SIGNATURE_CACHE_SIZE) {
+        this.signatures.delete(this.signatures.keys().next().value!);
+      }
       this.signatures.set(cacheKey, signature);
     }
     return { ...card, signatures: [signature] };
@@ -131,8 +139,12 @@ export class CardSigner implements OnModuleInit {
   }
 
   private async signingKey(): Promise<SigningKey> {
-    if (this.fileKey) return this.fileKey;
-    if (this.cached && Date.now() - this.cached.readAt < KEY_REFRESH_MS) return this.cached.key;
+    if (this.fileKey) {
+      return this.fileKey;
+    }
+    if (this.cached && Date.now() - this.cached.readAt < KEY_REFRESH_MS) {
+      return this.cached.key;
+    }
     const current = await this.repository.currentSigningKey();
     // Until a generated key is current again (it always is, after start), keep signing with the last one read.
     const key = current?.privateKeyPem ? fromRecord(current) : this.cached!.key;

@@ -52,7 +52,9 @@ export class DirectoryService {
    */
   async card(handle: string, generation: CardGeneration): Promise<Tagged<AgentCardJson>> {
     const identity = await this.identities.findServable(handle);
-    if (!identity) throw notFound('agent_not_found', 'No enabled, claimed agent has that handle.');
+    if (!identity) {
+      throw notFound('agent_not_found', 'No enabled, claimed agent has that handle.');
+    }
     const [unsigned] = await this.cards([identity], generation, 'public');
     return {
       body: await this.signer.sign(unsigned),
@@ -76,7 +78,9 @@ export class DirectoryService {
       audience: 'admitted',
       grpcAddress: this.grpcAddress,
     });
-    if (generation === '1.0') return this.signer.sign(unsigned);
+    if (generation === '1.0') {
+      return this.signer.sign(unsigned);
+    }
     const { signatures } = await this.signer.sign(await asV03ExtendedCard(unsigned));
     return { ...unsigned, signatures };
   }
@@ -145,6 +149,8 @@ async function asV03ExtendedCard(card: V1AgentCard): Promise<object> {
     { jsonrpc: '2.0', id: 0, method: 'agent/getAuthenticatedExtendedCard' },
     new ServerCallContext(),
   )) as { result?: object };
-  if (!response.result) throw new Error('the SDK did not translate the extended card');
+  if (!response.result) {
+    throw new Error('the SDK did not translate the extended card');
+  }
   return response.result;
 }

@@ -46,7 +46,9 @@ export class EventStreamService implements OnModuleDestroy {
 
   /** Shutdown: open streams end (clients reconnect with Last-Event-ID elsewhere). */
   onModuleDestroy(): void {
-    for (const stream of this.inFlight) stream.abort();
+    for (const stream of this.inFlight) {
+      stream.abort();
+    }
   }
 
   list(principal: Caller, query: ListEventsQuery) {
@@ -104,14 +106,22 @@ export class EventStreamService implements OnModuleDestroy {
             (resolve) => (wakeUp = resolve),
           );
           wakeUp = null;
-          if (abort.signal.aborted) break;
+          if (abort.signal.aborted) {
+            break;
+          }
           if (timedOut && Date.now() - lastWrite >= this.config.sseKeepaliveMs) {
             // Idle: ask about the caller's standing, and say the connection is alive.
             const lost = await this.standing(principal);
-            if (lost) return await this.refuse(req, res, lost, abort.signal);
-            if (!res.writableNeedDrain) await writeFrame(res, ': keep-alive\n\n', abort.signal);
+            if (lost) {
+              return await this.refuse(req, res, lost, abort.signal);
+            }
+            if (!res.writableNeedDrain) {
+              await writeFrame(res, ': keep-alive\n\n', abort.signal);
+            }
             lastWrite = Date.now();
-            if (heldFor === 0) continue;
+            if (heldFor === 0) {
+              continue;
+            }
           }
         }
         woken = false;
@@ -119,17 +129,23 @@ export class EventStreamService implements OnModuleDestroy {
           this.standing(principal),
           this.feed.after(scope, position, types, BATCH),
         ]);
-        if (lost) return await this.refuse(req, res, lost, abort.signal);
+        if (lost) {
+          return await this.refuse(req, res, lost, abort.signal);
+        }
         for (const event of read.events) {
           await writeFrame(res, `id: ${event.envelope.id}\ndata: ${JSON.stringify(event.envelope)}\n\n`, abort.signal);
           position = event.position;
           lastWrite = Date.now();
         }
-        if (read.events.length === BATCH) woken = true;
+        if (read.events.length === BATCH) {
+          woken = true;
+        }
         heldFor = read.held ? Math.min(heldFor === 0 ? HELD_RETRY_MS : heldFor * 2, HELD_RETRY_MAX_MS) : 0;
       }
     } catch (error) {
-      if (!abort.signal.aborted) throw error;
+      if (!abort.signal.aborted) {
+        throw error;
+      }
     } finally {
       clearTimeout(maxDuration);
       unsubscribe();
@@ -156,7 +172,9 @@ export class EventStreamService implements OnModuleDestroy {
       principal.kind === 'console'
         ? await this.console.isSessionActive(principal.sessionId)
         : await this.keys.isActive(principal.id);
-    if (active) return null;
+    if (active) {
+      return null;
+    }
     return principal.kind === 'console'
       ? unauthorized('invalid_session', 'The session ended while this stream was open.')
       : unauthorized('invalid_api_key', 'The API key was revoked while this stream was open.');
@@ -175,8 +193,11 @@ function scopeOf(principal: Caller): FeedScope {
 /** `Last-Event-ID`, when it is an event id (anything else → 400, as `after` would be). */
 function lastEventId(req: Request): string | undefined {
   const value = req.header('last-event-id');
-  if (value === undefined || value === '') return undefined;
-  if (!isEventId(value))
+  if (value === undefined || value === '') {
+    return undefined;
+  }
+  if (!isEventId(value)) {
     throw new AppError(400, 'invalid_last_event_id', 'Last-Event-ID must be an event id (evt_…) from this stream.');
+  }
   return value;
 }

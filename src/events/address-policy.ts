@@ -41,7 +41,9 @@ const RANGES: ReadonlyArray<[AddressClass, string, number, 'ipv4' | 'ipv6']> = [
 
 const BLOCKS = new Map<AddressClass, BlockList>();
 for (const [kind, network, prefix, type] of RANGES) {
-  if (!BLOCKS.has(kind)) BLOCKS.set(kind, new BlockList());
+  if (!BLOCKS.has(kind)) {
+    BLOCKS.set(kind, new BlockList());
+  }
   BLOCKS.get(kind)!.addSubnet(network, prefix, type);
 }
 
@@ -71,23 +73,37 @@ function embeddedIpv4(address: string): string | null {
   const b = ipv6Bytes(address);
   const v4 = (offset: number) => `${b[offset]}.${b[offset + 1]}.${b[offset + 2]}.${b[offset + 3]}`;
   const zeros = (from: number, to: number) => b.subarray(from, to).every((x) => x === 0);
-  if (zeros(0, 10) && b[10] === 0xff && b[11] === 0xff) return v4(12);
-  if (b.readUInt16BE(0) === 0x64 && b.readUInt16BE(2) === 0xff9b && zeros(4, 12)) return v4(12);
-  if (b.readUInt16BE(0) === 0x2002) return v4(2);
+  if (zeros(0, 10) && b[10] === 0xff && b[11] === 0xff) {
+    return v4(12);
+  }
+  if (b.readUInt16BE(0) === 0x64 && b.readUInt16BE(2) === 0xff9b && zeros(4, 12)) {
+    return v4(12);
+  }
+  if (b.readUInt16BE(0) === 0x2002) {
+    return v4(2);
+  }
   return null;
 }
 
 /** What kind of address this is; anything but `public` is refused. */
 export function classifyAddress(address: string): AddressClass {
   const family = isIP(address);
-  if (family === 0) return 'reserved';
+  if (family === 0) {
+    return 'reserved';
+  }
   if (family === 6) {
     const v4 = embeddedIpv4(address);
-    if (v4) return classifyAddress(v4);
+    if (v4) {
+      return classifyAddress(v4);
+    }
   }
   const type = family === 4 ? 'ipv4' : 'ipv6';
   const bare = address.split('%')[0];
-  for (const [kind, block] of BLOCKS) if (block.check(bare, type)) return kind;
+  for (const [kind, block] of BLOCKS) {
+    if (block.check(bare, type)) {
+      return kind;
+    }
+  }
   return 'public';
 }
 
@@ -103,7 +119,9 @@ export function checkDestinationUrl(
   code: CodeWithStatus<400> = 'invalid_webhook_url',
 ): URL {
   const refuse = (detail: string) => badRequest(code, detail, [{ field: 'url', message: detail }]);
-  if (raw.length > MAX_URL_LENGTH) throw refuse(`url must be at most ${MAX_URL_LENGTH} characters.`);
+  if (raw.length > MAX_URL_LENGTH) {
+    throw refuse(`url must be at most ${MAX_URL_LENGTH} characters.`);
+  }
   let url: URL;
   try {
     url = new URL(raw);
@@ -111,10 +129,15 @@ export function checkDestinationUrl(
     throw refuse('url must be an absolute URL.');
   }
   const schemes = allowPrivateNetworks ? ['https:', 'http:'] : ['https:'];
-  if (!schemes.includes(url.protocol)) throw refuse('url must use https.');
-  if (url.username || url.password)
+  if (!schemes.includes(url.protocol)) {
+    throw refuse('url must use https.');
+  }
+  if (url.username || url.password) {
     throw refuse('url must not carry credentials; the signature authenticates the service.');
-  if (!url.hostname) throw refuse('url must name a host.');
+  }
+  if (!url.hostname) {
+    throw refuse('url must name a host.');
+  }
   const host = hostOf(url);
   if (!allowPrivateNetworks && isIP(host) !== 0 && classifyAddress(host) !== 'public') {
     throw refuse(

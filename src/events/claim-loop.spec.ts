@@ -28,12 +28,17 @@ describe('ClaimLoop', () => {
         const picked: Item[] = [];
         const count = (map: ReadonlyMap<string, number>, key: string, extra: number) => (map.get(key) ?? 0) + extra;
         for (const candidate of [...queue]) {
-          if (picked.length === limit) break;
+          if (picked.length === limit) {
+            break;
+          }
           const sameOrg = picked.filter((p) => p.organization === candidate.organization).length;
           const sameDestination = picked.filter((p) => p.destination === candidate.destination).length;
-          if (count(held.heldByOrganization, candidate.organization, sameOrg) >= held.organizationShare) continue;
-          if (count(held.heldByDestination, candidate.destination, sameDestination) >= candidate.destinationShare)
+          if (count(held.heldByOrganization, candidate.organization, sameOrg) >= held.organizationShare) {
             continue;
+          }
+          if (count(held.heldByDestination, candidate.destination, sameDestination) >= candidate.destinationShare) {
+            continue;
+          }
           picked.push(candidate);
           queue.splice(queue.indexOf(candidate), 1);
         }
@@ -63,7 +68,9 @@ describe('ClaimLoop', () => {
     finishers.get(1)!();
     await tick();
     expect(running.map((it) => it.id).sort()).toEqual([2, 3, 4, 5]);
-    for (const finish of finishers.values()) finish();
+    for (const finish of finishers.values()) {
+      finish();
+    }
     await claims.stop();
     await claims.settled();
   });
@@ -81,7 +88,9 @@ describe('ClaimLoop', () => {
       logger: pino({ level: 'silent' }),
       // Organization a has room when the claim starts; the claim answers only once the gate opens.
       claim: async () => {
-        if (claimed) return [];
+        if (claimed) {
+          return [];
+        }
         claimed = true;
         await new Promise<void>((resolve) => (gate = resolve));
         return [item(4, 'a', 'z')];
@@ -97,7 +106,9 @@ describe('ClaimLoop', () => {
     claims.start();
     await tick();
     // Meanwhile the owner hands over three items of organization a: its share.
-    for (const id of [1, 2, 3]) claims.begin(item(id, 'a', `d${id}`));
+    for (const id of [1, 2, 3]) {
+      claims.begin(item(id, 'a', `d${id}`));
+    }
     gate();
     await tick();
     expect(ran).toEqual([1, 2, 3]);

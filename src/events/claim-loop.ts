@@ -68,7 +68,9 @@ export class ClaimLoop<T extends FairKeys> {
   }
 
   start(): void {
-    if (this.running) return;
+    if (this.running) {
+      return;
+    }
     this.running = true;
     this.loop = this.run();
   }
@@ -148,8 +150,12 @@ export class ClaimLoop<T extends FairKeys> {
       // Claim again at once while the queue yields full batches and slots are free, or
       // when a destination or organization reached its share: the next claim skips
       // its backlog, which may have hidden other work from this one.
-      if (free > 0 && (claimed.length === free || (reachedShare && claimed.length < free))) continue;
-      if (!this.woken && this.running) await this.sleep();
+      if (free > 0 && (claimed.length === free || (reachedShare && claimed.length < free))) {
+        continue;
+      }
+      if (!this.woken && this.running) {
+        await this.sleep();
+      }
     }
   }
 
@@ -168,14 +174,18 @@ export class ClaimLoop<T extends FairKeys> {
 
   private release(item: T): void {
     const atDestination = (this.heldByDestination.get(item.destination) ?? 1) - 1;
-    if (atDestination > 0) this.heldByDestination.set(item.destination, atDestination);
-    else {
+    if (atDestination > 0) {
+      this.heldByDestination.set(item.destination, atDestination);
+    } else {
       this.heldByDestination.delete(item.destination);
       this.shareOfDestination.delete(item.destination);
     }
     const atOrganization = (this.heldByOrganization.get(item.organization) ?? 1) - 1;
-    if (atOrganization > 0) this.heldByOrganization.set(item.organization, atOrganization);
-    else this.heldByOrganization.delete(item.organization);
+    if (atOrganization > 0) {
+      this.heldByOrganization.set(item.organization, atOrganization);
+    } else {
+      this.heldByOrganization.delete(item.organization);
+    }
   }
 
   private sleep(): Promise<void> {

@@ -57,7 +57,9 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
   }
 
   onApplicationBootstrap(): void {
-    if (this.config.events.dispatcher === 'inline') this.start();
+    if (this.config.events.dispatcher === 'inline') {
+      this.start();
+    }
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -115,14 +117,18 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
           };
         }
         trace.span?.setAttribute('http.response.status_code', outcome.statusCode ?? 0);
-        if (!outcome.ok) trace.span?.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error ?? undefined });
+        if (!outcome.ok) {
+          trace.span?.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error ?? undefined });
+        }
         await this.record(delivery, outcome);
       },
     );
   }
 
   private async record(delivery: ClaimedDelivery, outcome: SendOutcome): Promise<void> {
-    if (!outcome.ok) this.logFailure(delivery, outcome);
+    if (!outcome.ok) {
+      this.logFailure(delivery, outcome);
+    }
     try {
       const retries = await this.queue.complete(delivery, outcome);
       this.metrics.delivery(delivery.target.kind, outcome.ok ? 'succeeded' : retries ? 'retrying' : 'failed');
@@ -164,9 +170,12 @@ export class DeliveryDispatcher implements OnApplicationBootstrap, BeforeApplica
     }
     const notification = await this.push.render(target.taskId, target.seq, target.version);
     const headers: Record<string, string> = { 'content-type': notification.contentType };
-    if (target.authentication)
+    if (target.authentication) {
       headers.authorization = `${target.authentication.scheme} ${target.authentication.credentials}`;
-    if (target.token) headers['x-a2a-notification-token'] = target.token;
+    }
+    if (target.token) {
+      headers['x-a2a-notification-token'] = target.token;
+    }
     return { url: target.url, headers, body: notification.body };
   }
 }

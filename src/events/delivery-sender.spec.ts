@@ -8,7 +8,9 @@ function resolverOf(zone: Record<string, string[]>): HostResolver & { asked: str
   const resolve = async (hostname: string): Promise<ResolvedAddress[]> => {
     asked.push(hostname);
     const addresses = zone[hostname];
-    if (!addresses) throw new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+    if (!addresses) {
+      throw new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+    }
     return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
   };
   return Object.assign(resolve, { asked });
@@ -27,7 +29,9 @@ describe('DeliverySender', () => {
       req.on('data', (chunk: Buffer) => (body += chunk.toString()));
       req.on('end', () => {
         requests.push({ headers: req.headers, body });
-        if (answer !== 'hang') res.writeHead(answer).end();
+        if (answer !== 'hang') {
+          res.writeHead(answer).end();
+        }
       });
     });
     server.on('connection', () => (connections += 1));

@@ -78,8 +78,9 @@ export class DeliverySender implements OnApplicationShutdown {
       const ok = statusCode >= 200 && statusCode < 300;
       return { ok, statusCode, error: ok ? null : `HTTP ${statusCode}`, durationMs: elapsed() };
     } catch (error) {
-      if (error instanceof Refused)
+      if (error instanceof Refused) {
         return { ok: false, statusCode: null, error: error.message, durationMs: elapsed(), final: true };
+      }
       const message = controller.signal.aborted
         ? `timeout: no response within ${this.config.events.timeoutMs} ms`
         : failureOf(error);
@@ -101,19 +102,27 @@ export class DeliverySender implements OnApplicationShutdown {
     try {
       addresses = family !== 0 ? [{ address: host, family }] : await abortable(this.resolve(host), signal);
     } catch (error) {
-      if (signal.aborted) throw error;
+      if (signal.aborted) {
+        throw error;
+      }
       throw new Error(`${host} could not be resolved${codeOf(error) ? ` (${codeOf(error)})` : ''}`);
     }
-    if (addresses.length === 0) throw new Error(`${host} has no address`);
-    if (!allowPrivate && addresses.some(({ address }) => classifyAddress(address) !== 'public'))
+    if (addresses.length === 0) {
+      throw new Error(`${host} has no address`);
+    }
+    if (!allowPrivate && addresses.some(({ address }) => classifyAddress(address) !== 'public')) {
       throw new Refused(DESTINATION_NOT_ALLOWED);
+    }
     return addresses[0];
   }
 
   private post(url: URL, target: ResolvedAddress, request: OutboundRequest, signal: AbortSignal): Promise<number> {
     const pinned: LookupFunction = (_hostname, options, callback) => {
-      if (options.all) (callback as (err: null, addresses: ResolvedAddress[]) => void)(null, [target]);
-      else callback(null, target.address, target.family);
+      if (options.all) {
+        (callback as (err: null, addresses: ResolvedAddress[]) => void)(null, [target]);
+      } else {
+        callback(null, target.address, target.family);
+      }
     };
     const transport = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
@@ -146,7 +155,9 @@ export class DeliverySender implements OnApplicationShutdown {
 /** A network error's code names what failed; its message would name the address connected to. */
 function failureOf(error: unknown): string {
   const code = codeOf(error);
-  if (code) return `connection failed: ${code}`;
+  if (code) {
+    return `connection failed: ${code}`;
+  }
   return error instanceof Error ? error.message : String(error);
 }
 

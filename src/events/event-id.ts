@@ -8,8 +8,12 @@ const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
  */
 export function newEventId(now = Date.now()): string {
   let time = '';
-  for (let t = now, i = 0; i < 10; i++, t = Math.floor(t / 32)) time = CROCKFORD[t % 32] + time;
+  for (let t = now, i = 0; i < 10; i++, t = Math.floor(t / 32)) {
+    time = CROCKFORD[t % 32] + time;
+  }
   let random = '';
-  for (const byte of pooledRandomBytes(16)) random += CROCKFORD[byte & 31];
+  for (const byte of pooledRandomBytes(16)) {
+    random += CROCKFORD[byte & 31];
+  }
   return `evt_${time}${random}`;
 }

@@ -83,7 +83,9 @@ export class EventsService {
   }
 
   private async insert(tx: Tx, event: EventInput, webhookId: string | null): Promise<string | null> {
-    if (event.organizationId === null) return null;
+    if (event.organizationId === null) {
+      return null;
+    }
     const row = this.toWrite({ ...event, organizationId: event.organizationId }, currentTraceparent(), webhookId, null);
     await this.write(tx, [row]);
     return row.event.id;
@@ -105,16 +107,22 @@ export class EventsService {
   }
 
   private async write(unit: Tx | WriteBatch, rows: EventToWrite[]): Promise<void> {
-    if (!isOpen(unit))
+    if (!isOpen(unit)) {
       throw new Error('EventsService.emit must run inside the transaction (or write batch) that makes the change');
-    if (rows.length === 0) return;
+    }
+    if (rows.length === 0) {
+      return;
+    }
     await this.repository.insertEventsWithDeliveries(rows, unit, (deliveries) => {
       // Once committed: the dispatcher, when there is something to deliver (an event no
       // subscription wants costs it no claim); on PostgreSQL the statement's NOTIFY wakes
       // the event streams, the embedded bus is woken here.
-      if (deliveries > 0) this.dispatcher.wake();
-      for (const organizationId of new Set(rows.map((row) => row.event.organizationId)))
+      if (deliveries > 0) {
+        this.dispatcher.wake();
+      }
+      for (const organizationId of new Set(rows.map((row) => row.event.organizationId))) {
         this.notifier.committed({ taskId: eventsKey(organizationId), seq: 0 });
+      }
     });
   }
 }
@@ -123,9 +131,13 @@ export class EventsService {
 function byOrganization(participants: readonly Participant[]): Map<string, string[]> {
   const organizations = new Map<string, string[]>();
   for (const { identityId, organizationId } of participants) {
-    if (organizationId === null) continue;
+    if (organizationId === null) {
+      continue;
+    }
     const ids = organizations.get(organizationId) ?? [];
-    if (!ids.includes(identityId)) ids.push(identityId);
+    if (!ids.includes(identityId)) {
+      ids.push(identityId);
+    }
     organizations.set(organizationId, ids);
   }
   return organizations;

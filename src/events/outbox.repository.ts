@@ -80,7 +80,9 @@ const FEED_COLUMNS = sql.raw(
 
 function feedScope(scope: FeedScope): Sql {
   const organization = sql`e.organization_id = ${scope.organizationId}::uuid`;
-  if (scope.identityId === null) return organization;
+  if (scope.identityId === null) {
+    return organization;
+  }
   return sql`${organization} AND ${scope.identityId}::uuid = ANY(e.identity_ids) AND NOT e.type = ANY(${ORGANIZATION_ONLY_TYPES}::text[])`;
 }
 

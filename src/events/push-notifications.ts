@@ -28,7 +28,9 @@ export class PushNotifications {
   }
 
   render(taskId: string, seq: number, version: PushVersion): Promise<PushNotification> {
-    if (!this.renderer) throw new Error('no push notification renderer is registered');
+    if (!this.renderer) {
+      throw new Error('no push notification renderer is registered');
+    }
     return this.renderer.render(taskId, seq, version);
   }
 }

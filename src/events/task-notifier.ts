@@ -60,11 +60,15 @@ export abstract class TaskNotifier {
   }
 
   protected wake(taskId: string, seq = Number.POSITIVE_INFINITY, announced = false): void {
-    for (const listener of this.listeners.get(taskId)) listener(seq, announced);
+    for (const listener of this.listeners.get(taskId)) {
+      listener(seq, announced);
+    }
   }
 
   protected wakeAll(): void {
-    for (const taskId of this.listeners.keys()) this.wake(taskId);
+    for (const taskId of this.listeners.keys()) {
+      this.wake(taskId);
+    }
   }
 }
 
@@ -133,8 +137,11 @@ export class PgTaskNotifier extends TaskNotifier implements OnModuleInit, OnModu
       notification: (payload) => {
         const at = payload.lastIndexOf(':');
         const key = payload.slice(0, at);
-        if (key === STANDING_KEY) this.standingChanged = performance.now();
-        else this.wake(key, Number(payload.slice(at + 1)) || Number.POSITIVE_INFINITY, true);
+        if (key === STANDING_KEY) {
+          this.standingChanged = performance.now();
+        } else {
+          this.wake(key, Number(payload.slice(at + 1)) || Number.POSITIVE_INFINITY, true);
+        }
       },
       // What is announced while the connection is down is lost, standing changes too:
       // every watch reads again (unannounced, so it asks), at the loss and once back.
@@ -143,7 +150,9 @@ export class PgTaskNotifier extends TaskNotifier implements OnModuleInit, OnModu
       // was lost), but a read issued from now on sees it.
       listening: (again) => {
         this.standingChanged = performance.now();
-        if (again) this.wakeAll();
+        if (again) {
+          this.wakeAll();
+        }
       },
     });
   }
@@ -168,9 +177,14 @@ export class PgTaskNotifier extends TaskNotifier implements OnModuleInit, OnModu
    * for the notification.
    */
   committed(change: TaskChange): void {
-    if (change.seq <= 0 || !this.isWatched(change.taskId)) return;
-    if (!this.listener.connected) this.wake(change.taskId, change.seq);
-    else setTimeout(() => this.wake(change.taskId, change.seq), LATE_WAKE_MS).unref();
+    if (change.seq <= 0 || !this.isWatched(change.taskId)) {
+      return;
+    }
+    if (!this.listener.connected) {
+      this.wake(change.taskId, change.seq);
+    } else {
+      setTimeout(() => this.wake(change.taskId, change.seq), LATE_WAKE_MS).unref();
+    }
   }
 
   /** The LISTEN connection is up (between a loss and the reconnect it is not). */

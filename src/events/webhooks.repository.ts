@@ -147,7 +147,9 @@ export class WebhooksRepository {
       changes.status !== undefined ? sql`status = ${changes.status}` : sql.empty,
       changes.failingSince !== undefined ? sql`failing_since = ${changes.failingSince}` : sql.empty,
     ]);
-    if (set.isEmpty) return;
+    if (set.isEmpty) {
+      return;
+    }
     await this.db.execute(sql`UPDATE webhooks SET ${set}, updated_at = now() WHERE id = ${id}`, tx);
   }
 

@@ -114,18 +114,29 @@ export class WebhooksService {
   }
 
   async update(principal: Caller, id: string, dto: UpdateWebhookDto): Promise<WebhookView> {
-    if (dto.url !== undefined) checkDestinationUrl(dto.url, this.config.webhooksAllowPrivateNetworks);
+    if (dto.url !== undefined) {
+      checkDestinationUrl(dto.url, this.config.webhooksAllowPrivateNetworks);
+    }
     await this.db.transaction(async (tx) => {
       const webhook = await this.find(tx, principal, 'webhook.write', id);
       const changes: WebhookChanges = {};
-      if (dto.url !== undefined) changes.url = dto.url;
-      if (dto.events !== undefined) changes.events = normalizeEvents(dto.events, webhook.identity_id);
-      if (dto.description !== undefined) changes.description = dto.description;
+      if (dto.url !== undefined) {
+        changes.url = dto.url;
+      }
+      if (dto.events !== undefined) {
+        changes.events = normalizeEvents(dto.events, webhook.identity_id);
+      }
+      if (dto.description !== undefined) {
+        changes.description = dto.description;
+      }
       if (dto.status !== undefined && dto.status !== webhook.status) {
         changes.status = dto.status;
         // Enabled again: a fresh start; disabled: nothing more is sent.
-        if (dto.status === 'active') changes.failingSince = null;
-        else await this.queue.failPending(tx, id);
+        if (dto.status === 'active') {
+          changes.failingSince = null;
+        } else {
+          await this.queue.failPending(tx, id);
+        }
       }
       if (Object.keys(changes).length > 0) {
         await this.repository.updateWebhook(id, changes, tx);
@@ -176,8 +187,9 @@ export class WebhooksService {
   async test(principal: Caller, id: string): Promise<DeliveryView> {
     const eventId = await this.db.transaction(async (tx) => {
       const webhook = await this.find(tx, principal, 'webhook.write', id);
-      if (webhook.status !== 'active')
+      if (webhook.status !== 'active') {
         throw conflict('webhook_disabled', 'The webhook is disabled; enable it before testing.');
+      }
       return this.events.emitToWebhook(tx, id, {
         type: 'ping',
         organizationId: webhook.organization_id,
@@ -206,11 +218,16 @@ export class WebhooksService {
   async retry(principal: Caller, webhookId: string, deliveryId: string): Promise<DeliveryView> {
     await this.db.transaction(async (tx) => {
       const webhook = await this.find(tx, principal, 'webhook.write', webhookId);
-      if (webhook.status !== 'active')
+      if (webhook.status !== 'active') {
         throw conflict('webhook_disabled', 'The webhook is disabled; enable it before retrying a delivery.');
-      if (await this.deliveryRows.requeueDelivery(deliveryId, webhookId, tx)) return;
+      }
+      if (await this.deliveryRows.requeueDelivery(deliveryId, webhookId, tx)) {
+        return;
+      }
       const inFlight = await this.deliveryRows.deliveryInFlight(deliveryId, webhookId, tx);
-      if (inFlight === null) throw notFound('delivery_not_found', 'No delivery with that id for this webhook.');
+      if (inFlight === null) {
+        throw notFound('delivery_not_found', 'No delivery with that id for this webhook.');
+      }
       throw conflict('delivery_in_flight', 'The delivery is being attempted right now.');
     });
     this.dispatcher.wake();
@@ -219,7 +236,9 @@ export class WebhooksService {
 
   /** The identity a new subscription is scoped to: an agent key's own; for others the one named, if any. */
   private async subscriptionIdentity(tx: Tx, principal: Caller, named: string | undefined): Promise<string | null> {
-    if (named === undefined) return principal.kind === 'agent' ? principal.identity.id : null;
+    if (named === undefined) {
+      return principal.kind === 'agent' ? principal.identity.id : null;
+    }
     const identity = await this.identities.findActiveByIdOrHandle(named, tx);
     requireAccess(
       principal,
@@ -246,7 +265,9 @@ export class WebhooksService {
  * cannot ask for organization-only types: it would never receive them.
  */
 function normalizeEvents(events: string[], identityId: string | null): string[] {
-  if (events.includes(ALL_EVENTS)) return [ALL_EVENTS];
+  if (events.includes(ALL_EVENTS)) {
+    return [ALL_EVENTS];
+  }
   const unique = [...new Set(events)];
   const organizationOnly = unique.filter((type) => ORGANIZATION_ONLY_TYPES.includes(type as EventType));
   if (identityId !== null && organizationOnly.length > 0) {

@@ -63,7 +63,9 @@ export class HealthController {
     try {
       await this.db.ping();
       components.database = 'healthy';
-      if (!(await migrationsApplied(this.db.dataSource))) reason = 'migrations_pending';
+      if (!(await migrationsApplied(this.db.dataSource))) {
+        reason = 'migrations_pending';
+      }
     } catch {
       components.database = 'unhealthy';
       reason = 'database_unreachable';
@@ -71,11 +73,17 @@ export class HealthController {
     const listener = this.notifier.healthy();
     if (listener !== null) {
       components.listener = listener ? 'healthy' : 'unhealthy';
-      if (!listener) reason ??= 'listener_disconnected';
+      if (!listener) {
+        reason ??= 'listener_disconnected';
+      }
     }
     const redis = this.limits.redisHealthy();
-    if (redis !== null) components.redis = redis ? 'healthy' : 'unhealthy';
-    if (reason === null) return { status: 'ready', components };
+    if (redis !== null) {
+      components.redis = redis ? 'healthy' : 'unhealthy';
+    }
+    if (reason === null) {
+      return { status: 'ready', components };
+    }
     res.status(HttpStatus.SERVICE_UNAVAILABLE);
     return { status: 'not_ready', reason, components };
   }

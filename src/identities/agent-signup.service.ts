@@ -77,7 +77,9 @@ export class AgentSignupService {
   async claim(principal: ConsolePrincipal, claimCode: string): Promise<IdentityView> {
     return this.db.transaction(async (tx) => {
       const id = await this.identities.lockClaimable(hashClaimCode(claimCode), tx);
-      if (!id) throw notFound('claim_code_invalid', 'The claim code is unknown, already used or expired.');
+      if (!id) {
+        throw notFound('claim_code_invalid', 'The claim code is unknown, already used or expired.');
+      }
       // The card's provider becomes the organization, so the card changes.
       const claimed = toIdentityView((await this.identities.claim(id, principal.organizationId, tx))!, this.baseUrl);
       await this.audit.record(tx, {

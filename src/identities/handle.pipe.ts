@@ -8,7 +8,9 @@ class ParseHandlePipe implements PipeTransform<string, string> {
   constructor(private readonly notFoundCode: CodeWithStatus<404>) {}
 
   transform(value: string): string {
-    if (!isHandle(value)) throw notFound(this.notFoundCode, 'No identity with that handle.');
+    if (!isHandle(value)) {
+      throw notFound(this.notFoundCode, 'No identity with that handle.');
+    }
     return value;
   }
 }

@@ -31,6 +31,8 @@ describe('agent handles', () => {
   );
 
   it('reserves only words that are themselves valid handles (the list has no dead entries)', () => {
-    for (const word of RESERVED_HANDLES) expect(isHandle(word)).toBe(true);
+    for (const word of RESERVED_HANDLES) {
+      expect(isHandle(word)).toBe(true);
+    }
   });
 });

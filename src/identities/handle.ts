@@ -61,11 +61,15 @@ export const RESERVED_HANDLES: ReadonlySet<string> = new Set([
 
 /** Why a handle cannot be registered, or null when it can. */
 export function handleProblem(handle: string): string | null {
-  if (handle.length < 3 || handle.length > 63) return 'agent_handle must be 3 to 63 characters long';
+  if (handle.length < 3 || handle.length > 63) {
+    return 'agent_handle must be 3 to 63 characters long';
+  }
   if (!HANDLE_PATTERN.test(handle)) {
     return 'agent_handle may contain only a-z, 0-9 and -, and must start and end with a letter or digit';
   }
-  if (RESERVED_HANDLES.has(handle)) return `agent_handle "${handle}" is reserved`;
+  if (RESERVED_HANDLES.has(handle)) {
+    return `agent_handle "${handle}" is reserved`;
+  }
   return null;
 }
 

@@ -156,7 +156,9 @@ export class IdentitiesRepository {
   /** Several identities in one query, in no particular order. Hot path. */
   @GenerateSql({ params: [[DummyValue.UUID, DummyValue.UUID_2]] })
   async findByIds(ids: readonly string[]): Promise<Identity[]> {
-    if (ids.length === 0) return [];
+    if (ids.length === 0) {
+      return [];
+    }
     const rows = await this.db.prepared<IdentityRow>(
       'identities_by_ids',
       sql`SELECT ${IDENTITY_COLUMNS} FROM identities WHERE id = ANY(${[...new Set(ids)]}::uuid[])`,
@@ -333,7 +335,9 @@ export class IdentitiesRepository {
         FROM (SELECT ${IDENTITY_COLUMNS}, search_vector, skill_keys, skill_tags FROM identities i
                WHERE ${listed} ORDER BY i.created_at DESC, i.id DESC LIMIT ${sql.raw(String(WALK_LIMIT))}) i
        WHERE ${matching} ${page.preparedTail}`);
-    if (walked.length > page.limit) return rowsPage(walked, page);
+    if (walked.length > page.limit) {
+      return rowsPage(walked, page);
+    }
     // MATERIALIZED keeps the planner from turning this back into the walk.
     const positions = await this.db.rows<Position>(sql`
       WITH matches AS MATERIALIZED (SELECT i.id, i.created_at FROM identities i WHERE ${listed} AND ${matching})

@@ -114,7 +114,9 @@ export class IdentitiesService {
         target: identityTarget(view),
         after: view,
       });
-      if (!dto.mint_key) return view;
+      if (!dto.mint_key) {
+        return view;
+      }
       const { metadata, key } = await this.keys.mintWith(tx, {
         scope: 'agent',
         identityId: identity.id,
@@ -147,7 +149,9 @@ export class IdentitiesService {
         next.description !== identity.description ||
         JSON.stringify(next.skills) !== JSON.stringify(canonicalSkills(identity.skills));
       const before = toIdentityView(identity, this.baseUrl);
-      if (!changed) return before;
+      if (!changed) {
+        return before;
+      }
       const after = await this.emitted(
         tx,
         'identity.updated',
@@ -272,8 +276,9 @@ export class IdentitiesService {
   ): Promise<Identity> {
     const identity = await this.identities.lockByHandle(handle, tx);
     requireAccess(principal, permission, identityParty(identity), handle);
-    if (identity!.status === 'deleted')
+    if (identity!.status === 'deleted') {
       throw conflict('identity_deleted', 'The identity has been deleted; it can be read but no longer changed.');
+    }
     return identity!;
   }
 }

@@ -21,8 +21,12 @@ function randomBase62(length: number): string {
   while (out.length < length) {
     for (const byte of randomBytes(length * 2)) {
       // 248 = 62 * 4: rejecting higher bytes keeps every character equally likely.
-      if (byte < 248) out += BASE62[byte % 62];
-      if (out.length === length) break;
+      if (byte < 248) {
+        out += BASE62[byte % 62];
+      }
+      if (out.length === length) {
+        break;
+      }
     }
   }
   return out;
@@ -45,9 +49,13 @@ export function generateApiKey(scope: KeyScope): string {
 
 /** The scope a well-formed key claims, or null when its shape or checksum is wrong. */
 export function parseApiKey(raw: string): KeyScope | null {
-  if (!KEY_PATTERN.test(raw)) return null;
+  if (!KEY_PATTERN.test(raw)) {
+    return null;
+  }
   const body = raw.slice(0, raw.length - CHECKSUM_LENGTH);
-  if (base62Checksum(body) !== raw.slice(-CHECKSUM_LENGTH)) return null;
+  if (base62Checksum(body) !== raw.slice(-CHECKSUM_LENGTH)) {
+    return null;
+  }
   return raw.startsWith(PREFIX.admin) ? 'admin' : 'agent';
 }
 

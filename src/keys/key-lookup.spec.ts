@@ -25,7 +25,9 @@ const row = (position: number, id: string, status: 'active' | 'revoked' = 'activ
   ({ position, id, status }) as unknown as Row;
 /** Lets pending callbacks, then the event loop's check phase, run (twice: a settled statement schedules the next). */
 const turn = async () => {
-  for (let i = 0; i < 2; i++) await new Promise((resolve) => setImmediate(resolve));
+  for (let i = 0; i < 2; i++) {
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 };
 
 /** Whether the promise has settled by now. */

@@ -33,7 +33,9 @@ export class KeyLookup {
     this.lookup = new CoalescedLookup<Buffer, VerifiedKey>(
       async (hashes) => {
         const found: Array<VerifiedKey | null> = hashes.map(() => null);
-        for (const { position, ...row } of await this.repository.findByHashes(hashes)) found[position - 1] = row;
+        for (const { position, ...row } of await this.repository.findByHashes(hashes)) {
+          found[position - 1] = row;
+        }
         return found;
       },
       (hash) => hash.toString('latin1'),

@@ -41,14 +41,20 @@ export class KeyUsageTracker implements OnModuleInit, OnApplicationShutdown {
   }
 
   async flush(): Promise<void> {
-    if (this.pending.size === 0) return;
+    if (this.pending.size === 0) {
+      return;
+    }
     const batch = this.pending;
     this.pending = new Map();
     try {
       await this.repository.recordUsage([...batch.keys()], [...batch.values()]);
     } catch (error) {
       // Not worth failing anything for; keep the notes for the next flush.
-      for (const [id, at] of batch) if (!this.pending.has(id)) this.pending.set(id, at);
+      for (const [id, at] of batch) {
+        if (!this.pending.has(id)) {
+          this.pending.set(id, at);
+        }
+      }
       this.logger.warn({ err: error }, 'could not record API key usage');
     }
   }

@@ -200,7 +200,9 @@ export class KeysRepository {
       changes.label !== undefined ? sql`label = ${changes.label}` : sql.empty,
       changes.description !== undefined ? sql`description = ${changes.description}` : sql.empty,
     ]);
-    if (sets.isEmpty) return;
+    if (sets.isEmpty) {
+      return;
+    }
     await this.db.execute(sql`UPDATE api_keys SET ${sets} WHERE id = ${id}`, tx);
   }
 
@@ -215,7 +217,9 @@ export class KeysRepository {
       sql`UPDATE api_keys SET status = 'revoked', revoked_at = now() WHERE ${which} AND status = 'active' RETURNING id`,
       tx,
     );
-    if (revoked.length === 0) return [];
+    if (revoked.length === 0) {
+      return [];
+    }
     return this.db.rows<KeyRecord>(selectMetadata(sql`k.id = ANY(${revoked.map((row) => row.id)}::uuid[])`), tx);
   }
 

@@ -68,10 +68,14 @@ export class KeysService {
    * one is read for this request (KeyLookup batches concurrent reads, never caches).
    */
   async verify(raw: string, arriving = false): Promise<KeyPrincipal | null> {
-    if (!parseApiKey(raw)) return null;
+    if (!parseApiKey(raw)) {
+      return null;
+    }
     const checkedAt = performance.now();
     const key = await this.lookup.find(hashApiKey(raw), arriving);
-    if (!key || key.status !== 'active') return null;
+    if (!key || key.status !== 'active') {
+      return null;
+    }
     const principal: KeyPrincipal =
       key.scope === 'admin'
         ? { kind: 'admin', id: key.id, label: key.label, organizationId: key.organizationId! }
@@ -126,7 +130,9 @@ export class KeysService {
     }
     const createdBy = creatorOf(minter);
     return this.db.transaction(async (tx) => {
-      if (scope === 'agent') await this.lockBindableIdentity(tx, principal, dto.scoped_identity_id!);
+      if (scope === 'agent') {
+        await this.lockBindableIdentity(tx, principal, dto.scoped_identity_id!);
+      }
       return this.mintWith(tx, {
         scope,
         organizationId: scope === 'admin' ? minter.organizationId : undefined,

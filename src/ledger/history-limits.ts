@@ -15,15 +15,20 @@ export const LIST_HISTORY_BUDGET = MAX_PAGE_SIZE;
 
 /** REST, one task: the latest `max` when absent; more than `max` → 400. */
 export function taskHistory(requested: number | undefined, max: number): number {
-  if (requested === undefined) return max;
-  if (requested > max)
+  if (requested === undefined) {
+    return max;
+  }
+  if (requested > max) {
     throw tooLong(`history_length is at most ${max}; page through GET /api/v1/tasks/{id}/messages for more.`);
+  }
   return requested;
 }
 
 /** REST, a page of tasks: 1 when absent; more than `max`, or more than the budget over `limit` tasks → 400. */
 export function listHistory(requested: number | undefined, limit: number, max: number): number {
-  if (requested === undefined) return 1;
+  if (requested === undefined) {
+    return 1;
+  }
   const allowed = listShare(limit, max);
   if (requested > allowed) {
     throw tooLong(

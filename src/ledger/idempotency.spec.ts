@@ -23,11 +23,13 @@ describe('Idempotency-Key helpers', () => {
     ['é', false],
     ['a-b_c.d:e/f=', true],
   ])('key %j valid: %s', (key, valid) => {
-    if (valid) expect(IdempotencyStore.parseKey(key)).toBe(key);
-    else
+    if (valid) {
+      expect(IdempotencyStore.parseKey(key)).toBe(key);
+    } else {
       expect(() => IdempotencyStore.parseKey(key)).toThrow(
         expect.objectContaining({ code: 'invalid_idempotency_key' }),
       );
+    }
   });
 
   it('no header, no key', () => {

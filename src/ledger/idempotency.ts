@@ -25,7 +25,9 @@ export class IdempotencyStore {
 
   /** Validates the header's value; undefined when the request carries none. */
   static parseKey(raw: string | string[] | undefined): string | undefined {
-    if (raw === undefined) return undefined;
+    if (raw === undefined) {
+      return undefined;
+    }
     if (typeof raw !== 'string' || !KEY.test(raw)) {
       throw badRequest('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 visible ASCII characters.');
     }
@@ -40,8 +42,9 @@ export class IdempotencyStore {
   }
 
   async claim(tx: Tx, scope: string, key: string, requestHash: Buffer): Promise<Claim> {
-    if (await this.repository.claimIdempotencyKey(scope, key, requestHash, IDEMPOTENCY_TTL_HOURS, tx))
+    if (await this.repository.claimIdempotencyKey(scope, key, requestHash, IDEMPOTENCY_TTL_HOURS, tx)) {
       return { replay: null };
+    }
     const row = (await this.repository.idempotencyKey(scope, key, tx))!;
     if (!Buffer.from(row.request_hash).equals(requestHash)) {
       throw new AppError(
@@ -60,7 +63,9 @@ export class IdempotencyStore {
 
 /** JSON with object keys sorted, so that key order does not make two bodies differ. */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (Array.isArray(value)) {
+    return `[${value.map(canonicalJson).join(',')}]`;
+  }
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, v]) => v !== undefined)

@@ -63,7 +63,9 @@ function eventsOf(entry: JournalEntry, task: TaskSummaryView, creates: boolean):
   switch (entry.kind) {
     case 'message': {
       const message = toMessageView(entry.message);
-      if (creates) return [{ type: 'task.created', data: { task, seq, message } }];
+      if (creates) {
+        return [{ type: 'task.created', data: { task, seq, message } }];
+      }
       const events: TaskEvent[] = [{ type: 'task.message', data: { task, seq, message } }];
       if (entry.changesStatus) {
         const status = {

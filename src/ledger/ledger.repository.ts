@@ -274,8 +274,12 @@ export class LedgerRepository {
       SELECT c.id AS context_row, t.* FROM c LEFT JOIN t ON true`,
       tx,
     );
-    if (!row) return { kind: 'no_context' };
-    if (!row.id) return { kind: 'duplicate', newContextId: contextId === null ? row.context_row : null };
+    if (!row) {
+      return { kind: 'no_context' };
+    }
+    if (!row.id) {
+      return { kind: 'duplicate', newContextId: contextId === null ? row.context_row : null };
+    }
     const { context_row: _, ...task } = row;
     return { kind: 'created', row: task as TaskRow };
   }

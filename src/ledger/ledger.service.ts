@@ -107,7 +107,9 @@ export class LedgerService {
 
   /** A message from the requester: a new task, or the next turn of one of the pair's tasks. */
   async send(pair: TaskPair, input: SendInput, read: HydrateOptions): Promise<SendResult> {
-    if (input.taskId === undefined) return this.start(pair, input, read);
+    if (input.taskId === undefined) {
+      return this.start(pair, input, read);
+    }
     return this.sendResult(pair, await this.write((tx) => this.recordSend(tx, pair, input)), read);
   }
 
@@ -128,7 +130,9 @@ export class LedgerService {
     read: HydrateOptions,
     also?: (batch: WriteBatch, taskId: string) => Promise<void> | void,
   ): Promise<SendResult> {
-    if (input.contextId !== undefined && !isUuid(input.contextId)) throw contextNotFound();
+    if (input.contextId !== undefined && !isUuid(input.contextId)) {
+      throw contextNotFound();
+    }
     const at = new Date();
     const now = at.getTime();
     const row: TaskRow = {
@@ -165,15 +169,21 @@ export class LedgerService {
         await this.ledgerEvents.emit(batch, row, [creation], creation);
         afterCommit(batch, () => {
           // As stored — but for metadata, whose keys jsonb orders its own way: then the first change reads it.
-          if (row.metadata === null) this.remembered.remember(row, 1);
+          if (row.metadata === null) {
+            this.remembered.remember(row, 1);
+          }
           this.notifier.committed({ taskId: row.id, seq: row.seq });
         });
         await also?.(batch, row.id);
       });
     } catch (error) {
       const constraint = brokenConstraint(error);
-      if (constraint === 'fk_tasks_context') throw contextNotFound();
-      if (constraint !== 'uq_tasks_origin') throw error;
+      if (constraint === 'fk_tasks_context') {
+        throw contextNotFound();
+      }
+      if (constraint !== 'uq_tasks_origin') {
+        throw error;
+      }
       const taskId = await this.repository.originTask(pair, message.messageId);
       return { task: (await this.pairRecord(pair, taskId!, read))!, duplicate: true };
     }
@@ -228,8 +238,9 @@ export class LedgerService {
     filter: PairTaskFilter,
     read: HydrateOptions,
   ): Promise<{ tasks: TaskRecord[]; nextPageToken: string; totalSize: number }> {
-    if (filter.contextId !== undefined && !isUuid(filter.contextId))
+    if (filter.contextId !== undefined && !isUuid(filter.contextId)) {
       return { tasks: [], nextPageToken: '', totalSize: 0 };
+    }
     const page = new Keyset('t', filter.pageToken || undefined, filter.pageSize);
     const total = await this.reads.countPairTasks(pair, filter);
     const { items, nextCursor } = page.cut(await this.reads.pairTasks(pair, filter, page), creationPosition);
@@ -271,7 +282,9 @@ export class LedgerService {
     if (!next.ok || (!next.changed && repeat === 'refuse')) {
       throw conflict('task_not_cancelable', `The task is ${journal.state} and can no longer be canceled.`);
     }
-    if (!next.changed) return null;
+    if (!next.changed) {
+      return null;
+    }
     await journal.status('canceled');
     return journal;
   }
@@ -338,7 +351,9 @@ export class LedgerService {
       return { terminal: true, refused: [] };
     }
     const applied = await this.writeUpstream(journal, taskId, updates, more, ids !== undefined, tx);
-    if (also) await journal.alongside(also);
+    if (also) {
+      await journal.alongside(also);
+    }
     return applied;
   }
 
@@ -372,21 +387,32 @@ export class LedgerService {
         const history = await this.newHistory(journal, update.history ?? []);
         const state = update.state === journal.state && !message ? undefined : update.state;
         const artifacts = update.artifacts ?? [];
-        if (!state && !message && artifacts.length === 0 && history.length === 0) continue;
+        if (!state && !message && artifacts.length === 0 && history.length === 0) {
+          continue;
+        }
         const next = transition(journal.state, { by: 'worker', action: 'reply', to: state ?? null });
-        if (!next.ok && next.reason === 'terminal') return { terminal: true, refused };
+        if (!next.ok && next.reason === 'terminal') {
+          return { terminal: true, refused };
+        }
         if (!next.ok) {
           refused.push(state!);
           continue;
         }
-        if (message) room!.requireRoom();
+        if (message) {
+          room!.requireRoom();
+        }
         for (const entry of history) {
           (await journal.messageRoom('agent', entry.messageId, this.config.ledgerMaxMessagesPerTask)).requireRoom();
           await journal.message('agent', entry, 'message', journal.state);
         }
-        for (const chunk of artifacts) await journal.artifact(chunk, this.config.ledgerMaxArtifactBytesPerTask);
-        if (message) await journal.message('agent', message, 'status', next.state);
-        else if (state) await journal.status(next.state);
+        for (const chunk of artifacts) {
+          await journal.artifact(chunk, this.config.ledgerMaxArtifactBytesPerTask);
+        }
+        if (message) {
+          await journal.message('agent', message, 'status', next.state);
+        } else if (state) {
+          await journal.status(next.state);
+        }
       }
     }
     return { terminal: false, refused };
@@ -398,7 +424,9 @@ export class LedgerService {
     const fresh: NewMessage[] = [];
     for (const entry of history) {
       const room = await journal.messageRoom('agent', entry.messageId, this.config.ledgerMaxMessagesPerTask, ids);
-      if (!room.held) fresh.push(entry);
+      if (!room.held) {
+        fresh.push(entry);
+      }
     }
     return fresh;
   }
@@ -445,7 +473,9 @@ export class LedgerService {
       try {
         return await this.write((tx) => work(tx, async () => this.lockRemembered(tx, task, room)));
       } catch (error) {
-        if (!failedWith(error, TASK_MOVED_ON)) throw error;
+        if (!failedWith(error, TASK_MOVED_ON)) {
+          throw error;
+        }
         this.remembered.forget(taskId);
       }
     }
@@ -458,7 +488,9 @@ export class LedgerService {
     const journal = this.open(tx, task.row, false);
     // The count remembered goes on to what this transaction leaves, asked about or not.
     const asked = room ?? { role: 'agent', messageIds: [], max: this.config.ledgerMaxMessagesPerTask };
-    if (task.messages !== null) journal.knowRoom(asked, { held: [], count: task.messages });
+    if (task.messages !== null) {
+      journal.knowRoom(asked, { held: [], count: task.messages });
+    }
     return journal;
   }
 
@@ -471,7 +503,9 @@ export class LedgerService {
     const found = isUuid(taskId)
       ? await this.lockWithRoom(tx, taskId, this.repository.lockTask(taskId, pair, tx), room)
       : null;
-    if (!found) throw notFound('task_not_found', 'No such task between this requester and this worker.');
+    if (!found) {
+      throw notFound('task_not_found', 'No such task between this requester and this worker.');
+    }
     return found;
   }
 
@@ -495,9 +529,13 @@ export class LedgerService {
       lock,
       room && this.repository.messageRoom(taskId, room.role, room.messageIds, room.max, tx),
     ]);
-    if (!row) return null;
+    if (!row) {
+      return null;
+    }
     const journal = this.open(tx, row, false);
-    if (room && found) journal.knowRoom(room, found);
+    if (room && found) {
+      journal.knowRoom(room, found);
+    }
     return journal;
   }
 
@@ -524,11 +562,17 @@ export class LedgerService {
       if (watches.length > 0) {
         events = flushed.eventRecords(entries);
         const settled = whenSettled(tx);
-        for (const watch of watches) watch.expect(change.seq, settled);
+        for (const watch of watches) {
+          watch.expect(change.seq, settled);
+        }
       }
       afterCommit(tx, () => {
         this.remembered.remember(row, messages);
-        for (const watch of watches) if (this.watches.has(change.taskId, watch)) watch.hand(events);
+        for (const watch of watches) {
+          if (this.watches.has(change.taskId, watch)) {
+            watch.hand(events);
+          }
+        }
         this.notifier.committed(change);
       });
     });
@@ -547,9 +591,13 @@ export class LedgerService {
       throw badRequest('context_mismatch', "The message's contextId is not the context of its task.");
     }
     const room = await journal.messageRoom('user', input.message.messageId, max);
-    if (room.held) return { kind: 'duplicate', taskId: journal.task.id };
+    if (room.held) {
+      return { kind: 'duplicate', taskId: journal.task.id };
+    }
     const next = transition(journal.state, { by: 'requester', action: 'message' });
-    if (!next.ok) throw conflict('task_terminal', `The task is ${journal.state}; it takes no more messages.`);
+    if (!next.ok) {
+      throw conflict('task_terminal', `The task is ${journal.state}; it takes no more messages.`);
+    }
     room.requireRoom();
     await journal.message('user', input.message, next.changed ? 'status' : 'message', next.state);
     return { kind: 'continued', journal };
@@ -561,7 +609,9 @@ export class LedgerService {
    * task: the result says so, and a context inserted for it goes again.
    */
   private async createTask(tx: Tx, pair: TaskPair, input: SendInput): Promise<Sent> {
-    if (input.contextId !== undefined && !isUuid(input.contextId)) throw contextNotFound();
+    if (input.contextId !== undefined && !isUuid(input.contextId)) {
+      throw contextNotFound();
+    }
     const created = await this.repository.createTask(
       pair,
       input.message.messageId,
@@ -573,7 +623,9 @@ export class LedgerService {
       case 'no_context':
         throw contextNotFound();
       case 'duplicate': {
-        if (created.newContextId) await this.repository.deleteEmptyContext(created.newContextId, tx);
+        if (created.newContextId) {
+          await this.repository.deleteEmptyContext(created.newContextId, tx);
+        }
         return { kind: 'duplicate', taskId: (await this.repository.originTask(pair, input.message.messageId, tx))! };
       }
       case 'created': {

@@ -50,7 +50,9 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function isUrl(value: unknown): value is string {
-  if (typeof value !== 'string') return false;
+  if (typeof value !== 'string') {
+    return false;
+  }
   try {
     new URL(value);
     return true;
@@ -65,62 +67,96 @@ export function parsePart(input: unknown, field: string, errors: FieldError[]): 
     errors.push({ field, message: `${field} ${message}` });
     return null;
   };
-  if (!isObject(input)) return fail('must be an object');
-  if (input.metadata !== undefined && !isObject(input.metadata)) return fail('metadata must be an object');
+  if (!isObject(input)) {
+    return fail('must be an object');
+  }
+  if (input.metadata !== undefined && !isObject(input.metadata)) {
+    return fail('metadata must be an object');
+  }
   const metadata = input.metadata as Record<string, unknown> | undefined;
 
   const allowed = input.kind === undefined ? V1_KEYS : V03_KEYS[String(input.kind)];
-  if (!allowed) return fail('kind must be text, file or data');
+  if (!allowed) {
+    return fail('kind must be text, file or data');
+  }
   const unknown = Object.keys(input).filter((key) => !allowed.includes(key));
-  if (unknown.length > 0) return fail(`has unknown fields: ${unknown.join(', ')}`);
+  if (unknown.length > 0) {
+    return fail(`has unknown fields: ${unknown.join(', ')}`);
+  }
 
   if (input.kind === undefined) {
     // A null content is no content (the A2A v1.0 JSON mapping reads it as absent).
     const present = CONTENT_KEYS.filter((key) => input[key] !== undefined && input[key] !== null);
-    if (present.length !== 1) return fail('must have exactly one of kind (v0.3) or text, raw, url, data (v1.0)');
-    if (input.text !== undefined && typeof input.text !== 'string') return fail('text must be a string');
-    if (input.raw !== undefined && (typeof input.raw !== 'string' || !BASE64.test(input.raw)))
+    if (present.length !== 1) {
+      return fail('must have exactly one of kind (v0.3) or text, raw, url, data (v1.0)');
+    }
+    if (input.text !== undefined && typeof input.text !== 'string') {
+      return fail('text must be a string');
+    }
+    if (input.raw !== undefined && (typeof input.raw !== 'string' || !BASE64.test(input.raw))) {
       return fail('raw must be base64');
-    if (input.url !== undefined && !isUrl(input.url)) return fail('url must be a URL');
-    if (input.mediaType !== undefined && typeof input.mediaType !== 'string') return fail('mediaType must be a string');
-    if (input.filename !== undefined && typeof input.filename !== 'string') return fail('filename must be a string');
+    }
+    if (input.url !== undefined && !isUrl(input.url)) {
+      return fail('url must be a URL');
+    }
+    if (input.mediaType !== undefined && typeof input.mediaType !== 'string') {
+      return fail('mediaType must be a string');
+    }
+    if (input.filename !== undefined && typeof input.filename !== 'string') {
+      return fail('filename must be a string');
+    }
     return input as StoredPart;
   }
 
   switch (input.kind) {
     case 'text':
-      if (typeof input.text !== 'string') return fail('text must be a string');
+      if (typeof input.text !== 'string') {
+        return fail('text must be a string');
+      }
       return withMetadata({ text: input.text }, metadata);
     case 'file': {
       const file = input.file;
-      if (!isObject(file)) return fail('file must be an object');
-      if (Object.keys(file).some((key) => !FILE_KEYS.includes(key)))
+      if (!isObject(file)) {
+        return fail('file must be an object');
+      }
+      if (Object.keys(file).some((key) => !FILE_KEYS.includes(key))) {
         return fail(`file may only have ${FILE_KEYS.join(', ')}`);
+      }
       const described = {
         ...(typeof file.mimeType === 'string' ? { mediaType: file.mimeType } : {}),
         ...(typeof file.name === 'string' ? { filename: file.name } : {}),
       };
       if (typeof file.bytes === 'string' && file.uri === undefined) {
-        if (!BASE64.test(file.bytes)) return fail('file.bytes must be base64');
+        if (!BASE64.test(file.bytes)) {
+          return fail('file.bytes must be base64');
+        }
         return withMetadata({ raw: file.bytes, ...described }, metadata);
       }
       if (file.uri !== undefined && file.bytes === undefined) {
-        if (!isUrl(file.uri)) return fail('file.uri must be a URL');
+        if (!isUrl(file.uri)) {
+          return fail('file.uri must be a URL');
+        }
         return withMetadata({ url: file.uri, ...described }, metadata);
       }
       return fail('file must have either bytes or uri');
     }
     case 'data': {
-      if (!isObject(input.data)) return fail('data must be an object');
+      if (!isObject(input.data)) {
+        return fail('data must be an object');
+      }
       if (metadata?.[DATA_PART_COMPAT_FLAG] === true && 'value' in input.data) {
-        if (input.data.value === null) return fail('data.value must not be null');
+        if (input.data.value === null) {
+          return fail('data.value must not be null');
+        }
         const { [DATA_PART_COMPAT_FLAG]: _, ...rest } = metadata;
         return withMetadata({ data: input.data.value }, Object.keys(rest).length > 0 ? rest : undefined);
       }
       return withMetadata({ data: input.data }, metadata);
     }
+    default:
+      // Untrusted input: any other value (null included) is refused.
+      return fail('kind must be text, file or data');
   }
-  return fail('kind must be text, file or data');
 }
 
 function withMetadata(part: StoredPart, metadata: Record<string, unknown> | undefined): StoredPart {
@@ -134,9 +170,17 @@ export function toPartView(part: StoredPart): PartView {
     ...(part.mediaType ? { mimeType: part.mediaType } : {}),
     ...(part.filename ? { name: part.filename } : {}),
   };
-  if (part.text !== undefined) return { kind: 'text', text: part.text, ...metadata };
-  if (part.raw !== undefined) return { kind: 'file', file: { bytes: part.raw, ...described }, ...metadata };
-  if (part.url !== undefined) return { kind: 'file', file: { uri: part.url, ...described }, ...metadata };
-  if (isObject(part.data)) return { kind: 'data', data: part.data, ...metadata };
+  if (part.text !== undefined) {
+    return { kind: 'text', text: part.text, ...metadata };
+  }
+  if (part.raw !== undefined) {
+    return { kind: 'file', file: { bytes: part.raw, ...described }, ...metadata };
+  }
+  if (part.url !== undefined) {
+    return { kind: 'file', file: { uri: part.url, ...described }, ...metadata };
+  }
+  if (isObject(part.data)) {
+    return { kind: 'data', data: part.data, ...metadata };
+  }
   return { kind: 'data', data: { value: part.data }, metadata: { ...part.metadata, [DATA_PART_COMPAT_FLAG]: true } };
 }

@@ -36,10 +36,12 @@ export class PushConfigService {
   async save(tx: Tx, task: TaskRow, input: PushConfigInput, version: A2AVersion): Promise<PushConfigRecord> {
     // The webhook address rules (docs/api.md §8, `invalid_push_url` in §9); addresses are checked again when sending.
     checkDestinationUrl(input.url, this.config.webhooksAllowPrivateNetworks, 'invalid_push_url');
-    if (input.id.length > 200)
+    if (input.id.length > 200) {
       throw badRequest('invalid_push_config', 'A push notification config id has at most 200 characters.');
-    if (input.token.length > 1000)
+    }
+    if (input.token.length > 1000) {
       throw badRequest('invalid_push_config', 'A push notification token has at most 1000 characters.');
+    }
     const id = input.id || randomUUID();
     const others = await this.repository.countOtherPushConfigs(task.id, id, tx);
     if (others >= MAX_PUSH_CONFIGS_PER_TASK) {
@@ -53,7 +55,9 @@ export class PushConfigService {
 
   async get(pair: TaskPair, taskId: string, id: string): Promise<PushConfigRecord> {
     const [record] = await this.configs(pair, taskId, id);
-    if (!record) throw notFound('push_config_not_found', 'No push notification config with that id on this task.');
+    if (!record) {
+      throw notFound('push_config_not_found', 'No push notification config with that id on this task.');
+    }
     return record;
   }
 
@@ -71,7 +75,9 @@ export class PushConfigService {
 
   private async configs(pair: TaskPair, taskId: string, id: string | null): Promise<PushConfigRecord[]> {
     const task = await this.ledger.find(pair, taskId, { historyLength: 0, artifacts: false });
-    if (!task) throw notFound('task_not_found', 'No such task between this requester and this worker.');
+    if (!task) {
+      throw notFound('task_not_found', 'No such task between this requester and this worker.');
+    }
     return this.repository.pushConfigs(task.id, id);
   }
 }

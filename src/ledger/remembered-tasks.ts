@@ -35,18 +35,26 @@ export class RememberedTasks {
    */
   remember(row: TaskRow, messages: number | null): void {
     const known = this.tasks.get(row.id);
-    if (known && known.row.seq >= row.seq) return;
+    if (known && known.row.seq >= row.seq) {
+      return;
+    }
     const metadata = row.metadata === null ? null : JSON.stringify(row.metadata);
     this.tasks.delete(row.id); // re-inserted last: the Map's order is the order of commits
-    if (metadata !== null && metadata.length > MAX_REMEMBERED_METADATA_CHARS) return;
+    if (metadata !== null && metadata.length > MAX_REMEMBERED_METADATA_CHARS) {
+      return;
+    }
     this.tasks.set(row.id, { row: { ...row, metadata: null }, metadata, messages });
-    if (this.tasks.size > this.capacity) this.tasks.delete(this.tasks.keys().next().value!);
+    if (this.tasks.size > this.capacity) {
+      this.tasks.delete(this.tasks.keys().next().value!);
+    }
   }
 
   /** A copy of what is remembered of the task (the caller may change it), or null. */
   recall(taskId: string): RememberedTask | null {
     const known = this.tasks.get(taskId);
-    if (!known) return null;
+    if (!known) {
+      return null;
+    }
     const metadata = known.metadata === null ? null : (JSON.parse(known.metadata) as TaskRow['metadata']);
     return { row: { ...known.row, metadata }, messages: known.messages };
   }

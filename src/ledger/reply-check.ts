@@ -23,13 +23,18 @@ export function checkReply(
   try {
     requireAccess(principal, 'task.reply', task ? parties(task.row) : null);
   } catch (error) {
-    if (error instanceof AppError) return { ok: false, error };
+    if (error instanceof AppError) {
+      return { ok: false, error };
+    }
     throw error;
   }
   const next = transition(task!.state, { by: 'worker', action: 'reply', to });
-  if (next.ok) return { ok: true, state: next.state };
-  if (next.reason === 'terminal')
+  if (next.ok) {
+    return { ok: true, state: next.state };
+  }
+  if (next.reason === 'terminal') {
     return { ok: false, error: conflict('task_terminal', `The task is ${task!.state}; it takes no more replies.`) };
+  }
   return {
     ok: false,
     error: conflict('invalid_transition', `A worker cannot move a task from ${task!.state} to ${to}.`),

@@ -74,7 +74,9 @@ export class TaskJournal {
    * messages written since; null otherwise.
    */
   get messageCount(): number | null {
-    if (this.room) return this.room.count < this.room.max ? this.room.count : null;
+    if (this.room) {
+      return this.room.count < this.room.max ? this.room.count : null;
+    }
     return this.isNew ? this.entries.filter((entry) => entry.kind === 'message').length : null;
   }
 
@@ -105,7 +107,9 @@ export class TaskJournal {
     return {
       held: held.has(messageId),
       requireRoom: () => {
-        if (count >= max) throw messageLimit(max);
+        if (count >= max) {
+          throw messageLimit(max);
+        }
       },
     };
   }
@@ -148,9 +152,13 @@ export class TaskJournal {
     await this.repository.writeMessage(record, kind, state, currentTraceId(), this.pending);
     if (this.room) {
       this.room.count += 1;
-      if (this.room.role === role) this.room.held.add(message.messageId);
+      if (this.room.role === role) {
+        this.room.held.add(message.messageId);
+      }
     }
-    if (kind === 'status') this.setStatus(state, role === 'agent' ? record.rowId : null);
+    if (kind === 'status') {
+      this.setStatus(state, role === 'agent' ? record.rowId : null);
+    }
     this.entries.push({
       kind: 'message',
       seq: this.task.seq,
@@ -223,11 +231,15 @@ export class TaskJournal {
    * (another module's, `alongside`).
    */
   async flush(): Promise<void> {
-    if (this.flushed === this.entries.length) return this.send();
+    if (this.flushed === this.entries.length) {
+      return this.send();
+    }
     const entries = this.entries.slice(this.flushed);
     this.flushed = this.entries.length;
     this.task.updated_at = this.at;
-    if (this.statusChanged) this.task.status_timestamp = this.at;
+    if (this.statusChanged) {
+      this.task.status_timestamp = this.at;
+    }
     await this.repository.saveTask(this.task, this.pending);
     await this.onFlush(this, entries, this.pending);
     this.send();
@@ -264,7 +276,9 @@ export class TaskJournal {
 
   /** Hands the waiting writes to the transaction, as one statement of it that goes with its next one. */
   private send(): void {
-    if (this.pending.isEmpty) return;
+    if (this.pending.isEmpty) {
+      return;
+    }
     const batch = this.pending;
     this.pending = new WriteBatch();
     this.db.send(batch, this.tx);

@@ -145,7 +145,9 @@ export class TaskReadsRepository {
   /** The upstream ids of those of these tasks that were forwarded and answered, by task id. */
   @GenerateSql({ params: [[U]] })
   async upstreamIds(taskIds: readonly string[]): Promise<Map<string, UpstreamIds>> {
-    if (taskIds.length === 0) return new Map();
+    if (taskIds.length === 0) {
+      return new Map();
+    }
     const rows = await this.db.rows<Pick<RowOf<Task>, 'id' | 'upstream_task_id' | 'upstream_context_id'>>(sql`
       SELECT id, upstream_task_id, upstream_context_id FROM tasks
        WHERE id = ANY(${[...taskIds]}::uuid[]) AND upstream_task_id IS NOT NULL`);
@@ -160,9 +162,13 @@ export class TaskReadsRepository {
    */
   @GenerateSql({ params: [[EXAMPLE_TASK], { historyLength: 2, artifacts: true, maxArtifactBytes: 1000 }] })
   async hydrate(rows: TaskRow[], options: HydrateOptions, tx?: Tx): Promise<TaskRecord[]> {
-    if (rows.length === 0) return [];
+    if (rows.length === 0) {
+      return [];
+    }
     const needed = rows.some((row) => row.status_message_id !== null) || options.historyLength > 0 || options.artifacts;
-    if (!needed) return toRecords(rows, [], options);
+    if (!needed) {
+      return toRecords(rows, [], options);
+    }
     const parts = await this.db.rows<TaskPart>(
       sql`
         WITH t AS (
@@ -298,7 +304,9 @@ const HYDRATED_COLUMNS = [
  */
 function visiblePage(side: LedgerSide, filter: SideFilter, page: Keyset, select: (...visible: Sql[]) => Sql): Sql {
   const alias = page.alias;
-  if (filter.role) return select(visibleCondition(alias, side, filter));
+  if (filter.role) {
+    return select(visibleCondition(alias, side, filter));
+  }
   return mergedPage(
     page,
     select(visibleCondition(alias, side, { ...filter, role: 'requester' })),
@@ -358,7 +366,9 @@ async function findRecord(
     ${partsOf(options)}`,
   );
   const found = parts.find((part) => part.part === 'task');
-  if (!found) return null;
+  if (!found) {
+    return null;
+  }
   const row = found.row as JsonRow<TaskRow>;
   const task: TaskRow = {
     ...row,
@@ -411,12 +421,19 @@ function toRecords(rows: TaskRow[], parts: readonly TaskPart[], options: Hydrate
   const history = new Map<string, MessageRecord[]>();
   const artifacts = new Map<string, ArtifactRecord[]>();
   for (const { part, row } of parts) {
-    if (part === 'artifact') continue;
+    if (part === 'artifact') {
+      continue;
+    }
     const message = toRecord({ ...row, created_at: new Date(row.created_at) } as MessageRow);
-    if (part === 'status') statusById.set(message.rowId, message);
-    else push(history, message.taskId, message);
+    if (part === 'status') {
+      statusById.set(message.rowId, message);
+    } else {
+      push(history, message.taskId, message);
+    }
   }
-  for (const list of history.values()) list.sort((a, b) => a.seq - b.seq);
+  for (const list of history.values()) {
+    list.sort((a, b) => a.seq - b.seq);
+  }
   const artifactRows = parts.flatMap((p) => (p.part === 'artifact' ? [p.row] : []));
   artifactRows.sort((a, b) => a.seq - b.seq || (a.artifact_id < b.artifact_id ? -1 : 1));
   for (const a of artifactRows) {
@@ -446,6 +463,9 @@ function toRecords(rows: TaskRow[], parts: readonly TaskPart[], options: Hydrate
 
 function push<T>(map: Map<string, T[]>, key: string, value: T): void {
   const list = map.get(key);
-  if (list) list.push(value);
-  else map.set(key, [value]);
+  if (list) {
+    list.push(value);
+  } else {
+    map.set(key, [value]);
+  }
 }

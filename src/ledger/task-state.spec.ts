@@ -36,9 +36,13 @@ describe('task state machine', () => {
   const workerCases = TASK_STATES.flatMap((from) => REPLY_STATES.map((to) => [from, to] as const));
   it.each(workerCases)('worker reply %s → %s', (from, to) => {
     const result = transition(from, { by: 'worker', action: 'reply', to });
-    if (TERMINAL.includes(from)) expect(result).toEqual({ ok: false, reason: 'terminal' });
-    else if (WORKER_LEGAL[from].includes(to)) expect(result).toEqual({ ok: true, state: to, changed: from !== to });
-    else expect(result).toEqual({ ok: false, reason: 'illegal' });
+    if (TERMINAL.includes(from)) {
+      expect(result).toEqual({ ok: false, reason: 'terminal' });
+    } else if (WORKER_LEGAL[from].includes(to)) {
+      expect(result).toEqual({ ok: true, state: to, changed: from !== to });
+    } else {
+      expect(result).toEqual({ ok: false, reason: 'illegal' });
+    }
   });
 
   it('a worker can never set submitted or canceled (they are not reply states)', () => {

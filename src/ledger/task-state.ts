@@ -67,12 +67,20 @@ const move = (from: TaskState, to: TaskState): Transition => ({ ok: true, state:
 
 export function transition(from: TaskState, action: TaskAction): Transition {
   if (action.by === 'requester' && action.action === 'cancel') {
-    if (from === 'canceled') return stay(from);
+    if (from === 'canceled') {
+      return stay(from);
+    }
     return isTerminal(from) ? { ok: false, reason: 'terminal' } : move(from, 'canceled');
   }
-  if (isTerminal(from)) return { ok: false, reason: 'terminal' };
+  if (isTerminal(from)) {
+    return { ok: false, reason: 'terminal' };
+  }
   const open = from as OpenState;
-  if (action.by === 'requester') return isInterrupted(open) ? move(open, 'submitted') : stay(open);
-  if (action.to === null) return stay(open);
+  if (action.by === 'requester') {
+    return isInterrupted(open) ? move(open, 'submitted') : stay(open);
+  }
+  if (action.to === null) {
+    return stay(open);
+  }
   return WORKER_MAY_SET[open].includes(action.to) ? move(open, action.to) : { ok: false, reason: 'illegal' };
 }

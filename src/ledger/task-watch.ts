@@ -57,11 +57,15 @@ export class TaskWatch {
       this.pending = Number.NEGATIVE_INFINITY;
       return Promise.resolve(true);
     }
-    if (signal.aborted || timeoutMs <= 0) return Promise.resolve(false);
+    if (signal.aborted || timeoutMs <= 0) {
+      return Promise.resolve(false);
+    }
     return new Promise<boolean>((resolve) => {
       const finish = (changed: boolean) => {
         this.waiter = null;
-        if (timer) clearTimeout(timer);
+        if (timer) {
+          clearTimeout(timer);
+        }
         signal.removeEventListener('abort', onAbort);
         resolve(changed);
       };
@@ -77,7 +81,9 @@ export class TaskWatch {
     this.closed();
     this.handed = [];
     this.coming = [];
-    for (const stop of this.stopWaiting) stop();
+    for (const stop of this.stopWaiting) {
+      stop();
+    }
     this.waiter?.(false);
   }
 
@@ -120,11 +126,17 @@ export class TaskWatch {
 
   /** Events this instance has just committed to the task, in order (LedgerService, after the commit). */
   hand(events: readonly TaskEventRecord[]): void {
-    if (events.length === 0 || events[events.length - 1].seq <= this.knownSeq) return; // read already
+    if (events.length === 0 || events[events.length - 1].seq <= this.knownSeq) {
+      return;
+    } // read already
     const last = this.handed.at(-1);
-    if (last && events[0].seq !== last.seq + 1) this.handed = [];
+    if (last && events[0].seq !== last.seq + 1) {
+      this.handed = [];
+    }
     this.handed.push(...events);
-    if (this.handed.length > MAX_HANDED) this.handed = [];
+    if (this.handed.length > MAX_HANDED) {
+      this.handed = [];
+    }
   }
 
   /**
@@ -137,7 +149,9 @@ export class TaskWatch {
     const events = start < 0 ? [] : this.handed.slice(start);
     this.handed = [];
     const last = events.at(-1);
-    if (!last || events[0].seq !== seq + 1 || last.seq < this.heard) return null;
+    if (!last || events[0].seq !== seq + 1 || last.seq < this.heard) {
+      return null;
+    }
     return events;
   }
 
@@ -148,9 +162,16 @@ export class TaskWatch {
 
   private poke(seq: number, announced: boolean): void {
     this.heard = Math.max(this.heard, seq);
-    if (announced) this.announced = Math.max(this.announced, seq);
-    if (seq <= this.knownSeq) return;
-    if (this.waiter) this.waiter(true);
-    else this.pending = Math.max(this.pending, seq);
+    if (announced) {
+      this.announced = Math.max(this.announced, seq);
+    }
+    if (seq <= this.knownSeq) {
+      return;
+    }
+    if (this.waiter) {
+      this.waiter(true);
+    } else {
+      this.pending = Math.max(this.pending, seq);
+    }
   }
 }

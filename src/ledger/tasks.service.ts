@@ -121,7 +121,9 @@ export class TasksService {
   /** A context with its most recent tasks (without history or artifacts). */
   async getContext(principal: LedgerPrincipal, id: string): Promise<ContextView & { tasks: TaskView[] }> {
     const context = await this.repository.visibleContext(id, sideOf(principal));
-    if (!context) throw notVisible('context.read');
+    if (!context) {
+      throw notVisible('context.read');
+    }
     const tasks = await this.repository.hydrate(await this.repository.contextTasks(id, CONTEXT_TASKS_SHOWN), {
       historyLength: 0,
       artifacts: false,
@@ -171,17 +173,28 @@ export class TasksService {
             idempotencyKey,
             IdempotencyStore.hash(`reply ${id}`, dto),
           );
-          if (claim.replay) return { view: claim.replay.body as TaskView };
+          if (claim.replay) {
+            return { view: claim.replay.body as TaskView };
+          }
         }
         // Invisible → 404; visible from the requester's side only → 403.
         const found = await lock();
         const next = checkReply(principal, found && { row: found.task, state: found.state }, to);
-        if (!next.ok) throw next.error;
+        if (!next.ok) {
+          throw next.error;
+        }
         const journal = found!;
-        if (message) (await journal.messageRoom('agent', message.messageId, max)).requireRoom();
-        for (const chunk of artifacts) await journal.artifact(chunk, this.config.ledgerMaxArtifactBytesPerTask);
-        if (message) await journal.message('agent', message, 'status', next.state);
-        else if (dto.state) await journal.status(next.state);
+        if (message) {
+          (await journal.messageRoom('agent', message.messageId, max)).requireRoom();
+        }
+        for (const chunk of artifacts) {
+          await journal.artifact(chunk, this.config.ledgerMaxArtifactBytesPerTask);
+        }
+        if (message) {
+          await journal.message('agent', message, 'status', next.state);
+        } else if (dto.state) {
+          await journal.status(next.state);
+        }
         // The reply answers with the task as it leaves it: flushed now, its messages and
         // artifacts read after the writes — with COMMIT, in the same round trip, unless the
         // answer is to be kept for a repeat of the request.
@@ -207,7 +220,9 @@ export class TasksService {
       sideOf(principal),
       this.hydration(historyLength, artifacts),
     );
-    if (!task) throw notVisible('task.read');
+    if (!task) {
+      throw notVisible('task.read');
+    }
     return task;
   }
 
@@ -241,6 +256,8 @@ export class TasksService {
 function parts(input: unknown[], field: string): StoredPart[] {
   const errors: FieldError[] = [];
   const parsed = input.map((part, i) => parsePart(part, `${field}[${i}]`, errors));
-  if (errors.length > 0) throw badRequest('validation_failed', errors.map((e) => e.message).join('; '), errors);
+  if (errors.length > 0) {
+    throw badRequest('validation_failed', errors.map((e) => e.message).join('; '), errors);
+  }
   return parsed as StoredPart[];
 }

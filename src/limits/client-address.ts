@@ -8,11 +8,17 @@ import { isIP } from 'node:net';
  * dual-stack socket reports IPv4 peers) is the IPv4 address it carries.
  */
 export function addressSubject(address: string | undefined): string {
-  if (!address) return 'ip:unknown';
+  if (!address) {
+    return 'ip:unknown';
+  }
   const bare = address.split('%')[0];
   const family = isIP(bare);
-  if (family === 4) return `ip:${bare}`;
-  if (family !== 6) return `ip:${bare}`;
+  if (family === 4) {
+    return `ip:${bare}`;
+  }
+  if (family !== 6) {
+    return `ip:${bare}`;
+  }
   const words = ipv6Words(bare);
   if (words.slice(0, 5).every((w) => w === 0) && words[5] === 0xffff) {
     return `ip:${words[6] >> 8}.${words[6] & 0xff}.${words[7] >> 8}.${words[7] & 0xff}`;

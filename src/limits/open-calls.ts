@@ -11,15 +11,22 @@ export class OpenCalls {
   /** A slot for `keyId`, given back by the returned function (once, however often it is called); null when none is free. */
   take(keyId: string): (() => void) | null {
     const count = this.count(keyId);
-    if (count >= this.max) return null;
+    if (count >= this.max) {
+      return null;
+    }
     this.open.set(keyId, count + 1);
     let held = true;
     return () => {
-      if (!held) return;
+      if (!held) {
+        return;
+      }
       held = false;
       const left = this.count(keyId) - 1;
-      if (left > 0) this.open.set(keyId, left);
-      else this.open.delete(keyId);
+      if (left > 0) {
+        this.open.set(keyId, left);
+      } else {
+        this.open.delete(keyId);
+      }
     };
   }
 

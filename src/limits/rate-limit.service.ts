@@ -67,7 +67,9 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
 
   /** Starts counting in Redis when it answers within a moment; in memory otherwise (it is retried). */
   async onModuleInit(): Promise<void> {
-    if (this.shared && !(await this.shared.waitUntilConnected(2_000))) this.fellBack(null);
+    if (this.shared && !(await this.shared.waitUntilConnected(2_000))) {
+      this.fellBack(null);
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -104,13 +106,17 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
    */
   async reserve(quota: QuotaName, subject: string): Promise<void> {
     const state = await this.apply(quota, subject, { kind: 'consume', limit: this.quotas[quota].limit, cost: 1 });
-    if (state.retryAfterSeconds > 0) throw this.refused(state);
+    if (state.retryAfterSeconds > 0) {
+      throw this.refused(state);
+    }
   }
 
   async clear(quota: QuotaName, subject: string): Promise<void> {
     const key = `${quota}:${subject}`;
     await this.local.clear(key);
-    if (!this.shared?.connected) return;
+    if (!this.shared?.connected) {
+      return;
+    }
     try {
       await this.shared.clear(key, this.quotas[quota].windowMs);
     } catch (error) {
@@ -120,7 +126,9 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
 
   private spent(res: HeaderSink, state: QuotaState): void {
     setRateLimitHeaders(res, state);
-    if (state.retryAfterSeconds > 0) throw this.refused(state);
+    if (state.retryAfterSeconds > 0) {
+      throw this.refused(state);
+    }
   }
 
   private refused(state: QuotaState): AppError {
@@ -156,7 +164,9 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private fellBack(error: unknown): void {
-    if (this.degraded) return;
+    if (this.degraded) {
+      return;
+    }
     this.degraded = true;
     this.logger.warn(
       { err: error ?? undefined },

@@ -13,7 +13,9 @@ describe('sliding-window rate limiting', () => {
 
   it('admits up to the limit within a window, then refuses without counting the refusals', async () => {
     const s = store();
-    for (let i = 0; i < 5; i++) expect((await consume(s, 5)).admitted).toBe(true);
+    for (let i = 0; i < 5; i++) {
+      expect((await consume(s, 5)).admitted).toBe(true);
+    }
     const refused = await consume(s, 5);
     expect(refused).toMatchObject({ admitted: false, current: 5 });
     expect((await consume(s, 5)).current).toBe(5);
@@ -21,20 +23,28 @@ describe('sliding-window rate limiting', () => {
 
   it('weights the previous window by the unelapsed share of the current one', async () => {
     const s = store();
-    for (let i = 0; i < 10; i++) await consume(s, 10);
+    for (let i = 0; i < 10; i++) {
+      await consume(s, 10);
+    }
     now = 11 * W + W / 4; // a quarter into the next window: 10 × 0.75 = 7.5 still count
     const admitted = [];
-    for (let i = 0; i < 5; i++) admitted.push((await consume(s, 10)).admitted);
+    for (let i = 0; i < 5; i++) {
+      admitted.push((await consume(s, 10)).admitted);
+    }
     expect(admitted).toEqual([true, true, false, false, false]);
     now = 11 * W + (3 * W) / 4; // 10 × 0.25 + 2 = 4.5 → room for 5 more
     const later = [];
-    for (let i = 0; i < 6; i++) later.push((await consume(s, 10)).admitted);
+    for (let i = 0; i < 6; i++) {
+      later.push((await consume(s, 10)).admitted);
+    }
     expect(later).toEqual([true, true, true, true, true, false]);
   });
 
   it('forgets a subject after two idle windows', async () => {
     const s = store();
-    for (let i = 0; i < 3; i++) await consume(s, 3);
+    for (let i = 0; i < 3; i++) {
+      await consume(s, 3);
+    }
     now += 2 * W;
     expect(await consume(s, 3)).toMatchObject({ admitted: true, previous: 0, current: 1 });
   });
@@ -43,7 +53,9 @@ describe('sliding-window rate limiting', () => {
     const s = store();
     const HOUR = 3_600_000;
     now = 10 * HOUR;
-    for (let i = 0; i < 10; i++) await s.apply('signup:ip', HOUR, { kind: 'consume', limit: 10, cost: 1 });
+    for (let i = 0; i < 10; i++) {
+      await s.apply('signup:ip', HOUR, { kind: 'consume', limit: 10, cost: 1 });
+    }
     now += 61_000; // a minute later an unrelated per-minute request sweeps
     await s.apply('rest:key', W, { kind: 'consume', limit: 10, cost: 1 });
     expect((await s.apply('signup:ip', HOUR, { kind: 'consume', limit: 10, cost: 1 })).admitted).toBe(false);
@@ -61,7 +73,9 @@ describe('sliding-window rate limiting', () => {
 
   it('counts failures unconditionally with add, and clears them', async () => {
     const s = store();
-    for (let i = 0; i < 4; i++) await s.apply('k', W, { kind: 'add', cost: 1 });
+    for (let i = 0; i < 4; i++) {
+      await s.apply('k', W, { kind: 'add', cost: 1 });
+    }
     expect((await s.apply('k', W, { kind: 'read' })).current).toBe(4);
     await s.clear('k');
     expect((await s.apply('k', W, { kind: 'read' })).current).toBe(0);

@@ -50,9 +50,11 @@ export class MemoryRateLimitStore implements RateLimitStore {
     const index = Math.floor(now / windowMs);
     this.sweep(now);
     let entry = this.windows.get(key);
-    if (!entry || entry.windowMs !== windowMs || entry.index < index - 1)
+    if (!entry || entry.windowMs !== windowMs || entry.index < index - 1) {
       entry = { windowMs, index, current: 0, previous: 0 };
-    else if (entry.index === index - 1) entry = { windowMs, index, current: 0, previous: entry.current };
+    } else if (entry.index === index - 1) {
+      entry = { windowMs, index, current: 0, previous: entry.current };
+    }
     const state = {
       previous: entry.previous,
       current: entry.current,
@@ -78,10 +80,14 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   /** Drops subjects idle for two of their own windows, at most once a minute. */
   private sweep(now: number): void {
-    if (now - this.lastSweep < 60_000) return;
+    if (now - this.lastSweep < 60_000) {
+      return;
+    }
     this.lastSweep = now;
     for (const [key, entry] of this.windows) {
-      if (entry.index < Math.floor(now / entry.windowMs) - 1) this.windows.delete(key);
+      if (entry.index < Math.floor(now / entry.windowMs) - 1) {
+        this.windows.delete(key);
+      }
     }
   }
 }

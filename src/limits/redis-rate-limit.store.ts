@@ -55,7 +55,9 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   /** Resolves once connected, or after `timeoutMs` (the caller then starts in memory). */
   async waitUntilConnected(timeoutMs: number): Promise<boolean> {
-    if (this.connected) return true;
+    if (this.connected) {
+      return true;
+    }
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);

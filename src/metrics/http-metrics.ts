@@ -9,11 +9,15 @@ import { Metrics, UNMATCHED_ROUTE } from './metrics';
  */
 export function httpMetricsMiddleware(metrics: Metrics) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    if (!metrics.enabled) return next();
+    if (!metrics.enabled) {
+      return next();
+    }
     const started = process.hrtime.bigint();
     let counted = false;
     const count = () => {
-      if (counted) return;
+      if (counted) {
+        return;
+      }
       counted = true;
       metrics.http(req.method, routeOf(req), res.statusCode, Number(process.hrtime.bigint() - started) / 1e9);
     };
@@ -39,10 +43,16 @@ export function keepRouteLabel(req: Request): void {
 
 function routeOf(req: Request): string {
   const kept = (req as Labelled)[KEPT_ROUTE];
-  if (kept !== undefined) return kept;
+  if (kept !== undefined) {
+    return kept;
+  }
   const route = (req as Labelled).route;
   // `tasks/:taskId\:cancel` escapes a literal colon for the router; the label is the route as documented.
-  if (route && typeof route.path === 'string') return `${req.baseUrl}${route.path}`.replace(/\\(.)/g, '$1');
-  if (req.originalUrl === '/console' || req.originalUrl.startsWith('/console/')) return '/console/*';
+  if (route && typeof route.path === 'string') {
+    return `${req.baseUrl}${route.path}`.replace(/\\(.)/g, '$1');
+  }
+  if (req.originalUrl === '/console' || req.originalUrl.startsWith('/console/')) {
+    return '/console/*';
+  }
   return UNMATCHED_ROUTE;
 }

@@ -32,7 +32,9 @@ export class MetricsServer implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (this.config.metricsPort === null) return;
+    if (this.config.metricsPort === null) {
+      return;
+    }
     const server = createServer((req, res) => {
       const path = (req.url ?? '').split('?')[0];
       if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {
@@ -67,7 +69,9 @@ export class MetricsServer implements OnApplicationBootstrap, BeforeApplicationS
 
   async beforeApplicationShutdown(): Promise<void> {
     const server = this.server;
-    if (!server) return;
+    if (!server) {
+      return;
+    }
     this.server = null;
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -106,7 +106,9 @@ export class Metrics {
 
   constructor(@Inject(APP_CONFIG) config: AppConfig, dataSource: DataSource) {
     this.enabled = config.metricsPort !== null;
-    if (!this.enabled) return;
+    if (!this.enabled) {
+      return;
+    }
     // Event-loop lag (nodejs_eventloop_lag_seconds and its percentiles), heap, GC, handles, CPU.
     collectDefaultMetrics({ register: this.registry });
     const pool = () => (dataSource.driver as unknown as { master?: PoolCounts }).master ?? {};
@@ -125,46 +127,68 @@ export class Metrics {
   }
 
   http(method: string, route: string, status: number, seconds: number): void {
-    if (!this.enabled) return;
+    if (!this.enabled) {
+      return;
+    }
     this.httpRequests.inc({ method, route, status: String(status) });
     this.httpDuration.observe({ method, route, status_class: `${Math.floor(status / 100)}xx` }, seconds);
   }
 
   protocolCall(method: string, version: string, binding: Binding, outcome: ProtocolOutcome): void {
-    if (this.enabled) this.protocolCalls.inc({ method, version, binding, outcome });
+    if (this.enabled) {
+      this.protocolCalls.inc({ method, version, binding, outcome });
+    }
   }
 
   admission(allowed: boolean, reason: string): void {
-    if (this.enabled) this.admissionDecisions.inc({ decision: allowed ? 'allowed' : 'denied', reason });
+    if (this.enabled) {
+      this.admissionDecisions.inc({ decision: allowed ? 'allowed' : 'denied', reason });
+    }
   }
 
   /** A task journal's changes, counted once its transaction commits. */
   tasksChanged(unit: Tx | WriteBatch, created: boolean, changes: readonly TaskChange[]): void {
-    if (!this.enabled) return;
+    if (!this.enabled) {
+      return;
+    }
     const settled = changes
       .filter((c) => (c.kind === 'status' || c.changesStatus) && c.state !== undefined && TERMINAL_STATES.has(c.state))
       .map((c) => c.state!);
-    if (!created && settled.length === 0) return;
+    if (!created && settled.length === 0) {
+      return;
+    }
     afterCommit(unit, () => {
-      if (created) this.tasksCreated.inc();
-      for (const state of settled) this.tasksSettled.inc({ state });
+      if (created) {
+        this.tasksCreated.inc();
+      }
+      for (const state of settled) {
+        this.tasksSettled.inc({ state });
+      }
     });
   }
 
   delivery(kind: 'webhook' | 'push', outcome: DeliveryOutcome): void {
-    if (this.enabled) this.deliveries.inc({ kind, outcome });
+    if (this.enabled) {
+      this.deliveries.inc({ kind, outcome });
+    }
   }
 
   /** The age of the oldest event a claim found (seconds; 0 for none). */
   outboxLagSeen(seconds: number): void {
-    if (this.enabled) this.outboxLag.set(Math.max(0, seconds));
+    if (this.enabled) {
+      this.outboxLag.set(Math.max(0, seconds));
+    }
   }
 
   forward(kind: string, outcome: ForwardOutcome): void {
-    if (this.enabled) this.forwards.inc({ kind, outcome });
+    if (this.enabled) {
+      this.forwards.inc({ kind, outcome });
+    }
   }
 
   rateLimit(limit: string): void {
-    if (this.enabled) this.rateLimited.inc({ limit });
+    if (this.enabled) {
+      this.rateLimited.inc({ limit });
+    }
   }
 }

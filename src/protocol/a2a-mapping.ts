@@ -34,9 +34,13 @@ const FROM_A2A = new Map(Object.entries(TO_A2A).map(([state, a2a]) => [a2a, stat
 
 /** A state filter from a request; UNSPECIFIED means none. */
 export function stateFilter(state: A2AState | undefined): TaskState | undefined {
-  if (state === undefined || state === A2AState.TASK_STATE_UNSPECIFIED) return undefined;
+  if (state === undefined || state === A2AState.TASK_STATE_UNSPECIFIED) {
+    return undefined;
+  }
   const mapped = FROM_A2A.get(state);
-  if (!mapped) throw new RequestMalformedError('status is not a known task state.');
+  if (!mapped) {
+    throw new RequestMalformedError('status is not a known task state.');
+  }
   return mapped;
 }
 
@@ -95,7 +99,9 @@ export function toStreamResponse(
       payload: { $case: 'artifactUpdate', value: { ...ids, artifact: toA2AArtifact(artifact), append, lastChunk } },
     };
   }
-  if (event.kind !== 'status') return null;
+  if (event.kind !== 'status') {
+    return null;
+  }
   const message = event.message?.role === 'agent' ? toA2AMessage(event.message) : undefined;
   return {
     payload: {
@@ -112,14 +118,22 @@ export function toStreamResponse(
  * as the REST reply checks them: a number where text belongs is refused, not stored.
  */
 export function fromA2AMessage(message: Message | undefined): NewMessage {
-  if (!message) throw new RequestMalformedError('params.message is required.');
-  if (typeof message.messageId !== 'string' || !message.messageId)
+  if (!message) {
+    throw new RequestMalformedError('params.message is required.');
+  }
+  if (typeof message.messageId !== 'string' || !message.messageId) {
     throw new RequestMalformedError('message.messageId is required (a string).');
-  if (message.messageId.length > 200) throw new RequestMalformedError('message.messageId has at most 200 characters.');
-  if (message.role !== Role.ROLE_USER) throw new RequestMalformedError("A requester's message has the role user.");
+  }
+  if (message.messageId.length > 200) {
+    throw new RequestMalformedError('message.messageId has at most 200 characters.');
+  }
+  if (message.role !== Role.ROLE_USER) {
+    throw new RequestMalformedError("A requester's message has the role user.");
+  }
   for (const member of ['taskId', 'contextId'] as const) {
-    if (message[member] != null && typeof message[member] !== 'string')
+    if (message[member] != null && typeof message[member] !== 'string') {
       throw new RequestMalformedError(`message.${member} must be a string.`);
+    }
   }
   const parts: unknown[] = message.parts ?? [];
   if (!Array.isArray(parts) || parts.length < 1 || parts.length > MAX_MESSAGE_PARTS) {
@@ -134,11 +148,14 @@ export function fromA2AMessage(message: Message | undefined): NewMessage {
     }
     return parsePart(Part.toJSON(part), field, errors);
   });
-  if (message.metadata != null && !isObject(message.metadata))
+  if (message.metadata != null && !isObject(message.metadata)) {
     errors.push({ field: 'message.metadata', message: 'message.metadata must be an object' });
+  }
   const extensions = stringList(message.extensions, 'message.extensions', errors);
   const referenceTaskIds = stringList(message.referenceTaskIds, 'message.referenceTaskIds', errors);
-  if (errors.length > 0) throw new RequestMalformedError(errors.map((e) => e.message).join('; '));
+  if (errors.length > 0) {
+    throw new RequestMalformedError(errors.map((e) => e.message).join('; '));
+  }
   return {
     messageId: message.messageId,
     parts: stored as StoredPart[],
@@ -152,19 +169,27 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function stringList(value: unknown, field: string, errors: FieldError[]): string[] {
-  if (value == null) return [];
-  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) return value;
+  if (value == null) {
+    return [];
+  }
+  if (Array.isArray(value) && value.every((item) => typeof item === 'string')) {
+    return value;
+  }
   errors.push({ field, message: `${field} must be an array of strings` });
   return [];
 }
 
 export function fromA2APushConfig(config: TaskPushNotificationConfig): PushConfigInput {
-  if (!isObject(config)) throw new RequestMalformedError('The push notification config must be an object.');
-  if (!config.url || typeof config.url !== 'string')
+  if (!isObject(config)) {
+    throw new RequestMalformedError('The push notification config must be an object.');
+  }
+  if (!config.url || typeof config.url !== 'string') {
     throw new RequestMalformedError('The push notification config needs a url (a string).');
+  }
   for (const member of ['id', 'token'] as const) {
-    if (config[member] != null && typeof config[member] !== 'string')
+    if (config[member] != null && typeof config[member] !== 'string') {
       throw new RequestMalformedError(`The push notification config's ${member} must be a string.`);
+    }
   }
   const authentication: unknown = config.authentication;
   if (

@@ -121,10 +121,12 @@ describe('isA2AMethod', () => {
   it.each(['1.0', '0.3'] as const)(
     'v%s: every method of the SDK’s list, and only those, as its transport serves',
     async (version) => {
-      for (const method of SDK_METHODS[version])
+      for (const method of SDK_METHODS[version]) {
         expect([method, await sdkServes(version, method)]).toEqual([method, true]);
-      for (const method of candidates)
+      }
+      for (const method of candidates) {
         expect([method, isA2AMethod(version, method)]).toEqual([method, await sdkServes(version, method)]);
+      }
       expect(isA2AMethod(version, unknown)).toBe(false);
     },
   );

@@ -46,7 +46,9 @@ const stringOrInteger: Check = (value, path, errors) =>
 
 function arrayOf(item: Check): Check {
   return (value, path, errors) => {
-    if (!Array.isArray(value)) return fail(errors, path, 'must be an array');
+    if (!Array.isArray(value)) {
+      return fail(errors, path, 'must be an array');
+    }
     value.forEach((element, i) => item(element, `${path}[${i}]`, errors));
   };
 }
@@ -55,14 +57,18 @@ const snakeCase = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerC
 
 function shape(members: Record<string, Member | Check>, options: { snakeCase?: boolean } = {}): Check {
   return (value, path, errors) => {
-    if (!isObject(value)) return fail(errors, path, 'must be an object');
+    if (!isObject(value)) {
+      return fail(errors, path, 'must be an object');
+    }
     for (const [name, spec] of Object.entries(members)) {
       const { check, required } = typeof spec === 'function' ? { check: spec, required: false } : spec;
       const alias = options.snakeCase ? snakeCase(name) : name;
       const key = value[name] == null && alias !== name && value[alias] != null ? alias : name;
       const member = value[key];
       if (member == null) {
-        if (required) fail(errors, `${path}.${name}`, 'is required');
+        if (required) {
+          fail(errors, `${path}.${name}`, 'is required');
+        }
         continue;
       }
       check(member, `${path}.${key}`, errors);
@@ -76,10 +82,12 @@ const required = (check: Check): Member => ({ check, required: true });
 const part =
   (version: A2AVersion): Check =>
   (value, path, errors) => {
-    if (isObject(value) && version === '0.3' && value.kind === undefined)
+    if (isObject(value) && version === '0.3' && value.kind === undefined) {
       return fail(errors, path, 'must have a kind (text, file or data)');
-    if (isObject(value) && version === '1.0' && value.kind !== undefined)
+    }
+    if (isObject(value) && version === '1.0' && value.kind !== undefined) {
       return fail(errors, path, 'is a v0.3 part (kind); send text, raw, url or data');
+    }
     parsePart(value, path, errors);
   };
 
@@ -245,9 +253,13 @@ export function requestErrors(check: Check, value: unknown, path: string): Field
  * what the SDK then makes of them.
  */
 const v03RestPart: Check = (value, path, errors) => {
-  if (!isObject(value)) return fail(errors, path, 'must be an object');
+  if (!isObject(value)) {
+    return fail(errors, path, 'must be an object');
+  }
   const contents = ['text', 'file', 'data'].filter((name) => value[name] != null);
-  if (contents.length !== 1) return fail(errors, path, 'must have exactly one of text, file or data');
+  if (contents.length !== 1) {
+    return fail(errors, path, 'must have exactly one of text, file or data');
+  }
   shape({
     text: string,
     file: shape({ fileWithUri: string, fileWithBytes: string, mimeType: string }, { snakeCase: true }),

@@ -25,7 +25,9 @@ export function bindHooks(context: ServerCallContext, hooks: BindingHooks): void
 
 function hooksOf(context: ServerCallContext): BindingHooks {
   const hooks = context.state.get(HOOKS) as BindingHooks | undefined;
-  if (!hooks) throw new Error('binding hooks missing');
+  if (!hooks) {
+    throw new Error('binding hooks missing');
+  }
   return hooks;
 }
 
@@ -97,7 +99,9 @@ export class BindingRequestHandler implements A2ARequestHandler {
     try {
       return await work();
     } catch (error) {
-      if (!(error instanceof CallRefused)) throw error;
+      if (!(error instanceof CallRefused)) {
+        throw error;
+      }
       throw hooksOf(context).refuse(error.refusal) ?? error;
     }
   }
@@ -115,10 +119,16 @@ export class BindingRequestHandler implements A2ARequestHandler {
       }
     } catch (error) {
       // Ended by the server (maximum duration, shutdown) or the client while it waited: nothing more to say.
-      if (signal.aborted) return;
-      if (!(error instanceof CallRefused)) throw error;
+      if (signal.aborted) {
+        return;
+      }
+      if (!(error instanceof CallRefused)) {
+        throw error;
+      }
       const thrown = hooks.refuse(error.refusal);
-      if (thrown) throw thrown;
+      if (thrown) {
+        throw thrown;
+      }
     }
   }
 }

@@ -30,6 +30,8 @@ export function callContext(call: ProtocolCall): ServerCallContext {
 
 export function callOf(context: ServerCallContext): ProtocolCall {
   const call = context.state.get(CALL) as ProtocolCall | undefined;
-  if (!call) throw new Error('protocol call context missing');
+  if (!call) {
+    throw new Error('protocol call context missing');
+  }
   return call;
 }

@@ -13,8 +13,12 @@ export function lostStanding(
   keyActive: boolean,
   decision: Pick<AdmissionDecision, 'allowed' | 'reason'>,
 ): AppError | null {
-  if (!keyActive) return unauthorized('invalid_api_key', 'The API key was revoked while this call was open.');
-  if (decision.allowed) return null;
+  if (!keyActive) {
+    return unauthorized('invalid_api_key', 'The API key was revoked while this call was open.');
+  }
+  if (decision.allowed) {
+    return null;
+  }
   switch (decision.reason) {
     case 'requester_unclaimed':
     case 'requester_disabled':
@@ -82,7 +86,9 @@ export class CallStanding {
   async require(): Promise<void> {
     const asked = performance.now();
     this.lost = await this.check();
-    if (this.lost) throw new CallRefused(this.lost);
+    if (this.lost) {
+      throw new CallRefused(this.lost);
+    }
     this.checkedAt = Math.max(this.checkedAt, asked);
   }
 

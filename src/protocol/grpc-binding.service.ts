@@ -80,7 +80,9 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (this.config.grpcPort === null) return;
+    if (this.config.grpcPort === null) {
+      return;
+    }
     const server = new grpc.Server({
       'grpc.max_receive_message_length': this.config.protocolBodyLimitBytes,
       interceptors: [boundedStatus],
@@ -110,7 +112,9 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
   /** Open streams have been ended (ProtocolGate); in-flight unary calls finish, up to the shutdown grace. */
   async beforeApplicationShutdown(): Promise<void> {
     const server = this.server;
-    if (!server) return;
+    if (!server) {
+      return;
+    }
     this.server = null;
     const deadline = setTimeout(() => server.forceShutdown(), this.config.shutdownGraceMs);
     await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
@@ -162,18 +166,24 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
   ) {
     let answered = false;
     const reply: grpc.sendUnaryData<unknown> = (error, value) => {
-      if (answered) return;
+      if (answered) {
+        return;
+      }
       answered = true;
       log.done(error?.code ?? grpc.status.OK);
       callback(error, value);
     };
-    if (call.request instanceof RefusedRequest) return reply(this.status(call.request.refusal, log));
+    if (call.request instanceof RefusedRequest) {
+      return reply(this.status(call.request.refusal, log));
+    }
     const open = await this.open(call, version, kind, log, {
       // The SDK would call it an internal error: answer first, its own answer is then ignored.
       refuse: (refusal) => (reply(this.status(refusal, log)), new Error(refusal.detail)),
       ready: async () => undefined,
     }).catch((error: unknown) => void reply(this.status(error, log)));
-    if (!open) return;
+    if (!open) {
+      return;
+    }
     try {
       await method(call, reply);
     } finally {
@@ -190,14 +200,20 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     call.on('error', (error: { code?: number }) => log.done(error.code ?? grpc.status.UNKNOWN));
     call.on('finish', () => log.done(grpc.status.OK));
     call.on('cancelled', () => log.done(grpc.status.CANCELLED));
-    if (call.request instanceof RefusedRequest) return void call.emit('error', this.status(call.request.refusal, log));
+    if (call.request instanceof RefusedRequest) {
+      return void call.emit('error', this.status(call.request.refusal, log));
+    }
     const open = await this.open(call, version, 'stream', log, {
       refuse: (refusal) => (call.emit('error', this.status(refusal, log)), null),
       ready: async (signal) => {
-        if (call.writableNeedDrain) await once(call, 'drain', { signal });
+        if (call.writableNeedDrain) {
+          await once(call, 'drain', { signal });
+        }
       },
     }).catch((error: unknown) => void call.emit('error', this.status(error, log)));
-    if (!open) return;
+    if (!open) {
+      return;
+    }
     const maxDuration = setTimeout(() => open.abort(), this.config.sseMaxDurationMs);
     try {
       await method(call);
@@ -218,7 +234,9 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     const headers: Record<string, string> = {};
     for (const name of ['x-api-key', 'authorization']) {
       const value = call.metadata.get(name)[0];
-      if (value !== undefined) headers[name] = value.toString();
+      if (value !== undefined) {
+        headers[name] = value.toString();
+      }
     }
     // The RateLimit headers: a refusal's travel in its trailers (status()); a success's in the response's initial metadata.
     const rateLimit = new grpc.Metadata();
@@ -274,7 +292,9 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
       return { code: grpcStatusFor(error), details: error.message, metadata };
     }
     const problem = toAppError(error);
-    if (problem.status >= 500) this.logger.error({ request_id: log.requestId, err: error }, 'gRPC call failed');
+    if (problem.status >= 500) {
+      this.logger.error({ request_id: log.requestId, err: error }, 'gRPC call failed');
+    }
     const reason = problem.status === 401 ? 'unauthenticated' : problem.code;
     const code = RPC_CODE[rpcStatusFor(problem.status)];
     const metadata = new grpc.Metadata();
@@ -289,7 +309,9 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
         metadata: { reason, request_id: log.requestId },
       }),
     );
-    for (const [name, value] of Object.entries(problem.extra.headers ?? {})) metadata.set(name.toLowerCase(), value);
+    for (const [name, value] of Object.entries(problem.extra.headers ?? {})) {
+      metadata.set(name.toLowerCase(), value);
+    }
     return { code, details: problem.detail, metadata };
   }
 }
@@ -318,7 +340,9 @@ class CallLog implements RequestContext {
   }
 
   done(code: number): void {
-    if (this.logged) return;
+    if (this.logged) {
+      return;
+    }
     this.logged = true;
     const durationMs = Number(process.hrtime.bigint() - this.started) / 1e6;
     this.logger.info(

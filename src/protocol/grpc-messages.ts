@@ -82,7 +82,9 @@ function guardedEncode(encode: (value: unknown) => Buffer): (value: unknown) => 
     try {
       return encode(value);
     } catch (error) {
-      if (!isStackOverflow(error)) throw error;
+      if (!isStackOverflow(error)) {
+        throw error;
+      }
       return encode(cutBelow(value, MAX_JSON_DEPTH));
     }
   };
@@ -126,14 +128,20 @@ export function cutBelow(value: unknown, limit: number): unknown {
     }
     const copy: Record<string, unknown> = Array.isArray(source) ? ([] as unknown as Record<string, unknown>) : {};
     target[key] = copy;
-    for (const [childKey, child] of Object.entries(source)) stack.push([child, copy, childKey, depth + 1]);
+    for (const [childKey, child] of Object.entries(source)) {
+      stack.push([child, copy, childKey, depth + 1]);
+    }
   }
   return root.value;
 }
 
 function isContainer(value: unknown): value is object {
-  if (value === null || typeof value !== 'object') return false;
-  if (Array.isArray(value)) return true;
+  if (value === null || typeof value !== 'object') {
+    return false;
+  }
+  if (Array.isArray(value)) {
+    return true;
+  }
   const prototype = Object.getPrototypeOf(value) as unknown;
   return prototype === Object.prototype || prototype === null;
 }
@@ -156,13 +164,16 @@ type StatusSent = Parameters<NonNullable<grpc.Responder['sendStatus']>>[0];
 
 function withinBounds(status: StatusSent): StatusSent {
   const details = status.details ?? '';
-  if (details.length * 3 <= MAX_STATUS_MESSAGE_BYTES || Buffer.byteLength(details) <= MAX_STATUS_MESSAGE_BYTES)
+  if (details.length * 3 <= MAX_STATUS_MESSAGE_BYTES || Buffer.byteLength(details) <= MAX_STATUS_MESSAGE_BYTES) {
     return status;
+  }
   let cut = '';
   let bytes = 0;
   for (const character of details) {
     bytes += Buffer.byteLength(character);
-    if (bytes > MAX_STATUS_MESSAGE_BYTES - 3) break;
+    if (bytes > MAX_STATUS_MESSAGE_BYTES - 3) {
+      break;
+    }
     cut += character;
   }
   cut += '…';
@@ -171,7 +182,9 @@ function withinBounds(status: StatusSent): StatusSent {
   if (metadata && encoded !== undefined) {
     metadata.remove(GRPC_STATUS_DETAILS_BIN);
     const info = decodeStatus(Buffer.from(encoded)).details.find((detail) => detail.typeUrl === ERROR_INFO_TYPE_URL);
-    if (info) metadata.set(GRPC_STATUS_DETAILS_BIN, grpcStatusDetails(status.code, cut, decodeErrorInfo(info.value)));
+    if (info) {
+      metadata.set(GRPC_STATUS_DETAILS_BIN, grpcStatusDetails(status.code, cut, decodeErrorInfo(info.value)));
+    }
   }
   return { ...status, details: cut, metadata };
 }

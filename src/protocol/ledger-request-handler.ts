@@ -94,7 +94,9 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     return this.guard(async () => {
       const { pair, version } = callOf(context!);
       const [worker] = await this.identities.findByIds([pair.worker.id]);
-      if (!worker) throw new TaskNotFoundError('The worker is gone.');
+      if (!worker) {
+        throw new TaskNotFoundError('The worker is gone.');
+      }
       return AgentCard.fromJSON(await this.directory.extendedCard(worker, version));
     });
   }
@@ -104,7 +106,9 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       const call = callOf(context);
       const read = { historyLength: this.history(params.configuration?.historyLength), artifacts: true };
       const { task, duplicate } = await this.send(call, params, read);
-      if (!call.blocking || duplicate || isSettled(task.state)) return toA2ATask(task);
+      if (!call.blocking || duplicate || isSettled(task.state)) {
+        return toA2ATask(task);
+      }
       return toA2ATask(await this.settle(call, task, read));
     });
   }
@@ -177,8 +181,9 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       await this.ledger.write(async (tx) => {
         const canceled = await this.ledger.recordCancel(tx, pair, taskId, repeat);
         // A worker with an upstream agent: the cancel is forwarded to it, queued in the cancel's transaction.
-        if (canceled && (await this.upstreams.queueCancel(tx, canceled.task.id, pair.worker.id)))
+        if (canceled && (await this.upstreams.queueCancel(tx, canceled.task.id, pair.worker.id))) {
           afterCommit(tx, () => this.forwarder.wake());
+        }
       });
       return toA2ATask(
         (await this.ledger.find(pair, taskId, { historyLength: this.history(undefined), artifacts: true }))!,
@@ -215,7 +220,9 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       const record = configId
         ? await this.pushConfigs.get(pair, taskId, configId)
         : (await this.pushConfigs.list(pair, taskId))[0];
-      if (!record) throw new TaskNotFoundError('The task has no push notification config.');
+      if (!record) {
+        throw new TaskNotFoundError('The task has no push notification config.');
+      }
       return toA2APushConfig(withoutSecrets(record));
     });
   }
@@ -268,8 +275,9 @@ export class LedgerRequestHandler implements A2ARequestHandler {
 
   private async *subscribe(call: ProtocolCall, taskId: string): AsyncGenerator<StreamResponse, void, undefined> {
     const task = await this.pairTask(call, taskId, { historyLength: 0, artifacts: false });
-    if (isTerminal(task.state))
+    if (isTerminal(task.state)) {
       throw new UnsupportedOperationError(`The task is ${task.state}; there is nothing to subscribe to.`);
+    }
     // A2A v1.0 §3.1.6: subscribe works on any non-terminal task and ends when it is terminal.
     yield* this.follow(call, task.id, this.history(undefined), isTerminal);
   }
@@ -302,9 +310,13 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     // push notification config it carries and the forward to the worker's upstream agent.
     const sent = await this.ledger.write(async (tx) => {
       const sent = await this.ledger.recordSend(tx, call.pair, input);
-      if (sent.kind === 'duplicate') return sent;
+      if (sent.kind === 'duplicate') {
+        return sent;
+      }
       const task = sent.kind === 'created' ? sent.task : sent.journal.task;
-      if (pushInput) await this.pushConfigs.save(tx, task, pushInput, call.version);
+      if (pushInput) {
+        await this.pushConfigs.save(tx, task, pushInput, call.version);
+      }
       // A worker with an upstream agent: the message is queued for the forwarder in the send's transaction.
       await this.forwarder.queueMessage(tx, task.id, call.pair, message.messageId);
       return sent;
@@ -314,7 +326,9 @@ export class LedgerRequestHandler implements A2ARequestHandler {
 
   private async pairTask(call: ProtocolCall, taskId: string, read: HydrateOptions): Promise<TaskRecord> {
     const task = await this.ledger.find(call.pair, requireTaskId(taskId), read);
-    if (!task) throw new TaskNotFoundError('No such task between this requester and this worker.');
+    if (!task) {
+      throw new TaskNotFoundError('No such task between this requester and this worker.');
+    }
     return task;
   }
 
@@ -344,7 +358,9 @@ export class LedgerRequestHandler implements A2ARequestHandler {
         const settled = isSettled(now.state);
         if (settled || !(await this.nextChange(watch, call, deadline))) {
           // The answer goes out asked about beside its read, vouched for, or asked about now.
-          if (!(settled && beside) && seq > vouched()) await standing();
+          if (!(settled && beside) && seq > vouched()) {
+            await standing();
+          }
           return now;
         }
       }
@@ -374,7 +390,9 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       // after the watch is set up, so nothing committed since is missed either way.
       const task = initial ?? (await this.pairTask(call, taskId, { historyLength: history, artifacts: true }));
       yield { payload: { $case: 'task', value: toA2ATask(task) } };
-      if (ends(task.state)) return;
+      if (ends(task.state)) {
+        return;
+      }
       let seq = task.seq;
       // The task as given is no news (a fresh watch hears of the send's own change).
       watch.known(seq);
@@ -382,7 +400,9 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       // it wakes the watch. So: catch up once (unless the watch is fresh), then read
       // after each wake — or at once, while reads come back full.
       for (let woken = false, full = false; ;) {
-        if ((woken || fresh) && !full && !(await this.nextChange(watch, call))) return;
+        if ((woken || fresh) && !full && !(await this.nextChange(watch, call))) {
+          return;
+        }
         // Nothing reaches a caller who could no longer make this call: once woken, the
         // standing is asked again while the events are read — unless it is vouched for
         // up to the change that woke it (CallStanding); an event past that asks first.
@@ -396,7 +416,9 @@ export class LedgerRequestHandler implements A2ARequestHandler {
             .then((taken) => taken ?? (call.signal.aborted ? [] : this.ledger.events(task, seq, EVENTS_PER_READ))),
           asked ? call.standing.require() : undefined,
         ]);
-        if (asked) vouched = Infinity;
+        if (asked) {
+          vouched = Infinity;
+        }
         for (const event of events) {
           if (event.seq > vouched) {
             await call.standing.require();
@@ -404,8 +426,12 @@ export class LedgerRequestHandler implements A2ARequestHandler {
           }
           seq = event.seq;
           const update = toStreamResponse(task, event);
-          if (update) yield update;
-          if (event.kind === 'status' && ends(event.state)) return;
+          if (update) {
+            yield update;
+          }
+          if (event.kind === 'status' && ends(event.state)) {
+            return;
+          }
         }
         // What was read is no news: a wake-up for it (its notification may come later) is not waited for.
         watch.known(seq);
@@ -413,7 +439,9 @@ export class LedgerRequestHandler implements A2ARequestHandler {
         full = events.length === EVENTS_PER_READ;
       }
     } finally {
-      if (!fresh) watch.close();
+      if (!fresh) {
+        watch.close();
+      }
     }
   }
 
@@ -429,9 +457,15 @@ export class LedgerRequestHandler implements A2ARequestHandler {
   ): Promise<boolean> {
     for (;;) {
       const left = deadline - Date.now();
-      if (left <= 0 || call.signal.aborted) return false;
-      if (await watch.changed(call.signal, Math.min(left, this.config.sseKeepaliveMs))) return true;
-      if (!call.signal.aborted) await call.standing.require();
+      if (left <= 0 || call.signal.aborted) {
+        return false;
+      }
+      if (await watch.changed(call.signal, Math.min(left, this.config.sseKeepaliveMs))) {
+        return true;
+      }
+      if (!call.signal.aborted) {
+        await call.standing.require();
+      }
     }
   }
 
@@ -464,12 +498,18 @@ export class LedgerRequestHandler implements A2ARequestHandler {
    */
   private toA2AError(error: unknown): unknown {
     // A lost standing ends the call as the checks' HTTP error (ProtocolService), not as an A2A one.
-    if (error instanceof A2AError || error instanceof CallRefused) return error;
+    if (error instanceof A2AError || error instanceof CallRefused) {
+      return error;
+    }
     const dataError = clientDataError(error);
-    if (dataError) return new RequestMalformedError(dataError.detail);
+    if (dataError) {
+      return new RequestMalformedError(dataError.detail);
+    }
     if (error instanceof AppError) {
       const a2aError = a2aErrorFor(error);
-      if (a2aError) return a2aError;
+      if (a2aError) {
+        return a2aError;
+      }
     }
     this.logger.error({ err: error }, 'protocol method failed');
     return new Error('An unexpected error occurred.');
@@ -485,21 +525,31 @@ const EVENTS_PER_READ = 100;
  * boundary every binding passes, and not every binding's decoder checks types.
  */
 function requireTaskId(id: unknown, member = 'id'): string {
-  if (id !== undefined && id !== null && typeof id !== 'string')
+  if (id !== undefined && id !== null && typeof id !== 'string') {
     throw new RequestMalformedError(`${member} must be a string.`);
-  if (!id?.trim()) throw new RequestMalformedError(`The task id (${member}) is required.`);
+  }
+  if (!id?.trim()) {
+    throw new RequestMalformedError(`The task id (${member}) is required.`);
+  }
   return id;
 }
 
 function optionalString(value: unknown, member: string): string | undefined {
-  if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value !== 'string') throw new RequestMalformedError(`${member} must be a string.`);
+  if (value === undefined || value === null || value === '') {
+    return undefined;
+  }
+  if (typeof value !== 'string') {
+    throw new RequestMalformedError(`${member} must be a string.`);
+  }
   return value;
 }
 
 function wholeNumber(historyLength: number | undefined): number | undefined {
-  if (historyLength === undefined) return undefined;
-  if (!Number.isInteger(historyLength) || historyLength < 0)
+  if (historyLength === undefined) {
+    return undefined;
+  }
+  if (!Number.isInteger(historyLength) || historyLength < 0) {
     throw new RequestMalformedError('historyLength must be a whole number, 0 or more.');
+  }
   return historyLength;
 }

@@ -26,12 +26,16 @@ const STREAMS = ['sendMessageStream', 'resubscribe'] as const;
  * A stream is counted when it ends.
  */
 export function meteredHandler<H extends A2ARequestHandler>(handler: H, binding: Binding, metrics: Metrics): H {
-  if (!metrics.enabled) return handler;
+  if (!metrics.enabled) {
+    return handler;
+  }
   const record = (method: string, args: unknown[], outcome: ProtocolOutcome) => {
     const context = args.find((arg): arg is ServerCallContext => arg instanceof ServerCallContext);
     let version = 'unknown';
     try {
-      if (context) version = callOf(context).version;
+      if (context) {
+        version = callOf(context).version;
+      }
     } catch {
       // A context without a call (none in this service): counted as `unknown`.
     }
@@ -77,6 +81,8 @@ async function* metered<T>(
 }
 
 function outcomeOf(error: unknown): ProtocolOutcome {
-  if (error instanceof CallRefused) return 'refused';
+  if (error instanceof CallRefused) {
+    return 'refused';
+  }
   return error instanceof A2AError ? 'error' : 'internal';
 }

@@ -54,7 +54,9 @@ export class ProtocolGate implements OnModuleDestroy {
 
   /** Shutdown: streams end and blocking sends return the task as it is. */
   onModuleDestroy(): void {
-    for (const call of this.inFlight) call.abort();
+    for (const call of this.inFlight) {
+      call.abort();
+    }
   }
 
   /** Checks 1 (the caller's own receiver), 2 and 3: the pair of identities the call is between. */
@@ -69,7 +71,9 @@ export class ProtocolGate implements OnModuleDestroy {
     const call = isHandle(handle)
       ? await this.admission.admitCall(principal.identity.id, handle, principal.admissionVersion)
       : null;
-    if (!call) throw notFound('worker_not_found', 'No enabled, claimed identity has that handle.');
+    if (!call) {
+      throw notFound('worker_not_found', 'No enabled, claimed identity has that handle.');
+    }
     const { worker } = call;
     // The caller learns only that admission said no; the decision is recorded for each side's administrators.
     if (!call.decision.allowed) {
@@ -116,7 +120,9 @@ export class ProtocolGate implements OnModuleDestroy {
       context: callContext(call),
       // A call that has ended has nothing to abort (and an abort's DOMException is not free).
       abort: () => {
-        if (!ended) abort.abort();
+        if (!ended) {
+          abort.abort();
+        }
       },
       end: () => {
         ended = true;

@@ -109,11 +109,15 @@ export class ProtocolService {
             body as Record<string, unknown>,
             open.context,
           );
-          if (Symbol.asyncIterator in result)
+          if (Symbol.asyncIterator in result) {
             await this.stream(req, res, result, { id, version, alwaysSse: alwaysSse(version, method) }, open);
+          }
           // A blocking send that lost its standing answers as the failed check would (the SDK saw an internal error).
-          else if (open.call.standing.refusal) throw open.call.standing.refusal;
-          else res.status(200).json(this.withoutInternals(result));
+          else if (open.call.standing.refusal) {
+            throw open.call.standing.refusal;
+          } else {
+            res.status(200).json(this.withoutInternals(result));
+          }
         },
       );
     } finally {
@@ -129,7 +133,9 @@ export class ProtocolService {
    */
   private withoutInternals(response: RpcResponse): RpcResponse {
     const error = response.error as RpcError | undefined;
-    if (error?.code !== A2A_ERROR_CODE.INTERNAL_ERROR || error.message === INTERNAL_MESSAGE) return response;
+    if (error?.code !== A2A_ERROR_CODE.INTERNAL_ERROR || error.message === INTERNAL_MESSAGE) {
+      return response;
+    }
     this.logger.error({ error: error.message }, 'protocol call failed inside the SDK');
     return { ...response, error: { code: error.code, message: INTERNAL_MESSAGE } };
   }
@@ -157,7 +163,9 @@ export class ProtocolService {
     try {
       first = await events.next();
     } catch (error) {
-      if (error instanceof CallRefused) throw error.refusal;
+      if (error instanceof CallRefused) {
+        throw error.refusal;
+      }
       if (!call.alwaysSse) {
         res.status(200).json(rpcError(id, mapError(error)));
         return;
@@ -174,10 +182,13 @@ export class ProtocolService {
     );
     const maxDuration = setTimeout(() => open.abort(), this.config.sseMaxDurationMs);
     try {
-      for (let next = first; !next.done; next = await events.next())
+      for (let next = first; !next.done; next = await events.next()) {
         await writeFrame(res, formatSSEEvent(next.value), open.call.signal);
+      }
     } catch (error) {
-      if (open.call.signal.aborted) return;
+      if (open.call.signal.aborted) {
+        return;
+      }
       res.write(
         formatSSEErrorEvent(
           error instanceof CallRefused ? jsonRpcErrorBody(req, error.refusal) : rpcError(id, mapError(error)),
@@ -204,7 +215,9 @@ function errorMapper(version: A2AVersion): (error: unknown) => RpcError {
 /** The headers of an SSE answer; they go out with its first event, in one write (each event is ready when this is called). */
 function openSse(res: Response): void {
   res.status(200);
-  for (const [name, value] of Object.entries(SSE_HEADERS)) res.setHeader(name, value);
+  for (const [name, value] of Object.entries(SSE_HEADERS)) {
+    res.setHeader(name, value);
+  }
 }
 
 /** v0.3 `tasks/resubscribe` answers as SSE whatever happens, as the SDK's JSON-RPC router does. */
@@ -247,13 +260,22 @@ export function blocking(version: A2AVersion, body: { params?: unknown }): boole
  * `"id": null`), and only then is it refused for its missing id (ID_REQUIRED).
  */
 function envelopeProblem(body: unknown): string | null {
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return 'The body must be one JSON-RPC 2.0 request object.';
+  }
   const request = body as { jsonrpc?: unknown; method?: unknown; id?: unknown };
-  if (request.jsonrpc !== '2.0') return 'jsonrpc must be "2.0".';
-  if (typeof request.method !== 'string' || request.method === '') return 'method must be a non-empty string.';
-  if (request.id === undefined || request.id === null) return null;
-  if (typeof request.id !== 'string' && !Number.isInteger(request.id)) return 'id must be a string or an integer.';
+  if (request.jsonrpc !== '2.0') {
+    return 'jsonrpc must be "2.0".';
+  }
+  if (typeof request.method !== 'string' || request.method === '') {
+    return 'method must be a non-empty string.';
+  }
+  if (request.id === undefined || request.id === null) {
+    return null;
+  }
+  if (typeof request.id !== 'string' && !Number.isInteger(request.id)) {
+    return 'id must be a string or an integer.';
+  }
   return null;
 }
 

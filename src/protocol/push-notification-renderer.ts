@@ -36,10 +36,14 @@ export class A2APushNotificationRenderer implements PushNotificationRenderer, On
 
   async render(taskId: string, seq: number, version: PushVersion): Promise<PushNotification> {
     const task = await this.ledger.taskById(taskId, { historyLength: 0, artifacts: true });
-    if (!task) throw new Error(`task ${taskId} does not exist`);
+    if (!task) {
+      throw new Error(`task ${taskId} does not exist`);
+    }
     const [event] = await this.ledger.events(task, seq - 1, 1);
     const update = event?.seq === seq ? toStreamResponse(task, event) : null;
-    if (!update) throw new Error(`task ${taskId} has no update numbered ${seq}`);
+    if (!update) {
+      throw new Error(`task ${taskId} has no update numbered ${seq}`);
+    }
     return this.serializers[version].serialize(update, toA2ATask(task));
   }
 }

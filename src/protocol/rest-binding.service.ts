@@ -71,7 +71,9 @@ export class RestBindingService {
   ): Promise<void> {
     const pair = await this.gate.admit(principal, handle);
     const version = restBindingVersion(req);
-    if (version !== '0.3') withProblemTypes(res);
+    if (version !== '0.3') {
+      withProblemTypes(res);
+    }
     if (!version) {
       const error = new VersionNotSupportedError(
         'This service speaks A2A 1.0 (A2A-Version: 1.0) and 0.3 (A2A-Version: 0.3 or no header).',
@@ -83,8 +85,11 @@ export class RestBindingService {
     const problems = bodyErrors(version, req);
     if (problems.length > 0) {
       const error = new RequestMalformedError(problems.map((p) => p.message).join('; '));
-      if (version === '1.0') res.status(400).json(toRestErrorBody(error, 400));
-      else res.status(400).json({ code: A2A_ERROR_CODE.INVALID_PARAMS, message: error.message });
+      if (version === '1.0') {
+        res.status(400).json(toRestErrorBody(error, 400));
+      } else {
+        res.status(400).json({ code: A2A_ERROR_CODE.INVALID_PARAMS, message: error.message });
+      }
       return;
     }
     const waits = kind === 'send' && blocking(version, { params: req.body });
@@ -92,7 +97,9 @@ export class RestBindingService {
     bindHooks(open.context, {
       refuse: (refusal) => this.refuse(req, res, refusal),
       ready: async (signal) => {
-        if (res.writableNeedDrain) await once(res, 'drain', { signal });
+        if (res.writableNeedDrain) {
+          await once(res, 'drain', { signal });
+        }
       },
     });
     this.admitted.set(req, open);
@@ -102,7 +109,9 @@ export class RestBindingService {
         this.route(req, res, open),
       );
     } finally {
-      for (const timer of timers) clearTimeout(timer);
+      for (const timer of timers) {
+        clearTimeout(timer);
+      }
       open.end();
     }
   }
@@ -120,7 +129,9 @@ export class RestBindingService {
       req.url = req.path.replace(/^\/a2a\/[^/]+\/rest/, '') + (query >= 0 ? req.originalUrl.slice(query) : '');
       this.router(req, res, (error?: unknown) => {
         // Nothing in the SDK's router took the request (a route this service declares but the SDK does not serve).
-        if (!res.headersSent) reject(error ? toAppError(error) : notFound('not_found', 'No such route.'));
+        if (!res.headersSent) {
+          reject(error ? toAppError(error) : notFound('not_found', 'No such route.'));
+        }
       });
     });
   }
@@ -130,7 +141,9 @@ export class RestBindingService {
     const streaming = () => res.headersSent && String(res.getHeader('content-type')).startsWith('text/event-stream');
     // A keep-alive is skipped while the client has not read what it was sent.
     const keepAlive = setInterval(() => {
-      if (streaming() && res.writable && !res.writableNeedDrain) res.write(': keep-alive\n\n');
+      if (streaming() && res.writable && !res.writableNeedDrain) {
+        res.write(': keep-alive\n\n');
+      }
     }, this.config.sseKeepaliveMs);
     return [keepAlive, setTimeout(() => open.abort(), this.config.sseMaxDurationMs)];
   }
@@ -159,11 +172,15 @@ export class RestBindingService {
  * and query parameters are checked by the SDK's router and the handler.
  */
 function bodyErrors(version: '1.0' | '0.3', req: Request): FieldError[] {
-  if (req.method !== 'POST') return [];
+  if (req.method !== 'POST') {
+    return [];
+  }
   const route = req.path.replace(/^\/a2a\/[^/]+\/rest\//, '');
   const body: unknown = req.body;
   if (version === '1.0') {
-    if (/^message:(send|stream)$/.test(route)) return requestErrors(V1_REQUESTS.SendMessageRequest, body, 'body');
+    if (/^message:(send|stream)$/.test(route)) {
+      return requestErrors(V1_REQUESTS.SendMessageRequest, body, 'body');
+    }
     const config = /^tasks\/([^/]+)\/pushNotificationConfigs$/.exec(route);
     if (config) {
       const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
@@ -177,10 +194,12 @@ function bodyErrors(version: '1.0' | '0.3', req: Request): FieldError[] {
     }
     return [];
   }
-  if (/^v1\/message:(send|stream)$/.test(route))
+  if (/^v1\/message:(send|stream)$/.test(route)) {
     return requestErrors(V03_REST_REQUESTS.SendMessageRequest, body, 'body');
-  if (/^v1\/tasks\/[^/]+\/pushNotificationConfigs$/.test(route))
+  }
+  if (/^v1\/tasks\/[^/]+\/pushNotificationConfigs$/.test(route)) {
     return requestErrors(V03_REST_REQUESTS.TaskPushNotificationConfig, body, 'body');
+  }
   return [];
 }
 
@@ -214,7 +233,9 @@ function withProblemTypes(res: Response): void {
     )?.error;
     const reason = status?.details?.find((detail) => detail.domain === A2A_ERROR_DOMAIN)?.reason;
     const type = res.statusCode >= 400 && typeof reason === 'string' ? A2A_PROBLEM_TYPES[reason] : undefined;
-    if (!type || typeof reason !== 'string') return json(body);
+    if (!type || typeof reason !== 'string') {
+      return json(body);
+    }
     res.type('application/problem+json');
     return json({ type, title: titleOf(reason), status: res.statusCode, detail: status?.message, ...(body as object) });
   };

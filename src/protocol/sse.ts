@@ -9,5 +9,7 @@ import type { Writable } from 'node:stream';
  */
 export async function writeFrame(out: Writable, frame: string, signal: AbortSignal): Promise<void> {
   signal.throwIfAborted();
-  if (!out.write(frame)) await once(out, 'drain', { signal });
+  if (!out.write(frame)) {
+    await once(out, 'drain', { signal });
+  }
 }

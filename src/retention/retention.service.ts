@@ -83,7 +83,9 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
   }
 
   onApplicationBootstrap(): void {
-    if (this.config.events.dispatcher === 'inline') this.start();
+    if (this.config.events.dispatcher === 'inline') {
+      this.start();
+    }
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -91,14 +93,18 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
   }
 
   start(): void {
-    if (this.timer) return;
+    if (this.timer) {
+      return;
+    }
     this.stopping = false;
     this.schedule(Math.min(this.config.retention.intervalMs, FIRST_PASS_MAX_DELAY_MS));
   }
 
   async stop(): Promise<void> {
     this.stopping = true;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) {
+      clearTimeout(this.timer);
+    }
     this.timer = null;
     await this.pass;
   }
@@ -106,7 +112,9 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
   private schedule(delayMs: number): void {
     this.timer = setTimeout(() => {
       this.pass = this.runOnce().finally(() => {
-        if (!this.stopping) this.schedule(this.config.retention.intervalMs);
+        if (!this.stopping) {
+          this.schedule(this.config.retention.intervalMs);
+        }
       });
     }, delayMs);
     this.timer.unref();
@@ -117,7 +125,9 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
     const batch = this.config.retention.batchSize;
     const pruned: Record<string, number> = {};
     for (const pruner of this.pruners) {
-      if (this.stopping) break;
+      if (this.stopping) {
+        break;
+      }
       let total = 0;
       try {
         for (let i = 0, gone = batch; gone === batch && i < MAX_BATCHES_PER_KIND && !this.stopping; i += 1) {
@@ -129,7 +139,9 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
         this.logger.error({ err: error, kind: pruner.name }, 'retention: could not delete expired rows');
       }
       pruned[pruner.name] = total;
-      if (total > 0) this.logger.info({ kind: pruner.name, rows: total }, 'retention: expired rows deleted');
+      if (total > 0) {
+        this.logger.info({ kind: pruner.name, rows: total }, 'retention: expired rows deleted');
+      }
     }
     return pruned;
   }

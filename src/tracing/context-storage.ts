@@ -49,7 +49,9 @@ export class StorageContextManager implements ContextManager {
   }
 
   bind<T>(context: Context, target: T): T {
-    if (typeof target !== 'function') return target;
+    if (typeof target !== 'function') {
+      return target;
+    }
     const fn = target as (...args: unknown[]) => unknown;
     return function bound(this: unknown, ...args: unknown[]) {
       return storage.run(context, () => fn.apply(this, args));

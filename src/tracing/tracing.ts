@@ -57,8 +57,12 @@ let tracer: Tracer = trace.getTracer('a2a-service');
 
 /** Starts the SDK when an endpoint is configured; otherwise does nothing at all. */
 export function startTracing(settings: AppConfig['tracing']): Tracing {
-  if (!settings.endpoint) return OFF;
-  if (provider) throw new Error('tracing is already started in this process');
+  if (!settings.endpoint) {
+    return OFF;
+  }
+  if (provider) {
+    throw new Error('tracing is already started in this process');
+  }
   const exporter = new OTLPTraceExporter({ url: `${settings.endpoint.replace(/\/+$/, '')}/v1/traces` });
   const started = new NodeTracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
@@ -71,7 +75,9 @@ export function startTracing(settings: AppConfig['tracing']): Tracing {
     enabled: true,
     forceFlush: () => started.forceFlush(),
     shutdown: async () => {
-      if (provider !== started) return;
+      if (provider !== started) {
+        return;
+      }
       provider = null;
       try {
         await started.shutdown();
@@ -97,9 +103,13 @@ export function tracingEnabled(): boolean {
  * under a span the sampler left out it would be left out too.
  */
 export async function inLeafSpan<T>(name: string, options: SpanOptions, work: () => Promise<T>): Promise<T> {
-  if (!provider) return work();
+  if (!provider) {
+    return work();
+  }
   const parent = context.active();
-  if (!trace.getSpan(parent)?.isRecording()) return work();
+  if (!trace.getSpan(parent)?.isRecording()) {
+    return work();
+  }
   const span = tracer.startSpan(name, options, parent);
   try {
     return await work();
@@ -122,7 +132,9 @@ export async function inSpan<T>(
   work: (span?: Span) => Promise<T>,
   parent?: Context,
 ): Promise<T> {
-  if (!provider) return work();
+  if (!provider) {
+    return work();
+  }
   return tracer.startActiveSpan(name, options, parent ?? context.active(), async (span) => {
     try {
       return await work(span);
@@ -138,15 +150,21 @@ export async function inSpan<T>(
 
 /** The trace id of the active span (what the ledger's task events record); null when tracing is off. */
 export function currentTraceId(): string | null {
-  if (!provider) return null;
+  if (!provider) {
+    return null;
+  }
   return traceIdIn(context.active()) ?? null;
 }
 
 /** The active span as a W3C `traceparent` (what the outbox keeps for deliveries); null when tracing is off. */
 export function currentTraceparent(): string | null {
-  if (!provider) return null;
+  if (!provider) {
+    return null;
+  }
   const active = trace.getActiveSpan()?.spanContext();
-  if (!active || !isSpanContextValid(active)) return null;
+  if (!active || !isSpanContextValid(active)) {
+    return null;
+  }
   return `00-${active.traceId}-${active.spanId}-${(active.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
 }
 
@@ -164,7 +182,9 @@ export function contextFrom(carrier: Record<string, unknown>): Context {
 /** The headers that carry the active trace onward (`traceparent`, `tracestate`); none when tracing is off. */
 export function traceHeaders(): Record<string, string> {
   const headers: Record<string, string> = {};
-  if (provider) propagation.inject(context.active(), headers);
+  if (provider) {
+    propagation.inject(context.active(), headers);
+  }
   return headers;
 }
 
@@ -179,7 +199,9 @@ export async function inDeliverySpan<T>(
   attributes: SpanOptions['attributes'],
   work: (trace: { headers: Record<string, string>; span?: Span }) => Promise<T>,
 ): Promise<T> {
-  if (!provider) return work({ headers: stored ? { traceparent: stored } : {} });
+  if (!provider) {
+    return work({ headers: stored ? { traceparent: stored } : {} });
+  }
   const parent = stored ? propagation.extract(ROOT_CONTEXT, { traceparent: stored }) : ROOT_CONTEXT;
   return inSpan(name, { kind: SpanKind.CLIENT, attributes }, (span) => work({ headers: traceHeaders(), span }), parent);
 }
@@ -191,7 +213,9 @@ export async function inDeliverySpan<T>(
  * (request-context.ts) keeps it, so it is active again after the body parser.
  */
 export function httpTracing(req: Request, res: Response, next: NextFunction): void {
-  if (!provider) return next();
+  if (!provider) {
+    return next();
+  }
   const parent = contextFrom(req.headers);
   const span = tracer.startSpan(
     req.method,
@@ -204,7 +228,9 @@ export function httpTracing(req: Request, res: Response, next: NextFunction): vo
   const active = trace.setSpan(parent, span);
   let ended = false;
   const end = () => {
-    if (ended) return;
+    if (ended) {
+      return;
+    }
     ended = true;
     const route = req.route?.path ? `${req.baseUrl ?? ''}${String(req.route.path)}` : null;
     if (route) {
@@ -212,7 +238,9 @@ export function httpTracing(req: Request, res: Response, next: NextFunction): vo
       span.updateName(`${req.method} ${route}`);
     }
     span.setAttribute('http.response.status_code', res.statusCode);
-    if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    if (res.statusCode >= 500) {
+      span.setStatus({ code: SpanStatusCode.ERROR });
+    }
     span.end();
   };
   res.once('finish', end);

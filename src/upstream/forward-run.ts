@@ -55,8 +55,12 @@ export class ForwardRun {
 
   /** The upstream is asked, or answered: its idle time counts from now. */
   touch(): void {
-    if (this.idle) clearTimeout(this.idle);
-    if (this.disposed || this.signal.aborted) return;
+    if (this.idle) {
+      clearTimeout(this.idle);
+    }
+    if (this.disposed || this.signal.aborted) {
+      return;
+    }
     const { idleTimeoutMs } = this.bounds;
     this.idle = setTimeout(
       () =>
@@ -69,12 +73,16 @@ export class ForwardRun {
 
   /** The forwarder waits on its own (between two reads of the task): not the upstream's idle time. */
   pause(): void {
-    if (this.idle) clearTimeout(this.idle);
+    if (this.idle) {
+      clearTimeout(this.idle);
+    }
     this.idle = null;
   }
 
   stop(reason: ForwardStopped | BoundExceeded): void {
-    if (!this.signal.aborted) this.controller.abort(reason);
+    if (!this.signal.aborted) {
+      this.controller.abort(reason);
+    }
     this.dispose();
   }
 
@@ -95,10 +103,13 @@ export function watched(client: Client, run: ForwardRun): Client {
   return new Proxy(client, {
     get(target, name, receiver) {
       const value: unknown = Reflect.get(target, name, receiver);
-      if (typeof value !== 'function') return value;
+      if (typeof value !== 'function') {
+        return value;
+      }
       const method = value as (...args: unknown[]) => unknown;
-      if (STREAMING.has(name))
+      if (STREAMING.has(name)) {
         return (...args: unknown[]) => touching(method.apply(target, args) as AsyncGenerator<unknown>, run);
+      }
       return async (...args: unknown[]) => {
         run.touch();
         const result = await method.apply(target, args);
@@ -125,7 +136,9 @@ export function nextPollWait(lastMs: number | null, firstMs: number, maxMs: numb
 /** Sleeps `ms`, or until the signal aborts (then throws its reason). */
 export function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason as Error);
+    if (signal.aborted) {
+      return reject(signal.reason as Error);
+    }
     const onAbort = () => {
       clearTimeout(timer);
       reject(signal.reason as Error);

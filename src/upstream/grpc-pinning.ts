@@ -27,7 +27,9 @@ class PinnedResolver implements grpc.experimental.Resolver {
   ) {}
 
   updateResolution(): void {
-    if (this.reported) return;
+    if (this.reported) {
+      return;
+    }
     this.reported = true;
     process.nextTick(() => {
       const hostPort = grpc.experimental.splitHostPort(this.target.path);

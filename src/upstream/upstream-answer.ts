@@ -40,7 +40,9 @@ const LEDGER_REFUSALS = new Set(['task_artifact_limit', 'task_message_limit', 'a
 
 /** A ledger error refusing what the upstream answered, as an AnswerRefused; anything else as it is. */
 export function refusalOf(error: unknown): unknown {
-  if (!(error instanceof AppError) || !LEDGER_REFUSALS.has(error.code)) return error;
+  if (!(error instanceof AppError) || !LEDGER_REFUSALS.has(error.code)) {
+    return error;
+  }
   const first = error.detail.split(';')[0].replace(/\.$/, '');
   return new AnswerRefused(first.charAt(0).toLowerCase() + first.slice(1));
 }
@@ -134,7 +136,9 @@ export class AnswerReader {
       }
       case 'artifactUpdate': {
         const { artifact, append, lastChunk } = payload.value;
-        if (!artifact) return null;
+        if (!artifact) {
+          return null;
+        }
         return this.checked({
           upstream: idsOf(payload.value.taskId, payload.value.contextId),
           artifacts: [this.chunk(artifact, append, lastChunk)],
@@ -176,7 +180,9 @@ export class AnswerReader {
    */
   private status(message: Message | undefined, state: ReplyState | undefined): NewMessage | undefined {
     const mapped = statusMessage(message);
-    if (!mapped) return undefined;
+    if (!mapped) {
+      return undefined;
+    }
     const parts = JSON.stringify(mapped.parts);
     const now = Date.now();
     const said = this.said.get(mapped.messageId);
@@ -187,8 +193,12 @@ export class AnswerReader {
     const working = state === undefined || state === 'working';
     // Unchanged while working: nothing new. A state that settles the task takes its message
     // as a version of its own (a message the task holds already would leave it without one).
-    if (said.parts === parts && working) return said.versions === 1 ? mapped : undefined;
-    if (working && now - said.at < GROWTH_INTERVAL_MS) return undefined;
+    if (said.parts === parts && working) {
+      return said.versions === 1 ? mapped : undefined;
+    }
+    if (working && now - said.at < GROWTH_INTERVAL_MS) {
+      return undefined;
+    }
     said.versions += 1;
     said.parts = parts;
     said.at = now;
@@ -211,21 +221,24 @@ export class AnswerReader {
   /** The update, if it keeps the limits of a REST reply; else AnswerRefused naming the limit. */
   private checked(update: UpstreamUpdate): UpstreamUpdate {
     const artifacts = update.artifacts ?? [];
-    if (artifacts.length > MAX_ARTIFACTS_PER_REPLY)
+    if (artifacts.length > MAX_ARTIFACTS_PER_REPLY) {
       throw new AnswerRefused(
         `it holds ${artifacts.length} artifacts, more than the ${MAX_ARTIFACTS_PER_REPLY} an answer may hold`,
       );
+    }
     for (const message of [...(update.message ? [update.message] : []), ...(update.history ?? [])]) {
-      if (message.parts.length > MAX_MESSAGE_PARTS)
+      if (message.parts.length > MAX_MESSAGE_PARTS) {
         throw new AnswerRefused(
           `a message holds ${message.parts.length} parts, more than the ${MAX_MESSAGE_PARTS} it may hold`,
         );
+      }
     }
     for (const artifact of artifacts) {
-      if (artifact.parts.length > MAX_MESSAGE_PARTS)
+      if (artifact.parts.length > MAX_MESSAGE_PARTS) {
         throw new AnswerRefused(
           `an artifact holds ${artifact.parts.length} parts, more than the ${MAX_MESSAGE_PARTS} it may hold`,
         );
+      }
     }
     // Depth first: a deeper answer could not even be measured safely.
     const { found: problem } = bodyProblem(update, MAX_JSON_DEPTH);
@@ -242,8 +255,9 @@ export class AnswerReader {
         return unknownBodyProblem(problem);
     }
     const bytes = Buffer.byteLength(JSON.stringify(update));
-    if (bytes > this.maxBytes)
+    if (bytes > this.maxBytes) {
       throw new AnswerRefused(`it holds ${bytes} bytes, more than the ${this.maxBytes} an answer may hold`);
+    }
     return update;
   }
 }

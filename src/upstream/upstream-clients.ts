@@ -54,7 +54,9 @@ export class UpstreamClients {
     }
     const version = upstream.updatedAt.toISOString();
     const cached = this.clients.get(upstream.identityId);
-    if (cached?.version === version) return cached.client;
+    if (cached?.version === version) {
+      return cached.client;
+    }
     const card = AgentCard.fromJSON({
       name: 'upstream',
       description: '',

@@ -15,9 +15,15 @@ describe('upstreamFetch', () => {
 
   beforeAll(async () => {
     server = createServer((req, res) => {
-      if (req.url === '/redirect') return void res.writeHead(302, { location: 'http://169.254.169.254/' }).end();
-      if (req.url === '/big') return void res.end('x'.repeat(10_000));
-      if (req.url === '/hang') return; // never answers
+      if (req.url === '/redirect') {
+        return void res.writeHead(302, { location: 'http://169.254.169.254/' }).end();
+      }
+      if (req.url === '/big') {
+        return void res.end('x'.repeat(10_000));
+      }
+      if (req.url === '/hang') {
+        return;
+      } // never answers
       res
         .writeHead(200, { 'content-type': 'application/json' })
         .end(JSON.stringify({ ok: true, auth: req.headers.authorization ?? null }));
@@ -82,8 +88,9 @@ describe('upstreamFetch', () => {
     // Whether a name resolves, and to what kind of address, is not told apart.
     expect(new Set(refused)).toEqual(new Set(['its host name does not resolve to an allowed address']));
     // Each refusal is final: no retry can make the same destination allowed.
-    for (const url of ['http://agent.example.com/a2a', 'https://agent.example.com/a2a'])
+    for (const url of ['http://agent.example.com/a2a', 'https://agent.example.com/a2a']) {
       expect(await strict(url).catch((e: unknown) => e)).toBeInstanceOf(UpstreamRefused);
+    }
   });
 
   it('words network failures without addresses', async () => {
@@ -120,7 +127,8 @@ describe('answeredDespiteError', () => {
       grpcError(4, 'Deadline exceeded'),
       new Error('Response message parsing error'),
       null,
-    ])
+    ]) {
       expect(answeredDespiteError(error)).toBe(false);
+    }
   });
 });

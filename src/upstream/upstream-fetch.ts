@@ -77,10 +77,15 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
     const headers: Record<string, string> = {};
     new Headers(init?.headers).forEach((value, name) => (headers[name] = value));
     const body = typeof init?.body === 'string' ? init.body : init?.body ? String(init.body) : undefined;
-    if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+    if (body !== undefined) {
+      headers['content-length'] = String(Buffer.byteLength(body));
+    }
     const pinned: LookupFunction = (_hostname, lookupOptions, callback) => {
-      if (lookupOptions.all) (callback as (err: null, addresses: ResolvedAddress[]) => void)(null, [target]);
-      else callback(null, target.address, target.family);
+      if (lookupOptions.all) {
+        (callback as (err: null, addresses: ResolvedAddress[]) => void)(null, [target]);
+      } else {
+        callback(null, target.address, target.family);
+      }
     };
     const transport = url.protocol === 'https:' ? https : http;
     const res = await new Promise<IncomingMessage>((resolve, reject) => {
@@ -123,17 +128,24 @@ export function upstreamFetch(options: UpstreamFetchOptions): typeof fetch {
       new Transform({
         transform(chunk: Buffer, _encoding, done) {
           seen += chunk.length;
-          if (seen > options.maxResponseBytes)
+          if (seen > options.maxResponseBytes) {
             done(new UpstreamUnreachable(`its response exceeded ${options.maxResponseBytes} bytes`));
-          else done(null, chunk);
+          } else {
+            done(null, chunk);
+          }
         },
       }),
     );
     res.on('error', (error) => limited.destroy(error));
     const responseHeaders = new Headers();
     for (const [name, value] of Object.entries(res.headers)) {
-      if (typeof value === 'string') responseHeaders.set(name, value);
-      else if (Array.isArray(value)) for (const v of value) responseHeaders.append(name, v);
+      if (typeof value === 'string') {
+        responseHeaders.set(name, value);
+      } else if (Array.isArray(value)) {
+        for (const v of value) {
+          responseHeaders.append(name, v);
+        }
+      }
     }
     const nullBody = status === 204 || status === 304 || init?.method === 'HEAD';
     return new Response(nullBody ? null : (Readable.toWeb(limited) as unknown as ReadableStream), {
@@ -168,14 +180,21 @@ export async function vetUpstream(
             () => new UpstreamUnreachable(`its host name did not resolve within ${options.timeoutMs} ms`),
           );
   } catch (error) {
-    if (error instanceof UpstreamUnreachable) throw error;
+    if (error instanceof UpstreamUnreachable) {
+      throw error;
+    }
     // A name that does not exist is refused as a refused address is; a resolver that failed for now is retried.
-    if ((error as { code?: string } | null)?.code === 'ENOTFOUND') throw new UpstreamRefused(NOT_ALLOWED);
+    if ((error as { code?: string } | null)?.code === 'ENOTFOUND') {
+      throw new UpstreamRefused(NOT_ALLOWED);
+    }
     throw new UpstreamUnreachable(describe(error));
   }
-  if (addresses.length === 0) throw new UpstreamRefused(NOT_ALLOWED);
-  if (!options.allowPrivateNetworks && addresses.some(({ address }) => classifyAddress(address) !== 'public'))
+  if (addresses.length === 0) {
     throw new UpstreamRefused(NOT_ALLOWED);
+  }
+  if (!options.allowPrivateNetworks && addresses.some(({ address }) => classifyAddress(address) !== 'public')) {
+    throw new UpstreamRefused(NOT_ALLOWED);
+  }
   return addresses[0];
 }
 
@@ -186,7 +205,9 @@ export function refusedDestination(error: unknown): boolean {
     cause && depth < 5;
     cause = (cause as { cause?: unknown }).cause, depth++
   ) {
-    if (cause instanceof UpstreamRefused) return true;
+    if (cause instanceof UpstreamRefused) {
+      return true;
+    }
   }
   return false;
 }
@@ -206,7 +227,9 @@ const GRPC_UNREACHED: Record<number, string> = {
  */
 export function grpcUnreached(error: unknown): string | null {
   const e = error as { transport?: string; status?: number; cause?: { code?: number } } | null;
-  if (e?.transport !== 'grpc' || e.cause?.code === undefined) return null;
+  if (e?.transport !== 'grpc' || e.cause?.code === undefined) {
+    return null;
+  }
   return GRPC_UNREACHED[e.cause.code] ?? null;
 }
 
@@ -240,13 +263,21 @@ export function reasonOf(error: unknown): string {
     cause && depth < 5;
     cause = (cause as { cause?: unknown }).cause, depth++
   ) {
-    if (cause instanceof UpstreamUnreachable) return cause.message;
+    if (cause instanceof UpstreamUnreachable) {
+      return cause.message;
+    }
   }
-  if (answeredDespiteError(error)) return ANSWER_NOT_UNDERSTOOD;
+  if (answeredDespiteError(error)) {
+    return ANSWER_NOT_UNDERSTOOD;
+  }
   const grpc = grpcUnreached(error);
-  if (grpc) return grpc;
+  if (grpc) {
+    return grpc;
+  }
   const message = error instanceof Error ? error.message : String(error);
   const status = /\b(?:status|HTTP)\D{0,3}(\d{3})\b/i.exec(message)?.[1];
-  if (status) return `it answered HTTP ${status}`;
+  if (status) {
+    return `it answered HTTP ${status}`;
+  }
   return ANSWER_NOT_UNDERSTOOD;
 }

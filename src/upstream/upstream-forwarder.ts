@@ -107,7 +107,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   }
 
   onApplicationBootstrap(): void {
-    if (this.config.events.dispatcher === 'inline') this.start();
+    if (this.config.events.dispatcher === 'inline') {
+      this.start();
+    }
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -121,7 +123,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   /** Stops claiming; forwards in flight are abandoned to their lease (another forwarder, or this one after a restart, resumes them). */
   async stop(): Promise<void> {
     await this.loop.stop();
-    for (const run of this.runs.values()) run.stop(new ForwardStopped('shutdown'));
+    for (const run of this.runs.values()) {
+      run.stop(new ForwardStopped('shutdown'));
+    }
     await this.loop.settled();
   }
 
@@ -150,8 +154,12 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     const claim = this.loop.isRunning && this.loop.hasRoom(keys) ? this.config.upstream.leaseMs : null;
     await this.upstreams.queueMessage(unit, taskId, pair.worker.id, messageId, claim, (queued) => {
       // Stopping: the forward is left to its lease, as the claims of a forwarder that stopped are.
-      if (!queued.claimed || !this.loop.isRunning) return this.wake();
-      if (this.loop.hasRoom(keys)) return void this.loop.begin({ ...queued.forward, ...keys, known: queued.upstream });
+      if (!queued.claimed || !this.loop.isRunning) {
+        return this.wake();
+      }
+      if (this.loop.hasRoom(keys)) {
+        return void this.loop.begin({ ...queued.forward, ...keys, known: queued.upstream });
+      }
       this.repository
         .release(queued.forward)
         .catch((err: unknown) =>
@@ -193,8 +201,11 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   /** The task was canceled and its cancel forwarded: its message forwards end, here at once, elsewhere at their next lease renewal. */
   private async endMessages(taskId: string): Promise<void> {
     await this.repository.endMessages(taskId);
-    for (const run of this.runs.values())
-      if (run.taskId === taskId && run.kind === 'message') run.stop(new ForwardStopped('ended'));
+    for (const run of this.runs.values()) {
+      if (run.taskId === taskId && run.kind === 'message') {
+        run.stop(new ForwardStopped('ended'));
+      }
+    }
   }
 
   /** A bound passed: the forward fails for good, and so does the task, with a status message naming the bound. */
@@ -204,8 +215,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       'upstream forward stopped',
     );
     await this.finish(forward, 'failed', bound.message);
-    if (forward.kind === 'message')
+    if (forward.kind === 'message') {
       await this.ledger.applyUpstream(forward.taskId, [{ state: 'failed', message: agentText(bound.message) }]);
+    }
   }
 
   private async forward(forward: ClaimedForward, known: UpstreamRecord | null, signal: AbortSignal): Promise<void> {
@@ -218,15 +230,22 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
           : null,
       ]);
       const upstream = task ? (known ?? (await this.upstreams.upstreamOf(task.workerIdentityId))) : null;
-      if (!task || !upstream) return await this.finish(forward, 'failed', 'the identity has no upstream any more');
+      if (!task || !upstream) {
+        return await this.finish(forward, 'failed', 'the identity has no upstream any more');
+      }
       signal.throwIfAborted();
-      if (forward.kind === 'cancel') await this.cancel(forward, upstream, task.upstreamTaskId, signal);
-      else if (!isTerminal(task.state)) await this.deliver(forward, task, message, upstream, signal);
+      if (forward.kind === 'cancel') {
+        await this.cancel(forward, upstream, task.upstreamTaskId, signal);
+      } else if (!isTerminal(task.state)) {
+        await this.deliver(forward, task, message, upstream, signal);
+      }
       await this.finish(forward, 'succeeded', null);
     } catch (error) {
       // Shutting down: the lease runs out and the forward resumes elsewhere. Ended elsewhere: nothing more to record.
       const stopped: unknown = signal.aborted ? signal.reason : null;
-      if (stopped instanceof ForwardStopped) return;
+      if (stopped instanceof ForwardStopped) {
+        return;
+      }
       await (stopped instanceof BoundExceeded ? this.exceeded(forward, stopped) : this.failed(forward, error)).catch(
         (err: unknown) =>
           this.logger.error({ err, forward_id: forward.id }, 'could not record an upstream forward attempt'),
@@ -247,10 +266,14 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     const reader = new AnswerReader(this.config.bodyLimitBytes);
     if (forward.accepted) {
       // The upstream has this message already: follow its task instead of sending it again.
-      if (!current.upstreamTaskId) throw new NotSentAgain('it never named its task');
+      if (!current.upstreamTaskId) {
+        throw new NotSentAgain('it never named its task');
+      }
       return this.follow(forward, upstream, client, current.upstreamTaskId, options, reader);
     }
-    if (!stored) return;
+    if (!stored) {
+      return;
+    }
     const message: Message = {
       messageId: stored.messageId,
       role: Role.ROLE_USER,
@@ -267,18 +290,25 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     try {
       if (upstream.streaming) {
         const events = client.sendMessageStream(request, { ...options, signal: call.signal });
-        if ((await this.consume(forward, events, call, reader)) === 'terminal') return;
-        if (!forward.accepted && this.clients.answered.has(call.signal))
+        if ((await this.consume(forward, events, call, reader)) === 'terminal') {
+          return;
+        }
+        if (!forward.accepted && this.clients.answered.has(call.signal)) {
           throw new NotSentAgain('its stream ended at once');
+        }
         return await this.requireSettled(forward.taskId);
       }
       result = await client.sendMessage(request, { ...options, signal: call.signal });
     } catch (error) {
       throw await this.unsent(forward, call.signal, error);
     }
-    if ((await this.apply(forward, [reader.result(result)])) === 'terminal') return;
+    if ((await this.apply(forward, [reader.result(result)])) === 'terminal') {
+      return;
+    }
     const upstreamTaskId = (result as Task).id;
-    if (upstreamTaskId) await this.poll(forward, client, upstreamTaskId, options, reader);
+    if (upstreamTaskId) {
+      await this.poll(forward, client, upstreamTaskId, options, reader);
+    }
   }
 
   /**
@@ -289,7 +319,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
    */
   private async unsent(forward: ClaimedForward, call: AbortSignal, error: unknown): Promise<unknown> {
     const answered = this.clients.answered.has(call) || answeredDespiteError(error);
-    if (forward.accepted || !answered || error instanceof AnswerRefused || refusalBy(error)) return error;
+    if (forward.accepted || !answered || error instanceof AnswerRefused || refusalBy(error)) {
+      return error;
+    }
     await this.accept(forward);
     // Its words: an answer that could not be understood, or a connection lost mid-answer.
     return error instanceof NotSentAgain ? error : new NotSentAgain(reasonOf(error));
@@ -305,19 +337,31 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     reader: AnswerReader,
   ): Promise<void> {
     const task = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
-    if ((await this.apply(forward, [reader.task(task)])) === 'terminal') return;
-    if (isSettledA2A(task.status?.state)) return;
-    if (!upstream.streaming) return this.poll(forward, client, upstreamTaskId, options, reader);
+    if ((await this.apply(forward, [reader.task(task)])) === 'terminal') {
+      return;
+    }
+    if (isSettledA2A(task.status?.state)) {
+      return;
+    }
+    if (!upstream.streaming) {
+      return this.poll(forward, client, upstreamTaskId, options, reader);
+    }
     const call = linked(options.signal!);
     const events = client.resubscribeTask({ tenant: '', id: upstreamTaskId }, { ...options, signal: call.signal });
     try {
-      if ((await this.consume(forward, events, call, reader)) === 'terminal') return;
+      if ((await this.consume(forward, events, call, reader)) === 'terminal') {
+        return;
+      }
     } catch (error) {
       // The upstream task may have finished between the read and the resubscribe (an SDK agent
       // then refuses to resubscribe to a terminal task): read it once more before giving up.
-      if (!refusalBy(error)) throw error;
+      if (!refusalBy(error)) {
+        throw error;
+      }
       const again = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
-      if ((await this.apply(forward, [reader.task(again)])) === 'terminal' || isSettledA2A(again.status?.state)) return;
+      if ((await this.apply(forward, [reader.task(again)])) === 'terminal' || isSettledA2A(again.status?.state)) {
+        return;
+      }
       throw error;
     }
     await this.requireSettled(forward.taskId);
@@ -334,14 +378,18 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     let wait: number | null = null;
     for (;;) {
       const local = await this.ledger.forwardedTask(forward.taskId);
-      if (!local || isSettled(local.state)) return;
+      if (!local || isSettled(local.state)) {
+        return;
+      }
       // Read again later and later (UPSTREAM_POLL_INTERVAL_MS, 1.5 times more each time, up to
       // UPSTREAM_POLL_MAX_INTERVAL_MS): a task that runs long is not read many times a second.
       wait = nextPollWait(wait, pollIntervalMs, pollMaxIntervalMs);
       this.runs.get(forward.id)?.pause();
       await pause(wait, options.signal!);
       const task = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
-      if ((await this.apply(forward, [reader.task(task)])) === 'terminal') return;
+      if ((await this.apply(forward, [reader.task(task)])) === 'terminal') {
+        return;
+      }
     }
   }
 
@@ -361,7 +409,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
         );
       } catch (error) {
         // The upstream answered: the task is already done there (not cancelable, not found). Nothing more to forward.
-        if (!refusalBy(error)) throw error;
+        if (!refusalBy(error)) {
+          throw error;
+        }
       }
     } else if (await this.repository.hasAcceptedPendingMessage(forward.taskId)) {
       throw new TryAgain('the upstream task id is not known yet');
@@ -373,7 +423,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   /** The stream ended: the task must be settled (terminal or waiting for the requester), else the forward is tried again. */
   private async requireSettled(taskId: string): Promise<void> {
     const task = await this.ledger.forwardedTask(taskId);
-    if (task && !isSettled(task.state)) throw new TryAgain("the upstream's stream ended before the task settled");
+    if (task && !isSettled(task.state)) {
+      throw new TryAgain("the upstream's stream ended before the task settled");
+    }
   }
 
   /**
@@ -411,15 +463,21 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     try {
       for (;;) {
         if (queue.length === 0) {
-          if (done) break;
+          if (done) {
+            break;
+          }
           await new Promise<void>((resolve) => (waiting.wake = resolve));
           waiting.wake = null;
           continue;
         }
         const next = () => queue.splice(0, UPSTREAM_UPDATES_PER_TRANSACTION).map((event) => reader.event(event));
-        if ((await this.apply(forward, next(), next)) === 'terminal') return 'terminal';
+        if ((await this.apply(forward, next(), next)) === 'terminal') {
+          return 'terminal';
+        }
       }
-      if (failure) throw failure;
+      if (failure) {
+        throw failure;
+      }
       return 'ended';
     } finally {
       call.abort();
@@ -443,7 +501,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     const present = updates.filter(isPresent);
     const accept = !forward.accepted;
     if (present.length === 0) {
-      if (accept) await this.accept(forward);
+      if (accept) {
+        await this.accept(forward);
+      }
       return 'applied';
     }
     let applied: UpstreamApplied;
@@ -458,15 +518,18 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
         ),
       );
     } catch (error) {
-      if (accept) await this.accept(forward);
+      if (accept) {
+        await this.accept(forward);
+      }
       throw refusalOf(error);
     }
     forward.accepted = true;
-    if (applied.refused.length > 0)
+    if (applied.refused.length > 0) {
       this.logger.warn(
         { task_id: forward.taskId, states: applied.refused },
         'the upstream reported state changes the task does not allow; ignored',
       );
+    }
     return applied.terminal ? 'terminal' : 'applied';
   }
 
@@ -509,7 +572,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       return;
     }
     await this.finish(forward, 'failed', reason);
-    if (forward.kind === 'cancel') return; // the task is canceled here already
+    if (forward.kind === 'cancel') {
+      return;
+    } // the task is canceled here already
     const text =
       error instanceof AnswerRefused
         ? `The upstream agent's answer was refused: ${reason}.`
@@ -534,8 +599,12 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   private options(upstream: UpstreamRecord, signal: AbortSignal): RequestOptions {
     const { auth } = upstream;
     const serviceParameters: Record<string, string> = {};
-    if (auth.type === 'bearer') serviceParameters.authorization = `Bearer ${auth.value}`;
-    if (auth.type === 'api_key') serviceParameters[auth.header!] = auth.value!;
+    if (auth.type === 'bearer') {
+      serviceParameters.authorization = `Bearer ${auth.value}`;
+    }
+    if (auth.type === 'api_key') {
+      serviceParameters[auth.header!] = auth.value!;
+    }
     return { signal, serviceParameters };
   }
 }
@@ -557,7 +626,10 @@ function refusalBy(error: unknown): A2AError | null {
 /** A controller for one upstream call, aborted with the forward (shutdown) or on its own (the task took no more). */
 function linked(signal: AbortSignal): AbortController {
   const call = new AbortController();
-  if (signal.aborted) call.abort();
-  else signal.addEventListener('abort', () => call.abort(), { once: true });
+  if (signal.aborted) {
+    call.abort();
+  } else {
+    signal.addEventListener('abort', () => call.abort(), { once: true });
+  }
   return call;
 }

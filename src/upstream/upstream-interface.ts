@@ -67,10 +67,16 @@ export function chooseInterface(
  * (plaintext) when private networks are allowed and the host is a non-public address literal.
  */
 export function interfaceUrl(raw: string, binding: UpstreamBinding, allowPrivateNetworks: boolean): string {
-  if (binding !== 'GRPC') return raw;
+  if (binding !== 'GRPC') {
+    return raw;
+  }
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(raw)?.[1]?.toLowerCase();
-  if (scheme === 'http' || scheme === 'https') return raw;
-  if (scheme === 'grpcs') return `https://${raw.slice('grpcs://'.length)}`;
+  if (scheme === 'http' || scheme === 'https') {
+    return raw;
+  }
+  if (scheme === 'grpcs') {
+    return `https://${raw.slice('grpcs://'.length)}`;
+  }
   const address = scheme === 'grpc' ? raw.slice('grpc://'.length) : raw;
   const host = address.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1');
   const plaintext =
@@ -79,7 +85,11 @@ export function interfaceUrl(raw: string, binding: UpstreamBinding, allowPrivate
 }
 
 function generationOf(version: string): UpstreamVersion | null {
-  if (/^1\.0(\.\d+)?$/.test(version)) return '1.0';
-  if (/^0\.3(\.\d+)?$/.test(version)) return '0.3';
+  if (/^1\.0(\.\d+)?$/.test(version)) {
+    return '1.0';
+  }
+  if (/^0\.3(\.\d+)?$/.test(version)) {
+    return '0.3';
+  }
   return null;
 }

@@ -6,7 +6,9 @@ function answering(chunks: string[], type: string, status = 200): typeof fetch {
     new Response(
       new ReadableStream<Uint8Array>({
         start(controller) {
-          for (const chunk of chunks) controller.enqueue(new TextEncoder().encode(chunk));
+          for (const chunk of chunks) {
+            controller.enqueue(new TextEncoder().encode(chunk));
+          }
           controller.close();
         },
       }),

@@ -18,14 +18,20 @@
 export function tolerantFetch(inner: typeof fetch, answered: WeakSet<AbortSignal>): typeof fetch {
   return (async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const response = await inner(input, init);
-    if (response.ok && init?.signal) answered.add(init.signal);
-    if (!response.body) return response;
+    if (response.ok && init?.signal) {
+      answered.add(init.signal);
+    }
+    if (!response.body) {
+      return response;
+    }
     const legacy = isLegacyCall(init?.body);
     const type = response.headers.get('content-type') ?? '';
     if (type.startsWith('text/event-stream')) {
       return new Response(response.body.pipeThrough(eventLines((line) => repairedLine(line, legacy))), response);
     }
-    if (!legacy || !type.includes('json')) return response;
+    if (!legacy || !type.includes('json')) {
+      return response;
+    }
     const text = await response.text();
     return new Response(repairedJson(text), response);
   }) as typeof fetch;
@@ -33,7 +39,9 @@ export function tolerantFetch(inner: typeof fetch, answered: WeakSet<AbortSignal
 
 /** A v0.3 JSON-RPC call: its method names a slash (`message/send`); v1.0 methods do not. */
 function isLegacyCall(body: unknown): boolean {
-  if (typeof body !== 'string' || !body.startsWith('{')) return false;
+  if (typeof body !== 'string' || !body.startsWith('{')) {
+    return false;
+  }
   try {
     const method = (JSON.parse(body) as { method?: unknown }).method;
     return typeof method === 'string' && method.includes('/');
@@ -51,21 +59,27 @@ function eventLines(repair: (line: string) => string): TransformStream<Uint8Arra
     transform(chunk, controller) {
       buffer += decoder.decode(chunk, { stream: true });
       const end = buffer.lastIndexOf('\n');
-      if (end < 0) return;
+      if (end < 0) {
+        return;
+      }
       const lines = buffer.slice(0, end + 1);
       buffer = buffer.slice(end + 1);
       controller.enqueue(encoder.encode(lines.replace(/^.*$/gm, repair)));
     },
     flush(controller) {
       buffer += decoder.decode();
-      if (buffer) controller.enqueue(encoder.encode(repair(buffer)));
+      if (buffer) {
+        controller.enqueue(encoder.encode(repair(buffer)));
+      }
     },
   });
 }
 
 function repairedLine(line: string, legacy: boolean): string {
   const unprefixed = line.replace(/^\u001e+/, '');
-  if (!legacy || !unprefixed.startsWith('data:')) return unprefixed;
+  if (!legacy || !unprefixed.startsWith('data:')) {
+    return unprefixed;
+  }
   const value = unprefixed.slice('data:'.length).trimStart();
   return `data: ${repairedJson(value)}`;
 }
@@ -79,18 +93,30 @@ function repairedJson(text: string): string {
     return text;
   }
   const result = (parsed as { result?: unknown } | null)?.result;
-  if (!isObject(result) || 'kind' in result) return text;
+  if (!isObject(result) || 'kind' in result) {
+    return text;
+  }
   const kind = kindOf(result);
-  if (!kind) return text;
+  if (!kind) {
+    return text;
+  }
   return JSON.stringify({ ...(parsed as object), result: { kind, ...result } });
 }
 
 function kindOf(result: Record<string, unknown>): string | null {
   const has = (key: string) => result[key] !== undefined && result[key] !== null;
-  if (has('messageId') && has('role') && has('parts') && !has('status')) return 'message';
-  if (has('id') && has('status') && !has('messageId') && !has('taskId')) return 'task';
-  if (has('taskId') && has('status') && !has('artifact') && !has('id')) return 'status-update';
-  if (has('taskId') && has('artifact') && !has('status') && !has('id')) return 'artifact-update';
+  if (has('messageId') && has('role') && has('parts') && !has('status')) {
+    return 'message';
+  }
+  if (has('id') && has('status') && !has('messageId') && !has('taskId')) {
+    return 'task';
+  }
+  if (has('taskId') && has('status') && !has('artifact') && !has('id')) {
+    return 'status-update';
+  }
+  if (has('taskId') && has('artifact') && !has('status') && !has('id')) {
+    return 'artifact-update';
+  }
   return null;
 }
 

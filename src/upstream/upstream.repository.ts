@@ -202,7 +202,9 @@ export class UpstreamRepository {
       unit,
       ([rows]) => {
         const row = rows[0] as (QueuedRow & { upstream: JsonRow<UpstreamRow> | null }) | undefined;
-        if (!row) return;
+        if (!row) {
+          return;
+        }
         const upstream = row.upstream
           ? toRecord({
               ...row.upstream,

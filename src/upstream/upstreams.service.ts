@@ -66,7 +66,9 @@ export class UpstreamsService {
       named && !cardUrl
         ? null
         : await this.fetchCardOf(url, cardUrl).catch((error: unknown) => {
-            if (named) return null;
+            if (named) {
+              return null;
+            }
             throw new AppError(
               422,
               'upstream_card_unreachable',
@@ -132,7 +134,9 @@ export class UpstreamsService {
     const identity = await this.identities.readable(principal, handle);
     await this.db.transaction(async (tx) => {
       const removed = await this.repository.removeUpstream(identity.id, tx);
-      if (!removed) throw upstreamNotSet();
+      if (!removed) {
+        throw upstreamNotSet();
+      }
       await this.audit.record(tx, {
         organizationId: identity.organizationId,
         action: 'upstream.removed',
@@ -207,19 +211,25 @@ export class UpstreamsService {
 
   private async require(identityId: string): Promise<UpstreamRecord> {
     const upstream = await this.upstreamOf(identityId);
-    if (!upstream) throw upstreamNotSet();
+    if (!upstream) {
+      throw upstreamNotSet();
+    }
     return upstream;
   }
 
   /** The card at `card_url`; else the well-known card under the agent's URL, then at its origin. */
   private async fetchCardOf(url: string, cardUrl: string | null): Promise<{ card: AgentCard; from: string }> {
-    if (cardUrl) return { card: await this.fetchCard(cardUrl), from: cardUrl };
+    if (cardUrl) {
+      return { card: await this.fetchCard(cardUrl), from: cardUrl };
+    }
     const underUrl = wellKnown(url);
     const atOrigin = new URL('/.well-known/agent-card.json', url).toString();
     try {
       return { card: await this.fetchCard(underUrl), from: underUrl };
     } catch (error) {
-      if (atOrigin === underUrl) throw error;
+      if (atOrigin === underUrl) {
+        throw error;
+      }
       return { card: await this.fetchCard(atOrigin), from: atOrigin };
     }
   }

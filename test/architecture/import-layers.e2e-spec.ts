@@ -25,7 +25,9 @@ const PENDING = new Set<string>([]);
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sources(path);
+    if (entry.isDirectory()) {
+      return sources(path);
+    }
     return entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') ? [path] : [];
   });
 }
@@ -33,7 +35,9 @@ function sources(dir: string): string[] {
 /** The top-level folder of src/ that a path is in; ROOT for src/'s own files; null outside src/. */
 function folderOf(path: string): string | null {
   const parts = relative(SRC, path).split(sep);
-  if (parts[0] === '..') return null;
+  if (parts[0] === '..') {
+    return null;
+  }
   return parts.length > 1 ? parts[0] : ROOT;
 }
 
@@ -44,13 +48,19 @@ function folderEdges(): Map<string, Map<string, string[]>> {
     const from = folderOf(file)!;
     const { importedFiles } = preProcessFile(readFileSync(file, 'utf8'), true, true);
     for (const { fileName } of importedFiles) {
-      if (!fileName.startsWith('.')) continue; // a package
+      if (!fileName.startsWith('.')) {
+        continue;
+      } // a package
       const to = folderOf(resolve(dirname(file), fileName));
-      if (to === null || to === from) continue;
+      if (to === null || to === from) {
+        continue;
+      }
       const targets = edges.get(from) ?? edges.set(from, new Map()).get(from)!;
       const files = targets.get(to) ?? targets.set(to, []).get(to)!;
       const name = relative(SRC, file);
-      if (!files.includes(name)) files.push(name);
+      if (!files.includes(name)) {
+        files.push(name);
+      }
     }
   }
   return edges;
@@ -85,10 +95,16 @@ function loops(edges: Map<string, Map<string, string[]>>): string[][] {
         member = stack.pop()!;
         component.push(member);
       } while (member !== node);
-      if (component.length > 1) found.push(component.sort());
+      if (component.length > 1) {
+        found.push(component.sort());
+      }
     }
   };
-  for (const node of edges.keys()) if (!index.has(node)) visit(node);
+  for (const node of edges.keys()) {
+    if (!index.has(node)) {
+      visit(node);
+    }
+  }
   return found;
 }
 
@@ -101,13 +117,17 @@ function cycles(edges: Map<string, Map<string, string[]>>, members: string[]): s
     while (queue.length > 0 && !previous.has(start)) {
       const node = queue.shift()!;
       for (const next of edges.get(node)?.keys() ?? []) {
-        if (!members.includes(next) || previous.has(next)) continue;
+        if (!members.includes(next) || previous.has(next)) {
+          continue;
+        }
         previous.set(next, node);
         queue.push(next);
       }
     }
     const path = [start];
-    for (let node = previous.get(start)!; node !== start; node = previous.get(node)!) path.unshift(node);
+    for (let node = previous.get(start)!; node !== start; node = previous.get(node)!) {
+      path.unshift(node);
+    }
     path.unshift(start);
     // One key per cycle, whichever folder it was found from.
     const ring = path.slice(1);
@@ -196,9 +216,15 @@ function fileCircles(edges: Map<string, string[]>): string[][] {
 
 /** Higher is further from the data: a file may import only files of its rank or below. */
 function rankOf(file: string): number {
-  if (/\.controller\.ts$/.test(file)) return 3;
-  if (/\.service\.ts$/.test(file)) return 2;
-  if (/\.repository\.ts$/.test(file)) return 1;
+  if (/\.controller\.ts$/.test(file)) {
+    return 3;
+  }
+  if (/\.service\.ts$/.test(file)) {
+    return 2;
+  }
+  if (/\.repository\.ts$/.test(file)) {
+    return 1;
+  }
   return 0;
 }
 const isView = (file: string) => /(\.view|-views)\.ts$/.test(file);

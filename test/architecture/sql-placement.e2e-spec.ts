@@ -16,7 +16,9 @@ const DATA_ACCESS = /\.query\(|createQueryBuilder|getRepository\(|\.prepared\(/;
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return sources(path);
+    if (entry.isDirectory()) {
+      return sources(path);
+    }
     return entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts') ? [path] : [];
   });
 }

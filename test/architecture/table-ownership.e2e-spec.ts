@@ -15,7 +15,9 @@ const SRC = join(ROOT, 'src');
 function files(dir: string, suffix: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return files(path, suffix);
+    if (entry.isDirectory()) {
+      return files(path, suffix);
+    }
     return entry.name.endsWith(suffix) ? [path] : [];
   });
 }
@@ -28,7 +30,9 @@ function owners(): Map<string, string> {
   const map = new Map<string, string>();
   for (const path of files(SRC, '.entity.ts')) {
     const name = /@Entity\(\{\s*name:\s*'([a-z_]+)'/.exec(readFileSync(path, 'utf8'))?.[1];
-    if (name) map.set(name, moduleOf(path));
+    if (name) {
+      map.set(name, moduleOf(path));
+    }
   }
   return map;
 }
@@ -52,7 +56,9 @@ function readModels(): Set<string> {
       const doc = before.lastIndexOf('/**') >= 0 ? before.slice(before.lastIndexOf('/**')) : '';
       const body = text.slice(start, i + 1 < methods.length ? methods[i + 1].index! : text.length);
       const usesFragment = fragments.some((name) => new RegExp(`\\b${name}\\b`).test(body));
-      if (/^\/\*\*\s*\*?\s*Read model:/.test(doc) || usesFragment) named.add(`${owner}.${match[1]}`);
+      if (/^\/\*\*\s*\*?\s*Read model:/.test(doc) || usesFragment) {
+        named.add(`${owner}.${match[1]}`);
+      }
     });
   }
   return named;
@@ -77,11 +83,14 @@ describe('table ownership', () => {
       const blocks = readFileSync(path, 'utf8').split(/\n(?=-- \w+Repository\.)/);
       for (const block of blocks) {
         const method = /^-- (\w+Repository\.\w+)/.exec(block)?.[1];
-        if (!method) continue;
+        if (!method) {
+          continue;
+        }
         const named = [...block.matchAll(/\b(?:FROM|JOIN|INTO|UPDATE)\s+([a-z_]+)/g)].map((m) => m[1]);
         const foreign = [...new Set(named.filter((table) => tables.has(table) && tables.get(table) !== module))];
-        if (foreign.length > 0 && !allowed.has(method))
+        if (foreign.length > 0 && !allowed.has(method)) {
           offenders.push(`${method} (${module}) reads ${foreign.join(', ')}`);
+        }
       }
     }
     expect(offenders).toEqual([]);

@@ -139,8 +139,9 @@ describe('audit log', () => {
   it('contact rules, webhooks and upstreams', async () => {
     const owner = unique('agent');
     const peer = unique('agent');
-    for (const h of [owner, peer])
+    for (const h of [owner, peer]) {
       await t.http().post('/api/v1/identities').set(bearer(acme)).send({ agent_handle: h }).expect(201);
+    }
     const rule = await t
       .http()
       .post('/api/v1/contact-rules')
@@ -262,7 +263,9 @@ describe('audit log', () => {
 
   it('never contains a secret', async () => {
     const all = JSON.stringify(await t.db.query(`SELECT * FROM audit_events`));
-    for (const secret of secrets) expect(all).not.toContain(secret);
+    for (const secret of secrets) {
+      expect(all).not.toContain(secret);
+    }
     expect(all).not.toMatch(/key_hash|password_hash|code_hash|auth_value/);
   });
 

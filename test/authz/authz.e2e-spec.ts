@@ -49,7 +49,9 @@ describe('authorization matrix', () => {
           ? await w.fresh(credential)
           : w.headers(credential);
       let req = t.http()[method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete'](path).set(headers);
-      if (row.body) req = req.send((await row.body(w)) as object);
+      if (row.body) {
+        req = req.send((await row.body(w)) as object);
+      }
       const res = await req;
       // problem+json carries `code`; the protocol's JSON-RPC error bodies carry `error.data.reason`; a method error
       // of the HTTP+JSON binding is a google.rpc.Status (`error.status`, v1.0) or a v0.3 error object (numeric `code`).

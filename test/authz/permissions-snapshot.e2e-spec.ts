@@ -10,7 +10,9 @@ describe('permission declarations', () => {
 
   it('match the checked-in snapshot (test/authz/permissions.snapshot.json)', () => {
     const actual = renderPermissions(resolvedPermissions());
-    if (process.env.UPDATE_SNAPSHOT === '1') writeFileSync(PERMISSIONS_SNAPSHOT, actual);
+    if (process.env.UPDATE_SNAPSHOT === '1') {
+      writeFileSync(PERMISSIONS_SNAPSHOT, actual);
+    }
     // Expected: the checked-in file; received: what the decorators say now.
     expect(actual).toEqual(
       existsSync(PERMISSIONS_SNAPSHOT)

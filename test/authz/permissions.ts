@@ -28,7 +28,9 @@ interface Permission {
 }
 
 function permission(surface: string | undefined, extraQuota?: string): Permission {
-  if (!surface || !Object.hasOwn(SURFACES, surface)) throw new Error(`unknown surface: ${String(surface)}`);
+  if (!surface || !Object.hasOwn(SURFACES, surface)) {
+    throw new Error(`unknown surface: ${String(surface)}`);
+  }
   const policy: SurfacePolicy = SURFACES[surface as SurfaceName];
   return {
     surface: surface as SurfaceName,
@@ -56,12 +58,16 @@ export function resolvedPermissions(): { http: Record<string, Permission>; grpc:
   const routes = declaredRoutes(AppModule.forRoot({} as AppConfig, pino({ enabled: false })));
   const http: Record<string, Permission> = {};
   for (const { route, surface, extraQuota } of routes) {
-    if (http[route]) throw new Error(`route declared twice: ${route}`);
+    if (http[route]) {
+      throw new Error(`route declared twice: ${route}`);
+    }
     http[route] = permission(surface, extraQuota);
   }
   const grpc: Record<string, Permission> = {};
   for (const service of [A2AService, LegacyA2AService]) {
-    for (const method of Object.values(service)) grpc[method.path] = permission(GRPC_SURFACE);
+    for (const method of Object.values(service)) {
+      grpc[method.path] = permission(GRPC_SURFACE);
+    }
   }
   return { http, grpc };
 }

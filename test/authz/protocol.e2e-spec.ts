@@ -53,10 +53,11 @@ describe('protocol endpoint: credentials and admission', () => {
       allowPublicEgress: party.allowPublicEgress,
       filterMode: party.filterMode,
     });
-    if (party.deleted)
+    if (party.deleted) {
       await t.db.query(`UPDATE identities SET status = 'deleted', deleted_at = now(), enabled = false WHERE id = $1`, [
         created.id,
       ]);
+    }
     return created;
   }
 
@@ -128,13 +129,15 @@ describe('protocol endpoint: credentials and admission', () => {
           reason: c.reason,
         });
         // A call that reaches its method answers 200 with the method's own JSON-RPC error.
-        if (c.status === 200) expect(res.body).toMatchObject({ id: 'case', error: { code: -32001 } });
-        else
+        if (c.status === 200) {
+          expect(res.body).toMatchObject({ id: 'case', error: { code: -32001 } });
+        } else {
           expect(res.body).toMatchObject({
             jsonrpc: '2.0',
             id: 'case',
             error: { code: expect.any(Number), data: { status: c.status } },
           });
+        }
         return;
       }
       case 'HTTP+JSON 1.0': {
@@ -187,7 +190,9 @@ describe('protocol endpoint: credentials and admission', () => {
     async (_, binding, c) => {
       const requester = c.caller.kind === 'agent' ? await identity(c.caller.identity) : null;
       const worker = c.worker === 'missing' ? null : await identity(c.worker);
-      for (const rule of c.rules ?? []) await insertRule(rule, requester!, worker!, (c.worker as Party).org);
+      for (const rule of c.rules ?? []) {
+        await insertRule(rule, requester!, worker!, (c.worker as Party).org);
+      }
       const handle = worker?.handle ?? `nobody-${randomUUID().slice(0, 8)}`;
       await getUnknownTask(binding, c, handle, await credential(c.caller, requester));
     },

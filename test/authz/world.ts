@@ -160,14 +160,18 @@ export class World {
 
   /** An organization-wide webhook of acme; `fresh` for a cell that may delete it (an organization has at most 50). */
   async acmeWebhookId(fresh = false): Promise<string> {
-    if (!fresh && this.webhookId) return this.webhookId;
+    if (!fresh && this.webhookId) {
+      return this.webhookId;
+    }
     const res = await this.t
       .http()
       .post('/api/v1/webhooks')
       .set(bearer(this.acme))
       .send({ url: 'https://hooks.example.invalid/matrix', events: ['*'] })
       .expect(201);
-    if (!fresh) this.webhookId = res.body.id;
+    if (!fresh) {
+      this.webhookId = res.body.id;
+    }
     return res.body.id;
   }
 

@@ -44,11 +44,15 @@ describe('The Console in Chromium', () => {
   function watch(p: Page): Page {
     p.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`));
     p.on('console', (message) => {
-      if (message.type() !== 'error') return;
+      if (message.type() !== 'error') {
+        return;
+      }
       // Chromium logs every 4xx answer as "Failed to load resource"; the Console asks for its
       // session before sign-in (401) and shows problems to the person. Those are HTTP answers,
       // not JavaScript errors; anything else is.
-      if (/^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) return;
+      if (/^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) {
+        return;
+      }
       errors.push(`console.error: ${message.text()} (${message.location().url})`);
     });
     return p;
@@ -109,7 +113,9 @@ describe('The Console in Chromium', () => {
     await browser?.close();
     await receiver?.close();
     await t?.close();
-    if (outDir) rmSync(outDir, { recursive: true, force: true });
+    if (outDir) {
+      rmSync(outDir, { recursive: true, force: true });
+    }
   });
 
   it('signs a person up: a new organization, then the identities page', async () => {

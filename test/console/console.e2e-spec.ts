@@ -142,7 +142,9 @@ describe('Console accounts and sessions', () => {
     const login = (email: string, password = PASSWORD) =>
       t.http().post('/api/v1/console/login').send({ email, password });
     const failThrice = async (email: string) => {
-      for (let i = 0; i < 3; i++) await login(email, 'wrong password!!').expect(401);
+      for (let i = 0; i < 3; i++) {
+        await login(email, 'wrong password!!').expect(401);
+      }
     };
 
     it('a dotted capital I (alİce) is another address: not alice’s account, and its own throttle bucket', async () => {
@@ -251,7 +253,9 @@ describe('Console accounts and sessions', () => {
           const [{ waiting }] = await t.db.query(
             `SELECT count(*)::int AS waiting FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
           );
-          if ((waited = waiting > 0)) break;
+          if ((waited = waiting > 0)) {
+            break;
+          }
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
         await repository.revokeOtherSessions(account.userId, '00000000-0000-4000-8000-000000000000', tx);

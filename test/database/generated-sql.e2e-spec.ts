@@ -18,7 +18,9 @@ const QUERIES = join(ROOT, 'src/database/queries');
 function repositoryFiles(dir = join(ROOT, 'src')): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return repositoryFiles(path);
+    if (entry.isDirectory()) {
+      return repositoryFiles(path);
+    }
     return entry.name.endsWith('.repository.ts') ? [path] : [];
   });
 }
@@ -38,12 +40,16 @@ class RecordingDatabase extends Database {
   private readonly handedOver: Sql[] = [];
 
   protected override async run(query: Sql, _tx?: Tx): Promise<{ records: unknown[]; affected?: number }> {
-    for (let write = this.handedOver.shift(); write; write = this.handedOver.shift()) await this.record(write);
+    for (let write = this.handedOver.shift(); write; write = this.handedOver.shift()) {
+      await this.record(write);
+    }
     return this.record(query);
   }
 
   override send(batch: WriteBatch, _tx: Tx): void {
-    if (!batch.isEmpty) this.handedOver.push(batch.statement());
+    if (!batch.isEmpty) {
+      this.handedOver.push(batch.statement());
+    }
   }
 
   override sendCheck(check: Sql, _tx: Tx): void {
@@ -52,7 +58,9 @@ class RecordingDatabase extends Database {
 
   /** Runs what is still waiting. */
   async drain(): Promise<void> {
-    for (let write = this.handedOver.shift(); write; write = this.handedOver.shift()) await this.record(write);
+    for (let write = this.handedOver.shift(); write; write = this.handedOver.shift()) {
+      await this.record(write);
+    }
   }
 
   private async record(query: Sql): Promise<{ records: unknown[]; affected?: number }> {
@@ -77,8 +85,12 @@ function tidy(text: string): string {
     .replace(/\t/g, '  ')
     .split('\n')
     .map((line) => line.trimEnd());
-  while (lines.length && !lines[0].trim()) lines.shift();
-  while (lines.length && !lines[lines.length - 1].trim()) lines.pop();
+  while (lines.length && !lines[0].trim()) {
+    lines.shift();
+  }
+  while (lines.length && !lines[lines.length - 1].trim()) {
+    lines.pop();
+  }
   const indents = lines
     .slice(1)
     .filter((line) => line.trim())
@@ -109,17 +121,25 @@ describe('generated SQL (src/database/queries)', () => {
 
   it('every repository statement is valid and matches the checked-in file', async () => {
     const files = repositoryFiles();
-    for (const file of files) require(file);
+    for (const file of files) {
+      require(file);
+    }
     const byFile = new Map<string, string[]>();
     const fileOf = new Map<string, string>();
     for (const file of files) {
       const exported = Object.values(require(file) as Record<string, unknown>);
-      for (const value of exported) if (typeof value === 'function') fileOf.set((value as { name: string }).name, file);
+      for (const value of exported) {
+        if (typeof value === 'function') {
+          fileOf.set((value as { name: string }).name, file);
+        }
+      }
     }
 
     for (const { owner, method, examples } of sqlExamples()) {
       const file = fileOf.get(owner.name);
-      if (!file) continue;
+      if (!file) {
+        continue;
+      }
       const out = byFile.get(file) ?? [];
       byFile.set(file, out);
       for (const example of examples) {
@@ -133,17 +153,24 @@ describe('generated SQL (src/database/queries)', () => {
         const params = example.params.map((param) => (param instanceof WriteBatch ? new WriteBatch() : param));
         try {
           await repository[method](...params);
-          for (const param of params)
-            if (param instanceof WriteBatch) db.send(param, new Tx(dataSource.driver as never));
+          for (const param of params) {
+            if (param instanceof WriteBatch) {
+              db.send(param, new Tx(dataSource.driver as never));
+            }
+          }
           await db.drain();
         } catch (error) {
-          if (isStatementError(error)) throw new Error(`${owner.name}.${method}: ${(error as Error).message}`);
+          if (isStatementError(error)) {
+            throw new Error(`${owner.name}.${method}: ${(error as Error).message}`);
+          }
         } finally {
           await runner.rollbackTransaction();
           await runner.release();
         }
         const title = `-- ${owner.name}.${method}${example.name ? ` (${example.name})` : ''}`;
-        if (db.statements.length === 0) throw new Error(`${owner.name}.${method} ran no statement with its example`);
+        if (db.statements.length === 0) {
+          throw new Error(`${owner.name}.${method} ran no statement with its example`);
+        }
         out.push([title, ...db.statements.map((text) => `${tidy(text)};`)].join('\n'));
       }
     }
@@ -160,8 +187,12 @@ describe('generated SQL (src/database/queries)', () => {
       .map((f) => join(QUERIES, f))
       .filter((f) => !expected.has(f));
     if (process.env.UPDATE_SQL) {
-      for (const [path, text] of expected) writeFileSync(path, text);
-      for (const path of stale) unlinkSync(path);
+      for (const [path, text] of expected) {
+        writeFileSync(path, text);
+      }
+      for (const path of stale) {
+        unlinkSync(path);
+      }
     }
     expect(stale.map((path) => relative(ROOT, path))).toEqual([]);
     for (const [path, text] of expected) {
@@ -175,11 +206,14 @@ describe('generated SQL (src/database/queries)', () => {
     const missing: string[] = [];
     for (const file of repositoryFiles()) {
       for (const value of Object.values(require(file) as Record<string, unknown>)) {
-        if (typeof value !== 'function' || !/Repository$/.test((value as { name: string }).name)) continue;
+        if (typeof value !== 'function' || !/Repository$/.test((value as { name: string }).name)) {
+          continue;
+        }
         const proto = (value as { prototype: object }).prototype;
         for (const method of Object.getOwnPropertyNames(proto)) {
-          if (method !== 'constructor' && !decorated.has(`${(value as { name: string }).name}.${method}`))
+          if (method !== 'constructor' && !decorated.has(`${(value as { name: string }).name}.${method}`)) {
             missing.push(`${(value as { name: string }).name}.${method}`);
+          }
         }
       }
     }

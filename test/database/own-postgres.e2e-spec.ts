@@ -92,7 +92,9 @@ describe("The test run's own PostgreSQL", () => {
         let out = '';
         child.stdout.on('data', (chunk) => {
           out += chunk;
-          if (out.includes('\n')) done(JSON.parse(out) as { pid: number; dataDir: string; url: string });
+          if (out.includes('\n')) {
+            done(JSON.parse(out) as { pid: number; dataDir: string; url: string });
+          }
         });
         child.once('exit', (code) => fail(new Error(`the starting process exited with ${code}`)));
       });

@@ -58,10 +58,14 @@ function relay(): Promise<Relay> {
         },
         cut: (refuse) => {
           refusing = refuse;
-          for (const socket of open) socket.destroy();
+          for (const socket of open) {
+            socket.destroy();
+          }
         },
         close: async () => {
-          for (const socket of open) socket.destroy();
+          for (const socket of open) {
+            socket.destroy();
+          }
           await new Promise((done) => server.close(done));
         },
       });
@@ -95,7 +99,9 @@ describe('the LISTEN connection', () => {
         lost: () => (lost += 1),
         // Told as the connection comes back, in the same turn.
         listening: (again) => {
-          if (!again) return;
+          if (!again) {
+            return;
+          }
           reconnected += 1;
           connectedWhenTold.push(listener.connected);
         },

@@ -17,7 +17,9 @@ const NOT_MODULE_TABLES = new Set(['schema_migrations']);
 function entityFiles(dir = join(ROOT, 'src')): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return entityFiles(path);
+    if (entry.isDirectory()) {
+      return entityFiles(path);
+    }
     return entry.name.endsWith('.entity.ts') ? [path] : [];
   });
 }
@@ -94,8 +96,9 @@ describe('schema: entities describe the migrated tables', () => {
           wrong.push(`${key}: no such column`);
           continue;
         }
-        if ((actual.is_nullable === 'YES') !== column.isNullable)
+        if ((actual.is_nullable === 'YES') !== column.isNullable) {
           wrong.push(`${key}: nullable ${actual.is_nullable} in the database`);
+        }
         const expected = column.isArray
           ? 'ARRAY'
           : family(
@@ -104,7 +107,9 @@ describe('schema: entities describe the migrated tables', () => {
               ),
             );
         const dbType = actual.data_type === 'USER-DEFINED' ? actual.udt_name : actual.data_type;
-        if (expected !== dbType) wrong.push(`${key}: ${String(column.type)} in the entity, ${dbType} in the database`);
+        if (expected !== dbType) {
+          wrong.push(`${key}: ${String(column.type)} in the entity, ${dbType} in the database`);
+        }
       }
     }
     expect(wrong).toEqual([]);

@@ -242,7 +242,9 @@ describe('transactions in pipelines', () => {
       ) {
         const text = (args[0] as { text?: string } | undefined)?.text;
         const run = () => (query as (...a: unknown[]) => unknown).apply(this, args);
-        if (text !== 'ROLLBACK' || !settledFirst) return run() as never;
+        if (text !== 'ROLLBACK' || !settledFirst) {
+          return run() as never;
+        }
         const waited = withTimeout(
           settledFirst.then(() => 'settled' as const),
           2000,

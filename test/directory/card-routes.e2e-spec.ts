@@ -17,12 +17,21 @@ function strictErrors(card: Card, generation: '1.0' | '0.3'): string[] {
   const errors = schemaErrors(card, generation);
   const filled = (value: unknown) =>
     Array.isArray(value) ? value.length > 0 : typeof value === 'string' && value !== '';
-  for (const member of ['name', 'description', 'version', 'defaultInputModes', 'defaultOutputModes', 'skills'])
-    if (!filled(card[member])) errors.push(`${member} is missing or empty`);
-  if (generation === '1.0' && !filled(card.supportedInterfaces)) errors.push('supportedInterfaces is missing or empty');
-  for (const [i, skill] of ((card.skills ?? []) as Card[]).entries())
-    for (const member of ['id', 'name', 'description', 'tags'])
-      if (!filled(skill[member])) errors.push(`skills[${i}].${member} is missing or empty`);
+  for (const member of ['name', 'description', 'version', 'defaultInputModes', 'defaultOutputModes', 'skills']) {
+    if (!filled(card[member])) {
+      errors.push(`${member} is missing or empty`);
+    }
+  }
+  if (generation === '1.0' && !filled(card.supportedInterfaces)) {
+    errors.push('supportedInterfaces is missing or empty');
+  }
+  for (const [i, skill] of ((card.skills ?? []) as Card[]).entries()) {
+    for (const member of ['id', 'name', 'description', 'tags']) {
+      if (!filled(skill[member])) {
+        errors.push(`skills[${i}].${member} is missing or empty`);
+      }
+    }
+  }
   return errors;
 }
 
@@ -121,7 +130,9 @@ describe('Agent Cards on every route: strict readers', () => {
         await verifyCard(card, jwks);
       }
       expect(reference.skills).toHaveLength(1);
-      if (skill) expect(reference.skills[0]).toMatchObject(skill);
+      if (skill) {
+        expect(reference.skills[0]).toMatchObject(skill);
+      }
     },
   );
 

@@ -87,7 +87,9 @@ describe('Agent Cards: generations and signatures', () => {
       const v03 = await card(handle).expect(200);
       const v1 = await card(handle, '1.0').expect(200);
       expect(v03.headers.etag).not.toBe(v1.headers.etag);
-      for (const res of [v03, v1]) expect(res.headers.vary).toMatch(/A2A-Version/i);
+      for (const res of [v03, v1]) {
+        expect(res.headers.vary).toMatch(/A2A-Version/i);
+      }
       await card(handle).set('If-None-Match', v03.headers.etag).expect(304);
       await card(handle, '1.0').set('If-None-Match', v1.headers.etag).expect(304);
       const crossed = await card(handle, '1.0').set('If-None-Match', v03.headers.etag).expect(200);
@@ -127,7 +129,9 @@ describe('Agent Cards: generations and signatures', () => {
       const { handle } = await createEnabledIdentity(t, acme, { description: 'Signed.', skills });
       const keys = await jwks();
       expect(keys.keys.length).toBeGreaterThanOrEqual(1);
-      for (const key of keys.keys) expect(key).not.toHaveProperty('d');
+      for (const key of keys.keys) {
+        expect(key).not.toHaveProperty('d');
+      }
       for (const version of [undefined, '1.0']) {
         const { body } = await card(handle, version).expect(200);
         const [header] = await verifyCard(body, keys);

@@ -214,7 +214,9 @@ describe('discovery', () => {
     it('q finds handles whose parts the text parser reads as numbers (3e022f41, 34821630, 12e4)', async () => {
       const suffix = randomBytes(2).toString('hex').replace(/[a-f]/g, '7');
       const handles = [`num-3e022f41-${suffix}`, `num-34821630${suffix}`, `num-12e4-${suffix}`, `num-1e5x-${suffix}`];
-      for (const handle of handles) await listed(acme, { agent_handle: handle });
+      for (const handle of handles) {
+        await listed(acme, { agent_handle: handle });
+      }
       for (const handle of handles) {
         const found = (q: string) =>
           t
@@ -304,7 +306,9 @@ describe('discovery', () => {
     it('pages with a cursor, newest first, every agent exactly once', async () => {
       const word = marker('heron');
       const created: string[] = [];
-      for (let i = 0; i < 7; i++) created.push((await listed(i % 2 ? other : acme, { description: word })).handle);
+      for (let i = 0; i < 7; i++) {
+        created.push((await listed(i % 2 ? other : acme, { description: word })).handle);
+      }
       const { handles, pages } = await allPages({ q: word, limit: 3 });
       expect(pages).toBe(3);
       expect(handles).toEqual([...created].reverse());
@@ -427,7 +431,9 @@ describe('discovery', () => {
     it('pages with a cursor', async () => {
       const org = await signup(t, unique('Pager'));
       const created: string[] = [];
-      for (let i = 0; i < 5; i++) created.push((await createIdentity(t, bearer(org))).agent_handle);
+      for (let i = 0; i < 5; i++) {
+        created.push((await createIdentity(t, bearer(org))).agent_handle);
+      }
       const seen: string[] = [];
       let cursor: string | null = null;
       do {

@@ -23,7 +23,7 @@ describe('documentation links', () => {
     const text = readFileSync(file, 'utf8').replace(/^```[\s\S]*?^```$/gm, '');
     const broken: string[] = [];
     for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
-      if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto:
+      if (/^[a-z][a-z0-9+.-]*:/i.test(target)) {continue;} // https:, mailto:
       const [path, fragment] = target.split('#');
       const resolved = path === '' ? file : resolve(dirname(file), path);
       if (!resolved.startsWith(ROOT + '/') || !existsSync(resolved)) {

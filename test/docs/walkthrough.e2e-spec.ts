@@ -30,7 +30,7 @@ export function walkthroughScript(markdown: string): string {
   const lines = markdown.split('\n').map((line, index) => {
     if (!inBlock) {
       inBlock = line === '```sh';
-      if (inBlock) blocks += 1;
+      if (inBlock) {blocks += 1;}
       return '';
     }
     if (line.startsWith('```')) {
@@ -38,13 +38,13 @@ export function walkthroughScript(markdown: string): string {
       return '';
     }
     const announced = /^(?!\s*#).*#\s*→\s*(\d{3})\b/.exec(line);
-    if (!announced) return line;
+    if (!announced) {return line;}
     if (!/^\s*curl\s/.test(line)) {
       throw new Error(`docs/walkthrough.md line ${index + 1}: "# → ${announced[1]}" must end a one-line \`curl …\` command: ${line}`);
     }
     return line.replace(/^(\s*)curl\s/, `$1A2A_EXPECT=${announced[1]} curl `);
   });
-  if (blocks === 0) throw new Error('docs/walkthrough.md has no ```sh blocks');
+  if (blocks === 0) {throw new Error('docs/walkthrough.md has no ```sh blocks');}
   return lines.join('\n');
 }
 

@@ -107,12 +107,13 @@ describe('event delivery', () => {
       const identity = await insertIdentity(t, { organizationId: org.organizationId });
       const keys = t.app.get(KeysService);
       await t.app.get(Database).transaction(async (em) => {
-        for (let i = 0; i < 3; i++)
+        for (let i = 0; i < 3; i++) {
           await keys.mintWith(em, {
             scope: 'agent',
             identityId: identity.id,
             createdBy: { type: 'console_user', id: org.userId },
           });
+        }
       });
       await t.app.get(Database).transaction((em) => keys.revokeAllForIdentity(em, identity.id));
       await t.app.get(Database).transaction((em) => keys.revokeAllForIdentity(em, identity.id)); // nothing left to revoke: no event
@@ -263,7 +264,9 @@ describe('event delivery', () => {
       const received = forPath(receiver.received);
       expect(received.map((r) => r.status)).toEqual([503, 503, 503, 204]);
       expect(new Set(received.map((r) => r.headers['webhook-id']))).toEqual(new Set([ping.body.event_id]));
-      for (const request of received) expect(verified(secret, request).id).toBe(ping.body.event_id);
+      for (const request of received) {
+        expect(verified(secret, request).id).toBe(ping.body.event_id);
+      }
       expect(path).toContain(org.organizationId);
 
       const res = await t.http().get(`/api/v1/webhooks/${id}/deliveries`).set(bearer(org)).expect(200);

@@ -23,7 +23,9 @@ describe('dispatchers on one database', () => {
     owner = await startApp({ EVENTS_DISPATCHER: 'off' });
   });
   afterEach(async () => {
-    for (const app of apps.splice(0)) await app.close();
+    for (const app of apps.splice(0)) {
+      await app.close();
+    }
     await owner.close();
     await receiver.close();
   });
@@ -199,6 +201,8 @@ async function post(baseUrl: string, path: string, org: { token: string }, body:
     headers: { 'content-type': 'application/json', authorization: `Bearer ${org.token}` },
     body: JSON.stringify(body),
   });
-  if (res.status >= 300) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  if (res.status >= 300) {
+    throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  }
   return res.json();
 }

@@ -38,8 +38,9 @@ describe('delivery fairness', () => {
       const dead = await subscribe(t, hanging, bearer(noisy), { events: ['*'] });
       const alive = await subscribe(t, healthy, bearer(quiet), { events: ['*'] });
 
-      for (let i = 0; i < 200; i++)
+      for (let i = 0; i < 200; i++) {
         await t.http().post(`/api/v1/webhooks/${dead.id}/test`).set(bearer(noisy)).expect(202);
+      }
       // The dead endpoint has taken all it may: its share, no more.
       await hanging.waitFor((received) => received.length >= SHARE);
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -56,8 +57,9 @@ describe('delivery fairness', () => {
       const failing = await signup(t, 'Failing');
       const dead = await subscribe(t, hanging, bearer(failing), { events: ['*'] });
       await t.db.query(`UPDATE webhooks SET failing_since = now() WHERE id = $1`, [dead.id]);
-      for (let i = 0; i < 20; i++)
+      for (let i = 0; i < 20; i++) {
         await t.http().post(`/api/v1/webhooks/${dead.id}/test`).set(bearer(failing)).expect(202);
+      }
       await hanging.waitFor(() => dead.requests().length >= BATCH / 10);
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(dead.requests()).toHaveLength(BATCH / 10);

@@ -161,7 +161,9 @@ describe('the event stream', () => {
 
     const listed = await t.http().get('/api/v1/events?limit=200').set(apiKey(bystander.key)).expect(200);
     expect(listed.body.events.length).toBeGreaterThan(0);
-    for (const event of listed.body.events) expect(event.type).toBe('identity.updated');
+    for (const event of listed.body.events) {
+      expect(event.type).toBe('identity.updated');
+    }
     // Another organization sees none of acme's.
     const globex = await signup(t, 'Globex');
     const theirs = await t.http().get('/api/v1/events').set(bearer(globex)).expect(200);
@@ -246,7 +248,9 @@ describe('the event stream', () => {
     const account = await signup(t);
     const agent = await enabledAgent(t, account);
     const open = [];
-    for (let i = 0; i < 3; i++) open.push(await openEventStream(t.baseUrl, apiKey(agent.key)));
+    for (let i = 0; i < 3; i++) {
+      open.push(await openEventStream(t.baseUrl, apiKey(agent.key)));
+    }
     const refused = await fetch(`${t.baseUrl}/api/v1/events/stream`, { headers: apiKey(agent.key) });
     expect(refused.status).toBe(429);
     expect(((await refused.json()) as { code: string }).code).toBe('too_many_open_calls');
@@ -260,7 +264,9 @@ describe('the event stream', () => {
       (s) => s.response.status === 200,
     );
     await again.close();
-    for (const stream of open.slice(1)) await stream.close();
+    for (const stream of open.slice(1)) {
+      await stream.close();
+    }
   });
 });
 

@@ -326,7 +326,9 @@ describe('identities', () => {
 
       await t.http().delete(`/api/v1/identities/${own.handle}`).set(acmeAdmin).expect(204);
 
-      for (const key of [own.key, second]) await t.http().get('/api-keys/self').set(apiKey(key)).expect(401);
+      for (const key of [own.key, second]) {
+        await t.http().get('/api-keys/self').set(apiKey(key)).expect(401);
+      }
       await t.http().get(`/a2a/${own.handle}/card`).expect(404);
       const read = await t.http().get(`/api/v1/identities/${own.handle}`).set(bearer(acme)).expect(200);
       expect(read.body).toMatchObject({ status: 'deleted', enabled: false });
@@ -351,8 +353,9 @@ describe('identities', () => {
         t.http().patch(`/api/v1/identities/${handle}/settings`).set(bearer(acme)).send({ enabled: true }),
         t.http().delete(`/api/v1/identities/${handle}`).set(bearer(acme)),
       ];
-      for (const res of await Promise.all(attempts))
+      for (const res of await Promise.all(attempts)) {
         expect({ status: res.status, code: res.body.code }).toEqual({ status: 409, code: 'identity_deleted' });
+      }
       await t
         .http()
         .post('/api/v1/api-keys')

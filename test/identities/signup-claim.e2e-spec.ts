@@ -75,8 +75,9 @@ describe('agent signup and claim', () => {
       t.http().get(`/api/v1/identities/${handle}/settings`).set(key),
       t.http().get('/api/v1/identities/a2a/directory').set(key),
     ];
-    for (const r of await Promise.all(refused))
+    for (const r of await Promise.all(refused)) {
       expect({ status: r.status, code: r.body.code }).toEqual({ status: 403, code: 'identity_unclaimed' });
+    }
     await t.http().get(`/a2a/${handle}/card`).expect(404);
     // No organization can see or touch it before the claim.
     await t.http().get(`/api/v1/identities/${handle}`).set(bearer(acme)).expect(404);

@@ -56,7 +56,9 @@ describe('the API key read as the request arrives', () => {
   }
 
   const until = async (done: () => boolean) => {
-    for (let i = 0; i < 200 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 200 && !done(); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
     expect(done()).toBe(true);
   };
 

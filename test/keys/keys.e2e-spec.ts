@@ -214,7 +214,9 @@ describe('API key lifecycle', () => {
         let running = true;
         const statuses = new Set<number>();
         const hammer = async (app: TestApp) => {
-          while (running) statuses.add((await app.http().get('/api-keys/self').set(apiKey(admin))).status);
+          while (running) {
+            statuses.add((await app.http().get('/api-keys/self').set(apiKey(admin))).status);
+          }
         };
         const load = [t, second, t, second, t, second].map(hammer);
         await new Promise((resolve) => setTimeout(resolve, 200));
@@ -289,9 +291,10 @@ describe('API key lifecycle', () => {
       const org = await signup(t, 'Lister');
       const identity = await insertIdentity(t, { organizationId: org.organizationId });
       const ids: string[] = [];
-      for (let i = 0; i < 5; i++)
+      for (let i = 0; i < 5; i++) {
         ids.push((await t.http().post('/api/v1/api-keys').set(bearer(org)).send({ scope: 'admin' })).body.id);
-      for (let i = 0; i < 2; i++)
+      }
+      for (let i = 0; i < 2; i++) {
         ids.push(
           (
             await t
@@ -301,6 +304,7 @@ describe('API key lifecycle', () => {
               .send({ scope: 'agent', scoped_identity_id: identity.id })
           ).body.id,
         );
+      }
 
       const seen: string[] = [];
       let cursor: string | null = null;

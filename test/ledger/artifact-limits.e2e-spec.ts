@@ -32,10 +32,11 @@ describe('artifact content per task', () => {
     expect(Math.floor(LIMIT / CHUNK_BYTES)).toBe(4);
     const task = await submitTask(t, requester, worker);
     await reply(t, task.id, worker.key, { artifacts: [{ artifactId: 'out', parts: chunk('a') }] }).expect(200);
-    for (const c of ['b', 'c', 'd'])
+    for (const c of ['b', 'c', 'd']) {
       await reply(t, task.id, worker.key, { artifacts: [{ artifactId: 'out', append: true, parts: chunk(c) }] }).expect(
         200,
       );
+    }
     const refused = await reply(t, task.id, worker.key, {
       state: 'working',
       artifacts: [{ artifactId: 'out', append: true, parts: chunk('e') }],
@@ -77,8 +78,9 @@ describe('artifact content per task', () => {
   it('a read returns at most the limit of artifact content per task (whole artifacts, in order)', async () => {
     // Written under a larger limit; read by an instance with a smaller one (as after lowering it).
     const task = await submitTask(t, requester, worker);
-    for (const id of ['first', 'second', 'third'])
+    for (const id of ['first', 'second', 'third']) {
       await reply(t, task.id, worker.key, { artifacts: [{ artifactId: id, parts: chunk(id[0]) }] }).expect(200);
+    }
     const smaller = await startApp({ LEDGER_MAX_ARTIFACT_BYTES_PER_TASK: String(2 * CHUNK_BYTES + 100) }, t);
     try {
       const rest = await smaller.http().get(`/api/v1/tasks/${task.id}`).set(apiKey(requester.key)).expect(200);

@@ -35,7 +35,9 @@ describe('concurrent changes to one task', () => {
 
     for (const res of results) {
       expect([200, 409]).toContain(res.status);
-      if (res.status === 409) expect(res.body.code).toBe('task_terminal');
+      if (res.status === 409) {
+        expect(res.body.code).toBe('task_terminal');
+      }
     }
     const applied = results
       .map((res, i) => [res.status === 200, i] as const)
@@ -113,7 +115,9 @@ describe('concurrent changes to one task', () => {
       ]);
       const cancelWon = canceled.body.result?.status.state === 'canceled';
       expect(cancelWon).toBe(completed.status === 409);
-      if (!cancelWon) expect(canceled.body.error.code).toBe(-32002);
+      if (!cancelWon) {
+        expect(canceled.body.error.code).toBe(-32002);
+      }
       const log = await events(task.id);
       expect(log.filter((e) => TERMINAL.has(e.state))).toHaveLength(1);
     }

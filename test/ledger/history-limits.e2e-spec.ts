@@ -32,7 +32,9 @@ describe('ledger history limits', () => {
   /** A task holding `count` messages: the requester's first, then the worker's m1, m2, … */
   async function taskWith(count: number): Promise<string> {
     const task = await submitTask(t, requester, worker, 'm0');
-    for (let i = 1; i < count; i++) await reply(t, task.id, worker.key, { message: text(`m${i}`) }).expect(200);
+    for (let i = 1; i < count; i++) {
+      await reply(t, task.id, worker.key, { message: text(`m${i}`) }).expect(200);
+    }
     return task.id;
   }
 
@@ -147,7 +149,9 @@ describe('ledger history limits', () => {
     it('GET /api/v1/tasks: one message each by default; history_length × limit at most 200, history_length at most the max', async () => {
       const pair = await agentPair(t);
       const task = await submitTask(t, pair.requester, pair.worker, 'm0');
-      for (let i = 1; i < 5; i++) await reply(t, task.id, pair.worker.key, { message: text(`m${i}`) }).expect(200);
+      for (let i = 1; i < 5; i++) {
+        await reply(t, task.id, pair.worker.key, { message: text(`m${i}`) }).expect(200);
+      }
       const list = (query: string) => t.http().get(`/api/v1/tasks${query}`).set(apiKey(pair.worker.key));
       expect(texts((await list('').expect(200)).body.tasks[0].history)).toEqual(['m4']);
       expect(texts((await list('?limit=50&history_length=3').expect(200)).body.tasks[0].history)).toEqual([
@@ -208,7 +212,9 @@ describe('ledger history limits', () => {
     it('ListTasks: each task carries at most its share of the 200-message budget', async () => {
       const pair = await agentPair(t);
       const task = await submitTask(t, pair.requester, pair.worker, 'm0');
-      for (let i = 1; i < 5; i++) await reply(t, task.id, pair.worker.key, { message: text(`m${i}`) }).expect(200);
+      for (let i = 1; i < 5; i++) {
+        await reply(t, task.id, pair.worker.key, { message: text(`m${i}`) }).expect(200);
+      }
       const list = async (params: object) =>
         (await rpc(t, pair.worker.handle, pair.requester.key, 'ListTasks', params, '1.0').expect(200)).body.result
           .tasks[0].history.length;

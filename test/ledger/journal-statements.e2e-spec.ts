@@ -44,8 +44,9 @@ describe('the task journal: writes in one statement', () => {
     const [begin, lock, write, read, commit, ...more] = sent[1].split(';\n');
     expect(begin).toBe('BEGIN');
     expect(lock).toMatch(/^SELECT a2a_lock_task_at\(/);
-    for (const change of ['INSERT INTO task_events ', 'UPDATE tasks SET', 'INSERT INTO events '])
+    for (const change of ['INSERT INTO task_events ', 'UPDATE tasks SET', 'INSERT INTO events ']) {
       expect(write).toContain(change);
+    }
     expect(read).toMatch(/^\s*WITH t AS \(/);
     expect([commit, more]).toEqual(['COMMIT', []]);
     expect(body).toMatchObject({ id: task.id, status: { state: 'working' } });
@@ -177,8 +178,9 @@ describe('the task journal: writes in one statement', () => {
     expect([begin, none]).toEqual(['BEGIN', []]);
     expect(lock).toMatch(/FOR UPDATE/);
     const [write, read, commit, ...more] = sent[2].split(';\n');
-    for (const change of ['INSERT INTO task_events ', 'UPDATE tasks SET', 'INSERT INTO events '])
+    for (const change of ['INSERT INTO task_events ', 'UPDATE tasks SET', 'INSERT INTO events ']) {
       expect(write).toContain(change);
+    }
     expect(read).toMatch(/^\s*WITH t AS \(/); // the task's messages and artifacts, for the answer
     expect([commit, more]).toEqual(['COMMIT', []]);
 

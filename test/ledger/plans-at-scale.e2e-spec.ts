@@ -171,7 +171,9 @@ describe('plans at scale: a read costs the same however many rows the caller has
       expect(res.body.result?.status?.state).toBe('canceled');
     });
     expect(scans.length).toBeGreaterThan(0);
-    for (const scan of scans) expect(scan['Index Name']).toBe('tasks_pkey');
+    for (const scan of scans) {
+      expect(scan['Index Name']).toBe('tasks_pkey');
+    }
   });
 
   it('a page of a list is planned for its values (sent unnamed); a task read by id is prepared', async () => {
@@ -181,8 +183,12 @@ describe('plans at scale: a read costs the same however many rows the caller has
     const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
       const config = args[0] as { text?: string; name?: string; submit?: unknown };
       const text = typeof config === 'object' && !config.submit ? (config.text ?? '') : '';
-      if (/FROM tasks t WHERE .* LIMIT 51$/s.test(text.trim())) names.push(['page', config.name]);
-      if (/FROM \(SELECT \* FROM tasks WHERE id = \$1 OFFSET 0\) t/.test(text)) names.push(['by id', config.name]);
+      if (/FROM tasks t WHERE .* LIMIT 51$/s.test(text.trim())) {
+        names.push(['page', config.name]);
+      }
+      if (/FROM \(SELECT \* FROM tasks WHERE id = \$1 OFFSET 0\) t/.test(text)) {
+        names.push(['by id', config.name]);
+      }
       return query.apply(this, args) as never;
     });
     try {

@@ -39,8 +39,9 @@ describe('a send that starts a task: one statement', () => {
     expect(sent.map((text) => text.trim().slice(0, 60))).toHaveLength(3);
     expect(sent.some((text) => /^\s*(BEGIN|START TRANSACTION|COMMIT)/i.test(text))).toBe(false);
     const write = sent[2];
-    for (const table of ['contexts', 'tasks', 'messages', 'task_events', 'events', 'deliveries', 'upstream_forwards'])
+    for (const table of ['contexts', 'tasks', 'messages', 'task_events', 'events', 'deliveries', 'upstream_forwards']) {
       expect(write).toMatch(new RegExp(`INSERT INTO ${table}\\s`));
+    }
   });
 
   it('writes the task, its context, message and event, and the outbox event as the transactional path did', async () => {
@@ -161,14 +162,17 @@ describe('a send that starts a task: one statement', () => {
     expect(writes.length).toBeGreaterThan(0);
     expect(writes.length).toBeLessThan(20);
     // Each statement inserts its sends' rows with one INSERT a table, however many went together.
-    for (const text of writes)
-      for (const table of ['contexts', 'tasks', 'messages', 'task_events', 'events'])
+    for (const text of writes) {
+      for (const table of ['contexts', 'tasks', 'messages', 'task_events', 'events']) {
         expect(text.split(new RegExp(`INSERT INTO ${table}\\s`))).toHaveLength(2);
+      }
+    }
     const ids = answers.map((answer) => answer.body.result.id);
     expect(new Set(ids).size).toBe(20);
     const after = await counts();
-    for (const table of ['tasks', 'contexts', 'messages', 'task_events', 'events'] as const)
+    for (const table of ['tasks', 'contexts', 'messages', 'task_events', 'events'] as const) {
       expect(after[table] - before[table]).toBe(20);
+    }
     const rows = await t.db.query(
       `SELECT t.id FROM tasks t JOIN messages m ON m.task_id = t.id JOIN task_events e ON e.task_id = t.id AND e.message_id = m.id
         WHERE t.id = ANY($1::uuid[])`,

@@ -113,7 +113,9 @@ describe('ledger REST', () => {
       const pair = await agentPair(t, await signup(t));
       const admin = await mintAdminKey(t, pair.acme);
       const made: Array<{ id: string; contextId: string }> = [];
-      for (let i = 0; i < 5; i++) made.push(await submitTask(t, pair.requester, pair.worker, `job ${i}`));
+      for (let i = 0; i < 5; i++) {
+        made.push(await submitTask(t, pair.requester, pair.worker, `job ${i}`));
+      }
       const back = await submitTask(t, pair.worker, pair.requester, 'the other way');
 
       const pages: string[] = [];
@@ -259,7 +261,9 @@ describe('ledger REST', () => {
       const account = await signup(t);
       const pair = await agentPair(t, account);
       const made: string[] = [];
-      for (let i = 0; i < 3; i++) made.push((await submitTask(t, pair.requester, pair.worker)).contextId);
+      for (let i = 0; i < 3; i++) {
+        made.push((await submitTask(t, pair.requester, pair.worker)).contextId);
+      }
       made.push((await submitTask(t, pair.worker, pair.requester)).contextId);
       for (const headers of [apiKey(await mintAdminKey(t, account)), bearer(account)]) {
         const pages: string[] = [];
@@ -414,8 +418,11 @@ describe('ledger REST', () => {
     /** A task of the pair in `state`, reached through the API. */
     async function taskIn(state: string): Promise<string> {
       const task = await submitTask(t, requester, worker);
-      if (state === 'canceled') await rpc(t, worker.handle, requester.key, 'tasks/cancel', { id: task.id }).expect(200);
-      else if (state !== 'submitted') await reply(t, task.id, worker.key, { state }).expect(200);
+      if (state === 'canceled') {
+        await rpc(t, worker.handle, requester.key, 'tasks/cancel', { id: task.id }).expect(200);
+      } else if (state !== 'submitted') {
+        await reply(t, task.id, worker.key, { state }).expect(200);
+      }
       return task.id;
     }
 

@@ -30,7 +30,9 @@ describe('bad input is a 400, never a 500', () => {
   beforeAll(async () => {
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString().split('\n').filter(Boolean)) logged.push(JSON.parse(line).level);
+        for (const line of chunk.toString().split('\n').filter(Boolean)) {
+          logged.push(JSON.parse(line).level);
+        }
         done();
       },
     });

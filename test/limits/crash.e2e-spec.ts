@@ -80,7 +80,9 @@ describe('a SIGKILL mid-load loses nothing that was acknowledged', () => {
               },
             },
           });
-          if (res.status === 200 && res.body?.result?.id) acknowledgedSends.set(res.body.result.id, messageId);
+          if (res.status === 200 && res.body?.result?.id) {
+            acknowledgedSends.set(res.body.result.id, messageId);
+          }
         } catch {
           return; // the server is gone
         }
@@ -100,7 +102,9 @@ describe('a SIGKILL mid-load loses nothing that was acknowledged', () => {
             key: worker.key,
             body: { state: 'completed', message: { parts: [{ kind: 'text', text: 'done' }] } },
           });
-          if (res.status === 200) acknowledgedReplies.add(id);
+          if (res.status === 200) {
+            acknowledgedReplies.add(id);
+          }
         } catch {
           return;
         }
@@ -109,8 +113,9 @@ describe('a SIGKILL mid-load loses nothing that was acknowledged', () => {
     const load = Promise.all([...Array.from({ length: 6 }, sender), ...Array.from({ length: 2 }, replier)]);
 
     // Let the load build, then kill the server without warning.
-    while (acknowledgedSends.size < 150 || acknowledgedReplies.size < 30)
+    while (acknowledgedSends.size < 150 || acknowledgedReplies.size < 30) {
       await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     expect(await server.stop('SIGKILL')).toBeNull();
     stop = true;
     await load;
@@ -121,8 +126,9 @@ describe('a SIGKILL mid-load loses nothing that was acknowledged', () => {
       const task = await after(`/api/v1/tasks/${taskId}`, { key: requester.key });
       expect({ taskId, status: task.status }).toEqual({ taskId, status: 200 });
       expect(task.body.history.map((m: { messageId: string }) => m.messageId)).toContain(messageId);
-      if (acknowledgedReplies.has(taskId))
+      if (acknowledgedReplies.has(taskId)) {
         expect({ taskId, state: task.body.status.state }).toEqual({ taskId, state: 'completed' });
+      }
     }
 
     const db = new Client({ connectionString: urlFor(database) });

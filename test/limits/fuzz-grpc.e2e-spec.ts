@@ -101,7 +101,9 @@ describe('gRPC fuzzing: both services, every RPC', () => {
   beforeAll(async () => {
     const sink = new Writable({
       write(chunk, _, done) {
-        for (const line of String(chunk).split('\n').filter(Boolean)) logged.push(JSON.parse(line));
+        for (const line of String(chunk).split('\n').filter(Boolean)) {
+          logged.push(JSON.parse(line));
+        }
         done();
       },
     });
@@ -219,16 +221,27 @@ describe('gRPC fuzzing: both services, every RPC', () => {
   function metadata(): grpc.Metadata {
     const base: Record<string, string> = {};
     const credential = random();
-    if (credential < 0.6) base['x-api-key'] = requester.key;
-    else if (credential < 0.7) base['x-api-key'] = adminKey;
-    else if (credential < 0.8) base['x-api-key'] = pick(['a2a_agt_x', 'garbage', 'k'.repeat(4000)]);
-    else if (credential < 0.85) base.authorization = pick(['Bearer nonsense', 'Basic Zm9vOmJhcg==', 'Bearer']);
-    if (random() < 0.5)
+    if (credential < 0.6) {
+      base['x-api-key'] = requester.key;
+    } else if (credential < 0.7) {
+      base['x-api-key'] = adminKey;
+    } else if (credential < 0.8) {
+      base['x-api-key'] = pick(['a2a_agt_x', 'garbage', 'k'.repeat(4000)]);
+    } else if (credential < 0.85) {
+      base.authorization = pick(['Bearer nonsense', 'Basic Zm9vOmJhcg==', 'Bearer']);
+    }
+    if (random() < 0.5) {
       base['a2a-tenant'] = random() < 0.7 ? worker.handle : pick(['x', 'Bad Handle', 'z'.repeat(300)]);
-    if (random() < 0.2) base['a2a-version'] = pick(['1.0', '0.3', '99.0', '', 'x', '1.0.0']);
-    if (random() < 0.1) base['a2a-extensions'] = pick(['', ',,,', 'https://example.com/ext']);
-    if (random() < 0.1)
+    }
+    if (random() < 0.2) {
+      base['a2a-version'] = pick(['1.0', '0.3', '99.0', '', 'x', '1.0.0']);
+    }
+    if (random() < 0.1) {
+      base['a2a-extensions'] = pick(['', ',,,', 'https://example.com/ext']);
+    }
+    if (random() < 0.1) {
       base.traceparent = pick(['00-zz-zz-01', '', '00-' + '0'.repeat(32) + '-' + '0'.repeat(16) + '-00']);
+    }
     return metadataOf(base);
   }
 
@@ -244,7 +257,9 @@ describe('gRPC fuzzing: both services, every RPC', () => {
       }
       case 2: {
         const flipped = Buffer.from(valid());
-        for (let i = 0; i < 1 + int(4) && flipped.length > 0; i++) flipped[int(flipped.length)] ^= 1 << int(8);
+        for (let i = 0; i < 1 + int(4) && flipped.length > 0; i++) {
+          flipped[int(flipped.length)] ^= 1 << int(8);
+        }
         return ['bits flipped', flipped];
       }
       case 3:
@@ -296,10 +311,11 @@ describe('gRPC fuzzing: both services, every RPC', () => {
       for (let i = 0; i < 30; i++) {
         const [kind, bytes] = frame(version, method, (v) => spec.requestSerialize(v));
         const outcome: GrpcOutcome = await rawCall(client, spec.path, bytes, metadata(), spec.responseStream, 10_000);
-        if (!ACCEPTABLE.has(outcome.code))
+        if (!ACCEPTABLE.has(outcome.code)) {
           failures.push(
             `${kind}: ${grpc.status[outcome.code]} ${outcome.details} (bytes ${bytes.subarray(0, 40).toString('hex')})`,
           );
+        }
       }
       expect(failures).toEqual([]);
     });

@@ -326,13 +326,16 @@ describe('fuzzing every route', () => {
     const shown = Buffer.isBuffer(body) ? `<${body.length} bytes>` : JSON.stringify(body)?.slice(0, 80);
     const label = `${method} ${path} [${Object.keys(headers).join(',') || 'no credential'}]${encoding ? ` Content-Encoding: ${encoding}` : ''}${body !== undefined ? ` body=${shown}` : ''}`;
     let req = t.http()[method.toLowerCase() as 'get'](path).set(headers).timeout(15_000);
-    if (encoding) req = req.set('Content-Encoding', encoding);
+    if (encoding) {
+      req = req.set('Content-Encoding', encoding);
+    }
     // A Buffer goes as it is: superagent would serialize it as JSON ({"type":"Buffer",…}) for a JSON content type.
-    if (body !== undefined)
+    if (body !== undefined) {
       req = req
         .set('Content-Type', 'application/json')
         .serialize((raw: unknown) => raw as string)
         .send(body);
+    }
     let res;
     try {
       res = await req;
@@ -364,8 +367,9 @@ describe('fuzzing every route', () => {
         ({ field }: { field: string }) =>
           field === nestedField || field.startsWith(`${nestedField}.`) || field.startsWith(`${nestedField}[`),
       );
-    if (res.status >= 500 || !documented || unnamed)
+    if (res.status >= 500 || !documented || unnamed) {
       failures.push({ request: label, status: res.status, body: JSON.stringify(res.body).slice(0, 300) });
+    }
   }
 
   it('answers every hostile request with a documented 4xx or a success, never a 5xx', async () => {
@@ -378,16 +382,26 @@ describe('fuzzing every route', () => {
     for (const [method, pattern] of routes) {
       for (const [, headers] of credentials) {
         const paths = pattern.includes(':') ? HOSTILE_PARAMS.map((p) => pattern.replace(/:[^/]+/g, p)) : [pattern];
-        for (const path of paths) await send(method, path, headers);
+        for (const path of paths) {
+          await send(method, path, headers);
+        }
         // Bodies and queries go to a real resource where the fuzzer knows one (DELETE
         // would remove it for the routes after), else to the first hostile path.
         const real = Object.entries(realParams).reduce((path, [param, value]) => path.replace(param, value), pattern);
         const base = method !== 'DELETE' && !real.includes(':') ? real : paths[0];
-        for (const query of HOSTILE_QUERIES) await send(method, `${base}?${query}`, headers);
+        for (const query of HOSTILE_QUERIES) {
+          await send(method, `${base}?${query}`, headers);
+        }
         if (method !== 'GET') {
-          for (const [, body] of HOSTILE_BODIES) await send(method, base, headers, body);
-          for (let i = 0; i < 8; i++) await send(method, base, headers, JSON.stringify(randomJson()));
-          for (const { field, body } of nestedBodies) await send(method, base, headers, JSON.stringify(body), field);
+          for (const [, body] of HOSTILE_BODIES) {
+            await send(method, base, headers, body);
+          }
+          for (let i = 0; i < 8; i++) {
+            await send(method, base, headers, JSON.stringify(randomJson()));
+          }
+          for (const { field, body } of nestedBodies) {
+            await send(method, base, headers, JSON.stringify(body), field);
+          }
           for (const field of KNOWN_FIELDS) {
             await send(method, base, headers, JSON.stringify({ [field]: null }));
             await send(method, base, headers, JSON.stringify({ [field]: 'x\u0000y' }));
@@ -396,11 +410,15 @@ describe('fuzzing every route', () => {
       }
       // Compressed bodies and lone surrogates are judged before any credential is:
       // without one, and with a Console session (whose routes take the most fields).
-      if (method === 'GET') continue;
+      if (method === 'GET') {
+        continue;
+      }
       const real = Object.entries(realParams).reduce((path, [param, value]) => path.replace(param, value), pattern);
       const base = method !== 'DELETE' && !real.includes(':') ? real : pattern.replace(/:[^/]+/g, 'x');
       for (const headers of [credentials[0][1], credentials[4][1]]) {
-        for (const [encoding, body] of ENCODED_BODIES) await send(method, base, headers, body, undefined, encoding);
+        for (const [encoding, body] of ENCODED_BODIES) {
+          await send(method, base, headers, body, undefined, encoding);
+        }
         for (const field of KNOWN_FIELDS) {
           for (const text of LONE_SURROGATES) {
             await send(method, base, headers, JSON.stringify({ [field]: text }), field);

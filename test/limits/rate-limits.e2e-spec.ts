@@ -39,7 +39,9 @@ describe('rate limits', () => {
       const noisy = await mintAdminKey(t, flooded);
       const quiet = await mintAdminKey(t, flooded);
       const other = await mintAdminKey(t, await signup(t));
-      for (let i = 0; i < 5; i++) await t.http().get('/api-keys/self').set(apiKey(noisy)).expect(200);
+      for (let i = 0; i < 5; i++) {
+        await t.http().get('/api-keys/self').set(apiKey(noisy)).expect(200);
+      }
       await t.http().get('/api-keys/self').set(apiKey(noisy)).expect(429);
       await t.http().get('/api-keys/self').set(apiKey(quiet)).expect(200);
       await t.http().get('/api-keys/self').set(apiKey(other)).expect(200);
@@ -47,7 +49,9 @@ describe('rate limits', () => {
 
     it('Console sessions are limited per user', async () => {
       const account = await signup(t);
-      for (let i = 0; i < 5; i++) await t.http().get('/api/v1/console/me').set(bearer(account)).expect(200);
+      for (let i = 0; i < 5; i++) {
+        await t.http().get('/api/v1/console/me').set(bearer(account)).expect(200);
+      }
       await t.http().get('/api/v1/console/me').set(bearer(account)).expect(429);
     });
   });
@@ -246,7 +250,9 @@ describe('rate limits', () => {
         status: 'ready',
       });
       // Counted in this instance's memory meanwhile: the limit still holds.
-      for (let i = 0; i < 3; i++) await self().expect(200);
+      for (let i = 0; i < 3; i++) {
+        await self().expect(200);
+      }
       await self().expect(429);
 
       redis = await startRedis(); // a fresh, empty Redis

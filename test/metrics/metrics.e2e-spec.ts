@@ -8,13 +8,19 @@ import { startReceiver, type Receiver } from '../support/receiver';
 /** One sample of the scrape: `name{labels} value`. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | null {
   for (const line of text.split('\n')) {
-    if (line.startsWith('#')) continue;
+    if (line.startsWith('#')) {
+      continue;
+    }
     const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
+    if (!match || match[1] !== name) {
+      continue;
+    }
     const found = Object.fromEntries(
       [...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]),
     );
-    if (Object.entries(labels).every(([key, value]) => found[key] === value)) return Number(match[3]);
+    if (Object.entries(labels).every(([key, value]) => found[key] === value)) {
+      return Number(match[3]);
+    }
   }
   return null;
 }
@@ -213,12 +219,15 @@ describe('metrics (docs/operations.md, Metrics)', () => {
     expect(count('GET', '/a2a/:handle/card', '200')).toBe(1);
     expect(count('GET', '/a2a/:handle/.well-known/agent-card.json', '200')).toBe(1);
     // The protocol call itself: the request handler's method, the binding and its generation.
-    for (const version of ['1.0', '0.3'])
+    for (const version of ['1.0', '0.3']) {
       expect(
         sample(text, 'a2a_protocol_calls_total', { method: 'getTask', version, binding: 'rest', outcome: 'ok' }),
       ).toBe(1);
+    }
     // Every route label is a whole template of the service (or one of the two fixed labels).
     const routes = new Set([...text.matchAll(/^a2a_http_requests_total\{.*route="([^"]*)"/gm)].map((m) => m[1]));
-    for (const route of routes) expect(route).toMatch(/^(\/a2a\/|\/api\/v1\/|unmatched$)/);
+    for (const route of routes) {
+      expect(route).toMatch(/^(\/a2a\/|\/api\/v1\/|unmatched$)/);
+    }
   });
 });

@@ -76,8 +76,9 @@ describe('nothing but the structured logger writes to stdout and stderr', () => 
 
     // The SDK's warning arrives as a log entry; then the server is stopped so the output is complete.
     const deadline = Date.now() + 20_000;
-    while (!server.output().includes('Lossy conversion') && Date.now() < deadline)
+    while (!server.output().includes('Lossy conversion') && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     expect(await server.stop()).toBe(0);
     const lines = server
       .output()

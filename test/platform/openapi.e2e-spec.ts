@@ -48,7 +48,9 @@ describe('the OpenAPI document', () => {
   afterAll(() => t.close());
 
   const resolve = (schema: Schema): Schema => {
-    if (!schema.$ref) return schema;
+    if (!schema.$ref) {
+      return schema;
+    }
     const name = schema.$ref.replace('#/components/schemas/', '');
     expect(doc.components.schemas).toHaveProperty([name]);
     return doc.components.schemas[name];
@@ -62,9 +64,13 @@ describe('the OpenAPI document', () => {
     const missing: string[] = [];
     for (const [name, op] of operations) {
       const successes = Object.entries(op.responses).filter(([status]) => /^2\d\d$/.test(status));
-      if (successes.length === 0) missing.push(`${name}: no 2xx response`);
+      if (successes.length === 0) {
+        missing.push(`${name}: no 2xx response`);
+      }
       for (const [status, response] of successes) {
-        if (status === '204') continue;
+        if (status === '204') {
+          continue;
+        }
         const contents = Object.values(response.content ?? {});
         if (contents.length === 0 || contents.some((c) => !c.schema || (!c.schema.$ref && !c.schema.type))) {
           missing.push(`${name}: ${status} has no schema`);
@@ -79,19 +85,28 @@ describe('the OpenAPI document', () => {
     for (const [name, op] of operations) {
       const statuses = Object.keys(op.responses);
       const errors = statuses.filter((status) => /^4\d\d$/.test(status));
-      if (errors.length === 0) missing.push(`${name}: no 4xx response`);
-      if (!statuses.includes('429')) missing.push(`${name}: no 429`);
-      if (op.security?.length && !(statuses.includes('401') && statuses.includes('403')))
+      if (errors.length === 0) {
+        missing.push(`${name}: no 4xx response`);
+      }
+      if (!statuses.includes('429')) {
+        missing.push(`${name}: no 429`);
+      }
+      if (op.security?.length && !(statuses.includes('401') && statuses.includes('403'))) {
         missing.push(`${name}: no 401/403`);
-      if (op.requestBody && !['400', '413', '415'].every((s) => statuses.includes(s)))
+      }
+      if (op.requestBody && !['400', '413', '415'].every((s) => statuses.includes(s))) {
         missing.push(`${name}: body without 400/413/415`);
+      }
       const errorRef =
         name === 'POST /a2a/{handle}' ? '#/components/schemas/JsonRpcResponse' : '#/components/schemas/Problem';
       for (const status of errors) {
         const contents = Object.values(op.responses[status].content ?? {});
-        if (contents.length !== 1 || contents[0].schema?.$ref !== errorRef)
+        if (contents.length !== 1 || contents[0].schema?.$ref !== errorRef) {
           missing.push(`${name}: ${status} without ${errorRef}`);
-        if (!op.responses[status].description) missing.push(`${name}: ${status} without a description`);
+        }
+        if (!op.responses[status].description) {
+          missing.push(`${name}: ${status} without a description`);
+        }
       }
     }
     expect(missing).toEqual([]);
@@ -107,7 +122,9 @@ describe('the OpenAPI document', () => {
 
   it('names every operation with a unique, readable operationId', () => {
     const ids = operations.map(([, op]) => op.operationId);
-    for (const id of ids) expect(id).toMatch(/^[a-z][A-Za-z0-9]*$/);
+    for (const id of ids) {
+      expect(id).toMatch(/^[a-z][A-Za-z0-9]*$/);
+    }
     expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
     expect(doc.paths['/api/v1/api-keys'].post.operationId).toBe('mintApiKey');
     expect(doc.paths['/api/v1/console/members/{id}'].delete.operationId).toBe('removeMember');
@@ -122,7 +139,9 @@ describe('the OpenAPI document', () => {
 
   it('resolves every $ref', () => {
     const refs = JSON.stringify(doc).match(/"\$ref":"[^"]+"/g) ?? [];
-    for (const ref of new Set(refs)) resolve({ $ref: JSON.parse(`{${ref}}`).$ref });
+    for (const ref of new Set(refs)) {
+      resolve({ $ref: JSON.parse(`{${ref}}`).$ref });
+    }
   });
 
   it("documents the protocol endpoint's JSON-RPC request body, with the methods of both generations", () => {
@@ -147,7 +166,9 @@ describe('the OpenAPI document', () => {
   function expectConforms(body: Record<string, unknown>, schema: Schema) {
     const resolved = resolve(schema);
     expect(Object.keys(body).sort()).toEqual(expect.arrayContaining(resolved.required ?? []));
-    for (const key of Object.keys(body)) expect(Object.keys(resolved.properties ?? {})).toContain(key);
+    for (const key of Object.keys(body)) {
+      expect(Object.keys(resolved.properties ?? {})).toContain(key);
+    }
   }
 
   it('describes what the service really answers (samples)', async () => {
@@ -203,12 +224,16 @@ describe('the OpenAPI document', () => {
     );
     expectConforms(events.body, schemaOf('/api/v1/events', 'get', '200'));
     expect(events.body.events.length).toBeGreaterThan(0);
-    for (const event of events.body.events) expectConforms(event, { $ref: '#/components/schemas/Event' });
+    for (const event of events.body.events) {
+      expectConforms(event, { $ref: '#/components/schemas/Event' });
+    }
     expect(Object.keys(doc.paths['/api/v1/events/stream'].get.responses['200'].content!)).toEqual([
       'text/event-stream',
     ]);
     const jwks = await t.http().get('/.well-known/jwks.json').expect(200);
     expectConforms(jwks.body, schemaOf('/.well-known/jwks.json', 'get', '200'));
-    for (const key of jwks.body.keys) expectConforms(key, { $ref: '#/components/schemas/Jwk' });
+    for (const key of jwks.body.keys) {
+      expectConforms(key, { $ref: '#/components/schemas/Jwk' });
+    }
   });
 });

@@ -17,8 +17,9 @@ describe('npm run build', () => {
   let dir: string;
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'a2a-build-'));
-    for (const file of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'nest-cli.json'])
+    for (const file of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'nest-cli.json']) {
       cpSync(join(ROOT, file), join(dir, file));
+    }
     cpSync(join(ROOT, 'src'), join(dir, 'src'), { recursive: true });
     symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
   });
@@ -88,7 +89,9 @@ describe("Node's runtime flags", () => {
     expect(words[0]).toBe('node');
     const flags: string[] = [];
     for (const word of words.slice(1)) {
-      if (!word.startsWith('--')) break;
+      if (!word.startsWith('--')) {
+        break;
+      }
       flags.push(word);
     }
     return flags;
@@ -156,8 +159,9 @@ describe('docker/compose.yaml', () => {
       'redis',
       'worker',
     ]);
-    for (const name of ['server', 'worker', 'PostgreSQL', 'Redis', 'Prometheus', 'Grafana', ':50051'])
+    for (const name of ['server', 'worker', 'PostgreSQL', 'Redis', 'Prometheus', 'Grafana', ':50051']) {
       expect(docker).toContain(name);
+    }
   });
 });
 

@@ -224,12 +224,13 @@ describe('platform behaviour', () => {
         expect(all).not.toContain('forgedkey');
         const requestLines = lines.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
         expect(requestLines.length).toBeGreaterThanOrEqual(4);
-        for (const line of requestLines)
+        for (const line of requestLines) {
           expect(line).toMatchObject({
             request_id: expect.any(String),
             status: expect.any(Number),
             duration_ms: expect.any(Number),
           });
+        }
       } finally {
         await app.close();
         await dropDatabase(database);
@@ -261,6 +262,8 @@ describe('platform behaviour', () => {
 
   it('an admin key authenticates repeatedly (sanity for the benchmark path)', async () => {
     const key = await mintAdminKey(t, await signup(t));
-    for (let i = 0; i < 5; i++) await t.http().get('/api-keys/self').set(apiKey(key)).expect(200);
+    for (let i = 0; i < 5; i++) {
+      await t.http().get('/api-keys/self').set(apiKey(key)).expect(200);
+    }
   });
 });

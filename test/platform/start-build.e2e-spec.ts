@@ -25,9 +25,12 @@ describe('npm start: build only what changed', () => {
     write('src/config/config.ts', 'export {};\n');
     write('console/src/App.tsx', 'export {};\n');
     write('client/index.ts', 'export {};\n');
-    for (const file of ['tsconfig.json', 'tsconfig.build.json', 'nest-cli.json', 'package.json', 'package-lock.json'])
+    for (const file of ['tsconfig.json', 'tsconfig.build.json', 'nest-cli.json', 'package.json', 'package-lock.json']) {
       write(file, '{}\n');
-    for (const file of OUTPUTS) write(file, 'built\n');
+    }
+    for (const file of OUTPUTS) {
+      write(file, 'built\n');
+    }
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 

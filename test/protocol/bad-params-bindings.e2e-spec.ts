@@ -132,7 +132,9 @@ describe('protocol bindings: params of the wrong type', () => {
       .http()
       .post(`/a2a/${worker.handle}/rest${path}`)
       .set({ ...apiKey(requester.key), 'content-type': 'application/json' });
-    if (version === '1.0') req.set('A2A-Version', '1.0');
+    if (version === '1.0') {
+      req.set('A2A-Version', '1.0');
+    }
     return req.send(JSON.stringify(body));
   };
 
@@ -162,8 +164,9 @@ describe('protocol bindings: params of the wrong type', () => {
     const count = async () =>
       (await t.db.query(`SELECT count(*)::int AS n FROM tasks WHERE requester_identity_id = $1`, [requester.id]))[0].n;
     const before = await count();
-    for (const [version, path, body] of REST.filter(([, p]) => p.includes('message:')))
+    for (const [version, path, body] of REST.filter(([, p]) => p.includes('message:'))) {
       await post(version, path, withTask(body)).expect(400);
+    }
     expect(await count()).toBe(before);
     const [configs] = await t.db.query(`SELECT count(*)::int AS n FROM push_notification_configs WHERE task_id = $1`, [
       taskId,
@@ -261,7 +264,9 @@ describe('protocol bindings: gRPC v0.3 requests with members missing', () => {
       client.makeUnaryRequest(path, raw, raw, Buffer.alloc(0), metadata, (e) => resolve(e)),
     );
     client.close();
-    if (path.endsWith('/GetAgentCard')) return expect(error).toBeNull();
+    if (path.endsWith('/GetAgentCard')) {
+      return expect(error).toBeNull();
+    }
     expect(error?.details).not.toMatch(INTERNAL);
     expect([grpc.status.INVALID_ARGUMENT, grpc.status.NOT_FOUND]).toContain(error?.code);
   });

@@ -179,7 +179,9 @@ describe('protocol params of the wrong type', () => {
   describe('a request without an id (a JSON-RPC notification)', () => {
     const post = (body: object, version: A2AVersion) => {
       const req = t.http().post(`/a2a/${worker.handle}`).set('X-API-Key', requester.key);
-      if (version === '1.0') req.set('A2A-Version', '1.0');
+      if (version === '1.0') {
+        req.set('A2A-Version', '1.0');
+      }
       return req.send(body);
     };
 
@@ -316,9 +318,14 @@ describe('protocol params of the wrong type', () => {
       const copy = structuredClone(template) as Record<string | number, unknown>;
       const parent = path.slice(0, -1).reduce((node: any, key) => node[key], copy);
       if (hostile === REMOVE) {
-        if (Array.isArray(parent)) parent.splice(path[path.length - 1] as number, 1);
-        else delete parent[path[path.length - 1]];
-      } else parent[path[path.length - 1]] = hostile;
+        if (Array.isArray(parent)) {
+          parent.splice(path[path.length - 1] as number, 1);
+        } else {
+          delete parent[path[path.length - 1]];
+        }
+      } else {
+        parent[path[path.length - 1]] = hostile;
+      }
       return copy;
     };
     const error = jest.spyOn(logger, 'error');
@@ -337,10 +344,11 @@ describe('protocol params of the wrong type', () => {
             /TypeError|Cannot read|of undefined|of null|not iterable|not a function/.test(
               res.body.error?.message ?? '',
             );
-          if (internal)
+          if (internal) {
             failures.push(
               `v${version} ${method} ${path.join('.')}=${String(hostile === REMOVE ? '(removed)' : JSON.stringify(hostile))} → ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`,
             );
+          }
         }
       }
     }

@@ -35,7 +35,9 @@ describe('protocol bindings: limits and standing', () => {
   beforeAll(async () => {
     const sink = new Writable({
       write(chunk, _, done) {
-        for (const line of String(chunk).split('\n').filter(Boolean)) logged.push(JSON.parse(line));
+        for (const line of String(chunk).split('\n').filter(Boolean)) {
+          logged.push(JSON.parse(line));
+        }
         done();
       },
     });
@@ -214,7 +216,9 @@ describe('protocol bindings: limits and standing', () => {
       );
       expect({ code: sent.code, details: sent.details }).toEqual({ code: GrpcStatus.OK, details: '' });
       const task = A2AService.sendMessage.responseDeserialize(sent.value as Buffer).payload;
-      if (task?.$case !== 'task') throw new Error('no task');
+      if (task?.$case !== 'task') {
+        throw new Error('no task');
+      }
       for (const depth of [deepest + 1, 3000, 4500, 60_000]) {
         const refused = await rawCall(
           client,
@@ -276,7 +280,9 @@ describe('protocol bindings: limits and standing', () => {
       );
       expect({ code: read.code, details: read.details }).toEqual({ code: GrpcStatus.OK, details: '' });
       const content = A2AService.getTask.responseDeserialize(read.value as Buffer).history[0].parts[0].content;
-      if (content?.$case !== 'data') throw new Error('not a data part');
+      if (content?.$case !== 'data') {
+        throw new Error('not a data part');
+      }
       const text = JSON.stringify(content.value);
       expect(text.startsWith('{"a":{"a":')).toBe(true);
       expect(text).toContain('"[nested deeper than 64 levels]"');
@@ -374,8 +380,12 @@ describe('protocol bindings: limits and standing', () => {
     // Once the client has gone, its slot is given back.
     for (let i = 0; ; i++) {
       const res = await restGet(requester, worker, `/tasks/${task.id}`);
-      if (res.status === 200) break;
-      if (i > 50) throw new Error(`slot not given back: ${res.status}`);
+      if (res.status === 200) {
+        break;
+      }
+      if (i > 50) {
+        throw new Error(`slot not given back: ${res.status}`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   });
@@ -551,6 +561,10 @@ function ended(
 }
 
 async function waitFor(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 250 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
-  if (!condition()) throw new Error('condition not met in time');
+  for (let i = 0; i < 250 && !condition(); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  if (!condition()) {
+    throw new Error('condition not met in time');
+  }
 }

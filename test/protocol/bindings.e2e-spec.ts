@@ -57,7 +57,9 @@ async function sdkClient(
   const resolver = new DefaultAgentCardResolver();
   let card!: AgentCard;
   const parameters: Record<string, string> = { 'X-API-Key': requester.key };
-  if (binding === 'GRPC' && version === '0.3') parameters['a2a-tenant'] = worker.handle;
+  if (binding === 'GRPC' && version === '0.3') {
+    parameters['a2a-tenant'] = worker.handle;
+  }
   const factory = new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
       transports: [FACTORIES[binding]()],
@@ -81,7 +83,9 @@ async function sdkClient(
   // The transport of that binding and generation, at the advertised endpoint (a tenant decorator wraps gRPC 1.0's).
   const transport = client.transport as unknown as { base?: { endpoint: string }; endpoint: string };
   expect((transport.base ?? transport).constructor.name.replace(/^_/, '')).toBe(TRANSPORTS[binding][version]);
-  if (binding !== 'GRPC') expect((transport.base ?? transport).endpoint).toBe(card.supportedInterfaces[0].url);
+  if (binding !== 'GRPC') {
+    expect((transport.base ?? transport).endpoint).toBe(card.supportedInterfaces[0].url);
+  }
   return { client, card };
 }
 
@@ -163,7 +167,9 @@ describe('every binding through the official SDK client', () => {
         expect(error.name).toBe('VersionNotSupportedError');
       }
       expect(await tasks()).toBe(before);
-      for (const version of ['1.0', '1.0.3', '0.3']) expect((await send(version)).code).toBe(GrpcStatus.OK);
+      for (const version of ['1.0', '1.0.3', '0.3']) {
+        expect((await send(version)).code).toBe(GrpcStatus.OK);
+      }
       expect(await tasks()).toBe(before + 3);
       // The v0.3 service checks it too.
       const legacy = await rawCall(
@@ -212,7 +218,9 @@ describe('every binding through the official SDK client', () => {
       const first = await stream.next();
       events.push(first.value as StreamResponse);
       const task = (first.value as StreamResponse).payload;
-      if (task?.$case !== 'task') throw new Error(`first event is ${task?.$case}`);
+      if (task?.$case !== 'task') {
+        throw new Error(`first event is ${task?.$case}`);
+      }
       expect(task.value.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
 
       await reply(t, task.value.id, worker.key, { state: 'working' }).expect(200);
@@ -220,7 +228,9 @@ describe('every binding through the official SDK client', () => {
         artifacts: [{ artifactId: 'haiku', parts: [{ kind: 'text', text: 'old pond' }] }],
       }).expect(200);
       await reply(t, task.value.id, worker.key, { state: 'completed' }).expect(200);
-      for await (const event of stream) events.push(event);
+      for await (const event of stream) {
+        events.push(event);
+      }
       expect(events.map((e) => e.payload?.$case)).toEqual(['task', 'statusUpdate', 'artifactUpdate', 'statusUpdate']);
     });
 
@@ -236,7 +246,9 @@ describe('every binding through the official SDK client', () => {
       const canceled = await client.cancelTask({ tenant: '', id: sent.taskId, metadata: undefined });
       expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
       const rest: StreamResponse[] = [];
-      for await (const event of subscription) rest.push(event);
+      for await (const event of subscription) {
+        rest.push(event);
+      }
       expect(
         rest.map((e) => (e.payload?.$case === 'statusUpdate' ? e.payload.value.status?.state : e.payload?.$case)),
       ).toEqual([TaskState.TASK_STATE_CANCELED]);

@@ -49,8 +49,9 @@ describe('two instances on one database', () => {
     const release = () => held.splice(0).forEach((args) => wake(...args));
     // The reply's own announcement (not the late wake-up of an earlier commit of A's: task-notifier.ts).
     const announced = async (taskId: string) => {
-      while (!held.some(([key, , channel]) => key === taskId && channel === true))
+      while (!held.some(([key, , channel]) => key === taskId && channel === true)) {
         await new Promise((resolve) => setTimeout(resolve, 5));
+      }
       release();
     };
     const reads = jest.spyOn(a.app.get(LedgerService), 'events');
@@ -150,8 +151,9 @@ describe('two instances on one database', () => {
     await reply(b, task.id, worker.key, { state: 'completed' }).expect(200);
     expect((await stream.rest(20_000)).map((e) => e.result.status.state)).toEqual(['completed']);
     // Both listeners reconnected, on new connections.
-    for (let i = 0; i < 100 && (await listeners()).length < 2; i++)
+    for (let i = 0; i < 100 && (await listeners()).length < 2; i++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     const after = await listeners();
     expect(after).toHaveLength(2);
     expect(after.filter((l) => before.some((old) => old.pid === l.pid))).toEqual([]);

@@ -39,7 +39,9 @@ describe('protocol: open calls per key', () => {
   it('beyond the cap, streams and blocking sends → 429 too_many_open_calls; other calls and other keys go on', async () => {
     const task = await submitTask(t, requester, worker);
     const open = [await subscribe(requester.key, task.id), await subscribe(requester.key, task.id)];
-    for (const stream of open) expect((await stream.next())!.body.result.task.id).toBe(task.id);
+    for (const stream of open) {
+      expect((await stream.next())!.body.result.task.id).toBe(task.id);
+    }
 
     const before = await taskCount();
     expectTooMany(await rpc(t, worker.handle, requester.key, 'SubscribeToTask', { id: task.id }, '1.0'));
@@ -73,11 +75,14 @@ describe('protocol: open calls per key', () => {
 
     // Streams that end give their slots back.
     await reply(t, task.id, worker.key, { state: 'completed' }).expect(200);
-    for (const stream of [...open, other])
+    for (const stream of [...open, other]) {
       expect((await stream.rest()).map((e) => e.result.statusUpdate.status.state)).toEqual(['TASK_STATE_COMPLETED']);
+    }
     const next = await submitTask(t, requester, worker);
     const reopened = [await subscribe(requester.key, next.id), await subscribe(requester.key, next.id)];
-    for (const stream of reopened) expect(stream.response.status).toBe(200);
+    for (const stream of reopened) {
+      expect(stream.response.status).toBe(200);
+    }
     reopened.forEach((stream) => stream.close());
   });
 

@@ -551,7 +551,9 @@ describe('protocol endpoint', () => {
     it('ListTasks: this requester\'s tasks with this worker, paginated; nextPageToken "" on the last page', async () => {
       const pair = await agentPair(t);
       const ids: string[] = [];
-      for (let i = 0; i < 5; i++) ids.push((await submitTask(t, pair.requester, pair.worker)).id);
+      for (let i = 0; i < 5; i++) {
+        ids.push((await submitTask(t, pair.requester, pair.worker)).id);
+      }
       await submitTask(t, pair.worker, pair.requester); // the other direction is another pair
       const seen: string[] = [];
       let pageToken = '';
@@ -567,7 +569,9 @@ describe('protocol endpoint', () => {
         expect(res.body.result).toMatchObject({ pageSize: 2, totalSize: 5 });
         seen.push(...res.body.result.tasks.map((task: { id: string }) => task.id));
         pageToken = res.body.result.nextPageToken;
-        if (pageToken === '') break;
+        if (pageToken === '') {
+          break;
+        }
       }
       expect(seen).toEqual([...ids].reverse());
       await reply(t, ids[0], pair.worker.key, { state: 'completed' }).expect(200);

@@ -116,7 +116,9 @@ describe.each(['1.0', '0.3'] as const)('@a2a-js/sdk client speaking A2A %s', (ve
     expect(first.done).toBe(false);
     events.push(first.value as StreamResponse);
     const task = (first.value as StreamResponse).payload;
-    if (task?.$case !== 'task') throw new Error(`first event is ${task?.$case}`);
+    if (task?.$case !== 'task') {
+      throw new Error(`first event is ${task?.$case}`);
+    }
     expect(task.value.status?.state).toBe(TaskState.TASK_STATE_SUBMITTED);
 
     await reply(t, task.value.id, worker.key, {
@@ -127,7 +129,9 @@ describe.each(['1.0', '0.3'] as const)('@a2a-js/sdk client speaking A2A %s', (ve
       artifacts: [{ artifactId: 'haiku', parts: [{ kind: 'text', text: 'old pond / frog jumps in' }] }],
     }).expect(200);
     await reply(t, task.value.id, worker.key, { state: 'completed' }).expect(200);
-    for await (const event of stream) events.push(event);
+    for await (const event of stream) {
+      events.push(event);
+    }
 
     expect(events.map((e) => e.payload?.$case)).toEqual(['task', 'statusUpdate', 'artifactUpdate', 'statusUpdate']);
     const states = events.flatMap((e) => (e.payload?.$case === 'statusUpdate' ? [e.payload.value.status?.state] : []));
@@ -145,7 +149,9 @@ describe.each(['1.0', '0.3'] as const)('@a2a-js/sdk client speaking A2A %s', (ve
     const answered = client.sendMessage(say('The minutes', { taskId: sent.taskId }));
     for (let i = 0; i < 200; i++) {
       const now = await client.getTask({ tenant: '', id: sent.taskId, historyLength: undefined });
-      if (now.status?.state === TaskState.TASK_STATE_SUBMITTED) break;
+      if (now.status?.state === TaskState.TASK_STATE_SUBMITTED) {
+        break;
+      }
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     await reply(t, sent.taskId, worker.key, {
@@ -175,7 +181,9 @@ describe.each(['1.0', '0.3'] as const)('@a2a-js/sdk client speaking A2A %s', (ve
     const canceled = await client.cancelTask({ tenant: '', id: sent.taskId, metadata: undefined });
     expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     const rest: StreamResponse[] = [];
-    for await (const event of subscription) rest.push(event);
+    for await (const event of subscription) {
+      rest.push(event);
+    }
     expect(
       rest.map((e) => (e.payload?.$case === 'statusUpdate' ? e.payload.value.status?.state : e.payload?.$case)),
     ).toEqual([TaskState.TASK_STATE_CANCELED]);

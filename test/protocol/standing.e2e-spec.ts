@@ -293,7 +293,9 @@ describe('protocol: open calls lose their standing', () => {
       });
       const ours = new Promise<void>((resolve) => {
         const check = (message: { payload?: string }) => {
-          if (message.payload !== `${marker}:1`) return;
+          if (message.payload !== `${marker}:1`) {
+            return;
+          }
           listener.removeListener('notification', check);
           resolve();
         };
@@ -307,7 +309,9 @@ describe('protocol: open calls lose their standing', () => {
       const stop = statementsFor(app, key);
       return () =>
         stop().flatMap((statement) => {
-          if (statement === 'api_key_status') return [statement];
+          if (statement === 'api_key_status') {
+            return [statement];
+          }
           return /^\s*WITH asked AS/.test(statement) ? ['admission'] : [];
         });
     }

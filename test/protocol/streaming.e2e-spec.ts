@@ -269,8 +269,9 @@ describe('protocol streams', () => {
     await stream.next();
     expect(notifier.listenerCount(task.id)).toBe(1);
     stream.close();
-    for (let i = 0; i < 100 && notifier.listenerCount(task.id) > 0; i++)
+    for (let i = 0; i < 100 && notifier.listenerCount(task.id) > 0; i++) {
       await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     expect(notifier.listenerCount(task.id)).toBe(0);
   });
 

@@ -11,8 +11,12 @@ const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/;
 
 /** Every string under a key that names a time (`timestamp`, `…Timestamp`, `…At`), with its path. */
 function timestamps(value: unknown, path = '$'): Array<[string, unknown]> {
-  if (Array.isArray(value)) return value.flatMap((item, i) => timestamps(item, `${path}[${i}]`));
-  if (!value || typeof value !== 'object') return [];
+  if (Array.isArray(value)) {
+    return value.flatMap((item, i) => timestamps(item, `${path}[${i}]`));
+  }
+  if (!value || typeof value !== 'object') {
+    return [];
+  }
   return Object.entries(value).flatMap(([key, child]) => [
     ...(/(^timestamp$|Timestamp$|At$|_at$)/.test(key) ? [[`${path}.${key}`, child] as [string, unknown]] : []),
     ...timestamps(child, `${path}.${key}`),
@@ -55,7 +59,9 @@ describe('protocol timestamps (A2A v1.0 §5.6.1)', () => {
       await openStream(t.baseUrl, worker.handle, requester.key, 'SubscribeToTask', { id: v1Id }, '1.0'),
       await openRestStream(t.baseUrl, worker.handle, requester.key, `/tasks/${v1Id}:subscribe`),
     ];
-    for (const stream of streams) await stream.next();
+    for (const stream of streams) {
+      await stream.next();
+    }
     for (const id of [v03Id, v1Id]) {
       await reply(t, id, worker.key, {
         state: 'working',
@@ -66,7 +72,9 @@ describe('protocol timestamps (A2A v1.0 §5.6.1)', () => {
         artifacts: [{ parts: [{ kind: 'text', text: 'done' }] }],
       }).expect(200);
     }
-    for (const stream of streams) seen.push(...timestamps(await stream.rest()));
+    for (const stream of streams) {
+      seen.push(...timestamps(await stream.rest()));
+    }
 
     seen.push(...timestamps((await rpc(t, worker.handle, requester.key, 'tasks/get', { id: v03Id }).expect(200)).body));
     seen.push(

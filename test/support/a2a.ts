@@ -46,7 +46,9 @@ export function rpc(
   version: A2AVersion = '0.3',
 ) {
   const req = t.http().post(`/a2a/${handle}`).set(apiKey(key));
-  if (version === '1.0') req.set('A2A-Version', '1.0');
+  if (version === '1.0') {
+    req.set('A2A-Version', '1.0');
+  }
   return req.send({ jsonrpc: '2.0', id: ++rpcIds, method, params });
 }
 
@@ -71,7 +73,9 @@ export async function submitTask(
     message: v03Message(text),
     configuration: { blocking: false },
   }).expect(200);
-  if (!res.body.result) throw new Error(`send failed: ${JSON.stringify(res.body)}`);
+  if (!res.body.result) {
+    throw new Error(`send failed: ${JSON.stringify(res.body)}`);
+  }
   return res.body.result;
 }
 
@@ -146,7 +150,9 @@ function sseOf(response: Response, abort: AbortController) {
     response,
     /** The next event's JSON-RPC envelope, or null at the end of the stream. */
     async next(timeoutMs = 10_000): Promise<{ type: string; body: any } | null> {
-      if (!events) throw new Error(`not a stream: ${response.status} ${await response.text()}`);
+      if (!events) {
+        throw new Error(`not a stream: ${response.status} ${await response.text()}`);
+      }
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>(
         (_, reject) => (timer = setTimeout(() => reject(new Error('no event in time')), timeoutMs)),
@@ -161,7 +167,9 @@ function sseOf(response: Response, abort: AbortController) {
     /** Reads until the stream ends; returns the remaining envelopes. */
     async rest(timeoutMs = 10_000): Promise<any[]> {
       const all: any[] = [];
-      for (let event = await this.next(timeoutMs); event; event = await this.next(timeoutMs)) all.push(event.body);
+      for (let event = await this.next(timeoutMs); event; event = await this.next(timeoutMs)) {
+        all.push(event.body);
+      }
       return all;
     },
     close: () => abort.abort(),
@@ -187,7 +195,9 @@ export async function startBlocking<T>(
   const response = Promise.resolve(call());
   for (let i = 0; i < 500; i++) {
     const fresh = (await ids()).find((id) => !before.has(id));
-    if (fresh) return { taskId: fresh, response };
+    if (fresh) {
+      return { taskId: fresh, response };
+    }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new Error('the call created no task');

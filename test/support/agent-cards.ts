@@ -62,7 +62,9 @@ export function canonicalForm(card: Record<string, unknown>): string {
 }
 
 function prune(value: unknown): unknown {
-  if (value === null || value === undefined || value === '') return undefined;
+  if (value === null || value === undefined || value === '') {
+    return undefined;
+  }
   if (Array.isArray(value)) {
     const kept = value.map(prune).filter((item) => item !== undefined);
     return kept.length ? kept : undefined;
@@ -71,7 +73,9 @@ function prune(value: unknown): unknown {
     const kept: Record<string, unknown> = {};
     for (const [key, member] of Object.entries(value)) {
       const pruned = prune(member);
-      if (pruned !== undefined) kept[key] = pruned;
+      if (pruned !== undefined) {
+        kept[key] = pruned;
+      }
     }
     return Object.keys(kept).length ? kept : undefined;
   }
@@ -79,7 +83,9 @@ function prune(value: unknown): unknown {
 }
 
 function canonical(value: unknown): string {
-  if (Array.isArray(value)) return '[' + value.map(canonical).join(',') + ']';
+  if (Array.isArray(value)) {
+    return '[' + value.map(canonical).join(',') + ']';
+  }
   if (typeof value === 'object' && value !== null) {
     return (
       '{' +
@@ -103,7 +109,9 @@ export interface Jwks {
  */
 export async function verifyCard(card: Record<string, unknown>, jwks: Jwks): Promise<Array<Record<string, unknown>>> {
   const signatures = card.signatures as Array<{ protected: string; signature: string }> | undefined;
-  if (!signatures?.length) throw new Error('the card has no signatures');
+  if (!signatures?.length) {
+    throw new Error('the card has no signatures');
+  }
   const payload = Buffer.from(canonicalForm(card)).toString('base64url');
   const headers = [];
   for (const { protected: protectedHeader, signature } of signatures) {
@@ -112,7 +120,9 @@ export async function verifyCard(card: Record<string, unknown>, jwks: Jwks): Pro
       alg: string;
     };
     const jwk = jwks.keys.find((key) => key.kid === header.kid);
-    if (!jwk) throw new Error(`no key ${header.kid} in the JWKS`);
+    if (!jwk) {
+      throw new Error(`no key ${header.kid} in the JWKS`);
+    }
     await flattenedVerify({ payload, protected: protectedHeader, signature }, await importJWK(jwk, header.alg));
     headers.push(header);
   }

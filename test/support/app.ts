@@ -60,7 +60,9 @@ export async function startApp(env: Record<string, string> = {}, on?: TestApp, l
     baseUrl,
     close: async () => {
       await app.close();
-      if (!on) await dropDatabase(database);
+      if (!on) {
+        await dropDatabase(database);
+      }
     },
   };
 }

@@ -24,11 +24,15 @@ export async function findChromium(
   packaged: () => Promise<string> = packagedChromium,
 ): Promise<string> {
   if (env.CHROMIUM_PATH) {
-    if (existsSync(env.CHROMIUM_PATH)) return env.CHROMIUM_PATH;
+    if (existsSync(env.CHROMIUM_PATH)) {
+      return env.CHROMIUM_PATH;
+    }
     throw new Error(`CHROMIUM_PATH=${env.CHROMIUM_PATH} does not exist; ${NO_CHROMIUM}`);
   }
   const installed = candidates.find((path) => existsSync(path));
-  if (installed) return installed;
+  if (installed) {
+    return installed;
+  }
   try {
     return await packaged();
   } catch {
@@ -37,7 +41,9 @@ export async function findChromium(
 }
 
 async function packagedChromium(): Promise<string> {
-  if (process.platform !== 'linux') throw new Error('a Linux build');
+  if (process.platform !== 'linux') {
+    throw new Error('a Linux build');
+  }
   const { default: chromium } = await import('@sparticuz/chromium');
   return chromium.executablePath();
 }

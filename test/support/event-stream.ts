@@ -28,7 +28,9 @@ export async function openEventStream(
   let ended = false;
   let comments = 0;
   const pump = (async () => {
-    if (!response.body || !response.headers.get('content-type')?.startsWith('text/event-stream')) return;
+    if (!response.body || !response.headers.get('content-type')?.startsWith('text/event-stream')) {
+      return;
+    }
     const decoder = new TextDecoder();
     let buffer = '';
     try {
@@ -41,12 +43,19 @@ export async function openEventStream(
           let event = 'message';
           const data: string[] = [];
           for (const line of frame.split('\n')) {
-            if (line.startsWith(':')) comments++;
-            else if (line.startsWith('id: ')) id = line.slice(4);
-            else if (line.startsWith('event: ')) event = line.slice(7);
-            else if (line.startsWith('data: ')) data.push(line.slice(6));
+            if (line.startsWith(':')) {
+              comments++;
+            } else if (line.startsWith('id: ')) {
+              id = line.slice(4);
+            } else if (line.startsWith('event: ')) {
+              event = line.slice(7);
+            } else if (line.startsWith('data: ')) {
+              data.push(line.slice(6));
+            }
           }
-          if (data.length > 0) queue.push({ id, event, data: JSON.parse(data.join('\n')) });
+          if (data.length > 0) {
+            queue.push({ id, event, data: JSON.parse(data.join('\n')) });
+          }
           waiting.splice(0).forEach((wake) => wake());
         }
       }
@@ -66,7 +75,9 @@ export async function openEventStream(
     async next(timeoutMs = 10_000): Promise<StreamedEvent | null> {
       const deadline = Date.now() + timeoutMs;
       while (queue.length === 0 && !ended) {
-        if (Date.now() > deadline) throw new Error('no event in time');
+        if (Date.now() > deadline) {
+          throw new Error('no event in time');
+        }
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, Math.max(1, deadline - Date.now()));
           waiting.push(() => {
@@ -82,7 +93,9 @@ export async function openEventStream(
       const events: StreamedEvent[] = [];
       while (events.length < count) {
         const event = await this.next(timeoutMs);
-        if (!event) throw new Error(`the stream ended after ${events.length} of ${count} events`);
+        if (!event) {
+          throw new Error(`the stream ended after ${events.length} of ${count} events`);
+        }
         events.push(event);
       }
       return events;

@@ -11,9 +11,12 @@ export async function eventually<T>(
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
-    if (predicate(value)) return value;
-    if (Date.now() > deadline)
+    if (predicate(value)) {
+      return value;
+    }
+    if (Date.now() > deadline) {
       throw new Error(`never settled within ${timeoutMs} ms; last read: ${JSON.stringify(value)}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -28,7 +28,9 @@ export default async function globalSetup(): Promise<void> {
       TEMPLATE_DB,
     ]),
   );
-  for (const { datname } of stale.rows) await dropDatabase(datname);
+  for (const { datname } of stale.rows) {
+    await dropDatabase(datname);
+  }
   await withServer((c) => c.query(`CREATE DATABASE "${TEMPLATE_DB}"`));
   const dataSource = await new DataSource(
     dataSourceOptions({ databaseUrl: urlFor(TEMPLATE_DB), dataDir: '' }),

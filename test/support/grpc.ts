@@ -18,14 +18,18 @@ export interface GrpcOutcome {
 /** A raw v1.0 `A2AService` client to the app's gRPC port (GRPC_PORT=0 in the test's startApp). */
 export function grpcClient(t: TestApp): grpc.Client {
   const port = t.app.get(GrpcBindingService).port;
-  if (!port) throw new Error('start the app with GRPC_PORT to speak gRPC');
+  if (!port) {
+    throw new Error('start the app with GRPC_PORT to speak gRPC');
+  }
   return new A2AClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
 }
 
 /** HTTP-style credential headers (X-API-Key, Authorization) as gRPC metadata. */
 export function metadataOf(headers: Record<string, string>): grpc.Metadata {
   const metadata = new grpc.Metadata();
-  for (const [name, value] of Object.entries(headers)) metadata.set(name.toLowerCase(), value);
+  for (const [name, value] of Object.entries(headers)) {
+    metadata.set(name.toLowerCase(), value);
+  }
   return metadata;
 }
 
@@ -44,7 +48,9 @@ export function unary(
       >
     )[method];
     call.call(client, request, metadata, (error, value) => {
-      if (!error) return resolve({ code: 0, details: '', reason: null, trailers: new grpc.Metadata(), value });
+      if (!error) {
+        return resolve({ code: 0, details: '', reason: null, trailers: new grpc.Metadata(), value });
+      }
       const reason = error.metadata?.get('a2a-reason')[0];
       resolve({
         code: error.code,
@@ -69,7 +75,9 @@ export function rawCall(
   const options = deadlineMs === undefined ? {} : { deadline: Date.now() + deadlineMs };
   return new Promise((resolve) => {
     const finish = (error: grpc.ServiceError | null, value?: unknown) => {
-      if (!error) return resolve({ code: 0, details: '', reason: null, trailers: new grpc.Metadata(), value });
+      if (!error) {
+        return resolve({ code: 0, details: '', reason: null, trailers: new grpc.Metadata(), value });
+      }
       const reason = error.metadata?.get('a2a-reason')[0];
       resolve({
         code: error.code,
@@ -96,7 +104,9 @@ export function rawCall(
 export const wire = {
   varint(value: number): Buffer {
     const bytes: number[] = [];
-    for (; value > 127; value = Math.floor(value / 128)) bytes.push((value % 128) | 128);
+    for (; value > 127; value = Math.floor(value / 128)) {
+      bytes.push((value % 128) | 128);
+    }
     bytes.push(value);
     return Buffer.from(bytes);
   },
@@ -155,6 +165,8 @@ export const wire = {
 /** `{"a":{"a":…"x"}}`, `depth` objects deep (0: `"x"`). */
 export function deepJson(depth: number): unknown {
   let value: unknown = 'x';
-  for (let i = 0; i < depth; i++) value = { a: value };
+  for (let i = 0; i < depth; i++) {
+    value = { a: value };
+  }
   return value;
 }

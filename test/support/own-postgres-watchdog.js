@@ -25,15 +25,23 @@ function cleanUp() {
 }
 
 const watch = setInterval(() => {
-  if (alive(parent) && alive(server)) return;
+  if (alive(parent) && alive(server)) {
+    return;
+  }
   clearInterval(watch);
-  if (!alive(server)) return cleanUp();
+  if (!alive(server)) {
+    return cleanUp();
+  }
   process.kill(server, 'SIGQUIT');
   const deadline = Date.now() + 10_000;
   const wait = setInterval(() => {
-    if (alive(server) && Date.now() < deadline) return;
+    if (alive(server) && Date.now() < deadline) {
+      return;
+    }
     clearInterval(wait);
-    if (alive(server)) process.kill(server, 'SIGKILL');
+    if (alive(server)) {
+      process.kill(server, 'SIGKILL');
+    }
     cleanUp();
   }, 50);
 }, 200);

@@ -58,8 +58,12 @@ const WATCHDOG = join(__dirname, 'own-postgres-watchdog.js');
 /** Whether a user other than the owner can reach `path` (every folder above it searchable by others). */
 function reachableByOthers(path: string): boolean {
   for (let dir = dirname(path); ; dir = dirname(dir)) {
-    if ((statSync(dir).mode & 0o001) === 0) return false;
-    if (dirname(dir) === dir) return true;
+    if ((statSync(dir).mode & 0o001) === 0) {
+      return false;
+    }
+    if (dirname(dir) === dir) {
+      return true;
+    }
   }
 }
 
@@ -81,7 +85,9 @@ function inFolder(native: string): { native: string; initdb: string; postgres: s
 
 /** PostgreSQL refuses to run as root: as root, the server runs as `postgres` or `nobody`. */
 function serverUser(): { uid: number; gid: number } | undefined {
-  if (process.getuid?.() !== 0) return undefined;
+  if (process.getuid?.() !== 0) {
+    return undefined;
+  }
   for (const name of ['postgres', 'nobody']) {
     try {
       const id = (flag: string) => Number(execFileSync('id', [flag, name], { encoding: 'utf8' }).trim());
@@ -104,7 +110,9 @@ export function isAlive(pid: number): boolean {
 
 /** Stops and removes every recorded server whose process is gone. */
 export function removeLeftovers(): void {
-  if (!existsSync(RECORDS)) return;
+  if (!existsSync(RECORDS)) {
+    return;
+  }
   for (const file of readdirSync(RECORDS)) {
     const path = join(RECORDS, file);
     let record: ServerRecord;
@@ -114,11 +122,15 @@ export function removeLeftovers(): void {
       rmSync(path, { force: true });
       continue;
     }
-    if (isAlive(record.parent)) continue;
+    if (isAlive(record.parent)) {
+      continue;
+    }
     // Only the postmaster that the directory itself names: a recycled pid is left alone.
     const postmaster = join(record.base, 'data', 'postmaster.pid');
     const owner = existsSync(postmaster) ? Number(readFileSync(postmaster, 'utf8').split('\n')[0]) : NaN;
-    if (owner === record.pid && isAlive(record.pid)) process.kill(record.pid, 'SIGQUIT');
+    if (owner === record.pid && isAlive(record.pid)) {
+      process.kill(record.pid, 'SIGQUIT');
+    }
     rmSync(record.base, { recursive: true, force: true });
     rmSync(path, { force: true });
   }
@@ -174,7 +186,9 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
   const user = serverUser();
   const base = mkdtempSync(join(tmpdir(), 'a2a-test-pg-'));
   try {
-    if (user) chownSync(base, user.uid, user.gid);
+    if (user) {
+      chownSync(base, user.uid, user.gid);
+    }
     let { native, initdb, postgres } = binaries();
     // A checkout under a private folder (root's home) is out of the server user's reach:
     // it runs a copy of the binaries (they find their libraries and share/ relative to bin/).
@@ -192,7 +206,9 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     const port = await freePort();
     const log = join(base, 'postgres.log');
     const logFd = openSync(log, 'a');
-    if (user) chownSync(log, user.uid, user.gid);
+    if (user) {
+      chownSync(log, user.uid, user.gid);
+    }
     // Throwaway data: durability is not worth its fsyncs. The socket stays in the directory.
     const server = spawn(
       postgres,
@@ -227,7 +243,9 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     try {
       await waitForConnections(url, () => exited, log);
     } catch (error) {
-      if (!exited) process.kill(pid, 'SIGQUIT');
+      if (!exited) {
+        process.kill(pid, 'SIGQUIT');
+      }
       throw error;
     }
     return {
@@ -242,7 +260,9 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
           process.kill(pid, 'SIGINT'); // a fast shutdown: disconnects every client
           await gone;
         }
-        if (watchdog.exitCode === null) watchdog.kill();
+        if (watchdog.exitCode === null) {
+          watchdog.kill();
+        }
         rmSync(base, { recursive: true, force: true });
         rmSync(recordPath, { force: true });
       },

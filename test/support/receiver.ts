@@ -83,7 +83,9 @@ export async function startReceiver(respond: Responder = () => 200): Promise<Rec
       seen.set(id, nth + 1);
       const answer = receiver.respond({ path: req.url ?? '', headers: req.headers, body, nth });
       received.push({ path: req.url ?? '', headers: req.headers, body, status: answer === 'hang' ? 0 : answer });
-      if (answer === 'hang') return;
+      if (answer === 'hang') {
+        return;
+      }
       setTimeout(() => res.writeHead(answer, { 'content-type': 'text/plain' }).end('ok'), receiver.delayMs);
     });
   });

@@ -27,7 +27,9 @@ function routesOf(controller: object, prototype: Record<string, unknown>, scanne
   for (const name of scanner.getAllMethodNames(prototype)) {
     const handler = prototype[name] as object;
     const path = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
-    if (path === undefined) continue;
+    if (path === undefined) {
+      continue;
+    }
     const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as number];
     const read = (key: string) =>
       (Reflect.getMetadata(key, handler) ?? Reflect.getMetadata(key, controller)) as string | undefined;
@@ -65,17 +67,23 @@ export function declaredRoutes(root: ModuleRef): RouteInfo[] {
   const seen = new Set<unknown>();
   const controllers = new Set<Type>();
   const visit = (ref: ModuleRef | undefined) => {
-    if (!ref || ref instanceof Promise) return;
+    if (!ref || ref instanceof Promise) {
+      return;
+    }
     const resolved = 'forwardRef' in ref ? (ref.forwardRef() as ModuleRef) : ref;
-    if (seen.has(resolved)) return;
+    if (seen.has(resolved)) {
+      return;
+    }
     seen.add(resolved);
     const dynamic = 'module' in resolved ? resolved : undefined;
     const type = dynamic ? dynamic.module : (resolved as Type);
     const metadata = (key: string) => (Reflect.getMetadata(key, type) as unknown[] | undefined) ?? [];
-    for (const controller of [...metadata(MODULE_METADATA.CONTROLLERS), ...(dynamic?.controllers ?? [])])
+    for (const controller of [...metadata(MODULE_METADATA.CONTROLLERS), ...(dynamic?.controllers ?? [])]) {
       controllers.add(controller as Type);
-    for (const imported of [...metadata(MODULE_METADATA.IMPORTS), ...(dynamic?.imports ?? [])])
+    }
+    for (const imported of [...metadata(MODULE_METADATA.IMPORTS), ...(dynamic?.imports ?? [])]) {
       visit(imported as ModuleRef);
+    }
   };
   visit(root);
   return [...controllers]

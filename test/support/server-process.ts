@@ -47,7 +47,9 @@ function spawnScript(
     process: child,
     output: () => output,
     stop: async (signal = 'SIGTERM') => {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill(signal);
+      }
       return exited;
     },
   };
@@ -75,7 +77,9 @@ export async function runScript(
 async function waitUntil(child: ChildScript, ready: () => Promise<boolean>, what: string): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (!(await ready())) {
-    if (child.process.exitCode !== null) throw new Error(`${what} exited early: ${child.output()}`);
+    if (child.process.exitCode !== null) {
+      throw new Error(`${what} exited early: ${child.output()}`);
+    }
     if (Date.now() > deadline) {
       child.process.kill('SIGKILL');
       throw new Error(`${what} did not start: ${child.output()}`);

@@ -26,7 +26,9 @@ export async function statementsOf(work: () => Promise<unknown>): Promise<string
   const query = Client.prototype.query as (...args: unknown[]) => unknown;
   const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
     const first = args[0] as string | { text: string };
-    if (!inGroup.has(this)) sent.push((typeof first === 'string' ? first : first.text).trim());
+    if (!inGroup.has(this)) {
+      sent.push((typeof first === 'string' ? first : first.text).trim());
+    }
     return query.apply(this, args) as never;
   });
   const runInTurn = statement.runInTurn;
@@ -64,13 +66,16 @@ export function statementsFor(app: TestApp, key: string): () => string[] {
   const spies = (['run', 'prepared'] as const).map((method) => {
     const original = db[method];
     return jest.spyOn(db, method).mockImplementation(function (this: unknown, ...args: unknown[]) {
-      if (currentRequestContext()?.request?.headers['x-api-key'] === key)
+      if (currentRequestContext()?.request?.headers['x-api-key'] === key) {
         recorded.push(typeof args[0] === 'string' ? args[0] : (args[0] as Sql).text);
+      }
       return original.apply(this, args);
     });
   });
   return () => {
-    for (const spy of spies) spy.mockRestore();
+    for (const spy of spies) {
+      spy.mockRestore();
+    }
     return recorded;
   };
 }

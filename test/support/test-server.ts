@@ -19,8 +19,12 @@ export async function chooseTestServer(
   if (mode && mode !== 'embedded') {
     throw new Error(`TEST_DATABASE=${mode}: the only value is "embedded" (unset: a server, or the run's own)`);
   }
-  if (mode === 'embedded') return { kind: 'own', reason: 'TEST_DATABASE=embedded' };
-  if (env.TEST_DATABASE_SERVER) return { kind: 'given', url: env.TEST_DATABASE_SERVER };
+  if (mode === 'embedded') {
+    return { kind: 'own', reason: 'TEST_DATABASE=embedded' };
+  }
+  if (env.TEST_DATABASE_SERVER) {
+    return { kind: 'given', url: env.TEST_DATABASE_SERVER };
+  }
   const client = new Client({ connectionString: `${defaultUrl}/postgres`, connectionTimeoutMillis: 3000 });
   try {
     await client.connect();

@@ -39,7 +39,9 @@ export async function startUpstreamAgent(
 ) {
   const version = options.version ?? '1.0';
   const binding = options.binding ?? 'JSONRPC';
-  if (binding === 'GRPC' && !options.grpcPort) throw new Error('a gRPC upstream needs grpcPort');
+  if (binding === 'GRPC' && !options.grpcPort) {
+    throw new Error('a gRPC upstream needs grpcPort');
+  }
   const received: Received[] = [];
   const cancels: string[] = [];
   const waiting = new Map<string, (outcome: 'cancel' | 'complete') => void>();
@@ -101,8 +103,9 @@ export async function startUpstreamAgent(
       bus.publish(status(ctx, 'TASK_STATE_WORKING', `working on: ${said}`));
       if (said.startsWith('slow')) {
         // Still running (the handler keeps the task's event bus) until canceled or released.
-        if ((await new Promise<'cancel' | 'complete'>((resolve) => waiting.set(ctx.taskId, resolve))) === 'cancel')
+        if ((await new Promise<'cancel' | 'complete'>((resolve) => waiting.set(ctx.taskId, resolve))) === 'cancel') {
           return;
+        }
       }
       bus.publish(
         AgentEvent.artifactUpdate(
@@ -189,24 +192,29 @@ export async function startUpstreamAgent(
   // gRPC (v1.0): its metadata stands for the headers; a2a-version as the SDK's client sends it.
   const grpcUserBuilder = async (call: { metadata?: grpc.Metadata }) => {
     const seen: Record<string, string | string[] | undefined> = {};
-    for (const [name, value] of Object.entries(call.metadata?.getMap() ?? {})) seen[name] = String(value);
+    for (const [name, value] of Object.entries(call.metadata?.getMap() ?? {})) {
+      seen[name] = String(value);
+    }
     headers = seen;
     return UserBuilder.noAuthentication();
   };
   let grpcServer: grpc.Server | null = null;
   const startGrpc = async () => {
-    if (binding !== 'GRPC') return;
+    if (binding !== 'GRPC') {
+      return;
+    }
     grpcServer = new grpc.Server();
-    if (version === '1.0')
+    if (version === '1.0') {
       grpcServer.addService(
         A2AService,
         grpcService({ requestHandler: handler, userBuilder: grpcUserBuilder as never }),
       );
-    else
+    } else {
       grpcServer.addService(
         LegacyA2AService,
         legacyGrpcService({ requestHandler: handler, userBuilder: grpcUserBuilder as never }),
       );
+    }
     await new Promise<void>((resolve, reject) =>
       grpcServer!.bindAsync(`127.0.0.1:${options.grpcPort}`, grpc.ServerCredentials.createInsecure(), (error) =>
         error ? reject(error) : resolve(),
@@ -229,12 +237,18 @@ export async function startUpstreamAgent(
   /** Stops listening and drops every open connection (an upstream that went away mid-task). */
   const stop = () =>
     new Promise<void>((resolve) => {
-      for (const release of waiting.values()) release('cancel');
+      for (const release of waiting.values()) {
+        release('cancel');
+      }
       waiting.clear();
       grpcServer?.forceShutdown();
       grpcServer = null;
-      if (!server) return resolve();
-      for (const socket of sockets) socket.destroy();
+      if (!server) {
+        return resolve();
+      }
+      for (const socket of sockets) {
+        socket.destroy();
+      }
       server.close(() => resolve());
       server = null;
     });

@@ -23,8 +23,12 @@ export function which(command: string, path = process.env.PATH ?? ''): string | 
  * has no such stand-in: without it the test fails with one line saying how to get it.
  */
 export function walkthroughPath(workDir: string, path = process.env.PATH ?? ''): string {
-  if (!which('curl', path)) throw new Error(NO_CURL);
-  if (which('jq', path)) return path;
+  if (!which('curl', path)) {
+    throw new Error(NO_CURL);
+  }
+  if (which('jq', path)) {
+    return path;
+  }
   const bin = join(workDir, 'bin');
   mkdirSync(bin, { recursive: true });
   const cli = join(__dirname, 'jq-wasm-cli.js');

@@ -43,8 +43,11 @@ async function startCollector() {
         for (const resource of body.resourceSpans) {
           const serviceName =
             resource.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue ?? '';
-          for (const scope of resource.scopeSpans)
-            for (const span of scope.spans) spans.push({ ...span, traceId: hex(span.traceId), serviceName });
+          for (const scope of resource.scopeSpans) {
+            for (const span of scope.spans) {
+              spans.push({ ...span, traceId: hex(span.traceId), serviceName });
+            }
+          }
         }
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
@@ -116,7 +119,9 @@ describe('tracing (OpenTelemetry)', () => {
       state: 'completed',
       message: { parts: [{ kind: 'text', text: 'done' }] },
     });
-    if (onward) answer.set('traceparent', onward);
+    if (onward) {
+      answer.set('traceparent', onward);
+    }
     await answer.expect(200);
     await statuses.take(1);
     const [statusRequest] = statuses.requests();

@@ -54,8 +54,11 @@ async function startHostile(): Promise<Hostile> {
       const call = JSON.parse(body) as Call;
       hostile.calls.push(call);
       const answer = hostile.answer[call.method];
-      if (answer) answer(call, res);
-      else json(res, { jsonrpc: '2.0', id: call.id, error: { code: -32601, message: 'Method not found' } });
+      if (answer) {
+        answer(call, res);
+      } else {
+        json(res, { jsonrpc: '2.0', id: call.id, error: { code: -32601, message: 'Method not found' } });
+      }
     });
   });
   server.keepAliveTimeout = 100;
@@ -111,7 +114,9 @@ describe('hostile upstream answers', () => {
   /** A new identity bridged to the hostile upstream (no card read: not streaming, unless `card`). */
   async function bridge(options: { card?: Record<string, unknown>; version?: '1.0' | '0.3' } = {}): Promise<Agent> {
     const bridged = await enabledAgent(t, acme);
-    if (options.card) hostile.card = options.card;
+    if (options.card) {
+      hostile.card = options.card;
+    }
     await t
       .http()
       .put(`/api/v1/identities/${bridged.handle}/upstream`)
@@ -210,7 +215,9 @@ describe('hostile upstream answers', () => {
   it('refuses an answer nested deeper than 64 levels, or with too many parts, naming the limit', async () => {
     const bridged = await bridge();
     let deep: unknown = 'bottom';
-    for (let i = 0; i < 100; i++) deep = { d: deep };
+    for (let i = 0; i < 100; i++) {
+      deep = { d: deep };
+    }
     hostile.answer = {
       SendMessage: (call, res) =>
         json(res, {

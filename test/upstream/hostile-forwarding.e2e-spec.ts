@@ -56,8 +56,9 @@ async function startHostileUpstream() {
   };
 
   const handle = (req: IncomingMessage, res: ServerResponse, body: string) => {
-    if (req.method === 'GET')
+    if (req.method === 'GET') {
       return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(card));
+    }
     const call = JSON.parse(body) as { id: number; method: string; params: Record<string, unknown> };
     const text = ((call.params.message as { parts?: Array<{ text?: string }> })?.parts ?? [])
       .map((part) => part.text ?? '')
@@ -127,8 +128,12 @@ async function startHostileUpstream() {
     state,
     close: () =>
       new Promise<void>((resolve) => {
-        for (const timer of timers) clearInterval(timer);
-        for (const socket of sockets) socket.destroy();
+        for (const timer of timers) {
+          clearInterval(timer);
+        }
+        for (const socket of sockets) {
+          socket.destroy();
+        }
         server.close(() => resolve());
       }),
   };
@@ -331,7 +336,9 @@ describe('a hostile upstream', () => {
       const requester = await enabledAgent(t, acme);
       const worker = await bridge(t, acme, { url: hostile.url, protocol_version: '0.3', binding: 'JSONRPC' });
       const taskIds: string[] = [];
-      for (let i = 0; i < 6; i++) taskIds.push(await sendNonBlocking(t, requester, worker, `never ${i}`));
+      for (let i = 0; i < 6; i++) {
+        taskIds.push(await sendNonBlocking(t, requester, worker, `never ${i}`));
+      }
       const rows = await eventually(
         async () =>
           (await t.db.query(`SELECT upstream_task_id FROM tasks WHERE id = ANY($1::uuid[])`, [taskIds])) as Array<{

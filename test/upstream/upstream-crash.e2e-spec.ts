@@ -28,7 +28,9 @@ describe('a server SIGKILLed mid-forward', () => {
     upstream = await startUpstreamAgent(await freePort());
   });
   afterAll(async () => {
-    for (const server of servers) await server.stop('SIGKILL');
+    for (const server of servers) {
+      await server.stop('SIGKILL');
+    }
     await db.end();
     await upstream.close();
     await dropDatabase(database);

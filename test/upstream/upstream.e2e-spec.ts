@@ -232,7 +232,9 @@ describe('upstream (bridged) identities', () => {
 
     it("a stream through the service shows working, the artifact and completion, as a REST worker's would", async () => {
       const events: StreamResponse[] = [];
-      for await (const event of client.sendMessageStream(say('stream it'))) events.push(event);
+      for await (const event of client.sendMessageStream(say('stream it'))) {
+        events.push(event);
+      }
       const kinds = events.map((e) =>
         e.payload?.$case === 'statusUpdate' ? `status:${e.payload.value.status?.state}` : e.payload?.$case,
       );

@@ -159,8 +159,11 @@ function CreateRule({ identity }: { identity: string }) {
   } = useFormMutation({
     validate: () => {
       const errors: FieldErrors = { identity: validateHandle(owner) };
-      if (peerType === 'identity') errors['peer.handle'] = validateHandle(peer.trim());
-      else if (!/^[0-9a-f-]{36}$/i.test(peer.trim())) errors['peer.organization_id'] = 'An organization id (a UUID).';
+      if (peerType === 'identity') {
+        errors['peer.handle'] = validateHandle(peer.trim());
+      } else if (!/^[0-9a-f-]{36}$/i.test(peer.trim())) {
+        errors['peer.organization_id'] = 'An organization id (a UUID).';
+      }
       return errors;
     },
     mutationFn: () =>

@@ -20,9 +20,15 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 function validateCredentials(email: string, password: string, signup: boolean): FieldErrors {
   const errors: FieldErrors = {};
-  if (!EMAIL.test(email)) errors.email = 'Enter an email address such as ada@example.com.';
-  if (signup && password.length < 12) errors.password = 'At least 12 characters.';
-  if (!signup && password.length === 0) errors.password = 'Enter your password.';
+  if (!EMAIL.test(email)) {
+    errors.email = 'Enter an email address such as ada@example.com.';
+  }
+  if (signup && password.length < 12) {
+    errors.password = 'At least 12 characters.';
+  }
+  if (!signup && password.length === 0) {
+    errors.password = 'Enter your password.';
+  }
   return errors;
 }
 
@@ -56,7 +62,9 @@ export function SignInPage() {
     event.preventDefault();
     const errors = validateCredentials(email, password, false);
     setLocal(errors);
-    if (Object.keys(errors).length === 0) login.mutate();
+    if (Object.keys(errors).length === 0) {
+      login.mutate();
+    }
   };
   return (
     <main className="narrow">
@@ -109,9 +117,13 @@ export function SignUpPage() {
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const errors = validateCredentials(email, password, true);
-    if (!organization.trim()) errors.organization_name = 'Name your organization.';
+    if (!organization.trim()) {
+      errors.organization_name = 'Name your organization.';
+    }
     setLocal(errors);
-    if (Object.keys(errors).length === 0) signup.mutate();
+    if (Object.keys(errors).length === 0) {
+      signup.mutate();
+    }
   };
   return (
     <main className="narrow">
@@ -165,8 +177,12 @@ export function useSignOut() {
 
 /** Sent here when a request answers 401: back to sign-in, and afterwards to where the person was. */
 export function sendToSignIn(error: unknown): void {
-  if (!(error instanceof ApiError) || error.status !== 401) return;
+  if (!(error instanceof ApiError) || error.status !== 401) {
+    return;
+  }
   const here = window.location.pathname.replace(/^\/console/, '') || '/';
-  if (['/signin', '/signup', '/accept'].includes(here)) return;
+  if (['/signin', '/signup', '/accept'].includes(here)) {
+    return;
+  }
   navigate(`/signin?expired=1&next=${encodeURIComponent(here + window.location.search)}`, { replace: true });
 }

@@ -24,7 +24,9 @@ import {
 const HANDLE = /^[a-z0-9](?:[a-z0-9-]{1,61})[a-z0-9]$/;
 
 export function validateHandle(handle: string): string | undefined {
-  if (!HANDLE.test(handle)) return '3–63 characters of a–z, 0–9 and -, starting and ending with a letter or digit.';
+  if (!HANDLE.test(handle)) {
+    return '3–63 characters of a–z, 0–9 and -, starting and ending with a letter or digit.';
+  }
   return undefined;
 }
 
@@ -156,15 +158,21 @@ function CreateIdentity() {
       setDisplayName('');
       setDescription('');
       setSecret(identity.api_key?.key ?? null);
-      if (!identity.api_key?.key) navigate(`/identities/${identity.agent_handle}`);
+      if (!identity.api_key?.key) {
+        navigate(`/identities/${identity.agent_handle}`);
+      }
     },
   });
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const errors: FieldErrors = { agent_handle: validateHandle(handle) };
-    if (displayName.length > 100) errors.display_name = 'At most 100 characters.';
+    if (displayName.length > 100) {
+      errors.display_name = 'At most 100 characters.';
+    }
     setLocal(errors);
-    if (!Object.values(errors).some(Boolean)) create.mutate();
+    if (!Object.values(errors).some(Boolean)) {
+      create.mutate();
+    }
   };
   if (secret && create.data) {
     const created = create.data;
@@ -237,7 +245,9 @@ function ClaimIdentity() {
           e.preventDefault();
           const errors = { claim_code: code.trim() ? undefined : 'Paste the claim code.' };
           setLocal(errors);
-          if (!errors.claim_code) claim.mutate();
+          if (!errors.claim_code) {
+            claim.mutate();
+          }
         }}
         noValidate
       >
@@ -261,8 +271,12 @@ export function IdentityPage({ handle }: { handle: string }) {
     queryKey: ['identity', handle],
     queryFn: () => call<Identity>(api.GET('/api/v1/identities/{handle}', { params: { path: { handle } } })),
   });
-  if (identity.isPending) return <Loading />;
-  if (identity.error) return <ErrorNotice error={identity.error} />;
+  if (identity.isPending) {
+    return <Loading />;
+  }
+  if (identity.error) {
+    return <ErrorNotice error={identity.error} />;
+  }
   const data = identity.data;
   return (
     <>
@@ -310,7 +324,9 @@ const VISIBILITY_HINT =
 
 /** The saved skills as callers see them: each with its visibility. */
 function SavedSkills({ skills }: { skills: Skill[] }) {
-  if (skills.length === 0) return null;
+  if (skills.length === 0) {
+    return null;
+  }
   return (
     <ul aria-label="Skills on the card">
       {skills.map((skill) => {
@@ -371,14 +387,24 @@ function EditCard({ identity }: { identity: Identity }) {
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const errors: FieldErrors = {};
-    if (displayName.length > 100) errors.display_name = 'At most 100 characters.';
-    if (description.length > 2000) errors.description = 'At most 2,000 characters.';
+    if (displayName.length > 100) {
+      errors.display_name = 'At most 100 characters.';
+    }
+    if (description.length > 2000) {
+      errors.description = 'At most 2,000 characters.';
+    }
     skills.forEach((s, i) => {
-      if (!s.id.trim()) errors[`skills.${i}.id`] = 'A skill needs an id.';
-      if (!s.name.trim()) errors[`skills.${i}.name`] = 'A skill needs a name.';
+      if (!s.id.trim()) {
+        errors[`skills.${i}.id`] = 'A skill needs an id.';
+      }
+      if (!s.name.trim()) {
+        errors[`skills.${i}.name`] = 'A skill needs a name.';
+      }
     });
     setLocal(errors);
-    if (!Object.values(errors).some(Boolean)) save.mutate();
+    if (!Object.values(errors).some(Boolean)) {
+      save.mutate();
+    }
   };
   return (
     <section aria-labelledby="card-title">
@@ -467,7 +493,9 @@ function EditSettings({ handle }: { handle: string }) {
   });
   const [draft, setDraft] = useState<Settings | null>(null);
   useEffect(() => {
-    if (settings.data) setDraft(settings.data);
+    if (settings.data) {
+      setDraft(settings.data);
+    }
   }, [settings.data]);
   const save = useMutation({
     mutationFn: (body: Settings) =>
@@ -478,7 +506,9 @@ function EditSettings({ handle }: { handle: string }) {
       void client.invalidateQueries({ queryKey: ['identity', handle] });
     },
   });
-  if (settings.isPending || !draft) return settings.error ? <ErrorNotice error={settings.error} /> : <Loading />;
+  if (settings.isPending || !draft) {
+    return settings.error ? <ErrorNotice error={settings.error} /> : <Loading />;
+  }
   return (
     <section aria-labelledby="settings-title">
       <h2 id="settings-title">Settings</h2>

@@ -217,7 +217,9 @@ function MintKey({ identities }: { identities: Identity[] }) {
       setDescription('');
     },
   });
-  if (secret) return <SecretOnce label="Your new API key" value={secret} onDone={() => setSecret(null)} />;
+  if (secret) {
+    return <SecretOnce label="Your new API key" value={secret} onDone={() => setSecret(null)} />;
+  }
   return (
     <section aria-labelledby="mint-title">
       <h2 id="mint-title">Mint a key</h2>

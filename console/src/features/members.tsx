@@ -140,7 +140,9 @@ function InviteForm() {
       setEmail('');
     },
   });
-  if (link) return <SecretOnce label="Invitation link" value={link} onDone={() => setLink(null)} />;
+  if (link) {
+    return <SecretOnce label="Invitation link" value={link} onDone={() => setLink(null)} />;
+  }
   return (
     <section aria-labelledby="invite-title">
       <h2 id="invite-title">Invite a person</h2>
@@ -226,7 +228,9 @@ let acceptCode: string | null = null;
 function takeCode(): string {
   if (acceptCode === null) {
     acceptCode = decodeURIComponent(window.location.hash.replace(/^#/, ''));
-    if (acceptCode) window.history.replaceState(null, '', window.location.pathname);
+    if (acceptCode) {
+      window.history.replaceState(null, '', window.location.pathname);
+    }
   }
   return acceptCode;
 }

@@ -142,8 +142,12 @@ export function TasksPage() {
 }
 
 function PartView({ part }: { part: Part }) {
-  if (typeof part.text === 'string') return <p className="part">{part.text}</p>;
-  if (part.data !== undefined) return <pre className="part">{JSON.stringify(part.data, null, 2)}</pre>;
+  if (typeof part.text === 'string') {
+    return <p className="part">{part.text}</p>;
+  }
+  if (part.data !== undefined) {
+    return <pre className="part">{JSON.stringify(part.data, null, 2)}</pre>;
+  }
   return <pre className="part">{JSON.stringify(part.file ?? part, null, 2)}</pre>;
 }
 
@@ -162,7 +166,9 @@ export function TaskPage({ id }: { id: string }) {
   const [timeline, setTimeline] = useState<Step[]>([]);
   const data = task.data;
   useEffect(() => {
-    if (!data) return;
+    if (!data) {
+      return;
+    }
     const state = stateOf(data);
     setTimeline((steps) => {
       if (steps.length === 0) {
@@ -176,8 +182,12 @@ export function TaskPage({ id }: { id: string }) {
         : [...steps, { state, at: data.status.timestamp }];
     });
   }, [data]);
-  if (task.isPending) return <Loading />;
-  if (task.error || !data) return <ErrorNotice error={task.error} />;
+  if (task.isPending) {
+    return <Loading />;
+  }
+  if (task.error || !data) {
+    return <ErrorNotice error={task.error} />;
+  }
   const state = stateOf(data);
   const live = !TERMINAL.has(state);
   return (
@@ -292,9 +302,13 @@ function Reply({ id }: { id: string }) {
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const errors: FieldErrors = {};
-    if (!state && !text.trim()) errors.message = 'Write a message or choose a new state.';
+    if (!state && !text.trim()) {
+      errors.message = 'Write a message or choose a new state.';
+    }
     setLocal(errors);
-    if (!errors.message) reply.mutate();
+    if (!errors.message) {
+      reply.mutate();
+    }
   };
   return (
     <section aria-labelledby="reply-title">

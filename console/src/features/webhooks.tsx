@@ -113,9 +113,13 @@ function CreateWebhook() {
   const submit = (event: FormEvent) => {
     event.preventDefault();
     const errors: FieldErrors = { url: validUrl(url.trim()) };
-    if (!all && events.length === 0) errors.events = 'Choose at least one event type, or every event.';
+    if (!all && events.length === 0) {
+      errors.events = 'Choose at least one event type, or every event.';
+    }
     setLocal(errors);
-    if (!Object.values(errors).some(Boolean)) create.mutate();
+    if (!Object.values(errors).some(Boolean)) {
+      create.mutate();
+    }
   };
   if (created?.secret) {
     const hook = created;
@@ -214,8 +218,12 @@ export function WebhookPage({ id }: { id: string }) {
       navigate('/webhooks');
     },
   });
-  if (hook.isPending) return <Loading />;
-  if (hook.error) return <ErrorNotice error={hook.error} />;
+  if (hook.isPending) {
+    return <Loading />;
+  }
+  if (hook.error) {
+    return <ErrorNotice error={hook.error} />;
+  }
   const data = hook.data;
   return (
     <>

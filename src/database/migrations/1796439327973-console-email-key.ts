@@ -22,8 +22,9 @@ export class ConsoleEmailKey1796439327973 implements MigrationInterface {
     await q.query(`ALTER TABLE console_users ADD COLUMN email_key varchar(1000)`);
     const users = (await q.query(`SELECT id, email FROM console_users`)) as Array<{ id: string; email: string }>;
     const byKey = new Map<string, string[]>();
-    for (const user of users)
+    for (const user of users) {
       byKey.set(emailKeyAtMigration(user.email), [...(byKey.get(emailKeyAtMigration(user.email)) ?? []), user.id]);
+    }
     const shared = [...byKey.values()].filter((ids) => ids.length > 1);
     if (shared.length > 0) {
       throw new Error(`Console users whose emails are one address: ${shared.map((ids) => ids.join(' = ')).join('; ')}`);

@@ -74,7 +74,9 @@ export class AgentSkillDto {
 @ValidatorConstraint({ name: 'uniqueSkillIds' })
 export class UniqueSkillIds implements ValidatorConstraintInterface {
   validate(skills: unknown): boolean {
-    if (!Array.isArray(skills)) return true;
+    if (!Array.isArray(skills)) {
+      return true;
+    }
     const ids = skills.map((skill: { id?: unknown } | null) => skill?.id).filter((id) => typeof id === 'string');
     return new Set(ids).size === ids.length;
   }

@@ -78,8 +78,9 @@ async function main(): Promise<void> {
     });
     await replyTo(taskId, { state: 'completed', message: { parts: [{ kind: 'text', text: 'done' }] } });
     const streamed: unknown[] = [first.result.kind];
-    for await (const event of events)
+    for await (const event of events) {
       streamed.push(JSON.parse(event.data).result.kind + ':' + (JSON.parse(event.data).result.status?.state ?? ''));
+    }
 
     // 2. A blocking send returns when the worker replies.
     const blocking = rpc('message/send', { message: message('block me') });
@@ -87,7 +88,9 @@ async function main(): Promise<void> {
     for (let i = 0; i < 500 && !blockedTask; i++) {
       const list = await call('/api/v1/tasks?role=worker&state=submitted', { key: worker.key });
       blockedTask = list.body.tasks[0]?.id;
-      if (!blockedTask) await new Promise((resolve) => setTimeout(resolve, 20));
+      if (!blockedTask) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
     }
     await replyTo(blockedTask!, { state: 'input-required' });
     const blocked = await blocking;
