@@ -86,7 +86,8 @@ describe('dispatchers on one database', () => {
     expect(receiver.accepted()).toHaveLength(EVENTS);
     const log = await attempts(a);
     expect(log).toHaveLength(EVENTS);
-    expect(log.every((row) => row.attempt === 1 && row.succeeded)).toBe(true);
+    // Any other row is shown with its error, should one appear.
+    expect(log.filter((row) => !(row.attempt === 1 && row.succeeded))).toEqual([]);
     // Both took part: the guarantee comes from the claim, not from one of them idling.
     expect(claimed.get(a)).toBeGreaterThan(0);
     expect(claimed.get(b)).toBeGreaterThan(0);
