@@ -12,7 +12,7 @@ import {
 } from './admission.decision';
 
 /*
- * The decision is checked against an independent model written from CONTRACT §6, not
+ * The decision is checked against an independent model written from docs/api.md §6, not
  * derived from the code: rules are placed in "slots" (direction × peer level), a side's
  * effective action is the first filled slot in the order the contract states, and the
  * outcome comes from hand-written truth tables. Every combination is generated.
@@ -21,7 +21,7 @@ import {
 type Slot = 'none' | RuleAction;
 type Mode = 'whitelist' | 'blacklist';
 
-/** A side's four slots, in precedence order (CONTRACT §6 step 1): own direction before `both`; identity before organization. */
+/** A side's four slots, in precedence order (docs/api.md §6 step 1): own direction before `both`; identity before organization. */
 const REQUESTER_SLOTS: ReadonlyArray<[RuleDirection, PeerType]> = [
   ['outbound', 'identity'],
   ['outbound', 'organization'],
@@ -268,7 +268,7 @@ function inputs(s: Scenario) {
   return { requester, worker, rules };
 }
 
-describe('admission decision (CONTRACT §6)', () => {
+describe('admission decision (docs/api.md §6)', () => {
   // 2 × 2 × 2 (organization, public, egress) × 4 (filter modes) × 81 × 81 (slots per side).
   const EXPECTED_SCENARIOS = 8 * 4 * 81 * 81;
 

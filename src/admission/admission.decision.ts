@@ -1,7 +1,7 @@
 import type { FilterMode, IdentityStatus } from '../identities/identity.entity';
 
 /**
- * The admission decision (SEED-SPEC §5 "Admission (second gate)", CONTRACT §6) as a
+ * The admission decision (docs/api.md §6) as a
  * pure function of the two participants and the rules they own about each other.
  * No I/O here: AdmissionService fetches the rules, this file decides.
  */
@@ -15,7 +15,7 @@ export const RULE_DIRECTIONS: readonly RuleDirection[] = ['inbound', 'outbound',
 export const RULE_ACTIONS: readonly RuleAction[] = ['allow', 'block'];
 export const PEER_TYPES: readonly PeerType[] = ['identity', 'organization'];
 
-/** CONTRACT §6 reasons, in the order the decision reaches them. */
+/** docs/api.md §6 reasons, in the order the decision reaches them. */
 export type AdmissionReason =
   | 'requester_unclaimed'
   | 'requester_disabled'
@@ -70,7 +70,7 @@ export interface AdmissionDecision<R extends RuleFacts = RuleFacts> {
 const DIRECTION_OF: Record<Side, RuleDirection> = { requester: 'outbound', worker: 'inbound' };
 
 /**
- * The owner's effective rule about the peer for one side (CONTRACT §6 step 1): the
+ * The owner's effective rule about the peer for one side (docs/api.md §6 step 1): the
  * side's own direction before `both`; within a direction, a rule naming the peer
  * identity before one naming the peer's organization. Rules about anyone else are
  * ignored, so a caller may pass more than it needs.
@@ -131,7 +131,7 @@ export function standingDenial(requester: AdmissionParty, worker: AdmissionParty
   return null;
 }
 
-/** May `requester` send work to `worker`? CONTRACT §6, steps 1–5, after the participants' state. */
+/** May `requester` send work to `worker`? docs/api.md §6, steps 1–5, after the participants' state. */
 export function decide<R extends RuleFacts>(
   requester: AdmissionParty,
   worker: AdmissionParty,

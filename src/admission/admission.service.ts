@@ -28,7 +28,7 @@ const KEPT_PAIRS = 10_000;
 type OrganizationPrincipal = AdminKeyPrincipal | ConsolePrincipal;
 
 /**
- * The second gate (CONTRACT §6). The protocol endpoint calls `evaluate` on every call;
+ * The second gate (docs/api.md §6). The protocol endpoint calls `evaluate` on every call;
  * the decision itself is the pure `decide`, fed by one indexed query. Administrators
  * ask `check` for an explanation and read the recorded denials of their side.
  */

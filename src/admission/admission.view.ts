@@ -4,7 +4,7 @@ import type { AdmissionDecisionRecord } from './admission-decision.entity';
 import { reportedReason, type AdmissionDecision, type ReportedReason, type Side } from './admission.decision';
 import { ContactRuleSchema, type ContactRuleView } from './contact-rule.view';
 
-/** `POST /api/v1/admission/check` (CONTRACT §6). */
+/** `POST /api/v1/admission/check` (docs/api.md §6). */
 export interface AdmissionCheckView {
   allowed: boolean;
   reason: ReportedReason;

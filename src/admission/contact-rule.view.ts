@@ -3,7 +3,7 @@ import { PageOf } from '../common/api-docs';
 import type { PeerType, RuleAction, RuleDirection } from './admission.decision';
 import type { ContactRule } from './contact-rule.entity';
 
-/** A contact rule as every read returns it (CONTRACT §6). */
+/** A contact rule as every read returns it (docs/api.md §6). */
 export interface ContactRuleView {
   id: string;
   /** The owner's handle. */

@@ -16,7 +16,7 @@ import type { CreateContactRuleDto, RulePeerDto } from './dto/create-contact-rul
 import type { ListContactRulesQuery } from './dto/list-contact-rules.query';
 import type { UpdateContactRuleDto } from './dto/update-contact-rule.dto';
 
-/** CONTRACT §10: at most this many contact rules per identity. */
+/** docs/api.md §10: at most this many contact rules per identity. */
 export const MAX_RULES_PER_IDENTITY = 10_000;
 
 const UNIQUE_VIOLATION = '23505';

@@ -1,6 +1,6 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
-/** An invitation to join an organization (CONTRACT §13). Open while not accepted and not expired. */
+/** An invitation to join an organization (docs/api.md §13). Open while not accepted and not expired. */
 @Entity({ name: 'console_invites' })
 export class ConsoleInvite {
   @PrimaryGeneratedColumn('uuid')

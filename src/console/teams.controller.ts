@@ -10,7 +10,7 @@ import { CreatedInviteView, InviteList, MemberList } from './console.view';
 import { CreateInviteDto } from './dto/teams.dto';
 import { TeamsService } from './teams.service';
 
-/** Invitations and members (CONTRACT §13): a person's acts, so Console sessions only. */
+/** Invitations and members (docs/api.md §13): a person's acts, so Console sessions only. */
 @ApiTags('Console')
 @Controller('api/v1/console')
 export class TeamsController {

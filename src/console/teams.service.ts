@@ -28,7 +28,7 @@ const hashCode = (code: string) => createHash('sha256').update(code).digest();
 const EMAIL_TAKEN = 'A Console user with that email already exists.';
 
 /**
- * Teams (CONTRACT §13): invitations, members, and removing them. Every change that
+ * Teams (docs/api.md §13): invitations, members, and removing them. Every change that
  * counts members or invitations locks the organization's row first, so the limits
  * and "never the last member" hold under concurrent requests.
  */

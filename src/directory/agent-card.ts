@@ -4,7 +4,7 @@ import { PageOf } from '../common/api-docs';
 import type { AgentSkill, Identity } from '../identities/identity.entity';
 
 /**
- * The Agent Card, per A2A generation (CONTRACT §4).
+ * The Agent Card, per A2A generation (docs/api.md §4).
  *
  * - v1.0: an A2A v1.0 AgentCard (proto JSON) with no v0.3-only field, valid against
  *   the v1.0 JSON schema.

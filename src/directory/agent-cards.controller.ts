@@ -13,7 +13,7 @@ import { AgentCardSchema, cardGeneration, PublicDirectoryPage } from './agent-ca
 const CARD_CACHE_CONTROL = 'public, max-age=60';
 const CARD_NOTES = 'Served with an ETag; `If-None-Match` gives 304. Cacheable for 60 seconds.';
 
-/** Public discovery (no credential): SEED-SPEC §4 and CONTRACT §4. */
+/** Public discovery (no credential): docs/api.md §4. */
 @ApiTags('Discovery')
 @Controller('a2a')
 export class AgentCardsController {

@@ -5,7 +5,7 @@ import { Returns } from '../common/api-docs';
 import { CardSigner, type PublicJwk } from './card-signer';
 import { JwkSetSchema } from './jwks.view';
 
-/** The public keys that verify Agent Card signatures (CONTRACT §4). */
+/** The public keys that verify Agent Card signatures (docs/api.md §4). */
 @ApiTags('Discovery')
 @Controller('.well-known')
 export class JwksController {

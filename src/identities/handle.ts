@@ -1,5 +1,5 @@
 /**
- * Agent handles (CONTRACT §3): 3–63 characters of `a-z 0-9 -`, starting and ending
+ * Agent handles (docs/api.md §3): 3–63 characters of `a-z 0-9 -`, starting and ending
  * with a letter or digit, globally unique and never reused. The same pattern is the
  * `ck_identities_handle` constraint of the database.
  */

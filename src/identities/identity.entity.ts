@@ -8,7 +8,7 @@ export const SKILL_VISIBILITIES = ['public', 'admitted'] as const;
 export type SkillVisibility = (typeof SKILL_VISIBILITIES)[number];
 
 /**
- * A2A AgentSkill, as stored, plus this service's `visibility` (CONTRACT §3): `public`
+ * A2A AgentSkill, as stored, plus this service's `visibility` (docs/api.md §3): `public`
  * skills are on the public card, `admitted` ones only on the extended card. Rows
  * written before visibility existed have none: public.
  */

@@ -7,7 +7,7 @@ import { Surface } from '../auth/surface.decorator';
 import { RestBindingService } from './rest-binding.service';
 
 /*
- * The routes of the A2A HTTP+JSON binding under `{base}/a2a/{handle}/rest` (CONTRACT
+ * The routes of the A2A HTTP+JSON binding under `{base}/a2a/{handle}/rest` (docs/api.md
  * §5): v1.0's and, under `/v1`, v0.3's, as the SDK's restHandler lays them out. They
  * are declared here so that the guard checks the credential and spends the protocol
  * quota on each, and so that the authorization matrix lists them; the SDK's router,

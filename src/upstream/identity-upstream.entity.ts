@@ -4,7 +4,7 @@ import type { UpstreamBinding, UpstreamVersion } from './dto/set-upstream.dto';
 export type UpstreamAuthType = 'none' | 'bearer' | 'api_key';
 
 /**
- * The A2A agent an identity forwards its work to (CONTRACT §14). `auth_value` is the
+ * The A2A agent an identity forwards its work to (docs/api.md §14). `auth_value` is the
  * upstream's secret: read by the forwarder only, never returned by a route.
  */
 @Entity({ name: 'identity_upstreams' })

@@ -1,7 +1,7 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
 /**
- * The forwarder's queue (CONTRACT §14): one row per requester message, or cancel, for
+ * The forwarder's queue (docs/api.md §14): one row per requester message, or cancel, for
  * a task whose worker has an upstream. Claimed with SKIP LOCKED; `attempts` counts
  * claims, `next_attempt_at` is the lease while `in_flight`, and `accepted` is set once
  * the upstream has answered a message, so a retry follows its task instead of sending again.

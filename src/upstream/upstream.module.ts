@@ -7,7 +7,7 @@ import { UpstreamsService } from './upstreams.service';
 import { UpstreamRepository } from './upstream.repository';
 
 /**
- * Upstream (bridged) identities and the forwarder (CONTRACT §14). Above the ledger,
+ * Upstream (bridged) identities and the forwarder (docs/api.md §14). Above the ledger,
  * which it writes to as a worker; the protocol module queues forwards through
  * UpstreamsService in the send's and the cancel's transactions.
  */

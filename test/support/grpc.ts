@@ -9,7 +9,7 @@ export interface GrpcOutcome {
   /** The gRPC status code (0: OK). */
   code: number;
   details: string;
-  /** The `a2a-reason` trailer (CONTRACT §5's reason), when the call was refused by a check. */
+  /** The `a2a-reason` trailer (docs/api.md §5's reason), when the call was refused by a check. */
   reason: string | null;
   trailers: grpc.Metadata;
   value?: unknown;

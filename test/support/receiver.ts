@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import type { TestApp } from './app';
 
-/** The body of every webhook request (CONTRACT §8). */
+/** The body of every webhook request (docs/api.md §8). */
 export interface Envelope {
   id: string;
   type: string;

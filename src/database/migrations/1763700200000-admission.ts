@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Contact rules and the log of admission denials (CONTRACT §6).
+ * Contact rules and the log of admission denials (docs/api.md §6).
  *
  * The pair lookup on every protocol call reads at most eight rules through the two
  * partial unique indexes (owner, peer, direction): its cost does not depend on how

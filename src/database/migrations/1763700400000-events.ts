@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Events (CONTRACT §8): the outbox, webhook subscriptions, deliveries and their
+ * Events (docs/api.md §8): the outbox, webhook subscriptions, deliveries and their
  * attempt log.
  *
  * - `events` is the outbox. A module that changes something inserts its event with the

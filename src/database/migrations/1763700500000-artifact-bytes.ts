@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * CONTRACT §10: at most LEDGER_MAX_ARTIFACT_BYTES_PER_TASK of artifact content per
+ * docs/api.md §10: at most LEDGER_MAX_ARTIFACT_BYTES_PER_TASK of artifact content per
  * task, appends included. Each artifact keeps the size of its parts (their JSON, in
  * UTF-8 bytes), maintained by every write under the task's row lock, so the check
  * sums a few integers instead of measuring every part. Existing rows are measured

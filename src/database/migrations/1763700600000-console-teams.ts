@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Console teams (CONTRACT §13): invitations and the members' last sign-in.
+ * Console teams (docs/api.md §13): invitations and the members' last sign-in.
  *
  * - An invitation's code is shown once; only its SHA-256 is stored (unique). An
  *   invitation is open while `accepted_at` is null and `expires_at` is ahead;

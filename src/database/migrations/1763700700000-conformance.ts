@@ -3,7 +3,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 const PUBLICLY_LISTED = `enabled AND publicly_discoverable AND status = 'active' AND claimed_at IS NOT NULL`;
 
 /**
- * Signed Agent Cards and skills of visibility `admitted` (CONTRACT §3, §4).
+ * Signed Agent Cards and skills of visibility `admitted` (docs/api.md §3, §4).
  *
  * - `card_signing_keys`: the keys that sign served cards. One `current` (signs), at
  *   most one `previous` (still listed in the JWKS, so verifiers holding a card signed

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The event stream (CONTRACT §14) reads the outbox in commit order.
+ * The event stream (docs/api.md §14) reads the outbox in commit order.
  *
  * Event ids (`evt_` + ULID) are allocated when the event is written, not when its
  * transaction commits: an id allocated earlier may become visible later, so "the
@@ -13,7 +13,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * has a transaction id at or above that horizon, so it sorts after every row already
  * returned: resuming after a position never skips a late commit nor repeats a row.
  *
- * Upstream (bridged) identities, CONTRACT §14: `identity_upstreams` names the A2A agent
+ * Upstream (bridged) identities, docs/api.md §14: `identity_upstreams` names the A2A agent
  * an identity forwards its work to (`auth_value` is the upstream's secret: readable,
  * since it must be sent, and never returned by any route); `tasks.upstream_task_id` and
  * `upstream_context_id` are the upstream's own ids for a forwarded task; and

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * The audit log (CONTRACT §15): one row per change made by a principal, written in
+ * The audit log (docs/api.md §15): one row per change made by a principal, written in
  * the change's transaction. `actor_type` is `console_user`, `api_key` or `signup`;
  * `actor_id` the user's or key's id (null for signup) and `actor_label` the key's
  * label at the time. `changes` holds `{ field: { before, after } }` for an allow-list

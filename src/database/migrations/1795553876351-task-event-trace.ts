@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Tracing (CONTRACT §15, issue 16): the trace a change was made in, kept with what it
+ * Tracing (docs/operations.md, "Tracing"): the trace a change was made in, kept with what it
  * leaves behind. `task_events.trace_id`: the W3C trace id (32 hex digits) of the
  * request that made the task event. `events.traceparent` and, for A2A push
  * notifications (whose deliveries name no outbox row), `deliveries.traceparent`: the

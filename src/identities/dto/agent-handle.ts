@@ -21,7 +21,7 @@ class AgentHandleConstraint implements ValidatorConstraintInterface {
   }
 }
 
-/** A handle that may be registered: format and reserved words (CONTRACT §3). */
+/** A handle that may be registered: format and reserved words (docs/api.md §3). */
 export const IsAgentHandle = () =>
   applyDecorators(
     ApiProperty({ minLength: 3, maxLength: 63, pattern: HANDLE_PATTERN.source, example: 'acme-billing' }),

@@ -13,7 +13,7 @@ import { Optional } from '../../common/validation';
 import { SKILL_VISIBILITIES, type SkillVisibility } from '../identity.entity';
 
 /**
- * Limits of CONTRACT §10 (≤ 20 tags of ≤ 50 characters), and ours where it is
+ * Limits of docs/api.md §10 (≤ 20 tags of ≤ 50 characters), and ours where it is
  * silent: id and name ≤ 100, description ≤ 1,000, ≤ 10 examples of ≤ 500. With
  * ≤ 50 skills a card stays well inside the 256 KiB body limit.
  */

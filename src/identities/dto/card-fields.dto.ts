@@ -3,7 +3,7 @@ import { ArrayMaxSize, IsArray, IsString, MaxLength, Validate } from 'class-vali
 import { Nested, Optional } from '../../common/validation';
 import { AgentSkillDto, UniqueSkillIds } from './agent-skill.dto';
 
-/** CONTRACT §10 string and list limits of the public card copy. */
+/** docs/api.md §10 string and list limits of the public card copy. */
 export const CARD_LIMITS = { displayName: 100, description: 2000, skills: 50 } as const;
 
 /** The public copy on the Agent Card: editable by the own key, admin key and Console. */

@@ -5,7 +5,7 @@ import { FILTER_MODES, type FilterMode } from '../identity.entity';
 import { IsAgentHandle } from './agent-handle';
 import { CardFieldsDto } from './card-fields.dto';
 
-/** `POST /api/v1/identities`: claimed on creation, receiver disabled (CONTRACT §3). */
+/** `POST /api/v1/identities`: claimed on creation, receiver disabled (docs/api.md §3). */
 export class CreateIdentityDto extends CardFieldsDto {
   @IsAgentHandle()
   agent_handle: string;

@@ -5,7 +5,7 @@ import { FILTER_MODES, type FilterMode } from '../identity.entity';
 
 /**
  * `PATCH /api/v1/identities/{handle}/settings`. Who may change which field is the
- * table of CONTRACT §3 (OWN_KEY_MAY_CHANGE in src/auth/access.ts).
+ * table of docs/api.md §3 (OWN_KEY_MAY_CHANGE in src/auth/access.ts).
  */
 export class UpdateSettingsDto {
   @ApiPropertyOptional({ description: 'Receiver enabled: the card is served and the protocol endpoint answers.' })

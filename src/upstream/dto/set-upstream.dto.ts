@@ -32,7 +32,7 @@ export class UpstreamAuthDto {
   value?: string;
 }
 
-/** `PUT /api/v1/identities/{handle}/upstream` (CONTRACT §14). */
+/** `PUT /api/v1/identities/{handle}/upstream` (docs/api.md §14). */
 export class SetUpstreamDto {
   @ApiProperty({
     description: "The upstream agent's A2A endpoint (https; the webhook URL rules apply).",
