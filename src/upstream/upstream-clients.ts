@@ -12,6 +12,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { AppConfig } from '../config/config';
 import { systemResolver, type HostResolver } from '../events/delivery-sender';
 import { hostOf } from '../events/address-policy';
+import { sendMessageAnswerGuard } from './grpc-answer-guard';
 import { pinnedTarget } from './grpc-pinning';
 import { configuredUpstreamFetch, vetUpstream } from './upstream-fetch';
 import { tolerantFetch } from './upstream-tolerance';
@@ -23,7 +24,8 @@ import type { UpstreamRecord } from './upstream.repository';
  * redirects, limits) and tolerantFetch (the upstreams' known deviations), or gRPC —
  * whose host is vetted before every forward and whose channel is pinned to the vetted
  * address (grpc-pinning.ts; TLS for https, still checked against the host name,
- * plaintext only for http, which only WEBHOOKS_ALLOW_PRIVATE_NETWORKS allows).
+ * plaintext only for http, which only WEBHOOKS_ALLOW_PRIVATE_NETWORKS allows), and
+ * whose SendMessage answers are checked before the SDK converts them (grpc-answer-guard.ts).
  */
 export class UpstreamClients {
   /** The calls whose upstream answered with a 2xx status (tolerantFetch): it has the message. */
@@ -76,6 +78,8 @@ export class UpstreamClients {
       GRPC: () =>
         new GrpcTransportFactory({
           legacyCompat,
+          // An empty SendMessageResponse is a failed call, not an uncaught throw (grpc-answer-guard.ts).
+          grpcCallOptions: { interceptors: [sendMessageAnswerGuard] },
           grpcChannelCredentials:
             url.protocol === 'https:' ? grpc.credentials.createSsl() : grpc.credentials.createInsecure(),
         }),

@@ -20,8 +20,10 @@ describe('a gRPC upstream whose answer cannot be decoded', () => {
   let acme: ConsoleAccount;
   let requester: Agent;
   let server: grpc.Server;
+  let empty: grpc.Server;
   let cards: Server;
   let port: number;
+  let emptyPort: number;
   let cardUrl: string;
   const seen: string[] = [];
 
@@ -59,6 +61,20 @@ describe('a gRPC upstream whose answer cannot be decoded', () => {
         error ? reject(error) : resolve(),
       ),
     );
+    // An upstream whose SendMessage answers a well-formed SendMessageResponse with neither task nor message.
+    emptyPort = await freePort();
+    empty = new grpc.Server();
+    empty.addService(A2AService as unknown as grpc.ServiceDefinition, {
+      sendMessage: (call: Request, callback: grpc.sendUnaryData<unknown>) => {
+        seen.push(call.request.message?.messageId ?? '');
+        callback(null, {});
+      },
+    });
+    await new Promise<void>((resolve, reject) =>
+      empty.bindAsync(`127.0.0.1:${emptyPort}`, grpc.ServerCredentials.createInsecure(), (error) =>
+        error ? reject(error) : resolve(),
+      ),
+    );
     // Its card, for a streaming upstream: the gRPC interface, streaming.
     const card = {
       name: 'Garbled',
@@ -80,27 +96,17 @@ describe('a gRPC upstream whose answer cannot be decoded', () => {
   afterAll(async () => {
     await t.close();
     server.forceShutdown();
+    empty.forceShutdown();
     await new Promise((resolve) => cards.close(resolve));
   });
 
-  it.each([
-    ['a send', false],
-    ['a stream', true],
-  ])('counts the upstream as having answered %s: sent once, and the task fails saying so', async (_, streaming) => {
-    const bridged = await enabledAgent(t, acme);
-    const set = await t
-      .http()
-      .put(`/api/v1/identities/${bridged.handle}/upstream`)
-      .set(bearer(acme))
-      .send(
-        streaming
-          ? { url: `http://127.0.0.1:${port}/`, card_url: cardUrl }
-          : { url: `http://127.0.0.1:${port}/`, protocol_version: '1.0', binding: 'GRPC' },
-      )
-      .expect(200);
-    expect(set.body).toMatchObject({ binding: 'GRPC', streaming });
+  const NOT_SENT_AGAIN =
+    'The upstream agent accepted the message, but its answer could not be understood; the message is not sent again.';
+
+  /** Sends a message to the bridged agent: the task once it failed (30 s at most), after checks that it went out once. */
+  async function sendUntilFailed(handle: string) {
     const message = v03Message('garbled');
-    const sent = await rpc(t, bridged.handle, requester.key, 'message/send', {
+    const sent = await rpc(t, handle, requester.key, 'message/send', {
       message,
       configuration: { blocking: false },
     }).expect(200);
@@ -120,8 +126,41 @@ describe('a gRPC upstream whose answer cannot be decoded', () => {
     expect(seen.filter((id) => id === message.messageId)).toHaveLength(1);
     const [forward] = await t.db.query(`SELECT status, accepted FROM upstream_forwards WHERE task_id = $1`, [taskId]);
     expect(forward).toEqual({ status: 'failed', accepted: true });
-    expect(task.status.message?.parts[0].text).toBe(
-      'The upstream agent accepted the message, but its answer could not be understood; the message is not sent again.',
-    );
+    return task;
+  }
+
+  it.each([
+    ['a send', false],
+    ['a stream', true],
+  ])('counts the upstream as having answered %s: sent once, and the task fails saying so', async (_, streaming) => {
+    const bridged = await enabledAgent(t, acme);
+    const set = await t
+      .http()
+      .put(`/api/v1/identities/${bridged.handle}/upstream`)
+      .set(bearer(acme))
+      .send(
+        streaming
+          ? { url: `http://127.0.0.1:${port}/`, card_url: cardUrl }
+          : { url: `http://127.0.0.1:${port}/`, protocol_version: '1.0', binding: 'GRPC' },
+      )
+      .expect(200);
+    expect(set.body).toMatchObject({ binding: 'GRPC', streaming });
+    const task = await sendUntilFailed(bridged.handle);
+    expect(task.status.message?.parts[0].text).toBe(NOT_SENT_AGAIN);
+  });
+
+  // The SDK's v1.0 transport converts the answer in grpc-js's callback, outside any try:
+  // unguarded, its "missing result" is an uncaught exception (in a server, the process ends).
+  it('fails the task, and the server keeps answering, when SendMessage answers neither task nor message', async () => {
+    const bridged = await enabledAgent(t, acme);
+    await t
+      .http()
+      .put(`/api/v1/identities/${bridged.handle}/upstream`)
+      .set(bearer(acme))
+      .send({ url: `http://127.0.0.1:${emptyPort}/`, protocol_version: '1.0', binding: 'GRPC' })
+      .expect(200);
+    const task = await sendUntilFailed(bridged.handle);
+    expect(task.status.message?.parts[0].text).toBe(NOT_SENT_AGAIN);
+    await t.http().get('/healthz').expect(200);
   });
 });
