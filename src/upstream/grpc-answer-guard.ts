@@ -17,14 +17,18 @@ const UNREADABLE = 'Response message parsing error: a SendMessageResponse with n
  * as decoded (no conversion that could throw), and its streams convert under a try.
  */
 export const sendMessageAnswerGuard: grpc.Interceptor = (options, nextCall) => {
-  if (options.method_definition.path !== SEND_MESSAGE) return new grpc.InterceptingCall(nextCall(options));
+  if (options.method_definition.path !== SEND_MESSAGE) {
+    return new grpc.InterceptingCall(nextCall(options));
+  }
   let unreadable = false;
   return new grpc.InterceptingCall(nextCall(options), {
     start: (metadata, _listener, next) =>
       next(metadata, {
         onReceiveMessage: (message: { payload?: { $case?: string } } | null | undefined, nextMessage) => {
           const answer = message?.payload?.$case;
-          if (answer !== 'task' && answer !== 'message') unreadable = true;
+          if (answer !== 'task' && answer !== 'message') {
+            unreadable = true;
+          }
           // Passed on even so (grpc-js holds the status until it is): the error status replaces it.
           nextMessage(message);
         },
