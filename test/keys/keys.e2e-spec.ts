@@ -186,6 +186,18 @@ describe('API key lifecycle', () => {
       expect(agentSelf.body).toMatchObject({ scope: 'agent', scoped_identity_id: unclaimed.id, organization_id: null });
     });
 
+    it("is answered from authentication's own read of the key: no second statement", async () => {
+      const admin = await mintAdminKey(t, acme);
+      const stop = statementsFor(t, admin);
+      let statements: string[];
+      try {
+        await t.http().get('/api-keys/self').set(apiKey(admin)).expect(200);
+      } finally {
+        statements = stop();
+      }
+      expect(statements).toEqual(['verify_api_keys']);
+    });
+
     it('records last_used_at without a write per request', async () => {
       const admin = await mintAdminKey(t, acme);
       const before = Date.now();

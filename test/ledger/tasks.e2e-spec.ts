@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { startApp, type TestApp } from '../support/app';
 import { agentPair, enabledAgent, reply, rpc, submitTask, v03Message, type Agent } from '../support/a2a';
 import { apiKey, bearer, mintAdminKey, signup, type ConsoleAccount } from '../support/fixtures';
+import { statementsFor } from '../support/statements';
 
 /** The ledger's REST surface (docs/api.md §7): reads for both sides, the worker's reply. */
 describe('ledger REST', () => {
@@ -160,6 +161,32 @@ describe('ledger REST', () => {
 
       expect(ids(await list(apiKey(globexAdmin)))).not.toEqual(expect.arrayContaining([made[0].id]));
       expect(ids(await list(bearer(globex)))).not.toContain(made[0].id);
+    });
+
+    it("reads upstream ids for the worker's side only: one statement for a whole page, none for the requester's", async () => {
+      const pair = await agentPair(t, await signup(t));
+      const made: Array<{ id: string; contextId: string }> = [];
+      for (let i = 0; i < 3; i++) {
+        made.push(await submitTask(t, pair.requester, pair.worker, `job ${i}`));
+      }
+      /** How many statements a GET with `key` ran that read upstream ids. */
+      const upstreamReads = async (key: string, path: string) => {
+        const stop = statementsFor(t, key);
+        let statements: string[];
+        try {
+          await t.http().get(path).set(apiKey(key)).expect(200);
+        } finally {
+          statements = stop();
+        }
+        return statements.filter((statement) => /upstream_task_id/.test(statement)).length;
+      };
+      expect(ids(await list(apiKey(pair.worker.key), '?role=worker'))).toHaveLength(3);
+      expect(await upstreamReads(pair.worker.key, '/api/v1/tasks?role=worker')).toBe(1);
+      expect(await upstreamReads(pair.requester.key, '/api/v1/tasks?role=requester')).toBe(0);
+      expect(await upstreamReads(pair.worker.key, `/api/v1/tasks/${made[0].id}`)).toBe(1);
+      expect(await upstreamReads(pair.requester.key, `/api/v1/tasks/${made[0].id}`)).toBe(0);
+      expect(await upstreamReads(pair.worker.key, `/api/v1/contexts/${made[0].contextId}`)).toBe(1);
+      expect(await upstreamReads(pair.requester.key, `/api/v1/contexts/${made[0].contextId}`)).toBe(0);
     });
 
     it('items carry the latest message by default; history_length and include_artifacts', async () => {
