@@ -3,7 +3,7 @@ import { creationPosition, keyset, type PageQuery } from '../common/pagination';
 import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import type { RowOf } from '../database/row';
-import { sql } from '../database/sql';
+import { sql, type Sql } from '../database/sql';
 import type { DeliveryAttempt } from './delivery-attempt.entity';
 import type { Delivery, DeliveryStatus } from './delivery.entity';
 import { type EventType } from './event-types';
@@ -84,6 +84,22 @@ const SELECT_DELIVERY = sql`
          ) AS recent_attempts
     FROM deliveries d JOIN events e ON e.id = d.event_id`;
 
+/**
+ * The claim's fairness keys, written once for every place the claim needs them (over a
+ * delivery aliased `d`): its destination, its webhook (whose id is `webhookId`) or its
+ * push notification config; its organization, its webhook's (`w`) or its push task's
+ * (`t`) requester's; and the share its destination may hold (less while its webhook is
+ * failing).
+ */
+const destinationOf = (webhookId: string, d: string): Sql =>
+  sql.raw(`COALESCE(${webhookId}::text, ${d}.push_task_id::text || ' ' || ${d}.push_config_id)`);
+const organizationOf = (w: string, t: string, d: string): Sql =>
+  sql.raw(
+    `COALESCE(${w}.organization_id::text, ${t}.requester_organization_id::text, 'task ' || ${d}.push_task_id::text)`,
+  );
+const shareOf = (w: string, claim: ClaimRequest): Sql =>
+  sql`CASE WHEN ${sql.raw(w)}.failing_since IS NOT NULL THEN ${claim.failingShare}::int ELSE ${claim.organizationShare}::int END`;
+
 const INSERT_ATTEMPT = sql`INSERT INTO delivery_attempts (delivery_id, attempt, succeeded, status_code, error, duration_ms)`;
 /** A late result replaces the `interrupted` entry a later claim wrote for the same attempt. */
 const REPLACING_INTERRUPTED = sql`
@@ -146,7 +162,6 @@ export class DeliveriesRepository {
    */
   @GenerateSql({ params: [CLAIM_EXAMPLE] })
   async claimDeliveries(claim: ClaimRequest): Promise<ClaimedRow[]> {
-    const share = sql`CASE WHEN cw.failing_since IS NOT NULL THEN ${claim.failingShare}::int ELSE ${claim.organizationShare}::int END`;
     return this.db.rows<ClaimedRow>(sql`
       UPDATE deliveries d
          SET attempts = d.attempts + 1, in_flight = true, updated_at = now(),
@@ -158,15 +173,15 @@ export class DeliveriesRepository {
             SELECT c.id, c.next_attempt_at, c.destination, c.organization,
                    c.share - COALESCE(hd.n, 0) AS destination_room, ${claim.organizationShare}::int - COALESCE(ho.n, 0) AS organization_room
               FROM (SELECT q.id, q.next_attempt_at,
-                           COALESCE(q.webhook_id::text, q.push_task_id::text || ' ' || q.push_config_id) AS destination,
-                           COALESCE(cw.organization_id::text, ct.requester_organization_id::text, 'task ' || q.push_task_id::text) AS organization,
-                           ${share} AS share
+                           ${destinationOf('q.webhook_id', 'q')} AS destination,
+                           ${organizationOf('cw', 'ct', 'q')} AS organization,
+                           ${shareOf('cw', claim)} AS share
                       FROM deliveries q
                       LEFT JOIN webhooks cw ON cw.id = q.webhook_id
                       LEFT JOIN tasks ct ON ct.id = q.push_task_id
                      WHERE q.status = 'pending' AND q.next_attempt_at <= now()
-                       AND NOT (COALESCE(q.webhook_id::text, q.push_task_id::text || ' ' || q.push_config_id) = ANY(${[...claim.fullDestinations]}::text[]))
-                       AND NOT (COALESCE(cw.organization_id::text, ct.requester_organization_id::text, 'task ' || q.push_task_id::text) = ANY(${[...claim.fullOrganizations]}::text[]))
+                       AND NOT (${destinationOf('q.webhook_id', 'q')} = ANY(${[...claim.fullDestinations]}::text[]))
+                       AND NOT (${organizationOf('cw', 'ct', 'q')} = ANY(${[...claim.fullOrganizations]}::text[]))
                      ORDER BY q.next_attempt_at
                      LIMIT ${claim.scan}) c
               LEFT JOIN held_destination hd ON hd.destination = c.destination
@@ -199,9 +214,9 @@ export class DeliveriesRepository {
                 COALESCE(e.traceparent, d.traceparent) AS traceparent,
                 d.push_task_id, d.push_config_id, d.push_seq, p.url AS push_url, p.token, p.authentication, p.protocol_version,
                 (o.status = 'deleted') AS owner_deleted,
-                COALESCE(w.id::text, d.push_task_id::text || ' ' || d.push_config_id) AS destination,
-                COALESCE(w.organization_id::text, pt.requester_organization_id::text, 'task ' || d.push_task_id::text) AS fair_organization,
-                CASE WHEN w.failing_since IS NOT NULL THEN ${claim.failingShare}::int ELSE ${claim.organizationShare}::int END AS share`);
+                ${destinationOf('w.id', 'd')} AS destination,
+                ${organizationOf('w', 'pt', 'd')} AS fair_organization,
+                ${shareOf('w', claim)} AS share`);
   }
 
   /**
