@@ -88,11 +88,6 @@ const EXAMPLE_CHUNK: ArtifactChunk = {
   lastChunk: true,
 };
 
-/**
- * A new task's rows (queueNewTask), as WriteShapes: the sends that go together in one
- * statement (group commit) insert their contexts, tasks, messages and events as one
- * INSERT each.
- */
 /** A task's pair as a context and the task list it. */
 const PAIR_COLUMNS = [
   ['requester_identity_id', 'uuid'],
@@ -102,6 +97,11 @@ const PAIR_COLUMNS = [
   ['worker_handle', 'text'],
   ['worker_organization_id', 'uuid'],
 ] as const;
+/**
+ * A new task's rows (queueNewTask), as WriteShapes: the sends that go together in one
+ * statement (group commit) insert their contexts, tasks, messages and events as one
+ * INSERT each.
+ */
 const NEW_CONTEXT = new WriteShape(
   { c: [['id', 'uuid'], ...PAIR_COLUMNS, ['at', 'timestamptz']] },
   ({ c }) => sql`INSERT INTO contexts
