@@ -17,6 +17,7 @@ import {
   type ParticipantRow,
   type TaskPair,
   type TaskRow,
+  type UpstreamIds,
 } from './task-records';
 import type { TaskState } from './task-state';
 
@@ -225,7 +226,7 @@ export class LedgerRepository {
 
   /** Records a forwarded task's upstream ids, the first time they are known. */
   @GenerateSql({ params: [U, { taskId: DummyValue.STRING, contextId: DummyValue.STRING }] })
-  async setUpstreamIds(taskId: string, upstream: { taskId: string; contextId: string }, tx?: Tx): Promise<void> {
+  async setUpstreamIds(taskId: string, upstream: UpstreamIds, tx?: Tx): Promise<void> {
     await this.db.execute(
       sql`
       UPDATE tasks SET upstream_task_id = ${upstream.taskId}, upstream_context_id = ${upstream.contextId}

@@ -24,6 +24,7 @@ import type {
   TaskPair,
   TaskRecord,
   TaskRow,
+  UpstreamIds,
 } from './task-records';
 import type { ArtifactChunk } from './entities/task-event.entity';
 import { transition, type ReplyState } from './task-state';
@@ -64,7 +65,7 @@ export interface PairTaskFilter extends PairTaskRowFilter {
 /** What a forwarded task's upstream agent answered, written as a worker's reply would be. */
 export interface UpstreamUpdate {
   /** The upstream's own ids for the task, recorded the first time they are known. */
-  upstream?: { taskId: string; contextId: string };
+  upstream?: UpstreamIds;
   state?: ReplyState;
   /** An agent message (a repeated messageId is not stored twice): the status message. */
   message?: NewMessage;
