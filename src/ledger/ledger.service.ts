@@ -106,14 +106,6 @@ export class LedgerService {
     private readonly ledgerEvents: LedgerEvents,
   ) {}
 
-  /** A message from the requester: a new task, or the next turn of one of the pair's tasks. */
-  async send(pair: TaskPair, input: SendInput, read: HydrateOptions): Promise<SendResult> {
-    if (input.taskId === undefined) {
-      return this.start(pair, input, read);
-    }
-    return this.sendResult(pair, await this.write((tx) => this.recordSend(tx, pair, input)), read);
-  }
-
   /**
    * A send that starts a task, written as one statement (Database.batch): the
    * context, the task, its first message and event, the outbox events and whatever
@@ -253,24 +245,12 @@ export class LedgerService {
   }
 
   /**
-   * The requester cancels: a non-terminal task becomes canceled; a canceled one is
-   * returned as it is (A2A v1.0: cancel is idempotent), or refused like any other final
-   * task when `repeat` is `refuse` (A2A v0.3: a final task is not cancelable).
-   */
-  async cancel(
-    pair: TaskPair,
-    taskId: string,
-    read: HydrateOptions,
-    repeat: 'return' | 'refuse' = 'return',
-  ): Promise<TaskRecord> {
-    await this.write((tx) => this.recordCancel(tx, pair, taskId, repeat));
-    return (await this.pairRecord(pair, taskId, read))!;
-  }
-
-  /**
-   * The cancel's write, in the caller's ledger transaction: the task's journal when
-   * the cancel changed the task (the upstream forwarder queues the cancel in the same
-   * transaction), null when it was canceled already.
+   * The requester cancels, in the caller's ledger transaction: a non-terminal task
+   * becomes canceled; a canceled one is left as it is (A2A v1.0: cancel is idempotent),
+   * or refused like any other final task when `repeat` is `refuse` (A2A v0.3: a final
+   * task is not cancelable). The task's journal when the cancel changed the task (the
+   * upstream forwarder queues the cancel in the same transaction), null when it was
+   * canceled already.
    */
   async recordCancel(
     tx: Tx,
