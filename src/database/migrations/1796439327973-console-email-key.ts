@@ -21,10 +21,16 @@ export class ConsoleEmailKey1796439327973 implements MigrationInterface {
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE console_users ADD COLUMN email_key varchar(1000)`);
     const users = (await q.query(`SELECT id, email FROM console_users`)) as Array<{ id: string; email: string }>;
+    const keys = users.map((user) => emailKeyAtMigration(user.email));
     const byKey = new Map<string, string[]>();
-    for (const user of users) {
-      byKey.set(emailKeyAtMigration(user.email), [...(byKey.get(emailKeyAtMigration(user.email)) ?? []), user.id]);
-    }
+    users.forEach((user, i) => {
+      const ids = byKey.get(keys[i]);
+      if (ids) {
+        ids.push(user.id);
+      } else {
+        byKey.set(keys[i], [user.id]);
+      }
+    });
     const shared = [...byKey.values()].filter((ids) => ids.length > 1);
     if (shared.length > 0) {
       throw new Error(`Console users whose emails are one address: ${shared.map((ids) => ids.join(' = ')).join('; ')}`);
@@ -33,7 +39,7 @@ export class ConsoleEmailKey1796439327973 implements MigrationInterface {
       await q.query(
         `UPDATE console_users u SET email_key = k.email_key
            FROM unnest($1::uuid[], $2::varchar[]) AS k(id, email_key) WHERE u.id = k.id`,
-        [users.map((user) => user.id), users.map((user) => emailKeyAtMigration(user.email))],
+        [users.map((user) => user.id), keys],
       );
     }
     await q.query(`
