@@ -222,8 +222,8 @@ export class KeysService {
   async revoke(principal: ConsolePrincipal, id: string): Promise<KeyMetadata> {
     return this.db.transaction(async (tx) => {
       await this.findInOrganization(principal, 'key.revoke', id, tx);
-      await this.revokeWhere({ id }, tx);
-      return this.present(await this.keyOf(tx, id));
+      const [revoked] = await this.revokeWhere({ id }, tx);
+      return revoked ?? this.present(await this.keyOf(tx, id));
     });
   }
 
@@ -234,8 +234,8 @@ export class KeysService {
   /** Permanent. The very next request with this key gets 401. */
   async revokeSelf(principal: KeyPrincipal): Promise<KeyMetadata> {
     return this.db.transaction(async (tx) => {
-      await this.revokeWhere({ id: principal.id }, tx);
-      return this.present(await this.keyOf(tx, principal.id));
+      const [revoked] = await this.revokeWhere({ id: principal.id }, tx);
+      return revoked ?? this.present(await this.keyOf(tx, principal.id));
     });
   }
 
@@ -244,10 +244,14 @@ export class KeysService {
     await this.revokeWhere({ identityId }, tx);
   }
 
-  /** Revokes the selected active keys, each with its `api_key.revoked` event. */
-  private async revokeWhere(selection: KeySelection, tx: Tx): Promise<void> {
-    for (const key of await this.repository.revoke(selection, tx)) {
-      const metadata = this.present(key);
+  /**
+   * Revokes the selected active keys, each with its `api_key.revoked` event; their
+   * metadata as revoked (none when no key was active: an already revoked key is read
+   * by the caller).
+   */
+  private async revokeWhere(selection: KeySelection, tx: Tx): Promise<KeyMetadata[]> {
+    const revoked = (await this.repository.revoke(selection, tx)).map((key) => this.present(key));
+    for (const metadata of revoked) {
       await this.events.emit(tx, {
         type: 'api_key.revoked',
         organizationId: metadata.organization_id,
@@ -261,6 +265,7 @@ export class KeysService {
         after: { status: metadata.status },
       });
     }
+    return revoked;
   }
 
   /** The identity an admin key or Console user may bind a new agent key to. */
