@@ -209,21 +209,18 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     if (user) {
       chownSync(log, user.uid, user.gid);
     }
-    // Throwaway data: durability is not worth its fsyncs. The socket stays in the directory.
+    const settings = [
+      'listen_addresses=127.0.0.1',
+      'max_connections=300',
+      // Throwaway data: durability is not worth its fsyncs.
+      'fsync=off',
+      'synchronous_commit=off',
+      'full_page_writes=off',
+    ];
+    // The socket stays in the directory (-k).
     const server = spawn(
       postgres,
-      [
-        '-D',
-        dataDir,
-        '-p',
-        String(port),
-        '-k',
-        base,
-        '-c',
-        'listen_addresses=127.0.0.1',
-        '-c',
-        'max_connections=300',
-      ].concat(['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+      ['-D', dataDir, '-p', String(port), '-k', base, ...settings.flatMap((setting) => ['-c', setting])],
       { ...asUser, detached: true, stdio: ['ignore', logFd, logFd] },
     );
     closeSync(logFd);
