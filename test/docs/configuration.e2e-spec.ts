@@ -13,9 +13,9 @@ function variablesRead(): Set<string> {
   return new Set(names);
 }
 
-/** The variables docs/configuration.md's table names in its first column. */
-function variablesDocumented(): { table: Set<string>; text: string } {
-  const text = readFileSync(join(ROOT, 'docs/configuration.md'), 'utf8');
+/** The variables a document's tables name in their first column, and the document's text. */
+function variablesDocumented(path: string): { table: Set<string>; text: string } {
+  const text = readFileSync(join(ROOT, path), 'utf8');
   const table = new Set<string>();
   for (const [, first] of text.matchAll(/^\| ([^|]*`[A-Z][A-Z0-9_]*`[^|]*) \|/gm)) {
     for (const [, name] of first.matchAll(/`([A-Z][A-Z0-9_]*)`/g)) {
@@ -28,7 +28,7 @@ function variablesDocumented(): { table: Set<string>; text: string } {
 /** docs/configuration.md describes the configuration the server reads, all of it and nothing else. */
 describe('docs/configuration.md', () => {
   const read = variablesRead();
-  const { table, text } = variablesDocumented();
+  const { table, text } = variablesDocumented('docs/configuration.md');
 
   it('finds the variables on both sides', () => {
     expect(read.size).toBeGreaterThan(50);
@@ -43,5 +43,11 @@ describe('docs/configuration.md', () => {
 
   it('lists no variable src/config/config.ts does not read', () => {
     expect([...table].filter((name) => !read.has(name))).toEqual([]);
+  });
+
+  it("holds every variable of the README's short list", () => {
+    const readme = variablesDocumented('README.md').table;
+    expect(readme).toContain('DATABASE_URL');
+    expect([...readme].filter((name) => !table.has(name))).toEqual([]);
   });
 });
