@@ -13,10 +13,10 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Client } from 'pg';
+import { freePort } from './server-process';
 
 /**
  * A PostgreSQL server of the test run's own, for a machine that has none: the binaries of
@@ -134,17 +134,6 @@ export function removeLeftovers(): void {
     rmSync(record.base, { recursive: true, force: true });
     rmSync(path, { force: true });
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function run(file: string, args: string[], options: { cwd: string; uid?: number; gid?: number }): Promise<void> {
