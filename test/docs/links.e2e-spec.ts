@@ -19,7 +19,8 @@ function anchors(file: string): Set<string> {
 /**
  * The documents a user reads live in the repository: every relative link in README.md
  * and docs/*.md names a file of this checkout (and, with a #fragment, one of its
- * headings). A clone has nothing outside it.
+ * headings), and every path of the repository they name in `code` exists. A clone has
+ * nothing outside it.
  */
 describe('documentation links', () => {
   const documents = [
@@ -36,8 +37,8 @@ describe('documentation links', () => {
       const broken: string[] = [];
       for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
         if (/^[a-z][a-z0-9+.-]*:/i.test(target)) {
-          continue;
-        } // https:, mailto:
+          continue; // https:, mailto:
+        }
         const [path, fragment] = target.split('#');
         const resolved = path === '' ? file : resolve(dirname(file), path);
         if (!resolved.startsWith(ROOT + '/') || !existsSync(resolved)) {
@@ -53,6 +54,29 @@ describe('documentation links', () => {
       }
       expect(broken).toEqual([]);
       expect(text).not.toMatch(/\.\.\/shared\//);
+    },
+  );
+
+  it.each(documents.map((file) => [relative(ROOT, file), file]))(
+    '%s names only files and folders the repository has',
+    (_name, file) => {
+      const text = readFileSync(file, 'utf8');
+      const missing: string[] = [];
+      for (const match of text.matchAll(/`((?:src|test|console|scripts|docker|client|bench|docs)\/[^`\s]*)`/g)) {
+        const named = match[1];
+        const path = named.split('#')[0];
+        if (/[*{<]/.test(path)) {
+          continue; // a pattern or a placeholder
+        }
+        if (text.startsWith(' of `', match.index + match[0].length)) {
+          continue; // another repository's file: "`docs/x.md` of `owner/repo`"
+        }
+        // A suite or a module may be named without its extension.
+        if (!['', '.ts', '.e2e-spec.ts'].some((extension) => existsSync(join(ROOT, path + extension)))) {
+          missing.push(named);
+        }
+      }
+      expect(missing).toEqual([]);
     },
   );
 });
