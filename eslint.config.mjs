@@ -1,7 +1,8 @@
 // @ts-check
 // ESLint flat config. typescript-eslint's recommended rules everywhere (src/, test/, bench/,
-// scripts/, client/, console/), plus the type-aware promise rules on src/: an unawaited
-// promise in the server is a lost error or an unhandled rejection. The other type-aware
+// scripts/, client/, console/), plus type-aware rules on src/: the promise rules (an
+// unawaited promise in the server is a lost error or an unhandled rejection) and exhaustive
+// switches over unions (a member no case handles is a lint error). The other type-aware
 // sets (no-unsafe-*) are not on: supertest bodies are `any` by design, and they would
 // double the lint time for little. Formatting is Prettier's job: eslint-config-prettier,
 // last, turns off every rule that would fight it.

@@ -67,8 +67,9 @@ function buildReason(root) {
   return null;
 }
 
-function writeStamp(root) {
-  writeFileSync(join(root, STAMP), `${inputsHash(root)}\n`);
+/** Records `hash` (by default, of the inputs as they are now) as what dist/ was built from. */
+function writeStamp(root, hash = inputsHash(root)) {
+  writeFileSync(join(root, STAMP), `${hash}\n`);
 }
 
 function main() {
@@ -88,10 +89,10 @@ function main() {
   if (result.status !== 0) {
     process.exit(result.status ?? 1);
   }
-  writeFileSync(join(root, STAMP), `${hash}\n`);
+  writeStamp(root, hash);
 }
 
-module.exports = { INPUTS, OUTPUTS, STAMP, inputsHash, buildReason, writeStamp };
+module.exports = { INPUTS, OUTPUTS, buildReason, writeStamp };
 
 if (require.main === module) {
   main();

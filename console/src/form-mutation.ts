@@ -1,9 +1,10 @@
 import { useMutation } from '@tanstack/react-query';
 import { useState, type FormEvent } from 'react';
-import { errorFor, type FieldErrors } from './ui';
+import { ApiError } from './api';
+import type { FieldErrors } from './ui';
 
 /**
- * A form's submit → mutation → error or success, as every form of the Console has it.
+ * A form's submit → mutation → error or success, for every Console form that changes something.
  * `validate` checks the fields in the browser (a message for each wrong field, undefined
  * for a right one); `submit` runs the mutation only when none is wrong. `errorOf(field)`
  * is the message to show by a field: the browser's, else the server's field error.
@@ -24,6 +25,7 @@ export function useFormMutation<T>(options: {
       mutation.mutate();
     }
   };
-  const errorOf = (field: string) => errorFor(field, local, mutation.error);
+  const errorOf = (field: string) =>
+    local[field] ?? (mutation.error instanceof ApiError ? mutation.error.fieldError(field) : undefined);
   return { mutation, submit, errorOf };
 }

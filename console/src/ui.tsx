@@ -13,10 +13,6 @@ import { ApiError } from './api';
 /** Client-side validation errors and the server's `errors[]`, by field. */
 export type FieldErrors = Record<string, string | undefined>;
 
-export function errorFor(field: string, local: FieldErrors, server: unknown): string | undefined {
-  return local[field] ?? (server instanceof ApiError ? server.fieldError(field) : undefined);
-}
-
 interface FieldProps {
   label: string;
   error?: string;

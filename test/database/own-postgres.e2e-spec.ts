@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { serverUrl } from '../support/database';
 import { eventually } from '../support/eventually';
 import { isAlive, RECORDS, removeLeftovers, startOwnPostgres } from '../support/own-postgres';
+import { freePort } from '../support/server-process';
 import { chooseTestServer } from '../support/test-server';
 
 const ROOT = resolve(__dirname, '../..');
@@ -21,19 +21,11 @@ async function show(url: string, setting: string): Promise<string> {
   }
 }
 
-/** A port on which nothing listens (bound, then closed). */
-const deadPort = () =>
-  new Promise<number>((done) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-
 /** `npm test` on a machine without PostgreSQL: the run starts a server of its own (test/support/own-postgres.ts). */
 describe("The test run's own PostgreSQL", () => {
   it('is chosen when nothing answers at the default address, or when TEST_DATABASE=embedded', async () => {
-    const nowhere = `postgres://postgres@127.0.0.1:${await deadPort()}`;
+    // A port on which nothing listens (bound, then closed).
+    const nowhere = `postgres://postgres@127.0.0.1:${await freePort()}`;
     expect(await chooseTestServer({}, nowhere)).toEqual({
       kind: 'own',
       reason: expect.stringContaining('ECONNREFUSED') as string,

@@ -30,7 +30,9 @@ export function walkthroughScript(markdown: string): string {
   const lines = markdown.split('\n').map((line, index) => {
     if (!inBlock) {
       inBlock = line === '```sh';
-      if (inBlock) {blocks += 1;}
+      if (inBlock) {
+        blocks += 1;
+      }
       return '';
     }
     if (line.startsWith('```')) {
@@ -38,13 +40,19 @@ export function walkthroughScript(markdown: string): string {
       return '';
     }
     const announced = /^(?!\s*#).*#\s*→\s*(\d{3})\b/.exec(line);
-    if (!announced) {return line;}
+    if (!announced) {
+      return line;
+    }
     if (!/^\s*curl\s/.test(line)) {
-      throw new Error(`docs/walkthrough.md line ${index + 1}: "# → ${announced[1]}" must end a one-line \`curl …\` command: ${line}`);
+      throw new Error(
+        `docs/walkthrough.md line ${index + 1}: "# → ${announced[1]}" must end a one-line \`curl …\` command: ${line}`,
+      );
     }
     return line.replace(/^(\s*)curl\s/, `$1A2A_EXPECT=${announced[1]} curl `);
   });
-  if (blocks === 0) {throw new Error('docs/walkthrough.md has no ```sh blocks');}
+  if (blocks === 0) {
+    throw new Error('docs/walkthrough.md has no ```sh blocks');
+  }
   return lines.join('\n');
 }
 
@@ -54,7 +62,7 @@ const PRELUDE = [
   'curl() { local headers status rc=0 expected=${A2A_EXPECT:-2xx}',
   'headers=$(mktemp)',
   'command curl -D "$headers" "$@" || rc=$?',
-  'status=$(tr -d \'\\r\' < "$headers" | awk \'/^HTTP\\//{s=$2} END{print s}\')',
+  "status=$(tr -d '\\r' < \"$headers\" | awk '/^HTTP\\//{s=$2} END{print s}')",
   'rm -f "$headers"',
   // A stream the reader ends with --max-time (exit 28) after a 2xx answer succeeded.
   'if [ "$expected" = 2xx ]; then { [ "$rc" -eq 0 ] || [ "$rc" -eq 28 ]; } && [[ "$status" == 2?? ]] && return 0; else [ "$status" = "$expected" ] && return 0; fi',
@@ -79,12 +87,15 @@ describe('the walk-through (docs/walkthrough.md)', () => {
   });
 
   it('announces every expected failure, and only on one-line curl commands', () => {
-    expect(walkthroughScript('text\n```sh\ncurl -s $BASE/x    # → 401 problem+json\n# → 201 {"id":…}\n```\n'))
-      .toBe('\n\nA2A_EXPECT=401 curl -s $BASE/x    # → 401 problem+json\n# → 201 {"id":…}\n\n');
-    expect(() => walkthroughScript('```sh\nX=$(curl -s $BASE/x)   # → 409\n```\n')).toThrow(/one-line `curl …` command/);
+    expect(walkthroughScript('text\n```sh\ncurl -s $BASE/x    # → 401 problem+json\n# → 201 {"id":…}\n```\n')).toBe(
+      '\n\nA2A_EXPECT=401 curl -s $BASE/x    # → 401 problem+json\n# → 201 {"id":…}\n\n',
+    );
+    expect(() => walkthroughScript('```sh\nX=$(curl -s $BASE/x)   # → 409\n```\n')).toThrow(
+      /one-line `curl …` command/,
+    );
   });
 
-  it("brings a jq when the system has none (jq-wasm), and says in one line how to get curl", () => {
+  it('brings a jq when the system has none (jq-wasm), and says in one line how to get curl', () => {
     // A PATH of nothing but a curl: no jq on it.
     const only = join(workDir, 'only-curl');
     mkdirSync(only);
@@ -94,7 +105,9 @@ describe('the walk-through (docs/walkthrough.md)', () => {
     const bash = which('bash')!;
     const run = (script: string) => execFileSync(bash, ['-c', script], { env: { PATH: path }, encoding: 'utf8' });
     expect(run(`echo '{"api_key":{"key":"a2a_x"}}' | jq -r .api_key.key`)).toBe('a2a_x\n');
-    expect(run(`echo '{"d":[{"id":"1"},{"id":"2"}]}' | jq -e --arg d 2 '.d[] | select(.id == $d) | .id'`)).toBe('"2"\n');
+    expect(run(`echo '{"d":[{"id":"1"},{"id":"2"}]}' | jq -e --arg d 2 '.d[] | select(.id == $d) | .id'`)).toBe(
+      '"2"\n',
+    );
     expect(() => run(`echo '{"a":null}' | jq -e .a`)).toThrow();
     expect(() => walkthroughPath(workDir, join(workDir, 'empty'))).toThrow(NO_CURL);
     expect(NO_CURL).not.toContain('\n');
@@ -107,7 +120,10 @@ describe('the walk-through (docs/walkthrough.md)', () => {
     expect(script[0]).toBe('');
     const failures = join(workDir, 'failures');
     writeFileSync(failures, '');
-    const runnable = [PRELUDE, ...script.slice(1).map((line) => (line === WALKTHROUGH_BASE ? `BASE=${server!.baseUrl}` : line))];
+    const runnable = [
+      PRELUDE,
+      ...script.slice(1).map((line) => (line === WALKTHROUGH_BASE ? `BASE=${server!.baseUrl}` : line)),
+    ];
     writeFileSync(join(workDir, 'walkthrough.sh'), runnable.join('\n'));
 
     const { code, output } = await new Promise<{ code: number | null; output: string }>((done) => {
@@ -123,7 +139,9 @@ describe('the walk-through (docs/walkthrough.md)', () => {
     });
     const failed = readFileSync(failures, 'utf8');
     if (code !== 0 || failed !== '') {
-      throw new Error(`the walk-through failed (exit ${code}):\n${failed}\n--- output (last 4000 characters) ---\n${output.slice(-4000)}`);
+      throw new Error(
+        `the walk-through failed (exit ${code}):\n${failed}\n--- output (last 4000 characters) ---\n${output.slice(-4000)}`,
+      );
     }
   }, 120_000);
 });

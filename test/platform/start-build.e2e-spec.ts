@@ -1,11 +1,22 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { buildReason, INPUTS, OUTPUTS, writeStamp } from '../../scripts/build-if-changed';
 
 const ROOT = resolve(__dirname, '../..');
 const SCRIPT = join(ROOT, 'scripts/build-if-changed.js');
+
+/** The TypeScript files under `dir` (node_modules aside). */
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      return entry.name === 'node_modules' ? [] : sources(path);
+    }
+    return /\.tsx?$/.test(entry.name) ? [path] : [];
+  });
+}
 
 /**
  * `npm start` builds only when the build's inputs changed since dist/ was made
@@ -43,6 +54,24 @@ describe('npm start: build only what changed', () => {
       build: 'nest build && npm run build:console',
       dev: 'nest start --watch',
     });
+  });
+
+  it('hashes every file the built sources import by a relative path', () => {
+    const outside = new Set<string>();
+    for (const file of [...sources(join(ROOT, 'src')), ...sources(join(ROOT, 'console'))]) {
+      if (file.endsWith('.spec.ts')) {
+        continue;
+      }
+      for (const [, target] of readFileSync(file, 'utf8').matchAll(
+        /(?:from|import\(|require\()\s*'(\.{1,2}\/[^']*)'/g,
+      )) {
+        const top = relative(ROOT, resolve(dirname(file), target)).split('/')[0];
+        if (!INPUTS.includes(top)) {
+          outside.add(`${relative(ROOT, file)}: ${target}`);
+        }
+      }
+    }
+    expect([...outside]).toEqual([]);
   });
 
   it('builds a checkout that was never built, or whose dist lacks an entry point', () => {

@@ -33,6 +33,20 @@ export function metadataOf(headers: Record<string, string>): grpc.Metadata {
   return metadata;
 }
 
+/** A call's end as a GrpcOutcome: OK with its value, or the error's status, details, `a2a-reason` and trailers. */
+function outcomeOf(error: grpc.ServiceError | null, value?: unknown): GrpcOutcome {
+  if (!error) {
+    return { code: 0, details: '', reason: null, trailers: new grpc.Metadata(), value };
+  }
+  const reason = error.metadata?.get('a2a-reason')[0];
+  return {
+    code: error.code,
+    details: error.details,
+    reason: reason === undefined ? null : String(reason),
+    trailers: error.metadata,
+  };
+}
+
 /** One unary call of the v1.0 service, as its status, details and trailers. */
 export function unary(
   client: grpc.Client,
@@ -47,18 +61,7 @@ export function unary(
         (r: unknown, m: grpc.Metadata, cb: grpc.requestCallback<unknown>) => grpc.ClientUnaryCall
       >
     )[method];
-    call.call(client, request, metadata, (error, value) => {
-      if (!error) {
-        return resolve({ code: 0, details: '', reason: null, trailers: new grpc.Metadata(), value });
-      }
-      const reason = error.metadata?.get('a2a-reason')[0];
-      resolve({
-        code: error.code,
-        details: error.details,
-        reason: reason === undefined ? null : String(reason),
-        trailers: error.metadata,
-      });
-    });
+    call.call(client, request, metadata, (error, value) => resolve(outcomeOf(error, value)));
   });
 }
 
@@ -74,18 +77,7 @@ export function rawCall(
   const raw = (value: Buffer) => value;
   const options = deadlineMs === undefined ? {} : { deadline: Date.now() + deadlineMs };
   return new Promise((resolve) => {
-    const finish = (error: grpc.ServiceError | null, value?: unknown) => {
-      if (!error) {
-        return resolve({ code: 0, details: '', reason: null, trailers: new grpc.Metadata(), value });
-      }
-      const reason = error.metadata?.get('a2a-reason')[0];
-      resolve({
-        code: error.code,
-        details: error.details,
-        reason: reason === undefined ? null : String(reason),
-        trailers: error.metadata,
-      });
-    };
+    const finish = (error: grpc.ServiceError | null, value?: unknown) => resolve(outcomeOf(error, value));
     if (!stream) {
       client.makeUnaryRequest(path, raw, raw, request, metadata, options, (error, value) => finish(error, value));
       return;

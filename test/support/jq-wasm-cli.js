@@ -1,4 +1,4 @@
-// `jq` for the README walk-through test on a machine that has none: jq compiled to
+// `jq` for the walk-through test (docs/walkthrough.md) on a machine that has none: jq compiled to
 // WebAssembly (the jq-wasm dev dependency), reading its input from stdin as the
 // walk-through's pipes give it. Flags pass through to jq (-r, -e, --arg NAME VALUE, …);
 // input files are not supported. test/support/walkthrough-tools.ts puts it on the PATH.

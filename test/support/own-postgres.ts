@@ -13,10 +13,10 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Client } from 'pg';
+import { freePort } from './server-process';
 
 /**
  * A PostgreSQL server of the test run's own, for a machine that has none: the binaries of
@@ -136,17 +136,6 @@ export function removeLeftovers(): void {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 function run(file: string, args: string[], options: { cwd: string; uid?: number; gid?: number }): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -209,21 +198,18 @@ export async function startOwnPostgres(): Promise<OwnPostgres> {
     if (user) {
       chownSync(log, user.uid, user.gid);
     }
-    // Throwaway data: durability is not worth its fsyncs. The socket stays in the directory.
+    const settings = [
+      'listen_addresses=127.0.0.1',
+      'max_connections=300',
+      // Throwaway data: durability is not worth its fsyncs.
+      'fsync=off',
+      'synchronous_commit=off',
+      'full_page_writes=off',
+    ];
+    // The socket stays in the directory (-k).
     const server = spawn(
       postgres,
-      [
-        '-D',
-        dataDir,
-        '-p',
-        String(port),
-        '-k',
-        base,
-        '-c',
-        'listen_addresses=127.0.0.1',
-        '-c',
-        'max_connections=300',
-      ].concat(['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+      ['-D', dataDir, '-p', String(port), '-k', base, ...settings.flatMap((setting) => ['-c', setting])],
       { ...asUser, detached: true, stdio: ['ignore', logFd, logFd] },
     );
     closeSync(logFd);

@@ -2,7 +2,7 @@ import { accessSync, chmodSync, constants, mkdirSync, writeFileSync } from 'node
 import { delimiter, join } from 'node:path';
 
 export const NO_CURL =
-  'the README walk-through needs curl, which is not on the PATH: install it (Debian: apt-get install -y curl)';
+  'the walk-through test (docs/walkthrough.md) needs curl, which is not on the PATH: install it (Debian: apt-get install -y curl)';
 
 /** The first executable `command` on `path`. */
 export function which(command: string, path = process.env.PATH ?? ''): string | undefined {
@@ -18,7 +18,7 @@ export function which(command: string, path = process.env.PATH ?? ''): string | 
 }
 
 /**
- * The PATH the README walk-through runs with: `path`, and when it has no `jq`, a folder
+ * The PATH the walk-through test (docs/walkthrough.md) runs with: `path`, and when it has no `jq`, a folder
  * under `workDir` with one — jq-wasm through this Node (test/support/jq-wasm-cli.js). curl
  * has no such stand-in: without it the test fails with one line saying how to get it.
  */

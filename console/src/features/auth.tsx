@@ -1,9 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, ApiError, call } from '../api';
+import { useFormMutation } from '../form-mutation';
 import { Link, navigate, useRoute } from '../router';
 import type { Me } from '../types';
-import { ErrorNotice, errorFor, Field, Submit, type FieldErrors } from '../ui';
+import { ErrorNotice, Field, Submit, type FieldErrors } from '../ui';
 
 export const ME = ['me'] as const;
 
@@ -18,11 +19,13 @@ export function useMe() {
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
+/** The browser's check of an email field: a message, or undefined for an address. */
+export function validateEmail(email: string): string | undefined {
+  return EMAIL.test(email) ? undefined : 'Enter an email address such as ada@example.com.';
+}
+
 function validateCredentials(email: string, password: string, signup: boolean): FieldErrors {
-  const errors: FieldErrors = {};
-  if (!EMAIL.test(email)) {
-    errors.email = 'Enter an email address such as ada@example.com.';
-  }
+  const errors: FieldErrors = { email: validateEmail(email) };
   if (signup && password.length < 12) {
     errors.password = 'At least 12 characters.';
   }
@@ -53,19 +56,15 @@ export function SignInPage() {
   const signedIn = useSignedIn();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const [local, setLocal] = useState<FieldErrors>({});
-  const login = useMutation({
+  const {
+    mutation: login,
+    submit,
+    errorOf,
+  } = useFormMutation({
+    validate: () => validateCredentials(email, password, false),
     mutationFn: () => call<Me>(api.POST('/api/v1/console/login', { body: { email, password } })),
     onSuccess: signedIn,
   });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const errors = validateCredentials(email, password, false);
-    setLocal(errors);
-    if (Object.keys(errors).length === 0) {
-      login.mutate();
-    }
-  };
   return (
     <main className="narrow">
       <h1>Sign in</h1>
@@ -81,7 +80,7 @@ export function SignInPage() {
           autoComplete="username"
           value={email}
           onChange={(e) => setEmail(e.target.value)}
-          error={errorFor('email', local, login.error)}
+          error={errorOf('email')}
         />
         <Field
           label="Password"
@@ -89,7 +88,7 @@ export function SignInPage() {
           autoComplete="current-password"
           value={password}
           onChange={(e) => setPassword(e.target.value)}
-          error={errorFor('password', local, login.error)}
+          error={errorOf('password')}
         />
         <ErrorNotice error={login.error} />
         <Submit pending={login.isPending} pendingLabel="Signing in…">
@@ -108,23 +107,19 @@ export function SignUpPage() {
   const [organization, setOrganization] = useState('');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const [local, setLocal] = useState<FieldErrors>({});
-  const signup = useMutation({
+  const {
+    mutation: signup,
+    submit,
+    errorOf,
+  } = useFormMutation({
+    validate: () => ({
+      ...validateCredentials(email, password, true),
+      organization_name: organization.trim() ? undefined : 'Name your organization.',
+    }),
     mutationFn: () =>
       call<Me>(api.POST('/api/v1/console/signup', { body: { organization_name: organization, email, password } })),
     onSuccess: signedIn,
   });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const errors = validateCredentials(email, password, true);
-    if (!organization.trim()) {
-      errors.organization_name = 'Name your organization.';
-    }
-    setLocal(errors);
-    if (Object.keys(errors).length === 0) {
-      signup.mutate();
-    }
-  };
   return (
     <main className="narrow">
       <h1>Create an organization</h1>
@@ -133,7 +128,7 @@ export function SignUpPage() {
           label="Organization name"
           value={organization}
           onChange={(e) => setOrganization(e.target.value)}
-          error={errorFor('organization_name', local, signup.error)}
+          error={errorOf('organization_name')}
         />
         <Field
           label="Email"
@@ -141,7 +136,7 @@ export function SignUpPage() {
           autoComplete="username"
           value={email}
           onChange={(e) => setEmail(e.target.value)}
-          error={errorFor('email', local, signup.error)}
+          error={errorOf('email')}
         />
         <Field
           label="Password"
@@ -150,7 +145,7 @@ export function SignUpPage() {
           value={password}
           onChange={(e) => setPassword(e.target.value)}
           hint="At least 12 characters."
-          error={errorFor('password', local, signup.error)}
+          error={errorOf('password')}
         />
         <ErrorNotice error={signup.error} />
         <Submit pending={signup.isPending} pendingLabel="Creating…">

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useState } from 'react';
 import { api, call } from '../api';
+import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged } from '../paging';
 import { Link, navigate } from '../router';
 import type { CreatedIdentity, Identity, Settings, Skill } from '../types';
@@ -9,7 +10,6 @@ import {
   ConfirmButton,
   Empty,
   ErrorNotice,
-  errorFor,
   Field,
   Loading,
   LoadMore,
@@ -138,9 +138,16 @@ function CreateIdentity() {
   const [displayName, setDisplayName] = useState('');
   const [description, setDescription] = useState('');
   const [mintKey, setMintKey] = useState(true);
-  const [local, setLocal] = useState<FieldErrors>({});
   const [secret, setSecret] = useState<string | null>(null);
-  const create = useMutation({
+  const {
+    mutation: create,
+    submit,
+    errorOf,
+  } = useFormMutation({
+    validate: () => ({
+      agent_handle: validateHandle(handle),
+      display_name: displayName.length > 100 ? 'At most 100 characters.' : undefined,
+    }),
     mutationFn: () =>
       call<CreatedIdentity>(
         api.POST('/api/v1/identities', {
@@ -163,17 +170,6 @@ function CreateIdentity() {
       }
     },
   });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const errors: FieldErrors = { agent_handle: validateHandle(handle) };
-    if (displayName.length > 100) {
-      errors.display_name = 'At most 100 characters.';
-    }
-    setLocal(errors);
-    if (!Object.values(errors).some(Boolean)) {
-      create.mutate();
-    }
-  };
   if (secret && create.data) {
     const created = create.data;
     return (
@@ -199,19 +195,19 @@ function CreateIdentity() {
           value={handle}
           onChange={(e) => setHandle(e.target.value)}
           hint="For example acme-billing."
-          error={errorFor('agent_handle', local, create.error)}
+          error={errorOf('agent_handle')}
         />
         <Field
           label="Display name"
           value={displayName}
           onChange={(e) => setDisplayName(e.target.value)}
-          error={errorFor('display_name', local, create.error)}
+          error={errorOf('display_name')}
         />
         <TextArea
           label="Description"
           value={description}
           onChange={(e) => setDescription(e.target.value)}
-          error={errorFor('description', local, create.error)}
+          error={errorOf('description')}
         />
         <Check label="Mint its first agent key" checked={mintKey} onChange={(e) => setMintKey(e.target.checked)} />
         <ErrorNotice error={create.error} />
@@ -226,8 +222,12 @@ function CreateIdentity() {
 function ClaimIdentity() {
   const client = useQueryClient();
   const [code, setCode] = useState('');
-  const [local, setLocal] = useState<FieldErrors>({});
-  const claim = useMutation({
+  const {
+    mutation: claim,
+    submit,
+    errorOf,
+  } = useFormMutation({
+    validate: () => ({ claim_code: code.trim() ? undefined : 'Paste the claim code.' }),
     mutationFn: () => call<Identity>(api.POST('/api/v1/identities/claim', { body: { claim_code: code.trim() } })),
     onSuccess: (identity) => {
       void client.invalidateQueries({ queryKey: ['identities'] });
@@ -240,22 +240,12 @@ function ClaimIdentity() {
       <p className="muted">
         An agent that signed itself up gave you a claim code: claiming it brings the identity into your organization.
       </p>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          const errors = { claim_code: code.trim() ? undefined : 'Paste the claim code.' };
-          setLocal(errors);
-          if (!errors.claim_code) {
-            claim.mutate();
-          }
-        }}
-        noValidate
-      >
+      <form onSubmit={submit} noValidate>
         <Field
           label="Claim code"
           value={code}
           onChange={(e) => setCode(e.target.value)}
-          error={errorFor('claim_code', local, claim.error)}
+          error={errorOf('claim_code')}
         />
         <ErrorNotice error={claim.error} />
         <Submit pending={claim.isPending} pendingLabel="Claiming…">
@@ -355,8 +345,29 @@ function EditCard({ identity }: { identity: Identity }) {
       visibility: s.visibility ?? 'public',
     })),
   );
-  const [local, setLocal] = useState<FieldErrors>({});
-  const save = useMutation({
+  const {
+    mutation: save,
+    submit,
+    errorOf,
+  } = useFormMutation({
+    validate: () => {
+      const errors: FieldErrors = {};
+      if (displayName.length > 100) {
+        errors.display_name = 'At most 100 characters.';
+      }
+      if (description.length > 2000) {
+        errors.description = 'At most 2,000 characters.';
+      }
+      skills.forEach((s, i) => {
+        if (!s.id.trim()) {
+          errors[`skills.${i}.id`] = 'A skill needs an id.';
+        }
+        if (!s.name.trim()) {
+          errors[`skills.${i}.name`] = 'A skill needs a name.';
+        }
+      });
+      return errors;
+    },
     mutationFn: () =>
       call<Identity>(
         api.PATCH('/api/v1/identities/{handle}', {
@@ -384,28 +395,6 @@ function EditCard({ identity }: { identity: Identity }) {
   });
   const setSkill = (index: number, patch: Partial<SkillDraft>) =>
     setSkills(skills.map((s, i) => (i === index ? { ...s, ...patch } : s)));
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const errors: FieldErrors = {};
-    if (displayName.length > 100) {
-      errors.display_name = 'At most 100 characters.';
-    }
-    if (description.length > 2000) {
-      errors.description = 'At most 2,000 characters.';
-    }
-    skills.forEach((s, i) => {
-      if (!s.id.trim()) {
-        errors[`skills.${i}.id`] = 'A skill needs an id.';
-      }
-      if (!s.name.trim()) {
-        errors[`skills.${i}.name`] = 'A skill needs a name.';
-      }
-    });
-    setLocal(errors);
-    if (!Object.values(errors).some(Boolean)) {
-      save.mutate();
-    }
-  };
   return (
     <section aria-labelledby="card-title">
       <h2 id="card-title">Agent Card</h2>
@@ -414,13 +403,13 @@ function EditCard({ identity }: { identity: Identity }) {
           label="Display name"
           value={displayName}
           onChange={(e) => setDisplayName(e.target.value)}
-          error={errorFor('display_name', local, save.error)}
+          error={errorOf('display_name')}
         />
         <TextArea
           label="Description"
           value={description}
           onChange={(e) => setDescription(e.target.value)}
-          error={errorFor('description', local, save.error)}
+          error={errorOf('description')}
         />
         <SavedSkills skills={identity.skills} />
         <fieldset>
@@ -432,13 +421,13 @@ function EditCard({ identity }: { identity: Identity }) {
                 label={`Skill ${i + 1} id`}
                 value={skill.id}
                 onChange={(e) => setSkill(i, { id: e.target.value })}
-                error={errorFor(`skills.${i}.id`, local, save.error)}
+                error={errorOf(`skills.${i}.id`)}
               />
               <Field
                 label={`Skill ${i + 1} name`}
                 value={skill.name}
                 onChange={(e) => setSkill(i, { name: e.target.value })}
-                error={errorFor(`skills.${i}.name`, local, save.error)}
+                error={errorOf(`skills.${i}.name`)}
               />
               <Field
                 label={`Skill ${i + 1} description`}
@@ -456,7 +445,7 @@ function EditCard({ identity }: { identity: Identity }) {
                 value={skill.visibility}
                 onChange={(e) => setSkill(i, { visibility: e.target.value as SkillVisibility })}
                 hint={VISIBILITY_HINT}
-                error={errorFor(`skills.${i}.visibility`, local, save.error)}
+                error={errorOf(`skills.${i}.visibility`)}
               >
                 <option value="public">{VISIBILITY_LABELS.public}</option>
                 <option value="admitted">{VISIBILITY_LABELS.admitted}</option>

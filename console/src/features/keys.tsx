@@ -8,19 +8,7 @@ import type { paths } from '../../../client';
 import type { ApiKey, Identity, MintedApiKey } from '../types';
 
 type KeyQuery = NonNullable<paths['/api/v1/api-keys']['get']['parameters']['query']>;
-import {
-  ConfirmButton,
-  Empty,
-  ErrorNotice,
-  errorFor,
-  Field,
-  Loading,
-  LoadMore,
-  SecretOnce,
-  Select,
-  Submit,
-  when,
-} from '../ui';
+import { ConfirmButton, Empty, ErrorNotice, Field, Loading, LoadMore, SecretOnce, Select, Submit, when } from '../ui';
 
 function useIdentities() {
   return usePaged<Identity>(['identities', 'all'], async (cursor) =>
@@ -106,7 +94,11 @@ function KeyRow({ apiKey, identity }: { apiKey: ApiKey; identity: string }) {
   const [editing, setEditing] = useState(false);
   const [label, setLabel] = useState(apiKey.label);
   const [description, setDescription] = useState(apiKey.description);
-  const save = useMutation({
+  const {
+    mutation: save,
+    submit,
+    errorOf,
+  } = useFormMutation({
     mutationFn: () =>
       call<ApiKey>(
         api.PATCH('/api/v1/api-keys/{id}', { params: { path: { id: apiKey.id } }, body: { label, description } }),
@@ -134,23 +126,18 @@ function KeyRow({ apiKey, identity }: { apiKey: ApiKey; identity: string }) {
       </div>
       {apiKey.description && <p>{apiKey.description}</p>}
       {editing ? (
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            save.mutate();
-          }}
-        >
+        <form onSubmit={submit}>
           <Field
             label={`Label of ${name}`}
             value={label}
             onChange={(e) => setLabel(e.target.value)}
-            error={errorFor('label', {}, save.error)}
+            error={errorOf('label')}
           />
           <Field
             label={`Description of ${name}`}
             value={description}
             onChange={(e) => setDescription(e.target.value)}
-            error={errorFor('description', {}, save.error)}
+            error={errorOf('description')}
           />
           <ErrorNotice error={save.error} />
           <div className="actions">

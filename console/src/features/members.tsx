@@ -6,9 +6,7 @@ import { pageOf, usePaged } from '../paging';
 import { navigate } from '../router';
 import type { CreatedInvite, Invite, Me, Member } from '../types';
 import { ConfirmButton, Empty, ErrorNotice, Field, Loading, LoadMore, SecretOnce, Submit, when } from '../ui';
-import { ME, useMe } from './auth';
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+import { ME, useMe, validateEmail } from './auth';
 
 export function MembersPage() {
   const me = useMe();
@@ -131,7 +129,7 @@ function InviteForm() {
     errorOf,
   } = useFormMutation({
     validate: () => ({
-      email: EMAIL.test(email.trim()) ? undefined : 'Enter an email address such as ada@example.com.',
+      email: validateEmail(email.trim()),
     }),
     mutationFn: () => call<CreatedInvite>(api.POST('/api/v1/console/invites', { body: { email: email.trim() } })),
     onSuccess: (created) => {

@@ -1,25 +1,14 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useState, type FormEvent } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
 import { api, call } from '../api';
+import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged } from '../paging';
 import { Link, useRoute } from '../router';
 import type { paths } from '../../../client';
 import type { Artifact, Part, Task } from '../types';
 
 type TaskQuery = NonNullable<paths['/api/v1/tasks']['get']['parameters']['query']>;
-import {
-  Empty,
-  ErrorNotice,
-  errorFor,
-  Field,
-  Loading,
-  LoadMore,
-  Select,
-  Submit,
-  TextArea,
-  when,
-  type FieldErrors,
-} from '../ui';
+import { Empty, ErrorNotice, Field, Loading, LoadMore, Select, Submit, TextArea, when } from '../ui';
 
 const STATES = [
   'submitted',
@@ -281,8 +270,14 @@ function Reply({ id }: { id: string }) {
   const client = useQueryClient();
   const [state, setState] = useState<ReplyState | ''>('');
   const [text, setText] = useState('');
-  const [local, setLocal] = useState<FieldErrors>({});
-  const reply = useMutation({
+  const {
+    mutation: reply,
+    submit,
+    errorOf,
+  } = useFormMutation({
+    validate: () => ({
+      message: !state && !text.trim() ? 'Write a message or choose a new state.' : undefined,
+    }),
     mutationFn: () =>
       call(
         api.POST('/api/v1/tasks/{id}/reply', {
@@ -299,17 +294,6 @@ function Reply({ id }: { id: string }) {
       void client.invalidateQueries({ queryKey: ['task', id] });
     },
   });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const errors: FieldErrors = {};
-    if (!state && !text.trim()) {
-      errors.message = 'Write a message or choose a new state.';
-    }
-    setLocal(errors);
-    if (!errors.message) {
-      reply.mutate();
-    }
-  };
   return (
     <section aria-labelledby="reply-title">
       <h2 id="reply-title">Reply as the worker</h2>
@@ -322,12 +306,7 @@ function Reply({ id }: { id: string }) {
             </option>
           ))}
         </Select>
-        <TextArea
-          label="Message"
-          value={text}
-          onChange={(e) => setText(e.target.value)}
-          error={errorFor('message', local, reply.error)}
-        />
+        <TextArea label="Message" value={text} onChange={(e) => setText(e.target.value)} error={errorOf('message')} />
         <ErrorNotice error={reply.error} />
         <Submit pending={reply.isPending} pendingLabel="Sending…">
           Send reply

@@ -1,24 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { api, call } from '../api';
+import { useFormMutation } from '../form-mutation';
 import type { components } from '../../../client';
 import { pageOf, usePaged } from '../paging';
 import { Link, navigate } from '../router';
 import type { Delivery, Webhook, WebhookWithSecret } from '../types';
-import {
-  Check,
-  ConfirmButton,
-  Empty,
-  ErrorNotice,
-  errorFor,
-  Field,
-  Loading,
-  LoadMore,
-  SecretOnce,
-  Submit,
-  when,
-  type FieldErrors,
-} from '../ui';
+import { Check, ConfirmButton, Empty, ErrorNotice, Field, Loading, LoadMore, SecretOnce, Submit, when } from '../ui';
 
 type EventName = components['schemas']['CreateWebhookDto']['events'][number];
 const EVENTS: EventName[] = [
@@ -89,9 +77,16 @@ function CreateWebhook() {
   const [events, setEvents] = useState<EventName[]>([]);
   const [identity, setIdentity] = useState('');
   const [description, setDescription] = useState('');
-  const [local, setLocal] = useState<FieldErrors>({});
   const [created, setCreated] = useState<WebhookWithSecret | null>(null);
-  const create = useMutation({
+  const {
+    mutation: create,
+    submit,
+    errorOf,
+  } = useFormMutation({
+    validate: () => ({
+      url: validUrl(url.trim()),
+      events: !all && events.length === 0 ? 'Choose at least one event type, or every event.' : undefined,
+    }),
     mutationFn: () =>
       call<WebhookWithSecret>(
         api.POST('/api/v1/webhooks', {
@@ -110,17 +105,6 @@ function CreateWebhook() {
       setDescription('');
     },
   });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const errors: FieldErrors = { url: validUrl(url.trim()) };
-    if (!all && events.length === 0) {
-      errors.events = 'Choose at least one event type, or every event.';
-    }
-    setLocal(errors);
-    if (!Object.values(errors).some(Boolean)) {
-      create.mutate();
-    }
-  };
   if (created?.secret) {
     const hook = created;
     return (
@@ -143,19 +127,19 @@ function CreateWebhook() {
           type="url"
           value={url}
           onChange={(e) => setUrl(e.target.value)}
-          error={errorFor('url', local, create.error)}
+          error={errorOf('url')}
         />
         <Field
           label="Only for identity (optional)"
           value={identity}
           onChange={(e) => setIdentity(e.target.value)}
-          error={errorFor('identity', local, create.error)}
+          error={errorOf('identity')}
         />
         <Field
           label="Description"
           value={description}
           onChange={(e) => setDescription(e.target.value)}
-          error={errorFor('description', local, create.error)}
+          error={errorOf('description')}
         />
         <fieldset>
           <legend>Events</legend>
@@ -169,9 +153,7 @@ function CreateWebhook() {
                 onChange={(e) => setEvents(e.target.checked ? [...events, name] : events.filter((x) => x !== name))}
               />
             ))}
-          {errorFor('events', local, create.error) && (
-            <small className="field-error">{errorFor('events', local, create.error)}</small>
-          )}
+          {errorOf('events') && <small className="field-error">{errorOf('events')}</small>}
         </fieldset>
         <ErrorNotice error={create.error} />
         <Submit pending={create.isPending} pendingLabel="Creating…">
