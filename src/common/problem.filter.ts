@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { ERROR_INFO_TYPE } from '@a2a-js/sdk/errors';
 import { rpcStatusFor, SERVICE_ERROR_DOMAIN } from './binding-status';
 import { AppError } from './app-error';
+import { spokenVersion } from './a2a-version';
 import type { ErrorCode } from './error-codes';
 import { LOGGER } from './tokens';
 
@@ -228,10 +229,9 @@ export function restBindingErrorBody(req: Request, error: AppError) {
  * §5), v1.0 for the others; null for a version this service does not speak.
  */
 export function restBindingVersion(req: Request): '1.0' | '0.3' | null {
-  const header = req.header('a2a-version')?.trim();
-  // A patch number is ignored (A2A v1.0 §3.6).
-  const version = header === undefined ? undefined : /^(\d+\.\d+)(?:\.\d+)?$/.exec(header)?.[1];
-  if (header !== undefined && version !== '1.0' && version !== '0.3') {
+  const header = req.header('a2a-version');
+  const version = header === undefined ? undefined : spokenVersion(header);
+  if (version === null) {
     return null;
   }
   return version !== '1.0' && /^\/a2a\/[^/]+\/rest\/v1\//.test(req.path) ? '0.3' : '1.0';

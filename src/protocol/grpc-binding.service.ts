@@ -24,7 +24,7 @@ import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
 import { admittedCallers } from './admitted-caller';
 import { boundedStatus, readableService, RefusedRequest } from './grpc-messages';
-import { spokenVersion } from './a2a-version';
+import { spokenVersion } from '../common/a2a-version';
 import { SpanKind } from '@opentelemetry/api';
 import { contextFrom, inSpan } from '../tracing/tracing';
 

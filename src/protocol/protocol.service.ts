@@ -15,7 +15,7 @@ import { isA2AMethod, paramsErrors } from './a2a-params';
 import { CallRefused } from './call-standing';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { meteredHandler } from './metered-handler';
-import { spokenVersion } from './a2a-version';
+import { spokenVersion } from '../common/a2a-version';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
 import { writeFrame } from './sse';
 import { inSpan } from '../tracing/tracing';
