@@ -1,7 +1,7 @@
-import { Writable } from 'node:stream';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import pino from 'pino';
 import { startApp, type TestApp } from '../support/app';
+import { logEntries } from '../support/log-entries';
 import { agentPair, reply, submitTask, v03Message, type Agent } from '../support/a2a';
 import {
   apiKey,
@@ -24,19 +24,11 @@ describe('bad input is a 400, never a 500', () => {
   let admin: string;
   let requester: Agent;
   let worker: Agent;
-  /** The levels of the lines the app logged at warn or above. */
-  const logged: number[] = [];
+  /** The lines the app logged at warn or above. */
+  const logged: Array<Record<string, unknown>> = [];
 
   beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString().split('\n').filter(Boolean)) {
-          logged.push(JSON.parse(line).level);
-        }
-        done();
-      },
-    });
-    t = await startApp({}, undefined, pino({ level: 'warn' }, sink));
+    t = await startApp({}, undefined, pino({ level: 'warn' }, logEntries(logged)));
     ({ acme, requester, worker } = await agentPair(t));
     admin = await mintAdminKey(t, acme);
   });
@@ -214,7 +206,7 @@ describe('bad input is a 400, never a 500', () => {
       'a corrupt or truncated %s body is a 400 invalid_content_encoding, not logged as an error',
       async (encoding) => {
         const valid = ENCODERS[encoding](signupBody());
-        const before = logged.filter((level) => level >= 50).length;
+        const before = logged.filter((entry) => Number(entry.level) >= 50).length;
         for (const body of [
           Buffer.from('this is not compressed at all'),
           valid.subarray(0, Math.floor(valid.length / 2)),
@@ -245,7 +237,7 @@ describe('bad input is a 400, never a 500', () => {
           id: null,
           error: { code: -32600, data: { reason: 'invalid_content_encoding' } },
         });
-        expect(logged.filter((level) => level >= 50).length).toBe(before);
+        expect(logged.filter((entry) => Number(entry.level) >= 50).length).toBe(before);
       },
     );
 
