@@ -2,7 +2,8 @@ import { gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import { HttpException } from '@nestjs/common';
 import type { Request } from 'express';
-import { restBindingVersion, toAppError } from './problem.filter';
+import { AppError } from './app-error';
+import { checkErrorInfo, restBindingErrorBody, restBindingVersion, toAppError } from './problem.filter';
 
 /** An error with the status, and the `type` if any, that the body parser (through http-errors) gives it. */
 const createError = (status: number, error: Error | string, extra: { type?: string } = {}) =>
@@ -81,5 +82,32 @@ describe('restBindingVersion: the generation of an HTTP+JSON binding call', () =
         versionOf('/a2a/acme/rest/tasks', header),
       ]).toEqual([header, null, null]);
     }
+  });
+});
+
+describe('a protocol check’s error on the HTTP+JSON (v1.0) and gRPC bindings', () => {
+  it('carries the check’s reason (every 401 is unauthenticated) as an ErrorInfo in the service’s domain', () => {
+    const error = new AppError(401, 'invalid_api_key', 'The API key was revoked.');
+    const info = {
+      reason: 'UNAUTHENTICATED',
+      domain: 'a2a-service',
+      metadata: { reason: 'unauthenticated', request_id: 'req-1' },
+    };
+    expect(checkErrorInfo(error, 'req-1')).toEqual(info);
+    expect(restBindingErrorBody({ id: 'req-1' } as Request, error)).toEqual({
+      type: 'about:blank',
+      title: error.title,
+      status: 401,
+      detail: 'The API key was revoked.',
+      code: 'unauthenticated',
+      request_id: 'req-1',
+      error: {
+        code: 401,
+        status: 'UNAUTHENTICATED',
+        message: 'The API key was revoked.',
+        details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', ...info }],
+      },
+    });
+    expect(checkErrorInfo(new AppError(403, 'admission_denied', 'x'), 'r').metadata.reason).toBe('admission_denied');
   });
 });

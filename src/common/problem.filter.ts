@@ -203,24 +203,26 @@ export function sendRestBindingError(req: Request, res: Response, error: AppErro
 
 /** The v1.0 body of `sendRestBindingError` (also an SSE error event's data). */
 export function restBindingErrorBody(req: Request, error: AppError) {
-  const reason = jsonRpcReason(error);
   return {
     ...problemBody(req, error),
-    code: reason,
+    code: checkReason(error),
     error: {
       code: error.status,
       status: rpcStatusFor(error.status),
       message: error.detail,
-      details: [
-        {
-          '@type': ERROR_INFO_TYPE,
-          reason: reason.toUpperCase(),
-          domain: SERVICE_ERROR_DOMAIN,
-          metadata: { reason, request_id: String(req.id) },
-        },
-      ],
+      details: [{ '@type': ERROR_INFO_TYPE, ...checkErrorInfo(error, String(req.id)) }],
     },
   };
+}
+
+/**
+ * A protocol check's error as the `google.rpc.ErrorInfo` that the HTTP+JSON (v1.0) and
+ * gRPC bindings carry: the reason in upper case, in this service's domain, and as it is
+ * (with the request id) in its metadata.
+ */
+export function checkErrorInfo(error: AppError, requestId: string) {
+  const reason = checkReason(error);
+  return { reason: reason.toUpperCase(), domain: SERVICE_ERROR_DOMAIN, metadata: { reason, request_id: requestId } };
 }
 
 /**
@@ -255,7 +257,7 @@ function jsonRpcCode(error: AppError): number {
  * docs/api.md §5 names the reasons of the protocol's HTTP errors; every 401 there is
  * `unauthenticated` (missing, malformed, unknown or revoked key alike).
  */
-function jsonRpcReason(error: AppError): string {
+export function checkReason(error: AppError): string {
   return error.status === 401 ? 'unauthenticated' : error.code;
 }
 
@@ -270,7 +272,7 @@ export function jsonRpcErrorBody(req: Request, error: AppError) {
     error: {
       code: jsonRpcCode(error),
       message: error.detail,
-      data: { reason: jsonRpcReason(error), status: error.status, request_id: req.id },
+      data: { reason: checkReason(error), status: error.status, request_id: req.id },
     },
   };
 }
