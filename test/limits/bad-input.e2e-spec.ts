@@ -327,6 +327,7 @@ describe('bad input is a 400, never a 500', () => {
       expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(refused.body).toMatchObject({ status: 400, code: 'body_too_deep' });
       expect(refused.body.detail).toContain('64 levels');
+      expect(refused.headers['x-request-id']).toBe(refused.body.request_id);
       const passed = await send(64).expect(400);
       expect(passed.body.code).toBe('validation_failed');
     });
