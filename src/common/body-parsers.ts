@@ -37,19 +37,21 @@ export function jsonBodyParser(limits: { rest: number; protocol: number }) {
       next(new AppError(400, 'nul_character', 'The path or query contains a NUL character.'));
       return;
     }
-    if (hasBody(req) && !req.is(JSON_TYPES)) {
-      next(new AppError(415, 'unsupported_media_type', 'Send the request body as application/json.'));
-      return;
-    }
-    if (hasBody(req) && !acceptsEncoding(req)) {
-      next(
-        new AppError(
-          415,
-          'unsupported_media_type',
-          'Send the request body with Content-Encoding gzip, deflate or br, or none.',
-        ),
-      );
-      return;
+    if (hasBody(req)) {
+      if (!req.is(JSON_TYPES)) {
+        next(new AppError(415, 'unsupported_media_type', 'Send the request body as application/json.'));
+        return;
+      }
+      if (!acceptsEncoding(req)) {
+        next(
+          new AppError(
+            415,
+            'unsupported_media_type',
+            'Send the request body with Content-Encoding gzip, deflate or br, or none.',
+          ),
+        );
+        return;
+      }
     }
     // Map parser failures here: past this point Nest rewrites them as generic 400s.
     const parser = isProtocolCall(req) ? protocol : isRestBindingCall(req) ? restBinding : rest;

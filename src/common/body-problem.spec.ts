@@ -53,6 +53,18 @@ describe('bodyProblem', () => {
     expect(bodyProblem(JSON.parse('{"data":{"constructor":{"__proto__":1}}}'), 64).found).toBeNull();
   });
 
+  it('walks into a JSON __proto__ member (an own property) as into any other', () => {
+    expect(bodyProblem(JSON.parse('{"a":{"__proto__":{"b":"x\\u0000"}}}'), 64)).toEqual({
+      found: 'nul_character',
+      path: 'a.__proto__.b',
+    });
+  });
+
+  it('takes bytes (a decoded protobuf message’s) as one value, not as nesting', () => {
+    expect(bodyProblem({ a: { data: new Uint8Array([0, 1, 2]) } }, 2).found).toBeNull();
+    expect(bodyProblem({ a: { data: { b: 1 } } }, 2).found).toBe('too_deep');
+  });
+
   it('treats scalars and empty containers as shallow', () => {
     expect(exceedsDepth(undefined, 1)).toBe(false);
     expect(exceedsDepth('x', 1)).toBe(false);

@@ -28,69 +28,76 @@ export interface Finding<T> {
   path: string;
 }
 
-/** A place in the walk: its path is built only for the place where something is found. */
-interface Place {
-  node: unknown;
-  depth: number;
-  /** The member's key, or the element's index; undefined for the value itself. */
-  key: string | number | undefined;
-  parent: Place | undefined;
+/** An object or array being walked: its keys (null for an array, whose keys are its indices) and the next member to visit. */
+interface Frame {
+  container: Record<string, unknown> | unknown[];
+  keys: string[] | null;
+  next: number;
 }
 
 /**
  * What `test` finds first in a parsed JSON value (or a decoded protobuf message, whose
- * bytes are leaves), in document order, with the path of
- * where. `test` sees every value with its depth (the value itself is 1) and, for an
+ * bytes are leaves), in document order, with the path of where. `test` sees every value with its depth (the value itself is 1) and, for an
  * object's member, its key; what it finds ends the walk, so a value found too deep is
- * never descended into. Walked iteratively, so no nesting can overflow the stack.
+ * never descended into. Walked iteratively, so no nesting can overflow the stack; the
+ * walk holds one frame per object or array on the way down, and builds a path only for
+ * what it finds.
  */
 export function firstPath<T>(
   value: unknown,
   test: (node: unknown, depth: number, key: string | undefined) => T | null,
 ): Finding<T> {
-  const stack: Place[] = [{ node: value, depth: 1, key: undefined, parent: undefined }];
-  while (stack.length > 0) {
-    const place = stack.pop()!;
-    const { node } = place;
-    const found = test(node, place.depth, typeof place.key === 'string' ? place.key : undefined);
-    if (found !== null) {
-      return { found, path: pathOf(place) };
-    }
-    // Bytes (a decoded protobuf message's) are data, not nesting.
-    if (node === null || typeof node !== 'object' || ArrayBuffer.isView(node)) {
+  const atRoot = test(value, 1, undefined);
+  if (atRoot !== null) {
+    return { found: atRoot, path: '' };
+  }
+  const frames: Frame[] = isNested(value) ? [frameOf(value)] : [];
+  while (frames.length > 0) {
+    const frame = frames[frames.length - 1];
+    const { container, keys } = frame;
+    if (frame.next === (keys ?? container).length) {
+      frames.pop();
       continue;
     }
-    const depth = place.depth + 1;
-    // Pushed last to first, so that the first is walked first.
-    if (Array.isArray(node)) {
-      for (let i = node.length - 1; i >= 0; i--) {
-        stack.push({ node: node[i], depth, key: i, parent: place });
-      }
-    } else {
-      // Object.entries, not `node[key]`: a JSON `__proto__` member is an own property that indexing would miss.
-      const entries = Object.entries(node);
-      for (let i = entries.length - 1; i >= 0; i--) {
-        stack.push({ node: entries[i][1], depth, key: entries[i][0], parent: place });
-      }
+    const key = keys === null ? undefined : keys[frame.next];
+    const node = key === undefined ? (container as unknown[])[frame.next] : (container as Record<string, unknown>)[key];
+    frame.next++;
+    const found = test(node, frames.length + 1, key);
+    if (found !== null) {
+      return { found, path: pathOf(frames) };
+    }
+    if (isNested(node)) {
+      frames.push(frameOf(node));
     }
   }
   return { found: null, path: '' };
 }
 
-/** A place's path. A key that is not text cannot be named: the path ends at the object that holds it. */
-function pathOf(place: Place): string {
-  const keys: Array<string | number> = [];
-  for (let at: Place | undefined = place; at?.key !== undefined; at = at.parent) {
-    if (typeof at.key === 'string' && textProblem(at.key)) {
-      keys.length = 0;
-    } else {
-      keys.push(at.key);
-    }
-  }
+/** Objects and arrays are walked into; bytes (a decoded protobuf message's) are data, not nesting. */
+const isNested = (node: unknown): node is object =>
+  node !== null && typeof node === 'object' && !ArrayBuffer.isView(node);
+
+// Indexing by Object.keys reads a JSON `__proto__` member too: JSON.parse makes it an own property.
+const frameOf = (node: object): Frame =>
+  Array.isArray(node)
+    ? { container: node, keys: null, next: 0 }
+    : { container: node as Record<string, unknown>, keys: Object.keys(node), next: 0 };
+
+/**
+ * The path of the member each frame is at, from the top. A key that is not text cannot
+ * be named: the path ends at the object that holds it.
+ */
+function pathOf(frames: Frame[]): string {
   let path = '';
-  for (let i = keys.length - 1; i >= 0; i--) {
-    const key = keys[i];
-    path += typeof key === 'number' ? `[${key}]` : path ? `.${key}` : key;
+  for (const { keys, next } of frames) {
+    const key = keys === null ? next - 1 : keys[next - 1];
+    if (typeof key === 'number') {
+      path += `[${key}]`;
+    } else if (textProblem(key)) {
+      break;
+    } else {
+      path += path ? `.${key}` : key;
+    }
   }
   return path;
 }
@@ -100,11 +107,7 @@ const textProblem = (text: string): BodyProblem | null =>
   text.includes('\u0000') ? 'nul_character' : isWellFormed.call(text) ? null : 'lone_surrogate';
 
 const valueProblem = (node: unknown, depth: number, limit: number): BodyProblem | null =>
-  typeof node === 'string'
-    ? textProblem(node)
-    : node !== null && typeof node === 'object' && depth > limit && !ArrayBuffer.isView(node)
-      ? 'too_deep'
-      : null;
+  typeof node === 'string' ? textProblem(node) : depth > limit && isNested(node) ? 'too_deep' : null;
 
 /** The first problem of a parsed value, in any string or key, with its path; `limit` is the depth allowed. */
 export function bodyProblem(value: unknown, limit: number): Finding<BodyProblem> {

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { ERROR_INFO_TYPE } from '@a2a-js/sdk/errors';
 import { rpcStatusFor, SERVICE_ERROR_DOMAIN } from './binding-status';
 import { AppError } from './app-error';
+import { spokenVersion } from './a2a-version';
 import type { ErrorCode } from './error-codes';
 import { LOGGER } from './tokens';
 
@@ -202,24 +203,26 @@ export function sendRestBindingError(req: Request, res: Response, error: AppErro
 
 /** The v1.0 body of `sendRestBindingError` (also an SSE error event's data). */
 export function restBindingErrorBody(req: Request, error: AppError) {
-  const reason = jsonRpcReason(error);
   return {
     ...problemBody(req, error),
-    code: reason,
+    code: checkReason(error),
     error: {
       code: error.status,
       status: rpcStatusFor(error.status),
       message: error.detail,
-      details: [
-        {
-          '@type': ERROR_INFO_TYPE,
-          reason: reason.toUpperCase(),
-          domain: SERVICE_ERROR_DOMAIN,
-          metadata: { reason, request_id: String(req.id) },
-        },
-      ],
+      details: [{ '@type': ERROR_INFO_TYPE, ...checkErrorInfo(error, String(req.id)) }],
     },
   };
+}
+
+/**
+ * A protocol check's error as the `google.rpc.ErrorInfo` that the HTTP+JSON (v1.0) and
+ * gRPC bindings carry: the reason in upper case, in this service's domain, and as it is
+ * (with the request id) in its metadata.
+ */
+export function checkErrorInfo(error: AppError, requestId: string) {
+  const reason = checkReason(error);
+  return { reason: reason.toUpperCase(), domain: SERVICE_ERROR_DOMAIN, metadata: { reason, request_id: requestId } };
 }
 
 /**
@@ -228,10 +231,9 @@ export function restBindingErrorBody(req: Request, error: AppError) {
  * §5), v1.0 for the others; null for a version this service does not speak.
  */
 export function restBindingVersion(req: Request): '1.0' | '0.3' | null {
-  const header = req.header('a2a-version')?.trim();
-  // A patch number is ignored (A2A v1.0 §3.6).
-  const version = header === undefined ? undefined : /^(\d+\.\d+)(?:\.\d+)?$/.exec(header)?.[1];
-  if (header !== undefined && version !== '1.0' && version !== '0.3') {
+  const header = req.header('a2a-version');
+  const version = header === undefined ? undefined : spokenVersion(header);
+  if (version === null) {
     return null;
   }
   return version !== '1.0' && /^\/a2a\/[^/]+\/rest\/v1\//.test(req.path) ? '0.3' : '1.0';
@@ -255,7 +257,7 @@ function jsonRpcCode(error: AppError): number {
  * docs/api.md §5 names the reasons of the protocol's HTTP errors; every 401 there is
  * `unauthenticated` (missing, malformed, unknown or revoked key alike).
  */
-function jsonRpcReason(error: AppError): string {
+export function checkReason(error: AppError): string {
   return error.status === 401 ? 'unauthenticated' : error.code;
 }
 
@@ -270,7 +272,7 @@ export function jsonRpcErrorBody(req: Request, error: AppError) {
     error: {
       code: jsonRpcCode(error),
       message: error.detail,
-      data: { reason: jsonRpcReason(error), status: error.status, request_id: req.id },
+      data: { reason: checkReason(error), status: error.status, request_id: req.id },
     },
   };
 }

@@ -15,6 +15,7 @@ import { toOrganizationView, toUserView, type MeView, type SessionView } from '.
 const TOKEN_PREFIX = 'a2a_ses_';
 const TOKEN_PATTERN = /^a2a_ses_[A-Za-z0-9_-]{43}$/;
 const INVALID_LOGIN = 'The email or password is incorrect.';
+const EMAIL_TAKEN = 'A Console user with that email already exists.';
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest();
 
@@ -48,7 +49,7 @@ export class ConsoleService {
       throw forbidden('signup_closed', 'Console signup is closed on this service.');
     }
     const passwordHash = await bcrypt.hash(input.password, this.config.bcryptCost);
-    return this.emailUnique(() =>
+    return this.withUniqueEmail(() =>
       this.db.transaction(async (tx) => {
         const { user, organization } = await this.insertOrganizationWithUser(
           input.organization_name,
@@ -71,25 +72,33 @@ export class ConsoleService {
   ): Promise<{ user: ConsoleUserRecord; organization: Organization }> {
     const passwordHash = await bcrypt.hash(password, this.config.bcryptCost);
     const work = (tx: Tx) => this.insertOrganizationWithUser(organizationName, email, passwordHash, tx);
-    return this.emailUnique(() => (tx ? work(tx) : this.db.transaction(work)));
+    return this.withUniqueEmail(() => (tx ? work(tx) : this.db.transaction(work)));
   }
 
   private async insertOrganizationWithUser(organizationName: string, email: string, passwordHash: string, tx: Tx) {
-    if (await this.repository.emailTaken(email, tx)) {
-      throw conflict('email_taken', 'A Console user with that email already exists.');
-    }
+    await this.refuseTakenEmail(email, tx);
     const organization = await this.repository.insertOrganization(organizationName, tx);
     const user = await this.repository.insertUser({ organizationId: organization.id, email, passwordHash }, tx);
     return { user, organization };
   }
 
-  /** Runs `work`; two signups racing for one email are decided by the unique index: email_taken. */
-  private async emailUnique<T>(work: () => Promise<T>): Promise<T> {
+  /** Refuses (email_taken) an email that a Console user already has, however it is spelled. */
+  async refuseTakenEmail(email: string, tx: Tx): Promise<void> {
+    if (await this.repository.emailTaken(email, tx)) {
+      throw conflict('email_taken', EMAIL_TAKEN);
+    }
+  }
+
+  /**
+   * Runs `work`, which creates a Console user (signup, the bootstrap CLI, accepting an
+   * invitation): two of them racing for one email are decided by the unique index, email_taken.
+   */
+  async withUniqueEmail<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await work();
     } catch (error) {
       if ((error as { driverError?: { code?: string } }).driverError?.code === '23505') {
-        throw conflict('email_taken', 'A Console user with that email already exists.');
+        throw conflict('email_taken', EMAIL_TAKEN);
       }
       throw error;
     }

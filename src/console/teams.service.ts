@@ -25,13 +25,6 @@ import type { Organization } from './organization.entity';
 const CODE_PREFIX = 'a2a_inv_';
 const hashCode = (code: string) => createHash('sha256').update(code).digest();
 
-const EMAIL_TAKEN = 'A Console user with that email already exists.';
-
-/**
- * Teams (docs/api.md §13): invitations, members, and removing them. Every change that
- * counts members or invitations locks the organization's row first, so the limits
- * and "never the last member" hold under concurrent requests.
- */
 /** An invitation as the audit log names it: its id and the invited email. */
 const inviteTarget = (invite: { id: string; email: string }) => ({
   type: 'invitation',
@@ -39,6 +32,11 @@ const inviteTarget = (invite: { id: string; email: string }) => ({
   label: invite.email,
 });
 
+/**
+ * Teams (docs/api.md §13): invitations, members, and removing them. Every change that
+ * counts members or invitations locks the organization's row first, so the limits
+ * and "never the last member" hold under concurrent requests.
+ */
 @Injectable()
 export class TeamsService {
   private readonly baseUrl: string;
@@ -122,17 +120,15 @@ export class TeamsService {
    */
   async accept(code: string, password: string): Promise<SessionView> {
     const passwordHash = await bcrypt.hash(password, this.config.bcryptCost);
-    try {
-      return await this.db.transaction(async (tx) => {
+    return this.console.withUniqueEmail(() =>
+      this.db.transaction(async (tx) => {
         // The row lock makes it single use: a concurrent acceptance waits, then finds it accepted.
         const found = await this.repository.lockOpenInvite(hashCode(code), tx);
         if (!found) {
           throw notFound('invite_code_invalid', 'The invitation is unknown, already used, withdrawn or expired.');
         }
         const organization = await this.lockOrganization(tx, found.organizationId);
-        if (await this.repository.emailTaken(found.email, tx)) {
-          throw conflict('email_taken', EMAIL_TAKEN);
-        }
+        await this.console.refuseTakenEmail(found.email, tx);
         const members = await this.repository.countMembers(found.organizationId, tx);
         if (members >= this.config.console.maxMembers) {
           throw conflict('member_limit', `An organization has at most ${this.config.console.maxMembers} members.`);
@@ -158,14 +154,8 @@ export class TeamsService {
           after: member,
         });
         return session;
-      });
-    } catch (error) {
-      // Two acceptances (or a signup) racing for one email: the unique index decides.
-      if ((error as { driverError?: { code?: string } }).driverError?.code === '23505') {
-        throw conflict('email_taken', EMAIL_TAKEN);
-      }
-      throw error;
-    }
+      }),
+    );
   }
 
   /** The organization's members, newest first. */

@@ -219,7 +219,7 @@ export const V1_PARAMS: Record<string, Check> = {
 
 /**
  * What is wrong with a method's params (each problem names its member, `params.…`),
- * or an empty list. Methods this module does not know are left to the SDK (-32601).
+ * or an empty list: also for a method that takes none to check (the extended card's).
  */
 export function paramsErrors(version: A2AVersion, method: string, params: unknown): FieldError[] {
   const table = version === '1.0' ? V1_PARAMS : V03_PARAMS;

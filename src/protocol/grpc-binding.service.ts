@@ -12,19 +12,19 @@ import { runInRequestContext, traceIdOf, type RequestContext } from '../common/r
 import { CredentialCheck } from '../auth/credential-check';
 import type { AgentKeyPrincipal } from '../common/principal';
 import type { SurfaceName } from '../auth/surfaces';
-import { toAppError } from '../common/problem.filter';
+import { checkErrorInfo, checkReason, toAppError } from '../common/problem.filter';
 import { LOGGER } from '../common/tokens';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { Metrics } from '../metrics/metrics';
 import { meteredHandler } from './metered-handler';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
 import { bindHooks, BindingRequestHandler, type BindingHooks } from './binding-handler';
-import { grpcStatusDetails, RPC_CODE, rpcStatusFor, SERVICE_ERROR_DOMAIN } from '../common/binding-status';
+import { grpcStatusDetails, RPC_CODE, rpcStatusFor } from '../common/binding-status';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
 import { admittedCallers } from './admitted-caller';
 import { boundedStatus, readableService, RefusedRequest } from './grpc-messages';
-import { spokenVersion } from './a2a-version';
+import { spokenVersion } from '../common/a2a-version';
 import { SpanKind } from '@opentelemetry/api';
 import { contextFrom, inSpan } from '../tracing/tracing';
 
@@ -295,19 +295,14 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     if (problem.status >= 500) {
       this.logger.error({ request_id: log.requestId, err: error }, 'gRPC call failed');
     }
-    const reason = problem.status === 401 ? 'unauthenticated' : problem.code;
     const code = RPC_CODE[rpcStatusFor(problem.status)];
     const metadata = new grpc.Metadata();
     metadata.set('x-request-id', log.requestId);
-    metadata.set('a2a-reason', reason);
+    metadata.set('a2a-reason', checkReason(problem));
     // A2A v1.0 §10.6: the status details carry an ErrorInfo (the service's domain: these are not A2A errors).
     metadata.set(
       'grpc-status-details-bin',
-      grpcStatusDetails(code, problem.detail, {
-        reason: reason.toUpperCase(),
-        domain: SERVICE_ERROR_DOMAIN,
-        metadata: { reason, request_id: log.requestId },
-      }),
+      grpcStatusDetails(code, problem.detail, checkErrorInfo(problem, log.requestId)),
     );
     for (const [name, value] of Object.entries(problem.extra.headers ?? {})) {
       metadata.set(name.toLowerCase(), value);

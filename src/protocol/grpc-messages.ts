@@ -162,7 +162,8 @@ export const boundedStatus: grpc.ServerInterceptor = (_method, call) =>
 /** What a server interceptor's `sendStatus` is given (grpc-js does not export its name). */
 type StatusSent = Parameters<NonNullable<grpc.Responder['sendStatus']>>[0];
 
-function withinBounds(status: StatusSent): StatusSent {
+/** A status as boundedStatus sends it: the same status unless its message is too long. */
+export function withinBounds(status: StatusSent): StatusSent {
   const details = status.details ?? '';
   if (details.length * 3 <= MAX_STATUS_MESSAGE_BYTES || Buffer.byteLength(details) <= MAX_STATUS_MESSAGE_BYTES) {
     return status;

@@ -15,7 +15,7 @@ import { isA2AMethod, paramsErrors } from './a2a-params';
 import { CallRefused } from './call-standing';
 import { LedgerRequestHandler } from './ledger-request-handler';
 import { meteredHandler } from './metered-handler';
-import { spokenVersion } from './a2a-version';
+import { spokenVersion } from '../common/a2a-version';
 import { ProtocolGate, type OpenCall } from './protocol-gate';
 import { writeFrame } from './sse';
 import { inSpan } from '../tracing/tracing';
@@ -93,11 +93,11 @@ export class ProtocolService {
       return;
     }
 
-    const waits = blocking(version, body as { params?: unknown });
+    const waits = blocking(version, params);
     const open = this.gate.start(principal, pair, {
       version,
       blocking: waits,
-      staysOpen: staysOpen(version, (body as { method: string }).method, waits),
+      staysOpen: staysOpen(version, method, waits),
     });
     res.on('close', () => open.abort());
     try {
@@ -244,11 +244,10 @@ function staysOpen(version: A2AVersion, method: string, blocks: boolean): boolea
   return open.streams.includes(method) || (blocks && method === open.send);
 }
 
-/** v1.0 sends block unless `returnImmediately`; v0.3 sends block unless `blocking: false`. */
-export function blocking(version: A2AVersion, body: { params?: unknown }): boolean {
-  const configuration = (
-    body.params as { configuration?: { returnImmediately?: unknown; blocking?: unknown } } | undefined
-  )?.configuration;
+/** Whether a send with these params blocks: v1.0 sends unless `returnImmediately`; v0.3 sends unless `blocking: false`. */
+export function blocking(version: A2AVersion, params: unknown): boolean {
+  const configuration = (params as { configuration?: { returnImmediately?: unknown; blocking?: unknown } } | undefined)
+    ?.configuration;
   return version === '1.0' ? configuration?.returnImmediately !== true : configuration?.blocking !== false;
 }
 

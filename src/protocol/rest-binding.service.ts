@@ -92,7 +92,7 @@ export class RestBindingService {
       }
       return;
     }
-    const waits = kind === 'send' && blocking(version, { params: req.body });
+    const waits = kind === 'send' && blocking(version, req.body);
     const open = this.gate.start(principal, pair, { version, blocking: waits, staysOpen: kind === 'stream' || waits });
     bindHooks(open.context, {
       refuse: (refusal) => this.refuse(req, res, refusal),

@@ -13,6 +13,10 @@ describe('Console teams: invitations, members, passwords', () => {
   const email = () => `${unique('invitee')}@example.test`;
   const codeOf = (url: string) => url.slice(url.indexOf('#') + 1);
 
+  /** Accepts an invitation (no credential), on `app`. */
+  const accept = (code: string, app = t) =>
+    app.http().post('/api/v1/console/invites/accept').send({ code, password: PASSWORD });
+
   async function invite(owner: ConsoleAccount, address = email()) {
     const res = await t.http().post('/api/v1/console/invites').set(bearer(owner)).send({ email: address }).expect(201);
     return { id: res.body.id as string, email: address, code: codeOf(res.body.url), body: res.body };
@@ -21,11 +25,7 @@ describe('Console teams: invitations, members, passwords', () => {
   /** Invites and accepts: a new member of `owner`'s organization. */
   async function addMember(owner: ConsoleAccount): Promise<ConsoleAccount> {
     const invited = await invite(owner);
-    const res = await t
-      .http()
-      .post('/api/v1/console/invites/accept')
-      .send({ code: invited.code, password: PASSWORD })
-      .expect(201);
+    const res = await accept(invited.code).expect(201);
     return {
       token: res.body.token,
       userId: res.body.user.id,
@@ -67,11 +67,7 @@ describe('Console teams: invitations, members, passwords', () => {
     ]);
     expect(JSON.stringify(stored)).not.toContain(code);
 
-    const accepted = await t
-      .http()
-      .post('/api/v1/console/invites/accept')
-      .send({ code, password: PASSWORD })
-      .expect(201);
+    const accepted = await accept(code).expect(201);
     expect(accepted.body).toMatchObject({
       token: expect.stringMatching(/^a2a_ses_/),
       user: { email: address, organization_id: owner.organizationId },
@@ -141,23 +137,15 @@ describe('Console teams: invitations, members, passwords', () => {
   it('an invitation works once', async () => {
     const owner = await signup(t);
     const invited = await invite(owner);
-    await t.http().post('/api/v1/console/invites/accept').send({ code: invited.code, password: PASSWORD }).expect(201);
-    const again = await t
-      .http()
-      .post('/api/v1/console/invites/accept')
-      .send({ code: invited.code, password: PASSWORD })
-      .expect(404);
+    await accept(invited.code).expect(201);
+    const again = await accept(invited.code).expect(404);
     expect(again.body.code).toBe('invite_code_invalid');
   });
 
   it('two acceptances of one code at once: exactly one member', async () => {
     const owner = await signup(t);
     const invited = await invite(owner);
-    const results = await Promise.all(
-      [1, 2].map(() =>
-        t.http().post('/api/v1/console/invites/accept').send({ code: invited.code, password: PASSWORD }),
-      ),
-    );
+    const results = await Promise.all([1, 2].map(() => accept(invited.code)));
     expect(results.map((r) => r.status).sort()).toEqual([201, 404]);
     const [{ count }] = await t.db.query(
       `SELECT count(*)::int AS count FROM console_users WHERE organization_id = $1`,
@@ -168,7 +156,7 @@ describe('Console teams: invitations, members, passwords', () => {
 
   it('a wrong code is refused with one answer', async () => {
     for (const code of ['a2a_inv_' + 'x'.repeat(43), 'nonsense']) {
-      const res = await t.http().post('/api/v1/console/invites/accept').send({ code, password: PASSWORD }).expect(404);
+      const res = await accept(code).expect(404);
       expect(res.body.code).toBe('invite_code_invalid');
     }
   });
@@ -177,11 +165,7 @@ describe('Console teams: invitations, members, passwords', () => {
     const owner = await signup(t);
     const invited = await invite(owner);
     await t.db.query(`UPDATE console_invites SET expires_at = now() - interval '1 second' WHERE id = $1`, [invited.id]);
-    const res = await t
-      .http()
-      .post('/api/v1/console/invites/accept')
-      .send({ code: invited.code, password: PASSWORD })
-      .expect(404);
+    const res = await accept(invited.code).expect(404);
     expect(res.body.code).toBe('invite_code_invalid');
     const open = await t.http().get('/api/v1/console/invites').set(bearer(owner)).expect(200);
     expect(open.body.invites).toEqual([]);
@@ -215,7 +199,7 @@ describe('Console teams: invitations, members, passwords', () => {
     expect(foreign.body.code).toBe('invite_not_found');
     await t.http().delete(`/api/v1/console/invites/${invited.id}`).set(bearer(owner)).expect(204);
     await t.http().delete(`/api/v1/console/invites/${invited.id}`).set(bearer(owner)).expect(404);
-    await t.http().post('/api/v1/console/invites/accept').send({ code: invited.code, password: PASSWORD }).expect(404);
+    await accept(invited.code).expect(404);
   });
 
   it('pages the open invitations', async () => {
@@ -244,11 +228,7 @@ describe('Console teams: invitations, members, passwords', () => {
     expect(listed.body.invites.map((i: { id: string }) => i.id).sort()).toEqual([fresh.id, taken.id].sort());
     // Accepting it is answered as signing up with that email is (409, at the signup rate):
     // a Console user belongs to one organization.
-    const res = await t
-      .http()
-      .post('/api/v1/console/invites/accept')
-      .send({ code: taken.code, password: PASSWORD })
-      .expect(409);
+    const res = await accept(taken.code).expect(409);
     expect(res.body.code).toBe('email_taken');
   });
 
@@ -274,11 +254,7 @@ describe('Console teams: invitations, members, passwords', () => {
       .post('/api/v1/console/signup')
       .send({ organization_name: 'Elsewhere', email: invited.email, password: PASSWORD })
       .expect(201);
-    const res = await t
-      .http()
-      .post('/api/v1/console/invites/accept')
-      .send({ code: invited.code, password: PASSWORD })
-      .expect(409);
+    const res = await accept(invited.code).expect(409);
     expect(res.body.code).toBe('email_taken');
   });
 
@@ -303,11 +279,7 @@ describe('Console teams: invitations, members, passwords', () => {
       .send({ email: email() })
       .expect(409);
     expect(noRoom.body.code).toBe('member_limit');
-    const late = await t
-      .http()
-      .post('/api/v1/console/invites/accept')
-      .send({ code: pending.code, password: PASSWORD })
-      .expect(409);
+    const late = await accept(pending.code).expect(409);
     expect(late.body.code).toBe('member_limit');
   });
 
@@ -334,17 +306,9 @@ describe('Console teams: invitations, members, passwords', () => {
     const limited = await startApp({ RATE_LIMIT_SIGNUPS_PER_HOUR: '2' });
     try {
       for (let i = 0; i < 2; i++) {
-        await limited
-          .http()
-          .post('/api/v1/console/invites/accept')
-          .send({ code: 'nonsense', password: PASSWORD })
-          .expect(404);
+        await accept('nonsense', limited).expect(404);
       }
-      const res = await limited
-        .http()
-        .post('/api/v1/console/invites/accept')
-        .send({ code: 'nonsense', password: PASSWORD })
-        .expect(429);
+      const res = await accept('nonsense', limited).expect(429);
       expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
     } finally {
       await limited.close();

@@ -97,12 +97,13 @@ describe('Agent Cards on every route: strict readers', () => {
       rest: (await rest(generation === '1.0' ? '/extendedAgentCard' : '/v1/card').expect(200)).body,
     };
     if (generation === '1.0') {
+      const client = grpcClient(t);
       const grpc = await unary(
-        grpcClient(t),
+        client,
         'getExtendedAgentCard',
         { tenant: handle },
         metadataOf({ 'x-api-key': requester.key }),
-      );
+      ).finally(() => client.close());
       expect(grpc.code).toBe(0);
       cards.grpc = AgentCard.toJSON(grpc.value as AgentCard) as Card;
     }
@@ -139,7 +140,8 @@ describe('Agent Cards on every route: strict readers', () => {
   it('no skill: every route serves a v0.3 card with the same skill, strict and signed', async () => {
     const who = await identity({ description: 'Answers questions about invoices.' });
     const v1Skills = (await publicCards(who, '1.0')).card.skills;
-    const cards = { ...(await publicCards(who, '0.3')), jsonRpc: (await extendedCards(who.handle, '0.3')).jsonRpc };
+    const extended = await extendedCards(who.handle, '0.3');
+    const cards = { ...(await publicCards(who, '0.3')), jsonRpc: extended.jsonRpc };
     for (const [route, card] of Object.entries(cards)) {
       expect([route, strictErrors(card, '0.3')]).toEqual([route, []]);
       expect([route, card.skills]).toEqual([route, v1Skills]);
@@ -149,8 +151,7 @@ describe('Agent Cards on every route: strict readers', () => {
     expect(withoutSignatures(cards.directory)).toEqual(withoutSignatures(cards.card));
     // HTTP+JSON v0.3 writes the card as the v0.3 proto's JSON; its skills are the same. Its signature covers the
     // JSON-RPC v0.3 form above, not this one, so it is not verified here.
-    const rest = (await extendedCards(who.handle, '0.3')).rest;
-    expect(rest.skills).toEqual(v1Skills);
+    expect(extended.rest.skills).toEqual(v1Skills);
   });
 
   it('only admitted skills: the public card carries the default skill, the extended card the admitted one', async () => {

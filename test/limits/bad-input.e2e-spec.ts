@@ -1,8 +1,9 @@
-import { Writable } from 'node:stream';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import pino from 'pino';
 import { startApp, type TestApp } from '../support/app';
-import { agentPair, reply, submitTask, v03Message, type Agent } from '../support/a2a';
+import { logEntries } from '../support/log-entries';
+import { agentPair, reply, submitTask, v03Message, v1Message, type Agent } from '../support/a2a';
+import { deepJson } from '../support/grpc';
 import {
   apiKey,
   bearer,
@@ -24,19 +25,11 @@ describe('bad input is a 400, never a 500', () => {
   let admin: string;
   let requester: Agent;
   let worker: Agent;
-  /** The levels of the lines the app logged at warn or above. */
-  const logged: number[] = [];
+  /** The lines the app logged at warn or above. */
+  const logged: Array<Record<string, unknown>> = [];
 
   beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString().split('\n').filter(Boolean)) {
-          logged.push(JSON.parse(line).level);
-        }
-        done();
-      },
-    });
-    t = await startApp({}, undefined, pino({ level: 'warn' }, sink));
+    t = await startApp({}, undefined, pino({ level: 'warn' }, logEntries(logged)));
     ({ acme, requester, worker } = await agentPair(t));
     admin = await mintAdminKey(t, acme);
   });
@@ -214,7 +207,7 @@ describe('bad input is a 400, never a 500', () => {
       'a corrupt or truncated %s body is a 400 invalid_content_encoding, not logged as an error',
       async (encoding) => {
         const valid = ENCODERS[encoding](signupBody());
-        const before = logged.filter((level) => level >= 50).length;
+        const before = logged.filter((entry) => Number(entry.level) >= 50).length;
         for (const body of [
           Buffer.from('this is not compressed at all'),
           valid.subarray(0, Math.floor(valid.length / 2)),
@@ -245,7 +238,7 @@ describe('bad input is a 400, never a 500', () => {
           id: null,
           error: { code: -32600, data: { reason: 'invalid_content_encoding' } },
         });
-        expect(logged.filter((level) => level >= 50).length).toBe(before);
+        expect(logged.filter((entry) => Number(entry.level) >= 50).length).toBe(before);
       },
     );
 
@@ -318,6 +311,48 @@ describe('bad input is a 400, never a 500', () => {
         .post('/api/v1/console/signup')
         .send({ organization_name: 'Emoji 😀', email: `${unique('e')}@example.test`, password: `${PASSWORD} 😀` })
         .expect(201);
+    });
+  });
+
+  describe('a body nested deeper than 64 levels (docs/api.md §10)', () => {
+    it('is a 400 body_too_deep on the REST API, as problem+json; 64 levels go on to the route', async () => {
+      // The body is level 1, `note`'s object level 2: deepJson(n) reaches level n + 1.
+      const send = (levels: number) =>
+        t
+          .http()
+          .post('/api/v1/contact-rules')
+          .set(apiKey(admin))
+          .send({ note: deepJson(levels - 1) });
+      const refused = await send(65).expect(400);
+      expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(refused.body).toMatchObject({ status: 400, code: 'body_too_deep' });
+      expect(refused.body.detail).toContain('64 levels');
+      expect(refused.headers['x-request-id']).toBe(refused.body.request_id);
+      const passed = await send(64).expect(400);
+      expect(passed.body.code).toBe('validation_failed');
+    });
+
+    it('and on the HTTP+JSON binding, in its own error form; 64 levels are sent', async () => {
+      // The body is level 1, the message 2, its metadata 3: deepJson(n) reaches level n + 2.
+      const send = (levels: number) =>
+        t
+          .http()
+          .post(`/a2a/${worker.handle}/rest/message:send`)
+          .set({ ...apiKey(requester.key), 'A2A-Version': '1.0' })
+          .send({
+            message: { ...v1Message('deep'), metadata: deepJson(levels - 2) },
+            configuration: { returnImmediately: true },
+          });
+      const refused = await send(65).expect(400);
+      expect(refused.body).toMatchObject({
+        code: 'body_too_deep',
+        error: {
+          code: 400,
+          status: 'INVALID_ARGUMENT',
+          details: [expect.objectContaining({ reason: 'BODY_TOO_DEEP' })],
+        },
+      });
+      expect((await send(64).expect(200)).body.task.status.state).toBe('TASK_STATE_SUBMITTED');
     });
   });
 });

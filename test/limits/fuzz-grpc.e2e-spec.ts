@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import {
   CancelTaskRequest,
   DeleteTaskPushNotificationConfigRequest,
@@ -21,6 +20,8 @@ import { startApp, type TestApp } from '../support/app';
 import { agentPair, submitTask, type Agent } from '../support/a2a';
 import { apiKey, mintAdminKey } from '../support/fixtures';
 import { metadataOf, rawCall, wire, type GrpcOutcome } from '../support/grpc';
+import { logEntries } from '../support/log-entries';
+import { prng } from '../support/prng';
 
 /**
  * Throws malformed and hostile requests at every RPC of both gRPC services — random
@@ -31,16 +32,6 @@ import { metadataOf, rawCall, wire, type GrpcOutcome } from '../support/grpc';
  * come from the services' definitions, so a new RPC is fuzzed without anyone
  * remembering to add it. `FUZZ_SEED` replays a run.
  */
-
-/** mulberry32: a small deterministic PRNG, so a failure can be replayed. */
-function prng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261205);
 /** Each RPC's own sequence (the seed and its path), so one RPC's case replays alone (`-t`) as in the whole run. */
@@ -99,14 +90,6 @@ describe('gRPC fuzzing: both services, every RPC', () => {
   const logged: Array<Record<string, unknown>> = [];
 
   beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk, _, done) {
-        for (const line of String(chunk).split('\n').filter(Boolean)) {
-          logged.push(JSON.parse(line));
-        }
-        done();
-      },
-    });
     t = await startApp(
       {
         GRPC_PORT: '0',
@@ -118,7 +101,7 @@ describe('gRPC fuzzing: both services, every RPC', () => {
         RATE_LIMIT_PROTOCOL_PER_MINUTE: '1000000',
       },
       undefined,
-      createLogger('warn', sink),
+      createLogger('warn', logEntries(logged)),
     );
     const pair = await agentPair(t);
     ({ requester, worker } = pair);

@@ -4,6 +4,7 @@ import { getMetadataStorage } from 'class-validator';
 import { startApp, type TestApp } from '../support/app';
 import { submitTask } from '../support/a2a';
 import { apiKey, bearer, insertIdentity, mintAdminKey, mintAgentKey, signup } from '../support/fixtures';
+import { prng } from '../support/prng';
 import { listRoutes } from '../support/routes';
 
 /**
@@ -12,16 +13,6 @@ import { listRoutes } from '../support/routes';
  * that the server stays up. Routes come from the application itself, so a new
  * route is fuzzed without anyone remembering to add it.
  */
-
-/** mulberry32: a small deterministic PRNG, so a failure can be replayed. */
-function prng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261121);
 const random = prng(SEED);

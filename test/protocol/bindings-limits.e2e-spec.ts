@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { ListTasksRequest, SendMessageRequest } from '@a2a-js/sdk';
 import { A2AService } from '@a2a-js/sdk/server/grpc';
 import { decodeErrorInfo, decodeStatus, GRPC_STATUS_DETAILS_BIN } from '@a2a-js/sdk/errors/grpc';
@@ -19,6 +18,7 @@ import {
 } from '../support/a2a';
 import { apiKey, bearer } from '../support/fixtures';
 import { deepJson, grpcClient, metadataOf, rawCall, unary, wire } from '../support/grpc';
+import { logEntries } from '../support/log-entries';
 
 /**
  * The HTTP+JSON and gRPC bindings under the protocol's limits (docs/api.md §5, §10): one
@@ -33,18 +33,10 @@ describe('protocol bindings: limits and standing', () => {
   const logged: Array<Record<string, unknown>> = [];
 
   beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk, _, done) {
-        for (const line of String(chunk).split('\n').filter(Boolean)) {
-          logged.push(JSON.parse(line));
-        }
-        done();
-      },
-    });
     t = await startApp(
       { GRPC_PORT: '0', GRPC_HOST: '127.0.0.1', PROTOCOL_MAX_OPEN_CALLS_PER_KEY: '1' },
       undefined,
-      createLogger('info', sink),
+      createLogger('info', logEntries(logged)),
     );
     limited = await startApp({ GRPC_PORT: '0', GRPC_HOST: '127.0.0.1', RATE_LIMIT_PROTOCOL_PER_MINUTE: '4' }, t);
   });

@@ -223,6 +223,32 @@ describe('protocol endpoint', () => {
       }
     });
 
+    it('the checks come before the request is read as JSON-RPC; then the version, the envelope, the method, the params', async () => {
+      // Wrong in every way the JSON-RPC checks look at: the call's checks (docs/api.md §5) answer first, with its id.
+      const everythingWrong = { jsonrpc: '1.0', id: 'req-2', method: 'tasks/explode', params: 5 };
+      const unchecked = await t
+        .http()
+        .post('/a2a/no-such-agent')
+        .set({ ...apiKey(requester.key), 'A2A-Version': '9.9' })
+        .send(everythingWrong)
+        .expect(404);
+      expect(unchecked.body).toMatchObject({ id: 'req-2', error: { data: { reason: 'worker_not_found' } } });
+      const answers: Array<[object, Record<string, string>, number]> = [
+        [everythingWrong, { 'A2A-Version': '9.9' }, -32009],
+        [everythingWrong, {}, -32600],
+        [{ ...everythingWrong, jsonrpc: '2.0' }, {}, -32601],
+        [{ jsonrpc: '2.0', id: 'req-2', method: 'tasks/get', params: 5 }, {}, -32602],
+      ];
+      for (const [body, headers, code] of answers) {
+        const res = await post(body, headers).expect(200);
+        expect([body, headers, res.body]).toEqual([
+          body,
+          headers,
+          { jsonrpc: '2.0', id: 'req-2', error: expect.objectContaining({ code }) },
+        ]);
+      }
+    });
+
     it('a body over 1 MiB → 413 with a JSON-RPC body', async () => {
       const huge = v03Message('x'.repeat(1024 * 1024 + 10));
       const res = await rpc(t, worker.handle, requester.key, 'message/send', { message: huge }).expect(413);
