@@ -233,6 +233,9 @@ export function grpcUnreached(error: unknown): string | null {
   return GRPC_UNREACHED[e.cause.code] ?? null;
 }
 
+/** How grpc-js's status begins when it could not decode a response (client-interceptors.js). */
+export const GRPC_UNREADABLE_RESPONSE = 'Response message parsing error';
+
 /**
  * A gRPC call the upstream answered (it took the request and sent its response) whose
  * response the client could not decode: grpc-js then ends the call itself with INTERNAL
@@ -245,7 +248,7 @@ export function answeredDespiteError(error: unknown): boolean {
     e?.transport === 'grpc' &&
     e.cause?.code === 13 &&
     typeof e.cause.details === 'string' &&
-    e.cause.details.startsWith('Response message parsing error')
+    e.cause.details.startsWith(GRPC_UNREADABLE_RESPONSE)
   );
 }
 

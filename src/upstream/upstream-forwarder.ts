@@ -16,7 +16,7 @@ import {
 } from '../ledger/ledger.service';
 import type { ForwardedTask, NewMessage, TaskPair } from '../ledger/task-records';
 import { isSettled, isTerminal } from '../ledger/task-state';
-import { answeredDespiteError, grpcUnreached, reasonOf, refusedDestination } from './upstream-fetch';
+import { grpcUnreached, reasonOf, refusedDestination } from './upstream-fetch';
 import { agentText, AnswerReader, AnswerRefused, isSettledA2A, NotSentAgain, refusalOf } from './upstream-answer';
 import { UpstreamClients } from './upstream-clients';
 import {
@@ -293,7 +293,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
         if ((await this.consume(forward, events, call, reader)) === 'terminal') {
           return;
         }
-        if (!forward.accepted && this.clients.answered.has(call.signal)) {
+        if (!forward.accepted && this.clients.answered(call.signal)) {
           throw new NotSentAgain('its stream ended at once');
         }
         return await this.requireSettled(forward.taskId);
@@ -318,8 +318,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
    * Whatever else failed is returned as it is.
    */
   private async unsent(forward: ClaimedForward, call: AbortSignal, error: unknown): Promise<unknown> {
-    const answered = this.clients.answered.has(call) || answeredDespiteError(error);
-    if (forward.accepted || !answered || error instanceof AnswerRefused || refusalBy(error)) {
+    if (forward.accepted || !this.clients.answered(call, error) || error instanceof AnswerRefused || refusalBy(error)) {
       return error;
     }
     await this.accept(forward);
