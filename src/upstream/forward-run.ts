@@ -71,8 +71,13 @@ export class ForwardRun {
     );
   }
 
-  /** The forwarder waits on its own (between two reads of the task): not the upstream's idle time. */
-  pause(): void {
+  /** The forwarder waits `ms` on its own (between two reads of the task): not the upstream's idle time. Throws once the run stops. */
+  wait(ms: number): Promise<void> {
+    this.pause();
+    return pause(ms, this.signal);
+  }
+
+  private pause(): void {
     if (this.idle) {
       clearTimeout(this.idle);
     }
@@ -134,7 +139,7 @@ export function nextPollWait(lastMs: number | null, firstMs: number, maxMs: numb
 }
 
 /** Sleeps `ms`, or until the signal aborts (then throws its reason). */
-export function pause(ms: number, signal: AbortSignal): Promise<void> {
+function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
       return reject(signal.reason as Error);

@@ -25,7 +25,7 @@ import {
   type ClaimedForward,
   type UpstreamRecord,
 } from './upstream.repository';
-import { BoundExceeded, ForwardRun, ForwardStopped, nextPollWait, pause, watched } from './forward-run';
+import { BoundExceeded, ForwardRun, ForwardStopped, nextPollWait, watched } from './forward-run';
 import { ClaimLoop, type FairKeys } from '../events/claim-loop';
 import { ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
 import { contextFrom, inSpan } from '../tracing/tracing';
@@ -188,7 +188,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       await inSpan(
         `upstream ${item.kind}`,
         { kind: SpanKind.CLIENT, attributes: { 'a2a.forward.attempt': item.attempt } },
-        () => this.forward(item, item.known, run.signal),
+        () => this.forward(item, item.known, run),
         item.traceparent ? contextFrom({ traceparent: item.traceparent }) : ROOT_CONTEXT,
       );
     } finally {
@@ -220,7 +220,8 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
-  private async forward(forward: ClaimedForward, known: UpstreamRecord | null, signal: AbortSignal): Promise<void> {
+  private async forward(forward: ClaimedForward, known: UpstreamRecord | null, run: ForwardRun): Promise<void> {
+    const { signal } = run;
     try {
       // The task and (unless the upstream has it already) the message to send, read together.
       const [task, message] = await Promise.all([
@@ -235,9 +236,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       }
       signal.throwIfAborted();
       if (forward.kind === 'cancel') {
-        await this.cancel(forward, upstream, task.upstreamTaskId, signal);
+        await this.cancel(forward, upstream, task.upstreamTaskId, run);
       } else if (!isTerminal(task.state)) {
-        await this.deliver(forward, task, message, upstream, signal);
+        await this.deliver(forward, task, message, upstream, run);
       }
       await this.finish(forward, 'succeeded', null);
     } catch (error) {
@@ -259,17 +260,17 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     current: ForwardedTask,
     stored: NewMessage | null,
     upstream: UpstreamRecord,
-    signal: AbortSignal,
+    run: ForwardRun,
   ): Promise<void> {
-    const client = await this.client(upstream, forward);
-    const options = this.options(upstream, signal);
+    const client = await this.client(upstream, run);
+    const options = this.options(upstream, run.signal);
     const reader = new AnswerReader(this.config.bodyLimitBytes);
     if (forward.accepted) {
       // The upstream has this message already: follow its task instead of sending it again.
       if (!current.upstreamTaskId) {
         throw new NotSentAgain('it never named its task');
       }
-      return this.follow(forward, upstream, client, current.upstreamTaskId, options, reader);
+      return this.follow(forward, upstream, client, current.upstreamTaskId, options, reader, run);
     }
     if (!stored) {
       return;
@@ -285,7 +286,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       referenceTaskIds: [],
     };
     const request = { tenant: '', message, configuration: undefined, metadata: undefined };
-    const call = linked(signal);
+    const call = linked(run.signal);
     let result: Message | Task;
     try {
       if (upstream.streaming) {
@@ -307,7 +308,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     }
     const upstreamTaskId = (result as Task).id;
     if (upstreamTaskId) {
-      await this.poll(forward, client, upstreamTaskId, options, reader);
+      await this.poll(forward, client, upstreamTaskId, options, reader, run);
     }
   }
 
@@ -334,6 +335,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     upstreamTaskId: string,
     options: RequestOptions,
     reader: AnswerReader,
+    run: ForwardRun,
   ): Promise<void> {
     const task = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
     if ((await this.apply(forward, [reader.task(task)])) === 'terminal') {
@@ -343,9 +345,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       return;
     }
     if (!upstream.streaming) {
-      return this.poll(forward, client, upstreamTaskId, options, reader);
+      return this.poll(forward, client, upstreamTaskId, options, reader, run);
     }
-    const call = linked(options.signal!);
+    const call = linked(run.signal);
     const events = client.resubscribeTask({ tenant: '', id: upstreamTaskId }, { ...options, signal: call.signal });
     try {
       if ((await this.consume(forward, events, call, reader)) === 'terminal') {
@@ -372,6 +374,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     upstreamTaskId: string,
     options: RequestOptions,
     reader: AnswerReader,
+    run: ForwardRun,
   ): Promise<void> {
     const { pollIntervalMs, pollMaxIntervalMs } = this.config.upstream;
     let wait: number | null = null;
@@ -383,8 +386,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       // Read again later and later (UPSTREAM_POLL_INTERVAL_MS, 1.5 times more each time, up to
       // UPSTREAM_POLL_MAX_INTERVAL_MS): a task that runs long is not read many times a second.
       wait = nextPollWait(wait, pollIntervalMs, pollMaxIntervalMs);
-      this.runs.get(forward.id)?.pause();
-      await pause(wait, options.signal!);
+      await run.wait(wait);
       const task = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
       if ((await this.apply(forward, [reader.task(task)])) === 'terminal') {
         return;
@@ -397,14 +399,14 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     forward: ClaimedForward,
     upstream: UpstreamRecord,
     upstreamTaskId: string | null,
-    signal: AbortSignal,
+    run: ForwardRun,
   ): Promise<void> {
     if (upstreamTaskId) {
-      const client = await this.client(upstream, forward);
+      const client = await this.client(upstream, run);
       try {
         await client.cancelTask(
           { tenant: '', id: upstreamTaskId, metadata: undefined },
-          this.options(upstream, signal),
+          this.options(upstream, run.signal),
         );
       } catch (error) {
         // The upstream answered: the task is already done there (not cancelable, not found). Nothing more to forward.
@@ -588,10 +590,8 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   }
 
   /** The upstream's shared client (UpstreamClients), as this forward uses it: its calls and events keep its run from going idle. */
-  private async client(upstream: UpstreamRecord, forward: ClaimedForward): Promise<Client> {
-    const client = await this.clients.of(upstream);
-    const run = this.runs.get(forward.id);
-    return run ? watched(client, run) : client;
+  private async client(upstream: UpstreamRecord, run: ForwardRun): Promise<Client> {
+    return watched(await this.clients.of(upstream), run);
   }
 
   /** The upstream's own credential, and nothing of the requester's. */
