@@ -22,7 +22,7 @@ export class UpstreamRefused extends UpstreamUnreachable {}
  * the rules refuse: telling them apart would tell a tenant what the service's resolver
  * knows of internal names (the webhooks' DESTINATION_NOT_ALLOWED, likewise).
  */
-export const NOT_ALLOWED = 'its host name does not resolve to an allowed address';
+const NOT_ALLOWED = 'its host name does not resolve to an allowed address';
 
 export interface UpstreamFetchOptions {
   allowPrivateNetworks: boolean;
