@@ -58,7 +58,7 @@ export class ForwardRun {
     if (this.idle) {
       clearTimeout(this.idle);
     }
-    if (this.disposed || this.signal.aborted) {
+    if (this.disposed) {
       return;
     }
     const { idleTimeoutMs } = this.bounds;
@@ -84,11 +84,12 @@ export class ForwardRun {
     this.idle = null;
   }
 
+  /** Disposed before the abort, so nothing its listeners do restarts a bound. */
   stop(reason: ForwardStopped | BoundExceeded): void {
+    this.dispose();
     if (!this.signal.aborted) {
       this.controller.abort(reason);
     }
-    this.dispose();
   }
 
   dispose(): void {
