@@ -66,14 +66,15 @@ describe('UpstreamClients over gRPC', () => {
 describe('UpstreamClients.answered', () => {
   let server: Server;
   let port: number;
-  /** The status of the next answer; its body is never JSON. */
+  /** The status of the next answer, and its body (never JSON). */
   let status = 200;
+  let body = '{"jsonrpc": "2.0", "res';
 
   beforeAll(async () => {
     port = await freePort();
     server = createServer((req, res) => {
       req.resume();
-      req.on('end', () => res.writeHead(status, { 'content-type': 'application/json' }).end('{"jsonrpc": "2.0", "res'));
+      req.on('end', () => res.writeHead(status, { 'content-type': 'application/json' }).end(body));
     });
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   });
@@ -109,6 +110,17 @@ describe('UpstreamClients.answered', () => {
     await expect(client.sendMessage(request, { signal: call.signal })).rejects.toThrow();
     expect(clients.answered(call.signal)).toBe(answered);
     expect(clients.answered(new AbortController().signal)).toBe(false);
+  });
+
+  it('a 2xx answer counts as answered even when its body breaks a limit before the client reads it', async () => {
+    [status, body] = [200, `{"jsonrpc": "2.0", "result": "${'x'.repeat(1_000)}"}`];
+    const clients = new UpstreamClients({ ...config, upstream: { ...config.upstream, maxResponseBytes: 100 } });
+    // A2A 0.3: its JSON answers are read whole, to be repaired (upstream-tolerance.ts).
+    const client = await clients.of({ ...jsonRpc, protocolVersion: '0.3', url: `http://127.0.0.1:${port}/a2a` });
+    const call = new AbortController();
+    await expect(client.sendMessage(request, { signal: call.signal })).rejects.toThrow('exceeded 100 bytes');
+    expect(clients.answered(call.signal)).toBe(true);
+    body = '{"jsonrpc": "2.0", "res';
   });
 
   it('a gRPC call whose response could not be decoded counts as answered; one never answered does not', () => {

@@ -28,7 +28,7 @@ import type { UpstreamRecord } from './upstream.repository';
  * whose SendMessage answers are checked before the SDK converts them (grpc-answer-guard.ts).
  */
 export class UpstreamClients {
-  /** The calls whose upstream answered with a 2xx status (noted by tolerantFetch). */
+  /** The calls whose upstream answered with a 2xx status, noted as its headers arrive (before any body is read). */
   private readonly answeredCalls = new WeakSet<AbortSignal>();
   private readonly fetch: typeof fetch;
   private readonly clients = new Map<string, { version: string; client: Promise<Client> }>();
@@ -37,8 +37,16 @@ export class UpstreamClients {
     private readonly config: AppConfig,
     private readonly resolve: HostResolver = systemResolver,
   ) {
+    const inner = configuredUpstreamFetch(config, resolve);
+    const noted = (async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const response = await inner(input, init);
+      if (response.ok && init?.signal) {
+        this.answeredCalls.add(init.signal);
+      }
+      return response;
+    }) as typeof fetch;
     // The deviations upstreams are known for, repaired in what they answer (upstream-tolerance.ts).
-    this.fetch = tolerantFetch(configuredUpstreamFetch(config, resolve), this.answeredCalls);
+    this.fetch = tolerantFetch(noted);
   }
 
   /**
