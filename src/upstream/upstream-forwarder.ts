@@ -28,8 +28,7 @@ import {
 import { BoundExceeded, ForwardRun, ForwardStopped, nextPollWait, watched } from './forward-run';
 import { ClaimLoop, type FairKeys } from '../events/claim-loop';
 import { ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
-import { contextFrom, inSpan } from '../tracing/tracing';
-import { UpstreamsService } from './upstreams.service';
+import { contextFrom, currentTraceparent, inSpan } from '../tracing/tracing';
 
 /** Forwards in flight per forwarder. */
 const CONCURRENCY = 20;
@@ -79,7 +78,6 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   constructor(
     private readonly repository: UpstreamRepository,
     private readonly ledger: LedgerService,
-    private readonly upstreams: UpstreamsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly metrics: Metrics,
@@ -152,7 +150,8 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       destinationShare: this.share,
     };
     const claim = this.loop.isRunning && this.loop.hasRoom(keys) ? this.config.upstream.leaseMs : null;
-    await this.upstreams.queueMessage(unit, taskId, pair.worker.id, messageId, claim, (queued) => {
+    const traceparent = currentTraceparent();
+    await this.repository.queueMessage(taskId, pair.worker.id, messageId, traceparent, claim, unit, (queued) => {
       // Stopping: the forward is left to its lease, as the claims of a forwarder that stopped are.
       if (!queued.claimed || !this.loop.isRunning) {
         return this.wake();
@@ -230,7 +229,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
           ? this.ledger.requesterMessage(forward.taskId, forward.messageId)
           : null,
       ]);
-      const upstream = task ? (known ?? (await this.upstreams.upstreamOf(task.workerIdentityId))) : null;
+      const upstream = task ? (known ?? (await this.repository.upstreamOf(task.workerIdentityId))) : null;
       if (!task || !upstream) {
         return await this.finish(forward, 'failed', 'the identity has no upstream any more');
       }
@@ -574,8 +573,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     }
     await this.finish(forward, 'failed', reason);
     if (forward.kind === 'cancel') {
+      // The task is canceled here already.
       return;
-    } // the task is canceled here already
+    }
     const text =
       error instanceof AnswerRefused
         ? `The upstream agent's answer was refused: ${reason}.`
