@@ -198,18 +198,23 @@ export async function vetUpstream(
   return addresses[0];
 }
 
-/** Whether the address rules refused the upstream (anywhere in the error's causes): the forward fails at once. */
-export function refusedDestination(error: unknown): boolean {
+/** The first of the error and its causes (five deep at most) that is a `type`; null when none is. */
+function causeOf<T>(error: unknown, type: abstract new (...args: never[]) => T): T | null {
   for (
     let cause: unknown = error, depth = 0;
     cause && depth < 5;
     cause = (cause as { cause?: unknown }).cause, depth++
   ) {
-    if (cause instanceof UpstreamRefused) {
-      return true;
+    if (cause instanceof type) {
+      return cause;
     }
   }
-  return false;
+  return null;
+}
+
+/** Whether the address rules refused the upstream (anywhere in the error's causes): the forward fails at once. */
+export function refusedDestination(error: unknown): boolean {
+  return causeOf(error, UpstreamRefused) !== null;
 }
 
 /** gRPC statuses that mean the upstream was not reached or did not finish answering (not a refusal of the request). */
@@ -261,14 +266,9 @@ const ANSWER_NOT_UNDERSTOOD = 'its answer could not be understood';
 
 /** The reason an error gives for a status message: ours as written, anything else in general terms. */
 export function reasonOf(error: unknown): string {
-  for (
-    let cause: unknown = error, depth = 0;
-    cause && depth < 5;
-    cause = (cause as { cause?: unknown }).cause, depth++
-  ) {
-    if (cause instanceof UpstreamUnreachable) {
-      return cause.message;
-    }
+  const unreachable = causeOf(error, UpstreamUnreachable);
+  if (unreachable) {
+    return unreachable.message;
   }
   if (answeredDespiteError(error)) {
     return ANSWER_NOT_UNDERSTOOD;
