@@ -532,6 +532,19 @@ describe('hostile upstream answers', () => {
     expect(sendsOf(messageId)).toBe(1);
   });
 
+  it('an upstream that took the message, then fails every read of its task, stopped answering: it is never said to be unreachable', async () => {
+    const bridged = await bridge();
+    hostile.answer = {
+      SendMessage: result({ task: { id: 'up-gone', contextId: 'up-gone-ctx', status: status('TASK_STATE_WORKING') } }),
+      GetTask: (_call, res) => res.writeHead(503).end(),
+    };
+    const { task, messageId } = await sendAndSettle(bridged, 'then silence');
+    expect(task.status.state).toBe('failed');
+    expect(reasonOf(task)).toBe('The upstream agent stopped answering: it answered HTTP 503.');
+    expect(sendsOf(messageId)).toBe(1);
+    expect(hostile.calls.filter((call) => call.method === 'GetTask' && call.params.id === 'up-gone').length).toBe(4);
+  });
+
   it("shows the upstream's own task ids to the worker's organization and the worker's key, never to the requester", async () => {
     // The requester in another organization, so that each side's view can be told apart.
     const globex = await signup(t, 'Globex');
