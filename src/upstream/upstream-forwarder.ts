@@ -552,21 +552,13 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
    * never said to be unreachable.
    */
   private async failed(forward: ClaimedForward, error: unknown): Promise<void> {
-    const refusal = refusalBy(error);
-    const final = refusal !== null || error instanceof AnswerRefused || error instanceof NotSentAgain;
-    const reason =
-      error instanceof TryAgain || error instanceof AnswerRefused || error instanceof NotSentAgain
-        ? error.message
-        : refusal
-          ? `it refused the request: ${refusal.message.slice(0, 200)}`
-          : reasonOf(error);
+    const { reason, final, text } = failureOf(error, forward.accepted);
     const schedule = this.config.upstream.retryScheduleMs;
     this.logger.warn(
       { forward_id: forward.id, task_id: forward.taskId, attempt: forward.attempt, reason },
       'upstream forward attempt failed',
     );
-    // A destination the address rules refuse is refused at every retry too: it fails at once.
-    if (!final && !refusedDestination(error) && forward.attempt <= schedule.length) {
+    if (!final && forward.attempt <= schedule.length) {
       await this.repository.retryLater(forward, schedule[forward.attempt - 1], reason);
       this.metrics.forward(forward.kind, 'retrying');
       return;
@@ -576,16 +568,6 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       // The task is canceled here already.
       return;
     }
-    const text =
-      error instanceof AnswerRefused
-        ? `The upstream agent's answer was refused: ${reason}.`
-        : error instanceof NotSentAgain
-          ? `The upstream agent accepted the message, but ${reason}; the message is not sent again.`
-          : refusal
-            ? `The upstream agent refused the message: ${refusal.message.slice(0, 200)}.`
-            : forward.accepted
-              ? `The upstream agent stopped answering: ${reason}.`
-              : `The upstream agent could not be reached: ${reason}.`;
     await this.ledger.applyUpstream(forward.taskId, [{ state: 'failed', message: agentText(text) }]);
   }
 
@@ -606,6 +588,38 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     }
     return { signal, serviceParameters };
   }
+}
+
+/**
+ * What a failed attempt comes to: its reason (the forward's last error and the log's),
+ * whether no retry could change it, and the task's status message should it fail.
+ */
+function failureOf(error: unknown, accepted: boolean): { reason: string; final: boolean; text: string } {
+  if (error instanceof AnswerRefused) {
+    return { reason: error.message, final: true, text: `The upstream agent's answer was refused: ${error.message}.` };
+  }
+  if (error instanceof NotSentAgain) {
+    const text = `The upstream agent accepted the message, but ${error.message}; the message is not sent again.`;
+    return { reason: error.message, final: true, text };
+  }
+  const refusal = refusalBy(error);
+  if (refusal) {
+    const said = refusal.message.slice(0, 200);
+    return {
+      reason: `it refused the request: ${said}`,
+      final: true,
+      text: `The upstream agent refused the message: ${said}.`,
+    };
+  }
+  const reason = error instanceof TryAgain ? error.message : reasonOf(error);
+  return {
+    reason,
+    // A destination the address rules refuse is refused at every retry too: it fails at once.
+    final: refusedDestination(error),
+    text: accepted
+      ? `The upstream agent stopped answering: ${reason}.`
+      : `The upstream agent could not be reached: ${reason}.`,
+  };
 }
 
 function isPresent(update: UpstreamUpdate | null): update is UpstreamUpdate {
