@@ -109,7 +109,7 @@ export class ClaimLoop<T extends FairKeys> {
       .run(item)
       .catch((error: unknown) => this.options.logger.error({ err: error }, `${this.options.what}: a run failed`))
       .finally(() => {
-        this.release(item);
+        this.unhold(item);
         this.inFlight.delete(work);
         this.wake();
       });
@@ -172,7 +172,8 @@ export class ClaimLoop<T extends FairKeys> {
     );
   }
 
-  private release(item: T): void {
+  /** An item has ended: it counts against its shares no more (not the queue's `release`). */
+  private unhold(item: T): void {
     const atDestination = (this.heldByDestination.get(item.destination) ?? 1) - 1;
     if (atDestination > 0) {
       this.heldByDestination.set(item.destination, atDestination);

@@ -58,7 +58,7 @@ export class ForwardRun {
     if (this.idle) {
       clearTimeout(this.idle);
     }
-    if (this.disposed || this.signal.aborted) {
+    if (this.disposed) {
       return;
     }
     const { idleTimeoutMs } = this.bounds;
@@ -71,19 +71,25 @@ export class ForwardRun {
     );
   }
 
-  /** The forwarder waits on its own (between two reads of the task): not the upstream's idle time. */
-  pause(): void {
+  /** The forwarder waits `ms` on its own (between two reads of the task): not the upstream's idle time. Throws once the run stops. */
+  wait(ms: number): Promise<void> {
+    this.pause();
+    return pause(ms, this.signal);
+  }
+
+  private pause(): void {
     if (this.idle) {
       clearTimeout(this.idle);
     }
     this.idle = null;
   }
 
+  /** Disposed before the abort, so nothing its listeners do restarts a bound. */
   stop(reason: ForwardStopped | BoundExceeded): void {
+    this.dispose();
     if (!this.signal.aborted) {
       this.controller.abort(reason);
     }
-    this.dispose();
   }
 
   dispose(): void {
@@ -134,7 +140,7 @@ export function nextPollWait(lastMs: number | null, firstMs: number, maxMs: numb
 }
 
 /** Sleeps `ms`, or until the signal aborts (then throws its reason). */
-export function pause(ms: number, signal: AbortSignal): Promise<void> {
+function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
       return reject(signal.reason as Error);

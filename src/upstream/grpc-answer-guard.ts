@@ -1,10 +1,11 @@
 import * as grpc from '@grpc/grpc-js';
+import { GRPC_UNREADABLE_RESPONSE } from './upstream-fetch';
 
 /** The A2A v1.0 SendMessage (the v0.3 service, a2a.v1, converts its answer under a try/catch). */
 const SEND_MESSAGE = '/lf.a2a.v1.A2AService/SendMessage';
 
-/** What grpc-js's own status says of a response it cannot decode; answeredDespiteError recognizes it. */
-const UNREADABLE = 'Response message parsing error: a SendMessageResponse with neither task nor message';
+/** In the words of grpc-js's own status for a response it cannot decode, which answeredDespiteError recognizes. */
+const UNREADABLE = `${GRPC_UNREADABLE_RESPONSE}: a SendMessageResponse with neither task nor message`;
 
 /**
  * A gRPC client interceptor for the SDK's v1.0 transport: a SendMessageResponse that

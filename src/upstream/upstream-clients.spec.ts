@@ -1,3 +1,4 @@
+import { createServer, type Server } from 'node:http';
 import { SendMessageRequest, TaskState, type Task } from '@a2a-js/sdk';
 import type { AppConfig } from '../config/config';
 import { freePort } from '../../test/support/server-process';
@@ -58,5 +59,79 @@ describe('UpstreamClients over gRPC', () => {
     await expect(clients.of({ ...record('upstream.test'), url: `https://upstream.test:${grpcPort}/` })).rejects.toThrow(
       'its host name does not resolve to an allowed address',
     );
+  });
+});
+
+/** Whether the upstream has the message turns on whether it answered the call, not on whether the call succeeded. */
+describe('UpstreamClients.answered', () => {
+  let server: Server;
+  let port: number;
+  /** The status of the next answer, and its body (never JSON). */
+  let status = 200;
+  let body = '{"jsonrpc": "2.0", "res';
+
+  beforeAll(async () => {
+    port = await freePort();
+    server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(status, { 'content-type': 'application/json' }).end(body));
+    });
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const config = {
+    webhooksAllowPrivateNetworks: true,
+    upstream: { timeoutMs: 2_000, maxResponseBytes: 1_000_000 },
+  } as AppConfig;
+  const jsonRpc: UpstreamRecord = {
+    identityId: 'identity-jsonrpc',
+    url: `http://127.0.0.1:0/a2a`,
+    cardUrl: null,
+    protocolVersion: '1.0',
+    binding: 'JSONRPC',
+    streaming: false,
+    auth: { type: 'none', header: null, value: null },
+    createdAt: new Date(0),
+    updatedAt: new Date(0),
+  };
+  const request = SendMessageRequest.fromJSON({
+    message: { messageId: 'm-answered', role: 'ROLE_USER', parts: [{ text: 'hi' }] },
+  });
+
+  it.each([
+    [200, true],
+    [503, false],
+  ])('a call answered HTTP %i with a body that cannot be read: answered %s', async (answer, answered) => {
+    status = answer;
+    const clients = new UpstreamClients(config);
+    const client = await clients.of({ ...jsonRpc, url: `http://127.0.0.1:${port}/a2a` });
+    const call = new AbortController();
+    await expect(client.sendMessage(request, { signal: call.signal })).rejects.toThrow();
+    expect(clients.answered(call.signal)).toBe(answered);
+    expect(clients.answered(new AbortController().signal)).toBe(false);
+  });
+
+  it('a 2xx answer counts as answered even when its body breaks a limit before the client reads it', async () => {
+    [status, body] = [200, `{"jsonrpc": "2.0", "result": "${'x'.repeat(1_000)}"}`];
+    const clients = new UpstreamClients({ ...config, upstream: { ...config.upstream, maxResponseBytes: 100 } });
+    // A2A 0.3: its JSON answers are read whole, to be repaired (upstream-tolerance.ts).
+    const client = await clients.of({ ...jsonRpc, protocolVersion: '0.3', url: `http://127.0.0.1:${port}/a2a` });
+    const call = new AbortController();
+    await expect(client.sendMessage(request, { signal: call.signal })).rejects.toThrow('exceeded 100 bytes');
+    expect(clients.answered(call.signal)).toBe(true);
+    body = '{"jsonrpc": "2.0", "res';
+  });
+
+  it('a gRPC call whose response could not be decoded counts as answered; one never answered does not', () => {
+    const clients = new UpstreamClients(config);
+    const grpcError = (code: number, details: string) =>
+      Object.assign(new Error(`gRPC error for sendMessage: ${code} ${details}`), {
+        transport: 'grpc',
+        cause: Object.assign(new Error(details), { code, details }),
+      });
+    const signal = new AbortController().signal;
+    expect(clients.answered(signal, grpcError(13, 'Response message parsing error: index out of range'))).toBe(true);
+    expect(clients.answered(signal, grpcError(14, 'No connection established'))).toBe(false);
   });
 });

@@ -14,7 +14,7 @@ import { systemResolver, type HostResolver } from '../events/delivery-sender';
 import { hostOf } from '../events/address-policy';
 import { sendMessageAnswerGuard } from './grpc-answer-guard';
 import { pinnedTarget } from './grpc-pinning';
-import { configuredUpstreamFetch, vetUpstream } from './upstream-fetch';
+import { answeredDespiteError, configuredUpstreamFetch, vetUpstream } from './upstream-fetch';
 import { tolerantFetch } from './upstream-tolerance';
 import type { UpstreamRecord } from './upstream.repository';
 
@@ -28,8 +28,8 @@ import type { UpstreamRecord } from './upstream.repository';
  * whose SendMessage answers are checked before the SDK converts them (grpc-answer-guard.ts).
  */
 export class UpstreamClients {
-  /** The calls whose upstream answered with a 2xx status (tolerantFetch): it has the message. */
-  readonly answered = new WeakSet<AbortSignal>();
+  /** The calls whose upstream answered with a 2xx status, noted as its headers arrive (before any body is read). */
+  private readonly answeredCalls = new WeakSet<AbortSignal>();
   private readonly fetch: typeof fetch;
   private readonly clients = new Map<string, { version: string; client: Promise<Client> }>();
 
@@ -37,8 +37,25 @@ export class UpstreamClients {
     private readonly config: AppConfig,
     private readonly resolve: HostResolver = systemResolver,
   ) {
+    const inner = configuredUpstreamFetch(config, resolve);
+    const noted = (async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const response = await inner(input, init);
+      if (response.ok && init?.signal) {
+        this.answeredCalls.add(init.signal);
+      }
+      return response;
+    }) as typeof fetch;
     // The deviations upstreams are known for, repaired in what they answer (upstream-tolerance.ts).
-    this.fetch = tolerantFetch(configuredUpstreamFetch(config, resolve), this.answered);
+    this.fetch = tolerantFetch(noted);
+  }
+
+  /**
+   * Whether the upstream answered the call, failed or not (`error`): a 2xx HTTP response,
+   * or a gRPC response that could not be read (answeredDespiteError; an empty
+   * SendMessageResponse is one, grpc-answer-guard.ts). Such an upstream has the message.
+   */
+  answered(call: AbortSignal, error?: unknown): boolean {
+    return this.answeredCalls.has(call) || answeredDespiteError(error);
   }
 
   /** The client of an upstream, shared by its forwards. */

@@ -22,7 +22,7 @@ export class UpstreamRefused extends UpstreamUnreachable {}
  * the rules refuse: telling them apart would tell a tenant what the service's resolver
  * knows of internal names (the webhooks' DESTINATION_NOT_ALLOWED, likewise).
  */
-export const NOT_ALLOWED = 'its host name does not resolve to an allowed address';
+const NOT_ALLOWED = 'its host name does not resolve to an allowed address';
 
 export interface UpstreamFetchOptions {
   allowPrivateNetworks: boolean;
@@ -198,18 +198,23 @@ export async function vetUpstream(
   return addresses[0];
 }
 
-/** Whether the address rules refused the upstream (anywhere in the error's causes): the forward fails at once. */
-export function refusedDestination(error: unknown): boolean {
+/** The first of the error and its causes (five deep at most) that is a `type`; null when none is. */
+function causeOf<T>(error: unknown, type: abstract new (...args: never[]) => T): T | null {
   for (
     let cause: unknown = error, depth = 0;
     cause && depth < 5;
     cause = (cause as { cause?: unknown }).cause, depth++
   ) {
-    if (cause instanceof UpstreamRefused) {
-      return true;
+    if (cause instanceof type) {
+      return cause;
     }
   }
-  return false;
+  return null;
+}
+
+/** Whether the address rules refused the upstream (anywhere in the error's causes): the forward fails at once. */
+export function refusedDestination(error: unknown): boolean {
+  return causeOf(error, UpstreamRefused) !== null;
 }
 
 /** gRPC statuses that mean the upstream was not reached or did not finish answering (not a refusal of the request). */
@@ -233,6 +238,9 @@ export function grpcUnreached(error: unknown): string | null {
   return GRPC_UNREACHED[e.cause.code] ?? null;
 }
 
+/** How grpc-js's status begins when it could not decode a response (client-interceptors.js). */
+export const GRPC_UNREADABLE_RESPONSE = 'Response message parsing error';
+
 /**
  * A gRPC call the upstream answered (it took the request and sent its response) whose
  * response the client could not decode: grpc-js then ends the call itself with INTERNAL
@@ -245,7 +253,7 @@ export function answeredDespiteError(error: unknown): boolean {
     e?.transport === 'grpc' &&
     e.cause?.code === 13 &&
     typeof e.cause.details === 'string' &&
-    e.cause.details.startsWith('Response message parsing error')
+    e.cause.details.startsWith(GRPC_UNREADABLE_RESPONSE)
   );
 }
 
@@ -258,14 +266,9 @@ const ANSWER_NOT_UNDERSTOOD = 'its answer could not be understood';
 
 /** The reason an error gives for a status message: ours as written, anything else in general terms. */
 export function reasonOf(error: unknown): string {
-  for (
-    let cause: unknown = error, depth = 0;
-    cause && depth < 5;
-    cause = (cause as { cause?: unknown }).cause, depth++
-  ) {
-    if (cause instanceof UpstreamUnreachable) {
-      return cause.message;
-    }
+  const unreachable = causeOf(error, UpstreamUnreachable);
+  if (unreachable) {
+    return unreachable.message;
   }
   if (answeredDespiteError(error)) {
     return ANSWER_NOT_UNDERSTOOD;

@@ -16,7 +16,7 @@ import {
 } from '../ledger/ledger.service';
 import type { ForwardedTask, NewMessage, TaskPair } from '../ledger/task-records';
 import { isSettled, isTerminal } from '../ledger/task-state';
-import { answeredDespiteError, grpcUnreached, reasonOf, refusedDestination } from './upstream-fetch';
+import { grpcUnreached, reasonOf, refusedDestination } from './upstream-fetch';
 import { agentText, AnswerReader, AnswerRefused, isSettledA2A, NotSentAgain, refusalOf } from './upstream-answer';
 import { UpstreamClients } from './upstream-clients';
 import {
@@ -25,11 +25,10 @@ import {
   type ClaimedForward,
   type UpstreamRecord,
 } from './upstream.repository';
-import { BoundExceeded, ForwardRun, ForwardStopped, nextPollWait, pause, watched } from './forward-run';
+import { BoundExceeded, ForwardRun, ForwardStopped, nextPollWait, watched } from './forward-run';
 import { ClaimLoop, type FairKeys } from '../events/claim-loop';
 import { ROOT_CONTEXT, SpanKind } from '@opentelemetry/api';
-import { contextFrom, inSpan } from '../tracing/tracing';
-import { UpstreamsService } from './upstreams.service';
+import { contextFrom, currentTraceparent, inSpan } from '../tracing/tracing';
 
 /** Forwards in flight per forwarder. */
 const CONCURRENCY = 20;
@@ -79,7 +78,6 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   constructor(
     private readonly repository: UpstreamRepository,
     private readonly ledger: LedgerService,
-    private readonly upstreams: UpstreamsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly metrics: Metrics,
@@ -152,7 +150,8 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       destinationShare: this.share,
     };
     const claim = this.loop.isRunning && this.loop.hasRoom(keys) ? this.config.upstream.leaseMs : null;
-    await this.upstreams.queueMessage(unit, taskId, pair.worker.id, messageId, claim, (queued) => {
+    const traceparent = currentTraceparent();
+    await this.repository.queueMessage(taskId, pair.worker.id, messageId, traceparent, claim, unit, (queued) => {
       // Stopping: the forward is left to its lease, as the claims of a forwarder that stopped are.
       if (!queued.claimed || !this.loop.isRunning) {
         return this.wake();
@@ -188,7 +187,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       await inSpan(
         `upstream ${item.kind}`,
         { kind: SpanKind.CLIENT, attributes: { 'a2a.forward.attempt': item.attempt } },
-        () => this.forward(item, item.known, run.signal),
+        () => this.forward(item, item.known, run),
         item.traceparent ? contextFrom({ traceparent: item.traceparent }) : ROOT_CONTEXT,
       );
     } finally {
@@ -220,7 +219,8 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
-  private async forward(forward: ClaimedForward, known: UpstreamRecord | null, signal: AbortSignal): Promise<void> {
+  private async forward(forward: ClaimedForward, known: UpstreamRecord | null, run: ForwardRun): Promise<void> {
+    const { signal } = run;
     try {
       // The task and (unless the upstream has it already) the message to send, read together.
       const [task, message] = await Promise.all([
@@ -229,15 +229,15 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
           ? this.ledger.requesterMessage(forward.taskId, forward.messageId)
           : null,
       ]);
-      const upstream = task ? (known ?? (await this.upstreams.upstreamOf(task.workerIdentityId))) : null;
+      const upstream = task ? (known ?? (await this.repository.upstreamOf(task.workerIdentityId))) : null;
       if (!task || !upstream) {
         return await this.finish(forward, 'failed', 'the identity has no upstream any more');
       }
       signal.throwIfAborted();
       if (forward.kind === 'cancel') {
-        await this.cancel(forward, upstream, task.upstreamTaskId, signal);
+        await this.cancel(forward, upstream, task.upstreamTaskId, run);
       } else if (!isTerminal(task.state)) {
-        await this.deliver(forward, task, message, upstream, signal);
+        await this.deliver(forward, task, message, upstream, run);
       }
       await this.finish(forward, 'succeeded', null);
     } catch (error) {
@@ -259,17 +259,17 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     current: ForwardedTask,
     stored: NewMessage | null,
     upstream: UpstreamRecord,
-    signal: AbortSignal,
+    run: ForwardRun,
   ): Promise<void> {
-    const client = await this.client(upstream, forward);
-    const options = this.options(upstream, signal);
+    const client = await this.client(upstream, run);
+    const options = this.options(upstream, run.signal);
     const reader = new AnswerReader(this.config.bodyLimitBytes);
     if (forward.accepted) {
       // The upstream has this message already: follow its task instead of sending it again.
       if (!current.upstreamTaskId) {
         throw new NotSentAgain('it never named its task');
       }
-      return this.follow(forward, upstream, client, current.upstreamTaskId, options, reader);
+      return this.follow(forward, upstream, client, current.upstreamTaskId, options, reader, run);
     }
     if (!stored) {
       return;
@@ -285,7 +285,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       referenceTaskIds: [],
     };
     const request = { tenant: '', message, configuration: undefined, metadata: undefined };
-    const call = linked(signal);
+    const call = linked(run.signal);
     let result: Message | Task;
     try {
       if (upstream.streaming) {
@@ -293,7 +293,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
         if ((await this.consume(forward, events, call, reader)) === 'terminal') {
           return;
         }
-        if (!forward.accepted && this.clients.answered.has(call.signal)) {
+        if (!forward.accepted && this.clients.answered(call.signal)) {
           throw new NotSentAgain('its stream ended at once');
         }
         return await this.requireSettled(forward.taskId);
@@ -307,7 +307,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     }
     const upstreamTaskId = (result as Task).id;
     if (upstreamTaskId) {
-      await this.poll(forward, client, upstreamTaskId, options, reader);
+      await this.poll(forward, client, upstreamTaskId, options, reader, run);
     }
   }
 
@@ -318,8 +318,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
    * Whatever else failed is returned as it is.
    */
   private async unsent(forward: ClaimedForward, call: AbortSignal, error: unknown): Promise<unknown> {
-    const answered = this.clients.answered.has(call) || answeredDespiteError(error);
-    if (forward.accepted || !answered || error instanceof AnswerRefused || refusalBy(error)) {
+    if (forward.accepted || !this.clients.answered(call, error) || error instanceof AnswerRefused || refusalBy(error)) {
       return error;
     }
     await this.accept(forward);
@@ -335,6 +334,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     upstreamTaskId: string,
     options: RequestOptions,
     reader: AnswerReader,
+    run: ForwardRun,
   ): Promise<void> {
     const task = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
     if ((await this.apply(forward, [reader.task(task)])) === 'terminal') {
@@ -344,9 +344,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       return;
     }
     if (!upstream.streaming) {
-      return this.poll(forward, client, upstreamTaskId, options, reader);
+      return this.poll(forward, client, upstreamTaskId, options, reader, run);
     }
-    const call = linked(options.signal!);
+    const call = linked(run.signal);
     const events = client.resubscribeTask({ tenant: '', id: upstreamTaskId }, { ...options, signal: call.signal });
     try {
       if ((await this.consume(forward, events, call, reader)) === 'terminal') {
@@ -373,6 +373,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     upstreamTaskId: string,
     options: RequestOptions,
     reader: AnswerReader,
+    run: ForwardRun,
   ): Promise<void> {
     const { pollIntervalMs, pollMaxIntervalMs } = this.config.upstream;
     let wait: number | null = null;
@@ -384,8 +385,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       // Read again later and later (UPSTREAM_POLL_INTERVAL_MS, 1.5 times more each time, up to
       // UPSTREAM_POLL_MAX_INTERVAL_MS): a task that runs long is not read many times a second.
       wait = nextPollWait(wait, pollIntervalMs, pollMaxIntervalMs);
-      this.runs.get(forward.id)?.pause();
-      await pause(wait, options.signal!);
+      await run.wait(wait);
       const task = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
       if ((await this.apply(forward, [reader.task(task)])) === 'terminal') {
         return;
@@ -398,14 +398,14 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     forward: ClaimedForward,
     upstream: UpstreamRecord,
     upstreamTaskId: string | null,
-    signal: AbortSignal,
+    run: ForwardRun,
   ): Promise<void> {
     if (upstreamTaskId) {
-      const client = await this.client(upstream, forward);
+      const client = await this.client(upstream, run);
       try {
         await client.cancelTask(
           { tenant: '', id: upstreamTaskId, metadata: undefined },
-          this.options(upstream, signal),
+          this.options(upstream, run.signal),
         );
       } catch (error) {
         // The upstream answered: the task is already done there (not cancelable, not found). Nothing more to forward.
@@ -552,47 +552,28 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
    * never said to be unreachable.
    */
   private async failed(forward: ClaimedForward, error: unknown): Promise<void> {
-    const refusal = refusalBy(error);
-    const final = refusal !== null || error instanceof AnswerRefused || error instanceof NotSentAgain;
-    const reason =
-      error instanceof TryAgain || error instanceof AnswerRefused || error instanceof NotSentAgain
-        ? error.message
-        : refusal
-          ? `it refused the request: ${refusal.message.slice(0, 200)}`
-          : reasonOf(error);
+    const { reason, final, text } = failureOf(error, forward.accepted);
     const schedule = this.config.upstream.retryScheduleMs;
     this.logger.warn(
       { forward_id: forward.id, task_id: forward.taskId, attempt: forward.attempt, reason },
       'upstream forward attempt failed',
     );
-    // A destination the address rules refuse is refused at every retry too: it fails at once.
-    if (!final && !refusedDestination(error) && forward.attempt <= schedule.length) {
+    if (!final && forward.attempt <= schedule.length) {
       await this.repository.retryLater(forward, schedule[forward.attempt - 1], reason);
       this.metrics.forward(forward.kind, 'retrying');
       return;
     }
     await this.finish(forward, 'failed', reason);
     if (forward.kind === 'cancel') {
+      // The task is canceled here already.
       return;
-    } // the task is canceled here already
-    const text =
-      error instanceof AnswerRefused
-        ? `The upstream agent's answer was refused: ${reason}.`
-        : error instanceof NotSentAgain
-          ? `The upstream agent accepted the message, but ${reason}; the message is not sent again.`
-          : refusal
-            ? `The upstream agent refused the message: ${refusal.message.slice(0, 200)}.`
-            : forward.accepted
-              ? `The upstream agent stopped answering: ${reason}.`
-              : `The upstream agent could not be reached: ${reason}.`;
+    }
     await this.ledger.applyUpstream(forward.taskId, [{ state: 'failed', message: agentText(text) }]);
   }
 
   /** The upstream's shared client (UpstreamClients), as this forward uses it: its calls and events keep its run from going idle. */
-  private async client(upstream: UpstreamRecord, forward: ClaimedForward): Promise<Client> {
-    const client = await this.clients.of(upstream);
-    const run = this.runs.get(forward.id);
-    return run ? watched(client, run) : client;
+  private async client(upstream: UpstreamRecord, run: ForwardRun): Promise<Client> {
+    return watched(await this.clients.of(upstream), run);
   }
 
   /** The upstream's own credential, and nothing of the requester's. */
@@ -607,6 +588,38 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     }
     return { signal, serviceParameters };
   }
+}
+
+/**
+ * What a failed attempt comes to: its reason (the forward's last error and the log's),
+ * whether no retry could change it, and the task's status message should it fail.
+ */
+function failureOf(error: unknown, accepted: boolean): { reason: string; final: boolean; text: string } {
+  if (error instanceof AnswerRefused) {
+    return { reason: error.message, final: true, text: `The upstream agent's answer was refused: ${error.message}.` };
+  }
+  if (error instanceof NotSentAgain) {
+    const text = `The upstream agent accepted the message, but ${error.message}; the message is not sent again.`;
+    return { reason: error.message, final: true, text };
+  }
+  const refusal = refusalBy(error);
+  if (refusal) {
+    const said = refusal.message.slice(0, 200);
+    return {
+      reason: `it refused the request: ${said}`,
+      final: true,
+      text: `The upstream agent refused the message: ${said}.`,
+    };
+  }
+  const reason = error instanceof TryAgain ? error.message : reasonOf(error);
+  return {
+    reason,
+    // A destination the address rules refuse is refused at every retry too: it fails at once.
+    final: refusedDestination(error),
+    text: accepted
+      ? `The upstream agent stopped answering: ${reason}.`
+      : `The upstream agent could not be reached: ${reason}.`,
+  };
 }
 
 function isPresent(update: UpstreamUpdate | null): update is UpstreamUpdate {

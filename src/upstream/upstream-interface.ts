@@ -5,7 +5,7 @@ import { classifyAddress } from '../events/address-policy';
 import type { UpstreamBinding, UpstreamVersion } from './dto/set-upstream.dto';
 
 /** The bindings the forwarder speaks (the SDK client's JSON-RPC, HTTP+JSON and gRPC transports, both generations). */
-export const FORWARDED_BINDINGS: readonly UpstreamBinding[] = ['JSONRPC', 'HTTP+JSON', 'GRPC'];
+const FORWARDED_BINDINGS: readonly UpstreamBinding[] = ['JSONRPC', 'HTTP+JSON', 'GRPC'];
 
 /** The binding and generation the forwarder calls an upstream with. */
 export interface InterfaceChoice {

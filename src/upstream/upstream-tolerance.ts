@@ -10,17 +10,10 @@
  * - An A2A 0.3 JSON-RPC result (or stream event) without `kind` whose shape says what
  *   it is: a Task (`id` and `status`), a Message (`messageId`, `role` and `parts`), a
  *   status update (`taskId`, `status`), an artifact update (`taskId`, `artifact`).
- *
- * It also notes each call whose upstream answered with a 2xx status (`answered`, by
- * the call's AbortSignal): such an upstream has accepted the message, even when its
- * body cannot be understood, and the message must not be sent to it again.
  */
-export function tolerantFetch(inner: typeof fetch, answered: WeakSet<AbortSignal>): typeof fetch {
+export function tolerantFetch(inner: typeof fetch): typeof fetch {
   return (async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const response = await inner(input, init);
-    if (response.ok && init?.signal) {
-      answered.add(init.signal);
-    }
     if (!response.body) {
       return response;
     }

@@ -8,8 +8,9 @@ import { UpstreamRepository } from './upstream.repository';
 
 /**
  * Upstream (bridged) identities and the forwarder (docs/api.md §14). Above the ledger,
- * which it writes to as a worker; the protocol module queues forwards through
- * UpstreamsService in the send's and the cancel's transactions.
+ * which it writes to as a worker; the protocol module queues forwards in the send's
+ * transaction through UpstreamForwarder.queueMessage, and in the cancel's through
+ * UpstreamsService.queueCancel.
  */
 @Module({
   imports: [IdentitiesModule, LedgerModule],

@@ -52,7 +52,7 @@ export interface ForwardShares {
 }
 
 /** The fair-share keys of a cancel are its upstream's and organization's with this prefix: cancels have shares of their own. */
-export const CANCEL_KEY = 'cancel ';
+const CANCEL_KEY = 'cancel ';
 
 /** A message queued in the send's transaction: its forward (claimed already, or not), and the upstream it goes to. */
 export interface QueuedForward {

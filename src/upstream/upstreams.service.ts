@@ -11,13 +11,12 @@ import { SKILL_LIMITS } from '../identities/dto/agent-skill.dto';
 import { IdentitiesService } from '../identities/identities.service';
 import type { IdentityView } from '../identities/identity.view';
 import { Database, type Tx } from '../database/database';
-import type { WriteBatch } from '../database/write-batch';
 import { AuditService } from '../audit/audit.service';
 import type { SetUpstreamDto } from './dto/set-upstream.dto';
 import { configuredUpstreamFetch, reasonOf } from './upstream-fetch';
 import { chooseInterface, interfaceUrl } from './upstream-interface';
 import { currentTraceparent } from '../tracing/tracing';
-import { UpstreamRepository, type QueuedForward, type UpstreamRecord } from './upstream.repository';
+import { UpstreamRepository, type UpstreamRecord } from './upstream.repository';
 import { toUpstreamView, type UpstreamView } from './upstream.view';
 
 export type { UpstreamRecord } from './upstream.repository';
@@ -181,36 +180,13 @@ export class UpstreamsService {
     });
   }
 
-  /** The forwarder's read: the upstream of an identity, with its secret; null when none is set. */
-  async upstreamOf(identityId: string): Promise<UpstreamRecord | null> {
-    return this.repository.upstreamOf(identityId);
-  }
-
-  /**
-   * In the send's unit of work (transaction or write batch): when the worker has an
-   * upstream, queue the requester's message for it (once per message id), claimed
-   * already with `claimLeaseMs` (UpstreamForwarder.queueMessage); `queued` gets the
-   * forward after the commit, when something was queued.
-   */
-  queueMessage(
-    unit: Tx | WriteBatch,
-    taskId: string,
-    workerIdentityId: string,
-    messageId: string,
-    claimLeaseMs: number | null,
-    queued: (forward: QueuedForward) => void,
-  ): Promise<void> {
-    const traceparent = currentTraceparent();
-    return this.repository.queueMessage(taskId, workerIdentityId, messageId, traceparent, claimLeaseMs, unit, queued);
-  }
-
   /** In the cancel's transaction: forward the cancel when the worker has an upstream. */
   queueCancel(tx: Tx, taskId: string, workerIdentityId: string): Promise<boolean> {
     return this.repository.queueCancel(taskId, workerIdentityId, currentTraceparent(), tx);
   }
 
   private async require(identityId: string): Promise<UpstreamRecord> {
-    const upstream = await this.upstreamOf(identityId);
+    const upstream = await this.repository.upstreamOf(identityId);
     if (!upstream) {
       throw upstreamNotSet();
     }

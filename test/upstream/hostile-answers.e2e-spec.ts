@@ -69,6 +69,12 @@ async function startHostile(): Promise<Hostile> {
 const json = (res: ServerResponse, body: unknown) =>
   res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 
+/** An answer with this JSON-RPC result. */
+const result =
+  (value: unknown): Answer =>
+  (call, res) =>
+    json(res, { jsonrpc: '2.0', id: call.id, result: value });
+
 /** An SSE answer: each result one event (`prefix` before every `data:` line). */
 const sse = (res: ServerResponse, call: Call, results: unknown[], prefix = '') => {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
@@ -130,21 +136,16 @@ describe('hostile upstream answers', () => {
     return bridged;
   }
 
-  const streamingCard = {
+  /** A v1.0 card offering the hostile upstream's JSON-RPC interface, streaming. */
+  const cardOf = (extra: Record<string, unknown> = {}) => ({
     name: 'Hostile',
     description: 'Answers badly.',
     version: '1',
-    supportedInterfaces: [{ url: '', protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+    supportedInterfaces: [{ url: hostile.url, protocolBinding: 'JSONRPC', protocolVersion: '1.0', ...extra }],
     capabilities: { streaming: true },
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain'],
     skills: [{ id: 's', name: 'S', description: 'S', tags: ['s'] }],
-  };
-
-  /** A v1.0 card offering the hostile upstream's JSON-RPC interface, streaming. */
-  const cardOf = (extra: Record<string, unknown> = {}) => ({
-    ...streamingCard,
-    supportedInterfaces: [{ url: hostile.url, protocolBinding: 'JSONRPC', protocolVersion: '1.0', ...extra }],
   });
 
   /** The task's events of one kind, as stored. */
@@ -188,18 +189,13 @@ describe('hostile upstream answers', () => {
   it('an answer with 20,000 artifacts fails the task naming the limit (a REST reply holds at most 10)', async () => {
     const bridged = await bridge();
     hostile.answer = {
-      SendMessage: (call, res) =>
-        json(res, {
-          jsonrpc: '2.0',
-          id: call.id,
-          result: {
-            task: {
-              ...ids,
-              status: status('TASK_STATE_COMPLETED', 'done'),
-              artifacts: Array.from({ length: 20_000 }, (_, i) => ({ artifactId: `a${i}`, parts: [{ text: 'x' }] })),
-            },
-          },
-        }),
+      SendMessage: result({
+        task: {
+          ...ids,
+          status: status('TASK_STATE_COMPLETED', 'done'),
+          artifacts: Array.from({ length: 20_000 }, (_, i) => ({ artifactId: `a${i}`, parts: [{ text: 'x' }] })),
+        },
+      }),
     };
     const started = Date.now();
     const { task, messageId } = await sendAndSettle(bridged, 'flood');
@@ -219,12 +215,7 @@ describe('hostile upstream answers', () => {
       deep = { d: deep };
     }
     hostile.answer = {
-      SendMessage: (call, res) =>
-        json(res, {
-          jsonrpc: '2.0',
-          id: call.id,
-          result: { message: { messageId: 'deep', role: 'ROLE_AGENT', parts: [{ data: deep }] } },
-        }),
+      SendMessage: result({ message: { messageId: 'deep', role: 'ROLE_AGENT', parts: [{ data: deep }] } }),
     };
     const nested = await sendAndSettle(bridged, 'deep');
     expect(nested.task.status.state).toBe('failed');
@@ -232,18 +223,13 @@ describe('hostile upstream answers', () => {
 
     const parts = await bridge();
     hostile.answer = {
-      SendMessage: (call, res) =>
-        json(res, {
-          jsonrpc: '2.0',
-          id: call.id,
-          result: {
-            message: {
-              messageId: 'many',
-              role: 'ROLE_AGENT',
-              parts: Array.from({ length: 101 }, () => ({ text: 'p' })),
-            },
-          },
-        }),
+      SendMessage: result({
+        message: {
+          messageId: 'many',
+          role: 'ROLE_AGENT',
+          parts: Array.from({ length: 101 }, () => ({ text: 'p' })),
+        },
+      }),
     };
     const many = await sendAndSettle(parts, 'parts');
     expect(many.task.status.state).toBe('failed');
@@ -260,12 +246,7 @@ describe('hostile upstream answers', () => {
       const bridged = await bridge();
       hostile.answer = {
         // JSON.stringify writes the surrogate as the escape `\ud800`, as a hostile agent would.
-        SendMessage: (call, res) =>
-          json(res, {
-            jsonrpc: '2.0',
-            id: call.id,
-            result: { task: { ...ids, status: status('TASK_STATE_COMPLETED', text) } },
-          }),
+        SendMessage: result({ task: { ...ids, status: status('TASK_STATE_COMPLETED', text) } }),
       };
       const { task, messageId } = await sendAndSettle(bridged, 'unstorable');
       expect({ state: task.status.state, reason: reasonOf(task) }).toEqual({
@@ -328,19 +309,14 @@ describe('hostile upstream answers', () => {
   it("an artifact over the task's byte limit fails the task naming the limit", async () => {
     const bridged = await bridge();
     hostile.answer = {
-      SendMessage: (call, res) =>
-        json(res, {
-          jsonrpc: '2.0',
-          id: call.id,
-          result: {
-            task: {
-              id: 'up-big',
-              contextId: 'up-big-ctx',
-              status: status('TASK_STATE_COMPLETED'),
-              artifacts: [{ artifactId: 'big', parts: [{ text: 'x'.repeat(70_000) }] }],
-            },
-          },
-        }),
+      SendMessage: result({
+        task: {
+          id: 'up-big',
+          contextId: 'up-big-ctx',
+          status: status('TASK_STATE_COMPLETED'),
+          artifacts: [{ artifactId: 'big', parts: [{ text: 'x'.repeat(70_000) }] }],
+        },
+      }),
     };
     const { task, messageId } = await sendAndSettle(bridged, 'big');
     expect(task.status.state).toBe('failed');
@@ -352,14 +328,7 @@ describe('hostile upstream answers', () => {
 
   describe.each([false, true])('HTTP 200 with a body that cannot be parsed (streaming: %s)', (streaming) => {
     it('is sent exactly once and never again; the task fails saying the upstream answered', async () => {
-      const bridged = streaming
-        ? await bridge({
-            card: {
-              ...streamingCard,
-              supportedInterfaces: [{ ...streamingCard.supportedInterfaces[0], url: hostile.url }],
-            },
-          })
-        : await bridge();
+      const bridged = await bridge(streaming ? { card: cardOf() } : {});
       const garbage: Answer = (_call, res) =>
         streaming
           ? res.writeHead(200, { 'content-type': 'text/event-stream' }).end('data: {"jsonrpc": "2.0", "res\n\n')
@@ -440,32 +409,22 @@ describe('hostile upstream answers', () => {
   it('reads an A2A 0.3 result without kind when its shape says Task or Message', async () => {
     const bridged = await bridge({ version: '0.3' });
     hostile.answer = {
-      'message/send': (call, res) =>
-        json(res, {
-          jsonrpc: '2.0',
-          id: call.id,
-          result: {
-            id: 'up-kindless',
-            contextId: 'up-kindless-ctx',
-            status: {
-              state: 'completed',
-              message: { kind: 'message', messageId: 'k1', role: 'agent', parts: [{ kind: 'text', text: 'a task' }] },
-            },
-            history: [],
-          },
-        }),
+      'message/send': result({
+        id: 'up-kindless',
+        contextId: 'up-kindless-ctx',
+        status: {
+          state: 'completed',
+          message: { kind: 'message', messageId: 'k1', role: 'agent', parts: [{ kind: 'text', text: 'a task' }] },
+        },
+        history: [],
+      }),
     };
     const asTask = await sendAndSettle(bridged, 'kindless task');
     expect(asTask.task.status.state).toBe('completed');
     expect(reasonOf(asTask.task)).toBe('a task');
 
     hostile.answer = {
-      'message/send': (call, res) =>
-        json(res, {
-          jsonrpc: '2.0',
-          id: call.id,
-          result: { messageId: 'k2', role: 'agent', parts: [{ kind: 'text', text: 'a message' }] },
-        }),
+      'message/send': result({ messageId: 'k2', role: 'agent', parts: [{ kind: 'text', text: 'a message' }] }),
     };
     const asMessage = await sendAndSettle(bridged, 'kindless message');
     expect(asMessage.task.status.state).toBe('completed');
@@ -541,6 +500,51 @@ describe('hostile upstream answers', () => {
     expect(hostile.calls.filter((call) => call.method === 'tasks/get')).toEqual([]);
   });
 
+  describe.each([false, true])('an A2A error in the answer (streaming: %s)', (streaming) => {
+    it('is a refusal: the task fails at once, quoting it, and the message is not sent again', async () => {
+      const bridged = await bridge(streaming ? { card: cardOf() } : {});
+      const error = { code: -32603, message: 'No capacity for this today' };
+      const refuse: Answer = (call, res) =>
+        streaming
+          ? res
+              .writeHead(200, { 'content-type': 'text/event-stream' })
+              .end(`data: ${JSON.stringify({ jsonrpc: '2.0', id: call.id, error })}\n\n`)
+          : json(res, { jsonrpc: '2.0', id: call.id, error });
+      hostile.answer = { SendMessage: refuse, SendStreamingMessage: refuse };
+      const { task, messageId } = await sendAndSettle(bridged, `refused ${streaming}`);
+      expect(task.status.state).toBe('failed');
+      expect(reasonOf(task)).toBe('The upstream agent refused the message: No capacity for this today.');
+      // Past the whole retry schedule: no retry, so still once.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(sendsOf(messageId)).toBe(1);
+    });
+  });
+
+  it('a stream that ends at once, naming no task: the message is accepted, not sent again, and the task fails', async () => {
+    const bridged = await bridge({ card: cardOf() });
+    hostile.answer = { SendStreamingMessage: (call, res) => sse(res, call, []) };
+    const { task, messageId } = await sendAndSettle(bridged, 'silent stream');
+    expect(task.status.state).toBe('failed');
+    expect(reasonOf(task)).toBe(
+      'The upstream agent accepted the message, but its stream ended at once; the message is not sent again.',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(sendsOf(messageId)).toBe(1);
+  });
+
+  it('an upstream that took the message, then fails every read of its task, stopped answering: it is never said to be unreachable', async () => {
+    const bridged = await bridge();
+    hostile.answer = {
+      SendMessage: result({ task: { id: 'up-gone', contextId: 'up-gone-ctx', status: status('TASK_STATE_WORKING') } }),
+      GetTask: (_call, res) => res.writeHead(503).end(),
+    };
+    const { task, messageId } = await sendAndSettle(bridged, 'then silence');
+    expect(task.status.state).toBe('failed');
+    expect(reasonOf(task)).toBe('The upstream agent stopped answering: it answered HTTP 503.');
+    expect(sendsOf(messageId)).toBe(1);
+    expect(hostile.calls.filter((call) => call.method === 'GetTask' && call.params.id === 'up-gone').length).toBe(4);
+  });
+
   it("shows the upstream's own task ids to the worker's organization and the worker's key, never to the requester", async () => {
     // The requester in another organization, so that each side's view can be told apart.
     const globex = await signup(t, 'Globex');
@@ -569,12 +573,9 @@ describe('hostile upstream answers', () => {
       })
       .expect(201);
     hostile.answer = {
-      SendMessage: (call, res) =>
-        json(res, {
-          jsonrpc: '2.0',
-          id: call.id,
-          result: { task: { id: 'up-seen', contextId: 'up-seen-ctx', status: status('TASK_STATE_COMPLETED', 'ok') } },
-        }),
+      SendMessage: result({
+        task: { id: 'up-seen', contextId: 'up-seen-ctx', status: status('TASK_STATE_COMPLETED', 'ok') },
+      }),
     };
     const sent = await rpc(t, bridged.handle, outsider.key, 'message/send', { message: v03Message('ids') });
     expect(sent.status).toBe(200);

@@ -164,6 +164,21 @@ const taskOf = (t: TestApp, requester: Agent, taskId: string) =>
     .set(apiKey(requester.key))
     .then((r) => r.body as { status: { state: string; message?: { parts: Array<{ text: string }> } } });
 
+/** The upstream's id of the task, once the forwarder has recorded it (and, given `state`, once the task is in it). */
+async function upstreamTaskIdOf(t: TestApp, taskId: string, state?: string): Promise<string> {
+  const row = await eventually(
+    async () =>
+      (
+        (await t.db.query(`SELECT state, upstream_task_id FROM tasks WHERE id = $1`, [taskId])) as Array<{
+          state: string;
+          upstream_task_id: string | null;
+        }>
+      )[0],
+    (found) => found.upstream_task_id !== null && (state === undefined || found.state === state),
+  );
+  return row.upstream_task_id!;
+}
+
 describe('a hostile upstream', () => {
   let hostile: Hostile;
   let echo: UpstreamAgent;
@@ -176,6 +191,10 @@ describe('a hostile upstream', () => {
     await hostile.close();
     await echo.close();
   });
+
+  /** A new identity bridged to the hostile upstream by hand (A2A 0.3 JSON-RPC, no card: not streaming). */
+  const bridgeHostile = (t: TestApp, account: ConsoleAccount) =>
+    bridge(t, account, { url: hostile.url, protocol_version: '0.3', binding: 'JSONRPC' });
 
   describe('holding 20 forwards of one organization', () => {
     let t: TestApp;
@@ -213,7 +232,7 @@ describe('a hostile upstream', () => {
 
       const noisy = await signup(t, 'Noisy');
       const noisyRequester = await enabledAgent(t, noisy);
-      const noisyWorker = await bridge(t, noisy, { url: hostile.url, protocol_version: '0.3', binding: 'JSONRPC' });
+      const noisyWorker = await bridgeHostile(t, noisy);
       // Sent all at once: the sends that commit together take no more than the share either.
       await Promise.all(
         Array.from({ length: 20 }, (_, i) =>
@@ -253,17 +272,21 @@ describe('a hostile upstream', () => {
     });
     afterAll(() => t.close());
 
-    it('an answer dripped without end fails the task once the idle bound has passed, naming it', async () => {
-      const worker = await bridge(t, acme, { url: hostile.url, protocol_version: '0.3', binding: 'JSONRPC' });
-      const taskId = await sendNonBlocking(t, requester, worker, 'drip slowly');
+    /** Sends `text` to a new bridged identity; the task once it failed, and its id. */
+    async function sendUntilFailed(text: string) {
+      const worker = await bridgeHostile(t, acme);
+      const taskId = await sendNonBlocking(t, requester, worker, text);
       const failed = await eventually(
         () => taskOf(t, requester, taskId),
         (task) => task.status.state === 'failed',
         15_000,
       );
-      expect(failed.status.message?.parts[0].text).toBe(
-        'The upstream agent sent nothing for 1500 ms (UPSTREAM_IDLE_TIMEOUT_MS).',
-      );
+      return { taskId, reason: failed.status.message?.parts[0].text };
+    }
+
+    it('an answer dripped without end fails the task once the idle bound has passed, naming it', async () => {
+      const { taskId, reason } = await sendUntilFailed('drip slowly');
+      expect(reason).toBe('The upstream agent sent nothing for 1500 ms (UPSTREAM_IDLE_TIMEOUT_MS).');
       const [forward] = (await t.db.query(`SELECT status, attempts FROM upstream_forwards WHERE task_id = $1`, [
         taskId,
       ])) as Array<{ status: string; attempts: number }>;
@@ -271,31 +294,14 @@ describe('a hostile upstream', () => {
     }, 20_000);
 
     it('a task that never finishes fails once the total bound has passed, naming it', async () => {
-      const worker = await bridge(t, acme, { url: hostile.url, protocol_version: '0.3', binding: 'JSONRPC' });
-      const taskId = await sendNonBlocking(t, requester, worker, 'never ending');
-      const failed = await eventually(
-        () => taskOf(t, requester, taskId),
-        (task) => task.status.state === 'failed',
-        15_000,
-      );
-      expect(failed.status.message?.parts[0].text).toBe(
-        'The upstream agent did not finish within 3000 ms (UPSTREAM_FORWARD_MAX_MS).',
-      );
+      const { reason } = await sendUntilFailed('never ending');
+      expect(reason).toBe('The upstream agent did not finish within 3000 ms (UPSTREAM_FORWARD_MAX_MS).');
     }, 20_000);
 
     it('a cancel is forwarded, then the forward ends and frees its slot', async () => {
       const worker = await bridge(t, acme, { url: hostile.url, card_url: hostile.cardUrl });
       const taskId = await sendNonBlocking(t, requester, worker, 'stream forever');
-      const { upstream_task_id: upstreamTaskId } = await eventually(
-        async () =>
-          (
-            (await t.db.query(`SELECT state, upstream_task_id FROM tasks WHERE id = $1`, [taskId])) as Array<{
-              state: string;
-              upstream_task_id: string | null;
-            }>
-          )[0],
-        (row) => row.state === 'working' && row.upstream_task_id !== null,
-      );
+      const upstreamTaskId = await upstreamTaskIdOf(t, taskId, 'working');
       expect(hostile.open.has(`stream ${upstreamTaskId}`)).toBe(true);
       await rpc(t, worker.handle, requester.key, 'tasks/cancel', { id: taskId })
         .expect(200)
@@ -303,7 +309,7 @@ describe('a hostile upstream', () => {
       // Well within the idle bound: the cancel ended the forward, not the bound.
       await eventually(
         async () => hostile.cancels,
-        (cancels) => cancels.includes(upstreamTaskId!),
+        (cancels) => cancels.includes(upstreamTaskId),
         1_000,
       );
       const forward = await eventually(
@@ -334,7 +340,7 @@ describe('a hostile upstream', () => {
     try {
       const acme = await signup(t, 'Canceling');
       const requester = await enabledAgent(t, acme);
-      const worker = await bridge(t, acme, { url: hostile.url, protocol_version: '0.3', binding: 'JSONRPC' });
+      const worker = await bridgeHostile(t, acme);
       const taskIds: string[] = [];
       for (let i = 0; i < 6; i++) {
         taskIds.push(await sendNonBlocking(t, requester, worker, `never ${i}`));
@@ -369,15 +375,7 @@ describe('a hostile upstream', () => {
       const requester = await enabledAgent(t, acme);
       const worker = await bridge(t, acme, { url: hostile.url, card_url: hostile.cardUrl });
       const taskId = await sendNonBlocking(t, requester, worker, 'stream on');
-      const { upstream_task_id: upstreamTaskId } = await eventually(
-        async () =>
-          (
-            (await t.db.query(`SELECT upstream_task_id FROM tasks WHERE id = $1`, [taskId])) as Array<{
-              upstream_task_id: string | null;
-            }>
-          )[0],
-        (row) => row.upstream_task_id !== null,
-      );
+      const upstreamTaskId = await upstreamTaskIdOf(t, taskId);
       expect(hostile.open.has(`stream ${upstreamTaskId}`)).toBe(true);
       // What another instance's forwarded cancel does to the task's message forwards.
       await t.db.query(
@@ -405,17 +403,9 @@ describe('a hostile upstream', () => {
     try {
       const acme = await signup(t, 'Polled');
       const requester = await enabledAgent(t, acme);
-      const worker = await bridge(t, acme, { url: hostile.url, protocol_version: '0.3', binding: 'JSONRPC' });
+      const worker = await bridgeHostile(t, acme);
       const taskId = await sendNonBlocking(t, requester, worker, 'never mind');
-      const { upstream_task_id: upstreamTaskId } = await eventually(
-        async () =>
-          (
-            (await t.db.query(`SELECT upstream_task_id FROM tasks WHERE id = $1`, [taskId])) as Array<{
-              upstream_task_id: string | null;
-            }>
-          )[0],
-        (row) => row.upstream_task_id !== null,
-      );
+      const upstreamTaskId = await upstreamTaskIdOf(t, taskId);
       const started = Date.now();
       await new Promise((resolve) => setTimeout(resolve, 6_000));
       const polls = hostile.calls.filter((c) => c.method === 'tasks/get' && c.taskId === upstreamTaskId);
