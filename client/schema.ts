@@ -1090,16 +1090,20 @@ export interface components {
         };
         AdmissionCheck: {
             allowed: boolean;
+            /** @description The sides whose organization must approve a new task of the pair (docs/api.md §16); `allowed` is false while any does. */
+            approval_required_by: ("requester" | "worker")[];
             /**
              * @description Why; `denied_by_peer` when the other organization's side refused.
              * @enum {string}
              */
-            reason: "requester_unclaimed" | "requester_disabled" | "worker_unavailable" | "blocked_by_requester" | "blocked_by_worker" | "same_organization" | "public_egress" | "mutual_permit" | "not_permitted_by_requester" | "not_permitted_by_worker" | "denied_by_peer";
+            reason: "requester_unclaimed" | "requester_disabled" | "worker_unavailable" | "blocked_by_requester" | "blocked_by_worker" | "same_organization" | "public_egress" | "mutual_permit" | "not_permitted_by_requester" | "not_permitted_by_worker" | "approval_required_by_requester" | "approval_required_by_worker" | "denied_by_peer";
             /** @description Your organization's rules that took part; never the other side's. */
             rules: components["schemas"]["ContactRule"][];
         };
         AdmissionDecision: {
             allowed: boolean;
+            /** @description The sides whose organization must approve a new task of the pair (docs/api.md §16); `allowed` is false while any does. */
+            approval_required_by: ("requester" | "worker")[];
             /** Format: date-time */
             created_at: string;
             /** Format: uuid */
@@ -1108,7 +1112,7 @@ export interface components {
              * @description Why; `denied_by_peer` when the other organization's side refused.
              * @enum {string}
              */
-            reason: "requester_unclaimed" | "requester_disabled" | "worker_unavailable" | "blocked_by_requester" | "blocked_by_worker" | "same_organization" | "public_egress" | "mutual_permit" | "not_permitted_by_requester" | "not_permitted_by_worker" | "denied_by_peer";
+            reason: "requester_unclaimed" | "requester_disabled" | "worker_unavailable" | "blocked_by_requester" | "blocked_by_worker" | "same_organization" | "public_egress" | "mutual_permit" | "not_permitted_by_requester" | "not_permitted_by_worker" | "approval_required_by_requester" | "approval_required_by_worker" | "denied_by_peer";
             requester: components["schemas"]["AdmissionDecisionParty"];
             /** @description Your organization's rules that took part; never the other side's. */
             rules: components["schemas"]["ContactRule"][];
@@ -1343,8 +1347,11 @@ export interface components {
             claim_code: string;
         };
         ContactRule: {
-            /** @enum {string} */
-            action: "allow" | "block";
+            /**
+             * @description `ask`: a new task of the pair waits for a person of the owner's organization to approve it.
+             * @enum {string}
+             */
+            action: "allow" | "block" | "ask";
             /** Format: date-time */
             created_at: string;
             /** @enum {string} */
@@ -1402,7 +1409,7 @@ export interface components {
         };
         CreateContactRuleDto: {
             /** @enum {string} */
-            action: "allow" | "block";
+            action: "allow" | "block" | "ask";
             /** @enum {string} */
             direction: "inbound" | "outbound" | "both";
             /** @description Handle of the identity that owns the rule (an identity of your organization). */
@@ -1428,7 +1435,7 @@ export interface components {
             /** @description Whether its receiver accepts work (and its card is served). */
             enabled: boolean;
             /** @enum {string} */
-            filter_mode: "whitelist" | "blacklist";
+            filter_mode: "whitelist" | "blacklist" | "approval";
             /** Format: uuid */
             id: string;
             /**
@@ -1475,7 +1482,7 @@ export interface components {
              * @default whitelist
              * @enum {string}
              */
-            filter_mode?: "whitelist" | "blacklist";
+            filter_mode?: "whitelist" | "blacklist" | "approval";
             /**
              * @description Also mint an agent key bound to the identity; its plaintext is returned once.
              * @default false
@@ -1602,7 +1609,7 @@ export interface components {
             /** @description Whether its receiver accepts work (and its card is served). */
             enabled: boolean;
             /** @enum {string} */
-            filter_mode: "whitelist" | "blacklist";
+            filter_mode: "whitelist" | "blacklist" | "approval";
             /** Format: uuid */
             id: string;
             /**
@@ -1626,7 +1633,7 @@ export interface components {
             allow_public_egress: boolean;
             enabled: boolean;
             /** @enum {string} */
-            filter_mode: "whitelist" | "blacklist";
+            filter_mode: "whitelist" | "blacklist" | "approval";
             publicly_discoverable: boolean;
         };
         Invite: {
@@ -1974,7 +1981,7 @@ export interface components {
         };
         UpdateContactRuleDto: {
             /** @enum {string} */
-            action?: "allow" | "block";
+            action?: "allow" | "block" | "ask";
             /** @enum {string} */
             direction?: "inbound" | "outbound" | "both";
             note?: string;
@@ -1991,7 +1998,7 @@ export interface components {
              * @description Admin key or Console only.
              * @enum {string}
              */
-            filter_mode?: "whitelist" | "blacklist";
+            filter_mode?: "whitelist" | "blacklist" | "approval";
             /** @description Admin key or Console only. */
             publicly_discoverable?: boolean;
         };
@@ -3884,7 +3891,7 @@ export interface operations {
     listContactRules: {
         parameters: {
             query?: {
-                action?: "allow" | "block";
+                action?: "allow" | "block" | "ask";
                 /** @description Opaque cursor from a previous page's next_cursor. */
                 cursor?: string;
                 direction?: "inbound" | "outbound" | "both";

@@ -18,7 +18,8 @@ import {
  * outcome comes from hand-written truth tables. Every combination is generated.
  */
 
-type Slot = 'none' | RuleAction;
+/** §6 before approvals: the exhaustive model below covers allow and block; §16's `ask` has a model of its own. */
+type Slot = 'none' | 'allow' | 'block';
 type Mode = 'whitelist' | 'blacklist';
 
 /** A side's four slots, in precedence order (docs/api.md §6 step 1): own direction before `both`; identity before organization. */
@@ -369,6 +370,7 @@ describe('admission decision (docs/api.md §6)', () => {
           decidedBy: expectedState.startsWith('requester') ? 'requester' : 'worker',
           rule: null,
           effective: { requester: null, worker: null },
+          approval: [],
         });
       }
     });
@@ -441,6 +443,114 @@ describe('admission decision (docs/api.md §6)', () => {
     it('a block inside the organization denies a same-organization call', () => {
       const block = rule('b', 'a2', 'inbound', 'block', { identity: 'a1' });
       expect(decide(acme('a1'), acme('a2'), [block]).reason).toBe('blocked_by_worker');
+    });
+  });
+
+  describe('approvals (docs/api.md §16)', () => {
+    type Action = 'none' | RuleAction;
+    type ApprovalMode = 'whitelist' | 'blacklist' | 'approval';
+    const ACTIONS: readonly Action[] = ['none', 'allow', 'block', 'ask'];
+    const APPROVAL_MODES: readonly ApprovalMode[] = ['whitelist', 'blacklist', 'approval'];
+
+    /** A side's stance across organizations (hand-written): its effective action × its filter mode. */
+    const STANCE: Record<Action, Record<ApprovalMode, 'permits' | 'asks' | 'refuses' | 'blocks'>> = {
+      none: { whitelist: 'refuses', blacklist: 'permits', approval: 'asks' },
+      allow: { whitelist: 'permits', blacklist: 'permits', approval: 'permits' },
+      ask: { whitelist: 'asks', blacklist: 'asks', approval: 'asks' },
+      block: { whitelist: 'blocks', blacklist: 'blocks', approval: 'blocks' },
+    };
+
+    interface Outcome {
+      allowed: boolean;
+      reason: AdmissionReason;
+      approval: Side[];
+    }
+
+    function expected(
+      relation: 'same' | 'public' | 'cross',
+      actions: Record<Side, Action>,
+      modes: Record<Side, ApprovalMode>,
+    ): Outcome {
+      const sides: Side[] = ['requester', 'worker'];
+      const denied = (reason: AdmissionReason): Outcome => ({ allowed: false, reason, approval: [] });
+      const blocker = sides.find((side) => actions[side] === 'block');
+      if (blocker) {
+        return denied(blocker === 'requester' ? BR : BW);
+      }
+      // Within an organization or under public egress, only an `ask` rule asks.
+      const stance = (side: Side) =>
+        relation === 'cross' ? STANCE[actions[side]][modes[side]] : actions[side] === 'ask' ? 'asks' : 'permits';
+      const refuser = sides.find((side) => stance(side) === 'refuses');
+      if (refuser) {
+        return denied(refuser === 'requester' ? NPR : NPW);
+      }
+      const asking = sides.filter((side) => stance(side) === 'asks');
+      const base = { same: 'same_organization', public: 'public_egress', cross: OK }[relation] as AdmissionReason;
+      const reason = asking.length === 0 ? base : (`approval_required_by_${asking[0]}` as AdmissionReason);
+      return { allowed: true, reason, approval: asking };
+    }
+
+    const cases = [...product<string>(['same', 'public', 'cross'], ACTIONS, ACTIONS, APPROVAL_MODES, APPROVAL_MODES)];
+    it('matches the model for every relation, action and filter mode of both sides', () => {
+      const mismatches: string[] = [];
+      for (const [relation, rAction, wAction, rMode, wMode] of cases) {
+        const requester = party('requester', 'org-r', {
+          allowPublicEgress: relation === 'public',
+          filterMode: rMode as ApprovalMode,
+        });
+        const worker = party('worker', relation === 'same' ? 'org-r' : 'org-w', {
+          publiclyDiscoverable: relation === 'public',
+          filterMode: wMode as ApprovalMode,
+        });
+        const rules = [
+          ...(rAction === 'none'
+            ? []
+            : [rule('r', 'requester', 'outbound', rAction as RuleAction, { identity: 'worker' })]),
+          ...(wAction === 'none'
+            ? []
+            : [rule('w', 'worker', 'inbound', wAction as RuleAction, { identity: 'requester' })]),
+        ];
+        const d = decide(requester, worker, rules);
+        const actual: Outcome = { allowed: d.allowed, reason: d.reason, approval: [...d.approval] };
+        const want = expected(
+          relation as 'same' | 'public' | 'cross',
+          { requester: rAction as Action, worker: wAction as Action },
+          { requester: rMode as ApprovalMode, worker: wMode as ApprovalMode },
+        );
+        if (JSON.stringify(actual) !== JSON.stringify(want)) {
+          mismatches.push(`${[relation, rAction, wAction, rMode, wMode].join(' ')}: ${JSON.stringify(actual)}`);
+        }
+      }
+      expect(mismatches).toEqual([]);
+      expect(cases).toHaveLength(3 * 4 * 4 * 3 * 3);
+    });
+
+    it('among equally specific rules, block beats allow and allow beats ask, in any order', () => {
+      const requester = party('requester', 'org-r');
+      const worker = party('worker', 'org-w');
+      const of = (action: RuleAction) => rule(action, 'worker', 'inbound', action, { identity: 'requester' });
+      for (const [rules, winner] of [
+        [[of('ask'), of('allow')], 'allow'],
+        [[of('allow'), of('ask')], 'allow'],
+        [[of('ask'), of('block'), of('allow')], 'block'],
+        [[of('allow'), of('block')], 'block'],
+      ] as const) {
+        expect(effectiveRule(rules, 'worker', worker, requester)?.id).toBe(winner);
+      }
+    });
+
+    it('a more specific ask beats a broader allow', () => {
+      const rules = [
+        rule('org-allow', 'worker', 'inbound', 'allow', { organization: 'org-r' }),
+        rule('identity-ask', 'worker', 'inbound', 'ask', { identity: 'requester' }),
+        rule('r', 'requester', 'outbound', 'allow', { organization: 'org-w' }),
+      ];
+      expect(decide(party('requester', 'org-r'), party('worker', 'org-w'), rules)).toMatchObject({
+        allowed: true,
+        reason: 'approval_required_by_worker',
+        approval: ['worker'],
+        decidedBy: null,
+      });
     });
   });
 

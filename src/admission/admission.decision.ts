@@ -7,12 +7,13 @@ import type { FilterMode, IdentityStatus } from '../identities/identity.entity';
  */
 
 export type RuleDirection = 'inbound' | 'outbound' | 'both';
-export type RuleAction = 'allow' | 'block';
+/** `ask`: a new task of the pair waits for a person of the owner's organization to approve it (docs/api.md §16). */
+export type RuleAction = 'allow' | 'block' | 'ask';
 export type PeerType = 'identity' | 'organization';
 export type Side = 'requester' | 'worker';
 
 export const RULE_DIRECTIONS: readonly RuleDirection[] = ['inbound', 'outbound', 'both'];
-export const RULE_ACTIONS: readonly RuleAction[] = ['allow', 'block'];
+export const RULE_ACTIONS: readonly RuleAction[] = ['allow', 'block', 'ask'];
 export const PEER_TYPES: readonly PeerType[] = ['identity', 'organization'];
 
 /** docs/api.md §6 reasons, in the order the decision reaches them. */
@@ -26,7 +27,9 @@ export type AdmissionReason =
   | 'public_egress'
   | 'mutual_permit'
   | 'not_permitted_by_requester'
-  | 'not_permitted_by_worker';
+  | 'not_permitted_by_worker'
+  | 'approval_required_by_requester'
+  | 'approval_required_by_worker';
 
 /** What an administrator is told: a decision the other organization's side made is theirs to explain. */
 export type ReportedReason = AdmissionReason | 'denied_by_peer';
@@ -56,6 +59,7 @@ export interface RuleFacts {
 }
 
 export interface AdmissionDecision<R extends RuleFacts = RuleFacts> {
+  /** The call may go on (for a call that starts a task, perhaps only to wait for `approval`). */
   allowed: boolean;
   reason: AdmissionReason;
   /** The side whose state or rules denied the call; null when allowed. */
@@ -64,7 +68,15 @@ export interface AdmissionDecision<R extends RuleFacts = RuleFacts> {
   rule: R | null;
   /** Each side's effective rule as consulted; both null when a participant's state decided first. */
   effective: { requester: R | null; worker: R | null };
+  /**
+   * The sides whose organization must approve a new task of the pair before it reaches
+   * the worker (docs/api.md §16); empty when nobody asks, and always when denied.
+   */
+  approval: readonly Side[];
 }
+
+/** Which of two equally specific rules wins: the higher. */
+const STRENGTH: Record<RuleAction, number> = { block: 2, allow: 1, ask: 0 };
 
 /** The direction a side's own rules must cover: the requester sends out, the worker takes in. */
 const DIRECTION_OF: Record<Side, RuleDirection> = { requester: 'outbound', worker: 'inbound' };
@@ -98,11 +110,16 @@ export function effectiveRule<R extends RuleFacts>(
         : peer.organizationId !== null && rule.peerOrganizationId === peer.organizationId
           ? 1
           : null;
-    if (directionRank === null || peerRank === null || directionRank + peerRank >= bestRank) {
+    if (directionRank === null || peerRank === null) {
+      continue;
+    }
+    // Equally specific rules (docs/api.md §16): block beats allow, allow beats ask.
+    const rank = directionRank + peerRank;
+    if (rank > bestRank || (rank === bestRank && STRENGTH[rule.action] <= STRENGTH[best!.action])) {
       continue;
     }
     best = rule;
-    bestRank = directionRank + peerRank;
+    bestRank = rank;
   }
   return best;
 }
@@ -118,6 +135,7 @@ export function standingDenial(requester: AdmissionParty, worker: AdmissionParty
     decidedBy,
     rule: null,
     effective: { requester: null, worker: null },
+    approval: [],
   });
   if (!requester.claimed) {
     return deny('requester_unclaimed', 'requester');
@@ -131,7 +149,14 @@ export function standingDenial(requester: AdmissionParty, worker: AdmissionParty
   return null;
 }
 
-/** May `requester` send work to `worker`? docs/api.md §6, steps 1–5, after the participants' state. */
+/**
+ * May `requester` send work to `worker`? docs/api.md §6, steps 1–5, after the
+ * participants' state, with §16's approvals: a side asks for approval when its
+ * effective rule is `ask`, or — across organizations — when it has no rule and its
+ * filter mode is `approval`. Blocks beat everything; an `allow` rule beats `ask`
+ * (`effectiveRule` ranks them); an `ask` rule is honoured within an organization and
+ * under public egress too, since a person wrote it about this very peer.
+ */
 export function decide<R extends RuleFacts>(
   requester: AdmissionParty,
   worker: AdmissionParty,
@@ -146,19 +171,22 @@ export function decide<R extends RuleFacts>(
     requester: effectiveRule(rules, 'requester', requester, worker),
     worker: effectiveRule(rules, 'worker', worker, requester),
   };
-  const allow = (reason: AdmissionReason): AdmissionDecision<R> => ({
-    allowed: true,
-    reason,
-    decidedBy: null,
-    rule: null,
-    effective,
-  });
   const deny = (reason: AdmissionReason, decidedBy: Side, rule: R | null = null): AdmissionDecision<R> => ({
     allowed: false,
     reason,
     decidedBy,
     rule,
     effective,
+    approval: [],
+  });
+  // Admitted, unless a side asks: then admitted to wait for that side's approval.
+  const admit = (reason: AdmissionReason, asking: readonly Side[]): AdmissionDecision<R> => ({
+    allowed: true,
+    reason: asking.length === 0 ? reason : APPROVAL_REASON[asking[0]!],
+    decidedBy: null,
+    rule: null,
+    effective,
+    approval: asking,
   });
 
   // 2. An explicit block from either side overrides every permission below.
@@ -168,25 +196,43 @@ export function decide<R extends RuleFacts>(
   if (effective.worker?.action === 'block') {
     return deny('blocked_by_worker', 'worker', effective.worker);
   }
+  const asksByRule = SIDES.filter((side) => effective[side]?.action === 'ask');
   // 3. Same organization.
   if (requester.organizationId === worker.organizationId) {
-    return allow('same_organization');
+    return admit('same_organization', asksByRule);
   }
   // 4. Public egress to a publicly discoverable worker.
   if (worker.publiclyDiscoverable && requester.allowPublicEgress) {
-    return allow('public_egress');
+    return admit('public_egress', asksByRule);
   }
-  // 5. Both sides permit: an allow rule, or a blacklist filter mode (nothing here blocks).
-  const permits = (side: Side, party: AdmissionParty) =>
-    effective[side]?.action === 'allow' || party.filterMode === 'blacklist';
-  if (!permits('requester', requester)) {
+  // 5. Both sides permit: an allow rule, or a blacklist filter mode (nothing here blocks);
+  // a side asks with an `ask` rule, or with no rule in the `approval` filter mode.
+  const parties = { requester, worker };
+  const stance = (side: Side): 'permits' | 'asks' | 'refuses' => {
+    const action = effective[side]?.action;
+    const mode = parties[side].filterMode;
+    if (action === 'allow' || (action === undefined && mode === 'blacklist')) {
+      return 'permits';
+    }
+    return action === 'ask' || (action === undefined && mode === 'approval') ? 'asks' : 'refuses';
+  };
+  if (stance('requester') === 'refuses') {
     return deny('not_permitted_by_requester', 'requester');
   }
-  if (!permits('worker', worker)) {
+  if (stance('worker') === 'refuses') {
     return deny('not_permitted_by_worker', 'worker');
   }
-  return allow('mutual_permit');
+  return admit(
+    'mutual_permit',
+    SIDES.filter((side) => stance(side) === 'asks'),
+  );
 }
+
+const SIDES: readonly Side[] = ['requester', 'worker'];
+const APPROVAL_REASON: Record<Side, AdmissionReason> = {
+  requester: 'approval_required_by_requester',
+  worker: 'approval_required_by_worker',
+};
 
 /**
  * The reason as the administrators of `viewerOrganizationId` see it: a denial that

@@ -6,8 +6,11 @@ import { ContactRuleSchema, type ContactRuleView } from './contact-rule.view';
 
 /** `POST /api/v1/admission/check` (docs/api.md §6). */
 export interface AdmissionCheckView {
+  /** False too while a side's approval is required: the work waits (docs/api.md §16). */
   allowed: boolean;
   reason: ReportedReason;
+  /** The sides whose organization must approve a new task of the pair; empty when none. */
+  approval_required_by: Side[];
   /** The caller's own organization's rules that took part; never the other side's. */
   rules: ContactRuleView[];
 }
@@ -22,15 +25,16 @@ export interface AdmissionDecisionView extends AdmissionCheckView {
 
 /** An explanation for the administrators of `viewer`: their side in full, the other side's decision as `denied_by_peer`. */
 export function explain(
-  outcome: Pick<AdmissionDecision, 'allowed' | 'reason' | 'decidedBy'>,
+  outcome: Pick<AdmissionDecision, 'allowed' | 'reason' | 'decidedBy' | 'approval'>,
   effective: Record<Side, ContactRuleView | null>,
   organizations: Record<Side, string | null>,
   viewer: string,
 ): AdmissionCheckView {
   const own = (side: Side) => (organizations[side] === viewer ? effective[side] : null);
   return {
-    allowed: outcome.allowed,
+    allowed: outcome.allowed && outcome.approval.length === 0,
     reason: reportedReason(outcome, organizations, viewer),
+    approval_required_by: [...outcome.approval],
     rules: [own('requester'), own('worker')].filter((rule): rule is ContactRuleView => rule !== null).map(copyRuleView),
   };
 }
@@ -42,7 +46,7 @@ export function toDecisionView(record: AdmissionDecisionRecord, viewer: string):
     requester: { handle: record.requesterHandle, organization_id: record.requesterOrganizationId },
     worker: { handle: record.workerHandle, organization_id: record.workerOrganizationId },
     ...explain(
-      { allowed: false, reason: record.reason, decidedBy: record.decidedBy },
+      { allowed: false, reason: record.reason, decidedBy: record.decidedBy, approval: [] },
       { requester: record.requesterRule, worker: record.workerRule },
       organizations,
       viewer,
@@ -76,6 +80,8 @@ const REPORTED_REASONS: ReportedReason[] = [
   'mutual_permit',
   'not_permitted_by_requester',
   'not_permitted_by_worker',
+  'approval_required_by_requester',
+  'approval_required_by_worker',
   'denied_by_peer',
 ];
 
@@ -88,6 +94,13 @@ export class AdmissionCheckSchema implements AdmissionCheckView {
     description: "Why; `denied_by_peer` when the other organization's side refused.",
   })
   reason: ReportedReason;
+  @ApiProperty({
+    enum: ['requester', 'worker'],
+    isArray: true,
+    description:
+      'The sides whose organization must approve a new task of the pair (docs/api.md §16); `allowed` is false while any does.',
+  })
+  approval_required_by: Side[];
   @ApiProperty({
     type: [ContactRuleSchema],
     description: "Your organization's rules that took part; never the other side's.",

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { PageOf } from '../common/api-docs';
-import type { PeerType, RuleAction, RuleDirection } from './admission.decision';
+import { RULE_ACTIONS, type PeerType, type RuleAction, type RuleDirection } from './admission.decision';
 import type { ContactRule } from './contact-rule.entity';
 
 /** A contact rule as every read returns it (docs/api.md §6). */
@@ -70,7 +70,11 @@ export class ContactRuleSchema implements ContactRuleView {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ description: "The owner's handle." }) identity: string;
   @ApiProperty({ enum: ['inbound', 'outbound', 'both'] }) direction: RuleDirection;
-  @ApiProperty({ enum: ['allow', 'block'] }) action: RuleAction;
+  @ApiProperty({
+    enum: RULE_ACTIONS,
+    description: "`ask`: a new task of the pair waits for a person of the owner's organization to approve it.",
+  })
+  action: RuleAction;
   @ApiProperty({ type: RulePeerSchema }) peer: ContactRuleView['peer'];
   @ApiProperty() note: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;

@@ -1,6 +1,6 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
-export const FILTER_MODES = ['whitelist', 'blacklist'] as const;
+export const FILTER_MODES = ['whitelist', 'blacklist', 'approval'] as const;
 export type FilterMode = (typeof FILTER_MODES)[number];
 export type IdentityStatus = 'active' | 'deleted';
 

@@ -4,6 +4,7 @@ import { MintedKeySchema } from '../keys/key-metadata';
 import { AgentSkillDto } from './dto/agent-skill.dto';
 import type { KeyMetadata } from '../keys/key-metadata';
 import type { AgentSkill, FilterMode, Identity, IdentityStatus } from './identity.entity';
+import { FILTER_MODES } from './identity.entity';
 
 /** An identity as every REST read returns it (docs/api.md §3). Never the claim code hash. */
 export interface IdentityView {
@@ -98,7 +99,7 @@ export class IdentitySchema implements IdentityView {
   @ApiProperty({ description: 'Whether its receiver accepts work (and its card is served).' }) enabled: boolean;
   @ApiProperty() publicly_discoverable: boolean;
   @ApiProperty() allow_public_egress: boolean;
-  @ApiProperty({ enum: ['whitelist', 'blacklist'] }) filter_mode: FilterMode;
+  @ApiProperty({ enum: FILTER_MODES }) filter_mode: FilterMode;
   @ApiProperty({ enum: ['active', 'deleted'] }) status: IdentityStatus;
   @ApiProperty({ format: 'uri' }) card_url: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;
@@ -110,7 +111,7 @@ export class SettingsSchema implements SettingsView {
   @ApiProperty() enabled: boolean;
   @ApiProperty() allow_public_egress: boolean;
   @ApiProperty() publicly_discoverable: boolean;
-  @ApiProperty({ enum: ['whitelist', 'blacklist'] }) filter_mode: FilterMode;
+  @ApiProperty({ enum: FILTER_MODES }) filter_mode: FilterMode;
 }
 
 /** A new identity; with `mint_key`, its first agent key (plaintext shown only here). */

@@ -79,11 +79,21 @@ describe('admission explanations', () => {
       });
 
       const seenByAcme = await check(bearer(acme), a, g).expect(200);
-      expect(seenByAcme.body).toEqual({ allowed: false, reason: 'denied_by_peer', rules: [allow] });
+      expect(seenByAcme.body).toEqual({
+        allowed: false,
+        reason: 'denied_by_peer',
+        approval_required_by: [],
+        rules: [allow],
+      });
       expect(JSON.stringify(seenByAcme.body)).not.toContain(block.id);
 
       const seenByGlobex = await check(apiKey(await mintAdminKey(t, globex)), a, g).expect(200);
-      expect(seenByGlobex.body).toEqual({ allowed: false, reason: 'blocked_by_worker', rules: [block] });
+      expect(seenByGlobex.body).toEqual({
+        allowed: false,
+        reason: 'blocked_by_worker',
+        approval_required_by: [],
+        rules: [block],
+      });
       expect(JSON.stringify(seenByGlobex.body)).not.toContain(allow.id);
     });
 
@@ -98,11 +108,13 @@ describe('admission explanations', () => {
       expect((await check(bearer(acme), a, g).expect(200)).body).toEqual({
         allowed: true,
         reason: 'mutual_permit',
+        approval_required_by: [],
         rules: [mine],
       });
       expect((await check(bearer(globex), a, g).expect(200)).body).toEqual({
         allowed: true,
         reason: 'mutual_permit',
+        approval_required_by: [],
         rules: [theirs],
       });
     });
@@ -113,11 +125,13 @@ describe('admission explanations', () => {
       expect((await check(bearer(acme), a, g).expect(200)).body).toEqual({
         allowed: false,
         reason: 'not_permitted_by_requester',
+        approval_required_by: [],
         rules: [],
       });
       expect((await check(bearer(globex), a, g).expect(200)).body).toEqual({
         allowed: false,
         reason: 'denied_by_peer',
+        approval_required_by: [],
         rules: [],
       });
       await rule(acme, a, 'outbound', 'allow', { type: 'identity', handle: g.handle });
@@ -132,11 +146,13 @@ describe('admission explanations', () => {
       expect((await check(bearer(acme), a, b).expect(200)).body).toEqual({
         allowed: true,
         reason: 'same_organization',
+        approval_required_by: [],
         rules: [],
       });
       expect((await check(bearer(acme), a, g).expect(200)).body).toEqual({
         allowed: true,
         reason: 'public_egress',
+        approval_required_by: [],
         rules: [],
       });
     });
@@ -149,6 +165,7 @@ describe('admission explanations', () => {
       expect((await check(bearer(acme), a, b).expect(200)).body).toEqual({
         allowed: false,
         reason: 'blocked_by_worker',
+        approval_required_by: [],
         rules: [out, block],
       });
     });
@@ -253,6 +270,7 @@ describe('admission explanations', () => {
             worker: { handle: a2.handle, organization_id: log.organizationId },
             allowed: false,
             reason: 'blocked_by_worker',
+            approval_required_by: [],
             rules: [expect.objectContaining({ identity: a2.handle, action: 'block' })],
             created_at: expect.any(String),
           },
@@ -262,6 +280,7 @@ describe('admission explanations', () => {
             worker: { handle: a.handle, organization_id: log.organizationId },
             allowed: false,
             reason: 'denied_by_peer',
+            approval_required_by: [],
             rules: [],
             created_at: expect.any(String),
           },
@@ -271,6 +290,7 @@ describe('admission explanations', () => {
             worker: { handle: g.handle, organization_id: peer.organizationId },
             allowed: false,
             reason: 'denied_by_peer',
+            approval_required_by: [],
             rules: [expect.objectContaining({ id: outbound.id, action: 'allow' })],
             created_at: expect.any(String),
           },

@@ -13,6 +13,7 @@ import { StandingChanges1795600000000 } from './1795600000000-standing-changes';
 import { AdmissionVersion1795700000000 } from './1795700000000-admission-version';
 import { TaskAtSeq1795800000000 } from './1795800000000-task-at-seq';
 import { ConsoleEmailKey1796439327973 } from './1796439327973-console-email-key';
+import { AskAndApproval1796451758038 } from './1796451758038-ask-and-approval';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
@@ -31,4 +32,5 @@ export const MIGRATIONS = [
   AdmissionVersion1795700000000,
   TaskAtSeq1795800000000,
   ConsoleEmailKey1796439327973,
+  AskAndApproval1796451758038,
 ];
