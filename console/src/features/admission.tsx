@@ -32,7 +32,23 @@ export const REASONS: Record<string, string> = {
   requester_disabled: 'The requester is disabled: only enabled identities may call.',
   requester_unclaimed: 'The requester is unclaimed: only claimed identities may call.',
   worker_unavailable: 'The worker is not a claimed, enabled identity.',
+  approval_required_by_requester:
+    "The requester's side asks: a person of its organization must approve a new task before the worker sees it.",
+  approval_required_by_worker:
+    "The worker's side asks: a person of its organization must approve a new task before the worker sees it.",
   denied_by_peer: "The other organization's side denied it (its rules are not shown to you).",
+};
+
+type RuleAction = ContactRule['action'];
+
+/** Each action as the rule form names it, with one line on what it does. */
+export const ACTIONS: Record<RuleAction, { label: string; hint: string }> = {
+  allow: { label: 'allow', hint: 'The peer may work with the owner (the other side must permit it too).' },
+  block: { label: 'block', hint: 'The peer is refused, whatever else the rules say.' },
+  ask: {
+    label: 'Ask a person',
+    hint: 'A new task from or to the peer waits in Approvals until a person of your organization decides.',
+  },
 };
 
 function describePeer(rule: ContactRule): string {
@@ -106,7 +122,7 @@ function Rules({ identity, setIdentity }: { identity: string; setIdentity: (valu
 function RuleRow({ rule }: { rule: ContactRule }) {
   const client = useQueryClient();
   const change = useMutation({
-    mutationFn: (body: { action?: 'allow' | 'block'; direction?: ContactRule['direction'] }) =>
+    mutationFn: (body: { action?: RuleAction; direction?: ContactRule['direction'] }) =>
       call<ContactRule>(api.PATCH('/api/v1/contact-rules/{id}', { params: { path: { id: rule.id } }, body })),
     onSuccess: () => void client.invalidateQueries({ queryKey: ['rules'] }),
   });
@@ -123,13 +139,13 @@ function RuleRow({ rule }: { rule: ContactRule }) {
       </div>
       {rule.note && <p className="muted">{rule.note}</p>}
       <div className="actions">
-        <button
-          type="button"
-          onClick={() => change.mutate({ action: rule.action === 'allow' ? 'block' : 'allow' })}
-          disabled={change.isPending}
-        >
-          Change to {rule.action === 'allow' ? 'block' : 'allow'}
-        </button>
+        {(Object.keys(ACTIONS) as RuleAction[])
+          .filter((action) => action !== rule.action)
+          .map((action) => (
+            <button key={action} type="button" onClick={() => change.mutate({ action })} disabled={change.isPending}>
+              Change to {action}
+            </button>
+          ))}
         <ConfirmButton
           label="Delete rule"
           title="Delete this contact rule?"
@@ -148,7 +164,7 @@ function CreateRule({ identity }: { identity: string }) {
   const client = useQueryClient();
   const [owner, setOwner] = useState(identity);
   const [direction, setDirection] = useState<ContactRule['direction']>('both');
-  const [action, setAction] = useState<'allow' | 'block'>('allow');
+  const [action, setAction] = useState<RuleAction>('allow');
   const [peerType, setPeerType] = useState<'identity' | 'organization'>('identity');
   const [peer, setPeer] = useState('');
   const [note, setNote] = useState('');
@@ -207,9 +223,18 @@ function CreateRule({ identity }: { identity: string }) {
           <option value="inbound">inbound (calls to the owner)</option>
           <option value="outbound">outbound (calls by the owner)</option>
         </Select>
-        <Select label="Action" value={action} onChange={(e) => setAction(e.target.value as 'allow' | 'block')}>
-          <option value="allow">allow</option>
-          <option value="block">block</option>
+        <Select
+          label="Action"
+          value={action}
+          onChange={(e) => setAction(e.target.value as RuleAction)}
+          hint={ACTIONS[action].hint}
+          error={errorOf('action')}
+        >
+          {(Object.keys(ACTIONS) as RuleAction[]).map((value) => (
+            <option key={value} value={value}>
+              {ACTIONS[value].label}
+            </option>
+          ))}
         </Select>
         <Select
           label="Peer type"
@@ -271,28 +296,40 @@ function CheckAdmission() {
           Check admission
         </Submit>
       </form>
-      {check.data && (
-        <div role="status" className={`notice ${check.data.allowed ? 'ok' : 'error'}`} aria-label="Admission result">
-          <p>
-            <strong>{check.data.allowed ? 'Allowed' : 'Denied'}</strong> — <code>{check.data.reason}</code>
-          </p>
-          <p>{REASONS[check.data.reason] ?? check.data.reason}</p>
-          {check.data.rules.length > 0 && (
-            <>
-              <p>Rules that decided:</p>
-              <ul>
-                {check.data.rules.map((rule) => (
-                  <li key={rule.id}>
-                    {rule.action} · {rule.identity} {rule.direction} {describePeer(rule)}
-                    {rule.note ? ` — ${rule.note}` : ''}
-                  </li>
-                ))}
-              </ul>
-            </>
-          )}
-        </div>
-      )}
+      {check.data && <CheckResult result={check.data} />}
     </section>
+  );
+}
+
+/** Allowed, denied, or allowed once a person approves (`allowed` is false while a side asks). */
+function CheckResult({ result }: { result: AdmissionCheck }) {
+  const asks = result.approval_required_by;
+  const outcome = result.allowed ? 'Allowed' : asks.length > 0 ? 'Needs approval' : 'Denied';
+  return (
+    <div
+      role="status"
+      className={`notice ${result.allowed ? 'ok' : asks.length > 0 ? '' : 'error'}`}
+      aria-label="Admission result"
+    >
+      <p>
+        <strong>{outcome}</strong> — <code>{result.reason}</code>
+      </p>
+      <p>{REASONS[result.reason] ?? result.reason}</p>
+      {asks.length > 0 && <p>A new task waits for the approval of the {asks.join(' and the ')} side.</p>}
+      {result.rules.length > 0 && (
+        <>
+          <p>Rules that decided:</p>
+          <ul>
+            {result.rules.map((rule) => (
+              <li key={rule.id}>
+                {rule.action} · {rule.identity} {rule.direction} {describePeer(rule)}
+                {rule.note ? ` — ${rule.note}` : ''}
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </div>
   );
 }
 

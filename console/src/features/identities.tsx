@@ -474,6 +474,24 @@ function EditCard({ identity }: { identity: Identity }) {
   );
 }
 
+type FilterMode = Settings['filter_mode'];
+
+/** What each filter mode does to a peer of another organization that no rule names. */
+const FILTER_MODES: Record<FilterMode, { label: string; hint: string }> = {
+  whitelist: {
+    label: 'whitelist — other organizations need an allow rule',
+    hint: "Another organization's identity without an allow rule is refused.",
+  },
+  blacklist: {
+    label: 'blacklist — everyone unless blocked',
+    hint: "Another organization's identity is admitted unless a block rule names it.",
+  },
+  approval: {
+    label: 'approval — a person approves each new peer',
+    hint: "A new task with another organization's identity that no rule names waits in Approvals until a person of your organization decides.",
+  },
+};
+
 function EditSettings({ handle }: { handle: string }) {
   const client = useQueryClient();
   const settings = useQuery({
@@ -529,10 +547,14 @@ function EditSettings({ handle }: { handle: string }) {
         <Select
           label="Filter mode"
           value={draft.filter_mode}
-          onChange={(e) => setDraft({ ...draft, filter_mode: e.target.value as Settings['filter_mode'] })}
+          onChange={(e) => setDraft({ ...draft, filter_mode: e.target.value as FilterMode })}
+          hint={FILTER_MODES[draft.filter_mode].hint}
         >
-          <option value="whitelist">whitelist — other organizations need an allow rule</option>
-          <option value="blacklist">blacklist — everyone unless blocked</option>
+          {(Object.keys(FILTER_MODES) as FilterMode[]).map((mode) => (
+            <option key={mode} value={mode}>
+              {FILTER_MODES[mode].label}
+            </option>
+          ))}
         </Select>
         <ErrorNotice error={save.error} />
         {save.isSuccess && <p role="status">Settings saved.</p>}
