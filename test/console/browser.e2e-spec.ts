@@ -5,117 +5,45 @@
  * would. Any JavaScript error on a page fails the run. Screenshots of the main pages are
  * written to docs/screenshots/ when UPDATE_SCREENSHOTS=1 (to a temporary folder otherwise).
  */
-import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { startApp, type TestApp } from '../support/app';
-import { findChromium } from '../support/chromium';
+import type { BrowserContext, Page } from 'playwright-core';
+import type { TestApp } from '../support/app';
 import { rpc, v03Message } from '../support/a2a';
+import { startConsoleBrowser, WAIT, type ConsoleBrowser } from '../support/console-browser';
 import { apiKey } from '../support/fixtures';
 import { startReceiver, type Receiver } from '../support/receiver';
-import { freePort } from '../support/server-process';
 
-const ROOT = resolve(__dirname, '../..');
 const PASSWORD = 'correct horse battery staple';
-const SHOTS =
-  process.env.UPDATE_SCREENSHOTS === '1'
-    ? join(ROOT, 'docs/screenshots')
-    : mkdtempSync(join(tmpdir(), 'console-shots-'));
-/** Long enough for a loaded CI machine; every wait ends as soon as the page shows what it waits for. */
-const WAIT = { timeout: 20_000 };
 
 jest.setTimeout(180_000);
 
 describe('The Console in Chromium', () => {
+  let ui: ConsoleBrowser;
   let t: TestApp;
-  let browser: Browser;
-  let outDir: string;
   let receiver: Receiver;
-  /** JavaScript errors (console.error, uncaught exceptions) of every page, checked after each journey. */
-  const errors: string[] = [];
   const founder = { email: `founder-${Date.now()}@example.test`, organization: 'Acme Robotics' };
   let page: Page;
   let context: BrowserContext;
   const keys: Record<string, string> = {};
-
-  function watch(p: Page): Page {
-    p.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`));
-    p.on('console', (message) => {
-      if (message.type() !== 'error') {
-        return;
-      }
-      // Chromium logs every 4xx answer as "Failed to load resource"; the Console asks for its
-      // session before sign-in (401) and shows problems to the person. Those are HTTP answers,
-      // not JavaScript errors; anything else is.
-      if (/^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) {
-        return;
-      }
-      errors.push(`console.error: ${message.text()} (${message.location().url})`);
-    });
-    return p;
-  }
-
-  async function newPage(ctx: BrowserContext, width = 1280): Promise<Page> {
-    const p = watch(await ctx.newPage());
-    await p.setViewportSize({ width, height: width > 800 ? 860 : 844 });
-    return p;
-  }
-
-  const shot = (p: Page, name: string) => p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-  const url = (path: string) => `${t.baseUrl}/console${path}`;
+  const newPage = (ctx: BrowserContext, width?: number) => ui.newPage(ctx, width);
+  const shot = (p: Page, name: string) => ui.shot(p, name);
+  const url = (path: string) => ui.url(path);
 
   beforeAll(async () => {
-    const executablePath = await findChromium();
-    outDir = mkdtempSync(join(tmpdir(), 'console-build-'));
-    // The real build of the Console, as `npm run build` makes it.
-    await promisify(execFile)(
-      process.execPath,
-      ['node_modules/vite/bin/vite.js', 'build', '--config', 'console/vite.config.ts', '--logLevel', 'error'],
-      {
-        cwd: ROOT,
-        env: { ...process.env, CONSOLE_OUT_DIR: outDir },
-      },
-    );
-    mkdirSync(SHOTS, { recursive: true });
-    const port = await freePort();
-    t = await startApp({
-      PORT: String(port),
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-      CONSOLE_DIR: outDir,
-      WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
-      EVENTS_POLL_INTERVAL_MS: '100',
-    });
+    ui = await startConsoleBrowser({ WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true', EVENTS_POLL_INTERVAL_MS: '100' });
+    t = ui.t;
     receiver = await startReceiver();
-    browser = await chromium.launch({
-      executablePath,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-    });
-    context = await browser.newContext();
+    context = await ui.browser.newContext();
     page = await newPage(context);
   });
 
+  // JavaScript errors (console.error, uncaught exceptions) of every page, checked after each journey.
   afterEach(() => {
-    const seen = errors.splice(0);
-    expect(seen).toEqual([]);
+    expect(ui.takeErrors()).toEqual([]);
   });
 
   afterAll(async () => {
-    await browser?.close();
     await receiver?.close();
-    await t?.close();
-    if (outDir) {
-      rmSync(outDir, { recursive: true, force: true });
-    }
+    await ui?.close();
   });
 
   it('signs a person up: a new organization, then the identities page', async () => {
@@ -436,7 +364,7 @@ describe('The Console in Chromium', () => {
     await page.getByRole('list', { name: 'Open invitations' }).getByText(invitee, { exact: true }).waitFor(WAIT);
 
     // The invited person: another browser, no session.
-    const theirs = await browser.newContext();
+    const theirs = await ui.browser.newContext();
     const other = await newPage(theirs);
     await other.goto(inviteUrl);
     await other.getByRole('heading', { name: 'Accept an invitation' }).waitFor(WAIT);
