@@ -381,9 +381,10 @@ export interface SideFilter {
 /**
  * The SQL condition for "`task.read` / `context.read` allows this row, and it matches
  * `filter`". Tasks and contexts share the participant columns (`alias` is the
- * table's alias in the query; trusted text, never a value from a request).
+ * table's alias in the query; trusted text, never a value from a request). A held
+ * task (waiting for approval, docs/api.md §16) is not the worker's side's to see.
  */
-export function visibleCondition(alias: string, side: LedgerSide, filter: SideFilter): Sql {
+export function visibleCondition(alias: string, side: LedgerSide, filter: SideFilter, rows: 'tasks' | 'contexts'): Sql {
   const own = side.kind === 'identity' ? side.identityId : side.organizationId;
   const column = (role: LedgerRole, name: string) => sql.raw(`${alias}.${role}_${name}`);
   const mine = (role: LedgerRole) => [
@@ -392,7 +393,8 @@ export function visibleCondition(alias: string, side: LedgerSide, filter: SideFi
   ];
   const theirs = (role: LedgerRole) => (filter.peer === undefined ? [] : [identityMatch(filter.peer, column, role)]);
   const asRole = (role: LedgerRole) =>
-    sql`(${sql.join([...mine(role), ...theirs(role === 'requester' ? 'worker' : 'requester')], ' AND ')})`;
+    sql`(${sql.join([...mine(role), ...theirs(role === 'requester' ? 'worker' : 'requester'), ...unheld(role)], ' AND ')})`;
+  const unheld = (role: LedgerRole) => (rows === 'tasks' && role === 'worker' ? [sql.raw(`NOT ${alias}.held`)] : []);
   return filter.role ? asRole(filter.role) : sql`(${asRole('requester')} OR ${asRole('worker')})`;
 }
 
