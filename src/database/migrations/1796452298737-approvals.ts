@@ -8,7 +8,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * (`approval_tasks`: the tasks waiting on a request, removed as each stops waiting).
  * The participants are copied as tasks copy them (handles and organizations never
  * change once claimed), so lists need no join. `decided_by_label` keeps the person's
- * email or the key's label as they were when they decided.
+ * email or the key's label as they were when they decided. Two event types join the
+ * outbox: `approval.requested`, `approval.decided`.
  */
 export class Approvals1796452298737 implements MigrationInterface {
   name = 'Approvals1796452298737';
@@ -59,11 +60,25 @@ export class Approvals1796452298737 implements MigrationInterface {
         CONSTRAINT pk_approval_tasks PRIMARY KEY (approval_id, task_id)
       );
       CREATE INDEX ix_approval_tasks_task ON approval_tasks (task_id);
+
+      ALTER TABLE events DROP CONSTRAINT ck_events_type;
+      ALTER TABLE events ADD CONSTRAINT ck_events_type CHECK (type IN (
+        'task.created', 'task.message', 'task.status', 'task.artifact', 'api_key.created', 'api_key.revoked',
+        'identity.claimed', 'identity.updated', 'contact_rule.created', 'contact_rule.updated', 'contact_rule.deleted',
+        'console.member_added', 'console.member_removed', 'approval.requested', 'approval.decided',
+        'ping'));
     `);
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`
+      DELETE FROM events WHERE type IN ('approval.requested', 'approval.decided');
+      ALTER TABLE events DROP CONSTRAINT ck_events_type;
+      ALTER TABLE events ADD CONSTRAINT ck_events_type CHECK (type IN (
+        'task.created', 'task.message', 'task.status', 'task.artifact', 'api_key.created', 'api_key.revoked',
+        'identity.claimed', 'identity.updated', 'contact_rule.created', 'contact_rule.updated', 'contact_rule.deleted',
+        'console.member_added', 'console.member_removed',
+        'ping'));
       DROP TABLE approval_tasks;
       DROP TABLE approvals;
       ALTER TABLE tasks DROP COLUMN held;
