@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import type { Logger } from 'pino';
 import { AdmissionModule } from './admission/admission.module';
+import { ApprovalsModule } from './approvals/approvals.module';
 import { AuditModule } from './audit/audit.module';
 import { AuthModule } from './auth/auth.module';
 import { LoggerModule } from './common/logger.module';
@@ -40,6 +41,7 @@ export class AppModule {
         KeysModule,
         IdentitiesModule,
         AdmissionModule,
+        ApprovalsModule,
         DirectoryModule,
         LedgerModule,
         ProtocolModule,

@@ -11,6 +11,6 @@ import { ContactRulesService } from './contact-rules.service';
   imports: [IdentitiesModule, EventsModule],
   controllers: [ContactRulesController, AdmissionController],
   providers: [AdmissionRepository, AdmissionService, ContactRulesService],
-  exports: [AdmissionService],
+  exports: [AdmissionService, ContactRulesService],
 })
 export class AdmissionModule {}

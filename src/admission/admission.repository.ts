@@ -229,6 +229,23 @@ export class AdmissionRepository {
     return row ? toRule(row) : null;
   }
 
+  /** The owner's rule naming this peer identity in this direction, locked; null when it has none. */
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2, 'inbound'] })
+  async identityRule(
+    identityId: string,
+    peerIdentityId: string,
+    direction: RuleDirection,
+    tx?: Tx,
+  ): Promise<ContactRule | null> {
+    const row = await this.db.one<RuleRow>(
+      sql`SELECT ${RULE_COLUMNS} FROM contact_rules
+           WHERE identity_id = ${identityId} AND peer_type = 'identity' AND peer_identity_id = ${peerIdentityId} AND direction = ${direction}
+           FOR UPDATE`,
+      tx,
+    );
+    return row ? toRule(row) : null;
+  }
+
   /** Serializes rule creation per owner for the transaction, so concurrent creates cannot pass the limit together. */
   @GenerateSql({ params: [DummyValue.UUID] })
   async lockRulesOf(identityId: string, tx?: Tx): Promise<void> {

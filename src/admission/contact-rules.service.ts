@@ -10,7 +10,7 @@ import { IdentitiesService } from '../identities/identities.service';
 import type { Identity } from '../identities/identity.entity';
 import type { AdmissionParty } from './admission.decision';
 import type { ContactRule } from './contact-rule.entity';
-import { AdmissionRepository } from './admission.repository';
+import { AdmissionRepository, type NewContactRule } from './admission.repository';
 import { namesOf, toContactRuleView, type ContactRuleView, type IdentityNames } from './contact-rule.view';
 import type { CreateContactRuleDto, RulePeerDto } from './dto/create-contact-rule.dto';
 import type { ListContactRulesQuery } from './dto/list-contact-rules.query';
@@ -23,6 +23,13 @@ const UNIQUE_VIOLATION = '23505';
 const FOREIGN_KEY_VIOLATION = '23503';
 
 type OrganizationPrincipal = AdminKeyPrincipal | ConsolePrincipal;
+
+/** An identity a rule names: its id, handle and organization. */
+export interface RuleIdentity {
+  id: string;
+  agentHandle: string;
+  organizationId: string;
+}
 
 /** A rule as the audit log names it: its id and its owner's handle. */
 const ruleTarget = (view: ContactRuleView) => ({ type: 'contact_rule', id: view.id, label: view.identity });
@@ -79,37 +86,102 @@ export class ContactRulesService {
     return this.db.transaction(async (tx) => {
       // Serializes rule creation per owner, so concurrent creates cannot pass the limit together.
       await this.repository.lockRulesOf(owner.id, tx);
-      const count = await this.repository.countRules(owner.id, tx);
-      if (count >= MAX_RULES_PER_IDENTITY) {
-        throw conflict(
-          'rule_limit_reached',
-          `An identity can have at most ${MAX_RULES_PER_IDENTITY} contact rules; delete one first.`,
-        );
-      }
-      const inserted = await this.repository
-        .insertRule(
-          {
-            identityId: owner.id,
-            organizationId: owner.organizationId!,
-            direction: dto.direction,
-            action: dto.action,
-            peerType: dto.peer.type,
-            peerIdentityId: peer.identity?.id ?? null,
-            peerOrganizationId: peer.organizationId,
-            note: dto.note ?? '',
-          },
-          tx,
-        )
-        .catch(ruleConflict);
-      const view = await this.emitted(tx, 'contact_rule.created', inserted, names);
-      await this.audit.record(tx, {
-        organizationId: inserted.organizationId,
-        action: 'contact_rule.created',
-        target: ruleTarget(view),
-        after: view,
-      });
-      return view;
+      return this.insert(
+        tx,
+        {
+          identityId: owner.id,
+          organizationId: owner.organizationId!,
+          direction: dto.direction,
+          action: dto.action,
+          peerType: dto.peer.type,
+          peerIdentityId: peer.identity?.id ?? null,
+          peerOrganizationId: peer.organizationId,
+          note: dto.note ?? '',
+        },
+        names,
+      );
     });
+  }
+
+  /**
+   * An approval decided `always` (docs/api.md §16), in the decision's transaction: the
+   * owner's rule naming the peer identity in that direction takes `action` — the rule
+   * there is, or a new one — reported and audited as any change to a rule.
+   */
+  async remember(
+    tx: Tx,
+    owner: RuleIdentity,
+    peer: RuleIdentity,
+    direction: 'inbound' | 'outbound',
+    action: 'allow' | 'block',
+  ): Promise<ContactRuleView> {
+    const names = namesOf([owner, peer]);
+    await this.repository.lockRulesOf(owner.id, tx);
+    const existing = await this.repository.identityRule(owner.id, peer.id, direction, tx);
+    if (!existing) {
+      return this.insert(
+        tx,
+        {
+          identityId: owner.id,
+          organizationId: owner.organizationId,
+          direction,
+          action,
+          peerType: 'identity',
+          peerIdentityId: peer.id,
+          peerOrganizationId: null,
+          note: '',
+        },
+        names,
+      );
+    }
+    const updated = await this.repository.updateRule(
+      owner.organizationId,
+      existing.id,
+      { direction: null, action, note: null },
+      tx,
+    );
+    return this.updated(tx, existing, updated!, names);
+  }
+
+  /** A new rule within the per-identity limit (the caller holds the owner's lock), reported and audited. */
+  private async insert(tx: Tx, rule: NewContactRule, names: IdentityNames): Promise<ContactRuleView> {
+    const count = await this.repository.countRules(rule.identityId, tx);
+    if (count >= MAX_RULES_PER_IDENTITY) {
+      throw conflict(
+        'rule_limit_reached',
+        `An identity can have at most ${MAX_RULES_PER_IDENTITY} contact rules; delete one first.`,
+      );
+    }
+    const inserted = await this.repository.insertRule(rule, tx).catch(ruleConflict);
+    const view = await this.emitted(tx, 'contact_rule.created', inserted, names);
+    await this.audit.record(tx, {
+      organizationId: inserted.organizationId,
+      action: 'contact_rule.created',
+      target: ruleTarget(view),
+      after: view,
+    });
+    return view;
+  }
+
+  /** A rule as an update left it, reported and audited when a value changed. */
+  private async updated(
+    tx: Tx,
+    previous: ContactRule,
+    { changed, rule }: { rule: ContactRule; changed: boolean },
+    names: IdentityNames,
+  ): Promise<ContactRuleView> {
+    if (!changed) {
+      return toContactRuleView(rule, names);
+    }
+    const view = await this.emitted(tx, 'contact_rule.updated', rule, names);
+    await this.audit.record(tx, {
+      organizationId: rule.organizationId,
+      action: 'contact_rule.updated',
+      target: ruleTarget(view),
+      before: toContactRuleView(previous, names),
+      after: view,
+    });
+    return view;
   }
 
   /**
@@ -130,19 +202,7 @@ export class ContactRulesService {
       if (!updated) {
         throw ruleNotFound();
       }
-      const { changed, rule } = updated;
-      if (!changed) {
-        return toContactRuleView(rule, names);
-      }
-      const view = await this.emitted(tx, 'contact_rule.updated', rule, names);
-      await this.audit.record(tx, {
-        organizationId: rule.organizationId,
-        action: 'contact_rule.updated',
-        target: ruleTarget(view),
-        before: toContactRuleView(previous, names),
-        after: view,
-      });
-      return view;
+      return this.updated(tx, previous, updated, names);
     });
   }
 

@@ -28,6 +28,7 @@ export const AUDITED_FIELDS: Record<string, readonly string[]> = {
   // `auth` as the view shows it: type, header name and whether a value is set — never the value.
   upstream: ['url', 'card_url', 'protocol_version', 'binding', 'streaming', 'auth'],
   invitation: ['email', 'expires_at'],
+  approval: ['state', 'remember', 'reason'],
   member: ['email'],
   console_user: ['email'],
 };

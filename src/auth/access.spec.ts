@@ -369,8 +369,8 @@ describe('visibleCondition: the SQL side of task.read / context.read', () => {
   it('an agent key stands on its identity columns, an organization on the organization columns', () => {
     expect(sideOf(PRINCIPALS.agent)).toEqual({ kind: 'identity', identityId: billing.id });
     expect(sideOf(PRINCIPALS.console)).toEqual({ kind: 'organization', organizationId: ACME });
-    const condition = visibleCondition('t', sideOf(PRINCIPALS.agent), {});
-    expect(condition.text).toBe('((t.requester_identity_id = $1) OR (t.worker_identity_id = $2))');
+    const condition = visibleCondition('t', sideOf(PRINCIPALS.agent), {}, 'tasks');
+    expect(condition.text).toBe('((t.requester_identity_id = $1) OR (t.worker_identity_id = $2 AND NOT t.held))');
     expect(condition.values).toEqual([billing.id, billing.id]);
   });
 
@@ -380,7 +380,7 @@ describe('visibleCondition: the SQL side of task.read / context.read', () => {
       role: 'worker',
       identity: 'acme-billing',
       peer: id,
-    });
+    }, 'contexts');
     expect(condition.text).toBe(
       '(c.worker_organization_id = $1 AND c.worker_handle = $2 AND c.requester_identity_id = $3::uuid)',
     );

@@ -40,6 +40,9 @@ export type Permission =
   | 'rule.write'
   | 'admission.check'
   | 'decision.read'
+  // docs/api.md §16 Approvals
+  | 'approval.read'
+  | 'approval.decide'
   // docs/api.md §8 Webhooks (who may: docs/walkthrough.md, "Subscribing")
   | 'webhook.read'
   | 'webhook.write'
@@ -91,6 +94,8 @@ const notTaskWorker = () =>
 const keyNotFound = () => notFound('api_key_not_found', 'No API key with that id in your organization.');
 const ruleNotFound = () => notFound('contact_rule_not_found', 'No contact rule with that id in your organization.');
 const webhookNotFound = () => notFound('webhook_not_found', 'No webhook with that id.');
+const approvalNotFound = () =>
+  notFound('approval_not_found', 'No approval request with that id for your organization to decide.');
 
 const NOT_ALLOWED_CODE = {
   admin: 'admin_key_not_allowed',
@@ -179,6 +184,10 @@ export const ACCESS_RULES: Readonly<Record<Permission, AccessRule>> = {
   },
   /** Decisions about one identity of the organization. */
   'decision.read': { ...ORGANIZATION, hidden: identityNotFound },
+
+  /** An approval request is its deciding organization's (its owner: the asking identity); the other side never sees it. */
+  'approval.read': { ...ORGANIZATION, hidden: approvalNotFound },
+  'approval.decide': { ...ORGANIZATION, hidden: approvalNotFound },
 
   'webhook.read': WEBHOOK,
   'webhook.write': WEBHOOK,
@@ -381,9 +390,10 @@ export interface SideFilter {
 /**
  * The SQL condition for "`task.read` / `context.read` allows this row, and it matches
  * `filter`". Tasks and contexts share the participant columns (`alias` is the
- * table's alias in the query; trusted text, never a value from a request).
+ * table's alias in the query; trusted text, never a value from a request). A held
+ * task (waiting for approval, docs/api.md §16) is not the worker's side's to see.
  */
-export function visibleCondition(alias: string, side: LedgerSide, filter: SideFilter): Sql {
+export function visibleCondition(alias: string, side: LedgerSide, filter: SideFilter, rows: 'tasks' | 'contexts'): Sql {
   const own = side.kind === 'identity' ? side.identityId : side.organizationId;
   const column = (role: LedgerRole, name: string) => sql.raw(`${alias}.${role}_${name}`);
   const mine = (role: LedgerRole) => [
@@ -392,7 +402,8 @@ export function visibleCondition(alias: string, side: LedgerSide, filter: SideFi
   ];
   const theirs = (role: LedgerRole) => (filter.peer === undefined ? [] : [identityMatch(filter.peer, column, role)]);
   const asRole = (role: LedgerRole) =>
-    sql`(${sql.join([...mine(role), ...theirs(role === 'requester' ? 'worker' : 'requester')], ' AND ')})`;
+    sql`(${sql.join([...mine(role), ...theirs(role === 'requester' ? 'worker' : 'requester'), ...unheld(role)], ' AND ')})`;
+  const unheld = (role: LedgerRole) => (rows === 'tasks' && role === 'worker' ? [sql.raw(`NOT ${alias}.held`)] : []);
   return filter.role ? asRole(filter.role) : sql`(${asRole('requester')} OR ${asRole('worker')})`;
 }
 

@@ -38,7 +38,7 @@ export const SURFACES = {
   keyAdmin: { credentials: ['admin', 'console'], claimed: false },
 
   // --- identities (docs/api.md §3) ---------------------------------------------
-  /** Create, delete identities; admission explanations. */
+  /** Create, delete identities; admission explanations; approval requests (docs/api.md §16: admin key or Console). */
   organizationAdmin: { credentials: ['admin', 'console'], claimed: false },
   /** Read an identity: admin key, Console, or its own key (even unclaimed). Settings reads are `ledger` (docs/api.md §1). */
   identityRead: { credentials: ['admin', 'agent', 'console'], claimed: false },

@@ -40,6 +40,11 @@ export interface AppConfig {
   sessionTtlHours: number;
   /** How long an agent signup's claim code stays valid. */
   claimCodeTtlHours: number;
+  /** Approval requests (docs/api.md §16): how long one waits for a decision, and how many one organization may have pending. */
+  approvals: {
+    ttlHours: number;
+    maxPending: number;
+  };
   /** Console teams (docs/api.md §13): how long an invitation can be accepted, and the per-organization limits. */
   console: {
     inviteTtlHours: number;
@@ -266,6 +271,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     consoleSignup: oneOf(env, 'CONSOLE_SIGNUP', ['open', 'closed'] as const, 'open'),
     sessionTtlHours: int(env, 'SESSION_TTL_HOURS', 12, 1, 24 * 30),
     claimCodeTtlHours: int(env, 'CLAIM_CODE_TTL_HOURS', 72, 1, 24 * 30),
+    approvals: {
+      ttlHours: int(env, 'APPROVAL_TTL_HOURS', 72, 1, 24 * 30),
+      maxPending: int(env, 'APPROVAL_MAX_PENDING', 1000, 1, 1_000_000),
+    },
     console: {
       inviteTtlHours: int(env, 'CONSOLE_INVITE_TTL_HOURS', 24 * 7, 1, 24 * 30),
       maxMembers: int(env, 'CONSOLE_MAX_MEMBERS', 100, 1, 10_000),

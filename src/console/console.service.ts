@@ -186,6 +186,11 @@ export class ConsoleService {
     return { user: toUserView(user), organization: toOrganizationView(organization) };
   }
 
+  /** A Console user's email (an approval names the person who decided it), or null. */
+  async email(userId: string): Promise<string | null> {
+    return (await this.repository.user(userId))?.email ?? null;
+  }
+
   /** Organization names by id, in one query (Agent Cards name their provider). */
   async organizationNames(ids: readonly string[]): Promise<Map<string, string>> {
     if (ids.length === 0) {

@@ -13,6 +13,8 @@ export const EVENT_TYPES = [
   'contact_rule.deleted',
   'console.member_added',
   'console.member_removed',
+  'approval.requested',
+  'approval.decided',
   'ping',
 ] as const;
 
@@ -31,4 +33,7 @@ export const ORGANIZATION_ONLY_TYPES: readonly EventType[] = [
   'api_key.revoked',
   'console.member_added',
   'console.member_removed',
+  // Approval requests are for the deciding organization's people (admin keys, Console), never an agent's key.
+  'approval.requested',
+  'approval.decided',
 ];

@@ -5,7 +5,7 @@ import { Metrics } from '../metrics/metrics';
 import { toArtifactView, toMessageView, toTaskSummaryView, type TaskSummaryView } from './ledger-views';
 import type { WriteBatch } from '../database/write-batch';
 import type { JournalEntry } from './task-journal';
-import { participantsOf, type TaskRow } from './task-records';
+import { participantsOf, type MessageRecord, type TaskRow } from './task-records';
 
 type TaskEvent = Omit<EventInput, 'organizationId' | 'identityIds'>;
 
@@ -21,6 +21,9 @@ type TaskEvent = Omit<EventInput, 'organizationId' | 'identityIds'>;
  * - `task.status`: every later status update (a state change, or an agent message that
  *   comes with its status);
  * - `task.artifact`: every artifact chunk of a reply.
+ *
+ * A held task (waiting for approval, docs/api.md §16) concerns its requester only: the
+ * worker's side hears of it when it is released, with a `task.created` of its own.
  */
 @Injectable()
 export class LedgerEvents {
@@ -32,18 +35,28 @@ export class LedgerEvents {
   /**
    * The events of `entries` (a task's changes since they were last written), in the
    * unit of work that writes them. `creation` is the entry that created the task, when
-   * this unit created it.
+   * this unit created it; `released`, the task's first message when this unit released
+   * it to its worker (the worker's `task.created`, before the changes).
    */
   async emit(
     unit: Tx | WriteBatch,
     taskRow: TaskRow,
     entries: readonly JournalEntry[],
     creation: JournalEntry | null,
+    released: MessageRecord | null = null,
   ): Promise<void> {
     const { requester, worker } = participantsOf(taskRow);
-    const participants = [requester, worker].map((p) => ({ identityId: p.id, organizationId: p.organizationId }));
+    const [byRequester, byWorker] = [requester, worker].map((p) => ({ identityId: p.id, organizationId: p.organizationId }));
+    const participants = taskRow.held ? [byRequester] : [byRequester, byWorker];
     const task = toTaskSummaryView(taskRow);
     this.metrics.tasksChanged(unit, creation !== null && entries[0] === creation, entries);
+    if (released) {
+      const created: TaskEvent = {
+        type: 'task.created',
+        data: { task, seq: released.seq, message: toMessageView(released) },
+      };
+      await this.events.emitAllForParticipants(unit, [byWorker], [{ event: created }]);
+    }
     // All of them in one statement, in order; an entry's push notification goes with its first event.
     const events = entries.flatMap((entry) => {
       const push = streamed(entry) ? { taskId: taskRow.id, seq: entry.seq } : undefined;

@@ -24,7 +24,7 @@ import type { TaskState } from './task-state';
 export const TASK_COLUMNS =
   sql.raw(`t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
   t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-  t.metadata, t.seq, t.created_at, t.updated_at`);
+  t.metadata, t.held, t.seq, t.created_at, t.updated_at`);
 
 /** What the statement that creates a task found. */
 export type CreatedTask =
@@ -56,6 +56,7 @@ export const EXAMPLE_TASK: TaskRow = {
   status_message_id: U,
   status_timestamp: DummyValue.DATE,
   metadata: null,
+  held: false,
   seq: 1,
   created_at: DummyValue.DATE,
   updated_at: DummyValue.DATE,
@@ -400,7 +401,7 @@ export class LedgerRepository {
       [
         sql`
         UPDATE tasks SET state = ${task.state}, status_message_id = ${task.status_message_id}, seq = ${task.seq},
-               updated_at = ${task.updated_at}, status_timestamp = ${task.status_timestamp}
+               updated_at = ${task.updated_at}, status_timestamp = ${task.status_timestamp}, held = ${task.held}
          WHERE id = ${task.id}
         RETURNING pg_notify(${CHANGES_CHANNEL}, ${`${task.id}:${task.seq}`}) AS notified`,
       ],

@@ -15,19 +15,20 @@ import { LedgerRepository, TASK_MOVED_ON } from './ledger.repository';
 import { TaskReadsRepository, type PairTaskFilter as PairTaskRowFilter } from './task-reads.repository';
 import { TaskJournal, type JournalEntry, type RoomAsked } from './task-journal';
 import { TaskNotifier } from '../events/task-notifier';
-import type {
-  ForwardedTask,
-  HydrateOptions,
-  MessageRecord,
-  NewMessage,
-  TaskEventRecord,
-  TaskPair,
-  TaskRecord,
-  TaskRow,
-  UpstreamIds,
+import {
+  agentText,
+  type ForwardedTask,
+  type HydrateOptions,
+  type MessageRecord,
+  type NewMessage,
+  type TaskEventRecord,
+  type TaskPair,
+  type TaskRecord,
+  type TaskRow,
+  type UpstreamIds,
 } from './task-records';
 import type { ArtifactChunk } from './entities/task-event.entity';
-import { transition, type ReplyState } from './task-state';
+import { isTerminal, transition, type ReplyState } from './task-state';
 import { TaskWatch } from './task-watch';
 import { RememberedTasks, type RememberedTask } from './remembered-tasks';
 
@@ -41,13 +42,20 @@ export interface SendInput {
   metadata: Record<string, unknown> | null;
 }
 
+/** A new task and its first message, as a send created it. */
+export interface Created {
+  kind: 'created';
+  task: TaskRow;
+  message: MessageRecord;
+}
+
 /**
  * What a send recorded in its transaction: a new task, the next turn of one, or
  * nothing (a retried send: the messageId was seen before). The caller may write more
  * in the same transaction (the task's journal holds its row lock until the commit).
  */
 export type Sent =
-  | { kind: 'created'; task: TaskRow; message: MessageRecord }
+  | (Created & { journal: TaskJournal })
   | { kind: 'continued'; journal: TaskJournal }
   | { kind: 'duplicate'; taskId: string };
 
@@ -141,6 +149,7 @@ export class LedgerService {
       status_message_id: null,
       status_timestamp: at,
       metadata: input.metadata,
+      held: false,
       seq: 1,
       created_at: at,
       updated_at: at,
@@ -194,9 +203,13 @@ export class LedgerService {
   }
 
   /** The answer to a send once its transaction has committed; a new task's record is known without reading it back. */
-  async sendResult(pair: TaskPair, sent: Sent, read: HydrateOptions): Promise<SendResult> {
+  async sendResult(pair: TaskPair, sent: Sent | Created, read: HydrateOptions): Promise<SendResult> {
     switch (sent.kind) {
       case 'created': {
+        // A held task has its status message too (docs/api.md §16): read back whole.
+        if (sent.task.held) {
+          return { task: (await this.pairRecord(pair, sent.task.id, read))!, duplicate: false };
+        }
         // No history but the message, no artifacts, and no status message (a requester's message is not one).
         const [task] = await this.reads.hydrate([sent.task], { historyLength: 0, artifacts: false });
         return {
@@ -268,6 +281,57 @@ export class LedgerService {
     }
     await journal.status('canceled');
     return journal;
+  }
+
+  /**
+   * A task this transaction created, held from its worker's side until it is approved
+   * (docs/api.md §16): `auth-required` while it waits, or `rejected` when it cannot,
+   * with `note` as the service's status message. `also` writes the caller's own change
+   * (the approval request's event) with the journal's next statement.
+   */
+  async hold(
+    created: Extract<Sent, { kind: 'created' }>,
+    state: 'auth-required' | 'rejected',
+    note: string,
+    also?: (unit: WriteBatch) => Promise<void>,
+  ): Promise<void> {
+    const { journal } = created;
+    journal.hold();
+    await journal.message('agent', agentText(note), 'status', state);
+    if (also) {
+      await journal.alongside(also);
+    }
+  }
+
+  /**
+   * An approved task goes to its worker, in the caller's transaction: `submitted`, and
+   * from now on the worker's side sees it — `task.created` with its first message, then
+   * the status change (LedgerEvents). Null when it no longer waits (canceled meanwhile).
+   */
+  async release(tx: Tx, taskId: string): Promise<{ task: TaskRow; firstMessage: MessageRecord } | null> {
+    const [journal, first] = await Promise.all([this.lockTask(tx, taskId), this.reads.firstMessages([taskId], tx)]);
+    if (!journal?.task.held || isTerminal(journal.state)) {
+      return null;
+    }
+    const firstMessage = first.get(taskId)!;
+    journal.release(firstMessage);
+    await journal.status('submitted');
+    return { task: journal.task, firstMessage };
+  }
+
+  /** A held task refused (denied, or its approval expired), in the caller's transaction; false when it no longer waits. */
+  async refuseHeld(tx: Tx, taskId: string, note: string): Promise<boolean> {
+    const journal = await this.lockTask(tx, taskId);
+    if (!journal?.task.held || isTerminal(journal.state)) {
+      return false;
+    }
+    await journal.message('agent', agentText(note), 'status', 'rejected');
+    return true;
+  }
+
+  /** Each task's first message (the requester's, which created it), by task id. */
+  firstMessages(taskIds: readonly string[]): Promise<Map<string, MessageRecord>> {
+    return this.reads.firstMessages(taskIds);
   }
 
   /** A read returns at most LEDGER_MAX_ARTIFACT_BYTES_PER_TASK of artifact content per task. */
@@ -533,7 +597,13 @@ export class LedgerService {
   /** A journal registered with its transaction: flushed before the commit, the notifier told after. */
   private open(tx: Tx, row: TaskRow, isNew: boolean): TaskJournal {
     const journal = new TaskJournal(tx, this.db, this.repository, row, isNew, async (flushed, entries, unit) => {
-      await this.ledgerEvents.emit(unit, flushed.task, entries, flushed.isNew ? flushed.entries[0] : null);
+      await this.ledgerEvents.emit(
+        unit,
+        flushed.task,
+        entries,
+        flushed.isNew ? flushed.entries[0] : null,
+        flushed.released,
+      );
       const change = { taskId: flushed.task.id, seq: flushed.task.seq };
       const row = { ...flushed.task };
       const messages = flushed.messageCount;
@@ -575,6 +645,12 @@ export class LedgerService {
     if (room.held) {
       return { kind: 'duplicate', taskId: journal.task.id };
     }
+    if (journal.task.held && !isTerminal(journal.state)) {
+      throw conflict(
+        'task_awaiting_approval',
+        'The task waits for approval; it takes no messages until it is approved (or start a new task).',
+      );
+    }
     const next = transition(journal.state, { by: 'requester', action: 'message' });
     if (!next.ok) {
       throw conflict('task_terminal', `The task is ${journal.state}; it takes no more messages.`);
@@ -612,7 +688,7 @@ export class LedgerService {
       case 'created': {
         const journal = this.open(tx, created.row, true);
         const message = await journal.message('user', input.message, 'status', 'submitted');
-        return { kind: 'created', task: journal.task, message };
+        return { kind: 'created', task: journal.task, message, journal };
       }
     }
   }

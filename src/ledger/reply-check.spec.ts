@@ -11,19 +11,20 @@ const agent = (id: string, organizationId: string): AgentKeyPrincipal => ({
   organizationId,
   identity: { id, handle: id, claimed: true, enabled: true },
 });
-const row: ParticipantRow = {
+const row: ParticipantRow & { held: boolean } = {
   requester_identity_id: 'requester',
   requester_handle: 'requester',
   requester_organization_id: OTHER,
   worker_identity_id: 'worker',
   worker_handle: 'worker',
   worker_organization_id: ACME,
+  held: false,
 };
 const worker = agent('worker', ACME);
 
 /** The outcome as the state the task moves to, or `status code`. */
-function outcome(principal: Principal, state: TaskState | null, to: ReplyState | null): string {
-  const check = checkReply(principal, state === null ? null : { row, state }, to);
+function outcome(principal: Principal, state: TaskState | null, to: ReplyState | null, held = false): string {
+  const check = checkReply(principal, state === null ? null : { row: { ...row, held }, state }, to);
   return check.ok ? check.state : `${check.error.status} ${check.error.code}`;
 }
 
@@ -46,6 +47,14 @@ describe('checkReply: the preconditions of a worker reply', () => {
     ['a stranger does not see the task', agent('stranger', 'org-third'), 'working', null, '404 task_not_found'],
   ])('%s', (_, principal, state, to, expected) => {
     expect(outcome(principal, state, to)).toBe(expected);
+  });
+
+  it('a held task (waiting for approval) is not found by its worker; its requester still may not reply', () => {
+    expect(outcome(worker, 'auth-required', 'working', true)).toBe('404 task_not_found');
+    expect(outcome({ kind: 'admin', id: 'k', organizationId: ACME }, 'auth-required', null, true)).toBe(
+      '404 task_not_found',
+    );
+    expect(outcome(agent('requester', OTHER), 'auth-required', null, true)).toBe('403 not_task_worker');
   });
 
   it('access is checked before the state: a stranger learns nothing of a finished task', () => {

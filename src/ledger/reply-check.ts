@@ -17,7 +17,7 @@ export type ReplyCheck = { ok: true; state: TaskState } | { ok: false; error: Ap
  */
 export function checkReply(
   principal: Principal,
-  task: { row: ParticipantRow; state: TaskState } | null,
+  task: { row: ParticipantRow & { held: boolean }; state: TaskState } | null,
   to: ReplyState | null,
 ): ReplyCheck {
   try {
@@ -41,10 +41,10 @@ export function checkReply(
   };
 }
 
-/** A task's participants as the access rules see them. */
-export function parties(row: ParticipantRow): Resource {
+/** A task's participants as the access rules see them: a held task has no worker's side yet (docs/api.md §16). */
+export function parties(row: ParticipantRow & { held: boolean }): Resource {
   return {
     requester: { organizationId: row.requester_organization_id, identityId: row.requester_identity_id },
-    worker: { organizationId: row.worker_organization_id, identityId: row.worker_identity_id },
+    worker: row.held ? null : { organizationId: row.worker_organization_id, identityId: row.worker_identity_id },
   };
 }

@@ -51,6 +51,11 @@ export class TaskJournal {
   private pending = new WriteBatch();
   /** The time of this journal's changes. */
   private readonly at = new Date();
+  /**
+   * When this transaction releases a held task to its worker (docs/api.md §16): the
+   * task's first message, for the worker's `task.created`; handed on at the next flush.
+   */
+  released: MessageRecord | null = null;
   /** What messageRoom read, kept up to date as this journal writes messages. */
   private room: { role: MessageRole; max: number; asked: Set<string>; held: Set<string>; count: number } | null = null;
 
@@ -169,6 +174,17 @@ export class TaskJournal {
     return record;
   }
 
+  /** Holds the task from its worker's side until it is approved (docs/api.md §16); written with the next flush. */
+  hold(): void {
+    this.task.held = true;
+  }
+
+  /** The task is approved: its worker's side sees it from now on, starting with `firstMessage` (its `task.created`). */
+  release(firstMessage: MessageRecord): void {
+    this.task.held = false;
+    this.released = firstMessage;
+  }
+
   /** A new state without a message. */
   async status(state: TaskState): Promise<void> {
     this.task.seq += 1;
@@ -242,6 +258,7 @@ export class TaskJournal {
     }
     await this.repository.saveTask(this.task, this.pending);
     await this.onFlush(this, entries, this.pending);
+    this.released = null;
     this.send();
   }
 

@@ -127,6 +127,7 @@ export class TaskReadsRepository {
     ];
     return this.db.rows<TaskRow>(
       visiblePage(
+        'tasks',
         side,
         filter,
         page,
@@ -192,7 +193,7 @@ export class TaskReadsRepository {
   /** A task as a record (findRecord), when visible to `side`; null otherwise. */
   @GenerateSql({ params: [U, ORGANIZATION_SIDE, { historyLength: 2, artifacts: true, maxArtifactBytes: 1000 }] })
   async visibleTaskRecord(taskId: string, side: LedgerSide, options: HydrateOptions): Promise<TaskRecord | null> {
-    return findRecord(this.db, taskId, visibleCondition('t', side, {}), options);
+    return findRecord(this.db, taskId, visibleCondition('t', side, {}, 'tasks'), options);
   }
 
   /**
@@ -259,6 +260,22 @@ export class TaskReadsRepository {
       : null;
   }
 
+  /** Each task's first message (the requester's, which created it), by task id. */
+  @GenerateSql({ params: [[U]] })
+  async firstMessages(taskIds: readonly string[], tx?: Tx): Promise<Map<string, MessageRecord>> {
+    if (taskIds.length === 0) {
+      return new Map();
+    }
+    const rows = await this.db.rows<MessageRow & { context_id: string }>(
+      sql`
+      SELECT ${MESSAGE_COLUMNS}, t.context_id FROM tasks t
+        CROSS JOIN LATERAL (SELECT * FROM messages m WHERE m.task_id = t.id ORDER BY m.seq LIMIT 1) m
+       WHERE t.id = ANY(${[...taskIds]}::uuid[])`,
+      tx,
+    );
+    return new Map(rows.map((row) => [row.task_id, messageRecord(row, row.context_id)]));
+  }
+
   /** A page of the contexts visible to `side`, newest first. */
   @GenerateSql(
     { name: 'one role', params: [IDENTITY_SIDE, { role: 'requester', peer: U2 }, new Keyset('c', undefined, 50)] },
@@ -267,6 +284,7 @@ export class TaskReadsRepository {
   async visibleContexts(side: LedgerSide, filter: SideFilter, page: Keyset): Promise<ContextRecord[]> {
     const rows = await this.db.rows<ContextRow>(
       visiblePage(
+        'contexts',
         side,
         filter,
         page,
@@ -281,7 +299,7 @@ export class TaskReadsRepository {
   @GenerateSql({ params: [U, ORGANIZATION_SIDE] })
   async visibleContext(contextId: string, side: LedgerSide): Promise<ContextRecord | null> {
     const row = await this.db.one<ContextRow>(sql`
-      SELECT ${CONTEXT_COLUMNS} FROM contexts c WHERE c.id = ${contextId} AND ${visibleCondition('c', side, {})}`);
+      SELECT ${CONTEXT_COLUMNS} FROM contexts c WHERE c.id = ${contextId} AND ${visibleCondition('c', side, {}, 'contexts')}`);
     return row ? contextRecord(row) : null;
   }
 }
@@ -302,15 +320,21 @@ const HYDRATED_COLUMNS = [
  * sides (an organization's own tasks, an identity's tasks to itself) is kept once
  * (mergedPage).
  */
-function visiblePage(side: LedgerSide, filter: SideFilter, page: Keyset, select: (...visible: Sql[]) => Sql): Sql {
+function visiblePage(
+  rows: 'tasks' | 'contexts',
+  side: LedgerSide,
+  filter: SideFilter,
+  page: Keyset,
+  select: (...visible: Sql[]) => Sql,
+): Sql {
   const alias = page.alias;
   if (filter.role) {
-    return select(visibleCondition(alias, side, filter));
+    return select(visibleCondition(alias, side, filter, rows));
   }
   return mergedPage(
     page,
-    select(visibleCondition(alias, side, { ...filter, role: 'requester' })),
-    select(visibleCondition(alias, side, { ...filter, role: 'worker' })),
+    select(visibleCondition(alias, side, { ...filter, role: 'requester' }, rows)),
+    select(visibleCondition(alias, side, { ...filter, role: 'worker' }, rows)),
   );
 }
 
@@ -453,6 +477,7 @@ function toRecords(rows: TaskRow[], parts: readonly TaskPart[], options: Hydrate
     statusMessage: row.status_message_id ? (statusById.get(row.status_message_id) ?? null) : null,
     statusTimestamp: row.status_timestamp,
     metadata: row.metadata,
+    held: row.held,
     seq: row.seq,
     createdAt: row.created_at,
     updatedAt: row.updated_at,

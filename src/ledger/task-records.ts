@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { RowOf } from '../database/row';
 import type { Participants } from './entities/participants.embedded';
 import type { A2AVersion } from './entities/push-notification-config.entity';
@@ -52,6 +53,8 @@ export interface TaskRecord {
   statusMessage: MessageRecord | null;
   statusTimestamp: Date;
   metadata: Record<string, unknown> | null;
+  /** Waiting for approval, or refused without it: never shown to the worker's side (docs/api.md §16). */
+  held: boolean;
   /** Number of the last event: a stream that starts here continues after it. */
   seq: number;
   createdAt: Date;
@@ -101,6 +104,7 @@ export type TaskRow = Pick<
   | 'status_message_id'
   | 'status_timestamp'
   | 'metadata'
+  | 'held'
   | 'seq'
   | 'created_at'
   | 'updated_at'
@@ -164,4 +168,15 @@ export interface PushConfigInput {
 export interface PushConfigRecord extends PushConfigInput {
   taskId: string;
   protocolVersion: A2AVersion;
+}
+
+/** A status message of the service's own words (an upstream's failure, an approval's outcome). */
+export function agentText(text: string): NewMessage {
+  return {
+    messageId: randomUUID(),
+    parts: [{ text }],
+    metadata: null,
+    extensions: [],
+    referenceTaskIds: [],
+  };
 }

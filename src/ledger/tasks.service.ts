@@ -23,7 +23,7 @@ import { MESSAGES_NEWEST_FIRST, TaskReadsRepository } from './task-reads.reposit
 import { LedgerService } from './ledger.service';
 import { parsePart, type StoredPart } from './parts';
 import type { RememberedTask } from './remembered-tasks';
-import { checkReply } from './reply-check';
+import { checkReply, parties } from './reply-check';
 import type { HydrateOptions, NewMessage, TaskRecord } from './task-records';
 
 type LedgerPrincipal = KeyPrincipal | ConsolePrincipal;
@@ -118,16 +118,17 @@ export class TasksService {
     return { contexts: items.map(toContextView), next_cursor: nextCursor };
   }
 
-  /** A context with its most recent tasks (without history or artifacts). */
+  /** A context with its most recent tasks the caller may see (without history or artifacts). */
   async getContext(principal: LedgerPrincipal, id: string): Promise<ContextView & { tasks: TaskView[] }> {
     const context = await this.repository.visibleContext(id, sideOf(principal));
     if (!context) {
       throw notVisible('context.read');
     }
-    const tasks = await this.repository.hydrate(await this.repository.contextTasks(id, CONTEXT_TASKS_SHOWN), {
-      historyLength: 0,
-      artifacts: false,
-    });
+    // A held task is not the worker's side's to see (docs/api.md §16).
+    const rows = (await this.repository.contextTasks(id, CONTEXT_TASKS_SHOWN)).filter((row) =>
+      canAccess(principal, 'task.read', parties(row)),
+    );
+    const tasks = await this.repository.hydrate(rows, { historyLength: 0, artifacts: false });
     return { ...toContextView(context), ...(await this.views(principal, tasks)) };
   }
 

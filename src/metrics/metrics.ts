@@ -97,6 +97,17 @@ export class Metrics {
     labelNames: ['kind', 'outcome'] as const,
     registers: [this.registry],
   });
+  private readonly approvalsRequested = new Counter({
+    name: 'a2a_approvals_requested_total',
+    help: 'Approval requests opened (committed); minus a2a_approvals_decided_total, the requests pending.',
+    registers: [this.registry],
+  });
+  private readonly approvalsDecided = new Counter({
+    name: 'a2a_approvals_decided_total',
+    help: 'Approval requests decided (committed), per outcome: approved, denied, expired.',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   private readonly rateLimited = new Counter({
     name: 'a2a_rate_limit_refusals_total',
     help: 'Requests refused by a rate limit (429), per limit.',
@@ -184,6 +195,16 @@ export class Metrics {
     if (this.enabled) {
       this.forwards.inc({ kind, outcome });
     }
+  }
+
+  /** Approval requests opened (`requested`) or decided, counted once their transaction commits. */
+  approvals(unit: Tx | WriteBatch, outcome: 'requested' | 'approved' | 'denied' | 'expired', count = 1): void {
+    if (!this.enabled || count === 0) {
+      return;
+    }
+    afterCommit(unit, () =>
+      outcome === 'requested' ? this.approvalsRequested.inc(count) : this.approvalsDecided.inc({ outcome }, count),
+    );
   }
 
   rateLimit(limit: string): void {

@@ -83,6 +83,7 @@ export const A2A_ERROR_KIND: Record<ErrorCode, A2AErrorKind> = {
   invite_code_invalid: 'RequestMalformed',
   invite_not_found: 'RequestMalformed',
   member_not_found: 'RequestMalformed',
+  approval_not_found: 'RequestMalformed',
 
   method_not_allowed: 'RequestMalformed',
 
@@ -101,6 +102,9 @@ export const A2A_ERROR_KIND: Record<ErrorCode, A2AErrorKind> = {
   last_member: 'RequestMalformed',
   task_terminal: 'UnsupportedOperation',
   task_not_cancelable: 'TaskNotCancelable',
+  // Like a terminal task, a held one takes no messages (until it is approved).
+  task_awaiting_approval: 'UnsupportedOperation',
+  approval_decided: 'RequestMalformed',
   // Like a terminal task, a full one takes no more messages.
   task_message_limit: 'UnsupportedOperation',
   task_artifact_limit: 'UnsupportedOperation',

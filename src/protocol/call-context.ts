@@ -1,4 +1,5 @@
 import { ServerCallContext } from '@a2a-js/sdk/server';
+import type { Side } from '../admission/admission.decision';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
 import type { TaskPair } from '../ledger/task-records';
 import type { CallStanding } from './call-standing';
@@ -9,6 +10,11 @@ import type { CallStanding } from './call-standing';
  */
 export interface ProtocolCall {
   pair: TaskPair;
+  /**
+   * The sides whose organization must approve a task this call starts (admission's
+   * decision, docs/api.md §16); empty for most calls.
+   */
+  approval: readonly Side[];
   version: A2AVersion;
   /**
    * Whether a send waits for the worker. Read from the raw request: the SDK's v0.3

@@ -250,7 +250,7 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
     const request = call.request as
       { tenant?: string; configuration?: { returnImmediately?: boolean; blocking?: boolean } } | undefined;
     const handle = request?.tenant || call.metadata.get(TENANT_METADATA)[0]?.toString() || '';
-    const pair = await this.gate.admit(principal, handle);
+    const admitted = await this.gate.admit(principal, handle);
     // The generation is the service called; `a2a-version` may name it, or the other one this service speaks (A2A v1.0 §3.6.2).
     const requested = call.metadata.get(A2A_VERSION_METADATA)[0]?.toString();
     if (requested !== undefined && !spokenVersion(requested)) {
@@ -266,7 +266,7 @@ export class GrpcBindingService implements OnApplicationBootstrap, BeforeApplica
       (version === '1.0'
         ? request?.configuration?.returnImmediately !== true
         : request?.configuration?.blocking === true);
-    const open = this.gate.start(principal, pair, { version, blocking, staysOpen: kind === 'stream' || blocking });
+    const open = this.gate.start(principal, admitted, { version, blocking, staysOpen: kind === 'stream' || blocking });
     bindHooks(open.context, hooks);
     call.on('cancelled', () => open.abort());
     // The SDK sends the initial metadata (its extension header) once the method has run; ours joins it.

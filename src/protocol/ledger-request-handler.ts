@@ -19,6 +19,7 @@ import {
 import { A2AError, RequestMalformedError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { Logger } from 'pino';
+import { ApprovalsService } from '../approvals/approvals.service';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { AppError } from '../common/app-error';
 import { clientDataError } from '../common/problem.filter';
@@ -75,6 +76,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     private readonly identities: IdentitiesService,
     private readonly upstreams: UpstreamsService,
     private readonly forwarder: UpstreamForwarder,
+    private readonly approvals: ApprovalsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
@@ -180,8 +182,12 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       const taskId = requireTaskId(params.id);
       await this.ledger.write(async (tx) => {
         const canceled = await this.ledger.recordCancel(tx, pair, taskId, repeat);
+        // A held task never reached the worker: it leaves its approval requests, and there is nothing to forward.
+        if (canceled?.task.held) {
+          await this.approvals.detach(tx, canceled.task.id);
+        }
         // A worker with an upstream agent: the cancel is forwarded to it, queued in the cancel's transaction.
-        if (canceled && (await this.upstreams.queueCancel(tx, canceled.task.id, pair.worker.id))) {
+        else if (canceled && (await this.upstreams.queueCancel(tx, canceled.task.id, pair.worker.id))) {
           afterCommit(tx, () => this.forwarder.wake());
         }
       });
@@ -267,7 +273,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
         watch = this.ledger.watch(taskId);
       });
       const fresh = watch?.taskId === task.id ? watch : undefined;
-      yield* this.follow(call, task.id, history, isSettled, task, fresh);
+      // A task held for approval (docs/api.md §16): the requester's stream stays open, as a subscription does, until it is terminal.
+      yield* this.follow(call, task.id, history, task.held ? isTerminal : isSettled, task, fresh);
     } finally {
       watch?.close();
     }
@@ -300,14 +307,16 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     };
     // A send that starts a task without a push notification config — the usual one —
     // is one statement, the forward to the worker's upstream agent queued in it.
-    if (input.taskId === undefined && !pushInput) {
+    if (input.taskId === undefined && !pushInput && call.approval.length === 0) {
       return this.ledger.start(call.pair, input, read, (batch, taskId) => {
         starting?.(taskId);
         return this.forwarder.queueMessage(batch, taskId, call.pair, message.messageId);
       });
     }
     // Otherwise one ledger transaction: the message, then — unless it was a retry — the
-    // push notification config it carries and the forward to the worker's upstream agent.
+    // push notification config it carries and the forward to the worker's upstream agent;
+    // or, for a new task that needs a side's approval, its approval request instead of
+    // the forward (the task is held from the worker until approved, docs/api.md §16).
     const sent = await this.ledger.write(async (tx) => {
       const sent = await this.ledger.recordSend(tx, call.pair, input);
       if (sent.kind === 'duplicate') {
@@ -316,6 +325,10 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       const task = sent.kind === 'created' ? sent.task : sent.journal.task;
       if (pushInput) {
         await this.pushConfigs.save(tx, task, pushInput, call.version);
+      }
+      if (sent.kind === 'created' && call.approval.length > 0) {
+        await this.approvals.hold(tx, sent, call.pair, call.approval);
+        return sent;
       }
       // A worker with an upstream agent: the message is queued for the forwarder in the send's transaction.
       await this.forwarder.queueMessage(tx, task.id, call.pair, message.messageId);

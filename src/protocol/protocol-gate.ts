@@ -1,5 +1,6 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
+import type { Side } from '../admission/admission.decision';
 import { AdmissionService } from '../admission/admission.service';
 import type { AgentKeyPrincipal } from '../common/principal';
 import { AppError, forbidden, notFound } from '../common/app-error';
@@ -20,6 +21,12 @@ export interface CallShape {
   blocking: boolean;
   /** A stream, or a blocking send: the call holds one of its key's open-call slots. */
   staysOpen: boolean;
+}
+
+/** A call the checks let through: its pair, and the sides whose approval a task it starts waits for (docs/api.md §16). */
+export interface Admitted {
+  pair: TaskPair;
+  approval: readonly Side[];
 }
 
 /** An admitted call, from its checks to its end. */
@@ -60,7 +67,7 @@ export class ProtocolGate implements OnModuleDestroy {
   }
 
   /** Checks 1 (the caller's own receiver), 2 and 3: the pair of identities the call is between. */
-  async admit(principal: AgentKeyPrincipal, handle: string): Promise<TaskPair> {
+  async admit(principal: AgentKeyPrincipal, handle: string): Promise<Admitted> {
     if (!principal.identity.enabled) {
       throw forbidden(
         'requester_disabled',
@@ -80,17 +87,20 @@ export class ProtocolGate implements OnModuleDestroy {
       throw forbidden('admission_denied', 'This call is not admitted between these two identities.');
     }
     return {
-      requester: {
-        id: principal.identity.id,
-        handle: principal.identity.handle,
-        organizationId: principal.organizationId!,
+      pair: {
+        requester: {
+          id: principal.identity.id,
+          handle: principal.identity.handle,
+          organizationId: principal.organizationId!,
+        },
+        worker: { id: worker.id, handle: worker.agentHandle, organizationId: worker.organizationId! },
       },
-      worker: { id: worker.id, handle: worker.agentHandle, organizationId: worker.organizationId! },
+      approval: call.decision.approval,
     };
   }
 
   /** An admitted call starts: its slot when it stays open (429 when none is free), its abort signal, its standing. */
-  start(principal: AgentKeyPrincipal, pair: TaskPair, shape: CallShape): OpenCall {
+  start(principal: AgentKeyPrincipal, { pair, approval }: Admitted, shape: CallShape): OpenCall {
     const release = shape.staysOpen ? this.openCalls.take(principal.id) : () => undefined;
     if (!release) {
       throw new AppError(
@@ -109,6 +119,7 @@ export class ProtocolGate implements OnModuleDestroy {
     );
     const call: ProtocolCall = {
       pair,
+      approval,
       version: shape.version,
       blocking: shape.blocking,
       signal: abort.signal,

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AdmissionModule } from '../admission/admission.module';
+import { ApprovalsModule } from '../approvals/approvals.module';
 import { DirectoryModule } from '../directory/directory.module';
 import { EventsModule } from '../events/events.module';
 import { IdentitiesModule } from '../identities/identities.module';
@@ -21,6 +22,7 @@ import { A2APushNotificationRenderer } from './push-notification-renderer';
   imports: [
     IdentitiesModule,
     AdmissionModule,
+    ApprovalsModule,
     LedgerModule,
     KeysModule,
     EventsModule,

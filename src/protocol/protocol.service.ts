@@ -55,7 +55,7 @@ export class ProtocolService {
   }
 
   async call(principal: AgentKeyPrincipal, handle: string, req: Request, res: Response): Promise<void> {
-    const pair = await this.gate.admit(principal, handle);
+    const admitted = await this.gate.admit(principal, handle);
 
     const body: unknown = req.body;
     const id = rpcId(body);
@@ -94,7 +94,7 @@ export class ProtocolService {
     }
 
     const waits = blocking(version, params);
-    const open = this.gate.start(principal, pair, {
+    const open = this.gate.start(principal, admitted, {
       version,
       blocking: waits,
       staysOpen: staysOpen(version, method, waits),

@@ -69,7 +69,7 @@ export class RestBindingService {
     req: Request,
     res: Response,
   ): Promise<void> {
-    const pair = await this.gate.admit(principal, handle);
+    const admitted = await this.gate.admit(principal, handle);
     const version = restBindingVersion(req);
     if (version !== '0.3') {
       withProblemTypes(res);
@@ -93,7 +93,7 @@ export class RestBindingService {
       return;
     }
     const waits = kind === 'send' && blocking(version, req.body);
-    const open = this.gate.start(principal, pair, { version, blocking: waits, staysOpen: kind === 'stream' || waits });
+    const open = this.gate.start(principal, admitted, { version, blocking: waits, staysOpen: kind === 'stream' || waits });
     bindHooks(open.context, {
       refuse: (refusal) => this.refuse(req, res, refusal),
       ready: async (signal) => {

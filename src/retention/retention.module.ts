@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { AdmissionRepository } from '../admission/admission.repository';
+import { ApprovalsModule } from '../approvals/approvals.module';
 import { ConsoleRepository } from '../console/console.repository';
 import { DeliveriesRepository } from '../events/deliveries.repository';
 import { OutboxRepository } from '../events/outbox.repository';
@@ -7,13 +8,16 @@ import { IdempotencyRepository } from '../ledger/idempotency.repository';
 import { RetentionService } from './retention.service';
 
 /**
- * Retention: schedules the owners' prune statements (RetentionService). Global and
- * importing nothing, so any module — the audit log — can inject RetentionService to
- * register its own kind without an import cycle; the owners' repositories take only
- * the (global) Database, so they are provided here as EventsModule provides its reads.
+ * Retention: schedules the owners' prune statements (RetentionService). Global, so any
+ * module — the audit log — can inject RetentionService to register its own kind; it
+ * imports only ApprovalsModule (approvals expire with each pass), which does not inject
+ * it. The owners' repositories take only the (global) Database, so they are provided
+ * here as EventsModule provides its reads.
  */
 @Global()
 @Module({
+  // The expiry of approval requests runs with each pass: a service's work (tasks rejected, events), not a delete.
+  imports: [ApprovalsModule],
   providers: [
     RetentionService,
     OutboxRepository,

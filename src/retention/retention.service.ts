@@ -3,6 +3,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { AuditRepository } from '../audit/audit.repository';
 import { AdmissionRepository } from '../admission/admission.repository';
+import { ApprovalsService } from '../approvals/approvals.service';
 import { LOGGER } from '../common/tokens';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { ConsoleRepository } from '../console/console.repository';
@@ -30,7 +31,8 @@ const DAY_MS = 86_400_000;
  * admission decisions (DECISIONS_RETENTION_DAYS), Idempotency-Key records (24 h),
  * expired Console sessions and invitations, and whatever another module registers
  * (`register`: the audit log, AUDIT_RETENTION_DAYS). Each kind's delete statement lives
- * in its owner's repository.
+ * in its owner's repository. The same pass expires approval requests past
+ * APPROVAL_TTL_HOURS (ApprovalsService.expire: their tasks are rejected).
  *
  * Runs where a dispatcher runs (the server with EVENTS_DISPATCHER=inline, and every
  * `npm run worker`), every RETENTION_INTERVAL_MS, off the request path: a kind is
@@ -52,6 +54,7 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
     idempotency: IdempotencyRepository,
     consoleRepository: ConsoleRepository,
     audit: AuditRepository,
+    approvals: ApprovalsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
@@ -72,6 +75,8 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
       name: 'audit_events',
       prune: (batch) => audit.prune(new Date(Date.now() - auditDays * DAY_MS), batch),
     });
+    // Not a delete: approval requests past APPROVAL_TTL_HOURS expire, and their tasks are rejected (docs/api.md §16).
+    this.register({ name: 'approvals_expired', prune: (batch) => approvals.expire(batch) });
   }
 
   /**

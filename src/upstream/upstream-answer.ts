@@ -14,6 +14,8 @@ import type { ArtifactChunk } from '../ledger/entities/task-event.entity';
 import type { UpstreamUpdate } from '../ledger/ledger.service';
 import { MAX_ARTIFACTS_PER_REPLY, MAX_MESSAGE_PARTS, type StoredPart } from '../ledger/parts';
 import type { NewMessage } from '../ledger/task-records';
+/** The forwarder's failures are status messages of the service's own words, as the ledger writes them. */
+export { agentText } from '../ledger/task-records';
 import { isSettled, type ReplyState } from '../ledger/task-state';
 
 /**
@@ -299,16 +301,5 @@ function toChunk(artifact: Artifact, append: boolean, lastChunk: boolean): Artif
     metadata: artifact.metadata ?? null,
     append,
     lastChunk,
-  };
-}
-
-/** A status message of the service's own words. */
-export function agentText(text: string): NewMessage {
-  return {
-    messageId: randomUUID(),
-    parts: [{ text } as StoredPart],
-    metadata: null,
-    extensions: [],
-    referenceTaskIds: [],
   };
 }

@@ -56,6 +56,11 @@ ORDER BY r.created_at DESC, r.id DESC LIMIT 51;
 -- AdmissionRepository.rule
 SELECT id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at FROM contact_rules WHERE id = $1;
 
+-- AdmissionRepository.identityRule
+SELECT id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at FROM contact_rules
+WHERE identity_id = $1 AND peer_type = 'identity' AND peer_identity_id = $2 AND direction = $3
+FOR UPDATE;
+
 -- AdmissionRepository.lockRulesOf
 SELECT pg_advisory_xact_lock(hashtextextended($1, 0));
 

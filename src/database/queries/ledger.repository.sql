@@ -3,12 +3,12 @@
 -- LedgerRepository.lockTask (pair)
 SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.seq, t.created_at, t.updated_at FROM (SELECT * FROM tasks WHERE id = $1 OFFSET 0 FOR UPDATE) t WHERE t.requester_identity_id = $2 AND t.worker_identity_id = $3;
+t.metadata, t.held, t.seq, t.created_at, t.updated_at FROM (SELECT * FROM tasks WHERE id = $1 OFFSET 0 FOR UPDATE) t WHERE t.requester_identity_id = $2 AND t.worker_identity_id = $3;
 
 -- LedgerRepository.lockTask (any)
 SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.id = $1 FOR UPDATE;
+t.metadata, t.held, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.id = $1 FOR UPDATE;
 
 -- LedgerRepository.lockTaskAt
 SELECT a2a_lock_task_at($1::uuid, $2::int);
@@ -30,7 +30,7 @@ WITH c AS (INSERT INTO contexts (id, requester_identity_id, requester_handle, re
       ON CONFLICT (requester_identity_id, worker_identity_id, origin_message_id) DO NOTHING
       RETURNING t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.seq, t.created_at, t.updated_at
+t.metadata, t.held, t.seq, t.created_at, t.updated_at
     )
     SELECT c.id AS context_row, t.* FROM c LEFT JOIN t ON true;
 
@@ -43,7 +43,7 @@ WITH c AS (SELECT id FROM contexts WHERE id = $1::uuid AND requester_identity_id
       ON CONFLICT (requester_identity_id, worker_identity_id, origin_message_id) DO NOTHING
       RETURNING t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.seq, t.created_at, t.updated_at
+t.metadata, t.held, t.seq, t.created_at, t.updated_at
     ), touched AS (UPDATE contexts SET updated_at = now() WHERE id IN (SELECT context_id FROM t))
     SELECT c.id AS context_row, t.* FROM c LEFT JOIN t ON true;
 
@@ -95,9 +95,9 @@ DELETE FROM contexts c WHERE c.id = $1 AND NOT EXISTS (SELECT 1 FROM tasks t WHE
 -- LedgerRepository.saveTask
 WITH w0 AS (
         UPDATE tasks SET state = $1, status_message_id = $2, seq = $3,
-               updated_at = $4, status_timestamp = $5
-         WHERE id = $6
-        RETURNING pg_notify($7, $8) AS notified)
+               updated_at = $4, status_timestamp = $5, held = $6
+         WHERE id = $7
+        RETURNING pg_notify($8, $9) AS notified)
 SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
 
 -- LedgerRepository.messageRoom

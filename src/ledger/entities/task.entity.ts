@@ -40,6 +40,13 @@ export class Task {
   @Column({ name: 'upstream_context_id', type: 'varchar', nullable: true })
   upstreamContextId: string | null;
 
+  /**
+   * A new task waiting for a person's approval, or refused without it (docs/api.md §16):
+   * never shown to the worker's side. Cleared when the task is approved.
+   */
+  @Column({ type: 'boolean', default: false })
+  held: boolean;
+
   /** Number of the task's last event (task_events.seq). */
   @Column({ type: 'integer' })
   seq: number;
