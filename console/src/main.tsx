@@ -5,6 +5,7 @@ import { ApiError } from './api';
 import { AdmissionPage } from './features/admission';
 import { sendToSignIn, SignInPage, SignUpPage, useMe, useSignOut } from './features/auth';
 import { IdentitiesPage, IdentityPage } from './features/identities';
+import { ApprovalsPage, usePendingApprovals } from './features/approvals';
 import { AuditPage } from './features/audit';
 import { KeysPage } from './features/keys';
 import { AcceptPage, MembersPage } from './features/members';
@@ -30,6 +31,7 @@ const NAV: [string, string][] = [
   ['/identities', 'Identities'],
   ['/keys', 'API keys'],
   ['/admission', 'Admission'],
+  ['/approvals', 'Approvals'],
   ['/tasks', 'Tasks'],
   ['/webhooks', 'Webhooks'],
   ['/members', 'Members'],
@@ -40,6 +42,7 @@ function Shell() {
   const { path } = useRoute();
   const me = useMe();
   const signOut = useSignOut();
+  const pending = usePendingApprovals(me.isSuccess);
   useEffect(() => {
     if (path === '/') {
       navigate('/identities', { replace: true });
@@ -82,6 +85,15 @@ function Shell() {
           {NAV.map(([to, label]) => (
             <Link key={to} to={to} aria-current={section === to ? 'page' : undefined}>
               {label}
+              {to === '/approvals' && !!pending.data && (
+                <>
+                  {' '}
+                  <span className="badge pending">
+                    {pending.data}
+                    <span className="visually-hidden"> pending</span>
+                  </span>
+                </>
+              )}
             </Link>
           ))}
         </nav>
@@ -109,6 +121,8 @@ function Page({ path }: { path: string }) {
       return <KeysPage />;
     case 'admission':
       return <AdmissionPage />;
+    case 'approvals':
+      return <ApprovalsPage />;
     case 'tasks':
       return param ? <TaskPage id={param} /> : <TasksPage />;
     case 'webhooks':

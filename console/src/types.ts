@@ -35,3 +35,5 @@ export type Delivery = Schemas['Delivery'];
 export type Attempt = Schemas['DeliveryAttempt'];
 
 export type AuditEvent = Schemas['AuditEvent'];
+
+export type Approval = Schemas['Approval'];

@@ -100,6 +100,16 @@ export function Check({ label, ...input }: { label: string } & InputHTMLAttribut
   );
 }
 
+export function Radio({ label, ...input }: { label: string } & InputHTMLAttributes<HTMLInputElement>) {
+  const id = useId();
+  return (
+    <div className="check">
+      <input id={id} type="radio" {...input} />
+      <label htmlFor={id}>{label}</label>
+    </div>
+  );
+}
+
 /** The problem's `detail` (and its code), announced to screen readers. */
 export function ErrorNotice({ error }: { error: unknown }) {
   if (!error) {
@@ -128,13 +138,15 @@ export function Submit({
   pending,
   children,
   pendingLabel,
+  className = 'primary',
 }: {
   pending: boolean;
   children: ReactNode;
   pendingLabel?: string;
+  className?: string;
 }) {
   return (
-    <button type="submit" className="primary" disabled={pending} aria-busy={pending}>
+    <button type="submit" className={className} disabled={pending} aria-busy={pending}>
       {pending ? (
         <>
           <span className="spinner" aria-hidden="true" /> {pendingLabel ?? 'Working…'}

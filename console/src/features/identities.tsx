@@ -281,6 +281,7 @@ export function IdentityPage({ handle }: { handle: string }) {
       <p>
         <Link to={`/keys?identity=${data.id}`}>Its API keys</Link> ·{' '}
         <Link to={`/admission?identity=${data.agent_handle}`}>Its contact rules</Link> ·{' '}
+        <Link to={`/approvals?identity=${data.agent_handle}`}>Its approval requests</Link> ·{' '}
         <Link to={`/tasks?identity=${data.agent_handle}`}>Its tasks</Link>
       </p>
       <div className="columns">
