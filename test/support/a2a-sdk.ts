@@ -22,3 +22,13 @@ export async function resolveWithSdk(url: string, path?: string): Promise<SdkRes
     endpoint: transport.endpoint,
   };
 }
+
+/** A client interceptor that sends the agent's key with every call (`X-API-Key`, as the card asks). */
+export function apiKeyInterceptor(key: string) {
+  return {
+    before: async (args: { options?: { serviceParameters?: Record<string, string> } }) => {
+      args.options = { ...args.options, serviceParameters: { ...args.options?.serviceParameters, 'X-API-Key': key } };
+    },
+    after: async () => undefined,
+  };
+}
