@@ -169,6 +169,17 @@ export const MATRIX: MatrixRow[] = [
   }),
   row('GET /api/v1/admission/decisions', [401, 401, 401, 200, 403, 403, 200, 200, 200]),
 
+  // Approvals (docs/api.md §16): the deciding organization's admin keys and Console; another's request is a 404.
+  row('GET /api/v1/approvals', [401, 401, 401, 200, 403, 403, 200, 200, 200]),
+  row('POST /api/v1/approvals/:id/approve', [401, 401, 401, 200, 403, 403, 200, 404, 404], {
+    path: async (w) => `/api/v1/approvals/${await w.acmeApprovalId()}/approve`,
+    body: () => ({ remember: 'once' }),
+  }),
+  row('POST /api/v1/approvals/:id/deny', [401, 401, 401, 200, 403, 403, 200, 404, 404], {
+    path: async (w) => `/api/v1/approvals/${await w.acmeApprovalId()}/deny`,
+    body: () => ({ remember: 'once', reason: 'matrix' }),
+  }),
+
   // The protocol (docs/api.md §1, §5): a claimed agent key only. A
   // JSON-RPC call the caller may make answers HTTP 200 (here: tasks/get of its task).
   row('POST /a2a/:handle', [401, 401, 401, 403, 403, 200, 403, 403, 403], {

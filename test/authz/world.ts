@@ -224,6 +224,49 @@ export class World {
     return res.body.id;
   }
 
+  /**
+   * A pending approval request of acme, for a cell that may decide it: the worker asks
+   * (an `ask` rule) about a new requester of acme, which sends it a task.
+   */
+  async acmeApprovalId(): Promise<string> {
+    const requester = await insertIdentity(this.t, { organizationId: this.acme.organizationId, enabled: true });
+    const key = await mintAgentKey(this.t, this.acme, requester.id);
+    await this.t
+      .http()
+      .post('/api/v1/contact-rules')
+      .set(bearer(this.acme))
+      .send({
+        identity: this.worker.handle,
+        direction: 'inbound',
+        action: 'ask',
+        peer: { type: 'identity', handle: requester.handle },
+      })
+      .expect(201);
+    const sent = await this.t
+      .http()
+      .post(`/a2a/${this.worker.handle}`)
+      .set(apiKey(key))
+      .send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'message/send',
+        params: {
+          message: {
+            kind: 'message',
+            role: 'user',
+            messageId: 'matrix-held',
+            parts: [{ kind: 'text', text: 'hello' }],
+          },
+          configuration: { blocking: false },
+        },
+      })
+      .expect(200);
+    const [request] = (await this.t.db.query(`SELECT approval_id AS id FROM approval_tasks WHERE task_id = $1`, [
+      sent.body.result.id,
+    ])) as Array<{ id: string }>;
+    return request.id;
+  }
+
   /** A new submitted task of acme's claimed identity with the worker, for a cell that may cancel it. */
   async newTask(): Promise<string> {
     const sent = await this.t

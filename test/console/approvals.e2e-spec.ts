@@ -5,13 +5,11 @@
  * count in the navigation, approves once from the inbox; the worker replies and the
  * stream sees `completed`.
  */
-import { randomUUID } from 'node:crypto';
-import { SendMessageRequest, TaskState, type StreamResponse } from '@a2a-js/sdk';
-import { ClientFactory, ClientFactoryOptions } from '@a2a-js/sdk/client';
+import { TaskState, type StreamResponse } from '@a2a-js/sdk';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { TestApp } from '../support/app';
-import { reply, rpc, v03Message } from '../support/a2a';
-import { apiKeyInterceptor } from '../support/a2a-sdk';
+import { reply, rpc, v03Message, type Agent } from '../support/a2a';
+import { say, sdkClient } from '../support/a2a-sdk';
 import { startConsoleBrowser, WAIT, type ConsoleBrowser } from '../support/console-browser';
 import { apiKey, bearer, createEnabledIdentity, PASSWORD, signup, type ConsoleAccount } from '../support/fixtures';
 
@@ -24,8 +22,8 @@ describe('Approvals in the Console', () => {
   let page: Page;
   let acme: ConsoleAccount;
   let globex: ConsoleAccount;
-  let requester: { handle: string; key: string };
-  let worker: { handle: string; key: string };
+  let requester: Agent;
+  let worker: Agent;
   let stream: AsyncGenerator<StreamResponse>;
   let taskId: string;
   const text = 'Please reconcile the March invoices for account 7.';
@@ -89,15 +87,8 @@ describe('Approvals in the Console', () => {
   });
 
   it("A's agent streams a message with the official SDK client and sees auth-required", async () => {
-    const factory = new ClientFactory(
-      ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-        clientConfig: { interceptors: [apiKeyInterceptor(requester.key)] },
-      }),
-    );
-    const client = await factory.createFromUrl(`${t.baseUrl}/a2a/${worker.handle}/card`, '');
-    stream = client.sendMessageStream(
-      SendMessageRequest.fromJSON({ message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }] } }),
-    );
+    const { client } = await sdkClient(t, requester, worker, 'JSONRPC', '1.0');
+    stream = client.sendMessageStream(say(text));
     const state = await nextState(stream);
     taskId = state.taskId;
     expect(state.state).toBe(TaskState.TASK_STATE_AUTH_REQUIRED);

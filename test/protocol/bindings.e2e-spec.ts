@@ -1,96 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { SendMessageRequest, TaskState, type AgentCard, type StreamResponse, type Task } from '@a2a-js/sdk';
-import {
-  ClientFactory,
-  ClientFactoryOptions,
-  DefaultAgentCardResolver,
-  JsonRpcTransportFactory,
-  RestTransportFactory,
-  type Client,
-  type TransportFactory,
-} from '@a2a-js/sdk/client';
-import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
+import { SendMessageRequest, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
+import type { Client } from '@a2a-js/sdk/client';
 import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { fromGrpcError } from '@a2a-js/sdk/errors/grpc';
 import { startApp, type TestApp } from '../support/app';
 import { grpcClient, metadataOf, rawCall, unary, wire } from '../support/grpc';
 import { freePort } from '../support/server-process';
 import { agentPair, reply, startBlocking, type Agent } from '../support/a2a';
-
-type Binding = 'JSONRPC' | 'HTTP+JSON' | 'GRPC';
-
-/** Adds the agent's key to every call (`X-API-Key`: an HTTP header, or gRPC metadata), and for v0.3 gRPC the worker as `a2a-tenant`. */
-class CallerInterceptor {
-  constructor(private readonly parameters: Record<string, string>) {}
-
-  async before(args: { options?: { serviceParameters?: Record<string, string> } }): Promise<void> {
-    args.options = { ...args.options, serviceParameters: { ...args.options?.serviceParameters, ...this.parameters } };
-  }
-
-  async after(): Promise<void> {}
-}
-
-const FACTORIES: Record<Binding, () => TransportFactory> = {
-  JSONRPC: () => new JsonRpcTransportFactory({ legacyCompat: { enabled: true } }),
-  'HTTP+JSON': () => new RestTransportFactory({ legacyCompat: { enabled: true } }),
-  GRPC: () => new GrpcTransportFactory({ legacyCompat: { enabled: true } }),
-};
-
-const TRANSPORTS: Record<Binding, Record<'1.0' | '0.3', string>> = {
-  JSONRPC: { '1.0': 'JsonRpcTransport', '0.3': 'LegacyJsonRpcTransport' },
-  'HTTP+JSON': { '1.0': 'RestTransport', '0.3': 'LegacyRestTransport' },
-  GRPC: { '1.0': 'GrpcTransport', '0.3': 'LegacyGrpcTransport' },
-};
-
-/**
- * The official client with one transport factory, created from the worker's card as
- * served, seeing only that binding's interface of one generation (the SDK would
- * otherwise prefer 1.0).
- */
-async function sdkClient(
-  t: TestApp,
-  requester: Agent,
-  worker: Agent,
-  binding: Binding,
-  version: '1.0' | '0.3',
-): Promise<{ client: Client; card: AgentCard }> {
-  const resolver = new DefaultAgentCardResolver();
-  let card!: AgentCard;
-  const parameters: Record<string, string> = { 'X-API-Key': requester.key };
-  if (binding === 'GRPC' && version === '0.3') {
-    parameters['a2a-tenant'] = worker.handle;
-  }
-  const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [FACTORIES[binding]()],
-      clientConfig: { interceptors: [new CallerInterceptor(parameters)] },
-      cardResolver: {
-        resolve: async (url, path) => {
-          const served = await resolver.resolve(url, path);
-          card = {
-            ...served,
-            supportedInterfaces: served.supportedInterfaces.filter(
-              (i) => i.protocolBinding === binding && i.protocolVersion === version,
-            ),
-          };
-          return card;
-        },
-      },
-    }),
-  );
-  const client = await factory.createFromUrl(`${t.baseUrl}/a2a/${worker.handle}/card`, '');
-  expect(client.protocolVersion).toBe(version);
-  // The transport of that binding and generation, at the advertised endpoint (a tenant decorator wraps gRPC 1.0's).
-  const transport = client.transport as unknown as { base?: { endpoint: string }; endpoint: string };
-  expect((transport.base ?? transport).constructor.name.replace(/^_/, '')).toBe(TRANSPORTS[binding][version]);
-  if (binding !== 'GRPC') {
-    expect((transport.base ?? transport).endpoint).toBe(card.supportedInterfaces[0].url);
-  }
-  return { client, card };
-}
-
-const say = (text: string, extra: { taskId?: string } = {}) =>
-  SendMessageRequest.fromJSON({ message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], ...extra } });
+import { say, sdkClient } from '../support/a2a-sdk';
 
 describe('every binding through the official SDK client', () => {
   let t: TestApp;
