@@ -90,21 +90,12 @@ export function Select({
   );
 }
 
+/** A checkbox with its label after it (`type="radio"` makes it a radio button). */
 export function Check({ label, ...input }: { label: string } & InputHTMLAttributes<HTMLInputElement>) {
   const id = useId();
   return (
     <div className="check">
       <input id={id} type="checkbox" {...input} />
-      <label htmlFor={id}>{label}</label>
-    </div>
-  );
-}
-
-export function Radio({ label, ...input }: { label: string } & InputHTMLAttributes<HTMLInputElement>) {
-  const id = useId();
-  return (
-    <div className="check">
-      <input id={id} type="radio" {...input} />
       <label htmlFor={id}>{label}</label>
     </div>
   );

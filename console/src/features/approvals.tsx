@@ -5,7 +5,7 @@ import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged, type PageResult } from '../paging';
 import { Link, useRoute } from '../router';
 import type { Approval, Message } from '../types';
-import { Empty, ErrorNotice, Field, Loading, LoadMore, Radio, Select, Submit, TextArea, when } from '../ui';
+import { Check, Empty, ErrorNotice, Field, Loading, LoadMore, Select, Submit, TextArea, when } from '../ui';
 
 type ApprovalState = Approval['state'];
 type Remember = NonNullable<Approval['remember']>;
@@ -360,7 +360,8 @@ function DenyForm({ approval, onCancel }: { approval: Approval; onCancel: () => 
       <fieldset>
         <legend>Remember</legend>
         {(Object.keys(DENY_REMEMBER) as Remember[]).map((value) => (
-          <Radio
+          <Check
+            type="radio"
             key={value}
             name={`remember-${approval.id}`}
             label={DENY_REMEMBER[value]}
