@@ -157,8 +157,8 @@ function ApprovalItem({ approval }: { approval: Approval }) {
           {approval.state === 'pending' && (
             <>
               {' '}
-              · expires {fromNow(approval.expires_at)} (
-              <time dateTime={approval.expires_at}>{when(approval.expires_at)}</time>)
+              · {new Date(approval.expires_at).getTime() > Date.now() ? 'expires' : 'expired'}{' '}
+              {fromNow(approval.expires_at)} (<time dateTime={approval.expires_at}>{when(approval.expires_at)}</time>)
             </>
           )}
         </p>
