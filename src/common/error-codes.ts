@@ -118,7 +118,7 @@ export const ERROR_CODES = {
   task_not_cancelable: { status: 409, doc: 'The task can no longer be canceled.' },
   task_awaiting_approval: {
     status: 409,
-    doc: 'The task waits for approval and takes no messages until it is approved (docs/api.md §16).',
+    doc: 'The task waits for approval (§16) and takes no messages until it is approved.',
   },
   approval_decided: { status: 409, doc: 'The approval request was decided already, or it expired.' },
   task_message_limit: { status: 409, doc: 'The task holds its maximum of messages.' },
