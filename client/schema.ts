@@ -286,6 +286,72 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your organization's approval requests, newest first
+         * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         *
+         *     Each request holds the new tasks of one pair until a person of your organization approves or denies them.
+         */
+        get: operations["listApprovals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/approvals/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a request: its tasks go to the worker
+         * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         *
+         *     `always` also writes an `allow` contact rule for the peer, so that it is not asked again.
+         */
+        post: operations["approveApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/approvals/{id}/deny": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deny a request: its tasks are rejected
+         * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         *
+         *     `always` also writes a `block` contact rule for the peer.
+         */
+        post: operations["denyApproval"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/audit-events": {
         parameters: {
             query?: never;
@@ -1263,6 +1329,81 @@ export interface components {
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
+        Approval: {
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            decided_at: string | null;
+            /** @description Who decided; null while pending or expired. */
+            decided_by: components["schemas"]["ApprovalDecider"] | null;
+            /** Format: date-time */
+            expires_at: string;
+            /** @description The first task's first message, as the task views show messages. */
+            first_message: components["schemas"]["Message"] | null;
+            /**
+             * Format: uuid
+             * @description The task that opened the request.
+             */
+            first_task_id: string;
+            /** Format: uuid */
+            id: string;
+            identity: components["schemas"]["ApprovalIdentity"];
+            peer: components["schemas"]["ApprovalParty"];
+            /** @description The person's reason for a denial. */
+            reason: string | null;
+            /**
+             * @description How the decision was remembered.
+             * @enum {string|null}
+             */
+            remember: "once" | "always" | null;
+            requester: components["schemas"]["ApprovalParty"];
+            /**
+             * @description The asking side: your identity's side of the pair (`peer` is the other).
+             * @enum {string}
+             */
+            side: "requester" | "worker";
+            /** @enum {string} */
+            state: "pending" | "approved" | "denied" | "expired";
+            /** @description How many tasks wait on the request (none once it is decided). */
+            tasks: number;
+            worker: components["schemas"]["ApprovalParty"];
+        };
+        ApprovalDecider: {
+            /** @description The Console user's email. */
+            email?: string;
+            /** Format: uuid */
+            id: string;
+            /** @description The admin key's label. */
+            label?: string;
+            /**
+             * @description A Console user, or an admin key.
+             * @enum {string}
+             */
+            type: "user" | "key";
+        };
+        ApprovalIdentity: {
+            /** @description The identity of your organization the request is about. */
+            handle: string;
+        };
+        ApprovalList: {
+            approvals: components["schemas"]["Approval"][];
+            /** @description The cursor of the next page; null on the last. */
+            next_cursor: string | null;
+            /** @description How many of your organization's requests are pending (whatever the filters). */
+            pending: number;
+        };
+        ApprovalParty: {
+            handle: string;
+            /** Format: uuid */
+            organization_id: string;
+        };
+        ApproveDto: {
+            /**
+             * @description `once`: these tasks only; `always`: also a contact rule for the peer, so that it is not asked again.
+             * @enum {string}
+             */
+            remember: "once" | "always";
+        };
         Artifact: {
             artifactId: string;
             description?: string;
@@ -1502,7 +1643,7 @@ export interface components {
         CreateWebhookDto: {
             description?: string;
             /** @description Event types to receive, or `["*"]` for every type. */
-            events: ("*" | "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "ping")[];
+            events: ("*" | "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "approval.requested" | "approval.decided" | "ping")[];
             /** @description Handle or id of one identity of your organization: only events about it. Omitted: organization-wide (an agent key always subscribes for its own identity). */
             identity?: string;
             /** @description An https URL on a public address. */
@@ -1516,7 +1657,7 @@ export interface components {
             created_at: string;
             event_id: string;
             /** @enum {string} */
-            event_type: "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "ping";
+            event_type: "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "approval.requested" | "approval.decided" | "ping";
             /** Format: uuid */
             id: string;
             /** Format: date-time */
@@ -1547,6 +1688,15 @@ export interface components {
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
+        DenyDto: {
+            /** @description Shown to the requester in the task's status message. */
+            reason?: string;
+            /**
+             * @description `once`: these tasks only; `always`: also a contact rule for the peer, so that it is not asked again.
+             * @enum {string}
+             */
+            remember: "once" | "always";
+        };
         Event: {
             /** Format: date-time */
             created_at: string;
@@ -1562,7 +1712,7 @@ export interface components {
             /** Format: uuid */
             organization_id: string;
             /** @enum {string} */
-            type: "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "ping";
+            type: "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "approval.requested" | "approval.decided" | "ping";
         };
         EventList: {
             events: components["schemas"]["Event"][];
@@ -2004,7 +2154,7 @@ export interface components {
         };
         UpdateWebhookDto: {
             description?: string;
-            events?: ("*" | "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "ping")[];
+            events?: ("*" | "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "approval.requested" | "approval.decided" | "ping")[];
             /**
              * @description Re-enable a webhook that was disabled, or pause one.
              * @enum {string}
@@ -3081,6 +3231,265 @@ export interface operations {
             };
             /** @description No such resource, or not one the caller may see. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listApprovals: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from a previous page's next_cursor. */
+                cursor?: string;
+                /** @description The requests about one identity of your organization (its handle). */
+                identity?: string;
+                limit?: number;
+                state?: "pending" | "approved" | "denied" | "expired";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalList"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    approveApproval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApproveDto"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Approval"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `approval_decided`: the request was decided already, or it expired. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    denyApproval: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DenyDto"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Approval"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `approval_decided`: the request was decided already, or it expired. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
