@@ -376,11 +376,16 @@ describe('visibleCondition: the SQL side of task.read / context.read', () => {
 
   it('narrows by role, identity and peer (an id in any case, or a handle)', () => {
     const id = 'AAAAAAAA-0000-4000-8000-000000000001';
-    const condition = visibleCondition('c', sideOf(PRINCIPALS.admin), {
-      role: 'worker',
-      identity: 'acme-billing',
-      peer: id,
-    }, 'contexts');
+    const condition = visibleCondition(
+      'c',
+      sideOf(PRINCIPALS.admin),
+      {
+        role: 'worker',
+        identity: 'acme-billing',
+        peer: id,
+      },
+      'contexts',
+    );
     expect(condition.text).toBe(
       '(c.worker_organization_id = $1 AND c.worker_handle = $2 AND c.requester_identity_id = $3::uuid)',
     );

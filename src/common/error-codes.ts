@@ -95,7 +95,7 @@ export const ERROR_CODES = {
   invite_code_invalid: { status: 404, doc: 'The invitation code is unknown, used, withdrawn or expired.' },
   invite_not_found: { status: 404, doc: 'No open invitation with that id.' },
   member_not_found: { status: 404, doc: 'No member of the organization with that id.' },
-  approval_not_found: { status: 404, doc: "No approval request with that id for your organization to decide." },
+  approval_not_found: { status: 404, doc: 'No approval request with that id for your organization to decide.' },
 
   // --- 405 ---------------------------------------------------------------------
   method_not_allowed: { status: 405, doc: 'The route does not take that method.' },
@@ -118,7 +118,7 @@ export const ERROR_CODES = {
   task_not_cancelable: { status: 409, doc: 'The task can no longer be canceled.' },
   task_awaiting_approval: {
     status: 409,
-    doc: 'The task waits for approval and takes no messages until it is approved (docs/api.md §16).',
+    doc: 'The task waits for approval (§16) and takes no messages until it is approved.',
   },
   approval_decided: { status: 409, doc: 'The approval request was decided already, or it expired.' },
   task_message_limit: { status: 409, doc: 'The task holds its maximum of messages.' },

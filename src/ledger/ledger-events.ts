@@ -46,7 +46,10 @@ export class LedgerEvents {
     released: MessageRecord | null = null,
   ): Promise<void> {
     const { requester, worker } = participantsOf(taskRow);
-    const [byRequester, byWorker] = [requester, worker].map((p) => ({ identityId: p.id, organizationId: p.organizationId }));
+    const [byRequester, byWorker] = [requester, worker].map((p) => ({
+      identityId: p.id,
+      organizationId: p.organizationId,
+    }));
     const participants = taskRow.held ? [byRequester] : [byRequester, byWorker];
     const task = toTaskSummaryView(taskRow);
     this.metrics.tasksChanged(unit, creation !== null && entries[0] === creation, entries);

@@ -330,8 +330,8 @@ export class LedgerService {
   }
 
   /** Each task's first message (the requester's, which created it), by task id. */
-  firstMessages(taskIds: readonly string[]): Promise<Map<string, MessageRecord>> {
-    return this.reads.firstMessages(taskIds);
+  firstMessages(taskIds: readonly string[], tx?: Tx): Promise<Map<string, MessageRecord>> {
+    return this.reads.firstMessages(taskIds, tx);
   }
 
   /** A read returns at most LEDGER_MAX_ARTIFACT_BYTES_PER_TASK of artifact content per task. */

@@ -93,7 +93,11 @@ export class RestBindingService {
       return;
     }
     const waits = kind === 'send' && blocking(version, req.body);
-    const open = this.gate.start(principal, admitted, { version, blocking: waits, staysOpen: kind === 'stream' || waits });
+    const open = this.gate.start(principal, admitted, {
+      version,
+      blocking: waits,
+      staysOpen: kind === 'stream' || waits,
+    });
     bindHooks(open.context, {
       refuse: (refusal) => this.refuse(req, res, refusal),
       ready: async (signal) => {
