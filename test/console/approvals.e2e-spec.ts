@@ -48,8 +48,8 @@ describe('Approvals in the Console', () => {
     // A: the requester's organization, which allows its agent to call B's worker.
     acme = await signup(t, 'Acme Robotics');
     globex = await signup(t, 'Globex');
-    requester = await createEnabledIdentity(t, acme);
-    worker = await createEnabledIdentity(t, globex);
+    requester = await createEnabledIdentity(t, acme, { agent_handle: 'acme-buyer' });
+    worker = await createEnabledIdentity(t, globex, { agent_handle: 'globex-billing' });
     await allowToWorker(requester.handle);
     context = await ui.browser.newContext();
     page = await ui.newPage(context);
@@ -126,7 +126,7 @@ describe('Approvals in the Console', () => {
   });
 
   it("B denies another of A's identities always, with a reason: its task is rejected, a block rule written", async () => {
-    const other = await createEnabledIdentity(t, acme);
+    const other = await createEnabledIdentity(t, acme, { agent_handle: 'acme-widgets' });
     await allowToWorker(other.handle);
     const sent = await rpc(t, worker.handle, other.key, 'message/send', {
       message: v03Message('Would you like to buy our widgets?'),
