@@ -42,6 +42,16 @@ export interface SendInput {
   metadata: Record<string, unknown> | null;
 }
 
+/** A held task, locked for its approval's outcome (LedgerService.lockHeld). */
+export interface HeldTask {
+  /** Held and open: it waits for a decision (not canceled or refused meanwhile). */
+  readonly waiting: boolean;
+  /** Approved: the task goes to its worker. */
+  release(): Promise<{ task: TaskRow; firstMessage: MessageRecord }>;
+  /** Denied or expired: the task is rejected with `note` as its status message. */
+  refuse(note: string): Promise<void>;
+}
+
 /** A new task and its first message, as a send created it. */
 export interface Created {
   kind: 'created';
@@ -304,29 +314,30 @@ export class LedgerService {
   }
 
   /**
-   * An approved task goes to its worker, in the caller's transaction: `submitted`, and
-   * from now on the worker's side sees it — `task.created` with its first message, then
-   * the status change (LedgerEvents). Null when it no longer waits (canceled meanwhile).
+   * A held task locked in the caller's transaction, for the outcome of its approval
+   * (docs/api.md §16): decisions on a task's requests, and its cancel, take its lock
+   * first, so they see each other's effects. Null when there is no such task.
    */
-  async release(tx: Tx, taskId: string): Promise<{ task: TaskRow; firstMessage: MessageRecord } | null> {
-    const [journal, first] = await Promise.all([this.lockTask(tx, taskId), this.reads.firstMessages([taskId], tx)]);
-    if (!journal?.task.held || isTerminal(journal.state)) {
+  async lockHeld(tx: Tx, taskId: string): Promise<HeldTask | null> {
+    const journal = await this.lockTask(tx, taskId);
+    if (!journal) {
       return null;
     }
-    const firstMessage = first.get(taskId)!;
-    journal.release(firstMessage);
-    await journal.status('submitted');
-    return { task: journal.task, firstMessage };
-  }
-
-  /** A held task refused (denied, or its approval expired), in the caller's transaction; false when it no longer waits. */
-  async refuseHeld(tx: Tx, taskId: string, note: string): Promise<boolean> {
-    const journal = await this.lockTask(tx, taskId);
-    if (!journal?.task.held || isTerminal(journal.state)) {
-      return false;
-    }
-    await journal.message('agent', agentText(note), 'status', 'rejected');
-    return true;
+    return {
+      waiting: journal.task.held && !isTerminal(journal.state),
+      // Approved: `submitted`, and from now on the worker's side sees it — `task.created`
+      // with its first message, then the status change (LedgerEvents).
+      release: async () => {
+        const firstMessage = (await this.reads.firstMessages([taskId], tx)).get(taskId)!;
+        journal.release(firstMessage);
+        await journal.status('submitted');
+        return { task: journal.task, firstMessage };
+      },
+      // Denied, or its approval expired.
+      refuse: async (note) => {
+        await journal.message('agent', agentText(note), 'status', 'rejected');
+      },
+    };
   }
 
   /** Each task's first message (the requester's, which created it), by task id. */
