@@ -9,11 +9,11 @@ import type { WriteBatch } from '../database/write-batch';
 import { Metrics } from '../metrics/metrics';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import {
-  LedgerService,
+  ForwardedTasksService,
   UPSTREAM_UPDATES_PER_TRANSACTION,
   type UpstreamApplied,
   type UpstreamUpdate,
-} from '../ledger/ledger.service';
+} from '../ledger/forwarded-tasks.service';
 import type { ForwardedTask, NewMessage, TaskPair } from '../ledger/task-records';
 import { isSettled, isTerminal } from '../ledger/task-state';
 import { grpcUnreached, reasonOf, refusedDestination } from './upstream-fetch';
@@ -47,7 +47,7 @@ class TryAgain extends Error {}
  * The forwarder (docs/api.md §14): delivers the work sent to an identity with an upstream
  * to that A2A agent, with the official SDK client, and writes every event the upstream
  * answers with into the ledger task — through the same journal as a worker's REST
- * reply (LedgerService.applyUpstream), so blocking sends, streams, push notifications
+ * reply (ForwardedTasksService.applyUpstream), so blocking sends, streams, push notifications
  * and webhooks see an upstream worker like any other.
  *
  * Durability follows the delivery engine: a queue in PostgreSQL (`upstream_forwards`,
@@ -77,7 +77,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
 
   constructor(
     private readonly repository: UpstreamRepository,
-    private readonly ledger: LedgerService,
+    private readonly ledger: ForwardedTasksService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly metrics: Metrics,
@@ -508,14 +508,11 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     }
     let applied: UpstreamApplied;
     try {
-      applied = await this.ledger.write((tx) =>
-        this.ledger.recordUpstream(
-          tx,
-          forward.taskId,
-          present,
-          () => more().filter(isPresent),
-          accept ? (unit) => this.repository.markAccepted(forward, unit) : undefined,
-        ),
+      applied = await this.ledger.applyUpstream(
+        forward.taskId,
+        present,
+        () => more().filter(isPresent),
+        accept ? (unit) => this.repository.markAccepted(forward, unit) : undefined,
       );
     } catch (error) {
       if (accept) {
