@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { creationPosition, keyset, type PageQuery } from '../common/pagination';
+import { keyset, recordCreationPosition, type PageQuery } from '../common/pagination';
 import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import type { RowOf } from '../database/row';
@@ -8,7 +8,7 @@ import type { DeliveryAttempt } from './delivery-attempt.entity';
 import type { Delivery, DeliveryStatus } from './delivery.entity';
 import { type EventType } from './event-types';
 import type { PushVersion } from './push-notifications';
-import type { DeliveryRow } from './webhook-records';
+import type { DeliveryRecord } from './webhook-records';
 
 /** A delivery shows at most this many of its attempts (the most recent). */
 const ATTEMPTS_SHOWN = 20;
@@ -74,14 +74,19 @@ export interface DeliveryResult {
 /**
  * A delivery with its most recent attempts, read by one statement so that both come
  * from one snapshot (an attempt is never shown without the outcome it recorded).
+ * Named as DeliveryRecord's properties (its attempts as AttemptRecord's), so rows
+ * arrive as records.
  */
 const SELECT_DELIVERY = sql`
-  SELECT d.id, d.webhook_id, d.event_id, e.type AS event_type, d.status, d.attempts, d.next_attempt_at, d.last_attempt_at,
-         d.last_status_code, d.last_error, d.last_duration_ms, d.created_at, d.updated_at,
+  SELECT d.id, d.webhook_id AS "webhookId", d.event_id AS "eventId", e.type AS "eventType", d.status, d.attempts,
+         d.next_attempt_at AS "nextAttemptAt", d.last_attempt_at AS "lastAttemptAt",
+         d.last_status_code AS "lastStatusCode", d.last_error AS "lastError", d.last_duration_ms AS "lastDurationMs",
+         d.created_at AS "createdAt", d.updated_at AS "updatedAt",
          (SELECT COALESCE(json_agg(a ORDER BY a.attempt), '[]'::json)
-            FROM (SELECT attempt, succeeded, status_code, error, duration_ms, created_at
+            FROM (SELECT attempt, succeeded, status_code AS "statusCode", error, duration_ms AS "durationMs",
+                         created_at AS "createdAt"
                     FROM delivery_attempts WHERE delivery_id = d.id ORDER BY attempt DESC LIMIT ${sql.raw(String(ATTEMPTS_SHOWN))}) a
-         ) AS recent_attempts
+         ) AS "recentAttempts"
     FROM deliveries d JOIN events e ON e.id = d.event_id`;
 
 /**
@@ -338,14 +343,14 @@ export class DeliveriesRepository {
 
   /** A delivery as the API shows it, with its most recent attempts. */
   @GenerateSql({ params: [DummyValue.UUID] })
-  async delivery(id: string): Promise<DeliveryRow | null> {
-    return this.db.one<DeliveryRow>(sql`${SELECT_DELIVERY} WHERE d.id = ${id}`);
+  async delivery(id: string): Promise<DeliveryRecord | null> {
+    return this.db.one<DeliveryRecord>(sql`${SELECT_DELIVERY} WHERE d.id = ${id}`);
   }
 
   /** The delivery of an event to a webhook (a ping's). */
   @GenerateSql({ params: [DummyValue.UUID, 'evt_example'] })
-  async deliveryOfEvent(webhookId: string, eventId: string): Promise<DeliveryRow | null> {
-    return this.db.one<DeliveryRow>(
+  async deliveryOfEvent(webhookId: string, eventId: string): Promise<DeliveryRecord | null> {
+    return this.db.one<DeliveryRecord>(
       sql`${SELECT_DELIVERY} WHERE d.webhook_id = ${webhookId} AND d.event_id = ${eventId}`,
     );
   }
@@ -356,11 +361,11 @@ export class DeliveriesRepository {
     webhookId: string,
     status: DeliveryStatus | undefined,
     query: PageQuery,
-  ): Promise<{ items: DeliveryRow[]; nextCursor: string | null }> {
+  ): Promise<{ items: DeliveryRecord[]; nextCursor: string | null }> {
     const page = keyset('d', query);
-    const rows = await this.db.rows<DeliveryRow>(sql`
+    const rows = await this.db.rows<DeliveryRecord>(sql`
       ${SELECT_DELIVERY} ${sql.where([sql`d.webhook_id = ${webhookId}`, status ? sql`d.status = ${status}` : sql.empty, page.after])} ${page.tail}`);
-    return page.cut(rows, creationPosition);
+    return page.cut(rows, recordCreationPosition);
   }
 
   /**

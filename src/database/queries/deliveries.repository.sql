@@ -104,30 +104,39 @@ RETURNING id;
 SELECT in_flight FROM deliveries WHERE id = $1 AND webhook_id = $2;
 
 -- DeliveriesRepository.delivery
-SELECT d.id, d.webhook_id, d.event_id, e.type AS event_type, d.status, d.attempts, d.next_attempt_at, d.last_attempt_at,
-     d.last_status_code, d.last_error, d.last_duration_ms, d.created_at, d.updated_at,
+SELECT d.id, d.webhook_id AS "webhookId", d.event_id AS "eventId", e.type AS "eventType", d.status, d.attempts,
+     d.next_attempt_at AS "nextAttemptAt", d.last_attempt_at AS "lastAttemptAt",
+     d.last_status_code AS "lastStatusCode", d.last_error AS "lastError", d.last_duration_ms AS "lastDurationMs",
+     d.created_at AS "createdAt", d.updated_at AS "updatedAt",
      (SELECT COALESCE(json_agg(a ORDER BY a.attempt), '[]'::json)
-        FROM (SELECT attempt, succeeded, status_code, error, duration_ms, created_at
+        FROM (SELECT attempt, succeeded, status_code AS "statusCode", error, duration_ms AS "durationMs",
+                     created_at AS "createdAt"
                 FROM delivery_attempts WHERE delivery_id = d.id ORDER BY attempt DESC LIMIT 20) a
-     ) AS recent_attempts
+     ) AS "recentAttempts"
 FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = $1;
 
 -- DeliveriesRepository.deliveryOfEvent
-SELECT d.id, d.webhook_id, d.event_id, e.type AS event_type, d.status, d.attempts, d.next_attempt_at, d.last_attempt_at,
-     d.last_status_code, d.last_error, d.last_duration_ms, d.created_at, d.updated_at,
+SELECT d.id, d.webhook_id AS "webhookId", d.event_id AS "eventId", e.type AS "eventType", d.status, d.attempts,
+     d.next_attempt_at AS "nextAttemptAt", d.last_attempt_at AS "lastAttemptAt",
+     d.last_status_code AS "lastStatusCode", d.last_error AS "lastError", d.last_duration_ms AS "lastDurationMs",
+     d.created_at AS "createdAt", d.updated_at AS "updatedAt",
      (SELECT COALESCE(json_agg(a ORDER BY a.attempt), '[]'::json)
-        FROM (SELECT attempt, succeeded, status_code, error, duration_ms, created_at
+        FROM (SELECT attempt, succeeded, status_code AS "statusCode", error, duration_ms AS "durationMs",
+                     created_at AS "createdAt"
                 FROM delivery_attempts WHERE delivery_id = d.id ORDER BY attempt DESC LIMIT 20) a
-     ) AS recent_attempts
+     ) AS "recentAttempts"
 FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.webhook_id = $1 AND d.event_id = $2;
 
 -- DeliveriesRepository.listDeliveries
-SELECT d.id, d.webhook_id, d.event_id, e.type AS event_type, d.status, d.attempts, d.next_attempt_at, d.last_attempt_at,
-     d.last_status_code, d.last_error, d.last_duration_ms, d.created_at, d.updated_at,
+SELECT d.id, d.webhook_id AS "webhookId", d.event_id AS "eventId", e.type AS "eventType", d.status, d.attempts,
+     d.next_attempt_at AS "nextAttemptAt", d.last_attempt_at AS "lastAttemptAt",
+     d.last_status_code AS "lastStatusCode", d.last_error AS "lastError", d.last_duration_ms AS "lastDurationMs",
+     d.created_at AS "createdAt", d.updated_at AS "updatedAt",
      (SELECT COALESCE(json_agg(a ORDER BY a.attempt), '[]'::json)
-        FROM (SELECT attempt, succeeded, status_code, error, duration_ms, created_at
+        FROM (SELECT attempt, succeeded, status_code AS "statusCode", error, duration_ms AS "durationMs",
+                     created_at AS "createdAt"
                 FROM delivery_attempts WHERE delivery_id = d.id ORDER BY attempt DESC LIMIT 20) a
-     ) AS recent_attempts
+     ) AS "recentAttempts"
 FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.webhook_id = $1 AND d.status = $2 AND TRUE ORDER BY d.created_at DESC, d.id DESC LIMIT 51;
 
 -- DeliveriesRepository.prunePushDeliveries
