@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { keyset, recordCreationPosition, type PageQuery } from '../common/pagination';
 import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
-import type { RowOf } from '../database/row';
+import type { RecordOf, RowOf } from '../database/row';
 import { sql, type Sql } from '../database/sql';
 import type { DeliveryAttempt } from './delivery-attempt.entity';
 import type { Delivery, DeliveryStatus } from './delivery.entity';
@@ -29,27 +29,27 @@ export interface ClaimRequest {
 }
 
 /** A claimed delivery with its target: the webhook and the event, or the push notification config. */
-export type ClaimedRow = Pick<RowOf<Delivery>, 'id' | 'push_task_id' | 'push_config_id' | 'push_seq'> & {
+export type ClaimedDeliveryRecord = Pick<RecordOf<Delivery>, 'id' | 'pushTaskId' | 'pushConfigId' | 'pushSeq'> & {
   attempt: number;
   interrupted: boolean;
-  webhook_id: string | null;
-  webhook_url: string | null;
+  webhookId: string | null;
+  webhookUrl: string | null;
   secret: string | null;
-  previous_secret: string | null;
-  event_id: string | null;
-  event_type: EventType | null;
-  organization_id: string | null;
-  event_created_at: Date | null;
+  previousSecret: string | null;
+  eventId: string | null;
+  eventType: EventType | null;
+  organizationId: string | null;
+  eventCreatedAt: Date | null;
   data: Record<string, unknown> | null;
   /** The change's `traceparent`: the event's, or the push delivery's own. */
   traceparent: string | null;
-  push_url: string | null;
+  pushUrl: string | null;
   token: string | null;
   authentication: { scheme: string; credentials: string } | null;
-  protocol_version: PushVersion | null;
-  owner_deleted: boolean | null;
+  protocolVersion: PushVersion | null;
+  ownerDeleted: boolean | null;
   destination: string;
-  fair_organization: string;
+  fairOrganization: string;
   share: number;
 };
 
@@ -166,8 +166,8 @@ export class DeliveriesRepository {
    * on every claim: the joins stay here for speed.
    */
   @GenerateSql({ params: [CLAIM_EXAMPLE] })
-  async claimDeliveries(claim: ClaimRequest): Promise<ClaimedRow[]> {
-    return this.db.rows<ClaimedRow>(sql`
+  async claimDeliveries(claim: ClaimRequest): Promise<ClaimedDeliveryRecord[]> {
+    return this.db.rows<ClaimedDeliveryRecord>(sql`
       UPDATE deliveries d
          SET attempts = d.attempts + 1, in_flight = true, updated_at = now(),
              next_attempt_at = now() + ${claim.leaseMs} * interval '1 millisecond'
@@ -213,14 +213,16 @@ export class DeliveriesRepository {
              LEFT JOIN tasks pt ON pt.id = due.push_task_id
        WHERE d.id = due.id
       RETURNING d.id, d.attempts AS attempt, due.interrupted,
-                w.id AS webhook_id, w.url AS webhook_url, w.secret,
-                CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
-                e.id AS event_id, e.type AS event_type, e.organization_id, e.created_at AS event_created_at, e.data,
+                w.id AS "webhookId", w.url AS "webhookUrl", w.secret,
+                CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS "previousSecret",
+                e.id AS "eventId", e.type AS "eventType", e.organization_id AS "organizationId",
+                e.created_at AS "eventCreatedAt", e.data,
                 COALESCE(e.traceparent, d.traceparent) AS traceparent,
-                d.push_task_id, d.push_config_id, d.push_seq, p.url AS push_url, p.token, p.authentication, p.protocol_version,
-                (o.status = 'deleted') AS owner_deleted,
+                d.push_task_id AS "pushTaskId", d.push_config_id AS "pushConfigId", d.push_seq AS "pushSeq",
+                p.url AS "pushUrl", p.token, p.authentication, p.protocol_version AS "protocolVersion",
+                (o.status = 'deleted') AS "ownerDeleted",
                 ${destinationOf('w.id', 'd')} AS destination,
-                ${organizationOf('w', 'pt', 'd')} AS fair_organization,
+                ${organizationOf('w', 'pt', 'd')} AS "fairOrganization",
                 ${shareOf('w', claim)} AS share`);
   }
 

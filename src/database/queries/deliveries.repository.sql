@@ -46,14 +46,16 @@ UPDATE deliveries d
        LEFT JOIN tasks pt ON pt.id = due.push_task_id
  WHERE d.id = due.id
 RETURNING d.id, d.attempts AS attempt, due.interrupted,
-          w.id AS webhook_id, w.url AS webhook_url, w.secret,
-          CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
-          e.id AS event_id, e.type AS event_type, e.organization_id, e.created_at AS event_created_at, e.data,
+          w.id AS "webhookId", w.url AS "webhookUrl", w.secret,
+          CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS "previousSecret",
+          e.id AS "eventId", e.type AS "eventType", e.organization_id AS "organizationId",
+          e.created_at AS "eventCreatedAt", e.data,
           COALESCE(e.traceparent, d.traceparent) AS traceparent,
-          d.push_task_id, d.push_config_id, d.push_seq, p.url AS push_url, p.token, p.authentication, p.protocol_version,
-          (o.status = 'deleted') AS owner_deleted,
+          d.push_task_id AS "pushTaskId", d.push_config_id AS "pushConfigId", d.push_seq AS "pushSeq",
+          p.url AS "pushUrl", p.token, p.authentication, p.protocol_version AS "protocolVersion",
+          (o.status = 'deleted') AS "ownerDeleted",
           COALESCE(w.id::text, d.push_task_id::text || ' ' || d.push_config_id) AS destination,
-          COALESCE(w.organization_id::text, pt.requester_organization_id::text, 'task ' || d.push_task_id::text) AS fair_organization,
+          COALESCE(w.organization_id::text, pt.requester_organization_id::text, 'task ' || d.push_task_id::text) AS "fairOrganization",
           CASE WHEN w.failing_since IS NOT NULL THEN $13::int ELSE $14::int END AS share;
 
 -- DeliveriesRepository.logAttempt (result)
