@@ -217,29 +217,33 @@ export class LedgerService {
   }
 
   /**
-   * The requester cancels, in the caller's ledger transaction: a non-terminal task
-   * becomes canceled; a canceled one is left as it is (A2A v1.0: cancel is idempotent),
-   * or refused like any other final task when `repeat` is `refuse` (A2A v0.3: a final
-   * task is not cancelable). The task's journal when the cancel changed the task (the
-   * upstream forwarder queues the cancel in the same transaction), null when it was
-   * canceled already.
+   * The requester cancels, in a ledger transaction: a non-terminal task becomes
+   * canceled; a canceled one is left as it is (A2A v1.0: cancel is idempotent), or
+   * refused like any other final task when `repeat` is `refuse` (A2A v0.3: a final
+   * task is not cancelable). `also` runs in the same transaction when the cancel
+   * changed the task, with its journal (the upstream forwarder queues the cancel
+   * there). Returns the task as the cancel left it, read by the id its lock checked
+   * (not checked again).
    */
-  async recordCancel(
-    tx: Tx,
+  async cancel(
     pair: TaskPair,
     taskId: string,
+    read: HydrateOptions,
     repeat: 'return' | 'refuse' = 'return',
-  ): Promise<TaskJournal | null> {
-    const journal = await this.lockPairTask(tx, pair, taskId);
-    const next = transition(journal.state, { by: 'requester', action: 'cancel' });
-    if (!next.ok || (!next.changed && repeat === 'refuse')) {
-      throw conflict('task_not_cancelable', `The task is ${journal.state} and can no longer be canceled.`);
-    }
-    if (!next.changed) {
-      return null;
-    }
-    await journal.status('canceled');
-    return journal;
+    also?: (tx: Tx, canceled: TaskJournal) => Promise<void>,
+  ): Promise<TaskRecord> {
+    await this.write(async (tx) => {
+      const journal = await this.lockPairTask(tx, pair, taskId);
+      const next = transition(journal.state, { by: 'requester', action: 'cancel' });
+      if (!next.ok || (!next.changed && repeat === 'refuse')) {
+        throw conflict('task_not_cancelable', `The task is ${journal.state} and can no longer be canceled.`);
+      }
+      if (next.changed) {
+        await journal.status('canceled');
+        await also?.(tx, journal);
+      }
+    });
+    return (await this.pairRecord(pair, taskId, read))!;
   }
 
   /** A read returns at most LEDGER_MAX_ARTIFACT_BYTES_PER_TASK of artifact content per task. */
