@@ -20,6 +20,8 @@ export interface Pruner {
   /** Names the kind in log lines and pass results, e.g. `admission_decisions`. */
   readonly name: string;
   prune(batch: number): Promise<number>;
+  /** The log line of a pass that handled rows of this kind; by default `retention: expired rows deleted`. */
+  readonly logged?: string;
 }
 
 /** A pass deletes at most this many batches of one kind; the rest waits for the next pass. */
@@ -79,7 +81,11 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
       prune: (batch) => audit.prune(new Date(Date.now() - auditDays * DAY_MS), batch),
     });
     // Not a delete: the `api_key.expiring` notices, which need the same periodic, bounded pass.
-    this.register({ name: 'api_key_expiry_notices', prune: (batch) => keys.noticeExpiring(batch) });
+    this.register({
+      name: 'api_key_expiry_notices',
+      prune: (batch) => keys.noticeExpiring(batch),
+      logged: 'retention: api_key.expiring events written',
+    });
   }
 
   /**
@@ -148,7 +154,7 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
       }
       pruned[pruner.name] = total;
       if (total > 0) {
-        this.logger.info({ kind: pruner.name, rows: total }, 'retention: expired rows deleted');
+        this.logger.info({ kind: pruner.name, rows: total }, pruner.logged ?? 'retention: expired rows deleted');
       }
     }
     return pruned;
