@@ -23,14 +23,14 @@ export class ListKeysQuery extends PageQuery {
   status?: KeyStatus;
 
   @ApiPropertyOptional({
-    minimum: 0,
+    minimum: 1,
     maximum: 3650,
     description: 'Only active keys that have not expired and expire within this many days.',
   })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
-  @Min(0)
+  @Min(1)
   @Max(3650)
   expiring_within_days?: number;
 }
