@@ -101,7 +101,9 @@ export class ConsoleRepository {
     tx?: Tx,
   ): Promise<void> {
     const sets = sql.join([
-      changes.maxKeyLifetimeDays !== undefined ? sql`max_key_lifetime_days = ${changes.maxKeyLifetimeDays}::int` : sql.empty,
+      changes.maxKeyLifetimeDays !== undefined
+        ? sql`max_key_lifetime_days = ${changes.maxKeyLifetimeDays}::int`
+        : sql.empty,
     ]);
     if (sets.isEmpty) {
       return;
