@@ -325,6 +325,24 @@ describe('API key lifetimes', () => {
   });
 
   describe('open streams of a key that expires end as for a revoked key', () => {
+    type Pair = Awaited<ReturnType<typeof agentPair>>;
+    /** The requester subscribed (v0.3) to its task through `app`, the first event (the task) read. */
+    async function subscribed(app: TestApp, pair: Pair, taskId: string) {
+      const stream = await openStream(app.baseUrl, pair.worker.handle, pair.requester.key, 'tasks/resubscribe', {
+        id: taskId,
+      });
+      expect((await stream.next())!.body.result).toMatchObject({ kind: 'task', id: taskId });
+      return stream;
+    }
+    /** The worker's organization answers, through `app`, what the requester must no longer see. */
+    const replyConfidentially = (app: TestApp, pair: Pair, taskId: string) =>
+      app
+        .http()
+        .post(`/api/v1/tasks/${taskId}/reply`)
+        .set(bearer(pair.acme))
+        .send({ state: 'working', message: { parts: [{ text: 'the confidential answer' }] } })
+        .expect(200);
+
     it('the event stream ends with an api_key_expired error event', async () => {
       const admin = await mintAdminKey(t, acme);
       const stream = await openEventStream(t.baseUrl, apiKey(admin));
@@ -336,17 +354,9 @@ describe('API key lifetimes', () => {
     it('a protocol stream ends with the refusal (reason api_key_expired) and delivers nothing more', async () => {
       const pair = await agentPair(t);
       const task = await submitTask(t, pair.requester, pair.worker);
-      const stream = await openStream(t.baseUrl, pair.worker.handle, pair.requester.key, 'tasks/resubscribe', {
-        id: task.id,
-      });
-      expect((await stream.next())!.body.result).toMatchObject({ kind: 'task', id: task.id });
+      const stream = await subscribed(t, pair, task.id);
       await expire(await selfOf(pair.requester.key));
-      await t
-        .http()
-        .post(`/api/v1/tasks/${task.id}/reply`)
-        .set(bearer(pair.acme))
-        .send({ state: 'working', message: { parts: [{ text: 'the confidential answer' }] } })
-        .expect(200);
+      await replyConfidentially(t, pair, task.id);
       const rest = await stream.rest();
       expect(rest).toEqual([
         {
@@ -369,10 +379,7 @@ describe('API key lifetimes', () => {
       await t.db.query(`UPDATE api_keys SET expires_at = now() + interval '1 second' WHERE id = $1`, [
         await selfOf(pair.requester.key),
       ]);
-      const stream = await openStream(t.baseUrl, pair.worker.handle, pair.requester.key, 'tasks/resubscribe', {
-        id: task.id,
-      });
-      expect((await stream.next())!.body.result).toMatchObject({ kind: 'task', id: task.id });
+      const stream = await subscribed(t, pair, task.id);
       expect((await stream.rest()).map((event) => event.error?.data?.reason)).toEqual(['api_key_expired']);
     });
 
@@ -413,21 +420,13 @@ describe('API key lifetimes', () => {
           id,
         ])) as Array<{ expires_at: Date }>;
         await settled();
-        const stream = await openStream(here.baseUrl, pair.worker.handle, pair.requester.key, 'tasks/resubscribe', {
-          id: task.id,
-        });
-        expect((await stream.next())!.body.result).toMatchObject({ kind: 'task', id: task.id });
+        const stream = await subscribed(here, pair, task.id);
         // Only time passes: nothing is announced when a key expires.
         await eventually(
           async () => Date.now(),
           (now) => now > expiresAt.getTime() + 100,
         );
-        await other
-          .http()
-          .post(`/api/v1/tasks/${task.id}/reply`)
-          .set(bearer(pair.acme))
-          .send({ state: 'working', message: { parts: [{ text: 'the confidential answer' }] } })
-          .expect(200);
+        await replyConfidentially(other, pair, task.id);
         const rest = await stream.rest();
         expect(rest.map((event) => event.error?.data?.reason)).toEqual(['api_key_expired']);
         expect(JSON.stringify(rest)).not.toContain('confidential');
