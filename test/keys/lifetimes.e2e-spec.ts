@@ -217,7 +217,7 @@ describe('API key lifetimes', () => {
       expect((await t.http().get('/api-keys/self').set(apiKey(admin)).expect(401)).body.code).toBe('invalid_api_key');
     });
 
-    it("the protocol (JSON-RPC): 401 with error.data.reason api_key_expired; the agent's REST routes too", async () => {
+    it("the protocol (JSON-RPC, HTTP+JSON): 401 with the reason api_key_expired; the agent's REST routes too", async () => {
       const { requester, worker } = await agentPair(t);
       await submitTask(t, requester, worker);
       await expire(await selfOf(requester.key));
@@ -230,6 +230,16 @@ describe('API key lifetimes', () => {
       });
       const v1 = await rpc(t, worker.handle, requester.key, 'ListTasks', {}, '1.0').expect(401);
       expect(v1.body.error.data.reason).toBe('api_key_expired');
+      // The HTTP+JSON binding (v1.0): the reason as the problem's code and in the google.rpc ErrorInfo.
+      const binding = await t
+        .http()
+        .get(`/a2a/${worker.handle}/rest/tasks`)
+        .set({ ...apiKey(requester.key), 'A2A-Version': '1.0' })
+        .expect(401);
+      expect(binding.body).toMatchObject({
+        code: 'api_key_expired',
+        error: { code: 401, status: 'UNAUTHENTICATED', details: [{ reason: 'API_KEY_EXPIRED' }] },
+      });
       const tasks = await t.http().get('/api/v1/tasks').set(apiKey(requester.key)).expect(401);
       expect(tasks.body.code).toBe('api_key_expired');
     });
