@@ -15,7 +15,9 @@ import {
   type ConsoleAccount,
   type IdentityFixture,
 } from '../support/fixtures';
+import { urlFor } from '../support/database';
 import { startReceiver, subscribe, type Receiver } from '../support/receiver';
+import { startWorkerProcess } from '../support/server-process';
 
 const DAY_MS = 86_400_000;
 const inDays = (days: number) => new Date(Date.now() + days * DAY_MS).toISOString();
@@ -318,6 +320,37 @@ describe('API key lifetimes', () => {
       await retention.runOnce();
       expect(await written()).toEqual(['soon', 'later']);
     });
+
+    it('npm run worker writes them too, for servers that run no dispatcher', async () => {
+      // A server of its own on a database of its own: no pass but the worker's can write the notice.
+      const server = await startApp({ EVENTS_DISPATCHER: 'off' });
+      const worker = await startWorkerProcess({
+        DATABASE_URL: urlFor(server.database),
+        MIGRATIONS_RUN: 'false',
+        RETENTION_INTERVAL_MS: '100',
+      });
+      try {
+        const account = await signup(server);
+        const soon = await server
+          .http()
+          .post('/api/v1/api-keys')
+          .set(bearer(account))
+          .send({ scope: 'admin', expires_at: inDays(2) })
+          .expect(201);
+        const written = await eventually(
+          () =>
+            server.db.query(
+              `SELECT data->'api_key'->>'id' AS id FROM events WHERE type = 'api_key.expiring'`,
+            ) as Promise<Array<{ id: string }>>,
+          (rows) => rows.length > 0,
+        );
+        expect(written).toEqual([{ id: soon.body.id }]);
+      } finally {
+        expect(await worker.stop('SIGTERM')).toBe(0);
+        await server.close();
+      }
+      expect(worker.output()).toContain('retention: api_key.expiring events written');
+    }, 60_000);
 
     it('is organization-wide only, like api_key.created: an identity-scoped webhook cannot ask for it', async () => {
       const account = await signup(t);
