@@ -10,12 +10,18 @@ import { DeliveriesRepository } from '../events/deliveries.repository';
 import { OutboxRepository } from '../events/outbox.repository';
 import { IDEMPOTENCY_TTL_HOURS } from '../ledger/idempotency';
 import { IdempotencyRepository } from '../ledger/idempotency.repository';
+import { KeysService } from '../keys/keys.service';
 
-/** One kind of row that expires: `prune(batch)` deletes at most `batch` expired rows and says how many went. */
+/**
+ * One kind of row that expires: `prune(batch)` deletes at most `batch` expired rows and
+ * says how many went (or, for keys about to expire, writes at most `batch` notices).
+ */
 export interface Pruner {
   /** Names the kind in log lines and pass results, e.g. `admission_decisions`. */
   readonly name: string;
   prune(batch: number): Promise<number>;
+  /** The log line of a pass that handled rows of this kind; by default `retention: expired rows deleted`. */
+  readonly logged?: string;
 }
 
 /** A pass deletes at most this many batches of one kind; the rest waits for the next pass. */
@@ -30,7 +36,8 @@ const DAY_MS = 86_400_000;
  * admission decisions (DECISIONS_RETENTION_DAYS), Idempotency-Key records (24 h),
  * expired Console sessions and invitations, and whatever another module registers
  * (`register`: the audit log, AUDIT_RETENTION_DAYS). Each kind's delete statement lives
- * in its owner's repository.
+ * in its owner's repository. It also writes the `api_key.expiring` notices of keys that
+ * expire within API_KEY_EXPIRY_NOTICE_DAYS (KeysService.noticeExpiring), once per key.
  *
  * Runs where a dispatcher runs (the server with EVENTS_DISPATCHER=inline, and every
  * `npm run worker`), every RETENTION_INTERVAL_MS, off the request path: a kind is
@@ -52,6 +59,7 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
     idempotency: IdempotencyRepository,
     consoleRepository: ConsoleRepository,
     audit: AuditRepository,
+    keys: KeysService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
@@ -71,6 +79,12 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
     this.register({
       name: 'audit_events',
       prune: (batch) => audit.prune(new Date(Date.now() - auditDays * DAY_MS), batch),
+    });
+    // Not a delete: the `api_key.expiring` notices, which need the same periodic, bounded pass.
+    this.register({
+      name: 'api_key_expiry_notices',
+      prune: (batch) => keys.noticeExpiring(batch),
+      logged: 'retention: api_key.expiring events written',
     });
   }
 
@@ -140,7 +154,7 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
       }
       pruned[pruner.name] = total;
       if (total > 0) {
-        this.logger.info({ kind: pruner.name, rows: total }, 'retention: expired rows deleted');
+        this.logger.info({ kind: pruner.name, rows: total }, pruner.logged ?? 'retention: expired rows deleted');
       }
     }
     return pruned;
