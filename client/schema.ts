@@ -884,6 +884,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/organization/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read your organization's settings
+         * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         */
+        get: operations["getOrganizationSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change your organization's settings: the longest lifetime of a new API key
+         * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         */
+        patch: operations["updateOrganizationSettings"];
+        trace?: never;
+    };
     "/api/v1/tasks": {
         parameters: {
             query?: never;
@@ -1294,6 +1318,11 @@ export interface components {
             created_at: string;
             created_by: components["schemas"]["ApiKeyCreator"];
             description: string;
+            /**
+             * Format: date-time
+             * @description When the key stops working (401 `api_key_expired` from then on); null: never.
+             */
+            expires_at: string | null;
             /** Format: uuid */
             id: string;
             label: string;
@@ -1643,7 +1672,7 @@ export interface components {
         CreateWebhookDto: {
             description?: string;
             /** @description Event types to receive, or `["*"]` for every type. */
-            events: ("*" | "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "approval.requested" | "approval.decided" | "ping")[];
+            events: ("*" | "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "api_key.expiring" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "approval.requested" | "approval.decided" | "ping")[];
             /** @description Handle or id of one identity of your organization: only events about it. Omitted: organization-wide (an agent key always subscribes for its own identity). */
             identity?: string;
             /** @description An https URL on a public address. */
@@ -1657,7 +1686,7 @@ export interface components {
             created_at: string;
             event_id: string;
             /** @enum {string} */
-            event_type: "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "approval.requested" | "approval.decided" | "ping";
+            event_type: "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "api_key.expiring" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "approval.requested" | "approval.decided" | "ping";
             /** Format: uuid */
             id: string;
             /** Format: date-time */
@@ -1712,7 +1741,7 @@ export interface components {
             /** Format: uuid */
             organization_id: string;
             /** @enum {string} */
-            type: "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "approval.requested" | "approval.decided" | "ping";
+            type: "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "api_key.expiring" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "approval.requested" | "approval.decided" | "ping";
         };
         EventList: {
             events: components["schemas"]["Event"][];
@@ -1922,6 +1951,11 @@ export interface components {
             created_at: string;
             created_by: components["schemas"]["ApiKeyCreator"];
             description: string;
+            /**
+             * Format: date-time
+             * @description When the key stops working (401 `api_key_expired` from then on); null: never.
+             */
+            expires_at: string | null;
             /** Format: uuid */
             id: string;
             /** @description The key itself. Shown only in this response; store it now. */
@@ -1950,6 +1984,11 @@ export interface components {
         };
         MintKeyDto: {
             description?: string;
+            /**
+             * Format: date-time
+             * @description When the key stops working; in the future, and within the organization's `max_key_lifetime_days` if it sets one. Omitted: that maximum from now, or never.
+             */
+            expires_at?: string;
             label?: string;
             /**
              * @description Admin keys may only mint agent keys.
@@ -1969,6 +2008,10 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
+        };
+        OrganizationSettings: {
+            /** @description The longest lifetime of a new API key, in days; null: no limit. */
+            max_key_lifetime_days: number | null;
         };
         Part: {
             /** @description kind `data`. */
@@ -2140,6 +2183,10 @@ export interface components {
             description?: string;
             label?: string;
         };
+        UpdateOrganizationSettingsDto: {
+            /** @description The longest lifetime of a new API key, in days: a key minted without `expires_at` expires this long after its creation, and a later `expires_at` is refused. `null`: no limit. Keys minted before keep their expiry. */
+            max_key_lifetime_days?: number | null;
+        };
         UpdateSettingsDto: {
             allow_public_egress?: boolean;
             /** @description Receiver enabled: the card is served and the protocol endpoint answers. */
@@ -2154,7 +2201,7 @@ export interface components {
         };
         UpdateWebhookDto: {
             description?: string;
-            events?: ("*" | "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "approval.requested" | "approval.decided" | "ping")[];
+            events?: ("*" | "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "api_key.expiring" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "approval.requested" | "approval.decided" | "ping")[];
             /**
              * @description Re-enable a webhook that was disabled, or pause one.
              * @enum {string}
@@ -2885,6 +2932,8 @@ export interface operations {
             query?: {
                 /** @description Opaque cursor from a previous page's next_cursor. */
                 cursor?: string;
+                /** @description Only active keys that have not expired and expire within this many days. */
+                expiring_within_days?: number;
                 /** @description Handle or id of the bound identity. */
                 identity?: string;
                 limit?: number;
@@ -5722,6 +5771,131 @@ export interface operations {
             };
             /** @description `claim_code_invalid`: the code is unknown, already used or expired. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getOrganizationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationSettings"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateOrganizationSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateOrganizationSettingsDto"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrganizationSettings"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

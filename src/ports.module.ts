@@ -4,7 +4,7 @@ import { ConsoleRepository } from './console/console.repository';
 import { OrganizationLocks, WebhookIdentities } from './events/event-ports';
 import { IdentitiesModule } from './identities/identities.module';
 import { IdentitiesRepository } from './identities/identities.repository';
-import { BindableIdentities } from './keys/key-ports';
+import { BindableIdentities, KeyLifetimeLimits } from './keys/key-ports';
 
 /**
  * The ports lower modules declare (docs/architecture.md, "Layers"), bound to the
@@ -18,15 +18,17 @@ import { BindableIdentities } from './keys/key-ports';
     { provide: BindableIdentities, useExisting: IdentitiesRepository },
     { provide: OrganizationLocks, useExisting: ConsoleRepository },
     { provide: WebhookIdentities, useExisting: IdentitiesRepository },
+    { provide: KeyLifetimeLimits, useExisting: ConsoleRepository },
   ],
-  exports: [BindableIdentities, OrganizationLocks, WebhookIdentities],
+  exports: [BindableIdentities, OrganizationLocks, WebhookIdentities, KeyLifetimeLimits],
 })
 export class PortsModule {}
 
 // Compile-time: each implementation fits its port.
-const fits: [BindableIdentities, OrganizationLocks, WebhookIdentities] = [
+const fits: [BindableIdentities, OrganizationLocks, WebhookIdentities, KeyLifetimeLimits] = [
   null as unknown as IdentitiesRepository,
   null as unknown as ConsoleRepository,
   null as unknown as IdentitiesRepository,
+  null as unknown as ConsoleRepository,
 ];
 void fits;

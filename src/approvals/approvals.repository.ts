@@ -154,35 +154,33 @@ export class ApprovalsRepository {
     );
   }
 
-  /**
-   * Approved: the tasks waiting on the request stop waiting on it; `waits` when a
-   * task still waits on another (the other side's) request.
-   */
-  @GenerateSql({ params: [DummyValue.UUID] })
-  async takeTasks(approvalId: string, tx: Tx): Promise<Array<{ taskId: string; waits: boolean }>> {
-    return this.db.rows(
-      sql`
-      DELETE FROM approval_tasks d WHERE d.approval_id = ${approvalId}
-      RETURNING d.task_id AS "taskId",
-                EXISTS (SELECT 1 FROM approval_tasks o WHERE o.task_id = d.task_id AND o.approval_id <> ${approvalId}) AS waits`,
-      tx,
-    );
-  }
-
-  /** Denied or expired: the tasks waiting on these requests stop waiting on any request (they are refused). */
+  /** The tasks waiting on these requests, in the order their locks are taken (by id: no two decisions deadlock). */
   @GenerateSql({ params: [[DummyValue.UUID]] })
-  async takeTasksWhole(approvalIds: readonly string[], tx: Tx): Promise<string[]> {
+  async waitingTasks(approvalIds: readonly string[], tx: Tx): Promise<string[]> {
     const rows = await this.db.rows<{ task_id: string }>(
-      sql`
-      DELETE FROM approval_tasks
-       WHERE task_id IN (SELECT task_id FROM approval_tasks WHERE approval_id = ANY(${[...approvalIds]}::uuid[]))
-      RETURNING task_id`,
+      sql`SELECT DISTINCT task_id FROM approval_tasks WHERE approval_id = ANY(${[...approvalIds]}::uuid[]) ORDER BY task_id`,
       tx,
     );
-    return [...new Set(rows.map((row) => row.task_id))];
+    return rows.map((row) => row.task_id);
   }
 
-  /** A canceled task leaves the requests it waited on (they stay pending). */
+  /**
+   * Approved: the task (locked by the caller) stops waiting on this request; true when
+   * it waited on it and waits on no other (the other side's) request.
+   */
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2] })
+  async unlink(approvalId: string, taskId: string, tx: Tx): Promise<boolean> {
+    const row = await this.db.one<{ free: boolean }>(
+      sql`
+      WITH gone AS (DELETE FROM approval_tasks WHERE approval_id = ${approvalId} AND task_id = ${taskId} RETURNING task_id)
+      SELECT EXISTS (SELECT 1 FROM gone)
+             AND NOT EXISTS (SELECT 1 FROM approval_tasks o WHERE o.task_id = ${taskId} AND o.approval_id <> ${approvalId}) AS free`,
+      tx,
+    );
+    return row!.free;
+  }
+
+  /** The task (locked by the caller: canceled, denied, expired) leaves every request it waited on; they stay as they are. */
   @GenerateSql({ params: [DummyValue.UUID] })
   async detachTask(taskId: string, tx: Tx): Promise<void> {
     await this.db.execute(sql`DELETE FROM approval_tasks WHERE task_id = ${taskId}`, tx);

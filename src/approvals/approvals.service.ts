@@ -198,21 +198,32 @@ export class ApprovalsService {
     });
   }
 
-  /** The tasks that waited only on this request go to their workers, their forwards to upstream agents queued. */
+  /**
+   * The tasks that waited only on this request go to their workers, their forwards to
+   * upstream agents queued. Each task is locked before it leaves the request, as a
+   * cancel locks it before it leaves: a decision on its other request, or its cancel,
+   * goes first or waits, and sees what the other did.
+   */
   private async release(tx: Tx, approvalId: string): Promise<void> {
-    for (const { taskId, waits } of await this.repository.takeTasks(approvalId, tx)) {
-      const released = waits ? null : await this.ledger.release(tx, taskId);
-      if (released) {
+    for (const taskId of await this.repository.waitingTasks([approvalId], tx)) {
+      const task = await this.ledger.lockHeld(tx, taskId);
+      const free = await this.repository.unlink(approvalId, taskId, tx);
+      if (task?.waiting && free) {
+        const released = await task.release();
         const pair = participantsOf(released.task);
         await this.forwarder.queueMessage(tx, taskId, pair, released.firstMessage.messageId);
       }
     }
   }
 
-  /** The tasks waiting on these requests are rejected with `note` (and wait on no other request). */
+  /** The tasks waiting on these requests are rejected with `note`, and wait on no request any more (locked first, as above). */
   private async refuse(tx: Tx, approvalIds: readonly string[], note: string): Promise<void> {
-    for (const taskId of await this.repository.takeTasksWhole(approvalIds, tx)) {
-      await this.ledger.refuseHeld(tx, taskId, note);
+    for (const taskId of await this.repository.waitingTasks(approvalIds, tx)) {
+      const task = await this.ledger.lockHeld(tx, taskId);
+      await this.repository.detachTask(taskId, tx);
+      if (task?.waiting) {
+        await task.refuse(note);
+      }
     }
   }
 

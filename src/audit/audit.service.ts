@@ -9,7 +9,8 @@ import { AuditRepository, type AuditListFilter, type AuditRecord } from './audit
  * upstream's auth token) never reaches the log.
  */
 export const AUDITED_FIELDS: Record<string, readonly string[]> = {
-  api_key: ['label', 'description', 'scope', 'status', 'scoped_identity_id', 'prefix'],
+  api_key: ['label', 'description', 'scope', 'status', 'scoped_identity_id', 'prefix', 'expires_at'],
+  organization: ['max_key_lifetime_days'],
   identity: [
     'agent_handle',
     'organization_id',

@@ -167,6 +167,8 @@ const OWNER_EXPECTED: Partial<Record<Permission, Table>> = {
   'rule.create': { ...organizationRows('identity_not_found'), ...refusedAgents('agent_key_not_allowed') },
   'rule.write': { ...organizationRows('contact_rule_not_found'), ...refusedAgents('agent_key_not_allowed') },
   'decision.read': { ...organizationRows('identity_not_found'), ...refusedAgents('agent_key_not_allowed') },
+  'approval.read': { ...organizationRows('approval_not_found'), ...refusedAgents('agent_key_not_allowed') },
+  'approval.decide': { ...organizationRows('approval_not_found'), ...refusedAgents('agent_key_not_allowed') },
   'webhook.read': { ...organizationRows('webhook_not_found'), ...ownRows('webhook_not_found') },
   'webhook.write': { ...organizationRows('webhook_not_found'), ...ownRows('webhook_not_found') },
   'delivery.read': { ...organizationRows('webhook_not_found'), ...ownRows('webhook_not_found') },

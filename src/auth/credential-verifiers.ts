@@ -10,9 +10,9 @@ import type { ConsolePrincipal, KeyPrincipal } from '../common/principal';
 /** API keys (the Keys module). */
 export abstract class ApiKeyVerifier {
   /**
-   * The principal of an active key; null for an unknown, malformed or revoked one. Reads
-   * only. `arriving`: asked for as the request arrives, before its body is read (the read
-   * may then go at once).
+   * The principal of an active key; null for an unknown, malformed or revoked one; an
+   * expired one throws its own 401 (`api_key_expired`). Reads only. `arriving`: asked for
+   * as the request arrives, before its body is read (the read may then go at once).
    */
   abstract verify(raw: string, arriving?: boolean): Promise<KeyPrincipal | null>;
 

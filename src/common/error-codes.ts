@@ -48,9 +48,13 @@ export const ERROR_CODES = {
   // --- 401 ---------------------------------------------------------------------
   unauthenticated: {
     status: 401,
-    doc: 'No credential, or one that is not valid. Every 401 of the protocol has this reason.',
+    doc: "No credential, or one that is not valid. Every 401 of the protocol has this reason, but an expired key's (`api_key_expired`).",
   },
   invalid_api_key: { status: 401, doc: 'The API key is unknown or revoked (also: revoked while a stream was open).' },
+  api_key_expired: {
+    status: 401,
+    doc: 'The API key has expired: its `expires_at` has passed (also: expired while a stream was open). The protocol names it as its reason too.',
+  },
   invalid_session: { status: 401, doc: 'The Console session is unknown, expired or ended.' },
   invalid_credentials: { status: 401, doc: 'Console login with a wrong email or password.' },
 

@@ -36,6 +36,8 @@ export interface AgentKeyPrincipal {
    * parties read at the same version still hold (AdmissionService.admitCall).
    */
   admissionVersion?: string;
+  /** When the key expires, as its lookup read it (null: never); an open call is not vouched for past it (CallStanding). */
+  expiresAt?: Date | null;
 }
 
 export interface ConsolePrincipal {

@@ -255,10 +255,11 @@ function jsonRpcCode(error: AppError): number {
 
 /**
  * docs/api.md §5 names the reasons of the protocol's HTTP errors; every 401 there is
- * `unauthenticated` (missing, malformed, unknown or revoked key alike).
+ * `unauthenticated` (missing, malformed, unknown or revoked key alike), except an
+ * expired key's, `api_key_expired`: the caller can do something about it (mint a new key).
  */
 export function checkReason(error: AppError): string {
-  return error.status === 401 ? 'unauthenticated' : error.code;
+  return error.status === 401 && error.code !== 'api_key_expired' ? 'unauthenticated' : error.code;
 }
 
 /** The JSON-RPC error body of a protocol call's HTTP-level failure (also an SSE error event's). */

@@ -1,7 +1,8 @@
 import { applyDecorators, ValidationError, ValidationPipe } from '@nestjs/common';
 import { Type } from 'class-transformer';
-import { IsObject, ValidateIf, ValidateNested } from 'class-validator';
+import { IsObject, ValidateBy, ValidateIf, ValidateNested } from 'class-validator';
 import { badRequest, type FieldError } from './app-error';
+import { isTimestamp } from './pagination';
 
 function flatten(errors: ValidationError[], parent = ''): FieldError[] {
   return errors.flatMap((error) => {
@@ -58,3 +59,13 @@ export function Nested(type: () => new () => object, options: { each?: boolean }
   const message = each ? '$property must be a list of objects' : '$property must be an object';
   return applyDecorators(IsObject({ each, message }), ValidateNested({ each }), Type(type));
 }
+
+/** An ISO 8601 timestamp with a time zone, one PostgreSQL accepts too (`isTimestamp`). */
+export const IsTimestamp = (): PropertyDecorator =>
+  ValidateBy({
+    name: 'isTimestamp',
+    validator: {
+      validate: (value: unknown) => isTimestamp(value),
+      defaultMessage: () => '$property must be an ISO 8601 timestamp with a time zone (2026-01-01T00:00:00Z)',
+    },
+  });

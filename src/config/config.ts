@@ -124,6 +124,8 @@ export interface AppConfig {
     decisionsDays: number;
     /** Audit events older than this are deleted (by the pruner the audit module registers). */
     auditDays: number;
+    /** An active key's `api_key.expiring` event is written this many days before it expires (once per key, by the pass). */
+    keyExpiryNoticeDays: number;
   };
   /** The forwarder to upstream agents (docs/api.md §14). */
   upstream: {
@@ -344,6 +346,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       batchSize: int(env, 'RETENTION_BATCH_SIZE', 500, 1, 10_000),
       decisionsDays: int(env, 'DECISIONS_RETENTION_DAYS', 90, 1, 3650),
       auditDays: int(env, 'AUDIT_RETENTION_DAYS', 365, 1, 3650),
+      keyExpiryNoticeDays: int(env, 'API_KEY_EXPIRY_NOTICE_DAYS', 7, 1, 365),
     },
     upstream: {
       timeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 15_000, 100, 120_000),

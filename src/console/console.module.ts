@@ -4,13 +4,15 @@ import { LimitsModule } from '../limits/limits.module';
 import { ConsoleController } from './console.controller';
 import { ConsoleService } from './console.service';
 import { ConsoleRepository } from './console.repository';
+import { OrganizationSettingsController } from './organization-settings.controller';
+import { OrganizationSettingsService } from './organization-settings.service';
 import { TeamsController } from './teams.controller';
 import { TeamsService } from './teams.service';
 
 @Module({
   imports: [LimitsModule, EventsModule],
-  controllers: [ConsoleController, TeamsController],
-  providers: [ConsoleRepository, ConsoleService, TeamsService],
+  controllers: [ConsoleController, TeamsController, OrganizationSettingsController],
+  providers: [ConsoleRepository, ConsoleService, TeamsService, OrganizationSettingsService],
   exports: [ConsoleService, ConsoleRepository],
 })
 export class ConsoleModule {}

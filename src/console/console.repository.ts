@@ -31,10 +31,13 @@ export interface ActiveSession {
 const USER_COLUMNS = sql.raw('id, organization_id, email, created_at, last_login_at');
 const INVITE_COLUMNS = sql.raw('id, organization_id, email, invited_by, created_at, expires_at');
 
+const ORGANIZATION_COLUMNS = sql.raw('id, name, created_at, max_key_lifetime_days');
+
 const toOrganization = (row: OrganizationRow): Organization => ({
   id: row.id,
   name: row.name,
   createdAt: row.created_at,
+  maxKeyLifetimeDays: row.max_key_lifetime_days,
 });
 const toUser = (row: UserRow): ConsoleUserRecord => ({
   id: row.id,
@@ -65,7 +68,7 @@ export class ConsoleRepository {
   @GenerateSql({ params: [DummyValue.STRING] })
   async insertOrganization(name: string, tx?: Tx): Promise<Organization> {
     const row = await this.db.one<OrganizationRow>(
-      sql`INSERT INTO organizations (name) VALUES (${name}) RETURNING id, name, created_at`,
+      sql`INSERT INTO organizations (name) VALUES (${name}) RETURNING ${ORGANIZATION_COLUMNS}`,
       tx,
     );
     return toOrganization(row!);
@@ -74,7 +77,7 @@ export class ConsoleRepository {
   @GenerateSql({ params: [DummyValue.UUID] })
   async organization(id: string, tx?: Tx): Promise<Organization | null> {
     const row = await this.db.one<OrganizationRow>(
-      sql`SELECT id, name, created_at FROM organizations WHERE id = ${id}`,
+      sql`SELECT ${ORGANIZATION_COLUMNS} FROM organizations WHERE id = ${id}`,
       tx,
     );
     return row ? toOrganization(row) : null;
@@ -84,10 +87,28 @@ export class ConsoleRepository {
   @GenerateSql({ params: [DummyValue.UUID] })
   async lockOrganization(id: string, tx?: Tx): Promise<Organization | null> {
     const row = await this.db.one<OrganizationRow>(
-      sql`SELECT id, name, created_at FROM organizations WHERE id = ${id} FOR UPDATE`,
+      sql`SELECT ${ORGANIZATION_COLUMNS} FROM organizations WHERE id = ${id} FOR UPDATE`,
       tx,
     );
     return row ? toOrganization(row) : null;
+  }
+
+  /** The organization's settings (docs/api.md §2, key lifetimes): `null` clears one. */
+  @GenerateSql({ params: [DummyValue.UUID, { maxKeyLifetimeDays: 90 }] })
+  async updateOrganizationSettings(
+    id: string,
+    changes: Partial<Pick<Organization, 'maxKeyLifetimeDays'>>,
+    tx?: Tx,
+  ): Promise<void> {
+    const sets = sql.join([
+      changes.maxKeyLifetimeDays !== undefined
+        ? sql`max_key_lifetime_days = ${changes.maxKeyLifetimeDays}::int`
+        : sql.empty,
+    ]);
+    if (sets.isEmpty) {
+      return;
+    }
+    await this.db.execute(sql`UPDATE organizations SET ${sets} WHERE id = ${id}`, tx);
   }
 
   /** Organization names by id, in one prepared statement (Agent Cards name their provider). */

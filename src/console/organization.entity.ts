@@ -8,6 +8,10 @@ export class Organization {
   @Column({ type: 'varchar' })
   name: string;
 
+  /** The longest lifetime a new API key may have, in days; null: no limit (docs/api.md §2). */
+  @Column({ name: 'max_key_lifetime_days', type: 'integer', nullable: true })
+  maxKeyLifetimeDays: number | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }

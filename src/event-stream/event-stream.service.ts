@@ -166,18 +166,14 @@ export class EventStreamService implements OnModuleDestroy {
     });
   }
 
-  /** The key is still active / the session still signed in (one indexed probe). */
+  /** The key is still active (not revoked, not expired) / the session still signed in (one indexed probe). */
   private async standing(principal: Caller): Promise<AppError | null> {
-    const active =
-      principal.kind === 'console'
-        ? await this.console.isSessionActive(principal.sessionId)
-        : await this.keys.isActive(principal.id);
-    if (active) {
-      return null;
+    if (principal.kind !== 'console') {
+      return this.keys.lostStanding(principal.id);
     }
-    return principal.kind === 'console'
-      ? unauthorized('invalid_session', 'The session ended while this stream was open.')
-      : unauthorized('invalid_api_key', 'The API key was revoked while this stream was open.');
+    return (await this.console.isSessionActive(principal.sessionId))
+      ? null
+      : unauthorized('invalid_session', 'The session ended while this stream was open.');
   }
 
   /** The last event of a stream whose caller lost its standing: the problem it would get now. */

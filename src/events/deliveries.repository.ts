@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { creationPosition, keyset, type PageQuery } from '../common/pagination';
+import { keyset, recordCreationPosition, type PageQuery } from '../common/pagination';
 import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
-import type { RowOf } from '../database/row';
+import type { RecordOf, RowOf } from '../database/row';
 import { sql, type Sql } from '../database/sql';
 import type { DeliveryAttempt } from './delivery-attempt.entity';
 import type { Delivery, DeliveryStatus } from './delivery.entity';
 import { type EventType } from './event-types';
 import type { PushVersion } from './push-notifications';
-import type { DeliveryRow } from './webhook-records';
+import type { DeliveryRecord } from './webhook-records';
 
 /** A delivery shows at most this many of its attempts (the most recent). */
 const ATTEMPTS_SHOWN = 20;
@@ -29,27 +29,27 @@ export interface ClaimRequest {
 }
 
 /** A claimed delivery with its target: the webhook and the event, or the push notification config. */
-export type ClaimedRow = Pick<RowOf<Delivery>, 'id' | 'push_task_id' | 'push_config_id' | 'push_seq'> & {
+export type ClaimedDeliveryRecord = Pick<RecordOf<Delivery>, 'id' | 'pushTaskId' | 'pushConfigId' | 'pushSeq'> & {
   attempt: number;
   interrupted: boolean;
-  webhook_id: string | null;
-  webhook_url: string | null;
+  webhookId: string | null;
+  webhookUrl: string | null;
   secret: string | null;
-  previous_secret: string | null;
-  event_id: string | null;
-  event_type: EventType | null;
-  organization_id: string | null;
-  event_created_at: Date | null;
+  previousSecret: string | null;
+  eventId: string | null;
+  eventType: EventType | null;
+  organizationId: string | null;
+  eventCreatedAt: Date | null;
   data: Record<string, unknown> | null;
   /** The change's `traceparent`: the event's, or the push delivery's own. */
   traceparent: string | null;
-  push_url: string | null;
+  pushUrl: string | null;
   token: string | null;
   authentication: { scheme: string; credentials: string } | null;
-  protocol_version: PushVersion | null;
-  owner_deleted: boolean | null;
+  protocolVersion: PushVersion | null;
+  ownerDeleted: boolean | null;
   destination: string;
-  fair_organization: string;
+  fairOrganization: string;
   share: number;
 };
 
@@ -74,14 +74,19 @@ export interface DeliveryResult {
 /**
  * A delivery with its most recent attempts, read by one statement so that both come
  * from one snapshot (an attempt is never shown without the outcome it recorded).
+ * Named as DeliveryRecord's properties (its attempts as AttemptRecord's), so rows
+ * arrive as records.
  */
 const SELECT_DELIVERY = sql`
-  SELECT d.id, d.webhook_id, d.event_id, e.type AS event_type, d.status, d.attempts, d.next_attempt_at, d.last_attempt_at,
-         d.last_status_code, d.last_error, d.last_duration_ms, d.created_at, d.updated_at,
+  SELECT d.id, d.webhook_id AS "webhookId", d.event_id AS "eventId", e.type AS "eventType", d.status, d.attempts,
+         d.next_attempt_at AS "nextAttemptAt", d.last_attempt_at AS "lastAttemptAt",
+         d.last_status_code AS "lastStatusCode", d.last_error AS "lastError", d.last_duration_ms AS "lastDurationMs",
+         d.created_at AS "createdAt", d.updated_at AS "updatedAt",
          (SELECT COALESCE(json_agg(a ORDER BY a.attempt), '[]'::json)
-            FROM (SELECT attempt, succeeded, status_code, error, duration_ms, created_at
+            FROM (SELECT attempt, succeeded, status_code AS "statusCode", error, duration_ms AS "durationMs",
+                         created_at AS "createdAt"
                     FROM delivery_attempts WHERE delivery_id = d.id ORDER BY attempt DESC LIMIT ${sql.raw(String(ATTEMPTS_SHOWN))}) a
-         ) AS recent_attempts
+         ) AS "recentAttempts"
     FROM deliveries d JOIN events e ON e.id = d.event_id`;
 
 /**
@@ -161,8 +166,8 @@ export class DeliveriesRepository {
    * on every claim: the joins stay here for speed.
    */
   @GenerateSql({ params: [CLAIM_EXAMPLE] })
-  async claimDeliveries(claim: ClaimRequest): Promise<ClaimedRow[]> {
-    return this.db.rows<ClaimedRow>(sql`
+  async claimDeliveries(claim: ClaimRequest): Promise<ClaimedDeliveryRecord[]> {
+    return this.db.rows<ClaimedDeliveryRecord>(sql`
       UPDATE deliveries d
          SET attempts = d.attempts + 1, in_flight = true, updated_at = now(),
              next_attempt_at = now() + ${claim.leaseMs} * interval '1 millisecond'
@@ -208,14 +213,16 @@ export class DeliveriesRepository {
              LEFT JOIN tasks pt ON pt.id = due.push_task_id
        WHERE d.id = due.id
       RETURNING d.id, d.attempts AS attempt, due.interrupted,
-                w.id AS webhook_id, w.url AS webhook_url, w.secret,
-                CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
-                e.id AS event_id, e.type AS event_type, e.organization_id, e.created_at AS event_created_at, e.data,
+                w.id AS "webhookId", w.url AS "webhookUrl", w.secret,
+                CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS "previousSecret",
+                e.id AS "eventId", e.type AS "eventType", e.organization_id AS "organizationId",
+                e.created_at AS "eventCreatedAt", e.data,
                 COALESCE(e.traceparent, d.traceparent) AS traceparent,
-                d.push_task_id, d.push_config_id, d.push_seq, p.url AS push_url, p.token, p.authentication, p.protocol_version,
-                (o.status = 'deleted') AS owner_deleted,
+                d.push_task_id AS "pushTaskId", d.push_config_id AS "pushConfigId", d.push_seq AS "pushSeq",
+                p.url AS "pushUrl", p.token, p.authentication, p.protocol_version AS "protocolVersion",
+                (o.status = 'deleted') AS "ownerDeleted",
                 ${destinationOf('w.id', 'd')} AS destination,
-                ${organizationOf('w', 'pt', 'd')} AS fair_organization,
+                ${organizationOf('w', 'pt', 'd')} AS "fairOrganization",
                 ${shareOf('w', claim)} AS share`);
   }
 
@@ -338,14 +345,14 @@ export class DeliveriesRepository {
 
   /** A delivery as the API shows it, with its most recent attempts. */
   @GenerateSql({ params: [DummyValue.UUID] })
-  async delivery(id: string): Promise<DeliveryRow | null> {
-    return this.db.one<DeliveryRow>(sql`${SELECT_DELIVERY} WHERE d.id = ${id}`);
+  async delivery(id: string): Promise<DeliveryRecord | null> {
+    return this.db.one<DeliveryRecord>(sql`${SELECT_DELIVERY} WHERE d.id = ${id}`);
   }
 
   /** The delivery of an event to a webhook (a ping's). */
   @GenerateSql({ params: [DummyValue.UUID, 'evt_example'] })
-  async deliveryOfEvent(webhookId: string, eventId: string): Promise<DeliveryRow | null> {
-    return this.db.one<DeliveryRow>(
+  async deliveryOfEvent(webhookId: string, eventId: string): Promise<DeliveryRecord | null> {
+    return this.db.one<DeliveryRecord>(
       sql`${SELECT_DELIVERY} WHERE d.webhook_id = ${webhookId} AND d.event_id = ${eventId}`,
     );
   }
@@ -356,11 +363,11 @@ export class DeliveriesRepository {
     webhookId: string,
     status: DeliveryStatus | undefined,
     query: PageQuery,
-  ): Promise<{ items: DeliveryRow[]; nextCursor: string | null }> {
+  ): Promise<{ items: DeliveryRecord[]; nextCursor: string | null }> {
     const page = keyset('d', query);
-    const rows = await this.db.rows<DeliveryRow>(sql`
+    const rows = await this.db.rows<DeliveryRecord>(sql`
       ${SELECT_DELIVERY} ${sql.where([sql`d.webhook_id = ${webhookId}`, status ? sql`d.status = ${status}` : sql.empty, page.after])} ${page.tail}`);
-    return page.cut(rows, creationPosition);
+    return page.cut(rows, recordCreationPosition);
   }
 
   /**

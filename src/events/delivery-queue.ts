@@ -6,7 +6,7 @@ import { Database, type Tx } from '../database/database';
 import type { SendOutcome } from './delivery-sender';
 import type { HeldShares } from './claim-loop';
 import type { EventType } from './event-types';
-import { DeliveriesRepository, type ClaimedRow } from './deliveries.repository';
+import { DeliveriesRepository, type ClaimedDeliveryRecord } from './deliveries.repository';
 import type { PushVersion } from './push-notifications';
 import { WebhooksRepository } from './webhooks.repository';
 import { DISABLE_AFTER_MS, retryDelay } from './retry-schedule';
@@ -93,7 +93,7 @@ export class DeliveryQueue {
     const fullOrganizations = organizations.filter(([, n]) => n >= shares.organizationShare).map(([key]) => key);
     // One statement, its own transaction. The log of an interrupted attempt follows it;
     // should this process stop in between, only that log line is missing.
-    const rows = await this.repository.claimDeliveries({
+    const claimed = await this.repository.claimDeliveries({
       limit,
       leaseMs: this.leaseMs,
       heldDestinations: destinations.map(([key]) => key),
@@ -106,11 +106,11 @@ export class DeliveryQueue {
       fullDestinations,
       fullOrganizations,
     });
-    for (const row of rows.filter((r) => r.interrupted)) {
+    for (const delivery of claimed.filter((c) => c.interrupted)) {
       await this.repository.logAttempt(
         {
-          deliveryId: row.id,
-          attempt: row.attempt - 1,
+          deliveryId: delivery.id,
+          attempt: delivery.attempt - 1,
           succeeded: false,
           statusCode: null,
           error: INTERRUPTED,
@@ -119,14 +119,14 @@ export class DeliveryQueue {
         false,
       );
     }
-    return rows.map((row) => ({
-      id: row.id,
-      attempt: row.attempt,
-      target: targetOf(row),
-      destination: row.destination,
-      organization: row.fair_organization,
-      destinationShare: row.share,
-      traceparent: row.traceparent,
+    return claimed.map((delivery) => ({
+      id: delivery.id,
+      attempt: delivery.attempt,
+      target: targetOf(delivery),
+      destination: delivery.destination,
+      organization: delivery.fairOrganization,
+      destinationShare: delivery.share,
+      traceparent: delivery.traceparent,
     }));
   }
 
@@ -215,31 +215,31 @@ export class DeliveryQueue {
   }
 }
 
-function targetOf(row: ClaimedRow): WebhookTarget | PushTarget {
-  if (row.webhook_id !== null) {
+function targetOf(claimed: ClaimedDeliveryRecord): WebhookTarget | PushTarget {
+  if (claimed.webhookId !== null) {
     return {
       kind: 'webhook',
-      webhookId: row.webhook_id,
-      url: row.webhook_url!,
-      secrets: row.previous_secret ? [row.secret!, row.previous_secret] : [row.secret!],
+      webhookId: claimed.webhookId,
+      url: claimed.webhookUrl!,
+      secrets: claimed.previousSecret ? [claimed.secret!, claimed.previousSecret] : [claimed.secret!],
       event: {
-        id: row.event_id!,
-        type: row.event_type!,
-        created_at: row.event_created_at!.toISOString(),
-        organization_id: row.organization_id!,
-        data: row.data!,
+        id: claimed.eventId!,
+        type: claimed.eventType!,
+        created_at: claimed.eventCreatedAt!.toISOString(),
+        organization_id: claimed.organizationId!,
+        data: claimed.data!,
       },
     };
   }
   return {
     kind: 'push',
-    taskId: row.push_task_id!,
-    configId: row.push_config_id!,
-    seq: row.push_seq!,
-    url: row.push_url!,
-    token: row.token,
-    authentication: row.authentication,
-    version: row.protocol_version!,
-    ownerDeleted: row.owner_deleted === true,
+    taskId: claimed.pushTaskId!,
+    configId: claimed.pushConfigId!,
+    seq: claimed.pushSeq!,
+    url: claimed.pushUrl!,
+    token: claimed.token,
+    authentication: claimed.authentication,
+    version: claimed.protocolVersion!,
+    ownerDeleted: claimed.ownerDeleted === true,
   };
 }

@@ -3,7 +3,7 @@ import { badRequest } from '../common/app-error';
 import type { PageQuery } from '../common/pagination';
 import type { Envelope } from './delivery-queue';
 import type { EventType } from './event-types';
-import { eventPage, OutboxRepository, type FeedPosition, type FeedRow, type FeedScope } from './outbox.repository';
+import { eventPage, OutboxRepository, type FeedPosition, type FeedRecord, type FeedScope } from './outbox.repository';
 
 export type { FeedPosition, FeedScope } from './outbox.repository';
 
@@ -12,14 +12,14 @@ export interface FeedEvent {
   position: FeedPosition;
 }
 
-const envelopeOf = (row: FeedRow): Envelope => ({
-  id: row.id,
-  type: row.type,
-  created_at: row.created_at.toISOString(),
-  organization_id: row.organization_id,
-  data: row.data,
+const envelopeOf = (event: FeedRecord): Envelope => ({
+  id: event.id,
+  type: event.type,
+  created_at: event.createdAt.toISOString(),
+  organization_id: event.organizationId,
+  data: event.data,
 });
-const positionOf = (row: FeedRow): FeedPosition => ({ txid: row.txid, seq: row.seq });
+const positionOf = (event: FeedRecord): FeedPosition => ({ txid: event.txid, seq: event.seq });
 
 /**
  * Reads of the outbox in commit order, for the event list and the event stream.

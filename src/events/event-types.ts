@@ -6,6 +6,7 @@ export const EVENT_TYPES = [
   'task.artifact',
   'api_key.created',
   'api_key.revoked',
+  'api_key.expiring',
   'identity.claimed',
   'identity.updated',
   'contact_rule.created',
@@ -31,6 +32,7 @@ export const ALL_EVENTS = '*';
 export const ORGANIZATION_ONLY_TYPES: readonly EventType[] = [
   'api_key.created',
   'api_key.revoked',
+  'api_key.expiring',
   'console.member_added',
   'console.member_removed',
   // Approval requests are for the deciding organization's people (admin keys, Console), never an agent's key.

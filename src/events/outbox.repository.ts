@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { keyset, type Keyset, type KeysetOrder, type PageQuery } from '../common/pagination';
 import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
-import type { RowOf } from '../database/row';
+import type { RecordOf } from '../database/row';
 import { sql, type Sql } from '../database/sql';
 import { WriteShape, type WriteBatch } from '../database/write-batch';
 import { ORGANIZATION_ONLY_TYPES, type EventType } from './event-types';
@@ -27,10 +27,10 @@ export interface FeedPosition {
   seq: string;
 }
 
-/** An outbox row as the feed reads it: the envelope's columns and the stream position. */
-export type FeedRow = Pick<
-  RowOf<OutboxEvent>,
-  'id' | 'type' | 'created_at' | 'organization_id' | 'data' | 'txid' | 'seq'
+/** An outbox event as the feed reads it: the envelope's columns and the stream position. */
+export type FeedRecord = Pick<
+  RecordOf<OutboxEvent>,
+  'id' | 'type' | 'createdAt' | 'organizationId' | 'data' | 'txid' | 'seq'
 >;
 
 /** An event to write: the outbox row. */
@@ -74,8 +74,10 @@ export function eventPage(query: PageQuery): Keyset {
 
 /** Every transaction below it has finished: rows under it can never be joined by an earlier one. */
 const HORIZON = sql.raw('pg_snapshot_xmin(pg_current_snapshot())');
+/** Named as FeedRecord's properties, so rows arrive as records. */
 const FEED_COLUMNS = sql.raw(
-  'e.id, e.type, e.created_at, e.organization_id, e.data, e.txid::text AS txid, e.seq::text AS seq',
+  `e.id, e.type, e.created_at AS "createdAt", e.organization_id AS "organizationId", e.data,
+  e.txid::text AS txid, e.seq::text AS seq`,
 );
 
 function feedScope(scope: FeedScope): Sql {
@@ -270,7 +272,7 @@ export class OutboxRepository {
     after: FeedPosition,
     types: readonly EventType[] | null,
     limit: number,
-  ): Promise<Array<FeedRow & { visible: boolean }>> {
+  ): Promise<Array<FeedRecord & { visible: boolean }>> {
     const conditions = [
       sql`(e.txid, e.seq) > (${after.txid}::xid8, ${after.seq}::bigint)`,
       feedScope(scope),
@@ -289,11 +291,11 @@ export class OutboxRepository {
     scope: FeedScope,
     filter: { types: readonly EventType[] | null; from: FeedPosition | null },
     page: Keyset,
-  ): Promise<{ items: FeedRow[]; nextCursor: string | null }> {
+  ): Promise<{ items: FeedRecord[]; nextCursor: string | null }> {
     const from = filter.from
       ? sql`(e.txid, e.seq) > (${filter.from.txid}::xid8, ${filter.from.seq}::bigint)`
       : sql.empty;
-    const rows = await this.db.rows<FeedRow>(sql`
+    const rows = await this.db.rows<FeedRecord>(sql`
       SELECT ${FEED_COLUMNS} FROM events e
        ${sql.where([feedScope(scope), sql`e.txid < ${HORIZON}`, byTypes(filter.types), from, page.after])} ${page.tail}`);
     return page.cut(rows, (row) => ({ at: row.txid, id: row.seq }));

@@ -1,51 +1,51 @@
-import type { RowOf } from '../database/row';
+import type { RecordOf } from '../database/row';
 import type { DeliveryAttempt } from './delivery-attempt.entity';
 import type { Delivery } from './delivery.entity';
 import type { EventType } from './event-types';
 import type { Webhook } from './webhook.entity';
 
-// The webhook and delivery rows as the events repositories read them; the views
-// (webhook.view.ts) are made from these at the edge.
+// The webhooks and deliveries as the events repositories hand them to services
+// (camelCase records); the views (webhook.view.ts) are made from these at the edge.
 
-/** One row of the webhook read query (WebhooksRepository's webhook read model). Never carries the secret. */
-export type WebhookRow = Pick<
-  RowOf<Webhook>,
+/** A webhook as its read query gives it (WebhooksRepository's webhook read model). Never carries the secret. */
+export type WebhookRecord = Pick<
+  RecordOf<Webhook>,
   | 'id'
-  | 'organization_id'
-  | 'identity_id'
+  | 'organizationId'
+  | 'identityId'
   | 'url'
   | 'events'
   | 'description'
   | 'status'
-  | 'failing_since'
-  | 'previous_secret_expires_at'
-  | 'created_at'
-  | 'updated_at'
-> & { identity_handle: string | null };
+  | 'failingSince'
+  | 'previousSecretExpiresAt'
+  | 'createdAt'
+  | 'updatedAt'
+> & { identityHandle: string | null };
 
-/** One row of the delivery read query (DeliveriesRepository's SELECT_DELIVERY): a webhook's delivery, so both ids are set. */
-export type DeliveryRow = Pick<
-  RowOf<Delivery>,
+/** A delivery as its read query gives it (DeliveriesRepository's SELECT_DELIVERY): a webhook's delivery, so both ids are set. */
+export type DeliveryRecord = Pick<
+  RecordOf<Delivery>,
   | 'id'
   | 'status'
   | 'attempts'
-  | 'next_attempt_at'
-  | 'last_attempt_at'
-  | 'last_status_code'
-  | 'last_error'
-  | 'last_duration_ms'
-  | 'created_at'
-  | 'updated_at'
+  | 'nextAttemptAt'
+  | 'lastAttemptAt'
+  | 'lastStatusCode'
+  | 'lastError'
+  | 'lastDurationMs'
+  | 'createdAt'
+  | 'updatedAt'
 > & {
-  webhook_id: string;
-  event_id: string;
-  event_type: EventType;
+  webhookId: string;
+  eventId: string;
+  eventType: EventType;
   /** The most recent attempts, oldest first, as json_agg gives them (timestamps as text). */
-  recent_attempts: AttemptRow[];
+  recentAttempts: AttemptRecord[];
 };
 
 /** An attempt as json_agg gives it: a delivery_attempts row, its timestamp as text. */
-export type AttemptRow = Pick<
-  RowOf<DeliveryAttempt>,
-  'attempt' | 'succeeded' | 'status_code' | 'error' | 'duration_ms'
-> & { created_at: string };
+export type AttemptRecord = Pick<
+  RecordOf<DeliveryAttempt>,
+  'attempt' | 'succeeded' | 'statusCode' | 'error' | 'durationMs'
+> & { createdAt: string };

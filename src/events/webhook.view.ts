@@ -3,7 +3,7 @@ import { PageOf } from '../common/api-docs';
 import type { DeliveryStatus } from './delivery.entity';
 import { EVENT_TYPES, type EventType } from './event-types';
 import type { WebhookStatus } from './webhook.entity';
-import type { AttemptRow, DeliveryRow, WebhookRow } from './webhook-records';
+import type { DeliveryRecord, WebhookRecord } from './webhook-records';
 
 /** A webhook subscription as every read returns it. The secret is shown only on creation and rotation. */
 export interface WebhookView {
@@ -23,27 +23,34 @@ export interface WebhookView {
   updated_at: string;
 }
 
-export function toWebhookView(row: WebhookRow): WebhookView {
+export function toWebhookView(webhook: WebhookRecord): WebhookView {
   return {
-    id: row.id,
-    organization_id: row.organization_id,
-    identity: row.identity_handle,
-    url: row.url,
-    events: row.events,
-    description: row.description,
-    status: row.status,
-    failing_since: row.failing_since?.toISOString() ?? null,
+    id: webhook.id,
+    organization_id: webhook.organizationId,
+    identity: webhook.identityHandle,
+    url: webhook.url,
+    events: webhook.events,
+    description: webhook.description,
+    status: webhook.status,
+    failing_since: webhook.failingSince?.toISOString() ?? null,
     previous_secret_expires_at:
-      row.previous_secret_expires_at && row.previous_secret_expires_at > new Date()
-        ? row.previous_secret_expires_at.toISOString()
+      webhook.previousSecretExpiresAt && webhook.previousSecretExpiresAt > new Date()
+        ? webhook.previousSecretExpiresAt.toISOString()
         : null,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
+    created_at: webhook.createdAt.toISOString(),
+    updated_at: webhook.updatedAt.toISOString(),
   };
 }
 
-/** An attempt is shown as recorded. */
-export type AttemptView = AttemptRow;
+/** One attempt of a delivery, as recorded. */
+export interface AttemptView {
+  attempt: number;
+  succeeded: boolean;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  created_at: string;
+}
 
 export interface DeliveryView {
   id: string;
@@ -64,28 +71,28 @@ export interface DeliveryView {
   attempts: AttemptView[];
 }
 
-export function toDeliveryView(row: DeliveryRow): DeliveryView {
+export function toDeliveryView(delivery: DeliveryRecord): DeliveryView {
   return {
-    id: row.id,
-    webhook_id: row.webhook_id,
-    event_id: row.event_id,
-    event_type: row.event_type,
-    status: row.status,
-    attempt_count: row.attempts,
-    next_attempt_at: row.next_attempt_at?.toISOString() ?? null,
-    last_attempt_at: row.last_attempt_at?.toISOString() ?? null,
-    last_status_code: row.last_status_code,
-    last_error: row.last_error,
-    last_duration_ms: row.last_duration_ms,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-    attempts: row.recent_attempts.map((a) => ({
+    id: delivery.id,
+    webhook_id: delivery.webhookId,
+    event_id: delivery.eventId,
+    event_type: delivery.eventType,
+    status: delivery.status,
+    attempt_count: delivery.attempts,
+    next_attempt_at: delivery.nextAttemptAt?.toISOString() ?? null,
+    last_attempt_at: delivery.lastAttemptAt?.toISOString() ?? null,
+    last_status_code: delivery.lastStatusCode,
+    last_error: delivery.lastError,
+    last_duration_ms: delivery.lastDurationMs,
+    created_at: delivery.createdAt.toISOString(),
+    updated_at: delivery.updatedAt.toISOString(),
+    attempts: delivery.recentAttempts.map((a) => ({
       attempt: a.attempt,
       succeeded: a.succeeded,
-      status_code: a.status_code,
+      status_code: a.statusCode,
       error: a.error,
-      duration_ms: a.duration_ms,
-      created_at: new Date(a.created_at).toISOString(),
+      duration_ms: a.durationMs,
+      created_at: new Date(a.createdAt).toISOString(),
     })),
   };
 }

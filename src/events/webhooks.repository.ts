@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { creationPosition, keyset, type PageQuery } from '../common/pagination';
+import { keyset, recordCreationPosition, type PageQuery } from '../common/pagination';
 import { isUuid } from '../common/parse-id.pipe';
 import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import type { RowOf } from '../database/row';
 import { sql } from '../database/sql';
 import type { Webhook, WebhookStatus } from './webhook.entity';
-import type { WebhookRow } from './webhook-records';
+import type { WebhookRecord } from './webhook-records';
 
 export interface NewWebhook {
   organizationId: string;
@@ -36,11 +36,13 @@ export interface WebhookFilter {
  * Read model: a webhook with the handle of the identity it is scoped to
  * (`identities` belongs to the identities module). Kept as one statement so that a
  * list filters by handle and pages in one round trip; the events module sits below
- * identities in the module graph (identities emit events). Never the secret.
+ * identities in the module graph (identities emit events). Never the secret. Named as
+ * WebhookRecord's properties, so rows arrive as records.
  */
 const SELECT_WEBHOOK = sql`
-  SELECT w.id, w.organization_id, w.identity_id, i.agent_handle AS identity_handle, w.url, w.events, w.description,
-         w.status, w.failing_since, w.previous_secret_expires_at, w.created_at, w.updated_at
+  SELECT w.id, w.organization_id AS "organizationId", w.identity_id AS "identityId", i.agent_handle AS "identityHandle",
+         w.url, w.events, w.description, w.status, w.failing_since AS "failingSince",
+         w.previous_secret_expires_at AS "previousSecretExpiresAt", w.created_at AS "createdAt", w.updated_at AS "updatedAt"
     FROM webhooks w LEFT JOIN identities i ON i.id = w.identity_id`;
 
 /** The webhooks table: subscriptions, their secrets and their failing state. */
@@ -50,8 +52,8 @@ export class WebhooksRepository {
 
   /** The webhook with its identity's handle (whose it is, requireAccess decides); locked for the transaction with `lock`. */
   @GenerateSql({ name: 'read', params: [DummyValue.UUID, false] }, { name: 'locked', params: [DummyValue.UUID, true] })
-  async findWebhook(id: string, lock: boolean, tx?: Tx): Promise<WebhookRow | null> {
-    return this.db.one<WebhookRow>(
+  async findWebhook(id: string, lock: boolean, tx?: Tx): Promise<WebhookRecord | null> {
+    return this.db.one<WebhookRecord>(
       sql`${SELECT_WEBHOOK} WHERE w.id = ${id} ${lock ? sql`FOR UPDATE OF w` : sql.empty}`,
       tx,
     );
@@ -80,7 +82,7 @@ export class WebhooksRepository {
     scope: WebhookScope,
     filter: WebhookFilter,
     query: PageQuery,
-  ): Promise<{ items: WebhookRow[]; nextCursor: string | null }> {
+  ): Promise<{ items: WebhookRecord[]; nextCursor: string | null }> {
     const page = keyset('w', query);
     const identity =
       filter.identity === undefined
@@ -88,7 +90,7 @@ export class WebhooksRepository {
         : isUuid(filter.identity)
           ? sql`w.identity_id = ${filter.identity}::uuid`
           : sql`i.agent_handle = ${filter.identity}`;
-    const rows = await this.db.rows<WebhookRow>(sql`
+    const rows = await this.db.rows<WebhookRecord>(sql`
       ${SELECT_WEBHOOK} ${sql.where([
         sql`w.organization_id = ${scope.organizationId}`,
         scope.identityId ? sql`w.identity_id = ${scope.identityId}` : sql.empty,
@@ -96,7 +98,7 @@ export class WebhooksRepository {
         identity,
         page.after,
       ])} ${page.tail}`);
-    return page.cut(rows, creationPosition);
+    return page.cut(rows, recordCreationPosition);
   }
 
   @GenerateSql({ params: [DummyValue.UUID] })

@@ -14,7 +14,7 @@ import { DeliveriesRepository } from './deliveries.repository';
 import { WebhooksRepository, type WebhookChanges, type WebhookScope } from './webhooks.repository';
 import { EventsService } from './events.service';
 import { generateSecret } from './signing';
-import type { WebhookRow } from './webhook-records';
+import type { WebhookRecord } from './webhook-records';
 import { toDeliveryView, toWebhookView, type DeliveryView, type WebhookView } from './webhook.view';
 import type { CreateWebhookDto } from './dto/create-webhook.dto';
 import type { UpdateWebhookDto } from './dto/update-webhook.dto';
@@ -124,7 +124,7 @@ export class WebhooksService {
         changes.url = dto.url;
       }
       if (dto.events !== undefined) {
-        changes.events = normalizeEvents(dto.events, webhook.identity_id);
+        changes.events = normalizeEvents(dto.events, webhook.identityId);
       }
       if (dto.description !== undefined) {
         changes.description = dto.description;
@@ -142,7 +142,7 @@ export class WebhooksService {
         await this.repository.updateWebhook(id, changes, tx);
         const before = toWebhookView(webhook);
         await this.audit.record(tx, {
-          organizationId: webhook.organization_id,
+          organizationId: webhook.organizationId,
           action: 'webhook.updated',
           target: { type: 'webhook', id, label: changes.url ?? webhook.url },
           before,
@@ -159,7 +159,7 @@ export class WebhooksService {
       const webhook = await this.find(tx, principal, 'webhook.write', id);
       await this.repository.deleteWebhook(id, tx);
       await this.audit.record(tx, {
-        organizationId: webhook.organization_id,
+        organizationId: webhook.organizationId,
         action: 'webhook.deleted',
         target: { type: 'webhook', id, label: webhook.url },
         before: toWebhookView(webhook),
@@ -175,7 +175,7 @@ export class WebhooksService {
       await this.repository.rotateWebhookSecret(id, ROTATION_OVERLAP_MS, secret, tx);
       // That it rotated, never the secret.
       await this.audit.record(tx, {
-        organizationId: webhook.organization_id,
+        organizationId: webhook.organizationId,
         action: 'webhook.secret_rotated',
         target: { type: 'webhook', id, label: webhook.url },
       });
@@ -192,8 +192,8 @@ export class WebhooksService {
       }
       return this.events.emitToWebhook(tx, id, {
         type: 'ping',
-        organizationId: webhook.organization_id,
-        identityIds: webhook.identity_id ? [webhook.identity_id] : [],
+        organizationId: webhook.organizationId,
+        identityIds: webhook.identityId ? [webhook.identityId] : [],
         data: { webhook_id: id, message: 'A test event, sent on request.' },
       });
     });
@@ -249,14 +249,14 @@ export class WebhooksService {
   }
 
   /** The webhook, if `principal` may do `permission` to it; inside a transaction (`tx`), locked for the rest of it. */
-  private async find(tx: Tx | null, principal: Caller, permission: Permission, id: string): Promise<WebhookRow> {
-    const row = await this.repository.findWebhook(id, tx !== null, tx ?? undefined);
+  private async find(tx: Tx | null, principal: Caller, permission: Permission, id: string): Promise<WebhookRecord> {
+    const webhook = await this.repository.findWebhook(id, tx !== null, tx ?? undefined);
     requireAccess(
       principal,
       permission,
-      row ? { owner: { organizationId: row.organization_id, identityId: row.identity_id } } : null,
+      webhook ? { owner: { organizationId: webhook.organizationId, identityId: webhook.identityId } } : null,
     );
-    return row!;
+    return webhook!;
   }
 }
 

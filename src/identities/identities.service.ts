@@ -121,6 +121,7 @@ export class IdentitiesService {
         scope: 'agent',
         identityId: identity.id,
         createdBy: creatorOf(principal),
+        limitedBy: principal.organizationId,
       });
       return { ...view, api_key: { ...metadata, key } };
     });

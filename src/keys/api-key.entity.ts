@@ -49,4 +49,12 @@ export class ApiKey {
 
   @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
   revokedAt: Date | null;
+
+  /** When the key stops working; null: never (docs/api.md §2, key lifetimes). */
+  @Column({ name: 'expires_at', type: 'timestamptz', nullable: true })
+  expiresAt: Date | null;
+
+  /** When its `api_key.expiring` event was written; null until then (sent once per key). */
+  @Column({ name: 'expiry_notified_at', type: 'timestamptz', nullable: true })
+  expiryNotifiedAt: Date | null;
 }

@@ -18,6 +18,7 @@ export interface KeyMetadata {
   created_by: { type: KeyCreatorType; id: string | null };
   last_used_at: string | null;
   revoked_at: string | null;
+  expires_at: string | null;
 }
 
 export function toKeyMetadata(key: KeyRecord, lastUsedAt: Date | null = key.lastUsedAt): KeyMetadata {
@@ -34,6 +35,7 @@ export function toKeyMetadata(key: KeyRecord, lastUsedAt: Date | null = key.last
     created_by: { type: key.createdByType, id: key.createdById },
     last_used_at: lastUsedAt?.toISOString() ?? null,
     revoked_at: key.revokedAt?.toISOString() ?? null,
+    expires_at: key.expiresAt?.toISOString() ?? null,
   };
 }
 
@@ -72,6 +74,13 @@ export class KeyMetadataSchema implements KeyMetadata {
   @ApiProperty({ type: KeyCreatorSchema }) created_by: { type: KeyCreatorType; id: string | null };
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) last_used_at: string | null;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) revoked_at: string | null;
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    description: 'When the key stops working (401 `api_key_expired` from then on); null: never.',
+  })
+  expires_at: string | null;
 }
 
 /** A key just minted: its metadata and, this once, the plaintext. */

@@ -10,3 +10,13 @@ export abstract class BindableIdentities {
   /** The active identity `id` and its organization, locked; null if there is none. */
   abstract lockBindable(id: string, tx?: Tx): Promise<{ id: string; organizationId: string | null } | null>;
 }
+
+/**
+ * What minting needs from the console module (organizations sit above keys): the
+ * organization's cap on a new key's lifetime (docs/api.md §2). Implemented by
+ * `ConsoleRepository`, bound in the composition root.
+ */
+export abstract class KeyLifetimeLimits {
+  /** The organization `id` with its `max_key_lifetime_days` (null: no cap); null if there is none. */
+  abstract organization(id: string, tx?: Tx): Promise<{ maxKeyLifetimeDays: number | null } | null>;
+}

@@ -8,11 +8,13 @@ import { sql, type Sql } from '../database/sql';
 import type { ApiKey, KeyCreatorType, KeyStatus } from './api-key.entity';
 import type { KeyScope } from './key-format';
 
-/** A key as every read returns it: the entity's columns without the hash. */
-export type KeyRecord = Omit<RecordOf<ApiKey>, 'keyHash'>;
+/** A key as every read returns it: the entity's columns without the hash and the expiry notice's mark. */
+export type KeyRecord = Omit<RecordOf<ApiKey>, 'keyHash' | 'expiryNotifiedAt'>;
 
 /** Authentication's record: the key's metadata plus its bound identity's state. */
 export type VerifiedKey = KeyRecord & {
+  /** `expires_at` has passed, by the database's clock as the statement ran. */
+  expired: boolean;
   identityHandle: string | null;
   identityClaimed: boolean | null;
   identityEnabled: boolean | null;
@@ -31,6 +33,9 @@ export interface NewKey {
   description: string;
   createdByType: KeyCreatorType;
   createdById: string | null;
+  /** When it expires; or, when null, `lifetimeDays` after its creation (both null: never). */
+  expiresAt: Date | null;
+  lifetimeDays: number | null;
 }
 
 /** The filters of `GET /api-keys` besides the organization. */
@@ -39,7 +44,12 @@ export interface KeyListFilter extends PageQuery {
   status?: KeyStatus;
   /** Handle or id of the bound identity. */
   identity?: string;
+  /** Only active keys that have not expired yet and expire within this many days. */
+  expiringWithinDays?: number;
 }
+
+/** Where a key stands, as authentication would see it now. */
+export type KeyStanding = 'active' | 'expired' | 'revoked';
 
 /** Which active keys a revocation ends: one key, or every key bound to an identity. */
 export type KeySelection = { id: string } | { identityId: string };
@@ -51,7 +61,8 @@ export type KeySelection = { id: string } | { identityId: string };
 const METADATA_COLUMNS =
   sql.raw(`k.id, k.scope, k.identity_id AS "identityId", COALESCE(k.organization_id, i.organization_id) AS "organizationId",
   k.label, k.description, k.status, k.prefix, k.created_at AS "createdAt", k.created_by_type AS "createdByType",
-  k.created_by_id AS "createdById", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt"`);
+  k.created_by_id AS "createdById", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt",
+  k.expires_at AS "expiresAt"`);
 const FROM_KEYS = sql.raw(`FROM api_keys k LEFT JOIN identities i ON i.id = k.identity_id`);
 
 /**
@@ -81,7 +92,8 @@ export class KeysRepository {
    * 1-based index in `keyHashes` of the hash a row answers. It also reads admission's
    * version (`admission_version`, the admission module's), in the same snapshot: a
    * protocol call whose pair was read at that version needs no read of its parties
-   * (AdmissionService.admitCall) — one row, read once per statement.
+   * (AdmissionService.admitCall) — one row, read once per statement. Whether the key
+   * has expired is decided here, by the database's clock, as for every other reader.
    */
   @GenerateSql({ params: [[DummyValue.BUFFER]] })
   async findByHashes(keyHashes: Buffer[]): Promise<Array<VerifiedKey & { position: number }>> {
@@ -90,6 +102,7 @@ export class KeysRepository {
       sql`
       SELECT q.position::int AS position, ${METADATA_COLUMNS}, i.agent_handle AS "identityHandle",
              (i.claimed_at IS NOT NULL) AS "identityClaimed", i.enabled AS "identityEnabled",
+             COALESCE(k.expires_at <= now(), false) AS expired,
              (SELECT version FROM admission_version)::text AS "admissionVersion"
         FROM unnest(${keyHashes}::bytea[]) WITH ORDINALITY AS q(key_hash, position)
         JOIN api_keys k ON k.key_hash = q.key_hash
@@ -97,14 +110,18 @@ export class KeysRepository {
     );
   }
 
-  /** A key's status (one primary-key probe, prepared: streams ask each time they wake). */
+  /**
+   * Where a key stands: revoked (or gone), expired, or active (one primary-key probe,
+   * prepared: streams ask each time they wake).
+   */
   @GenerateSql({ params: [DummyValue.UUID] })
-  async status(id: string): Promise<KeyStatus | null> {
-    const [row] = await this.db.prepared<Pick<KeyRecord, 'status'>>(
+  async standing(id: string): Promise<KeyStanding> {
+    const [row] = await this.db.prepared<{ standing: KeyStanding }>(
       'api_key_status',
-      sql`SELECT status FROM api_keys WHERE id = ${id}`,
+      sql`SELECT CASE WHEN status <> 'active' THEN 'revoked' WHEN expires_at <= now() THEN 'expired' ELSE 'active' END AS standing
+            FROM api_keys WHERE id = ${id}`,
     );
-    return row?.status ?? null;
+    return row?.standing ?? 'revoked';
   }
 
   @GenerateSql({ params: [DummyValue.UUID] })
@@ -129,15 +146,19 @@ export class KeysRepository {
         description: '',
         createdByType: 'signup',
         createdById: null,
+        expiresAt: null,
+        lifetimeDays: 90,
       } satisfies NewKey,
     ],
   })
   async insert(key: NewKey, tx?: Tx): Promise<string> {
     const row = await this.db.one<Pick<KeyRecord, 'id'>>(
       sql`
-      INSERT INTO api_keys (key_hash, prefix, scope, organization_id, identity_id, label, description, status, created_by_type, created_by_id)
+      INSERT INTO api_keys (key_hash, prefix, scope, organization_id, identity_id, label, description, status, created_by_type, created_by_id,
+                            expires_at)
       VALUES (${key.keyHash}, ${key.prefix}, ${key.scope}, ${key.organizationId}, ${key.identityId}, ${key.label}, ${key.description},
-              'active', ${key.createdByType}, ${key.createdById})
+              'active', ${key.createdByType}, ${key.createdById},
+              COALESCE(${key.expiresAt}::timestamptz, now() + make_interval(days => ${key.lifetimeDays}::int)))
       RETURNING id`,
       tx,
     );
@@ -157,6 +178,7 @@ export class KeysRepository {
   @GenerateSql(
     { name: 'first page', params: [DummyValue.UUID, {}] },
     { name: 'filtered', params: [DummyValue.UUID, { scope: 'agent', status: 'active', identity: DummyValue.HANDLE }] },
+    { name: 'expiring', params: [DummyValue.UUID, { expiringWithinDays: 7 }] },
     {
       name: 'by identity id',
       params: [
@@ -184,6 +206,10 @@ export class KeysRepository {
         sql`(k.organization_id = ${organizationId} OR i.organization_id = ${organizationId})`,
         filter.scope ? sql`k.scope = ${filter.scope}` : sql.empty,
         filter.status ? sql`k.status = ${filter.status}` : sql.empty,
+        filter.expiringWithinDays === undefined
+          ? sql.empty
+          : sql`k.status = 'active' AND k.expires_at > now()
+                AND k.expires_at <= now() + make_interval(days => ${filter.expiringWithinDays}::int)`,
         identity,
         page.after,
       ],
@@ -221,6 +247,33 @@ export class KeysRepository {
       return [];
     }
     return this.db.rows<KeyRecord>(selectMetadata(sql`k.id = ANY(${revoked.map((row) => row.id)}::uuid[])`), tx);
+  }
+
+  /**
+   * Read model: marks up to `batch` active keys that expire within `days` and have had no
+   * `api_key.expiring` notice, and returns their metadata (with the organization an
+   * agent key takes from its identity, as every key read). One statement, so the
+   * periodic pass is one round trip a batch; keys another process is marking are skipped
+   * (SKIP LOCKED), so any number of passes may run at once and none marks a key twice.
+   */
+  @GenerateSql({ params: [7, 500] })
+  async markExpiring(days: number, batch: number, tx?: Tx): Promise<KeyRecord[]> {
+    return this.db.rows<KeyRecord>(
+      sql`
+      WITH due AS (
+        SELECT id FROM api_keys
+         WHERE status = 'active' AND expires_at IS NOT NULL AND expiry_notified_at IS NULL
+           AND expires_at > now() AND expires_at <= now() + make_interval(days => ${days}::int)
+         ORDER BY expires_at
+         LIMIT ${batch}
+           FOR UPDATE SKIP LOCKED
+      ), marked AS (
+        UPDATE api_keys SET expiry_notified_at = now() FROM due WHERE api_keys.id = due.id RETURNING api_keys.id
+      )
+      ${selectMetadata(sql`k.id IN (SELECT id FROM marked)`)}
+      ORDER BY k.expires_at, k.id`,
+      tx,
+    );
   }
 
   /** Writes noted uses: each key's `last_used_at` moves forward only. */

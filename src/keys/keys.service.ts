@@ -1,15 +1,17 @@
-import { Injectable } from '@nestjs/common';
-import { badRequest, conflict } from '../common/app-error';
+import { Inject, Injectable } from '@nestjs/common';
+import { badRequest, conflict, type AppError } from '../common/app-error';
+import { APP_CONFIG, type AppConfig } from '../config/config';
 import { requireAccess, requireGrant, type Permission } from '../auth/access';
 import { Database, type Tx } from '../database/database';
 import type { AdminKeyPrincipal, ConsolePrincipal, KeyPrincipal, Principal } from '../common/principal';
 import { AuditService } from '../audit/audit.service';
 import { EventsService } from '../events/events.service';
-import { BindableIdentities } from './key-ports';
+import { BindableIdentities, KeyLifetimeLimits } from './key-ports';
 import type { KeyCreatorType } from './api-key.entity';
 import { DISPLAY_PREFIX_LENGTH, generateApiKey, hashApiKey, parseApiKey, type KeyScope } from './key-format';
 import { toKeyMetadata, type KeyMetadata } from './key-metadata';
 import { KeyLookup } from './key-lookup';
+import { expiredKey, keyLifetime, lostKey } from './key-standing';
 import { KeyUsageTracker } from './key-usage.tracker';
 import { KeysRepository, type KeyRecord, type KeySelection } from './keys.repository';
 import type { MintKeyDto } from './dto/mint-key.dto';
@@ -28,6 +30,13 @@ export interface KeyBinding {
   label?: string;
   description?: string;
   createdBy: { type: KeyCreatorType; id: string | null };
+  /** When it expires (docs/api.md §2: in the future, within the organization's maximum). */
+  expiresAt?: Date;
+  /**
+   * The organization whose `max_key_lifetime_days` applies: an agent key's identity's
+   * (an admin key's is `organizationId`). None: the key has no maximum (an unclaimed identity's).
+   */
+  limitedBy?: string | null;
 }
 
 /** Who a key minted on a principal's request was created by. */
@@ -57,15 +66,19 @@ export class KeysService {
     private readonly repository: KeysRepository,
     private readonly lookup: KeyLookup,
     private readonly identities: BindableIdentities,
+    private readonly limits: KeyLifetimeLimits,
     private readonly usage: KeyUsageTracker,
     private readonly events: EventsService,
     private readonly audit: AuditService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
    * The principal behind a plaintext key, or null when the key is malformed,
-   * unknown or revoked. A malformed key never reaches the database; a well-formed
-   * one is read for this request (KeyLookup batches concurrent reads, never caches).
+   * unknown or revoked; an expired key throws its own 401 (`api_key_expired`). A
+   * malformed key never reaches the database; a well-formed one is read for this
+   * request (KeyLookup batches concurrent reads, never caches), and its expiry is
+   * decided by that same read.
    */
   async verify(raw: string, arriving = false): Promise<KeyPrincipal | null> {
     if (!parseApiKey(raw)) {
@@ -75,6 +88,9 @@ export class KeysService {
     const key = await this.lookup.find(hashApiKey(raw), arriving);
     if (!key || key.status !== 'active') {
       return null;
+    }
+    if (key.expired) {
+      throw expiredKey(key.expiresAt);
     }
     const principal: KeyPrincipal =
       key.scope === 'admin'
@@ -92,6 +108,7 @@ export class KeysService {
             },
             checkedAt,
             admissionVersion: key.admissionVersion,
+            expiresAt: key.expiresAt,
           };
     // Authentication already read the key's metadata; GET /api-keys/self reuses it
     // for this request instead of a second round trip.
@@ -105,12 +122,13 @@ export class KeysService {
   }
 
   /**
-   * Whether a key authenticated earlier is still active. Protocol streams and blocking
-   * sends ask when they wake, unless vouched for (CallStanding), so a revocation ends
+   * The 401 a key authenticated earlier gets now, revoked or expired; null while it is
+   * active. Protocol streams and blocking sends ask when they wake, unless vouched for
+   * (CallStanding), and event streams as they wake, so a revocation or an expiry ends
    * them too (one primary-key probe).
    */
-  async isActive(keyId: string): Promise<boolean> {
-    return (await this.repository.status(keyId)) === 'active';
+  async lostStanding(keyId: string): Promise<AppError | null> {
+    return lostKey(await this.repository.standing(keyId));
   }
 
   /** `POST /api/v1/api-keys`: who may mint what, as docs/api.md §2's table of operations says. */
@@ -130,9 +148,8 @@ export class KeysService {
     }
     const createdBy = creatorOf(minter);
     return this.db.transaction(async (tx) => {
-      if (scope === 'agent') {
-        await this.lockBindableIdentity(tx, principal, dto.scoped_identity_id!);
-      }
+      const limitedBy =
+        scope === 'agent' ? await this.lockBindableIdentity(tx, principal, dto.scoped_identity_id!) : undefined;
       return this.mintWith(tx, {
         scope,
         organizationId: scope === 'admin' ? minter.organizationId : undefined,
@@ -140,6 +157,8 @@ export class KeysService {
         label: dto.label,
         description: dto.description,
         createdBy,
+        expiresAt: dto.expires_at === undefined ? undefined : new Date(dto.expires_at),
+        limitedBy,
       });
     });
   }
@@ -158,6 +177,7 @@ export class KeysService {
         );
       }
     }
+    const lifetime = keyLifetime(binding.expiresAt, await this.maxLifetimeDays(tx, binding));
     const key = generateApiKey(binding.scope);
     const id = await this.repository.insert(
       {
@@ -170,6 +190,8 @@ export class KeysService {
         description: binding.description ?? '',
         createdByType: binding.createdBy.type,
         createdById: binding.createdBy.id,
+        expiresAt: lifetime.expiresAt,
+        lifetimeDays: lifetime.defaultDays,
       },
       tx,
     );
@@ -189,11 +211,45 @@ export class KeysService {
     return { metadata, key };
   }
 
+  /** The organization's cap on the new key's lifetime in days, if it sets one. */
+  private async maxLifetimeDays(tx: Tx, binding: KeyBinding): Promise<number | null> {
+    const organizationId = binding.scope === 'admin' ? binding.organizationId : binding.limitedBy;
+    return organizationId ? ((await this.limits.organization(organizationId, tx))?.maxKeyLifetimeDays ?? null) : null;
+  }
+
+  /**
+   * One batch of the `api_key.expiring` notices (docs/api.md §8): active keys that expire
+   * within API_KEY_EXPIRY_NOTICE_DAYS and have had none, each marked and its event
+   * written in one transaction, so a key gets one notice however many passes run. The
+   * retention pass runs it (where a dispatcher runs); how many keys it noticed.
+   */
+  async noticeExpiring(batch: number): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      const expiring = await this.repository.markExpiring(this.config.retention.keyExpiryNoticeDays, batch, tx);
+      for (const key of expiring) {
+        const metadata = this.present(key);
+        await this.events.emit(tx, {
+          type: 'api_key.expiring',
+          organizationId: metadata.organization_id,
+          data: { api_key: metadata },
+        });
+      }
+      return expiring.length;
+    });
+  }
+
   async list(
     principal: KeyPrincipal | ConsolePrincipal,
     query: ListKeysQuery,
   ): Promise<{ api_keys: KeyMetadata[]; next_cursor: string | null }> {
-    const page = await this.repository.list(principal.organizationId, query);
+    const page = await this.repository.list(principal.organizationId, {
+      limit: query.limit,
+      cursor: query.cursor,
+      scope: query.scope,
+      status: query.status,
+      identity: query.identity,
+      expiringWithinDays: query.expiring_within_days,
+    });
     return { api_keys: page.items.map((key) => this.present(key)), next_cursor: page.nextCursor };
   }
 
@@ -268,14 +324,15 @@ export class KeysService {
     return revoked;
   }
 
-  /** The identity an admin key or Console user may bind a new agent key to. */
-  private async lockBindableIdentity(tx: Tx, principal: Principal, identityId: string): Promise<void> {
+  /** The identity an admin key or Console user may bind a new agent key to; its organization. */
+  private async lockBindableIdentity(tx: Tx, principal: Principal, identityId: string): Promise<string | null> {
     const identity = await this.identities.lockBindable(identityId, tx);
     requireAccess(
       principal,
       'key.bind',
       identity ? { owner: { organizationId: identity.organizationId, identityId: identity.id } } : null,
     );
+    return identity!.organizationId;
   }
 
   /** The key, if `principal` may do `permission` to it (its organization's keys). */

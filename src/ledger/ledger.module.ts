@@ -9,6 +9,7 @@ import { PushNotificationConfig } from './entities/push-notification-config.enti
 import { TaskEvent } from './entities/task-event.entity';
 import { TaskMessage } from './entities/task-message.entity';
 import { Task } from './entities/task.entity';
+import { ForwardedTasksService } from './forwarded-tasks.service';
 import { IdempotencyStore } from './idempotency';
 import { IdempotencyRepository } from './idempotency.repository';
 import { LedgerEvents } from './ledger-events';
@@ -23,7 +24,8 @@ import { TasksService } from './tasks.service';
 /**
  * Tasks, messages, contexts, artifacts and their events; the REST reads and the
  * worker's reply; wake-ups across instances. The protocol module builds on
- * LedgerService and PushConfigService; this module never imports the protocol.
+ * LedgerService and PushConfigService, the upstream forwarder on ForwardedTasksService;
+ * this module never imports either.
  */
 @Module({
   imports: [
@@ -45,12 +47,13 @@ import { TasksService } from './tasks.service';
     PushConfigsRepository,
     IdempotencyRepository,
     LedgerService,
+    ForwardedTasksService,
     LedgerEvents,
     PushConfigService,
     TasksService,
     IdempotencyStore,
     // TaskNotifier comes from EventsModule: one listening connection per instance serves tasks and the event stream.
   ],
-  exports: [LedgerService, PushConfigService, LedgerRepository],
+  exports: [LedgerService, ForwardedTasksService, PushConfigService, LedgerRepository],
 })
 export class LedgerModule {}

@@ -17,7 +17,6 @@ import { TaskJournal, type JournalEntry, type RoomAsked } from './task-journal';
 import { TaskNotifier } from '../events/task-notifier';
 import {
   agentText,
-  type ForwardedTask,
   type HydrateOptions,
   type MessageRecord,
   type NewMessage,
@@ -25,10 +24,8 @@ import {
   type TaskPair,
   type TaskRecord,
   type TaskRow,
-  type UpstreamIds,
 } from './task-records';
-import type { ArtifactChunk } from './entities/task-event.entity';
-import { isTerminal, transition, type ReplyState } from './task-state';
+import { isTerminal, transition } from './task-state';
 import { TaskWatch } from './task-watch';
 import { RememberedTasks, type RememberedTask } from './remembered-tasks';
 
@@ -40,6 +37,16 @@ export interface SendInput {
   contextId?: string;
   /** Request metadata, kept on a new task. */
   metadata: Record<string, unknown> | null;
+}
+
+/** A held task, locked for its approval's outcome (LedgerService.lockHeld). */
+export interface HeldTask {
+  /** Held and open: it waits for a decision (not canceled or refused meanwhile). */
+  readonly waiting: boolean;
+  /** Approved: the task goes to its worker. */
+  release(): Promise<{ task: TaskRow; firstMessage: MessageRecord }>;
+  /** Denied or expired: the task is rejected with `note` as its status message. */
+  refuse(note: string): Promise<void>;
 }
 
 /** A new task and its first message, as a send created it. */
@@ -70,33 +77,8 @@ export interface PairTaskFilter extends PairTaskRowFilter {
   pageToken?: string;
 }
 
-/** What a forwarded task's upstream agent answered, written as a worker's reply would be. */
-export interface UpstreamUpdate {
-  /** The upstream's own ids for the task, recorded the first time they are known. */
-  upstream?: UpstreamIds;
-  state?: ReplyState;
-  /** An agent message (a repeated messageId is not stored twice): the status message. */
-  message?: NewMessage;
-  /** Agent messages of the upstream task's history, recorded before the status message (none stored twice). */
-  history?: NewMessage[];
-  artifacts?: ArtifactChunk[];
-}
-
-/** What applyUpstream wrote: `terminal` when the task takes no more; the states the state machine refused. */
-export interface UpstreamApplied {
-  terminal: boolean;
-  refused: ReplyState[];
-}
-
 /** How many tasks an instance remembers as it last committed them (RememberedTasks): 1–2 KB each at most. */
 const REMEMBERED_TASKS = 10_000;
-
-/**
- * How many upstream updates (counting each artifact and message of one) one transaction
- * takes at most once its first batch is written, so a chatty stream never holds the
- * task's lock for long; a caller hands updates over in batches of at most this many.
- */
-export const UPSTREAM_UPDATES_PER_TRANSACTION = 64;
 
 /**
  * The ledger as the protocol sees it: every read and write is scoped to one
@@ -258,29 +240,33 @@ export class LedgerService {
   }
 
   /**
-   * The requester cancels, in the caller's ledger transaction: a non-terminal task
-   * becomes canceled; a canceled one is left as it is (A2A v1.0: cancel is idempotent),
-   * or refused like any other final task when `repeat` is `refuse` (A2A v0.3: a final
-   * task is not cancelable). The task's journal when the cancel changed the task (the
-   * upstream forwarder queues the cancel in the same transaction), null when it was
-   * canceled already.
+   * The requester cancels, in a ledger transaction: a non-terminal task becomes
+   * canceled; a canceled one is left as it is (A2A v1.0: cancel is idempotent), or
+   * refused like any other final task when `repeat` is `refuse` (A2A v0.3: a final
+   * task is not cancelable). `also` runs in the same transaction when the cancel
+   * changed the task, with its journal (the upstream forwarder queues the cancel
+   * there). Returns the task as the cancel left it, read by the id its lock checked
+   * (not checked again).
    */
-  async recordCancel(
-    tx: Tx,
+  async cancel(
     pair: TaskPair,
     taskId: string,
+    read: HydrateOptions,
     repeat: 'return' | 'refuse' = 'return',
-  ): Promise<TaskJournal | null> {
-    const journal = await this.lockPairTask(tx, pair, taskId);
-    const next = transition(journal.state, { by: 'requester', action: 'cancel' });
-    if (!next.ok || (!next.changed && repeat === 'refuse')) {
-      throw conflict('task_not_cancelable', `The task is ${journal.state} and can no longer be canceled.`);
-    }
-    if (!next.changed) {
-      return null;
-    }
-    await journal.status('canceled');
-    return journal;
+    also?: (tx: Tx, canceled: TaskJournal) => Promise<void>,
+  ): Promise<TaskRecord> {
+    await this.write(async (tx) => {
+      const journal = await this.lockPairTask(tx, pair, taskId);
+      const next = transition(journal.state, { by: 'requester', action: 'cancel' });
+      if (!next.ok || (!next.changed && repeat === 'refuse')) {
+        throw conflict('task_not_cancelable', `The task is ${journal.state} and can no longer be canceled.`);
+      }
+      if (next.changed) {
+        await journal.status('canceled');
+        await also?.(tx, journal);
+      }
+    });
+    return (await this.pairRecord(pair, taskId, read))!;
   }
 
   /**
@@ -304,29 +290,30 @@ export class LedgerService {
   }
 
   /**
-   * An approved task goes to its worker, in the caller's transaction: `submitted`, and
-   * from now on the worker's side sees it — `task.created` with its first message, then
-   * the status change (LedgerEvents). Null when it no longer waits (canceled meanwhile).
+   * A held task locked in the caller's transaction, for the outcome of its approval
+   * (docs/api.md §16): decisions on a task's requests, and its cancel, take its lock
+   * first, so they see each other's effects. Null when there is no such task.
    */
-  async release(tx: Tx, taskId: string): Promise<{ task: TaskRow; firstMessage: MessageRecord } | null> {
-    const [journal, first] = await Promise.all([this.lockTask(tx, taskId), this.reads.firstMessages([taskId], tx)]);
-    if (!journal?.task.held || isTerminal(journal.state)) {
+  async lockHeld(tx: Tx, taskId: string): Promise<HeldTask | null> {
+    const journal = await this.lockTask(tx, taskId);
+    if (!journal) {
       return null;
     }
-    const firstMessage = first.get(taskId)!;
-    journal.release(firstMessage);
-    await journal.status('submitted');
-    return { task: journal.task, firstMessage };
-  }
-
-  /** A held task refused (denied, or its approval expired), in the caller's transaction; false when it no longer waits. */
-  async refuseHeld(tx: Tx, taskId: string, note: string): Promise<boolean> {
-    const journal = await this.lockTask(tx, taskId);
-    if (!journal?.task.held || isTerminal(journal.state)) {
-      return false;
-    }
-    await journal.message('agent', agentText(note), 'status', 'rejected');
-    return true;
+    return {
+      waiting: journal.task.held && !isTerminal(journal.state),
+      // Approved: `submitted`, and from now on the worker's side sees it — `task.created`
+      // with its first message, then the status change (LedgerEvents).
+      release: async () => {
+        const firstMessage = (await this.reads.firstMessages([taskId], tx)).get(taskId)!;
+        journal.release(firstMessage);
+        await journal.status('submitted');
+        return { task: journal.task, firstMessage };
+      },
+      // Denied, or its approval expired.
+      refuse: async (note) => {
+        await journal.message('agent', agentText(note), 'status', 'rejected');
+      },
+    };
   }
 
   /** Each task's first message (the requester's, which created it), by task id. */
@@ -342,138 +329,6 @@ export class LedgerService {
   /** The task's events after `afterSeq`, in order (at most `limit`). */
   events(task: { id: string; contextId: string }, afterSeq: number, limit?: number): Promise<TaskEventRecord[]> {
     return this.reads.events(task, afterSeq, limit);
-  }
-
-  /** A forwarded task's state and upstream ids, for the forwarder (never on behalf of a caller). */
-  forwardedTask(taskId: string): Promise<ForwardedTask | null> {
-    return this.repository.forwardedTask(taskId);
-  }
-
-  /** The requester's message with this id on the task, as stored (the forwarder sends it on). */
-  requesterMessage(taskId: string, messageId: string): Promise<NewMessage | null> {
-    return this.reads.requesterMessage(taskId, messageId);
-  }
-
-  /**
-   * What an upstream agent answered — one or several updates that arrived together —
-   * written through the journal exactly as the worker's REST reply is (state machine,
-   * numbered events, outbox, wake-ups), in one transaction. `terminal` when the task
-   * takes no more (canceled meanwhile, say): the updates after that point are dropped.
-   * `refused` lists the states the state machine did not allow (those updates are skipped).
-   */
-  applyUpstream(taskId: string, updates: readonly UpstreamUpdate[]): Promise<UpstreamApplied> {
-    return this.write((tx) => this.recordUpstream(tx, taskId, updates));
-  }
-
-  /**
-   * applyUpstream's writes, in the caller's ledger transaction (the forwarder marks its
-   * forward in the same one). `more` hands over the updates that arrived while these
-   * were written (an upstream's stream sends its events back to back): they join this
-   * transaction — the task's row is locked already — until none is waiting, or
-   * UPSTREAM_UPDATES_PER_TRANSACTION have been written (the rest wait for the next one).
-   * `also` writes the caller's own change in the same transaction, with the journal's
-   * last statement (the forwarder's mark of its forward).
-   */
-  async recordUpstream(
-    tx: Tx,
-    taskId: string,
-    updates: readonly UpstreamUpdate[],
-    more: () => readonly UpstreamUpdate[] = () => [],
-    also?: (unit: Tx | WriteBatch) => Promise<void>,
-  ): Promise<UpstreamApplied> {
-    // The task's lock, the upstream's ids (the updates carry them; recorded once, a no-op
-    // writing no row version after that) and their messages' room: asked together, one
-    // round trip.
-    const ids = updates.find((update) => update.upstream)?.upstream;
-    const messageIds = updates.flatMap((update) => (update.message ? [update.message.messageId] : []));
-    const room: RoomAsked | undefined =
-      messageIds.length > 0 ? { role: 'agent', messageIds, max: this.config.ledgerMaxMessagesPerTask } : undefined;
-    const lock = this.repository.lockTask(taskId, null, tx);
-    const recorded = ids && this.repository.setUpstreamIds(taskId, ids, tx);
-    const [journal] = await Promise.all([this.lockWithRoom(tx, taskId, lock, room), recorded]);
-    if (!journal) {
-      await also?.(tx);
-      return { terminal: true, refused: [] };
-    }
-    const applied = await this.writeUpstream(journal, taskId, updates, more, ids !== undefined, tx);
-    if (also) {
-      await journal.alongside(also);
-    }
-    return applied;
-  }
-
-  private async writeUpstream(
-    journal: TaskJournal,
-    taskId: string,
-    updates: readonly UpstreamUpdate[],
-    more: () => readonly UpstreamUpdate[],
-    idsRecorded: boolean,
-    tx: Tx,
-  ): Promise<UpstreamApplied> {
-    const refused: ReplyState[] = [];
-    let upstreamRecorded = idsRecorded;
-    let written = 0;
-    for (let batch = updates; batch.length > 0; batch = written < UPSTREAM_UPDATES_PER_TRANSACTION ? more() : []) {
-      for (const update of batch) {
-        written += 1 + (update.artifacts?.length ?? 0) + (update.history?.length ?? 0);
-        if (update.upstream && !upstreamRecorded) {
-          await this.repository.setUpstreamIds(taskId, update.upstream, tx);
-          upstreamRecorded = true;
-        }
-        const room = update.message
-          ? await journal.messageRoom(
-              'agent',
-              update.message.messageId,
-              this.config.ledgerMaxMessagesPerTask,
-              batch.flatMap((next) => (next.message ? [next.message.messageId] : [])),
-            )
-          : null;
-        const message = room && !room.held ? update.message : undefined;
-        const history = await this.newHistory(journal, update.history ?? []);
-        const state = update.state === journal.state && !message ? undefined : update.state;
-        const artifacts = update.artifacts ?? [];
-        if (!state && !message && artifacts.length === 0 && history.length === 0) {
-          continue;
-        }
-        const next = transition(journal.state, { by: 'worker', action: 'reply', to: state ?? null });
-        if (!next.ok && next.reason === 'terminal') {
-          return { terminal: true, refused };
-        }
-        if (!next.ok) {
-          refused.push(state!);
-          continue;
-        }
-        if (message) {
-          room!.requireRoom();
-        }
-        for (const entry of history) {
-          (await journal.messageRoom('agent', entry.messageId, this.config.ledgerMaxMessagesPerTask)).requireRoom();
-          await journal.message('agent', entry, 'message', journal.state);
-        }
-        for (const chunk of artifacts) {
-          await journal.artifact(chunk, this.config.ledgerMaxArtifactBytesPerTask);
-        }
-        if (message) {
-          await journal.message('agent', message, 'status', next.state);
-        } else if (state) {
-          await journal.status(next.state);
-        }
-      }
-    }
-    return { terminal: false, refused };
-  }
-
-  /** The messages of an upstream task's history that the task does not hold yet. */
-  private async newHistory(journal: TaskJournal, history: readonly NewMessage[]): Promise<NewMessage[]> {
-    const ids = history.map((entry) => entry.messageId);
-    const fresh: NewMessage[] = [];
-    for (const entry of history) {
-      const room = await journal.messageRoom('agent', entry.messageId, this.config.ledgerMaxMessagesPerTask, ids);
-      if (!room.held) {
-        fresh.push(entry);
-      }
-    }
-    return fresh;
   }
 
   /** A task by its id alone, for the service's own use (push notifications), never on behalf of a caller. */
@@ -562,9 +417,10 @@ export class LedgerService {
   /**
    * The journal of the task `lock` (a statement just asked for) locks, with `room` read
    * in the same round trip: asked together, sent together, the room's read runs once
-   * the lock is held. Null, and nothing known, when the lock found no task.
+   * the lock is held. Null, and nothing known, when the lock found no task. For this
+   * module's writers that ask for more in that round trip (ForwardedTasksService).
    */
-  private async lockWithRoom(
+  async lockWithRoom(
     tx: Tx,
     taskId: string,
     lock: Promise<TaskRow | null>,

@@ -46,6 +46,7 @@ export const A2A_ERROR_KIND: Record<ErrorCode, A2AErrorKind> = {
 
   unauthenticated: 'RequestMalformed',
   invalid_api_key: 'RequestMalformed',
+  api_key_expired: 'RequestMalformed',
   invalid_session: 'RequestMalformed',
   invalid_credentials: 'RequestMalformed',
 

@@ -1,4 +1,5 @@
 import type { AdmissionReason } from '../admission/admission.service';
+import { lostKey } from '../keys/key-standing';
 import { CallRefused, CallStanding, lostStanding } from './call-standing';
 
 describe("an open call's standing", () => {
@@ -7,18 +8,19 @@ describe("an open call's standing", () => {
 
   it('stands while the key is active and admission allows the pair', () => {
     for (const reason of ['same_organization', 'public_egress', 'mutual_permit'] as const) {
-      expect(lostStanding(true, { allowed: true, reason })).toBeNull();
+      expect(lostStanding(null, { allowed: true, reason })).toBeNull();
     }
   });
 
-  it('a revoked key comes first, whatever admission says: 401 (reason unauthenticated)', () => {
+  it('a revoked or expired key comes first, whatever admission says: 401 with its own code', () => {
     for (const decision of [
       allowed,
       denied('requester_disabled'),
       denied('worker_unavailable'),
       denied('blocked_by_worker'),
     ]) {
-      expect(lostStanding(false, decision)).toMatchObject({ status: 401, code: 'invalid_api_key' });
+      expect(lostStanding(lostKey('revoked'), decision)).toMatchObject({ status: 401, code: 'invalid_api_key' });
+      expect(lostStanding(lostKey('expired'), decision)).toMatchObject({ status: 401, code: 'api_key_expired' });
     }
   });
 
@@ -31,11 +33,11 @@ describe("an open call's standing", () => {
     ['not_permitted_by_requester', 403, 'admission_denied'],
     ['not_permitted_by_worker', 403, 'admission_denied'],
   ])('a denial for %s is %i %s, as the same check at the start of a call', (reason, status, code) => {
-    expect(lostStanding(true, denied(reason))).toMatchObject({ status, code });
+    expect(lostStanding(null, denied(reason))).toMatchObject({ status, code });
   });
 
   it('CallStanding throws the refusal and keeps it', async () => {
-    const refusal = lostStanding(false, allowed)!;
+    const refusal = lostStanding(lostKey('revoked'), allowed)!;
     let answer: typeof refusal | null = null;
     const standing = new CallStanding(async () => answer);
     await standing.require();
@@ -64,6 +66,11 @@ describe("an open call's standing", () => {
       expect(new CallStanding(ok, () => 10).vouchedThrough(7)).toBe(Number.NEGATIVE_INFINITY);
     });
 
+    it("nothing once the key's expiry has passed: time passing is announced to nobody", () => {
+      expect(new CallStanding(ok, () => 10, 20, Date.now() + 60_000).vouchedThrough(7)).toBe(7);
+      expect(new CallStanding(ok, () => 10, 20, Date.now() - 1).vouchedThrough(7)).toBe(Number.NEGATIVE_INFINITY);
+    });
+
     it('a read that passed vouches again from when it was asked; one that failed does not', async () => {
       let changed = 30;
       let answer: ReturnType<typeof lostStanding> = null;
@@ -77,7 +84,7 @@ describe("an open call's standing", () => {
       expect(standing.vouchedThrough(7)).toBe(7);
       changed = performance.now();
       expect(standing.vouchedThrough(8)).toBe(Number.NEGATIVE_INFINITY);
-      answer = lostStanding(false, allowed);
+      answer = lostStanding(lostKey('revoked'), allowed);
       await expect(standing.require()).rejects.toBeInstanceOf(CallRefused);
       expect(standing.vouchedThrough(8)).toBe(Number.NEGATIVE_INFINITY);
     });

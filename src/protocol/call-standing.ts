@@ -1,5 +1,5 @@
 import type { AdmissionDecision } from '../admission/admission.service';
-import { forbidden, notFound, unauthorized, type AppError } from '../common/app-error';
+import { forbidden, notFound, type AppError } from '../common/app-error';
 
 /**
  * A call that stays open — a stream, a blocking send — was checked once when it
@@ -10,11 +10,11 @@ import { forbidden, notFound, unauthorized, type AppError } from '../common/app-
  * gives a new call.
  */
 export function lostStanding(
-  keyActive: boolean,
+  lostKey: AppError | null,
   decision: Pick<AdmissionDecision, 'allowed' | 'reason'>,
 ): AppError | null {
-  if (!keyActive) {
-    return unauthorized('invalid_api_key', 'The API key was revoked while this call was open.');
+  if (lostKey) {
+    return lostKey;
   }
   if (decision.allowed) {
     return null;
@@ -56,6 +56,10 @@ export class CallRefused extends Error {
  * listener is down or its notification late: PgTaskNotifier.committed), an event
  * past the announced one, the embedded database, a listener that is down or came back.
  *
+ * A key's expiry is not announced (time passes without a commit): a call is vouched
+ * for only before its key's `expiresAt` as authentication read it; a change of that
+ * time is announced like a change of the key's status.
+ *
  * It rests on what the service keeps true: no transaction both changes someone's
  * standing and a task (within one commit, notifications go in the order sent, and a
  * socket read could end between them); no standing change is made with the triggers
@@ -71,6 +75,8 @@ export class CallStanding {
     private readonly changedAt: () => number = () => Number.POSITIVE_INFINITY,
     /** When its standing was last read (`performance.now()` before the reads went out): the credential check's at first. */
     private checkedAt = Number.NEGATIVE_INFINITY,
+    /** When the caller's key expires (`Date.now()` time); past it, nothing is vouched for. */
+    private readonly expiresAt = Number.POSITIVE_INFINITY,
   ) {}
 
   /**
@@ -79,7 +85,7 @@ export class CallStanding {
    * change has been counted since the call's standing was last read; otherwise none.
    */
   vouchedThrough(announced: number): number {
-    return this.changedAt() < this.checkedAt ? announced : Number.NEGATIVE_INFINITY;
+    return this.changedAt() < this.checkedAt && Date.now() < this.expiresAt ? announced : Number.NEGATIVE_INFINITY;
   }
 
   /** Asks again; throws CallRefused when the call may no longer deliver anything. */

@@ -179,21 +179,18 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       const { pair } = call;
       // Cancelling a canceled task: the task in v1.0 (idempotent, §3.3.1), -32002 in v0.3 (a final task is not cancelable).
       const repeat = call.version === '1.0' ? 'return' : 'refuse';
-      const taskId = requireTaskId(params.id);
-      await this.ledger.write(async (tx) => {
-        const canceled = await this.ledger.recordCancel(tx, pair, taskId, repeat);
+      const read = { historyLength: this.history(undefined), artifacts: true };
+      const task = await this.ledger.cancel(pair, requireTaskId(params.id), read, repeat, async (tx, canceled) => {
         // A held task never reached the worker: it leaves its approval requests, and there is nothing to forward.
-        if (canceled?.task.held) {
+        if (canceled.task.held) {
           await this.approvals.detach(tx, canceled.task.id);
         }
         // A worker with an upstream agent: the cancel is forwarded to it, queued in the cancel's transaction.
-        else if (canceled && (await this.upstreams.queueCancel(tx, canceled.task.id, pair.worker.id))) {
+        else if (await this.upstreams.queueCancel(tx, canceled.task.id, pair.worker.id)) {
           afterCommit(tx, () => this.forwarder.wake());
         }
       });
-      return toA2ATask(
-        (await this.ledger.find(pair, taskId, { historyLength: this.history(undefined), artifacts: true }))!,
-      );
+      return toA2ATask(task);
     });
   }
 

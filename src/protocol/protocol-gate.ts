@@ -116,6 +116,7 @@ export class ProtocolGate implements OnModuleDestroy {
       () => this.standing(principal.id, pair),
       () => this.notifier.standingChangedAt(),
       principal.checkedAt,
+      principal.expiresAt?.getTime(),
     );
     const call: ProtocolCall = {
       pair,
@@ -149,12 +150,12 @@ export class ProtocolGate implements OnModuleDestroy {
    * side by side; the second is admission's own call lookup.
    */
   private async standing(keyId: string, pair: TaskPair): Promise<AppError | null> {
-    const [active, decision] = await Promise.all([
-      this.keys.isActive(keyId),
+    const [lostKey, decision] = await Promise.all([
+      this.keys.lostStanding(keyId),
       this.admission.recheck(pair.requester.id, pair.worker.handle),
     ]);
     // Identity rows are never deleted; were one missing, the call would have nobody to serve.
-    return lostStanding(active, active && decision ? decision : UNAVAILABLE);
+    return lostStanding(lostKey, decision ?? UNAVAILABLE);
   }
 }
 

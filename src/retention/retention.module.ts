@@ -5,19 +5,21 @@ import { ConsoleRepository } from '../console/console.repository';
 import { DeliveriesRepository } from '../events/deliveries.repository';
 import { OutboxRepository } from '../events/outbox.repository';
 import { IdempotencyRepository } from '../ledger/idempotency.repository';
+import { KeysModule } from '../keys/keys.module';
 import { RetentionService } from './retention.service';
 
 /**
  * Retention: schedules the owners' prune statements (RetentionService). Global, so any
  * module — the audit log — can inject RetentionService to register its own kind; it
- * imports only ApprovalsModule (approvals expire with each pass), which does not inject
- * it. The owners' repositories take only the (global) Database, so they are provided
- * here as EventsModule provides its reads.
+ * imports only KeysModule and ApprovalsModule (neither injects it). The owners'
+ * repositories take only the (global) Database, so they are provided here as
+ * EventsModule provides its reads.
  */
 @Global()
 @Module({
-  // The expiry of approval requests runs with each pass: a service's work (tasks rejected, events), not a delete.
-  imports: [ApprovalsModule],
+  // KeysService writes the key expiry notices (events and all), and ApprovalsService expires
+  // approval requests (tasks rejected, events): each comes whole from its module.
+  imports: [KeysModule, ApprovalsModule],
   providers: [
     RetentionService,
     OutboxRepository,

@@ -11,12 +11,18 @@ import { DeliveriesRepository } from '../events/deliveries.repository';
 import { OutboxRepository } from '../events/outbox.repository';
 import { IDEMPOTENCY_TTL_HOURS } from '../ledger/idempotency';
 import { IdempotencyRepository } from '../ledger/idempotency.repository';
+import { KeysService } from '../keys/keys.service';
 
-/** One kind of row that expires: `prune(batch)` deletes at most `batch` expired rows and says how many went. */
+/**
+ * One kind of row that expires: `prune(batch)` deletes at most `batch` expired rows and
+ * says how many went (or, for keys about to expire, writes at most `batch` notices).
+ */
 export interface Pruner {
   /** Names the kind in log lines and pass results, e.g. `admission_decisions`. */
   readonly name: string;
   prune(batch: number): Promise<number>;
+  /** The log line of a pass that handled rows of this kind; by default `retention: expired rows deleted`. */
+  readonly logged?: string;
 }
 
 /** A pass deletes at most this many batches of one kind; the rest waits for the next pass. */
@@ -31,8 +37,10 @@ const DAY_MS = 86_400_000;
  * admission decisions (DECISIONS_RETENTION_DAYS), Idempotency-Key records (24 h),
  * expired Console sessions and invitations, and whatever another module registers
  * (`register`: the audit log, AUDIT_RETENTION_DAYS). Each kind's delete statement lives
- * in its owner's repository. The same pass expires approval requests past
- * APPROVAL_TTL_HOURS (ApprovalsService.expire: their tasks are rejected).
+ * in its owner's repository. It also writes the `api_key.expiring` notices of keys that
+ * expire within API_KEY_EXPIRY_NOTICE_DAYS (KeysService.noticeExpiring), once per key,
+ * and expires approval requests past APPROVAL_TTL_HOURS (ApprovalsService.expire: their
+ * tasks are rejected).
  *
  * Runs where a dispatcher runs (the server with EVENTS_DISPATCHER=inline, and every
  * `npm run worker`), every RETENTION_INTERVAL_MS, off the request path: a kind is
@@ -54,6 +62,7 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
     idempotency: IdempotencyRepository,
     consoleRepository: ConsoleRepository,
     audit: AuditRepository,
+    keys: KeysService,
     approvals: ApprovalsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -75,8 +84,18 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
       name: 'audit_events',
       prune: (batch) => audit.prune(new Date(Date.now() - auditDays * DAY_MS), batch),
     });
-    // Not a delete: approval requests past APPROVAL_TTL_HOURS expire, and their tasks are rejected (docs/api.md §16).
-    this.register({ name: 'approvals_expired', prune: (batch) => approvals.expire(batch) });
+    // Not a delete: the `api_key.expiring` notices, which need the same periodic, bounded pass.
+    this.register({
+      name: 'api_key_expiry_notices',
+      prune: (batch) => keys.noticeExpiring(batch),
+      logged: 'retention: api_key.expiring events written',
+    });
+    // Not a delete either: approval requests past APPROVAL_TTL_HOURS expire, their tasks rejected (docs/api.md §16).
+    this.register({
+      name: 'approvals_expired',
+      prune: (batch) => approvals.expire(batch),
+      logged: 'retention: approval requests expired',
+    });
   }
 
   /**
@@ -145,7 +164,7 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
       }
       pruned[pruner.name] = total;
       if (total > 0) {
-        this.logger.info({ kind: pruner.name, rows: total }, 'retention: expired rows deleted');
+        this.logger.info({ kind: pruner.name, rows: total }, pruner.logged ?? 'retention: expired rows deleted');
       }
     }
     return pruned;

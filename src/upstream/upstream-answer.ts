@@ -11,7 +11,7 @@ import {
 import { AppError } from '../common/app-error';
 import { bodyProblem, MAX_JSON_DEPTH, unknownBodyProblem } from '../common/body-problem';
 import type { ArtifactChunk } from '../ledger/entities/task-event.entity';
-import type { UpstreamUpdate } from '../ledger/ledger.service';
+import type { UpstreamUpdate } from '../ledger/forwarded-tasks.service';
 import { MAX_ARTIFACTS_PER_REPLY, MAX_MESSAGE_PARTS, type StoredPart } from '../ledger/parts';
 import type { NewMessage } from '../ledger/task-records';
 /** The forwarder's failures are status messages of the service's own words, as the ledger writes them. */

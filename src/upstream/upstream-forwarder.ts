@@ -1,5 +1,5 @@
 import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { Part, Role, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import { Part, Role, type Message, type Task } from '@a2a-js/sdk';
 import { A2AError } from '@a2a-js/sdk/errors';
 import type { Client, RequestOptions } from '@a2a-js/sdk/client';
 import type { Logger } from 'pino';
@@ -8,16 +8,12 @@ import type { Tx } from '../database/database';
 import type { WriteBatch } from '../database/write-batch';
 import { Metrics } from '../metrics/metrics';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import {
-  LedgerService,
-  UPSTREAM_UPDATES_PER_TRANSACTION,
-  type UpstreamApplied,
-  type UpstreamUpdate,
-} from '../ledger/ledger.service';
+import { ForwardedTasksService } from '../ledger/forwarded-tasks.service';
 import type { ForwardedTask, NewMessage, TaskPair } from '../ledger/task-records';
 import { isSettled, isTerminal } from '../ledger/task-state';
 import { grpcUnreached, reasonOf, refusedDestination } from './upstream-fetch';
-import { agentText, AnswerReader, AnswerRefused, isSettledA2A, NotSentAgain, refusalOf } from './upstream-answer';
+import { agentText, AnswerReader, AnswerRefused, isSettledA2A, NotSentAgain } from './upstream-answer';
+import { UpstreamAnswerWriter } from './upstream-answer-writer';
 import { UpstreamClients } from './upstream-clients';
 import {
   UpstreamRepository,
@@ -46,9 +42,9 @@ class TryAgain extends Error {}
 /**
  * The forwarder (docs/api.md §14): delivers the work sent to an identity with an upstream
  * to that A2A agent, with the official SDK client, and writes every event the upstream
- * answers with into the ledger task — through the same journal as a worker's REST
- * reply (LedgerService.applyUpstream), so blocking sends, streams, push notifications
- * and webhooks see an upstream worker like any other.
+ * answers with into the ledger task (UpstreamAnswerWriter) — through the same journal
+ * as a worker's REST reply (ForwardedTasksService.applyUpstream), so blocking sends,
+ * streams, push notifications and webhooks see an upstream worker like any other.
  *
  * Durability follows the delivery engine: a queue in PostgreSQL (`upstream_forwards`,
  * written in the send's transaction — claimed by that very write when this forwarder
@@ -74,15 +70,17 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
   /** Slots one upstream, and one organization, may hold. */
   private readonly share: number;
   private readonly clients: UpstreamClients;
+  private readonly answers: UpstreamAnswerWriter;
 
   constructor(
     private readonly repository: UpstreamRepository,
-    private readonly ledger: LedgerService,
+    private readonly ledger: ForwardedTasksService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
     private readonly metrics: Metrics,
   ) {
     this.clients = new UpstreamClients(config);
+    this.answers = new UpstreamAnswerWriter(ledger, repository, logger);
     this.share = Math.max(1, Math.floor((CONCURRENCY * config.upstream.maxSharePercent) / 100));
     this.loop = new ClaimLoop<ForwardItem>({
       what: 'upstream forwards',
@@ -290,7 +288,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     try {
       if (upstream.streaming) {
         const events = client.sendMessageStream(request, { ...options, signal: call.signal });
-        if ((await this.consume(forward, events, call, reader)) === 'terminal') {
+        if ((await this.answers.consume(forward, events, call, reader)) === 'terminal') {
           return;
         }
         if (!forward.accepted && this.clients.answered(call.signal)) {
@@ -302,7 +300,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     } catch (error) {
       throw await this.unsent(forward, call.signal, error);
     }
-    if ((await this.apply(forward, [reader.result(result)])) === 'terminal') {
+    if ((await this.answers.apply(forward, [reader.result(result)])) === 'terminal') {
       return;
     }
     const upstreamTaskId = (result as Task).id;
@@ -321,7 +319,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     if (forward.accepted || !this.clients.answered(call, error) || error instanceof AnswerRefused || refusalBy(error)) {
       return error;
     }
-    await this.accept(forward);
+    await this.answers.accept(forward);
     // Its words: an answer that could not be understood, or a connection lost mid-answer.
     return error instanceof NotSentAgain ? error : new NotSentAgain(reasonOf(error));
   }
@@ -337,7 +335,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     run: ForwardRun,
   ): Promise<void> {
     const task = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
-    if ((await this.apply(forward, [reader.task(task)])) === 'terminal') {
+    if ((await this.answers.apply(forward, [reader.task(task)])) === 'terminal') {
       return;
     }
     if (isSettledA2A(task.status?.state)) {
@@ -349,7 +347,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     const call = linked(run.signal);
     const events = client.resubscribeTask({ tenant: '', id: upstreamTaskId }, { ...options, signal: call.signal });
     try {
-      if ((await this.consume(forward, events, call, reader)) === 'terminal') {
+      if ((await this.answers.consume(forward, events, call, reader)) === 'terminal') {
         return;
       }
     } catch (error) {
@@ -359,7 +357,10 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
         throw error;
       }
       const again = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
-      if ((await this.apply(forward, [reader.task(again)])) === 'terminal' || isSettledA2A(again.status?.state)) {
+      if (
+        (await this.answers.apply(forward, [reader.task(again)])) === 'terminal' ||
+        isSettledA2A(again.status?.state)
+      ) {
         return;
       }
       throw error;
@@ -387,7 +388,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       wait = nextPollWait(wait, pollIntervalMs, pollMaxIntervalMs);
       await run.wait(wait);
       const task = await client.getTask({ tenant: '', id: upstreamTaskId, historyLength: 0 }, options);
-      if ((await this.apply(forward, [reader.task(task)])) === 'terminal') {
+      if ((await this.answers.apply(forward, [reader.task(task)])) === 'terminal') {
         return;
       }
     }
@@ -426,116 +427,6 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     if (task && !isSettled(task.state)) {
       throw new TryAgain("the upstream's stream ended before the task settled");
     }
-  }
-
-  /**
-   * Reads a stream of upstream events while writing them: whatever has arrived by the
-   * time the previous write is done goes to the ledger in one transaction, and so does
-   * whatever arrives while that transaction is being written — at most
-   * UPSTREAM_UPDATES_PER_TRANSACTION at a time, so a flood of events makes many short
-   * transactions, never one long one. Returns `terminal` when
-   * the task took no more (the stream is then closed), `ended` when the upstream closed
-   * it; an error of the stream is thrown.
-   */
-  private async consume(
-    forward: ClaimedForward,
-    events: AsyncGenerator<StreamResponse>,
-    call: AbortController,
-    reader: AnswerReader,
-  ): Promise<'terminal' | 'ended'> {
-    const queue: StreamResponse[] = [];
-    let done = false;
-    let failure: unknown = null;
-    const waiting: { wake: (() => void) | null } = { wake: null };
-    const pump = (async () => {
-      try {
-        for await (const event of events) {
-          queue.push(event);
-          waiting.wake?.();
-        }
-      } catch (error) {
-        failure = error;
-      } finally {
-        done = true;
-        waiting.wake?.();
-      }
-    })();
-    try {
-      for (;;) {
-        if (queue.length === 0) {
-          if (done) {
-            break;
-          }
-          await new Promise<void>((resolve) => (waiting.wake = resolve));
-          waiting.wake = null;
-          continue;
-        }
-        const next = () => queue.splice(0, UPSTREAM_UPDATES_PER_TRANSACTION).map((event) => reader.event(event));
-        if ((await this.apply(forward, next(), next)) === 'terminal') {
-          return 'terminal';
-        }
-      }
-      if (failure) {
-        throw failure;
-      }
-      return 'ended';
-    } finally {
-      call.abort();
-      await pump;
-    }
-  }
-
-  /**
-   * Writes what the upstream answered in one ledger transaction, with the updates that
-   * arrive meanwhile (`more`). The upstream's first answer to a message also marks the
-   * forward accepted in that transaction (after the task's lock, the order every writer
-   * of both takes), so a retry never sends the message again and finds the upstream
-   * task's id recorded with it; should the write fail, the mark is made on its own
-   * before the error goes on.
-   */
-  private async apply(
-    forward: ClaimedForward,
-    updates: Array<UpstreamUpdate | null>,
-    more: () => Array<UpstreamUpdate | null> = () => [],
-  ): Promise<'applied' | 'terminal'> {
-    const present = updates.filter(isPresent);
-    const accept = !forward.accepted;
-    if (present.length === 0) {
-      if (accept) {
-        await this.accept(forward);
-      }
-      return 'applied';
-    }
-    let applied: UpstreamApplied;
-    try {
-      applied = await this.ledger.write((tx) =>
-        this.ledger.recordUpstream(
-          tx,
-          forward.taskId,
-          present,
-          () => more().filter(isPresent),
-          accept ? (unit) => this.repository.markAccepted(forward, unit) : undefined,
-        ),
-      );
-    } catch (error) {
-      if (accept) {
-        await this.accept(forward);
-      }
-      throw refusalOf(error);
-    }
-    forward.accepted = true;
-    if (applied.refused.length > 0) {
-      this.logger.warn(
-        { task_id: forward.taskId, states: applied.refused },
-        'the upstream reported state changes the task does not allow; ignored',
-      );
-    }
-    return applied.terminal ? 'terminal' : 'applied';
-  }
-
-  private async accept(forward: ClaimedForward): Promise<void> {
-    await this.repository.markAccepted(forward);
-    forward.accepted = true;
   }
 
   private async finish(forward: ClaimedForward, status: 'succeeded' | 'failed', error: string | null): Promise<void> {
@@ -620,10 +511,6 @@ function failureOf(error: unknown, accepted: boolean): { reason: string; final: 
       ? `The upstream agent stopped answering: ${reason}.`
       : `The upstream agent could not be reached: ${reason}.`,
   };
-}
-
-function isPresent(update: UpstreamUpdate | null): update is UpstreamUpdate {
-  return update !== null;
 }
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { startApp, type TestApp } from '../support/app';
 import { enabledAgent, openStream, reply, rpc, v03Message, type Agent } from '../support/a2a';
 import { apiKey, bearer, mintAdminKey, signup, type ConsoleAccount } from '../support/fixtures';
-import { ApprovalsService } from '../../src/approvals/approvals.service';
+import { RetentionService } from '../../src/retention/retention.service';
 
 /**
  * Human approval at the delegation boundary (docs/api.md §16), through HTTP on a real
@@ -31,6 +31,21 @@ describe('approvals (docs/api.md §16)', () => {
       requester: await enabledAgent(t, acme, { filterMode: 'blacklist' }),
       worker: await enabledAgent(t, globex, { filterMode: 'approval' }),
     };
+  }
+
+  /** The worker's inbound `ask` rule about the requester, written by its organization. */
+  async function askRule(worker: Agent, requester: Agent): Promise<void> {
+    await t
+      .http()
+      .post('/api/v1/contact-rules')
+      .set(bearer(globex))
+      .send({
+        identity: worker.handle,
+        direction: 'inbound',
+        action: 'ask',
+        peer: { type: 'identity', handle: requester.handle },
+      })
+      .expect(201);
   }
 
   /** A blocking send (a held task answers at once: auth-required is an interrupted state). */
@@ -244,17 +259,7 @@ describe('approvals (docs/api.md §16)', () => {
   it('always: deny turns an existing ask rule into a block, and the pair is denied from then on', async () => {
     const requester = await enabledAgent(t, acme, { filterMode: 'blacklist' });
     const worker = await enabledAgent(t, globex);
-    await t
-      .http()
-      .post('/api/v1/contact-rules')
-      .set(bearer(globex))
-      .send({
-        identity: worker.handle,
-        direction: 'inbound',
-        action: 'ask',
-        peer: { type: 'identity', handle: requester.handle },
-      })
-      .expect(201);
+    await askRule(worker, requester);
     const held = await send(requester, worker);
     const [request] = await pendingOf(worker);
     await decide(globexAdmin, request.id, 'deny', { remember: 'always' }).expect(200);
@@ -313,8 +318,10 @@ describe('approvals (docs/api.md §16)', () => {
     expect(rest.map((event) => event.result.status?.state)).toEqual(['submitted', 'completed']);
   });
 
-  it('the check endpoint names the side that asks, seen from both organizations', async () => {
-    const { requester, worker } = await askingPair();
+  it('the check endpoint names the side whose ask rule asks, seen from both organizations', async () => {
+    const requester = await enabledAgent(t, acme, { filterMode: 'blacklist' });
+    const worker = await enabledAgent(t, globex);
+    await askRule(worker, requester);
     for (const account of [acme, globex]) {
       const check = await t
         .http()
@@ -330,6 +337,21 @@ describe('approvals (docs/api.md §16)', () => {
     }
   });
 
+  it("approve queues the forward to the worker's upstream agent, in the decision's transaction", async () => {
+    const { requester, worker } = await askingPair();
+    await t.db.query(
+      `INSERT INTO identity_upstreams (identity_id, url, protocol_version, binding) VALUES ($1, 'https://upstream.example.invalid/a2a', '1.0', 'JSONRPC')`,
+      [worker.id],
+    );
+    const held = await send(requester, worker);
+    expect(await t.db.query(`SELECT 1 FROM upstream_forwards WHERE task_id = $1`, [held.id])).toEqual([]);
+    const [request] = await pendingOf(worker);
+    await decide(globexAdmin, request.id, 'approve', { remember: 'once' }).expect(200);
+    expect(await t.db.query(`SELECT kind FROM upstream_forwards WHERE task_id = $1`, [held.id])).toEqual([
+      { kind: 'message' },
+    ]);
+  });
+
   describe('races', () => {
     it('approve and deny at once: exactly one wins, the other finds it decided', async () => {
       const { requester, worker } = await askingPair();
@@ -342,6 +364,24 @@ describe('approvals (docs/api.md §16)', () => {
       expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
       const state = (await task(requester.key, held.id).expect(200)).body.status.state;
       expect(state).toBe(answers[0].status === 200 ? 'submitted' : 'rejected');
+    });
+
+    it('both sides approve at once: the task goes to the worker, once', async () => {
+      const requester = await enabledAgent(t, acme, { filterMode: 'approval' });
+      const worker = await enabledAgent(t, globex, { filterMode: 'approval' });
+      const held = await send(requester, worker);
+      const [ours] = (await approvals(acmeAdmin, `?state=pending&identity=${requester.handle}`).expect(200)).body
+        .approvals;
+      const [theirs] = await pendingOf(worker);
+      await Promise.all([
+        decide(acmeAdmin, ours.id, 'approve', { remember: 'once' }).expect(200),
+        decide(globexAdmin, theirs.id, 'approve', { remember: 'once' }).expect(200),
+      ]);
+      expect((await task(worker.key, held.id).expect(200)).body.status.state).toBe('submitted');
+      expect((await eventsAbout(held.id, globex.organizationId)).map((e) => e.type)).toEqual([
+        'task.created',
+        'task.status',
+      ]);
     });
 
     it('approve and cancel at once: the task ends canceled, and reaches the worker only if approved first', async () => {
@@ -368,11 +408,12 @@ describe('approvals (docs/api.md §16)', () => {
       const [request] = await pendingOf(worker);
       await t.db.query(`UPDATE approvals SET expires_at = now() - interval '1 minute' WHERE id = $1`, [request.id]);
       await decide(globexAdmin, request.id, 'approve', { remember: 'once' }).expect(409);
-      const [expired] = await Promise.all([
-        t.app.get(ApprovalsService).expire(100),
+      // The retention pass runs the expiry (where a dispatcher runs: here, and in `npm run worker`).
+      const [pass] = await Promise.all([
+        t.app.get(RetentionService).runOnce(),
         decide(globexAdmin, request.id, 'approve', { remember: 'once' }).expect(409),
       ]);
-      expect(expired).toBeGreaterThanOrEqual(1);
+      expect(pass.approvals_expired).toBeGreaterThanOrEqual(1);
       const rejected = (await task(requester.key, held.id).expect(200)).body;
       expect(rejected.status).toMatchObject({ state: 'rejected' });
       expect(rejected.status.message.parts[0].text).toContain('approval expired');

@@ -103,6 +103,12 @@ export const MATRIX: MatrixRow[] = [
   row('GET /api-keys/self', [401, 401, 401, 200, 200, 200, 403, 403, 200]),
   row('POST /api-keys/self/revoke', [401, 401, 401, 200, 200, 200, 403, 403, 200], { consumesCredential: true }),
 
+  // Organization settings (docs/api.md §2, key lifetimes): each organization its own.
+  row('GET /api/v1/organization/settings', [401, 401, 401, 200, 403, 403, 200, 200, 200]),
+  row('PATCH /api/v1/organization/settings', [401, 401, 401, 200, 403, 403, 200, 200, 200], {
+    body: () => ({ max_key_lifetime_days: null }),
+  }),
+
   // Identities (docs/api.md §3). The unclaimed identity's key reads only itself: 403
   // everywhere else. Other organizations never learn that acme's identity exists.
   row('POST /api/v1/agent-signup', [201, 201, 201, 201, 201, 201, 201, 201, 201], {

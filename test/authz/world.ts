@@ -64,26 +64,7 @@ export class World {
     w.shared.set('malformed', apiKey('a2a_adm_thisIsNotAValidKeyAtAllxxxxxxxxxxxxx'));
     w.shared.set('console', bearer(w.acme));
     w.shared.set('otherConsole', bearer(w.other));
-    const sent = await t
-      .http()
-      .post(`/a2a/${w.worker.handle}`)
-      .set(w.headers('agent'))
-      .send({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'message/send',
-        params: {
-          message: {
-            kind: 'message',
-            role: 'user',
-            messageId: 'matrix-task',
-            parts: [{ kind: 'text', text: 'hello' }],
-          },
-          configuration: { blocking: false },
-        },
-      })
-      .expect(200);
-    w.task = { id: sent.body.result.id, contextId: sent.body.result.contextId };
+    w.task = await w.send(w.headers('agent'), 'matrix-task');
     return w;
   }
 
@@ -242,53 +223,35 @@ export class World {
         peer: { type: 'identity', handle: requester.handle },
       })
       .expect(201);
-    const sent = await this.t
-      .http()
-      .post(`/a2a/${this.worker.handle}`)
-      .set(apiKey(key))
-      .send({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'message/send',
-        params: {
-          message: {
-            kind: 'message',
-            role: 'user',
-            messageId: 'matrix-held',
-            parts: [{ kind: 'text', text: 'hello' }],
-          },
-          configuration: { blocking: false },
-        },
-      })
-      .expect(200);
+    const sent = await this.send(apiKey(key), 'matrix-held');
     const [request] = (await this.t.db.query(`SELECT approval_id AS id FROM approval_tasks WHERE task_id = $1`, [
-      sent.body.result.id,
+      sent.id,
     ])) as Array<{ id: string }>;
     return request.id;
   }
 
   /** A new submitted task of acme's claimed identity with the worker, for a cell that may cancel it. */
   async newTask(): Promise<string> {
+    return (await this.send(this.headers('agent'), `matrix-${Math.random()}`)).id;
+  }
+
+  /** A non-blocking v0.3 send to the worker with these credentials: the task it created. */
+  private async send(headers: Headers, messageId: string): Promise<{ id: string; contextId: string }> {
     const sent = await this.t
       .http()
       .post(`/a2a/${this.worker.handle}`)
-      .set(this.headers('agent'))
+      .set(headers)
       .send({
         jsonrpc: '2.0',
         id: 1,
         method: 'message/send',
         params: {
-          message: {
-            kind: 'message',
-            role: 'user',
-            messageId: `matrix-${Math.random()}`,
-            parts: [{ kind: 'text', text: 'hello' }],
-          },
+          message: { kind: 'message', role: 'user', messageId, parts: [{ kind: 'text', text: 'hello' }] },
           configuration: { blocking: false },
         },
       })
       .expect(200);
-    return sent.body.result.id as string;
+    return { id: sent.body.result.id, contextId: sent.body.result.contextId };
   }
 
   private completed: string | null = null;

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { startApp, type TestApp } from '../support/app';
-import { enabledAgent, reply, submitTask, type Agent } from '../support/a2a';
+import { agentPair, enabledAgent, reply, submitTask, type Agent } from '../support/a2a';
 import { urlFor } from '../support/database';
 import { eventually } from '../support/eventually';
 import { openEventStream } from '../support/event-stream';
@@ -337,9 +337,7 @@ describe('the event stream across instances', () => {
   });
 
   it('a send committed through A reaches a stream held by B at once, and resumes on A', async () => {
-    const acme = await signup(a);
-    const requester = await enabledAgent(a, acme);
-    const worker = await enabledAgent(a, acme);
+    const { requester, worker } = await agentPair(a);
     const onB = await openEventStream(b.baseUrl, apiKey(worker.key));
     const task = await submitTask(a, requester, worker, 'from A');
     const got = await onB.next();

@@ -1,6 +1,6 @@
 import { DeliveryDispatcher } from '../../src/events/delivery-dispatcher';
 import { startApp, type TestApp } from '../support/app';
-import { enabledAgent, reply, rpc, submitTask, v03Message, type Agent } from '../support/a2a';
+import { agentPair, enabledAgent, reply, rpc, submitTask, v03Message, type Agent } from '../support/a2a';
 import { eventually } from '../support/eventually';
 import { apiKey, bearer, signup, type ConsoleAccount } from '../support/fixtures';
 import { startReceiver, subscribe, type Envelope, type ReceivedRequest, type Receiver } from '../support/receiver';
@@ -150,9 +150,7 @@ describe('task events and push notifications', () => {
     });
 
     it("a task within one organization is one event, for both identities' webhooks", async () => {
-      const org = await signup(t);
-      const a = await enabledAgent(t, org);
-      const b = await enabledAgent(t, org);
+      const { acme: org, requester: a, worker: b } = await agentPair(t);
       const orgWide = await subscribe(t, receiver, bearer(org), { events: ['task.created'] });
       const aOwn = await subscribe(t, receiver, apiKey(a.key), { events: ['task.created'] });
       const bOwn = await subscribe(t, receiver, apiKey(b.key), { events: ['task.created'] });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { createTestDatabase, dropDatabase, urlFor } from '../support/database';
-import { PASSWORD, unique } from '../support/fixtures';
+import { agentPairOverHttp } from '../support/http-agents';
 import { httpClient } from '../support/http-client';
 import { startServerProcess, type ServerProcess } from '../support/server-process';
 
@@ -34,31 +34,7 @@ describe('a SIGKILL mid-load loses nothing that was acknowledged', () => {
   it('keeps every acknowledged send and reply, and every task legal', async () => {
     server = await start();
     const call = httpClient(server.baseUrl);
-    const session = await call('/api/v1/console/signup', {
-      method: 'POST',
-      body: { organization_name: 'Crash', email: `${unique('crash')}@example.test`, password: PASSWORD },
-    });
-    const agents = [];
-    for (const role of ['requester', 'worker']) {
-      const created = await call('/api/v1/identities', {
-        method: 'POST',
-        token: session.body.token,
-        body: { agent_handle: unique(role), mint_key: true },
-      });
-      expect(created.status).toBe(201);
-      const handle = created.body.agent_handle as string;
-      expect(
-        (
-          await call(`/api/v1/identities/${handle}/settings`, {
-            method: 'PATCH',
-            token: session.body.token,
-            body: { enabled: true },
-          })
-        ).status,
-      ).toBe(200);
-      agents.push({ handle, key: created.body.api_key.key as string });
-    }
-    const [requester, worker] = agents;
+    const { requester, worker } = await agentPairOverHttp(call, 'Crash');
 
     const acknowledgedSends = new Map<string, string>(); // task id → messageId
     const acknowledgedReplies = new Set<string>();

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createTestDatabase, dropDatabase, urlFor } from '../support/database';
-import { PASSWORD, unique } from '../support/fixtures';
+import { agentPairOverHttp } from '../support/http-agents';
 import { httpClient } from '../support/http-client';
 import { startServerProcess, type ServerProcess } from '../support/server-process';
 
@@ -25,31 +25,7 @@ describe('nothing but the structured logger writes to stdout and stderr', () => 
   it('a forged log line in push config schemes stays a value of one log entry', async () => {
     server = await startServerProcess({ DATABASE_URL: urlFor(database), LOG_LEVEL: 'warn' });
     const call = httpClient(server.baseUrl);
-    const session = await call('/api/v1/console/signup', {
-      method: 'POST',
-      body: { organization_name: 'Logs', email: `${unique('logs')}@example.test`, password: PASSWORD },
-    });
-    const agents = [];
-    for (const role of ['requester', 'worker']) {
-      const created = await call('/api/v1/identities', {
-        method: 'POST',
-        token: session.body.token,
-        body: { agent_handle: unique(role), mint_key: true },
-      });
-      expect(created.status).toBe(201);
-      const handle = created.body.agent_handle as string;
-      expect(
-        (
-          await call(`/api/v1/identities/${handle}/settings`, {
-            method: 'PATCH',
-            token: session.body.token,
-            body: { enabled: true },
-          })
-        ).status,
-      ).toBe(200);
-      agents.push({ handle, key: created.body.api_key.key as string });
-    }
-    const [requester, worker] = agents;
+    const { requester, worker } = await agentPairOverHttp(call, 'Logs');
     const rpc = (method: string, params: unknown) =>
       call(`/a2a/${worker.handle}`, {
         method: 'POST',

@@ -197,6 +197,13 @@ describe('protocol endpoint', () => {
       expect((await rpc(t, worker.handle, requester.key, 'SubscribeToTask', {}, '1.0')).body.error.code).toBe(-32602);
     });
 
+    it('cancel of an unknown task id, or of one that is no uuid → -32001', async () => {
+      for (const id of ['not-a-uuid', randomUUID()]) {
+        expect((await rpc(t, worker.handle, requester.key, 'tasks/cancel', { id })).body.error.code).toBe(-32001);
+        expect((await rpc(t, worker.handle, requester.key, 'CancelTask', { id }, '1.0')).body.error.code).toBe(-32001);
+      }
+    });
+
     it('A2A-Version other than 1.0 and 0.3 → -32009; absent means 0.3', async () => {
       for (const version of ['2.0', '0.2', 'latest', '1']) {
         const res = await post(

@@ -9,8 +9,11 @@ export interface CallOptions {
   body?: unknown;
 }
 
-export function httpClient(base: string) {
-  return async (path: string, init: CallOptions = {}): Promise<{ status: number; body: any }> => {
+/** One call of httpClient's: a path, and what to send. */
+export type HttpCall = (path: string, init?: CallOptions) => Promise<{ status: number; body: any }>;
+
+export function httpClient(base: string): HttpCall {
+  return async (path, init = {}) => {
     const res = await fetch(base + path, {
       method: init.method ?? 'GET',
       headers: {

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { startApp, type TestApp } from '../support/app';
-import { enabledAgent, openStream, reply, rpc, submitTask, v03Message, type Agent } from '../support/a2a';
+import { agentPair, enabledAgent, openStream, reply, rpc, submitTask, v03Message, type Agent } from '../support/a2a';
 import { eventually } from '../support/eventually';
 import { apiKey, bearer, mintAdminKey, signup, type ConsoleAccount } from '../support/fixtures';
 import { freePort } from '../support/server-process';
@@ -270,8 +270,7 @@ describe('hostile upstream answers', () => {
         ]),
     };
     // Another organization: a REST worker's task, its requester on a stream.
-    const globex = await signup(t, 'Globex flood');
-    const [other, worker] = [await enabledAgent(t, globex), await enabledAgent(t, globex)];
+    const { requester: other, worker } = await agentPair(t, await signup(t, 'Globex flood'));
     const quiet = await submitTask(t, other, worker);
     const stream = await openStream(t.baseUrl, worker.handle, other.key, 'tasks/resubscribe', { id: quiet.id });
     await stream.next();

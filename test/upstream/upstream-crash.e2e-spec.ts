@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { createTestDatabase, dropDatabase, urlFor } from '../support/database';
 import { eventually } from '../support/eventually';
-import { PASSWORD, unique } from '../support/fixtures';
+import { agentPairOverHttp } from '../support/http-agents';
 import { httpClient } from '../support/http-client';
 import { freePort, startServerProcess, type ServerProcess } from '../support/server-process';
 import { startUpstreamAgent, type UpstreamAgent } from '../support/upstream-agent';
@@ -50,36 +50,12 @@ describe('a server SIGKILLed mid-forward', () => {
   it('another process resumes the forward after the lease; the upstream sees the message once', async () => {
     const first = await start();
     let call = httpClient(first.baseUrl);
-    const session = await call('/api/v1/console/signup', {
-      method: 'POST',
-      body: { organization_name: 'Crash', email: `${unique('crash')}@example.test`, password: PASSWORD },
-    });
-    const agents: Array<{ handle: string; key: string }> = [];
-    for (const role of ['requester', 'bridged']) {
-      const created = await call('/api/v1/identities', {
-        method: 'POST',
-        token: session.body.token,
-        body: { agent_handle: unique(role), mint_key: true },
-      });
-      expect(created.status).toBe(201);
-      const handle = created.body.agent_handle as string;
-      expect(
-        (
-          await call(`/api/v1/identities/${handle}/settings`, {
-            method: 'PATCH',
-            token: session.body.token,
-            body: { enabled: true },
-          })
-        ).status,
-      ).toBe(200);
-      agents.push({ handle, key: created.body.api_key.key as string });
-    }
-    const [requester, bridged] = agents;
+    const { token, requester, worker: bridged } = await agentPairOverHttp(call, 'Crash', ['requester', 'bridged']);
     expect(
       (
         await call(`/api/v1/identities/${bridged.handle}/upstream`, {
           method: 'PUT',
-          token: session.body.token,
+          token,
           body: { url: upstream.url },
         })
       ).status,

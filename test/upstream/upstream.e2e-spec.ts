@@ -11,7 +11,7 @@ import {
 } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { startApp, type TestApp } from '../support/app';
-import { enabledAgent, rpc, v03Message, type Agent } from '../support/a2a';
+import { agentPair, enabledAgent, rpc, v03Message, type Agent } from '../support/a2a';
 import { eventually } from '../support/eventually';
 import { apiKey, bearer, signup, type ConsoleAccount } from '../support/fixtures';
 import { freePort } from '../support/server-process';
@@ -577,9 +577,7 @@ describe('forwarding with two service instances', () => {
   });
 
   it('each message reaches the upstream exactly once', async () => {
-    const acme = await signup(a);
-    const requester = await enabledAgent(a, acme);
-    const bridged = await enabledAgent(a, acme);
+    const { acme, requester, worker: bridged } = await agentPair(a);
     await a
       .http()
       .put(`/api/v1/identities/${bridged.handle}/upstream`)
@@ -613,9 +611,7 @@ describe('forwarding with two service instances', () => {
   });
 
   it('messages queued where no forwarder runs are claimed by the other instance; with those it forwards itself, each reaches the upstream once', async () => {
-    const acme = await signup(a);
-    const requester = await enabledAgent(a, acme);
-    const bridged = await enabledAgent(a, acme);
+    const { acme, requester, worker: bridged } = await agentPair(a);
     await a
       .http()
       .put(`/api/v1/identities/${bridged.handle}/upstream`)
@@ -667,9 +663,7 @@ describe('forwarding with two service instances', () => {
   });
 
   it('a forwarder that stops mid-forward leaves it to another, which follows the upstream task without sending the message again', async () => {
-    const acme = await signup(a);
-    const requester = await enabledAgent(a, acme);
-    const bridged = await enabledAgent(a, acme);
+    const { acme, requester, worker: bridged } = await agentPair(a);
     await a
       .http()
       .put(`/api/v1/identities/${bridged.handle}/upstream`)

@@ -8,18 +8,9 @@ import {
   ValidatorConstraint,
   type ValidatorConstraintInterface,
 } from 'class-validator';
-import { isTimestamp, PageQuery } from '../../common/pagination';
+import { PageQuery } from '../../common/pagination';
+import { IsTimestamp } from '../../common/validation';
 import { isUuid } from '../../common/parse-id.pipe';
-
-@ValidatorConstraint({ name: 'isAuditTimestamp' })
-class IsTimestamp implements ValidatorConstraintInterface {
-  validate(value: unknown): boolean {
-    return isTimestamp(value);
-  }
-  defaultMessage(): string {
-    return 'since must be an ISO 8601 timestamp with a time zone (2026-01-01T00:00:00Z)';
-  }
-}
 
 @ValidatorConstraint({ name: 'isAuditActor' })
 class IsActor implements ValidatorConstraintInterface {
@@ -54,6 +45,6 @@ export class ListAuditEventsQuery extends PageQuery {
 
   @ApiPropertyOptional({ format: 'date-time', description: 'Only entries at or after this time.' })
   @IsOptional()
-  @Validate(IsTimestamp)
+  @IsTimestamp()
   since?: string;
 }

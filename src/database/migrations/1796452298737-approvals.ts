@@ -65,8 +65,8 @@ export class Approvals1796452298737 implements MigrationInterface {
       ALTER TABLE events ADD CONSTRAINT ck_events_type CHECK (type IN (
         'task.created', 'task.message', 'task.status', 'task.artifact', 'api_key.created', 'api_key.revoked',
         'identity.claimed', 'identity.updated', 'contact_rule.created', 'contact_rule.updated', 'contact_rule.deleted',
-        'console.member_added', 'console.member_removed', 'approval.requested', 'approval.decided',
-        'ping'));
+        'console.member_added', 'console.member_removed', 'ping', 'api_key.expiring',
+        'approval.requested', 'approval.decided'));
     `);
   }
 
@@ -77,8 +77,7 @@ export class Approvals1796452298737 implements MigrationInterface {
       ALTER TABLE events ADD CONSTRAINT ck_events_type CHECK (type IN (
         'task.created', 'task.message', 'task.status', 'task.artifact', 'api_key.created', 'api_key.revoked',
         'identity.claimed', 'identity.updated', 'contact_rule.created', 'contact_rule.updated', 'contact_rule.deleted',
-        'console.member_added', 'console.member_removed',
-        'ping'));
+        'console.member_added', 'console.member_removed', 'ping', 'api_key.expiring'));
       DROP TABLE approval_tasks;
       DROP TABLE approvals;
       ALTER TABLE tasks DROP COLUMN held;

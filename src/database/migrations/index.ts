@@ -14,6 +14,7 @@ import { AdmissionVersion1795700000000 } from './1795700000000-admission-version
 import { TaskAtSeq1795800000000 } from './1795800000000-task-at-seq';
 import { ConsoleEmailKey1796439327973 } from './1796439327973-console-email-key';
 import { AskAndApproval1796451758038 } from './1796451758038-ask-and-approval';
+import { KeyLifetimes1796452176771 } from './1796452176771-key-lifetimes';
 import { Approvals1796452298737 } from './1796452298737-approvals';
 
 /** Every migration, in order. New migrations are appended here. */
@@ -34,5 +35,6 @@ export const MIGRATIONS = [
   TaskAtSeq1795800000000,
   ConsoleEmailKey1796439327973,
   AskAndApproval1796451758038,
+  KeyLifetimes1796452176771,
   Approvals1796452298737,
 ];

@@ -29,15 +29,13 @@ a.decided_by_type AS "decidedByType", a.decided_by_id AS "decidedById", a.decide
 a.first_task_id AS "firstTaskId", a.created_at AS "createdAt", a.expires_at AS "expiresAt", a.decided_at AS "decidedAt",
 (SELECT count(*)::int FROM approval_tasks w WHERE w.approval_id = a.id) AS tasks, a.expires_at <= now() AS expired FROM approvals a WHERE a.id = $1 FOR UPDATE OF a;
 
--- ApprovalsRepository.takeTasks
-DELETE FROM approval_tasks d WHERE d.approval_id = $1
-RETURNING d.task_id AS "taskId",
-          EXISTS (SELECT 1 FROM approval_tasks o WHERE o.task_id = d.task_id AND o.approval_id <> $2) AS waits;
+-- ApprovalsRepository.waitingTasks
+SELECT DISTINCT task_id FROM approval_tasks WHERE approval_id = ANY($1::uuid[]) ORDER BY task_id;
 
--- ApprovalsRepository.takeTasksWhole
-DELETE FROM approval_tasks
- WHERE task_id IN (SELECT task_id FROM approval_tasks WHERE approval_id = ANY($1::uuid[]))
-RETURNING task_id;
+-- ApprovalsRepository.unlink
+WITH gone AS (DELETE FROM approval_tasks WHERE approval_id = $1 AND task_id = $2 RETURNING task_id)
+SELECT EXISTS (SELECT 1 FROM gone)
+       AND NOT EXISTS (SELECT 1 FROM approval_tasks o WHERE o.task_id = $3 AND o.approval_id <> $4) AS free;
 
 -- ApprovalsRepository.detachTask
 DELETE FROM approval_tasks WHERE task_id = $1;

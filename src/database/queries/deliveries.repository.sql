@@ -46,14 +46,16 @@ UPDATE deliveries d
        LEFT JOIN tasks pt ON pt.id = due.push_task_id
  WHERE d.id = due.id
 RETURNING d.id, d.attempts AS attempt, due.interrupted,
-          w.id AS webhook_id, w.url AS webhook_url, w.secret,
-          CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS previous_secret,
-          e.id AS event_id, e.type AS event_type, e.organization_id, e.created_at AS event_created_at, e.data,
+          w.id AS "webhookId", w.url AS "webhookUrl", w.secret,
+          CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS "previousSecret",
+          e.id AS "eventId", e.type AS "eventType", e.organization_id AS "organizationId",
+          e.created_at AS "eventCreatedAt", e.data,
           COALESCE(e.traceparent, d.traceparent) AS traceparent,
-          d.push_task_id, d.push_config_id, d.push_seq, p.url AS push_url, p.token, p.authentication, p.protocol_version,
-          (o.status = 'deleted') AS owner_deleted,
+          d.push_task_id AS "pushTaskId", d.push_config_id AS "pushConfigId", d.push_seq AS "pushSeq",
+          p.url AS "pushUrl", p.token, p.authentication, p.protocol_version AS "protocolVersion",
+          (o.status = 'deleted') AS "ownerDeleted",
           COALESCE(w.id::text, d.push_task_id::text || ' ' || d.push_config_id) AS destination,
-          COALESCE(w.organization_id::text, pt.requester_organization_id::text, 'task ' || d.push_task_id::text) AS fair_organization,
+          COALESCE(w.organization_id::text, pt.requester_organization_id::text, 'task ' || d.push_task_id::text) AS "fairOrganization",
           CASE WHEN w.failing_since IS NOT NULL THEN $13::int ELSE $14::int END AS share;
 
 -- DeliveriesRepository.logAttempt (result)
@@ -104,30 +106,39 @@ RETURNING id;
 SELECT in_flight FROM deliveries WHERE id = $1 AND webhook_id = $2;
 
 -- DeliveriesRepository.delivery
-SELECT d.id, d.webhook_id, d.event_id, e.type AS event_type, d.status, d.attempts, d.next_attempt_at, d.last_attempt_at,
-     d.last_status_code, d.last_error, d.last_duration_ms, d.created_at, d.updated_at,
+SELECT d.id, d.webhook_id AS "webhookId", d.event_id AS "eventId", e.type AS "eventType", d.status, d.attempts,
+     d.next_attempt_at AS "nextAttemptAt", d.last_attempt_at AS "lastAttemptAt",
+     d.last_status_code AS "lastStatusCode", d.last_error AS "lastError", d.last_duration_ms AS "lastDurationMs",
+     d.created_at AS "createdAt", d.updated_at AS "updatedAt",
      (SELECT COALESCE(json_agg(a ORDER BY a.attempt), '[]'::json)
-        FROM (SELECT attempt, succeeded, status_code, error, duration_ms, created_at
+        FROM (SELECT attempt, succeeded, status_code AS "statusCode", error, duration_ms AS "durationMs",
+                     created_at AS "createdAt"
                 FROM delivery_attempts WHERE delivery_id = d.id ORDER BY attempt DESC LIMIT 20) a
-     ) AS recent_attempts
+     ) AS "recentAttempts"
 FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = $1;
 
 -- DeliveriesRepository.deliveryOfEvent
-SELECT d.id, d.webhook_id, d.event_id, e.type AS event_type, d.status, d.attempts, d.next_attempt_at, d.last_attempt_at,
-     d.last_status_code, d.last_error, d.last_duration_ms, d.created_at, d.updated_at,
+SELECT d.id, d.webhook_id AS "webhookId", d.event_id AS "eventId", e.type AS "eventType", d.status, d.attempts,
+     d.next_attempt_at AS "nextAttemptAt", d.last_attempt_at AS "lastAttemptAt",
+     d.last_status_code AS "lastStatusCode", d.last_error AS "lastError", d.last_duration_ms AS "lastDurationMs",
+     d.created_at AS "createdAt", d.updated_at AS "updatedAt",
      (SELECT COALESCE(json_agg(a ORDER BY a.attempt), '[]'::json)
-        FROM (SELECT attempt, succeeded, status_code, error, duration_ms, created_at
+        FROM (SELECT attempt, succeeded, status_code AS "statusCode", error, duration_ms AS "durationMs",
+                     created_at AS "createdAt"
                 FROM delivery_attempts WHERE delivery_id = d.id ORDER BY attempt DESC LIMIT 20) a
-     ) AS recent_attempts
+     ) AS "recentAttempts"
 FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.webhook_id = $1 AND d.event_id = $2;
 
 -- DeliveriesRepository.listDeliveries
-SELECT d.id, d.webhook_id, d.event_id, e.type AS event_type, d.status, d.attempts, d.next_attempt_at, d.last_attempt_at,
-     d.last_status_code, d.last_error, d.last_duration_ms, d.created_at, d.updated_at,
+SELECT d.id, d.webhook_id AS "webhookId", d.event_id AS "eventId", e.type AS "eventType", d.status, d.attempts,
+     d.next_attempt_at AS "nextAttemptAt", d.last_attempt_at AS "lastAttemptAt",
+     d.last_status_code AS "lastStatusCode", d.last_error AS "lastError", d.last_duration_ms AS "lastDurationMs",
+     d.created_at AS "createdAt", d.updated_at AS "updatedAt",
      (SELECT COALESCE(json_agg(a ORDER BY a.attempt), '[]'::json)
-        FROM (SELECT attempt, succeeded, status_code, error, duration_ms, created_at
+        FROM (SELECT attempt, succeeded, status_code AS "statusCode", error, duration_ms AS "durationMs",
+                     created_at AS "createdAt"
                 FROM delivery_attempts WHERE delivery_id = d.id ORDER BY attempt DESC LIMIT 20) a
-     ) AS recent_attempts
+     ) AS "recentAttempts"
 FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.webhook_id = $1 AND d.status = $2 AND TRUE ORDER BY d.created_at DESC, d.id DESC LIMIT 51;
 
 -- DeliveriesRepository.prunePushDeliveries

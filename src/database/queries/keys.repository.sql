@@ -3,50 +3,68 @@
 -- KeysRepository.findByHashes
 SELECT q.position::int AS position, k.id, k.scope, k.identity_id AS "identityId", COALESCE(k.organization_id, i.organization_id) AS "organizationId",
 k.label, k.description, k.status, k.prefix, k.created_at AS "createdAt", k.created_by_type AS "createdByType",
-k.created_by_id AS "createdById", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt", i.agent_handle AS "identityHandle",
+k.created_by_id AS "createdById", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt",
+k.expires_at AS "expiresAt", i.agent_handle AS "identityHandle",
            (i.claimed_at IS NOT NULL) AS "identityClaimed", i.enabled AS "identityEnabled",
+           COALESCE(k.expires_at <= now(), false) AS expired,
            (SELECT version FROM admission_version)::text AS "admissionVersion"
       FROM unnest($1::bytea[]) WITH ORDINALITY AS q(key_hash, position)
       JOIN api_keys k ON k.key_hash = q.key_hash
       LEFT JOIN identities i ON i.id = k.identity_id;
 
--- KeysRepository.status
-SELECT status FROM api_keys WHERE id = $1;
+-- KeysRepository.standing
+SELECT CASE WHEN status <> 'active' THEN 'revoked' WHEN expires_at <= now() THEN 'expired' ELSE 'active' END AS standing
+FROM api_keys WHERE id = $1;
 
 -- KeysRepository.countActiveForIdentity
 SELECT count(*)::int AS count FROM api_keys WHERE identity_id = $1 AND status = 'active';
 
 -- KeysRepository.insert
-INSERT INTO api_keys (key_hash, prefix, scope, organization_id, identity_id, label, description, status, created_by_type, created_by_id)
+INSERT INTO api_keys (key_hash, prefix, scope, organization_id, identity_id, label, description, status, created_by_type, created_by_id,
+                      expires_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
-        'active', $8, $9)
+        'active', $8, $9,
+        COALESCE($10::timestamptz, now() + make_interval(days => $11::int)))
 RETURNING id;
 
 -- KeysRepository.findById
 SELECT k.id, k.scope, k.identity_id AS "identityId", COALESCE(k.organization_id, i.organization_id) AS "organizationId",
 k.label, k.description, k.status, k.prefix, k.created_at AS "createdAt", k.created_by_type AS "createdByType",
-k.created_by_id AS "createdById", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt"
+k.created_by_id AS "createdById", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt",
+k.expires_at AS "expiresAt"
 FROM api_keys k LEFT JOIN identities i ON i.id = k.identity_id
 WHERE k.id = $1;
 
 -- KeysRepository.list (first page)
 SELECT k.id, k.scope, k.identity_id AS "identityId", COALESCE(k.organization_id, i.organization_id) AS "organizationId",
 k.label, k.description, k.status, k.prefix, k.created_at AS "createdAt", k.created_by_type AS "createdByType",
-k.created_by_id AS "createdById", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt"
+k.created_by_id AS "createdById", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt",
+k.expires_at AS "expiresAt"
 FROM api_keys k LEFT JOIN identities i ON i.id = k.identity_id
 WHERE (k.organization_id = $1 OR i.organization_id = $2) AND TRUE ORDER BY k.created_at DESC, k.id DESC LIMIT 51;
 
 -- KeysRepository.list (filtered)
 SELECT k.id, k.scope, k.identity_id AS "identityId", COALESCE(k.organization_id, i.organization_id) AS "organizationId",
 k.label, k.description, k.status, k.prefix, k.created_at AS "createdAt", k.created_by_type AS "createdByType",
-k.created_by_id AS "createdById", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt"
+k.created_by_id AS "createdById", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt",
+k.expires_at AS "expiresAt"
 FROM api_keys k LEFT JOIN identities i ON i.id = k.identity_id
 WHERE (k.organization_id = $1 OR i.organization_id = $2) AND k.scope = $3 AND k.status = $4 AND i.agent_handle = $5 AND TRUE ORDER BY k.created_at DESC, k.id DESC LIMIT 51;
+
+-- KeysRepository.list (expiring)
+SELECT k.id, k.scope, k.identity_id AS "identityId", COALESCE(k.organization_id, i.organization_id) AS "organizationId",
+k.label, k.description, k.status, k.prefix, k.created_at AS "createdAt", k.created_by_type AS "createdByType",
+k.created_by_id AS "createdById", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt",
+k.expires_at AS "expiresAt"
+FROM api_keys k LEFT JOIN identities i ON i.id = k.identity_id
+WHERE (k.organization_id = $1 OR i.organization_id = $2) AND k.status = 'active' AND k.expires_at > now()
+              AND k.expires_at <= now() + make_interval(days => $3::int) AND TRUE ORDER BY k.created_at DESC, k.id DESC LIMIT 51;
 
 -- KeysRepository.list (by identity id)
 SELECT k.id, k.scope, k.identity_id AS "identityId", COALESCE(k.organization_id, i.organization_id) AS "organizationId",
 k.label, k.description, k.status, k.prefix, k.created_at AS "createdAt", k.created_by_type AS "createdByType",
-k.created_by_id AS "createdById", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt"
+k.created_by_id AS "createdById", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt",
+k.expires_at AS "expiresAt"
 FROM api_keys k LEFT JOIN identities i ON i.id = k.identity_id
 WHERE (k.organization_id = $1 OR i.organization_id = $2) AND k.identity_id = $3::uuid AND (k.created_at, k.id) < ($4::timestamptz, $5::uuid) ORDER BY k.created_at DESC, k.id DESC LIMIT 51;
 
@@ -58,6 +76,25 @@ UPDATE api_keys SET status = 'revoked', revoked_at = now() WHERE id = $1 AND sta
 
 -- KeysRepository.revoke (an identity's keys)
 UPDATE api_keys SET status = 'revoked', revoked_at = now() WHERE identity_id = $1 AND status = 'active' RETURNING id;
+
+-- KeysRepository.markExpiring
+WITH due AS (
+      SELECT id FROM api_keys
+       WHERE status = 'active' AND expires_at IS NOT NULL AND expiry_notified_at IS NULL
+         AND expires_at > now() AND expires_at <= now() + make_interval(days => $1::int)
+       ORDER BY expires_at
+       LIMIT $2
+         FOR UPDATE SKIP LOCKED
+    ), marked AS (
+      UPDATE api_keys SET expiry_notified_at = now() FROM due WHERE api_keys.id = due.id RETURNING api_keys.id
+    )
+    SELECT k.id, k.scope, k.identity_id AS "identityId", COALESCE(k.organization_id, i.organization_id) AS "organizationId",
+k.label, k.description, k.status, k.prefix, k.created_at AS "createdAt", k.created_by_type AS "createdByType",
+k.created_by_id AS "createdById", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt",
+k.expires_at AS "expiresAt"
+FROM api_keys k LEFT JOIN identities i ON i.id = k.identity_id
+WHERE k.id IN (SELECT id FROM marked)
+    ORDER BY k.expires_at, k.id;
 
 -- KeysRepository.recordUsage
 UPDATE api_keys AS k SET last_used_at = u.at

@@ -29,12 +29,14 @@ SELECT e.txid::text AS txid, e.seq::text AS seq FROM events e WHERE e.id = $1 AN
 SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS txid;
 
 -- OutboxRepository.eventsAfter
-SELECT e.id, e.type, e.created_at, e.organization_id, e.data, e.txid::text AS txid, e.seq::text AS seq, e.txid < pg_snapshot_xmin(pg_current_snapshot()) AS visible FROM events e WHERE (e.txid, e.seq) > ($1::xid8, $2::bigint) AND e.organization_id = $3::uuid AND e.type = ANY($4::text[])
-ORDER BY e.txid, e.seq LIMIT $5;
+SELECT e.id, e.type, e.created_at AS "createdAt", e.organization_id AS "organizationId", e.data,
+e.txid::text AS txid, e.seq::text AS seq, e.txid < pg_snapshot_xmin(pg_current_snapshot()) AS visible FROM events e WHERE (e.txid, e.seq) > ($1::xid8, $2::bigint) AND e.organization_id = $3::uuid AND e.type = ANY($4::text[])
+     ORDER BY e.txid, e.seq LIMIT $5;
 
 -- OutboxRepository.listEvents
-SELECT e.id, e.type, e.created_at, e.organization_id, e.data, e.txid::text AS txid, e.seq::text AS seq FROM events e
-WHERE e.organization_id = $1::uuid AND $2::uuid = ANY(e.identity_ids) AND NOT e.type = ANY($3::text[]) AND e.txid < pg_snapshot_xmin(pg_current_snapshot()) AND e.type = ANY($4::text[]) AND (e.txid, e.seq) > ($5::xid8, $6::bigint) AND TRUE ORDER BY e.txid DESC, e.seq DESC LIMIT 51;
+SELECT e.id, e.type, e.created_at AS "createdAt", e.organization_id AS "organizationId", e.data,
+e.txid::text AS txid, e.seq::text AS seq FROM events e
+     WHERE e.organization_id = $1::uuid AND $2::uuid = ANY(e.identity_ids) AND NOT e.type = ANY($3::text[]) AND e.txid < pg_snapshot_xmin(pg_current_snapshot()) AND e.type = ANY($4::text[]) AND (e.txid, e.seq) > ($5::xid8, $6::bigint) AND TRUE ORDER BY e.txid DESC, e.seq DESC LIMIT 51;
 
 -- OutboxRepository.pruneEvents
 WITH doomed AS (

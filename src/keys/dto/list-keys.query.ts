@@ -1,5 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { PageQuery } from '../../common/pagination';
 import type { KeyScope } from '../key-format';
 import type { KeyStatus } from '../api-key.entity';
@@ -20,4 +21,16 @@ export class ListKeysQuery extends PageQuery {
   @IsOptional()
   @IsIn(['active', 'revoked'])
   status?: KeyStatus;
+
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: 3650,
+    description: 'Only active keys that have not expired and expire within this many days.',
+  })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(3650)
+  expiring_within_days?: number;
 }

@@ -1,10 +1,10 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsUUID } from 'class-validator';
-import { Optional } from '../../common/validation';
+import { IsTimestamp, Optional } from '../../common/validation';
 import type { KeyScope } from '../key-format';
 import { UpdateKeyDto } from './update-key.dto';
 
-/** Scope and binding, fixed at creation, plus the editable label and description. */
+/** Scope, binding and lifetime, fixed at creation, plus the editable label and description. */
 export class MintKeyDto extends UpdateKeyDto {
   @ApiPropertyOptional({
     enum: ['admin', 'agent'],
@@ -22,4 +22,13 @@ export class MintKeyDto extends UpdateKeyDto {
   @Optional()
   @IsUUID()
   scoped_identity_id?: string;
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description:
+      "When the key stops working; in the future, and within the organization's `max_key_lifetime_days` if it sets one. Omitted: that maximum from now, or never.",
+  })
+  @Optional()
+  @IsTimestamp()
+  expires_at?: string;
 }
