@@ -1,7 +1,7 @@
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { startApp, type TestApp } from '../support/app';
 import { enabledAgent, reply, type Agent } from '../support/a2a';
-import { say, sdkClient } from '../support/a2a-sdk';
+import { EVERY_BINDING, say, sdkClient } from '../support/a2a-sdk';
 import { apiKey, mintAdminKey, signup, type ConsoleAccount } from '../support/fixtures';
 import { freePort } from '../support/server-process';
 
@@ -48,14 +48,7 @@ describe('approval through every binding of the official SDK client', () => {
       .expect(200);
   }
 
-  describe.each([
-    ['JSONRPC', '1.0'],
-    ['JSONRPC', '0.3'],
-    ['HTTP+JSON', '1.0'],
-    ['HTTP+JSON', '0.3'],
-    ['GRPC', '1.0'],
-    ['GRPC', '0.3'],
-  ] as const)('%s, A2A %s', (binding, version) => {
+  describe.each(EVERY_BINDING)('%s, A2A %s', (binding, version) => {
     let requester: Agent;
     let worker: Agent;
 

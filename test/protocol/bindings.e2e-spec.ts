@@ -7,7 +7,7 @@ import { startApp, type TestApp } from '../support/app';
 import { grpcClient, metadataOf, rawCall, unary, wire } from '../support/grpc';
 import { freePort } from '../support/server-process';
 import { agentPair, reply, startBlocking, type Agent } from '../support/a2a';
-import { say, sdkClient } from '../support/a2a-sdk';
+import { EVERY_BINDING, say, sdkClient } from '../support/a2a-sdk';
 
 describe('every binding through the official SDK client', () => {
   let t: TestApp;
@@ -101,14 +101,7 @@ describe('every binding through the official SDK client', () => {
     }
   });
 
-  describe.each([
-    ['JSONRPC', '1.0'],
-    ['JSONRPC', '0.3'],
-    ['HTTP+JSON', '1.0'],
-    ['HTTP+JSON', '0.3'],
-    ['GRPC', '1.0'],
-    ['GRPC', '0.3'],
-  ] as const)('%s, A2A %s', (binding, version) => {
+  describe.each(EVERY_BINDING)('%s, A2A %s', (binding, version) => {
     let client: Client;
 
     beforeAll(async () => {

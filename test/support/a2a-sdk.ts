@@ -38,6 +38,16 @@ export async function resolveWithSdk(url: string, path?: string): Promise<SdkRes
 
 export type Binding = 'JSONRPC' | 'HTTP+JSON' | 'GRPC';
 
+/** Every binding in both generations, as the service's cards offer them. */
+export const EVERY_BINDING = [
+  ['JSONRPC', '1.0'],
+  ['JSONRPC', '0.3'],
+  ['HTTP+JSON', '1.0'],
+  ['HTTP+JSON', '0.3'],
+  ['GRPC', '1.0'],
+  ['GRPC', '0.3'],
+] as const satisfies ReadonlyArray<readonly [Binding, '1.0' | '0.3']>;
+
 /** Adds the agent's key to every call (`X-API-Key`: an HTTP header, or gRPC metadata), and for v0.3 gRPC the worker as `a2a-tenant`. */
 class CallerInterceptor {
   constructor(private readonly parameters: Record<string, string>) {}
