@@ -2136,6 +2136,11 @@ export interface components {
         };
         Task: {
             artifacts?: components["schemas"]["Artifact"][];
+            /**
+             * @description Present while the task waits for a person's approval of the pair's first contact (docs/api.md §16): its requester's side sees it in `auth-required`; its worker's side does not see it yet.
+             * @enum {boolean}
+             */
+            awaiting_approval?: true;
             /** Format: uuid */
             contextId: string;
             /** Format: date-time */

@@ -58,6 +58,8 @@ export interface TaskView {
   /** A forwarded task's ids at the upstream agent: on the worker's side only (TasksService). */
   upstream_task_id?: string;
   upstream_context_id?: string;
+  /** Present (true) while the task waits for a person's approval of the pair's first contact (docs/api.md §16). */
+  awaiting_approval?: true;
   created_at: string;
   updated_at: string;
 }
@@ -65,7 +67,7 @@ export interface TaskView {
 /** A task as an event reports it: the task view without history, artifacts or status message. */
 export type TaskSummaryView = Omit<
   TaskView,
-  'history' | 'artifacts' | 'status' | 'upstream_task_id' | 'upstream_context_id'
+  'history' | 'artifacts' | 'status' | 'upstream_task_id' | 'upstream_context_id' | 'awaiting_approval'
 > & {
   status: { state: TaskState; timestamp: string };
 };
@@ -124,6 +126,7 @@ export function toTaskView(task: TaskRecord, upstream?: UpstreamIds): TaskView {
     requester: toParticipantView(task.requester),
     worker: toParticipantView(task.worker),
     ...(upstream ? { upstream_task_id: upstream.taskId, upstream_context_id: upstream.contextId } : {}),
+    ...(task.held ? { awaiting_approval: true as const } : {}),
     created_at: task.createdAt.toISOString(),
     updated_at: task.updatedAt.toISOString(),
   };
@@ -239,6 +242,12 @@ export class TaskSchema implements TaskView {
       "A task forwarded to the worker's upstream agent: the context's id there. Shown to the worker's side only.",
   })
   upstream_context_id?: string;
+  @ApiPropertyOptional({
+    enum: [true],
+    description:
+      "Present while the task waits for a person's approval of the pair's first contact (docs/api.md §16): its requester's side sees it in `auth-required`; its worker's side does not see it yet.",
+  })
+  awaiting_approval?: true;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;
 }

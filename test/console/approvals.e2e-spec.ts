@@ -94,6 +94,21 @@ describe('Approvals in the Console', () => {
     expect(state.state).toBe(TaskState.TASK_STATE_AUTH_REQUIRED);
   });
 
+  it("A's person sees the task held, waiting for approval", async () => {
+    const theirs = await ui.browser.newContext();
+    const a = await ui.newPage(theirs);
+    await a.goto(ui.url('/tasks'));
+    await a.getByLabel('Email').fill(acme.email);
+    await a.getByLabel('Password').fill(PASSWORD);
+    await a.getByRole('button', { name: 'Sign in' }).click();
+    const row = a.getByRole('row').filter({ has: a.getByRole('link', { name: `Task ${taskId}` }) });
+    await row.getByText('waiting for approval').waitFor(WAIT);
+    await row.getByRole('link', { name: `Task ${taskId}` }).click();
+    await a.getByRole('status', { name: 'Task state' }).getByText('Waiting for approval').waitFor(WAIT);
+    await a.getByText(text).waitFor(WAIT);
+    await theirs.close();
+  });
+
   it('B sees the count, opens the inbox and approves once; a decision made too late is refused in plain words', async () => {
     // A second tab, opened before anyone decides.
     const late = await ui.newPage(context);

@@ -32,6 +32,11 @@ function stateOf(task: Pick<Task, 'status'>): string {
     .replace(/_/g, '-');
 }
 
+/** Held before it reaches the worker, until a person approves the first contact of the pair (docs/api.md §16). */
+function waitsForApproval(task: Task): boolean {
+  return task.awaiting_approval === true;
+}
+
 export function TasksPage() {
   const { search } = useRoute();
   const [role, setRole] = useState<TaskQuery['role'] | ''>('');
@@ -118,6 +123,12 @@ export function TasksPage() {
                 </td>
                 <td>
                   <span className={`badge ${stateOf(task)}`}>{stateOf(task)}</span>
+                  {waitsForApproval(task) && (
+                    <>
+                      {' '}
+                      <span className="badge ask">waiting for approval</span>
+                    </>
+                  )}
                 </td>
                 <td>{when(task.updated_at)}</td>
               </tr>
@@ -179,6 +190,7 @@ export function TaskPage({ id }: { id: string }) {
   }
   const state = stateOf(data);
   const live = !TERMINAL.has(state);
+  const held = waitsForApproval(data);
   return (
     <>
       <p>
@@ -192,8 +204,19 @@ export function TaskPage({ id }: { id: string }) {
       </p>
       <p role="status" aria-live="polite" aria-label="Task state">
         State: <span className={`badge ${state}`}>{state}</span>{' '}
-        {live ? <span className="muted">(live — updates as the worker answers)</span> : null}
+        {held ? (
+          <strong>Waiting for approval</strong>
+        ) : live ? (
+          <span className="muted">(live — updates as the worker answers)</span>
+        ) : null}
       </p>
+      {held && (
+        <p className="notice">
+          Nothing reaches {data.worker.agent_handle} until a person approves this first contact. When your
+          organization's rules ask, decide in <Link to="/approvals">Approvals</Link>; otherwise the worker's
+          organization decides.
+        </p>
+      )}
       <div className="columns">
         <section aria-labelledby="history-title">
           <h2 id="history-title">Conversation</h2>
@@ -234,7 +257,7 @@ export function TaskPage({ id }: { id: string }) {
               ))}
             </ol>
           </section>
-          {live && <Reply id={data.id} />}
+          {live && !held && <Reply id={data.id} />}
           <section aria-labelledby="artifacts-title">
             <h2 id="artifacts-title">Artifacts</h2>
             {(data.artifacts ?? []).length === 0 ? (
