@@ -26,6 +26,10 @@ export class AdmissionDecisionRecord {
   @Column({ name: 'worker_organization_id', type: 'uuid', nullable: true })
   workerOrganizationId: string | null;
 
+  /** The skill the denied call named (docs/api.md §16); null when it named none. */
+  @Column({ type: 'varchar', nullable: true })
+  skill: string | null;
+
   @Column({ type: 'varchar' })
   reason: AdmissionReason;
 

@@ -1,7 +1,6 @@
 import {
   decide,
   effectiveRule,
-  reportedReason,
   type AdmissionParty,
   type AdmissionReason,
   type PeerType,
@@ -172,6 +171,7 @@ function rule(
     peerType: peer.identity ? 'identity' : 'organization',
     peerIdentityId: peer.identity ?? null,
     peerOrganizationId: peer.organization ?? null,
+    skills: [],
   };
 }
 
@@ -366,6 +366,7 @@ describe('admission decision (docs/api.md §6)', () => {
       } else {
         expect(d).toEqual({
           allowed: false,
+          skill: null,
           reason: expectedState,
           decidedBy: expectedState.startsWith('requester') ? 'requester' : 'worker',
           rule: null,
@@ -551,49 +552,6 @@ describe('admission decision (docs/api.md §6)', () => {
         approval: ['worker'],
         decidedBy: null,
       });
-    });
-  });
-
-  describe('reported reason', () => {
-    const organizations = { requester: 'acme', worker: 'globex' };
-
-    it.each<[AdmissionReason, Side | null, string, string]>([
-      ['blocked_by_worker', 'worker', 'globex', 'blocked_by_worker'],
-      ['blocked_by_worker', 'worker', 'acme', 'denied_by_peer'],
-      ['not_permitted_by_requester', 'requester', 'acme', 'not_permitted_by_requester'],
-      ['not_permitted_by_requester', 'requester', 'globex', 'denied_by_peer'],
-      ['worker_unavailable', 'worker', 'acme', 'denied_by_peer'],
-      ['mutual_permit', null, 'acme', 'mutual_permit'],
-      ['public_egress', null, 'globex', 'public_egress'],
-    ])('%s decided by %s, seen by %s → %s', (reason, decidedBy, viewer, expected) => {
-      expect(reportedReason({ reason, decidedBy }, organizations, viewer)).toBe(expected);
-    });
-
-    it('an unclaimed participant belongs to no organization: its state is reported as it is', () => {
-      expect(
-        reportedReason(
-          { reason: 'requester_unclaimed', decidedBy: 'requester' },
-          { requester: null, worker: 'globex' },
-          'globex',
-        ),
-      ).toBe('requester_unclaimed');
-      expect(
-        reportedReason(
-          { reason: 'worker_unavailable', decidedBy: 'worker' },
-          { requester: 'acme', worker: null },
-          'acme',
-        ),
-      ).toBe('worker_unavailable');
-    });
-
-    it('within one organization nothing is hidden', () => {
-      expect(
-        reportedReason(
-          { reason: 'blocked_by_requester', decidedBy: 'requester' },
-          { requester: 'acme', worker: 'acme' },
-          'acme',
-        ),
-      ).toBe('blocked_by_requester');
     });
   });
 });

@@ -56,11 +56,18 @@ export interface RuleFacts {
   readonly peerType: PeerType;
   readonly peerIdentityId: string | null;
   readonly peerOrganizationId: string | null;
+  /**
+   * The skills the rule is about (docs/api.md §16), sorted; empty: every call of the
+   * pair. A rule with skills applies only to a call that names one of them.
+   */
+  readonly skills: readonly string[];
 }
 
 export interface AdmissionDecision<R extends RuleFacts = RuleFacts> {
   /** The call may go on (for a call that starts a task, perhaps only to wait for `approval`). */
   allowed: boolean;
+  /** The skill of the call decided about (docs/api.md §16); null for a call that names none. */
+  skill: string | null;
   reason: AdmissionReason;
   /** The side whose state or rules denied the call; null when allowed. */
   decidedBy: Side | null;
@@ -82,25 +89,31 @@ const STRENGTH: Record<RuleAction, number> = { block: 2, allow: 1, ask: 0 };
 const DIRECTION_OF: Record<Side, RuleDirection> = { requester: 'outbound', worker: 'inbound' };
 
 /**
- * The owner's effective rule about the peer for one side (docs/api.md §6 step 1): the
- * side's own direction before `both`; within a direction, a rule naming the peer
- * identity before one naming the peer's organization. Rules about anyone else are
- * ignored, so a caller may pass more than it needs.
+ * The owner's effective rule about the peer for one side (docs/api.md §6 step 1), for a
+ * call that names `skill` (null: none): a rule with skills applies only to a call
+ * naming one of them, and then outranks every rule without skills (docs/api.md §16).
+ * Among rules alike in that, the side's own direction before `both`; within a
+ * direction, a rule naming the peer identity before one naming the peer's
+ * organization. Rules about anyone else are ignored, so a caller may pass more than it
+ * needs.
  */
 export function effectiveRule<R extends RuleFacts>(
   rules: readonly R[],
   side: Side,
   owner: AdmissionParty,
   peer: AdmissionParty,
+  skill: string | null = null,
 ): R | null {
-  // Rank 0–3: own direction naming the identity, own direction naming the organization,
-  // `both` naming the identity, `both` naming the organization. Lowest rank wins.
+  // Rank 0–3 among rules with the call's skill, 4–7 among rules without skills: own
+  // direction naming the identity, own direction naming the organization, `both` naming
+  // the identity, `both` naming the organization. Lowest rank wins.
   let best: R | null = null;
   let bestRank = Infinity;
   for (const rule of rules) {
     if (rule.identityId !== owner.id) {
       continue;
     }
+    const skillRank = rule.skills.length === 0 ? 4 : skill !== null && rule.skills.includes(skill) ? 0 : null;
     const directionRank = rule.direction === DIRECTION_OF[side] ? 0 : rule.direction === 'both' ? 2 : null;
     const peerRank =
       rule.peerType === 'identity'
@@ -110,11 +123,11 @@ export function effectiveRule<R extends RuleFacts>(
         : peer.organizationId !== null && rule.peerOrganizationId === peer.organizationId
           ? 1
           : null;
-    if (directionRank === null || peerRank === null) {
+    if (skillRank === null || directionRank === null || peerRank === null) {
       continue;
     }
     // Equally specific rules (docs/api.md §16): block beats allow, allow beats ask.
-    const rank = directionRank + peerRank;
+    const rank = skillRank + directionRank + peerRank;
     if (rank > bestRank || (rank === bestRank && STRENGTH[rule.action] <= STRENGTH[best!.action])) {
       continue;
     }
@@ -128,9 +141,14 @@ export function effectiveRule<R extends RuleFacts>(
  * Denials that come from a participant's state rather than from rules: only claimed,
  * enabled, live identities exchange work. Checked first, so no rules need fetching.
  */
-export function standingDenial(requester: AdmissionParty, worker: AdmissionParty): AdmissionDecision<never> | null {
+export function standingDenial(
+  requester: AdmissionParty,
+  worker: AdmissionParty,
+  skill: string | null = null,
+): AdmissionDecision<never> | null {
   const deny = (reason: AdmissionReason, decidedBy: Side): AdmissionDecision<never> => ({
     allowed: false,
+    skill,
     reason,
     decidedBy,
     rule: null,
@@ -150,29 +168,32 @@ export function standingDenial(requester: AdmissionParty, worker: AdmissionParty
 }
 
 /**
- * May `requester` send work to `worker`? docs/api.md §6, steps 1–5, after the
- * participants' state, with §16's approvals: a side asks for approval when its
- * effective rule is `ask`, or — across organizations — when it has no rule and its
- * filter mode is `approval`. Blocks beat everything; an `allow` rule beats `ask`
- * (`effectiveRule` ranks them); an `ask` rule is honoured within an organization and
+ * May `requester` send work to `worker` in a call that names `skill` (null: none)?
+ * docs/api.md §6, steps 1–5, after the participants' state, with §16's approvals and
+ * per-skill rules: a side asks for approval when its effective rule is `ask`, or —
+ * across organizations — when it has no rule and its filter mode is `approval`. Blocks
+ * beat everything; an `allow` rule beats `ask` (`effectiveRule` ranks them, a rule
+ * with the call's skill first); an `ask` rule is honoured within an organization and
  * under public egress too, since a person wrote it about this very peer.
  */
 export function decide<R extends RuleFacts>(
   requester: AdmissionParty,
   worker: AdmissionParty,
   rules: readonly R[],
+  skill: string | null = null,
 ): AdmissionDecision<R> {
-  const standing = standingDenial(requester, worker);
+  const standing = standingDenial(requester, worker, skill);
   if (standing) {
     return standing;
   }
 
   const effective = {
-    requester: effectiveRule(rules, 'requester', requester, worker),
-    worker: effectiveRule(rules, 'worker', worker, requester),
+    requester: effectiveRule(rules, 'requester', requester, worker, skill),
+    worker: effectiveRule(rules, 'worker', worker, requester, skill),
   };
   const deny = (reason: AdmissionReason, decidedBy: Side, rule: R | null = null): AdmissionDecision<R> => ({
     allowed: false,
+    skill,
     reason,
     decidedBy,
     rule,
@@ -182,6 +203,7 @@ export function decide<R extends RuleFacts>(
   // Admitted, unless a side asks: then admitted to wait for that side's approval.
   const admit = (reason: AdmissionReason, asking: readonly Side[]): AdmissionDecision<R> => ({
     allowed: true,
+    skill,
     reason: asking.length === 0 ? reason : APPROVAL_REASON[asking[0]!],
     decidedBy: null,
     rule: null,
@@ -226,6 +248,31 @@ export function decide<R extends RuleFacts>(
     'mutual_permit',
     SIDES.filter((side) => stance(side) === 'asks'),
   );
+}
+
+/**
+ * The decision for a call that names no skill of its own — a read, a cancel, a
+ * subscription, the extended card (docs/api.md §16): the pair is admitted when a call
+ * naming no skill, or one naming a skill its rules name, would be. Only a rule with
+ * skills can make a call naming a skill differ from one naming none, so those skills
+ * are all there is to try. The denial, when every one is denied, is the no-skill call's.
+ */
+export function decidePair<R extends RuleFacts>(
+  requester: AdmissionParty,
+  worker: AdmissionParty,
+  rules: readonly R[],
+): AdmissionDecision<R> {
+  const unnamed = decide(requester, worker, rules);
+  if (unnamed.allowed || standingDenial(requester, worker)) {
+    return unnamed;
+  }
+  for (const skill of new Set(rules.flatMap((rule) => rule.skills))) {
+    const named = decide(requester, worker, rules, skill);
+    if (named.allowed) {
+      return named;
+    }
+  }
+  return unnamed;
 }
 
 const SIDES: readonly Side[] = ['requester', 'worker'];

@@ -42,11 +42,12 @@ export type NewContactRule = Omit<ContactRule, 'id' | 'createdAt' | 'updatedAt'>
 export type DecisionScope = { organizationId: string } | { identityId: string };
 
 const RULE_COLUMNS = sql.raw(
-  'id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note, created_at, updated_at',
+  'id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, skills, note, ' +
+    'created_at, updated_at',
 );
 const DECISION_COLUMNS = sql.raw(
   'id, requester_id, requester_handle, requester_organization_id, worker_id, worker_handle, worker_organization_id, ' +
-    'reason, decided_by, rule_id, requester_rule, worker_rule, created_at',
+    'skill, reason, decided_by, rule_id, requester_rule, worker_rule, created_at',
 );
 
 const toRule = (row: RuleRow): ContactRule => ({
@@ -58,6 +59,7 @@ const toRule = (row: RuleRow): ContactRule => ({
   peerType: row.peer_type,
   peerIdentityId: row.peer_identity_id,
   peerOrganizationId: row.peer_organization_id,
+  skills: row.skills,
   note: row.note,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
@@ -71,6 +73,7 @@ const toDecision = (row: DecisionRow): AdmissionDecisionRecord => ({
   workerId: row.worker_id,
   workerHandle: row.worker_handle,
   workerOrganizationId: row.worker_organization_id,
+  skill: row.skill,
   reason: row.reason,
   decidedBy: row.decided_by,
   ruleId: row.rule_id,
@@ -92,6 +95,7 @@ const EXAMPLE_RULE: NewContactRule = {
   peerType: 'organization',
   peerIdentityId: null,
   peerOrganizationId: DummyValue.UUID_2,
+  skills: [],
   note: '',
 };
 
@@ -229,7 +233,7 @@ export class AdmissionRepository {
     return row ? toRule(row) : null;
   }
 
-  /** The owner's rule naming this peer identity in this direction, locked; null when it has none. */
+  /** The owner's rule without skills naming this peer identity in this direction, locked; null when it has none. */
   @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2, 'inbound'] })
   async identityRule(
     identityId: string,
@@ -240,6 +244,7 @@ export class AdmissionRepository {
     const row = await this.db.one<RuleRow>(
       sql`SELECT ${RULE_COLUMNS} FROM contact_rules
            WHERE identity_id = ${identityId} AND peer_type = 'identity' AND peer_identity_id = ${peerIdentityId} AND direction = ${direction}
+             AND skills = '{}'
            FOR UPDATE`,
       tx,
     );
@@ -264,9 +269,10 @@ export class AdmissionRepository {
   @GenerateSql({ params: [EXAMPLE_RULE] })
   async insertRule(rule: NewContactRule, tx?: Tx): Promise<ContactRule> {
     const row = await this.db.one<RuleRow>(
-      sql`INSERT INTO contact_rules (identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, note)
+      sql`INSERT INTO contact_rules (identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id,
+                                     skills, note)
           VALUES (${rule.identityId}, ${rule.organizationId}, ${rule.direction}, ${rule.action}, ${rule.peerType},
-                  ${rule.peerIdentityId}, ${rule.peerOrganizationId}, ${rule.note})
+                  ${rule.peerIdentityId}, ${rule.peerOrganizationId}, ${rule.skills}::text[], ${rule.note})
           RETURNING ${RULE_COLUMNS}`,
       tx,
     );
@@ -274,22 +280,33 @@ export class AdmissionRepository {
   }
 
   /**
-   * Sets the given action, direction and note of the organization's rule; `updated_at`
-   * moves only when a value actually changes (`changed`). Null when there is no such rule.
+   * Sets the given action, direction, skills and note of the organization's rule;
+   * `updated_at` moves only when a value actually changes (`changed`). Null when there
+   * is no such rule.
    */
-  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2, { direction: 'both', action: null, note: null }] })
+  @GenerateSql({
+    params: [DummyValue.UUID, DummyValue.UUID_2, { direction: 'both', action: null, skills: null, note: null }],
+  })
   async updateRule(
     organizationId: string,
     id: string,
-    changes: { direction: RuleDirection | null; action: RuleAction | null; note: string | null },
+    changes: {
+      direction: RuleDirection | null;
+      action: RuleAction | null;
+      skills: readonly string[] | null;
+      note: string | null;
+    },
     tx?: Tx,
   ): Promise<{ rule: ContactRule; changed: boolean } | null> {
     const { direction, action, note } = changes;
+    const skills = sql`${changes.skills}::text[]`;
     const row = await this.db.one<RuleRow & { changed: boolean }>(
       sql`UPDATE contact_rules
-             SET direction = COALESCE(${direction}, direction), action = COALESCE(${action}, action), note = COALESCE(${note}, note),
-                 updated_at = CASE WHEN (direction, action, note)
-                                        IS DISTINCT FROM (COALESCE(${direction}, direction), COALESCE(${action}, action), COALESCE(${note}, note))
+             SET direction = COALESCE(${direction}, direction), action = COALESCE(${action}, action),
+                 skills = COALESCE(${skills}, skills), note = COALESCE(${note}, note),
+                 updated_at = CASE WHEN (direction, action, skills, note)
+                                        IS DISTINCT FROM (COALESCE(${direction}, direction), COALESCE(${action}, action),
+                                                          COALESCE(${skills}, skills), COALESCE(${note}, note))
                                    THEN now() ELSE updated_at END
            WHERE id = ${id} AND organization_id = ${organizationId}
        RETURNING ${RULE_COLUMNS}, (updated_at = now()::timestamptz(3)) AS changed`,
@@ -319,6 +336,7 @@ export class AdmissionRepository {
         workerId: DummyValue.UUID_2,
         workerHandle: DummyValue.HANDLE,
         workerOrganizationId: null,
+        skill: null,
         reason: 'requester_unclaimed',
         decidedBy: 'requester',
         ruleId: null,
@@ -331,9 +349,10 @@ export class AdmissionRepository {
     const d = decision;
     await this.db.execute(
       sql`INSERT INTO admission_decisions (requester_id, requester_handle, requester_organization_id, worker_id, worker_handle,
-                                           worker_organization_id, reason, decided_by, rule_id, requester_rule, worker_rule)
+                                           worker_organization_id, skill, reason, decided_by, rule_id, requester_rule, worker_rule)
           VALUES (${d.requesterId}, ${d.requesterHandle}, ${d.requesterOrganizationId}, ${d.workerId}, ${d.workerHandle},
-                  ${d.workerOrganizationId}, ${d.reason}, ${d.decidedBy}, ${d.ruleId}, ${json(d.requesterRule)}, ${json(d.workerRule)})`,
+                  ${d.workerOrganizationId}, ${d.skill}, ${d.reason}, ${d.decidedBy}, ${d.ruleId}, ${json(d.requesterRule)},
+                  ${json(d.workerRule)})`,
     );
   }
 

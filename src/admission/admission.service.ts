@@ -10,7 +10,7 @@ import { IdentitiesService, isServable } from '../identities/identities.service'
 import type { Identity } from '../identities/identity.entity';
 import { AdmissionRepository, type CallAsked, type CallParties, type DecisionScope } from './admission.repository';
 import { CoalescedLookup } from '../database/coalesced-lookup';
-import { decide, standingDenial, type AdmissionDecision, type Side } from './admission.decision';
+import { decide, decidePair, standingDenial, type AdmissionDecision, type Side } from './admission.decision';
 import { explain, toDecisionView, type AdmissionCheckView, type AdmissionDecisionView } from './admission.view';
 import type { ContactRule } from './contact-rule.entity';
 import { namesOf, toContactRuleView, type ContactRuleView } from './contact-rule.view';
@@ -24,6 +24,29 @@ export type { AdmissionDecision, AdmissionReason } from './admission.decision';
 
 /** Pairs whose parties and rules are kept for reuse (AdmissionService.admitCall); beyond, the oldest go. */
 const KEPT_PAIRS = 10_000;
+
+/**
+ * A protocol call admitted to its worker: both parties and the rules between them as
+ * read, and the pair's decision (decidePair: a call that names no skill of its own).
+ * A send decides again for the skill it names, from the same read (`admitSkill`).
+ */
+export interface AdmittedCall {
+  requester: Identity;
+  worker: Identity;
+  rules: readonly ContactRule[];
+  decision: AdmissionDecision<ContactRule>;
+}
+
+/**
+ * The decision for a call of the pair that names `skill` (null: none), from the call's
+ * read: the pair's own when that is what it was decided for — always, while no rule
+ * names a skill and the pair is admitted — else decided now, with no read.
+ */
+export function skillDecision(call: AdmittedCall, skill: string | null): AdmissionDecision<ContactRule> {
+  return call.decision.skill === skill && call.decision.allowed
+    ? call.decision
+    : decide(call.requester, call.worker, call.rules, skill);
+}
 
 type OrganizationPrincipal = AdminKeyPrincipal | ConsolePrincipal;
 
@@ -65,18 +88,15 @@ export class AdmissionService {
   /**
    * A protocol call's parties and admission, from one round trip (the hottest path):
    * the caller by id, the worker behind `workerHandle` when it may be served (else
-   * null, and no decision), and the decision for the pair, recorded when denied as
-   * `evaluate` records it. `version` is admission's version as the call's key lookup
-   * read it (AgentKeyPrincipal.admissionVersion): when the pair was last read at that
-   * version, nothing it depends on has changed since — every change to an identity or
-   * a contact rule replaces it, in its own transaction (the AdmissionVersion migration)
-   * — and that read answers, with no round trip of its own.
+   * null, and no decision), the rules between them, and the pair's decision
+   * (decidePair), recorded when denied as `evaluate` records it. `version` is
+   * admission's version as the call's key lookup read it
+   * (AgentKeyPrincipal.admissionVersion): when the pair was last read at that version,
+   * nothing it depends on has changed since — every change to an identity or a contact
+   * rule replaces it, in its own transaction (the AdmissionVersion migration) — and that
+   * read answers, with no round trip of its own.
    */
-  async admitCall(
-    requesterId: string,
-    workerHandle: string,
-    version?: string,
-  ): Promise<{ requester: Identity; worker: Identity; decision: AdmissionDecision<ContactRule> } | null> {
+  async admitCall(requesterId: string, workerHandle: string, version?: string): Promise<AdmittedCall | null> {
     return inSpan('admission', {}, async (span) => {
       const kept = version === undefined ? undefined : this.kept.get(pairKey(requesterId, workerHandle));
       const read =
@@ -85,9 +105,23 @@ export class AdmissionService {
       if (!requester || !worker || !isServable(worker)) {
         return null;
       }
-      const decision = decide(requester, worker, standingDenial(requester, worker) ? [] : read.rules);
-      return { requester, worker, decision: await this.conclude(span, requester, worker, decision) };
+      const rules = standingDenial(requester, worker) ? [] : read.rules;
+      const decision = await this.conclude(span, requester, worker, decidePair(requester, worker, rules));
+      return { requester, worker, rules, decision };
     });
+  }
+
+  /**
+   * A send's admission once it names its skill (docs/api.md §16): decided from the
+   * call's read, with no read of its own. A denial is concluded as `admitCall`
+   * concludes one — counted, on a span, recorded (with the skill).
+   */
+  async admitSkill(call: AdmittedCall, skill: string | null): Promise<AdmissionDecision<ContactRule>> {
+    const decision = skillDecision(call, skill);
+    if (decision.allowed) {
+      return decision;
+    }
+    return inSpan('admission', {}, (span) => this.conclude(span, call.requester, call.worker, decision));
   }
 
   /** A call's decision made: on its span, in the metrics, and recorded when denied. */
@@ -106,9 +140,10 @@ export class AdmissionService {
   }
 
   /**
-   * `POST /api/v1/admission/check`: the decision for a pair, explained to the caller's
-   * organization. Records nothing. Unless one of the two is the caller's, both are 404s
-   * alike, so the endpoint does not reveal other organizations' identities.
+   * `POST /api/v1/admission/check`: the decision for a call of the pair naming the
+   * given skill (or none), explained to the caller's organization. Records nothing.
+   * Unless one of the two is the caller's, both are 404s alike, so the endpoint does not
+   * reveal other organizations' identities.
    */
   async check(principal: OrganizationPrincipal, dto: CheckAdmissionDto): Promise<AdmissionCheckView> {
     const [requester, worker] = await Promise.all([
@@ -120,7 +155,7 @@ export class AdmissionService {
     if (!requester || !worker) {
       throw notFound('identity_not_found', `No identity with handle '${requester ? dto.worker : dto.requester}'.`);
     }
-    const decision = await this.decide(requester, worker);
+    const decision = await this.decide(requester, worker, undefined, dto.skill ?? null);
     return explain(
       decision,
       effectiveViews(decision, requester, worker),
@@ -155,29 +190,35 @@ export class AdmissionService {
   }
 
   /**
-   * The decision, recording nothing: for a protocol call already admitted (and recorded
-   * by `evaluate` if denied), re-checked while it stays open — a stream or a blocking send.
+   * The decision for a call naming `skill` (null: none; absent: a call that names no
+   * skill of its own, decidePair), recording nothing: for a protocol call already
+   * admitted (and recorded by `evaluate` if denied), re-checked while it stays open — a
+   * stream or a blocking send.
    */
   async decide(
     requester: Identity,
     worker: Identity,
     rules?: readonly ContactRule[],
+    skill?: string | null,
   ): Promise<AdmissionDecision<ContactRule>> {
-    if (standingDenial(requester, worker)) {
-      return decide(requester, worker, []);
-    }
-    return decide(requester, worker, rules ?? (await this.rules.between(requester, worker)));
+    const read = standingDenial(requester, worker) ? [] : (rules ?? (await this.rules.between(requester, worker)));
+    return skill === undefined ? decidePair(requester, worker, read) : decide(requester, worker, read, skill);
   }
 
   /**
-   * An admitted call's decision asked again (its standing while it stays open),
-   * recording nothing: the parties and rules read as `admitCall` reads them, shared with
-   * the calls that arrive together. Null when a party's row is gone.
+   * An admitted call's decision asked again (its standing while it stays open) for the
+   * skill it names (absent: a call that names none of its own), recording nothing: the
+   * parties and rules read as `admitCall` reads them, shared with the calls that arrive
+   * together. Null when a party's row is gone.
    */
-  async recheck(requesterId: string, workerHandle: string): Promise<AdmissionDecision<ContactRule> | null> {
+  async recheck(
+    requesterId: string,
+    workerHandle: string,
+    skill?: string | null,
+  ): Promise<AdmissionDecision<ContactRule> | null> {
     const read = await this.callParties(requesterId, workerHandle);
     const { requester, worker } = partiesOf(read, requesterId, workerHandle);
-    return requester && worker ? this.decide(requester, worker, read.rules) : null;
+    return requester && worker ? this.decide(requester, worker, read.rules, skill) : null;
   }
 
   /** The pair's parties and rules, read now (coalesced), and kept at their version when both parties were found. */
@@ -211,6 +252,7 @@ export class AdmissionService {
         workerId: worker.id,
         workerHandle: worker.agentHandle,
         workerOrganizationId: worker.organizationId,
+        skill: decision.skill,
         reason: decision.reason,
         decidedBy: decision.decidedBy!,
         ruleId: decision.rule?.id ?? null,

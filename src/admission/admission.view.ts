@@ -8,6 +8,8 @@ import { ContactRuleSchema, type ContactRuleView } from './contact-rule.view';
 export interface AdmissionCheckView {
   /** False too while a side's approval is required: the work waits (docs/api.md §16). */
   allowed: boolean;
+  /** The skill of the call (docs/api.md §16); null for a call that names none. */
+  skill: string | null;
   reason: ReportedReason;
   /** The sides whose organization must approve a new task of the pair; empty when none. */
   approval_required_by: Side[];
@@ -25,7 +27,7 @@ export interface AdmissionDecisionView extends AdmissionCheckView {
 
 /** An explanation for the administrators of `viewer`: their side in full, the other side's decision as `denied_by_peer`. */
 export function explain(
-  outcome: Pick<AdmissionDecision, 'allowed' | 'reason' | 'decidedBy' | 'approval'>,
+  outcome: Pick<AdmissionDecision, 'allowed' | 'skill' | 'reason' | 'decidedBy' | 'approval'>,
   effective: Record<Side, ContactRuleView | null>,
   organizations: Record<Side, string | null>,
   viewer: string,
@@ -33,6 +35,7 @@ export function explain(
   const own = (side: Side) => (organizations[side] === viewer ? effective[side] : null);
   return {
     allowed: outcome.allowed && outcome.approval.length === 0,
+    skill: outcome.skill,
     reason: reportedReason(outcome, organizations, viewer),
     approval_required_by: [...outcome.approval],
     rules: [own('requester'), own('worker')].filter((rule): rule is ContactRuleView => rule !== null).map(copyRuleView),
@@ -46,7 +49,7 @@ export function toDecisionView(record: AdmissionDecisionRecord, viewer: string):
     requester: { handle: record.requesterHandle, organization_id: record.requesterOrganizationId },
     worker: { handle: record.workerHandle, organization_id: record.workerOrganizationId },
     ...explain(
-      { allowed: false, reason: record.reason, decidedBy: record.decidedBy, approval: [] },
+      { allowed: false, skill: record.skill, reason: record.reason, decidedBy: record.decidedBy, approval: [] },
       { requester: record.requesterRule, worker: record.workerRule },
       organizations,
       viewer,
@@ -63,6 +66,8 @@ function copyRuleView(rule: ContactRuleView): ContactRuleView {
     direction: rule.direction,
     action: rule.action,
     peer: { type: rule.peer.type, handle: rule.peer.handle, organization_id: rule.peer.organization_id },
+    // Rules recorded before they could name skills have none: they were about every call.
+    skills: [...(rule.skills ?? [])],
     note: rule.note,
     created_at: rule.created_at,
     updated_at: rule.updated_at,
@@ -89,6 +94,12 @@ const REPORTED_REASONS: ReportedReason[] = [
 @ApiSchema({ name: 'AdmissionCheck' })
 export class AdmissionCheckSchema implements AdmissionCheckView {
   @ApiProperty() allowed: boolean;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The skill the call names (docs/api.md §16); null when it names none.',
+  })
+  skill: string | null;
   @ApiProperty({
     enum: REPORTED_REASONS,
     description: "Why; `denied_by_peer` when the other organization's side refused.",

@@ -29,6 +29,10 @@ export class ContactRule implements RuleFacts {
   @Column({ name: 'peer_organization_id', type: 'uuid', nullable: true })
   peerOrganizationId: string | null;
 
+  /** The skills the rule is about, sorted and without repeats; empty: every call (docs/api.md §16). */
+  @Column({ type: 'text', array: true })
+  skills: string[];
+
   @Column({ type: 'varchar' })
   note: string;
 

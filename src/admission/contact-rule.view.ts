@@ -12,6 +12,8 @@ export interface ContactRuleView {
   action: RuleAction;
   /** An identity peer has its handle and its organization (null while unclaimed); an organization peer its id. */
   peer: { type: PeerType; handle: string | null; organization_id: string | null };
+  /** The skills the rule is about, sorted; empty: every call (docs/api.md §16). */
+  skills: string[];
   note: string;
   created_at: string;
   updated_at: string;
@@ -40,6 +42,7 @@ export function toContactRuleView(rule: ContactRule, names: IdentityNames): Cont
     peer: peer
       ? { type: 'identity', handle: peer.agentHandle, organization_id: peer.organizationId }
       : { type: 'organization', handle: null, organization_id: rule.peerOrganizationId },
+    skills: [...rule.skills],
     note: rule.note,
     created_at: rule.createdAt.toISOString(),
     updated_at: rule.updatedAt.toISOString(),
@@ -76,6 +79,12 @@ export class ContactRuleSchema implements ContactRuleView {
   })
   action: RuleAction;
   @ApiProperty({ type: RulePeerSchema }) peer: ContactRuleView['peer'];
+  @ApiProperty({
+    type: [String],
+    description:
+      'The skills the rule is about, sorted; empty: every call. A rule with skills applies only to a call naming one of them, and then beats every rule without skills (docs/api.md §16).',
+  })
+  skills: string[];
   @ApiProperty() note: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) updated_at: string;

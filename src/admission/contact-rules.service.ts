@@ -8,7 +8,8 @@ import { AuditService } from '../audit/audit.service';
 import { EventsService } from '../events/events.service';
 import { IdentitiesService } from '../identities/identities.service';
 import type { Identity } from '../identities/identity.entity';
-import type { AdmissionParty } from './admission.decision';
+import { cardSkillIds } from '../identities/card-skills';
+import type { AdmissionParty, RuleDirection } from './admission.decision';
 import type { ContactRule } from './contact-rule.entity';
 import { AdmissionRepository, type NewContactRule } from './admission.repository';
 import { namesOf, toContactRuleView, type ContactRuleView, type IdentityNames } from './contact-rule.view';
@@ -82,6 +83,8 @@ export class ContactRulesService {
       dto.identity,
     );
     const peer = await this.resolvePeer(owner, dto.peer);
+    const skills = ruleSkills(dto.skills ?? []);
+    requireCardSkills(skills, dto.direction, owner, peer.identity);
     const names = namesOf(peer.identity ? [owner, peer.identity] : [owner]);
     return this.db.transaction(async (tx) => {
       // Serializes rule creation per owner, so concurrent creates cannot pass the limit together.
@@ -96,6 +99,7 @@ export class ContactRulesService {
           peerType: dto.peer.type,
           peerIdentityId: peer.identity?.id ?? null,
           peerOrganizationId: peer.organizationId,
+          skills,
           note: dto.note ?? '',
         },
         names,
@@ -105,8 +109,9 @@ export class ContactRulesService {
 
   /**
    * An approval decided `always` (docs/api.md §16), in the decision's transaction: the
-   * owner's rule naming the peer identity in that direction takes `action` — the rule
-   * there is, or a new one — reported and audited as any change to a rule.
+   * owner's rule without skills naming the peer identity in that direction takes
+   * `action` — the rule there is, or a new one — reported and audited as any change to
+   * a rule.
    */
   async remember(
     tx: Tx,
@@ -129,6 +134,7 @@ export class ContactRulesService {
           peerType: 'identity',
           peerIdentityId: peer.id,
           peerOrganizationId: null,
+          skills: [],
           note: '',
         },
         names,
@@ -137,7 +143,7 @@ export class ContactRulesService {
     const updated = await this.repository.updateRule(
       owner.organizationId,
       existing.id,
-      { direction: null, action, note: null },
+      { direction: null, action, skills: null, note: null },
       tx,
     );
     return this.updated(tx, existing, updated!, names);
@@ -185,17 +191,28 @@ export class ContactRulesService {
   }
 
   /**
-   * Action, direction and note; a direction that would duplicate another rule is a
-   * 409. `updated_at` moves only when a value actually changes.
+   * Action, direction, skills and note; a change that would duplicate another rule is
+   * a 409. Skills are checked against the card of the direction the rule ends up with.
+   * `updated_at` moves only when a value actually changes.
    */
   async update(principal: OrganizationPrincipal, id: string, dto: UpdateContactRuleDto): Promise<ContactRuleView> {
-    const { names, rule: previous } = await this.ruleWithNames(principal, id);
+    const { names, parties, rule: previous } = await this.ruleWithNames(principal, id);
+    const skills = dto.skills === undefined ? null : ruleSkills(dto.skills);
+    if (skills !== null || dto.direction !== undefined) {
+      const party = (id: string | null) => parties.find((identity) => identity.id === id);
+      requireCardSkills(
+        skills ?? previous.skills,
+        dto.direction ?? previous.direction,
+        party(previous.identityId)!,
+        party(previous.peerIdentityId),
+      );
+    }
     return this.db.transaction(async (tx) => {
       const updated = await this.repository
         .updateRule(
           principal.organizationId,
           id,
-          { direction: dto.direction ?? null, action: dto.action ?? null, note: dto.note ?? null },
+          { direction: dto.direction ?? null, action: dto.action ?? null, skills, note: dto.note ?? null },
           tx,
         )
         .catch(ruleConflict);
@@ -241,13 +258,14 @@ export class ContactRulesService {
   }
 
   /**
-   * The handles a rule of the organization names (its owner and peer never change),
-   * read before the change's transaction opens; 404 when there is no such rule.
+   * The identities a rule of the organization names and their handles (its owner and
+   * peer never change), read before the change's transaction opens; 404 when there is
+   * no such rule.
    */
   private async ruleWithNames(
     principal: OrganizationPrincipal,
     id: string,
-  ): Promise<{ rule: ContactRule; names: IdentityNames }> {
+  ): Promise<{ rule: ContactRule; parties: Identity[]; names: IdentityNames }> {
     const rule = await this.repository.rule(id);
     requireAccess(
       principal,
@@ -255,10 +273,8 @@ export class ContactRulesService {
       rule ? { owner: { organizationId: rule.organizationId, identityId: rule.identityId } } : null,
     );
     const { identityId, peerIdentityId } = rule!;
-    return {
-      rule: rule!,
-      names: namesOf(await this.identities.findByIds(peerIdentityId ? [identityId, peerIdentityId] : [identityId])),
-    };
+    const parties = await this.identities.findByIds(peerIdentityId ? [identityId, peerIdentityId] : [identityId]);
+    return { rule: rule!, parties, names: namesOf(parties) };
   }
 
   /** Shows rules with the handles they name, looked up in one query. */
@@ -308,6 +324,38 @@ export class ContactRulesService {
 }
 
 const ruleNotFound = () => notVisible('rule.write');
+
+/** A rule's skills as stored (docs/api.md §16): without repeats, sorted, so rules that name the same skills are one. */
+function ruleSkills(skills: readonly string[]): string[] {
+  return [...new Set(skills)].sort();
+}
+
+/**
+ * A rule names skills of the card whose skills it is about (docs/api.md §16): the
+ * owner's for an inbound or both rule (the calls the owner takes), the peer identity's
+ * for an outbound one (the calls it makes) — that card as any caller sees it, its
+ * `admitted` skills too only when the peer is of the owner's organization. An outbound
+ * rule naming an organization names skills of its agents: no one card to check.
+ */
+function requireCardSkills(
+  skills: readonly string[],
+  direction: RuleDirection,
+  owner: Identity,
+  peer: Identity | undefined,
+): void {
+  const card = direction === 'outbound' ? peer : owner;
+  if (skills.length === 0 || !card) {
+    return;
+  }
+  const known = cardSkillIds(card, card.organizationId === owner.organizationId ? 'admitted' : 'public');
+  const unknown = skills.filter((skill) => !known.has(skill));
+  if (unknown.length > 0) {
+    const names = unknown.map((skill) => `'${skill}'`).join(', ');
+    throw badRequest('validation_failed', `A contact rule names skills of ${card.agentHandle}'s card.`, [
+      { field: 'skills', message: `skills names ${names}, not a skill of ${card.agentHandle}'s card` },
+    ]);
+  }
+}
 
 /** The constraint violations a rule write can meet, as the client errors they are. */
 function ruleConflict(error: unknown): never {

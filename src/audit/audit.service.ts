@@ -24,7 +24,7 @@ export const AUDITED_FIELDS: Record<string, readonly string[]> = {
     'filter_mode',
     'status',
   ],
-  contact_rule: ['identity', 'direction', 'action', 'peer', 'note'],
+  contact_rule: ['identity', 'direction', 'action', 'peer', 'skills', 'note'],
   webhook: ['identity', 'url', 'events', 'description', 'status'],
   // `auth` as the view shows it: type, header name and whether a value is set — never the value.
   upstream: ['url', 'card_url', 'protocol_version', 'binding', 'streaming', 'auth'],

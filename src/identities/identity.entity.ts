@@ -57,6 +57,10 @@ export class Identity {
   @Column({ name: 'filter_mode', type: 'varchar' })
   filterMode: FilterMode;
 
+  /** A call must name a skill of the identity's card (docs/api.md §16). */
+  @Column({ name: 'require_skill', type: 'boolean' })
+  requireSkill: boolean;
+
   @Column({ type: 'varchar' })
   status: IdentityStatus;
 

@@ -2,6 +2,7 @@ import { startApp, type TestApp } from '../support/app';
 import {
   apiKey,
   bearer,
+  createIdentity,
   insertIdentity,
   mintAdminKey,
   mintAgentKey,
@@ -52,6 +53,7 @@ describe('contact rules', () => {
         direction: 'outbound',
         action: 'allow',
         peer: { type: 'identity', handle: partner.handle, organization_id: globex.organizationId },
+        skills: [],
         note: 'invoices',
         created_at: expect.any(String),
         updated_at: res.body.created_at,
@@ -412,6 +414,83 @@ describe('contact rules', () => {
 
     it('an id that is not a UUID names no rule', async () => {
       expect((await patch(bearer(acme), {}, 'not-a-uuid').expect(404)).body.code).toBe('contact_rule_not_found');
+    });
+  });
+
+  describe('skills (docs/api.md §16)', () => {
+    const skill = (id: string, visibility = 'public') => ({ id, name: id, description: '', tags: [], visibility });
+    let owner: string;
+    let foreign: string;
+    let sibling: string;
+
+    beforeAll(async () => {
+      const card = { skills: [skill('translate'), skill('summarize'), skill('audit', 'admitted')] };
+      owner = (await createIdentity(t, bearer(acme), card)).agent_handle;
+      sibling = (await createIdentity(t, bearer(acme), card)).agent_handle;
+      foreign = (await createIdentity(t, bearer(globex), card)).agent_handle;
+    });
+
+    const rule = (body: object) =>
+      create(bearer(acme), {
+        identity: owner,
+        direction: 'inbound',
+        action: 'block',
+        peer: peerIdentity(foreign),
+        ...body,
+      });
+    const refusal = async (res: Promise<{ body: { code: string; errors: unknown[] } }>) => {
+      const { body } = await res;
+      expect(body.code).toBe('validation_failed');
+      return body.errors;
+    };
+
+    it("an inbound or both rule names skills of the owner's card, stored sorted and without repeats", async () => {
+      const res = await rule({ skills: ['translate', 'audit', 'translate'] }).expect(201);
+      expect(res.body.skills).toEqual(['audit', 'translate']);
+      expect((await rule({ direction: 'both', skills: ['summarize'] }).expect(201)).body.skills).toEqual(['summarize']);
+      expect(await refusal(rule({ skills: ['juggle', 'translate'] }).expect(400))).toEqual([
+        { field: 'skills', message: expect.stringContaining(`'juggle', not a skill of ${owner}'s card`) },
+      ]);
+      const many = Array.from({ length: 21 }, (_, i) => `s${i}`);
+      expect(await refusal(rule({ skills: many }).expect(400))).toEqual([expect.objectContaining({ field: 'skills' })]);
+    });
+
+    it("an outbound rule names skills of the peer identity's card as others see it; an organization's, unchecked", async () => {
+      const outbound = { direction: 'outbound', action: 'allow' };
+      await rule({ ...outbound, skills: ['translate'] }).expect(201);
+      // Another organization's admitted skill is not on the card its peers see.
+      expect(await refusal(rule({ ...outbound, skills: ['audit'] }).expect(400))).toEqual([
+        { field: 'skills', message: expect.stringContaining(`not a skill of ${foreign}'s card`) },
+      ]);
+      await rule({ ...outbound, peer: peerIdentity(sibling), skills: ['audit'] }).expect(201);
+      await rule({ ...outbound, peer: peerOrganization(globex.organizationId), skills: ['anything'] }).expect(201);
+    });
+
+    it('rules that differ by their skills are not duplicates; the same skills in another order are', async () => {
+      const base = { direction: 'both', action: 'allow', peer: peerIdentity(sibling) };
+      await rule(base).expect(201);
+      await rule({ ...base, skills: ['translate'] }).expect(201);
+      await rule({ ...base, skills: ['summarize', 'translate'] }).expect(201);
+      const duplicate = await create(bearer(acme), {
+        identity: owner,
+        ...base,
+        skills: ['translate', 'summarize'],
+      }).expect(409);
+      expect(duplicate.body.code).toBe('contact_rule_exists');
+    });
+
+    it('PATCH replaces the skills, checked against the card of the direction the rule ends up with', async () => {
+      const peer = (await createIdentity(t, bearer(globex), { skills: [skill('translate')] })).agent_handle;
+      const { id } = (await rule({ peer: peerIdentity(peer), skills: ['summarize'] }).expect(201)).body;
+      const patch = (body: object) => t.http().patch(`/api/v1/contact-rules/${id}`).set(bearer(acme)).send(body);
+      // The peer's card has no `summarize`: the rule cannot turn outbound with it.
+      await refusal(patch({ direction: 'outbound' }).expect(400));
+      await refusal(patch({ skills: ['juggle'] }).expect(400));
+      expect((await patch({ direction: 'outbound', skills: ['translate'] }).expect(200)).body).toMatchObject({
+        direction: 'outbound',
+        skills: ['translate'],
+      });
+      expect((await patch({ skills: [] }).expect(200)).body.skills).toEqual([]);
     });
   });
 });

@@ -81,6 +81,7 @@ describe('admission explanations', () => {
       const seenByAcme = await check(bearer(acme), a, g).expect(200);
       expect(seenByAcme.body).toEqual({
         allowed: false,
+        skill: null,
         reason: 'denied_by_peer',
         approval_required_by: [],
         rules: [allow],
@@ -90,6 +91,7 @@ describe('admission explanations', () => {
       const seenByGlobex = await check(apiKey(await mintAdminKey(t, globex)), a, g).expect(200);
       expect(seenByGlobex.body).toEqual({
         allowed: false,
+        skill: null,
         reason: 'blocked_by_worker',
         approval_required_by: [],
         rules: [block],
@@ -107,12 +109,14 @@ describe('admission explanations', () => {
       const theirs = await rule(globex, g, 'inbound', 'allow', { type: 'identity', handle: a.handle });
       expect((await check(bearer(acme), a, g).expect(200)).body).toEqual({
         allowed: true,
+        skill: null,
         reason: 'mutual_permit',
         approval_required_by: [],
         rules: [mine],
       });
       expect((await check(bearer(globex), a, g).expect(200)).body).toEqual({
         allowed: true,
+        skill: null,
         reason: 'mutual_permit',
         approval_required_by: [],
         rules: [theirs],
@@ -124,12 +128,14 @@ describe('admission explanations', () => {
       const g = await agent(globex);
       expect((await check(bearer(acme), a, g).expect(200)).body).toEqual({
         allowed: false,
+        skill: null,
         reason: 'not_permitted_by_requester',
         approval_required_by: [],
         rules: [],
       });
       expect((await check(bearer(globex), a, g).expect(200)).body).toEqual({
         allowed: false,
+        skill: null,
         reason: 'denied_by_peer',
         approval_required_by: [],
         rules: [],
@@ -145,12 +151,14 @@ describe('admission explanations', () => {
       const g = await agent(globex, { publiclyDiscoverable: true });
       expect((await check(bearer(acme), a, b).expect(200)).body).toEqual({
         allowed: true,
+        skill: null,
         reason: 'same_organization',
         approval_required_by: [],
         rules: [],
       });
       expect((await check(bearer(acme), a, g).expect(200)).body).toEqual({
         allowed: true,
+        skill: null,
         reason: 'public_egress',
         approval_required_by: [],
         rules: [],
@@ -164,6 +172,7 @@ describe('admission explanations', () => {
       const block = await rule(acme, b, 'inbound', 'block', { type: 'identity', handle: a.handle });
       expect((await check(bearer(acme), a, b).expect(200)).body).toEqual({
         allowed: false,
+        skill: null,
         reason: 'blocked_by_worker',
         approval_required_by: [],
         rules: [out, block],
@@ -269,6 +278,7 @@ describe('admission explanations', () => {
             requester: { handle: a.handle, organization_id: log.organizationId },
             worker: { handle: a2.handle, organization_id: log.organizationId },
             allowed: false,
+            skill: null,
             reason: 'blocked_by_worker',
             approval_required_by: [],
             rules: [expect.objectContaining({ identity: a2.handle, action: 'block' })],
@@ -279,6 +289,7 @@ describe('admission explanations', () => {
             requester: { handle: g.handle, organization_id: peer.organizationId },
             worker: { handle: a.handle, organization_id: log.organizationId },
             allowed: false,
+            skill: null,
             reason: 'denied_by_peer',
             approval_required_by: [],
             rules: [],
@@ -289,6 +300,7 @@ describe('admission explanations', () => {
             requester: { handle: a.handle, organization_id: log.organizationId },
             worker: { handle: g.handle, organization_id: peer.organizationId },
             allowed: false,
+            skill: null,
             reason: 'denied_by_peer',
             approval_required_by: [],
             rules: [expect.objectContaining({ id: outbound.id, action: 'allow' })],

@@ -1,5 +1,7 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { IsString, MaxLength } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsString, Length, MaxLength } from 'class-validator';
+import { Optional } from '../../common/validation';
+import { SKILL_LIMITS } from '../../identities/dto/agent-skill.dto';
 
 /** At least one of the two must be an identity of the caller's organization. */
 export class CheckAdmissionDto {
@@ -12,4 +14,13 @@ export class CheckAdmissionDto {
   @IsString()
   @MaxLength(63)
   worker: string;
+
+  @ApiPropertyOptional({
+    description:
+      "The skill the call would name (docs/api.md §16); absent: a call naming none. Not checked against the worker's card.",
+  })
+  @Optional()
+  @IsString()
+  @Length(1, SKILL_LIMITS.id)
+  skill?: string;
 }

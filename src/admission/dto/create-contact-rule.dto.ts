@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsString, IsUUID, MaxLength, ValidateIf } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsString, IsUUID, Length, MaxLength, ValidateIf } from 'class-validator';
 import {
   PEER_TYPES,
   RULE_ACTIONS,
@@ -9,6 +9,10 @@ import {
   type RuleDirection,
 } from '../admission.decision';
 import { Nested, Optional } from '../../common/validation';
+import { SKILL_LIMITS } from '../../identities/dto/agent-skill.dto';
+
+/** docs/api.md §16: a rule names at most this many skills. */
+export const MAX_RULE_SKILLS = 20;
 
 /** `{type: 'identity', handle}` or `{type: 'organization', organization_id}`. */
 export class RulePeerDto {
@@ -48,6 +52,19 @@ export class CreateContactRuleDto {
   @ApiProperty({ type: RulePeerDto })
   @Nested(() => RulePeerDto)
   peer: RulePeerDto;
+
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_RULE_SKILLS,
+    description:
+      "Skill ids the rule is about (absent or empty: every call): of the owner's card for an inbound or both rule; of the peer identity's card for an outbound one (its public skills, unless it is of your organization); not checked for an outbound rule naming an organization (docs/api.md §16).",
+  })
+  @Optional()
+  @IsArray()
+  @ArrayMaxSize(MAX_RULE_SKILLS)
+  @IsString({ each: true })
+  @Length(1, SKILL_LIMITS.id, { each: true })
+  skills?: string[];
 
   @ApiPropertyOptional({ maxLength: 500 })
   @Optional()

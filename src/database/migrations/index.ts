@@ -16,6 +16,7 @@ import { ConsoleEmailKey1796439327973 } from './1796439327973-console-email-key'
 import { AskAndApproval1796451758038 } from './1796451758038-ask-and-approval';
 import { KeyLifetimes1796452176771 } from './1796452176771-key-lifetimes';
 import { Approvals1796452298737 } from './1796452298737-approvals';
+import { PerSkillPolicy1796452504827 } from './1796452504827-per-skill-policy';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   AskAndApproval1796451758038,
   KeyLifetimes1796452176771,
   Approvals1796452298737,
+  PerSkillPolicy1796452504827,
 ];

@@ -32,6 +32,10 @@ export class Task {
   @Column({ type: 'jsonb', nullable: true })
   metadata: Record<string, unknown> | null;
 
+  /** The skill the task's first message named (docs/api.md §16); null when it named none. */
+  @Column({ type: 'varchar', nullable: true })
+  skill: string | null;
+
   /** A forwarded task's id at its upstream agent, recorded the first time it is known. */
   @Column({ name: 'upstream_task_id', type: 'varchar', nullable: true })
   upstreamTaskId: string | null;
