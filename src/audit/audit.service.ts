@@ -22,6 +22,7 @@ export const AUDITED_FIELDS: Record<string, readonly string[]> = {
     'publicly_discoverable',
     'allow_public_egress',
     'filter_mode',
+    'require_skill',
     'status',
   ],
   contact_rule: ['identity', 'direction', 'action', 'peer', 'skills', 'note'],

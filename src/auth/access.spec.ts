@@ -347,6 +347,7 @@ describe('requireSettingsChange (docs/api.md §3 settings table)', () => {
     ['allow_public_egress', 'ok'],
     ['publicly_discoverable', '403 setting_not_permitted'],
     ['filter_mode', '403 setting_not_permitted'],
+    ['require_skill', '403 setting_not_permitted'],
   ])('%s: own key → %s; admin key and Console → ok', (field, ownKey) => {
     expect(outcome(() => requireSettingsChange(agentOf(billing), billing, [field], false))).toBe(ownKey);
     expect(outcome(() => requireSettingsChange(admin(ACME), billing, [field], false))).toBe('ok');

@@ -310,12 +310,13 @@ export function identityParty(
 // ---------------------------------------------------------------------------
 // Identity settings (docs/api.md §3 "Settings field" table)
 
-export type SettingField = 'enabled' | 'allow_public_egress' | 'publicly_discoverable' | 'filter_mode';
+export type SettingField =
+  'enabled' | 'allow_public_egress' | 'publicly_discoverable' | 'filter_mode' | 'require_skill';
 
 /**
  * The own-key column: an admin key or Console user of the identity's organization
  * may change every field; the identity's own key only these (docs/api.md §1:
- * publicly_discoverable and filter_mode need an admin-scoped key or a
+ * publicly_discoverable, filter_mode and require_skill need an admin-scoped key or a
  * same-organization Console user).
  */
 export const OWN_KEY_MAY_CHANGE: Readonly<Record<SettingField, boolean>> = {
@@ -323,6 +324,7 @@ export const OWN_KEY_MAY_CHANGE: Readonly<Record<SettingField, boolean>> = {
   allow_public_egress: true,
   publicly_discoverable: false,
   filter_mode: false,
+  require_skill: false,
 };
 
 /**

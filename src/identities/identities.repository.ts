@@ -21,6 +21,7 @@ export type IdentityRow = Pick<
   | 'publicly_discoverable'
   | 'allow_public_egress'
   | 'filter_mode'
+  | 'require_skill'
   | 'status'
   | 'claim_expires_at'
   | 'card_version'
@@ -31,7 +32,8 @@ export type IdentityRow = Pick<
 
 export const IDENTITY_COLUMNS =
   sql.raw(`id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-  publicly_discoverable, allow_public_egress, filter_mode, status, claim_expires_at, card_version, created_at, updated_at, deleted_at`);
+  publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
+  updated_at, deleted_at`);
 
 /** A row of a keyset walk: the page position only; the page's rows are loaded after. */
 type Position = Pick<RowOf<Identity>, 'id' | 'created_at'>;
@@ -57,6 +59,7 @@ export interface IdentitySettings {
   allowPublicEgress?: boolean;
   publiclyDiscoverable?: boolean;
   filterMode?: FilterMode;
+  requireSkill?: boolean;
 }
 
 /** The copy of a card; `skills` canonical. */
@@ -107,6 +110,7 @@ const SETTING_COLUMNS = {
   allowPublicEgress: 'allow_public_egress',
   publiclyDiscoverable: 'publicly_discoverable',
   filterMode: 'filter_mode',
+  requireSkill: 'require_skill',
 } as const satisfies Record<keyof IdentitySettings, string>;
 
 const EXAMPLE_IDENTITY: NewIdentity = {
@@ -460,6 +464,7 @@ export function toIdentity(row: IdentityRow): Identity {
     publiclyDiscoverable: row.publicly_discoverable,
     allowPublicEgress: row.allow_public_egress,
     filterMode: row.filter_mode,
+    requireSkill: row.require_skill,
     status: row.status,
     claimExpiresAt: row.claim_expires_at,
     cardVersion: row.card_version,

@@ -33,6 +33,7 @@ const SETTING_PROPERTIES = {
   allow_public_egress: 'allowPublicEgress',
   publicly_discoverable: 'publiclyDiscoverable',
   filter_mode: 'filterMode',
+  require_skill: 'requireSkill',
 } as const satisfies Record<SettingField, keyof Identity & keyof IdentitySettings>;
 
 /** An identity to create, as the REST body and agent signup give it. */

@@ -20,6 +20,7 @@ export interface IdentityView {
   publicly_discoverable: boolean;
   allow_public_egress: boolean;
   filter_mode: FilterMode;
+  require_skill: boolean;
   status: IdentityStatus;
   card_url: string;
   created_at: string;
@@ -31,6 +32,7 @@ export interface SettingsView {
   allow_public_egress: boolean;
   publicly_discoverable: boolean;
   filter_mode: FilterMode;
+  require_skill: boolean;
 }
 
 /** A freshly minted key: its metadata and, this once, the plaintext. */
@@ -68,6 +70,7 @@ export function toIdentityView(identity: Identity, baseUrl: string): IdentityVie
     publicly_discoverable: identity.publiclyDiscoverable,
     allow_public_egress: identity.allowPublicEgress,
     filter_mode: identity.filterMode,
+    require_skill: identity.requireSkill,
     status: identity.status,
     card_url: cardUrl(baseUrl, identity.agentHandle),
     created_at: identity.createdAt.toISOString(),
@@ -81,6 +84,7 @@ export function toSettingsView(identity: Identity): SettingsView {
     allow_public_egress: identity.allowPublicEgress,
     publicly_discoverable: identity.publiclyDiscoverable,
     filter_mode: identity.filterMode,
+    require_skill: identity.requireSkill,
   };
 }
 
@@ -100,6 +104,8 @@ export class IdentitySchema implements IdentityView {
   @ApiProperty() publicly_discoverable: boolean;
   @ApiProperty() allow_public_egress: boolean;
   @ApiProperty({ enum: FILTER_MODES }) filter_mode: FilterMode;
+  @ApiProperty({ description: 'Every message sent to it must name a skill of its card (docs/api.md §16).' })
+  require_skill: boolean;
   @ApiProperty({ enum: ['active', 'deleted'] }) status: IdentityStatus;
   @ApiProperty({ format: 'uri' }) card_url: string;
   @ApiProperty({ format: 'date-time' }) created_at: string;
@@ -112,6 +118,8 @@ export class SettingsSchema implements SettingsView {
   @ApiProperty() allow_public_egress: boolean;
   @ApiProperty() publicly_discoverable: boolean;
   @ApiProperty({ enum: FILTER_MODES }) filter_mode: FilterMode;
+  @ApiProperty({ description: 'Every message sent to it must name a skill of its card (docs/api.md §16).' })
+  require_skill: boolean;
 }
 
 /** A new identity; with `mint_key`, its first agent key (plaintext shown only here). */

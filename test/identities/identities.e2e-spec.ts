@@ -56,6 +56,7 @@ describe('identities', () => {
         publicly_discoverable: false,
         allow_public_egress: false,
         filter_mode: 'whitelist',
+        require_skill: false,
         status: 'active',
         card_url: `${t.config.publicBaseUrl}/a2a/${handle}/card`,
         created_at: expect.any(String),
@@ -180,6 +181,7 @@ describe('identities', () => {
       allow_public_egress: true,
       publicly_discoverable: true,
       filter_mode: 'blacklist',
+      require_skill: true,
     } as const;
     type Field = keyof typeof VALUES;
     const DEFAULTS = {
@@ -187,6 +189,7 @@ describe('identities', () => {
       allow_public_egress: false,
       publicly_discoverable: false,
       filter_mode: 'whitelist',
+      require_skill: false,
     };
     type Caller = 'own key' | 'admin key' | 'Console' | 'sibling key' | 'other admin key' | 'other Console';
 
@@ -196,6 +199,7 @@ describe('identities', () => {
       ['allow_public_egress', row([200], [200], [200])],
       ['publicly_discoverable', row([403, 'setting_not_permitted'], [200], [200])],
       ['filter_mode', row([403, 'setting_not_permitted'], [200], [200])],
+      ['require_skill', row([403, 'setting_not_permitted'], [200], [200])],
     ];
     function row(
       own: [number, string?],

@@ -27,4 +27,12 @@ export class UpdateSettingsDto {
   @Optional()
   @IsIn(FILTER_MODES)
   filter_mode?: FilterMode;
+
+  @ApiPropertyOptional({
+    description:
+      'Every message sent to the identity must name a skill of its card (docs/api.md §16); one that names none is invalid params. Admin key or Console only.',
+  })
+  @Optional()
+  @IsBoolean()
+  require_skill?: boolean;
 }
