@@ -1,6 +1,7 @@
 import { canonicalizeAgentCard, type AgentCard } from '@a2a-js/sdk';
 import type { Identity } from '../identities/identity.entity';
-import { cardGeneration, DEFAULT_SKILL_ID, toCard, toV1Card } from './agent-card';
+import { DEFAULT_SKILL_ID } from '../identities/card-skills';
+import { cardGeneration, toCard, toV1Card } from './agent-card';
 import { canonicalCardPayload } from './card-canonical';
 
 const identity = (over: Partial<Identity> = {}) =>

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { PageOf } from '../common/api-docs';
+import { DEFAULT_SKILL_ID, shownSkills, type SkillAudience } from '../identities/card-skills';
 import type { AgentSkill, Identity } from '../identities/identity.entity';
 
 /**
@@ -38,6 +39,12 @@ export interface CardSkill {
   examples?: string[];
 }
 
+/** A2A AgentExtension, as this service declares them: no `params`, never `required`. */
+export interface AgentExtensionJson {
+  uri: string;
+  description: string;
+}
+
 export interface CardSignature {
   protected: string;
   signature: string;
@@ -51,7 +58,12 @@ export interface V1AgentCard {
   supportedInterfaces: AgentInterfaceJson[];
   provider: { url: string; organization: string };
   version: string;
-  capabilities: { streaming: boolean; pushNotifications: boolean; extendedAgentCard: boolean };
+  capabilities: {
+    streaming: boolean;
+    pushNotifications: boolean;
+    extendedAgentCard: boolean;
+    extensions: AgentExtensionJson[];
+  };
   securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header'; name: typeof API_KEY_HEADER } } };
   securityRequirements: Array<{ schemes: { apiKey: { list?: string[] } } }>;
   defaultInputModes: string[];
@@ -70,7 +82,7 @@ export interface V03AgentCard {
   protocolVersion: '0.3.0';
   additionalInterfaces: Array<{ url: string; transport: ProtocolBinding }>;
   provider: { organization: string; url: string };
-  capabilities: { streaming: boolean; pushNotifications: boolean };
+  capabilities: { streaming: boolean; pushNotifications: boolean; extensions: AgentExtensionJson[] };
   supportsAuthenticatedExtendedCard: boolean;
   securitySchemes: { apiKey: { type: 'apiKey'; in: 'header'; name: typeof API_KEY_HEADER } };
   security: Array<Record<'apiKey', string[]>>;
@@ -118,14 +130,29 @@ export function supportedInterfaces(
   ];
 }
 
-/** Which skills a card shows: the public card never carries an `admitted` skill. */
-export type SkillAudience = 'public' | 'admitted';
+/**
+ * The extension that names the skill a message calls (docs/api.md §16): the skill's id
+ * is the message's `metadata` entry under this URI. A2A has no field of its own for it
+ * yet, so every card declares the extension, never as required (a call may name no skill).
+ */
+export function skillExtensionUri(baseUrl: string): string {
+  return `${baseUrl}/extensions/skill/v1`;
+}
+
+function skillExtension(baseUrl: string): AgentExtensionJson {
+  return {
+    uri: skillExtensionUri(baseUrl),
+    description: "Names the skill a message calls: the skill's id in the message's metadata under this URI.",
+  };
+}
 
 export interface CardSubject {
   identity: Identity;
   organizationName: string;
   baseUrl: string;
   audience: SkillAudience;
+  /** Of the `admitted` skills, those the extended card shows (the caller's admission to each); all when absent. */
+  admits?: (skillId: string) => boolean;
   /** The gRPC address cards advertise; null while gRPC is off. */
   grpcAddress?: string | null;
 }
@@ -136,6 +163,7 @@ export function toV1Card({
   organizationName,
   baseUrl,
   audience,
+  admits,
   grpcAddress = null,
 }: CardSubject): V1AgentCard {
   const name = identity.displayName || identity.agentHandle;
@@ -147,13 +175,18 @@ export function toV1Card({
     provider: { url: baseUrl, organization: organizationName },
     // card_version is bumped by every change of the card's content.
     version: String(identity.cardVersion),
-    capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true },
+    capabilities: {
+      streaming: true,
+      pushNotifications: true,
+      extendedAgentCard: true,
+      extensions: [skillExtension(baseUrl)],
+    },
     securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header', name: API_KEY_HEADER } } },
     // The key has no scopes: the empty scope list is left out, as the proto's JSON (which the bindings write) leaves it.
     securityRequirements: [{ schemes: { apiKey: {} } }],
     defaultInputModes: MODES,
     defaultOutputModes: MODES,
-    skills: cardSkills(identity.skills, audience, { name, description }),
+    skills: cardSkills(shownSkills(identity.skills, audience, admits), { name, description }),
   };
 }
 
@@ -171,7 +204,11 @@ export function toV03Card(v1: V1AgentCard): V03AgentCard {
     // v0.3 §5.6: it SHOULD include an entry matching the main url and preferredTransport.
     additionalInterfaces: legacy.map((entry) => ({ url: entry.url, transport: entry.protocolBinding })),
     provider: { organization: v1.provider.organization, url: v1.provider.url },
-    capabilities: { streaming: v1.capabilities.streaming, pushNotifications: v1.capabilities.pushNotifications },
+    capabilities: {
+      streaming: v1.capabilities.streaming,
+      pushNotifications: v1.capabilities.pushNotifications,
+      extensions: v1.capabilities.extensions,
+    },
     supportsAuthenticatedExtendedCard: v1.capabilities.extendedAgentCard,
     securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: API_KEY_HEADER } },
     security: [{ apiKey: [] }],
@@ -188,7 +225,7 @@ export function toCard(subject: CardSubject, generation: CardGeneration): AgentC
 }
 
 /**
- * The skills a card shows, in the A2A shape (without this service's `visibility`).
+ * The skills a card shows (shownSkills), in the A2A shape (without this service's `visibility`).
  * A2A v1.0 §5.7: a REQUIRED array holds at least one element and a REQUIRED field is
  * present — and the protocol bindings write a card as its proto's JSON, which leaves out
  * an empty string or list, so an empty one would also change the card's shape from one
@@ -197,27 +234,18 @@ export function toCard(subject: CardSubject, generation: CardGeneration): AgentC
  * skill always has a description (else its name) and a tag (else its id). These exist
  * on the card only (docs/api.md §4), not on the identity nor in the directory's search.
  */
-function cardSkills(
-  skills: ReadonlyArray<AgentSkill>,
-  audience: SkillAudience,
-  agent: { name: string; description: string },
-): CardSkill[] {
-  const shown = skills
-    .filter((skill) => audience === 'admitted' || (skill.visibility ?? 'public') === 'public')
-    .map(({ id, name, description, tags, examples }) => ({
-      id,
-      name,
-      description: description.trim() === '' ? name : description,
-      tags: tags.length > 0 ? [...tags] : [id],
-      ...(examples !== undefined && examples.length > 0 ? { examples: [...examples] } : {}),
-    }));
+function cardSkills(skills: ReadonlyArray<AgentSkill>, agent: { name: string; description: string }): CardSkill[] {
+  const shown = skills.map(({ id, name, description, tags, examples }) => ({
+    id,
+    name,
+    description: description.trim() === '' ? name : description,
+    tags: tags.length > 0 ? [...tags] : [id],
+    ...(examples !== undefined && examples.length > 0 ? { examples: [...examples] } : {}),
+  }));
   return shown.length > 0
     ? shown
     : [{ id: DEFAULT_SKILL_ID, name: agent.name, description: agent.description, tags: [DEFAULT_SKILL_ID] }];
 }
-
-/** The id (and tag) of the skill a card shows for an agent that describes none (cardSkills). */
-export const DEFAULT_SKILL_ID = 'agent';
 
 /** A card's description when the identity has none (A2A v1.0: REQUIRED, and left out when empty by the bindings). */
 function defaultDescription(name: string): string {
@@ -272,11 +300,22 @@ class CardProviderSchema {
   @ApiProperty({ format: 'uri' }) url: string;
 }
 
+@ApiSchema({ name: 'AgentExtension' })
+class CardExtensionSchema implements AgentExtensionJson {
+  @ApiProperty({ format: 'uri' }) uri: string;
+  @ApiProperty() description: string;
+}
+
 @ApiSchema({ name: 'AgentCapabilities' })
 class CardCapabilitiesSchema {
   @ApiProperty() streaming: boolean;
   @ApiProperty() pushNotifications: boolean;
   @ApiPropertyOptional({ description: 'A2A v1.0 cards.' }) extendedAgentCard?: boolean;
+  @ApiProperty({
+    type: [CardExtensionSchema],
+    description: 'The skill extension: a message names the skill it calls (docs/api.md §16).',
+  })
+  extensions: AgentExtensionJson[];
 }
 
 @ApiSchema({ name: 'AgentCardSkill' })

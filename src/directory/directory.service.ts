@@ -11,15 +11,8 @@ import { IdentitiesService } from '../identities/identities.service';
 import { IdentitySearchService } from '../identities/identity-search.service';
 import { toIdentityView, type IdentityView } from '../identities/identity.view';
 import type { Identity } from '../identities/identity.entity';
-import {
-  cardETag,
-  toCard,
-  toV1Card,
-  type AgentCardJson,
-  type CardGeneration,
-  type SkillAudience,
-  type V1AgentCard,
-} from './agent-card';
+import { cardETag, toCard, toV1Card, type AgentCardJson, type CardGeneration, type V1AgentCard } from './agent-card';
+import type { SkillAudience } from '../identities/card-skills';
 import { CardSigner } from './card-signer';
 import type { OrganizationDirectoryQuery } from './dto/organization-directory.query';
 import type { PublicDirectoryQuery } from './dto/public-directory.query';

@@ -70,6 +70,13 @@ describe('discovery', () => {
       expect(res.headers.etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
       expect(res.headers.vary).toMatch(/A2A-Version/i);
       const url = `${PUBLIC_BASE_URL}/a2a/${handle}`;
+      // Every card declares the skill extension (docs/api.md §16).
+      const extensions = [
+        {
+          uri: `${PUBLIC_BASE_URL}/extensions/skill/v1`,
+          description: "Names the skill a message calls: the skill's id in the message's metadata under this URI.",
+        },
+      ];
       const supportedInterfaces = [
         { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
         { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
@@ -89,7 +96,7 @@ describe('discovery', () => {
           { url: `${url}/rest`, transport: 'HTTP+JSON' },
         ],
         provider: { organization: 'Acme', url: PUBLIC_BASE_URL },
-        capabilities: { streaming: true, pushNotifications: true },
+        capabilities: { streaming: true, pushNotifications: true, extensions },
         supportsAuthenticatedExtendedCard: true,
         securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
         security: [{ apiKey: [] }],
@@ -107,7 +114,7 @@ describe('discovery', () => {
         version: '1',
         supportedInterfaces,
         provider: { organization: 'Acme', url: PUBLIC_BASE_URL },
-        capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true },
+        capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true, extensions },
         securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key' } } },
         securityRequirements: [{ schemes: { apiKey: {} } }],
         defaultInputModes: ['text/plain', 'application/json'],
