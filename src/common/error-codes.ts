@@ -43,6 +43,10 @@ export const ERROR_CODES = {
   invalid_push_config: { status: 400, doc: 'A push notification config is not valid.' },
   push_config_limit: { status: 400, doc: 'The task already has its maximum of push notification configs.' },
   context_mismatch: { status: 400, doc: "A message's contextId is not the context of its task." },
+  skill_mismatch: {
+    status: 400,
+    doc: 'A message continuing a task names another skill than the task (docs/api.md §16).',
+  },
   wrong_password: { status: 400, doc: 'The current password given to change it is incorrect.' },
 
   // --- 401 ---------------------------------------------------------------------

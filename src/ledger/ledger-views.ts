@@ -53,6 +53,8 @@ export interface TaskView {
   history: MessageView[];
   artifacts?: ArtifactView[];
   metadata?: Record<string, unknown>;
+  /** The skill its first message named (docs/api.md §16); null when it named none. */
+  skill: string | null;
   requester: ParticipantView;
   worker: ParticipantView;
   /** A forwarded task's ids at the upstream agent: on the worker's side only (TasksService). */
@@ -123,6 +125,7 @@ export function toTaskView(task: TaskRecord, upstream?: UpstreamIds): TaskView {
     history: task.history.map(toMessageView),
     ...(task.artifacts ? { artifacts: task.artifacts.map(toArtifactView) } : {}),
     ...(task.metadata ? { metadata: task.metadata } : {}),
+    skill: task.skill,
     requester: toParticipantView(task.requester),
     worker: toParticipantView(task.worker),
     ...(upstream ? { upstream_task_id: upstream.taskId, upstream_context_id: upstream.contextId } : {}),
@@ -140,6 +143,7 @@ export function toTaskSummaryView(row: TaskRow): TaskSummaryView {
     contextId: row.context_id,
     status: { state: row.state, timestamp: row.status_timestamp.toISOString() },
     ...(row.metadata ? { metadata: row.metadata } : {}),
+    skill: row.skill,
     requester: toParticipantView(requester),
     worker: toParticipantView(worker),
     created_at: row.created_at.toISOString(),
@@ -230,6 +234,12 @@ export class TaskSchema implements TaskView {
   history: MessageView[];
   @ApiPropertyOptional({ type: [ArtifactSchema] }) artifacts?: ArtifactView[];
   @ApiPropertyOptional({ type: 'object', additionalProperties: true }) metadata?: Record<string, unknown>;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The skill its first message named (docs/api.md §16); null when it named none.',
+  })
+  skill: string | null;
   @ApiProperty({ type: ParticipantSchema }) requester: ParticipantView;
   @ApiProperty({ type: ParticipantSchema }) worker: ParticipantView;
   @ApiPropertyOptional({

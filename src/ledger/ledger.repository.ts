@@ -24,7 +24,7 @@ import type { TaskState } from './task-state';
 export const TASK_COLUMNS =
   sql.raw(`t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
   t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-  t.metadata, t.held, t.seq, t.created_at, t.updated_at`);
+  t.metadata, t.skill, t.held, t.seq, t.created_at, t.updated_at`);
 
 /** What the statement that creates a task found. */
 export type CreatedTask =
@@ -56,6 +56,7 @@ export const EXAMPLE_TASK: TaskRow = {
   status_message_id: U,
   status_timestamp: DummyValue.DATE,
   metadata: null,
+  skill: null,
   held: false,
   seq: 1,
   created_at: DummyValue.DATE,
@@ -119,6 +120,7 @@ const NEW_TASK = new WriteShape(
       ...PAIR_COLUMNS,
       ['origin_message_id', 'text'],
       ['metadata', 'jsonb'],
+      ['skill', 'text'],
       ['state', 'text'],
       ['status_message_id', 'uuid'],
       ['status_timestamp', 'timestamptz'],
@@ -129,9 +131,10 @@ const NEW_TASK = new WriteShape(
   },
   ({ t }) => sql`INSERT INTO tasks
       (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle,
-       worker_organization_id, origin_message_id, metadata, state, status_message_id, status_timestamp, seq, created_at, updated_at)
+       worker_organization_id, origin_message_id, metadata, skill, state, status_message_id, status_timestamp, seq, created_at, updated_at)
     SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id, t.worker_identity_id, t.worker_handle,
-           t.worker_organization_id, t.origin_message_id, t.metadata, t.state, t.status_message_id, t.status_timestamp, t.seq, t.created_at, t.updated_at
+           t.worker_organization_id, t.origin_message_id, t.metadata, t.skill, t.state, t.status_message_id, t.status_timestamp, t.seq,
+           t.created_at, t.updated_at
       FROM ${t}`,
 );
 const FIRST_MESSAGE = new WriteShape(
@@ -243,13 +246,14 @@ export class LedgerRepository {
    * a retried send.
    */
   @GenerateSql(
-    { name: 'new context', params: [PAIR, DummyValue.STRING, { a: 1 }, null] },
-    { name: 'in a context', params: [PAIR, DummyValue.STRING, null, U] },
+    { name: 'new context', params: [PAIR, DummyValue.STRING, { a: 1 }, null, null] },
+    { name: 'in a context', params: [PAIR, DummyValue.STRING, null, DummyValue.STRING, U] },
   )
   async createTask(
     pair: TaskPair,
     originMessageId: string,
     metadata: Record<string, unknown> | null,
+    skill: string | null,
     contextId: string | null,
     tx?: Tx,
   ): Promise<CreatedTask> {
@@ -268,8 +272,9 @@ export class LedgerRepository {
       WITH c AS (${context}),
       t AS (
         INSERT INTO tasks AS t (id, context_id, requester_identity_id, requester_handle, requester_organization_id,
-                                worker_identity_id, worker_handle, worker_organization_id, origin_message_id, metadata)
-        SELECT ${newRowId()}, c.id, ${r.id}, ${r.handle}, ${r.organizationId}, ${w.id}, ${w.handle}, ${w.organizationId}, ${originMessageId}, ${json(metadata)}::jsonb FROM c
+                                worker_identity_id, worker_handle, worker_organization_id, origin_message_id, metadata, skill)
+        SELECT ${newRowId()}, c.id, ${r.id}, ${r.handle}, ${r.organizationId}, ${w.id}, ${w.handle}, ${w.organizationId}, ${originMessageId},
+               ${json(metadata)}::jsonb, ${skill} FROM c
         ON CONFLICT (requester_identity_id, worker_identity_id, origin_message_id) DO NOTHING
         RETURNING ${TASK_COLUMNS}
       )${touch}
@@ -338,6 +343,7 @@ export class LedgerRepository {
               ...pair,
               originMessageId,
               json(task.metadata),
+              task.skill,
               task.state,
               task.status_message_id,
               task.status_timestamp,

@@ -37,6 +37,8 @@ export interface SendInput {
   contextId?: string;
   /** Request metadata, kept on a new task. */
   metadata: Record<string, unknown> | null;
+  /** The skill the message names (docs/api.md §16): a new task's; a later message names its task's. */
+  skill: string | null;
 }
 
 /** A held task, locked for its approval's outcome (LedgerService.lockHeld). */
@@ -131,6 +133,7 @@ export class LedgerService {
       status_message_id: null,
       status_timestamp: at,
       metadata: input.metadata,
+      skill: input.skill,
       held: false,
       seq: 1,
       created_at: at,
@@ -497,6 +500,9 @@ export class LedgerService {
     if (input.contextId !== undefined && input.contextId.toLowerCase() !== journal.task.context_id) {
       throw badRequest('context_mismatch', "The message's contextId is not the context of its task.");
     }
+    if (input.skill !== journal.task.skill) {
+      throw badRequest('skill_mismatch', `This task's messages name its skill: ${journal.task.skill ?? 'none'}.`);
+    }
     const room = await journal.messageRoom('user', input.message.messageId, max);
     if (room.held) {
       return { kind: 'duplicate', taskId: journal.task.id };
@@ -529,6 +535,7 @@ export class LedgerService {
       pair,
       input.message.messageId,
       input.metadata,
+      input.skill,
       input.contextId ?? null,
       tx,
     );

@@ -52,6 +52,7 @@ export interface PairTaskFilter {
 export interface VisibleTaskFilter extends SideFilter {
   state?: TaskState;
   contextId?: string;
+  skill?: string;
   updatedAfter?: string;
 }
 
@@ -117,11 +118,20 @@ export class TaskReadsRepository {
       ],
     },
     { name: 'identity', params: [IDENTITY_SIDE, { role: 'worker', identity: U }, new Keyset('t', undefined, 50)] },
+    {
+      name: 'skill',
+      params: [
+        IDENTITY_SIDE,
+        { role: 'worker', identity: U, skill: DummyValue.STRING },
+        new Keyset('t', undefined, 50),
+      ],
+    },
   )
   async visibleTasks(side: LedgerSide, filter: VisibleTaskFilter, page: Keyset): Promise<TaskRow[]> {
     const rest = [
       filter.state ? sql`t.state = ${filter.state}` : sql.empty,
       filter.contextId ? sql`t.context_id = ${filter.contextId}::uuid` : sql.empty,
+      filter.skill ? sql`t.skill = ${filter.skill}` : sql.empty,
       filter.updatedAfter ? sql`t.updated_at > ${filter.updatedAfter}::timestamptz` : sql.empty,
       page.after,
     ];
@@ -477,6 +487,7 @@ function toRecords(rows: TaskRow[], parts: readonly TaskPart[], options: Hydrate
     statusMessage: row.status_message_id ? (statusById.get(row.status_message_id) ?? null) : null,
     statusTimestamp: row.status_timestamp,
     metadata: row.metadata,
+    skill: row.skill,
     held: row.held,
     seq: row.seq,
     createdAt: row.created_at,

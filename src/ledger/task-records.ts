@@ -53,6 +53,8 @@ export interface TaskRecord {
   statusMessage: MessageRecord | null;
   statusTimestamp: Date;
   metadata: Record<string, unknown> | null;
+  /** The skill the task's first message named (docs/api.md §16). */
+  skill: string | null;
   /** Waiting for approval, or refused without it: never shown to the worker's side (docs/api.md §16). */
   held: boolean;
   /** Number of the last event: a stream that starts here continues after it. */
@@ -104,6 +106,7 @@ export type TaskRow = Pick<
   | 'status_message_id'
   | 'status_timestamp'
   | 'metadata'
+  | 'skill'
   | 'held'
   | 'seq'
   | 'created_at'

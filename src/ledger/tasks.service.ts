@@ -58,6 +58,7 @@ export class TasksService {
         peer: query.peer,
         state: query.state,
         contextId: query.context_id,
+        skill: query.skill,
         updatedAfter: query.updated_after,
       },
       page,

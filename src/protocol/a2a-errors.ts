@@ -42,6 +42,7 @@ export const A2A_ERROR_KIND: Record<ErrorCode, A2AErrorKind> = {
   invalid_push_config: 'RequestMalformed',
   push_config_limit: 'RequestMalformed',
   context_mismatch: 'RequestMalformed',
+  skill_mismatch: 'RequestMalformed',
   wrong_password: 'RequestMalformed',
 
   unauthenticated: 'RequestMalformed',

@@ -301,6 +301,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       taskId: params.message?.taskId || undefined,
       contextId: params.message?.contextId || undefined,
       metadata: params.metadata ?? null,
+      // A message names no skill yet (docs/api.md §16).
+      skill: null,
     };
     // A send that starts a task without a push notification config — the usual one —
     // is one statement, the forward to the worker's upstream agent queued in it.

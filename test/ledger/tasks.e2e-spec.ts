@@ -67,6 +67,7 @@ describe('ledger REST', () => {
           expect.objectContaining({ role: 'agent' }),
         ],
         artifacts: [{ artifactId: 'tally', name: 'tally.json', parts: [{ kind: 'data', data: { beans: 3 } }] }],
+        skill: null,
         requester: { id: requester.id, agent_handle: requester.handle, organization_id: acme.organizationId },
         worker: { id: worker.id, agent_handle: worker.handle, organization_id: acme.organizationId },
         created_at: expect.any(String),

@@ -3,7 +3,7 @@
 -- TaskReadsRepository.taskRecord
 WITH found AS (SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.held, t.seq, t.created_at, t.updated_at FROM (SELECT * FROM tasks WHERE id = $1 OFFSET 0) t WHERE TRUE),
+t.metadata, t.skill, t.held, t.seq, t.created_at, t.updated_at FROM (SELECT * FROM tasks WHERE id = $1 OFFSET 0) t WHERE TRUE),
        t AS (SELECT id AS task_id, status_message_id AS status_id FROM found)
   SELECT 'task' AS part, to_jsonb(found) AS row FROM found
   UNION ALL
@@ -32,24 +32,29 @@ SELECT count(*)::int AS total FROM tasks t WHERE t.requester_identity_id = $1 AN
 -- TaskReadsRepository.pairTasks
 SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.held, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.requester_identity_id = $1 AND t.worker_identity_id = $2 AND t.context_id = $3 AND t.state = $4 AND t.status_timestamp >= $5 AND TRUE ORDER BY t.created_at DESC, t.id DESC LIMIT 51;
+t.metadata, t.skill, t.held, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.requester_identity_id = $1 AND t.worker_identity_id = $2 AND t.context_id = $3 AND t.state = $4 AND t.status_timestamp >= $5 AND TRUE ORDER BY t.created_at DESC, t.id DESC LIMIT 51;
 
 -- TaskReadsRepository.visibleTasks (organization)
 SELECT t.* FROM ((SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.held, t.seq, t.created_at, t.updated_at FROM tasks t WHERE (t.requester_organization_id = $1 AND t.worker_handle = $2) AND t.state = $3 AND t.context_id = $4::uuid AND t.updated_at > $5::timestamptz AND TRUE ORDER BY t.created_at DESC, t.id DESC LIMIT 51) UNION (SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
+t.metadata, t.skill, t.held, t.seq, t.created_at, t.updated_at FROM tasks t WHERE (t.requester_organization_id = $1 AND t.worker_handle = $2) AND t.state = $3 AND t.context_id = $4::uuid AND t.updated_at > $5::timestamptz AND TRUE ORDER BY t.created_at DESC, t.id DESC LIMIT 51) UNION (SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.held, t.seq, t.created_at, t.updated_at FROM tasks t WHERE (t.worker_organization_id = $6 AND t.requester_handle = $7 AND NOT t.held) AND t.state = $8 AND t.context_id = $9::uuid AND t.updated_at > $10::timestamptz AND TRUE ORDER BY t.created_at DESC, t.id DESC LIMIT 51)) t ORDER BY t.created_at DESC, t.id DESC LIMIT 51;
+t.metadata, t.skill, t.held, t.seq, t.created_at, t.updated_at FROM tasks t WHERE (t.worker_organization_id = $6 AND t.requester_handle = $7 AND NOT t.held) AND t.state = $8 AND t.context_id = $9::uuid AND t.updated_at > $10::timestamptz AND TRUE ORDER BY t.created_at DESC, t.id DESC LIMIT 51)) t ORDER BY t.created_at DESC, t.id DESC LIMIT 51;
 
 -- TaskReadsRepository.visibleTasks (identity)
 SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.held, t.seq, t.created_at, t.updated_at FROM tasks t WHERE (t.worker_identity_id = $1 AND t.worker_identity_id = $2::uuid AND NOT t.held) AND TRUE ORDER BY t.created_at DESC, t.id DESC LIMIT 51;
+t.metadata, t.skill, t.held, t.seq, t.created_at, t.updated_at FROM tasks t WHERE (t.worker_identity_id = $1 AND t.worker_identity_id = $2::uuid AND NOT t.held) AND TRUE ORDER BY t.created_at DESC, t.id DESC LIMIT 51;
+
+-- TaskReadsRepository.visibleTasks (skill)
+SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
+t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
+t.metadata, t.skill, t.held, t.seq, t.created_at, t.updated_at FROM tasks t WHERE (t.worker_identity_id = $1 AND t.worker_identity_id = $2::uuid AND NOT t.held) AND t.skill = $3 AND TRUE ORDER BY t.created_at DESC, t.id DESC LIMIT 51;
 
 -- TaskReadsRepository.contextTasks
 SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.held, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.context_id = $1 ORDER BY t.created_at DESC, t.id DESC LIMIT $2;
+t.metadata, t.skill, t.held, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.context_id = $1 ORDER BY t.created_at DESC, t.id DESC LIMIT $2;
 
 -- TaskReadsRepository.upstreamIds
 SELECT id, upstream_task_id, upstream_context_id FROM tasks
@@ -80,7 +85,7 @@ SELECT 'artifact', to_jsonb(a) FROM t
 -- TaskReadsRepository.pairTaskRecord
 WITH found AS (SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.held, t.seq, t.created_at, t.updated_at FROM (SELECT * FROM tasks WHERE id = $1 OFFSET 0) t WHERE t.requester_identity_id = $2 AND t.worker_identity_id = $3),
+t.metadata, t.skill, t.held, t.seq, t.created_at, t.updated_at FROM (SELECT * FROM tasks WHERE id = $1 OFFSET 0) t WHERE t.requester_identity_id = $2 AND t.worker_identity_id = $3),
        t AS (SELECT id AS task_id, status_message_id AS status_id FROM found)
   SELECT 'task' AS part, to_jsonb(found) AS row FROM found
   UNION ALL
@@ -106,7 +111,7 @@ t.metadata, t.held, t.seq, t.created_at, t.updated_at FROM (SELECT * FROM tasks 
 -- TaskReadsRepository.visibleTaskRecord
 WITH found AS (SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.held, t.seq, t.created_at, t.updated_at FROM (SELECT * FROM tasks WHERE id = $1 OFFSET 0) t WHERE ((t.requester_organization_id = $2) OR (t.worker_organization_id = $3 AND NOT t.held))),
+t.metadata, t.skill, t.held, t.seq, t.created_at, t.updated_at FROM (SELECT * FROM tasks WHERE id = $1 OFFSET 0) t WHERE ((t.requester_organization_id = $2) OR (t.worker_organization_id = $3 AND NOT t.held))),
        t AS (SELECT id AS task_id, status_message_id AS status_id FROM found)
   SELECT 'task' AS part, to_jsonb(found) AS row FROM found
   UNION ALL

@@ -5,6 +5,7 @@ import { IsBoolean, IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Max, M
 import { PageQuery } from '../../common/pagination';
 import type { LedgerRole as Role } from '../../auth/access';
 import { TASK_STATES, type TaskState } from '../task-state';
+import { SKILL_LIMITS } from '../../identities/dto/agent-skill.dto';
 
 /** `true` / `false` in a query string. */
 export const QueryBoolean = () =>
@@ -43,6 +44,12 @@ export class ListTasksQuery extends ParticipantQuery {
   @IsOptional()
   @IsUUID()
   context_id?: string;
+
+  @ApiPropertyOptional({ description: 'Only tasks whose first message named this skill (docs/api.md §16).' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(SKILL_LIMITS.id)
+  skill?: string;
 
   @ApiPropertyOptional({ format: 'date-time', description: 'Only tasks changed after this instant.' })
   @IsOptional()
