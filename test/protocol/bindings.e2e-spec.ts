@@ -3,11 +3,11 @@ import { SendMessageRequest, TaskState, type StreamResponse, type Task } from '@
 import type { Client } from '@a2a-js/sdk/client';
 import { status as GrpcStatus, type ServiceError } from '@grpc/grpc-js';
 import { fromGrpcError } from '@a2a-js/sdk/errors/grpc';
-import { startApp, type TestApp } from '../support/app';
+import type { TestApp } from '../support/app';
 import { grpcClient, metadataOf, rawCall, unary, wire } from '../support/grpc';
-import { freePort } from '../support/server-process';
 import { agentPair, reply, startBlocking, type Agent } from '../support/a2a';
-import { EVERY_BINDING, say, sdkClient } from '../support/a2a-sdk';
+import { EVERY_BINDING, say, sdkClient, startAppForCards } from '../support/a2a-sdk';
+import { GrpcBindingService } from '../../src/protocol/grpc-binding.service';
 
 describe('every binding through the official SDK client', () => {
   let t: TestApp;
@@ -16,15 +16,8 @@ describe('every binding through the official SDK client', () => {
   let grpcPort: number;
 
   beforeAll(async () => {
-    // The card's URLs come from PUBLIC_BASE_URL and GRPC_PORT: make them this server's own.
-    const port = await freePort();
-    grpcPort = await freePort();
-    t = await startApp({
-      PORT: String(port),
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-      GRPC_PORT: String(grpcPort),
-      GRPC_HOST: '127.0.0.1',
-    });
+    t = await startAppForCards();
+    grpcPort = t.app.get(GrpcBindingService).port!;
     ({ requester, worker } = await agentPair(t));
   });
   afterAll(() => t.close());

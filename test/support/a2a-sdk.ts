@@ -11,7 +11,8 @@ import {
 } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import type { Agent } from './a2a';
-import type { TestApp } from './app';
+import { startApp, type TestApp } from './app';
+import { freePort } from './server-process';
 
 /**
  * What the official `@a2a-js/sdk` client makes of an Agent Card URL: the card its
@@ -47,6 +48,22 @@ export const EVERY_BINDING = [
   ['GRPC', '1.0'],
   ['GRPC', '0.3'],
 ] as const satisfies ReadonlyArray<readonly [Binding, '1.0' | '0.3']>;
+
+/**
+ * The application with its cards pointing at itself — PUBLIC_BASE_URL and the gRPC
+ * address are this server's own — so that a client created from a served card
+ * (sdkClient) reaches it.
+ */
+export async function startAppForCards(env: Record<string, string> = {}): Promise<TestApp> {
+  const port = await freePort();
+  return startApp({
+    PORT: String(port),
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    GRPC_PORT: String(await freePort()),
+    GRPC_HOST: '127.0.0.1',
+    ...env,
+  });
+}
 
 /** Adds the agent's key to every call (`X-API-Key`: an HTTP header, or gRPC metadata), and for v0.3 gRPC the worker as `a2a-tenant`. */
 class CallerInterceptor {

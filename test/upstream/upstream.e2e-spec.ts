@@ -11,6 +11,7 @@ import {
 } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import { startApp, type TestApp } from '../support/app';
+import { startAppForCards } from '../support/a2a-sdk';
 import { agentPair, enabledAgent, rpc, v03Message, type Agent } from '../support/a2a';
 import { eventually } from '../support/eventually';
 import { apiKey, bearer, signup, type ConsoleAccount } from '../support/fixtures';
@@ -80,12 +81,7 @@ describe('upstream (bridged) identities', () => {
   let client: Client;
 
   beforeAll(async () => {
-    const port = await freePort();
-    t = await startApp({
-      PORT: String(port),
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-      GRPC_PORT: String(await freePort()),
-      GRPC_HOST: '127.0.0.1',
+    t = await startAppForCards({
       WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
       EVENTS_POLL_INTERVAL_MS: '50',
       UPSTREAM_RETRY_SCHEDULE_MS: '100,100,100,100,100,200,200,200,200,200',
