@@ -57,18 +57,24 @@ export class DirectoryService {
 
   /**
    * The extended card (A2A `GetExtendedAgentCard`): the worker's v1.0 card with its
-   * `admitted` skills too, for a caller that has passed the protocol's checks. For a
+   * `admitted` skills too — those `admits` (the caller's admission to each, docs/api.md
+   * §16) — for a caller that has passed the protocol's checks. For a
    * v0.3 caller the SDK's v0.3 transport translates this card; its signature then
    * covers that translation — exactly what the caller receives — rather than the v1.0
    * form, so it verifies in both generations.
    */
-  async extendedCard(identity: Identity, generation: CardGeneration): Promise<V1AgentCard> {
+  async extendedCard(
+    identity: Identity,
+    generation: CardGeneration,
+    admits: (skillId: string) => boolean,
+  ): Promise<V1AgentCard> {
     const names = await this.console.organizationNames([identity.organizationId!]);
     const unsigned = toV1Card({
       identity,
       organizationName: names.get(identity.organizationId!) ?? '',
       baseUrl: this.baseUrl,
       audience: 'admitted',
+      admits,
       grpcAddress: this.grpcAddress,
     });
     if (generation === '1.0') {

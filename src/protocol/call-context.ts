@@ -1,5 +1,5 @@
 import { ServerCallContext } from '@a2a-js/sdk/server';
-import type { Side } from '../admission/admission.decision';
+import type { AdmittedCall } from '../admission/admission.service';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
 import type { TaskPair } from '../ledger/task-records';
 import type { CallStanding } from './call-standing';
@@ -10,11 +10,13 @@ import type { CallStanding } from './call-standing';
  */
 export interface ProtocolCall {
   pair: TaskPair;
+  /** What the checks read to admit the call: its decisions per skill come from it (docs/api.md §16). */
+  admitted: AdmittedCall;
   /**
-   * The sides whose organization must approve a task this call starts (admission's
-   * decision, docs/api.md §16); empty for most calls.
+   * The skill the call names, once a send has read it from its message (null: none);
+   * absent for a call that names none of its own. Its standing is asked about this skill.
    */
-  approval: readonly Side[];
+  skill?: string | null;
   version: A2AVersion;
   /**
    * Whether a send waits for the worker. Read from the raw request: the SDK's v0.3

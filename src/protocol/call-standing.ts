@@ -98,6 +98,15 @@ export class CallStanding {
     this.checkedAt = Math.max(this.checkedAt, asked);
   }
 
+  /**
+   * The call is refused now, as a lost standing ends it (a send whose skill admission
+   * denies, docs/api.md §16): every binding answers with `refusal`. To be thrown.
+   */
+  refuse(refusal: AppError): CallRefused {
+    this.lost = refusal;
+    return new CallRefused(refusal);
+  }
+
   get refusal(): AppError | null {
     return this.lost;
   }

@@ -26,6 +26,8 @@ import { clientDataError } from '../common/problem.filter';
 import { isTimestamp } from '../common/pagination';
 import { LOGGER } from '../common/tokens';
 import { afterCommit } from '../database/unit-of-work';
+import { skillDecision } from '../admission/admission.service';
+import { skillExtensionUri } from '../directory/agent-card';
 import { DirectoryService } from '../directory/directory.service';
 import { IdentitiesService } from '../identities/identities.service';
 import { clampedListHistory, clampedTaskHistory } from '../ledger/history-limits';
@@ -47,7 +49,9 @@ import {
   withoutSecrets,
 } from './a2a-mapping';
 import { callOf, type ProtocolCall } from './call-context';
+import { requireCallableSkill, skillNamed } from './call-skill';
 import { CallRefused } from './call-standing';
+import { ProtocolGate } from './protocol-gate';
 
 /** What the SDK's v0.3 transport reads from the card: only the capabilities. */
 const SERVICE_CARD = AgentCard.fromJSON({
@@ -69,7 +73,11 @@ const LIST_TASKS_MAX_PAGE_SIZE = 100;
  */
 @Injectable()
 export class LedgerRequestHandler implements A2ARequestHandler {
+  /** Where a message names its skill: its metadata entry under this URI (docs/api.md §16). */
+  private readonly skillExtension: string;
+
   constructor(
+    private readonly gate: ProtocolGate,
     private readonly ledger: LedgerService,
     private readonly pushConfigs: PushConfigService,
     private readonly directory: DirectoryService,
@@ -79,7 +87,9 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     private readonly approvals: ApprovalsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {}
+  ) {
+    this.skillExtension = skillExtensionUri(config.publicBaseUrl);
+  }
 
   async getAgentCard(): Promise<AgentCard> {
     return SERVICE_CARD;
@@ -87,19 +97,21 @@ export class LedgerRequestHandler implements A2ARequestHandler {
 
   /**
    * The worker's extended card (docs/api.md §4): its card with the skills of visibility
-   * `admitted`. Reached only through the protocol's checks (credential, worker,
+   * `admitted` that the caller is admitted to (docs/api.md §16: admission for that skill
+   * is no denial). Reached only through the protocol's checks (credential, worker,
    * admission), so every binding that calls this handler gets the same rule. The v1.0
    * card; the SDK's v0.3 transport translates it for `agent/getAuthenticatedExtendedCard`,
    * so a v0.3 call gets it signed over that translation (DirectoryService.extendedCard).
    */
   getAuthenticatedExtendedAgentCard(_params: unknown, context?: ServerCallContext): Promise<AgentCard> {
     return this.guard(async () => {
-      const { pair, version } = callOf(context!);
+      const { pair, version, admitted } = callOf(context!);
       const [worker] = await this.identities.findByIds([pair.worker.id]);
       if (!worker) {
         throw new TaskNotFoundError('The worker is gone.');
       }
-      return AgentCard.fromJSON(await this.directory.extendedCard(worker, version));
+      const admits = (skill: string) => skillDecision(admitted, skill).allowed;
+      return AgentCard.fromJSON(await this.directory.extendedCard(worker, version, admits));
     });
   }
 
@@ -286,13 +298,21 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     yield* this.follow(call, task.id, this.history(undefined), isTerminal);
   }
 
-  /** `starting` hears a new task's id before the send writes it (the stream's watch). */
+  /**
+   * `starting` hears a new task's id before the send writes it (the stream's watch).
+   * The message's skill is read and admitted first (docs/api.md §16): check 3 for it —
+   * whose decision also names the sides whose approval a task it starts waits for —
+   * then whether the worker's card has it.
+   */
   private async send(
     call: ProtocolCall,
     params: SendMessageRequest,
     read: HydrateOptions,
     starting?: (taskId: string) => void,
   ) {
+    const skill = skillNamed(params.message, this.skillExtension);
+    const { approval } = await this.gate.admitSkill(call, skill);
+    requireCallableSkill(call.admitted.worker, skill, this.skillExtension);
     const message = fromA2AMessage(params.message);
     const push = params.configuration?.taskPushNotificationConfig;
     const pushInput = push ? fromA2APushConfig(push) : null;
@@ -301,12 +321,11 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       taskId: params.message?.taskId || undefined,
       contextId: params.message?.contextId || undefined,
       metadata: params.metadata ?? null,
-      // A message names no skill yet (docs/api.md §16).
-      skill: null,
+      skill,
     };
     // A send that starts a task without a push notification config — the usual one —
     // is one statement, the forward to the worker's upstream agent queued in it.
-    if (input.taskId === undefined && !pushInput && call.approval.length === 0) {
+    if (input.taskId === undefined && !pushInput && approval.length === 0) {
       return this.ledger.start(call.pair, input, read, (batch, taskId) => {
         starting?.(taskId);
         return this.forwarder.queueMessage(batch, taskId, call.pair, message.messageId);
@@ -325,8 +344,8 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       if (pushInput) {
         await this.pushConfigs.save(tx, task, pushInput, call.version);
       }
-      if (sent.kind === 'created' && call.approval.length > 0) {
-        await this.approvals.hold(tx, sent, call.pair, call.approval);
+      if (sent.kind === 'created' && approval.length > 0) {
+        await this.approvals.hold(tx, sent, call.pair, approval);
         return sent;
       }
       // A worker with an upstream agent: the message is queued for the forwarder in the send's transaction.

@@ -1,7 +1,6 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { ServerCallContext } from '@a2a-js/sdk/server';
-import type { Side } from '../admission/admission.decision';
-import { AdmissionService } from '../admission/admission.service';
+import { AdmissionService, type AdmissionDecision, type AdmittedCall } from '../admission/admission.service';
 import type { AgentKeyPrincipal } from '../common/principal';
 import { AppError, forbidden, notFound } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
@@ -23,10 +22,10 @@ export interface CallShape {
   staysOpen: boolean;
 }
 
-/** A call the checks let through: its pair, and the sides whose approval a task it starts waits for (docs/api.md §16). */
+/** What checks 1–3 admitted: the pair of identities, and what admission read to decide (AdmittedCall). */
 export interface Admitted {
   pair: TaskPair;
-  approval: readonly Side[];
+  admitted: AdmittedCall;
 }
 
 /** An admitted call, from its checks to its end. */
@@ -66,7 +65,11 @@ export class ProtocolGate implements OnModuleDestroy {
     }
   }
 
-  /** Checks 1 (the caller's own receiver), 2 and 3: the pair of identities the call is between. */
+  /**
+   * Checks 1 (the caller's own receiver), 2 and 3: the pair of identities the call is
+   * between, admitted to a call that names no skill of its own (a send, once it names
+   * its skill, is admitted to that too: `admitSkill`).
+   */
   async admit(principal: AgentKeyPrincipal, handle: string): Promise<Admitted> {
     if (!principal.identity.enabled) {
       throw forbidden(
@@ -84,23 +87,36 @@ export class ProtocolGate implements OnModuleDestroy {
     const { worker } = call;
     // The caller learns only that admission said no; the decision is recorded for each side's administrators.
     if (!call.decision.allowed) {
-      throw forbidden('admission_denied', 'This call is not admitted between these two identities.');
+      throw admissionDenied();
     }
-    return {
-      pair: {
-        requester: {
-          id: principal.identity.id,
-          handle: principal.identity.handle,
-          organizationId: principal.organizationId!,
-        },
-        worker: { id: worker.id, handle: worker.agentHandle, organizationId: worker.organizationId! },
+    const pair = {
+      requester: {
+        id: principal.identity.id,
+        handle: principal.identity.handle,
+        organizationId: principal.organizationId!,
       },
-      approval: call.decision.approval,
+      worker: { id: worker.id, handle: worker.agentHandle, organizationId: worker.organizationId! },
     };
+    return { pair, admitted: call };
+  }
+
+  /**
+   * Check 3 again for a send, once it has read the skill its message names (docs/api.md
+   * §16): decided from what `admit` read, with no read of its own; a denial is recorded
+   * and refused in the binding's form, as `admit` refuses. The call's standing is asked
+   * about that skill from then on.
+   */
+  async admitSkill(call: ProtocolCall, skill: string | null): Promise<AdmissionDecision> {
+    call.skill = skill;
+    const decision = await this.admission.admitSkill(call.admitted, skill);
+    if (!decision.allowed) {
+      throw call.standing.refuse(admissionDenied());
+    }
+    return decision;
   }
 
   /** An admitted call starts: its slot when it stays open (429 when none is free), its abort signal, its standing. */
-  start(principal: AgentKeyPrincipal, { pair, approval }: Admitted, shape: CallShape): OpenCall {
+  start(principal: AgentKeyPrincipal, { pair, admitted }: Admitted, shape: CallShape): OpenCall {
     const release = shape.staysOpen ? this.openCalls.take(principal.id) : () => undefined;
     if (!release) {
       throw new AppError(
@@ -113,14 +129,14 @@ export class ProtocolGate implements OnModuleDestroy {
     this.inFlight.add(abort);
     // As read by the checks that admitted it, from before its key was read (KeysService.verify).
     const standing = new CallStanding(
-      () => this.standing(principal.id, pair),
+      () => this.standing(principal.id, call),
       () => this.notifier.standingChangedAt(),
       principal.checkedAt,
       principal.expiresAt?.getTime(),
     );
     const call: ProtocolCall = {
       pair,
-      approval,
+      admitted,
       version: shape.version,
       blocking: shape.blocking,
       signal: abort.signal,
@@ -146,18 +162,20 @@ export class ProtocolGate implements OnModuleDestroy {
 
   /**
    * The open call's checks, asked again: the key (the guard's), both identities and
-   * admission (without recording a denial; the call was admitted). Two indexed reads,
-   * side by side; the second is admission's own call lookup.
+   * admission for the call's skill (without recording a denial; the call was admitted).
+   * Two indexed reads, side by side; the second is admission's own call lookup.
    */
-  private async standing(keyId: string, pair: TaskPair): Promise<AppError | null> {
+  private async standing(keyId: string, { pair, skill }: ProtocolCall): Promise<AppError | null> {
     const [lostKey, decision] = await Promise.all([
       this.keys.lostStanding(keyId),
-      this.admission.recheck(pair.requester.id, pair.worker.handle),
+      this.admission.recheck(pair.requester.id, pair.worker.handle, skill),
     ]);
     // Identity rows are never deleted; were one missing, the call would have nobody to serve.
     return lostStanding(lostKey, decision ?? UNAVAILABLE);
   }
 }
+
+const admissionDenied = () => forbidden('admission_denied', 'This call is not admitted between these two identities.');
 
 /** Standing of a call whose identity rows are gone. */
 const UNAVAILABLE = { allowed: false, reason: 'worker_unavailable' } as const;
