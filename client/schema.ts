@@ -1189,6 +1189,8 @@ export interface components {
             reason: "requester_unclaimed" | "requester_disabled" | "worker_unavailable" | "blocked_by_requester" | "blocked_by_worker" | "same_organization" | "public_egress" | "mutual_permit" | "not_permitted_by_requester" | "not_permitted_by_worker" | "approval_required_by_requester" | "approval_required_by_worker" | "denied_by_peer";
             /** @description Your organization's rules that took part; never the other side's. */
             rules: components["schemas"]["ContactRule"][];
+            /** @description The skill the call names (docs/api.md §16); null when it names none. */
+            skill: string | null;
         };
         AdmissionDecision: {
             allowed: boolean;
@@ -1206,6 +1208,8 @@ export interface components {
             requester: components["schemas"]["AdmissionDecisionParty"];
             /** @description Your organization's rules that took part; never the other side's. */
             rules: components["schemas"]["ContactRule"][];
+            /** @description The skill the call names (docs/api.md §16); null when it names none. */
+            skill: string | null;
             worker: components["schemas"]["AdmissionDecisionParty"];
         };
         AdmissionDecisionList: {
@@ -1221,6 +1225,8 @@ export interface components {
         AgentCapabilities: {
             /** @description A2A v1.0 cards. */
             extendedAgentCard?: boolean;
+            /** @description The skill extension: a message names the skill it calls (docs/api.md §16). */
+            extensions: components["schemas"]["AgentExtension"][];
             pushNotifications: boolean;
             streaming: boolean;
         };
@@ -1269,6 +1275,11 @@ export interface components {
             id: string;
             name: string;
             tags: string[];
+        };
+        AgentExtension: {
+            description: string;
+            /** Format: uri */
+            uri: string;
         };
         AgentInterface: {
             /** @enum {string} */
@@ -1503,6 +1514,8 @@ export interface components {
         CheckAdmissionDto: {
             /** @description Handle of the identity that would call. */
             requester: string;
+            /** @description The skill the call would name (docs/api.md §16); absent: a call naming none. Not checked against the worker's card. */
+            skill?: string;
             /** @description Handle of the identity that would be called. */
             worker: string;
         };
@@ -1532,6 +1545,8 @@ export interface components {
             identity: string;
             note: string;
             peer: components["schemas"]["ContactRulePeer"];
+            /** @description The skills the rule is about, sorted; empty: every call. A rule with skills applies only to a call naming one of them, and then beats every rule without skills (docs/api.md §16). */
+            skills: string[];
             /** Format: date-time */
             updated_at: string;
         };
@@ -1586,6 +1601,8 @@ export interface components {
             identity: string;
             note?: string;
             peer: components["schemas"]["RulePeerDto"];
+            /** @description Skill ids the rule is about (absent or empty: every call): of the owner's card for an inbound or both rule; of the peer identity's card for an outbound one (its public skills, unless it is of your organization); not checked for an outbound rule naming an organization (docs/api.md §16). */
+            skills?: string[];
         };
         CreatedIdentity: {
             /** @example acme-billing */
@@ -1614,6 +1631,8 @@ export interface components {
              */
             organization_id: string | null;
             publicly_discoverable: boolean;
+            /** @description Every message sent to it must name a skill of its card (docs/api.md §16). */
+            require_skill: boolean;
             skills: components["schemas"]["AgentSkillDto"][];
             /** @enum {string} */
             status: "active" | "deleted";
@@ -1797,6 +1816,8 @@ export interface components {
              */
             organization_id: string | null;
             publicly_discoverable: boolean;
+            /** @description Every message sent to it must name a skill of its card (docs/api.md §16). */
+            require_skill: boolean;
             skills: components["schemas"]["AgentSkillDto"][];
             /** @enum {string} */
             status: "active" | "deleted";
@@ -1814,6 +1835,8 @@ export interface components {
             /** @enum {string} */
             filter_mode: "whitelist" | "blacklist" | "approval";
             publicly_discoverable: boolean;
+            /** @description Every message sent to it must name a skill of its card (docs/api.md §16). */
+            require_skill: boolean;
         };
         Invite: {
             /** Format: date-time */
@@ -2155,6 +2178,8 @@ export interface components {
                 [key: string]: unknown;
             };
             requester: components["schemas"]["Participant"];
+            /** @description The skill its first message named (docs/api.md §16); null when it named none. */
+            skill: string | null;
             status: components["schemas"]["TaskStatus"];
             /** Format: date-time */
             updated_at: string;
@@ -2183,6 +2208,8 @@ export interface components {
             /** @enum {string} */
             direction?: "inbound" | "outbound" | "both";
             note?: string;
+            /** @description Skill ids the rule is about (absent or empty: every call): of the owner's card for an inbound or both rule; of the peer identity's card for an outbound one (its public skills, unless it is of your organization); not checked for an outbound rule naming an organization (docs/api.md §16). */
+            skills?: string[];
         };
         UpdateKeyDto: {
             description?: string;
@@ -2203,6 +2230,8 @@ export interface components {
             filter_mode?: "whitelist" | "blacklist" | "approval";
             /** @description Admin key or Console only. */
             publicly_discoverable?: boolean;
+            /** @description Every message sent to the identity must name a skill of its card (docs/api.md §16); one that names none is invalid params. Admin key or Console only. */
+            require_skill?: boolean;
         };
         UpdateWebhookDto: {
             description?: string;
@@ -5953,6 +5982,8 @@ export interface operations {
                 peer?: string;
                 /** @description Only rows where the caller's side is the requester, or the worker. */
                 role?: "requester" | "worker";
+                /** @description Only tasks whose first message named this skill (docs/api.md §16). */
+                skill?: string;
                 state?: "submitted" | "working" | "input-required" | "auth-required" | "completed" | "failed" | "canceled" | "rejected";
                 /** @description Only tasks changed after this instant. */
                 updated_after?: string;
