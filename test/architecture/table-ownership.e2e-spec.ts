@@ -7,7 +7,7 @@ import { join, relative } from 'node:path';
  * src/database/queries/ (test/database/generated-sql), so this reads those files and
  * fails on a statement that names another module's table — unless its method is a
  * named read model: a doc comment that starts `Read model:` and says why the join is
- * kept (the list is in docs/architecture.md, "Data access").
+ * kept (the list is in docs/data-access.md).
  */
 const ROOT = join(__dirname, '../..');
 const SRC = join(ROOT, 'src');
@@ -96,9 +96,9 @@ describe('table ownership', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('the read models are exactly the ones docs/architecture.md lists', () => {
+  it('the read models are exactly the ones docs/data-access.md lists', () => {
     const listed = [
-      ...readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8').matchAll(/`(\w+Repository\.\w+)` \(read\s+model\)/g),
+      ...readFileSync(join(ROOT, 'docs/data-access.md'), 'utf8').matchAll(/`(\w+Repository\.\w+)` \(read\s+model\)/g),
     ].map((m) => m[1]);
     expect(listed.sort()).toEqual([...allowed].sort());
   });
