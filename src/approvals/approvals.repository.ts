@@ -257,6 +257,15 @@ export class ApprovalsRepository {
     return page.cut(rows, recordCreationPosition);
   }
 
+  /** How many requests are pending, in every organization (the metric a2a_approvals_pending). */
+  @GenerateSql({ params: [] })
+  async pendingTotal(): Promise<number> {
+    const row = await this.db.one<{ count: number }>(
+      sql`SELECT count(*)::int AS count FROM approvals WHERE state = 'pending'`,
+    );
+    return row!.count;
+  }
+
   /** How many requests the organization has pending. */
   @GenerateSql({ params: [DummyValue.UUID] })
   async pendingCount(organizationId: string): Promise<number> {

@@ -67,7 +67,9 @@ export class ApprovalsService {
     private readonly consoleService: ConsoleService,
     private readonly metrics: Metrics,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    metrics.pendingApprovalsFrom(() => repository.pendingTotal());
+  }
 
   /**
    * A send that started a task of a pair whose `sides` must approve it, in the send's

@@ -108,6 +108,8 @@ export class Metrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  /** Read from the database at each scrape, through the reader the approvals module gives (pendingApprovalsFrom). */
+  private pendingApprovals: () => Promise<number> = async () => 0;
   private readonly rateLimited = new Counter({
     name: 'a2a_rate_limit_refusals_total',
     help: 'Requests refused by a rate limit (429), per limit.',
@@ -135,6 +137,17 @@ export class Metrics {
         this.set({ state: 'waiting' }, waitingCount ?? 0);
       },
     });
+    const pendingApprovals: Gauge = new Gauge({
+      name: 'a2a_approvals_pending',
+      help: 'Approval requests pending, in every organization, read from the database at each scrape.',
+      registers: [this.registry],
+      collect: async () => pendingApprovals.set(await this.pendingApprovals()),
+    });
+  }
+
+  /** How a2a_approvals_pending is read (ApprovalsService gives it at start; this module cannot import approvals). */
+  pendingApprovalsFrom(read: () => Promise<number>): void {
+    this.pendingApprovals = read;
   }
 
   http(method: string, route: string, status: number, seconds: number): void {

@@ -2,7 +2,7 @@ import { MetricsServer } from '../../src/metrics/metrics.server';
 import { agentPair, enabledAgent, reply, rpc, submitTask, v03Message } from '../support/a2a';
 import { startApp, type TestApp } from '../support/app';
 import { eventually } from '../support/eventually';
-import { apiKey, bearer, signup, type ConsoleAccount } from '../support/fixtures';
+import { apiKey, bearer, mintAdminKey, signup, type ConsoleAccount } from '../support/fixtures';
 import { startReceiver, type Receiver } from '../support/receiver';
 
 /** One sample of the scrape: `name{labels} value`. */
@@ -171,6 +171,35 @@ describe('metrics (docs/operations.md, Metrics)', () => {
     }
     const labelValues = [...text.matchAll(/\w+="((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]);
     expect(labelValues.filter((value) => /[0-9a-f]{8}-[0-9a-f]{4}-/.test(value))).toEqual([]);
+  });
+
+  it('counts the approval requests pending, from the database, at each scrape', async () => {
+    const pending = async () => sample(await scrape(), 'a2a_approvals_pending');
+    const before = (await pending()) ?? 0;
+    const asker = await signup(t, 'Metrics Asker');
+    const decider = await signup(t, 'Metrics Decider');
+    const requester = await enabledAgent(t, asker, { filterMode: 'blacklist' });
+    const worker = await enabledAgent(t, decider, { filterMode: 'approval' });
+    const send = () =>
+      rpc(t, worker.handle, requester.key, 'message/send', {
+        message: v03Message('may I?'),
+        configuration: { blocking: false },
+      }).expect(200);
+    const held = await send();
+    expect(held.body.result.status.state).toBe('auth-required');
+    await send(); // the pair's second task joins the same request
+    expect(await pending()).toBe(before + 1);
+
+    const admin = await mintAdminKey(t, decider);
+    const [approval] = (await t.http().get('/api/v1/approvals?state=pending').set(apiKey(admin)).expect(200)).body
+      .approvals as Array<{ id: string }>;
+    await t
+      .http()
+      .post(`/api/v1/approvals/${approval.id}/approve`)
+      .set(apiKey(admin))
+      .send({ remember: 'once' })
+      .expect(200);
+    expect(await pending()).toBe(before);
   });
 
   it("labels every binding's request by its full route template, including the HTTP+JSON binding's", async () => {

@@ -90,5 +90,8 @@ a.first_task_id AS "firstTaskId", a.created_at AS "createdAt", a.expires_at AS "
         WHERE a.organization_id = $1 AND a.state = $2 AND CASE a.side WHEN 'requester' THEN a.requester_handle ELSE a.worker_handle END = $3 AND TRUE
         ORDER BY a.created_at DESC, a.id DESC LIMIT 21;
 
+-- ApprovalsRepository.pendingTotal
+SELECT count(*)::int AS count FROM approvals WHERE state = 'pending';
+
 -- ApprovalsRepository.pendingCount
 SELECT count(*)::int AS count FROM approvals WHERE organization_id = $1 AND state = 'pending';
