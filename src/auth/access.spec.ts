@@ -390,7 +390,7 @@ describe('visibleCondition: the SQL side of task.read / context.read', () => {
       'contexts',
     );
     expect(condition.text).toBe(
-      '(c.worker_organization_id = $1 AND c.worker_handle = $2 AND c.requester_identity_id = $3::uuid)',
+      '(c.worker_organization_id = $1 AND c.worker_handle = $2 AND c.requester_identity_id = $3::uuid AND EXISTS (SELECT 1 FROM tasks unheld WHERE unheld.context_id = c.id AND NOT unheld.held))',
     );
     expect(condition.values).toEqual([ACME, 'acme-billing', id.toLowerCase()]);
   });

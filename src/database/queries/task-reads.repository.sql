@@ -159,8 +159,8 @@ c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.created_at, c
 -- TaskReadsRepository.visibleContexts (either role)
 SELECT c.* FROM ((SELECT c.id, c.requester_identity_id, c.requester_handle, c.requester_organization_id,
 c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.created_at, c.updated_at FROM contexts c WHERE (c.requester_identity_id = $1) AND TRUE ORDER BY c.created_at DESC, c.id DESC LIMIT 51) UNION (SELECT c.id, c.requester_identity_id, c.requester_handle, c.requester_organization_id,
-c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.created_at, c.updated_at FROM contexts c WHERE (c.worker_identity_id = $2) AND TRUE ORDER BY c.created_at DESC, c.id DESC LIMIT 51)) c ORDER BY c.created_at DESC, c.id DESC LIMIT 51;
+c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.created_at, c.updated_at FROM contexts c WHERE (c.worker_identity_id = $2 AND EXISTS (SELECT 1 FROM tasks unheld WHERE unheld.context_id = c.id AND NOT unheld.held)) AND TRUE ORDER BY c.created_at DESC, c.id DESC LIMIT 51)) c ORDER BY c.created_at DESC, c.id DESC LIMIT 51;
 
 -- TaskReadsRepository.visibleContext
 SELECT c.id, c.requester_identity_id, c.requester_handle, c.requester_organization_id,
-c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.created_at, c.updated_at FROM contexts c WHERE c.id = $1 AND ((c.requester_organization_id = $2) OR (c.worker_organization_id = $3));
+c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.created_at, c.updated_at FROM contexts c WHERE c.id = $1 AND ((c.requester_organization_id = $2) OR (c.worker_organization_id = $3 AND EXISTS (SELECT 1 FROM tasks unheld WHERE unheld.context_id = c.id AND NOT unheld.held)));
