@@ -233,18 +233,19 @@ export class AdmissionRepository {
     return row ? toRule(row) : null;
   }
 
-  /** The owner's rule without skills naming this peer identity in this direction, locked; null when it has none. */
-  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2, 'inbound'] })
+  /** The owner's rule naming these skills (sorted, as stored; none: `[]`) and this peer identity in this direction, locked; null when it has none. */
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID_2, 'inbound', []] })
   async identityRule(
     identityId: string,
     peerIdentityId: string,
     direction: RuleDirection,
+    skills: readonly string[],
     tx?: Tx,
   ): Promise<ContactRule | null> {
     const row = await this.db.one<RuleRow>(
       sql`SELECT ${RULE_COLUMNS} FROM contact_rules
            WHERE identity_id = ${identityId} AND peer_type = 'identity' AND peer_identity_id = ${peerIdentityId} AND direction = ${direction}
-             AND skills = '{}'
+             AND skills = ${skills}::text[]
            FOR UPDATE`,
       tx,
     );

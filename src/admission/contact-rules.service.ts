@@ -9,7 +9,7 @@ import { EventsService } from '../events/events.service';
 import { IdentitiesService } from '../identities/identities.service';
 import type { Identity } from '../identities/identity.entity';
 import { cardSkillIds } from '../identities/card-skills';
-import type { AdmissionParty, RuleDirection } from './admission.decision';
+import { effectiveRule, type AdmissionParty, type RuleDirection } from './admission.decision';
 import type { ContactRule } from './contact-rule.entity';
 import { AdmissionRepository, type NewContactRule } from './admission.repository';
 import { namesOf, toContactRuleView, type ContactRuleView, type IdentityNames } from './contact-rule.view';
@@ -109,9 +109,10 @@ export class ContactRulesService {
 
   /**
    * An approval decided `always` (docs/api.md §16), in the decision's transaction: the
-   * owner's rule without skills naming the peer identity in that direction takes
-   * `action` — the rule there is, or a new one — reported and audited as any change to
-   * a rule.
+   * owner's rule naming the peer identity in that direction takes `action` — the rule
+   * there is, or a new one — reported and audited as any change to a rule. It names the
+   * skills of the `ask` rule that asked about a call naming `skill`, when that rule named
+   * skills (else none), so that it outranks that rule: the person's answer sticks.
    */
   async remember(
     tx: Tx,
@@ -119,10 +120,12 @@ export class ContactRulesService {
     peer: RuleIdentity,
     direction: 'inbound' | 'outbound',
     action: 'allow' | 'block',
+    skill: string | null,
   ): Promise<ContactRuleView> {
     const names = namesOf([owner, peer]);
     await this.repository.lockRulesOf(owner.id, tx);
-    const existing = await this.repository.identityRule(owner.id, peer.id, direction, tx);
+    const skills = await this.askingSkills(owner, peer, direction, skill);
+    const existing = await this.repository.identityRule(owner.id, peer.id, direction, skills, tx);
     if (!existing) {
       return this.insert(
         tx,
@@ -134,7 +137,7 @@ export class ContactRulesService {
           peerType: 'identity',
           peerIdentityId: peer.id,
           peerOrganizationId: null,
-          skills: [],
+          skills,
           note: '',
         },
         names,
@@ -147,6 +150,27 @@ export class ContactRulesService {
       tx,
     );
     return this.updated(tx, existing, updated!, names);
+  }
+
+  /** The skills of the owner's effective rule about the peer for a call naming `skill`, when that rule asks; else none. */
+  private async askingSkills(
+    owner: RuleIdentity,
+    peer: RuleIdentity,
+    direction: 'inbound' | 'outbound',
+    skill: string | null,
+  ): Promise<string[]> {
+    if (skill === null) {
+      return [];
+    }
+    const parties = await this.identities.findByIds([owner.id, peer.id]);
+    const [ownParty, peerParty] = [owner, peer].map((identity) => parties.find((party) => party.id === identity.id));
+    if (!ownParty || !peerParty) {
+      return [];
+    }
+    const side = direction === 'inbound' ? 'worker' : 'requester';
+    const [requester, worker] = side === 'worker' ? [peerParty, ownParty] : [ownParty, peerParty];
+    const rule = effectiveRule(await this.between(requester, worker), side, ownParty, peerParty, skill);
+    return rule?.action === 'ask' ? [...rule.skills] : [];
   }
 
   /** A new rule within the per-identity limit (the caller holds the owner's lock), reported and audited. */

@@ -185,7 +185,10 @@ export class ApprovalsService {
       if (remember === 'always') {
         const { own, peer } = partiesOf(decided);
         const direction = decided.side === 'requester' ? 'outbound' : 'inbound';
-        await this.rules.remember(tx, own, peer, direction, state === 'approved' ? 'allow' : 'block');
+        // The rule answers for the skill the first task named, as the rule that asked did.
+        const first = await this.ledger.taskById(decided.firstTaskId, { historyLength: 0, artifacts: false });
+        const action = state === 'approved' ? 'allow' : 'block';
+        await this.rules.remember(tx, own, peer, direction, action, first?.skill ?? null);
       }
       const [view] = await this.emitDecided(tx, [decided]);
       await this.audit.record(tx, {

@@ -236,6 +236,48 @@ describe('per-skill policy', () => {
     }
   });
 
+  it('approving always a request that a skill-specific ask rule opened answers that skill from then on', async () => {
+    const ask = await rule({
+      action: 'ask',
+      peer: { type: 'identity', handle: partner.handle },
+      skills: ['summarize'],
+    });
+    const remembered: string[] = [ask.body.id];
+    try {
+      const state = async () => {
+        const sent = await rpc(t, worker.handle, partner.key, 'message/send', {
+          message: v03Message('please', { metadata: { [uri]: 'summarize' } }),
+          configuration: { blocking: false },
+        }).expect(200);
+        return sent.body.result.status.state as string;
+      };
+      expect(await state()).toBe('auth-required');
+      const [approval] = (
+        await t.http().get(`/api/v1/approvals?state=pending&identity=${worker.handle}`).set(bearer(acme)).expect(200)
+      ).body.approvals as Array<{ id: string }>;
+      await t
+        .http()
+        .post(`/api/v1/approvals/${approval.id}/approve`)
+        .set(bearer(acme))
+        .send({ remember: 'always' })
+        .expect(200);
+      const rules = (
+        await t.http().get(`/api/v1/contact-rules?identity=${worker.handle}`).set(bearer(acme)).expect(200)
+      ).body.rules as Array<{ id: string; action: string; skills: string[]; peer: { handle: string | null } }>;
+      const written = rules.filter((r) => r.peer.handle === partner.handle && r.action === 'allow');
+      expect(written.map((r) => r.skills)).toContainEqual(['summarize']);
+      remembered.push(...written.filter((r) => r.skills.includes('summarize')).map((r) => r.id));
+      // The rule that asked was the owner's rule for that peer, direction and skills: it now allows.
+      expect(written.map((r) => r.id)).toContain(ask.body.id);
+      // The person's answer sticks: the next task naming the skill is not asked about again.
+      expect(await state()).toBe('submitted');
+    } finally {
+      for (const id of new Set(remembered)) {
+        await t.http().delete(`/api/v1/contact-rules/${id}`).set(bearer(acme)).expect(204);
+      }
+    }
+  });
+
   it('an open stream is asked about its skill: a block of that skill ends it as admission_denied', async () => {
     const stream = await openStream(t.baseUrl, worker.handle, trusted.key, 'message/stream', {
       message: v03Message('long', { metadata: { [uri]: 'translate' } }),

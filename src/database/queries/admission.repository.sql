@@ -60,7 +60,7 @@ SELECT id, identity_id, organization_id, direction, action, peer_type, peer_iden
 -- AdmissionRepository.identityRule
 SELECT id, identity_id, organization_id, direction, action, peer_type, peer_identity_id, peer_organization_id, skills, note, created_at, updated_at FROM contact_rules
 WHERE identity_id = $1 AND peer_type = 'identity' AND peer_identity_id = $2 AND direction = $3
-  AND skills = '{}'
+  AND skills = $4::text[]
 FOR UPDATE;
 
 -- AdmissionRepository.lockRulesOf
