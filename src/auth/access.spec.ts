@@ -16,6 +16,7 @@ import {
   type SettingField,
 } from './access';
 import type { AgentKeyPrincipal, Principal } from '../common/principal';
+import { sql } from '../database/sql';
 
 const ACME = 'org-acme';
 const OTHER = 'org-other';
@@ -372,7 +373,7 @@ describe('visibleCondition: the SQL side of task.read / context.read', () => {
   it('an agent key stands on its identity columns, an organization on the organization columns', () => {
     expect(sideOf(PRINCIPALS.agent)).toEqual({ kind: 'identity', identityId: billing.id });
     expect(sideOf(PRINCIPALS.console)).toEqual({ kind: 'organization', organizationId: ACME });
-    const condition = visibleCondition('t', sideOf(PRINCIPALS.agent), {}, 'tasks');
+    const condition = visibleCondition('t', sideOf(PRINCIPALS.agent), {}, sql.raw('NOT t.held'));
     expect(condition.text).toBe('((t.requester_identity_id = $1) OR (t.worker_identity_id = $2 AND NOT t.held))');
     expect(condition.values).toEqual([billing.id, billing.id]);
   });
@@ -387,10 +388,10 @@ describe('visibleCondition: the SQL side of task.read / context.read', () => {
         identity: 'acme-billing',
         peer: id,
       },
-      'contexts',
+      sql.raw('c.unheld'),
     );
     expect(condition.text).toBe(
-      '(c.worker_organization_id = $1 AND c.worker_handle = $2 AND c.requester_identity_id = $3::uuid AND EXISTS (SELECT 1 FROM tasks unheld WHERE unheld.context_id = c.id AND NOT unheld.held))',
+      '(c.worker_organization_id = $1 AND c.worker_handle = $2 AND c.requester_identity_id = $3::uuid AND c.unheld)',
     );
     expect(condition.values).toEqual([ACME, 'acme-billing', id.toLowerCase()]);
   });

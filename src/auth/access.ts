@@ -392,11 +392,11 @@ export interface SideFilter {
 /**
  * The SQL condition for "`task.read` / `context.read` allows this row, and it matches
  * `filter`". Tasks and contexts share the participant columns (`alias` is the
- * table's alias in the query; trusted text, never a value from a request). A held
- * task (waiting for approval, docs/api.md §16) is not the worker's side's to see, nor
- * a context that holds nothing else (every context has its first task).
+ * table's alias in the query; trusted text, never a value from a request). `unheld`
+ * is what the worker's side also needs of a row: the ledger keeps a held task (waiting
+ * for approval, docs/api.md §16) from it, and a context that holds nothing else.
  */
-export function visibleCondition(alias: string, side: LedgerSide, filter: SideFilter, rows: 'tasks' | 'contexts'): Sql {
+export function visibleCondition(alias: string, side: LedgerSide, filter: SideFilter, unheld: Sql): Sql {
   const own = side.kind === 'identity' ? side.identityId : side.organizationId;
   const column = (role: LedgerRole, name: string) => sql.raw(`${alias}.${role}_${name}`);
   const mine = (role: LedgerRole) => [
@@ -405,13 +405,8 @@ export function visibleCondition(alias: string, side: LedgerSide, filter: SideFi
   ];
   const theirs = (role: LedgerRole) => (filter.peer === undefined ? [] : [identityMatch(filter.peer, column, role)]);
   const asRole = (role: LedgerRole) =>
-    sql`(${sql.join([...mine(role), ...theirs(role === 'requester' ? 'worker' : 'requester'), ...unheld(role)], ' AND ')})`;
-  const unheld = (role: LedgerRole) =>
-    role !== 'worker'
-      ? []
-      : rows === 'tasks'
-        ? [sql.raw(`NOT ${alias}.held`)]
-        : [sql.raw(`EXISTS (SELECT 1 FROM tasks unheld WHERE unheld.context_id = ${alias}.id AND NOT unheld.held)`)];
+    sql`(${sql.join([...mine(role), ...theirs(role === 'requester' ? 'worker' : 'requester'), ...unheldAs(role)], ' AND ')})`;
+  const unheldAs = (role: LedgerRole) => (role === 'worker' ? [unheld] : []);
   return filter.role ? asRole(filter.role) : sql`(${asRole('requester')} OR ${asRole('worker')})`;
 }
 

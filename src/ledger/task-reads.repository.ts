@@ -203,7 +203,7 @@ export class TaskReadsRepository {
   /** A task as a record (findRecord), when visible to `side`; null otherwise. */
   @GenerateSql({ params: [U, ORGANIZATION_SIDE, { historyLength: 2, artifacts: true, maxArtifactBytes: 1000 }] })
   async visibleTaskRecord(taskId: string, side: LedgerSide, options: HydrateOptions): Promise<TaskRecord | null> {
-    return findRecord(this.db, taskId, visibleCondition('t', side, {}, 'tasks'), options);
+    return findRecord(this.db, taskId, visibleCondition('t', side, {}, UNHELD.tasks('t')), options);
   }
 
   /**
@@ -309,10 +309,21 @@ export class TaskReadsRepository {
   @GenerateSql({ params: [U, ORGANIZATION_SIDE] })
   async visibleContext(contextId: string, side: LedgerSide): Promise<ContextRecord | null> {
     const row = await this.db.one<ContextRow>(sql`
-      SELECT ${CONTEXT_COLUMNS} FROM contexts c WHERE c.id = ${contextId} AND ${visibleCondition('c', side, {}, 'contexts')}`);
+      SELECT ${CONTEXT_COLUMNS} FROM contexts c WHERE c.id = ${contextId} AND ${visibleCondition('c', side, {}, UNHELD.contexts('c'))}`);
     return row ? contextRecord(row) : null;
   }
 }
+
+/**
+ * What the worker's side needs of a row besides its columns (visibleCondition): a task
+ * not held for approval (docs/api.md §16), a context with a task that is not (every
+ * context has its first task, so a context of held tasks alone tells of a first contact).
+ */
+const UNHELD = {
+  tasks: (alias: string) => sql.raw(`NOT ${alias}.held`),
+  contexts: (alias: string) =>
+    sql.raw(`EXISTS (SELECT 1 FROM tasks unheld WHERE unheld.context_id = ${alias}.id AND NOT unheld.held)`),
+};
 
 /** The tasks `hydrate` reads the parts of (its `sql.rows`, declared once). */
 const HYDRATED_COLUMNS = [
@@ -339,12 +350,12 @@ function visiblePage(
 ): Sql {
   const alias = page.alias;
   if (filter.role) {
-    return select(visibleCondition(alias, side, filter, rows));
+    return select(visibleCondition(alias, side, filter, UNHELD[rows](alias)));
   }
   return mergedPage(
     page,
-    select(visibleCondition(alias, side, { ...filter, role: 'requester' }, rows)),
-    select(visibleCondition(alias, side, { ...filter, role: 'worker' }, rows)),
+    select(visibleCondition(alias, side, { ...filter, role: 'requester' }, UNHELD[rows](alias))),
+    select(visibleCondition(alias, side, { ...filter, role: 'worker' }, UNHELD[rows](alias))),
   );
 }
 
