@@ -13,8 +13,8 @@ export type KeyRecord = Omit<RecordOf<ApiKey>, 'keyHash' | 'expiryNotifiedAt'>;
 
 /** Authentication's record: the key's metadata plus its bound identity's state. */
 export type VerifiedKey = KeyRecord & {
-  /** `expires_at` has passed, by the database's clock as the statement ran. */
-  expired: boolean;
+  /** Where the key stands, by the database's clock as the statement ran (STANDING). */
+  standing: KeyStanding;
   identityHandle: string | null;
   identityClaimed: boolean | null;
   identityEnabled: boolean | null;
@@ -66,6 +66,15 @@ const METADATA_COLUMNS =
 const FROM_KEYS = sql.raw(`FROM api_keys k LEFT JOIN identities i ON i.id = k.identity_id`);
 
 /**
+ * Where the key `k` stands, by the database's clock as the statement runs: the one
+ * definition authentication and the re-checks of open calls share. A revoked key stands
+ * as revoked even once its `expires_at` has passed; a key without one never expires.
+ */
+const STANDING = sql.raw(
+  `CASE WHEN k.status <> 'active' THEN 'revoked' WHEN k.expires_at <= now() THEN 'expired' ELSE 'active' END`,
+);
+
+/**
  * Read model: key metadata joined to the bound identity (`identities`, owned by the
  * identities module). An agent key's organization is its identity's, so every key
  * read resolves it here in the same indexed statement rather than a second round
@@ -92,8 +101,8 @@ export class KeysRepository {
    * 1-based index in `keyHashes` of the hash a row answers. It also reads admission's
    * version (`admission_version`, the admission module's), in the same snapshot: a
    * protocol call whose pair was read at that version needs no read of its parties
-   * (AdmissionService.admitCall) — one row, read once per statement. Whether the key
-   * has expired is decided here, by the database's clock, as for every other reader.
+   * (AdmissionService.admitCall) — one row, read once per statement. Where the key
+   * stands (revoked, expired) is decided here, as `standing` decides it for open calls.
    */
   @GenerateSql({ params: [[DummyValue.BUFFER]] })
   async findByHashes(keyHashes: Buffer[]): Promise<Array<VerifiedKey & { position: number }>> {
@@ -102,7 +111,7 @@ export class KeysRepository {
       sql`
       SELECT q.position::int AS position, ${METADATA_COLUMNS}, i.agent_handle AS "identityHandle",
              (i.claimed_at IS NOT NULL) AS "identityClaimed", i.enabled AS "identityEnabled",
-             COALESCE(k.expires_at <= now(), false) AS expired,
+             ${STANDING} AS standing,
              (SELECT version FROM admission_version)::text AS "admissionVersion"
         FROM unnest(${keyHashes}::bytea[]) WITH ORDINALITY AS q(key_hash, position)
         JOIN api_keys k ON k.key_hash = q.key_hash
@@ -118,8 +127,7 @@ export class KeysRepository {
   async standing(id: string): Promise<KeyStanding> {
     const [row] = await this.db.prepared<{ standing: KeyStanding }>(
       'api_key_status',
-      sql`SELECT CASE WHEN status <> 'active' THEN 'revoked' WHEN expires_at <= now() THEN 'expired' ELSE 'active' END AS standing
-            FROM api_keys WHERE id = ${id}`,
+      sql`SELECT ${STANDING} AS standing FROM api_keys k WHERE k.id = ${id}`,
     );
     return row?.standing ?? 'revoked';
   }

@@ -86,10 +86,10 @@ export class KeysService {
     }
     const checkedAt = performance.now();
     const key = await this.lookup.find(hashApiKey(raw), arriving);
-    if (!key || key.status !== 'active') {
+    if (!key || key.standing === 'revoked') {
       return null;
     }
-    if (key.expired) {
+    if (key.standing === 'expired') {
       throw expiredKey(key.expiresAt);
     }
     const principal: KeyPrincipal =

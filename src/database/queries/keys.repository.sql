@@ -6,15 +6,14 @@ k.label, k.description, k.status, k.prefix, k.created_at AS "createdAt", k.creat
 k.created_by_id AS "createdById", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt",
 k.expires_at AS "expiresAt", i.agent_handle AS "identityHandle",
            (i.claimed_at IS NOT NULL) AS "identityClaimed", i.enabled AS "identityEnabled",
-           COALESCE(k.expires_at <= now(), false) AS expired,
+           CASE WHEN k.status <> 'active' THEN 'revoked' WHEN k.expires_at <= now() THEN 'expired' ELSE 'active' END AS standing,
            (SELECT version FROM admission_version)::text AS "admissionVersion"
       FROM unnest($1::bytea[]) WITH ORDINALITY AS q(key_hash, position)
       JOIN api_keys k ON k.key_hash = q.key_hash
       LEFT JOIN identities i ON i.id = k.identity_id;
 
 -- KeysRepository.standing
-SELECT CASE WHEN status <> 'active' THEN 'revoked' WHEN expires_at <= now() THEN 'expired' ELSE 'active' END AS standing
-FROM api_keys WHERE id = $1;
+SELECT CASE WHEN k.status <> 'active' THEN 'revoked' WHEN k.expires_at <= now() THEN 'expired' ELSE 'active' END AS standing FROM api_keys k WHERE k.id = $1;
 
 -- KeysRepository.countActiveForIdentity
 SELECT count(*)::int AS count FROM api_keys WHERE identity_id = $1 AND status = 'active';
