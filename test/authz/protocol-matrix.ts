@@ -26,7 +26,8 @@ export interface RuleSpec {
 }
 
 export type Caller =
-  { kind: 'agent'; identity: Party } | { kind: 'none' | 'malformed' | 'revokedAgent' | 'admin' | 'console' };
+  | { kind: 'agent'; identity: Party }
+  | { kind: 'none' | 'malformed' | 'revokedAgent' | 'expiredAgent' | 'admin' | 'console' };
 
 export interface ProtocolCase {
   name: string;
@@ -61,6 +62,14 @@ export const PROTOCOL_CASES: ProtocolCase[] = [
     worker: acmeWorker,
     status: 401,
     reason: 'unauthenticated',
+  },
+  // An expired key is the one 401 with a reason of its own: the caller can mint a new key (docs/api.md §2, §5).
+  {
+    name: 'an expired agent key',
+    caller: { kind: 'expiredAgent' },
+    worker: acmeWorker,
+    status: 401,
+    reason: 'api_key_expired',
   },
   // 403: a valid credential that may not call.
   {

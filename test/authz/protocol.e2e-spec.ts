@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { status as GrpcStatus, type Client as GrpcClient } from '@grpc/grpc-js';
+import { hashApiKey } from '../../src/keys/key-format';
 import { startApp, type TestApp } from '../support/app';
 import { grpcClient, metadataOf, unary } from '../support/grpc';
 import {
@@ -70,6 +71,13 @@ describe('protocol endpoint: credentials and admission', () => {
       case 'revokedAgent': {
         const key = await mintKeyDirectly(t, (await identity({ org: 'acme', enabled: true })).id);
         await t.http().post('/api-keys/self/revoke').set(apiKey(key)).expect(200);
+        return apiKey(key);
+      }
+      case 'expiredAgent': {
+        const key = await mintKeyDirectly(t, (await identity({ org: 'acme', enabled: true })).id);
+        await t.db.query(`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE key_hash = $1`, [
+          hashApiKey(key),
+        ]);
         return apiKey(key);
       }
       case 'admin':
