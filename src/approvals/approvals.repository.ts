@@ -187,27 +187,17 @@ export class ApprovalsRepository {
   }
 
   /** Concludes these requests (locked by the caller); they are returned as they are now. */
-  @GenerateSql(
-    {
-      name: 'approved',
-      params: [
-        [DummyValue.UUID],
-        {
-          state: 'approved',
-          remember: 'always',
-          reason: null,
-          decidedBy: { type: 'key', id: DummyValue.UUID_2, label: 'ops' },
-        } satisfies Conclusion,
-      ],
-    },
-    {
-      name: 'expired',
-      params: [
-        [DummyValue.UUID],
-        { state: 'expired', remember: null, reason: null, decidedBy: null } satisfies Conclusion,
-      ],
-    },
-  )
+  @GenerateSql({
+    params: [
+      [DummyValue.UUID],
+      {
+        state: 'approved',
+        remember: 'always',
+        reason: null,
+        decidedBy: { type: 'key', id: DummyValue.UUID_2, label: 'ops' },
+      } satisfies Conclusion,
+    ],
+  })
   async conclude(ids: readonly string[], conclusion: Conclusion, tx: Tx): Promise<ApprovalRecord[]> {
     const { state, remember, reason, decidedBy } = conclusion;
     return this.db.rows<ApprovalRecord>(
