@@ -86,8 +86,7 @@ export class ApprovalsService {
     sides: readonly Side[],
   ): Promise<void> {
     const { ttlHours, maxPending } = this.config.approvals;
-    const asks = sides.map((side) => ({ side, organizationId: pair[side].organizationId }));
-    const attached = await this.repository.attach(created.task.id, pair, asks, ttlHours, maxPending, tx);
+    const attached = await this.repository.attach(created.task.id, pair, sides, ttlHours, maxPending, tx);
     const full = attached.filter((side) => !side.fits).map((side) => side.side);
     if (full.length > 0) {
       const note = `Rejected: ${who(full)} has too many approval requests waiting (at most ${maxPending}); try again later.`;
