@@ -185,7 +185,7 @@ export class ApprovalsService {
         const { own, peer } = partiesOf(decided);
         const direction = decided.side === 'requester' ? 'outbound' : 'inbound';
         // The rule answers for the skill the first task named, as the rule that asked did.
-        const first = await this.ledger.taskById(decided.firstTaskId, { historyLength: 0, artifacts: false });
+        const first = await this.ledger.taskById(decided.firstTaskId, { historyLength: 0, artifacts: false }, tx);
         const action = state === 'approved' ? 'allow' : 'block';
         await this.rules.remember(tx, own, peer, direction, action, first?.skill ?? null);
       }

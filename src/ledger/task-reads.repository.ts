@@ -84,8 +84,8 @@ export class TaskReadsRepository {
 
   /** A task by its id alone as a record (findRecord): the service's own reads, never on behalf of a caller. */
   @GenerateSql({ params: [U, { historyLength: 0, artifacts: true, maxArtifactBytes: 1000 }] })
-  async taskRecord(taskId: string, options: HydrateOptions): Promise<TaskRecord | null> {
-    return findRecord(this.db, taskId, sql`TRUE`, options);
+  async taskRecord(taskId: string, options: HydrateOptions, tx?: Tx): Promise<TaskRecord | null> {
+    return findRecord(this.db, taskId, sql`TRUE`, options, tx);
   }
 
   /** How many of the pair's tasks match the filter (ListTasks' totalSize). */
@@ -401,6 +401,7 @@ async function findRecord(
   taskId: string,
   where: Sql,
   options: HydrateOptions,
+  tx?: Tx,
 ): Promise<TaskRecord | null> {
   const parts = await db.rows<TaskPart | { part: 'task'; row: JsonRow<TaskRow> }>(
     sql`
@@ -409,6 +410,7 @@ async function findRecord(
     SELECT 'task' AS part, to_jsonb(found) AS row FROM found
     UNION ALL
     ${partsOf(options)}`,
+    tx,
   );
   const found = parts.find((part) => part.part === 'task');
   if (!found) {
