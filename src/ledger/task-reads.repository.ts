@@ -146,11 +146,12 @@ export class TaskReadsRepository {
     );
   }
 
-  /** A context's most recent tasks. */
-  @GenerateSql({ params: [U, 200] })
-  async contextTasks(contextId: string, limit: number): Promise<TaskRow[]> {
+  /** A context's most recent tasks visible to `side` (the worker's side sees none held). */
+  @GenerateSql({ params: [U, ORGANIZATION_SIDE, 200] })
+  async contextTasks(contextId: string, side: LedgerSide, limit: number): Promise<TaskRow[]> {
     return this.db.rows<TaskRow>(sql`
-      SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.context_id = ${contextId} ORDER BY t.created_at DESC, t.id DESC LIMIT ${limit}`);
+      SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.context_id = ${contextId} AND ${visibleCondition('t', side, {}, UNHELD.tasks('t'))}
+       ORDER BY t.created_at DESC, t.id DESC LIMIT ${limit}`);
   }
 
   /** The upstream ids of those of these tasks that were forwarded and answered, by task id. */

@@ -122,6 +122,24 @@ describe('approvals (docs/api.md §16)', () => {
     expect(more.body.error).toMatchObject({ code: -32004, message: expect.stringContaining('waits for approval') });
   });
 
+  it("a context shows the worker's side its tasks but the held ones", async () => {
+    const { requester, worker } = await askingPair();
+    const first = await send(requester, worker, 'first');
+    const [request] = await pendingOf(worker);
+    await decide(globexAdmin, request.id, 'approve', { remember: 'once' }).expect(200);
+    const later = await rpc(t, worker.handle, requester.key, 'message/send', {
+      message: v03Message('second', { contextId: first.contextId }),
+    }).expect(200);
+    expect(later.body.result).toMatchObject({ contextId: first.contextId, status: { state: 'auth-required' } });
+    const tasksIn = async (key: string) =>
+      (await t.http().get(`/api/v1/contexts/${first.contextId}`).set(apiKey(key)).expect(200)).body.tasks.map(
+        (x: { id: string }) => x.id,
+      );
+    expect(await tasksIn(worker.key)).toEqual([first.id]);
+    expect(await tasksIn(globexAdmin)).toEqual([first.id]);
+    expect(await tasksIn(requester.key)).toEqual([later.body.result.id, first.id]);
+  });
+
   it('lists the request for the deciding organization only; the tasks of the pair meanwhile join it', async () => {
     const { requester, worker } = await askingPair();
     const first = await send(requester, worker, 'first');
