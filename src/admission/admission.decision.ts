@@ -100,8 +100,8 @@ const DIRECTION_OF: Record<Side, RuleDirection> = { requester: 'outbound', worke
 export function effectiveRule<R extends RuleFacts>(
   rules: readonly R[],
   side: Side,
-  owner: AdmissionParty,
-  peer: AdmissionParty,
+  owner: Pick<AdmissionParty, 'id'>,
+  peer: Pick<AdmissionParty, 'id' | 'organizationId'>,
   skill: string | null = null,
 ): R | null {
   // Rank 0–3 among rules with the call's skill, 4–7 among rules without skills: own

@@ -136,7 +136,8 @@ export class AdmissionRepository {
    * outbound-or-both rules naming the worker or its organization, and the worker's
    * inbound-or-both rules naming the requester or its organization. Four probes of the
    * partial unique indexes, each reading at most two rows, whatever the number of rules
-   * either identity has; one prepared statement, on every protocol call.
+   * either identity has; one prepared statement, on every protocol call (in `tx` when
+   * given: an approval decided `always`).
    */
   @GenerateSql({
     params: [
@@ -144,8 +145,11 @@ export class AdmissionRepository {
       { id: DummyValue.UUID_2, organizationId: DummyValue.UUID },
     ],
   })
-  async rulesBetween(requester: Party, worker: Party): Promise<ContactRule[]> {
-    const rows = await this.db.prepared<RuleRow>('contact_rules_between', rulesBetween(requester, worker));
+  async rulesBetween(requester: Party, worker: Party, tx?: Tx): Promise<ContactRule[]> {
+    const statement = rulesBetween(requester, worker);
+    const rows = tx
+      ? await this.db.rows<RuleRow>(statement, tx)
+      : await this.db.prepared<RuleRow>('contact_rules_between', statement);
     return rows.map(toRule);
   }
 

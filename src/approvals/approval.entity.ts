@@ -1,5 +1,6 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import type { Side } from '../admission/admission.decision';
+import { Participants } from '../ledger/entities/participants.embedded';
 
 export const APPROVAL_STATES = ['pending', 'approved', 'denied', 'expired'] as const;
 export type ApprovalState = (typeof APPROVAL_STATES)[number];
@@ -11,10 +12,10 @@ export type Remember = (typeof REMEMBER)[number];
 /**
  * A request for a person of the deciding organization to approve the new tasks of a
  * pair (docs/api.md §16): one per pair and side while pending; the tasks started
- * meanwhile wait on it (ApprovalTask).
+ * meanwhile wait on it (ApprovalTask). The pair's columns are a task's (Participants).
  */
 @Entity({ name: 'approvals' })
-export class Approval {
+export class Approval extends Participants {
   @PrimaryGeneratedColumn('uuid')
   id: string;
 
@@ -25,24 +26,6 @@ export class Approval {
   /** Which side of the pair asks: its identity is the deciding one, the other is the peer. */
   @Column({ type: 'varchar' })
   side: Side;
-
-  @Column({ name: 'requester_identity_id', type: 'uuid' })
-  requesterIdentityId: string;
-
-  @Column({ name: 'requester_handle', type: 'varchar' })
-  requesterHandle: string;
-
-  @Column({ name: 'requester_organization_id', type: 'uuid' })
-  requesterOrganizationId: string;
-
-  @Column({ name: 'worker_identity_id', type: 'uuid' })
-  workerIdentityId: string;
-
-  @Column({ name: 'worker_handle', type: 'varchar' })
-  workerHandle: string;
-
-  @Column({ name: 'worker_organization_id', type: 'uuid' })
-  workerOrganizationId: string;
 
   @Column({ type: 'varchar' })
   state: ApprovalState;

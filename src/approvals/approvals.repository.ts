@@ -11,12 +11,6 @@ import type { Approval, ApprovalState, Remember } from './approval.entity';
 /** An approval request as the service sees it, with how many tasks wait on it. */
 export type ApprovalRecord = RecordOf<Approval> & { tasks: number };
 
-/** A side of a new task's pair that asks, and its organization (the deciding one). */
-export interface Ask {
-  side: Side;
-  organizationId: string;
-}
-
 /** What `attach` did for one asking side. */
 export interface Attached {
   side: Side;
@@ -64,18 +58,18 @@ export class ApprovalsRepository {
 
   /**
    * A new held task joins the pair's pending request of each asking side, or opens
-   * it — one statement, in the send's transaction. A side whose organization has
-   * `maxPending` requests pending (this pair's not among them) does not fit; then the
-   * task joins none. Two sends of a pair racing to open a side's request meet on
+   * it — one statement, in the send's transaction. A side's organization decides; one
+   * that has `maxPending` requests pending (this pair's not among them) does not fit;
+   * then the task joins none. Two sends of a pair racing to open a side's request meet on
    * `uq_approvals_pending`: the second joins the first's.
    */
   @GenerateSql({
-    params: [DummyValue.UUID, PAIR, [{ side: 'worker', organizationId: DummyValue.UUID_2 }], 72, 1000],
+    params: [DummyValue.UUID, PAIR, ['worker'], 72, 1000],
   })
   async attach(
     taskId: string,
     pair: TaskPair,
-    asks: readonly Ask[],
+    sides: readonly Side[],
     ttlHours: number,
     maxPending: number,
     tx?: Tx,
@@ -99,7 +93,7 @@ export class ApprovalsRepository {
           FROM ${sql.rows(
             'a',
             ASKED_COLUMNS,
-            asks.map((ask) => [ask.side, ask.organizationId]),
+            sides.map((side) => [side, pair[side].organizationId]),
           )}),
       upserted AS (
         INSERT INTO approvals AS x (organization_id, side, requester_identity_id, requester_handle, requester_organization_id,
@@ -187,27 +181,17 @@ export class ApprovalsRepository {
   }
 
   /** Concludes these requests (locked by the caller); they are returned as they are now. */
-  @GenerateSql(
-    {
-      name: 'approved',
-      params: [
-        [DummyValue.UUID],
-        {
-          state: 'approved',
-          remember: 'always',
-          reason: null,
-          decidedBy: { type: 'key', id: DummyValue.UUID_2, label: 'ops' },
-        } satisfies Conclusion,
-      ],
-    },
-    {
-      name: 'expired',
-      params: [
-        [DummyValue.UUID],
-        { state: 'expired', remember: null, reason: null, decidedBy: null } satisfies Conclusion,
-      ],
-    },
-  )
+  @GenerateSql({
+    params: [
+      [DummyValue.UUID],
+      {
+        state: 'approved',
+        remember: 'always',
+        reason: null,
+        decidedBy: { type: 'key', id: DummyValue.UUID_2, label: 'ops' },
+      } satisfies Conclusion,
+    ],
+  })
   async conclude(ids: readonly string[], conclusion: Conclusion, tx: Tx): Promise<ApprovalRecord[]> {
     const { state, remember, reason, decidedBy } = conclusion;
     return this.db.rows<ApprovalRecord>(

@@ -86,8 +86,7 @@ export class ApprovalsService {
     sides: readonly Side[],
   ): Promise<void> {
     const { ttlHours, maxPending } = this.config.approvals;
-    const asks = sides.map((side) => ({ side, organizationId: pair[side].organizationId }));
-    const attached = await this.repository.attach(created.task.id, pair, asks, ttlHours, maxPending, tx);
+    const attached = await this.repository.attach(created.task.id, pair, sides, ttlHours, maxPending, tx);
     const full = attached.filter((side) => !side.fits).map((side) => side.side);
     if (full.length > 0) {
       const note = `Rejected: ${who(full)} has too many approval requests waiting (at most ${maxPending}); try again later.`;
@@ -186,7 +185,7 @@ export class ApprovalsService {
         const { own, peer } = partiesOf(decided);
         const direction = decided.side === 'requester' ? 'outbound' : 'inbound';
         // The rule answers for the skill the first task named, as the rule that asked did.
-        const first = await this.ledger.taskById(decided.firstTaskId, { historyLength: 0, artifacts: false });
+        const first = await this.ledger.taskById(decided.firstTaskId, { historyLength: 0, artifacts: false }, tx);
         const action = state === 'approved' ? 'allow' : 'block';
         await this.rules.remember(tx, own, peer, direction, action, first?.skill ?? null);
       }

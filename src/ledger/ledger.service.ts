@@ -334,9 +334,9 @@ export class LedgerService {
     return this.reads.events(task, afterSeq, limit);
   }
 
-  /** A task by its id alone, for the service's own use (push notifications), never on behalf of a caller. */
-  async taskById(taskId: string, read: HydrateOptions): Promise<TaskRecord | null> {
-    return this.reads.taskRecord(taskId, this.bounded(read));
+  /** A task by its id alone, for the service's own use (push notifications, approvals), never on behalf of a caller. */
+  async taskById(taskId: string, read: HydrateOptions, tx?: Tx): Promise<TaskRecord | null> {
+    return this.reads.taskRecord(taskId, this.bounded(read), tx);
   }
 
   /** Waits for changes to a task; see TaskWatch. Close it when done. */

@@ -84,8 +84,8 @@ export class TaskReadsRepository {
 
   /** A task by its id alone as a record (findRecord): the service's own reads, never on behalf of a caller. */
   @GenerateSql({ params: [U, { historyLength: 0, artifacts: true, maxArtifactBytes: 1000 }] })
-  async taskRecord(taskId: string, options: HydrateOptions): Promise<TaskRecord | null> {
-    return findRecord(this.db, taskId, sql`TRUE`, options);
+  async taskRecord(taskId: string, options: HydrateOptions, tx?: Tx): Promise<TaskRecord | null> {
+    return findRecord(this.db, taskId, sql`TRUE`, options, tx);
   }
 
   /** How many of the pair's tasks match the filter (ListTasks' totalSize). */
@@ -146,11 +146,12 @@ export class TaskReadsRepository {
     );
   }
 
-  /** A context's most recent tasks. */
-  @GenerateSql({ params: [U, 200] })
-  async contextTasks(contextId: string, limit: number): Promise<TaskRow[]> {
+  /** A context's most recent tasks visible to `side` (the worker's side sees none held). */
+  @GenerateSql({ params: [U, ORGANIZATION_SIDE, 200] })
+  async contextTasks(contextId: string, side: LedgerSide, limit: number): Promise<TaskRow[]> {
     return this.db.rows<TaskRow>(sql`
-      SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.context_id = ${contextId} ORDER BY t.created_at DESC, t.id DESC LIMIT ${limit}`);
+      SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.context_id = ${contextId} AND ${visibleCondition('t', side, {}, UNHELD.tasks('t'))}
+       ORDER BY t.created_at DESC, t.id DESC LIMIT ${limit}`);
   }
 
   /** The upstream ids of those of these tasks that were forwarded and answered, by task id. */
@@ -401,6 +402,7 @@ async function findRecord(
   taskId: string,
   where: Sql,
   options: HydrateOptions,
+  tx?: Tx,
 ): Promise<TaskRecord | null> {
   const parts = await db.rows<TaskPart | { part: 'task'; row: JsonRow<TaskRow> }>(
     sql`
@@ -409,6 +411,7 @@ async function findRecord(
     SELECT 'task' AS part, to_jsonb(found) AS row FROM found
     UNION ALL
     ${partsOf(options)}`,
+    tx,
   );
   const found = parts.find((part) => part.part === 'task');
   if (!found) {

@@ -23,7 +23,7 @@ import { MESSAGES_NEWEST_FIRST, TaskReadsRepository } from './task-reads.reposit
 import { LedgerService } from './ledger.service';
 import { parsePart, type StoredPart } from './parts';
 import type { RememberedTask } from './remembered-tasks';
-import { checkReply, parties } from './reply-check';
+import { checkReply } from './reply-check';
 import type { HydrateOptions, NewMessage, TaskRecord } from './task-records';
 
 type LedgerPrincipal = KeyPrincipal | ConsolePrincipal;
@@ -121,14 +121,12 @@ export class TasksService {
 
   /** A context with its most recent tasks the caller may see (without history or artifacts). */
   async getContext(principal: LedgerPrincipal, id: string): Promise<ContextView & { tasks: TaskView[] }> {
-    const context = await this.repository.visibleContext(id, sideOf(principal));
+    const side = sideOf(principal);
+    const context = await this.repository.visibleContext(id, side);
     if (!context) {
       throw notVisible('context.read');
     }
-    // A held task is not the worker's side's to see (docs/api.md §16).
-    const rows = (await this.repository.contextTasks(id, CONTEXT_TASKS_SHOWN)).filter((row) =>
-      canAccess(principal, 'task.read', parties(row)),
-    );
+    const rows = await this.repository.contextTasks(id, side, CONTEXT_TASKS_SHOWN);
     const tasks = await this.repository.hydrate(rows, { historyLength: 0, artifacts: false });
     return { ...toContextView(context), ...(await this.views(principal, tasks)) };
   }

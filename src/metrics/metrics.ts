@@ -99,7 +99,7 @@ export class Metrics {
   });
   private readonly approvalsRequested = new Counter({
     name: 'a2a_approvals_requested_total',
-    help: 'Approval requests opened (committed); minus a2a_approvals_decided_total, the requests pending.',
+    help: 'Approval requests opened (committed); a2a_approvals_pending counts those pending.',
     registers: [this.registry],
   });
   private readonly approvalsDecided = new Counter({

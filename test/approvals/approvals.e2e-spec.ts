@@ -122,6 +122,24 @@ describe('approvals (docs/api.md §16)', () => {
     expect(more.body.error).toMatchObject({ code: -32004, message: expect.stringContaining('waits for approval') });
   });
 
+  it("a context shows the worker's side its tasks but the held ones", async () => {
+    const { requester, worker } = await askingPair();
+    const first = await send(requester, worker, 'first');
+    const [request] = await pendingOf(worker);
+    await decide(globexAdmin, request.id, 'approve', { remember: 'once' }).expect(200);
+    const later = await rpc(t, worker.handle, requester.key, 'message/send', {
+      message: v03Message('second', { contextId: first.contextId }),
+    }).expect(200);
+    expect(later.body.result).toMatchObject({ contextId: first.contextId, status: { state: 'auth-required' } });
+    const tasksIn = async (key: string) =>
+      (await t.http().get(`/api/v1/contexts/${first.contextId}`).set(apiKey(key)).expect(200)).body.tasks.map(
+        (x: { id: string }) => x.id,
+      );
+    expect(await tasksIn(worker.key)).toEqual([first.id]);
+    expect(await tasksIn(globexAdmin)).toEqual([first.id]);
+    expect(await tasksIn(requester.key)).toEqual([later.body.result.id, first.id]);
+  });
+
   it('lists the request for the deciding organization only; the tasks of the pair meanwhile join it', async () => {
     const { requester, worker } = await askingPair();
     const first = await send(requester, worker, 'first');
@@ -146,6 +164,13 @@ describe('approvals (docs/api.md §16)', () => {
     });
     const { created_at, expires_at } = page.approvals[0];
     expect(Date.parse(expires_at) - Date.parse(created_at)).toBe(72 * 3600_000);
+    // `approval.requested` once, when the first task opened it, to the deciding organization only.
+    const requested = await t.db.query(
+      `SELECT organization_id, data->'approval'->>'first_task_id' AS first FROM events
+        WHERE type = 'approval.requested' AND data->'approval'->>'id' = $1`,
+      [page.approvals[0].id],
+    );
+    expect(requested).toEqual([{ organization_id: globex.organizationId, first: first.id }]);
     // The other side never sees it; an agent key may not list or decide.
     const theirs = (await approvals(acmeAdmin).expect(200)).body;
     expect(theirs.approvals.map((a: { id: string }) => a.id)).not.toContain(page.approvals[0].id);
@@ -434,11 +459,11 @@ describe('approvals (docs/api.md §16)', () => {
   });
 });
 
-describe('approvals: APPROVAL_MAX_PENDING', () => {
+describe('approvals: APPROVAL_MAX_PENDING and APPROVAL_TTL_HOURS', () => {
   let t: TestApp;
 
   beforeAll(async () => {
-    t = await startApp({ APPROVAL_MAX_PENDING: '1' });
+    t = await startApp({ APPROVAL_MAX_PENDING: '1', APPROVAL_TTL_HOURS: '2' });
   });
   afterAll(() => t.close());
 
@@ -465,5 +490,28 @@ describe('approvals: APPROVAL_MAX_PENDING', () => {
     const requests = await t.db.query(`SELECT count(*)::int AS n FROM approvals`);
     expect(requests).toEqual([{ n: 1 }]);
     expect(await t.db.query(`SELECT 1 FROM approval_tasks WHERE task_id = $1`, [refused.id])).toEqual([]);
+    // The limit is per organization: another organization's worker still opens its own.
+    const initech = await signup(t, 'Initech');
+    expect((await sendTo(await enabledAgent(t, initech, { filterMode: 'approval' }))).status.state).toBe(
+      'auth-required',
+    );
+  });
+
+  it('a request expires APPROVAL_TTL_HOURS after it was opened', async () => {
+    const requester = await enabledAgent(t, await signup(t), { filterMode: 'blacklist' });
+    const umbrella = await signup(t, 'Umbrella');
+    const worker = await enabledAgent(t, umbrella, { filterMode: 'approval' });
+    await rpc(t, worker.handle, requester.key, 'message/send', {
+      message: v03Message('hello'),
+      configuration: { blocking: false },
+    }).expect(200);
+    const [request] = (
+      await t
+        .http()
+        .get('/api/v1/approvals?state=pending')
+        .set(apiKey(await mintAdminKey(t, umbrella)))
+        .expect(200)
+    ).body.approvals;
+    expect(Date.parse(request.expires_at) - Date.parse(request.created_at)).toBe(2 * 3600_000);
   });
 });

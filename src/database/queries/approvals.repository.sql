@@ -40,19 +40,7 @@ SELECT EXISTS (SELECT 1 FROM gone)
 -- ApprovalsRepository.detachTask
 DELETE FROM approval_tasks WHERE task_id = $1;
 
--- ApprovalsRepository.conclude (approved)
-UPDATE approvals a SET state = $1, remember = $2, reason = $3, decided_by_type = $4,
-           decided_by_id = $5, decided_by_label = $6, decided_at = now()
-     WHERE a.id = ANY($7::uuid[])
-    RETURNING a.id, a.organization_id AS "organizationId", a.side, a.requester_identity_id AS "requesterIdentityId",
-a.requester_handle AS "requesterHandle", a.requester_organization_id AS "requesterOrganizationId",
-a.worker_identity_id AS "workerIdentityId", a.worker_handle AS "workerHandle",
-a.worker_organization_id AS "workerOrganizationId", a.state, a.remember, a.reason,
-a.decided_by_type AS "decidedByType", a.decided_by_id AS "decidedById", a.decided_by_label AS "decidedByLabel",
-a.first_task_id AS "firstTaskId", a.created_at AS "createdAt", a.expires_at AS "expiresAt", a.decided_at AS "decidedAt",
-(SELECT count(*)::int FROM approval_tasks w WHERE w.approval_id = a.id) AS tasks;
-
--- ApprovalsRepository.conclude (expired)
+-- ApprovalsRepository.conclude
 UPDATE approvals a SET state = $1, remember = $2, reason = $3, decided_by_type = $4,
            decided_by_id = $5, decided_by_label = $6, decided_at = now()
      WHERE a.id = ANY($7::uuid[])

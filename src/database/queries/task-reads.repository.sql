@@ -54,7 +54,8 @@ t.metadata, t.skill, t.held, t.seq, t.created_at, t.updated_at FROM tasks t WHER
 -- TaskReadsRepository.contextTasks
 SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
 t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.skill, t.held, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.context_id = $1 ORDER BY t.created_at DESC, t.id DESC LIMIT $2;
+t.metadata, t.skill, t.held, t.seq, t.created_at, t.updated_at FROM tasks t WHERE t.context_id = $1 AND ((t.requester_organization_id = $2) OR (t.worker_organization_id = $3 AND NOT t.held))
+     ORDER BY t.created_at DESC, t.id DESC LIMIT $4;
 
 -- TaskReadsRepository.upstreamIds
 SELECT id, upstream_task_id, upstream_context_id FROM tasks

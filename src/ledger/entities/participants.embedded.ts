@@ -1,9 +1,9 @@
 import { Column } from 'typeorm';
 
 /**
- * The two identities of a task or context, as recorded when it was created: ids,
- * handles and organizations are all fixed once an identity is claimed, and only
- * claimed identities take part, so reads and visibility checks need no join.
+ * The two identities of a task, context or approval request, as recorded when it was
+ * created: ids, handles and organizations are all fixed once an identity is claimed,
+ * and only claimed identities take part, so reads and visibility checks need no join.
  */
 export class Participants {
   @Column({ name: 'requester_identity_id', type: 'uuid' })
