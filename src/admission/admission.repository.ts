@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { keyset, type KeysetCursor, type PageQuery } from '../common/pagination';
+import { creationPosition, keyset, type PageQuery } from '../common/pagination';
 import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import type { JsonRow, RowOf } from '../database/row';
@@ -80,11 +80,6 @@ const toDecision = (row: DecisionRow): AdmissionDecisionRecord => ({
   requesterRule: row.requester_rule,
   workerRule: row.worker_rule,
   createdAt: row.created_at,
-});
-
-const position = (row: { created_at: Date; id: string }): KeysetCursor => ({
-  at: row.created_at.toISOString(),
-  id: row.id,
 });
 
 const EXAMPLE_RULE: NewContactRule = {
@@ -227,7 +222,7 @@ export class AdmissionRepository {
           ])}
           ${page.tail}`,
     );
-    const { items, nextCursor } = page.cut(rows, position);
+    const { items, nextCursor } = page.cut(rows, creationPosition);
     return { items: items.map(toRule), nextCursor };
   }
 
@@ -383,7 +378,7 @@ export class AdmissionRepository {
     const walk = (side: Sql) =>
       sql`SELECT ${DECISION_COLUMNS} FROM admission_decisions d WHERE ${side} = ${value} AND ${page.after} ${page.tail}`;
     const rows = await this.db.rows<DecisionRow>(mergedPage(page, walk(requester), walk(worker)));
-    const { items, nextCursor } = page.cut(rows, position);
+    const { items, nextCursor } = page.cut(rows, creationPosition);
     return { items: items.map(toDecision), nextCursor };
   }
 

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { ClaimLoop, type FairKeys } from './claim-loop';
+import { ClaimLoop, type FairKeys, type HeldShares } from './claim-loop';
 
 interface Item extends FairKeys {
   id: number;
@@ -113,6 +113,39 @@ describe('ClaimLoop', () => {
     await tick();
     expect(ran).toEqual([1, 2, 3]);
     expect(released.map((it) => it.id)).toEqual([4]);
+    await claims.stop();
+  });
+
+  it('tells its claim which destinations and organizations are at the share each was claimed with', async () => {
+    const told: HeldShares[] = [];
+    const claims = new ClaimLoop<Item>({
+      what: 'items',
+      slots: 4,
+      organizationShare: 3,
+      pollIntervalMs: 10,
+      logger: pino({ level: 'silent' }),
+      claim: async (_, held) => {
+        told.push({ ...held, heldByDestination: new Map(held.heldByDestination) });
+        return [];
+      },
+      run: () => new Promise<void>(() => undefined),
+    });
+    // a: one item of a share of one (a cancel's, say) fills its destination and organization;
+    // b: its destination's share of two is full, its organization (the loop's share, 3) is not.
+    claims.begin({ ...item(1, 'a', 'x'), destinationShare: 1, organizationShare: 1 });
+    claims.begin(item(2, 'b', 'y'));
+    claims.begin(item(3, 'b', 'y'));
+    claims.start();
+    await tick();
+    expect(told[0]).toMatchObject({
+      heldByDestination: new Map([
+        ['x', 1],
+        ['y', 2],
+      ]),
+      fullDestinations: ['x', 'y'],
+      fullOrganizations: ['a'],
+      organizationShare: 3,
+    });
     await claims.stop();
   });
 });

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { HeldKeys } from '../database/fair-pick';
 
 /** What a claimed item is held against while it runs: its destination and organization. */
 export interface FairKeys {
@@ -11,14 +12,11 @@ export interface FairKeys {
 }
 
 /**
- * What a loop holds in flight, for its next claim: at most `organizationShare` slots
- * per organization, and per destination the share it was claimed with.
+ * What a loop holds in flight, for its next claim (fairPick's HeldKeys): per destination
+ * and organization, how many items, and those at the share they were claimed with.
  */
-export interface HeldShares {
-  heldByDestination: ReadonlyMap<string, number>;
-  /** The share each destination in flight was claimed with. */
-  shareOfDestination: ReadonlyMap<string, number>;
-  heldByOrganization: ReadonlyMap<string, number>;
+export interface HeldShares extends HeldKeys {
+  /** The loop's `organizationShare`. */
   organizationShare: number;
 }
 
@@ -58,6 +56,7 @@ export class ClaimLoop<T extends FairKeys> {
   private readonly heldByDestination = new Map<string, number>();
   private readonly shareOfDestination = new Map<string, number>();
   private readonly heldByOrganization = new Map<string, number>();
+  private readonly shareOfOrganization = new Map<string, number>();
   private woken = false;
   private wakeUp: (() => void) | null = null;
 
@@ -125,12 +124,7 @@ export class ClaimLoop<T extends FairKeys> {
       let claimed: T[] = [];
       if (free > 0) {
         try {
-          claimed = await this.options.claim(free, {
-            heldByDestination: this.heldByDestination,
-            shareOfDestination: this.shareOfDestination,
-            heldByOrganization: this.heldByOrganization,
-            organizationShare: this.options.organizationShare,
-          });
+          claimed = await this.options.claim(free, this.held());
         } catch (error) {
           this.options.logger.error({ err: error }, `could not claim ${this.options.what}`);
         }
@@ -159,17 +153,29 @@ export class ClaimLoop<T extends FairKeys> {
     }
   }
 
+  /** What the next claim is told: what is held, and which keys are at their share. */
+  private held(): HeldShares {
+    const full = (held: Map<string, number>, shareOf: Map<string, number>) =>
+      [...held].filter(([key, n]) => n >= shareOf.get(key)!).map(([key]) => key);
+    return {
+      heldByDestination: this.heldByDestination,
+      heldByOrganization: this.heldByOrganization,
+      fullDestinations: full(this.heldByDestination, this.shareOfDestination),
+      fullOrganizations: full(this.heldByOrganization, this.shareOfOrganization),
+      organizationShare: this.options.organizationShare,
+    };
+  }
+
   /** Counts an item against its shares; true when one of them is now full. */
   private hold(item: T): boolean {
     const atDestination = (this.heldByDestination.get(item.destination) ?? 0) + 1;
     const atOrganization = (this.heldByOrganization.get(item.organization) ?? 0) + 1;
+    const organizationShare = item.organizationShare ?? this.options.organizationShare;
     this.heldByDestination.set(item.destination, atDestination);
     this.shareOfDestination.set(item.destination, item.destinationShare);
     this.heldByOrganization.set(item.organization, atOrganization);
-    return (
-      atDestination >= item.destinationShare ||
-      atOrganization >= (item.organizationShare ?? this.options.organizationShare)
-    );
+    this.shareOfOrganization.set(item.organization, organizationShare);
+    return atDestination >= item.destinationShare || atOrganization >= organizationShare;
   }
 
   /** An item has ended: it counts against its shares no more (not the queue's `release`). */
@@ -186,6 +192,7 @@ export class ClaimLoop<T extends FairKeys> {
       this.heldByOrganization.set(item.organization, atOrganization);
     } else {
       this.heldByOrganization.delete(item.organization);
+      this.shareOfOrganization.delete(item.organization);
     }
   }
 

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { keyset, recordCreationPosition, type PageQuery } from '../common/pagination';
 import { Database, type Tx } from '../database/database';
+import { fairPick, type HeldKeys } from '../database/fair-pick';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import type { RecordOf, RowOf } from '../database/row';
 import { sql, type Sql } from '../database/sql';
@@ -13,19 +14,13 @@ import type { DeliveryRecord } from './webhook-records';
 /** A delivery shows at most this many of its attempts (the most recent). */
 const ATTEMPTS_SHOWN = 20;
 
-/** What a claim asks for (DeliveryQueue.claim computes it from the dispatcher's fair shares). */
+/** What a claim asks for (DeliveryQueue.claim, from the dispatcher's fair shares). */
 export interface ClaimRequest {
   limit: number;
   leaseMs: number;
-  heldDestinations: readonly string[];
-  heldDestinationCounts: readonly number[];
-  heldOrganizations: readonly string[];
-  heldOrganizationCounts: readonly number[];
+  held: HeldKeys;
   organizationShare: number;
   failingShare: number;
-  scan: number;
-  fullDestinations: readonly string[];
-  fullOrganizations: readonly string[];
 }
 
 /** A claimed delivery with its target: the webhook and the event, or the push notification config. */
@@ -115,15 +110,14 @@ const REPLACING_INTERRUPTED = sql`
 const CLAIM_EXAMPLE: ClaimRequest = {
   limit: 10,
   leaseMs: 15_000,
-  heldDestinations: ['d'],
-  heldDestinationCounts: [1],
-  heldOrganizations: ['o'],
-  heldOrganizationCounts: [1],
+  held: {
+    heldByDestination: new Map([['d', 1]]),
+    heldByOrganization: new Map([['o', 1]]),
+    fullDestinations: [],
+    fullOrganizations: [],
+  },
   organizationShare: 5,
   failingShare: 1,
-  scan: 40,
-  fullDestinations: [],
-  fullOrganizations: [],
 };
 
 const RESULT_EXAMPLE: DeliveryResult = {
@@ -150,9 +144,7 @@ export class DeliveriesRepository {
    * a destination (its webhook, or its push notification config) and an organization
    * (the webhook's, or the task requester's: `tasks`, the ledger's). The claim picks,
    * oldest due first, only rows within the room each destination and organization
-   * still has; destinations and organizations already at their share are skipped by
-   * the scan itself, so a backlog of theirs cannot hide other work behind it; the scan
-   * reads at most `scan` due rows beyond them.
+   * still has (fairPick, the forwarder's claim's too).
    *
    * The rows picked are then locked, skipping rows another dispatcher holds (and,
    * re-checked under the lock, rows it has just claimed), so concurrent claims never
@@ -172,36 +164,18 @@ export class DeliveriesRepository {
          SET attempts = d.attempts + 1, in_flight = true, updated_at = now(),
              next_attempt_at = now() + ${claim.leaseMs} * interval '1 millisecond'
         FROM (
-          WITH held_destination AS (SELECT * FROM unnest(${[...claim.heldDestinations]}::text[], ${[...claim.heldDestinationCounts]}::int[]) AS h(destination, n)),
-               held_organization AS (SELECT * FROM unnest(${[...claim.heldOrganizations]}::text[], ${[...claim.heldOrganizationCounts]}::int[]) AS h(organization, n)),
-          candidates AS (
-            SELECT c.id, c.next_attempt_at, c.destination, c.organization,
-                   c.share - COALESCE(hd.n, 0) AS destination_room, ${claim.organizationShare}::int - COALESCE(ho.n, 0) AS organization_room
-              FROM (SELECT q.id, q.next_attempt_at,
-                           ${destinationOf('q.webhook_id', 'q')} AS destination,
-                           ${organizationOf('cw', 'ct', 'q')} AS organization,
-                           ${shareOf('cw', claim)} AS share
-                      FROM deliveries q
-                      LEFT JOIN webhooks cw ON cw.id = q.webhook_id
-                      LEFT JOIN tasks ct ON ct.id = q.push_task_id
-                     WHERE q.status = 'pending' AND q.next_attempt_at <= now()
-                       AND NOT (${destinationOf('q.webhook_id', 'q')} = ANY(${[...claim.fullDestinations]}::text[]))
-                       AND NOT (${organizationOf('cw', 'ct', 'q')} = ANY(${[...claim.fullOrganizations]}::text[]))
-                     ORDER BY q.next_attempt_at
-                     LIMIT ${claim.scan}) c
-              LEFT JOIN held_destination hd ON hd.destination = c.destination
-              LEFT JOIN held_organization ho ON ho.organization = c.organization
-          ), ranked AS (
-            SELECT id, next_attempt_at, destination_room, organization_room,
-                   row_number() OVER (PARTITION BY destination ORDER BY next_attempt_at, id) AS nth_destination,
-                   row_number() OVER (PARTITION BY organization ORDER BY next_attempt_at, id) AS nth_organization
-              FROM candidates
-          ), picked AS (
-            SELECT id FROM ranked
-             WHERE nth_destination <= destination_room AND nth_organization <= organization_room
-             ORDER BY next_attempt_at
-             LIMIT ${claim.limit}
-          )
+          ${fairPick(
+            {
+              from: sql`deliveries q LEFT JOIN webhooks cw ON cw.id = q.webhook_id LEFT JOIN tasks ct ON ct.id = q.push_task_id`,
+              also: sql.empty,
+              destination: destinationOf('q.webhook_id', 'q'),
+              organization: organizationOf('cw', 'ct', 'q'),
+              destinationShare: shareOf('cw', claim),
+              organizationShare: sql`${claim.organizationShare}::int`,
+            },
+            claim.held,
+            claim.limit,
+          )}
           SELECT q.id, q.in_flight AS interrupted, q.webhook_id, q.event_id, q.push_task_id, q.push_config_id
             FROM deliveries q
            WHERE q.id IN (SELECT id FROM picked) AND q.status = 'pending' AND q.next_attempt_at <= now()

@@ -63,9 +63,6 @@ export interface FairShares extends HeldShares {
   failingShare: number;
 }
 
-/** How many due rows one claim reads beyond the destinations and organizations at their share, per slot asked for. */
-const SCAN_PER_SLOT = 4;
-
 const INTERRUPTED = 'interrupted: the dispatcher stopped before the result was recorded';
 
 @Injectable()
@@ -84,27 +81,14 @@ export class DeliveryQueue {
   }
 
   async claim(limit: number, shares: FairShares): Promise<ClaimedDelivery[]> {
-    const destinations = [...shares.heldByDestination];
-    const organizations = [...shares.heldByOrganization];
-    // At their share already: skipped by the scan.
-    const fullDestinations = destinations
-      .filter(([key, n]) => n >= (shares.shareOfDestination.get(key) ?? shares.organizationShare))
-      .map(([key]) => key);
-    const fullOrganizations = organizations.filter(([, n]) => n >= shares.organizationShare).map(([key]) => key);
     // One statement, its own transaction. The log of an interrupted attempt follows it;
     // should this process stop in between, only that log line is missing.
     const claimed = await this.repository.claimDeliveries({
       limit,
       leaseMs: this.leaseMs,
-      heldDestinations: destinations.map(([key]) => key),
-      heldDestinationCounts: destinations.map(([, n]) => n),
-      heldOrganizations: organizations.map(([key]) => key),
-      heldOrganizationCounts: organizations.map(([, n]) => n),
+      held: shares,
       organizationShare: shares.organizationShare,
       failingShare: shares.failingShare,
-      scan: limit * SCAN_PER_SLOT,
-      fullDestinations,
-      fullOrganizations,
     });
     for (const delivery of claimed.filter((c) => c.interrupted)) {
       await this.repository.logAttempt(

@@ -4,7 +4,7 @@ import { canAccess, notVisible, partyOf, sideOf } from '../auth/access';
 import type { ConsolePrincipal, KeyPrincipal, Principal } from '../common/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, type FieldError } from '../common/app-error';
-import { creationPosition, keyset, type PageQuery } from '../common/pagination';
+import { creationPosition, keyset, recordCreationPosition, type PageQuery } from '../common/pagination';
 import { AtCommit } from '../database/database';
 import type { ArtifactChunk } from './entities/task-event.entity';
 import type { HistoryQuery, ListContextsQuery, ListTasksQuery } from './dto/list-tasks.query';
@@ -115,7 +115,7 @@ export class TasksService {
       { role: query.role, identity: query.identity, peer: query.peer },
       page,
     );
-    const { items, nextCursor } = page.cut(records, (c) => ({ at: c.createdAt.toISOString(), id: c.id }));
+    const { items, nextCursor } = page.cut(records, recordCreationPosition);
     return { contexts: items.map(toContextView), next_cursor: nextCursor };
   }
 

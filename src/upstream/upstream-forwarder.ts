@@ -89,8 +89,8 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       pollIntervalMs: config.events.pollIntervalMs,
       logger,
       claim: async (limit, held) => {
-        const shares = { ...held, share: this.share, cancelShare: CANCEL_SHARE };
-        const claimed = await this.repository.claim(limit, config.upstream.leaseMs, shares);
+        const shares = { share: this.share, cancelShare: CANCEL_SHARE };
+        const claimed = await this.repository.claim(limit, config.upstream.leaseMs, held, shares);
         return claimed.map((forward) => {
           const share = forward.kind === 'cancel' ? CANCEL_SHARE : this.share;
           return { ...forward, destinationShare: share, organizationShare: share, known: null };

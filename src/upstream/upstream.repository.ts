@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Database, type Tx } from '../database/database';
+import { fairPick, type HeldKeys } from '../database/fair-pick';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import type { JsonRow, RowOf } from '../database/row';
 import { sql } from '../database/sql';
@@ -39,16 +40,6 @@ export interface ClaimedForward {
 export interface ClaimedFairForward extends ClaimedForward {
   destination: string;
   organization: string;
-}
-
-/** What a forwarder holds in flight (see ClaimLoop): the claim skips upstreams and organizations at their share. */
-export interface ForwardShares {
-  heldByDestination: ReadonlyMap<string, number>;
-  heldByOrganization: ReadonlyMap<string, number>;
-  /** Slots one upstream, and one organization, may hold with messages… */
-  share: number;
-  /** …and with cancels, apart (their keys start with CANCEL_KEY): a cancel never waits for the messages it ends. */
-  cancelShare: number;
 }
 
 /** The fair-share keys of a cancel are its upstream's and organization's with this prefix: cancels have shares of their own. */
@@ -101,9 +92,6 @@ const holds = (forward: Pick<ClaimedForward, 'id' | 'attempt'>) =>
   sql`id = ${forward.id} AND attempts = ${forward.attempt} AND in_flight`;
 
 const EXAMPLE_FORWARD = { id: DummyValue.UUID, attempt: 1 };
-
-/** How many due rows one claim reads beyond the upstreams and organizations at their share, per slot asked for. */
-const SCAN_PER_SLOT = 4;
 
 /** Upstream's tables: identity_upstreams and the forwarder's queue, upstream_forwards. */
 @Injectable()
@@ -239,62 +227,51 @@ export class UpstreamRepository {
    * organization — in the same statement, as the delivery claim reads its targets.
    *
    * Claims due forwards: the oldest of each task's pending messages only (a follow-up
-   * waits for the turn before it), and cancels whenever due. A forward whose upstream or
-   * organization holds its share of this forwarder's slots already is skipped (ranked
-   * per upstream and per organization, picked within the room each has left). Cancels
-   * have shares of their own (keys prefixed CANCEL_KEY, `cancelShare`) and come first:
-   * a cancel never waits behind the messages it ends, and cancels cannot take every
-   * slot either. Rows another forwarder holds
-   * are skipped; the claim counts the attempt and leases the row for `leaseMs`, so a
-   * forwarder that dies leaves its claim to fall due again.
+   * waits for the turn before it), and cancels whenever due, each within the room its
+   * upstream and organization have left of their share of this forwarder's slots
+   * (fairPick, the delivery claim's too). Cancels have shares of their own (keys
+   * prefixed CANCEL_KEY, `cancelShare`) and come first: a cancel never waits behind the
+   * messages it ends, and cancels cannot take every slot either. Rows another forwarder
+   * holds are skipped; the claim counts the attempt and leases the row for `leaseMs`,
+   * so a forwarder that dies leaves its claim to fall due again.
    */
   @GenerateSql({
-    params: [20, 30_000, { heldByDestination: new Map(), heldByOrganization: new Map(), share: 10, cancelShare: 2 }],
+    params: [
+      20,
+      30_000,
+      { heldByDestination: new Map(), heldByOrganization: new Map(), fullDestinations: [], fullOrganizations: [] },
+      { share: 10, cancelShare: 2 },
+    ],
   })
-  async claim(limit: number, leaseMs: number, shares: ForwardShares): Promise<ClaimedFairForward[]> {
-    const destinations = [...shares.heldByDestination];
-    const organizations = [...shares.heldByOrganization];
-    const shareOf = (key: string) => (key.startsWith(CANCEL_KEY) ? shares.cancelShare : shares.share);
-    const fullDestinations = destinations.filter(([key, n]) => n >= shareOf(key)).map(([key]) => key);
-    const fullOrganizations = organizations.filter(([key, n]) => n >= shareOf(key)).map(([key]) => key);
-    const keyOf = (column: ReturnType<typeof sql.raw>) =>
-      sql`CASE WHEN q.kind = 'cancel' THEN ${CANCEL_KEY} || ${column}::text ELSE ${column}::text END`;
+  async claim(
+    limit: number,
+    leaseMs: number,
+    held: HeldKeys,
+    shares: { share: number; cancelShare: number },
+  ): Promise<ClaimedFairForward[]> {
+    const keyOf = (column: string) =>
+      sql`CASE WHEN q.kind = 'cancel' THEN ${CANCEL_KEY} || ${sql.raw(column)}::text ELSE ${sql.raw(column)}::text END`;
+    const share = sql`CASE WHEN q.kind = 'cancel' THEN ${shares.cancelShare}::int ELSE ${shares.share}::int END`;
     const rows = await this.db.rows<ClaimRow & { destination: string; organization: string }>(
       sql`UPDATE upstream_forwards f
              SET attempts = f.attempts + 1, in_flight = true, next_attempt_at = now() + make_interval(secs => ${leaseMs}::float / 1000),
                  updated_at = now()
             FROM (
-              WITH held_destination AS (SELECT * FROM unnest(${destinations.map(([key]) => key)}::text[], ${destinations.map(([, n]) => n)}::int[]) AS h(destination, n)),
-                   held_organization AS (SELECT * FROM unnest(${organizations.map(([key]) => key)}::text[], ${organizations.map(([, n]) => n)}::int[]) AS h(organization, n)),
-              candidates AS (
-                SELECT c.id, c.kind, c.next_attempt_at, c.destination, c.organization,
-                       c.share - COALESCE(hd.n, 0) AS destination_room, c.share - COALESCE(ho.n, 0) AS organization_room
-                  FROM (SELECT q.id, q.kind, q.next_attempt_at,
-                               ${keyOf(sql.raw('t.worker_identity_id'))} AS destination,
-                               ${keyOf(sql.raw('t.requester_organization_id'))} AS organization,
-                               CASE WHEN q.kind = 'cancel' THEN ${shares.cancelShare}::int ELSE ${shares.share}::int END AS share
-                          FROM upstream_forwards q JOIN tasks t ON t.id = q.task_id
-                         WHERE q.status = 'pending' AND q.next_attempt_at <= now()
-                           AND (q.kind = 'cancel' OR NOT EXISTS (
-                                 SELECT 1 FROM upstream_forwards e
-                                  WHERE e.task_id = q.task_id AND e.status = 'pending' AND e.kind = 'message' AND e.seq < q.seq))
-                           AND NOT (${keyOf(sql.raw('t.worker_identity_id'))} = ANY(${fullDestinations}::text[]))
-                           AND NOT (${keyOf(sql.raw('t.requester_organization_id'))} = ANY(${fullOrganizations}::text[]))
-                         ORDER BY q.next_attempt_at
-                         LIMIT ${limit * SCAN_PER_SLOT}) c
-                  LEFT JOIN held_destination hd ON hd.destination = c.destination
-                  LEFT JOIN held_organization ho ON ho.organization = c.organization
-              ), ranked AS (
-                SELECT id, kind, next_attempt_at, destination, organization, destination_room, organization_room,
-                       row_number() OVER (PARTITION BY destination ORDER BY next_attempt_at, id) AS nth_destination,
-                       row_number() OVER (PARTITION BY organization ORDER BY next_attempt_at, id) AS nth_organization
-                  FROM candidates
-              ), picked AS (
-                SELECT id, destination, organization FROM ranked
-                 WHERE nth_destination <= destination_room AND nth_organization <= organization_room
-                 ORDER BY kind = 'cancel' DESC, next_attempt_at
-                 LIMIT ${limit}
-              )
+              ${fairPick(
+                {
+                  from: sql`upstream_forwards q JOIN tasks t ON t.id = q.task_id`,
+                  also: sql`AND (q.kind = 'cancel' OR NOT EXISTS (
+                              SELECT 1 FROM upstream_forwards e
+                               WHERE e.task_id = q.task_id AND e.status = 'pending' AND e.kind = 'message' AND e.seq < q.seq))`,
+                  destination: keyOf('t.worker_identity_id'),
+                  organization: keyOf('t.requester_organization_id'),
+                  destinationShare: share,
+                  organizationShare: share,
+                  first: sql`q.kind = 'cancel'`,
+                },
+                held,
+                limit,
+              )}
               SELECT q.id, p.destination, p.organization
                 FROM upstream_forwards q JOIN picked p ON p.id = q.id
                WHERE q.status = 'pending' AND q.next_attempt_at <= now()

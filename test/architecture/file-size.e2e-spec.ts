@@ -2,9 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
 /**
- * No file under src/ grows past MAX_LINES: one that does holds more than one idea, and
- * is split by the idea each part holds (a coherent piece into a file of its own), not
- * cut at an arbitrary line. Every file counts, unit specs and checked-in SQL too.
+ * No file under src/ or console/src/ (the Console's own code) grows past MAX_LINES: one
+ * that does holds more than one idea, and is split by the idea each part holds (a
+ * coherent piece into a file of its own), not cut at an arbitrary line. Every file
+ * counts, unit specs and checked-in SQL too.
  */
 const ROOT = join(__dirname, '../..');
 const MAX_LINES = 600;
@@ -22,8 +23,8 @@ function lineCount(text: string): number {
 }
 
 describe('file size', () => {
-  it(`no file under src/ is over ${MAX_LINES} lines`, () => {
-    const tooLong = files(join(ROOT, 'src'))
+  it(`no file under src/ or console/src/ is over ${MAX_LINES} lines`, () => {
+    const tooLong = [...files(join(ROOT, 'src')), ...files(join(ROOT, 'console/src'))]
       .map((path) => ({ path: relative(ROOT, path), lines: lineCount(readFileSync(path, 'utf8')) }))
       .filter(({ lines }) => lines > MAX_LINES)
       .map(({ path, lines }) => `${path}: ${lines} lines`);

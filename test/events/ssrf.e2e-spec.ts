@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:net';
-import { Writable } from 'node:stream';
 import { createLogger } from '../../src/common/logger';
 import { startApp, type TestApp } from '../support/app';
 import { eventually } from '../support/eventually';
 import { bearer, signup, type ConsoleAccount } from '../support/fixtures';
+import { logLines } from '../support/log-entries';
 
 /**
  * The webhook URL rules (docs/api.md §8, "Delivery") with WEBHOOKS_ALLOW_PRIVATE_NETWORKS off (the production
@@ -20,17 +20,11 @@ describe('SSRF protection', () => {
   const lines: string[] = [];
 
   beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk, _, done) {
-        lines.push(...String(chunk).split('\n').filter(Boolean));
-        done();
-      },
-    });
     // A retry schedule that would retry within the test, were a refusal retried.
     t = await startApp(
       { EVENTS_POLL_INTERVAL_MS: '50', WEBHOOK_RETRY_SCHEDULE_MS: '100,100,100' },
       undefined,
-      createLogger('warn', sink),
+      createLogger('warn', logLines(lines)),
     );
     acme = await signup(t, 'Acme');
     // Something listening on loopback that must never be reached.

@@ -1,5 +1,4 @@
 import { execFile } from 'node:child_process';
-import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
 import pino from 'pino';
@@ -12,6 +11,7 @@ import { startApp, type TestApp } from '../support/app';
 import { createTestDatabase, dropDatabase, urlFor } from '../support/database';
 import { eventually } from '../support/eventually';
 import { apiKey, bearer, mintAdminKey, PASSWORD, signup } from '../support/fixtures';
+import { logLines } from '../support/log-entries';
 
 const run = promisify(execFile);
 
@@ -184,12 +184,6 @@ describe('platform behaviour', () => {
   describe('logs', () => {
     it('are JSON with the request id, and never contain keys, tokens or passwords', async () => {
       const lines: string[] = [];
-      const sink = new Writable({
-        write(chunk, _, done) {
-          lines.push(String(chunk));
-          done();
-        },
-      });
       const database = await createTestDatabase();
       const config = loadConfig({
         DATABASE_URL: urlFor(database),
@@ -197,7 +191,7 @@ describe('platform behaviour', () => {
         LOG_LEVEL: 'trace',
         GRPC_PORT: 'off',
       });
-      const logger = createLogger('trace', sink);
+      const logger = createLogger('trace', logLines(lines));
       const app = await createApp(config, logger);
       try {
         await app.init();
@@ -217,7 +211,7 @@ describe('platform behaviour', () => {
           .set('Cookie', `a2a_session=${signed.body.token}`)
           .expect(200);
         await http().get('/api-keys/self').set(apiKey('a2a_adm_forgedkeyforgedkeyforgedkeyforgedke')).expect(401);
-        const all = lines.join('');
+        const all = lines.join('\n');
         expect(all).not.toContain(minted.body.key);
         expect(all).not.toContain(signed.body.token);
         expect(all).not.toContain(PASSWORD);

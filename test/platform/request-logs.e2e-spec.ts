@@ -1,12 +1,12 @@
 import { ListTasksRequest } from '@a2a-js/sdk';
 import { createServer, type Server } from 'node:http';
-import { Writable } from 'node:stream';
 import { createLogger } from '../../src/common/logger';
 import { startApp, type TestApp } from '../support/app';
 import { agentPair, rpc, type Agent } from '../support/a2a';
 import { eventually } from '../support/eventually';
 import { bearer, signup } from '../support/fixtures';
 import { grpcClient, metadataOf, unary } from '../support/grpc';
+import { logLines } from '../support/log-entries';
 
 /**
  * Logs (docs/operations.md): every line written while serving a request carries its
@@ -22,12 +22,6 @@ describe('request-scoped logs', () => {
   const entries = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
 
   beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk, _, done) {
-        lines.push(...String(chunk).split('\n').filter(Boolean));
-        done();
-      },
-    });
     t = await startApp(
       {
         GRPC_PORT: '0',
@@ -36,7 +30,7 @@ describe('request-scoped logs', () => {
         WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true',
       },
       undefined,
-      createLogger('debug', sink),
+      createLogger('debug', logLines(lines)),
     );
     ({ requester, worker } = await agentPair(t));
   });

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { SendMessageRequest } from '@a2a-js/sdk';
 import { createServer, type Server } from 'node:http';
-import { Writable } from 'node:stream';
 import { createLogger } from '../../src/common/logger';
 import { loadConfig } from '../../src/config/config';
 import { startTracing, type Tracing } from '../../src/tracing/tracing';
@@ -13,6 +12,7 @@ import { grpcClient, metadataOf, unary } from '../support/grpc';
 import { freePort } from '../support/server-process';
 import { startUpstreamAgent } from '../support/upstream-agent';
 import { startReceiver, subscribe, type Receiver } from '../support/receiver';
+import { logLines } from '../support/log-entries';
 
 /** An exported span, as the OTLP/HTTP JSON exporter sends it. */
 interface ExportedSpan {
@@ -320,16 +320,10 @@ describe('tracing (OpenTelemetry)', () => {
 
     it("every log line of a request, its `request` line too, carries its span's trace id", async () => {
       const lines: string[] = [];
-      const sink = new Writable({
-        write(chunk, _, done) {
-          lines.push(...String(chunk).split('\n').filter(Boolean));
-          done();
-        },
-      });
       const logged = await startApp(
         { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_SERVICE_NAME: 'a2a-tracing-test' },
         t,
-        createLogger('debug', sink),
+        createLogger('debug', logLines(lines)),
       );
       try {
         const { requester, worker } = await agentPair(logged);

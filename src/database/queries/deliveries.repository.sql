@@ -2,61 +2,56 @@
 
 -- DeliveriesRepository.claimDeliveries
 UPDATE deliveries d
-   SET attempts = d.attempts + 1, in_flight = true, updated_at = now(),
-       next_attempt_at = now() + $1 * interval '1 millisecond'
-  FROM (
-    WITH held_destination AS (SELECT * FROM unnest($2::text[], $3::int[]) AS h(destination, n)),
-         held_organization AS (SELECT * FROM unnest($4::text[], $5::int[]) AS h(organization, n)),
-    candidates AS (
-      SELECT c.id, c.next_attempt_at, c.destination, c.organization,
-             c.share - COALESCE(hd.n, 0) AS destination_room, $6::int - COALESCE(ho.n, 0) AS organization_room
-        FROM (SELECT q.id, q.next_attempt_at,
-                     COALESCE(q.webhook_id::text, q.push_task_id::text || ' ' || q.push_config_id) AS destination,
-                     COALESCE(cw.organization_id::text, ct.requester_organization_id::text, 'task ' || q.push_task_id::text) AS organization,
-                     CASE WHEN cw.failing_since IS NOT NULL THEN $7::int ELSE $8::int END AS share
-                FROM deliveries q
-                LEFT JOIN webhooks cw ON cw.id = q.webhook_id
-                LEFT JOIN tasks ct ON ct.id = q.push_task_id
-               WHERE q.status = 'pending' AND q.next_attempt_at <= now()
-                 AND NOT (COALESCE(q.webhook_id::text, q.push_task_id::text || ' ' || q.push_config_id) = ANY($9::text[]))
-                 AND NOT (COALESCE(cw.organization_id::text, ct.requester_organization_id::text, 'task ' || q.push_task_id::text) = ANY($10::text[]))
-               ORDER BY q.next_attempt_at
-               LIMIT $11) c
-        LEFT JOIN held_destination hd ON hd.destination = c.destination
-        LEFT JOIN held_organization ho ON ho.organization = c.organization
-    ), ranked AS (
-      SELECT id, next_attempt_at, destination_room, organization_room,
-             row_number() OVER (PARTITION BY destination ORDER BY next_attempt_at, id) AS nth_destination,
-             row_number() OVER (PARTITION BY organization ORDER BY next_attempt_at, id) AS nth_organization
-        FROM candidates
-    ), picked AS (
-      SELECT id FROM ranked
-       WHERE nth_destination <= destination_room AND nth_organization <= organization_room
-       ORDER BY next_attempt_at
-       LIMIT $12
-    )
-    SELECT q.id, q.in_flight AS interrupted, q.webhook_id, q.event_id, q.push_task_id, q.push_config_id
-      FROM deliveries q
-     WHERE q.id IN (SELECT id FROM picked) AND q.status = 'pending' AND q.next_attempt_at <= now()
-       FOR UPDATE OF q SKIP LOCKED) due
-       LEFT JOIN webhooks w ON w.id = due.webhook_id
-       LEFT JOIN events e ON e.id = due.event_id
-       LEFT JOIN push_notification_configs p ON p.task_id = due.push_task_id AND p.config_id = due.push_config_id
-       LEFT JOIN identities o ON o.id = p.owner_identity_id
-       LEFT JOIN tasks pt ON pt.id = due.push_task_id
- WHERE d.id = due.id
-RETURNING d.id, d.attempts AS attempt, due.interrupted,
-          w.id AS "webhookId", w.url AS "webhookUrl", w.secret,
-          CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS "previousSecret",
-          e.id AS "eventId", e.type AS "eventType", e.organization_id AS "organizationId",
-          e.created_at AS "eventCreatedAt", e.data,
-          COALESCE(e.traceparent, d.traceparent) AS traceparent,
-          d.push_task_id AS "pushTaskId", d.push_config_id AS "pushConfigId", d.push_seq AS "pushSeq",
-          p.url AS "pushUrl", p.token, p.authentication, p.protocol_version AS "protocolVersion",
-          (o.status = 'deleted') AS "ownerDeleted",
-          COALESCE(w.id::text, d.push_task_id::text || ' ' || d.push_config_id) AS destination,
-          COALESCE(w.organization_id::text, pt.requester_organization_id::text, 'task ' || d.push_task_id::text) AS "fairOrganization",
-          CASE WHEN w.failing_since IS NOT NULL THEN $13::int ELSE $14::int END AS share;
+     SET attempts = d.attempts + 1, in_flight = true, updated_at = now(),
+         next_attempt_at = now() + $1 * interval '1 millisecond'
+    FROM (
+      WITH held_destination AS (SELECT * FROM unnest($2::text[], $3::int[]) AS h(destination, n)),
+     held_organization AS (SELECT * FROM unnest($4::text[], $5::int[]) AS h(organization, n)),
+candidates AS (
+  SELECT c.*, c.destination_share - COALESCE(hd.n, 0) AS destination_room, c.organization_share - COALESCE(ho.n, 0) AS organization_room
+    FROM (SELECT q.id, q.next_attempt_at, COALESCE(q.webhook_id::text, q.push_task_id::text || ' ' || q.push_config_id) AS destination, COALESCE(cw.organization_id::text, ct.requester_organization_id::text, 'task ' || q.push_task_id::text) AS organization,
+                 CASE WHEN cw.failing_since IS NOT NULL THEN $6::int ELSE $7::int END AS destination_share, $8::int AS organization_share
+            FROM deliveries q LEFT JOIN webhooks cw ON cw.id = q.webhook_id LEFT JOIN tasks ct ON ct.id = q.push_task_id
+           WHERE q.status = 'pending' AND q.next_attempt_at <= now()
+             AND NOT (COALESCE(q.webhook_id::text, q.push_task_id::text || ' ' || q.push_config_id) = ANY($9::text[]))
+             AND NOT (COALESCE(cw.organization_id::text, ct.requester_organization_id::text, 'task ' || q.push_task_id::text) = ANY($10::text[]))
+           ORDER BY q.next_attempt_at
+           LIMIT $11) c
+    LEFT JOIN held_destination hd ON hd.destination = c.destination
+    LEFT JOIN held_organization ho ON ho.organization = c.organization
+), ranked AS (
+  SELECT *,
+         row_number() OVER (PARTITION BY destination ORDER BY next_attempt_at, id) AS nth_destination,
+         row_number() OVER (PARTITION BY organization ORDER BY next_attempt_at, id) AS nth_organization
+    FROM candidates
+), picked AS (
+  SELECT id, destination, organization FROM ranked
+   WHERE nth_destination <= destination_room AND nth_organization <= organization_room
+   ORDER BY next_attempt_at
+   LIMIT $12
+)
+      SELECT q.id, q.in_flight AS interrupted, q.webhook_id, q.event_id, q.push_task_id, q.push_config_id
+        FROM deliveries q
+       WHERE q.id IN (SELECT id FROM picked) AND q.status = 'pending' AND q.next_attempt_at <= now()
+         FOR UPDATE OF q SKIP LOCKED) due
+         LEFT JOIN webhooks w ON w.id = due.webhook_id
+         LEFT JOIN events e ON e.id = due.event_id
+         LEFT JOIN push_notification_configs p ON p.task_id = due.push_task_id AND p.config_id = due.push_config_id
+         LEFT JOIN identities o ON o.id = p.owner_identity_id
+         LEFT JOIN tasks pt ON pt.id = due.push_task_id
+   WHERE d.id = due.id
+  RETURNING d.id, d.attempts AS attempt, due.interrupted,
+            w.id AS "webhookId", w.url AS "webhookUrl", w.secret,
+            CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS "previousSecret",
+            e.id AS "eventId", e.type AS "eventType", e.organization_id AS "organizationId",
+            e.created_at AS "eventCreatedAt", e.data,
+            COALESCE(e.traceparent, d.traceparent) AS traceparent,
+            d.push_task_id AS "pushTaskId", d.push_config_id AS "pushConfigId", d.push_seq AS "pushSeq",
+            p.url AS "pushUrl", p.token, p.authentication, p.protocol_version AS "protocolVersion",
+            (o.status = 'deleted') AS "ownerDeleted",
+            COALESCE(w.id::text, d.push_task_id::text || ' ' || d.push_config_id) AS destination,
+            COALESCE(w.organization_id::text, pt.requester_organization_id::text, 'task ' || d.push_task_id::text) AS "fairOrganization",
+            CASE WHEN w.failing_since IS NOT NULL THEN $13::int ELSE $14::int END AS share;
 
 -- DeliveriesRepository.logAttempt (result)
 INSERT INTO delivery_attempts (delivery_id, attempt, succeeded, status_code, error, duration_ms) SELECT d.id, $1, $2, $3, $4, $5

@@ -36,46 +36,42 @@ ON CONFLICT (task_id, kind, message_id) DO NOTHING RETURNING id;
 
 -- UpstreamRepository.claim
 UPDATE upstream_forwards f
-      SET attempts = f.attempts + 1, in_flight = true, next_attempt_at = now() + make_interval(secs => $1::float / 1000),
-          updated_at = now()
-     FROM (
-       WITH held_destination AS (SELECT * FROM unnest($2::text[], $3::int[]) AS h(destination, n)),
-            held_organization AS (SELECT * FROM unnest($4::text[], $5::int[]) AS h(organization, n)),
-       candidates AS (
-         SELECT c.id, c.kind, c.next_attempt_at, c.destination, c.organization,
-                c.share - COALESCE(hd.n, 0) AS destination_room, c.share - COALESCE(ho.n, 0) AS organization_room
-           FROM (SELECT q.id, q.kind, q.next_attempt_at,
-                        CASE WHEN q.kind = 'cancel' THEN $6 || t.worker_identity_id::text ELSE t.worker_identity_id::text END AS destination,
-                        CASE WHEN q.kind = 'cancel' THEN $7 || t.requester_organization_id::text ELSE t.requester_organization_id::text END AS organization,
-                        CASE WHEN q.kind = 'cancel' THEN $8::int ELSE $9::int END AS share
-                   FROM upstream_forwards q JOIN tasks t ON t.id = q.task_id
-                  WHERE q.status = 'pending' AND q.next_attempt_at <= now()
-                    AND (q.kind = 'cancel' OR NOT EXISTS (
+         SET attempts = f.attempts + 1, in_flight = true, next_attempt_at = now() + make_interval(secs => $1::float / 1000),
+             updated_at = now()
+        FROM (
+          WITH held_destination AS (SELECT * FROM unnest($2::text[], $3::int[]) AS h(destination, n)),
+     held_organization AS (SELECT * FROM unnest($4::text[], $5::int[]) AS h(organization, n)),
+candidates AS (
+  SELECT c.*, c.destination_share - COALESCE(hd.n, 0) AS destination_room, c.organization_share - COALESCE(ho.n, 0) AS organization_room
+    FROM (SELECT q.id, q.next_attempt_at, q.kind = 'cancel' AS goes_first, CASE WHEN q.kind = 'cancel' THEN $6 || t.worker_identity_id::text ELSE t.worker_identity_id::text END AS destination, CASE WHEN q.kind = 'cancel' THEN $7 || t.requester_organization_id::text ELSE t.requester_organization_id::text END AS organization,
+                 CASE WHEN q.kind = 'cancel' THEN $8::int ELSE $9::int END AS destination_share, CASE WHEN q.kind = 'cancel' THEN $10::int ELSE $11::int END AS organization_share
+            FROM upstream_forwards q JOIN tasks t ON t.id = q.task_id
+           WHERE q.status = 'pending' AND q.next_attempt_at <= now() AND (q.kind = 'cancel' OR NOT EXISTS (
                           SELECT 1 FROM upstream_forwards e
                            WHERE e.task_id = q.task_id AND e.status = 'pending' AND e.kind = 'message' AND e.seq < q.seq))
-                    AND NOT (CASE WHEN q.kind = 'cancel' THEN $10 || t.worker_identity_id::text ELSE t.worker_identity_id::text END = ANY($11::text[]))
-                    AND NOT (CASE WHEN q.kind = 'cancel' THEN $12 || t.requester_organization_id::text ELSE t.requester_organization_id::text END = ANY($13::text[]))
-                  ORDER BY q.next_attempt_at
-                  LIMIT $14) c
-           LEFT JOIN held_destination hd ON hd.destination = c.destination
-           LEFT JOIN held_organization ho ON ho.organization = c.organization
-       ), ranked AS (
-         SELECT id, kind, next_attempt_at, destination, organization, destination_room, organization_room,
-                row_number() OVER (PARTITION BY destination ORDER BY next_attempt_at, id) AS nth_destination,
-                row_number() OVER (PARTITION BY organization ORDER BY next_attempt_at, id) AS nth_organization
-           FROM candidates
-       ), picked AS (
-         SELECT id, destination, organization FROM ranked
-          WHERE nth_destination <= destination_room AND nth_organization <= organization_room
-          ORDER BY kind = 'cancel' DESC, next_attempt_at
-          LIMIT $15
-       )
-       SELECT q.id, p.destination, p.organization
-         FROM upstream_forwards q JOIN picked p ON p.id = q.id
-        WHERE q.status = 'pending' AND q.next_attempt_at <= now()
-          FOR UPDATE OF q SKIP LOCKED) due
-    WHERE f.id = due.id
-RETURNING f.id, f.task_id, f.kind, f.message_id, f.attempts, f.accepted, f.traceparent, f.created_at, due.destination, due.organization;
+             AND NOT (CASE WHEN q.kind = 'cancel' THEN $12 || t.worker_identity_id::text ELSE t.worker_identity_id::text END = ANY($13::text[]))
+             AND NOT (CASE WHEN q.kind = 'cancel' THEN $14 || t.requester_organization_id::text ELSE t.requester_organization_id::text END = ANY($15::text[]))
+           ORDER BY q.next_attempt_at
+           LIMIT $16) c
+    LEFT JOIN held_destination hd ON hd.destination = c.destination
+    LEFT JOIN held_organization ho ON ho.organization = c.organization
+), ranked AS (
+  SELECT *,
+         row_number() OVER (PARTITION BY destination ORDER BY next_attempt_at, id) AS nth_destination,
+         row_number() OVER (PARTITION BY organization ORDER BY next_attempt_at, id) AS nth_organization
+    FROM candidates
+), picked AS (
+  SELECT id, destination, organization FROM ranked
+   WHERE nth_destination <= destination_room AND nth_organization <= organization_room
+   ORDER BY goes_first DESC, next_attempt_at
+   LIMIT $17
+)
+          SELECT q.id, p.destination, p.organization
+            FROM upstream_forwards q JOIN picked p ON p.id = q.id
+           WHERE q.status = 'pending' AND q.next_attempt_at <= now()
+             FOR UPDATE OF q SKIP LOCKED) due
+       WHERE f.id = due.id
+   RETURNING f.id, f.task_id, f.kind, f.message_id, f.attempts, f.accepted, f.traceparent, f.created_at, due.destination, due.organization;
 
 -- UpstreamRepository.renewLease
 UPDATE upstream_forwards SET next_attempt_at = now() + make_interval(secs => $1::float / 1000) WHERE id = $2 AND attempts = $3 AND in_flight;
