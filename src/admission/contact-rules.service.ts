@@ -124,7 +124,7 @@ export class ContactRulesService {
   ): Promise<ContactRuleView> {
     const names = namesOf([owner, peer]);
     await this.repository.lockRulesOf(owner.id, tx);
-    const skills = await this.askingSkills(owner, peer, direction, skill);
+    const skills = await this.askingSkills(tx, owner, peer, direction, skill);
     const existing = await this.repository.identityRule(owner.id, peer.id, direction, skills, tx);
     if (!existing) {
       return this.insert(
@@ -152,8 +152,14 @@ export class ContactRulesService {
     return this.updated(tx, existing, updated!, names);
   }
 
-  /** The skills of the owner's effective rule about the peer for a call naming `skill`, when that rule asks; else none. */
+  /**
+   * The skills of the owner's effective rule about the peer for a call naming `skill`,
+   * when that rule asks; else none. Read in the decision's transaction: the rules are
+   * all it needs (a rule names its parties by identity and organization, which the
+   * caller gave).
+   */
   private async askingSkills(
+    tx: Tx,
     owner: RuleIdentity,
     peer: RuleIdentity,
     direction: 'inbound' | 'outbound',
@@ -162,14 +168,9 @@ export class ContactRulesService {
     if (skill === null) {
       return [];
     }
-    const parties = await this.identities.findByIds([owner.id, peer.id]);
-    const [ownParty, peerParty] = [owner, peer].map((identity) => parties.find((party) => party.id === identity.id));
-    if (!ownParty || !peerParty) {
-      return [];
-    }
     const side = direction === 'inbound' ? 'worker' : 'requester';
-    const [requester, worker] = side === 'worker' ? [peerParty, ownParty] : [ownParty, peerParty];
-    const rule = effectiveRule(await this.between(requester, worker), side, ownParty, peerParty, skill);
+    const [requester, worker] = side === 'worker' ? [peer, owner] : [owner, peer];
+    const rule = effectiveRule(await this.repository.rulesBetween(requester, worker, tx), side, owner, peer, skill);
     return rule?.action === 'ask' ? [...rule.skills] : [];
   }
 
