@@ -105,9 +105,8 @@ export class AdmissionService {
       if (!requester || !worker || !isServable(worker)) {
         return null;
       }
-      const rules = standingDenial(requester, worker) ? [] : read.rules;
-      const decision = await this.conclude(span, requester, worker, decidePair(requester, worker, rules));
-      return { requester, worker, rules, decision };
+      const decision = await this.conclude(span, requester, worker, decidePair(requester, worker, read.rules));
+      return { requester, worker, rules: read.rules, decision };
     });
   }
 
