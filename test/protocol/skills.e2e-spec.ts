@@ -7,6 +7,7 @@ import { enabledAgent, openStream, reply, rpc, v03Message, v1Message, type Agent
 import { EVERY_BINDING, sdkClient, startAppForCards, type Binding } from '../support/a2a-sdk';
 import { grpcClient, metadataOf, unary } from '../support/grpc';
 import { apiKey, bearer, createEnabledIdentity, signup, type ConsoleAccount } from '../support/fixtures';
+import { statementsFor } from '../support/statements';
 
 /**
  * Per-skill policy on every binding (docs/api.md §16): a message names the skill it
@@ -199,6 +200,22 @@ describe('per-skill policy', () => {
         client.close();
       }
     });
+  });
+
+  it('a send naming a skill makes the round trips of one naming none: its pair read once, kept, its skill decided from it', async () => {
+    const statements = async (skill: string | null) => {
+      const stop = statementsFor(t, trusted.key);
+      await rpc(t, worker.handle, trusted.key, 'message/send', {
+        message: v03Message('count', skill ? { metadata: { [uri]: skill } } : {}),
+        configuration: { blocking: false },
+      }).expect(200);
+      return stop();
+    };
+    await statements(null); // the pair is read, and kept at admission's version
+    const none = await statements(null);
+    const named = await statements('translate');
+    expect(named).toEqual(none);
+    expect(named.filter((statement) => /^\s*WITH asked AS/.test(statement))).toEqual([]);
   });
 
   it("a message continuing a task names the task's skill", async () => {
