@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SendMessageRequest, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
+import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { TestApp } from '../support/app';
 import { enabledAgent, openStream, reply, rpc, v03Message, v1Message, type Agent } from '../support/a2a';
@@ -107,7 +108,10 @@ describe('per-skill policy', () => {
     });
 
     it('a skill the card does not have is invalid params, saying so', async () => {
-      await expect(send(asTrusted, naming('juggle'))).rejects.toThrow(`${worker.handle}'s card has no skill 'juggle'`);
+      const refused = send(asTrusted, naming('juggle'));
+      await expect(refused).rejects.toThrow(`${worker.handle}'s card has no skill 'juggle'`);
+      // The SDK's own reading of the binding's error: invalid params (-32602, INVALID_ARGUMENT).
+      await expect(refused).rejects.toBeInstanceOf(RequestMalformedError);
     });
 
     it('a worker that requires a skill refuses a message naming none as invalid params; the identity shows it', async () => {
