@@ -46,6 +46,9 @@ export interface AdmissionParty {
   readonly filterMode: FilterMode;
 }
 
+/** What a rule names a party by: its identity and its organization (effectiveRule reads no more). */
+export type RuleParty = Pick<AdmissionParty, 'id' | 'organizationId'>;
+
 /** The contact rule fields the decision reads. */
 export interface RuleFacts {
   readonly id: string;
@@ -100,8 +103,8 @@ const DIRECTION_OF: Record<Side, RuleDirection> = { requester: 'outbound', worke
 export function effectiveRule<R extends RuleFacts>(
   rules: readonly R[],
   side: Side,
-  owner: Pick<AdmissionParty, 'id'>,
-  peer: Pick<AdmissionParty, 'id' | 'organizationId'>,
+  owner: RuleParty,
+  peer: RuleParty,
   skill: string | null = null,
 ): R | null {
   // Rank 0–3 among rules with the call's skill, 4–7 among rules without skills: own

@@ -6,11 +6,10 @@ import type { JsonRow, RowOf } from '../database/row';
 import { sql, type Sql } from '../database/sql';
 import { mergedPage } from '../database/merged-page';
 import type { AdmissionDecisionRecord } from './admission-decision.entity';
-import type { AdmissionParty, RuleAction, RuleDirection } from './admission.decision';
+import type { RuleAction, RuleDirection, RuleParty } from './admission.decision';
 
-type Party = Pick<AdmissionParty, 'id' | 'organizationId'>;
 /** A party's id and organization as values, or as expressions of the statement that holds them. */
-type PartyTerms = { [K in keyof Party]: Party[K] | Sql };
+type PartyTerms = { [K in keyof RuleParty]: RuleParty[K] | Sql };
 import type { ContactRule } from './contact-rule.entity';
 import type { Identity } from '../identities/identity.entity';
 import { IDENTITY_COLUMNS, toIdentity, type IdentityRow } from '../identities/identities.repository';
@@ -130,9 +129,9 @@ export class AdmissionRepository {
    * Every rule that can take part in admitting `requester` to `worker`: the requester's
    * outbound-or-both rules naming the worker or its organization, and the worker's
    * inbound-or-both rules naming the requester or its organization. Four probes of the
-   * partial unique indexes, each reading at most two rows, whatever the number of rules
-   * either identity has; one prepared statement, on every protocol call (in `tx` when
-   * given: an approval decided `always`).
+   * partial unique indexes, each reading the rules of one owner, peer and two
+   * directions (one a set of skills), whatever the number of rules either identity has
+   * about others; one prepared statement, or in `tx` when given.
    */
   @GenerateSql({
     params: [
@@ -140,7 +139,7 @@ export class AdmissionRepository {
       { id: DummyValue.UUID_2, organizationId: DummyValue.UUID },
     ],
   })
-  async rulesBetween(requester: Party, worker: Party, tx?: Tx): Promise<ContactRule[]> {
+  async rulesBetween(requester: RuleParty, worker: RuleParty, tx?: Tx): Promise<ContactRule[]> {
     const statement = rulesBetween(requester, worker);
     const rows = tx
       ? await this.db.rows<RuleRow>(statement, tx)

@@ -39,8 +39,9 @@ export interface AdmittedCall {
 
 /**
  * The decision for a call of the pair that names `skill` (null: none), from the call's
- * read: the pair's own when that is what it was decided for — always, while no rule
- * names a skill and the pair is admitted — else decided now, with no read.
+ * read: the pair's own when it was made for that skill and admits — the usual send,
+ * naming none, of a pair admitted to calls naming none — else decided now from the
+ * same rules, with no read.
  */
 export function skillDecision(call: AdmittedCall, skill: string | null): AdmissionDecision<ContactRule> {
   return call.decision.skill === skill && call.decision.allowed
@@ -51,9 +52,10 @@ export function skillDecision(call: AdmittedCall, skill: string | null): Admissi
 type OrganizationPrincipal = AdminKeyPrincipal | ConsolePrincipal;
 
 /**
- * The second gate (docs/api.md §6). The protocol endpoint calls `evaluate` on every call;
- * the decision itself is the pure `decide`, fed by one indexed query. Administrators
- * ask `check` for an explanation and read the recorded denials of their side.
+ * The second gate (docs/api.md §6). The protocol endpoint calls `admitCall` on every
+ * call (and `admitSkill` on a send); the decision itself is the pure `decide`, fed by
+ * one indexed query. Administrators ask `check` for an explanation and read the
+ * recorded denials of their side.
  */
 @Injectable()
 export class AdmissionService {
@@ -105,9 +107,8 @@ export class AdmissionService {
       if (!requester || !worker || !isServable(worker)) {
         return null;
       }
-      const rules = standingDenial(requester, worker) ? [] : read.rules;
-      const decision = await this.conclude(span, requester, worker, decidePair(requester, worker, rules));
-      return { requester, worker, rules, decision };
+      const decision = await this.conclude(span, requester, worker, decidePair(requester, worker, read.rules));
+      return { requester, worker, rules: read.rules, decision };
     });
   }
 

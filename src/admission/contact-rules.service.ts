@@ -154,9 +154,9 @@ export class ContactRulesService {
 
   /**
    * The skills of the owner's effective rule about the peer for a call naming `skill`,
-   * when that rule asks; else none. The rules are read in `tx`, under the owner's lock;
-   * the rules between a pair name only the parties' ids and organizations, which the
-   * caller has.
+   * when that rule asks; else none. Read in the decision's transaction: the rules are
+   * all it needs (a rule names its parties by identity and organization, which the
+   * caller gave).
    */
   private async askingSkills(
     tx: Tx,

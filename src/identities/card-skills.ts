@@ -16,10 +16,10 @@ export function shownSkills(
   audience: SkillAudience,
   admits: (skillId: string) => boolean = () => true,
 ): AgentSkill[] {
-  return skills.filter(
-    (skill) => (skill.visibility ?? 'public') === 'public' || (audience === 'admitted' && admits(skill.id)),
-  );
+  return skills.filter((skill) => isPublic(skill) || (audience === 'admitted' && admits(skill.id)));
 }
+
+const isPublic = (skill: AgentSkill) => (skill.visibility ?? 'public') === 'public';
 
 /**
  * The skill ids an identity's cards show `audience` — what a call may name, and a
@@ -28,7 +28,7 @@ export function shownSkills(
  */
 export function cardSkillIds(identity: Pick<Identity, 'skills'>, audience: SkillAudience): Set<string> {
   const ids = new Set(shownSkills(identity.skills, audience).map((skill) => skill.id));
-  if (shownSkills(identity.skills, 'public').length === 0) {
+  if (!identity.skills.some(isPublic)) {
     ids.add(DEFAULT_SKILL_ID);
   }
   return ids;

@@ -29,7 +29,6 @@ import { afterCommit } from '../database/unit-of-work';
 import { skillDecision } from '../admission/admission.service';
 import { skillExtensionUri } from '../directory/agent-card';
 import { DirectoryService } from '../directory/directory.service';
-import { IdentitiesService } from '../identities/identities.service';
 import { clampedListHistory, clampedTaskHistory } from '../ledger/history-limits';
 import { LedgerService } from '../ledger/ledger.service';
 import { PushConfigService } from '../ledger/push-configs.service';
@@ -81,7 +80,6 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     private readonly ledger: LedgerService,
     private readonly pushConfigs: PushConfigService,
     private readonly directory: DirectoryService,
-    private readonly identities: IdentitiesService,
     private readonly upstreams: UpstreamsService,
     private readonly forwarder: UpstreamForwarder,
     private readonly approvals: ApprovalsService,
@@ -105,13 +103,10 @@ export class LedgerRequestHandler implements A2ARequestHandler {
    */
   getAuthenticatedExtendedAgentCard(_params: unknown, context?: ServerCallContext): Promise<AgentCard> {
     return this.guard(async () => {
-      const { pair, version, admitted } = callOf(context!);
-      const [worker] = await this.identities.findByIds([pair.worker.id]);
-      if (!worker) {
-        throw new TaskNotFoundError('The worker is gone.');
-      }
+      // The worker as admission read it, at the version the call was admitted at: nothing to read again.
+      const { version, admitted } = callOf(context!);
       const admits = (skill: string) => skillDecision(admitted, skill).allowed;
-      return AgentCard.fromJSON(await this.directory.extendedCard(worker, version, admits));
+      return AgentCard.fromJSON(await this.directory.extendedCard(admitted.worker, version, admits));
     });
   }
 

@@ -466,6 +466,18 @@ describe('contact rules', () => {
       await rule({ ...outbound, peer: peerOrganization(globex.organizationId), skills: ['anything'] }).expect(201);
     });
 
+    it('a rule names at most 20 skills, on create and on PATCH', async () => {
+      // An outbound rule naming an organization: its skills are checked against no card, so the limit alone refuses.
+      const toGlobex = { direction: 'outbound', action: 'allow', peer: peerOrganization(globex.organizationId) };
+      const skills = (n: number) => Array.from({ length: n }, (_, i) => `limit-${String(i).padStart(2, '0')}`);
+      const { id } = (await rule({ ...toGlobex, skills: skills(20) }).expect(201)).body;
+      const tooMany = [{ field: 'skills', message: expect.stringContaining('20') }];
+      expect(await refusal(rule({ ...toGlobex, skills: skills(21) }).expect(400))).toEqual(tooMany);
+      const patch = (body: object) => t.http().patch(`/api/v1/contact-rules/${id}`).set(bearer(acme)).send(body);
+      expect(await refusal(patch({ skills: skills(21) }).expect(400))).toEqual(tooMany);
+      expect((await patch({ skills: skills(20).reverse() }).expect(200)).body.skills).toEqual(skills(20));
+    });
+
     it('rules that differ by their skills are not duplicates; the same skills in another order are', async () => {
       const base = { direction: 'both', action: 'allow', peer: peerIdentity(sibling) };
       await rule(base).expect(201);

@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { SendMessageRequest, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
+import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { TestApp } from '../support/app';
 import { enabledAgent, openStream, reply, rpc, v03Message, v1Message, type Agent } from '../support/a2a';
 import { EVERY_BINDING, sdkClient, startAppForCards, type Binding } from '../support/a2a-sdk';
 import { grpcClient, metadataOf, unary } from '../support/grpc';
 import { apiKey, bearer, createEnabledIdentity, signup, type ConsoleAccount } from '../support/fixtures';
+import { statementsFor } from '../support/statements';
 
 /**
  * Per-skill policy on every binding (docs/api.md §16): a message names the skill it
@@ -106,7 +108,10 @@ describe('per-skill policy', () => {
     });
 
     it('a skill the card does not have is invalid params, saying so', async () => {
-      await expect(send(asTrusted, naming('juggle'))).rejects.toThrow(`${worker.handle}'s card has no skill 'juggle'`);
+      const refused = send(asTrusted, naming('juggle'));
+      await expect(refused).rejects.toThrow(`${worker.handle}'s card has no skill 'juggle'`);
+      // The SDK's own reading of the binding's error: invalid params (-32602, INVALID_ARGUMENT).
+      await expect(refused).rejects.toBeInstanceOf(RequestMalformedError);
     });
 
     it('a worker that requires a skill refuses a message naming none as invalid params; the identity shows it', async () => {
@@ -199,6 +204,22 @@ describe('per-skill policy', () => {
         client.close();
       }
     });
+  });
+
+  it('a send naming a skill makes the round trips of one naming none: its pair read once, kept, its skill decided from it', async () => {
+    const statements = async (skill: string | null) => {
+      const stop = statementsFor(t, trusted.key);
+      await rpc(t, worker.handle, trusted.key, 'message/send', {
+        message: v03Message('count', skill ? { metadata: { [uri]: skill } } : {}),
+        configuration: { blocking: false },
+      }).expect(200);
+      return stop();
+    };
+    await statements(null); // the pair is read, and kept at admission's version
+    const none = await statements(null);
+    const named = await statements('translate');
+    expect(named).toEqual(none);
+    expect(named.filter((statement) => /^\s*WITH asked AS/.test(statement))).toEqual([]);
   });
 
   it("a message continuing a task names the task's skill", async () => {

@@ -136,5 +136,5 @@ export async function sdkClient(
 }
 
 /** A user message as the SDK sends it. */
-export const say = (text: string, extra: { taskId?: string } = {}) =>
+export const say = (text: string, extra: { taskId?: string; contextId?: string } = {}) =>
   SendMessageRequest.fromJSON({ message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], ...extra } });

@@ -1,74 +1,19 @@
-import { randomUUID } from 'node:crypto';
-import { SendMessageRequest, TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
-import {
-  ClientFactory,
-  ClientFactoryOptions,
-  DefaultAgentCardResolver,
-  JsonRpcTransportFactory,
-  RestTransportFactory,
-  type Client,
-  type TransportFactory,
-} from '@a2a-js/sdk/client';
-import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
+import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
+import type { Client } from '@a2a-js/sdk/client';
 import { startApp, type TestApp } from '../support/app';
-import { startAppForCards } from '../support/a2a-sdk';
+import { say, sdkClient, startAppForCards, type Binding } from '../support/a2a-sdk';
 import { agentPair, enabledAgent, rpc, v03Message, type Agent } from '../support/a2a';
 import { eventually } from '../support/eventually';
 import { apiKey, bearer, signup, type ConsoleAccount } from '../support/fixtures';
 import { freePort } from '../support/server-process';
 import { UpstreamForwarder } from '../../src/upstream/upstream-forwarder';
-import { startUpstreamAgent, type UpstreamAgent, type UpstreamAgentBinding } from '../support/upstream-agent';
+import { startUpstreamAgent, type UpstreamAgent } from '../support/upstream-agent';
 
 const SECRET = 'upstream-secret-token-123';
 
-const FACTORIES: Record<UpstreamAgentBinding, () => TransportFactory> = {
-  JSONRPC: () => new JsonRpcTransportFactory({ legacyCompat: { enabled: true } }),
-  'HTTP+JSON': () => new RestTransportFactory({ legacyCompat: { enabled: true } }),
-  GRPC: () => new GrpcTransportFactory({ legacyCompat: { enabled: true } }),
-};
-
 /** The official client, as a requester of the bridged identity, through the service (over one binding the service serves, A2A 1.0). */
-async function requesterClient(
-  t: TestApp,
-  requester: Agent,
-  handle: string,
-  binding: UpstreamAgentBinding = 'JSONRPC',
-): Promise<Client> {
-  const resolver = new DefaultAgentCardResolver();
-  const factory = new ClientFactory(
-    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-      transports: [FACTORIES[binding]()],
-      clientConfig: {
-        interceptors: [
-          {
-            before: async (args: { options?: { serviceParameters?: Record<string, string> } }) => {
-              args.options = {
-                ...args.options,
-                serviceParameters: { ...args.options?.serviceParameters, 'X-API-Key': requester.key },
-              };
-            },
-            after: async () => undefined,
-          },
-        ],
-      },
-      cardResolver: {
-        resolve: async (url: string, path?: string) => {
-          const card = await resolver.resolve(url, path);
-          return {
-            ...card,
-            supportedInterfaces: card.supportedInterfaces.filter(
-              (i) => i.protocolVersion === '1.0' && i.protocolBinding === binding,
-            ),
-          };
-        },
-      },
-    }),
-  );
-  return factory.createFromUrl(`${t.baseUrl}/a2a/${handle}/card`, '');
-}
-
-const say = (text: string, extra: { taskId?: string; contextId?: string } = {}) =>
-  SendMessageRequest.fromJSON({ message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], ...extra } });
+const requesterClient = async (t: TestApp, requester: Agent, bridged: Agent, binding: Binding = 'JSONRPC') =>
+  (await sdkClient(t, requester, bridged, binding, '1.0')).client;
 const textOf = (message: { parts: Array<{ content?: { $case: string; value?: unknown } }> } | undefined) =>
   message?.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
 
@@ -96,7 +41,7 @@ describe('upstream (bridged) identities', () => {
       .set(bearer(acme))
       .send({ url: upstream.url, card_url: upstream.cardUrl, auth: { type: 'bearer', value: SECRET } })
       .expect(200);
-    client = await requesterClient(t, requester, bridged.handle);
+    client = await requesterClient(t, requester, bridged);
   });
   afterAll(async () => {
     await t.close();
@@ -249,7 +194,7 @@ describe('upstream (bridged) identities', () => {
     it.each(['HTTP+JSON', 'GRPC'] as const)(
       "a requester speaking %s to the bridged identity gets the upstream's answer and stream",
       async (binding) => {
-        const other = await requesterClient(t, requester, bridged.handle, binding);
+        const other = await requesterClient(t, requester, bridged, binding);
         const before = upstream.received.length;
         const request = say(`over ${binding}`);
         const task = (await other.sendMessage(request)) as Task;
@@ -479,7 +424,7 @@ describe('upstream (bridged) identities', () => {
 
     it('a blocking send and a stream are forwarded over it; the upstream sees its own credential', async () => {
       const request = say('hello there');
-      const other = await requesterClient(t, requester, bridgedThere.handle);
+      const other = await requesterClient(t, requester, bridgedThere);
       const task = (await other.sendMessage(request)) as Task;
       expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       expect(textOf(task.status?.message)).toBe('done: hello there');
