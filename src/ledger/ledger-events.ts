@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Tx } from '../database/database';
 import { EventsService, type EventInput } from '../events/events.service';
 import { Metrics } from '../metrics/metrics';
-import { toArtifactView, toMessageView, toTaskSummaryView, type TaskSummaryView } from './ledger-views';
+import { toArtifactView, toMessageView, toTaskSummaryView, type TaskSummaryView } from './ledger.view';
 import type { WriteBatch } from '../database/write-batch';
 import type { JournalEntry } from './task-journal';
 import type { MessageRecord, TaskHead } from './task-records';

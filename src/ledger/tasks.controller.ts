@@ -10,7 +10,7 @@ import { ReplyDto } from './dto/reply.dto';
 import { IdempotencyKeyHeader } from './idempotency';
 import { TasksService } from './tasks.service';
 import { Refuses, Returns } from '../common/api-docs';
-import { MessagePage, TaskPage, TaskSchema } from './ledger-views';
+import { MessagePage, TaskPage, TaskSchema } from './ledger.view';
 
 const TaskId = () => Param('id', new ParseIdPipe('task_not_found', 'task'));
 

@@ -18,7 +18,7 @@ import {
   type ContextView,
   type MessageView,
   type TaskView,
-} from './ledger-views';
+} from './ledger.view';
 import { MESSAGES_NEWEST_FIRST, TaskReadsRepository } from './task-reads.repository';
 import { LedgerService } from './ledger.service';
 import { parsePart, type StoredPart } from './parts';

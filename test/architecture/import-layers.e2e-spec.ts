@@ -227,7 +227,7 @@ function rankOf(file: string): number {
   }
   return 0;
 }
-const isView = (file: string) => /(\.view|-views)\.ts$/.test(file);
+const isView = (file: string) => /\.view\.ts$/.test(file);
 
 describe('src/ files are layers', () => {
   const edges = fileEdges();
@@ -267,6 +267,10 @@ describe('src/ files are layers', () => {
         .map((to) => `${from} → ${to}`),
     );
     expect(offenders).toEqual([]);
+  });
+
+  it('view files are named one way: *.view.ts', () => {
+    expect([...edges.keys()].filter((file) => /[.-]views?\.ts$/.test(file) && !isView(file))).toEqual([]);
   });
 
   it("a row's shape stays in the repositories: services see records (docs/data-access.md)", () => {
