@@ -71,7 +71,7 @@ describe('retention', () => {
     };
     const invite = async (expiresInHours: number) => {
       const [row] = await t.db.query(
-        `INSERT INTO console_invites (organization_id, email, code_hash, expires_at) VALUES ($1, 'x@example.test', $2, now() + make_interval(hours => $3)) RETURNING id`,
+        `INSERT INTO console_invites (organization_id, email, email_key, code_hash, expires_at) VALUES ($1, 'x@example.test', 'x@example.test', $2, now() + make_interval(hours => $3)) RETURNING id`,
         [acme.organizationId, randomBytes(32), expiresInHours],
       );
       return row.id as string;
