@@ -1,6 +1,6 @@
 import { startApp, type TestApp } from '../support/app';
 import { bearer, PASSWORD, signup, unique, type ConsoleAccount } from '../support/fixtures';
-import { Browser, startOidcProvider, type OidcProvider, type ProviderAccount } from '../support/oidc-provider';
+import { Browser, startOidcProvider, type OidcProvider, type ProviderAccount } from '../support/sso';
 import { freePort } from '../support/server-process';
 
 /**
