@@ -4475,6 +4475,8 @@ export interface operations {
             /** @description To the provider's authorization endpoint. */
             302: {
                 headers: {
+                    /** @description Where the browser goes next. */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4520,6 +4522,8 @@ export interface operations {
             /** @description Into the Console, or to its sign-in page with `sso_error`. */
             302: {
                 headers: {
+                    /** @description Where the browser goes next. */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content?: never;

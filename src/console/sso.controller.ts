@@ -14,6 +14,7 @@ import { SsoConfigSchema, type SsoConfigView } from './sso.view';
 /** The cookie that binds a sign-in under way to the browser; sent back only to these routes. */
 const SSO_COOKIE = 'a2a_sso';
 const SSO_COOKIE_PATH = '/api/v1/console/sso';
+const LOCATION = { Location: { description: 'Where the browser goes next.', schema: { type: 'string' } } };
 
 /**
  * Single sign-on to the Console (docs/api.md §13): browser navigations, not API calls.
@@ -47,7 +48,7 @@ export class SsoController {
     notes:
       'A browser navigation: answers 302 to the provider with a sign-in cookie (HttpOnly, SameSite=Lax, 10 minutes). A provider that cannot be reached sends the browser to `/console/signin?sso_error=sso_sign_in_failed`.',
   })
-  @ApiResponse({ status: 302, description: "To the provider's authorization endpoint." })
+  @ApiResponse({ status: 302, description: "To the provider's authorization endpoint.", headers: LOCATION })
   @Refuses({ 404: '`sso_not_configured`: single sign-on is not configured on this service.' })
   async start(@Query() query: SsoStartQuery, @Res() res: Response): Promise<void> {
     await this.redirecting(res, async () => {
@@ -73,7 +74,11 @@ export class SsoController {
     notes:
       'A browser navigation, from the provider (`code`, `state`, or `error`). Answers 302 to the Console with the session cookie, or to `/console/signin?sso_error=<code>`: `sso_state_invalid`, `sso_sign_in_failed`, `sso_email_unverified`, `sso_no_account`, `email_taken`, `member_limit`.',
   })
-  @ApiResponse({ status: 302, description: 'Into the Console, or to its sign-in page with `sso_error`.' })
+  @ApiResponse({
+    status: 302,
+    description: 'Into the Console, or to its sign-in page with `sso_error`.',
+    headers: LOCATION,
+  })
   @Refuses({ 404: '`sso_not_configured`: single sign-on is not configured on this service.' })
   async callback(@Req() req: Request, @Res() res: Response): Promise<void> {
     res.clearCookie(SSO_COOKIE, { httpOnly: true, sameSite: 'lax', secure: this.secureCookies, path: SSO_COOKIE_PATH });
