@@ -231,9 +231,9 @@ async function fetchJson(url: string, init: RequestInit): Promise<Record<string,
   } catch (error) {
     throw new OidcError(`${new URL(url).origin}${new URL(url).pathname} unreachable: ${(error as Error).message}`);
   }
-  const text = await response.text();
   const where = `${new URL(url).pathname} answered ${response.status}`;
-  if (Buffer.byteLength(text) > MAX_RESPONSE_BYTES) {
+  const text = await readBounded(response, MAX_RESPONSE_BYTES);
+  if (text === null) {
     throw new OidcError(`${where} with a response too large`);
   }
   let value: unknown;
@@ -251,4 +251,23 @@ async function fetchJson(url: string, init: RequestInit): Promise<Record<string,
     throw new OidcError(`${where}: ${typeof body.error === 'string' ? body.error.slice(0, 64) : 'error'}`);
   }
   return body;
+}
+
+/** The response's body as text, or null past `max` bytes (it stops reading there). */
+async function readBounded(response: Response, max: number): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of response.body ?? []) {
+      size += chunk.byteLength;
+      if (size > max) {
+        // Leaving the loop cancels the stream.
+        return null;
+      }
+      chunks.push(Buffer.from(chunk));
+    }
+  } catch (error) {
+    throw new OidcError(`the response could not be read: ${(error as Error).message}`);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }

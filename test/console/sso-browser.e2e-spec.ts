@@ -44,6 +44,8 @@ describe('Console single sign-on in Chromium', () => {
     const context = await ui.browser.newContext();
     const page = await ui.newPage(context);
     await page.goto(ui.url('/signin?next=%2Fmembers'));
+    await page.getByRole('link', { name: 'Sign in with Test ID' }).waitFor(WAIT);
+    await ui.shot(page, 'sso-sign-in');
     await page.getByRole('link', { name: 'Sign in with Test ID' }).click();
     await page.getByRole('heading', { name: 'Members', level: 1 }).waitFor(WAIT);
     await page.getByText(`Initech · ${email}`).waitFor(WAIT);
@@ -63,6 +65,7 @@ describe('Console single sign-on in Chromium', () => {
     await other.getByRole('link', { name: 'Sign in with Test ID' }).click();
     await other.getByText('There is no Console account for your email.', { exact: false }).waitFor(WAIT);
     await other.getByRole('heading', { name: 'Sign in' }).waitFor(WAIT);
+    await ui.shot(other, 'sso-refused');
     await stranger.close();
   });
 });
