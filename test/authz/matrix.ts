@@ -60,6 +60,10 @@ export const MATRIX: MatrixRow[] = [
   row('POST /api/v1/console/login', [401, 401, 401, 401, 401, 401, 401, 401, 401], {
     body: () => ({ email: email(), password: 'not the password' }),
   }),
+  // Single sign-on (docs/api.md §13): browser navigations, public; not configured in the matrix's service.
+  row('GET /api/v1/console/sso/config', [200, 200, 200, 200, 200, 200, 200, 200, 200]),
+  row('GET /api/v1/console/sso', [404, 404, 404, 404, 404, 404, 404, 404, 404]),
+  row('GET /api/v1/console/sso/callback', [404, 404, 404, 404, 404, 404, 404, 404, 404]),
 
   // Console session routes.
   row('GET /api/v1/console/me', [401, 401, 401, 403, 403, 403, 200, 200, 403]),
