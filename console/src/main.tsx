@@ -7,8 +7,10 @@ import { sendToSignIn, SignInPage, SignUpPage, useMe, useSignOut } from './featu
 import { IdentitiesPage, IdentityPage } from './features/identities';
 import { ApprovalsPage, usePendingApprovals } from './features/approvals';
 import { AuditPage } from './features/audit';
+import { EventsPage } from './features/events';
 import { KeysPage } from './features/keys';
 import { AcceptPage, MembersPage } from './features/members';
+import { OverviewPage } from './features/overview';
 import { TaskPage, TasksPage } from './features/tasks';
 import { WebhookPage, WebhooksPage } from './features/webhooks';
 import { Link, navigate, useRoute } from './router';
@@ -28,12 +30,14 @@ const queryClient = new QueryClient({
 });
 
 const NAV: [string, string][] = [
+  ['/overview', 'Overview'],
   ['/identities', 'Identities'],
   ['/keys', 'API keys'],
   ['/admission', 'Admission'],
   ['/approvals', 'Approvals'],
   ['/tasks', 'Tasks'],
   ['/webhooks', 'Webhooks'],
+  ['/events', 'Events'],
   ['/members', 'Members'],
   ['/audit', 'Audit'],
 ];
@@ -45,7 +49,7 @@ function Shell() {
   const pending = usePendingApprovals(me.isSuccess);
   useEffect(() => {
     if (path === '/') {
-      navigate('/identities', { replace: true });
+      navigate('/overview', { replace: true });
     }
   }, [path]);
   // After a client-side navigation, focus moves to the new page's content (as a page load would).
@@ -115,6 +119,8 @@ function Page({ path }: { path: string }) {
   const [, section, id] = path.split('/');
   const param = id ? decodeURIComponent(id) : undefined;
   switch (section) {
+    case 'overview':
+      return <OverviewPage />;
     case 'identities':
       return param ? <IdentityPage handle={param} /> : <IdentitiesPage />;
     case 'keys':
@@ -131,6 +137,8 @@ function Page({ path }: { path: string }) {
       return <MembersPage />;
     case 'audit':
       return <AuditPage />;
+    case 'events':
+      return <EventsPage />;
     default:
       return (
         <>
