@@ -80,7 +80,7 @@ describe('Accessibility of every Console page (axe-core)', () => {
         identity: worker.handle,
         direction: 'inbound',
         action: 'block',
-        peer: { type: 'identity', handle: 'someone-else' },
+        peer: { type: 'identity', handle: requester.handle },
       })
       .expect(201);
     const hook = await t
