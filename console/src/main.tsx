@@ -1,5 +1,5 @@
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { StrictMode, useEffect } from 'react';
+import { lazy, StrictMode, Suspense, useEffect } from 'react';
 import { createRoot } from 'react-dom/client';
 import { ApiError } from './api';
 import { AdmissionPage } from './features/admission';
@@ -10,12 +10,14 @@ import { AuditPage } from './features/audit';
 import { EventsPage } from './features/events';
 import { KeysPage } from './features/keys';
 import { AcceptPage, MembersPage } from './features/members';
-import { OverviewPage } from './features/overview';
 import { TaskPage, TasksPage } from './features/tasks';
 import { WebhookPage, WebhooksPage } from './features/webhooks';
 import { Link, navigate, useRoute } from './router';
 import { ErrorNotice, Loading } from './ui';
 import './styles.css';
+
+// The overview and its chart library (uPlot) load on their own, when first shown: the other pages never wait for them.
+const OverviewPage = lazy(() => import('./features/overview').then((module) => ({ default: module.OverviewPage })));
 
 const queryClient = new QueryClient({
   queryCache: new QueryCache({ onError: sendToSignIn }),
@@ -120,7 +122,11 @@ function Page({ path }: { path: string }) {
   const param = id ? decodeURIComponent(id) : undefined;
   switch (section) {
     case 'overview':
-      return <OverviewPage />;
+      return (
+        <Suspense fallback={<Loading />}>
+          <OverviewPage />
+        </Suspense>
+      );
     case 'identities':
       return param ? <IdentityPage handle={param} /> : <IdentitiesPage />;
     case 'keys':
