@@ -35,10 +35,17 @@ function validateCredentials(email: string, password: string, signup: boolean): 
   return errors;
 }
 
-/** Where to go after signing in: the page the person was sent away from, if it is a Console page. */
+/**
+ * Where to go after signing in: the page the person was sent away from, if it is a Console
+ * page other than the landing one (opening the Console at all sends there).
+ */
 function nextPath(search: URLSearchParams, landing: string): string {
   const next = search.get('next');
-  return next && next !== '/' && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/signin')
+  return next &&
+    !['/', '/overview'].includes(next) &&
+    next.startsWith('/') &&
+    !next.startsWith('//') &&
+    !next.startsWith('/signin')
     ? next
     : landing;
 }
