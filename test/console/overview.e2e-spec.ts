@@ -122,6 +122,15 @@ describe('Overview, live events and empty states in the Console', () => {
     // Another organization's caller, refused by admission: a denial on both sides' overviews.
     const denied = await rpc(t, worker.handle, stranger.key, 'message/send', { message: v03Message('hello?') });
     expect(JSON.stringify(denied.body)).toContain('admission_denied');
+    // An identity bridged to an upstream agent that answers 500: its forward retries.
+    const bridge = await createEnabledIdentity(t, acme, { agent_handle: 'acme-bridge' });
+    await t
+      .http()
+      .put(`/api/v1/identities/${bridge.handle}/upstream`)
+      .set(bearer(acme))
+      .send({ url: new URL('/upstream', receiver.url).href, protocol_version: '0.3', binding: 'JSONRPC' })
+      .expect(200);
+    await send(requester, bridge, 'Forward this');
     // A webhook whose endpoint fails, and a key that expires in three days.
     const hook = await t
       .http()
@@ -140,11 +149,14 @@ describe('Overview, live events and empty states in the Console', () => {
 
     const overview = await eventually(
       () => overviewOf(acme),
-      (o) => o.attention.failing_webhooks.length === 1 && o.totals.denials.inbound === 1,
+      (o) =>
+        o.attention.failing_webhooks.length === 1 &&
+        o.attention.failing_upstreams.length === 1 &&
+        o.totals.denials.inbound === 1,
     );
     expect(overview.hours).toBe(24);
     expect(overview.series).toHaveLength(24);
-    expect(overview.totals.tasks).toEqual({ completed: 2, failed: 1, canceled: 0, rejected: 0, open: 1 });
+    expect(overview.totals.tasks).toEqual({ completed: 2, failed: 1, canceled: 0, rejected: 0, open: 2 });
     // The hours add up to the totals (the tasks' hour is the last, or the one before if an hour just began).
     type Counts = Record<string, number>;
     const summed = overview.series.reduce((sum: Counts, h: { tasks: Counts }) => {
@@ -158,6 +170,10 @@ describe('Overview, live events and empty states in the Console', () => {
     expect(overview.totals.denials).toEqual({ inbound: 1, outbound: 0 });
     expect(overview.totals.webhook_deliveries.failed + overview.totals.webhook_deliveries.retrying).toBeGreaterThan(0);
     expect(overview.attention.failing_webhooks[0]).toMatchObject({ id: hook.body.id, status: 'active' });
+    expect(overview.attention.failing_upstreams).toEqual([
+      { identity: 'acme-bridge', failed: 0, retrying: 1, last_error_at: expect.any(String) },
+    ]);
+    expect(overview.totals.upstream_forwards).toEqual({ succeeded: 0, failed: 0, retrying: 1 });
     expect(overview.attention.expiring_keys.map((k: { id: string }) => k.id)).toEqual([key.body.id]);
     expect(overview.approvals_pending).toBe(0);
     // Each organization its own figures: Globex sent the denied call and has no tasks.
@@ -172,10 +188,11 @@ describe('Overview, live events and empty states in the Console', () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Overview' }).click();
     const stats = page.getByRole('region', { name: 'In the last 24 hours' });
     await stats.getByText('Tasks', { exact: true }).waitFor(WAIT);
-    expect(await stats.locator('dd').first().innerText()).toBe('4');
+    expect(await stats.locator('dd').first().innerText()).toBe('5');
     const attention = page.getByRole('list', { name: 'Needs attention' });
     await attention.getByText(/is failing since/).waitFor(WAIT);
     await attention.getByRole('link', { name: 'nightly export' }).waitFor(WAIT);
+    await attention.getByRole('link', { name: 'acme-bridge' }).waitFor(WAIT);
     // Each chart has its figures as a table, for screen readers and for the numbers.
     const tasksChart = page.getByRole('figure', { name: 'Tasks per hour, by state now' });
     await tasksChart.locator('canvas').first().waitFor(WAIT);
@@ -190,7 +207,7 @@ describe('Overview, live events and empty states in the Console', () => {
     );
     expect(rows).toHaveLength(24);
     // Per state, over the hours: completed, failed, rejected, canceled, open.
-    expect([0, 1, 2, 3, 4].map((i) => rows.reduce((sum, row) => sum + row[i], 0))).toEqual([2, 1, 0, 0, 1]);
+    expect([0, 1, 2, 3, 4].map((i) => rows.reduce((sum, row) => sum + row[i], 0))).toEqual([2, 1, 0, 0, 2]);
     await page.goto(ui.url('/tasks'));
     await page.getByRole('link', { name: `Task ${tasks[0]}` }).waitFor(WAIT);
     await ui.shot(page, 'tasks');
