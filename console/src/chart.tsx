@@ -2,6 +2,8 @@ import { useEffect, useId, useRef } from 'react';
 import uPlot, { type AlignedData, type Options } from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 
+const plain = (value: number) => String(value);
+
 export interface ChartSeries {
   label: string;
   color: string;
@@ -19,7 +21,7 @@ export function Chart({
   hours,
   series,
   kind,
-  format = (value) => String(value),
+  format = plain,
 }: {
   title: string;
   /** The start of each hour (ISO). */

@@ -131,7 +131,7 @@ export function EventsPage() {
           <Select
             label="Event type"
             value={type}
-            onChange={(e) => navigate(e.target.value ? `/events?type=${e.target.value}` : '/events', { replace: true })}
+            onChange={(e) => navigate(e.target.value ? `/events?type=${e.target.value}` : '/events')}
           >
             <option value="">every type</option>
             {Object.entries(TYPES).map(([name, words]) => (
