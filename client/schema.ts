@@ -972,6 +972,28 @@ export interface paths {
         patch: operations["updateOrganizationSettings"];
         trace?: never;
     };
+    "/api/v1/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your organization's last hours at a glance
+         * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         *
+         *     Tasks per hour by state, time to complete (p50/p95), admission denials, webhook and upstream delivery health, approvals waiting, and what needs attention.
+         */
+        get: operations["getOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tasks": {
         parameters: {
             query?: never;
@@ -1831,6 +1853,23 @@ export interface components {
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
+        FailingUpstream: {
+            failed: number;
+            /** @description The identity's handle whose upstream fails. */
+            identity: string;
+            /** Format: date-time */
+            last_error_at: string | null;
+            retrying: number;
+        };
+        FailingWebhook: {
+            /** Format: date-time */
+            failing_since: string;
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: "active" | "disabled";
+            url: string;
+        };
         FieldError: {
             /** @example email */
             field: string;
@@ -2103,6 +2142,70 @@ export interface components {
             password_sign_in: boolean;
             /** @description Email domains whose people join the organization at their first single sign-on (the provider must have verified the address). Trusted as the organization's administrators set them. */
             sso_email_domains: string[];
+        };
+        Overview: {
+            /** @description Approval requests waiting for a decision. */
+            approvals_pending: number;
+            attention: components["schemas"]["OverviewAttention"];
+            hours: number;
+            /** @description One entry per hour, oldest first. */
+            series: components["schemas"]["OverviewHour"][];
+            /**
+             * Format: date-time
+             * @description The start of the first hour.
+             */
+            since: string;
+            totals: components["schemas"]["OverviewTotals"];
+        };
+        OverviewAttention: {
+            /** @description Active keys that expire within 7 days, soonest first. */
+            expiring_keys: components["schemas"]["ApiKey"][];
+            failing_upstreams: components["schemas"]["FailingUpstream"][];
+            failing_webhooks: components["schemas"]["FailingWebhook"][];
+        };
+        OverviewDeliveryCounts: {
+            /** @description Given up after the last attempt. */
+            failed: number;
+            /** @description Pending after a failed attempt. */
+            retrying: number;
+            succeeded: number;
+        };
+        OverviewDenials: {
+            /** @description Calls to your identities that admission refused. */
+            inbound: number;
+            /** @description Calls by your identities that admission refused. */
+            outbound: number;
+        };
+        OverviewHour: {
+            denials: components["schemas"]["OverviewDenials"];
+            /**
+             * Format: date-time
+             * @description The start of the hour (UTC).
+             */
+            hour: string;
+            tasks: components["schemas"]["OverviewTaskCounts"];
+            time_to_complete_ms: components["schemas"]["OverviewPercentiles"];
+            upstream_forwards: components["schemas"]["OverviewDeliveryCounts"];
+            webhook_deliveries: components["schemas"]["OverviewDeliveryCounts"];
+        };
+        OverviewPercentiles: {
+            p50: number | null;
+            p95: number | null;
+        };
+        OverviewTaskCounts: {
+            canceled: number;
+            completed: number;
+            failed: number;
+            /** @description Not in a final state yet (submitted, working, input-required, auth-required). */
+            open: number;
+            rejected: number;
+        };
+        OverviewTotals: {
+            denials: components["schemas"]["OverviewDenials"];
+            tasks: components["schemas"]["OverviewTaskCounts"];
+            time_to_complete_ms: components["schemas"]["OverviewPercentiles"];
+            upstream_forwards: components["schemas"]["OverviewDeliveryCounts"];
+            webhook_deliveries: components["schemas"]["OverviewDeliveryCounts"];
         };
         Part: {
             /** @description kind `data`. */
@@ -6145,6 +6248,65 @@ export interface operations {
             };
             /** @description The request body is not JSON. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getOverview: {
+        parameters: {
+            query?: {
+                /** @description How many hours the figures cover, ending with the current hour. */
+                hours?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Overview"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

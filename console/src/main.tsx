@@ -1,5 +1,5 @@
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { StrictMode, useEffect } from 'react';
+import { lazy, StrictMode, Suspense, useEffect } from 'react';
 import { createRoot } from 'react-dom/client';
 import { ApiError } from './api';
 import { AdmissionPage } from './features/admission';
@@ -7,6 +7,7 @@ import { sendToSignIn, SignInPage, SignUpPage, useMe, useSignOut } from './featu
 import { IdentitiesPage, IdentityPage } from './features/identities';
 import { ApprovalsPage, usePendingApprovals } from './features/approvals';
 import { AuditPage } from './features/audit';
+import { EventsPage } from './features/events';
 import { KeysPage } from './features/keys';
 import { AcceptPage, MembersPage } from './features/members';
 import { TaskPage, TasksPage } from './features/tasks';
@@ -14,6 +15,9 @@ import { WebhookPage, WebhooksPage } from './features/webhooks';
 import { Link, navigate, useRoute } from './router';
 import { ErrorNotice, Loading } from './ui';
 import './styles.css';
+
+// The overview and its chart library (uPlot) load on their own, when first shown: the other pages never wait for them.
+const OverviewPage = lazy(() => import('./features/overview').then((module) => ({ default: module.OverviewPage })));
 
 const queryClient = new QueryClient({
   queryCache: new QueryCache({ onError: sendToSignIn }),
@@ -28,12 +32,14 @@ const queryClient = new QueryClient({
 });
 
 const NAV: [string, string][] = [
+  ['/overview', 'Overview'],
   ['/identities', 'Identities'],
   ['/keys', 'API keys'],
   ['/admission', 'Admission'],
   ['/approvals', 'Approvals'],
   ['/tasks', 'Tasks'],
   ['/webhooks', 'Webhooks'],
+  ['/events', 'Events'],
   ['/members', 'Members'],
   ['/audit', 'Audit'],
 ];
@@ -45,7 +51,7 @@ function Shell() {
   const pending = usePendingApprovals(me.isSuccess);
   useEffect(() => {
     if (path === '/') {
-      navigate('/identities', { replace: true });
+      navigate('/overview', { replace: true });
     }
   }, [path]);
   // After a client-side navigation, focus moves to the new page's content (as a page load would).
@@ -115,6 +121,12 @@ function Page({ path }: { path: string }) {
   const [, section, id] = path.split('/');
   const param = id ? decodeURIComponent(id) : undefined;
   switch (section) {
+    case 'overview':
+      return (
+        <Suspense fallback={<Loading />}>
+          <OverviewPage />
+        </Suspense>
+      );
     case 'identities':
       return param ? <IdentityPage handle={param} /> : <IdentitiesPage />;
     case 'keys':
@@ -131,6 +143,8 @@ function Page({ path }: { path: string }) {
       return <MembersPage />;
     case 'audit':
       return <AuditPage />;
+    case 'events':
+      return <EventsPage />;
     default:
       return (
         <>

@@ -17,6 +17,7 @@ import { LedgerRepository } from './ledger.repository';
 import { LedgerService } from './ledger.service';
 import { PushConfigsRepository } from './push-configs.repository';
 import { PushConfigService } from './push-configs.service';
+import { TaskActivityRepository } from './task-activity.repository';
 import { TaskReadsRepository } from './task-reads.repository';
 import { TasksController } from './tasks.controller';
 import { TasksService } from './tasks.service';
@@ -44,6 +45,7 @@ import { TasksService } from './tasks.service';
   providers: [
     LedgerRepository,
     TaskReadsRepository,
+    TaskActivityRepository,
     PushConfigsRepository,
     IdempotencyRepository,
     LedgerService,
@@ -54,6 +56,6 @@ import { TasksService } from './tasks.service';
     IdempotencyStore,
     // TaskNotifier comes from EventsModule: one listening connection per instance serves tasks and the event stream.
   ],
-  exports: [LedgerService, ForwardedTasksService, PushConfigService, LedgerRepository],
+  exports: [LedgerService, ForwardedTasksService, PushConfigService, LedgerRepository, TaskActivityRepository],
 })
 export class LedgerModule {}

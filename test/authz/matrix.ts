@@ -270,6 +270,8 @@ export const MATRIX: MatrixRow[] = [
   row('GET /api/v1/events/stream', [401, 401, 401, 200, 403, 200, 200, 200, 200]),
   // The audit log (docs/api.md §15): admin key or Console, each organization its own entries; agent keys never.
   row('GET /api/v1/audit-events', [401, 401, 401, 200, 403, 403, 200, 200, 200]),
+  // The overview (docs/api.md §13): admin key or Console, each organization its own figures; agent keys never.
+  row('GET /api/v1/overview', [401, 401, 401, 200, 403, 403, 200, 200, 200]),
   row('POST /api/v1/webhooks/:id/deliveries/:delivery_id/retry', [401, 401, 401, 202, 403, 404, 202, 404, 404], {
     path: async (w) => {
       const { webhookId, deliveryId } = await w.acmeDelivery();

@@ -74,19 +74,29 @@ function validateCredentials(email: string, password: string, signup: boolean): 
   return errors;
 }
 
-/** Where to go after signing in: the page the person was sent away from, if it is a Console page. */
-function nextPath(search: URLSearchParams): string {
+/**
+ * Where to go after signing in: the page the person was sent away from, if it is a Console
+ * page other than the landing one (opening the Console at all sends there).
+ */
+function nextPath(search: URLSearchParams, landing: string): string {
   const next = search.get('next');
-  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/signin') ? next : '/identities';
+  return next &&
+    !['/', '/overview'].includes(next) &&
+    next.startsWith('/') &&
+    !next.startsWith('//') &&
+    !next.startsWith('/signin')
+    ? next
+    : landing;
 }
 
-function useSignedIn() {
+/** A person signing in lands on the overview; a new organization on its identities, its first step. */
+function useSignedIn(landing: '/overview' | '/identities' = '/overview') {
   const client = useQueryClient();
   const { search } = useRoute();
   return (me: Me) => {
     client.clear();
     client.setQueryData(ME, { user: me.user, organization: me.organization });
-    navigate(nextPath(search), { replace: true });
+    navigate(nextPath(search, landing), { replace: true });
   };
 }
 
@@ -118,7 +128,7 @@ export function SignInPage() {
           <code className="code">{search.get('sso_error')}</code>
         </p>
       )}
-      <SsoLink next={nextPath(search)} />
+      <SsoLink next={nextPath(search, '/overview')} />
       <form onSubmit={submit} noValidate>
         <Field
           label="Email"
@@ -149,7 +159,7 @@ export function SignInPage() {
 }
 
 export function SignUpPage() {
-  const signedIn = useSignedIn();
+  const signedIn = useSignedIn('/identities');
   const [organization, setOrganization] = useState('');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');

@@ -1,11 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../api';
+import { EmptyState, StartWith } from '../empty-state';
 import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged } from '../paging';
 import { navigate } from '../router';
 import type { CreatedInvite, Invite, Me, Member, OrganizationSettings } from '../types';
-import { Check, ConfirmButton, Empty, ErrorNotice, Field, Loading, LoadMore, SecretOnce, Submit, when } from '../ui';
+import { Check, ConfirmButton, ErrorNotice, Field, Loading, LoadMore, SecretOnce, Submit, when } from '../ui';
 import { ME, SsoLink, useMe, useSsoConfig, validateEmail } from './auth';
 
 export function MembersPage() {
@@ -97,7 +98,10 @@ function InviteList() {
       ) : list.error ? (
         <ErrorNotice error={list.error} />
       ) : list.items.length === 0 ? (
-        <Empty>No open invitations.</Empty>
+        <EmptyState title="No open invitations." actions={<StartWith form="invite-title">Invite a person</StartWith>}>
+          Invite the people who run your agents with you: each gets a link to join this organization and sees and
+          changes everything you do here.
+        </EmptyState>
       ) : (
         <ul className="cards" aria-label="Open invitations">
           {list.items.map((invite) => (
