@@ -26,6 +26,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-authorization-server": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the OAuth 2.0 authorization server metadata (RFC 8414)
+         * @description **Credential:** No credential.
+         */
+        get: operations["getAuthorizationServerMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/a2a/{handle}": {
         parameters: {
             query?: never;
@@ -1148,6 +1168,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oauth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange an API key for a short-lived access token (OAuth 2.0 client credentials)
+         * @description **Credential:** No credential.
+         *
+         *     `grant_type=client_credentials`; the client is the key: `client_id` = its id, `client_secret` = the key, in the form or as HTTP Basic. Errors take RFC 6749 §5.2 form.
+         */
+        post: operations["requestAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/readyz": {
         parameters: {
             query?: never;
@@ -1177,6 +1219,19 @@ export interface components {
             code: string;
             /** @description The new member's password: at least 12 characters, at most 72 bytes. */
             password: string;
+        };
+        AccessToken: {
+            /** @description A JWT (RFC 9068), sent as `Authorization: Bearer <access_token>`. */
+            access_token: string;
+            /** @description Seconds until it expires (OAUTH_TOKEN_TTL_SECONDS, or less: the key expires first). */
+            expires_in: number;
+            /**
+             * @description The key's scope, which the token has.
+             * @enum {string}
+             */
+            scope: "admin" | "agent";
+            /** @enum {string} */
+            token_type: "Bearer";
         };
         AdmissionCheck: {
             allowed: boolean;
@@ -1499,6 +1554,19 @@ export interface components {
             label: string | null;
             /** @example api_key */
             type: string;
+        };
+        AuthorizationServerMetadata: {
+            grant_types_supported: string[];
+            /** @description The tokens' `iss` and `aud`: the service's public base URL. */
+            issuer: string;
+            /** @description The keys that verify access tokens (and Agent Card signatures). */
+            jwks_uri: string;
+            /** @description None: the service has no authorization endpoint. */
+            response_types_supported: string[];
+            scopes_supported: string[];
+            service_documentation: string;
+            token_endpoint: string;
+            token_endpoint_auth_methods_supported: string[];
         };
         CardFieldsDto: {
             description?: string;
@@ -2395,6 +2463,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["JwkSet"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAuthorizationServerMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizationServerMetadata"];
                 };
             };
             /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
@@ -6934,6 +7031,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HealthStatus"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    requestAccessToken: {
+        parameters: {
+            query?: never;
+            header: {
+                authorization: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessToken"];
                 };
             };
             /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */

@@ -47,6 +47,15 @@ export const ERROR_CODES = {
     status: 400,
     doc: 'A message continuing a task names another skill than the task (docs/api.md §16).',
   },
+  invalid_request: {
+    status: 400,
+    doc: '`POST /oauth/token`: a parameter is missing, repeated or not valid (RFC 6749 §5.2; docs/api.md §17).',
+  },
+  unsupported_grant_type: {
+    status: 400,
+    doc: '`POST /oauth/token`: a `grant_type` other than `client_credentials` (docs/api.md §17).',
+  },
+  invalid_scope: { status: 400, doc: "`POST /oauth/token`: a `scope` other than the key's own (docs/api.md §17)." },
   wrong_password: { status: 400, doc: 'The current password given to change it is incorrect.' },
 
   // --- 401 ---------------------------------------------------------------------
@@ -60,6 +69,14 @@ export const ERROR_CODES = {
     doc: 'The API key has expired: its `expires_at` has passed (also: expired while a stream was open). The protocol names it as its reason too.',
   },
   invalid_session: { status: 401, doc: 'The Console session is unknown, expired or ended.' },
+  invalid_client: {
+    status: 401,
+    doc: '`POST /oauth/token`: the client (key id and key) is unknown, revoked, expired or does not match (docs/api.md §17).',
+  },
+  invalid_token: {
+    status: 401,
+    doc: "A bearer access token or trusted issuer's JWT is refused; the detail names the reason (docs/api.md §17).",
+  },
   invalid_credentials: { status: 401, doc: 'Console login with a wrong email or password.' },
 
   // --- 403 ---------------------------------------------------------------------

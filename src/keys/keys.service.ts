@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { badRequest, conflict, type AppError } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
+import { isUuid } from '../common/parse-id.pipe';
 import { requireAccess, requireGrant, type Permission } from '../auth/access';
 import { Database, type Tx } from '../database/database';
 import type { AdminKeyPrincipal, ConsolePrincipal, KeyPrincipal, Principal } from '../common/principal';
@@ -13,7 +14,7 @@ import { toKeyMetadata, type KeyMetadata } from './key-metadata';
 import { KeyLookup } from './key-lookup';
 import { expiredKey, keyLifetime, lostKey } from './key-standing';
 import { KeyUsageTracker } from './key-usage.tracker';
-import { KeysRepository, type KeyRecord, type KeySelection } from './keys.repository';
+import { KeysRepository, type KeyRecord, type KeySelection, type VerifiedKey } from './keys.repository';
 import type { MintKeyDto } from './dto/mint-key.dto';
 import type { UpdateKeyDto } from './dto/update-key.dto';
 import type { ListKeysQuery } from './dto/list-keys.query';
@@ -85,7 +86,23 @@ export class KeysService {
       return null;
     }
     const checkedAt = performance.now();
-    const key = await this.lookup.find(hashApiKey(raw), arriving);
+    return this.principalOf(await this.lookup.find(hashApiKey(raw), arriving), checkedAt);
+  }
+
+  /**
+   * The principal of the key `id` as it stands now, for an access token that names it
+   * (docs/api.md §17): read exactly as `verify` reads a key, in the same batched,
+   * uncached lookup, so a revoked or expired key ends its tokens on the next request.
+   */
+  async verifyId(id: string, arriving = false): Promise<KeyPrincipal | null> {
+    if (!isUuid(id)) {
+      return null;
+    }
+    const checkedAt = performance.now();
+    return this.principalOf(await this.lookup.findById(id, arriving), checkedAt);
+  }
+
+  private principalOf(key: VerifiedKey | null, checkedAt: number): KeyPrincipal | null {
     if (!key || key.standing === 'revoked') {
       return null;
     }

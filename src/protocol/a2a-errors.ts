@@ -43,12 +43,17 @@ export const A2A_ERROR_KIND: Record<ErrorCode, A2AErrorKind> = {
   push_config_limit: 'RequestMalformed',
   context_mismatch: 'RequestMalformed',
   skill_mismatch: 'RequestMalformed',
+  invalid_request: 'RequestMalformed',
+  unsupported_grant_type: 'RequestMalformed',
+  invalid_scope: 'RequestMalformed',
   wrong_password: 'RequestMalformed',
 
   unauthenticated: 'RequestMalformed',
   invalid_api_key: 'RequestMalformed',
   api_key_expired: 'RequestMalformed',
   invalid_session: 'RequestMalformed',
+  invalid_client: 'RequestMalformed',
+  invalid_token: 'RequestMalformed',
   invalid_credentials: 'RequestMalformed',
 
   forbidden: 'RequestMalformed',
