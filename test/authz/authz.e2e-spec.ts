@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { startApp, type TestApp } from '../support/app';
 import { listRoutes } from '../support/routes';
-import { MATRIX } from './matrix';
 import { PERMISSIONS_SNAPSHOT } from './permissions';
-import { CREDENTIALS, World } from './world';
+import { MATRIX, type MatrixRow } from './matrix';
+import { CREDENTIALS, TOKEN_CREDENTIALS, World, type Credential, type Headers, type TokenCredential } from './world';
 
 describe('authorization matrix', () => {
   let t: TestApp;
@@ -38,29 +38,49 @@ describe('authorization matrix', () => {
     expect(surfaces).toEqual(Object.fromEntries(Object.entries(http).map(([route, p]) => [route, p.surface])));
   });
 
+  /** One cell: the route asked with `headers`, answered with `expected`. */
+  async function cell(route: string, row: MatrixRow, headers: Headers, expected: number) {
+    const [method, pattern] = route.split(' ');
+    const path = row.path ? await row.path(w) : pattern;
+    let req = t.http()[method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete'](path).set(headers);
+    if (row.body) {
+      req = req.send((await row.body(w)) as object);
+    }
+    const res = await req;
+    // problem+json carries `code`; the protocol's JSON-RPC error bodies carry `error.data.reason`; a method error
+    // of the HTTP+JSON binding is a google.rpc.Status (`error.status`, v1.0) or a v0.3 error object (numeric `code`);
+    // the token endpoint's, RFC 6749's `error` (a string).
+    const reason =
+      res.body?.code ??
+      res.body?.error?.data?.reason ??
+      res.body?.error?.status ??
+      (typeof res.body?.error === 'string' ? res.body.error : undefined);
+    const code = reason === undefined ? undefined : String(reason);
+    expect({ status: res.status, code }).toEqual({
+      status: expected,
+      code: res.status >= 400 ? expect.any(String) : undefined,
+    });
+  }
+
   describe.each(MATRIX.map((r) => [r.route, r] as const))('%s', (route, row) => {
-    it.each(CREDENTIALS.map((c) => [c, row.statuses[c]] as const))('%s → %i', async (credential, expected) => {
-      const [method, pattern] = route.split(' ');
-      const path = row.path ? await row.path(w) : pattern;
-      const asMember = row.ownAccount && (credential === 'console' || credential === 'otherConsole');
-      const headers = asMember
-        ? (await w.freshMember(credential)).headers
-        : row.consumesCredential
-          ? await w.fresh(credential)
-          : w.headers(credential);
-      let req = t.http()[method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete'](path).set(headers);
-      if (row.body) {
-        req = req.send((await row.body(w)) as object);
-      }
-      const res = await req;
-      // problem+json carries `code`; the protocol's JSON-RPC error bodies carry `error.data.reason`; a method error
-      // of the HTTP+JSON binding is a google.rpc.Status (`error.status`, v1.0) or a v0.3 error object (numeric `code`).
-      const reason = res.body?.code ?? res.body?.error?.data?.reason ?? res.body?.error?.status;
-      const code = reason === undefined ? undefined : String(reason);
-      expect({ status: res.status, code }).toEqual({
-        status: expected,
-        code: res.status >= 400 ? expect.any(String) : undefined,
-      });
+    it.each(CREDENTIALS.map((c) => [c, row.statuses[c]] as const))(
+      '%s → %i',
+      async (credential: Credential, expected) => {
+        const asMember = row.ownAccount && (credential === 'console' || credential === 'otherConsole');
+        const headers = asMember
+          ? (await w.freshMember(credential)).headers
+          : row.consumesCredential
+            ? await w.fresh(credential)
+            : w.headers(credential);
+        await cell(route, row, headers, expected);
+      },
+    );
+
+    // An access token gets exactly its key's answer (docs/api.md §17), on every route.
+    it.each(
+      Object.entries(TOKEN_CREDENTIALS).map(([token, key]) => [token as TokenCredential, row.statuses[key]] as const),
+    )('%s → %i', async (token, expected) => {
+      await cell(route, row, row.consumesCredential ? await w.freshToken(token) : w.headers(token), expected);
     });
   });
 });

@@ -61,6 +61,11 @@ export const MATRIX: MatrixRow[] = [
     body: () => ({ email: email(), password: 'not the password' }),
   }),
 
+  // OAuth (docs/api.md §17): the metadata is public; the token endpoint authenticates its client from the form
+  // (none here: a request without grant_type is refused before any credential is read).
+  row('GET /.well-known/oauth-authorization-server', [200, 200, 200, 200, 200, 200, 200, 200, 200]),
+  row('POST /oauth/token', [400, 400, 400, 400, 400, 400, 400, 400, 400]),
+
   // Console session routes.
   row('GET /api/v1/console/me', [401, 401, 401, 403, 403, 403, 200, 200, 403]),
   row('POST /api/v1/console/logout', [401, 401, 401, 403, 403, 403, 204, 204, 403], { consumesCredential: true }),
