@@ -35,7 +35,7 @@ export class AuthModule {
         { provide: SessionVerifier, useExisting: verifiers.sessions },
         { provide: AccessTokenVerifier, useExisting: verifiers.tokens },
       ],
-      exports: [CredentialCheck],
+      exports: [CredentialCheck, AccessTokenVerifier],
     };
   }
 }

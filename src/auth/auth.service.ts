@@ -103,7 +103,9 @@ export class AuthService {
     if (bearer !== null) {
       if (looksLikeJwt(bearer)) {
         const principal = (await this.begunRead(req)) ?? (await this.tokens.verifyToken(bearer));
-        this.keys.used(principal);
+        if (principal.kind === 'admin' || !principal.federated) {
+          this.keys.used(principal);
+        }
         return principal;
       }
       const principal = bearer ? await this.sessions.verifySession(bearer, false) : null;

@@ -1,4 +1,5 @@
-import type { ConsolePrincipal, KeyPrincipal } from '../common/principal';
+import type { AppError } from '../common/app-error';
+import type { AgentKeyPrincipal, ConsolePrincipal, KeyPrincipal } from '../common/principal';
 
 /*
  * What authentication needs from the modules that own the credentials. Auth sits
@@ -35,4 +36,10 @@ export abstract class AccessTokenVerifier {
    * `arriving`: asked for as the request arrives, as for keys.
    */
   abstract verifyToken(token: string, arriving?: boolean): Promise<KeyPrincipal>;
+
+  /**
+   * The 401 a federated principal (a trusted issuer's JWT) gets now: its trust removed or
+   * its token expired; null while it stands. Open calls and streams ask as they wake.
+   */
+  abstract lostStanding(principal: AgentKeyPrincipal): Promise<AppError | null>;
 }

@@ -39,6 +39,10 @@ export const ERROR_CODES = {
     doc: 'A webhook URL is not acceptable (not https, credentials, a private address).',
   },
   invalid_push_url: { status: 400, doc: 'A push notification URL is not acceptable (as for webhooks).' },
+  invalid_issuer_url: {
+    status: 400,
+    doc: "A trusted issuer's `issuer` or `jwks_uri` is not acceptable (as for webhooks; docs/api.md §17).",
+  },
   invalid_upstream_url: { status: 400, doc: 'An upstream agent URL is not acceptable (as for webhooks).' },
   invalid_push_config: { status: 400, doc: 'A push notification config is not valid.' },
   push_config_limit: { status: 400, doc: 'The task already has its maximum of push notification configs.' },
@@ -84,6 +88,10 @@ export const ERROR_CODES = {
   admin_key_not_allowed: { status: 403, doc: 'The route does not accept an admin-scoped key (e.g. the protocol).' },
   agent_key_not_allowed: { status: 403, doc: 'The route does not accept an agent-scoped key (e.g. minting keys).' },
   console_session_not_allowed: { status: 403, doc: 'The route does not accept a Console session (e.g. the protocol).' },
+  not_an_api_key: {
+    status: 403,
+    doc: "A trusted issuer's token on a route about the calling key itself (docs/api.md §17): it is no key.",
+  },
   identity_unclaimed: { status: 403, doc: 'The identity of the agent key is not claimed yet.' },
   identity_not_own: { status: 403, doc: 'An agent-scoped key acting on another identity.' },
   own_identity_only: { status: 403, doc: "An agent-scoped key subscribing to another identity's events." },
@@ -120,6 +128,7 @@ export const ERROR_CODES = {
   invite_code_invalid: { status: 404, doc: 'The invitation code is unknown, used, withdrawn or expired.' },
   invite_not_found: { status: 404, doc: 'No open invitation with that id.' },
   member_not_found: { status: 404, doc: 'No member of the organization with that id.' },
+  trusted_issuer_not_found: { status: 404, doc: 'No trusted issuer with that id in the organization.' },
   approval_not_found: { status: 404, doc: 'No approval request with that id for your organization to decide.' },
 
   // --- 405 ---------------------------------------------------------------------
@@ -127,6 +136,10 @@ export const ERROR_CODES = {
 
   // --- 409 ---------------------------------------------------------------------
   conflict: { status: 409, doc: 'A conflict reported by the framework without a code of its own.' },
+  trusted_issuer_taken: {
+    status: 409,
+    doc: 'That issuer and audience are trusted already (by this or another organization; docs/api.md §17).',
+  },
   handle_taken: { status: 409, doc: 'The handle is taken; handles are never reused.' },
   email_taken: { status: 409, doc: 'A Console user with that email already exists.' },
   identity_deleted: { status: 409, doc: 'The identity has been deleted; it can be read but not changed.' },

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { badRequest, conflict, type AppError } from '../common/app-error';
+import { badRequest, conflict, forbidden, type AppError } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { isUuid } from '../common/parse-id.pipe';
 import { requireAccess, requireGrant, type Permission } from '../auth/access';
@@ -45,6 +45,13 @@ export function creatorOf(principal: AdminKeyPrincipal | ConsolePrincipal): KeyB
   return principal.kind === 'console'
     ? { type: 'console_user', id: principal.id }
     : { type: 'api_key', id: principal.id };
+}
+
+/** A trusted issuer's token (docs/api.md §17) acts as an agent but is no key: there is no key to read or revoke. */
+function notAKey(principal: KeyPrincipal): void {
+  if (principal.kind === 'agent' && principal.federated) {
+    throw forbidden('not_an_api_key', "A trusted issuer's token is not an API key: it has no key to read or revoke.");
+  }
 }
 
 /** A key as the audit log names it: its id and label. */
@@ -301,11 +308,13 @@ export class KeysService {
   }
 
   async self(principal: KeyPrincipal): Promise<KeyMetadata> {
+    notAKey(principal);
     return this.present(this.verified.get(principal) ?? (await this.keyOf(undefined, principal.id)));
   }
 
   /** Permanent. The very next request with this key gets 401. */
   async revokeSelf(principal: KeyPrincipal): Promise<KeyMetadata> {
+    notAKey(principal);
     return this.db.transaction(async (tx) => {
       const [revoked] = await this.revokeWhere({ id: principal.id }, tx);
       return revoked ?? this.present(await this.keyOf(tx, principal.id));

@@ -9,12 +9,14 @@ import {
   type JwtClaims,
   type JwtHeader,
 } from '../common/jwt';
-import type { KeyPrincipal } from '../common/principal';
+import type { AppError } from '../common/app-error';
+import type { AgentKeyPrincipal, KeyPrincipal } from '../common/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { CardSigner } from '../directory/card-signer';
 import { KeysService } from '../keys/keys.service';
 import { FederatedTokens } from './federated-tokens';
 import { invalidToken } from './token-errors';
+import { TrustedIssuersRepository } from './trusted-issuers.repository';
 
 /** Tokens whose signature this instance has checked, kept so a token's next request costs no signature check. */
 const VERIFIED_TOKENS = 10_000;
@@ -38,6 +40,7 @@ export class TokenVerifier extends AccessTokenVerifier {
     private readonly keys: KeysService,
     private readonly signer: CardSigner,
     private readonly federated: FederatedTokens,
+    private readonly trusts: TrustedIssuersRepository,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     super();
@@ -60,6 +63,15 @@ export class TokenVerifier extends AccessTokenVerifier {
     } catch (error) {
       throw error instanceof JwtRefused ? invalidToken(error.reason, error.message) : error;
     }
+  }
+
+  async lostStanding(principal: AgentKeyPrincipal): Promise<AppError | null> {
+    if (principal.expiresAt && principal.expiresAt.getTime() <= Date.now()) {
+      return invalidToken('expired', 'The token expired while this call was open.');
+    }
+    return (await this.trusts.exists(principal.id))
+      ? null
+      : invalidToken('untrusted_issuer', "The token's trusted issuer was removed while this call was open.");
   }
 
   private async checkSignature(token: DecodedJwt): Promise<void> {

@@ -207,6 +207,21 @@ export class World {
     return (await agentSignup(this.t)).claimCode;
   }
 
+  /** A fresh trusted issuer of acme (docs/api.md §17), for a cell that may read or delete it. */
+  async acmeTrustId(): Promise<string> {
+    const res = await this.t
+      .http()
+      .post('/api/v1/trusted-issuers')
+      .set(bearer(this.acme))
+      .send({
+        issuer: 'https://issuer.example.invalid',
+        audience: `matrix-${randomBytes(4).toString('hex')}`,
+        subjects: { workload: this.claimed.handle },
+      })
+      .expect(201);
+    return res.body.id;
+  }
+
   /** An admin key of acme that a cell may revoke or edit. */
   async acmeKeyId(): Promise<string> {
     const res = await this.t
