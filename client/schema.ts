@@ -6540,7 +6540,7 @@ export interface operations {
                     "application/json": components["schemas"]["TrustedIssuer"];
                 };
             };
-            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            /** @description `invalid_issuer_url`: `issuer` or `jwks_uri` breaks the webhook URL rules; `validation_failed`: a subject maps to no identity of your organization. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6560,6 +6560,15 @@ export interface operations {
             };
             /** @description Credential valid but not permitted here. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `trusted_issuer_taken`: that issuer and audience are trusted already. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6634,7 +6643,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource, or not one the caller may see. */
+            /** @description `trusted_issuer_not_found`: no trusted issuer of your organization has that id. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6665,6 +6674,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Credential missing or invalid. */
             401: {
                 headers: {
@@ -6683,7 +6699,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such resource, or not one the caller may see. */
+            /** @description `trusted_issuer_not_found`: no trusted issuer of your organization has that id. */
             404: {
                 headers: {
                     [name: string]: unknown;

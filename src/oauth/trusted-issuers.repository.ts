@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Database } from '../database/database';
+import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import type { RecordOf } from '../database/row';
 import { sql } from '../database/sql';
@@ -42,12 +42,15 @@ export class TrustedIssuersRepository {
       } satisfies NewTrustedIssuer,
     ],
   })
-  async insert(trust: NewTrustedIssuer): Promise<TrustedIssuerRecord> {
-    const row = await this.db.one<TrustedIssuerRecord>(sql`
+  async insert(trust: NewTrustedIssuer, tx?: Tx): Promise<TrustedIssuerRecord> {
+    const row = await this.db.one<TrustedIssuerRecord>(
+      sql`
       INSERT INTO trusted_issuers (organization_id, issuer, jwks_uri, audience, subject_claim, subjects)
       VALUES (${trust.organizationId}, ${trust.issuer}, ${trust.jwksUri}, ${trust.audience}, ${trust.subjectClaim},
               ${JSON.stringify(trust.subjects)}::jsonb)
-      RETURNING ${COLUMNS}`);
+      RETURNING ${COLUMNS}`,
+      tx,
+    );
     return row!;
   }
 
@@ -66,13 +69,12 @@ export class TrustedIssuersRepository {
     );
   }
 
-  /** Removes the organization's trust `id`; whether there was one. */
+  /** Removes the organization's trust `id`; the trust removed, or null if there was none. */
   @GenerateSql({ params: [DummyValue.UUID, DummyValue.UUID] })
-  async delete(id: string, organizationId: string): Promise<boolean> {
-    return (
-      (await this.db.execute(
-        sql`DELETE FROM trusted_issuers WHERE id = ${id} AND organization_id = ${organizationId}`,
-      )) > 0
+  async delete(id: string, organizationId: string, tx?: Tx): Promise<TrustedIssuerRecord | null> {
+    return this.db.one<TrustedIssuerRecord>(
+      sql`DELETE FROM trusted_issuers WHERE id = ${id} AND organization_id = ${organizationId} RETURNING ${COLUMNS}`,
+      tx,
     );
   }
 

@@ -2,6 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppError, badRequest, notFound } from '../common/app-error';
 import type { AdminKeyPrincipal, ConsolePrincipal } from '../common/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
+import { AuditService } from '../audit/audit.service';
+import { Database } from '../database/database';
 import { brokenConstraint } from '../database/errors';
 import { checkDestinationUrl } from '../events/address-policy';
 import type { CreateTrustedIssuerDto } from './dto/create-trusted-issuer.dto';
@@ -15,8 +17,10 @@ const MAX_SUBJECTS = 1000;
 @Injectable()
 export class TrustedIssuersService {
   constructor(
+    private readonly db: Database,
     private readonly repository: TrustedIssuersRepository,
     private readonly keys: IssuerKeys,
+    private readonly audit: AuditService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -46,13 +50,25 @@ export class TrustedIssuersService {
     }
     let record;
     try {
-      record = await this.repository.insert({
-        organizationId: principal.organizationId,
-        issuer: dto.issuer,
-        jwksUri: dto.jwks_uri ?? null,
-        audience: dto.audience,
-        subjectClaim: dto.subject_claim ?? 'sub',
-        subjects: dto.subjects,
+      record = await this.db.transaction(async (tx) => {
+        const created = await this.repository.insert(
+          {
+            organizationId: principal.organizationId,
+            issuer: dto.issuer,
+            jwksUri: dto.jwks_uri ?? null,
+            audience: dto.audience,
+            subjectClaim: dto.subject_claim ?? 'sub',
+            subjects: dto.subjects,
+          },
+          tx,
+        );
+        await this.audit.record(tx, {
+          organizationId: principal.organizationId,
+          action: 'trusted_issuer.created',
+          target: { type: 'trusted_issuer', id: created.id, label: created.issuer },
+          after: toTrustedIssuerView(created),
+        });
+        return created;
       });
     } catch (error) {
       if (brokenConstraint(error) === 'uq_trusted_issuers_issuer_audience') {
@@ -79,8 +95,17 @@ export class TrustedIssuersService {
 
   /** Removes the trust: its tokens are refused from the next request, and its open calls end. */
   async remove(principal: AdminKeyPrincipal | ConsolePrincipal, id: string): Promise<void> {
-    if (!(await this.repository.delete(id, principal.organizationId))) {
-      throw notFound('trusted_issuer_not_found', 'No trusted issuer with that id in your organization.');
-    }
+    await this.db.transaction(async (tx) => {
+      const removed = await this.repository.delete(id, principal.organizationId, tx);
+      if (!removed) {
+        throw notFound('trusted_issuer_not_found', 'No trusted issuer with that id in your organization.');
+      }
+      await this.audit.record(tx, {
+        organizationId: principal.organizationId,
+        action: 'trusted_issuer.deleted',
+        target: { type: 'trusted_issuer', id: removed.id, label: removed.issuer },
+        before: toTrustedIssuerView(removed),
+      });
+    });
   }
 }

@@ -196,6 +196,13 @@ describe('trusted issuers', () => {
     const token = issuer.token({});
     await t.http().get('/api/v1/tasks').set('Authorization', `Bearer ${token}`).expect(200);
     await t.http().delete(`/api/v1/trusted-issuers/${trustId}`).set(bearer(acme)).expect(204);
+    const audit = await t.http().get('/api/v1/audit-events?action=trusted_issuer.*').set(bearer(acme)).expect(200);
+    expect(
+      audit.body.audit_events.map((e: { action: string; target: { id: string } }) => [e.action, e.target.id]),
+    ).toEqual([
+      ['trusted_issuer.deleted', trustId],
+      ['trusted_issuer.created', trustId],
+    ]);
     expect(await refusal(token)).toMatchObject({ status: 401, reason: 'wrong_issuer' });
   });
 });

@@ -16,7 +16,8 @@ SELECT id, organization_id AS "organizationId", issuer, jwks_uri AS "jwksUri", a
 subject_claim AS "subjectClaim", subjects, created_at AS "createdAt" FROM trusted_issuers WHERE id = $1 AND organization_id = $2;
 
 -- TrustedIssuersRepository.delete
-DELETE FROM trusted_issuers WHERE id = $1 AND organization_id = $2;
+DELETE FROM trusted_issuers WHERE id = $1 AND organization_id = $2 RETURNING id, organization_id AS "organizationId", issuer, jwks_uri AS "jwksUri", audience,
+subject_claim AS "subjectClaim", subjects, created_at AS "createdAt";
 
 -- TrustedIssuersRepository.existingHandles
 SELECT agent_handle AS handle FROM identities
