@@ -26,6 +26,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-authorization-server": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the OAuth 2.0 authorization server metadata (RFC 8414)
+         * @description **Credential:** No credential.
+         */
+        get: operations["getAuthorizationServerMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/a2a/{handle}": {
         parameters: {
             query?: never;
@@ -1078,6 +1098,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/trusted-issuers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the organization's trusted issuers
+         * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         */
+        get: operations["listTrustedIssuers"];
+        put?: never;
+        /**
+         * Trust an issuer's JWTs: each mapped subject acts as one of the organization's identities
+         * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         */
+        post: operations["createTrustedIssuer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/trusted-issuers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a trusted issuer
+         * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         */
+        get: operations["getTrustedIssuer"];
+        put?: never;
+        post?: never;
+        /**
+         * Stop trusting an issuer: its tokens are refused from the next request
+         * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         */
+        delete: operations["deleteTrustedIssuer"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks": {
         parameters: {
             query?: never;
@@ -1234,6 +1302,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/oauth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange an API key for a short-lived access token (OAuth 2.0 client credentials)
+         * @description **Credential:** No credential.
+         *
+         *     `grant_type=client_credentials`; the client is the key: `client_id` = its id, `client_secret` = the key, in the form or as HTTP Basic. Errors take RFC 6749 §5.2 form.
+         */
+        post: operations["requestAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/readyz": {
         parameters: {
             query?: never;
@@ -1263,6 +1353,19 @@ export interface components {
             code: string;
             /** @description The new member's password: at least 12 characters, at most 72 bytes. */
             password: string;
+        };
+        AccessToken: {
+            /** @description A JWT (RFC 9068), sent as `Authorization: Bearer <access_token>`. */
+            access_token: string;
+            /** @description Seconds until it expires (OAUTH_TOKEN_TTL_SECONDS, or less: the key expires first). */
+            expires_in: number;
+            /**
+             * @description The key's scope, which the token has.
+             * @enum {string}
+             */
+            scope: "admin" | "agent";
+            /** @enum {string} */
+            token_type: "Bearer";
         };
         AdmissionCheck: {
             allowed: boolean;
@@ -1337,7 +1440,7 @@ export interface components {
             securityRequirements?: {
                 [key: string]: unknown;
             }[];
-            /** @description The X-API-Key scheme, in the generation's form. */
+            /** @description The X-API-Key scheme and the OAuth 2.0 client credentials scheme (docs/api.md §17), in the generation's form. */
             securitySchemes: {
                 [key: string]: unknown;
             };
@@ -1586,6 +1689,19 @@ export interface components {
             /** @example api_key */
             type: string;
         };
+        AuthorizationServerMetadata: {
+            grant_types_supported: string[];
+            /** @description The tokens' `iss` and `aud`: the service's public base URL. */
+            issuer: string;
+            /** @description The keys that verify access tokens (and Agent Card signatures). */
+            jwks_uri: string;
+            /** @description None: the service has no authorization endpoint. */
+            response_types_supported: string[];
+            scopes_supported: string[];
+            service_documentation: string;
+            token_endpoint: string;
+            token_endpoint_auth_methods_supported: string[];
+        };
         CardFieldsDto: {
             description?: string;
             /** @description Shown as the card's name; the handle when empty. */
@@ -1773,6 +1889,28 @@ export interface components {
              * @description Who is invited; must not be a member of your organization already.
              */
             email: string;
+        };
+        CreateTrustedIssuerDto: {
+            /** @description The `aud` its tokens must name (unique per issuer across the service). */
+            audience: string;
+            /** @description The issuer's identifier, exactly as its tokens' `iss` (https). */
+            issuer: string;
+            /** @description Where the issuer's keys are (https); absent: from `{issuer}/.well-known/openid-configuration`. */
+            jwks_uri?: string;
+            /**
+             * @description The claim that names the subject.
+             * @default sub
+             */
+            subject_claim?: string;
+            /**
+             * @description Subject → the handle of one of the organization's identities (at most 1,000).
+             * @example {
+             *       "system:serviceaccount:prod:billing": "acme-billing"
+             *     }
+             */
+            subjects: {
+                [key: string]: string;
+            };
         };
         CreateWebhookDto: {
             description?: string;
@@ -2381,6 +2519,23 @@ export interface components {
             /** Format: date-time */
             timestamp: string;
         };
+        TrustedIssuer: {
+            audience: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: uuid */
+            id: string;
+            issuer: string;
+            jwks_uri?: string | null;
+            subject_claim: string;
+            /** @description Subject → handle. */
+            subjects: {
+                [key: string]: string;
+            };
+        };
+        TrustedIssuerList: {
+            items: components["schemas"]["TrustedIssuer"][];
+        };
         UpdateContactRuleDto: {
             /** @enum {string} */
             action?: "allow" | "block" | "ask";
@@ -2578,6 +2733,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["JwkSet"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAuthorizationServerMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizationServerMetadata"];
                 };
             };
             /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
@@ -6646,6 +6830,254 @@ export interface operations {
             };
         };
     };
+    listTrustedIssuers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrustedIssuerList"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createTrustedIssuer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateTrustedIssuerDto"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrustedIssuer"];
+                };
+            };
+            /** @description `invalid_issuer_url`: `issuer` or `jwks_uri` breaks the webhook URL rules; `validation_failed`: a subject maps to no identity of your organization. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `trusted_issuer_taken`: that issuer and audience are trusted already. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTrustedIssuer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrustedIssuer"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `trusted_issuer_not_found`: no trusted issuer of your organization has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteTrustedIssuer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no content. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `trusted_issuer_not_found`: no trusted issuer of your organization has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listWebhooks: {
         parameters: {
             query?: {
@@ -7293,6 +7725,37 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HealthStatus"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    requestAccessToken: {
+        parameters: {
+            query?: never;
+            header: {
+                authorization: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessToken"];
                 };
             };
             /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */

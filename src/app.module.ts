@@ -20,6 +20,8 @@ import { KeysModule } from './keys/keys.module';
 import { KeysService } from './keys/keys.service';
 import { MetricsModule } from './metrics/metrics.module';
 import { LedgerModule } from './ledger/ledger.module';
+import { OAuthModule } from './oauth/oauth.module';
+import { TokenVerifier } from './oauth/token-verifier';
 import { PortsModule } from './ports.module';
 import { ProtocolModule } from './protocol/protocol.module';
 import { RetentionModule } from './retention/retention.module';
@@ -36,7 +38,12 @@ export class AppModule {
         DatabaseModule.forRoot(config, logger),
         AuditModule,
         MetricsModule,
-        AuthModule.forRoot({ imports: [KeysModule, ConsoleModule], apiKeys: KeysService, sessions: ConsoleService }),
+        AuthModule.forRoot({
+          imports: [KeysModule, ConsoleModule, OAuthModule],
+          apiKeys: KeysService,
+          sessions: ConsoleService,
+          tokens: TokenVerifier,
+        }),
         PortsModule,
         ConsoleModule,
         KeysModule,
@@ -51,6 +58,7 @@ export class AppModule {
         EventStreamModule,
         OverviewModule,
         HealthModule,
+        OAuthModule,
         RetentionModule,
       ],
     };

@@ -4,7 +4,7 @@ import { LimitsModule } from '../limits/limits.module';
 import { ApiKeyGuard } from './api-key.guard';
 import { AuthService } from './auth.service';
 import { CredentialCheck } from './credential-check';
-import { ApiKeyVerifier, SessionVerifier } from './credential-verifiers';
+import { AccessTokenVerifier, ApiKeyVerifier, SessionVerifier } from './credential-verifiers';
 import { SurfaceCoverageCheck } from './surface-coverage';
 
 /** Who verifies each kind of credential, and the modules that provide them. */
@@ -12,6 +12,7 @@ export interface CredentialVerifiers {
   imports: NonNullable<ModuleMetadata['imports']>;
   apiKeys: Type<ApiKeyVerifier>;
   sessions: Type<SessionVerifier>;
+  tokens: Type<AccessTokenVerifier>;
 }
 
 /**
@@ -32,8 +33,9 @@ export class AuthModule {
         { provide: APP_GUARD, useClass: ApiKeyGuard },
         { provide: ApiKeyVerifier, useExisting: verifiers.apiKeys },
         { provide: SessionVerifier, useExisting: verifiers.sessions },
+        { provide: AccessTokenVerifier, useExisting: verifiers.tokens },
       ],
-      exports: [CredentialCheck],
+      exports: [CredentialCheck, AccessTokenVerifier],
     };
   }
 }

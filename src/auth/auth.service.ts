@@ -5,7 +5,8 @@ import { forbidden, unauthorized } from '../common/app-error';
 import type { KeyPrincipal, Principal } from '../common/principal';
 import { readCookie, SESSION_COOKIE } from '../common/session-cookie';
 import { detachedFromRequest } from '../common/request-context';
-import { ApiKeyVerifier, SessionVerifier } from './credential-verifiers';
+import { looksLikeJwt } from '../common/jwt';
+import { AccessTokenVerifier, ApiKeyVerifier, SessionVerifier } from './credential-verifiers';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -19,10 +20,21 @@ const EARLY_READ_FRESH_MS = 50;
 /** What a credential is read from: an HTTP request, or a gRPC call's metadata as headers. */
 export type CredentialSource = Pick<Request, 'headers' | 'method'>;
 
+/** The bearer credential of `Authorization: Bearer <token>`, or null. */
+function bearerOf(req: CredentialSource): string | null {
+  const authorization = req.headers.authorization;
+  if (authorization === undefined) {
+    return null;
+  }
+  const match = /^Bearer\s+(\S+)$/i.exec(authorization);
+  return match ? match[1] : '';
+}
+
 /**
  * Decides who is calling. `X-API-Key`, when present, is the credential (an invalid
- * one is a 401, with no fallback to a session); otherwise a Console session from
- * `Authorization: Bearer` or the session cookie.
+ * one is a 401, with no fallback to a session); otherwise `Authorization: Bearer`
+ * with an access token (a JWT: docs/api.md §17) or a Console session token; otherwise
+ * the session cookie.
  */
 @Injectable()
 export class AuthService {
@@ -31,6 +43,7 @@ export class AuthService {
   constructor(
     private readonly keys: ApiKeyVerifier,
     private readonly sessions: SessionVerifier,
+    private readonly tokens: AccessTokenVerifier,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.allowedOrigin = new URL(config.publicBaseUrl).origin;
@@ -55,10 +68,16 @@ export class AuthService {
    */
   begin(req: CredentialSource): void {
     const apiKey = req.headers['x-api-key'];
-    if (typeof apiKey !== 'string') {
+    const token = apiKey === undefined ? bearerOf(req) : null;
+    let read: Promise<KeyPrincipal | null>;
+    if (typeof apiKey === 'string') {
+      read = detachedFromRequest(() => this.keys.verify(apiKey, true));
+    } else if (token && looksLikeJwt(token)) {
+      // An access token's key is read the same way (AccessTokenVerifier re-reads it by id).
+      read = detachedFromRequest(() => this.tokens.verifyToken(token, true));
+    } else {
       return;
     }
-    const read = detachedFromRequest(() => this.keys.verify(apiKey, true));
     read.catch(() => undefined); // authenticate() reports a failure; a request refused before it never asks
     this.begun.set(req, { read, at: performance.now() });
   }
@@ -80,10 +99,16 @@ export class AuthService {
       this.keys.used(principal);
       return principal;
     }
-    const authorization = req.headers.authorization;
-    if (authorization !== undefined) {
-      const match = /^Bearer\s+(\S+)$/i.exec(authorization);
-      const principal = match ? await this.sessions.verifySession(match[1], false) : null;
+    const bearer = bearerOf(req);
+    if (bearer !== null) {
+      if (looksLikeJwt(bearer)) {
+        const principal = (await this.begunRead(req)) ?? (await this.tokens.verifyToken(bearer));
+        if (principal.kind === 'admin' || !principal.federated) {
+          this.keys.used(principal);
+        }
+        return principal;
+      }
+      const principal = bearer ? await this.sessions.verifySession(bearer, false) : null;
       if (!principal) {
         throw unauthorized('invalid_session', 'The session token is invalid or has expired.');
       }

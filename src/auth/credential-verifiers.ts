@@ -1,10 +1,12 @@
-import type { ConsolePrincipal, KeyPrincipal } from '../common/principal';
+import type { AppError } from '../common/app-error';
+import type { AgentKeyPrincipal, ConsolePrincipal, KeyPrincipal } from '../common/principal';
 
 /*
  * What authentication needs from the modules that own the credentials. Auth sits
  * below Keys and Console (their controllers use its decorators), so it names these
- * two ports and AppModule binds them (AuthModule.forRoot): ApiKeyVerifier to
- * KeysService, SessionVerifier to ConsoleService.
+ * ports and AppModule binds them (AuthModule.forRoot): ApiKeyVerifier to KeysService,
+ * SessionVerifier to ConsoleService, AccessTokenVerifier to the OAuth module's
+ * TokenVerifier.
  */
 
 /** API keys (the Keys module). */
@@ -24,4 +26,20 @@ export abstract class ApiKeyVerifier {
 export abstract class SessionVerifier {
   /** The principal of a live session; null for an unknown or expired token. */
   abstract verifySession(token: string, viaCookie: boolean): Promise<ConsolePrincipal | null>;
+}
+
+/** Bearer access tokens, JWTs (the OAuth module; docs/api.md §17). */
+export abstract class AccessTokenVerifier {
+  /**
+   * The principal the token acts as, as it stands now (its key re-read on every
+   * request); throws the 401 it deserves (`invalid_token`, or the key's own code).
+   * `arriving`: asked for as the request arrives, as for keys.
+   */
+  abstract verifyToken(token: string, arriving?: boolean): Promise<KeyPrincipal>;
+
+  /**
+   * The 401 a federated principal (a trusted issuer's JWT) gets now: its trust removed or
+   * its token expired; null while it stands. Open calls and streams ask as they wake.
+   */
+  abstract lostStanding(principal: AgentKeyPrincipal): Promise<AppError | null>;
 }

@@ -1,5 +1,13 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
-import { ApiCookieAuth, ApiExtension, ApiOperation, ApiResponse, ApiSecurity, ApiBearerAuth } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiCookieAuth,
+  ApiExtension,
+  ApiOAuth2,
+  ApiOperation,
+  ApiResponse,
+  ApiSecurity,
+} from '@nestjs/swagger';
 import { describeSurface, SURFACES, type SurfaceName } from './surfaces';
 
 export const SURFACE_KEY = 'a2a:surface';
@@ -36,7 +44,7 @@ export function Surface(name: SurfaceName, operation?: string | OperationDoc) {
   if (policy.credentials.length > 0) {
     const kinds: readonly string[] = policy.credentials;
     if (kinds.includes('admin') || kinds.includes('agent')) {
-      decorators.push(ApiSecurity('apiKey'));
+      decorators.push(ApiSecurity('apiKey'), ApiOAuth2([], 'accessToken'));
     }
     if (kinds.includes('console')) {
       decorators.push(ApiBearerAuth('consoleSession'), ApiCookieAuth('consoleCookie'));

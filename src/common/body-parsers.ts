@@ -1,9 +1,10 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { AppError, badRequest } from './app-error';
 import { MAX_JSON_DEPTH, requestBodyProblem, unknownBodyProblem } from './body-problem';
-import { isProtocolCall, isRestBindingCall, toAppError } from './problem.filter';
+import { isProtocolCall, isRestBindingCall, isTokenRequest, toAppError } from './problem.filter';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
+const FORM_TYPE = 'application/x-www-form-urlencoded';
 const NUL_IN_URL = /%00|\u0000/;
 
 /** Whether a request says it carries a body (a length above zero, or chunks). */
@@ -32,9 +33,19 @@ export function jsonBodyParser(limits: { rest: number; protocol: number }) {
   const protocol = express.json({ limit: limits.protocol, type: JSON_TYPES });
   // The HTTP+JSON binding: the protocol's limit; top-level `null` accepted, as v0.3 clients send it for empty POSTs.
   const restBinding = express.json({ limit: limits.protocol, type: JSON_TYPES, strict: false });
+  // The token endpoint takes a form, as RFC 6749 §4.4 has it (docs/api.md §17); each parameter once, as a string.
+  const form = express.urlencoded({ limit: limits.rest, type: FORM_TYPE, extended: false, parameterLimit: 32 });
   return (req: Request, res: Response, next: NextFunction): void => {
     if (NUL_IN_URL.test(req.url)) {
       next(new AppError(400, 'nul_character', 'The path or query contains a NUL character.'));
+      return;
+    }
+    if (isTokenRequest(req)) {
+      if (hasBody(req) && (!req.is(FORM_TYPE) || !acceptsEncoding(req))) {
+        next(new AppError(415, 'unsupported_media_type', `Send the token request as ${FORM_TYPE}.`));
+        return;
+      }
+      form(req, res, (error?: unknown) => next(error ? toAppError(error) : undefined));
       return;
     }
     if (hasBody(req)) {

@@ -39,6 +39,10 @@ export const ERROR_CODES = {
     doc: 'A webhook URL is not acceptable (not https, credentials, a private address).',
   },
   invalid_push_url: { status: 400, doc: 'A push notification URL is not acceptable (as for webhooks).' },
+  invalid_issuer_url: {
+    status: 400,
+    doc: "A trusted issuer's `issuer` or `jwks_uri` is not acceptable (as for webhooks; docs/api.md §17).",
+  },
   invalid_upstream_url: { status: 400, doc: 'An upstream agent URL is not acceptable (as for webhooks).' },
   invalid_push_config: { status: 400, doc: 'A push notification config is not valid.' },
   push_config_limit: { status: 400, doc: 'The task already has its maximum of push notification configs.' },
@@ -47,6 +51,15 @@ export const ERROR_CODES = {
     status: 400,
     doc: 'A message continuing a task names another skill than the task (docs/api.md §16).',
   },
+  invalid_request: {
+    status: 400,
+    doc: '`POST /oauth/token`: a parameter is missing, repeated or not valid (RFC 6749 §5.2; docs/api.md §17).',
+  },
+  unsupported_grant_type: {
+    status: 400,
+    doc: '`POST /oauth/token`: a `grant_type` other than `client_credentials` (docs/api.md §17).',
+  },
+  invalid_scope: { status: 400, doc: "`POST /oauth/token`: a `scope` other than the key's own (docs/api.md §17)." },
   wrong_password: { status: 400, doc: 'The current password given to change it is incorrect.' },
 
   // --- 401 ---------------------------------------------------------------------
@@ -60,6 +73,14 @@ export const ERROR_CODES = {
     doc: 'The API key has expired: its `expires_at` has passed (also: expired while a stream was open). The protocol names it as its reason too.',
   },
   invalid_session: { status: 401, doc: 'The Console session is unknown, expired or ended.' },
+  invalid_client: {
+    status: 401,
+    doc: '`POST /oauth/token`: the client (key id and key) is unknown, revoked, expired or does not match (docs/api.md §17).',
+  },
+  invalid_token: {
+    status: 401,
+    doc: "A bearer access token or trusted issuer's JWT is refused; the detail names the reason (docs/api.md §17).",
+  },
   invalid_credentials: { status: 401, doc: 'Console login with a wrong email or password.' },
   sso_state_invalid: {
     status: 401,
@@ -75,6 +96,10 @@ export const ERROR_CODES = {
   admin_key_not_allowed: { status: 403, doc: 'The route does not accept an admin-scoped key (e.g. the protocol).' },
   agent_key_not_allowed: { status: 403, doc: 'The route does not accept an agent-scoped key (e.g. minting keys).' },
   console_session_not_allowed: { status: 403, doc: 'The route does not accept a Console session (e.g. the protocol).' },
+  not_an_api_key: {
+    status: 403,
+    doc: "A trusted issuer's token on a route about the calling key itself (docs/api.md §17): it is no key.",
+  },
   identity_unclaimed: { status: 403, doc: 'The identity of the agent key is not claimed yet.' },
   identity_not_own: { status: 403, doc: 'An agent-scoped key acting on another identity.' },
   own_identity_only: { status: 403, doc: "An agent-scoped key subscribing to another identity's events." },
@@ -127,6 +152,7 @@ export const ERROR_CODES = {
     doc: 'Single sign-on is not configured on this service (404); password sign-in cannot be turned off without it (409).',
   },
   member_not_found: { status: 404, doc: 'No member of the organization with that id.' },
+  trusted_issuer_not_found: { status: 404, doc: 'No trusted issuer with that id in the organization.' },
   approval_not_found: { status: 404, doc: 'No approval request with that id for your organization to decide.' },
 
   // --- 405 ---------------------------------------------------------------------
@@ -134,6 +160,10 @@ export const ERROR_CODES = {
 
   // --- 409 ---------------------------------------------------------------------
   conflict: { status: 409, doc: 'A conflict reported by the framework without a code of its own.' },
+  trusted_issuer_taken: {
+    status: 409,
+    doc: 'That issuer and audience are trusted already (by this or another organization; docs/api.md §17).',
+  },
   handle_taken: { status: 409, doc: 'The handle is taken; handles are never reused.' },
   email_taken: { status: 409, doc: 'A Console user with that email already exists.' },
   email_domain_taken: { status: 409, doc: 'Another organization holds that email domain.' },

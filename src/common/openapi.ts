@@ -15,6 +15,20 @@ export function buildOpenApiDocument(app: INestApplication, publicBaseUrl: strin
     .addServer(publicBaseUrl)
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, 'apiKey')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Console session token' }, 'consoleSession')
+    .addOAuth2(
+      {
+        type: 'oauth2',
+        description:
+          "An access token for an API key (docs/api.md §17): the key's scope and identity, as `Authorization: Bearer`.",
+        flows: {
+          clientCredentials: {
+            tokenUrl: `${publicBaseUrl}/oauth/token`,
+            scopes: { admin: 'An admin key', agent: 'An agent key' },
+          },
+        },
+      },
+      'accessToken',
+    )
     .addCookieAuth(SESSION_COOKIE, { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE }, 'consoleCookie')
     .build();
   return completeResponses(

@@ -38,6 +38,11 @@ export interface AgentKeyPrincipal {
   admissionVersion?: string;
   /** When the key expires, as its lookup read it (null: never); an open call is not vouched for past it (CallStanding). */
   expiresAt?: Date | null;
+  /**
+   * A trusted issuer's JWT, not a key (docs/api.md §17): `id` is then the trust's id, and
+   * the call's standing is the trust's (AccessTokenVerifier.lostStanding), not a key's.
+   */
+  federated?: boolean;
 }
 
 export interface ConsolePrincipal {

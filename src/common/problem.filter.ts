@@ -160,6 +160,10 @@ export class ProblemFilter implements ExceptionFilter {
       sendRestBindingError(req, res, error);
       return;
     }
+    if (isTokenRequest(req)) {
+      res.status(error.status).setHeader('Cache-Control', 'no-store').json(oauthErrorBody(error));
+      return;
+    }
     res.status(error.status).type('application/problem+json').send(problemBody(req, error));
   }
 }
@@ -174,6 +178,35 @@ export function problemBody(req: Request, error: AppError) {
     request_id: req.id,
     ...(error.extra.errors ? { errors: error.extra.errors } : {}),
   };
+}
+
+/** `POST /oauth/token` (docs/api.md §17), whose errors take RFC 6749's form. */
+export function isTokenRequest(req: Request): boolean {
+  return req.method === 'POST' && /^\/oauth\/token\/?$/.test(req.path);
+}
+
+const OAUTH_ERRORS = new Set<ErrorCode>([
+  'invalid_request',
+  'invalid_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+]);
+
+/**
+ * An error of the token endpoint as RFC 6749 §5.2 has it, `{error, error_description}`:
+ * its own codes as they are; any other refusal of the request (a body that does not
+ * parse, one too large) as `invalid_request`, a rate limit as `slow_down`... none of
+ * RFC 6749's, so `invalid_request` too; a failure of the service as `server_error`.
+ */
+export function oauthErrorBody(error: AppError): { error: string; error_description: string } {
+  const code = OAUTH_ERRORS.has(error.code)
+    ? error.code
+    : error.status >= 500
+      ? 'server_error'
+      : error.status === 401
+        ? 'invalid_client'
+        : 'invalid_request';
+  return { error: code, error_description: error.detail };
 }
 
 export function isProtocolCall(req: Request): boolean {

@@ -40,6 +40,8 @@ export interface AppConfig {
   /** Single sign-on to the Console (docs/api.md §13, single sign-on): the OpenID Connect provider, or null when off. */
   consoleOidc: ConsoleOidcConfig | null;
   sessionTtlHours: number;
+  /** `OAUTH_TOKEN_TTL_SECONDS`: how long an access token from `POST /oauth/token` lives (docs/api.md §17). */
+  oauthTokenTtlSeconds: number;
   /** How long an agent signup's claim code stays valid. */
   claimCodeTtlHours: number;
   /** Approval requests (docs/api.md §16): how long one waits for a decision, and how many one organization may have pending. */
@@ -285,6 +287,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     consoleSignup: oneOf(env, 'CONSOLE_SIGNUP', ['open', 'closed'] as const, 'open'),
     consoleOidc: consoleOidc(env),
     sessionTtlHours: int(env, 'SESSION_TTL_HOURS', 12, 1, 24 * 30),
+    oauthTokenTtlSeconds: int(env, 'OAUTH_TOKEN_TTL_SECONDS', 600, 60, 24 * 3600),
     claimCodeTtlHours: int(env, 'CLAIM_CODE_TTL_HOURS', 72, 1, 24 * 30),
     approvals: {
       ttlHours: int(env, 'APPROVAL_TTL_HOURS', 72, 1, 24 * 30),

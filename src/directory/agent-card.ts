@@ -51,6 +51,11 @@ export interface CardSignature {
   header?: Record<string, unknown>;
 }
 
+/** OAuth flows of the `oauth2` scheme, the same JSON in both generations: client credentials (docs/api.md §17). */
+export interface OAuthFlowsJson {
+  clientCredentials: { tokenUrl: string; scopes: Record<string, string> };
+}
+
 /** A2A v1.0 AgentCard as served. */
 export interface V1AgentCard {
   name: string;
@@ -64,8 +69,14 @@ export interface V1AgentCard {
     extendedAgentCard: boolean;
     extensions: AgentExtensionJson[];
   };
-  securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header'; name: typeof API_KEY_HEADER } } };
-  securityRequirements: Array<{ schemes: { apiKey: { list?: string[] } } }>;
+  securitySchemes: {
+    apiKey: { apiKeySecurityScheme: { location: 'header'; name: typeof API_KEY_HEADER } };
+    oauth2: { oauth2SecurityScheme: { description: string; flows: OAuthFlowsJson; oauth2MetadataUrl: string } };
+  };
+  /** Alternatives: the key, or an access token for it (docs/api.md §17). */
+  securityRequirements: Array<
+    { schemes: { apiKey: { list?: string[] } } } | { schemes: { oauth2: { list: string[] } } }
+  >;
   defaultInputModes: string[];
   defaultOutputModes: string[];
   skills: CardSkill[];
@@ -84,8 +95,11 @@ export interface V03AgentCard {
   provider: { organization: string; url: string };
   capabilities: { streaming: boolean; pushNotifications: boolean; extensions: AgentExtensionJson[] };
   supportsAuthenticatedExtendedCard: boolean;
-  securitySchemes: { apiKey: { type: 'apiKey'; in: 'header'; name: typeof API_KEY_HEADER } };
-  security: Array<Record<'apiKey', string[]>>;
+  securitySchemes: {
+    apiKey: { type: 'apiKey'; in: 'header'; name: typeof API_KEY_HEADER };
+    oauth2: { type: 'oauth2'; description: string; flows: OAuthFlowsJson; oauth2MetadataUrl: string };
+  };
+  security: Array<Record<'apiKey', string[]> | Record<'oauth2', string[]>>;
   defaultInputModes: string[];
   defaultOutputModes: string[];
   skills: CardSkill[];
@@ -96,6 +110,20 @@ export interface V03AgentCard {
 export type AgentCardJson = V1AgentCard | V03AgentCard;
 
 const API_KEY_HEADER = 'X-API-Key';
+const OAUTH2_DESCRIPTION =
+  'An access token for an agent-scoped key: POST the key id and key to the token URL (client credentials), send the token as Authorization: Bearer.';
+
+/** The `oauth2` scheme's flows: the service's token endpoint, the protocol's one scope (docs/api.md §17). */
+function oauthFlows(baseUrl: string): OAuthFlowsJson {
+  return {
+    clientCredentials: {
+      tokenUrl: `${baseUrl}/oauth/token`,
+      scopes: { agent: 'Act as the agent identity of the key.' },
+    },
+  };
+}
+
+const oauthMetadataUrl = (baseUrl: string) => `${baseUrl}/.well-known/oauth-authorization-server`;
 const MODES = ['text/plain', 'application/json'];
 
 /**
@@ -181,9 +209,19 @@ export function toV1Card({
       extendedAgentCard: true,
       extensions: [skillExtension(baseUrl)],
     },
-    securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header', name: API_KEY_HEADER } } },
-    // The key has no scopes: the empty scope list is left out, as the proto's JSON (which the bindings write) leaves it.
-    securityRequirements: [{ schemes: { apiKey: {} } }],
+    securitySchemes: {
+      apiKey: { apiKeySecurityScheme: { location: 'header', name: API_KEY_HEADER } },
+      oauth2: {
+        oauth2SecurityScheme: {
+          description: OAUTH2_DESCRIPTION,
+          flows: oauthFlows(baseUrl),
+          oauth2MetadataUrl: oauthMetadataUrl(baseUrl),
+        },
+      },
+    },
+    // Either scheme (requirements are alternatives). The key has no scopes: the empty scope
+    // list is left out, as the proto's JSON (which the bindings write) leaves it.
+    securityRequirements: [{ schemes: { apiKey: {} } }, { schemes: { oauth2: { list: ['agent'] } } }],
     defaultInputModes: MODES,
     defaultOutputModes: MODES,
     skills: cardSkills(shownSkills(identity.skills, audience, admits), { name, description }),
@@ -210,8 +248,11 @@ export function toV03Card(v1: V1AgentCard): V03AgentCard {
       extensions: v1.capabilities.extensions,
     },
     supportsAuthenticatedExtendedCard: v1.capabilities.extendedAgentCard,
-    securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: API_KEY_HEADER } },
-    security: [{ apiKey: [] }],
+    securitySchemes: {
+      apiKey: { type: 'apiKey', in: 'header', name: API_KEY_HEADER },
+      oauth2: { type: 'oauth2', ...v1.securitySchemes.oauth2.oauth2SecurityScheme },
+    },
+    security: [{ apiKey: [] }, { oauth2: ['agent'] }],
     defaultInputModes: v1.defaultInputModes,
     defaultOutputModes: v1.defaultOutputModes,
     skills: v1.skills,
@@ -342,7 +383,8 @@ export class AgentCardSchema {
   @ApiProperty({
     type: 'object',
     additionalProperties: true,
-    description: "The X-API-Key scheme, in the generation's form.",
+    description:
+      "The X-API-Key scheme and the OAuth 2.0 client credentials scheme (docs/api.md §17), in the generation's form.",
   })
   securitySchemes: AgentCardJson['securitySchemes'];
   @ApiPropertyOptional({

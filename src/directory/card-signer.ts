@@ -10,6 +10,7 @@ import {
 import { calculateJwkThumbprint, FlattenedSign, type JWK } from 'jose';
 import type { Logger } from 'pino';
 import { APP_CONFIG, ConfigError, readCardSigningKey, type AppConfig } from '../config/config';
+import { signJwt, type JwtClaims } from '../common/jwt';
 import { LOGGER } from '../common/tokens';
 import { canonicalCardPayload } from './card-canonical';
 import type { CardSigningAlgorithm, CardSigningKeySource } from './card-signing-key.entity';
@@ -30,6 +31,8 @@ export type PublicJwk = JsonWebKey & { kid: string; alg: Algorithm; use: 'sig' }
 
 /** How long an instance signs with the key it read before asking the database again (a rotation elsewhere reaches it by then). */
 const KEY_REFRESH_MS = 30_000;
+/** How often, at most, a token naming a key id this instance does not know makes it read the published keys again. */
+const UNKNOWN_KID_REFRESH_MS = 1_000;
 /** Signatures kept per (key, payload): cards are signed once per change, not per request. */
 const SIGNATURE_CACHE_SIZE = 2_000;
 
@@ -45,6 +48,10 @@ const SIGNATURE_CACHE_SIZE = 2_000;
  * the service generates a P-256 key at first start and keeps it in the database
  * (`card_signing_keys`), a development convenience: whoever reads the database can
  * sign cards. `npm run cli -- rotate-card-key` replaces a generated key.
+ *
+ * The same key signs the service's OAuth access tokens (docs/api.md §17: JWTs, `typ`
+ * `at+jwt`, so neither can pass for the other), and verifies them from memory: the
+ * published keys are read again only for a key id not met before, at most once a second.
  */
 @Injectable()
 export class CardSigner implements OnModuleInit {
@@ -52,6 +59,8 @@ export class CardSigner implements OnModuleInit {
   private cached: { key: SigningKey; readAt: number } | null = null;
   private readonly signatures = new Map<string, CardSignature>();
   private readonly jku: string;
+  /** The published public keys by kid (current and previous), and when they were read. */
+  private published: { keys: Map<string, { key: KeyObject; alg: Algorithm }>; readAt: number } | null = null;
 
   constructor(
     private readonly db: Database,
@@ -101,6 +110,7 @@ export class CardSigner implements OnModuleInit {
       const previous = await this.repository.currentSigningKey(tx);
       const key = await this.install(tx, await generateKey(), 'generated');
       this.cached = { key, readAt: Date.now() };
+      this.published = null;
       return { kid: key.kid, previous: previous?.kid ?? null };
     });
   }
@@ -130,6 +140,32 @@ export class CardSigner implements OnModuleInit {
       this.signatures.set(cacheKey, signature);
     }
     return { ...card, signatures: [signature] };
+  }
+
+  /** An access token (docs/api.md §17): `claims` signed by the current key, header `{alg, kid, typ: "at+jwt"}`. */
+  async signToken(claims: JwtClaims): Promise<string> {
+    const key = await this.signingKey();
+    return signJwt({ alg: key.alg, kid: key.kid, typ: 'at+jwt' }, claims, key.key);
+  }
+
+  /**
+   * The public key `kid` among those published (current, previous), from memory; a kid
+   * not known makes it read them again, at most once every UNKNOWN_KID_REFRESH_MS (a key
+   * rotated on another instance), and so does a list older than KEY_REFRESH_MS (a key
+   * retired elsewhere stops verifying by then). Null: no such published key.
+   */
+  async verificationKey(kid: string): Promise<{ key: KeyObject; alg: Algorithm } | null> {
+    const age = this.published ? Date.now() - this.published.readAt : Infinity;
+    const known = this.published?.keys.get(kid);
+    if ((known && age < KEY_REFRESH_MS) || (!known && age < UNKNOWN_KID_REFRESH_MS)) {
+      return known ?? null;
+    }
+    const rows = await this.repository.publishedSigningKeys();
+    const keys = new Map(
+      rows.map((row) => [row.kid, { key: createPublicKey({ key: row.publicJwk, format: 'jwk' }), alg: row.algorithm }]),
+    );
+    this.published = { keys, readAt: Date.now() };
+    return keys.get(kid) ?? null;
   }
 
   /** The keys a verifier may meet: the current one, then the previous one. */

@@ -1,6 +1,7 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { eventScope } from '../auth/access';
+import { AccessTokenVerifier } from '../auth/credential-verifiers';
 import type { ConsolePrincipal, KeyPrincipal } from '../common/principal';
 import { AppError, unauthorized } from '../common/app-error';
 import { pageLimit } from '../common/pagination';
@@ -39,6 +40,7 @@ export class EventStreamService implements OnModuleDestroy {
     private readonly feed: EventFeed,
     private readonly notifier: TaskNotifier,
     private readonly keys: KeysService,
+    private readonly tokens: AccessTokenVerifier,
     private readonly console: ConsoleService,
     private readonly openCalls: OpenCalls,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -168,6 +170,9 @@ export class EventStreamService implements OnModuleDestroy {
 
   /** The key is still active (not revoked, not expired) / the session still signed in (one indexed probe). */
   private async standing(principal: Caller): Promise<AppError | null> {
+    if (principal.kind === 'agent' && principal.federated) {
+      return this.tokens.lostStanding(principal);
+    }
     if (principal.kind !== 'console') {
       return this.keys.lostStanding(principal.id);
     }

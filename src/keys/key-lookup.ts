@@ -23,6 +23,8 @@ import { KeysRepository, type VerifiedKey } from './keys.repository';
 @Injectable()
 export class KeyLookup {
   private readonly lookup: CoalescedLookup<Buffer, VerifiedKey>;
+  /** The same by key id, for access tokens (`KeysRepository.findByIds`). */
+  private readonly byId: CoalescedLookup<string, VerifiedKey>;
   /** Whether a lookup begun on arrival may go at once: on PostgreSQL. */
   private readonly atOnce: boolean;
 
@@ -40,6 +42,16 @@ export class KeyLookup {
       },
       (hash) => hash.toString('latin1'),
     );
+    this.byId = new CoalescedLookup<string, VerifiedKey>(
+      async (ids) => {
+        const found: Array<VerifiedKey | null> = ids.map(() => null);
+        for (const { position, ...row } of await this.repository.findByIds(ids)) {
+          found[position - 1] = row;
+        }
+        return found;
+      },
+      (id) => id,
+    );
     this.atOnce = !isEmbedded(config);
   }
 
@@ -49,5 +61,10 @@ export class KeyLookup {
    */
   find(hash: Buffer, arriving = false): Promise<VerifiedKey | null> {
     return this.lookup.find(hash, arriving && this.atOnce);
+  }
+
+  /** The key `id` (a uuid), as `find` reads it: what an access token's key is now (docs/api.md §17). */
+  findById(id: string, arriving = false): Promise<VerifiedKey | null> {
+    return this.byId.find(id, arriving && this.atOnce);
   }
 }

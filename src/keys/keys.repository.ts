@@ -74,6 +74,18 @@ const STANDING = sql.raw(
   `CASE WHEN k.status <> 'active' THEN 'revoked' WHEN k.expires_at <= now() THEN 'expired' ELSE 'active' END`,
 );
 
+/** Authentication's read of the keys that `probes` (numbered by `position`) name, matched `on` them (findByHashes). */
+function verifiedKeys(probes: Sql, on: Sql): Sql {
+  return sql`
+      SELECT q.position::int AS position, ${METADATA_COLUMNS}, i.agent_handle AS "identityHandle",
+             (i.claimed_at IS NOT NULL) AS "identityClaimed", i.enabled AS "identityEnabled",
+             ${STANDING} AS standing,
+             (SELECT version FROM admission_version)::text AS "admissionVersion"
+        FROM ${probes}
+        JOIN api_keys k ON ${on}
+        LEFT JOIN identities i ON i.id = k.identity_id`;
+}
+
 /**
  * Read model: key metadata joined to the bound identity (`identities`, owned by the
  * identities module). An agent key's organization is its identity's, so every key
@@ -108,14 +120,23 @@ export class KeysRepository {
   async findByHashes(keyHashes: Buffer[]): Promise<Array<VerifiedKey & { position: number }>> {
     return this.db.prepared<VerifiedKey & { position: number }>(
       'verify_api_keys',
-      sql`
-      SELECT q.position::int AS position, ${METADATA_COLUMNS}, i.agent_handle AS "identityHandle",
-             (i.claimed_at IS NOT NULL) AS "identityClaimed", i.enabled AS "identityEnabled",
-             ${STANDING} AS standing,
-             (SELECT version FROM admission_version)::text AS "admissionVersion"
-        FROM unnest(${keyHashes}::bytea[]) WITH ORDINALITY AS q(key_hash, position)
-        JOIN api_keys k ON k.key_hash = q.key_hash
-        LEFT JOIN identities i ON i.id = k.identity_id`,
+      verifiedKeys(
+        sql`unnest(${keyHashes}::bytea[]) WITH ORDINALITY AS q(key_hash, position)`,
+        sql.raw('k.key_hash = q.key_hash'),
+      ),
+    );
+  }
+
+  /**
+   * Read model: the same lookup by key id, for access tokens (docs/api.md §17), which
+   * name their key by id: the same columns and the same STANDING, so a token's key is
+   * decided exactly as the key itself would be on that request (prepared, batched alike).
+   */
+  @GenerateSql({ params: [[DummyValue.UUID]] })
+  async findByIds(ids: string[]): Promise<Array<VerifiedKey & { position: number }>> {
+    return this.db.prepared<VerifiedKey & { position: number }>(
+      'verify_api_key_ids',
+      verifiedKeys(sql`unnest(${ids}::uuid[]) WITH ORDINALITY AS q(key_id, position)`, sql.raw('k.id = q.key_id')),
     );
   }
 

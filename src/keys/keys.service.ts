@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { badRequest, conflict, type AppError } from '../common/app-error';
+import { badRequest, conflict, forbidden, type AppError } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
+import { isUuid } from '../common/parse-id.pipe';
 import { requireAccess, requireGrant, type Permission } from '../auth/access';
 import { Database, type Tx } from '../database/database';
 import type { AdminKeyPrincipal, ConsolePrincipal, KeyPrincipal, Principal } from '../common/principal';
@@ -13,7 +14,7 @@ import { toKeyMetadata, type KeyMetadata } from './key-metadata';
 import { KeyLookup } from './key-lookup';
 import { expiredKey, keyLifetime, lostKey } from './key-standing';
 import { KeyUsageTracker } from './key-usage.tracker';
-import { KeysRepository, type KeyRecord, type KeySelection } from './keys.repository';
+import { KeysRepository, type KeyRecord, type KeySelection, type VerifiedKey } from './keys.repository';
 import type { MintKeyDto } from './dto/mint-key.dto';
 import type { UpdateKeyDto } from './dto/update-key.dto';
 import type { ListKeysQuery } from './dto/list-keys.query';
@@ -44,6 +45,13 @@ export function creatorOf(principal: AdminKeyPrincipal | ConsolePrincipal): KeyB
   return principal.kind === 'console'
     ? { type: 'console_user', id: principal.id }
     : { type: 'api_key', id: principal.id };
+}
+
+/** A trusted issuer's token (docs/api.md §17) acts as an agent but is no key: there is no key to read or revoke. */
+function notAKey(principal: KeyPrincipal): void {
+  if (principal.kind === 'agent' && principal.federated) {
+    throw forbidden('not_an_api_key', "A trusted issuer's token is not an API key: it has no key to read or revoke.");
+  }
 }
 
 /** A key as the audit log names it: its id and label. */
@@ -85,7 +93,23 @@ export class KeysService {
       return null;
     }
     const checkedAt = performance.now();
-    const key = await this.lookup.find(hashApiKey(raw), arriving);
+    return this.principalOf(await this.lookup.find(hashApiKey(raw), arriving), checkedAt);
+  }
+
+  /**
+   * The principal of the key `id` as it stands now, for an access token that names it
+   * (docs/api.md §17): read exactly as `verify` reads a key, in the same batched,
+   * uncached lookup, so a revoked or expired key ends its tokens on the next request.
+   */
+  async verifyId(id: string, arriving = false): Promise<KeyPrincipal | null> {
+    if (!isUuid(id)) {
+      return null;
+    }
+    const checkedAt = performance.now();
+    return this.principalOf(await this.lookup.findById(id, arriving), checkedAt);
+  }
+
+  private principalOf(key: VerifiedKey | null, checkedAt: number): KeyPrincipal | null {
     if (!key || key.standing === 'revoked') {
       return null;
     }
@@ -284,11 +308,13 @@ export class KeysService {
   }
 
   async self(principal: KeyPrincipal): Promise<KeyMetadata> {
+    notAKey(principal);
     return this.present(this.verified.get(principal) ?? (await this.keyOf(undefined, principal.id)));
   }
 
   /** Permanent. The very next request with this key gets 401. */
   async revokeSelf(principal: KeyPrincipal): Promise<KeyMetadata> {
+    notAKey(principal);
     return this.db.transaction(async (tx) => {
       const [revoked] = await this.revokeWhere({ id: principal.id }, tx);
       return revoked ?? this.present(await this.keyOf(tx, principal.id));

@@ -6,6 +6,7 @@ import { AppError, forbidden, notFound } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { isHandle } from '../identities/handle';
 import { KeysService } from '../keys/keys.service';
+import { AccessTokenVerifier } from '../auth/credential-verifiers';
 import { TaskNotifier } from '../events/task-notifier';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
 import type { TaskPair } from '../ledger/task-records';
@@ -53,6 +54,7 @@ export class ProtocolGate implements OnModuleDestroy {
   constructor(
     private readonly admission: AdmissionService,
     private readonly keys: KeysService,
+    private readonly tokens: AccessTokenVerifier,
     private readonly openCalls: OpenCalls,
     private readonly notifier: TaskNotifier,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -129,7 +131,7 @@ export class ProtocolGate implements OnModuleDestroy {
     this.inFlight.add(abort);
     // As read by the checks that admitted it, from before its key was read (KeysService.verify).
     const standing = new CallStanding(
-      () => this.standing(principal.id, call),
+      () => this.standing(principal, call),
       () => this.notifier.standingChangedAt(),
       principal.checkedAt,
       principal.expiresAt?.getTime(),
@@ -165,9 +167,10 @@ export class ProtocolGate implements OnModuleDestroy {
    * admission for the call's skill (without recording a denial; the call was admitted).
    * Two indexed reads, side by side; the second is admission's own call lookup.
    */
-  private async standing(keyId: string, { pair, skill }: ProtocolCall): Promise<AppError | null> {
+  private async standing(principal: AgentKeyPrincipal, { pair, skill }: ProtocolCall): Promise<AppError | null> {
     const [lostKey, decision] = await Promise.all([
-      this.keys.lostStanding(keyId),
+      // A trusted issuer's JWT stands while its trust does (docs/api.md §17); a key, while it is active.
+      principal.federated ? this.tokens.lostStanding(principal) : this.keys.lostStanding(principal.id),
       this.admission.recheck(pair.requester.id, pair.worker.handle, skill),
     ]);
     // Identity rows are never deleted; were one missing, the call would have nobody to serve.

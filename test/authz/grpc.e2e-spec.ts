@@ -5,17 +5,18 @@ import { decodeErrorInfo, decodeStatus, fromGrpcError, GRPC_STATUS_DETAILS_BIN }
 import { GrpcBindingService } from '../../src/protocol/grpc-binding.service';
 import { startApp, type TestApp } from '../support/app';
 import { metadataOf } from '../support/grpc';
-import { World, type Credential } from './world';
+import { TOKEN_CREDENTIALS, World, type Credential, type TokenCredential } from './world';
 
 /**
  * The gRPC binding's authorization table: every RPC of both services × every
  * credential kind → the gRPC status (docs/walkthrough.md, "Protocol bindings"), with docs/api.md §5's
  * reason in the `a2a-reason` trailer. The credential travels as `x-api-key` metadata
- * (a Console session as `authorization`); the worker as `a2a-tenant`. A call that
+ * (a Console session or an access token as `authorization`); the worker as `a2a-tenant`.
+ * An access token (docs/api.md §17) gets exactly its key's answer. A call that
  * passes the checks reaches its method — here with an empty request, which the method
  * refuses in its own way, with no `a2a-reason`.
  */
-const TABLE: Array<[Credential, grpc.status | 'method', string | null]> = [
+const KEY_TABLE: Array<[Credential, grpc.status | 'method', string | null]> = [
   ['none', grpc.status.UNAUTHENTICATED, 'unauthenticated'],
   ['malformed', grpc.status.UNAUTHENTICATED, 'unauthenticated'],
   ['revoked', grpc.status.UNAUTHENTICATED, 'unauthenticated'],
@@ -25,6 +26,13 @@ const TABLE: Array<[Credential, grpc.status | 'method', string | null]> = [
   ['console', grpc.status.PERMISSION_DENIED, 'console_session_not_allowed'],
   ['otherConsole', grpc.status.PERMISSION_DENIED, 'console_session_not_allowed'],
   ['otherAdmin', grpc.status.PERMISSION_DENIED, 'admin_key_not_allowed'],
+];
+const TABLE: Array<[Credential | TokenCredential, grpc.status | 'method', string | null]> = [
+  ...KEY_TABLE,
+  ...Object.entries(TOKEN_CREDENTIALS).map(([token, key]) => {
+    const [, expected, reason] = KEY_TABLE.find(([credential]) => credential === key)!;
+    return [token as TokenCredential, expected, reason] as [TokenCredential, grpc.status | 'method', string | null];
+  }),
 ];
 
 type Definition = Record<string, { path: string; responseStream: boolean }>;

@@ -65,6 +65,28 @@ export const MATRIX: MatrixRow[] = [
   row('GET /api/v1/console/sso', [404, 404, 404, 404, 404, 404, 404, 404, 404]),
   row('GET /api/v1/console/sso/callback', [404, 404, 404, 404, 404, 404, 404, 404, 404]),
 
+  // OAuth (docs/api.md §17): the metadata is public; the token endpoint authenticates its client from the form
+  // (none here: a request without grant_type is refused before any credential is read).
+  row('GET /.well-known/oauth-authorization-server', [200, 200, 200, 200, 200, 200, 200, 200, 200]),
+  row('POST /oauth/token', [400, 400, 400, 400, 400, 400, 400, 400, 400]),
+
+  // Trusted issuers (docs/api.md §17): admin key or Console of the organization; another organization's is a 404,
+  // and the subjects of a new one must be identities of the caller's organization (acme's are not other's: 400).
+  row('POST /api/v1/trusted-issuers', [401, 401, 401, 201, 403, 403, 201, 400, 400], {
+    body: (w) => ({
+      issuer: 'https://issuer.example.invalid',
+      audience: unique('matrix'),
+      subjects: { workload: w.claimed.handle },
+    }),
+  }),
+  row('GET /api/v1/trusted-issuers', [401, 401, 401, 200, 403, 403, 200, 200, 200]),
+  row('GET /api/v1/trusted-issuers/:id', [401, 401, 401, 200, 403, 403, 200, 404, 404], {
+    path: async (w) => `/api/v1/trusted-issuers/${await w.acmeTrustId()}`,
+  }),
+  row('DELETE /api/v1/trusted-issuers/:id', [401, 401, 401, 204, 403, 403, 204, 404, 404], {
+    path: async (w) => `/api/v1/trusted-issuers/${await w.acmeTrustId()}`,
+  }),
+
   // Console session routes.
   row('GET /api/v1/console/me', [401, 401, 401, 403, 403, 403, 200, 200, 403]),
   row('POST /api/v1/console/logout', [401, 401, 401, 403, 403, 403, 204, 204, 403], { consumesCredential: true }),

@@ -29,6 +29,19 @@ export const CREDENTIALS = [
 ] as const;
 export type Credential = (typeof CREDENTIALS)[number];
 
+/**
+ * Access tokens (docs/api.md §17), each for a key of the column it names: a token must
+ * get exactly its key's answer. "revokedToken" was issued while its key was active.
+ */
+export const TOKEN_CREDENTIALS = {
+  revokedToken: 'revoked',
+  adminToken: 'admin',
+  agentUnclaimedToken: 'agentUnclaimed',
+  agentToken: 'agent',
+  otherAdminToken: 'otherAdmin',
+} as const satisfies Record<string, Credential>;
+export type TokenCredential = keyof typeof TOKEN_CREDENTIALS;
+
 export type Headers = Record<string, string>;
 
 /**
@@ -45,7 +58,7 @@ export class World {
   unclaimed!: IdentityFixture;
   worker!: IdentityFixture;
   task!: { id: string; contextId: string };
-  private readonly shared = new Map<Credential, Headers>();
+  private readonly shared = new Map<Credential | TokenCredential, Headers>();
   private webhookId: string | null = null;
 
   constructor(readonly t: TestApp) {}
@@ -65,11 +78,32 @@ export class World {
     w.shared.set('console', bearer(w.acme));
     w.shared.set('otherConsole', bearer(w.other));
     w.task = await w.send(w.headers('agent'), 'matrix-task');
+    for (const kind of Object.keys(TOKEN_CREDENTIALS) as TokenCredential[]) {
+      w.shared.set(kind, await w.freshToken(kind));
+    }
     return w;
   }
 
-  headers(kind: Credential): Headers {
+  headers(kind: Credential | TokenCredential): Headers {
     return this.shared.get(kind)!;
+  }
+
+  /** `Authorization: Bearer` with an access token for a fresh key of the token's column. */
+  async freshToken(kind: TokenCredential): Promise<Headers> {
+    const { t } = this;
+    const keyKind = TOKEN_CREDENTIALS[kind];
+    const key = (await this.fresh(keyKind === 'revoked' ? 'admin' : keyKind))['X-API-Key'];
+    const { id } = (await t.http().get('/api-keys/self').set(apiKey(key)).expect(200)).body as { id: string };
+    const res = await t
+      .http()
+      .post('/oauth/token')
+      .type('form')
+      .send(new URLSearchParams({ grant_type: 'client_credentials', client_id: id, client_secret: key }).toString())
+      .expect(200);
+    if (keyKind === 'revoked') {
+      await t.http().post('/api-keys/self/revoke').set(apiKey(key)).expect(200);
+    }
+    return { Authorization: `Bearer ${res.body.access_token}` };
   }
 
   /** A credential of this kind that no other cell uses (for routes that consume it). */
@@ -171,6 +205,21 @@ export class World {
   /** A fresh claim code from an agent signup, for a cell to claim. */
   async claimCode(): Promise<string> {
     return (await agentSignup(this.t)).claimCode;
+  }
+
+  /** A fresh trusted issuer of acme (docs/api.md §17), for a cell that may read or delete it. */
+  async acmeTrustId(): Promise<string> {
+    const res = await this.t
+      .http()
+      .post('/api/v1/trusted-issuers')
+      .set(bearer(this.acme))
+      .send({
+        issuer: 'https://issuer.example.invalid',
+        audience: `matrix-${randomBytes(4).toString('hex')}`,
+        subjects: { workload: this.claimed.handle },
+      })
+      .expect(201);
+    return res.body.id;
   }
 
   /** An admin key of acme that a cell may revoke or edit. */

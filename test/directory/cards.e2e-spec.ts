@@ -72,8 +72,16 @@ describe('Agent Cards: generations and signatures', () => {
         protocolVersion: '0.3.0',
         preferredTransport: 'JSONRPC',
         url: `${t.config.publicBaseUrl}/a2a/${handle}`,
-        securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
-        security: [{ apiKey: [] }],
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          // The token endpoint of docs/api.md §17, as client credentials.
+          oauth2: {
+            type: 'oauth2',
+            flows: { clientCredentials: { tokenUrl: `${t.config.publicBaseUrl}/oauth/token` } },
+            oauth2MetadataUrl: `${t.config.publicBaseUrl}/.well-known/oauth-authorization-server`,
+          },
+        },
+        security: [{ apiKey: [] }, { oauth2: ['agent'] }],
         supportsAuthenticatedExtendedCard: true,
       });
       expect(hybrid.supportedInterfaces).toEqual((await card(handle, '1.0')).body.supportedInterfaces);

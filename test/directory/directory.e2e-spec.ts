@@ -77,6 +77,16 @@ describe('discovery', () => {
           description: "Names the skill a message calls: the skill's id in the message's metadata under this URI.",
         },
       ];
+      // Either scheme: the key, or an access token for it from the token endpoint (docs/api.md §17).
+      const oauth2 = {
+        flows: {
+          clientCredentials: {
+            tokenUrl: `${PUBLIC_BASE_URL}/oauth/token`,
+            scopes: { agent: 'Act as the agent identity of the key.' },
+          },
+        },
+        oauth2MetadataUrl: `${PUBLIC_BASE_URL}/.well-known/oauth-authorization-server`,
+      };
       const supportedInterfaces = [
         { url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
         { url, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
@@ -98,8 +108,11 @@ describe('discovery', () => {
         provider: { organization: 'Acme', url: PUBLIC_BASE_URL },
         capabilities: { streaming: true, pushNotifications: true, extensions },
         supportsAuthenticatedExtendedCard: true,
-        securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
-        security: [{ apiKey: [] }],
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+          oauth2: { type: 'oauth2', description: expect.any(String), ...oauth2 },
+        },
+        security: [{ apiKey: [] }, { oauth2: ['agent'] }],
         defaultInputModes: ['text/plain', 'application/json'],
         defaultOutputModes: ['text/plain', 'application/json'],
         // No skill described: the card's one skill stands for the agent (docs/api.md §4).
@@ -115,8 +128,11 @@ describe('discovery', () => {
         supportedInterfaces,
         provider: { organization: 'Acme', url: PUBLIC_BASE_URL },
         capabilities: { streaming: true, pushNotifications: true, extendedAgentCard: true, extensions },
-        securitySchemes: { apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key' } } },
-        securityRequirements: [{ schemes: { apiKey: {} } }],
+        securitySchemes: {
+          apiKey: { apiKeySecurityScheme: { location: 'header', name: 'X-API-Key' } },
+          oauth2: { oauth2SecurityScheme: { description: expect.any(String), ...oauth2 } },
+        },
+        securityRequirements: [{ schemes: { apiKey: {} } }, { schemes: { oauth2: { list: ['agent'] } } }],
         defaultInputModes: ['text/plain', 'application/json'],
         defaultOutputModes: ['text/plain', 'application/json'],
         skills: [{ id: 'agent', name: handle, description: 'Plain.', tags: ['agent'] }],

@@ -180,8 +180,23 @@ describe('agent signup and claim', () => {
         apiKey: {
           scheme: { $case: 'apiKeySecurityScheme', value: { location: 'header', name: 'X-API-Key', description: '' } },
         },
+        // The key's access tokens (docs/api.md §17), from the token URL the SDK reads here.
+        oauth2: {
+          scheme: {
+            $case: 'oauth2SecurityScheme',
+            value: {
+              flows: {
+                flow: {
+                  $case: 'clientCredentials',
+                  value: { tokenUrl: `${PUBLIC_BASE_URL}/oauth/token`, scopes: { agent: expect.any(String) } },
+                },
+              },
+              oauth2MetadataUrl: `${PUBLIC_BASE_URL}/.well-known/oauth-authorization-server`,
+            },
+          },
+        },
       },
-      securityRequirements: [{ schemes: { apiKey: { list: [] } } }],
+      securityRequirements: [{ schemes: { apiKey: { list: [] } } }, { schemes: { oauth2: { list: ['agent'] } } }],
       defaultInputModes: ['text/plain', 'application/json'],
       defaultOutputModes: ['text/plain', 'application/json'],
       skills: [{ ...skills[0], inputModes: [], outputModes: [], securityRequirements: [] }],

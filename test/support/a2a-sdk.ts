@@ -65,7 +65,10 @@ export async function startAppForCards(env: Record<string, string> = {}): Promis
   });
 }
 
-/** Adds the agent's key to every call (`X-API-Key`: an HTTP header, or gRPC metadata), and for v0.3 gRPC the worker as `a2a-tenant`. */
+/**
+ * Adds the agent's credential to every call (`X-API-Key`, or `Authorization: Bearer` with
+ * an access token: an HTTP header, or gRPC metadata), and for v0.3 gRPC the worker as `a2a-tenant`.
+ */
 class CallerInterceptor {
   constructor(private readonly parameters: Record<string, string>) {}
 
@@ -91,7 +94,8 @@ const TRANSPORTS: Record<Binding, Record<'1.0' | '0.3', string>> = {
 /**
  * The official client with one transport factory, created from the worker's card as
  * served, seeing only that binding's interface of one generation (the SDK would
- * otherwise prefer 1.0).
+ * otherwise prefer 1.0). It calls with the requester's key, or with `bearer`: an access
+ * token for it (docs/api.md §17).
  */
 export async function sdkClient(
   t: TestApp,
@@ -99,10 +103,12 @@ export async function sdkClient(
   worker: Agent,
   binding: Binding,
   version: '1.0' | '0.3',
+  bearer?: string,
 ): Promise<{ client: Client; card: AgentCard }> {
   const resolver = new DefaultAgentCardResolver();
   let card!: AgentCard;
-  const parameters: Record<string, string> = { 'X-API-Key': requester.key };
+  const parameters: Record<string, string> =
+    bearer === undefined ? { 'X-API-Key': requester.key } : { authorization: `Bearer ${bearer}` };
   if (binding === 'GRPC' && version === '0.3') {
     parameters['a2a-tenant'] = worker.handle;
   }

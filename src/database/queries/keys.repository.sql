@@ -12,6 +12,18 @@ k.expires_at AS "expiresAt", i.agent_handle AS "identityHandle",
       JOIN api_keys k ON k.key_hash = q.key_hash
       LEFT JOIN identities i ON i.id = k.identity_id;
 
+-- KeysRepository.findByIds
+SELECT q.position::int AS position, k.id, k.scope, k.identity_id AS "identityId", COALESCE(k.organization_id, i.organization_id) AS "organizationId",
+k.label, k.description, k.status, k.prefix, k.created_at AS "createdAt", k.created_by_type AS "createdByType",
+k.created_by_id AS "createdById", k.last_used_at AS "lastUsedAt", k.revoked_at AS "revokedAt",
+k.expires_at AS "expiresAt", i.agent_handle AS "identityHandle",
+           (i.claimed_at IS NOT NULL) AS "identityClaimed", i.enabled AS "identityEnabled",
+           CASE WHEN k.status <> 'active' THEN 'revoked' WHEN k.expires_at <= now() THEN 'expired' ELSE 'active' END AS standing,
+           (SELECT version FROM admission_version)::text AS "admissionVersion"
+      FROM unnest($1::uuid[]) WITH ORDINALITY AS q(key_id, position)
+      JOIN api_keys k ON k.id = q.key_id
+      LEFT JOIN identities i ON i.id = k.identity_id;
+
 -- KeysRepository.standing
 SELECT CASE WHEN k.status <> 'active' THEN 'revoked' WHEN k.expires_at <= now() THEN 'expired' ELSE 'active' END AS standing FROM api_keys k WHERE k.id = $1;
 

@@ -1,0 +1,249 @@
+import { constants, createPublicKey, sign, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
+
+/*
+ * JSON Web Tokens (RFC 7519) in compact JWS form (RFC 7515), on node:crypto alone: the
+ * service's access tokens (docs/api.md §17) and the JWTs of trusted issuers. Small on
+ * purpose: only asymmetric algorithms of an explicit allowlist, a key whose type fits
+ * the algorithm, and the registered claims checked with a bounded clock skew. Every
+ * refusal carries a typed reason; none repeats the token.
+ */
+
+/** The algorithms a token may be signed with: key pairs only (no `none`, no HMAC). */
+export const JWT_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
+export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];
+
+/** How far the clocks of issuer and service may disagree on `exp` and `nbf`. */
+export const CLOCK_SKEW_SECONDS = 60;
+
+/** Why a token is refused (docs/api.md §17). */
+export type JwtRefusal =
+  | 'malformed'
+  | 'alg_not_allowed'
+  | 'wrong_type'
+  | 'unknown_kid'
+  | 'bad_signature'
+  | 'wrong_issuer'
+  | 'wrong_audience'
+  | 'expired'
+  | 'not_yet_valid'
+  | 'jwks_unavailable';
+
+export class JwtRefused extends Error {
+  constructor(
+    readonly reason: JwtRefusal,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface JwtHeader {
+  alg: string;
+  kid?: string;
+  typ?: string;
+  [name: string]: unknown;
+}
+
+export interface JwtClaims {
+  iss?: string;
+  sub?: string;
+  aud?: string | string[];
+  exp?: number;
+  nbf?: number;
+  iat?: number;
+  jti?: string;
+  [name: string]: unknown;
+}
+
+/** A token split and parsed, its signature not checked yet. */
+export interface DecodedJwt {
+  header: JwtHeader & { alg: JwtAlgorithm };
+  claims: JwtClaims;
+  signingInput: Buffer;
+  signature: Buffer;
+}
+
+const SEGMENT = /^[A-Za-z0-9_-]+$/;
+/** Longer than any token this service signs or a workload presents. */
+const MAX_TOKEN_LENGTH = 16 * 1024;
+
+/** Whether a bearer credential has a JWT's shape (three base64url segments), as a Console session token never has. */
+export function looksLikeJwt(token: string): boolean {
+  return token.length <= MAX_TOKEN_LENGTH && token.split('.').length === 3;
+}
+
+/** Parses a compact JWS; refuses a malformed one or one whose `alg` is not on the allowlist. */
+export function decodeJwt(token: string): DecodedJwt {
+  const parts = token.length <= MAX_TOKEN_LENGTH ? token.split('.') : [];
+  if (parts.length !== 3 || !parts.every((part) => SEGMENT.test(part))) {
+    throw new JwtRefused('malformed', 'The token is not a compact JWS (three base64url segments).');
+  }
+  const header = parseSegment(parts[0]);
+  const claims = parseSegment(parts[1]);
+  if (!header || !claims || typeof header.alg !== 'string') {
+    throw new JwtRefused('malformed', 'The token header or claims are not a JSON object.');
+  }
+  const alg = header.alg;
+  if (!(JWT_ALGORITHMS as readonly string[]).includes(alg)) {
+    const why =
+      alg.toLowerCase() === 'none'
+        ? 'an unsigned token (alg "none") is never accepted'
+        : /^HS/i.test(alg)
+          ? 'an HMAC-signed token is refused where a key pair is expected'
+          : `alg "${alg.slice(0, 16)}" is not accepted`;
+    throw new JwtRefused(
+      'alg_not_allowed',
+      `The token's signature algorithm is refused: ${why} (${JWT_ALGORITHMS.join(', ')}).`,
+    );
+  }
+  if (header.kid !== undefined && typeof header.kid !== 'string') {
+    throw new JwtRefused('malformed', 'The token header `kid` is not a string.');
+  }
+  return {
+    header: header as DecodedJwt['header'],
+    claims: claims as JwtClaims,
+    signingInput: Buffer.from(`${parts[0]}.${parts[1]}`),
+    signature: Buffer.from(parts[2], 'base64url'),
+  };
+}
+
+function parseSegment(segment: string): Record<string, unknown> | null {
+  try {
+    const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The algorithm a public or private key signs with, or null when it fits none of the allowlist. */
+export function algorithmsFor(key: KeyObject): JwtAlgorithm[] {
+  switch (key.asymmetricKeyType) {
+    case 'rsa':
+      return (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048 ? ['RS256', 'PS256'] : [];
+    case 'rsa-pss':
+      return (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048 ? ['PS256'] : [];
+    case 'ec':
+      return key.asymmetricKeyDetails?.namedCurve === 'prime256v1' ? ['ES256'] : [];
+    case 'ed25519':
+      return ['EdDSA'];
+    default:
+      return [];
+  }
+}
+
+function signatureOptions(alg: JwtAlgorithm, key: KeyObject) {
+  switch (alg) {
+    case 'RS256':
+      return { digest: 'sha256', key: { key } };
+    case 'PS256':
+      return {
+        digest: 'sha256',
+        key: { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: constants.RSA_PSS_SALTLEN_DIGEST },
+      };
+    case 'ES256':
+      return { digest: 'sha256', key: { key, dsaEncoding: 'ieee-p1363' as const } };
+    case 'EdDSA':
+      return { digest: null, key: { key } };
+  }
+}
+
+/** Signs `claims` with a private key (its algorithm must fit the key). */
+export function signJwt(header: JwtHeader & { alg: JwtAlgorithm }, claims: JwtClaims, key: KeyObject): string {
+  if (!algorithmsFor(key).includes(header.alg)) {
+    throw new Error(`A ${key.asymmetricKeyType} key does not sign ${header.alg}`);
+  }
+  const input = `${encode(header)}.${encode(claims)}`;
+  const { digest, key: options } = signatureOptions(header.alg, key);
+  return `${input}.${sign(digest, Buffer.from(input), options).toString('base64url')}`;
+}
+
+function encode(value: object): string {
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
+}
+
+/**
+ * Checks the signature with `key`; refuses a key whose type does not fit the header's
+ * algorithm, or whose JWK names another `alg` (`keyAlg`).
+ */
+export function verifySignature(token: DecodedJwt, key: KeyObject, keyAlg?: string): void {
+  const alg = token.header.alg;
+  if (!algorithmsFor(key).includes(alg) || (keyAlg !== undefined && keyAlg !== alg)) {
+    throw new JwtRefused(
+      'alg_not_allowed',
+      `The token's algorithm ${alg} does not fit the issuer's key ${token.header.kid ?? ''}.`.trimEnd(),
+    );
+  }
+  const { digest, key: options } = signatureOptions(alg, key);
+  let valid = false;
+  try {
+    valid = verify(digest, token.signingInput, options, token.signature);
+  } catch {
+    valid = false;
+  }
+  if (!valid) {
+    throw new JwtRefused('bad_signature', 'The token signature does not verify.');
+  }
+}
+
+export interface ClaimRules {
+  issuer: string;
+  /** The audience the token must name (in `aud`, a string or a list). */
+  audience: string;
+  /** Accepted `typ` headers, compared without case and an `application/` prefix; none: any. */
+  types?: readonly string[];
+  /** Seconds since the epoch (default: now). */
+  now?: number;
+  skewSeconds?: number;
+}
+
+/** Checks `typ`, `iss`, `aud`, `exp` (required) and `nbf` (bounded skew). */
+export function checkClaims(
+  token: Pick<DecodedJwt, 'header' | 'claims'> | { header: JwtHeader; claims: JwtClaims },
+  rules: ClaimRules,
+): void {
+  const { header, claims } = token;
+  if (rules.types) {
+    const typ = typeof header.typ === 'string' ? header.typ.toLowerCase().replace(/^application\//, '') : '';
+    if (!rules.types.includes(typ)) {
+      throw new JwtRefused('wrong_type', `The token type must be one of: ${rules.types.join(', ')}.`);
+    }
+  }
+  if (claims.iss !== rules.issuer) {
+    throw new JwtRefused('wrong_issuer', 'The token was issued by another issuer than expected.');
+  }
+  const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+  if (!audiences.includes(rules.audience)) {
+    throw new JwtRefused('wrong_audience', `The token's audience is not ${rules.audience}.`);
+  }
+  const now = rules.now ?? Math.floor(Date.now() / 1000);
+  const skew = rules.skewSeconds ?? CLOCK_SKEW_SECONDS;
+  if (typeof claims.exp !== 'number') {
+    throw new JwtRefused('malformed', 'The token has no numeric `exp`.');
+  }
+  if (claims.exp + skew <= now) {
+    throw new JwtRefused('expired', 'The token has expired.');
+  }
+  if (claims.nbf !== undefined && (typeof claims.nbf !== 'number' || claims.nbf - skew > now)) {
+    throw new JwtRefused('not_yet_valid', 'The token is not valid yet (`nbf`).');
+  }
+  if (typeof claims.iat === 'number' && claims.iat - skew > now) {
+    throw new JwtRefused('not_yet_valid', 'The token was issued in the future (`iat`).');
+  }
+}
+
+/** A public key from a JWK; null when it is not an acceptable signing key (private members are ignored). */
+export function publicKeyFromJwk(jwk: JsonWebKey): KeyObject | null {
+  if (jwk.use !== undefined && jwk.use !== 'sig') {
+    return null;
+  }
+  try {
+    const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...publicPart } = jwk;
+    const key = createPublicKey({ key: publicPart, format: 'jwk' });
+    return algorithmsFor(key).length > 0 ? key : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,73 @@
+import { Injectable } from '@nestjs/common';
+import { checkClaims, JwtRefused, verifySignature, type DecodedJwt } from '../common/jwt';
+import type { AgentKeyPrincipal } from '../common/principal';
+import { IssuerKeys } from './issuer-keys';
+import { invalidToken } from './token-errors';
+import { TrustedIssuersRepository } from './trusted-issuers.repository';
+
+/**
+ * JWTs of trusted issuers — workload identity federation (docs/api.md §17): a token of an
+ * issuer an organization trusts, for the trust's audience, whose subject the trust maps
+ * to one of the organization's identities, acts as that identity's agent scope. The
+ * trust and the identity are read on every request (one statement: a removed trust or a
+ * disabled identity counts at once); the issuer's keys come from memory (IssuerKeys).
+ */
+@Injectable()
+export class FederatedTokens {
+  constructor(
+    private readonly repository: TrustedIssuersRepository,
+    private readonly keys: IssuerKeys,
+  ) {}
+
+  async verify(token: DecodedJwt, _arriving: boolean): Promise<AgentKeyPrincipal> {
+    const { claims, header } = token;
+    const checkedAt = performance.now();
+    const audiences = (Array.isArray(claims.aud) ? claims.aud : [claims.aud]).filter(
+      (aud): aud is string => typeof aud === 'string',
+    );
+    if (typeof claims.iss !== 'string' || audiences.length === 0) {
+      throw new JwtRefused('wrong_issuer', 'The token was not issued by this service or a trusted issuer.');
+    }
+    const [trust, another] = await this.repository.federated(claims.iss, audiences, claims);
+    if (!trust) {
+      throw new JwtRefused(
+        'wrong_issuer',
+        'The token was not issued by this service or a trusted issuer for its audience.',
+      );
+    }
+    if (another) {
+      throw new JwtRefused('wrong_audience', 'The token names the audiences of more than one trust; name one.');
+    }
+    if (header.kid === undefined) {
+      throw new JwtRefused('unknown_kid', 'The token names no key id (`kid`).');
+    }
+    const key = await this.keys.key(claims.iss, trust.jwksUri, header.kid);
+    verifySignature(token, key.key, key.alg);
+    checkClaims(token, { issuer: claims.iss, audience: trust.audience });
+    if (typeof claims[trust.subjectClaim] !== 'string') {
+      throw new JwtRefused('malformed', `The token has no string \`${trust.subjectClaim}\` claim.`);
+    }
+    if (!trust.identityId) {
+      throw invalidToken(
+        'unmapped_subject',
+        "The token's subject is not mapped to an identity of the trusting organization (or that identity is gone).",
+      );
+    }
+    return {
+      kind: 'agent',
+      // The trust stands in for a key: quotas and open-call slots count per trust, and a removed trust ends its calls.
+      id: trust.trustId,
+      label: `federated:${trust.trustId}`,
+      organizationId: trust.organizationId,
+      identity: {
+        id: trust.identityId,
+        handle: trust.identityHandle!,
+        claimed: trust.identityClaimed === true,
+        enabled: trust.identityEnabled === true,
+      },
+      checkedAt,
+      expiresAt: new Date((claims.exp as number) * 1000),
+      federated: true,
+    };
+  }
+}

@@ -1,0 +1,106 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AccessTokenVerifier } from '../auth/credential-verifiers';
+import {
+  checkClaims,
+  decodeJwt,
+  JwtRefused,
+  verifySignature,
+  type DecodedJwt,
+  type JwtClaims,
+  type JwtHeader,
+} from '../common/jwt';
+import type { AppError } from '../common/app-error';
+import type { AgentKeyPrincipal, KeyPrincipal } from '../common/principal';
+import { APP_CONFIG, type AppConfig } from '../config/config';
+import { CardSigner } from '../directory/card-signer';
+import { KeysService } from '../keys/keys.service';
+import { FederatedTokens } from './federated-tokens';
+import { invalidToken } from './token-errors';
+import { TrustedIssuersRepository } from './trusted-issuers.repository';
+
+/** Tokens whose signature this instance has checked, kept so a token's next request costs no signature check. */
+const VERIFIED_TOKENS = 10_000;
+
+/**
+ * `Authorization: Bearer <JWT>` (docs/api.md §17). The service's own access tokens
+ * are verified from memory (the signing keys CardSigner holds; a signature checked
+ * once is remembered by the token) — no network call — and then their key is read
+ * as an API key is read on every request (KeysService.verifyId: the same batched,
+ * uncached lookup and the same standing), so the token acts with exactly its key's
+ * scope and identity, and a revoked or expired key ends its tokens on the next
+ * request. A JWT of another issuer is a trusted issuer's (FederatedTokens).
+ */
+@Injectable()
+export class TokenVerifier extends AccessTokenVerifier {
+  private readonly issuer: string;
+  /** Token → its header and claims, signature checked; the claims are checked again on every use. */
+  private readonly verified = new Map<string, { header: JwtHeader; claims: JwtClaims }>();
+
+  constructor(
+    private readonly keys: KeysService,
+    private readonly signer: CardSigner,
+    private readonly federated: FederatedTokens,
+    private readonly trusts: TrustedIssuersRepository,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    super();
+    this.issuer = config.publicBaseUrl;
+  }
+
+  async verifyToken(token: string, arriving = false): Promise<KeyPrincipal> {
+    try {
+      const known = this.verified.get(token);
+      if (known && (await this.signer.verificationKey(known.header.kid!))) {
+        return await this.ownToken(known, arriving);
+      }
+      const decoded = decodeJwt(token);
+      if (decoded.claims.iss !== this.issuer) {
+        return await this.federated.verify(decoded, arriving);
+      }
+      await this.checkSignature(decoded);
+      this.remember(token, decoded);
+      return await this.ownToken(decoded, arriving);
+    } catch (error) {
+      throw error instanceof JwtRefused ? invalidToken(error.reason, error.message) : error;
+    }
+  }
+
+  async lostStanding(principal: AgentKeyPrincipal): Promise<AppError | null> {
+    if (principal.expiresAt && principal.expiresAt.getTime() <= Date.now()) {
+      return invalidToken('expired', 'The token expired while this call was open.');
+    }
+    return (await this.trusts.exists(principal.id))
+      ? null
+      : invalidToken('untrusted_issuer', "The token's trusted issuer was removed while this call was open.");
+  }
+
+  private async checkSignature(token: DecodedJwt): Promise<void> {
+    const kid = token.header.kid;
+    const key = kid === undefined ? null : await this.signer.verificationKey(kid);
+    if (!key) {
+      throw new JwtRefused('unknown_kid', "The token's key id is not one of the service's published keys.");
+    }
+    verifySignature(token, key.key, key.alg);
+  }
+
+  /** The claims of a token signed by the service, and its key as it stands now. */
+  private async ownToken(token: { header: JwtHeader; claims: JwtClaims }, arriving: boolean): Promise<KeyPrincipal> {
+    checkClaims(token, { issuer: this.issuer, audience: this.issuer, types: ['at+jwt'] });
+    const keyId = token.claims.client_id;
+    if (typeof keyId !== 'string') {
+      throw new JwtRefused('malformed', 'The token names no client_id.');
+    }
+    const principal = await this.keys.verifyId(keyId, arriving);
+    if (!principal) {
+      throw invalidToken('key_revoked', 'The API key this token stands for is revoked.');
+    }
+    return principal;
+  }
+
+  private remember(token: string, decoded: DecodedJwt): void {
+    if (this.verified.size >= VERIFIED_TOKENS) {
+      this.verified.delete(this.verified.keys().next().value!);
+    }
+    this.verified.set(token, { header: decoded.header, claims: decoded.claims });
+  }
+}

@@ -1,0 +1,208 @@
+import { createHmac } from 'node:crypto';
+import { startApp, type TestApp } from '../support/app';
+import { agentPair, reply, startBlocking, v03Message, type Agent } from '../support/a2a';
+import { apiKey, bearer, mintAdminKey, signup, type ConsoleAccount } from '../support/fixtures';
+import { Issuer, WORKLOAD_AUDIENCE, WORKLOAD_SUBJECT } from '../support/token-issuer';
+
+const AUDIENCE = WORKLOAD_AUDIENCE;
+const SUBJECT = WORKLOAD_SUBJECT;
+
+/** docs/api.md §17: workload identity federation through trusted issuers. */
+describe('trusted issuers', () => {
+  let t: TestApp;
+  let acme: ConsoleAccount;
+  let requester: Agent;
+  let worker: Agent;
+  let issuer: Issuer;
+  let trustId: string;
+
+  beforeAll(async () => {
+    // Loopback JWKS: allowed the way webhook tests allow loopback receivers.
+    t = await startApp({ WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' });
+    ({ acme, requester, worker } = await agentPair(t));
+    issuer = new Issuer();
+    await issuer.start();
+    issuer.add('k1');
+    issuer.add('rsa', 'RS256');
+    const res = await t
+      .http()
+      .post('/api/v1/trusted-issuers')
+      .set(apiKey(await mintAdminKey(t, acme)))
+      .send({
+        issuer: issuer.url,
+        jwks_uri: `${issuer.url}/jwks.json`,
+        audience: AUDIENCE,
+        subjects: { [SUBJECT]: requester.handle },
+      })
+      .expect(201);
+    trustId = res.body.id;
+    // Saving the trust fetches its keys (in the background): wait for it.
+    for (let i = 0; i < 100 && issuer.fetches === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(res.body).toMatchObject({
+      issuer: issuer.url,
+      audience: AUDIENCE,
+      subject_claim: 'sub',
+      subjects: { [SUBJECT]: requester.handle },
+    });
+  });
+  afterAll(async () => {
+    jest.restoreAllMocks();
+    await issuer.close();
+    await t.close();
+  });
+
+  const send = (token: string) =>
+    t
+      .http()
+      .post(`/a2a/${worker.handle}`)
+      .set('Authorization', `Bearer ${token}`)
+      .send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'message/send',
+        params: { message: v03Message('hi'), configuration: { blocking: false } },
+      });
+  const refusal = async (token: string) => {
+    const res = await t.http().get('/api/v1/tasks').set('Authorization', `Bearer ${token}`);
+    return { status: res.status, code: res.body.code, reason: String(res.body.detail).split(':')[0] };
+  };
+
+  it('a mapped subject acts as its identity: the protocol and the ledger, with no JWKS fetch per request', async () => {
+    const fetches = issuer.fetches;
+    const sent = await send(issuer.token({})).expect(200);
+    const [row] = await t.db.query(`SELECT requester_identity_id FROM tasks WHERE id = $1`, [sent.body.result.id]);
+    expect(row.requester_identity_id).toBe(requester.id);
+    await t
+      .http()
+      .get('/api/v1/tasks')
+      .set('Authorization', `Bearer ${issuer.token({}, 'rsa')}`)
+      .expect(200);
+    // An agent's scope only: no admin route.
+    await t
+      .http()
+      .get('/api/v1/api-keys')
+      .set('Authorization', `Bearer ${issuer.token({})}`)
+      .expect(403);
+    expect(issuer.fetches).toBe(fetches); // fetched once, when the trust was saved
+  });
+
+  it('a blocking send stands while its trust does: it returns the worker’s answer', async () => {
+    const token = issuer.token({});
+    const sent = await startBlocking(t, worker, () =>
+      t
+        .http()
+        .post(`/a2a/${worker.handle}`)
+        .set('Authorization', `Bearer ${token}`)
+        .send({ jsonrpc: '2.0', id: 2, method: 'message/send', params: { message: v03Message('wait for me') } })
+        .then((res) => res),
+    );
+    await reply(t, sent.taskId, worker.key, { state: 'completed' }).expect(200);
+    const res = await sent.response;
+    expect(res.status).toBe(200);
+    expect(res.body.result.status.state).toBe('completed');
+  });
+
+  it('refuses each bad token with a typed 401', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    const claims = { iss: issuer.url, aud: AUDIENCE, sub: SUBJECT, exp: now + 300 };
+    const hmacInput = `${b64({ alg: 'HS256', kid: 'k1' })}.${b64(claims)}`;
+    const cases: Array<[string, string]> = [
+      [issuer.token({ aud: 'https://elsewhere.test' }), 'wrong_issuer'], // no trust for that audience
+      [issuer.token({ iss: 'https://unknown-issuer.test' }), 'wrong_issuer'],
+      [issuer.token({ exp: now - 120 }), 'expired'],
+      [issuer.token({ nbf: now + 600 }), 'not_yet_valid'],
+      [issuer.token({ sub: 'system:serviceaccount:prod:intruder' }), 'unmapped_subject'],
+      [`${b64({ alg: 'none' })}.${b64(claims)}.AA`, 'alg_not_allowed'],
+      [`${hmacInput}.${createHmac('sha256', 'secret').update(hmacInput).digest('base64url')}`, 'alg_not_allowed'],
+      // An RS256 header on the P-256 key k1: the algorithm does not fit the issuer's key.
+      [`${b64({ alg: 'RS256', kid: 'k1' })}.${b64(claims)}.AAAA`, 'alg_not_allowed'],
+      ['x.y.z', 'malformed'],
+    ];
+    for (const [token, reason] of cases) {
+      expect({ reason, got: await refusal(token) }).toEqual({
+        reason,
+        got: { status: 401, code: 'invalid_token', reason },
+      });
+    }
+  });
+
+  it('an unknown kid fetches the keys again, at most once every 30 s; until then it is refused', async () => {
+    issuer.add('k2', 'EdDSA');
+    const fetches = issuer.fetches;
+    // Saved just now: the keys were fetched less than 30 s ago, so k2 is not looked for yet.
+    expect(await refusal(issuer.token({}, 'k2'))).toMatchObject({ status: 401, reason: 'unknown_kid' });
+    expect(issuer.fetches).toBe(fetches);
+    const realNow = Date.now.bind(Date);
+    const spy = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + 31_000);
+    try {
+      await t
+        .http()
+        .get('/api/v1/tasks')
+        .set('Authorization', `Bearer ${issuer.token({}, 'k2')}`)
+        .expect(200);
+      expect(issuer.fetches).toBe(fetches + 1);
+      issuer.add('k3', 'ES256', false); // never published
+      expect(await refusal(issuer.token({}, 'k3'))).toMatchObject({ status: 401, reason: 'unknown_kid' });
+      expect(await refusal(issuer.token({}, 'k3'))).toMatchObject({ status: 401, reason: 'unknown_kid' });
+      expect(issuer.fetches).toBe(fetches + 1); // the refetch on k2 was within 30 s
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('fails closed when the issuer’s JWKS is unreachable and no key is known', async () => {
+    const account = await signup(t);
+    const [identity] = (await t.db.query(
+      `INSERT INTO identities (agent_handle, organization_id, claimed_at, enabled) VALUES ('fed-closed', $1, now(), true) RETURNING id`,
+      [account.organizationId],
+    )) as Array<{ id: string }>;
+    expect(identity.id).toEqual(expect.any(String));
+    await t
+      .http()
+      .post('/api/v1/trusted-issuers')
+      .set(bearer(account))
+      .send({
+        issuer: issuer.url,
+        jwks_uri: 'http://127.0.0.1:9/jwks.json',
+        audience: 'closed',
+        subjects: { [SUBJECT]: 'fed-closed' },
+      })
+      .expect(201);
+    expect(await refusal(issuer.token({ aud: 'closed' }))).toMatchObject({ status: 401, reason: 'jwks_unavailable' });
+  });
+
+  it('is managed by an admin key or the Console of the organization, and ends its tokens when removed', async () => {
+    const other = await signup(t);
+    await t.http().get('/api/v1/trusted-issuers').set(apiKey(requester.key)).expect(403);
+    await t.http().get(`/api/v1/trusted-issuers/${trustId}`).set(bearer(other)).expect(404);
+    const listed = await t.http().get('/api/v1/trusted-issuers').set(bearer(acme)).expect(200);
+    expect(listed.body.items.map((i: { id: string }) => i.id)).toContain(trustId);
+    const base = { issuer: issuer.url, audience: AUDIENCE, subjects: { [SUBJECT]: requester.handle } };
+    expect((await t.http().post('/api/v1/trusted-issuers').set(bearer(acme)).send(base).expect(409)).body.code).toBe(
+      'trusted_issuer_taken',
+    );
+    const unknown = { ...base, audience: 'other', subjects: { s: 'no-such-agent' } };
+    expect((await t.http().post('/api/v1/trusted-issuers').set(bearer(acme)).send(unknown).expect(400)).body.code).toBe(
+      'validation_failed',
+    );
+    const ftp = { ...base, audience: 'ftp', issuer: 'ftp://issuer.test' };
+    expect((await t.http().post('/api/v1/trusted-issuers').set(bearer(acme)).send(ftp).expect(400)).body.code).toBe(
+      'invalid_issuer_url',
+    );
+
+    const token = issuer.token({});
+    await t.http().get('/api/v1/tasks').set('Authorization', `Bearer ${token}`).expect(200);
+    await t.http().delete(`/api/v1/trusted-issuers/${trustId}`).set(bearer(acme)).expect(204);
+    const audit = await t.http().get('/api/v1/audit-events?action=trusted_issuer.*').set(bearer(acme)).expect(200);
+    expect(
+      audit.body.audit_events.map((e: { action: string; target: { id: string } }) => [e.action, e.target.id]),
+    ).toEqual([
+      ['trusted_issuer.deleted', trustId],
+      ['trusted_issuer.created', trustId],
+    ]);
+    expect(await refusal(token)).toMatchObject({ status: 401, reason: 'wrong_issuer' });
+  });
+});
