@@ -23,6 +23,7 @@ import { PortsModule } from './ports.module';
 import { ProtocolModule } from './protocol/protocol.module';
 import { RetentionModule } from './retention/retention.module';
 import { UpstreamModule } from './upstream/upstream.module';
+import { UsageModule } from './usage/usage.module';
 
 @Module({})
 export class AppModule {
@@ -43,6 +44,7 @@ export class AppModule {
         AdmissionModule,
         ApprovalsModule,
         DirectoryModule,
+        UsageModule,
         LedgerModule,
         ProtocolModule,
         UpstreamModule,

@@ -172,6 +172,7 @@ export function problemBody(req: Request, error: AppError) {
     detail: error.detail,
     code: error.code,
     request_id: req.id,
+    ...error.extra.data,
     ...(error.extra.errors ? { errors: error.extra.errors } : {}),
   };
 }
@@ -222,7 +223,11 @@ export function restBindingErrorBody(req: Request, error: AppError) {
  */
 export function checkErrorInfo(error: AppError, requestId: string) {
   const reason = checkReason(error);
-  return { reason: reason.toUpperCase(), domain: SERVICE_ERROR_DOMAIN, metadata: { reason, request_id: requestId } };
+  return {
+    reason: reason.toUpperCase(),
+    domain: SERVICE_ERROR_DOMAIN,
+    metadata: { reason, request_id: requestId, ...error.extra.data },
+  };
 }
 
 /**
@@ -273,7 +278,7 @@ export function jsonRpcErrorBody(req: Request, error: AppError) {
     error: {
       code: jsonRpcCode(error),
       message: error.detail,
-      data: { reason: checkReason(error), status: error.status, request_id: req.id },
+      data: { reason: checkReason(error), status: error.status, request_id: req.id, ...error.extra.data },
     },
   };
 }

@@ -33,6 +33,8 @@ export interface SettingsView {
   publicly_discoverable: boolean;
   filter_mode: FilterMode;
   require_skill: boolean;
+  daily_task_quota: number | null;
+  monthly_cost_budget: { amount: string; currency: string } | null;
 }
 
 /** A freshly minted key: its metadata and, this once, the plaintext. */
@@ -85,7 +87,17 @@ export function toSettingsView(identity: Identity): SettingsView {
     publicly_discoverable: identity.publiclyDiscoverable,
     filter_mode: identity.filterMode,
     require_skill: identity.requireSkill,
+    daily_task_quota: identity.dailyTaskQuota,
+    monthly_cost_budget:
+      identity.monthlyCostBudgetAmount === null
+        ? null
+        : { amount: decimal(identity.monthlyCostBudgetAmount), currency: identity.monthlyCostBudgetCurrency! },
   };
+}
+
+/** A numeric column's text without the zeros its scale pads it with ("12.500000000" → "12.5"). */
+export function decimal(value: string): string {
+  return value.includes('.') ? value.replace(/\.?0+$/, '') : value;
 }
 
 /** The OpenAPI schema of IdentityView (it must list every field the mapper returns). */
@@ -112,6 +124,12 @@ export class IdentitySchema implements IdentityView {
   @ApiProperty({ format: 'date-time' }) updated_at: string;
 }
 
+@ApiSchema({ name: 'Money' })
+export class MoneySchema {
+  @ApiProperty({ example: '12.5' }) amount: string;
+  @ApiProperty({ example: 'USD' }) currency: string;
+}
+
 @ApiSchema({ name: 'IdentitySettings' })
 export class SettingsSchema implements SettingsView {
   @ApiProperty() enabled: boolean;
@@ -120,6 +138,10 @@ export class SettingsSchema implements SettingsView {
   @ApiProperty({ enum: FILTER_MODES }) filter_mode: FilterMode;
   @ApiProperty({ description: 'Every message sent to it must name a skill of its card (docs/api.md §16).' })
   require_skill: boolean;
+  @ApiProperty({ type: Number, nullable: true, description: 'Tasks it may start per UTC day (docs/api.md §18).' })
+  daily_task_quota: number | null;
+  @ApiProperty({ type: MoneySchema, nullable: true, description: 'Reported cost it may incur per UTC month.' })
+  monthly_cost_budget: MoneySchema | null;
 }
 
 /** A new identity; with `mint_key`, its first agent key (plaintext shown only here). */
