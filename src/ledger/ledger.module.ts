@@ -14,6 +14,8 @@ import { IdempotencyStore } from './idempotency';
 import { IdempotencyRepository } from './idempotency.repository';
 import { LedgerEvents } from './ledger-events';
 import { LedgerRepository } from './ledger.repository';
+import { TaskTreeRepository } from './task-tree.repository';
+import { TaskTreeService } from './task-tree.service';
 import { LedgerService } from './ledger.service';
 import { PushConfigsRepository } from './push-configs.repository';
 import { PushConfigService } from './push-configs.service';
@@ -44,6 +46,8 @@ import { TasksService } from './tasks.service';
   providers: [
     LedgerRepository,
     TaskReadsRepository,
+    TaskTreeRepository,
+    TaskTreeService,
     PushConfigsRepository,
     IdempotencyRepository,
     LedgerService,
