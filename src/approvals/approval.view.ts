@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import type { Side } from '../admission/admission.decision';
-import { toMessageView, MessageSchema, type MessageView } from '../ledger/ledger-views';
+import { toMessageView, MessageSchema, type MessageView } from '../ledger/ledger.view';
 import type { MessageRecord } from '../ledger/task-records';
 import { APPROVAL_STATES, REMEMBER, type ApprovalState, type Remember } from './approval.entity';
 import type { ApprovalRecord } from './approvals.repository';

@@ -11,7 +11,7 @@ import { Database, type Tx } from '../database/database';
 import type { WriteBatch } from '../database/write-batch';
 import { EventsService } from '../events/events.service';
 import { LedgerService, type Sent } from '../ledger/ledger.service';
-import { participantsOf, type TaskPair } from '../ledger/task-records';
+import type { TaskPair } from '../ledger/task-records';
 import { Metrics } from '../metrics/metrics';
 import { UpstreamForwarder } from '../upstream/upstream-forwarder';
 import type { Remember } from './approval.entity';
@@ -214,8 +214,7 @@ export class ApprovalsService {
       const free = await this.repository.unlink(approvalId, taskId, tx);
       if (task?.waiting && free) {
         const released = await task.release();
-        const pair = participantsOf(released.task);
-        await this.forwarder.queueMessage(tx, taskId, pair, released.firstMessage.messageId);
+        await this.forwarder.queueMessage(tx, taskId, released.task, released.firstMessage.messageId);
       }
     }
   }

@@ -7,7 +7,7 @@ import { ParseIdPipe } from '../common/parse-id.pipe';
 import { ListContextsQuery } from './dto/list-tasks.query';
 import { TasksService } from './tasks.service';
 import { Returns } from '../common/api-docs';
-import { ContextPage, ContextWithTasksSchema } from './ledger-views';
+import { ContextPage, ContextWithTasksSchema } from './ledger.view';
 
 @ApiTags('Ledger')
 @Controller('api/v1/contexts')

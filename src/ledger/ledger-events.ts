@@ -2,10 +2,10 @@ import { Injectable } from '@nestjs/common';
 import type { Tx } from '../database/database';
 import { EventsService, type EventInput } from '../events/events.service';
 import { Metrics } from '../metrics/metrics';
-import { toArtifactView, toMessageView, toTaskSummaryView, type TaskSummaryView } from './ledger-views';
+import { toArtifactView, toMessageView, toTaskSummaryView, type TaskSummaryView } from './ledger.view';
 import type { WriteBatch } from '../database/write-batch';
 import type { JournalEntry } from './task-journal';
-import { participantsOf, type MessageRecord, type TaskRow } from './task-records';
+import type { MessageRecord, TaskHead } from './task-records';
 
 type TaskEvent = Omit<EventInput, 'organizationId' | 'identityIds'>;
 
@@ -40,18 +40,17 @@ export class LedgerEvents {
    */
   async emit(
     unit: Tx | WriteBatch,
-    taskRow: TaskRow,
+    head: TaskHead,
     entries: readonly JournalEntry[],
     creation: JournalEntry | null,
     released: MessageRecord | null = null,
   ): Promise<void> {
-    const { requester, worker } = participantsOf(taskRow);
-    const [byRequester, byWorker] = [requester, worker].map((p) => ({
+    const [byRequester, byWorker] = [head.requester, head.worker].map((p) => ({
       identityId: p.id,
       organizationId: p.organizationId,
     }));
-    const participants = taskRow.held ? [byRequester] : [byRequester, byWorker];
-    const task = toTaskSummaryView(taskRow);
+    const participants = head.held ? [byRequester] : [byRequester, byWorker];
+    const task = toTaskSummaryView(head);
     this.metrics.tasksChanged(unit, creation !== null && entries[0] === creation, entries);
     if (released) {
       const created: TaskEvent = {
@@ -62,7 +61,7 @@ export class LedgerEvents {
     }
     // All of them in one statement, in order; an entry's push notification goes with its first event.
     const events = entries.flatMap((entry) => {
-      const push = streamed(entry) ? { taskId: taskRow.id, seq: entry.seq } : undefined;
+      const push = streamed(entry) ? { taskId: head.id, seq: entry.seq } : undefined;
       return eventsOf(entry, task, entry === creation).map((event, j) => ({ event, push: j === 0 ? push : undefined }));
     });
     await this.events.emitAllForParticipants(unit, participants, events);

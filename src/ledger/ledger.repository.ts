@@ -14,11 +14,11 @@ import {
   type ForwardedTask,
   type MessageRecord,
   type NewMessage,
-  type ParticipantRow,
+  type TaskHead,
   type TaskPair,
-  type TaskRow,
   type UpstreamIds,
 } from './task-records';
+import { taskHeadOf, type ParticipantRow, type TaskRow } from './task-rows';
 import type { TaskState } from './task-state';
 
 export const TASK_COLUMNS =
@@ -28,7 +28,7 @@ export const TASK_COLUMNS =
 
 /** What the statement that creates a task found. */
 export type CreatedTask =
-  | { kind: 'created'; row: TaskRow }
+  | { kind: 'created'; task: TaskHead }
   /** The pair already has a task with this origin message; `newContextId` is a context the statement inserted for nothing. */
   | { kind: 'duplicate'; newContextId: string | null }
   /** The given context is not the pair's. */
@@ -43,24 +43,19 @@ export const PAIR: TaskPair = {
   worker: { id: U2, handle: DummyValue.HANDLE, organizationId: U2 },
 };
 
-export const EXAMPLE_TASK: TaskRow = {
+export const EXAMPLE_TASK: TaskHead = {
   id: U,
-  context_id: U,
-  requester_identity_id: U,
-  requester_handle: DummyValue.HANDLE,
-  requester_organization_id: U,
-  worker_identity_id: U2,
-  worker_handle: DummyValue.HANDLE,
-  worker_organization_id: U2,
+  contextId: U,
+  ...PAIR,
   state: 'submitted',
-  status_message_id: U,
-  status_timestamp: DummyValue.DATE,
+  statusMessageId: U,
+  statusTimestamp: DummyValue.DATE,
   metadata: null,
   skill: null,
   held: false,
   seq: 1,
-  created_at: DummyValue.DATE,
-  updated_at: DummyValue.DATE,
+  createdAt: DummyValue.DATE,
+  updatedAt: DummyValue.DATE,
 };
 
 const EXAMPLE_MESSAGE: NewMessage = {
@@ -190,13 +185,14 @@ export class LedgerRepository {
 
   /** Locks a task (`SELECT … FOR UPDATE`), one of the pair's when `pair` is given. */
   @GenerateSql({ name: 'pair', params: [U, PAIR] }, { name: 'any', params: [U, null] })
-  async lockTask(taskId: string, pair: TaskPair | null, tx?: Tx): Promise<TaskRow | null> {
-    return this.db.one<TaskRow>(
+  async lockTask(taskId: string, pair: TaskPair | null, tx?: Tx): Promise<TaskHead | null> {
+    const row = await this.db.one<TaskRow>(
       pair
         ? sql`SELECT ${TASK_COLUMNS} FROM ${taskByKey(taskId, { lock: true })} WHERE ${ofPair(pair)}`
         : sql`SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.id = ${taskId} FOR UPDATE`,
       tx,
     );
+    return row && taskHeadOf(row);
   }
 
   /**
@@ -288,7 +284,7 @@ export class LedgerRepository {
       return { kind: 'duplicate', newContextId: contextId === null ? row.context_row : null };
     }
     const { context_row: _, ...task } = row;
-    return { kind: 'created', row: task as TaskRow };
+    return { kind: 'created', task: taskHeadOf(task as TaskRow) };
   }
 
   /**
@@ -313,43 +309,37 @@ export class LedgerRepository {
   )
   async queueNewTask(
     batch: WriteBatch,
-    task: TaskRow,
+    task: TaskHead,
     message: MessageRecord,
     originMessageId: string,
     newContext: boolean,
     traceId: string | null,
   ): Promise<void> {
-    const at = task.created_at;
+    const at = task.createdAt;
+    const { requester: r, worker: w } = task;
     // The pair, as both the context's and the task's columns list it.
-    const pair = [
-      task.requester_identity_id,
-      task.requester_handle,
-      task.requester_organization_id,
-      task.worker_identity_id,
-      task.worker_handle,
-      task.worker_organization_id,
-    ];
+    const pair = [r.id, r.handle, r.organizationId, w.id, w.handle, w.organizationId];
     await this.db.write(
       [
         newContext
-          ? NEW_CONTEXT.of({ c: [[task.context_id, ...pair, at]] })
+          ? NEW_CONTEXT.of({ c: [[task.contextId, ...pair, at]] })
           : sql`UPDATE contexts SET updated_at = ${at}
-                 WHERE id = ${task.context_id} AND requester_identity_id = ${task.requester_identity_id} AND worker_identity_id = ${task.worker_identity_id}`,
+                 WHERE id = ${task.contextId} AND requester_identity_id = ${r.id} AND worker_identity_id = ${w.id}`,
         NEW_TASK.of({
           t: [
             [
               task.id,
-              task.context_id,
+              task.contextId,
               ...pair,
               originMessageId,
               json(task.metadata),
               task.skill,
               task.state,
-              task.status_message_id,
-              task.status_timestamp,
+              task.statusMessageId,
+              task.statusTimestamp,
               task.seq,
               at,
-              task.updated_at,
+              task.updatedAt,
             ],
           ],
         }),
@@ -402,12 +392,12 @@ export class LedgerRepository {
    * transaction commits, to every instance).
    */
   @GenerateSql({ params: [EXAMPLE_TASK, DummyValue.BATCH] })
-  async saveTask(task: TaskRow, unit: Tx | WriteBatch): Promise<void> {
+  async saveTask(task: TaskHead, unit: Tx | WriteBatch): Promise<void> {
     await this.db.write(
       [
         sql`
-        UPDATE tasks SET state = ${task.state}, status_message_id = ${task.status_message_id}, seq = ${task.seq},
-               updated_at = ${task.updated_at}, status_timestamp = ${task.status_timestamp}, held = ${task.held}
+        UPDATE tasks SET state = ${task.state}, status_message_id = ${task.statusMessageId}, seq = ${task.seq},
+               updated_at = ${task.updatedAt}, status_timestamp = ${task.statusTimestamp}, held = ${task.held}
          WHERE id = ${task.id}
         RETURNING pg_notify(${CHANGES_CHANNEL}, ${`${task.id}:${task.seq}`}) AS notified`,
       ],

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, conflict, notFound } from '../common/app-error';
-import { creationPosition, Keyset } from '../common/pagination';
+import { Keyset, recordCreationPosition } from '../common/pagination';
 import { KeyedSets } from '../common/keyed-sets';
 import { isUuid } from '../common/parse-id.pipe';
 import { Database, type Tx } from '../database/database';
@@ -22,8 +22,8 @@ import {
   type NewMessage,
   type TaskEventRecord,
   type TaskPair,
+  type TaskHead,
   type TaskRecord,
-  type TaskRow,
 } from './task-records';
 import { isTerminal, transition } from './task-state';
 import { TaskWatch } from './task-watch';
@@ -46,7 +46,7 @@ export interface HeldTask {
   /** Held and open: it waits for a decision (not canceled or refused meanwhile). */
   readonly waiting: boolean;
   /** Approved: the task goes to its worker. */
-  release(): Promise<{ task: TaskRow; firstMessage: MessageRecord }>;
+  release(): Promise<{ task: TaskHead; firstMessage: MessageRecord }>;
   /** Denied or expired: the task is rejected with `note` as its status message. */
   refuse(note: string): Promise<void>;
 }
@@ -54,7 +54,7 @@ export interface HeldTask {
 /** A new task and its first message, as a send created it. */
 export interface Created {
   kind: 'created';
-  task: TaskRow;
+  task: TaskHead;
   message: MessageRecord;
 }
 
@@ -120,30 +120,26 @@ export class LedgerService {
     }
     const at = new Date();
     const now = at.getTime();
-    const row: TaskRow = {
+    const row: TaskHead = {
       id: newRowId(now),
-      context_id: input.contextId?.toLowerCase() ?? newRowId(now), // as PostgreSQL keeps a uuid
-      requester_identity_id: pair.requester.id,
-      requester_handle: pair.requester.handle,
-      requester_organization_id: pair.requester.organizationId,
-      worker_identity_id: pair.worker.id,
-      worker_handle: pair.worker.handle,
-      worker_organization_id: pair.worker.organizationId,
+      contextId: input.contextId?.toLowerCase() ?? newRowId(now), // as PostgreSQL keeps a uuid
+      requester: pair.requester,
+      worker: pair.worker,
       state: 'submitted',
-      status_message_id: null,
-      status_timestamp: at,
+      statusMessageId: null,
+      statusTimestamp: at,
       metadata: input.metadata,
       skill: input.skill,
       held: false,
       seq: 1,
-      created_at: at,
-      updated_at: at,
+      createdAt: at,
+      updatedAt: at,
     };
     const message: MessageRecord = {
       ...input.message,
       rowId: newRowId(now),
       taskId: row.id,
-      contextId: row.context_id,
+      contextId: row.contextId,
       role: 'user',
       seq: row.seq,
       createdAt: at,
@@ -234,7 +230,7 @@ export class LedgerService {
     }
     const page = new Keyset('t', filter.pageToken || undefined, filter.pageSize);
     const total = await this.reads.countPairTasks(pair, filter);
-    const { items, nextCursor } = page.cut(await this.reads.pairTasks(pair, filter, page), creationPosition);
+    const { items, nextCursor } = page.cut(await this.reads.pairTasks(pair, filter, page), recordCreationPosition);
     return {
       tasks: await this.reads.hydrate(items, this.bounded(read)),
       nextPageToken: nextCursor ?? '',
@@ -426,7 +422,7 @@ export class LedgerService {
   async lockWithRoom(
     tx: Tx,
     taskId: string,
-    lock: Promise<TaskRow | null>,
+    lock: Promise<TaskHead | null>,
     room: RoomAsked | undefined,
   ): Promise<TaskJournal | null> {
     const [row, found] = await Promise.all([
@@ -454,7 +450,7 @@ export class LedgerService {
   }
 
   /** A journal registered with its transaction: flushed before the commit, the notifier told after. */
-  private open(tx: Tx, row: TaskRow, isNew: boolean): TaskJournal {
+  private open(tx: Tx, row: TaskHead, isNew: boolean): TaskJournal {
     const journal = new TaskJournal(tx, this.db, this.repository, row, isNew, async (flushed, entries, unit) => {
       await this.ledgerEvents.emit(
         unit,
@@ -497,7 +493,7 @@ export class LedgerService {
       messageIds: [input.message.messageId],
       max,
     });
-    if (input.contextId !== undefined && input.contextId.toLowerCase() !== journal.task.context_id) {
+    if (input.contextId !== undefined && input.contextId.toLowerCase() !== journal.task.contextId) {
       throw badRequest('context_mismatch', "The message's contextId is not the context of its task.");
     }
     if (input.skill !== journal.task.skill) {
@@ -549,7 +545,7 @@ export class LedgerService {
         return { kind: 'duplicate', taskId: (await this.repository.originTask(pair, input.message.messageId, tx))! };
       }
       case 'created': {
-        const journal = this.open(tx, created.row, true);
+        const journal = this.open(tx, created.task, true);
         const message = await journal.message('user', input.message, 'status', 'submitted');
         return { kind: 'created', task: journal.task, message, journal };
       }

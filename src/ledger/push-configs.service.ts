@@ -7,7 +7,7 @@ import { checkDestinationUrl } from '../events/address-policy';
 import type { A2AVersion } from './entities/push-notification-config.entity';
 import { PushConfigsRepository } from './push-configs.repository';
 import { LedgerService } from './ledger.service';
-import type { PushConfigInput, PushConfigRecord, TaskPair, TaskRow } from './task-records';
+import type { PushConfigInput, PushConfigRecord, TaskHead, TaskPair } from './task-records';
 
 /** At most this many push notification configs per task; one more is refused with `push_config_limit` (docs/api.md §9). */
 export const MAX_PUSH_CONFIGS_PER_TASK = 10;
@@ -33,7 +33,7 @@ export class PushConfigService {
   }
 
   /** Inside a transaction that holds the task's row lock (set, or a send that carries a config). */
-  async save(tx: Tx, task: TaskRow, input: PushConfigInput, version: A2AVersion): Promise<PushConfigRecord> {
+  async save(tx: Tx, task: TaskHead, input: PushConfigInput, version: A2AVersion): Promise<PushConfigRecord> {
     // The webhook address rules (docs/api.md §8, `invalid_push_url` in §9); addresses are checked again when sending.
     checkDestinationUrl(input.url, this.config.webhooksAllowPrivateNetworks, 'invalid_push_url');
     if (input.id.length > 200) {
@@ -50,7 +50,7 @@ export class PushConfigService {
         `A task can have at most ${MAX_PUSH_CONFIGS_PER_TASK} push notification configs.`,
       );
     }
-    return this.repository.putPushConfig(task.id, id, task.requester_identity_id, input, version, tx);
+    return this.repository.putPushConfig(task.id, id, task.requester.id, input, version, tx);
   }
 
   async get(pair: TaskPair, taskId: string, id: string): Promise<PushConfigRecord> {

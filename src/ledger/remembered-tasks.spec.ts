@@ -1,8 +1,8 @@
 import { MAX_REMEMBERED_METADATA_CHARS, RememberedTasks } from './remembered-tasks';
-import type { TaskRow } from './task-records';
+import type { TaskHead } from './task-records';
 
-const row = (id: string, seq: number, metadata: Record<string, unknown> | null = null): TaskRow =>
-  ({ id, seq, state: 'working', status_message_id: null, metadata }) as unknown as TaskRow;
+const row = (id: string, seq: number, metadata: Record<string, unknown> | null = null): TaskHead =>
+  ({ id, seq, state: 'working', statusMessageId: null, metadata }) as unknown as TaskHead;
 
 describe('RememberedTasks', () => {
   it('recalls a copy of what a commit left: changing it changes nothing remembered', () => {

@@ -1,9 +1,9 @@
-import type { TaskRow } from './task-records';
+import type { TaskHead } from './task-records';
 
 /** A task as this instance last committed it; see RememberedTasks. */
 export interface RememberedTask {
   /** Its row, a copy of the caller's own. */
-  row: TaskRow;
+  row: TaskHead;
   /** How many messages it holds, when that is known exactly; null otherwise. */
   messages: number | null;
 }
@@ -25,7 +25,7 @@ export const MAX_REMEMBERED_METADATA_CHARS = 1024;
  */
 export class RememberedTasks {
   /** By task id, the row without its metadata, and the metadata as JSON (a string is its own size, and shared with no one). */
-  private readonly tasks = new Map<string, { row: TaskRow; metadata: string | null; messages: number | null }>();
+  private readonly tasks = new Map<string, { row: TaskHead; metadata: string | null; messages: number | null }>();
 
   constructor(private readonly capacity: number) {}
 
@@ -33,7 +33,7 @@ export class RememberedTasks {
    * The task as a commit left it. A commit's hooks may run after a later commit's:
    * an older event never replaces a newer one.
    */
-  remember(row: TaskRow, messages: number | null): void {
+  remember(row: TaskHead, messages: number | null): void {
     const known = this.tasks.get(row.id);
     if (known && known.row.seq >= row.seq) {
       return;
@@ -55,7 +55,7 @@ export class RememberedTasks {
     if (!known) {
       return null;
     }
-    const metadata = known.metadata === null ? null : (JSON.parse(known.metadata) as TaskRow['metadata']);
+    const metadata = known.metadata === null ? null : (JSON.parse(known.metadata) as TaskHead['metadata']);
     return { row: { ...known.row, metadata }, messages: known.messages };
   }
 

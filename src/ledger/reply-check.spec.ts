@@ -1,6 +1,5 @@
 import type { AgentKeyPrincipal, Principal } from '../common/principal';
-import { checkReply } from './reply-check';
-import type { ParticipantRow } from './task-records';
+import { checkReply, type TaskParties } from './reply-check';
 import type { ReplyState, TaskState } from './task-state';
 
 const ACME = 'org-acme';
@@ -11,13 +10,9 @@ const agent = (id: string, organizationId: string): AgentKeyPrincipal => ({
   organizationId,
   identity: { id, handle: id, claimed: true, enabled: true },
 });
-const row: ParticipantRow & { held: boolean } = {
-  requester_identity_id: 'requester',
-  requester_handle: 'requester',
-  requester_organization_id: OTHER,
-  worker_identity_id: 'worker',
-  worker_handle: 'worker',
-  worker_organization_id: ACME,
+const row: TaskParties = {
+  requester: { id: 'requester', handle: 'requester', organizationId: OTHER },
+  worker: { id: 'worker', handle: 'worker', organizationId: ACME },
   held: false,
 };
 const worker = agent('worker', ACME);

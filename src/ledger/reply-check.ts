@@ -1,7 +1,7 @@
 import { requireAccess, type Resource } from '../auth/access';
 import { AppError, conflict } from '../common/app-error';
 import type { Principal } from '../common/principal';
-import type { ParticipantRow } from './task-records';
+import type { TaskHead } from './task-records';
 import { transition, type ReplyState, type TaskState } from './task-state';
 
 /** What a worker's reply may do to a task: the state it leaves the task in, or why it is refused. */
@@ -17,7 +17,7 @@ export type ReplyCheck = { ok: true; state: TaskState } | { ok: false; error: Ap
  */
 export function checkReply(
   principal: Principal,
-  task: { row: ParticipantRow & { held: boolean }; state: TaskState } | null,
+  task: { row: TaskParties; state: TaskState } | null,
   to: ReplyState | null,
 ): ReplyCheck {
   try {
@@ -41,10 +41,13 @@ export function checkReply(
   };
 }
 
+/** What the access rules read of a task. */
+export type TaskParties = Pick<TaskHead, 'requester' | 'worker' | 'held'>;
+
 /** A task's participants as the access rules see them: a held task has no worker's side yet (docs/api.md §16). */
-export function parties(row: ParticipantRow & { held: boolean }): Resource {
+export function parties(task: TaskParties): Resource {
   return {
-    requester: { organizationId: row.requester_organization_id, identityId: row.requester_identity_id },
-    worker: row.held ? null : { organizationId: row.worker_organization_id, identityId: row.worker_identity_id },
+    requester: { organizationId: task.requester.organizationId, identityId: task.requester.id },
+    worker: task.held ? null : { organizationId: task.worker.organizationId, identityId: task.worker.id },
   };
 }

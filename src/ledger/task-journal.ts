@@ -5,7 +5,7 @@ import { newRowId } from '../database/row-id';
 import type { ArtifactChunk } from './entities/task-event.entity';
 import type { MessageRole } from './entities/task-message.entity';
 import type { LedgerRepository } from './ledger.repository';
-import type { MessageRecord, NewMessage, TaskEventRecord, TaskRow } from './task-records';
+import type { MessageRecord, NewMessage, TaskEventRecord, TaskHead } from './task-records';
 import { currentTraceId } from '../tracing/tracing';
 import type { TaskState } from './task-state';
 
@@ -63,7 +63,7 @@ export class TaskJournal {
     private readonly tx: Tx,
     private readonly db: Database,
     private readonly repository: LedgerRepository,
-    readonly task: TaskRow,
+    readonly task: TaskHead,
     /** The task was inserted by this transaction. */
     readonly isNew: boolean,
     private readonly onFlush: JournalFlush,
@@ -148,7 +148,7 @@ export class TaskJournal {
     const record: MessageRecord = {
       rowId: newRowId(this.at.getTime()),
       taskId: this.task.id,
-      contextId: this.task.context_id,
+      contextId: this.task.contextId,
       role,
       seq: this.task.seq,
       createdAt: this.at,
@@ -252,9 +252,9 @@ export class TaskJournal {
     }
     const entries = this.entries.slice(this.flushed);
     this.flushed = this.entries.length;
-    this.task.updated_at = this.at;
+    this.task.updatedAt = this.at;
     if (this.statusChanged) {
-      this.task.status_timestamp = this.at;
+      this.task.statusTimestamp = this.at;
     }
     await this.repository.saveTask(this.task, this.pending);
     await this.onFlush(this, entries, this.pending);
@@ -303,7 +303,7 @@ export class TaskJournal {
 
   private setStatus(state: TaskState, statusMessageId: string | null): void {
     this.task.state = state;
-    this.task.status_message_id = statusMessageId;
+    this.task.statusMessageId = statusMessageId;
     this.statusChanged = true;
   }
 }

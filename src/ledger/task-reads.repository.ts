@@ -12,19 +12,18 @@ import type { ArtifactChunk, TaskEventKind } from './entities/task-event.entity'
 import type { TaskMessage } from './entities/task-message.entity';
 import type { Task } from './entities/task.entity';
 import {
-  participantsOf,
   type ArtifactRecord,
   type ContextRecord,
   type HydrateOptions,
   type MessageRecord,
   type NewMessage,
-  type ParticipantRow,
   type TaskEventRecord,
+  type TaskHead,
   type TaskPair,
   type TaskRecord,
-  type TaskRow,
   type UpstreamIds,
 } from './task-records';
+import { participantsOf, taskHeadOf, taskHeadOfJson, type ParticipantRow, type TaskRow } from './task-rows';
 import type { TaskState } from './task-state';
 import { EXAMPLE_TASK, ofPair, PAIR, TASK_COLUMNS, taskByKey, U, U2 } from './ledger.repository';
 
@@ -101,10 +100,11 @@ export class TaskReadsRepository {
   @GenerateSql({
     params: [PAIR, { contextId: U, state: 'working', statusAfter: DummyValue.DATE }, new Keyset('t', undefined, 50)],
   })
-  async pairTasks(pair: TaskPair, filter: PairTaskFilter, page: Keyset): Promise<TaskRow[]> {
-    return this.db.rows<TaskRow>(
+  async pairTasks(pair: TaskPair, filter: PairTaskFilter, page: Keyset): Promise<TaskHead[]> {
+    const rows = await this.db.rows<TaskRow>(
       sql`SELECT ${TASK_COLUMNS} FROM tasks t WHERE ${pairTaskWhere(pair, filter)} AND ${page.after} ${page.tail}`,
     );
+    return rows.map(taskHeadOf);
   }
 
   /** A page of the tasks visible to `side`, newest first. */
@@ -127,7 +127,7 @@ export class TaskReadsRepository {
       ],
     },
   )
-  async visibleTasks(side: LedgerSide, filter: VisibleTaskFilter, page: Keyset): Promise<TaskRow[]> {
+  async visibleTasks(side: LedgerSide, filter: VisibleTaskFilter, page: Keyset): Promise<TaskHead[]> {
     const rest = [
       filter.state ? sql`t.state = ${filter.state}` : sql.empty,
       filter.contextId ? sql`t.context_id = ${filter.contextId}::uuid` : sql.empty,
@@ -135,7 +135,7 @@ export class TaskReadsRepository {
       filter.updatedAfter ? sql`t.updated_at > ${filter.updatedAfter}::timestamptz` : sql.empty,
       page.after,
     ];
-    return this.db.rows<TaskRow>(
+    const rows = await this.db.rows<TaskRow>(
       visiblePage(
         'tasks',
         side,
@@ -144,14 +144,16 @@ export class TaskReadsRepository {
         (...visible) => sql`SELECT ${TASK_COLUMNS} FROM tasks t ${sql.where([...visible, ...rest])} ${page.tail}`,
       ),
     );
+    return rows.map(taskHeadOf);
   }
 
   /** A context's most recent tasks visible to `side` (the worker's side sees none held). */
   @GenerateSql({ params: [U, ORGANIZATION_SIDE, 200] })
-  async contextTasks(contextId: string, side: LedgerSide, limit: number): Promise<TaskRow[]> {
-    return this.db.rows<TaskRow>(sql`
+  async contextTasks(contextId: string, side: LedgerSide, limit: number): Promise<TaskHead[]> {
+    const rows = await this.db.rows<TaskRow>(sql`
       SELECT ${TASK_COLUMNS} FROM tasks t WHERE t.context_id = ${contextId} AND ${visibleCondition('t', side, {}, UNHELD.tasks('t'))}
        ORDER BY t.created_at DESC, t.id DESC LIMIT ${limit}`);
+    return rows.map(taskHeadOf);
   }
 
   /** The upstream ids of those of these tasks that were forwarded and answered, by task id. */
@@ -169,17 +171,18 @@ export class TaskReadsRepository {
   }
 
   /**
-   * Turns task rows into records: their status messages, latest history and artifacts,
+   * Turns task heads into records: their status messages, latest history and artifacts,
    * read together in one statement (none when nothing beyond the rows is asked for).
    */
   @GenerateSql({ params: [[EXAMPLE_TASK], { historyLength: 2, artifacts: true, maxArtifactBytes: 1000 }] })
-  async hydrate(rows: TaskRow[], options: HydrateOptions, tx?: Tx): Promise<TaskRecord[]> {
-    if (rows.length === 0) {
+  async hydrate(heads: TaskHead[], options: HydrateOptions, tx?: Tx): Promise<TaskRecord[]> {
+    if (heads.length === 0) {
       return [];
     }
-    const needed = rows.some((row) => row.status_message_id !== null) || options.historyLength > 0 || options.artifacts;
+    const needed =
+      heads.some((head) => head.statusMessageId !== null) || options.historyLength > 0 || options.artifacts;
     if (!needed) {
-      return toRecords(rows, [], options);
+      return toRecords(heads, [], options);
     }
     const parts = await this.db.rows<TaskPart>(
       sql`
@@ -187,12 +190,12 @@ export class TaskReadsRepository {
           SELECT * FROM ${sql.rows(
             't',
             HYDRATED_COLUMNS,
-            rows.map((row) => [row.id, row.status_message_id]),
+            heads.map((head) => [head.id, head.statusMessageId]),
           )})
         ${partsOf(options)}`,
       tx,
     );
-    return toRecords(rows, parts, options);
+    return toRecords(heads, parts, options);
   }
 
   /** One of the pair's tasks as a record (findRecord), or null. */
@@ -417,15 +420,8 @@ async function findRecord(
   if (!found) {
     return null;
   }
-  const row = found.row as JsonRow<TaskRow>;
-  const task: TaskRow = {
-    ...row,
-    status_timestamp: new Date(row.status_timestamp),
-    created_at: new Date(row.created_at),
-    updated_at: new Date(row.updated_at),
-  };
   return toRecords(
-    [task],
+    [taskHeadOfJson(found.row as JsonRow<TaskRow>)],
     parts.filter((part): part is TaskPart => part.part !== 'task'),
     options,
   )[0];
@@ -462,8 +458,8 @@ function partsOf(options: HydrateOptions): Sql {
 }
 
 /** Task rows and their parts (partsOf) as records. */
-function toRecords(rows: TaskRow[], parts: readonly TaskPart[], options: HydrateOptions): TaskRecord[] {
-  const contextOf = new Map(rows.map((row) => [row.id, row.context_id]));
+function toRecords(heads: TaskHead[], parts: readonly TaskPart[], options: HydrateOptions): TaskRecord[] {
+  const contextOf = new Map(heads.map((head) => [head.id, head.contextId]));
   const toRecord = (m: MessageRow) => messageRecord(m, contextOf.get(m.task_id)!);
   const statusById = new Map<string, MessageRecord>();
   const history = new Map<string, MessageRecord[]>();
@@ -493,21 +489,11 @@ function toRecords(rows: TaskRow[], parts: readonly TaskPart[], options: Hydrate
       metadata: a.metadata,
     });
   }
-  return rows.map((row) => ({
-    id: row.id,
-    contextId: row.context_id,
-    ...participantsOf(row),
-    state: row.state,
-    statusMessage: row.status_message_id ? (statusById.get(row.status_message_id) ?? null) : null,
-    statusTimestamp: row.status_timestamp,
-    metadata: row.metadata,
-    skill: row.skill,
-    held: row.held,
-    seq: row.seq,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    history: history.get(row.id) ?? [],
-    artifacts: options.artifacts ? (artifacts.get(row.id) ?? []) : null,
+  return heads.map(({ statusMessageId, ...head }) => ({
+    ...head,
+    statusMessage: statusMessageId ? (statusById.get(statusMessageId) ?? null) : null,
+    history: history.get(head.id) ?? [],
+    artifacts: options.artifacts ? (artifacts.get(head.id) ?? []) : null,
   }));
 }
 

@@ -1,8 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { RowOf } from '../database/row';
-import type { Participants } from './entities/participants.embedded';
 import type { A2AVersion } from './entities/push-notification-config.entity';
-import type { Task } from './entities/task.entity';
 import type { ArtifactChunk, TaskEventKind } from './entities/task-event.entity';
 import type { MessageRole } from './entities/task-message.entity';
 import type { StoredPart } from './parts';
@@ -43,14 +40,18 @@ export interface ArtifactRecord {
   metadata: Record<string, unknown> | null;
 }
 
-export interface TaskRecord {
+/**
+ * A task's own columns, as the ledger's writers hold it under the task's row lock (the
+ * journal changes its state, seq and times) and as listings read it before hydrating.
+ */
+export interface TaskHead {
   id: string;
   contextId: string;
   requester: Participant;
   worker: Participant;
   state: TaskState;
-  /** The agent message that came with the current status. */
-  statusMessage: MessageRecord | null;
+  /** The row id (messages.id) of the agent message that came with the current status. */
+  statusMessageId: string | null;
   statusTimestamp: Date;
   metadata: Record<string, unknown> | null;
   /** The skill the task's first message named (docs/api.md §16). */
@@ -61,6 +62,12 @@ export interface TaskRecord {
   seq: number;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** A task as reads hand it out: its head, with its status message, latest history and artifacts. */
+export interface TaskRecord extends Omit<TaskHead, 'statusMessageId'> {
+  /** The agent message that came with the current status. */
+  statusMessage: MessageRecord | null;
   /** Oldest first; the most recent `historyLength` when one was asked for. */
   history: MessageRecord[];
   /** Null when the read did not ask for artifacts. */
@@ -82,37 +89,6 @@ export interface TaskEventRecord {
   artifact: ArtifactChunk | null;
   createdAt: Date;
 }
-
-/** The participant columns that tasks and contexts share. */
-export type ParticipantRow = RowOf<Participants>;
-
-export function participantsOf(row: ParticipantRow): { requester: Participant; worker: Participant } {
-  return {
-    requester: {
-      id: row.requester_identity_id,
-      handle: row.requester_handle,
-      organizationId: row.requester_organization_id,
-    },
-    worker: { id: row.worker_identity_id, handle: row.worker_handle, organizationId: row.worker_organization_id },
-  };
-}
-
-/** A task's row as the ledger reads it (every column but the origin message and the upstream ids). */
-export type TaskRow = Pick<
-  RowOf<Task>,
-  | 'id'
-  | 'context_id'
-  | 'state'
-  | 'status_message_id'
-  | 'status_timestamp'
-  | 'metadata'
-  | 'skill'
-  | 'held'
-  | 'seq'
-  | 'created_at'
-  | 'updated_at'
-> &
-  ParticipantRow;
 
 export interface HydrateOptions {
   /**

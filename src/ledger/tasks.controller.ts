@@ -13,7 +13,7 @@ import { TaskTreeService } from './task-tree.service';
 import { TaskTreeSchema } from './task-tree.view';
 import { TreeQuery } from './dto/tree.query';
 import { Refuses, Returns } from '../common/api-docs';
-import { MessagePage, TaskPage, TaskSchema } from './ledger-views';
+import { MessagePage, TaskPage, TaskSchema } from './ledger.view';
 
 const TaskId = () => Param('id', new ParseIdPipe('task_not_found', 'task'));
 

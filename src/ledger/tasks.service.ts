@@ -4,7 +4,7 @@ import { canAccess, notVisible, partyOf, sideOf } from '../auth/access';
 import type { ConsolePrincipal, KeyPrincipal, Principal } from '../common/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { badRequest, type FieldError } from '../common/app-error';
-import { creationPosition, keyset, recordCreationPosition, type PageQuery } from '../common/pagination';
+import { keyset, recordCreationPosition, type PageQuery } from '../common/pagination';
 import { AtCommit } from '../database/database';
 import type { ArtifactChunk } from './entities/task-event.entity';
 import type { HistoryQuery, ListContextsQuery, ListTasksQuery } from './dto/list-tasks.query';
@@ -18,7 +18,7 @@ import {
   type ContextView,
   type MessageView,
   type TaskView,
-} from './ledger-views';
+} from './ledger.view';
 import { MESSAGES_NEWEST_FIRST, TaskReadsRepository } from './task-reads.repository';
 import { LedgerService } from './ledger.service';
 import { parsePart, type StoredPart } from './parts';
@@ -63,7 +63,7 @@ export class TasksService {
       },
       page,
     );
-    const { items, nextCursor } = page.cut(rows, creationPosition);
+    const { items, nextCursor } = page.cut(rows, recordCreationPosition);
     const tasks = await this.repository.hydrate(items, {
       historyLength: listHistory(query.history_length, page.limit, this.config.ledgerMaxHistory),
       artifacts: query.include_artifacts ?? false,

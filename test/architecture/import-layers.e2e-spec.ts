@@ -227,7 +227,7 @@ function rankOf(file: string): number {
   }
   return 0;
 }
-const isView = (file: string) => /(\.view|-views)\.ts$/.test(file);
+const isView = (file: string) => /\.view\.ts$/.test(file);
 
 describe('src/ files are layers', () => {
   const edges = fileEdges();
@@ -267,5 +267,24 @@ describe('src/ files are layers', () => {
         .map((to) => `${from} → ${to}`),
     );
     expect(offenders).toEqual([]);
+  });
+
+  it('view files are named one way: *.view.ts', () => {
+    expect([...edges.keys()].filter((file) => /[.-]views?\.ts$/.test(file) && !isView(file))).toEqual([]);
+  });
+
+  it("a row's shape stays in the repositories: services see records (docs/data-access.md)", () => {
+    const isRows = (file: string) => /-rows\.ts$/.test(file);
+    const holdsRows = (file: string) => rankOf(file) === 1 || isRows(file) || file.startsWith(`database${sep}`);
+    const rowTypes = [...edges.keys()].filter(
+      (file) => !holdsRows(file) && /\b(RowOf|JsonRow)</.test(readFileSync(join(SRC, file), 'utf8')),
+    );
+    const rowImports = [...edges].flatMap(([from, targets]) =>
+      holdsRows(from) && !from.startsWith(`database${sep}`)
+        ? []
+        : targets.filter(isRows).map((to) => `${from} → ${to}`),
+    );
+    expect(edges.get(`ledger${sep}task-reads.repository.ts`)).toContain(`ledger${sep}task-rows.ts`);
+    expect([...rowTypes, ...rowImports]).toEqual([]);
   });
 });

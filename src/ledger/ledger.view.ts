@@ -2,13 +2,12 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { PageOf } from '../common/api-docs';
 import { toPartView, type PartView } from './parts';
 import {
-  participantsOf,
   type ArtifactRecord,
   type ContextRecord,
   type MessageRecord,
   type Participant,
+  type TaskHead,
   type TaskRecord,
-  type TaskRow,
   type UpstreamIds,
 } from './task-records';
 import { TASK_STATES, type TaskState } from './task-state';
@@ -135,19 +134,18 @@ export function toTaskView(task: TaskRecord, upstream?: UpstreamIds): TaskView {
   };
 }
 
-export function toTaskSummaryView(row: TaskRow): TaskSummaryView {
-  const { requester, worker } = participantsOf(row);
+export function toTaskSummaryView(task: TaskHead): TaskSummaryView {
   return {
     kind: 'task',
-    id: row.id,
-    contextId: row.context_id,
-    status: { state: row.state, timestamp: row.status_timestamp.toISOString() },
-    ...(row.metadata ? { metadata: row.metadata } : {}),
-    skill: row.skill,
-    requester: toParticipantView(requester),
-    worker: toParticipantView(worker),
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
+    id: task.id,
+    contextId: task.contextId,
+    status: { state: task.state, timestamp: task.statusTimestamp.toISOString() },
+    ...(task.metadata ? { metadata: task.metadata } : {}),
+    skill: task.skill,
+    requester: toParticipantView(task.requester),
+    worker: toParticipantView(task.worker),
+    created_at: task.createdAt.toISOString(),
+    updated_at: task.updatedAt.toISOString(),
   };
 }
 
