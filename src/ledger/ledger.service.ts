@@ -20,6 +20,7 @@ import {
   type HydrateOptions,
   type MessageRecord,
   type NewMessage,
+  type NewTaskTree,
   type TaskEventRecord,
   type TaskPair,
   type TaskHead,
@@ -27,6 +28,7 @@ import {
 } from './task-records';
 import { isTerminal, transition } from './task-state';
 import { TaskWatch } from './task-watch';
+import { treeRefusal } from './task-tree.service';
 import { RememberedTasks, type RememberedTask } from './remembered-tasks';
 
 export interface SendInput {
@@ -148,7 +150,8 @@ export class LedgerService {
     try {
       await this.db.batch(async (batch) => {
         const newContext = input.contextId === undefined;
-        await this.repository.queueNewTask(batch, row, message, message.messageId, newContext, currentTraceId());
+        const tree = this.treeOf(input.message);
+        await this.repository.queueNewTask(batch, row, message, message.messageId, newContext, currentTraceId(), tree);
         await this.ledgerEvents.emit(batch, row, [creation], creation);
         afterCommit(batch, () => {
           // As stored — but for metadata, whose keys jsonb orders its own way: then the first change reads it.
@@ -160,6 +163,7 @@ export class LedgerService {
         await also?.(batch, row.id);
       });
     } catch (error) {
+      throwIfTooDeep(error);
       const constraint = brokenConstraint(error);
       if (constraint === 'fk_tasks_context') {
         throw contextNotFound();
@@ -318,6 +322,12 @@ export class LedgerService {
   /** Each task's first message (the requester's, which created it), by task id. */
   firstMessages(taskIds: readonly string[], tx?: Tx): Promise<Map<string, MessageRecord>> {
     return this.reads.firstMessages(taskIds, tx);
+  }
+
+  /** Where a new task may join a tree (docs/api.md §18): the task ids its message references (at most 16, ids only). */
+  private treeOf(message: NewMessage): NewTaskTree {
+    const refs = message.referenceTaskIds.filter((id) => isUuid(id)).slice(0, 16);
+    return { refs: refs.map((id) => id.toLowerCase()), maxDepth: this.config.ledgerMaxTreeDepth };
   }
 
   /** A read returns at most LEDGER_MAX_ARTIFACT_BYTES_PER_TASK of artifact content per task. */
@@ -527,14 +537,17 @@ export class LedgerService {
     if (input.contextId !== undefined && !isUuid(input.contextId)) {
       throw contextNotFound();
     }
-    const created = await this.repository.createTask(
-      pair,
-      input.message.messageId,
-      input.metadata,
-      input.skill,
-      input.contextId ?? null,
-      tx,
-    );
+    const created = await this.repository
+      .createTask(
+        pair,
+        input.message.messageId,
+        input.metadata,
+        input.skill,
+        input.contextId ?? null,
+        this.treeOf(input.message),
+        tx,
+      )
+      .catch(tooDeepOrRethrow);
     switch (created.kind) {
       case 'no_context':
         throw contextNotFound();
@@ -551,6 +564,19 @@ export class LedgerService {
       }
     }
   }
+}
+
+/** A send refused for starting a task too deep in its tree (docs/api.md §18) becomes tree_too_deep; others go on. */
+function throwIfTooDeep(error: unknown): void {
+  const refusal = treeRefusal(error);
+  if (refusal) {
+    throw refusal;
+  }
+}
+
+function tooDeepOrRethrow(error: unknown): never {
+  throwIfTooDeep(error);
+  throw error;
 }
 
 const contextNotFound = () =>

@@ -1,10 +1,23 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { badRequest, type AppError } from '../common/app-error';
+import { failureOf } from '../database/errors';
 import { notVisible, sideOf } from '../auth/access';
 import type { Principal } from '../common/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { MAX_TREE_NODES, type TreeQuery } from './dto/tree.query';
 import { TaskTreeRepository, type TreeNodeRecord } from './task-tree.repository';
 import { toTreeNodeView, toTreeTotalsView, type TaskTreeView, type TreeNodeView } from './task-tree.view';
+
+/** The SQLSTATE of a new task deeper than LEDGER_MAX_TREE_DEPTH (a2a_child_depth). */
+export const TREE_TOO_DEEP = 'TDEEP';
+
+/** A send refused for starting a task too deep in its tree, or null for any other failure. */
+export function treeRefusal(error: unknown): AppError | null {
+  const failure = failureOf(error, TREE_TOO_DEEP);
+  return failure
+    ? badRequest('tree_too_deep', `Refused: ${failure.message} (LEDGER_MAX_TREE_DEPTH); delegate less deeply.`)
+    : null;
+}
 
 /**
  * `GET /api/v1/tasks/{id}/tree` (docs/api.md §18): a task the caller may read, its
