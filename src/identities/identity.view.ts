@@ -1,3 +1,4 @@
+import { decimal } from '../common/money';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { PageOf } from '../common/api-docs';
 import { MintedKeySchema } from '../keys/key-metadata';
@@ -93,11 +94,6 @@ export function toSettingsView(identity: Identity): SettingsView {
         ? null
         : { amount: decimal(identity.monthlyCostBudgetAmount), currency: identity.monthlyCostBudgetCurrency! },
   };
-}
-
-/** A numeric column's text without the zeros its scale pads it with ("12.500000000" → "12.5"). */
-export function decimal(value: string): string {
-  return value.includes('.') ? value.replace(/\.?0+$/, '') : value;
 }
 
 /** The OpenAPI schema of IdentityView (it must list every field the mapper returns). */

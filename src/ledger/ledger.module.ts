@@ -14,6 +14,7 @@ import { IdempotencyStore } from './idempotency';
 import { IdempotencyRepository } from './idempotency.repository';
 import { LedgerEvents } from './ledger-events';
 import { LedgerRepository } from './ledger.repository';
+import { UsageModule } from '../usage/usage.module';
 import { TaskTreeRepository } from './task-tree.repository';
 import { TaskTreeService } from './task-tree.service';
 import { LedgerService } from './ledger.service';
@@ -41,6 +42,7 @@ import { TasksService } from './tasks.service';
       IdempotencyKey,
     ]),
     EventsModule,
+    UsageModule,
   ],
   controllers: [TasksController, ContextsController],
   providers: [

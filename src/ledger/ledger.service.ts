@@ -29,6 +29,7 @@ import {
 import { isTerminal, transition } from './task-state';
 import { TaskWatch } from './task-watch';
 import { treeRefusal } from './task-tree.service';
+import { UsageMeter } from '../usage/usage-meter';
 import { RememberedTasks, type RememberedTask } from './remembered-tasks';
 
 export interface SendInput {
@@ -98,6 +99,7 @@ export class LedgerService {
     private readonly reads: TaskReadsRepository,
     private readonly notifier: TaskNotifier,
     private readonly ledgerEvents: LedgerEvents,
+    private readonly usage: UsageMeter,
   ) {}
 
   /**
@@ -461,37 +463,45 @@ export class LedgerService {
 
   /** A journal registered with its transaction: flushed before the commit, the notifier told after. */
   private open(tx: Tx, row: TaskHead, isNew: boolean): TaskJournal {
-    const journal = new TaskJournal(tx, this.db, this.repository, row, isNew, async (flushed, entries, unit) => {
-      await this.ledgerEvents.emit(
-        unit,
-        flushed.task,
-        entries,
-        flushed.isNew ? flushed.entries[0] : null,
-        flushed.released,
-      );
-      const change = { taskId: flushed.task.id, seq: flushed.task.seq };
-      const row = { ...flushed.task };
-      const messages = flushed.messageCount;
-      // The watches open now, and so subscribed before the commit (a later one may not hear of what follows it).
-      const watches = this.watches.get(change.taskId);
-      let events: TaskEventRecord[] = [];
-      if (watches.length > 0) {
-        events = flushed.eventRecords(entries);
-        const settled = whenSettled(tx);
-        for (const watch of watches) {
-          watch.expect(change.seq, settled);
-        }
-      }
-      afterCommit(tx, () => {
-        this.remembered.remember(row, messages);
-        for (const watch of watches) {
-          if (this.watches.has(change.taskId, watch)) {
-            watch.hand(events);
+    const journal = new TaskJournal(
+      tx,
+      this.db,
+      this.repository,
+      row,
+      isNew,
+      async (flushed, entries, unit) => {
+        await this.ledgerEvents.emit(
+          unit,
+          flushed.task,
+          entries,
+          flushed.isNew ? flushed.entries[0] : null,
+          flushed.released,
+        );
+        const change = { taskId: flushed.task.id, seq: flushed.task.seq };
+        const row = { ...flushed.task };
+        const messages = flushed.messageCount;
+        // The watches open now, and so subscribed before the commit (a later one may not hear of what follows it).
+        const watches = this.watches.get(change.taskId);
+        let events: TaskEventRecord[] = [];
+        if (watches.length > 0) {
+          events = flushed.eventRecords(entries);
+          const settled = whenSettled(tx);
+          for (const watch of watches) {
+            watch.expect(change.seq, settled);
           }
         }
-        this.notifier.committed(change);
-      });
-    });
+        afterCommit(tx, () => {
+          this.remembered.remember(row, messages);
+          for (const watch of watches) {
+            if (this.watches.has(change.taskId, watch)) {
+              watch.hand(events);
+            }
+          }
+          this.notifier.committed(change);
+        });
+      },
+      (unit) => this.usage.finish(unit, row.id),
+    );
     beforeCommit(tx, () => journal.flush());
     return journal;
   }

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { decimal, MoneySchema } from '../identities/identity.view';
+import { decimal } from '../common/money';
+import { MoneySchema } from '../identities/identity.view';
 import type { UsageGroup, UsageRow } from './usage.repository';
 
 export interface MoneyView {

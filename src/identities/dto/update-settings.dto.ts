@@ -1,25 +1,8 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsIn, IsInt, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { IsBoolean, IsIn, IsInt, Max, Min, ValidateIf } from 'class-validator';
+import { MoneyDto } from '../../common/money';
 import { Nested, Optional } from '../../common/validation';
 import { FILTER_MODES, type FilterMode } from '../identity.entity';
-
-/** A decimal string: up to 15 digits before the point, 9 after (docs/api.md §18). */
-export const AMOUNT_PATTERN = /^(0|[1-9][0-9]{0,14})(\.[0-9]{1,9})?$/;
-/** ISO 4217: three capital letters. */
-export const CURRENCY_PATTERN = /^[A-Z]{3}$/;
-
-/** An amount of money, as the reply's `usage.cost` and the monthly budget give it (docs/api.md §18). */
-export class MoneyDto {
-  @ApiProperty({ example: '12.50', description: 'A decimal string (up to 15 digits, 9 decimals).' })
-  @IsString()
-  @Matches(AMOUNT_PATTERN, { message: 'amount must be a decimal string such as "12.50"' })
-  amount: string;
-
-  @ApiProperty({ example: 'USD', description: 'ISO 4217 currency code.' })
-  @IsString()
-  @Matches(CURRENCY_PATTERN, { message: 'currency must be an ISO 4217 code such as "USD"' })
-  currency: string;
-}
 
 /** Present and not null: validated; null clears the setting. */
 const Clearable = () => ValidateIf((_, value: unknown) => value !== undefined && value !== null);
