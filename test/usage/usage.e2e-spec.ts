@@ -278,16 +278,16 @@ describe('usage', () => {
     const now = new Date();
     const monthEnd = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString();
     expect(refused.body.error.data).toMatchObject({ reason: 'quota_exceeded', resets_at: monthEnd });
-    expect(refused.body.error.message).toMatch(/monthly cost budget of 1\.0+ reached/);
+    expect(refused.body.error.message).toMatch(/monthly cost budget of 1 reached; it resets at/);
+    type Threshold = { type: string; data: { identity: { id: string }; threshold: number; budget: string } };
     const thresholds = await eventually(
       async () =>
-        (await t.http().get('/api/v1/events?limit=200').set(apiKey(acmeAdmin)).expect(200)).body.events.filter(
-          (e: { type: string; data: { identity: { id: string } } }) =>
-            e.type === 'usage.threshold' && e.data.identity.id === requester.id,
-        ),
-      (events: unknown[]) => events.length === 2,
+        (
+          (await t.http().get('/api/v1/events?limit=200').set(apiKey(acmeAdmin)).expect(200)).body.events as Threshold[]
+        ).filter((e) => e.type === 'usage.threshold' && e.data.identity.id === requester.id),
+      (events) => events.length === 2,
     );
-    expect(thresholds.map((e: { data: { threshold: number; budget: string } }) => e.data)).toEqual(
+    expect(thresholds.map((e) => e.data)).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ budget: 'monthly_cost_budget', threshold: 80, limit: '1' }),
         expect.objectContaining({ budget: 'monthly_cost_budget', threshold: 100, used: '1' }),

@@ -124,7 +124,7 @@ export class DelegationUsageBudgets1796460000000 implements MigrationInterface {
             DETAIL = to_char(p_day_ends AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"');
         END IF;
         IF p_cost >= p_budget THEN
-          RAISE EXCEPTION 'monthly cost budget of % reached', p_budget USING ERRCODE = 'QUOTA',
+          RAISE EXCEPTION 'monthly cost budget of % reached', trim_scale(p_budget) USING ERRCODE = 'QUOTA',
             DETAIL = to_char(p_month_ends AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"');
         END IF;
         RETURN p_tasks;
