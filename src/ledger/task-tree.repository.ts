@@ -101,8 +101,9 @@ type NodeRow = {
 };
 
 /**
- * A node's columns over `tasks n LEFT JOIN task_usage u`: measured usage where the task
- * ended, counted from its rows while it is open (a node page is bounded).
+ * Read model: a node's columns over `tasks n LEFT JOIN task_usage u` — each node with its
+ * usage in the statement that reads it: measured where the task ended, counted from its
+ * rows while it is open (a node page is bounded).
  */
 function nodeColumns(side: LedgerSide): Sql {
   return sql`n.id, n.parent_task_id, n.root_task_id, n.depth, n.requester_identity_id, n.requester_handle,
@@ -180,7 +181,7 @@ export class TaskTreeRepository {
     return rows.map(toNode);
   }
 
-  /** The totals of the tree rooted at `rootId` (the root and every task with it as root). */
+  /** Read model: the totals of the tree rooted at `rootId` (the root and every task with it as root), with their usage (task_usage). */
   @GenerateSql({ params: [U] })
   async totals(rootId: string): Promise<TreeTotalsRecord> {
     const row = await this.db.one<{

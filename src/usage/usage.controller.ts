@@ -29,7 +29,7 @@ export class UsageController {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<UsageView | string> {
-    const view = await this.usage.query(principal, query);
+    const view = await this.usage.summarize(principal, query);
     if (
       query.format === 'csv' ||
       (query.format === undefined && req.accepts(['application/json', 'text/csv']) === 'text/csv')

@@ -146,8 +146,9 @@ export class UsageRepository {
   }
 
   /**
-   * Read model (tasks, messages, artifacts, task_events): a task that has just become
-   * terminal, measured from the ledger's rows — its messages, parts, artifact bytes,
+   * Read model: a task that has just become
+   * terminal, measured from the ledger's rows (tasks, messages, artifacts, task_events)
+   * — its messages, parts, artifact bytes,
    * time from creation to its last change and time in each state — and added to its
    * hour's rollup, in one statement of the transaction that ended it (sent after its
    * writes, which it must see, in the same round trip as COMMIT). Both members read the
@@ -195,7 +196,8 @@ export class UsageRepository {
   }
 
   /**
-   * Read model (identities: the requester's budget settings): counts a send against the
+   * Read model: the requester's budget settings (identities) read by the statement that
+   * counts a send against the
    * requester's daily task quota, in the send's own statement, when it has a budget.
    * The counter row's lock makes concurrent sends queue: the one that would go past
    * the quota — or any, once the month's reported cost has reached its budget — fails
@@ -231,7 +233,7 @@ export class UsageRepository {
   }
 
   /**
-   * Read model (identities): adds a reported cost to the requester's month, when its
+   * Read model: the requester's budget (identities) read as a reported cost is added to its month, when its
    * budget is in that currency (other currencies are not counted against it).
    */
   @GenerateSql({ params: [U, { amount: '1.25', currency: 'USD' }, new Date(0), DummyValue.BATCH] })

@@ -26,7 +26,7 @@ export class UsageService {
     private readonly organizations: ConsoleService,
   ) {}
 
-  async query(principal: Principal, query: UsageQuery): Promise<UsageView> {
+  async summarize(principal: Principal, query: UsageQuery): Promise<UsageView> {
     requireGrant(principal, 'usage.read');
     const group = query.group_by ?? 'day';
     const to = query.to ? new Date(query.to) : new Date();
