@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import { sql, type Sql } from '../database/sql';
-import type { BatchRows, WriteBatch } from '../database/write-batch';
+import { WriteShape, type BatchRows, type WriteBatch } from '../database/write-batch';
 import type { CounterPeriod } from './entities/usage-counter.entity';
 
 const U = DummyValue.UUID;
@@ -93,6 +93,36 @@ const MEASURED = sql.raw(`(SELECT count(*) FROM messages m WHERE m.task_id = t.i
    + (SELECT COALESCE(sum(jsonb_array_length(a.parts)), 0) FROM artifacts a WHERE a.task_id = t.id))::int AS parts,
   (SELECT COALESCE(sum(a.content_bytes), 0) FROM artifacts a WHERE a.task_id = t.id)::bigint AS artifact_bytes,
   (extract(epoch FROM t.updated_at - t.created_at) * 1000)::bigint AS duration_ms`);
+
+/**
+ * Read model: the sends that go together (group commit) counted as one INSERT over their
+ * requesters (UsageRepository.countSend); their rows go back to their batches by identity.
+ * A day's end is its start + 24 hours (UTC days have no DST).
+ */
+const COUNTED_SEND = new WriteShape(
+  {
+    s: [
+      ['identity_id', 'uuid'],
+      ['day', 'timestamptz'],
+      ['day_end', 'timestamptz'],
+      ['month', 'timestamptz'],
+      ['month_end', 'timestamptz'],
+    ],
+  },
+  ({ s }) => sql`
+    INSERT INTO usage_counters AS c (identity_id, period, starts_at, tasks, task_quota)
+    SELECT i.id, 'day', s.day,
+           a2a_quota_check(1, NULL, COALESCE(m.cost, 0), i.monthly_cost_budget_amount, s.day_end, s.month_end),
+           i.daily_task_quota
+      FROM ${s} JOIN identities i ON i.id = s.identity_id
+      LEFT JOIN usage_counters m ON m.identity_id = i.id AND m.period = 'month' AND m.starts_at = s.month
+     WHERE i.daily_task_quota IS NOT NULL OR i.monthly_cost_budget_amount IS NOT NULL
+    ON CONFLICT (identity_id, period, starts_at) DO UPDATE SET tasks = c.tasks + 1, task_quota = EXCLUDED.task_quota
+    RETURNING c.identity_id, c.starts_at,
+              a2a_quota_check(c.tasks, c.task_quota, 0, NULL, c.starts_at + interval '24 hours', NULL) AS used,
+              c.task_quota AS "limit", c.notified`,
+  { returned: 'identity_id', set: 's', column: 'identity_id' },
+);
 
 /**
  * Every statement on the usage tables (docs/api.md §18): a task's usage, the hourly
@@ -197,8 +227,8 @@ export class UsageRepository {
 
   /**
    * Read model: the requester's budget settings (identities) read by the statement that
-   * counts a send against the
-   * requester's daily task quota, in the send's own statement, when it has a budget.
+   * counts a send against its daily task quota — the send's own statement — when it has
+   * a budget (COUNTED_SEND: sends that go together are one INSERT).
    * The counter row's lock makes concurrent sends queue: the one that would go past
    * the quota — or any, once the month's reported cost has reached its budget — fails
    * the statement with SQLSTATE QUOTA (its DETAIL: when the limit resets).
@@ -213,20 +243,7 @@ export class UsageRepository {
   ): Promise<void> {
     const p = periodsOf(at);
     await this.db.write(
-      [
-        sql`
-        INSERT INTO usage_counters AS c (identity_id, period, starts_at, tasks, task_quota)
-        SELECT i.id, 'day', ${p.dayStart},
-               a2a_quota_check(1, NULL, COALESCE(m.cost, 0), i.monthly_cost_budget_amount, ${p.dayEnd}, ${p.monthEnd}),
-               i.daily_task_quota
-          FROM identities i
-          LEFT JOIN usage_counters m ON m.identity_id = i.id AND m.period = 'month' AND m.starts_at = ${p.monthStart}
-         WHERE i.id = ${requesterId} AND (i.daily_task_quota IS NOT NULL OR i.monthly_cost_budget_amount IS NOT NULL)
-        ON CONFLICT (identity_id, period, starts_at) DO UPDATE SET tasks = c.tasks + 1, task_quota = EXCLUDED.task_quota
-        RETURNING c.identity_id, c.starts_at,
-                  a2a_quota_check(c.tasks, c.task_quota, 0, NULL, ${p.dayEnd}, ${p.monthEnd}) AS used,
-                  c.task_quota AS "limit", c.notified`,
-      ],
+      [COUNTED_SEND.of({ s: [[requesterId, p.dayStart, p.dayEnd, p.monthStart, p.monthEnd]] })],
       unit,
       counted && ((rows: BatchRows[]) => rows[0].forEach((row) => counted(counterState('day', row)))),
     );

@@ -57,17 +57,17 @@ SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
 
 -- UsageRepository.countSend
 WITH w0 AS (
-        INSERT INTO usage_counters AS c (identity_id, period, starts_at, tasks, task_quota)
-        SELECT i.id, 'day', $1,
-               a2a_quota_check(1, NULL, COALESCE(m.cost, 0), i.monthly_cost_budget_amount, $2, $3),
-               i.daily_task_quota
-          FROM identities i
-          LEFT JOIN usage_counters m ON m.identity_id = i.id AND m.period = 'month' AND m.starts_at = $4
-         WHERE i.id = $5 AND (i.daily_task_quota IS NOT NULL OR i.monthly_cost_budget_amount IS NOT NULL)
-        ON CONFLICT (identity_id, period, starts_at) DO UPDATE SET tasks = c.tasks + 1, task_quota = EXCLUDED.task_quota
-        RETURNING c.identity_id, c.starts_at,
-                  a2a_quota_check(c.tasks, c.task_quota, 0, NULL, $6, $7) AS used,
-                  c.task_quota AS "limit", c.notified)
+    INSERT INTO usage_counters AS c (identity_id, period, starts_at, tasks, task_quota)
+    SELECT i.id, 'day', s.day,
+           a2a_quota_check(1, NULL, COALESCE(m.cost, 0), i.monthly_cost_budget_amount, s.day_end, s.month_end),
+           i.daily_task_quota
+      FROM (VALUES ($1::uuid, $2::timestamptz, $3::timestamptz, $4::timestamptz, $5::timestamptz, 1::bigint)) AS s(identity_id, day, day_end, month, month_end, ord) JOIN identities i ON i.id = s.identity_id
+      LEFT JOIN usage_counters m ON m.identity_id = i.id AND m.period = 'month' AND m.starts_at = s.month
+     WHERE i.daily_task_quota IS NOT NULL OR i.monthly_cost_budget_amount IS NOT NULL
+    ON CONFLICT (identity_id, period, starts_at) DO UPDATE SET tasks = c.tasks + 1, task_quota = EXCLUDED.task_quota
+    RETURNING c.identity_id, c.starts_at,
+              a2a_quota_check(c.tasks, c.task_quota, 0, NULL, c.starts_at + interval '24 hours', NULL) AS used,
+              c.task_quota AS "limit", c.notified)
 SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
 
 -- UsageRepository.addCost
