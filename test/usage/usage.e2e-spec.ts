@@ -241,6 +241,7 @@ describe('usage', () => {
       'from=2026-01-02T00:00:00Z&to=2026-01-01T00:00:00Z',
       'from=2020-01-01T00:00:00Z&to=2026-01-01T00:00:00Z',
       'format=xml',
+      'identity=',
     ])('a bad query is a 400: %s', async (query) => {
       const res = await usage(acmeAdmin, query).expect(400);
       expect(res.body.code).toBe('validation_failed');

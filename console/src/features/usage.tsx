@@ -43,7 +43,12 @@ export function UsagePage() {
     event.preventDefault();
     setFilters({ ...draft, identity: draft.identity.trim() });
   };
-  const csv = `/api/v1/usage?${new URLSearchParams({ ...query, identity: query.identity ?? '', format: 'csv' }).toString()}`;
+  const csv = `/api/v1/usage?${new URLSearchParams({
+    group_by: query.group_by,
+    from: query.from,
+    ...(query.identity ? { identity: query.identity } : {}),
+    format: 'csv',
+  }).toString()}`;
   return (
     <>
       <h1>Usage</h1>

@@ -1,5 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 import { IsTimestamp } from '../../common/validation';
 
 export const USAGE_GROUPS = ['identity', 'peer', 'organization', 'day', 'hour'] as const;
@@ -27,6 +27,7 @@ export class UsageQuery {
   @ApiPropertyOptional({ description: "One identity's usage (a handle of your organization; an agent key: its own)." })
   @IsOptional()
   @IsString()
+  @MinLength(1)
   @MaxLength(64)
   identity?: string;
 
