@@ -3,6 +3,7 @@ import { enabledAgent, reply, rpc, submitTask, v03Message, type Agent } from '..
 import { eventually } from '../support/eventually';
 import { apiKey, bearer, mintAdminKey, signup, type ConsoleAccount } from '../support/fixtures';
 import { freePort } from '../support/server-process';
+import { MetricsServer } from '../../src/metrics/metrics.server';
 import { BILLED_USAGE, startUpstreamAgent, type UpstreamAgent } from '../support/upstream-agent';
 
 /**
@@ -20,7 +21,7 @@ describe('usage', () => {
   let upstream: UpstreamAgent;
 
   beforeAll(async () => {
-    t = await startApp({ WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' });
+    t = await startApp({ WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true', METRICS_PORT: '0' });
     upstream = await startUpstreamAgent(await freePort());
     acme = await signup(t, 'Acme');
     globex = await signup(t, 'Globex');
@@ -294,5 +295,38 @@ describe('usage', () => {
         expect.objectContaining({ budget: 'monthly_cost_budget', threshold: 100, used: '1' }),
       ]),
     );
+  });
+
+  it('counts reported tokens and cost, and quota refusals, in Prometheus', async () => {
+    const scrape = async () => (await fetch(`http://127.0.0.1:${t.app.get(MetricsServer).port}/metrics`)).text();
+    const value = (text: string, series: string) =>
+      Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+    const before = await scrape();
+    const [requester, worker] = [await open(acme), await open(acme)];
+    const task = await submitTask(t, requester, worker);
+    await reply(t, task.id, worker.key, {
+      state: 'completed',
+      usage: { input_tokens: 7, output_tokens: 3, cost: { amount: '0.5', currency: 'GBP' } },
+    }).expect(200);
+    await t
+      .http()
+      .patch(`/api/v1/identities/${requester.handle}/settings`)
+      .set(apiKey(acmeAdmin))
+      .send({ daily_task_quota: 1 })
+      .expect(200);
+    // Counted from now on: one send fits, the next does not.
+    await submitTask(t, requester, worker);
+    await rpc(t, worker.handle, requester.key, 'message/send', {
+      message: v03Message('over'),
+      configuration: { blocking: false },
+    }).expect(429);
+    const after = await scrape();
+    const delta = (series: string) => value(after, series) - value(before, series);
+    expect({
+      input: delta('a2a_usage_reported_tokens_total{direction="input"}'),
+      output: delta('a2a_usage_reported_tokens_total{direction="output"}'),
+      cost: delta('a2a_usage_reported_cost_total{currency="GBP"}'),
+      refused: delta('a2a_quota_refusals_total'),
+    }).toEqual({ input: 7, output: 3, cost: 0.5, refused: 1 });
   });
 });
