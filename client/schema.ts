@@ -578,6 +578,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/console/sso": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sign in with the single sign-on provider: redirects the browser to it
+         * @description **Credential:** No credential.
+         *
+         *     A browser navigation: answers 302 to the provider with a sign-in cookie (HttpOnly, SameSite=Lax, 10 minutes). A provider that cannot be reached sends the browser to `/console/signin?sso_error=sso_sign_in_failed`.
+         */
+        get: operations["startSso"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/sso/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The single sign-on provider's return: opens a session and redirects into the Console
+         * @description **Credential:** No credential.
+         *
+         *     A browser navigation, from the provider (`code`, `state`, or `error`). Answers 302 to the Console with the session cookie, or to `/console/signin?sso_error=<code>`: `sso_state_invalid`, `sso_sign_in_failed`, `sso_email_unverified`, `sso_no_account`, `email_taken`, `member_limit`.
+         */
+        get: operations["ssoCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/console/sso/config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the Console offers single sign-on, and with which provider
+         * @description **Credential:** No credential.
+         */
+        get: operations["getSsoConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/contact-rules": {
         parameters: {
             query?: never;
@@ -906,6 +970,28 @@ export interface paths {
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
         patch: operations["updateOrganizationSettings"];
+        trace?: never;
+    };
+    "/api/v1/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your organization's last hours at a glance
+         * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         *
+         *     Tasks per hour by state, time to complete (p50/p95), admission denials, webhook and upstream delivery health, approvals waiting, and what needs attention.
+         */
+        get: operations["getOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/tasks": {
@@ -1811,6 +1897,23 @@ export interface components {
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
         };
+        FailingUpstream: {
+            failed: number;
+            /** @description The identity's handle whose upstream fails. */
+            identity: string;
+            /** Format: date-time */
+            last_error_at: string | null;
+            retrying: number;
+        };
+        FailingWebhook: {
+            /** Format: date-time */
+            failing_since: string;
+            /** Format: uuid */
+            id: string;
+            /** @enum {string} */
+            status: "active" | "disabled";
+            url: string;
+        };
         FieldError: {
             /** @example email */
             field: string;
@@ -2101,6 +2204,74 @@ export interface components {
         OrganizationSettings: {
             /** @description The longest lifetime of a new API key, in days; null: no limit. */
             max_key_lifetime_days: number | null;
+            /** @description Whether the organization's members may sign in with a password; false: only with the single sign-on provider. */
+            password_sign_in: boolean;
+            /** @description Email domains whose people join the organization at their first single sign-on (the provider must have verified the address). Trusted as the organization's administrators set them. */
+            sso_email_domains: string[];
+        };
+        Overview: {
+            /** @description Approval requests waiting for a decision. */
+            approvals_pending: number;
+            attention: components["schemas"]["OverviewAttention"];
+            hours: number;
+            /** @description One entry per hour, oldest first. */
+            series: components["schemas"]["OverviewHour"][];
+            /**
+             * Format: date-time
+             * @description The start of the first hour.
+             */
+            since: string;
+            totals: components["schemas"]["OverviewTotals"];
+        };
+        OverviewAttention: {
+            /** @description Active keys that expire within 7 days, soonest first. */
+            expiring_keys: components["schemas"]["ApiKey"][];
+            failing_upstreams: components["schemas"]["FailingUpstream"][];
+            failing_webhooks: components["schemas"]["FailingWebhook"][];
+        };
+        OverviewDeliveryCounts: {
+            /** @description Given up after the last attempt. */
+            failed: number;
+            /** @description Pending after a failed attempt. */
+            retrying: number;
+            succeeded: number;
+        };
+        OverviewDenials: {
+            /** @description Calls to your identities that admission refused. */
+            inbound: number;
+            /** @description Calls by your identities that admission refused. */
+            outbound: number;
+        };
+        OverviewHour: {
+            denials: components["schemas"]["OverviewDenials"];
+            /**
+             * Format: date-time
+             * @description The start of the hour (UTC).
+             */
+            hour: string;
+            tasks: components["schemas"]["OverviewTaskCounts"];
+            time_to_complete_ms: components["schemas"]["OverviewPercentiles"];
+            upstream_forwards: components["schemas"]["OverviewDeliveryCounts"];
+            webhook_deliveries: components["schemas"]["OverviewDeliveryCounts"];
+        };
+        OverviewPercentiles: {
+            p50: number | null;
+            p95: number | null;
+        };
+        OverviewTaskCounts: {
+            canceled: number;
+            completed: number;
+            failed: number;
+            /** @description Not in a final state yet (submitted, working, input-required, auth-required). */
+            open: number;
+            rejected: number;
+        };
+        OverviewTotals: {
+            denials: components["schemas"]["OverviewDenials"];
+            tasks: components["schemas"]["OverviewTaskCounts"];
+            time_to_complete_ms: components["schemas"]["OverviewPercentiles"];
+            upstream_forwards: components["schemas"]["OverviewDeliveryCounts"];
+            webhook_deliveries: components["schemas"]["OverviewDeliveryCounts"];
         };
         Part: {
             /** @description kind `data`. */
@@ -2230,6 +2401,14 @@ export interface components {
             /** @description At least 12 characters, at most 72 bytes. */
             password: string;
         };
+        SsoConfig: {
+            /** @description Whether people can sign in to the Console with the single sign-on provider. */
+            enabled: boolean;
+            /** @description The provider's name for the "Sign in with …" button. */
+            provider_name: string | null;
+            /** @description Where a browser goes to sign in with the provider (add `?next=/console/…` to land there). */
+            start_url: string | null;
+        };
         Task: {
             artifacts?: components["schemas"]["Artifact"][];
             /**
@@ -2357,6 +2536,10 @@ export interface components {
         UpdateOrganizationSettingsDto: {
             /** @description The longest lifetime of a new API key, in days: a key minted without `expires_at` expires this long after its creation, and a later `expires_at` is refused. `null`: no limit. Keys minted before keep their expiry. */
             max_key_lifetime_days?: number | null;
+            /** @description Whether the organization's members may sign in with a password (and accept invitations with one). `false` needs single sign-on configured on the service (409 `sso_not_configured`); sessions already open stay. */
+            password_sign_in?: boolean;
+            /** @description The email domains (e.g. `acme.example`) whose people join the organization at their first single sign-on, replacing the list. A domain belongs to one organization (409 `email_domain_taken`). The service trusts the administrators who set it: set only domains your organization controls. */
+            sso_email_domains?: string[];
         };
         UpdateSettingsDto: {
             allow_public_egress?: boolean;
@@ -4553,6 +4736,123 @@ export interface operations {
             };
         };
     };
+    startSso: {
+        parameters: {
+            query?: {
+                /** @description A Console path (`/console/…`) to land on after signing in; anything else lands on `/console/`. */
+                next?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider's authorization endpoint. */
+            302: {
+                headers: {
+                    /** @description Where the browser goes next. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `sso_not_configured`: single sign-on is not configured on this service. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    ssoCallback: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Into the Console, or to its sign-in page with `sso_error`. */
+            302: {
+                headers: {
+                    /** @description Where the browser goes next. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `sso_not_configured`: single sign-on is not configured on this service. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSsoConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SsoConfig"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listContactRules: {
         parameters: {
             query?: {
@@ -6121,6 +6421,65 @@ export interface operations {
             };
             /** @description The request body is not JSON. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getOverview: {
+        parameters: {
+            query?: {
+                /** @description How many hours the figures cover, ending with the current hour. */
+                hours?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Overview"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -12,6 +12,7 @@ import { ConsoleService } from './console/console.service';
 import { DatabaseModule } from './database/database.module';
 import { DirectoryModule } from './directory/directory.module';
 import { EventStreamModule } from './event-stream/event-stream.module';
+import { OverviewModule } from './overview/overview.module';
 import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { IdentitiesModule } from './identities/identities.module';
@@ -50,6 +51,7 @@ export class AppModule {
         UpstreamModule,
         EventsModule,
         EventStreamModule,
+        OverviewModule,
         HealthModule,
         RetentionModule,
       ],

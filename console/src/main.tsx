@@ -1,5 +1,5 @@
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { StrictMode, useEffect } from 'react';
+import { lazy, StrictMode, Suspense, useEffect } from 'react';
 import { createRoot } from 'react-dom/client';
 import { ApiError } from './api';
 import { AdmissionPage } from './features/admission';
@@ -7,6 +7,7 @@ import { sendToSignIn, SignInPage, SignUpPage, useMe, useSignOut } from './featu
 import { IdentitiesPage, IdentityPage } from './features/identities';
 import { ApprovalsPage, usePendingApprovals } from './features/approvals';
 import { AuditPage } from './features/audit';
+import { EventsPage } from './features/events';
 import { KeysPage } from './features/keys';
 import { AcceptPage, MembersPage } from './features/members';
 import { TaskPage, TasksPage } from './features/tasks';
@@ -15,6 +16,9 @@ import { Link, navigate, useRoute } from './router';
 import { UsagePage } from './features/usage';
 import { ErrorNotice, Loading } from './ui';
 import './styles.css';
+
+// The overview and its chart library (uPlot) load on their own, when first shown: the other pages never wait for them.
+const OverviewPage = lazy(() => import('./features/overview').then((module) => ({ default: module.OverviewPage })));
 
 const queryClient = new QueryClient({
   queryCache: new QueryCache({ onError: sendToSignIn }),
@@ -29,6 +33,7 @@ const queryClient = new QueryClient({
 });
 
 const NAV: [string, string][] = [
+  ['/overview', 'Overview'],
   ['/identities', 'Identities'],
   ['/keys', 'API keys'],
   ['/admission', 'Admission'],
@@ -36,6 +41,7 @@ const NAV: [string, string][] = [
   ['/tasks', 'Tasks'],
   ['/usage', 'Usage'],
   ['/webhooks', 'Webhooks'],
+  ['/events', 'Events'],
   ['/members', 'Members'],
   ['/audit', 'Audit'],
 ];
@@ -47,7 +53,7 @@ function Shell() {
   const pending = usePendingApprovals(me.isSuccess);
   useEffect(() => {
     if (path === '/') {
-      navigate('/identities', { replace: true });
+      navigate('/overview', { replace: true });
     }
   }, [path]);
   // After a client-side navigation, focus moves to the new page's content (as a page load would).
@@ -117,6 +123,12 @@ function Page({ path }: { path: string }) {
   const [, section, id] = path.split('/');
   const param = id ? decodeURIComponent(id) : undefined;
   switch (section) {
+    case 'overview':
+      return (
+        <Suspense fallback={<Loading />}>
+          <OverviewPage />
+        </Suspense>
+      );
     case 'identities':
       return param ? <IdentityPage handle={param} /> : <IdentitiesPage />;
     case 'keys':
@@ -135,6 +147,8 @@ function Page({ path }: { path: string }) {
       return <MembersPage />;
     case 'audit':
       return <AuditPage />;
+    case 'events':
+      return <EventsPage />;
     default:
       return (
         <>

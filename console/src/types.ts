@@ -10,6 +10,8 @@ export type Member = Schemas['Member'];
 export type Invite = Schemas['Invite'];
 export type CreatedInvite = Schemas['CreatedInvite'];
 export type Session = Schemas['Session'];
+export type SsoConfig = Schemas['SsoConfig'];
+export type OrganizationSettings = Schemas['OrganizationSettings'];
 
 export type Identity = Schemas['Identity'];
 export type CreatedIdentity = Schemas['CreatedIdentity'];

@@ -38,6 +38,13 @@ export type NewDecision = Omit<AdmissionDecisionRecord, 'id' | 'createdAt'>;
 export type NewContactRule = Omit<ContactRule, 'id' | 'createdAt' | 'updatedAt'>;
 
 /** Whose denials a decisions list shows: an organization's (either side) or one identity's. */
+/** One hour of an organization's admission denials (docs/api.md §13, "The overview"). */
+export interface DenialHour {
+  hour: number;
+  inbound: number;
+  outbound: number;
+}
+
 export type DecisionScope = { organizationId: string } | { identityId: string };
 
 const RULE_COLUMNS = sql.raw(
@@ -379,6 +386,23 @@ export class AdmissionRepository {
     const rows = await this.db.rows<DecisionRow>(mergedPage(page, walk(requester), walk(worker)));
     const { items, nextCursor } = page.cut(rows, creationPosition);
     return { items: items.map(toDecision), nextCursor };
+  }
+
+  /**
+   * The organization's denials since `since`, per hour (hours since the Unix epoch, UTC):
+   * `inbound` where it was the worker, `outbound` where it was the requester (one denial
+   * between two of its identities counts on both). A range scan of each side's index.
+   */
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.DATE] })
+  async denialsPerHour(organizationId: string, since: Date): Promise<DenialHour[]> {
+    return this.db.rows<DenialHour>(sql`
+      SELECT floor(extract(epoch FROM d.created_at) / 3600)::int AS hour,
+             count(*) FILTER (WHERE d.worker_organization_id = ${organizationId})::int AS inbound,
+             count(*) FILTER (WHERE d.requester_organization_id = ${organizationId})::int AS outbound
+        FROM admission_decisions d
+       WHERE d.created_at >= ${since}
+         AND (d.worker_organization_id = ${organizationId} OR d.requester_organization_id = ${organizationId})
+       GROUP BY 1`);
   }
 
   /** Retention: deletes up to `batch` decisions older than `days` (DECISIONS_RETENTION_DAYS); how many went. */

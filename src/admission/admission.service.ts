@@ -8,7 +8,13 @@ import type { AdminKeyPrincipal, ConsolePrincipal } from '../common/principal';
 import { canAccess, identityParty, partyOf, requireAccess } from '../auth/access';
 import { IdentitiesService, isServable } from '../identities/identities.service';
 import type { Identity } from '../identities/identity.entity';
-import { AdmissionRepository, type CallAsked, type CallParties, type DecisionScope } from './admission.repository';
+import {
+  AdmissionRepository,
+  type CallAsked,
+  type CallParties,
+  type DecisionScope,
+  type DenialHour,
+} from './admission.repository';
 import { CoalescedLookup } from '../database/coalesced-lookup';
 import { decide, decidePair, standingDenial, type AdmissionDecision, type Side } from './admission.decision';
 import { explain, toDecisionView, type AdmissionCheckView, type AdmissionDecisionView } from './admission.view';
@@ -266,6 +272,11 @@ export class AdmissionService {
         'could not record an admission denial',
       );
     }
+  }
+
+  /** The organization's denials per hour since `since` (the overview, docs/api.md §13, "The overview"). */
+  denialsPerHour(organizationId: string, since: Date): Promise<DenialHour[]> {
+    return this.repository.denialsPerHour(organizationId, since);
   }
 }
 

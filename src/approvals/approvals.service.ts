@@ -262,4 +262,9 @@ export class ApprovalsService {
       ? { type: 'user', id: principal.id, label: await this.consoleService.email(principal.id) }
       : { type: 'key', id: principal.id, label: principal.label ?? null };
   }
+
+  /** How many requests the organization has pending (the overview, docs/api.md §13, "The overview"). */
+  pendingCount(organizationId: string): Promise<number> {
+    return this.repository.pendingCount(organizationId);
+  }
 }

@@ -10,7 +10,7 @@ import { AuditRepository, type AuditListFilter, type AuditRecord } from './audit
  */
 export const AUDITED_FIELDS: Record<string, readonly string[]> = {
   api_key: ['label', 'description', 'scope', 'status', 'scoped_identity_id', 'prefix', 'expires_at'],
-  organization: ['max_key_lifetime_days'],
+  organization: ['max_key_lifetime_days', 'password_sign_in', 'sso_email_domains'],
   identity: [
     'agent_handle',
     'organization_id',

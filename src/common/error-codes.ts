@@ -65,6 +65,14 @@ export const ERROR_CODES = {
   },
   invalid_session: { status: 401, doc: 'The Console session is unknown, expired or ended.' },
   invalid_credentials: { status: 401, doc: 'Console login with a wrong email or password.' },
+  sso_state_invalid: {
+    status: 401,
+    doc: "A single sign-on callback (its `sso_error`) without its sign-in: no sign-in cookie or another browser's, a wrong or used `state`, or over 10 minutes late.",
+  },
+  sso_sign_in_failed: {
+    status: 401,
+    doc: 'A single sign-on callback (its `sso_error`): the provider refused or failed the sign-in, or its ID token is not valid.',
+  },
 
   // --- 403 ---------------------------------------------------------------------
   forbidden: { status: 403, doc: 'A refusal of the framework without a code of its own.' },
@@ -85,6 +93,18 @@ export const ERROR_CODES = {
   csrf_failed: { status: 403, doc: 'A cookie-authenticated change that does not come from the Console origin.' },
   route_not_declared: { status: 403, doc: 'The route declares no credential policy and is closed.' },
   signup_closed: { status: 403, doc: 'Console signup is closed on this service.' },
+  sso_email_unverified: {
+    status: 403,
+    doc: 'A single sign-on callback (its `sso_error`): the provider does not vouch for the email (`email_verified` is not true).',
+  },
+  sso_no_account: {
+    status: 403,
+    doc: 'A single sign-on callback (its `sso_error`): no Console user, open invitation or organization email domain for the verified email.',
+  },
+  password_sign_in_disabled: {
+    status: 403,
+    doc: "The person's organization has turned password sign-in off: they sign in with the provider.",
+  },
 
   // --- 404 ---------------------------------------------------------------------
   not_found: { status: 404, doc: 'No such route.' },
@@ -106,6 +126,10 @@ export const ERROR_CODES = {
   claim_code_invalid: { status: 404, doc: 'The claim code is unknown, already used or expired.' },
   invite_code_invalid: { status: 404, doc: 'The invitation code is unknown, used, withdrawn or expired.' },
   invite_not_found: { status: 404, doc: 'No open invitation with that id.' },
+  sso_not_configured: {
+    status: [404, 409],
+    doc: 'Single sign-on is not configured on this service (404); password sign-in cannot be turned off without it (409).',
+  },
   member_not_found: { status: 404, doc: 'No member of the organization with that id.' },
   approval_not_found: { status: 404, doc: 'No approval request with that id for your organization to decide.' },
 
@@ -116,6 +140,7 @@ export const ERROR_CODES = {
   conflict: { status: 409, doc: 'A conflict reported by the framework without a code of its own.' },
   handle_taken: { status: 409, doc: 'The handle is taken; handles are never reused.' },
   email_taken: { status: 409, doc: 'A Console user with that email already exists.' },
+  email_domain_taken: { status: 409, doc: 'Another organization holds that email domain.' },
   identity_deleted: { status: 409, doc: 'The identity has been deleted; it can be read but not changed.' },
   contact_rule_exists: { status: 409, doc: 'The identity already has a rule for that peer in that direction.' },
   rule_limit_reached: { status: 409, doc: 'The identity has its maximum of contact rules.' },

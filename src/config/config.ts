@@ -37,6 +37,8 @@ export interface AppConfig {
   /** `LOG_FORMAT`: `json` lines, `pretty` (one human-readable line per entry), or `auto` — pretty when stdout is a terminal. */
   logFormat: 'json' | 'pretty' | 'auto';
   consoleSignup: 'open' | 'closed';
+  /** Single sign-on to the Console (docs/api.md §13, single sign-on): the OpenID Connect provider, or null when off. */
+  consoleOidc: ConsoleOidcConfig | null;
   sessionTtlHours: number;
   /** How long an agent signup's claim code stays valid. */
   claimCodeTtlHours: number;
@@ -159,6 +161,16 @@ export interface AppConfig {
   };
 }
 
+/** `CONSOLE_OIDC_*`: the OpenID Connect provider people sign in to the Console with. */
+export interface ConsoleOidcConfig {
+  /** The issuer exactly as the provider's ID tokens name it; its discovery document is under it. */
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** What the sign-in button calls the provider ("Sign in with …"). */
+  providerName: string;
+}
+
 export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
@@ -273,6 +285,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty', 'auto'] as const, 'auto'),
     consoleSignup: oneOf(env, 'CONSOLE_SIGNUP', ['open', 'closed'] as const, 'open'),
+    consoleOidc: consoleOidc(env),
     sessionTtlHours: int(env, 'SESSION_TTL_HOURS', 12, 1, 24 * 30),
     claimCodeTtlHours: int(env, 'CLAIM_CODE_TTL_HOURS', 72, 1, 24 * 30),
     approvals: {
@@ -371,6 +384,48 @@ export function loadConfig(env: Env = process.env): AppConfig {
       endpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', null, ['http:', 'https:']),
       serviceName: str(env, 'OTEL_SERVICE_NAME', 'a2a-service'),
     },
+  };
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * `CONSOLE_OIDC_ISSUER`, `_CLIENT_ID`, `_CLIENT_SECRET`: all three or none. The issuer is
+ * https (http only on a loopback host, for development and tests), without a query or
+ * fragment, as its ID tokens' `iss` names it.
+ */
+function consoleOidc(env: Env): ConsoleOidcConfig | null {
+  const names = ['CONSOLE_OIDC_ISSUER', 'CONSOLE_OIDC_CLIENT_ID', 'CONSOLE_OIDC_CLIENT_SECRET'] as const;
+  const set = names.filter((name) => (env[name] ?? '').trim() !== '');
+  if (set.length === 0) {
+    return null;
+  }
+  if (set.length < names.length) {
+    const missing = names.filter((name) => !set.includes(name));
+    throw new ConfigError(`${missing.join(' and ')} must be set with ${set.join(' and ')} (all three or none)`);
+  }
+  const issuer = env.CONSOLE_OIDC_ISSUER!.trim();
+  let parsed: URL;
+  try {
+    parsed = new URL(issuer);
+  } catch {
+    throw new ConfigError('CONSOLE_OIDC_ISSUER must be a URL');
+  }
+  if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && LOOPBACK_HOSTS.has(parsed.hostname))) {
+    throw new ConfigError('CONSOLE_OIDC_ISSUER must use https (http only on localhost)');
+  }
+  if (parsed.search || parsed.hash || parsed.username || parsed.password) {
+    throw new ConfigError('CONSOLE_OIDC_ISSUER must have no query, fragment or credentials');
+  }
+  const providerName = str(env, 'CONSOLE_OIDC_PROVIDER_NAME', parsed.hostname).trim();
+  if (providerName.length > 60) {
+    throw new ConfigError('CONSOLE_OIDC_PROVIDER_NAME must be at most 60 characters');
+  }
+  return {
+    issuer,
+    clientId: env.CONSOLE_OIDC_CLIENT_ID!.trim(),
+    clientSecret: env.CONSOLE_OIDC_CLIENT_SECRET!,
+    providerName,
   };
 }
 

@@ -12,6 +12,10 @@ export class ConsoleInvite {
   @Column({ type: 'varchar' })
   email: string;
 
+  /** The email as compared (a single sign-on finds the person's invitation by it): see email-key.ts. */
+  @Column({ name: 'email_key', type: 'varchar', select: false })
+  emailKey: string;
+
   /** SHA-256 of the invitation code; the code itself is shown once and never stored. */
   @Column({ name: 'code_hash', type: 'bytea', select: false })
   codeHash: Buffer;

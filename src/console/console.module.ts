@@ -8,11 +8,23 @@ import { OrganizationSettingsController } from './organization-settings.controll
 import { OrganizationSettingsService } from './organization-settings.service';
 import { TeamsController } from './teams.controller';
 import { TeamsService } from './teams.service';
+import { OidcClient } from './oidc-client';
+import { SsoController } from './sso.controller';
+import { SsoRepository } from './sso.repository';
+import { SsoService } from './sso.service';
 
 @Module({
   imports: [LimitsModule, EventsModule],
-  controllers: [ConsoleController, TeamsController, OrganizationSettingsController],
-  providers: [ConsoleRepository, ConsoleService, TeamsService, OrganizationSettingsService],
+  controllers: [ConsoleController, TeamsController, OrganizationSettingsController, SsoController],
+  providers: [
+    ConsoleRepository,
+    ConsoleService,
+    TeamsService,
+    OrganizationSettingsService,
+    SsoRepository,
+    OidcClient,
+    SsoService,
+  ],
   exports: [ConsoleService, ConsoleRepository],
 })
 export class ConsoleModule {}

@@ -13,7 +13,7 @@ import type { Organization } from './organization.entity';
 /** A Console user as reads show it: everything but the password hash (and the email's comparison key). */
 export type ConsoleUserRecord = Omit<ConsoleUser, 'passwordHash' | 'emailKey'>;
 /** An invitation as reads show it: everything but the code hash. */
-export type InviteRecord = Omit<ConsoleInvite, 'codeHash' | 'acceptedAt' | 'acceptedBy'>;
+export type InviteRecord = Omit<ConsoleInvite, 'codeHash' | 'emailKey' | 'acceptedAt' | 'acceptedBy'>;
 
 type OrganizationRow = RowOf<Organization>;
 type UserRow = Omit<RowOf<ConsoleUser>, 'password_hash' | 'email_key'>;
@@ -31,13 +31,14 @@ export interface ActiveSession {
 const USER_COLUMNS = sql.raw('id, organization_id, email, created_at, last_login_at');
 const INVITE_COLUMNS = sql.raw('id, organization_id, email, invited_by, created_at, expires_at');
 
-const ORGANIZATION_COLUMNS = sql.raw('id, name, created_at, max_key_lifetime_days');
+const ORGANIZATION_COLUMNS = sql.raw('id, name, created_at, max_key_lifetime_days, password_sign_in');
 
 const toOrganization = (row: OrganizationRow): Organization => ({
   id: row.id,
   name: row.name,
   createdAt: row.created_at,
   maxKeyLifetimeDays: row.max_key_lifetime_days,
+  passwordSignIn: row.password_sign_in,
 });
 const toUser = (row: UserRow): ConsoleUserRecord => ({
   id: row.id,
@@ -93,17 +94,18 @@ export class ConsoleRepository {
     return row ? toOrganization(row) : null;
   }
 
-  /** The organization's settings (docs/api.md §2, key lifetimes): `null` clears one. */
-  @GenerateSql({ params: [DummyValue.UUID, { maxKeyLifetimeDays: 90 }] })
+  /** The organization's settings (docs/api.md §2, key lifetimes; §13, single sign-on): `null` clears one. */
+  @GenerateSql({ params: [DummyValue.UUID, { maxKeyLifetimeDays: 90, passwordSignIn: false }] })
   async updateOrganizationSettings(
     id: string,
-    changes: Partial<Pick<Organization, 'maxKeyLifetimeDays'>>,
+    changes: Partial<Pick<Organization, 'maxKeyLifetimeDays' | 'passwordSignIn'>>,
     tx?: Tx,
   ): Promise<void> {
     const sets = sql.join([
       changes.maxKeyLifetimeDays !== undefined
         ? sql`max_key_lifetime_days = ${changes.maxKeyLifetimeDays}::int`
         : sql.empty,
+      changes.passwordSignIn !== undefined ? sql`password_sign_in = ${changes.passwordSignIn}` : sql.empty,
     ]);
     if (sets.isEmpty) {
       return;
@@ -326,8 +328,9 @@ export class ConsoleRepository {
     tx?: Tx,
   ): Promise<InviteRecord> {
     const row = await this.db.one<InviteRow>(
-      sql`INSERT INTO console_invites (organization_id, email, code_hash, invited_by, expires_at)
-          VALUES (${invite.organizationId}, ${invite.email}, ${invite.codeHash}, ${invite.invitedBy}, ${invite.expiresAt})
+      sql`INSERT INTO console_invites (organization_id, email, email_key, code_hash, invited_by, expires_at)
+          VALUES (${invite.organizationId}, ${invite.email}, ${emailKey(invite.email)}, ${invite.codeHash},
+                  ${invite.invitedBy}, ${invite.expiresAt})
           RETURNING ${INVITE_COLUMNS}`,
       tx,
     );
@@ -365,6 +368,21 @@ export class ConsoleRepository {
     const row = await this.db.one<InviteRow>(
       sql`SELECT ${INVITE_COLUMNS} FROM console_invites
            WHERE code_hash = ${codeHash} AND accepted_at IS NULL AND expires_at > now() FOR UPDATE`,
+      tx,
+    );
+    return row ? toInvite(row) : null;
+  }
+
+  /**
+   * The newest open invitation to the address (however it is spelled), locked for the
+   * transaction: a person who signs in with a verified email accepts it (docs/api.md §13).
+   */
+  @GenerateSql({ params: [DummyValue.STRING] })
+  async lockOpenInviteForEmail(email: string, tx?: Tx): Promise<InviteRecord | null> {
+    const row = await this.db.one<InviteRow>(
+      sql`SELECT ${INVITE_COLUMNS} FROM console_invites
+           WHERE email_key = ${emailKey(email)} AND accepted_at IS NULL AND expires_at > now()
+           ORDER BY created_at DESC LIMIT 1 FOR UPDATE`,
       tx,
     );
     return row ? toInvite(row) : null;

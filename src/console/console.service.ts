@@ -16,11 +16,13 @@ const TOKEN_PREFIX = 'a2a_ses_';
 const TOKEN_PATTERN = /^a2a_ses_[A-Za-z0-9_-]{43}$/;
 const INVALID_LOGIN = 'The email or password is incorrect.';
 const EMAIL_TAKEN = 'A Console user with that email already exists.';
+export const PASSWORD_SIGN_IN_DISABLED =
+  'Your organization has turned password sign-in off: sign in with your single sign-on provider.';
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest();
 
 /** A sign-in (or failed attempt) as the audit log records it: by and on the user's account. */
-function signInEntry(user: { id: string; organizationId: string; email: string }, action: string) {
+export function signInEntry(user: { id: string; organizationId: string; email: string }, action: string) {
   return {
     organizationId: user.organizationId,
     actor: { kind: 'console' as const, id: user.id },
@@ -120,6 +122,9 @@ export class ConsoleService {
       user && ok
         ? await this.db.transaction(async (tx) => {
             const organization = await this.organizationOf(user, tx);
+            if (!organization.passwordSignIn) {
+              return 'password_sign_in_disabled' as const;
+            }
             const opened = await this.openSession(user, user.passwordHash, organization, tx);
             if (opened) {
               await this.audit.record(tx, signInEntry(user, 'console.signed_in'));
@@ -127,6 +132,11 @@ export class ConsoleService {
             return opened;
           })
         : null;
+    if (session === 'password_sign_in_disabled') {
+      // Only someone who knows the password learns this (a wrong one is invalid_credentials).
+      await this.audit.record(undefined, signInEntry(user!, 'console.sign_in_failed'));
+      throw forbidden('password_sign_in_disabled', PASSWORD_SIGN_IN_DISABLED);
+    }
     if (!session) {
       // A failed sign-in changes nothing, so it has no transaction: its entry is written on its own.
       // It is the attempted account's organization that sees it (an unknown email has none).

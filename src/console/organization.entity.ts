@@ -12,6 +12,10 @@ export class Organization {
   @Column({ name: 'max_key_lifetime_days', type: 'integer', nullable: true })
   maxKeyLifetimeDays: number | null;
 
+  /** False: the organization's members sign in with the provider only (docs/api.md §13, single sign-on). */
+  @Column({ name: 'password_sign_in', type: 'boolean' })
+  passwordSignIn: boolean;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }

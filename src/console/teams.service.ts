@@ -2,14 +2,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import * as bcrypt from 'bcrypt';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { conflict, notFound } from '../common/app-error';
+import { conflict, forbidden, notFound } from '../common/app-error';
 import type { PageQuery } from '../common/pagination';
 import { Database, type Tx } from '../database/database';
 import type { ConsolePrincipal } from '../common/principal';
 import { AuditService } from '../audit/audit.service';
 import { EventsService } from '../events/events.service';
-import { ConsoleRepository } from './console.repository';
-import { ConsoleService } from './console.service';
+import { ConsoleRepository, type InviteRecord } from './console.repository';
+import { ConsoleService, PASSWORD_SIGN_IN_DISABLED } from './console.service';
 import {
   toInviteView,
   toMemberView,
@@ -116,7 +116,9 @@ export class TeamsService {
 
   /**
    * Accepts an invitation (no credential): creates the Console user in the inviting
-   * organization and opens a session. The code works once, before it expires.
+   * organization and opens a session. The code works once, before it expires; an
+   * organization that has turned password sign-in off takes its members through
+   * single sign-on only.
    */
   async accept(code: string, password: string): Promise<SessionView> {
     const passwordHash = await bcrypt.hash(password, this.config.bcryptCost);
@@ -127,35 +129,78 @@ export class TeamsService {
         if (!found) {
           throw notFound('invite_code_invalid', 'The invitation is unknown, already used, withdrawn or expired.');
         }
-        const organization = await this.lockOrganization(tx, found.organizationId);
-        await this.console.refuseTakenEmail(found.email, tx);
-        const members = await this.repository.countMembers(found.organizationId, tx);
-        if (members >= this.config.console.maxMembers) {
-          throw conflict('member_limit', `An organization has at most ${this.config.console.maxMembers} members.`);
-        }
-        const user = await this.repository.insertUser(
-          { organizationId: found.organizationId, email: found.email, passwordHash },
-          tx,
-        );
-        await this.repository.markInviteAccepted(found.id, user.id, tx);
-        // The password was set in this transaction: nothing can have changed it.
-        const session = (await this.console.openSession(user, passwordHash, organization, tx))!;
-        const member = toMemberView((await this.repository.user(user.id, tx))!);
-        await this.events.emit(tx, {
-          type: 'console.member_added',
-          organizationId: found.organizationId,
-          data: { member, invited_by: found.invitedBy },
-        });
-        await this.audit.record(tx, {
-          organizationId: found.organizationId,
-          actor: { kind: 'console', id: user.id },
-          action: 'invitation.accepted',
-          target: inviteTarget(found),
-          after: member,
-        });
-        return session;
+        return this.joinByInvite(found, passwordHash, tx, { password: true });
       }),
     );
+  }
+
+  /**
+   * Makes the invited person a member of the inviting organization and opens their
+   * session, in `tx` (which holds the invitation's lock): accepting with the code and a
+   * password, or signing in with the provider as the invited address (SsoService).
+   * `passwordHash` is the new user's: the one they chose, or one nobody knows.
+   */
+  async joinByInvite(
+    found: InviteRecord,
+    passwordHash: string,
+    tx: Tx,
+    how: { password: boolean },
+  ): Promise<SessionView> {
+    const organization = await this.lockOrganization(tx, found.organizationId);
+    if (how.password && !organization.passwordSignIn) {
+      throw forbidden('password_sign_in_disabled', PASSWORD_SIGN_IN_DISABLED);
+    }
+    const { user, session, member } = await this.addMember(organization, found.email, passwordHash, tx);
+    await this.repository.markInviteAccepted(found.id, user.id, tx);
+    await this.events.emit(tx, {
+      type: 'console.member_added',
+      organizationId: found.organizationId,
+      data: { member, invited_by: found.invitedBy },
+    });
+    await this.audit.record(tx, {
+      organizationId: found.organizationId,
+      actor: { kind: 'console', id: user.id },
+      action: how.password ? 'invitation.accepted' : 'invitation.accepted_sso',
+      target: inviteTarget(found),
+      after: member,
+    });
+    return session;
+  }
+
+  /**
+   * Makes a person whose verified email is of one of the organization's email domains
+   * a member at their first single sign-on (docs/api.md §13), and opens their session.
+   */
+  async joinByDomain(organizationId: string, email: string, passwordHash: string, tx: Tx): Promise<SessionView> {
+    const organization = await this.lockOrganization(tx, organizationId);
+    const { user, session, member } = await this.addMember(organization, email, passwordHash, tx);
+    await this.events.emit(tx, {
+      type: 'console.member_added',
+      organizationId,
+      data: { member, invited_by: null },
+    });
+    await this.audit.record(tx, {
+      organizationId,
+      actor: { kind: 'console', id: user.id },
+      action: 'member.joined_by_domain',
+      target: { type: 'member', id: member.id, label: member.email },
+      after: member,
+    });
+    return session;
+  }
+
+  /** A new member of the (locked) organization, under its member limit, with their first session. */
+  private async addMember(organization: Organization, email: string, passwordHash: string, tx: Tx) {
+    await this.console.refuseTakenEmail(email, tx);
+    const members = await this.repository.countMembers(organization.id, tx);
+    if (members >= this.config.console.maxMembers) {
+      throw conflict('member_limit', `An organization has at most ${this.config.console.maxMembers} members.`);
+    }
+    const user = await this.repository.insertUser({ organizationId: organization.id, email, passwordHash }, tx);
+    // The password was set in this transaction: nothing can have changed it.
+    const session = (await this.console.openSession(user, passwordHash, organization, tx))!;
+    const member = toMemberView((await this.repository.user(user.id, tx))!);
+    return { user, session, member };
   }
 
   /** The organization's members, newest first. */

@@ -21,6 +21,16 @@ export interface NewWebhook {
 export type WebhookChanges = Partial<Pick<Webhook, 'url' | 'events' | 'description' | 'status' | 'failingSince'>>;
 
 /** What a caller may see: its organization's webhooks, or for an agent key only its own identity's. */
+/** One hour of an organization's webhook deliveries (docs/api.md §13, "The overview"). */
+export interface DeliveryHour {
+  hour: number;
+  succeeded: number;
+  failed: number;
+  retrying: number;
+}
+
+export type FailingWebhook = Pick<Webhook, 'id' | 'url' | 'status'> & { failingSince: Date };
+
 export interface WebhookScope {
   organizationId: string;
   identityId: string | null;
@@ -200,5 +210,33 @@ export class WebhooksRepository {
   @GenerateSql({ params: [DummyValue.UUID] })
   async disableWebhook(webhookId: string, tx?: Tx): Promise<void> {
     await this.db.execute(sql`UPDATE webhooks SET status = 'disabled', updated_at = now() WHERE id = ${webhookId}`, tx);
+  }
+
+  /**
+   * The organization's webhook deliveries created since `since`, per hour (hours since
+   * the Unix epoch, UTC) and outcome: succeeded, failed for good, or retrying (pending
+   * after a failed attempt). Its webhooks (at most 50) by `ix_webhooks_organization`,
+   * each one's deliveries by a range of `ix_deliveries_webhook`.
+   */
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.DATE] })
+  async deliveriesPerHour(organizationId: string, since: Date): Promise<DeliveryHour[]> {
+    return this.db.rows<DeliveryHour>(sql`
+      SELECT floor(extract(epoch FROM d.created_at) / 3600)::int AS hour,
+             count(*) FILTER (WHERE d.status = 'succeeded')::int AS succeeded,
+             count(*) FILTER (WHERE d.status = 'failed')::int AS failed,
+             count(*) FILTER (WHERE d.status = 'pending' AND d.attempts > 0)::int AS retrying
+        FROM webhooks w JOIN deliveries d ON d.webhook_id = w.id
+       WHERE w.organization_id = ${organizationId} AND d.webhook_id IS NOT NULL AND d.created_at >= ${since}
+       GROUP BY 1`);
+  }
+
+  /** The organization's webhooks in a failing run (or disabled after one), longest failing first. */
+  @GenerateSql({ params: [DummyValue.UUID, 20] })
+  async failingWebhooks(organizationId: string, limit: number): Promise<FailingWebhook[]> {
+    return this.db.rows<FailingWebhook>(sql`
+      SELECT w.id, w.url, w.status, w.failing_since AS "failingSince"
+        FROM webhooks w
+       WHERE w.organization_id = ${organizationId} AND w.failing_since IS NOT NULL
+       ORDER BY w.failing_since, w.id LIMIT ${limit}`);
   }
 }

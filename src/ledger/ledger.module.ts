@@ -20,6 +20,7 @@ import { TaskTreeService } from './task-tree.service';
 import { LedgerService } from './ledger.service';
 import { PushConfigsRepository } from './push-configs.repository';
 import { PushConfigService } from './push-configs.service';
+import { TaskActivityRepository } from './task-activity.repository';
 import { TaskReadsRepository } from './task-reads.repository';
 import { TasksController } from './tasks.controller';
 import { TasksService } from './tasks.service';
@@ -50,6 +51,7 @@ import { TasksService } from './tasks.service';
     TaskReadsRepository,
     TaskTreeRepository,
     TaskTreeService,
+    TaskActivityRepository,
     PushConfigsRepository,
     IdempotencyRepository,
     LedgerService,
@@ -60,6 +62,6 @@ import { TasksService } from './tasks.service';
     IdempotencyStore,
     // TaskNotifier comes from EventsModule: one listening connection per instance serves tasks and the event stream.
   ],
-  exports: [LedgerService, ForwardedTasksService, PushConfigService, LedgerRepository],
+  exports: [LedgerService, ForwardedTasksService, PushConfigService, LedgerRepository, TaskActivityRepository],
 })
 export class LedgerModule {}

@@ -52,6 +52,13 @@ export const A2A_ERROR_KIND: Record<ErrorCode, A2AErrorKind> = {
   api_key_expired: 'RequestMalformed',
   invalid_session: 'RequestMalformed',
   invalid_credentials: 'RequestMalformed',
+  sso_state_invalid: 'RequestMalformed',
+  sso_sign_in_failed: 'RequestMalformed',
+  sso_email_unverified: 'RequestMalformed',
+  sso_no_account: 'RequestMalformed',
+  password_sign_in_disabled: 'RequestMalformed',
+  sso_not_configured: 'RequestMalformed',
+  email_domain_taken: 'RequestMalformed',
 
   forbidden: 'RequestMalformed',
   admin_key_not_allowed: 'RequestMalformed',

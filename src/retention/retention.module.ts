@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { AdmissionRepository } from '../admission/admission.repository';
 import { ApprovalsModule } from '../approvals/approvals.module';
 import { ConsoleRepository } from '../console/console.repository';
+import { SsoRepository } from '../console/sso.repository';
 import { DeliveriesRepository } from '../events/deliveries.repository';
 import { OutboxRepository } from '../events/outbox.repository';
 import { IdempotencyRepository } from '../ledger/idempotency.repository';
@@ -27,6 +28,7 @@ import { RetentionService } from './retention.service';
     AdmissionRepository,
     IdempotencyRepository,
     ConsoleRepository,
+    SsoRepository,
   ],
   exports: [RetentionService],
 })

@@ -7,6 +7,7 @@ import { ApprovalsService } from '../approvals/approvals.service';
 import { LOGGER } from '../common/tokens';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { ConsoleRepository } from '../console/console.repository';
+import { SsoRepository } from '../console/sso.repository';
 import { DeliveriesRepository } from '../events/deliveries.repository';
 import { OutboxRepository } from '../events/outbox.repository';
 import { IDEMPOTENCY_TTL_HOURS } from '../ledger/idempotency';
@@ -61,6 +62,7 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
     admission: AdmissionRepository,
     idempotency: IdempotencyRepository,
     consoleRepository: ConsoleRepository,
+    sso: SsoRepository,
     audit: AuditRepository,
     keys: KeysService,
     approvals: ApprovalsService,
@@ -80,6 +82,7 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
     });
     this.register({ name: 'console_sessions', prune: (batch) => consoleRepository.pruneExpiredSessions(batch) });
     this.register({ name: 'console_invites', prune: (batch) => consoleRepository.pruneExpiredInvites(batch) });
+    this.register({ name: 'console_sso_logins', prune: (batch) => sso.pruneExpiredLogins(batch) });
     this.register({
       name: 'audit_events',
       prune: (batch) => audit.prune(new Date(Date.now() - auditDays * DAY_MS), batch),

@@ -22,6 +22,16 @@ export interface UpstreamRecord {
   updatedAt: Date;
 }
 
+/** One hour of the forwards to one upstream of an organization (docs/api.md §13, "The overview"). */
+export interface ForwardHour {
+  hour: number;
+  handle: string;
+  succeeded: number;
+  failed: number;
+  retrying: number;
+  lastErrorAt: Date | null;
+}
+
 /** A forward this forwarder has claimed: `attempt` is the claim's number, which every later write of it names. */
 export interface ClaimedForward {
   id: string;
@@ -349,5 +359,27 @@ export class UpstreamRepository {
       sql`SELECT 1 FROM upstream_forwards WHERE task_id = ${taskId} AND kind = 'message' AND status = 'pending' AND accepted`,
     );
     return rows.length > 0;
+  }
+
+  /**
+   * Read model: forwards have no organization of their own; the organization's tasks
+   * (the ledger's `tasks`, by `ix_tasks_worker_organization` over the window) lead to
+   * their forwards (by `uq_upstream_forwards_message`) in one statement.
+   *
+   * The forwards of the organization's tasks created since `since`, per hour of the
+   * forward (hours since the Unix epoch, UTC) and upstream (the worker's handle):
+   * succeeded, failed for good, retrying (pending after an error).
+   */
+  @GenerateSql({ params: [DummyValue.UUID, DummyValue.DATE] })
+  async forwardsPerHour(organizationId: string, since: Date): Promise<ForwardHour[]> {
+    return this.db.rows<ForwardHour>(sql`
+      SELECT floor(extract(epoch FROM f.created_at) / 3600)::int AS hour, t.worker_handle AS handle,
+             count(*) FILTER (WHERE f.status = 'succeeded')::int AS succeeded,
+             count(*) FILTER (WHERE f.status = 'failed')::int AS failed,
+             count(*) FILTER (WHERE f.status = 'pending' AND f.last_error IS NOT NULL)::int AS retrying,
+             max(f.updated_at) FILTER (WHERE f.last_error IS NOT NULL) AS "lastErrorAt"
+        FROM tasks t JOIN upstream_forwards f ON f.task_id = t.id
+       WHERE t.worker_organization_id = ${organizationId} AND t.created_at >= ${since} AND f.created_at >= ${since}
+       GROUP BY 1, 2`);
   }
 }

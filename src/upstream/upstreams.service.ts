@@ -16,7 +16,7 @@ import type { SetUpstreamDto } from './dto/set-upstream.dto';
 import { configuredUpstreamFetch, reasonOf } from './upstream-fetch';
 import { chooseInterface, interfaceUrl } from './upstream-interface';
 import { currentTraceparent } from '../tracing/tracing';
-import { UpstreamRepository, type UpstreamRecord } from './upstream.repository';
+import { UpstreamRepository, type ForwardHour, type UpstreamRecord } from './upstream.repository';
 import { toUpstreamView, type UpstreamView } from './upstream.view';
 
 export type { UpstreamRecord } from './upstream.repository';
@@ -214,6 +214,11 @@ export class UpstreamsService {
   private fetchCard(cardUrl: string): Promise<AgentCard> {
     const options = { fetchImpl: this.fetch, legacyCompat: { enabled: true } } as AgentCardResolverOptions;
     return new DefaultAgentCardResolver(options).resolve(cardUrl, '');
+  }
+
+  /** The forwards of the organization's recent tasks, per hour and upstream (the overview, docs/api.md §13, "The overview"). */
+  forwardsPerHour(organizationId: string, since: Date): Promise<ForwardHour[]> {
+    return this.repository.forwardsPerHour(organizationId, since);
   }
 }
 

@@ -60,6 +60,10 @@ export const MATRIX: MatrixRow[] = [
   row('POST /api/v1/console/login', [401, 401, 401, 401, 401, 401, 401, 401, 401], {
     body: () => ({ email: email(), password: 'not the password' }),
   }),
+  // Single sign-on (docs/api.md §13): browser navigations, public; not configured in the matrix's service.
+  row('GET /api/v1/console/sso/config', [200, 200, 200, 200, 200, 200, 200, 200, 200]),
+  row('GET /api/v1/console/sso', [404, 404, 404, 404, 404, 404, 404, 404, 404]),
+  row('GET /api/v1/console/sso/callback', [404, 404, 404, 404, 404, 404, 404, 404, 404]),
 
   // Console session routes.
   row('GET /api/v1/console/me', [401, 401, 401, 403, 403, 403, 200, 200, 403]),
@@ -271,6 +275,8 @@ export const MATRIX: MatrixRow[] = [
   row('GET /api/v1/usage', [401, 401, 401, 200, 403, 200, 200, 200, 200]),
   // The audit log (docs/api.md §15): admin key or Console, each organization its own entries; agent keys never.
   row('GET /api/v1/audit-events', [401, 401, 401, 200, 403, 403, 200, 200, 200]),
+  // The overview (docs/api.md §13): admin key or Console, each organization its own figures; agent keys never.
+  row('GET /api/v1/overview', [401, 401, 401, 200, 403, 403, 200, 200, 200]),
   row('POST /api/v1/webhooks/:id/deliveries/:delivery_id/retry', [401, 401, 401, 202, 403, 404, 202, 404, 404], {
     path: async (w) => {
       const { webhookId, deliveryId } = await w.acmeDelivery();

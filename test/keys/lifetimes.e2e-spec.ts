@@ -112,19 +112,29 @@ describe('API key lifetimes', () => {
     it('reads null at first; an admin key or a Console user sets it; each organization has its own', async () => {
       expect((await t.http().get('/api/v1/organization/settings').set(bearer(globex)).expect(200)).body).toEqual({
         max_key_lifetime_days: null,
+        password_sign_in: true,
+        sso_email_domains: [],
       });
       const admin = await mintAdminKey(t, globex);
       expect((await settings(apiKey(admin)).send({ max_key_lifetime_days: 45 }).expect(200)).body).toEqual({
         max_key_lifetime_days: 45,
+        password_sign_in: true,
+        sso_email_domains: [],
       });
       expect((await settings(bearer(globex)).send({ max_key_lifetime_days: 30 }).expect(200)).body).toEqual({
         max_key_lifetime_days: 30,
+        password_sign_in: true,
+        sso_email_domains: [],
       });
       expect((await t.http().get('/api/v1/organization/settings').set(apiKey(admin)).expect(200)).body).toEqual({
         max_key_lifetime_days: 30,
+        password_sign_in: true,
+        sso_email_domains: [],
       });
       expect((await t.http().get('/api/v1/organization/settings').set(bearer(acme)).expect(200)).body).toEqual({
         max_key_lifetime_days: null,
+        password_sign_in: true,
+        sso_email_domains: [],
       });
     });
 

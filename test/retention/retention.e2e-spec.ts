@@ -71,11 +71,17 @@ describe('retention', () => {
     };
     const invite = async (expiresInHours: number) => {
       const [row] = await t.db.query(
-        `INSERT INTO console_invites (organization_id, email, code_hash, expires_at) VALUES ($1, 'x@example.test', $2, now() + make_interval(hours => $3)) RETURNING id`,
+        `INSERT INTO console_invites (organization_id, email, email_key, code_hash, expires_at) VALUES ($1, 'x@example.test', 'x@example.test', $2, now() + make_interval(hours => $3)) RETURNING id`,
         [acme.organizationId, randomBytes(32), expiresInHours],
       );
       return row.id as string;
     };
+    const ssoLogin = (expiresInMinutes: number) =>
+      t.db.query(
+        `INSERT INTO console_sso_logins (browser_hash, state, nonce, code_verifier, expires_at)
+         VALUES ($1, 'retention', 'n', 'v', now() + make_interval(mins => $2))`,
+        [randomBytes(32), expiresInMinutes],
+      );
     const auditEntry = async (ageDays: number) => {
       const [row] = await t.db.query(
         `INSERT INTO audit_events (organization_id, actor_type, action, target_type, created_at)
@@ -96,6 +102,8 @@ describe('retention', () => {
     const freshSessions = await many(1, () => session(1));
     const oldInvites = await many(2, () => invite(-1));
     const freshInvites = await many(1, () => invite(1));
+    await many(2, () => ssoLogin(-1));
+    await many(1, () => ssoLogin(5));
     const oldAudit = await many(2, () => auditEntry(366));
     const freshAudit = await many(1, () => auditEntry(364));
 
@@ -108,8 +116,13 @@ describe('retention', () => {
       idempotency_keys: 2,
       console_sessions: 2,
       console_invites: 2,
+      console_sso_logins: 2,
       audit_events: 2,
     });
+    const [{ left }] = await t.db.query(
+      `SELECT count(*)::int AS left FROM console_sso_logins WHERE state = 'retention'`,
+    );
+    expect(left).toBe(1);
     expect(await ids('events', 'id', [...oldEvents, ...freshEvents])).toEqual([...freshEvents].sort());
     expect(await ids('admission_decisions', 'id', [...oldDecisions, ...freshDecisions])).toEqual(
       [...freshDecisions].sort(),

@@ -31,9 +31,10 @@ export interface ConsoleBrowser {
 /**
  * Builds the Console as `npm run build` does (into a temporary folder), starts the service
  * on its own test database with PUBLIC_BASE_URL set to its real address (and `env`), and
- * launches a headless Chromium (found as test/support/chromium.ts says).
+ * launches a headless Chromium (found as test/support/chromium.ts says). `port`: the service's
+ * (a suite that must name its address before it starts, e.g. to a single sign-on provider).
  */
-export async function startConsoleBrowser(env: Record<string, string> = {}): Promise<ConsoleBrowser> {
+export async function startConsoleBrowser(env: Record<string, string> = {}, port?: number): Promise<ConsoleBrowser> {
   const executablePath = await findChromium();
   const outDir = mkdtempSync(join(tmpdir(), 'console-build-'));
   const shots =
@@ -46,10 +47,10 @@ export async function startConsoleBrowser(env: Record<string, string> = {}): Pro
     ['node_modules/vite/bin/vite.js', 'build', '--config', 'console/vite.config.ts', '--logLevel', 'error'],
     { cwd: ROOT, env: { ...process.env, CONSOLE_OUT_DIR: outDir } },
   );
-  const port = await freePort();
+  const listen = port ?? (await freePort());
   const t = await startApp({
-    PORT: String(port),
-    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    PORT: String(listen),
+    PUBLIC_BASE_URL: `http://127.0.0.1:${listen}`,
     CONSOLE_DIR: outDir,
     ...env,
   });

@@ -1,6 +1,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../api';
+import { EmptyState, StartWith } from '../empty-state';
 import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged } from '../paging';
 import { useRoute } from '../router';
@@ -106,7 +107,11 @@ function Rules({ identity, setIdentity }: { identity: string; setIdentity: (valu
       ) : list.error ? (
         <ErrorNotice error={list.error} />
       ) : list.items.length === 0 ? (
-        <Empty>No contact rules.</Empty>
+        <EmptyState title="No contact rules." actions={<StartWith form="new-rule">Write your first rule</StartWith>}>
+          A contact rule says who may send work to your identities (inbound) and whom they may call (outbound): allow,
+          block, or ask a person. Without one, identities of your organization reach each other, and each
+          identity&apos;s filter mode decides for the rest.
+        </EmptyState>
       ) : (
         <ul className="cards">
           {list.items.map((rule) => (

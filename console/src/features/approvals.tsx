@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient, type InfiniteData, type QueryClient } from '@tanstack/react-query';
 import { useId, useRef, useState } from 'react';
 import { api, ApiError, call } from '../api';
+import { EmptyState, StartAt } from '../empty-state';
 import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged, type PageResult } from '../paging';
 import { Link, useRoute } from '../router';
@@ -90,7 +91,18 @@ export function ApprovalsPage() {
         ) : list.error ? (
           <ErrorNotice error={list.error} />
         ) : list.items.length === 0 ? (
-          <Empty>{state === 'pending' ? 'Nothing waits for a decision.' : 'No requests match.'}</Empty>
+          state === 'pending' && !identity ? (
+            <EmptyState
+              title="Nothing waits for a decision."
+              actions={<StartAt to="/admission">Write a rule that asks</StartAt>}
+            >
+              An approval request is a first task from a peer that a contact rule (or an identity&apos;s approval filter
+              mode) says a person must allow: it waits here, held from the worker, until someone of your organization
+              approves or denies it.
+            </EmptyState>
+          ) : (
+            <Empty>No requests match.</Empty>
+          )
         ) : (
           <ul className="cards" aria-label="Approval requests">
             {list.items.map((approval) => (

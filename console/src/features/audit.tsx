@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { api, call } from '../api';
+import { EmptyState, StartAt } from '../empty-state';
 import { pageOf, usePaged } from '../paging';
 import type { AuditEvent } from '../types';
 import { Empty, ErrorNotice, Field, Loading, LoadMore, Submit, when } from '../ui';
@@ -68,7 +69,14 @@ export function AuditPage() {
         ) : list.error ? (
           <ErrorNotice error={list.error} />
         ) : list.items.length === 0 ? (
-          <Empty>No entries match.</Empty>
+          filters.action || filters.actor || filters.target ? (
+            <Empty>No entries match.</Empty>
+          ) : (
+            <EmptyState title="No entries yet." actions={<StartAt to="/keys">Mint a key</StartAt>}>
+              The audit log records every change a person or key makes (keys minted and revoked, identities, contact
+              rules, webhooks, members, sign-ins) with who made it, when and from where; never a secret.
+            </EmptyState>
+          )
         ) : (
           <ul className="cards" aria-label="Audit entries">
             {list.items.map((entry) => (

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { api, ApiError, call } from '../api';
 import { useFormMutation } from '../form-mutation';
 import { Link, navigate, useRoute } from '../router';
-import type { Me } from '../types';
+import type { Me, SsoConfig } from '../types';
 import { ErrorNotice, Field, Submit, type FieldErrors } from '../ui';
 
 export const ME = ['me'] as const;
@@ -15,6 +15,45 @@ export function useMe() {
     retry: false,
     staleTime: 60_000,
   });
+}
+
+/** Whether the service offers single sign-on, and with which provider (read once per page load). */
+export function useSsoConfig() {
+  return useQuery({
+    queryKey: ['sso-config'],
+    queryFn: () => call<SsoConfig>(api.GET('/api/v1/console/sso/config')),
+    staleTime: Infinity,
+  });
+}
+
+/** What a refused single sign-on (`sso_error` on the way back) means for the person. */
+const SSO_ERRORS: Record<string, string> = {
+  sso_state_invalid: 'That sign-in took too long or was started in another browser. Please try again.',
+  sso_sign_in_failed: 'The sign-in with your provider did not succeed. Please try again.',
+  sso_email_unverified: 'Your provider has not verified your email address, so it cannot sign you in here.',
+  sso_no_account:
+    'There is no Console account for your email. Ask an administrator of your organization for an invitation.',
+  email_taken: 'An account with your email was created at the same moment. Please sign in again.',
+  member_limit: 'Your organization has its maximum of members. Ask an administrator to make room.',
+};
+
+/**
+ * "Sign in with <provider>": a link, as the sign-in is a navigation to the provider and
+ * back. `next` is the Console page to land on.
+ */
+export function SsoLink({ next, label }: { next: string; label?: (provider: string) => string }) {
+  const config = useSsoConfig();
+  if (!config.data?.enabled || !config.data.start_url) {
+    return null;
+  }
+  const href = `${config.data.start_url}?next=${encodeURIComponent(`/console${next}`)}`;
+  return (
+    <p>
+      <a className="button" href={href}>
+        {(label ?? ((provider) => `Sign in with ${provider}`))(config.data.provider_name ?? 'single sign-on')}
+      </a>
+    </p>
+  );
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -35,19 +74,29 @@ function validateCredentials(email: string, password: string, signup: boolean): 
   return errors;
 }
 
-/** Where to go after signing in: the page the person was sent away from, if it is a Console page. */
-function nextPath(search: URLSearchParams): string {
+/**
+ * Where to go after signing in: the page the person was sent away from, if it is a Console
+ * page other than the landing one (opening the Console at all sends there).
+ */
+function nextPath(search: URLSearchParams, landing: string): string {
   const next = search.get('next');
-  return next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/signin') ? next : '/identities';
+  return next &&
+    !['/', '/overview'].includes(next) &&
+    next.startsWith('/') &&
+    !next.startsWith('//') &&
+    !next.startsWith('/signin')
+    ? next
+    : landing;
 }
 
-function useSignedIn() {
+/** A person signing in lands on the overview; a new organization on its identities, its first step. */
+function useSignedIn(landing: '/overview' | '/identities' = '/overview') {
   const client = useQueryClient();
   const { search } = useRoute();
   return (me: Me) => {
     client.clear();
     client.setQueryData(ME, { user: me.user, organization: me.organization });
-    navigate(nextPath(search), { replace: true });
+    navigate(nextPath(search, landing), { replace: true });
   };
 }
 
@@ -73,6 +122,13 @@ export function SignInPage() {
           Your session has ended. Sign in again to continue.
         </p>
       )}
+      {search.get('sso_error') && (
+        <p role="alert" className="notice error">
+          {SSO_ERRORS[search.get('sso_error')!] ?? 'The sign-in with your provider did not succeed.'}{' '}
+          <code className="code">{search.get('sso_error')}</code>
+        </p>
+      )}
+      <SsoLink next={nextPath(search, '/overview')} />
       <form onSubmit={submit} noValidate>
         <Field
           label="Email"
@@ -103,7 +159,7 @@ export function SignInPage() {
 }
 
 export function SignUpPage() {
-  const signedIn = useSignedIn();
+  const signedIn = useSignedIn('/identities');
   const [organization, setOrganization] = useState('');
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');

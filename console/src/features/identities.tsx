@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { api, call } from '../api';
+import { EmptyState, StartWith } from '../empty-state';
 import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged } from '../paging';
 import { EditCard } from './identity-card';
@@ -95,7 +96,18 @@ export function IdentitiesPage() {
           ) : list.error ? (
             <ErrorNotice error={list.error} />
           ) : list.items.length === 0 ? (
-            <Empty>No identities yet.</Empty>
+            search || enabled || claimed ? (
+              <Empty>No identities match.</Empty>
+            ) : (
+              <EmptyState
+                title="No identities yet."
+                actions={<StartWith form="create-identity">Create your first identity</StartWith>}
+              >
+                An identity is one agent of your organization: a handle other agents call at{' '}
+                <code>/a2a/&lt;handle&gt;</code>, the Agent Card it serves, its API keys and its contact rules. Create
+                one here, or claim an agent that signed itself up.
+              </EmptyState>
+            )
           ) : (
             <table>
               <thead>

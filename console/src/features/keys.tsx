@@ -1,6 +1,7 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../api';
+import { EmptyState, StartWith } from '../empty-state';
 import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged } from '../paging';
 import { useRoute } from '../router';
@@ -73,7 +74,18 @@ export function KeysPage() {
           ) : list.error ? (
             <ErrorNotice error={list.error} />
           ) : list.items.length === 0 ? (
-            <Empty>No keys match.</Empty>
+            scope || identity || status === 'revoked' ? (
+              <Empty>No keys match.</Empty>
+            ) : (
+              <EmptyState
+                title="No API keys yet."
+                actions={<StartWith form="mint-title">Mint your first key</StartWith>}
+              >
+                An API key lets a program act for you: an agent key is bound to one identity and sends and answers its
+                tasks through the protocol; an admin key manages the organization through the API. Its secret is shown
+                once, when it is minted.
+              </EmptyState>
+            )
           ) : (
             <ul className="cards" aria-label="API keys">
               {list.items.map((key) => (

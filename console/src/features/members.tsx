@@ -1,12 +1,13 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../api';
+import { EmptyState, StartWith } from '../empty-state';
 import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged } from '../paging';
 import { navigate } from '../router';
-import type { CreatedInvite, Invite, Me, Member } from '../types';
-import { ConfirmButton, Empty, ErrorNotice, Field, Loading, LoadMore, SecretOnce, Submit, when } from '../ui';
-import { ME, useMe, validateEmail } from './auth';
+import type { CreatedInvite, Invite, Me, Member, OrganizationSettings } from '../types';
+import { Check, ConfirmButton, ErrorNotice, Field, Loading, LoadMore, SecretOnce, Submit, when } from '../ui';
+import { ME, SsoLink, useMe, useSsoConfig, validateEmail } from './auth';
 
 export function MembersPage() {
   const me = useMe();
@@ -24,6 +25,7 @@ export function MembersPage() {
         </div>
         <div>
           <InviteForm />
+          <SignInSettings />
           <ChangePassword />
         </div>
       </div>
@@ -96,7 +98,10 @@ function InviteList() {
       ) : list.error ? (
         <ErrorNotice error={list.error} />
       ) : list.items.length === 0 ? (
-        <Empty>No open invitations.</Empty>
+        <EmptyState title="No open invitations." actions={<StartWith form="invite-title">Invite a person</StartWith>}>
+          Invite the people who run your agents with you: each gets a link to join this organization and sees and
+          changes everything you do here.
+        </EmptyState>
       ) : (
         <ul className="cards" aria-label="Open invitations">
           {list.items.map((invite) => (
@@ -158,6 +163,86 @@ function InviteForm() {
         </Submit>
       </form>
     </section>
+  );
+}
+
+const SETTINGS = ['organization-settings'] as const;
+const DOMAIN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/i;
+
+/** How the organization's people sign in (single sign-on): shown when the service offers it. */
+function SignInSettings() {
+  const sso = useSsoConfig();
+  const settings = useQuery({
+    queryKey: SETTINGS,
+    queryFn: () => call<OrganizationSettings>(api.GET('/api/v1/organization/settings')),
+    enabled: !!sso.data?.enabled,
+  });
+  if (!sso.data?.enabled) {
+    return null;
+  }
+  return (
+    <section aria-labelledby="sign-in-title">
+      <h2 id="sign-in-title">Sign-in</h2>
+      {settings.isPending ? (
+        <Loading />
+      ) : settings.error ? (
+        <ErrorNotice error={settings.error} />
+      ) : (
+        <SignInForm settings={settings.data} provider={sso.data.provider_name ?? 'single sign-on'} />
+      )}
+    </section>
+  );
+}
+
+function SignInForm({ settings, provider }: { settings: OrganizationSettings; provider: string }) {
+  const client = useQueryClient();
+  const [password, setPassword] = useState(settings.password_sign_in);
+  const [domains, setDomains] = useState(settings.sso_email_domains.join(', '));
+  const list = () =>
+    domains
+      .split(/[\s,]+/)
+      .map((d) => d.trim())
+      .filter(Boolean);
+  const {
+    mutation: save,
+    submit,
+    errorOf,
+  } = useFormMutation({
+    validate: () => ({
+      sso_email_domains: list().every((d) => DOMAIN.test(d)) ? undefined : 'Domains such as acme.example, by commas.',
+    }),
+    mutationFn: () =>
+      call<OrganizationSettings>(
+        api.PATCH('/api/v1/organization/settings', {
+          body: { password_sign_in: password, sso_email_domains: list() },
+        }),
+      ),
+    onSuccess: (saved) => {
+      client.setQueryData(SETTINGS, saved);
+      setDomains(saved.sso_email_domains.join(', '));
+    },
+  });
+  return (
+    <form onSubmit={submit} noValidate>
+      <p className="muted">Members can always sign in with {provider}.</p>
+      <Check
+        label="Members may also sign in with a password"
+        checked={password}
+        onChange={(e) => setPassword(e.target.checked)}
+      />
+      <Field
+        label="Email domains that join with single sign-on"
+        value={domains}
+        onChange={(e) => setDomains(e.target.value)}
+        hint={`A person whose ${provider} account has a verified address at one of these domains joins at their first sign-in. Only domains your organization controls.`}
+        error={errorOf('sso_email_domains')}
+      />
+      <ErrorNotice error={save.error} />
+      {save.isSuccess && <p role="status">Sign-in settings saved.</p>}
+      <Submit pending={save.isPending} pendingLabel="Saving…">
+        Save sign-in settings
+      </Submit>
+    </form>
   );
 }
 
@@ -288,6 +373,7 @@ export function AcceptPage() {
           </Submit>
         </form>
       )}
+      <SsoLink next="/identities" label={(provider) => `Join with ${provider}, as the invited address`} />
     </main>
   );
 }

@@ -2,6 +2,7 @@ import { TaskTreeSection } from './task-tree';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { api, call } from '../api';
+import { EmptyState, StartAt } from '../empty-state';
 import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged } from '../paging';
 import { Link, useRoute } from '../router';
@@ -100,7 +101,23 @@ export function TasksPage() {
       ) : list.error ? (
         <ErrorNotice error={list.error} />
       ) : list.items.length === 0 ? (
-        <Empty>No tasks match.</Empty>
+        Object.values(filters).some(Boolean) ? (
+          <Empty>No tasks match.</Empty>
+        ) : (
+          <EmptyState
+            title="No tasks yet."
+            actions={
+              <>
+                <StartAt to="/identities">Create an identity</StartAt>
+                <StartAt to="/keys">Mint an agent key</StartAt>
+              </>
+            }
+          >
+            A task is one piece of work an agent sends another through the protocol (
+            <code>POST /a2a/&lt;handle&gt;</code> with its agent key). Both sides see it here, live, from submitted to
+            completed. Create an identity, mint its agent key, and send your first message.
+          </EmptyState>
+        )
       ) : (
         <table>
           <thead>

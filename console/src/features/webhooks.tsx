@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../api';
+import { EmptyState, StartAt, StartWith } from '../empty-state';
 import { useFormMutation } from '../form-mutation';
 import type { components } from '../../../client';
 import { pageOf, usePaged } from '../paging';
@@ -39,7 +40,19 @@ export function WebhooksPage() {
           ) : list.error ? (
             <ErrorNotice error={list.error} />
           ) : list.items.length === 0 ? (
-            <Empty>No webhooks yet.</Empty>
+            <EmptyState
+              title="No webhooks yet."
+              actions={
+                <>
+                  <StartWith form="new-hook">Create your first webhook</StartWith>
+                  <StartAt to="/events">Watch the live events</StartAt>
+                </>
+              }
+            >
+              A webhook is an HTTPS endpoint of yours that the service calls, signed, when something happens: a task
+              created or answered, a key revoked, a contact rule changed. No public URL? Follow the same events as a
+              stream.
+            </EmptyState>
           ) : (
             <ul className="cards">
               {list.items.map((hook) => (

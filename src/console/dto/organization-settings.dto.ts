@@ -1,5 +1,17 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
+import { Optional } from '../../common/validation';
 
 /** `PATCH /api/v1/organization/settings`: each field given is set; `null` clears it. */
 export class UpdateOrganizationSettingsDto {
@@ -16,4 +28,29 @@ export class UpdateOrganizationSettingsDto {
   @Min(1)
   @Max(3650)
   max_key_lifetime_days?: number | null;
+
+  @ApiPropertyOptional({
+    description:
+      "Whether the organization's members may sign in with a password (and accept invitations with one). `false` needs single sign-on configured on the service (409 `sso_not_configured`); sessions already open stay.",
+  })
+  @Optional()
+  @IsBoolean()
+  password_sign_in?: boolean;
+
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: 20,
+    description:
+      'The email domains (e.g. `acme.example`) whose people join the organization at their first single sign-on, replacing the list. A domain belongs to one organization (409 `email_domain_taken`). The service trusts the administrators who set it: set only domains your organization controls.',
+  })
+  @Optional()
+  @IsArray()
+  @ArrayMaxSize(20)
+  @IsString({ each: true })
+  @MaxLength(253, { each: true })
+  @Matches(/^\s*[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+\.?\s*$/, {
+    each: true,
+    message: 'each value of sso_email_domains must be a domain name such as acme.example',
+  })
+  sso_email_domains?: string[];
 }

@@ -17,7 +17,8 @@ import { AskAndApproval1796451758038 } from './1796451758038-ask-and-approval';
 import { KeyLifetimes1796452176771 } from './1796452176771-key-lifetimes';
 import { Approvals1796452298737 } from './1796452298737-approvals';
 import { PerSkillPolicy1796452504827 } from './1796452504827-per-skill-policy';
-import { DelegationUsageBudgets1796460000000 } from './1796460000000-delegation-usage-budgets';
+import { ConsoleSso1796460000000 } from './1796460000000-console-sso';
+import { DelegationUsageBudgets1796470000000 } from './1796470000000-delegation-usage-budgets';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
@@ -40,5 +41,6 @@ export const MIGRATIONS = [
   KeyLifetimes1796452176771,
   Approvals1796452298737,
   PerSkillPolicy1796452504827,
-  DelegationUsageBudgets1796460000000,
+  ConsoleSso1796460000000,
+  DelegationUsageBudgets1796470000000,
 ];

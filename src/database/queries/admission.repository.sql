@@ -104,6 +104,15 @@ SELECT d.* FROM ((SELECT id, requester_id, requester_handle, requester_organizat
 -- AdmissionRepository.listDecisions (identity)
 SELECT d.* FROM ((SELECT id, requester_id, requester_handle, requester_organization_id, worker_id, worker_handle, worker_organization_id, skill, reason, decided_by, rule_id, requester_rule, worker_rule, created_at FROM admission_decisions d WHERE d.requester_id = $1 AND TRUE ORDER BY d.created_at DESC, d.id DESC LIMIT 51) UNION (SELECT id, requester_id, requester_handle, requester_organization_id, worker_id, worker_handle, worker_organization_id, skill, reason, decided_by, rule_id, requester_rule, worker_rule, created_at FROM admission_decisions d WHERE d.worker_id = $2 AND TRUE ORDER BY d.created_at DESC, d.id DESC LIMIT 51)) d ORDER BY d.created_at DESC, d.id DESC LIMIT 51;
 
+-- AdmissionRepository.denialsPerHour
+SELECT floor(extract(epoch FROM d.created_at) / 3600)::int AS hour,
+      count(*) FILTER (WHERE d.worker_organization_id = $1)::int AS inbound,
+      count(*) FILTER (WHERE d.requester_organization_id = $2)::int AS outbound
+ FROM admission_decisions d
+WHERE d.created_at >= $3
+  AND (d.worker_organization_id = $4 OR d.requester_organization_id = $5)
+GROUP BY 1;
+
 -- AdmissionRepository.pruneDecisions
 DELETE FROM admission_decisions WHERE id IN (
 SELECT id FROM admission_decisions WHERE created_at < now() - make_interval(days => $1::int)

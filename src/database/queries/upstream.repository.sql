@@ -98,3 +98,13 @@ WHERE id = $3 AND attempts = $4 AND in_flight;
 
 -- UpstreamRepository.hasAcceptedPendingMessage
 SELECT 1 FROM upstream_forwards WHERE task_id = $1 AND kind = 'message' AND status = 'pending' AND accepted;
+
+-- UpstreamRepository.forwardsPerHour
+SELECT floor(extract(epoch FROM f.created_at) / 3600)::int AS hour, t.worker_handle AS handle,
+      count(*) FILTER (WHERE f.status = 'succeeded')::int AS succeeded,
+      count(*) FILTER (WHERE f.status = 'failed')::int AS failed,
+      count(*) FILTER (WHERE f.status = 'pending' AND f.last_error IS NOT NULL)::int AS retrying,
+      max(f.updated_at) FILTER (WHERE f.last_error IS NOT NULL) AS "lastErrorAt"
+ FROM tasks t JOIN upstream_forwards f ON f.task_id = t.id
+WHERE t.worker_organization_id = $1 AND t.created_at >= $2 AND f.created_at >= $3
+GROUP BY 1, 2;

@@ -52,3 +52,18 @@ UPDATE webhooks SET failing_since = COALESCE(failing_since, now()) WHERE id = $1
 
 -- WebhooksRepository.disableWebhook
 UPDATE webhooks SET status = 'disabled', updated_at = now() WHERE id = $1;
+
+-- WebhooksRepository.deliveriesPerHour
+SELECT floor(extract(epoch FROM d.created_at) / 3600)::int AS hour,
+      count(*) FILTER (WHERE d.status = 'succeeded')::int AS succeeded,
+      count(*) FILTER (WHERE d.status = 'failed')::int AS failed,
+      count(*) FILTER (WHERE d.status = 'pending' AND d.attempts > 0)::int AS retrying
+ FROM webhooks w JOIN deliveries d ON d.webhook_id = w.id
+WHERE w.organization_id = $1 AND d.webhook_id IS NOT NULL AND d.created_at >= $2
+GROUP BY 1;
+
+-- WebhooksRepository.failingWebhooks
+SELECT w.id, w.url, w.status, w.failing_since AS "failingSince"
+ FROM webhooks w
+WHERE w.organization_id = $1 AND w.failing_since IS NOT NULL
+ORDER BY w.failing_since, w.id LIMIT $2;

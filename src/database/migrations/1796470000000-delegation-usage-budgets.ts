@@ -24,8 +24,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *   month's cost has reached its budget. `notified` is the highest threshold (80, 100)
  *   announced for the period; `usage.threshold` joins the event types.
  */
-export class DelegationUsageBudgets1796460000000 implements MigrationInterface {
-  name = 'DelegationUsageBudgets1796460000000';
+export class DelegationUsageBudgets1796470000000 implements MigrationInterface {
+  name = 'DelegationUsageBudgets1796470000000';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`

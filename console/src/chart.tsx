@@ -1,0 +1,118 @@
+import { useEffect, useId, useRef } from 'react';
+import uPlot, { type AlignedData, type Options } from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+
+const plain = (value: number) => String(value);
+
+export interface ChartSeries {
+  label: string;
+  color: string;
+  /** One value per hour; null: nothing to show that hour. */
+  values: (number | null)[];
+}
+
+/**
+ * A chart of hourly figures (uPlot: canvas, ~20 KB gzip), inside a figure whose caption
+ * names it and whose table gives the same figures to screen readers and to anyone who
+ * wants the numbers (the canvas is hidden from assistive technology).
+ */
+export function Chart({
+  title,
+  hours,
+  series,
+  kind,
+  format = plain,
+}: {
+  title: string;
+  /** The start of each hour (ISO). */
+  hours: string[];
+  series: ChartSeries[];
+  /** Stacked bars (counts), or lines (durations). */
+  kind: 'stacked' | 'lines';
+  format?: (value: number) => string;
+}) {
+  const box = useRef<HTMLDivElement>(null);
+  const captionId = useId();
+  useEffect(() => {
+    const target = box.current;
+    if (!target) {
+      return;
+    }
+    const xs = hours.map((hour) => Date.parse(hour) / 1000);
+    // Stacked: each series drawn as the sum of itself and those after it, largest first,
+    // so each bar shows its own part; the legend shows the series' own value.
+    const drawn =
+      kind === 'stacked'
+        ? series.map((_, i) => xs.map((__, h) => series.slice(i).reduce((sum, s) => sum + (s.values[h] ?? 0), 0)))
+        : series.map((s) => s.values);
+    const bars = uPlot.paths.bars!({ size: [0.7, 40], gap: 1 });
+    const options: Options = {
+      width: Math.max(200, target.clientWidth),
+      height: 180,
+      cursor: { drag: { x: false, y: false } },
+      scales: { x: { time: true }, y: { range: (_u, min, max) => [0, Math.max(max, kind === 'stacked' ? 4 : 1)] } },
+      axes: [
+        { stroke: '#5b6572', grid: { stroke: '#eef0f3' } },
+        { stroke: '#5b6572', grid: { stroke: '#eef0f3' }, size: 72, values: (_u, ticks) => ticks.map(format) },
+      ],
+      series: [
+        {},
+        ...series.map((s, i) => ({
+          label: s.label,
+          stroke: s.color,
+          fill: kind === 'stacked' ? s.color : undefined,
+          width: kind === 'stacked' ? 0 : 2,
+          paths: kind === 'stacked' ? bars : undefined,
+          points: { show: kind === 'lines' },
+          spanGaps: false,
+          value: (_u: uPlot, _v: number | null, _si: number, index: number | null) => {
+            const own = index === null ? null : series[i].values[index];
+            return own === null || own === undefined ? '—' : format(own);
+          },
+        })),
+      ],
+    };
+    const chart = new uPlot(options, [xs, ...drawn] as AlignedData, target);
+    chart.root.setAttribute('aria-hidden', 'true');
+    const resize = new ResizeObserver(() => chart.setSize({ width: Math.max(200, target.clientWidth), height: 180 }));
+    resize.observe(target);
+    return () => {
+      resize.disconnect();
+      chart.destroy();
+    };
+  }, [hours, series, kind, format]);
+  return (
+    <figure className="chart" aria-labelledby={captionId}>
+      <figcaption id={captionId}>{title}</figcaption>
+      <div ref={box} className="chart-canvas" />
+      <details>
+        <summary>
+          Figures<span className="visually-hidden"> of {title}</span>
+        </summary>
+        <table>
+          <caption className="visually-hidden">{title}, per hour</caption>
+          <thead>
+            <tr>
+              <th scope="col">Hour</th>
+              {series.map((s) => (
+                <th key={s.label} scope="col">
+                  {s.label}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {hours.map((hour, h) => (
+              <tr key={hour}>
+                <th scope="row">{new Date(hour).toLocaleString([], { dateStyle: 'short', timeStyle: 'short' })}</th>
+                {series.map((s) => (
+                  <td key={s.label}>{s.values[h] === null ? '—' : format(s.values[h]!)}</td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </details>
+    </figure>
+  );
+}
