@@ -1098,6 +1098,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tasks/{id}/tree": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the delegation tree around a task: its ancestors, its descendants and their usage
+         * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
+         *
+         *     Nodes of tasks you may not read are opaque: their state and usage only. `totals` covers the whole tree from its root.
+         */
+        get: operations["getTaskTree"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/trusted-issuers": {
         parameters: {
             query?: never;
@@ -1141,6 +1163,28 @@ export interface paths {
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
         delete: operations["deleteTrustedIssuer"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage of tasks that ended, grouped by identity, peer, organization, day or hour
+         * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
+         *
+         *     Admin key or Console: the organization's identities (or `identity=`); an agent key: its own identity. `Accept: text/csv` or `format=csv` answers CSV.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1915,7 +1959,7 @@ export interface components {
         CreateWebhookDto: {
             description?: string;
             /** @description Event types to receive, or `["*"]` for every type. */
-            events: ("*" | "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "api_key.expiring" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "approval.requested" | "approval.decided" | "ping")[];
+            events: ("*" | "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "api_key.expiring" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "approval.requested" | "approval.decided" | "usage.threshold" | "ping")[];
             /** @description Handle or id of one identity of your organization: only events about it. Omitted: organization-wide (an agent key always subscribes for its own identity). */
             identity?: string;
             /** @description An https URL on a public address. */
@@ -1929,7 +1973,7 @@ export interface components {
             created_at: string;
             event_id: string;
             /** @enum {string} */
-            event_type: "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "api_key.expiring" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "approval.requested" | "approval.decided" | "ping";
+            event_type: "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "api_key.expiring" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "approval.requested" | "approval.decided" | "usage.threshold" | "ping";
             /** Format: uuid */
             id: string;
             /** Format: date-time */
@@ -1984,7 +2028,7 @@ export interface components {
             /** Format: uuid */
             organization_id: string;
             /** @enum {string} */
-            type: "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "api_key.expiring" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "approval.requested" | "approval.decided" | "ping";
+            type: "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "api_key.expiring" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "approval.requested" | "approval.decided" | "usage.threshold" | "ping";
         };
         EventList: {
             events: components["schemas"]["Event"][];
@@ -2072,9 +2116,13 @@ export interface components {
         };
         IdentitySettings: {
             allow_public_egress: boolean;
+            /** @description Tasks it may start per UTC day (docs/api.md §18). */
+            daily_task_quota: number | null;
             enabled: boolean;
             /** @enum {string} */
             filter_mode: "whitelist" | "blacklist" | "approval";
+            /** @description Reported cost it may incur per UTC month. */
+            monthly_cost_budget: components["schemas"]["Money"] | null;
             publicly_discoverable: boolean;
             /** @description Every message sent to it must name a skill of its card (docs/api.md §16). */
             require_skill: boolean;
@@ -2266,6 +2314,24 @@ export interface components {
              */
             scoped_identity_id?: string;
         };
+        Money: {
+            /** @example 12.5 */
+            amount: string;
+            /** @example USD */
+            currency: string;
+        };
+        MoneyDto: {
+            /**
+             * @description A decimal string (up to 15 digits, 9 decimals).
+             * @example 12.50
+             */
+            amount: string;
+            /**
+             * @description ISO 4217 currency code.
+             * @example USD
+             */
+            currency: string;
+        };
         Organization: {
             /** Format: date-time */
             created_at: string;
@@ -2415,6 +2481,7 @@ export interface components {
             message?: components["schemas"]["ReplyMessageDto"];
             /** @enum {string} */
             state?: "working" | "input-required" | "auth-required" | "completed" | "failed" | "rejected";
+            usage?: components["schemas"]["ReplyUsageDto"];
         };
         ReplyMessageDto: {
             metadata?: {
@@ -2422,6 +2489,12 @@ export interface components {
             };
             /** @description A2A parts, in the v0.3 form (`{"kind":"text","text":"…"}`, `kind: file | data`) or the v1.0 form (`{"text":"…"}`, `raw`, `url`, `data`). */
             parts: Record<string, never>[];
+        };
+        ReplyUsageDto: {
+            /** @description A decimal string and an ISO 4217 code; every report of a task in the task's first currency. */
+            cost?: components["schemas"]["MoneyDto"];
+            input_tokens?: number;
+            output_tokens?: number;
         };
         RulePeerDto: {
             /** @description The peer identity's handle; required when type is identity. */
@@ -2519,6 +2592,72 @@ export interface components {
             /** Format: date-time */
             timestamp: string;
         };
+        TaskTree: {
+            ancestors: components["schemas"]["TreeNode"][];
+            task: components["schemas"]["TreeNode"];
+            totals: components["schemas"]["TreeTotals"];
+            truncated: boolean;
+        };
+        TreeMoney: {
+            /** @example 0.42 */
+            amount: string;
+            /** @example USD */
+            currency: string;
+        };
+        TreeNode: {
+            children?: components["schemas"]["TreeNode"][];
+            /** @enum {boolean} */
+            children_truncated?: true;
+            /** Format: date-time */
+            created_at?: string;
+            depth: number;
+            /** Format: uuid */
+            id?: string;
+            /**
+             * @description A task the caller may not see: state and usage only.
+             * @enum {boolean}
+             */
+            opaque?: true;
+            requester?: components["schemas"]["TreeParty"];
+            /** @enum {string} */
+            state: "submitted" | "working" | "input-required" | "auth-required" | "completed" | "failed" | "canceled" | "rejected";
+            /** Format: date-time */
+            updated_at?: string;
+            usage: components["schemas"]["TreeNodeUsage"];
+            worker?: components["schemas"]["TreeParty"];
+        };
+        TreeNodeUsage: {
+            artifact_bytes: number;
+            cost: components["schemas"]["TreeMoney"] | null;
+            /** @description From creation to its end (to now while open). */
+            duration_ms: number;
+            input_tokens: number;
+            messages: number;
+            output_tokens: number;
+            parts: number;
+            state_ms: {
+                [key: string]: number;
+            } | null;
+        };
+        TreeParty: {
+            agent_handle: string;
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            organization_id: string;
+        };
+        TreeTotals: {
+            artifact_bytes: number;
+            by_state: {
+                [key: string]: number;
+            };
+            cost: components["schemas"]["TreeMoney"][];
+            input_tokens: number;
+            messages: number;
+            output_tokens: number;
+            parts: number;
+            tasks: number;
+        };
         TrustedIssuer: {
             audience: string;
             /** Format: date-time */
@@ -2559,6 +2698,8 @@ export interface components {
         };
         UpdateSettingsDto: {
             allow_public_egress?: boolean;
+            /** @description Tasks the identity may start as a requester per UTC day (docs/api.md §18); null: no quota. Admin key or Console only. */
+            daily_task_quota?: number | null;
             /** @description Receiver enabled: the card is served and the protocol endpoint answers. */
             enabled?: boolean;
             /**
@@ -2566,6 +2707,8 @@ export interface components {
              * @enum {string}
              */
             filter_mode?: "whitelist" | "blacklist" | "approval";
+            /** @description Reported cost the identity may incur as a requester per UTC month (docs/api.md §18); null: no budget. Admin key or Console only. */
+            monthly_cost_budget?: components["schemas"]["MoneyDto"] | null;
             /** @description Admin key or Console only. */
             publicly_discoverable?: boolean;
             /** @description Every message sent to the identity must name a skill of its card (docs/api.md §16); one that names none is invalid params. Admin key or Console only. */
@@ -2573,7 +2716,7 @@ export interface components {
         };
         UpdateWebhookDto: {
             description?: string;
-            events?: ("*" | "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "api_key.expiring" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "approval.requested" | "approval.decided" | "ping")[];
+            events?: ("*" | "task.created" | "task.message" | "task.status" | "task.artifact" | "api_key.created" | "api_key.revoked" | "api_key.expiring" | "identity.claimed" | "identity.updated" | "contact_rule.created" | "contact_rule.updated" | "contact_rule.deleted" | "console.member_added" | "console.member_removed" | "approval.requested" | "approval.decided" | "usage.threshold" | "ping")[];
             /**
              * @description Re-enable a webhook that was disabled, or pause one.
              * @enum {string}
@@ -2619,6 +2762,36 @@ export interface components {
             type: "none" | "bearer" | "api_key";
             /** @description The secret: a bearer token or an API key. Write-only: never returned. */
             value?: string;
+        };
+        Usage: {
+            /** Format: date-time */
+            from: string;
+            /** @enum {string} */
+            group_by: "identity" | "peer" | "organization" | "day" | "hour";
+            groups: components["schemas"]["UsageGroup"][];
+            /** Format: date-time */
+            to: string;
+            truncated: boolean;
+        };
+        UsageGroup: {
+            artifact_bytes: number;
+            canceled: number;
+            completed: number;
+            cost: components["schemas"]["Money"][];
+            /** @description Summed time from submitted to terminal. */
+            duration_ms: number;
+            failed: number;
+            input_tokens: number;
+            key: string;
+            label: string | null;
+            messages: number;
+            output_tokens: number;
+            parts: number;
+            rejected: number;
+            /** @enum {string} */
+            role: "requester" | "worker";
+            /** @description Tasks that ended. */
+            tasks: number;
         };
         User: {
             /** Format: date-time */
@@ -6830,6 +7003,78 @@ export interface operations {
             };
         };
     };
+    getTaskTree: {
+        parameters: {
+            query?: {
+                /** @description Levels of descendants shown (default: all, up to LEDGER_MAX_TREE_DEPTH). */
+                depth?: number;
+                /** @description Children shown per node, oldest first; a node with more says `children_truncated`. */
+                fan_out?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskTree"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such resource, or not one the caller may see. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listTrustedIssuers: {
         parameters: {
             query?: never;
@@ -7060,6 +7305,73 @@ export interface operations {
             };
             /** @description `trusted_issuer_not_found`: no trusted issuer of your organization has that id. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                /** @description csv: the same rows as text/csv (or send `Accept: text/csv`). */
+                format?: "json" | "csv";
+                /** @description Tasks created at or after this hour (default: 30 days before `to`). */
+                from?: string;
+                group_by?: "identity" | "peer" | "organization" | "day" | "hour";
+                /** @description One identity's usage (a handle of your organization; an agent key: its own). */
+                identity?: string;
+                /** @description Tasks created before this time (default: now). */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Usage"];
+                    "text/csv": components["schemas"]["Usage"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -26,6 +26,7 @@ import { PortsModule } from './ports.module';
 import { ProtocolModule } from './protocol/protocol.module';
 import { RetentionModule } from './retention/retention.module';
 import { UpstreamModule } from './upstream/upstream.module';
+import { UsageModule } from './usage/usage.module';
 
 @Module({})
 export class AppModule {
@@ -51,6 +52,7 @@ export class AppModule {
         AdmissionModule,
         ApprovalsModule,
         DirectoryModule,
+        UsageModule,
         LedgerModule,
         ProtocolModule,
         UpstreamModule,

@@ -13,6 +13,7 @@ import { AcceptPage, MembersPage } from './features/members';
 import { TaskPage, TasksPage } from './features/tasks';
 import { WebhookPage, WebhooksPage } from './features/webhooks';
 import { Link, navigate, useRoute } from './router';
+import { UsagePage } from './features/usage';
 import { ErrorNotice, Loading } from './ui';
 import './styles.css';
 
@@ -38,6 +39,7 @@ const NAV: [string, string][] = [
   ['/admission', 'Admission'],
   ['/approvals', 'Approvals'],
   ['/tasks', 'Tasks'],
+  ['/usage', 'Usage'],
   ['/webhooks', 'Webhooks'],
   ['/events', 'Events'],
   ['/members', 'Members'],
@@ -137,6 +139,8 @@ function Page({ path }: { path: string }) {
       return <ApprovalsPage />;
     case 'tasks':
       return param ? <TaskPage id={param} /> : <TasksPage />;
+    case 'usage':
+      return <UsagePage />;
     case 'webhooks':
       return param ? <WebhookPage id={param} /> : <WebhooksPage />;
     case 'members':

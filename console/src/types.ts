@@ -39,3 +39,7 @@ export type Attempt = Schemas['DeliveryAttempt'];
 export type AuditEvent = Schemas['AuditEvent'];
 
 export type Approval = Schemas['Approval'];
+
+export type TaskTree = Schemas['TaskTree'];
+export type TreeNode = Schemas['TreeNode'];
+export type Usage = Schemas['Usage'];

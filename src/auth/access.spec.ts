@@ -147,6 +147,7 @@ const identityTable = (extra: Partial<Table> = {}): Table => ({
 const OWNER_EXPECTED: Partial<Record<Permission, Table>> = {
   'identity.read': identityTable({ unclaimedAgent: { orphan: 'ok', else: FB('identity_unclaimed') } }),
   'identity.readSettings': identityTable(),
+  'usage.read': identityTable(),
   'identity.editCard': identityTable(),
   'identity.changeSettings': identityTable(),
   'identity.delete': identityTable(refusedAgents('agent_key_not_allowed')),

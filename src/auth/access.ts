@@ -43,6 +43,8 @@ export type Permission =
   // docs/api.md §16 Approvals
   | 'approval.read'
   | 'approval.decide'
+  // docs/api.md §18 Usage
+  | 'usage.read'
   // docs/api.md §8 Webhooks (who may: docs/walkthrough.md, "Subscribing")
   | 'webhook.read'
   | 'webhook.write'
@@ -189,6 +191,9 @@ export const ACCESS_RULES: Readonly<Record<Permission, AccessRule>> = {
   'approval.read': { ...ORGANIZATION, hidden: approvalNotFound },
   'approval.decide': { ...ORGANIZATION, hidden: approvalNotFound },
 
+  /** Usage rollups of an identity: its organization's admin keys and Console users, its own key. */
+  'usage.read': IDENTITY,
+
   'webhook.read': WEBHOOK,
   'webhook.write': WEBHOOK,
   /** The identity a new webhook is scoped to. */
@@ -311,13 +316,19 @@ export function identityParty(
 // Identity settings (docs/api.md §3 "Settings field" table)
 
 export type SettingField =
-  'enabled' | 'allow_public_egress' | 'publicly_discoverable' | 'filter_mode' | 'require_skill';
+  | 'enabled'
+  | 'allow_public_egress'
+  | 'publicly_discoverable'
+  | 'filter_mode'
+  | 'require_skill'
+  | 'daily_task_quota'
+  | 'monthly_cost_budget';
 
 /**
  * The own-key column: an admin key or Console user of the identity's organization
  * may change every field; the identity's own key only these (docs/api.md §1:
  * publicly_discoverable, filter_mode and require_skill need an admin-scoped key or a
- * same-organization Console user).
+ * same-organization Console user; so do the budgets, §18: an agent does not set its own).
  */
 export const OWN_KEY_MAY_CHANGE: Readonly<Record<SettingField, boolean>> = {
   enabled: true,
@@ -325,6 +336,8 @@ export const OWN_KEY_MAY_CHANGE: Readonly<Record<SettingField, boolean>> = {
   publicly_discoverable: false,
   filter_mode: false,
   require_skill: false,
+  daily_task_quota: false,
+  monthly_cost_budget: false,
 };
 
 /**

@@ -9,6 +9,8 @@ export interface FieldError {
 export interface AppErrorExtra {
   errors?: FieldError[];
   headers?: Record<string, string>;
+  /** Members the error's body carries beside `code` (problem+json, JSON-RPC `data`, ErrorInfo metadata): `resets_at`. */
+  data?: Record<string, string>;
 }
 
 /** A status and one of the codes error-codes.ts allows with it. */
@@ -52,3 +54,5 @@ export const unauthorized = (code: CodeWithStatus<401>, detail: string) => new A
 export const forbidden = (code: CodeWithStatus<403>, detail: string) => new AppError(403, code, detail);
 export const notFound = (code: CodeWithStatus<404>, detail: string) => new AppError(404, code, detail);
 export const conflict = (code: CodeWithStatus<409>, detail: string) => new AppError(409, code, detail);
+export const tooManyRequests = (code: CodeWithStatus<429>, detail: string, extra?: AppErrorExtra) =>
+  new AppError(429, code, detail, extra);

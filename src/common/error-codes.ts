@@ -61,6 +61,10 @@ export const ERROR_CODES = {
   },
   invalid_scope: { status: 400, doc: "`POST /oauth/token`: a `scope` other than the key's own (docs/api.md §17)." },
   wrong_password: { status: 400, doc: 'The current password given to change it is incorrect.' },
+  tree_too_deep: {
+    status: 400,
+    doc: 'A send would start a task deeper in its delegation tree than `LEDGER_MAX_TREE_DEPTH` (docs/api.md §18).',
+  },
 
   // --- 401 ---------------------------------------------------------------------
   unauthenticated: {
@@ -189,6 +193,10 @@ export const ERROR_CODES = {
   invalid_transition: { status: 409, doc: 'A worker cannot move the task to that state.' },
   artifact_not_found: { status: 409, doc: 'An append names an artifact the task does not have.' },
   artifact_closed: { status: 409, doc: 'An append to an artifact that already received its last chunk.' },
+  usage_currency_mismatch: {
+    status: 409,
+    doc: "A reply's reported cost is in another currency than the task's earlier reports (docs/api.md §18).",
+  },
 
   // --- 413, 415 --------------------------------------------------------------------
   payload_too_large: { status: 413, doc: 'The request body is larger than the endpoint accepts.' },
@@ -204,6 +212,10 @@ export const ERROR_CODES = {
   too_many_open_calls: {
     status: 429,
     doc: 'The key holds its maximum of open streams and blocking sends (no Retry-After: a slot frees when a call ends).',
+  },
+  quota_exceeded: {
+    status: 429,
+    doc: "The requester's daily task quota or monthly cost budget is used up (docs/api.md §18); `resets_at` and Retry-After say when it resets.",
   },
 
   // --- 500 ---------------------------------------------------------------------

@@ -176,6 +176,7 @@ export function problemBody(req: Request, error: AppError) {
     detail: error.detail,
     code: error.code,
     request_id: req.id,
+    ...error.extra.data,
     ...(error.extra.errors ? { errors: error.extra.errors } : {}),
   };
 }
@@ -255,7 +256,11 @@ export function restBindingErrorBody(req: Request, error: AppError) {
  */
 export function checkErrorInfo(error: AppError, requestId: string) {
   const reason = checkReason(error);
-  return { reason: reason.toUpperCase(), domain: SERVICE_ERROR_DOMAIN, metadata: { reason, request_id: requestId } };
+  return {
+    reason: reason.toUpperCase(),
+    domain: SERVICE_ERROR_DOMAIN,
+    metadata: { reason, request_id: requestId, ...error.extra.data },
+  };
 }
 
 /**
@@ -306,7 +311,7 @@ export function jsonRpcErrorBody(req: Request, error: AppError) {
     error: {
       code: jsonRpcCode(error),
       message: error.detail,
-      data: { reason: checkReason(error), status: error.status, request_id: req.id },
+      data: { reason: checkReason(error), status: error.status, request_id: req.id, ...error.extra.data },
     },
   };
 }

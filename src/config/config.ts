@@ -87,6 +87,8 @@ export interface AppConfig {
   ledgerMaxArtifactBytesPerTask: number;
   /** The most history messages one task read returns (the default when none is asked for). */
   ledgerMaxHistory: number;
+  /** How deep a delegation tree may grow (docs/api.md §18): a send that would start a deeper task is refused. */
+  ledgerMaxTreeDepth: number;
   /** Interval of SSE keep-alive comments on protocol streams. */
   sseKeepaliveMs: number;
   /** A protocol stream is closed by the server after this long. */
@@ -327,6 +329,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
       1024 * 1024 * 1024,
     ),
     ledgerMaxHistory: int(env, 'LEDGER_MAX_HISTORY', 100, 1, 10_000),
+    // smallint column; a few levels suffice for real delegation, the limit stops runaway loops of agents.
+    ledgerMaxTreeDepth: int(env, 'LEDGER_MAX_TREE_DEPTH', 16, 1, 1_000),
     sseKeepaliveMs: int(env, 'SSE_KEEPALIVE_MS', 15_000, 10, 15_000),
     sseMaxDurationMs: int(env, 'SSE_MAX_DURATION_MS', 15 * 60_000, 1_000, 24 * 3600_000),
     webhooksAllowPrivateNetworks: bool(env, 'WEBHOOKS_ALLOW_PRIVATE_NETWORKS', false),

@@ -1,6 +1,8 @@
 interface DriverError {
   code?: string;
   constraint?: string;
+  message?: string;
+  detail?: string;
 }
 
 /**
@@ -15,6 +17,12 @@ export function brokenConstraint(error: unknown): string | null {
 /** Whether a statement failed with this SQLSTATE (from the driver's error or TypeORM's wrapper of it). */
 export function failedWith(error: unknown, sqlstate: string): boolean {
   return driverErrorOf(error)?.code === sqlstate;
+}
+
+/** A statement's failure with this SQLSTATE (a function of ours that raised it): its message and DETAIL; null otherwise. */
+export function failureOf(error: unknown, sqlstate: string): { message: string; detail: string | null } | null {
+  const driver = driverErrorOf(error);
+  return driver?.code === sqlstate ? { message: driver.message ?? '', detail: driver.detail ?? null } : null;
 }
 
 /** The driver's error: TypeORM's wrapper unwrapped, or the error itself; null for no object. */

@@ -16,6 +16,7 @@ export const EVENT_TYPES = [
   'console.member_removed',
   'approval.requested',
   'approval.decided',
+  'usage.threshold',
   'ping',
 ] as const;
 

@@ -22,6 +22,9 @@ export type IdentityRow = Pick<
   | 'allow_public_egress'
   | 'filter_mode'
   | 'require_skill'
+  | 'daily_task_quota'
+  | 'monthly_cost_budget_amount'
+  | 'monthly_cost_budget_currency'
   | 'status'
   | 'claim_expires_at'
   | 'card_version'
@@ -32,7 +35,8 @@ export type IdentityRow = Pick<
 
 export const IDENTITY_COLUMNS =
   sql.raw(`id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-  publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
+  publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
+  monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
   updated_at, deleted_at`);
 
 /** A row of a keyset walk: the page position only; the page's rows are loaded after. */
@@ -60,6 +64,9 @@ export interface IdentitySettings {
   publiclyDiscoverable?: boolean;
   filterMode?: FilterMode;
   requireSkill?: boolean;
+  dailyTaskQuota?: number | null;
+  monthlyCostBudgetAmount?: string | null;
+  monthlyCostBudgetCurrency?: string | null;
 }
 
 /** The copy of a card; `skills` canonical. */
@@ -111,6 +118,9 @@ const SETTING_COLUMNS = {
   publiclyDiscoverable: 'publicly_discoverable',
   filterMode: 'filter_mode',
   requireSkill: 'require_skill',
+  dailyTaskQuota: 'daily_task_quota',
+  monthlyCostBudgetAmount: 'monthly_cost_budget_amount',
+  monthlyCostBudgetCurrency: 'monthly_cost_budget_currency',
 } as const satisfies Record<keyof IdentitySettings, string>;
 
 const EXAMPLE_IDENTITY: NewIdentity = {
@@ -465,6 +475,9 @@ export function toIdentity(row: IdentityRow): Identity {
     allowPublicEgress: row.allow_public_egress,
     filterMode: row.filter_mode,
     requireSkill: row.require_skill,
+    dailyTaskQuota: row.daily_task_quota,
+    monthlyCostBudgetAmount: row.monthly_cost_budget_amount,
+    monthlyCostBudgetCurrency: row.monthly_cost_budget_currency,
     status: row.status,
     claimExpiresAt: row.claim_expires_at,
     cardVersion: row.card_version,

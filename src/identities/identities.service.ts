@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { conflict } from '../common/app-error';
+import { badRequest, conflict } from '../common/app-error';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../common/principal';
 import { Database, type Tx } from '../database/database';
@@ -34,7 +34,24 @@ const SETTING_PROPERTIES = {
   publicly_discoverable: 'publiclyDiscoverable',
   filter_mode: 'filterMode',
   require_skill: 'requireSkill',
+  daily_task_quota: 'dailyTaskQuota',
+  // Two columns; settingChanges sets both.
+  monthly_cost_budget: 'monthlyCostBudgetAmount',
 } as const satisfies Record<SettingField, keyof Identity & keyof IdentitySettings>;
+
+/** A settings PATCH as the repository's changes (the monthly budget is two columns). */
+function settingChanges(dto: UpdateSettingsDto, fields: readonly SettingField[]): IdentitySettings {
+  const changes: IdentitySettings = {};
+  for (const field of fields) {
+    if (field === 'monthly_cost_budget') {
+      changes.monthlyCostBudgetAmount = dto.monthly_cost_budget?.amount ?? null;
+      changes.monthlyCostBudgetCurrency = dto.monthly_cost_budget?.currency ?? null;
+    } else {
+      Object.assign(changes, { [SETTING_PROPERTIES[field]]: dto[field] });
+    }
+  }
+  return changes;
+}
 
 /** An identity to create, as the REST body and agent signup give it. */
 export interface IdentityToCreate {
@@ -183,21 +200,24 @@ export class IdentitiesService {
       const identity = await this.lockForChange(tx, principal, handle, 'identity.changeSettings');
       const fields = (Object.keys(dto) as SettingField[]).filter((field) => dto[field] !== undefined);
       requireSettingsChange(principal, identity, fields, dto.enabled === true);
-      const changes: IdentitySettings = Object.fromEntries(
-        fields.map((field) => [SETTING_PROPERTIES[field], dto[field]]),
-      );
-      const updated = (await this.identities.updateSettings(identity.id, changes, tx))!;
-      if (fields.some((field) => updated[SETTING_PROPERTIES[field]] !== identity[SETTING_PROPERTIES[field]])) {
+      if (dto.monthly_cost_budget && Number(dto.monthly_cost_budget.amount) <= 0) {
+        throw badRequest('validation_failed', 'The monthly cost budget must be more than 0.', [
+          { field: 'monthly_cost_budget.amount', message: 'amount must be more than 0' },
+        ]);
+      }
+      const updated = (await this.identities.updateSettings(identity.id, settingChanges(dto, fields), tx))!;
+      const [before, after] = [toSettingsView(identity), toSettingsView(updated)];
+      if (fields.some((field) => JSON.stringify(before[field]) !== JSON.stringify(after[field]))) {
         const after = await this.emitted(tx, 'identity.updated', updated);
         await this.audit.record(tx, {
           organizationId: after.organization_id,
           action: 'identity.settings_changed',
           target: identityTarget(after),
-          before: toSettingsView(identity),
+          before,
           after: toSettingsView(updated),
         });
       }
-      return toSettingsView(updated);
+      return after;
     });
   }
 

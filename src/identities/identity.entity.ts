@@ -61,6 +61,17 @@ export class Identity {
   @Column({ name: 'require_skill', type: 'boolean' })
   requireSkill: boolean;
 
+  /** Budgets (docs/api.md §18): tasks it may start per UTC day as a requester; null: no quota. */
+  @Column({ name: 'daily_task_quota', type: 'integer', nullable: true })
+  dailyTaskQuota: number | null;
+
+  /** Reported cost it may incur per UTC month as a requester (a decimal string); null: no budget. */
+  @Column({ name: 'monthly_cost_budget_amount', type: 'numeric', nullable: true })
+  monthlyCostBudgetAmount: string | null;
+
+  @Column({ name: 'monthly_cost_budget_currency', type: 'varchar', nullable: true })
+  monthlyCostBudgetCurrency: string | null;
+
   @Column({ type: 'varchar' })
   status: IdentityStatus;
 

@@ -1,3 +1,4 @@
+import { decimal } from '../common/money';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { PageOf } from '../common/api-docs';
 import { MintedKeySchema } from '../keys/key-metadata';
@@ -33,6 +34,8 @@ export interface SettingsView {
   publicly_discoverable: boolean;
   filter_mode: FilterMode;
   require_skill: boolean;
+  daily_task_quota: number | null;
+  monthly_cost_budget: { amount: string; currency: string } | null;
 }
 
 /** A freshly minted key: its metadata and, this once, the plaintext. */
@@ -85,6 +88,11 @@ export function toSettingsView(identity: Identity): SettingsView {
     publicly_discoverable: identity.publiclyDiscoverable,
     filter_mode: identity.filterMode,
     require_skill: identity.requireSkill,
+    daily_task_quota: identity.dailyTaskQuota,
+    monthly_cost_budget:
+      identity.monthlyCostBudgetAmount === null
+        ? null
+        : { amount: decimal(identity.monthlyCostBudgetAmount), currency: identity.monthlyCostBudgetCurrency! },
   };
 }
 
@@ -112,6 +120,12 @@ export class IdentitySchema implements IdentityView {
   @ApiProperty({ format: 'date-time' }) updated_at: string;
 }
 
+@ApiSchema({ name: 'Money' })
+export class MoneySchema {
+  @ApiProperty({ example: '12.5' }) amount: string;
+  @ApiProperty({ example: 'USD' }) currency: string;
+}
+
 @ApiSchema({ name: 'IdentitySettings' })
 export class SettingsSchema implements SettingsView {
   @ApiProperty() enabled: boolean;
@@ -120,6 +134,10 @@ export class SettingsSchema implements SettingsView {
   @ApiProperty({ enum: FILTER_MODES }) filter_mode: FilterMode;
   @ApiProperty({ description: 'Every message sent to it must name a skill of its card (docs/api.md §16).' })
   require_skill: boolean;
+  @ApiProperty({ type: Number, nullable: true, description: 'Tasks it may start per UTC day (docs/api.md §18).' })
+  daily_task_quota: number | null;
+  @ApiProperty({ type: MoneySchema, nullable: true, description: 'Reported cost it may incur per UTC month.' })
+  monthly_cost_budget: MoneySchema | null;
 }
 
 /** A new identity; with `mint_key`, its first agent key (plaintext shown only here). */

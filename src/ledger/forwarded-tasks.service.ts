@@ -8,7 +8,9 @@ import { LedgerService } from './ledger.service';
 import { TaskReadsRepository } from './task-reads.repository';
 import type { RoomAsked, TaskJournal } from './task-journal';
 import type { ForwardedTask, NewMessage, UpstreamIds } from './task-records';
-import { transition, type ReplyState } from './task-state';
+import { isTerminal, transition, type ReplyState } from './task-state';
+import { UsageMeter } from '../usage/usage-meter';
+import type { ReportedUsage } from '../usage/usage.repository';
 
 /** What a forwarded task's upstream agent answered, written as a worker's reply would be. */
 export interface UpstreamUpdate {
@@ -20,6 +22,8 @@ export interface UpstreamUpdate {
   /** Agent messages of the upstream task's history, recorded before the status message (none stored twice). */
   history?: NewMessage[];
   artifacts?: ArtifactChunk[];
+  /** What the upstream reported with the answer that ended the task (docs/api.md §18), added to the task's usage. */
+  usage?: ReportedUsage;
 }
 
 /** What applyUpstream wrote: `terminal` when the task takes no more; the states the state machine refused. */
@@ -48,6 +52,7 @@ export class ForwardedTasksService {
     private readonly ledger: LedgerService,
     private readonly repository: LedgerRepository,
     private readonly reads: TaskReadsRepository,
+    private readonly usage: UsageMeter,
   ) {}
 
   /** A forwarded task's state and upstream ids. */
@@ -168,6 +173,12 @@ export class ForwardedTasksService {
           await journal.message('agent', message, 'status', next.state);
         } else if (state) {
           await journal.status(next.state);
+        }
+        // Once: the answer that ended the task (none is applied after it).
+        const usage = update.usage;
+        if (usage && isTerminal(journal.state)) {
+          const { id, requester } = journal.task;
+          await journal.alongside((unit) => this.usage.report(unit, { id, requester }, usage, 'ignore'));
         }
       }
     }

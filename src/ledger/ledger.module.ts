@@ -14,6 +14,9 @@ import { IdempotencyStore } from './idempotency';
 import { IdempotencyRepository } from './idempotency.repository';
 import { LedgerEvents } from './ledger-events';
 import { LedgerRepository } from './ledger.repository';
+import { UsageModule } from '../usage/usage.module';
+import { TaskTreeRepository } from './task-tree.repository';
+import { TaskTreeService } from './task-tree.service';
 import { LedgerService } from './ledger.service';
 import { PushConfigsRepository } from './push-configs.repository';
 import { PushConfigService } from './push-configs.service';
@@ -40,11 +43,14 @@ import { TasksService } from './tasks.service';
       IdempotencyKey,
     ]),
     EventsModule,
+    UsageModule,
   ],
   controllers: [TasksController, ContextsController],
   providers: [
     LedgerRepository,
     TaskReadsRepository,
+    TaskTreeRepository,
+    TaskTreeService,
     TaskActivityRepository,
     PushConfigsRepository,
     IdempotencyRepository,

@@ -10,10 +10,12 @@ import type { ArtifactChunk, TaskEventKind } from './entities/task-event.entity'
 import type { MessageRole } from './entities/task-message.entity';
 import type { Task } from './entities/task.entity';
 import { CHANGES_CHANNEL } from '../events/task-notifier';
+import { parentOf, treeValues } from './task-tree.repository';
 import {
   type ForwardedTask,
   type MessageRecord,
   type NewMessage,
+  type NewTaskTree,
   type TaskHead,
   type TaskPair,
   type UpstreamIds,
@@ -37,6 +39,8 @@ export type CreatedTask =
 export const U = DummyValue.UUID;
 
 export const U2 = DummyValue.UUID_2;
+
+const TREE: NewTaskTree = { refs: [U], maxDepth: 16 };
 
 export const PAIR: TaskPair = {
   requester: { id: U, handle: DummyValue.HANDLE, organizationId: U },
@@ -122,15 +126,17 @@ const NEW_TASK = new WriteShape(
       ['seq', 'int'],
       ['created_at', 'timestamptz'],
       ['updated_at', 'timestamptz'],
+      ['parent_refs', 'jsonb'],
+      ['max_depth', 'int'],
     ],
   },
   ({ t }) => sql`INSERT INTO tasks
-      (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle,
-       worker_organization_id, origin_message_id, metadata, skill, state, status_message_id, status_timestamp, seq, created_at, updated_at)
+      (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id,
+       origin_message_id, metadata, skill, state, status_message_id, status_timestamp, seq, created_at, updated_at, parent_task_id, root_task_id, depth)
     SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id, t.worker_identity_id, t.worker_handle,
            t.worker_organization_id, t.origin_message_id, t.metadata, t.skill, t.state, t.status_message_id, t.status_timestamp, t.seq,
-           t.created_at, t.updated_at
-      FROM ${t}`,
+           t.created_at, t.updated_at, ${treeValues(sql`t.max_depth`)}
+      FROM ${t} ${parentOf(sql`t.requester_identity_id`, sql`t.parent_refs`)}`,
 );
 const FIRST_MESSAGE = new WriteShape(
   {
@@ -239,11 +245,11 @@ export class LedgerRepository {
    * Inserts a task, with a new context (`contextId` null) or in one of the pair's
    * contexts (whose updated_at moves on only when the task is inserted), in one
    * statement. A task the pair already has for this origin message is not inserted:
-   * a retried send.
+   * a retried send. Its parent: the first of `tree.refs` that qualifies (parentOf).
    */
   @GenerateSql(
-    { name: 'new context', params: [PAIR, DummyValue.STRING, { a: 1 }, null, null] },
-    { name: 'in a context', params: [PAIR, DummyValue.STRING, null, DummyValue.STRING, U] },
+    { name: 'new context', params: [PAIR, DummyValue.STRING, { a: 1 }, null, null, TREE] },
+    { name: 'in a context', params: [PAIR, DummyValue.STRING, null, DummyValue.STRING, U, TREE] },
   )
   async createTask(
     pair: TaskPair,
@@ -251,6 +257,7 @@ export class LedgerRepository {
     metadata: Record<string, unknown> | null,
     skill: string | null,
     contextId: string | null,
+    tree: NewTaskTree,
     tx?: Tx,
   ): Promise<CreatedTask> {
     const { requester: r, worker: w } = pair;
@@ -267,10 +274,11 @@ export class LedgerRepository {
       sql`
       WITH c AS (${context}),
       t AS (
-        INSERT INTO tasks AS t (id, context_id, requester_identity_id, requester_handle, requester_organization_id,
-                                worker_identity_id, worker_handle, worker_organization_id, origin_message_id, metadata, skill)
+        INSERT INTO tasks AS t (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id,
+                                worker_handle, worker_organization_id, origin_message_id, metadata, skill, parent_task_id, root_task_id, depth)
         SELECT ${newRowId()}, c.id, ${r.id}, ${r.handle}, ${r.organizationId}, ${w.id}, ${w.handle}, ${w.organizationId}, ${originMessageId},
-               ${json(metadata)}::jsonb, ${skill} FROM c
+               ${json(metadata)}::jsonb, ${skill}, ${treeValues(sql`${tree.maxDepth}::int`)}
+          FROM c ${parentOf(sql`${r.id}::uuid`, sql`${JSON.stringify(tree.refs)}::jsonb`)}
         ON CONFLICT (requester_identity_id, worker_identity_id, origin_message_id) DO NOTHING
         RETURNING ${TASK_COLUMNS}
       )${touch}
@@ -300,11 +308,11 @@ export class LedgerRepository {
   @GenerateSql(
     {
       name: 'new context',
-      params: [DummyValue.BATCH, EXAMPLE_TASK, EXAMPLE_FIRST_MESSAGE, DummyValue.STRING, true, null],
+      params: [DummyValue.BATCH, EXAMPLE_TASK, EXAMPLE_FIRST_MESSAGE, DummyValue.STRING, true, null, TREE],
     },
     {
       name: 'in a context',
-      params: [DummyValue.BATCH, EXAMPLE_TASK, EXAMPLE_FIRST_MESSAGE, DummyValue.STRING, false, null],
+      params: [DummyValue.BATCH, EXAMPLE_TASK, EXAMPLE_FIRST_MESSAGE, DummyValue.STRING, false, null, TREE],
     },
   )
   async queueNewTask(
@@ -314,6 +322,7 @@ export class LedgerRepository {
     originMessageId: string,
     newContext: boolean,
     traceId: string | null,
+    tree: NewTaskTree,
   ): Promise<void> {
     const at = task.createdAt;
     const { requester: r, worker: w } = task;
@@ -340,6 +349,8 @@ export class LedgerRepository {
               task.seq,
               at,
               task.updatedAt,
+              JSON.stringify(tree.refs),
+              tree.maxDepth,
             ],
           ],
         }),

@@ -20,6 +20,7 @@ import {
   type HydrateOptions,
   type MessageRecord,
   type NewMessage,
+  type NewTaskTree,
   type TaskEventRecord,
   type TaskPair,
   type TaskHead,
@@ -27,6 +28,8 @@ import {
 } from './task-records';
 import { isTerminal, transition } from './task-state';
 import { TaskWatch } from './task-watch';
+import { treeRefusal } from './task-tree.service';
+import { UsageMeter } from '../usage/usage-meter';
 import { RememberedTasks, type RememberedTask } from './remembered-tasks';
 
 export interface SendInput {
@@ -96,6 +99,7 @@ export class LedgerService {
     private readonly reads: TaskReadsRepository,
     private readonly notifier: TaskNotifier,
     private readonly ledgerEvents: LedgerEvents,
+    private readonly usage: UsageMeter,
   ) {}
 
   /**
@@ -148,7 +152,8 @@ export class LedgerService {
     try {
       await this.db.batch(async (batch) => {
         const newContext = input.contextId === undefined;
-        await this.repository.queueNewTask(batch, row, message, message.messageId, newContext, currentTraceId());
+        const tree = this.treeOf(input.message);
+        await this.repository.queueNewTask(batch, row, message, message.messageId, newContext, currentTraceId(), tree);
         await this.ledgerEvents.emit(batch, row, [creation], creation);
         afterCommit(batch, () => {
           // As stored — but for metadata, whose keys jsonb orders its own way: then the first change reads it.
@@ -160,6 +165,7 @@ export class LedgerService {
         await also?.(batch, row.id);
       });
     } catch (error) {
+      throwIfTooDeep(error);
       const constraint = brokenConstraint(error);
       if (constraint === 'fk_tasks_context') {
         throw contextNotFound();
@@ -320,6 +326,12 @@ export class LedgerService {
     return this.reads.firstMessages(taskIds, tx);
   }
 
+  /** Where a new task may join a tree (docs/api.md §18): the task ids its message references (at most 16, ids only). */
+  private treeOf(message: NewMessage): NewTaskTree {
+    const refs = message.referenceTaskIds.filter((id) => isUuid(id)).slice(0, 16);
+    return { refs: refs.map((id) => id.toLowerCase()), maxDepth: this.config.ledgerMaxTreeDepth };
+  }
+
   /** A read returns at most LEDGER_MAX_ARTIFACT_BYTES_PER_TASK of artifact content per task. */
   private bounded(read: HydrateOptions): HydrateOptions {
     return { ...read, maxArtifactBytes: this.config.ledgerMaxArtifactBytesPerTask };
@@ -451,37 +463,45 @@ export class LedgerService {
 
   /** A journal registered with its transaction: flushed before the commit, the notifier told after. */
   private open(tx: Tx, row: TaskHead, isNew: boolean): TaskJournal {
-    const journal = new TaskJournal(tx, this.db, this.repository, row, isNew, async (flushed, entries, unit) => {
-      await this.ledgerEvents.emit(
-        unit,
-        flushed.task,
-        entries,
-        flushed.isNew ? flushed.entries[0] : null,
-        flushed.released,
-      );
-      const change = { taskId: flushed.task.id, seq: flushed.task.seq };
-      const row = { ...flushed.task };
-      const messages = flushed.messageCount;
-      // The watches open now, and so subscribed before the commit (a later one may not hear of what follows it).
-      const watches = this.watches.get(change.taskId);
-      let events: TaskEventRecord[] = [];
-      if (watches.length > 0) {
-        events = flushed.eventRecords(entries);
-        const settled = whenSettled(tx);
-        for (const watch of watches) {
-          watch.expect(change.seq, settled);
-        }
-      }
-      afterCommit(tx, () => {
-        this.remembered.remember(row, messages);
-        for (const watch of watches) {
-          if (this.watches.has(change.taskId, watch)) {
-            watch.hand(events);
+    const journal = new TaskJournal(
+      tx,
+      this.db,
+      this.repository,
+      row,
+      isNew,
+      async (flushed, entries, unit) => {
+        await this.ledgerEvents.emit(
+          unit,
+          flushed.task,
+          entries,
+          flushed.isNew ? flushed.entries[0] : null,
+          flushed.released,
+        );
+        const change = { taskId: flushed.task.id, seq: flushed.task.seq };
+        const row = { ...flushed.task };
+        const messages = flushed.messageCount;
+        // The watches open now, and so subscribed before the commit (a later one may not hear of what follows it).
+        const watches = this.watches.get(change.taskId);
+        let events: TaskEventRecord[] = [];
+        if (watches.length > 0) {
+          events = flushed.eventRecords(entries);
+          const settled = whenSettled(tx);
+          for (const watch of watches) {
+            watch.expect(change.seq, settled);
           }
         }
-        this.notifier.committed(change);
-      });
-    });
+        afterCommit(tx, () => {
+          this.remembered.remember(row, messages);
+          for (const watch of watches) {
+            if (this.watches.has(change.taskId, watch)) {
+              watch.hand(events);
+            }
+          }
+          this.notifier.committed(change);
+        });
+      },
+      (unit) => this.usage.finish(unit, row.id),
+    );
     beforeCommit(tx, () => journal.flush());
     return journal;
   }
@@ -527,14 +547,17 @@ export class LedgerService {
     if (input.contextId !== undefined && !isUuid(input.contextId)) {
       throw contextNotFound();
     }
-    const created = await this.repository.createTask(
-      pair,
-      input.message.messageId,
-      input.metadata,
-      input.skill,
-      input.contextId ?? null,
-      tx,
-    );
+    const created = await this.repository
+      .createTask(
+        pair,
+        input.message.messageId,
+        input.metadata,
+        input.skill,
+        input.contextId ?? null,
+        this.treeOf(input.message),
+        tx,
+      )
+      .catch(tooDeepOrRethrow);
     switch (created.kind) {
       case 'no_context':
         throw contextNotFound();
@@ -551,6 +574,19 @@ export class LedgerService {
       }
     }
   }
+}
+
+/** A send refused for starting a task too deep in its tree (docs/api.md §18) becomes tree_too_deep; others go on. */
+function throwIfTooDeep(error: unknown): void {
+  const refusal = treeRefusal(error);
+  if (refusal) {
+    throw refusal;
+  }
+}
+
+function tooDeepOrRethrow(error: unknown): never {
+  throwIfTooDeep(error);
+  throw error;
 }
 
 const contextNotFound = () =>

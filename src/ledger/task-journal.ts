@@ -7,7 +7,7 @@ import type { MessageRole } from './entities/task-message.entity';
 import type { LedgerRepository } from './ledger.repository';
 import type { MessageRecord, NewMessage, TaskEventRecord, TaskHead } from './task-records';
 import { currentTraceId } from '../tracing/tracing';
-import type { TaskState } from './task-state';
+import { isTerminal, type TaskState } from './task-state';
 
 /** One change recorded by a journal, as the events module reports it (docs/api.md §8). */
 export type JournalEntry =
@@ -59,6 +59,11 @@ export class TaskJournal {
   /** What messageRoom read, kept up to date as this journal writes messages. */
   private room: { role: MessageRole; max: number; asked: Set<string>; held: Set<string>; count: number } | null = null;
 
+  /** The state the task was in when this journal opened it. */
+  private readonly openedAs: TaskState;
+  /** This transaction ended the task, and its measurement is queued (onEnd). */
+  private ended = false;
+
   constructor(
     private readonly tx: Tx,
     private readonly db: Database,
@@ -67,7 +72,11 @@ export class TaskJournal {
     /** The task was inserted by this transaction. */
     readonly isNew: boolean,
     private readonly onFlush: JournalFlush,
-  ) {}
+    /** When this transaction ends the task: a statement of its own after the flush's, which sees them (usage, docs/api.md §18). */
+    private readonly onEnd?: (unit: WriteBatch) => Promise<void>,
+  ) {
+    this.openedAs = task.state;
+  }
 
   get state(): TaskState {
     return this.task.state;
@@ -260,6 +269,11 @@ export class TaskJournal {
     await this.onFlush(this, entries, this.pending);
     this.released = null;
     this.send();
+    if (this.onEnd && !this.ended && isTerminal(this.task.state) && !isTerminal(this.openedAs)) {
+      this.ended = true;
+      await this.onEnd(this.pending);
+      this.send();
+    }
   }
 
   /** `entries` as the task's events, as they are written (and as TaskReadsRepository.events reads them back). */

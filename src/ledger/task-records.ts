@@ -120,6 +120,12 @@ export interface ForwardedTask {
   upstreamContextId: string | null;
 }
 
+/** Where a new task may join a tree (docs/api.md §18): the task ids its message references, and how deep a tree may grow. */
+export interface NewTaskTree {
+  refs: string[];
+  maxDepth: number;
+}
+
 export interface NewMessage {
   messageId: string;
   parts: StoredPart[];

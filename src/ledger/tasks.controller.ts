@@ -9,6 +9,9 @@ import { HistoryQuery, ListTasksQuery } from './dto/list-tasks.query';
 import { ReplyDto } from './dto/reply.dto';
 import { IdempotencyKeyHeader } from './idempotency';
 import { TasksService } from './tasks.service';
+import { TaskTreeService } from './task-tree.service';
+import { TaskTreeSchema } from './task-tree.view';
+import { TreeQuery } from './dto/tree.query';
 import { Refuses, Returns } from '../common/api-docs';
 import { MessagePage, TaskPage, TaskSchema } from './ledger.view';
 
@@ -17,7 +20,10 @@ const TaskId = () => Param('id', new ParseIdPipe('task_not_found', 'task'));
 @ApiTags('Ledger')
 @Controller('api/v1/tasks')
 export class TasksController {
-  constructor(private readonly tasks: TasksService) {}
+  constructor(
+    private readonly tasks: TasksService,
+    private readonly trees: TaskTreeService,
+  ) {}
 
   @Get()
   @Surface('ledger', {
@@ -35,6 +41,18 @@ export class TasksController {
   @Returns(200, TaskSchema)
   get(@CurrentPrincipal() principal: Principal, @TaskId() id: string, @Query() query: HistoryQuery) {
     return this.tasks.get(principal, id, query);
+  }
+
+  @Get(':id/tree')
+  @Surface('ledger', {
+    id: 'getTaskTree',
+    summary: 'Read the delegation tree around a task: its ancestors, its descendants and their usage',
+    notes:
+      'Nodes of tasks you may not read are opaque: their state and usage only. `totals` covers the whole tree from its root.',
+  })
+  @Returns(200, TaskTreeSchema)
+  tree(@CurrentPrincipal() principal: Principal, @TaskId() id: string, @Query() query: TreeQuery) {
+    return this.trees.tree(principal, id, query);
   }
 
   @Get(':id/messages')

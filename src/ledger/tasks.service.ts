@@ -3,12 +3,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import { canAccess, notVisible, partyOf, sideOf } from '../auth/access';
 import type { ConsolePrincipal, KeyPrincipal, Principal } from '../common/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { badRequest, type FieldError } from '../common/app-error';
+import { badRequest, conflict, type FieldError } from '../common/app-error';
+import { failureOf } from '../database/errors';
+import { CURRENCY_MISMATCH, UsageMeter } from '../usage/usage-meter';
+import type { ReportedUsage } from '../usage/usage.repository';
 import { keyset, recordCreationPosition, type PageQuery } from '../common/pagination';
 import { AtCommit } from '../database/database';
 import type { ArtifactChunk } from './entities/task-event.entity';
 import type { HistoryQuery, ListContextsQuery, ListTasksQuery } from './dto/list-tasks.query';
-import type { ReplyDto } from './dto/reply.dto';
+import type { ReplyDto, ReplyUsageDto } from './dto/reply.dto';
 import { listHistory, taskHistory } from './history-limits';
 import { IdempotencyStore } from './idempotency';
 import {
@@ -42,6 +45,7 @@ export class TasksService {
     private readonly repository: TaskReadsRepository,
     private readonly ledger: LedgerService,
     private readonly idempotency: IdempotencyStore,
+    private readonly usage: UsageMeter,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -144,9 +148,10 @@ export class TasksService {
   ): Promise<TaskView> {
     const message = dto.message ? this.newMessage(dto.message) : null;
     const artifacts = (dto.artifacts ?? []).map((artifact, i) => this.chunk(artifact, i));
-    if (!dto.state && !message && artifacts.length === 0) {
-      throw badRequest('validation_failed', 'A reply needs at least one of state, message or artifacts.', [
-        { field: 'state', message: 'state, message or artifacts is required' },
+    const usage = dto.usage ? reportedUsage(dto.usage) : null;
+    if (!dto.state && !message && artifacts.length === 0 && !usage) {
+      throw badRequest('validation_failed', 'A reply needs at least one of state, message, artifacts or usage.', [
+        { field: 'state', message: 'state, message, artifacts or usage is required' },
       ]);
     }
     const max = this.config.ledgerMaxMessagesPerTask;
@@ -160,56 +165,62 @@ export class TasksService {
       artifacts.length === 0 &&
       (!message || task.messages! < max) &&
       checkReply(principal, { row: task.row, state: task.row.state }, to).ok;
-    const outcome = await this.ledger.writeTask(
-      id,
-      room,
-      mayUseRemembered,
-      async (tx, lock): Promise<{ view: TaskView } | { later: Promise<TaskRecord[]> }> => {
-        const scope = `task_reply:${principal.kind}:${principal.id}`;
-        if (idempotencyKey) {
-          const claim = await this.idempotency.claim(
-            tx,
-            scope,
-            idempotencyKey,
-            IdempotencyStore.hash(`reply ${id}`, dto),
-          );
-          if (claim.replay) {
-            return { view: claim.replay.body as TaskView };
+    const outcome = await refusingMixedCurrencies(
+      this.ledger.writeTask(
+        id,
+        room,
+        mayUseRemembered,
+        async (tx, lock): Promise<{ view: TaskView } | { later: Promise<TaskRecord[]> }> => {
+          const scope = `task_reply:${principal.kind}:${principal.id}`;
+          if (idempotencyKey) {
+            const claim = await this.idempotency.claim(
+              tx,
+              scope,
+              idempotencyKey,
+              IdempotencyStore.hash(`reply ${id}`, dto),
+            );
+            if (claim.replay) {
+              return { view: claim.replay.body as TaskView };
+            }
           }
-        }
-        // Invisible → 404; visible from the requester's side only → 403.
-        const found = await lock();
-        const next = checkReply(principal, found && { row: found.task, state: found.state }, to);
-        if (!next.ok) {
-          throw next.error;
-        }
-        const journal = found!;
-        if (message) {
-          (await journal.messageRoom('agent', message.messageId, max)).requireRoom();
-        }
-        for (const chunk of artifacts) {
-          await journal.artifact(chunk, this.config.ledgerMaxArtifactBytesPerTask);
-        }
-        if (message) {
-          await journal.message('agent', message, 'status', next.state);
-        } else if (dto.state) {
-          await journal.status(next.state);
-        }
-        // The reply answers with the task as it leaves it: flushed now, its messages and
-        // artifacts read after the writes — with COMMIT, in the same round trip, unless the
-        // answer is to be kept for a repeat of the request.
-        await journal.flush();
-        const hydration = this.hydration(this.config.ledgerMaxHistory, true);
-        if (!idempotencyKey) {
-          const later = this.repository.hydrate([journal.task], hydration, new AtCommit(tx));
-          later.catch(() => undefined); // a rollback fails the reply itself; this read is then never awaited
-          return { later };
-        }
-        const [task] = await this.repository.hydrate([journal.task], hydration, tx);
-        const view = toTaskView(task);
-        await this.idempotency.record(tx, scope, idempotencyKey, 200, view);
-        return { view };
-      },
+          // Invisible → 404; visible from the requester's side only → 403.
+          const found = await lock();
+          const next = checkReply(principal, found && { row: found.task, state: found.state }, to);
+          if (!next.ok) {
+            throw next.error;
+          }
+          const journal = found!;
+          if (message) {
+            (await journal.messageRoom('agent', message.messageId, max)).requireRoom();
+          }
+          for (const chunk of artifacts) {
+            await journal.artifact(chunk, this.config.ledgerMaxArtifactBytesPerTask);
+          }
+          if (message) {
+            await journal.message('agent', message, 'status', next.state);
+          } else if (dto.state) {
+            await journal.status(next.state);
+          }
+          if (usage) {
+            const { id, requester } = journal.task;
+            await journal.alongside((unit) => this.usage.report(unit, { id, requester }, usage, 'refuse'));
+          }
+          // The reply answers with the task as it leaves it: flushed now, its messages and
+          // artifacts read after the writes — with COMMIT, in the same round trip, unless the
+          // answer is to be kept for a repeat of the request.
+          await journal.flush();
+          const hydration = this.hydration(this.config.ledgerMaxHistory, true);
+          if (!idempotencyKey) {
+            const later = this.repository.hydrate([journal.task], hydration, new AtCommit(tx));
+            later.catch(() => undefined); // a rollback fails the reply itself; this read is then never awaited
+            return { later };
+          }
+          const [task] = await this.repository.hydrate([journal.task], hydration, tx);
+          const view = toTaskView(task);
+          await this.idempotency.record(tx, scope, idempotencyKey, 200, view);
+          return { view };
+        },
+      ),
     );
     return 'view' in outcome ? outcome.view : toTaskView((await outcome.later)[0]);
   }
@@ -250,6 +261,21 @@ export class TasksService {
       append: dto.append ?? false,
       lastChunk: dto.lastChunk ?? false,
     };
+  }
+}
+
+/** A reply's usage member as a report (absent counts: 0). */
+function reportedUsage(dto: ReplyUsageDto): ReportedUsage {
+  return { inputTokens: dto.input_tokens ?? 0, outputTokens: dto.output_tokens ?? 0, cost: dto.cost ?? null };
+}
+
+/** A reply whose cost is in another currency than the task's earlier reports: 409 (SQLSTATE UCURR). */
+async function refusingMixedCurrencies<T>(reply: Promise<T>): Promise<T> {
+  try {
+    return await reply;
+  } catch (error) {
+    const failure = failureOf(error, CURRENCY_MISMATCH);
+    throw failure ? conflict('usage_currency_mismatch', `${failure.message}.`) : error;
   }
 }
 

@@ -108,6 +108,23 @@ export class Metrics {
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
+  private readonly usageTokens = new Counter({
+    name: 'a2a_usage_reported_tokens_total',
+    help: 'Tokens workers reported for their tasks (docs/api.md §18), per direction (input, output); counted once the report commits.',
+    labelNames: ['direction'] as const,
+    registers: [this.registry],
+  });
+  private readonly usageCost = new Counter({
+    name: 'a2a_usage_reported_cost_total',
+    help: 'Cost workers reported for their tasks, per ISO 4217 currency; counted once the report commits.',
+    labelNames: ['currency'] as const,
+    registers: [this.registry],
+  });
+  private readonly quotaRefusals = new Counter({
+    name: 'a2a_quota_refusals_total',
+    help: "Sends refused because the requester's daily task quota or monthly cost budget was used up.",
+    registers: [this.registry],
+  });
   /** Read from the database at each scrape, through the reader the approvals module gives (pendingApprovalsFrom). */
   private pendingApprovals: () => Promise<number> = async () => 0;
   private readonly rateLimited = new Counter({
@@ -218,6 +235,29 @@ export class Metrics {
     afterCommit(unit, () =>
       outcome === 'requested' ? this.approvalsRequested.inc(count) : this.approvalsDecided.inc({ outcome }, count),
     );
+  }
+
+  /** A worker's usage report, counted once it commits. */
+  usageReported(
+    unit: Tx | WriteBatch,
+    usage: { inputTokens: number; outputTokens: number; cost: { amount: string; currency: string } | null },
+  ): void {
+    if (!this.enabled) {
+      return;
+    }
+    afterCommit(unit, () => {
+      this.usageTokens.inc({ direction: 'input' }, usage.inputTokens);
+      this.usageTokens.inc({ direction: 'output' }, usage.outputTokens);
+      if (usage.cost) {
+        this.usageCost.inc({ currency: usage.cost.currency }, Number(usage.cost.amount));
+      }
+    });
+  }
+
+  quotaRefused(): void {
+    if (this.enabled) {
+      this.quotaRefusals.inc();
+    }
   }
 
   rateLimit(limit: string): void {

@@ -48,6 +48,8 @@ export const A2A_ERROR_KIND: Record<ErrorCode, A2AErrorKind> = {
   unsupported_grant_type: 'RequestMalformed',
   invalid_scope: 'RequestMalformed',
   wrong_password: 'RequestMalformed',
+  // A send that would go too deep: its params cannot be honoured (docs/api.md §18).
+  tree_too_deep: 'RequestMalformed',
 
   unauthenticated: 'RequestMalformed',
   invalid_api_key: 'RequestMalformed',
@@ -129,6 +131,7 @@ export const A2A_ERROR_KIND: Record<ErrorCode, A2AErrorKind> = {
   invalid_transition: 'RequestMalformed',
   artifact_not_found: 'RequestMalformed',
   artifact_closed: 'RequestMalformed',
+  usage_currency_mismatch: 'RequestMalformed',
 
   payload_too_large: 'RequestMalformed',
   unsupported_media_type: 'RequestMalformed',
@@ -139,6 +142,8 @@ export const A2A_ERROR_KIND: Record<ErrorCode, A2AErrorKind> = {
 
   rate_limited: 'RequestMalformed',
   too_many_open_calls: 'RequestMalformed',
+  // Sent as the call's own refusal (HTTP 429 / RESOURCE_EXHAUSTED, CallRefused), not as an A2A error; mapped for completeness.
+  quota_exceeded: 'RequestMalformed',
 
   internal_error: 'Internal',
 };

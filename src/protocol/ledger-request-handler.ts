@@ -50,6 +50,9 @@ import {
 import { callOf, type ProtocolCall } from './call-context';
 import { requireCallableSkill, skillNamed } from './call-skill';
 import { CallRefused } from './call-standing';
+import { refusingOverBudget } from './budget-refusal';
+import { UsageMeter } from '../usage/usage-meter';
+import type { WriteBatch } from '../database/write-batch';
 import { ProtocolGate } from './protocol-gate';
 
 /** What the SDK's v0.3 transport reads from the card: only the capabilities. */
@@ -83,6 +86,7 @@ export class LedgerRequestHandler implements A2ARequestHandler {
     private readonly upstreams: UpstreamsService,
     private readonly forwarder: UpstreamForwarder,
     private readonly approvals: ApprovalsService,
+    private readonly usage: UsageMeter,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(LOGGER) private readonly logger: Logger,
   ) {
@@ -318,35 +322,45 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       metadata: params.metadata ?? null,
       skill,
     };
+    // A new task counts against its requester's budget in the statement that creates it (docs/api.md §18).
+    const counted = (unit: WriteBatch) => this.usage.countSend(unit, call.pair.requester, new Date());
     // A send that starts a task without a push notification config — the usual one —
     // is one statement, the forward to the worker's upstream agent queued in it.
     if (input.taskId === undefined && !pushInput && approval.length === 0) {
-      return this.ledger.start(call.pair, input, read, (batch, taskId) => {
-        starting?.(taskId);
-        return this.forwarder.queueMessage(batch, taskId, call.pair, message.messageId);
-      });
+      return refusingOverBudget(this.usage, call, () =>
+        this.ledger.start(call.pair, input, read, async (batch, taskId) => {
+          starting?.(taskId);
+          await counted(batch);
+          return this.forwarder.queueMessage(batch, taskId, call.pair, message.messageId);
+        }),
+      );
     }
     // Otherwise one ledger transaction: the message, then — unless it was a retry — the
     // push notification config it carries and the forward to the worker's upstream agent;
     // or, for a new task that needs a side's approval, its approval request instead of
     // the forward (the task is held from the worker until approved, docs/api.md §16).
-    const sent = await this.ledger.write(async (tx) => {
-      const sent = await this.ledger.recordSend(tx, call.pair, input);
-      if (sent.kind === 'duplicate') {
+    const sent = await refusingOverBudget(this.usage, call, () =>
+      this.ledger.write(async (tx) => {
+        const sent = await this.ledger.recordSend(tx, call.pair, input);
+        if (sent.kind === 'duplicate') {
+          return sent;
+        }
+        if (sent.kind === 'created') {
+          await sent.journal.alongside(counted);
+        }
+        const task = sent.kind === 'created' ? sent.task : sent.journal.task;
+        if (pushInput) {
+          await this.pushConfigs.save(tx, task, pushInput, call.version);
+        }
+        if (sent.kind === 'created' && approval.length > 0) {
+          await this.approvals.hold(tx, sent, call.pair, approval);
+          return sent;
+        }
+        // A worker with an upstream agent: the message is queued for the forwarder in the send's transaction.
+        await this.forwarder.queueMessage(tx, task.id, call.pair, message.messageId);
         return sent;
-      }
-      const task = sent.kind === 'created' ? sent.task : sent.journal.task;
-      if (pushInput) {
-        await this.pushConfigs.save(tx, task, pushInput, call.version);
-      }
-      if (sent.kind === 'created' && approval.length > 0) {
-        await this.approvals.hold(tx, sent, call.pair, approval);
-        return sent;
-      }
-      // A worker with an upstream agent: the message is queued for the forwarder in the send's transaction.
-      await this.forwarder.queueMessage(tx, task.id, call.pair, message.messageId);
-      return sent;
-    });
+      }),
+    );
     return this.ledger.sendResult(call.pair, sent, read);
   }
 

@@ -12,6 +12,7 @@ import { LedgerRequestHandler } from './ledger-request-handler';
 import { ProtocolController } from './protocol.controller';
 import { GrpcBindingService } from './grpc-binding.service';
 import { ProtocolGate } from './protocol-gate';
+import { UsageModule } from '../usage/usage.module';
 import { RestBindingController } from './rest-binding.controller';
 import { RestBindingService } from './rest-binding.service';
 import { ProtocolService } from './protocol.service';
@@ -29,6 +30,7 @@ import { A2APushNotificationRenderer } from './push-notification-renderer';
     DirectoryModule,
     LimitsModule,
     UpstreamModule,
+    UsageModule,
   ],
   controllers: [ProtocolController, RestBindingController],
   providers: [

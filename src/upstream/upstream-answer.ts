@@ -16,7 +16,8 @@ import { MAX_ARTIFACTS_PER_REPLY, MAX_MESSAGE_PARTS, type StoredPart } from '../
 import type { NewMessage } from '../ledger/task-records';
 /** The forwarder's failures are status messages of the service's own words, as the ledger writes them. */
 export { agentText } from '../ledger/task-records';
-import { isSettled, type ReplyState } from '../ledger/task-state';
+import { isSettled, isTerminal, type ReplyState } from '../ledger/task-state';
+import { usageInMetadata } from '../usage/reported-usage';
 
 /**
  * What an upstream agent answers, read into the ledger's updates (UpstreamUpdate) under
@@ -100,7 +101,7 @@ export class AnswerReader {
   result(result: Message | Task): UpstreamUpdate {
     this.first = false;
     return 'kind' in result || !('status' in result)
-      ? this.checked(messageUpdate(result as Message))
+      ? this.checked(withUsage(messageUpdate(result as Message), (result as Message).metadata))
       : this.checked(this.snapshot(result as Task));
   }
 
@@ -126,15 +127,16 @@ export class AnswerReader {
         return this.checked(this.snapshot(task));
       }
       case 'message':
-        return this.checked(messageUpdate(payload.value));
+        return this.checked(withUsage(messageUpdate(payload.value), payload.value.metadata));
       case 'statusUpdate': {
         const { status } = payload.value;
         const state = status?.state === undefined ? undefined : FROM_A2A[status.state];
-        return this.checked({
+        const update = {
           upstream: idsOf(payload.value.taskId, payload.value.contextId),
           state,
           message: this.status(status?.message, state),
-        });
+        };
+        return this.checked(withUsage(update, payload.value.metadata, status?.message?.metadata));
       }
       case 'artifactUpdate': {
         const { artifact, append, lastChunk } = payload.value;
@@ -164,13 +166,14 @@ export class AnswerReader {
       .map((artifact, i) => (artifact.artifactId ? artifact : { ...artifact, artifactId: `artifact-${i + 1}` }))
       .filter((artifact) => !this.holds(artifact))
       .map((artifact) => this.chunk(artifact, false, false));
-    return {
+    const update = {
       upstream: idsOf(task.id, task.contextId),
       state,
       message,
       ...(history.length > 0 ? { history } : {}),
       artifacts,
     };
+    return withUsage(update, task.metadata, task.status?.message?.metadata);
   }
 
   /**
@@ -262,6 +265,20 @@ export class AnswerReader {
     }
     return update;
   }
+}
+
+/**
+ * An update that ends the task, with the usage its answer reported (docs/api.md §18): the
+ * first of `metadata` (the event's or task's, then its status message's) carrying one.
+ * Only the ending answer's counts — the usage of the whole task, as agents report it
+ * with their final status — so a task's usage is taken once, however often it was read.
+ */
+function withUsage(update: UpstreamUpdate, ...metadata: unknown[]): UpstreamUpdate {
+  if (!update.state || !isTerminal(update.state)) {
+    return update;
+  }
+  const usage = metadata.map(usageInMetadata).find((found) => found !== null);
+  return usage ? { ...update, usage } : update;
 }
 
 /** The upstream's ids, when it named its task. */

@@ -232,6 +232,9 @@ export const MATRIX: MatrixRow[] = [
   row('GET /api/v1/tasks/:id/messages', [401, 401, 401, 200, 403, 200, 200, 404, 404], {
     path: (w) => `/api/v1/tasks/${w.task.id}/messages`,
   }),
+  row('GET /api/v1/tasks/:id/tree', [401, 401, 401, 200, 403, 200, 200, 404, 404], {
+    path: (w) => `/api/v1/tasks/${w.task.id}/tree`,
+  }),
   // The worker side only: "agent" is the task's requester → 403.
   row('POST /api/v1/tasks/:id/reply', [401, 401, 401, 200, 403, 403, 200, 404, 404], {
     path: (w) => `/api/v1/tasks/${w.task.id}/reply`,
@@ -290,6 +293,8 @@ export const MATRIX: MatrixRow[] = [
   // (an agent key, its identity's). The stream's 200 cells end at SSE_MAX_DURATION_MS.
   row('GET /api/v1/events', [401, 401, 401, 200, 403, 200, 200, 200, 200]),
   row('GET /api/v1/events/stream', [401, 401, 401, 200, 403, 200, 200, 200, 200]),
+  // Usage (docs/api.md §18): each organization its own identities' rollups; an agent key its identity's.
+  row('GET /api/v1/usage', [401, 401, 401, 200, 403, 200, 200, 200, 200]),
   // The audit log (docs/api.md §15): admin key or Console, each organization its own entries; agent keys never.
   row('GET /api/v1/audit-events', [401, 401, 401, 200, 403, 403, 200, 200, 200]),
   // The overview (docs/api.md §13): admin key or Console, each organization its own figures; agent keys never.

@@ -100,6 +100,7 @@ describe('Accessibility of every Console page (axe-core)', () => {
       '/approvals',
       '/tasks',
       `/tasks/${taskId}`,
+      '/usage',
       '/webhooks',
       `/webhooks/${hook.body.id}`,
       '/events',

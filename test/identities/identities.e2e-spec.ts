@@ -182,6 +182,8 @@ describe('identities', () => {
       publicly_discoverable: true,
       filter_mode: 'blacklist',
       require_skill: true,
+      daily_task_quota: 500,
+      monthly_cost_budget: { amount: '25', currency: 'USD' },
     } as const;
     type Field = keyof typeof VALUES;
     const DEFAULTS = {
@@ -190,6 +192,8 @@ describe('identities', () => {
       publicly_discoverable: false,
       filter_mode: 'whitelist',
       require_skill: false,
+      daily_task_quota: null,
+      monthly_cost_budget: null,
     };
     type Caller = 'own key' | 'admin key' | 'Console' | 'sibling key' | 'other admin key' | 'other Console';
 
@@ -200,6 +204,8 @@ describe('identities', () => {
       ['publicly_discoverable', row([403, 'setting_not_permitted'], [200], [200])],
       ['filter_mode', row([403, 'setting_not_permitted'], [200], [200])],
       ['require_skill', row([403, 'setting_not_permitted'], [200], [200])],
+      ['daily_task_quota', row([403, 'setting_not_permitted'], [200], [200])],
+      ['monthly_cost_budget', row([403, 'setting_not_permitted'], [200], [200])],
     ];
     function row(
       own: [number, string?],

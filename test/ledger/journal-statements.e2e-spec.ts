@@ -167,7 +167,7 @@ describe('the task journal: writes in one statement', () => {
     expect(agentMessages[0].n).toBe(8);
   });
 
-  it('a reply to a task this instance does not remember: the key; BEGIN with the lock; the write, the read and COMMIT together', async () => {
+  it('a reply to a task this instance does not remember: the key; BEGIN with the lock; the write, the usage, the read and COMMIT together', async () => {
     const task = await submitTask(t, requester, worker);
     let body: any;
     const sent = await statementsOf(async () => {
@@ -177,9 +177,13 @@ describe('the task journal: writes in one statement', () => {
     const [begin, lock, ...none] = sent[1].split(';\n');
     expect([begin, none]).toEqual(['BEGIN', []]);
     expect(lock).toMatch(/FOR UPDATE/);
-    const [write, read, commit, ...more] = sent[2].split(';\n');
+    const [write, measured, read, commit, ...more] = sent[2].split(';\n');
     for (const change of ['INSERT INTO task_events ', 'UPDATE tasks SET', 'INSERT INTO events ']) {
       expect(write).toContain(change);
+    }
+    // The task ended: measured and rolled up after the write, which it sees (docs/api.md §18).
+    for (const change of ['INSERT INTO task_usage ', 'INSERT INTO usage_hourly ']) {
+      expect(measured).toContain(change);
     }
     expect(read).toMatch(/^\s*WITH t AS \(/); // the task's messages and artifacts, for the answer
     expect([commit, more]).toEqual(['COMMIT', []]);

@@ -14,6 +14,9 @@ import { jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/exp
 import { A2AService, grpcService } from '@a2a-js/sdk/server/grpc';
 import { LegacyA2AService, legacyGrpcService } from '@a2a-js/sdk/compat/v0_3/server/grpc';
 
+/** The usage the upstream agent reports when it completes a message starting with "bill". */
+export const BILLED_USAGE = { input_tokens: 120, output_tokens: 30, cost: { amount: '0.015', currency: 'USD' } };
+
 /** The binding the upstream's card offers (only that one): JSON-RPC at /a2a, HTTP+JSON at /rest, gRPC on its own port. */
 export type UpstreamAgentBinding = 'JSONRPC' | 'HTTP+JSON' | 'GRPC';
 
@@ -31,7 +34,8 @@ export interface Received {
  * A real A2A agent built with `@a2a-js/sdk`'s DefaultRequestHandler, on loopback: the
  * upstream of the tests. Its executor echoes: a working status, an artifact, then
  * completion. A message starting with "ask" asks for input (input-required) and its
- * next turn completes; "slow" stays working until it is canceled.
+ * next turn completes; "slow" stays working until it is canceled; "bill" completes with
+ * its usage in the final status update's metadata (BILLED_USAGE, docs/api.md §18).
  */
 export async function startUpstreamAgent(
   port: number,
@@ -58,11 +62,17 @@ export async function startUpstreamAgent(
       contextId: ctx.contextId,
       parts: [text(value)],
     });
-  const status = (ctx: { taskId: string; contextId: string }, state: string, message?: string) =>
+  const status = (
+    ctx: { taskId: string; contextId: string },
+    state: string,
+    message?: string,
+    metadata?: Record<string, unknown>,
+  ) =>
     AgentEvent.statusUpdate(
       TaskStatusUpdateEvent.fromJSON({
         taskId: ctx.taskId,
         contextId: ctx.contextId,
+        ...(metadata ? { metadata } : {}),
         status: {
           state,
           timestamp: new Date().toISOString(),
@@ -118,7 +128,14 @@ export async function startUpstreamAgent(
           }),
         ),
       );
-      bus.publish(status(ctx, 'TASK_STATE_COMPLETED', `done: ${said}`));
+      bus.publish(
+        status(
+          ctx,
+          'TASK_STATE_COMPLETED',
+          `done: ${said}`,
+          said.startsWith('bill') ? { usage: BILLED_USAGE } : undefined,
+        ),
+      );
       bus.finished();
     },
     async cancelTask(taskId: string, bus: ExecutionEventBus) {

@@ -26,6 +26,7 @@ const TYPES: Record<EventType, string> = {
   'console.member_removed': 'a member was removed',
   'approval.requested': 'an approval was requested',
   'approval.decided': 'an approval was decided',
+  'usage.threshold': "an identity's budget reached a threshold",
   ping: 'a test event',
 };
 

@@ -1,3 +1,4 @@
+import { TaskTreeSection } from './task-tree';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { api, call } from '../api';
@@ -275,6 +276,7 @@ export function TaskPage({ id }: { id: string }) {
             </ol>
           </section>
           {live && !held && <Reply id={data.id} />}
+          <TaskTreeSection id={data.id} />
           <section aria-labelledby="artifacts-title">
             <h2 id="artifacts-title">Artifacts</h2>
             {(data.artifacts ?? []).length === 0 ? (

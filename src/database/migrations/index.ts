@@ -19,6 +19,7 @@ import { Approvals1796452298737 } from './1796452298737-approvals';
 import { PerSkillPolicy1796452504827 } from './1796452504827-per-skill-policy';
 import { TrustedIssuers1796453000000 } from './1796453000000-trusted-issuers';
 import { ConsoleSso1796460000000 } from './1796460000000-console-sso';
+import { DelegationUsageBudgets1796470000000 } from './1796470000000-delegation-usage-budgets';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   PerSkillPolicy1796452504827,
   TrustedIssuers1796453000000,
   ConsoleSso1796460000000,
+  DelegationUsageBudgets1796470000000,
 ];

@@ -40,7 +40,8 @@ WITH asked AS (
                (SELECT version FROM admission_version)::text AS admission_version
           FROM asked a
           JOIN LATERAL (SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
+publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
+monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
 updated_at, deleted_at FROM identities WHERE id = a.requester_id OR agent_handle = a.worker_handle) i ON true
           LEFT JOIN rules ON rules.position = a.ord;
 

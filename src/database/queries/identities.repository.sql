@@ -2,17 +2,20 @@
 
 -- IdentitiesRepository.findByHandle
 SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
+publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
+monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
 updated_at, deleted_at FROM identities WHERE agent_handle = $1;
 
 -- IdentitiesRepository.findById
 SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
+publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
+monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
 updated_at, deleted_at FROM identities WHERE id = $1;
 
 -- IdentitiesRepository.findByIds
 SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
+publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
+monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
 updated_at, deleted_at FROM identities WHERE id = ANY($1::uuid[]);
 
 -- IdentitiesRepository.insert
@@ -24,12 +27,14 @@ INSERT INTO identities (agent_handle, organization_id, claimed_at, display_name,
             $10::bytea, CASE WHEN $11::bytea IS NULL THEN NULL ELSE now() + make_interval(hours => $12::int) END)
     ON CONFLICT (agent_handle) DO NOTHING
     RETURNING id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
+publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
+monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
 updated_at, deleted_at;
 
 -- IdentitiesRepository.lockByHandle
 SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
+publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
+monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
 updated_at, deleted_at FROM identities WHERE agent_handle = $1 LIMIT 1 FOR UPDATE;
 
 -- IdentitiesRepository.updateCard
@@ -38,24 +43,28 @@ UPDATE identities
            card_version = card_version + 1, updated_at = now()
      WHERE id = $4
     RETURNING id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
+publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
+monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
 updated_at, deleted_at;
 
 -- IdentitiesRepository.updateSettings (all)
 UPDATE identities SET enabled = $1, allow_public_egress = $2, publicly_discoverable = $3, filter_mode = $4, updated_at = now() WHERE id = $5 RETURNING id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
+publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
+monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
 updated_at, deleted_at;
 
 -- IdentitiesRepository.updateSettings (none)
 SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
+publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
+monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
 updated_at, deleted_at FROM identities WHERE id = $1;
 
 -- IdentitiesRepository.markDeleted
 UPDATE identities SET status = 'deleted', deleted_at = now(), enabled = false, updated_at = now()
      WHERE id = $1
     RETURNING id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
+publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
+monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
 updated_at, deleted_at;
 
 -- IdentitiesRepository.lockClaimable
@@ -69,20 +78,24 @@ UPDATE identities
            card_version = card_version + 1, updated_at = now()
      WHERE id = $2
     RETURNING id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
+publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
+monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
 updated_at, deleted_at;
 
 -- IdentitiesRepository.listPublic (unfiltered)
 SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
+publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
+monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
 updated_at, deleted_at FROM identities i WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND (i.created_at, i.id) < ($1::timestamptz, $2::uuid) ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
 
 -- IdentitiesRepository.listPublic (filtered)
 SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
+publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
+monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
 updated_at, deleted_at
       FROM (SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
+publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
+monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
 updated_at, deleted_at, search_vector, skill_keys, skill_tags FROM identities i
              WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND (i.created_at, i.id) < ($1::timestamptz, $2::uuid) ORDER BY i.created_at DESC, i.id DESC LIMIT 2000) i
      WHERE i.search_vector @@ $3::tsquery AND i.skill_keys @> ARRAY[lower($4::text)] AND i.skill_tags @> ARRAY[lower($5::text)] ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
@@ -91,12 +104,14 @@ SELECT i.id, i.created_at FROM matches i ORDER BY i.created_at DESC, i.id DESC L
 
 -- IdentitiesRepository.listForOrganization (unfiltered)
 SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
+publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
+monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
 updated_at, deleted_at FROM identities i WHERE i.organization_id = $1::uuid AND (i.created_at, i.id) < ($2::timestamptz, $3::uuid) ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
 
 -- IdentitiesRepository.listForOrganization (filtered)
 SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
+publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
+monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
 updated_at, deleted_at FROM identities i WHERE i.organization_id = $1::uuid AND i.search_vector @@ $2::tsquery AND i.enabled = $3::boolean AND i.claimed_at IS NULL AND i.status = $4 AND (i.created_at, i.id) < ($5::timestamptz, $6::uuid) ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
 
 -- IdentitiesRepository.lockBindable

@@ -1,7 +1,11 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsIn } from 'class-validator';
-import { Optional } from '../../common/validation';
+import { IsBoolean, IsIn, IsInt, Max, Min, ValidateIf } from 'class-validator';
+import { MoneyDto } from '../../common/money';
+import { Nested, Optional } from '../../common/validation';
 import { FILTER_MODES, type FilterMode } from '../identity.entity';
+
+/** Present and not null: validated; null clears the setting. */
+const Clearable = () => ValidateIf((_, value: unknown) => value !== undefined && value !== null);
 
 /**
  * `PATCH /api/v1/identities/{handle}/settings`. Who may change which field is the
@@ -35,4 +39,28 @@ export class UpdateSettingsDto {
   @Optional()
   @IsBoolean()
   require_skill?: boolean;
+
+  @ApiPropertyOptional({
+    type: Number,
+    nullable: true,
+    minimum: 1,
+    maximum: 10_000_000,
+    description:
+      'Tasks the identity may start as a requester per UTC day (docs/api.md §18); null: no quota. Admin key or Console only.',
+  })
+  @Clearable()
+  @IsInt()
+  @Min(1)
+  @Max(10_000_000)
+  daily_task_quota?: number | null;
+
+  @ApiPropertyOptional({
+    type: MoneyDto,
+    nullable: true,
+    description:
+      'Reported cost the identity may incur as a requester per UTC month (docs/api.md §18); null: no budget. Admin key or Console only.',
+  })
+  @Clearable()
+  @Nested(() => MoneyDto)
+  monthly_cost_budget?: MoneyDto | null;
 }

@@ -5,11 +5,16 @@ import {
   IsArray,
   IsBoolean,
   IsIn,
+  IsInt,
   IsObject,
   IsString,
+  Max,
   MaxLength,
+  Min,
   MinLength,
 } from 'class-validator';
+import { MoneyDto } from '../../common/money';
+import { MAX_REPORTED_TOKENS } from '../../usage/reported-usage';
 import { Nested, Optional } from '../../common/validation';
 import { MAX_ARTIFACTS_PER_REPLY, MAX_MESSAGE_PARTS } from '../parts';
 import { REPLY_STATES, type ReplyState } from '../task-state';
@@ -86,6 +91,31 @@ export class ReplyArtifactDto {
   metadata?: Record<string, unknown>;
 }
 
+/** The worker's reported usage for this reply (docs/api.md §18): added to the task's. */
+export class ReplyUsageDto {
+  @ApiPropertyOptional({ minimum: 0, maximum: MAX_REPORTED_TOKENS })
+  @Optional()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_REPORTED_TOKENS)
+  input_tokens?: number;
+
+  @ApiPropertyOptional({ minimum: 0, maximum: MAX_REPORTED_TOKENS })
+  @Optional()
+  @IsInt()
+  @Min(0)
+  @Max(MAX_REPORTED_TOKENS)
+  output_tokens?: number;
+
+  @ApiPropertyOptional({
+    type: MoneyDto,
+    description: "A decimal string and an ISO 4217 code; every report of a task in the task's first currency.",
+  })
+  @Optional()
+  @Nested(() => MoneyDto)
+  cost?: MoneyDto;
+}
+
 /** `POST /api/v1/tasks/{id}/reply` (docs/api.md §7): at least one member. */
 export class ReplyDto {
   @ApiPropertyOptional({ enum: REPLY_STATES })
@@ -104,4 +134,9 @@ export class ReplyDto {
   @ArrayMaxSize(MAX_ARTIFACTS_PER_REPLY)
   @Nested(() => ReplyArtifactDto, { each: true })
   artifacts?: ReplyArtifactDto[];
+
+  @ApiPropertyOptional({ type: ReplyUsageDto })
+  @Optional()
+  @Nested(() => ReplyUsageDto)
+  usage?: ReplyUsageDto;
 }

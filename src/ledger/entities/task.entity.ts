@@ -51,6 +51,21 @@ export class Task {
   @Column({ type: 'boolean', default: false })
   held: boolean;
 
+  /**
+   * The task its requester worked on when it sent this one, naming it (docs/api.md §18):
+   * null for a root. Set when the task is inserted, never changed.
+   */
+  @Column({ name: 'parent_task_id', type: 'uuid', nullable: true })
+  parentTaskId: string | null;
+
+  /** The root of its delegation tree (null for a root). */
+  @Column({ name: 'root_task_id', type: 'uuid', nullable: true })
+  rootTaskId: string | null;
+
+  /** 0 for a root; its parent's depth + 1 (at most LEDGER_MAX_TREE_DEPTH). */
+  @Column({ type: 'smallint' })
+  depth: number;
+
   /** Number of the task's last event (task_events.seq). */
   @Column({ type: 'integer' })
   seq: number;

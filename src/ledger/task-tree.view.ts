@@ -1,0 +1,181 @@
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import type { NodeUsage, TreeNodeRecord, TreeTotalsRecord } from './task-tree.repository';
+import { TASK_STATES, type TaskState } from './task-state';
+
+export interface MoneyView {
+  amount: string;
+  currency: string;
+}
+
+export interface NodeUsageView {
+  input_tokens: number;
+  output_tokens: number;
+  cost: MoneyView | null;
+  messages: number;
+  parts: number;
+  artifact_bytes: number;
+  duration_ms: number;
+  state_ms: Record<string, number> | null;
+}
+
+interface PartyView {
+  id: string;
+  agent_handle: string;
+  organization_id: string;
+}
+
+/**
+ * A node of a delegation tree (docs/api.md §18): a task the caller may see in full, or
+ * an opaque one (`opaque: true`) — its state and usage, never its id, pair or messages.
+ */
+export interface TreeNodeView {
+  opaque?: true;
+  id?: string;
+  depth: number;
+  state: TaskState;
+  requester?: PartyView;
+  worker?: PartyView;
+  created_at?: string;
+  updated_at?: string;
+  usage: NodeUsageView;
+  children?: TreeNodeView[];
+  /** More children than shown (`fan_out`). */
+  children_truncated?: true;
+}
+
+export interface TreeTotalsView {
+  tasks: number;
+  by_state: Partial<Record<TaskState, number>>;
+  input_tokens: number;
+  output_tokens: number;
+  messages: number;
+  parts: number;
+  artifact_bytes: number;
+  cost: MoneyView[];
+}
+
+export interface TaskTreeView {
+  /** The task's ancestors, its root first (opaque where the caller may not see them). */
+  ancestors: TreeNodeView[];
+  /** The task, its descendants nested under it. */
+  task: TreeNodeView;
+  /** Nodes were left out beyond the most one answer holds. */
+  truncated: boolean;
+  /** The whole tree's, from its root: every task, opaque ones included. */
+  totals: TreeTotalsView;
+}
+
+function toUsageView(usage: NodeUsage): NodeUsageView {
+  return {
+    input_tokens: usage.inputTokens,
+    output_tokens: usage.outputTokens,
+    cost: usage.cost,
+    messages: usage.messages,
+    parts: usage.parts,
+    artifact_bytes: usage.artifactBytes,
+    duration_ms: usage.durationMs,
+    state_ms: usage.stateMs,
+  };
+}
+
+const party = (p: TreeNodeRecord['requester']): PartyView => ({
+  id: p.id,
+  agent_handle: p.handle,
+  organization_id: p.organizationId,
+});
+
+/** A node as the caller may see it: whole, or opaque. */
+export function toTreeNodeView(node: TreeNodeRecord): TreeNodeView {
+  if (!node.visible) {
+    return { opaque: true, depth: node.depth, state: node.state, usage: toUsageView(node.usage) };
+  }
+  return {
+    id: node.id,
+    depth: node.depth,
+    state: node.state,
+    requester: party(node.requester),
+    worker: party(node.worker),
+    created_at: node.createdAt.toISOString(),
+    updated_at: node.updatedAt.toISOString(),
+    usage: toUsageView(node.usage),
+  };
+}
+
+export function toTreeTotalsView(totals: TreeTotalsRecord): TreeTotalsView {
+  return {
+    tasks: totals.tasks,
+    by_state: totals.byState,
+    input_tokens: totals.inputTokens,
+    output_tokens: totals.outputTokens,
+    messages: totals.messages,
+    parts: totals.parts,
+    artifact_bytes: totals.artifactBytes,
+    cost: totals.cost,
+  };
+}
+
+@ApiSchema({ name: 'TreeMoney' })
+class TreeMoneySchema implements MoneyView {
+  @ApiProperty({ example: '0.42' }) amount: string;
+  @ApiProperty({ example: 'USD' }) currency: string;
+}
+
+@ApiSchema({ name: 'TreeNodeUsage' })
+class NodeUsageSchema implements NodeUsageView {
+  @ApiProperty() input_tokens: number;
+  @ApiProperty() output_tokens: number;
+  @ApiProperty({ type: TreeMoneySchema, nullable: true }) cost: MoneyView | null;
+  @ApiProperty() messages: number;
+  @ApiProperty() parts: number;
+  @ApiProperty() artifact_bytes: number;
+  @ApiProperty({ description: 'From creation to its end (to now while open).' }) duration_ms: number;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'number' }, nullable: true }) state_ms: Record<
+    string,
+    number
+  > | null;
+}
+
+@ApiSchema({ name: 'TreeParty' })
+class TreePartySchema implements PartyView {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() agent_handle: string;
+  @ApiProperty({ format: 'uuid' }) organization_id: string;
+}
+
+@ApiSchema({ name: 'TreeNode' })
+export class TreeNodeSchema implements TreeNodeView {
+  @ApiPropertyOptional({ enum: [true], description: 'A task the caller may not see: state and usage only.' })
+  opaque?: true;
+  @ApiPropertyOptional({ format: 'uuid' }) id?: string;
+  @ApiProperty() depth: number;
+  @ApiProperty({ enum: TASK_STATES }) state: TaskState;
+  @ApiPropertyOptional({ type: TreePartySchema }) requester?: PartyView;
+  @ApiPropertyOptional({ type: TreePartySchema }) worker?: PartyView;
+  @ApiPropertyOptional({ format: 'date-time' }) created_at?: string;
+  @ApiPropertyOptional({ format: 'date-time' }) updated_at?: string;
+  @ApiProperty({ type: NodeUsageSchema }) usage: NodeUsageView;
+  @ApiPropertyOptional({ type: () => [TreeNodeSchema] }) children?: TreeNodeView[];
+  @ApiPropertyOptional({ enum: [true] }) children_truncated?: true;
+}
+
+@ApiSchema({ name: 'TreeTotals' })
+class TreeTotalsSchema implements TreeTotalsView {
+  @ApiProperty() tasks: number;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'integer' } }) by_state: Partial<
+    Record<TaskState, number>
+  >;
+  @ApiProperty() input_tokens: number;
+  @ApiProperty() output_tokens: number;
+  @ApiProperty() messages: number;
+  @ApiProperty() parts: number;
+  @ApiProperty() artifact_bytes: number;
+  @ApiProperty({ type: [TreeMoneySchema] }) cost: MoneyView[];
+}
+
+@ApiSchema({ name: 'TaskTree' })
+export class TaskTreeSchema implements TaskTreeView {
+  @ApiProperty({ type: [TreeNodeSchema] }) ancestors: TreeNodeView[];
+  @ApiProperty({ type: TreeNodeSchema }) task: TreeNodeView;
+  @ApiProperty() truncated: boolean;
+  @ApiProperty({ type: TreeTotalsSchema }) totals: TreeTotalsView;
+}
