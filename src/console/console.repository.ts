@@ -121,6 +121,15 @@ export class ConsoleRepository {
     return new Map(rows.map((row) => [row.id, row.name]));
   }
 
+  /** The organizations called `name` (case-insensitive; names need not be unique): the directory's `organization` filter. */
+  @GenerateSql({ params: [DummyValue.STRING] })
+  async organizationIdsNamed(name: string): Promise<string[]> {
+    const rows = await this.db.rows<Pick<OrganizationRow, 'id'>>(
+      sql`SELECT id FROM organizations WHERE lower(name) = lower(${name})`,
+    );
+    return rows.map((row) => row.id);
+  }
+
   // console_users
 
   /** Whether a Console user has that email, however it is spelled (email-key.ts). */

@@ -8,12 +8,21 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { Principal } from '../common/principal';
 import { ConsoleService } from '../console/console.service';
 import { IdentitiesService } from '../identities/identities.service';
-import { IdentitySearchService } from '../identities/identity-search.service';
+import { IdentitySearchService, type IdentityPage } from '../identities/identity-search.service';
 import { toIdentityView, type IdentityView } from '../identities/identity.view';
 import type { Identity } from '../identities/identity.entity';
-import { cardETag, toCard, toV1Card, type AgentCardJson, type CardGeneration, type V1AgentCard } from './agent-card';
+import {
+  cardETag,
+  MODES,
+  toCard,
+  toV1Card,
+  type AgentCardJson,
+  type CardGeneration,
+  type V1AgentCard,
+} from './agent-card';
 import type { SkillAudience } from '../identities/card-skills';
 import { CardSigner } from './card-signer';
+import type { CardFiltersQuery } from './dto/card-filters.query';
 import type { OrganizationDirectoryQuery } from './dto/organization-directory.query';
 import type { PublicDirectoryQuery } from './dto/public-directory.query';
 
@@ -89,7 +98,7 @@ export class DirectoryService {
     query: PublicDirectoryQuery,
     generation: CardGeneration,
   ): Promise<{ agents: Array<{ agent_handle: string; card: AgentCardJson }>; next_cursor: string | null }> {
-    const page = await this.search.listPublic(query);
+    const page = await this.publicPage(query);
     const cards = await Promise.all(
       (await this.cards(page.items, generation, 'public')).map((card) => this.signer.sign(card)),
     );
@@ -104,11 +113,35 @@ export class DirectoryService {
     principal: Principal,
     query: OrganizationDirectoryQuery,
   ): Promise<{ identities: IdentityView[]; next_cursor: string | null }> {
-    const page = await this.search.listForOrganization(principal.organizationId!, query);
+    const page = await this.search.listForOrganization(principal.organizationId!, {
+      ...cardListing(query),
+      enabled: query.enabled,
+      claimed: query.claimed,
+      status: query.status,
+    });
     return {
       identities: page.items.map((identity) => toIdentityView(identity, this.baseUrl)),
       next_cursor: page.nextCursor,
     };
+  }
+
+  /**
+   * The public directory's page: the filters on what the service serves (binding,
+   * protocol generation: the same for every agent) and the organization's name are
+   * answered here; the rest by the search.
+   */
+  private async publicPage(query: PublicDirectoryQuery): Promise<IdentityPage> {
+    if (query.binding === 'GRPC' && !this.grpcAddress) {
+      return { items: [], nextCursor: null };
+    }
+    let organizationIds: string[] | undefined;
+    if (query.organization !== undefined) {
+      organizationIds = await this.console.organizationIdsNamed(query.organization);
+      if (organizationIds.length === 0) {
+        return { items: [], nextCursor: null };
+      }
+    }
+    return this.search.listPublic({ ...cardListing(query), organizationIds });
   }
 
   /** Unsigned cards for served identities, with their organizations' names in one query. */
@@ -131,6 +164,21 @@ export class DirectoryService {
       ),
     );
   }
+}
+
+/** The search and card filters of a directory query; a default mode of every card filters nothing. */
+function cardListing(query: CardFiltersQuery) {
+  const mode = (value: string | undefined) =>
+    value === undefined || MODES.includes(value.toLowerCase()) ? undefined : value;
+  return {
+    q: query.q,
+    skill: query.skill,
+    tag: query.tag,
+    inputMode: mode(query.input_mode),
+    outputMode: mode(query.output_mode),
+    limit: query.limit,
+    cursor: query.cursor,
+  };
 }
 
 /**

@@ -7,7 +7,7 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import { checkDestinationUrl } from '../events/address-policy';
 import { systemResolver } from '../events/delivery-sender';
 import { CARD_LIMITS } from '../identities/dto/card-fields.dto';
-import { SKILL_LIMITS } from '../identities/dto/agent-skill.dto';
+import { MEDIA_TYPE, SKILL_LIMITS } from '../identities/dto/agent-skill.dto';
 import { IdentitiesService } from '../identities/identities.service';
 import type { IdentityView } from '../identities/identity.view';
 import { Database, type Tx } from '../database/database';
@@ -175,6 +175,8 @@ export class UpstreamsService {
           examples: (skill.examples ?? [])
             .slice(0, SKILL_LIMITS.examples)
             .map((example) => clip(example, SKILL_LIMITS.example)),
+          ...importedModes('inputModes', skill.inputModes),
+          ...importedModes('outputModes', skill.outputModes),
         }))
         .filter((skill, i, all) => all.findIndex((other) => other.id === skill.id) === i),
     });
@@ -225,4 +227,12 @@ function wellKnown(url: string): string {
 
 function clip(value: string, max: number): string {
   return value.length > max ? value.slice(0, max) : value;
+}
+
+/** An imported skill's modes: the media types among them, within the limits; none when there are none. */
+function importedModes(field: 'inputModes' | 'outputModes', modes: string[] | undefined): Record<string, string[]> {
+  const kept = (modes ?? [])
+    .filter((mode) => typeof mode === 'string' && mode.length <= SKILL_LIMITS.mode && MEDIA_TYPE.test(mode))
+    .slice(0, SKILL_LIMITS.modes);
+  return kept.length > 0 ? { [field]: kept } : {};
 }

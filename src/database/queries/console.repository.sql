@@ -15,6 +15,9 @@ UPDATE organizations SET max_key_lifetime_days = $1::int WHERE id = $2;
 -- ConsoleRepository.organizationNames
 SELECT id, name FROM organizations WHERE id = ANY($1::uuid[]);
 
+-- ConsoleRepository.organizationIdsNamed
+SELECT id FROM organizations WHERE lower(name) = lower($1);
+
 -- ConsoleRepository.emailTaken
 SELECT EXISTS (SELECT 1 FROM console_users WHERE email_key = $1) AS taken;
 
