@@ -4,6 +4,28 @@
  */
 
 export interface paths {
+    "/.well-known/ai-catalog.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the public directory as an AI Catalog (application/ai-catalog+json, specification 0.9)
+         * @description **Credential:** No credential.
+         *
+         *     Served with an ETag and Last-Modified; `If-None-Match` or `If-Modified-Since` gives 304. Cacheable for 60 seconds. Pages of 100 agents; a page that is not the last ends with a nested catalog entry for the next.
+         */
+        get: operations["getAiCatalog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/jwks.json": {
         parameters: {
             query?: never;
@@ -1314,8 +1336,12 @@ export interface components {
             examples?: string[];
             /** @example invoice-lookup */
             id: string;
+            /** @description Media types the skill accepts, beyond the card-wide `text/plain` and `application/json`. */
+            inputModes?: string[];
             /** @example Invoice lookup */
             name: string;
+            /** @description Media types the skill produces, beyond the card-wide `text/plain` and `application/json`. */
+            outputModes?: string[];
             tags: string[];
             /**
              * @description `public`: on the public Agent Card and in the directory. `admitted`: only on the extended card, for callers that pass the protocol checks and admission.
@@ -1323,6 +1349,28 @@ export interface components {
              * @enum {string}
              */
             visibility?: "public" | "admitted";
+        };
+        AiCatalog: {
+            entries: components["schemas"]["AiCatalogEntry"][];
+            host: components["schemas"]["AiCatalogHost"];
+            /** @example 0.9 */
+            specVersion: string;
+        };
+        AiCatalogEntry: {
+            /** @example urn:air:agents.example.com:a2a:acme-billing */
+            identifier: string;
+            tags?: string[];
+            /** @enum {string} */
+            type: "application/a2a-agent-card+json" | "application/ai-catalog+json";
+            /** Format: date-time */
+            updatedAt?: string;
+            /** @description The agent's card (or, for the last entry of a page, the next page). */
+            url: string;
+        };
+        AiCatalogHost: {
+            displayName: string;
+            documentationUrl: string;
+            identifier: string;
         };
         ApiKey: {
             /** Format: date-time */
@@ -2379,6 +2427,54 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getAiCatalog: {
+        parameters: {
+            query?: {
+                /** @description A page after the first: the URL of the previous page's last entry. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AiCatalog"];
+                };
+            };
+            /** @description Not modified. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getCardSigningKeys: {
         parameters: {
             query?: never;
@@ -2601,10 +2697,20 @@ export interface operations {
     listPublicDirectory: {
         parameters: {
             query?: {
+                /** @description Only agents served on this protocol binding (GRPC: none while the service has gRPC off). */
+                binding?: "JSONRPC" | "HTTP+JSON" | "GRPC";
                 /** @description Opaque cursor from a previous page's next_cursor. */
                 cursor?: string;
+                /** @description Only agents accepting this media type: a default input mode of every card, or one a skill declares. */
+                input_mode?: string;
                 limit?: number;
-                /** @description Words to find in the name, handle, description and skills; each matches as a word prefix. */
+                /** @description Only agents of the organization of this name (the card's provider.organization; case-insensitive). */
+                organization?: string;
+                /** @description Only agents producing this media type: a default output mode of every card, or one a skill declares. */
+                output_mode?: string;
+                /** @description Only agents served in this A2A protocol generation. */
+                protocol_version?: "1.0" | "0.3";
+                /** @description Words or a sentence describing the task: ranks by relevance over the handle, name, skills and description; stemmed word prefixes, and near spellings of names. */
                 q?: string;
                 /** @description Only agents with a skill of this id or name (case-insensitive). */
                 skill?: string;
@@ -5696,10 +5802,18 @@ export interface operations {
                 /** @description Opaque cursor from a previous page's next_cursor. */
                 cursor?: string;
                 enabled?: "true" | "false";
+                /** @description Only agents accepting this media type: a default input mode of every card, or one a skill declares. */
+                input_mode?: string;
                 limit?: number;
-                /** @description Words to find in the name, handle, description and skills. */
+                /** @description Only agents producing this media type: a default output mode of every card, or one a skill declares. */
+                output_mode?: string;
+                /** @description Words or a sentence describing the task: ranks by relevance over the handle, name, skills and description; stemmed word prefixes, and near spellings of names. */
                 q?: string;
+                /** @description Only agents with a skill of this id or name (case-insensitive). */
+                skill?: string;
                 status?: "active" | "deleted";
+                /** @description Only agents with a skill carrying this tag (case-insensitive). */
+                tag?: string;
             };
             header?: never;
             path?: never;

@@ -22,6 +22,13 @@ import {
 } from './agent-card';
 import type { SkillAudience } from '../identities/card-skills';
 import { CardSigner } from './card-signer';
+import {
+  AI_CATALOG_MEDIA_TYPE,
+  AI_CATALOG_PAGE_SIZE,
+  catalogETag,
+  toAiCatalog,
+  type AiCatalogDocument,
+} from './ai-catalog';
 import type { CardFiltersQuery } from './dto/card-filters.query';
 import type { OrganizationDirectoryQuery } from './dto/organization-directory.query';
 import type { PublicDirectoryQuery } from './dto/public-directory.query';
@@ -105,6 +112,21 @@ export class DirectoryService {
     return {
       agents: page.items.map((identity, i) => ({ agent_handle: identity.agentHandle, card: cards[i] })),
       next_cursor: page.nextCursor,
+    };
+  }
+
+  /** One page of the public directory as an AI Catalog document (docs/api.md §4, "AI Catalog"). */
+  async aiCatalog(cursor: string | undefined): Promise<Tagged<AiCatalogDocument>> {
+    const [page, lastChange] = await Promise.all([
+      this.search.listPublic({ limit: AI_CATALOG_PAGE_SIZE, cursor }),
+      this.search.lastChange(),
+    ]);
+    const body = toAiCatalog(this.baseUrl, page.items, page.nextCursor);
+    return {
+      body,
+      etag: catalogETag(body),
+      ...(lastChange ? { lastModified: lastChange } : {}),
+      contentType: AI_CATALOG_MEDIA_TYPE,
     };
   }
 

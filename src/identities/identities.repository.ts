@@ -406,6 +406,13 @@ export class IdentitiesRepository {
     );
   }
 
+  /** When any identity last changed (the AI Catalog's Last-Modified); null while there are none. */
+  @GenerateSql({ params: [] })
+  async lastChange(): Promise<Date | null> {
+    const row = await this.db.one<{ at: Date | null }>(sql`SELECT max(updated_at) AS at FROM identities`);
+    return row?.at ?? null;
+  }
+
   // for keys: keys.service.ts lockBindableIdentity — the identity an admin key or Console user may bind a new agent key to.
   /**
    * The active identity `id` and its organization, locked for the rest of the transaction; null if there is none.

@@ -47,4 +47,9 @@ export class IdentitySearchService {
       ? this.ranked.listForOrganization(organizationId, { ...filters, q }, page)
       : this.identities.listForOrganization(organizationId, filters, page);
   }
+
+  /** When any identity last changed: a bound on when any listing last changed. */
+  lastChange(): Promise<Date | null> {
+    return this.identities.lastChange();
+  }
 }

@@ -18,6 +18,7 @@ import { KeyLifetimes1796452176771 } from './1796452176771-key-lifetimes';
 import { Approvals1796452298737 } from './1796452298737-approvals';
 import { PerSkillPolicy1796452504827 } from './1796452504827-per-skill-policy';
 import { RankedSearch1796500000000 } from './1796500000000-ranked-search';
+import { AiCatalog1796500100000 } from './1796500100000-ai-catalog';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
@@ -41,4 +42,5 @@ export const MIGRATIONS = [
   Approvals1796452298737,
   PerSkillPolicy1796452504827,
   RankedSearch1796500000000,
+  AiCatalog1796500100000,
 ];
