@@ -2083,6 +2083,8 @@ export interface components {
         OrganizationSettings: {
             /** @description The longest lifetime of a new API key, in days; null: no limit. */
             max_key_lifetime_days: number | null;
+            /** @description Whether work is forwarded only to upstreams whose card verified. */
+            require_verified_upstream_cards: boolean;
         };
         Part: {
             /** @description kind `data`. */
@@ -2195,6 +2197,25 @@ export interface components {
              * @enum {string}
              */
             protocol_version?: "1.0" | "0.3";
+            /** @description Where the upstream's JWK Set is read (https; the webhook URL rules apply) each time its card is verified. Not with `trusted_keys`. */
+            trusted_jwks_uri?: string;
+            /**
+             * @description The public keys that must have signed the upstream's Agent Card: a JWK Set (at most 20 EC, OKP or RSA public keys). A key without `kid` is known by its RFC 7638 thumbprint. Not with `trusted_jwks_uri`.
+             * @example {
+             *       "keys": [
+             *         {
+             *           "kty": "EC",
+             *           "crv": "P-256",
+             *           "kid": "upstream-2026",
+             *           "x": "…",
+             *           "y": "…"
+             *         }
+             *       ]
+             *     }
+             */
+            trusted_keys?: {
+                [key: string]: unknown;
+            };
             /** @description The upstream agent's A2A endpoint (https; the webhook URL rules apply). */
             url: string;
         };
@@ -2266,6 +2287,8 @@ export interface components {
         UpdateOrganizationSettingsDto: {
             /** @description The longest lifetime of a new API key, in days: a key minted without `expires_at` expires this long after its creation, and a later `expires_at` is refused. `null`: no limit. Keys minted before keep their expiry. */
             max_key_lifetime_days?: number | null;
+            /** @description Forward work only to upstreams whose Agent Card verified against the keys pinned for them (docs/api.md §14): a task for an upstream whose card is unsigned, failed or unchecked fails instead. */
+            require_verified_upstream_cards?: boolean;
         };
         UpdateSettingsDto: {
             allow_public_egress?: boolean;
@@ -2300,12 +2323,23 @@ export interface components {
              * @description Its Agent Card, when given; null: the well-known card under `url`.
              */
             card_url: string | null;
+            /** @description The last verification of its card; null until its card is read. */
+            card_verification: components["schemas"]["UpstreamCardVerification"] | null;
             /** Format: date-time */
             created_at: string;
             /** @enum {string} */
             protocol_version: "1.0" | "0.3";
             /** @description Whether the upstream's card says it streams. */
             streaming: boolean;
+            /**
+             * Format: uri
+             * @description Where its pinned keys are read, or null.
+             */
+            trusted_jwks_uri: string | null;
+            /** @description The public keys pinned for its card (a JWK Set), or null. */
+            trusted_keys: {
+                [key: string]: unknown;
+            } | null;
             /** Format: date-time */
             updated_at: string;
             /**
@@ -2329,6 +2363,19 @@ export interface components {
             type: "none" | "bearer" | "api_key";
             /** @description The secret: a bearer token or an API key. Write-only: never returned. */
             value?: string;
+        };
+        UpstreamCardVerification: {
+            /** Format: date-time */
+            checked_at: string;
+            /** @description Why it failed. */
+            error: string | null;
+            /** @description The pinned key that verified it. */
+            kid: string | null;
+            /**
+             * @description `verified`: a signature verified with a pinned key; `unsigned`: the card has no signatures; `failed`: none verified (or no keys are pinned).
+             * @enum {string}
+             */
+            status: "verified" | "unsigned" | "failed";
         };
         User: {
             /** Format: date-time */

@@ -31,13 +31,14 @@ export interface ActiveSession {
 const USER_COLUMNS = sql.raw('id, organization_id, email, created_at, last_login_at');
 const INVITE_COLUMNS = sql.raw('id, organization_id, email, invited_by, created_at, expires_at');
 
-const ORGANIZATION_COLUMNS = sql.raw('id, name, created_at, max_key_lifetime_days');
+const ORGANIZATION_COLUMNS = sql.raw('id, name, created_at, max_key_lifetime_days, require_verified_upstream_cards');
 
 const toOrganization = (row: OrganizationRow): Organization => ({
   id: row.id,
   name: row.name,
   createdAt: row.created_at,
   maxKeyLifetimeDays: row.max_key_lifetime_days,
+  requireVerifiedUpstreamCards: row.require_verified_upstream_cards,
 });
 const toUser = (row: UserRow): ConsoleUserRecord => ({
   id: row.id,
@@ -94,15 +95,18 @@ export class ConsoleRepository {
   }
 
   /** The organization's settings (docs/api.md §2, key lifetimes): `null` clears one. */
-  @GenerateSql({ params: [DummyValue.UUID, { maxKeyLifetimeDays: 90 }] })
+  @GenerateSql({ params: [DummyValue.UUID, { maxKeyLifetimeDays: 90, requireVerifiedUpstreamCards: true }] })
   async updateOrganizationSettings(
     id: string,
-    changes: Partial<Pick<Organization, 'maxKeyLifetimeDays'>>,
+    changes: Partial<Pick<Organization, 'maxKeyLifetimeDays' | 'requireVerifiedUpstreamCards'>>,
     tx?: Tx,
   ): Promise<void> {
     const sets = sql.join([
       changes.maxKeyLifetimeDays !== undefined
         ? sql`max_key_lifetime_days = ${changes.maxKeyLifetimeDays}::int`
+        : sql.empty,
+      changes.requireVerifiedUpstreamCards !== undefined
+        ? sql`require_verified_upstream_cards = ${changes.requireVerifiedUpstreamCards}::boolean`
         : sql.empty,
     ]);
     if (sets.isEmpty) {

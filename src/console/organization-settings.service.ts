@@ -29,11 +29,25 @@ export class OrganizationSettingsService {
       const organization = await this.organization(principal.organizationId, tx, true);
       const before = toOrganizationSettingsView(organization);
       const max = dto.max_key_lifetime_days;
-      if (max === undefined || max === before.max_key_lifetime_days) {
+      const requireVerified = dto.require_verified_upstream_cards;
+      const after: OrganizationSettingsView = {
+        max_key_lifetime_days: max === undefined ? before.max_key_lifetime_days : max,
+        require_verified_upstream_cards: requireVerified ?? before.require_verified_upstream_cards,
+      };
+      if (
+        after.max_key_lifetime_days === before.max_key_lifetime_days &&
+        after.require_verified_upstream_cards === before.require_verified_upstream_cards
+      ) {
         return before;
       }
-      await this.repository.updateOrganizationSettings(organization.id, { maxKeyLifetimeDays: max }, tx);
-      const after: OrganizationSettingsView = { ...before, max_key_lifetime_days: max };
+      await this.repository.updateOrganizationSettings(
+        organization.id,
+        {
+          maxKeyLifetimeDays: after.max_key_lifetime_days,
+          requireVerifiedUpstreamCards: after.require_verified_upstream_cards,
+        },
+        tx,
+      );
       await this.audit.record(tx, {
         organizationId: organization.id,
         action: 'organization.settings_updated',

@@ -12,6 +12,10 @@ export class Organization {
   @Column({ name: 'max_key_lifetime_days', type: 'integer', nullable: true })
   maxKeyLifetimeDays: number | null;
 
+  /** Forward only to upstreams whose Agent Card verified against their pinned keys (docs/api.md §14). */
+  @Column({ name: 'require_verified_upstream_cards', type: 'boolean' })
+  requireVerifiedUpstreamCards: boolean;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }

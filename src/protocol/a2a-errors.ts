@@ -39,6 +39,7 @@ export const A2A_ERROR_KIND: Record<ErrorCode, A2AErrorKind> = {
   invalid_webhook_url: 'RequestMalformed',
   invalid_push_url: 'RequestMalformed',
   invalid_upstream_url: 'RequestMalformed',
+  invalid_trusted_keys: 'RequestMalformed',
   invalid_push_config: 'RequestMalformed',
   push_config_limit: 'RequestMalformed',
   context_mismatch: 'RequestMalformed',

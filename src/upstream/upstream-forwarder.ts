@@ -217,6 +217,23 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
+  /** Whether the upstream's card did not verify while the worker's organization requires it to (docs/api.md §14). */
+  private async unverified(upstream: UpstreamRecord, workerIdentityId: string): Promise<boolean> {
+    return upstream.card?.verification.status !== 'verified' && this.repository.requiresVerifiedCard(workerIdentityId);
+  }
+
+  /** A message for an upstream whose card did not verify is never sent: the forward and the task fail, saying why. */
+  private async refuseUnverified(forward: ClaimedForward, upstream: UpstreamRecord): Promise<void> {
+    const state = upstream.card ? `its card is ${upstream.card.verification.status}` : 'its card was never verified';
+    const message = `Not forwarded: the organization forwards only to upstreams whose Agent Card verified against their pinned keys, and ${state}.`;
+    this.logger.warn(
+      { forward_id: forward.id, task_id: forward.taskId },
+      'upstream forward refused: card not verified',
+    );
+    await this.finish(forward, 'failed', message);
+    await this.ledger.applyUpstream(forward.taskId, [{ state: 'failed', message: agentText(message) }]);
+  }
+
   private async forward(forward: ClaimedForward, known: UpstreamRecord | null, run: ForwardRun): Promise<void> {
     const { signal } = run;
     try {
@@ -232,6 +249,9 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
         return await this.finish(forward, 'failed', 'the identity has no upstream any more');
       }
       signal.throwIfAborted();
+      if (forward.kind === 'message' && !forward.accepted && (await this.unverified(upstream, task.workerIdentityId))) {
+        return await this.refuseUnverified(forward, upstream);
+      }
       if (forward.kind === 'cancel') {
         await this.cancel(forward, upstream, task.upstreamTaskId, run);
       } else if (!isTerminal(task.state)) {

@@ -112,19 +112,24 @@ describe('API key lifetimes', () => {
     it('reads null at first; an admin key or a Console user sets it; each organization has its own', async () => {
       expect((await t.http().get('/api/v1/organization/settings').set(bearer(globex)).expect(200)).body).toEqual({
         max_key_lifetime_days: null,
+        require_verified_upstream_cards: false,
       });
       const admin = await mintAdminKey(t, globex);
       expect((await settings(apiKey(admin)).send({ max_key_lifetime_days: 45 }).expect(200)).body).toEqual({
         max_key_lifetime_days: 45,
+        require_verified_upstream_cards: false,
       });
       expect((await settings(bearer(globex)).send({ max_key_lifetime_days: 30 }).expect(200)).body).toEqual({
         max_key_lifetime_days: 30,
+        require_verified_upstream_cards: false,
       });
       expect((await t.http().get('/api/v1/organization/settings').set(apiKey(admin)).expect(200)).body).toEqual({
         max_key_lifetime_days: 30,
+        require_verified_upstream_cards: false,
       });
       expect((await t.http().get('/api/v1/organization/settings').set(bearer(acme)).expect(200)).body).toEqual({
         max_key_lifetime_days: null,
+        require_verified_upstream_cards: false,
       });
     });
 

@@ -1,5 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsBoolean, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { Optional } from '../../common/validation';
 
 /** `PATCH /api/v1/organization/settings`: each field given is set; `null` clears it. */
 export class UpdateOrganizationSettingsDto {
@@ -16,4 +17,12 @@ export class UpdateOrganizationSettingsDto {
   @Min(1)
   @Max(3650)
   max_key_lifetime_days?: number | null;
+
+  @ApiPropertyOptional({
+    description:
+      'Forward work only to upstreams whose Agent Card verified against the keys pinned for them (docs/api.md §14): a task for an upstream whose card is unsigned, failed or unchecked fails instead.',
+  })
+  @Optional()
+  @IsBoolean()
+  require_verified_upstream_cards?: boolean;
 }

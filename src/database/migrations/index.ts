@@ -19,6 +19,7 @@ import { Approvals1796452298737 } from './1796452298737-approvals';
 import { PerSkillPolicy1796452504827 } from './1796452504827-per-skill-policy';
 import { RankedSearch1796500000000 } from './1796500000000-ranked-search';
 import { AiCatalog1796500100000 } from './1796500100000-ai-catalog';
+import { UpstreamCardTrust1796500200000 } from './1796500200000-upstream-card-trust';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   PerSkillPolicy1796452504827,
   RankedSearch1796500000000,
   AiCatalog1796500100000,
+  UpstreamCardTrust1796500200000,
 ];
