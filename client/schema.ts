@@ -2134,6 +2134,11 @@ export interface components {
         };
         PublicDirectoryEntry: {
             agent_handle: string;
+            /**
+             * @description `unavailable`: its upstream failed its last forward attempts, or a task has waited too long for its first answer (docs/api.md §4, Availability).
+             * @enum {string}
+             */
+            availability: "available" | "unavailable";
             card: components["schemas"]["AgentCard"];
         };
         ReplyArtifactDto: {
@@ -2744,6 +2749,8 @@ export interface operations {
     listPublicDirectory: {
         parameters: {
             query?: {
+                /** @description `true`: only agents shown `available`; `false`: only those shown `unavailable` (an upstream failing its last forward attempts, or a task unanswered too long). */
+                available?: "true" | "false";
                 /** @description Only agents served on this protocol binding (GRPC: none while the service has gRPC off). */
                 binding?: "JSONRPC" | "HTTP+JSON" | "GRPC";
                 /** @description Opaque cursor from a previous page's next_cursor. */
@@ -5845,6 +5852,8 @@ export interface operations {
     listOrganizationDirectory: {
         parameters: {
             query?: {
+                /** @description `true`: only agents shown `available`; `false`: only those shown `unavailable` (an upstream failing its last forward attempts, or a task unanswered too long). */
+                available?: "true" | "false";
                 claimed?: "true" | "false";
                 /** @description Opaque cursor from a previous page's next_cursor. */
                 cursor?: string;

@@ -378,6 +378,12 @@ export class AgentCardSchema {
 @ApiSchema({ name: 'PublicDirectoryEntry' })
 class DirectoryEntrySchema {
   @ApiProperty() agent_handle: string;
+  @ApiProperty({
+    enum: ['available', 'unavailable'],
+    description:
+      '`unavailable`: its upstream failed its last forward attempts, or a task has waited too long for its first answer (docs/api.md §4, Availability).',
+  })
+  availability: 'available' | 'unavailable';
   @ApiProperty({ type: AgentCardSchema }) card: AgentCardJson;
 }
 

@@ -33,6 +33,13 @@ import type { CardFiltersQuery } from './dto/card-filters.query';
 import type { OrganizationDirectoryQuery } from './dto/organization-directory.query';
 import type { PublicDirectoryQuery } from './dto/public-directory.query';
 
+/** A public directory entry (docs/api.md §4). */
+export interface DirectoryEntry {
+  agent_handle: string;
+  availability: 'available' | 'unavailable';
+  card: AgentCardJson;
+}
+
 /**
  * Discovery: Agent Cards, the public directory and the organization directory.
  * Identity state is read on every request (never cached here), so enabling,
@@ -104,13 +111,20 @@ export class DirectoryService {
   async publicDirectory(
     query: PublicDirectoryQuery,
     generation: CardGeneration,
-  ): Promise<{ agents: Array<{ agent_handle: string; card: AgentCardJson }>; next_cursor: string | null }> {
+  ): Promise<{ agents: DirectoryEntry[]; next_cursor: string | null }> {
     const page = await this.publicPage(query);
-    const cards = await Promise.all(
-      (await this.cards(page.items, generation, 'public')).map((card) => this.signer.sign(card)),
-    );
+    const [cards, unavailable] = await Promise.all([
+      this.cards(page.items, generation, 'public').then((unsigned) =>
+        Promise.all(unsigned.map((card) => this.signer.sign(card))),
+      ),
+      this.search.unavailableAmong(page.items.map((identity) => identity.id)),
+    ]);
     return {
-      agents: page.items.map((identity, i) => ({ agent_handle: identity.agentHandle, card: cards[i] })),
+      agents: page.items.map((identity, i) => ({
+        agent_handle: identity.agentHandle,
+        availability: unavailable.has(identity.id) ? 'unavailable' : 'available',
+        card: cards[i],
+      })),
       next_cursor: page.nextCursor,
     };
   }
@@ -198,6 +212,7 @@ function cardListing(query: CardFiltersQuery) {
     tag: query.tag,
     inputMode: mode(query.input_mode),
     outputMode: mode(query.output_mode),
+    available: query.available,
     limit: query.limit,
     cursor: query.cursor,
   };

@@ -69,8 +69,18 @@ export interface CardCopy {
   skills: AgentSkill[];
 }
 
-/** Filters on a card's skills, in both directories. */
+/** When an agent counts as unavailable (docs/api.md §4, "Availability"; the configuration's). */
+export interface AvailabilityRule {
+  /** An upstream whose last this many forward attempts failed. */
+  failedForwards: number;
+  /** A worker with a task it has not answered (still `submitted`) for this long. */
+  unansweredMs: number;
+}
+
+/** Filters on a card's skills, in both directories; and on availability. */
 export interface CardFilters {
+  /** Only agents the rule finds available (`available: true`), or only those it does not. */
+  available?: { available: boolean; rule: AvailabilityRule };
   /** A public skill's id or name (case-insensitive). */
   skill?: string;
   /** A public skill's tag (case-insensitive). */
@@ -137,7 +147,24 @@ export function cardFilterConditions(filters: CardFilters & { organizationIds?: 
     filters.inputMode ? sql`i.skill_input_modes @> ARRAY[lower(${filters.inputMode}::text)]` : sql.empty,
     filters.outputMode ? sql`i.skill_output_modes @> ARRAY[lower(${filters.outputMode}::text)]` : sql.empty,
     filters.organizationIds ? sql`i.organization_id = ANY(${filters.organizationIds}::uuid[])` : sql.empty,
+    filters.available
+      ? filters.available.available
+        ? sql`NOT ${unavailableCondition(filters.available.rule)}`
+        : unavailableCondition(filters.available.rule)
+      : sql.empty,
   ];
+}
+
+/**
+ * Read model: whether the identity aliased `i` is unavailable (docs/api.md §4,
+ * "Availability") — its upstream's forward attempts (upstream's identity_upstreams) or
+ * its oldest unanswered task (the ledger's tasks, through ix_tasks_worker_state): one
+ * index probe each per identity, rather than a copy of either kept on every send.
+ */
+function unavailableCondition(rule: AvailabilityRule): Sql {
+  return sql`(EXISTS (SELECT 1 FROM identity_upstreams u WHERE u.identity_id = i.id AND u.failed_forwards >= ${rule.failedForwards}::int)
+    OR EXISTS (SELECT 1 FROM tasks t WHERE t.worker_identity_id = i.id AND t.state = 'submitted'
+                  AND t.created_at < now() - make_interval(secs => ${rule.unansweredMs / 1000}::float8)))`;
 }
 
 const SETTING_COLUMNS = {
@@ -404,6 +431,18 @@ export class IdentitiesRepository {
       await this.db.rows<IdentityRow>(sql`SELECT ${IDENTITY_COLUMNS} FROM identities i ${where} ${page.tail}`),
       page,
     );
+  }
+
+  /** Of `ids`, those unavailable under `rule` (the directory's `availability`). */
+  @GenerateSql({ params: [[DummyValue.UUID], { failedForwards: 3, unansweredMs: 900_000 }] })
+  async unavailableAmong(ids: readonly string[], rule: AvailabilityRule): Promise<Set<string>> {
+    if (ids.length === 0) {
+      return new Set();
+    }
+    const rows = await this.db.rows<{ id: string }>(
+      sql`SELECT i.id FROM identities i WHERE i.id = ANY(${[...ids]}::uuid[]) AND ${unavailableCondition(rule)}`,
+    );
+    return new Set(rows.map((row) => row.id));
   }
 
   /** When any identity last changed (the AI Catalog's Last-Modified); null while there are none. */

@@ -236,6 +236,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
 
   private async forward(forward: ClaimedForward, known: UpstreamRecord | null, run: ForwardRun): Promise<void> {
     const { signal } = run;
+    let upstreamId: string | null = null;
     try {
       // The task and (unless the upstream has it already) the message to send, read together.
       const [task, message] = await Promise.all([
@@ -248,6 +249,7 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       if (!task || !upstream) {
         return await this.finish(forward, 'failed', 'the identity has no upstream any more');
       }
+      upstreamId = upstream.identityId;
       signal.throwIfAborted();
       if (forward.kind === 'message' && !forward.accepted && (await this.unverified(upstream, task.workerIdentityId))) {
         return await this.refuseUnverified(forward, upstream);
@@ -258,11 +260,21 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
         await this.deliver(forward, task, message, upstream, run);
       }
       await this.finish(forward, 'succeeded', null);
+      await this.repository
+        .recordAttempt(upstreamId, true)
+        .catch((err: unknown) => this.logger.error({ err, forward_id: forward.id }, 'could not count a forward'));
     } catch (error) {
       // Shutting down: the lease runs out and the forward resumes elsewhere. Ended elsewhere: nothing more to record.
       const stopped: unknown = signal.aborted ? signal.reason : null;
       if (stopped instanceof ForwardStopped) {
         return;
+      }
+      if (upstreamId) {
+        await this.repository
+          .recordAttempt(upstreamId, false)
+          .catch((err: unknown) =>
+            this.logger.error({ err, forward_id: forward.id }, 'could not count a failed forward'),
+          );
       }
       await (stopped instanceof BoundExceeded ? this.exceeded(forward, stopped) : this.failed(forward, error)).catch(
         (err: unknown) =>

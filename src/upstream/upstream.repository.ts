@@ -394,6 +394,23 @@ export class UpstreamRepository {
     );
   }
 
+  /**
+   * An attempt's outcome for the directory's availability (docs/api.md §4): a failure
+   * counts one more in a row, a success starts again from none (and writes nothing when
+   * there were none).
+   */
+  @GenerateSql(
+    { name: 'failed', params: [DummyValue.UUID, false] },
+    { name: 'succeeded', params: [DummyValue.UUID, true] },
+  )
+  async recordAttempt(identityId: string, succeeded: boolean): Promise<void> {
+    await this.db.execute(
+      succeeded
+        ? sql`UPDATE identity_upstreams SET failed_forwards = 0 WHERE identity_id = ${identityId} AND failed_forwards > 0`
+        : sql`UPDATE identity_upstreams SET failed_forwards = failed_forwards + 1 WHERE identity_id = ${identityId}`,
+    );
+  }
+
   /** A failed attempt: the forward falls due again after `delayMs`. */
   @GenerateSql({ params: [EXAMPLE_FORWARD, 1000, DummyValue.STRING] })
   async retryLater(forward: Pick<ClaimedForward, 'id' | 'attempt'>, delayMs: number, error: string): Promise<void> {

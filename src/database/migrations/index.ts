@@ -20,6 +20,7 @@ import { PerSkillPolicy1796452504827 } from './1796452504827-per-skill-policy';
 import { RankedSearch1796500000000 } from './1796500000000-ranked-search';
 import { AiCatalog1796500100000 } from './1796500100000-ai-catalog';
 import { UpstreamCardTrust1796500200000 } from './1796500200000-upstream-card-trust';
+import { Availability1796500300000 } from './1796500300000-availability';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   RankedSearch1796500000000,
   AiCatalog1796500100000,
   UpstreamCardTrust1796500200000,
+  Availability1796500300000,
 ];

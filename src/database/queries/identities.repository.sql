@@ -100,6 +100,11 @@ SELECT id, agent_handle, organization_id, display_name, description, skills, cla
 publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
 updated_at, deleted_at FROM identities i WHERE i.organization_id = $1::uuid AND i.enabled = $2::boolean AND i.claimed_at IS NULL AND i.status = $3 AND i.skill_tags @> ARRAY[lower($4::text)] AND (i.created_at, i.id) < ($5::timestamptz, $6::uuid) ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
 
+-- IdentitiesRepository.unavailableAmong
+SELECT i.id FROM identities i WHERE i.id = ANY($1::uuid[]) AND (EXISTS (SELECT 1 FROM identity_upstreams u WHERE u.identity_id = i.id AND u.failed_forwards >= $2::int)
+OR EXISTS (SELECT 1 FROM tasks t WHERE t.worker_identity_id = i.id AND t.state = 'submitted'
+              AND t.created_at < now() - make_interval(secs => $3::float8)));
+
 -- IdentitiesRepository.lastChange
 SELECT max(updated_at) AS at FROM identities;
 

@@ -113,6 +113,12 @@ UPDATE upstream_forwards SET accepted = true WHERE id = $1 AND attempts = $2 AND
 UPDATE upstream_forwards SET status = $1, in_flight = false, next_attempt_at = NULL, last_error = $2, updated_at = now()
 WHERE id = $3 AND attempts = $4 AND in_flight;
 
+-- UpstreamRepository.recordAttempt (failed)
+UPDATE identity_upstreams SET failed_forwards = failed_forwards + 1 WHERE identity_id = $1;
+
+-- UpstreamRepository.recordAttempt (succeeded)
+UPDATE identity_upstreams SET failed_forwards = 0 WHERE identity_id = $1 AND failed_forwards > 0;
+
 -- UpstreamRepository.retryLater
 UPDATE upstream_forwards
   SET in_flight = false, next_attempt_at = now() + make_interval(secs => $1::float / 1000), last_error = $2, updated_at = now()

@@ -1,5 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsString, Matches, MaxLength } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsString, Matches, MaxLength } from 'class-validator';
 import { PageQuery } from '../../common/pagination';
 import { Optional } from '../../common/validation';
 import { MEDIA_TYPE } from '../../identities/dto/agent-skill.dto';
@@ -49,4 +50,14 @@ export class CardFiltersQuery extends PageQuery {
   @Matches(MEDIA_TYPE, { message: 'output_mode must be a media type such as application/pdf' })
   @MaxLength(100)
   output_mode?: string;
+
+  @ApiPropertyOptional({
+    enum: ['true', 'false'],
+    description:
+      '`true`: only agents shown `available`; `false`: only those shown `unavailable` (an upstream failing its last forward attempts, or a task unanswered too long).',
+  })
+  @Optional()
+  @Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value))
+  @IsBoolean()
+  available?: boolean;
 }
