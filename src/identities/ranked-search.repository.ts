@@ -80,12 +80,14 @@ const EXAMPLE_PAGE: PageQuery = { limit: 10 };
 
 /**
  * The directories' ranked search: every statement that scores identities against a
- * query `q`. Matching: a card matches when it holds enough of the query's words as
- * word prefixes (all of up to three; half of more, so a sentence describing a task
- * still finds cards that say it differently), words stemmed as English and stop words
- * left out. When no card matches so, a short query (a name, a handle) finds the cards
- * whose names are like it (pg_trgm word similarity: misspellings). A match that is
- * also like the names by spelling ranks higher.
+ * query `q`. Matching: a card matches when it holds every word of the query as a word
+ * prefix — words stemmed as English, stop words left out — or, for a query of
+ * SENTENCE_WORDS words or more (a task described in a sentence), any of them. When no
+ * card matches so, a short query (a name, a handle) finds the cards whose names are like
+ * it (pg_trgm word similarity: misspellings). Scoring (RANKING): each word's field-weighted
+ * ts_rank and whether the card holds it, weighted by the word's rarity (IDF), plus the
+ * names' likeness to a short query. Cost: every match is scored, so a page costs about
+ * the number of matches (BENCHMARKS.md, the directory bench).
  */
 @Injectable()
 export class RankedSearchRepository {
@@ -121,8 +123,9 @@ async function rankedPage(db: Database, q: string, scope: Sql[], pageQuery: Page
   const text = words.join(' ');
   const page = keyset('m', pageQuery, RANKED);
   const within = sql.join(scope, ' AND ');
-  const textMatch = sql`i.search_vector @@ (SELECT any_q FROM search)
-    AND (SELECT count(*) FROM unnest(search.each_q) t WHERE i.search_vector @@ t) >= greatest(search.need, 1)`;
+  const sentence = words.length >= SENTENCE_WORDS;
+  // Every word (one GIN scan of their intersection), or — a sentence — any of them.
+  const textMatch = sql`i.search_vector @@ (SELECT match_q FROM search)`;
   // Names like the query: only for a short query (a name, a handle) that no card matches by its words.
   const fuzzy =
     words.length <= MAX_FUZZY_WORDS
@@ -138,18 +141,23 @@ async function rankedPage(db: Database, q: string, scope: Sql[], pageQuery: Page
     return db.rows<RankedRow>(
       sql`
     WITH terms AS MATERIALIZED (
-      SELECT n, t, ln(1 + ${DF_CAP}::float8 / greatest(1, (
+      SELECT n, t, CASE WHEN df IS NULL THEN 1 ELSE ln(1 + ${DF_CAP}::float8 / greatest(1, df)) END AS idf,
+             coalesce(df >= ${DF_CAP}::int, false) AS common
+        FROM (
+      SELECT n, t, CASE WHEN ${words.length > 1}::boolean THEN (
                SELECT count(*) FROM (SELECT 1 FROM identities i WHERE ${within} AND i.search_vector @@ t
-                                      LIMIT ${DF_CAP}::int) d))) AS idf
+                                      LIMIT ${DF_CAP}::int) d) END AS df
         FROM (SELECT n, (CASE WHEN w ~ '^[0-9]+$' THEN format('%L:* | %L:*', w, '-' || w)
                               ELSE format('%L:*', lex[1]) END)::tsquery AS t
                 FROM unnest(${words}::text[]) WITH ORDINALITY AS u(w, n), ts_lexize('english_stem', w) AS lex
-               WHERE cardinality(lex) > 0 ORDER BY n LIMIT ${MAX_TERMS}::int) x),
+               WHERE cardinality(lex) > 0 ORDER BY n LIMIT ${MAX_TERMS}::int) x) y),
     search AS MATERIALIZED (
       SELECT coalesce(array_agg(t ORDER BY n), '{}') AS each_q, coalesce(array_agg(idf ORDER BY n), '{}') AS idfs,
              count(*) AS n, greatest(sum(idf), 1e-9) AS idf_sum,
-             CASE WHEN ${words.length >= SENTENCE_WORDS}::boolean THEN 1 ELSE count(*) END AS need,
-             string_agg('(' || t::text || ')', ' | ')::tsquery AS any_q
+             -- A sentence matches by its rarer words: one that reaches DF_CAP matches finds too much to
+             -- tell cards apart (it still scores); when every word is that common, by all of them.
+             coalesce(string_agg('(' || t::text || ')', ' | ') FILTER (WHERE NOT common AND ${sentence}::boolean),
+                      string_agg('(' || t::text || ')', ${sentence ? ' | ' : ' & '}))::tsquery AS match_q
         FROM terms)
     SELECT ${IDENTITY_COLUMNS}, s.rank_key::text AS rank_key
       FROM (
@@ -166,7 +174,7 @@ async function rankedPage(db: Database, q: string, scope: Sql[], pageQuery: Page
            CROSS JOIN LATERAL (
              SELECT coalesce(sum(q.idf) FILTER (WHERE i.search_vector @@ q.t), 0) AS covered,
                     coalesce(sum(q.idf * ts_rank(${RANKING.weights}::float4[], i.search_vector, q.t, ${RANKING.normalization}::int)), 0) AS relevance,
-                    word_similarity(${text}, i.search_names)::float8 AS similar
+                    CASE WHEN ${!sentence}::boolean THEN word_similarity(${text}, i.search_names)::float8 ELSE 0 END AS similar
                FROM unnest(search.each_q, search.idfs) AS q(t, idf)) f
            WHERE ${within}
              AND (${textMatch} ${fuzzy})) m

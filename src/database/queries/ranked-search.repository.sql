@@ -3,18 +3,23 @@
 -- RankedSearchRepository.listPublic
 SELECT set_config('pg_trgm.word_similarity_threshold', $1, true);
 WITH terms AS MATERIALIZED (
-    SELECT n, t, ln(1 + $1::float8 / greatest(1, (
-             SELECT count(*) FROM (SELECT 1 FROM identities i WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND i.skill_tags @> ARRAY[lower($2::text)] AND i.skill_input_modes @> ARRAY[lower($3::text)] AND i.search_vector @@ t
-                                    LIMIT $4::int) d))) AS idf
+    SELECT n, t, CASE WHEN df IS NULL THEN 1 ELSE ln(1 + $1::float8 / greatest(1, df)) END AS idf,
+           coalesce(df >= $2::int, false) AS common
+      FROM (
+    SELECT n, t, CASE WHEN $3::boolean THEN (
+             SELECT count(*) FROM (SELECT 1 FROM identities i WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND i.skill_tags @> ARRAY[lower($4::text)] AND i.skill_input_modes @> ARRAY[lower($5::text)] AND i.search_vector @@ t
+                                    LIMIT $6::int) d) END AS df
       FROM (SELECT n, (CASE WHEN w ~ '^[0-9]+$' THEN format('%L:* | %L:*', w, '-' || w)
                             ELSE format('%L:*', lex[1]) END)::tsquery AS t
-              FROM unnest($5::text[]) WITH ORDINALITY AS u(w, n), ts_lexize('english_stem', w) AS lex
-             WHERE cardinality(lex) > 0 ORDER BY n LIMIT $6::int) x),
+              FROM unnest($7::text[]) WITH ORDINALITY AS u(w, n), ts_lexize('english_stem', w) AS lex
+             WHERE cardinality(lex) > 0 ORDER BY n LIMIT $8::int) x) y),
   search AS MATERIALIZED (
     SELECT coalesce(array_agg(t ORDER BY n), '{}') AS each_q, coalesce(array_agg(idf ORDER BY n), '{}') AS idfs,
            count(*) AS n, greatest(sum(idf), 1e-9) AS idf_sum,
-           CASE WHEN $7::boolean THEN 1 ELSE count(*) END AS need,
-           string_agg('(' || t::text || ')', ' | ')::tsquery AS any_q
+           -- A sentence matches by its rarer words: one that reaches DF_CAP matches finds too much to
+           -- tell cards apart (it still scores); when every word is that common, by all of them.
+           coalesce(string_agg('(' || t::text || ')', ' | ') FILTER (WHERE NOT common AND $9::boolean),
+                    string_agg('(' || t::text || ')', $10))::tsquery AS match_q
       FROM terms)
   SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
 publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
@@ -22,24 +27,22 @@ updated_at, deleted_at, s.rank_key::text AS rank_key
     FROM (
       SELECT m.id, m.rank_key FROM (
         SELECT i.id,
-               round($8::numeric * (
-                 $9::float8 * f.relevance / search.idf_sum
-                 + $10::float8 * f.covered / search.idf_sum
-                 + $11::float8 * f.similar * (f.similar >= $12::float8)::int
+               round($11::numeric * (
+                 $12::float8 * f.relevance / search.idf_sum
+                 + $13::float8 * f.covered / search.idf_sum
+                 + $14::float8 * f.similar * (f.similar >= $15::float8)::int
                )::numeric) * 100000000000000000
                + (extract(epoch FROM i.created_at) * 1000000)::bigint AS rank_key
           FROM identities i
          CROSS JOIN search
          CROSS JOIN LATERAL (
            SELECT coalesce(sum(q.idf) FILTER (WHERE i.search_vector @@ q.t), 0) AS covered,
-                  coalesce(sum(q.idf * ts_rank($13::float4[], i.search_vector, q.t, $14::int)), 0) AS relevance,
-                  word_similarity($15, i.search_names)::float8 AS similar
+                  coalesce(sum(q.idf * ts_rank($16::float4[], i.search_vector, q.t, $17::int)), 0) AS relevance,
+                  CASE WHEN $18::boolean THEN word_similarity($19, i.search_names)::float8 ELSE 0 END AS similar
              FROM unnest(search.each_q, search.idfs) AS q(t, idf)) f
-         WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND i.skill_tags @> ARRAY[lower($16::text)] AND i.skill_input_modes @> ARRAY[lower($17::text)]
-           AND (i.search_vector @@ (SELECT any_q FROM search)
-  AND (SELECT count(*) FROM unnest(search.each_q) t WHERE i.search_vector @@ t) >= greatest(search.need, 1) OR ($18 <% i.search_names AND NOT EXISTS (
-            SELECT 1 FROM identities i CROSS JOIN search WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND i.skill_tags @> ARRAY[lower($19::text)] AND i.skill_input_modes @> ARRAY[lower($20::text)] AND i.search_vector @@ (SELECT any_q FROM search)
-  AND (SELECT count(*) FROM unnest(search.each_q) t WHERE i.search_vector @@ t) >= greatest(search.need, 1))))) m
+         WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND i.skill_tags @> ARRAY[lower($20::text)] AND i.skill_input_modes @> ARRAY[lower($21::text)]
+           AND (i.search_vector @@ (SELECT match_q FROM search) OR ($22 <% i.search_names AND NOT EXISTS (
+            SELECT 1 FROM identities i CROSS JOIN search WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND i.skill_tags @> ARRAY[lower($23::text)] AND i.skill_input_modes @> ARRAY[lower($24::text)] AND i.search_vector @@ (SELECT match_q FROM search))))) m
        WHERE TRUE ORDER BY m.rank_key DESC, m.id DESC LIMIT 11) s
     JOIN identities i USING (id)
    ORDER BY s.rank_key DESC, s.id DESC;
@@ -47,18 +50,23 @@ updated_at, deleted_at, s.rank_key::text AS rank_key
 -- RankedSearchRepository.listForOrganization
 SELECT set_config('pg_trgm.word_similarity_threshold', $1, true);
 WITH terms AS MATERIALIZED (
-    SELECT n, t, ln(1 + $1::float8 / greatest(1, (
-             SELECT count(*) FROM (SELECT 1 FROM identities i WHERE i.organization_id = $2::uuid AND i.enabled = $3::boolean AND i.search_vector @@ t
-                                    LIMIT $4::int) d))) AS idf
+    SELECT n, t, CASE WHEN df IS NULL THEN 1 ELSE ln(1 + $1::float8 / greatest(1, df)) END AS idf,
+           coalesce(df >= $2::int, false) AS common
+      FROM (
+    SELECT n, t, CASE WHEN $3::boolean THEN (
+             SELECT count(*) FROM (SELECT 1 FROM identities i WHERE i.organization_id = $4::uuid AND i.enabled = $5::boolean AND i.search_vector @@ t
+                                    LIMIT $6::int) d) END AS df
       FROM (SELECT n, (CASE WHEN w ~ '^[0-9]+$' THEN format('%L:* | %L:*', w, '-' || w)
                             ELSE format('%L:*', lex[1]) END)::tsquery AS t
-              FROM unnest($5::text[]) WITH ORDINALITY AS u(w, n), ts_lexize('english_stem', w) AS lex
-             WHERE cardinality(lex) > 0 ORDER BY n LIMIT $6::int) x),
+              FROM unnest($7::text[]) WITH ORDINALITY AS u(w, n), ts_lexize('english_stem', w) AS lex
+             WHERE cardinality(lex) > 0 ORDER BY n LIMIT $8::int) x) y),
   search AS MATERIALIZED (
     SELECT coalesce(array_agg(t ORDER BY n), '{}') AS each_q, coalesce(array_agg(idf ORDER BY n), '{}') AS idfs,
            count(*) AS n, greatest(sum(idf), 1e-9) AS idf_sum,
-           CASE WHEN $7::boolean THEN 1 ELSE count(*) END AS need,
-           string_agg('(' || t::text || ')', ' | ')::tsquery AS any_q
+           -- A sentence matches by its rarer words: one that reaches DF_CAP matches finds too much to
+           -- tell cards apart (it still scores); when every word is that common, by all of them.
+           coalesce(string_agg('(' || t::text || ')', ' | ') FILTER (WHERE NOT common AND $9::boolean),
+                    string_agg('(' || t::text || ')', $10))::tsquery AS match_q
       FROM terms)
   SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
 publicly_discoverable, allow_public_egress, filter_mode, require_skill, status, claim_expires_at, card_version, created_at,
@@ -66,24 +74,22 @@ updated_at, deleted_at, s.rank_key::text AS rank_key
     FROM (
       SELECT m.id, m.rank_key FROM (
         SELECT i.id,
-               round($8::numeric * (
-                 $9::float8 * f.relevance / search.idf_sum
-                 + $10::float8 * f.covered / search.idf_sum
-                 + $11::float8 * f.similar * (f.similar >= $12::float8)::int
+               round($11::numeric * (
+                 $12::float8 * f.relevance / search.idf_sum
+                 + $13::float8 * f.covered / search.idf_sum
+                 + $14::float8 * f.similar * (f.similar >= $15::float8)::int
                )::numeric) * 100000000000000000
                + (extract(epoch FROM i.created_at) * 1000000)::bigint AS rank_key
           FROM identities i
          CROSS JOIN search
          CROSS JOIN LATERAL (
            SELECT coalesce(sum(q.idf) FILTER (WHERE i.search_vector @@ q.t), 0) AS covered,
-                  coalesce(sum(q.idf * ts_rank($13::float4[], i.search_vector, q.t, $14::int)), 0) AS relevance,
-                  word_similarity($15, i.search_names)::float8 AS similar
+                  coalesce(sum(q.idf * ts_rank($16::float4[], i.search_vector, q.t, $17::int)), 0) AS relevance,
+                  CASE WHEN $18::boolean THEN word_similarity($19, i.search_names)::float8 ELSE 0 END AS similar
              FROM unnest(search.each_q, search.idfs) AS q(t, idf)) f
-         WHERE i.organization_id = $16::uuid AND i.enabled = $17::boolean
-           AND (i.search_vector @@ (SELECT any_q FROM search)
-  AND (SELECT count(*) FROM unnest(search.each_q) t WHERE i.search_vector @@ t) >= greatest(search.need, 1) OR ($18 <% i.search_names AND NOT EXISTS (
-            SELECT 1 FROM identities i CROSS JOIN search WHERE i.organization_id = $19::uuid AND i.enabled = $20::boolean AND i.search_vector @@ (SELECT any_q FROM search)
-  AND (SELECT count(*) FROM unnest(search.each_q) t WHERE i.search_vector @@ t) >= greatest(search.need, 1))))) m
+         WHERE i.organization_id = $20::uuid AND i.enabled = $21::boolean
+           AND (i.search_vector @@ (SELECT match_q FROM search) OR ($22 <% i.search_names AND NOT EXISTS (
+            SELECT 1 FROM identities i CROSS JOIN search WHERE i.organization_id = $23::uuid AND i.enabled = $24::boolean AND i.search_vector @@ (SELECT match_q FROM search))))) m
        WHERE TRUE ORDER BY m.rank_key DESC, m.id DESC LIMIT 11) s
     JOIN identities i USING (id)
    ORDER BY s.rank_key DESC, s.id DESC;
