@@ -1,3 +1,6 @@
+import { Database } from '../src/database/database';
+import type { Sql } from '../src/database/sql';
+import { RANKING } from '../src/identities/ranked-search.repository';
 import { load, startBenchServer, table, timeIt, type BenchServer } from './lib';
 
 /**
@@ -124,27 +127,37 @@ export async function seed(server: Pick<BenchServer, 'db'>): Promise<void> {
  * fetch when the walk falls short; the ranked search), as the service builds them.
  */
 export async function explain(server: BenchServer, path: string): Promise<string[]> {
-  const captured: Array<{ sql: string; parameters?: unknown }> = [];
-  const logger = server.db.logger;
-  const original = logger.logQuery.bind(logger);
-  logger.logQuery = (sql, parameters, runner) => {
-    captured.push({ sql, parameters });
-    original(sql, parameters, runner);
-  };
+  // The statements as the service's Database sends them (its own driver path: TypeORM's
+  // logger never sees them), captured from the Sql each repository builds.
+  const captured: Array<{ text: string; values: unknown[] }> = [];
+  const prototype = Database.prototype as unknown as Record<'rows' | 'one', (query: Sql, tx?: unknown) => unknown>;
+  const originals = { rows: prototype.rows, one: prototype.one };
+  for (const method of ['rows', 'one'] as const) {
+    prototype[method] = function (this: Database, query: Sql, tx?: unknown) {
+      captured.push({
+        text: query.text,
+        values: query.values.map((v) => (v instanceof Date ? v.toISOString() : v)),
+      });
+      return originals[method].call(this, query, tx);
+    };
+  }
   try {
     await fetch(server.baseUrl + path).then((r) => r.arrayBuffer());
   } finally {
-    logger.logQuery = original;
+    Object.assign(prototype, originals);
   }
   const plans: string[] = [];
   const listings = captured.filter(
-    (c) => c.sql.includes('ORDER BY i.created_at DESC') || c.sql.includes('ORDER BY m.rank_key DESC'),
+    (c) => c.text.includes('ORDER BY i.created_at DESC') || c.text.includes('ORDER BY m.rank_key DESC'),
   );
   for (const query of listings) {
-    const rows = (await server.db.query(
-      `EXPLAIN (ANALYZE, BUFFERS) ${query.sql}`,
-      query.parameters as unknown[],
-    )) as Array<{ 'QUERY PLAN': string }>;
+    // As the ranked search runs: with its trigram threshold (RANKING), in a transaction.
+    const rows = (await server.db.transaction(async (manager) => {
+      await manager.query(`SELECT set_config('pg_trgm.word_similarity_threshold', $1, true)`, [
+        String(RANKING.trigramThreshold),
+      ]);
+      return manager.query(`EXPLAIN (ANALYZE, BUFFERS) ${query.text}`, query.values);
+    })) as Array<{ 'QUERY PLAN': string }>;
     plans.push(rows.map((r) => r['QUERY PLAN']).join('\n'));
   }
   return plans;
