@@ -1,8 +1,12 @@
+import { Database } from '../src/database/database';
+import type { Sql } from '../src/database/sql';
+import { RANKING } from '../src/identities/ranked-search.repository';
 import { load, startBenchServer, table, timeIt, type BenchServer } from './lib';
 
 /**
  * Issue 3: the public directory (search, filters, deep pages) and Agent Card
- * fetches with 100,000 identities in the database. Aim: p99 under 20 ms.
+ * fetches with 100,000 identities in the database. Aim: p99 under 20 ms; issue 42's
+ * ranked searches (a sentence, a misspelling, filters with a search): p95 under 20 ms.
  *
  * Seeding is one INSERT … SELECT generate_series: 100 organizations; of the
  * identities, 2% unclaimed, 10% disabled, 70% publicly discoverable; each with two
@@ -120,34 +124,47 @@ export async function seed(server: Pick<BenchServer, 'db'>): Promise<void> {
 
 /**
  * EXPLAIN ANALYZE of the listing queries a request sends (the walk, and the index
- * fetch when the walk falls short), as the service builds them.
+ * fetch when the walk falls short; the ranked search), as the service builds them.
  */
-async function explain(server: BenchServer, path: string): Promise<string[]> {
-  const captured: Array<{ sql: string; parameters?: unknown }> = [];
-  const logger = server.db.logger;
-  const original = logger.logQuery.bind(logger);
-  logger.logQuery = (sql, parameters, runner) => {
-    captured.push({ sql, parameters });
-    original(sql, parameters, runner);
-  };
+export async function explain(server: BenchServer, path: string): Promise<string[]> {
+  // The statements as the service's Database sends them (its own driver path: TypeORM's
+  // logger never sees them), captured from the Sql each repository builds.
+  const captured: Array<{ text: string; values: unknown[] }> = [];
+  const prototype = Database.prototype as unknown as Record<'rows' | 'one', (query: Sql, tx?: unknown) => unknown>;
+  const originals = { rows: prototype.rows, one: prototype.one };
+  for (const method of ['rows', 'one'] as const) {
+    prototype[method] = function (this: Database, query: Sql, tx?: unknown) {
+      captured.push({
+        text: query.text,
+        values: query.values.map((v) => (v instanceof Date ? v.toISOString() : v)),
+      });
+      return originals[method].call(this, query, tx);
+    };
+  }
   try {
     await fetch(server.baseUrl + path).then((r) => r.arrayBuffer());
   } finally {
-    logger.logQuery = original;
+    Object.assign(prototype, originals);
   }
   const plans: string[] = [];
-  for (const query of captured.filter((c) => c.sql.includes('ORDER BY i.created_at DESC'))) {
-    const rows = (await server.db.query(
-      `EXPLAIN (ANALYZE, BUFFERS) ${query.sql}`,
-      query.parameters as unknown[],
-    )) as Array<{ 'QUERY PLAN': string }>;
+  const listings = captured.filter(
+    (c) => c.text.includes('ORDER BY i.created_at DESC') || c.text.includes('ORDER BY m.rank_key DESC'),
+  );
+  for (const query of listings) {
+    // As the ranked search runs: with its trigram threshold (RANKING), in a transaction.
+    const rows = (await server.db.transaction(async (manager) => {
+      await manager.query(`SELECT set_config('pg_trgm.word_similarity_threshold', $1, true)`, [
+        String(RANKING.trigramThreshold),
+      ]);
+      return manager.query(`EXPLAIN (ANALYZE, BUFFERS) ${query.text}`, query.values);
+    })) as Array<{ 'QUERY PLAN': string }>;
     plans.push(rows.map((r) => r['QUERY PLAN']).join('\n'));
   }
   return plans;
 }
 
 /** Indexes a plan uses, and its execution time. */
-function planSummary(plan: string): string {
+export function planSummary(plan: string): string {
   const indexes = [
     ...new Set(
       [...plan.matchAll(/(?:Index Scan|Index Only Scan|Bitmap Index Scan)(?: Backward)? on (\w+)|using (\w+)/g)].map(
@@ -182,6 +199,8 @@ export async function run(): Promise<void> {
       deepCursor = res.next_cursor;
     }
 
+    // Two neighbouring letters swapped: "invoice" → "inovice".
+    const misspelt = (w: string) => `${w.slice(0, 2)}${w[3]}${w[2]}${w.slice(4)}`;
     const handleOf = (i: number) => `bench-agent-${[2, 3, 4, 5, 6, 7, 8, 9][i % 8] + 10 * (i % 9_000)}`;
     const word = (i: number) => WORDS[i % WORDS.length];
     const tag = (i: number) => TAGS[i % TAGS.length];
@@ -195,6 +214,17 @@ export async function run(): Promise<void> {
         { name: 'directory ?q=<two words>', path: (i) => `/a2a/directory?q=${word(i)}+${word(i * 7 + 3)}` },
         { name: 'directory ?q=<handle>', path: (i) => `/a2a/directory?q=${handleOf(i)}` },
         { name: 'directory ?q=<no match>', path: (i) => `/a2a/directory?q=zz${i}` },
+        // Ranked search (issue 42): a sentence (any of its words, IDF-ranked), a misspelt name
+        // (trigram fallback), a search with a mode filter, and the availability filter.
+        {
+          name: 'directory ?q=<sentence>',
+          path: (i) =>
+            `/a2a/directory?q=${encodeURIComponent(`I need an agent for ${word(i)} and ${word(i * 7 + 3)} work in my team`)}`,
+        },
+        { name: 'directory ?q=<misspelling>', path: (i) => `/a2a/directory?q=${misspelt(word(i))}` },
+        { name: 'directory ?q=&input_mode=', path: (i) => `/a2a/directory?q=${word(i)}&input_mode=image/png` },
+        { name: 'directory ?q=&available=true', path: (i) => `/a2a/directory?q=${word(i)}&available=true` },
+        { name: 'directory ?available=true', path: () => `/a2a/directory?available=true` },
         { name: 'directory ?skill=<id>', path: (i) => `/a2a/directory?skill=${word(i)}-${i % 5}` },
         { name: 'directory ?tag=<tag>', path: (i) => `/a2a/directory?tag=${tag(i)}` },
         { name: 'directory ?q=&tag=', path: (i) => `/a2a/directory?q=${word(i)}&tag=${tag(i)}` },
@@ -234,6 +264,7 @@ export async function run(): Promise<void> {
       rows.push({
         request: c.name,
         'p50 ms': timing.p50,
+        'p95 ms': timing.p95,
         'p99 ms': timing.p99,
         'avg KiB': Math.round(bytes / i / 1024),
       });
@@ -249,6 +280,7 @@ export async function run(): Promise<void> {
     rows.push({
       request: 'card, If-None-Match → 304',
       'p50 ms': revalidate.p50,
+      'p95 ms': revalidate.p95,
       'p99 ms': revalidate.p99,
       'avg KiB': 0,
     });

@@ -171,6 +171,7 @@ export async function repeat(times: number, fn: () => Promise<unknown>): Promise
 
 export interface Timing {
   p50: number;
+  p95: number;
   p99: number;
   mean: number;
 }
@@ -223,6 +224,7 @@ function timing(samples: number[]): Timing {
   const sorted = [...samples].sort((a, b) => a - b);
   return {
     p50: percentile(sorted, 50),
+    p95: percentile(sorted, 95),
     p99: percentile(sorted, 99),
     mean: sorted.reduce((a, b) => a + b, 0) / sorted.length,
   };

@@ -4,6 +4,28 @@
  */
 
 export interface paths {
+    "/.well-known/ai-catalog.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the public directory as an AI Catalog (application/ai-catalog+json, specification 0.9)
+         * @description **Credential:** No credential.
+         *
+         *     Served with an ETag and Last-Modified; `If-None-Match` or `If-Modified-Since` gives 304. Cacheable for 60 seconds. Pages of 100 agents; a page that is not the last ends with a nested catalog entry for the next.
+         */
+        get: operations["getAiCatalog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/.well-known/jwks.json": {
         parameters: {
             query?: never;
@@ -1547,8 +1569,12 @@ export interface components {
             examples?: string[];
             /** @example invoice-lookup */
             id: string;
+            /** @description Media types the skill accepts, beyond the card-wide `text/plain` and `application/json`. */
+            inputModes?: string[];
             /** @example Invoice lookup */
             name: string;
+            /** @description Media types the skill produces, beyond the card-wide `text/plain` and `application/json`. */
+            outputModes?: string[];
             tags: string[];
             /**
              * @description `public`: on the public Agent Card and in the directory. `admitted`: only on the extended card, for callers that pass the protocol checks and admission.
@@ -1556,6 +1582,28 @@ export interface components {
              * @enum {string}
              */
             visibility?: "public" | "admitted";
+        };
+        AiCatalog: {
+            entries: components["schemas"]["AiCatalogEntry"][];
+            host: components["schemas"]["AiCatalogHost"];
+            /** @example 0.9 */
+            specVersion: string;
+        };
+        AiCatalogEntry: {
+            /** @example urn:air:agents.example.com:a2a:acme-billing */
+            identifier: string;
+            tags?: string[];
+            /** @enum {string} */
+            type: "application/a2a-agent-card+json" | "application/ai-catalog+json";
+            /** Format: date-time */
+            updatedAt?: string;
+            /** @description The agent's card (or, for the last entry of a page, the next page). */
+            url: string;
+        };
+        AiCatalogHost: {
+            displayName: string;
+            documentationUrl: string;
+            identifier: string;
         };
         ApiKey: {
             /** Format: date-time */
@@ -2344,6 +2392,8 @@ export interface components {
             max_key_lifetime_days: number | null;
             /** @description Whether the organization's members may sign in with a password; false: only with the single sign-on provider. */
             password_sign_in: boolean;
+            /** @description Whether work is forwarded only to upstreams whose card verified. */
+            require_verified_upstream_cards: boolean;
             /** @description Email domains whose people join the organization at their first single sign-on (the provider must have verified the address). Trusted as the organization's administrators set them. */
             sso_email_domains: string[];
         };
@@ -2459,6 +2509,11 @@ export interface components {
         };
         PublicDirectoryEntry: {
             agent_handle: string;
+            /**
+             * @description `unavailable`: its upstream failed its last forward attempts, or a task has waited too long for its first answer (docs/api.md §4, Availability).
+             * @enum {string}
+             */
+            availability: "available" | "unavailable";
             card: components["schemas"]["AgentCard"];
         };
         ReplyArtifactDto: {
@@ -2529,6 +2584,25 @@ export interface components {
              * @enum {string}
              */
             protocol_version?: "1.0" | "0.3";
+            /** @description Where the upstream's JWK Set is read (https; the webhook URL rules apply) each time its card is verified. Not with `trusted_keys`. */
+            trusted_jwks_uri?: string;
+            /**
+             * @description The public keys that must have signed the upstream's Agent Card: a JWK Set (at most 20 EC, OKP or RSA public keys). A key without `kid` is known by its RFC 7638 thumbprint. Not with `trusted_jwks_uri`.
+             * @example {
+             *       "keys": [
+             *         {
+             *           "kty": "EC",
+             *           "crv": "P-256",
+             *           "kid": "upstream-2026",
+             *           "x": "…",
+             *           "y": "…"
+             *         }
+             *       ]
+             *     }
+             */
+            trusted_keys?: {
+                [key: string]: unknown;
+            };
             /** @description The upstream agent's A2A endpoint (https; the webhook URL rules apply). */
             url: string;
         };
@@ -2693,6 +2767,8 @@ export interface components {
             max_key_lifetime_days?: number | null;
             /** @description Whether the organization's members may sign in with a password (and accept invitations with one). `false` needs single sign-on configured on the service (409 `sso_not_configured`); sessions already open stay. */
             password_sign_in?: boolean;
+            /** @description Forward work only to upstreams whose Agent Card verified against the keys pinned for them (docs/api.md §14): a task for an upstream whose card is unsigned, failed or unchecked fails instead. */
+            require_verified_upstream_cards?: boolean;
             /** @description The email domains (e.g. `acme.example`) whose people join the organization at their first single sign-on, replacing the list. A domain belongs to one organization (409 `email_domain_taken`). The service trusts the administrators who set it: set only domains your organization controls. */
             sso_email_domains?: string[];
         };
@@ -2733,12 +2809,23 @@ export interface components {
              * @description Its Agent Card, when given; null: the well-known card under `url`.
              */
             card_url: string | null;
+            /** @description The last verification of its card; null until its card is read. */
+            card_verification: components["schemas"]["UpstreamCardVerification"] | null;
             /** Format: date-time */
             created_at: string;
             /** @enum {string} */
             protocol_version: "1.0" | "0.3";
             /** @description Whether the upstream's card says it streams. */
             streaming: boolean;
+            /**
+             * Format: uri
+             * @description Where its pinned keys are read, or null.
+             */
+            trusted_jwks_uri: string | null;
+            /** @description The public keys pinned for its card (a JWK Set), or null. */
+            trusted_keys: {
+                [key: string]: unknown;
+            } | null;
             /** Format: date-time */
             updated_at: string;
             /**
@@ -2762,6 +2849,19 @@ export interface components {
             type: "none" | "bearer" | "api_key";
             /** @description The secret: a bearer token or an API key. Write-only: never returned. */
             value?: string;
+        };
+        UpstreamCardVerification: {
+            /** Format: date-time */
+            checked_at: string;
+            /** @description Why it failed. */
+            error: string | null;
+            /** @description The pinned key that verified it. */
+            kid: string | null;
+            /**
+             * @description `verified`: a signature verified with a pinned key; `unsigned`: the card has no signatures; `failed`: none verified (or no keys are pinned).
+             * @enum {string}
+             */
+            status: "verified" | "unsigned" | "failed";
         };
         Usage: {
             /** Format: date-time */
@@ -2890,6 +2990,54 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getAiCatalog: {
+        parameters: {
+            query?: {
+                /** @description A page after the first: the URL of the previous page's last entry. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AiCatalog"];
+                };
+            };
+            /** @description Not modified. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getCardSigningKeys: {
         parameters: {
             query?: never;
@@ -3141,10 +3289,22 @@ export interface operations {
     listPublicDirectory: {
         parameters: {
             query?: {
+                /** @description `true`: only agents shown `available`; `false`: only those shown `unavailable` (an upstream failing its last forward attempts, or a task unanswered too long). */
+                available?: "true" | "false";
+                /** @description Only agents served on this protocol binding (GRPC: none while the service has gRPC off). */
+                binding?: "JSONRPC" | "HTTP+JSON" | "GRPC";
                 /** @description Opaque cursor from a previous page's next_cursor. */
                 cursor?: string;
+                /** @description Only agents accepting this media type: a default input mode of every card, or one a skill declares. */
+                input_mode?: string;
                 limit?: number;
-                /** @description Words to find in the name, handle, description and skills; each matches as a word prefix. */
+                /** @description Only agents of the organization of this name (the card's provider.organization; case-insensitive). */
+                organization?: string;
+                /** @description Only agents producing this media type: a default output mode of every card, or one a skill declares. */
+                output_mode?: string;
+                /** @description Only agents served in this A2A protocol generation. */
+                protocol_version?: "1.0" | "0.3";
+                /** @description Words or a sentence describing the task: ranks by relevance over the handle, name, skills and description; stemmed word prefixes, and near spellings of names. */
                 q?: string;
                 /** @description Only agents with a skill of this id or name (case-insensitive). */
                 skill?: string;
@@ -6349,14 +6509,24 @@ export interface operations {
     listOrganizationDirectory: {
         parameters: {
             query?: {
+                /** @description `true`: only agents shown `available`; `false`: only those shown `unavailable` (an upstream failing its last forward attempts, or a task unanswered too long). */
+                available?: "true" | "false";
                 claimed?: "true" | "false";
                 /** @description Opaque cursor from a previous page's next_cursor. */
                 cursor?: string;
                 enabled?: "true" | "false";
+                /** @description Only agents accepting this media type: a default input mode of every card, or one a skill declares. */
+                input_mode?: string;
                 limit?: number;
-                /** @description Words to find in the name, handle, description and skills. */
+                /** @description Only agents producing this media type: a default output mode of every card, or one a skill declares. */
+                output_mode?: string;
+                /** @description Words or a sentence describing the task: ranks by relevance over the handle, name, skills and description; stemmed word prefixes, and near spellings of names. */
                 q?: string;
+                /** @description Only agents with a skill of this id or name (case-insensitive). */
+                skill?: string;
                 status?: "active" | "deleted";
+                /** @description Only agents with a skill carrying this tag (case-insensitive). */
+                tag?: string;
             };
             header?: never;
             path?: never;

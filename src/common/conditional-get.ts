@@ -21,6 +21,10 @@ const opaque = (etag: string) => etag.replace(/^W\//, '').replace(/^"|"$/g, '');
 export interface Tagged<T> {
   body: T;
   etag: string;
+  /** When it last changed, if known: sent as Last-Modified, and `If-Modified-Since` is honoured. */
+  lastModified?: Date;
+  /** The media type, when not `application/json`. */
+  contentType?: string;
 }
 
 /**
@@ -37,9 +41,32 @@ export function sendCacheable(
 ): void {
   res.setHeader('ETag', representation.etag);
   res.setHeader('Cache-Control', cacheControl);
-  if (ifNoneMatchMatches(req.headers['if-none-match'], representation.etag)) {
+  const { lastModified } = representation;
+  if (lastModified) {
+    res.setHeader('Last-Modified', lastModified.toUTCString());
+  }
+  // If-None-Match decides when present (RFC 9110 §13.2.2); If-Modified-Since only without it.
+  const ifNoneMatch = req.headers['if-none-match'];
+  const fresh =
+    ifNoneMatch !== undefined
+      ? ifNoneMatchMatches(ifNoneMatch, representation.etag)
+      : notModifiedSince(req.headers['if-modified-since'], lastModified);
+  if (fresh) {
     res.status(304).end();
     return;
   }
+  if (representation.contentType) {
+    res.type(representation.contentType).send(JSON.stringify(representation.body));
+    return;
+  }
   res.json(representation.body);
+}
+
+/** Whether a representation last changed at `lastModified` is unchanged since the `If-Modified-Since` date (whole seconds, as HTTP dates are). */
+function notModifiedSince(header: string | undefined, lastModified: Date | undefined): boolean {
+  if (header === undefined || lastModified === undefined) {
+    return false;
+  }
+  const since = Date.parse(header);
+  return !Number.isNaN(since) && Math.floor(lastModified.getTime() / 1000) * 1000 <= since;
 }

@@ -44,6 +44,10 @@ export const ERROR_CODES = {
     doc: "A trusted issuer's `issuer` or `jwks_uri` is not acceptable (as for webhooks; docs/api.md §17).",
   },
   invalid_upstream_url: { status: 400, doc: 'An upstream agent URL is not acceptable (as for webhooks).' },
+  invalid_trusted_keys: {
+    status: 400,
+    doc: "An upstream's trusted_keys is not a JWK Set of public keys, or comes with trusted_jwks_uri.",
+  },
   invalid_push_config: { status: 400, doc: 'A push notification config is not valid.' },
   push_config_limit: { status: 400, doc: 'The task already has its maximum of push notification configs.' },
   context_mismatch: { status: 400, doc: "A message's contextId is not the context of its task." },

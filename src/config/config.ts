@@ -133,6 +133,13 @@ export interface AppConfig {
     /** An active key's `api_key.expiring` event is written this many days before it expires (once per key, by the pass). */
     keyExpiryNoticeDays: number;
   };
+  /** When the directory shows an agent unavailable (docs/api.md §4, "Availability"). */
+  availability: {
+    /** An upstream whose last this many forward attempts failed. */
+    failedForwards: number;
+    /** A worker with a task it has not answered for this long. */
+    unansweredMs: number;
+  };
   /** The forwarder to upstream agents (docs/api.md §14). */
   upstream: {
     /** The upstream's response headers must arrive within this time. */
@@ -367,6 +374,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
       decisionsDays: int(env, 'DECISIONS_RETENTION_DAYS', 90, 1, 3650),
       auditDays: int(env, 'AUDIT_RETENTION_DAYS', 365, 1, 3650),
       keyExpiryNoticeDays: int(env, 'API_KEY_EXPIRY_NOTICE_DAYS', 7, 1, 365),
+    },
+    availability: {
+      failedForwards: int(env, 'DIRECTORY_UNAVAILABLE_AFTER_FAILED_FORWARDS', 3, 1, 1000),
+      unansweredMs: int(env, 'DIRECTORY_UNAVAILABLE_AFTER_UNANSWERED_S', 900, 1, 30 * 86_400) * 1000,
     },
     upstream: {
       timeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', 15_000, 100, 120_000),

@@ -31,7 +31,9 @@ export interface ActiveSession {
 const USER_COLUMNS = sql.raw('id, organization_id, email, created_at, last_login_at');
 const INVITE_COLUMNS = sql.raw('id, organization_id, email, invited_by, created_at, expires_at');
 
-const ORGANIZATION_COLUMNS = sql.raw('id, name, created_at, max_key_lifetime_days, password_sign_in');
+const ORGANIZATION_COLUMNS = sql.raw(
+  'id, name, created_at, max_key_lifetime_days, password_sign_in, require_verified_upstream_cards',
+);
 
 const toOrganization = (row: OrganizationRow): Organization => ({
   id: row.id,
@@ -39,6 +41,7 @@ const toOrganization = (row: OrganizationRow): Organization => ({
   createdAt: row.created_at,
   maxKeyLifetimeDays: row.max_key_lifetime_days,
   passwordSignIn: row.password_sign_in,
+  requireVerifiedUpstreamCards: row.require_verified_upstream_cards,
 });
 const toUser = (row: UserRow): ConsoleUserRecord => ({
   id: row.id,
@@ -94,11 +97,13 @@ export class ConsoleRepository {
     return row ? toOrganization(row) : null;
   }
 
-  /** The organization's settings (docs/api.md §2, key lifetimes; §13, single sign-on): `null` clears one. */
-  @GenerateSql({ params: [DummyValue.UUID, { maxKeyLifetimeDays: 90, passwordSignIn: false }] })
+  /** The organization's settings (docs/api.md §2, key lifetimes; §13, single sign-on; §14, verified upstream cards): `null` clears one. */
+  @GenerateSql({
+    params: [DummyValue.UUID, { maxKeyLifetimeDays: 90, passwordSignIn: false, requireVerifiedUpstreamCards: true }],
+  })
   async updateOrganizationSettings(
     id: string,
-    changes: Partial<Pick<Organization, 'maxKeyLifetimeDays' | 'passwordSignIn'>>,
+    changes: Partial<Pick<Organization, 'maxKeyLifetimeDays' | 'passwordSignIn' | 'requireVerifiedUpstreamCards'>>,
     tx?: Tx,
   ): Promise<void> {
     const sets = sql.join([
@@ -106,6 +111,9 @@ export class ConsoleRepository {
         ? sql`max_key_lifetime_days = ${changes.maxKeyLifetimeDays}::int`
         : sql.empty,
       changes.passwordSignIn !== undefined ? sql`password_sign_in = ${changes.passwordSignIn}` : sql.empty,
+      changes.requireVerifiedUpstreamCards !== undefined
+        ? sql`require_verified_upstream_cards = ${changes.requireVerifiedUpstreamCards}::boolean`
+        : sql.empty,
     ]);
     if (sets.isEmpty) {
       return;
@@ -121,6 +129,15 @@ export class ConsoleRepository {
       sql`SELECT id, name FROM organizations WHERE id = ANY(${ids}::uuid[])`,
     );
     return new Map(rows.map((row) => [row.id, row.name]));
+  }
+
+  /** The organizations called `name` (case-insensitive; names need not be unique): the directory's `organization` filter. */
+  @GenerateSql({ params: [DummyValue.STRING] })
+  async organizationIdsNamed(name: string): Promise<string[]> {
+    const rows = await this.db.rows<Pick<OrganizationRow, 'id'>>(
+      sql`SELECT id FROM organizations WHERE lower(name) = lower(${name})`,
+    );
+    return rows.map((row) => row.id);
   }
 
   // console_users

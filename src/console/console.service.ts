@@ -209,6 +209,11 @@ export class ConsoleService {
     return this.repository.organizationNames([...new Set(ids)]);
   }
 
+  /** The ids of the organizations called `name`, case-insensitively (docs/api.md §4: the `organization` filter). */
+  organizationIdsNamed(name: string): Promise<string[]> {
+    return this.repository.organizationIdsNamed(name);
+  }
+
   /** The Console principal behind a session token, or null if unknown, expired or logged out. */
   async verifySession(token: string, viaCookie: boolean): Promise<ConsolePrincipal | null> {
     if (!TOKEN_PATTERN.test(token)) {

@@ -49,13 +49,19 @@ export class OrganizationSettingsService {
             dto.max_key_lifetime_days === undefined ? before.max_key_lifetime_days : dto.max_key_lifetime_days,
           password_sign_in: dto.password_sign_in ?? before.password_sign_in,
           sso_email_domains: domains ?? before.sso_email_domains,
+          require_verified_upstream_cards:
+            dto.require_verified_upstream_cards ?? before.require_verified_upstream_cards,
         };
         if (JSON.stringify(after) === JSON.stringify(before)) {
           return before;
         }
         await this.repository.updateOrganizationSettings(
           organization.id,
-          { maxKeyLifetimeDays: after.max_key_lifetime_days, passwordSignIn: after.password_sign_in },
+          {
+            maxKeyLifetimeDays: after.max_key_lifetime_days,
+            passwordSignIn: after.password_sign_in,
+            requireVerifiedUpstreamCards: after.require_verified_upstream_cards,
+          },
           tx,
         );
         if (domains) {

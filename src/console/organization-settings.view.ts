@@ -6,6 +6,7 @@ export interface OrganizationSettingsView {
   max_key_lifetime_days: number | null;
   password_sign_in: boolean;
   sso_email_domains: string[];
+  require_verified_upstream_cards: boolean;
 }
 
 export const toOrganizationSettingsView = (
@@ -15,6 +16,7 @@ export const toOrganizationSettingsView = (
   max_key_lifetime_days: organization.maxKeyLifetimeDays,
   password_sign_in: organization.passwordSignIn,
   sso_email_domains: emailDomains,
+  require_verified_upstream_cards: organization.requireVerifiedUpstreamCards,
 });
 
 @ApiSchema({ name: 'OrganizationSettings' })
@@ -38,4 +40,6 @@ export class OrganizationSettingsSchema implements OrganizationSettingsView {
       "Email domains whose people join the organization at their first single sign-on (the provider must have verified the address). Trusted as the organization's administrators set them.",
   })
   sso_email_domains: string[];
+  @ApiProperty({ description: 'Whether work is forwarded only to upstreams whose card verified.' })
+  require_verified_upstream_cards: boolean;
 }

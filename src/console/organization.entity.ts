@@ -15,6 +15,9 @@ export class Organization {
   /** False: the organization's members sign in with the provider only (docs/api.md §13, single sign-on). */
   @Column({ name: 'password_sign_in', type: 'boolean' })
   passwordSignIn: boolean;
+  /** Forward only to upstreams whose Agent Card verified against their pinned keys (docs/api.md §14). */
+  @Column({ name: 'require_verified_upstream_cards', type: 'boolean' })
+  requireVerifiedUpstreamCards: boolean;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

@@ -1,7 +1,9 @@
 import { EventEmitter } from 'node:events';
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { PGlite } from '@electric-sql/pglite';
+import type { Extension, PGlite } from '@electric-sql/pglite';
+
+const PG_TRGM: string = '@electric-sql/pglite/contrib/pg_trgm';
 
 /**
  * A `pg`-compatible driver over one embedded PGlite database, handed to TypeORM's
@@ -97,7 +99,10 @@ async function openDatabase(dataDir: string): Promise<{ db: PGlite; unlock: () =
     // PGlite ships as ESM with a CommonJS build; load it lazily so servers on a real
     // PostgreSQL never pay for the WASM module.
     const { PGlite } = await import('@electric-sql/pglite');
-    return { db: await PGlite.create({ dataDir }), unlock };
+    // pg_trgm: the directory's search for misspellings (migration 1796500000000-ranked-search).
+    // A subpath export, which this project's module resolution does not type: typed here.
+    const { pg_trgm } = (await import(PG_TRGM)) as { pg_trgm: Extension };
+    return { db: await PGlite.create({ dataDir, extensions: { pg_trgm } }), unlock };
   } catch (error) {
     unlock();
     throw error;

@@ -37,6 +37,8 @@ export interface CardSkill {
   description: string;
   tags: string[];
   examples?: string[];
+  inputModes?: string[];
+  outputModes?: string[];
 }
 
 /** A2A AgentExtension, as this service declares them: no `params`, never `required`. */
@@ -124,7 +126,8 @@ function oauthFlows(baseUrl: string): OAuthFlowsJson {
 }
 
 const oauthMetadataUrl = (baseUrl: string) => `${baseUrl}/.well-known/oauth-authorization-server`;
-const MODES = ['text/plain', 'application/json'];
+/** Every card's default input and output modes. */
+export const MODES = ['text/plain', 'application/json'];
 
 /**
  * Every interface (binding × generation) the service serves for one worker — the one
@@ -276,12 +279,14 @@ export function toCard(subject: CardSubject, generation: CardGeneration): AgentC
  * on the card only (docs/api.md §4), not on the identity nor in the directory's search.
  */
 function cardSkills(skills: ReadonlyArray<AgentSkill>, agent: { name: string; description: string }): CardSkill[] {
-  const shown = skills.map(({ id, name, description, tags, examples }) => ({
+  const shown = skills.map(({ id, name, description, tags, examples, inputModes, outputModes }) => ({
     id,
     name,
     description: description.trim() === '' ? name : description,
     tags: tags.length > 0 ? [...tags] : [id],
     ...(examples !== undefined && examples.length > 0 ? { examples: [...examples] } : {}),
+    ...(inputModes !== undefined && inputModes.length > 0 ? { inputModes: [...inputModes] } : {}),
+    ...(outputModes !== undefined && outputModes.length > 0 ? { outputModes: [...outputModes] } : {}),
   }));
   return shown.length > 0
     ? shown
@@ -415,6 +420,12 @@ export class AgentCardSchema {
 @ApiSchema({ name: 'PublicDirectoryEntry' })
 class DirectoryEntrySchema {
   @ApiProperty() agent_handle: string;
+  @ApiProperty({
+    enum: ['available', 'unavailable'],
+    description:
+      '`unavailable`: its upstream failed its last forward attempts, or a task has waited too long for its first answer (docs/api.md §4, Availability).',
+  })
+  availability: 'available' | 'unavailable';
   @ApiProperty({ type: AgentCardSchema }) card: AgentCardJson;
 }
 

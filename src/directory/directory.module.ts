@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ConsoleModule } from '../console/console.module';
 import { IdentitiesModule } from '../identities/identities.module';
 import { AgentCardsController } from './agent-cards.controller';
+import { AiCatalogController } from './ai-catalog.controller';
 import { CardSigner } from './card-signer';
 import { DirectoryRepository } from './directory.repository';
 import { DirectoryService } from './directory.service';
@@ -10,7 +11,7 @@ import { OrganizationDirectoryController } from './organization-directory.contro
 
 @Module({
   imports: [IdentitiesModule, ConsoleModule],
-  controllers: [AgentCardsController, OrganizationDirectoryController, JwksController],
+  controllers: [AgentCardsController, OrganizationDirectoryController, JwksController, AiCatalogController],
   providers: [DirectoryService, CardSigner, DirectoryRepository],
   exports: [DirectoryService, CardSigner],
 })

@@ -8,14 +8,37 @@ import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { Principal } from '../common/principal';
 import { ConsoleService } from '../console/console.service';
 import { IdentitiesService } from '../identities/identities.service';
-import { IdentitySearchService } from '../identities/identity-search.service';
+import { IdentitySearchService, type IdentityPage } from '../identities/identity-search.service';
 import { toIdentityView, type IdentityView } from '../identities/identity.view';
 import type { Identity } from '../identities/identity.entity';
-import { cardETag, toCard, toV1Card, type AgentCardJson, type CardGeneration, type V1AgentCard } from './agent-card';
+import {
+  cardETag,
+  MODES,
+  toCard,
+  toV1Card,
+  type AgentCardJson,
+  type CardGeneration,
+  type V1AgentCard,
+} from './agent-card';
 import type { SkillAudience } from '../identities/card-skills';
 import { CardSigner } from './card-signer';
+import {
+  AI_CATALOG_MEDIA_TYPE,
+  AI_CATALOG_PAGE_SIZE,
+  catalogETag,
+  toAiCatalog,
+  type AiCatalogDocument,
+} from './ai-catalog';
+import type { CardFiltersQuery } from './dto/card-filters.query';
 import type { OrganizationDirectoryQuery } from './dto/organization-directory.query';
 import type { PublicDirectoryQuery } from './dto/public-directory.query';
+
+/** A public directory entry (docs/api.md §4). */
+export interface DirectoryEntry {
+  agent_handle: string;
+  availability: 'available' | 'unavailable';
+  card: AgentCardJson;
+}
 
 /**
  * Discovery: Agent Cards, the public directory and the organization directory.
@@ -88,14 +111,36 @@ export class DirectoryService {
   async publicDirectory(
     query: PublicDirectoryQuery,
     generation: CardGeneration,
-  ): Promise<{ agents: Array<{ agent_handle: string; card: AgentCardJson }>; next_cursor: string | null }> {
-    const page = await this.search.listPublic(query);
-    const cards = await Promise.all(
-      (await this.cards(page.items, generation, 'public')).map((card) => this.signer.sign(card)),
-    );
+  ): Promise<{ agents: DirectoryEntry[]; next_cursor: string | null }> {
+    const page = await this.publicPage(query);
+    const [cards, unavailable] = await Promise.all([
+      this.cards(page.items, generation, 'public').then((unsigned) =>
+        Promise.all(unsigned.map((card) => this.signer.sign(card))),
+      ),
+      this.search.unavailableAmong(page.items.map((identity) => identity.id)),
+    ]);
     return {
-      agents: page.items.map((identity, i) => ({ agent_handle: identity.agentHandle, card: cards[i] })),
+      agents: page.items.map((identity, i) => ({
+        agent_handle: identity.agentHandle,
+        availability: unavailable.has(identity.id) ? 'unavailable' : 'available',
+        card: cards[i],
+      })),
       next_cursor: page.nextCursor,
+    };
+  }
+
+  /** One page of the public directory as an AI Catalog document (docs/api.md §4, "AI Catalog"). */
+  async aiCatalog(cursor: string | undefined): Promise<Tagged<AiCatalogDocument>> {
+    const [page, lastChange] = await Promise.all([
+      this.search.listPublic({ limit: AI_CATALOG_PAGE_SIZE, cursor }),
+      this.search.lastChange(),
+    ]);
+    const body = toAiCatalog(this.baseUrl, page.items, page.nextCursor);
+    return {
+      body,
+      etag: catalogETag(body),
+      ...(lastChange ? { lastModified: lastChange } : {}),
+      contentType: AI_CATALOG_MEDIA_TYPE,
     };
   }
 
@@ -104,11 +149,35 @@ export class DirectoryService {
     principal: Principal,
     query: OrganizationDirectoryQuery,
   ): Promise<{ identities: IdentityView[]; next_cursor: string | null }> {
-    const page = await this.search.listForOrganization(principal.organizationId!, query);
+    const page = await this.search.listForOrganization(principal.organizationId!, {
+      ...cardListing(query),
+      enabled: query.enabled,
+      claimed: query.claimed,
+      status: query.status,
+    });
     return {
       identities: page.items.map((identity) => toIdentityView(identity, this.baseUrl)),
       next_cursor: page.nextCursor,
     };
+  }
+
+  /**
+   * The public directory's page: the filters on what the service serves (binding,
+   * protocol generation: the same for every agent) and the organization's name are
+   * answered here; the rest by the search.
+   */
+  private async publicPage(query: PublicDirectoryQuery): Promise<IdentityPage> {
+    if (query.binding === 'GRPC' && !this.grpcAddress) {
+      return { items: [], nextCursor: null };
+    }
+    let organizationIds: string[] | undefined;
+    if (query.organization !== undefined) {
+      organizationIds = await this.console.organizationIdsNamed(query.organization);
+      if (organizationIds.length === 0) {
+        return { items: [], nextCursor: null };
+      }
+    }
+    return this.search.listPublic({ ...cardListing(query), organizationIds });
   }
 
   /** Unsigned cards for served identities, with their organizations' names in one query. */
@@ -131,6 +200,22 @@ export class DirectoryService {
       ),
     );
   }
+}
+
+/** The search and card filters of a directory query; a default mode of every card filters nothing. */
+function cardListing(query: CardFiltersQuery) {
+  const mode = (value: string | undefined) =>
+    value === undefined || MODES.includes(value.toLowerCase()) ? undefined : value;
+  return {
+    q: query.q,
+    skill: query.skill,
+    tag: query.tag,
+    inputMode: mode(query.input_mode),
+    outputMode: mode(query.output_mode),
+    available: query.available,
+    limit: query.limit,
+    cursor: query.cursor,
+  };
 }
 
 /**

@@ -6,6 +6,7 @@ import { AgentSignupController } from './agent-signup.controller';
 import { AgentSignupService } from './agent-signup.service';
 import { IdentitiesController } from './identities.controller';
 import { IdentitiesRepository } from './identities.repository';
+import { RankedSearchRepository } from './ranked-search.repository';
 import { IdentitiesService } from './identities.service';
 import { IdentitySearchService } from './identity-search.service';
 import { Identity } from './identity.entity';
@@ -13,7 +14,13 @@ import { Identity } from './identity.entity';
 @Module({
   imports: [TypeOrmModule.forFeature([Identity]), KeysModule, EventsModule],
   controllers: [IdentitiesController, AgentSignupController],
-  providers: [IdentitiesRepository, IdentitiesService, AgentSignupService, IdentitySearchService],
+  providers: [
+    IdentitiesRepository,
+    RankedSearchRepository,
+    IdentitiesService,
+    AgentSignupService,
+    IdentitySearchService,
+  ],
   exports: [IdentitiesRepository, IdentitiesService, IdentitySearchService],
 })
 export class IdentitiesModule {}

@@ -76,13 +76,36 @@ export interface CardCopy {
   skills: AgentSkill[];
 }
 
-export interface PublicFilters {
-  q?: string;
-  skill?: string;
-  tag?: string;
+/** When an agent counts as unavailable (docs/api.md §4, "Availability"; the configuration's). */
+export interface AvailabilityRule {
+  /** An upstream whose last this many forward attempts failed. */
+  failedForwards: number;
+  /** A worker with a task it has not answered (still `submitted`) for this long. */
+  unansweredMs: number;
 }
 
-export interface OrganizationFilters {
+/** Filters on a card's skills, in both directories; and on availability. */
+export interface CardFilters {
+  /** Only agents the rule finds available (`available: true`), or only those it does not. */
+  available?: { available: boolean; rule: AvailabilityRule };
+  /** A public skill's id or name (case-insensitive). */
+  skill?: string;
+  /** A public skill's tag (case-insensitive). */
+  tag?: string;
+  /** A media type a public skill declares in its inputModes (the card's default modes are the caller's to test). */
+  inputMode?: string;
+  /** Likewise for outputModes. */
+  outputMode?: string;
+}
+
+export interface PublicFilters extends CardFilters {
+  /** Searched and ranked (RankedSearchRepository). */
+  q?: string;
+  /** Only identities of these organizations. */
+  organizationIds?: string[];
+}
+
+export interface OrganizationFilters extends CardFilters {
   q?: string;
   enabled?: boolean;
   claimed?: boolean;
@@ -99,7 +122,7 @@ export interface IdentityPage {
  * exactly as the predicate of the partial indexes of migration
  * 1763700100000-identities-directory, so the planner can use them.
  */
-const PUBLICLY_LISTED = sql`i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL`;
+export const PUBLICLY_LISTED = sql`i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL`;
 
 /**
  * How many rows of the keyset index a filtered public listing examines before it
@@ -109,8 +132,47 @@ const PUBLICLY_LISTED = sql`i.enabled AND i.publicly_discoverable AND i.status =
  */
 export const WALK_LIMIT = 2000;
 
-/** Search words: letters and digits, each matched as a prefix; at most this many. */
-const MAX_SEARCH_WORDS = 8;
+/** The organization directory's conditions on the identity aliased `i`: its state, then its card. */
+export function organizationConditions(filters: OrganizationFilters): Sql[] {
+  return [
+    filters.enabled !== undefined ? sql`i.enabled = ${filters.enabled}::boolean` : sql.empty,
+    filters.claimed !== undefined
+      ? filters.claimed
+        ? sql`i.claimed_at IS NOT NULL`
+        : sql`i.claimed_at IS NULL`
+      : sql.empty,
+    filters.status ? sql`i.status = ${filters.status}` : sql.empty,
+    ...cardFilterConditions(filters),
+  ];
+}
+
+/** The conditions of `filters` on the identity aliased `i` (each served by a partial GIN index on public rows). */
+export function cardFilterConditions(filters: CardFilters & { organizationIds?: string[] }): Sql[] {
+  return [
+    filters.skill ? sql`i.skill_keys @> ARRAY[lower(${filters.skill}::text)]` : sql.empty,
+    filters.tag ? sql`i.skill_tags @> ARRAY[lower(${filters.tag}::text)]` : sql.empty,
+    filters.inputMode ? sql`i.skill_input_modes @> ARRAY[lower(${filters.inputMode}::text)]` : sql.empty,
+    filters.outputMode ? sql`i.skill_output_modes @> ARRAY[lower(${filters.outputMode}::text)]` : sql.empty,
+    filters.organizationIds ? sql`i.organization_id = ANY(${filters.organizationIds}::uuid[])` : sql.empty,
+    filters.available
+      ? filters.available.available
+        ? sql`NOT ${unavailableCondition(filters.available.rule)}`
+        : unavailableCondition(filters.available.rule)
+      : sql.empty,
+  ];
+}
+
+/**
+ * Read model: whether the identity aliased `i` is unavailable (docs/api.md §4,
+ * "Availability") — its upstream's forward attempts (upstream's identity_upstreams) or
+ * its oldest unanswered task (the ledger's tasks, through ix_tasks_worker_state): one
+ * index probe each per identity, rather than a copy of either kept on every send.
+ */
+function unavailableCondition(rule: AvailabilityRule): Sql {
+  return sql`(EXISTS (SELECT 1 FROM identity_upstreams u WHERE u.identity_id = i.id AND u.failed_forwards >= ${rule.failedForwards}::int)
+    OR EXISTS (SELECT 1 FROM tasks t WHERE t.worker_identity_id = i.id AND t.state = 'submitted'
+                  AND t.created_at < now() - make_interval(secs => ${rule.unansweredMs / 1000}::float8)))`;
+}
 
 const SETTING_COLUMNS = {
   enabled: 'enabled',
@@ -310,8 +372,8 @@ export class IdentitiesRepository {
   }
 
   /**
-   * The public directory: `q` over handle, name, description and skills; `skill`;
-   * `tag`; keyset pages over (created_at DESC, id DESC). No single plan is fast for
+   * The public directory without a search (`q` is ranked: RankedSearchRepository),
+   * filtered by skill, tag, modes or organization; keyset pages over (created_at DESC, id DESC). No single plan is fast for
    * every filter: walking the keyset index and filtering costs ~1/selectivity rows
    * (a search that matches nothing reads every listed row), fetching all matches
    * through the GIN indexes and sorting costs ~matches (a common word reads most
@@ -324,17 +386,13 @@ export class IdentitiesRepository {
     { name: 'unfiltered', params: [{}, EXAMPLE_PAGE] },
     {
       name: 'filtered',
-      params: [{ q: 'billing agent', skill: DummyValue.STRING, tag: DummyValue.STRING }, EXAMPLE_PAGE],
+      params: [{ skill: DummyValue.STRING, tag: DummyValue.STRING }, EXAMPLE_PAGE],
     },
   )
   async listPublic(filters: PublicFilters, pageQuery: PageQuery): Promise<IdentityPage> {
     const page = keyset('i', pageQuery);
     const listed = sql`${PUBLICLY_LISTED} AND ${page.after}`;
-    const conditions = [
-      textMatch(filters.q),
-      filters.skill ? sql`i.skill_keys @> ARRAY[lower(${filters.skill}::text)]` : sql.empty,
-      filters.tag ? sql`i.skill_tags @> ARRAY[lower(${filters.tag}::text)]` : sql.empty,
-    ];
+    const conditions = cardFilterConditions(filters);
     const matching = sql.join(conditions, ' AND ');
     if (matching.isEmpty) {
       return rowsPage(
@@ -346,7 +404,8 @@ export class IdentitiesRepository {
     }
     const walked = await this.db.rows<IdentityRow>(sql`
       SELECT ${IDENTITY_COLUMNS}
-        FROM (SELECT ${IDENTITY_COLUMNS}, search_vector, skill_keys, skill_tags FROM identities i
+        FROM (SELECT ${IDENTITY_COLUMNS}, skill_keys, skill_tags, skill_input_modes, skill_output_modes
+                FROM identities i
                WHERE ${listed} ORDER BY i.created_at DESC, i.id DESC LIMIT ${sql.raw(String(WALK_LIMIT))}) i
        WHERE ${matching} ${page.preparedTail}`);
     if (walked.length > page.limit) {
@@ -359,12 +418,12 @@ export class IdentitiesRepository {
     return loadPage(positions, page, (ids) => this.findByIds(ids));
   }
 
-  /** Every identity of one organization, whatever its state, optionally filtered; newest first. */
+  /** Every identity of one organization, whatever its state, optionally filtered (not searched: RankedSearchRepository); newest first. */
   @GenerateSql(
     { name: 'unfiltered', params: [DummyValue.UUID, {}, EXAMPLE_PAGE] },
     {
       name: 'filtered',
-      params: [DummyValue.UUID, { q: 'billing', enabled: true, claimed: false, status: 'active' }, EXAMPLE_PAGE],
+      params: [DummyValue.UUID, { enabled: true, claimed: false, status: 'active', tag: 'finance' }, EXAMPLE_PAGE],
     },
   )
   async listForOrganization(
@@ -375,20 +434,32 @@ export class IdentitiesRepository {
     const page = keyset('i', pageQuery);
     const where = sql.where([
       sql`i.organization_id = ${organizationId}::uuid`,
-      textMatch(filters.q),
-      filters.enabled !== undefined ? sql`i.enabled = ${filters.enabled}::boolean` : sql.empty,
-      filters.claimed !== undefined
-        ? filters.claimed
-          ? sql`i.claimed_at IS NOT NULL`
-          : sql`i.claimed_at IS NULL`
-        : sql.empty,
-      filters.status ? sql`i.status = ${filters.status}` : sql.empty,
+      ...organizationConditions(filters),
       page.after,
     ]);
     return rowsPage(
       await this.db.rows<IdentityRow>(sql`SELECT ${IDENTITY_COLUMNS} FROM identities i ${where} ${page.tail}`),
       page,
     );
+  }
+
+  /** Of `ids`, those unavailable under `rule` (the directory's `availability`). */
+  @GenerateSql({ params: [[DummyValue.UUID], { failedForwards: 3, unansweredMs: 900_000 }] })
+  async unavailableAmong(ids: readonly string[], rule: AvailabilityRule): Promise<Set<string>> {
+    if (ids.length === 0) {
+      return new Set();
+    }
+    const rows = await this.db.rows<{ id: string }>(
+      sql`SELECT i.id FROM identities i WHERE i.id = ANY(${[...ids]}::uuid[]) AND ${unavailableCondition(rule)}`,
+    );
+    return new Set(rows.map((row) => row.id));
+  }
+
+  /** When any identity last changed (the AI Catalog's Last-Modified); null while there are none. */
+  @GenerateSql({ params: [] })
+  async lastChange(): Promise<Date | null> {
+    const row = await this.db.one<{ at: Date | null }>(sql`SELECT max(updated_at) AS at FROM identities`);
+    return row?.at ?? null;
   }
 
   // for keys: keys.service.ts lockBindableIdentity — the identity an admin key or Console user may bind a new agent key to.
@@ -436,29 +507,6 @@ async function loadPage(
   const rows = await find(items.map((item) => item.id));
   const byId = new Map(rows.map((row) => [row.id, row]));
   return { items: items.map((item) => byId.get(item.id)!), nextCursor };
-}
-
-/** Full-text match: every word of `q` must start a word of the identity's text. */
-function textMatch(q: string | undefined): Sql {
-  const tsquery = toPrefixQuery(q);
-  return tsquery ? sql`i.search_vector @@ ${tsquery}::tsquery` : sql.empty;
-}
-
-/**
- * The tsquery for `q` (cast with `::tsquery`): each word a prefix, all required.
- * Words are letters and digits only, so user input never reaches the tsquery
- * syntax; `q` without any word filters nothing.
- *
- * Each word is a quoted lexeme, taken as it is: `to_tsquery` would run it through
- * the text parser, which reads a handle's `3e022f41` as the number `3e022` then the
- * word `f41`, while the indexed text holds the lexeme `3e022f41` (the parts of a
- * hyphenated word). The parser does read an all-digit part after a hyphen as a
- * signed number (`agent-34821630` indexes `-34821630`), so digits match that form too.
- */
-export function toPrefixQuery(q: string | undefined): string | null {
-  const words = (q?.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).slice(0, MAX_SEARCH_WORDS);
-  const lexeme = (word: string) => (/^\d+$/.test(word) ? `('${word}':* | '-${word}':*)` : `'${word}':*`);
-  return words.length > 0 ? words.map(lexeme).join(' & ') : null;
 }
 
 export function toIdentity(row: IdentityRow): Identity {

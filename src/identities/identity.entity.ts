@@ -18,6 +18,9 @@ export interface AgentSkill {
   description: string;
   tags: string[];
   examples?: string[];
+  /** Media types the skill accepts / produces beyond the card's defaults (A2A AgentSkill). */
+  inputModes?: string[];
+  outputModes?: string[];
   visibility?: SkillVisibility;
 }
 

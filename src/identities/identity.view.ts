@@ -46,12 +46,14 @@ export type MintedKeyView = KeyMetadata & { key: string };
  * copies compare equal when they mean the same and read as the A2A spec lists them.
  */
 export function canonicalSkills(skills: ReadonlyArray<AgentSkill>): AgentSkill[] {
-  return skills.map(({ id, name, description, tags, examples, visibility }) => ({
+  return skills.map(({ id, name, description, tags, examples, inputModes, outputModes, visibility }) => ({
     id,
     name,
     description,
     tags: [...tags],
     ...(examples !== undefined ? { examples: [...examples] } : {}),
+    ...(inputModes !== undefined ? { inputModes: [...inputModes] } : {}),
+    ...(outputModes !== undefined ? { outputModes: [...outputModes] } : {}),
     visibility: visibility ?? 'public',
   }));
 }

@@ -40,6 +40,7 @@ export const A2A_ERROR_KIND: Record<ErrorCode, A2AErrorKind> = {
   invalid_push_url: 'RequestMalformed',
   invalid_issuer_url: 'RequestMalformed',
   invalid_upstream_url: 'RequestMalformed',
+  invalid_trusted_keys: 'RequestMalformed',
   invalid_push_config: 'RequestMalformed',
   push_config_limit: 'RequestMalformed',
   context_mismatch: 'RequestMalformed',

@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import type { CardVerificationStatus } from './card-verification';
 import type { UpstreamBinding, UpstreamVersion } from './dto/set-upstream.dto';
 
 export type UpstreamAuthType = 'none' | 'bearer' | 'api_key';
@@ -35,6 +36,27 @@ export class IdentityUpstream {
 
   @Column({ name: 'auth_value', type: 'varchar', nullable: true })
   authValue: string | null;
+
+  /** The keys pinned for its card (a JWK Set of public keys), or null. */
+  @Column({ name: 'trusted_jwks', type: 'jsonb', nullable: true })
+  trustedJwks: { keys: object[] } | null;
+
+  /** Where the pinned keys are read (a JWK Set), or null; never both this and trustedJwks. */
+  @Column({ name: 'trusted_jwks_uri', type: 'varchar', nullable: true })
+  trustedJwksUri: string | null;
+
+  /** The last verification of its card; null until the card is read. */
+  @Column({ name: 'card_verification', type: 'varchar', nullable: true })
+  cardVerification: CardVerificationStatus | null;
+
+  @Column({ name: 'card_verified_kid', type: 'varchar', nullable: true })
+  cardVerifiedKid: string | null;
+
+  @Column({ name: 'card_verification_error', type: 'varchar', nullable: true })
+  cardVerificationError: string | null;
+
+  @Column({ name: 'card_checked_at', type: 'timestamptz', nullable: true })
+  cardCheckedAt: Date | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

@@ -33,6 +33,8 @@ describe('UpstreamClients over gRPC', () => {
     binding: 'GRPC',
     streaming: false,
     auth: { type: 'none', header: null, value: null },
+    trust: { jwks: null, jwksUri: null },
+    card: null,
     createdAt: new Date(0),
     updatedAt: new Date(0),
   });
@@ -92,6 +94,8 @@ describe('UpstreamClients.answered', () => {
     binding: 'JSONRPC',
     streaming: false,
     auth: { type: 'none', header: null, value: null },
+    trust: { jwks: null, jwksUri: null },
+    card: null,
     createdAt: new Date(0),
     updatedAt: new Date(0),
   };

@@ -217,8 +217,26 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
     }
   }
 
+  /** Whether the upstream's card did not verify while the worker's organization requires it to (docs/api.md §14). */
+  private async unverified(upstream: UpstreamRecord, workerIdentityId: string): Promise<boolean> {
+    return upstream.card?.verification.status !== 'verified' && this.repository.requiresVerifiedCard(workerIdentityId);
+  }
+
+  /** A message for an upstream whose card did not verify is never sent: the forward and the task fail, saying why. */
+  private async refuseUnverified(forward: ClaimedForward, upstream: UpstreamRecord): Promise<void> {
+    const state = upstream.card ? `its card is ${upstream.card.verification.status}` : 'its card was never verified';
+    const message = `Not forwarded: the organization forwards only to upstreams whose Agent Card verified against their pinned keys, and ${state}.`;
+    this.logger.warn(
+      { forward_id: forward.id, task_id: forward.taskId },
+      'upstream forward refused: card not verified',
+    );
+    await this.finish(forward, 'failed', message);
+    await this.ledger.applyUpstream(forward.taskId, [{ state: 'failed', message: agentText(message) }]);
+  }
+
   private async forward(forward: ClaimedForward, known: UpstreamRecord | null, run: ForwardRun): Promise<void> {
     const { signal } = run;
+    let upstreamId: string | null = null;
     try {
       // The task and (unless the upstream has it already) the message to send, read together.
       const [task, message] = await Promise.all([
@@ -231,18 +249,32 @@ export class UpstreamForwarder implements OnApplicationBootstrap, BeforeApplicat
       if (!task || !upstream) {
         return await this.finish(forward, 'failed', 'the identity has no upstream any more');
       }
+      upstreamId = upstream.identityId;
       signal.throwIfAborted();
+      if (forward.kind === 'message' && !forward.accepted && (await this.unverified(upstream, task.workerIdentityId))) {
+        return await this.refuseUnverified(forward, upstream);
+      }
       if (forward.kind === 'cancel') {
         await this.cancel(forward, upstream, task.upstreamTaskId, run);
       } else if (!isTerminal(task.state)) {
         await this.deliver(forward, task, message, upstream, run);
       }
       await this.finish(forward, 'succeeded', null);
+      await this.repository
+        .recordAttempt(upstreamId, true)
+        .catch((err: unknown) => this.logger.error({ err, forward_id: forward.id }, 'could not count a forward'));
     } catch (error) {
       // Shutting down: the lease runs out and the forward resumes elsewhere. Ended elsewhere: nothing more to record.
       const stopped: unknown = signal.aborted ? signal.reason : null;
       if (stopped instanceof ForwardStopped) {
         return;
+      }
+      if (upstreamId) {
+        await this.repository
+          .recordAttempt(upstreamId, false)
+          .catch((err: unknown) =>
+            this.logger.error({ err, forward_id: forward.id }, 'could not count a failed forward'),
+          );
       }
       await (stopped instanceof BoundExceeded ? this.exceeded(forward, stopped) : this.failed(forward, error)).catch(
         (err: unknown) =>

@@ -6,6 +6,7 @@ import type { JsonRow, RowOf } from '../database/row';
 import { sql } from '../database/sql';
 import type { WriteBatch } from '../database/write-batch';
 import type { UpstreamBinding, UpstreamVersion } from './dto/set-upstream.dto';
+import type { CardVerification } from './card-verification';
 import type { IdentityUpstream, UpstreamAuthType } from './identity-upstream.entity';
 import type { UpstreamForward } from './upstream-forward.entity';
 
@@ -18,6 +19,10 @@ export interface UpstreamRecord {
   binding: UpstreamBinding;
   streaming: boolean;
   auth: { type: UpstreamAuthType; header: string | null; value: string | null };
+  /** The keys pinned for its card: a JWK Set, or where one is read; at most one of them. */
+  trust: { jwks: { keys: object[] } | null; jwksUri: string | null };
+  /** The last verification of its card; null until its card is read. */
+  card: { verification: CardVerification; checkedAt: Date } | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -89,12 +94,25 @@ const toRecord = (row: UpstreamRow): UpstreamRecord => ({
   binding: row.binding,
   streaming: row.streaming,
   auth: { type: row.auth_type, header: row.auth_header, value: row.auth_value },
+  trust: { jwks: row.trusted_jwks, jwksUri: row.trusted_jwks_uri },
+  card:
+    row.card_verification && row.card_checked_at
+      ? {
+          verification: {
+            status: row.card_verification,
+            kid: row.card_verified_kid,
+            error: row.card_verification_error,
+          },
+          checkedAt: row.card_checked_at,
+        }
+      : null,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
 
 const UPSTREAM_COLUMNS = sql.raw(
-  'identity_id, url, card_url, protocol_version, binding, streaming, auth_type, auth_header, auth_value, created_at, updated_at',
+  `identity_id, url, card_url, protocol_version, binding, streaming, auth_type, auth_header, auth_value, trusted_jwks,
+  trusted_jwks_uri, card_verification, card_verified_kid, card_verification_error, card_checked_at, created_at, updated_at`,
 );
 
 /** The forward's row while this claim still holds it (another claim counts another attempt). */
@@ -131,22 +149,66 @@ export class UpstreamRepository {
         binding: 'JSONRPC',
         streaming: false,
         auth: { type: 'none', header: null, value: null },
+        trust: { jwks: null, jwksUri: 'https://agent.example/jwks.json' },
+        card: null,
       },
     ],
   })
-  async setUpstream(upstream: Omit<UpstreamRecord, 'createdAt' | 'updatedAt'>, tx?: Tx): Promise<UpstreamRecord> {
+  async setUpstream(
+    upstream: Omit<UpstreamRecord, 'createdAt' | 'updatedAt' | 'card'> & { card: CardVerification | null },
+    tx?: Tx,
+  ): Promise<UpstreamRecord> {
     const u = upstream;
+    const v = u.card;
     const row = await this.db.one<UpstreamRow>(
-      sql`INSERT INTO identity_upstreams AS u (identity_id, url, card_url, protocol_version, binding, streaming, auth_type, auth_header, auth_value)
+      sql`INSERT INTO identity_upstreams AS u (identity_id, url, card_url, protocol_version, binding, streaming, auth_type, auth_header, auth_value,
+                                              trusted_jwks, trusted_jwks_uri, card_verification, card_verified_kid, card_verification_error, card_checked_at)
           VALUES (${u.identityId}, ${u.url}, ${u.cardUrl}, ${u.protocolVersion}, ${u.binding}, ${u.streaming},
-                  ${u.auth.type}, ${u.auth.header}, ${u.auth.value})
+                  ${u.auth.type}, ${u.auth.header}, ${u.auth.value}, ${u.trust.jwks ? JSON.stringify(u.trust.jwks) : null}::jsonb,
+                  ${u.trust.jwksUri}, ${v?.status ?? null}, ${v?.kid ?? null}, ${v?.error ?? null},
+                  CASE WHEN ${v?.status ?? null}::text IS NULL THEN NULL ELSE now() END)
           ON CONFLICT (identity_id) DO UPDATE SET url = EXCLUDED.url, card_url = EXCLUDED.card_url, protocol_version = EXCLUDED.protocol_version,
             binding = EXCLUDED.binding, streaming = EXCLUDED.streaming, auth_type = EXCLUDED.auth_type, auth_header = EXCLUDED.auth_header,
-            auth_value = EXCLUDED.auth_value, updated_at = now()
+            auth_value = EXCLUDED.auth_value, trusted_jwks = EXCLUDED.trusted_jwks, trusted_jwks_uri = EXCLUDED.trusted_jwks_uri,
+            card_verification = EXCLUDED.card_verification, card_verified_kid = EXCLUDED.card_verified_kid,
+            card_verification_error = EXCLUDED.card_verification_error, card_checked_at = EXCLUDED.card_checked_at, updated_at = now()
           RETURNING ${UPSTREAM_COLUMNS}`,
       tx,
     );
     return toRecord(row!);
+  }
+
+  /** Records a verification of the upstream's card (its import, docs/api.md §14); null when it has no upstream. */
+  @GenerateSql({ params: [DummyValue.UUID, { status: 'verified', kid: 'key-1', error: null }] })
+  async recordCardVerification(
+    identityId: string,
+    verification: CardVerification,
+    tx?: Tx,
+  ): Promise<UpstreamRecord | null> {
+    const row = await this.db.one<UpstreamRow>(
+      sql`UPDATE identity_upstreams
+             SET card_verification = ${verification.status}, card_verified_kid = ${verification.kid},
+                 card_verification_error = ${verification.error}, card_checked_at = now()
+           WHERE identity_id = ${identityId}
+          RETURNING ${UPSTREAM_COLUMNS}`,
+      tx,
+    );
+    return row ? toRecord(row) : null;
+  }
+
+  /**
+   * Read model: whether the organization of the identity requires a verified upstream card
+   * before forwarding (docs/api.md §14) — the forwarder asks once per message it sends, one
+   * primary-key join, rather than asking the console module for the identity's organization.
+   */
+  @GenerateSql({ params: [DummyValue.UUID] })
+  async requiresVerifiedCard(identityId: string): Promise<boolean> {
+    const row = await this.db.one<{ required: boolean }>(
+      sql`SELECT o.require_verified_upstream_cards AS required
+            FROM identities i JOIN organizations o ON o.id = i.organization_id
+           WHERE i.id = ${identityId}`,
+    );
+    return row?.required ?? false;
   }
 
   /** Removes an identity's upstream; false when it had none. */
@@ -339,6 +401,23 @@ export class UpstreamRepository {
     await this.db.execute(
       sql`UPDATE upstream_forwards SET status = ${status}, in_flight = false, next_attempt_at = NULL, last_error = ${error}, updated_at = now()
            WHERE ${holds(forward)}`,
+    );
+  }
+
+  /**
+   * An attempt's outcome for the directory's availability (docs/api.md §4): a failure
+   * counts one more in a row, a success starts again from none (and writes nothing when
+   * there were none).
+   */
+  @GenerateSql(
+    { name: 'failed', params: [DummyValue.UUID, false] },
+    { name: 'succeeded', params: [DummyValue.UUID, true] },
+  )
+  async recordAttempt(identityId: string, succeeded: boolean): Promise<void> {
+    await this.db.execute(
+      succeeded
+        ? sql`UPDATE identity_upstreams SET failed_forwards = 0 WHERE identity_id = ${identityId} AND failed_forwards > 0`
+        : sql`UPDATE identity_upstreams SET failed_forwards = failed_forwards + 1 WHERE identity_id = ${identityId}`,
     );
   }
 

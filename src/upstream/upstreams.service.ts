@@ -2,12 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DefaultAgentCardResolver, type AgentCardResolverOptions } from '@a2a-js/sdk/client';
 import type { AgentCard } from '@a2a-js/sdk';
 import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../common/principal';
-import { AppError, notFound } from '../common/app-error';
+import { AppError, badRequest, notFound } from '../common/app-error';
+import { parseTrustedKeys, verifyCard, type CardVerification, type PinnedKey } from './card-verification';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { checkDestinationUrl } from '../events/address-policy';
 import { systemResolver } from '../events/delivery-sender';
 import { CARD_LIMITS } from '../identities/dto/card-fields.dto';
-import { SKILL_LIMITS } from '../identities/dto/agent-skill.dto';
+import { MEDIA_TYPE, SKILL_LIMITS } from '../identities/dto/agent-skill.dto';
 import { IdentitiesService } from '../identities/identities.service';
 import type { IdentityView } from '../identities/identity.view';
 import { Database, type Tx } from '../database/database';
@@ -75,6 +76,8 @@ export class UpstreamsService {
             );
           });
     const card = read?.card ?? null;
+    const trust = await trustOf(dto, allowPrivate);
+    const verification = read ? await this.verify(read.raw, trust) : null;
     const {
       binding,
       protocolVersion,
@@ -114,6 +117,8 @@ export class UpstreamsService {
             header: auth.type === 'api_key' ? (auth.header ?? null) : null,
             value: auth.type === 'none' ? null : (auth.value ?? null),
           },
+          trust,
+          card: verification,
         },
         tx,
       );
@@ -150,8 +155,9 @@ export class UpstreamsService {
     const identity = await this.identities.readable(principal, handle);
     const upstream = await this.require(identity.id);
     let card: AgentCard;
+    let raw: unknown;
     try {
-      ({ card } = await this.fetchCardOf(upstream.url, upstream.cardUrl));
+      ({ card, raw } = await this.fetchCardOf(upstream.url, upstream.cardUrl));
     } catch (error) {
       throw new AppError(
         422,
@@ -159,6 +165,7 @@ export class UpstreamsService {
         `The upstream's Agent Card could not be read (${reasonOf(error)}).`,
       );
     }
+    await this.repository.recordCardVerification(identity.id, await this.verify(raw, upstream.trust));
     return this.identities.updateCard(principal, handle, {
       description: clip(card.description ?? '', CARD_LIMITS.description),
       skills: (card.skills ?? [])
@@ -175,6 +182,8 @@ export class UpstreamsService {
           examples: (skill.examples ?? [])
             .slice(0, SKILL_LIMITS.examples)
             .map((example) => clip(example, SKILL_LIMITS.example)),
+          ...importedModes('inputModes', skill.inputModes),
+          ...importedModes('outputModes', skill.outputModes),
         }))
         .filter((skill, i, all) => all.findIndex((other) => other.id === skill.id) === i),
     });
@@ -193,33 +202,93 @@ export class UpstreamsService {
     return upstream;
   }
 
+  /**
+   * The card's verification against the keys pinned for the upstream (docs/api.md §14):
+   * `raw` is the card as served, so that its signatures cover what they were made over.
+   */
+  private async verify(raw: unknown, trust: UpstreamRecord['trust']): Promise<CardVerification> {
+    let pinned: PinnedKey[] = [];
+    try {
+      if (trust.jwks) {
+        pinned = await parseTrustedKeys(trust.jwks);
+      } else if (trust.jwksUri) {
+        const res = await this.fetch(trust.jwksUri, { headers: { accept: 'application/json' }, redirect: 'error' });
+        if (!res.ok) {
+          throw new Error(`HTTP ${res.status}`);
+        }
+        pinned = await parseTrustedKeys(await res.json());
+      }
+    } catch (error) {
+      return { status: 'failed', kid: null, error: `the pinned key set could not be read (${reasonOf(error)})` };
+    }
+    return verifyCard(raw, pinned);
+  }
+
   /** The card at `card_url`; else the well-known card under the agent's URL, then at its origin. */
-  private async fetchCardOf(url: string, cardUrl: string | null): Promise<{ card: AgentCard; from: string }> {
+  private async fetchCardOf(url: string, cardUrl: string | null): Promise<ReadCard> {
     if (cardUrl) {
-      return { card: await this.fetchCard(cardUrl), from: cardUrl };
+      return { ...(await this.fetchCard(cardUrl)), from: cardUrl };
     }
     const underUrl = wellKnown(url);
     const atOrigin = new URL('/.well-known/agent-card.json', url).toString();
     try {
-      return { card: await this.fetchCard(underUrl), from: underUrl };
+      return { ...(await this.fetchCard(underUrl)), from: underUrl };
     } catch (error) {
       if (atOrigin === underUrl) {
         throw error;
       }
-      return { card: await this.fetchCard(atOrigin), from: atOrigin };
+      return { ...(await this.fetchCard(atOrigin)), from: atOrigin };
     }
   }
 
-  /** The SDK's card resolver (v1.0 or v0.3 cards), through the guarded fetch. */
-  private fetchCard(cardUrl: string): Promise<AgentCard> {
-    const options = { fetchImpl: this.fetch, legacyCompat: { enabled: true } } as AgentCardResolverOptions;
-    return new DefaultAgentCardResolver(options).resolve(cardUrl, '');
+  /**
+   * The SDK's card resolver (v1.0 or v0.3 cards), through the guarded fetch; and the
+   * card's JSON as served (before the SDK's translation), which its signatures cover.
+   */
+  private async fetchCard(cardUrl: string): Promise<{ card: AgentCard; raw: unknown }> {
+    let raw: unknown = null;
+    const capturing: typeof fetch = async (input, init) => {
+      const res = await this.fetch(input, init);
+      raw = await res
+        .clone()
+        .json()
+        .catch(() => null);
+      return res;
+    };
+    const options = { fetchImpl: capturing, legacyCompat: { enabled: true } } as AgentCardResolverOptions;
+    const card = await new DefaultAgentCardResolver(options).resolve(cardUrl, '');
+    return { card, raw };
   }
 
   /** The forwards of the organization's recent tasks, per hour and upstream (the overview, docs/api.md §13, "The overview"). */
   forwardsPerHour(organizationId: string, since: Date): Promise<ForwardHour[]> {
     return this.repository.forwardsPerHour(organizationId, since);
   }
+}
+
+interface ReadCard {
+  card: AgentCard;
+  /** The JSON as served. */
+  raw: unknown;
+  from: string;
+}
+
+/** The keys a PUT pins: a JWK Set (checked here), or the URL of one (the webhook URL rules); never both. */
+async function trustOf(dto: SetUpstreamDto, allowPrivate: boolean): Promise<UpstreamRecord['trust']> {
+  if (dto.trusted_keys !== undefined && dto.trusted_jwks_uri !== undefined) {
+    throw badRequest('invalid_trusted_keys', 'Give trusted_keys or trusted_jwks_uri, not both.');
+  }
+  if (dto.trusted_keys !== undefined) {
+    await parseTrustedKeys(dto.trusted_keys);
+    return { jwks: dto.trusted_keys as { keys: object[] }, jwksUri: null };
+  }
+  if (dto.trusted_jwks_uri !== undefined) {
+    return {
+      jwks: null,
+      jwksUri: checkDestinationUrl(dto.trusted_jwks_uri, allowPrivate, 'invalid_upstream_url').toString(),
+    };
+  }
+  return { jwks: null, jwksUri: null };
 }
 
 const upstreamNotSet = () => notFound('upstream_not_set', 'This identity has no upstream agent.');
@@ -230,4 +299,12 @@ function wellKnown(url: string): string {
 
 function clip(value: string, max: number): string {
   return value.length > max ? value.slice(0, max) : value;
+}
+
+/** An imported skill's modes: the media types among them, within the limits; none when there are none. */
+function importedModes(field: 'inputModes' | 'outputModes', modes: string[] | undefined): Record<string, string[]> {
+  const kept = (modes ?? [])
+    .filter((mode) => typeof mode === 'string' && mode.length <= SKILL_LIMITS.mode && MEDIA_TYPE.test(mode))
+    .slice(0, SKILL_LIMITS.modes);
+  return kept.length > 0 ? { [field]: kept } : {};
 }

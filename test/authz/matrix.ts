@@ -175,6 +175,7 @@ export const MATRIX: MatrixRow[] = [
     path: (w) => `/a2a/${w.claimed.handle}/.well-known/agent-card.json`,
   }),
   row('GET /.well-known/jwks.json', [200, 200, 200, 200, 200, 200, 200, 200, 200]),
+  row('GET /.well-known/ai-catalog.json', [200, 200, 200, 200, 200, 200, 200, 200, 200]),
 
   // Contact rules (docs/api.md §1: listing is a ledger read; create, update, delete need an
   // admin key or Console; docs/api.md §6: of the owner's organization).

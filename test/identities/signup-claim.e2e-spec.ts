@@ -146,7 +146,7 @@ describe('agent signup and claim', () => {
       { q: handle, tag: 'pricing', skill: 'price quotes' },
     ]) {
       const listed = await t.http().get('/a2a/directory').query(query).expect(200);
-      expect(listed.body.agents).toEqual([{ agent_handle: handle, card }]);
+      expect(listed.body.agents).toEqual([{ agent_handle: handle, availability: 'available', card }]);
     }
 
     // 6. The official SDK resolves the card by URL — at the card path, and at the

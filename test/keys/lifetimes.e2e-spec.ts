@@ -114,27 +114,32 @@ describe('API key lifetimes', () => {
         max_key_lifetime_days: null,
         password_sign_in: true,
         sso_email_domains: [],
+        require_verified_upstream_cards: false,
       });
       const admin = await mintAdminKey(t, globex);
       expect((await settings(apiKey(admin)).send({ max_key_lifetime_days: 45 }).expect(200)).body).toEqual({
         max_key_lifetime_days: 45,
         password_sign_in: true,
         sso_email_domains: [],
+        require_verified_upstream_cards: false,
       });
       expect((await settings(bearer(globex)).send({ max_key_lifetime_days: 30 }).expect(200)).body).toEqual({
         max_key_lifetime_days: 30,
         password_sign_in: true,
         sso_email_domains: [],
+        require_verified_upstream_cards: false,
       });
       expect((await t.http().get('/api/v1/organization/settings').set(apiKey(admin)).expect(200)).body).toEqual({
         max_key_lifetime_days: 30,
         password_sign_in: true,
         sso_email_domains: [],
+        require_verified_upstream_cards: false,
       });
       expect((await t.http().get('/api/v1/organization/settings').set(bearer(acme)).expect(200)).body).toEqual({
         max_key_lifetime_days: null,
         password_sign_in: true,
         sso_email_domains: [],
+        require_verified_upstream_cards: false,
       });
     });
 

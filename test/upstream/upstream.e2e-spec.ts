@@ -64,6 +64,9 @@ describe('upstream (bridged) identities', () => {
         binding: 'JSONRPC',
         streaming: true,
         auth: { type: 'api_key', header: 'X-Upstream-Key', value_set: true },
+        trusted_keys: null,
+        trusted_jwks_uri: null,
+        card_verification: { status: 'unsigned', kid: null, error: null, checked_at: expect.any(String) },
         created_at: expect.any(String),
         updated_at: expect.any(String),
       });

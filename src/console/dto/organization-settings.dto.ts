@@ -53,4 +53,12 @@ export class UpdateOrganizationSettingsDto {
     message: 'each value of sso_email_domains must be a domain name such as acme.example',
   })
   sso_email_domains?: string[];
+
+  @ApiPropertyOptional({
+    description:
+      'Forward work only to upstreams whose Agent Card verified against the keys pinned for them (docs/api.md §14): a task for an upstream whose card is unsigned, failed or unchecked fails instead.',
+  })
+  @Optional()
+  @IsBoolean()
+  require_verified_upstream_cards?: boolean;
 }

@@ -20,6 +20,10 @@ import { PerSkillPolicy1796452504827 } from './1796452504827-per-skill-policy';
 import { TrustedIssuers1796453000000 } from './1796453000000-trusted-issuers';
 import { ConsoleSso1796460000000 } from './1796460000000-console-sso';
 import { DelegationUsageBudgets1796470000000 } from './1796470000000-delegation-usage-budgets';
+import { RankedSearch1796500000000 } from './1796500000000-ranked-search';
+import { AiCatalog1796500100000 } from './1796500100000-ai-catalog';
+import { UpstreamCardTrust1796500200000 } from './1796500200000-upstream-card-trust';
+import { Availability1796500300000 } from './1796500300000-availability';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
@@ -45,4 +49,8 @@ export const MIGRATIONS = [
   TrustedIssuers1796453000000,
   ConsoleSso1796460000000,
   DelegationUsageBudgets1796470000000,
+  RankedSearch1796500000000,
+  AiCatalog1796500100000,
+  UpstreamCardTrust1796500200000,
+  Availability1796500300000,
 ];

@@ -96,10 +96,11 @@ updated_at, deleted_at
       FROM (SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
 publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
 monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
-updated_at, deleted_at, search_vector, skill_keys, skill_tags FROM identities i
+updated_at, deleted_at, skill_keys, skill_tags, skill_input_modes, skill_output_modes
+              FROM identities i
              WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND (i.created_at, i.id) < ($1::timestamptz, $2::uuid) ORDER BY i.created_at DESC, i.id DESC LIMIT 2000) i
-     WHERE i.search_vector @@ $3::tsquery AND i.skill_keys @> ARRAY[lower($4::text)] AND i.skill_tags @> ARRAY[lower($5::text)] ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
-WITH matches AS MATERIALIZED (SELECT i.id, i.created_at FROM identities i WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND (i.created_at, i.id) < ($1::timestamptz, $2::uuid) AND i.search_vector @@ $3::tsquery AND i.skill_keys @> ARRAY[lower($4::text)] AND i.skill_tags @> ARRAY[lower($5::text)])
+     WHERE i.skill_keys @> ARRAY[lower($3::text)] AND i.skill_tags @> ARRAY[lower($4::text)] ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
+WITH matches AS MATERIALIZED (SELECT i.id, i.created_at FROM identities i WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND (i.created_at, i.id) < ($1::timestamptz, $2::uuid) AND i.skill_keys @> ARRAY[lower($3::text)] AND i.skill_tags @> ARRAY[lower($4::text)])
 SELECT i.id, i.created_at FROM matches i ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
 
 -- IdentitiesRepository.listForOrganization (unfiltered)
@@ -112,7 +113,15 @@ updated_at, deleted_at FROM identities i WHERE i.organization_id = $1::uuid AND 
 SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
 publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
 monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
-updated_at, deleted_at FROM identities i WHERE i.organization_id = $1::uuid AND i.search_vector @@ $2::tsquery AND i.enabled = $3::boolean AND i.claimed_at IS NULL AND i.status = $4 AND (i.created_at, i.id) < ($5::timestamptz, $6::uuid) ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
+updated_at, deleted_at FROM identities i WHERE i.organization_id = $1::uuid AND i.enabled = $2::boolean AND i.claimed_at IS NULL AND i.status = $3 AND i.skill_tags @> ARRAY[lower($4::text)] AND (i.created_at, i.id) < ($5::timestamptz, $6::uuid) ORDER BY i.created_at DESC, i.id DESC LIMIT 11;
+
+-- IdentitiesRepository.unavailableAmong
+SELECT i.id FROM identities i WHERE i.id = ANY($1::uuid[]) AND (EXISTS (SELECT 1 FROM identity_upstreams u WHERE u.identity_id = i.id AND u.failed_forwards >= $2::int)
+OR EXISTS (SELECT 1 FROM tasks t WHERE t.worker_identity_id = i.id AND t.state = 'submitted'
+              AND t.created_at < now() - make_interval(secs => $3::float8)));
+
+-- IdentitiesRepository.lastChange
+SELECT max(updated_at) AS at FROM identities;
 
 -- IdentitiesRepository.lockBindable
 SELECT id, organization_id AS "organizationId" FROM identities WHERE id = $1 AND status = 'active' FOR UPDATE;

@@ -1,22 +1,15 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsString, MaxLength } from 'class-validator';
-import { PageQuery } from '../../common/pagination';
+import { IsBoolean, IsIn } from 'class-validator';
 import { Optional } from '../../common/validation';
-import type { OrganizationListing } from '../../identities/identity-search.service';
+import { CardFiltersQuery } from './card-filters.query';
 import type { IdentityStatus } from '../../identities/identity.entity';
 
 /** `true` / `false` in a query string; anything else is left for IsBoolean to refuse. */
 const BooleanQuery = () =>
   Transform(({ value }: { value: unknown }) => (value === 'true' ? true : value === 'false' ? false : value));
 
-export class OrganizationDirectoryQuery extends PageQuery implements OrganizationListing {
-  @ApiPropertyOptional({ maxLength: 200, description: 'Words to find in the name, handle, description and skills.' })
-  @Optional()
-  @IsString()
-  @MaxLength(200)
-  q?: string;
-
+export class OrganizationDirectoryQuery extends CardFiltersQuery {
   @ApiPropertyOptional({ enum: ['true', 'false'] })
   @Optional()
   @BooleanQuery()

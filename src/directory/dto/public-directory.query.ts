@@ -1,31 +1,28 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsString, MaxLength } from 'class-validator';
-import { PageQuery } from '../../common/pagination';
+import { IsIn, IsString, MaxLength } from 'class-validator';
 import { Optional } from '../../common/validation';
-import type { PublicListing } from '../../identities/identity-search.service';
+import { CardFiltersQuery } from './card-filters.query';
 
-export class PublicDirectoryQuery extends PageQuery implements PublicListing {
-  @ApiPropertyOptional({
-    maxLength: 200,
-    description: 'Words to find in the name, handle, description and skills; each matches as a word prefix.',
-  })
-  @Optional()
-  @IsString()
-  @MaxLength(200)
-  q?: string;
-
+export class PublicDirectoryQuery extends CardFiltersQuery {
   @ApiPropertyOptional({
     maxLength: 100,
-    description: 'Only agents with a skill of this id or name (case-insensitive).',
+    description: "Only agents of the organization of this name (the card's provider.organization; case-insensitive).",
   })
   @Optional()
   @IsString()
   @MaxLength(100)
-  skill?: string;
+  organization?: string;
 
-  @ApiPropertyOptional({ maxLength: 50, description: 'Only agents with a skill carrying this tag (case-insensitive).' })
+  @ApiPropertyOptional({
+    enum: ['JSONRPC', 'HTTP+JSON', 'GRPC'],
+    description: 'Only agents served on this protocol binding (GRPC: none while the service has gRPC off).',
+  })
   @Optional()
-  @IsString()
-  @MaxLength(50)
-  tag?: string;
+  @IsIn(['JSONRPC', 'HTTP+JSON', 'GRPC'])
+  binding?: 'JSONRPC' | 'HTTP+JSON' | 'GRPC';
+
+  @ApiPropertyOptional({ enum: ['1.0', '0.3'], description: 'Only agents served in this A2A protocol generation.' })
+  @Optional()
+  @IsIn(['1.0', '0.3'])
+  protocol_version?: '1.0' | '0.3';
 }

@@ -5,12 +5,16 @@ import {
   IsIn,
   IsString,
   Length,
+  Matches,
   MaxLength,
   ValidatorConstraint,
   type ValidatorConstraintInterface,
 } from 'class-validator';
 import { Optional } from '../../common/validation';
 import { SKILL_VISIBILITIES, type SkillVisibility } from '../identity.entity';
+
+/** A media type (`type/subtype`), as skills' and cards' modes name them. */
+export const MEDIA_TYPE = /^[\w.+-]+\/[\w.+*-]+$/;
 
 /**
  * Limits of docs/api.md §10 (≤ 20 tags of ≤ 50 characters), and ours where it is
@@ -25,6 +29,8 @@ export const SKILL_LIMITS = {
   tag: 50,
   examples: 10,
   example: 500,
+  modes: 20,
+  mode: 100,
 } as const;
 
 /** A2A AgentSkill: `{id, name, description, tags[], examples?[]}`, plus this service's `visibility`. */
@@ -58,6 +64,30 @@ export class AgentSkillDto {
   @IsString({ each: true })
   @MaxLength(SKILL_LIMITS.example, { each: true })
   examples?: string[];
+
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: SKILL_LIMITS.modes,
+    description: 'Media types the skill accepts, beyond the card-wide `text/plain` and `application/json`.',
+  })
+  @Optional()
+  @IsArray()
+  @ArrayMaxSize(SKILL_LIMITS.modes)
+  @Matches(MEDIA_TYPE, { each: true, message: 'each of inputModes must be a media type such as image/png' })
+  @MaxLength(SKILL_LIMITS.mode, { each: true })
+  inputModes?: string[];
+
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: SKILL_LIMITS.modes,
+    description: 'Media types the skill produces, beyond the card-wide `text/plain` and `application/json`.',
+  })
+  @Optional()
+  @IsArray()
+  @ArrayMaxSize(SKILL_LIMITS.modes)
+  @Matches(MEDIA_TYPE, { each: true, message: 'each of outputModes must be a media type such as application/pdf' })
+  @MaxLength(SKILL_LIMITS.mode, { each: true })
+  outputModes?: string[];
 
   @ApiPropertyOptional({
     enum: SKILL_VISIBILITIES,

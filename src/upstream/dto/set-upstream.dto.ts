@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { IsIn, IsObject, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { Nested, Optional } from '../../common/validation';
 
 export const UPSTREAM_VERSIONS = ['1.0', '0.3'] as const;
@@ -66,4 +66,25 @@ export class SetUpstreamDto {
   @Optional()
   @Nested(() => UpstreamAuthDto)
   auth?: UpstreamAuthDto;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    example: { keys: [{ kty: 'EC', crv: 'P-256', kid: 'upstream-2026', x: '…', y: '…' }] },
+    description:
+      "The public keys that must have signed the upstream's Agent Card: a JWK Set (at most 20 EC, OKP or RSA public keys). A key without `kid` is known by its RFC 7638 thumbprint. Not with `trusted_jwks_uri`.",
+  })
+  @Optional()
+  @IsObject()
+  trusted_keys?: object;
+
+  @ApiPropertyOptional({
+    maxLength: 2048,
+    description:
+      "Where the upstream's JWK Set is read (https; the webhook URL rules apply) each time its card is verified. Not with `trusted_keys`.",
+  })
+  @Optional()
+  @IsString()
+  @MaxLength(2048)
+  trusted_jwks_uri?: string;
 }

@@ -1,0 +1,142 @@
+import { calculateJwkThumbprint, flattenedVerify, importJWK, type JWK } from 'jose';
+import { badRequest } from '../common/app-error';
+import { canonicalCardPayload } from '../directory/card-canonical';
+
+/**
+ * Verifying an upstream's Agent Card (docs/api.md §14, "Verified upstream cards";
+ * A2A v1.0 §8.4): each JWS in the card's `signatures` over the card's canonical form
+ * (the one the service signs its own cards over, card-canonical.ts), against the keys
+ * the organization pinned for the upstream — only those. A `jku`, `jwk`, `x5u` or
+ * `x5c` that a signature names is never followed: a card cannot vouch for itself.
+ */
+export type CardVerificationStatus = 'verified' | 'unsigned' | 'failed';
+
+export interface CardVerification {
+  status: CardVerificationStatus;
+  /** The pinned key that verified it (verified only). */
+  kid: string | null;
+  /** Why it failed (failed only). */
+  error: string | null;
+}
+
+/** A pinned public key, with the kid it is known by (its own, or its RFC 7638 thumbprint). */
+export interface PinnedKey {
+  kid: string;
+  jwk: JWK;
+}
+
+/** Algorithms a card signature may use: asymmetric ones only (never `none`, never HMAC). */
+const ALGORITHMS = [
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+];
+const MAX_KEYS = 20;
+/** JWK members that only a private key has. */
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+
+/**
+ * A JWK Set of public keys, as pinned (`trusted_keys`, or read from `trusted_jwks_uri`);
+ * throws `invalid_trusted_keys` (400) for anything else — a private key above all.
+ */
+export async function parseTrustedKeys(value: unknown): Promise<PinnedKey[]> {
+  const refuse = (why: string) => badRequest('invalid_trusted_keys', `trusted_keys: ${why}.`);
+  const keys = (value as { keys?: unknown } | null)?.keys;
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || !Array.isArray(keys)) {
+    throw refuse('must be a JWK Set, {"keys": [...]}');
+  }
+  if (keys.length === 0 || keys.length > MAX_KEYS) {
+    throw refuse(`must hold 1 to ${MAX_KEYS} keys`);
+  }
+  const pinned: PinnedKey[] = [];
+  for (const key of keys as unknown[]) {
+    if (typeof key !== 'object' || key === null || Array.isArray(key)) {
+      throw refuse('every key must be a JWK object');
+    }
+    const jwk = key as JWK;
+    if (!['EC', 'OKP', 'RSA'].includes(String(jwk.kty))) {
+      throw refuse('keys must be EC, OKP or RSA public keys');
+    }
+    if (PRIVATE_MEMBERS.some((member) => member in jwk)) {
+      throw refuse('a private key was given; pin public keys only');
+    }
+    if (jwk.kid !== undefined && (typeof jwk.kid !== 'string' || jwk.kid.length === 0 || jwk.kid.length > 200)) {
+      throw refuse('a kid must be a string of 1 to 200 characters');
+    }
+    try {
+      await importJWK(jwk, jwk.alg ?? defaultAlgorithm(jwk));
+    } catch {
+      throw refuse('a key is not a usable public key');
+    }
+    pinned.push({ kid: jwk.kid ?? (await calculateJwkThumbprint(jwk)), jwk });
+  }
+  return pinned;
+}
+
+/** The card's verification against the pinned keys. `card` is the JSON the upstream served, as served. */
+export async function verifyCard(card: unknown, pinned: PinnedKey[]): Promise<CardVerification> {
+  const signatures = (card as { signatures?: unknown } | null)?.signatures;
+  if (!Array.isArray(signatures) || signatures.length === 0) {
+    return { status: 'unsigned', kid: null, error: null };
+  }
+  if (pinned.length === 0) {
+    return failed('the card is signed, but no keys are pinned for this upstream');
+  }
+  const payload = Buffer.from(canonicalCardPayload(card as object)).toString('base64url');
+  let reason = 'no signature verifies with a pinned key';
+  for (const entry of signatures as unknown[]) {
+    const { protected: protectedHeader, signature } = (entry ?? {}) as { protected?: unknown; signature?: unknown };
+    if (typeof protectedHeader !== 'string' || typeof signature !== 'string') {
+      reason = 'a signature is malformed';
+      continue;
+    }
+    let header: { alg?: unknown; kid?: unknown };
+    try {
+      header = JSON.parse(Buffer.from(protectedHeader, 'base64url').toString('utf8')) as typeof header;
+    } catch {
+      reason = 'a signature header is malformed';
+      continue;
+    }
+    if (typeof header.alg !== 'string' || !ALGORITHMS.includes(header.alg)) {
+      reason = `a signature uses an algorithm that is not accepted (${String(header.alg).slice(0, 20)})`;
+      continue;
+    }
+    // The pinned key the signature names; without a kid, each pinned key in turn.
+    const candidates = typeof header.kid === 'string' ? pinned.filter((key) => key.kid === header.kid) : pinned;
+    for (const key of candidates) {
+      try {
+        await flattenedVerify(
+          { payload, protected: protectedHeader, signature },
+          await importJWK(key.jwk, header.alg),
+          {
+            algorithms: [header.alg],
+          },
+        );
+        return { status: 'verified', kid: key.kid, error: null };
+      } catch {
+        // another key, or another signature
+      }
+    }
+  }
+  return failed(reason);
+}
+
+const failed = (error: string): CardVerification => ({ status: 'failed', kid: null, error });
+
+function defaultAlgorithm(jwk: JWK): string {
+  if (jwk.kty === 'OKP') {
+    return 'EdDSA';
+  }
+  if (jwk.kty === 'RSA') {
+    return 'RS256';
+  }
+  return { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' }[String(jwk.crv)] ?? 'ES256';
+}
