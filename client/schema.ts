@@ -1461,6 +1461,8 @@ export interface components {
             id: string | null;
             /** @description The API key's label when it acted. */
             label: string | null;
+            /** @description Who acted, as a person names them now: the Console user's email (null once removed), the API key's label (else its prefix); null for signup. */
+            name: string | null;
             /** @enum {string} */
             type: "console_user" | "api_key" | "signup";
         };
@@ -3596,7 +3598,7 @@ export interface operations {
             query?: {
                 /** @description An action (`api_key.revoked`), or a prefix ending in `.*` (`api_key.*`). */
                 action?: string;
-                /** @description A Console user's or API key's id, or `signup`. */
+                /** @description A Console user's or API key's id, `signup`, a Console user's email or an API key's label. */
                 actor?: string;
                 /** @description Opaque cursor from a previous page's next_cursor. */
                 cursor?: string;

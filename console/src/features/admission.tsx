@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { api, call } from '../api';
 import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged } from '../paging';
-import { useRoute } from '../router';
+import { useDraft, useUrlFilters } from '../url-filters';
 import type { AdmissionCheck, ContactRule, Decision } from '../types';
 import {
   ConfirmButton,
@@ -14,6 +14,8 @@ import {
   LoadMore,
   Select,
   Submit,
+  SuccessNotice,
+  usePageTitle,
   when,
   type FieldErrors,
 } from '../ui';
@@ -56,8 +58,10 @@ function describePeer(rule: ContactRule): string {
 }
 
 export function AdmissionPage() {
-  const { search } = useRoute();
-  const [identity, setIdentity] = useState(search.get('identity') ?? '');
+  usePageTitle('Admission');
+  const [filters, setFilters] = useUrlFilters({ identity: '' });
+  const identity = filters.identity;
+  const setIdentity = (value: string) => setFilters({ identity: value });
   return (
     <>
       <h1>Admission</h1>
@@ -76,7 +80,7 @@ export function AdmissionPage() {
 }
 
 function Rules({ identity, setIdentity }: { identity: string; setIdentity: (value: string) => void }) {
-  const [draft, setDraft] = useState(identity);
+  const [draft, setDraft] = useDraft(identity);
   const list = usePaged<ContactRule>(['rules', identity], async (cursor) =>
     pageOf(
       await call(api.GET('/api/v1/contact-rules', { params: { query: { identity: identity || undefined, cursor } } })),
@@ -172,6 +176,7 @@ function CreateRule({ identity }: { identity: string }) {
     mutation: create,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     validate: () => {
       const errors: FieldErrors = { identity: validateHandle(owner) };
@@ -251,8 +256,8 @@ function CreateRule({ identity }: { identity: string }) {
           error={errorOf(peerField) ?? errorOf('peer')}
         />
         <Field label="Note" value={note} onChange={(e) => setNote(e.target.value)} error={errorOf('note')} />
-        <ErrorNotice error={create.error} />
-        {create.isSuccess && <p role="status">Rule created.</p>}
+        <ErrorNotice error={notice} />
+        {create.isSuccess && <SuccessNotice>Rule created.</SuccessNotice>}
         <Submit pending={create.isPending} pendingLabel="Saving…">
           Create rule
         </Submit>
@@ -268,6 +273,7 @@ function CheckAdmission() {
     mutation: check,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     validate: () => ({ requester: validateHandle(requester.trim()), worker: validateHandle(worker.trim()) }),
     mutationFn: () =>
@@ -291,7 +297,7 @@ function CheckAdmission() {
           onChange={(e) => setWorker(e.target.value)}
           error={errorOf('worker')}
         />
-        <ErrorNotice error={check.error} />
+        <ErrorNotice error={notice} />
         <Submit pending={check.isPending} pendingLabel="Checking…">
           Check admission
         </Submit>

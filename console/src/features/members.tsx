@@ -5,10 +5,23 @@ import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged } from '../paging';
 import { navigate } from '../router';
 import type { CreatedInvite, Invite, Me, Member } from '../types';
-import { ConfirmButton, Empty, ErrorNotice, Field, Loading, LoadMore, SecretOnce, Submit, when } from '../ui';
+import {
+  ConfirmButton,
+  Empty,
+  ErrorNotice,
+  Field,
+  Loading,
+  LoadMore,
+  SecretOnce,
+  Submit,
+  SuccessNotice,
+  usePageTitle,
+  when,
+} from '../ui';
 import { ME, useMe, validateEmail } from './auth';
 
 export function MembersPage() {
+  usePageTitle('Members');
   const me = useMe();
   return (
     <>
@@ -127,6 +140,7 @@ function InviteForm() {
     mutation: invite,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     validate: () => ({
       email: validateEmail(email.trim()),
@@ -152,7 +166,7 @@ function InviteForm() {
           onChange={(e) => setEmail(e.target.value)}
           error={errorOf('email')}
         />
-        <ErrorNotice error={invite.error} />
+        <ErrorNotice error={notice} />
         <Submit pending={invite.isPending} pendingLabel="Inviting…">
           Create invitation link
         </Submit>
@@ -169,6 +183,7 @@ function ChangePassword() {
     mutation: change,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     validate: () => ({
       current_password: current ? undefined : 'Enter your current password.',
@@ -211,8 +226,8 @@ function ChangePassword() {
           onChange={(e) => setRepeat(e.target.value)}
           error={errorOf('repeat')}
         />
-        <ErrorNotice error={change.error} />
-        {change.isSuccess && <p role="status">Password changed. Your other sessions have ended.</p>}
+        <ErrorNotice error={notice} />
+        {change.isSuccess && <SuccessNotice>Password changed. Your other sessions have ended.</SuccessNotice>}
         <Submit pending={change.isPending} pendingLabel="Changing…">
           Change password
         </Submit>
@@ -234,6 +249,7 @@ function takeCode(): string {
 }
 
 export function AcceptPage() {
+  usePageTitle('Accept an invitation');
   const client = useQueryClient();
   const [code] = useState(takeCode);
   const [password, setPassword] = useState('');
@@ -242,6 +258,7 @@ export function AcceptPage() {
     mutation: accept,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     validate: () => ({
       password: password.length < 12 ? 'At least 12 characters.' : undefined,
@@ -282,7 +299,7 @@ export function AcceptPage() {
             onChange={(e) => setRepeat(e.target.value)}
             error={errorOf('repeat')}
           />
-          <ErrorNotice error={accept.error} />
+          <ErrorNotice error={notice} />
           <Submit pending={accept.isPending} pendingLabel="Joining…">
             Join the organization
           </Submit>

@@ -6,7 +6,20 @@ import type { components } from '../../../client';
 import { pageOf, usePaged } from '../paging';
 import { Link, navigate } from '../router';
 import type { Delivery, Webhook, WebhookWithSecret } from '../types';
-import { Check, ConfirmButton, Empty, ErrorNotice, Field, Loading, LoadMore, SecretOnce, Submit, when } from '../ui';
+import {
+  Check,
+  ConfirmButton,
+  Empty,
+  ErrorNotice,
+  Field,
+  Loading,
+  LoadMore,
+  SecretOnce,
+  Submit,
+  SuccessNotice,
+  usePageTitle,
+  when,
+} from '../ui';
 
 type EventName = components['schemas']['CreateWebhookDto']['events'][number];
 const EVENTS: EventName[] = [
@@ -25,6 +38,7 @@ const EVENTS: EventName[] = [
 ];
 
 export function WebhooksPage() {
+  usePageTitle('Webhooks');
   const list = usePaged<Webhook>(['webhooks'], async (cursor) =>
     pageOf(await call(api.GET('/api/v1/webhooks', { params: { query: { cursor } } })), 'webhooks'),
   );
@@ -82,6 +96,7 @@ function CreateWebhook() {
     mutation: create,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     validate: () => ({
       url: validUrl(url.trim()),
@@ -155,7 +170,7 @@ function CreateWebhook() {
             ))}
           {errorOf('events') && <small className="field-error">{errorOf('events')}</small>}
         </fieldset>
-        <ErrorNotice error={create.error} />
+        <ErrorNotice error={notice} />
         <Submit pending={create.isPending} pendingLabel="Creating…">
           Create webhook
         </Submit>
@@ -165,6 +180,7 @@ function CreateWebhook() {
 }
 
 export function WebhookPage({ id }: { id: string }) {
+  usePageTitle('Webhook');
   const client = useQueryClient();
   const hook = useQuery({
     queryKey: ['webhook', id],
@@ -256,7 +272,7 @@ export function WebhookPage({ id }: { id: string }) {
         />
       </div>
       <ErrorNotice error={test.error ?? rotate.error ?? toggle.error ?? remove.error} />
-      {test.isSuccess && <p role="status">Test event queued.</p>}
+      {test.isSuccess && <SuccessNotice>Test event queued.</SuccessNotice>}
       <Deliveries id={id} />
     </>
   );

@@ -1,0 +1,203 @@
+/**
+ * The rough edges a new user hit in the Console (issue 41's defects), each checked in a
+ * real Chromium (test/support/console-browser.ts) at a desktop (1280×800) or a phone
+ * (390×844) width: one app, one browser, one organization made through the API and
+ * signed in through the sign-in page.
+ */
+import type { BrowserContext, Page } from 'playwright-core';
+import { enabledAgent, rpc, v03Message, type Agent } from '../support/a2a';
+import { startConsoleBrowser, WAIT, type ConsoleBrowser } from '../support/console-browser';
+import { bearer, PASSWORD, signup, unique, type ConsoleAccount } from '../support/fixtures';
+import type { TestApp } from '../support/app';
+
+jest.setTimeout(180_000);
+
+describe('The Console without its rough edges', () => {
+  let ui: ConsoleBrowser;
+  let t: TestApp;
+  let acme: ConsoleAccount;
+  let requester: Agent;
+  let worker: Agent;
+  let context: BrowserContext;
+  let page: Page;
+  const url = (path: string) => ui.url(path);
+  const nav = (p: Page, name: string) => p.getByRole('navigation', { name: 'Main' }).getByRole('link', { name });
+
+  /** The text of the element that describes `field` (its error or hint). */
+  const descriptionOf = async (p: Page, label: string) => {
+    const id = await p.getByLabel(label, { exact: true }).getAttribute('aria-describedby');
+    return id ? ((await p.locator(`[id="${id}"]`).textContent()) ?? '') : '';
+  };
+
+  beforeAll(async () => {
+    ui = await startConsoleBrowser({ WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' });
+    t = ui.t;
+    acme = await signup(t, 'Acme Rough');
+    requester = await enabledAgent(t, acme);
+    worker = await enabledAgent(t, acme);
+    context = await ui.browser.newContext();
+    page = await ui.newPage(context, 1280);
+  });
+
+  afterEach(() => {
+    expect(ui.takeErrors()).toEqual([]);
+  });
+
+  afterAll(async () => {
+    await ui?.close();
+  });
+
+  it('a first visit asks to sign in without saying a session ended; errors sit by their field, in words', async () => {
+    await page.goto(url('/'));
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor(WAIT);
+    expect(await page.title()).toBe('Sign in · A2A Console');
+    expect(await page.getByText('Your session has ended').count()).toBe(0);
+
+    // A wrong password: said next to the password field, with no raw code on the page.
+    await page.getByLabel('Email').fill(acme.email);
+    await page.getByLabel('Password').fill('not the password at all');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('The email or password is incorrect.').waitFor(WAIT);
+    expect(await descriptionOf(page, 'Password')).toBe('The email or password is incorrect.');
+    expect(await page.content()).not.toContain('invalid_credentials');
+
+    // A taken email on signup: by the email field.
+    await page.getByRole('link', { name: 'Create an organization' }).click();
+    await page.getByLabel('Organization name').fill('Acme again');
+    await page.getByLabel('Email').fill(acme.email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Create organization' }).click();
+    await page.getByText('This email already has an account.').waitFor(WAIT);
+    expect(await descriptionOf(page, 'Email')).toBe('This email already has an account.');
+    expect(await page.content()).not.toContain('email_taken');
+
+    await page.getByRole('link', { name: 'Sign in' }).click();
+    await page.getByLabel('Email').fill(acme.email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Identities', level: 1 }).waitFor(WAIT);
+    expect(await page.title()).toBe('Identities · A2A Console');
+
+    // A taken handle: by the handle field.
+    await page.getByLabel('Handle').fill(requester.handle);
+    await page.getByRole('button', { name: 'Create identity' }).click();
+    await page.getByText(/This handle is taken/).waitFor(WAIT);
+    expect(await descriptionOf(page, 'Handle')).toMatch(/^This handle is taken/);
+    expect(await page.content()).not.toContain('handle_taken');
+
+    // The wrong current password: "Current password", never `current_password`.
+    await nav(page, 'Members').click();
+    await page.getByLabel('Current password').fill('not my password at all');
+    await page.getByLabel('New password', { exact: true }).fill('a brand new passphrase');
+    await page.getByLabel('Repeat the new password').fill('a brand new passphrase');
+    await page.getByRole('button', { name: 'Change password' }).click();
+    await page.getByText('Current password is incorrect').waitFor(WAIT);
+    expect(await page.content()).not.toMatch(/current_password|wrong_password/);
+
+    // A contact rule for a peer that does not exist: by the peer field.
+    await nav(page, 'Admission').click();
+    await page.getByLabel('Owner identity').fill(requester.handle);
+    await page.getByLabel('Peer handle').fill('nobody-here');
+    await page.getByRole('button', { name: 'Create rule' }).click();
+    await page.getByText('No identity or organization by that name.').waitFor(WAIT);
+    expect(await descriptionOf(page, 'Peer handle')).toBe('No identity or organization by that name.');
+    expect(await page.content()).not.toContain('peer_not_found');
+  });
+
+  it('on a phone, a page with destructive buttons keeps focus and scroll where it starts', async () => {
+    const phone = await ui.newPage(context, 390);
+    await phone.goto(url(`/identities/${requester.handle}`));
+    await phone.getByRole('button', { name: 'Delete identity' }).waitFor(WAIT);
+    await phone.getByRole('button', { name: 'Save settings' }).waitFor(WAIT);
+    expect(await phone.evaluate('document.activeElement?.tagName')).toMatch(/^(BODY|MAIN)$/);
+    expect(await phone.evaluate('window.scrollY')).toBe(0);
+    // After the dialog is canceled, focus returns to the button that opened it.
+    await phone.getByRole('button', { name: 'Delete identity' }).click();
+    await phone.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+    expect(await phone.evaluate('document.activeElement?.textContent')).toBe('Delete identity');
+    await phone.close();
+  });
+
+  it('tells tasks apart: the end of each id and a preview of its message', async () => {
+    const ids: string[] = [];
+    for (const text of ['Translate the invoice', 'Summarize the contract', 'Count the pallets']) {
+      const sent = await rpc(t, worker.handle, requester.key, 'message/send', {
+        message: v03Message(text),
+        configuration: { blocking: false },
+      }).expect(200);
+      ids.push(sent.body.result.id);
+    }
+    await nav(page, 'Tasks').click();
+    for (const [i, text] of ['Translate the invoice', 'Summarize the contract', 'Count the pallets'].entries()) {
+      const link = page.getByRole('link', { name: `Task ${ids[i]}` });
+      await link.waitFor(WAIT);
+      expect(await link.textContent()).toBe(ids[i].replace(/-/g, '').slice(-8));
+      await page.getByRole('row').filter({ has: link }).getByText(text).waitFor(WAIT);
+    }
+    const shown = await page.getByRole('link', { name: /^Task / }).allTextContents();
+    expect(new Set(shown).size).toBe(shown.length);
+  });
+
+  it('keeps filters in the URL: back and forward step through them, a navigation link clears them', async () => {
+    await nav(page, 'Identities').click();
+    await page.getByRole('link', { name: requester.handle }).click();
+    await page.getByRole('link', { name: 'Its API keys' }).click();
+    await page.waitForURL(/\/console\/keys\?identity=/, WAIT);
+    expect(await page.getByLabel('Identity', { exact: true }).inputValue()).toBe(requester.id);
+    await page.getByLabel('Status').selectOption('revoked');
+    await page.waitForURL(/status=revoked/, WAIT);
+    await page.goBack();
+    await page.waitForURL((u) => !u.search.includes('status='), WAIT);
+    expect(await page.getByLabel('Status').inputValue()).toBe('active');
+    expect(await page.getByLabel('Identity', { exact: true }).inputValue()).toBe(requester.id);
+
+    // A key minted elsewhere meanwhile; "API keys" in the navigation shows every key again.
+    const label = unique('fresh');
+    await t.http().post('/api/v1/api-keys').set(bearer(acme)).send({ scope: 'admin', label }).expect(201);
+    await nav(page, 'API keys').click();
+    await page.waitForURL((u) => u.pathname === '/console/keys' && u.search === '', WAIT);
+    expect(await page.getByLabel('Identity', { exact: true }).inputValue()).toBe('');
+    await page.getByRole('list', { name: 'API keys' }).getByText(label, { exact: true }).waitFor(WAIT);
+
+    // A bookmarked filter opens as it was.
+    await page.goto(url(`/tasks?identity=${worker.handle}&state=failed`));
+    await page.getByText('No tasks match.').waitFor(WAIT);
+    expect(await page.getByLabel('State').inputValue()).toBe('failed');
+    expect(await page.getByLabel('Identity', { exact: true }).inputValue()).toBe(worker.handle);
+  });
+
+  it('shows a deleted identity as deleted and read-only; an unknown one with a heading and a way back', async () => {
+    const gone = await enabledAgent(t, acme);
+    await t.http().delete(`/api/v1/identities/${gone.handle}`).set(bearer(acme)).expect(204);
+    await page.goto(url('/identities'));
+    const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: gone.handle }) });
+    await row.getByText('deleted', { exact: true }).waitFor(WAIT);
+    expect(await row.getByText('disabled').count()).toBe(0);
+    await row.getByRole('link', { name: gone.handle }).click();
+    await page.getByText('This identity was deleted').waitFor(WAIT);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toContain('deleted');
+    expect(await page.getByRole('button', { name: /Save|Delete identity/ }).count()).toBe(0);
+    expect(await page.getByRole('textbox').count()).toBe(0);
+
+    await page.goto(url('/identities/no-such-agent'));
+    await page.getByRole('heading', { name: 'No such identity', level: 1 }).waitFor(WAIT);
+    await page.getByRole('main').getByRole('link', { name: 'go back to your identities' }).click();
+    await page.getByRole('heading', { name: 'Identities', level: 1 }).waitFor(WAIT);
+  });
+
+  it('names the actor of each audit entry by email or key label, and filters by them', async () => {
+    const label = unique('deploy-bot');
+    await t.http().post('/api/v1/api-keys').set(bearer(acme)).send({ scope: 'admin', label }).expect(201);
+    await nav(page, 'Audit').click();
+    const entries = page.getByRole('list', { name: 'Audit entries' });
+    await entries.getByText(`by ${acme.email}`).first().waitFor(WAIT);
+    expect(await page.content()).not.toContain(`by user ${acme.userId}`);
+    await page.getByLabel('Actor').fill(acme.email);
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/actor=/, WAIT);
+    await entries.getByText('api_key.minted').first().waitFor(WAIT);
+    const bylines = await entries.locator(':scope > li .muted').allTextContents();
+    expect(bylines.length).toBeGreaterThan(0);
+    expect(bylines.every((line) => line.includes(`by ${acme.email}`))).toBe(true);
+  });
+});
