@@ -104,6 +104,14 @@ describe('The Console without its rough edges', () => {
     expect(await page.content()).not.toContain('peer_not_found');
   });
 
+  it('opened at another origin than PUBLIC_BASE_URL, the Console moves to the public one before sign-in', async () => {
+    const other = await ui.newPage(context, 1280);
+    await other.goto(url('/keys').replace('127.0.0.1', 'localhost'));
+    await other.getByRole('heading', { level: 1 }).waitFor(WAIT);
+    expect(new URL(other.url()).origin).toBe(t.baseUrl);
+    await other.close();
+  });
+
   it('on a phone, a page with destructive buttons keeps focus and scroll where it starts', async () => {
     const phone = await ui.newPage(context, 390);
     await phone.goto(url(`/identities/${requester.handle}`));
