@@ -248,8 +248,25 @@ export function ConfirmButton({
   );
 }
 
+/** How the service keeps a secret it shows once: what the warning tells the person. */
+const KEPT = {
+  hash: 'the service keeps only a hash and cannot show it again.',
+  signing:
+    'the service keeps it to sign deliveries (stored as issued, since it signs with it) but never shows it again.',
+};
+
 /** A secret shown once: in memory only, with a copy button and a warning. */
-export function SecretOnce({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
+export function SecretOnce({
+  label,
+  value,
+  onDone,
+  kept = 'hash',
+}: {
+  label: string;
+  value: string;
+  onDone: () => void;
+  kept?: keyof typeof KEPT;
+}) {
   const [copied, setCopied] = useState<'no' | 'yes' | 'failed'>('no');
   const id = useId();
   const copy = () => {
@@ -265,8 +282,7 @@ export function SecretOnce({ label, value, onDone }: { label: string; value: str
     <section className="secret">
       <h3>{label}</h3>
       <p className="warning">
-        <strong>Copy it now.</strong> This is the only time it is shown; the service keeps only a hash and cannot show
-        it again.
+        <strong>Copy it now.</strong> This is the only time it is shown; {KEPT[kept]}
       </p>
       <div className="secret-row">
         <label htmlFor={id} className="visually-hidden">

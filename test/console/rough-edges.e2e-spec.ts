@@ -208,4 +208,16 @@ describe('The Console without its rough edges', () => {
     expect(bylines.length).toBeGreaterThan(0);
     expect(bylines.every((line) => line.includes(`by ${acme.email}`))).toBe(true);
   });
+
+  it('tells the truth about how a webhook secret is kept', async () => {
+    await nav(page, 'Webhooks').click();
+    await page.getByLabel('Endpoint URL').fill('https://example.com/hooks/a2a');
+    await page.getByRole('button', { name: 'Create webhook' }).click();
+    await page.getByLabel("The webhook's signing secret", { exact: true }).waitFor(WAIT);
+    const warning = (await page.locator('.secret .warning').textContent()) ?? '';
+    expect(warning).toContain('stored as issued');
+    expect(warning).not.toContain('hash');
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    await page.getByRole('heading', { name: 'Webhook', level: 1 }).waitFor(WAIT);
+  });
 });

@@ -125,6 +125,7 @@ function CreateWebhook() {
     return (
       <SecretOnce
         label="The webhook's signing secret"
+        kept="signing"
         value={created.secret}
         onDone={() => {
           setCreated(null);
@@ -239,7 +240,9 @@ export function WebhookPage({ id }: { id: string }) {
           ? ` · the previous secret signs until ${when(data.previous_secret_expires_at)}`
           : ''}
       </p>
-      {secret && <SecretOnce label="The new signing secret" value={secret} onDone={() => setSecret(null)} />}
+      {secret && (
+        <SecretOnce label="The new signing secret" kept="signing" value={secret} onDone={() => setSecret(null)} />
+      )}
       <div className="actions">
         <button type="button" onClick={() => test.mutate()} disabled={test.isPending} aria-busy={test.isPending}>
           {test.isPending ? 'Sending…' : 'Send a test event'}
