@@ -1178,10 +1178,12 @@ export interface components {
             /** @description The new member's password: at least 12 characters, at most 72 bytes. */
             password: string;
         };
-        AdmissionCheck: {
+        AdmissionCheckResult: {
             allowed: boolean;
             /** @description The sides whose organization must approve a new task of the pair (docs/api.md §16); `allowed` is false while any does. */
             approval_required_by: ("requester" | "worker")[];
+            /** @description What each side of your organization says to the pair, by its rule or filter mode: `blocks`, `permits`, `asks` or `refuses` (no allow rule in whitelist mode). Only your sides; never the other organization's. */
+            own_stance: components["schemas"]["AdmissionOwnStance"];
             /**
              * @description Why; `denied_by_peer` when the other organization's side refused.
              * @enum {string}
@@ -1221,6 +1223,12 @@ export interface components {
             handle: string;
             /** Format: uuid */
             organization_id: string | null;
+        };
+        AdmissionOwnStance: {
+            /** @enum {string} */
+            requester?: "blocks" | "permits" | "asks" | "refuses";
+            /** @enum {string} */
+            worker?: "blocks" | "permits" | "asks" | "refuses";
         };
         AgentCapabilities: {
             /** @description A2A v1.0 cards. */
@@ -2764,7 +2772,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AdmissionCheck"];
+                    "application/json": components["schemas"]["AdmissionCheckResult"];
                 };
             };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */

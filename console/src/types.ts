@@ -20,7 +20,7 @@ export type ApiKey = Schemas['ApiKey'];
 export type MintedApiKey = Schemas['MintedApiKey'];
 
 export type ContactRule = Schemas['ContactRule'];
-export type AdmissionCheck = Schemas['AdmissionCheck'];
+export type AdmissionCheck = Schemas['AdmissionCheckResult'];
 export type Decision = Schemas['AdmissionDecision'];
 
 export type Part = Schemas['Part'];

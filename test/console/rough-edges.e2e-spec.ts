@@ -220,4 +220,92 @@ describe('The Console without its rough edges', () => {
     await page.getByRole('button', { name: 'I have saved it' }).click();
     await page.getByRole('heading', { name: 'Webhook', level: 1 }).waitFor(WAIT);
   });
+
+  it("explains a denial by the other organization: never our allow rule as deciding, and our own side's part", async () => {
+    const beta = await signup(t, 'Beta Rough');
+    const theirs = await enabledAgent(t, beta);
+    const check = async (requesterHandle: string) => {
+      await nav(page, 'Admission').click();
+      await page.getByLabel('Requester (A)').fill(requesterHandle);
+      await page.getByLabel('Worker (B)').fill(theirs.handle);
+      await page.getByRole('button', { name: 'Check admission' }).click();
+      const result = page.getByRole('status', { name: 'Admission result' });
+      await result.getByText('denied_by_peer').waitFor(WAIT);
+      return result;
+    };
+    // Ours permits (an allow rule), theirs refuses (whitelist): our allow rule did not decide.
+    await t
+      .http()
+      .post('/api/v1/contact-rules')
+      .set(bearer(acme))
+      .send({
+        identity: requester.handle,
+        direction: 'outbound',
+        action: 'allow',
+        peer: { type: 'identity', handle: theirs.handle },
+      })
+      .expect(201);
+    let result = await check(requester.handle);
+    expect(await result.getByText(/decided/).count()).toBe(0);
+    await result.getByText(`Your side (requester ${requester.handle}) permits it with an allow rule.`).waitFor(WAIT);
+    // Theirs blocks; ours has no rule in whitelist mode: it refuses too, and says so.
+    await t
+      .http()
+      .post('/api/v1/contact-rules')
+      .set(bearer(beta))
+      .send({
+        identity: theirs.handle,
+        direction: 'inbound',
+        action: 'block',
+        peer: { type: 'identity', handle: worker.handle },
+      })
+      .expect(201);
+    result = await check(worker.handle);
+    await result.getByText(`Your side (requester ${worker.handle}) refuses it too`, { exact: false }).waitFor(WAIT);
+  });
+
+  it('on a phone: a one-line header with a menu, table words whole; contrast of focus, borders and the green badge', async () => {
+    const phone = await ui.newPage(context, 390);
+    await phone.goto(url('/identities'));
+    const row = phone.getByRole('row').filter({ has: phone.getByRole('link', { name: requester.handle }) });
+    const badge = row.getByText('enabled', { exact: true });
+    await badge.waitFor(WAIT);
+    const header = await phone.locator('header').boundingBox();
+    expect(header!.height).toBeLessThanOrEqual(64);
+    // Each word of a cell on one line: the badge's box is one line high.
+    const lines = await badge.evaluate((el) => el.getClientRects().length);
+    expect(lines).toBe(1);
+    await phone.getByRole('button', { name: 'Menu' }).click();
+    await nav(phone, 'API keys').click();
+    await phone.getByRole('heading', { name: 'API keys', level: 1 }).waitFor(WAIT);
+    expect(await phone.getByRole('navigation', { name: 'Main' }).isVisible()).toBe(false);
+
+    // WCAG contrast: non-text (focus ring, input border) ≥ 3:1 on white; the 12 px green badge ≥ 4.5:1.
+    const ratio = `(fg, bg) => {
+      const lum = (c) => { const [r, g, b] = c.match(/\\d+/g).slice(0, 3).map((v) => { const s = v / 255; return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4; }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+      const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+      return (a + 0.05) / (b + 0.05);
+    }`;
+    const input = phone.getByLabel('Label', { exact: true });
+    await input.focus();
+    const [border, outline] = (await input.evaluate(
+      'el => [getComputedStyle(el).borderTopColor, getComputedStyle(el).outlineColor]',
+    )) as [string, string];
+    const white = 'rgb(255, 255, 255)';
+    expect(
+      await phone.evaluate(`(${ratio})(${JSON.stringify(border)}, ${JSON.stringify(white)})`),
+    ).toBeGreaterThanOrEqual(3);
+    expect(
+      await phone.evaluate(`(${ratio})(${JSON.stringify(outline)}, ${JSON.stringify(white)})`),
+    ).toBeGreaterThanOrEqual(3);
+    const active = phone.locator('.badge.active').first();
+    await active.waitFor(WAIT);
+    const [fg, bg] = (await active.evaluate(
+      'el => [getComputedStyle(el).color, getComputedStyle(el).backgroundColor]',
+    )) as [string, string];
+    expect(await phone.evaluate(`(${ratio})(${JSON.stringify(fg)}, ${JSON.stringify(bg)})`)).toBeGreaterThanOrEqual(
+      4.5,
+    );
+    await phone.close();
+  });
 });
