@@ -30,7 +30,7 @@ describe('The Console without its rough edges', () => {
   };
 
   beforeAll(async () => {
-    ui = await startConsoleBrowser({ WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' });
+    ui = await startConsoleBrowser({ WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true', EVENTS_POLL_INTERVAL_MS: '100' });
     t = ui.t;
     acme = await signup(t, 'Acme Rough');
     requester = await enabledAgent(t, acme);
@@ -209,9 +209,11 @@ describe('The Console without its rough edges', () => {
     expect(bylines.every((line) => line.includes(`by ${acme.email}`))).toBe(true);
   });
 
-  it('tells the truth about how a webhook secret is kept', async () => {
+  it('webhooks: the secret told truly; description, edit, "retry now" while pending, a failing badge', async () => {
     await nav(page, 'Webhooks').click();
-    await page.getByLabel('Endpoint URL').fill('https://example.com/hooks/a2a');
+    // Nothing listens on port 9 here: every attempt fails.
+    await page.getByLabel('Endpoint URL').fill(`http://127.0.0.1:9/hooks/a2a`);
+    await page.getByLabel('Description').fill('Billing events for the ledger');
     await page.getByRole('button', { name: 'Create webhook' }).click();
     await page.getByLabel("The webhook's signing secret", { exact: true }).waitFor(WAIT);
     const warning = (await page.locator('.secret .warning').textContent()) ?? '';
@@ -219,6 +221,31 @@ describe('The Console without its rough edges', () => {
     expect(warning).not.toContain('hash');
     await page.getByRole('button', { name: 'I have saved it' }).click();
     await page.getByRole('heading', { name: 'Webhook', level: 1 }).waitFor(WAIT);
+    await page.getByText('Billing events for the ledger').waitFor(WAIT);
+
+    await page.getByRole('button', { name: 'Send a test event' }).click();
+    const deliveries = page.getByRole('list', { name: 'Deliveries' });
+    const ping = deliveries.getByRole('listitem').filter({ hasText: 'ping' }).first();
+    await ping.getByText('pending', { exact: true }).waitFor(WAIT);
+    await ping.getByText(/1 attempt/).waitFor(WAIT);
+    // Pending, its next attempt scheduled: retrying now is offered anyway.
+    expect(await ping.getByText('pending', { exact: true }).count()).toBe(1);
+    await ping.getByRole('button', { name: 'Retry now' }).click();
+    await ping.getByText(/2 attempts/).waitFor(WAIT);
+    await page.locator('h1 + p').getByText('failing', { exact: true }).waitFor(WAIT);
+
+    await page.getByRole('button', { name: 'Edit webhook' }).click();
+    await page.getByLabel('Endpoint URL').fill('http://127.0.0.1:9/hooks/other');
+    await page.getByLabel('Description').fill('Only pings now');
+    await page.getByLabel('Every event').uncheck();
+    await page.getByLabel('ping', { exact: true }).check();
+    await page.getByRole('button', { name: 'Save webhook' }).click();
+    await page.getByText('Webhook saved.').waitFor(WAIT);
+    await page.getByText('http://127.0.0.1:9/hooks/other').waitFor(WAIT);
+    await page.getByText('Only pings now').waitFor(WAIT);
+    await page.getByText(/events: ping( ·|$)/).waitFor(WAIT);
+    await nav(page, 'Webhooks').click();
+    await page.getByText('Only pings now').waitFor(WAIT);
   });
 
   it("explains a denial by the other organization: never our allow rule as deciding, and our own side's part", async () => {
@@ -288,9 +315,9 @@ describe('The Console without its rough edges', () => {
     }`;
     const input = phone.getByLabel('Label', { exact: true });
     await input.focus();
-    const [border, outline] = (await input.evaluate(
-      'el => [getComputedStyle(el).borderTopColor, getComputedStyle(el).outlineColor]',
-    )) as [string, string];
+    const style = (el: unknown, names: string[]): string[] =>
+      names.map((name) => (globalThis as any).getComputedStyle(el)[name]);
+    const [border, outline] = await input.evaluate(style, ['borderTopColor', 'outlineColor']);
     const white = 'rgb(255, 255, 255)';
     expect(
       await phone.evaluate(`(${ratio})(${JSON.stringify(border)}, ${JSON.stringify(white)})`),
@@ -300,9 +327,7 @@ describe('The Console without its rough edges', () => {
     ).toBeGreaterThanOrEqual(3);
     const active = phone.locator('.badge.active').first();
     await active.waitFor(WAIT);
-    const [fg, bg] = (await active.evaluate(
-      'el => [getComputedStyle(el).color, getComputedStyle(el).backgroundColor]',
-    )) as [string, string];
+    const [fg, bg] = await active.evaluate(style, ['color', 'backgroundColor']);
     expect(await phone.evaluate(`(${ratio})(${JSON.stringify(fg)}, ${JSON.stringify(bg)})`)).toBeGreaterThanOrEqual(
       4.5,
     );

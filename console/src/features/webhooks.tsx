@@ -58,8 +58,8 @@ export function WebhooksPage() {
             <ul className="cards">
               {list.items.map((hook) => (
                 <li key={hook.id}>
-                  <Link to={`/webhooks/${hook.id}`}>{hook.url}</Link>{' '}
-                  <span className={`badge ${hook.status}`}>{hook.status}</span>
+                  <Link to={`/webhooks/${hook.id}`}>{hook.url}</Link> <HookBadge hook={hook} />
+                  {hook.description && <div>{hook.description}</div>}
                   <div className="muted">
                     {hook.identity ? `for ${hook.identity}` : 'organization-wide'} · {hook.events.join(', ')}
                   </div>
@@ -72,6 +72,17 @@ export function WebhooksPage() {
         <CreateWebhook />
       </div>
     </>
+  );
+}
+
+/** Active, disabled, or failing: active but its recent deliveries fail (`failing_since`). */
+function HookBadge({ hook }: { hook: Webhook }) {
+  const failing = hook.status === 'active' && hook.failing_since !== null;
+  const state = failing ? 'failing' : hook.status;
+  return (
+    <span className={`badge ${state}`} title={failing ? `failing since ${when(hook.failing_since)}` : undefined}>
+      {state}
+    </span>
   );
 }
 
@@ -180,12 +191,98 @@ function CreateWebhook() {
   );
 }
 
+/** The webhook's URL, events and description, changed in place (PATCH, docs/api.md §8). */
+function EditWebhook({ hook, onSaved }: { hook: Webhook; onSaved: () => void }) {
+  const [open, setOpen] = useState(false);
+  const [url, setUrl] = useState(hook.url);
+  const [description, setDescription] = useState(hook.description);
+  const [all, setAll] = useState(hook.events.includes('*'));
+  const [events, setEvents] = useState<EventName[]>(hook.events.filter((e) => e !== '*') as EventName[]);
+  const {
+    mutation: save,
+    submit,
+    errorOf,
+    notice,
+  } = useFormMutation({
+    validate: () => ({
+      url: validUrl(url.trim()),
+      events: !all && events.length === 0 ? 'Choose at least one event type, or every event.' : undefined,
+    }),
+    mutationFn: () =>
+      call<Webhook>(
+        api.PATCH('/api/v1/webhooks/{id}', {
+          params: { path: { id: hook.id } },
+          body: { url: url.trim(), events: all ? ['*'] : events, description },
+        }),
+      ),
+    onSuccess: () => {
+      setOpen(false);
+      onSaved();
+    },
+  });
+  if (!open) {
+    return (
+      <div className="actions">
+        <button type="button" onClick={() => setOpen(true)}>
+          Edit webhook
+        </button>
+        {save.isSuccess && <SuccessNotice>Webhook saved.</SuccessNotice>}
+      </div>
+    );
+  }
+  return (
+    <section aria-labelledby="edit-hook">
+      <h2 id="edit-hook">Edit webhook</h2>
+      <form onSubmit={submit} noValidate>
+        <Field
+          label="Endpoint URL"
+          type="url"
+          value={url}
+          onChange={(e) => setUrl(e.target.value)}
+          error={errorOf('url')}
+        />
+        <Field
+          label="Description"
+          value={description}
+          onChange={(e) => setDescription(e.target.value)}
+          error={errorOf('description')}
+        />
+        <fieldset>
+          <legend>Events</legend>
+          <Check label="Every event" checked={all} onChange={(e) => setAll(e.target.checked)} />
+          {!all &&
+            EVENTS.map((name) => (
+              <Check
+                key={name}
+                label={name}
+                checked={events.includes(name)}
+                onChange={(e) => setEvents(e.target.checked ? [...events, name] : events.filter((x) => x !== name))}
+              />
+            ))}
+          {errorOf('events') && <small className="field-error">{errorOf('events')}</small>}
+        </fieldset>
+        <ErrorNotice error={notice} />
+        <div className="actions">
+          <Submit pending={save.isPending} pendingLabel="Saving…">
+            Save webhook
+          </Submit>
+          <button type="button" onClick={() => setOpen(false)}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
 export function WebhookPage({ id }: { id: string }) {
   usePageTitle('Webhook');
   const client = useQueryClient();
   const hook = useQuery({
     queryKey: ['webhook', id],
     queryFn: () => call<Webhook>(api.GET('/api/v1/webhooks/{id}', { params: { path: { id } } })),
+    // Read again as its deliveries are, so the badge turns "failing" (and back) while someone watches.
+    refetchInterval: 3000,
   });
   const [secret, setSecret] = useState<string | null>(null);
   const refresh = () => {
@@ -231,8 +328,9 @@ export function WebhookPage({ id }: { id: string }) {
       </p>
       <h1>Webhook</h1>
       <p>
-        <code>{data.url}</code> <span className={`badge ${data.status}`}>{data.status}</span>
+        <code>{data.url}</code> <HookBadge hook={data} />
       </p>
+      {data.description && <p>{data.description}</p>}
       <p className="muted">
         {data.identity ? `For ${data.identity}` : 'Organization-wide'} · events: {data.events.join(', ')}
         {data.failing_since ? ` · failing since ${when(data.failing_since)}` : ''}
@@ -275,6 +373,7 @@ export function WebhookPage({ id }: { id: string }) {
         />
       </div>
       <ErrorNotice error={test.error ?? rotate.error ?? toggle.error ?? remove.error} />
+      <EditWebhook hook={data} onSaved={refresh} />
       {test.isSuccess && <SuccessNotice>Test event queued.</SuccessNotice>}
       <Deliveries id={id} />
     </>
@@ -338,11 +437,10 @@ function Deliveries({ id }: { id: string }) {
                   </ol>
                 </details>
               )}
-              {d.status !== 'pending' && (
-                <button type="button" onClick={() => retry.mutate(d.id)} disabled={retry.isPending}>
-                  Retry delivery
-                </button>
-              )}
+              {/* Any delivery, a pending one too (its next scheduled attempt may be hours away). */}
+              <button type="button" onClick={() => retry.mutate(d.id)} disabled={retry.isPending}>
+                Retry now
+              </button>
             </li>
           ))}
         </ul>
