@@ -438,6 +438,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/console/invites/lookup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What an invitation link opens: the email invited and the inviting organization (the code stays in the body)
+         * @description **Credential:** No credential.
+         */
+        post: operations["lookupInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/console/login": {
         parameters: {
             query?: never;
@@ -1182,7 +1202,7 @@ export interface components {
             allowed: boolean;
             /** @description The sides whose organization must approve a new task of the pair (docs/api.md §16); `allowed` is false while any does. */
             approval_required_by: ("requester" | "worker")[];
-            /** @description What each side of your organization says to the pair, by its rule or filter mode: `blocks`, `permits`, `asks` or `refuses` (no allow rule in whitelist mode). Only your sides; never the other organization's. */
+            /** @description Between two organizations, what your side says to the pair by its rule or filter mode: `blocks`, `permits`, `asks` or `refuses` (no allow rule in whitelist mode). Only your side, never the other organization's; empty within one organization. */
             own_stance: components["schemas"]["AdmissionOwnStance"];
             /**
              * @description Why; `denied_by_peer` when the other organization's side refused.
@@ -1848,6 +1868,16 @@ export interface components {
             /** @description Every message sent to it must name a skill of its card (docs/api.md §16). */
             require_skill: boolean;
         };
+        Invitation: {
+            /**
+             * Format: email
+             * @description The email invited: the new member signs in with it.
+             */
+            email: string;
+            /** Format: date-time */
+            expires_at: string;
+            organization: components["schemas"]["InvitingOrganization"];
+        };
         Invite: {
             /** Format: date-time */
             created_at: string;
@@ -1863,10 +1893,17 @@ export interface components {
              */
             invited_by: string | null;
         };
+        InviteCodeDto: {
+            /** @description The code: the part of the invitation link after `#`. */
+            code: string;
+        };
         InviteList: {
             invites: components["schemas"]["Invite"][];
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
+        };
+        InvitingOrganization: {
+            name: string;
         };
         JsonRpcError: {
             /**
@@ -3914,6 +3951,75 @@ export interface operations {
             };
             /** @description `email_taken`: the invited email became a Console user meanwhile; `member_limit`: the organization is full. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    lookupInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InviteCodeDto"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invite_code_invalid`: the code is unknown, already used, withdrawn or expired. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -8,6 +8,7 @@ export type User = Schemas['User'];
 export type Me = Schemas['Me'];
 export type Member = Schemas['Member'];
 export type Invite = Schemas['Invite'];
+export type Invitation = Schemas['Invitation'];
 export type CreatedInvite = Schemas['CreatedInvite'];
 export type Session = Schemas['Session'];
 

@@ -359,6 +359,16 @@ export class ConsoleRepository {
     return row ? toInvite(row) : null;
   }
 
+  /** What an open invitation's link shows before it is accepted: the email invited and the organization. */
+  @GenerateSql({ params: [DummyValue.BUFFER] })
+  async openInvitation(codeHash: Buffer): Promise<{ email: string; organizationName: string; expiresAt: Date } | null> {
+    return this.db.one(
+      sql`SELECT i.email, o.name AS "organizationName", i.expires_at AS "expiresAt"
+            FROM console_invites i JOIN organizations o ON o.id = i.organization_id
+           WHERE i.code_hash = ${codeHash} AND i.accepted_at IS NULL AND i.expires_at > now()`,
+    );
+  }
+
   /** The open invitation with that code hash, locked for the transaction (a code works once). */
   @GenerateSql({ params: [DummyValue.BUFFER] })
   async lockOpenInvite(codeHash: Buffer, tx?: Tx): Promise<InviteRecord | null> {

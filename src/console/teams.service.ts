@@ -14,6 +14,7 @@ import {
   toInviteView,
   toMemberView,
   type CreatedInviteView,
+  type InvitationView,
   type InviteList,
   type MemberList,
   type MemberView,
@@ -118,6 +119,19 @@ export class TeamsService {
    * Accepts an invitation (no credential): creates the Console user in the inviting
    * organization and opens a session. The code works once, before it expires.
    */
+  /** The invitation a code opens, as its accept page names it (docs/api.md §13); 404 as accepting it would be. */
+  async invitation(code: string): Promise<InvitationView> {
+    const found = await this.repository.openInvitation(hashCode(code));
+    if (!found) {
+      throw notFound('invite_code_invalid', 'The invitation is unknown, already used, withdrawn or expired.');
+    }
+    return {
+      email: found.email,
+      organization: { name: found.organizationName },
+      expires_at: found.expiresAt.toISOString(),
+    };
+  }
+
   async accept(code: string, password: string): Promise<SessionView> {
     const passwordHash = await bcrypt.hash(password, this.config.bcryptCost);
     return this.console.withUniqueEmail(() =>

@@ -9,6 +9,8 @@ import { enabledAgent, rpc, v03Message, type Agent } from '../support/a2a';
 import { startConsoleBrowser, WAIT, type ConsoleBrowser } from '../support/console-browser';
 import { bearer, PASSWORD, signup, unique, type ConsoleAccount } from '../support/fixtures';
 import type { TestApp } from '../support/app';
+import { freePort } from '../support/server-process';
+import { startUpstreamAgent } from '../support/upstream-agent';
 
 jest.setTimeout(180_000);
 
@@ -151,6 +153,8 @@ describe('The Console without its rough edges', () => {
     await page.getByRole('link', { name: requester.handle }).click();
     await page.getByRole('link', { name: 'Its API keys' }).click();
     await page.waitForURL(/\/console\/keys\?identity=/, WAIT);
+    // The filter's options are the identities, read after the page opens.
+    await page.locator(`option[value="${requester.id}"]`).first().waitFor({ state: 'attached', ...WAIT });
     expect(await page.getByLabel('Identity', { exact: true }).inputValue()).toBe(requester.id);
     await page.getByLabel('Status').selectOption('revoked');
     await page.waitForURL(/status=revoked/, WAIT);
@@ -332,5 +336,67 @@ describe('The Console without its rough edges', () => {
       4.5,
     );
     await phone.close();
+  });
+
+  it('an identity page shows the card it serves in both generations, signed; its recent work; its upstream', async () => {
+    await page.goto(url(`/identities/${requester.handle}`));
+    const served = page.getByRole('region', { name: 'The card it serves' });
+    await served.getByRole('button', { name: 'A2A 1.0' }).click();
+    await served
+      .getByLabel('Card, A2A 1.0')
+      .getByText(/"supportedInterfaces"/)
+      .waitFor(WAIT);
+    await served.getByRole('button', { name: 'A2A 0.3' }).click();
+    await served
+      .getByLabel('Card, A2A 0.3')
+      .getByText(/"protocolVersion"/)
+      .waitFor(WAIT);
+    await served.getByRole('status', { name: 'Signature' }).getByText('listed in the service’s JWKS').waitFor(WAIT);
+    const recent = page.getByRole('region', { name: 'Recent tasks and keys' });
+    await recent.getByRole('list', { name: 'Recent tasks' }).getByRole('listitem').first().waitFor(WAIT);
+    await recent.getByRole('list', { name: 'Its keys' }).getByRole('listitem').first().waitFor(WAIT);
+
+    // The upstream: set (its card is read), import its card, remove.
+    const agent = await startUpstreamAgent(await freePort());
+    try {
+      const upstream = page.getByRole('region', { name: 'Upstream agent' });
+      await upstream.getByLabel('Upstream endpoint URL').fill(agent.url);
+      await upstream.getByRole('button', { name: 'Save upstream' }).click();
+      await upstream.getByText('Upstream saved').waitFor(WAIT);
+      await upstream.getByText(agent.url, { exact: true }).waitFor(WAIT);
+      await upstream.getByRole('button', { name: 'Import its card' }).click();
+      await upstream.getByText('copied from the upstream').waitFor(WAIT);
+      await upstream.getByRole('button', { name: 'Remove upstream' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: 'Remove upstream' }).click();
+      await upstream.getByText(/^None: tasks sent/).waitFor(WAIT);
+    } finally {
+      await agent.close();
+    }
+
+    // Disabled: no card is served, and the page says so instead of linking to a 404.
+    const quiet = await enabledAgent(t, acme, { enabled: false });
+    await page.goto(url(`/identities/${quiet.handle}`));
+    await page.getByText('No card is served while the identity is disabled').waitFor(WAIT);
+    expect(await page.locator(`a[href$="/a2a/${quiet.handle}/card"]`).count()).toBe(0);
+  });
+
+  it('the accept-invitation page names the organization and the email invited', async () => {
+    const invited = `${unique('dana')}@example.test`;
+    const created = await t
+      .http()
+      .post('/api/v1/console/invites')
+      .set(bearer(acme))
+      .send({ email: invited })
+      .expect(201);
+    const stranger = await ui.browser.newContext();
+    try {
+      const p = await ui.newPage(stranger, 390);
+      await p.goto(created.body.url);
+      await p.getByRole('heading', { name: 'Accept an invitation' }).waitFor(WAIT);
+      await p.getByText(`Acme Rough invited ${invited}`).waitFor(WAIT);
+      expect(await p.title()).toBe('Accept an invitation · A2A Console');
+    } finally {
+      await stranger.close();
+    }
   });
 });

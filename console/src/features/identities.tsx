@@ -4,6 +4,7 @@ import { api, ApiError, call } from '../api';
 import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged } from '../paging';
 import { EditCard } from './identity-card';
+import { CardPreview, RecentWork, UpstreamPanel } from './identity-overview';
 import { Link, navigate } from '../router';
 import { useDraft, useUrlFilters } from '../url-filters';
 import type { CreatedIdentity, Identity, Settings } from '../types';
@@ -333,9 +334,14 @@ export function IdentityPage({ handle }: { handle: string }) {
             <Link to={`/tasks?identity=${data.agent_handle}`}>Its tasks</Link>
           </p>
           <div className="columns">
-            <EditCard identity={data} />
+            <div>
+              <EditCard identity={data} />
+              <CardPreview identity={data} />
+            </div>
             <div>
               <EditSettings handle={handle} />
+              <RecentWork identity={data} />
+              <UpstreamPanel identity={data} />
               <DeleteIdentity handle={handle} />
             </div>
           </div>

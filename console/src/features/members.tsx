@@ -1,10 +1,10 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, call } from '../api';
 import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged } from '../paging';
 import { navigate } from '../router';
-import type { CreatedInvite, Invite, Me, Member } from '../types';
+import type { CreatedInvite, Invitation, Invite, Me, Member } from '../types';
 import {
   ConfirmButton,
   Empty,
@@ -252,6 +252,12 @@ export function AcceptPage() {
   usePageTitle('Accept an invitation');
   const client = useQueryClient();
   const [code] = useState(takeCode);
+  // Who is invited where, so the person knows what they are joining (and which email they sign in with).
+  const invitation = useQuery({
+    queryKey: ['invitation', code],
+    enabled: !!code,
+    queryFn: () => call<Invitation>(api.POST('/api/v1/console/invites/lookup', { body: { code } })),
+  });
   const [password, setPassword] = useState('');
   const [repeat, setRepeat] = useState('');
   const {
@@ -279,9 +285,16 @@ export function AcceptPage() {
           This page needs the whole invitation link, including the part after “#”. Ask the person who invited you for a
           new link.
         </p>
+      ) : invitation.isPending ? (
+        <Loading label="Reading the invitation…" />
+      ) : invitation.error ? (
+        <ErrorNotice error={invitation.error} />
       ) : (
         <form onSubmit={submit} noValidate>
-          <p>Choose a password to join the organization that invited you.</p>
+          <p>
+            <strong>{invitation.data.organization.name}</strong> invited <strong>{invitation.data.email}</strong>.
+            Choose a password to join; you will sign in with this email.
+          </p>
           <Field
             label="Password"
             type="password"
