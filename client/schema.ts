@@ -1745,6 +1745,8 @@ export interface components {
             last_status_code: number | null;
             /** Format: date-time */
             next_attempt_at: string | null;
+            /** @description The request body every attempt sends (the signed event envelope); null when its `data` is over 8 KiB (read it with `GET /api/v1/events`). */
+            request_body: string | null;
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
             /** Format: date-time */
@@ -1758,6 +1760,8 @@ export interface components {
             created_at: string;
             duration_ms: number;
             error: string | null;
+            /** @description What the endpoint answered; null when nothing did (a timeout, a refused connection). */
+            response: components["schemas"]["DeliveryResponse"] | null;
             status_code: number | null;
             succeeded: boolean;
         };
@@ -1765,6 +1769,14 @@ export interface components {
             deliveries: components["schemas"]["Delivery"][];
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
+        };
+        DeliveryResponse: {
+            /** @description The response body's first 1,024 bytes. */
+            body: string;
+            /** @description At most 20 response headers, each value cut to 200 characters; never a cookie or credential header. */
+            headers: {
+                [key: string]: string;
+            };
         };
         DenyDto: {
             /** @description Shown to the requester in the task's status message. */

@@ -10,6 +10,7 @@ import { startConsoleBrowser, WAIT, type ConsoleBrowser } from '../support/conso
 import { bearer, PASSWORD, signup, unique, type ConsoleAccount } from '../support/fixtures';
 import type { TestApp } from '../support/app';
 import { freePort } from '../support/server-process';
+import { startReceiver } from '../support/receiver';
 import { startUpstreamAgent } from '../support/upstream-agent';
 
 jest.setTimeout(180_000);
@@ -154,7 +155,10 @@ describe('The Console without its rough edges', () => {
     await page.getByRole('link', { name: 'Its API keys' }).click();
     await page.waitForURL(/\/console\/keys\?identity=/, WAIT);
     // The filter's options are the identities, read after the page opens.
-    await page.locator(`option[value="${requester.id}"]`).first().waitFor({ state: 'attached', ...WAIT });
+    await page
+      .locator(`option[value="${requester.id}"]`)
+      .first()
+      .waitFor({ state: 'attached', ...WAIT });
     expect(await page.getByLabel('Identity', { exact: true }).inputValue()).toBe(requester.id);
     await page.getByLabel('Status').selectOption('revoked');
     await page.waitForURL(/status=revoked/, WAIT);
@@ -215,8 +219,9 @@ describe('The Console without its rough edges', () => {
 
   it('webhooks: the secret told truly; description, edit, "retry now" while pending, a failing badge', async () => {
     await nav(page, 'Webhooks').click();
-    // Nothing listens on port 9 here: every attempt fails.
-    await page.getByLabel('Endpoint URL').fill(`http://127.0.0.1:9/hooks/a2a`);
+    // An endpoint that answers 503 to everything: every attempt fails.
+    const receiver = await startReceiver(() => 503);
+    await page.getByLabel('Endpoint URL').fill(receiver.url);
     await page.getByLabel('Description').fill('Billing events for the ledger');
     await page.getByRole('button', { name: 'Create webhook' }).click();
     await page.getByLabel("The webhook's signing secret", { exact: true }).waitFor(WAIT);
@@ -237,6 +242,16 @@ describe('The Console without its rough edges', () => {
     await ping.getByRole('button', { name: 'Retry now' }).click();
     await ping.getByText(/2 attempts/).waitFor(WAIT);
     await page.locator('h1 + p').getByText('failing', { exact: true }).waitFor(WAIT);
+    // The request it sent and what the endpoint answered.
+    await ping.getByText('Request and responses').click();
+    await ping
+      .getByLabel('Request body of ping')
+      .getByText(/"type": "ping"/)
+      .waitFor(WAIT);
+    const answered = (await ping.getByLabel('Response to attempt 1').textContent()) ?? '';
+    expect(answered).toContain('content-type: text/plain');
+    expect(answered).toMatch(/\nok$/);
+    await receiver.close();
 
     await page.getByRole('button', { name: 'Edit webhook' }).click();
     await page.getByLabel('Endpoint URL').fill('http://127.0.0.1:9/hooks/other');

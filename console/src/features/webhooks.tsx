@@ -86,6 +86,15 @@ function HookBadge({ hook }: { hook: Webhook }) {
   );
 }
 
+/** A JSON text indented for reading (as it is when it is not JSON). */
+function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
 function validUrl(value: string): string | undefined {
   try {
     const url = new URL(value);
@@ -423,20 +432,37 @@ function Deliveries({ id }: { id: string }) {
                 {d.next_attempt_at ? ` · next ${when(d.next_attempt_at)}` : ''}
                 {d.last_error ? ` · ${d.last_error}` : ''}
               </div>
-              {d.attempts.length > 0 && (
-                <details>
-                  <summary>Attempts</summary>
-                  <ol>
+              <details>
+                <summary>Request and responses</summary>
+                <h3>Request body</h3>
+                {d.request_body === null ? (
+                  <p className="muted">Its event is over 8 KiB: read it in the event log.</p>
+                ) : (
+                  <pre className="part" aria-label={`Request body of ${d.event_type}`} tabIndex={0}>
+                    {prettyJson(d.request_body)}
+                  </pre>
+                )}
+                {d.attempts.length > 0 && (
+                  <ol aria-label={`Attempts of ${d.event_type}`}>
                     {d.attempts.map((a) => (
                       <li key={a.attempt}>
                         #{a.attempt} {a.succeeded ? 'succeeded' : 'failed'} · {a.status_code ?? 'no response'} ·{' '}
                         {a.duration_ms ?? '—'} ms · {when(a.created_at)}
                         {a.error ? ` · ${a.error}` : ''}
+                        {a.response && (
+                          <pre className="part" aria-label={`Response to attempt ${a.attempt}`} tabIndex={0}>
+                            {Object.entries(a.response.headers)
+                              .map(([name, value]) => `${name}: ${value}`)
+                              .join('\n')}
+                            {'\n\n'}
+                            {a.response.body || '(empty body)'}
+                          </pre>
+                        )}
                       </li>
                     ))}
                   </ol>
-                </details>
-              )}
+                )}
+              </details>
               {/* Any delivery, a pending one too (its next scheduled attempt may be hours away). */}
               <button type="button" onClick={() => retry.mutate(d.id)} disabled={retry.isPending}>
                 Retry now

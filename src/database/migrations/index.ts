@@ -17,6 +17,7 @@ import { AskAndApproval1796451758038 } from './1796451758038-ask-and-approval';
 import { KeyLifetimes1796452176771 } from './1796452176771-key-lifetimes';
 import { Approvals1796452298737 } from './1796452298737-approvals';
 import { PerSkillPolicy1796452504827 } from './1796452504827-per-skill-policy';
+import { DeliveryResponses1796460000000 } from './1796460000000-delivery-responses';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
@@ -39,4 +40,5 @@ export const MIGRATIONS = [
   KeyLifetimes1796452176771,
   Approvals1796452298737,
   PerSkillPolicy1796452504827,
+  DeliveryResponses1796460000000,
 ];
