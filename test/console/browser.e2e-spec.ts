@@ -430,7 +430,8 @@ describe('The Console in Chromium', () => {
     await page.getByText('The two new passwords differ.').waitFor(WAIT);
     await page.getByLabel('Repeat the new password').fill('a brand new passphrase');
     await page.getByRole('button', { name: 'Change password' }).click();
-    await page.getByRole('alert').waitFor(WAIT);
+    // The server's refusal sits by its field, in words (never `current_password`).
+    await page.getByText('Current password is incorrect').waitFor(WAIT);
     await page.getByLabel('Current password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Change password' }).click();
     await page.getByText('Password changed. Your other sessions have ended.').waitFor(WAIT);
