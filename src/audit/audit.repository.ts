@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { encodeCursor, recordCreationPosition, keyset, type PageQuery } from '../common/pagination';
 import { isUuid } from '../common/parse-id.pipe';
-import { emailKey } from '../console/email-key';
+import { emailKey } from '../common/email-key';
 import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import type { RecordOf } from '../database/row';
@@ -84,7 +84,11 @@ export class AuditRepository {
     );
   }
 
-  /** One page of the organization's entries, newest first. */
+  /**
+   * Read model: one page of the organization's entries, newest first, each with its
+   * actor's name now (the member's email, the key's label) from `console_users` and
+   * `api_keys`, so the log shows and filters by the names people use in one statement.
+   */
   @GenerateSql(
     { name: 'first page', params: [DummyValue.UUID, {}] },
     {

@@ -7,7 +7,7 @@ import { sql } from '../database/sql';
 import type { ConsoleInvite } from './console-invite.entity';
 import type { ConsoleSession } from './console-session.entity';
 import type { ConsoleUser } from './console-user.entity';
-import { emailKey } from './email-key';
+import { emailKey } from '../common/email-key';
 import type { Organization } from './organization.entity';
 
 /** A Console user as reads show it: everything but the password hash (and the email's comparison key). */
