@@ -260,6 +260,9 @@ describe('The Console without its rough edges', () => {
     await page.getByLabel('ping', { exact: true }).check();
     await page.getByRole('button', { name: 'Save webhook' }).click();
     await page.getByText('Webhook saved.').waitFor(WAIT);
+    // A success is a styled notice, announced politely.
+    expect(await page.getByText('Webhook saved.').getAttribute('class')).toBe('notice ok');
+    expect(await page.getByText('Webhook saved.').getAttribute('role')).toBe('status');
     await page.getByText('http://127.0.0.1:9/hooks/other').waitFor(WAIT);
     await page.getByText('Only pings now').waitFor(WAIT);
     await page.getByText(/events: ping( ·|$)/).waitFor(WAIT);
