@@ -480,6 +480,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/console/invites/lookup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What an invitation link opens: the email invited and the inviting organization (the code stays in the body)
+         * @description **Credential:** No credential.
+         */
+        post: operations["lookupInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/console/login": {
         parameters: {
             query?: never;
@@ -1433,10 +1453,12 @@ export interface components {
             /** @enum {string} */
             token_type: "Bearer";
         };
-        AdmissionCheck: {
+        AdmissionCheckResult: {
             allowed: boolean;
             /** @description The sides whose organization must approve a new task of the pair (docs/api.md §16); `allowed` is false while any does. */
             approval_required_by: ("requester" | "worker")[];
+            /** @description Between two organizations, what your side says to the pair by its rule or filter mode: `blocks`, `permits`, `asks` or `refuses` (no allow rule in whitelist mode). Only your side, never the other organization's; empty within one organization. */
+            own_stance: components["schemas"]["AdmissionOwnStance"];
             /**
              * @description Why; `denied_by_peer` when the other organization's side refused.
              * @enum {string}
@@ -1476,6 +1498,12 @@ export interface components {
             handle: string;
             /** Format: uuid */
             organization_id: string | null;
+        };
+        AdmissionOwnStance: {
+            /** @enum {string} */
+            requester?: "blocks" | "permits" | "asks" | "refuses";
+            /** @enum {string} */
+            worker?: "blocks" | "permits" | "asks" | "refuses";
         };
         AgentCapabilities: {
             /** @description A2A v1.0 cards. */
@@ -1742,6 +1770,8 @@ export interface components {
             id: string | null;
             /** @description The API key's label when it acted. */
             label: string | null;
+            /** @description Who acted, as a person names them now: the Console user's email (null once removed), the API key's label (else its prefix); null for signup. */
+            name: string | null;
             /** @enum {string} */
             type: "console_user" | "api_key" | "signup";
         };
@@ -2031,6 +2061,8 @@ export interface components {
             last_status_code: number | null;
             /** Format: date-time */
             next_attempt_at: string | null;
+            /** @description The request body every attempt sends (the signed event envelope); null when its `data` is over 8 KiB (read it with `GET /api/v1/events`). */
+            request_body: string | null;
             /** @enum {string} */
             status: "pending" | "succeeded" | "failed";
             /** Format: date-time */
@@ -2044,6 +2076,8 @@ export interface components {
             created_at: string;
             duration_ms: number;
             error: string | null;
+            /** @description What the endpoint answered; null when nothing did (a timeout, a refused connection). */
+            response: components["schemas"]["DeliveryResponse"] | null;
             status_code: number | null;
             succeeded: boolean;
         };
@@ -2051,6 +2085,14 @@ export interface components {
             deliveries: components["schemas"]["Delivery"][];
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
+        };
+        DeliveryResponse: {
+            /** @description The response body's first 1,024 bytes. */
+            body: string;
+            /** @description At most 20 response headers, each value cut to 200 characters; never a cookie or credential header. */
+            headers: {
+                [key: string]: string;
+            };
         };
         DenyDto: {
             /** @description Shown to the requester in the task's status message. */
@@ -2175,6 +2217,16 @@ export interface components {
             /** @description Every message sent to it must name a skill of its card (docs/api.md §16). */
             require_skill: boolean;
         };
+        Invitation: {
+            /**
+             * Format: email
+             * @description The email invited: the new member signs in with it.
+             */
+            email: string;
+            /** Format: date-time */
+            expires_at: string;
+            organization: components["schemas"]["InvitingOrganization"];
+        };
         Invite: {
             /** Format: date-time */
             created_at: string;
@@ -2190,10 +2242,17 @@ export interface components {
              */
             invited_by: string | null;
         };
+        InviteCodeDto: {
+            /** @description The code: the part of the invitation link after `#`. */
+            code: string;
+        };
         InviteList: {
             invites: components["schemas"]["Invite"][];
             /** @description Pass as `cursor` for the next page; null on the last page. */
             next_cursor: string | null;
+        };
+        InvitingOrganization: {
+            name: string;
         };
         JsonRpcError: {
             /**
@@ -3462,7 +3521,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AdmissionCheck"];
+                    "application/json": components["schemas"]["AdmissionCheckResult"];
                 };
             };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
@@ -4296,7 +4355,7 @@ export interface operations {
             query?: {
                 /** @description An action (`api_key.revoked`), or a prefix ending in `.*` (`api_key.*`). */
                 action?: string;
-                /** @description A Console user's or API key's id, or `signup`. */
+                /** @description A Console user's or API key's id, `signup`, a Console user's email or an API key's label. */
                 actor?: string;
                 /** @description Opaque cursor from a previous page's next_cursor. */
                 cursor?: string;
@@ -4604,6 +4663,75 @@ export interface operations {
             };
             /** @description `email_taken`: the invited email became a Console user meanwhile; `member_limit`: the organization is full. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    lookupInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InviteCodeDto"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `invite_code_invalid`: the code is unknown, already used, withdrawn or expired. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -36,7 +36,7 @@ export async function createApp(config: AppConfig, logger: Logger): Promise<Nest
   app.use(requestIdMiddleware);
   app.use(requestLogMiddleware(logger));
   app.use(httpMetricsMiddleware(app.get(Metrics)));
-  app.use('/console', consoleStaticMiddleware(config.consoleDir));
+  app.use('/console', consoleStaticMiddleware(config.consoleDir, config.publicBaseUrl));
   app.use(rootToConsole);
   app.use(earlyKeyCheck(app.get(AuthService)));
   app.use(jsonBodyParser({ rest: config.bodyLimitBytes, protocol: config.protocolBodyLimitBytes }));

@@ -1,4 +1,5 @@
 import { createApiClient } from '../../client';
+import { humanFieldMessage, PROBLEM_WORDS } from './problem-words';
 
 /** Same origin, the HttpOnly session cookie: the browser sends it and the Origin header itself. */
 export const api = createApiClient({ baseUrl: window.location.origin, credentials: 'same-origin' });
@@ -24,10 +25,24 @@ export class ApiError extends Error {
   get status(): number {
     return this.problem.status;
   }
+  /** The message for one form field, in a person's words: a field error of the problem, or its code's (PROBLEM_WORDS). */
   fieldError(field: string): string | undefined {
-    return this.problem.errors?.find(
+    const error = this.problem.errors?.find(
       (e) => e.field === field || e.field.startsWith(`${field}.`) || e.field.startsWith(`${field}[`),
-    )?.message;
+    );
+    if (error) {
+      return humanFieldMessage(error.field, error.message);
+    }
+    const known = this.problem.code ? PROBLEM_WORDS[this.problem.code] : undefined;
+    return known?.field && (known.field === field || field.startsWith(`${known.field}.`)) ? known.words : undefined;
+  }
+  /** Whether the problem belongs to a field (shown next to it rather than in a notice). */
+  get forField(): boolean {
+    return !!(this.problem.code && PROBLEM_WORDS[this.problem.code]?.field);
+  }
+  /** What went wrong, in a person's words. */
+  get words(): string {
+    return (this.problem.code && PROBLEM_WORDS[this.problem.code]?.words) || this.message;
   }
 }
 

@@ -8,6 +8,7 @@ import type { FieldErrors } from './ui';
  * `validate` checks the fields in the browser (a message for each wrong field, undefined
  * for a right one); `submit` runs the mutation only when none is wrong. `errorOf(field)`
  * is the message to show by a field: the browser's, else the server's field error.
+ * `notice` is the error for the notice above the button (none when a field shows it).
  * The mutation (TanStack Query) holds the rest: `isPending`, `error`, `isSuccess`.
  */
 export function useFormMutation<T>(options: {
@@ -27,5 +28,7 @@ export function useFormMutation<T>(options: {
   };
   const errorOf = (field: string) =>
     local[field] ?? (mutation.error instanceof ApiError ? mutation.error.fieldError(field) : undefined);
-  return { mutation, submit, errorOf };
+  // A problem that belongs to a field is shown by it (errorOf); the notice shows the rest.
+  const notice = mutation.error instanceof ApiError && mutation.error.forField ? null : mutation.error;
+  return { mutation, submit, errorOf, notice };
 }

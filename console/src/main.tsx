@@ -1,5 +1,5 @@
 import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { lazy, StrictMode, Suspense, useEffect } from 'react';
+import { lazy, StrictMode, Suspense, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { ApiError } from './api';
 import { AdmissionPage } from './features/admission';
@@ -51,6 +51,9 @@ function Shell() {
   const me = useMe();
   const signOut = useSignOut();
   const pending = usePendingApprovals(me.isSuccess);
+  // On a phone the navigation folds behind a menu button; following a link folds it again.
+  const [menu, setMenu] = useState(false);
+  useEffect(() => setMenu(false), [path]);
   useEffect(() => {
     if (path === '/') {
       navigate('/overview', { replace: true });
@@ -84,12 +87,21 @@ function Shell() {
   const section = '/' + (path.split('/')[1] ?? '');
   return (
     <>
-      <header className="top">
+      <header className={menu ? 'top menu-open' : 'top'}>
         <a className="skip" href="#main">
           Skip to content
         </a>
         <span className="brand">A2A Console</span>
-        <nav aria-label="Main">
+        <button
+          type="button"
+          className="menu-button"
+          aria-expanded={menu}
+          aria-controls="main-nav"
+          onClick={() => setMenu(!menu)}
+        >
+          Menu
+        </button>
+        <nav id="main-nav" aria-label="Main">
           {NAV.map(([to, label]) => (
             <Link key={to} to={to} aria-current={section === to ? 'page' : undefined}>
               {label}
@@ -108,7 +120,7 @@ function Shell() {
         <span className="who">
           <span className="muted">{me.data.organization.name}</span> · {me.data.user.email}
         </span>
-        <button type="button" onClick={() => signOut.mutate()} disabled={signOut.isPending}>
+        <button type="button" className="sign-out" onClick={() => signOut.mutate()} disabled={signOut.isPending}>
           Sign out
         </button>
       </header>

@@ -6,14 +6,16 @@ export const BASE = '/console';
 const listeners = new Set<() => void>();
 window.addEventListener('popstate', () => listeners.forEach((listener) => listener()));
 
-export function navigate(to: string, options: { replace?: boolean } = {}): void {
+export function navigate(to: string, options: { replace?: boolean; keepScroll?: boolean } = {}): void {
   const url = to.startsWith(BASE) ? to : `${BASE}${to}`;
   if (options.replace) {
     window.history.replaceState(null, '', url);
   } else {
     window.history.pushState(null, '', url);
   }
-  window.scrollTo(0, 0);
+  if (!options.keepScroll) {
+    window.scrollTo(0, 0);
+  }
   listeners.forEach((listener) => listener());
 }
 

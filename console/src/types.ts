@@ -8,6 +8,7 @@ export type User = Schemas['User'];
 export type Me = Schemas['Me'];
 export type Member = Schemas['Member'];
 export type Invite = Schemas['Invite'];
+export type Invitation = Schemas['Invitation'];
 export type CreatedInvite = Schemas['CreatedInvite'];
 export type Session = Schemas['Session'];
 export type SsoConfig = Schemas['SsoConfig'];
@@ -22,7 +23,7 @@ export type ApiKey = Schemas['ApiKey'];
 export type MintedApiKey = Schemas['MintedApiKey'];
 
 export type ContactRule = Schemas['ContactRule'];
-export type AdmissionCheck = Schemas['AdmissionCheck'];
+export type AdmissionCheck = Schemas['AdmissionCheckResult'];
 export type Decision = Schemas['AdmissionDecision'];
 
 export type Part = Schemas['Part'];

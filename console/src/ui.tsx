@@ -101,19 +101,42 @@ export function Check({ label, ...input }: { label: string } & InputHTMLAttribut
   );
 }
 
-/** The problem's `detail` (and its code), announced to screen readers. */
+/** What went wrong, in a person's words (problem-words.ts), announced to screen readers. */
 export function ErrorNotice({ error }: { error: unknown }) {
   if (!error) {
     return null;
   }
-  const message = error instanceof ApiError ? error.message : error instanceof Error ? error.message : String(error);
-  const code = error instanceof ApiError ? error.problem.code : undefined;
+  const message = error instanceof ApiError ? error.words : error instanceof Error ? error.message : String(error);
   return (
     <div role="alert" className="notice error">
       {message}
-      {code && <code className="code"> {code}</code>}
     </div>
   );
+}
+
+/** A change that worked, said once and announced politely. */
+export function SuccessNotice({ children }: { children: ReactNode }) {
+  return (
+    <p role="status" className="notice ok">
+      <span aria-hidden="true">✓ </span>
+      {children}
+    </p>
+  );
+}
+
+/** The browser tab's title for a page: "Identities · A2A Console". */
+export function usePageTitle(title: string | undefined): void {
+  useEffect(() => {
+    document.title = title ? `${title} · A2A Console` : 'A2A Console';
+  }, [title]);
+}
+
+/**
+ * A short id a person can tell apart: the end of a UUIDv7 (its random part), since ids
+ * made in the same minute share their first characters (the time).
+ */
+export function shortId(id: string): string {
+  return id.replace(/-/g, '').slice(-8);
 }
 
 export function Loading({ label = 'Loading…' }: { label?: string }) {
@@ -173,13 +196,18 @@ export function ConfirmButton({
   const dialog = useRef<HTMLDialogElement>(null);
   const trigger = useRef<HTMLButtonElement>(null);
   const [open, setOpen] = useState(false);
+  // Set once the dialog opened: only then does focus go back to the trigger (never on mount,
+  // which would pull focus and scroll to the last destructive button of the page).
+  const opened = useRef(false);
   const titleId = useId();
   useEffect(() => {
     if (open) {
+      opened.current = true;
       dialog.current?.showModal();
     }
     // Focus goes back to the button that opened the dialog (if it is still there).
-    else {
+    else if (opened.current) {
+      opened.current = false;
       trigger.current?.focus();
     }
   }, [open]);
@@ -220,8 +248,25 @@ export function ConfirmButton({
   );
 }
 
+/** How the service keeps a secret it shows once: what the warning tells the person. */
+const KEPT = {
+  hash: 'the service keeps only a hash and cannot show it again.',
+  signing:
+    'the service keeps it to sign deliveries (stored as issued, since it signs with it) but never shows it again.',
+};
+
 /** A secret shown once: in memory only, with a copy button and a warning. */
-export function SecretOnce({ label, value, onDone }: { label: string; value: string; onDone: () => void }) {
+export function SecretOnce({
+  label,
+  value,
+  onDone,
+  kept = 'hash',
+}: {
+  label: string;
+  value: string;
+  onDone: () => void;
+  kept?: keyof typeof KEPT;
+}) {
   const [copied, setCopied] = useState<'no' | 'yes' | 'failed'>('no');
   const id = useId();
   const copy = () => {
@@ -237,8 +282,7 @@ export function SecretOnce({ label, value, onDone }: { label: string; value: str
     <section className="secret">
       <h3>{label}</h3>
       <p className="warning">
-        <strong>Copy it now.</strong> This is the only time it is shown; the service keeps only a hash and cannot show
-        it again.
+        <strong>Copy it now.</strong> This is the only time it is shown; {KEPT[kept]}
       </p>
       <div className="secret-row">
         <label htmlFor={id} className="visually-hidden">

@@ -7,7 +7,7 @@ import { AdmissionService } from './admission.service';
 import { CheckAdmissionDto } from './dto/check-admission.dto';
 import { ListDecisionsQuery } from './dto/list-decisions.query';
 import { Refuses, Returns } from '../common/api-docs';
-import { AdmissionCheckSchema, AdmissionDecisionPage } from './admission.view';
+import { AdmissionCheckResultSchema, AdmissionDecisionPage } from './admission.view';
 
 @ApiTags('Admission')
 @Controller('api/v1/admission')
@@ -21,7 +21,7 @@ export class AdmissionController {
     summary: 'Explain whether a requester may send work to a worker, and why',
     notes: "Only your organization's rules are shown; a refusal decided by the other side reads `denied_by_peer`.",
   })
-  @Returns(200, AdmissionCheckSchema)
+  @Returns(200, AdmissionCheckResultSchema)
   @Refuses({ 404: '`identity_not_found`: neither side is an identity of your organization, or a handle is unknown.' })
   check(@CurrentPrincipal() principal: AdminKeyPrincipal | ConsolePrincipal, @Body() dto: CheckAdmissionDto) {
     return this.admission.check(principal, dto);

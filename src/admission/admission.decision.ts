@@ -233,14 +233,7 @@ export function decide<R extends RuleFacts>(
   // 5. Both sides permit: an allow rule, or a blacklist filter mode (nothing here blocks);
   // a side asks with an `ask` rule, or with no rule in the `approval` filter mode.
   const parties = { requester, worker };
-  const stance = (side: Side): 'permits' | 'asks' | 'refuses' => {
-    const action = effective[side]?.action;
-    const mode = parties[side].filterMode;
-    if (action === 'allow' || (action === undefined && mode === 'blacklist')) {
-      return 'permits';
-    }
-    return action === 'ask' || (action === undefined && mode === 'approval') ? 'asks' : 'refuses';
-  };
+  const stance = (side: Side) => sideStance(effective[side], parties[side]);
   if (stance('requester') === 'refuses') {
     return deny('not_permitted_by_requester', 'requester');
   }
@@ -276,6 +269,28 @@ export function decidePair<R extends RuleFacts>(
     }
   }
   return unnamed;
+}
+
+/** What one side says to a call of another organization's identity: its effective rule, else its filter mode. */
+export type SideStance = 'blocks' | 'permits' | 'asks' | 'refuses';
+
+/**
+ * One side's stance (docs/api.md §6 steps 2 and 5): a block rule blocks; an allow rule,
+ * or no rule in the blacklist filter mode, permits; an ask rule, or no rule in the
+ * approval filter mode, asks; anything else (no rule in the whitelist mode) refuses.
+ */
+export function sideStance(
+  rule: Pick<RuleFacts, 'action'> | null,
+  party: Pick<AdmissionParty, 'filterMode'>,
+): SideStance {
+  const action = rule?.action;
+  if (action === 'block') {
+    return 'blocks';
+  }
+  if (action === 'allow' || (action === undefined && party.filterMode === 'blacklist')) {
+    return 'permits';
+  }
+  return action === 'ask' || (action === undefined && party.filterMode === 'approval') ? 'asks' : 'refuses';
 }
 
 const SIDES: readonly Side[] = ['requester', 'worker'];

@@ -16,8 +16,15 @@ import {
   type DenialHour,
 } from './admission.repository';
 import { CoalescedLookup } from '../database/coalesced-lookup';
-import { decide, decidePair, standingDenial, type AdmissionDecision, type Side } from './admission.decision';
-import { explain, toDecisionView, type AdmissionCheckView, type AdmissionDecisionView } from './admission.view';
+import {
+  decide,
+  decidePair,
+  sideStance,
+  standingDenial,
+  type AdmissionDecision,
+  type Side,
+} from './admission.decision';
+import { explain, toDecisionView, type AdmissionCheckResultView, type AdmissionDecisionView } from './admission.view';
 import type { ContactRule } from './contact-rule.entity';
 import { namesOf, toContactRuleView, type ContactRuleView } from './contact-rule.view';
 import { ContactRulesService } from './contact-rules.service';
@@ -152,7 +159,7 @@ export class AdmissionService {
    * Unless one of the two is the caller's, both are 404s alike, so the endpoint does not
    * reveal other organizations' identities.
    */
-  async check(principal: OrganizationPrincipal, dto: CheckAdmissionDto): Promise<AdmissionCheckView> {
+  async check(principal: OrganizationPrincipal, dto: CheckAdmissionDto): Promise<AdmissionCheckResultView> {
     const [requester, worker] = await Promise.all([
       this.identities.findByHandle(dto.requester),
       this.identities.findByHandle(dto.worker),
@@ -163,12 +170,23 @@ export class AdmissionService {
       throw notFound('identity_not_found', `No identity with handle '${requester ? dto.worker : dto.requester}'.`);
     }
     const decision = await this.decide(requester, worker, undefined, dto.skill ?? null);
-    return explain(
-      decision,
-      effectiveViews(decision, requester, worker),
-      { requester: requester.organizationId, worker: worker.organizationId },
-      viewer,
-    );
+    const parties = { requester, worker };
+    const own_stance: AdmissionCheckResultView['own_stance'] = {};
+    // Between two organizations only: within one, filter modes do not take part.
+    for (const side of ['requester', 'worker'] as const) {
+      if (parties[side].organizationId === viewer && requester.organizationId !== worker.organizationId) {
+        own_stance[side] = sideStance(decision.effective[side], parties[side]);
+      }
+    }
+    return {
+      ...explain(
+        decision,
+        effectiveViews(decision, requester, worker),
+        { requester: requester.organizationId, worker: worker.organizationId },
+        viewer,
+      ),
+      own_stance,
+    };
   }
 
   /**

@@ -1,7 +1,13 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { PageOf } from '../common/api-docs';
 import type { AdmissionDecisionRecord } from './admission-decision.entity';
-import { reportedReason, type AdmissionDecision, type ReportedReason, type Side } from './admission.decision';
+import {
+  reportedReason,
+  type AdmissionDecision,
+  type ReportedReason,
+  type Side,
+  type SideStance,
+} from './admission.decision';
 import { ContactRuleSchema, type ContactRuleView } from './contact-rule.view';
 
 /** `POST /api/v1/admission/check` (docs/api.md §6). */
@@ -15,6 +21,15 @@ export interface AdmissionCheckView {
   approval_required_by: Side[];
   /** The caller's own organization's rules that took part; never the other side's. */
   rules: ContactRuleView[];
+}
+
+/**
+ * The check's answer: the explanation, and what the caller's own side(s) say to the pair
+ * by their rule or filter mode (docs/api.md §6) — so a denial by the other organization
+ * (`denied_by_peer`) still tells whether the caller's side refuses too.
+ */
+export interface AdmissionCheckResultView extends AdmissionCheckView {
+  own_stance: Partial<Record<Side, SideStance>>;
 }
 
 /** One recorded denial, as `GET /api/v1/admission/decisions` lists it. */
@@ -117,6 +132,23 @@ export class AdmissionCheckSchema implements AdmissionCheckView {
     description: "Your organization's rules that took part; never the other side's.",
   })
   rules: ContactRuleView[];
+}
+
+@ApiSchema({ name: 'AdmissionOwnStance' })
+class OwnStanceSchema {
+  @ApiPropertyOptional({ enum: ['blocks', 'permits', 'asks', 'refuses'] }) requester?: SideStance;
+  @ApiPropertyOptional({ enum: ['blocks', 'permits', 'asks', 'refuses'] }) worker?: SideStance;
+}
+
+/** The OpenAPI schema of AdmissionCheckResultView. */
+@ApiSchema({ name: 'AdmissionCheckResult' })
+export class AdmissionCheckResultSchema extends AdmissionCheckSchema implements AdmissionCheckResultView {
+  @ApiProperty({
+    type: OwnStanceSchema,
+    description:
+      "Between two organizations, what your side says to the pair by its rule or filter mode: `blocks`, `permits`, `asks` or `refuses` (no allow rule in whitelist mode). Only your side, never the other organization's; empty within one organization.",
+  })
+  own_stance: Partial<Record<Side, SideStance>>;
 }
 
 @ApiSchema({ name: 'AdmissionDecisionParty' })

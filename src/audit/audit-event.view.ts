@@ -1,13 +1,13 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { PageOf } from '../common/api-docs';
-import type { AuditRecord } from './audit.repository';
+import type { AuditListRecord, AuditRecord } from './audit.repository';
 import type { AuditChanges } from './audit.service';
 
 /** An audit entry as the API shows it (docs/api.md §15). */
 export interface AuditEventView {
   id: string;
   action: string;
-  actor: { type: string; id: string | null; label: string | null };
+  actor: { type: string; id: string | null; label: string | null; name: string | null };
   target: { type: string; id: string | null; label: string | null };
   changes: AuditChanges;
   request_id: string | null;
@@ -15,11 +15,11 @@ export interface AuditEventView {
   created_at: string;
 }
 
-export function toAuditEventView(entry: AuditRecord): AuditEventView {
+export function toAuditEventView(entry: AuditRecord & { actorName?: string | null }): AuditEventView {
   return {
     id: entry.id,
     action: entry.action,
-    actor: { type: entry.actorType, id: entry.actorId, label: entry.actorLabel },
+    actor: { type: entry.actorType, id: entry.actorId, label: entry.actorLabel, name: entry.actorName ?? null },
     target: { type: entry.targetType, id: entry.targetId, label: entry.targetLabel },
     changes: entry.changes,
     request_id: entry.requestId,
@@ -40,6 +40,13 @@ class AuditActorSchema {
   id: string | null;
   @ApiProperty({ type: String, nullable: true, description: "The API key's label when it acted." }) label:
     string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      "Who acted, as a person names them now: the Console user's email (null once removed), the API key's label (else its prefix); null for signup.",
+  })
+  name: string | null;
 }
 
 @ApiSchema({ name: 'AuditTarget' })
@@ -72,7 +79,7 @@ export class AuditEventSchema implements AuditEventView {
 export const AuditEventPage = PageOf(AuditEventSchema, 'audit_events', 'AuditEventList');
 
 /** A page of the log as `GET /api/v1/audit-events` answers it. */
-export function toAuditEventPage(page: { items: AuditRecord[]; nextCursor: string | null }): {
+export function toAuditEventPage(page: { items: AuditListRecord[]; nextCursor: string | null }): {
   audit_events: AuditEventView[];
   next_cursor: string | null;
 } {

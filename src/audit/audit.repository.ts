@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { encodeCursor, recordCreationPosition, keyset, type PageQuery } from '../common/pagination';
 import { isUuid } from '../common/parse-id.pipe';
+import { emailKey } from '../common/email-key';
 import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import type { RecordOf } from '../database/row';
@@ -9,6 +10,9 @@ import type { AuditActorType, AuditEvent } from './audit-event.entity';
 
 /** An entry as the log's reads return it. */
 export type AuditRecord = RecordOf<AuditEvent>;
+
+/** An entry as the list shows it: with its actor's name now (the user's email, the key's label). */
+export type AuditListRecord = AuditRecord & { actorName: string | null };
 
 /**
  * Named, never `a.*`: a prepared statement's result columns must not change under it when a migration adds one.
@@ -38,7 +42,7 @@ export interface NewAuditEntry {
 
 /** The filters of `GET /audit-events` besides the organization. */
 export interface AuditListFilter extends PageQuery {
-  /** An actor id, or `signup`. */
+  /** An actor id, `signup`, or a Console user's email or an API key's label. */
   actor?: string;
   /** A target id, or its handle/label. */
   target?: string;
@@ -80,7 +84,11 @@ export class AuditRepository {
     );
   }
 
-  /** One page of the organization's entries, newest first. */
+  /**
+   * Read model: one page of the organization's entries, newest first, each with its
+   * actor's name now (the member's email, the key's label) from `console_users` and
+   * `api_keys`, so the log shows and filters by the names people use in one statement.
+   */
   @GenerateSql(
     { name: 'first page', params: [DummyValue.UUID, {}] },
     {
@@ -96,6 +104,7 @@ export class AuditRepository {
         },
       ],
     },
+    { name: 'by email or key label', params: [DummyValue.UUID, { actor: 'ada@example.com' }] },
     {
       name: 'by signup, exact action, target id',
       params: [DummyValue.UUID, { actor: 'signup', target: DummyValue.UUID, action: 'identity.created' }],
@@ -104,14 +113,16 @@ export class AuditRepository {
   async list(
     organizationId: string,
     filter: AuditListFilter,
-  ): Promise<{ items: AuditRecord[]; nextCursor: string | null }> {
+  ): Promise<{ items: AuditListRecord[]; nextCursor: string | null }> {
     const page = keyset('a', filter);
     const actor =
       filter.actor === undefined
         ? sql.empty
         : filter.actor === 'signup'
           ? sql`a.actor_type = 'signup'`
-          : sql`a.actor_id = ${filter.actor}::uuid`;
+          : isUuid(filter.actor)
+            ? sql`a.actor_id = ${filter.actor}::uuid`
+            : sql`(u.email_key = ${emailKey(filter.actor)} OR (a.actor_type = 'api_key' AND (k.label = ${filter.actor} OR a.actor_label = ${filter.actor})))`;
     const target =
       filter.target === undefined
         ? sql.empty
@@ -135,8 +146,16 @@ export class AuditRepository {
       ],
       ' AND ',
     );
-    const rows = await this.db.rows<AuditRecord>(
-      sql`SELECT ${AUDIT_COLUMNS} FROM audit_events a WHERE ${where} ${page.tail}`,
+    // The actor's name as it is now: a member's email (none once removed), a key's label
+    // (its label when it acted when it has none now, else its prefix).
+    const rows = await this.db.rows<AuditListRecord>(
+      sql`SELECT ${AUDIT_COLUMNS},
+                 CASE a.actor_type WHEN 'console_user' THEN u.email
+                                   WHEN 'api_key' THEN COALESCE(NULLIF(k.label, ''), a.actor_label, k.prefix) END AS "actorName"
+            FROM audit_events a
+            LEFT JOIN console_users u ON a.actor_type = 'console_user' AND u.id = a.actor_id AND u.organization_id = a.organization_id
+            LEFT JOIN api_keys k ON a.actor_type = 'api_key' AND k.id = a.actor_id
+           WHERE ${where} ${page.tail}`,
     );
     return page.cut(rows, recordCreationPosition);
   }

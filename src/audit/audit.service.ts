@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Tx } from '../database/database';
 import { currentRequest } from './audit-context';
-import { AuditRepository, type AuditListFilter, type AuditRecord } from './audit.repository';
+import { AuditRepository, type AuditListFilter, type AuditListRecord } from './audit.repository';
 
 /**
  * The fields of each target type an entry may show before → after. An allow-list:
@@ -111,7 +111,7 @@ export class AuditService {
   async list(
     organizationId: string,
     filter: AuditListFilter,
-  ): Promise<{ items: AuditRecord[]; nextCursor: string | null }> {
+  ): Promise<{ items: AuditListRecord[]; nextCursor: string | null }> {
     return this.repository.list(organizationId, filter);
   }
 }

@@ -40,11 +40,32 @@ export function rootToConsole(req: Request, res: Response, next: NextFunction): 
 }
 
 /**
+ * Whether a request for a Console page reached the service at another origin than
+ * PUBLIC_BASE_URL's (`http://127.0.0.1:3000` when it says `http://localhost:3000`): a
+ * session opened there could sign in but never change anything, as every change is
+ * checked against the public origin (csrf_failed). Only a direct request is judged: behind
+ * a proxy (a Forwarded or X-Forwarded-For header) the Host the service sees may be the
+ * proxy's upstream name, and the proxy decides the public address.
+ */
+function atOtherOrigin(req: Request, publicOrigin: URL): boolean {
+  if (req.headers.forwarded !== undefined || req.headers['x-forwarded-for'] !== undefined) {
+    return false;
+  }
+  const host = req.headers.host;
+  return (
+    host !== undefined &&
+    (host.toLowerCase() !== publicOrigin.host || req.protocol !== publicOrigin.protocol.slice(0, -1))
+  );
+}
+
+/**
  * Serves the built Console under /console/ (mounted there): hashed files under assets/ are
  * immutable for a year, every other path that is not a file is a client route and gets
- * index.html, never cached so a deploy is picked up at once.
+ * index.html, never cached so a deploy is picked up at once. A page asked for at another
+ * origin than `publicBaseUrl`'s is redirected there first (the same path, on the public origin).
  */
-export function consoleStaticMiddleware(root: string): RequestHandler {
+export function consoleStaticMiddleware(root: string, publicBaseUrl: string): RequestHandler {
+  const publicOrigin = new URL(publicBaseUrl);
   const index = join(root, 'index.html');
   const assets = express.static(join(root, 'assets'), {
     index: false,
@@ -69,6 +90,9 @@ export function consoleStaticMiddleware(root: string): RequestHandler {
     // Mounted at /console: the bare /console needs the slash for relative asset URLs.
     if (req.originalUrl.split('?')[0] === '/console') {
       return res.redirect(301, '/console/');
+    }
+    if (!req.path.startsWith('/assets/') && atOtherOrigin(req, publicOrigin)) {
+      return res.redirect(302, `${publicOrigin.origin}${req.originalUrl}`);
     }
     if (!existsSync(index)) {
       securityHeaders(res);

@@ -11,7 +11,7 @@ export class ConsoleUser {
   @Column({ type: 'varchar' })
   email: string;
 
-  /** The email as compared (unique, signup, login, invitations): see email-key.ts. */
+  /** The email as compared (unique, signup, login, invitations): see src/common/email-key.ts. */
   @Column({ name: 'email_key', type: 'varchar', select: false })
   emailKey: string;
 

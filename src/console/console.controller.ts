@@ -9,9 +9,9 @@ import { addressSubject } from '../limits/client-address';
 import { Refuses, Returns } from '../common/api-docs';
 import { ExtraQuota } from '../limits/rate-limit.decorator';
 import { ConsoleService } from './console.service';
-import { MeView, SessionView } from './console.view';
+import { InvitationView, MeView, SessionView } from './console.view';
 import { LoginDto, SignupDto } from './dto/console-auth.dto';
-import { AcceptInviteDto, ChangePasswordDto } from './dto/teams.dto';
+import { AcceptInviteDto, ChangePasswordDto, InviteCodeDto } from './dto/teams.dto';
 import { clearSessionCookie, setSessionCookie } from '../common/session-cookie';
 import { TeamsService } from './teams.service';
 
@@ -52,6 +52,19 @@ export class ConsoleController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<SessionView> {
     return this.withCookie(res, await this.console.login(dto, addressSubject(req.ip)));
+  }
+
+  @Post('invites/lookup')
+  @HttpCode(200)
+  @Public({
+    id: 'lookupInvite',
+    summary:
+      'What an invitation link opens: the email invited and the inviting organization (the code stays in the body)',
+  })
+  @Returns(200, InvitationView)
+  @Refuses({ 404: '`invite_code_invalid`: the code is unknown, already used, withdrawn or expired.' })
+  async lookup(@Body() dto: InviteCodeDto): Promise<InvitationView> {
+    return this.teams.invitation(dto.code);
   }
 
   @Post('invites/accept')

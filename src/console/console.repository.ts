@@ -7,7 +7,7 @@ import { sql } from '../database/sql';
 import type { ConsoleInvite } from './console-invite.entity';
 import type { ConsoleSession } from './console-session.entity';
 import type { ConsoleUser } from './console-user.entity';
-import { emailKey } from './email-key';
+import { emailKey } from '../common/email-key';
 import type { Organization } from './organization.entity';
 
 /** A Console user as reads show it: everything but the password hash (and the email's comparison key). */
@@ -377,6 +377,16 @@ export class ConsoleRepository {
       tx,
     );
     return row ? toInvite(row) : null;
+  }
+
+  /** What an open invitation's link shows before it is accepted: the email invited and the organization. */
+  @GenerateSql({ params: [DummyValue.BUFFER] })
+  async openInvitation(codeHash: Buffer): Promise<{ email: string; organizationName: string; expiresAt: Date } | null> {
+    return this.db.one(
+      sql`SELECT i.email, o.name AS "organizationName", i.expires_at AS "expiresAt"
+            FROM console_invites i JOIN organizations o ON o.id = i.organization_id
+           WHERE i.code_hash = ${codeHash} AND i.accepted_at IS NULL AND i.expires_at > now()`,
+    );
   }
 
   /** The open invitation with that code hash, locked for the transaction (a code works once). */

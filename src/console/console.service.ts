@@ -8,7 +8,7 @@ import { RateLimitService } from '../limits/rate-limit.service';
 import { Database, type Tx } from '../database/database';
 import type { ConsolePrincipal } from '../common/principal';
 import { ConsoleRepository, type ConsoleUserRecord } from './console.repository';
-import { emailKey } from './email-key';
+import { emailKey } from '../common/email-key';
 import type { Organization } from './organization.entity';
 import { toOrganizationView, toUserView, type MeView, type SessionView } from './console.view';
 

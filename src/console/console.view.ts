@@ -56,6 +56,19 @@ export class SessionView extends MeView {
   expires_at: string;
 }
 
+@ApiSchema({ name: 'InvitingOrganization' })
+class InvitingOrganizationView {
+  @ApiProperty() name: string;
+}
+
+/** What an invitation link opens, before it is accepted (`POST /api/v1/console/invites/lookup`). */
+@ApiSchema({ name: 'Invitation' })
+export class InvitationView {
+  @ApiProperty({ format: 'email', description: 'The email invited: the new member signs in with it.' }) email: string;
+  @ApiProperty({ type: InvitingOrganizationView }) organization: { name: string };
+  @ApiProperty({ format: 'date-time' }) expires_at: string;
+}
+
 /** A member of the organization (a Console user). */
 @ApiSchema({ name: 'Member' })
 export class MemberView {

@@ -1,5 +1,5 @@
 import { emailKeyAtMigration } from '../database/migrations/1796439327973-console-email-key';
-import { emailKey } from './email-key';
+import { emailKey } from '../common/email-key';
 
 describe('emailKey', () => {
   it.each([

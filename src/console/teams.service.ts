@@ -14,6 +14,7 @@ import {
   toInviteView,
   toMemberView,
   type CreatedInviteView,
+  type InvitationView,
   type InviteList,
   type MemberList,
   type MemberView,
@@ -120,6 +121,19 @@ export class TeamsService {
    * organization that has turned password sign-in off takes its members through
    * single sign-on only.
    */
+  /** The invitation a code opens, as its accept page names it (docs/api.md §13); 404 as accepting it would be. */
+  async invitation(code: string): Promise<InvitationView> {
+    const found = await this.repository.openInvitation(hashCode(code));
+    if (!found) {
+      throw notFound('invite_code_invalid', 'The invitation is unknown, already used, withdrawn or expired.');
+    }
+    return {
+      email: found.email,
+      organization: { name: found.organizationName },
+      expires_at: found.expiresAt.toISOString(),
+    };
+  }
+
   async accept(code: string, password: string): Promise<SessionView> {
     const passwordHash = await bcrypt.hash(password, this.config.bcryptCost);
     return this.console.withUniqueEmail(() =>

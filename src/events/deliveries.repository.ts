@@ -13,6 +13,8 @@ import type { DeliveryRecord } from './webhook-records';
 
 /** A delivery shows at most this many of its attempts (the most recent). */
 const ATTEMPTS_SHOWN = 20;
+/** A delivery shows the body it sends when its event's data is at most this large (bytes, as stored). */
+const REQUEST_DATA_SHOWN = 8192;
 
 /** What a claim asks for (DeliveryQueue.claim, from the dispatcher's fair shares). */
 export interface ClaimRequest {
@@ -52,7 +54,8 @@ export type ClaimedDeliveryRecord = Pick<RecordOf<Delivery>, 'id' | 'pushTaskId'
 export type AttemptLog = Pick<
   DeliveryAttempt,
   'deliveryId' | 'attempt' | 'succeeded' | 'statusCode' | 'error' | 'durationMs'
->;
+> &
+  Partial<Pick<DeliveryAttempt, 'responseHeaders' | 'responseBody'>>;
 
 /** The outcome written on a claimed delivery (only while that claim still holds it). */
 export interface DeliveryResult {
@@ -77,9 +80,11 @@ const SELECT_DELIVERY = sql`
          d.next_attempt_at AS "nextAttemptAt", d.last_attempt_at AS "lastAttemptAt",
          d.last_status_code AS "lastStatusCode", d.last_error AS "lastError", d.last_duration_ms AS "lastDurationMs",
          d.created_at AS "createdAt", d.updated_at AS "updatedAt",
+         e.created_at AS "eventCreatedAt", e.organization_id AS "eventOrganizationId",
+         CASE WHEN octet_length(e.data::text) <= ${sql.raw(String(REQUEST_DATA_SHOWN))} THEN e.data END AS "eventData",
          (SELECT COALESCE(json_agg(a ORDER BY a.attempt), '[]'::json)
             FROM (SELECT attempt, succeeded, status_code AS "statusCode", error, duration_ms AS "durationMs",
-                         created_at AS "createdAt"
+                         response_headers AS "responseHeaders", response_body AS "responseBody", created_at AS "createdAt"
                     FROM delivery_attempts WHERE delivery_id = d.id ORDER BY attempt DESC LIMIT ${sql.raw(String(ATTEMPTS_SHOWN))}) a
          ) AS "recentAttempts"
     FROM deliveries d JOIN events e ON e.id = d.event_id`;
@@ -100,12 +105,17 @@ const organizationOf = (w: string, t: string, d: string): Sql =>
 const shareOf = (w: string, claim: ClaimRequest): Sql =>
   sql`CASE WHEN ${sql.raw(w)}.failing_since IS NOT NULL THEN ${claim.failingShare}::int ELSE ${claim.organizationShare}::int END`;
 
-const INSERT_ATTEMPT = sql`INSERT INTO delivery_attempts (delivery_id, attempt, succeeded, status_code, error, duration_ms)`;
+const INSERT_ATTEMPT = sql`INSERT INTO delivery_attempts (delivery_id, attempt, succeeded, status_code, error, duration_ms, response_headers, response_body)`;
 /** A late result replaces the `interrupted` entry a later claim wrote for the same attempt. */
 const REPLACING_INTERRUPTED = sql`
   ON CONFLICT (delivery_id, attempt) DO UPDATE
      SET succeeded = EXCLUDED.succeeded, status_code = EXCLUDED.status_code, error = EXCLUDED.error,
-         duration_ms = EXCLUDED.duration_ms, created_at = now()`;
+         duration_ms = EXCLUDED.duration_ms, response_headers = EXCLUDED.response_headers,
+         response_body = EXCLUDED.response_body, created_at = now()`;
+
+/** A JSON parameter, or NULL. */
+const jsonOrNull = (value: object | null | undefined): string | null =>
+  value === undefined || value === null ? null : JSON.stringify(value);
 
 const CLAIM_EXAMPLE: ClaimRequest = {
   limit: 10,
@@ -238,7 +248,8 @@ export class DeliveriesRepository {
   async logAttempt(log: AttemptLog, replace: boolean, tx?: Tx): Promise<void> {
     await this.db.execute(
       sql`
-      ${INSERT_ATTEMPT} SELECT d.id, ${log.attempt}, ${log.succeeded}, ${log.statusCode}, ${log.error}, ${log.durationMs}
+      ${INSERT_ATTEMPT} SELECT d.id, ${log.attempt}, ${log.succeeded}, ${log.statusCode}, ${log.error}, ${log.durationMs},
+                               ${jsonOrNull(log.responseHeaders)}::jsonb, ${log.responseBody ?? null}
         FROM deliveries d WHERE d.id = ${log.deliveryId} ${replace ? REPLACING_INTERRUPTED : sql`ON CONFLICT DO NOTHING`}`,
       tx,
     );
@@ -248,9 +259,28 @@ export class DeliveriesRepository {
    * A success in one statement (the hot path): the delivery is finished while this
    * claim still holds it, the endpoint's failing run ends, and the attempt is logged.
    */
-  @GenerateSql({ params: [{ id: DummyValue.UUID, attempt: 1, statusCode: 200, durationMs: 12 }, DummyValue.UUID_2] })
+  @GenerateSql({
+    params: [
+      {
+        id: DummyValue.UUID,
+        attempt: 1,
+        statusCode: 200,
+        durationMs: 12,
+        responseHeaders: { 'content-type': 'text/plain' },
+        responseBody: 'ok',
+      },
+      DummyValue.UUID_2,
+    ],
+  })
   async recordSuccess(
-    delivery: { id: string; attempt: number; statusCode: number | null; durationMs: number },
+    delivery: {
+      id: string;
+      attempt: number;
+      statusCode: number | null;
+      durationMs: number;
+      responseHeaders?: Record<string, string> | null;
+      responseBody?: string | null;
+    },
     webhookId: string | null,
   ): Promise<void> {
     await this.db.execute(sql`
@@ -262,7 +292,8 @@ export class DeliveriesRepository {
       ), recovered AS (
         UPDATE webhooks SET failing_since = NULL WHERE id = ${webhookId} AND failing_since IS NOT NULL
       )
-      ${INSERT_ATTEMPT} SELECT d.id, ${delivery.attempt}, true, ${delivery.statusCode}, NULL, ${delivery.durationMs}
+      ${INSERT_ATTEMPT} SELECT d.id, ${delivery.attempt}, true, ${delivery.statusCode}, NULL, ${delivery.durationMs},
+                               ${jsonOrNull(delivery.responseHeaders)}::jsonb, ${delivery.responseBody ?? null}
         FROM deliveries d WHERE d.id = ${delivery.id} ${REPLACING_INTERRUPTED}`);
   }
 

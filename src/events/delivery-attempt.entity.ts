@@ -24,6 +24,14 @@ export class DeliveryAttempt {
   @Column({ name: 'duration_ms', type: 'integer' })
   durationMs: number;
 
+  /** The endpoint's response headers (bounded, no cookie or credential); null when nothing answered. */
+  @Column({ name: 'response_headers', type: 'jsonb', nullable: true })
+  responseHeaders: Record<string, string> | null;
+
+  /** The first 1,024 bytes of the response body; null when nothing answered. */
+  @Column({ name: 'response_body', type: 'varchar', nullable: true })
+  responseBody: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }

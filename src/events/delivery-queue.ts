@@ -126,7 +126,14 @@ export class DeliveryQueue {
     const webhookId = delivery.target.kind === 'webhook' ? delivery.target.webhookId : null;
     if (outcome.ok) {
       await this.repository.recordSuccess(
-        { id: delivery.id, attempt: delivery.attempt, statusCode: outcome.statusCode, durationMs: outcome.durationMs },
+        {
+          id: delivery.id,
+          attempt: delivery.attempt,
+          statusCode: outcome.statusCode,
+          durationMs: outcome.durationMs,
+          responseHeaders: outcome.response?.headers ?? null,
+          responseBody: outcome.response?.body ?? null,
+        },
         webhookId,
       );
       return false;
@@ -140,6 +147,8 @@ export class DeliveryQueue {
           statusCode: outcome.statusCode,
           error: outcome.error,
           durationMs: outcome.durationMs,
+          responseHeaders: outcome.response?.headers ?? null,
+          responseBody: outcome.response?.body ?? null,
         },
         true,
         tx,

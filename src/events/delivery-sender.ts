@@ -22,18 +22,42 @@ export interface OutboundRequest {
   body: string;
 }
 
+/** What the endpoint answered, as the attempt log keeps it (bounded; no cookie or credential header). */
+export interface ResponseExcerpt {
+  headers: Record<string, string>;
+  /** The first RESPONSE_BODY_BYTES bytes of the body, as text. */
+  body: string;
+}
+
 export interface SendOutcome {
   /** A 2xx within the timeout. */
   ok: boolean;
   statusCode: number | null;
   /** Why it failed, for the attempt log; never the response body, never a resolved address. */
   error: string | null;
+  /** The response, when one came (null: no answer, or none was sent). */
+  response?: ResponseExcerpt | null;
   durationMs: number;
   /** Refused by the destination policy: no retry can succeed, the delivery fails at once. */
   final?: boolean;
 }
 
 const MAX_ERROR_LENGTH = 500;
+/** How much of a response the attempt log keeps: the body's first bytes, a few headers, each cut short. */
+export const RESPONSE_BODY_BYTES = 1024;
+const RESPONSE_HEADERS = 20;
+const RESPONSE_HEADER_CHARS = 200;
+/** Headers never kept: they may carry a session or a credential of the receiver. */
+const SECRET_HEADERS = new Set([
+  'set-cookie',
+  'cookie',
+  'authorization',
+  'proxy-authorization',
+  'www-authenticate',
+  'proxy-authenticate',
+]);
+/** How long the body's first bytes are waited for once the status is in (the status alone decides success). */
+const BODY_WAIT_MS = 1000;
 /**
  * The one answer for every destination the policy refuses: saying what a name
  * resolves to would make the service a DNS oracle for the networks it can see.
@@ -74,9 +98,9 @@ export class DeliverySender implements OnApplicationShutdown {
     try {
       const url = new URL(request.url);
       const target = await this.vet(url, controller.signal);
-      const statusCode = await this.post(url, target, request, controller.signal);
+      const { statusCode, response } = await this.post(url, target, request, controller.signal);
       const ok = statusCode >= 200 && statusCode < 300;
-      return { ok, statusCode, error: ok ? null : `HTTP ${statusCode}`, durationMs: elapsed() };
+      return { ok, statusCode, error: ok ? null : `HTTP ${statusCode}`, durationMs: elapsed(), response };
     } catch (error) {
       if (error instanceof Refused) {
         return { ok: false, statusCode: null, error: error.message, durationMs: elapsed(), final: true };
@@ -116,7 +140,12 @@ export class DeliverySender implements OnApplicationShutdown {
     return addresses[0];
   }
 
-  private post(url: URL, target: ResolvedAddress, request: OutboundRequest, signal: AbortSignal): Promise<number> {
+  private post(
+    url: URL,
+    target: ResolvedAddress,
+    request: OutboundRequest,
+    signal: AbortSignal,
+  ): Promise<{ statusCode: number; response: ResponseExcerpt }> {
     const pinned: LookupFunction = (_hostname, options, callback) => {
       if (options.all) {
         (callback as (err: null, addresses: ResolvedAddress[]) => void)(null, [target]);
@@ -141,15 +170,57 @@ export class DeliverySender implements OnApplicationShutdown {
           },
         },
         (res: IncomingMessage) => {
-          // Only the status counts; the body is read and dropped so the connection can be reused.
-          res.resume();
-          resolve(res.statusCode ?? 0);
+          // Only the status counts. The body's first bytes are kept for the attempt log (waited
+          // for at most BODY_WAIT_MS), the rest is read and dropped so the connection can be reused.
+          const statusCode = res.statusCode ?? 0;
+          const chunks: Buffer[] = [];
+          let kept = 0;
+          let done = false;
+          const finish = () => {
+            if (done) {
+              return;
+            }
+            done = true;
+            clearTimeout(wait);
+            res.removeListener('data', collect);
+            res.resume();
+            // PostgreSQL text holds no NUL: it is dropped from the excerpt.
+            const body = Buffer.concat(chunks).subarray(0, RESPONSE_BODY_BYTES).toString('utf8').replace(/\0/g, '');
+            resolve({ statusCode, response: { headers: keptHeaders(res), body } });
+          };
+          const collect = (chunk: Buffer) => {
+            chunks.push(chunk);
+            kept += chunk.length;
+            if (kept >= RESPONSE_BODY_BYTES) {
+              finish();
+            }
+          };
+          const wait = setTimeout(finish, BODY_WAIT_MS);
+          res.on('data', collect);
+          res.once('end', finish);
+          res.once('error', finish);
+          res.once('aborted', finish);
         },
       );
       req.on('error', reject);
       req.end(request.body);
     });
   }
+}
+
+/** The response headers the attempt log keeps: at most RESPONSE_HEADERS, none that may hold a secret, each cut short. */
+function keptHeaders(res: IncomingMessage): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(res.headers)) {
+    if (Object.keys(kept).length >= RESPONSE_HEADERS) {
+      break;
+    }
+    if (value === undefined || SECRET_HEADERS.has(name)) {
+      continue;
+    }
+    kept[name] = (Array.isArray(value) ? value.join(', ') : value).slice(0, RESPONSE_HEADER_CHARS);
+  }
+  return kept;
 }
 
 /** A network error's code names what failed; its message would name the address connected to. */

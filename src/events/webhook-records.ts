@@ -42,10 +42,14 @@ export type DeliveryRecord = Pick<
   eventType: EventType;
   /** The most recent attempts, oldest first, as json_agg gives them (timestamps as text). */
   recentAttempts: AttemptRecord[];
+  eventCreatedAt: Date;
+  eventOrganizationId: string;
+  /** The event's data, when small enough to show (DeliveriesRepository); null otherwise. */
+  eventData: Record<string, unknown> | null;
 };
 
 /** An attempt as json_agg gives it: a delivery_attempts row, its timestamp as text. */
 export type AttemptRecord = Pick<
   RecordOf<DeliveryAttempt>,
-  'attempt' | 'succeeded' | 'statusCode' | 'error' | 'durationMs'
+  'attempt' | 'succeeded' | 'statusCode' | 'error' | 'durationMs' | 'responseHeaders' | 'responseBody'
 > & { createdAt: string };

@@ -49,6 +49,8 @@ export interface AttemptView {
   status_code: number | null;
   error: string | null;
   duration_ms: number;
+  /** What the endpoint answered: some headers (never a cookie or credential) and the body's first 1,024 bytes. */
+  response: { headers: Record<string, string>; body: string } | null;
   created_at: string;
 }
 
@@ -69,6 +71,8 @@ export interface DeliveryView {
   updated_at: string;
   /** The most recent attempts, oldest first. */
   attempts: AttemptView[];
+  /** The request body every attempt sends (the event envelope); null when its data is over 8 KiB. */
+  request_body: string | null;
 }
 
 export function toDeliveryView(delivery: DeliveryRecord): DeliveryView {
@@ -92,8 +96,23 @@ export function toDeliveryView(delivery: DeliveryRecord): DeliveryView {
       status_code: a.statusCode,
       error: a.error,
       duration_ms: a.durationMs,
+      response:
+        a.responseHeaders === null && a.responseBody === null
+          ? null
+          : { headers: a.responseHeaders ?? {}, body: a.responseBody ?? '' },
       created_at: new Date(a.createdAt).toISOString(),
     })),
+    // As the dispatcher sends it (DeliveryQueue's webhook target): the same fields, in the same order.
+    request_body:
+      delivery.eventData === null
+        ? null
+        : JSON.stringify({
+            id: delivery.eventId,
+            type: delivery.eventType,
+            created_at: delivery.eventCreatedAt.toISOString(),
+            organization_id: delivery.eventOrganizationId,
+            data: delivery.eventData,
+          }),
   };
 }
 
@@ -139,6 +158,17 @@ export class WebhookWithSecretSchema extends WebhookSchema {
   secret: string;
 }
 
+@ApiSchema({ name: 'DeliveryResponse' })
+class DeliveryResponseSchema {
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'string' },
+    description: 'At most 20 response headers, each value cut to 200 characters; never a cookie or credential header.',
+  })
+  headers: Record<string, string>;
+  @ApiProperty({ description: "The response body's first 1,024 bytes." }) body: string;
+}
+
 @ApiSchema({ name: 'DeliveryAttempt' })
 export class AttemptSchema implements AttemptView {
   @ApiProperty() attempt: number;
@@ -146,6 +176,12 @@ export class AttemptSchema implements AttemptView {
   @ApiProperty({ type: Number, nullable: true }) status_code: number | null;
   @ApiProperty({ type: String, nullable: true }) error: string | null;
   @ApiProperty() duration_ms: number;
+  @ApiProperty({
+    type: DeliveryResponseSchema,
+    nullable: true,
+    description: 'What the endpoint answered; null when nothing did (a timeout, a refused connection).',
+  })
+  response: { headers: Record<string, string>; body: string } | null;
   @ApiProperty({ format: 'date-time' }) created_at: string;
 }
 
@@ -166,6 +202,13 @@ export class DeliverySchema implements DeliveryView {
   @ApiProperty({ format: 'date-time' }) updated_at: string;
   @ApiProperty({ type: [AttemptSchema], description: 'The most recent attempts, oldest first.' })
   attempts: AttemptView[];
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      'The request body every attempt sends (the signed event envelope); null when its `data` is over 8 KiB (read it with `GET /api/v1/events`).',
+  })
+  request_body: string | null;
 }
 
 export const WebhookPage = PageOf(WebhookSchema, 'webhooks', 'WebhookList');

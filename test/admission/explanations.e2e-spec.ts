@@ -85,6 +85,7 @@ describe('admission explanations', () => {
         reason: 'denied_by_peer',
         approval_required_by: [],
         rules: [allow],
+        own_stance: { requester: 'permits' },
       });
       expect(JSON.stringify(seenByAcme.body)).not.toContain(block.id);
 
@@ -95,6 +96,7 @@ describe('admission explanations', () => {
         reason: 'blocked_by_worker',
         approval_required_by: [],
         rules: [block],
+        own_stance: { worker: 'blocks' },
       });
       expect(JSON.stringify(seenByGlobex.body)).not.toContain(allow.id);
     });
@@ -113,6 +115,7 @@ describe('admission explanations', () => {
         reason: 'mutual_permit',
         approval_required_by: [],
         rules: [mine],
+        own_stance: { requester: 'permits' },
       });
       expect((await check(bearer(globex), a, g).expect(200)).body).toEqual({
         allowed: true,
@@ -120,6 +123,7 @@ describe('admission explanations', () => {
         reason: 'mutual_permit',
         approval_required_by: [],
         rules: [theirs],
+        own_stance: { worker: 'permits' },
       });
     });
 
@@ -132,6 +136,7 @@ describe('admission explanations', () => {
         reason: 'not_permitted_by_requester',
         approval_required_by: [],
         rules: [],
+        own_stance: { requester: 'refuses' },
       });
       expect((await check(bearer(globex), a, g).expect(200)).body).toEqual({
         allowed: false,
@@ -139,9 +144,13 @@ describe('admission explanations', () => {
         reason: 'denied_by_peer',
         approval_required_by: [],
         rules: [],
+        own_stance: { worker: 'refuses' },
       });
       await rule(acme, a, 'outbound', 'allow', { type: 'identity', handle: g.handle });
-      expect((await check(bearer(acme), a, g).expect(200)).body.reason).toBe('denied_by_peer');
+      expect((await check(bearer(acme), a, g).expect(200)).body).toMatchObject({
+        reason: 'denied_by_peer',
+        own_stance: { requester: 'permits' },
+      });
       expect((await check(bearer(globex), a, g).expect(200)).body.reason).toBe('not_permitted_by_worker');
     });
 
@@ -155,6 +164,7 @@ describe('admission explanations', () => {
         reason: 'same_organization',
         approval_required_by: [],
         rules: [],
+        own_stance: {},
       });
       expect((await check(bearer(acme), a, g).expect(200)).body).toEqual({
         allowed: true,
@@ -162,6 +172,7 @@ describe('admission explanations', () => {
         reason: 'public_egress',
         approval_required_by: [],
         rules: [],
+        own_stance: { requester: 'refuses' },
       });
     });
 
@@ -176,6 +187,7 @@ describe('admission explanations', () => {
         reason: 'blocked_by_worker',
         approval_required_by: [],
         rules: [out, block],
+        own_stance: {},
       });
     });
 

@@ -58,7 +58,9 @@ describe('audit log', () => {
       .send({ agent_handle: unique('agent') })
       .expect(201);
     const [created] = await entries(acme, { action: 'identity.created', target: identity.body.id });
-    expect(created.actor).toEqual({ type: 'api_key', id: minted.body.id, label: 'deploy' });
+    expect(created.actor).toEqual({ type: 'api_key', id: minted.body.id, label: 'deploy', name: 'deploy' });
+    // Found by its label as by its id.
+    expect((await entries(acme, { actor: 'deploy' })).map((e) => e.id)).toContain(created.id);
     expect(created.target).toEqual({ type: 'identity', id: identity.body.id, label: identity.body.agent_handle });
 
     await t.http().post(`/api/v1/api-keys/${minted.body.id}/revoke`).set(bearer(acme)).expect(200);
@@ -286,11 +288,17 @@ describe('audit log', () => {
     expect([...times].sort().reverse()).toEqual(times);
 
     expect((await entries(acme, { actor: acme.userId })).every((e) => e.actor.id === acme.userId)).toBe(true);
+    // A member by email (as typed, any case): the same entries, each naming them.
+    const byEmail = await entries(acme, { actor: acme.email.toUpperCase() });
+    expect(byEmail.map((e) => e.id)).toEqual((await entries(acme, { actor: acme.userId })).map((e) => e.id));
+    expect(byEmail.length).toBeGreaterThan(0);
+    expect(byEmail.every((e) => e.actor.name === acme.email)).toBe(true);
+    expect(await entries(acme, { actor: 'nobody@example.test' })).toEqual([]);
     expect(await entries(acme, { since: new Date(Date.now() + 60_000).toISOString() })).toEqual([]);
     for (const query of [
       { since: 'yesterday' },
       { cursor: 'nope' },
-      { actor: 'someone' },
+      { actor: 'x'.repeat(321) },
       { action: 'DROP TABLE' },
       { limit: '0' },
     ]) {

@@ -103,6 +103,9 @@ export const MATRIX: MatrixRow[] = [
   row('DELETE /api/v1/console/invites/:id', [401, 401, 401, 403, 403, 403, 204, 404, 403], {
     path: async (w) => `/api/v1/console/invites/${await w.acmeInviteId()}`,
   }),
+  row('POST /api/v1/console/invites/lookup', [200, 200, 200, 200, 200, 200, 200, 200, 200], {
+    body: async (w) => ({ code: await w.inviteCode() }),
+  }),
   row('POST /api/v1/console/invites/accept', [201, 201, 201, 201, 201, 201, 201, 201, 201], {
     body: async (w) => ({ code: await w.inviteCode(), password: 'correct horse battery staple' }),
   }),

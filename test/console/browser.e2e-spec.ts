@@ -167,7 +167,7 @@ describe('The Console in Chromium', () => {
     await page.getByRole('link', { name: '← Identities' }).click();
     await page.getByLabel('Claim code').fill(signup.body.claim.code);
     await page.getByRole('button', { name: 'Claim', exact: true }).click();
-    await page.getByRole('alert').waitFor(WAIT);
+    await page.getByText('This claim code is unknown, already used or expired.').waitFor(WAIT);
   });
 
   it('mints a key and shows its plaintext once', async () => {
@@ -414,7 +414,7 @@ describe('The Console in Chromium', () => {
     await page.getByLabel('Email').fill(founder.email);
     await page.getByLabel('Password').fill('wrong password, surely');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('alert').waitFor(WAIT);
+    await page.getByText('The email or password is incorrect.').waitFor(WAIT);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor(WAIT);
@@ -430,7 +430,8 @@ describe('The Console in Chromium', () => {
     await page.getByText('The two new passwords differ.').waitFor(WAIT);
     await page.getByLabel('Repeat the new password').fill('a brand new passphrase');
     await page.getByRole('button', { name: 'Change password' }).click();
-    await page.getByRole('alert').waitFor(WAIT);
+    // The server's refusal sits by its field, in words (never `current_password`).
+    await page.getByText('Current password is incorrect').waitFor(WAIT);
     await page.getByLabel('Current password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Change password' }).click();
     await page.getByText('Password changed. Your other sessions have ended.').waitFor(WAIT);

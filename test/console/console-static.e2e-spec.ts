@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApp, type TestApp } from '../support/app';
+import { freePort } from '../support/server-process';
 
 /** How Nest serves the built Console: caching, the SPA fallback, the Content-Security-Policy. */
 describe('Serving the Console at /console/', () => {
@@ -19,7 +20,8 @@ describe('Serving the Console at /console/', () => {
       '<!doctype html><title>Console</title><script type="module" src="/console/assets/index-abc123.js"></script>',
     );
     writeFileSync(join(dir, 'assets', 'index-abc123.js'), 'console.info("console");');
-    t = await startApp({ CONSOLE_DIR: dir });
+    const port = await freePort();
+    t = await startApp({ CONSOLE_DIR: dir, PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` });
   });
   afterAll(async () => {
     await t.close();
@@ -68,6 +70,17 @@ describe('Serving the Console at /console/', () => {
       expect(res.text).not.toContain('TOP SECRET');
       expect(res.status).toBeLessThan(500);
     }
+  });
+
+  it('sends a Console page asked for at another origin to the public one (PUBLIC_BASE_URL), before sign-in', async () => {
+    const other = t.baseUrl.replace('127.0.0.1', 'localhost');
+    const res = await t.http().get('/console/keys?identity=x').set('Host', new URL(other).host).expect(302);
+    expect(res.headers.location).toBe(`${t.baseUrl}/console/keys?identity=x`);
+    // Behind a proxy the Host may be the upstream's name: the proxy decides, no redirect loop.
+    await t.http().get('/console/').set('Host', 'upstream:3000').set('X-Forwarded-For', '203.0.113.9').expect(200);
+    // Assets are not pages: they are served wherever the page came from.
+    await t.http().get('/console/assets/index-abc123.js').set('Host', new URL(other).host).expect(200);
+    await t.http().get('/console/').expect(200);
   });
 
   it('redirects /console to /console/', async () => {

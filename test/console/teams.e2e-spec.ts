@@ -67,7 +67,17 @@ describe('Console teams: invitations, members, passwords', () => {
     ]);
     expect(JSON.stringify(stored)).not.toContain(code);
 
+    // The link's page names who is invited where (no credential: the code is the proof).
+    const lookup = () => t.http().post('/api/v1/console/invites/lookup').send({ code });
+    expect((await lookup().expect(200)).body).toEqual({
+      email: address,
+      organization: { name: 'Team Inc' },
+      expires_at: created.body.expires_at,
+    });
+    await t.http().post('/api/v1/console/invites/lookup').send({ code: 'a2a_inv_nope' }).expect(404);
+
     const accepted = await accept(code).expect(201);
+    await lookup().expect(404);
     expect(accepted.body).toMatchObject({
       token: expect.stringMatching(/^a2a_ses_/),
       user: { email: address, organization_id: owner.organizationId },

@@ -295,6 +295,14 @@ describe('event delivery', () => {
         [4, true, 204, null],
       ]);
       expect(delivery.attempts.every((a: { duration_ms: number }) => a.duration_ms >= 0)).toBe(true);
+      // What each attempt was answered (headers and the body's start), and the body it sent, byte for byte.
+      for (const attempt of delivery.attempts) {
+        expect(attempt.response).toEqual({
+          headers: expect.objectContaining({ 'content-type': 'text/plain' }),
+          body: attempt.status_code === 204 ? '' : 'ok', // a 204 has no body
+        });
+      }
+      expect(delivery.request_body).toBe(received[0].body);
       const webhook = await t.http().get(`/api/v1/webhooks/${id}`).set(bearer(org)).expect(200);
       expect(webhook.body.failing_since).toBeNull();
     });

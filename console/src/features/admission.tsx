@@ -4,7 +4,7 @@ import { api, call } from '../api';
 import { EmptyState, StartWith } from '../empty-state';
 import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged } from '../paging';
-import { useRoute } from '../router';
+import { useDraft, useUrlFilters } from '../url-filters';
 import type { AdmissionCheck, ContactRule, Decision } from '../types';
 import {
   ConfirmButton,
@@ -15,6 +15,8 @@ import {
   LoadMore,
   Select,
   Submit,
+  SuccessNotice,
+  usePageTitle,
   when,
   type FieldErrors,
 } from '../ui';
@@ -57,8 +59,10 @@ function describePeer(rule: ContactRule): string {
 }
 
 export function AdmissionPage() {
-  const { search } = useRoute();
-  const [identity, setIdentity] = useState(search.get('identity') ?? '');
+  usePageTitle('Admission');
+  const [filters, setFilters] = useUrlFilters({ identity: '' });
+  const identity = filters.identity;
+  const setIdentity = (value: string) => setFilters({ identity: value });
   return (
     <>
       <h1>Admission</h1>
@@ -77,7 +81,7 @@ export function AdmissionPage() {
 }
 
 function Rules({ identity, setIdentity }: { identity: string; setIdentity: (value: string) => void }) {
-  const [draft, setDraft] = useState(identity);
+  const [draft, setDraft] = useDraft(identity);
   const list = usePaged<ContactRule>(['rules', identity], async (cursor) =>
     pageOf(
       await call(api.GET('/api/v1/contact-rules', { params: { query: { identity: identity || undefined, cursor } } })),
@@ -177,6 +181,7 @@ function CreateRule({ identity }: { identity: string }) {
     mutation: create,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     validate: () => {
       const errors: FieldErrors = { identity: validateHandle(owner) };
@@ -256,8 +261,8 @@ function CreateRule({ identity }: { identity: string }) {
           error={errorOf(peerField) ?? errorOf('peer')}
         />
         <Field label="Note" value={note} onChange={(e) => setNote(e.target.value)} error={errorOf('note')} />
-        <ErrorNotice error={create.error} />
-        {create.isSuccess && <p role="status">Rule created.</p>}
+        <ErrorNotice error={notice} />
+        {create.isSuccess && <SuccessNotice>Rule created.</SuccessNotice>}
         <Submit pending={create.isPending} pendingLabel="Saving…">
           Create rule
         </Submit>
@@ -273,6 +278,7 @@ function CheckAdmission() {
     mutation: check,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     validate: () => ({ requester: validateHandle(requester.trim()), worker: validateHandle(worker.trim()) }),
     mutationFn: () =>
@@ -296,20 +302,52 @@ function CheckAdmission() {
           onChange={(e) => setWorker(e.target.value)}
           error={errorOf('worker')}
         />
-        <ErrorNotice error={check.error} />
+        <ErrorNotice error={notice} />
         <Submit pending={check.isPending} pendingLabel="Checking…">
           Check admission
         </Submit>
       </form>
-      {check.data && <CheckResult result={check.data} />}
+      {check.data && <CheckResult result={check.data} requester={requester.trim()} worker={worker.trim()} />}
     </section>
   );
 }
 
-/** Allowed, denied, or allowed once a person approves (`allowed` is false while a side asks). */
-function CheckResult({ result }: { result: AdmissionCheck }) {
+type Stance = NonNullable<AdmissionCheck['own_stance']['requester']>;
+
+/** What one of your sides says to the pair, in words (its rule, else its filter mode). */
+function stanceWords(stance: Stance, rule: ContactRule | undefined, denied: boolean): string {
+  switch (stance) {
+    case 'blocks':
+      return 'blocks it with a block rule';
+    case 'permits':
+      return rule ? 'permits it with an allow rule' : 'permits it (blacklist filter mode)';
+    case 'asks':
+      return rule ? 'asks a person to approve (an ask rule)' : 'asks a person to approve (approval filter mode)';
+    case 'refuses':
+      return `${denied ? 'refuses it too' : 'refuses it'}: whitelist filter mode, and no allow rule for this peer`;
+  }
+}
+
+function ruleLine(rule: ContactRule): string {
+  return `${rule.action} · ${rule.identity} ${rule.direction} ${describePeer(rule)}${rule.note ? ` — ${rule.note}` : ''}`;
+}
+
+/**
+ * Allowed, denied, or allowed once a person approves (`allowed` is false while a side asks).
+ * A denial names the rule that decided it (a block rule of yours), never a rule that did
+ * not; when the other organization decided, it says what your own side says too.
+ */
+function CheckResult({ result, requester, worker }: { result: AdmissionCheck; requester: string; worker: string }) {
   const asks = result.approval_required_by;
+  const denied = !result.allowed && asks.length === 0;
   const outcome = result.allowed ? 'Allowed' : asks.length > 0 ? 'Needs approval' : 'Denied';
+  const sideOf = (rule: ContactRule) => (rule.identity === requester ? 'requester' : 'worker');
+  const decidedBy =
+    result.reason === 'blocked_by_requester' ? 'requester' : result.reason === 'blocked_by_worker' ? 'worker' : null;
+  const deciding = denied
+    ? result.rules.filter((rule) => rule.action === 'block' && sideOf(rule) === decidedBy)
+    : result.rules;
+  const sides = (['requester', 'worker'] as const).filter((side) => result.own_stance[side]);
   return (
     <div
       role="status"
@@ -321,18 +359,30 @@ function CheckResult({ result }: { result: AdmissionCheck }) {
       </p>
       <p>{REASONS[result.reason] ?? result.reason}</p>
       {asks.length > 0 && <p>A new task waits for the approval of the {asks.join(' and the ')} side.</p>}
-      {result.rules.length > 0 && (
+      {deciding.length > 0 && (
         <>
-          <p>Rules that decided:</p>
+          <p>{denied ? 'The rule that decided:' : 'Rules that decided:'}</p>
           <ul>
-            {result.rules.map((rule) => (
-              <li key={rule.id}>
-                {rule.action} · {rule.identity} {rule.direction} {describePeer(rule)}
-                {rule.note ? ` — ${rule.note}` : ''}
-              </li>
+            {deciding.map((rule) => (
+              <li key={rule.id}>{ruleLine(rule)}</li>
             ))}
           </ul>
         </>
+      )}
+      {result.reason === 'denied_by_peer' && sides.length > 0 && (
+        <ul aria-label="Your side">
+          {sides.map((side) => (
+            <li key={side}>
+              Your side ({side} {side === 'requester' ? requester : worker}){' '}
+              {stanceWords(
+                result.own_stance[side]!,
+                result.rules.find((rule) => sideOf(rule) === side),
+                true,
+              )}
+              .
+            </li>
+          ))}
+        </ul>
       )}
     </div>
   );

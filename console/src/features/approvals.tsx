@@ -6,7 +6,19 @@ import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged, type PageResult } from '../paging';
 import { Link, useRoute } from '../router';
 import type { Approval, Message } from '../types';
-import { Check, Empty, ErrorNotice, Field, Loading, LoadMore, Select, Submit, TextArea, when } from '../ui';
+import {
+  Check,
+  Empty,
+  ErrorNotice,
+  Field,
+  Loading,
+  LoadMore,
+  Select,
+  Submit,
+  TextArea,
+  usePageTitle,
+  when,
+} from '../ui';
 
 type ApprovalState = Approval['state'];
 type Remember = NonNullable<Approval['remember']>;
@@ -45,6 +57,7 @@ export function usePendingApprovals(enabled: boolean) {
 
 /** The inbox (docs/api.md §16): requests to approve a first contact, pending ones first (the default filter). */
 export function ApprovalsPage() {
+  usePageTitle('Approvals');
   const client = useQueryClient();
   const { search } = useRoute();
   const [state, setState] = useState<ApprovalState | ''>(stateParam(search.get('state')));

@@ -1,22 +1,18 @@
-import { useState, type FormEvent } from 'react';
+import { type FormEvent } from 'react';
 import { api, call } from '../api';
 import { EmptyState, StartAt } from '../empty-state';
 import { pageOf, usePaged } from '../paging';
 import type { AuditEvent } from '../types';
-import { Empty, ErrorNotice, Field, Loading, LoadMore, Submit, when } from '../ui';
+import { Empty, ErrorNotice, Field, Loading, LoadMore, Submit, usePageTitle, when } from '../ui';
+import { useDraft, useUrlFilters } from '../url-filters';
 
-interface AuditFilters {
-  action: string;
-  actor: string;
-  target: string;
-}
+const NONE = { action: '', actor: '', target: '' };
 
-const NONE: AuditFilters = { action: '', actor: '', target: '' };
-
-/** The organization's audit log (docs/api.md §15), newest first, with the API's filters. */
+/** The organization's audit log (docs/api.md §15), newest first, with the API's filters (kept in the URL). */
 export function AuditPage() {
-  const [draft, setDraft] = useState<AuditFilters>(NONE);
-  const [filters, setFilters] = useState<AuditFilters>(NONE);
+  usePageTitle('Audit log');
+  const [filters, setFilters] = useUrlFilters(NONE);
+  const [draft, setDraft] = useDraft(filters);
   const list = usePaged<AuditEvent>(['audit', filters], async (cursor) =>
     pageOf(
       await call(
@@ -51,8 +47,8 @@ export function AuditPage() {
             onChange={(e) => setDraft({ ...draft, action: e.target.value })}
           />
           <Field
-            label="Actor id"
-            placeholder="user or key id, or signup"
+            label="Actor"
+            placeholder="email or key label"
             value={draft.actor}
             onChange={(e) => setDraft({ ...draft, actor: e.target.value })}
           />
@@ -94,7 +90,9 @@ function AuditRow({ entry }: { entry: AuditEvent }) {
   const actor =
     entry.actor.type === 'signup'
       ? 'agent signup'
-      : `${entry.actor.type === 'api_key' ? 'key' : 'user'} ${entry.actor.label || entry.actor.id}`;
+      : entry.actor.type === 'api_key'
+        ? `key “${entry.actor.name ?? entry.actor.label ?? 'unknown'}”`
+        : (entry.actor.name ?? 'a removed member');
   const changes = Object.entries(entry.changes as Record<string, { before: unknown; after: unknown }>);
   return (
     <li>

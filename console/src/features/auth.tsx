@@ -4,14 +4,21 @@ import { api, ApiError, call } from '../api';
 import { useFormMutation } from '../form-mutation';
 import { Link, navigate, useRoute } from '../router';
 import type { Me, SsoConfig } from '../types';
-import { ErrorNotice, Field, Submit, type FieldErrors } from '../ui';
+import { ErrorNotice, Field, Submit, usePageTitle, type FieldErrors } from '../ui';
 
 export const ME = ['me'] as const;
+
+/** Whether this tab had a session: only then does a 401 mean the session has ended (not on a first visit). */
+let hadSession = false;
 
 export function useMe() {
   return useQuery({
     queryKey: ME,
-    queryFn: () => call<Me>(api.GET('/api/v1/console/me')),
+    queryFn: async () => {
+      const me = await call<Me>(api.GET('/api/v1/console/me'));
+      hadSession = true;
+      return me;
+    },
     retry: false,
     staleTime: 60_000,
   });
@@ -94,6 +101,7 @@ function useSignedIn(landing: '/overview' | '/identities' = '/overview') {
   const client = useQueryClient();
   const { search } = useRoute();
   return (me: Me) => {
+    hadSession = true;
     client.clear();
     client.setQueryData(ME, { user: me.user, organization: me.organization });
     navigate(nextPath(search, landing), { replace: true });
@@ -101,6 +109,7 @@ function useSignedIn(landing: '/overview' | '/identities' = '/overview') {
 }
 
 export function SignInPage() {
+  usePageTitle('Sign in');
   const { search } = useRoute();
   const signedIn = useSignedIn();
   const [email, setEmail] = useState('');
@@ -109,6 +118,7 @@ export function SignInPage() {
     mutation: login,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     validate: () => validateCredentials(email, password, false),
     mutationFn: () => call<Me>(api.POST('/api/v1/console/login', { body: { email, password } })),
@@ -146,7 +156,7 @@ export function SignInPage() {
           onChange={(e) => setPassword(e.target.value)}
           error={errorOf('password')}
         />
-        <ErrorNotice error={login.error} />
+        <ErrorNotice error={notice} />
         <Submit pending={login.isPending} pendingLabel="Signing in…">
           Sign in
         </Submit>
@@ -159,6 +169,7 @@ export function SignInPage() {
 }
 
 export function SignUpPage() {
+  usePageTitle('Create an organization');
   const signedIn = useSignedIn('/identities');
   const [organization, setOrganization] = useState('');
   const [email, setEmail] = useState('');
@@ -167,6 +178,7 @@ export function SignUpPage() {
     mutation: signup,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     validate: () => ({
       ...validateCredentials(email, password, true),
@@ -203,7 +215,7 @@ export function SignUpPage() {
           hint="At least 12 characters."
           error={errorOf('password')}
         />
-        <ErrorNotice error={signup.error} />
+        <ErrorNotice error={notice} />
         <Submit pending={signup.isPending} pendingLabel="Creating…">
           Create organization
         </Submit>
@@ -220,6 +232,7 @@ export function useSignOut() {
   return useMutation({
     mutationFn: () => call(api.POST('/api/v1/console/logout')),
     onSettled: () => {
+      hadSession = false;
       client.clear();
       navigate('/signin', { replace: true });
     },
@@ -235,5 +248,6 @@ export function sendToSignIn(error: unknown): void {
   if (['/signin', '/signup', '/accept'].includes(here)) {
     return;
   }
-  navigate(`/signin?expired=1&next=${encodeURIComponent(here + window.location.search)}`, { replace: true });
+  const next = `next=${encodeURIComponent(here + window.location.search)}`;
+  navigate(hadSession ? `/signin?expired=1&${next}` : here === '/' ? '/signin' : `/signin?${next}`, { replace: true });
 }

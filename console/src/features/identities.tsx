@@ -1,11 +1,13 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
-import { api, call } from '../api';
+import { api, ApiError, call } from '../api';
 import { EmptyState, StartWith } from '../empty-state';
 import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged } from '../paging';
 import { EditCard } from './identity-card';
+import { CardPreview, RecentWork, UpstreamPanel } from './identity-overview';
 import { Link, navigate } from '../router';
+import { useDraft, useUrlFilters } from '../url-filters';
 import type { CreatedIdentity, Identity, Settings } from '../types';
 import {
   Check,
@@ -18,7 +20,9 @@ import {
   SecretOnce,
   Select,
   Submit,
+  SuccessNotice,
   TextArea,
+  usePageTitle,
   when,
 } from '../ui';
 
@@ -31,11 +35,18 @@ export function validateHandle(handle: string): string | undefined {
   return undefined;
 }
 
+const IDENTITY_FILTERS = { q: '', enabled: '', claimed: '' };
+
 export function IdentitiesPage() {
-  const [q, setQ] = useState('');
-  const [search, setSearch] = useState('');
-  const [enabled, setEnabled] = useState<'' | 'true' | 'false'>('');
-  const [claimed, setClaimed] = useState<'' | 'true' | 'false'>('');
+  usePageTitle('Identities');
+  const [filters, setFilters] = useUrlFilters(IDENTITY_FILTERS);
+  const [q, setQ] = useDraft(filters.q);
+  const search = filters.q;
+  const enabled = filters.enabled as '' | 'true' | 'false';
+  const claimed = filters.claimed as '' | 'true' | 'false';
+  const setSearch = (value: string) => setFilters({ q: value });
+  const setEnabled = (value: string) => setFilters({ enabled: value });
+  const setClaimed = (value: string) => setFilters({ claimed: value });
   const list = usePaged<Identity>(['identities', search, enabled, claimed], async (cursor) =>
     pageOf(
       await call(
@@ -72,20 +83,12 @@ export function IdentitiesPage() {
             <button type="submit">Search</button>
           </form>
           <div className="filters">
-            <Select
-              label="Enabled"
-              value={enabled}
-              onChange={(e) => setEnabled(e.target.value as '' | 'true' | 'false')}
-            >
+            <Select label="Enabled" value={enabled} onChange={(e) => setEnabled(e.target.value)}>
               <option value="">any</option>
               <option value="true">enabled</option>
               <option value="false">disabled</option>
             </Select>
-            <Select
-              label="Claimed"
-              value={claimed}
-              onChange={(e) => setClaimed(e.target.value as '' | 'true' | 'false')}
-            >
+            <Select label="Claimed" value={claimed} onChange={(e) => setClaimed(e.target.value)}>
               <option value="">any</option>
               <option value="true">claimed</option>
               <option value="false">unclaimed</option>
@@ -125,8 +128,7 @@ export function IdentitiesPage() {
                     </td>
                     <td>{identity.display_name || '—'}</td>
                     <td>
-                      {identity.claimed ? '' : 'unclaimed · '}
-                      {identity.enabled ? 'enabled' : 'disabled'}
+                      <span className={`badge ${identityState(identity).badge}`}>{identityState(identity).label}</span>
                     </td>
                   </tr>
                 ))}
@@ -155,6 +157,7 @@ function CreateIdentity() {
     mutation: create,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     validate: () => ({
       agent_handle: validateHandle(handle),
@@ -222,7 +225,7 @@ function CreateIdentity() {
           error={errorOf('description')}
         />
         <Check label="Mint its first agent key" checked={mintKey} onChange={(e) => setMintKey(e.target.checked)} />
-        <ErrorNotice error={create.error} />
+        <ErrorNotice error={notice} />
         <Submit pending={create.isPending} pendingLabel="Creating…">
           Create identity
         </Submit>
@@ -238,6 +241,7 @@ function ClaimIdentity() {
     mutation: claim,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     validate: () => ({ claim_code: code.trim() ? undefined : 'Paste the claim code.' }),
     mutationFn: () => call<Identity>(api.POST('/api/v1/identities/claim', { body: { claim_code: code.trim() } })),
@@ -259,7 +263,7 @@ function ClaimIdentity() {
           onChange={(e) => setCode(e.target.value)}
           error={errorOf('claim_code')}
         />
-        <ErrorNotice error={claim.error} />
+        <ErrorNotice error={notice} />
         <Submit pending={claim.isPending} pendingLabel="Claiming…">
           Claim
         </Submit>
@@ -268,42 +272,120 @@ function ClaimIdentity() {
   );
 }
 
+/** An identity's state as the list and its page name it: deleted before anything else. */
+export function identityState(identity: Identity): { label: string; badge: string } {
+  if (identity.status === 'deleted') {
+    return { label: 'deleted', badge: 'deleted' };
+  }
+  const enabled = identity.enabled ? 'enabled' : 'disabled';
+  return identity.claimed
+    ? { label: enabled, badge: enabled }
+    : { label: `unclaimed · ${enabled}`, badge: 'unclaimed' };
+}
+
 export function IdentityPage({ handle }: { handle: string }) {
   const identity = useQuery({
     queryKey: ['identity', handle],
     queryFn: () => call<Identity>(api.GET('/api/v1/identities/{handle}', { params: { path: { handle } } })),
   });
+  usePageTitle(identity.data ? identity.data.display_name || identity.data.agent_handle : 'Identity');
   if (identity.isPending) {
     return <Loading />;
   }
   if (identity.error) {
-    return <ErrorNotice error={identity.error} />;
+    const missing = identity.error instanceof ApiError && identity.error.status === 404;
+    return (
+      <>
+        <p>
+          <Link to="/identities">← Identities</Link>
+        </p>
+        <h1>{missing ? 'No such identity' : 'This identity could not be opened'}</h1>
+        {missing ? (
+          <p>
+            Your organization has no identity with the handle <code>{handle}</code>. Check the address, or{' '}
+            <Link to="/identities">go back to your identities</Link>.
+          </p>
+        ) : (
+          <ErrorNotice error={identity.error} />
+        )}
+      </>
+    );
   }
   const data = identity.data;
+  const deleted = data.status === 'deleted';
+  const state = identityState(data);
   return (
     <>
       <p>
         <Link to="/identities">← Identities</Link>
       </p>
-      <h1>{data.display_name || data.agent_handle}</h1>
+      <h1>
+        {data.display_name || data.agent_handle} <span className={`badge ${state.badge}`}>{state.label}</span>
+      </h1>
       <p className="muted">
-        <code>{data.agent_handle}</code> · {data.claimed ? `claimed ${when(data.claimed_at)}` : 'unclaimed'} · card{' '}
-        <a href={data.card_url}>{data.card_url}</a>
+        <code>{data.agent_handle}</code> · {data.claimed ? `claimed ${when(data.claimed_at)}` : 'unclaimed'}
       </p>
-      <p>
-        <Link to={`/keys?identity=${data.id}`}>Its API keys</Link> ·{' '}
-        <Link to={`/admission?identity=${data.agent_handle}`}>Its contact rules</Link> ·{' '}
-        <Link to={`/approvals?identity=${data.agent_handle}`}>Its approval requests</Link> ·{' '}
-        <Link to={`/tasks?identity=${data.agent_handle}`}>Its tasks</Link>
-      </p>
-      <div className="columns">
-        <EditCard identity={data} />
-        <div>
-          <EditSettings handle={handle} />
-          <DeleteIdentity handle={handle} />
-        </div>
-      </div>
+      {deleted ? (
+        <>
+          <p className="notice">
+            This identity was deleted: it is shown read-only. Its keys were revoked, its card and protocol endpoint are
+            gone, its handle stays reserved and its tasks stay in the ledger.
+          </p>
+          <p>
+            <Link to={`/keys?identity=${data.id}&status=`}>Its API keys</Link> ·{' '}
+            <Link to={`/tasks?identity=${data.agent_handle}`}>Its tasks</Link>
+          </p>
+          <ReadOnlyCard identity={data} />
+        </>
+      ) : (
+        <>
+          <p>
+            <Link to={`/keys?identity=${data.id}`}>Its API keys</Link> ·{' '}
+            <Link to={`/admission?identity=${data.agent_handle}`}>Its contact rules</Link> ·{' '}
+            <Link to={`/approvals?identity=${data.agent_handle}`}>Its approval requests</Link> ·{' '}
+            <Link to={`/tasks?identity=${data.agent_handle}`}>Its tasks</Link>
+          </p>
+          <div className="columns">
+            <div>
+              <EditCard identity={data} />
+              <CardPreview identity={data} />
+            </div>
+            <div>
+              <EditSettings handle={handle} />
+              <RecentWork identity={data} />
+              <UpstreamPanel identity={data} />
+              <DeleteIdentity handle={handle} />
+            </div>
+          </div>
+        </>
+      )}
     </>
+  );
+}
+
+/** A deleted identity's card as it was: read, never edited. */
+function ReadOnlyCard({ identity }: { identity: Identity }) {
+  return (
+    <section aria-labelledby="card-title">
+      <h2 id="card-title">Agent Card (as it was)</h2>
+      <dl>
+        <dt>Display name</dt>
+        <dd>{identity.display_name || '—'}</dd>
+        <dt>Description</dt>
+        <dd>{identity.description || '—'}</dd>
+      </dl>
+      {identity.skills.length === 0 ? (
+        <Empty>No skills.</Empty>
+      ) : (
+        <ul aria-label="Skills on the card">
+          {identity.skills.map((skill) => (
+            <li key={skill.id}>
+              {skill.name} <code>{skill.id}</code>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
   );
 }
 
@@ -390,7 +472,7 @@ function EditSettings({ handle }: { handle: string }) {
           ))}
         </Select>
         <ErrorNotice error={save.error} />
-        {save.isSuccess && <p role="status">Settings saved.</p>}
+        {save.isSuccess && <SuccessNotice>Settings saved.</SuccessNotice>}
         <Submit pending={save.isPending} pendingLabel="Saving…">
           Save settings
         </Submit>

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { api, call } from '../api';
 import { useFormMutation } from '../form-mutation';
 import type { Identity, Skill } from '../types';
-import { Empty, ErrorNotice, Field, Select, Submit, TextArea, type FieldErrors } from '../ui';
+import { Empty, ErrorNotice, Field, Select, Submit, SuccessNotice, TextArea, type FieldErrors } from '../ui';
 
 interface SkillDraft {
   id: string;
@@ -61,6 +61,7 @@ export function EditCard({ identity }: { identity: Identity }) {
     mutation: save,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     validate: () => {
       const errors: FieldErrors = {};
@@ -176,8 +177,8 @@ export function EditCard({ identity }: { identity: Identity }) {
             Add a skill
           </button>
         </fieldset>
-        <ErrorNotice error={save.error} />
-        {save.isSuccess && <p role="status">Card saved.</p>}
+        <ErrorNotice error={notice} />
+        {save.isSuccess && <SuccessNotice>Card saved.</SuccessNotice>}
         <Submit pending={save.isPending} pendingLabel="Saving…">
           Save card
         </Submit>

@@ -4,12 +4,24 @@ import { api, call } from '../api';
 import { EmptyState, StartWith } from '../empty-state';
 import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged } from '../paging';
-import { useRoute } from '../router';
+import { useUrlFilters } from '../url-filters';
 import type { paths } from '../../../client';
 import type { ApiKey, Identity, MintedApiKey } from '../types';
 
 type KeyQuery = NonNullable<paths['/api/v1/api-keys']['get']['parameters']['query']>;
-import { ConfirmButton, Empty, ErrorNotice, Field, Loading, LoadMore, SecretOnce, Select, Submit, when } from '../ui';
+import {
+  ConfirmButton,
+  Empty,
+  ErrorNotice,
+  Field,
+  Loading,
+  LoadMore,
+  SecretOnce,
+  Select,
+  Submit,
+  usePageTitle,
+  when,
+} from '../ui';
 
 function useIdentities() {
   return usePaged<Identity>(['identities', 'all'], async (cursor) =>
@@ -20,11 +32,17 @@ function useIdentities() {
   );
 }
 
+const KEY_FILTERS = { scope: '', status: 'active', identity: '' };
+
 export function KeysPage() {
-  const { search } = useRoute();
-  const [scope, setScope] = useState<KeyQuery['scope'] | ''>('');
-  const [status, setStatus] = useState<KeyQuery['status'] | ''>('active');
-  const [identity, setIdentity] = useState(search.get('identity') ?? '');
+  usePageTitle('API keys');
+  const [filters, setFilters] = useUrlFilters(KEY_FILTERS);
+  const scope = filters.scope as KeyQuery['scope'] | '';
+  const status = filters.status as KeyQuery['status'] | '';
+  const identity = filters.identity;
+  const setScope = (value: string) => setFilters({ scope: value });
+  const setStatus = (value: string) => setFilters({ status: value });
+  const setIdentity = (value: string) => setFilters({ identity: value });
   const identities = useIdentities();
   const list = usePaged<ApiKey>(['keys', scope, status, identity], async (cursor) =>
     pageOf(
@@ -46,16 +64,12 @@ export function KeysPage() {
         <section aria-labelledby="keys-title">
           <h2 id="keys-title">Keys</h2>
           <div className="filters">
-            <Select label="Scope" value={scope} onChange={(e) => setScope(e.target.value as KeyQuery['scope'] | '')}>
+            <Select label="Scope" value={scope} onChange={(e) => setScope(e.target.value)}>
               <option value="">any</option>
               <option value="admin">admin</option>
               <option value="agent">agent</option>
             </Select>
-            <Select
-              label="Status"
-              value={status}
-              onChange={(e) => setStatus(e.target.value as KeyQuery['status'] | '')}
-            >
+            <Select label="Status" value={status} onChange={(e) => setStatus(e.target.value)}>
               <option value="">any</option>
               <option value="active">active</option>
               <option value="revoked">revoked</option>
@@ -110,6 +124,7 @@ function KeyRow({ apiKey, identity }: { apiKey: ApiKey; identity: string }) {
     mutation: save,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     mutationFn: () =>
       call<ApiKey>(
@@ -151,7 +166,7 @@ function KeyRow({ apiKey, identity }: { apiKey: ApiKey; identity: string }) {
             onChange={(e) => setDescription(e.target.value)}
             error={errorOf('description')}
           />
-          <ErrorNotice error={save.error} />
+          <ErrorNotice error={notice} />
           <div className="actions">
             <Submit pending={save.isPending}>Save</Submit>
             <button type="button" onClick={() => setEditing(false)}>
@@ -194,6 +209,7 @@ function MintKey({ identities }: { identities: Identity[] }) {
     mutation: mint,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     validate: () => ({
       scoped_identity_id: scope === 'agent' && !identity ? 'Choose the identity the key acts as.' : undefined,
@@ -249,7 +265,7 @@ function MintKey({ identities }: { identities: Identity[] }) {
           onChange={(e) => setDescription(e.target.value)}
           error={errorOf('description')}
         />
-        <ErrorNotice error={mint.error} />
+        <ErrorNotice error={notice} />
         <Submit pending={mint.isPending} pendingLabel="Minting…">
           Mint key
         </Submit>

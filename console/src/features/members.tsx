@@ -5,11 +5,24 @@ import { EmptyState, StartWith } from '../empty-state';
 import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged } from '../paging';
 import { navigate } from '../router';
-import type { CreatedInvite, Invite, Me, Member, OrganizationSettings } from '../types';
-import { Check, ConfirmButton, ErrorNotice, Field, Loading, LoadMore, SecretOnce, Submit, when } from '../ui';
+import type { CreatedInvite, Invitation, Invite, Me, Member, OrganizationSettings } from '../types';
+import {
+  Check,
+  ConfirmButton,
+  ErrorNotice,
+  Field,
+  Loading,
+  LoadMore,
+  SecretOnce,
+  Submit,
+  SuccessNotice,
+  usePageTitle,
+  when,
+} from '../ui';
 import { ME, SsoLink, useMe, useSsoConfig, validateEmail } from './auth';
 
 export function MembersPage() {
+  usePageTitle('Members');
   const me = useMe();
   return (
     <>
@@ -132,6 +145,7 @@ function InviteForm() {
     mutation: invite,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     validate: () => ({
       email: validateEmail(email.trim()),
@@ -157,7 +171,7 @@ function InviteForm() {
           onChange={(e) => setEmail(e.target.value)}
           error={errorOf('email')}
         />
-        <ErrorNotice error={invite.error} />
+        <ErrorNotice error={notice} />
         <Submit pending={invite.isPending} pendingLabel="Inviting…">
           Create invitation link
         </Submit>
@@ -254,6 +268,7 @@ function ChangePassword() {
     mutation: change,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     validate: () => ({
       current_password: current ? undefined : 'Enter your current password.',
@@ -296,8 +311,8 @@ function ChangePassword() {
           onChange={(e) => setRepeat(e.target.value)}
           error={errorOf('repeat')}
         />
-        <ErrorNotice error={change.error} />
-        {change.isSuccess && <p role="status">Password changed. Your other sessions have ended.</p>}
+        <ErrorNotice error={notice} />
+        {change.isSuccess && <SuccessNotice>Password changed. Your other sessions have ended.</SuccessNotice>}
         <Submit pending={change.isPending} pendingLabel="Changing…">
           Change password
         </Submit>
@@ -319,14 +334,22 @@ function takeCode(): string {
 }
 
 export function AcceptPage() {
+  usePageTitle('Accept an invitation');
   const client = useQueryClient();
   const [code] = useState(takeCode);
+  // Who is invited where, so the person knows what they are joining (and which email they sign in with).
+  const invitation = useQuery({
+    queryKey: ['invitation', code],
+    enabled: !!code,
+    queryFn: () => call<Invitation>(api.POST('/api/v1/console/invites/lookup', { body: { code } })),
+  });
   const [password, setPassword] = useState('');
   const [repeat, setRepeat] = useState('');
   const {
     mutation: accept,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     validate: () => ({
       password: password.length < 12 ? 'At least 12 characters.' : undefined,
@@ -347,9 +370,16 @@ export function AcceptPage() {
           This page needs the whole invitation link, including the part after “#”. Ask the person who invited you for a
           new link.
         </p>
+      ) : invitation.isPending ? (
+        <Loading label="Reading the invitation…" />
+      ) : invitation.error ? (
+        <ErrorNotice error={invitation.error} />
       ) : (
         <form onSubmit={submit} noValidate>
-          <p>Choose a password to join the organization that invited you.</p>
+          <p>
+            <strong>{invitation.data.organization.name}</strong> invited <strong>{invitation.data.email}</strong>.
+            Choose a password to join; you will sign in with this email.
+          </p>
           <Field
             label="Password"
             type="password"
@@ -367,7 +397,7 @@ export function AcceptPage() {
             onChange={(e) => setRepeat(e.target.value)}
             error={errorOf('repeat')}
           />
-          <ErrorNotice error={accept.error} />
+          <ErrorNotice error={notice} />
           <Submit pending={accept.isPending} pendingLabel="Joining…">
             Join the organization
           </Submit>

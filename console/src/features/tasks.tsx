@@ -5,12 +5,25 @@ import { api, call } from '../api';
 import { EmptyState, StartAt } from '../empty-state';
 import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged } from '../paging';
-import { Link, useRoute } from '../router';
+import { Link } from '../router';
+import { useDraft, useUrlFilters } from '../url-filters';
 import type { paths } from '../../../client';
 import type { Artifact, Part, Task } from '../types';
 
 type TaskQuery = NonNullable<paths['/api/v1/tasks']['get']['parameters']['query']>;
-import { Empty, ErrorNotice, Field, Loading, LoadMore, Select, Submit, TextArea, when } from '../ui';
+import {
+  Empty,
+  ErrorNotice,
+  Field,
+  Loading,
+  LoadMore,
+  Select,
+  shortId,
+  Submit,
+  TextArea,
+  usePageTitle,
+  when,
+} from '../ui';
 
 const STATES = [
   'submitted',
@@ -39,13 +52,29 @@ function waitsForApproval(task: Task): boolean {
   return task.awaiting_approval === true;
 }
 
+/** The first words of a task's latest message (the list carries one message per task). */
+function preview(task: Task): string {
+  const last = (task.history ?? [])[(task.history ?? []).length - 1];
+  const text = last?.parts.find((part) => typeof part.text === 'string')?.text ?? '';
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > PREVIEW_CHARS ? `${line.slice(0, PREVIEW_CHARS - 1)}…` : line;
+}
+const PREVIEW_CHARS = 90;
+
+const TASK_FILTERS = { role: '', state: '', identity: '', peer: '', context: '' };
+
 export function TasksPage() {
-  const { search } = useRoute();
-  const [role, setRole] = useState<TaskQuery['role'] | ''>('');
-  const [state, setState] = useState<TaskQuery['state'] | ''>('');
+  usePageTitle('Tasks');
+  const [applied, setFilters] = useUrlFilters(TASK_FILTERS);
+  const role = applied.role as TaskQuery['role'] | '';
+  const state = applied.state as TaskQuery['state'] | '';
+  const setRole = (value: string) => setFilters({ role: value });
+  const setState = (value: string) => setFilters({ state: value });
   // Text filters apply on submit (not on every keystroke).
-  const [draft, setDraft] = useState({ identity: search.get('identity') ?? '', peer: '', context: '' });
-  const [text, setText] = useState(draft);
+  const [draft, setDraft] = useDraft({ identity: applied.identity, peer: applied.peer, context: applied.context });
+  const text = { identity: applied.identity, peer: applied.peer, context: applied.context };
+  const setText = (value: typeof draft) =>
+    setFilters({ identity: value.identity.trim(), peer: value.peer.trim(), context: value.context.trim() });
   const filters = {
     role: role || undefined,
     state: state || undefined,
@@ -70,12 +99,12 @@ export function TasksPage() {
           setText(draft);
         }}
       >
-        <Select label="Role" value={role} onChange={(e) => setRole(e.target.value as TaskQuery['role'] | '')}>
+        <Select label="Role" value={role} onChange={(e) => setRole(e.target.value)}>
           <option value="">any</option>
           <option value="requester">requester</option>
           <option value="worker">worker</option>
         </Select>
-        <Select label="State" value={state} onChange={(e) => setState(e.target.value as TaskQuery['state'] | '')}>
+        <Select label="State" value={state} onChange={(e) => setState(e.target.value)}>
           <option value="">any</option>
           {STATES.map((s) => (
             <option key={s} value={s}>
@@ -132,9 +161,10 @@ export function TasksPage() {
             {list.items.map((task) => (
               <tr key={task.id}>
                 <td>
-                  <Link to={`/tasks/${task.id}`} aria-label={`Task ${task.id}`}>
-                    {task.id.slice(0, 8)}
+                  <Link to={`/tasks/${task.id}`} aria-label={`Task ${task.id}`} className="mono">
+                    {shortId(task.id)}
                   </Link>
+                  {preview(task) && <div className="preview">{preview(task)}</div>}
                 </td>
                 <td>
                   {task.requester.agent_handle} → {task.worker.agent_handle}
@@ -176,6 +206,7 @@ interface Step {
 
 /** One task, read again every LIVE_MS until it is terminal: conversation, artifacts, the states it went through. */
 export function TaskPage({ id }: { id: string }) {
+  usePageTitle(`Task ${shortId(id)}`);
   const task = useQuery({
     queryKey: ['task', id],
     queryFn: () => call<Task>(api.GET('/api/v1/tasks/{id}', { params: { path: { id } } })),
@@ -215,10 +246,10 @@ export function TaskPage({ id }: { id: string }) {
         <Link to="/tasks">← Tasks</Link>
       </p>
       <h1>
-        Task <code>{data.id.slice(0, 8)}</code>
+        Task <code>{shortId(data.id)}</code>
       </h1>
       <p>
-        {data.requester.agent_handle} → {data.worker.agent_handle} · context <code>{data.contextId.slice(0, 8)}</code>
+        {data.requester.agent_handle} → {data.worker.agent_handle} · context <code>{shortId(data.contextId)}</code>
       </p>
       <p role="status" aria-live="polite" aria-label="Task state">
         State: <span className={`badge ${state}`}>{state}</span>{' '}
@@ -316,6 +347,7 @@ function Reply({ id }: { id: string }) {
     mutation: reply,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     validate: () => ({
       message: !state && !text.trim() ? 'Write a message or choose a new state.' : undefined,
@@ -349,7 +381,7 @@ function Reply({ id }: { id: string }) {
           ))}
         </Select>
         <TextArea label="Message" value={text} onChange={(e) => setText(e.target.value)} error={errorOf('message')} />
-        <ErrorNotice error={reply.error} />
+        <ErrorNotice error={notice} />
         <Submit pending={reply.isPending} pendingLabel="Sending…">
           Send reply
         </Submit>

@@ -7,7 +7,20 @@ import type { components } from '../../../client';
 import { pageOf, usePaged } from '../paging';
 import { Link, navigate } from '../router';
 import type { Delivery, Webhook, WebhookWithSecret } from '../types';
-import { Check, ConfirmButton, Empty, ErrorNotice, Field, Loading, LoadMore, SecretOnce, Submit, when } from '../ui';
+import {
+  Check,
+  ConfirmButton,
+  Empty,
+  ErrorNotice,
+  Field,
+  Loading,
+  LoadMore,
+  SecretOnce,
+  Submit,
+  SuccessNotice,
+  usePageTitle,
+  when,
+} from '../ui';
 
 type EventName = components['schemas']['CreateWebhookDto']['events'][number];
 const EVENTS: EventName[] = [
@@ -26,6 +39,7 @@ const EVENTS: EventName[] = [
 ];
 
 export function WebhooksPage() {
+  usePageTitle('Webhooks');
   const list = usePaged<Webhook>(['webhooks'], async (cursor) =>
     pageOf(await call(api.GET('/api/v1/webhooks', { params: { query: { cursor } } })), 'webhooks'),
   );
@@ -57,8 +71,8 @@ export function WebhooksPage() {
             <ul className="cards">
               {list.items.map((hook) => (
                 <li key={hook.id}>
-                  <Link to={`/webhooks/${hook.id}`}>{hook.url}</Link>{' '}
-                  <span className={`badge ${hook.status}`}>{hook.status}</span>
+                  <Link to={`/webhooks/${hook.id}`}>{hook.url}</Link> <HookBadge hook={hook} />
+                  {hook.description && <div>{hook.description}</div>}
                   <div className="muted">
                     {hook.identity ? `for ${hook.identity}` : 'organization-wide'} · {hook.events.join(', ')}
                   </div>
@@ -72,6 +86,26 @@ export function WebhooksPage() {
       </div>
     </>
   );
+}
+
+/** Active, disabled, or failing: active but its recent deliveries fail (`failing_since`). */
+function HookBadge({ hook }: { hook: Webhook }) {
+  const failing = hook.status === 'active' && hook.failing_since !== null;
+  const state = failing ? 'failing' : hook.status;
+  return (
+    <span className={`badge ${state}`} title={failing ? `failing since ${when(hook.failing_since)}` : undefined}>
+      {state}
+    </span>
+  );
+}
+
+/** A JSON text indented for reading (as it is when it is not JSON). */
+function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
 }
 
 function validUrl(value: string): string | undefined {
@@ -95,6 +129,7 @@ function CreateWebhook() {
     mutation: create,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     validate: () => ({
       url: validUrl(url.trim()),
@@ -123,6 +158,7 @@ function CreateWebhook() {
     return (
       <SecretOnce
         label="The webhook's signing secret"
+        kept="signing"
         value={created.secret}
         onDone={() => {
           setCreated(null);
@@ -168,7 +204,7 @@ function CreateWebhook() {
             ))}
           {errorOf('events') && <small className="field-error">{errorOf('events')}</small>}
         </fieldset>
-        <ErrorNotice error={create.error} />
+        <ErrorNotice error={notice} />
         <Submit pending={create.isPending} pendingLabel="Creating…">
           Create webhook
         </Submit>
@@ -177,11 +213,98 @@ function CreateWebhook() {
   );
 }
 
+/** The webhook's URL, events and description, changed in place (PATCH, docs/api.md §8). */
+function EditWebhook({ hook, onSaved }: { hook: Webhook; onSaved: () => void }) {
+  const [open, setOpen] = useState(false);
+  const [url, setUrl] = useState(hook.url);
+  const [description, setDescription] = useState(hook.description);
+  const [all, setAll] = useState(hook.events.includes('*'));
+  const [events, setEvents] = useState<EventName[]>(hook.events.filter((e) => e !== '*') as EventName[]);
+  const {
+    mutation: save,
+    submit,
+    errorOf,
+    notice,
+  } = useFormMutation({
+    validate: () => ({
+      url: validUrl(url.trim()),
+      events: !all && events.length === 0 ? 'Choose at least one event type, or every event.' : undefined,
+    }),
+    mutationFn: () =>
+      call<Webhook>(
+        api.PATCH('/api/v1/webhooks/{id}', {
+          params: { path: { id: hook.id } },
+          body: { url: url.trim(), events: all ? ['*'] : events, description },
+        }),
+      ),
+    onSuccess: () => {
+      setOpen(false);
+      onSaved();
+    },
+  });
+  if (!open) {
+    return (
+      <div className="actions">
+        <button type="button" onClick={() => setOpen(true)}>
+          Edit webhook
+        </button>
+        {save.isSuccess && <SuccessNotice>Webhook saved.</SuccessNotice>}
+      </div>
+    );
+  }
+  return (
+    <section aria-labelledby="edit-hook">
+      <h2 id="edit-hook">Edit webhook</h2>
+      <form onSubmit={submit} noValidate>
+        <Field
+          label="Endpoint URL"
+          type="url"
+          value={url}
+          onChange={(e) => setUrl(e.target.value)}
+          error={errorOf('url')}
+        />
+        <Field
+          label="Description"
+          value={description}
+          onChange={(e) => setDescription(e.target.value)}
+          error={errorOf('description')}
+        />
+        <fieldset>
+          <legend>Events</legend>
+          <Check label="Every event" checked={all} onChange={(e) => setAll(e.target.checked)} />
+          {!all &&
+            EVENTS.map((name) => (
+              <Check
+                key={name}
+                label={name}
+                checked={events.includes(name)}
+                onChange={(e) => setEvents(e.target.checked ? [...events, name] : events.filter((x) => x !== name))}
+              />
+            ))}
+          {errorOf('events') && <small className="field-error">{errorOf('events')}</small>}
+        </fieldset>
+        <ErrorNotice error={notice} />
+        <div className="actions">
+          <Submit pending={save.isPending} pendingLabel="Saving…">
+            Save webhook
+          </Submit>
+          <button type="button" onClick={() => setOpen(false)}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
 export function WebhookPage({ id }: { id: string }) {
+  usePageTitle('Webhook');
   const client = useQueryClient();
   const hook = useQuery({
     queryKey: ['webhook', id],
     queryFn: () => call<Webhook>(api.GET('/api/v1/webhooks/{id}', { params: { path: { id } } })),
+    // Read again as its deliveries are, so the badge turns "failing" (and back) while someone watches.
+    refetchInterval: 3000,
   });
   const [secret, setSecret] = useState<string | null>(null);
   const refresh = () => {
@@ -227,8 +350,9 @@ export function WebhookPage({ id }: { id: string }) {
       </p>
       <h1>Webhook</h1>
       <p>
-        <code>{data.url}</code> <span className={`badge ${data.status}`}>{data.status}</span>
+        <code>{data.url}</code> <HookBadge hook={data} />
       </p>
+      {data.description && <p>{data.description}</p>}
       <p className="muted">
         {data.identity ? `For ${data.identity}` : 'Organization-wide'} · events: {data.events.join(', ')}
         {data.failing_since ? ` · failing since ${when(data.failing_since)}` : ''}
@@ -236,7 +360,9 @@ export function WebhookPage({ id }: { id: string }) {
           ? ` · the previous secret signs until ${when(data.previous_secret_expires_at)}`
           : ''}
       </p>
-      {secret && <SecretOnce label="The new signing secret" value={secret} onDone={() => setSecret(null)} />}
+      {secret && (
+        <SecretOnce label="The new signing secret" kept="signing" value={secret} onDone={() => setSecret(null)} />
+      )}
       <div className="actions">
         <button type="button" onClick={() => test.mutate()} disabled={test.isPending} aria-busy={test.isPending}>
           {test.isPending ? 'Sending…' : 'Send a test event'}
@@ -269,7 +395,8 @@ export function WebhookPage({ id }: { id: string }) {
         />
       </div>
       <ErrorNotice error={test.error ?? rotate.error ?? toggle.error ?? remove.error} />
-      {test.isSuccess && <p role="status">Test event queued.</p>}
+      <EditWebhook hook={data} onSaved={refresh} />
+      {test.isSuccess && <SuccessNotice>Test event queued.</SuccessNotice>}
       <Deliveries id={id} />
     </>
   );
@@ -318,25 +445,41 @@ function Deliveries({ id }: { id: string }) {
                 {d.next_attempt_at ? ` · next ${when(d.next_attempt_at)}` : ''}
                 {d.last_error ? ` · ${d.last_error}` : ''}
               </div>
-              {d.attempts.length > 0 && (
-                <details>
-                  <summary>Attempts</summary>
-                  <ol>
+              <details>
+                <summary>Request and responses</summary>
+                <h3>Request body</h3>
+                {d.request_body === null ? (
+                  <p className="muted">Its event is over 8 KiB: read it in the event log.</p>
+                ) : (
+                  <pre className="part" aria-label={`Request body of ${d.event_type}`} tabIndex={0}>
+                    {prettyJson(d.request_body)}
+                  </pre>
+                )}
+                {d.attempts.length > 0 && (
+                  <ol aria-label={`Attempts of ${d.event_type}`}>
                     {d.attempts.map((a) => (
                       <li key={a.attempt}>
                         #{a.attempt} {a.succeeded ? 'succeeded' : 'failed'} · {a.status_code ?? 'no response'} ·{' '}
                         {a.duration_ms ?? '—'} ms · {when(a.created_at)}
                         {a.error ? ` · ${a.error}` : ''}
+                        {a.response && (
+                          <pre className="part" aria-label={`Response to attempt ${a.attempt}`} tabIndex={0}>
+                            {Object.entries(a.response.headers)
+                              .map(([name, value]) => `${name}: ${value}`)
+                              .join('\n')}
+                            {'\n\n'}
+                            {a.response.body || '(empty body)'}
+                          </pre>
+                        )}
                       </li>
                     ))}
                   </ol>
-                </details>
-              )}
-              {d.status !== 'pending' && (
-                <button type="button" onClick={() => retry.mutate(d.id)} disabled={retry.isPending}>
-                  Retry delivery
-                </button>
-              )}
+                )}
+              </details>
+              {/* Any delivery, a pending one too (its next scheduled attempt may be hours away). */}
+              <button type="button" onClick={() => retry.mutate(d.id)} disabled={retry.isPending}>
+                Retry now
+              </button>
             </li>
           ))}
         </ul>

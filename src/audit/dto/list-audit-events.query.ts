@@ -1,31 +1,15 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import {
-  IsOptional,
-  IsString,
-  Matches,
-  MaxLength,
-  Validate,
-  ValidatorConstraint,
-  type ValidatorConstraintInterface,
-} from 'class-validator';
+import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { PageQuery } from '../../common/pagination';
 import { IsTimestamp } from '../../common/validation';
-import { isUuid } from '../../common/parse-id.pipe';
-
-@ValidatorConstraint({ name: 'isAuditActor' })
-class IsActor implements ValidatorConstraintInterface {
-  validate(value: unknown): boolean {
-    return value === 'signup' || isUuid(value);
-  }
-  defaultMessage(): string {
-    return 'actor must be a Console user or API key id, or "signup"';
-  }
-}
 
 export class ListAuditEventsQuery extends PageQuery {
-  @ApiPropertyOptional({ description: "A Console user's or API key's id, or `signup`." })
+  @ApiPropertyOptional({
+    description: "A Console user's or API key's id, `signup`, a Console user's email or an API key's label.",
+  })
   @IsOptional()
-  @Validate(IsActor)
+  @IsString()
+  @MaxLength(320)
   actor?: string;
 
   @ApiPropertyOptional({ description: "The target's id, or its handle or label." })

@@ -9,6 +9,14 @@ export class CreateInviteDto {
   email: string;
 }
 
+export class InviteCodeDto {
+  @ApiProperty({ description: 'The code: the part of the invitation link after `#`.' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(200)
+  code: string;
+}
+
 export class AcceptInviteDto {
   @ApiProperty({ description: 'The code: the part of the invitation link after `#`.' })
   @IsString()

@@ -24,6 +24,7 @@ import { RankedSearch1796500000000 } from './1796500000000-ranked-search';
 import { AiCatalog1796500100000 } from './1796500100000-ai-catalog';
 import { UpstreamCardTrust1796500200000 } from './1796500200000-upstream-card-trust';
 import { Availability1796500300000 } from './1796500300000-availability';
+import { DeliveryResponses1796510000000 } from './1796510000000-delivery-responses';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
@@ -53,4 +54,5 @@ export const MIGRATIONS = [
   AiCatalog1796500100000,
   UpstreamCardTrust1796500200000,
   Availability1796500300000,
+  DeliveryResponses1796510000000,
 ];

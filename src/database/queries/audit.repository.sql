@@ -10,19 +10,49 @@ VALUES ($1, $2, $3, $4, $5, $6,
 SELECT a.id, a.organization_id AS "organizationId", a.actor_type AS "actorType", a.actor_id AS "actorId",
 a.actor_label AS "actorLabel", a.action, a.target_type AS "targetType", a.target_id AS "targetId",
 a.target_label AS "targetLabel", a.changes, a.request_id AS "requestId", a.client_address AS "clientAddress",
-a.created_at AS "createdAt" FROM audit_events a WHERE a.organization_id = $1 AND TRUE ORDER BY a.created_at DESC, a.id DESC LIMIT 51;
+a.created_at AS "createdAt",
+               CASE a.actor_type WHEN 'console_user' THEN u.email
+                                 WHEN 'api_key' THEN COALESCE(NULLIF(k.label, ''), a.actor_label, k.prefix) END AS "actorName"
+          FROM audit_events a
+          LEFT JOIN console_users u ON a.actor_type = 'console_user' AND u.id = a.actor_id AND u.organization_id = a.organization_id
+          LEFT JOIN api_keys k ON a.actor_type = 'api_key' AND k.id = a.actor_id
+         WHERE a.organization_id = $1 AND TRUE ORDER BY a.created_at DESC, a.id DESC LIMIT 51;
 
 -- AuditRepository.list (filtered)
 SELECT a.id, a.organization_id AS "organizationId", a.actor_type AS "actorType", a.actor_id AS "actorId",
 a.actor_label AS "actorLabel", a.action, a.target_type AS "targetType", a.target_id AS "targetId",
 a.target_label AS "targetLabel", a.changes, a.request_id AS "requestId", a.client_address AS "clientAddress",
-a.created_at AS "createdAt" FROM audit_events a WHERE a.organization_id = $1 AND a.actor_id = $2::uuid AND (a.target_id = $3 OR a.target_label = $4) AND starts_with(a.action, $5) AND a.created_at >= $6::timestamptz AND (a.created_at, a.id) < ($7::timestamptz, $8::uuid) ORDER BY a.created_at DESC, a.id DESC LIMIT 51;
+a.created_at AS "createdAt",
+               CASE a.actor_type WHEN 'console_user' THEN u.email
+                                 WHEN 'api_key' THEN COALESCE(NULLIF(k.label, ''), a.actor_label, k.prefix) END AS "actorName"
+          FROM audit_events a
+          LEFT JOIN console_users u ON a.actor_type = 'console_user' AND u.id = a.actor_id AND u.organization_id = a.organization_id
+          LEFT JOIN api_keys k ON a.actor_type = 'api_key' AND k.id = a.actor_id
+         WHERE a.organization_id = $1 AND a.actor_id = $2::uuid AND (a.target_id = $3 OR a.target_label = $4) AND starts_with(a.action, $5) AND a.created_at >= $6::timestamptz AND (a.created_at, a.id) < ($7::timestamptz, $8::uuid) ORDER BY a.created_at DESC, a.id DESC LIMIT 51;
+
+-- AuditRepository.list (by email or key label)
+SELECT a.id, a.organization_id AS "organizationId", a.actor_type AS "actorType", a.actor_id AS "actorId",
+a.actor_label AS "actorLabel", a.action, a.target_type AS "targetType", a.target_id AS "targetId",
+a.target_label AS "targetLabel", a.changes, a.request_id AS "requestId", a.client_address AS "clientAddress",
+a.created_at AS "createdAt",
+               CASE a.actor_type WHEN 'console_user' THEN u.email
+                                 WHEN 'api_key' THEN COALESCE(NULLIF(k.label, ''), a.actor_label, k.prefix) END AS "actorName"
+          FROM audit_events a
+          LEFT JOIN console_users u ON a.actor_type = 'console_user' AND u.id = a.actor_id AND u.organization_id = a.organization_id
+          LEFT JOIN api_keys k ON a.actor_type = 'api_key' AND k.id = a.actor_id
+         WHERE a.organization_id = $1 AND (u.email_key = $2 OR (a.actor_type = 'api_key' AND (k.label = $3 OR a.actor_label = $4))) AND TRUE ORDER BY a.created_at DESC, a.id DESC LIMIT 51;
 
 -- AuditRepository.list (by signup, exact action, target id)
 SELECT a.id, a.organization_id AS "organizationId", a.actor_type AS "actorType", a.actor_id AS "actorId",
 a.actor_label AS "actorLabel", a.action, a.target_type AS "targetType", a.target_id AS "targetId",
 a.target_label AS "targetLabel", a.changes, a.request_id AS "requestId", a.client_address AS "clientAddress",
-a.created_at AS "createdAt" FROM audit_events a WHERE a.organization_id = $1 AND a.actor_type = 'signup' AND a.target_id = $2 AND a.action = $3 AND TRUE ORDER BY a.created_at DESC, a.id DESC LIMIT 51;
+a.created_at AS "createdAt",
+               CASE a.actor_type WHEN 'console_user' THEN u.email
+                                 WHEN 'api_key' THEN COALESCE(NULLIF(k.label, ''), a.actor_label, k.prefix) END AS "actorName"
+          FROM audit_events a
+          LEFT JOIN console_users u ON a.actor_type = 'console_user' AND u.id = a.actor_id AND u.organization_id = a.organization_id
+          LEFT JOIN api_keys k ON a.actor_type = 'api_key' AND k.id = a.actor_id
+         WHERE a.organization_id = $1 AND a.actor_type = 'signup' AND a.target_id = $2 AND a.action = $3 AND TRUE ORDER BY a.created_at DESC, a.id DESC LIMIT 51;
 
 -- AuditRepository.prune
 DELETE FROM audit_events WHERE id IN (

@@ -94,6 +94,11 @@ WHERE i.organization_id = $1 AND i.accepted_at IS NULL AND i.expires_at > now() 
 -- ConsoleRepository.deleteOpenInvite
 DELETE FROM console_invites WHERE id = $1 AND organization_id = $2 AND accepted_at IS NULL RETURNING id, organization_id, email, invited_by, created_at, expires_at;
 
+-- ConsoleRepository.openInvitation
+SELECT i.email, o.name AS "organizationName", i.expires_at AS "expiresAt"
+ FROM console_invites i JOIN organizations o ON o.id = i.organization_id
+WHERE i.code_hash = $1 AND i.accepted_at IS NULL AND i.expires_at > now();
+
 -- ConsoleRepository.lockOpenInvite
 SELECT id, organization_id, email, invited_by, created_at, expires_at FROM console_invites
 WHERE code_hash = $1 AND accepted_at IS NULL AND expires_at > now() FOR UPDATE;

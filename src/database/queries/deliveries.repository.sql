@@ -54,15 +54,18 @@ candidates AS (
             CASE WHEN w.failing_since IS NOT NULL THEN $13::int ELSE $14::int END AS share;
 
 -- DeliveriesRepository.logAttempt (result)
-INSERT INTO delivery_attempts (delivery_id, attempt, succeeded, status_code, error, duration_ms) SELECT d.id, $1, $2, $3, $4, $5
-      FROM deliveries d WHERE d.id = $6
+INSERT INTO delivery_attempts (delivery_id, attempt, succeeded, status_code, error, duration_ms, response_headers, response_body) SELECT d.id, $1, $2, $3, $4, $5,
+                             $6::jsonb, $7
+      FROM deliveries d WHERE d.id = $8
 ON CONFLICT (delivery_id, attempt) DO UPDATE
    SET succeeded = EXCLUDED.succeeded, status_code = EXCLUDED.status_code, error = EXCLUDED.error,
-       duration_ms = EXCLUDED.duration_ms, created_at = now();
+       duration_ms = EXCLUDED.duration_ms, response_headers = EXCLUDED.response_headers,
+       response_body = EXCLUDED.response_body, created_at = now();
 
 -- DeliveriesRepository.logAttempt (interrupted)
-INSERT INTO delivery_attempts (delivery_id, attempt, succeeded, status_code, error, duration_ms) SELECT d.id, $1, $2, $3, $4, $5
-FROM deliveries d WHERE d.id = $6 ON CONFLICT DO NOTHING;
+INSERT INTO delivery_attempts (delivery_id, attempt, succeeded, status_code, error, duration_ms, response_headers, response_body) SELECT d.id, $1, $2, $3, $4, $5,
+                       $6::jsonb, $7
+FROM deliveries d WHERE d.id = $8 ON CONFLICT DO NOTHING;
 
 -- DeliveriesRepository.recordSuccess
 WITH finished AS (
@@ -73,11 +76,13 @@ WITH finished AS (
     ), recovered AS (
       UPDATE webhooks SET failing_since = NULL WHERE id = $5 AND failing_since IS NOT NULL
     )
-    INSERT INTO delivery_attempts (delivery_id, attempt, succeeded, status_code, error, duration_ms) SELECT d.id, $6, true, $7, NULL, $8
-      FROM deliveries d WHERE d.id = $9
+    INSERT INTO delivery_attempts (delivery_id, attempt, succeeded, status_code, error, duration_ms, response_headers, response_body) SELECT d.id, $6, true, $7, NULL, $8,
+                             $9::jsonb, $10
+      FROM deliveries d WHERE d.id = $11
 ON CONFLICT (delivery_id, attempt) DO UPDATE
    SET succeeded = EXCLUDED.succeeded, status_code = EXCLUDED.status_code, error = EXCLUDED.error,
-       duration_ms = EXCLUDED.duration_ms, created_at = now();
+       duration_ms = EXCLUDED.duration_ms, response_headers = EXCLUDED.response_headers,
+       response_body = EXCLUDED.response_body, created_at = now();
 
 -- DeliveriesRepository.finishDelivery
 UPDATE deliveries
@@ -105,9 +110,11 @@ SELECT d.id, d.webhook_id AS "webhookId", d.event_id AS "eventId", e.type AS "ev
      d.next_attempt_at AS "nextAttemptAt", d.last_attempt_at AS "lastAttemptAt",
      d.last_status_code AS "lastStatusCode", d.last_error AS "lastError", d.last_duration_ms AS "lastDurationMs",
      d.created_at AS "createdAt", d.updated_at AS "updatedAt",
+     e.created_at AS "eventCreatedAt", e.organization_id AS "eventOrganizationId",
+     CASE WHEN octet_length(e.data::text) <= 8192 THEN e.data END AS "eventData",
      (SELECT COALESCE(json_agg(a ORDER BY a.attempt), '[]'::json)
         FROM (SELECT attempt, succeeded, status_code AS "statusCode", error, duration_ms AS "durationMs",
-                     created_at AS "createdAt"
+                     response_headers AS "responseHeaders", response_body AS "responseBody", created_at AS "createdAt"
                 FROM delivery_attempts WHERE delivery_id = d.id ORDER BY attempt DESC LIMIT 20) a
      ) AS "recentAttempts"
 FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.id = $1;
@@ -117,9 +124,11 @@ SELECT d.id, d.webhook_id AS "webhookId", d.event_id AS "eventId", e.type AS "ev
      d.next_attempt_at AS "nextAttemptAt", d.last_attempt_at AS "lastAttemptAt",
      d.last_status_code AS "lastStatusCode", d.last_error AS "lastError", d.last_duration_ms AS "lastDurationMs",
      d.created_at AS "createdAt", d.updated_at AS "updatedAt",
+     e.created_at AS "eventCreatedAt", e.organization_id AS "eventOrganizationId",
+     CASE WHEN octet_length(e.data::text) <= 8192 THEN e.data END AS "eventData",
      (SELECT COALESCE(json_agg(a ORDER BY a.attempt), '[]'::json)
         FROM (SELECT attempt, succeeded, status_code AS "statusCode", error, duration_ms AS "durationMs",
-                     created_at AS "createdAt"
+                     response_headers AS "responseHeaders", response_body AS "responseBody", created_at AS "createdAt"
                 FROM delivery_attempts WHERE delivery_id = d.id ORDER BY attempt DESC LIMIT 20) a
      ) AS "recentAttempts"
 FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.webhook_id = $1 AND d.event_id = $2;
@@ -129,9 +138,11 @@ SELECT d.id, d.webhook_id AS "webhookId", d.event_id AS "eventId", e.type AS "ev
      d.next_attempt_at AS "nextAttemptAt", d.last_attempt_at AS "lastAttemptAt",
      d.last_status_code AS "lastStatusCode", d.last_error AS "lastError", d.last_duration_ms AS "lastDurationMs",
      d.created_at AS "createdAt", d.updated_at AS "updatedAt",
+     e.created_at AS "eventCreatedAt", e.organization_id AS "eventOrganizationId",
+     CASE WHEN octet_length(e.data::text) <= 8192 THEN e.data END AS "eventData",
      (SELECT COALESCE(json_agg(a ORDER BY a.attempt), '[]'::json)
         FROM (SELECT attempt, succeeded, status_code AS "statusCode", error, duration_ms AS "durationMs",
-                     created_at AS "createdAt"
+                     response_headers AS "responseHeaders", response_body AS "responseBody", created_at AS "createdAt"
                 FROM delivery_attempts WHERE delivery_id = d.id ORDER BY attempt DESC LIMIT 20) a
      ) AS "recentAttempts"
 FROM deliveries d JOIN events e ON e.id = d.event_id WHERE d.webhook_id = $1 AND d.status = $2 AND TRUE ORDER BY d.created_at DESC, d.id DESC LIMIT 51;
