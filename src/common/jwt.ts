@@ -2,7 +2,8 @@ import { constants, createPublicKey, sign, verify, type JsonWebKey, type KeyObje
 
 /*
  * JSON Web Tokens (RFC 7519) in compact JWS form (RFC 7515), on node:crypto alone: the
- * service's access tokens (docs/api.md §17) and the JWTs of trusted issuers. Small on
+ * service's access tokens (docs/api.md §17), the JWTs of trusted issuers and the Console's
+ * ID tokens (src/console/id-token.ts, docs/api.md §13). Small on
  * purpose: only asymmetric algorithms of an explicit allowlist, a key whose type fits
  * the algorithm, and the registered claims checked with a bounded clock skew. Every
  * refusal carries a typed reason; none repeats the token.
@@ -26,6 +27,7 @@ export type JwtRefusal =
   | 'wrong_audience'
   | 'expired'
   | 'not_yet_valid'
+  | 'wrong_nonce'
   | 'jwks_unavailable';
 
 export class JwtRefused extends Error {

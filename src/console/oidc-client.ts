@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { JsonWebKey } from 'node:crypto';
 import { APP_CONFIG, type AppConfig, type ConsoleOidcConfig } from '../config/config';
-import { ASYMMETRIC_ALGS, JwtError, verifyJwt, type JwtAlg, type JwtClaims } from '../common/jwt-verify';
+import { JWT_ALGORITHMS, JwtRefused, type JwtAlgorithm, type JwtClaims } from '../common/jwt';
+import { verifyIdToken } from './id-token';
 
 /** Why a sign-in with the provider failed, for the log (never a code, a token or a secret). */
 export class OidcError extends Error {}
@@ -15,11 +16,9 @@ interface ProviderMetadata {
   /** client_secret_basic unless the provider supports only client_secret_post. */
   clientAuth: 'basic' | 'post';
   /** The ID token algorithms both sides accept. */
-  algorithms: JwtAlg[];
+  algorithms: JwtAlgorithm[];
 }
 
-/** Clock skew allowed on an ID token's exp, iat and nbf. */
-const SKEW_SECONDS = 60;
 const FETCH_TIMEOUT_MS = 10_000;
 const MAX_RESPONSE_BYTES = 512 * 1024;
 /** The discovery document is read again after this long (a failed read is retried at the next sign-in). */
@@ -117,22 +116,21 @@ export class OidcClient {
       issuer: provider.issuer,
       audience: provider.clientId,
       algorithms: metadata.algorithms,
-      skewSeconds: SKEW_SECONDS,
       nonce,
     };
     try {
       try {
-        return verifyJwt(token, await this.keys(metadata), expectations);
+        return verifyIdToken(token, await this.keys(metadata), expectations);
       } catch (error) {
         // A key the cache does not hold: the provider may have rotated; read the JWKS once more.
-        if (!(error instanceof JwtError) || error.reason !== 'unknown_kid') {
+        if (!(error instanceof JwtRefused) || error.reason !== 'unknown_kid') {
           throw error;
         }
         this.jwks = null;
-        return verifyJwt(token, await this.keys(metadata), expectations);
+        return verifyIdToken(token, await this.keys(metadata), expectations);
       }
     } catch (error) {
-      if (error instanceof JwtError) {
+      if (error instanceof JwtRefused) {
         throw new OidcError(`ID token refused (${error.reason}): ${error.message}`);
       }
       throw error;
@@ -200,7 +198,7 @@ export class OidcClient {
     }
     const authMethods = listed('token_endpoint_auth_methods_supported') ?? ['client_secret_basic'];
     const algs = listed('id_token_signing_alg_values_supported') ?? ['RS256'];
-    const algorithms = ASYMMETRIC_ALGS.filter((alg) => algs.includes(alg));
+    const algorithms = JWT_ALGORITHMS.filter((alg) => algs.includes(alg));
     if (algorithms.length === 0) {
       throw new OidcError('the provider signs ID tokens with no algorithm the service accepts');
     }
