@@ -78,6 +78,9 @@ describe('The Console without its rough edges', () => {
     await page.getByLabel('Email').fill(acme.email);
     await page.getByLabel('Password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor(WAIT);
+    expect(await page.title()).toBe('Overview · A2A Console');
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Identities' }).click();
     await page.getByRole('heading', { name: 'Identities', level: 1 }).waitFor(WAIT);
     expect(await page.title()).toBe('Identities · A2A Console');
 

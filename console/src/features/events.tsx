@@ -3,7 +3,7 @@ import type { components } from '../../../client';
 import { api, ApiError, call } from '../api';
 import { EmptyState, StartAt } from '../empty-state';
 import { Link, navigate, useRoute } from '../router';
-import { ErrorNotice, Select, when } from '../ui';
+import { ErrorNotice, Select, when, usePageTitle } from '../ui';
 
 type StreamedEvent = components['schemas']['Event'];
 type EventType = StreamedEvent['type'];
@@ -50,6 +50,7 @@ const CONNECTION: Record<Connection, string> = {
  * "Reconnect" after a stop resumes after the last event shown.
  */
 export function EventsPage() {
+  usePageTitle('Events');
   const { search } = useRoute();
   const type = (search.get('type') ?? '') as EventType | '';
   const [events, setEvents] = useState<StreamedEvent[]>([]);

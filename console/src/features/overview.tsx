@@ -5,7 +5,7 @@ import { api, call } from '../api';
 import { Chart, type ChartSeries } from '../chart';
 import { EmptyState, StartAt } from '../empty-state';
 import { Link, navigate, useRoute } from '../router';
-import { ErrorNotice, Loading, Select, when } from '../ui';
+import { ErrorNotice, Loading, Select, when, usePageTitle } from '../ui';
 
 type Overview = components['schemas']['Overview'];
 
@@ -29,6 +29,7 @@ const COLORS = {
 
 /** The landing page (docs/api.md §13, "The overview"): the organization's last hours, and what needs attention. */
 export function OverviewPage() {
+  usePageTitle('Overview');
   const { search } = useRoute();
   const hours = WINDOWS.some(([h]) => String(h) === search.get('hours')) ? Number(search.get('hours')) : 24;
   const overview = useQuery({

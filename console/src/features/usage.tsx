@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { api, call } from '../api';
 import type { Usage } from '../types';
-import { Empty, ErrorNotice, Field, Loading, Select, Submit } from '../ui';
+import { Empty, ErrorNotice, Field, Loading, Select, Submit, usePageTitle } from '../ui';
 
 type GroupBy = 'identity' | 'peer' | 'organization' | 'day' | 'hour';
 
@@ -32,6 +32,7 @@ function queryOf(filters: UsageFilters): { group_by: GroupBy; from: string; iden
 
 /** The organization's usage (docs/api.md §18) as a table, grouped as asked, with its CSV export. */
 export function UsagePage() {
+  usePageTitle('Usage');
   const [draft, setDraft] = useState<UsageFilters>({ groupBy: 'day', days: '30', identity: '' });
   const [filters, setFilters] = useState<UsageFilters>(draft);
   const query = queryOf(filters);
