@@ -7,6 +7,16 @@ import { apiKey, bearer, insertIdentity, mintAdminKey, mintAgentKey, signup } fr
 import { prng } from '../support/prng';
 import { listRoutes } from '../support/routes';
 
+/** The errors of an OAuth 2.0 token endpoint (RFC 6749 §5.2). */
+const OAUTH_ERRORS = [
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+];
+
 /**
  * Throws malformed and hostile input at every route the application serves and
  * checks that every answer is a documented 4xx (or a success), never a 5xx, and
@@ -343,12 +353,15 @@ describe('fuzzing every route', () => {
       typeof res.body.error.status === 'string' &&
       res.body.error.code === res.status;
     const legacyRest = typeof res.body?.code === 'number' && typeof res.body?.message === 'string';
+    // The token endpoint answers as OAuth 2.0 says (RFC 6749 §5.2; docs/api.md §17), not as a problem.
+    const oauth = path.split('?')[0] === '/oauth/token' && OAUTH_ERRORS.includes(res.body?.error);
     const documented =
       res.status < 400 ||
       (problem && typeof res.body.code === 'string' && res.body.status === res.status) ||
       (jsonRpc && typeof res.body.error.code === 'number') ||
       rpcStatus ||
-      legacyRest;
+      legacyRest ||
+      oauth;
     // Another field's error is not enough: without one naming it, the wrong shape got through.
     const unnamed =
       nestedField !== undefined &&
@@ -368,7 +381,7 @@ describe('fuzzing every route', () => {
     expect(routes.length).toBeGreaterThan(10);
     const nestedBodies = nestedFieldBodies();
     expect(new Set(nestedBodies.map((b) => b.field))).toEqual(
-      new Set(['skills', 'message', 'artifacts', 'peer', 'auth']),
+      new Set(['skills', 'message', 'artifacts', 'peer', 'auth', 'usage', 'cost', 'monthly_cost_budget']),
     );
     for (const [method, pattern] of routes) {
       for (const [, headers] of credentials) {
