@@ -161,7 +161,9 @@ export function TasksPage() {
             {list.items.map((task) => (
               <tr key={task.id}>
                 <td>
-                  <Link to={`/tasks/${task.id}`} aria-label={`Task ${task.id}`} className="mono">
+                  {/* Named "Task <id>" by its text, the id's start hidden: a name that holds what it shows. */}
+                  <Link to={`/tasks/${task.id}`} className="mono">
+                    <span className="visually-hidden">Task {task.id.slice(0, -8)}</span>
                     {shortId(task.id)}
                   </Link>
                   {preview(task) && <div className="preview">{preview(task)}</div>}
