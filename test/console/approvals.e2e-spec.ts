@@ -101,9 +101,11 @@ describe('Approvals in the Console', () => {
     await a.getByLabel('Email').fill(acme.email);
     await a.getByLabel('Password').fill(PASSWORD);
     await a.getByRole('button', { name: 'Sign in' }).click();
-    const row = a.getByRole('row').filter({ has: a.getByRole('link', { name: `Task ${taskId}` }) });
+    const row = a
+      .getByRole('row')
+      .filter({ has: a.getByRole('link', { name: `Task ${taskId.replace(/-/g, '').slice(-8)}` }) });
     await row.getByText('waiting for approval').waitFor(WAIT);
-    await row.getByRole('link', { name: `Task ${taskId}` }).click();
+    await row.getByRole('link', { name: `Task ${taskId.replace(/-/g, '').slice(-8)}` }).click();
     await a.getByRole('status', { name: 'Task state' }).getByText('Waiting for approval').waitFor(WAIT);
     await a.getByText(text).waitFor(WAIT);
     await theirs.close();

@@ -143,7 +143,7 @@ describe('The Console without its rough edges', () => {
     }
     await nav(page, 'Tasks').click();
     for (const [i, text] of ['Translate the invoice', 'Summarize the contract', 'Count the pallets'].entries()) {
-      const link = page.getByRole('link', { name: `Task ${ids[i]}` });
+      const link = page.getByRole('link', { name: `Task ${ids[i].replace(/-/g, '').slice(-8)}` });
       await link.waitFor(WAIT);
       expect(await link.textContent()).toBe(ids[i].replace(/-/g, '').slice(-8));
       await page.getByRole('row').filter({ has: link }).getByText(text).waitFor(WAIT);
