@@ -129,6 +129,34 @@ export class Identity {
   })
   skillTags: string[] | null;
 
+  /** Generated: the handle, display name and public skills' names, lower-cased (ranked search's trigram match, docs/api.md §4). */
+  @Column({ name: 'search_names', type: 'text', nullable: true, insert: false, update: false, select: false })
+  searchNames: string | null;
+
+  /** Generated: the public skills' input media types (the `input_mode` filter). */
+  @Column({
+    name: 'skill_input_modes',
+    type: 'text',
+    array: true,
+    nullable: true,
+    insert: false,
+    update: false,
+    select: false,
+  })
+  skillInputModes: string[] | null;
+
+  /** Generated: the public skills' output media types (the `output_mode` filter). */
+  @Column({
+    name: 'skill_output_modes',
+    type: 'text',
+    array: true,
+    nullable: true,
+    insert: false,
+    update: false,
+    select: false,
+  })
+  skillOutputModes: string[] | null;
+
   get claimed(): boolean {
     return this.claimedAt !== null;
   }

@@ -58,6 +58,10 @@ export class IdentityUpstream {
   @Column({ name: 'card_checked_at', type: 'timestamptz', nullable: true })
   cardCheckedAt: Date | null;
 
+  /** Forward attempts failed in a row (reset by a success): the identity's availability (docs/api.md §4). */
+  @Column({ name: 'failed_forwards', type: 'integer' })
+  failedForwards: number;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 
