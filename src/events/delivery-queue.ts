@@ -20,6 +20,26 @@ export interface Envelope {
   data: Record<string, unknown>;
 }
 
+/**
+ * An event's envelope, its members in their order: the one place it is made, so the feed,
+ * the webhook body and a delivery's `request_body` (webhook.view.ts) are the same bytes.
+ */
+export function envelopeOf(event: {
+  id: string;
+  type: EventType;
+  createdAt: Date;
+  organizationId: string;
+  data: Record<string, unknown>;
+}): Envelope {
+  return {
+    id: event.id,
+    type: event.type,
+    created_at: event.createdAt.toISOString(),
+    organization_id: event.organizationId,
+    data: event.data,
+  };
+}
+
 export interface WebhookTarget {
   kind: 'webhook';
   webhookId: string;
@@ -215,13 +235,13 @@ function targetOf(claimed: ClaimedDeliveryRecord): WebhookTarget | PushTarget {
       webhookId: claimed.webhookId,
       url: claimed.webhookUrl!,
       secrets: claimed.previousSecret ? [claimed.secret!, claimed.previousSecret] : [claimed.secret!],
-      event: {
+      event: envelopeOf({
         id: claimed.eventId!,
         type: claimed.eventType!,
-        created_at: claimed.eventCreatedAt!.toISOString(),
-        organization_id: claimed.organizationId!,
+        createdAt: claimed.eventCreatedAt!,
+        organizationId: claimed.organizationId!,
         data: claimed.data!,
-      },
+      }),
     };
   }
   return {

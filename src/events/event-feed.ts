@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { badRequest } from '../common/app-error';
 import type { PageQuery } from '../common/pagination';
-import type { Envelope } from './delivery-queue';
+import { envelopeOf, type Envelope } from './delivery-queue';
 import type { EventType } from './event-types';
 import { eventPage, OutboxRepository, type FeedPosition, type FeedRecord, type FeedScope } from './outbox.repository';
 
@@ -12,13 +12,6 @@ export interface FeedEvent {
   position: FeedPosition;
 }
 
-const envelopeOf = (event: FeedRecord): Envelope => ({
-  id: event.id,
-  type: event.type,
-  created_at: event.createdAt.toISOString(),
-  organization_id: event.organizationId,
-  data: event.data,
-});
 const positionOf = (event: FeedRecord): FeedPosition => ({ txid: event.txid, seq: event.seq });
 
 /**

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { PageOf } from '../common/api-docs';
+import { envelopeOf } from './delivery-queue';
 import type { DeliveryStatus } from './delivery.entity';
 import { EVENT_TYPES, type EventType } from './event-types';
 import type { WebhookStatus } from './webhook.entity';
@@ -102,17 +103,19 @@ export function toDeliveryView(delivery: DeliveryRecord): DeliveryView {
           : { headers: a.responseHeaders ?? {}, body: a.responseBody ?? '' },
       created_at: new Date(a.createdAt).toISOString(),
     })),
-    // As the dispatcher sends it (DeliveryQueue's webhook target): the same fields, in the same order.
+    // As the dispatcher sends it (DeliveryDispatcher.requestFor: the envelope as JSON).
     request_body:
       delivery.eventData === null
         ? null
-        : JSON.stringify({
-            id: delivery.eventId,
-            type: delivery.eventType,
-            created_at: delivery.eventCreatedAt.toISOString(),
-            organization_id: delivery.eventOrganizationId,
-            data: delivery.eventData,
-          }),
+        : JSON.stringify(
+            envelopeOf({
+              id: delivery.eventId,
+              type: delivery.eventType,
+              createdAt: delivery.eventCreatedAt,
+              organizationId: delivery.eventOrganizationId,
+              data: delivery.eventData,
+            }),
+          ),
   };
 }
 
