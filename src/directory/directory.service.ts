@@ -113,16 +113,16 @@ export class DirectoryService {
     generation: CardGeneration,
   ): Promise<{ agents: DirectoryEntry[]; next_cursor: string | null }> {
     const page = await this.publicPage(query);
-    const [cards, unavailable] = await Promise.all([
+    const [cards, availability] = await Promise.all([
       this.cards(page.items, generation, 'public').then((unsigned) =>
         Promise.all(unsigned.map((card) => this.signer.sign(card))),
       ),
-      this.search.unavailableAmong(page.items.map((identity) => identity.id)),
+      this.availabilityOf(page.items, query.available),
     ]);
     return {
       agents: page.items.map((identity, i) => ({
         agent_handle: identity.agentHandle,
-        availability: unavailable.has(identity.id) ? 'unavailable' : 'available',
+        availability: availability(identity),
         card: cards[i],
       })),
       next_cursor: page.nextCursor,
@@ -178,6 +178,21 @@ export class DirectoryService {
       }
     }
     return this.search.listPublic({ ...cardListing(query), organizationIds });
+  }
+
+  /**
+   * Each listed identity's availability: one query for the page, or none when the page was
+   * filtered by it (`available`), every entry then being what the filter asked for.
+   */
+  private async availabilityOf(
+    identities: Identity[],
+    filtered: boolean | undefined,
+  ): Promise<(identity: Identity) => DirectoryEntry['availability']> {
+    if (filtered !== undefined) {
+      return () => (filtered ? 'available' : 'unavailable');
+    }
+    const unavailable = await this.search.unavailableAmong(identities.map((identity) => identity.id));
+    return (identity) => (unavailable.has(identity.id) ? 'unavailable' : 'available');
   }
 
   /** Unsigned cards for served identities, with their organizations' names in one query. */
