@@ -90,27 +90,19 @@ export class OverviewService {
         entry.tasks[bucket] += row.count;
       }
     }
-    for (const row of denials) {
-      add(totals.denials, row);
+    /** Adds an hour's counts to the window's totals and to its hour's entry. */
+    const tally = <T extends object>(total: T, of: (entry: OverviewHourView) => T, row: T & { hour: number }) => {
+      add(total, row);
       const entry = at(row.hour);
       if (entry) {
-        add(entry.denials, row);
+        add(of(entry), row);
       }
-    }
-    for (const row of deliveries) {
-      add(totals.webhook_deliveries, row);
-      const entry = at(row.hour);
-      if (entry) {
-        add(entry.webhook_deliveries, row);
-      }
-    }
+    };
+    denials.forEach((row) => tally(totals.denials, (entry) => entry.denials, row));
+    deliveries.forEach((row) => tally(totals.webhook_deliveries, (entry) => entry.webhook_deliveries, row));
     const upstreams = new Map<string, FailingUpstreamView>();
     for (const row of forwards) {
-      add(totals.upstream_forwards, row);
-      const entry = at(row.hour);
-      if (entry) {
-        add(entry.upstream_forwards, row);
-      }
+      tally(totals.upstream_forwards, (entry) => entry.upstream_forwards, row);
       if (row.failed > 0 || row.retrying > 0) {
         const seen = upstreams.get(row.handle) ?? { identity: row.handle, failed: 0, retrying: 0, last_error_at: null };
         seen.failed += row.failed;
