@@ -1,8 +1,9 @@
-import { createServer } from 'node:net';
 import { enabledAgent, reply, submitTask, type Agent } from '../support/a2a';
 import { startApp, type TestApp } from '../support/app';
 import { eventually } from '../support/eventually';
 import { bearer, signup, type ConsoleAccount } from '../support/fixtures';
+import { freePort } from '../support/server-process';
+import { startUpstreamAgent } from '../support/upstream-agent';
 
 /** Availability in the directory (docs/api.md §4, "Availability"). */
 describe('availability', () => {
@@ -64,34 +65,46 @@ describe('availability', () => {
     expect((await t.http().get('/a2a/directory').query({ available: 'maybe' })).status).toBe(400);
   });
 
-  it('an upstream whose last forward attempts failed is unavailable', async () => {
+  it('an upstream whose last forward attempts failed is unavailable, until one succeeds', async () => {
     // A port nobody listens on: every attempt fails.
-    const closed = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, '127.0.0.1', () => {
-        const { port } = probe.address() as { port: number };
-        probe.close(() => resolve(port));
-      });
-    });
+    const closed = await freePort();
     const requester = await enabledAgent(t, acme);
     const bridged = await listed();
-    await t
-      .http()
-      .put(`/api/v1/identities/${bridged.handle}/upstream`)
-      .set(bearer(acme))
-      .send({ url: `http://127.0.0.1:${closed}/a2a`, protocol_version: '1.0', binding: 'JSONRPC' })
-      .expect(200);
-    const task = await submitTask(t, requester, bridged);
+    const bridge = (url: string) =>
+      t
+        .http()
+        .put(`/api/v1/identities/${bridged.handle}/upstream`)
+        .set(bearer(acme))
+        .send({ url, protocol_version: '1.0', binding: 'JSONRPC' })
+        .expect(200);
+    const ended = (taskId: string, state: string) =>
+      eventually(
+        async () => (await t.db.query(`SELECT state FROM tasks WHERE id = $1`, [taskId]))[0] as { state: string },
+        (row) => row.state === state,
+      );
+    const failedForwards = async () =>
+      (
+        (await t.db.query(
+          `SELECT failed_forwards FROM identity_upstreams u JOIN identities i ON i.id = u.identity_id WHERE i.agent_handle = $1`,
+          [bridged.handle],
+        )) as Array<{ failed_forwards: number }>
+      )[0].failed_forwards;
+    await bridge(`http://127.0.0.1:${closed}/a2a`);
     // The retries run out and the task fails: no task waits unanswered, the failed attempts decide.
-    await eventually(
-      async () => (await t.db.query(`SELECT state FROM tasks WHERE id = $1`, [task.id]))[0] as { state: string },
-      (row) => row.state === 'failed',
-    );
-    const [{ failed_forwards }] = (await t.db.query(
-      `SELECT failed_forwards FROM identity_upstreams u JOIN identities i ON i.id = u.identity_id WHERE i.agent_handle = $1`,
-      [bridged.handle],
-    )) as Array<{ failed_forwards: number }>;
-    expect(failed_forwards).toBe(4);
+    await ended((await submitTask(t, requester, bridged)).id, 'failed');
+    expect(await failedForwards()).toBe(4);
     expect((await entry(bridged))?.availability).toBe('unavailable');
     expect(await entry(bridged, { available: 'true', q: bridged.handle })).toBeUndefined();
+
+    // An attempt that succeeds makes it available again (docs/api.md §4).
+    const upstream = await startUpstreamAgent(await freePort());
+    try {
+      await bridge(upstream.url);
+      await ended((await submitTask(t, requester, bridged)).id, 'completed');
+      expect(await failedForwards()).toBe(0);
+      expect((await entry(bridged))?.availability).toBe('available');
+    } finally {
+      await upstream.close();
+    }
   });
 });

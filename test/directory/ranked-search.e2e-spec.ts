@@ -49,6 +49,14 @@ describe('ranked search', () => {
       skills: [{ id: 'docs', name: 'Documents', description: 'Handles files.', tags: ['translation'] }],
     });
     expect(await find({ q: `${word} translator` })).toEqual([skilled, tagged, mention]);
+    // The organization directory ranks its own identities the same way.
+    const own = await t
+      .http()
+      .get('/api/v1/identities/a2a/directory')
+      .query({ q: `${word} translator` })
+      .set(bearer(acme))
+      .expect(200);
+    expect(own.body.identities.map((i: Agent) => i.agent_handle)).toEqual([skilled, mention]);
     // "translations" and "translating" stem as "translator" and "translates" do.
     expect(await find({ q: `${word} translating` })).toEqual([skilled, tagged, mention]);
 
