@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { shownSkills } from '../identities/card-skills';
 import type { Identity } from '../identities/identity.entity';
 import { cardUrl } from '../identities/identity.view';
 
@@ -35,7 +36,7 @@ export interface AiCatalogDocument {
 export function toAiCatalog(baseUrl: string, agents: Identity[], nextCursor: string | null): AiCatalogDocument {
   const host = new URL(baseUrl).hostname;
   const entries: AiCatalogEntry[] = agents.map((identity) => {
-    const tags = [...new Set(identity.skills.filter(isPublic).flatMap((skill) => skill.tags))];
+    const tags = [...new Set(shownSkills(identity.skills, 'public').flatMap((skill) => skill.tags))];
     return {
       // The service publishes (and signs) these cards, so the identifier is under its domain.
       identifier: `urn:air:${host}:a2a:${identity.agentHandle}`,
@@ -58,8 +59,6 @@ export function toAiCatalog(baseUrl: string, agents: Identity[], nextCursor: str
     entries,
   };
 }
-
-const isPublic = (skill: { visibility?: string }) => (skill.visibility ?? 'public') === 'public';
 
 /** A strong ETag of the document's bytes. */
 export function catalogETag(document: AiCatalogDocument): string {

@@ -40,7 +40,13 @@ describe('AI Catalog', () => {
   }
 
   it('lists each publicly listed agent with its card URL and updatedAt, valid against the specification, cached as cards are', async () => {
-    const shown = await listed({ skills: [{ id: 'x', name: 'X', description: 'x', tags: ['Billing'] }] });
+    // An admitted skill's tags stay out of the public catalog (as its cards leave the skill out).
+    const shown = await listed({
+      skills: [
+        { id: 'x', name: 'X', description: 'x', tags: ['Billing'] },
+        { id: 'y', name: 'Y', description: 'y', tags: ['Secret'], visibility: 'admitted' },
+      ],
+    });
     const hidden = (await createIdentity(t, bearer(acme), { publicly_discoverable: true })).agent_handle;
     const { res, document } = await read();
     expect(document.specVersion).toBe('0.9');
