@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Database } from '../../src/database/database';
 import { EventsService } from '../../src/events/events.service';
 import { KeysService } from '../../src/keys/keys.service';
@@ -338,6 +340,39 @@ describe('event delivery', () => {
         expect.stringContaining('timeout'),
         null,
       ]);
+    });
+
+    it("an attempt keeps the response's first 1,024 bytes and its headers, never a cookie or credential header", async () => {
+      const answering = createServer((req, res) => {
+        req.resume();
+        res.writeHead(500, {
+          'content-type': 'text/plain',
+          'x-request-trace': 'abc',
+          'set-cookie': 'session=receiver-secret',
+          'www-authenticate': 'Bearer realm="receiver-secret"',
+        });
+        res.end('é'.repeat(1000)); // 2,000 bytes: cut at 1,024
+      });
+      await new Promise<void>((resolve) => answering.listen(0, '127.0.0.1', resolve));
+      try {
+        const org = await signup(t);
+        const url = `http://127.0.0.1:${(answering.address() as AddressInfo).port}/hook`;
+        const hook = await t
+          .http()
+          .post('/api/v1/webhooks')
+          .set(bearer(org))
+          .send({ url, events: ['*'] })
+          .expect(201);
+        const ping = await t.http().post(`/api/v1/webhooks/${hook.body.id}/test`).set(bearer(org)).expect(202);
+        const [first] = (await waitForDelivery(org, hook.body.id, ping.body.id, (d) => d.attempts.length > 0)).attempts;
+        expect(first.response.headers).toMatchObject({ 'content-type': 'text/plain', 'x-request-trace': 'abc' });
+        expect(first.response.headers).not.toHaveProperty('set-cookie');
+        expect(first.response.headers).not.toHaveProperty('www-authenticate');
+        expect(JSON.stringify(first)).not.toContain('receiver-secret');
+        expect(first.response.body).toBe('é'.repeat(512));
+      } finally {
+        await new Promise((resolve) => answering.close(resolve));
+      }
     });
 
     it('a redirect is not followed and counts as a failure', async () => {
