@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, FlattenedSign, generateKeyPair, type JWK } from 'jose';
+import { calculateJwkThumbprint, exportJWK, FlattenedSign, generateKeyPair, type JWK } from 'jose';
 
 type KeyLike = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 import { enabledAgent, submitTask, type Agent } from '../support/a2a';
@@ -130,6 +130,24 @@ describe('verified upstream cards', () => {
     expect((await bridge(unpinned, {}).expect(200)).body.card_verification).toMatchObject({
       status: 'failed',
       error: 'the card is signed, but no keys are pinned for this upstream',
+    });
+  });
+
+  it('knows a key without kid by its thumbprint, tries each pinned key for a signature without one, and fails when the set cannot be read', async () => {
+    const agent = await enabledAgent(t, acme);
+    const { kid: _kid, ...anonymous } = pinned.jwk;
+    card = await signed(unsigned(), pinned.privateKey, {});
+    const res = await bridge(agent, { trusted_keys: { keys: [other.jwk, anonymous] } }).expect(200);
+    expect(res.body.card_verification).toMatchObject({
+      status: 'verified',
+      kid: await calculateJwkThumbprint(anonymous, 'sha256'),
+    });
+
+    const unreadable = await bridge(agent, { trusted_jwks_uri: `${base}/no-such-jwks` }).expect(200);
+    expect(unreadable.body.card_verification).toMatchObject({
+      status: 'failed',
+      kid: null,
+      error: expect.stringMatching(/^the pinned key set could not be read/),
     });
   });
 
