@@ -71,6 +71,7 @@ export class FederatedTokens {
         enabled: trust.identityEnabled === true,
       },
       checkedAt,
+      admissionVersion: trust.admissionVersion,
       expiresAt: new Date((claims.exp as number) * 1000),
       federated: true,
     };
