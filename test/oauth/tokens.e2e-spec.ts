@@ -278,4 +278,22 @@ describe('OAuth access tokens', () => {
       .set('Authorization', `Bearer ${await tokenFor(requester.key)}`)
       .expect(200);
   });
+
+  it("a trusted issuer's addresses follow the webhook address rules: https and public addresses only", async () => {
+    const trust = (issuer: string, jwksUri?: string) =>
+      t
+        .http()
+        .post('/api/v1/trusted-issuers')
+        .set(apiKey(adminKey))
+        .send({ issuer, jwks_uri: jwksUri, audience: 'address-rules', subjects: { s: requester.handle } });
+    for (const [issuer, jwksUri] of [
+      ['http://issuer.example'],
+      ['https://10.0.0.1'],
+      ['https://issuer.example', 'https://127.0.0.1/jwks.json'],
+      ['https://issuer.example', 'http://issuer.example/jwks.json'],
+    ]) {
+      const res = await trust(issuer, jwksUri);
+      expect([issuer, jwksUri, res.status, res.body.code]).toEqual([issuer, jwksUri, 400, 'invalid_issuer_url']);
+    }
+  });
 });
