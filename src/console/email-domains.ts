@@ -3,7 +3,7 @@
  * stored as written here, and a verified email joins the organization whose domain is
  * its own, exactly (a subdomain is another domain).
  */
-export const DOMAIN_PATTERN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/;
+const DOMAIN_PATTERN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/;
 
 /** A domain as stored: trimmed, lower case, without a trailing dot; null if it is not one. */
 export function normalizeDomain(domain: string): string | null {

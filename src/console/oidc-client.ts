@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { JsonWebKey } from 'node:crypto';
 import { APP_CONFIG, type AppConfig, type ConsoleOidcConfig } from '../config/config';
 import { JWT_ALGORITHMS, JwtRefused, type JwtAlgorithm, type JwtClaims } from '../common/jwt';
+import { RemoteJwks, type RemoteKey } from '../common/remote-jwks';
 import { verifyIdToken } from './id-token';
 
 /** Why a sign-in with the provider failed, for the log (never a code, a token or a secret). */
@@ -35,7 +35,7 @@ const METADATA_TTL_MS = 3600_000;
 export class OidcClient {
   readonly provider: ConsoleOidcConfig | null;
   private metadataCache: { value: Promise<ProviderMetadata>; at: number } | null = null;
-  private jwks: Promise<JsonWebKey[]> | null = null;
+  private jwks: { uri: string; jwks: RemoteJwks } | null = null;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.provider = config.consoleOidc;
@@ -118,16 +118,22 @@ export class OidcClient {
       algorithms: metadata.algorithms,
       nonce,
     };
+    const jwks = this.jwksOf(metadata.jwksUri);
+    const verify = (keys: readonly RemoteKey[]) =>
+      verifyIdToken(
+        token,
+        keys.map((key) => key.jwk),
+        expectations,
+      );
     try {
       try {
-        return verifyIdToken(token, await this.keys(metadata), expectations);
+        return verify(await jwks.keys());
       } catch (error) {
         // A key the cache does not hold: the provider may have rotated; read the JWKS once more.
         if (!(error instanceof JwtRefused) || error.reason !== 'unknown_kid') {
           throw error;
         }
-        this.jwks = null;
-        return verifyIdToken(token, await this.keys(metadata), expectations);
+        return verify(await jwks.refetch());
       }
     } catch (error) {
       if (error instanceof JwtRefused) {
@@ -137,23 +143,20 @@ export class OidcClient {
     }
   }
 
-  private keys(metadata: ProviderMetadata): Promise<JsonWebKey[]> {
-    if (!this.jwks) {
-      const read = fetchJson(metadata.jwksUri, { headers: { accept: 'application/json' } }).then((jwks) => {
-        if (!Array.isArray(jwks.keys)) {
+  /** The provider's JWKS at `uri` (its discovery document's), read once and again for each key id it does not hold. */
+  private jwksOf(uri: string): RemoteJwks {
+    if (this.jwks?.uri !== uri) {
+      const load = async () => {
+        const body = await fetchJson(uri, { headers: { accept: 'application/json' } });
+        if (!Array.isArray(body.keys)) {
           throw new OidcError('the JWKS has no keys');
         }
-        return (jwks.keys as unknown[]).filter((key): key is JsonWebKey => !!key && typeof key === 'object');
-      });
-      // A failed read is not kept: the next sign-in reads again.
-      read.catch(() => {
-        if (this.jwks === read) {
-          this.jwks = null;
-        }
-      });
-      this.jwks = read;
+        return body;
+      };
+      const jwks = new RemoteJwks(load, { unknownKidRefetchMs: 0, ttlMs: Infinity });
+      this.jwks = { uri, jwks };
     }
-    return this.jwks;
+    return this.jwks.jwks;
   }
 
   private metadata(): Promise<ProviderMetadata> {

@@ -4,12 +4,15 @@ import { conflict } from '../common/app-error';
 import type { AdminKeyPrincipal, ConsolePrincipal } from '../common/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { Database, type Tx } from '../database/database';
+import { failedWith } from '../database/errors';
 import { ConsoleRepository } from './console.repository';
 import type { UpdateOrganizationSettingsDto } from './dto/organization-settings.dto';
 import { normalizeDomain } from './email-domains';
 import type { Organization } from './organization.entity';
 import { toOrganizationSettingsView, type OrganizationSettingsView } from './organization-settings.view';
 import { SsoRepository } from './sso.repository';
+
+const UNIQUE_VIOLATION = '23505';
 
 /** The caller's organization's settings (docs/api.md §2, §13): admin key or Console. */
 @Injectable()
@@ -81,7 +84,7 @@ export class OrganizationSettingsService {
       });
     } catch (error) {
       // Another organization took one of the domains at the same moment.
-      if ((error as { driverError?: { code?: string } }).driverError?.code === '23505') {
+      if (failedWith(error, UNIQUE_VIOLATION)) {
         throw domainTaken([]);
       }
       throw error;

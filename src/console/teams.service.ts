@@ -115,17 +115,11 @@ export class TeamsService {
     });
   }
 
-  /**
-   * Accepts an invitation (no credential): creates the Console user in the inviting
-   * organization and opens a session. The code works once, before it expires; an
-   * organization that has turned password sign-in off takes its members through
-   * single sign-on only.
-   */
   /** The invitation a code opens, as its accept page names it (docs/api.md §13); 404 as accepting it would be. */
   async invitation(code: string): Promise<InvitationView> {
     const found = await this.repository.openInvitation(hashCode(code));
     if (!found) {
-      throw notFound('invite_code_invalid', 'The invitation is unknown, already used, withdrawn or expired.');
+      throw inviteCodeInvalid();
     }
     return {
       email: found.email,
@@ -134,6 +128,12 @@ export class TeamsService {
     };
   }
 
+  /**
+   * Accepts an invitation (no credential): creates the Console user in the inviting
+   * organization and opens a session. The code works once, before it expires; an
+   * organization that has turned password sign-in off takes its members through
+   * single sign-on only.
+   */
   async accept(code: string, password: string): Promise<SessionView> {
     const passwordHash = await bcrypt.hash(password, this.config.bcryptCost);
     return this.console.withUniqueEmail(() =>
@@ -141,7 +141,7 @@ export class TeamsService {
         // The row lock makes it single use: a concurrent acceptance waits, then finds it accepted.
         const found = await this.repository.lockOpenInvite(hashCode(code), tx);
         if (!found) {
-          throw notFound('invite_code_invalid', 'The invitation is unknown, already used, withdrawn or expired.');
+          throw inviteCodeInvalid();
         }
         return this.joinByInvite(found, passwordHash, tx, { password: true });
       }),
@@ -164,13 +164,14 @@ export class TeamsService {
     if (how.password && !organization.passwordSignIn) {
       throw forbidden('password_sign_in_disabled', PASSWORD_SIGN_IN_DISABLED);
     }
-    const { user, session, member } = await this.addMember(organization, found.email, passwordHash, tx);
+    const { user, session, member } = await this.addMember(
+      organization,
+      found.email,
+      passwordHash,
+      tx,
+      found.invitedBy,
+    );
     await this.repository.markInviteAccepted(found.id, user.id, tx);
-    await this.events.emit(tx, {
-      type: 'console.member_added',
-      organizationId: found.organizationId,
-      data: { member, invited_by: found.invitedBy },
-    });
     await this.audit.record(tx, {
       organizationId: found.organizationId,
       actor: { kind: 'console', id: user.id },
@@ -187,12 +188,7 @@ export class TeamsService {
    */
   async joinByDomain(organizationId: string, email: string, passwordHash: string, tx: Tx): Promise<SessionView> {
     const organization = await this.lockOrganization(tx, organizationId);
-    const { user, session, member } = await this.addMember(organization, email, passwordHash, tx);
-    await this.events.emit(tx, {
-      type: 'console.member_added',
-      organizationId,
-      data: { member, invited_by: null },
-    });
+    const { user, session, member } = await this.addMember(organization, email, passwordHash, tx, null);
     await this.audit.record(tx, {
       organizationId,
       actor: { kind: 'console', id: user.id },
@@ -203,8 +199,17 @@ export class TeamsService {
     return session;
   }
 
-  /** A new member of the (locked) organization, under its member limit, with their first session. */
-  private async addMember(organization: Organization, email: string, passwordHash: string, tx: Tx) {
+  /**
+   * A new member of the (locked) organization, under its member limit, with their first
+   * session; `console.member_added` names who invited them (null: joined by their domain).
+   */
+  private async addMember(
+    organization: Organization,
+    email: string,
+    passwordHash: string,
+    tx: Tx,
+    invitedBy: string | null,
+  ) {
     await this.console.refuseTakenEmail(email, tx);
     const members = await this.repository.countMembers(organization.id, tx);
     if (members >= this.config.console.maxMembers) {
@@ -214,6 +219,11 @@ export class TeamsService {
     // The password was set in this transaction: nothing can have changed it.
     const session = (await this.console.openSession(user, passwordHash, organization, tx))!;
     const member = toMemberView((await this.repository.user(user.id, tx))!);
+    await this.events.emit(tx, {
+      type: 'console.member_added',
+      organizationId: organization.id,
+      data: { member, invited_by: invitedBy },
+    });
     return { user, session, member };
   }
 
@@ -261,4 +271,8 @@ export class TeamsService {
     }
     return organization;
   }
+}
+
+function inviteCodeInvalid() {
+  return notFound('invite_code_invalid', 'The invitation is unknown, already used, withdrawn or expired.');
 }

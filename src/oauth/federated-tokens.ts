@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { checkClaims, JwtRefused, verifySignature, type DecodedJwt } from '../common/jwt';
+import type { KeyObject } from 'node:crypto';
+import { checkClaims, JwtRefused, type DecodedJwt } from '../common/jwt';
 import type { AgentKeyPrincipal } from '../common/principal';
 import { IssuerKeys } from './issuer-keys';
 import { invalidToken } from './token-errors';
@@ -10,8 +11,12 @@ import { TrustedIssuersRepository } from './trusted-issuers.repository';
  * issuer an organization trusts, for the trust's audience, whose subject the trust maps
  * to one of the organization's identities, acts as that identity's agent scope. The
  * trust and the identity are read on every request (one statement: a removed trust or a
- * disabled identity counts at once); the issuer's keys come from memory (IssuerKeys).
+ * disabled identity counts at once); the issuer's keys come from memory (IssuerKeys), and a
+ * signature already checked with the same key is not checked again (TokenVerifier).
  */
+/** Checks a token's signature with an issuer's key (TokenVerifier's: a signature it checked before costs nothing). */
+export type SignatureCheck = (key: KeyObject, alg?: string) => void;
+
 @Injectable()
 export class FederatedTokens {
   constructor(
@@ -19,7 +24,7 @@ export class FederatedTokens {
     private readonly keys: IssuerKeys,
   ) {}
 
-  async verify(token: DecodedJwt, _arriving: boolean): Promise<AgentKeyPrincipal> {
+  async verify(token: DecodedJwt, signedWith: SignatureCheck): Promise<AgentKeyPrincipal> {
     const { claims, header } = token;
     const checkedAt = performance.now();
     const audiences = (Array.isArray(claims.aud) ? claims.aud : [claims.aud]).filter(
@@ -42,7 +47,7 @@ export class FederatedTokens {
       throw new JwtRefused('unknown_kid', 'The token names no key id (`kid`).');
     }
     const key = await this.keys.key(claims.iss, trust.jwksUri, header.kid);
-    verifySignature(token, key.key, key.alg);
+    signedWith(key.key, key.alg);
     checkClaims(token, { issuer: claims.iss, audience: trust.audience });
     if (typeof claims[trust.subjectClaim] !== 'string') {
       throw new JwtRefused('malformed', `The token has no string \`${trust.subjectClaim}\` claim.`);
@@ -66,6 +71,7 @@ export class FederatedTokens {
         enabled: trust.identityEnabled === true,
       },
       checkedAt,
+      admissionVersion: trust.admissionVersion,
       expiresAt: new Date((claims.exp as number) * 1000),
       federated: true,
     };

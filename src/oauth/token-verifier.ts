@@ -1,20 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AccessTokenVerifier } from '../auth/credential-verifiers';
-import {
-  checkClaims,
-  decodeJwt,
-  JwtRefused,
-  verifySignature,
-  type DecodedJwt,
-  type JwtClaims,
-  type JwtHeader,
-} from '../common/jwt';
+import type { KeyObject } from 'node:crypto';
+import { checkClaims, decodeJwt, JwtRefused, verifySignature, type DecodedJwt } from '../common/jwt';
 import type { AppError } from '../common/app-error';
 import type { AgentKeyPrincipal, KeyPrincipal } from '../common/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { CardSigner } from '../directory/card-signer';
 import { KeysService } from '../keys/keys.service';
-import { FederatedTokens } from './federated-tokens';
+import { FederatedTokens, type SignatureCheck } from './federated-tokens';
 import { invalidToken } from './token-errors';
 import { TrustedIssuersRepository } from './trusted-issuers.repository';
 
@@ -23,18 +16,20 @@ const VERIFIED_TOKENS = 10_000;
 
 /**
  * `Authorization: Bearer <JWT>` (docs/api.md §17). The service's own access tokens
- * are verified from memory (the signing keys CardSigner holds; a signature checked
- * once is remembered by the token) — no network call — and then their key is read
- * as an API key is read on every request (KeysService.verifyId: the same batched,
- * uncached lookup and the same standing), so the token acts with exactly its key's
- * scope and identity, and a revoked or expired key ends its tokens on the next
- * request. A JWT of another issuer is a trusted issuer's (FederatedTokens).
+ * are verified from memory (the signing keys CardSigner holds) — no network call — and
+ * then their key is read as an API key is read on every request (KeysService.verifyId:
+ * the same batched, uncached lookup and the same standing), so the token acts with
+ * exactly its key's scope and identity, and a revoked or expired key ends its tokens on
+ * the next request. A JWT of another issuer is a trusted issuer's (FederatedTokens).
+ * Either way a signature checked once is remembered by the token, with the key that
+ * checked it: its next request costs neither a parse nor a signature check while that
+ * key is still the one its issuer's key id names; the claims are checked on every use.
  */
 @Injectable()
 export class TokenVerifier extends AccessTokenVerifier {
   private readonly issuer: string;
-  /** Token → its header and claims, signature checked; the claims are checked again on every use. */
-  private readonly verified = new Map<string, { header: JwtHeader; claims: JwtClaims }>();
+  /** Token → itself decoded and the key its signature was checked with. */
+  private readonly verified = new Map<string, { decoded: DecodedJwt; key: KeyObject }>();
 
   constructor(
     private readonly keys: KeysService,
@@ -49,16 +44,17 @@ export class TokenVerifier extends AccessTokenVerifier {
 
   async verifyToken(token: string, arriving = false): Promise<KeyPrincipal> {
     try {
-      const known = this.verified.get(token);
-      if (known && (await this.signer.verificationKey(known.header.kid!))) {
-        return await this.ownToken(known, arriving);
-      }
-      const decoded = decodeJwt(token);
+      const decoded = this.verified.get(token)?.decoded ?? decodeJwt(token);
       if (decoded.claims.iss !== this.issuer) {
-        return await this.federated.verify(decoded, arriving);
+        const signedWith: SignatureCheck = (key, alg) => this.checkSignature(token, decoded, key, alg);
+        return await this.federated.verify(decoded, signedWith);
       }
-      await this.checkSignature(decoded);
-      this.remember(token, decoded);
+      const kid = decoded.header.kid;
+      const key = kid === undefined ? null : await this.signer.verificationKey(kid);
+      if (!key) {
+        throw new JwtRefused('unknown_kid', "The token's key id is not one of the service's published keys.");
+      }
+      this.checkSignature(token, decoded, key.key, key.alg);
       return await this.ownToken(decoded, arriving);
     } catch (error) {
       throw error instanceof JwtRefused ? invalidToken(error.reason, error.message) : error;
@@ -74,17 +70,20 @@ export class TokenVerifier extends AccessTokenVerifier {
       : invalidToken('untrusted_issuer', "The token's trusted issuer was removed while this call was open.");
   }
 
-  private async checkSignature(token: DecodedJwt): Promise<void> {
-    const kid = token.header.kid;
-    const key = kid === undefined ? null : await this.signer.verificationKey(kid);
-    if (!key) {
-      throw new JwtRefused('unknown_kid', "The token's key id is not one of the service's published keys.");
+  /** Checks the token's signature with `key`, unless that very key checked it before. */
+  private checkSignature(token: string, decoded: DecodedJwt, key: KeyObject, alg?: string): void {
+    if (this.verified.get(token)?.key === key) {
+      return;
     }
-    verifySignature(token, key.key, key.alg);
+    verifySignature(decoded, key, alg);
+    if (this.verified.size >= VERIFIED_TOKENS) {
+      this.verified.delete(this.verified.keys().next().value!);
+    }
+    this.verified.set(token, { decoded, key });
   }
 
   /** The claims of a token signed by the service, and its key as it stands now. */
-  private async ownToken(token: { header: JwtHeader; claims: JwtClaims }, arriving: boolean): Promise<KeyPrincipal> {
+  private async ownToken(token: DecodedJwt, arriving: boolean): Promise<KeyPrincipal> {
     checkClaims(token, { issuer: this.issuer, audience: this.issuer, types: ['at+jwt'] });
     const keyId = token.claims.client_id;
     if (typeof keyId !== 'string') {
@@ -95,12 +94,5 @@ export class TokenVerifier extends AccessTokenVerifier {
       throw invalidToken('key_revoked', 'The API key this token stands for is revoked.');
     }
     return principal;
-  }
-
-  private remember(token: string, decoded: DecodedJwt): void {
-    if (this.verified.size >= VERIFIED_TOKENS) {
-      this.verified.delete(this.verified.keys().next().value!);
-    }
-    this.verified.set(token, { header: decoded.header, claims: decoded.claims });
   }
 }

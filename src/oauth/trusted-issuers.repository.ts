@@ -19,6 +19,8 @@ export interface FederatedRecord {
   identityHandle: string | null;
   identityClaimed: boolean | null;
   identityEnabled: boolean | null;
+  /** Admission's version in the same snapshot, as a key's lookup reads it (AgentKeyPrincipal.admissionVersion). */
+  admissionVersion: string;
 }
 
 const COLUMNS = sql.raw(`id, organization_id AS "organizationId", issuer, jwks_uri AS "jwksUri", audience,
@@ -96,14 +98,17 @@ export class TrustedIssuersRepository {
    * identity its subject maps to (`identities`, owned by the identities module) as it
    * stands now — one indexed statement per request, as a key's lookup is: the subject
    * is read from `claims` by the trust's own `subject_claim`. Only an identity of the
-   * trust's organization that is not deleted is returned.
+   * trust's organization that is not deleted is returned. Like a key's lookup it also
+   * reads admission's version (`admission_version`, the admission module's), so that a
+   * protocol call of the token needs no read of its parties when they are unchanged.
    */
   @GenerateSql({ params: ['https://issuer.example', ['https://service.example'], { sub: 'workload' }] })
   async federated(issuer: string, audiences: string[], claims: object): Promise<FederatedRecord[]> {
     return this.db.rows<FederatedRecord>(sql`
       SELECT t.id AS "trustId", t.organization_id AS "organizationId", t.jwks_uri AS "jwksUri", t.audience,
              t.subject_claim AS "subjectClaim", i.id AS "identityId", i.agent_handle AS "identityHandle",
-             (i.claimed_at IS NOT NULL) AS "identityClaimed", i.enabled AS "identityEnabled"
+             (i.claimed_at IS NOT NULL) AS "identityClaimed", i.enabled AS "identityEnabled",
+             (SELECT version FROM admission_version)::text AS "admissionVersion"
         FROM trusted_issuers t
         LEFT JOIN identities i
           ON i.agent_handle = t.subjects ->> (${JSON.stringify(claims)}::jsonb ->> t.subject_claim)

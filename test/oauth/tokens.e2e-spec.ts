@@ -1,6 +1,7 @@
 import { createPrivateKey, createPublicKey, verify } from 'node:crypto';
 import pino from 'pino';
 import { signJwt } from '../../src/common/jwt';
+import { CardSigner } from '../../src/directory/card-signer';
 import { startApp, type TestApp } from '../support/app';
 import { agentPair, rpc, v03Message, type Agent } from '../support/a2a';
 import { apiKey, bearer, mintAdminKey, signup, type ConsoleAccount } from '../support/fixtures';
@@ -248,5 +249,51 @@ describe('OAuth access tokens', () => {
       message: v03Message('still a key'),
       configuration: { blocking: false },
     }).expect(200);
+  });
+
+  it('beside an X-API-Key, the key is the credential: an invalid one is a 401, the token no fallback', async () => {
+    const token = await tokenFor(requester.key);
+    const res = await t
+      .http()
+      .get('/api-keys/self')
+      .set('Authorization', `Bearer ${token}`)
+      .set('X-API-Key', 'a2a_agt_not-a-key')
+      .expect(401);
+    expect(res.body.code).toBe('invalid_api_key');
+  });
+
+  it('a token verified before is refused once its signing key is no longer published', async () => {
+    const token = await tokenFor(requester.key);
+    await t.http().get('/api-keys/self').set('Authorization', `Bearer ${token}`).expect(200);
+    const signer = t.app.get(CardSigner);
+    await signer.rotate();
+    // One rotation keeps the previous key published: the token still verifies.
+    await t.http().get('/api-keys/self').set('Authorization', `Bearer ${token}`).expect(200);
+    await signer.rotate();
+    const res = await t.http().get('/api-keys/self').set('Authorization', `Bearer ${token}`).expect(401);
+    expect([res.body.code, res.body.detail.split(':')[0]]).toEqual(['invalid_token', 'unknown_kid']);
+    await t
+      .http()
+      .get('/api-keys/self')
+      .set('Authorization', `Bearer ${await tokenFor(requester.key)}`)
+      .expect(200);
+  });
+
+  it("a trusted issuer's addresses follow the webhook address rules: https and public addresses only", async () => {
+    const trust = (issuer: string, jwksUri?: string) =>
+      t
+        .http()
+        .post('/api/v1/trusted-issuers')
+        .set(apiKey(adminKey))
+        .send({ issuer, jwks_uri: jwksUri, audience: 'address-rules', subjects: { s: requester.handle } });
+    for (const [issuer, jwksUri] of [
+      ['http://issuer.example'],
+      ['https://10.0.0.1'],
+      ['https://issuer.example', 'https://127.0.0.1/jwks.json'],
+      ['https://issuer.example', 'http://issuer.example/jwks.json'],
+    ]) {
+      const res = await trust(issuer, jwksUri);
+      expect([issuer, jwksUri, res.status, res.body.code]).toEqual([issuer, jwksUri, 400, 'invalid_issuer_url']);
+    }
   });
 });

@@ -1,17 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import {
-  ArrayMaxSize,
-  IsArray,
-  IsBoolean,
-  IsInt,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-} from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsInt, IsOptional, Max, Min, ValidateBy } from 'class-validator';
 import { Optional } from '../../common/validation';
+import { normalizeDomain } from '../email-domains';
 
 /** `PATCH /api/v1/organization/settings`: each field given is set; `null` clears it. */
 export class UpdateOrganizationSettingsDto {
@@ -46,12 +36,17 @@ export class UpdateOrganizationSettingsDto {
   @Optional()
   @IsArray()
   @ArrayMaxSize(20)
-  @IsString({ each: true })
-  @MaxLength(253, { each: true })
-  @Matches(/^\s*[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)+\.?\s*$/, {
-    each: true,
-    message: 'each value of sso_email_domains must be a domain name such as acme.example',
-  })
+  @ValidateBy(
+    {
+      name: 'isEmailDomain',
+      validator: {
+        // The rule the domain is stored by (normalizeDomain), so what passes here is stored as it is checked.
+        validate: (value: unknown) => typeof value === 'string' && normalizeDomain(value) !== null,
+        defaultMessage: () => 'each value of sso_email_domains must be a domain name such as acme.example',
+      },
+    },
+    { each: true },
+  )
   sso_email_domains?: string[];
 
   @ApiPropertyOptional({

@@ -26,7 +26,8 @@ WHERE organization_id = $1 AND agent_handle = ANY($2::text[]) AND status = 'acti
 -- TrustedIssuersRepository.federated
 SELECT t.id AS "trustId", t.organization_id AS "organizationId", t.jwks_uri AS "jwksUri", t.audience,
       t.subject_claim AS "subjectClaim", i.id AS "identityId", i.agent_handle AS "identityHandle",
-      (i.claimed_at IS NOT NULL) AS "identityClaimed", i.enabled AS "identityEnabled"
+      (i.claimed_at IS NOT NULL) AS "identityClaimed", i.enabled AS "identityEnabled",
+      (SELECT version FROM admission_version)::text AS "admissionVersion"
  FROM trusted_issuers t
  LEFT JOIN identities i
    ON i.agent_handle = t.subjects ->> ($1::jsonb ->> t.subject_claim)
