@@ -6,19 +6,7 @@ import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged, type PageResult } from '../paging';
 import { Link, useRoute } from '../router';
 import type { Approval, Message } from '../types';
-import {
-  Check,
-  Empty,
-  ErrorNotice,
-  Field,
-  Loading,
-  LoadMore,
-  Select,
-  Submit,
-  TextArea,
-  usePageTitle,
-  when,
-} from '../ui';
+import { Check, ErrorNotice, Field, Loading, LoadMore, Select, Submit, TextArea, usePageTitle, when } from '../ui';
 
 type ApprovalState = Approval['state'];
 type Remember = NonNullable<Approval['remember']>;
@@ -114,7 +102,7 @@ export function ApprovalsPage() {
               approves or denies it.
             </EmptyState>
           ) : (
-            <Empty>No requests match.</Empty>
+            <EmptyState>No requests match.</EmptyState>
           )
         ) : (
           <ul className="cards" aria-label="Approval requests">
@@ -175,7 +163,11 @@ function ApprovalItem({ approval }: { approval: Approval }) {
               </>
             )}
           </figcaption>
-          {text ? <blockquote className="part">{text}</blockquote> : <Empty>The first message has no text.</Empty>}
+          {text ? (
+            <blockquote className="part">{text}</blockquote>
+          ) : (
+            <EmptyState>The first message has no text.</EmptyState>
+          )}
         </figure>
         <p className="muted">
           Asked {when(approval.created_at)}

@@ -12,7 +12,6 @@ import type { CreatedIdentity, Identity, Settings } from '../types';
 import {
   Check,
   ConfirmButton,
-  Empty,
   ErrorNotice,
   Field,
   Loading,
@@ -100,7 +99,7 @@ export function IdentitiesPage() {
             <ErrorNotice error={list.error} />
           ) : list.items.length === 0 ? (
             search || enabled || claimed ? (
-              <Empty>No identities match.</Empty>
+              <EmptyState>No identities match.</EmptyState>
             ) : (
               <EmptyState
                 title="No identities yet."
@@ -375,7 +374,7 @@ function ReadOnlyCard({ identity }: { identity: Identity }) {
         <dd>{identity.description || '—'}</dd>
       </dl>
       {identity.skills.length === 0 ? (
-        <Empty>No skills.</Empty>
+        <EmptyState>No skills.</EmptyState>
       ) : (
         <ul aria-label="Skills on the card">
           {identity.skills.map((skill) => (

@@ -1,8 +1,9 @@
 import { useState, type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
+import { EmptyState } from '../empty-state';
 import { api, call } from '../api';
 import type { Usage } from '../types';
-import { Empty, ErrorNotice, Field, Loading, Select, Submit, usePageTitle } from '../ui';
+import { ErrorNotice, Field, Loading, Select, Submit, usePageTitle } from '../ui';
 
 type GroupBy = 'identity' | 'peer' | 'organization' | 'day' | 'hour';
 
@@ -94,7 +95,7 @@ export function UsagePage() {
       ) : usage.error ? (
         <ErrorNotice error={usage.error} />
       ) : usage.data.groups.length === 0 ? (
-        <Empty>No task ended in this range.</Empty>
+        <EmptyState>No task ended in this range.</EmptyState>
       ) : (
         <table aria-label="Usage">
           <thead>

@@ -10,7 +10,6 @@ import type { Delivery, Webhook, WebhookWithSecret } from '../types';
 import {
   Check,
   ConfirmButton,
-  Empty,
   ErrorNotice,
   Field,
   Loading,
@@ -431,7 +430,7 @@ function Deliveries({ id }: { id: string }) {
       ) : list.error ? (
         <ErrorNotice error={list.error} />
       ) : list.items.length === 0 ? (
-        <Empty>No deliveries yet.</Empty>
+        <EmptyState>No deliveries yet.</EmptyState>
       ) : (
         <ul className="cards" aria-label="Deliveries">
           {list.items.map((d) => (
