@@ -4,8 +4,9 @@ import type { components } from '../../../client';
 import { api, call } from '../api';
 import { Chart, type ChartSeries } from '../chart';
 import { EmptyState, StartAt } from '../empty-state';
-import { Link, navigate, useRoute } from '../router';
+import { Link } from '../router';
 import { ErrorNotice, Loading, Select, when, usePageTitle } from '../ui';
+import { useUrlFilters } from '../url-filters';
 
 type Overview = components['schemas']['Overview'];
 
@@ -80,8 +81,8 @@ const CHARTS: ChartDefinition[] = [
 /** The landing page (docs/api.md §13, "The overview"): the organization's last hours, and what needs attention. */
 export function OverviewPage() {
   usePageTitle('Overview');
-  const { search } = useRoute();
-  const hours = WINDOWS.some(([h]) => String(h) === search.get('hours')) ? Number(search.get('hours')) : 24;
+  const [filters, setFilters] = useUrlFilters({ hours: '24' });
+  const hours = WINDOWS.find(([h]) => String(h) === filters.hours)?.[0] ?? 24;
   const overview = useQuery({
     queryKey: ['overview', hours],
     queryFn: () => call<Overview>(api.GET('/api/v1/overview', { params: { query: { hours } } })),
@@ -91,11 +92,7 @@ export function OverviewPage() {
     <>
       <h1>Overview</h1>
       <div className="filters short">
-        <Select
-          label="Period"
-          value={String(hours)}
-          onChange={(e) => navigate(e.target.value === '24' ? '/overview' : `/overview?hours=${e.target.value}`)}
-        >
+        <Select label="Period" value={String(hours)} onChange={(e) => setFilters({ hours: e.target.value })}>
           {WINDOWS.map(([h, label]) => (
             <option key={h} value={h}>
               {label}
