@@ -418,9 +418,13 @@ function EditSettings({ handle }: { handle: string }) {
       setDraft(settings.data);
     }
   }, [settings.data]);
-  const save = useMutation({
-    mutationFn: (body: Settings) =>
-      call<Settings>(api.PATCH('/api/v1/identities/{handle}/settings', { params: { path: { handle } }, body })),
+  const {
+    mutation: save,
+    submit,
+    notice,
+  } = useFormMutation({
+    mutationFn: () =>
+      call<Settings>(api.PATCH('/api/v1/identities/{handle}/settings', { params: { path: { handle } }, body: draft! })),
     onSuccess: (saved) => {
       client.setQueryData(['settings', handle], saved);
       void client.invalidateQueries({ queryKey: ['identities'] });
@@ -437,12 +441,7 @@ function EditSettings({ handle }: { handle: string }) {
         As a member of the organization you may change every setting. The identity's own key may change only “enabled”
         and “public egress”.
       </p>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          save.mutate(draft);
-        }}
-      >
+      <form onSubmit={submit}>
         <Check
           label="Enabled (the card is served and the protocol endpoint answers)"
           checked={draft.enabled}
@@ -470,7 +469,7 @@ function EditSettings({ handle }: { handle: string }) {
             </option>
           ))}
         </Select>
-        <ErrorNotice error={save.error} />
+        <ErrorNotice error={notice} />
         {save.isSuccess && <SuccessNotice>Settings saved.</SuccessNotice>}
         <Submit pending={save.isPending} pendingLabel="Saving…">
           Save settings
