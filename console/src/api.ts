@@ -68,9 +68,3 @@ export async function call<T>(request: Promise<{ data?: T; error?: unknown; resp
   }
   return data as T;
 }
-
-export interface Page<K extends string, T> {
-  next_cursor: string | null;
-  items: T[];
-  key: K;
-}

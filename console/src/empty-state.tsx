@@ -2,10 +2,14 @@ import type { ReactNode } from 'react';
 import { Link } from './router';
 
 /**
- * What an empty list says: what the thing is, and the first thing to do about it.
- * (A filtered list that matches nothing says only that: `Empty` in ui.tsx.)
+ * What an empty list says. With a `title`: what the thing is, and the first thing to do
+ * about it (`actions`). Without: only that nothing is there (a filtered list that matches
+ * nothing, a task without artifacts).
  */
-export function EmptyState({ title, children, actions }: { title: string; children: ReactNode; actions?: ReactNode }) {
+export function EmptyState({ title, children, actions }: { title?: string; children: ReactNode; actions?: ReactNode }) {
+  if (!title) {
+    return <p className="muted">{children}</p>;
+  }
   return (
     <div className="empty-state">
       <p className="empty-title">{title}</p>

@@ -324,7 +324,3 @@ export function when(iso: string | null | undefined): string {
   }
   return new Date(iso).toLocaleString();
 }
-
-export function Empty({ children }: { children: ReactNode }) {
-  return <p className="muted">{children}</p>;
-}

@@ -162,6 +162,13 @@ describe('Approvals in the Console', () => {
 
     const task = await t.http().get(`/api/v1/tasks/${sent.body.result.id}`).set(apiKey(other.key)).expect(200);
     expect(task.body.status.state).toBe('rejected');
+    // The inbox's filters are in its URL: a reload (or a shared link) shows the same list.
+    await page.getByLabel('State').selectOption('denied');
+    await page.waitForURL(/\/approvals\?state=denied$/, WAIT);
+    await page.reload();
+    await page.getByRole('heading', { name: 'Denied', level: 2 }).waitFor(WAIT);
+    await item.getByText('Reason: We buy our widgets elsewhere.').waitFor(WAIT);
+    expect(await page.getByRole('article').count()).toBe(1);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Admission' }).click();
     await page
       .getByRole('listitem')

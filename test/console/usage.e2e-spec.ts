@@ -97,6 +97,11 @@ describe('Usage and delegation trees in the Console', () => {
     const res = await page.request.get(ui.url('/').replace(/\/console\/?$/, '') + csv!);
     expect(res.headers()['content-type']).toMatch(/^text\/csv/);
     expect(await res.text()).toContain('acme-planner,requester,1,1,0,0,0');
+    // The filters are in the page's URL: a reload shows the same table.
+    expect(new URL(page.url()).search).toBe('?group_by=identity');
+    await page.reload();
+    await planner.waitFor(WAIT);
+    expect(await page.getByLabel('Group by').inputValue()).toBe('identity');
     await ui.shot(page, 'console-usage');
   });
 });

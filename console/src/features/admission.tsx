@@ -8,7 +8,6 @@ import { useDraft, useUrlFilters } from '../url-filters';
 import type { AdmissionCheck, ContactRule, Decision } from '../types';
 import {
   ConfirmButton,
-  Empty,
   ErrorNotice,
   Field,
   Loading,
@@ -405,7 +404,7 @@ function Decisions({ identity }: { identity: string }) {
       ) : list.error ? (
         <ErrorNotice error={list.error} />
       ) : list.items.length === 0 ? (
-        <Empty>No denied calls recorded.</Empty>
+        <EmptyState>No denied calls recorded.</EmptyState>
       ) : (
         <table aria-labelledby="decisions-title">
           <thead>

@@ -4,21 +4,10 @@ import { api, ApiError, call } from '../api';
 import { EmptyState, StartAt } from '../empty-state';
 import { useFormMutation } from '../form-mutation';
 import { pageOf, usePaged, type PageResult } from '../paging';
-import { Link, useRoute } from '../router';
+import { Link } from '../router';
 import type { Approval, Message } from '../types';
-import {
-  Check,
-  Empty,
-  ErrorNotice,
-  Field,
-  Loading,
-  LoadMore,
-  Select,
-  Submit,
-  TextArea,
-  usePageTitle,
-  when,
-} from '../ui';
+import { Check, ErrorNotice, Field, Loading, LoadMore, Select, Submit, TextArea, usePageTitle, when } from '../ui';
+import { useDraft, useUrlFilters } from '../url-filters';
 
 type ApprovalState = Approval['state'];
 type Remember = NonNullable<Approval['remember']>;
@@ -59,10 +48,10 @@ export function usePendingApprovals(enabled: boolean) {
 export function ApprovalsPage() {
   usePageTitle('Approvals');
   const client = useQueryClient();
-  const { search } = useRoute();
-  const [state, setState] = useState<ApprovalState | ''>(stateParam(search.get('state')));
-  const [draft, setDraft] = useState(search.get('identity') ?? '');
-  const [identity, setIdentity] = useState(draft.trim());
+  const [applied, setFilters] = useUrlFilters({ state: 'pending', identity: '' });
+  const state = stateParam(applied.state);
+  const identity = applied.identity.trim();
+  const [draft, setDraft] = useDraft(identity);
   const filters = { state: state || undefined, identity: identity || undefined };
   const list = usePaged<Approval>([...LISTS, filters], async (cursor) => {
     const body = await call(api.GET('/api/v1/approvals', { params: { query: { ...filters, cursor } } }));
@@ -83,10 +72,10 @@ export function ApprovalsPage() {
         aria-label="Approval filters"
         onSubmit={(e) => {
           e.preventDefault();
-          setIdentity(draft.trim());
+          setFilters({ identity: draft.trim() });
         }}
       >
-        <Select label="State" value={state} onChange={(e) => setState(e.target.value as ApprovalState | '')}>
+        <Select label="State" value={state} onChange={(e) => setFilters({ state: e.target.value })}>
           {(Object.keys(STATE_TITLES) as ApprovalState[]).map((s) => (
             <option key={s} value={s}>
               {s}
@@ -114,7 +103,7 @@ export function ApprovalsPage() {
               approves or denies it.
             </EmptyState>
           ) : (
-            <Empty>No requests match.</Empty>
+            <EmptyState>No requests match.</EmptyState>
           )
         ) : (
           <ul className="cards" aria-label="Approval requests">
@@ -129,11 +118,12 @@ export function ApprovalsPage() {
   );
 }
 
-function stateParam(value: string | null): ApprovalState | '' {
-  if (value === 'any') {
+/** The state filter of the URL: `state=` (or `state=any`) for any state, pending when it names none. */
+function stateParam(value: string): ApprovalState | '' {
+  if (value === '' || value === 'any') {
     return '';
   }
-  return value && value in STATE_TITLES ? (value as ApprovalState) : 'pending';
+  return Object.hasOwn(STATE_TITLES, value) ? (value as ApprovalState) : 'pending';
 }
 
 /** Who asks whom, from our side: our identity calls out, or a peer calls in. */
@@ -175,7 +165,11 @@ function ApprovalItem({ approval }: { approval: Approval }) {
               </>
             )}
           </figcaption>
-          {text ? <blockquote className="part">{text}</blockquote> : <Empty>The first message has no text.</Empty>}
+          {text ? (
+            <blockquote className="part">{text}</blockquote>
+          ) : (
+            <EmptyState>The first message has no text.</EmptyState>
+          )}
         </figure>
         <p className="muted">
           Asked {when(approval.created_at)}

@@ -3,7 +3,7 @@ import { api, call } from '../api';
 import { EmptyState, StartAt } from '../empty-state';
 import { pageOf, usePaged } from '../paging';
 import type { AuditEvent } from '../types';
-import { Empty, ErrorNotice, Field, Loading, LoadMore, Submit, usePageTitle, when } from '../ui';
+import { ErrorNotice, Field, Loading, LoadMore, Submit, usePageTitle, when } from '../ui';
 import { useDraft, useUrlFilters } from '../url-filters';
 
 const NONE = { action: '', actor: '', target: '' };
@@ -66,7 +66,7 @@ export function AuditPage() {
           <ErrorNotice error={list.error} />
         ) : list.items.length === 0 ? (
           filters.action || filters.actor || filters.target ? (
-            <Empty>No entries match.</Empty>
+            <EmptyState>No entries match.</EmptyState>
           ) : (
             <EmptyState title="No entries yet." actions={<StartAt to="/keys">Mint a key</StartAt>}>
               The audit log records every change a person or key makes (keys minted and revoked, identities, contact

@@ -2,8 +2,9 @@ import { useEffect, useRef, useState } from 'react';
 import type { components } from '../../../client';
 import { api, ApiError, call } from '../api';
 import { EmptyState, StartAt } from '../empty-state';
-import { Link, navigate, useRoute } from '../router';
+import { Link } from '../router';
 import { ErrorNotice, Select, when, usePageTitle } from '../ui';
+import { useUrlFilters } from '../url-filters';
 
 type StreamedEvent = components['schemas']['Event'];
 type EventType = StreamedEvent['type'];
@@ -51,8 +52,8 @@ const CONNECTION: Record<Connection, string> = {
  */
 export function EventsPage() {
   usePageTitle('Events');
-  const { search } = useRoute();
-  const type = (search.get('type') ?? '') as EventType | '';
+  const [filters, setFilters] = useUrlFilters({ type: '' });
+  const type = filters.type as EventType | '';
   const [events, setEvents] = useState<StreamedEvent[]>([]);
   const [connection, setConnection] = useState<Connection>('connecting');
   const [error, setError] = useState<unknown>(null);
@@ -130,11 +131,7 @@ export function EventsPage() {
       <section aria-labelledby="events-title">
         <h2 id="events-title">Live events</h2>
         <div className="filters short">
-          <Select
-            label="Event type"
-            value={type}
-            onChange={(e) => navigate(e.target.value ? `/events?type=${e.target.value}` : '/events')}
-          >
+          <Select label="Event type" value={type} onChange={(e) => setFilters({ type: e.target.value })}>
             <option value="">every type</option>
             {Object.entries(TYPES).map(([name, words]) => (
               <option key={name} value={name}>

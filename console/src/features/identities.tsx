@@ -12,7 +12,6 @@ import type { CreatedIdentity, Identity, Settings } from '../types';
 import {
   Check,
   ConfirmButton,
-  Empty,
   ErrorNotice,
   Field,
   Loading,
@@ -100,7 +99,7 @@ export function IdentitiesPage() {
             <ErrorNotice error={list.error} />
           ) : list.items.length === 0 ? (
             search || enabled || claimed ? (
-              <Empty>No identities match.</Empty>
+              <EmptyState>No identities match.</EmptyState>
             ) : (
               <EmptyState
                 title="No identities yet."
@@ -375,7 +374,7 @@ function ReadOnlyCard({ identity }: { identity: Identity }) {
         <dd>{identity.description || '—'}</dd>
       </dl>
       {identity.skills.length === 0 ? (
-        <Empty>No skills.</Empty>
+        <EmptyState>No skills.</EmptyState>
       ) : (
         <ul aria-label="Skills on the card">
           {identity.skills.map((skill) => (
@@ -419,9 +418,13 @@ function EditSettings({ handle }: { handle: string }) {
       setDraft(settings.data);
     }
   }, [settings.data]);
-  const save = useMutation({
-    mutationFn: (body: Settings) =>
-      call<Settings>(api.PATCH('/api/v1/identities/{handle}/settings', { params: { path: { handle } }, body })),
+  const {
+    mutation: save,
+    submit,
+    notice,
+  } = useFormMutation({
+    mutationFn: () =>
+      call<Settings>(api.PATCH('/api/v1/identities/{handle}/settings', { params: { path: { handle } }, body: draft! })),
     onSuccess: (saved) => {
       client.setQueryData(['settings', handle], saved);
       void client.invalidateQueries({ queryKey: ['identities'] });
@@ -438,12 +441,7 @@ function EditSettings({ handle }: { handle: string }) {
         As a member of the organization you may change every setting. The identity's own key may change only “enabled”
         and “public egress”.
       </p>
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          save.mutate(draft);
-        }}
-      >
+      <form onSubmit={submit}>
         <Check
           label="Enabled (the card is served and the protocol endpoint answers)"
           checked={draft.enabled}
@@ -471,7 +469,7 @@ function EditSettings({ handle }: { handle: string }) {
             </option>
           ))}
         </Select>
-        <ErrorNotice error={save.error} />
+        <ErrorNotice error={notice} />
         {save.isSuccess && <SuccessNotice>Settings saved.</SuccessNotice>}
         <Submit pending={save.isPending} pendingLabel="Saving…">
           Save settings

@@ -1,9 +1,10 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
+import { EmptyState } from '../empty-state';
 import { api, call } from '../api';
 import { useFormMutation } from '../form-mutation';
 import type { Identity, Skill } from '../types';
-import { Empty, ErrorNotice, Field, Select, Submit, SuccessNotice, TextArea, type FieldErrors } from '../ui';
+import { ErrorNotice, Field, Select, Submit, SuccessNotice, TextArea, type FieldErrors } from '../ui';
 
 interface SkillDraft {
   id: string;
@@ -127,7 +128,7 @@ export function EditCard({ identity }: { identity: Identity }) {
         <SavedSkills skills={identity.skills} />
         <fieldset>
           <legend>Skills</legend>
-          {skills.length === 0 && <Empty>No skills.</Empty>}
+          {skills.length === 0 && <EmptyState>No skills.</EmptyState>}
           {skills.map((skill, i) => (
             <div className="skill" key={i}>
               <Field

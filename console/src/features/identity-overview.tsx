@@ -1,11 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
+import { EmptyState } from '../empty-state';
 import { api, ApiError, call } from '../api';
 import { useFormMutation } from '../form-mutation';
 import { Link } from '../router';
 import type { components } from '../../../client';
 import type { ApiKey, Identity, Task } from '../types';
-import { ConfirmButton, Empty, ErrorNotice, Field, Loading, Select, shortId, Submit, SuccessNotice, when } from '../ui';
+import { ConfirmButton, ErrorNotice, Field, Loading, Select, shortId, Submit, SuccessNotice, when } from '../ui';
 
 type Upstream = components['schemas']['Upstream'];
 type AuthType = components['schemas']['UpstreamAuthDto']['type'];
@@ -134,7 +135,7 @@ export function RecentWork({ identity }: { identity: Identity }) {
       ) : tasks.error ? (
         <ErrorNotice error={tasks.error} />
       ) : tasks.data.length === 0 ? (
-        <Empty>No tasks yet.</Empty>
+        <EmptyState>No tasks yet.</EmptyState>
       ) : (
         <ul aria-label="Recent tasks">
           {tasks.data.map((task) => (
@@ -157,7 +158,7 @@ export function RecentWork({ identity }: { identity: Identity }) {
       ) : keys.error ? (
         <ErrorNotice error={keys.error} />
       ) : keys.data.length === 0 ? (
-        <Empty>No active keys.</Empty>
+        <EmptyState>No active keys.</EmptyState>
       ) : (
         <ul aria-label="Its keys">
           {keys.data.map((key) => (

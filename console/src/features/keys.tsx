@@ -11,7 +11,6 @@ import type { ApiKey, Identity, MintedApiKey } from '../types';
 type KeyQuery = NonNullable<paths['/api/v1/api-keys']['get']['parameters']['query']>;
 import {
   ConfirmButton,
-  Empty,
   ErrorNotice,
   Field,
   Loading,
@@ -89,7 +88,7 @@ export function KeysPage() {
             <ErrorNotice error={list.error} />
           ) : list.items.length === 0 ? (
             scope || identity || status === 'revoked' ? (
-              <Empty>No keys match.</Empty>
+              <EmptyState>No keys match.</EmptyState>
             ) : (
               <EmptyState
                 title="No API keys yet."

@@ -221,6 +221,7 @@ function SignInForm({ settings, provider }: { settings: OrganizationSettings; pr
     mutation: save,
     submit,
     errorOf,
+    notice,
   } = useFormMutation({
     validate: () => ({
       sso_email_domains: list().every((d) => DOMAIN.test(d)) ? undefined : 'Domains such as acme.example, by commas.',
@@ -251,8 +252,8 @@ function SignInForm({ settings, provider }: { settings: OrganizationSettings; pr
         hint={`A person whose ${provider} account has a verified address at one of these domains joins at their first sign-in. Only domains your organization controls.`}
         error={errorOf('sso_email_domains')}
       />
-      <ErrorNotice error={save.error} />
-      {save.isSuccess && <p role="status">Sign-in settings saved.</p>}
+      <ErrorNotice error={notice} />
+      {save.isSuccess && <SuccessNotice>Sign-in settings saved.</SuccessNotice>}
       <Submit pending={save.isPending} pendingLabel="Saving…">
         Save sign-in settings
       </Submit>

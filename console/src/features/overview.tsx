@@ -4,8 +4,9 @@ import type { components } from '../../../client';
 import { api, call } from '../api';
 import { Chart, type ChartSeries } from '../chart';
 import { EmptyState, StartAt } from '../empty-state';
-import { Link, navigate, useRoute } from '../router';
+import { Link } from '../router';
 import { ErrorNotice, Loading, Select, when, usePageTitle } from '../ui';
+import { useUrlFilters } from '../url-filters';
 
 type Overview = components['schemas']['Overview'];
 
@@ -27,11 +28,61 @@ const COLORS = {
   p95: '#b54708',
 };
 
+type Hour = Overview['series'][number];
+
+/** One chart of the page: its series, each a label, a color and its figure in an hour. */
+interface ChartDefinition {
+  title: string;
+  kind: 'stacked' | 'lines';
+  format?: (value: number) => string;
+  series: [label: string, color: string, value: (hour: Hour) => number | null][];
+}
+
+/** A webhook's or an upstream's deliveries in an hour, by outcome. */
+const outcomes = (of: (hour: Hour) => components['schemas']['OverviewDeliveryCounts']): ChartDefinition['series'] => [
+  ['Succeeded', COLORS.completed, (h) => of(h).succeeded],
+  ['Retrying', COLORS.retrying, (h) => of(h).retrying],
+  ['Failed', COLORS.failed, (h) => of(h).failed],
+];
+
+const CHARTS: ChartDefinition[] = [
+  {
+    title: 'Tasks per hour, by state now',
+    kind: 'stacked',
+    series: [
+      ['Completed', COLORS.completed, (h) => h.tasks.completed],
+      ['Failed', COLORS.failed, (h) => h.tasks.failed],
+      ['Rejected', COLORS.rejected, (h) => h.tasks.rejected],
+      ['Canceled', COLORS.canceled, (h) => h.tasks.canceled],
+      ['Open', COLORS.open, (h) => h.tasks.open],
+    ],
+  },
+  {
+    title: 'Time to complete (p50, p95)',
+    kind: 'lines',
+    format: duration,
+    series: [
+      ['p50', COLORS.open, (h) => h.time_to_complete_ms.p50],
+      ['p95', COLORS.p95, (h) => h.time_to_complete_ms.p95],
+    ],
+  },
+  {
+    title: 'Calls denied by admission',
+    kind: 'stacked',
+    series: [
+      ['Calls to us', COLORS.failed, (h) => h.denials.inbound],
+      ['Calls by us', COLORS.rejected, (h) => h.denials.outbound],
+    ],
+  },
+  { title: 'Webhook deliveries', kind: 'stacked', series: outcomes((h) => h.webhook_deliveries) },
+  { title: 'Upstream forwards', kind: 'stacked', series: outcomes((h) => h.upstream_forwards) },
+];
+
 /** The landing page (docs/api.md §13, "The overview"): the organization's last hours, and what needs attention. */
 export function OverviewPage() {
   usePageTitle('Overview');
-  const { search } = useRoute();
-  const hours = WINDOWS.some(([h]) => String(h) === search.get('hours')) ? Number(search.get('hours')) : 24;
+  const [filters, setFilters] = useUrlFilters({ hours: '24' });
+  const hours = WINDOWS.find(([h]) => String(h) === filters.hours)?.[0] ?? 24;
   const overview = useQuery({
     queryKey: ['overview', hours],
     queryFn: () => call<Overview>(api.GET('/api/v1/overview', { params: { query: { hours } } })),
@@ -41,11 +92,7 @@ export function OverviewPage() {
     <>
       <h1>Overview</h1>
       <div className="filters short">
-        <Select
-          label="Period"
-          value={String(hours)}
-          onChange={(e) => navigate(e.target.value === '24' ? '/overview' : `/overview?hours=${e.target.value}`)}
-        >
+        <Select label="Period" value={String(hours)} onChange={(e) => setFilters({ hours: e.target.value })}>
           {WINDOWS.map(([h, label]) => (
             <option key={h} value={h}>
               {label}
@@ -67,7 +114,6 @@ export function OverviewPage() {
 function Figures({ overview }: { overview: Overview }) {
   const { totals } = overview;
   const tasks = Object.values(totals.tasks).reduce((sum, n) => sum + n, 0);
-  const charts = useMemo(() => chartsOf(overview), [overview]);
   const deliveries = totals.webhook_deliveries;
   const delivered = deliveries.succeeded + deliveries.failed;
   return (
@@ -127,17 +173,9 @@ function Figures({ overview }: { overview: Overview }) {
         )}
       </section>
       <div className="charts">
-        <Chart title="Tasks per hour, by state now" hours={charts.hours} series={charts.tasks} kind="stacked" />
-        <Chart
-          title="Time to complete (p50, p95)"
-          hours={charts.hours}
-          series={charts.latency}
-          kind="lines"
-          format={duration}
-        />
-        <Chart title="Calls denied by admission" hours={charts.hours} series={charts.denials} kind="stacked" />
-        <Chart title="Webhook deliveries" hours={charts.hours} series={charts.webhooks} kind="stacked" />
-        <Chart title="Upstream forwards" hours={charts.hours} series={charts.upstreams} kind="stacked" />
+        {CHARTS.map((chart) => (
+          <OverviewChart key={chart.title} chart={chart} series={overview.series} />
+        ))}
       </div>
       <p className="muted">Hours in your time zone; tasks count in the hour they were created. Updated every minute.</p>
     </>
@@ -191,82 +229,14 @@ function Attention({ overview }: { overview: Overview }) {
   );
 }
 
-function chartsOf(overview: Overview) {
-  const { series } = overview;
-  const pick = (values: (number | null)[], label: string, color: string): ChartSeries => ({ label, values, color });
-  const outcome = (of: (hour: Overview['series'][number]) => components['schemas']['OverviewDeliveryCounts']) => [
-    pick(
-      series.map((h) => of(h).succeeded),
-      'Succeeded',
-      COLORS.completed,
-    ),
-    pick(
-      series.map((h) => of(h).retrying),
-      'Retrying',
-      COLORS.retrying,
-    ),
-    pick(
-      series.map((h) => of(h).failed),
-      'Failed',
-      COLORS.failed,
-    ),
-  ];
-  return {
-    hours: series.map((h) => h.hour),
-    tasks: [
-      pick(
-        series.map((h) => h.tasks.completed),
-        'Completed',
-        COLORS.completed,
-      ),
-      pick(
-        series.map((h) => h.tasks.failed),
-        'Failed',
-        COLORS.failed,
-      ),
-      pick(
-        series.map((h) => h.tasks.rejected),
-        'Rejected',
-        COLORS.rejected,
-      ),
-      pick(
-        series.map((h) => h.tasks.canceled),
-        'Canceled',
-        COLORS.canceled,
-      ),
-      pick(
-        series.map((h) => h.tasks.open),
-        'Open',
-        COLORS.open,
-      ),
-    ],
-    latency: [
-      pick(
-        series.map((h) => h.time_to_complete_ms.p50),
-        'p50',
-        COLORS.open,
-      ),
-      pick(
-        series.map((h) => h.time_to_complete_ms.p95),
-        'p95',
-        COLORS.p95,
-      ),
-    ],
-    denials: [
-      pick(
-        series.map((h) => h.denials.inbound),
-        'Calls to us',
-        COLORS.failed,
-      ),
-      pick(
-        series.map((h) => h.denials.outbound),
-        'Calls by us',
-        COLORS.rejected,
-      ),
-    ],
-    webhooks: outcome((h) => h.webhook_deliveries),
-    upstreams: outcome((h) => h.upstream_forwards),
-  };
+/** One of CHARTS, its figures read from the overview's hours (again only when they change). */
+function OverviewChart({ chart, series }: { chart: ChartDefinition; series: Hour[] }) {
+  const hours = useMemo(() => series.map((h) => h.hour), [series]);
+  const lines = useMemo(
+    (): ChartSeries[] => chart.series.map(([label, color, value]) => ({ label, color, values: series.map(value) })),
+    [chart, series],
+  );
+  return <Chart title={chart.title} hours={hours} series={lines} kind={chart.kind} format={chart.format} />;
 }
 
 /** 840 → "840 ms", 5120 → "5.1 s", 192000 → "3.2 min". */

@@ -11,19 +11,7 @@ import type { paths } from '../../../client';
 import type { Artifact, Part, Task } from '../types';
 
 type TaskQuery = NonNullable<paths['/api/v1/tasks']['get']['parameters']['query']>;
-import {
-  Empty,
-  ErrorNotice,
-  Field,
-  Loading,
-  LoadMore,
-  Select,
-  shortId,
-  Submit,
-  TextArea,
-  usePageTitle,
-  when,
-} from '../ui';
+import { ErrorNotice, Field, Loading, LoadMore, Select, shortId, Submit, TextArea, usePageTitle, when } from '../ui';
 
 const STATES = [
   'submitted',
@@ -131,7 +119,7 @@ export function TasksPage() {
         <ErrorNotice error={list.error} />
       ) : list.items.length === 0 ? (
         Object.values(filters).some(Boolean) ? (
-          <Empty>No tasks match.</Empty>
+          <EmptyState>No tasks match.</EmptyState>
         ) : (
           <EmptyState
             title="No tasks yet."
@@ -276,7 +264,7 @@ export function TaskPage({ id }: { id: string }) {
         <section aria-labelledby="history-title">
           <h2 id="history-title">Conversation</h2>
           {(data.history ?? []).length === 0 ? (
-            <Empty>No messages.</Empty>
+            <EmptyState>No messages.</EmptyState>
           ) : (
             <ol className="history" aria-label="Messages">
               {(data.history ?? []).map((message) => (
@@ -317,7 +305,7 @@ export function TaskPage({ id }: { id: string }) {
           <section aria-labelledby="artifacts-title">
             <h2 id="artifacts-title">Artifacts</h2>
             {(data.artifacts ?? []).length === 0 ? (
-              <Empty>No artifacts.</Empty>
+              <EmptyState>No artifacts.</EmptyState>
             ) : (
               (data.artifacts ?? []).map((a: Artifact) => <ArtifactView key={a.artifactId} artifact={a} />)
             )}

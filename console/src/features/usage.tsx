@@ -1,16 +1,16 @@
-import { useState, type FormEvent } from 'react';
+import { type FormEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
+import { EmptyState } from '../empty-state';
 import { api, call } from '../api';
 import type { Usage } from '../types';
-import { Empty, ErrorNotice, Field, Loading, Select, Submit, usePageTitle } from '../ui';
+import { ErrorNotice, Field, Loading, Select, Submit, usePageTitle } from '../ui';
+import { useDraft, useUrlFilters } from '../url-filters';
 
 type GroupBy = 'identity' | 'peer' | 'organization' | 'day' | 'hour';
 
-interface UsageFilters {
-  groupBy: GroupBy;
-  days: string;
-  identity: string;
-}
+/** The filters, in the page's URL (`/usage?group_by=identity&days=7`). */
+const DEFAULTS = { group_by: 'day', days: '30', identity: '' };
+type UsageFilters = typeof DEFAULTS;
 
 const GROUPS: Array<[GroupBy, string]> = [
   ['day', 'Day'],
@@ -24,17 +24,22 @@ const GROUPS: Array<[GroupBy, string]> = [
 function queryOf(filters: UsageFilters): { group_by: GroupBy; from: string; identity?: string } {
   const days = Math.min(400, Math.max(1, Number(filters.days) || 30));
   return {
-    group_by: filters.groupBy,
+    group_by: groupOf(filters),
     from: new Date(Date.now() - days * 24 * 3600_000).toISOString(),
     identity: filters.identity || undefined,
   };
 }
 
-/** The organization's usage (docs/api.md §18) as a table, grouped as asked, with its CSV export. */
+/** The grouping asked for, the default when the URL names none the API knows. */
+function groupOf(filters: UsageFilters): GroupBy {
+  return GROUPS.find(([value]) => value === filters.group_by)?.[0] ?? 'day';
+}
+
+/** The organization's usage (docs/api.md §18) as a table, grouped as asked (kept in the URL), with its CSV export. */
 export function UsagePage() {
   usePageTitle('Usage');
-  const [draft, setDraft] = useState<UsageFilters>({ groupBy: 'day', days: '30', identity: '' });
-  const [filters, setFilters] = useState<UsageFilters>(draft);
+  const [filters, setFilters] = useUrlFilters(DEFAULTS);
+  const [draft, setDraft] = useDraft(filters);
   const query = queryOf(filters);
   const usage = useQuery({
     queryKey: ['usage', filters],
@@ -59,8 +64,8 @@ export function UsagePage() {
       <form className="filters" onSubmit={apply} aria-label="Usage filters">
         <Select
           label="Group by"
-          value={draft.groupBy}
-          onChange={(e) => setDraft({ ...draft, groupBy: e.target.value as GroupBy })}
+          value={groupOf(draft)}
+          onChange={(e) => setDraft({ ...draft, group_by: e.target.value })}
         >
           {GROUPS.map(([value, label]) => (
             <option key={value} value={value}>
@@ -94,12 +99,12 @@ export function UsagePage() {
       ) : usage.error ? (
         <ErrorNotice error={usage.error} />
       ) : usage.data.groups.length === 0 ? (
-        <Empty>No task ended in this range.</Empty>
+        <EmptyState>No task ended in this range.</EmptyState>
       ) : (
         <table aria-label="Usage">
           <thead>
             <tr>
-              <th scope="col">{GROUPS.find(([value]) => value === filters.groupBy)![1]}</th>
+              <th scope="col">{GROUPS.find(([value]) => value === query.group_by)![1]}</th>
               <th scope="col">Role</th>
               <th scope="col">Tasks</th>
               <th scope="col">Completed</th>

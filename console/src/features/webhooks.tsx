@@ -10,7 +10,6 @@ import type { Delivery, Webhook, WebhookWithSecret } from '../types';
 import {
   Check,
   ConfirmButton,
-  Empty,
   ErrorNotice,
   Field,
   Loading,
@@ -117,44 +116,118 @@ function validUrl(value: string): string | undefined {
   }
 }
 
-function CreateWebhook() {
-  const client = useQueryClient();
-  const [url, setUrl] = useState('');
-  const [all, setAll] = useState(true);
-  const [events, setEvents] = useState<EventName[]>([]);
+/** A webhook's fields as the forms send them (`events: ['*']` for every event). */
+interface HookFields {
+  url: string;
+  events: (EventName | '*')[];
+  description: string;
+  identity: string;
+}
+
+/**
+ * The webhook form creating and editing share: URL, description, events (and, when
+ * creating, the identity it is only for), checked in the browser before `send`.
+ */
+function WebhookForm<T>({
+  title,
+  titleId,
+  hook,
+  withIdentity = false,
+  send,
+  onSent,
+  submitLabel,
+  pendingLabel,
+  onCancel,
+}: {
+  title: string;
+  titleId: string;
+  hook?: Webhook;
+  withIdentity?: boolean;
+  send: (fields: HookFields) => Promise<T>;
+  onSent: (result: T) => void;
+  submitLabel: string;
+  pendingLabel: string;
+  onCancel?: () => void;
+}) {
+  const [url, setUrl] = useState(hook?.url ?? '');
   const [identity, setIdentity] = useState('');
-  const [description, setDescription] = useState('');
-  const [created, setCreated] = useState<WebhookWithSecret | null>(null);
-  const {
-    mutation: create,
-    submit,
-    errorOf,
-    notice,
-  } = useFormMutation({
+  const [description, setDescription] = useState(hook?.description ?? '');
+  const [all, setAll] = useState(hook ? hook.events.includes('*') : true);
+  const [events, setEvents] = useState<EventName[]>(
+    (hook?.events.filter((e) => e !== '*') as EventName[] | undefined) ?? [],
+  );
+  const { mutation, submit, errorOf, notice } = useFormMutation({
     validate: () => ({
       url: validUrl(url.trim()),
       events: !all && events.length === 0 ? 'Choose at least one event type, or every event.' : undefined,
     }),
-    mutationFn: () =>
-      call<WebhookWithSecret>(
-        api.POST('/api/v1/webhooks', {
-          body: {
-            url: url.trim(),
-            events: all ? ['*'] : events,
-            identity: identity.trim() || undefined,
-            description: description || undefined,
-          },
-        }),
-      ),
-    onSuccess: (hook) => {
-      void client.invalidateQueries({ queryKey: ['webhooks'] });
-      setCreated(hook);
-      setUrl('');
-      setDescription('');
-    },
+    mutationFn: () => send({ url: url.trim(), events: all ? ['*'] : events, description, identity: identity.trim() }),
+    onSuccess: onSent,
   });
+  const button = (
+    <Submit pending={mutation.isPending} pendingLabel={pendingLabel}>
+      {submitLabel}
+    </Submit>
+  );
+  return (
+    <section aria-labelledby={titleId}>
+      <h2 id={titleId}>{title}</h2>
+      <form onSubmit={submit} noValidate>
+        <Field
+          label="Endpoint URL"
+          type="url"
+          value={url}
+          onChange={(e) => setUrl(e.target.value)}
+          error={errorOf('url')}
+        />
+        {withIdentity && (
+          <Field
+            label="Only for identity (optional)"
+            value={identity}
+            onChange={(e) => setIdentity(e.target.value)}
+            error={errorOf('identity')}
+          />
+        )}
+        <Field
+          label="Description"
+          value={description}
+          onChange={(e) => setDescription(e.target.value)}
+          error={errorOf('description')}
+        />
+        <fieldset>
+          <legend>Events</legend>
+          <Check label="Every event" checked={all} onChange={(e) => setAll(e.target.checked)} />
+          {!all &&
+            EVENTS.map((name) => (
+              <Check
+                key={name}
+                label={name}
+                checked={events.includes(name)}
+                onChange={(e) => setEvents(e.target.checked ? [...events, name] : events.filter((x) => x !== name))}
+              />
+            ))}
+          {errorOf('events') && <small className="field-error">{errorOf('events')}</small>}
+        </fieldset>
+        <ErrorNotice error={notice} />
+        {onCancel ? (
+          <div className="actions">
+            {button}
+            <button type="button" onClick={onCancel}>
+              Cancel
+            </button>
+          </div>
+        ) : (
+          button
+        )}
+      </form>
+    </section>
+  );
+}
+
+function CreateWebhook() {
+  const client = useQueryClient();
+  const [created, setCreated] = useState<WebhookWithSecret | null>(null);
   if (created?.secret) {
-    const hook = created;
     return (
       <SecretOnce
         label="The webhook's signing secret"
@@ -162,138 +235,68 @@ function CreateWebhook() {
         value={created.secret}
         onDone={() => {
           setCreated(null);
-          navigate(`/webhooks/${hook.id}`);
+          navigate(`/webhooks/${created.id}`);
         }}
       />
     );
   }
   return (
-    <section aria-labelledby="new-hook">
-      <h2 id="new-hook">New webhook</h2>
-      <form onSubmit={submit} noValidate>
-        <Field
-          label="Endpoint URL"
-          type="url"
-          value={url}
-          onChange={(e) => setUrl(e.target.value)}
-          error={errorOf('url')}
-        />
-        <Field
-          label="Only for identity (optional)"
-          value={identity}
-          onChange={(e) => setIdentity(e.target.value)}
-          error={errorOf('identity')}
-        />
-        <Field
-          label="Description"
-          value={description}
-          onChange={(e) => setDescription(e.target.value)}
-          error={errorOf('description')}
-        />
-        <fieldset>
-          <legend>Events</legend>
-          <Check label="Every event" checked={all} onChange={(e) => setAll(e.target.checked)} />
-          {!all &&
-            EVENTS.map((name) => (
-              <Check
-                key={name}
-                label={name}
-                checked={events.includes(name)}
-                onChange={(e) => setEvents(e.target.checked ? [...events, name] : events.filter((x) => x !== name))}
-              />
-            ))}
-          {errorOf('events') && <small className="field-error">{errorOf('events')}</small>}
-        </fieldset>
-        <ErrorNotice error={notice} />
-        <Submit pending={create.isPending} pendingLabel="Creating…">
-          Create webhook
-        </Submit>
-      </form>
-    </section>
+    <WebhookForm
+      // A new form (its fields empty) after each webhook created.
+      key={created?.id}
+      title="New webhook"
+      titleId="new-hook"
+      withIdentity
+      send={({ url, events, description, identity }) =>
+        call<WebhookWithSecret>(
+          api.POST('/api/v1/webhooks', {
+            body: { url, events, identity: identity || undefined, description: description || undefined },
+          }),
+        )
+      }
+      onSent={(hook) => {
+        void client.invalidateQueries({ queryKey: ['webhooks'] });
+        setCreated(hook);
+      }}
+      submitLabel="Create webhook"
+      pendingLabel="Creating…"
+    />
   );
 }
 
 /** The webhook's URL, events and description, changed in place (PATCH, docs/api.md §8). */
 function EditWebhook({ hook, onSaved }: { hook: Webhook; onSaved: () => void }) {
   const [open, setOpen] = useState(false);
-  const [url, setUrl] = useState(hook.url);
-  const [description, setDescription] = useState(hook.description);
-  const [all, setAll] = useState(hook.events.includes('*'));
-  const [events, setEvents] = useState<EventName[]>(hook.events.filter((e) => e !== '*') as EventName[]);
-  const {
-    mutation: save,
-    submit,
-    errorOf,
-    notice,
-  } = useFormMutation({
-    validate: () => ({
-      url: validUrl(url.trim()),
-      events: !all && events.length === 0 ? 'Choose at least one event type, or every event.' : undefined,
-    }),
-    mutationFn: () =>
-      call<Webhook>(
-        api.PATCH('/api/v1/webhooks/{id}', {
-          params: { path: { id: hook.id } },
-          body: { url: url.trim(), events: all ? ['*'] : events, description },
-        }),
-      ),
-    onSuccess: () => {
-      setOpen(false);
-      onSaved();
-    },
-  });
+  const [saved, setSaved] = useState(false);
   if (!open) {
     return (
       <div className="actions">
         <button type="button" onClick={() => setOpen(true)}>
           Edit webhook
         </button>
-        {save.isSuccess && <SuccessNotice>Webhook saved.</SuccessNotice>}
+        {saved && <SuccessNotice>Webhook saved.</SuccessNotice>}
       </div>
     );
   }
   return (
-    <section aria-labelledby="edit-hook">
-      <h2 id="edit-hook">Edit webhook</h2>
-      <form onSubmit={submit} noValidate>
-        <Field
-          label="Endpoint URL"
-          type="url"
-          value={url}
-          onChange={(e) => setUrl(e.target.value)}
-          error={errorOf('url')}
-        />
-        <Field
-          label="Description"
-          value={description}
-          onChange={(e) => setDescription(e.target.value)}
-          error={errorOf('description')}
-        />
-        <fieldset>
-          <legend>Events</legend>
-          <Check label="Every event" checked={all} onChange={(e) => setAll(e.target.checked)} />
-          {!all &&
-            EVENTS.map((name) => (
-              <Check
-                key={name}
-                label={name}
-                checked={events.includes(name)}
-                onChange={(e) => setEvents(e.target.checked ? [...events, name] : events.filter((x) => x !== name))}
-              />
-            ))}
-          {errorOf('events') && <small className="field-error">{errorOf('events')}</small>}
-        </fieldset>
-        <ErrorNotice error={notice} />
-        <div className="actions">
-          <Submit pending={save.isPending} pendingLabel="Saving…">
-            Save webhook
-          </Submit>
-          <button type="button" onClick={() => setOpen(false)}>
-            Cancel
-          </button>
-        </div>
-      </form>
-    </section>
+    <WebhookForm
+      title="Edit webhook"
+      titleId="edit-hook"
+      hook={hook}
+      send={({ url, events, description }) =>
+        call<Webhook>(
+          api.PATCH('/api/v1/webhooks/{id}', { params: { path: { id: hook.id } }, body: { url, events, description } }),
+        )
+      }
+      onSent={() => {
+        setOpen(false);
+        setSaved(true);
+        onSaved();
+      }}
+      submitLabel="Save webhook"
+      pendingLabel="Saving…"
+      onCancel={() => setOpen(false)}
+    />
   );
 }
 
@@ -431,7 +434,7 @@ function Deliveries({ id }: { id: string }) {
       ) : list.error ? (
         <ErrorNotice error={list.error} />
       ) : list.items.length === 0 ? (
-        <Empty>No deliveries yet.</Empty>
+        <EmptyState>No deliveries yet.</EmptyState>
       ) : (
         <ul className="cards" aria-label="Deliveries">
           {list.items.map((d) => (
