@@ -53,24 +53,37 @@ export interface TreeTotalsRecord {
 }
 
 /**
- * A new task's place in a tree (docs/api.md §18), for the statement that inserts it:
- * its parent is the first of `refs` (a jsonb array of task ids, in the message's order)
- * that is an open task — not terminal, not held — whose worker is the new task's
- * requester; none: a root. Each is found through the primary key. Over the insert's
- * `requester` column; gives `p.id`, `p.root_task_id`, `p.depth`.
+ * A new task's place in a tree (docs/api.md §18), for the statement that inserts it
+ * (over its `requester` column): `names` and `values` follow the insert's other columns,
+ * `join` its FROM. A message that references tasks (`refs`, a jsonb array of task ids,
+ * in the message's order) has as its parent the first of them that is an open task —
+ * not terminal, not held — whose worker is the new task's requester, each found through
+ * the primary key; a child is one deeper than its parent, within `maxDepth` (TDEEP).
+ * One that references none — the usual send — or none that qualifies is a root: its
+ * tree columns keep their defaults (no parent, no root, depth 0), and with no
+ * references nothing is looked up at all.
  */
-export function parentOf(requester: Sql, refs: Sql): Sql {
-  return sql`LEFT JOIN LATERAL (
-      SELECT p.id, p.root_task_id, p.depth FROM jsonb_array_elements_text(${refs}) WITH ORDINALITY r(id, ord)
+export function treePlacement(
+  requester: Sql,
+  refs: { ids: Sql; maxDepth: Sql } | null,
+): {
+  names: Sql;
+  values: Sql;
+  join: Sql;
+} {
+  if (refs === null) {
+    return { names: sql.empty, values: sql.empty, join: sql.empty };
+  }
+  return {
+    names: sql.raw(', parent_task_id, root_task_id, depth'),
+    values: sql`, p.id, COALESCE(p.root_task_id, p.id), COALESCE(a2a_child_depth(p.depth + 1, ${refs.maxDepth}), 0)`,
+    join: sql`LEFT JOIN LATERAL (
+      SELECT p.id, p.root_task_id, p.depth FROM jsonb_array_elements_text(${refs.ids}) WITH ORDINALITY r(id, ord)
         JOIN tasks p ON p.id = r.id::uuid
        WHERE p.worker_identity_id = ${requester} AND p.state IN ('submitted', 'working', 'input-required', 'auth-required')
          AND NOT p.held
-       ORDER BY r.ord LIMIT 1) p ON true`;
-}
-
-/** The tree columns a new task takes from parentOf's `p`: a child is one deeper than its parent, within `maxDepth` (TDEEP). */
-export function treeValues(maxDepth: Sql): Sql {
-  return sql`p.id, COALESCE(p.root_task_id, p.id), COALESCE(a2a_child_depth(p.depth + 1, ${maxDepth}), 0)`;
+       ORDER BY r.ord LIMIT 1) p ON true`,
+  };
 }
 
 type NodeRow = {
