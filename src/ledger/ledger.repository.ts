@@ -11,10 +11,10 @@ import type { MessageRole } from './entities/task-message.entity';
 import type { Task } from './entities/task.entity';
 import { CHANGES_CHANNEL } from '../events/task-notifier';
 import { treePlacement } from './task-tree.repository';
+import { EXAMPLE_CHUNK, EXAMPLE_FIRST_MESSAGE, EXAMPLE_TASK, PAIR, ROOT, TREE, U } from './sql-examples';
 import {
   type ForwardedTask,
   type MessageRecord,
-  type NewMessage,
   type NewTaskTree,
   type TaskHead,
   type TaskPair,
@@ -35,62 +35,6 @@ export type CreatedTask =
   | { kind: 'duplicate'; newContextId: string | null }
   /** The given context is not the pair's. */
   | { kind: 'no_context' };
-
-export const U = DummyValue.UUID;
-
-export const U2 = DummyValue.UUID_2;
-
-/** A new task whose message references a task (a child, if that task qualifies), and one that references none: a root. */
-const TREE: NewTaskTree = { refs: [U], maxDepth: 16 };
-const ROOT: NewTaskTree = { refs: [], maxDepth: 16 };
-
-export const PAIR: TaskPair = {
-  requester: { id: U, handle: DummyValue.HANDLE, organizationId: U },
-  worker: { id: U2, handle: DummyValue.HANDLE, organizationId: U2 },
-};
-
-export const EXAMPLE_TASK: TaskHead = {
-  id: U,
-  contextId: U,
-  ...PAIR,
-  state: 'submitted',
-  statusMessageId: U,
-  statusTimestamp: DummyValue.DATE,
-  metadata: null,
-  skill: null,
-  held: false,
-  seq: 1,
-  createdAt: DummyValue.DATE,
-  updatedAt: DummyValue.DATE,
-};
-
-const EXAMPLE_MESSAGE: NewMessage = {
-  messageId: DummyValue.STRING,
-  parts: [{ text: 'hello' }],
-  metadata: null,
-  extensions: [],
-  referenceTaskIds: [],
-};
-
-const EXAMPLE_FIRST_MESSAGE: MessageRecord = {
-  ...EXAMPLE_MESSAGE,
-  rowId: U2,
-  taskId: U,
-  contextId: U,
-  role: 'user',
-  seq: 1,
-  createdAt: DummyValue.DATE,
-};
-
-const EXAMPLE_CHUNK: ArtifactChunk = {
-  artifactId: DummyValue.STRING,
-  name: 'result',
-  description: '',
-  parts: [{ text: 'out' }],
-  metadata: null,
-  append: false,
-  lastChunk: true,
-};
 
 /** A task's pair as a context and the task list it. */
 const PAIR_COLUMNS = [
