@@ -3,6 +3,7 @@ import { visibleCondition, type LedgerSide } from '../auth/access';
 import { Database } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import { sql, type Sql } from '../database/sql';
+import { countedFromRows } from '../usage/usage.repository';
 import type { Participant } from './task-records';
 import type { TaskState } from './task-state';
 
@@ -86,6 +87,9 @@ export function treePlacement(
   };
 }
 
+/** An open node's counts, from its rows (a node page is bounded). */
+const COUNTED = countedFromRows('n');
+
 type NodeRow = {
   id: string;
   parent_task_id: string | null;
@@ -124,10 +128,8 @@ function nodeColumns(side: LedgerSide): Sql {
     n.created_at, n.updated_at, ${visibleCondition('n', side, {}, sql`NOT n.held`)} AS visible,
     COALESCE(u.input_tokens, 0)::float8 AS input_tokens, COALESCE(u.output_tokens, 0)::float8 AS output_tokens,
     trim_scale(u.cost_amount)::text AS cost_amount, u.cost_currency,
-    COALESCE(u.messages, (SELECT count(*) FROM messages m WHERE m.task_id = n.id))::int AS messages,
-    COALESCE(u.parts, (SELECT COALESCE(sum(jsonb_array_length(m.parts)), 0) FROM messages m WHERE m.task_id = n.id)
-      + (SELECT COALESCE(sum(jsonb_array_length(a.parts)), 0) FROM artifacts a WHERE a.task_id = n.id))::int AS parts,
-    COALESCE(u.artifact_bytes, (SELECT COALESCE(sum(a.content_bytes), 0) FROM artifacts a WHERE a.task_id = n.id))::float8 AS artifact_bytes,
+    COALESCE(u.messages, ${COUNTED.messages})::int AS messages, COALESCE(u.parts, ${COUNTED.parts})::int AS parts,
+    COALESCE(u.artifact_bytes, ${COUNTED.artifactBytes})::float8 AS artifact_bytes,
     COALESCE(u.duration_ms, extract(epoch FROM now() - n.created_at) * 1000)::float8 AS duration_ms, u.state_ms`;
 }
 
