@@ -10,11 +10,11 @@ import type { ArtifactChunk, TaskEventKind } from './entities/task-event.entity'
 import type { MessageRole } from './entities/task-message.entity';
 import type { Task } from './entities/task.entity';
 import { CHANGES_CHANNEL } from '../events/task-notifier';
-import { parentOf, treeValues } from './task-tree.repository';
+import { treePlacement } from './task-tree.repository';
+import { EXAMPLE_CHUNK, EXAMPLE_FIRST_MESSAGE, EXAMPLE_TASK, PAIR, ROOT, TREE, U } from './sql-examples';
 import {
   type ForwardedTask,
   type MessageRecord,
-  type NewMessage,
   type NewTaskTree,
   type TaskHead,
   type TaskPair,
@@ -35,60 +35,6 @@ export type CreatedTask =
   | { kind: 'duplicate'; newContextId: string | null }
   /** The given context is not the pair's. */
   | { kind: 'no_context' };
-
-export const U = DummyValue.UUID;
-
-export const U2 = DummyValue.UUID_2;
-
-const TREE: NewTaskTree = { refs: [U], maxDepth: 16 };
-
-export const PAIR: TaskPair = {
-  requester: { id: U, handle: DummyValue.HANDLE, organizationId: U },
-  worker: { id: U2, handle: DummyValue.HANDLE, organizationId: U2 },
-};
-
-export const EXAMPLE_TASK: TaskHead = {
-  id: U,
-  contextId: U,
-  ...PAIR,
-  state: 'submitted',
-  statusMessageId: U,
-  statusTimestamp: DummyValue.DATE,
-  metadata: null,
-  skill: null,
-  held: false,
-  seq: 1,
-  createdAt: DummyValue.DATE,
-  updatedAt: DummyValue.DATE,
-};
-
-const EXAMPLE_MESSAGE: NewMessage = {
-  messageId: DummyValue.STRING,
-  parts: [{ text: 'hello' }],
-  metadata: null,
-  extensions: [],
-  referenceTaskIds: [],
-};
-
-const EXAMPLE_FIRST_MESSAGE: MessageRecord = {
-  ...EXAMPLE_MESSAGE,
-  rowId: U2,
-  taskId: U,
-  contextId: U,
-  role: 'user',
-  seq: 1,
-  createdAt: DummyValue.DATE,
-};
-
-const EXAMPLE_CHUNK: ArtifactChunk = {
-  artifactId: DummyValue.STRING,
-  name: 'result',
-  description: '',
-  parts: [{ text: 'out' }],
-  metadata: null,
-  append: false,
-  lastChunk: true,
-};
 
 /** A task's pair as a context and the task list it. */
 const PAIR_COLUMNS = [
@@ -111,33 +57,48 @@ const NEW_CONTEXT = new WriteShape(
     SELECT c.id, c.requester_identity_id, c.requester_handle, c.requester_organization_id, c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.at, c.at
       FROM ${c}`,
 );
-const NEW_TASK = new WriteShape(
-  {
-    t: [
-      ['id', 'uuid'],
-      ['context_id', 'uuid'],
-      ...PAIR_COLUMNS,
-      ['origin_message_id', 'text'],
-      ['metadata', 'jsonb'],
-      ['skill', 'text'],
-      ['state', 'text'],
-      ['status_message_id', 'uuid'],
-      ['status_timestamp', 'timestamptz'],
-      ['seq', 'int'],
-      ['created_at', 'timestamptz'],
-      ['updated_at', 'timestamptz'],
-      ['parent_refs', 'jsonb'],
-      ['max_depth', 'int'],
-    ],
-  },
-  ({ t }) => sql`INSERT INTO tasks
+/** A child's: the task ids its message references, and how deep its tree may grow (NewTaskTree). */
+const TREE_COLUMNS = [
+  ['parent_refs', 'jsonb'],
+  ['max_depth', 'int'],
+] as const;
+/** A new task's row; a child's (one whose message references tasks) with where to look for its parent (treePlacement). */
+function newTaskShape(child: boolean) {
+  return new WriteShape(
+    {
+      t: [
+        ['id', 'uuid'],
+        ['context_id', 'uuid'],
+        ...PAIR_COLUMNS,
+        ['origin_message_id', 'text'],
+        ['metadata', 'jsonb'],
+        ['skill', 'text'],
+        ['state', 'text'],
+        ['status_message_id', 'uuid'],
+        ['status_timestamp', 'timestamptz'],
+        ['seq', 'int'],
+        ['created_at', 'timestamptz'],
+        ['updated_at', 'timestamptz'],
+        ...(child ? TREE_COLUMNS : []),
+      ],
+    },
+    ({ t }) => {
+      const tree = treePlacement(
+        sql`t.requester_identity_id`,
+        child ? { ids: sql`t.parent_refs`, maxDepth: sql`t.max_depth` } : null,
+      );
+      return sql`INSERT INTO tasks
       (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id,
-       origin_message_id, metadata, skill, state, status_message_id, status_timestamp, seq, created_at, updated_at, parent_task_id, root_task_id, depth)
+       origin_message_id, metadata, skill, state, status_message_id, status_timestamp, seq, created_at, updated_at${tree.names})
     SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id, t.worker_identity_id, t.worker_handle,
            t.worker_organization_id, t.origin_message_id, t.metadata, t.skill, t.state, t.status_message_id, t.status_timestamp, t.seq,
-           t.created_at, t.updated_at, ${treeValues(sql`t.max_depth`)}
-      FROM ${t} ${parentOf(sql`t.requester_identity_id`, sql`t.parent_refs`)}`,
-);
+           t.created_at, t.updated_at${tree.values}
+      FROM ${t} ${tree.join}`;
+    },
+  );
+}
+const NEW_TASK = newTaskShape(false);
+const NEW_CHILD_TASK = newTaskShape(true);
 const FIRST_MESSAGE = new WriteShape(
   {
     m: [
@@ -245,11 +206,12 @@ export class LedgerRepository {
    * Inserts a task, with a new context (`contextId` null) or in one of the pair's
    * contexts (whose updated_at moves on only when the task is inserted), in one
    * statement. A task the pair already has for this origin message is not inserted:
-   * a retried send. Its parent: the first of `tree.refs` that qualifies (parentOf).
+   * a retried send. Its parent: the first of `tree.refs` that qualifies (treePlacement).
    */
   @GenerateSql(
-    { name: 'new context', params: [PAIR, DummyValue.STRING, { a: 1 }, null, null, TREE] },
-    { name: 'in a context', params: [PAIR, DummyValue.STRING, null, DummyValue.STRING, U, TREE] },
+    { name: 'new context', params: [PAIR, DummyValue.STRING, { a: 1 }, null, null, ROOT] },
+    { name: 'in a context', params: [PAIR, DummyValue.STRING, null, DummyValue.STRING, U, ROOT] },
+    { name: 'a child', params: [PAIR, DummyValue.STRING, null, null, null, TREE] },
   )
   async createTask(
     pair: TaskPair,
@@ -270,15 +232,21 @@ export class LedgerRepository {
       contextId === null
         ? sql.empty
         : sql`, touched AS (UPDATE contexts SET updated_at = now() WHERE id IN (SELECT context_id FROM t))`;
+    const place = treePlacement(
+      sql`${r.id}::uuid`,
+      tree.refs.length > 0
+        ? { ids: sql`${JSON.stringify(tree.refs)}::jsonb`, maxDepth: sql`${tree.maxDepth}::int` }
+        : null,
+    );
     const row = await this.db.one<Partial<TaskRow> & { context_row: string }>(
       sql`
       WITH c AS (${context}),
       t AS (
         INSERT INTO tasks AS t (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id,
-                                worker_handle, worker_organization_id, origin_message_id, metadata, skill, parent_task_id, root_task_id, depth)
+                                worker_handle, worker_organization_id, origin_message_id, metadata, skill${place.names})
         SELECT ${newRowId()}, c.id, ${r.id}, ${r.handle}, ${r.organizationId}, ${w.id}, ${w.handle}, ${w.organizationId}, ${originMessageId},
-               ${json(metadata)}::jsonb, ${skill}, ${treeValues(sql`${tree.maxDepth}::int`)}
-          FROM c ${parentOf(sql`${r.id}::uuid`, sql`${JSON.stringify(tree.refs)}::jsonb`)}
+               ${json(metadata)}::jsonb, ${skill}${place.values}
+          FROM c ${place.join}
         ON CONFLICT (requester_identity_id, worker_identity_id, origin_message_id) DO NOTHING
         RETURNING ${TASK_COLUMNS}
       )${touch}
@@ -308,11 +276,15 @@ export class LedgerRepository {
   @GenerateSql(
     {
       name: 'new context',
-      params: [DummyValue.BATCH, EXAMPLE_TASK, EXAMPLE_FIRST_MESSAGE, DummyValue.STRING, true, null, TREE],
+      params: [DummyValue.BATCH, EXAMPLE_TASK, EXAMPLE_FIRST_MESSAGE, DummyValue.STRING, true, null, ROOT],
     },
     {
       name: 'in a context',
-      params: [DummyValue.BATCH, EXAMPLE_TASK, EXAMPLE_FIRST_MESSAGE, DummyValue.STRING, false, null, TREE],
+      params: [DummyValue.BATCH, EXAMPLE_TASK, EXAMPLE_FIRST_MESSAGE, DummyValue.STRING, false, null, ROOT],
+    },
+    {
+      name: 'a child',
+      params: [DummyValue.BATCH, EXAMPLE_TASK, EXAMPLE_FIRST_MESSAGE, DummyValue.STRING, true, null, TREE],
     },
   )
   async queueNewTask(
@@ -328,13 +300,14 @@ export class LedgerRepository {
     const { requester: r, worker: w } = task;
     // The pair, as both the context's and the task's columns list it.
     const pair = [r.id, r.handle, r.organizationId, w.id, w.handle, w.organizationId];
+    const child = tree.refs.length > 0;
     await this.db.write(
       [
         newContext
           ? NEW_CONTEXT.of({ c: [[task.contextId, ...pair, at]] })
           : sql`UPDATE contexts SET updated_at = ${at}
                  WHERE id = ${task.contextId} AND requester_identity_id = ${r.id} AND worker_identity_id = ${w.id}`,
-        NEW_TASK.of({
+        (child ? NEW_CHILD_TASK : NEW_TASK).of({
           t: [
             [
               task.id,
@@ -349,8 +322,7 @@ export class LedgerRepository {
               task.seq,
               at,
               task.updatedAt,
-              JSON.stringify(tree.refs),
-              tree.maxDepth,
+              ...(child ? [JSON.stringify(tree.refs), tree.maxDepth] : []),
             ],
           ],
         }),

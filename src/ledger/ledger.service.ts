@@ -165,13 +165,12 @@ export class LedgerService {
         await also?.(batch, row.id);
       });
     } catch (error) {
-      throwIfTooDeep(error);
       const constraint = brokenConstraint(error);
       if (constraint === 'fk_tasks_context') {
         throw contextNotFound();
       }
       if (constraint !== 'uq_tasks_origin') {
-        throw error;
+        throw treeRefusal(error) ?? error;
       }
       const taskId = await this.repository.originTask(pair, message.messageId);
       return { task: (await this.pairRecord(pair, taskId!, read))!, duplicate: true };
@@ -557,7 +556,9 @@ export class LedgerService {
         this.treeOf(input.message),
         tx,
       )
-      .catch(tooDeepOrRethrow);
+      .catch((error: unknown) => {
+        throw treeRefusal(error) ?? error;
+      });
     switch (created.kind) {
       case 'no_context':
         throw contextNotFound();
@@ -574,19 +575,6 @@ export class LedgerService {
       }
     }
   }
-}
-
-/** A send refused for starting a task too deep in its tree (docs/api.md §18) becomes tree_too_deep; others go on. */
-function throwIfTooDeep(error: unknown): void {
-  const refusal = treeRefusal(error);
-  if (refusal) {
-    throw refusal;
-  }
-}
-
-function tooDeepOrRethrow(error: unknown): never {
-  throwIfTooDeep(error);
-  throw error;
 }
 
 const contextNotFound = () =>

@@ -25,7 +25,8 @@ import {
 } from './task-records';
 import { participantsOf, taskHeadOf, taskHeadOfJson, type ParticipantRow, type TaskRow } from './task-rows';
 import type { TaskState } from './task-state';
-import { EXAMPLE_TASK, ofPair, PAIR, TASK_COLUMNS, taskByKey, U, U2 } from './ledger.repository';
+import { ofPair, TASK_COLUMNS, taskByKey } from './ledger.repository';
+import { EXAMPLE_TASK, PAIR, U, U2 } from './sql-examples';
 
 const MESSAGE_COLUMNS = sql.raw(
   'm.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at',

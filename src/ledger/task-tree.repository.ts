@@ -3,6 +3,7 @@ import { visibleCondition, type LedgerSide } from '../auth/access';
 import { Database } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import { sql, type Sql } from '../database/sql';
+import { countedFromRows } from '../usage/usage.repository';
 import type { Participant } from './task-records';
 import type { TaskState } from './task-state';
 
@@ -53,25 +54,41 @@ export interface TreeTotalsRecord {
 }
 
 /**
- * A new task's place in a tree (docs/api.md §18), for the statement that inserts it:
- * its parent is the first of `refs` (a jsonb array of task ids, in the message's order)
- * that is an open task — not terminal, not held — whose worker is the new task's
- * requester; none: a root. Each is found through the primary key. Over the insert's
- * `requester` column; gives `p.id`, `p.root_task_id`, `p.depth`.
+ * A new task's place in a tree (docs/api.md §18), for the statement that inserts it
+ * (over its `requester` column): `names` and `values` follow the insert's other columns,
+ * `join` its FROM. A message that references tasks (`refs`, a jsonb array of task ids,
+ * in the message's order) has as its parent the first of them that is an open task —
+ * not terminal, not held — whose worker is the new task's requester, each found through
+ * the primary key; a child is one deeper than its parent, within `maxDepth` (TDEEP).
+ * One that references none — the usual send — or none that qualifies is a root: its
+ * tree columns keep their defaults (no parent, no root, depth 0), and with no
+ * references nothing is looked up at all.
  */
-export function parentOf(requester: Sql, refs: Sql): Sql {
-  return sql`LEFT JOIN LATERAL (
-      SELECT p.id, p.root_task_id, p.depth FROM jsonb_array_elements_text(${refs}) WITH ORDINALITY r(id, ord)
+export function treePlacement(
+  requester: Sql,
+  refs: { ids: Sql; maxDepth: Sql } | null,
+): {
+  names: Sql;
+  values: Sql;
+  join: Sql;
+} {
+  if (refs === null) {
+    return { names: sql.empty, values: sql.empty, join: sql.empty };
+  }
+  return {
+    names: sql.raw(', parent_task_id, root_task_id, depth'),
+    values: sql`, p.id, COALESCE(p.root_task_id, p.id), COALESCE(a2a_child_depth(p.depth + 1, ${refs.maxDepth}), 0)`,
+    join: sql`LEFT JOIN LATERAL (
+      SELECT p.id, p.root_task_id, p.depth FROM jsonb_array_elements_text(${refs.ids}) WITH ORDINALITY r(id, ord)
         JOIN tasks p ON p.id = r.id::uuid
        WHERE p.worker_identity_id = ${requester} AND p.state IN ('submitted', 'working', 'input-required', 'auth-required')
          AND NOT p.held
-       ORDER BY r.ord LIMIT 1) p ON true`;
+       ORDER BY r.ord LIMIT 1) p ON true`,
+  };
 }
 
-/** The tree columns a new task takes from parentOf's `p`: a child is one deeper than its parent, within `maxDepth` (TDEEP). */
-export function treeValues(maxDepth: Sql): Sql {
-  return sql`p.id, COALESCE(p.root_task_id, p.id), COALESCE(a2a_child_depth(p.depth + 1, ${maxDepth}), 0)`;
-}
+/** An open node's counts, from its rows (a node page is bounded). */
+const COUNTED = countedFromRows('n');
 
 type NodeRow = {
   id: string;
@@ -111,10 +128,8 @@ function nodeColumns(side: LedgerSide): Sql {
     n.created_at, n.updated_at, ${visibleCondition('n', side, {}, sql`NOT n.held`)} AS visible,
     COALESCE(u.input_tokens, 0)::float8 AS input_tokens, COALESCE(u.output_tokens, 0)::float8 AS output_tokens,
     trim_scale(u.cost_amount)::text AS cost_amount, u.cost_currency,
-    COALESCE(u.messages, (SELECT count(*) FROM messages m WHERE m.task_id = n.id))::int AS messages,
-    COALESCE(u.parts, (SELECT COALESCE(sum(jsonb_array_length(m.parts)), 0) FROM messages m WHERE m.task_id = n.id)
-      + (SELECT COALESCE(sum(jsonb_array_length(a.parts)), 0) FROM artifacts a WHERE a.task_id = n.id))::int AS parts,
-    COALESCE(u.artifact_bytes, (SELECT COALESCE(sum(a.content_bytes), 0) FROM artifacts a WHERE a.task_id = n.id))::float8 AS artifact_bytes,
+    COALESCE(u.messages, ${COUNTED.messages})::int AS messages, COALESCE(u.parts, ${COUNTED.parts})::int AS parts,
+    COALESCE(u.artifact_bytes, ${COUNTED.artifactBytes})::float8 AS artifact_bytes,
     COALESCE(u.duration_ms, extract(epoch FROM now() - n.created_at) * 1000)::float8 AS duration_ms, u.state_ms`;
 }
 

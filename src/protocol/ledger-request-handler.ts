@@ -322,8 +322,9 @@ export class LedgerRequestHandler implements A2ARequestHandler {
       metadata: params.metadata ?? null,
       skill,
     };
-    // A new task counts against its requester's budget in the statement that creates it (docs/api.md §18).
-    const counted = (unit: WriteBatch) => this.usage.countSend(unit, call.pair.requester, new Date());
+    // A new task counts against its requester's budget, if it has one, in the statement that creates it (docs/api.md §18).
+    const counted = (unit: WriteBatch) =>
+      this.usage.countSend(unit, call.pair.requester, call.admitted.requester, new Date());
     // A send that starts a task without a push notification config — the usual one —
     // is one statement, the forward to the worker's upstream agent queued in it.
     if (input.taskId === undefined && !pushInput && approval.length === 0) {

@@ -24,6 +24,12 @@ export interface Requester {
   organizationId: string;
 }
 
+/** A requester's budget settings (docs/api.md §18) as its identity row has them: null, none. */
+export interface BudgetSettings {
+  dailyTaskQuota: number | null;
+  monthlyCostBudgetAmount: string | null;
+}
+
 /**
  * Usage as the ledger and the protocol write it (docs/api.md §18), each write a member
  * of the caller's unit of work: a send counted against its requester's budget, a
@@ -43,9 +49,20 @@ export class UsageMeter {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  /** Counts a send that starts a task against its requester's daily quota (and month's cost budget). */
-  countSend(unit: Tx | WriteBatch, requester: Requester, at: Date): Promise<void> {
-    return this.repository.countSend(requester.id, at, unit, (state) => this.crossed(requester, state));
+  /**
+   * Counts a send that starts a task against its requester's daily quota (and month's
+   * cost budget). `settings`: the requester's row as the call's admission read it (at
+   * its key lookup's admission version, AdmissionService.admitCall) — without a budget
+   * there is nothing to count and the send carries no statement for it (the usual send);
+   * with one, the count's own statement reads the settings again, under the counter's
+   * lock. A budget set while a send is in flight applies from the next send, as a
+   * contact rule does.
+   */
+  async countSend(unit: Tx | WriteBatch, requester: Requester, settings: BudgetSettings, at: Date): Promise<void> {
+    if (settings.dailyTaskQuota === null && settings.monthlyCostBudgetAmount === null) {
+      return;
+    }
+    await this.repository.countSend(requester.id, at, unit, (state) => this.crossed(requester, state));
   }
 
   /**

@@ -87,12 +87,25 @@ const GROUP_KEYS: Record<UsageGroup, Sql> = {
   hour: sql.raw(`to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:00:00"Z"')`),
 };
 
+/**
+ * A task's messages, parts and artifact bytes, counted from its rows (`task`: the alias
+ * of its tasks row): what `finish` measures as a task ends, and what a tree node shows
+ * while its task is open (TaskTreeRepository).
+ */
+export function countedFromRows(task: string): { messages: Sql; parts: Sql; artifactBytes: Sql } {
+  return {
+    messages: sql.raw(`(SELECT count(*) FROM messages m WHERE m.task_id = ${task}.id)`),
+    parts: sql.raw(`((SELECT COALESCE(sum(jsonb_array_length(m.parts)), 0) FROM messages m WHERE m.task_id = ${task}.id)
+   + (SELECT COALESCE(sum(jsonb_array_length(a.parts)), 0) FROM artifacts a WHERE a.task_id = ${task}.id))`),
+    artifactBytes: sql.raw(`(SELECT COALESCE(sum(a.content_bytes), 0) FROM artifacts a WHERE a.task_id = ${task}.id)`),
+  };
+}
+
+const COUNTED = countedFromRows('t');
+
 /** A task's messages, parts and artifact bytes, and its time from creation to its last change, over `tasks t`. */
-const MEASURED = sql.raw(`(SELECT count(*) FROM messages m WHERE m.task_id = t.id)::int AS messages,
-  ((SELECT COALESCE(sum(jsonb_array_length(m.parts)), 0) FROM messages m WHERE m.task_id = t.id)
-   + (SELECT COALESCE(sum(jsonb_array_length(a.parts)), 0) FROM artifacts a WHERE a.task_id = t.id))::int AS parts,
-  (SELECT COALESCE(sum(a.content_bytes), 0) FROM artifacts a WHERE a.task_id = t.id)::bigint AS artifact_bytes,
-  (extract(epoch FROM t.updated_at - t.created_at) * 1000)::bigint AS duration_ms`);
+const MEASURED = sql`${COUNTED.messages}::int AS messages, ${COUNTED.parts}::int AS parts,
+  ${COUNTED.artifactBytes}::bigint AS artifact_bytes, (extract(epoch FROM t.updated_at - t.created_at) * 1000)::bigint AS duration_ms`;
 
 /**
  * Read model: the sends that go together (group commit) counted as one INSERT over their

@@ -289,4 +289,26 @@ describe('the task journal: writes in one statement', () => {
     expect(update).toMatchObject({ kind: 'status-update', taskId, final: true, status: { state: 'completed' } });
     expect(await stream.next()).toBeNull();
   });
+
+  it('a send pays for budgets and trees only when it has them: the counter with a budget, the parent lookup with references', async () => {
+    const pair = await agentPair(t);
+    const send = (referenceTaskIds?: string[]) =>
+      rpc(t, pair.worker.handle, pair.requester.key, 'message/send', {
+        message: v03Message('plain', referenceTaskIds ? { referenceTaskIds } : {}),
+        configuration: { blocking: false },
+      }).expect(200);
+    const writeOf = async (work: () => Promise<unknown>) =>
+      (await statementsOf(work)).find((text) => text.includes('INSERT INTO tasks'))!;
+    const plain = await writeOf(() => send());
+    expect(plain).not.toContain('usage_counters');
+    expect(plain).not.toContain('jsonb_array_elements_text');
+    const parent = (await send()).body.result.id as string;
+    expect(await writeOf(() => send([parent]))).toContain('jsonb_array_elements_text');
+    await t.db.query(`UPDATE identities SET daily_task_quota = 100 WHERE id = $1`, [pair.requester.id]);
+    expect(await writeOf(() => send())).toContain('INSERT INTO usage_counters');
+    const [counter] = await t.db.query(`SELECT tasks FROM usage_counters WHERE identity_id = $1 AND period = 'day'`, [
+      pair.requester.id,
+    ]);
+    expect(counter).toEqual({ tasks: 1 });
+  });
 });

@@ -168,6 +168,13 @@ describe('delegation trees', () => {
       }).expect(200);
       expect(jsonRpc.body.error).toMatchObject({ code: -32602 });
       expect(jsonRpc.body.error.message).toMatch(/depth 3 of its delegation tree; at most 2 is allowed/);
+      // With a push notification config the send is a transaction of its own (LedgerService.recordSend): refused alike.
+      const withPush = await rpc(shallow, target.handle, deep.key, 'message/send', {
+        message: v03Message('deeper', { referenceTaskIds: [two] }),
+        configuration: { blocking: false, pushNotificationConfig: { url: 'https://hooks.example.test/a2a' } },
+      }).expect(200);
+      expect(withPush.body.error).toMatchObject({ code: -32602 });
+      expect(withPush.body.error.message).toMatch(/at most 2 is allowed/);
 
       const rest = await shallow
         .http()

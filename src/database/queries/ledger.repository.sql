@@ -25,6 +25,37 @@ WITH c AS (INSERT INTO contexts (id, requester_identity_id, requester_handle, re
           VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id),
     t AS (
       INSERT INTO tasks AS t (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id,
+                              worker_handle, worker_organization_id, origin_message_id, metadata, skill)
+      SELECT $8, c.id, $9, $10, $11, $12, $13, $14, $15,
+             $16::jsonb, $17
+        FROM c
+      ON CONFLICT (requester_identity_id, worker_identity_id, origin_message_id) DO NOTHING
+      RETURNING t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
+t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
+t.metadata, t.skill, t.held, t.seq, t.created_at, t.updated_at
+    )
+    SELECT c.id AS context_row, t.* FROM c LEFT JOIN t ON true;
+
+-- LedgerRepository.createTask (in a context)
+WITH c AS (SELECT id FROM contexts WHERE id = $1::uuid AND requester_identity_id = $2 AND worker_identity_id = $3),
+    t AS (
+      INSERT INTO tasks AS t (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id,
+                              worker_handle, worker_organization_id, origin_message_id, metadata, skill)
+      SELECT $4, c.id, $5, $6, $7, $8, $9, $10, $11,
+             $12::jsonb, $13
+        FROM c
+      ON CONFLICT (requester_identity_id, worker_identity_id, origin_message_id) DO NOTHING
+      RETURNING t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
+t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
+t.metadata, t.skill, t.held, t.seq, t.created_at, t.updated_at
+    ), touched AS (UPDATE contexts SET updated_at = now() WHERE id IN (SELECT context_id FROM t))
+    SELECT c.id AS context_row, t.* FROM c LEFT JOIN t ON true;
+
+-- LedgerRepository.createTask (a child)
+WITH c AS (INSERT INTO contexts (id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id)
+          VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id),
+    t AS (
+      INSERT INTO tasks AS t (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id,
                               worker_handle, worker_organization_id, origin_message_id, metadata, skill, parent_task_id, root_task_id, depth)
       SELECT $8, c.id, $9, $10, $11, $12, $13, $14, $15,
              $16::jsonb, $17, p.id, COALESCE(p.root_task_id, p.id), COALESCE(a2a_child_depth(p.depth + 1, $18::int), 0)
@@ -41,27 +72,47 @@ t.metadata, t.skill, t.held, t.seq, t.created_at, t.updated_at
     )
     SELECT c.id AS context_row, t.* FROM c LEFT JOIN t ON true;
 
--- LedgerRepository.createTask (in a context)
-WITH c AS (SELECT id FROM contexts WHERE id = $1::uuid AND requester_identity_id = $2 AND worker_identity_id = $3),
-    t AS (
-      INSERT INTO tasks AS t (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id,
-                              worker_handle, worker_organization_id, origin_message_id, metadata, skill, parent_task_id, root_task_id, depth)
-      SELECT $4, c.id, $5, $6, $7, $8, $9, $10, $11,
-             $12::jsonb, $13, p.id, COALESCE(p.root_task_id, p.id), COALESCE(a2a_child_depth(p.depth + 1, $14::int), 0)
-        FROM c LEFT JOIN LATERAL (
-    SELECT p.id, p.root_task_id, p.depth FROM jsonb_array_elements_text($15::jsonb) WITH ORDINALITY r(id, ord)
-      JOIN tasks p ON p.id = r.id::uuid
-     WHERE p.worker_identity_id = $16::uuid AND p.state IN ('submitted', 'working', 'input-required', 'auth-required')
-       AND NOT p.held
-     ORDER BY r.ord LIMIT 1) p ON true
-      ON CONFLICT (requester_identity_id, worker_identity_id, origin_message_id) DO NOTHING
-      RETURNING t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id,
-t.worker_identity_id, t.worker_handle, t.worker_organization_id, t.state, t.status_message_id, t.status_timestamp,
-t.metadata, t.skill, t.held, t.seq, t.created_at, t.updated_at
-    ), touched AS (UPDATE contexts SET updated_at = now() WHERE id IN (SELECT context_id FROM t))
-    SELECT c.id AS context_row, t.* FROM c LEFT JOIN t ON true;
-
 -- LedgerRepository.queueNewTask (new context)
+WITH w0 AS (INSERT INTO contexts
+      (id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id, created_at, updated_at)
+    SELECT c.id, c.requester_identity_id, c.requester_handle, c.requester_organization_id, c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.at, c.at
+      FROM (VALUES ($1::uuid, $2::uuid, $3::text, $4::uuid, $5::uuid, $6::text, $7::uuid, $8::timestamptz, 1::bigint)) AS c(id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id, at, ord)),
+w1 AS (INSERT INTO tasks
+      (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id,
+       origin_message_id, metadata, skill, state, status_message_id, status_timestamp, seq, created_at, updated_at)
+    SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id, t.worker_identity_id, t.worker_handle,
+           t.worker_organization_id, t.origin_message_id, t.metadata, t.skill, t.state, t.status_message_id, t.status_timestamp, t.seq,
+           t.created_at, t.updated_at
+      FROM (VALUES ($9::uuid, $10::uuid, $11::uuid, $12::text, $13::uuid, $14::uuid, $15::text, $16::uuid, $17::text, $18::jsonb, $19::text, $20::text, $21::uuid, $22::timestamptz, $23::int, $24::timestamptz, $25::timestamptz, 1::bigint)) AS t(id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id, origin_message_id, metadata, skill, state, status_message_id, status_timestamp, seq, created_at, updated_at, ord) ),
+w2 AS (INSERT INTO messages
+      (id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at)
+    SELECT m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at
+      FROM (VALUES ($26::uuid, $27::uuid, $28::text, $29::text, $30::jsonb, $31::jsonb, $32::jsonb, $33::jsonb, $34::int, $35::timestamptz, 1::bigint)) AS m(id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at, ord)),
+w3 AS (INSERT INTO task_events (task_id, seq, kind, state, message_id, trace_id, created_at)
+    SELECT e.task_id, e.seq, 'status', e.state, e.message_id, e.trace_id, e.created_at
+      FROM (VALUES ($36::uuid, $37::int, $38::text, $39::uuid, $40::text, $41::timestamptz, 1::bigint)) AS e(task_id, seq, state, message_id, trace_id, created_at, ord))
+SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
+
+-- LedgerRepository.queueNewTask (in a context)
+WITH w0 AS (UPDATE contexts SET updated_at = $1
+                 WHERE id = $2 AND requester_identity_id = $3 AND worker_identity_id = $4),
+w1 AS (INSERT INTO tasks
+      (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id,
+       origin_message_id, metadata, skill, state, status_message_id, status_timestamp, seq, created_at, updated_at)
+    SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id, t.worker_identity_id, t.worker_handle,
+           t.worker_organization_id, t.origin_message_id, t.metadata, t.skill, t.state, t.status_message_id, t.status_timestamp, t.seq,
+           t.created_at, t.updated_at
+      FROM (VALUES ($5::uuid, $6::uuid, $7::uuid, $8::text, $9::uuid, $10::uuid, $11::text, $12::uuid, $13::text, $14::jsonb, $15::text, $16::text, $17::uuid, $18::timestamptz, $19::int, $20::timestamptz, $21::timestamptz, 1::bigint)) AS t(id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id, origin_message_id, metadata, skill, state, status_message_id, status_timestamp, seq, created_at, updated_at, ord) ),
+w2 AS (INSERT INTO messages
+      (id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at)
+    SELECT m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at
+      FROM (VALUES ($22::uuid, $23::uuid, $24::text, $25::text, $26::jsonb, $27::jsonb, $28::jsonb, $29::jsonb, $30::int, $31::timestamptz, 1::bigint)) AS m(id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at, ord)),
+w3 AS (INSERT INTO task_events (task_id, seq, kind, state, message_id, trace_id, created_at)
+    SELECT e.task_id, e.seq, 'status', e.state, e.message_id, e.trace_id, e.created_at
+      FROM (VALUES ($32::uuid, $33::int, $34::text, $35::uuid, $36::text, $37::timestamptz, 1::bigint)) AS e(task_id, seq, state, message_id, trace_id, created_at, ord))
+SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
+
+-- LedgerRepository.queueNewTask (a child)
 WITH w0 AS (INSERT INTO contexts
       (id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id, created_at, updated_at)
     SELECT c.id, c.requester_identity_id, c.requester_handle, c.requester_organization_id, c.worker_identity_id, c.worker_handle, c.worker_organization_id, c.at, c.at
@@ -85,30 +136,6 @@ w2 AS (INSERT INTO messages
 w3 AS (INSERT INTO task_events (task_id, seq, kind, state, message_id, trace_id, created_at)
     SELECT e.task_id, e.seq, 'status', e.state, e.message_id, e.trace_id, e.created_at
       FROM (VALUES ($38::uuid, $39::int, $40::text, $41::uuid, $42::text, $43::timestamptz, 1::bigint)) AS e(task_id, seq, state, message_id, trace_id, created_at, ord))
-SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
-
--- LedgerRepository.queueNewTask (in a context)
-WITH w0 AS (UPDATE contexts SET updated_at = $1
-                 WHERE id = $2 AND requester_identity_id = $3 AND worker_identity_id = $4),
-w1 AS (INSERT INTO tasks
-      (id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id,
-       origin_message_id, metadata, skill, state, status_message_id, status_timestamp, seq, created_at, updated_at, parent_task_id, root_task_id, depth)
-    SELECT t.id, t.context_id, t.requester_identity_id, t.requester_handle, t.requester_organization_id, t.worker_identity_id, t.worker_handle,
-           t.worker_organization_id, t.origin_message_id, t.metadata, t.skill, t.state, t.status_message_id, t.status_timestamp, t.seq,
-           t.created_at, t.updated_at, p.id, COALESCE(p.root_task_id, p.id), COALESCE(a2a_child_depth(p.depth + 1, t.max_depth), 0)
-      FROM (VALUES ($5::uuid, $6::uuid, $7::uuid, $8::text, $9::uuid, $10::uuid, $11::text, $12::uuid, $13::text, $14::jsonb, $15::text, $16::text, $17::uuid, $18::timestamptz, $19::int, $20::timestamptz, $21::timestamptz, $22::jsonb, $23::int, 1::bigint)) AS t(id, context_id, requester_identity_id, requester_handle, requester_organization_id, worker_identity_id, worker_handle, worker_organization_id, origin_message_id, metadata, skill, state, status_message_id, status_timestamp, seq, created_at, updated_at, parent_refs, max_depth, ord) LEFT JOIN LATERAL (
-      SELECT p.id, p.root_task_id, p.depth FROM jsonb_array_elements_text(t.parent_refs) WITH ORDINALITY r(id, ord)
-        JOIN tasks p ON p.id = r.id::uuid
-       WHERE p.worker_identity_id = t.requester_identity_id AND p.state IN ('submitted', 'working', 'input-required', 'auth-required')
-         AND NOT p.held
-       ORDER BY r.ord LIMIT 1) p ON true),
-w2 AS (INSERT INTO messages
-      (id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at)
-    SELECT m.id, m.task_id, m.message_id, m.role, m.parts, m.metadata, m.extensions, m.reference_task_ids, m.seq, m.created_at
-      FROM (VALUES ($24::uuid, $25::uuid, $26::text, $27::text, $28::jsonb, $29::jsonb, $30::jsonb, $31::jsonb, $32::int, $33::timestamptz, 1::bigint)) AS m(id, task_id, message_id, role, parts, metadata, extensions, reference_task_ids, seq, created_at, ord)),
-w3 AS (INSERT INTO task_events (task_id, seq, kind, state, message_id, trace_id, created_at)
-    SELECT e.task_id, e.seq, 'status', e.state, e.message_id, e.trace_id, e.created_at
-      FROM (VALUES ($34::uuid, $35::int, $36::text, $37::uuid, $38::text, $39::timestamptz, 1::bigint)) AS e(task_id, seq, state, message_id, trace_id, created_at, ord))
 SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
 
 -- LedgerRepository.originTask

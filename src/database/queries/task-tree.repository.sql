@@ -2,58 +2,55 @@
 
 -- TaskTreeRepository.node
 SELECT n.id, n.parent_task_id, n.root_task_id, n.depth, n.requester_identity_id, n.requester_handle,
-n.requester_organization_id, n.worker_identity_id, n.worker_handle, n.worker_organization_id, n.state, n.held,
-n.created_at, n.updated_at, ((n.requester_organization_id = $1) OR (n.worker_organization_id = $2 AND NOT n.held)) AS visible,
-COALESCE(u.input_tokens, 0)::float8 AS input_tokens, COALESCE(u.output_tokens, 0)::float8 AS output_tokens,
-trim_scale(u.cost_amount)::text AS cost_amount, u.cost_currency,
-COALESCE(u.messages, (SELECT count(*) FROM messages m WHERE m.task_id = n.id))::int AS messages,
-COALESCE(u.parts, (SELECT COALESCE(sum(jsonb_array_length(m.parts)), 0) FROM messages m WHERE m.task_id = n.id)
-  + (SELECT COALESCE(sum(jsonb_array_length(a.parts)), 0) FROM artifacts a WHERE a.task_id = n.id))::int AS parts,
-COALESCE(u.artifact_bytes, (SELECT COALESCE(sum(a.content_bytes), 0) FROM artifacts a WHERE a.task_id = n.id))::float8 AS artifact_bytes,
-COALESCE(u.duration_ms, extract(epoch FROM now() - n.created_at) * 1000)::float8 AS duration_ms, u.state_ms FROM tasks n LEFT JOIN task_usage u ON u.task_id = n.id WHERE n.id = $3;
+ n.requester_organization_id, n.worker_identity_id, n.worker_handle, n.worker_organization_id, n.state, n.held,
+ n.created_at, n.updated_at, ((n.requester_organization_id = $1) OR (n.worker_organization_id = $2 AND NOT n.held)) AS visible,
+ COALESCE(u.input_tokens, 0)::float8 AS input_tokens, COALESCE(u.output_tokens, 0)::float8 AS output_tokens,
+ trim_scale(u.cost_amount)::text AS cost_amount, u.cost_currency,
+ COALESCE(u.messages, (SELECT count(*) FROM messages m WHERE m.task_id = n.id))::int AS messages, COALESCE(u.parts, ((SELECT COALESCE(sum(jsonb_array_length(m.parts)), 0) FROM messages m WHERE m.task_id = n.id)
++ (SELECT COALESCE(sum(jsonb_array_length(a.parts)), 0) FROM artifacts a WHERE a.task_id = n.id)))::int AS parts,
+ COALESCE(u.artifact_bytes, (SELECT COALESCE(sum(a.content_bytes), 0) FROM artifacts a WHERE a.task_id = n.id))::float8 AS artifact_bytes,
+ COALESCE(u.duration_ms, extract(epoch FROM now() - n.created_at) * 1000)::float8 AS duration_ms, u.state_ms FROM tasks n LEFT JOIN task_usage u ON u.task_id = n.id WHERE n.id = $3;
 
 -- TaskTreeRepository.ancestors
 WITH RECURSIVE up AS (
-    SELECT t.parent_task_id AS id, 1 AS hop FROM tasks t WHERE t.id = $1
-    UNION ALL
-    SELECT p.parent_task_id, up.hop + 1 FROM up JOIN tasks p ON p.id = up.id WHERE up.hop < $2
-  )
-  SELECT n.id, n.parent_task_id, n.root_task_id, n.depth, n.requester_identity_id, n.requester_handle,
-n.requester_organization_id, n.worker_identity_id, n.worker_handle, n.worker_organization_id, n.state, n.held,
-n.created_at, n.updated_at, ((n.requester_organization_id = $3) OR (n.worker_organization_id = $4 AND NOT n.held)) AS visible,
-COALESCE(u.input_tokens, 0)::float8 AS input_tokens, COALESCE(u.output_tokens, 0)::float8 AS output_tokens,
-trim_scale(u.cost_amount)::text AS cost_amount, u.cost_currency,
-COALESCE(u.messages, (SELECT count(*) FROM messages m WHERE m.task_id = n.id))::int AS messages,
-COALESCE(u.parts, (SELECT COALESCE(sum(jsonb_array_length(m.parts)), 0) FROM messages m WHERE m.task_id = n.id)
-  + (SELECT COALESCE(sum(jsonb_array_length(a.parts)), 0) FROM artifacts a WHERE a.task_id = n.id))::int AS parts,
-COALESCE(u.artifact_bytes, (SELECT COALESCE(sum(a.content_bytes), 0) FROM artifacts a WHERE a.task_id = n.id))::float8 AS artifact_bytes,
-COALESCE(u.duration_ms, extract(epoch FROM now() - n.created_at) * 1000)::float8 AS duration_ms, u.state_ms
-    FROM up JOIN tasks n ON n.id = up.id LEFT JOIN task_usage u ON u.task_id = n.id
-   ORDER BY up.hop;
+     SELECT t.parent_task_id AS id, 1 AS hop FROM tasks t WHERE t.id = $1
+     UNION ALL
+     SELECT p.parent_task_id, up.hop + 1 FROM up JOIN tasks p ON p.id = up.id WHERE up.hop < $2
+   )
+   SELECT n.id, n.parent_task_id, n.root_task_id, n.depth, n.requester_identity_id, n.requester_handle,
+ n.requester_organization_id, n.worker_identity_id, n.worker_handle, n.worker_organization_id, n.state, n.held,
+ n.created_at, n.updated_at, ((n.requester_organization_id = $3) OR (n.worker_organization_id = $4 AND NOT n.held)) AS visible,
+ COALESCE(u.input_tokens, 0)::float8 AS input_tokens, COALESCE(u.output_tokens, 0)::float8 AS output_tokens,
+ trim_scale(u.cost_amount)::text AS cost_amount, u.cost_currency,
+ COALESCE(u.messages, (SELECT count(*) FROM messages m WHERE m.task_id = n.id))::int AS messages, COALESCE(u.parts, ((SELECT COALESCE(sum(jsonb_array_length(m.parts)), 0) FROM messages m WHERE m.task_id = n.id)
++ (SELECT COALESCE(sum(jsonb_array_length(a.parts)), 0) FROM artifacts a WHERE a.task_id = n.id)))::int AS parts,
+ COALESCE(u.artifact_bytes, (SELECT COALESCE(sum(a.content_bytes), 0) FROM artifacts a WHERE a.task_id = n.id))::float8 AS artifact_bytes,
+ COALESCE(u.duration_ms, extract(epoch FROM now() - n.created_at) * 1000)::float8 AS duration_ms, u.state_ms
+     FROM up JOIN tasks n ON n.id = up.id LEFT JOIN task_usage u ON u.task_id = n.id
+    ORDER BY up.hop;
 
 -- TaskTreeRepository.descendants
 WITH RECURSIVE down AS (
-    SELECT c.id, 1 AS level
-      FROM (SELECT id FROM tasks WHERE parent_task_id = $1 ORDER BY id LIMIT $2) c
-    UNION ALL
-    SELECT c.id, d.level + 1
-      FROM down d
-      CROSS JOIN LATERAL (SELECT id FROM tasks WHERE parent_task_id = d.id ORDER BY id LIMIT $3) c
-     WHERE d.level < $4
-  ),
-  page AS (SELECT id, level FROM down LIMIT $5)
-  SELECT n.id, n.parent_task_id, n.root_task_id, n.depth, n.requester_identity_id, n.requester_handle,
-n.requester_organization_id, n.worker_identity_id, n.worker_handle, n.worker_organization_id, n.state, n.held,
-n.created_at, n.updated_at, ((n.requester_organization_id = $6) OR (n.worker_organization_id = $7 AND NOT n.held)) AS visible,
-COALESCE(u.input_tokens, 0)::float8 AS input_tokens, COALESCE(u.output_tokens, 0)::float8 AS output_tokens,
-trim_scale(u.cost_amount)::text AS cost_amount, u.cost_currency,
-COALESCE(u.messages, (SELECT count(*) FROM messages m WHERE m.task_id = n.id))::int AS messages,
-COALESCE(u.parts, (SELECT COALESCE(sum(jsonb_array_length(m.parts)), 0) FROM messages m WHERE m.task_id = n.id)
-  + (SELECT COALESCE(sum(jsonb_array_length(a.parts)), 0) FROM artifacts a WHERE a.task_id = n.id))::int AS parts,
-COALESCE(u.artifact_bytes, (SELECT COALESCE(sum(a.content_bytes), 0) FROM artifacts a WHERE a.task_id = n.id))::float8 AS artifact_bytes,
-COALESCE(u.duration_ms, extract(epoch FROM now() - n.created_at) * 1000)::float8 AS duration_ms, u.state_ms
-    FROM page JOIN tasks n ON n.id = page.id LEFT JOIN task_usage u ON u.task_id = n.id
-   ORDER BY page.level, n.id;
+     SELECT c.id, 1 AS level
+       FROM (SELECT id FROM tasks WHERE parent_task_id = $1 ORDER BY id LIMIT $2) c
+     UNION ALL
+     SELECT c.id, d.level + 1
+       FROM down d
+       CROSS JOIN LATERAL (SELECT id FROM tasks WHERE parent_task_id = d.id ORDER BY id LIMIT $3) c
+      WHERE d.level < $4
+   ),
+   page AS (SELECT id, level FROM down LIMIT $5)
+   SELECT n.id, n.parent_task_id, n.root_task_id, n.depth, n.requester_identity_id, n.requester_handle,
+ n.requester_organization_id, n.worker_identity_id, n.worker_handle, n.worker_organization_id, n.state, n.held,
+ n.created_at, n.updated_at, ((n.requester_organization_id = $6) OR (n.worker_organization_id = $7 AND NOT n.held)) AS visible,
+ COALESCE(u.input_tokens, 0)::float8 AS input_tokens, COALESCE(u.output_tokens, 0)::float8 AS output_tokens,
+ trim_scale(u.cost_amount)::text AS cost_amount, u.cost_currency,
+ COALESCE(u.messages, (SELECT count(*) FROM messages m WHERE m.task_id = n.id))::int AS messages, COALESCE(u.parts, ((SELECT COALESCE(sum(jsonb_array_length(m.parts)), 0) FROM messages m WHERE m.task_id = n.id)
++ (SELECT COALESCE(sum(jsonb_array_length(a.parts)), 0) FROM artifacts a WHERE a.task_id = n.id)))::int AS parts,
+ COALESCE(u.artifact_bytes, (SELECT COALESCE(sum(a.content_bytes), 0) FROM artifacts a WHERE a.task_id = n.id))::float8 AS artifact_bytes,
+ COALESCE(u.duration_ms, extract(epoch FROM now() - n.created_at) * 1000)::float8 AS duration_ms, u.state_ms
+     FROM page JOIN tasks n ON n.id = page.id LEFT JOIN task_usage u ON u.task_id = n.id
+    ORDER BY page.level, n.id;
 
 -- TaskTreeRepository.totals
 WITH n AS (

@@ -15,11 +15,9 @@ SELECT NULL::int AS member, NULL::jsonb AS row WHERE false;
 -- UsageRepository.finish
 WITH w0 AS (
         INSERT INTO task_usage AS u (task_id, messages, parts, artifact_bytes, duration_ms, state_ms, finished_at)
-        SELECT t.id, (SELECT count(*) FROM messages m WHERE m.task_id = t.id)::int AS messages,
-  ((SELECT COALESCE(sum(jsonb_array_length(m.parts)), 0) FROM messages m WHERE m.task_id = t.id)
+        SELECT t.id, (SELECT count(*) FROM messages m WHERE m.task_id = t.id)::int AS messages, ((SELECT COALESCE(sum(jsonb_array_length(m.parts)), 0) FROM messages m WHERE m.task_id = t.id)
    + (SELECT COALESCE(sum(jsonb_array_length(a.parts)), 0) FROM artifacts a WHERE a.task_id = t.id))::int AS parts,
-  (SELECT COALESCE(sum(a.content_bytes), 0) FROM artifacts a WHERE a.task_id = t.id)::bigint AS artifact_bytes,
-  (extract(epoch FROM t.updated_at - t.created_at) * 1000)::bigint AS duration_ms,
+  (SELECT COALESCE(sum(a.content_bytes), 0) FROM artifacts a WHERE a.task_id = t.id)::bigint AS artifact_bytes, (extract(epoch FROM t.updated_at - t.created_at) * 1000)::bigint AS duration_ms,
                (SELECT COALESCE(jsonb_object_agg(s.state, s.ms), '{}'::jsonb) FROM (
                   SELECT e.state, sum(e.ms)::bigint AS ms FROM (
                     SELECT state, extract(epoch FROM lead(created_at) OVER (ORDER BY seq) - created_at) * 1000 AS ms
@@ -39,11 +37,9 @@ w1 AS (
                (t.state = 'canceled')::int, (t.state = 'rejected')::int, x.messages, x.parts, x.artifact_bytes, x.duration_ms,
                COALESCE(u.input_tokens, 0), COALESCE(u.output_tokens, 0), COALESCE(u.cost_amount, 0)
           FROM tasks t
-          CROSS JOIN LATERAL (SELECT (SELECT count(*) FROM messages m WHERE m.task_id = t.id)::int AS messages,
-  ((SELECT COALESCE(sum(jsonb_array_length(m.parts)), 0) FROM messages m WHERE m.task_id = t.id)
+          CROSS JOIN LATERAL (SELECT (SELECT count(*) FROM messages m WHERE m.task_id = t.id)::int AS messages, ((SELECT COALESCE(sum(jsonb_array_length(m.parts)), 0) FROM messages m WHERE m.task_id = t.id)
    + (SELECT COALESCE(sum(jsonb_array_length(a.parts)), 0) FROM artifacts a WHERE a.task_id = t.id))::int AS parts,
-  (SELECT COALESCE(sum(a.content_bytes), 0) FROM artifacts a WHERE a.task_id = t.id)::bigint AS artifact_bytes,
-  (extract(epoch FROM t.updated_at - t.created_at) * 1000)::bigint AS duration_ms) x
+  (SELECT COALESCE(sum(a.content_bytes), 0) FROM artifacts a WHERE a.task_id = t.id)::bigint AS artifact_bytes, (extract(epoch FROM t.updated_at - t.created_at) * 1000)::bigint AS duration_ms) x
           LEFT JOIN task_usage u ON u.task_id = t.id
          WHERE t.id = $2
         ON CONFLICT (requester_identity_id, worker_identity_id, hour, currency) DO UPDATE

@@ -1,11 +1,8 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsIn, IsInt, Max, Min, ValidateIf } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
 import { MoneyDto } from '../../common/money';
 import { Nested, Optional } from '../../common/validation';
 import { FILTER_MODES, type FilterMode } from '../identity.entity';
-
-/** Present and not null: validated; null clears the setting. */
-const Clearable = () => ValidateIf((_, value: unknown) => value !== undefined && value !== null);
 
 /**
  * `PATCH /api/v1/identities/{handle}/settings`. Who may change which field is the
@@ -48,7 +45,7 @@ export class UpdateSettingsDto {
     description:
       'Tasks the identity may start as a requester per UTC day (docs/api.md §18); null: no quota. Admin key or Console only.',
   })
-  @Clearable()
+  @IsOptional() // null clears it
   @IsInt()
   @Min(1)
   @Max(10_000_000)
@@ -60,7 +57,7 @@ export class UpdateSettingsDto {
     description:
       'Reported cost the identity may incur as a requester per UTC month (docs/api.md §18); null: no budget. Admin key or Console only.',
   })
-  @Clearable()
+  @IsOptional() // null clears it
   @Nested(() => MoneyDto)
   monthly_cost_budget?: MoneyDto | null;
 }
