@@ -326,11 +326,13 @@ describe('discovery', () => {
       expect(await find({ skill: 'translation', tag: 'missing' })).toEqual([]);
     });
 
-    it('pages with a cursor, newest first, every agent exactly once', async () => {
+    it('pages with a cursor, newest first among equally relevant agents, every agent exactly once', async () => {
       const word = marker('heron');
       const created: string[] = [];
       for (let i = 0; i < 7; i++) {
-        created.push((await listed(i % 2 ? other : acme, { description: word })).handle);
+        // Handles of one shape, so every card scores alike and only creation time orders them.
+        const agent_handle = `${word}-agent-${i + 1}`;
+        created.push((await listed(i % 2 ? other : acme, { agent_handle, description: word })).handle);
       }
       const { handles, pages } = await allPages({ q: word, limit: 3 });
       expect(pages).toBe(3);
