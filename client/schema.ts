@@ -1232,6 +1232,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/usage/trees": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The largest delegation trees whose root was created in a range, with their totals
+         * @description **Credential:** Accepts: admin-scoped API key, agent-scoped API key of a claimed identity, Console session.
+         *
+         *     Trees whose root task you may read, by their tasks then reported tokens; `limit` 1–50 (default 10).
+         */
+        get: operations["listTopTrees"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks": {
         parameters: {
             query?: never;
@@ -2730,6 +2752,34 @@ export interface components {
             task: components["schemas"]["TreeNode"];
             totals: components["schemas"]["TreeTotals"];
             truncated: boolean;
+        };
+        TopTree: {
+            cost: components["schemas"]["TreeMoney"][];
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: uuid
+             * @description The root task.
+             */
+            id: string;
+            input_tokens: number;
+            output_tokens: number;
+            requester: components["schemas"]["TreeParty"];
+            /**
+             * @description The root task's state.
+             * @enum {string}
+             */
+            state: "submitted" | "working" | "input-required" | "auth-required" | "completed" | "failed" | "canceled" | "rejected";
+            /** @description The root and its descendants. */
+            tasks: number;
+            worker: components["schemas"]["TreeParty"];
+        };
+        TopTrees: {
+            /** Format: date-time */
+            from: string;
+            /** Format: date-time */
+            to: string;
+            trees: components["schemas"]["TopTree"][];
         };
         TreeMoney: {
             /** @example 0.42 */
@@ -7648,6 +7698,71 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Usage"];
                     "text/csv": components["schemas"]["Usage"];
+                };
+            };
+            /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listTopTrees: {
+        parameters: {
+            query?: {
+                /** @description Trees whose root was created at or after this hour (default: 30 days before `to`). */
+                from?: string;
+                /** @description Narrow the caller's side to one identity (handle or id). */
+                identity?: string;
+                /** @description Trees listed, largest first. */
+                limit?: number;
+                /** @description Trees whose root was created before this time (default: now). */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TopTrees"];
                 };
             };
             /** @description The request is malformed or a field is invalid (`errors[]` names the fields). */

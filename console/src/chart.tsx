@@ -7,29 +7,47 @@ const plain = (value: number) => String(value);
 export interface ChartSeries {
   label: string;
   color: string;
-  /** One value per hour; null: nothing to show that hour. */
+  /** One value per period (hour or day); null: nothing to show then. */
   values: (number | null)[];
 }
 
+/** How each period is named in the figures' table: hours in the reader's time zone, days as UTC days. */
+const PERIODS = {
+  hour: {
+    heading: 'Hour',
+    name: (at: string) => new Date(at).toLocaleString([], { dateStyle: 'short', timeStyle: 'short' }),
+  },
+  day: {
+    heading: 'Day',
+    name: (at: string) => new Date(at).toLocaleDateString([], { dateStyle: 'medium', timeZone: 'UTC' }),
+  },
+};
+
 /**
- * A chart of hourly figures (uPlot: canvas, ~20 KB gzip), inside a figure whose caption
- * names it and whose table gives the same figures to screen readers and to anyone who
- * wants the numbers (the canvas is hidden from assistive technology).
+ * A chart of hourly or daily figures (uPlot: canvas, ~20 KB gzip), inside a figure whose
+ * caption names it and whose table gives the same figures to screen readers and to anyone
+ * who wants the numbers (the canvas is hidden from assistive technology).
  */
 export function Chart({
   title,
-  hours,
+  times,
+  period = 'hour',
   series,
   kind,
   format = plain,
+  least,
 }: {
   title: string;
-  /** The start of each hour (ISO). */
-  hours: string[];
+  /** The start of each period (ISO). */
+  times: string[];
+  /** Hours are drawn in the reader's time zone; days are UTC days, drawn as such. */
+  period?: 'hour' | 'day';
   series: ChartSeries[];
   /** Stacked bars (counts), or lines (durations). */
   kind: 'stacked' | 'lines';
   format?: (value: number) => string;
+  /** The least top of the value axis (default: 4 for bars, 1 for lines — counts and milliseconds). */
+  least?: number;
 }) {
   const box = useRef<HTMLDivElement>(null);
   const captionId = useId();
@@ -38,7 +56,8 @@ export function Chart({
     if (!target) {
       return;
     }
-    const xs = hours.map((hour) => Date.parse(hour) / 1000);
+    const xs = times.map((at) => Date.parse(at) / 1000);
+    const top = least ?? (kind === 'stacked' ? 4 : 1);
     // Stacked: each series drawn as the sum of itself and those after it, largest first,
     // so each bar shows its own part; the legend shows the series' own value.
     const drawn =
@@ -50,7 +69,8 @@ export function Chart({
       width: Math.max(200, target.clientWidth),
       height: 180,
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: true }, y: { range: (_u, min, max) => [0, Math.max(max, kind === 'stacked' ? 4 : 1)] } },
+      ...(period === 'day' ? { tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC') } : {}),
+      scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(max, top)] } },
       axes: [
         { stroke: '#5b6572', grid: { stroke: '#eef0f3' } },
         { stroke: '#5b6572', grid: { stroke: '#eef0f3' }, size: 72, values: (_u, ticks) => ticks.map(format) },
@@ -80,7 +100,7 @@ export function Chart({
       resize.disconnect();
       chart.destroy();
     };
-  }, [hours, series, kind, format]);
+  }, [times, period, series, kind, format, least]);
   return (
     <figure className="chart" aria-labelledby={captionId}>
       <figcaption id={captionId}>{title}</figcaption>
@@ -90,10 +110,12 @@ export function Chart({
           Figures<span className="visually-hidden"> of {title}</span>
         </summary>
         <table>
-          <caption className="visually-hidden">{title}, per hour</caption>
+          <caption className="visually-hidden">
+            {title}, per {period}
+          </caption>
           <thead>
             <tr>
-              <th scope="col">Hour</th>
+              <th scope="col">{PERIODS[period].heading}</th>
               {series.map((s) => (
                 <th key={s.label} scope="col">
                   {s.label}
@@ -102,9 +124,9 @@ export function Chart({
             </tr>
           </thead>
           <tbody>
-            {hours.map((hour, h) => (
-              <tr key={hour}>
-                <th scope="row">{new Date(hour).toLocaleString([], { dateStyle: 'short', timeStyle: 'short' })}</th>
+            {times.map((at, h) => (
+              <tr key={at}>
+                <th scope="row">{PERIODS[period].name(at)}</th>
                 {series.map((s) => (
                   <td key={s.label}>{s.values[h] === null ? '—' : format(s.values[h]!)}</td>
                 ))}

@@ -13,12 +13,12 @@ import { AcceptPage, MembersPage } from './features/members';
 import { TaskPage, TasksPage } from './features/tasks';
 import { WebhookPage, WebhooksPage } from './features/webhooks';
 import { Link, navigate, useRoute } from './router';
-import { UsagePage } from './features/usage';
 import { ErrorNotice, Loading } from './ui';
 import './styles.css';
 
-// The overview and its chart library (uPlot) load on their own, when first shown: the other pages never wait for them.
+// The pages with charts and their chart library (uPlot) load on their own, when first shown: the other pages never wait for them.
 const OverviewPage = lazy(() => import('./features/overview').then((module) => ({ default: module.OverviewPage })));
+const UsagePage = lazy(() => import('./features/usage').then((module) => ({ default: module.UsagePage })));
 
 const queryClient = new QueryClient({
   queryCache: new QueryCache({ onError: sendToSignIn }),
@@ -152,7 +152,11 @@ function Page({ path }: { path: string }) {
     case 'tasks':
       return param ? <TaskPage id={param} /> : <TasksPage />;
     case 'usage':
-      return <UsagePage />;
+      return (
+        <Suspense fallback={<Loading />}>
+          <UsagePage />
+        </Suspense>
+      );
     case 'webhooks':
       return param ? <WebhookPage id={param} /> : <WebhooksPage />;
     case 'members':

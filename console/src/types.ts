@@ -44,3 +44,4 @@ export type Approval = Schemas['Approval'];
 export type TaskTree = Schemas['TaskTree'];
 export type TreeNode = Schemas['TreeNode'];
 export type Usage = Schemas['Usage'];
+export type TopTrees = Schemas['TopTrees'];

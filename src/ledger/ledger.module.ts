@@ -24,6 +24,7 @@ import { TaskActivityRepository } from './task-activity.repository';
 import { TaskReadsRepository } from './task-reads.repository';
 import { TasksController } from './tasks.controller';
 import { TasksService } from './tasks.service';
+import { TopTreesController } from './top-trees.controller';
 
 /**
  * Tasks, messages, contexts, artifacts and their events; the REST reads and the
@@ -45,7 +46,7 @@ import { TasksService } from './tasks.service';
     EventsModule,
     UsageModule,
   ],
-  controllers: [TasksController, ContextsController],
+  controllers: [TasksController, ContextsController, TopTreesController],
   providers: [
     LedgerRepository,
     TaskReadsRepository,

@@ -53,6 +53,20 @@ export interface TreeTotalsRecord {
   cost: Array<{ amount: string; currency: string }>;
 }
 
+/** A delegation tree in the top-trees list: its root task, and the whole tree's size and usage. */
+export interface TopTreeRecord {
+  id: string;
+  requester: Participant;
+  worker: Participant;
+  state: TaskState;
+  createdAt: Date;
+  /** The root and its descendants. */
+  tasks: number;
+  inputTokens: number;
+  outputTokens: number;
+  cost: Array<{ amount: string; currency: string }>;
+}
+
 /**
  * A new task's place in a tree (docs/api.md §18), for the statement that inserts it
  * (over its `requester` column): `names` and `values` follow the insert's other columns,
@@ -236,6 +250,82 @@ export class TaskTreeRepository {
       artifactBytes: r.artifact_bytes,
       cost: r.cost,
     };
+  }
+
+  /**
+   * Read model: the largest delegation trees whose root — a task the
+   * caller's side may read, narrowed to one identity by `identity` — was created in
+   * [from, to): by their tasks, then their reported tokens; at most `limit`. Only trees
+   * with a child: the children (ix_tasks_root) are counted by root, and a child is
+   * never older than its root, so none created before `from` can count. Their reported
+   * usage (task_usage) is read in the same statement.
+   */
+  @GenerateSql({ params: [SIDE, undefined, new Date(0), new Date(3600_000), 10] })
+  async topTrees(
+    side: LedgerSide,
+    identity: string | undefined,
+    from: Date,
+    to: Date,
+    limit: number,
+  ): Promise<TopTreeRecord[]> {
+    const rows = await this.db.rows<{
+      id: string;
+      requester_identity_id: string;
+      requester_handle: string;
+      requester_organization_id: string;
+      worker_identity_id: string;
+      worker_handle: string;
+      worker_organization_id: string;
+      state: TaskState;
+      created_at: Date;
+      tasks: number;
+      input_tokens: number;
+      output_tokens: number;
+      cost: Array<{ amount: string; currency: string }>;
+    }>(sql`
+      WITH below AS (
+        SELECT c.root_task_id AS id, count(*)::int AS tasks, COALESCE(sum(u.input_tokens), 0) AS input_tokens,
+               COALESCE(sum(u.output_tokens), 0) AS output_tokens
+          FROM tasks c LEFT JOIN task_usage u ON u.task_id = c.id
+         WHERE c.root_task_id IS NOT NULL AND c.created_at >= ${from}
+         GROUP BY c.root_task_id
+      ),
+      top AS (
+        SELECT r.id, r.requester_identity_id, r.requester_handle, r.requester_organization_id, r.worker_identity_id,
+               r.worker_handle, r.worker_organization_id, r.state, r.created_at, 1 + b.tasks AS tasks,
+               (b.input_tokens + COALESCE(ru.input_tokens, 0))::float8 AS input_tokens,
+               (b.output_tokens + COALESCE(ru.output_tokens, 0))::float8 AS output_tokens
+          FROM below b JOIN tasks r ON r.id = b.id LEFT JOIN task_usage ru ON ru.task_id = r.id
+         WHERE r.created_at >= ${from} AND r.created_at < ${to}
+           AND ${visibleCondition('r', side, { identity }, sql`NOT r.held`)}
+         ORDER BY b.tasks DESC,
+                  b.input_tokens + b.output_tokens + COALESCE(ru.input_tokens, 0) + COALESCE(ru.output_tokens, 0) DESC, r.id
+         LIMIT ${limit}
+      )
+      SELECT top.*,
+             (SELECT COALESCE(jsonb_agg(jsonb_build_object('amount', trim_scale(c.amount)::text, 'currency', c.currency)
+                                        ORDER BY c.currency), '[]'::jsonb)
+                FROM (SELECT u.cost_currency AS currency, sum(u.cost_amount) AS amount
+                        FROM (SELECT top.id UNION ALL SELECT id FROM tasks WHERE root_task_id = top.id) n (id)
+                        JOIN task_usage u ON u.task_id = n.id
+                       WHERE u.cost_currency IS NOT NULL GROUP BY u.cost_currency) c) AS cost
+        FROM top
+       ORDER BY top.tasks DESC, top.input_tokens + top.output_tokens DESC, top.id`);
+    return rows.map((row) => ({
+      id: row.id,
+      requester: {
+        id: row.requester_identity_id,
+        handle: row.requester_handle,
+        organizationId: row.requester_organization_id,
+      },
+      worker: { id: row.worker_identity_id, handle: row.worker_handle, organizationId: row.worker_organization_id },
+      state: row.state,
+      createdAt: row.created_at,
+      tasks: row.tasks,
+      inputTokens: row.input_tokens,
+      outputTokens: row.output_tokens,
+      cost: row.cost,
+    }));
   }
 }
 

@@ -4,9 +4,18 @@ import { failureOf } from '../database/errors';
 import { notVisible, sideOf } from '../auth/access';
 import type { Principal } from '../common/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
+import { usageRange } from '../usage/usage-range';
+import type { TopTreesQuery } from './dto/top-trees.query';
 import { MAX_TREE_NODES, type TreeQuery } from './dto/tree.query';
 import { TaskTreeRepository, type TreeNodeRecord } from './task-tree.repository';
-import { toTreeNodeView, toTreeTotalsView, type TaskTreeView, type TreeNodeView } from './task-tree.view';
+import {
+  toTopTreeView,
+  toTreeNodeView,
+  toTreeTotalsView,
+  type TaskTreeView,
+  type TopTreesView,
+  type TreeNodeView,
+} from './task-tree.view';
 
 /** The SQLSTATE of a new task deeper than LEDGER_MAX_TREE_DEPTH (a2a_child_depth). */
 export const TREE_TOO_DEEP = 'TDEEP';
@@ -72,5 +81,15 @@ export class TaskTreeService {
       truncated,
       totals: toTreeTotalsView(totals),
     };
+  }
+
+  /**
+   * `GET /api/v1/usage/trees` (docs/api.md §18): the largest delegation trees whose root
+   * the caller may read (the rule of every ledger read), created in the usage range.
+   */
+  async topTrees(principal: Principal, query: TopTreesQuery): Promise<TopTreesView> {
+    const { from, to } = usageRange(query);
+    const trees = await this.repository.topTrees(sideOf(principal), query.identity, from, to, query.limit ?? 10);
+    return { from: from.toISOString(), to: to.toISOString(), trees: trees.map(toTopTreeView) };
   }
 }

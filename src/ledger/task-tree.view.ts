@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import type { NodeUsage, TreeNodeRecord, TreeTotalsRecord } from './task-tree.repository';
+import type { NodeUsage, TopTreeRecord, TreeNodeRecord, TreeTotalsRecord } from './task-tree.repository';
 import { TASK_STATES, type TaskState } from './task-state';
 
 export interface MoneyView {
@@ -65,6 +65,26 @@ export interface TaskTreeView {
   totals: TreeTotalsView;
 }
 
+/** A tree of the top-trees list (docs/api.md §18): its root task, the whole tree's size and reported usage. */
+export interface TopTreeView {
+  /** The root task (open its tree with `GET /api/v1/tasks/{id}/tree`). */
+  id: string;
+  requester: PartyView;
+  worker: PartyView;
+  state: TaskState;
+  created_at: string;
+  tasks: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost: MoneyView[];
+}
+
+export interface TopTreesView {
+  from: string;
+  to: string;
+  trees: TopTreeView[];
+}
+
 function toUsageView(usage: NodeUsage): NodeUsageView {
   return {
     input_tokens: usage.inputTokens,
@@ -111,6 +131,20 @@ export function toTreeTotalsView(totals: TreeTotalsRecord): TreeTotalsView {
     parts: totals.parts,
     artifact_bytes: totals.artifactBytes,
     cost: totals.cost,
+  };
+}
+
+export function toTopTreeView(tree: TopTreeRecord): TopTreeView {
+  return {
+    id: tree.id,
+    requester: party(tree.requester),
+    worker: party(tree.worker),
+    state: tree.state,
+    created_at: tree.createdAt.toISOString(),
+    tasks: tree.tasks,
+    input_tokens: tree.inputTokens,
+    output_tokens: tree.outputTokens,
+    cost: tree.cost,
   };
 }
 
@@ -178,4 +212,24 @@ export class TaskTreeSchema implements TaskTreeView {
   @ApiProperty({ type: TreeNodeSchema }) task: TreeNodeView;
   @ApiProperty() truncated: boolean;
   @ApiProperty({ type: TreeTotalsSchema }) totals: TreeTotalsView;
+}
+
+@ApiSchema({ name: 'TopTree' })
+class TopTreeSchema implements TopTreeView {
+  @ApiProperty({ format: 'uuid', description: 'The root task.' }) id: string;
+  @ApiProperty({ type: TreePartySchema }) requester: PartyView;
+  @ApiProperty({ type: TreePartySchema }) worker: PartyView;
+  @ApiProperty({ enum: TASK_STATES, description: "The root task's state." }) state: TaskState;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+  @ApiProperty({ description: 'The root and its descendants.' }) tasks: number;
+  @ApiProperty() input_tokens: number;
+  @ApiProperty() output_tokens: number;
+  @ApiProperty({ type: [TreeMoneySchema] }) cost: MoneyView[];
+}
+
+@ApiSchema({ name: 'TopTrees' })
+export class TopTreesSchema implements TopTreesView {
+  @ApiProperty({ format: 'date-time' }) from: string;
+  @ApiProperty({ format: 'date-time' }) to: string;
+  @ApiProperty({ type: [TopTreeSchema] }) trees: TopTreeView[];
 }

@@ -7,6 +7,7 @@ import { DeliveriesRepository } from '../events/deliveries.repository';
 import { OutboxRepository } from '../events/outbox.repository';
 import { IdempotencyRepository } from '../ledger/idempotency.repository';
 import { KeysModule } from '../keys/keys.module';
+import { UsageRepository } from '../usage/usage.repository';
 import { RetentionService } from './retention.service';
 
 /**
@@ -29,6 +30,7 @@ import { RetentionService } from './retention.service';
     IdempotencyRepository,
     ConsoleRepository,
     SsoRepository,
+    UsageRepository,
   ],
   exports: [RetentionService],
 })

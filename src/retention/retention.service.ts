@@ -13,6 +13,7 @@ import { OutboxRepository } from '../events/outbox.repository';
 import { IDEMPOTENCY_TTL_HOURS } from '../ledger/idempotency';
 import { IdempotencyRepository } from '../ledger/idempotency.repository';
 import { KeysService } from '../keys/keys.service';
+import { UsageRepository } from '../usage/usage.repository';
 
 /**
  * One kind of row that expires: `prune(batch)` deletes at most `batch` expired rows and
@@ -31,12 +32,19 @@ const MAX_BATCHES_PER_KIND = 100;
 /** The first pass runs this soon after start (or after the interval, when shorter), so short-lived processes prune too. */
 const FIRST_PASS_MAX_DELAY_MS = 60_000;
 const DAY_MS = 86_400_000;
+/**
+ * A budget counter is kept this long after its day or month ends: a send or a threshold
+ * claim in flight across midnight, or on an instance whose clock is a little behind,
+ * still finds the counter it counts against.
+ */
+export const USAGE_COUNTER_MARGIN_MS = DAY_MS;
 
 /**
  * Retention (docs/operations.md, "Retention"): the one place that deletes what has expired — outbox events
  * with their webhook deliveries and finished push deliveries (EVENTS_RETENTION_DAYS),
  * admission decisions (DECISIONS_RETENTION_DAYS), Idempotency-Key records (24 h),
- * expired Console sessions and invitations, and whatever another module registers
+ * expired Console sessions and invitations, budget counters of past days and months
+ * (a day after they end, USAGE_COUNTER_MARGIN_MS), and whatever another module registers
  * (`register`: the audit log, AUDIT_RETENTION_DAYS). Each kind's delete statement lives
  * in its owner's repository. It also writes the `api_key.expiring` notices of keys that
  * expire within API_KEY_EXPIRY_NOTICE_DAYS (KeysService.noticeExpiring), once per key,
@@ -64,6 +72,7 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
     consoleRepository: ConsoleRepository,
     sso: SsoRepository,
     audit: AuditRepository,
+    usage: UsageRepository,
     keys: KeysService,
     approvals: ApprovalsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -86,6 +95,10 @@ export class RetentionService implements OnApplicationBootstrap, BeforeApplicati
     this.register({
       name: 'audit_events',
       prune: (batch) => audit.prune(new Date(Date.now() - auditDays * DAY_MS), batch),
+    });
+    this.register({
+      name: 'usage_counters',
+      prune: (batch) => usage.pruneCounters(new Date(Date.now() - USAGE_COUNTER_MARGIN_MS), batch),
     });
     // Not a delete: the `api_key.expiring` notices, which need the same periodic, bounded pass.
     this.register({

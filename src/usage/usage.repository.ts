@@ -319,6 +319,22 @@ export class UsageRepository {
   }
 
   /**
+   * Retention: deletes up to `batch` budget counters of periods that had ended by
+   * `endedBy` (a day's counters from before its day, a month's from before its month);
+   * how many it deleted. Only the current day's and month's counters are read or counted
+   * against; the rollups keep the history.
+   */
+  @GenerateSql({ params: [new Date(0), 500] })
+  async pruneCounters(endedBy: Date, batch: number): Promise<number> {
+    const p = periodsOf(endedBy);
+    return this.db.execute(sql`
+      DELETE FROM usage_counters WHERE (identity_id, period, starts_at) IN (
+        SELECT identity_id, period, starts_at FROM usage_counters
+         WHERE (period = 'day' AND starts_at < ${p.dayStart}) OR (period = 'month' AND starts_at < ${p.monthStart})
+         LIMIT ${batch} FOR UPDATE SKIP LOCKED)`);
+  }
+
+  /**
    * The rollups of `scope` in [from, to), grouped (docs/api.md §18): each row read from
    * the side(s) in scope — as requester (its identity the requester, its peer the
    * worker) and as worker — by key, role and currency; at most `limit` groups.

@@ -1,16 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { badRequest } from '../common/app-error';
 import type { Principal } from '../common/principal';
 import { identityParty, requireAccess, requireGrant } from '../auth/access';
 import { ConsoleService } from '../console/console.service';
 import { IdentitiesService } from '../identities/identities.service';
 import type { UsageQuery } from './dto/usage.query';
+import { usageRange } from './usage-range';
 import { UsageRepository, type UsageScope } from './usage.repository';
 import { toUsageGroups, type UsageView } from './usage.view';
 
-const DAY_MS = 24 * 3600_000;
-/** The longest range one query reads, and the most groups one answer holds (docs/api.md §18). */
-export const MAX_USAGE_RANGE_DAYS = 400;
+/** The most groups one answer holds (docs/api.md §18). */
 export const MAX_USAGE_GROUPS = 5_000;
 
 /**
@@ -29,19 +27,7 @@ export class UsageService {
   async summarize(principal: Principal, query: UsageQuery): Promise<UsageView> {
     requireGrant(principal, 'usage.read');
     const group = query.group_by ?? 'day';
-    const to = query.to ? new Date(query.to) : new Date();
-    // Rollups are hourly: a range starts at the hour its `from` falls in.
-    const from = floorHour(query.from ? new Date(query.from) : new Date(to.getTime() - 30 * DAY_MS));
-    if (from.getTime() >= to.getTime()) {
-      throw badRequest('validation_failed', '`from` must be before `to`.', [
-        { field: 'from', message: 'from must be before to' },
-      ]);
-    }
-    if (to.getTime() - from.getTime() > MAX_USAGE_RANGE_DAYS * DAY_MS) {
-      throw badRequest('validation_failed', `A usage query covers at most ${MAX_USAGE_RANGE_DAYS} days.`, [
-        { field: 'from', message: `the range is at most ${MAX_USAGE_RANGE_DAYS} days` },
-      ]);
-    }
+    const { from, to } = usageRange(query);
     const scope = await this.scopeOf(principal, query.identity);
     const rows = await this.repository.usage(scope, group, from, to, MAX_USAGE_GROUPS + 1);
     const truncated = rows.length > MAX_USAGE_GROUPS;
@@ -84,8 +70,4 @@ export class UsageService {
     }
     return new Map();
   }
-}
-
-function floorHour(at: Date): Date {
-  return new Date(Math.floor(at.getTime() / 3600_000) * 3600_000);
 }

@@ -299,6 +299,7 @@ export const MATRIX: MatrixRow[] = [
   row('GET /api/v1/events/stream', [401, 401, 401, 200, 403, 200, 200, 200, 200]),
   // Usage (docs/api.md §18): each organization its own identities' rollups; an agent key its identity's.
   row('GET /api/v1/usage', [401, 401, 401, 200, 403, 200, 200, 200, 200]),
+  row('GET /api/v1/usage/trees', [401, 401, 401, 200, 403, 200, 200, 200, 200]),
   // The audit log (docs/api.md §15): admin key or Console, each organization its own entries; agent keys never.
   row('GET /api/v1/audit-events', [401, 401, 401, 200, 403, 403, 200, 200, 200]),
   // The overview (docs/api.md §13): admin key or Console, each organization its own figures; agent keys never.

@@ -1,7 +1,8 @@
 /**
  * Usage and delegation trees in the Console (docs/api.md §18), in a real browser: a
  * person of Acme opens a task that Acme's worker delegated to Globex, sees the tree —
- * Globex's own sub-delegation opaque — with the tree's totals, then the usage table by
+ * Globex's own sub-delegation opaque — with the tree's totals, then the usage page's
+ * charts (their figures checked against the API) and top trees, and the usage table by
  * identity and its CSV link.
  */
 import type { BrowserContext, Page } from 'playwright-core';
@@ -73,6 +74,94 @@ describe('Usage and delegation trees in the Console', () => {
     expect(await tree.textContent()).not.toContain('globex-printer');
     await page.getByLabel('Tree totals').getByText('3 tasks in the tree · 1500 tokens · cost 0.03 USD').waitFor(WAIT);
     await ui.shot(page, 'console-task-tree');
+  });
+
+  it('draws the usage charts: tasks and cost per day, the top identities and peers, the top trees', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Usage' }).click();
+    await page.getByRole('heading', { name: 'Usage', level: 1 }).waitFor(WAIT);
+    const api = async (path: string) => {
+      const res = await page.request.get(ui.url('/').replace(/\/console\/?$/, '') + path);
+      expect(res.status()).toBe(200);
+      return res.json();
+    };
+    /** A chart's figures: its table's cells after the row's heading, by row. */
+    const figures = async (name: string) => {
+      const chart = page.getByRole('figure', { name });
+      await chart.locator('canvas').first().waitFor(WAIT);
+      await chart.getByText('Figures').click();
+      return chart.locator('details tbody tr').evaluateAll((rows) =>
+        rows.map((row) =>
+          Array.from((row as unknown as { cells: ArrayLike<{ textContent: string }> }).cells)
+            .slice(1)
+            .map((cell) => Number(cell.textContent)),
+        ),
+      );
+    };
+    const sums = (rows: number[][]) => rows[0].map((_, i) => rows.reduce((sum, row) => sum + row[i], 0));
+    // The page as a person first sees it: the charts drawn, their figures folded.
+    for (const chart of ['Tasks per day', 'Cost per day']) {
+      await page.getByRole('figure', { name: chart }).locator('canvas').first().waitFor(WAIT);
+    }
+    await page.getByRole('figure', { name: 'Top trees' }).getByRole('link').first().waitFor(WAIT);
+    await ui.shot(page, 'console-usage-charts');
+
+    // Per day, the figures are the API's: the child Acme's planner sent has ended; the root it works on has not.
+    const daily = await api('/api/v1/usage?group_by=day');
+    const sent = daily.groups.filter((g: { role: string }) => g.role === 'requester');
+    const received = daily.groups.filter((g: { role: string }) => g.role === 'worker');
+    const total = (groups: { tasks: number }[]) => groups.reduce((sum, g) => sum + g.tasks, 0);
+    const tasks = await figures('Tasks per day');
+    expect(tasks.length).toBeGreaterThanOrEqual(30);
+    expect(sums(tasks)).toEqual([total(sent), total(received)]);
+    expect(sums(tasks)).toEqual([1, 0]);
+    const cost = await figures('Cost per day');
+    expect(sums(cost)).toEqual([0.01, 0]);
+    expect(sent[0].cost).toEqual([{ amount: '0.01', currency: 'USD' }]);
+    // The canvas shows the series: pixels of the "Sent" line's color.
+    const painted = await page
+      .getByRole('figure', { name: 'Tasks per day' })
+      .locator('canvas')
+      .first()
+      .evaluate((canvas) => {
+        const c = canvas as unknown as {
+          width: number;
+          height: number;
+          getContext(kind: '2d'): {
+            getImageData(x: number, y: number, w: number, h: number): { data: ArrayLike<number> };
+          };
+        };
+        const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+        let count = 0;
+        for (let i = 0; i < data.length; i += 4) {
+          const near = (value: number, target: number) => Math.abs(value - target) < 12;
+          count +=
+            near(data[i], 0x1f) && near(data[i + 1], 0x5f) && near(data[i + 2], 0xbf) && data[i + 3] > 200 ? 1 : 0;
+        }
+        return count;
+      });
+    expect(painted).toBeGreaterThan(10);
+
+    const rowOf = async (figure: string, name: RegExp) => {
+      const row = page.getByRole('figure', { name: figure }).getByRole('row', { name });
+      await row.waitFor(WAIT);
+      return row.getByRole('cell').allTextContents();
+    };
+    // Sent, received, the cost of those sent (the bar beside them is hidden from assistive technology).
+    expect(await rowOf('Identities with the most tasks', /acme-planner/)).toEqual(['1', '0', '0.01 USD']);
+    expect(await rowOf('Peers with the most tasks', /globex-billing/)).toEqual(['1', '0', '0.01 USD']);
+
+    // The top trees: the root's tree, with the whole tree's totals (Globex's sub-delegation included), linking to it.
+    const trees = await api('/api/v1/usage/trees');
+    expect(trees.trees).toEqual([
+      expect.objectContaining({ id: root.id, tasks: 3, input_tokens: 1300, output_tokens: 200 }),
+    ]);
+    const top = page.getByRole('figure', { name: 'Top trees' });
+    const tree = top.getByRole('row', { name: /acme-buyer → acme-planner/ });
+    await tree.waitFor(WAIT);
+    expect((await tree.getByRole('cell').allTextContents()).slice(1)).toEqual(['3', '1500', '0.03 USD']);
+    await tree.getByRole('link', { name: 'acme-buyer → acme-planner' }).click();
+    await page.getByRole('list', { name: 'Delegation tree' }).waitFor(WAIT);
+    expect(new URL(page.url()).pathname).toBe(`/console/tasks/${root.id}`);
   });
 
   it('shows the usage table by identity, with a CSV export', async () => {

@@ -3,12 +3,13 @@ import { AdmissionRepository } from '../../src/admission/admission.repository';
 import { newEventId } from '../../src/events/event-id';
 import { RetentionService } from '../../src/retention/retention.service';
 import { startApp, type TestApp } from '../support/app';
-import { signup, type ConsoleAccount } from '../support/fixtures';
+import { insertIdentity, signup, type ConsoleAccount } from '../support/fixtures';
 
 /**
  * Retention (docs/operations.md): one pass deletes what has expired — events older than
  * EVENTS_RETENTION_DAYS, admission decisions older than DECISIONS_RETENTION_DAYS,
- * Idempotency-Key records older than 24 h, expired Console sessions and invitations —
+ * Idempotency-Key records older than 24 h, expired Console sessions and invitations,
+ * budget counters of past days and months —
  * keeps everything fresh, and deletes in statements of at most RETENTION_BATCH_SIZE rows.
  */
 describe('retention', () => {
@@ -142,6 +143,46 @@ describe('retention', () => {
 
     // A second pass finds nothing.
     expect(Object.values(await t.app.get(RetentionService).runOnce()).every((n) => n === 0)).toBe(true);
+  });
+
+  it('deletes budget counters a day after their day or month ended, keeps those still counted against', async () => {
+    const { id: identityId } = await insertIdentity(t, { organizationId: acme.organizationId, enabled: true });
+    const now = new Date();
+    const [y, m, d] = [now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()];
+    const counter = (period: 'day' | 'month', startsAt: number) =>
+      t.db.query(`INSERT INTO usage_counters (identity_id, period, starts_at, tasks, cost) VALUES ($1, $2, $3, 1, 0)`, [
+        identityId,
+        period,
+        new Date(startsAt),
+      ]);
+    // Days: today's and yesterday's are kept (yesterday's for a day after it ended); older ones go.
+    const days = [0, -1, -2, -3, -40].map((ago) => Date.UTC(y, m, d + ago));
+    // Months: this month's is kept; two months back and more go (last month's stays a day into this one).
+    const months = [0, -2, -13].map((ago) => Date.UTC(y, m + ago, 1));
+    for (const at of days) {
+      await counter('day', at);
+    }
+    for (const at of months) {
+      await counter('month', at);
+    }
+    const kept = async () =>
+      (
+        (await t.db.query(
+          `SELECT period, starts_at FROM usage_counters WHERE identity_id = $1 ORDER BY period, starts_at DESC`,
+          [identityId],
+        )) as Array<{ period: string; starts_at: Date }>
+      ).map((row) => `${row.period} ${row.starts_at.toISOString()}`);
+
+    // RETENTION_BATCH_SIZE is 3: five rows to go are two statements.
+    const pruned = await t.app.get(RetentionService).runOnce();
+    expect(pruned.usage_counters).toBe(5);
+    expect(await kept()).toEqual([
+      `day ${new Date(days[0]).toISOString()}`,
+      `day ${new Date(days[1]).toISOString()}`,
+      `month ${new Date(months[0]).toISOString()}`,
+    ]);
+    // A second pass finds nothing more.
+    expect((await t.app.get(RetentionService).runOnce()).usage_counters).toBe(0);
   });
 
   it("a registered kind (the audit log's seam) runs in every pass; one that fails does not stop the others", async () => {

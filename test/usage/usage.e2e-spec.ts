@@ -249,6 +249,94 @@ describe('usage', () => {
     });
   });
 
+  describe('GET /api/v1/usage/trees', () => {
+    let buyer: Agent;
+    let planner: Agent;
+    let big: string;
+    let small: string;
+    const trees = (key: string, query = '') => t.http().get(`/api/v1/usage/trees?${query}`).set(apiKey(key));
+    const delegate = async (from: Agent, to: Agent, parent: string) =>
+      (
+        await rpc(t, to.handle, from.key, 'message/send', {
+          message: v03Message('part of it', { referenceTaskIds: [parent] }),
+          configuration: { blocking: false },
+        }).expect(200)
+      ).body.result.id as string;
+
+    beforeAll(async () => {
+      [buyer, planner] = [await open(acme), await open(acme)];
+      const [billing, printer] = [await open(globex), await open(globex)];
+      // A tree of four: buyer → planner → billing (Globex) → printer (Globex), and planner → printer.
+      big = (await submitTask(t, buyer, planner)).id;
+      const child = await delegate(planner, billing, big);
+      const grandchild = await delegate(billing, printer, child);
+      const second = await delegate(planner, printer, big);
+      await reply(t, grandchild, printer.key, {
+        state: 'completed',
+        usage: { input_tokens: 900, output_tokens: 100, cost: { amount: '0.02', currency: 'USD' } },
+      }).expect(200);
+      await reply(t, second, printer.key, {
+        usage: { input_tokens: 50, cost: { amount: '1', currency: 'EUR' } },
+      }).expect(200);
+      await reply(t, big, planner.key, {
+        usage: { output_tokens: 7, cost: { amount: '0.01', currency: 'USD' } },
+      }).expect(200);
+      // A tree of two, and a task alone (no tree to list).
+      small = (await submitTask(t, buyer, planner)).id;
+      await delegate(planner, billing, small);
+      await submitTask(t, buyer, planner);
+    });
+
+    it("lists the largest trees first, each with the whole tree's totals, another organization's tasks included", async () => {
+      const res = await trees(acmeAdmin, `identity=${buyer.handle}`).expect(200);
+      expect(res.body.trees).toEqual([
+        {
+          id: big,
+          requester: { id: buyer.id, agent_handle: buyer.handle, organization_id: acme.organizationId },
+          worker: { id: planner.id, agent_handle: planner.handle, organization_id: acme.organizationId },
+          state: 'submitted',
+          created_at: expect.any(String),
+          tasks: 4,
+          input_tokens: 950,
+          output_tokens: 107,
+          cost: [
+            { amount: '1', currency: 'EUR' },
+            { amount: '0.03', currency: 'USD' },
+          ],
+        },
+        expect.objectContaining({ id: small, tasks: 2, input_tokens: 0, cost: [] }),
+      ]);
+      // The same through the root's own tree view.
+      const tree = await t.http().get(`/api/v1/tasks/${big}/tree`).set(apiKey(acmeAdmin)).expect(200);
+      expect(tree.body.totals).toMatchObject({ tasks: 4, input_tokens: 950, output_tokens: 107 });
+      const first = await trees(acmeAdmin, `identity=${planner.handle}&limit=1`).expect(200);
+      expect(first.body.trees.map((tree: { id: string }) => tree.id)).toEqual([big]);
+      // An agent key: the trees its identity's side may read.
+      const own = await trees(buyer.key).expect(200);
+      expect(own.body.trees.map((tree: { id: string }) => tree.id)).toEqual([big, small]);
+    });
+
+    it("keeps to the range and to the caller's side", async () => {
+      const before = await trees(acmeAdmin, 'from=2020-01-01T00:00:00Z&to=2020-01-02T00:00:00Z').expect(200);
+      expect(before.body.trees).toEqual([]);
+      // Globex's identities work in these trees, but their roots are Acme's.
+      const globexView = await trees(globexAdmin).expect(200);
+      expect(JSON.stringify(globexView.body)).not.toContain(big);
+      expect(JSON.stringify(globexView.body)).not.toContain(small);
+    });
+
+    it.each([
+      'limit=0',
+      'limit=51',
+      'limit=ten',
+      'from=yesterday',
+      'from=2020-01-01T00:00:00Z&to=2026-01-01T00:00:00Z',
+    ])('a bad query is a 400: %s', async (query) => {
+      const res = await trees(acmeAdmin, query).expect(400);
+      expect(res.body.code).toBe('validation_failed');
+    });
+  });
+
   it('a monthly cost budget: reported costs use it up; at 100% the next send is refused until the month ends', async () => {
     const [requester, worker] = [await open(acme), await open(acme)];
     await t

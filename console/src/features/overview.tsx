@@ -236,7 +236,7 @@ function OverviewChart({ chart, series }: { chart: ChartDefinition; series: Hour
     (): ChartSeries[] => chart.series.map(([label, color, value]) => ({ label, color, values: series.map(value) })),
     [chart, series],
   );
-  return <Chart title={chart.title} hours={hours} series={lines} kind={chart.kind} format={chart.format} />;
+  return <Chart title={chart.title} times={hours} series={lines} kind={chart.kind} format={chart.format} />;
 }
 
 /** 840 → "840 ms", 5120 → "5.1 s", 192000 → "3.2 min". */

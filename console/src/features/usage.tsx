@@ -5,6 +5,7 @@ import { api, call } from '../api';
 import type { Usage } from '../types';
 import { ErrorNotice, Field, Loading, Select, Submit, usePageTitle } from '../ui';
 import { useDraft, useUrlFilters } from '../url-filters';
+import { UsageCharts } from './usage-charts';
 
 type GroupBy = 'identity' | 'peer' | 'organization' | 'day' | 'hour';
 
@@ -35,7 +36,10 @@ function groupOf(filters: UsageFilters): GroupBy {
   return GROUPS.find(([value]) => value === filters.group_by)?.[0] ?? 'day';
 }
 
-/** The organization's usage (docs/api.md §18) as a table, grouped as asked (kept in the URL), with its CSV export. */
+/**
+ * The organization's usage (docs/api.md §18): charts of the range (usage-charts.tsx), and a
+ * table grouped as asked (kept in the URL), with its CSV export.
+ */
 export function UsagePage() {
   usePageTitle('Usage');
   const [filters, setFilters] = useUrlFilters(DEFAULTS);
@@ -94,6 +98,8 @@ export function UsagePage() {
           Download as CSV
         </a>
       </p>
+      <UsageCharts from={query.from} identity={query.identity} filters={filters} />
+      <h2>By {GROUPS.find(([value]) => value === query.group_by)![1].toLowerCase()}</h2>
       {usage.isPending ? (
         <Loading />
       ) : usage.error ? (

@@ -84,6 +84,12 @@ WHERE identity_id = $2 AND period = $3 AND starts_at = $4 AND notified < $5;
 SELECT COALESCE((SELECT tasks FROM usage_counters WHERE identity_id = $1 AND period = 'day' AND starts_at = $2), 0) AS "tasksToday",
 COALESCE((SELECT cost FROM usage_counters WHERE identity_id = $3 AND period = 'month' AND starts_at = $4), 0)::text AS "costThisMonth";
 
+-- UsageRepository.pruneCounters
+DELETE FROM usage_counters WHERE (identity_id, period, starts_at) IN (
+SELECT identity_id, period, starts_at FROM usage_counters
+ WHERE (period = 'day' AND starts_at < $1) OR (period = 'month' AND starts_at < $2)
+ LIMIT $3 FOR UPDATE SKIP LOCKED);
+
 -- UsageRepository.usage (organization)
 SELECT identity_id::text AS key, role, currency, sum(tasks)::int AS tasks, sum(completed)::int AS completed, sum(failed)::int AS failed,
 sum(canceled)::int AS canceled, sum(rejected)::int AS rejected, sum(messages)::float8 AS messages, sum(parts)::float8 AS parts,
