@@ -126,10 +126,13 @@ export class TrustedIssuersRepository {
    * is saved (handles are never reused, so a subject maps to one identity for good).
    */
   @GenerateSql({ params: [DummyValue.UUID, [DummyValue.HANDLE]] })
-  async existingHandles(organizationId: string, handles: string[]): Promise<string[]> {
-    const rows = await this.db.rows<{ handle: string }>(sql`
+  async existingHandles(organizationId: string, handles: string[], tx?: Tx): Promise<string[]> {
+    const rows = await this.db.rows<{ handle: string }>(
+      sql`
       SELECT agent_handle AS handle FROM identities
-       WHERE organization_id = ${organizationId} AND agent_handle = ANY(${handles}::text[]) AND status = 'active'`);
+       WHERE organization_id = ${organizationId} AND agent_handle = ANY(${handles}::text[]) AND status = 'active'`,
+      tx,
+    );
     return rows.map((row) => row.handle);
   }
 

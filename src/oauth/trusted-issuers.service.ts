@@ -3,7 +3,7 @@ import { AppError, badRequest, notFound } from '../common/app-error';
 import type { AdminKeyPrincipal, ConsolePrincipal } from '../common/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { AuditService } from '../audit/audit.service';
-import { Database } from '../database/database';
+import { Database, type Tx } from '../database/database';
 import { brokenConstraint } from '../database/errors';
 import { checkDestinationUrl } from '../events/address-policy';
 import type { CreateTrustedIssuerDto } from './dto/create-trusted-issuer.dto';
@@ -93,7 +93,8 @@ export class TrustedIssuersService {
           subjectClaim: dto.subject_claim ?? current.subjectClaim,
           subjects: dto.subjects ?? current.subjects,
         };
-        await this.check(trust, { urls: trust.issuer !== current.issuer || trust.jwksUri !== current.jwksUri });
+        // Addresses are checked when they change (a trust saved under other rules keeps its own).
+        await this.check(trust, trust.issuer !== current.issuer || trust.jwksUri !== current.jwksUri, tx);
         const updated = (await this.repository.update(id, trust, tx))!;
         await this.audit.record(tx, {
           organizationId: principal.organizationId,
@@ -147,8 +148,8 @@ export class TrustedIssuersService {
    * webhook URL rules — its keys are fetched from them — and its subjects map to identities
    * of its organization.
    */
-  private async check(trust: NewTrustedIssuer, options: { urls: boolean } = { urls: true }): Promise<void> {
-    if (options.urls) {
+  private async check(trust: NewTrustedIssuer, urls = true, tx?: Tx): Promise<void> {
+    if (urls) {
       const allowPrivate = this.config.webhooksAllowPrivateNetworks;
       checkDestinationUrl(trust.issuer, allowPrivate, 'invalid_issuer_url', 'issuer');
       if (trust.jwksUri !== null) {
@@ -164,7 +165,7 @@ export class TrustedIssuersService {
       throw badRequest('validation_failed', message, [{ field: 'subjects', message }]);
     }
     const handles = [...new Set(subjects.map(([, handle]) => handle))];
-    const existing = new Set(await this.repository.existingHandles(trust.organizationId, handles));
+    const existing = new Set(await this.repository.existingHandles(trust.organizationId, handles, tx));
     const unknown = handles.filter((handle) => !existing.has(handle));
     if (unknown.length > 0) {
       const message = `subjects name handles that are not identities of your organization: ${unknown.slice(0, 5).join(', ')}`;
