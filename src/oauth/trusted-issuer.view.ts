@@ -34,7 +34,7 @@ export class TrustedIssuerSchema implements TrustedIssuerView {
     type: 'object',
     nullable: true,
     description: 'Its public keys given inline (a JWK Set), or null.',
-    properties: { keys: { type: 'array', items: { type: 'object' } } },
+    properties: { keys: { type: 'array', items: { type: 'object', additionalProperties: true } } },
   })
   jwks: { keys: object[] } | null;
   @ApiProperty() audience: string;

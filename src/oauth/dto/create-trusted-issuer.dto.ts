@@ -23,7 +23,7 @@ export class CreateTrustedIssuerDto {
     description:
       "The issuer's public keys inline, a JWK Set of 1 to 20 keys each with its `kid` (an issuer with static keys). Not with `jwks_uri`.",
     type: 'object',
-    properties: { keys: { type: 'array', items: { type: 'object' } } },
+    properties: { keys: { type: 'array', items: { type: 'object', additionalProperties: true } } },
   })
   @Optional()
   @IsObject()

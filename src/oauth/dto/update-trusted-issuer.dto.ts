@@ -25,7 +25,7 @@ export class UpdateTrustedIssuerDto extends PartialType(OmitType(CreateTrustedIs
     description: "The issuer's public keys inline (a JWK Set, each key with its `kid`); null: none.",
     type: 'object',
     nullable: true,
-    properties: { keys: { type: 'array', items: { type: 'object' } } },
+    properties: { keys: { type: 'array', items: { type: 'object', additionalProperties: true } } },
   })
   @IsOptional()
   @IsObject()
