@@ -358,8 +358,11 @@ describe('The Console in Chromium', () => {
     await create.getByLabel('Audience').fill('https://a2a.example.test');
     await create.getByLabel('Subjects').fill('repo:acme/worker:ref:refs/heads/main no-such-agent');
     await create.getByRole('button', { name: 'Trust issuer' }).click();
-    // The service's check, said by its field.
-    await create.getByText(/not identities of your organization: no-such-agent/).waitFor(WAIT);
+    // The service's check, said by its field (in a person's words: "Subjects …", not "subjects …").
+    await create
+      .getByText(/^Subjects name handles that are not identities of your organization: no-such-agent$/)
+      .waitFor(WAIT);
+    expect(await create.getByLabel('Subjects').getAttribute('aria-invalid')).toBe('true');
     await create.getByLabel('Subjects').fill('repo:acme/worker:ref:refs/heads/main acme-worker');
     await create.getByRole('button', { name: 'Trust issuer' }).click();
     const subjects = page.getByRole('list', { name: 'Subjects of https://ci.example.invalid' });
