@@ -51,7 +51,7 @@ export class TrustedIssuersController {
   @Patch(':id')
   @Surface('organizationAdmin', {
     id: 'updateTrustedIssuer',
-    summary: "Change a trusted issuer: its tokens are read against the change from the next request",
+    summary: 'Change a trusted issuer: its tokens are read against the change from the next request',
   })
   @Returns(200, TrustedIssuerSchema)
   @Refuses({

@@ -200,7 +200,8 @@ export class TrustedIssuersService {
   }
 }
 
-const trustNotFound = () => notFound('trusted_issuer_not_found', 'No trusted issuer with that id in your organization.');
+const trustNotFound = () =>
+  notFound('trusted_issuer_not_found', 'No trusted issuer with that id in your organization.');
 
 function bothKeySources() {
   const message = 'Give jwks or jwks_uri, not both.';

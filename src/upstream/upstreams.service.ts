@@ -285,7 +285,12 @@ async function trustOf(dto: SetUpstreamDto, allowPrivate: boolean): Promise<Upst
   if (dto.trusted_jwks_uri !== undefined) {
     return {
       jwks: null,
-      jwksUri: checkDestinationUrl(dto.trusted_jwks_uri, allowPrivate, 'invalid_upstream_url', 'trusted_jwks_uri').toString(),
+      jwksUri: checkDestinationUrl(
+        dto.trusted_jwks_uri,
+        allowPrivate,
+        'invalid_upstream_url',
+        'trusted_jwks_uri',
+      ).toString(),
     };
   }
   return { jwks: null, jwksUri: null };

@@ -269,7 +269,12 @@ describe('trusted issuers', () => {
       errors: [{ field: 'jwks' }],
     });
     expect((await t.http().get(path(id)).set(bearer(acme)).expect(200)).body).toEqual(back.body);
-    await t.http().patch(path(id)).set(bearer(await signup(t))).send({ audience: 'x' }).expect(404);
+    await t
+      .http()
+      .patch(path(id))
+      .set(bearer(await signup(t)))
+      .send({ audience: 'x' })
+      .expect(404);
     await t.http().patch(path(id)).set(apiKey(requester.key)).send({ audience: 'x' }).expect(403);
 
     // Each change is audited with what it changed.
@@ -295,7 +300,12 @@ describe('trusted issuers', () => {
       .http()
       .post('/api/v1/trusted-issuers')
       .set(bearer(acme))
-      .send({ issuer: 'https://ci.example.test', jwks: { keys: [jwk] }, audience: 'static', subjects: { job: requester.handle } })
+      .send({
+        issuer: 'https://ci.example.test',
+        jwks: { keys: [jwk] },
+        audience: 'static',
+        subjects: { job: requester.handle },
+      })
       .expect(201);
     expect(res.body).toMatchObject({ jwks_uri: null, jwks: { keys: [jwk] } });
     const token = issuer.token({ iss: 'https://ci.example.test', aud: 'static', sub: 'job' }, 'static');

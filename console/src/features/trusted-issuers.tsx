@@ -87,8 +87,8 @@ export function TrustedIssuersPage() {
     <>
       <h1>Trusted issuers</h1>
       <p className="muted">
-        A workload that already holds a token — a Kubernetes service account, a SPIFFE JWT-SVID, a CI job — calls as
-        one of your identities with it, and no API key is handed out.
+        A workload that already holds a token — a Kubernetes service account, a SPIFFE JWT-SVID, a CI job — calls as one
+        of your identities with it, and no API key is handed out.
       </p>
       <div className="columns">
         <section aria-labelledby="trusts-title">

@@ -7,9 +7,12 @@ import { CreateTrustedIssuerDto } from './create-trusted-issuer.dto';
  * trust's (`subjects` as a whole). `jwks_uri` and `jwks` may be null (cleared); giving
  * one clears the other.
  */
-export class UpdateTrustedIssuerDto extends PartialType(OmitType(CreateTrustedIssuerDto, ['jwks_uri', 'jwks'] as const), {
-  skipNullProperties: false,
-}) {
+export class UpdateTrustedIssuerDto extends PartialType(
+  OmitType(CreateTrustedIssuerDto, ['jwks_uri', 'jwks'] as const),
+  {
+    skipNullProperties: false,
+  },
+) {
   @ApiPropertyOptional({
     type: String,
     nullable: true,
