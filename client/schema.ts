@@ -1207,7 +1207,11 @@ export interface paths {
         delete: operations["deleteTrustedIssuer"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a trusted issuer: its tokens are read against the change from the next request
+         * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         */
+        patch: operations["updateTrustedIssuer"];
         trace?: never;
     };
     "/api/v1/usage": {
@@ -2039,7 +2043,13 @@ export interface components {
             audience: string;
             /** @description The issuer's identifier, exactly as its tokens' `iss` (https). */
             issuer: string;
-            /** @description Where the issuer's keys are (https); absent: from `{issuer}/.well-known/openid-configuration`. */
+            /** @description The issuer's public keys inline, a JWK Set of 1 to 20 keys each with its `kid` (an issuer with static keys). Not with `jwks_uri`. */
+            jwks?: {
+                keys?: {
+                    [key: string]: unknown;
+                }[];
+            };
+            /** @description Where the issuer's keys are (https); absent (and no `jwks`): from `{issuer}/.well-known/openid-configuration`. */
             jwks_uri?: string;
             /**
              * @description The claim that names the subject.
@@ -2848,6 +2858,12 @@ export interface components {
             /** Format: uuid */
             id: string;
             issuer: string;
+            /** @description Its public keys given inline (a JWK Set), or null. */
+            jwks?: {
+                keys?: {
+                    [key: string]: unknown;
+                }[];
+            } | null;
             jwks_uri?: string | null;
             subject_claim: string;
             /** @description Subject → handle. */
@@ -2898,6 +2914,34 @@ export interface components {
             publicly_discoverable?: boolean;
             /** @description Every message sent to the identity must name a skill of its card (docs/api.md §16); one that names none is invalid params. Admin key or Console only. */
             require_skill?: boolean;
+        };
+        UpdateTrustedIssuerDto: {
+            /** @description The `aud` its tokens must name (unique per issuer across the service). */
+            audience?: string;
+            /** @description The issuer's identifier, exactly as its tokens' `iss` (https). */
+            issuer?: string;
+            /** @description The issuer's public keys inline (a JWK Set, each key with its `kid`); null: none. */
+            jwks?: {
+                keys?: {
+                    [key: string]: unknown;
+                }[];
+            } | null;
+            /** @description Where the issuer's keys are (https); null: from its discovery document (or `jwks`). */
+            jwks_uri?: string | null;
+            /**
+             * @description The claim that names the subject.
+             * @default sub
+             */
+            subject_claim?: string;
+            /**
+             * @description Subject → the handle of one of the organization's identities (at most 1,000).
+             * @example {
+             *       "system:serviceaccount:prod:billing": "acme-billing"
+             *     }
+             */
+            subjects?: {
+                [key: string]: string;
+            };
         };
         UpdateWebhookDto: {
             description?: string;
@@ -7492,7 +7536,7 @@ export interface operations {
                     "application/json": components["schemas"]["TrustedIssuer"];
                 };
             };
-            /** @description `invalid_issuer_url`: `issuer` or `jwks_uri` breaks the webhook URL rules; `validation_failed`: a subject maps to no identity of your organization. */
+            /** @description `invalid_issuer_url`: `issuer` or `jwks_uri` breaks the webhook URL rules; `validation_failed`: a subject maps to no identity of your organization, or `jwks` is not a JWK Set of public keys with their `kid`. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7653,6 +7697,104 @@ export interface operations {
             };
             /** @description `trusted_issuer_not_found`: no trusted issuer of your organization has that id. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    updateTrustedIssuer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateTrustedIssuerDto"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrustedIssuer"];
+                };
+            };
+            /** @description `invalid_issuer_url`, `validation_failed`: as when trusting an issuer. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `trusted_issuer_not_found`: no trusted issuer of your organization has that id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `trusted_issuer_taken`: that issuer and audience are trusted already. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -33,6 +33,10 @@ export class ApiError extends Error {
     if (error) {
       return humanFieldMessage(error.field, error.message);
     }
+    // A problem that names its fields belongs to those only; else to its code's usual field.
+    if (this.problem.errors?.length) {
+      return undefined;
+    }
     const known = this.problem.code ? PROBLEM_WORDS[this.problem.code] : undefined;
     return known?.field && (known.field === field || field.startsWith(`${known.field}.`)) ? known.words : undefined;
   }

@@ -11,6 +11,7 @@ import { EventsPage } from './features/events';
 import { KeysPage } from './features/keys';
 import { AcceptPage, MembersPage } from './features/members';
 import { TaskPage, TasksPage } from './features/tasks';
+import { TrustedIssuersPage } from './features/trusted-issuers';
 import { WebhookPage, WebhooksPage } from './features/webhooks';
 import { Link, navigate, useRoute } from './router';
 import { ErrorNotice, Loading } from './ui';
@@ -36,6 +37,7 @@ const NAV: [string, string][] = [
   ['/overview', 'Overview'],
   ['/identities', 'Identities'],
   ['/keys', 'API keys'],
+  ['/trusted-issuers', 'Trusted issuers'],
   ['/admission', 'Admission'],
   ['/approvals', 'Approvals'],
   ['/tasks', 'Tasks'],
@@ -145,6 +147,8 @@ function Page({ path }: { path: string }) {
       return param ? <IdentityPage handle={param} /> : <IdentitiesPage />;
     case 'keys':
       return <KeysPage />;
+    case 'trusted-issuers':
+      return <TrustedIssuersPage />;
     case 'admission':
       return <AdmissionPage />;
     case 'approvals':

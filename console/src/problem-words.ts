@@ -12,6 +12,12 @@ export const PROBLEM_WORDS: Record<string, { words: string; field?: string }> = 
   claim_code_invalid: { field: 'claim_code', words: 'This claim code is unknown, already used or expired.' },
   invalid_webhook_url: { field: 'url', words: 'This URL cannot receive webhooks (use https, a public address).' },
   invalid_upstream_url: { field: 'url', words: 'This URL cannot be an upstream agent (use https, a public address).' },
+  invalid_issuer_url: {
+    field: 'issuer',
+    words: 'This address cannot serve an issuer’s keys (use https, a public address).',
+  },
+  trusted_issuer_taken: { field: 'audience', words: 'This issuer is already trusted for this audience.' },
+  trusted_issuer_not_found: { words: 'This trusted issuer was removed meanwhile.' },
   identity_not_found: { words: 'There is no identity by that handle in your organization.' },
   identity_deleted: { words: 'This identity was deleted: it can be read but not changed.' },
   contact_rule_exists: { words: 'The identity already has a rule for that peer in that direction.' },

@@ -22,6 +22,8 @@ export type Skill = Schemas['AgentSkillDto'];
 export type ApiKey = Schemas['ApiKey'];
 export type MintedApiKey = Schemas['MintedApiKey'];
 
+export type TrustedIssuer = Schemas['TrustedIssuer'];
+
 export type ContactRule = Schemas['ContactRule'];
 export type AdmissionCheck = Schemas['AdmissionCheckResult'];
 export type Decision = Schemas['AdmissionDecision'];

@@ -29,7 +29,7 @@ export const AUDITED_FIELDS: Record<string, readonly string[]> = {
   webhook: ['identity', 'url', 'events', 'description', 'status'],
   // `auth` as the view shows it: type, header name and whether a value is set — never the value.
   upstream: ['url', 'card_url', 'protocol_version', 'binding', 'streaming', 'auth'],
-  trusted_issuer: ['issuer', 'jwks_uri', 'audience', 'subject_claim', 'subjects'],
+  trusted_issuer: ['issuer', 'jwks_uri', 'jwks', 'audience', 'subject_claim', 'subjects'],
   invitation: ['email', 'expires_at'],
   approval: ['state', 'remember', 'reason'],
   member: ['email'],

@@ -98,23 +98,32 @@ export class RemoteJwks {
 
   private async fetchKeys(): Promise<RemoteKey[]> {
     this.lastFetch = Date.now();
-    const body = (await this.load()) as { keys?: unknown } | null;
-    if (!body || !Array.isArray(body.keys)) {
+    const keys = parseJwks(await this.load());
+    if (!keys) {
       throw new Error('not a JWK Set');
-    }
-    const keys: RemoteKey[] = [];
-    for (const jwk of body.keys as Array<JsonWebKey & { kid?: unknown; alg?: unknown }>) {
-      const key = jwk && typeof jwk === 'object' ? publicKeyFromJwk(jwk) : null;
-      if (key) {
-        keys.push({
-          jwk,
-          key,
-          kid: typeof jwk.kid === 'string' ? jwk.kid : undefined,
-          alg: typeof jwk.alg === 'string' ? jwk.alg : undefined,
-        });
-      }
     }
     this.held = { keys, fetchedAt: Date.now() };
     return keys;
   }
+}
+
+/** The usable signing keys of a JWK Set (others are skipped); null when `body` is not a JWK Set. */
+export function parseJwks(body: unknown): RemoteKey[] | null {
+  const set = body as { keys?: unknown } | null;
+  if (!set || typeof set !== 'object' || !Array.isArray(set.keys)) {
+    return null;
+  }
+  const keys: RemoteKey[] = [];
+  for (const jwk of set.keys as Array<JsonWebKey & { kid?: unknown; alg?: unknown }>) {
+    const key = jwk && typeof jwk === 'object' ? publicKeyFromJwk(jwk) : null;
+    if (key) {
+      keys.push({
+        jwk,
+        key,
+        kid: typeof jwk.kid === 'string' ? jwk.kid : undefined,
+        alg: typeof jwk.alg === 'string' ? jwk.alg : undefined,
+      });
+    }
+  }
+  return keys;
 }

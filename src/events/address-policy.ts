@@ -111,37 +111,38 @@ export const MAX_URL_LENGTH = 2048;
 
 /**
  * The checks that can be made when a URL is saved; throws a 400 with `code` naming
- * what is wrong. Host names are resolved only when sending.
+ * what is wrong, as an error of the request's `field`. Host names are resolved only when sending.
  */
 export function checkDestinationUrl(
   raw: string,
   allowPrivateNetworks: boolean,
   code: CodeWithStatus<400> = 'invalid_webhook_url',
+  field = 'url',
 ): URL {
-  const refuse = (detail: string) => badRequest(code, detail, [{ field: 'url', message: detail }]);
+  const refuse = (detail: string) => badRequest(code, detail, [{ field, message: detail }]);
   if (raw.length > MAX_URL_LENGTH) {
-    throw refuse(`url must be at most ${MAX_URL_LENGTH} characters.`);
+    throw refuse(`${field} must be at most ${MAX_URL_LENGTH} characters.`);
   }
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw refuse('url must be an absolute URL.');
+    throw refuse(`${field} must be an absolute URL.`);
   }
   const schemes = allowPrivateNetworks ? ['https:', 'http:'] : ['https:'];
   if (!schemes.includes(url.protocol)) {
-    throw refuse('url must use https.');
+    throw refuse(`${field} must use https.`);
   }
   if (url.username || url.password) {
-    throw refuse('url must not carry credentials; the signature authenticates the service.');
+    throw refuse(`${field} must not carry credentials.`);
   }
   if (!url.hostname) {
-    throw refuse('url must name a host.');
+    throw refuse(`${field} must name a host.`);
   }
   const host = hostOf(url);
   if (!allowPrivateNetworks && isIP(host) !== 0 && classifyAddress(host) !== 'public') {
     throw refuse(
-      `url points to a ${classifyAddress(host).replace('_', '-')} address; only public addresses are allowed.`,
+      `${field} points to a ${classifyAddress(host).replace('_', '-')} address; only public addresses are allowed.`,
     );
   }
   return url;

@@ -46,7 +46,7 @@ export class FederatedTokens {
     if (header.kid === undefined) {
       throw new JwtRefused('unknown_kid', 'The token names no key id (`kid`).');
     }
-    const key = await this.keys.key(claims.iss, trust.jwksUri, header.kid);
+    const key = await this.keys.key(claims.iss, trust.jwksUri, header.kid, trust.jwks);
     signedWith(key.key, key.alg);
     checkClaims(token, { issuer: claims.iss, audience: trust.audience });
     if (typeof claims[trust.subjectClaim] !== 'string') {

@@ -13,9 +13,13 @@ export class TrustedIssuer {
   @Column({ type: 'text' })
   issuer: string;
 
-  /** Where its keys are; null: discovered from `{issuer}/.well-known/openid-configuration`. */
+  /** Where its keys are; null with no `jwks`: discovered from `{issuer}/.well-known/openid-configuration`. */
   @Column({ name: 'jwks_uri', type: 'text', nullable: true })
   jwksUri: string | null;
+
+  /** Its keys given inline (a JWK Set of public keys), or null; never both this and jwksUri. */
+  @Column({ type: 'jsonb', nullable: true })
+  jwks: { keys: object[] } | null;
 
   /** The `aud` its tokens must name. */
   @Column({ type: 'text' })

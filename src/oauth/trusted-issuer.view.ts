@@ -5,6 +5,7 @@ export interface TrustedIssuerView {
   id: string;
   issuer: string;
   jwks_uri: string | null;
+  jwks: { keys: object[] } | null;
   audience: string;
   subject_claim: string;
   subjects: Record<string, string>;
@@ -16,6 +17,7 @@ export function toTrustedIssuerView(record: TrustedIssuerRecord): TrustedIssuerV
     id: record.id,
     issuer: record.issuer,
     jwks_uri: record.jwksUri,
+    jwks: record.jwks,
     audience: record.audience,
     subject_claim: record.subjectClaim,
     subjects: record.subjects,
@@ -28,6 +30,13 @@ export class TrustedIssuerSchema implements TrustedIssuerView {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty() issuer: string;
   @ApiPropertyOptional({ type: String, nullable: true }) jwks_uri: string | null;
+  @ApiPropertyOptional({
+    type: 'object',
+    nullable: true,
+    description: 'Its public keys given inline (a JWK Set), or null.',
+    properties: { keys: { type: 'array', items: { type: 'object', additionalProperties: true } } },
+  })
+  jwks: { keys: object[] } | null;
   @ApiProperty() audience: string;
   @ApiProperty() subject_claim: string;
   @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, description: 'Subject → handle.' })

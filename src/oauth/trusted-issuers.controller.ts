@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
 import { Surface } from '../auth/surface.decorator';
@@ -6,6 +6,7 @@ import { Refuses, Returns } from '../common/api-docs';
 import { ParseIdPipe } from '../common/parse-id.pipe';
 import type { AdminKeyPrincipal, ConsolePrincipal } from '../common/principal';
 import { CreateTrustedIssuerDto } from './dto/create-trusted-issuer.dto';
+import { UpdateTrustedIssuerDto } from './dto/update-trusted-issuer.dto';
 import { TrustedIssuerListSchema, TrustedIssuerSchema } from './trusted-issuer.view';
 import { TrustedIssuersService } from './trusted-issuers.service';
 
@@ -25,7 +26,7 @@ export class TrustedIssuersController {
   })
   @Returns(201, TrustedIssuerSchema)
   @Refuses({
-    400: '`invalid_issuer_url`: `issuer` or `jwks_uri` breaks the webhook URL rules; `validation_failed`: a subject maps to no identity of your organization.',
+    400: '`invalid_issuer_url`: `issuer` or `jwks_uri` breaks the webhook URL rules; `validation_failed`: a subject maps to no identity of your organization, or `jwks` is not a JWK Set of public keys with their `kid`.',
     409: '`trusted_issuer_taken`: that issuer and audience are trusted already.',
   })
   create(@CurrentPrincipal() principal: Admin, @Body() dto: CreateTrustedIssuerDto) {
@@ -45,6 +46,21 @@ export class TrustedIssuersController {
   @Refuses({ 404: '`trusted_issuer_not_found`: no trusted issuer of your organization has that id.' })
   get(@CurrentPrincipal() principal: Admin, @IssuerId() id: string) {
     return this.trusts.get(principal, id);
+  }
+
+  @Patch(':id')
+  @Surface('organizationAdmin', {
+    id: 'updateTrustedIssuer',
+    summary: 'Change a trusted issuer: its tokens are read against the change from the next request',
+  })
+  @Returns(200, TrustedIssuerSchema)
+  @Refuses({
+    400: '`invalid_issuer_url`, `validation_failed`: as when trusting an issuer.',
+    404: '`trusted_issuer_not_found`: no trusted issuer of your organization has that id.',
+    409: '`trusted_issuer_taken`: that issuer and audience are trusted already.',
+  })
+  update(@CurrentPrincipal() principal: Admin, @IssuerId() id: string, @Body() dto: UpdateTrustedIssuerDto) {
+    return this.trusts.update(principal, id, dto);
   }
 
   @Delete(':id')

@@ -3,13 +3,18 @@ import { AppError, badRequest, notFound } from '../common/app-error';
 import type { AdminKeyPrincipal, ConsolePrincipal } from '../common/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { AuditService } from '../audit/audit.service';
-import { Database } from '../database/database';
+import { Database, type Tx } from '../database/database';
 import { brokenConstraint } from '../database/errors';
 import { checkDestinationUrl } from '../events/address-policy';
 import type { CreateTrustedIssuerDto } from './dto/create-trusted-issuer.dto';
-import { IssuerKeys } from './issuer-keys';
+import type { UpdateTrustedIssuerDto } from './dto/update-trusted-issuer.dto';
+import { checkInlineJwks, IssuerKeys } from './issuer-keys';
 import { toTrustedIssuerView, type TrustedIssuerView } from './trusted-issuer.view';
-import { TrustedIssuersRepository } from './trusted-issuers.repository';
+import {
+  TrustedIssuersRepository,
+  type NewTrustedIssuer,
+  type TrustedIssuerRecord,
+} from './trusted-issuers.repository';
 
 const MAX_SUBJECTS = 1000;
 
@@ -28,40 +33,22 @@ export class TrustedIssuersService {
     principal: AdminKeyPrincipal | ConsolePrincipal,
     dto: CreateTrustedIssuerDto,
   ): Promise<TrustedIssuerView> {
-    // Their keys are fetched from these addresses: the webhook address rules apply.
-    checkDestinationUrl(dto.issuer, this.config.webhooksAllowPrivateNetworks, 'invalid_issuer_url');
-    if (dto.jwks_uri !== undefined) {
-      checkDestinationUrl(dto.jwks_uri, this.config.webhooksAllowPrivateNetworks, 'invalid_issuer_url');
+    if (dto.jwks !== undefined && dto.jwks_uri !== undefined) {
+      throw bothKeySources();
     }
-    const subjects = Object.entries(dto.subjects);
-    const invalid = subjects.find(
-      ([subject, handle]) => subject === '' || subject.length > 1024 || typeof handle !== 'string',
-    );
-    if (subjects.length === 0 || subjects.length > MAX_SUBJECTS || invalid) {
-      const message = `subjects must map 1 to ${MAX_SUBJECTS} subjects (each 1 to 1024 characters) to handles`;
-      throw badRequest('validation_failed', message, [{ field: 'subjects', message }]);
-    }
-    const handles = [...new Set(subjects.map(([, handle]) => handle))];
-    const existing = new Set(await this.repository.existingHandles(principal.organizationId, handles));
-    const unknown = handles.filter((handle) => !existing.has(handle));
-    if (unknown.length > 0) {
-      const message = `subjects name handles that are not identities of your organization: ${unknown.slice(0, 5).join(', ')}`;
-      throw badRequest('validation_failed', message, [{ field: 'subjects', message }]);
-    }
-    let record;
-    try {
-      record = await this.db.transaction(async (tx) => {
-        const created = await this.repository.insert(
-          {
-            organizationId: principal.organizationId,
-            issuer: dto.issuer,
-            jwksUri: dto.jwks_uri ?? null,
-            audience: dto.audience,
-            subjectClaim: dto.subject_claim ?? 'sub',
-            subjects: dto.subjects,
-          },
-          tx,
-        );
+    const trust: NewTrustedIssuer = {
+      organizationId: principal.organizationId,
+      issuer: dto.issuer,
+      jwksUri: dto.jwks_uri ?? null,
+      jwks: dto.jwks === undefined ? null : checkInlineJwks(dto.jwks),
+      audience: dto.audience,
+      subjectClaim: dto.subject_claim ?? 'sub',
+      subjects: dto.subjects,
+    };
+    await this.check(trust);
+    const record = await this.saving(() =>
+      this.db.transaction(async (tx) => {
+        const created = await this.repository.insert(trust, tx);
         await this.audit.record(tx, {
           organizationId: principal.organizationId,
           action: 'trusted_issuer.created',
@@ -69,16 +56,61 @@ export class TrustedIssuersService {
           after: toTrustedIssuerView(created),
         });
         return created;
-      });
-    } catch (error) {
-      if (brokenConstraint(error) === 'uq_trusted_issuers_issuer_audience') {
-        throw new AppError(409, 'trusted_issuer_taken', 'That issuer and audience are trusted already.');
-      }
-      throw error;
-    }
-    // Its keys fetched now, so that its first token costs no fetch; a failure is retried by that token.
-    void this.keys.prefetch(record.issuer, record.jwksUri).catch(() => undefined);
+      }),
+    );
+    this.prefetch(record);
     return toTrustedIssuerView(record);
+  }
+
+  /**
+   * Changes a trust: the fields given replace its own, checked as a new trust's are. Its
+   * tokens are read against the trust as it is now from the next request (the trust is
+   * read on every request); keys fetched for an issuer or address it no longer names are
+   * forgotten, and the new ones fetched.
+   */
+  async update(
+    principal: AdminKeyPrincipal | ConsolePrincipal,
+    id: string,
+    dto: UpdateTrustedIssuerDto,
+  ): Promise<TrustedIssuerView> {
+    if (dto.jwks != null && dto.jwks_uri != null) {
+      throw bothKeySources();
+    }
+    const jwks = dto.jwks == null ? dto.jwks : checkInlineJwks(dto.jwks);
+    const { before, after } = await this.saving(() =>
+      this.db.transaction(async (tx) => {
+        const current = await this.repository.findForUpdate(id, principal.organizationId, tx);
+        if (!current) {
+          throw trustNotFound();
+        }
+        const trust: NewTrustedIssuer = {
+          organizationId: current.organizationId,
+          issuer: dto.issuer ?? current.issuer,
+          // Giving one source of keys clears the other.
+          jwksUri: dto.jwks_uri !== undefined ? dto.jwks_uri : jwks != null ? null : current.jwksUri,
+          jwks: jwks !== undefined ? jwks : dto.jwks_uri != null ? null : current.jwks,
+          audience: dto.audience ?? current.audience,
+          subjectClaim: dto.subject_claim ?? current.subjectClaim,
+          subjects: dto.subjects ?? current.subjects,
+        };
+        // Addresses are checked when they change (a trust saved under other rules keeps its own).
+        await this.check(trust, trust.issuer !== current.issuer || trust.jwksUri !== current.jwksUri, tx);
+        const updated = (await this.repository.update(id, trust, tx))!;
+        await this.audit.record(tx, {
+          organizationId: principal.organizationId,
+          action: 'trusted_issuer.updated',
+          target: { type: 'trusted_issuer', id: updated.id, label: updated.issuer },
+          before: toTrustedIssuerView(current),
+          after: toTrustedIssuerView(updated),
+        });
+        return { before: current, after: updated };
+      }),
+    );
+    if (before.issuer !== after.issuer || before.jwksUri !== after.jwksUri) {
+      await this.release(before);
+      this.prefetch(after);
+    }
+    return toTrustedIssuerView(after);
   }
 
   async list(principal: AdminKeyPrincipal | ConsolePrincipal): Promise<{ items: TrustedIssuerView[] }> {
@@ -88,17 +120,17 @@ export class TrustedIssuersService {
   async get(principal: AdminKeyPrincipal | ConsolePrincipal, id: string): Promise<TrustedIssuerView> {
     const record = await this.repository.find(id, principal.organizationId);
     if (!record) {
-      throw notFound('trusted_issuer_not_found', 'No trusted issuer with that id in your organization.');
+      throw trustNotFound();
     }
     return toTrustedIssuerView(record);
   }
 
   /** Removes the trust: its tokens are refused from the next request, and its open calls end. */
   async remove(principal: AdminKeyPrincipal | ConsolePrincipal, id: string): Promise<void> {
-    await this.db.transaction(async (tx) => {
+    const removed = await this.db.transaction(async (tx) => {
       const removed = await this.repository.delete(id, principal.organizationId, tx);
       if (!removed) {
-        throw notFound('trusted_issuer_not_found', 'No trusted issuer with that id in your organization.');
+        throw trustNotFound();
       }
       await this.audit.record(tx, {
         organizationId: principal.organizationId,
@@ -106,6 +138,72 @@ export class TrustedIssuersService {
         target: { type: 'trusted_issuer', id: removed.id, label: removed.issuer },
         before: toTrustedIssuerView(removed),
       });
+      return removed;
     });
+    await this.release(removed);
   }
+
+  /**
+   * A trust's fields as the API's rules want them: its addresses (when `urls`) follow the
+   * webhook URL rules — its keys are fetched from them — and its subjects map to identities
+   * of its organization.
+   */
+  private async check(trust: NewTrustedIssuer, urls = true, tx?: Tx): Promise<void> {
+    if (urls) {
+      const allowPrivate = this.config.webhooksAllowPrivateNetworks;
+      checkDestinationUrl(trust.issuer, allowPrivate, 'invalid_issuer_url', 'issuer');
+      if (trust.jwksUri !== null) {
+        checkDestinationUrl(trust.jwksUri, allowPrivate, 'invalid_issuer_url', 'jwks_uri');
+      }
+    }
+    const subjects = Object.entries(trust.subjects);
+    const invalid = subjects.find(
+      ([subject, handle]) => subject === '' || subject.length > 1024 || typeof handle !== 'string',
+    );
+    if (subjects.length === 0 || subjects.length > MAX_SUBJECTS || invalid) {
+      const message = `subjects must map 1 to ${MAX_SUBJECTS} subjects (each 1 to 1024 characters) to handles`;
+      throw badRequest('validation_failed', message, [{ field: 'subjects', message }]);
+    }
+    const handles = [...new Set(subjects.map(([, handle]) => handle))];
+    const existing = new Set(await this.repository.existingHandles(trust.organizationId, handles, tx));
+    const unknown = handles.filter((handle) => !existing.has(handle));
+    if (unknown.length > 0) {
+      const message = `subjects name handles that are not identities of your organization: ${unknown.slice(0, 5).join(', ')}`;
+      throw badRequest('validation_failed', message, [{ field: 'subjects', message }]);
+    }
+  }
+
+  /** Runs a write of a trust, turning a taken issuer and audience into its 409. */
+  private async saving<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (error) {
+      if (brokenConstraint(error) === 'uq_trusted_issuers_issuer_audience') {
+        throw new AppError(409, 'trusted_issuer_taken', 'That issuer and audience are trusted already.');
+      }
+      throw error;
+    }
+  }
+
+  /** Forgets the keys fetched for a trust as it was, unless another trust still names them. */
+  private async release(trust: TrustedIssuerRecord): Promise<void> {
+    if (trust.jwks === null && !(await this.repository.keysInUse(trust.issuer, trust.jwksUri))) {
+      this.keys.forget(trust.issuer, trust.jwksUri);
+    }
+  }
+
+  /** Its keys fetched now, so that its first token costs no fetch; a failure is retried by that token. */
+  private prefetch(trust: TrustedIssuerRecord): void {
+    if (trust.jwks === null) {
+      void this.keys.prefetch(trust.issuer, trust.jwksUri).catch(() => undefined);
+    }
+  }
+}
+
+const trustNotFound = () =>
+  notFound('trusted_issuer_not_found', 'No trusted issuer with that id in your organization.');
+
+function bothKeySources() {
+  const message = 'Give jwks or jwks_uri, not both.';
+  return badRequest('validation_failed', message, [{ field: 'jwks', message }]);
 }

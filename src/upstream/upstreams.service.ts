@@ -58,7 +58,7 @@ export class UpstreamsService {
     const cardUrl =
       dto.card_url === undefined
         ? null
-        : checkDestinationUrl(dto.card_url, allowPrivate, 'invalid_upstream_url').toString();
+        : checkDestinationUrl(dto.card_url, allowPrivate, 'invalid_upstream_url', 'card_url').toString();
     // The card decides what the request leaves open, and tells whether the upstream streams
     // (not read when the request names everything and no card: the upstream is then called without streaming).
     const named = dto.protocol_version !== undefined && dto.binding !== undefined;
@@ -285,7 +285,12 @@ async function trustOf(dto: SetUpstreamDto, allowPrivate: boolean): Promise<Upst
   if (dto.trusted_jwks_uri !== undefined) {
     return {
       jwks: null,
-      jwksUri: checkDestinationUrl(dto.trusted_jwks_uri, allowPrivate, 'invalid_upstream_url').toString(),
+      jwksUri: checkDestinationUrl(
+        dto.trusted_jwks_uri,
+        allowPrivate,
+        'invalid_upstream_url',
+        'trusted_jwks_uri',
+      ).toString(),
     };
   }
   return { jwks: null, jwksUri: null };

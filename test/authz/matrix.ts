@@ -83,6 +83,10 @@ export const MATRIX: MatrixRow[] = [
   row('GET /api/v1/trusted-issuers/:id', [401, 401, 401, 200, 403, 403, 200, 404, 404], {
     path: async (w) => `/api/v1/trusted-issuers/${await w.acmeTrustId()}`,
   }),
+  row('PATCH /api/v1/trusted-issuers/:id', [401, 401, 401, 200, 403, 403, 200, 404, 404], {
+    path: async (w) => `/api/v1/trusted-issuers/${await w.acmeTrustId()}`,
+    body: () => ({ subject_claim: 'client_id' }),
+  }),
   row('DELETE /api/v1/trusted-issuers/:id', [401, 401, 401, 204, 403, 403, 204, 404, 404], {
     path: async (w) => `/api/v1/trusted-issuers/${await w.acmeTrustId()}`,
   }),

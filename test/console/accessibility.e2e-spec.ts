@@ -2,7 +2,7 @@
  * An automated accessibility check of every Console page (docs/console.md): axe-core,
  * injected into the built Console served by the real service, at a laptop's 1280×800
  * and a phone's 390×844, finds no serious or critical violation. Each page is opened with
- * data in it (an identity, a task, a rule, a webhook, an invitation), signed in or out.
+ * data in it (an identity, a task, a rule, a webhook, an invitation, a trusted issuer), signed in or out.
  */
 import type { Page } from 'playwright-core';
 import type { TestApp } from '../support/app';
@@ -91,11 +91,22 @@ describe('Accessibility of every Console page (axe-core)', () => {
       .expect(201);
     await t.http().post(`/api/v1/webhooks/${hook.body.id}/test`).set(bearer(acme)).expect(202);
     await t.http().post('/api/v1/console/invites').set(bearer(acme)).send({ email: 'dana@example.test' }).expect(201);
+    await t
+      .http()
+      .post('/api/v1/trusted-issuers')
+      .set(bearer(acme))
+      .send({
+        issuer: 'https://ci.example.invalid',
+        audience: 'https://a2a.example.test',
+        subjects: { 'repo:acme/buyer:ref:refs/heads/main': requester.handle },
+      })
+      .expect(201);
     pages.push(
       '/overview',
       '/identities',
       `/identities/${worker.handle}`,
       '/keys',
+      '/trusted-issuers',
       '/admission',
       '/approvals',
       '/tasks',

@@ -349,6 +349,37 @@ describe('The Console in Chromium', () => {
     await page.getByRole('button', { name: 'Enable' }).waitFor(WAIT);
   });
 
+  it('trusts an issuer for workload tokens, changes its subjects and stops trusting it', async () => {
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Trusted issuers' }).click();
+    await page.getByRole('heading', { name: 'Trusted issuers', level: 1 }).waitFor(WAIT);
+    await page.getByText('No trusted issuers yet.').waitFor(WAIT);
+    const create = page.getByRole('form', { name: 'Trust an issuer' });
+    await create.getByLabel('Issuer').fill('https://ci.example.invalid');
+    await create.getByLabel('Audience').fill('https://a2a.example.test');
+    await create.getByLabel('Subjects').fill('repo:acme/worker:ref:refs/heads/main no-such-agent');
+    await create.getByRole('button', { name: 'Trust issuer' }).click();
+    // The service's check, said by its field (in a person's words: "Subjects …", not "subjects …").
+    await create
+      .getByText(/^Subjects name handles that are not identities of your organization: no-such-agent$/)
+      .waitFor(WAIT);
+    expect(await create.getByLabel('Subjects').getAttribute('aria-invalid')).toBe('true');
+    await create.getByLabel('Subjects').fill('repo:acme/worker:ref:refs/heads/main acme-worker');
+    await create.getByRole('button', { name: 'Trust issuer' }).click();
+    const subjects = page.getByRole('list', { name: 'Subjects of https://ci.example.invalid' });
+    await subjects.getByText('repo:acme/worker:ref:refs/heads/main', { exact: true }).waitFor(WAIT);
+
+    await page.getByRole('button', { name: 'Edit https://ci.example.invalid' }).click();
+    const edit = page.getByRole('form', { name: 'Edit https://ci.example.invalid' });
+    await edit.getByLabel('Subjects').fill('repo:acme/worker:ref:refs/heads/release acme-worker');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await subjects.getByText('repo:acme/worker:ref:refs/heads/release', { exact: true }).waitFor(WAIT);
+    expect(await subjects.locator(':scope > li').count()).toBe(1);
+
+    await page.getByRole('button', { name: 'Stop trusting https://ci.example.invalid' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Stop trusting', exact: true }).click();
+    await page.getByText('No trusted issuers yet.').waitFor(WAIT);
+  });
+
   it('invites a person by link; they accept in their own browser and become a member', async () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Members' }).click();
     await page.getByRole('heading', { name: 'Invite a person' }).waitFor(WAIT);

@@ -174,6 +174,162 @@ describe('trusted issuers', () => {
     expect(await refusal(issuer.token({ aud: 'closed' }))).toMatchObject({ status: 401, reason: 'jwks_unavailable' });
   });
 
+  it('is changed by PATCH: the very next request reads the new mapping, audience and keys', async () => {
+    const path = (id: string) => `/api/v1/trusted-issuers/${id}`;
+    const created = await t
+      .http()
+      .post('/api/v1/trusted-issuers')
+      .set(bearer(acme))
+      .send({
+        issuer: issuer.url,
+        jwks_uri: `${issuer.url}/jwks.json`,
+        audience: 'patched',
+        subjects: { [SUBJECT]: requester.handle },
+      })
+      .expect(201);
+    const id: string = created.body.id;
+    const token = issuer.token({ aud: 'patched' });
+    await t.http().get('/api/v1/tasks').set('Authorization', `Bearer ${token}`).expect(200);
+
+    // Subjects replaced: the removed subject's token — the very token just accepted — is refused at once.
+    const remapped = await t
+      .http()
+      .patch(path(id))
+      .set(bearer(acme))
+      .send({ subjects: { 'ci:deploy': requester.handle } })
+      .expect(200);
+    expect(remapped.body).toMatchObject({ id, audience: 'patched', subjects: { 'ci:deploy': requester.handle } });
+    expect(await refusal(token)).toMatchObject({ status: 401, reason: 'unmapped_subject' });
+    await t
+      .http()
+      .get('/api/v1/tasks')
+      .set('Authorization', `Bearer ${issuer.token({ aud: 'patched', sub: 'ci:deploy' })}`)
+      .expect(200);
+
+    // A new audience: tokens for the old one fall under no trust.
+    await t.http().patch(path(id)).set(bearer(acme)).send({ audience: 'patched-2' }).expect(200);
+    expect(await refusal(issuer.token({ aud: 'patched', sub: 'ci:deploy' }))).toMatchObject({
+      status: 401,
+      reason: 'wrong_issuer',
+    });
+    const deploy = issuer.token({ aud: 'patched-2', sub: 'ci:deploy' });
+    await t.http().get('/api/v1/tasks').set('Authorization', `Bearer ${deploy}`).expect(200);
+
+    // Keys given inline replace the JWKS address: k1 is no longer the trust's, the inline key is, with no fetch.
+    issuer.add('inline', 'EdDSA', false);
+    const inlineKey = { ...issuer.keys.get('inline')!.publicKey.export({ format: 'jwk' }), kid: 'inline' };
+    const fetches = issuer.fetches;
+    const inline = await t
+      .http()
+      .patch(path(id))
+      .set(bearer(acme))
+      .send({ jwks: { keys: [inlineKey] } })
+      .expect(200);
+    expect(inline.body).toMatchObject({ jwks_uri: null, jwks: { keys: [inlineKey] } });
+    expect(await refusal(deploy)).toMatchObject({ status: 401, reason: 'unknown_kid' });
+    await t
+      .http()
+      .get('/api/v1/tasks')
+      .set('Authorization', `Bearer ${issuer.token({ aud: 'patched-2', sub: 'ci:deploy' }, 'inline')}`)
+      .expect(200);
+    expect(issuer.fetches).toBe(fetches);
+    // And back: a JWKS address clears the inline keys.
+    const back = await t
+      .http()
+      .patch(path(id))
+      .set(bearer(acme))
+      .send({ jwks_uri: `${issuer.url}/jwks.json` })
+      .expect(200);
+    expect(back.body).toMatchObject({ jwks_uri: `${issuer.url}/jwks.json`, jwks: null });
+    await t.http().get('/api/v1/tasks').set('Authorization', `Bearer ${deploy}`).expect(200);
+
+    // Checked as a new trust is; a refused change changes nothing.
+    const refused = async (body: object, status: number) =>
+      (await t.http().patch(path(id)).set(bearer(acme)).send(body).expect(status)).body;
+    expect(await refused({ subjects: { s: 'no-such-agent' } }, 400)).toMatchObject({
+      code: 'validation_failed',
+      errors: [{ field: 'subjects' }],
+    });
+    expect(await refused({ audience: AUDIENCE }, 409)).toMatchObject({ code: 'trusted_issuer_taken' });
+    expect(await refused({ jwks_uri: 'ftp://issuer.test/jwks.json' }, 400)).toMatchObject({
+      code: 'invalid_issuer_url',
+      errors: [{ field: 'jwks_uri' }],
+    });
+    expect(await refused({ issuer: 'not a url' }, 400)).toMatchObject({
+      code: 'invalid_issuer_url',
+      errors: [{ field: 'issuer' }],
+    });
+    expect(await refused({ issuer: null }, 400)).toMatchObject({ code: 'validation_failed' });
+    expect(await refused({ jwks: { keys: [{ ...inlineKey, kid: undefined }] } }, 400)).toMatchObject({
+      errors: [{ field: 'jwks' }],
+    });
+    const privateKey = { ...issuer.keys.get('inline')!.privateKey.export({ format: 'jwk' }), kid: 'inline' };
+    expect(await refused({ jwks: { keys: [privateKey] } }, 400)).toMatchObject({ errors: [{ field: 'jwks' }] });
+    expect(await refused({ jwks: { keys: [inlineKey] }, jwks_uri: `${issuer.url}/jwks.json` }, 400)).toMatchObject({
+      errors: [{ field: 'jwks' }],
+    });
+    expect((await t.http().get(path(id)).set(bearer(acme)).expect(200)).body).toEqual(back.body);
+    await t
+      .http()
+      .patch(path(id))
+      .set(bearer(await signup(t)))
+      .send({ audience: 'x' })
+      .expect(404);
+    await t.http().patch(path(id)).set(apiKey(requester.key)).send({ audience: 'x' }).expect(403);
+
+    // Each change is audited with what it changed.
+    const audit = await t
+      .http()
+      .get(`/api/v1/audit-events?action=trusted_issuer.updated&target=${id}`)
+      .set(bearer(acme))
+      .expect(200);
+    expect(audit.body.audit_events.map((e: { changes: object }) => Object.keys(e.changes).sort())).toEqual([
+      ['jwks', 'jwks_uri'],
+      ['jwks', 'jwks_uri'],
+      ['audience'],
+      ['subjects'],
+    ]);
+    await t.http().delete(path(id)).set(bearer(acme)).expect(204);
+  });
+
+  it('takes an issuer’s keys inline (an issuer with static keys): its tokens are verified with no fetch', async () => {
+    issuer.add('static', 'ES256', false);
+    const jwk = { ...issuer.keys.get('static')!.publicKey.export({ format: 'jwk' }), kid: 'static', use: 'sig' };
+    const fetches = issuer.fetches;
+    const res = await t
+      .http()
+      .post('/api/v1/trusted-issuers')
+      .set(bearer(acme))
+      .send({
+        issuer: 'https://ci.example.test',
+        jwks: { keys: [jwk] },
+        audience: 'static',
+        subjects: { job: requester.handle },
+      })
+      .expect(201);
+    expect(res.body).toMatchObject({ jwks_uri: null, jwks: { keys: [jwk] } });
+    const token = issuer.token({ iss: 'https://ci.example.test', aud: 'static', sub: 'job' }, 'static');
+    await t.http().get('/api/v1/tasks').set('Authorization', `Bearer ${token}`).expect(200);
+    await t.http().get('/api/v1/tasks').set('Authorization', `Bearer ${token}`).expect(200);
+    expect(await refusal(issuer.token({ iss: 'https://ci.example.test', aud: 'static', sub: 'job' }))).toMatchObject({
+      status: 401,
+      reason: 'unknown_kid',
+    });
+    expect(issuer.fetches).toBe(fetches);
+    const both = { issuer: 'https://ci.example.test', jwks_uri: 'https://ci.example.test/jwks', jwks: { keys: [jwk] } };
+    expect(
+      (
+        await t
+          .http()
+          .post('/api/v1/trusted-issuers')
+          .set(bearer(acme))
+          .send({ ...both, audience: 'both', subjects: { job: requester.handle } })
+          .expect(400)
+      ).body,
+    ).toMatchObject({ code: 'validation_failed', errors: [{ field: 'jwks' }] });
+    await t.http().delete(`/api/v1/trusted-issuers/${res.body.id}`).set(bearer(acme)).expect(204);
+  });
+
   it('is managed by an admin key or the Console of the organization, and ends its tokens when removed', async () => {
     const other = await signup(t);
     await t.http().get('/api/v1/trusted-issuers').set(apiKey(requester.key)).expect(403);
@@ -196,7 +352,11 @@ describe('trusted issuers', () => {
     const token = issuer.token({});
     await t.http().get('/api/v1/tasks').set('Authorization', `Bearer ${token}`).expect(200);
     await t.http().delete(`/api/v1/trusted-issuers/${trustId}`).set(bearer(acme)).expect(204);
-    const audit = await t.http().get('/api/v1/audit-events?action=trusted_issuer.*').set(bearer(acme)).expect(200);
+    const audit = await t
+      .http()
+      .get(`/api/v1/audit-events?action=trusted_issuer.*&target=${trustId}`)
+      .set(bearer(acme))
+      .expect(200);
     expect(
       audit.body.audit_events.map((e: { action: string; target: { id: string } }) => [e.action, e.target.id]),
     ).toEqual([

@@ -286,14 +286,21 @@ describe('OAuth access tokens', () => {
         .post('/api/v1/trusted-issuers')
         .set(apiKey(adminKey))
         .send({ issuer, jwks_uri: jwksUri, audience: 'address-rules', subjects: { s: requester.handle } });
-    for (const [issuer, jwksUri] of [
-      ['http://issuer.example'],
-      ['https://10.0.0.1'],
-      ['https://issuer.example', 'https://127.0.0.1/jwks.json'],
-      ['https://issuer.example', 'http://issuer.example/jwks.json'],
+    // The error names the field at fault.
+    for (const [issuer, jwksUri, field] of [
+      ['http://issuer.example', undefined, 'issuer'],
+      ['https://10.0.0.1', undefined, 'issuer'],
+      ['https://issuer.example', 'https://127.0.0.1/jwks.json', 'jwks_uri'],
+      ['https://issuer.example', 'http://issuer.example/jwks.json', 'jwks_uri'],
     ]) {
-      const res = await trust(issuer, jwksUri);
-      expect([issuer, jwksUri, res.status, res.body.code]).toEqual([issuer, jwksUri, 400, 'invalid_issuer_url']);
+      const res = await trust(issuer!, jwksUri);
+      expect([issuer, jwksUri, res.status, res.body.code, res.body.errors]).toEqual([
+        issuer,
+        jwksUri,
+        400,
+        'invalid_issuer_url',
+        [{ field, message: expect.stringMatching(new RegExp(`^${field} `)) }],
+      ]);
     }
   });
 });

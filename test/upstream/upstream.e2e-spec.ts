@@ -90,7 +90,17 @@ describe('upstream (bridged) identities', () => {
         .set(bearer(acme))
         .send({ url: 'ftp://example.test/a2a' })
         .expect(400)
-        .expect((res) => expect(res.body.code).toBe('invalid_upstream_url'));
+        .expect((res) => expect(res.body).toMatchObject({ code: 'invalid_upstream_url', errors: [{ field: 'url' }] }));
+      // The error names the field at fault.
+      await t
+        .http()
+        .put(`/api/v1/identities/${other.handle}/upstream`)
+        .set(bearer(acme))
+        .send({ url: upstream.url, card_url: 'ftp://example.test/card.json' })
+        .expect(400)
+        .expect((res) =>
+          expect(res.body).toMatchObject({ code: 'invalid_upstream_url', errors: [{ field: 'card_url' }] }),
+        );
       await t
         .http()
         .put(`/api/v1/identities/${other.handle}/upstream`)

@@ -25,6 +25,7 @@ import { AiCatalog1796500100000 } from './1796500100000-ai-catalog';
 import { UpstreamCardTrust1796500200000 } from './1796500200000-upstream-card-trust';
 import { Availability1796500300000 } from './1796500300000-availability';
 import { DeliveryResponses1796510000000 } from './1796510000000-delivery-responses';
+import { TrustedIssuerKeys1796513900000 } from './1796513900000-trusted-issuer-keys';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   UpstreamCardTrust1796500200000,
   Availability1796500300000,
   DeliveryResponses1796510000000,
+  TrustedIssuerKeys1796513900000,
 ];

@@ -10,13 +10,24 @@ export class CreateTrustedIssuerDto {
   issuer: string;
 
   @ApiPropertyOptional({
-    description: "Where the issuer's keys are (https); absent: from `{issuer}/.well-known/openid-configuration`.",
+    description:
+      "Where the issuer's keys are (https); absent (and no `jwks`): from `{issuer}/.well-known/openid-configuration`.",
     maxLength: 2048,
   })
   @Optional()
   @IsString()
   @MaxLength(2048)
   jwks_uri?: string;
+
+  @ApiPropertyOptional({
+    description:
+      "The issuer's public keys inline, a JWK Set of 1 to 20 keys each with its `kid` (an issuer with static keys). Not with `jwks_uri`.",
+    type: 'object',
+    properties: { keys: { type: 'array', items: { type: 'object', additionalProperties: true } } },
+  })
+  @Optional()
+  @IsObject()
+  jwks?: object;
 
   @ApiProperty({
     description: 'The `aud` its tokens must name (unique per issuer across the service).',
