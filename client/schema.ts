@@ -894,6 +894,26 @@ export interface paths {
         patch: operations["updateIdentity"];
         trace?: never;
     };
+    "/api/v1/identities/{handle}/card-preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Preview the Agent Card an identity serves, or would serve once enabled, in both generations (unsigned)
+         * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         */
+        get: operations["previewAgentCard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/identities/{handle}/settings": {
         parameters: {
             query?: never;
@@ -964,6 +984,28 @@ export interface paths {
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          */
         post: operations["importUpstreamCard"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/identities/{handle}/upstream/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Read an upstream's Agent Card as saving would, and say what was found, changing nothing
+         * @description **Credential:** Accepts: admin-scoped API key, Console session.
+         *
+         *     The body of a PUT tests that upstream before it is saved; an empty body tests the saved one. An upstream whose card cannot be read, or offers no interface the forwarder speaks, is a 200 whose `problem` is what a PUT of the same body would be refused with.
+         */
+        post: operations["testUpstream"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1855,6 +1897,24 @@ export interface components {
             /** @description Shown as the card's name; the handle when empty. */
             display_name?: string;
             skills?: components["schemas"]["AgentSkillDto"][];
+        };
+        CardPreview: {
+            agent_handle: string;
+            /**
+             * Format: uri
+             * @description Where the card is (or would be) served.
+             */
+            card_url: string;
+            /** @description The card in each generation, public skills only, without `signatures`: the service signs a card when it serves it. */
+            cards: components["schemas"]["CardPreviewCards"];
+            /** @description Whether the card is served now (the identity is claimed, enabled and not deleted); false: a preview of what enabling it would publish. */
+            served: boolean;
+        };
+        CardPreviewCards: {
+            /** @description The A2A 0.3 hybrid card (no or a 0.3 `A2A-Version`). */
+            0.3: components["schemas"]["AgentCard"];
+            /** @description The A2A 1.0 card (`A2A-Version: 1.0`). */
+            "1.0": components["schemas"]["AgentCard"];
         };
         ChangePasswordDto: {
             current_password: string;
@@ -2763,6 +2823,42 @@ export interface components {
             totals: components["schemas"]["TreeTotals"];
             truncated: boolean;
         };
+        TestUpstreamDto: {
+            auth?: components["schemas"]["UpstreamAuthDto"];
+            /**
+             * @description Default: from its card (the first interface it lists that the forwarder speaks). All three are forwarded.
+             * @enum {string}
+             */
+            binding?: "JSONRPC" | "HTTP+JSON" | "GRPC";
+            /** @description Its Agent Card; default `<url>/.well-known/agent-card.json`. */
+            card_url?: string;
+            /**
+             * @description Default: from its card.
+             * @enum {string}
+             */
+            protocol_version?: "1.0" | "0.3";
+            /** @description Where the upstream's JWK Set is read (https; the webhook URL rules apply) each time its card is verified. Not with `trusted_keys`. */
+            trusted_jwks_uri?: string;
+            /**
+             * @description The public keys that must have signed the upstream's Agent Card: a JWK Set (at most 20 EC, OKP or RSA public keys). A key without `kid` is known by its RFC 7638 thumbprint. Not with `trusted_jwks_uri`.
+             * @example {
+             *       "keys": [
+             *         {
+             *           "kty": "EC",
+             *           "crv": "P-256",
+             *           "kid": "upstream-2026",
+             *           "x": "…",
+             *           "y": "…"
+             *         }
+             *       ]
+             *     }
+             */
+            trusted_keys?: {
+                [key: string]: unknown;
+            };
+            /** @description The upstream agent's A2A endpoint, as for PUT. Absent (with every other field): the saved upstream. */
+            url?: string;
+        };
         TopTree: {
             cost: components["schemas"]["TreeMoney"][];
             /** Format: date-time */
@@ -3015,6 +3111,70 @@ export interface components {
              * @enum {string}
              */
             status: "verified" | "unsigned" | "failed";
+        };
+        UpstreamForwardTarget: {
+            /** @enum {string} */
+            binding: "JSONRPC" | "HTTP+JSON" | "GRPC";
+            /** @enum {string} */
+            protocol_version: "1.0" | "0.3";
+            streaming: boolean;
+            /**
+             * Format: uri
+             * @description The endpoint the forwarder would call.
+             */
+            url: string;
+        };
+        UpstreamTest: {
+            /** @description What its card says; null when it could not be read. */
+            card: components["schemas"]["UpstreamTestCard"] | null;
+            /**
+             * Format: uri
+             * @description Where its card was read; null when it could not be.
+             */
+            card_url: string | null;
+            /** @description Its card's verification against the keys the body pins (or the saved upstream's); not recorded. */
+            card_verification: components["schemas"]["UpstreamCardVerification"] | null;
+            /** @description What saving would store: where and how the forwarder would call it; null when saving would be refused. */
+            forward_to: components["schemas"]["UpstreamForwardTarget"] | null;
+            /** @description Why saving would be refused (422 or 400), or null. */
+            problem: components["schemas"]["UpstreamTestProblem"] | null;
+            /** @description Whether its Agent Card could be read. */
+            reachable: boolean;
+            /** @description Why its card could not be read. */
+            reason: string | null;
+            /**
+             * @description The saved upstream (empty body) or the one the body names.
+             * @enum {string}
+             */
+            tested: "saved" | "request";
+            /**
+             * Format: uri
+             * @description The endpoint tested.
+             */
+            url: string;
+        };
+        UpstreamTestCard: {
+            description: string;
+            /** @description The card's interfaces, in its order of preference. */
+            interfaces: components["schemas"]["UpstreamTestInterface"][];
+            name: string;
+            /** @description How many skills the card lists. */
+            skills: number;
+            /** @description Whether the card says it streams. */
+            streaming: boolean;
+            version: string;
+        };
+        UpstreamTestInterface: {
+            /** @description As the card names it: `JSONRPC`, `HTTP+JSON`, `GRPC`, … */
+            binding: string;
+            /** @description As the card names it (none: A2A 1.0). */
+            protocol_version: string | null;
+            url: string;
+        };
+        UpstreamTestProblem: {
+            /** @description The code a PUT of the same body answers with: `upstream_card_unreachable`, `upstream_binding_unsupported`, `invalid_upstream_url`. */
+            code: string;
+            detail: string;
         };
         Usage: {
             /** Format: date-time */
@@ -6284,6 +6444,64 @@ export interface operations {
             };
         };
     };
+    previewAgentCard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handle: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CardPreview"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `identity_not_found`: no identity of your organization has that handle. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getIdentitySettings: {
         parameters: {
             query?: never;
@@ -6710,6 +6928,95 @@ export interface operations {
             };
             /** @description `upstream_card_unreachable`: the upstream's Agent Card could not be read. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded (see `Retry-After` and the `RateLimit` headers). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    testUpstream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                handle: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TestUpstreamDto"];
+            };
+        };
+        responses: {
+            /** @description Success. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpstreamTest"];
+                };
+            };
+            /** @description `invalid_upstream_url`: `url`, `card_url` or `trusted_jwks_uri` is not a public https URL; `invalid_trusted_keys`; other fields: `validation_failed`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential missing or invalid. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Credential valid but not permitted here. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `identity_not_found`: no identity of your organization has that handle; `upstream_not_set`: an empty body, and it has no upstream agent. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is too large. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The request body is not JSON. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

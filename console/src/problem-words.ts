@@ -30,6 +30,14 @@ export const PROBLEM_WORDS: Record<string, { words: string; field?: string }> = 
   delivery_in_flight: { words: 'This delivery is being attempted right now.' },
   upstream_not_set: { words: 'The identity has no upstream agent.' },
   upstream_card_unreachable: { words: 'The upstream agent’s card could not be read.' },
+  upstream_binding_unsupported: {
+    words: 'Its card offers no interface the service can forward to (JSON-RPC, HTTP+JSON or gRPC, A2A 1.0 or 0.3).',
+  },
+  invalid_trusted_keys: {
+    field: 'trusted_keys',
+    words:
+      'Pin public keys only: a JWK Set, {"keys": [ … ]}, of 1 to 20 EC, OKP or RSA public keys, or a key set URL instead.',
+  },
   internal_error: { words: 'Something went wrong on our side. Try again in a moment.' },
 };
 

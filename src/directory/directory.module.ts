@@ -3,6 +3,7 @@ import { ConsoleModule } from '../console/console.module';
 import { IdentitiesModule } from '../identities/identities.module';
 import { AgentCardsController } from './agent-cards.controller';
 import { AiCatalogController } from './ai-catalog.controller';
+import { CardPreviewController } from './card-preview.controller';
 import { CardSigner } from './card-signer';
 import { DirectoryRepository } from './directory.repository';
 import { DirectoryService } from './directory.service';
@@ -11,7 +12,13 @@ import { OrganizationDirectoryController } from './organization-directory.contro
 
 @Module({
   imports: [IdentitiesModule, ConsoleModule],
-  controllers: [AgentCardsController, OrganizationDirectoryController, JwksController, AiCatalogController],
+  controllers: [
+    AgentCardsController,
+    OrganizationDirectoryController,
+    CardPreviewController,
+    JwksController,
+    AiCatalogController,
+  ],
   providers: [DirectoryService, CardSigner, DirectoryRepository],
   exports: [DirectoryService, CardSigner],
 })

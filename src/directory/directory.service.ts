@@ -7,9 +7,9 @@ import type { Tagged } from '../common/conditional-get';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import type { Principal } from '../common/principal';
 import { ConsoleService } from '../console/console.service';
-import { IdentitiesService } from '../identities/identities.service';
+import { IdentitiesService, isServable } from '../identities/identities.service';
 import { IdentitySearchService, type IdentityPage } from '../identities/identity-search.service';
-import { toIdentityView, type IdentityView } from '../identities/identity.view';
+import { cardUrl, toIdentityView, type IdentityView } from '../identities/identity.view';
 import type { Identity } from '../identities/identity.entity';
 import {
   cardETag,
@@ -22,6 +22,7 @@ import {
 } from './agent-card';
 import type { SkillAudience } from '../identities/card-skills';
 import { CardSigner } from './card-signer';
+import type { CardPreviewView } from './card-preview.view';
 import {
   AI_CATALOG_MEDIA_TYPE,
   AI_CATALOG_PAGE_SIZE,
@@ -105,6 +106,25 @@ export class DirectoryService {
     }
     const { signatures } = await this.signer.sign(await asV03ExtendedCard(unsigned));
     return { ...unsigned, signatures };
+  }
+
+  /**
+   * The card `card` serves for the identity — or would serve once it is claimed, enabled
+   * and not deleted — in both generations, unsigned: a preview for its organization
+   * (docs/api.md §4, "Card preview"). Public skills only, as served.
+   */
+  async cardPreview(principal: Principal, handle: string): Promise<CardPreviewView> {
+    const identity = await this.identities.readable(principal, handle);
+    const [[v1], [v03]] = await Promise.all([
+      this.cards([identity], '1.0', 'public'),
+      this.cards([identity], '0.3', 'public'),
+    ]);
+    return {
+      agent_handle: identity.agentHandle,
+      served: isServable(identity),
+      card_url: cardUrl(this.baseUrl, identity.agentHandle),
+      cards: { '1.0': v1, '0.3': v03 },
+    };
   }
 
   /** The public directory; each entry's card in the requested generation (as the card endpoint), signed, public skills only. */

@@ -7,8 +7,10 @@ import { Refuses, Returns } from '../common/api-docs';
 import { AgentHandle } from '../identities/handle.pipe';
 import { IdentitySchema } from '../identities/identity.view';
 import { SetUpstreamDto } from './dto/set-upstream.dto';
+import { TestUpstreamDto } from './dto/test-upstream.dto';
 import { UpstreamsService } from './upstreams.service';
 import { UpstreamSchema } from './upstream.view';
+import { UpstreamTestSchema } from './upstream-test.view';
 
 type Admin = AdminKeyPrincipal | ConsolePrincipal;
 
@@ -56,6 +58,23 @@ export class UpstreamController {
   })
   remove(@CurrentPrincipal() principal: Admin, @AgentHandle() handle: string) {
     return this.upstreams.remove(principal, handle);
+  }
+
+  @Post('test')
+  @HttpCode(200)
+  @Surface('organizationAdmin', {
+    id: 'testUpstream',
+    summary: "Read an upstream's Agent Card as saving would, and say what was found, changing nothing",
+    notes:
+      'The body of a PUT tests that upstream before it is saved; an empty body tests the saved one. An upstream whose card cannot be read, or offers no interface the forwarder speaks, is a 200 whose `problem` is what a PUT of the same body would be refused with.',
+  })
+  @Returns(200, UpstreamTestSchema)
+  @Refuses({
+    400: '`invalid_upstream_url`: `url`, `card_url` or `trusted_jwks_uri` is not a public https URL; `invalid_trusted_keys`; other fields: `validation_failed`.',
+    404: '`identity_not_found`: no identity of your organization has that handle; `upstream_not_set`: an empty body, and it has no upstream agent.',
+  })
+  test(@CurrentPrincipal() principal: Admin, @AgentHandle() handle: string, @Body() dto: TestUpstreamDto) {
+    return this.upstreams.test(principal, handle, dto);
   }
 
   @Post('import-card')

@@ -13,12 +13,14 @@ import { IdentitiesService } from '../identities/identities.service';
 import type { IdentityView } from '../identities/identity.view';
 import { Database, type Tx } from '../database/database';
 import { AuditService } from '../audit/audit.service';
-import type { SetUpstreamDto } from './dto/set-upstream.dto';
+import type { SetUpstreamDto, UpstreamBinding, UpstreamVersion } from './dto/set-upstream.dto';
+import type { TestUpstreamDto } from './dto/test-upstream.dto';
 import { configuredUpstreamFetch, reasonOf } from './upstream-fetch';
 import { chooseInterface, interfaceUrl } from './upstream-interface';
 import { currentTraceparent } from '../tracing/tracing';
 import { UpstreamRepository, type ForwardHour, type UpstreamRecord } from './upstream.repository';
 import { toUpstreamView, type UpstreamView } from './upstream.view';
+import { toUpstreamTestView, type UpstreamTestResult, type UpstreamTestView } from './upstream-test.view';
 
 export type { UpstreamRecord } from './upstream.repository';
 
@@ -53,54 +55,21 @@ export class UpstreamsService {
     dto: SetUpstreamDto,
   ): Promise<UpstreamView> {
     const identity = await this.identities.readable(principal, handle);
-    const allowPrivate = this.config.webhooksAllowPrivateNetworks;
-    const url = checkDestinationUrl(dto.url, allowPrivate, 'invalid_upstream_url').toString();
-    const cardUrl =
-      dto.card_url === undefined
-        ? null
-        : checkDestinationUrl(dto.card_url, allowPrivate, 'invalid_upstream_url', 'card_url').toString();
+    const target = await this.targetOf(dto);
     // The card decides what the request leaves open, and tells whether the upstream streams
     // (not read when the request names everything and no card: the upstream is then called without streaming).
-    const named = dto.protocol_version !== undefined && dto.binding !== undefined;
+    const named = target.wanted.binding !== undefined && target.wanted.protocolVersion !== undefined;
     const read =
-      named && !cardUrl
+      named && !target.cardUrl
         ? null
-        : await this.fetchCardOf(url, cardUrl).catch((error: unknown) => {
+        : await this.fetchCardOf(target.url, target.cardUrl).catch((error: unknown) => {
             if (named) {
               return null;
             }
-            throw new AppError(
-              422,
-              'upstream_card_unreachable',
-              `The upstream's Agent Card could not be read (${reasonOf(error)}); give protocol_version and binding, or a card_url that answers.`,
-            );
+            throw cardUnreachable(error);
           });
-    const card = read?.card ?? null;
-    const trust = await trustOf(dto, allowPrivate);
-    const verification = read ? await this.verify(read.raw, trust) : null;
-    const {
-      binding,
-      protocolVersion,
-      url: offeredUrl,
-    } = chooseInterface(card, {
-      binding: dto.binding,
-      protocolVersion: dto.protocol_version,
-    });
-    // The forwarder calls the chosen interface where the card says it is; `url` then shows that
-    // endpoint, and `card_url` where the card was read (so that import-card reads it again).
-    let endpoint = url;
-    let readFrom = cardUrl;
-    if (offeredUrl !== null) {
-      const advertised = checkDestinationUrl(
-        interfaceUrl(offeredUrl, binding, allowPrivate),
-        allowPrivate,
-        'invalid_upstream_url',
-      ).toString();
-      if (advertised !== url) {
-        endpoint = advertised;
-        readFrom = cardUrl ?? read!.from;
-      }
-    }
+    const verification = read ? await this.verify(read.raw, target.trust) : null;
+    const { binding, protocolVersion, endpoint, readFrom, streaming } = this.choose(target, read);
     const auth = dto.auth ?? { type: 'none' as const };
     return this.db.transaction(async (tx) => {
       const previous = await this.repository.upstreamOf(identity.id, tx);
@@ -111,13 +80,13 @@ export class UpstreamsService {
           cardUrl: readFrom,
           protocolVersion,
           binding,
-          streaming: card?.capabilities?.streaming === true,
+          streaming,
           auth: {
             type: auth.type,
             header: auth.type === 'api_key' ? (auth.header ?? null) : null,
             value: auth.type === 'none' ? null : (auth.value ?? null),
           },
-          trust,
+          trust: target.trust,
           card: verification,
         },
         tx,
@@ -131,6 +100,66 @@ export class UpstreamsService {
         after: view,
       });
       return view;
+    });
+  }
+
+  /**
+   * What `set` would find, changing nothing (docs/api.md §14, "Testing an upstream"): the
+   * card read through the same fetch and address rules, verified against the keys the body
+   * pins, and what would be stored. Without `url`, the saved upstream. An upstream whose
+   * card cannot be read, or offers nothing the forwarder speaks, is a finding (its `problem`
+   * is the refusal a PUT of the same body would get), not an error of the request.
+   */
+  async test(
+    principal: AdminKeyPrincipal | ConsolePrincipal,
+    handle: string,
+    dto: TestUpstreamDto,
+  ): Promise<UpstreamTestView> {
+    const identity = await this.identities.readable(principal, handle);
+    const saved = dto.url === undefined;
+    const target = saved
+      ? savedTarget(await this.require(identity.id))
+      : await this.targetOf({ ...dto, url: dto.url! });
+    let read: ReadCard | null = null;
+    let unreachable: unknown = null;
+    try {
+      read = await this.fetchCardOf(target.url, target.cardUrl);
+    } catch (error) {
+      unreachable = error;
+    }
+    const verification = read ? await this.verify(read.raw, target.trust) : null;
+    // What `set` would do with it: it reads no card when the request names everything and no card.
+    const named = target.wanted.binding !== undefined && target.wanted.protocolVersion !== undefined;
+    let forward: UpstreamTestResult['forward'] = null;
+    let problem: AppError | null = null;
+    if (!read && !named) {
+      problem = cardUnreachable(unreachable);
+    } else {
+      try {
+        const chosen = this.choose(target, named && !target.cardUrl ? null : read);
+        forward = {
+          url: chosen.endpoint,
+          protocolVersion: chosen.protocolVersion,
+          binding: chosen.binding,
+          streaming: chosen.streaming,
+        };
+      } catch (error) {
+        if (!(error instanceof AppError)) {
+          throw error;
+        }
+        problem = error;
+      }
+    }
+    return toUpstreamTestView({
+      saved,
+      url: target.url,
+      readFrom: read?.from ?? null,
+      card: read?.card ?? null,
+      unreachable: read ? null : reasonOf(unreachable),
+      verification,
+      forward,
+      problem,
+      testedAt: new Date(),
     });
   }
 
@@ -159,11 +188,7 @@ export class UpstreamsService {
     try {
       ({ card, raw } = await this.fetchCardOf(upstream.url, upstream.cardUrl));
     } catch (error) {
-      throw new AppError(
-        422,
-        'upstream_card_unreachable',
-        `The upstream's Agent Card could not be read (${reasonOf(error)}).`,
-      );
+      throw cardUnreachable(error, false);
     }
     await this.repository.recordCardVerification(identity.id, await this.verify(raw, upstream.trust));
     return this.identities.updateCard(principal, handle, {
@@ -192,6 +217,46 @@ export class UpstreamsService {
   /** In the cancel's transaction: forward the cancel when the worker has an upstream. */
   queueCancel(tx: Tx, taskId: string, workerIdentityId: string): Promise<boolean> {
     return this.repository.queueCancel(taskId, workerIdentityId, currentTraceparent(), tx);
+  }
+
+  /** A PUT's upstream, its addresses and pinned keys checked (400s), before anything is read. */
+  private async targetOf(dto: SetUpstreamDto): Promise<Target> {
+    const allowPrivate = this.config.webhooksAllowPrivateNetworks;
+    return {
+      url: checkDestinationUrl(dto.url, allowPrivate, 'invalid_upstream_url').toString(),
+      cardUrl:
+        dto.card_url === undefined
+          ? null
+          : checkDestinationUrl(dto.card_url, allowPrivate, 'invalid_upstream_url', 'card_url').toString(),
+      trust: await trustOf(dto, allowPrivate),
+      wanted: { binding: dto.binding, protocolVersion: dto.protocol_version },
+    };
+  }
+
+  /**
+   * What the forwarder calls, from what the request names and the card offers (`read`,
+   * null when none was read). When the chosen interface's URL is not `url`, the endpoint
+   * is that interface's, and the card is read again where it was read this time
+   * (so that import-card finds it).
+   */
+  private choose(target: Target, read: ReadCard | null): Chosen {
+    const allowPrivate = this.config.webhooksAllowPrivateNetworks;
+    const card = read?.card ?? null;
+    const { binding, protocolVersion, url: offeredUrl } = chooseInterface(card, target.wanted);
+    let endpoint = target.url;
+    let readFrom = target.cardUrl;
+    if (offeredUrl !== null) {
+      const advertised = checkDestinationUrl(
+        interfaceUrl(offeredUrl, binding, allowPrivate),
+        allowPrivate,
+        'invalid_upstream_url',
+      ).toString();
+      if (advertised !== target.url) {
+        endpoint = advertised;
+        readFrom = target.cardUrl ?? read!.from;
+      }
+    }
+    return { binding, protocolVersion, endpoint, readFrom, streaming: card?.capabilities?.streaming === true };
   }
 
   private async require(identityId: string): Promise<UpstreamRecord> {
@@ -271,6 +336,40 @@ interface ReadCard {
   /** The JSON as served. */
   raw: unknown;
   from: string;
+}
+
+/** The upstream a PUT names (or the saved one), checked. */
+interface Target {
+  url: string;
+  cardUrl: string | null;
+  trust: UpstreamRecord['trust'];
+  wanted: { binding?: UpstreamBinding; protocolVersion?: UpstreamVersion };
+}
+
+/** What `set` stores of the interface: where and how the forwarder calls the upstream. */
+interface Chosen {
+  binding: UpstreamBinding;
+  protocolVersion: UpstreamVersion;
+  endpoint: string;
+  readFrom: string | null;
+  streaming: boolean;
+}
+
+/** The saved upstream as a test's target: its binding and generation as saved, its card where it is read again. */
+const savedTarget = (upstream: UpstreamRecord): Target => ({
+  url: upstream.url,
+  cardUrl: upstream.cardUrl,
+  trust: upstream.trust,
+  wanted: { binding: upstream.binding, protocolVersion: upstream.protocolVersion },
+});
+
+/** 422 `upstream_card_unreachable`; `hint`: the PUT's way out (name the interface, or a card that answers). */
+function cardUnreachable(error: unknown, hint = true): AppError {
+  return new AppError(
+    422,
+    'upstream_card_unreachable',
+    `The upstream's Agent Card could not be read (${reasonOf(error)})${hint ? '; give protocol_version and binding, or a card_url that answers' : ''}.`,
+  );
 }
 
 /** The keys a PUT pins: a JWK Set (checked here), or the URL of one (the webhook URL rules); never both. */

@@ -156,6 +156,10 @@ export const MATRIX: MatrixRow[] = [
   row('GET /api/v1/identities/:handle', [401, 401, 401, 200, 403, 200, 200, 404, 404], {
     path: (w) => `/api/v1/identities/${w.claimed.handle}`,
   }),
+  // The card preview (docs/api.md §4): admin key or Console of the identity's organization.
+  row('GET /api/v1/identities/:handle/card-preview', [401, 401, 401, 200, 403, 403, 200, 404, 404], {
+    path: (w) => `/api/v1/identities/${w.claimed.handle}/card-preview`,
+  }),
   row('PATCH /api/v1/identities/:handle', [401, 401, 401, 200, 403, 200, 200, 404, 404], {
     path: (w) => `/api/v1/identities/${w.claimed.handle}`,
     body: () => ({ description: 'Edited by the matrix.' }),
@@ -280,7 +284,7 @@ export const MATRIX: MatrixRow[] = [
   row('GET /api/v1/webhooks/:id/deliveries', [401, 401, 401, 200, 403, 404, 200, 404, 404], {
     path: async (w) => `/api/v1/webhooks/${await w.acmeWebhookId()}/deliveries`,
   }),
-  // Upstream agents (docs/api.md §14): admin key or Console set, remove and import; the own
+  // Upstream agents (docs/api.md §14): admin key or Console set, remove, import and test; the own
   // key reads (never the secret). Import fails after authorization (the upstream is not
   // reachable from the matrix): 422.
   row('PUT /api/v1/identities/:handle/upstream', [401, 401, 401, 200, 403, 403, 200, 404, 404], {
@@ -292,6 +296,11 @@ export const MATRIX: MatrixRow[] = [
   }),
   row('POST /api/v1/identities/:handle/upstream/import-card', [401, 401, 401, 422, 403, 403, 422, 404, 404], {
     path: async (w) => `/api/v1/identities/${await withUpstream(w)}/upstream/import-card`,
+  }),
+  // A test reads the card and stores nothing: the unreachable upstream is a finding (200).
+  row('POST /api/v1/identities/:handle/upstream/test', [401, 401, 401, 200, 403, 403, 200, 404, 404], {
+    path: (w) => `/api/v1/identities/${w.claimed.handle}/upstream/test`,
+    body: () => UPSTREAM,
   }),
   row('DELETE /api/v1/identities/:handle/upstream', [401, 401, 401, 204, 403, 403, 204, 404, 404], {
     path: async (w) => `/api/v1/identities/${await withUpstream(w)}/upstream`,

@@ -8,7 +8,15 @@ import type { Page } from 'playwright-core';
 import type { TestApp } from '../support/app';
 import { rpc, v03Message } from '../support/a2a';
 import { startConsoleBrowser, WAIT, type ConsoleBrowser } from '../support/console-browser';
-import { apiKey, bearer, createEnabledIdentity, PASSWORD, signup, type ConsoleAccount } from '../support/fixtures';
+import {
+  apiKey,
+  bearer,
+  createEnabledIdentity,
+  createIdentity,
+  PASSWORD,
+  signup,
+  type ConsoleAccount,
+} from '../support/fixtures';
 import { startReceiver, type Receiver } from '../support/receiver';
 
 jest.setTimeout(300_000);
@@ -101,10 +109,19 @@ describe('Accessibility of every Console page (axe-core)', () => {
         subjects: { 'repo:acme/buyer:ref:refs/heads/main': requester.handle },
       })
       .expect(201);
+    // An upstream (named in full: no card is read) and a disabled identity, whose page previews its card.
+    await t
+      .http()
+      .put(`/api/v1/identities/${worker.handle}/upstream`)
+      .set(bearer(acme))
+      .send({ url: 'https://upstream.example.invalid/a2a', protocol_version: '1.0', binding: 'JSONRPC' })
+      .expect(200);
+    const drafts = await createIdentity(t, bearer(acme), { agent_handle: 'acme-drafts' });
     pages.push(
       '/overview',
       '/identities',
       `/identities/${worker.handle}`,
+      `/identities/${drafts.agent_handle}`,
       '/keys',
       '/trusted-issuers',
       '/admission',

@@ -4,6 +4,9 @@
  * (390×844) width: one app, one browser, one organization made through the API and
  * signed in through the sign-in page.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, FlattenedSign, generateKeyPair } from 'jose';
 import type { BrowserContext, Page } from 'playwright-core';
 import { enabledAgent, rpc, v03Message, type Agent } from '../support/a2a';
 import { startConsoleBrowser, WAIT, type ConsoleBrowser } from '../support/console-browser';
@@ -12,6 +15,15 @@ import type { TestApp } from '../support/app';
 import { freePort } from '../support/server-process';
 import { startReceiver } from '../support/receiver';
 import { startUpstreamAgent } from '../support/upstream-agent';
+import { canonicalForm } from '../support/agent-cards';
+
+type KeyLike = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
+
+/** An ES256 key pair: the private key, and the public JWK pinned for it. */
+async function keyPair(kid: string) {
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  return { privateKey, jwk: { ...(await exportJWK(publicKey)), kid, alg: 'ES256' } };
+}
 
 jest.setTimeout(180_000);
 
@@ -394,11 +406,127 @@ describe('The Console without its rough edges', () => {
       await agent.close();
     }
 
-    // Disabled: no card is served, and the page says so instead of linking to a 404.
+    // Disabled: no card is served, and the page says so instead of linking to a 404; it shows the card
+    // enabling it would publish, in both generations, marked as a preview.
     const quiet = await enabledAgent(t, acme, { enabled: false });
     await page.goto(url(`/identities/${quiet.handle}`));
     await page.getByText('No card is served while the identity is disabled').waitFor(WAIT);
     expect(await page.locator(`a[href$="/a2a/${quiet.handle}/card"]`).count()).toBe(0);
+    const previewed = page.getByRole('region', { name: 'The card it serves' });
+    await previewed
+      .getByLabel('Card preview, A2A 1.0')
+      .getByText(/"supportedInterfaces"/)
+      .waitFor(WAIT);
+    await previewed.getByRole('button', { name: 'A2A 0.3' }).click();
+    await previewed
+      .getByLabel('Card preview, A2A 0.3')
+      .getByText(/"protocolVersion"/)
+      .waitFor(WAIT);
+    await previewed
+      .getByRole('status', { name: 'Signature' })
+      .getByText(/Not served, so not signed/)
+      .waitFor(WAIT);
+    expect(await previewed.getByLabel('Card preview, A2A 0.3').textContent()).toContain(quiet.handle);
+  });
+
+  it("an upstream is tested before and after saving; its card's verification shows, and the organization's setting", async () => {
+    const pinned = await keyPair('browser-2026');
+    const other = await keyPair('browser-2026');
+    let served: object = {};
+    const cards = createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(served)),
+    );
+    await new Promise<void>((resolve) => cards.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(cards.address() as AddressInfo).port}`;
+    const card = {
+      name: 'Signed upstream',
+      description: 'Signs its card.',
+      version: '1',
+      supportedInterfaces: [{ url: `${base}/a2a`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+      capabilities: {},
+      defaultInputModes: ['text/plain'],
+      defaultOutputModes: ['text/plain'],
+      skills: [
+        { id: 'one', name: 'One', description: 'First.', tags: ['t'] },
+        { id: 'two', name: 'Two', description: 'Second.', tags: ['t'] },
+      ],
+    };
+    const signedBy = async (key: KeyLike) => {
+      const jws = await new FlattenedSign(Buffer.from(canonicalForm(card)))
+        .setProtectedHeader({ alg: 'ES256', typ: 'JOSE', kid: 'browser-2026' })
+        .sign(key);
+      return { ...card, signatures: [{ protected: jws.protected, signature: jws.signature }] };
+    };
+    try {
+      const bridged = await enabledAgent(t, acme);
+      await page.goto(url(`/identities/${bridged.handle}`));
+      const upstream = page.getByRole('region', { name: 'Upstream agent' });
+      const form = upstream.getByRole('form', { name: 'Set the upstream' });
+
+      // An address where nothing answers: the test says why, in words, and that saving would be refused.
+      await form.getByLabel('Upstream endpoint URL').fill(`http://127.0.0.1:${await freePort()}/a2a`);
+      await form.getByRole('button', { name: 'Test upstream' }).click();
+      const failedTest = form.getByRole('region', { name: 'Test result' });
+      await failedTest.getByText('Its card could not be read: the connection was refused.').waitFor(WAIT);
+      await failedTest.getByText('would be refused: The upstream agent’s card could not be read.').waitFor(WAIT);
+      expect(await page.content()).not.toContain('upstream_card_unreachable');
+
+      // Before saving: its card, verified against the key pinned in the form; nothing saved.
+      served = await signedBy(pinned.privateKey);
+      await form.getByLabel('Upstream endpoint URL').fill(`${base}/a2a`);
+      await form.getByLabel('Its card URL (optional)').fill(`${base}/card`);
+      await form.getByLabel('Pinned public keys (optional)').fill(JSON.stringify({ keys: [pinned.jwk] }));
+      await form.getByRole('button', { name: 'Test upstream' }).click();
+      const result = form.getByRole('region', { name: 'Test result' });
+      await result.getByText(`Its card was read at ${base}/card.`).waitFor(WAIT);
+      await result.getByText('Signed upstream · 2 skills').waitFor(WAIT);
+      await result.getByText('verified', { exact: true }).waitFor(WAIT);
+      await result.getByText('browser-2026', { exact: true }).waitFor(WAIT);
+      await upstream.getByText(/^None: tasks sent/).waitFor(WAIT);
+
+      // Saved: the verification shows with its key id.
+      await form.getByRole('button', { name: 'Save upstream' }).click();
+      await upstream.getByText('Upstream saved').waitFor(WAIT);
+      const its = upstream.locator('dl[aria-label="Its upstream"]');
+      await its
+        .getByRole('definition')
+        .filter({ hasText: 'by key browser-2026' })
+        .getByText('verified', { exact: true })
+        .waitFor(WAIT);
+      await upstream.getByText('1 key (browser-2026)').waitFor(WAIT);
+
+      // Signed by another key now: the saved upstream's test fails with the reason, and so does its record once read again.
+      served = await signedBy(other.privateKey);
+      await upstream.getByRole('button', { name: 'Test it' }).click();
+      const again = upstream.getByRole('region', { name: 'Test result' }).first();
+      await again.getByText('this is the saved upstream', { exact: false }).waitFor(WAIT);
+      await again.getByText('no signature verifies with a pinned key').waitFor(WAIT);
+      await upstream.getByRole('button', { name: 'Import its card' }).click();
+      await upstream.getByText('copied from the upstream').waitFor(WAIT);
+      await its
+        .getByRole('definition')
+        .filter({ hasText: 'no signature verifies with a pinned key' })
+        .getByText('failed', { exact: true })
+        .waitFor(WAIT);
+
+      // The organization's setting, on the Members page; the identity's page then says its tasks are not forwarded.
+      await nav(page, 'Members').click();
+      const setting = page.getByRole('region', { name: 'Upstream agents' });
+      await setting.getByLabel('Forward only to upstreams whose card verified against their pinned keys').check();
+      await setting.getByRole('button', { name: 'Save upstream setting' }).click();
+      await setting.getByText('Upstream setting saved.').waitFor(WAIT);
+      const saved = await t.http().get('/api/v1/organization/settings').set(bearer(acme)).expect(200);
+      expect(saved.body.require_verified_upstream_cards).toBe(true);
+      await page.goto(url(`/identities/${bridged.handle}`));
+      await page.getByText(/tasks sent to \S+ fail until its card verifies/).waitFor(WAIT);
+    } finally {
+      await t
+        .http()
+        .patch('/api/v1/organization/settings')
+        .set(bearer(acme))
+        .send({ require_verified_upstream_cards: false });
+      await new Promise((resolve) => cards.close(resolve));
+    }
   });
 
   it('the accept-invitation page names the organization and the email invited', async () => {

@@ -11,7 +11,15 @@ import { CardSigner } from '../../src/directory/card-signer';
 import { startApp, type TestApp } from '../support/app';
 import { urlFor } from '../support/database';
 import { schemaErrors, verifyCard, type Jwks } from '../support/agent-cards';
-import { createEnabledIdentity, bearer, signup, unique, type ConsoleAccount } from '../support/fixtures';
+import {
+  apiKey,
+  createEnabledIdentity,
+  bearer,
+  mintAdminKey,
+  signup,
+  unique,
+  type ConsoleAccount,
+} from '../support/fixtures';
 
 /**
  * Agent Cards per A2A generation, checked against each generation's published JSON
@@ -88,6 +96,50 @@ describe('Agent Cards: generations and signatures', () => {
       // The v0.3 schema without the hybrid's v1.0 addition is still satisfied; without the v0.3 url it is not.
       const { url: _url, ...withoutUrl } = hybrid;
       expect(schemaErrors(withoutUrl, '0.3')).not.toEqual([]);
+    });
+
+    it("the card preview: both generations as served, unsigned, also while disabled; only the identity's organization, admin key or Console", async () => {
+      const { handle, key } = await createEnabledIdentity(t, acme, { description: 'Previewed.', skills });
+      const unsigned = (body: Record<string, unknown>) => {
+        const { signatures: _signatures, ...rest } = body;
+        return rest;
+      };
+      const served = {
+        '1.0': unsigned((await card(handle, '1.0').expect(200)).body),
+        '0.3': unsigned((await card(handle, '0.3').expect(200)).body),
+      };
+      const preview = (auth: Record<string, string>) =>
+        t.http().get(`/api/v1/identities/${handle}/card-preview`).set(auth);
+      const enabled = await preview(bearer(acme)).expect(200);
+      expect(enabled.body).toEqual({
+        agent_handle: handle,
+        served: true,
+        card_url: `${t.config.publicBaseUrl}/a2a/${handle}/card`,
+        cards: served,
+      });
+
+      await t
+        .http()
+        .patch(`/api/v1/identities/${handle}/settings`)
+        .set(bearer(acme))
+        .send({ enabled: false })
+        .expect(200);
+      await card(handle, '1.0').expect(404);
+      const disabled = await preview(apiKey(await mintAdminKey(t, acme))).expect(200);
+      expect(disabled.body).toMatchObject({ served: false, cards: served });
+      expect(schemaErrors(disabled.body.cards['1.0'], '1.0')).toEqual([]);
+      expect(schemaErrors(disabled.body.cards['0.3'], '0.3')).toEqual([]);
+      expect(JSON.stringify(disabled.body)).not.toContain('signatures');
+      // The admitted skill stays off the public card, in the preview too.
+      expect(disabled.body.cards['1.0'].skills.map((s: { id: string }) => s.id)).toEqual(['quotes']);
+
+      // Another organization's admin key and Console: as if there were no such identity; the own key: 403.
+      const globex = await signup(t, unique('Globex'));
+      const other = await preview(apiKey(await mintAdminKey(t, globex))).expect(404);
+      expect(other.body.code).toBe('identity_not_found');
+      await preview(bearer(globex)).expect(404);
+      await preview(apiKey(key)).expect(403);
+      await t.http().get(`/api/v1/identities/${handle}/card-preview`).expect(401);
     });
 
     it('each representation has its own ETag; Vary: A2A-Version; 304 only for the same representation; both paths agree', async () => {

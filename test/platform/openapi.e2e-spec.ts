@@ -225,6 +225,22 @@ describe('the OpenAPI document', () => {
     expectConforms(set.body.auth, { $ref: '#/components/schemas/UpstreamAuth' });
     const read = await t.http().get(`/api/v1/identities/${agent.handle}/upstream`).set(bearer(owner)).expect(200);
     expectConforms(read.body, schemaOf(upstreamPath, 'get', '200'));
+    const tested = await t
+      .http()
+      .post(`/api/v1/identities/${agent.handle}/upstream/test`)
+      .set(bearer(owner))
+      .send({ url: 'https://upstream.example.invalid/a2a', protocol_version: '1.0', binding: 'JSONRPC' })
+      .expect(200);
+    expectConforms(tested.body, schemaOf(`${upstreamPath}/test`, 'post', '200'));
+    expectConforms(tested.body.forward_to, { $ref: '#/components/schemas/UpstreamForwardTarget' });
+    const preview = await t
+      .http()
+      .get(`/api/v1/identities/${agent.handle}/card-preview`)
+      .set(bearer(owner))
+      .expect(200);
+    expectConforms(preview.body, schemaOf('/api/v1/identities/{handle}/card-preview', 'get', '200'));
+    expectConforms(preview.body.cards, { $ref: '#/components/schemas/CardPreviewCards' });
+    expectConforms(preview.body.cards['1.0'], { $ref: '#/components/schemas/AgentCard' });
     // Events show once no older transaction is open on the server (the list's visibility horizon).
     const events = await eventually(
       () => t.http().get('/api/v1/events').set(bearer(owner)).expect(200),

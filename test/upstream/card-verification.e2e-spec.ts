@@ -151,6 +151,46 @@ describe('verified upstream cards', () => {
     });
   });
 
+  it('a test verifies the card against the keys its body pins, or the saved ones, and records nothing', async () => {
+    const agent = await enabledAgent(t, acme);
+    const test = (body?: object) => {
+      const req = t.http().post(`/api/v1/identities/${agent.handle}/upstream/test`).set(bearer(acme));
+      return body === undefined ? req : req.send(body);
+    };
+    const target = { url: `${base}/a2a`, card_url: `${base}/card` };
+    card = await signed(unsigned(), pinned.privateKey, { kid: 'upstream-2026' });
+    const verified = await test({ ...target, trusted_keys: { keys: [pinned.jwk] } }).expect(200);
+    expect(verified.body).toMatchObject({
+      tested: 'request',
+      card_url: `${base}/card`,
+      card: { name: 'Upstream', skills: 1 },
+      card_verification: { status: 'verified', kid: 'upstream-2026', error: null },
+      problem: null,
+    });
+    expect(
+      (await test({ ...target, trusted_keys: { keys: [other.jwk] } }).expect(200)).body.card_verification,
+    ).toMatchObject({ status: 'failed', kid: null, error: 'no signature verifies with a pinned key' });
+    expect((await test(target).expect(200)).body.card_verification).toMatchObject({
+      status: 'failed',
+      error: 'the card is signed, but no keys are pinned for this upstream',
+    });
+    // Keys that are not a public key set are refused as the PUT refuses them.
+    expect((await test({ ...target, trusted_keys: { keys: [] } }).expect(400)).body.code).toBe('invalid_trusted_keys');
+
+    // Saved with the pinned key while the card was unsigned; a test of the saved upstream sees the signed card now,
+    // and the saved verification stays as the PUT recorded it.
+    card = unsigned();
+    await bridge(agent, { trusted_jwks_uri: `${base}/jwks` }).expect(200);
+    card = await signed(unsigned(), pinned.privateKey, { kid: 'upstream-2026' });
+    const saved = await test().expect(200);
+    expect(saved.body).toMatchObject({
+      tested: 'saved',
+      card_verification: { status: 'verified', kid: 'upstream-2026' },
+    });
+    const read = await t.http().get(`/api/v1/identities/${agent.handle}/upstream`).set(bearer(acme)).expect(200);
+    expect(read.body.card_verification).toMatchObject({ status: 'unsigned' });
+  });
+
   it('refuses a private key, a key set that is not one, or both ways of pinning', async () => {
     const agent = await enabledAgent(t, acme);
     card = unsigned();

@@ -33,6 +33,18 @@ describe('an upstream destination the address rules refuse', () => {
       .set(bearer(acme))
       .send({ url, protocol_version: '1.0', binding: 'JSONRPC' })
       .expect(200);
+    // A test of it reads through the same rules, and says so in the same words.
+    const tested = await t
+      .http()
+      .post(`/api/v1/identities/${worker.handle}/upstream/test`)
+      .set(bearer(acme))
+      .send({ url })
+      .expect(200);
+    expect(tested.body).toMatchObject({
+      reachable: false,
+      reason: 'its host name does not resolve to an allowed address',
+      problem: { code: 'upstream_card_unreachable' },
+    });
     const res = await rpc(t, worker.handle, requester.key, 'message/send', {
       message: v03Message('anyone?'),
       configuration: { blocking: false },

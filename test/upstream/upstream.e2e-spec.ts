@@ -147,6 +147,90 @@ describe('upstream (bridged) identities', () => {
       }
     });
 
+    it('is tested before it is saved, or as saved: what its card says and what saving would store, nothing changed', async () => {
+      const other = await enabledAgent(t, acme);
+      const test = (handle: string, body?: object) => {
+        const req = t.http().post(`/api/v1/identities/${handle}/upstream/test`).set(bearer(acme));
+        return body === undefined ? req : req.send(body);
+      };
+      const found = await test(other.handle, { url: upstream.url }).expect(200);
+      expect(found.body).toEqual({
+        tested: 'request',
+        url: upstream.url,
+        // Under the endpoint, else at its origin: wherever the card answered.
+        card_url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/(a2a\/)?\.well-known\/agent-card\.json$/),
+        reachable: true,
+        reason: null,
+        card: {
+          name: 'Echo',
+          description: 'Echoes what it is told, with an artifact.',
+          version: '1.0.0',
+          skills: 1,
+          streaming: true,
+          interfaces: [{ url: upstream.url, binding: 'JSONRPC', protocol_version: '1.0' }],
+        },
+        card_verification: { status: 'unsigned', kid: null, error: null, checked_at: expect.any(String) },
+        forward_to: { url: upstream.url, protocol_version: '1.0', binding: 'JSONRPC', streaming: true },
+        problem: null,
+      });
+      // Nothing was saved: an empty body finds no upstream to test.
+      await t.http().get(`/api/v1/identities/${other.handle}/upstream`).set(bearer(acme)).expect(404);
+      const none = await test(other.handle).expect(404);
+      expect(none.body.code).toBe('upstream_not_set');
+
+      // What a PUT would refuse is the finding: its code and words, and nothing to forward to.
+      const unsupported = await test(other.handle, { url: upstream.url, protocol_version: '0.3' }).expect(200);
+      expect(unsupported.body).toMatchObject({
+        reachable: true,
+        forward_to: null,
+        problem: { code: 'upstream_binding_unsupported', detail: expect.stringContaining('offers no') },
+      });
+      const closed = `http://127.0.0.1:${await freePort()}/a2a`;
+      const down = await test(other.handle, { url: closed }).expect(200);
+      expect(down.body).toMatchObject({
+        url: closed,
+        card_url: null,
+        reachable: false,
+        reason: 'the connection was refused',
+        card: null,
+        card_verification: null,
+        forward_to: null,
+        problem: { code: 'upstream_card_unreachable' },
+      });
+      // Named in full, the PUT reads no card and would succeed: no problem, though the card does not answer.
+      const named = await test(other.handle, { url: closed, protocol_version: '1.0', binding: 'JSONRPC' }).expect(200);
+      expect(named.body).toMatchObject({
+        reachable: false,
+        forward_to: { url: closed, protocol_version: '1.0', binding: 'JSONRPC', streaming: false },
+        problem: null,
+      });
+
+      // The saved upstream: tested as saved, and left as it was.
+      const before = await t.http().get(`/api/v1/identities/${bridged.handle}/upstream`).set(bearer(acme)).expect(200);
+      const saved = await test(bridged.handle).expect(200);
+      expect(saved.body).toMatchObject({
+        tested: 'saved',
+        url: upstream.url,
+        card_url: upstream.cardUrl,
+        reachable: true,
+        forward_to: { url: upstream.url, protocol_version: '1.0', binding: 'JSONRPC', streaming: true },
+        problem: null,
+      });
+      const after = await t.http().get(`/api/v1/identities/${bridged.handle}/upstream`).set(bearer(acme)).expect(200);
+      expect(after.body).toEqual(before.body);
+
+      // The request's mistakes are refused as the PUT refuses them; the own key may not test, another organization finds nothing.
+      const partial = await test(other.handle, { card_url: upstream.cardUrl }).expect(400);
+      expect(partial.body.code).toBe('validation_failed');
+      expect(partial.body.errors).toEqual([{ field: 'url', message: expect.stringMatching(/^url is required when/) }]);
+      expect((await test(other.handle, { url: 'ftp://example.test/a2a' }).expect(400)).body.code).toBe(
+        'invalid_upstream_url',
+      );
+      await t.http().post(`/api/v1/identities/${bridged.handle}/upstream/test`).set(apiKey(bridged.key)).expect(403);
+      const globex = await signup(t, 'Globex Tester');
+      await t.http().post(`/api/v1/identities/${bridged.handle}/upstream/test`).set(bearer(globex)).expect(404);
+    });
+
     it("imports the upstream card's description and skills; the card's URLs stay the service's", async () => {
       const res = await t
         .http()

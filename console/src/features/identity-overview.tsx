@@ -1,15 +1,13 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { EmptyState } from '../empty-state';
 import { api, ApiError, call } from '../api';
-import { useFormMutation } from '../form-mutation';
 import { Link } from '../router';
 import type { components } from '../../../client';
 import type { ApiKey, Identity, Task } from '../types';
-import { ConfirmButton, ErrorNotice, Field, Loading, Select, shortId, Submit, SuccessNotice, when } from '../ui';
+import { ErrorNotice, Loading, shortId, when } from '../ui';
 
-type Upstream = components['schemas']['Upstream'];
-type AuthType = components['schemas']['UpstreamAuthDto']['type'];
+type CardPreviewBody = components['schemas']['CardPreview'];
 
 const GENERATIONS = ['1.0', '0.3'] as const;
 
@@ -35,13 +33,15 @@ function protectedHeader(jws: unknown): { alg?: string; kid?: string } | null {
 /**
  * The card the identity serves, as a caller reads it (docs/api.md §4), in each A2A
  * generation, with its signature's key checked against the service's JWKS. A disabled
- * identity serves none: the page says so instead of linking to a 404.
+ * identity serves none: the page says so instead of linking to a 404, and shows the card
+ * enabling it would publish (the card preview, unsigned).
  */
 export function CardPreview({ identity }: { identity: Identity }) {
   const [generation, setGeneration] = useState<(typeof GENERATIONS)[number]>('1.0');
+  const handle = identity.agent_handle;
   const served = identity.enabled && identity.claimed && identity.status !== 'deleted';
   const card = useQuery({
-    queryKey: ['served-card', identity.agent_handle, generation, identity.updated_at],
+    queryKey: ['served-card', handle, generation, identity.updated_at],
     enabled: served,
     queryFn: async (): Promise<ServedCard> => {
       const res = await fetch(identity.card_url, { headers: { 'A2A-Version': generation }, cache: 'no-cache' });
@@ -53,6 +53,12 @@ export function CardPreview({ identity }: { identity: Identity }) {
       return { body, signature: signatures?.length ? protectedHeader(signatures[0]) : null };
     },
   });
+  const preview = useQuery({
+    queryKey: ['card-preview', handle, identity.updated_at],
+    enabled: !served,
+    queryFn: () =>
+      call<CardPreviewBody>(api.GET('/api/v1/identities/{handle}/card-preview', { params: { path: { handle } } })),
+  });
   const jwks = useQuery({
     queryKey: ['jwks'],
     enabled: served,
@@ -60,26 +66,48 @@ export function CardPreview({ identity }: { identity: Identity }) {
       ((await (await fetch('/.well-known/jwks.json')).json()) as { keys: { kid?: string }[] }).keys.map((k) => k.kid),
   });
   const kid = card.data?.signature?.kid;
+  const generations = (
+    <div className="actions" role="group" aria-label="Card generation">
+      {GENERATIONS.map((g) => (
+        <button key={g} type="button" aria-pressed={generation === g} onClick={() => setGeneration(g)}>
+          A2A {g}
+        </button>
+      ))}
+    </div>
+  );
   return (
     <section aria-labelledby="served-title">
       <h2 id="served-title">The card it serves</h2>
       {!served ? (
-        <p className="notice">
-          No card is served while the identity is {identity.claimed ? 'disabled' : 'unclaimed'}: callers get 404. Enable
-          it in Settings to publish its card at <code>{identity.card_url}</code>.
-        </p>
+        <>
+          <p className="notice">
+            No card is served while the identity is {identity.claimed ? 'disabled' : 'unclaimed'}: callers get 404.
+            Enable it in Settings to publish its card at <code>{identity.card_url}</code>.
+          </p>
+          <h3>The card it would serve</h3>
+          {generations}
+          {preview.isPending ? (
+            <Loading />
+          ) : preview.error ? (
+            <ErrorNotice error={preview.error} />
+          ) : (
+            <>
+              <p role="status" aria-label="Signature">
+                <span className="badge ask">preview</span> Not served, so not signed: the service signs its card when it
+                serves it.
+              </p>
+              <pre className="part card-json" aria-label={`Card preview, A2A ${generation}`} tabIndex={0}>
+                {JSON.stringify(preview.data.cards[generation], null, 2)}
+              </pre>
+            </>
+          )}
+        </>
       ) : (
         <>
           <p className="muted">
             At <a href={identity.card_url}>{identity.card_url}</a>, chosen by the caller's <code>A2A-Version</code>.
           </p>
-          <div className="actions" role="group" aria-label="Card generation">
-            {GENERATIONS.map((g) => (
-              <button key={g} type="button" aria-pressed={generation === g} onClick={() => setGeneration(g)}>
-                A2A {g}
-              </button>
-            ))}
-          </div>
+          {generations}
           {card.isPending ? (
             <Loading />
           ) : card.error ? (
@@ -174,199 +202,5 @@ export function RecentWork({ identity }: { identity: Identity }) {
         <Link to={`/keys?identity=${identity.id}`}>All its keys</Link>
       </p>
     </section>
-  );
-}
-
-/**
- * The identity's upstream agent (docs/api.md §14): the agent every task sent to it is
- * forwarded to. Set (the service reads the upstream's card then, so a wrong address is
- * refused at once), import its card, remove.
- */
-export function UpstreamPanel({ identity }: { identity: Identity }) {
-  const client = useQueryClient();
-  const handle = identity.agent_handle;
-  const upstream = useQuery({
-    queryKey: ['upstream', handle],
-    queryFn: async (): Promise<Upstream | null> => {
-      try {
-        return await call<Upstream>(api.GET('/api/v1/identities/{handle}/upstream', { params: { path: { handle } } }));
-      } catch (error) {
-        if (error instanceof ApiError && error.problem.code === 'upstream_not_set') {
-          return null;
-        }
-        throw error;
-      }
-    },
-  });
-  const importCard = useMutation({
-    mutationFn: () =>
-      call<Identity>(api.POST('/api/v1/identities/{handle}/upstream/import-card', { params: { path: { handle } } })),
-    onSuccess: (updated) => {
-      client.setQueryData(['identity', handle], updated);
-      void client.invalidateQueries({ queryKey: ['served-card', handle] });
-      setDone("Its description and skills were copied from the upstream's card.");
-    },
-  });
-  const remove = useMutation({
-    mutationFn: () => call(api.DELETE('/api/v1/identities/{handle}/upstream', { params: { path: { handle } } })),
-    onSuccess: () => {
-      client.setQueryData(['upstream', handle], null);
-      setDone('Upstream removed: new tasks wait in the ledger again.');
-    },
-  });
-  // What the last change did, said above whichever form is shown now.
-  const [done, setDone] = useState<string | null>(null);
-  const saved = () => setDone('Upstream saved: its card was read and new tasks go to it.');
-  return (
-    <section aria-labelledby="upstream-title">
-      <h2 id="upstream-title">Upstream agent</h2>
-      {done && <SuccessNotice>{done}</SuccessNotice>}
-      {upstream.isPending ? (
-        <Loading />
-      ) : upstream.error ? (
-        <ErrorNotice error={upstream.error} />
-      ) : upstream.data === null ? (
-        <>
-          <p className="muted">
-            None: tasks sent to {handle} wait in the ledger for its worker. Name an existing A2A agent to forward every
-            task to it.
-          </p>
-          <SetUpstream handle={handle} current={null} onSaved={saved} />
-        </>
-      ) : (
-        <>
-          <dl aria-label="Its upstream">
-            <dt>Endpoint</dt>
-            <dd>
-              <code>{upstream.data.url}</code>
-            </dd>
-            <dt>Speaks</dt>
-            <dd>
-              {upstream.data.binding} · A2A {upstream.data.protocol_version}
-              {upstream.data.streaming ? ' · streams' : ''}
-            </dd>
-            <dt>Credential</dt>
-            <dd>
-              {upstream.data.auth.type === 'none'
-                ? 'none'
-                : `${upstream.data.auth.type}${upstream.data.auth.header ? ` (${upstream.data.auth.header})` : ''}${upstream.data.auth.value_set ? ', set' : ''}`}
-            </dd>
-          </dl>
-          <div className="actions">
-            <button
-              type="button"
-              onClick={() => importCard.mutate()}
-              disabled={importCard.isPending}
-              aria-busy={importCard.isPending}
-            >
-              {importCard.isPending ? 'Importing…' : 'Import its card'}
-            </button>
-            <ConfirmButton
-              label="Remove upstream"
-              title={`Remove the upstream of ${handle}?`}
-              body={<p>New tasks wait in the ledger again; tasks already forwarded stay there.</p>}
-              confirmLabel="Remove upstream"
-              onConfirm={() => remove.mutate()}
-              pending={remove.isPending}
-            />
-          </div>
-          <ErrorNotice error={importCard.error ?? remove.error} />
-          <details>
-            <summary>Change the upstream</summary>
-            <SetUpstream handle={handle} current={upstream.data} onSaved={saved} />
-          </details>
-        </>
-      )}
-    </section>
-  );
-}
-
-function SetUpstream({ handle, current, onSaved }: { handle: string; current: Upstream | null; onSaved: () => void }) {
-  const client = useQueryClient();
-  const [url, setUrl] = useState(current?.url ?? '');
-  const [cardUrl, setCardUrl] = useState(current?.card_url ?? '');
-  const [authType, setAuthType] = useState<AuthType>(current?.auth.type ?? 'none');
-  const [header, setHeader] = useState(current?.auth.header ?? 'X-API-Key');
-  const [value, setValue] = useState('');
-  const {
-    mutation: save,
-    submit,
-    errorOf,
-    notice,
-  } = useFormMutation({
-    validate: () => ({
-      url: /^https?:\/\/\S+$/.test(url.trim())
-        ? undefined
-        : 'The agent’s A2A endpoint, such as https://agent.example.com/a2a.',
-      'auth.value': authType !== 'none' && !value ? 'The credential the upstream expects.' : undefined,
-    }),
-    mutationFn: () =>
-      call<Upstream>(
-        api.PUT('/api/v1/identities/{handle}/upstream', {
-          params: { path: { handle } },
-          body: {
-            url: url.trim(),
-            card_url: cardUrl.trim() || undefined,
-            auth:
-              authType === 'none'
-                ? { type: 'none' }
-                : authType === 'bearer'
-                  ? { type: 'bearer', value }
-                  : { type: 'api_key', header: header.trim(), value },
-          },
-        }),
-      ),
-    onSuccess: (saved) => {
-      setValue('');
-      client.setQueryData(['upstream', handle], saved);
-      onSaved();
-    },
-  });
-  return (
-    <form onSubmit={submit} noValidate aria-label="Set the upstream">
-      <Field
-        label="Upstream endpoint URL"
-        type="url"
-        value={url}
-        onChange={(e) => setUrl(e.target.value)}
-        error={errorOf('url')}
-      />
-      <Field
-        label="Its card URL (optional)"
-        type="url"
-        value={cardUrl}
-        onChange={(e) => setCardUrl(e.target.value)}
-        hint="Default: the well-known card under the endpoint."
-        error={errorOf('card_url')}
-      />
-      <Select label="Credential it expects" value={authType} onChange={(e) => setAuthType(e.target.value as AuthType)}>
-        <option value="none">none</option>
-        <option value="bearer">bearer token</option>
-        <option value="api_key">API key in a header</option>
-      </Select>
-      {authType === 'api_key' && (
-        <Field
-          label="Header"
-          value={header}
-          onChange={(e) => setHeader(e.target.value)}
-          error={errorOf('auth.header')}
-        />
-      )}
-      {authType !== 'none' && (
-        <Field
-          label="Credential"
-          type="password"
-          autoComplete="off"
-          value={value}
-          onChange={(e) => setValue(e.target.value)}
-          hint="Write-only: stored to call the upstream, never shown again."
-          error={errorOf('auth.value')}
-        />
-      )}
-      <ErrorNotice error={notice} />
-      <Submit pending={save.isPending} pendingLabel="Reading its card…">
-        Save upstream
-      </Submit>
-    </form>
   );
 }

@@ -39,6 +39,7 @@ export function MembersPage() {
         <div>
           <InviteForm />
           <SignInSettings />
+          <UpstreamSettings />
           <ChangePassword />
         </div>
       </div>
@@ -256,6 +257,60 @@ function SignInForm({ settings, provider }: { settings: OrganizationSettings; pr
       {save.isSuccess && <SuccessNotice>Sign-in settings saved.</SuccessNotice>}
       <Submit pending={save.isPending} pendingLabel="Saving…">
         Save sign-in settings
+      </Submit>
+    </form>
+  );
+}
+
+/** Whether the organization forwards only to upstreams whose card verified (docs/api.md §14, "Verified upstream cards"). */
+function UpstreamSettings() {
+  const settings = useQuery({
+    queryKey: SETTINGS,
+    queryFn: () => call<OrganizationSettings>(api.GET('/api/v1/organization/settings')),
+  });
+  return (
+    <section aria-labelledby="upstream-settings-title">
+      <h2 id="upstream-settings-title">Upstream agents</h2>
+      {settings.isPending ? (
+        <Loading />
+      ) : settings.error ? (
+        <ErrorNotice error={settings.error} />
+      ) : (
+        <UpstreamSettingsForm settings={settings.data} />
+      )}
+    </section>
+  );
+}
+
+function UpstreamSettingsForm({ settings }: { settings: OrganizationSettings }) {
+  const client = useQueryClient();
+  const [required, setRequired] = useState(settings.require_verified_upstream_cards);
+  const {
+    mutation: save,
+    submit,
+    notice,
+  } = useFormMutation({
+    mutationFn: () =>
+      call<OrganizationSettings>(
+        api.PATCH('/api/v1/organization/settings', { body: { require_verified_upstream_cards: required } }),
+      ),
+    onSuccess: (saved) => client.setQueryData(SETTINGS, saved),
+  });
+  return (
+    <form onSubmit={submit} noValidate>
+      <p className="muted">
+        An identity with an upstream forwards its tasks to another A2A agent. Its card can be checked against public
+        keys you pin for it, on the identity's page.
+      </p>
+      <Check
+        label="Forward only to upstreams whose card verified against their pinned keys"
+        checked={required}
+        onChange={(e) => setRequired(e.target.checked)}
+      />
+      <ErrorNotice error={notice} />
+      {save.isSuccess && <SuccessNotice>Upstream setting saved.</SuccessNotice>}
+      <Submit pending={save.isPending} pendingLabel="Saving…">
+        Save upstream setting
       </Submit>
     </form>
   );
