@@ -1466,10 +1466,10 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Exchange an API key for a short-lived access token (OAuth 2.0 client credentials)
+         * Exchange an API key or a trusted issuer's JWT for a short-lived access token (OAuth 2.0)
          * @description **Credential:** No credential.
          *
-         *     `grant_type=client_credentials`; the client is the key: `client_id` = its id, `client_secret` = the key, in the form or as HTTP Basic. Errors take RFC 6749 §5.2 form.
+         *     `grant_type=client_credentials`: the client is the key: `client_id` = its id, `client_secret` = the key, in the form or as HTTP Basic. `grant_type=urn:ietf:params:oauth:grant-type:token-exchange` (RFC 8693): `subject_token` = a trusted issuer's JWT, `subject_token_type=urn:ietf:params:oauth:token-type:jwt`, no client authentication. Errors take RFC 6749 §5.2 form.
          */
         post: operations["requestAccessToken"];
         delete?: never;
@@ -1511,10 +1511,15 @@ export interface components {
         AccessToken: {
             /** @description A JWT (RFC 9068), sent as `Authorization: Bearer <access_token>`. */
             access_token: string;
-            /** @description Seconds until it expires (OAUTH_TOKEN_TTL_SECONDS, or less: the key expires first). */
+            /** @description Seconds until it expires (OAUTH_TOKEN_TTL_SECONDS, or less: the key, or the exchanged subject token, expires first). */
             expires_in: number;
             /**
-             * @description The key's scope, which the token has.
+             * @description A token exchange only (RFC 8693 §2.2.1): the kind of token issued.
+             * @enum {string}
+             */
+            issued_token_type?: "urn:ietf:params:oauth:token-type:access_token";
+            /**
+             * @description The key's scope, which the token has (`agent` for an exchanged token).
              * @enum {string}
              */
             scope: "admin" | "agent";

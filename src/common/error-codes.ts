@@ -61,7 +61,15 @@ export const ERROR_CODES = {
   },
   unsupported_grant_type: {
     status: 400,
-    doc: '`POST /oauth/token`: a `grant_type` other than `client_credentials` (docs/api.md §17).',
+    doc: '`POST /oauth/token`: a `grant_type` other than `client_credentials` and token exchange (docs/api.md §17).',
+  },
+  invalid_grant: {
+    status: 400,
+    doc: "`POST /oauth/token`, token exchange: the subject token is refused as a trusted issuer's bearer JWT would be; the detail names the reason (RFC 8693 §2.2.2; docs/api.md §17).",
+  },
+  invalid_target: {
+    status: 400,
+    doc: '`POST /oauth/token`, token exchange: an `audience` or `resource` that is not this service (RFC 8693 §2.2.2; docs/api.md §17).',
   },
   invalid_scope: { status: 400, doc: "`POST /oauth/token`: a `scope` other than the key's own (docs/api.md §17)." },
   wrong_password: { status: 400, doc: 'The current password given to change it is incorrect.' },

@@ -191,6 +191,8 @@ const OAUTH_ERRORS = new Set<ErrorCode>([
   'invalid_client',
   'unsupported_grant_type',
   'invalid_scope',
+  'invalid_grant',
+  'invalid_target',
 ]);
 
 /**

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import type { KeyObject } from 'node:crypto';
 import { checkClaims, JwtRefused, type DecodedJwt } from '../common/jwt';
+import type { AppError } from '../common/app-error';
 import type { AgentKeyPrincipal } from '../common/principal';
 import { IssuerKeys } from './issuer-keys';
 import { invalidToken } from './token-errors';
-import { TrustedIssuersRepository } from './trusted-issuers.repository';
+import { TrustedIssuersRepository, type FederatedRecord } from './trusted-issuers.repository';
 
 /**
  * JWTs of trusted issuers — workload identity federation (docs/api.md §17): a token of an
@@ -25,6 +26,17 @@ export class FederatedTokens {
   ) {}
 
   async verify(token: DecodedJwt, signedWith: SignatureCheck): Promise<AgentKeyPrincipal> {
+    return (await this.verifySubject(token, signedWith)).principal;
+  }
+
+  /**
+   * `verify`, and what a token exchanged for this one records of it (a subject token of
+   * RFC 8693, TokenService.exchange): its trust, that trust's audience and subject claim.
+   */
+  async verifySubject(
+    token: DecodedJwt,
+    signedWith: SignatureCheck,
+  ): Promise<{ principal: AgentKeyPrincipal; subject: ExchangedSubject }> {
     const { claims, header } = token;
     const checkedAt = performance.now();
     const audiences = (Array.isArray(claims.aud) ? claims.aud : [claims.aud]).filter(
@@ -49,31 +61,77 @@ export class FederatedTokens {
     const key = await this.keys.key(claims.iss, trust.jwksUri, header.kid, trust.jwks);
     signedWith(key.key, key.alg);
     checkClaims(token, { issuer: claims.iss, audience: trust.audience });
-    if (typeof claims[trust.subjectClaim] !== 'string') {
+    const subject = claims[trust.subjectClaim];
+    if (typeof subject !== 'string') {
       throw new JwtRefused('malformed', `The token has no string \`${trust.subjectClaim}\` claim.`);
     }
-    if (!trust.identityId) {
-      throw invalidToken(
-        'unmapped_subject',
-        "The token's subject is not mapped to an identity of the trusting organization (or that identity is gone).",
-      );
-    }
     return {
-      kind: 'agent',
-      // The trust stands in for a key: quotas and open-call slots count per trust, and a removed trust ends its calls.
-      id: trust.trustId,
-      label: `federated:${trust.trustId}`,
-      organizationId: trust.organizationId,
-      identity: {
-        id: trust.identityId,
-        handle: trust.identityHandle!,
-        claimed: trust.identityClaimed === true,
-        enabled: trust.identityEnabled === true,
-      },
-      checkedAt,
-      admissionVersion: trust.admissionVersion,
-      expiresAt: new Date((claims.exp as number) * 1000),
-      federated: true,
+      principal: principalOf(trust, checkedAt, claims.exp as number),
+      subject: { id: trust.trustId, iss: claims.iss, aud: trust.audience, claim: trust.subjectClaim, sub: subject },
     };
   }
+
+  /**
+   * The principal of a service token exchanged for a trusted issuer's JWT (docs/api.md
+   * §17), read as that JWT would be read now — the same lookup, by the issuer, audience
+   * and subject it recorded: the trust removed, its audience or subject claim changed,
+   * the subject remapped or the identity gone ends the token on its next request.
+   */
+  async exchanged(subject: ExchangedSubject, identityId: string, exp: number): Promise<AgentKeyPrincipal> {
+    const checkedAt = performance.now();
+    const [trust] = await this.repository.federated(subject.iss, [subject.aud], { [subject.claim]: subject.sub });
+    if (!trust || trust.trustId !== subject.id) {
+      throw invalidToken(
+        'untrusted_issuer',
+        'The trust this token was exchanged under was removed, or its issuer or audience changed.',
+      );
+    }
+    if (trust.subjectClaim !== subject.claim || trust.identityId !== identityId) {
+      throw unmapped();
+    }
+    return principalOf(trust, checkedAt, exp);
+  }
+}
+
+/** The trust and subject a token exchanged for a trusted issuer's JWT records (its `trust` claim). */
+export interface ExchangedSubject {
+  /** The trust's id. */
+  id: string;
+  /** The subject token's issuer, and the trust's audience it was issued for. */
+  iss: string;
+  aud: string;
+  /** The trust's subject claim, and its value in the subject token. */
+  claim: string;
+  sub: string;
+}
+
+function unmapped(): AppError {
+  return invalidToken(
+    'unmapped_subject',
+    "The token's subject is not mapped to an identity of the trusting organization (or that identity is gone).",
+  );
+}
+
+/** The agent a trust's token acts as: its subject's identity, as the trust's lookup read it. */
+function principalOf(trust: FederatedRecord, checkedAt: number, exp: number): AgentKeyPrincipal {
+  if (!trust.identityId) {
+    throw unmapped();
+  }
+  return {
+    kind: 'agent',
+    // The trust stands in for a key: quotas and open-call slots count per trust, and a removed trust ends its calls.
+    id: trust.trustId,
+    label: `federated:${trust.trustId}`,
+    organizationId: trust.organizationId,
+    identity: {
+      id: trust.identityId,
+      handle: trust.identityHandle!,
+      claimed: trust.identityClaimed === true,
+      enabled: trust.identityEnabled === true,
+    },
+    checkedAt,
+    admissionVersion: trust.admissionVersion,
+    expiresAt: new Date(exp * 1000),
+    federated: true,
+  };
 }

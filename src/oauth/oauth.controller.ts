@@ -4,10 +4,10 @@ import { Public } from '../auth/surface.decorator';
 import { Returns } from '../common/api-docs';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { AccessTokenSchema, AuthorizationServerMetadataSchema, type AuthorizationServerMetadata } from './oauth.view';
-import { readTokenRequest } from './token-request';
+import { readTokenRequest, TOKEN_EXCHANGE_GRANT } from './token-request';
 import { TokenService, type TokenResponse } from './token.service';
 
-/** OAuth 2.0 client credentials for API keys, and the authorization server's metadata (docs/api.md §17). */
+/** OAuth 2.0 client credentials for API keys, token exchange for trusted issuers' JWTs, and the authorization server's metadata (docs/api.md §17). */
 @ApiTags('OAuth')
 @Controller()
 export class OAuthController {
@@ -22,7 +22,7 @@ export class OAuthController {
       issuer: base,
       token_endpoint: `${base}/oauth/token`,
       jwks_uri: `${base}/.well-known/jwks.json`,
-      grant_types_supported: ['client_credentials'],
+      grant_types_supported: ['client_credentials', TOKEN_EXCHANGE_GRANT],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       response_types_supported: [],
       scopes_supported: ['admin', 'agent'],
@@ -30,7 +30,7 @@ export class OAuthController {
     };
   }
 
-  // The client authenticates itself in the form or with HTTP Basic (the guard takes no credential here).
+  // The client authenticates itself in the form or with HTTP Basic, or the subject token is the credential (the guard takes none here).
   @Post('oauth/token')
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
@@ -38,9 +38,9 @@ export class OAuthController {
   @ApiConsumes('application/x-www-form-urlencoded')
   @Public({
     id: 'requestAccessToken',
-    summary: 'Exchange an API key for a short-lived access token (OAuth 2.0 client credentials)',
+    summary: "Exchange an API key or a trusted issuer's JWT for a short-lived access token (OAuth 2.0)",
     notes:
-      '`grant_type=client_credentials`; the client is the key: `client_id` = its id, `client_secret` = the key, in the form or as HTTP Basic. Errors take RFC 6749 §5.2 form.',
+      "`grant_type=client_credentials`: the client is the key: `client_id` = its id, `client_secret` = the key, in the form or as HTTP Basic. `grant_type=urn:ietf:params:oauth:grant-type:token-exchange` (RFC 8693): `subject_token` = a trusted issuer's JWT, `subject_token_type=urn:ietf:params:oauth:token-type:jwt`, no client authentication. Errors take RFC 6749 §5.2 form.",
   })
   @Returns(200, AccessTokenSchema)
   token(

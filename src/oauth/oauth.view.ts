@@ -8,16 +8,36 @@ export class AccessTokenSchema implements TokenResponse {
   @ApiProperty({ description: 'A JWT (RFC 9068), sent as `Authorization: Bearer <access_token>`.' })
   access_token: string;
   @ApiProperty({ enum: ['Bearer'] }) token_type: 'Bearer';
-  @ApiProperty({ description: 'Seconds until it expires (OAUTH_TOKEN_TTL_SECONDS, or less: the key expires first).' })
+  @ApiProperty({
+    description:
+      'Seconds until it expires (OAUTH_TOKEN_TTL_SECONDS, or less: the key, or the exchanged subject token, expires first).',
+  })
   expires_in: number;
-  @ApiProperty({ enum: ['admin', 'agent'], description: "The key's scope, which the token has." })
+  @ApiProperty({
+    enum: ['admin', 'agent'],
+    description: "The key's scope, which the token has (`agent` for an exchanged token).",
+  })
   scope: 'admin' | 'agent';
+  @ApiProperty({
+    required: false,
+    enum: ['urn:ietf:params:oauth:token-type:access_token'],
+    description: 'A token exchange only (RFC 8693 §2.2.1): the kind of token issued.',
+  })
+  issued_token_type?: 'urn:ietf:params:oauth:token-type:access_token';
 }
 
 @ApiSchema({ name: 'OAuthError' })
 export class OAuthErrorSchema {
   @ApiProperty({
-    enum: ['invalid_request', 'invalid_client', 'unsupported_grant_type', 'invalid_scope', 'server_error'],
+    enum: [
+      'invalid_request',
+      'invalid_client',
+      'invalid_grant',
+      'invalid_target',
+      'unsupported_grant_type',
+      'invalid_scope',
+      'server_error',
+    ],
   })
   error: string;
   @ApiProperty() error_description: string;

@@ -7,7 +7,7 @@ import type { AgentKeyPrincipal, KeyPrincipal } from '../common/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { CardSigner } from '../directory/card-signer';
 import { KeysService } from '../keys/keys.service';
-import { FederatedTokens, type SignatureCheck } from './federated-tokens';
+import { FederatedTokens, type ExchangedSubject, type SignatureCheck } from './federated-tokens';
 import { invalidToken } from './token-errors';
 import { TrustedIssuersRepository } from './trusted-issuers.repository';
 
@@ -61,6 +61,26 @@ export class TokenVerifier extends AccessTokenVerifier {
     }
   }
 
+  /**
+   * A trusted issuer's JWT offered for exchange (RFC 8693's subject token, TokenService):
+   * verified exactly as it is as a bearer token, with the same refusals (a 401
+   * `invalid_token` naming the reason); the service's own tokens are not exchanged.
+   */
+  async verifySubjectToken(token: string): Promise<{ principal: AgentKeyPrincipal; subject: ExchangedSubject }> {
+    try {
+      const decoded = this.verified.get(token)?.decoded ?? decodeJwt(token);
+      if (decoded.claims.iss === this.issuer) {
+        throw new JwtRefused(
+          'wrong_issuer',
+          "The subject token must be a trusted issuer's JWT, not the service's own.",
+        );
+      }
+      return await this.federated.verifySubject(decoded, (key, alg) => this.checkSignature(token, decoded, key, alg));
+    } catch (error) {
+      throw error instanceof JwtRefused ? invalidToken(error.reason, error.message) : error;
+    }
+  }
+
   async lostStanding(principal: AgentKeyPrincipal): Promise<AppError | null> {
     if (principal.expiresAt && principal.expiresAt.getTime() <= Date.now()) {
       return invalidToken('expired', 'The token expired while this call was open.');
@@ -85,6 +105,9 @@ export class TokenVerifier extends AccessTokenVerifier {
   /** The claims of a token signed by the service, and its key as it stands now. */
   private async ownToken(token: DecodedJwt, arriving: boolean): Promise<KeyPrincipal> {
     checkClaims(token, { issuer: this.issuer, audience: this.issuer, types: ['at+jwt'] });
+    if (token.claims.trust !== undefined) {
+      return this.exchangedToken(token);
+    }
     const keyId = token.claims.client_id;
     if (typeof keyId !== 'string') {
       throw new JwtRefused('malformed', 'The token names no client_id.');
@@ -94,5 +117,22 @@ export class TokenVerifier extends AccessTokenVerifier {
       throw invalidToken('key_revoked', 'The API key this token stands for is revoked.');
     }
     return principal;
+  }
+
+  /** A token exchanged for a trusted issuer's JWT (TokenService.exchange): its trust read again as that JWT's would be. */
+  private async exchangedToken(token: DecodedJwt): Promise<AgentKeyPrincipal> {
+    const { trust, sub, exp } = token.claims;
+    const subject = trust as Partial<Record<keyof ExchangedSubject, unknown>> | null;
+    const fields: Array<keyof ExchangedSubject> = ['id', 'iss', 'aud', 'claim', 'sub'];
+    if (
+      typeof subject !== 'object' ||
+      subject === null ||
+      !fields.every((field) => typeof subject[field] === 'string') ||
+      typeof sub !== 'string' ||
+      typeof exp !== 'number'
+    ) {
+      throw new JwtRefused('malformed', 'The token names no trust and identity it was exchanged for.');
+    }
+    return this.federated.exchanged(subject as ExchangedSubject, sub, exp);
   }
 }

@@ -48,6 +48,8 @@ export const A2A_ERROR_KIND: Record<ErrorCode, A2AErrorKind> = {
   invalid_request: 'RequestMalformed',
   unsupported_grant_type: 'RequestMalformed',
   invalid_scope: 'RequestMalformed',
+  invalid_grant: 'RequestMalformed',
+  invalid_target: 'RequestMalformed',
   wrong_password: 'RequestMalformed',
   // A send that would go too deep: its params cannot be honoured (docs/api.md §18).
   tree_too_deep: 'RequestMalformed',

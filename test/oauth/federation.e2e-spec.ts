@@ -1,7 +1,9 @@
 import { createHmac } from 'node:crypto';
+import pino from 'pino';
 import { startApp, type TestApp } from '../support/app';
 import { agentPair, reply, startBlocking, v03Message, type Agent } from '../support/a2a';
 import { apiKey, bearer, mintAdminKey, signup, type ConsoleAccount } from '../support/fixtures';
+import { logEntries } from '../support/log-entries';
 import { Issuer, WORKLOAD_AUDIENCE, WORKLOAD_SUBJECT } from '../support/token-issuer';
 
 const AUDIENCE = WORKLOAD_AUDIENCE;
@@ -15,10 +17,15 @@ describe('trusted issuers', () => {
   let worker: Agent;
   let issuer: Issuer;
   let trustId: string;
+  const logs: Array<Record<string, unknown>> = [];
 
   beforeAll(async () => {
     // Loopback JWKS: allowed the way webhook tests allow loopback receivers.
-    t = await startApp({ WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' });
+    t = await startApp(
+      { WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true', LOG_LEVEL: 'info' },
+      undefined,
+      pino({ level: 'info' }, logEntries(logs)),
+    );
     ({ acme, requester, worker } = await agentPair(t));
     issuer = new Issuer();
     await issuer.start();
@@ -127,6 +134,180 @@ describe('trusted issuers', () => {
         got: { status: 401, code: 'invalid_token', reason },
       });
     }
+  });
+
+  const EXCHANGE = {
+    grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+    subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+  };
+  const exchange = (subjectToken: string, extra: Record<string, string> = {}) =>
+    t
+      .http()
+      .post('/oauth/token')
+      .type('form')
+      .send(new URLSearchParams({ ...EXCHANGE, subject_token: subjectToken, ...extra }).toString());
+  const claimsOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
+
+  it('exchanges a trusted issuer’s JWT (RFC 8693) for a service token that acts as its identity', async () => {
+    const subjectToken = issuer.token({});
+    const res = await exchange(subjectToken, {
+      requested_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      audience: t.config.publicBaseUrl,
+      resource: `${t.config.publicBaseUrl}/a2a/${worker.handle}`,
+    }).expect(200);
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.body).toEqual({
+      access_token: expect.any(String),
+      issued_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      token_type: 'Bearer',
+      expires_in: expect.any(Number),
+      scope: 'agent',
+    });
+    const token: string = res.body.access_token;
+    expect(claimsOf(token)).toMatchObject({
+      iss: t.config.publicBaseUrl,
+      aud: t.config.publicBaseUrl,
+      sub: requester.id,
+      scope: 'agent',
+    });
+
+    // A protocol route and a REST route, as the mapped identity; its agent scope only.
+    const sent = await send(token).expect(200);
+    const [row] = await t.db.query(`SELECT requester_identity_id FROM tasks WHERE id = $1`, [sent.body.result.id]);
+    expect(row.requester_identity_id).toBe(requester.id);
+    const task = await t
+      .http()
+      .get(`/api/v1/tasks/${sent.body.result.id}`)
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
+    expect(task.body.requester).toMatchObject({ id: requester.id, agent_handle: requester.handle });
+    await t.http().get('/api/v1/api-keys').set('Authorization', `Bearer ${token}`).expect(403);
+
+    // No audience or resource but the service's own.
+    const targets: Array<Record<string, string>> = [
+      { audience: 'https://elsewhere.test' },
+      { resource: 'https://elsewhere.test/a2a' },
+    ];
+    for (const extra of targets) {
+      expect((await exchange(subjectToken, extra).expect(400)).body).toMatchObject({ error: 'invalid_target' });
+    }
+    expect((await exchange(subjectToken, { scope: 'admin' }).expect(400)).body.error).toBe('invalid_scope');
+    const logged = JSON.stringify(logs);
+    for (const secret of [subjectToken, token]) {
+      expect(logged).not.toContain(secret.split('.')[2]);
+    }
+  });
+
+  it('issues a token that lives no longer than its subject token, nor OAUTH_TOKEN_TTL_SECONDS', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const short = await exchange(issuer.token({ exp: now + 90 })).expect(200);
+    expect(short.body.expires_in).toBeGreaterThan(80);
+    expect(short.body.expires_in).toBeLessThanOrEqual(90);
+    expect(claimsOf(short.body.access_token).exp).toBe(now + 90);
+    const long = await exchange(issuer.token({ exp: now + 3600 })).expect(200);
+    expect(long.body.expires_in).toBe(t.config.oauthTokenTtlSeconds);
+  });
+
+  it('refuses a subject token as its bearer use would be refused, with invalid_grant', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    issuer.add('rogue', 'ES256', false); // never published: its signature under k1's id is a bad one
+    const keyId = (await t.http().get('/api-keys/self').set(apiKey(requester.key)).expect(200)).body.id;
+    const ownToken = await t
+      .http()
+      .post('/oauth/token')
+      .type('form')
+      .send({ grant_type: 'client_credentials', client_id: keyId, client_secret: requester.key })
+      .expect(200);
+    const cases: Array<[string, string]> = [
+      [issuer.token({ aud: 'https://elsewhere.test' }), 'wrong_issuer'], // no trust for that audience
+      [issuer.token({ iss: 'https://unknown-issuer.test' }), 'wrong_issuer'],
+      [issuer.token({ exp: now - 120 }), 'expired'],
+      [issuer.token({}, 'rogue', { kid: 'k1' }), 'bad_signature'],
+      [issuer.token({ sub: 'system:serviceaccount:prod:intruder' }), 'unmapped_subject'],
+      ['x.y.z', 'malformed'],
+    ];
+    for (const [token, reason] of cases) {
+      // The same refusal as the token's own use as a bearer token.
+      expect(await refusal(token)).toMatchObject({ status: 401, reason });
+      const res = await exchange(token);
+      expect({ reason, status: res.status, error: res.body.error, description: res.body.error_description }).toEqual({
+        reason,
+        status: 400,
+        error: 'invalid_grant',
+        description: expect.stringContaining(`${reason}:`),
+      });
+    }
+    // The service's own token is no subject token (though it is a good bearer token).
+    const own = await exchange(ownToken.body.access_token).expect(400);
+    expect(own.body).toMatchObject({
+      error: 'invalid_grant',
+      error_description: expect.stringContaining('wrong_issuer:'),
+    });
+    expect((await exchange('').expect(400)).body.error).toBe('invalid_request');
+    expect((await exchange(issuer.token({}), { subject_token_type: 'urn:x' }).expect(400)).body.error).toBe(
+      'invalid_request',
+    );
+  });
+
+  it('ends an exchanged token on the next request once its trust changes, as its subject token ends', async () => {
+    const path = (id: string) => `/api/v1/trusted-issuers/${id}`;
+    const created = await t
+      .http()
+      .post('/api/v1/trusted-issuers')
+      .set(bearer(acme))
+      .send({
+        issuer: issuer.url,
+        jwks_uri: `${issuer.url}/jwks.json`,
+        audience: 'exchanged',
+        subjects: { [SUBJECT]: requester.handle },
+      })
+      .expect(201);
+    const id: string = created.body.id;
+    const exchanged = async () =>
+      (await exchange(issuer.token({ aud: 'exchanged' })).expect(200)).body.access_token as string;
+
+    // The subject removed (and the subject token with it): refused at once.
+    let token = await exchanged();
+    await t.http().get('/api/v1/tasks').set('Authorization', `Bearer ${token}`).expect(200);
+    await t
+      .http()
+      .patch(path(id))
+      .set(bearer(acme))
+      .send({ subjects: { 'ci:deploy': requester.handle } })
+      .expect(200);
+    expect(await refusal(token)).toMatchObject({ status: 401, code: 'invalid_token', reason: 'unmapped_subject' });
+    expect(await refusal(issuer.token({ aud: 'exchanged' }))).toMatchObject({
+      status: 401,
+      reason: 'unmapped_subject',
+    });
+    await send(token).expect(401);
+
+    // The subject remapped to another identity: the token does not follow it.
+    await t
+      .http()
+      .patch(path(id))
+      .set(bearer(acme))
+      .send({ subjects: { [SUBJECT]: requester.handle } })
+      .expect(200);
+    token = await exchanged();
+    await t.http().get('/api/v1/tasks').set('Authorization', `Bearer ${token}`).expect(200);
+    await t
+      .http()
+      .patch(path(id))
+      .set(bearer(acme))
+      .send({ subjects: { [SUBJECT]: worker.handle } })
+      .expect(200);
+    expect(await refusal(token)).toMatchObject({ status: 401, reason: 'unmapped_subject' });
+
+    // A new audience, then the trust removed.
+    token = await exchanged();
+    await t.http().patch(path(id)).set(bearer(acme)).send({ audience: 'exchanged-2' }).expect(200);
+    expect(await refusal(token)).toMatchObject({ status: 401, reason: 'untrusted_issuer' });
+    await t.http().patch(path(id)).set(bearer(acme)).send({ audience: 'exchanged' }).expect(200);
+    token = await exchanged();
+    await t.http().get('/api/v1/tasks').set('Authorization', `Bearer ${token}`).expect(200);
+    await t.http().delete(path(id)).set(bearer(acme)).expect(204);
+    expect(await refusal(token)).toMatchObject({ status: 401, reason: 'untrusted_issuer' });
   });
 
   it('an unknown kid fetches the keys again, at most once every 30 s; until then it is refused', async () => {

@@ -39,7 +39,7 @@ describe('OAuth access tokens', () => {
       issuer: t.config.publicBaseUrl,
       token_endpoint: `${t.config.publicBaseUrl}/oauth/token`,
       jwks_uri: `${t.config.publicBaseUrl}/.well-known/jwks.json`,
-      grant_types_supported: ['client_credentials'],
+      grant_types_supported: ['client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'],
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     });
   });
