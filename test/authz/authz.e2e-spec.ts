@@ -6,7 +6,7 @@ import { PERMISSIONS_SNAPSHOT } from './permissions';
 import { MATRIX, type MatrixRow } from './matrix';
 import { CREDENTIALS, TOKEN_CREDENTIALS, World, type Credential, type Headers, type TokenCredential } from './world';
 
-/** Where a trusted issuer's token answers otherwise than its identity's agent key. */
+/** Where a trusted issuer's token (and the token exchanged for it) answers otherwise than its identity's agent key. */
 const FEDERATED_EXCEPTIONS: Record<string, number> = { 'GET /api-keys/self': 403, 'POST /api-keys/self/revoke': 403 };
 
 describe('authorization matrix', () => {
@@ -15,6 +15,8 @@ describe('authorization matrix', () => {
   let issuer: Issuer;
   /** A trusted issuer's token whose subject acme trusts as its claimed identity (docs/api.md §17). */
   let federated: Headers;
+  /** The service's token exchanged for that token (RFC 8693, docs/api.md §17): it answers as the token does. */
+  let exchanged: Headers;
 
   beforeAll(async () => {
     // Authorization only: no event is sent anywhere (and a delivery is never in flight when a cell retries it).
@@ -36,7 +38,21 @@ describe('authorization matrix', () => {
       .set(w.headers('admin'))
       .send({ issuer: issuer.url, audience: WORKLOAD_AUDIENCE, subjects: { [WORKLOAD_SUBJECT]: w.claimed.handle } })
       .expect(201);
-    federated = { Authorization: `Bearer ${issuer.token({ exp: Math.floor(Date.now() / 1000) + 3600 })}` };
+    const subjectToken = issuer.token({ exp: Math.floor(Date.now() / 1000) + 3600 });
+    federated = { Authorization: `Bearer ${subjectToken}` };
+    const res = await t
+      .http()
+      .post('/oauth/token')
+      .type('form')
+      .send(
+        new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+          subject_token: subjectToken,
+          subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+        }).toString(),
+      )
+      .expect(200);
+    exchanged = { Authorization: `Bearer ${res.body.access_token}` };
   });
   afterAll(async () => {
     await issuer.close();
@@ -103,6 +119,9 @@ describe('authorization matrix', () => {
     const asFederated = FEDERATED_EXCEPTIONS[route] ?? row.statuses.agent;
     it(`federated → ${asFederated}`, async () => {
       await cell(route, row, federated, asFederated);
+    });
+    it(`exchanged → ${asFederated}`, async () => {
+      await cell(route, row, exchanged, asFederated);
     });
 
     // An access token gets exactly its key's answer (docs/api.md §17), on every route.
