@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import pino from 'pino';
 import { startApp, type TestApp } from '../support/app';
-import { agentPair, reply, startBlocking, v03Message, type Agent } from '../support/a2a';
+import { agentPair, enabledAgent, reply, startBlocking, v03Message, type Agent } from '../support/a2a';
 import { apiKey, bearer, mintAdminKey, signup, type ConsoleAccount } from '../support/fixtures';
 import { logEntries } from '../support/log-entries';
 import { Issuer, WORKLOAD_AUDIENCE, WORKLOAD_SUBJECT } from '../support/token-issuer';
@@ -298,6 +298,29 @@ describe('trusted issuers', () => {
       .send({ subjects: { [SUBJECT]: worker.handle } })
       .expect(200);
     expect(await refusal(token)).toMatchObject({ status: 401, reason: 'unmapped_subject' });
+
+    // Its identity disabled (the protocol refuses the caller at once), then deleted (the token is refused).
+    const spare = await enabledAgent(t, acme);
+    await t
+      .http()
+      .patch(path(id))
+      .set(bearer(acme))
+      .send({ subjects: { [SUBJECT]: spare.handle } })
+      .expect(200);
+    token = await exchanged();
+    await send(token).expect(200);
+    const settings = `/api/v1/identities/${spare.handle}/settings`;
+    await t.http().patch(settings).set(bearer(acme)).send({ enabled: false }).expect(200);
+    const disabled = await send(token).expect(403);
+    expect(disabled.body.error.data.reason).toBe('requester_disabled');
+    await t.http().delete(`/api/v1/identities/${spare.handle}`).set(bearer(acme)).expect(204);
+    expect(await refusal(token)).toMatchObject({ status: 401, reason: 'unmapped_subject' });
+    await t
+      .http()
+      .patch(path(id))
+      .set(bearer(acme))
+      .send({ subjects: { [SUBJECT]: requester.handle } })
+      .expect(200);
 
     // A new audience, then the trust removed.
     token = await exchanged();
