@@ -82,9 +82,9 @@ export async function parseTrustedKeys(value: unknown): Promise<PinnedKey[]> {
 }
 
 /** The card's verification against the pinned keys. `card` is the JSON the upstream served, as served. */
-export async function verifyCard(card: unknown, pinned: PinnedKey[]): Promise<CardVerification> {
-  const signatures = (card as { signatures?: unknown } | null)?.signatures;
-  if (!Array.isArray(signatures) || signatures.length === 0) {
+export async function verifyCard(card: unknown, pinned: readonly PinnedKey[]): Promise<CardVerification> {
+  const signatures = signaturesOf(card);
+  if (!signatures || signatures.length === 0) {
     return { status: 'unsigned', kid: null, error: null };
   }
   if (pinned.length === 0) {
@@ -92,16 +92,14 @@ export async function verifyCard(card: unknown, pinned: PinnedKey[]): Promise<Ca
   }
   const payload = Buffer.from(canonicalCardPayload(card as object)).toString('base64url');
   let reason = 'no signature verifies with a pinned key';
-  for (const entry of signatures as unknown[]) {
+  for (const entry of signatures) {
     const { protected: protectedHeader, signature } = (entry ?? {}) as { protected?: unknown; signature?: unknown };
     if (typeof protectedHeader !== 'string' || typeof signature !== 'string') {
       reason = 'a signature is malformed';
       continue;
     }
-    let header: { alg?: unknown; kid?: unknown };
-    try {
-      header = JSON.parse(Buffer.from(protectedHeader, 'base64url').toString('utf8')) as typeof header;
-    } catch {
+    const header = headerOf(protectedHeader);
+    if (!header) {
       reason = 'a signature header is malformed';
       continue;
     }
@@ -127,6 +125,33 @@ export async function verifyCard(card: unknown, pinned: PinnedKey[]): Promise<Ca
     }
   }
   return failed(reason);
+}
+
+/** The key ids the card's signatures name (in their protected headers). */
+export function keyIdsNamed(card: unknown): string[] {
+  const signatures = signaturesOf(card) ?? [];
+  return signatures.flatMap((entry) => {
+    const protectedHeader = (entry as { protected?: unknown } | null)?.protected;
+    const kid = typeof protectedHeader === 'string' ? headerOf(protectedHeader)?.kid : undefined;
+    return typeof kid === 'string' ? [kid] : [];
+  });
+}
+
+function signaturesOf(card: unknown): unknown[] | null {
+  const signatures = (card as { signatures?: unknown } | null)?.signatures;
+  return Array.isArray(signatures) ? (signatures as unknown[]) : null;
+}
+
+/** A protected header's JSON; null when it is not JSON, or is `null`. */
+function headerOf(protectedHeader: string): { alg?: unknown; kid?: unknown } | null {
+  try {
+    return JSON.parse(Buffer.from(protectedHeader, 'base64url').toString('utf8')) as {
+      alg?: unknown;
+      kid?: unknown;
+    } | null;
+  } catch {
+    return null;
+  }
 }
 
 const failed = (error: string): CardVerification => ({ status: 'failed', kid: null, error });
