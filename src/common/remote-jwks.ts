@@ -1,5 +1,6 @@
 import type { JsonWebKey, KeyObject } from 'node:crypto';
-import { publicKeyFromJwk } from './jwt';
+import { publicKeyFromJwk } from './jwk';
+import { JWT_ALGORITHMS } from './jwt';
 
 /** One key of a fetched JWK Set, parsed once when the set is fetched. */
 export interface RemoteKey {
@@ -125,7 +126,7 @@ export class RemoteJwks<K extends { kid?: string } = RemoteKey> {
   }
 }
 
-/** The usable signing keys of a JWK Set (others are skipped); null when `body` is not a JWK Set. */
+/** The keys of a JWK Set that sign tokens (others are skipped); null when `body` is not a JWK Set. */
 export function parseJwks(body: unknown): RemoteKey[] | null {
   const set = body as { keys?: unknown } | null;
   if (!set || typeof set !== 'object' || !Array.isArray(set.keys)) {
@@ -133,7 +134,7 @@ export function parseJwks(body: unknown): RemoteKey[] | null {
   }
   const keys: RemoteKey[] = [];
   for (const jwk of set.keys as Array<JsonWebKey & { kid?: unknown; alg?: unknown }>) {
-    const key = jwk && typeof jwk === 'object' ? publicKeyFromJwk(jwk) : null;
+    const key = jwk && typeof jwk === 'object' ? publicKeyFromJwk(jwk, JWT_ALGORITHMS) : null;
     if (key) {
       keys.push({
         jwk,

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { badRequest } from '../common/app-error';
-import { JwtRefused, publicKeyFromJwk } from '../common/jwt';
+import { publicKeyFromJwk } from '../common/jwk';
+import { JWT_ALGORITHMS, JwtRefused } from '../common/jwt';
 import { parseJwks, RemoteJwks, TRUSTED_JWKS_RULES, type RemoteKey } from '../common/remote-jwks';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { trustedJwksFetch } from '../upstream/trusted-jwks-fetch';
@@ -37,7 +38,7 @@ export function checkInlineJwks(value: unknown): { keys: object[] } {
     if (typeof jwk.kid !== 'string' || jwk.kid.length === 0 || jwk.kid.length > 200) {
       throw refuse('keys must each have a kid of 1 to 200 characters');
     }
-    if (!publicKeyFromJwk(jwk)) {
+    if (!publicKeyFromJwk(jwk, JWT_ALGORITHMS)) {
       throw refuse(`key ${jwk.kid} is not a usable RSA, P-256 or Ed25519 signing key`);
     }
   }

@@ -1,5 +1,7 @@
-import { calculateJwkThumbprint, flattenedVerify, importJWK, type JWK } from 'jose';
+import type { JsonWebKey, KeyObject } from 'node:crypto';
+import { calculateJwkThumbprint, flattenedVerify, type JWK } from 'jose';
 import { badRequest } from '../common/app-error';
+import { JWS_ALGORITHMS, keyAlgorithms, publicKeyFromJwk, type JwsAlgorithm } from '../common/jwk';
 import { canonicalCardPayload } from '../directory/card-canonical';
 
 /**
@@ -23,22 +25,11 @@ export interface CardVerification {
 export interface PinnedKey {
   kid: string;
   jwk: JWK;
+  key: KeyObject;
 }
 
-/** Algorithms a card signature may use: asymmetric ones only (never `none`, never HMAC). */
-const ALGORITHMS = [
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-  'Ed25519',
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-];
+/** Algorithms a card signature may use: every asymmetric one (never `none`, never HMAC), more than a token's. */
+const CARD_ALGORITHMS: readonly JwsAlgorithm[] = JWS_ALGORITHMS;
 const MAX_KEYS = 20;
 /** JWK members that only a private key has. */
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
@@ -71,12 +62,13 @@ export async function parseTrustedKeys(value: unknown): Promise<PinnedKey[]> {
     if (jwk.kid !== undefined && (typeof jwk.kid !== 'string' || jwk.kid.length === 0 || jwk.kid.length > 200)) {
       throw refuse('a kid must be a string of 1 to 200 characters');
     }
-    try {
-      await importJWK(jwk, jwk.alg ?? defaultAlgorithm(jwk));
-    } catch {
+    // A key of a kind no card algorithm takes, or whose own `alg` it does not fit.
+    const publicKey = publicKeyFromJwk(jwk as JsonWebKey, CARD_ALGORITHMS);
+    const fits = publicKey ? keyAlgorithms(publicKey, CARD_ALGORITHMS) : [];
+    if (!publicKey || (jwk.alg !== undefined && !(fits as readonly string[]).includes(jwk.alg))) {
       throw refuse('a key is not a usable public key');
     }
-    pinned.push({ kid: jwk.kid ?? (await calculateJwkThumbprint(jwk)), jwk });
+    pinned.push({ kid: jwk.kid ?? (await calculateJwkThumbprint(jwk)), jwk, key: publicKey });
   }
   return pinned;
 }
@@ -103,7 +95,7 @@ export async function verifyCard(card: unknown, pinned: readonly PinnedKey[]): P
       reason = 'a signature header is malformed';
       continue;
     }
-    if (typeof header.alg !== 'string' || !ALGORITHMS.includes(header.alg)) {
+    if (typeof header.alg !== 'string' || !(CARD_ALGORITHMS as readonly string[]).includes(header.alg)) {
       reason = `a signature uses an algorithm that is not accepted (${String(header.alg).slice(0, 20)})`;
       continue;
     }
@@ -111,13 +103,10 @@ export async function verifyCard(card: unknown, pinned: readonly PinnedKey[]): P
     const candidates = typeof header.kid === 'string' ? pinned.filter((key) => key.kid === header.kid) : pinned;
     for (const key of candidates) {
       try {
-        await flattenedVerify(
-          { payload, protected: protectedHeader, signature },
-          await importJWK(key.jwk, header.alg),
-          {
-            algorithms: [header.alg],
-          },
-        );
+        // jose refuses a key that does not fit the algorithm.
+        await flattenedVerify({ payload, protected: protectedHeader, signature }, key.key, {
+          algorithms: [header.alg],
+        });
         return { status: 'verified', kid: key.kid, error: null };
       } catch {
         // another key, or another signature
@@ -155,13 +144,3 @@ function headerOf(protectedHeader: string): { alg?: unknown; kid?: unknown } | n
 }
 
 const failed = (error: string): CardVerification => ({ status: 'failed', kid: null, error });
-
-function defaultAlgorithm(jwk: JWK): string {
-  if (jwk.kty === 'OKP') {
-    return 'EdDSA';
-  }
-  if (jwk.kty === 'RSA') {
-    return 'RS256';
-  }
-  return { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' }[String(jwk.crv)] ?? 'ES256';
-}
