@@ -4,6 +4,7 @@ import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import type { JsonRow, RowOf } from '../database/row';
 import { sql, type Sql } from '../database/sql';
+import { hourOf } from '../database/hour-bucket';
 import { mergedPage } from '../database/merged-page';
 import type { AdmissionDecisionRecord } from './admission-decision.entity';
 import type { RuleAction, RuleDirection, RuleParty } from './admission.decision';
@@ -396,7 +397,7 @@ export class AdmissionRepository {
   @GenerateSql({ params: [DummyValue.UUID, DummyValue.DATE] })
   async denialsPerHour(organizationId: string, since: Date): Promise<DenialHour[]> {
     return this.db.rows<DenialHour>(sql`
-      SELECT floor(extract(epoch FROM d.created_at) / 3600)::int AS hour,
+      SELECT ${hourOf('d.created_at')} AS hour,
              count(*) FILTER (WHERE d.worker_organization_id = ${organizationId})::int AS inbound,
              count(*) FILTER (WHERE d.requester_organization_id = ${organizationId})::int AS outbound
         FROM admission_decisions d

@@ -1,4 +1,5 @@
-import { constants, createPublicKey, sign, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { constants, sign, verify, type KeyObject } from 'node:crypto';
+import { keyAlgorithms, type JwsAlgorithm } from './jwk';
 
 /*
  * JSON Web Tokens (RFC 7519) in compact JWS form (RFC 7515), on node:crypto alone: the
@@ -9,8 +10,8 @@ import { constants, createPublicKey, sign, verify, type JsonWebKey, type KeyObje
  * refusal carries a typed reason; none repeats the token.
  */
 
-/** The algorithms a token may be signed with: key pairs only (no `none`, no HMAC). */
-export const JWT_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
+/** The algorithms a token may be signed with: key pairs only (no `none`, no HMAC), fewer than a card's (jwk.ts). */
+export const JWT_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const satisfies readonly JwsAlgorithm[];
 export type JwtAlgorithm = (typeof JWT_ALGORITHMS)[number];
 
 /** How far the clocks of issuer and service may disagree on `exp` and `nbf`. */
@@ -120,20 +121,9 @@ function parseSegment(segment: string): Record<string, unknown> | null {
   }
 }
 
-/** The algorithm a public or private key signs with, or null when it fits none of the allowlist. */
+/** The algorithms of the allowlist a public or private key signs with (none when it fits none). */
 export function algorithmsFor(key: KeyObject): JwtAlgorithm[] {
-  switch (key.asymmetricKeyType) {
-    case 'rsa':
-      return (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048 ? ['RS256', 'PS256'] : [];
-    case 'rsa-pss':
-      return (key.asymmetricKeyDetails?.modulusLength ?? 0) >= 2048 ? ['PS256'] : [];
-    case 'ec':
-      return key.asymmetricKeyDetails?.namedCurve === 'prime256v1' ? ['ES256'] : [];
-    case 'ed25519':
-      return ['EdDSA'];
-    default:
-      return [];
-  }
+  return keyAlgorithms(key, JWT_ALGORITHMS);
 }
 
 function signatureOptions(alg: JwtAlgorithm, key: KeyObject) {
@@ -233,19 +223,5 @@ export function checkClaims(
   }
   if (typeof claims.iat === 'number' && claims.iat - skew > now) {
     throw new JwtRefused('not_yet_valid', 'The token was issued in the future (`iat`).');
-  }
-}
-
-/** A public key from a JWK; null when it is not an acceptable signing key (private members are ignored). */
-export function publicKeyFromJwk(jwk: JsonWebKey): KeyObject | null {
-  if (jwk.use !== undefined && jwk.use !== 'sig') {
-    return null;
-  }
-  try {
-    const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...publicPart } = jwk;
-    const key = createPublicKey({ key: publicPart, format: 'jwk' });
-    return algorithmsFor(key).length > 0 ? key : null;
-  } catch {
-    return null;
   }
 }

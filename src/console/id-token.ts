@@ -4,12 +4,13 @@ import {
   checkClaims,
   CLOCK_SKEW_SECONDS,
   decodeJwt,
+  JWT_ALGORITHMS,
   JwtRefused,
-  publicKeyFromJwk,
   verifySignature,
   type JwtAlgorithm,
   type JwtClaims,
 } from '../common/jwt';
+import { publicKeyFromJwk } from '../common/jwk';
 
 export interface IdTokenExpectations {
   issuer: string;
@@ -37,7 +38,7 @@ export function verifyIdToken(token: string, keys: readonly JsonWebKey[], expect
     throw new JwtRefused('alg_not_allowed', `The provider does not sign ID tokens with ${alg}.`);
   }
   const candidates = keys.flatMap((jwk) => {
-    const key = kid === undefined || jwk.kid === kid ? publicKeyFromJwk(jwk) : null;
+    const key = kid === undefined || jwk.kid === kid ? publicKeyFromJwk(jwk, JWT_ALGORITHMS) : null;
     return key && algorithmsFor(key).includes(alg) && (jwk.alg === undefined || jwk.alg === alg)
       ? [{ key, alg: jwk.alg as string | undefined }]
       : [];

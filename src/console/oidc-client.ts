@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig, type ConsoleOidcConfig } from '../config/config';
 import { JWT_ALGORITHMS, JwtRefused, type JwtAlgorithm, type JwtClaims } from '../common/jwt';
-import { RemoteJwks, type RemoteKey } from '../common/remote-jwks';
+import { parseJwks, RemoteJwks, type RemoteKey } from '../common/remote-jwks';
 import { verifyIdToken } from './id-token';
 
 /** Why a sign-in with the provider failed, for the log (never a code, a token or a secret). */
@@ -153,7 +153,7 @@ export class OidcClient {
         }
         return body;
       };
-      const jwks = new RemoteJwks(load, { unknownKidRefetchMs: 0, ttlMs: Infinity });
+      const jwks = new RemoteJwks(load, { unknownKidRefetchMs: 0, ttlMs: Infinity }, parseJwks);
       this.jwks = { uri, jwks };
     }
     return this.jwks.jwks;

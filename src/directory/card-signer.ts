@@ -10,6 +10,7 @@ import {
 import { calculateJwkThumbprint, FlattenedSign, type JWK } from 'jose';
 import type { Logger } from 'pino';
 import { APP_CONFIG, ConfigError, readCardSigningKey, type AppConfig } from '../config/config';
+import { publicKeyFromJwk } from '../common/jwk';
 import { signJwt, type JwtClaims } from '../common/jwt';
 import { LOGGER } from '../common/tokens';
 import { canonicalCardPayload } from './card-canonical';
@@ -162,7 +163,10 @@ export class CardSigner implements OnModuleInit {
     }
     const rows = await this.repository.publishedSigningKeys();
     const keys = new Map(
-      rows.map((row) => [row.kid, { key: createPublicKey({ key: row.publicJwk, format: 'jwk' }), alg: row.algorithm }]),
+      rows.flatMap((row) => {
+        const key = publicKeyFromJwk(row.publicJwk, [row.algorithm]);
+        return key ? [[row.kid, { key, alg: row.algorithm }] as const] : [];
+      }),
     );
     this.published = { keys, readAt: Date.now() };
     return keys.get(kid) ?? null;

@@ -5,6 +5,7 @@ import { Database, type Tx } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import type { RowOf } from '../database/row';
 import { sql } from '../database/sql';
+import { hourOf } from '../database/hour-bucket';
 import type { Webhook, WebhookStatus } from './webhook.entity';
 import type { WebhookRecord } from './webhook-records';
 
@@ -221,7 +222,7 @@ export class WebhooksRepository {
   @GenerateSql({ params: [DummyValue.UUID, DummyValue.DATE] })
   async deliveriesPerHour(organizationId: string, since: Date): Promise<DeliveryHour[]> {
     return this.db.rows<DeliveryHour>(sql`
-      SELECT floor(extract(epoch FROM d.created_at) / 3600)::int AS hour,
+      SELECT ${hourOf('d.created_at')} AS hour,
              count(*) FILTER (WHERE d.status = 'succeeded')::int AS succeeded,
              count(*) FILTER (WHERE d.status = 'failed')::int AS failed,
              count(*) FILTER (WHERE d.status = 'pending' AND d.attempts > 0)::int AS retrying

@@ -3,6 +3,7 @@ import { visibleCondition } from '../auth/access';
 import { Database } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import { sql } from '../database/sql';
+import { hourOf } from '../database/hour-bucket';
 import { isTerminal, TASK_STATES, type TaskState } from './task-state';
 
 /** The final states, as SQL literals (constants of the code, never input). */
@@ -41,7 +42,7 @@ export class TaskActivityRepository {
     const took = sql.raw('extract(epoch FROM t.status_timestamp - t.created_at) * 1000');
     const visible = visibleCondition('t', { kind: 'organization', organizationId }, {}, sql.raw('NOT t.held'));
     return this.db.rows<TaskHour>(sql`
-      SELECT floor(extract(epoch FROM t.created_at) / 3600)::int AS hour, t.state, count(*)::int AS count,
+      SELECT ${hourOf('t.created_at')} AS hour, t.state, count(*)::int AS count,
              percentile_cont(0.5) WITHIN GROUP (ORDER BY ${took}) FILTER (WHERE t.state IN (${FINAL})) AS "p50Ms",
              percentile_cont(0.95) WITHIN GROUP (ORDER BY ${took}) FILTER (WHERE t.state IN (${FINAL})) AS "p95Ms"
         FROM tasks t

@@ -1,17 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { badRequest } from '../common/app-error';
-import { JwtRefused, publicKeyFromJwk } from '../common/jwt';
-import { parseJwks, RemoteJwks, type RemoteKey } from '../common/remote-jwks';
+import { publicKeyFromJwk } from '../common/jwk';
+import { JWT_ALGORITHMS, JwtRefused } from '../common/jwt';
+import { parseJwks, RemoteJwks, TRUSTED_JWKS_RULES, type RemoteKey } from '../common/remote-jwks';
 import { APP_CONFIG, type AppConfig } from '../config/config';
-import { systemResolver } from '../events/delivery-sender';
-import { upstreamFetch } from '../upstream/upstream-fetch';
-
-/** How often, at most, an issuer's keys are fetched again for a key id not known yet. */
-export const UNKNOWN_KID_REFETCH_MS = 30_000;
-/** How long fetched keys serve before the next token of the issuer fetches them again (in the background). */
-const KEYS_TTL_MS = 3_600_000;
-const FETCH_TIMEOUT_MS = 5_000;
-const MAX_JWKS_BYTES = 256 * 1024;
+import { trustedJwksFetch } from '../upstream/trusted-jwks-fetch';
 /** Inline key sets kept parsed (by their text), so that a token's next request checks no signature again. */
 const INLINE_SETS = 1_000;
 const MAX_INLINE_KEYS = 20;
@@ -45,7 +38,7 @@ export function checkInlineJwks(value: unknown): { keys: object[] } {
     if (typeof jwk.kid !== 'string' || jwk.kid.length === 0 || jwk.kid.length > 200) {
       throw refuse('keys must each have a kid of 1 to 200 characters');
     }
-    if (!publicKeyFromJwk(jwk)) {
+    if (!publicKeyFromJwk(jwk, JWT_ALGORITHMS)) {
       throw refuse(`key ${jwk.kid} is not a usable RSA, P-256 or Ed25519 signing key`);
     }
   }
@@ -54,10 +47,9 @@ export function checkInlineJwks(value: unknown): { keys: object[] } {
 
 /**
  * The keys of trusted issuers (docs/api.md §17), by issuer and JWKS address: fetched under
- * the webhook address rules (upstreamFetch: https only, public addresses only unless
- * WEBHOOKS_ALLOW_PRIVATE_NETWORKS, no redirects, a timeout and a size limit), kept in
- * memory (RemoteJwks) so that a token costs no network call, fetched again for an unknown
- * `kid` at most once every UNKNOWN_KID_REFETCH_MS. With no key known (never fetched, or
+ * the webhook address rules (trustedJwksFetch), kept in memory (RemoteJwks) so that a
+ * token costs no network call, fetched again for an unknown `kid` at most once every
+ * 30 s (TRUSTED_JWKS_RULES). With no key known (never fetched, or
  * the JWKS unreachable), a token is refused: it fails closed. A trust's inline `jwks`
  * is never fetched: its keys are parsed once, by the text of the set, so a changed set is
  * new keys on the very next request.
@@ -66,15 +58,10 @@ export function checkInlineJwks(value: unknown): { keys: object[] } {
 export class IssuerKeys {
   private readonly sets = new Map<string, RemoteJwks>();
   private readonly inline = new Map<string, RemoteKey[]>();
-  private readonly fetch: typeof fetch;
+  private readonly json: (uri: string) => Promise<unknown>;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    this.fetch = upstreamFetch({
-      allowPrivateNetworks: config.webhooksAllowPrivateNetworks,
-      resolve: systemResolver,
-      timeoutMs: FETCH_TIMEOUT_MS,
-      maxResponseBytes: MAX_JWKS_BYTES,
-    });
+    this.json = trustedJwksFetch(config.webhooksAllowPrivateNetworks);
   }
 
   /**
@@ -123,10 +110,11 @@ export class IssuerKeys {
     const id = `${issuer}\n${jwksUri ?? ''}`;
     let set = this.sets.get(id);
     if (!set) {
-      set = new RemoteJwks(async () => this.json(jwksUri ?? (await this.discover(issuer))), {
-        unknownKidRefetchMs: UNKNOWN_KID_REFETCH_MS,
-        ttlMs: KEYS_TTL_MS,
-      });
+      set = new RemoteJwks(
+        async () => this.json(jwksUri ?? (await this.discover(issuer))),
+        TRUSTED_JWKS_RULES,
+        parseJwks,
+      );
       this.sets.set(id, set);
     }
     return set;
@@ -141,13 +129,5 @@ export class IssuerKeys {
       throw new Error('no jwks_uri');
     }
     return document.jwks_uri;
-  }
-
-  private async json(uri: string): Promise<unknown> {
-    const res = await this.fetch(uri, { headers: { accept: 'application/json' } });
-    if (!res.ok) {
-      throw new Error(`status ${res.status}`);
-    }
-    return res.json();
   }
 }

@@ -1,5 +1,7 @@
-import { calculateJwkThumbprint, flattenedVerify, importJWK, type JWK } from 'jose';
+import type { JsonWebKey, KeyObject } from 'node:crypto';
+import { calculateJwkThumbprint, flattenedVerify, type JWK } from 'jose';
 import { badRequest } from '../common/app-error';
+import { JWS_ALGORITHMS, keyAlgorithms, publicKeyFromJwk, type JwsAlgorithm } from '../common/jwk';
 import { canonicalCardPayload } from '../directory/card-canonical';
 
 /**
@@ -23,22 +25,11 @@ export interface CardVerification {
 export interface PinnedKey {
   kid: string;
   jwk: JWK;
+  key: KeyObject;
 }
 
-/** Algorithms a card signature may use: asymmetric ones only (never `none`, never HMAC). */
-const ALGORITHMS = [
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-  'Ed25519',
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-];
+/** Algorithms a card signature may use: every asymmetric one (never `none`, never HMAC), more than a token's. */
+const CARD_ALGORITHMS: readonly JwsAlgorithm[] = JWS_ALGORITHMS;
 const MAX_KEYS = 20;
 /** JWK members that only a private key has. */
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
@@ -71,20 +62,21 @@ export async function parseTrustedKeys(value: unknown): Promise<PinnedKey[]> {
     if (jwk.kid !== undefined && (typeof jwk.kid !== 'string' || jwk.kid.length === 0 || jwk.kid.length > 200)) {
       throw refuse('a kid must be a string of 1 to 200 characters');
     }
-    try {
-      await importJWK(jwk, jwk.alg ?? defaultAlgorithm(jwk));
-    } catch {
+    // A key of a kind no card algorithm takes, or whose own `alg` it does not fit.
+    const publicKey = publicKeyFromJwk(jwk as JsonWebKey, CARD_ALGORITHMS);
+    const fits = publicKey ? keyAlgorithms(publicKey, CARD_ALGORITHMS) : [];
+    if (!publicKey || (jwk.alg !== undefined && !(fits as readonly string[]).includes(jwk.alg))) {
       throw refuse('a key is not a usable public key');
     }
-    pinned.push({ kid: jwk.kid ?? (await calculateJwkThumbprint(jwk)), jwk });
+    pinned.push({ kid: jwk.kid ?? (await calculateJwkThumbprint(jwk)), jwk, key: publicKey });
   }
   return pinned;
 }
 
 /** The card's verification against the pinned keys. `card` is the JSON the upstream served, as served. */
-export async function verifyCard(card: unknown, pinned: PinnedKey[]): Promise<CardVerification> {
-  const signatures = (card as { signatures?: unknown } | null)?.signatures;
-  if (!Array.isArray(signatures) || signatures.length === 0) {
+export async function verifyCard(card: unknown, pinned: readonly PinnedKey[]): Promise<CardVerification> {
+  const signatures = signaturesOf(card);
+  if (!signatures || signatures.length === 0) {
     return { status: 'unsigned', kid: null, error: null };
   }
   if (pinned.length === 0) {
@@ -92,20 +84,18 @@ export async function verifyCard(card: unknown, pinned: PinnedKey[]): Promise<Ca
   }
   const payload = Buffer.from(canonicalCardPayload(card as object)).toString('base64url');
   let reason = 'no signature verifies with a pinned key';
-  for (const entry of signatures as unknown[]) {
+  for (const entry of signatures) {
     const { protected: protectedHeader, signature } = (entry ?? {}) as { protected?: unknown; signature?: unknown };
     if (typeof protectedHeader !== 'string' || typeof signature !== 'string') {
       reason = 'a signature is malformed';
       continue;
     }
-    let header: { alg?: unknown; kid?: unknown };
-    try {
-      header = JSON.parse(Buffer.from(protectedHeader, 'base64url').toString('utf8')) as typeof header;
-    } catch {
+    const header = headerOf(protectedHeader);
+    if (!header) {
       reason = 'a signature header is malformed';
       continue;
     }
-    if (typeof header.alg !== 'string' || !ALGORITHMS.includes(header.alg)) {
+    if (typeof header.alg !== 'string' || !(CARD_ALGORITHMS as readonly string[]).includes(header.alg)) {
       reason = `a signature uses an algorithm that is not accepted (${String(header.alg).slice(0, 20)})`;
       continue;
     }
@@ -113,13 +103,10 @@ export async function verifyCard(card: unknown, pinned: PinnedKey[]): Promise<Ca
     const candidates = typeof header.kid === 'string' ? pinned.filter((key) => key.kid === header.kid) : pinned;
     for (const key of candidates) {
       try {
-        await flattenedVerify(
-          { payload, protected: protectedHeader, signature },
-          await importJWK(key.jwk, header.alg),
-          {
-            algorithms: [header.alg],
-          },
-        );
+        // jose refuses a key that does not fit the algorithm.
+        await flattenedVerify({ payload, protected: protectedHeader, signature }, key.key, {
+          algorithms: [header.alg],
+        });
         return { status: 'verified', kid: key.kid, error: null };
       } catch {
         // another key, or another signature
@@ -129,14 +116,31 @@ export async function verifyCard(card: unknown, pinned: PinnedKey[]): Promise<Ca
   return failed(reason);
 }
 
-const failed = (error: string): CardVerification => ({ status: 'failed', kid: null, error });
-
-function defaultAlgorithm(jwk: JWK): string {
-  if (jwk.kty === 'OKP') {
-    return 'EdDSA';
-  }
-  if (jwk.kty === 'RSA') {
-    return 'RS256';
-  }
-  return { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' }[String(jwk.crv)] ?? 'ES256';
+/** The key ids the card's signatures name (in their protected headers). */
+export function keyIdsNamed(card: unknown): string[] {
+  const signatures = signaturesOf(card) ?? [];
+  return signatures.flatMap((entry) => {
+    const protectedHeader = (entry as { protected?: unknown } | null)?.protected;
+    const kid = typeof protectedHeader === 'string' ? headerOf(protectedHeader)?.kid : undefined;
+    return typeof kid === 'string' ? [kid] : [];
+  });
 }
+
+function signaturesOf(card: unknown): unknown[] | null {
+  const signatures = (card as { signatures?: unknown } | null)?.signatures;
+  return Array.isArray(signatures) ? (signatures as unknown[]) : null;
+}
+
+/** A protected header's JSON; null when it is not JSON, or is `null`. */
+function headerOf(protectedHeader: string): { alg?: unknown; kid?: unknown } | null {
+  try {
+    return JSON.parse(Buffer.from(protectedHeader, 'base64url').toString('utf8')) as {
+      alg?: unknown;
+      kid?: unknown;
+    } | null;
+  } catch {
+    return null;
+  }
+}
+
+const failed = (error: string): CardVerification => ({ status: 'failed', kid: null, error });

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { IdentitiesModule } from '../identities/identities.module';
 import { LedgerModule } from '../ledger/ledger.module';
+import { PinnedCardKeys } from './pinned-card-keys';
 import { UpstreamController } from './upstream.controller';
 import { UpstreamForwarder } from './upstream-forwarder';
 import { UpstreamsService } from './upstreams.service';
@@ -15,7 +16,7 @@ import { UpstreamRepository } from './upstream.repository';
 @Module({
   imports: [IdentitiesModule, LedgerModule],
   controllers: [UpstreamController],
-  providers: [UpstreamRepository, UpstreamsService, UpstreamForwarder],
+  providers: [UpstreamRepository, UpstreamsService, UpstreamForwarder, PinnedCardKeys],
   exports: [UpstreamsService, UpstreamForwarder],
 })
 export class UpstreamModule {}

@@ -4,6 +4,7 @@ import { fairPick, type HeldKeys } from '../database/fair-pick';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import type { JsonRow, RowOf } from '../database/row';
 import { sql } from '../database/sql';
+import { hourOf } from '../database/hour-bucket';
 import type { WriteBatch } from '../database/write-batch';
 import type { UpstreamBinding, UpstreamVersion } from './dto/set-upstream.dto';
 import type { CardVerification } from './card-verification';
@@ -452,7 +453,7 @@ export class UpstreamRepository {
   @GenerateSql({ params: [DummyValue.UUID, DummyValue.DATE] })
   async forwardsPerHour(organizationId: string, since: Date): Promise<ForwardHour[]> {
     return this.db.rows<ForwardHour>(sql`
-      SELECT floor(extract(epoch FROM f.created_at) / 3600)::int AS hour, t.worker_handle AS handle,
+      SELECT ${hourOf('f.created_at')} AS hour, t.worker_handle AS handle,
              count(*) FILTER (WHERE f.status = 'succeeded')::int AS succeeded,
              count(*) FILTER (WHERE f.status = 'failed')::int AS failed,
              count(*) FILTER (WHERE f.status = 'pending' AND f.last_error IS NOT NULL)::int AS retrying,

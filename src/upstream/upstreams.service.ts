@@ -3,7 +3,8 @@ import { DefaultAgentCardResolver, type AgentCardResolverOptions } from '@a2a-js
 import type { AgentCard } from '@a2a-js/sdk';
 import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../common/principal';
 import { AppError, badRequest, notFound } from '../common/app-error';
-import { parseTrustedKeys, verifyCard, type CardVerification, type PinnedKey } from './card-verification';
+import { parseTrustedKeys } from './card-verification';
+import { PinnedCardKeys } from './pinned-card-keys';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { checkDestinationUrl } from '../events/address-policy';
 import { systemResolver } from '../events/delivery-sender';
@@ -40,6 +41,7 @@ export class UpstreamsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly db: Database,
     private readonly audit: AuditService,
+    private readonly cardKeys: PinnedCardKeys,
   ) {
     this.fetch = configuredUpstreamFetch(config, systemResolver);
   }
@@ -68,7 +70,7 @@ export class UpstreamsService {
             }
             throw cardUnreachable(error);
           });
-    const verification = read ? await this.verify(read.raw, target.trust) : null;
+    const verification = read ? await this.cardKeys.verify(read.raw, target.trust) : null;
     const { binding, protocolVersion, endpoint, readFrom, streaming } = this.choose(target, read);
     const auth = dto.auth ?? { type: 'none' as const };
     return this.db.transaction(async (tx) => {
@@ -127,7 +129,7 @@ export class UpstreamsService {
     } catch (error) {
       unreachable = error;
     }
-    const verification = read ? await this.verify(read.raw, target.trust) : null;
+    const verification = read ? await this.cardKeys.verify(read.raw, target.trust) : null;
     // What `set` would do with it: it reads no card when the request names everything and no card.
     const named = target.wanted.binding !== undefined && target.wanted.protocolVersion !== undefined;
     let forward: UpstreamTestResult['forward'] = null;
@@ -190,7 +192,7 @@ export class UpstreamsService {
     } catch (error) {
       throw cardUnreachable(error, false);
     }
-    await this.repository.recordCardVerification(identity.id, await this.verify(raw, upstream.trust));
+    await this.repository.recordCardVerification(identity.id, await this.cardKeys.verify(raw, upstream.trust));
     return this.identities.updateCard(principal, handle, {
       description: clip(card.description ?? '', CARD_LIMITS.description),
       skills: (card.skills ?? [])
@@ -265,28 +267,6 @@ export class UpstreamsService {
       throw upstreamNotSet();
     }
     return upstream;
-  }
-
-  /**
-   * The card's verification against the keys pinned for the upstream (docs/api.md §14):
-   * `raw` is the card as served, so that its signatures cover what they were made over.
-   */
-  private async verify(raw: unknown, trust: UpstreamRecord['trust']): Promise<CardVerification> {
-    let pinned: PinnedKey[] = [];
-    try {
-      if (trust.jwks) {
-        pinned = await parseTrustedKeys(trust.jwks);
-      } else if (trust.jwksUri) {
-        const res = await this.fetch(trust.jwksUri, { headers: { accept: 'application/json' }, redirect: 'error' });
-        if (!res.ok) {
-          throw new Error(`HTTP ${res.status}`);
-        }
-        pinned = await parseTrustedKeys(await res.json());
-      }
-    } catch (error) {
-      return { status: 'failed', kid: null, error: `the pinned key set could not be read (${reasonOf(error)})` };
-    }
-    return verifyCard(raw, pinned);
   }
 
   /** The card at `card_url`; else the well-known card under the agent's URL, then at its origin. */

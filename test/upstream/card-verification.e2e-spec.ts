@@ -151,6 +151,41 @@ describe('verified upstream cards', () => {
     });
   });
 
+  it('keeps the set at trusted_jwks_uri in memory, and fetches it again for a kid it does not hold, at most once every 30 s', async () => {
+    const agent = await enabledAgent(t, acme);
+    const rotated = await keyPair('upstream-2027');
+    served['/rotating-jwks'] = { keys: [pinned.jwk] };
+    hits.length = 0;
+    const fetches = () => hits.filter((hit) => hit === '/rotating-jwks').length;
+    const importCard = async () => {
+      await t.http().post(`/api/v1/identities/${agent.handle}/upstream/import-card`).set(bearer(acme)).expect(200);
+      return (await t.http().get(`/api/v1/identities/${agent.handle}/upstream`).set(bearer(acme)).expect(200)).body
+        .card_verification;
+    };
+
+    card = await signed(unsigned(), pinned.privateKey, { kid: 'upstream-2026' });
+    const set = await bridge(agent, { trusted_jwks_uri: `${base}/rotating-jwks` }).expect(200);
+    expect(set.body.card_verification).toMatchObject({ status: 'verified', kid: 'upstream-2026' });
+    expect(await importCard()).toMatchObject({ status: 'verified', kid: 'upstream-2026' });
+    expect(fetches()).toBe(1);
+
+    // The upstream rotates its key: the card names a kid the set held does not have.
+    served['/rotating-jwks'] = { keys: [rotated.jwk] };
+    card = await signed(unsigned(), rotated.privateKey, { kid: 'upstream-2027' });
+    expect(await importCard()).toMatchObject({ status: 'failed', error: 'no signature verifies with a pinned key' });
+    expect(fetches()).toBe(1); // fetched less than 30 s ago
+    const realNow = Date.now.bind(Date);
+    const spy = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + 31_000);
+    try {
+      expect(await importCard()).toMatchObject({ status: 'verified', kid: 'upstream-2027' });
+      expect(fetches()).toBe(2);
+      expect(await importCard()).toMatchObject({ status: 'verified', kid: 'upstream-2027' });
+      expect(fetches()).toBe(2);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('a test verifies the card against the keys its body pins, or the saved ones, and records nothing', async () => {
     const agent = await enabledAgent(t, acme);
     const test = (body?: object) => {
