@@ -1000,7 +1000,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Read an upstream's Agent Card as saving would, and say what was found, changing nothing
+         * Read an upstream's Agent Card as saving would, and say what was found, changing nothing (RATE_LIMIT_UPSTREAM_TESTS_PER_MINUTE per organization)
          * @description **Credential:** Accepts: admin-scoped API key, Console session.
          *
          *     The body of a PUT tests that upstream before it is saved; an empty body tests the saved one. An upstream whose card cannot be read, or offers no interface the forwarder speaks, is a 200 whose `problem` is what a PUT of the same body would be refused with.

@@ -76,6 +76,7 @@ export interface AppConfig {
     loginAttemptsPerMinute: number;
     /** Webhook test pings per organization (`POST /api/v1/webhooks/{id}/test`). */
     webhookTestsPerMinute: number;
+    upstreamTestsPerMinute: number;
   };
   /** How long a blocking A2A send waits for the worker before returning the task as it is. */
   protocolBlockingTimeoutMs: number;
@@ -324,6 +325,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       signupsPerHour: int(env, 'RATE_LIMIT_SIGNUPS_PER_HOUR', 10, 1, 10_000_000),
       loginAttemptsPerMinute: int(env, 'RATE_LIMIT_LOGIN_ATTEMPTS_PER_MINUTE', 30, 1, 10_000_000),
       webhookTestsPerMinute: int(env, 'RATE_LIMIT_WEBHOOK_TESTS_PER_MINUTE', 10, 1, 10_000_000),
+      upstreamTestsPerMinute: int(env, 'RATE_LIMIT_UPSTREAM_TESTS_PER_MINUTE', 10, 1, 10_000_000),
     },
     protocolBlockingTimeoutMs: int(env, 'PROTOCOL_BLOCKING_TIMEOUT_MS', 30_000, 0, 120_000),
     protocolMaxOpenCallsPerKey: int(env, 'PROTOCOL_MAX_OPEN_CALLS_PER_KEY', 20, 1, 10_000),

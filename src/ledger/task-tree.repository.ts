@@ -256,9 +256,11 @@ export class TaskTreeRepository {
    * Read model: the largest delegation trees whose root — a task the
    * caller's side may read, narrowed to one identity by `identity` — was created in
    * [from, to): by their tasks, then their reported tokens; at most `limit`. Only trees
-   * with a child: the children (ix_tasks_root) are counted by root, and a child is
-   * never older than its root, so none created before `from` can count. Their reported
-   * usage (task_usage) is read in the same statement.
+   * with a child. The work is bounded by the caller's own roots in the range (found
+   * through its side's indexes): each one's children are counted through ix_tasks_root,
+   * never by aggregating every organization's children, so another tenant's delegation
+   * costs this page nothing. A child is never older than its root, so none created
+   * before `from` can count. Their reported usage (task_usage) is read in the same statement.
    */
   @GenerateSql({ params: [SIDE, undefined, new Date(0), new Date(3600_000), 10] })
   async topTrees(
@@ -283,21 +285,22 @@ export class TaskTreeRepository {
       output_tokens: number;
       cost: Array<{ amount: string; currency: string }>;
     }>(sql`
-      WITH below AS (
-        SELECT c.root_task_id AS id, count(*)::int AS tasks, COALESCE(sum(u.input_tokens), 0) AS input_tokens,
-               COALESCE(sum(u.output_tokens), 0) AS output_tokens
-          FROM tasks c LEFT JOIN task_usage u ON u.task_id = c.id
-         WHERE c.root_task_id IS NOT NULL AND c.created_at >= ${from}
-         GROUP BY c.root_task_id
-      ),
-      top AS (
+      WITH top AS (
         SELECT r.id, r.requester_identity_id, r.requester_handle, r.requester_organization_id, r.worker_identity_id,
                r.worker_handle, r.worker_organization_id, r.state, r.created_at, 1 + b.tasks AS tasks,
                (b.input_tokens + COALESCE(ru.input_tokens, 0))::float8 AS input_tokens,
                (b.output_tokens + COALESCE(ru.output_tokens, 0))::float8 AS output_tokens
-          FROM below b JOIN tasks r ON r.id = b.id LEFT JOIN task_usage ru ON ru.task_id = r.id
-         WHERE r.created_at >= ${from} AND r.created_at < ${to}
+          FROM tasks r
+          CROSS JOIN LATERAL (
+            SELECT count(*)::int AS tasks, COALESCE(sum(u.input_tokens), 0) AS input_tokens,
+                   COALESCE(sum(u.output_tokens), 0) AS output_tokens
+              FROM tasks c LEFT JOIN task_usage u ON u.task_id = c.id
+             WHERE c.root_task_id = r.id AND c.created_at >= ${from}
+          ) b
+          LEFT JOIN task_usage ru ON ru.task_id = r.id
+         WHERE r.root_task_id IS NULL AND r.created_at >= ${from} AND r.created_at < ${to}
            AND ${visibleCondition('r', side, { identity }, sql`NOT r.held`)}
+           AND b.tasks > 0
          ORDER BY b.tasks DESC,
                   b.input_tokens + b.output_tokens + COALESCE(ru.input_tokens, 0) + COALESCE(ru.output_tokens, 0) DESC, r.id
          LIMIT ${limit}

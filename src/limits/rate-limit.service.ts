@@ -8,7 +8,8 @@ import { estimate, MemoryRateLimitStore, type StoreOp, type WindowState } from '
 import { RedisRateLimitStore } from './redis-rate-limit.store';
 
 /** The quotas of docs/api.md §10, each with a name used in the RateLimit headers. */
-export type QuotaName = 'protocol' | 'rest' | 'public' | 'signup' | 'login' | 'login_attempts' | 'webhook_tests';
+export type QuotaName =
+  'protocol' | 'rest' | 'public' | 'signup' | 'login' | 'login_attempts' | 'webhook_tests' | 'upstream_tests';
 
 /** Where the RateLimit headers go: an HTTP response, or a gRPC call's metadata. */
 export interface HeaderSink {
@@ -61,6 +62,8 @@ export class RateLimitService implements OnModuleInit, OnApplicationShutdown {
       login_attempts: { limit: limits.loginAttemptsPerMinute, windowMs: 60_000 },
       // Each ping is a delivery: bounded per organization, on top of the REST quota.
       webhook_tests: { limit: limits.webhookTestsPerMinute, windowMs: 60_000 },
+      // Each test reads an outside card on demand (up to three URLs): bounded per organization, likewise.
+      upstream_tests: { limit: limits.upstreamTestsPerMinute, windowMs: 60_000 },
     };
     this.shared = config.redisUrl ? new RedisRateLimitStore(config.redisUrl, `${config.redisKeyPrefix}rl:`) : null;
   }

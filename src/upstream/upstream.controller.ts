@@ -1,11 +1,13 @@
-import { Body, Controller, Delete, Get, HttpCode, Post, Put } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Post, Put, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
 import { CurrentPrincipal } from '../auth/current-principal.decorator';
 import type { AdminKeyPrincipal, ConsolePrincipal, Principal } from '../common/principal';
 import { Surface } from '../auth/surface.decorator';
 import { Refuses, Returns } from '../common/api-docs';
 import { AgentHandle } from '../identities/handle.pipe';
 import { IdentitySchema } from '../identities/identity.view';
+import { RateLimitService } from '../limits/rate-limit.service';
 import { SetUpstreamDto } from './dto/set-upstream.dto';
 import { TestUpstreamDto } from './dto/test-upstream.dto';
 import { UpstreamsService } from './upstreams.service';
@@ -17,7 +19,10 @@ type Admin = AdminKeyPrincipal | ConsolePrincipal;
 @ApiTags('Upstream agents')
 @Controller('api/v1/identities/:handle/upstream')
 export class UpstreamController {
-  constructor(private readonly upstreams: UpstreamsService) {}
+  constructor(
+    private readonly upstreams: UpstreamsService,
+    private readonly limits: RateLimitService,
+  ) {}
 
   @Put()
   @Surface('organizationAdmin', {
@@ -64,7 +69,8 @@ export class UpstreamController {
   @HttpCode(200)
   @Surface('organizationAdmin', {
     id: 'testUpstream',
-    summary: "Read an upstream's Agent Card as saving would, and say what was found, changing nothing",
+    summary:
+      "Read an upstream's Agent Card as saving would, and say what was found, changing nothing (RATE_LIMIT_UPSTREAM_TESTS_PER_MINUTE per organization)",
     notes:
       'The body of a PUT tests that upstream before it is saved; an empty body tests the saved one. An upstream whose card cannot be read, or offers no interface the forwarder speaks, is a 200 whose `problem` is what a PUT of the same body would be refused with.',
   })
@@ -73,7 +79,14 @@ export class UpstreamController {
     400: '`invalid_upstream_url`: `url`, `card_url` or `trusted_jwks_uri` is not a public https URL; `invalid_trusted_keys`; other fields: `validation_failed`.',
     404: '`identity_not_found`: no identity of your organization has that handle; `upstream_not_set`: an empty body, and it has no upstream agent.',
   })
-  test(@CurrentPrincipal() principal: Admin, @AgentHandle() handle: string, @Body() dto: TestUpstreamDto) {
+  async test(
+    @CurrentPrincipal() principal: Admin,
+    @AgentHandle() handle: string,
+    @Body() dto: TestUpstreamDto,
+    @Res({ passthrough: true }) res: Response,
+  ) {
+    // Each test reads an outside card on demand, as a webhook ping sends one: the same kind of quota.
+    await this.limits.enforce(res, 'upstream_tests', `organization:${principal.organizationId}`);
     return this.upstreams.test(principal, handle, dto);
   }
 

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { IdentitiesModule } from '../identities/identities.module';
 import { LedgerModule } from '../ledger/ledger.module';
+import { LimitsModule } from '../limits/limits.module';
 import { PinnedCardKeys } from './pinned-card-keys';
 import { UpstreamController } from './upstream.controller';
 import { UpstreamForwarder } from './upstream-forwarder';
@@ -14,7 +15,7 @@ import { UpstreamRepository } from './upstream.repository';
  * UpstreamsService.queueCancel.
  */
 @Module({
-  imports: [IdentitiesModule, LedgerModule],
+  imports: [IdentitiesModule, LedgerModule, LimitsModule],
   controllers: [UpstreamController],
   providers: [UpstreamRepository, UpstreamsService, UpstreamForwarder, PinnedCardKeys],
   exports: [UpstreamsService, UpstreamForwarder],

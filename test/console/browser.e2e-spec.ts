@@ -374,6 +374,7 @@ describe('The Console in Chromium', () => {
     await edit.getByRole('button', { name: 'Save' }).click();
     await subjects.getByText('repo:acme/worker:ref:refs/heads/release', { exact: true }).waitFor(WAIT);
     expect(await subjects.locator(':scope > li').count()).toBe(1);
+    await shot(page, 'trusted-issuers');
 
     await page.getByRole('button', { name: 'Stop trusting https://ci.example.invalid' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Stop trusting', exact: true }).click();

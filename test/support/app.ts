@@ -37,6 +37,7 @@ export async function startApp(env: Record<string, string> = {}, on?: TestApp, l
     RATE_LIMIT_SIGNUPS_PER_HOUR: '100000',
     RATE_LIMIT_LOGIN_ATTEMPTS_PER_MINUTE: '100000',
     RATE_LIMIT_WEBHOOK_TESTS_PER_MINUTE: '100000',
+    RATE_LIMIT_UPSTREAM_TESTS_PER_MINUTE: '100000',
     // Suites run in parallel: a suite that speaks gRPC asks for a port ('0': an ephemeral one).
     GRPC_PORT: 'off',
     // The metrics listener would take the same port in every suite: a suite that scrapes asks for '0'.

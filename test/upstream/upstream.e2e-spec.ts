@@ -231,6 +231,47 @@ describe('upstream (bridged) identities', () => {
       await t.http().post(`/api/v1/identities/${bridged.handle}/upstream/test`).set(bearer(globex)).expect(404);
     });
 
+    it('is tested at most RATE_LIMIT_UPSTREAM_TESTS_PER_MINUTE times a minute per organization: the 11th gets 429', async () => {
+      // The default quota (10), on an instance of the same database; its counters are its own.
+      const limited = await startApp(
+        { RATE_LIMIT_UPSTREAM_TESTS_PER_MINUTE: '10', WEBHOOKS_ALLOW_PRIVATE_NETWORKS: 'true' },
+        t,
+      );
+      try {
+        const org = await signup(limited, 'Rate Tester');
+        const [one, two] = [await enabledAgent(limited, org), await enabledAgent(limited, org)];
+        const test = (account: ConsoleAccount, handle: string) =>
+          limited
+            .http()
+            .post(`/api/v1/identities/${handle}/upstream/test`)
+            .set(bearer(account))
+            .send({ url: upstream.url });
+        for (let i = 0; i < 10; i++) {
+          // Per organization, whichever of its identities.
+          const ok = await test(org, i % 2 ? one.handle : two.handle).expect(200);
+          expect(ok.body.reachable).toBe(true);
+          expect(ok.headers['ratelimit-policy']).toBe('"upstream_tests";q=10;w=60');
+        }
+        const refused = await test(org, one.handle).expect(429);
+        expect(refused.headers['content-type']).toMatch(/application\/problem\+json/);
+        expect(refused.body.code).toBe('rate_limited');
+        const retryAfter = Number(refused.headers['retry-after']);
+        expect(retryAfter).toBeGreaterThan(0);
+        expect(refused.headers.ratelimit).toBe(`"upstream_tests";r=0;t=${retryAfter}`);
+        // The PUT, another organization's tests and the webhook pings are not counted on it.
+        await limited
+          .http()
+          .put(`/api/v1/identities/${one.handle}/upstream`)
+          .set(bearer(org))
+          .send({ url: upstream.url, card_url: upstream.cardUrl })
+          .expect(200);
+        const other = await signup(limited, 'Other Rate Tester');
+        await test(other, (await enabledAgent(limited, other)).handle).expect(200);
+      } finally {
+        await limited.close();
+      }
+    });
+
     it("imports the upstream card's description and skills; the card's URLs stay the service's", async () => {
       const res = await t
         .http()

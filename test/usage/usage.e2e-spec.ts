@@ -325,6 +325,34 @@ describe('usage', () => {
       expect(JSON.stringify(globexView.body)).not.toContain(small);
     });
 
+    it("another organization's larger tree is not listed and changes none of the caller's figures", async () => {
+      const before = {
+        acme: (await trees(acmeAdmin).expect(200)).body.trees,
+        planner: (await trees(planner.key).expect(200)).body.trees,
+      };
+      const initech = await signup(t, 'Initech');
+      const [boss, lead, helper] = [await open(initech), await open(initech), await open(initech)];
+      // Seven tasks, more tokens than any of Acme's: one of them worked by Acme's planner.
+      const root = (await submitTask(t, boss, lead)).id;
+      for (let i = 0; i < 5; i++) {
+        const child = await delegate(lead, helper, root);
+        await reply(t, child, helper.key, { usage: { input_tokens: 10_000, output_tokens: 1_000 } }).expect(200);
+      }
+      const atAcme = await delegate(lead, planner, root);
+      await reply(t, atAcme, planner.key, { usage: { input_tokens: 5 } }).expect(200);
+
+      const after = {
+        acme: (await trees(acmeAdmin).expect(200)).body.trees,
+        planner: (await trees(planner.key).expect(200)).body.trees,
+      };
+      expect(after).toEqual(before);
+      expect(JSON.stringify(after)).not.toContain(root);
+      const theirs = await trees(await mintAdminKey(t, initech)).expect(200);
+      expect(theirs.body.trees).toEqual([
+        expect.objectContaining({ id: root, tasks: 7, input_tokens: 50_005, output_tokens: 5_000 }),
+      ]);
+    });
+
     it.each([
       'limit=0',
       'limit=51',

@@ -71,21 +71,22 @@ SELECT count(*)::int AS tasks,
   FROM n;
 
 -- TaskTreeRepository.topTrees
-WITH below AS (
-  SELECT c.root_task_id AS id, count(*)::int AS tasks, COALESCE(sum(u.input_tokens), 0) AS input_tokens,
-         COALESCE(sum(u.output_tokens), 0) AS output_tokens
-    FROM tasks c LEFT JOIN task_usage u ON u.task_id = c.id
-   WHERE c.root_task_id IS NOT NULL AND c.created_at >= $1
-   GROUP BY c.root_task_id
-),
-top AS (
+WITH top AS (
   SELECT r.id, r.requester_identity_id, r.requester_handle, r.requester_organization_id, r.worker_identity_id,
          r.worker_handle, r.worker_organization_id, r.state, r.created_at, 1 + b.tasks AS tasks,
          (b.input_tokens + COALESCE(ru.input_tokens, 0))::float8 AS input_tokens,
          (b.output_tokens + COALESCE(ru.output_tokens, 0))::float8 AS output_tokens
-    FROM below b JOIN tasks r ON r.id = b.id LEFT JOIN task_usage ru ON ru.task_id = r.id
-   WHERE r.created_at >= $2 AND r.created_at < $3
+    FROM tasks r
+    CROSS JOIN LATERAL (
+      SELECT count(*)::int AS tasks, COALESCE(sum(u.input_tokens), 0) AS input_tokens,
+             COALESCE(sum(u.output_tokens), 0) AS output_tokens
+        FROM tasks c LEFT JOIN task_usage u ON u.task_id = c.id
+       WHERE c.root_task_id = r.id AND c.created_at >= $1
+    ) b
+    LEFT JOIN task_usage ru ON ru.task_id = r.id
+   WHERE r.root_task_id IS NULL AND r.created_at >= $2 AND r.created_at < $3
      AND ((r.requester_organization_id = $4) OR (r.worker_organization_id = $5 AND NOT r.held))
+     AND b.tasks > 0
    ORDER BY b.tasks DESC,
             b.input_tokens + b.output_tokens + COALESCE(ru.input_tokens, 0) + COALESCE(ru.output_tokens, 0) DESC, r.id
    LIMIT $6
