@@ -61,7 +61,7 @@ const MAX_FUZZY_WORDS = 3;
  * (quickScore). The others follow them, ranked by that quick score, so a page costs a
  * quick look at every match and at most this many full scores.
  */
-const QUICK_CANDIDATES = 500;
+const QUICK_CANDIDATES = 200;
 
 /** Scores are kept to this many decimals in the page key. */
 const SCORE_SCALE = 1_000_000;
@@ -108,8 +108,8 @@ const EXAMPLE_PAGE: PageQuery = { limit: 10 };
  * The directories' ranked search: every statement that scores identities against a
  * query `q`. Matching: a card matches when it holds any of the query's finding words as a
  * word prefix — words stemmed as English, stop words left out; a word that DF_CAP cards or
- * more hold still scores but finds no card by itself, unless every word is that common
- * (then the rarest finds). When no card matches so, a short query (a name, a handle) finds
+ * more hold still scores but finds no card by itself; when every word is that common, the
+ * cards holding all of them are found. When no card matches so, a short query (a name, a handle) finds
  * the cards whose names are like it (pg_trgm word similarity: misspellings). Scoring
  * (RANKING): each word's field-weighted ts_rank and whether the card holds it (coverage:
  * cards holding every word come first), weighted by the word's rarity (IDF), plus the
@@ -179,8 +179,11 @@ async function rankedPage(db: Database, q: string, scope: Sql[], pageQuery: Page
   // Names like the query: only for a short query (a name, a handle) that no card matches by its words.
   const fuzzy =
     words.length <= MAX_FUZZY_WORDS
-      ? sql`OR (${text} <% i.search_names AND NOT EXISTS (
-              SELECT 1 FROM identities i CROSS JOIN search WHERE ${within} AND ${textMatch}))`
+      ? sql`UNION ALL
+      SELECT i.id, i.created_at, word_similarity(${text}, i.search_names)::float8
+        FROM identities i
+       WHERE ${within} AND ${text} <% i.search_names
+         AND (SELECT coalesce(max(df), 0) FROM query_terms) = 0`
       : sql.empty;
   const rows = await db.transaction(async (tx) => {
     // The trigram operator's threshold (`<%`), for this transaction only.
@@ -190,22 +193,22 @@ async function rankedPage(db: Database, q: string, scope: Sql[], pageQuery: Page
     );
     return db.rows<RankedRow>(
       sql`
-    WITH query_terms AS MATERIALIZED (
-      SELECT n, t, a_q, b_q, c_q, df, ln(1 + ${DF_CAP}::float8 / greatest(1, df)) AS idf,
-             -- Finds cards: a word some but fewer than DF_CAP cards hold; when there is none, the rarest word held.
-             CASE WHEN df > 0 AND df < ${DF_CAP}::int THEN true
-                  WHEN bool_or(df > 0 AND df < ${DF_CAP}::int) OVER () THEN false
-                  ELSE n = (first_value(n) OVER (ORDER BY df = 0, df, n)) END AS finds
-        FROM (
+    WITH counted AS MATERIALIZED (
       SELECT n, t, a_q, b_q, c_q, (SELECT count(*) FROM (SELECT 1 FROM identities i WHERE ${within} AND i.search_vector @@ t
                                                            LIMIT ${DF_CAP}::int) d) AS df
         FROM (SELECT n, ${termQuery('')} AS t, ${termQuery('A')} AS a_q, ${termQuery('B')} AS b_q, ${termQuery('C')} AS c_q
                 FROM unnest(${words}::text[]) WITH ORDINALITY AS u(w, n), ts_lexize('english_stem', w) AS lex
-               WHERE cardinality(lex) > 0 ORDER BY n LIMIT ${MAX_TERMS}::int) x) y),
+               WHERE cardinality(lex) > 0 ORDER BY n LIMIT ${MAX_TERMS}::int) x),
+    query_terms AS MATERIALIZED (
+      SELECT n, t, a_q, b_q, c_q, df, ln(1 + ${DF_CAP}::float8 / greatest(1, df)) AS idf, df > 0 AND df < ${DF_CAP}::int AS rare
+        FROM counted),
+    -- Cards are found by any of the rare words (some but fewer than DF_CAP cards hold them); when
+    -- there is none, by every word held (common words: the cards holding all of them).
     query AS MATERIALIZED (
       SELECT string_agg('(' || t::text || ')', ' | ')::tsquery AS every_q, greatest(sum(idf), 1e-9) AS idf_sum,
-             string_agg('(' || t::text || ')', ' | ') FILTER (WHERE finds)::tsquery AS match_q,
-             coalesce(sum(df) FILTER (WHERE finds), 0) AS found
+             CASE WHEN bool_or(rare) THEN string_agg('(' || t::text || ')', ' | ') FILTER (WHERE rare)
+                  ELSE string_agg('(' || t::text || ')', ' & ') FILTER (WHERE df > 0) END::tsquery AS match_q,
+             CASE WHEN bool_or(rare) THEN sum(df) FILTER (WHERE rare) ELSE ${DF_CAP}::int END AS found
         FROM query_terms),
     -- Feedback: the best FEEDBACK_CARDS cards the words find, when they find fewer than FEEDBACK_BELOW.
     seeds AS (
@@ -216,39 +219,43 @@ async function rankedPage(db: Database, q: string, scope: Sql[], pageQuery: Page
                 i.created_at DESC, i.id DESC
        LIMIT ${FEEDBACK_CARDS}::int),
     -- Their skills' other words (letters only, three or more) that other cards hold too, fewer than DF_CAP.
-    feedback AS MATERIALIZED (
-      SELECT lexeme, count(*) AS seeds, df FROM (
-        SELECT v.lexeme, (SELECT count(*) FROM (SELECT 1 FROM identities i WHERE ${within}
-                                                 AND i.search_vector @@ quote_literal(v.lexeme)::tsquery LIMIT ${DF_CAP}::int) d) AS df
-          FROM seeds CROSS JOIN query, unnest(seeds.search_vector) AS v
-         WHERE v.lexeme ~ '^[a-z][a-z-]{2,}$' AND v.weights && '{B,C}'::text[] AND NOT (array_to_tsvector(ARRAY[v.lexeme]) @@ query.every_q)) x
-       WHERE df > 1 AND df < ${DF_CAP}::int
-       GROUP BY lexeme, df),
+    seed_words AS MATERIALIZED (
+      SELECT v.lexeme, count(*) AS seeds
+        FROM seeds CROSS JOIN query, unnest(seeds.search_vector) AS v
+       WHERE v.lexeme ~ '^[a-z][a-z-]{2,}$' AND v.weights && '{B,C}'::text[]
+         AND NOT (array_to_tsvector(ARRAY[v.lexeme]) @@ query.every_q)
+       GROUP BY v.lexeme),
+    seed_words_counted AS MATERIALIZED (
+      SELECT lexeme, seeds, (SELECT count(*) FROM (SELECT 1 FROM identities i WHERE ${within}
+                               AND i.search_vector @@ quote_literal(lexeme)::tsquery LIMIT ${DF_CAP}::int) d) AS df
+        FROM seed_words),
+    feedback AS (SELECT lexeme, seeds, df FROM seed_words_counted WHERE df > 1 AND df < ${DF_CAP}::int),
     -- The query's words, then the FEEDBACK_TERMS feedback words held by most seeds, rarest first, weighing FEEDBACK_WEIGHT.
     terms AS (
-      SELECT n, t, a_q, b_q, c_q, idf, finds FROM query_terms
+      SELECT n, t, a_q, b_q, c_q, idf FROM query_terms
       UNION ALL
       (SELECT ${MAX_TERMS}::int + row_number() OVER (ORDER BY seeds * ln(1 + ${DF_CAP}::float8 / df) DESC, lexeme),
               quote_literal(lexeme)::tsquery, (quote_literal(lexeme) || ':A')::tsquery,
               (quote_literal(lexeme) || ':B')::tsquery, (quote_literal(lexeme) || ':C')::tsquery,
-              ${FEEDBACK_WEIGHT}::float8 * ln(1 + ${DF_CAP}::float8 / df), true
+              ${FEEDBACK_WEIGHT}::float8 * ln(1 + ${DF_CAP}::float8 / df)
          FROM feedback ORDER BY 1 LIMIT ${FEEDBACK_TERMS}::int)),
     search AS MATERIALIZED (
       SELECT coalesce(array_agg(t ORDER BY n), '{}') AS each_q, coalesce(array_agg(idf ORDER BY n), '{}') AS idfs,
              coalesce(array_agg(a_q ORDER BY n), '{}') AS a_q, coalesce(array_agg(b_q ORDER BY n), '{}') AS b_q,
              coalesce(array_agg(c_q ORDER BY n), '{}') AS c_q, (SELECT idf_sum FROM query) AS idf_sum,
-             string_agg('(' || t::text || ')', ' | ') FILTER (WHERE finds)::tsquery AS match_q
+             -- The query's, or a feedback word.
+             CASE WHEN bool_or(n > ${MAX_TERMS}::int)
+                  THEN (SELECT match_q FROM query) || string_agg('(' || t::text || ')', ' | ') FILTER (WHERE n > ${MAX_TERMS}::int)::tsquery
+                  ELSE (SELECT match_q FROM query) END AS match_q
         FROM terms),
     -- Every match with its quick score; only the QUICK_CANDIDATES best are scored in full.
     matches AS MATERIALIZED (
       SELECT i.id, i.created_at,
-             ((${quickScore(Math.min(words.length, MAX_TERMS) + FEEDBACK_TERMS)}) / search.idf_sum
-              + CASE WHEN ${words.length <= MAX_FUZZY_WORDS}::boolean AND NOT ${textMatch}
-                     THEN word_similarity(${text}, i.search_names) ELSE 0 END)::float8 AS quick
+             ((${quickScore(Math.min(words.length, MAX_TERMS) + FEEDBACK_TERMS)}) / search.idf_sum)::float8 AS quick
         FROM identities i
        CROSS JOIN search
-       WHERE ${within}
-         AND (${textMatch} ${fuzzy})),
+       WHERE ${within} AND ${textMatch}
+      ${fuzzy}),
     bound AS (
       SELECT quick, created_at, id FROM matches ORDER BY quick DESC, created_at DESC, id DESC
       OFFSET ${QUICK_CANDIDATES - 1}::int LIMIT 1)
@@ -271,14 +278,14 @@ async function rankedPage(db: Database, q: string, scope: Sql[], pageQuery: Page
                     coalesce(sum(q.idf * ts_rank(${RANKING.weights}::float4[], i.search_vector, q.t, ${RANKING.normalization}::int)), 0) AS relevance,
                     CASE WHEN ${!sentence}::boolean THEN word_similarity(${text}, i.search_names)::float8 ELSE 0 END AS similar
                FROM unnest(search.each_q, search.idfs) AS q(t, idf)) f
-           WHERE (m.quick, m.created_at, m.id) >= ALL (SELECT quick, created_at, id FROM bound)
+           WHERE NOT EXISTS (SELECT FROM bound) OR (m.quick, m.created_at, m.id) >= (SELECT quick, created_at, id FROM bound)
           UNION ALL
           -- The other matches, after every candidate, by their quick score.
           SELECT m.id,
                  round(${SCORE_SCALE}::numeric * m.quick::numeric) * ${CREATED_SCALE}::numeric
                  + (extract(epoch FROM m.created_at) * 1000000)::bigint
             FROM matches m
-           WHERE (m.quick, m.created_at, m.id) < ANY (SELECT quick, created_at, id FROM bound)) r
+           WHERE (m.quick, m.created_at, m.id) < (SELECT quick, created_at, id FROM bound)) r
          WHERE ${page.after} ${page.preparedTail}) s
       JOIN identities i USING (id)
      ORDER BY s.rank_key DESC, s.id DESC`,
