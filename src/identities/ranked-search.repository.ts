@@ -24,7 +24,8 @@ import {
  *   B (skill ids, tags), A (handle, display name, skill names).
  * - NORMALIZATION 1: the rank is divided by 1 + log(length), so a short card that is
  *   all about the words outranks a long one that mentions them.
- * - COVERAGE: added × the share of the query's words the card matches.
+ * - COVERAGE: added × the share of the query's words the card holds (by IDF): it outweighs
+ *   where they are found, so cards holding every word come first.
  * - SIMILARITY: added × word_similarity(q, names) — trigrams, for misspellings and
  *   fragments of handles.
  * - TRIGRAM_THRESHOLD: the least word similarity that makes a card a match by itself.
@@ -33,7 +34,7 @@ export const RANKING = {
   weights: '{0.1, 0.25, 0.5, 1.0}',
   normalization: 1,
   relevance: 1,
-  coverage: 0.5,
+  coverage: 1,
   similarity: 0.6,
   trigramThreshold: 0.35,
 } as const;

@@ -64,40 +64,40 @@ WITH counted AS MATERIALIZED (
   -- Every match with its quick score; only the QUICK_CANDIDATES best are scored in full.
   matches AS MATERIALIZED (
     SELECT i.id, i.created_at,
-           ((CASE WHEN i.search_vector @@ search.each_q[1] THEN search.idfs[1] * (0.5
+           ((CASE WHEN i.search_vector @@ search.each_q[1] THEN search.idfs[1] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[1] THEN 1 WHEN i.search_vector @@ search.b_q[1] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[1] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[2] THEN search.idfs[2] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[2] THEN search.idfs[2] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[2] THEN 1 WHEN i.search_vector @@ search.b_q[2] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[2] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[3] THEN search.idfs[3] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[3] THEN search.idfs[3] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[3] THEN 1 WHEN i.search_vector @@ search.b_q[3] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[3] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[4] THEN search.idfs[4] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[4] THEN search.idfs[4] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[4] THEN 1 WHEN i.search_vector @@ search.b_q[4] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[4] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[5] THEN search.idfs[5] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[5] THEN search.idfs[5] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[5] THEN 1 WHEN i.search_vector @@ search.b_q[5] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[5] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[6] THEN search.idfs[6] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[6] THEN search.idfs[6] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[6] THEN 1 WHEN i.search_vector @@ search.b_q[6] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[6] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[7] THEN search.idfs[7] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[7] THEN search.idfs[7] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[7] THEN 1 WHEN i.search_vector @@ search.b_q[7] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[7] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[8] THEN search.idfs[8] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[8] THEN search.idfs[8] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[8] THEN 1 WHEN i.search_vector @@ search.b_q[8] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[8] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[9] THEN search.idfs[9] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[9] THEN search.idfs[9] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[9] THEN 1 WHEN i.search_vector @@ search.b_q[9] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[9] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[10] THEN search.idfs[10] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[10] THEN search.idfs[10] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[10] THEN 1 WHEN i.search_vector @@ search.b_q[10] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[10] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[11] THEN search.idfs[11] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[11] THEN search.idfs[11] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[11] THEN 1 WHEN i.search_vector @@ search.b_q[11] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[11] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[12] THEN search.idfs[12] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[12] THEN search.idfs[12] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[12] THEN 1 WHEN i.search_vector @@ search.b_q[12] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[12] THEN 0.25 ELSE 0.1 END) ELSE 0 END) / search.idf_sum)::float8 AS quick
       FROM identities i
@@ -209,37 +209,37 @@ WITH counted AS MATERIALIZED (
   -- Every match with its quick score; only the QUICK_CANDIDATES best are scored in full.
   matches AS MATERIALIZED (
     SELECT i.id, i.created_at,
-           ((CASE WHEN i.search_vector @@ search.each_q[1] THEN search.idfs[1] * (0.5
+           ((CASE WHEN i.search_vector @@ search.each_q[1] THEN search.idfs[1] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[1] THEN 1 WHEN i.search_vector @@ search.b_q[1] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[1] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[2] THEN search.idfs[2] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[2] THEN search.idfs[2] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[2] THEN 1 WHEN i.search_vector @@ search.b_q[2] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[2] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[3] THEN search.idfs[3] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[3] THEN search.idfs[3] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[3] THEN 1 WHEN i.search_vector @@ search.b_q[3] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[3] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[4] THEN search.idfs[4] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[4] THEN search.idfs[4] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[4] THEN 1 WHEN i.search_vector @@ search.b_q[4] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[4] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[5] THEN search.idfs[5] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[5] THEN search.idfs[5] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[5] THEN 1 WHEN i.search_vector @@ search.b_q[5] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[5] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[6] THEN search.idfs[6] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[6] THEN search.idfs[6] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[6] THEN 1 WHEN i.search_vector @@ search.b_q[6] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[6] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[7] THEN search.idfs[7] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[7] THEN search.idfs[7] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[7] THEN 1 WHEN i.search_vector @@ search.b_q[7] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[7] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[8] THEN search.idfs[8] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[8] THEN search.idfs[8] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[8] THEN 1 WHEN i.search_vector @@ search.b_q[8] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[8] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[9] THEN search.idfs[9] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[9] THEN search.idfs[9] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[9] THEN 1 WHEN i.search_vector @@ search.b_q[9] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[9] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[10] THEN search.idfs[10] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[10] THEN search.idfs[10] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[10] THEN 1 WHEN i.search_vector @@ search.b_q[10] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[10] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[11] THEN search.idfs[11] * (0.5
+             + CASE WHEN i.search_vector @@ search.each_q[11] THEN search.idfs[11] * (1
                  + CASE WHEN i.search_vector @@ search.a_q[11] THEN 1 WHEN i.search_vector @@ search.b_q[11] THEN 0.5
                         WHEN i.search_vector @@ search.c_q[11] THEN 0.25 ELSE 0.1 END) ELSE 0 END) / search.idf_sum)::float8 AS quick
       FROM identities i
