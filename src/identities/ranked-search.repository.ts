@@ -107,17 +107,18 @@ const EXAMPLE_PAGE: PageQuery = { limit: 10 };
 
 /**
  * The directories' ranked search: every statement that scores identities against a
- * query `q`. Matching: a card matches when it holds any of the query's finding words as a
- * word prefix — words stemmed as English, stop words left out; a word that DF_CAP cards or
- * more hold still scores but finds no card by itself; when every word is that common, the
- * cards holding all of them are found. When no card matches so, a short query (a name, a handle) finds
- * the cards whose names are like it (pg_trgm word similarity: misspellings). Scoring
- * (RANKING): each word's field-weighted ts_rank and whether the card holds it (coverage:
- * cards holding every word come first), weighted by the word's rarity (IDF), plus the
- * names' likeness to a short query. A query finding few cards is widened by feedback
- * (FEEDBACK_CARDS). Cost: every match gets a quick score (tsvector
- * matches only); the QUICK_CANDIDATES best of them are scored in full and ranked first,
- * the rest follow by their quick score — a page costs a bounded number of full scores.
+ * query `q`. Matching: a card matches when it holds any of the query's words as a word
+ * prefix — words stemmed as English, stop words left out; a word that DF_CAP cards or more
+ * hold still scores but finds no card by itself; when every word is that common, the
+ * cards holding all of them are found. When no card holds a word, a short query (a name,
+ * a handle) finds the cards whose names are like it (pg_trgm word similarity:
+ * misspellings). A query finding few cards is widened by feedback (FEEDBACK_CARDS).
+ * Scoring (RANKING): each word's field-weighted ts_rank and whether the card holds it
+ * (coverage: cards holding every word come first), weighted by the word's rarity (IDF),
+ * plus the names' likeness to a short query. Cost: every match gets a quick score
+ * (tsvector matches only); the QUICK_CANDIDATES best of them are scored in full and
+ * ranked first, the rest follow by their quick score — a page costs a bounded number of
+ * full scores, but the quick pass and the words' counts still grow with the matches.
  */
 @Injectable()
 export class RankedSearchRepository {
