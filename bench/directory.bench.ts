@@ -148,7 +148,7 @@ export async function explain(server: BenchServer, path: string): Promise<string
   }
   const plans: string[] = [];
   const listings = captured.filter(
-    (c) => c.text.includes('ORDER BY i.created_at DESC') || c.text.includes('ORDER BY m.rank_key DESC'),
+    (c) => c.text.includes('ORDER BY i.created_at DESC') || c.text.includes('ORDER BY r.rank_key DESC'),
   );
   for (const query of listings) {
     // As the ranked search runs: with its trigram threshold (RANKING), in a transaction.

@@ -248,12 +248,13 @@ describe('discovery', () => {
             .query({ q })
             .expect(200)
             .then((res) => (res.body.agents as Agent[]).map((a) => a.agent_handle));
-        expect(await found(handle)).toEqual([handle]);
-        expect(await found(handle.split('-').slice(1).join(' '))).toEqual([handle]);
+        // Found first: the others share some of its words, but not all.
+        expect((await found(handle))[0]).toBe(handle);
+        expect((await found(handle.split('-').slice(1).join(' ')))[0]).toBe(handle);
       }
     });
 
-    it('q searches handle, name, description and skills by word prefix, every word, any case', async () => {
+    it('q searches handle, name, description and skills by word prefix, any case, cards holding every word first', async () => {
       const word = marker('okapi');
       const a = await listed(acme, {
         display_name: `Ledger ${word}`,
@@ -269,22 +270,22 @@ describe('discovery', () => {
         ],
       });
       const b = await listed(acme, { display_name: `Courier ${word}`, description: 'Delivers parcels.' });
-      const search = async (q: string) =>
-        ((await t.http().get('/a2a/directory').query({ q }).expect(200)).body.agents as Agent[])
-          .map((x) => x.agent_handle)
-          .sort();
+      const ranked = async (q: string) =>
+        ((await t.http().get('/a2a/directory').query({ q }).expect(200)).body.agents as Agent[]).map(
+          (x) => x.agent_handle,
+        );
+      const search = async (q: string) => (await ranked(q)).sort();
 
       expect(await search(word)).toEqual([a.handle, b.handle].sort());
       expect(await search(word.toUpperCase())).toEqual([a.handle, b.handle].sort());
-      expect(await search(`${word} ledg`)).toEqual([a.handle]);
-      expect(await search(`${word} statements`)).toEqual([a.handle]);
-      expect(await search(`${word} reconcil`)).toEqual([a.handle]);
-      expect(await search(`${word} payments`)).toEqual([a.handle]);
-      expect(await search(`${word} accounting`)).toEqual([a.handle]);
-      expect(await search(`${word} march`)).toEqual([a.handle]);
-      expect(await search(`${word} parcels`)).toEqual([b.handle]);
-      expect(await search(b.handle)).toEqual([b.handle]);
-      expect(await search(`${word} nothing-like-this`)).toEqual([]);
+      // Any word finds a card (the prefix, the stem, in any field); the card holding both comes first.
+      for (const second of ['ledg', 'statements', 'reconcil', 'payments', 'accounting', 'march']) {
+        expect(await ranked(`${word} ${second}`)).toEqual([a.handle, b.handle]);
+        expect(await ranked(`${second} ${marker('nothing')}`)).toContain(a.handle);
+      }
+      expect(await ranked(`${word} parcels`)).toEqual([b.handle, a.handle]);
+      expect((await ranked(b.handle))[0]).toBe(b.handle);
+      expect(await search(`${marker('nothing')} ${marker('like')}`)).toEqual([]);
     });
 
     it.each([`' OR 1=1 --`, 'a & b | !c', ':*', '((', '\\', 'naïve café', '%_', '   '])(
@@ -421,21 +422,24 @@ describe('discovery', () => {
         expect(byHandle[neverClaimed.handle]).toBeUndefined();
       }
 
-      const list = async (query: Record<string, string | number>) =>
+      const ranked = async (query: Record<string, string | number>) =>
         (
           (await t.http().get('/api/v1/identities/a2a/directory').query(query).set(admin).expect(200)).body
             .identities as Array<{ agent_handle: string }>
-        )
-          .map((i) => i.agent_handle)
-          .sort();
+        ).map((i) => i.agent_handle);
+      const list = async (query: Record<string, string | number>) => (await ranked(query)).sort();
       expect(await list({ enabled: 'true' })).toEqual([enabled.handle]);
       expect(await list({ enabled: 'false' })).toEqual(
         [disabled.agent_handle, deleted.agent_handle, claimedLater.handle].sort(),
       );
       expect(await list({ claimed: 'false' })).toEqual([]);
       expect(await list({ claimed: 'true', status: 'deleted' })).toEqual([deleted.agent_handle]);
-      expect(await list({ q: enabled.handle })).toEqual([enabled.handle]);
-      expect(await list({ q: `${word} nothing` })).toEqual([]);
+      // A search finds the organization's identities whatever their state, never another's.
+      expect(await list({ q: word })).toEqual(
+        [enabled.handle, disabled.agent_handle, deleted.agent_handle, claimedLater.handle].sort(),
+      );
+      expect((await ranked({ q: enabled.handle }))[0]).toBe(enabled.handle);
+      expect(await list({ q: marker('nothing') })).toEqual([]);
       expect((await list({ limit: 2 })).length).toBe(2);
     });
 

@@ -5,6 +5,9 @@ import { bearer, createEnabledIdentity, signup, unique, type ConsoleAccount } fr
 /** A word no other identity of the file uses. */
 const marker = (prefix: string) => `${prefix}${randomBytes(4).toString('hex')}`;
 
+/** A marker of letters only (feedback takes words of letters). */
+const letters = (prefix: string) => marker(prefix).replace(/[0-9]/g, (d) => 'ghijklmnop'[Number(d)]);
+
 type Agent = { agent_handle: string };
 
 /** Ranked search and the card filters (docs/api.md §4, "Ranked search"). */
@@ -74,6 +77,35 @@ describe('ranked search', () => {
     expect(pages).toEqual([skilled, tagged, mention]);
   });
 
+  it('finds cards holding some of the words, those holding more of them first', async () => {
+    const [w1, w2, w3] = [marker('kudu'), marker('dingo'), marker('gecko')];
+    const all = await listed(acme, { description: `Handles ${w1}, ${w2} and ${w3}.` });
+    const two = await listed(other, { description: `Handles ${w1} and ${w2}.` });
+    const one = await listed(acme, { description: `Handles ${w3}.` });
+    expect(await find({ q: `${w1} ${w2} ${w3}` })).toEqual([all, two, one]);
+    const some = await find({ q: `${w3} ${w2}` });
+    expect(some[0]).toBe(all);
+    expect([...some].sort()).toEqual([all, two, one].sort());
+    const own = await t
+      .http()
+      .get('/api/v1/identities/a2a/directory')
+      .query({ q: `${w1} ${w2} ${w3}` })
+      .set(bearer(acme));
+    expect(own.body.identities.map((i: Agent) => i.agent_handle)).toEqual([all, one]);
+  });
+
+  it('finds the cards sharing the skill words of the best cards found (feedback), after them', async () => {
+    const [asked, shared, brand] = [letters('quoll'), letters('numbat'), letters('dunnart')];
+    const found = await listed(acme, {
+      display_name: `${asked} ${brand}`,
+      skills: [{ id: 'x', name: 'Skill', description: `${shared}.`, tags: [] }],
+    });
+    const kin = await listed(other, { description: `Handles ${shared} requests.` });
+    // Its name is not what it does: a card sharing only that is not found.
+    await listed(acme, { description: `Handles ${brand} requests.` });
+    expect(await find({ q: asked })).toEqual([found, kin]);
+  });
+
   it('finds a misspelled name, and a sentence describing the task by any of its rarer words', async () => {
     const name = `Zephyrquill${randomBytes(2).toString('hex')}`;
     const handle = await listed(acme, {
@@ -93,7 +125,8 @@ describe('ranked search', () => {
       skills: [{ id: 'hidden', name: `Hidden ${secret}`, description: 'x', tags: [], visibility: 'admitted' }],
     });
     expect(await find({ q: secret })).toEqual([]);
-    expect(await find({ q: handle })).toEqual([handle]);
+    expect((await find({ q: handle }))[0]).toBe(handle);
+    expect(await find({ q: `${secret} ${marker('none')}` })).toEqual([]);
   });
 
   it('filters by input and output mode, organization, binding and protocol generation', async () => {
@@ -109,12 +142,13 @@ describe('ranked search', () => {
     const sorted = (xs: string[]) => [...xs].sort();
     expect(await find({ q: word, input_mode: 'image/png' })).toEqual([image]);
     expect(await find({ q: word, output_mode: 'application/pdf' })).toEqual([pdf]);
-    expect(await find({ q: word, input_mode: 'text/plain' }).then(sorted)).toEqual(sorted([image, pdf]));
+    // text/plain and JSON-RPC over 0.3 filter nothing: the search finds what it finds without them.
+    const unfiltered = await find({ q: word });
+    expect(unfiltered.slice(0, 2).sort()).toEqual(sorted([image, pdf]));
+    expect(await find({ q: word, input_mode: 'text/plain' })).toEqual(unfiltered);
     expect(await find({ q: word, organization: otherName.toUpperCase() })).toEqual([pdf]);
     expect(await find({ q: word, organization: 'No such organization' })).toEqual([]);
-    expect(await find({ q: word, binding: 'JSONRPC', protocol_version: '0.3' }).then(sorted)).toEqual(
-      sorted([image, pdf]),
-    );
+    expect(await find({ q: word, binding: 'JSONRPC', protocol_version: '0.3' })).toEqual(unfiltered);
     // gRPC is off in this server: no agent is served on it.
     expect(await find({ q: word, binding: 'GRPC' })).toEqual([]);
     const org = await t

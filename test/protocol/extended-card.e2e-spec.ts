@@ -92,9 +92,16 @@ describe('extended Agent Card', () => {
       const listed = await t.http().get('/a2a/directory').query({ q: word }).expect(200);
       expect(listed.body.agents.map((agent: { agent_handle: string }) => agent.agent_handle)).toEqual([worker.handle]);
       expect(JSON.stringify(listed.body)).not.toContain(secretWord);
+      // A search finds it by its public words only (any word finds a card): the admitted ones add nothing.
+      const both = await t
+        .http()
+        .get('/a2a/directory')
+        .query({ q: `partners ${secretWord}` })
+        .expect(200);
+      expect(both.body.agents.map((agent: { agent_handle: string }) => agent.agent_handle)).toEqual([worker.handle]);
+      expect(JSON.stringify(both.body)).not.toContain(secretWord);
       for (const query of [
         { q: secretWord },
-        { q: `partners ${secretWord}` },
         { skill: skills[1].id },
         { skill: skills[1].name },
         { tag: skills[1].tags[0] },
