@@ -123,7 +123,7 @@ export class TokenVerifier extends AccessTokenVerifier {
   private async exchangedToken(token: DecodedJwt): Promise<AgentKeyPrincipal> {
     const { trust, sub, exp } = token.claims;
     const subject = trust as Partial<Record<keyof ExchangedSubject, unknown>> | null;
-    const fields: Array<keyof ExchangedSubject> = ['id', 'iss', 'aud', 'claim', 'sub'];
+    const fields: Array<keyof ExchangedSubject> = ['id', 'iss', 'aud', 'claim', 'sub', 'kid'];
     if (
       typeof subject !== 'object' ||
       subject === null ||

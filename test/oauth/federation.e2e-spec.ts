@@ -322,6 +322,30 @@ describe('trusted issuers', () => {
       .send({ subjects: { [SUBJECT]: requester.handle } })
       .expect(200);
 
+    // The subject token's key dropped from the trust's keys: refused as that JWT is, until it is back.
+    token = await exchanged();
+    issuer.add('replacement', 'EdDSA', false);
+    const replacement = { ...issuer.keys.get('replacement')!.publicKey.export({ format: 'jwk' }), kid: 'replacement' };
+    await t
+      .http()
+      .patch(path(id))
+      .set(bearer(acme))
+      .send({ jwks: { keys: [replacement] } })
+      .expect(200);
+    expect(await refusal(token)).toMatchObject({ status: 401, code: 'invalid_token', reason: 'unknown_kid' });
+    expect(await refusal(issuer.token({ aud: 'exchanged' }))).toMatchObject({ status: 401, reason: 'unknown_kid' });
+    const underReplacement = (await exchange(issuer.token({ aud: 'exchanged' }, 'replacement')).expect(200)).body
+      .access_token as string;
+    await t.http().get('/api/v1/tasks').set('Authorization', `Bearer ${underReplacement}`).expect(200);
+    await t
+      .http()
+      .patch(path(id))
+      .set(bearer(acme))
+      .send({ jwks_uri: `${issuer.url}/jwks.json` })
+      .expect(200);
+    await t.http().get('/api/v1/tasks').set('Authorization', `Bearer ${token}`).expect(200);
+    expect(await refusal(underReplacement)).toMatchObject({ status: 401, reason: 'unknown_kid' });
+
     // A new audience, then the trust removed.
     token = await exchanged();
     await t.http().patch(path(id)).set(bearer(acme)).send({ audience: 'exchanged-2' }).expect(200);
