@@ -244,6 +244,13 @@ describe('trusted issuers', () => {
       error_description: expect.stringContaining('wrong_issuer:'),
     });
     expect((await exchange('').expect(400)).body.error).toBe('invalid_request');
+    // A subject token over the length a bearer token may have: refused unread.
+    const oversized = issuer.token({ pad: 'x'.repeat(8 * 1024) });
+    expect((await exchange(oversized).expect(400)).body).toMatchObject({
+      error: 'invalid_request',
+      error_description: expect.stringContaining('longer than 8192'),
+    });
+    expect(await refusal(oversized)).toMatchObject({ status: 401, reason: 'malformed' });
     expect((await exchange(issuer.token({}), { subject_token_type: 'urn:x' }).expect(400)).body.error).toBe(
       'invalid_request',
     );
