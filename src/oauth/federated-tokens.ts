@@ -3,7 +3,7 @@ import type { KeyObject } from 'node:crypto';
 import { checkClaims, JwtRefused, type DecodedJwt } from '../common/jwt';
 import type { AppError } from '../common/app-error';
 import type { AgentKeyPrincipal } from '../common/principal';
-import { IssuerKeys } from './issuer-keys';
+import { IssuerKeys, type InlineJwks } from './issuer-keys';
 import { invalidToken } from './token-errors';
 import { TrustedIssuersRepository, type FederatedRecord } from './trusted-issuers.repository';
 
@@ -58,7 +58,7 @@ export class FederatedTokens {
     if (header.kid === undefined) {
       throw new JwtRefused('unknown_kid', 'The token names no key id (`kid`).');
     }
-    const key = await this.keys.key(claims.iss, trust.jwksUri, header.kid, trust.jwks);
+    const key = await this.keys.key(claims.iss, trust.jwksUri, header.kid, inlineOf(trust));
     signedWith(key.key, key.alg);
     checkClaims(token, { issuer: claims.iss, audience: trust.audience });
     const subject = claims[trust.subjectClaim];
@@ -95,7 +95,7 @@ export class FederatedTokens {
         'The trust this token was exchanged under was removed, or its issuer or audience changed.',
       );
     }
-    await this.keys.key(subject.iss, trust.jwksUri, subject.kid, trust.jwks);
+    await this.keys.key(subject.iss, trust.jwksUri, subject.kid, inlineOf(trust));
     if (trust.subjectClaim !== subject.claim || trust.identityId !== identityId) {
       throw unmapped();
     }
@@ -115,6 +115,10 @@ export interface ExchangedSubject {
   sub: string;
   /** The key id that signed the subject token: it must stay among the trust's keys. */
   kid: string;
+}
+
+function inlineOf(trust: FederatedRecord): InlineJwks | null {
+  return trust.jwks === null ? null : { trustId: trust.trustId, jwks: trust.jwks };
 }
 
 function unmapped(): AppError {

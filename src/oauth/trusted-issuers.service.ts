@@ -140,6 +140,7 @@ export class TrustedIssuersService {
       });
       return removed;
     });
+    this.keys.forgetInline(removed.id);
     await this.release(removed);
   }
 

@@ -458,9 +458,11 @@ describe('trusted issuers', () => {
       .http()
       .patch(path(id))
       .set(bearer(acme))
-      .send({ jwks: { keys: [inlineKey] } })
+      .send({ jwks: { keys: [{ ...inlineKey, x5c: ['MIIB'], note: 'not kept' }] } })
       .expect(200);
-    expect(inline.body).toMatchObject({ jwks_uri: null, jwks: { keys: [inlineKey] } });
+    // Only a public key's own members are kept.
+    expect(inline.body).toMatchObject({ jwks_uri: null });
+    expect(inline.body.jwks).toEqual({ keys: [inlineKey] });
     expect(await refusal(deploy)).toMatchObject({ status: 401, reason: 'unknown_kid' });
     await t
       .http()
@@ -497,6 +499,10 @@ describe('trusted issuers', () => {
     expect(await refused({ issuer: null }, 400)).toMatchObject({ code: 'validation_failed' });
     expect(await refused({ jwks: { keys: [{ ...inlineKey, kid: undefined }] } }, 400)).toMatchObject({
       errors: [{ field: 'jwks' }],
+    });
+    expect(await refused({ jwks: { keys: [{ ...inlineKey, x5c: ['A'.repeat(64 * 1024)] }] } }, 400)).toMatchObject({
+      code: 'validation_failed',
+      errors: [{ field: 'jwks', message: expect.stringContaining('64 KiB') }],
     });
     const privateKey = { ...issuer.keys.get('inline')!.privateKey.export({ format: 'jwk' }), kid: 'inline' };
     expect(await refused({ jwks: { keys: [privateKey] } }, 400)).toMatchObject({ errors: [{ field: 'jwks' }] });
