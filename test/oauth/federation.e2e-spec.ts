@@ -533,6 +533,40 @@ describe('trusted issuers', () => {
     await t.http().delete(path(id)).set(bearer(acme)).expect(204);
   });
 
+  it('fetches the issuer’s keys afresh when a trust goes from fetched keys to inline ones and back', async () => {
+    const created = await t
+      .http()
+      .post('/api/v1/trusted-issuers')
+      .set(bearer(acme))
+      .send({ issuer: issuer.url, audience: 'switched', subjects: { [SUBJECT]: requester.handle } }) // discovery
+      .expect(201);
+    const path = `/api/v1/trusted-issuers/${created.body.id}`;
+    await t
+      .http()
+      .get('/api/v1/tasks')
+      .set('Authorization', `Bearer ${issuer.token({ aud: 'switched' })}`)
+      .expect(200);
+    // A key published after the keys were fetched, then the trust switched inline and back.
+    issuer.add('published-later', 'ES256');
+    issuer.add('switched-inline', 'EdDSA', false);
+    const jwk = { ...issuer.keys.get('switched-inline')!.publicKey.export({ format: 'jwk' }), kid: 'switched-inline' };
+    await t
+      .http()
+      .patch(path)
+      .set(bearer(acme))
+      .send({ jwks: { keys: [jwk] } })
+      .expect(200);
+    const back = await t.http().patch(path).set(bearer(acme)).send({ jwks: null }).expect(200);
+    expect(back.body).toMatchObject({ jwks_uri: null, jwks: null });
+    // Not the keys held from before the switch (fetched less than 30 s ago, they would not know it).
+    await t
+      .http()
+      .get('/api/v1/tasks')
+      .set('Authorization', `Bearer ${issuer.token({ aud: 'switched' }, 'published-later')}`)
+      .expect(200);
+    await t.http().delete(path).set(bearer(acme)).expect(204);
+  });
+
   it('takes an issuer’s keys inline (an issuer with static keys): its tokens are verified with no fetch', async () => {
     issuer.add('static', 'ES256', false);
     const jwk = { ...issuer.keys.get('static')!.publicKey.export({ format: 'jwk' }), kid: 'static', use: 'sig' };
