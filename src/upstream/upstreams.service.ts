@@ -130,7 +130,8 @@ export class UpstreamsService {
     } catch (error) {
       unreachable = error;
     }
-    const verification = read ? await this.cardKeys.verify(read.raw, target.trust) : null;
+    // The pinned set read afresh: an admin who fixed their key set sees it now.
+    const verification = read ? await this.cardKeys.verify(read.raw, target.trust, true) : null;
     // What `set` would do with it: it reads no card when the request names everything and no card.
     const named = target.wanted.binding !== undefined && target.wanted.protocolVersion !== undefined;
     let forward: UpstreamTestResult['forward'] = null;
