@@ -1,5 +1,7 @@
 import { generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { JWS_ALGORITHMS, keyAlgorithms, publicKeyFromJwk, type JwsAlgorithm } from './jwk';
+import type { AppError } from './app-error';
+import type { CodeWithStatus } from './error-codes';
+import { checkJwkSet, JWS_ALGORITHMS, keyAlgorithms, publicKeyFromJwk, type JwsAlgorithm } from './jwk';
 import { JWT_ALGORITHMS } from './jwt';
 
 type Pair = { publicKey: KeyObject; privateKey: KeyObject };
@@ -58,5 +60,59 @@ describe('publicKeyFromJwk', () => {
     expect(publicKeyFromJwk({ kty: 'EC', crv: 'P-256', x: 'AA', y: 'AA' }, JWS_ALGORITHMS)).toBeNull();
     const fromPrivate = publicKeyFromJwk(pairs['RSA 2048'].privateKey.export({ format: 'jwk' }), JWT_ALGORITHMS);
     expect(fromPrivate?.type).toBe('public');
+  });
+});
+
+/** One check of a JWK Set given to the service, for trusts' inline `jwks` and upstreams' `trusted_keys`. */
+describe('checkJwkSet', () => {
+  const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const publicJwk = { ...ec.publicKey.export({ format: 'jwk' }), kid: 'k1' };
+  const rules = {
+    algorithms: ['ES256', 'EdDSA'] as const,
+    kidRequired: true,
+    field: 'jwks',
+    code: 'validation_failed' as CodeWithStatus<400>,
+    maxLength: 1024,
+  };
+  const refusal = (value: unknown, over: Partial<typeof rules> = {}) => {
+    try {
+      checkJwkSet(value, { ...rules, ...over });
+    } catch (error) {
+      return { code: (error as AppError).code, field: (error as AppError).extra.errors?.[0]?.field };
+    }
+    return null;
+  };
+
+  it('keeps the public members of each key only', () => {
+    const [checked] = checkJwkSet({ keys: [{ ...publicJwk, use: 'sig', x5c: ['MII…'], note: 'extra' }] }, rules);
+    expect(checked.jwk).toEqual({ ...publicJwk, use: 'sig' });
+    expect(checked.key.asymmetricKeyType).toBe('ec');
+  });
+
+  it('refuses with the caller’s code and field', () => {
+    const privateJwk = { ...ec.privateKey.export({ format: 'jwk' }), kid: 'k1' };
+    const cases: unknown[] = [
+      null,
+      [],
+      { keys: 'x' },
+      { keys: [] },
+      { keys: Array.from({ length: 21 }, (_, i) => ({ ...publicJwk, kid: `k${i}` })) },
+      { keys: [privateJwk] },
+      { keys: [{ kty: 'oct', k: 'c2VjcmV0', kid: 'h' }] },
+      { keys: [{ ...publicJwk, kid: undefined }] },
+      { keys: [{ ...publicJwk, kid: 'x'.repeat(201) }] },
+      { keys: [{ ...publicJwk, alg: 'RS256' }] },
+      { keys: [{ ...publicJwk, x5c: ['A'.repeat(2000)] }] }, // over maxLength
+    ];
+    for (const value of cases) {
+      expect(refusal(value)).toEqual({ code: 'validation_failed', field: 'jwks' });
+    }
+    expect(refusal({ keys: [privateJwk] }, { field: 'trusted_keys', code: 'invalid_trusted_keys' })).toEqual({
+      code: 'invalid_trusted_keys',
+      field: 'trusted_keys',
+    });
+    // A kid is optional where the caller says so, and then only checked when given.
+    expect(refusal({ keys: [{ ...publicJwk, kid: undefined }] }, { kidRequired: false })).toBeNull();
+    expect(refusal({ keys: [{ ...publicJwk, kid: '' }] }, { kidRequired: false })).not.toBeNull();
   });
 });

@@ -67,17 +67,25 @@ export interface DecodedJwt {
 }
 
 const SEGMENT = /^[A-Za-z0-9_-]+$/;
-/** Longer than any token this service signs or a workload presents. */
-const MAX_TOKEN_LENGTH = 16 * 1024;
+/**
+ * The longest JWT read, bearer or subject token (docs/api.md §17): longer than any token
+ * this service signs or a workload presents, and what an `Authorization` header holds
+ * within common proxies' 8 KiB header limits. A longer one is refused before it is parsed
+ * and never kept (TokenVerifier's signature cache).
+ */
+export const MAX_JWT_LENGTH = 8 * 1024;
 
-/** Whether a bearer credential has a JWT's shape (three base64url segments), as a Console session token never has. */
+/** Whether a bearer credential has a JWT's shape (three dot-separated segments), as a Console session token never has. */
 export function looksLikeJwt(token: string): boolean {
-  return token.length <= MAX_TOKEN_LENGTH && token.split('.').length === 3;
+  return token.split('.', 4).length === 3;
 }
 
 /** Parses a compact JWS; refuses a malformed one or one whose `alg` is not on the allowlist. */
 export function decodeJwt(token: string): DecodedJwt {
-  const parts = token.length <= MAX_TOKEN_LENGTH ? token.split('.') : [];
+  if (token.length > MAX_JWT_LENGTH) {
+    throw new JwtRefused('malformed', `The token is longer than ${MAX_JWT_LENGTH} characters.`);
+  }
+  const parts = token.split('.');
   if (parts.length !== 3 || !parts.every((part) => SEGMENT.test(part))) {
     throw new JwtRefused('malformed', 'The token is not a compact JWS (three base64url segments).');
   }

@@ -115,15 +115,14 @@ export class DirectoryService {
    */
   async cardPreview(principal: Principal, handle: string): Promise<CardPreviewView> {
     const identity = await this.identities.readable(principal, handle);
-    const [[v1], [v03]] = await Promise.all([
-      this.cards([identity], '1.0', 'public'),
-      this.cards([identity], '0.3', 'public'),
-    ]);
+    // One read of the organization's name for both generations.
+    const names = await this.console.organizationNames([identity.organizationId!]);
+    const source = this.cardSource(identity, names, 'public');
     return {
       agent_handle: identity.agentHandle,
       served: isServable(identity),
       card_url: cardUrl(this.baseUrl, identity.agentHandle),
-      cards: { '1.0': v1, '0.3': v03 },
+      cards: { '1.0': toCard(source, '1.0'), '0.3': toCard(source, '0.3') },
     };
   }
 
@@ -222,18 +221,18 @@ export class DirectoryService {
     audience: SkillAudience,
   ): Promise<AgentCardJson[]> {
     const names = await this.console.organizationNames(identities.map((identity) => identity.organizationId!));
-    return identities.map((identity) =>
-      toCard(
-        {
-          identity,
-          organizationName: names.get(identity.organizationId!) ?? '',
-          baseUrl: this.baseUrl,
-          audience,
-          grpcAddress: this.grpcAddress,
-        },
-        generation,
-      ),
-    );
+    return identities.map((identity) => toCard(this.cardSource(identity, names, audience), generation));
+  }
+
+  /** What a card of `identity` is made from, its organization's name among `names`. */
+  private cardSource(identity: Identity, names: Map<string, string>, audience: SkillAudience) {
+    return {
+      identity,
+      organizationName: names.get(identity.organizationId!) ?? '',
+      baseUrl: this.baseUrl,
+      audience,
+      grpcAddress: this.grpcAddress,
+    };
   }
 }
 

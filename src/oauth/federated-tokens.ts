@@ -3,7 +3,7 @@ import type { KeyObject } from 'node:crypto';
 import { checkClaims, JwtRefused, type DecodedJwt } from '../common/jwt';
 import type { AppError } from '../common/app-error';
 import type { AgentKeyPrincipal } from '../common/principal';
-import { IssuerKeys } from './issuer-keys';
+import { IssuerKeys, type InlineJwks } from './issuer-keys';
 import { invalidToken } from './token-errors';
 import { TrustedIssuersRepository, type FederatedRecord } from './trusted-issuers.repository';
 
@@ -58,7 +58,7 @@ export class FederatedTokens {
     if (header.kid === undefined) {
       throw new JwtRefused('unknown_kid', 'The token names no key id (`kid`).');
     }
-    const key = await this.keys.key(claims.iss, trust.jwksUri, header.kid, trust.jwks);
+    const key = await this.keys.key(claims.iss, trust.jwksUri, header.kid, inlineOf(trust));
     signedWith(key.key, key.alg);
     checkClaims(token, { issuer: claims.iss, audience: trust.audience });
     const subject = claims[trust.subjectClaim];
@@ -67,7 +67,14 @@ export class FederatedTokens {
     }
     return {
       principal: principalOf(trust, checkedAt, claims.exp as number),
-      subject: { id: trust.trustId, iss: claims.iss, aud: trust.audience, claim: trust.subjectClaim, sub: subject },
+      subject: {
+        id: trust.trustId,
+        iss: claims.iss,
+        aud: trust.audience,
+        claim: trust.subjectClaim,
+        sub: subject,
+        kid: header.kid,
+      },
     };
   }
 
@@ -75,7 +82,9 @@ export class FederatedTokens {
    * The principal of a service token exchanged for a trusted issuer's JWT (docs/api.md
    * §17), read as that JWT would be read now — the same lookup, by the issuer, audience
    * and subject it recorded: the trust removed, its audience or subject claim changed,
-   * the subject remapped or the identity gone ends the token on its next request.
+   * the subject remapped or the identity gone ends the token on its next request — and so
+   * does the key that signed that JWT leaving the trust's keys (its inline `jwks`, or its
+   * JWKS as IssuerKeys holds it, under the same fetch rules): `unknown_kid`, as the JWT gets.
    */
   async exchanged(subject: ExchangedSubject, identityId: string, exp: number): Promise<AgentKeyPrincipal> {
     const checkedAt = performance.now();
@@ -86,6 +95,7 @@ export class FederatedTokens {
         'The trust this token was exchanged under was removed, or its issuer or audience changed.',
       );
     }
+    await this.keys.key(subject.iss, trust.jwksUri, subject.kid, inlineOf(trust));
     if (trust.subjectClaim !== subject.claim || trust.identityId !== identityId) {
       throw unmapped();
     }
@@ -103,6 +113,12 @@ export interface ExchangedSubject {
   /** The trust's subject claim, and its value in the subject token. */
   claim: string;
   sub: string;
+  /** The key id that signed the subject token: it must stay among the trust's keys. */
+  kid: string;
+}
+
+function inlineOf(trust: FederatedRecord): InlineJwks | null {
+  return trust.jwks === null ? null : { trustId: trust.trustId, jwks: trust.jwks };
 }
 
 function unmapped(): AppError {

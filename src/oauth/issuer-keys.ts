@@ -1,48 +1,35 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { badRequest } from '../common/app-error';
-import { publicKeyFromJwk } from '../common/jwk';
+import { createHash } from 'node:crypto';
+import { checkJwkSet } from '../common/jwk';
 import { JWT_ALGORITHMS, JwtRefused } from '../common/jwt';
 import { parseJwks, RemoteJwks, TRUSTED_JWKS_RULES, type RemoteKey } from '../common/remote-jwks';
 import { APP_CONFIG, type AppConfig } from '../config/config';
 import { trustedJwksFetch } from '../upstream/trusted-jwks-fetch';
-/** Inline key sets kept parsed (by their text), so that a token's next request checks no signature again. */
+/** Inline key sets kept parsed (one per trust), so that a token's next request checks no signature again. */
 const INLINE_SETS = 1_000;
-const MAX_INLINE_KEYS = 20;
-/** JWK members that only a private (or symmetric) key has. */
-const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+/** The most a trust's inline `jwks` may take as JSON: 20 keys with room to spare. */
+export const MAX_INLINE_JWKS_LENGTH = 64 * 1024;
 
 /**
- * A trust's inline `jwks` as saved: a JWK Set of 1 to 20 public signing keys, each with
- * its `kid` (a token names the key it was signed with); else a 400 on the field `jwks`.
+ * A trust's inline `jwks` as saved: a JWK Set of 1 to 20 public signing keys of the
+ * token algorithms, each with its `kid` (a token names the key it was signed with), at
+ * most 64 KiB as JSON, kept with their public members only; else a 400 on the field `jwks`.
  */
 export function checkInlineJwks(value: unknown): { keys: object[] } {
-  const refuse = (why: string) => {
-    const message = `jwks ${why}`;
-    return badRequest('validation_failed', message, [{ field: 'jwks', message }]);
-  };
-  const keys = (value as { keys?: unknown } | null)?.keys;
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || !Array.isArray(keys)) {
-    throw refuse('must be a JWK Set, {"keys": [...]}');
-  }
-  if (keys.length === 0 || keys.length > MAX_INLINE_KEYS) {
-    throw refuse(`must hold 1 to ${MAX_INLINE_KEYS} keys`);
-  }
-  for (const key of keys as unknown[]) {
-    if (typeof key !== 'object' || key === null || Array.isArray(key)) {
-      throw refuse('must hold JWK objects');
-    }
-    const jwk = key as Record<string, unknown>;
-    if (PRIVATE_MEMBERS.some((member) => member in jwk)) {
-      throw refuse('must hold public keys only (a private or symmetric key was given)');
-    }
-    if (typeof jwk.kid !== 'string' || jwk.kid.length === 0 || jwk.kid.length > 200) {
-      throw refuse('keys must each have a kid of 1 to 200 characters');
-    }
-    if (!publicKeyFromJwk(jwk, JWT_ALGORITHMS)) {
-      throw refuse(`key ${jwk.kid} is not a usable RSA, P-256 or Ed25519 signing key`);
-    }
-  }
-  return { keys: keys as object[] };
+  const keys = checkJwkSet(value, {
+    algorithms: JWT_ALGORITHMS,
+    kidRequired: true,
+    field: 'jwks',
+    code: 'validation_failed',
+    maxLength: MAX_INLINE_JWKS_LENGTH,
+  });
+  return { keys: keys.map((key) => key.jwk) };
+}
+
+/** A trust's inline key set, as the text it is stored as. */
+export interface InlineJwks {
+  trustId: string;
+  jwks: string;
 }
 
 /**
@@ -51,13 +38,14 @@ export function checkInlineJwks(value: unknown): { keys: object[] } {
  * token costs no network call, fetched again for an unknown `kid` at most once every
  * 30 s (TRUSTED_JWKS_RULES). With no key known (never fetched, or
  * the JWKS unreachable), a token is refused: it fails closed. A trust's inline `jwks`
- * is never fetched: its keys are parsed once, by the text of the set, so a changed set is
- * new keys on the very next request.
+ * is never fetched: its keys are parsed once per trust and kept by the set's hash, so a
+ * changed set is new keys on the very next request.
  */
 @Injectable()
 export class IssuerKeys {
   private readonly sets = new Map<string, RemoteJwks>();
-  private readonly inline = new Map<string, RemoteKey[]>();
+  /** Trust id → its inline set's hash and keys. */
+  private readonly inline = new Map<string, { hash: string; keys: RemoteKey[] }>();
   private readonly json: (uri: string) => Promise<unknown>;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
@@ -65,16 +53,16 @@ export class IssuerKeys {
   }
 
   /**
-   * The issuer's key `kid` — of `jwks` (a trust's inline set, as text) when given, else
+   * The issuer's key `kid` — of `inline` (a trust's inline set) when given, else
    * fetched; refuses with `unknown_kid` or `jwks_unavailable`.
    */
-  async key(issuer: string, jwksUri: string | null, kid: string, jwks: string | null = null): Promise<RemoteKey> {
+  async key(issuer: string, jwksUri: string | null, kid: string, inline: InlineJwks | null = null): Promise<RemoteKey> {
     let found: RemoteKey | null;
     try {
       found =
-        jwks === null
+        inline === null
           ? await this.setOf(issuer, jwksUri).key(kid)
-          : (this.inlineKeys(jwks).find((key) => key.kid === kid) ?? null);
+          : (this.inlineKeys(inline).find((key) => key.kid === kid) ?? null);
     } catch {
       throw new JwtRefused('jwks_unavailable', "The issuer's keys could not be fetched, and none is known.");
     }
@@ -94,15 +82,23 @@ export class IssuerKeys {
     this.sets.delete(`${issuer}\n${jwksUri ?? ''}`);
   }
 
-  private inlineKeys(jwks: string): RemoteKey[] {
-    let keys = this.inline.get(jwks);
-    if (!keys) {
-      keys = parseJwks(JSON.parse(jwks)) ?? [];
-      if (this.inline.size >= INLINE_SETS) {
-        this.inline.delete(this.inline.keys().next().value!);
-      }
-      this.inline.set(jwks, keys);
+  /** Forgets a trust's parsed inline keys (its keys changed, or it was removed). */
+  forgetInline(trustId: string): void {
+    this.inline.delete(trustId);
+  }
+
+  private inlineKeys({ trustId, jwks }: InlineJwks): RemoteKey[] {
+    const hash = createHash('sha256').update(jwks).digest('base64url');
+    const held = this.inline.get(trustId);
+    if (held?.hash === hash) {
+      return held.keys;
     }
+    const keys = parseJwks(JSON.parse(jwks)) ?? [];
+    this.inline.delete(trustId);
+    if (this.inline.size >= INLINE_SETS) {
+      this.inline.delete(this.inline.keys().next().value!);
+    }
+    this.inline.set(trustId, { hash, keys });
     return keys;
   }
 

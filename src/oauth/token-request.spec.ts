@@ -1,4 +1,5 @@
 import { AppError } from '../common/app-error';
+import { MAX_JWT_LENGTH } from '../common/jwt';
 import { readTokenRequest } from './token-request';
 
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
@@ -63,6 +64,12 @@ describe('readTokenRequest (RFC 6749 §4.4, §2.3.1)', () => {
     ).toMatchObject({ scope: 'agent', audiences: ['x', 'y'], resources: ['r'] });
     expect(refusal({ ...exchange, subject_token: undefined })).toBe('invalid_request');
     expect(refusal({ ...exchange, subject_token: ['a.b.c', 'd.e.f'] })).toBe('invalid_request');
+    // No longer than a bearer token may be (MAX_JWT_LENGTH).
+    const long = `${'a'.repeat(MAX_JWT_LENGTH - 4)}.b.c`;
+    expect(readTokenRequest({ ...exchange, subject_token: long.slice(1) }, undefined)).toMatchObject({
+      subjectToken: long.slice(1),
+    });
+    expect(refusal({ ...exchange, subject_token: `${long}d` })).toBe('invalid_request');
     expect(refusal({ ...exchange, subject_token_type: undefined })).toBe('invalid_request');
     expect(refusal({ ...exchange, subject_token_type: 'urn:ietf:params:oauth:token-type:id_token' })).toBe(
       'invalid_request',

@@ -1,4 +1,5 @@
 import { AppError, badRequest } from '../common/app-error';
+import { MAX_JWT_LENGTH } from '../common/jwt';
 
 /** A token request: client credentials, or a trusted issuer's JWT exchanged (docs/api.md §17). */
 export type TokenRequest = ClientCredentialsRequest | TokenExchangeRequest;
@@ -108,6 +109,9 @@ function readExchange(
   const subjectToken = param('subject_token');
   if (subjectToken === undefined) {
     throw badRequest('invalid_request', 'subject_token is required.');
+  }
+  if (subjectToken.length > MAX_JWT_LENGTH) {
+    throw badRequest('invalid_request', `subject_token is longer than ${MAX_JWT_LENGTH} characters.`);
   }
   const subjectTokenType = param('subject_token_type');
   if (subjectTokenType !== JWT_TOKEN_TYPE) {

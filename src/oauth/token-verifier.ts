@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AccessTokenVerifier } from '../auth/credential-verifiers';
 import type { KeyObject } from 'node:crypto';
-import { checkClaims, decodeJwt, JwtRefused, verifySignature, type DecodedJwt } from '../common/jwt';
+import { checkClaims, decodeJwt, JwtRefused, MAX_JWT_LENGTH, verifySignature, type DecodedJwt } from '../common/jwt';
 import type { AppError } from '../common/app-error';
 import type { AgentKeyPrincipal, KeyPrincipal } from '../common/principal';
 import { APP_CONFIG, type AppConfig } from '../config/config';
@@ -96,6 +96,10 @@ export class TokenVerifier extends AccessTokenVerifier {
       return;
     }
     verifySignature(decoded, key, alg);
+    // decodeJwt refuses longer tokens; the cache's bound must not rest on that alone.
+    if (token.length > MAX_JWT_LENGTH) {
+      return;
+    }
     if (this.verified.size >= VERIFIED_TOKENS) {
       this.verified.delete(this.verified.keys().next().value!);
     }
@@ -123,7 +127,7 @@ export class TokenVerifier extends AccessTokenVerifier {
   private async exchangedToken(token: DecodedJwt): Promise<AgentKeyPrincipal> {
     const { trust, sub, exp } = token.claims;
     const subject = trust as Partial<Record<keyof ExchangedSubject, unknown>> | null;
-    const fields: Array<keyof ExchangedSubject> = ['id', 'iss', 'aud', 'claim', 'sub'];
+    const fields: Array<keyof ExchangedSubject> = ['id', 'iss', 'aud', 'claim', 'sub', 'kid'];
     if (
       typeof subject !== 'object' ||
       subject === null ||

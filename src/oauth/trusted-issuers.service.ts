@@ -65,8 +65,8 @@ export class TrustedIssuersService {
   /**
    * Changes a trust: the fields given replace its own, checked as a new trust's are. Its
    * tokens are read against the trust as it is now from the next request (the trust is
-   * read on every request); keys fetched for an issuer or address it no longer names are
-   * forgotten, and the new ones fetched.
+   * read on every request); keys held for the keys it no longer names (an issuer, an
+   * address, an inline set) are forgotten, and the new ones fetched.
    */
   async update(
     principal: AdminKeyPrincipal | ConsolePrincipal,
@@ -106,8 +106,18 @@ export class TrustedIssuersService {
         return { before: current, after: updated };
       }),
     );
-    if (before.issuer !== after.issuer || before.jwksUri !== after.jwksUri) {
+    // Any change of where the keys come from (issuer, jwks_uri, inline jwks — either way between inline and
+    // fetched) drops the keys held for the trust as it was, and fetches its keys afresh.
+    if (
+      before.issuer !== after.issuer ||
+      before.jwksUri !== after.jwksUri ||
+      JSON.stringify(before.jwks) !== JSON.stringify(after.jwks)
+    ) {
+      this.keys.forgetInline(after.id);
       await this.release(before);
+      if (after.jwks === null) {
+        this.keys.forget(after.issuer, after.jwksUri);
+      }
       this.prefetch(after);
     }
     return toTrustedIssuerView(after);
@@ -140,6 +150,7 @@ export class TrustedIssuersService {
       });
       return removed;
     });
+    this.keys.forgetInline(removed.id);
     await this.release(removed);
   }
 

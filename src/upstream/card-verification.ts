@@ -1,7 +1,6 @@
-import type { JsonWebKey, KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, flattenedVerify, type JWK } from 'jose';
-import { badRequest } from '../common/app-error';
-import { JWS_ALGORITHMS, keyAlgorithms, publicKeyFromJwk, type JwsAlgorithm } from '../common/jwk';
+import { checkJwkSet, JWS_ALGORITHMS, type JwsAlgorithm } from '../common/jwk';
 import { canonicalCardPayload } from '../directory/card-canonical';
 
 /**
@@ -30,47 +29,26 @@ export interface PinnedKey {
 
 /** Algorithms a card signature may use: every asymmetric one (never `none`, never HMAC), more than a token's. */
 const CARD_ALGORITHMS: readonly JwsAlgorithm[] = JWS_ALGORITHMS;
-const MAX_KEYS = 20;
-/** JWK members that only a private key has. */
-const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
 /**
- * A JWK Set of public keys, as pinned (`trusted_keys`, or read from `trusted_jwks_uri`);
- * throws `invalid_trusted_keys` (400) for anything else — a private key above all.
+ * A JWK Set of public keys, as pinned (`trusted_keys`, or read from `trusted_jwks_uri`):
+ * checkJwkSet's rules for every card algorithm, a key without `kid` known by its RFC 7638
+ * thumbprint; throws `invalid_trusted_keys` (400) for anything else — a private key above all.
  */
 export async function parseTrustedKeys(value: unknown): Promise<PinnedKey[]> {
-  const refuse = (why: string) => badRequest('invalid_trusted_keys', `trusted_keys: ${why}.`);
-  const keys = (value as { keys?: unknown } | null)?.keys;
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || !Array.isArray(keys)) {
-    throw refuse('must be a JWK Set, {"keys": [...]}');
-  }
-  if (keys.length === 0 || keys.length > MAX_KEYS) {
-    throw refuse(`must hold 1 to ${MAX_KEYS} keys`);
-  }
-  const pinned: PinnedKey[] = [];
-  for (const key of keys as unknown[]) {
-    if (typeof key !== 'object' || key === null || Array.isArray(key)) {
-      throw refuse('every key must be a JWK object');
-    }
-    const jwk = key as JWK;
-    if (!['EC', 'OKP', 'RSA'].includes(String(jwk.kty))) {
-      throw refuse('keys must be EC, OKP or RSA public keys');
-    }
-    if (PRIVATE_MEMBERS.some((member) => member in jwk)) {
-      throw refuse('a private key was given; pin public keys only');
-    }
-    if (jwk.kid !== undefined && (typeof jwk.kid !== 'string' || jwk.kid.length === 0 || jwk.kid.length > 200)) {
-      throw refuse('a kid must be a string of 1 to 200 characters');
-    }
-    // A key of a kind no card algorithm takes, or whose own `alg` it does not fit.
-    const publicKey = publicKeyFromJwk(jwk as JsonWebKey, CARD_ALGORITHMS);
-    const fits = publicKey ? keyAlgorithms(publicKey, CARD_ALGORITHMS) : [];
-    if (!publicKey || (jwk.alg !== undefined && !(fits as readonly string[]).includes(jwk.alg))) {
-      throw refuse('a key is not a usable public key');
-    }
-    pinned.push({ kid: jwk.kid ?? (await calculateJwkThumbprint(jwk)), jwk, key: publicKey });
-  }
-  return pinned;
+  const checked = checkJwkSet(value, {
+    algorithms: CARD_ALGORITHMS,
+    kidRequired: false,
+    field: 'trusted_keys',
+    code: 'invalid_trusted_keys',
+  });
+  return Promise.all(
+    checked.map(async ({ jwk, key }) => ({
+      kid: jwk.kid ?? (await calculateJwkThumbprint(jwk as JWK)),
+      jwk: jwk as JWK,
+      key,
+    })),
+  );
 }
 
 /** The card's verification against the pinned keys. `card` is the JSON the upstream served, as served. */

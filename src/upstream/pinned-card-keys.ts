@@ -26,15 +26,20 @@ export class PinnedCardKeys {
     this.json = trustedJwksFetch(config.webhooksAllowPrivateNetworks);
   }
 
-  /** `raw` is the card as served, so that its signatures cover what they were made over. */
-  async verify(raw: unknown, trust: UpstreamRecord['trust']): Promise<CardVerification> {
+  /**
+   * `raw` is the card as served, so that its signatures cover what they were made over.
+   * `fresh` (a test of the upstream): the set at `trusted_jwks_uri` is fetched again —
+   * at most once every 30 s, as for an unknown kid — so that a fixed key set shows at
+   * once, and a set that cannot be read now fails the verification.
+   */
+  async verify(raw: unknown, trust: UpstreamRecord['trust'], fresh = false): Promise<CardVerification> {
     let pinned: readonly PinnedKey[] = [];
     try {
       if (trust.jwks) {
         pinned = await parseTrustedKeys(trust.jwks);
       } else if (trust.jwksUri) {
         const set = this.setOf(trust.jwksUri);
-        pinned = await set.keys();
+        pinned = fresh ? await set.refetch() : await set.keys();
         // A key the set does not hold: the upstream may have rotated; the set held serves if the fetch fails.
         if (keyIdsNamed(raw).some((kid) => !pinned.some((key) => key.kid === kid))) {
           const held = pinned;

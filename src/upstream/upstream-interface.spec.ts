@@ -117,4 +117,20 @@ describe('interfaceUrl', () => {
     expect(interfaceUrl('grpc://agent.internal:50051', 'GRPC', true)).toBe('http://agent.internal:50051');
     expect(interfaceUrl('grpc://agent.internal:50051', 'GRPC', false)).toBe('https://agent.internal:50051');
   });
+
+  it('reads only the interfaces of a card that have an interface’s shape (the card is the upstream’s JSON)', () => {
+    const hostile = (supportedInterfaces: unknown) => ({ supportedInterfaces }) as unknown as AgentCard;
+    const wanted = { binding: 'JSONRPC' as const, protocolVersion: '1.0' as const };
+    for (const value of [{ url: 'https://a.example', protocolBinding: 'JSONRPC' }, 'x', 5, null]) {
+      expect(chooseInterface(hostile(value), wanted)).toEqual({ ...wanted, url: null });
+    }
+    const mixed = hostile([
+      5,
+      { url: 7, protocolBinding: 'JSONRPC' },
+      { url: 'https://a.example', protocolBinding: 'JSONRPC', protocolVersion: 1 },
+      { url: 'https://b.example', protocolBinding: 'JSONRPC' },
+    ]);
+    expect(chooseInterface(mixed, {})).toEqual({ ...wanted, url: 'https://b.example' });
+    expect(refusal(() => chooseInterface(hostile({}), {}))).toBe('422 upstream_binding_unsupported');
+  });
 });

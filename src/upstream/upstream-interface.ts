@@ -29,11 +29,19 @@ export function chooseInterface(
   card: AgentCard | null,
   wanted: { binding?: UpstreamBinding; protocolVersion?: UpstreamVersion },
 ): InterfaceChoice {
-  const offered = (card?.supportedInterfaces ?? []).map((i) => ({
-    url: i.url,
-    binding: i.protocolBinding as UpstreamBinding,
-    version: i.protocolVersion ? generationOf(i.protocolVersion) : ('1.0' as const),
-  }));
+  // The card's interfaces that have the shape of one (the card is the upstream's JSON).
+  const offered = (Array.isArray(card?.supportedInterfaces) ? card.supportedInterfaces : [])
+    .filter((i) => typeof i?.url === 'string' && typeof i.protocolBinding === 'string')
+    .map((i) => ({
+      url: i.url,
+      binding: i.protocolBinding as UpstreamBinding,
+      version:
+        i.protocolVersion === undefined || i.protocolVersion === ''
+          ? ('1.0' as const)
+          : typeof i.protocolVersion === 'string'
+            ? generationOf(i.protocolVersion)
+            : null,
+    }));
   const chosen = offered.find(
     (i) =>
       (!wanted.binding || i.binding === wanted.binding) &&

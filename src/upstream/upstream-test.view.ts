@@ -9,6 +9,7 @@ import {
   type UpstreamVersion,
 } from './dto/set-upstream.dto';
 import type { CardVerification } from './card-verification';
+import { clip, listOf } from './card-shape';
 import { CardVerificationSchema, type CardVerificationView } from './upstream.view';
 
 /** What `POST …/upstream/test` found (docs/api.md §14, "Testing an upstream"): nothing of it is stored. */
@@ -49,8 +50,6 @@ export interface UpstreamTestResult {
   testedAt: Date;
 }
 
-/** A card's texts are the upstream's: clipped, as import-card clips them. */
-const clip = (value: string | undefined, max: number) => (value ?? '').slice(0, max);
 const MAX_INTERFACES = 20;
 
 export const toUpstreamTestView = (result: UpstreamTestResult): UpstreamTestView => ({
@@ -64,13 +63,15 @@ export const toUpstreamTestView = (result: UpstreamTestResult): UpstreamTestView
         name: clip(result.card.name, CARD_LIMITS.displayName),
         description: clip(result.card.description, CARD_LIMITS.description),
         version: clip(result.card.version, 100),
-        skills: result.card.skills?.length ?? 0,
+        skills: listOf(result.card.skills).length,
         streaming: result.card.capabilities?.streaming === true,
-        interfaces: (result.card.supportedInterfaces ?? []).slice(0, MAX_INTERFACES).map((i) => ({
-          url: clip(i.url, 2048),
-          binding: clip(i.protocolBinding, 100),
-          protocol_version: i.protocolVersion ? clip(i.protocolVersion, 20) : null,
-        })),
+        interfaces: listOf(result.card.supportedInterfaces)
+          .slice(0, MAX_INTERFACES)
+          .map((i) => ({
+            url: clip(i?.url, 2048),
+            binding: clip(i?.protocolBinding, 100),
+            protocol_version: typeof i?.protocolVersion === 'string' ? clip(i.protocolVersion, 20) : null,
+          })),
       }
     : null,
   card_verification: result.verification ? { ...result.verification, checked_at: result.testedAt.toISOString() } : null,

@@ -16,7 +16,8 @@ import { Database, type Tx } from '../database/database';
 import { AuditService } from '../audit/audit.service';
 import type { SetUpstreamDto, UpstreamBinding, UpstreamVersion } from './dto/set-upstream.dto';
 import type { TestUpstreamDto } from './dto/test-upstream.dto';
-import { configuredUpstreamFetch, reasonOf } from './upstream-fetch';
+import { configuredUpstreamFetch, reasonOf, UpstreamUnreachable } from './upstream-fetch';
+import { cardShapeProblem, clip, listOf } from './card-shape';
 import { chooseInterface, interfaceUrl } from './upstream-interface';
 import { currentTraceparent } from '../tracing/tracing';
 import { UpstreamRepository, type ForwardHour, type UpstreamRecord } from './upstream.repository';
@@ -129,7 +130,8 @@ export class UpstreamsService {
     } catch (error) {
       unreachable = error;
     }
-    const verification = read ? await this.cardKeys.verify(read.raw, target.trust) : null;
+    // The pinned set read afresh: an admin who fixed their key set sees it now.
+    const verification = read ? await this.cardKeys.verify(read.raw, target.trust, true) : null;
     // What `set` would do with it: it reads no card when the request names everything and no card.
     const named = target.wanted.binding !== undefined && target.wanted.protocolVersion !== undefined;
     let forward: UpstreamTestResult['forward'] = null;
@@ -194,21 +196,22 @@ export class UpstreamsService {
     }
     await this.repository.recordCardVerification(identity.id, await this.cardKeys.verify(raw, upstream.trust));
     return this.identities.updateCard(principal, handle, {
-      description: clip(card.description ?? '', CARD_LIMITS.description),
-      skills: (card.skills ?? [])
+      description: clip(card.description, CARD_LIMITS.description),
+      skills: listOf(card.skills)
         .slice(0, CARD_LIMITS.skills)
-        .filter((skill) => skill.id && skill.name)
+        .filter((skill) => clip(skill?.id, 1) && clip(skill.name, 1))
         .map((skill) => ({
           id: clip(skill.id, SKILL_LIMITS.id),
           name: clip(skill.name, SKILL_LIMITS.name),
-          description: clip(skill.description ?? '', SKILL_LIMITS.description),
-          tags: (skill.tags ?? [])
+          description: clip(skill.description, SKILL_LIMITS.description),
+          tags: listOf(skill.tags)
             .slice(0, SKILL_LIMITS.tags)
             .map((tag) => clip(tag, SKILL_LIMITS.tag))
             .filter(Boolean),
-          examples: (skill.examples ?? [])
+          examples: listOf(skill.examples)
             .slice(0, SKILL_LIMITS.examples)
-            .map((example) => clip(example, SKILL_LIMITS.example)),
+            .map((example) => clip(example, SKILL_LIMITS.example))
+            .filter(Boolean),
           ...importedModes('inputModes', skill.inputModes),
           ...importedModes('outputModes', skill.outputModes),
         }))
@@ -302,6 +305,10 @@ export class UpstreamsService {
     };
     const options = { fetchImpl: capturing, legacyCompat: { enabled: true } } as AgentCardResolverOptions;
     const card = await new DefaultAgentCardResolver(options).resolve(cardUrl, '');
+    const problem = cardShapeProblem(card);
+    if (problem) {
+      throw new UpstreamUnreachable(problem);
+    }
     return { card, raw };
   }
 
@@ -381,13 +388,9 @@ function wellKnown(url: string): string {
   return new URL('.well-known/agent-card.json', url.endsWith('/') ? url : `${url}/`).toString();
 }
 
-function clip(value: string, max: number): string {
-  return value.length > max ? value.slice(0, max) : value;
-}
-
 /** An imported skill's modes: the media types among them, within the limits; none when there are none. */
 function importedModes(field: 'inputModes' | 'outputModes', modes: string[] | undefined): Record<string, string[]> {
-  const kept = (modes ?? [])
+  const kept = listOf(modes)
     .filter((mode) => typeof mode === 'string' && mode.length <= SKILL_LIMITS.mode && MEDIA_TYPE.test(mode))
     .slice(0, SKILL_LIMITS.modes);
   return kept.length > 0 ? { [field]: kept } : {};

@@ -11,6 +11,7 @@ import { CardSigner } from '../../src/directory/card-signer';
 import { startApp, type TestApp } from '../support/app';
 import { urlFor } from '../support/database';
 import { schemaErrors, verifyCard, type Jwks } from '../support/agent-cards';
+import { statementsFor } from '../support/statements';
 import {
   apiKey,
   createEnabledIdentity,
@@ -125,7 +126,11 @@ describe('Agent Cards: generations and signatures', () => {
         .send({ enabled: false })
         .expect(200);
       await card(handle, '1.0').expect(404);
-      const disabled = await preview(apiKey(await mintAdminKey(t, acme))).expect(200);
+      const adminKey = await mintAdminKey(t, acme);
+      const stop = statementsFor(t, adminKey);
+      const disabled = await preview(apiKey(adminKey)).expect(200);
+      // Both generations from one read of the organization's name.
+      expect(stop().filter((text) => text === 'organization_names')).toHaveLength(1);
       expect(disabled.body).toMatchObject({ served: false, cards: served });
       expect(schemaErrors(disabled.body.cards['1.0'], '1.0')).toEqual([]);
       expect(schemaErrors(disabled.body.cards['0.3'], '0.3')).toEqual([]);

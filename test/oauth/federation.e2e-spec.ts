@@ -244,6 +244,13 @@ describe('trusted issuers', () => {
       error_description: expect.stringContaining('wrong_issuer:'),
     });
     expect((await exchange('').expect(400)).body.error).toBe('invalid_request');
+    // A subject token over the length a bearer token may have: refused unread.
+    const oversized = issuer.token({ pad: 'x'.repeat(8 * 1024) });
+    expect((await exchange(oversized).expect(400)).body).toMatchObject({
+      error: 'invalid_request',
+      error_description: expect.stringContaining('longer than 8192'),
+    });
+    expect(await refusal(oversized)).toMatchObject({ status: 401, reason: 'malformed' });
     expect((await exchange(issuer.token({}), { subject_token_type: 'urn:x' }).expect(400)).body.error).toBe(
       'invalid_request',
     );
@@ -321,6 +328,30 @@ describe('trusted issuers', () => {
       .set(bearer(acme))
       .send({ subjects: { [SUBJECT]: requester.handle } })
       .expect(200);
+
+    // The subject token's key dropped from the trust's keys: refused as that JWT is, until it is back.
+    token = await exchanged();
+    issuer.add('replacement', 'EdDSA', false);
+    const replacement = { ...issuer.keys.get('replacement')!.publicKey.export({ format: 'jwk' }), kid: 'replacement' };
+    await t
+      .http()
+      .patch(path(id))
+      .set(bearer(acme))
+      .send({ jwks: { keys: [replacement] } })
+      .expect(200);
+    expect(await refusal(token)).toMatchObject({ status: 401, code: 'invalid_token', reason: 'unknown_kid' });
+    expect(await refusal(issuer.token({ aud: 'exchanged' }))).toMatchObject({ status: 401, reason: 'unknown_kid' });
+    const underReplacement = (await exchange(issuer.token({ aud: 'exchanged' }, 'replacement')).expect(200)).body
+      .access_token as string;
+    await t.http().get('/api/v1/tasks').set('Authorization', `Bearer ${underReplacement}`).expect(200);
+    await t
+      .http()
+      .patch(path(id))
+      .set(bearer(acme))
+      .send({ jwks_uri: `${issuer.url}/jwks.json` })
+      .expect(200);
+    await t.http().get('/api/v1/tasks').set('Authorization', `Bearer ${token}`).expect(200);
+    expect(await refusal(underReplacement)).toMatchObject({ status: 401, reason: 'unknown_kid' });
 
     // A new audience, then the trust removed.
     token = await exchanged();
@@ -427,9 +458,11 @@ describe('trusted issuers', () => {
       .http()
       .patch(path(id))
       .set(bearer(acme))
-      .send({ jwks: { keys: [inlineKey] } })
+      .send({ jwks: { keys: [{ ...inlineKey, x5c: ['MIIB'], note: 'not kept' }] } })
       .expect(200);
-    expect(inline.body).toMatchObject({ jwks_uri: null, jwks: { keys: [inlineKey] } });
+    // Only a public key's own members are kept.
+    expect(inline.body).toMatchObject({ jwks_uri: null });
+    expect(inline.body.jwks).toEqual({ keys: [inlineKey] });
     expect(await refusal(deploy)).toMatchObject({ status: 401, reason: 'unknown_kid' });
     await t
       .http()
@@ -467,6 +500,10 @@ describe('trusted issuers', () => {
     expect(await refused({ jwks: { keys: [{ ...inlineKey, kid: undefined }] } }, 400)).toMatchObject({
       errors: [{ field: 'jwks' }],
     });
+    expect(await refused({ jwks: { keys: [{ ...inlineKey, x5c: ['A'.repeat(64 * 1024)] }] } }, 400)).toMatchObject({
+      code: 'validation_failed',
+      errors: [{ field: 'jwks', message: expect.stringContaining('64 KiB') }],
+    });
     const privateKey = { ...issuer.keys.get('inline')!.privateKey.export({ format: 'jwk' }), kid: 'inline' };
     expect(await refused({ jwks: { keys: [privateKey] } }, 400)).toMatchObject({ errors: [{ field: 'jwks' }] });
     expect(await refused({ jwks: { keys: [inlineKey] }, jwks_uri: `${issuer.url}/jwks.json` }, 400)).toMatchObject({
@@ -494,6 +531,40 @@ describe('trusted issuers', () => {
       ['subjects'],
     ]);
     await t.http().delete(path(id)).set(bearer(acme)).expect(204);
+  });
+
+  it('fetches the issuer’s keys afresh when a trust goes from fetched keys to inline ones and back', async () => {
+    const created = await t
+      .http()
+      .post('/api/v1/trusted-issuers')
+      .set(bearer(acme))
+      .send({ issuer: issuer.url, audience: 'switched', subjects: { [SUBJECT]: requester.handle } }) // discovery
+      .expect(201);
+    const path = `/api/v1/trusted-issuers/${created.body.id}`;
+    await t
+      .http()
+      .get('/api/v1/tasks')
+      .set('Authorization', `Bearer ${issuer.token({ aud: 'switched' })}`)
+      .expect(200);
+    // A key published after the keys were fetched, then the trust switched inline and back.
+    issuer.add('published-later', 'ES256');
+    issuer.add('switched-inline', 'EdDSA', false);
+    const jwk = { ...issuer.keys.get('switched-inline')!.publicKey.export({ format: 'jwk' }), kid: 'switched-inline' };
+    await t
+      .http()
+      .patch(path)
+      .set(bearer(acme))
+      .send({ jwks: { keys: [jwk] } })
+      .expect(200);
+    const back = await t.http().patch(path).set(bearer(acme)).send({ jwks: null }).expect(200);
+    expect(back.body).toMatchObject({ jwks_uri: null, jwks: null });
+    // Not the keys held from before the switch (fetched less than 30 s ago, they would not know it).
+    await t
+      .http()
+      .get('/api/v1/tasks')
+      .set('Authorization', `Bearer ${issuer.token({ aud: 'switched' }, 'published-later')}`)
+      .expect(200);
+    await t.http().delete(path).set(bearer(acme)).expect(204);
   });
 
   it('takes an issuer’s keys inline (an issuer with static keys): its tokens are verified with no fetch', async () => {

@@ -147,18 +147,29 @@ describe('retention', () => {
 
   it('deletes budget counters a day after their day or month ended, keeps those still counted against', async () => {
     const { id: identityId } = await insertIdentity(t, { organizationId: acme.organizationId, enabled: true });
-    const now = new Date();
-    const [y, m, d] = [now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()];
+    // The service's clock (Date.now) set for each pass, so that no date here depends on when the test runs:
+    // first noon of the 1st of this month (last month ended less than a day ago), then a day later.
+    const real = new Date();
+    const [y, m] = [real.getUTCFullYear(), real.getUTCMonth()];
+    const firstNoon = Date.UTC(y, m, 1, 12);
+    const runAt = async (clock: number) => {
+      const spy = jest.spyOn(Date, 'now').mockReturnValue(clock);
+      try {
+        return (await t.app.get(RetentionService).runOnce()).usage_counters;
+      } finally {
+        spy.mockRestore();
+      }
+    };
     const counter = (period: 'day' | 'month', startsAt: number) =>
       t.db.query(`INSERT INTO usage_counters (identity_id, period, starts_at, tasks, cost) VALUES ($1, $2, $3, 1, 0)`, [
         identityId,
         period,
         new Date(startsAt),
       ]);
-    // Days: today's and yesterday's are kept (yesterday's for a day after it ended); older ones go.
-    const days = [0, -1, -2, -3, -40].map((ago) => Date.UTC(y, m, d + ago));
-    // Months: this month's is kept; two months back and more go (last month's stays a day into this one).
-    const months = [0, -2, -13].map((ago) => Date.UTC(y, m + ago, 1));
+    // Days: the 1st's and the day before's (last month's last) are kept (the day before's for a day after it ended).
+    const days = [0, -1, -2, -3, -40].map((ago) => Date.UTC(y, m, 1 + ago));
+    // Months: this month's and last month's (a day into this one) are kept; two months back and more go.
+    const months = [0, -1, -2, -13].map((ago) => Date.UTC(y, m + ago, 1));
     for (const at of days) {
       await counter('day', at);
     }
@@ -172,17 +183,21 @@ describe('retention', () => {
           [identityId],
         )) as Array<{ period: string; starts_at: Date }>
       ).map((row) => `${row.period} ${row.starts_at.toISOString()}`);
+    const iso = (at: number) => new Date(at).toISOString();
 
     // RETENTION_BATCH_SIZE is 3: five rows to go are two statements.
-    const pruned = await t.app.get(RetentionService).runOnce();
-    expect(pruned.usage_counters).toBe(5);
+    expect(await runAt(firstNoon)).toBe(5);
     expect(await kept()).toEqual([
-      `day ${new Date(days[0]).toISOString()}`,
-      `day ${new Date(days[1]).toISOString()}`,
-      `month ${new Date(months[0]).toISOString()}`,
+      `day ${iso(days[0])}`,
+      `day ${iso(days[1])}`,
+      `month ${iso(months[0])}`,
+      `month ${iso(months[1])}`,
     ]);
-    // A second pass finds nothing more.
-    expect((await t.app.get(RetentionService).runOnce()).usage_counters).toBe(0);
+    // A second pass at the same time finds nothing more.
+    expect(await runAt(firstNoon)).toBe(0);
+    // A day later, last month has been over for more than a day: its counter goes, as does the day before the 1st's.
+    expect(await runAt(firstNoon + 24 * 3600_000)).toBe(2);
+    expect(await kept()).toEqual([`day ${iso(days[0])}`, `month ${iso(months[0])}`]);
   });
 
   it("a registered kind (the audit log's seam) runs in every pass; one that fails does not stop the others", async () => {

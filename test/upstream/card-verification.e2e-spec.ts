@@ -224,6 +224,23 @@ describe('verified upstream cards', () => {
     });
     const read = await t.http().get(`/api/v1/identities/${agent.handle}/upstream`).set(bearer(acme)).expect(200);
     expect(read.body.card_verification).toMatchObject({ status: 'unsigned' });
+
+    // A key set served wrong (another key under the card's kid), then fixed: a test reads it again (past the 30 s
+    // between fetches), where a forward would keep the set held for up to an hour.
+    served['/fixed-jwks'] = { keys: [other.jwk] };
+    await bridge(agent, { trusted_jwks_uri: `${base}/fixed-jwks` }).expect(200);
+    expect((await test().expect(200)).body.card_verification).toMatchObject({ status: 'failed' });
+    served['/fixed-jwks'] = { keys: [pinned.jwk] };
+    const realNow = Date.now.bind(Date);
+    const spy = jest.spyOn(Date, 'now').mockImplementation(() => realNow() + 31_000);
+    try {
+      expect((await test().expect(200)).body.card_verification).toMatchObject({
+        status: 'verified',
+        kid: 'upstream-2026',
+      });
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('refuses a private key, a key set that is not one, or both ways of pinning', async () => {

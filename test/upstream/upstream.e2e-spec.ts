@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { startApp, type TestApp } from '../support/app';
@@ -286,6 +288,57 @@ describe('upstream (bridged) identities', () => {
       const card = await t.http().get(`/a2a/${bridged.handle}/card`).set('A2A-Version', '1.0').expect(200);
       expect(card.body.supportedInterfaces[0].url).toBe(`${t.baseUrl}/a2a/${bridged.handle}`);
       expect(card.body.skills.map((s: { id: string }) => s.id)).toEqual(['echo']);
+    });
+
+    it('answers a card of the wrong shape with a 4xx naming it, never a 500: test, PUT and import-card', async () => {
+      let served: object = {};
+      const server = createServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(served));
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/a2a`;
+      const cardUrl = `${url}/card.json`;
+      const good = {
+        name: 'Shaped',
+        description: 'A card.',
+        version: '1.0.0',
+        capabilities: {},
+        defaultInputModes: ['text/plain'],
+        defaultOutputModes: ['text/plain'],
+        skills: [{ id: 's', name: 'S', description: 'A skill.', tags: ['t'] }],
+        supportedInterfaces: [{ url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
+      };
+      const org = await signup(t, 'Hostile Cards');
+      const other = await enabledAgent(t, org);
+      const path = `/api/v1/identities/${other.handle}/upstream`;
+      try {
+        served = good;
+        await t.http().put(path).set(bearer(org)).send({ url, card_url: cardUrl }).expect(200);
+        const hostile: Array<[object, string]> = [
+          [{ ...good, name: 5 }, 'name is not text'],
+          [{ ...good, version: 1 }, 'version is not text'],
+          [{ ...good, supportedInterfaces: { url, protocolBinding: 'JSONRPC' } }, 'supportedInterfaces'],
+          [{ ...good, skills: [5] }, 'skills'],
+        ];
+        for (const [card, reason] of hostile) {
+          served = card;
+          const tested = await t.http().post(`${path}/test`).set(bearer(org)).send({ url, card_url: cardUrl });
+          expect(tested.status).toBe(200);
+          expect(tested.body).toMatchObject({
+            reachable: false,
+            reason: expect.stringContaining(reason),
+            card: null,
+            forward_to: null,
+            problem: { code: 'upstream_card_unreachable', detail: expect.stringContaining(reason) },
+          });
+          const put = await t.http().put(path).set(bearer(org)).send({ url, card_url: cardUrl });
+          expect([put.status, put.body.code]).toEqual([422, 'upstream_card_unreachable']);
+          const imported = await t.http().post(`${path}/import-card`).set(bearer(org));
+          expect([imported.status, imported.body.code]).toEqual([422, 'upstream_card_unreachable']);
+        }
+      } finally {
+        await new Promise((resolve) => server.close(resolve));
+      }
     });
   });
 
