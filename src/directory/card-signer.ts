@@ -62,6 +62,8 @@ export class CardSigner implements OnModuleInit {
   private readonly jku: string;
   /** The published public keys by kid (current and previous), and when they were read. */
   private published: { keys: Map<string, { key: KeyObject; alg: Algorithm }>; readAt: number } | null = null;
+  /** The read of the published keys under way: requests that need them meanwhile share it. */
+  private publishedRead: Promise<Map<string, { key: KeyObject; alg: Algorithm }>> | null = null;
 
   constructor(
     private readonly db: Database,
@@ -112,6 +114,7 @@ export class CardSigner implements OnModuleInit {
       const key = await this.install(tx, await generateKey(), 'generated');
       this.cached = { key, readAt: Date.now() };
       this.published = null;
+      this.publishedRead = null;
       return { kid: key.kid, previous: previous?.kid ?? null };
     });
   }
@@ -161,15 +164,30 @@ export class CardSigner implements OnModuleInit {
     if ((known && age < KEY_REFRESH_MS) || (!known && age < UNKNOWN_KID_REFRESH_MS)) {
       return known ?? null;
     }
-    const rows = await this.repository.publishedSigningKeys();
-    const keys = new Map(
-      rows.flatMap((row) => {
-        const key = publicKeyFromJwk(row.publicJwk, [row.algorithm]);
-        return key ? [[row.kid, { key, alg: row.algorithm }] as const] : [];
-      }),
-    );
-    this.published = { keys, readAt: Date.now() };
-    return keys.get(kid) ?? null;
+    return (await this.readPublished()).get(kid) ?? null;
+  }
+
+  /** Reads the published keys again; requests arriving while it runs share the one read. */
+  private readPublished(): Promise<Map<string, { key: KeyObject; alg: Algorithm }>> {
+    if (!this.publishedRead) {
+      const read = this.repository.publishedSigningKeys().then((rows) => {
+        const keys = new Map(
+          rows.flatMap((row) => {
+            const key = publicKeyFromJwk(row.publicJwk, [row.algorithm]);
+            return key ? [[row.kid, { key, alg: row.algorithm }] as const] : [];
+          }),
+        );
+        this.published = { keys, readAt: Date.now() };
+        return keys;
+      });
+      const shared = read.finally(() => {
+        if (this.publishedRead === shared) {
+          this.publishedRead = null;
+        }
+      });
+      this.publishedRead = shared;
+    }
+    return this.publishedRead;
   }
 
   /** The keys a verifier may meet: the current one, then the previous one. */
