@@ -78,7 +78,7 @@ export function publicKeyFromJwk(jwk: JsonWebKey, allowed: readonly JwsAlgorithm
 }
 
 /** The most keys a JWK Set given to the service holds (a trust's `jwks`, an upstream's `trusted_keys`). */
-export const MAX_JWK_SET_KEYS = 20;
+const MAX_JWK_SET_KEYS = 20;
 /** JWK members that only a private (or symmetric) key has. */
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 /** The members of a public signing key that are kept of a key given (RFC 7517 §4, RFC 7518 §6): no others are stored. */

@@ -8,7 +8,7 @@ import { trustedJwksFetch } from '../upstream/trusted-jwks-fetch';
 /** Inline key sets kept parsed (one per trust), so that a token's next request checks no signature again. */
 const INLINE_SETS = 1_000;
 /** The most a trust's inline `jwks` may take as JSON: 20 keys with room to spare. */
-export const MAX_INLINE_JWKS_LENGTH = 64 * 1024;
+const MAX_INLINE_JWKS_LENGTH = 64 * 1024;
 
 /**
  * A trust's inline `jwks` as saved: a JWK Set of 1 to 20 public signing keys of the

@@ -74,7 +74,6 @@ export class TokenService {
     return { access_token: accessToken, token_type: 'Bearer', expires_in: exp - now, scope: principal.kind };
   }
 
-  /** The key the client authenticates with, active and with that id; `invalid_client` otherwise. */
   /**
    * RFC 8693 token exchange (docs/api.md §17): a trusted issuer's JWT, verified as it is
    * as a bearer token, for a service token that acts as it does — the mapped identity's
@@ -133,6 +132,7 @@ export class TokenService {
     };
   }
 
+  /** The key the client authenticates with, active and with that id; `invalid_client` otherwise. */
   private async client(request: ClientCredentialsRequest): Promise<KeyPrincipal> {
     let principal: KeyPrincipal | null;
     try {
