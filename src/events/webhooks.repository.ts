@@ -21,7 +21,6 @@ export interface NewWebhook {
 /** The columns a PATCH may change. */
 export type WebhookChanges = Partial<Pick<Webhook, 'url' | 'events' | 'description' | 'status' | 'failingSince'>>;
 
-/** What a caller may see: its organization's webhooks, or for an agent key only its own identity's. */
 /** One hour of an organization's webhook deliveries (docs/api.md §13, "The overview"). */
 export interface DeliveryHour {
   hour: number;
@@ -30,8 +29,10 @@ export interface DeliveryHour {
   retrying: number;
 }
 
+/** A webhook failing since `failingSince` (the overview's attention list). */
 export type FailingWebhook = Pick<Webhook, 'id' | 'url' | 'status'> & { failingSince: Date };
 
+/** What a caller may see: its organization's webhooks, or for an agent key only its own identity's. */
 export interface WebhookScope {
   organizationId: string;
   identityId: string | null;

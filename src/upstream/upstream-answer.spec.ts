@@ -72,6 +72,36 @@ describe('AnswerReader', () => {
     );
   });
 
+  it('takes the usage an answer reports only with the update that ends the task, the event’s before its message’s', () => {
+    const usage = (input_tokens: number) => ({ usage: { input_tokens, output_tokens: 1 } });
+    const update = (state: string, metadata?: object, messageMetadata?: object) =>
+      new AnswerReader(256 * 1024).event(
+        event({
+          statusUpdate: {
+            taskId: 'up',
+            contextId: 'ctx',
+            status: {
+              state,
+              message: { messageId: 'm', role: 'ROLE_AGENT', parts: [text('x')], metadata: messageMetadata },
+            },
+            metadata,
+          },
+        }),
+      );
+    // A working update's report is not the task's: none is taken.
+    expect(update('TASK_STATE_WORKING', usage(5))).not.toHaveProperty('usage');
+    expect(update('TASK_STATE_COMPLETED', usage(5), usage(9))?.usage).toEqual({
+      inputTokens: 5,
+      outputTokens: 1,
+      cost: null,
+    });
+    expect(update('TASK_STATE_FAILED', undefined, usage(9))?.usage).toMatchObject({ inputTokens: 9 });
+    // A malformed report is none, and the next place is read.
+    expect(update('TASK_STATE_COMPLETED', { usage: { input_tokens: -1 } }, usage(9))?.usage).toMatchObject({
+      inputTokens: 9,
+    });
+  });
+
   it('turns the ledger’s refusals of an answer into AnswerRefused, and leaves other errors alone', () => {
     const limit = new AppError(
       409,

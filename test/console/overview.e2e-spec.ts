@@ -183,6 +183,15 @@ describe('Overview, live events and empty states in the Console', () => {
     // Bad input is a 400 naming the field; an agent key may not read it.
     const bad = await t.http().get('/api/v1/overview?hours=0').set(bearer(acme)).expect(400);
     expect(bad.body.errors[0].field).toBe('hours');
+    const overWeek = await t.http().get('/api/v1/overview?hours=169').set(bearer(acme)).expect(400);
+    expect(overWeek.body.errors[0].field).toBe('hours');
+    // `hours` whole hours ending with the current one, one entry each, from `since`.
+    const week = (await t.http().get('/api/v1/overview?hours=168').set(bearer(acme)).expect(200)).body;
+    expect(week.series).toHaveLength(168);
+    expect(week.series[0].hour).toBe(week.since);
+    expect(Date.parse(week.series[167].hour) - Date.parse(week.since)).toBe(167 * 3_600_000);
+    expect(Date.parse(week.series[167].hour)).toBeLessThanOrEqual(Date.now());
+    expect(Date.now() - Date.parse(week.series[167].hour)).toBeLessThan(2 * 3_600_000);
     await t.http().get('/api/v1/overview').set(apiKey(worker.key)).expect(403);
 
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Overview' }).click();

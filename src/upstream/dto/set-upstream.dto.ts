@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsObject, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { Nested, Optional } from '../../common/validation';
+import { MAX_URL_LENGTH } from '../../events/address-policy';
 
 export const UPSTREAM_VERSIONS = ['1.0', '0.3'] as const;
 export type UpstreamVersion = (typeof UPSTREAM_VERSIONS)[number];
@@ -36,16 +37,19 @@ export class UpstreamAuthDto {
 export class SetUpstreamDto {
   @ApiProperty({
     description: "The upstream agent's A2A endpoint (https; the webhook URL rules apply).",
-    maxLength: 2048,
+    maxLength: MAX_URL_LENGTH,
   })
   @IsString()
-  @MaxLength(2048)
+  @MaxLength(MAX_URL_LENGTH)
   url: string;
 
-  @ApiPropertyOptional({ description: 'Its Agent Card; default `<url>/.well-known/agent-card.json`.', maxLength: 2048 })
+  @ApiPropertyOptional({
+    description: 'Its Agent Card; default `<url>/.well-known/agent-card.json`.',
+    maxLength: MAX_URL_LENGTH,
+  })
   @Optional()
   @IsString()
-  @MaxLength(2048)
+  @MaxLength(MAX_URL_LENGTH)
   card_url?: string;
 
   @ApiPropertyOptional({ enum: UPSTREAM_VERSIONS, description: 'Default: from its card.' })
@@ -79,12 +83,12 @@ export class SetUpstreamDto {
   trusted_keys?: object;
 
   @ApiPropertyOptional({
-    maxLength: 2048,
+    maxLength: MAX_URL_LENGTH,
     description:
       "Where the upstream's JWK Set is read (https; the webhook URL rules apply) each time its card is verified. Not with `trusted_keys`.",
   })
   @Optional()
   @IsString()
-  @MaxLength(2048)
+  @MaxLength(MAX_URL_LENGTH)
   trusted_jwks_uri?: string;
 }

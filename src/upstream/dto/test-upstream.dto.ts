@@ -1,8 +1,7 @@
 import { ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import { ValidateBy, ValidateIf } from 'class-validator';
+import { MAX_URL_LENGTH } from '../../events/address-policy';
 import { SetUpstreamDto } from './set-upstream.dto';
-
-const MAX_URL = 2048;
 
 /**
  * `POST /api/v1/identities/{handle}/upstream/test` (docs/api.md §14): the body of a PUT,
@@ -12,18 +11,18 @@ const MAX_URL = 2048;
 export class TestUpstreamDto extends OmitType(SetUpstreamDto, ['url'] as const) {
   @ApiPropertyOptional({
     description: "The upstream agent's A2A endpoint, as for PUT. Absent (with every other field): the saved upstream.",
-    maxLength: MAX_URL,
+    maxLength: MAX_URL_LENGTH,
   })
   @ValidateIf((dto: object, value: unknown) => value !== undefined || Object.values(dto).some((f) => f !== undefined))
   @ValidateBy({
     name: 'upstreamUrl',
     validator: {
-      validate: (value: unknown) => typeof value === 'string' && value.length <= MAX_URL,
+      validate: (value: unknown) => typeof value === 'string' && value.length <= MAX_URL_LENGTH,
       // One message for the field, whichever way it is wrong.
       defaultMessage: (args) =>
         args?.value === undefined
           ? 'url is required when other fields are given (an empty body tests the saved upstream)'
-          : `url must be a string of at most ${MAX_URL} characters`,
+          : `url must be a string of at most ${MAX_URL_LENGTH} characters`,
     },
   })
   url?: string;
