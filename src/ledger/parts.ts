@@ -1,3 +1,4 @@
+import { isObject } from '../common/json-object';
 import type { FieldError } from '../common/app-error';
 
 /**
@@ -45,9 +46,6 @@ const V03_KEYS: Record<string, string[]> = {
 };
 const FILE_KEYS = ['bytes', 'uri', 'mimeType', 'name'];
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function isUrl(value: unknown): value is string {
   if (typeof value !== 'string') {

@@ -1,3 +1,4 @@
+import { isObject } from '../common/json-object';
 import {
   Part,
   Role,
@@ -164,9 +165,6 @@ export function fromA2AMessage(message: Message | undefined): NewMessage {
     referenceTaskIds,
   };
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function stringList(value: unknown, field: string, errors: FieldError[]): string[] {
   if (value == null) {

@@ -1,3 +1,4 @@
+import { isObject } from '../common/json-object';
 import type { FieldError } from '../common/app-error';
 import type { A2AVersion } from '../ledger/entities/push-notification-config.entity';
 import { parsePart } from '../ledger/parts';
@@ -27,8 +28,6 @@ interface Member {
 
 const fail = (errors: FieldError[], field: string, message: string) =>
   errors.push({ field, message: `${field} ${message}` });
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const string: Check = (value, path, errors) =>
   void (typeof value !== 'string' && fail(errors, path, 'must be a string'));

@@ -1,4 +1,5 @@
 import type { AgentCard } from '@a2a-js/sdk';
+import { isObject } from '../common/json-object';
 
 /*
  * An upstream's Agent Card is the upstream's JSON: its members may be of any type, whatever
@@ -18,9 +19,6 @@ export function clip(value: unknown, max: number): string {
 export function listOf<T>(value: T[] | undefined): T[] {
   return Array.isArray(value) ? value : [];
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Why a card read is not an Agent Card the service can use (`name`, `description`,

@@ -1,3 +1,5 @@
+import { isObject } from '../common/json-object';
+
 /**
  * What the forwarder's `fetch` forgives in an upstream's answers: deviations from A2A
  * seen from software in the field, each repaired before the SDK's client reads the
@@ -111,8 +113,4 @@ function kindOf(result: Record<string, unknown>): string | null {
     return 'artifact-update';
   }
   return null;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

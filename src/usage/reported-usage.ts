@@ -1,3 +1,4 @@
+import { isObject } from '../common/json-object';
 import { AMOUNT_PATTERN, CURRENCY_PATTERN } from '../common/money';
 import type { ReportedUsage } from './usage.repository';
 
@@ -47,8 +48,4 @@ export function usageInMetadata(metadata: unknown): ReportedUsage | null {
     return null;
   }
   return { inputTokens: inputTokens!, outputTokens: outputTokens!, cost };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
