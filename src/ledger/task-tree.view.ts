@@ -1,12 +1,8 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import type { MoneyView } from '../common/money';
 import type { NodeUsage, TopTreeRecord, TreeNodeRecord, TreeTotalsRecord } from './task-tree.repository';
 import { toParticipantView, type ParticipantView } from './ledger.view';
 import { TASK_STATES, type TaskState } from './task-state';
-
-export interface MoneyView {
-  amount: string;
-  currency: string;
-}
 
 export interface NodeUsageView {
   input_tokens: number;
