@@ -1,6 +1,7 @@
 import {
   decide,
   effectiveRule,
+  sideStance,
   type AdmissionParty,
   type AdmissionReason,
   type PeerType,
@@ -552,6 +553,29 @@ describe('admission decision (docs/api.md §6)', () => {
         approval: ['worker'],
         decidedBy: null,
       });
+    });
+  });
+
+  describe("a side's stance (the check's own_stance, docs/api.md §6 steps 2 and 5)", () => {
+    // Written from the contract: a block rule blocks whatever the mode; an allow rule permits;
+    // an ask rule asks; with no rule, the filter mode answers (blacklist permits, approval asks,
+    // whitelist refuses).
+    const table: ReadonlyArray<[RuleAction | null, 'whitelist' | 'blacklist' | 'approval', string]> = [
+      ['block', 'whitelist', 'blocks'],
+      ['block', 'blacklist', 'blocks'],
+      ['block', 'approval', 'blocks'],
+      ['allow', 'whitelist', 'permits'],
+      ['allow', 'blacklist', 'permits'],
+      ['allow', 'approval', 'permits'],
+      ['ask', 'whitelist', 'asks'],
+      ['ask', 'blacklist', 'asks'],
+      ['ask', 'approval', 'asks'],
+      [null, 'whitelist', 'refuses'],
+      [null, 'blacklist', 'permits'],
+      [null, 'approval', 'asks'],
+    ];
+    it.each(table)('%s rule in %s mode: %s', (action, filterMode, stance) => {
+      expect(sideStance(action === null ? null : { action }, { filterMode })).toBe(stance);
     });
   });
 });

@@ -38,7 +38,6 @@ export type NewDecision = Omit<AdmissionDecisionRecord, 'id' | 'createdAt'>;
 /** A new contact rule (id and times are the database's). */
 export type NewContactRule = Omit<ContactRule, 'id' | 'createdAt' | 'updatedAt'>;
 
-/** Whose denials a decisions list shows: an organization's (either side) or one identity's. */
 /** One hour of an organization's admission denials (docs/api.md §13, "The overview"). */
 export interface DenialHour {
   hour: number;
@@ -46,6 +45,7 @@ export interface DenialHour {
   outbound: number;
 }
 
+/** Whose denials a decisions list shows: an organization's (either side) or one identity's. */
 export type DecisionScope = { organizationId: string } | { identityId: string };
 
 const RULE_COLUMNS = sql.raw(

@@ -6,6 +6,12 @@ export const AMOUNT_PATTERN = /^(0|[1-9][0-9]{0,14})(\.[0-9]{1,9})?$/;
 /** ISO 4217: three capital letters. */
 export const CURRENCY_PATTERN = /^[A-Z]{3}$/;
 
+/** An amount of money as views show it: a decimal string and its ISO 4217 currency (docs/api.md §18). */
+export interface MoneyView {
+  amount: string;
+  currency: string;
+}
+
 /** An amount of money, as the reply's `usage.cost` and the monthly budget give it (docs/api.md §18). */
 export class MoneyDto {
   @ApiProperty({ example: '12.50', description: 'A decimal string (up to 15 digits, 9 decimals).' })

@@ -1,11 +1,8 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import type { MoneyView } from '../common/money';
 import type { NodeUsage, TopTreeRecord, TreeNodeRecord, TreeTotalsRecord } from './task-tree.repository';
+import { toParticipantView, type ParticipantView } from './ledger.view';
 import { TASK_STATES, type TaskState } from './task-state';
-
-export interface MoneyView {
-  amount: string;
-  currency: string;
-}
 
 export interface NodeUsageView {
   input_tokens: number;
@@ -18,12 +15,6 @@ export interface NodeUsageView {
   state_ms: Record<string, number> | null;
 }
 
-interface PartyView {
-  id: string;
-  agent_handle: string;
-  organization_id: string;
-}
-
 /**
  * A node of a delegation tree (docs/api.md §18): a task the caller may see in full, or
  * an opaque one (`opaque: true`) — its state and usage, never its id, pair or messages.
@@ -33,8 +24,8 @@ export interface TreeNodeView {
   id?: string;
   depth: number;
   state: TaskState;
-  requester?: PartyView;
-  worker?: PartyView;
+  requester?: ParticipantView;
+  worker?: ParticipantView;
   created_at?: string;
   updated_at?: string;
   usage: NodeUsageView;
@@ -69,8 +60,8 @@ export interface TaskTreeView {
 export interface TopTreeView {
   /** The root task (open its tree with `GET /api/v1/tasks/{id}/tree`). */
   id: string;
-  requester: PartyView;
-  worker: PartyView;
+  requester: ParticipantView;
+  worker: ParticipantView;
   state: TaskState;
   created_at: string;
   tasks: number;
@@ -98,12 +89,6 @@ function toUsageView(usage: NodeUsage): NodeUsageView {
   };
 }
 
-const party = (p: TreeNodeRecord['requester']): PartyView => ({
-  id: p.id,
-  agent_handle: p.handle,
-  organization_id: p.organizationId,
-});
-
 /** A node as the caller may see it: whole, or opaque. */
 export function toTreeNodeView(node: TreeNodeRecord): TreeNodeView {
   if (!node.visible) {
@@ -113,8 +98,8 @@ export function toTreeNodeView(node: TreeNodeRecord): TreeNodeView {
     id: node.id,
     depth: node.depth,
     state: node.state,
-    requester: party(node.requester),
-    worker: party(node.worker),
+    requester: toParticipantView(node.requester),
+    worker: toParticipantView(node.worker),
     created_at: node.createdAt.toISOString(),
     updated_at: node.updatedAt.toISOString(),
     usage: toUsageView(node.usage),
@@ -137,8 +122,8 @@ export function toTreeTotalsView(totals: TreeTotalsRecord): TreeTotalsView {
 export function toTopTreeView(tree: TopTreeRecord): TopTreeView {
   return {
     id: tree.id,
-    requester: party(tree.requester),
-    worker: party(tree.worker),
+    requester: toParticipantView(tree.requester),
+    worker: toParticipantView(tree.worker),
     state: tree.state,
     created_at: tree.createdAt.toISOString(),
     tasks: tree.tasks,
@@ -170,7 +155,7 @@ class NodeUsageSchema implements NodeUsageView {
 }
 
 @ApiSchema({ name: 'TreeParty' })
-class TreePartySchema implements PartyView {
+class TreePartySchema implements ParticipantView {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty() agent_handle: string;
   @ApiProperty({ format: 'uuid' }) organization_id: string;
@@ -183,8 +168,8 @@ export class TreeNodeSchema implements TreeNodeView {
   @ApiPropertyOptional({ format: 'uuid' }) id?: string;
   @ApiProperty() depth: number;
   @ApiProperty({ enum: TASK_STATES }) state: TaskState;
-  @ApiPropertyOptional({ type: TreePartySchema }) requester?: PartyView;
-  @ApiPropertyOptional({ type: TreePartySchema }) worker?: PartyView;
+  @ApiPropertyOptional({ type: TreePartySchema }) requester?: ParticipantView;
+  @ApiPropertyOptional({ type: TreePartySchema }) worker?: ParticipantView;
   @ApiPropertyOptional({ format: 'date-time' }) created_at?: string;
   @ApiPropertyOptional({ format: 'date-time' }) updated_at?: string;
   @ApiProperty({ type: NodeUsageSchema }) usage: NodeUsageView;
@@ -217,8 +202,8 @@ export class TaskTreeSchema implements TaskTreeView {
 @ApiSchema({ name: 'TopTree' })
 class TopTreeSchema implements TopTreeView {
   @ApiProperty({ format: 'uuid', description: 'The root task.' }) id: string;
-  @ApiProperty({ type: TreePartySchema }) requester: PartyView;
-  @ApiProperty({ type: TreePartySchema }) worker: PartyView;
+  @ApiProperty({ type: TreePartySchema }) requester: ParticipantView;
+  @ApiProperty({ type: TreePartySchema }) worker: ParticipantView;
   @ApiProperty({ enum: TASK_STATES, description: "The root task's state." }) state: TaskState;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ description: 'The root and its descendants.' }) tasks: number;

@@ -7,7 +7,7 @@ import { failureOf } from '../database/errors';
 import type { WriteBatch } from '../database/write-batch';
 import { EventsService } from '../events/events.service';
 import { Metrics } from '../metrics/metrics';
-import { UsageRepository, type CounterState, type ReportedUsage } from './usage.repository';
+import { periodsOf, UsageRepository, type CounterState, type ReportedUsage } from './usage.repository';
 
 /** The SQLSTATE of a send over its requester's budget (a2a_quota_check). */
 export const QUOTA_EXCEEDED = 'QUOTA';
@@ -118,7 +118,8 @@ export class UsageMeter {
       if (!(await this.repository.claimThreshold(requester.id, state.period, state.startsAt, level, tx))) {
         return;
       }
-      const ends = state.period === 'day' ? nextDay(state.startsAt) : nextMonth(state.startsAt);
+      const { dayEnd, monthEnd } = periodsOf(state.startsAt);
+      const ends = state.period === 'day' ? dayEnd : monthEnd;
       await this.events.emit(tx, {
         type: 'usage.threshold',
         organizationId: requester.organizationId,
@@ -149,12 +150,4 @@ export function quotaRefusal(error: unknown): AppError | null {
     headers: { 'Retry-After': String(seconds) },
     data: { resets_at: resetsAt },
   });
-}
-
-function nextDay(start: Date): Date {
-  return new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate() + 1));
-}
-
-function nextMonth(start: Date): Date {
-  return new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1));
 }

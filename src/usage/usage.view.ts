@@ -1,12 +1,7 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { decimal } from '../common/money';
+import { decimal, type MoneyView } from '../common/money';
 import { MoneySchema } from '../identities/identity.view';
 import type { UsageGroup, UsageRow } from './usage.repository';
-
-export interface MoneyView {
-  amount: string;
-  currency: string;
-}
 
 /** Totals of tasks that ended (docs/api.md §18). */
 export interface UsageTotalsView {

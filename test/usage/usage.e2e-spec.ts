@@ -411,6 +411,11 @@ describe('usage', () => {
         expect.objectContaining({ budget: 'monthly_cost_budget', threshold: 100, used: '1' }),
       ]),
     );
+    // A month's threshold names its month: from its first day to the next month's (UTC).
+    const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
+    for (const event of thresholds) {
+      expect(event.data).toMatchObject({ period_start: monthStart, resets_at: monthEnd });
+    }
   });
 
   it('counts reported tokens and cost, and quota refusals, in Prometheus', async () => {
