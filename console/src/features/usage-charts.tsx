@@ -10,7 +10,7 @@ type Group = Usage['groups'][number];
 type Role = Group['role'];
 
 /** The page's range and identity, as the API takes them; `filters` keys the cache (`from` moves with the clock). */
-export interface UsageChartsProps {
+interface UsageChartsProps {
   from: string;
   identity?: string;
   filters: { days: string; identity: string };
