@@ -4,6 +4,16 @@ import 'uplot/dist/uPlot.min.css';
 
 const plain = (value: number) => String(value);
 
+/** The charts' colors (the Console's own, each ≥ 3:1 on white), for their series and axes. */
+export const PALETTE = {
+  blue: '#1f5fbf',
+  green: '#1a7f37',
+  orange: '#b54708',
+  red: '#b42318',
+  grey: '#5b6572',
+  purple: '#6941c6',
+};
+
 export interface ChartSeries {
   label: string;
   color: string;
@@ -72,8 +82,8 @@ export function Chart({
       ...(period === 'day' ? { tzDate: (ts: number) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC') } : {}),
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(max, top)] } },
       axes: [
-        { stroke: '#5b6572', grid: { stroke: '#eef0f3' } },
-        { stroke: '#5b6572', grid: { stroke: '#eef0f3' }, size: 72, values: (_u, ticks) => ticks.map(format) },
+        { stroke: PALETTE.grey, grid: { stroke: '#eef0f3' } },
+        { stroke: PALETTE.grey, grid: { stroke: '#eef0f3' }, size: 72, values: (_u, ticks) => ticks.map(format) },
       ],
       series: [
         {},

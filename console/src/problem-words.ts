@@ -42,7 +42,7 @@ export const PROBLEM_WORDS: Record<string, { words: string; field?: string }> = 
 };
 
 /** An API field name as a person reads it: `current_password` → "Current password", `peer.handle` → "Peer handle". */
-export function fieldWords(field: string): string {
+function fieldWords(field: string): string {
   const words = field.replace(/\[\d+\]|\.\d+/g, '').replace(/[._]/g, ' ');
   return words.charAt(0).toUpperCase() + words.slice(1);
 }

@@ -192,5 +192,12 @@ describe('Usage and delegation trees in the Console', () => {
     await planner.waitFor(WAIT);
     expect(await page.getByLabel('Group by').inputValue()).toBe('identity');
     await ui.shot(page, 'console-usage');
+    // A grouping the API does not know (an edited or old link): the table and its CSV by day.
+    await page.goto(ui.url('/usage?group_by=team'));
+    await page.getByRole('heading', { name: 'By day', level: 2 }).waitFor(WAIT);
+    expect(await page.getByLabel('Group by').inputValue()).toBe('day');
+    expect(await page.getByRole('link', { name: 'Download as CSV' }).getAttribute('href')).toMatch(
+      /^\/api\/v1\/usage\?group_by=day&/,
+    );
   });
 });

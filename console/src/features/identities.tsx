@@ -128,7 +128,7 @@ export function IdentitiesPage() {
                     </td>
                     <td>{identity.display_name || '—'}</td>
                     <td>
-                      <span className={`badge ${identityState(identity).badge}`}>{identityState(identity).label}</span>
+                      <StateBadge identity={identity} />
                     </td>
                   </tr>
                 ))}
@@ -273,14 +273,15 @@ function ClaimIdentity() {
 }
 
 /** An identity's state as the list and its page name it: deleted before anything else. */
-export function identityState(identity: Identity): { label: string; badge: string } {
+function StateBadge({ identity }: { identity: Identity }) {
   if (identity.status === 'deleted') {
-    return { label: 'deleted', badge: 'deleted' };
+    return <span className="badge deleted">deleted</span>;
   }
   const enabled = identity.enabled ? 'enabled' : 'disabled';
-  return identity.claimed
-    ? { label: enabled, badge: enabled }
-    : { label: `unclaimed · ${enabled}`, badge: 'unclaimed' };
+  if (!identity.claimed) {
+    return <span className="badge unclaimed">unclaimed · {enabled}</span>;
+  }
+  return <span className={`badge ${enabled}`}>{enabled}</span>;
 }
 
 export function IdentityPage({ handle }: { handle: string }) {
@@ -313,14 +314,13 @@ export function IdentityPage({ handle }: { handle: string }) {
   }
   const data = identity.data;
   const deleted = data.status === 'deleted';
-  const state = identityState(data);
   return (
     <>
       <p>
         <Link to="/identities">← Identities</Link>
       </p>
       <h1>
-        {data.display_name || data.agent_handle} <span className={`badge ${state.badge}`}>{state.label}</span>
+        {data.display_name || data.agent_handle} <StateBadge identity={data} />
       </h1>
       <p className="muted">
         <code>{data.agent_handle}</code> · {data.claimed ? `claimed ${when(data.claimed_at)}` : 'unclaimed'}

@@ -16,7 +16,7 @@ type AuthType = components['schemas']['UpstreamAuthDto']['type'];
  * The last verification of an upstream's card against its pinned keys (docs/api.md §14,
  * "Verified upstream cards"): a badge, the key that verified it, or why it failed.
  */
-export function VerificationState({ verification }: { verification: CardVerification | null }) {
+function VerificationState({ verification }: { verification: CardVerification | null }) {
   if (!verification) {
     return <span className="muted">Not checked yet: it is checked whenever its card is read.</span>;
   }

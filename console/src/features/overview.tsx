@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import type { components } from '../../../client';
 import { api, call } from '../api';
-import { Chart, type ChartSeries } from '../chart';
+import { Chart, PALETTE, type ChartSeries } from '../chart';
 import { EmptyState, StartAt } from '../empty-state';
 import { Link } from '../router';
 import { ErrorNotice, Loading, Select, when, usePageTitle } from '../ui';
@@ -19,13 +19,13 @@ const WINDOWS: [number, string][] = [
 ];
 
 const COLORS = {
-  completed: '#1a7f37',
-  failed: '#b42318',
-  canceled: '#5b6572',
-  rejected: '#b54708',
-  open: '#1f5fbf',
-  retrying: '#b54708',
-  p95: '#b54708',
+  completed: PALETTE.green,
+  failed: PALETTE.red,
+  canceled: PALETTE.grey,
+  rejected: PALETTE.orange,
+  open: PALETTE.blue,
+  retrying: PALETTE.orange,
+  p95: PALETTE.orange,
 };
 
 type Hour = Overview['series'][number];

@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { useId, useMemo } from 'react';
 import { api, call } from '../api';
-import { Chart, type ChartSeries } from '../chart';
+import { Chart, PALETTE, type ChartSeries } from '../chart';
 import { Link } from '../router';
 import type { TopTrees, Usage } from '../types';
 import { ErrorNotice, Loading, when } from '../ui';
@@ -10,7 +10,7 @@ type Group = Usage['groups'][number];
 type Role = Group['role'];
 
 /** The page's range and identity, as the API takes them; `filters` keys the cache (`from` moves with the clock). */
-export interface UsageChartsProps {
+interface UsageChartsProps {
   from: string;
   identity?: string;
   filters: { days: string; identity: string };
@@ -21,11 +21,11 @@ const DAY_MS = 24 * 3600_000;
 const TOP = 8;
 /** The two sides of a task, as the identities in scope took part in it. */
 const ROLES: [Role, string, string][] = [
-  ['requester', 'Sent', '#1f5fbf'],
-  ['worker', 'Received', '#1a7f37'],
+  ['requester', 'Sent', PALETTE.blue],
+  ['worker', 'Received', PALETTE.green],
 ];
 /** Further currencies' colors, after the first's (the roles' own). */
-const MORE_COLORS = ['#b54708', '#6941c6', '#b42318', '#5b6572'];
+const MORE_COLORS = [PALETTE.orange, PALETTE.purple, PALETTE.red, PALETTE.grey];
 
 /** Costs are often fractions: the cost axis reaches at least the cent. */
 const CENT = 0.01;

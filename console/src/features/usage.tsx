@@ -25,15 +25,15 @@ const GROUPS: Array<[GroupBy, string]> = [
 function queryOf(filters: UsageFilters): { group_by: GroupBy; from: string; identity?: string } {
   const days = Math.min(400, Math.max(1, Number(filters.days) || 30));
   return {
-    group_by: groupOf(filters),
+    group_by: groupOf(filters)[0],
     from: new Date(Date.now() - days * 24 * 3600_000).toISOString(),
     identity: filters.identity || undefined,
   };
 }
 
-/** The grouping asked for, the default when the URL names none the API knows. */
-function groupOf(filters: UsageFilters): GroupBy {
-  return GROUPS.find(([value]) => value === filters.group_by)?.[0] ?? 'day';
+/** The grouping asked for and its name, the default (by day) when the URL names none the API knows. */
+function groupOf(filters: UsageFilters): [GroupBy, string] {
+  return GROUPS.find(([value]) => value === filters.group_by) ?? GROUPS[0];
 }
 
 /**
@@ -45,6 +45,7 @@ export function UsagePage() {
   const [filters, setFilters] = useUrlFilters(DEFAULTS);
   const [draft, setDraft] = useDraft(filters);
   const query = queryOf(filters);
+  const groupLabel = groupOf(filters)[1];
   const usage = useQuery({
     queryKey: ['usage', filters],
     queryFn: () => call<Usage>(api.GET('/api/v1/usage', { params: { query } })),
@@ -68,7 +69,7 @@ export function UsagePage() {
       <form className="filters" onSubmit={apply} aria-label="Usage filters">
         <Select
           label="Group by"
-          value={groupOf(draft)}
+          value={groupOf(draft)[0]}
           onChange={(e) => setDraft({ ...draft, group_by: e.target.value })}
         >
           {GROUPS.map(([value, label]) => (
@@ -99,7 +100,7 @@ export function UsagePage() {
         </a>
       </p>
       <UsageCharts from={query.from} identity={query.identity} filters={filters} />
-      <h2>By {GROUPS.find(([value]) => value === query.group_by)![1].toLowerCase()}</h2>
+      <h2>By {groupLabel.toLowerCase()}</h2>
       {usage.isPending ? (
         <Loading />
       ) : usage.error ? (
@@ -110,7 +111,7 @@ export function UsagePage() {
         <table aria-label="Usage">
           <thead>
             <tr>
-              <th scope="col">{GROUPS.find(([value]) => value === query.group_by)![1]}</th>
+              <th scope="col">{groupLabel}</th>
               <th scope="col">Role</th>
               <th scope="col">Tasks</th>
               <th scope="col">Completed</th>
