@@ -272,6 +272,10 @@ describe('The Console without its rough edges', () => {
     await page.getByLabel('Endpoint URL').fill('http://127.0.0.1:9/hooks/other');
     await page.getByLabel('Description').fill('Only pings now');
     await page.getByLabel('Every event').uncheck();
+    // Every event the API takes can be chosen, the newer ones too.
+    for (const name of ['api_key.expiring', 'approval.requested', 'approval.decided', 'usage.threshold']) {
+      expect(await page.getByLabel(name, { exact: true }).count()).toBe(1);
+    }
     await page.getByLabel('ping', { exact: true }).check();
     await page.getByRole('button', { name: 'Save webhook' }).click();
     await page.getByText('Webhook saved.').waitFor(WAIT);
