@@ -196,11 +196,12 @@ async function rankedPage(db: Database, q: string, scope: Sql[], pageQuery: Page
     return db.rows<RankedRow>(
       sql`
     WITH counted AS MATERIALIZED (
-      SELECT n, t, a_q, b_q, c_q, (SELECT count(*) FROM (SELECT 1 FROM identities i WHERE ${within} AND i.search_vector @@ t
+      -- n: the term's place among the kept terms (1…MAX_TERMS); feedback terms come after.
+      SELECT row_number() OVER (ORDER BY pos) AS n, t, a_q, b_q, c_q, (SELECT count(*) FROM (SELECT 1 FROM identities i WHERE ${within} AND i.search_vector @@ t
                                                            LIMIT ${DF_CAP}::int) d) AS df
-        FROM (SELECT n, ${termQuery('')} AS t, ${termQuery('A')} AS a_q, ${termQuery('B')} AS b_q, ${termQuery('C')} AS c_q
-                FROM unnest(${words}::text[]) WITH ORDINALITY AS u(w, n), ts_lexize('english_stem', w) AS lex
-               WHERE cardinality(lex) > 0 ORDER BY n LIMIT ${MAX_TERMS}::int) x),
+        FROM (SELECT pos, ${termQuery('')} AS t, ${termQuery('A')} AS a_q, ${termQuery('B')} AS b_q, ${termQuery('C')} AS c_q
+                FROM unnest(${words}::text[]) WITH ORDINALITY AS u(w, pos), ts_lexize('english_stem', w) AS lex
+               WHERE cardinality(lex) > 0 ORDER BY pos LIMIT ${MAX_TERMS}::int) x),
     query_terms AS MATERIALIZED (
       SELECT n, t, a_q, b_q, c_q, df, ln(1 + ${DF_CAP}::float8 / greatest(1, df)) AS idf, df > 0 AND df < ${DF_CAP}::int AS rare
         FROM counted),

@@ -119,6 +119,21 @@ describe('ranked search', () => {
     expect(await find({ q: `please could someone write me a short haiku about ${name}` })).toContain(handle);
   });
 
+  it("counts a query's first eight words after stop words, wherever they stand in it", async () => {
+    // Two words each held by more cards than DF_CAP (500): common words find the cards holding all of them.
+    const [left, right] = [letters('wombat'), letters('bilby')];
+    await t.db.query(
+      `INSERT INTO identities (agent_handle, organization_id, claimed_at, enabled, publicly_discoverable, description)
+       SELECT $4 || '-' || g, $2, now(), true, true, 'About ' || CASE WHEN g % 2 = 0 THEN $1 ELSE $3 END || '.'
+         FROM generate_series(1, 1100) g`,
+      [left, acme.organizationId, right, marker('bulk')],
+    );
+    const both = await listed(other, { description: `${left} and ${right}` });
+    expect(await find({ q: `${left} ${right}` })).toEqual([both]);
+    // Seven stop words put the second word ninth in the text: it is still the second word, not a feedback word.
+    expect(await find({ q: `${left} is the one that I want for ${right}` })).toEqual([both]);
+  });
+
   it('never searches admitted skills publicly', async () => {
     const secret = marker('okapi');
     const handle = await listed(acme, {

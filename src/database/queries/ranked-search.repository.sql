@@ -3,15 +3,16 @@
 -- RankedSearchRepository.listPublic
 SELECT set_config('pg_trgm.word_similarity_threshold', $1, true);
 WITH counted AS MATERIALIZED (
-    SELECT n, t, a_q, b_q, c_q, (SELECT count(*) FROM (SELECT 1 FROM identities i WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND i.skill_tags @> ARRAY[lower($1::text)] AND i.skill_input_modes @> ARRAY[lower($2::text)] AND i.search_vector @@ t
+    -- n: the term's place among the kept terms (1…MAX_TERMS); feedback terms come after.
+    SELECT row_number() OVER (ORDER BY pos) AS n, t, a_q, b_q, c_q, (SELECT count(*) FROM (SELECT 1 FROM identities i WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND i.skill_tags @> ARRAY[lower($1::text)] AND i.skill_input_modes @> ARRAY[lower($2::text)] AND i.search_vector @@ t
                                                          LIMIT $3::int) d) AS df
-      FROM (SELECT n, (CASE WHEN w ~ '^[0-9]+$' THEN format('%1$L:* | %2$L:*', w, '-' || w)
+      FROM (SELECT pos, (CASE WHEN w ~ '^[0-9]+$' THEN format('%1$L:* | %2$L:*', w, '-' || w)
                               ELSE format('%L:*', lex[1]) END)::tsquery AS t, (CASE WHEN w ~ '^[0-9]+$' THEN format('%1$L:*A | %2$L:*A', w, '-' || w)
                               ELSE format('%L:*A', lex[1]) END)::tsquery AS a_q, (CASE WHEN w ~ '^[0-9]+$' THEN format('%1$L:*B | %2$L:*B', w, '-' || w)
                               ELSE format('%L:*B', lex[1]) END)::tsquery AS b_q, (CASE WHEN w ~ '^[0-9]+$' THEN format('%1$L:*C | %2$L:*C', w, '-' || w)
                               ELSE format('%L:*C', lex[1]) END)::tsquery AS c_q
-              FROM unnest($4::text[]) WITH ORDINALITY AS u(w, n), ts_lexize('english_stem', w) AS lex
-             WHERE cardinality(lex) > 0 ORDER BY n LIMIT $5::int) x),
+              FROM unnest($4::text[]) WITH ORDINALITY AS u(w, pos), ts_lexize('english_stem', w) AS lex
+             WHERE cardinality(lex) > 0 ORDER BY pos LIMIT $5::int) x),
   query_terms AS MATERIALIZED (
     SELECT n, t, a_q, b_q, c_q, df, ln(1 + $6::float8 / greatest(1, df)) AS idf, df > 0 AND df < $7::int AS rare
       FROM counted),
@@ -148,15 +149,16 @@ updated_at, deleted_at, s.rank_key::text AS rank_key
 -- RankedSearchRepository.listForOrganization
 SELECT set_config('pg_trgm.word_similarity_threshold', $1, true);
 WITH counted AS MATERIALIZED (
-    SELECT n, t, a_q, b_q, c_q, (SELECT count(*) FROM (SELECT 1 FROM identities i WHERE i.organization_id = $1::uuid AND i.enabled = $2::boolean AND i.search_vector @@ t
+    -- n: the term's place among the kept terms (1…MAX_TERMS); feedback terms come after.
+    SELECT row_number() OVER (ORDER BY pos) AS n, t, a_q, b_q, c_q, (SELECT count(*) FROM (SELECT 1 FROM identities i WHERE i.organization_id = $1::uuid AND i.enabled = $2::boolean AND i.search_vector @@ t
                                                          LIMIT $3::int) d) AS df
-      FROM (SELECT n, (CASE WHEN w ~ '^[0-9]+$' THEN format('%1$L:* | %2$L:*', w, '-' || w)
+      FROM (SELECT pos, (CASE WHEN w ~ '^[0-9]+$' THEN format('%1$L:* | %2$L:*', w, '-' || w)
                               ELSE format('%L:*', lex[1]) END)::tsquery AS t, (CASE WHEN w ~ '^[0-9]+$' THEN format('%1$L:*A | %2$L:*A', w, '-' || w)
                               ELSE format('%L:*A', lex[1]) END)::tsquery AS a_q, (CASE WHEN w ~ '^[0-9]+$' THEN format('%1$L:*B | %2$L:*B', w, '-' || w)
                               ELSE format('%L:*B', lex[1]) END)::tsquery AS b_q, (CASE WHEN w ~ '^[0-9]+$' THEN format('%1$L:*C | %2$L:*C', w, '-' || w)
                               ELSE format('%L:*C', lex[1]) END)::tsquery AS c_q
-              FROM unnest($4::text[]) WITH ORDINALITY AS u(w, n), ts_lexize('english_stem', w) AS lex
-             WHERE cardinality(lex) > 0 ORDER BY n LIMIT $5::int) x),
+              FROM unnest($4::text[]) WITH ORDINALITY AS u(w, pos), ts_lexize('english_stem', w) AS lex
+             WHERE cardinality(lex) > 0 ORDER BY pos LIMIT $5::int) x),
   query_terms AS MATERIALIZED (
     SELECT n, t, a_q, b_q, c_q, df, ln(1 + $6::float8 / greatest(1, df)) AS idf, df > 0 AND df < $7::int AS rare
       FROM counted),
