@@ -9,10 +9,11 @@ import { IdentitiesRepository } from './identities.repository';
 import { RankedSearchRepository } from './ranked-search.repository';
 import { IdentitiesService } from './identities.service';
 import { IdentitySearchService } from './identity-search.service';
+import { IdentitySearchTerm } from './identity-search-term.entity';
 import { Identity } from './identity.entity';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Identity]), KeysModule, EventsModule],
+  imports: [TypeOrmModule.forFeature([Identity, IdentitySearchTerm]), KeysModule, EventsModule],
   controllers: [IdentitiesController, AgentSignupController],
   providers: [
     IdentitiesRepository,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { isUuid } from '../common/parse-id.pipe';
-import { keyset, type KeysetOrder, type PageQuery } from '../common/pagination';
+import { keyset, type Keyset, type KeysetOrder, type PageQuery } from '../common/pagination';
 import { Database } from '../database/database';
 import { DummyValue, GenerateSql } from '../database/generate-sql';
 import { sql, type Sql } from '../database/sql';
@@ -129,7 +129,8 @@ export class RankedSearchRepository {
     params: [{ q: 'invoice reconciliation', tag: DummyValue.STRING, inputMode: 'image/png' }, EXAMPLE_PAGE],
   })
   async listPublic(filters: PublicFilters & { q: string }, pageQuery: PageQuery): Promise<IdentityPage> {
-    return rankedPage(this.db, filters.q, [PUBLICLY_LISTED, ...cardFilterConditions(filters)], pageQuery);
+    const within = sql.join([PUBLICLY_LISTED, ...cardFilterConditions(filters)], ' AND ');
+    return rankedPage(this.db, filters.q, { within, indexed: true }, pageQuery);
   }
 
   /** One organization's identities ranked by relevance to `q`, whatever their state. */
@@ -139,76 +140,102 @@ export class RankedSearchRepository {
     filters: OrganizationFilters & { q: string },
     pageQuery: PageQuery,
   ): Promise<IdentityPage> {
-    return rankedPage(
-      this.db,
-      filters.q,
+    const within = sql.join(
       [sql`i.organization_id = ${organizationId}::uuid`, ...organizationConditions(filters)],
-      pageQuery,
+      ' AND ',
     );
+    return rankedPage(this.db, filters.q, { within, indexed: false }, pageQuery);
   }
 }
 
-/** A term's tsquery: the word's English stem as a prefix (a number also as `-N`, as handles hold it), in weight class `cls` ('' any). */
-function termQuery(cls: '' | 'A' | 'B' | 'C'): Sql {
-  return sql.raw(`(CASE WHEN w ~ '^[0-9]+$' THEN format('%1$L:*${cls} | %2$L:*${cls}', w, '-' || w)
-                                ELSE format('%L:*${cls}', lex[1]) END)::tsquery`);
+/**
+ * Where a search looks: the condition on its cards (`i`), and whether the word index
+ * (identity_search_terms: the publicly listed cards' words) holds them — the public
+ * directory's do; an organization's, whatever their state, are read from its own rows.
+ */
+interface SearchScope {
+  within: Sql;
+  indexed: boolean;
 }
+
+/** A term of the query, or of feedback, as the first statement (termsStatement) reads it. */
+interface TermRow {
+  /** 1…MAX_TERMS: the query's words; above: feedback's. */
+  n: number;
+  /** tsqueries: the term anywhere, in class A (names), B (skill ids, tags), C (skill texts). */
+  t: string;
+  a_q: string;
+  b_q: string;
+  c_q: string;
+  /** Cards holding it, counted up to DF_CAP. */
+  df: number;
+  /** Its weight: ln(1 + DF_CAP / df), × FEEDBACK_WEIGHT for feedback's words. */
+  idf: number;
+  /** The exact words (lexemes) its prefix matches in the word index; null when more than MAX_EXPANSIONS, or no index. */
+  lexemes: string[] | null;
+}
+
+/** How many exact words a term's prefix may stand for (MAX_EXPANSIONS per stem), past which it stays a prefix. */
+const MAX_EXPANSIONS = 16;
+
+/** How deep a walk of one word's cards goes (in rank order) to find QUICK_CANDIDATES within the scope. */
+const WALK_DEPTH = 2_000;
+
+/** The least code point above every other: `stem || TOP` bounds the words starting with `stem`. */
+const TOP = 'chr(1114111)';
 
 /**
- * A card's quick score, without ts_rank or trigrams: for each term, by its IDF, whether the
- * card holds it (COVERAGE) and the weight of the best class of fields that holds it.
+ * The first statement of a search: the query's terms (its first MAX_TERMS words that are
+ * not stop words, each an English stem as a prefix; a number also as `-N`, as handles
+ * hold it), how many cards hold each, and feedback's words when they find few cards.
  */
-function quickScore(terms: number): Sql {
-  const [d, c, b, a] = RANKING.weights.slice(1, -1).split(',').map(Number);
-  const each = Array.from(
-    { length: terms },
-    (_, n) => `CASE WHEN i.search_vector @@ search.each_q[${n + 1}] THEN search.idfs[${n + 1}] * (${RANKING.coverage}
-                   + CASE WHEN i.search_vector @@ search.a_q[${n + 1}] THEN ${a} WHEN i.search_vector @@ search.b_q[${n + 1}] THEN ${b}
-                          WHEN i.search_vector @@ search.c_q[${n + 1}] THEN ${c} ELSE ${d} END) ELSE 0 END`,
-  );
-  return sql.raw(each.length ? each.join('\n               + ') : '0');
-}
-
-/** One page of identities in `scope` ranked by relevance to `q` (RankedSearchRepository). */
-async function rankedPage(db: Database, q: string, scope: Sql[], pageQuery: PageQuery): Promise<IdentityPage> {
-  const words = searchWords(q);
-  const text = words.join(' ');
-  const page = keyset('r', pageQuery, RANKED);
-  const within = sql.join(scope, ' AND ');
-  const sentence = words.length >= SENTENCE_WORDS;
-  // Any of the query's finding words (search.match_q): one GIN scan of their union.
-  const textMatch = sql`i.search_vector @@ (SELECT match_q FROM search)`;
-  // Names like the query: only for a short query (a name, a handle) that no card matches by its words.
-  const fuzzy =
-    words.length <= MAX_FUZZY_WORDS
-      ? sql`UNION ALL
-      SELECT i.id, i.created_at, word_similarity(${text}, i.search_names)::float8
-        FROM identities i
-       WHERE ${within} AND ${text} <% i.search_names
-         AND (SELECT coalesce(max(df), 0) FROM query_terms) = 0`
-      : sql.empty;
-  const rows = await db.transaction(async (tx) => {
-    // The trigram operator's threshold (`<%`), for this transaction only.
-    await db.execute(
-      sql`SELECT set_config('pg_trgm.word_similarity_threshold', ${String(RANKING.trigramThreshold)}, true)`,
-      tx,
-    );
-    return db.rows<RankedRow>(
-      sql`
-    WITH counted AS MATERIALIZED (
-      -- n: the term's place among the kept terms (1…MAX_TERMS); feedback terms come after.
-      SELECT row_number() OVER (ORDER BY pos) AS n, t, a_q, b_q, c_q, (SELECT count(*) FROM (SELECT 1 FROM identities i WHERE ${within} AND i.search_vector @@ t
-                                                           LIMIT ${DF_CAP}::int) d) AS df
-        FROM (SELECT pos, ${termQuery('')} AS t, ${termQuery('A')} AS a_q, ${termQuery('B')} AS b_q, ${termQuery('C')} AS c_q
+function termsStatement(words: string[], scope: SearchScope): Sql {
+  const { within, indexed } = scope;
+  // A term's cards, counted up to DF_CAP: from the word index (a card holding two of the
+  // prefix's words counts once, among the first 2 × DF_CAP rows), or from the cards.
+  const count = indexed
+    ? sql`least(${DF_CAP}::int, (SELECT count(DISTINCT d.identity_id) FROM (
+             SELECT p.identity_id FROM unnest(w.stems) AS s
+              CROSS JOIN LATERAL (SELECT p.identity_id FROM identity_search_terms p
+                                   WHERE p.lexeme >= s AND p.lexeme < s || ${sql.raw(TOP)}
+                                   LIMIT ${2 * DF_CAP}::int) p
+              LIMIT ${2 * DF_CAP}::int) d))`
+    : sql`(SELECT count(*) FROM (SELECT 1 FROM identities i WHERE ${within} AND i.search_vector @@ w.t LIMIT ${DF_CAP}::int) d)`;
+  const countWord = indexed
+    ? sql`(SELECT count(*) FROM (SELECT 1 FROM identity_search_terms p WHERE p.lexeme = seed_words.lexeme LIMIT ${DF_CAP}::int) d)`
+    : sql`(SELECT count(*) FROM (SELECT 1 FROM identities i WHERE ${within}
+                               AND i.search_vector @@ quote_literal(seed_words.lexeme)::tsquery LIMIT ${DF_CAP}::int) d)`;
+  // The exact words of each term's prefix, one index probe each (a loose index scan).
+  const expansions = indexed
+    ? sql`
+    expansions (n, stem, lexeme, k) AS (
+      SELECT w.n, s, (SELECT min(p.lexeme) FROM identity_search_terms p WHERE p.lexeme >= s AND p.lexeme < s || ${sql.raw(TOP)}), 1
+        FROM words w, unnest(w.stems) AS s
+      UNION ALL
+      SELECT e.n, e.stem, (SELECT min(p.lexeme) FROM identity_search_terms p
+                            WHERE p.lexeme > e.lexeme AND p.lexeme < e.stem || ${sql.raw(TOP)}), e.k + 1
+        FROM expansions e WHERE e.lexeme IS NOT NULL AND e.k <= ${MAX_EXPANSIONS}::int),
+    term_lexemes AS (
+      SELECT n, CASE WHEN bool_or(k > ${MAX_EXPANSIONS}::int AND lexeme IS NOT NULL) THEN NULL
+                     ELSE coalesce(array_agg(lexeme ORDER BY lexeme) FILTER (WHERE lexeme IS NOT NULL), '{}') END AS lexemes
+        FROM expansions GROUP BY n),`
+    : sql`term_lexemes AS (SELECT n, NULL::text[] AS lexemes FROM words),`;
+  const classQuery = (cls: '' | 'A' | 'B' | 'C') =>
+    sql.raw(`(SELECT string_agg(format('%L:*${cls}', s), ' | ') FROM unnest(stems) AS s)::tsquery`);
+  return sql`
+    WITH RECURSIVE words AS MATERIALIZED (
+      SELECT row_number() OVER (ORDER BY pos)::int AS n, stems, ${classQuery('')} AS t, ${classQuery('A')} AS a_q,
+             ${classQuery('B')} AS b_q, ${classQuery('C')} AS c_q
+        FROM (SELECT pos, CASE WHEN w ~ '^[0-9]+$' THEN ARRAY[w, '-' || w] ELSE ARRAY[lex[1]] END AS stems
                 FROM unnest(${words}::text[]) WITH ORDINALITY AS u(w, pos), ts_lexize('english_stem', w) AS lex
                WHERE cardinality(lex) > 0 ORDER BY pos LIMIT ${MAX_TERMS}::int) x),
+    ${expansions}
     query_terms AS MATERIALIZED (
       SELECT n, t, a_q, b_q, c_q, df, ln(1 + ${DF_CAP}::float8 / greatest(1, df)) AS idf, df > 0 AND df < ${DF_CAP}::int AS rare
-        FROM counted),
-    -- Cards are found by any of the rare words (some but fewer than DF_CAP cards hold them); when
-    -- there is none, by every word held (common words: the cards holding all of them).
+        FROM (SELECT w.n, w.t, w.a_q, w.b_q, w.c_q, ${count} AS df FROM words w) c),
+    -- The cards the query's words find (when there are few): by any rare word, else by every word held.
     query AS MATERIALIZED (
-      SELECT string_agg('(' || t::text || ')', ' | ')::tsquery AS every_q, greatest(sum(idf), 1e-9) AS idf_sum,
+      SELECT string_agg('(' || t::text || ')', ' | ')::tsquery AS every_q,
              CASE WHEN bool_or(rare) THEN string_agg('(' || t::text || ')', ' | ') FILTER (WHERE rare)
                   ELSE string_agg('(' || t::text || ')', ' & ') FILTER (WHERE df > 0) END::tsquery AS match_q,
              CASE WHEN bool_or(rare) THEN sum(df) FILTER (WHERE rare) ELSE ${DF_CAP}::int END AS found
@@ -228,72 +255,164 @@ async function rankedPage(db: Database, q: string, scope: Sql[], pageQuery: Page
        WHERE v.lexeme ~ '^[a-z][a-z-]{2,}$' AND v.weights && '{B,C}'::text[]
          AND NOT (array_to_tsvector(ARRAY[v.lexeme]) @@ query.every_q)
        GROUP BY v.lexeme),
-    seed_words_counted AS MATERIALIZED (
-      SELECT lexeme, seeds, (SELECT count(*) FROM (SELECT 1 FROM identities i WHERE ${within}
-                               AND i.search_vector @@ quote_literal(lexeme)::tsquery LIMIT ${DF_CAP}::int) d) AS df
-        FROM seed_words),
-    feedback AS (SELECT lexeme, seeds, df FROM seed_words_counted WHERE df > 1 AND df < ${DF_CAP}::int),
-    -- The query's words, then the FEEDBACK_TERMS feedback words held by most seeds, rarest first, weighing FEEDBACK_WEIGHT.
-    terms AS (
-      SELECT n, t, a_q, b_q, c_q, idf FROM query_terms
+    feedback AS (
+      SELECT lexeme, seeds, df FROM (SELECT lexeme, seeds, ${countWord} AS df FROM seed_words) c
+       WHERE df > 1 AND df < ${DF_CAP}::int)
+    SELECT q.n, q.t::text, q.a_q::text, q.b_q::text, q.c_q::text, q.df::int, q.idf, l.lexemes
+      FROM query_terms q JOIN term_lexemes l USING (n)
+    UNION ALL
+    -- The FEEDBACK_TERMS feedback words held by most seeds, rarest first, weighing FEEDBACK_WEIGHT.
+    (SELECT ${MAX_TERMS}::int + row_number() OVER (ORDER BY seeds * ln(1 + ${DF_CAP}::float8 / df) DESC, lexeme)::int,
+            quote_literal(lexeme), quote_literal(lexeme) || ':A', quote_literal(lexeme) || ':B', quote_literal(lexeme) || ':C',
+            df::int, ${FEEDBACK_WEIGHT}::float8 * ln(1 + ${DF_CAP}::float8 / df), ARRAY[lexeme]
+       FROM feedback ORDER BY 1 LIMIT ${FEEDBACK_TERMS}::int)
+    ORDER BY n`;
+}
+
+/** A term as a tsquery of its exact words when they are known (GIN finds their cards without expanding a prefix). */
+function findingQuery(term: TermRow): string {
+  return term.lexemes && term.lexemes.length > 0
+    ? term.lexemes.map((lexeme) => `'${lexeme.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`).join(' | ')
+    : term.t;
+}
+
+/**
+ * A card's quick score, without ts_rank or trigrams: for each term, by its IDF, whether the
+ * card holds it (COVERAGE) and the weight of the best class of fields that holds it.
+ */
+function quickScore(terms: number): Sql {
+  const [d, c, b, a] = RANKING.weights.slice(1, -1).split(',').map(Number);
+  const each = Array.from(
+    { length: terms },
+    (_, n) => `CASE WHEN i.search_vector @@ search.each_q[${n + 1}] THEN search.idfs[${n + 1}] * (${RANKING.coverage}
+                   + CASE WHEN i.search_vector @@ search.a_q[${n + 1}] THEN ${a} WHEN i.search_vector @@ search.b_q[${n + 1}] THEN ${b}
+                          WHEN i.search_vector @@ search.c_q[${n + 1}] THEN ${c} ELSE ${d} END) ELSE 0 END`,
+  );
+  return sql.raw(each.length ? each.join('\n               + ') : '0');
+}
+
+/**
+ * The QUICK_CANDIDATES best of a one-word search's cards by quick score, read from the word
+ * index in that very order — weight of the best class holding the word, then newest — without
+ * reading the others: a merge of each of the word's exact words' rows (a card holding two of
+ * them once, at its weightiest), the first WALK_DEPTH of them, those within the scope. When
+ * that finds fewer, the matches (all of them, scored) decide instead.
+ */
+function walkedCandidates(lexemes: string[], within: Sql): Sql {
+  const order = sql.raw('ORDER BY weight DESC, created_at DESC, identity_id DESC, lexeme DESC');
+  const branches = lexemes.map(
+    (lexeme) => sql`SELECT identity_id, weight, created_at, lexeme FROM identity_search_terms WHERE lexeme = ${lexeme}`,
+  );
+  const once =
+    lexemes.length > 1
+      ? sql`AND NOT EXISTS (SELECT 1 FROM identity_search_terms o WHERE o.identity_id = w.identity_id
+                               AND o.lexeme = ANY(${lexemes}::text[]) AND (o.weight, o.lexeme) > (w.weight, w.lexeme))`
+      : sql.empty;
+  return sql`
+    walked AS MATERIALIZED (
+      SELECT w.identity_id AS id
+        FROM (SELECT * FROM (${sql.join(branches, ' UNION ALL ')}) u ${order} LIMIT ${WALK_DEPTH}::int) w
+       WHERE EXISTS (SELECT 1 FROM identities i WHERE i.id = w.identity_id AND ${within}) ${once}
+       ${order} LIMIT ${QUICK_CANDIDATES}::int),
+    candidates AS MATERIALIZED (
+      SELECT id FROM walked WHERE (SELECT count(*) FROM walked) = ${QUICK_CANDIDATES}::int
       UNION ALL
-      (SELECT ${MAX_TERMS}::int + row_number() OVER (ORDER BY seeds * ln(1 + ${DF_CAP}::float8 / df) DESC, lexeme),
-              quote_literal(lexeme)::tsquery, (quote_literal(lexeme) || ':A')::tsquery,
-              (quote_literal(lexeme) || ':B')::tsquery, (quote_literal(lexeme) || ':C')::tsquery,
-              ${FEEDBACK_WEIGHT}::float8 * ln(1 + ${DF_CAP}::float8 / df)
-         FROM feedback ORDER BY 1 LIMIT ${FEEDBACK_TERMS}::int)),
-    search AS MATERIALIZED (
-      SELECT coalesce(array_agg(t ORDER BY n), '{}') AS each_q, coalesce(array_agg(idf ORDER BY n), '{}') AS idfs,
-             coalesce(array_agg(a_q ORDER BY n), '{}') AS a_q, coalesce(array_agg(b_q ORDER BY n), '{}') AS b_q,
-             coalesce(array_agg(c_q ORDER BY n), '{}') AS c_q, (SELECT idf_sum FROM query) AS idf_sum,
-             -- The query's, or a feedback word.
-             CASE WHEN bool_or(n > ${MAX_TERMS}::int)
-                  THEN (SELECT match_q FROM query) || string_agg('(' || t::text || ')', ' | ') FILTER (WHERE n > ${MAX_TERMS}::int)::tsquery
-                  ELSE (SELECT match_q FROM query) END AS match_q
-        FROM terms),
-    -- Every match with its quick score; only the QUICK_CANDIDATES best are scored in full.
-    matches AS MATERIALIZED (
-      SELECT i.id, i.created_at,
-             ((${quickScore(Math.min(words.length, MAX_TERMS) + FEEDBACK_TERMS)}) / search.idf_sum)::float8 AS quick
+      (SELECT id FROM matches WHERE (SELECT count(*) FROM walked) < ${QUICK_CANDIDATES}::int
+        ORDER BY quick DESC, created_at DESC, id DESC LIMIT ${QUICK_CANDIDATES}::int)),`;
+}
+
+/**
+ * The second statement: one page. Candidates (the QUICK_CANDIDATES best by quick score)
+ * are scored in full and come first; the other matches follow by their quick score, read
+ * only when a page reaches past the candidates.
+ */
+function pageStatement(words: string[], terms: TermRow[], scope: SearchScope, page: Keyset): Sql | null {
+  const { within, indexed } = scope;
+  const text = words.join(' ');
+  const sentence = words.length >= SENTENCE_WORDS;
+  const asked = terms.filter((term) => term.n <= MAX_TERMS);
+  const rare = asked.filter((term) => term.df > 0 && term.df < DF_CAP);
+  const held = asked.filter((term) => term.df > 0);
+  const idfSum = Math.max(
+    asked.reduce((sum, term) => sum + term.idf, 0),
+    1e-9,
+  );
+  // Cards are found by any rare word or feedback's; when there is none, by every word held;
+  // when no card holds any, a short query finds the names spelled like it.
+  const finding = rare.length > 0 ? [...rare, ...terms.filter((term) => term.n > MAX_TERMS)] : held;
+  let matched: Sql;
+  if (finding.length > 0) {
+    const matchQuery = finding.map((term) => `(${findingQuery(term)})`).join(rare.length > 0 ? ' | ' : ' & ');
+    matched = sql`
+      SELECT i.id, i.created_at, ((${quickScore(terms.length)}) / search.idf_sum)::float8 AS quick
+        FROM identities i CROSS JOIN search
+       WHERE ${within} AND i.search_vector @@ ${matchQuery}::tsquery`;
+  } else if (words.length <= MAX_FUZZY_WORDS) {
+    matched = sql`
+      SELECT i.id, i.created_at, word_similarity(${text}, i.search_names)::float8 AS quick
         FROM identities i
+       WHERE ${within} AND ${text} <% i.search_names`;
+  } else {
+    return null;
+  }
+  const walk = indexed && rare.length === 0 && held.length === 1 && held[0].lexemes && held[0].lexemes.length > 0;
+  const candidates = walk
+    ? walkedCandidates(held[0].lexemes!, within)
+    : sql`candidates AS MATERIALIZED (
+      SELECT id FROM matches ORDER BY quick DESC, created_at DESC, id DESC LIMIT ${QUICK_CANDIDATES}::int),`;
+  const column = (pick: (term: TermRow) => string | number) => terms.map(pick);
+  return sql`
+    WITH search AS (
+      SELECT ${column((term) => term.t)}::tsquery[] AS each_q, ${column((term) => term.idf)}::float8[] AS idfs,
+             ${column((term) => term.a_q)}::tsquery[] AS a_q, ${column((term) => term.b_q)}::tsquery[] AS b_q,
+             ${column((term) => term.c_q)}::tsquery[] AS c_q, ${idfSum}::float8 AS idf_sum),
+    matches AS MATERIALIZED (${matched}),
+    ${candidates}
+    scored AS (
+      SELECT i.id,
+             ${TIER}::numeric
+             + round(${SCORE_SCALE}::numeric * (
+                 ${RANKING.relevance}::float8 * f.relevance / search.idf_sum
+                 + ${RANKING.coverage}::float8 * f.covered / search.idf_sum
+                 + ${RANKING.similarity}::float8 * f.similar * (f.similar >= ${RANKING.trigramThreshold}::float8)::int
+               )::numeric) * ${CREATED_SCALE}::numeric
+             + (extract(epoch FROM i.created_at) * 1000000)::bigint AS rank_key
+        FROM candidates c
+        JOIN identities i USING (id)
        CROSS JOIN search
-       WHERE ${within} AND ${textMatch}
-      ${fuzzy}),
-    bound AS (
-      SELECT quick, created_at, id FROM matches ORDER BY quick DESC, created_at DESC, id DESC
-      OFFSET ${QUICK_CANDIDATES - 1}::int LIMIT 1)
+       CROSS JOIN LATERAL (
+         SELECT coalesce(sum(q.idf) FILTER (WHERE i.search_vector @@ q.t), 0) AS covered,
+                coalesce(sum(q.idf * ts_rank(${RANKING.weights}::float4[], i.search_vector, q.t, ${RANKING.normalization}::int)), 0) AS relevance,
+                CASE WHEN ${!sentence}::boolean THEN word_similarity(${text}, i.search_names)::float8 ELSE 0 END AS similar
+           FROM unnest(search.each_q, search.idfs) AS q(t, idf)) f)
     SELECT ${IDENTITY_COLUMNS}, s.rank_key::text AS rank_key
       FROM (
-        SELECT r.id, r.rank_key FROM (
-          SELECT m.id,
-                 ${TIER}::numeric
-                 + round(${SCORE_SCALE}::numeric * (
-                     ${RANKING.relevance}::float8 * f.relevance / search.idf_sum
-                     + ${RANKING.coverage}::float8 * f.covered / search.idf_sum
-                     + ${RANKING.similarity}::float8 * f.similar * (f.similar >= ${RANKING.trigramThreshold}::float8)::int
-                   )::numeric) * ${CREATED_SCALE}::numeric
-                 + (extract(epoch FROM m.created_at) * 1000000)::bigint AS rank_key
-            FROM matches m
-            JOIN identities i USING (id)
-           CROSS JOIN search
-           CROSS JOIN LATERAL (
-             SELECT coalesce(sum(q.idf) FILTER (WHERE i.search_vector @@ q.t), 0) AS covered,
-                    coalesce(sum(q.idf * ts_rank(${RANKING.weights}::float4[], i.search_vector, q.t, ${RANKING.normalization}::int)), 0) AS relevance,
-                    CASE WHEN ${!sentence}::boolean THEN word_similarity(${text}, i.search_names)::float8 ELSE 0 END AS similar
-               FROM unnest(search.each_q, search.idfs) AS q(t, idf)) f
-           WHERE NOT EXISTS (SELECT FROM bound) OR (m.quick, m.created_at, m.id) >= (SELECT quick, created_at, id FROM bound)
-          UNION ALL
-          -- The other matches, after every candidate, by their quick score.
-          SELECT m.id,
-                 round(${SCORE_SCALE}::numeric * m.quick::numeric) * ${CREATED_SCALE}::numeric
-                 + (extract(epoch FROM m.created_at) * 1000000)::bigint
-            FROM matches m
-           WHERE (m.quick, m.created_at, m.id) < (SELECT quick, created_at, id FROM bound)) r
-         WHERE ${page.after} ${page.preparedTail}) s
+        (SELECT r.id, r.rank_key FROM scored r WHERE ${page.after} ${page.preparedTail})
+        UNION ALL
+        -- The other matches, after every candidate, by their quick score: read only when the page reaches them.
+        (SELECT r.id, r.rank_key FROM (
+           SELECT m.id, round(${SCORE_SCALE}::numeric * m.quick::numeric) * ${CREATED_SCALE}::numeric
+                        + (extract(epoch FROM m.created_at) * 1000000)::bigint AS rank_key
+             FROM matches m WHERE m.id NOT IN (SELECT id FROM candidates)) r
+          WHERE ${page.after} ${page.preparedTail})
+        LIMIT ${page.limit + 1}::int) s
       JOIN identities i USING (id)
-     ORDER BY s.rank_key DESC, s.id DESC`,
+     ORDER BY s.rank_key DESC, s.id DESC`;
+}
+
+/** One page of identities in `scope` ranked by relevance to `q` (RankedSearchRepository): two statements, one transaction. */
+async function rankedPage(db: Database, q: string, scope: SearchScope, pageQuery: PageQuery): Promise<IdentityPage> {
+  const words = searchWords(q);
+  const page = keyset('r', pageQuery, RANKED);
+  const rows = await db.transaction(async (tx) => {
+    // The trigram operator's threshold (`<%`), for this transaction only.
+    await db.execute(
+      sql`SELECT set_config('pg_trgm.word_similarity_threshold', ${String(RANKING.trigramThreshold)}, true)`,
       tx,
     );
+    const terms = await db.rows<TermRow>(termsStatement(words, scope), tx);
+    const statement = pageStatement(words, terms, scope, page);
+    return statement ? db.rows<RankedRow>(statement, tx) : [];
   });
   const { items, nextCursor } = page.cut(rows, (row) => ({ at: row.rank_key, id: row.id }));
   return { items: items.map(toIdentity), nextCursor };

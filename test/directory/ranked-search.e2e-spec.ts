@@ -134,6 +134,98 @@ describe('ranked search', () => {
     expect(await find({ q: `${left} is the one that I want for ${right}` })).toEqual([both]);
   });
 
+  it("reads a common word's best cards from the word index in the order scoring every match gives", async () => {
+    const org = await signup(t, unique('Walker'));
+    const word = letters('oryx');
+    const described = await listed(org, {
+      skills: [{ id: 'z', name: 'Zed', description: `Does ${word}.`, tags: [] }],
+    });
+    const tagged = await listed(org, { skills: [{ id: 'x', name: 'Ex', description: 'Other.', tags: [word] }] });
+    const named = await listed(org, { display_name: `${word} Agent` });
+    // Not listed: the organization's directory holds it, the public one does not.
+    const unlisted = (await createEnabledIdentity(t, org, { display_name: `${word} Unlisted` })).handle;
+    // More cards than DF_CAP hold the word, newer and only in their description (class D): it is common.
+    await t.db.query(
+      `INSERT INTO identities (agent_handle, organization_id, claimed_at, enabled, publicly_discoverable, description, created_at)
+       SELECT $1 || '-' || g, $2, now(), true, true, $3, now() + make_interval(secs => g) FROM generate_series(1, 600) g`,
+      [marker('bulk'), org.organizationId, `About ${word}.`],
+    );
+
+    const pages = async (path: string, key: 'agents' | 'identities', auth?: Record<string, string>) => {
+      const handles: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const req = t
+          .http()
+          .get(path)
+          .query({ q: word, limit: 200, ...(cursor ? { cursor } : {}) });
+        const res: { body: Record<string, unknown> & { next_cursor: string | null } } = await (
+          auth ? req.set(auth) : req
+        ).expect(200);
+        handles.push(...(res.body[key] as Agent[]).map((a) => a.agent_handle));
+        cursor = res.body.next_cursor;
+      } while (cursor);
+      return handles;
+    };
+    const listedOrder = await pages('/a2a/directory', 'agents');
+    // Names, then skill tags, then skill descriptions, then descriptions (newest first among them).
+    expect(listedOrder.slice(0, 3)).toEqual([named, tagged, described]);
+    expect(listedOrder).toHaveLength(603);
+    // The organization's directory is not in the word index: it scores every match, and agrees.
+    const own = await pages('/api/v1/identities/a2a/directory', 'identities', bearer(org));
+    expect(own.filter((handle) => handle !== unlisted)).toEqual(listedOrder);
+    // The first page alone (the walk) is the first page of the whole order.
+    expect(await find({ q: word, limit: 50 })).toEqual(listedOrder.slice(0, 50));
+  });
+
+  it("keeps the word index equal to the listed cards' words through every change", async () => {
+    const word = letters('civet');
+    const wordIndexDiffers = async () =>
+      (
+        await t.db.query(
+          `SELECT count(*)::int AS n FROM (
+             (SELECT identity_id, lexeme FROM identity_search_terms
+              EXCEPT SELECT i.id, v.lexeme FROM identities i, unnest(i.search_vector) v
+                      WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL)
+             UNION ALL
+             (SELECT i.id, v.lexeme FROM identities i, unnest(i.search_vector) v
+               WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL
+              EXCEPT SELECT identity_id, lexeme FROM identity_search_terms)) d`,
+        )
+      )[0].n;
+    const handle = await listed(acme, { display_name: `${word} One`, description: 'First words.' });
+    expect(await wordIndexDiffers()).toBe(0);
+    expect(await find({ q: word })).toEqual([handle]);
+    const change = async (path: string, body: Record<string, unknown>) =>
+      t.http().patch(`/api/v1/identities/${handle}${path}`).set(bearer(acme)).send(body).expect(200);
+    // Other words: the old ones go, the new ones come.
+    await change('', { display_name: 'Renamed', description: `Now about ${word}s and more.` });
+    expect(await wordIndexDiffers()).toBe(0);
+    expect(await find({ q: 'renamed' })).toContain(handle);
+    // Unlisted, disabled, listed again.
+    await change('/settings', { publicly_discoverable: false });
+    expect(await find({ q: word })).toEqual([]);
+    await change('/settings', { publicly_discoverable: true });
+    await change('/settings', { enabled: false });
+    expect(await find({ q: word })).toEqual([]);
+    await change('/settings', { enabled: true });
+    expect(await find({ q: word })).toEqual([handle]);
+    expect(await wordIndexDiffers()).toBe(0);
+    // Deleted.
+    await t.http().delete(`/api/v1/identities/${handle}`).set(bearer(acme)).expect(204);
+    expect(await find({ q: word })).toEqual([]);
+    expect(
+      (
+        await t.db.query(
+          `SELECT count(*)::int AS n FROM identity_search_terms t JOIN identities i ON i.id = t.identity_id
+                          WHERE i.agent_handle = $1`,
+          [handle],
+        )
+      )[0].n,
+    ).toBe(0);
+    expect(await wordIndexDiffers()).toBe(0);
+  });
+
   it('never searches admitted skills publicly', async () => {
     const secret = marker('okapi');
     const handle = await listed(acme, {

@@ -26,6 +26,7 @@ import { UpstreamCardTrust1796500200000 } from './1796500200000-upstream-card-tr
 import { Availability1796500300000 } from './1796500300000-availability';
 import { DeliveryResponses1796510000000 } from './1796510000000-delivery-responses';
 import { TrustedIssuerKeys1796513900000 } from './1796513900000-trusted-issuer-keys';
+import { IdentitySearchTerms1796520000000 } from './1796520000000-identity-search-terms';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
@@ -57,4 +58,5 @@ export const MIGRATIONS = [
   Availability1796500300000,
   DeliveryResponses1796510000000,
   TrustedIssuerKeys1796513900000,
+  IdentitySearchTerms1796520000000,
 ];

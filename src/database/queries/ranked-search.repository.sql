@@ -2,289 +2,197 @@
 
 -- RankedSearchRepository.listPublic
 SELECT set_config('pg_trgm.word_similarity_threshold', $1, true);
-WITH counted AS MATERIALIZED (
-    -- n: the term's place among the kept terms (1…MAX_TERMS); feedback terms come after.
-    SELECT row_number() OVER (ORDER BY pos) AS n, t, a_q, b_q, c_q, (SELECT count(*) FROM (SELECT 1 FROM identities i WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND i.skill_tags @> ARRAY[lower($1::text)] AND i.skill_input_modes @> ARRAY[lower($2::text)] AND i.search_vector @@ t
-                                                         LIMIT $3::int) d) AS df
-      FROM (SELECT pos, (CASE WHEN w ~ '^[0-9]+$' THEN format('%1$L:* | %2$L:*', w, '-' || w)
-                              ELSE format('%L:*', lex[1]) END)::tsquery AS t, (CASE WHEN w ~ '^[0-9]+$' THEN format('%1$L:*A | %2$L:*A', w, '-' || w)
-                              ELSE format('%L:*A', lex[1]) END)::tsquery AS a_q, (CASE WHEN w ~ '^[0-9]+$' THEN format('%1$L:*B | %2$L:*B', w, '-' || w)
-                              ELSE format('%L:*B', lex[1]) END)::tsquery AS b_q, (CASE WHEN w ~ '^[0-9]+$' THEN format('%1$L:*C | %2$L:*C', w, '-' || w)
-                              ELSE format('%L:*C', lex[1]) END)::tsquery AS c_q
-              FROM unnest($4::text[]) WITH ORDINALITY AS u(w, pos), ts_lexize('english_stem', w) AS lex
-             WHERE cardinality(lex) > 0 ORDER BY pos LIMIT $5::int) x),
-  query_terms AS MATERIALIZED (
-    SELECT n, t, a_q, b_q, c_q, df, ln(1 + $6::float8 / greatest(1, df)) AS idf, df > 0 AND df < $7::int AS rare
-      FROM counted),
-  -- Cards are found by any of the rare words (some but fewer than DF_CAP cards hold them); when
-  -- there is none, by every word held (common words: the cards holding all of them).
-  query AS MATERIALIZED (
-    SELECT string_agg('(' || t::text || ')', ' | ')::tsquery AS every_q, greatest(sum(idf), 1e-9) AS idf_sum,
-           CASE WHEN bool_or(rare) THEN string_agg('(' || t::text || ')', ' | ') FILTER (WHERE rare)
-                ELSE string_agg('(' || t::text || ')', ' & ') FILTER (WHERE df > 0) END::tsquery AS match_q,
-           CASE WHEN bool_or(rare) THEN sum(df) FILTER (WHERE rare) ELSE $8::int END AS found
-      FROM query_terms),
-  -- Feedback: the best FEEDBACK_CARDS cards the words find, when they find fewer than FEEDBACK_BELOW.
-  seeds AS (
-    SELECT i.search_vector FROM identities i CROSS JOIN query
-     WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND i.skill_tags @> ARRAY[lower($9::text)] AND i.skill_input_modes @> ARRAY[lower($10::text)] AND i.search_vector @@ (SELECT match_q FROM query)
-       AND (SELECT found FROM query) < $11::int
-     ORDER BY ts_rank($12::float4[], i.search_vector, query.every_q, $13::int) DESC,
-              i.created_at DESC, i.id DESC
-     LIMIT $14::int),
-  -- Their skills' other words (letters only, three or more) that other cards hold too, fewer than DF_CAP.
-  seed_words AS MATERIALIZED (
-    SELECT v.lexeme, count(*) AS seeds
-      FROM seeds CROSS JOIN query, unnest(seeds.search_vector) AS v
-     WHERE v.lexeme ~ '^[a-z][a-z-]{2,}$' AND v.weights && '{B,C}'::text[]
-       AND NOT (array_to_tsvector(ARRAY[v.lexeme]) @@ query.every_q)
-     GROUP BY v.lexeme),
-  seed_words_counted AS MATERIALIZED (
-    SELECT lexeme, seeds, (SELECT count(*) FROM (SELECT 1 FROM identities i WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND i.skill_tags @> ARRAY[lower($15::text)] AND i.skill_input_modes @> ARRAY[lower($16::text)]
-                             AND i.search_vector @@ quote_literal(lexeme)::tsquery LIMIT $17::int) d) AS df
-      FROM seed_words),
-  feedback AS (SELECT lexeme, seeds, df FROM seed_words_counted WHERE df > 1 AND df < $18::int),
-  -- The query's words, then the FEEDBACK_TERMS feedback words held by most seeds, rarest first, weighing FEEDBACK_WEIGHT.
-  terms AS (
-    SELECT n, t, a_q, b_q, c_q, idf FROM query_terms
-    UNION ALL
-    (SELECT $19::int + row_number() OVER (ORDER BY seeds * ln(1 + $20::float8 / df) DESC, lexeme),
-            quote_literal(lexeme)::tsquery, (quote_literal(lexeme) || ':A')::tsquery,
-            (quote_literal(lexeme) || ':B')::tsquery, (quote_literal(lexeme) || ':C')::tsquery,
-            $21::float8 * ln(1 + $22::float8 / df)
-       FROM feedback ORDER BY 1 LIMIT $23::int)),
-  search AS MATERIALIZED (
-    SELECT coalesce(array_agg(t ORDER BY n), '{}') AS each_q, coalesce(array_agg(idf ORDER BY n), '{}') AS idfs,
-           coalesce(array_agg(a_q ORDER BY n), '{}') AS a_q, coalesce(array_agg(b_q ORDER BY n), '{}') AS b_q,
-           coalesce(array_agg(c_q ORDER BY n), '{}') AS c_q, (SELECT idf_sum FROM query) AS idf_sum,
-           -- The query's, or a feedback word.
-           CASE WHEN bool_or(n > $24::int)
-                THEN (SELECT match_q FROM query) || string_agg('(' || t::text || ')', ' | ') FILTER (WHERE n > $25::int)::tsquery
-                ELSE (SELECT match_q FROM query) END AS match_q
-      FROM terms),
-  -- Every match with its quick score; only the QUICK_CANDIDATES best are scored in full.
+WITH RECURSIVE words AS MATERIALIZED (
+  SELECT row_number() OVER (ORDER BY pos)::int AS n, stems, (SELECT string_agg(format('%L:*', s), ' | ') FROM unnest(stems) AS s)::tsquery AS t, (SELECT string_agg(format('%L:*A', s), ' | ') FROM unnest(stems) AS s)::tsquery AS a_q,
+         (SELECT string_agg(format('%L:*B', s), ' | ') FROM unnest(stems) AS s)::tsquery AS b_q, (SELECT string_agg(format('%L:*C', s), ' | ') FROM unnest(stems) AS s)::tsquery AS c_q
+    FROM (SELECT pos, CASE WHEN w ~ '^[0-9]+$' THEN ARRAY[w, '-' || w] ELSE ARRAY[lex[1]] END AS stems
+            FROM unnest($1::text[]) WITH ORDINALITY AS u(w, pos), ts_lexize('english_stem', w) AS lex
+           WHERE cardinality(lex) > 0 ORDER BY pos LIMIT $2::int) x),
+
+expansions (n, stem, lexeme, k) AS (
+  SELECT w.n, s, (SELECT min(p.lexeme) FROM identity_search_terms p WHERE p.lexeme >= s AND p.lexeme < s || chr(1114111)), 1
+    FROM words w, unnest(w.stems) AS s
+  UNION ALL
+  SELECT e.n, e.stem, (SELECT min(p.lexeme) FROM identity_search_terms p
+                        WHERE p.lexeme > e.lexeme AND p.lexeme < e.stem || chr(1114111)), e.k + 1
+    FROM expansions e WHERE e.lexeme IS NOT NULL AND e.k <= $3::int),
+term_lexemes AS (
+  SELECT n, CASE WHEN bool_or(k > $4::int AND lexeme IS NOT NULL) THEN NULL
+                 ELSE coalesce(array_agg(lexeme ORDER BY lexeme) FILTER (WHERE lexeme IS NOT NULL), '{}') END AS lexemes
+    FROM expansions GROUP BY n),
+query_terms AS MATERIALIZED (
+  SELECT n, t, a_q, b_q, c_q, df, ln(1 + $5::float8 / greatest(1, df)) AS idf, df > 0 AND df < $6::int AS rare
+    FROM (SELECT w.n, w.t, w.a_q, w.b_q, w.c_q, least($7::int, (SELECT count(DISTINCT d.identity_id) FROM (
+         SELECT p.identity_id FROM unnest(w.stems) AS s
+          CROSS JOIN LATERAL (SELECT p.identity_id FROM identity_search_terms p
+                               WHERE p.lexeme >= s AND p.lexeme < s || chr(1114111)
+                               LIMIT $8::int) p
+          LIMIT $9::int) d)) AS df FROM words w) c),
+-- The cards the query's words find (when there are few): by any rare word, else by every word held.
+query AS MATERIALIZED (
+  SELECT string_agg('(' || t::text || ')', ' | ')::tsquery AS every_q,
+         CASE WHEN bool_or(rare) THEN string_agg('(' || t::text || ')', ' | ') FILTER (WHERE rare)
+              ELSE string_agg('(' || t::text || ')', ' & ') FILTER (WHERE df > 0) END::tsquery AS match_q,
+         CASE WHEN bool_or(rare) THEN sum(df) FILTER (WHERE rare) ELSE $10::int END AS found
+    FROM query_terms),
+-- Feedback: the best FEEDBACK_CARDS cards the words find, when they find fewer than FEEDBACK_BELOW.
+seeds AS (
+  SELECT i.search_vector FROM identities i CROSS JOIN query
+   WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND i.skill_tags @> ARRAY[lower($11::text)] AND i.skill_input_modes @> ARRAY[lower($12::text)] AND i.search_vector @@ (SELECT match_q FROM query)
+     AND (SELECT found FROM query) < $13::int
+   ORDER BY ts_rank($14::float4[], i.search_vector, query.every_q, $15::int) DESC,
+            i.created_at DESC, i.id DESC
+   LIMIT $16::int),
+-- Their skills' other words (letters only, three or more) that other cards hold too, fewer than DF_CAP.
+seed_words AS MATERIALIZED (
+  SELECT v.lexeme, count(*) AS seeds
+    FROM seeds CROSS JOIN query, unnest(seeds.search_vector) AS v
+   WHERE v.lexeme ~ '^[a-z][a-z-]{2,}$' AND v.weights && '{B,C}'::text[]
+     AND NOT (array_to_tsvector(ARRAY[v.lexeme]) @@ query.every_q)
+   GROUP BY v.lexeme),
+feedback AS (
+  SELECT lexeme, seeds, df FROM (SELECT lexeme, seeds, (SELECT count(*) FROM (SELECT 1 FROM identity_search_terms p WHERE p.lexeme = seed_words.lexeme LIMIT $17::int) d) AS df FROM seed_words) c
+   WHERE df > 1 AND df < $18::int)
+SELECT q.n, q.t::text, q.a_q::text, q.b_q::text, q.c_q::text, q.df::int, q.idf, l.lexemes
+  FROM query_terms q JOIN term_lexemes l USING (n)
+UNION ALL
+-- The FEEDBACK_TERMS feedback words held by most seeds, rarest first, weighing FEEDBACK_WEIGHT.
+(SELECT $19::int + row_number() OVER (ORDER BY seeds * ln(1 + $20::float8 / df) DESC, lexeme)::int,
+        quote_literal(lexeme), quote_literal(lexeme) || ':A', quote_literal(lexeme) || ':B', quote_literal(lexeme) || ':C',
+        df::int, $21::float8 * ln(1 + $22::float8 / df), ARRAY[lexeme]
+   FROM feedback ORDER BY 1 LIMIT $23::int)
+ORDER BY n;
+WITH search AS (
+    SELECT $1::tsquery[] AS each_q, $2::float8[] AS idfs,
+           $3::tsquery[] AS a_q, $4::tsquery[] AS b_q,
+           $5::tsquery[] AS c_q, $6::float8 AS idf_sum),
   matches AS MATERIALIZED (
-    SELECT i.id, i.created_at,
-           ((CASE WHEN i.search_vector @@ search.each_q[1] THEN search.idfs[1] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[1] THEN 1 WHEN i.search_vector @@ search.b_q[1] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[1] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[2] THEN search.idfs[2] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[2] THEN 1 WHEN i.search_vector @@ search.b_q[2] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[2] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[3] THEN search.idfs[3] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[3] THEN 1 WHEN i.search_vector @@ search.b_q[3] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[3] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[4] THEN search.idfs[4] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[4] THEN 1 WHEN i.search_vector @@ search.b_q[4] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[4] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[5] THEN search.idfs[5] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[5] THEN 1 WHEN i.search_vector @@ search.b_q[5] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[5] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[6] THEN search.idfs[6] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[6] THEN 1 WHEN i.search_vector @@ search.b_q[6] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[6] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[7] THEN search.idfs[7] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[7] THEN 1 WHEN i.search_vector @@ search.b_q[7] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[7] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[8] THEN search.idfs[8] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[8] THEN 1 WHEN i.search_vector @@ search.b_q[8] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[8] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[9] THEN search.idfs[9] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[9] THEN 1 WHEN i.search_vector @@ search.b_q[9] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[9] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[10] THEN search.idfs[10] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[10] THEN 1 WHEN i.search_vector @@ search.b_q[10] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[10] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[11] THEN search.idfs[11] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[11] THEN 1 WHEN i.search_vector @@ search.b_q[11] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[11] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[12] THEN search.idfs[12] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[12] THEN 1 WHEN i.search_vector @@ search.b_q[12] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[12] THEN 0.25 ELSE 0.1 END) ELSE 0 END) / search.idf_sum)::float8 AS quick
+    SELECT i.id, i.created_at, word_similarity($7, i.search_names)::float8 AS quick
       FROM identities i
+     WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND i.skill_tags @> ARRAY[lower($8::text)] AND i.skill_input_modes @> ARRAY[lower($9::text)] AND $10 <% i.search_names),
+  candidates AS MATERIALIZED (
+    SELECT id FROM matches ORDER BY quick DESC, created_at DESC, id DESC LIMIT $11::int),
+  scored AS (
+    SELECT i.id,
+           $12::numeric
+           + round($13::numeric * (
+               $14::float8 * f.relevance / search.idf_sum
+               + $15::float8 * f.covered / search.idf_sum
+               + $16::float8 * f.similar * (f.similar >= $17::float8)::int
+             )::numeric) * $18::numeric
+           + (extract(epoch FROM i.created_at) * 1000000)::bigint AS rank_key
+      FROM candidates c
+      JOIN identities i USING (id)
      CROSS JOIN search
-     WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND i.skill_tags @> ARRAY[lower($26::text)] AND i.skill_input_modes @> ARRAY[lower($27::text)] AND i.search_vector @@ (SELECT match_q FROM search)
-    UNION ALL
-    SELECT i.id, i.created_at, word_similarity($28, i.search_names)::float8
-      FROM identities i
-     WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND i.skill_tags @> ARRAY[lower($29::text)] AND i.skill_input_modes @> ARRAY[lower($30::text)] AND $31 <% i.search_names
-       AND (SELECT coalesce(max(df), 0) FROM query_terms) = 0),
-  bound AS (
-    SELECT quick, created_at, id FROM matches ORDER BY quick DESC, created_at DESC, id DESC
-    OFFSET $32::int LIMIT 1)
+     CROSS JOIN LATERAL (
+       SELECT coalesce(sum(q.idf) FILTER (WHERE i.search_vector @@ q.t), 0) AS covered,
+              coalesce(sum(q.idf * ts_rank($19::float4[], i.search_vector, q.t, $20::int)), 0) AS relevance,
+              CASE WHEN $21::boolean THEN word_similarity($22, i.search_names)::float8 ELSE 0 END AS similar
+         FROM unnest(search.each_q, search.idfs) AS q(t, idf)) f)
   SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
 publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
 monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
 updated_at, deleted_at, s.rank_key::text AS rank_key
     FROM (
-      SELECT r.id, r.rank_key FROM (
-        SELECT m.id,
-               $33::numeric
-               + round($34::numeric * (
-                   $35::float8 * f.relevance / search.idf_sum
-                   + $36::float8 * f.covered / search.idf_sum
-                   + $37::float8 * f.similar * (f.similar >= $38::float8)::int
-                 )::numeric) * $39::numeric
-               + (extract(epoch FROM m.created_at) * 1000000)::bigint AS rank_key
-          FROM matches m
-          JOIN identities i USING (id)
-         CROSS JOIN search
-         CROSS JOIN LATERAL (
-           SELECT coalesce(sum(q.idf) FILTER (WHERE i.search_vector @@ q.t), 0) AS covered,
-                  coalesce(sum(q.idf * ts_rank($40::float4[], i.search_vector, q.t, $41::int)), 0) AS relevance,
-                  CASE WHEN $42::boolean THEN word_similarity($43, i.search_names)::float8 ELSE 0 END AS similar
-             FROM unnest(search.each_q, search.idfs) AS q(t, idf)) f
-         WHERE NOT EXISTS (SELECT FROM bound) OR (m.quick, m.created_at, m.id) >= (SELECT quick, created_at, id FROM bound)
-        UNION ALL
-        -- The other matches, after every candidate, by their quick score.
-        SELECT m.id,
-               round($44::numeric * m.quick::numeric) * $45::numeric
-               + (extract(epoch FROM m.created_at) * 1000000)::bigint
-          FROM matches m
-         WHERE (m.quick, m.created_at, m.id) < (SELECT quick, created_at, id FROM bound)) r
-       WHERE TRUE ORDER BY r.rank_key DESC, r.id DESC LIMIT 11) s
+      (SELECT r.id, r.rank_key FROM scored r WHERE TRUE ORDER BY r.rank_key DESC, r.id DESC LIMIT 11)
+      UNION ALL
+      -- The other matches, after every candidate, by their quick score: read only when the page reaches them.
+      (SELECT r.id, r.rank_key FROM (
+         SELECT m.id, round($23::numeric * m.quick::numeric) * $24::numeric
+                      + (extract(epoch FROM m.created_at) * 1000000)::bigint AS rank_key
+           FROM matches m WHERE m.id NOT IN (SELECT id FROM candidates)) r
+        WHERE TRUE ORDER BY r.rank_key DESC, r.id DESC LIMIT 11)
+      LIMIT $25::int) s
     JOIN identities i USING (id)
    ORDER BY s.rank_key DESC, s.id DESC;
 
 -- RankedSearchRepository.listForOrganization
 SELECT set_config('pg_trgm.word_similarity_threshold', $1, true);
-WITH counted AS MATERIALIZED (
-    -- n: the term's place among the kept terms (1…MAX_TERMS); feedback terms come after.
-    SELECT row_number() OVER (ORDER BY pos) AS n, t, a_q, b_q, c_q, (SELECT count(*) FROM (SELECT 1 FROM identities i WHERE i.organization_id = $1::uuid AND i.enabled = $2::boolean AND i.search_vector @@ t
-                                                         LIMIT $3::int) d) AS df
-      FROM (SELECT pos, (CASE WHEN w ~ '^[0-9]+$' THEN format('%1$L:* | %2$L:*', w, '-' || w)
-                              ELSE format('%L:*', lex[1]) END)::tsquery AS t, (CASE WHEN w ~ '^[0-9]+$' THEN format('%1$L:*A | %2$L:*A', w, '-' || w)
-                              ELSE format('%L:*A', lex[1]) END)::tsquery AS a_q, (CASE WHEN w ~ '^[0-9]+$' THEN format('%1$L:*B | %2$L:*B', w, '-' || w)
-                              ELSE format('%L:*B', lex[1]) END)::tsquery AS b_q, (CASE WHEN w ~ '^[0-9]+$' THEN format('%1$L:*C | %2$L:*C', w, '-' || w)
-                              ELSE format('%L:*C', lex[1]) END)::tsquery AS c_q
-              FROM unnest($4::text[]) WITH ORDINALITY AS u(w, pos), ts_lexize('english_stem', w) AS lex
-             WHERE cardinality(lex) > 0 ORDER BY pos LIMIT $5::int) x),
-  query_terms AS MATERIALIZED (
-    SELECT n, t, a_q, b_q, c_q, df, ln(1 + $6::float8 / greatest(1, df)) AS idf, df > 0 AND df < $7::int AS rare
-      FROM counted),
-  -- Cards are found by any of the rare words (some but fewer than DF_CAP cards hold them); when
-  -- there is none, by every word held (common words: the cards holding all of them).
-  query AS MATERIALIZED (
-    SELECT string_agg('(' || t::text || ')', ' | ')::tsquery AS every_q, greatest(sum(idf), 1e-9) AS idf_sum,
-           CASE WHEN bool_or(rare) THEN string_agg('(' || t::text || ')', ' | ') FILTER (WHERE rare)
-                ELSE string_agg('(' || t::text || ')', ' & ') FILTER (WHERE df > 0) END::tsquery AS match_q,
-           CASE WHEN bool_or(rare) THEN sum(df) FILTER (WHERE rare) ELSE $8::int END AS found
-      FROM query_terms),
-  -- Feedback: the best FEEDBACK_CARDS cards the words find, when they find fewer than FEEDBACK_BELOW.
-  seeds AS (
-    SELECT i.search_vector FROM identities i CROSS JOIN query
-     WHERE i.organization_id = $9::uuid AND i.enabled = $10::boolean AND i.search_vector @@ (SELECT match_q FROM query)
-       AND (SELECT found FROM query) < $11::int
-     ORDER BY ts_rank($12::float4[], i.search_vector, query.every_q, $13::int) DESC,
-              i.created_at DESC, i.id DESC
-     LIMIT $14::int),
-  -- Their skills' other words (letters only, three or more) that other cards hold too, fewer than DF_CAP.
-  seed_words AS MATERIALIZED (
-    SELECT v.lexeme, count(*) AS seeds
-      FROM seeds CROSS JOIN query, unnest(seeds.search_vector) AS v
-     WHERE v.lexeme ~ '^[a-z][a-z-]{2,}$' AND v.weights && '{B,C}'::text[]
-       AND NOT (array_to_tsvector(ARRAY[v.lexeme]) @@ query.every_q)
-     GROUP BY v.lexeme),
-  seed_words_counted AS MATERIALIZED (
-    SELECT lexeme, seeds, (SELECT count(*) FROM (SELECT 1 FROM identities i WHERE i.organization_id = $15::uuid AND i.enabled = $16::boolean
-                             AND i.search_vector @@ quote_literal(lexeme)::tsquery LIMIT $17::int) d) AS df
-      FROM seed_words),
-  feedback AS (SELECT lexeme, seeds, df FROM seed_words_counted WHERE df > 1 AND df < $18::int),
-  -- The query's words, then the FEEDBACK_TERMS feedback words held by most seeds, rarest first, weighing FEEDBACK_WEIGHT.
-  terms AS (
-    SELECT n, t, a_q, b_q, c_q, idf FROM query_terms
-    UNION ALL
-    (SELECT $19::int + row_number() OVER (ORDER BY seeds * ln(1 + $20::float8 / df) DESC, lexeme),
-            quote_literal(lexeme)::tsquery, (quote_literal(lexeme) || ':A')::tsquery,
-            (quote_literal(lexeme) || ':B')::tsquery, (quote_literal(lexeme) || ':C')::tsquery,
-            $21::float8 * ln(1 + $22::float8 / df)
-       FROM feedback ORDER BY 1 LIMIT $23::int)),
-  search AS MATERIALIZED (
-    SELECT coalesce(array_agg(t ORDER BY n), '{}') AS each_q, coalesce(array_agg(idf ORDER BY n), '{}') AS idfs,
-           coalesce(array_agg(a_q ORDER BY n), '{}') AS a_q, coalesce(array_agg(b_q ORDER BY n), '{}') AS b_q,
-           coalesce(array_agg(c_q ORDER BY n), '{}') AS c_q, (SELECT idf_sum FROM query) AS idf_sum,
-           -- The query's, or a feedback word.
-           CASE WHEN bool_or(n > $24::int)
-                THEN (SELECT match_q FROM query) || string_agg('(' || t::text || ')', ' | ') FILTER (WHERE n > $25::int)::tsquery
-                ELSE (SELECT match_q FROM query) END AS match_q
-      FROM terms),
-  -- Every match with its quick score; only the QUICK_CANDIDATES best are scored in full.
+WITH RECURSIVE words AS MATERIALIZED (
+  SELECT row_number() OVER (ORDER BY pos)::int AS n, stems, (SELECT string_agg(format('%L:*', s), ' | ') FROM unnest(stems) AS s)::tsquery AS t, (SELECT string_agg(format('%L:*A', s), ' | ') FROM unnest(stems) AS s)::tsquery AS a_q,
+         (SELECT string_agg(format('%L:*B', s), ' | ') FROM unnest(stems) AS s)::tsquery AS b_q, (SELECT string_agg(format('%L:*C', s), ' | ') FROM unnest(stems) AS s)::tsquery AS c_q
+    FROM (SELECT pos, CASE WHEN w ~ '^[0-9]+$' THEN ARRAY[w, '-' || w] ELSE ARRAY[lex[1]] END AS stems
+            FROM unnest($1::text[]) WITH ORDINALITY AS u(w, pos), ts_lexize('english_stem', w) AS lex
+           WHERE cardinality(lex) > 0 ORDER BY pos LIMIT $2::int) x),
+term_lexemes AS (SELECT n, NULL::text[] AS lexemes FROM words),
+query_terms AS MATERIALIZED (
+  SELECT n, t, a_q, b_q, c_q, df, ln(1 + $3::float8 / greatest(1, df)) AS idf, df > 0 AND df < $4::int AS rare
+    FROM (SELECT w.n, w.t, w.a_q, w.b_q, w.c_q, (SELECT count(*) FROM (SELECT 1 FROM identities i WHERE i.organization_id = $5::uuid AND i.enabled = $6::boolean AND i.search_vector @@ w.t LIMIT $7::int) d) AS df FROM words w) c),
+-- The cards the query's words find (when there are few): by any rare word, else by every word held.
+query AS MATERIALIZED (
+  SELECT string_agg('(' || t::text || ')', ' | ')::tsquery AS every_q,
+         CASE WHEN bool_or(rare) THEN string_agg('(' || t::text || ')', ' | ') FILTER (WHERE rare)
+              ELSE string_agg('(' || t::text || ')', ' & ') FILTER (WHERE df > 0) END::tsquery AS match_q,
+         CASE WHEN bool_or(rare) THEN sum(df) FILTER (WHERE rare) ELSE $8::int END AS found
+    FROM query_terms),
+-- Feedback: the best FEEDBACK_CARDS cards the words find, when they find fewer than FEEDBACK_BELOW.
+seeds AS (
+  SELECT i.search_vector FROM identities i CROSS JOIN query
+   WHERE i.organization_id = $9::uuid AND i.enabled = $10::boolean AND i.search_vector @@ (SELECT match_q FROM query)
+     AND (SELECT found FROM query) < $11::int
+   ORDER BY ts_rank($12::float4[], i.search_vector, query.every_q, $13::int) DESC,
+            i.created_at DESC, i.id DESC
+   LIMIT $14::int),
+-- Their skills' other words (letters only, three or more) that other cards hold too, fewer than DF_CAP.
+seed_words AS MATERIALIZED (
+  SELECT v.lexeme, count(*) AS seeds
+    FROM seeds CROSS JOIN query, unnest(seeds.search_vector) AS v
+   WHERE v.lexeme ~ '^[a-z][a-z-]{2,}$' AND v.weights && '{B,C}'::text[]
+     AND NOT (array_to_tsvector(ARRAY[v.lexeme]) @@ query.every_q)
+   GROUP BY v.lexeme),
+feedback AS (
+  SELECT lexeme, seeds, df FROM (SELECT lexeme, seeds, (SELECT count(*) FROM (SELECT 1 FROM identities i WHERE i.organization_id = $15::uuid AND i.enabled = $16::boolean
+                           AND i.search_vector @@ quote_literal(seed_words.lexeme)::tsquery LIMIT $17::int) d) AS df FROM seed_words) c
+   WHERE df > 1 AND df < $18::int)
+SELECT q.n, q.t::text, q.a_q::text, q.b_q::text, q.c_q::text, q.df::int, q.idf, l.lexemes
+  FROM query_terms q JOIN term_lexemes l USING (n)
+UNION ALL
+-- The FEEDBACK_TERMS feedback words held by most seeds, rarest first, weighing FEEDBACK_WEIGHT.
+(SELECT $19::int + row_number() OVER (ORDER BY seeds * ln(1 + $20::float8 / df) DESC, lexeme)::int,
+        quote_literal(lexeme), quote_literal(lexeme) || ':A', quote_literal(lexeme) || ':B', quote_literal(lexeme) || ':C',
+        df::int, $21::float8 * ln(1 + $22::float8 / df), ARRAY[lexeme]
+   FROM feedback ORDER BY 1 LIMIT $23::int)
+ORDER BY n;
+WITH search AS (
+    SELECT $1::tsquery[] AS each_q, $2::float8[] AS idfs,
+           $3::tsquery[] AS a_q, $4::tsquery[] AS b_q,
+           $5::tsquery[] AS c_q, $6::float8 AS idf_sum),
   matches AS MATERIALIZED (
-    SELECT i.id, i.created_at,
-           ((CASE WHEN i.search_vector @@ search.each_q[1] THEN search.idfs[1] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[1] THEN 1 WHEN i.search_vector @@ search.b_q[1] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[1] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[2] THEN search.idfs[2] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[2] THEN 1 WHEN i.search_vector @@ search.b_q[2] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[2] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[3] THEN search.idfs[3] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[3] THEN 1 WHEN i.search_vector @@ search.b_q[3] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[3] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[4] THEN search.idfs[4] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[4] THEN 1 WHEN i.search_vector @@ search.b_q[4] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[4] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[5] THEN search.idfs[5] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[5] THEN 1 WHEN i.search_vector @@ search.b_q[5] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[5] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[6] THEN search.idfs[6] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[6] THEN 1 WHEN i.search_vector @@ search.b_q[6] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[6] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[7] THEN search.idfs[7] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[7] THEN 1 WHEN i.search_vector @@ search.b_q[7] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[7] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[8] THEN search.idfs[8] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[8] THEN 1 WHEN i.search_vector @@ search.b_q[8] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[8] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[9] THEN search.idfs[9] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[9] THEN 1 WHEN i.search_vector @@ search.b_q[9] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[9] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[10] THEN search.idfs[10] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[10] THEN 1 WHEN i.search_vector @@ search.b_q[10] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[10] THEN 0.25 ELSE 0.1 END) ELSE 0 END
-             + CASE WHEN i.search_vector @@ search.each_q[11] THEN search.idfs[11] * (1
-                 + CASE WHEN i.search_vector @@ search.a_q[11] THEN 1 WHEN i.search_vector @@ search.b_q[11] THEN 0.5
-                        WHEN i.search_vector @@ search.c_q[11] THEN 0.25 ELSE 0.1 END) ELSE 0 END) / search.idf_sum)::float8 AS quick
+    SELECT i.id, i.created_at, word_similarity($7, i.search_names)::float8 AS quick
       FROM identities i
+     WHERE i.organization_id = $8::uuid AND i.enabled = $9::boolean AND $10 <% i.search_names),
+  candidates AS MATERIALIZED (
+    SELECT id FROM matches ORDER BY quick DESC, created_at DESC, id DESC LIMIT $11::int),
+  scored AS (
+    SELECT i.id,
+           $12::numeric
+           + round($13::numeric * (
+               $14::float8 * f.relevance / search.idf_sum
+               + $15::float8 * f.covered / search.idf_sum
+               + $16::float8 * f.similar * (f.similar >= $17::float8)::int
+             )::numeric) * $18::numeric
+           + (extract(epoch FROM i.created_at) * 1000000)::bigint AS rank_key
+      FROM candidates c
+      JOIN identities i USING (id)
      CROSS JOIN search
-     WHERE i.organization_id = $26::uuid AND i.enabled = $27::boolean AND i.search_vector @@ (SELECT match_q FROM search)
-    UNION ALL
-    SELECT i.id, i.created_at, word_similarity($28, i.search_names)::float8
-      FROM identities i
-     WHERE i.organization_id = $29::uuid AND i.enabled = $30::boolean AND $31 <% i.search_names
-       AND (SELECT coalesce(max(df), 0) FROM query_terms) = 0),
-  bound AS (
-    SELECT quick, created_at, id FROM matches ORDER BY quick DESC, created_at DESC, id DESC
-    OFFSET $32::int LIMIT 1)
+     CROSS JOIN LATERAL (
+       SELECT coalesce(sum(q.idf) FILTER (WHERE i.search_vector @@ q.t), 0) AS covered,
+              coalesce(sum(q.idf * ts_rank($19::float4[], i.search_vector, q.t, $20::int)), 0) AS relevance,
+              CASE WHEN $21::boolean THEN word_similarity($22, i.search_names)::float8 ELSE 0 END AS similar
+         FROM unnest(search.each_q, search.idfs) AS q(t, idf)) f)
   SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
 publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
 monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
 updated_at, deleted_at, s.rank_key::text AS rank_key
     FROM (
-      SELECT r.id, r.rank_key FROM (
-        SELECT m.id,
-               $33::numeric
-               + round($34::numeric * (
-                   $35::float8 * f.relevance / search.idf_sum
-                   + $36::float8 * f.covered / search.idf_sum
-                   + $37::float8 * f.similar * (f.similar >= $38::float8)::int
-                 )::numeric) * $39::numeric
-               + (extract(epoch FROM m.created_at) * 1000000)::bigint AS rank_key
-          FROM matches m
-          JOIN identities i USING (id)
-         CROSS JOIN search
-         CROSS JOIN LATERAL (
-           SELECT coalesce(sum(q.idf) FILTER (WHERE i.search_vector @@ q.t), 0) AS covered,
-                  coalesce(sum(q.idf * ts_rank($40::float4[], i.search_vector, q.t, $41::int)), 0) AS relevance,
-                  CASE WHEN $42::boolean THEN word_similarity($43, i.search_names)::float8 ELSE 0 END AS similar
-             FROM unnest(search.each_q, search.idfs) AS q(t, idf)) f
-         WHERE NOT EXISTS (SELECT FROM bound) OR (m.quick, m.created_at, m.id) >= (SELECT quick, created_at, id FROM bound)
-        UNION ALL
-        -- The other matches, after every candidate, by their quick score.
-        SELECT m.id,
-               round($44::numeric * m.quick::numeric) * $45::numeric
-               + (extract(epoch FROM m.created_at) * 1000000)::bigint
-          FROM matches m
-         WHERE (m.quick, m.created_at, m.id) < (SELECT quick, created_at, id FROM bound)) r
-       WHERE TRUE ORDER BY r.rank_key DESC, r.id DESC LIMIT 11) s
+      (SELECT r.id, r.rank_key FROM scored r WHERE TRUE ORDER BY r.rank_key DESC, r.id DESC LIMIT 11)
+      UNION ALL
+      -- The other matches, after every candidate, by their quick score: read only when the page reaches them.
+      (SELECT r.id, r.rank_key FROM (
+         SELECT m.id, round($23::numeric * m.quick::numeric) * $24::numeric
+                      + (extract(epoch FROM m.created_at) * 1000000)::bigint AS rank_key
+           FROM matches m WHERE m.id NOT IN (SELECT id FROM candidates)) r
+        WHERE TRUE ORDER BY r.rank_key DESC, r.id DESC LIMIT 11)
+      LIMIT $25::int) s
     JOIN identities i USING (id)
    ORDER BY s.rank_key DESC, s.id DESC;
