@@ -22,7 +22,16 @@ export function dataSourceOptions(
     logging: false,
   };
   if (config.databaseUrl) {
-    return { ...common, url: config.databaseUrl, poolSize: 20, applicationName: 'a2a-service' };
+    // JIT off: PostgreSQL compiles a plan whose estimate passes jit_above_cost, and the
+    // service's statements run in milliseconds — a ranked search's estimate (a filter it
+    // cannot count) cost 150 ms of compiling for a 10 ms statement (docs/performance.md).
+    return {
+      ...common,
+      url: config.databaseUrl,
+      poolSize: 20,
+      applicationName: 'a2a-service',
+      extra: { options: '-c jit=off' },
+    };
   }
   // Embedded PostgreSQL (PGlite), persisted under DATA_DIR, one serialized connection.
   return { ...common, driver: pgliteDriver, extra: { dataDir: config.dataDir }, poolSize: 1 };

@@ -115,10 +115,16 @@ const EXAMPLE_PAGE: PageQuery = { limit: 10 };
  * misspellings). A query finding few cards is widened by feedback (FEEDBACK_CARDS).
  * Scoring (RANKING): each word's field-weighted ts_rank and whether the card holds it
  * (coverage: cards holding every word come first), weighted by the word's rarity (IDF),
- * plus the names' likeness to a short query. Cost: every match gets a quick score
- * (tsvector matches only); the QUICK_CANDIDATES best of them are scored in full and
- * ranked first, the rest follow by their quick score — a page costs a bounded number of
- * full scores, but the quick pass and the words' counts still grow with the matches.
+ * plus the names' likeness to a short query. The QUICK_CANDIDATES best by a quick score
+ * (tsvector matches only) are scored in full and ranked first; the rest follow by their
+ * quick score, read only when a page reaches them.
+ *
+ * Cost (docs/api.md §4, "How a search is read"): two statements, its terms then its page.
+ * In the public directory, the word index (identity_search_terms) gives each word's count
+ * and a prefix's exact words from an index alone; the GIN index finds the cards of several
+ * exact words; a one-word search whose word is common reads its candidates from the word
+ * index in rank order (walkedCandidates) instead of scoring every match. An organization's
+ * directory, not in the word index, counts and scores its own matching rows.
  */
 @Injectable()
 export class RankedSearchRepository {
@@ -230,9 +236,10 @@ function termsStatement(words: string[], scope: SearchScope): Sql {
                 FROM unnest(${words}::text[]) WITH ORDINALITY AS u(w, pos), ts_lexize('english_stem', w) AS lex
                WHERE cardinality(lex) > 0 ORDER BY pos LIMIT ${MAX_TERMS}::int) x),
     ${expansions}
+    counted AS MATERIALIZED (SELECT w.n, w.t, w.a_q, w.b_q, w.c_q, ${count} AS df FROM words w),
     query_terms AS MATERIALIZED (
       SELECT n, t, a_q, b_q, c_q, df, ln(1 + ${DF_CAP}::float8 / greatest(1, df)) AS idf, df > 0 AND df < ${DF_CAP}::int AS rare
-        FROM (SELECT w.n, w.t, w.a_q, w.b_q, w.c_q, ${count} AS df FROM words w) c),
+        FROM counted),
     -- The cards the query's words find (when there are few): by any rare word, else by every word held.
     query AS MATERIALIZED (
       SELECT string_agg('(' || t::text || ')', ' | ')::tsquery AS every_q,
@@ -255,9 +262,8 @@ function termsStatement(words: string[], scope: SearchScope): Sql {
        WHERE v.lexeme ~ '^[a-z][a-z-]{2,}$' AND v.weights && '{B,C}'::text[]
          AND NOT (array_to_tsvector(ARRAY[v.lexeme]) @@ query.every_q)
        GROUP BY v.lexeme),
-    feedback AS (
-      SELECT lexeme, seeds, df FROM (SELECT lexeme, seeds, ${countWord} AS df FROM seed_words) c
-       WHERE df > 1 AND df < ${DF_CAP}::int)
+    seed_words_counted AS MATERIALIZED (SELECT lexeme, seeds, ${countWord} AS df FROM seed_words),
+    feedback AS (SELECT lexeme, seeds, df FROM seed_words_counted WHERE df > 1 AND df < ${DF_CAP}::int)
     SELECT q.n, q.t::text, q.a_q::text, q.b_q::text, q.c_q::text, q.df::int, q.idf, l.lexemes
       FROM query_terms q JOIN term_lexemes l USING (n)
     UNION ALL
@@ -326,7 +332,12 @@ function walkedCandidates(lexemes: string[], within: Sql): Sql {
  * are scored in full and come first; the other matches follow by their quick score, read
  * only when a page reaches past the candidates.
  */
-function pageStatement(words: string[], terms: TermRow[], scope: SearchScope, page: Keyset): Sql | null {
+function pageStatement(
+  words: string[],
+  terms: TermRow[],
+  scope: SearchScope,
+  page: Keyset,
+): { page: Sql; byLikeness: boolean } | null {
   const { within, indexed } = scope;
   const text = words.join(' ');
   const sentence = words.length >= SENTENCE_WORDS;
@@ -361,7 +372,7 @@ function pageStatement(words: string[], terms: TermRow[], scope: SearchScope, pa
     : sql`candidates AS MATERIALIZED (
       SELECT id FROM matches ORDER BY quick DESC, created_at DESC, id DESC LIMIT ${QUICK_CANDIDATES}::int),`;
   const column = (pick: (term: TermRow) => string | number) => terms.map(pick);
-  return sql`
+  const statement = sql`
     WITH search AS (
       SELECT ${column((term) => term.t)}::tsquery[] AS each_q, ${column((term) => term.idf)}::float8[] AS idfs,
              ${column((term) => term.a_q)}::tsquery[] AS a_q, ${column((term) => term.b_q)}::tsquery[] AS b_q,
@@ -387,33 +398,42 @@ function pageStatement(words: string[], terms: TermRow[], scope: SearchScope, pa
            FROM unnest(search.each_q, search.idfs) AS q(t, idf)) f)
     SELECT ${IDENTITY_COLUMNS}, s.rank_key::text AS rank_key
       FROM (
-        (SELECT r.id, r.rank_key FROM scored r WHERE ${page.after} ${page.preparedTail})
+        (SELECT r.id, r.rank_key FROM scored r WHERE ${page.after} ${page.tail})
         UNION ALL
         -- The other matches, after every candidate, by their quick score: read only when the page reaches them.
         (SELECT r.id, r.rank_key FROM (
            SELECT m.id, round(${SCORE_SCALE}::numeric * m.quick::numeric) * ${CREATED_SCALE}::numeric
                         + (extract(epoch FROM m.created_at) * 1000000)::bigint AS rank_key
              FROM matches m WHERE m.id NOT IN (SELECT id FROM candidates)) r
-          WHERE ${page.after} ${page.preparedTail})
+          WHERE ${page.after} ${page.tail})
         LIMIT ${page.limit + 1}::int) s
       JOIN identities i USING (id)
      ORDER BY s.rank_key DESC, s.id DESC`;
+  return { page: statement, byLikeness: finding.length === 0 };
 }
 
-/** One page of identities in `scope` ranked by relevance to `q` (RankedSearchRepository): two statements, one transaction. */
+/**
+ * One page of identities in `scope` ranked by relevance to `q` (RankedSearchRepository): its terms, then its page
+ * (in a transaction of its own when it finds names by likeness, for the trigram threshold).
+ */
 async function rankedPage(db: Database, q: string, scope: SearchScope, pageQuery: PageQuery): Promise<IdentityPage> {
   const words = searchWords(q);
   const page = keyset('r', pageQuery, RANKED);
-  const rows = await db.transaction(async (tx) => {
-    // The trigram operator's threshold (`<%`), for this transaction only.
-    await db.execute(
-      sql`SELECT set_config('pg_trgm.word_similarity_threshold', ${String(RANKING.trigramThreshold)}, true)`,
-      tx,
-    );
-    const terms = await db.rows<TermRow>(termsStatement(words, scope), tx);
-    const statement = pageStatement(words, terms, scope, page);
-    return statement ? db.rows<RankedRow>(statement, tx) : [];
-  });
+  const terms = await db.rows<TermRow>(termsStatement(words, scope));
+  const statement = pageStatement(words, terms, scope, page);
+  let rows: RankedRow[] = [];
+  if (statement?.byLikeness) {
+    rows = await db.transaction(async (tx) => {
+      // The trigram operator's threshold (`<%`), for this transaction only.
+      await db.execute(
+        sql`SELECT set_config('pg_trgm.word_similarity_threshold', ${String(RANKING.trigramThreshold)}, true)`,
+        tx,
+      );
+      return db.rows<RankedRow>(statement.page, tx);
+    });
+  } else if (statement) {
+    rows = await db.rows<RankedRow>(statement.page);
+  }
   const { items, nextCursor } = page.cut(rows, (row) => ({ at: row.rank_key, id: row.id }));
   return { items: items.map(toIdentity), nextCursor };
 }
