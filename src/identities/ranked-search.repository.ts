@@ -305,20 +305,19 @@ function quickScore(terms: number): Sql {
  * that finds fewer, the matches (all of them, scored) decide instead.
  */
 function walkedCandidates(lexemes: string[], within: Sql): Sql {
-  const order = sql.raw('ORDER BY weight DESC, created_at DESC, identity_id DESC, lexeme DESC');
+  const order = sql.raw('ORDER BY weight DESC, created_at DESC, identity_id DESC');
   const branches = lexemes.map(
-    (lexeme) => sql`SELECT identity_id, weight, created_at, lexeme FROM identity_search_terms WHERE lexeme = ${lexeme}`,
+    (lexeme) => sql`SELECT identity_id, weight, created_at FROM identity_search_terms WHERE lexeme = ${lexeme}`,
   );
-  const once =
-    lexemes.length > 1
-      ? sql`AND NOT EXISTS (SELECT 1 FROM identity_search_terms o WHERE o.identity_id = w.identity_id
-                               AND o.lexeme = ANY(${lexemes}::text[]) AND (o.weight, o.lexeme) > (w.weight, w.lexeme))`
-      : sql.empty;
+  // A card holding two of the words comes twice; its first row (its weightiest) is within the
+  // walk whenever any of its rows is, so grouping the walked rows gives it its own weight.
   return sql`
     walked AS MATERIALIZED (
       SELECT w.identity_id AS id
-        FROM (SELECT * FROM (${sql.join(branches, ' UNION ALL ')}) u ${order} LIMIT ${WALK_DEPTH}::int) w
-       WHERE EXISTS (SELECT 1 FROM identities i WHERE i.id = w.identity_id AND ${within}) ${once}
+        FROM (SELECT identity_id, max(weight) AS weight, max(created_at) AS created_at
+                FROM (SELECT * FROM (${sql.join(branches, ' UNION ALL ')}) u ${order} LIMIT ${WALK_DEPTH}::int) u
+               GROUP BY identity_id) w
+       WHERE EXISTS (SELECT 1 FROM identities i WHERE i.id = w.identity_id AND ${within})
        ${order} LIMIT ${QUICK_CANDIDATES}::int),
     candidates AS MATERIALIZED (
       SELECT id FROM walked WHERE (SELECT count(*) FROM walked) = ${QUICK_CANDIDATES}::int

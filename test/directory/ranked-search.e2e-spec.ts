@@ -137,10 +137,13 @@ describe('ranked search', () => {
   it("reads a common word's best cards from the word index in the order scoring every match gives", async () => {
     const org = await signup(t, unique('Walker'));
     const word = letters('oryx');
+    // Two words the query's prefix stands for: a card holding both ranks by its weightiest.
+    const longer = `${word}zz`;
     const described = await listed(org, {
-      skills: [{ id: 'z', name: 'Zed', description: `Does ${word}.`, tags: [] }],
+      description: `About ${word}.`,
+      skills: [{ id: 'z', name: 'Zed', description: `Does ${longer}.`, tags: [] }],
     });
-    const tagged = await listed(org, { skills: [{ id: 'x', name: 'Ex', description: 'Other.', tags: [word] }] });
+    const tagged = await listed(org, { skills: [{ id: 'x', name: 'Ex', description: 'Other.', tags: [longer] }] });
     const named = await listed(org, { display_name: `${word} Agent` });
     // Not listed: the organization's directory holds it, the public one does not.
     const unlisted = (await createEnabledIdentity(t, org, { display_name: `${word} Unlisted` })).handle;
