@@ -309,14 +309,18 @@ function walkedCandidates(lexemes: string[], within: Sql): Sql {
   const branches = lexemes.map(
     (lexeme) => sql`SELECT identity_id, weight, created_at FROM identity_search_terms WHERE lexeme = ${lexeme}`,
   );
+  const walk = sql`SELECT * FROM (${sql.join(branches, ' UNION ALL ')}) u ${order} LIMIT ${WALK_DEPTH}::int`;
   // A card holding two of the words comes twice; its first row (its weightiest) is within the
   // walk whenever any of its rows is, so grouping the walked rows gives it its own weight.
+  // One word's rows are one a card, and go ungrouped: the walk stops once it has found enough.
+  const cards =
+    lexemes.length > 1
+      ? sql`SELECT identity_id, max(weight) AS weight, max(created_at) AS created_at FROM (${walk}) u GROUP BY identity_id`
+      : walk;
   return sql`
     walked AS MATERIALIZED (
       SELECT w.identity_id AS id
-        FROM (SELECT identity_id, max(weight) AS weight, max(created_at) AS created_at
-                FROM (SELECT * FROM (${sql.join(branches, ' UNION ALL ')}) u ${order} LIMIT ${WALK_DEPTH}::int) u
-               GROUP BY identity_id) w
+        FROM (${cards}) w
        WHERE EXISTS (SELECT 1 FROM identities i WHERE i.id = w.identity_id AND ${within})
        ${order} LIMIT ${QUICK_CANDIDATES}::int),
     candidates AS MATERIALIZED (
