@@ -243,6 +243,8 @@ describe('usage', () => {
       'from=2020-01-01T00:00:00Z&to=2026-01-01T00:00:00Z',
       'format=xml',
       'identity=',
+      // Longer than any handle (63).
+      `identity=${'a'.repeat(64)}`,
     ])('a bad query is a 400: %s', async (query) => {
       const res = await usage(acmeAdmin, query).expect(400);
       expect(res.body.code).toBe('validation_failed');

@@ -28,7 +28,7 @@ export class UsageQuery {
   @IsOptional()
   @IsString()
   @MinLength(1)
-  @MaxLength(64)
+  @MaxLength(63)
   identity?: string;
 
   @ApiPropertyOptional({
