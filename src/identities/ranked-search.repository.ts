@@ -59,8 +59,8 @@ const MAX_FUZZY_WORDS = 3;
 
 /**
  * How many matches are scored in full (ts_rank, trigrams): the best by their quick score
- * (quickScore). The others follow them, ranked by that quick score, so a page costs a
- * quick look at every match and at most this many full scores.
+ * (quickScore). The others follow them, ranked by that quick score and read only when a
+ * page reaches them, so a page costs at most this many full scores.
  */
 const QUICK_CANDIDATES = 200;
 
@@ -177,6 +177,8 @@ interface TermRow {
   df: number;
   /** Its weight: ln(1 + DF_CAP / df), × FEEDBACK_WEIGHT for feedback's words. */
   idf: number;
+  /** Held by some but fewer than DF_CAP cards: it finds cards by itself (query_terms decides, once). */
+  rare: boolean;
   /** The exact words (lexemes) its prefix matches in the word index; null when more than MAX_EXPANSIONS, or no index. */
   lexemes: string[] | null;
 }
@@ -264,13 +266,13 @@ function termsStatement(words: string[], scope: SearchScope): Sql {
        GROUP BY v.lexeme),
     seed_words_counted AS MATERIALIZED (SELECT lexeme, seeds, ${countWord} AS df FROM seed_words),
     feedback AS (SELECT lexeme, seeds, df FROM seed_words_counted WHERE df > 1 AND df < ${DF_CAP}::int)
-    SELECT q.n, q.t::text, q.a_q::text, q.b_q::text, q.c_q::text, q.df::int, q.idf, l.lexemes
+    SELECT q.n, q.t::text, q.a_q::text, q.b_q::text, q.c_q::text, q.df::int, q.idf, q.rare, l.lexemes
       FROM query_terms q JOIN term_lexemes l USING (n)
     UNION ALL
     -- The FEEDBACK_TERMS feedback words held by most seeds, rarest first, weighing FEEDBACK_WEIGHT.
     (SELECT ${MAX_TERMS}::int + row_number() OVER (ORDER BY seeds * ln(1 + ${DF_CAP}::float8 / df) DESC, lexeme)::int,
             quote_literal(lexeme), quote_literal(lexeme) || ':A', quote_literal(lexeme) || ':B', quote_literal(lexeme) || ':C',
-            df::int, ${FEEDBACK_WEIGHT}::float8 * ln(1 + ${DF_CAP}::float8 / df), ARRAY[lexeme]
+            df::int, ${FEEDBACK_WEIGHT}::float8 * ln(1 + ${DF_CAP}::float8 / df), true, ARRAY[lexeme]
        FROM feedback ORDER BY 1 LIMIT ${FEEDBACK_TERMS}::int)
     ORDER BY n`;
 }
@@ -345,7 +347,7 @@ function pageStatement(
   const text = words.join(' ');
   const sentence = words.length >= SENTENCE_WORDS;
   const asked = terms.filter((term) => term.n <= MAX_TERMS);
-  const rare = asked.filter((term) => term.df > 0 && term.df < DF_CAP);
+  const rare = asked.filter((term) => term.rare);
   const held = asked.filter((term) => term.df > 0);
   const idfSum = Math.max(
     asked.reduce((sum, term) => sum + term.idf, 0),

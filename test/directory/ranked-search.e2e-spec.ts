@@ -229,6 +229,21 @@ describe('ranked search', () => {
     expect(await wordIndexDiffers()).toBe(0);
   });
 
+  it('counts a word over every listed card, whatever the filters: a common word finds nothing by itself under a filter', async () => {
+    const [common, rare] = [letters('quagga'), letters('serow')];
+    await t.db.query(
+      `INSERT INTO identities (agent_handle, organization_id, claimed_at, enabled, publicly_discoverable, description)
+       SELECT $1 || '-' || g, $2, now(), true, true, $3 FROM generate_series(1, 550) g`,
+      [marker('bulk'), acme.organizationId, `About ${common}.`],
+    );
+    // The filter's media type is not a word of the cards (no feedback through it).
+    const skill = (name: string) => ({ id: name, name, description: '', tags: [], inputModes: ['image/x-quagga'] });
+    await listed(acme, { description: `About ${common}.`, skills: [skill(letters('sk'))] });
+    const holdsRare = await listed(other, { description: `About ${rare}.`, skills: [skill(letters('sk'))] });
+    // Under the filter one card holds the common word, but 551 listed cards do: only the rare word finds.
+    expect(await find({ q: `${common} ${rare}`, input_mode: 'image/x-quagga' })).toEqual([holdsRare]);
+  });
+
   it('never searches admitted skills publicly', async () => {
     const secret = marker('okapi');
     const handle = await listed(acme, {

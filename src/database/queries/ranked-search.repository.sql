@@ -52,13 +52,13 @@ seed_words AS MATERIALIZED (
    GROUP BY v.lexeme),
 seed_words_counted AS MATERIALIZED (SELECT lexeme, seeds, (SELECT count(*) FROM (SELECT 1 FROM identity_search_terms p WHERE p.lexeme = seed_words.lexeme LIMIT $17::int) d) AS df FROM seed_words),
 feedback AS (SELECT lexeme, seeds, df FROM seed_words_counted WHERE df > 1 AND df < $18::int)
-SELECT q.n, q.t::text, q.a_q::text, q.b_q::text, q.c_q::text, q.df::int, q.idf, l.lexemes
+SELECT q.n, q.t::text, q.a_q::text, q.b_q::text, q.c_q::text, q.df::int, q.idf, q.rare, l.lexemes
   FROM query_terms q JOIN term_lexemes l USING (n)
 UNION ALL
 -- The FEEDBACK_TERMS feedback words held by most seeds, rarest first, weighing FEEDBACK_WEIGHT.
 (SELECT $19::int + row_number() OVER (ORDER BY seeds * ln(1 + $20::float8 / df) DESC, lexeme)::int,
         quote_literal(lexeme), quote_literal(lexeme) || ':A', quote_literal(lexeme) || ':B', quote_literal(lexeme) || ':C',
-        df::int, $21::float8 * ln(1 + $22::float8 / df), ARRAY[lexeme]
+        df::int, $21::float8 * ln(1 + $22::float8 / df), true, ARRAY[lexeme]
    FROM feedback ORDER BY 1 LIMIT $23::int)
 ORDER BY n;
 SELECT set_config('pg_trgm.word_similarity_threshold', $1, true);
@@ -143,13 +143,13 @@ seed_words AS MATERIALIZED (
 seed_words_counted AS MATERIALIZED (SELECT lexeme, seeds, (SELECT count(*) FROM (SELECT 1 FROM identities i WHERE i.organization_id = $15::uuid AND i.enabled = $16::boolean
                            AND i.search_vector @@ quote_literal(seed_words.lexeme)::tsquery LIMIT $17::int) d) AS df FROM seed_words),
 feedback AS (SELECT lexeme, seeds, df FROM seed_words_counted WHERE df > 1 AND df < $18::int)
-SELECT q.n, q.t::text, q.a_q::text, q.b_q::text, q.c_q::text, q.df::int, q.idf, l.lexemes
+SELECT q.n, q.t::text, q.a_q::text, q.b_q::text, q.c_q::text, q.df::int, q.idf, q.rare, l.lexemes
   FROM query_terms q JOIN term_lexemes l USING (n)
 UNION ALL
 -- The FEEDBACK_TERMS feedback words held by most seeds, rarest first, weighing FEEDBACK_WEIGHT.
 (SELECT $19::int + row_number() OVER (ORDER BY seeds * ln(1 + $20::float8 / df) DESC, lexeme)::int,
         quote_literal(lexeme), quote_literal(lexeme) || ':A', quote_literal(lexeme) || ':B', quote_literal(lexeme) || ':C',
-        df::int, $21::float8 * ln(1 + $22::float8 / df), ARRAY[lexeme]
+        df::int, $21::float8 * ln(1 + $22::float8 / df), true, ARRAY[lexeme]
    FROM feedback ORDER BY 1 LIMIT $23::int)
 ORDER BY n;
 SELECT set_config('pg_trgm.word_similarity_threshold', $1, true);
