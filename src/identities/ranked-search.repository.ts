@@ -371,9 +371,10 @@ function pageStatement(
   } else {
     return null;
   }
-  const walk = indexed && rare.length === 0 && held.length === 1 && held[0].lexemes && held[0].lexemes.length > 0;
-  const candidates = walk
-    ? walkedCandidates(held[0].lexemes!, within)
+  // One common word (none rare, one held) whose exact words the word index knows: walk them.
+  const walked = indexed && rare.length === 0 && held.length === 1 ? (held[0].lexemes ?? []) : [];
+  const candidates = walked.length
+    ? walkedCandidates(walked, within)
     : sql`candidates AS MATERIALIZED (
       SELECT id FROM matches ORDER BY quick DESC, created_at DESC, id DESC LIMIT ${QUICK_CANDIDATES}::int),`;
   const column = (pick: (term: TermRow) => string | number) => terms.map(pick);
