@@ -150,18 +150,34 @@ function signatureOptions(alg: JwtAlgorithm, key: KeyObject) {
   }
 }
 
-/** Signs `claims` with a private key (its algorithm must fit the key). */
+/** Signs `claims` with a private key (its algorithm must fit the key): a compact JWS. */
 export function signJwt(header: JwtHeader & { alg: JwtAlgorithm }, claims: JwtClaims, key: KeyObject): string {
+  const { protected: encodedHeader, signature } = signJws(header, JSON.stringify(claims), key);
+  return `${encodedHeader}.${base64url(JSON.stringify(claims))}.${signature}`;
+}
+
+/**
+ * A JWS signature of `payload` (RFC 7515 §5.1) with a private key (its algorithm must fit
+ * the key): the protected header and the signature, base64url — a flattened JWS without
+ * its payload, as a card's `signatures` hold it. node:crypto signs synchronously, at a
+ * third of the cost of a WebCrypto signature (jose's), which a directory page pays per card.
+ */
+export function signJws(
+  header: JwtHeader & { alg: JwtAlgorithm },
+  payload: string,
+  key: KeyObject,
+): { protected: string; signature: string } {
   if (!algorithmsFor(key).includes(header.alg)) {
     throw new Error(`A ${key.asymmetricKeyType} key does not sign ${header.alg}`);
   }
-  const input = `${encode(header)}.${encode(claims)}`;
+  const encodedHeader = base64url(JSON.stringify(header));
   const { digest, key: options } = signatureOptions(header.alg, key);
-  return `${input}.${sign(digest, Buffer.from(input), options).toString('base64url')}`;
+  const signature = sign(digest, Buffer.from(`${encodedHeader}.${base64url(payload)}`), options);
+  return { protected: encodedHeader, signature: signature.toString('base64url') };
 }
 
-function encode(value: object): string {
-  return Buffer.from(JSON.stringify(value)).toString('base64url');
+function base64url(text: string): string {
+  return Buffer.from(text).toString('base64url');
 }
 
 /**

@@ -11,34 +11,34 @@
  */
 export function canonicalCardPayload(card: object): string {
   const { signatures: _signatures, ...unsigned } = card as { signatures?: unknown };
-  return jcs(withoutEmpty(unsigned) ?? {});
+  return canonical(unsigned) ?? '{}';
 }
 
-function withoutEmpty(value: unknown): unknown {
+/** RFC 8785's form of `value` without its empty values, in one pass; undefined when it is empty itself. */
+function canonical(value: unknown): string | undefined {
   if (value === '' || value === null || value === undefined) {
     return undefined;
   }
   if (Array.isArray(value)) {
-    const items = value.map(withoutEmpty).filter((item) => item !== undefined);
-    return items.length > 0 ? items : undefined;
+    const items: string[] = [];
+    for (const item of value) {
+      const form = canonical(item);
+      if (form !== undefined) {
+        items.push(form);
+      }
+    }
+    return items.length > 0 ? `[${items.join(',')}]` : undefined;
   }
   if (typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .map(([key, member]) => [key, withoutEmpty(member)] as const)
-      .filter(([, member]) => member !== undefined);
-    return entries.length > 0 ? Object.fromEntries(entries) : undefined;
-  }
-  return value;
-}
-
-function jcs(value: unknown): string {
-  if (Array.isArray(value)) {
-    return `[${value.map(jcs).join(',')}]`;
-  }
-  if (value !== null && typeof value === 'object') {
+    const members: string[] = [];
     // Default sort compares UTF-16 code units, as RFC 8785 §3.2.3 requires.
-    const keys = Object.keys(value).sort();
-    return `{${keys.map((key) => `${JSON.stringify(key)}:${jcs((value as Record<string, unknown>)[key])}`).join(',')}}`;
+    for (const key of Object.keys(value).sort()) {
+      const form = canonical((value as Record<string, unknown>)[key]);
+      if (form !== undefined) {
+        members.push(`${JSON.stringify(key)}:${form}`);
+      }
+    }
+    return members.length > 0 ? `{${members.join(',')}}` : undefined;
   }
   if (typeof value === 'number' && !Number.isFinite(value)) {
     throw new Error('a card holds no non-finite numbers');

@@ -7,11 +7,11 @@ import {
   type JsonWebKey,
   type KeyObject,
 } from 'node:crypto';
-import { calculateJwkThumbprint, FlattenedSign, type JWK } from 'jose';
+import { calculateJwkThumbprint, type JWK } from 'jose';
 import type { Logger } from 'pino';
 import { APP_CONFIG, ConfigError, readCardSigningKey, type AppConfig } from '../config/config';
 import { publicKeyFromJwk } from '../common/jwk';
-import { signJwt, type JwtClaims } from '../common/jwt';
+import { signJws, signJwt, type JwtClaims } from '../common/jwt';
 import { LOGGER } from '../common/tokens';
 import { canonicalCardPayload } from './card-canonical';
 import type { CardSigningAlgorithm, CardSigningKeySource } from './card-signing-key.entity';
@@ -133,11 +133,11 @@ export class CardSigner implements OnModuleInit {
     const cacheKey = `${key.kid}\0${createHash('sha256').update(JSON.stringify(card)).digest('base64url')}`;
     let signature = this.signatures.get(cacheKey);
     if (!signature) {
-      const payload = canonicalCardPayload(card);
-      const jws = await new FlattenedSign(new TextEncoder().encode(payload))
-        .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JOSE', jku: this.jku })
-        .sign(key.key);
-      signature = { protected: jws.protected!, signature: jws.signature };
+      signature = signJws(
+        { alg: key.alg, kid: key.kid, typ: 'JOSE', jku: this.jku },
+        canonicalCardPayload(card),
+        key.key,
+      );
       if (this.signatures.size >= SIGNATURE_CACHE_SIZE) {
         this.signatures.delete(this.signatures.keys().next().value!);
       }
