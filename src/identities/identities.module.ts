@@ -9,11 +9,12 @@ import { IdentitiesRepository } from './identities.repository';
 import { RankedSearchRepository } from './ranked-search.repository';
 import { IdentitiesService } from './identities.service';
 import { IdentitySearchService } from './identity-search.service';
+import { IdentityNameWord } from './identity-name-word.entity';
 import { IdentitySearchTerm } from './identity-search-term.entity';
 import { Identity } from './identity.entity';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Identity, IdentitySearchTerm]), KeysModule, EventsModule],
+  imports: [TypeOrmModule.forFeature([Identity, IdentityNameWord, IdentitySearchTerm]), KeysModule, EventsModule],
   controllers: [IdentitiesController, AgentSignupController],
   providers: [
     IdentitiesRepository,

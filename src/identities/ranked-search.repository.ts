@@ -36,7 +36,7 @@ export const RANKING = {
   relevance: 1,
   coverage: 1,
   similarity: 0.6,
-  trigramThreshold: 0.35,
+  trigramThreshold: 0.3,
 } as const;
 
 /** Search words read from `q`: letters and digits; at most this many (stop words among them). */
@@ -277,10 +277,15 @@ function termsStatement(words: string[], scope: SearchScope): Sql {
     ORDER BY n`;
 }
 
+/** A lexeme as a tsquery, in the class of fields `weights` when given. */
+function lexemeQuery(lexeme: string, weights = ''): string {
+  return `'${lexeme.replace(/\\/g, '\\\\').replace(/'/g, "''")}'${weights ? `:${weights}` : ''}`;
+}
+
 /** A term as a tsquery of its exact words when they are known (GIN finds their cards without expanding a prefix). */
 function findingQuery(term: TermRow): string {
   return term.lexemes && term.lexemes.length > 0
-    ? term.lexemes.map((lexeme) => `'${lexeme.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`).join(' | ')
+    ? term.lexemes.map((lexeme) => lexemeQuery(lexeme)).join(' | ')
     : term.t;
 }
 
@@ -300,31 +305,48 @@ function quickScore(terms: number): Sql {
 }
 
 /**
- * The QUICK_CANDIDATES best of a one-word search's cards by quick score, read from the word
- * index in that very order — weight of the best class holding the word, then newest — without
- * reading the others: a merge of each of the word's exact words' rows (a card holding two of
- * them once, at its weightiest), the first WALK_DEPTH of them, those within the scope. When
- * that finds fewer, the matches (all of them, scored) decide instead.
+ * One branch of a walk: the word index's rows of `lexeme` (only those of class `weight`
+ * when given), each ranked `rank` — the row's own weight, or a constant for every row.
  */
-function walkedCandidates(lexemes: string[], within: Sql): Sql {
-  const order = sql.raw('ORDER BY weight DESC, created_at DESC, identity_id DESC');
-  const branches = lexemes.map(
-    (lexeme) => sql`SELECT identity_id, weight, created_at FROM identity_search_terms WHERE lexeme = ${lexeme}`,
+interface WalkBranch {
+  lexeme: string;
+  rank: Sql;
+  weight?: number;
+}
+
+/**
+ * The QUICK_CANDIDATES best of a search's cards by quick score, read from the word index in
+ * that very order — rank (the weight of the best class holding a common word; a name word's
+ * likeness), then newest — without reading the others: a merge of each branch's rows (a
+ * card found by two of them once, at its best), the first WALK_DEPTH of them, those within
+ * the scope. When that finds fewer, the matches (all of them, scored) decide instead.
+ */
+function walkedCandidates(branches: WalkBranch[], within: Sql): Sql {
+  const order = sql.raw('ORDER BY rank DESC, created_at DESC, identity_id DESC');
+  const rows = branches.map(
+    ({ lexeme, rank, weight }) =>
+      sql`(SELECT identity_id, ${rank} AS rank, created_at FROM identity_search_terms
+            WHERE lexeme = ${lexeme} ${weight === undefined ? sql`` : sql`AND weight = ${weight}::smallint`}
+            ORDER BY weight DESC, created_at DESC, identity_id DESC LIMIT ${WALK_DEPTH}::int)`,
   );
-  const walk = sql`SELECT * FROM (${sql.join(branches, ' UNION ALL ')}) u ${order} LIMIT ${WALK_DEPTH}::int`;
-  // A card holding two of the words comes twice; its first row (its weightiest) is within the
-  // walk whenever any of its rows is, so grouping the walked rows gives it its own weight.
-  // One word's rows are one a card, and go ungrouped: the walk stops once it has found enough.
+  const walk = sql`SELECT * FROM (${sql.join(rows, ' UNION ALL ')}) u ${order} LIMIT ${WALK_DEPTH}::int`;
+  // Each walked row is checked on its own (a subplan, never a join: hashing every card in
+  // the scope to check a few hundred rows cost more than the search), so the walk's order
+  // holds and it stops once it has found enough.
+  const inScope = sql`
+    SELECT w.* FROM (${walk}) w
+     WHERE (SELECT i.id FROM identities i WHERE i.id = w.identity_id AND ${within}) IS NOT NULL`;
+  // A card found by B branches comes at most B times, first at its best: the first
+  // B × QUICK_CANDIDATES rows within the scope hold the first rows of the QUICK_CANDIDATES
+  // best cards, and grouping them gives each its best rank. One branch's rows are one a
+  // card, and go ungrouped.
   const cards =
-    lexemes.length > 1
-      ? sql`SELECT identity_id, max(weight) AS weight, max(created_at) AS created_at FROM (${walk}) u GROUP BY identity_id`
-      : walk;
+    branches.length > 1
+      ? sql`SELECT identity_id, max(rank) AS rank, max(created_at) AS created_at
+              FROM (${inScope} ${order} LIMIT ${QUICK_CANDIDATES * branches.length}::int) w GROUP BY identity_id`
+      : inScope;
   return sql`
-    walked AS MATERIALIZED (
-      SELECT w.identity_id AS id
-        FROM (${cards}) w
-       WHERE EXISTS (SELECT 1 FROM identities i WHERE i.id = w.identity_id AND ${within})
-       ${order} LIMIT ${QUICK_CANDIDATES}::int),
+    walked AS MATERIALIZED (SELECT w.identity_id AS id FROM (${cards}) w ${order} LIMIT ${QUICK_CANDIDATES}::int),
     candidates AS MATERIALIZED (
       SELECT id FROM walked WHERE (SELECT count(*) FROM walked) = ${QUICK_CANDIDATES}::int
       UNION ALL
@@ -332,17 +354,50 @@ function walkedCandidates(lexemes: string[], within: Sql): Sql {
         ORDER BY quick DESC, created_at DESC, id DESC LIMIT ${QUICK_CANDIDATES}::int)),`;
 }
 
+/** The terms that find a query's cards: any rare word or feedback's; when there is none, every word held. */
+function findingTerms(terms: TermRow[]): TermRow[] {
+  const asked = terms.filter((term) => term.n <= MAX_TERMS);
+  const rare = asked.filter((term) => term.rare);
+  return rare.length > 0
+    ? [...rare, ...terms.filter((term) => term.n > MAX_TERMS)]
+    : asked.filter((term) => term.df > 0);
+}
+
+/** A word of the names spelled like one of the query's (the names' lexicon): its lexeme, and how like it is. */
+interface SimilarWord {
+  lexeme: string;
+  likeness: number;
+}
+
+/** How many of the names' words spelled like a query's find its cards: the likest. */
+const MAX_SIMILAR_WORDS = 8;
+
 /**
- * The second statement: one page. Candidates (the QUICK_CANDIDATES best by quick score)
- * are scored in full and come first; the other matches follow by their quick score, read
- * only when a page reaches past the candidates.
+ * When no card holds any of a short query's words: the lexemes of the names' words spelled
+ * like one of them (word_similarity at least the trigram threshold, which the caller sets),
+ * the likest first — a lookup among the names' distinct words, not every card's names.
+ */
+function similarWordsStatement(words: string[]): Sql {
+  return sql`
+    SELECT n.lexeme, max(word_similarity(q.w, n.word))::float8 AS likeness
+      FROM unnest(${words}::text[]) AS q(w) JOIN identity_name_words n ON q.w <% n.word
+     GROUP BY n.lexeme ORDER BY likeness DESC, n.lexeme LIMIT ${MAX_SIMILAR_WORDS}::int`;
+}
+
+/**
+ * The second statement: one page. Cards are found by the finding terms, or, when no card
+ * holds any of the query's words, by the names' words spelled like them (`similar`).
+ * Candidates (the QUICK_CANDIDATES best by quick score) are scored in full and come first;
+ * the other matches follow by their quick score, read only when a page reaches past the
+ * candidates.
  */
 function pageStatement(
   words: string[],
   terms: TermRow[],
+  similar: SimilarWord[],
   scope: SearchScope,
   page: Keyset,
-): { page: Sql; byLikeness: boolean } | null {
+): Sql {
   const { within, indexed } = scope;
   const text = words.join(' ');
   const sentence = words.length >= SENTENCE_WORDS;
@@ -353,32 +408,41 @@ function pageStatement(
     asked.reduce((sum, term) => sum + term.idf, 0),
     1e-9,
   );
-  // Cards are found by any rare word or feedback's; when there is none, by every word held;
-  // when no card holds any, a short query finds the names spelled like it.
-  const finding = rare.length > 0 ? [...rare, ...terms.filter((term) => term.n > MAX_TERMS)] : held;
+  const finding = findingTerms(terms);
   let matched: Sql;
+  let walk: WalkBranch[] = [];
   if (finding.length > 0) {
     const matchQuery = finding.map((term) => `(${findingQuery(term)})`).join(rare.length > 0 ? ' | ' : ' & ');
     matched = sql`
       SELECT i.id, i.created_at, ((${quickScore(terms.length)}) / search.idf_sum)::float8 AS quick
         FROM identities i CROSS JOIN search
        WHERE ${within} AND i.search_vector @@ ${matchQuery}::tsquery`;
-  } else if (words.length <= MAX_FUZZY_WORDS) {
-    matched = sql`
-      SELECT i.id, i.created_at, word_similarity(${text}, i.search_names)::float8 AS quick
-        FROM identities i
-       WHERE ${within} AND ${text} <% i.search_names`;
+    // One common word (none rare, one held) whose exact words the word index knows: walk them.
+    if (indexed && rare.length === 0 && held.length === 1) {
+      walk = (held[0].lexemes ?? []).map((lexeme) => ({ lexeme, rank: sql`weight` }));
+    }
   } else {
-    return null;
+    // The cards whose names hold a word spelled like the query's; quick: the likest such word.
+    const likeness = similar.map(
+      ({ lexeme, likeness }) =>
+        sql`CASE WHEN i.search_vector @@ ${lexemeQuery(lexeme, 'A')}::tsquery THEN ${likeness}::float8 END`,
+    );
+    const anyName = similar.map(({ lexeme }) => lexemeQuery(lexeme, 'A')).join(' | ');
+    matched = sql`
+      SELECT i.id, i.created_at, greatest(${sql.join(likeness, ', ')}) AS quick
+        FROM identities i
+       WHERE ${within} AND i.search_vector @@ ${anyName}::tsquery`;
+    // The word index holds a word in class A (names) as weight 4.
+    if (indexed) {
+      walk = similar.map(({ lexeme, likeness }) => ({ lexeme, rank: sql`${likeness}::float8`, weight: 4 }));
+    }
   }
-  // One common word (none rare, one held) whose exact words the word index knows: walk them.
-  const walked = indexed && rare.length === 0 && held.length === 1 ? (held[0].lexemes ?? []) : [];
-  const candidates = walked.length
-    ? walkedCandidates(walked, within)
+  const candidates = walk.length
+    ? walkedCandidates(walk, within)
     : sql`candidates AS MATERIALIZED (
       SELECT id FROM matches ORDER BY quick DESC, created_at DESC, id DESC LIMIT ${QUICK_CANDIDATES}::int),`;
   const column = (pick: (term: TermRow) => string | number) => terms.map(pick);
-  const statement = sql`
+  return sql`
     WITH search AS (
       SELECT ${column((term) => term.t)}::tsquery[] AS each_q, ${column((term) => term.idf)}::float8[] AS idfs,
              ${column((term) => term.a_q)}::tsquery[] AS a_q, ${column((term) => term.b_q)}::tsquery[] AS b_q,
@@ -415,31 +479,32 @@ function pageStatement(
         LIMIT ${page.limit + 1}::int) s
       JOIN identities i USING (id)
      ORDER BY s.rank_key DESC, s.id DESC`;
-  return { page: statement, byLikeness: finding.length === 0 };
 }
 
 /**
- * One page of identities in `scope` ranked by relevance to `q` (RankedSearchRepository): its terms, then its page
- * (in a transaction of its own when it finds names by likeness, for the trigram threshold).
+ * One page of identities in `scope` ranked by relevance to `q` (RankedSearchRepository): its
+ * terms, then its page — when no card holds any of a short query's words, after the names'
+ * words spelled like them (in a transaction of its own, for the trigram threshold).
  */
 async function rankedPage(db: Database, q: string, scope: SearchScope, pageQuery: PageQuery): Promise<IdentityPage> {
   const words = searchWords(q);
   const page = keyset('r', pageQuery, RANKED);
   const terms = await db.rows<TermRow>(termsStatement(words, scope));
-  const statement = pageStatement(words, terms, scope, page);
-  let rows: RankedRow[] = [];
-  if (statement?.byLikeness) {
-    rows = await db.transaction(async (tx) => {
+  let similar: SimilarWord[] = [];
+  if (findingTerms(terms).length === 0 && words.length > 0 && words.length <= MAX_FUZZY_WORDS) {
+    similar = await db.transaction(async (tx) => {
       // The trigram operator's threshold (`<%`), for this transaction only.
       await db.execute(
         sql`SELECT set_config('pg_trgm.word_similarity_threshold', ${String(RANKING.trigramThreshold)}, true)`,
         tx,
       );
-      return db.rows<RankedRow>(statement.page, tx);
+      return db.rows<SimilarWord>(similarWordsStatement(words), tx);
     });
-  } else if (statement) {
-    rows = await db.rows<RankedRow>(statement.page);
   }
+  const rows =
+    findingTerms(terms).length > 0 || similar.length > 0
+      ? await db.rows<RankedRow>(pageStatement(words, terms, similar, scope, page))
+      : [];
   const { items, nextCursor } = page.cut(rows, (row) => ({ at: row.rank_key, id: row.id }));
   return { items: items.map(toIdentity), nextCursor };
 }

@@ -38,6 +38,25 @@ describe('ranked search', () => {
   const find = async (query: Record<string, string | number>) =>
     ((await t.http().get('/a2a/directory').query(query).expect(200)).body.agents as Agent[]).map((a) => a.agent_handle);
 
+  /** Every page of a search, in order: the public directory's, or with `account` its organization's. */
+  async function everyPage(q: string, limit: number, account?: ConsoleAccount): Promise<string[]> {
+    const [path, key] = account ? ['/api/v1/identities/a2a/directory', 'identities'] : ['/a2a/directory', 'agents'];
+    const handles: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const req = t
+        .http()
+        .get(path)
+        .query({ q, limit, ...(cursor ? { cursor } : {}) });
+      const res: { body: Record<string, unknown> & { next_cursor: string | null } } = await (
+        account ? req.set(bearer(account)) : req
+      ).expect(200);
+      handles.push(...(res.body[key] as Agent[]).map((a) => a.agent_handle));
+      cursor = res.body.next_cursor;
+    } while (cursor);
+    return handles;
+  }
+
   it('ranks a name and skill match above a description mention, stems words, and pages in rank order', async () => {
     const word = marker('quokka');
     const mention = await listed(acme, { display_name: 'Helper', description: `Sometimes translates for ${word}.` });
@@ -154,31 +173,52 @@ describe('ranked search', () => {
       [marker('bulk'), org.organizationId, `About ${word}.`],
     );
 
-    const pages = async (path: string, key: 'agents' | 'identities', auth?: Record<string, string>) => {
-      const handles: string[] = [];
-      let cursor: string | null = null;
-      do {
-        const req = t
-          .http()
-          .get(path)
-          .query({ q: word, limit: 200, ...(cursor ? { cursor } : {}) });
-        const res: { body: Record<string, unknown> & { next_cursor: string | null } } = await (
-          auth ? req.set(auth) : req
-        ).expect(200);
-        handles.push(...(res.body[key] as Agent[]).map((a) => a.agent_handle));
-        cursor = res.body.next_cursor;
-      } while (cursor);
-      return handles;
-    };
-    const listedOrder = await pages('/a2a/directory', 'agents');
+    const listedOrder = await everyPage(word, 200);
     // Names, then skill tags, then skill descriptions, then descriptions (newest first among them).
     expect(listedOrder.slice(0, 3)).toEqual([named, tagged, described]);
     expect(listedOrder).toHaveLength(603);
     // The organization's directory is not in the word index: it scores every match, and agrees.
-    const own = await pages('/api/v1/identities/a2a/directory', 'identities', bearer(org));
+    const own = await everyPage(word, 200, org);
     expect(own.filter((handle) => handle !== unlisted)).toEqual(listedOrder);
     // The first page alone (the walk) is the first page of the whole order.
     expect(await find({ q: word, limit: 50 })).toEqual(listedOrder.slice(0, 50));
+  });
+
+  it("finds a misspelt name among the names' words, its best cards read in the order scoring every match gives", async () => {
+    const org = await signup(t, unique('Speller'));
+    const word = letters('narwhal');
+    // The query: two neighbouring letters swapped. Every card below holds a word spelled like it.
+    const misspelt = `${word.slice(0, 2)}${word[3]}${word[2]}${word.slice(4)}`;
+    // Likelier (the word itself) and less like it (the word with a tail): likeness comes first.
+    const tailed = `${word}zz`;
+    const exact = await listed(org, { display_name: `${word}` });
+    const tail = await listed(org, { display_name: `${tailed} Agent` });
+    // The word in a description only: names are what likeness reads.
+    const described = await listed(org, { display_name: 'Plain', description: `About ${word}.` });
+    // Not listed: the organization's directory holds it, the public one does not.
+    const unlisted = (await createEnabledIdentity(t, org, { display_name: `${word} Unlisted` })).handle;
+    // More cards than the QUICK_CANDIDATES (200) scored in full, newer, a third holding the tailed word.
+    const bulk = marker('speller');
+    await t.db.query(
+      `INSERT INTO identities (agent_handle, organization_id, claimed_at, enabled, publicly_discoverable, display_name, created_at)
+       SELECT $1 || '-' || g, $2, now(), true, true, CASE WHEN g % 3 = 0 THEN $4 ELSE $3 END || ' Bot ' || g,
+              now() + make_interval(secs => g)
+         FROM generate_series(1, 400) g`,
+      [bulk, org.organizationId, word, tailed],
+    );
+    const listedOrder = await everyPage(misspelt, 150);
+    expect(listedOrder).toHaveLength(402);
+    expect(listedOrder).toContain(exact);
+    expect(listedOrder).not.toContain(described);
+    // The cards holding the tailed word (less like the query) come after every card holding the word.
+    const tailedCards = [tail, ...Array.from({ length: 133 }, (_, g) => `${bulk}-${3 * (g + 1)}`)];
+    expect(new Set(listedOrder.slice(-134))).toEqual(new Set(tailedCards));
+    // The organization's directory finds its cards by their own rows, not the word index: it agrees.
+    const own = await everyPage(misspelt, 150, org);
+    expect(own).toContain(unlisted);
+    expect(own.filter((handle) => handle !== unlisted)).toEqual(listedOrder);
+    // The first page alone (the walk) is the first page of the whole order.
+    expect(await find({ q: misspelt, limit: 50 })).toEqual(listedOrder.slice(0, 50));
   });
 
   it("keeps the word index equal to the listed cards' words through every change", async () => {
@@ -201,10 +241,18 @@ describe('ranked search', () => {
     expect(await find({ q: word })).toEqual([handle]);
     const change = async (path: string, body: Record<string, unknown>) =>
       t.http().patch(`/api/v1/identities/${handle}${path}`).set(bearer(acme)).send(body).expect(200);
-    // Other words: the old ones go, the new ones come.
-    await change('', { display_name: 'Renamed', description: `Now about ${word}s and more.` });
+    // Other words: the old ones go, the new ones come — a misspelling of the new name finds it at once.
+    const renamed = letters('dugong');
+    await change('', { display_name: `${renamed} Renamed`, description: `Now about ${word}s and more.` });
     expect(await wordIndexDiffers()).toBe(0);
     expect(await find({ q: 'renamed' })).toContain(handle);
+    expect(await find({ q: `${renamed.slice(0, 2)}${renamed[3]}${renamed[2]}${renamed.slice(4)}` })).toEqual([handle]);
+    // The names' lexicon holds every word of every card's names.
+    const [{ missing }] = await t.db.query(
+      `SELECT count(*)::int AS missing FROM identities i, identity_name_words_of(i.search_names) n
+        WHERE NOT EXISTS (SELECT 1 FROM identity_name_words w WHERE w.word = n.word AND w.lexeme = n.lexeme)`,
+    );
+    expect(missing).toBe(0);
     // Unlisted, disabled, listed again.
     await change('/settings', { publicly_discoverable: false });
     expect(await find({ q: word })).toEqual([]);
@@ -227,6 +275,19 @@ describe('ranked search', () => {
       )[0].n,
     ).toBe(0);
     expect(await wordIndexDiffers()).toBe(0);
+    // A TRUNCATE of identities empties both (rolled back: the file's other cards stay).
+    const runner = t.db.createQueryRunner();
+    await runner.startTransaction();
+    try {
+      await runner.query('TRUNCATE identities CASCADE');
+      const [{ terms, names }] = await runner.query(
+        'SELECT (SELECT count(*) FROM identity_search_terms)::int AS terms, (SELECT count(*) FROM identity_name_words)::int AS names',
+      );
+      expect({ terms, names }).toEqual({ terms: 0, names: 0 });
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
   });
 
   it('counts a word over every listed card, whatever the filters: a common word finds nothing by itself under a filter', async () => {

@@ -27,6 +27,7 @@ import { Availability1796500300000 } from './1796500300000-availability';
 import { DeliveryResponses1796510000000 } from './1796510000000-delivery-responses';
 import { TrustedIssuerKeys1796513900000 } from './1796513900000-trusted-issuer-keys';
 import { IdentitySearchTerms1796520000000 } from './1796520000000-identity-search-terms';
+import { IdentityNameWords1796530000000 } from './1796530000000-identity-name-words';
 
 /** Every migration, in order. New migrations are appended here. */
 export const MIGRATIONS = [
@@ -59,4 +60,5 @@ export const MIGRATIONS = [
   DeliveryResponses1796510000000,
   TrustedIssuerKeys1796513900000,
   IdentitySearchTerms1796520000000,
+  IdentityNameWords1796530000000,
 ];

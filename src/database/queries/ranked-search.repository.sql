@@ -62,49 +62,9 @@ UNION ALL
    FROM feedback ORDER BY 1 LIMIT $23::int)
 ORDER BY n;
 SELECT set_config('pg_trgm.word_similarity_threshold', $1, true);
-WITH search AS (
-    SELECT $1::tsquery[] AS each_q, $2::float8[] AS idfs,
-           $3::tsquery[] AS a_q, $4::tsquery[] AS b_q,
-           $5::tsquery[] AS c_q, $6::float8 AS idf_sum),
-  matches AS MATERIALIZED (
-    SELECT i.id, i.created_at, word_similarity($7, i.search_names)::float8 AS quick
-      FROM identities i
-     WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND i.skill_tags @> ARRAY[lower($8::text)] AND i.skill_input_modes @> ARRAY[lower($9::text)] AND $10 <% i.search_names),
-  candidates AS MATERIALIZED (
-    SELECT id FROM matches ORDER BY quick DESC, created_at DESC, id DESC LIMIT $11::int),
-  scored AS (
-    SELECT i.id,
-           $12::numeric
-           + round($13::numeric * (
-               $14::float8 * f.relevance / search.idf_sum
-               + $15::float8 * f.covered / search.idf_sum
-               + $16::float8 * f.similar * (f.similar >= $17::float8)::int
-             )::numeric) * $18::numeric
-           + (extract(epoch FROM i.created_at) * 1000000)::bigint AS rank_key
-      FROM candidates c
-      JOIN identities i USING (id)
-     CROSS JOIN search
-     CROSS JOIN LATERAL (
-       SELECT coalesce(sum(q.idf) FILTER (WHERE i.search_vector @@ q.t), 0) AS covered,
-              coalesce(sum(q.idf * ts_rank($19::float4[], i.search_vector, q.t, $20::int)), 0) AS relevance,
-              CASE WHEN $21::boolean THEN word_similarity($22, i.search_names)::float8 ELSE 0 END AS similar
-         FROM unnest(search.each_q, search.idfs) AS q(t, idf)) f)
-  SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
-monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
-updated_at, deleted_at, s.rank_key::text AS rank_key
-    FROM (
-      (SELECT r.id, r.rank_key FROM scored r WHERE TRUE ORDER BY r.rank_key DESC, r.id DESC LIMIT 11)
-      UNION ALL
-      -- The other matches, after every candidate, by their quick score: read only when the page reaches them.
-      (SELECT r.id, r.rank_key FROM (
-         SELECT m.id, round($23::numeric * m.quick::numeric) * $24::numeric
-                      + (extract(epoch FROM m.created_at) * 1000000)::bigint AS rank_key
-           FROM matches m WHERE m.id NOT IN (SELECT id FROM candidates)) r
-        WHERE TRUE ORDER BY r.rank_key DESC, r.id DESC LIMIT 11)
-      LIMIT $25::int) s
-    JOIN identities i USING (id)
-   ORDER BY s.rank_key DESC, s.id DESC;
+SELECT n.lexeme, max(word_similarity(q.w, n.word))::float8 AS likeness
+ FROM unnest($1::text[]) AS q(w) JOIN identity_name_words n ON q.w <% n.word
+GROUP BY n.lexeme ORDER BY likeness DESC, n.lexeme LIMIT $2::int;
 
 -- RankedSearchRepository.listForOrganization
 WITH RECURSIVE words AS MATERIALIZED (
@@ -153,46 +113,6 @@ UNION ALL
    FROM feedback ORDER BY 1 LIMIT $23::int)
 ORDER BY n;
 SELECT set_config('pg_trgm.word_similarity_threshold', $1, true);
-WITH search AS (
-    SELECT $1::tsquery[] AS each_q, $2::float8[] AS idfs,
-           $3::tsquery[] AS a_q, $4::tsquery[] AS b_q,
-           $5::tsquery[] AS c_q, $6::float8 AS idf_sum),
-  matches AS MATERIALIZED (
-    SELECT i.id, i.created_at, word_similarity($7, i.search_names)::float8 AS quick
-      FROM identities i
-     WHERE i.organization_id = $8::uuid AND i.enabled = $9::boolean AND $10 <% i.search_names),
-  candidates AS MATERIALIZED (
-    SELECT id FROM matches ORDER BY quick DESC, created_at DESC, id DESC LIMIT $11::int),
-  scored AS (
-    SELECT i.id,
-           $12::numeric
-           + round($13::numeric * (
-               $14::float8 * f.relevance / search.idf_sum
-               + $15::float8 * f.covered / search.idf_sum
-               + $16::float8 * f.similar * (f.similar >= $17::float8)::int
-             )::numeric) * $18::numeric
-           + (extract(epoch FROM i.created_at) * 1000000)::bigint AS rank_key
-      FROM candidates c
-      JOIN identities i USING (id)
-     CROSS JOIN search
-     CROSS JOIN LATERAL (
-       SELECT coalesce(sum(q.idf) FILTER (WHERE i.search_vector @@ q.t), 0) AS covered,
-              coalesce(sum(q.idf * ts_rank($19::float4[], i.search_vector, q.t, $20::int)), 0) AS relevance,
-              CASE WHEN $21::boolean THEN word_similarity($22, i.search_names)::float8 ELSE 0 END AS similar
-         FROM unnest(search.each_q, search.idfs) AS q(t, idf)) f)
-  SELECT id, agent_handle, organization_id, display_name, description, skills, claimed_at, enabled,
-publicly_discoverable, allow_public_egress, filter_mode, require_skill, daily_task_quota, monthly_cost_budget_amount,
-monthly_cost_budget_currency, status, claim_expires_at, card_version, created_at,
-updated_at, deleted_at, s.rank_key::text AS rank_key
-    FROM (
-      (SELECT r.id, r.rank_key FROM scored r WHERE TRUE ORDER BY r.rank_key DESC, r.id DESC LIMIT 11)
-      UNION ALL
-      -- The other matches, after every candidate, by their quick score: read only when the page reaches them.
-      (SELECT r.id, r.rank_key FROM (
-         SELECT m.id, round($23::numeric * m.quick::numeric) * $24::numeric
-                      + (extract(epoch FROM m.created_at) * 1000000)::bigint AS rank_key
-           FROM matches m WHERE m.id NOT IN (SELECT id FROM candidates)) r
-        WHERE TRUE ORDER BY r.rank_key DESC, r.id DESC LIMIT 11)
-      LIMIT $25::int) s
-    JOIN identities i USING (id)
-   ORDER BY s.rank_key DESC, s.id DESC;
+SELECT n.lexeme, max(word_similarity(q.w, n.word))::float8 AS likeness
+ FROM unnest($1::text[]) AS q(w) JOIN identity_name_words n ON q.w <% n.word
+GROUP BY n.lexeme ORDER BY likeness DESC, n.lexeme LIMIT $2::int;
