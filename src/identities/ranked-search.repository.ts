@@ -135,8 +135,9 @@ export class RankedSearchRepository {
     params: [{ q: 'invoice reconciliation', tag: DummyValue.STRING, inputMode: 'image/png' }, EXAMPLE_PAGE],
   })
   async listPublic(filters: PublicFilters & { q: string }, pageQuery: PageQuery): Promise<IdentityPage> {
-    const within = sql.join([PUBLICLY_LISTED, ...cardFilterConditions(filters)], ' AND ');
-    return rankedPage(this.db, filters.q, { within, indexed: true }, pageQuery);
+    const conditions = cardFilterConditions(filters).filter((condition) => !condition.isEmpty);
+    const within = sql.join([PUBLICLY_LISTED, ...conditions], ' AND ');
+    return rankedPage(this.db, filters.q, { within, indexed: true, filtered: conditions.length > 0 }, pageQuery);
   }
 
   /** One organization's identities ranked by relevance to `q`, whatever their state. */
@@ -150,7 +151,7 @@ export class RankedSearchRepository {
       [sql`i.organization_id = ${organizationId}::uuid`, ...organizationConditions(filters)],
       ' AND ',
     );
-    return rankedPage(this.db, filters.q, { within, indexed: false }, pageQuery);
+    return rankedPage(this.db, filters.q, { within, indexed: false, filtered: true }, pageQuery);
   }
 }
 
@@ -158,10 +159,12 @@ export class RankedSearchRepository {
  * Where a search looks: the condition on its cards (`i`), and whether the word index
  * (identity_search_terms: the publicly listed cards' words) holds them — the public
  * directory's do; an organization's, whatever their state, are read from its own rows.
+ * `filtered`: the condition says more than the word index does (a filter, an organization).
  */
 interface SearchScope {
   within: Sql;
   indexed: boolean;
+  filtered: boolean;
 }
 
 /** A term of the query, or of feedback, as the first statement (termsStatement) reads it. */
@@ -321,7 +324,7 @@ interface WalkBranch {
  * card found by two of them once, at its best), the first WALK_DEPTH of them, those within
  * the scope. When that finds fewer, the matches (all of them, scored) decide instead.
  */
-function walkedCandidates(branches: WalkBranch[], within: Sql): Sql {
+function walkedCandidates(branches: WalkBranch[], scope: SearchScope): Sql {
   const order = sql.raw('ORDER BY rank DESC, created_at DESC, identity_id DESC');
   const rows = branches.map(
     ({ lexeme, rank, weight }) =>
@@ -330,12 +333,14 @@ function walkedCandidates(branches: WalkBranch[], within: Sql): Sql {
             ORDER BY weight DESC, created_at DESC, identity_id DESC LIMIT ${WALK_DEPTH}::int)`,
   );
   const walk = sql`SELECT * FROM (${sql.join(rows, ' UNION ALL ')}) u ${order} LIMIT ${WALK_DEPTH}::int`;
-  // Each walked row is checked on its own (a subplan, never a join: hashing every card in
-  // the scope to check a few hundred rows cost more than the search), so the walk's order
-  // holds and it stops once it has found enough.
-  const inScope = sql`
-    SELECT w.* FROM (${walk}) w
-     WHERE (SELECT i.id FROM identities i WHERE i.id = w.identity_id AND ${within}) IS NOT NULL`;
+  // The word index holds exactly the listed cards: without a filter every walked row is in
+  // the scope, and the walk stops once it has found enough. A filter is checked by the
+  // planner's choice (a filter few cards pass is best hashed once, through its own index).
+  const inScope = sql`SELECT w.* FROM (${walk}) w ${sql.where([
+    scope.filtered
+      ? sql`EXISTS (SELECT 1 FROM identities i WHERE i.id = w.identity_id AND ${scope.within})`
+      : sql.empty,
+  ])}`;
   // A card found by B branches comes at most B times, first at its best: the first
   // B × QUICK_CANDIDATES rows within the scope hold the first rows of the QUICK_CANDIDATES
   // best cards, and grouping them gives each its best rank. One branch's rows are one a
@@ -375,12 +380,19 @@ const MAX_SIMILAR_WORDS = 8;
 /**
  * When no card holds any of a short query's words: the lexemes of the names' words spelled
  * like one of them (word_similarity at least the trigram threshold, which the caller sets),
- * the likest first — a lookup among the names' distinct words, not every card's names.
+ * the likest first — a lookup among the names' distinct words, not every card's names. The
+ * lexicon holds every card's words, once held or not: only those some card of the scope
+ * holds in its names count (a listed card's, in the word index; else the scope's own rows).
  */
-function similarWordsStatement(words: string[]): Sql {
+function similarWordsStatement(words: string[], scope: SearchScope): Sql {
+  const held = scope.indexed
+    ? sql`EXISTS (SELECT 1 FROM identity_search_terms t WHERE t.lexeme = n.lexeme AND t.weight = 4::smallint)`
+    : sql`EXISTS (SELECT 1 FROM identities i
+                  WHERE ${scope.within} AND i.search_vector @@ (quote_literal(n.lexeme) || ':A')::tsquery)`;
   return sql`
     SELECT n.lexeme, max(word_similarity(q.w, n.word))::float8 AS likeness
       FROM unnest(${words}::text[]) AS q(w) JOIN identity_name_words n ON q.w <% n.word
+     WHERE ${held}
      GROUP BY n.lexeme ORDER BY likeness DESC, n.lexeme LIMIT ${MAX_SIMILAR_WORDS}::int`;
 }
 
@@ -438,7 +450,7 @@ function pageStatement(
     }
   }
   const candidates = walk.length
-    ? walkedCandidates(walk, within)
+    ? walkedCandidates(walk, scope)
     : sql`candidates AS MATERIALIZED (
       SELECT id FROM matches ORDER BY quick DESC, created_at DESC, id DESC LIMIT ${QUICK_CANDIDATES}::int),`;
   const column = (pick: (term: TermRow) => string | number) => terms.map(pick);
@@ -498,7 +510,7 @@ async function rankedPage(db: Database, q: string, scope: SearchScope, pageQuery
         sql`SELECT set_config('pg_trgm.word_similarity_threshold', ${String(RANKING.trigramThreshold)}, true)`,
         tx,
       );
-      return db.rows<SimilarWord>(similarWordsStatement(words), tx);
+      return db.rows<SimilarWord>(similarWordsStatement(words, scope), tx);
     });
   }
   const rows =

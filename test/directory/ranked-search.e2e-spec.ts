@@ -8,6 +8,9 @@ const marker = (prefix: string) => `${prefix}${randomBytes(4).toString('hex')}`;
 /** A marker of letters only (feedback takes words of letters). */
 const letters = (prefix: string) => marker(prefix).replace(/[0-9]/g, (d) => 'ghijklmnop'[Number(d)]);
 
+/** The word with its third and fourth letters swapped: a misspelling. */
+const swapped = (word: string) => `${word.slice(0, 2)}${word[3]}${word[2]}${word.slice(4)}`;
+
 type Agent = { agent_handle: string };
 
 /** Ranked search and the card filters (docs/api.md §4, "Ranked search"). */
@@ -188,7 +191,7 @@ describe('ranked search', () => {
     const org = await signup(t, unique('Speller'));
     const word = letters('narwhal');
     // The query: two neighbouring letters swapped. Every card below holds a word spelled like it.
-    const misspelt = `${word.slice(0, 2)}${word[3]}${word[2]}${word.slice(4)}`;
+    const misspelt = swapped(word);
     // Likelier (the word itself) and less like it (the word with a tail): likeness comes first.
     const tailed = `${word}zz`;
     const exact = await listed(org, { display_name: `${word}` });
@@ -221,6 +224,20 @@ describe('ranked search', () => {
     expect(await find({ q: misspelt, limit: 50 })).toEqual(listedOrder.slice(0, 50));
   });
 
+  it('looks a misspelling up among the words the cards of the directory searched hold', async () => {
+    const org = await signup(t, unique('Crowd'));
+    const word = letters('gerbil');
+    const shorter = await listed(org, { display_name: `${word.slice(0, -2)} Agent` });
+    // Eight words likelier than the listed card's, in cards no one lists publicly.
+    const unlisted: string[] = [];
+    for (const letter of 'abcdefgh') {
+      unlisted.push((await createEnabledIdentity(t, org, { display_name: `${word}${letter}` })).handle);
+    }
+    expect(await find({ q: swapped(word) })).toEqual([shorter]);
+    // The organization's directory holds them: its eight likest words are theirs.
+    expect(new Set(await everyPage(swapped(word), 50, org))).toEqual(new Set(unlisted));
+  });
+
   it("keeps the word index equal to the listed cards' words through every change", async () => {
     const word = letters('civet');
     const wordIndexDiffers = async () =>
@@ -246,7 +263,7 @@ describe('ranked search', () => {
     await change('', { display_name: `${renamed} Renamed`, description: `Now about ${word}s and more.` });
     expect(await wordIndexDiffers()).toBe(0);
     expect(await find({ q: 'renamed' })).toContain(handle);
-    expect(await find({ q: `${renamed.slice(0, 2)}${renamed[3]}${renamed[2]}${renamed.slice(4)}` })).toEqual([handle]);
+    expect(await find({ q: swapped(renamed) })).toEqual([handle]);
     // The names' lexicon holds every word of every card's names.
     const [{ missing }] = await t.db.query(
       `SELECT count(*)::int AS missing FROM identities i, identity_name_words_of(i.search_names) n

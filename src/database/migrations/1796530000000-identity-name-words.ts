@@ -60,6 +60,8 @@ export class IdentityNameWords1796530000000 implements MigrationInterface {
 
       INSERT INTO identity_name_words (word, lexeme)
         SELECT DISTINCT n.word, n.lexeme FROM identities i CROSS JOIN LATERAL identity_name_words_of(i.search_names) n;
+      -- Its statistics now, not at autovacuum's next pass: unknown, a trigram lookup is planned as a scan of every word.
+      ANALYZE identity_name_words;
     `);
   }
 
