@@ -385,10 +385,12 @@ const MAX_SIMILAR_WORDS = 8;
  * holds in its names count (a listed card's, in the word index; else the scope's own rows).
  */
 function similarWordsStatement(words: string[], scope: SearchScope): Sql {
+  // An organization's names' lexemes are read once (a hashed subplan): as many rows as its
+  // cards, whatever the number of words the lookup finds.
   const held = scope.indexed
     ? sql`EXISTS (SELECT 1 FROM identity_search_terms t WHERE t.lexeme = n.lexeme AND t.weight = 4::smallint)`
-    : sql`EXISTS (SELECT 1 FROM identities i
-                  WHERE ${scope.within} AND i.search_vector @@ (quote_literal(n.lexeme) || ':A')::tsquery)`;
+    : sql`n.lexeme IN (SELECT v.lexeme FROM identities i CROSS JOIN LATERAL unnest(ts_filter(i.search_vector, '{a}')) AS v
+                       WHERE ${scope.within})`;
   return sql`
     SELECT n.lexeme, max(word_similarity(q.w, n.word))::float8 AS likeness
       FROM unnest(${words}::text[]) AS q(w) JOIN identity_name_words n ON q.w <% n.word

@@ -116,6 +116,6 @@ ORDER BY n;
 SELECT set_config('pg_trgm.word_similarity_threshold', $1, true);
 SELECT n.lexeme, max(word_similarity(q.w, n.word))::float8 AS likeness
  FROM unnest($1::text[]) AS q(w) JOIN identity_name_words n ON q.w <% n.word
-WHERE EXISTS (SELECT 1 FROM identities i
-             WHERE i.organization_id = $2::uuid AND i.enabled = $3::boolean AND i.search_vector @@ (quote_literal(n.lexeme) || ':A')::tsquery)
+WHERE n.lexeme IN (SELECT v.lexeme FROM identities i CROSS JOIN LATERAL unnest(ts_filter(i.search_vector, '{a}')) AS v
+                  WHERE i.organization_id = $2::uuid AND i.enabled = $3::boolean)
 GROUP BY n.lexeme ORDER BY likeness DESC, n.lexeme LIMIT $4::int;
