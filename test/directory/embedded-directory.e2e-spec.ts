@@ -6,8 +6,8 @@ import { PASSWORD } from '../support/fixtures';
 import { startServerProcess, type ServerProcess } from '../support/server-process';
 
 /**
- * The directory's search runs on generated columns, a SQL function and full-text
- * search: prove the embedded PostgreSQL (PGlite, no extensions) serves it too.
+ * The directory's search runs on generated columns, SQL functions, triggers, full-text
+ * search and pg_trgm: prove the embedded PostgreSQL (PGlite) serves it too.
  */
 describe('discovery on the embedded database', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'a2a-embedded-directory-'));
@@ -47,7 +47,8 @@ describe('discovery on the embedded database', () => {
       provider: { organization: 'Local' },
       url: 'https://agents.example.test/a2a/local-translator',
     });
-    for (const query of [{ q: 'transl docum' }, { skill: 'TRANSLATE' }, { tag: 'language' }]) {
+    // A misspelt name too: the names' lexicon and its trigram index (pg_trgm is built into PGlite).
+    for (const query of [{ q: 'transl docum' }, { q: 'trnaslator' }, { skill: 'TRANSLATE' }, { tag: 'language' }]) {
       const res = await http().get('/a2a/directory').query(query).expect(200);
       expect(res.body.agents.map((a: { agent_handle: string }) => a.agent_handle)).toEqual(['local-translator']);
     }
@@ -56,5 +57,7 @@ describe('discovery on the embedded database', () => {
       'local-orphan',
       'local-translator',
     ]);
+    const misspelt = await http().get('/api/v1/identities/a2a/directory').query({ q: 'orphen' }).set(auth).expect(200);
+    expect(misspelt.body.identities.map((i: { agent_handle: string }) => i.agent_handle)).toEqual(['local-orphan']);
   });
 });
