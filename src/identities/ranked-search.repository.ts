@@ -202,15 +202,19 @@ const TOP = 'chr(1114111)';
  */
 function termsStatement(words: string[], scope: SearchScope): Sql {
   const { within, indexed } = scope;
-  // A term's cards, counted up to DF_CAP: from the word index (a card holding two of the
-  // prefix's words counts once, among the first 2 × DF_CAP rows), or from the cards.
+  // A term's cards, counted up to DF_CAP: from the word index — a prefix standing for one
+  // exact word has one row a card, the first DF_CAP of them; for several, a card holding two
+  // counts once, among the first 2 × DF_CAP rows — or from the cards.
   const count = indexed
-    ? sql`least(${DF_CAP}::int, (SELECT count(DISTINCT d.identity_id) FROM (
-             SELECT p.identity_id FROM unnest(w.stems) AS s
-              CROSS JOIN LATERAL (SELECT p.identity_id FROM identity_search_terms p
-                                   WHERE p.lexeme >= s AND p.lexeme < s || ${sql.raw(TOP)}
-                                   LIMIT ${2 * DF_CAP}::int) p
-              LIMIT ${2 * DF_CAP}::int) d))`
+    ? sql`CASE WHEN cardinality(l.lexemes) = 1
+            THEN (SELECT count(*) FROM (SELECT 1 FROM identity_search_terms p WHERE p.lexeme = l.lexemes[1]
+                                         LIMIT ${DF_CAP}::int) d)
+            ELSE least(${DF_CAP}::int, (SELECT count(DISTINCT d.identity_id) FROM (
+              SELECT p.identity_id FROM unnest(w.stems) AS s
+               CROSS JOIN LATERAL (SELECT p.identity_id FROM identity_search_terms p
+                                    WHERE p.lexeme >= s AND p.lexeme < s || ${sql.raw(TOP)}
+                                    LIMIT ${2 * DF_CAP}::int) p
+               LIMIT ${2 * DF_CAP}::int) d)) END`
     : sql`(SELECT count(*) FROM (SELECT 1 FROM identities i WHERE ${within} AND i.search_vector @@ w.t LIMIT ${DF_CAP}::int) d)`;
   const countWord = indexed
     ? sql`(SELECT count(*) FROM (SELECT 1 FROM identity_search_terms p WHERE p.lexeme = seed_words.lexeme LIMIT ${DF_CAP}::int) d)`
@@ -241,7 +245,7 @@ function termsStatement(words: string[], scope: SearchScope): Sql {
                 FROM unnest(${words}::text[]) WITH ORDINALITY AS u(w, pos), ts_lexize('english_stem', w) AS lex
                WHERE cardinality(lex) > 0 ORDER BY pos LIMIT ${MAX_TERMS}::int) x),
     ${expansions}
-    counted AS MATERIALIZED (SELECT w.n, w.t, w.a_q, w.b_q, w.c_q, ${count} AS df FROM words w),
+    counted AS MATERIALIZED (SELECT w.n, w.t, w.a_q, w.b_q, w.c_q, ${count} AS df FROM words w JOIN term_lexemes l USING (n)),
     query_terms AS MATERIALIZED (
       SELECT n, t, a_q, b_q, c_q, df, ln(1 + ${DF_CAP}::float8 / greatest(1, df)) AS idf, df > 0 AND df < ${DF_CAP}::int AS rare
         FROM counted),
@@ -294,16 +298,21 @@ function findingQuery(term: TermRow): string {
 
 /**
  * A card's quick score, without ts_rank or trigrams: for each term, by its IDF, whether the
- * card holds it (COVERAGE) and the weight of the best class of fields that holds it.
+ * card holds it (COVERAGE) and the weight of the best class of fields that holds it. When
+ * every match holds every word held (`allHeld`: cards found by all of them), that needs no
+ * check, and a word no card holds adds nothing.
  */
-function quickScore(terms: number): Sql {
+function quickScore(terms: TermRow[], allHeld: boolean): Sql {
   const [d, c, b, a] = RANKING.weights.slice(1, -1).split(',').map(Number);
-  const each = Array.from(
-    { length: terms },
-    (_, n) => `CASE WHEN i.search_vector @@ search.each_q[${n + 1}] THEN search.idfs[${n + 1}] * (${RANKING.coverage}
+  const each = terms.flatMap((term, n) => {
+    const weighted = `search.idfs[${n + 1}] * (${RANKING.coverage}
                    + CASE WHEN i.search_vector @@ search.a_q[${n + 1}] THEN ${a} WHEN i.search_vector @@ search.b_q[${n + 1}] THEN ${b}
-                          WHEN i.search_vector @@ search.c_q[${n + 1}] THEN ${c} ELSE ${d} END) ELSE 0 END`,
-  );
+                          WHEN i.search_vector @@ search.c_q[${n + 1}] THEN ${c} ELSE ${d} END)`;
+    if (!allHeld) {
+      return [`CASE WHEN i.search_vector @@ search.each_q[${n + 1}] THEN ${weighted} ELSE 0 END`];
+    }
+    return term.df > 0 ? [weighted] : [];
+  });
   return sql.raw(each.length ? each.join('\n               + ') : '0');
 }
 
@@ -428,7 +437,7 @@ function pageStatement(
   if (finding.length > 0) {
     const matchQuery = finding.map((term) => `(${findingQuery(term)})`).join(rare.length > 0 ? ' | ' : ' & ');
     matched = sql`
-      SELECT i.id, i.created_at, ((${quickScore(terms.length)}) / search.idf_sum)::float8 AS quick
+      SELECT i.id, i.created_at, ((${quickScore(terms, rare.length === 0)}) / search.idf_sum)::float8 AS quick
         FROM identities i CROSS JOIN search
        WHERE ${within} AND i.search_vector @@ ${matchQuery}::tsquery`;
     // One common word (none rare, one held) whose exact words the word index knows: walk them.

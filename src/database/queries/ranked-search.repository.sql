@@ -19,30 +19,33 @@ term_lexemes AS (
   SELECT n, CASE WHEN bool_or(k > $4::int AND lexeme IS NOT NULL) THEN NULL
                  ELSE coalesce(array_agg(lexeme ORDER BY lexeme) FILTER (WHERE lexeme IS NOT NULL), '{}') END AS lexemes
     FROM expansions GROUP BY n),
-counted AS MATERIALIZED (SELECT w.n, w.t, w.a_q, w.b_q, w.c_q, least($5::int, (SELECT count(DISTINCT d.identity_id) FROM (
-         SELECT p.identity_id FROM unnest(w.stems) AS s
-          CROSS JOIN LATERAL (SELECT p.identity_id FROM identity_search_terms p
-                               WHERE p.lexeme >= s AND p.lexeme < s || chr(1114111)
-                               LIMIT $6::int) p
-          LIMIT $7::int) d)) AS df FROM words w),
+counted AS MATERIALIZED (SELECT w.n, w.t, w.a_q, w.b_q, w.c_q, CASE WHEN cardinality(l.lexemes) = 1
+        THEN (SELECT count(*) FROM (SELECT 1 FROM identity_search_terms p WHERE p.lexeme = l.lexemes[1]
+                                     LIMIT $5::int) d)
+        ELSE least($6::int, (SELECT count(DISTINCT d.identity_id) FROM (
+          SELECT p.identity_id FROM unnest(w.stems) AS s
+           CROSS JOIN LATERAL (SELECT p.identity_id FROM identity_search_terms p
+                                WHERE p.lexeme >= s AND p.lexeme < s || chr(1114111)
+                                LIMIT $7::int) p
+           LIMIT $8::int) d)) END AS df FROM words w JOIN term_lexemes l USING (n)),
 query_terms AS MATERIALIZED (
-  SELECT n, t, a_q, b_q, c_q, df, ln(1 + $8::float8 / greatest(1, df)) AS idf, df > 0 AND df < $9::int AS rare
+  SELECT n, t, a_q, b_q, c_q, df, ln(1 + $9::float8 / greatest(1, df)) AS idf, df > 0 AND df < $10::int AS rare
     FROM counted),
 -- The cards the query's words find (when there are few): by any rare word, else by every word held.
 query AS MATERIALIZED (
   SELECT string_agg('(' || t::text || ')', ' | ')::tsquery AS every_q,
          CASE WHEN bool_or(rare) THEN string_agg('(' || t::text || ')', ' | ') FILTER (WHERE rare)
               ELSE string_agg('(' || t::text || ')', ' & ') FILTER (WHERE df > 0) END::tsquery AS match_q,
-         CASE WHEN bool_or(rare) THEN sum(df) FILTER (WHERE rare) ELSE $10::int END AS found
+         CASE WHEN bool_or(rare) THEN sum(df) FILTER (WHERE rare) ELSE $11::int END AS found
     FROM query_terms),
 -- Feedback: the best FEEDBACK_CARDS cards the words find, when they find fewer than FEEDBACK_BELOW.
 seeds AS (
   SELECT i.search_vector FROM identities i CROSS JOIN query
-   WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND i.skill_tags @> ARRAY[lower($11::text)] AND i.skill_input_modes @> ARRAY[lower($12::text)] AND i.search_vector @@ (SELECT match_q FROM query)
-     AND (SELECT found FROM query) < $13::int
-   ORDER BY ts_rank($14::float4[], i.search_vector, query.every_q, $15::int) DESC,
+   WHERE i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND i.skill_tags @> ARRAY[lower($12::text)] AND i.skill_input_modes @> ARRAY[lower($13::text)] AND i.search_vector @@ (SELECT match_q FROM query)
+     AND (SELECT found FROM query) < $14::int
+   ORDER BY ts_rank($15::float4[], i.search_vector, query.every_q, $16::int) DESC,
             i.created_at DESC, i.id DESC
-   LIMIT $16::int),
+   LIMIT $17::int),
 -- Their skills' other words (letters only, three or more) that other cards hold too, fewer than DF_CAP.
 seed_words AS MATERIALIZED (
   SELECT v.lexeme, count(*) AS seeds
@@ -50,16 +53,16 @@ seed_words AS MATERIALIZED (
    WHERE v.lexeme ~ '^[a-z][a-z-]{2,}$' AND v.weights && '{B,C}'::text[]
      AND NOT (array_to_tsvector(ARRAY[v.lexeme]) @@ query.every_q)
    GROUP BY v.lexeme),
-seed_words_counted AS MATERIALIZED (SELECT lexeme, seeds, (SELECT count(*) FROM (SELECT 1 FROM identity_search_terms p WHERE p.lexeme = seed_words.lexeme LIMIT $17::int) d) AS df FROM seed_words),
-feedback AS (SELECT lexeme, seeds, df FROM seed_words_counted WHERE df > 1 AND df < $18::int)
+seed_words_counted AS MATERIALIZED (SELECT lexeme, seeds, (SELECT count(*) FROM (SELECT 1 FROM identity_search_terms p WHERE p.lexeme = seed_words.lexeme LIMIT $18::int) d) AS df FROM seed_words),
+feedback AS (SELECT lexeme, seeds, df FROM seed_words_counted WHERE df > 1 AND df < $19::int)
 SELECT q.n, q.t::text, q.a_q::text, q.b_q::text, q.c_q::text, q.df::int, q.idf, q.rare, l.lexemes
   FROM query_terms q JOIN term_lexemes l USING (n)
 UNION ALL
 -- The FEEDBACK_TERMS feedback words held by most seeds, rarest first, weighing FEEDBACK_WEIGHT.
-(SELECT $19::int + row_number() OVER (ORDER BY seeds * ln(1 + $20::float8 / df) DESC, lexeme)::int,
+(SELECT $20::int + row_number() OVER (ORDER BY seeds * ln(1 + $21::float8 / df) DESC, lexeme)::int,
         quote_literal(lexeme), quote_literal(lexeme) || ':A', quote_literal(lexeme) || ':B', quote_literal(lexeme) || ':C',
-        df::int, $21::float8 * ln(1 + $22::float8 / df), true, ARRAY[lexeme]
-   FROM feedback ORDER BY 1 LIMIT $23::int)
+        df::int, $22::float8 * ln(1 + $23::float8 / df), true, ARRAY[lexeme]
+   FROM feedback ORDER BY 1 LIMIT $24::int)
 ORDER BY n;
 SELECT set_config('pg_trgm.word_similarity_threshold', $1, true);
 SELECT n.lexeme, max(word_similarity(q.w, n.word))::float8 AS likeness
@@ -75,7 +78,7 @@ WITH RECURSIVE words AS MATERIALIZED (
             FROM unnest($1::text[]) WITH ORDINALITY AS u(w, pos), ts_lexize('english_stem', w) AS lex
            WHERE cardinality(lex) > 0 ORDER BY pos LIMIT $2::int) x),
 term_lexemes AS (SELECT n, NULL::text[] AS lexemes FROM words),
-counted AS MATERIALIZED (SELECT w.n, w.t, w.a_q, w.b_q, w.c_q, (SELECT count(*) FROM (SELECT 1 FROM identities i WHERE i.organization_id = $3::uuid AND i.enabled = $4::boolean AND i.search_vector @@ w.t LIMIT $5::int) d) AS df FROM words w),
+counted AS MATERIALIZED (SELECT w.n, w.t, w.a_q, w.b_q, w.c_q, (SELECT count(*) FROM (SELECT 1 FROM identities i WHERE i.organization_id = $3::uuid AND i.enabled = $4::boolean AND i.search_vector @@ w.t LIMIT $5::int) d) AS df FROM words w JOIN term_lexemes l USING (n)),
 query_terms AS MATERIALIZED (
   SELECT n, t, a_q, b_q, c_q, df, ln(1 + $6::float8 / greatest(1, df)) AS idf, df > 0 AND df < $7::int AS rare
     FROM counted),
