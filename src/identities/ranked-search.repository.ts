@@ -111,19 +111,22 @@ const EXAMPLE_PAGE: PageQuery = { limit: 10 };
  * prefix — words stemmed as English, stop words left out; a word that DF_CAP cards or more
  * hold still scores but finds no card by itself; when every word is that common, the
  * cards holding all of them are found. When no card holds a word, a short query (a name,
- * a handle) finds the cards whose names are like it (pg_trgm word similarity:
- * misspellings). A query finding few cards is widened by feedback (FEEDBACK_CARDS).
+ * a handle) finds the cards whose names hold a word spelled like one of its words (pg_trgm
+ * word similarity: misspellings). A query finding few cards is widened by feedback
+ * (FEEDBACK_CARDS).
  * Scoring (RANKING): each word's field-weighted ts_rank and whether the card holds it
  * (coverage: cards holding every word come first), weighted by the word's rarity (IDF),
  * plus the names' likeness to a short query. The QUICK_CANDIDATES best by a quick score
  * (tsvector matches only) are scored in full and ranked first; the rest follow by their
  * quick score, read only when a page reaches them.
  *
- * Cost (docs/api.md §4, "How a search is read"): two statements, its terms then its page.
- * In the public directory, the word index (identity_search_terms) gives each word's count
- * and a prefix's exact words from an index alone; the GIN index finds the cards of several
- * exact words; a one-word search whose word is common reads its candidates from the word
- * index in rank order (walkedCandidates) instead of scoring every match. An organization's
+ * Cost (docs/api.md §4, "How a search is read"): two statements, its terms then its page
+ * (three for a misspelling: the names' words spelled like it come between). In the public
+ * directory, the word index (identity_search_terms) gives each word's count and a prefix's
+ * exact words from an index alone; the GIN index finds the cards of several exact words; a
+ * one-word search whose word is common, and a misspelling, read their candidates from the
+ * word index in rank order (walkedCandidates) instead of scoring every match; the names'
+ * lexicon (identity_name_words) finds the words a misspelling stands for. An organization's
  * directory, not in the word index, counts and scores its own matching rows.
  */
 @Injectable()
