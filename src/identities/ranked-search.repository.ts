@@ -397,16 +397,21 @@ const MAX_SIMILAR_WORDS = 8;
  * holds in its names count (a listed card's, in the word index; else the scope's own rows).
  */
 function similarWordsStatement(words: string[], scope: SearchScope): Sql {
-  // An organization's names' lexemes are read once (a hashed subplan): as many rows as its
+  // A listed card's names' word is in the word index (checked against a filter too); an
+  // organization's names' lexemes are read once (a hashed subplan): as many rows as its
   // cards, whatever the number of words the lookup finds.
-  const held = scope.indexed
-    ? sql`EXISTS (SELECT 1 FROM identity_search_terms t WHERE t.lexeme = n.lexeme AND t.weight = 4::smallint)`
-    : sql`n.lexeme IN (SELECT v.lexeme FROM identities i CROSS JOIN LATERAL unnest(ts_filter(i.search_vector, '{a}')) AS v
-                       WHERE ${scope.within})`;
+  const held = !scope.indexed
+    ? sql`n.lexeme IN (SELECT v.lexeme FROM identities i CROSS JOIN LATERAL unnest(ts_filter(i.search_vector, '{a}')) AS v
+                       WHERE ${scope.within})`
+    : scope.filtered
+      ? sql`EXISTS (SELECT 1 FROM identity_search_terms t JOIN identities i ON i.id = t.identity_id
+                     WHERE t.lexeme = n.lexeme AND t.weight = 4::smallint AND ${scope.within})`
+      : sql`EXISTS (SELECT 1 FROM identity_search_terms t WHERE t.lexeme = n.lexeme AND t.weight = 4::smallint)`;
+  // Stop words are not looked up: "a" or "the" is like every word starting so.
   return sql`
     SELECT n.lexeme, max(word_similarity(q.w, n.word))::float8 AS likeness
       FROM unnest(${words}::text[]) AS q(w) JOIN identity_name_words n ON q.w <% n.word
-     WHERE ${held}
+     WHERE cardinality(ts_lexize('english_stem', q.w)) > 0 AND ${held}
      GROUP BY n.lexeme ORDER BY likeness DESC, n.lexeme LIMIT ${MAX_SIMILAR_WORDS}::int`;
 }
 

@@ -234,8 +234,30 @@ describe('ranked search', () => {
       unlisted.push((await createEnabledIdentity(t, org, { display_name: `${word}${letter}` })).handle);
     }
     expect(await find({ q: swapped(word) })).toEqual([shorter]);
+    // Stop words are not looked up (each is like every word starting with it).
+    expect(await find({ q: `a the ${swapped(word)}` })).toEqual([shorter]);
     // The organization's directory holds them: its eight likest words are theirs.
     expect(new Set(await everyPage(swapped(word), 50, org))).toEqual(new Set(unlisted));
+    // Listed, but outside a filter: a tagged card's word is looked up among the filter's cards.
+    const tagged = await listed(org, {
+      display_name: `${word.slice(0, -3)} Tagged`,
+      skills: [{ id: 'one', name: 'One', description: 'One thing.', tags: [`${word}-tag`] }],
+    });
+    for (const handle of unlisted) {
+      await t
+        .http()
+        .patch(`/api/v1/identities/${handle}/settings`)
+        .set(bearer(org))
+        .send({ publicly_discoverable: true })
+        .expect(200);
+    }
+    expect(await find({ q: swapped(word), tag: `${word}-tag` })).toEqual([tagged]);
+  });
+
+  it('finds a misspelt name whose word is dotted or hyphenated, as the text search parser reads it', async () => {
+    const word = letters('ocelot');
+    const dotted = await listed(acme, { display_name: `${word}.io` });
+    expect(await find({ q: swapped(word) })).toEqual([dotted]);
   });
 
   it("keeps the word index equal to the listed cards' words through every change", async () => {

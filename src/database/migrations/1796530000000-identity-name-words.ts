@@ -2,8 +2,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * The names' lexicon (docs/api.md §4, "How a search is read"): every word of the cards'
- * names (`search_names`: handle, display name, public skills' names, split where pg_trgm
- * splits them, at what is not a letter or digit) with its lexeme in `search_vector`, and a
+ * names (`search_names`: handle, display name, public skills' names, as the text search
+ * parser splits them, so `billing.io` is one word) with its lexeme in `search_vector`, and a
  * trigram index on the word. A misspelt or partial name is looked up here — among words,
  * not among every card's names — and its cards are then found by the lexemes of the words
  * spelled like it (the word index for the public directory, `search_vector` otherwise).
@@ -28,13 +28,11 @@ export class IdentityNameWords1796530000000 implements MigrationInterface {
       );
       CREATE INDEX ix_identity_name_words_trigrams ON identity_name_words USING gin (word gin_trgm_ops);
 
-      -- The words of a card's names, each with its lexemes (none for a stop word).
+      -- The words of a card's names as search_vector's parser reads them (a host, a dotted or
+      -- hyphenated word whole, and its parts), each with its lexemes (none for a stop word).
       CREATE FUNCTION identity_name_words_of(names text) RETURNS TABLE (word text, lexeme text)
         LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
-          SELECT DISTINCT w, l
-            FROM regexp_split_to_table(names, '[^[:alnum:]]+') AS w,
-                 unnest(tsvector_to_array(to_tsvector('english'::regconfig, w))) AS l
-           WHERE w <> '' $$;
+          SELECT DISTINCT d.token, l FROM ts_debug('english'::regconfig, names) AS d, unnest(d.lexemes) AS l $$;
 
       CREATE FUNCTION identity_name_words_sync() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN

@@ -67,8 +67,9 @@ ORDER BY n;
 SELECT set_config('pg_trgm.word_similarity_threshold', $1, true);
 SELECT n.lexeme, max(word_similarity(q.w, n.word))::float8 AS likeness
  FROM unnest($1::text[]) AS q(w) JOIN identity_name_words n ON q.w <% n.word
-WHERE EXISTS (SELECT 1 FROM identity_search_terms t WHERE t.lexeme = n.lexeme AND t.weight = 4::smallint)
-GROUP BY n.lexeme ORDER BY likeness DESC, n.lexeme LIMIT $2::int;
+WHERE cardinality(ts_lexize('english_stem', q.w)) > 0 AND EXISTS (SELECT 1 FROM identity_search_terms t JOIN identities i ON i.id = t.identity_id
+                WHERE t.lexeme = n.lexeme AND t.weight = 4::smallint AND i.enabled AND i.publicly_discoverable AND i.status = 'active' AND i.claimed_at IS NOT NULL AND i.skill_tags @> ARRAY[lower($2::text)] AND i.skill_input_modes @> ARRAY[lower($3::text)])
+GROUP BY n.lexeme ORDER BY likeness DESC, n.lexeme LIMIT $4::int;
 
 -- RankedSearchRepository.listForOrganization
 WITH RECURSIVE words AS MATERIALIZED (
@@ -119,6 +120,6 @@ ORDER BY n;
 SELECT set_config('pg_trgm.word_similarity_threshold', $1, true);
 SELECT n.lexeme, max(word_similarity(q.w, n.word))::float8 AS likeness
  FROM unnest($1::text[]) AS q(w) JOIN identity_name_words n ON q.w <% n.word
-WHERE n.lexeme IN (SELECT v.lexeme FROM identities i CROSS JOIN LATERAL unnest(ts_filter(i.search_vector, '{a}')) AS v
+WHERE cardinality(ts_lexize('english_stem', q.w)) > 0 AND n.lexeme IN (SELECT v.lexeme FROM identities i CROSS JOIN LATERAL unnest(ts_filter(i.search_vector, '{a}')) AS v
                   WHERE i.organization_id = $2::uuid AND i.enabled = $3::boolean)
 GROUP BY n.lexeme ORDER BY likeness DESC, n.lexeme LIMIT $4::int;
