@@ -522,7 +522,8 @@ async function rankedPage(db: Database, q: string, scope: SearchScope, pageQuery
   const page = keyset('r', pageQuery, RANKED);
   const terms = await db.rows<TermRow>(termsStatement(words, scope));
   let similar: SimilarWord[] = [];
-  if (findingTerms(terms).length === 0 && words.length > 0 && words.length <= MAX_FUZZY_WORDS) {
+  const found = findingTerms(terms).length > 0;
+  if (!found && words.length > 0 && words.length <= MAX_FUZZY_WORDS) {
     similar = await db.transaction(async (tx) => {
       // The trigram operator's threshold (`<%`), for this transaction only.
       await db.execute(
@@ -533,9 +534,7 @@ async function rankedPage(db: Database, q: string, scope: SearchScope, pageQuery
     });
   }
   const rows =
-    findingTerms(terms).length > 0 || similar.length > 0
-      ? await db.rows<RankedRow>(pageStatement(words, terms, similar, scope, page))
-      : [];
+    found || similar.length > 0 ? await db.rows<RankedRow>(pageStatement(words, terms, similar, scope, page)) : [];
   const { items, nextCursor } = page.cut(rows, (row) => ({ at: row.rank_key, id: row.id }));
   return { items: items.map(toIdentity), nextCursor };
 }

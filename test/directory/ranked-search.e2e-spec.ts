@@ -27,14 +27,19 @@ describe('ranked search', () => {
   });
   afterAll(() => t.close());
 
-  async function listed(account: ConsoleAccount, body: Record<string, unknown>) {
-    const identity = await createEnabledIdentity(t, account, body);
+  /** Lists an identity in the public directory. */
+  async function list(account: ConsoleAccount, handle: string) {
     await t
       .http()
-      .patch(`/api/v1/identities/${identity.handle}/settings`)
+      .patch(`/api/v1/identities/${handle}/settings`)
       .set(bearer(account))
       .send({ publicly_discoverable: true })
       .expect(200);
+  }
+
+  async function listed(account: ConsoleAccount, body: Record<string, unknown>) {
+    const identity = await createEnabledIdentity(t, account, body);
+    await list(account, identity.handle);
     return identity.handle;
   }
 
@@ -244,12 +249,7 @@ describe('ranked search', () => {
       skills: [{ id: 'one', name: 'One', description: 'One thing.', tags: [`${word}-tag`] }],
     });
     for (const handle of unlisted) {
-      await t
-        .http()
-        .patch(`/api/v1/identities/${handle}/settings`)
-        .set(bearer(org))
-        .send({ publicly_discoverable: true })
-        .expect(200);
+      await list(org, handle);
     }
     expect(await find({ q: swapped(word), tag: `${word}-tag` })).toEqual([tagged]);
   });
