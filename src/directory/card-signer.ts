@@ -34,8 +34,13 @@ export type PublicJwk = JsonWebKey & { kid: string; alg: Algorithm; use: 'sig' }
 const KEY_REFRESH_MS = 30_000;
 /** How often, at most, a token naming a key id this instance does not know makes it read the published keys again. */
 const UNKNOWN_KID_REFRESH_MS = 1_000;
-/** Signatures kept per (key, payload): cards are signed once per change, not per request. */
-const SIGNATURE_CACHE_SIZE = 2_000;
+/**
+ * Signatures kept per (key, payload), the least recently served dropped first: cards are
+ * signed once per change, not per request. A signature costs ~60 µs to make (canonical form
+ * and ECDSA) and ~0.5 KB to keep: 20,000 hold 400 directory pages of 50 cards (~10 MB); at
+ * 2,000, sixty one-word searches in turn re-signed every card of every page (BENCHMARKS.md).
+ */
+const SIGNATURE_CACHE_SIZE = 20_000;
 
 /**
  * Signs Agent Cards (docs/api.md §4; A2A v1.0 §8.4): a JWS (flattened JSON
@@ -132,7 +137,11 @@ export class CardSigner implements OnModuleInit {
     // (a directory page canonicalized every card of it on every request).
     const cacheKey = `${key.kid}\0${createHash('sha256').update(JSON.stringify(card)).digest('base64url')}`;
     let signature = this.signatures.get(cacheKey);
-    if (!signature) {
+    if (signature) {
+      // Re-inserted last: the least recently served go first.
+      this.signatures.delete(cacheKey);
+      this.signatures.set(cacheKey, signature);
+    } else {
       signature = signJws(
         { alg: key.alg, kid: key.kid, typ: 'JOSE', jku: this.jku },
         canonicalCardPayload(card),
