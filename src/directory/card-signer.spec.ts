@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import type { AppConfig } from '../config/config';
 import type { Database } from '../database/database';
 import type { Logger } from 'pino';
-import { CardSigner } from './card-signer';
+import { CardSigner, SIGNATURE_CACHE_SIZE } from './card-signer';
 import type { DirectoryRepository } from './directory.repository';
 
 describe('CardSigner.verificationKey', () => {
@@ -32,5 +32,34 @@ describe('CardSigner.verificationKey', () => {
     // A known kid is then answered from memory.
     expect((await signer.verificationKey('k1'))?.key).toBe(first?.key);
     expect(publishedSigningKeys).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('CardSigner.sign', () => {
+  it('keeps the signatures of the cards served last: a card served again outlives those served once before it', async () => {
+    const signer = new CardSigner(
+      { transaction: (work: (tx: unknown) => unknown) => work({}) } as unknown as Database,
+      {
+        lockSigningKeys: async () => undefined,
+        currentSigningKey: async () => null,
+        installSigningKey: async () => undefined,
+      } as unknown as DirectoryRepository,
+      { publicBaseUrl: 'https://a2a.example' } as AppConfig,
+      { debug: () => undefined } as unknown as Logger,
+    );
+    await signer.onModuleInit();
+    // ES256 signatures are randomized: a card signed anew gets another signature.
+    const signatureOf = async (name: string) => (await signer.sign({ name, version: '1' })).signatures[0].signature;
+
+    const first = await signatureOf('served again');
+    const early = await signatureOf('served once');
+    for (let n = 2; n < SIGNATURE_CACHE_SIZE; n++) {
+      await signatureOf(`card ${n}`);
+    }
+    expect(await signatureOf('served again')).toBe(first);
+    // One more card: the least recently served goes.
+    await signatureOf('one more');
+    expect(await signatureOf('served again')).toBe(first);
+    expect(await signatureOf('served once')).not.toBe(early);
   });
 });

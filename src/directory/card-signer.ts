@@ -40,7 +40,7 @@ const UNKNOWN_KID_REFRESH_MS = 1_000;
  * and ECDSA) and ~0.5 KB to keep: 20,000 hold 400 directory pages of 50 cards (~10 MB); at
  * 2,000, sixty one-word searches in turn re-signed every card of every page (BENCHMARKS.md).
  */
-const SIGNATURE_CACHE_SIZE = 20_000;
+export const SIGNATURE_CACHE_SIZE = 20_000;
 
 /**
  * Signs Agent Cards (docs/api.md §4; A2A v1.0 §8.4): a JWS (flattened JSON
