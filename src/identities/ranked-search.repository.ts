@@ -300,6 +300,19 @@ function findingQuery(term: TermRow): string {
 }
 
 /**
+ * A term as the quick score checks a card for it (in the class of fields `weights` when
+ * given): its one exact word when it stands for one — looked up in the card's words, not
+ * scanned for a prefix (a sentence's page 8% less) — else its prefix. ts_rank always reads
+ * the prefix (`t`): it scores an OR of words differently.
+ */
+function checkQuery(term: TermRow, weights: '' | 'A' | 'B' | 'C' = ''): string {
+  if (term.lexemes?.length === 1) {
+    return lexemeQuery(term.lexemes[0], weights);
+  }
+  return { '': term.t, A: term.a_q, B: term.b_q, C: term.c_q }[weights];
+}
+
+/**
  * A card's quick score, without ts_rank or trigrams: for each term, by its IDF, whether the
  * card holds it (COVERAGE) and the weight of the best class of fields that holds it. When
  * every match holds every word held (`allHeld`: cards found by all of them), that needs no
@@ -312,7 +325,7 @@ function quickScore(terms: TermRow[], allHeld: boolean): Sql {
                    + CASE WHEN i.search_vector @@ search.a_q[${n + 1}] THEN ${a} WHEN i.search_vector @@ search.b_q[${n + 1}] THEN ${b}
                           WHEN i.search_vector @@ search.c_q[${n + 1}] THEN ${c} ELSE ${d} END)`;
     if (!allHeld) {
-      return [`CASE WHEN i.search_vector @@ search.each_q[${n + 1}] THEN ${weighted} ELSE 0 END`];
+      return [`CASE WHEN i.search_vector @@ search.found_q[${n + 1}] THEN ${weighted} ELSE 0 END`];
     }
     return term.df > 0 ? [weighted] : [];
   });
@@ -472,12 +485,15 @@ function pageStatement(
     ? walkedCandidates(walk, scope)
     : sql`candidates AS MATERIALIZED (
       SELECT id FROM matches ORDER BY quick DESC, created_at DESC, id DESC LIMIT ${QUICK_CANDIDATES}::int),`;
-  const column = (pick: (term: TermRow) => string | number) => terms.map(pick);
+  const column = (pick: (term: TermRow) => string | number, of = terms) => of.map(pick);
+  // Scored in full: the terms some card holds (the query's, feedback's); one no card holds adds nothing to any.
+  const scoring = terms.filter((term) => term.df > 0);
   return sql`
     WITH search AS (
-      SELECT ${column((term) => term.t)}::tsquery[] AS each_q, ${column((term) => term.idf)}::float8[] AS idfs,
-             ${column((term) => term.a_q)}::tsquery[] AS a_q, ${column((term) => term.b_q)}::tsquery[] AS b_q,
-             ${column((term) => term.c_q)}::tsquery[] AS c_q, ${idfSum}::float8 AS idf_sum),
+      SELECT ${column((term) => term.t, scoring)}::tsquery[] AS each_q, ${column((term) => term.idf, scoring)}::float8[] AS held_idfs,
+             ${column((term) => checkQuery(term))}::tsquery[] AS found_q, ${column((term) => term.idf)}::float8[] AS idfs,
+             ${column((term) => checkQuery(term, 'A'))}::tsquery[] AS a_q, ${column((term) => checkQuery(term, 'B'))}::tsquery[] AS b_q,
+             ${column((term) => checkQuery(term, 'C'))}::tsquery[] AS c_q, ${idfSum}::float8 AS idf_sum),
     matches AS MATERIALIZED (${matched}),
     ${candidates}
     scored AS (
@@ -496,7 +512,7 @@ function pageStatement(
          SELECT coalesce(sum(q.idf) FILTER (WHERE i.search_vector @@ q.t), 0) AS covered,
                 coalesce(sum(q.idf * ts_rank(${RANKING.weights}::float4[], i.search_vector, q.t, ${RANKING.normalization}::int)), 0) AS relevance,
                 CASE WHEN ${!sentence}::boolean THEN word_similarity(${text}, i.search_names)::float8 ELSE 0 END AS similar
-           FROM unnest(search.each_q, search.idfs) AS q(t, idf)) f)
+           FROM unnest(search.each_q, search.held_idfs) AS q(t, idf)) f)
     SELECT ${IDENTITY_COLUMNS}, s.rank_key::text AS rank_key
       FROM (
         (SELECT r.id, r.rank_key FROM scored r WHERE ${page.after} ${page.tail})

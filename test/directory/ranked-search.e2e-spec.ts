@@ -192,6 +192,40 @@ describe('ranked search', () => {
     expect(await find({ q: word, limit: 50 })).toEqual(listedOrder.slice(0, 50));
   });
 
+  it('ranks the cards holding every one of several common words by where they hold each, as the organization directory does', async () => {
+    const org = await signup(t, unique('Pair'));
+    const [first, second] = [letters('ibex'), letters('lynx')];
+    const named = await listed(org, { display_name: `${first} ${second} Agent` });
+    const tagged = await listed(org, {
+      display_name: `${first} Agent`,
+      skills: [{ id: 'x', name: 'Ex', description: 'Other.', tags: [second] }],
+    });
+    const described = await listed(org, {
+      description: `About ${first}.`,
+      skills: [{ id: 'x', name: 'Ex', description: 'Other.', tags: [second] }],
+    });
+    const onlyFirst = await listed(org, { display_name: `${first} Only` });
+    const unlisted = (await createEnabledIdentity(t, org, { display_name: `${first} ${second} Unlisted` })).handle;
+    // More cards than DF_CAP hold both, newer and only in their description: both words are common.
+    await t.db.query(
+      `INSERT INTO identities (agent_handle, organization_id, claimed_at, enabled, publicly_discoverable, description, created_at)
+       SELECT $1 || '-' || g, $2, now(), true, true, $3, now() + make_interval(secs => g) FROM generate_series(1, 600) g`,
+      [marker('bulk'), org.organizationId, `About ${first} and ${second}.`],
+    );
+
+    const q = `${first} ${second}`;
+    const listedOrder = await everyPage(q, 200);
+    // Every word held: a card holding one of them is not found.
+    expect(listedOrder).toHaveLength(603);
+    expect(listedOrder).not.toContain(onlyFirst);
+    // Both in the names; one in the names, one in a tag; one in a tag, one in the description; then
+    // the newer cards holding both in their descriptions only.
+    expect(listedOrder.slice(0, 3)).toEqual([named, tagged, described]);
+    // The organization's directory checks each word's prefix on its own rows, and agrees.
+    const own = await everyPage(q, 200, org);
+    expect(own.filter((handle) => handle !== unlisted)).toEqual(listedOrder);
+  });
+
   it("finds a misspelt name among the names' words, its best cards read in the order scoring every match gives", async () => {
     const org = await signup(t, unique('Speller'));
     const word = letters('narwhal');
