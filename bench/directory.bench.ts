@@ -201,8 +201,11 @@ export async function run(): Promise<void> {
       deepCursor = res.next_cursor;
     }
 
-    // Two neighbouring letters swapped: "invoice" → "inovice".
-    const misspelt = (w: string) => `${w.slice(0, 2)}${w[3]}${w[2]}${w.slice(4)}`;
+    // Two neighbouring letters swapped: "invoice" → "inovice", "tax" → "txa".
+    const misspelt = (w: string) => {
+      const at = Math.min(2, w.length - 2);
+      return `${w.slice(0, at)}${w[at + 1]}${w[at]}${w.slice(at + 2)}`;
+    };
     const handleOf = (i: number) => `bench-agent-${[2, 3, 4, 5, 6, 7, 8, 9][i % 8] + 10 * (i % 9_000)}`;
     const word = (i: number) => WORDS[i % WORDS.length];
     const tag = (i: number) => TAGS[i % TAGS.length];
