@@ -38,7 +38,8 @@ const UNKNOWN_KID_REFRESH_MS = 1_000;
  * Signatures kept per (key, payload), the least recently served dropped first: cards are
  * signed once per change, not per request. A signature costs ~60 µs to make (canonical form
  * and ECDSA) and ~0.5 KB to keep: 20,000 hold 400 directory pages of 50 cards (~10 MB); at
- * 2,000, sixty one-word searches in turn re-signed every card of every page (BENCHMARKS.md).
+ * 2,000, sixty one-word searches in turn re-signed every card of every page
+ * (docs/performance.md, "Signed cards, signed once").
  */
 export const SIGNATURE_CACHE_SIZE = 20_000;
 

@@ -185,7 +185,10 @@ interface TermRow {
   idf: number;
   /** Held by some but fewer than DF_CAP cards: it finds cards by itself (query_terms decides, once). */
   rare: boolean;
-  /** The exact words (lexemes) its prefix matches in the word index; null when more than MAX_EXPANSIONS, or no index. */
+  /**
+   * The exact words (lexemes) its prefix matches in the word index; null when more than
+   * MAX_EXPANSIONS, or no index (an organization's). A feedback word: itself.
+   */
   lexemes: string[] | null;
 }
 
