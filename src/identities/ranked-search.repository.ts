@@ -493,7 +493,7 @@ function pageStatement(
   const scoring = terms.filter((term) => term.df > 0);
   return sql`
     WITH search AS (
-      SELECT ${column((term) => term.t, scoring)}::tsquery[] AS each_q, ${column((term) => term.idf, scoring)}::float8[] AS held_idfs,
+      SELECT ${column((term) => term.t, scoring)}::tsquery[] AS scored_q, ${column((term) => term.idf, scoring)}::float8[] AS scored_idfs,
              ${column((term) => checkQuery(term))}::tsquery[] AS found_q, ${column((term) => term.idf)}::float8[] AS idfs,
              ${column((term) => checkQuery(term, 'A'))}::tsquery[] AS a_q, ${column((term) => checkQuery(term, 'B'))}::tsquery[] AS b_q,
              ${column((term) => checkQuery(term, 'C'))}::tsquery[] AS c_q, ${idfSum}::float8 AS idf_sum),
@@ -515,7 +515,7 @@ function pageStatement(
          SELECT coalesce(sum(q.idf) FILTER (WHERE i.search_vector @@ q.t), 0) AS covered,
                 coalesce(sum(q.idf * ts_rank(${RANKING.weights}::float4[], i.search_vector, q.t, ${RANKING.normalization}::int)), 0) AS relevance,
                 CASE WHEN ${!sentence}::boolean THEN word_similarity(${text}, i.search_names)::float8 ELSE 0 END AS similar
-           FROM unnest(search.each_q, search.held_idfs) AS q(t, idf)) f)
+           FROM unnest(search.scored_q, search.scored_idfs) AS q(t, idf)) f)
     SELECT ${IDENTITY_COLUMNS}, s.rank_key::text AS rank_key
       FROM (
         (SELECT r.id, r.rank_key FROM scored r WHERE ${page.after} ${page.tail})

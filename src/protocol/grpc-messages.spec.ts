@@ -1,7 +1,15 @@
 import * as grpc from '@grpc/grpc-js';
 import { decodeErrorInfo, decodeStatus, GRPC_STATUS_DETAILS_BIN } from '@a2a-js/sdk/errors/grpc';
 import { ERROR_INFO_TYPE_URL, grpcStatusDetails } from '../common/binding-status';
-import { CUT_MARKER, cutBelow, MAX_STATUS_MESSAGE_BYTES, withinBounds } from './grpc-messages';
+import { LegacyA2AService } from '@a2a-js/sdk/compat/v0_3/server/grpc';
+import {
+  CUT_MARKER,
+  cutBelow,
+  MAX_STATUS_MESSAGE_BYTES,
+  readableService,
+  RefusedRequest,
+  withinBounds,
+} from './grpc-messages';
 
 describe('cutBelow', () => {
   it('replaces the objects and arrays deeper than the limit, and keeps every other value as it is', () => {
@@ -57,5 +65,50 @@ describe('withinBounds: a gRPC status message fits the trailers', () => {
     expect(decodeErrorInfo(details.details[0].value)).toMatchObject(info);
     // The status handed in is not changed.
     expect(metadata.get(GRPC_STATUS_DETAILS_BIN)[0].length).toBeGreaterThan(5000);
+  });
+});
+
+describe('readableService: a request that is not whole fields is refused', () => {
+  // An lf.a2a.v1 SendMessageRequest (tenant "agent-e2605aec", a message with one data part)
+  // cut five bytes short: its second field runs past the frame's end.
+  const truncated = Buffer.from(
+    '0a0e6167656e742d653236303561656312410a2434306462343564652d393664362d346233372d613866632d3764313639383132663733612001' +
+      '2a1722152a130a110a0161120c2a0a0a080a016112031a01',
+    'hex',
+  );
+  const sendMessage = (definition: grpc.ServiceDefinition) =>
+    definition.sendMessage.requestDeserialize as (bytes: Buffer) => unknown;
+
+  it("refuses a truncated frame that a2a.v1's own decoder reads as a message (malformed_protobuf)", () => {
+    // The SDK's decoder realigns on the tenant's bytes read as a message, and does not throw.
+    expect(() => sendMessage(LegacyA2AService)(truncated)).not.toThrow();
+    const read = sendMessage(readableService(LegacyA2AService))(truncated);
+    expect(read).toBeInstanceOf(RefusedRequest);
+    expect((read as RefusedRequest).refusal.code).toBe('malformed_protobuf');
+  });
+
+  it('reads a whole frame as the SDK does', () => {
+    const request = {
+      request: {
+        messageId: 'm1',
+        contextId: 'c1',
+        taskId: '',
+        role: 1,
+        content: [],
+        metadata: undefined,
+        extensions: [],
+      },
+      configuration: {
+        acceptedOutputModes: ['text/plain'],
+        pushNotification: undefined,
+        historyLength: 0,
+        blocking: true,
+      },
+      metadata: undefined,
+    };
+    const whole = LegacyA2AService.sendMessage.requestSerialize(request);
+    const read = sendMessage(readableService(LegacyA2AService))(whole);
+    expect(read).toEqual(sendMessage(LegacyA2AService)(whole));
+    expect(read).toMatchObject({ request: { messageId: 'm1', contextId: 'c1' }, configuration: { blocking: true } });
   });
 });

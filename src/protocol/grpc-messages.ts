@@ -1,4 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
+import { BinaryReader } from '@bufbuild/protobuf/wire';
 import { decodeErrorInfo, decodeStatus, GRPC_STATUS_DETAILS_BIN } from '@a2a-js/sdk/errors/grpc';
 import { AppError, badRequest } from '../common/app-error';
 import { ERROR_INFO_TYPE_URL, grpcStatusDetails } from '../common/binding-status';
@@ -45,6 +46,7 @@ function guardedDecode(decode: (bytes: Buffer) => unknown): (bytes: Buffer) => u
   return (bytes) => {
     let request: unknown;
     try {
+      readFields(bytes);
       request = decode(bytes);
     } catch (error) {
       // Each nested message is a recursive call of the decoder: deep enough, it overflows before the depth check below sees it.
@@ -88,6 +90,21 @@ function guardedEncode(encode: (value: unknown) => Buffer): (value: unknown) => 
       return encode(cutBelow(value, MAX_JSON_DEPTH));
     }
   };
+}
+
+/**
+ * Reads the request's top-level fields with @bufbuild/protobuf's reader, which checks each
+ * against the frame's end; throws for a frame that is not a sequence of whole fields. The
+ * SDK's decoders do not check that a nested message ends within its field: a truncated
+ * frame whose first field they read as a message could realign and decode as another one
+ * (an `lf.a2a.v1` request cut short, sent to `a2a.v1`, one time in nine by its tenant's bytes).
+ */
+function readFields(bytes: Uint8Array): void {
+  const reader = new BinaryReader(bytes);
+  while (reader.pos < reader.len) {
+    const [fieldNo, wireType] = reader.tag();
+    reader.skip(wireType, fieldNo);
+  }
 }
 
 const malformed = () =>

@@ -136,8 +136,8 @@ describe('protocol bindings: limits and standing', () => {
 
   it('gRPC: a garbage or truncated request message is INVALID_ARGUMENT (malformed_protobuf), logged as a request, on every kind of method', async () => {
     const { requester } = await agentPair(t);
-    // Fixed bytes, so that each frame is garbage for every method's type: a worker's handle in
-    // the tenant field reads, as a2a.v1's `request` message, as fields that may swallow the cut.
+    // Fixed bytes, the same every run (a random tenant once made a cut frame the SDK's a2a.v1
+    // decoder read as a message: src/protocol/grpc-messages.spec pins that frame down).
     const whole = wire.deepSend('', 'c0ffee00-0000-4000-8000-000000000000', 2);
     const frames: Array<[string, Buffer]> = [
       ['truncated', whole.subarray(0, whole.length - 5)],
