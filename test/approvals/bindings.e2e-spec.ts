@@ -3,7 +3,7 @@ import { startApp, type TestApp } from '../support/app';
 import { enabledAgent, reply, type Agent } from '../support/a2a';
 import { EVERY_BINDING, say, sdkClient } from '../support/a2a-sdk';
 import { apiKey, mintAdminKey, signup, type ConsoleAccount } from '../support/fixtures';
-import { freePort } from '../support/server-process';
+import { freePort, onFreePort } from '../support/server-process';
 
 /**
  * A first contact approved by a person (docs/api.md §16), as the official SDK client
@@ -18,14 +18,14 @@ describe('approval through every binding of the official SDK client', () => {
   let globexAdmin: string;
 
   beforeAll(async () => {
-    const port = await freePort();
-    const grpcPort = await freePort();
-    t = await startApp({
-      PORT: String(port),
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-      GRPC_PORT: String(grpcPort),
-      GRPC_HOST: '127.0.0.1',
-    });
+    t = await onFreePort(async (port) =>
+      startApp({
+        PORT: String(port),
+        PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+        GRPC_PORT: String(await freePort()),
+        GRPC_HOST: '127.0.0.1',
+      }),
+    );
     acme = await signup(t, 'Acme');
     globex = await signup(t, 'Globex');
     globexAdmin = await mintAdminKey(t, globex);

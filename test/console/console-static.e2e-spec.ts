@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApp, type TestApp } from '../support/app';
-import { freePort } from '../support/server-process';
+import { onFreePort } from '../support/server-process';
 
 /** How Nest serves the built Console: caching, the SPA fallback, the Content-Security-Policy. */
 describe('Serving the Console at /console/', () => {
@@ -20,8 +20,9 @@ describe('Serving the Console at /console/', () => {
       '<!doctype html><title>Console</title><script type="module" src="/console/assets/index-abc123.js"></script>',
     );
     writeFileSync(join(dir, 'assets', 'index-abc123.js'), 'console.info("console");');
-    const port = await freePort();
-    t = await startApp({ CONSOLE_DIR: dir, PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` });
+    t = await onFreePort((port) =>
+      startApp({ CONSOLE_DIR: dir, PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }),
+    );
   });
   afterAll(async () => {
     await t.close();

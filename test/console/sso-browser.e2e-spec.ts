@@ -5,8 +5,7 @@
  */
 import { startConsoleBrowser, WAIT, type ConsoleBrowser } from '../support/console-browser';
 import { bearer, signup, unique } from '../support/fixtures';
-import { freePort } from '../support/server-process';
-import { startOidcProvider, type OidcProvider } from '../support/sso';
+import { withOidcProvider, type OidcProvider } from '../support/sso';
 
 jest.setTimeout(180_000);
 
@@ -15,17 +14,17 @@ describe('Console single sign-on in Chromium', () => {
   let provider: OidcProvider;
 
   beforeAll(async () => {
-    const port = await freePort();
-    provider = await startOidcProvider(`http://127.0.0.1:${port}/api/v1/console/sso/callback`);
-    ui = await startConsoleBrowser(
-      {
-        CONSOLE_OIDC_ISSUER: provider.issuer,
-        CONSOLE_OIDC_CLIENT_ID: provider.clientId,
-        CONSOLE_OIDC_CLIENT_SECRET: provider.clientSecret,
-        CONSOLE_OIDC_PROVIDER_NAME: 'Test ID',
-      },
-      port,
-    );
+    ({ provider, service: ui } = await withOidcProvider((port, provider) =>
+      startConsoleBrowser(
+        {
+          CONSOLE_OIDC_ISSUER: provider.issuer,
+          CONSOLE_OIDC_CLIENT_ID: provider.clientId,
+          CONSOLE_OIDC_CLIENT_SECRET: provider.clientSecret,
+          CONSOLE_OIDC_PROVIDER_NAME: 'Test ID',
+        },
+        port,
+      ),
+    ));
   });
   afterEach(() => {
     expect(ui.takeErrors()).toEqual([]);

@@ -1,7 +1,6 @@
 import { startApp, type TestApp } from '../support/app';
 import { bearer, PASSWORD, signup, unique, type ConsoleAccount } from '../support/fixtures';
-import { Browser, startOidcProvider, type OidcProvider, type ProviderAccount } from '../support/sso';
-import { freePort } from '../support/server-process';
+import { Browser, withOidcProvider, type OidcProvider, type ProviderAccount } from '../support/sso';
 
 /**
  * Single sign-on to the Console (docs/api.md §13) against a real OpenID Connect provider
@@ -17,17 +16,16 @@ describe('Console single sign-on (OpenID Connect)', () => {
   const domain = `${unique('acme')}.test`;
 
   beforeAll(async () => {
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    provider = await startOidcProvider(`${base}/api/v1/console/sso/callback`);
-    t = await startApp({
-      PORT: String(port),
-      PUBLIC_BASE_URL: base,
-      CONSOLE_OIDC_ISSUER: provider.issuer,
-      CONSOLE_OIDC_CLIENT_ID: provider.clientId,
-      CONSOLE_OIDC_CLIENT_SECRET: provider.clientSecret,
-      CONSOLE_OIDC_PROVIDER_NAME: 'Test ID',
-    });
+    ({ provider, service: t } = await withOidcProvider((port, provider) =>
+      startApp({
+        PORT: String(port),
+        PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+        CONSOLE_OIDC_ISSUER: provider.issuer,
+        CONSOLE_OIDC_CLIENT_ID: provider.clientId,
+        CONSOLE_OIDC_CLIENT_SECRET: provider.clientSecret,
+        CONSOLE_OIDC_PROVIDER_NAME: 'Test ID',
+      }),
+    ));
     acme = await signup(t, 'Acme');
   });
   afterAll(async () => {

@@ -17,7 +17,7 @@ import {
   type Client,
 } from '@a2a-js/sdk/client';
 import { startApp, type TestApp } from '../support/app';
-import { freePort } from '../support/server-process';
+import { onFreePort } from '../support/server-process';
 import { agentPair, reply, startBlocking, type Agent } from '../support/a2a';
 import { apiKey } from '../support/fixtures';
 
@@ -87,8 +87,7 @@ describe.each(['1.0', '0.3'] as const)('@a2a-js/sdk client speaking A2A %s', (ve
 
   beforeAll(async () => {
     // The card's URLs come from PUBLIC_BASE_URL: make it this server's own.
-    const port = await freePort();
-    t = await startApp({ PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` });
+    t = await onFreePort((port) => startApp({ PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }));
     ({ requester, worker } = await agentPair(t));
     client = await sdkClient(t, requester, worker, version, methods);
   });

@@ -12,7 +12,7 @@ import {
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import type { Agent } from './a2a';
 import { startApp, type TestApp } from './app';
-import { freePort } from './server-process';
+import { freePort, onFreePort } from './server-process';
 
 /**
  * What the official `@a2a-js/sdk` client makes of an Agent Card URL: the card its
@@ -55,14 +55,15 @@ export const EVERY_BINDING = [
  * (sdkClient) reaches it.
  */
 export async function startAppForCards(env: Record<string, string> = {}): Promise<TestApp> {
-  const port = await freePort();
-  return startApp({
-    PORT: String(port),
-    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-    GRPC_PORT: String(await freePort()),
-    GRPC_HOST: '127.0.0.1',
-    ...env,
-  });
+  return onFreePort(async (port) =>
+    startApp({
+      PORT: String(port),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+      GRPC_PORT: String(await freePort()),
+      GRPC_HOST: '127.0.0.1',
+      ...env,
+    }),
+  );
 }
 
 /**

@@ -46,9 +46,26 @@ export async function startApp(env: Record<string, string> = {}, on?: TestApp, l
     DATABASE_PIPELINE: process.env.DATABASE_PIPELINE ?? '',
     ...env,
   });
-  const app = await createApp(config, logger ?? pino({ level: config.logLevel }));
-  // An ephemeral port, unless the test chose one (to make PUBLIC_BASE_URL point at this server).
-  await app.listen(env.PORT ? config.port : 0, '127.0.0.1');
+  const dropOwn = async () => {
+    if (!on) {
+      await dropDatabase(database);
+    }
+  };
+  const app = await createApp(config, logger ?? pino({ level: config.logLevel })).catch(async (error) => {
+    await dropOwn();
+    throw error;
+  });
+  try {
+    // An ephemeral port, unless the test chose one (to make PUBLIC_BASE_URL point at this
+    // server: start such an app with onFreePort, the port may be taken meanwhile).
+    await app.listen(env.PORT ? config.port : 0, '127.0.0.1');
+  } catch (error) {
+    // A suite whose beforeAll throws here has no app to close: left open, its pools and
+    // timers would keep Jest from exiting.
+    await app.close();
+    await dropOwn();
+    throw error;
+  }
   const address = app.getHttpServer().address() as { port: number };
   const baseUrl = `http://127.0.0.1:${address.port}`;
   const server = app.getHttpServer();
@@ -61,9 +78,7 @@ export async function startApp(env: Record<string, string> = {}, on?: TestApp, l
     baseUrl,
     close: async () => {
       await app.close();
-      if (!on) {
-        await dropDatabase(database);
-      }
+      await dropOwn();
     },
   };
 }

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startApp, type TestApp } from './app';
 import { findChromium } from './chromium';
-import { freePort } from './server-process';
+import { onFreePort } from './server-process';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -32,7 +32,8 @@ export interface ConsoleBrowser {
  * Builds the Console as `npm run build` does (into a temporary folder), starts the service
  * on its own test database with PUBLIC_BASE_URL set to its real address (and `env`), and
  * launches a headless Chromium (found as test/support/chromium.ts says). `port`: the service's
- * (a suite that must name its address before it starts, e.g. to a single sign-on provider).
+ * (a suite that must name its address before it starts, e.g. to a single sign-on provider,
+ * calls this within onFreePort).
  */
 export async function startConsoleBrowser(env: Record<string, string> = {}, port?: number): Promise<ConsoleBrowser> {
   const executablePath = await findChromium();
@@ -47,12 +48,11 @@ export async function startConsoleBrowser(env: Record<string, string> = {}, port
     ['node_modules/vite/bin/vite.js', 'build', '--config', 'console/vite.config.ts', '--logLevel', 'error'],
     { cwd: ROOT, env: { ...process.env, CONSOLE_OUT_DIR: outDir } },
   );
-  const listen = port ?? (await freePort());
-  const t = await startApp({
-    PORT: String(listen),
-    PUBLIC_BASE_URL: `http://127.0.0.1:${listen}`,
-    CONSOLE_DIR: outDir,
-    ...env,
+  const start = (listen: number) =>
+    startApp({ PORT: String(listen), PUBLIC_BASE_URL: `http://127.0.0.1:${listen}`, CONSOLE_DIR: outDir, ...env });
+  const t = await (port === undefined ? onFreePort(start) : start(port)).catch((error) => {
+    rmSync(outDir, { recursive: true, force: true });
+    throw error;
   });
   let browser: Browser;
   try {

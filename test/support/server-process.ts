@@ -12,6 +12,25 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Runs `start` on a port `freePort` found, for a server that must know its address before
+ * it listens (PUBLIC_BASE_URL, a redirect URI registered at a provider). The port was free
+ * when found, but another process may take it before `start` listens there: a start that
+ * fails with EADDRINUSE runs again on another port. `start` stops what it started before it
+ * throws.
+ */
+export async function onFreePort<T>(start: (port: number) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start(await freePort());
+    } catch (error) {
+      if (attempt === 3 || !String((error as Error)?.message ?? error).includes('EADDRINUSE')) {
+        throw error;
+      }
+    }
+  }
+}
+
 export interface ChildScript {
   process: ChildProcess;
   output: () => string;
@@ -94,25 +113,26 @@ async function waitUntil(child: ChildScript, ready: () => Promise<boolean>, what
  * what ts-node loads besides (Node's REPL, and with it `domain`).
  */
 export async function startServerProcess(env: Record<string, string>, loader?: string): Promise<ServerProcess> {
-  const port = await freePort();
-  // Suites run in parallel: gRPC only where a suite asks for it.
-  const child = spawnScript(
-    'src/main.ts',
-    { HOST: '127.0.0.1', PORT: String(port), GRPC_PORT: 'off', ...env },
-    [],
-    loader,
-  );
-  const baseUrl = `http://127.0.0.1:${port}`;
-  await waitUntil(
-    child,
-    () =>
-      fetch(`${baseUrl}/healthz`).then(
-        (res) => res.ok,
-        () => false,
-      ),
-    'server',
-  );
-  return { ...child, baseUrl };
+  return onFreePort(async (port) => {
+    // Suites run in parallel: gRPC only where a suite asks for it.
+    const child = spawnScript(
+      'src/main.ts',
+      { HOST: '127.0.0.1', PORT: String(port), GRPC_PORT: 'off', ...env },
+      [],
+      loader,
+    );
+    const baseUrl = `http://127.0.0.1:${port}`;
+    await waitUntil(
+      child,
+      () =>
+        fetch(`${baseUrl}/healthz`).then(
+          (res) => res.ok,
+          () => false,
+        ),
+      'server',
+    );
+    return { ...child, baseUrl };
+  });
 }
 
 /** Runs src/worker.ts (`npm run worker`) and waits for its start line. */

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { onFreePort } from './server-process';
 
 /** A person at the provider: who the next login is. */
 export interface ProviderAccount {
@@ -65,6 +66,25 @@ export async function startOidcProvider(redirectUri: string): Promise<OidcProvid
       await exited;
     },
   };
+}
+
+/**
+ * Starts a provider and the service that signs in with it: `start` starts the service on
+ * `port`, the one whose callback the provider knows. Should the port be taken meanwhile,
+ * both start again on another (onFreePort).
+ */
+export async function withOidcProvider<T>(
+  start: (port: number, provider: OidcProvider) => Promise<T>,
+): Promise<{ provider: OidcProvider; service: T }> {
+  return onFreePort(async (port) => {
+    const provider = await startOidcProvider(`http://127.0.0.1:${port}/api/v1/console/sso/callback`);
+    try {
+      return { provider, service: await start(port, provider) };
+    } catch (error) {
+      await provider.close();
+      throw error;
+    }
+  });
 }
 
 /**
