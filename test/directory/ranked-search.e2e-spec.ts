@@ -226,6 +226,33 @@ describe('ranked search', () => {
     expect(own.filter((handle) => handle !== unlisted)).toEqual(listedOrder);
   });
 
+  it("ranks several words the cards hold by where they hold them, not by the order of a name's words", async () => {
+    const [first, second, third] = [letters('jerboa'), letters('pangolin'), letters('axolotl')];
+    const q = `${first} ${second}`;
+    // Each pair holds the same words in its names, in two orders; the newer of a pair comes first
+    // whichever order it has (the names' likeness, their spelling, would put the phrase first).
+    const phraseOlder = await listed(acme, { display_name: `${first} ${second} ${third}`, description: 'Older.' });
+    const scatteredNewer = await listed(acme, { display_name: `${second} ${third} ${first}`, description: 'Newer.' });
+    expect(await find({ q })).toEqual([scatteredNewer, phraseOlder]);
+    const scatteredOlder = await listed(acme, { display_name: `${second} ${third} ${first}`, description: 'Older.' });
+    const phraseNewer = await listed(acme, { display_name: `${first} ${second} ${third}`, description: 'Newer.' });
+    expect((await find({ q })).slice(0, 2)).toEqual([phraseNewer, scatteredOlder]);
+  });
+
+  it('ranks the handle asked for above the handles its number begins, however new they are', async () => {
+    const stem = letters('hyrax');
+    const exact = await listed(acme, { agent_handle: `${stem}-agent-7`, display_name: 'Helper' });
+    const longer = [];
+    for (const n of [70, 71, 712]) {
+      longer.push(await listed(acme, { agent_handle: `${stem}-agent-${n}`, display_name: 'Helper' }));
+    }
+    const found = await find({ q: `${stem}-agent-7` });
+    expect(found[0]).toBe(exact);
+    expect(found.slice(1, 4).sort()).toEqual(longer.sort());
+    // Written with spaces, a number still names a handle.
+    expect((await find({ q: `${stem} agent 7` }))[0]).toBe(exact);
+  });
+
   it("finds a misspelt name among the names' words, its best cards read in the order scoring every match gives", async () => {
     const org = await signup(t, unique('Speller'));
     const word = letters('narwhal');
