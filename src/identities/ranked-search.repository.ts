@@ -135,9 +135,9 @@ const EXAMPLE_PAGE: PageQuery = { limit: 10 };
  * (FEEDBACK_CARDS).
  * Scoring (RANKING): each word's field-weighted ts_rank and whether the card holds it
  * (coverage: cards holding every word come first), weighted by the word's rarity (IDF),
- * plus the names' likeness to a short query. The QUICK_CANDIDATES best by a quick score
- * (tsvector matches only) are scored in full and ranked first; the rest follow by their
- * quick score, read only when a page reaches them.
+ * plus the names' likeness to a query naming an agent (likenessScores). The QUICK_CANDIDATES
+ * best by a quick score (tsvector matches only) are scored in full and ranked first; the
+ * rest follow by their quick score, read only when a page reaches them.
  *
  * Cost (docs/api.md §4, "How a search is read"): two statements, its terms then its page
  * (three for a misspelling: the names' words spelled like it come between). In the public
