@@ -48,23 +48,30 @@ const MAX_SEARCH_WORDS = 24;
  */
 const SENTENCE_WORDS = 5;
 
-/** A query written as a handle: a hyphen between letters or digits, or a number. */
-const HANDLE_LIKE = /[\p{L}\p{N}]-[\p{L}\p{N}]|\p{N}/u;
+/** A query written as a handle: words joined by a hyphen. */
+const HANDLE_LIKE = /[\p{L}\p{N}]-[\p{L}\p{N}]/u;
+
+/** A word that is a number (handles number their agents). */
+const NUMBER = /^\p{N}+$/u;
 
 /**
  * Whether the names' likeness to the query (SIMILARITY: trigrams, the spelling) scores.
- * It is for a query naming an agent: one word (a fragment of a name), a word no card holds
- * (a misspelling), a handle (HANDLE_LIKE: `acme-invoicer-2` above `acme-invoicer-21`). Not
- * for a sentence, nor for several words each held by some card: those rank by where the
- * cards hold them, and the order of a name's words is noise there (bench/relevance: skill
- * queries 0.824 → 0.838, both halves of the queries better; and a two-word page ~2 ms
- * less, its 200 candidates' likeness not computed).
+ * It is for a query naming an agent: one word besides stop words (a fragment of a name), a
+ * word no card holds (a misspelling), a handle (words joined by hyphens, or a number:
+ * `acme-invoicer-2` above `acme-invoicer-21`). Not for a sentence, nor for several words
+ * each held by some card: those rank by where the cards hold them, and the order of a
+ * name's words is noise there (bench/relevance: skill queries 0.824 → 0.839, both halves
+ * of the queries better; and a two-word page ~2 ms less, its 200 candidates' likeness not
+ * computed).
  */
 function likenessScores(q: string, words: string[], terms: TermRow[]): boolean {
   const asked = terms.filter((term) => term.n <= MAX_TERMS);
-  return (
-    words.length < SENTENCE_WORDS && (asked.length <= 1 || asked.some((term) => term.df === 0) || HANDLE_LIKE.test(q))
-  );
+  const naming =
+    asked.length <= 1 ||
+    asked.some((term) => term.df === 0) ||
+    HANDLE_LIKE.test(q) ||
+    words.some((word) => NUMBER.test(word));
+  return words.length < SENTENCE_WORDS && naming;
 }
 
 /** Words of a query that count, stop words aside. */

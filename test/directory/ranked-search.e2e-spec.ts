@@ -231,11 +231,15 @@ describe('ranked search', () => {
     const q = `${first} ${second}`;
     // Each pair holds the same words in its names, in two orders; the newer of a pair comes first
     // whichever order it has (the names' likeness, their spelling, would put the phrase first).
-    const phraseOlder = await listed(acme, { display_name: `${first} ${second} ${third}`, description: 'Older.' });
-    const scatteredNewer = await listed(acme, { display_name: `${second} ${third} ${first}`, description: 'Newer.' });
+    // Handles of letters, one word each: a handle the parser splits otherwise (`agent-12345678`
+    // is two words, `agent-1a2b3c4d` three) would make one card shorter, so ranked above.
+    const card = (name: string, description: string) =>
+      listed(acme, { agent_handle: letters('pair'), display_name: name, description });
+    const phraseOlder = await card(`${first} ${second} ${third}`, 'Older.');
+    const scatteredNewer = await card(`${second} ${third} ${first}`, 'Newer.');
     expect(await find({ q })).toEqual([scatteredNewer, phraseOlder]);
-    const scatteredOlder = await listed(acme, { display_name: `${second} ${third} ${first}`, description: 'Older.' });
-    const phraseNewer = await listed(acme, { display_name: `${first} ${second} ${third}`, description: 'Newer.' });
+    const scatteredOlder = await card(`${second} ${third} ${first}`, 'Older.');
+    const phraseNewer = await card(`${first} ${second} ${third}`, 'Newer.');
     expect((await find({ q })).slice(0, 2)).toEqual([phraseNewer, scatteredOlder]);
   });
 

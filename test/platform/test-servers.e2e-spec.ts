@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:net';
+import { NestApplication } from '@nestjs/core';
 import { startApp } from '../support/app';
 import * as database from '../support/database';
 import { onFreePort } from '../support/server-process';
@@ -21,13 +22,17 @@ describe('a test server whose port is taken before it listens', () => {
 
   it('does not start, and leaves no app and no database behind', async () => {
     const created = jest.spyOn(database, 'createTestDatabase');
+    const closed = jest.spyOn(NestApplication.prototype, 'close');
     try {
       await expect(startApp({ PORT: String(port) })).rejects.toThrow(/EADDRINUSE/);
+      // Closed: its pools and timers no longer hold the run open.
+      expect(closed).toHaveBeenCalledTimes(1);
       const name = await created.mock.results[0].value;
       const left = await database.withServer((c) => c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]));
       expect(left.rowCount).toBe(0);
     } finally {
       created.mockRestore();
+      closed.mockRestore();
     }
   });
 

@@ -62,8 +62,11 @@ export async function startApp(env: Record<string, string> = {}, on?: TestApp, l
   } catch (error) {
     // A suite whose beforeAll throws here has no app to close: left open, its pools and
     // timers would keep Jest from exiting.
-    await app.close();
-    await dropOwn();
+    try {
+      await app.close();
+    } finally {
+      await dropOwn();
+    }
     throw error;
   }
   const address = app.getHttpServer().address() as { port: number };

@@ -125,7 +125,8 @@ export async function startServerProcess(env: Record<string, string>, loader?: s
     await waitUntil(
       child,
       () =>
-        fetch(`${baseUrl}/healthz`).then(
+        // Bounded: whatever else answers on the port must not stall the wait past its deadline.
+        fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(2_000) }).then(
           (res) => res.ok,
           () => false,
         ),

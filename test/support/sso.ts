@@ -39,12 +39,22 @@ export async function startOidcProvider(redirectUri: string): Promise<OidcProvid
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   const issuer = await new Promise<string>((resolve, reject) => {
     let line = '';
-    const timer = setTimeout(() => reject(new Error(`the OIDC provider did not start: ${output}`)), 30_000);
+    // A provider that does not start is stopped: left running, it would keep Jest from exiting.
+    const fail = (why: string) => {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(new Error(`the OIDC provider ${why}: ${output}`));
+    };
+    const timer = setTimeout(() => fail('did not start'), 30_000);
     child.stdout!.on('data', (chunk) => {
       line += chunk;
       if (line.includes('\n')) {
         clearTimeout(timer);
-        resolve((JSON.parse(line.slice(0, line.indexOf('\n'))) as { issuer: string }).issuer);
+        try {
+          resolve((JSON.parse(line.slice(0, line.indexOf('\n'))) as { issuer: string }).issuer);
+        } catch {
+          fail(`printed ${line.slice(0, 200)}`);
+        }
       }
     });
     child.on('exit', () => reject(new Error(`the OIDC provider exited: ${output}`)));
