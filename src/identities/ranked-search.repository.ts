@@ -62,10 +62,9 @@ const NUMBER = /^\p{N}+$/u;
  * each held by some card: those rank by where the cards hold them, and the order of a
  * name's words is noise there (bench/relevance: skill queries 0.824 → 0.839, both halves
  * of the queries better; and a two-word page ~2 ms less, its 200 candidates' likeness not
- * computed).
+ * computed). `asked`: the query's terms (not feedback's).
  */
-function likenessScores(q: string, words: string[], terms: TermRow[]): boolean {
-  const asked = terms.filter((term) => term.n <= MAX_TERMS);
+function likenessScores(q: string, words: string[], asked: TermRow[]): boolean {
   const naming =
     asked.length <= 1 ||
     asked.some((term) => term.df === 0) ||
@@ -474,8 +473,8 @@ function pageStatement(
 ): Sql {
   const { within, indexed } = scope;
   const text = words.join(' ');
-  const liken = likenessScores(q, words, terms);
   const asked = terms.filter((term) => term.n <= MAX_TERMS);
+  const liken = likenessScores(q, words, asked);
   const rare = asked.filter((term) => term.rare);
   const held = asked.filter((term) => term.df > 0);
   const idfSum = Math.max(

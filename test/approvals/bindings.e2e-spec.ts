@@ -1,9 +1,8 @@
 import { TaskState, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { startApp, type TestApp } from '../support/app';
+import { type TestApp } from '../support/app';
 import { enabledAgent, reply, type Agent } from '../support/a2a';
-import { EVERY_BINDING, say, sdkClient } from '../support/a2a-sdk';
+import { EVERY_BINDING, say, sdkClient, startAppForCards } from '../support/a2a-sdk';
 import { apiKey, mintAdminKey, signup, type ConsoleAccount } from '../support/fixtures';
-import { freePort, onFreePort } from '../support/server-process';
 
 /**
  * A first contact approved by a person (docs/api.md §16), as the official SDK client
@@ -18,14 +17,7 @@ describe('approval through every binding of the official SDK client', () => {
   let globexAdmin: string;
 
   beforeAll(async () => {
-    t = await onFreePort(async (port) =>
-      startApp({
-        PORT: String(port),
-        PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-        GRPC_PORT: String(await freePort()),
-        GRPC_HOST: '127.0.0.1',
-      }),
-    );
+    t = await startAppForCards();
     acme = await signup(t, 'Acme');
     globex = await signup(t, 'Globex');
     globexAdmin = await mintAdminKey(t, globex);

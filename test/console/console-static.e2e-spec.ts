@@ -1,8 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startApp, type TestApp } from '../support/app';
-import { onFreePort } from '../support/server-process';
+import { startAppAtOwnAddress, type TestApp } from '../support/app';
 
 /** How Nest serves the built Console: caching, the SPA fallback, the Content-Security-Policy. */
 describe('Serving the Console at /console/', () => {
@@ -20,9 +19,7 @@ describe('Serving the Console at /console/', () => {
       '<!doctype html><title>Console</title><script type="module" src="/console/assets/index-abc123.js"></script>',
     );
     writeFileSync(join(dir, 'assets', 'index-abc123.js'), 'console.info("console");');
-    t = await onFreePort((port) =>
-      startApp({ CONSOLE_DIR: dir, PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }),
-    );
+    t = await startAppAtOwnAddress({ CONSOLE_DIR: dir });
   });
   afterAll(async () => {
     await t.close();

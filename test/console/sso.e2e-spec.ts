@@ -1,4 +1,4 @@
-import { startApp, type TestApp } from '../support/app';
+import { startApp, startAppAtOwnAddress, type TestApp } from '../support/app';
 import { bearer, PASSWORD, signup, unique, type ConsoleAccount } from '../support/fixtures';
 import { Browser, withOidcProvider, type OidcProvider, type ProviderAccount } from '../support/sso';
 
@@ -17,14 +17,15 @@ describe('Console single sign-on (OpenID Connect)', () => {
 
   beforeAll(async () => {
     ({ provider, service: t } = await withOidcProvider((port, provider) =>
-      startApp({
-        PORT: String(port),
-        PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-        CONSOLE_OIDC_ISSUER: provider.issuer,
-        CONSOLE_OIDC_CLIENT_ID: provider.clientId,
-        CONSOLE_OIDC_CLIENT_SECRET: provider.clientSecret,
-        CONSOLE_OIDC_PROVIDER_NAME: 'Test ID',
-      }),
+      startAppAtOwnAddress(
+        {
+          CONSOLE_OIDC_ISSUER: provider.issuer,
+          CONSOLE_OIDC_CLIENT_ID: provider.clientId,
+          CONSOLE_OIDC_CLIENT_SECRET: provider.clientSecret,
+          CONSOLE_OIDC_PROVIDER_NAME: 'Test ID',
+        },
+        { port },
+      ),
     ));
     acme = await signup(t, 'Acme');
   });

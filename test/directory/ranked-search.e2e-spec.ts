@@ -255,6 +255,10 @@ describe('ranked search', () => {
     expect(found.slice(1, 4).sort()).toEqual(longer.sort());
     // Written with spaces, a number still names a handle.
     expect((await find({ q: `${stem} agent 7` }))[0]).toBe(exact);
+    // Words joined by hyphens name one too: the handle spelled so above a newer one of the same words.
+    const named = await listed(acme, { agent_handle: `${stem}-ledger`, display_name: 'Helper' });
+    const plural = await listed(acme, { agent_handle: `${stem}-ledgers`, display_name: 'Helper' });
+    expect((await find({ q: `${stem}-ledger` })).slice(0, 2)).toEqual([named, plural]);
   });
 
   it("finds a misspelt name among the names' words, its best cards read in the order scoring every match gives", async () => {

@@ -16,8 +16,7 @@ import {
   type AgentCardResolver,
   type Client,
 } from '@a2a-js/sdk/client';
-import { startApp, type TestApp } from '../support/app';
-import { onFreePort } from '../support/server-process';
+import { startAppAtOwnAddress, type TestApp } from '../support/app';
 import { agentPair, reply, startBlocking, type Agent } from '../support/a2a';
 import { apiKey } from '../support/fixtures';
 
@@ -87,7 +86,7 @@ describe.each(['1.0', '0.3'] as const)('@a2a-js/sdk client speaking A2A %s', (ve
 
   beforeAll(async () => {
     // The card's URLs come from PUBLIC_BASE_URL: make it this server's own.
-    t = await onFreePort((port) => startApp({ PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` }));
+    t = await startAppAtOwnAddress();
     ({ requester, worker } = await agentPair(t));
     client = await sdkClient(t, requester, worker, version, methods);
   });

@@ -11,8 +11,7 @@ import {
 } from '@a2a-js/sdk/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk/client/grpc';
 import type { Agent } from './a2a';
-import { startApp, type TestApp } from './app';
-import { freePort, onFreePort } from './server-process';
+import { startAppAtOwnAddress, type TestApp } from './app';
 
 /**
  * What the official `@a2a-js/sdk` client makes of an Agent Card URL: the card its
@@ -54,16 +53,8 @@ export const EVERY_BINDING = [
  * address are this server's own — so that a client created from a served card
  * (sdkClient) reaches it.
  */
-export async function startAppForCards(env: Record<string, string> = {}): Promise<TestApp> {
-  return onFreePort(async (port) =>
-    startApp({
-      PORT: String(port),
-      PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
-      GRPC_PORT: String(await freePort()),
-      GRPC_HOST: '127.0.0.1',
-      ...env,
-    }),
-  );
+export function startAppForCards(env: Record<string, string> = {}): Promise<TestApp> {
+  return startAppAtOwnAddress(env, { grpc: true });
 }
 
 /**

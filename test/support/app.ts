@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { createApp } from '../../src/app.factory';
 import { loadConfig, type AppConfig } from '../../src/config/config';
 import { createTestDatabase, dropDatabase, urlFor } from './database';
+import { freePort, onFreePort } from './server-process';
 
 export interface TestApp {
   app: NestExpressApplication;
@@ -56,8 +57,7 @@ export async function startApp(env: Record<string, string> = {}, on?: TestApp, l
     throw error;
   });
   try {
-    // An ephemeral port, unless the test chose one (to make PUBLIC_BASE_URL point at this
-    // server: start such an app with onFreePort, the port may be taken meanwhile).
+    // An ephemeral port, unless the test chose one (startAppAtOwnAddress).
     await app.listen(env.PORT ? config.port : 0, '127.0.0.1');
   } catch (error) {
     // A suite whose beforeAll throws here has no app to close: left open, its pools and
@@ -84,4 +84,24 @@ export async function startApp(env: Record<string, string> = {}, on?: TestApp, l
       await dropOwn();
     },
   };
+}
+
+/**
+ * `startApp` with PUBLIC_BASE_URL its own address, for what names it (served cards, a
+ * provider's redirect URI): on `port`, else on a free port, again on another should that be
+ * taken before the app listens (onFreePort). `grpc`: on a free gRPC port of 127.0.0.1 too,
+ * the address its cards name.
+ */
+export function startAppAtOwnAddress(
+  env: Record<string, string> = {},
+  { port, grpc = false }: { port?: number; grpc?: boolean } = {},
+): Promise<TestApp> {
+  const at = async (listen: number) =>
+    startApp({
+      PORT: String(listen),
+      PUBLIC_BASE_URL: `http://127.0.0.1:${listen}`,
+      ...(grpc ? { GRPC_PORT: String(await freePort()), GRPC_HOST: '127.0.0.1' } : {}),
+      ...env,
+    });
+  return port === undefined ? onFreePort(at) : at(port);
 }

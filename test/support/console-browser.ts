@@ -4,9 +4,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { startApp, type TestApp } from './app';
+import { startAppAtOwnAddress, type TestApp } from './app';
 import { findChromium } from './chromium';
-import { onFreePort } from './server-process';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -48,9 +47,7 @@ export async function startConsoleBrowser(env: Record<string, string> = {}, port
     ['node_modules/vite/bin/vite.js', 'build', '--config', 'console/vite.config.ts', '--logLevel', 'error'],
     { cwd: ROOT, env: { ...process.env, CONSOLE_OUT_DIR: outDir } },
   );
-  const start = (listen: number) =>
-    startApp({ PORT: String(listen), PUBLIC_BASE_URL: `http://127.0.0.1:${listen}`, CONSOLE_DIR: outDir, ...env });
-  const t = await (port === undefined ? onFreePort(start) : start(port)).catch((error) => {
+  const t = await startAppAtOwnAddress({ CONSOLE_DIR: outDir, ...env }, { port }).catch((error) => {
     rmSync(outDir, { recursive: true, force: true });
     throw error;
   });
